@@ -1,0 +1,6 @@
+#!/usr/bin/env node
+// Runs the TypeScript CLI through tsx, so `npx rollout` works right after `npm ci` with no build step.
+import { register } from 'tsx/esm/api';
+
+register();
+await import('../cli/main.ts');

@@ -1,0 +1,135 @@
+import { writeFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
+import type { Command } from 'commander';
+import { parseUpgradeRequest, type UpgradeRequestInput } from '../../lambdas/domain/rolling-upgrade/upgrade-request';
+import { buildSessionReport } from '../../lambdas/read-models/session-report';
+import { DEFAULT_TIME_SCALE, EmbeddedRuntime } from '../../engine/embedded-runtime';
+import { causeMessage, startRollingUpgrade } from '../../engine/run-rolling-upgrade';
+import { loadSiteFile } from '../../simulator';
+import { CliError, ExitCode } from '../exit-codes';
+import { showSessionProgress } from '../progress';
+import { renderSessionSummary } from '../summary';
+import { siteStateContract } from '../site-state';
+
+interface UpgradeOptions {
+  site: string;
+  startingLabel: string;
+  upgradingLabel: string;
+  failedLabel: string;
+  stepSize: string;
+  template: string;
+  wlm: string;
+  quiesceTimeout?: string;
+  bootTimeout?: string;
+  wlmTimeout?: string;
+  pollInterval?: string;
+  timeScale: string;
+  json?: boolean;
+  siteStateOut?: string;
+  dataDir?: string;
+}
+
+export function registerUpgradeCommand(program: Command): void {
+  program
+    .command('upgrade')
+    .description('Run a rolling upgrade (CRUS model) on the embedded default against a simulated site')
+    .requiredOption('--site <file>', 'site file (YAML or JSON)')
+    .requiredOption('--starting-label <label>', 'group of nodes to upgrade')
+    .requiredOption('--upgrading-label <label>', 'group that holds the nodes being booted')
+    .requiredOption('--failed-label <label>', 'group that receives nodes that failed')
+    .requiredOption('--step-size <n>', 'nodes per step')
+    .requiredOption('--template <id>', 'boot template of the new image')
+    .option('--wlm <type>', 'workload manager type', 'slurm')
+    .option('--quiesce-timeout <seconds>', 'longest wait for a step to drain of jobs (default 86400)')
+    .option('--boot-timeout <seconds>', 'longest wait for a step to boot (default 3600)')
+    .option('--wlm-timeout <seconds>', 'longest wait for booted nodes to return to service (default 600)')
+    .option('--poll-interval <seconds>', 'how often the workflow polls the site (default 30)')
+    .option('--time-scale <n>', 'simulated seconds per real second', String(DEFAULT_TIME_SCALE))
+    .option('--json', 'print the final session as one JSON object')
+    .option('--site-state-out <file>', "write the simulated site's final state to this file")
+    .option('--data-dir <dir>', 'keep sessions on disk here (so `rollout session` can see them)')
+    .action(async (options: UpgradeOptions) => {
+      process.exitCode = await runUpgrade(options);
+    });
+}
+
+/** Numbers from the command line, left as given when not numbers so that validation names the field. */
+function numberOrRaw(value: string | undefined): number | string | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  return value.trim() !== '' && Number.isFinite(n) ? n : value;
+}
+
+function requestFrom(options: UpgradeOptions): UpgradeRequestInput {
+  const optional = {
+    quiesceTimeoutSeconds: numberOrRaw(options.quiesceTimeout),
+    bootTimeoutSeconds: numberOrRaw(options.bootTimeout),
+    wlmReturnTimeoutSeconds: numberOrRaw(options.wlmTimeout),
+    pollIntervalSeconds: numberOrRaw(options.pollInterval),
+  };
+  return {
+    startingLabel: options.startingLabel,
+    upgradingLabel: options.upgradingLabel,
+    failedLabel: options.failedLabel,
+    upgradeStepSize: numberOrRaw(options.stepSize),
+    upgradeTemplateId: options.template,
+    workloadManagerType: options.wlm,
+    ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
+  } as UpgradeRequestInput;
+}
+
+async function runUpgrade(options: UpgradeOptions): Promise<number> {
+  const request = requestFrom(options);
+  parseUpgradeRequest(request); // bad input stops here, before anything starts
+  const timeScale = Number(options.timeScale);
+  if (!(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
+  const site = await loadSiteFile(options.site);
+
+  const runtime = await EmbeddedRuntime.start({ site, timeScale, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  try {
+    const startedReal = performance.now();
+    const startedSimulated = runtime.clock.now();
+    const run = startRollingUpgrade(runtime, request);
+    const progress = showSessionProgress(runtime.store, run.upgradeId);
+    const stopOnInterrupt = cancelOnInterrupt(runtime, run.upgradeId);
+    const outcome = await run.outcome;
+    stopOnInterrupt();
+    await progress.stop();
+
+    if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') {
+      throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
+    }
+    const session = await runtime.store.getSession(run.upgradeId);
+    if (options.siteStateOut) await writeFile(options.siteStateOut, `${JSON.stringify(siteStateContract(runtime.simulator.state()), null, 2)}\n`);
+    if (!session) throw new CliError(`the workflow ended (${outcome.status}) before creating a session: ${causeMessage(outcome)}`, ExitCode.notCompleted);
+
+    const report = await buildSessionReport(runtime.store, session);
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    } else {
+      process.stdout.write(
+        `${renderSessionSummary(report, {
+          realSeconds: (performance.now() - startedReal) / 1000,
+          simulatedSeconds: (runtime.clock.now() - startedSimulated) / 1000,
+        })}\n`,
+      );
+      if (outcome.status === 'FAILED') process.stderr.write(`workflow failed: ${outcome.error}: ${causeMessage(outcome)}\n`);
+    }
+    return report.completed ? ExitCode.completed : ExitCode.notCompleted;
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** Ctrl-C cancels the session the CRUS way (its deletion rules); a second Ctrl-C leaves at once. */
+function cancelOnInterrupt(runtime: EmbeddedRuntime, upgradeId: string): () => void {
+  let interrupted = false;
+  const onInterrupt = () => {
+    if (interrupted) process.exit(ExitCode.notCompleted);
+    interrupted = true;
+    process.stderr.write('\ncancelling the session (Ctrl-C again to leave at once)...\n');
+    runtime.store.requestCancel(upgradeId).catch((err: unknown) => process.stderr.write(`cancel failed: ${String(err)}\n`));
+  };
+  process.on('SIGINT', onInterrupt);
+  return () => process.off('SIGINT', onInterrupt);
+}

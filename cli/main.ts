@@ -1,0 +1,33 @@
+import '../engine/polyfills';
+import { Command, CommanderError } from 'commander';
+import { InvalidInputError } from '../lambdas/domain/errors';
+import { registerSessionCommands } from './commands/session';
+import { registerUpgradeCommand } from './commands/upgrade';
+import { CliError, ExitCode } from './exit-codes';
+
+const program = new Command('rollout')
+  .description('Rolling upgrades and group deployments of bare-metal fleets, as Step Functions workflows')
+  .showHelpAfterError()
+  .exitOverride();
+registerUpgradeCommand(program);
+registerSessionCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  process.exitCode = reportError(err);
+}
+
+function reportError(err: unknown): number {
+  if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : ExitCode.invalidInput;
+  if (err instanceof InvalidInputError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    return ExitCode.invalidInput;
+  }
+  if (err instanceof CliError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    return err.exitCode;
+  }
+  process.stderr.write(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  return ExitCode.notCompleted;
+}

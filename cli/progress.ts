@@ -1,0 +1,80 @@
+import cliProgress from 'cli-progress';
+import type { SessionStore } from '../lambdas/ports/session-store';
+
+export interface ProgressSnapshot {
+  step: number;
+  steps: number;
+  stage: string;
+  total: number;
+  upgraded: number;
+  failed: number;
+}
+
+/**
+ * Shows a running session's progress on stderr: a bar on a terminal, one line per step change
+ * elsewhere (CI logs). Reads the store, as any second observer would.
+ */
+export function showSessionProgress(store: SessionStore, upgradeId: string, intervalMs = 250): { stop(): Promise<void> } {
+  const tty = process.stderr.isTTY === true;
+  const bar = tty
+    ? new cliProgress.SingleBar(
+        {
+          stream: process.stderr,
+          format: ' {bar} {value}/{total} nodes | step {step}/{steps} {stage} | upgraded {upgraded} failed {failed}',
+          hideCursor: true,
+          clearOnComplete: false,
+        },
+        cliProgress.Presets.shades_classic,
+      )
+    : undefined;
+  let started = false;
+  let lastLine = '';
+  let stopped = false;
+
+  const render = async () => {
+    const snapshot = await readSnapshot(store, upgradeId);
+    if (!snapshot) return;
+    const payload = { ...snapshot, step: Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1)) };
+    const done = snapshot.upgraded + snapshot.failed;
+    if (bar) {
+      if (!started) bar.start(Math.max(snapshot.total, 1), done, payload);
+      else bar.update(done, payload);
+      bar.setTotal(Math.max(snapshot.total, 1));
+      started = true;
+    } else {
+      const line = `step ${payload.step}/${snapshot.steps} ${snapshot.stage}: ${done}/${snapshot.total} nodes done (upgraded ${snapshot.upgraded}, failed ${snapshot.failed})`;
+      if (snapshot.stage === 'STARTING' || line.split(':')[0] !== lastLine.split(':')[0]) {
+        if (line !== lastLine) process.stderr.write(`${line}\n`);
+        lastLine = line;
+      }
+    }
+  };
+
+  let pending: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    pending = pending.then(render).catch(() => undefined);
+  }, intervalMs);
+  return {
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      await pending;
+      await render().catch(() => undefined);
+      bar?.stop();
+    },
+  };
+}
+
+async function readSnapshot(store: SessionStore, upgradeId: string): Promise<ProgressSnapshot | undefined> {
+  const session = await store.getSession(upgradeId);
+  if (!session) return undefined;
+  const nodes = await store.listNodes(upgradeId);
+  let upgraded = 0;
+  let failed = 0;
+  for (const node of nodes) {
+    if (node.status === 'UPGRADED') upgraded++;
+    else if (node.status === 'FAILED') failed++;
+  }
+  return { step: session.progress.step, steps: session.stepCount, stage: session.progress.stage, total: session.nodeCount, upgraded, failed };
+}

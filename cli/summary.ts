@@ -1,0 +1,40 @@
+import type { SessionReport } from '../lambdas/read-models/session-report';
+
+/** The human summary of a finished (or inspected) session. */
+export function renderSessionSummary(report: SessionReport, extra: { realSeconds?: number; simulatedSeconds?: number } = {}): string {
+  const lines: string[] = [];
+  const outcome = report.completed ? 'completed' : report.state === 'DELETED' ? 'cancelled' : 'not completed';
+  lines.push(`Upgrade session ${report.upgradeId}: ${outcome} (state ${report.state})`);
+  lines.push(
+    `  ${report.startingLabel} -> template ${report.upgradeTemplateId}, ${report.stepCount} step(s) of ${report.upgradeStepSize}, ` +
+      `failed nodes in '${report.failedLabel}'`,
+  );
+  const total = Object.keys(report.nodes).length;
+  lines.push(
+    `  nodes: ${total} | upgraded ${report.counts.UPGRADED} | failed ${report.counts.FAILED} | not started ${report.counts.NOT_STARTED}` +
+      (report.counts.IN_PROGRESS > 0 ? ` | in progress ${report.counts.IN_PROGRESS}` : ''),
+  );
+  if (extra.realSeconds !== undefined) {
+    const simulated = extra.simulatedSeconds !== undefined ? ` (${formatDuration(extra.simulatedSeconds)} simulated)` : '';
+    lines.push(`  took ${extra.realSeconds.toFixed(1)} s${simulated}`);
+  }
+  const failed = Object.entries(report.nodes).filter(([, n]) => n.status === 'FAILED');
+  if (failed.length > 0) {
+    lines.push('', '  Failed nodes:');
+    const width = Math.max(...failed.map(([name]) => name.length));
+    for (const [name, node] of failed) lines.push(`    ${name.padEnd(width)}  ${node.reason ?? ''}`);
+  }
+  const lastMessages = report.messages.slice(-5);
+  if (lastMessages.length > 0) {
+    lines.push('', `  Last messages (${report.messages.length} in all):`);
+    for (const message of lastMessages) lines.push(`    ${message}`);
+  }
+  return lines.join('\n');
+}
+
+export function formatDuration(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = Math.round(seconds % 60);
+  return h > 0 ? `${h} h ${m} min` : m > 0 ? `${m} min ${s} s` : `${s} s`;
+}

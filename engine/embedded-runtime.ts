@@ -1,0 +1,80 @@
+import { DynamoDbSessionStore } from '../lambdas/adapters/dynamodb/dynamodb-session-store';
+import { createSiteClients } from '../lambdas/adapters/site';
+import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/handlers/rolling-upgrade/dependencies';
+import { createRollingUpgradeHandlers } from '../lambdas/handlers/rolling-upgrade/handlers';
+import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition } from '../simulator';
+import { countRequests, startLocalDynamoDb, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
+import { LocalStepFunctions, type LocalFunction } from './local-step-functions';
+import { announceRuntime } from './runtime-registry';
+import { WORKFLOW_FILES } from './workflow-files';
+
+export interface EmbeddedRuntimeOptions {
+  site: SiteDefinition;
+  /** Keep sessions on disk here (LevelDB); in memory without it. */
+  dataDir?: string;
+  /** Simulated seconds per real second. */
+  timeScale?: number;
+  settings?: Partial<RollingUpgradeSettings>;
+}
+
+/** Default speed of simulated time: a 5-minute boot takes 0.3 s. */
+export const DEFAULT_TIME_SCALE = 1000;
+
+/**
+ * The embedded default, whole: dynalite as DynamoDB, the site simulator over HTTP as the site,
+ * the Lambda handlers in-process, and the workflow files run by the local engine.
+ */
+export class EmbeddedRuntime {
+  /** Simulated seconds a Wait state with a data-driven duration lasts (the request's poll interval). */
+  pollSeconds = 30;
+
+  private constructor(
+    readonly engine: LocalStepFunctions,
+    readonly store: DynamoDbSessionStore,
+    readonly simulator: RunningSiteSimulator,
+    readonly clock: SimClock,
+    readonly dynamoDb: LocalDynamoDb,
+    readonly dynamoDbRequests: RequestCounter,
+    readonly rollingUpgradeArn: string,
+    private readonly withdrawAnnouncement: () => Promise<void>,
+  ) {}
+
+  static async start(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {
+    const clock = new SimClock({ timeScale: options.timeScale ?? DEFAULT_TIME_SCALE });
+    const dynamoDb = await startLocalDynamoDb(options.dataDir ? { dataDir: options.dataDir } : {});
+    const dynamoDbRequests = countRequests(dynamoDb.rawClient);
+    const simulator = await startSiteSimulator({ site: options.site, clock });
+    const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
+    const site = createSiteClients({
+      workloadManagerUrl: simulator.url,
+      bootServiceUrl: simulator.url,
+      inventoryUrl: simulator.url,
+    });
+    const handlers = createRollingUpgradeHandlers({ store, site, clock, settings: { ...defaultSettings, ...options.settings } });
+    const functions: Record<string, LocalFunction> = {};
+    for (const [name, handler] of Object.entries(handlers)) functions[name] = (payload) => handler(payload as never, {});
+
+    let runtime: EmbeddedRuntime | undefined;
+    const engine = new LocalStepFunctions({
+      functions,
+      waitMs: (_state, seconds) => clock.realMsFor(seconds ?? runtime?.pollSeconds ?? 30),
+    });
+    const rollingUpgradeArn = engine.register('rolling-upgrade', WORKFLOW_FILES.rollingUpgrade);
+    const withdraw = options.dataDir
+      ? await announceRuntime(options.dataDir, {
+          pid: process.pid,
+          dynamoDbEndpoint: dynamoDb.endpoint,
+          tableName: dynamoDb.tableName,
+          startedAt: new Date().toISOString(),
+        })
+      : async () => undefined;
+    runtime = new EmbeddedRuntime(engine, store, simulator, clock, dynamoDb, dynamoDbRequests, rollingUpgradeArn, withdraw);
+    return runtime;
+  }
+
+  async close(): Promise<void> {
+    await this.withdrawAnnouncement();
+    await this.simulator.close();
+    await this.dynamoDb.close();
+  }
+}

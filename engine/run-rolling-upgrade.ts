@@ -1,0 +1,35 @@
+import { randomUUID } from 'node:crypto';
+import { upgradeIdFor } from '../lambdas/handlers/rolling-upgrade/stages/open-session';
+import type { EmbeddedRuntime } from './embedded-runtime';
+import type { ExecutionOutcome } from './local-step-functions';
+
+export interface RollingUpgradeRun {
+  /** The session id, known as soon as the execution starts (derived from its ARN, as Open Session does). */
+  upgradeId: string;
+  executionArn: string;
+  /** The last execution of the chain (continue-as-new followed). */
+  outcome: Promise<ExecutionOutcome>;
+}
+
+/** Starts a rolling-upgrade execution on the embedded engine with `input` exactly as it would be given to the console. */
+export function startRollingUpgrade(runtime: EmbeddedRuntime, input: unknown, executionName: string = randomUUID()): RollingUpgradeRun {
+  const poll = (input as { pollIntervalSeconds?: unknown } | null)?.pollIntervalSeconds;
+  if (typeof poll === 'number' && poll > 0) runtime.pollSeconds = poll;
+  const started = runtime.engine.start(runtime.rollingUpgradeArn, input, executionName);
+  return {
+    upgradeId: upgradeIdFor(started.executionArn),
+    executionArn: started.executionArn,
+    outcome: runtime.engine.follow(started.outcome),
+  };
+}
+
+/** The Lambda error JSON that the workflow's Fail states carry as Cause, read back into a message. */
+export function causeMessage(outcome: ExecutionOutcome): string {
+  if (!outcome.cause) return outcome.error ?? 'unknown error';
+  try {
+    const parsed = JSON.parse(outcome.cause) as { errorMessage?: string };
+    return parsed.errorMessage ?? outcome.cause;
+  } catch {
+    return outcome.cause;
+  }
+}

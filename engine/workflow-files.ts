@@ -1,0 +1,9 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// Resolved from this file, never from the working directory, so any caller finds them.
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export const WORKFLOW_FILES = {
+  rollingUpgrade: path.join(root, 'statemachines', 'rolling-upgrade.asl.json'),
+} as const;

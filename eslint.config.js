@@ -1,0 +1,21 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'cdk.out/', 'coverage/', '*.cjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+  {
+    files: ['lambdas/domain/**/*.ts'],
+    rules: {
+      // The domain core stays pure: no AWS SDK, no network, no site adapters.
+      'no-restricted-imports': ['error', { patterns: ['@aws-sdk/*', 'aws-cdk-lib', '*/adapters/*', 'node:http'] }],
+    },
+  },
+);

@@ -1,0 +1,13 @@
+/** Jest runs the TypeScript sources through swc (CommonJS output); middy ships ESM only (as do p-limit and yocto-queue), so they are transformed and transformed too. */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  setupFiles: ['<rootDir>/test/setup/polyfills.ts'],
+  transform: {
+    '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!(@middy|p-limit|yocto-queue)/)'],
+  moduleNameMapper: { '^@middy/(core|util)$': '<rootDir>/node_modules/@middy/$1/index.js' },
+  testTimeout: 60000,
+};

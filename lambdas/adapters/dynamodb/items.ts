@@ -1,0 +1,25 @@
+import { KEY_ATTRIBUTES } from './table-design';
+
+/** DynamoDB's own signal that a condition did not hold; matched by name so that any SDK copy's class is recognised. */
+export function isConditionalCheckFailed(err: unknown): boolean {
+  return err instanceof Error && err.name === 'ConditionalCheckFailedException';
+}
+
+/** The stored item without its key attributes: callers see domain objects, never the table layout. */
+export function withoutKeys<T>(item: Record<string, unknown>): T {
+  const copy: Record<string, unknown> = { ...item };
+  for (const key of KEY_ATTRIBUTES) delete copy[key];
+  return copy as T;
+}
+
+/**
+ * A deep copy without `undefined` values (optional fields left unset). Marshalling rejects them unless the
+ * injected client was built with `removeUndefinedValues`, and the store must not depend on how it was built.
+ */
+export function withoutUndefined<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v: unknown) => withoutUndefined(v)) as T;
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = withoutUndefined(v);
+  return out as T;
+}

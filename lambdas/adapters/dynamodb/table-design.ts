@@ -1,0 +1,93 @@
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+
+/**
+ * The single-table design, shared by the session store, the local engine (dynalite) and the CDK stack,
+ * so that the three can never disagree on a key name.
+ *
+ * | item       | pk               | sk                                  | other attributes                         |
+ * |------------|------------------|-------------------------------------|------------------------------------------|
+ * | session    | SESSION#<id>     | SESSION                             | every UpgradeSession field, gsi1pk/gsi1sk |
+ * | plan chunk | SESSION#<id>     | PLAN#<chunk, 6 digits>              | nodes (≤ 1,000 names, plan order)         |
+ * | node       | SESSION#<id>     | NODE#<name>                         | name, index, status, phase, reason        |
+ * | message    | SESSION#<id>     | MSG#<epoch ms, 15 digits>#<6 hex>   | text, at                                  |
+ * | lock       | LOCK#<node>      | LOCK                                | owner, acquiredAt                         |
+ */
+export const PARTITION_KEY = 'pk';
+export const SORT_KEY = 'sk';
+
+/** Sparse: only session items carry its keys, so listing sessions is one Query (newest first) and nothing else lands in it. */
+export const SESSIONS_BY_CREATION_INDEX = 'sessionsByCreation';
+export const GSI1_PARTITION_KEY = 'gsi1pk';
+export const GSI1_SORT_KEY = 'gsi1sk';
+export const SESSIONS_GSI_PARTITION = 'SESSIONS';
+
+/** Honoured on AWS (the stack enables TTL on it); dynalite ignores TTL, so nothing may depend on expiry. */
+export const TTL_ATTRIBUTE = 'expiresAt';
+
+/** Key attributes: stripped from every object the store returns. */
+export const KEY_ATTRIBUTES = [PARTITION_KEY, SORT_KEY, GSI1_PARTITION_KEY, GSI1_SORT_KEY] as const;
+
+/** 1,000 names of ~15 bytes stay far below the 400 KB item limit, and a 10,000-node plan is only 10 items. */
+export const PLAN_CHUNK_SIZE = 1000;
+
+export const SESSION_SK = 'SESSION';
+export const LOCK_SK = 'LOCK';
+export const PLAN_SK_PREFIX = 'PLAN#';
+export const NODE_SK_PREFIX = 'NODE#';
+export const MSG_SK_PREFIX = 'MSG#';
+
+export interface ItemKey {
+  pk: string;
+  sk: string;
+}
+
+export const sessionPk = (upgradeId: string): string => `SESSION#${upgradeId}`;
+export const sessionKey = (upgradeId: string): ItemKey => ({ pk: sessionPk(upgradeId), sk: SESSION_SK });
+/** Sorts by creation time; the id breaks ties between sessions created in the same millisecond. */
+export const sessionGsi1Sk = (createdAt: string, upgradeId: string): string => `${createdAt}#${upgradeId}`;
+
+/** Zero-padded so that chunks sort in plan order. */
+export const planChunkKey = (upgradeId: string, chunk: number): ItemKey => ({
+  pk: sessionPk(upgradeId),
+  sk: `${PLAN_SK_PREFIX}${String(chunk).padStart(6, '0')}`,
+});
+
+export const nodeKey = (upgradeId: string, name: string): ItemKey => ({ pk: sessionPk(upgradeId), sk: `${NODE_SK_PREFIX}${name}` });
+
+/** Zero-padded epoch ms so that messages sort oldest first; the random suffix keeps concurrent writers apart. */
+export const messageKey = (upgradeId: string, epochMs: number, suffix: string): ItemKey => ({
+  pk: sessionPk(upgradeId),
+  sk: `${MSG_SK_PREFIX}${String(epochMs).padStart(15, '0')}#${suffix}`,
+});
+
+/** Locks are per node, outside any session partition: every session contends for the same node. */
+export const lockKey = (node: string): ItemKey => ({ pk: `LOCK#${node}`, sk: LOCK_SK });
+
+/** The table for local creation (dynalite); the CDK stack declares the same keys and index from these constants. */
+export function createTableInput(tableName: string): CreateTableCommandInput {
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: PARTITION_KEY, AttributeType: 'S' },
+      { AttributeName: SORT_KEY, AttributeType: 'S' },
+      { AttributeName: GSI1_PARTITION_KEY, AttributeType: 'S' },
+      { AttributeName: GSI1_SORT_KEY, AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: PARTITION_KEY, KeyType: 'HASH' },
+      { AttributeName: SORT_KEY, KeyType: 'RANGE' },
+    ],
+    GlobalSecondaryIndexes: [
+      {
+        IndexName: SESSIONS_BY_CREATION_INDEX,
+        KeySchema: [
+          { AttributeName: GSI1_PARTITION_KEY, KeyType: 'HASH' },
+          { AttributeName: GSI1_SORT_KEY, KeyType: 'RANGE' },
+        ],
+        // ALL: the listing returns whole sessions without a GetItem per session.
+        Projection: { ProjectionType: 'ALL' },
+      },
+    ],
+  };
+}

@@ -1,0 +1,44 @@
+import type { Provisioner } from '../../ports/provisioner';
+import type { Site } from '../../ports/site';
+import { BosBootService } from './bos-boot-service';
+import { HsmInventory } from './hsm-inventory';
+import { HttpProvisioner } from './http-provisioner';
+import { SlurmRestWorkloadManager } from './slurm-rest-workload-manager';
+
+export interface SiteClientsConfig {
+  workloadManagerUrl: string;
+  bootServiceUrl: string;
+  inventoryUrl: string;
+  /** Only group deployments need it. */
+  provisionerUrl?: string;
+  /** Default v0.0.41. */
+  slurmApiVersion?: string;
+  slurmUserName?: string;
+  slurmToken?: string;
+  /** Bearer token for BOS, HSM and the provisioner. */
+  bearerToken?: string;
+  /** Per request; default 10 s. */
+  timeoutMs?: number;
+}
+
+export interface SiteClients extends Site {
+  /** Present when `provisionerUrl` was given. */
+  provisioner?: Provisioner;
+}
+
+/** The HTTP clients of every site service; on the simulator every URL is the simulator's. */
+export function createSiteClients(config: SiteClientsConfig): SiteClients {
+  const { bearerToken, timeoutMs } = config;
+  return {
+    workloadManager: new SlurmRestWorkloadManager({
+      baseUrl: config.workloadManagerUrl,
+      apiVersion: config.slurmApiVersion,
+      userName: config.slurmUserName,
+      token: config.slurmToken,
+      timeoutMs,
+    }),
+    bootService: new BosBootService({ baseUrl: config.bootServiceUrl, bearerToken, timeoutMs }),
+    inventory: new HsmInventory({ baseUrl: config.inventoryUrl, bearerToken, timeoutMs }),
+    ...(config.provisionerUrl ? { provisioner: new HttpProvisioner({ baseUrl: config.provisionerUrl, bearerToken, timeoutMs }) } : {}),
+  };
+}

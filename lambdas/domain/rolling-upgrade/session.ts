@@ -1,0 +1,84 @@
+import type { UpgradeRequest } from './upgrade-request';
+
+/** CRUS's stages, plus CANCELLING (CRUS's delete sequence) and COMPLETE (the workflow's end). */
+export const STAGES = ['STARTING', 'QUIESCING', 'QUIESCED', 'BOOTING', 'BOOTED', 'WLM_WAITING', 'CANCELLING', 'CLEANUP', 'COMPLETE'] as const;
+export type Stage = (typeof STAGES)[number];
+
+/** CRUS's session states; DELETED is a tombstone kept for audit once a cancelled session is cleaned up. */
+export type SessionState = 'UPDATING' | 'READY' | 'DELETING' | 'DELETED';
+
+export type NodeStatus = 'NOT_STARTED' | 'IN_PROGRESS' | 'UPGRADED' | 'FAILED';
+
+/** Where a node is inside its step; kept per node so that a retried handler knows what is already done. */
+export type NodePhase = 'LOCKED' | 'DRAINING' | 'QUIESCED' | 'BOOTING' | 'BOOTED' | 'DONE';
+
+/** Failure reasons, as CRUS writes them into the WLM and the session (ours extend CRUS's where it had no timeout). */
+export const FailureReason = {
+  bootFailed: 'upgrading-boot-session-failed',
+  wlmTimeout: 'upgrading-time-out-wlm-waiting',
+  sessionDeleted: 'upgrade-session-deleted-before-completion',
+  quiesceTimeout: 'upgrading-time-out-quiescing',
+  bootTimeout: 'upgrading-time-out-booting',
+} as const;
+export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
+
+export const DRAIN_REASON = 'rolling-upgrade';
+export const COMPLETED_MESSAGE = 'Upgrade Session Completed';
+
+/** Where the session stands; the only state a handler trusts (the workflow payload only points at it). */
+export interface Progress {
+  step: number;
+  stage: Stage;
+  /** Simulated or real epoch ms at which the current stage began (deadlines count from here). */
+  stageStartedAt: number;
+  /** The boot session of the current step, once started. */
+  bootSessionName?: string;
+  /** When the current step's boot was requested: a node is back only if it booted after this. */
+  bootRequestedAt?: number;
+  /** When the boot session finished: the WLM return timeout counts from here. */
+  bootFinishedAt?: number;
+  /** Consecutive failures of the current stage, for backoff. */
+  errorCount: number;
+  /** Which CRUS deletion rule the CANCELLING stage applies, fixed when the cancel is seen. */
+  cancelMode?: 'resume-step' | 'fail-remaining';
+  /** Next plan index the CANCELLING stage has to fail (it works in bounded chunks). */
+  cancelCursor?: number;
+}
+
+export interface UpgradeSession extends UpgradeRequest {
+  upgradeId: string;
+  kind: 'ComputeUpgradeSession';
+  state: SessionState;
+  completed: boolean;
+  createdAt: string;
+  /** Whether the plan snapshot (the starting group's members, in order) has been taken; it is taken once, at step 0. */
+  planTaken: boolean;
+  /** Nodes in the plan snapshot, and the number of steps they make (0 until the plan is taken). */
+  nodeCount: number;
+  stepCount: number;
+  progress: Progress;
+}
+
+export interface NodeRecord {
+  name: string;
+  /** Position in the plan snapshot; the step is `Math.floor(index / upgradeStepSize)`. */
+  index: number;
+  status: NodeStatus;
+  phase?: NodePhase;
+  reason?: string;
+}
+
+/** The slim state the workflow carries between states: a pointer, never node lists (256 KiB quota). */
+export interface WorkflowState {
+  upgradeId: string;
+  stage: Stage;
+  step: number;
+  /** Seconds the workflow should wait before the next stage attempt; 0 to go on at once. */
+  waitSeconds: number;
+  /** Loop iterations in this execution; the workflow continues as a new execution past a limit (history quota). */
+  iteration: number;
+  /** Loop iterations after which the execution continues as a new one. */
+  iterationLimit: number;
+  /** How many executions came before this one in the session's chain. */
+  generation: number;
+}

@@ -1,0 +1,25 @@
+import { createRollingUpgradeHandlers, type RollingUpgradeFunctionName } from '../handlers/rolling-upgrade/handlers';
+import { dependenciesFromEnvironment } from './environment';
+
+/**
+ * The deployed rolling-upgrade functions: one bundle, one exported handler per function
+ * (the CDK stack points each Lambda at its export). Dependencies are built on first use,
+ * once per container.
+ */
+let handlers: ReturnType<typeof createRollingUpgradeHandlers> | undefined;
+const handlerFor =
+  (name: RollingUpgradeFunctionName) =>
+  (event: never, context: unknown): Promise<unknown> => {
+    handlers ??= createRollingUpgradeHandlers(dependenciesFromEnvironment());
+    return handlers[name](event, context);
+  };
+
+export const OpenSession = handlerFor('OpenSession');
+export const StartStep = handlerFor('StartStep');
+export const CheckQuiesce = handlerFor('CheckQuiesce');
+export const BootStep = handlerFor('BootStep');
+export const CheckBoot = handlerFor('CheckBoot');
+export const EvaluateBoot = handlerFor('EvaluateBoot');
+export const CheckReturnToService = handlerFor('CheckReturnToService');
+export const CancelSession = handlerFor('CancelSession');
+export const CleanUp = handlerFor('CleanUp');

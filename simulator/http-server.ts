@@ -1,0 +1,124 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describeError } from '../lambdas/domain/errors';
+import { ApiFaults } from './api-faults';
+import { bosApi } from './routes/bos';
+import { controlApi } from './routes/control';
+import { hsmApi } from './routes/hsm';
+import { provisionerApi } from './routes/provisioner';
+import type { Method, ServiceApi, SimResponse } from './routes/route';
+import { slurmApi } from './routes/slurm';
+import type { SimClock } from './sim-clock';
+import { SimRequestError } from './sim-error';
+import type { SiteDefinition } from './site-file';
+import { SiteSimulator, type SiteState } from './site-simulator';
+
+export interface SiteSimulatorOptions {
+  site: SiteDefinition;
+  clock: SimClock;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+}
+
+export interface RunningSiteSimulator {
+  /** Base URL of every service, e.g. http://127.0.0.1:41234 (no trailing slash). */
+  url: string;
+  /** The models, for in-process inspection. */
+  simulator: SiteSimulator;
+  state(): SiteState;
+  close(): Promise<void>;
+}
+
+/** Largest request body accepted: a provisioner action naming 10,000 nodes is ~300 KB. */
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+/** Serves the simulated site over HTTP (node:http only) until `close()`. */
+export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port = 0 }: SiteSimulatorOptions): Promise<RunningSiteSimulator> {
+  const simulator = new SiteSimulator(site, clock);
+  const faults = new ApiFaults(site.apiFaults);
+  const apis = [slurmApi(simulator), bosApi(simulator), hsmApi(simulator), provisionerApi(simulator), controlApi(simulator)];
+
+  const server = createServer((req, res) => {
+    serve(req, apis, faults).then(
+      (response) => send(res, response),
+      (err: unknown) => send(res, { status: 500, body: { detail: `simulator error: ${describeError(err)}` } }),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${urlHost}:${address.port}`,
+    simulator,
+    state: () => simulator.state(),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        // Keep-alive connections from fetch would otherwise hold close() open.
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function serve(req: IncomingMessage, apis: readonly ServiceApi[], faults: ApiFaults): Promise<SimResponse> {
+  const method = req.method ?? 'GET';
+  const path = (req.url ?? '/').split('?')[0]!;
+  const api = apis.find((a) => a.prefix.test(path));
+  if (!api) return { status: 404, body: { detail: `no service at ${path}` } };
+  const fail = (status: number, message: string): SimResponse => ({ status, body: api.errorBody(status, message) });
+
+  let text: string;
+  try {
+    text = await readText(req);
+  } catch (err) {
+    return fail(400, describeError(err));
+  }
+
+  const injected = api.service && faults.check(api.service, method, path);
+  if (injected) return fail(injected, `injected fault: ${method} ${path}`);
+
+  const candidates = api.routes.filter((r) => r.path.test(path));
+  const route = candidates.find((r) => r.method === (method as Method));
+  if (!route) return candidates.length > 0 ? fail(405, `${method} is not allowed on ${path}`) : fail(404, `no such resource: ${path}`);
+
+  try {
+    const params = route.path.exec(path)!.slice(1).map((p) => decodeURIComponent(p));
+    const body = method === 'POST' ? parseJson(text) : undefined;
+    return route.handle(params, body);
+  } catch (err) {
+    if (err instanceof SimRequestError) return fail(err.status, err.message);
+    if (err instanceof URIError) return fail(400, `bad URL encoding in ${path}`);
+    throw err;
+  }
+}
+
+function parseJson(text: string): unknown {
+  if (text.trim() === '') throw new SimRequestError(400, 'a JSON body is required');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new SimRequestError(400, `the body is not valid JSON: ${describeError(err)}`);
+  }
+}
+
+async function readText(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new Error(`the body exceeds ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function send(res: ServerResponse, { status, body }: SimResponse): void {
+  const payload = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+  res.end(payload);
+}

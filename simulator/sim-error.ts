@@ -1,0 +1,10 @@
+/** A request the simulated site refuses, with the HTTP status a real service would answer. */
+export class SimRequestError extends Error {
+  override name = 'SimRequestError';
+  constructor(
+    readonly status: 400 | 404 | 409,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,149 @@
+import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { InvalidInputError, describeError, type FieldProblem } from '../lambdas/domain/errors';
+import { parseOrThrow } from '../lambdas/domain/validation';
+
+export const WLM_STATES = ['IDLE', 'ALLOCATED', 'MIXED', 'COMPLETING', 'DRAINING', 'DRAINED', 'DOWN', 'FAIL'] as const;
+export type SiteWlmState = (typeof WLM_STATES)[number];
+
+export const SITE_SERVICES = ['workload-manager', 'boot-service', 'inventory', 'provisioner'] as const;
+export type SiteServiceName = (typeof SITE_SERVICES)[number];
+
+/** States in which a node cannot be running a job, so `busySeconds` would contradict them. */
+const JOBLESS_STATES: readonly SiteWlmState[] = ['DRAINED', 'DOWN', 'FAIL'];
+
+const nonEmpty = (what: string) => z.string({ error: `${what} must be a string` }).trim().min(1, `${what} must not be empty`);
+const seconds = z.number({ error: 'must be a number of seconds' }).min(0, 'must not be negative');
+const runFault = z.enum(['fail', 'hang'], { error: "must be 'fail' or 'hang'" });
+
+const wlmSchema = z.strictObject({
+  state: z.enum(WLM_STATES, { error: `must be one of ${WLM_STATES.join(', ')}` }).default('IDLE'),
+  /** Time left on the node's running job; a busy state without it runs a job that never ends. */
+  busySeconds: seconds.default(0),
+  reason: z.string().optional(),
+  responding: z.boolean({ error: 'must be true or false' }).default(true),
+});
+
+const faultsSchema = z.strictObject({
+  boot: runFault.optional(),
+  returnToService: z.literal('never', { error: "must be 'never'" }).optional(),
+  prepare: runFault.optional(),
+  deploy: runFault.optional(),
+});
+
+const nodeSchema = z.strictObject({
+  name: nonEmpty('name'),
+  nid: z.number({ error: 'nid is required and must be a whole number' }).int('nid must be a whole number').min(0, 'nid must not be negative'),
+  rack: nonEmpty('rack').optional(),
+  role: nonEmpty('role').default('Compute'),
+  tags: z.array(nonEmpty('a tag')).default([]),
+  labels: z.record(z.string(), z.string({ error: 'label values must be strings' })).default({}),
+  wlm: wlmSchema.prefault({}),
+  faults: faultsSchema.default({}),
+});
+
+const httpError = 'status is required and must be an HTTP error status (400-599)';
+const apiFaultSchema = z.strictObject({
+  service: z.enum(SITE_SERVICES, { error: `must be one of ${SITE_SERVICES.join(', ')}` }),
+  method: z.enum(['GET', 'POST', 'DELETE'], { error: 'must be GET, POST or DELETE' }).optional(),
+  /** Matches when the request path contains this text. */
+  path: nonEmpty('path').optional(),
+  status: z.number({ error: httpError }).int(httpError).min(400, httpError).max(599, httpError),
+  count: z.number().int().min(1, 'must be at least 1').default(1),
+  /** Matching calls let through before the faults start. */
+  afterCalls: z.number().int().min(0, 'must not be negative').default(0),
+});
+
+export const siteDefinitionSchema = z
+  .strictObject({
+    nodes: z.array(nodeSchema, { error: 'nodes is required and must be a list' }).min(1, 'at least one node is required'),
+    groups: z.record(nonEmpty('a group label'), z.array(nonEmpty('a member'), { error: 'must be a list of node names' })).default({}),
+    bootTemplates: z.array(nonEmpty('a template name')).default([]),
+    timing: z
+      .strictObject({
+        bootSeconds: seconds.default(300),
+        returnSeconds: seconds.default(60),
+        prepareSeconds: seconds.default(120),
+        deploySeconds: seconds.default(600),
+      })
+      .prefault({}),
+    apiFaults: z.array(apiFaultSchema).default([]),
+  })
+  .superRefine((site, ctx) => {
+    const firstByName = new Map<string, number>();
+    const firstByNid = new Map<number, number>();
+    site.nodes.forEach((node, i) => {
+      const sameName = firstByName.get(node.name);
+      if (sameName === undefined) firstByName.set(node.name, i);
+      else ctx.addIssue({ code: 'custom', path: ['nodes', i, 'name'], message: `duplicate node name '${node.name}' (also nodes[${sameName}])` });
+      const sameNid = firstByNid.get(node.nid);
+      if (sameNid === undefined) firstByNid.set(node.nid, i);
+      else ctx.addIssue({ code: 'custom', path: ['nodes', i, 'nid'], message: `duplicate nid ${node.nid} (also nodes[${sameNid}])` });
+      if (node.wlm.busySeconds > 0 && JOBLESS_STATES.includes(node.wlm.state)) {
+        ctx.addIssue({ code: 'custom', path: ['nodes', i, 'wlm', 'busySeconds'], message: `a ${node.wlm.state} node runs no job` });
+      }
+    });
+    for (const [label, members] of Object.entries(site.groups)) {
+      const seen = new Set<string>();
+      members.forEach((member, k) => {
+        if (!firstByName.has(member)) ctx.addIssue({ code: 'custom', path: ['groups', label, k], message: `'${member}' is not a node of the site` });
+        else if (seen.has(member)) ctx.addIssue({ code: 'custom', path: ['groups', label, k], message: `'${member}' is listed twice` });
+        seen.add(member);
+      });
+    }
+  });
+
+export type SiteDefinition = z.output<typeof siteDefinitionSchema>;
+export type SiteDefinitionInput = z.input<typeof siteDefinitionSchema>;
+export type SiteNode = SiteDefinition['nodes'][number];
+export type SiteTiming = SiteDefinition['timing'];
+export type ApiFault = SiteDefinition['apiFaults'][number];
+
+export function parseSiteDefinition(input: unknown, subject = 'site definition'): SiteDefinition {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new InvalidInputError(subject, [{ field: '', message: 'the site must be a mapping with at least `nodes`' }]);
+  }
+  return parseOrThrow(siteDefinitionSchema, input, subject);
+}
+
+/** Reads a site file: JSON when it ends in `.json`, YAML otherwise. */
+export async function loadSiteFile(path: string): Promise<SiteDefinition> {
+  const subject = `site file ${path}`;
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
+  }
+  const parsed = extname(path).toLowerCase() === '.json' ? parseJson(text) : parseYaml(text);
+  if ('problems' in parsed) throw new InvalidInputError(subject, parsed.problems);
+  return parseSiteDefinition(parsed.value, subject);
+}
+
+type Parsed = { value: unknown } | { problems: FieldProblem[] };
+
+function parseYaml(text: string): Parsed {
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) {
+    // The first line of yaml's message already says where ("... at line 3, column 1:"); the rest is a code excerpt.
+    return { problems: doc.errors.map((e) => ({ field: '', message: `invalid YAML: ${e.message.split('\n')[0]!.replace(/:$/, '')}` })) };
+  }
+  return { value: doc.toJS() };
+}
+
+function parseJson(text: string): Parsed {
+  try {
+    return { value: JSON.parse(text) };
+  } catch (err) {
+    const message = describeError(err);
+    // V8 reports an offset ("at position 42"); operators want a line.
+    const offset = /position (\d+)/.exec(message)?.[1];
+    if (offset === undefined) return { problems: [{ field: '', message: `invalid JSON: ${message}` }] };
+    const before = text.slice(0, Number(offset)).split('\n');
+    const line = before.length;
+    const col = (before.at(-1)?.length ?? 0) + 1;
+    return { problems: [{ field: '', message: `invalid JSON at line ${line}, column ${col}: ${message}` }] };
+  }
+}

@@ -1,0 +1,84 @@
+import type { SiteDefinition } from './site-file';
+import type { SimClock } from './sim-clock';
+import { Timeline } from './timeline';
+import { BootServiceModel } from './models/boot-service';
+import { InventoryModel } from './models/inventory';
+import { ProvisionerModel } from './models/provisioner';
+import { WorkloadManagerModel } from './models/workload-manager';
+
+export interface SiteNodeState {
+  /** sinfo-style: IDLE, DRAINING, DRAINED, DOWN*, FAILING, ... */
+  wlmState: string;
+  wlmReason?: string;
+  bootCount: number;
+  drainCount: number;
+  resumeCount: number;
+  failCount: number;
+  killedJobs: number;
+  prepareCount: number;
+  deployCount: number;
+}
+
+/** Everything a test needs to judge what a workflow did to the site. */
+export interface SiteState {
+  now: number;
+  groups: Record<string, string[]>;
+  nodes: Record<string, SiteNodeState>;
+  /** Safety breaches seen, e.g. a node rebooted by two boot sessions at once. */
+  violations: string[];
+}
+
+/** The simulated site: its four services sharing one simulated timeline. */
+export class SiteSimulator {
+  readonly timeline: Timeline;
+  readonly workloadManager: WorkloadManagerModel;
+  readonly inventory: InventoryModel;
+  readonly bootService: BootServiceModel;
+  readonly provisioner: ProvisionerModel;
+  private readonly violationLog: string[] = [];
+
+  constructor(
+    site: SiteDefinition,
+    readonly clock: SimClock,
+  ) {
+    const timeline = new Timeline(clock);
+    const violations = this.violationLog;
+    this.timeline = timeline;
+    this.workloadManager = new WorkloadManagerModel(site.nodes, timeline);
+    this.inventory = new InventoryModel(site);
+    this.bootService = new BootServiceModel({
+      templates: site.bootTemplates,
+      timing: site.timing,
+      nodes: site.nodes,
+      workloadManager: this.workloadManager,
+      inventory: this.inventory,
+      timeline,
+      violations,
+    });
+    this.provisioner = new ProvisionerModel({ timing: site.timing, nodes: site.nodes, timeline, violations });
+  }
+
+  get violations(): readonly string[] {
+    return this.violationLog;
+  }
+
+  state(): SiteState {
+    const now = this.timeline.sync();
+    const nodes: Record<string, SiteNodeState> = {};
+    for (const wlm of this.workloadManager.list()) {
+      nodes[wlm.name] = {
+        wlmState: wlm.display,
+        wlmReason: wlm.reason,
+        bootCount: this.bootService.bootCount(wlm.name),
+        drainCount: wlm.drainCount,
+        resumeCount: wlm.resumeCount,
+        failCount: wlm.failCount,
+        killedJobs: wlm.killedJobs,
+        prepareCount: this.provisioner.count(wlm.name, 'prepare'),
+        deployCount: this.provisioner.count(wlm.name, 'deploy'),
+      };
+    }
+    const groups = Object.fromEntries(this.inventory.listGroups().map((g) => [g.label, g.members]));
+    return { now, groups, nodes, violations: [...this.violationLog] };
+  }
+}

@@ -1,0 +1,126 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDbSessionStore } from '../../../lambdas/adapters/dynamodb/dynamodb-session-store';
+import { SESSIONS_BY_CREATION_INDEX } from '../../../lambdas/adapters/dynamodb/table-design';
+import { connectDynamoDb, countRequests, startLocalDynamoDb } from '../../../engine/local-dynamodb';
+import type { LocalDynamoDb } from '../../../engine/local-dynamodb';
+import { makePlan, makeSession } from './fixtures';
+
+let db: LocalDynamoDb;
+let dataRoot: string;
+
+beforeAll(async () => {
+  db = await startLocalDynamoDb();
+  dataRoot = await mkdtemp(join(tmpdir(), 'rollout-dynalite-'));
+});
+afterAll(async () => {
+  await db.close();
+  await rm(dataRoot, { recursive: true, force: true });
+});
+
+describe('startLocalDynamoDb', () => {
+  it('serves the rollout table, ACTIVE, with the sessions index, on a loopback endpoint', async () => {
+    expect(db.tableName).toBe('rollout');
+    expect(db.endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const { Table } = await db.rawClient.send(new DescribeTableCommand({ TableName: db.tableName }));
+    expect(Table?.TableStatus).toBe('ACTIVE');
+    expect(Table?.GlobalSecondaryIndexes?.map((i) => i.IndexName)).toEqual([SESSIONS_BY_CREATION_INDEX]);
+  });
+
+  it('keeps sessions in a data directory across close and reopen (creating the directory)', async () => {
+    const dataDir = join(dataRoot, 'nested', 'db');
+    const session = makeSession();
+    const plan = makePlan(1234);
+
+    const first = await startLocalDynamoDb({ dataDir, tableName: 'persisted' });
+    const firstStore = new DynamoDbSessionStore({ tableName: first.tableName, client: first.client });
+    await firstStore.createSession(session, plan);
+    await firstStore.appendMessage(session.upgradeId, 'before restart');
+    await firstStore.tryLockNodes(session.upgradeId, [plan[0]!]);
+    await first.close();
+
+    // The table already exists on disk: starting again must not fail on it.
+    const second = await startLocalDynamoDb({ dataDir, tableName: 'persisted' });
+    try {
+      const secondStore = new DynamoDbSessionStore({ tableName: second.tableName, client: second.client });
+      expect(await secondStore.getSession(session.upgradeId)).toEqual(session);
+      expect(await secondStore.getPlanSlice(session.upgradeId, 995, 1005)).toEqual(plan.slice(995, 1005));
+      expect(await secondStore.listMessages(session.upgradeId)).toEqual(['before restart']);
+      expect(await secondStore.getLockOwners([plan[0]!])).toEqual(new Map([[plan[0]!, session.upgradeId]]));
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('keeps nothing without a data directory', async () => {
+    const session = makeSession();
+    const first = await startLocalDynamoDb();
+    await new DynamoDbSessionStore({ tableName: first.tableName, client: first.client }).createSession(session, []);
+    await first.close();
+    const second = await startLocalDynamoDb();
+    try {
+      expect(await new DynamoDbSessionStore({ tableName: second.tableName, client: second.client }).getSession(session.upgradeId)).toBeUndefined();
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+describe('connectDynamoDb', () => {
+  it('reaches another instance’s dynalite through its endpoint', async () => {
+    const other = connectDynamoDb({ endpoint: db.endpoint, tableName: db.tableName });
+    try {
+      const session = makeSession();
+      await new DynamoDbSessionStore({ tableName: db.tableName, client: db.client }).createSession(session, ['n1']);
+      const otherStore = new DynamoDbSessionStore({ tableName: other.tableName, client: other.client });
+      expect(await otherStore.getSession(session.upgradeId)).toEqual(session);
+      // Locks taken through one connection are seen through the other.
+      await otherStore.tryLockNodes('other-process', ['shared-node']);
+      expect(await new DynamoDbSessionStore({ tableName: db.tableName, client: db.client }).tryLockNodes('me', ['shared-node'])).toEqual(
+        new Map([['shared-node', 'other-process']]),
+      );
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('countRequests', () => {
+  it('counts each command sent through the client or its DocumentClient, by low-level command name', async () => {
+    const conn = connectDynamoDb({ endpoint: db.endpoint, tableName: db.tableName });
+    try {
+      const counter = countRequests(conn.rawClient);
+      const store = new DynamoDbSessionStore({ tableName: conn.tableName, client: conn.client });
+      const session = makeSession();
+      // An existence check, one BatchWriteItem for 3 chunks, the session Put.
+      await store.createSession(session, makePlan(2100));
+      expect(counter.byCommand()).toEqual({ GetItemCommand: 1, BatchWriteItemCommand: 1, PutItemCommand: 1 });
+      await store.getSession(session.upgradeId);
+      await store.getPlanSlice(session.upgradeId, 900, 1100);
+      await conn.rawClient.send(new DescribeTableCommand({ TableName: conn.tableName }));
+      expect(counter.byCommand()).toEqual({ GetItemCommand: 2, BatchWriteItemCommand: 1, PutItemCommand: 1, BatchGetItemCommand: 1, DescribeTableCommand: 1 });
+      expect(counter.total).toBe(6);
+
+      // A second counter on the same client starts at zero and does not disturb the first.
+      const later = countRequests(conn.rawClient);
+      await store.getSession(session.upgradeId);
+      expect(later.total).toBe(1);
+      expect(counter.total).toBe(7);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  it('does not count requests of other clients', async () => {
+    const conn = connectDynamoDb({ endpoint: db.endpoint, tableName: db.tableName });
+    try {
+      const counter = countRequests(conn.rawClient);
+      await new DynamoDbSessionStore({ tableName: db.tableName, client: db.client }).getSession('x');
+      expect(counter.total).toBe(0);
+    } finally {
+      await conn.close();
+    }
+  });
+});

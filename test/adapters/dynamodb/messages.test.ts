@@ -1,0 +1,45 @@
+import { DynamoDbSessionStore } from '../../../lambdas/adapters/dynamodb/dynamodb-session-store';
+import { countRequests, startLocalDynamoDb } from '../../../engine/local-dynamodb';
+import type { LocalDynamoDb, RequestCounter } from '../../../engine/local-dynamodb';
+import { makeSession } from './fixtures';
+
+let db: LocalDynamoDb;
+let store: DynamoDbSessionStore;
+let requests: RequestCounter;
+
+beforeAll(async () => {
+  db = await startLocalDynamoDb();
+  store = new DynamoDbSessionStore({ tableName: db.tableName, client: db.client });
+  requests = countRequests(db.rawClient);
+});
+afterAll(() => db.close());
+
+describe('messages', () => {
+  it('lists 1,200 messages oldest first, across Query pages, apart from the session item', async () => {
+    const session = makeSession();
+    await store.createSession(session, []);
+    // ~1 KB each: 1,200 of them pass the 1 MB Query page, so the listing must follow LastEvaluatedKey.
+    const texts = Array.from({ length: 1200 }, (_, i) => `message ${i} `.padEnd(1000, '.'));
+    for (const text of texts) await store.appendMessage(session.upgradeId, text);
+
+    const queriesBefore = requests.byCommand().QueryCommand ?? 0;
+    expect(await store.listMessages(session.upgradeId)).toEqual(texts);
+    expect((requests.byCommand().QueryCommand ?? 0) - queriesBefore).toBeGreaterThan(1);
+    expect(await store.getSession(session.upgradeId)).toEqual(session);
+  });
+
+  it('keeps one writer’s order even when the clock does not move (simulated time, same millisecond)', async () => {
+    const frozen = new DynamoDbSessionStore({ tableName: db.tableName, client: db.client, clock: { now: () => 1_700_000_000_000 } });
+    const texts = Array.from({ length: 50 }, (_, i) => `frozen ${i}`);
+    for (const text of texts) await frozen.appendMessage('frozen-clock', text);
+    expect(await store.listMessages('frozen-clock')).toEqual(texts);
+  });
+
+  it('loses none of many concurrent messages, and keeps sessions apart', async () => {
+    const texts = Array.from({ length: 100 }, (_, i) => `concurrent ${i}`);
+    await Promise.all([...texts.map((t) => store.appendMessage('concurrent-a', t)), store.appendMessage('concurrent-b', 'other')]);
+    expect([...(await store.listMessages('concurrent-a'))].sort()).toEqual([...texts].sort());
+    expect(await store.listMessages('concurrent-b')).toEqual(['other']);
+    expect(await store.listMessages('no-messages')).toEqual([]);
+  });
+});

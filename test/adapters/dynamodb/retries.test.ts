@@ -1,0 +1,111 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { MAX_BATCH_ATTEMPTS, UnprocessedBatchError, batchGetAll, batchWriteAll } from '../../../lambdas/adapters/dynamodb/batch';
+import type { DocWriteRequest } from '../../../lambdas/adapters/dynamodb/batch';
+import { DynamoDbNodeLocks } from '../../../lambdas/adapters/dynamodb/node-locks';
+
+/*
+ * dynalite never throttles, so it never returns unprocessed items and its locks never vanish mid-call.
+ * These paths are driven here by a scripted client instead.
+ */
+
+type Send = (command: unknown) => Promise<unknown>;
+const clientOf = (send: Send) => ({ send: jest.fn(send) }) as unknown as DynamoDBDocumentClient & { send: jest.Mock };
+
+const conditionFailed = () => Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' });
+const puts = (n: number): DocWriteRequest[] => Array.from({ length: n }, (_, i) => ({ PutRequest: { Item: { pk: `p${i}`, sk: 's' } } }));
+
+describe('batchWriteAll', () => {
+  it('sends 25 per request and resends the unprocessed items until none is left', async () => {
+    const sent: number[] = [];
+    let throttled = 2;
+    const client = clientOf(async (command) => {
+      const items = (command as BatchWriteCommand).input.RequestItems!.t!;
+      sent.push(items.length);
+      // Throttle the first two requests halfway.
+      if (throttled-- > 0) return { UnprocessedItems: { t: items.slice(items.length / 2) } };
+      return { UnprocessedItems: {} };
+    });
+    await batchWriteAll(client, 't', puts(50));
+    expect(sent.slice(0, 2)).toEqual([25, 25]);
+    expect(sent.slice(2).sort()).toEqual([13, 13]);
+  });
+
+  it('gives up loudly after the last attempt instead of dropping writes', async () => {
+    const client = clientOf(async (command) => ({ UnprocessedItems: (command as BatchWriteCommand).input.RequestItems }));
+    jest.useFakeTimers(); // the backoff between the attempts adds up to seconds
+    try {
+      const failure = batchWriteAll(client, 't', puts(3));
+      const checked = expect(failure).rejects.toMatchObject({ name: 'UnprocessedBatchError', remaining: 3 });
+      await jest.runAllTimersAsync();
+      await checked;
+      await expect(failure).rejects.toBeInstanceOf(UnprocessedBatchError);
+    } finally {
+      jest.useRealTimers();
+    }
+    expect(client.send).toHaveBeenCalledTimes(MAX_BATCH_ATTEMPTS);
+  });
+
+  it('lets AWS errors through unchanged', async () => {
+    const throttling = Object.assign(new Error('Rate exceeded'), { name: 'ProvisionedThroughputExceededException' });
+    const client = clientOf(async () => Promise.reject(throttling));
+    await expect(batchWriteAll(client, 't', puts(1))).rejects.toBe(throttling);
+  });
+});
+
+describe('batchGetAll', () => {
+  it('reads consistently, 100 keys per request, collapses duplicates and retries unprocessed keys', async () => {
+    const requested: number[] = [];
+    let throttledOnce = false;
+    const client = clientOf(async (command) => {
+      const { Keys, ConsistentRead } = (command as BatchGetCommand).input.RequestItems!.t!;
+      expect(ConsistentRead).toBe(true);
+      requested.push(Keys!.length);
+      if (!throttledOnce) {
+        throttledOnce = true;
+        return { Responses: { t: Keys!.slice(0, 10) }, UnprocessedKeys: { t: { Keys: Keys!.slice(10) } } };
+      }
+      return { Responses: { t: Keys } };
+    });
+    const keys = Array.from({ length: 150 }, (_, i) => ({ pk: `p${i % 120}`, sk: 's' }));
+    const items = await batchGetAll(client, 't', keys);
+    expect(requested.slice(0, 2).sort()).toEqual([100, 20]);
+    expect(requested).toHaveLength(3);
+    expect(items.map((i) => i.pk).sort()).toEqual(Array.from({ length: 120 }, (_, i) => `p${i}`).sort());
+  });
+});
+
+describe('node lock that vanishes between a failed put and the read of its holder', () => {
+  it('tries again and takes it', async () => {
+    let puts = 0;
+    const client = clientOf(async (command) => {
+      if (command instanceof PutCommand) {
+        if (puts++ === 0) throw conditionFailed();
+        return {};
+      }
+      if (command instanceof GetCommand) return {}; // released meanwhile
+      throw new Error('unexpected command');
+    });
+    const held = await new DynamoDbNodeLocks(client, 't', () => 0).tryLock('me', ['n1']);
+    expect(held.size).toBe(0);
+    expect(puts).toBe(2);
+  });
+
+  it('reports the holder that took it in between', async () => {
+    let gets = 0;
+    const client = clientOf(async (command) => {
+      if (command instanceof PutCommand) throw conditionFailed();
+      if (command instanceof GetCommand) return gets++ === 0 ? {} : { Item: { owner: 'late-comer' } };
+      throw new Error('unexpected command');
+    });
+    expect(await new DynamoDbNodeLocks(client, 't', () => 0).tryLock('me', ['n1'])).toEqual(new Map([['n1', 'late-comer']]));
+  });
+
+  it('fails with LockContentionError if it keeps changing hands', async () => {
+    const client = clientOf(async (command) => {
+      if (command instanceof PutCommand) throw conditionFailed();
+      return {};
+    });
+    await expect(new DynamoDbNodeLocks(client, 't', () => 0).tryLock('me', ['n1'])).rejects.toMatchObject({ name: 'LockContentionError', node: 'n1' });
+  });
+});

@@ -1,0 +1,188 @@
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbSessionStore } from '../../../lambdas/adapters/dynamodb/dynamodb-session-store';
+import { KEY_ATTRIBUTES, PLAN_CHUNK_SIZE, sessionKey, sessionPk } from '../../../lambdas/adapters/dynamodb/table-design';
+import { SessionNotCancellableError, SessionNotFoundError, StaleProgressError } from '../../../lambdas/domain/errors';
+import type { Progress } from '../../../lambdas/domain/rolling-upgrade/session';
+import { ensureTable, startLocalDynamoDb } from '../../../engine/local-dynamodb';
+import type { LocalDynamoDb } from '../../../engine/local-dynamodb';
+import { makePlan, makeSession } from './fixtures';
+
+let db: LocalDynamoDb;
+let store: DynamoDbSessionStore;
+
+beforeAll(async () => {
+  db = await startLocalDynamoDb();
+  store = new DynamoDbSessionStore({ tableName: db.tableName, client: db.client });
+});
+afterAll(() => db.close());
+
+describe('createSession / getSession', () => {
+  it('round-trips every field, without key attributes or undefined optionals', async () => {
+    const session = makeSession({ progress: { step: 0, stage: 'STARTING', stageStartedAt: 5, errorCount: 0, bootSessionName: undefined } });
+    await store.createSession(session, makePlan(3));
+    const read = await store.getSession(session.upgradeId);
+    const { bootSessionName: _unset, ...progress } = session.progress;
+    expect(read).toEqual({ ...session, progress });
+    for (const key of KEY_ATTRIBUTES) expect(read).not.toHaveProperty(key);
+  });
+
+  it('is idempotent: creating an existing id again changes neither the session nor its plan', async () => {
+    const plan = makePlan(1500);
+    const session = makeSession({ nodeCount: plan.length });
+    await store.createSession(session, plan);
+    await store.createSession({ ...session, state: 'READY', nodeCount: 2 }, makePlan(2, 'other'));
+    expect(await store.getSession(session.upgradeId)).toEqual(session);
+    expect(await store.getPlanSlice(session.upgradeId, 0, plan.length)).toEqual(plan);
+  });
+
+  it('is idempotent under concurrent creates of the same id', async () => {
+    const session = makeSession();
+    await Promise.all(Array.from({ length: 5 }, () => store.createSession(session, makePlan(10))));
+    expect(await store.getSession(session.upgradeId)).toEqual(session);
+  });
+
+  it('returns undefined for an unknown id', async () => {
+    await expect(store.getSession('never-created')).resolves.toBeUndefined();
+  });
+});
+
+describe('savePlan', () => {
+  it('writes the plan, then sets planTaken, nodeCount and stepCount from the step size', async () => {
+    const session = makeSession({ planTaken: false, upgradeStepSize: 300 });
+    await store.createSession(session, []);
+    const plan = makePlan(2001);
+    await store.savePlan(session.upgradeId, plan);
+    expect(await store.getSession(session.upgradeId)).toMatchObject({ planTaken: true, nodeCount: 2001, stepCount: Math.ceil(2001 / 300) });
+    expect(await store.getPlanSlice(session.upgradeId, 0, 2001)).toEqual(plan);
+  });
+
+  it('leaves no chunk of an earlier, longer snapshot behind', async () => {
+    const session = makeSession({ planTaken: false });
+    await store.createSession(session, []);
+    await store.savePlan(session.upgradeId, makePlan(2 * PLAN_CHUNK_SIZE + 5));
+    const shorter = makePlan(PLAN_CHUNK_SIZE - 1, 'y');
+    await store.savePlan(session.upgradeId, shorter);
+    const chunks = await db.client.send(
+      new QueryCommand({
+        TableName: db.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': sessionPk(session.upgradeId), ':p': 'PLAN#' },
+      }),
+    );
+    expect(chunks.Items).toHaveLength(1);
+    expect(await store.getPlanSlice(session.upgradeId, 0, 3 * PLAN_CHUNK_SIZE)).toEqual(shorter);
+    expect((await store.getSession(session.upgradeId))?.nodeCount).toBe(shorter.length);
+  });
+
+  it('throws SessionNotFoundError for an unknown id', async () => {
+    await expect(store.savePlan('never-created', ['a'])).rejects.toBeInstanceOf(SessionNotFoundError);
+  });
+});
+
+describe('saveProgress', () => {
+  it('replaces the progress while it is still at the expected step and stage', async () => {
+    const session = makeSession();
+    await store.createSession(session, []);
+    const next: Progress = { step: 0, stage: 'QUIESCING', stageStartedAt: 10, errorCount: 0, bootSessionName: undefined };
+    await store.saveProgress(session.upgradeId, { step: 0, stage: 'STARTING' }, next);
+    expect((await store.getSession(session.upgradeId))?.progress).toEqual({ step: 0, stage: 'QUIESCING', stageStartedAt: 10, errorCount: 0 });
+  });
+
+  it('throws StaleProgressError when a duplicate invocation already moved it on, and keeps the newer progress', async () => {
+    const session = makeSession();
+    await store.createSession(session, []);
+    const moved: Progress = { step: 0, stage: 'QUIESCING', stageStartedAt: 10, errorCount: 0 };
+    await store.saveProgress(session.upgradeId, { step: 0, stage: 'STARTING' }, moved);
+    const duplicate = store.saveProgress(session.upgradeId, { step: 0, stage: 'STARTING' }, { ...moved, stageStartedAt: 99 });
+    await expect(duplicate).rejects.toBeInstanceOf(StaleProgressError);
+    await expect(duplicate).rejects.toMatchObject({ upgradeId: session.upgradeId, expected: 'step 0 stage STARTING' });
+    // Same stage at another step is stale too: both parts of the expectation count.
+    await expect(store.saveProgress(session.upgradeId, { step: 1, stage: 'QUIESCING' }, moved)).rejects.toBeInstanceOf(StaleProgressError);
+    expect((await store.getSession(session.upgradeId))?.progress).toEqual(moved);
+  });
+
+  it('lets exactly one of many racing invocations win', async () => {
+    const session = makeSession();
+    await store.createSession(session, []);
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) =>
+        store.saveProgress(session.upgradeId, { step: 0, stage: 'STARTING' }, { step: 0, stage: 'QUIESCING', stageStartedAt: i, errorCount: 0 }),
+      ),
+    );
+    const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
+    expect(won).toHaveLength(1);
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(StaleProgressError);
+    expect((await store.getSession(session.upgradeId))?.progress.stageStartedAt).toBe(won[0]);
+  });
+});
+
+describe('setState', () => {
+  it('sets state and completed', async () => {
+    const session = makeSession();
+    await store.createSession(session, []);
+    await store.setState(session.upgradeId, 'READY', true);
+    expect(await store.getSession(session.upgradeId)).toEqual({ ...session, state: 'READY', completed: true });
+  });
+
+  it('throws SessionNotFoundError for an unknown id, and creates nothing', async () => {
+    await expect(store.setState('ghost', 'READY', true)).rejects.toBeInstanceOf(SessionNotFoundError);
+    const raw = await db.client.send(new GetCommand({ TableName: db.tableName, Key: sessionKey('ghost'), ConsistentRead: true }));
+    expect(raw.Item).toBeUndefined();
+  });
+});
+
+describe('requestCancel', () => {
+  it('moves UPDATING to DELETING and returns the updated session', async () => {
+    const session = makeSession();
+    await store.createSession(session, []);
+    const cancelled = await store.requestCancel(session.upgradeId);
+    expect(cancelled).toEqual({ ...session, state: 'DELETING' });
+    expect((await store.getSession(session.upgradeId))?.state).toBe('DELETING');
+  });
+
+  it('refuses a second cancel with the state it found', async () => {
+    const session = makeSession();
+    await store.createSession(session, []);
+    await store.requestCancel(session.upgradeId);
+    const again = store.requestCancel(session.upgradeId);
+    await expect(again).rejects.toBeInstanceOf(SessionNotCancellableError);
+    await expect(again).rejects.toMatchObject({ upgradeId: session.upgradeId, state: 'DELETING' });
+  });
+
+  it('refuses a finished session', async () => {
+    const session = makeSession({ state: 'READY', completed: true });
+    await store.createSession(session, []);
+    await expect(store.requestCancel(session.upgradeId)).rejects.toMatchObject({ name: 'SessionNotCancellableError', state: 'READY' });
+    expect((await store.getSession(session.upgradeId))?.state).toBe('READY');
+  });
+
+  it('throws SessionNotFoundError for an unknown id', async () => {
+    await expect(store.requestCancel('nobody')).rejects.toBeInstanceOf(SessionNotFoundError);
+  });
+});
+
+describe('listSessions', () => {
+  it('lists every session newest first', async () => {
+    // A table of its own: the listing must not see the other tests' sessions.
+    await ensureTable(db.rawClient, 'listing');
+    const fresh = new DynamoDbSessionStore({ tableName: 'listing', client: db.client });
+    const base = Date.parse('2030-01-01T00:00:00.000Z');
+    const offsets = [5, 1, 9, 3, 7, 0, 8];
+    const sessions = offsets.map((o, i) => makeSession({ upgradeId: `list-${i}`, createdAt: new Date(base + o * 60_000).toISOString() }));
+    for (const s of sessions) await fresh.createSession(s, []);
+    const listed = await fresh.listSessions();
+    const expected = [...sessions].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    expect(listed).toEqual(expected);
+    for (const s of listed) for (const key of KEY_ATTRIBUTES) expect(s).not.toHaveProperty(key);
+  });
+});
+
+describe('AWS errors', () => {
+  it('passes errors other than failed conditions through unchanged', async () => {
+    const broken = new DynamoDbSessionStore({ tableName: 'no-such-table', client: db.client });
+    await expect(broken.saveProgress('x', { step: 0, stage: 'STARTING' }, makeSession().progress)).rejects.toMatchObject({
+      name: 'ResourceNotFoundException',
+    });
+    await expect(broken.tryLockNodes('me', ['n1'])).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+  });
+});

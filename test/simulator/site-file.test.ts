@@ -1,0 +1,168 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InvalidInputError } from '../../lambdas/domain/errors';
+import { loadSiteFile, parseSiteDefinition } from '../../simulator/site-file';
+
+const validSite = () => ({
+  nodes: [
+    { name: 'x3000c0s1b0n0', nid: 1, rack: 'x3000', tags: ['compute'], labels: { compute: 'true' } },
+    { name: 'x3000c0s2b0n0', nid: 2, wlm: { state: 'ALLOCATED', busySeconds: 30 }, faults: { boot: 'fail' } },
+  ],
+  groups: { 'slurm-nodes': ['x3000c0s2b0n0', 'x3000c0s1b0n0'], 'failed-nodes': [] },
+  bootTemplates: ['cos-2.4'],
+});
+
+function problemsOf(input: unknown): { field: string; message: string }[] {
+  try {
+    parseSiteDefinition(input, 'site file test.yaml');
+  } catch (err) {
+    expect(err).toBeInstanceOf(InvalidInputError);
+    return (err as InvalidInputError).problems;
+  }
+  throw new Error('expected the site to be rejected');
+}
+
+/** A deep copy of the valid site with `edit` applied. */
+function withEdit(edit: (site: Record<string, unknown> & ReturnType<typeof validSite>) => void): unknown {
+  const site = structuredClone(validSite()) as Record<string, unknown> & ReturnType<typeof validSite>;
+  edit(site);
+  return site;
+}
+
+describe('parseSiteDefinition', () => {
+  it('applies the documented defaults and keeps group order', () => {
+    const site = parseSiteDefinition(validSite());
+    expect(site.nodes[0]).toMatchObject({ role: 'Compute', wlm: { state: 'IDLE', busySeconds: 0, responding: true }, faults: {} });
+    expect(site.nodes[1]!.tags).toEqual([]);
+    expect(site.nodes[1]!.labels).toEqual({});
+    expect(site.timing).toEqual({ bootSeconds: 300, returnSeconds: 60, prepareSeconds: 120, deploySeconds: 600 });
+    expect(site.apiFaults).toEqual([]);
+    expect(site.groups['slurm-nodes']).toEqual(validSite().groups['slurm-nodes']);
+  });
+
+  it('fills the defaults of a partly given timing and apiFault', () => {
+    const site = parseSiteDefinition({ ...validSite(), timing: { bootSeconds: 5 }, apiFaults: [{ service: 'inventory', status: 503 }] });
+    expect(site.timing).toEqual({ bootSeconds: 5, returnSeconds: 60, prepareSeconds: 120, deploySeconds: 600 });
+    expect(site.apiFaults[0]).toEqual({ service: 'inventory', status: 503, count: 1, afterCalls: 0 });
+  });
+
+  it.each([
+    ['a bad WLM state', (s: ReturnType<typeof validSite>) => Object.assign(s.nodes[1]!, { wlm: { state: 'SLEEPING' } }), 'nodes[1].wlm.state'],
+    ['a negative nid', (s: ReturnType<typeof validSite>) => Object.assign(s.nodes[0]!, { nid: -1 }), 'nodes[0].nid'],
+    ['a fractional nid', (s: ReturnType<typeof validSite>) => Object.assign(s.nodes[0]!, { nid: 1.5 }), 'nodes[0].nid'],
+    ['a blank name', (s: ReturnType<typeof validSite>) => Object.assign(s.nodes[0]!, { name: '  ' }), 'nodes[0].name'],
+    ['a bad boot fault', (s: ReturnType<typeof validSite>) => Object.assign(s.nodes[0]!, { faults: { boot: 'explode' } }), 'nodes[0].faults.boot'],
+    ['a bad returnToService fault', (s: ReturnType<typeof validSite>) => Object.assign(s.nodes[0]!, { faults: { returnToService: 'later' } }), 'nodes[0].faults.returnToService'],
+    ['a non-string label value', (s: ReturnType<typeof validSite>) => Object.assign(s.nodes[0]!, { labels: { rack: 3 } }), 'nodes[0].labels.rack'],
+    ['a negative timing', (s: Record<string, unknown>) => Object.assign(s, { timing: { bootSeconds: -1 } }), 'timing.bootSeconds'],
+    ['a bad apiFault service', (s: Record<string, unknown>) => Object.assign(s, { apiFaults: [{ service: 'dns', status: 503 }] }), 'apiFaults[0].service'],
+    ['an apiFault status that is not an error', (s: Record<string, unknown>) => Object.assign(s, { apiFaults: [{ service: 'inventory', status: 200 }] }), 'apiFaults[0].status'],
+    ['a job on a DRAINED node', (s: ReturnType<typeof validSite>) => Object.assign(s.nodes[0]!, { wlm: { state: 'DRAINED', busySeconds: 10 } }), 'nodes[0].wlm.busySeconds'],
+    ['a group member that is not a node', (s: ReturnType<typeof validSite>) => s.groups['slurm-nodes'].push('x9999c0s1b0n0'), 'groups.slurm-nodes[2]'],
+    ['a member listed twice', (s: ReturnType<typeof validSite>) => s.groups['slurm-nodes'].push('x3000c0s2b0n0'), 'groups.slurm-nodes[2]'],
+    ['a duplicate node name', (s: ReturnType<typeof validSite>) => s.nodes.push({ name: 'x3000c0s1b0n0', nid: 7 } as never), 'nodes[2].name'],
+    ['a duplicate nid', (s: ReturnType<typeof validSite>) => s.nodes.push({ name: 'x3000c0s9b0n0', nid: 2 } as never), 'nodes[2].nid'],
+    ['no nodes', (s: Record<string, unknown>) => Object.assign(s, { nodes: [] }), 'nodes'],
+    ['missing nodes', (s: Record<string, unknown>) => delete s.nodes, 'nodes'],
+  ])('rejects %s, naming the path', (_case, edit, field) => {
+    const problems = problemsOf(withEdit(edit as (s: Record<string, unknown>) => void));
+    expect(problems.map((p) => p.field)).toContain(field);
+  });
+
+  it('names unknown keys wherever they are', () => {
+    const problems = problemsOf(
+      withEdit((s) => {
+        s.colour = 'blue';
+        Object.assign(s.nodes[1]!, { wlm: { state: 'IDLE', load: 3 } });
+      }),
+    );
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        { field: 'colour', message: 'unknown key' },
+        { field: 'nodes[1].wlm.load', message: 'unknown key' },
+      ]),
+    );
+  });
+
+  it('reports every problem at once, under the given subject', () => {
+    const input = withEdit((s) => {
+      Object.assign(s.nodes[0]!, { nid: -1 });
+      s.groups['failed-nodes'].push('nobody');
+    });
+    expect(() => parseSiteDefinition(input, 'site file lab.yaml')).toThrow(/^Invalid site file lab\.yaml: .*nodes\[0\]\.nid.*groups\.failed-nodes\[0\]/);
+  });
+
+  it('rejects a document that is not a mapping', () => {
+    expect(problemsOf(['nodes'])).toHaveLength(1);
+    expect(problemsOf(null)).toHaveLength(1);
+  });
+});
+
+describe('loadSiteFile', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'site-file-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  const write = async (name: string, text: string) => {
+    const path = join(dir, name);
+    await writeFile(path, text);
+    return path;
+  };
+
+  it('reads YAML and JSON to the same definition', async () => {
+    const yamlPath = await write(
+      'site.yaml',
+      [
+        'nodes:',
+        '  - name: x3000c0s1b0n0',
+        '    nid: 1',
+        '    rack: x3000',
+        '    tags: [compute]',
+        '    labels: {compute: "true"}',
+        '  - name: x3000c0s2b0n0',
+        '    nid: 2',
+        '    wlm: {state: ALLOCATED, busySeconds: 30}',
+        '    faults: {boot: fail}',
+        'groups:',
+        '  slurm-nodes: [x3000c0s2b0n0, x3000c0s1b0n0]',
+        '  failed-nodes: []',
+        'bootTemplates: [cos-2.4]',
+      ].join('\n'),
+    );
+    const jsonPath = await write('site.json', JSON.stringify(validSite(), null, 2));
+    const fromYaml = await loadSiteFile(yamlPath);
+    expect(fromYaml).toEqual(await loadSiteFile(jsonPath));
+    expect(fromYaml).toEqual(parseSiteDefinition(validSite()));
+  });
+
+  it('names the file and the path of a bad field', async () => {
+    const path = await write('bad.yaml', 'nodes:\n  - name: a\n    nid: 1\n    wlm: {state: NAPPING}\n');
+    const err = await loadSiteFile(path).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidInputError);
+    expect((err as InvalidInputError).subject).toBe(`site file ${path}`);
+    expect((err as InvalidInputError).problems.map((p) => p.field)).toEqual(['nodes[0].wlm.state']);
+  });
+
+  it('gives the line of a YAML syntax error', async () => {
+    const path = await write('broken.yaml', 'nodes:\n  - name: a\n   nid: 1\n');
+    await expect(loadSiteFile(path)).rejects.toThrow(/invalid YAML: .*line 3/);
+  });
+
+  it('gives the line of a JSON syntax error', async () => {
+    const path = await write('broken.json', '{\n  "nodes": [\n    {"name": "a", "nid": 1,}\n  ]\n}\n');
+    await expect(loadSiteFile(path)).rejects.toThrow(/invalid JSON at line 3/);
+  });
+
+  it('rejects duplicate YAML keys', async () => {
+    const path = await write('dup.yaml', 'nodes: []\nnodes: []\n');
+    await expect(loadSiteFile(path)).rejects.toThrow(InvalidInputError);
+  });
+
+  it('reports a file it cannot read as invalid input naming it', async () => {
+    const path = join(dir, 'missing.yaml');
+    await expect(loadSiteFile(path)).rejects.toThrow(new RegExp(`site file ${path}: cannot read it`));
+  });
+});

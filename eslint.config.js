@@ -12,6 +12,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['bin/*.js'],
+    languageOptions: { globals: { process: 'readonly' } },
+  },
+  {
     files: ['lambdas/domain/**/*.ts'],
     rules: {
       // The domain core stays pure: no AWS SDK, no network, no site adapters.

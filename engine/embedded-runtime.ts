@@ -1,7 +1,7 @@
 import { DynamoDbSessionStore } from '../lambdas/adapters/dynamodb/dynamodb-session-store';
 import { createSiteClients } from '../lambdas/adapters/site';
 import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/handlers/rolling-upgrade/dependencies';
-import { createRollingUpgradeHandlers } from '../lambdas/handlers/rolling-upgrade/handlers';
+import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFunctionName } from '../lambdas/handlers/rolling-upgrade/handlers';
 import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition } from '../simulator';
 import { countRequests, startLocalDynamoDb, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
 import { LocalStepFunctions, type LocalFunction } from './local-step-functions';
@@ -25,10 +25,9 @@ export const DEFAULT_TIME_SCALE = 1000;
  * the Lambda handlers in-process, and the workflow files run by the local engine.
  */
 export class EmbeddedRuntime {
-  /** Simulated seconds a Wait state with a data-driven duration lasts (the request's poll interval). */
-  pollSeconds = 30;
-
   private constructor(
+    /** Simulated seconds a Wait state with a data-driven duration lasts (the request's poll interval). */
+    readonly simulatedWait: { pollSeconds: number },
     readonly engine: LocalStepFunctions,
     readonly store: DynamoDbSessionStore,
     readonly simulator: RunningSiteSimulator,
@@ -36,6 +35,7 @@ export class EmbeddedRuntime {
     readonly dynamoDb: LocalDynamoDb,
     readonly dynamoDbRequests: RequestCounter,
     readonly rollingUpgradeArn: string,
+    readonly handlers: Record<RollingUpgradeFunctionName, LambdaHandler>,
     private readonly withdrawAnnouncement: () => Promise<void>,
   ) {}
 
@@ -54,10 +54,10 @@ export class EmbeddedRuntime {
     const functions: Record<string, LocalFunction> = {};
     for (const [name, handler] of Object.entries(handlers)) functions[name] = (payload) => handler(payload as never, {});
 
-    let runtime: EmbeddedRuntime | undefined;
+    const simulatedWait = { pollSeconds: 30 };
     const engine = new LocalStepFunctions({
       functions,
-      waitMs: (_state, seconds) => clock.realMsFor(seconds ?? runtime?.pollSeconds ?? 30),
+      waitMs: (_state, seconds) => clock.realMsFor(seconds ?? simulatedWait.pollSeconds),
     });
     const rollingUpgradeArn = engine.register('rolling-upgrade', WORKFLOW_FILES.rollingUpgrade);
     const withdraw = options.dataDir
@@ -68,8 +68,7 @@ export class EmbeddedRuntime {
           startedAt: new Date().toISOString(),
         })
       : async () => undefined;
-    runtime = new EmbeddedRuntime(engine, store, simulator, clock, dynamoDb, dynamoDbRequests, rollingUpgradeArn, withdraw);
-    return runtime;
+    return new EmbeddedRuntime(simulatedWait, engine, store, simulator, clock, dynamoDb, dynamoDbRequests, rollingUpgradeArn, handlers, withdraw);
   }
 
   async close(): Promise<void> {

@@ -31,8 +31,8 @@ describe('SimClock', () => {
     const clock = new SimClock({ timeScale: 1000 });
     const before = clock.now();
     await new Promise((r) => setTimeout(r, 20));
-    // Only a lower bound: a slow machine may take longer, never shorter.
-    expect(clock.now() - before).toBeGreaterThanOrEqual(clock.realMsFor(0) + 19 * 1000);
+    // Only a lower bound (with timer slack): a slow machine may take longer, never much shorter.
+    expect(clock.now() - before).toBeGreaterThanOrEqual(15 * 1000);
   });
 
   it.each([0, -1, Number.NaN, Infinity])('rejects timeScale %p', (timeScale) => {

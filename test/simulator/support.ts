@@ -1,6 +1,7 @@
 import { createSiteClients, type SiteClients } from '../../lambdas/adapters/site';
 import { startSiteSimulator, type RunningSiteSimulator } from '../../simulator/http-server';
 import { SimClock } from '../../simulator/sim-clock';
+import type { SiteState } from '../../simulator/site-simulator';
 import { parseSiteDefinition, type SiteDefinitionInput } from '../../simulator/site-file';
 
 export interface TestSite {
@@ -8,6 +9,7 @@ export interface TestSite {
   clients: SiteClients & { provisioner: NonNullable<SiteClients['provisioner']> };
   /** Moves simulated time on by `seconds`: the clock is stepped by hand, so tests never sleep. */
   advance(seconds: number): void;
+  state(): SiteState;
   close(): Promise<void>;
 }
 
@@ -30,6 +32,7 @@ export async function startTestSite(input: SiteDefinitionInput): Promise<TestSit
     advance: (seconds) => {
       realMs += seconds * 1000;
     },
+    state: () => site.state(),
     close: () => site.close(),
   };
 }

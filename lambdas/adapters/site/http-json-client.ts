@@ -62,7 +62,8 @@ export class HttpJsonClient {
       status = res.status;
       text = await res.text();
     } catch (err) {
-      const timedOut = err instanceof Error && err.name === 'TimeoutError';
+      // A DOMException, which is not always `instanceof Error` (e.g. across jest realms): match the name.
+      const timedOut = (err as { name?: unknown } | null)?.name === 'TimeoutError';
       // fetch's own message is just "fetch failed"; the cause says why (ECONNREFUSED, ...).
       const why = timedOut ? `timed out after ${this.timeoutMs} ms` : `failed: ${describeError((err as { cause?: unknown }).cause ?? err)}`;
       throw new SiteServiceError(this.service, `${request} ${why}`, undefined, { cause: err });

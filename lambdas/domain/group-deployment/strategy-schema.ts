@@ -17,7 +17,7 @@ function expecting(what: string) {
   };
 }
 
-const stringList = (item: string) => z.array(z.string(expecting(item)), expecting(`a list of ${item}s`));
+const stringList = (item: string) => z.array(z.string(expecting(`a ${item}`)), expecting(`a list of ${item}s`));
 const wholeNumber = (what: string, min: number, max?: number) => {
   const base = z.int(expecting(what)).min(min, expecting(what));
   return max === undefined ? base : base.max(max, expecting(what));
@@ -71,11 +71,10 @@ export const groupSchema = z.strictObject(
   expecting('a group mapping'),
 );
 
-/** The bare form, Shipyard's `data`: `{groups: [...]}`. */
-export const strategyDataSchema = z.strictObject(
-  { groups: z.array(groupSchema, expecting('a list of groups')) },
-  expecting('a mapping with groups'),
-);
+/** The bare form, Shipyard's `data`: `{groups: [...]}`. The id makes the JSON Schema define it once, in $defs. */
+export const strategyDataSchema = z
+  .strictObject({ groups: z.array(groupSchema, expecting('a list of groups')) }, expecting('a mapping with groups'))
+  .meta({ id: 'DeploymentStrategyData' });
 
 /** The whole Deckhand document: `schema`, `metadata` (not interpreted here) and `data`. */
 export const strategyDocumentSchema = z.strictObject(

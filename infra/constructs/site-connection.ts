@@ -1,0 +1,58 @@
+import { CfnParameter, SecretValue, Stack, Validations, type CfnParameterProps } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import { ENVIRONMENT } from '../../lambdas/entrypoints/environment';
+
+/**
+ * The site services the functions talk to, as stack parameters, so that one synthesized template
+ * deploys to any site. `environment` is what every function gets.
+ */
+export class SiteConnection extends Construct {
+  readonly environment: Record<string, string>;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    // The scope is the stack, so the parameters keep their plain logical ids (WorkloadManagerUrl, ...).
+    const parameter = (name: string, props: CfnParameterProps) =>
+      new CfnParameter(scope, name, { type: 'String', ...props }).valueAsString;
+
+    const workloadManagerUrl = parameter('WorkloadManagerUrl', { description: 'Base URL of slurmrestd.', allowedPattern: '^https?://.+' });
+    const slurmApiVersion = parameter('SlurmApiVersion', {
+      description: "slurmrestd's data_parser version (v0.0.40 is gone from Slurm 25.11).",
+      default: 'v0.0.41',
+      allowedPattern: '^v\\d+\\.\\d+\\.\\d+$',
+    });
+    const slurmUserName = parameter('SlurmUserName', {
+      description: 'Sent as X-SLURM-USER-NAME; leave empty unless the token is a SlurmUser token acting for this user.',
+      default: '',
+    });
+    const slurmTokenSecretArn = parameter('SlurmTokenSecretArn', {
+      description: 'ARN of the Secrets Manager secret whose SecretString is the Slurm JWT (sent as X-SLURM-USER-TOKEN).',
+      allowedPattern: '^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\\d{12}:secret:.+',
+    });
+    // The name trips the "looks like a password" check, but the value is an ARN: NoEcho would only hide which
+    // secret is used. The check reports on the stack, not the parameter, so that is where it is acknowledged.
+    Validations.of(Stack.of(this)).acknowledge({
+      id: 'CloudFormation-Validate::W2509',
+      reason: 'SlurmTokenSecretArn holds the ARN of the secret, not the secret.',
+    });
+    const bootServiceUrl = parameter('BootServiceUrl', { description: 'Base URL of the boot service (BOS).', allowedPattern: '^https?://.+' });
+    const inventoryUrl = parameter('InventoryUrl', { description: 'Base URL of the hardware inventory (HSM).', allowedPattern: '^https?://.+' });
+
+    // The functions read the token from SLURM_TOKEN only. A CloudFormation dynamic reference keeps the JWT
+    // out of the template and out of cdk.out: CloudFormation resolves it at deploy time. The resolved value
+    // still lands in the function configuration (KMS-encrypted at rest, readable with
+    // lambda:GetFunctionConfiguration), and a rotated token reaches the functions only on the next deploy.
+    // Reading the secret at cold start instead needs a change in lambdas/entrypoints/environment.ts.
+    const slurmToken = SecretValue.secretsManager(slurmTokenSecretArn).unsafeUnwrap();
+
+    this.environment = {
+      [ENVIRONMENT.workloadManagerUrl]: workloadManagerUrl,
+      [ENVIRONMENT.slurmApiVersion]: slurmApiVersion,
+      // Empty counts as unset for the functions (dependenciesFromEnvironment tests truthiness).
+      [ENVIRONMENT.slurmUserName]: slurmUserName,
+      [ENVIRONMENT.slurmToken]: slurmToken,
+      [ENVIRONMENT.bootServiceUrl]: bootServiceUrl,
+      [ENVIRONMENT.inventoryUrl]: inventoryUrl,
+    };
+  }
+}

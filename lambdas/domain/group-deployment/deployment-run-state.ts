@@ -1,0 +1,74 @@
+/**
+ * The state of one deployment run: a stage per group and per node, plain JSON so a workflow can
+ * keep it between steps. Functions here return a new state; none mutates its input.
+ */
+import { plannedGroup, type DeploymentPlan } from './deployment-plan';
+import { UnknownDeploymentGroupError } from './errors';
+import { descendantsOf } from './graph-algorithms';
+import { transitionStage, type DeploymentStage } from './stages';
+import type { CriterionFailure } from './success-criteria';
+
+export interface GroupRunState {
+  stage: DeploymentStage;
+  /** The criteria the group missed in the phase that failed it. */
+  failures: readonly CriterionFailure[];
+  /** Set when the group failed because a group it depends on, directly or not, failed. */
+  blockedBy?: string;
+}
+
+export interface DeploymentRunState {
+  groups: Readonly<Record<string, GroupRunState>>;
+  nodes: Readonly<Record<string, DeploymentStage>>;
+}
+
+export function startDeploymentRun(plan: DeploymentPlan): DeploymentRunState {
+  return {
+    groups: Object.fromEntries(plan.order.map((name) => [name, { stage: 'NOT_STARTED', failures: [] }])),
+    nodes: Object.fromEntries(plan.nodes.map((node) => [node, 'NOT_STARTED'])),
+  };
+}
+
+export function groupRunState(state: DeploymentRunState, group: string): GroupRunState {
+  const found = Object.hasOwn(state.groups, group) ? state.groups[group] : undefined;
+  if (!found) throw new UnknownDeploymentGroupError(group);
+  return found;
+}
+
+/** A node no group picks has never started. */
+export function nodeRunStage(state: DeploymentRunState, node: string): DeploymentStage {
+  return (Object.hasOwn(state.nodes, node) ? state.nodes[node] : undefined) ?? 'NOT_STARTED';
+}
+
+/**
+ * NOT_STARTED groups whose dependencies are all DEPLOYED, in deployment order. A group whose
+ * dependency failed is never ready: cascadeFailure has already failed it.
+ */
+export function readyGroups(plan: DeploymentPlan, state: DeploymentRunState): string[] {
+  return plan.order.filter(
+    (name) =>
+      groupRunState(state, name).stage === 'NOT_STARTED' &&
+      plannedGroup(plan, name).dependsOn.every((dependency) => groupRunState(state, dependency).stage === 'DEPLOYED'),
+  );
+}
+
+/**
+ * Fails `group` (with the criteria it missed) and every group that depends on it, directly or
+ * not; those record `blockedBy: group`. Descendants that already failed are left as they are.
+ */
+export function cascadeFailure(
+  plan: DeploymentPlan,
+  state: DeploymentRunState,
+  group: string,
+  failures: readonly CriterionFailure[] = [],
+): DeploymentRunState {
+  const groups = new Map(Object.entries(state.groups));
+  const fail = (name: string, update: Omit<GroupRunState, 'stage'>) => {
+    const stage = transitionStage(`group ${name}`, groupRunState(state, name).stage, 'FAILED');
+    groups.set(name, { ...update, stage });
+  };
+  fail(group, { failures });
+  for (const descendant of descendantsOf(group, (name) => plannedGroup(plan, name).dependants)) {
+    if (groupRunState(state, descendant).stage !== 'FAILED') fail(descendant, { failures: [], blockedBy: group });
+  }
+  return { ...state, groups: Object.fromEntries(groups) };
+}

@@ -1,0 +1,106 @@
+/**
+ * What a run does next, and what a phase's result does to it. Groups go one at a time, as in
+ * Shipyard: a group is prepared, then deployed, before the next ready group starts.
+ */
+import { plannedGroup, type DeploymentPlan } from './deployment-plan';
+import { summarizeDeploymentRun, type DeploymentRunResult } from './deployment-run-result';
+import {
+  cascadeFailure,
+  groupRunState,
+  nodeRunStage,
+  readyGroups,
+  type DeploymentRunState,
+} from './deployment-run-state';
+import { UnexpectedPhaseResultError } from './errors';
+import { nodeBatches } from './node-batches';
+import { stageAfter, transitionStage, type DeploymentPhase, type DeploymentStage } from './stages';
+import { countPhaseSuccesses, evaluateSuccessCriteria } from './success-criteria';
+
+export interface PhaseAction {
+  type: DeploymentPhase;
+  group: string;
+  /** May be empty (every node handled earlier): report an empty result and the group is evaluated at once. */
+  nodes: string[];
+  /** `nodes` split by the group's concurrency, to submit one batch after another. */
+  batches: string[][];
+}
+
+export type DeploymentAction = PhaseAction | { type: 'DONE'; result: DeploymentRunResult };
+
+/** Deploy the prepared group if there is one, else prepare the first ready group, else DONE. */
+export function nextDeploymentAction(plan: DeploymentPlan, state: DeploymentRunState): DeploymentAction {
+  const prepared = plan.order.find((name) => groupRunState(state, name).stage === 'PREPARED');
+  const [ready] = readyGroups(plan, state);
+  const [group, phase] = prepared ? [prepared, 'DEPLOY' as const] : ready ? [ready, 'PREPARE' as const] : [];
+  if (!group || !phase) return { type: 'DONE', result: summarizeDeploymentRun(plan, state) };
+  const nodes = phaseNodes(plan, state, group, phase);
+  return { type: phase, group, nodes, batches: nodeBatches(nodes, plannedGroup(plan, group).concurrency) };
+}
+
+/**
+ * The nodes a phase submits: the group's actionable nodes still at the stage the phase starts from
+ * (NOT_STARTED to prepare; PREPARED to deploy, so nodes that failed to prepare are left out).
+ */
+export function phaseNodes(
+  plan: DeploymentPlan,
+  state: DeploymentRunState,
+  group: string,
+  phase: DeploymentPhase,
+): string[] {
+  const from: DeploymentStage = phase === 'PREPARE' ? 'NOT_STARTED' : 'PREPARED';
+  return plannedGroup(plan, group).actionableNodes.filter((node) => nodeRunStage(state, node) === from);
+}
+
+export interface PhaseResult {
+  group: string;
+  phase: DeploymentPhase;
+  /** Submitted nodes the provisioner reports done. Every other submitted node failed (a timeout included). */
+  succeededNodes: readonly string[];
+}
+
+/**
+ * Records a phase: submitted nodes move on or fail, then the group's success criteria are judged
+ * over all its nodes. A miss fails the group and everything depending on it (deploy is skipped).
+ * Reported nodes that were not submitted are ignored. Throws UnexpectedPhaseResultError for a
+ * group not waiting for this phase (e.g. a replayed result).
+ */
+export function applyPhaseResult(
+  plan: DeploymentPlan,
+  state: DeploymentRunState,
+  result: PhaseResult,
+): DeploymentRunState {
+  const { group, phase } = result;
+  const planned = plannedGroup(plan, group);
+  const groupStage = groupRunState(state, group).stage;
+  expectPhase(plan, state, group, phase, groupStage);
+
+  const succeeded = new Set(result.succeededNodes);
+  const nodes = new Map(Object.entries(state.nodes));
+  for (const node of phaseNodes(plan, state, group, phase)) {
+    const to = succeeded.has(node) ? stageAfter(phase) : 'FAILED';
+    nodes.set(node, transitionStage(`node ${node}`, nodeRunStage(state, node), to));
+  }
+  const withNodes: DeploymentRunState = { ...state, nodes: Object.fromEntries(nodes) };
+
+  const counts = countPhaseSuccesses(planned.nodes, (node) => nodes.get(node) ?? 'NOT_STARTED', phase);
+  const failures = evaluateSuccessCriteria(planned.successCriteria, counts);
+  if (failures.length > 0) return cascadeFailure(plan, withNodes, group, failures);
+  const stage = transitionStage(`group ${group}`, groupStage, stageAfter(phase));
+  return { ...withNodes, groups: { ...state.groups, [group]: { stage, failures: [] } } };
+}
+
+function expectPhase(
+  plan: DeploymentPlan,
+  state: DeploymentRunState,
+  group: string,
+  phase: DeploymentPhase,
+  stage: DeploymentStage,
+): void {
+  if (phase === 'DEPLOY' && stage !== 'PREPARED') {
+    throw new UnexpectedPhaseResultError(group, phase, stage, 'only a PREPARED group is deployed');
+  }
+  if (phase === 'PREPARE' && !readyGroups(plan, state).includes(group)) {
+    const reason = stage === 'NOT_STARTED' ? 'its dependencies are not all DEPLOYED' : `it is already ${stage}`;
+    throw new UnexpectedPhaseResultError(group, phase, stage, reason);
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * Group deployment's pure core: read a DeploymentStrategy, plan it against an inventory, and step
+ * a run through it. No I/O; the workflow supplies the inventory and the provisioner's results.
+ */
+export { parseDeploymentStrategy } from './parse-strategy';
+export { defaultDeploymentStrategy, deploymentStrategyForNodes, parseNodeNameList, DEFAULT_GROUP_NAME } from './default-strategy';
+export {
+  deploymentStrategyJsonSchema,
+  DEPLOYMENT_STRATEGY_SCHEMA_ID,
+  DEFAULT_NODE_CONCURRENCY,
+} from './strategy-schema';
+export type {
+  DeploymentStrategy,
+  StrategyGroup,
+  GroupSelector,
+  NodeLabel,
+  SuccessCriteria,
+  NodeConcurrency,
+} from './strategy';
+export { findDependencyProblems, type GroupDependencies } from './dependency-problems';
+export { resolveSelectors, findUnknownNodeNames, type UnknownNodeName } from './selectors';
+export {
+  evaluateSuccessCriteria,
+  countPhaseSuccesses,
+  successPercentForDisplay,
+  type CriterionFailure,
+  type SuccessCriterionName,
+  type NodeCounts,
+} from './success-criteria';
+export {
+  DEPLOYMENT_STAGES,
+  canTransition,
+  transitionStage,
+  stageAfter,
+  isSuccessfulAfter,
+  type DeploymentStage,
+  type DeploymentPhase,
+} from './stages';
+export { planDeployment, plannedGroup, type DeploymentPlan, type PlannedGroup } from './deployment-plan';
+export { nodeBatches } from './node-batches';
+export {
+  startDeploymentRun,
+  readyGroups,
+  cascadeFailure,
+  groupRunState,
+  nodeRunStage,
+  type DeploymentRunState,
+  type GroupRunState,
+} from './deployment-run-state';
+export {
+  nextDeploymentAction,
+  phaseNodes,
+  applyPhaseResult,
+  type DeploymentAction,
+  type PhaseAction,
+  type PhaseResult,
+} from './deployment-run-step';
+export { summarizeDeploymentRun, type DeploymentRunResult, type GroupRunResult } from './deployment-run-result';
+export { previewDeploymentPlan, type DeploymentPlanPreview, type GroupPreview } from './plan-preview';
+export { deploymentPlanMermaid } from './plan-mermaid';
+export * from './errors';

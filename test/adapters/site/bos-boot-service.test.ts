@@ -1,0 +1,145 @@
+import { SiteServiceError } from '../../../lambdas/domain/errors';
+import { nodeNames, startTestSite, type TestSite } from '../../simulator/support';
+
+const BOOT = 300;
+const RETURN = 60;
+const [ok, failing, hanging, lost, busy] = nodeNames(5);
+
+describe('BosBootService on the simulator', () => {
+  let t: TestSite;
+  const boot = () => t.clients.bootService;
+  const wlmNode = async (name: string) => (await t.clients.workloadManager.getNodes([name])).get(name)!;
+
+  beforeEach(async () => {
+    t = await startTestSite({
+      nodes: [
+        { name: ok!, nid: 1 },
+        { name: failing!, nid: 2, faults: { boot: 'fail' } },
+        { name: hanging!, nid: 3, faults: { boot: 'hang' } },
+        { name: lost!, nid: 4, faults: { returnToService: 'never' } },
+        { name: busy!, nid: 5, wlm: { state: 'ALLOCATED', busySeconds: BOOT + RETURN + 1000 } },
+      ],
+      groups: { upgrading: [ok!, failing!, hanging!, lost!], healthy: [ok!], busy: [busy!] },
+      bootTemplates: ['cos-2.4'],
+      timing: { bootSeconds: BOOT, returnSeconds: RETURN },
+    });
+  });
+  afterEach(() => t.close());
+
+  it('knows which templates exist', async () => {
+    await expect(boot().templateExists('cos-2.4')).resolves.toBe(true);
+    await expect(boot().templateExists('cos-9')).resolves.toBe(false);
+  });
+
+  it('reboots every node of the limit with its own outcome', async () => {
+    const created = await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'upgrading' });
+    expect(created).toEqual({ name: 's1', status: 'running', nodes: { [ok!]: 'booting', [failing!]: 'booting', [hanging!]: 'booting', [lost!]: 'booting' } });
+    expect(await wlmNode(ok!)).toMatchObject({ base: 'DOWN', flags: ['NOT_RESPONDING'] });
+
+    t.advance(BOOT - 1);
+    expect(Object.values((await boot().getSession('s1'))!.nodes)).toEqual(['booting', 'booting', 'booting', 'booting']);
+
+    t.advance(1);
+    const booted = (await boot().getSession('s1'))!;
+    expect(booted.nodes).toEqual({ [ok!]: 'succeeded', [failing!]: 'failed', [hanging!]: 'booting', [lost!]: 'succeeded' });
+    // A hung node keeps the session running for ever: the caller's boot timeout has to end it.
+    expect(booted.status).toBe('running');
+    // slurmd has not registered yet.
+    expect(await wlmNode(ok!)).toMatchObject({ base: 'DOWN', flags: ['NOT_RESPONDING'], bootTime: undefined });
+
+    t.advance(RETURN);
+    const returned = await t.clients.workloadManager.getNodes([ok!, failing!, hanging!, lost!]);
+    expect(returned.get(ok!)).toMatchObject({ base: 'IDLE', flags: [] });
+    for (const name of [failing!, hanging!, lost!]) expect(returned.get(name)).toMatchObject({ base: 'DOWN', flags: ['NOT_RESPONDING'] });
+
+    t.advance(365 * 24 * 3600);
+    expect((await boot().getSession('s1'))!.nodes[hanging!]).toBe('booting');
+    expect((await wlmNode(lost!)).base).toBe('DOWN');
+    expect(t.state().nodes[lost!]!.wlmState).toBe('DOWN*');
+  });
+
+  it('completes a session once every node has succeeded or failed', async () => {
+    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: `${ok},${failing}` });
+    t.advance(BOOT);
+    expect(await boot().getSession('s1')).toEqual({ name: 's1', status: 'complete', nodes: { [ok!]: 'succeeded', [failing!]: 'failed' } });
+  });
+
+  it('sets bootTime only when slurmd registers after a real reboot, and keeps the drain across it', async () => {
+    await t.clients.workloadManager.drain(ok!, 'rolling-upgrade');
+    await t.clients.workloadManager.resume(ok!);
+    await t.clients.workloadManager.drain(ok!, 'rolling-upgrade');
+    expect((await wlmNode(ok!)).bootTime).toBeUndefined();
+
+    const requestedAt = t.site.simulator.clock.now();
+    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'healthy' });
+    t.advance(BOOT + RETURN);
+    expect(await wlmNode(ok!)).toEqual({
+      name: ok,
+      base: 'IDLE',
+      flags: ['DRAIN'],
+      reason: 'rolling-upgrade',
+      bootTime: requestedAt + (BOOT + RETURN) * 1000,
+    });
+    expect(t.state().nodes[ok!]).toMatchObject({ wlmState: 'DRAINED', bootCount: 1 });
+  });
+
+  it('kills the job of a busy node it reboots, and the killed job does not come back', async () => {
+    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: `${busy},${ok}` });
+    expect(t.state().nodes[busy!]!.killedJobs).toBe(1);
+    expect(t.state().nodes[ok!]!.killedJobs).toBe(0);
+
+    t.advance(BOOT + RETURN);
+    expect((await wlmNode(busy!)).base).toBe('IDLE');
+    // Past the killed job's old end time nothing changes.
+    t.advance(2000);
+    expect(t.state().nodes[busy!]!.wlmState).toBe('IDLE');
+  });
+
+  it('records a violation when a node still booting is put in another session', async () => {
+    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'healthy' });
+    t.advance(BOOT / 2);
+    await boot().createSession({ name: 's2', operation: 'reboot', templateName: 'cos-2.4', limit: `${ok},${lost}` });
+    const { violations } = t.state();
+    expect(violations).toHaveLength(1);
+    expect(violations[0]).toMatch(new RegExp(`${ok}.*'s2'.*'s1'`));
+
+    // The superseded boot's registration is ignored: the node returns after the second boot only.
+    const secondAt = t.site.simulator.clock.now();
+    t.advance(BOOT / 2 + RETURN);
+    expect((await wlmNode(ok!)).base).toBe('DOWN');
+    t.advance(BOOT / 2);
+    expect((await wlmNode(ok!)).bootTime).toBe(secondAt + (BOOT + RETURN) * 1000);
+  });
+
+  it('records no violation for sessions that follow one another', async () => {
+    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'healthy' });
+    t.advance(BOOT);
+    await boot().createSession({ name: 's2', operation: 'reboot', templateName: 'cos-2.4', limit: 'healthy' });
+    t.advance(BOOT + RETURN);
+    expect(t.state()).toMatchObject({ violations: [], nodes: { [ok!]: { bootCount: 2, wlmState: 'IDLE' } } });
+  });
+
+  it('treats creating the same session name again as the same session', async () => {
+    const request = { name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'healthy' } as const;
+    const first = await boot().createSession(request);
+    t.advance(BOOT);
+    const again = await boot().createSession(request);
+    expect(again).toEqual({ ...first, status: 'complete', nodes: { [ok!]: 'succeeded' } });
+    expect(t.state().nodes[ok!]!.bootCount).toBe(1);
+    expect(t.state().violations).toEqual([]);
+  });
+
+  it('returns undefined for a session that does not exist', async () => {
+    await expect(boot().getSession('nope')).resolves.toBeUndefined();
+  });
+
+  it('fails with a SiteServiceError for an unknown template or limit', async () => {
+    for (const change of [{ templateName: 'cos-9' }, { limit: 'no-such-group' }]) {
+      const err = await boot()
+        .createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'healthy', ...change })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SiteServiceError);
+      expect(err).toMatchObject({ service: 'boot-service', status: 400 });
+    }
+  });
+});

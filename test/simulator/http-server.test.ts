@@ -1,0 +1,162 @@
+import { startTestSite, type TestSite } from './support';
+
+const NODES = ['x3000c0s1b0n0', 'x3000c0s2b0n0', 'x3000c0s3b0n0'];
+
+describe('site simulator HTTP API', () => {
+  let t: TestSite;
+  const call = async (method: string, path: string, body?: unknown, raw?: string) => {
+    const res = await fetch(t.site.url + path, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  beforeEach(async () => {
+    t = await startTestSite({
+      nodes: NODES.map((name, i) => ({ name, nid: i + 1, wlm: i === 0 ? { state: 'ALLOCATED', busySeconds: 100 } : undefined })),
+      groups: { compute: NODES },
+      bootTemplates: ['cos-2.4'],
+      timing: { bootSeconds: 10, returnSeconds: 5 },
+    });
+  });
+  afterEach(() => t.close());
+
+  describe('slurmrestd', () => {
+    it.each(['v0.0.41', 'v0.0.42', 'v0.0.43'])('serves nodes under %s', async (version) => {
+      const { status, body } = await call('GET', `/slurm/${version}/nodes`);
+      expect(status).toBe(200);
+      expect((body.nodes as { name: string }[]).map((n) => n.name)).toEqual(NODES);
+      expect(body.errors).toEqual([]);
+    });
+
+    it('does not serve versions outside v0.0.4x', async () => {
+      expect((await call('GET', '/slurm/v0.0.39/nodes')).status).toBe(404);
+    });
+
+    it('describes a node as slurmrestd v0.0.41 does', async () => {
+      const { body } = await call('GET', `/slurm/v0.0.41/node/${NODES[0]}`);
+      expect(body.nodes).toEqual([{ name: NODES[0], state: ['ALLOCATED'], reason: '', boot_time: { set: false, infinite: false, number: 0 } }]);
+    });
+
+    it('answers 404 with an errors list for an unknown node', async () => {
+      const { status, body } = await call('GET', '/slurm/v0.0.41/node/nope');
+      expect(status).toBe(404);
+      expect(body.errors).toEqual([expect.objectContaining({ error: expect.stringContaining('nope') })]);
+    });
+
+    it.each([
+      ['a DRAIN without a reason', { state: ['DRAIN'] }],
+      ['a FAIL with a blank reason', { state: ['FAIL'], reason: ' ' }],
+      ['an unsupported state', { state: ['REBOOT'] }],
+      ['two states at once', { state: ['DRAIN', 'RESUME'], reason: 'x' }],
+      ['a state that is not a list', { state: 'DRAIN', reason: 'x' }],
+    ])('refuses %s with 400', async (_case, body) => {
+      const res = await call('POST', `/slurm/v0.0.41/node/${NODES[1]}`, body);
+      expect(res.status).toBe(400);
+      expect(t.state().nodes[NODES[1]!]).toMatchObject({ drainCount: 0, failCount: 0, wlmState: 'IDLE' });
+    });
+  });
+
+  describe('requests', () => {
+    it('answers 400 to a body that is not JSON, in the service error shape', async () => {
+      const res = await call('POST', '/bos/v2/sessions', undefined, '{"name": ');
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/not valid JSON/);
+    });
+
+    it('answers 400 to a POST without a body', async () => {
+      expect((await call('POST', '/hsm/v2/groups')).status).toBe(400);
+    });
+
+    it('answers 404 to unknown paths and 405 to a wrong method', async () => {
+      expect((await call('GET', '/nothing/here')).status).toBe(404);
+      expect((await call('GET', '/hsm/v2/nothing')).status).toBe(404);
+      expect((await call('DELETE', '/bos/v2/sessions')).status).toBe(405);
+    });
+
+    it('decodes path segments', async () => {
+      await call('POST', '/hsm/v2/groups', { label: 'odd label/x' });
+      const res = await call('GET', `/hsm/v2/groups/${encodeURIComponent('odd label/x')}`);
+      expect(res.body).toMatchObject({ label: 'odd label/x', members: { ids: [] } });
+    });
+  });
+
+  describe('BOS', () => {
+    const session = { name: 's1', operation: 'reboot', template_name: 'cos-2.4', limit: 'compute' };
+
+    it('creates a session (201) and refuses the same name again (409)', async () => {
+      const created = await call('POST', '/bos/v2/sessions', session);
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({ name: 's1', template_name: 'cos-2.4', limit: 'compute', status: { status: 'running' } });
+      expect(Object.keys(created.body.components as object)).toEqual(NODES);
+      expect((await call('POST', '/bos/v2/sessions', session)).status).toBe(409);
+      expect(t.state().nodes[NODES[0]!]!.bootCount).toBe(1);
+    });
+
+    it.each([
+      ['an unknown template', { template_name: 'cos-9' }, /template 'cos-9'/],
+      ['an unknown limit group', { limit: 'no-such-group' }, /neither a group nor a node/],
+      ['a limit naming unknown nodes', { limit: `${NODES[0]},ghost` }, /ghost/],
+      ['an operation other than reboot', { operation: 'shutdown' }, /operation/],
+    ])('refuses %s with 400 and boots nothing', async (_case, change, detail) => {
+      const res = await call('POST', '/bos/v2/sessions', { ...session, ...change });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(detail);
+      expect(Object.values(t.state().nodes).map((n) => n.bootCount)).toEqual([0, 0, 0]);
+      expect((await call('GET', '/bos/v2/sessions/s1')).status).toBe(404);
+    });
+
+    it('serves templates and answers 404 for unknown ones', async () => {
+      expect((await call('GET', '/bos/v2/sessiontemplates/cos-2.4')).status).toBe(200);
+      expect((await call('GET', '/bos/v2/sessiontemplates/cos-9')).status).toBe(404);
+    });
+  });
+
+  describe('HSM', () => {
+    it('creates, edits and deletes groups with HSM status codes', async () => {
+      expect((await call('POST', '/hsm/v2/groups', { label: 'new', members: { ids: [NODES[2], NODES[0]] } })).status).toBe(201);
+      expect((await call('POST', '/hsm/v2/groups', { label: 'new' })).status).toBe(409);
+      expect((await call('POST', '/hsm/v2/groups/new/members', { id: NODES[0] })).status).toBe(409);
+      expect((await call('POST', '/hsm/v2/groups/new/members', { id: NODES[1] })).status).toBe(201);
+      expect((await call('POST', '/hsm/v2/groups/new/members', { id: 'ghost' })).status).toBe(400);
+      expect((await call('GET', '/hsm/v2/groups/new')).body.members).toEqual({ ids: [NODES[2], NODES[0], NODES[1]] });
+      expect((await call('DELETE', `/hsm/v2/groups/new/members/${NODES[0]}`)).status).toBe(200);
+      expect((await call('DELETE', `/hsm/v2/groups/new/members/${NODES[0]}`)).status).toBe(404);
+      expect((await call('DELETE', '/hsm/v2/groups/new')).status).toBe(200);
+      const missing = await call('GET', '/hsm/v2/groups/new');
+      expect(missing.status).toBe(404);
+      expect(missing.body.detail).toMatch(/new/);
+    });
+
+    it('lists groups and inventory nodes', async () => {
+      const groups = await call('GET', '/hsm/v2/groups');
+      expect(groups.body).toEqual([{ label: 'compute', description: '', tags: [], members: { ids: NODES } }]);
+      const nodes = await call('GET', '/inventory/v1/nodes');
+      expect((nodes.body.nodes as { name: string; role: string }[]).map((n) => [n.name, n.role])).toEqual(NODES.map((n) => [n, 'Compute']));
+    });
+  });
+
+  describe('provisioner', () => {
+    it.each([
+      ['an unknown node', { name: 'a', action: 'prepare', nodes: ['ghost'] }],
+      ['an unknown action', { name: 'a', action: 'destroy', nodes: [NODES[0]] }],
+      ['no node list', { name: 'a', action: 'deploy' }],
+    ])('refuses %s with 400', async (_case, body) => {
+      expect((await call('POST', '/provisioner/v1/actions', body)).status).toBe(400);
+      expect((await call('GET', '/provisioner/v1/actions/a')).status).toBe(404);
+    });
+  });
+
+  describe('control', () => {
+    it('reports simulated time and the same state as state()', async () => {
+      t.advance(42);
+      const time = await call('GET', '/sim/time');
+      expect(time.body.now).toBe(t.site.simulator.clock.startAt + 42_000);
+      const state = await call('GET', '/sim/state');
+      expect(state.body).toEqual(JSON.parse(JSON.stringify(t.state())));
+      expect(state.body.groups).toEqual({ compute: NODES });
+    });
+  });
+});

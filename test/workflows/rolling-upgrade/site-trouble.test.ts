@@ -1,0 +1,82 @@
+import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import { startRollingUpgrade } from '../../../engine/run-rolling-upgrade';
+import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
+import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';
+
+describe('rolling upgrade when the site is in trouble', () => {
+  let runtime: EmbeddedRuntime | undefined;
+  afterEach(async () => {
+    await runtime?.close();
+    runtime = undefined;
+  });
+
+  it('posts a message for a missing group and goes on once the group exists', async () => {
+    runtime = await startTestRuntime({ site: buildSite(4, { groups: { compute: [0, 1, 2, 3].map(nodeName), upgrading: [] } }) });
+    const run = startRollingUpgrade(runtime, upgradeRequest());
+    const message = await eventually(async () => {
+      const messages = await runtime!.store.listMessages(run.upgradeId);
+      return messages.find((m) => m.includes("failed to obtain Node Group named 'failed'"));
+    }, 'the missing-group message');
+    expect(message).toBe("Processing step 0 in stage STARTING failed - failed to obtain Node Group named 'failed'");
+    // Nothing was touched while the group was missing.
+    expect(runtime.simulator.state().nodes[nodeName(0)]!.drainCount).toBe(0);
+
+    const created = await fetch(`${runtime.simulator.url}/hsm/v2/groups`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ label: 'failed', members: { ids: [] } }),
+    });
+    expect(created.status).toBe(201);
+    const outcome = await run.outcome;
+
+    expect(outcome.status).toBe('SUCCEEDED');
+    const session = await runtime.store.getSession(run.upgradeId);
+    expect(session).toMatchObject({ state: 'READY', completed: true });
+  });
+
+  it('rides out site API errors with retries and completes', async () => {
+    runtime = await startTestRuntime({
+      site: buildSite(4, {
+        apiFaults: [
+          { service: 'boot-service', method: 'POST', status: 503, count: 2 },
+          { service: 'workload-manager', method: 'GET', status: 500, count: 3, afterCalls: 4 },
+        ],
+      }),
+    });
+    const { report } = await runUpgrade(runtime, upgradeRequest());
+
+    expect(report.completed).toBe(true);
+    expect(report.counts.UPGRADED).toBe(4);
+    expect(report.messages.some((m) => /^Processing step \d+ in stage \w+ failed - boot-service/.test(m))).toBe(true);
+    for (let i = 0; i < 4; i++) expect(runtime.simulator.state().nodes[nodeName(i)]!.bootCount).toBe(1);
+  });
+
+  it('never lets two sessions work on the same node at once', async () => {
+    // Two sessions whose starting groups share n003..n005, in opposite orders; a job on n004 keeps
+    // B on the shared nodes while A reaches them.
+    const a = [0, 1, 2, 3, 4, 5].map(nodeName);
+    const b = [5, 4, 3, 6, 7, 8].map(nodeName);
+    runtime = await startTestRuntime({
+      site: buildSite(9, {
+        groups: { a, b, upA: [], upB: [], failA: [], failB: [] },
+        node: (i) => (i === 4 ? { wlm: { state: 'ALLOCATED', busySeconds: 600 } } : {}),
+      }),
+    });
+    const common = { upgradeStepSize: 3 };
+    const runA = startRollingUpgrade(runtime, upgradeRequest({ ...common, startingLabel: 'a', upgradingLabel: 'upA', failedLabel: 'failA' }));
+    const runB = startRollingUpgrade(runtime, upgradeRequest({ ...common, startingLabel: 'b', upgradingLabel: 'upB', failedLabel: 'failB' }));
+    const [outA, outB] = await Promise.all([runA.outcome, runB.outcome]);
+
+    expect([outA.status, outB.status]).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+    const site = runtime.simulator.state();
+    expect(site.violations).toEqual([]);
+    for (const name of [3, 4, 5].map(nodeName)) expect(site.nodes[name]!.bootCount).toBe(2);
+    for (const name of [0, 1, 2, 6, 7, 8].map(nodeName)) expect(site.nodes[name]!.bootCount).toBe(1);
+    const [nodesA, nodesB] = await Promise.all([runtime.store.listNodes(runA.upgradeId), runtime.store.listNodes(runB.upgradeId)]);
+    expect(nodesA.every((n) => n.status === 'UPGRADED')).toBe(true);
+    expect(nodesB.every((n) => n.status === 'UPGRADED')).toBe(true);
+    const messages = [...(await runtime.store.listMessages(runA.upgradeId)), ...(await runtime.store.listMessages(runB.upgradeId))];
+    expect(messages.some((m) => m.includes('waits for nodes locked by session'))).toBe(true);
+    expect((await runtime.store.getLockOwners([...a, ...b])).size).toBe(0);
+  });
+});

@@ -30,7 +30,7 @@ export interface SiteState {
 
 /** The simulated site: its four services sharing one simulated timeline. */
 export class SiteSimulator {
-  readonly timeline: Timeline;
+  private readonly timeline: Timeline;
   readonly workloadManager: WorkloadManagerModel;
   readonly inventory: InventoryModel;
   readonly bootService: BootServiceModel;

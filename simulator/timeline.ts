@@ -32,9 +32,4 @@ export class Timeline {
   at(at: number, run: (at: number) => void): void {
     this.queue.push({ at, run });
   }
-
-  /** Events still to come (for tests and diagnostics). */
-  get pending(): number {
-    return this.queue.size;
-  }
 }

@@ -9,7 +9,6 @@ export type ProvisionOutcome = 'pending' | 'running' | 'succeeded' | 'failed';
 export interface ProvisionActionRecord {
   name: string;
   action: ProvisionActionKind;
-  createdAt: number;
   status: 'running' | 'complete';
   nodes: Record<string, ProvisionOutcome>;
 }
@@ -17,7 +16,6 @@ export interface ProvisionActionRecord {
 interface Action {
   name: string;
   action: ProvisionActionKind;
-  createdAt: number;
   nodes: Map<string, ProvisionOutcome>;
   finished: number;
 }
@@ -57,7 +55,7 @@ export class ProvisionerModel {
     if (this.actions.has(request.name)) throw new SimRequestError(409, `action '${request.name}' already exists`);
     const unknown = request.nodes.filter((n) => !this.faults.has(n));
     if (unknown.length > 0) throw new SimRequestError(400, `unknown nodes: ${unknown.join(', ')}`);
-    const action: Action = { name: request.name, action: request.action, createdAt: now, nodes: new Map(), finished: 0 };
+    const action: Action = { name: request.name, action: request.action, nodes: new Map(), finished: 0 };
     this.actions.set(action.name, action);
     for (const node of new Set(request.nodes)) this.run(action, node, now);
     return toRecord(action);
@@ -90,7 +88,6 @@ function toRecord(action: Action): ProvisionActionRecord {
   return {
     name: action.name,
     action: action.action,
-    createdAt: action.createdAt,
     status: action.finished === action.nodes.size ? 'complete' : 'running',
     nodes: Object.fromEntries(action.nodes),
   };

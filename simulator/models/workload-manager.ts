@@ -77,10 +77,6 @@ export class WorkloadManagerModel {
     }
   }
 
-  has(name: string): boolean {
-    return this.nodes.has(name);
-  }
-
   get(name: string): WlmNodeSnapshot | undefined {
     this.timeline.sync();
     const node = this.nodes.get(name);

@@ -62,8 +62,8 @@ describe('parseSiteDefinition', () => {
     ['a bad apiFault service', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'dns', status: 503 }] }), 'apiFaults[0].service'],
     ['an apiFault status that is not an error', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'inventory', status: 200 }] }), 'apiFaults[0].status'],
     ['a job on a DRAINED node', (s: Site) => Object.assign(s.nodes[0]!, { wlm: { state: 'DRAINED', busySeconds: 10 } }), 'nodes[0].wlm.busySeconds'],
-    ['a group member that is not a node', (s: Site) => s.groups['slurm-nodes'].push('x9999c0s1b0n0'), 'groups.slurm-nodes[2]'],
-    ['a member listed twice', (s: Site) => s.groups['slurm-nodes'].push('x3000c0s2b0n0'), 'groups.slurm-nodes[2]'],
+    ['a group member that is not a node', (s: Site) => s.groups['slurm-nodes']!.push('x9999c0s1b0n0'), 'groups.slurm-nodes[2]'],
+    ['a member listed twice', (s: Site) => s.groups['slurm-nodes']!.push('x3000c0s2b0n0'), 'groups.slurm-nodes[2]'],
     ['a duplicate node name', (s: Site) => s.nodes.push({ name: 'x3000c0s1b0n0', nid: 7 }), 'nodes[2].name'],
     ['a duplicate nid', (s: Site) => s.nodes.push({ name: 'x3000c0s9b0n0', nid: 2 }), 'nodes[2].nid'],
     ['no nodes', (s: Site) => Object.assign(s, { nodes: [] }), 'nodes'],
@@ -91,7 +91,7 @@ describe('parseSiteDefinition', () => {
   it('reports every problem at once, under the given subject', () => {
     const input = withEdit((s) => {
       Object.assign(s.nodes[0]!, { nid: -1 });
-      s.groups['failed-nodes'].push('nobody');
+      s.groups['failed-nodes']!.push('nobody');
     });
     expect(() => parseSiteDefinition(input, 'site file lab.yaml')).toThrow(/^Invalid site file lab\.yaml: .*nodes\[0\]\.nid.*groups\.failed-nodes\[0\]/);
   });

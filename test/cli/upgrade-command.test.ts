@@ -1,0 +1,127 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { runCli, startCli } from './run-cli';
+
+const names = ['x1000c0s0b0n0', 'x1000c0s0b0n1', 'x1000c0s1b0n0', 'x1000c0s1b0n1'];
+
+function siteYaml(options: { busyFirst?: number; neverReturns?: string } = {}): string {
+  return stringify({
+    nodes: names.map((name, i) => ({
+      name,
+      nid: i + 1,
+      ...(i === 0 && options.busyFirst ? { wlm: { state: 'ALLOCATED', busySeconds: options.busyFirst } } : {}),
+      ...(options.neverReturns === name ? { faults: { returnToService: 'never' } } : {}),
+    })),
+    groups: { compute: names, upgrading: [], failed: [] },
+    bootTemplates: ['cos-2.4'],
+    timing: { bootSeconds: 60, returnSeconds: 10 },
+  });
+}
+
+const baseArgs = ['--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--template', 'cos-2.4'];
+
+describe('rollout upgrade', () => {
+  let dir: string;
+  let site: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-cli-'));
+    site = path.join(dir, 'site.yaml');
+    await writeFile(site, siteYaml({ neverReturns: 'x1000c0s1b0n1' }));
+  });
+
+  it('runs a session to completion and prints it as JSON, with the site state written out', async () => {
+    const stateFile = path.join(dir, 'state.json');
+    const result = await runCli(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--wlm-timeout', '300', '--json', '--site-state-out', stateFile]);
+
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as Record<string, unknown> & { nodes: Record<string, { status: string; reason?: string }> };
+    expect(report).toMatchObject({
+      state: 'READY',
+      completed: true,
+      startingLabel: 'compute',
+      upgradingLabel: 'upgrading',
+      failedLabel: 'failed',
+      upgradeStepSize: 2,
+      upgradeTemplateId: 'cos-2.4',
+      workloadManagerType: 'slurm',
+    });
+    expect(typeof report.upgradeId).toBe('string');
+    expect(report.messages).toContain('Upgrade Session Completed');
+    expect(report.nodes['x1000c0s0b0n0']).toEqual({ status: 'UPGRADED' });
+    expect(report.nodes['x1000c0s1b0n1']).toEqual({ status: 'FAILED', reason: 'upgrading-time-out-wlm-waiting' });
+
+    const state = JSON.parse(await readFile(stateFile, 'utf8')) as { groups: Record<string, string[]>; nodes: Record<string, Record<string, unknown>> };
+    expect(state.groups.failed).toEqual(['x1000c0s1b0n1']);
+    expect(state.nodes['x1000c0s0b0n0']).toEqual({ wlmState: 'IDLE', bootCount: 1 });
+    expect(state.nodes['x1000c0s1b0n1']).toMatchObject({ wlmReason: 'upgrading-time-out-wlm-waiting', bootCount: 1 });
+  });
+
+  it('prints a readable summary without --json', async () => {
+    const result = await runCli(['upgrade', '--site', site, ...baseArgs, '--step-size', '4', '--wlm-timeout', '300']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/completed \(state READY\)/);
+    expect(result.stdout).toMatch(/upgraded 3 \| failed 1/);
+    expect(result.stdout).toMatch(/x1000c0s1b0n1\s+upgrading-time-out-wlm-waiting/);
+  });
+
+  it.each([
+    [['--step-size', '0'], /upgradeStepSize: upgradeStepSize must be at least 1/],
+    [['--step-size', 'two'], /upgradeStepSize/],
+    [['--step-size', '2', '--wlm', 'pbs'], /workloadManagerType/],
+    [['--step-size', '2', '--template', 'cos-9'], /upgradeTemplateId: boot template 'cos-9' does not exist/],
+  ])('exits 2 on invalid input %j, naming the field', async (extra, message) => {
+    const args = ['upgrade', '--site', site, ...baseArgs, ...extra];
+    const result = await runCli(args);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(message);
+  });
+
+  it('exits 2 on a bad site file, naming the path of the problem', async () => {
+    const bad = path.join(dir, 'bad-site.yaml');
+    await writeFile(bad, siteYaml().replace('nid: 2', 'nid: 2\n    colour: blue'));
+    const result = await runCli(['upgrade', '--site', bad, ...baseArgs, '--step-size', '2']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/nodes\[1\]\.colour/);
+  });
+});
+
+describe('rollout session, from a second process', () => {
+  it('lists, cancels and shows a session that another rollout process is running', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-cli-'));
+    const site = path.join(dir, 'site.yaml');
+    await writeFile(site, siteYaml({ busyFirst: 1_000_000 }));
+    const dataDir = path.join(dir, 'data');
+    const upgrade = startCli(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--json', '--data-dir', dataDir]);
+
+    // The session appears to a second process while the first one runs it.
+    let upgradeId: string | undefined;
+    const deadline = Date.now() + 30_000;
+    while (!upgradeId && Date.now() < deadline) {
+      const listed = await runCli(['session', 'list', '--data-dir', dataDir, '--json']);
+      const sessions = listed.code === 0 ? (JSON.parse(listed.stdout) as { upgradeId: string; stage: string }[]) : [];
+      upgradeId = sessions.find((s) => s.stage === 'QUIESCING')?.upgradeId;
+    }
+    expect(upgradeId).toBeDefined();
+
+    const cancel = await runCli(['session', 'cancel', upgradeId!, '--data-dir', dataDir]);
+    expect(cancel.code).toBe(0);
+    expect(cancel.stdout).toMatch(/DELETING: the running upgrade applies the deletion rules/);
+
+    const finished = await upgrade.done;
+    expect(finished.code).toBe(1); // cancelled: not completed
+    expect(JSON.parse(finished.stdout)).toMatchObject({ upgradeId, state: 'DELETED', completed: false });
+
+    // With the first process gone, the session is read from disk.
+    const shown = await runCli(['session', 'get', upgradeId!, '--data-dir', dataDir, '--json']);
+    expect(shown.code).toBe(0);
+    const report = JSON.parse(shown.stdout) as { state: string; counts: Record<string, number> };
+    expect(report.state).toBe('DELETED');
+    expect(report.counts.FAILED).toBe(0);
+
+    const unknown = await runCli(['session', 'get', 'no-such-id', '--data-dir', dataDir]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/no session with id 'no-such-id'/);
+  });
+});

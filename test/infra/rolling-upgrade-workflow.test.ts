@@ -1,0 +1,28 @@
+import { Stack } from 'aws-cdk-lib';
+import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
+import { ROLLING_UPGRADE_FUNCTION_NAMES, type RollingUpgradeFunctionName } from '../../lambdas/handlers/rolling-upgrade/handlers';
+import { RollingUpgradeWorkflow } from '../../infra/constructs/rolling-upgrade-workflow';
+import { testApp } from './synth-stack';
+
+const importedFunctions = (stack: Stack, names: readonly RollingUpgradeFunctionName[]) =>
+  Object.fromEntries(
+    names.map((name) => [name, LambdaFunction.fromFunctionArn(stack, name, `arn:aws:lambda:eu-west-1:123456789012:function:${name}`)]),
+  ) as Record<RollingUpgradeFunctionName, IFunction>;
+
+describe('RollingUpgradeWorkflow', () => {
+  it('builds with every function of the workflow', () => {
+    const stack = new Stack(testApp(), 'Complete');
+    expect(() => new RollingUpgradeWorkflow(stack, 'Workflow', { functions: importedFunctions(stack, ROLLING_UPGRADE_FUNCTION_NAMES) })).not.toThrow();
+  });
+
+  it('fails the synth, naming the ASL file and the placeholder, when a function is missing', () => {
+    const stack = new Stack(testApp(), 'Incomplete');
+    const functions = importedFunctions(
+      stack,
+      ROLLING_UPGRADE_FUNCTION_NAMES.filter((name) => name !== 'CleanUp'),
+    );
+    expect(() => new RollingUpgradeWorkflow(stack, 'Workflow', { functions })).toThrow(
+      'statemachines/rolling-upgrade.asl.json: no value for ${CleanUpFunctionArn}',
+    );
+  });
+});

@@ -1,0 +1,21 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { PROJECT_ROOT } from '../../infra/project-paths';
+import { RolloutStack } from '../../infra/rollout-stack';
+
+/** The feature flags `cdk synth` runs with, so that the tests see the template that gets deployed. */
+export function cdkJsonContext(): Record<string, unknown> {
+  const { context } = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> };
+  return context;
+}
+
+/** An app that never bundles: bundling runs esbuild for seconds and changes nothing the tests look at. */
+export function testApp(): App {
+  return new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
+}
+
+export function synthRolloutStack(): Template {
+  return Template.fromStack(new RolloutStack(testApp(), 'BaremetalRollout'));
+}

@@ -1,4 +1,4 @@
-import type { SiteNode } from '../site-file';
+import type { SiteNode, SiteWlmState } from '../site-file';
 import { SimRequestError } from '../sim-error';
 import type { Timeline } from '../timeline';
 
@@ -44,6 +44,18 @@ interface NodeState {
 
 const BUSY_BASES: readonly WlmBase[] = ['ALLOCATED', 'MIXED', 'COMPLETING'];
 
+/** The site file's sinfo-style states as slurmctld holds them: a base state, flags, and whether a job runs. */
+const FROM_SITE_STATE: Record<SiteWlmState, { base: WlmBase; drain: boolean; fail: boolean; busy: boolean }> = {
+  IDLE: { base: 'IDLE', drain: false, fail: false, busy: false },
+  ALLOCATED: { base: 'ALLOCATED', drain: false, fail: false, busy: true },
+  MIXED: { base: 'MIXED', drain: false, fail: false, busy: true },
+  COMPLETING: { base: 'COMPLETING', drain: false, fail: false, busy: true },
+  DRAINING: { base: 'ALLOCATED', drain: true, fail: false, busy: true },
+  DRAINED: { base: 'IDLE', drain: true, fail: false, busy: false },
+  DOWN: { base: 'DOWN', drain: false, fail: false, busy: false },
+  FAIL: { base: 'IDLE', drain: true, fail: true, busy: false },
+};
+
 /** Slurm as seen through slurmctld: node states, drains, jobs ending, reboots and slurmd registration. */
 export class WorkloadManagerModel {
   private readonly nodes = new Map<string, NodeState>();
@@ -54,11 +66,14 @@ export class WorkloadManagerModel {
   ) {
     const now = timeline.sync();
     for (const { name, wlm } of siteNodes) {
+      const initial = FROM_SITE_STATE[wlm.state];
+      // busySeconds on an IDLE node means a job is running: slurmctld would call it ALLOCATED.
+      const busy = initial.busy || wlm.busySeconds > 0;
       const node: NodeState = {
         name,
-        base: 'IDLE',
-        drain: wlm.state === 'DRAINING' || wlm.state === 'DRAINED' || wlm.state === 'FAIL',
-        fail: wlm.state === 'FAIL',
+        base: initial.busy || !busy ? initial.base : 'ALLOCATED',
+        drain: initial.drain,
+        fail: initial.fail,
         responding: wlm.responding,
         reason: wlm.reason,
         bootGeneration: 0,
@@ -67,12 +82,7 @@ export class WorkloadManagerModel {
         failCount: 0,
         killedJobs: 0,
       };
-      if (wlm.state === 'DOWN') node.base = 'DOWN';
-      const busyState = wlm.state === 'ALLOCATED' || wlm.state === 'MIXED' || wlm.state === 'COMPLETING' || wlm.state === 'DRAINING';
-      if (busyState || wlm.busySeconds > 0) {
-        node.base = wlm.state === 'MIXED' || wlm.state === 'COMPLETING' ? wlm.state : 'ALLOCATED';
-        this.startJob(node, wlm.busySeconds > 0 ? now + wlm.busySeconds * 1000 : Infinity);
-      }
+      if (busy) this.startJob(node, wlm.busySeconds > 0 ? now + wlm.busySeconds * 1000 : Infinity);
       this.nodes.set(name, node);
     }
   }

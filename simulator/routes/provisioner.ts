@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PROVISION_ACTIONS, type ProvisionActionRecord } from '../models/provisioner';
+import { PROVISION_ACTIONS } from '../models/provisioner';
 import type { SiteSimulator } from '../site-simulator';
 import { SimRequestError } from '../sim-error';
 import { ok, readBody, type ServiceApi } from './route';
@@ -10,7 +10,7 @@ const actionSchema = z.object({
   nodes: z.array(z.string(), { error: 'nodes must be a list of node names' }),
 });
 
-/** The provisioner's task API: start a prepare or deploy action, then poll it. */
+/** The provisioner's task API: start a prepare or deploy action, then poll it (records go out as they are). */
 export function provisionerApi(sim: SiteSimulator): ServiceApi {
   const provisioner = sim.provisioner;
   return {
@@ -21,7 +21,7 @@ export function provisionerApi(sim: SiteSimulator): ServiceApi {
       {
         method: 'POST',
         path: /^\/provisioner\/v1\/actions$/,
-        handle: (_params, body) => ok(toJson(provisioner.startAction(readBody(actionSchema, body))), 201),
+        handle: (_params, body) => ok(provisioner.startAction(readBody(actionSchema, body)), 201),
       },
       {
         method: 'GET',
@@ -29,13 +29,9 @@ export function provisionerApi(sim: SiteSimulator): ServiceApi {
         handle: ([name]) => {
           const action = provisioner.getAction(name!);
           if (!action) throw new SimRequestError(404, `action '${name}' does not exist`);
-          return ok(toJson(action));
+          return ok(action);
         },
       },
     ],
   };
-}
-
-function toJson(action: ProvisionActionRecord) {
-  return { name: action.name, action: action.action, status: action.status, nodes: action.nodes };
 }

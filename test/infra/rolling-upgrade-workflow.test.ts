@@ -6,7 +6,13 @@ import { testApp } from './synth-stack';
 
 const importedFunctions = (stack: Stack, names: readonly RollingUpgradeFunctionName[]) =>
   Object.fromEntries(
-    names.map((name) => [name, LambdaFunction.fromFunctionArn(stack, name, `arn:aws:lambda:eu-west-1:123456789012:function:${name}`)]),
+    names.map((name) => [
+      name,
+      LambdaFunction.fromFunctionAttributes(stack, name, {
+        functionArn: `arn:aws:lambda:eu-west-1:123456789012:function:${name}`,
+        sameEnvironment: true,
+      }),
+    ]),
   ) as Record<RollingUpgradeFunctionName, IFunction>;
 
 describe('RollingUpgradeWorkflow', () => {

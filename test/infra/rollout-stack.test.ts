@@ -35,6 +35,7 @@ const onlyOne = (type: string): [string, Resource] => {
   expect(found).toHaveLength(1);
   return found[0] as [string, Resource];
 };
+const stateMachine = () => onlyOne('AWS::StepFunctions::StateMachine');
 /** The logical id of the one Lambda that runs the named export of the rolling-upgrade bundle. */
 const functionId = (name: string): string => {
   const found = ofType('AWS::Lambda::Function').filter(([, r]) => r.Properties.Handler === `index.${name}`);

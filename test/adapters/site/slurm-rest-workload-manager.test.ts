@@ -94,6 +94,25 @@ describe('SlurmRestWorkloadManager on the simulator', () => {
     await expect(wlm().getNodes(nodeNames(40))).rejects.toThrow(SiteServiceError);
   });
 
+  it('starts each node in the state the site file gives', async () => {
+    const given = [
+      [{ state: 'IDLE', busySeconds: 10 }, 'ALLOCATED', ['ALLOCATED']],
+      [{ state: 'COMPLETING', busySeconds: 10 }, 'COMPLETING', ['COMPLETING']],
+      [{ state: 'DRAINING', busySeconds: 10, reason: 'r' }, 'DRAINING', ['ALLOCATED', 'DRAIN']],
+      [{ state: 'DRAINED', reason: 'r' }, 'DRAINED', ['IDLE', 'DRAIN']],
+      [{ state: 'FAIL', reason: 'r' }, 'FAIL', ['IDLE', 'DRAIN', 'FAIL']],
+      [{ state: 'IDLE', responding: false }, 'IDLE*', ['IDLE', 'NOT_RESPONDING']],
+    ] as const;
+    await t.close();
+    t = await startTestSite({ nodes: given.map(([wlm], i) => ({ name: `n${i}`, nid: i, wlm })) });
+    const nodes = await wlm().getNodes(given.map((_, i) => `n${i}`));
+    given.forEach(([, display, state], i) => {
+      expect(t.state().nodes[`n${i}`]!.wlmState).toBe(display);
+      const { base, flags } = nodes.get(`n${i}`)!;
+      expect([base, ...flags]).toEqual(state);
+    });
+  });
+
   it('speaks another configured slurmrestd version', async () => {
     const v42 = new SlurmRestWorkloadManager({ baseUrl: t.site.url, apiVersion: 'v0.0.42' });
     await v42.drain(idle!, 'x');

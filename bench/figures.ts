@@ -1,0 +1,40 @@
+import type { ExecutionFigures } from '../engine/local-step-functions';
+
+export interface BenchFigures {
+  scenario: string;
+  outcome: string;
+  nodes: number;
+  wallSeconds: number;
+  executions: number;
+  maxHistoryEvents: number;
+  largestPayloadBytes: number;
+  stateTransitions: number;
+  lambdaInvocations: number;
+  dynamoDbRequests: number;
+}
+
+export function summarizeExecutions(executions: readonly ExecutionFigures[]) {
+  return {
+    executions: executions.length,
+    maxHistoryEvents: Math.max(0, ...executions.map((e) => e.historyEvents)),
+    largestPayloadBytes: Math.max(0, ...executions.map((e) => e.largestPayloadBytes)),
+    stateTransitions: executions.reduce((sum, e) => sum + e.stateTransitions, 0),
+    lambdaInvocations: executions.reduce((sum, e) => sum + e.lambdaInvocations, 0),
+  };
+}
+
+/** One block of figures per scenario, readable in a terminal and easy to paste into a note. */
+export function renderFigures(f: BenchFigures): string {
+  const perNode = (n: number) => (n / f.nodes).toFixed(2);
+  return [
+    `${f.scenario}`,
+    `  outcome                          ${f.outcome}`,
+    `  wall time                        ${f.wallSeconds.toFixed(1)} s`,
+    `  executions started               ${f.executions}`,
+    `  most history events, one exec.   ${f.maxHistoryEvents} (quota 25,000)`,
+    `  largest state payload            ${f.largestPayloadBytes} bytes (quota 262,144)`,
+    `  state transitions                ${f.stateTransitions} (${perNode(f.stateTransitions)} per node)`,
+    `  Lambda invocations               ${f.lambdaInvocations} (${perNode(f.lambdaInvocations)} per node)`,
+    `  DynamoDB requests                ${f.dynamoDbRequests} (${perNode(f.dynamoDbRequests)} per node)`,
+  ].join('\n');
+}

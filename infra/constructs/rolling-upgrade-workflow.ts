@@ -60,7 +60,7 @@ export class RollingUpgradeWorkflow extends Construct {
       new PolicyStatement({
         actions: ['states:StartExecution'],
         resources: [
-          stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: "other", arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+          stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
         ],
       }),
     );

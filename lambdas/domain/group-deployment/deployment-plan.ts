@@ -8,6 +8,7 @@ import { InvalidInputError } from '../errors';
 import { findDependencyProblems } from './dependency-problems';
 import { UnknownDeploymentGroupError } from './errors';
 import { stableTopologicalOrder } from './graph-algorithms';
+import { ownValue } from './records';
 import { findUnknownNodeNames, resolveSelectors, type UnknownNodeName } from './selectors';
 import type { DeploymentStrategy, NodeConcurrency, StrategyGroup, SuccessCriteria } from './strategy';
 
@@ -86,7 +87,7 @@ export function planDeployment(strategy: DeploymentStrategy, inventory: readonly
 
 /** The planned group of that name; throws UnknownDeploymentGroupError (also for "constructor" and friends). */
 export function plannedGroup(plan: DeploymentPlan, name: string): PlannedGroup {
-  const group = Object.hasOwn(plan.groups, name) ? plan.groups[name] : undefined;
+  const group = ownValue(plan.groups, name);
   if (!group) throw new UnknownDeploymentGroupError(name);
   return group;
 }

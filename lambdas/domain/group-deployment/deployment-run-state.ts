@@ -5,6 +5,7 @@
 import { plannedGroup, type DeploymentPlan } from './deployment-plan';
 import { UnknownDeploymentGroupError } from './errors';
 import { descendantsOf } from './graph-algorithms';
+import { ownValue, withEntries } from './records';
 import { transitionStage, type DeploymentStage } from './stages';
 import type { CriterionFailure } from './success-criteria';
 
@@ -29,14 +30,14 @@ export function startDeploymentRun(plan: DeploymentPlan): DeploymentRunState {
 }
 
 export function groupRunState(state: DeploymentRunState, group: string): GroupRunState {
-  const found = Object.hasOwn(state.groups, group) ? state.groups[group] : undefined;
+  const found = ownValue(state.groups, group);
   if (!found) throw new UnknownDeploymentGroupError(group);
   return found;
 }
 
 /** A node no group picks has never started. */
 export function nodeRunStage(state: DeploymentRunState, node: string): DeploymentStage {
-  return (Object.hasOwn(state.nodes, node) ? state.nodes[node] : undefined) ?? 'NOT_STARTED';
+  return ownValue(state.nodes, node) ?? 'NOT_STARTED';
 }
 
 /**
@@ -61,14 +62,13 @@ export function cascadeFailure(
   group: string,
   failures: readonly CriterionFailure[] = [],
 ): DeploymentRunState {
-  const groups = new Map(Object.entries(state.groups));
-  const fail = (name: string, update: Omit<GroupRunState, 'stage'>) => {
+  const failed = (name: string, update: Omit<GroupRunState, 'stage'>): [string, GroupRunState] => {
     const stage = transitionStage(`group ${name}`, groupRunState(state, name).stage, 'FAILED');
-    groups.set(name, { ...update, stage });
+    return [name, { ...update, stage }];
   };
-  fail(group, { failures });
+  const updates = [failed(group, { failures })];
   for (const descendant of descendantsOf(group, (name) => plannedGroup(plan, name).dependants)) {
-    if (groupRunState(state, descendant).stage !== 'FAILED') fail(descendant, { failures: [], blockedBy: group });
+    if (groupRunState(state, descendant).stage !== 'FAILED') updates.push(failed(descendant, { failures: [], blockedBy: group }));
   }
-  return { ...state, groups: Object.fromEntries(groups) };
+  return { ...state, groups: withEntries(state.groups, updates) };
 }

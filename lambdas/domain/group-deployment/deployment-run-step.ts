@@ -13,6 +13,7 @@ import {
 } from './deployment-run-state';
 import { UnexpectedPhaseResultError } from './errors';
 import { nodeBatches } from './node-batches';
+import { ownValue, withEntries } from './records';
 import { stageAfter, transitionStage, type DeploymentPhase, type DeploymentStage } from './stages';
 import { countPhaseSuccesses, evaluateSuccessCriteria } from './success-criteria';
 
@@ -75,18 +76,18 @@ export function applyPhaseResult(
   expectPhase(plan, state, group, phase, groupStage);
 
   const succeeded = new Set(result.succeededNodes);
-  const nodes = new Map(Object.entries(state.nodes));
-  for (const node of phaseNodes(plan, state, group, phase)) {
+  const nodeUpdates = phaseNodes(plan, state, group, phase).map((node): [string, DeploymentStage] => {
     const to = succeeded.has(node) ? stageAfter(phase) : 'FAILED';
-    nodes.set(node, transitionStage(`node ${node}`, nodeRunStage(state, node), to));
-  }
-  const withNodes: DeploymentRunState = { ...state, nodes: Object.fromEntries(nodes) };
+    return [node, transitionStage(`node ${node}`, nodeRunStage(state, node), to)];
+  });
+  const nodes = withEntries(state.nodes, nodeUpdates);
+  const withNodes: DeploymentRunState = { ...state, nodes };
 
-  const counts = countPhaseSuccesses(planned.nodes, (node) => nodes.get(node) ?? 'NOT_STARTED', phase);
+  const counts = countPhaseSuccesses(planned.nodes, (node) => ownValue(nodes, node) ?? 'NOT_STARTED', phase);
   const failures = evaluateSuccessCriteria(planned.successCriteria, counts);
   if (failures.length > 0) return cascadeFailure(plan, withNodes, group, failures);
   const stage = transitionStage(`group ${group}`, groupStage, stageAfter(phase));
-  return { ...withNodes, groups: { ...state.groups, [group]: { stage, failures: [] } } };
+  return { ...withNodes, groups: withEntries(state.groups, [[group, { stage, failures: [] }]]) };
 }
 
 function expectPhase(

@@ -52,7 +52,7 @@ export class SiteConnection extends Construct {
       [ENVIRONMENT.slurmUserName]: slurmUserName,
       [ENVIRONMENT.slurmToken]: slurmToken,
       [ENVIRONMENT.bootServiceUrl]: bootServiceUrl,
-      
+      [ENVIRONMENT.inventoryUrl]: inventoryUrl,
     };
   }
 }

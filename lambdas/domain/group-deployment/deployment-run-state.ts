@@ -45,10 +45,13 @@ export function nodeRunStage(state: DeploymentRunState, node: string): Deploymen
  * dependency failed is never ready: cascadeFailure has already failed it.
  */
 export function readyGroups(plan: DeploymentPlan, state: DeploymentRunState): string[] {
-  return plan.order.filter(
-    (name) =>
-      groupRunState(state, name).stage === 'NOT_STARTED' &&
-      plannedGroup(plan, name).dependsOn.every((dependency) => groupRunState(state, dependency).stage === 'DEPLOYED'),
+  return plan.order.filter((name) => isGroupReady(plan, state, name));
+}
+
+export function isGroupReady(plan: DeploymentPlan, state: DeploymentRunState, group: string): boolean {
+  return (
+    groupRunState(state, group).stage === 'NOT_STARTED' &&
+    plannedGroup(plan, group).dependsOn.every((dependency) => groupRunState(state, dependency).stage === 'DEPLOYED')
   );
 }
 

@@ -7,6 +7,7 @@ import { summarizeDeploymentRun, type DeploymentRunResult } from './deployment-r
 import {
   cascadeFailure,
   groupRunState,
+  isGroupReady,
   nodeRunStage,
   readyGroups,
   type DeploymentRunState,
@@ -31,9 +32,13 @@ export type DeploymentAction = PhaseAction | { type: 'DONE'; result: DeploymentR
 /** Deploy the prepared group if there is one, else prepare the first ready group, else DONE. */
 export function nextDeploymentAction(plan: DeploymentPlan, state: DeploymentRunState): DeploymentAction {
   const prepared = plan.order.find((name) => groupRunState(state, name).stage === 'PREPARED');
+  if (prepared) return phaseAction(plan, state, prepared, 'DEPLOY');
   const [ready] = readyGroups(plan, state);
-  const [group, phase] = prepared ? [prepared, 'DEPLOY' as const] : ready ? [ready, 'PREPARE' as const] : [];
-  if (!group || !phase) return { type: 'DONE', result: summarizeDeploymentRun(plan, state) };
+  if (ready) return phaseAction(plan, state, ready, 'PREPARE');
+  return { type: 'DONE', result: summarizeDeploymentRun(plan, state) };
+}
+
+function phaseAction(plan: DeploymentPlan, state: DeploymentRunState, group: string, phase: DeploymentPhase): PhaseAction {
   const nodes = phaseNodes(plan, state, group, phase);
   return { type: phase, group, nodes, batches: nodeBatches(nodes, plannedGroup(plan, group).concurrency) };
 }
@@ -100,7 +105,7 @@ function expectPhase(
   if (phase === 'DEPLOY' && stage !== 'PREPARED') {
     throw new UnexpectedPhaseResultError(group, phase, stage, 'only a PREPARED group is deployed');
   }
-  if (phase === 'PREPARE' && !readyGroups(plan, state).includes(group)) {
+  if (phase === 'PREPARE' && !isGroupReady(plan, state, group)) {
     const reason = stage === 'NOT_STARTED' ? 'its dependencies are not all DEPLOYED' : `it is already ${stage}`;
     throw new UnexpectedPhaseResultError(group, phase, stage, reason);
   }

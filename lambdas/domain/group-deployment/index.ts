@@ -41,6 +41,7 @@ export { nodeBatches } from './node-batches';
 export {
   startDeploymentRun,
   readyGroups,
+  isGroupReady,
   cascadeFailure,
   groupRunState,
   nodeRunStage,

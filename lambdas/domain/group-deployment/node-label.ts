@@ -56,8 +56,3 @@ export const nodeLabelEntrySchema = z
     }
     return read.label;
   });
-
-/** How a normalised label is written back, e.g. in a preview or a provisioner's node filter. */
-export function formatNodeLabel(label: NodeLabel): string {
-  return `${label.key}:${label.value}`;
-}

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { nodeLabelEntrySchema } from './node-label';
+import type { NodeConcurrency } from './strategy';
 
 export const DEPLOYMENT_STRATEGY_SCHEMA_ID = 'shipyard/DeploymentStrategy/v1';
 
@@ -46,7 +47,7 @@ export const successCriteriaSchema = z.strictObject(
  * Default: all of a group's nodes at once. Fuel's seed names no default; Shipyard submits a group's
  * nodes to Drydock as one task, so "parallel" keeps Shipyard's behaviour. Serial groups say so.
  */
-export const DEFAULT_NODE_CONCURRENCY = { type: 'parallel' } as const;
+export const DEFAULT_NODE_CONCURRENCY: NodeConcurrency = Object.freeze({ type: 'parallel' });
 
 export const nodeConcurrencySchema = z
   .discriminatedUnion(

@@ -37,6 +37,8 @@ export interface Progress {
   bootRequestedAt?: number;
   /** When the boot session finished: the WLM return timeout counts from here. */
   bootFinishedAt?: number;
+  /** Since when the step has waited for nodes locked by another session (the wait is reported once). */
+  lockWaitSince?: number;
   /** Consecutive failures of the current stage, for backoff. */
   errorCount: number;
   /** Which CRUS deletion rule the CANCELLING stage applies, fixed when the cancel is seen. */

@@ -31,9 +31,10 @@ export const startStep: StageBody = async ({ session, progress, deps, now }) => 
     // Nothing has been done to these nodes yet: give back what we took and wait our turn.
     const taken = names.filter((n) => !heldByOthers.has(n));
     await store.releaseNodeLocks(current.upgradeId, taken);
+    if (progress.lockWaitSince !== undefined) return { progress, waitSeconds: current.pollIntervalSeconds };
     const owners = [...new Set(heldByOthers.values())].join(', ');
     return {
-      progress,
+      progress: { ...progress, lockWaitSince: now },
       waitSeconds: current.pollIntervalSeconds,
       message: `Step ${progress.step} waits for nodes locked by session ${owners}: ${describeNodes([...heldByOthers.keys()])}`,
     };

@@ -12,8 +12,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bin/*.js'],
-    languageOptions: { globals: { process: 'readonly' } },
+    files: ['bin/*.js', 'scripts/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
   {
     files: ['lambdas/domain/**/*.ts'],

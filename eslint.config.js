@@ -13,7 +13,7 @@ export default tseslint.config(
   },
   {
     files: ['bin/*.js', 'scripts/*.mjs'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
   {
     files: ['lambdas/domain/**/*.ts'],

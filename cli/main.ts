@@ -1,6 +1,7 @@
 import '../engine/polyfills';
 import { Command, CommanderError } from 'commander';
 import { InvalidInputError } from '../lambdas/domain/errors';
+import { registerPlanCommands } from './commands/plan';
 import { registerSessionCommands } from './commands/session';
 import { registerUpgradeCommand } from './commands/upgrade';
 import { CliError, ExitCode } from './exit-codes';
@@ -11,6 +12,7 @@ const program = new Command('rollout')
   .exitOverride();
 registerUpgradeCommand(program);
 registerSessionCommands(program);
+registerPlanCommands(program);
 
 try {
   await program.parseAsync(process.argv);

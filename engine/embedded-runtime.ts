@@ -26,8 +26,6 @@ export const DEFAULT_TIME_SCALE = 1000;
  */
 export class EmbeddedRuntime {
   private constructor(
-    /** Simulated seconds a Wait state with a data-driven duration lasts (the request's poll interval). */
-    readonly simulatedWait: { pollSeconds: number },
     readonly engine: LocalStepFunctions,
     readonly store: DynamoDbSessionStore,
     readonly simulator: RunningSiteSimulator,
@@ -54,10 +52,14 @@ export class EmbeddedRuntime {
     const functions: Record<string, LocalFunction> = {};
     for (const [name, handler] of Object.entries(handlers)) functions[name] = (payload) => handler(payload as never, {});
 
-    const simulatedWait = { pollSeconds: 30 };
     const engine = new LocalStepFunctions({
       functions,
-      waitMs: (_state, seconds) => clock.realMsFor(seconds ?? simulatedWait.pollSeconds),
+      waitMs: (seconds) => clock.realMsFor(seconds),
+      // Every workflow here waits `waitSeconds` (SecondsPath) after the task that asked for it.
+      holdResultMs: (result) => {
+        const seconds = (result as { waitSeconds?: unknown } | null)?.waitSeconds;
+        return typeof seconds === 'number' && seconds > 0 ? clock.realMsFor(seconds) : 0;
+      },
     });
     const rollingUpgradeArn = engine.register('rolling-upgrade', WORKFLOW_FILES.rollingUpgrade);
     const withdraw = options.dataDir
@@ -68,7 +70,7 @@ export class EmbeddedRuntime {
           startedAt: new Date().toISOString(),
         })
       : async () => undefined;
-    return new EmbeddedRuntime(simulatedWait, engine, store, simulator, clock, dynamoDb, dynamoDbRequests, rollingUpgradeArn, handlers, withdraw);
+    return new EmbeddedRuntime(engine, store, simulator, clock, dynamoDb, dynamoDbRequests, rollingUpgradeArn, handlers, withdraw);
   }
 
   async close(): Promise<void> {

@@ -32,8 +32,14 @@ export interface ExecutionOutcome {
 
 export interface LocalStepFunctionsOptions {
   functions: Record<string, LocalFunction>;
-  /** Real milliseconds a Wait state of the given name and defined seconds takes (simulated time runs faster). */
-  waitMs: (stateName: string, definedSeconds: number | undefined) => number;
+  /** Real milliseconds a Wait state with a fixed `Seconds` takes (simulated time runs faster). */
+  waitMs: (definedSeconds: number) => number;
+  /**
+   * Real milliseconds to hold a function's result before the workflow sees it. Wait states whose
+   * duration comes from the data (`SecondsPath`) run at once; the function that computed the
+   * duration holds its result that long instead, which puts the same time between two polls.
+   */
+  holdResultMs?: (result: unknown) => number;
   /** Real milliseconds before a Retry attempt (default 1). */
   retryIntervalMs?: number;
 }
@@ -190,7 +196,10 @@ export class LocalStepFunctions {
     if (!fn) throw namedError('Lambda.ResourceNotFoundException', `Function not found: ${functionArn}`);
     try {
       // A JSON round trip, as over the wire: handlers never share objects with the engine.
-      return JSON.parse(JSON.stringify((await fn(JSON.parse(JSON.stringify(payload)))) ?? null));
+      const result = JSON.parse(JSON.stringify((await fn(JSON.parse(JSON.stringify(payload)))) ?? null)) as unknown;
+      const hold = this.options.holdResultMs?.(result) ?? 0;
+      if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
+      return result;
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));
       // As Lambda reports a function error: Error is the error's name, Cause the error JSON.
@@ -201,7 +210,7 @@ export class LocalStepFunctions {
   private waitOverrides(definition: Record<string, unknown>): Record<string, number> {
     const overrides: Record<string, number> = {};
     for (const [stateName, state] of allStates(definition)) {
-      if (state.Type === 'Wait') overrides[stateName] = this.options.waitMs(stateName, state.Seconds as number | undefined);
+      if (state.Type === 'Wait') overrides[stateName] = typeof state.Seconds === 'number' ? this.options.waitMs(state.Seconds) : 0;
     }
     return overrides;
   }

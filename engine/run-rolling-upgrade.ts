@@ -13,8 +13,6 @@ export interface RollingUpgradeRun {
 
 /** Starts a rolling-upgrade execution on the embedded engine with `input` exactly as it would be given to the console. */
 export function startRollingUpgrade(runtime: EmbeddedRuntime, input: unknown, executionName: string = randomUUID()): RollingUpgradeRun {
-  const poll = (input as { pollIntervalSeconds?: unknown } | null)?.pollIntervalSeconds;
-  if (typeof poll === 'number' && poll > 0) runtime.simulatedWait.pollSeconds = poll;
   const started = runtime.engine.start(runtime.rollingUpgradeArn, input, executionName);
   return {
     upgradeId: upgradeIdFor(started.executionArn),

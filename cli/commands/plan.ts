@@ -1,0 +1,172 @@
+import { readFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import { describeError, InvalidInputError } from '../../lambdas/domain/errors';
+import {
+  defaultDeploymentStrategy,
+  deploymentPlanMermaid,
+  deploymentStrategyForNodes,
+  parseDeploymentStrategy,
+  parseNodeNameList,
+  planDeployment,
+  plannedGroup,
+  previewDeploymentPlan,
+  type DeploymentPlan,
+  type DeploymentStrategy,
+  type NodeConcurrency,
+  type SuccessCriteria,
+  type UnknownNodeName,
+} from '../../lambdas/domain/group-deployment';
+import type { InventoryNode } from '../../lambdas/ports/site';
+import { loadSiteFile } from '../../simulator/site-file';
+import { inventoryFromSite } from '../inventory-from-site';
+
+const FORMATS = ['text', 'json', 'mermaid'] as const;
+type PlanFormat = (typeof FORMATS)[number];
+
+interface PlanDeployOptions {
+  site: string;
+  strategy?: string;
+  nodes?: string;
+  json?: boolean;
+  format?: PlanFormat;
+}
+
+/** Where the strategy came from, for the text plan's header. */
+type StrategySource = { kind: 'file'; path: string } | { kind: 'nodes' } | { kind: 'default' };
+
+/** Node lists longer than this are shortened in the text plan; --json always has them all. */
+const MAX_LISTED_NODES = 10;
+
+export function registerPlanCommands(program: Command): void {
+  const plan = program.command('plan').description('Show what a command would do, without touching anything');
+
+  plan
+    .command('deploy')
+    .description('Show the group deployment a strategy gives on a site: the order of groups, their nodes, the dependency graph')
+    .requiredOption('--site <file>', 'site file (YAML or JSON)')
+    .addOption(new Option('--strategy <file>', 'DeploymentStrategy (YAML or JSON, whole document or {groups: [...]})').conflicts('nodes'))
+    .addOption(new Option('--nodes <names>', "comma-separated node names: one critical group 'default' over just these"))
+    .addOption(new Option('--json', 'print the plan as one JSON object (same as --format json)').conflicts('format'))
+    .addOption(new Option('--format <format>', 'how to print the plan (mermaid: a flowchart of the groups)').choices(FORMATS))
+    .action(async (options: PlanDeployOptions) => {
+      await planDeploy(options);
+    });
+}
+
+async function planDeploy(options: PlanDeployOptions): Promise<void> {
+  const inventory = inventoryFromSite(await loadSiteFile(options.site));
+  const { strategy, source } = await strategyFor(options, inventory);
+  const plan = planDeployment(strategy, inventory);
+  const format: PlanFormat = options.json ? 'json' : (options.format ?? 'text');
+
+  if (format === 'text') {
+    process.stdout.write(renderPlanText(plan, inventory, source));
+    return;
+  }
+  // stdout must stay a valid JSON document or diagram, so warnings go to stderr.
+  for (const unknown of plan.unknownNodeNames) process.stderr.write(`warning: ${unknownNodeWarning(unknown)}\n`);
+  process.stdout.write(format === 'json' ? `${JSON.stringify(previewDeploymentPlan(plan), null, 2)}\n` : deploymentPlanMermaid(plan));
+}
+
+async function strategyFor(
+  options: PlanDeployOptions,
+  inventory: readonly InventoryNode[],
+): Promise<{ strategy: DeploymentStrategy; source: StrategySource }> {
+  if (options.strategy !== undefined) {
+    return { strategy: await loadStrategyFile(options.strategy), source: { kind: 'file', path: options.strategy } };
+  }
+  if (options.nodes !== undefined) {
+    return { strategy: deploymentStrategyForNodes(parseNodeNameList(options.nodes), inventory), source: { kind: 'nodes' } };
+  }
+  return { strategy: defaultDeploymentStrategy(), source: { kind: 'default' } };
+}
+
+/** Problems are reported against the file, so the operator knows which one to fix. */
+async function loadStrategyFile(path: string): Promise<DeploymentStrategy> {
+  const subject = `deployment strategy ${path}`;
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
+  }
+  try {
+    return parseDeploymentStrategy(text);
+  } catch (err) {
+    if (err instanceof InvalidInputError) throw new InvalidInputError(subject, err.problems);
+    throw err;
+  }
+}
+
+function renderPlanText(plan: DeploymentPlan, inventory: readonly InventoryNode[], source: StrategySource): string {
+  const siteNodes = new Set(inventory.map((node) => node.name)).size;
+  const lines = [
+    `Deployment plan (${describeSource(source)}): ${count(plan.order.length, 'group')}, ` +
+      `${plan.nodes.length} of the site's ${count(siteNodes, 'node')} selected`,
+    `Order: ${plan.order.join(' > ')}`,
+    'Groups run one at a time, each prepared then deployed, after every group it depends on succeeded.',
+    '',
+  ];
+  const handledBy = new Map<string, string>();
+  plan.order.forEach((name, i) => {
+    const group = plannedGroup(plan, name);
+    lines.push(`${i + 1}. ${name}${group.critical ? '  [critical]' : ''}`);
+    lines.push(`   depends on:   ${group.dependsOn.length > 0 ? group.dependsOn.join(', ') : '-'}`);
+    lines.push(`   nodes:        ${group.nodes.length} (${group.actionableNodes.length} actionable)`);
+    lines.push(`   criteria:     ${describeCriteria(group.successCriteria)}`);
+    lines.push(`   concurrency:  ${describeConcurrency(group.concurrency)}`);
+    if (group.nodes.length === 0) lines.push('   selects no node: 100% successful, but 0 successful nodes for minimum_successful_nodes');
+    if (group.actionableNodes.length > 0) lines.push(`   actionable:   ${abbreviate(group.actionableNodes)}`);
+    // Overlapping groups: these count toward this group's criteria but were submitted by an earlier group.
+    const earlier = group.nodes.filter((node) => handledBy.has(node));
+    if (earlier.length > 0) lines.push(`   handled by an earlier group: ${abbreviate(earlier.map((node) => `${node} (${handledBy.get(node)})`))}`);
+    for (const node of group.actionableNodes) handledBy.set(node, name);
+  });
+
+  const unselected = inventory.map((node) => node.name).filter((node) => !handledBy.has(node));
+  if (unselected.length > 0) lines.push('', `Not in any group (not deployed): ${abbreviate([...new Set(unselected)])}`);
+  if (plan.unknownNodeNames.length > 0) {
+    lines.push('', ...plan.unknownNodeNames.map((unknown) => `warning: ${unknownNodeWarning(unknown)}`));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function describeSource(source: StrategySource): string {
+  switch (source.kind) {
+    case 'file':
+      return `strategy ${source.path}`;
+    case 'nodes':
+      return 'the nodes given with --nodes';
+    case 'default':
+      return 'default strategy: every node, 100% must succeed';
+  }
+}
+
+/** Named as in the strategy document, since that is what an operator will look for. */
+function describeCriteria(criteria: SuccessCriteria | undefined): string {
+  const parts = [
+    criteria?.percentSuccessfulNodes === undefined ? undefined : `percent_successful_nodes ${criteria.percentSuccessfulNodes}`,
+    criteria?.minimumSuccessfulNodes === undefined ? undefined : `minimum_successful_nodes ${criteria.minimumSuccessfulNodes}`,
+    criteria?.maximumFailedNodes === undefined ? undefined : `maximum_failed_nodes ${criteria.maximumFailedNodes}`,
+  ].filter((part): part is string => part !== undefined);
+  return parts.length > 0 ? parts.join(', ') : 'none (no checks: the group always succeeds)';
+}
+
+function describeConcurrency(concurrency: NodeConcurrency): string {
+  if (concurrency.type === 'one_by_one') return 'one node at a time';
+  return concurrency.amount === undefined ? 'all nodes at once' : `${concurrency.amount} nodes at a time`;
+}
+
+function unknownNodeWarning({ group, selector, nodeName }: UnknownNodeName): string {
+  return `group ${group}, selectors[${selector}]: node_names names '${nodeName}', which is not a node of the site`;
+}
+
+function abbreviate(names: readonly string[]): string {
+  if (names.length <= MAX_LISTED_NODES) return names.join(', ');
+  const shown = MAX_LISTED_NODES - 2; // and the last one, so the range shows
+  return `${names.slice(0, shown).join(', ')}, ..., ${names.at(-1)} (${names.length} in all)`;
+}
+
+function count(n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? '' : 's'}`;
+}

@@ -1,0 +1,18 @@
+import type { InventoryNode } from '../lambdas/ports/site';
+import type { SiteDefinition } from '../simulator/site-file';
+
+/**
+ * The inventory a simulated site serves (what `Inventory.listNodes()` answers), read straight from
+ * the site file, so a plan can be shown without starting the simulator. Site file order is kept:
+ * group node lists follow inventory order.
+ */
+export function inventoryFromSite(site: Pick<SiteDefinition, 'nodes'>): InventoryNode[] {
+  return site.nodes.map(({ name, nid, rack, role, tags, labels }) => ({
+    name,
+    nid,
+    ...(rack === undefined ? {} : { rack }),
+    role,
+    tags: [...tags],
+    labels: { ...labels },
+  }));
+}

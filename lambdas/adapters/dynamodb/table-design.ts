@@ -91,3 +91,21 @@ export function createTableInput(tableName: string): CreateTableCommandInput {
     ],
   };
 }
+
+// Group deployments share the table: one record item, the gzipped plan in parts, and a result per batch.
+export const DEPLOYMENT_SK = 'DEPLOYMENT';
+export const DEPLOYMENT_PLAN_SK_PREFIX = 'DPLAN#';
+export const BATCH_SK_PREFIX = 'BATCH#';
+export const DEPLOYMENTS_GSI_PARTITION = 'DEPLOYMENTS';
+export const deploymentPk = (deploymentId: string): string => `DEPLOYMENT#${deploymentId}`;
+export const deploymentKey = (deploymentId: string): ItemKey => ({ pk: deploymentPk(deploymentId), sk: DEPLOYMENT_SK });
+export const deploymentPlanKey = (deploymentId: string, part: number): ItemKey => ({
+  pk: deploymentPk(deploymentId),
+  sk: `${DEPLOYMENT_PLAN_SK_PREFIX}${String(part).padStart(3, '0')}`,
+});
+/** Batch results sort by group and phase, so one Query reads a phase's results. */
+export const batchResultPrefix = (group: string, phase: string): string => `${BATCH_SK_PREFIX}${group}#${phase}#`;
+export const batchResultKey = (deploymentId: string, group: string, phase: string, batch: number): ItemKey => ({
+  pk: deploymentPk(deploymentId),
+  sk: `${batchResultPrefix(group, phase)}${String(batch).padStart(6, '0')}`,
+});

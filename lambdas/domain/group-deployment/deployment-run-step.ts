@@ -13,7 +13,7 @@ import {
   type DeploymentRunState,
 } from './deployment-run-state';
 import { UnexpectedPhaseResultError } from './errors';
-import { nodeBatches } from './node-batches';
+import { phaseWork } from './node-batches';
 import { ownValue, withEntries } from './records';
 import { stageAfter, transitionStage, type DeploymentPhase, type DeploymentStage } from './stages';
 import { countPhaseSuccesses, evaluateSuccessCriteria } from './success-criteria';
@@ -23,8 +23,10 @@ export interface PhaseAction {
   group: string;
   /** May be empty (every node handled earlier): report an empty result and the group is evaluated at once. */
   nodes: string[];
-  /** `nodes` split by the group's concurrency, to submit one batch after another. */
+  /** `nodes` split by the group's concurrency: one site action per batch. */
   batches: string[][];
+  /** Batches that may run at once. */
+  maxConcurrency: number;
 }
 
 export type DeploymentAction = PhaseAction | { type: 'DONE'; result: DeploymentRunResult };
@@ -40,7 +42,7 @@ export function nextDeploymentAction(plan: DeploymentPlan, state: DeploymentRunS
 
 function phaseAction(plan: DeploymentPlan, state: DeploymentRunState, group: string, phase: DeploymentPhase): PhaseAction {
   const nodes = phaseNodes(plan, state, group, phase);
-  return { type: phase, group, nodes, batches: nodeBatches(nodes, plannedGroup(plan, group).concurrency) };
+  return { type: phase, group, nodes, ...phaseWork(nodes, plannedGroup(plan, group).concurrency) };
 }
 
 /**

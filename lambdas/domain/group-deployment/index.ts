@@ -37,7 +37,7 @@ export {
   type DeploymentPhase,
 } from './stages';
 export { planDeployment, plannedGroup, type DeploymentPlan, type PlannedGroup } from './deployment-plan';
-export { nodeBatches } from './node-batches';
+export { phaseWork, MAX_CONCURRENT_BATCHES, type PhaseWork } from './node-batches';
 export {
   startDeploymentRun,
   readyGroups,

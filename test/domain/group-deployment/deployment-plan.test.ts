@@ -1,6 +1,6 @@
 import { planDeployment, plannedGroup } from '../../../lambdas/domain/group-deployment/deployment-plan';
 import { UnknownDeploymentGroupError } from '../../../lambdas/domain/group-deployment/errors';
-import { nodeBatches } from '../../../lambdas/domain/group-deployment/node-batches';
+import { phaseWork } from '../../../lambdas/domain/group-deployment/node-batches';
 import { parseDeploymentStrategy } from '../../../lambdas/domain/group-deployment/parse-strategy';
 import { inventoryNode, readStrategyFixture, seedInventory } from './helpers';
 
@@ -85,18 +85,26 @@ describe('planDeployment', () => {
   });
 });
 
-describe('nodeBatches', () => {
+describe('phaseWork', () => {
   const nodes = ['a', 'b', 'c', 'd', 'e'];
-  it('submits all nodes at once for parallel without an amount', () => {
-    expect(nodeBatches(nodes, { type: 'parallel' })).toEqual([nodes]);
+  it('submits all nodes in one action for parallel without an amount', () => {
+    expect(phaseWork(nodes, { type: 'parallel' })).toEqual({ batches: [nodes], maxConcurrency: 1 });
   });
-  it('chunks by amount', () => {
-    expect(nodeBatches(nodes, { type: 'parallel', amount: 2 })).toEqual([['a', 'b'], ['c', 'd'], ['e']]);
+  it('runs a sliding window of single nodes for parallel with an amount', () => {
+    expect(phaseWork(nodes, { type: 'parallel', amount: 2 })).toEqual({ batches: nodes.map((n) => [n]), maxConcurrency: 2 });
   });
-  it('submits one node at a time for one_by_one', () => {
-    expect(nodeBatches(nodes, { type: 'one_by_one' })).toEqual(nodes.map((n) => [n]));
+  it('goes one node at a time for one_by_one', () => {
+    expect(phaseWork(nodes, { type: 'one_by_one' })).toEqual({ batches: nodes.map((n) => [n]), maxConcurrency: 1 });
   });
-  it('gives no batch for no nodes', () => {
-    expect(nodeBatches([], { type: 'parallel' })).toEqual([]);
+  it('packs nodes past 40 concurrent iterations without exceeding the amount in flight', () => {
+    const many = Array.from({ length: 500 }, (_, i) => `n${i}`);
+    const work = phaseWork(many, { type: 'parallel', amount: 100 });
+    expect(work.maxConcurrency).toBeLessThanOrEqual(40);
+    const size = work.batches[0]!.length;
+    expect(size * work.maxConcurrency).toBeLessThanOrEqual(100);
+    expect(work.batches.flat()).toEqual(many);
+  });
+  it('has nothing to submit for no nodes', () => {
+    expect(phaseWork([], { type: 'parallel' })).toEqual({ batches: [], maxConcurrency: 1 });
   });
 });

@@ -77,6 +77,7 @@ describe('a deployment run of the seed example', () => {
       group: 'control-nodes',
       nodes: ['ctl01', 'ctl02', 'ctl03', 'ctl04'],
       batches: [['ctl01', 'ctl02', 'ctl03', 'ctl04']],
+      maxConcurrency: 1,
     });
     expect(result.status).toBe('SUCCEEDED');
     expect(result.criticalGroupsFailed).toEqual([]);
@@ -202,8 +203,8 @@ describe('overlapping groups', () => {
     const plan = planOf({ first: { nodes: ['n1'] }, again: { dependsOn: ['first'], nodes: ['n1'], criteria: { percent_successful_nodes: 100 } } });
     const { actions, result } = runToEnd(plan);
     expect(actions.filter((a) => a.group === 'again')).toEqual([
-      { type: 'PREPARE', group: 'again', nodes: [], batches: [] },
-      { type: 'DEPLOY', group: 'again', nodes: [], batches: [] },
+      { type: 'PREPARE', group: 'again', nodes: [], batches: [], maxConcurrency: 1 },
+      { type: 'DEPLOY', group: 'again', nodes: [], batches: [], maxConcurrency: 1 },
     ]);
     expect(result.groups.again?.stage).toBe('DEPLOYED');
   });
@@ -255,7 +256,7 @@ describe('phases of one group', () => {
       batches: [['n1'], ['n2'], ['n3'], ['n4'], ['n5']],
     });
     const plan = single({ strategy: { type: 'parallel', amount: 2 } });
-    expect(nextDeploymentAction(plan, startDeploymentRun(plan))).toMatchObject({ batches: [['n1', 'n2'], ['n3', 'n4'], ['n5']] });
+    expect(nextDeploymentAction(plan, startDeploymentRun(plan))).toMatchObject({ batches: [['n1'], ['n2'], ['n3'], ['n4'], ['n5']], maxConcurrency: 2 });
   });
 
   it('does not change the state it is given', () => {

@@ -1,0 +1,155 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { runCli } from './run-cli';
+
+const EXAMPLES = path.resolve(__dirname, '..', '..', 'examples');
+const SITE = path.join(EXAMPLES, 'sites', 'group-deployment-example.yaml');
+const STRATEGY = path.join(EXAMPLES, 'strategies', 'shipyard-example.yaml');
+
+interface PlanJson {
+  order: string[];
+  groups: Record<string, { critical: boolean; dependsOn: string[]; nodes: string[]; actionableNodes: string[] }>;
+  unknownNodeNames: { group: string; selector: number; nodeName: string }[];
+}
+
+const plan = (...args: string[]) => runCli(['plan', 'deploy', '--site', SITE, ...args]);
+
+async function planJson(...args: string[]): Promise<PlanJson> {
+  const result = await plan(...args, '--json');
+  expect(result.code).toBe(0);
+  return JSON.parse(result.stdout) as PlanJson;
+}
+
+const group = (name: string, dependsOn: string[] = []) => ({ name, critical: false, depends_on: dependsOn, selectors: [] });
+
+describe('rollout plan deploy', () => {
+  let dir: string;
+  const file = async (name: string, text: string) => {
+    const target = path.join(dir, name);
+    await writeFile(target, text);
+    return target;
+  };
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-plan-'));
+  });
+
+  it('prints a readable plan with the groups in dependency order', async () => {
+    const result = await plan('--strategy', STRATEGY);
+
+    expect(result.code).toBe(0);
+    const headings = [...result.stdout.matchAll(/^\d+\. (\S+)/gm)].map((match) => match[1]);
+    expect(headings).toEqual(['monitoring-nodes', 'ntp-node', 'control-nodes', 'compute-nodes-1', 'compute-nodes-2']);
+    expect(result.stdout).toContain('Order: monitoring-nodes > ntp-node > control-nodes > compute-nodes-1 > compute-nodes-2');
+    expect(result.stdout).toMatch(/^3\. control-nodes {2}\[critical\]\n {3}depends on: +ntp-node\n {3}nodes: +6 \(5 actionable\)/m);
+    expect(result.stdout).toMatch(/criteria: +percent_successful_nodes 90, minimum_successful_nodes 3, maximum_failed_nodes 1/);
+    expect(result.stdout).toContain('handled by an earlier group: mon03 (monitoring-nodes)');
+    expect(result.stdout).toContain('Not in any group (not deployed): spare01, spare02');
+  });
+
+  it('prints the plan as JSON: order, and per group its nodes, actionable nodes and dependencies', async () => {
+    const json = await planJson('--strategy', STRATEGY);
+
+    expect(json.order).toEqual(['monitoring-nodes', 'ntp-node', 'control-nodes', 'compute-nodes-1', 'compute-nodes-2']);
+    expect(Object.keys(json.groups)).toEqual(json.order);
+    json.order.forEach((name, i) => {
+      for (const dependency of json.groups[name]!.dependsOn) expect(json.order.indexOf(dependency)).toBeLessThan(i);
+    });
+    expect(json.groups['control-nodes']).toEqual({
+      critical: true,
+      dependsOn: ['ntp-node'],
+      nodes: ['ctl01', 'ctl02', 'ctl03', 'ctl04', 'ctl05', 'mon03'],
+      actionableNodes: ['ctl01', 'ctl02', 'ctl03', 'ctl04', 'ctl05'],
+    });
+    expect(json.groups['compute-nodes-2']).toMatchObject({ dependsOn: ['control-nodes'], nodes: expect.arrayContaining(['mon02']) as unknown });
+    expect(json.groups['compute-nodes-2']!.actionableNodes).not.toContain('mon02');
+    // Every node is submitted by exactly one group, and only nodes that group selects.
+    const actionable = json.order.flatMap((name) => json.groups[name]!.actionableNodes);
+    expect(new Set(actionable).size).toBe(actionable.length);
+    expect(actionable).toHaveLength(25);
+    for (const name of json.order) expect(json.groups[name]!.nodes).toEqual(expect.arrayContaining(json.groups[name]!.actionableNodes));
+    expect(json.unknownNodeNames).toEqual([]);
+  });
+
+  it('plans the fault variants of the example site exactly as the example (faults change runs, not plans)', async () => {
+    const variants = ['group-deployment-ntp-prepare-fails.yaml', 'group-deployment-compute-deploy-fails.yaml'];
+    const [example, ...faulty] = await Promise.all(
+      [SITE, ...variants.map((name) => path.join(EXAMPLES, 'sites', name))].map((site) =>
+        runCli(['plan', 'deploy', '--site', site, '--strategy', STRATEGY, '--json']),
+      ),
+    );
+    expect(example!.code).toBe(0);
+    for (const result of faulty) expect(result).toEqual(example);
+  });
+
+  it('draws the dependency graph as a Mermaid flowchart', async () => {
+    const result = await plan('--strategy', STRATEGY, '--format', 'mermaid');
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^flowchart TD\n/);
+    expect(result.stdout).toMatch(/g\d+_ntp_node --> g\d+_control_nodes/);
+    expect(result.stdout).toMatch(/g\d+_control_nodes --> g\d+_compute_nodes_1/);
+    expect(result.stdout).toMatch(/g\d+_control_nodes --> g\d+_compute_nodes_2/);
+    expect(result.stdout.match(/-->/g)).toHaveLength(3);
+  });
+
+  it('plans one critical group "default" over the nodes given with --nodes', async () => {
+    const json = await planJson('--nodes', 'cmp101, ctl01,cmp101');
+
+    expect(json.order).toEqual(['default']);
+    expect(json.groups.default).toEqual({ critical: true, dependsOn: [], nodes: ['ctl01', 'cmp101'], actionableNodes: ['ctl01', 'cmp101'] });
+  });
+
+  it('plans the default strategy, every node in one critical group, without --strategy or --nodes', async () => {
+    const json = await planJson();
+
+    expect(json.order).toEqual(['default']);
+    expect(json.groups.default).toMatchObject({ critical: true, dependsOn: [] });
+    expect(json.groups.default!.actionableNodes).toHaveLength(27);
+  });
+
+  it('warns about node_names that match no node, and still shows the plan', async () => {
+    const strategy = await file('unknown-node.yaml', stringify({ groups: [{ ...group('ntp'), selectors: [{ node_names: ['ntp01', 'ntp99'] }] }] }));
+    const result = await plan('--strategy', strategy);
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^1\. ntp\n/m);
+    expect(result.stdout).toContain("warning: group ntp, selectors[0]: node_names names 'ntp99', which is not a node of the site");
+  });
+
+  it('exits 2 naming the nodes of --nodes that the site does not have', async () => {
+    const result = await plan('--nodes', 'cmp101,cmp999');
+
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("nodes[1]: unknown node 'cmp999'");
+    expect(result.stdout).toBe('');
+  });
+
+  it.each([
+    ['a dependency cycle', { groups: [group('a', ['c']), group('b', ['a']), group('c', ['b'])] }, /circular dependency: a, b, c/],
+    ['a bad field', { groups: [group('a'), { ...group('b'), critical: 'maybe' }] }, /groups\[1\] \(b\)\.critical: must be true or false/],
+  ])('exits 2 on a strategy with %s, naming the file, the groups and the problem', async (what, strategy, message) => {
+    const strategyFile = await file(`${what.replace(/\W+/g, '-')}.yaml`, stringify(strategy));
+    const result = await plan('--strategy', strategyFile);
+
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`Invalid deployment strategy ${strategyFile}`);
+    expect(result.stderr).toMatch(message);
+  });
+
+  it('exits 2 when given both --strategy and --nodes', async () => {
+    const result = await plan('--strategy', STRATEGY, '--nodes', 'cmp101');
+
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/option '--strategy <file>' cannot be used with option '--nodes <names>'/);
+  });
+
+  it('exits 2 on an invalid site file, naming it and the field', async () => {
+    const site = await file('bad-site.yaml', stringify({ nodes: [{ name: 'n1', nid: 1 }, { name: 'n2', nid: 1 }] }));
+    const result = await runCli(['plan', 'deploy', '--site', site]);
+
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`Invalid site file ${site}: nodes[1].nid: duplicate nid 1 (also nodes[0])`);
+  });
+});

@@ -1,6 +1,9 @@
+import { DynamoDbDeploymentStore } from '../lambdas/adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../lambdas/adapters/dynamodb/dynamodb-session-store';
 import { createSiteClients } from '../lambdas/adapters/site';
 import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/handlers/rolling-upgrade/dependencies';
+import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/handlers/group-deployment/dependencies';
+import { createGroupDeploymentHandlers } from '../lambdas/handlers/group-deployment/handlers';
 import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFunctionName } from '../lambdas/handlers/rolling-upgrade/handlers';
 import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition } from '../simulator';
 import { countRequests, startLocalDynamoDb, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
@@ -15,6 +18,7 @@ export interface EmbeddedRuntimeOptions {
   /** Simulated seconds per real second. */
   timeScale?: number;
   settings?: Partial<RollingUpgradeSettings>;
+  deploymentSettings?: Partial<GroupDeploymentSettings>;
 }
 
 /** Default speed of simulated time: a 5-minute boot takes 0.3 s. */
@@ -28,11 +32,13 @@ export class EmbeddedRuntime {
   private constructor(
     readonly engine: LocalStepFunctions,
     readonly store: DynamoDbSessionStore,
+    readonly deployments: DynamoDbDeploymentStore,
     readonly simulator: RunningSiteSimulator,
     readonly clock: SimClock,
     readonly dynamoDb: LocalDynamoDb,
     readonly dynamoDbRequests: RequestCounter,
     readonly rollingUpgradeArn: string,
+    readonly groupDeploymentArn: string,
     readonly handlers: Record<RollingUpgradeFunctionName, LambdaHandler>,
     private readonly withdrawAnnouncement: () => Promise<void>,
   ) {}
@@ -43,14 +49,25 @@ export class EmbeddedRuntime {
     const dynamoDbRequests = countRequests(dynamoDb.rawClient);
     const simulator = await startSiteSimulator({ site: options.site, clock });
     const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
+    const deployments = new DynamoDbDeploymentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
     const site = createSiteClients({
       workloadManagerUrl: simulator.url,
       bootServiceUrl: simulator.url,
       inventoryUrl: simulator.url,
+      provisionerUrl: simulator.url,
     });
     const handlers = createRollingUpgradeHandlers({ store, site, clock, settings: { ...defaultSettings, ...options.settings } });
+    const deploymentHandlers = createGroupDeploymentHandlers({
+      store: deployments,
+      inventory: site.inventory,
+      provisioner: site.provisioner!,
+      clock,
+      settings: { ...defaultGroupDeploymentSettings, ...options.deploymentSettings },
+    });
     const functions: Record<string, LocalFunction> = {};
-    for (const [name, handler] of Object.entries(handlers)) functions[name] = (payload) => handler(payload as never, {});
+    for (const [name, handler] of [...Object.entries(handlers), ...Object.entries(deploymentHandlers)]) {
+      functions[name] = (payload) => handler(payload as never, {});
+    }
 
     const engine = new LocalStepFunctions({
       functions,
@@ -62,6 +79,10 @@ export class EmbeddedRuntime {
       },
     });
     const rollingUpgradeArn = engine.register('rolling-upgrade', WORKFLOW_FILES.rollingUpgrade);
+    // Child workflows are registered under the names their ARNs have in the parents (`${<Name>StateMachineArn}`).
+    engine.register('RunNodeBatches', WORKFLOW_FILES.runNodeBatches);
+    engine.register('DeployGroup', WORKFLOW_FILES.deployGroup);
+    const groupDeploymentArn = engine.register('group-deployment', WORKFLOW_FILES.groupDeployment);
     const withdraw = options.dataDir
       ? await announceRuntime(options.dataDir, {
           pid: process.pid,
@@ -70,7 +91,7 @@ export class EmbeddedRuntime {
           startedAt: new Date().toISOString(),
         })
       : async () => undefined;
-    return new EmbeddedRuntime(engine, store, simulator, clock, dynamoDb, dynamoDbRequests, rollingUpgradeArn, handlers, withdraw);
+    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, rollingUpgradeArn, groupDeploymentArn, handlers, withdraw);
   }
 
   async close(): Promise<void> {

@@ -6,4 +6,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 export const WORKFLOW_FILES = {
   rollingUpgrade: path.join(root, 'statemachines', 'rolling-upgrade.asl.json'),
+  groupDeployment: path.join(root, 'statemachines', 'group-deployment.asl.json'),
+  deployGroup: path.join(root, 'statemachines', 'deploy-group.asl.json'),
+  runNodeBatches: path.join(root, 'statemachines', 'run-node-batches.asl.json'),
 } as const;

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { InvalidInputError, SessionNotFoundError } from '../../../domain/errors';
+import { idForExecution } from '../../../domain/execution-id';
 import { parseUpgradeRequest } from '../../../domain/rolling-upgrade/upgrade-request';
 import type { UpgradeSession, WorkflowState } from '../../../domain/rolling-upgrade/session';
 import type { RollingUpgradeDependencies } from '../dependencies';
@@ -20,11 +20,8 @@ function isContinuation(input: unknown): input is ContinuationInput {
   return typeof input === 'object' && input !== null && 'resumeUpgradeId' in input;
 }
 
-/** A UUID derived from the execution id: a retried Open Session finds the session it already made. */
-export function upgradeIdFor(executionId: string): string {
-  const hex = createHash('sha256').update(executionId).digest('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
+/** The session id of an execution: a retried Open Session finds the session it already made. */
+export const upgradeIdFor = idForExecution;
 
 /**
  * Starts or resumes a session. A new request is validated in full (CRUS's 422 cases, and the boot

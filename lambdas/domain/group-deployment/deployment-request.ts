@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { parseOrThrow } from '../validation';
+
+const seconds = (field: string, fallback: number) =>
+  z.number({ error: `${field} must be a number of seconds` }).int(`${field} must be a whole number of seconds`).min(1, `${field} must be at least 1`).default(fallback);
+
+/**
+ * The input of a group deployment: a DeploymentStrategy (the document or just `{groups}`), or a
+ * list of node names, or neither (one critical group of every node), plus how it runs.
+ */
+export const deploymentRequestSchema = z
+  .strictObject({
+    strategy: z.unknown().optional(),
+    nodes: z.array(z.string().trim().min(1, 'node names must not be empty'), { error: 'nodes must be a list of node names' }).min(1, 'nodes must name at least one node').optional(),
+    /** Ready groups that run at once; Shipyard runs one at a time. */
+    maxParallelGroups: z.number({ error: 'maxParallelGroups must be a number' }).int('maxParallelGroups must be a whole number').min(1, 'maxParallelGroups must be at least 1').default(1),
+    prepareTimeoutSeconds: seconds('prepareTimeoutSeconds', 1800),
+    deployTimeoutSeconds: seconds('deployTimeoutSeconds', 3600),
+    pollIntervalSeconds: seconds('pollIntervalSeconds', 30),
+  })
+  .refine((r) => r.strategy === undefined || r.nodes === undefined, { message: 'give a strategy or a list of nodes, not both', path: ['nodes'] });
+
+export type DeploymentRequest = z.output<typeof deploymentRequestSchema>;
+
+export function parseDeploymentRequest(input: unknown): DeploymentRequest {
+  return parseOrThrow(deploymentRequestSchema, input ?? {}, 'deployment request');
+}

@@ -2,6 +2,7 @@ import '../engine/polyfills';
 import { Command, CommanderError } from 'commander';
 import { InvalidInputError } from '../lambdas/domain/errors';
 import { registerPlanCommands } from './commands/plan';
+import { registerDeployCommand } from './commands/deploy';
 import { registerSessionCommands } from './commands/session';
 import { registerUpgradeCommand } from './commands/upgrade';
 import { CliError, ExitCode } from './exit-codes';
@@ -11,6 +12,7 @@ const program = new Command('rollout')
   .showHelpAfterError()
   .exitOverride();
 registerUpgradeCommand(program);
+registerDeployCommand(program);
 registerSessionCommands(program);
 registerPlanCommands(program);
 

@@ -1,11 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
-import { describeError, InvalidInputError } from '../../lambdas/domain/errors';
 import {
   defaultDeploymentStrategy,
   deploymentPlanMermaid,
   deploymentStrategyForNodes,
-  parseDeploymentStrategy,
   parseNodeNameList,
   planDeployment,
   plannedGroup,
@@ -19,6 +16,7 @@ import {
 import type { InventoryNode } from '../../lambdas/ports/site';
 import { loadSiteFile } from '../../simulator/site-file';
 import { inventoryFromSite } from '../inventory-from-site';
+import { loadStrategyFile } from '../strategy-file';
 
 const FORMATS = ['text', 'json', 'mermaid'] as const;
 type PlanFormat = (typeof FORMATS)[number];
@@ -73,7 +71,7 @@ async function strategyFor(
   inventory: readonly InventoryNode[],
 ): Promise<{ strategy: DeploymentStrategy; source: StrategySource }> {
   if (options.strategy !== undefined) {
-    return { strategy: await loadStrategyFile(options.strategy), source: { kind: 'file', path: options.strategy } };
+    return { strategy: (await loadStrategyFile(options.strategy)).strategy, source: { kind: 'file', path: options.strategy } };
   }
   if (options.nodes !== undefined) {
     return { strategy: deploymentStrategyForNodes(parseNodeNameList(options.nodes), inventory), source: { kind: 'nodes' } };
@@ -82,22 +80,6 @@ async function strategyFor(
 }
 
 /** Problems are reported against the file, so the operator knows which one to fix. */
-async function loadStrategyFile(path: string): Promise<DeploymentStrategy> {
-  const subject = `deployment strategy ${path}`;
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
-  }
-  try {
-    return parseDeploymentStrategy(text);
-  } catch (err) {
-    if (err instanceof InvalidInputError) throw new InvalidInputError(subject, err.problems);
-    throw err;
-  }
-}
-
 function renderPlanText(plan: DeploymentPlan, inventory: readonly InventoryNode[], source: StrategySource): string {
   const siteNodes = new Set(inventory.map((node) => node.name)).size;
   const lines = [

@@ -1,0 +1,110 @@
+import { writeFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
+import { Option, type Command } from 'commander';
+import { deploymentStrategyForNodes, parseNodeNameList, planDeployment, defaultDeploymentStrategy } from '../../lambdas/domain/group-deployment';
+import { parseDeploymentRequest } from '../../lambdas/domain/group-deployment/deployment-request';
+import { buildDeploymentReport } from '../../lambdas/read-models/deployment-report';
+import { DEFAULT_TIME_SCALE, EmbeddedRuntime } from '../../engine/embedded-runtime';
+import { startGroupDeployment } from '../../engine/run-group-deployment';
+import { causeMessage } from '../../engine/run-rolling-upgrade';
+import { loadSiteFile } from '../../simulator';
+import { CliError, ExitCode } from '../exit-codes';
+import { inventoryFromSite } from '../inventory-from-site';
+import { showDeploymentProgress } from '../deployment-progress';
+import { renderDeploymentSummary } from '../deployment-summary';
+import { siteStateContract } from '../site-state';
+import { loadStrategyFile } from '../strategy-file';
+
+interface DeployOptions {
+  site: string;
+  strategy?: string;
+  nodes?: string;
+  maxParallelGroups?: string;
+  prepareTimeout?: string;
+  deployTimeout?: string;
+  pollInterval?: string;
+  timeScale: string;
+  json?: boolean;
+  siteStateOut?: string;
+  dataDir?: string;
+}
+
+export function registerDeployCommand(program: Command): void {
+  program
+    .command('deploy')
+    .description('Deploy groups of nodes by a DeploymentStrategy (Shipyard model) on the embedded default against a simulated site')
+    .requiredOption('--site <file>', 'site file (YAML or JSON)')
+    .addOption(new Option('--strategy <file>', 'DeploymentStrategy (YAML or JSON, whole document or {groups: [...]})').conflicts('nodes'))
+    .option('--nodes <names>', "comma-separated node names: one critical group 'default' over just these")
+    .option('--max-parallel-groups <n>', 'ready groups that may run at once (default 1, as Shipyard)')
+    .option('--prepare-timeout <seconds>', 'longest a site action may take to prepare (default 1800)')
+    .option('--deploy-timeout <seconds>', 'longest a site action may take to deploy (default 3600)')
+    .option('--poll-interval <seconds>', 'first wait between polls of a site action (default 30)')
+    .option('--time-scale <n>', 'simulated seconds per real second', String(DEFAULT_TIME_SCALE))
+    .option('--json', 'print the result as one JSON object')
+    .option('--site-state-out <file>', "write the simulated site's final state to this file")
+    .option('--data-dir <dir>', 'keep deployments on disk here')
+    .action(async (options: DeployOptions) => {
+      process.exitCode = await runDeploy(options);
+    });
+}
+
+const numberOrRaw = (value: string | undefined) => (value === undefined ? undefined : value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value);
+
+async function runDeploy(options: DeployOptions): Promise<number> {
+  const site = await loadSiteFile(options.site);
+  const inventory = inventoryFromSite(site);
+  const strategyFile = options.strategy !== undefined ? await loadStrategyFile(options.strategy) : undefined;
+  const nodes = options.nodes !== undefined ? parseNodeNameList(options.nodes) : undefined;
+  const input: Record<string, unknown> = {
+    ...(strategyFile ? { strategy: strategyFile.text } : {}),
+    ...(nodes ? { nodes } : {}),
+    ...Object.fromEntries(
+      Object.entries({
+        maxParallelGroups: numberOrRaw(options.maxParallelGroups),
+        prepareTimeoutSeconds: numberOrRaw(options.prepareTimeout),
+        deployTimeoutSeconds: numberOrRaw(options.deployTimeout),
+        pollIntervalSeconds: numberOrRaw(options.pollInterval),
+      }).filter(([, v]) => v !== undefined),
+    ),
+  };
+  // Everything that can be wrong with the input is found here, before anything starts.
+  parseDeploymentRequest(input);
+  planDeployment(strategyFile?.strategy ?? (nodes ? deploymentStrategyForNodes(nodes, inventory) : defaultDeploymentStrategy()), inventory);
+  const timeScale = Number(options.timeScale);
+  if (!(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
+
+  const runtime = await EmbeddedRuntime.start({ site, timeScale, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  try {
+    const startedReal = performance.now();
+    const startedSimulated = runtime.clock.now();
+    const run = startGroupDeployment(runtime, input);
+    const progress = showDeploymentProgress(runtime.deployments, run.deploymentId);
+    const outcome = await run.outcome;
+    await progress.stop();
+
+    if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
+    if (options.siteStateOut) await writeFile(options.siteStateOut, `${JSON.stringify(siteStateContract(runtime.simulator.state()), null, 2)}\n`);
+    const record = await runtime.deployments.getDeployment(run.deploymentId);
+    if (!record) throw new CliError(`the workflow ended (${outcome.status}) before creating the deployment: ${causeMessage(outcome)}`, ExitCode.notCompleted);
+    const report = await buildDeploymentReport(runtime.deployments, record);
+
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    } else {
+      process.stdout.write(
+        `${renderDeploymentSummary(report, {
+          realSeconds: (performance.now() - startedReal) / 1000,
+          simulatedSeconds: (runtime.clock.now() - startedSimulated) / 1000,
+        })}\n`,
+      );
+    }
+    if (outcome.status === 'FAILED' && outcome.error !== 'CriticalGroupFailed') {
+      process.stderr.write(`workflow failed: ${outcome.error}: ${causeMessage(outcome)}\n`);
+      return ExitCode.notCompleted;
+    }
+    return report.criticalGroupsFailed ? ExitCode.notCompleted : ExitCode.completed;
+  } finally {
+    await runtime.close();
+  }
+}

@@ -1,0 +1,23 @@
+import { readFile } from 'node:fs/promises';
+import { describeError, InvalidInputError } from '../lambdas/domain/errors';
+import { parseDeploymentStrategy, type DeploymentStrategy } from '../lambdas/domain/group-deployment';
+
+/**
+ * Reads and validates a DeploymentStrategy file (YAML or JSON). Returns the text too: the workflow
+ * takes it as given and validates it again, as it would for a request from the console.
+ */
+export async function loadStrategyFile(path: string): Promise<{ text: string; strategy: DeploymentStrategy }> {
+  const subject = `deployment strategy ${path}`;
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
+  }
+  try {
+    return { text, strategy: parseDeploymentStrategy(text) };
+  } catch (err) {
+    if (err instanceof InvalidInputError) throw new InvalidInputError(subject, err.problems);
+    throw err;
+  }
+}

@@ -1,9 +1,10 @@
 import { benchRollingUpgrade, type RollingUpgradeScenario } from './rolling-upgrade-bench';
 import { renderFigures } from './figures';
+import { benchGroupDeployment, type GroupDeploymentScenario } from './group-deployment-bench';
 
 /**
  * `npm run bench`: fleet-scale runs on the embedded default, printing figures (not asserting them).
- * `npm run bench -- --quick` runs smaller fleets, to check the harness.
+ * `npm run bench -- --quick` runs smaller fleets, to check the harness; `--only=upgrade|deploy` runs one kind.
  */
 const quick = process.argv.includes('--quick');
 const nodes = quick ? 200 : 2000;
@@ -13,7 +14,12 @@ const scenarios: RollingUpgradeScenario[] = [
   { name: `rolling upgrade, ${nodes} nodes, step size 100`, nodes, stepSize: 100, bootFailEvery: 97, neverReturnsEvery: 251, busyEvery: 50, timeScale: 10_000 },
 ];
 
-for (const scenario of scenarios) {
-  const figures = await benchRollingUpgrade(scenario);
-  process.stdout.write(`${renderFigures(figures)}\n\n`);
+const deployment: GroupDeploymentScenario = quick
+  ? { name: 'group deployment, 1,000 nodes in 10 groups', groups: 10, nodesPerGroup: 100, maxParallelGroups: 4, timeScale: 10_000 }
+  : { name: 'group deployment, 10,000 nodes in 100 groups', groups: 100, nodesPerGroup: 100, maxParallelGroups: 4, timeScale: 10_000 };
+
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+if (only !== 'deploy') {
+  for (const scenario of scenarios) process.stdout.write(`${renderFigures(await benchRollingUpgrade(scenario))}\n\n`);
 }
+if (only !== 'upgrade') process.stdout.write(`${renderFigures(await benchGroupDeployment(deployment))}\n\n`);

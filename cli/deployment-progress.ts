@@ -1,4 +1,5 @@
 import type { DeploymentStore } from '../lambdas/ports/deployment-store';
+import { repeatRender } from './repeat-render';
 
 /**
  * Shows a running deployment on stderr: groups and nodes by stage, redrawn on a terminal, one line
@@ -20,15 +21,10 @@ export function showDeploymentProgress(store: DeploymentStore, deploymentId: str
     last = line;
     process.stderr.write(tty ? `\r\x1b[2K${line}` : `${line}\n`);
   };
-  let pending: Promise<void> = Promise.resolve();
-  const timer = setInterval(() => {
-    pending = pending.then(render).catch(() => undefined);
-  }, intervalMs);
+  const loop = repeatRender(render, intervalMs);
   return {
     async stop() {
-      clearInterval(timer);
-      await pending;
-      await render().catch(() => undefined);
+      await loop.stop();
       if (tty) process.stderr.write('\n');
     },
   };

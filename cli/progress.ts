@@ -1,5 +1,6 @@
 import cliProgress from 'cli-progress';
 import type { SessionStore } from '../lambdas/ports/session-store';
+import { repeatRender } from './repeat-render';
 
 export interface ProgressSnapshot {
   step: number;
@@ -29,7 +30,6 @@ export function showSessionProgress(store: SessionStore, upgradeId: string, inte
     : undefined;
   let started = false;
   let lastLine = '';
-  let stopped = false;
 
   const render = async () => {
     const snapshot = await readSnapshot(store, upgradeId);
@@ -50,17 +50,10 @@ export function showSessionProgress(store: SessionStore, upgradeId: string, inte
     }
   };
 
-  let pending: Promise<void> = Promise.resolve();
-  const timer = setInterval(() => {
-    pending = pending.then(render).catch(() => undefined);
-  }, intervalMs);
+  const loop = repeatRender(render, intervalMs);
   return {
     async stop() {
-      if (stopped) return;
-      stopped = true;
-      clearInterval(timer);
-      await pending;
-      await render().catch(() => undefined);
+      await loop.stop();
       bar?.stop();
     },
   };

@@ -1,14 +1,9 @@
+import type { InventoryNode } from '../../lambdas/ports/site';
 import type { SiteDefinition } from '../site-file';
 import { SimRequestError } from '../sim-error';
 
-export interface InventoryNodeRecord {
-  name: string;
-  nid: number;
-  rack?: string;
-  role: string;
-  tags: string[];
-  labels: Record<string, string>;
-}
+/** A node as the inventory serves it: the port's shape, so the simulator and the connector agree. */
+export type InventoryNodeRecord = InventoryNode;
 
 export interface GroupRecord {
   label: string;

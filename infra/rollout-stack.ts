@@ -1,20 +1,36 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { GroupDeploymentFunctions } from './constructs/group-deployment-functions';
+import { GroupDeploymentWorkflow } from './constructs/group-deployment-workflow';
 import { RollingUpgradeFunctions } from './constructs/rolling-upgrade-functions';
 import { RollingUpgradeWorkflow } from './constructs/rolling-upgrade-workflow';
 import { SessionsTable } from './constructs/sessions-table';
 import { SiteConnection } from './constructs/site-connection';
 
-/** The deployed rollout service for one site: the session table, the stage functions and the rolling-upgrade workflow. */
+/**
+ * The deployed rollout service for one site: the table, and per workflow its functions and state
+ * machines (rolling upgrade; group deployment). Both workflows share the one table, as the store
+ * adapters and the embedded engine do.
+ */
 export class RolloutStack extends Stack {
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
     const site = new SiteConnection(this, 'Site');
     const { table } = new SessionsTable(this, 'Sessions');
-    const { functions } = new RollingUpgradeFunctions(this, 'RollingUpgradeFunctions', { table, environment: site.environment });
-    const { stateMachine } = new RollingUpgradeWorkflow(this, 'RollingUpgrade', { functions });
 
-    new CfnOutput(this, 'RollingUpgradeStateMachineArn', { value: stateMachine.stateMachineArn });
+    const rollingUpgradeFunctions = new RollingUpgradeFunctions(this, 'RollingUpgradeFunctions', { table, environment: site.rollingUpgradeEnvironment });
+    const rollingUpgrade = new RollingUpgradeWorkflow(this, 'RollingUpgrade', { functions: rollingUpgradeFunctions.functions });
+
+    const groupDeploymentFunctions = new GroupDeploymentFunctions(this, 'GroupDeploymentFunctions', {
+      table,
+      environment: site.groupDeploymentEnvironment,
+    });
+    const groupDeployment = new GroupDeploymentWorkflow(this, 'GroupDeployment', { functions: groupDeploymentFunctions.functions });
+
+    new CfnOutput(this, 'RollingUpgradeStateMachineArn', { value: rollingUpgrade.stateMachine.stateMachineArn });
+    new CfnOutput(this, 'GroupDeploymentStateMachineArn', { value: groupDeployment.groupDeployment.stateMachineArn });
+    new CfnOutput(this, 'DeployGroupStateMachineArn', { value: groupDeployment.deployGroup.stateMachineArn });
+    new CfnOutput(this, 'RunNodeBatchesStateMachineArn', { value: groupDeployment.runNodeBatches.stateMachineArn });
     new CfnOutput(this, 'SessionsTableName', { value: table.tableName });
   }
 }

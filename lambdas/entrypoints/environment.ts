@@ -1,9 +1,11 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
-import { createSiteClients } from '../adapters/site';
+import { HsmInventory, HttpProvisioner, createSiteClients } from '../adapters/site';
 import { systemClock } from '../domain/clock';
 import { InvalidInputError } from '../domain/errors';
+import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from '../handlers/group-deployment/dependencies';
 import { defaultSettings, type RollingUpgradeDependencies } from '../handlers/rolling-upgrade/dependencies';
 
 /** Environment variables the deployed functions read; the CDK stack sets them. */
@@ -16,6 +18,8 @@ export const ENVIRONMENT = {
   bootServiceUrl: 'BOOT_SERVICE_URL',
   inventoryUrl: 'INVENTORY_URL',
   provisionerUrl: 'PROVISIONER_URL',
+  /** Bearer token for BOS, HSM and the provisioner; empty or unset: requests go without one. */
+  siteApiToken: 'SITE_API_TOKEN',
   iterationsPerExecution: 'ITERATIONS_PER_EXECUTION',
 } as const;
 
@@ -25,21 +29,46 @@ function required(env: NodeJS.ProcessEnv, name: string): string {
   return value;
 }
 
-/** The dependencies of a deployed function, from its environment (built once per container). */
+/** Empty counts as unset: CloudFormation cannot leave a variable out conditionally, only set it to ''. */
+function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  return env[name] || undefined;
+}
+
+function documentClient(): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(new DynamoDBClient({}), { marshallOptions: { removeUndefinedValues: true } });
+}
+
+/** The dependencies of a deployed rolling-upgrade function, from its environment (built once per container). */
 export function dependenciesFromEnvironment(env: NodeJS.ProcessEnv = process.env): RollingUpgradeDependencies {
-  const client = DynamoDBDocumentClient.from(new DynamoDBClient({}), { marshallOptions: { removeUndefinedValues: true } });
   const iterations = Number(env[ENVIRONMENT.iterationsPerExecution] ?? defaultSettings.iterationsPerExecution);
   return {
-    store: new DynamoDbSessionStore({ tableName: required(env, ENVIRONMENT.tableName), client }),
+    store: new DynamoDbSessionStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     site: createSiteClients({
       workloadManagerUrl: required(env, ENVIRONMENT.workloadManagerUrl),
       bootServiceUrl: required(env, ENVIRONMENT.bootServiceUrl),
       inventoryUrl: required(env, ENVIRONMENT.inventoryUrl),
-      ...(env[ENVIRONMENT.slurmApiVersion] ? { slurmApiVersion: env[ENVIRONMENT.slurmApiVersion] } : {}),
-      ...(env[ENVIRONMENT.slurmUserName] ? { slurmUserName: env[ENVIRONMENT.slurmUserName] } : {}),
-      ...(env[ENVIRONMENT.slurmToken] ? { slurmToken: env[ENVIRONMENT.slurmToken] } : {}),
+      slurmApiVersion: optional(env, ENVIRONMENT.slurmApiVersion),
+      slurmUserName: optional(env, ENVIRONMENT.slurmUserName),
+      slurmToken: optional(env, ENVIRONMENT.slurmToken),
+      bearerToken: optional(env, ENVIRONMENT.siteApiToken),
     }),
     clock: systemClock,
     settings: { ...defaultSettings, iterationsPerExecution: iterations > 0 ? iterations : defaultSettings.iterationsPerExecution },
+  };
+}
+
+/**
+ * The dependencies of a deployed group-deployment function, from its environment (built once per
+ * container). Only HSM and the provisioner: createSiteClients would also want Slurm and BOS URLs,
+ * which these functions neither get nor use.
+ */
+export function groupDeploymentDependenciesFromEnvironment(env: NodeJS.ProcessEnv = process.env): GroupDeploymentDependencies {
+  const bearerToken = optional(env, ENVIRONMENT.siteApiToken);
+  return {
+    store: new DynamoDbDeploymentStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
+    inventory: new HsmInventory({ baseUrl: required(env, ENVIRONMENT.inventoryUrl), bearerToken }),
+    provisioner: new HttpProvisioner({ baseUrl: required(env, ENVIRONMENT.provisionerUrl), bearerToken }),
+    clock: systemClock,
+    settings: defaultGroupDeploymentSettings,
   };
 }

@@ -13,6 +13,15 @@ export interface ProvisionActionRecord {
   nodes: Record<string, ProvisionOutcome>;
 }
 
+/** One node's part in one action, in simulated epoch ms; `finishedAt` is absent while it runs (or hangs). */
+export interface ProvisionNodeRun {
+  action: string;
+  kind: ProvisionActionKind;
+  node: string;
+  startedAt: number;
+  finishedAt?: number;
+}
+
 interface Action {
   name: string;
   action: ProvisionActionKind;
@@ -35,6 +44,7 @@ export class ProvisionerModel {
   private readonly runningIn = new Map<string, string>();
   private readonly counts = new Map<string, Record<ProvisionActionKind, number>>();
   private readonly faults: Map<string, SiteNode['faults']>;
+  private readonly runs: ProvisionNodeRun[] = [];
 
   constructor(private readonly deps: ProvisionerDeps) {
     this.faults = new Map(deps.nodes.map((n) => [n.name, n.faults]));
@@ -42,6 +52,12 @@ export class ProvisionerModel {
 
   count(node: string, action: ProvisionActionKind): number {
     return this.counts.get(node)?.[action] ?? 0;
+  }
+
+  /** Every node run so far, in start order (read-only copies): who was in flight when. */
+  nodeRuns(): ProvisionNodeRun[] {
+    this.deps.timeline.sync();
+    return this.runs.map((run) => ({ ...run }));
   }
 
   getAction(name: string): ProvisionActionRecord | undefined {
@@ -72,11 +88,14 @@ export class ProvisionerModel {
     counts[action.action]++;
     this.counts.set(node, counts);
     action.nodes.set(node, 'running');
+    const record: ProvisionNodeRun = { action: action.name, kind: action.action, node, startedAt: now };
+    this.runs.push(record);
     const fault = this.faults.get(node)?.[action.action];
     if (fault === 'hang') return;
 
     const seconds = action.action === 'prepare' ? timing.prepareSeconds : timing.deploySeconds;
-    timeline.at(now + seconds * 1000, () => {
+    timeline.at(now + seconds * 1000, (at) => {
+      record.finishedAt = at;
       if (this.runningIn.get(node) === action.name) this.runningIn.delete(node);
       action.finished++;
       action.nodes.set(node, fault === 'fail' ? 'failed' : 'succeeded');

@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Stack } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType, type IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import type { Construct } from 'constructs';
+import { aslSubstitutions } from '../asl-substitutions';
+import { PROJECT_ROOT } from '../project-paths';
+
+/** The rule Step Functions manages in each account and region to learn when a `.sync` child execution ends. */
+export const SYNC_EVENTS_RULE_NAME = 'StepFunctionsGetEventsForStepFunctionsExecutionRule';
+
+export interface AslStateMachineProps {
+  /** The ASL file, deployed inline exactly as written. */
+  file: string;
+  /** Fixed physical name: roles and other machines can name its ARN before it exists. */
+  stateMachineName: string;
+  /** Substituted for `${<Key>FunctionArn}`; the machine may invoke each. */
+  functions: Readonly<Record<string, IFunction>>;
+  /** Substituted for `${<Key>StateMachineArn}`: children the machine runs with `states:startExecution.sync:2`. */
+  children?: Readonly<Record<string, IStateMachine>>;
+  logRetention?: RetentionDays;
+}
+
+/**
+ * A state machine from a reviewable ASL file, with `${...}` filled in by CloudFormation
+ * (DefinitionSubstitutions). The synth fails, naming the file, when a placeholder has no value or a
+ * value has no placeholder. Creates `Logs` and `StateMachine` directly in `scope`, so that a
+ * workflow construct keeps the logical ids it had before this helper existed.
+ */
+export function createAslStateMachine(scope: Construct, props: AslStateMachineProps): StateMachine {
+  const definition = readFileSync(props.file, 'utf8');
+  const children = props.children ?? {};
+  const values = {
+    ...Object.fromEntries(Object.entries(props.functions).map(([key, fn]) => [`${key}FunctionArn`, fn.functionArn])),
+    ...Object.fromEntries(Object.entries(children).map(([key, child]) => [`${key}StateMachineArn`, child.stateMachineArn])),
+  };
+
+  const stateMachine = new StateMachine(scope, 'StateMachine', {
+    stateMachineName: props.stateMachineName,
+    stateMachineType: StateMachineType.STANDARD,
+    // fromString keeps the ASL inline in the template (fromFile would upload it as an S3 asset).
+    definitionBody: DefinitionBody.fromString(definition),
+    definitionSubstitutions: aslSubstitutions(path.relative(PROJECT_ROOT, props.file), definition, values),
+    logs: {
+      // The /aws/vendedlogs/ prefix keeps the CloudWatch Logs resource policy from growing with every log group.
+      destination: new LogGroup(scope, 'Logs', {
+        logGroupName: `/aws/vendedlogs/states/${props.stateMachineName}`,
+        retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      }),
+      level: LogLevel.ALL,
+      // Execution data carries site URLs and node names; the table already records what matters.
+      includeExecutionData: false,
+    },
+    tracingEnabled: true,
+  });
+
+  for (const fn of Object.values(props.functions)) fn.grantInvoke(stateMachine);
+  for (const child of Object.values(children)) grantStartSyncChild(stateMachine, child);
+  return stateMachine;
+}
+
+/**
+ * What `startExecution.sync:2` needs besides starting the child: polling and stopping the child's
+ * executions (a Map that fails stops its children), and the managed EventBridge rule through which
+ * Step Functions learns that the child has finished.
+ */
+function grantStartSyncChild(parent: StateMachine, child: IStateMachine): void {
+  child.grantStartExecution(parent);
+  child.grantExecution(parent, 'states:DescribeExecution', 'states:StopExecution');
+  parent.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
+      resources: [Stack.of(parent).formatArn({ service: 'events', resource: 'rule', resourceName: SYNC_EVENTS_RULE_NAME })],
+    }),
+  );
+}

@@ -1,0 +1,24 @@
+import { createGroupDeploymentHandlers, type GroupDeploymentFunctionName } from '../handlers/group-deployment/handlers';
+import { groupDeploymentDependenciesFromEnvironment } from './environment';
+
+/**
+ * The deployed group-deployment functions: one bundle, one exported handler per function
+ * (the CDK stack points each Lambda at its export). Dependencies are built on first use,
+ * once per container.
+ */
+let handlers: ReturnType<typeof createGroupDeploymentHandlers> | undefined;
+const handlerFor =
+  (name: GroupDeploymentFunctionName) =>
+  (event: never, context: unknown): Promise<unknown> => {
+    handlers ??= createGroupDeploymentHandlers(groupDeploymentDependenciesFromEnvironment());
+    return handlers[name](event, context);
+  };
+
+export const StartDeployment = handlerFor('StartDeployment');
+export const PickReadyGroups = handlerFor('PickReadyGroups');
+export const PlanPhase = handlerFor('PlanPhase');
+export const StartBatch = handlerFor('StartBatch');
+export const CheckBatch = handlerFor('CheckBatch');
+export const EvaluatePhase = handlerFor('EvaluatePhase');
+export const FailGroup = handlerFor('FailGroup');
+export const FinishDeployment = handlerFor('FinishDeployment');

@@ -1,0 +1,46 @@
+import { Stack } from 'aws-cdk-lib';
+import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
+import { WORKFLOW_FILES } from '../../engine/workflow-files';
+import { GROUP_DEPLOYMENT_FUNCTION_NAMES, type GroupDeploymentFunctionName } from '../../lambdas/handlers/group-deployment/handlers';
+import { createAslStateMachine } from '../../infra/constructs/asl-state-machine';
+import { GroupDeploymentWorkflow } from '../../infra/constructs/group-deployment-workflow';
+import { testApp } from './synth-stack';
+
+const importedFunctions = (stack: Stack, names: readonly GroupDeploymentFunctionName[]) =>
+  Object.fromEntries(
+    names.map((name) => [
+      name,
+      LambdaFunction.fromFunctionAttributes(stack, name, {
+        functionArn: `arn:aws:lambda:eu-west-1:123456789012:function:${name}`,
+        sameEnvironment: true,
+      }),
+    ]),
+  ) as Record<GroupDeploymentFunctionName, IFunction>;
+
+describe('GroupDeploymentWorkflow', () => {
+  it('builds with every function of the workflow', () => {
+    const stack = new Stack(testApp(), 'Complete');
+    expect(() => new GroupDeploymentWorkflow(stack, 'Workflow', { functions: importedFunctions(stack, GROUP_DEPLOYMENT_FUNCTION_NAMES) })).not.toThrow();
+  });
+
+  it('fails the synth, naming the ASL file and the placeholder, when a function is missing', () => {
+    const stack = new Stack(testApp(), 'Incomplete');
+    const functions = importedFunctions(
+      stack,
+      GROUP_DEPLOYMENT_FUNCTION_NAMES.filter((name) => name !== 'CheckBatch'),
+    );
+    expect(() => new GroupDeploymentWorkflow(stack, 'Workflow', { functions })).toThrow(
+      'statemachines/run-node-batches.asl.json: no value for ${CheckBatchFunctionArn}',
+    );
+  });
+});
+
+describe('createAslStateMachine', () => {
+  it('fails the synth, naming the ASL file and the placeholder, when a child state machine is missing', () => {
+    const stack = new Stack(testApp(), 'NoChild');
+    const names = ['StartDeployment', 'PickReadyGroups', 'FailGroup', 'FinishDeployment'] as const;
+    expect(() =>
+      createAslStateMachine(stack, { file: WORKFLOW_FILES.groupDeployment, stateMachineName: 'Parent', functions: importedFunctions(stack, names) }),
+    ).toThrow('statemachines/group-deployment.asl.json: no value for ${DeployGroupStateMachineArn}');
+  });
+});

@@ -1,0 +1,125 @@
+import { readFileSync } from 'node:fs';
+import { WORKFLOW_FILES } from '../../engine/workflow-files';
+import { ENVIRONMENT } from '../../lambdas/entrypoints/environment';
+import { GROUP_DEPLOYMENT_FUNCTION_NAMES } from '../../lambdas/handlers/group-deployment/handlers';
+import { aslPlaceholders } from '../../infra/asl-substitutions';
+import { SYNC_EVENTS_RULE_NAME } from '../../infra/constructs/asl-state-machine';
+import { getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from './template-queries';
+
+/** The three machines, children first, each with the child it starts with startExecution.sync:2. */
+const MACHINES = [
+  { name: 'RunNodeBatches', file: WORKFLOW_FILES.runNodeBatches, child: undefined },
+  { name: 'DeployGroup', file: WORKFLOW_FILES.deployGroup, child: 'RunNodeBatches' },
+  { name: 'GroupDeployment', file: WORKFLOW_FILES.groupDeployment, child: 'DeployGroup' },
+] as const;
+const stateMachineName = (name: string) => `BaremetalRollout-${name}`;
+const aslOf = (file: string) => readFileSync(file, 'utf8');
+
+/** The group-deployment functions and state machines of the stack. */
+export function groupDeploymentSpecs(stack: TemplateQueries): void {
+  const machine = (name: string) => stack.stateMachine(stateMachineName(name));
+  const machineStatements = (name: string) => stack.statementsOf(machine(name)[1]);
+  const functionProperties = (name: string) => (stack.resources[stack.functionId(name)] as Resource).Properties;
+  /** The placeholders of a file that name functions, as function names. */
+  const functionsOf = (file: string) =>
+    aslPlaceholders(aslOf(file)).flatMap((key) => (key.endsWith('FunctionArn') ? [key.replace(/FunctionArn$/, '')] : []));
+
+  describe.each(MACHINES)('$name state machine', ({ name, file, child }) => {
+    it('deploys its ASL file inline, under a fixed name', () => {
+      expect(machine(name)[1].Properties).toMatchObject({
+        DefinitionString: aslOf(file),
+        StateMachineType: 'STANDARD',
+        TracingConfiguration: { Enabled: true },
+        LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
+      });
+    });
+
+    it("substitutes each ${<Name>FunctionArn} with that function's ARN and ${<Child>StateMachineArn} with the child's, and nothing else", () => {
+      const expected = Object.fromEntries([
+        ...functionsOf(file).map((fn) => [`${fn}FunctionArn`, getAttArn(stack.functionId(fn))]),
+        ...(child ? [[`${child}StateMachineArn`, { Ref: machine(child)[0] }]] : []),
+      ]);
+      expect(Object.keys(expected).sort()).toEqual(aslPlaceholders(aslOf(file)));
+      expect(machine(name)[1].Properties.DefinitionSubstitutions).toEqual(expected);
+    });
+
+    it('may invoke its own functions and no other', () => {
+      const invokable = grantedOn(machineStatements(name), 'lambda:InvokeFunction');
+      for (const fn of GROUP_DEPLOYMENT_FUNCTION_NAMES) {
+        const arn = getAttArn(stack.functionId(fn));
+        if (functionsOf(file).includes(fn)) expect(invokable).toContainEqual(arn);
+        else expect(invokable).not.toContainEqual(arn);
+      }
+    });
+
+    if (child) {
+      it(`may start ${child}, and describe and stop its executions (startExecution.sync:2)`, () => {
+        const statements = machineStatements(name);
+        const childId = machine(child)[0];
+        expect(grantedOn(statements, 'states:StartExecution')).toEqual([{ Ref: childId }]);
+        const childExecutions = stackArn('states', 'execution:', { 'Fn::Select': [6, { 'Fn::Split': [':', { Ref: childId }] }] }, ':*');
+        expect(grantedOn(statements, 'states:DescribeExecution')).toEqual([childExecutions]);
+        expect(grantedOn(statements, 'states:StopExecution')).toEqual([childExecutions]);
+      });
+
+      it('may manage the EventBridge rule through which Step Functions learns that a child has finished', () => {
+        const statements = machineStatements(name);
+        for (const action of ['events:PutTargets', 'events:PutRule', 'events:DescribeRule']) {
+          expect(grantedOn(statements, action)).toEqual([stackArn('events', `rule/${SYNC_EVENTS_RULE_NAME}`)]);
+        }
+      });
+    } else {
+      it('may start no execution and touch no EventBridge rule', () => {
+        const statements = machineStatements(name);
+        for (const action of ['states:StartExecution', 'states:StopExecution', 'events:PutRule']) expect(grantedOn(statements, action)).toEqual([]);
+      });
+    }
+
+    it('outputs its ARN', () => {
+      stack.template.hasOutput(`${name}StateMachineArn`, { Value: { Ref: machine(name)[0] } });
+    });
+  });
+
+  describe('functions', () => {
+    it('are all invoked by exactly one of the three files', () => {
+      expect(MACHINES.flatMap(({ file }) => functionsOf(file)).sort()).toEqual([...GROUP_DEPLOYMENT_FUNCTION_NAMES].sort());
+    });
+
+    it.each(GROUP_DEPLOYMENT_FUNCTION_NAMES)('%s: Node 22 on arm64, traced, own log group, with the timeout of the Task that invokes it', (name) => {
+      const timeout = MACHINES.map(({ file }) => taskTimeouts(aslOf(file)).get(name)).find((seconds) => seconds !== undefined);
+      expect(timeout).toBeDefined();
+      expect(functionProperties(name)).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        MemorySize: 512,
+        Timeout: timeout,
+        TracingConfig: { Mode: 'Active' },
+        LoggingConfig: { LogGroup: { Ref: expect.stringMatching(/^GroupDeploymentFunctions/) } },
+      });
+    });
+
+    it('each log to a log group of their own', () => {
+      const logGroups = GROUP_DEPLOYMENT_FUNCTION_NAMES.map((name) => JSON.stringify((functionProperties(name).LoggingConfig as { LogGroup: unknown }).LogGroup));
+      expect(new Set(logGroups).size).toBe(GROUP_DEPLOYMENT_FUNCTION_NAMES.length);
+    });
+
+    it.each(GROUP_DEPLOYMENT_FUNCTION_NAMES)('%s: gets the table, HSM and the provisioner, and none of the Slurm settings', (name) => {
+      const variables = (functionProperties(name).Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(variables).toMatchObject({
+        [ENVIRONMENT.tableName]: { Ref: stack.onlyOne('AWS::DynamoDB::Table')[0] },
+        [ENVIRONMENT.inventoryUrl]: { Ref: 'InventoryUrl' },
+        [ENVIRONMENT.provisionerUrl]: { Ref: 'ProvisionerUrl' },
+        [ENVIRONMENT.siteApiToken]: expect.anything(),
+      });
+      for (const unused of [ENVIRONMENT.slurmToken, ENVIRONMENT.workloadManagerUrl, ENVIRONMENT.bootServiceUrl]) expect(variables).not.toHaveProperty(unused);
+      stack.template.hasParameter('ProvisionerUrl', { AllowedPattern: '^https?://.+' });
+    });
+
+    it.each(GROUP_DEPLOYMENT_FUNCTION_NAMES)('%s: may read and write the table and its index', (name) => {
+      const statements = stack.statementsOf(stack.resources[stack.functionId(name)] as Resource);
+      const tableArn = getAttArn(stack.onlyOne('AWS::DynamoDB::Table')[0]);
+      for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']) expect(grantedOn(statements, action)).toContainEqual(tableArn);
+      expect(grantedOn(statements, 'dynamodb:Query')).toContainEqual({ 'Fn::Join': ['', [tableArn, '/index/*']] });
+    });
+  });
+}

@@ -1,0 +1,80 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as groupDeploymentEntry from '../../lambdas/entrypoints/group-deployment';
+import * as rollingUpgradeEntry from '../../lambdas/entrypoints/rolling-upgrade';
+import { dependenciesFromEnvironment, ENVIRONMENT, groupDeploymentDependenciesFromEnvironment } from '../../lambdas/entrypoints/environment';
+import { GROUP_DEPLOYMENT_FUNCTION_NAMES } from '../../lambdas/handlers/group-deployment/handlers';
+import { ROLLING_UPGRADE_FUNCTION_NAMES } from '../../lambdas/handlers/rolling-upgrade/handlers';
+
+// What the stack relies on in the deployed code: one export per Lambda (handler `index.<Name>`),
+// and the meaning of the environment variables it sets.
+
+describe('deployed entries', () => {
+  it.each([
+    ['rolling-upgrade', rollingUpgradeEntry as Record<string, unknown>, ROLLING_UPGRADE_FUNCTION_NAMES],
+    ['group-deployment', groupDeploymentEntry as Record<string, unknown>, GROUP_DEPLOYMENT_FUNCTION_NAMES],
+  ] as const)('%s exports one handler per function name, and nothing else', (_, entry, names) => {
+    expect(Object.keys(entry).sort()).toEqual([...names].sort());
+    for (const name of names) expect(typeof entry[name]).toBe('function');
+  });
+});
+
+describe('dependencies from the environment', () => {
+  let server: Server;
+  let url: string;
+  const seen: IncomingHttpHeaders[] = [];
+
+  beforeAll(async () => {
+    // Answers 404 to everything: enough for a client to send one request and settle.
+    server = createServer((req, res) => {
+      seen.push(req.headers);
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  beforeEach(() => {
+    seen.length = 0;
+  });
+
+  const groupEnvironment = (extra: Record<string, string> = {}) => ({
+    [ENVIRONMENT.tableName]: 'table',
+    [ENVIRONMENT.inventoryUrl]: url,
+    [ENVIRONMENT.provisionerUrl]: url,
+    ...extra,
+  });
+  const rollingEnvironment = (extra: Record<string, string> = {}) => ({
+    [ENVIRONMENT.tableName]: 'table',
+    [ENVIRONMENT.workloadManagerUrl]: url,
+    [ENVIRONMENT.bootServiceUrl]: url,
+    [ENVIRONMENT.inventoryUrl]: url,
+    ...extra,
+  });
+
+  it('group deployment: needs PROVISIONER_URL', () => {
+    const { [ENVIRONMENT.provisionerUrl]: _, ...withoutProvisioner } = groupEnvironment();
+    expect(() => groupDeploymentDependenciesFromEnvironment(withoutProvisioner)).toThrow('PROVISIONER_URL: is not set');
+  });
+
+  it('group deployment: sends SITE_API_TOKEN as a Bearer token to HSM and the provisioner', async () => {
+    const deps = groupDeploymentDependenciesFromEnvironment(groupEnvironment({ [ENVIRONMENT.siteApiToken]: 't0k3n' }));
+    await deps.inventory.getGroupMembers('compute').catch(() => undefined);
+    await deps.provisioner.getAction('deploy-1');
+    expect(seen.map((headers) => headers.authorization)).toEqual(['Bearer t0k3n', 'Bearer t0k3n']);
+  });
+
+  it('group deployment: an empty SITE_API_TOKEN (the stack sets it so when there is no secret) sends no token', async () => {
+    const deps = groupDeploymentDependenciesFromEnvironment(groupEnvironment({ [ENVIRONMENT.siteApiToken]: '' }));
+    await deps.provisioner.getAction('deploy-1');
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).not.toHaveProperty('authorization');
+  });
+
+  it('rolling upgrade: sends SITE_API_TOKEN as a Bearer token to HSM and BOS', async () => {
+    const { site } = dependenciesFromEnvironment(rollingEnvironment({ [ENVIRONMENT.siteApiToken]: 't0k3n' }));
+    await site.inventory.getGroupMembers('compute').catch(() => undefined);
+    await site.bootService.getSession('session-1').catch(() => undefined);
+    expect(seen.map((headers) => headers.authorization)).toEqual(['Bearer t0k3n', 'Bearer t0k3n']);
+  });
+});

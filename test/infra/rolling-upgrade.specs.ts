@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { WORKFLOW_FILES } from '../../engine/workflow-files';
+import { ENVIRONMENT } from '../../lambdas/entrypoints/environment';
+import { ROLLING_UPGRADE_FUNCTION_NAMES } from '../../lambdas/handlers/rolling-upgrade/handlers';
+import { aslPlaceholders } from '../../infra/asl-substitutions';
+import { getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from './template-queries';
+
+const asl = readFileSync(WORKFLOW_FILES.rollingUpgrade, 'utf8');
+const STATE_MACHINE_NAME = 'BaremetalRollout-RollingUpgrade';
+
+/** The rolling-upgrade functions and state machine of the stack. */
+export function rollingUpgradeSpecs(stack: TemplateQueries): void {
+  const stateMachine = () => stack.stateMachine(STATE_MACHINE_NAME);
+  const tableId = () => stack.onlyOne('AWS::DynamoDB::Table')[0];
+  const environmentOf = (name: string) =>
+    (stack.resources[stack.functionId(name)]?.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+
+  describe('functions', () => {
+    it.each(ROLLING_UPGRADE_FUNCTION_NAMES)('%s: Node 22 on arm64, traced, with the timeout of the Task that invokes it', (name) => {
+      const timeout = taskTimeouts(asl).get(name);
+      expect(timeout).toBeDefined();
+      expect(stack.resources[stack.functionId(name)]?.Properties).toMatchObject({
+        Runtime: 'nodejs22.x',
+        Architectures: ['arm64'],
+        MemorySize: 512,
+        Timeout: timeout,
+        TracingConfig: { Mode: 'Active' },
+        LoggingConfig: { LogGroup: { Ref: expect.stringMatching(/^RollingUpgradeFunctions/) } },
+      });
+    });
+
+    it.each(ROLLING_UPGRADE_FUNCTION_NAMES)('%s: gets the table name and the site connection', (name) => {
+      expect(environmentOf(name)).toMatchObject({
+        [ENVIRONMENT.tableName]: { Ref: tableId() },
+        [ENVIRONMENT.workloadManagerUrl]: { Ref: 'WorkloadManagerUrl' },
+        [ENVIRONMENT.slurmApiVersion]: { Ref: 'SlurmApiVersion' },
+        [ENVIRONMENT.slurmUserName]: { Ref: 'SlurmUserName' },
+        [ENVIRONMENT.bootServiceUrl]: { Ref: 'BootServiceUrl' },
+        [ENVIRONMENT.inventoryUrl]: { Ref: 'InventoryUrl' },
+      });
+      stack.template.hasParameter('SlurmApiVersion', { Default: 'v0.0.41' });
+    });
+
+    it.each(ROLLING_UPGRADE_FUNCTION_NAMES)('%s: gets the Slurm JWT as a dynamic reference to the secret, never as a value in the template', (name) => {
+      expect(environmentOf(name)[ENVIRONMENT.slurmToken]).toEqual({
+        'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: 'SlurmTokenSecretArn' }, ':SecretString:::}}']],
+      });
+    });
+
+    it.each(ROLLING_UPGRADE_FUNCTION_NAMES)('%s: may read and write the table and its index', (name) => {
+      const statements = stack.statementsOf(stack.resources[stack.functionId(name)] as Resource);
+      const tableArn = getAttArn(tableId());
+      for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem']) {
+        expect(grantedOn(statements, action)).toContainEqual(tableArn);
+      }
+      expect(grantedOn(statements, 'dynamodb:Query')).toContainEqual({ 'Fn::Join': ['', [tableArn, '/index/*']] });
+    });
+  });
+
+  describe('state machine', () => {
+    it('deploys the very ASL file the embedded engine runs, inline', () => {
+      expect(stateMachine()[1].Properties).toMatchObject({
+        DefinitionString: asl,
+        StateMachineType: 'STANDARD',
+        TracingConfiguration: { Enabled: true },
+        LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
+      });
+    });
+
+    it("substitutes each ${<Name>FunctionArn} with that function's ARN, and nothing else", () => {
+      const placeholders = aslPlaceholders(asl);
+      expect(placeholders).toEqual(ROLLING_UPGRADE_FUNCTION_NAMES.map((name) => `${name}FunctionArn`).sort());
+      expect(stateMachine()[1].Properties.DefinitionSubstitutions).toEqual(
+        Object.fromEntries(placeholders.map((key) => [key, getAttArn(stack.functionId(key.replace(/FunctionArn$/, '')))])),
+      );
+    });
+
+    it('may invoke every function', () => {
+      const invokable = grantedOn(stack.statementsOf(stateMachine()[1]), 'lambda:InvokeFunction');
+      for (const name of ROLLING_UPGRADE_FUNCTION_NAMES) expect(invokable).toContainEqual(getAttArn(stack.functionId(name)));
+    });
+
+    it('may start executions of itself (continue-as-new), by an ARN built from its fixed name', () => {
+      const startable = grantedOn(stack.statementsOf(stateMachine()[1]), 'states:StartExecution');
+      expect(startable).toEqual([stackArn('states', `stateMachine:${STATE_MACHINE_NAME}`)]);
+    });
+
+    it('outputs its ARN', () => {
+      stack.template.hasOutput('RollingUpgradeStateMachineArn', { Value: { Ref: stateMachine()[0] } });
+    });
+  });
+}

@@ -1,8 +1,16 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../validation';
 
-const seconds = (field: string, fallback: number) =>
-  z.number({ error: `${field} must be a number of seconds` }).int(`${field} must be a whole number of seconds`).min(1, `${field} must be at least 1`).default(fallback);
+/** A week: long enough for any real prepare or deploy, short enough that one batch's polls fit one execution's history. */
+export const MAX_PHASE_TIMEOUT_SECONDS = 7 * 24 * 3600;
+
+const seconds = (field: string, fallback: number, max = MAX_PHASE_TIMEOUT_SECONDS) =>
+  z
+    .number({ error: `${field} must be a number of seconds` })
+    .int(`${field} must be a whole number of seconds`)
+    .min(1, `${field} must be at least 1`)
+    .max(max, `${field} must be at most ${max}`)
+    .default(fallback);
 
 /**
  * The input of a group deployment: a DeploymentStrategy (the document or just `{groups}`), or a
@@ -16,7 +24,7 @@ export const deploymentRequestSchema = z
     maxParallelGroups: z.number({ error: 'maxParallelGroups must be a number' }).int('maxParallelGroups must be a whole number').min(1, 'maxParallelGroups must be at least 1').default(1),
     prepareTimeoutSeconds: seconds('prepareTimeoutSeconds', 1800),
     deployTimeoutSeconds: seconds('deployTimeoutSeconds', 3600),
-    pollIntervalSeconds: seconds('pollIntervalSeconds', 30),
+    pollIntervalSeconds: seconds('pollIntervalSeconds', 30, 3600),
   })
   .refine((r) => r.strategy === undefined || r.nodes === undefined, { message: 'give a strategy or a list of nodes, not both', path: ['nodes'] });
 

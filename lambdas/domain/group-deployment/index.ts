@@ -56,6 +56,7 @@ export {
   type PhaseAction,
   type PhaseResult,
 } from './deployment-run-step';
+export { groupsToStart, nodeOwners } from './groups-to-start';
 export { summarizeDeploymentRun, type DeploymentRunResult, type GroupRunResult } from './deployment-run-result';
 export { previewDeploymentPlan, type DeploymentPlanPreview, type GroupPreview } from './plan-preview';
 export { deploymentPlanMermaid } from './plan-mermaid';

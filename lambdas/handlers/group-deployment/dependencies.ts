@@ -12,10 +12,7 @@ export interface GroupDeploymentDependencies {
 }
 
 export interface GroupDeploymentSettings {
-  /**
-   * Batches one child execution runs. A batch costs at most about 100 history events (its polls back
-   * off to 10 minutes, so even a deploy timeout of an hour is ~10 polls): 100 batches stay near 10,000.
-   */
+  /** Most batches one child execution runs; fewer when long timeouts mean more polls per batch (batch-pages.ts). */
   batchesPerPage: number;
   /** Longest wait between two polls of a running site action. */
   maxPollSeconds: number;

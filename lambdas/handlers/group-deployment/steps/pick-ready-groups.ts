@@ -1,4 +1,4 @@
-import { readyGroups } from '../../../domain/group-deployment';
+import { groupsToStart } from '../../../domain/group-deployment';
 import type { GroupDeploymentDependencies } from '../dependencies';
 import { loadRun } from '../run-state';
 import type { DeploymentPointer } from './start-deployment';
@@ -8,9 +8,12 @@ export interface ReadyGroups extends DeploymentPointer {
   done: boolean;
 }
 
-/** The groups whose dependencies are all deployed, in deployment order; none left means the run is over. */
+/**
+ * The groups to run in the next round: ready ones, in plan order, at most maxParallelGroups, and
+ * only those whose shared nodes are settled. None left means the run is over.
+ */
 export async function pickReadyGroups(event: DeploymentPointer, deps: GroupDeploymentDependencies): Promise<ReadyGroups> {
   const { record, plan } = await loadRun(deps, event.deploymentId);
-  const ready = readyGroups(plan, record.state);
+  const ready = groupsToStart(plan, record.state, event.maxParallelGroups);
   return { deploymentId: event.deploymentId, maxParallelGroups: event.maxParallelGroups, ready, done: ready.length === 0 };
 }

@@ -6,7 +6,7 @@ import { parseDeploymentRequest } from '../../lambdas/domain/group-deployment/de
 import { buildDeploymentReport } from '../../lambdas/read-models/deployment-report';
 import { DEFAULT_TIME_SCALE, EmbeddedRuntime } from '../../engine/embedded-runtime';
 import { startGroupDeployment } from '../../engine/run-group-deployment';
-import { causeMessage } from '../../engine/run-rolling-upgrade';
+import { causeMessage } from '../../engine/execution-cause';
 import { loadSiteFile } from '../../simulator';
 import { CliError, ExitCode } from '../exit-codes';
 import { inventoryFromSite } from '../inventory-from-site';

@@ -1,6 +1,6 @@
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
 import type { ExecutionOutcome } from '../../engine/local-step-functions';
-import { causeMessage } from '../../engine/run-rolling-upgrade';
+import { causeMessage } from '../../engine/execution-cause';
 import { startGroupDeployment } from '../../engine/run-group-deployment';
 import type { DeploymentRecord } from '../../lambdas/ports/deployment-store';
 import { buildDeploymentReport, type DeploymentReport } from '../../lambdas/read-models/deployment-report';

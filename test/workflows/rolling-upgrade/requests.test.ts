@@ -1,5 +1,6 @@
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { causeMessage, startRollingUpgrade } from '../../../engine/run-rolling-upgrade';
+import { causeMessage } from '../../../engine/execution-cause';
+import { startRollingUpgrade } from '../../../engine/run-rolling-upgrade';
 import { buildSite, upgradeRequest } from '../../support/sites';
 import { startTestRuntime } from '../../support/embedded';
 

@@ -8,16 +8,19 @@ export interface BenchFigures {
   executions: number;
   maxHistoryEvents: number;
   largestPayloadBytes: number;
+  largestPayloadState: string;
   stateTransitions: number;
   lambdaInvocations: number;
   dynamoDbRequests: number;
 }
 
 export function summarizeExecutions(executions: readonly ExecutionFigures[]) {
+  const largest = executions.reduce<ExecutionFigures | undefined>((a, e) => (!a || e.largestPayloadBytes > a.largestPayloadBytes ? e : a), undefined);
   return {
     executions: executions.length,
     maxHistoryEvents: Math.max(0, ...executions.map((e) => e.historyEvents)),
-    largestPayloadBytes: Math.max(0, ...executions.map((e) => e.largestPayloadBytes)),
+    largestPayloadBytes: largest?.largestPayloadBytes ?? 0,
+    largestPayloadState: largest?.largestPayloadState ?? '-',
     stateTransitions: executions.reduce((sum, e) => sum + e.stateTransitions, 0),
     lambdaInvocations: executions.reduce((sum, e) => sum + e.lambdaInvocations, 0),
   };
@@ -32,7 +35,7 @@ export function renderFigures(f: BenchFigures): string {
     `  wall time                        ${f.wallSeconds.toFixed(1)} s`,
     `  executions started               ${f.executions}`,
     `  most history events, one exec.   ${f.maxHistoryEvents} (quota 25,000)`,
-    `  largest state payload            ${f.largestPayloadBytes} bytes (quota 262,144)`,
+    `  largest state payload            ${f.largestPayloadBytes} bytes (quota 262,144), in '${f.largestPayloadState}'`,
     `  state transitions                ${f.stateTransitions} (${perNode(f.stateTransitions)} per node)`,
     `  Lambda invocations               ${f.lambdaInvocations} (${perNode(f.lambdaInvocations)} per node)`,
     `  DynamoDB requests                ${f.dynamoDbRequests} (${perNode(f.dynamoDbRequests)} per node)`,

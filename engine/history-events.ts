@@ -1,7 +1,7 @@
 /** The part of aws-local-stepfunctions' event log that the figures need (the package does not export the type). */
 export interface EngineEvent {
   type: string;
-  state?: { type: string; input?: unknown; output?: unknown };
+  state?: { name?: string; type: string; input?: unknown; output?: unknown };
 }
 
 /**

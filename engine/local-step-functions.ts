@@ -19,6 +19,8 @@ export interface ExecutionFigures {
   stateTransitions: number;
   lambdaInvocations: number;
   largestPayloadBytes: number;
+  /** The state whose input or output that was. */
+  largestPayloadState?: string;
 }
 
 export interface ExecutionOutcome {
@@ -142,11 +144,12 @@ export class LocalStepFunctions {
   private async countEvents(events: AsyncIterable<EngineEvent>, figures: ExecutionFigures): Promise<void> {
     for await (const event of events) {
       figures.historyEvents += historyEventsOf(event);
-      if (event.type === 'StateEntered') {
-        figures.stateTransitions++;
-        figures.largestPayloadBytes = Math.max(figures.largestPayloadBytes, byteSize(event.state?.input));
-      } else if (event.type === 'StateExited') {
-        figures.largestPayloadBytes = Math.max(figures.largestPayloadBytes, byteSize(event.state?.output));
+      if (event.type === 'StateEntered') figures.stateTransitions++;
+      const payload = event.type === 'StateEntered' ? event.state?.input : event.type === 'StateExited' ? event.state?.output : undefined;
+      const bytes = byteSize(payload);
+      if (bytes > figures.largestPayloadBytes) {
+        figures.largestPayloadBytes = bytes;
+        figures.largestPayloadState = event.state?.name;
       }
     }
   }

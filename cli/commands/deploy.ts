@@ -9,6 +9,7 @@ import { startGroupDeployment } from '../../engine/run-group-deployment';
 import { causeMessage } from '../../engine/execution-cause';
 import { loadSiteFile } from '../../simulator';
 import { CliError, ExitCode } from '../exit-codes';
+import { numberOrRaw } from '../option-values';
 import { inventoryFromSite } from '../inventory-from-site';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
@@ -48,8 +49,6 @@ export function registerDeployCommand(program: Command): void {
       process.exitCode = await runDeploy(options);
     });
 }
-
-const numberOrRaw = (value: string | undefined) => (value === undefined ? undefined : value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value);
 
 async function runDeploy(options: DeployOptions): Promise<number> {
   const site = await loadSiteFile(options.site);

@@ -8,6 +8,7 @@ import { causeMessage } from '../../engine/execution-cause';
 import { startRollingUpgrade } from '../../engine/run-rolling-upgrade';
 import { loadSiteFile } from '../../simulator';
 import { CliError, ExitCode } from '../exit-codes';
+import { numberOrRaw } from '../option-values';
 import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
 import { siteStateContract } from '../site-state';
@@ -52,13 +53,6 @@ export function registerUpgradeCommand(program: Command): void {
     .action(async (options: UpgradeOptions) => {
       process.exitCode = await runUpgrade(options);
     });
-}
-
-/** Numbers from the command line, left as given when not numbers so that validation names the field. */
-function numberOrRaw(value: string | undefined): number | string | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  return value.trim() !== '' && Number.isFinite(n) ? n : value;
 }
 
 function requestFrom(options: UpgradeOptions): UpgradeRequestInput {

@@ -1,18 +1,12 @@
+import { lazyHandlers } from './lazy-handlers';
 import { createGroupDeploymentHandlers, type GroupDeploymentFunctionName } from '../handlers/group-deployment/handlers';
 import { groupDeploymentDependenciesFromEnvironment } from './environment';
 
 /**
  * The deployed group-deployment functions: one bundle, one exported handler per function
- * (the CDK stack points each Lambda at its export). Dependencies are built on first use,
- * once per container.
+ * (the CDK stack points each Lambda at its export).
  */
-let handlers: ReturnType<typeof createGroupDeploymentHandlers> | undefined;
-const handlerFor =
-  (name: GroupDeploymentFunctionName) =>
-  (event: never, context: unknown): Promise<unknown> => {
-    handlers ??= createGroupDeploymentHandlers(groupDeploymentDependenciesFromEnvironment());
-    return handlers[name](event, context);
-  };
+const handlerFor = lazyHandlers<GroupDeploymentFunctionName>(() => createGroupDeploymentHandlers(groupDeploymentDependenciesFromEnvironment()));
 
 export const StartDeployment = handlerFor('StartDeployment');
 export const PickReadyGroups = handlerFor('PickReadyGroups');

@@ -1,18 +1,12 @@
+import { lazyHandlers } from './lazy-handlers';
 import { createRollingUpgradeHandlers, type RollingUpgradeFunctionName } from '../handlers/rolling-upgrade/handlers';
 import { dependenciesFromEnvironment } from './environment';
 
 /**
  * The deployed rolling-upgrade functions: one bundle, one exported handler per function
- * (the CDK stack points each Lambda at its export). Dependencies are built on first use,
- * once per container.
+ * (the CDK stack points each Lambda at its export).
  */
-let handlers: ReturnType<typeof createRollingUpgradeHandlers> | undefined;
-const handlerFor =
-  (name: RollingUpgradeFunctionName) =>
-  (event: never, context: unknown): Promise<unknown> => {
-    handlers ??= createRollingUpgradeHandlers(dependenciesFromEnvironment());
-    return handlers[name](event, context);
-  };
+const handlerFor = lazyHandlers<RollingUpgradeFunctionName>(() => createRollingUpgradeHandlers(dependenciesFromEnvironment()));
 
 export const OpenSession = handlerFor('OpenSession');
 export const StartStep = handlerFor('StartStep');

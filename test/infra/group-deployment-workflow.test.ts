@@ -1,21 +1,9 @@
 import { Stack } from 'aws-cdk-lib';
-import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { WORKFLOW_FILES } from '../../engine/workflow-files';
 import { GROUP_DEPLOYMENT_FUNCTION_NAMES, type GroupDeploymentFunctionName } from '../../lambdas/handlers/group-deployment/handlers';
 import { createAslStateMachine } from '../../infra/constructs/asl-state-machine';
 import { GroupDeploymentWorkflow } from '../../infra/constructs/group-deployment-workflow';
-import { testApp } from './synth-stack';
-
-const importedFunctions = (stack: Stack, names: readonly GroupDeploymentFunctionName[]) =>
-  Object.fromEntries(
-    names.map((name) => [
-      name,
-      LambdaFunction.fromFunctionAttributes(stack, name, {
-        functionArn: `arn:aws:lambda:eu-west-1:123456789012:function:${name}`,
-        sameEnvironment: true,
-      }),
-    ]),
-  ) as Record<GroupDeploymentFunctionName, IFunction>;
+import { importedFunctions, testApp } from './synth-stack';
 
 describe('GroupDeploymentWorkflow', () => {
   it('builds with every function of the workflow', () => {
@@ -25,7 +13,7 @@ describe('GroupDeploymentWorkflow', () => {
 
   it('fails the synth, naming the ASL file and the placeholder, when a function is missing', () => {
     const stack = new Stack(testApp(), 'Incomplete');
-    const functions = importedFunctions(
+    const functions = importedFunctions<GroupDeploymentFunctionName>(
       stack,
       GROUP_DEPLOYMENT_FUNCTION_NAMES.filter((name) => name !== 'CheckBatch'),
     );

@@ -1,19 +1,7 @@
 import { Stack } from 'aws-cdk-lib';
-import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { ROLLING_UPGRADE_FUNCTION_NAMES, type RollingUpgradeFunctionName } from '../../lambdas/handlers/rolling-upgrade/handlers';
 import { RollingUpgradeWorkflow } from '../../infra/constructs/rolling-upgrade-workflow';
-import { testApp } from './synth-stack';
-
-const importedFunctions = (stack: Stack, names: readonly RollingUpgradeFunctionName[]) =>
-  Object.fromEntries(
-    names.map((name) => [
-      name,
-      LambdaFunction.fromFunctionAttributes(stack, name, {
-        functionArn: `arn:aws:lambda:eu-west-1:123456789012:function:${name}`,
-        sameEnvironment: true,
-      }),
-    ]),
-  ) as Record<RollingUpgradeFunctionName, IFunction>;
+import { importedFunctions, testApp } from './synth-stack';
 
 describe('RollingUpgradeWorkflow', () => {
   it('builds with every function of the workflow', () => {
@@ -23,7 +11,7 @@ describe('RollingUpgradeWorkflow', () => {
 
   it('fails the synth, naming the ASL file and the placeholder, when a function is missing', () => {
     const stack = new Stack(testApp(), 'Incomplete');
-    const functions = importedFunctions(
+    const functions = importedFunctions<RollingUpgradeFunctionName>(
       stack,
       ROLLING_UPGRADE_FUNCTION_NAMES.filter((name) => name !== 'CleanUp'),
     );

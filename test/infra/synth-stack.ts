@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { App, type Stack } from 'aws-cdk-lib';
+import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Template } from 'aws-cdk-lib/assertions';
 import { PROJECT_ROOT } from '../../infra/project-paths';
 import { RolloutStack } from '../../infra/rollout-stack';
@@ -18,4 +19,17 @@ export function testApp(): App {
 
 export function synthRolloutStack(): Template {
   return Template.fromStack(new RolloutStack(testApp(), 'BaremetalRollout'));
+}
+
+/** Stand-ins for a workflow's functions (by name), so a workflow construct can be built on its own. */
+export function importedFunctions<N extends string>(stack: Stack, names: readonly N[]): Record<N, IFunction> {
+  return Object.fromEntries(
+    names.map((name) => [
+      name,
+      LambdaFunction.fromFunctionAttributes(stack, name, {
+        functionArn: `arn:aws:lambda:eu-west-1:123456789012:function:${name}`,
+        sameEnvironment: true,
+      }),
+    ]),
+  ) as Record<N, IFunction>;
 }

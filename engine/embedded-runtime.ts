@@ -8,7 +8,7 @@ import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFu
 import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition } from '../simulator';
 import { countRequests, startLocalDynamoDb, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
 import { LocalStepFunctions, type LocalFunction } from './local-step-functions';
-import { announceRuntime } from './runtime-registry';
+import { claimDataDirWaiting } from './runtime-registry';
 import { WORKFLOW_FILES } from './workflow-files';
 
 export interface EmbeddedRuntimeOptions {
@@ -20,6 +20,9 @@ export interface EmbeddedRuntimeOptions {
   settings?: Partial<RollingUpgradeSettings>;
   deploymentSettings?: Partial<GroupDeploymentSettings>;
 }
+
+/** How long a run waits for another process (a `rollout session` command, say) to let go of its data directory. */
+const DATA_DIR_WAIT_MS = 30_000;
 
 /** Default speed of simulated time: a 5-minute boot takes 0.3 s. */
 export const DEFAULT_TIME_SCALE = 1000;
@@ -40,12 +43,15 @@ export class EmbeddedRuntime {
     readonly rollingUpgradeArn: string,
     readonly groupDeploymentArn: string,
     readonly handlers: Record<RollingUpgradeFunctionName, LambdaHandler>,
-    private readonly withdrawAnnouncement: () => Promise<void>,
+    private readonly releaseDataDir: () => Promise<void>,
   ) {}
 
   static async start(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {
     const clock = new SimClock({ timeScale: options.timeScale ?? DEFAULT_TIME_SCALE });
+    // Claimed before the database opens: a second process opening the same LevelDB would crash.
+    const claim = options.dataDir ? await claimDataDirWaiting(options.dataDir, DATA_DIR_WAIT_MS) : undefined;
     const dynamoDb = await startLocalDynamoDb(options.dataDir ? { dataDir: options.dataDir } : {});
+    await claim?.announce(dynamoDb.endpoint, dynamoDb.tableName, true);
     const dynamoDbRequests = countRequests(dynamoDb.rawClient);
     const simulator = await startSiteSimulator({ site: options.site, clock });
     const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
@@ -83,20 +89,14 @@ export class EmbeddedRuntime {
     engine.register('RunNodeBatches', WORKFLOW_FILES.runNodeBatches);
     engine.register('DeployGroup', WORKFLOW_FILES.deployGroup);
     const groupDeploymentArn = engine.register('group-deployment', WORKFLOW_FILES.groupDeployment);
-    const withdraw = options.dataDir
-      ? await announceRuntime(options.dataDir, {
-          pid: process.pid,
-          dynamoDbEndpoint: dynamoDb.endpoint,
-          tableName: dynamoDb.tableName,
-          startedAt: new Date().toISOString(),
-        })
-      : async () => undefined;
-    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, rollingUpgradeArn, groupDeploymentArn, handlers, withdraw);
+    const release = async () => claim?.release();
+    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, rollingUpgradeArn, groupDeploymentArn, handlers, release);
   }
 
   async close(): Promise<void> {
-    await this.withdrawAnnouncement();
     await this.simulator.close();
     await this.dynamoDb.close();
+    // Only once the database is closed may another process open it.
+    await this.releaseDataDir();
   }
 }

@@ -1,37 +1,97 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
- * A running `rollout` process announces its DynamoDB endpoint in its data directory: an on-disk
- * LevelDB opens in one process only, so a second process (`rollout session cancel`) reaches the
- * sessions through the first one's endpoint.
+ * One process at a time owns a data directory: an on-disk LevelDB opens in one process only, and
+ * a second open crashes that process. The owner claims the directory by creating `runtime.json`
+ * exclusively before it opens the database, then announces its DynamoDB endpoint there; other
+ * processes (`rollout session ...`) reach the sessions through that endpoint.
  */
 export interface RuntimeAnnouncement {
   pid: number;
-  dynamoDbEndpoint: string;
-  tableName: string;
+  /** Absent while the owner is still starting. */
+  dynamoDbEndpoint?: string;
+  tableName?: string;
+  /** True for a process that runs workflows (`rollout upgrade`/`deploy`), false for a short `rollout session` command. */
+  runsWorkflows?: boolean;
   startedAt: string;
 }
 
-const FILE = 'runtime.json';
+export interface DataDirClaim {
+  announce(endpoint: string, tableName: string, runsWorkflows: boolean): Promise<void>;
+  release(): Promise<void>;
+}
 
-export async function announceRuntime(dataDir: string, announcement: RuntimeAnnouncement): Promise<() => Promise<void>> {
+/** The data directory is owned by another live process for longer than the caller would wait. */
+export class DataDirInUseError extends Error {
+  override name = 'DataDirInUseError';
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
+    super(`data directory ${dataDir} is in use by process ${pid}`);
+  }
+}
+
+const FILE = 'runtime.json';
+const POLL_MS = 50;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Claims the directory, or returns undefined if a live process owns it (a dead owner's claim is removed). */
+export async function claimDataDir(dataDir: string): Promise<DataDirClaim | undefined> {
   await mkdir(dataDir, { recursive: true });
   const file = path.join(dataDir, FILE);
-  await writeFile(file, JSON.stringify(announcement, null, 2));
-  return async () => {
-    const current = await readAnnouncement(dataDir);
-    if (current?.pid === announcement.pid) await rm(file, { force: true });
+  const base: RuntimeAnnouncement = { pid: process.pid, startedAt: new Date().toISOString() };
+  for (;;) {
+    try {
+      await writeFile(file, JSON.stringify(base), { flag: 'wx' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const owner = await readAnnouncement(dataDir);
+      if (owner && isAlive(owner.pid)) return undefined;
+      // A claim being written reads as nothing: only a dead owner's file is removed.
+      if (owner) await rm(file, { force: true });
+      else await sleep(POLL_MS);
+    }
+  }
+  return {
+    async announce(dynamoDbEndpoint, tableName, runsWorkflows) {
+      // Written aside and renamed, so a reader never sees half a file.
+      const temporary = `${file}.${process.pid}`;
+      await writeFile(temporary, JSON.stringify({ ...base, dynamoDbEndpoint, tableName, runsWorkflows }));
+      await rename(temporary, file);
+    },
+    async release() {
+      if ((await readAnnouncement(dataDir))?.pid === process.pid) await rm(file, { force: true });
+    },
   };
 }
 
-/** The announcement of a process that is still alive, if any (a stale file is removed). */
-export async function findLiveRuntime(dataDir: string): Promise<RuntimeAnnouncement | undefined> {
-  const announcement = await readAnnouncement(dataDir);
-  if (!announcement) return undefined;
-  if (isAlive(announcement.pid)) return announcement;
-  await rm(path.join(dataDir, FILE), { force: true });
-  return undefined;
+/** Claims the directory, waiting up to `timeoutMs` while another live process owns it. */
+export async function claimDataDirWaiting(dataDir: string, timeoutMs: number): Promise<DataDirClaim> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const claim = await claimDataDir(dataDir);
+    if (claim) return claim;
+    if (Date.now() > deadline) throw new DataDirInUseError(dataDir, (await readAnnouncement(dataDir))?.pid ?? -1);
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * The announcement of the live owner, once it serves (waiting up to `timeoutMs` while it starts);
+ * undefined when no live process owns the directory.
+ */
+export async function findLiveRuntime(dataDir: string, timeoutMs = 30_000): Promise<RuntimeAnnouncement | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const owner = await readAnnouncement(dataDir);
+    if (!owner || !isAlive(owner.pid)) return undefined;
+    if (owner.dynamoDbEndpoint) return owner;
+    if (Date.now() > deadline) throw new DataDirInUseError(dataDir, owner.pid);
+    await sleep(POLL_MS);
+  }
 }
 
 async function readAnnouncement(dataDir: string): Promise<RuntimeAnnouncement | undefined> {

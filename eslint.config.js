@@ -16,10 +16,10 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
   {
-    files: ['lambdas/domain/**/*.ts'],
+    files: ['core/**/*.ts'],
     rules: {
       // The domain core stays pure: no AWS SDK, no network, no site adapters.
-      'no-restricted-imports': ['error', { patterns: ['@aws-sdk/*', 'aws-cdk-lib', '*/adapters/*', 'node:http'] }],
+      'no-restricted-imports': ['error', { patterns: ['@aws-sdk/*', 'aws-cdk-lib', '**/adapters/**', '**/ports/**', '**/lambdas/**', '**/engine/**', '**/simulator/**', '**/cli/**', 'node:http', 'node:fs', 'node:fs/promises'] }],
     },
   },
 );

@@ -1,4 +1,4 @@
-import type { DeploymentStore } from '../lambdas/ports/deployment-store';
+import type { DeploymentStore } from '../ports/deployment-store';
 import { repeatRender } from './repeat-render';
 
 /**

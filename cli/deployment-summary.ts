@@ -1,4 +1,4 @@
-import type { DeploymentReport } from '../lambdas/read-models/deployment-report';
+import type { DeploymentReport } from './reports/deployment-report';
 import { formatDuration } from './summary';
 
 /** Shipyard's end of run: a group summary, then a node summary. */

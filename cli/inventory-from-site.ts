@@ -1,4 +1,4 @@
-import type { InventoryNode } from '../lambdas/ports/site';
+import type { InventoryNode } from '../ports/site';
 import type { SiteDefinition } from '../simulator/site-file';
 
 /**

@@ -1,6 +1,6 @@
 import '../engine/polyfills';
 import { Command, CommanderError } from 'commander';
-import { InvalidInputError } from '../lambdas/domain/errors';
+import { InvalidInputError } from '../core/errors';
 import { registerPlanCommands } from './commands/plan';
 import { registerDeployCommand } from './commands/deploy';
 import { registerSessionCommands } from './commands/session';

@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress';
-import type { SessionStore } from '../lambdas/ports/session-store';
+import type { SessionStore } from '../ports/session-store';
 import { repeatRender } from './repeat-render';
 
 export interface ProgressSnapshot {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { describeError, InvalidInputError } from '../lambdas/domain/errors';
-import { parseDeploymentStrategy, type DeploymentStrategy } from '../lambdas/domain/group-deployment';
+import { describeError, InvalidInputError } from '../core/errors';
+import { parseDeploymentStrategy, type DeploymentStrategy } from '../core/group-deployment';
 
 /**
  * Reads and validates a DeploymentStrategy file (YAML or JSON). Returns the text too: the workflow

@@ -1,4 +1,4 @@
-import type { SessionReport } from '../lambdas/read-models/session-report';
+import type { SessionReport } from './reports/session-report';
 
 /** The human summary of a finished (or inspected) session. */
 export function renderSessionSummary(report: SessionReport, extra: { realSeconds?: number; simulatedSeconds?: number } = {}): string {

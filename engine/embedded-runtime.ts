@@ -1,10 +1,10 @@
-import { DynamoDbDeploymentStore } from '../lambdas/adapters/dynamodb/dynamodb-deployment-store';
-import { DynamoDbSessionStore } from '../lambdas/adapters/dynamodb/dynamodb-session-store';
-import { createSiteClients } from '../lambdas/adapters/site';
-import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/handlers/rolling-upgrade/dependencies';
-import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/handlers/group-deployment/dependencies';
-import { createGroupDeploymentHandlers } from '../lambdas/handlers/group-deployment/handlers';
-import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFunctionName } from '../lambdas/handlers/rolling-upgrade/handlers';
+import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
+import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
+import { createSiteClients } from '../adapters/site';
+import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activities/rolling-upgrade/dependencies';
+import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/activities/group-deployment/dependencies';
+import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deployment/handlers';
+import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFunctionName } from '../lambdas/activities/rolling-upgrade/handlers';
 import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition } from '../simulator';
 import { countRequests, startLocalDynamoDb, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
 import { LocalStepFunctions, type LocalFunction } from './local-step-functions';

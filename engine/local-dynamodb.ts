@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
-import { createTableInput } from '../lambdas/adapters/dynamodb/table-design';
+import { createTableInput } from '../adapters/dynamodb/table-design';
 
 export const DEFAULT_TABLE_NAME = 'rollout';
 

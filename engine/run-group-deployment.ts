@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { idForExecution } from '../lambdas/domain/execution-id';
+import { idForExecution } from '../core/execution-id';
 import type { EmbeddedRuntime } from './embedded-runtime';
 import type { ExecutionOutcome } from './local-step-functions';
 

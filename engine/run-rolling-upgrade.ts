@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { upgradeIdFor } from '../lambdas/handlers/rolling-upgrade/stages/open-session';
+import { upgradeIdFor } from '../lambdas/activities/rolling-upgrade/open-session';
 import type { EmbeddedRuntime } from './embedded-runtime';
 import type { ExecutionOutcome } from './local-step-functions';
 

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describeError } from '../lambdas/domain/errors';
+import { describeError } from '../core/errors';
 import { ApiFaults } from './api-faults';
 import { bosApi } from './routes/bos';
 import { controlApi } from './routes/control';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Clock } from '../lambdas/domain/clock';
+import type { Clock } from '../core/clock';
 
 export interface SimClockOptions {
   /** Simulated seconds per real second, e.g. 1000. */

@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { InvalidInputError, describeError, type FieldProblem } from '../lambdas/domain/errors';
-import { parseOrThrow } from '../lambdas/domain/validation';
+import { InvalidInputError, describeError, type FieldProblem } from '../core/errors';
+import { parseOrThrow } from '../core/validation';
 
 export const WLM_STATES = ['IDLE', 'ALLOCATED', 'MIXED', 'COMPLETING', 'DRAINING', 'DRAINED', 'DOWN', 'FAIL'] as const;
 export type SiteWlmState = (typeof WLM_STATES)[number];

@@ -1,4 +1,4 @@
-import type { Clock } from '../lambdas/domain/clock';
+import type { Clock } from '../core/clock';
 import { EventQueue } from './event-queue';
 
 /**

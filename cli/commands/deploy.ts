@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { Option, type Command } from 'commander';
-import { deploymentStrategyForNodes, parseNodeNameList, planDeployment, defaultDeploymentStrategy } from '../../lambdas/domain/group-deployment';
-import { parseDeploymentRequest } from '../../lambdas/domain/group-deployment/deployment-request';
-import { buildDeploymentReport } from '../../lambdas/read-models/deployment-report';
+import { deploymentStrategyForNodes, parseNodeNameList, planDeployment, defaultDeploymentStrategy } from '../../core/group-deployment';
+import { parseDeploymentRequest } from '../../core/group-deployment/deployment-request';
+import { buildDeploymentReport } from '../reports/deployment-report';
 import { DEFAULT_TIME_SCALE, EmbeddedRuntime } from '../../engine/embedded-runtime';
 import { startGroupDeployment } from '../../engine/run-group-deployment';
 import { causeMessage } from '../../engine/execution-cause';

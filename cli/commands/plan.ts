@@ -12,8 +12,8 @@ import {
   type NodeConcurrency,
   type SuccessCriteria,
   type UnknownNodeName,
-} from '../../lambdas/domain/group-deployment';
-import type { InventoryNode } from '../../lambdas/ports/site';
+} from '../../core/group-deployment';
+import type { InventoryNode } from '../../ports/site';
 import { loadSiteFile } from '../../simulator/site-file';
 import { inventoryFromSite } from '../inventory-from-site';
 import { loadStrategyFile } from '../strategy-file';

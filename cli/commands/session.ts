@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { SessionNotCancellableError, SessionNotFoundError } from '../../lambdas/domain/errors';
-import { buildSessionReport } from '../../lambdas/read-models/session-report';
+import { SessionNotCancellableError, SessionNotFoundError } from '../../core/errors';
+import { buildSessionReport } from '../reports/session-report';
 import { CliError, ExitCode } from '../exit-codes';
 import { openSessionStore } from '../session-store-access';
 import { renderSessionSummary } from '../summary';

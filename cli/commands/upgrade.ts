@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
-import { parseUpgradeRequest, type UpgradeRequestInput } from '../../lambdas/domain/rolling-upgrade/upgrade-request';
-import { buildSessionReport } from '../../lambdas/read-models/session-report';
+import { parseUpgradeRequest, type UpgradeRequestInput } from '../../core/rolling-upgrade/upgrade-request';
+import { buildSessionReport } from '../reports/session-report';
 import { DEFAULT_TIME_SCALE, EmbeddedRuntime } from '../../engine/embedded-runtime';
 import { causeMessage } from '../../engine/execution-cause';
 import { startRollingUpgrade } from '../../engine/run-rolling-upgrade';

@@ -2,7 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { GROUP_DEPLOYMENT_FUNCTION_NAMES, type GroupDeploymentFunctionName } from '../../lambdas/handlers/group-deployment/handlers';
+import { GROUP_DEPLOYMENT_FUNCTION_NAMES, type GroupDeploymentFunctionName } from '../../lambdas/activities/group-deployment/handlers';
 import { PROJECT_PATHS } from '../project-paths';
 import { WorkflowFunctions } from './workflow-functions';
 

@@ -4,7 +4,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine, StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { WORKFLOW_FILES } from '../../engine/workflow-files';
-import type { GroupDeploymentFunctionName } from '../../lambdas/handlers/group-deployment/handlers';
+import type { GroupDeploymentFunctionName } from '../../lambdas/activities/group-deployment/handlers';
 import { createAslStateMachine } from './asl-state-machine';
 
 /**

@@ -5,7 +5,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { WORKFLOW_FILES } from '../../engine/workflow-files';
-import type { RollingUpgradeFunctionName } from '../../lambdas/handlers/rolling-upgrade/handlers';
+import type { RollingUpgradeFunctionName } from '../../lambdas/activities/rolling-upgrade/handlers';
 import { createAslStateMachine } from './asl-state-machine';
 
 export interface RollingUpgradeWorkflowProps {

@@ -8,7 +8,7 @@ import {
   SESSIONS_BY_CREATION_INDEX,
   SORT_KEY,
   TTL_ATTRIBUTE,
-} from '../../lambdas/adapters/dynamodb/table-design';
+} from '../../adapters/dynamodb/table-design';
 
 /** The single table of sessions, plans, nodes, messages and node locks, declared from the same constants as the store. */
 export class SessionsTable extends Construct {

@@ -1,12 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
-import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
-import { HsmInventory, HttpProvisioner, createSiteClients } from '../adapters/site';
-import { systemClock } from '../domain/clock';
-import { InvalidInputError } from '../domain/errors';
-import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from '../handlers/group-deployment/dependencies';
-import { defaultSettings, type RollingUpgradeDependencies } from '../handlers/rolling-upgrade/dependencies';
+import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
+import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
+import { HsmInventory, HttpProvisioner, createSiteClients } from '../../adapters/site';
+import { systemClock } from '../../core/clock';
+import { InvalidInputError } from '../../core/errors';
+import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from '../activities/group-deployment/dependencies';
+import { defaultSettings, type RollingUpgradeDependencies } from '../activities/rolling-upgrade/dependencies';
 
 /** Environment variables the deployed functions read; the CDK stack sets them. */
 export const ENVIRONMENT = {

@@ -1,5 +1,5 @@
 import { lazyHandlers } from './lazy-handlers';
-import { createGroupDeploymentHandlers, type GroupDeploymentFunctionName } from '../handlers/group-deployment/handlers';
+import { createGroupDeploymentHandlers, type GroupDeploymentFunctionName } from '../activities/group-deployment/handlers';
 import { groupDeploymentDependenciesFromEnvironment } from './environment';
 
 /**

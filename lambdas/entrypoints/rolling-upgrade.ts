@@ -1,5 +1,5 @@
 import { lazyHandlers } from './lazy-handlers';
-import { createRollingUpgradeHandlers, type RollingUpgradeFunctionName } from '../handlers/rolling-upgrade/handlers';
+import { createRollingUpgradeHandlers, type RollingUpgradeFunctionName } from '../activities/rolling-upgrade/handlers';
 import { dependenciesFromEnvironment } from './environment';
 
 /**

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { toFieldProblems } from '../../lambdas/domain/validation';
+import { toFieldProblems } from '../../core/validation';
 import type { SiteServiceName } from '../site-file';
 import { SimRequestError } from '../sim-error';
 

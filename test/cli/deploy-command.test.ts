@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { runCli } from './run-cli';
+import { runCli } from '../support/cli';
 
 const examples = path.resolve(__dirname, '..', '..', 'examples');
 const strategy = path.join(examples, 'strategies', 'shipyard-example.yaml');

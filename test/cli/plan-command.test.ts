@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { runCli } from './run-cli';
+import { runCli } from '../support/cli';
 
 const EXAMPLES = path.resolve(__dirname, '..', '..', 'examples');
 const SITE = path.join(EXAMPLES, 'sites', 'group-deployment-example.yaml');

@@ -1,9 +1,9 @@
 import { Stack } from 'aws-cdk-lib';
 import { WORKFLOW_FILES } from '../../engine/workflow-files';
-import { GROUP_DEPLOYMENT_FUNCTION_NAMES, type GroupDeploymentFunctionName } from '../../lambdas/handlers/group-deployment/handlers';
+import { GROUP_DEPLOYMENT_FUNCTION_NAMES, type GroupDeploymentFunctionName } from '../../lambdas/activities/group-deployment/handlers';
 import { createAslStateMachine } from '../../infra/constructs/asl-state-machine';
 import { GroupDeploymentWorkflow } from '../../infra/constructs/group-deployment-workflow';
-import { importedFunctions, testApp } from './synth-stack';
+import { importedFunctions, testApp } from '../support/synth-stack';
 
 describe('GroupDeploymentWorkflow', () => {
   it('builds with every function of the workflow', () => {

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { WORKFLOW_FILES } from '../../engine/workflow-files';
 import { ENVIRONMENT } from '../../lambdas/entrypoints/environment';
-import { GROUP_DEPLOYMENT_FUNCTION_NAMES } from '../../lambdas/handlers/group-deployment/handlers';
+import { GROUP_DEPLOYMENT_FUNCTION_NAMES } from '../../lambdas/activities/group-deployment/handlers';
 import { aslPlaceholders } from '../../infra/asl-substitutions';
 import { SYNC_EVENTS_RULE_NAME } from '../../infra/constructs/asl-state-machine';
-import { getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from './template-queries';
+import { getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
 
 /** The three machines, children first, each with the child it starts with startExecution.sync:2. */
 const MACHINES = [

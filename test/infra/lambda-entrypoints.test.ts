@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import * as groupDeploymentEntry from '../../lambdas/entrypoints/group-deployment';
 import * as rollingUpgradeEntry from '../../lambdas/entrypoints/rolling-upgrade';
 import { dependenciesFromEnvironment, ENVIRONMENT, groupDeploymentDependenciesFromEnvironment } from '../../lambdas/entrypoints/environment';
-import { GROUP_DEPLOYMENT_FUNCTION_NAMES } from '../../lambdas/handlers/group-deployment/handlers';
-import { ROLLING_UPGRADE_FUNCTION_NAMES } from '../../lambdas/handlers/rolling-upgrade/handlers';
+import { GROUP_DEPLOYMENT_FUNCTION_NAMES } from '../../lambdas/activities/group-deployment/handlers';
+import { ROLLING_UPGRADE_FUNCTION_NAMES } from '../../lambdas/activities/rolling-upgrade/handlers';
 
 // What the stack relies on in the deployed code: one export per Lambda (handler `index.<Name>`),
 // and the meaning of the environment variables it sets.

@@ -1,7 +1,7 @@
 import { Stack } from 'aws-cdk-lib';
-import { ROLLING_UPGRADE_FUNCTION_NAMES, type RollingUpgradeFunctionName } from '../../lambdas/handlers/rolling-upgrade/handlers';
+import { ROLLING_UPGRADE_FUNCTION_NAMES, type RollingUpgradeFunctionName } from '../../lambdas/activities/rolling-upgrade/handlers';
 import { RollingUpgradeWorkflow } from '../../infra/constructs/rolling-upgrade-workflow';
-import { importedFunctions, testApp } from './synth-stack';
+import { importedFunctions, testApp } from '../support/synth-stack';
 
 describe('RollingUpgradeWorkflow', () => {
   it('builds with every function of the workflow', () => {

@@ -1,12 +1,12 @@
 import { Match } from 'aws-cdk-lib/assertions';
-import { createTableInput, TTL_ATTRIBUTE } from '../../lambdas/adapters/dynamodb/table-design';
+import { createTableInput, TTL_ATTRIBUTE } from '../../adapters/dynamodb/table-design';
 import { ENVIRONMENT } from '../../lambdas/entrypoints/environment';
-import { GROUP_DEPLOYMENT_FUNCTION_NAMES } from '../../lambdas/handlers/group-deployment/handlers';
-import { ROLLING_UPGRADE_FUNCTION_NAMES } from '../../lambdas/handlers/rolling-upgrade/handlers';
+import { GROUP_DEPLOYMENT_FUNCTION_NAMES } from '../../lambdas/activities/group-deployment/handlers';
+import { ROLLING_UPGRADE_FUNCTION_NAMES } from '../../lambdas/activities/rolling-upgrade/handlers';
 import { groupDeploymentSpecs } from './group-deployment.specs';
 import { rollingUpgradeSpecs } from './rolling-upgrade.specs';
-import { synthRolloutStack } from './synth-stack';
-import { TemplateQueries } from './template-queries';
+import { synthRolloutStack } from '../support/synth-stack';
+import { TemplateQueries } from '../support/template-queries';
 
 const tableDesign = createTableInput('unused');
 const ALL_FUNCTION_NAMES = [...ROLLING_UPGRADE_FUNCTION_NAMES, ...GROUP_DEPLOYMENT_FUNCTION_NAMES];

@@ -1,4 +1,4 @@
-import { startTestSite, type TestSite } from './support';
+import { startTestSite, type TestSite } from '../support/simulator';
 
 const NODES = ['x3000c0s1b0n0', 'x3000c0s2b0n0', 'x3000c0s3b0n0'];
 

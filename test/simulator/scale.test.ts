@@ -1,8 +1,8 @@
 import { startSiteSimulator, type RunningSiteSimulator } from '../../simulator/http-server';
 import { SimClock } from '../../simulator/sim-clock';
 import { parseSiteDefinition } from '../../simulator/site-file';
-import { createSiteClients, type SiteClients } from '../../lambdas/adapters/site';
-import { pollUntil } from './support';
+import { createSiteClients, type SiteClients } from '../../adapters/site';
+import { pollUntil } from '../support/simulator';
 
 const COUNT = 10_000;
 const names = Array.from({ length: COUNT }, (_, i) => `x${3000 + Math.floor(i / 64)}c0s${i % 64}b0n0`);

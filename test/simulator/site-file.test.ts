@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { InvalidInputError } from '../../lambdas/domain/errors';
+import { InvalidInputError } from '../../core/errors';
 import { loadSiteFile, parseSiteDefinition, type SiteDefinitionInput } from '../../simulator/site-file';
 
 /** Extra keys allowed: some cases add unknown ones. */

@@ -2,8 +2,8 @@ import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
 import type { ExecutionOutcome } from '../../engine/local-step-functions';
 import { causeMessage } from '../../engine/execution-cause';
 import { startGroupDeployment } from '../../engine/run-group-deployment';
-import type { DeploymentRecord } from '../../lambdas/ports/deployment-store';
-import { buildDeploymentReport, type DeploymentReport } from '../../lambdas/read-models/deployment-report';
+import type { DeploymentRecord } from '../../ports/deployment-store';
+import { buildDeploymentReport, type DeploymentReport } from '../../cli/reports/deployment-report';
 import { parseSiteDefinition, type SiteDefinition, type SiteDefinitionInput, type SiteState } from '../../simulator';
 import type { ProvisionNodeRun } from '../../simulator/models/provisioner';
 

@@ -1,7 +1,7 @@
 import { EmbeddedRuntime, type EmbeddedRuntimeOptions } from '../../engine/embedded-runtime';
 import { startRollingUpgrade } from '../../engine/run-rolling-upgrade';
 import type { ExecutionOutcome } from '../../engine/local-step-functions';
-import { buildSessionReport, type SessionReport } from '../../lambdas/read-models/session-report';
+import { buildSessionReport, type SessionReport } from '../../cli/reports/session-report';
 
 /** Simulated time in tests: fast, with margins that real-time jitter cannot eat (10 ms real = 10 s simulated). */
 export const TEST_TIME_SCALE = 1000;

@@ -2,11 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDbSessionStore } from '../../../lambdas/adapters/dynamodb/dynamodb-session-store';
-import { SESSIONS_BY_CREATION_INDEX } from '../../../lambdas/adapters/dynamodb/table-design';
+import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-session-store';
+import { SESSIONS_BY_CREATION_INDEX } from '../../../adapters/dynamodb/table-design';
 import { connectDynamoDb, countRequests, startLocalDynamoDb } from '../../../engine/local-dynamodb';
 import type { LocalDynamoDb } from '../../../engine/local-dynamodb';
-import { makePlan, makeSession } from './fixtures';
+import { makePlan, makeSession } from '../../support/dynamodb';
 
 let db: LocalDynamoDb;
 let dataRoot: string;

@@ -1,7 +1,7 @@
-import { DynamoDbSessionStore } from '../../../lambdas/adapters/dynamodb/dynamodb-session-store';
+import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-session-store';
 import { countRequests, startLocalDynamoDb } from '../../../engine/local-dynamodb';
 import type { LocalDynamoDb, RequestCounter } from '../../../engine/local-dynamodb';
-import { makeSession } from './fixtures';
+import { makeSession } from '../../support/dynamodb';
 
 let db: LocalDynamoDb;
 let store: DynamoDbSessionStore;

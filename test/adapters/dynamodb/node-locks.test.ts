@@ -1,4 +1,4 @@
-import { DynamoDbSessionStore } from '../../../lambdas/adapters/dynamodb/dynamodb-session-store';
+import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-session-store';
 import { startLocalDynamoDb } from '../../../engine/local-dynamodb';
 import type { LocalDynamoDb } from '../../../engine/local-dynamodb';
 

@@ -1,11 +1,11 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbSessionStore } from '../../../lambdas/adapters/dynamodb/dynamodb-session-store';
-import { KEY_ATTRIBUTES, PLAN_CHUNK_SIZE, sessionPk } from '../../../lambdas/adapters/dynamodb/table-design';
-import type { NodeRecord } from '../../../lambdas/domain/rolling-upgrade/session';
-import { stepCount, stepRange } from '../../../lambdas/domain/rolling-upgrade/step-plan';
+import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-session-store';
+import { KEY_ATTRIBUTES, PLAN_CHUNK_SIZE, sessionPk } from '../../../adapters/dynamodb/table-design';
+import type { NodeRecord } from '../../../core/rolling-upgrade/session';
+import { stepCount, stepRange } from '../../../core/rolling-upgrade/step-plan';
 import { countRequests, startLocalDynamoDb } from '../../../engine/local-dynamodb';
 import type { LocalDynamoDb, RequestCounter } from '../../../engine/local-dynamodb';
-import { makePlan, makeSession } from './fixtures';
+import { makePlan, makeSession } from '../../support/dynamodb';
 
 let db: LocalDynamoDb;
 let store: DynamoDbSessionStore;

@@ -1,8 +1,8 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { MAX_BATCH_ATTEMPTS, UnprocessedBatchError, batchGetAll, batchWriteAll } from '../../../lambdas/adapters/dynamodb/batch';
-import type { DocWriteRequest } from '../../../lambdas/adapters/dynamodb/batch';
-import { DynamoDbNodeLocks } from '../../../lambdas/adapters/dynamodb/node-locks';
+import { MAX_BATCH_ATTEMPTS, UnprocessedBatchError, batchGetAll, batchWriteAll } from '../../../adapters/dynamodb/batch';
+import type { DocWriteRequest } from '../../../adapters/dynamodb/batch';
+import { DynamoDbNodeLocks } from '../../../adapters/dynamodb/node-locks';
 
 /*
  * dynalite never throttles, so it never returns unprocessed items and its locks never vanish mid-call.

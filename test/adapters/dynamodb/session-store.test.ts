@@ -1,11 +1,11 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDbSessionStore } from '../../../lambdas/adapters/dynamodb/dynamodb-session-store';
-import { KEY_ATTRIBUTES, PLAN_CHUNK_SIZE, sessionKey, sessionPk } from '../../../lambdas/adapters/dynamodb/table-design';
-import { SessionNotCancellableError, SessionNotFoundError, StaleProgressError } from '../../../lambdas/domain/errors';
-import type { Progress } from '../../../lambdas/domain/rolling-upgrade/session';
+import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-session-store';
+import { KEY_ATTRIBUTES, PLAN_CHUNK_SIZE, sessionKey, sessionPk } from '../../../adapters/dynamodb/table-design';
+import { SessionNotCancellableError, SessionNotFoundError, StaleProgressError } from '../../../core/errors';
+import type { Progress } from '../../../core/rolling-upgrade/session';
 import { ensureTable, startLocalDynamoDb } from '../../../engine/local-dynamodb';
 import type { LocalDynamoDb } from '../../../engine/local-dynamodb';
-import { makePlan, makeSession } from './fixtures';
+import { makePlan, makeSession } from '../../support/dynamodb';
 
 let db: LocalDynamoDb;
 let store: DynamoDbSessionStore;

@@ -1,4 +1,4 @@
-import { createSiteClients } from '../../../lambdas/adapters/site/create-site-clients';
+import { createSiteClients } from '../../../adapters/site/create-site-clients';
 import { startSiteSimulator } from '../../../simulator/http-server';
 import { SimClock } from '../../../simulator/sim-clock';
 import { parseSiteDefinition } from '../../../simulator/site-file';

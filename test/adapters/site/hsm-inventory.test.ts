@@ -1,5 +1,5 @@
-import { GroupNotFoundError, SiteServiceError } from '../../../lambdas/domain/errors';
-import { nodeNames, startTestSite, type TestSite } from '../../simulator/support';
+import { GroupNotFoundError, SiteServiceError } from '../../../core/errors';
+import { nodeNames, startTestSite, type TestSite } from '../../support/simulator';
 
 const NODES = nodeNames(6);
 // Deliberately not in name order: the group's own order must survive.

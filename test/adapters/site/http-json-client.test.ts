@@ -1,8 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SiteServiceError } from '../../../lambdas/domain/errors';
-import { HttpJsonClient, urlPath } from '../../../lambdas/adapters/site/http-json-client';
-import { SlurmRestWorkloadManager } from '../../../lambdas/adapters/site/slurm-rest-workload-manager';
+import { SiteServiceError } from '../../../core/errors';
+import { HttpJsonClient, urlPath } from '../../../adapters/site/http-json-client';
+import { SlurmRestWorkloadManager } from '../../../adapters/site/slurm-rest-workload-manager';
 
 /** A stub service answering each request with `reply`, recording what it received. */
 async function stubServer(reply: (path: string) => { status: number; text: string } | 'never') {

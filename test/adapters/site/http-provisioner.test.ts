@@ -1,5 +1,5 @@
-import { SiteServiceError } from '../../../lambdas/domain/errors';
-import { nodeNames, startTestSite, type TestSite } from '../../simulator/support';
+import { SiteServiceError } from '../../../core/errors';
+import { nodeNames, startTestSite, type TestSite } from '../../support/simulator';
 
 const PREPARE = 120;
 const DEPLOY = 600;

@@ -1,6 +1,6 @@
-import { SiteServiceError } from '../../../lambdas/domain/errors';
-import { SlurmRestWorkloadManager } from '../../../lambdas/adapters/site/slurm-rest-workload-manager';
-import { nodeNames, startTestSite, type TestSite } from '../../simulator/support';
+import { SiteServiceError } from '../../../core/errors';
+import { SlurmRestWorkloadManager } from '../../../adapters/site/slurm-rest-workload-manager';
+import { nodeNames, startTestSite, type TestSite } from '../../support/simulator';
 
 const [busy, idle, down, silent, long] = nodeNames(5);
 

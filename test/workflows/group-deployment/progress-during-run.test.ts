@@ -1,5 +1,5 @@
 import { startGroupDeployment } from '../../../engine/run-group-deployment';
-import { buildDeploymentReport } from '../../../lambdas/read-models/deployment-report';
+import { buildDeploymentReport } from '../../../cli/reports/deployment-report';
 import { eventually, startTestRuntime } from '../../support/embedded';
 import { deploymentSite, groupOf, namedNodes, namesOf, QUICK_POLL } from '../../support/deployment-sites';
 

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { createSiteClients } from '../../../lambdas/adapters/site';
-import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from '../../../lambdas/handlers/group-deployment/dependencies';
-import { planPhase } from '../../../lambdas/handlers/group-deployment/steps/plan-phase';
-import { startDeployment } from '../../../lambdas/handlers/group-deployment/steps/start-deployment';
+import { createSiteClients } from '../../../adapters/site';
+import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from '../../../lambdas/activities/group-deployment/dependencies';
+import { planPhase } from '../../../lambdas/activities/group-deployment/plan-phase';
+import { startDeployment } from '../../../lambdas/activities/group-deployment/start-deployment';
 import type { ExecutionFigures } from '../../../engine/local-step-functions';
 import { WORKFLOW_FILES } from '../../../engine/workflow-files';
 import { startTestRuntime } from '../../support/embedded';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
 import { startGroupDeployment } from '../../../engine/run-group-deployment';
-import { buildDeploymentReport } from '../../../lambdas/read-models/deployment-report';
+import { buildDeploymentReport } from '../../../cli/reports/deployment-report';
 import { loadSiteFile } from '../../../simulator';
 import { startTestRuntime } from '../../support/embedded';
 

@@ -1,6 +1,6 @@
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
 import { startRollingUpgrade } from '../../../engine/run-rolling-upgrade';
-import { buildSessionReport } from '../../../lambdas/read-models/session-report';
+import { buildSessionReport } from '../../../cli/reports/session-report';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, startTestRuntime } from '../../support/embedded';
 

@@ -1,9 +1,9 @@
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { createSiteClients } from '../../../lambdas/adapters/site';
-import type { WorkflowState } from '../../../lambdas/domain/rolling-upgrade/session';
-import { bootStep } from '../../../lambdas/handlers/rolling-upgrade/stages/boot-step';
-import { startStep } from '../../../lambdas/handlers/rolling-upgrade/stages/start-step';
-import { defaultSettings } from '../../../lambdas/handlers/rolling-upgrade/dependencies';
+import { createSiteClients } from '../../../adapters/site';
+import type { WorkflowState } from '../../../core/rolling-upgrade/session';
+import { bootStep } from '../../../lambdas/activities/rolling-upgrade/boot-step';
+import { startStep } from '../../../lambdas/activities/rolling-upgrade/start-step';
+import { defaultSettings } from '../../../lambdas/activities/rolling-upgrade/dependencies';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';
 

@@ -1,0 +1,161 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { StaleProgressError } from '../../core/errors';
+import type { DeploymentPhase, DeploymentPlan, DeploymentRunState } from '../../core/group-deployment';
+import type { BatchResult, DeploymentRecord, DeploymentStatus, DeploymentStore } from '../../ports/deployment-store';
+import { isConditionalCheckFailed, withoutKeys } from './items';
+import { queryAll } from './query';
+import {
+  batchResultKey,
+  batchResultPrefix,
+  deploymentKey,
+  deploymentPk,
+  deploymentPlanKey,
+  DEPLOYMENT_PLAN_SK_PREFIX,
+  DEPLOYMENTS_GSI_PARTITION,
+  GSI1_PARTITION_KEY,
+  GSI1_SORT_KEY,
+  SESSIONS_BY_CREATION_INDEX,
+} from './table-design';
+
+/** Gzipped plan parts stay well under DynamoDB's 400 KB item limit. */
+const PLAN_PART_BYTES = 300 * 1024;
+/** Plans never change: a warm Lambda container reads each one once. */
+const PLAN_CACHE_SIZE = 16;
+
+interface StoredRecord extends Omit<DeploymentRecord, 'state'> {
+  stateGz: Uint8Array;
+  planParts: number;
+}
+
+const pack = (value: unknown): Uint8Array => gzipSync(JSON.stringify(value));
+const unpack = <T>(bytes: Uint8Array): T => JSON.parse(gunzipSync(bytes).toString('utf8')) as T;
+
+/**
+ * DeploymentStore on the rollout table. The run state is one gzipped attribute replaced under a
+ * version check (a 10,000-node state packs to tens of KB), so the pure domain reducer stays the one
+ * place where stages change; the plan is written once, in gzipped parts.
+ */
+export class DynamoDbDeploymentStore implements DeploymentStore {
+  private readonly plans = new Map<string, DeploymentPlan>();
+
+  constructor(private readonly options: { tableName: string; client: DynamoDBDocumentClient }) {}
+
+  private get table() {
+    return this.options.tableName;
+  }
+
+  async createDeployment(record: Omit<DeploymentRecord, 'version'>, plan: DeploymentPlan): Promise<void> {
+    const { client } = this.options;
+    if (await this.getDeployment(record.deploymentId)) return;
+    const packed = Buffer.from(pack(plan));
+    const parts = Math.max(1, Math.ceil(packed.length / PLAN_PART_BYTES));
+    for (let part = 0; part < parts; part++) {
+      const data = packed.subarray(part * PLAN_PART_BYTES, (part + 1) * PLAN_PART_BYTES);
+      await client.send(new PutCommand({ TableName: this.table, Item: { ...deploymentPlanKey(record.deploymentId, part), data } }));
+    }
+    const { state, ...rest } = record;
+    const item: StoredRecord & Record<string, unknown> = { ...rest, version: 0, stateGz: pack(state), planParts: parts };
+    try {
+      await client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: {
+            ...deploymentKey(record.deploymentId),
+            [GSI1_PARTITION_KEY]: DEPLOYMENTS_GSI_PARTITION,
+            [GSI1_SORT_KEY]: `${record.createdAt}#${record.deploymentId}`,
+            ...item,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (err) {
+      if (!isConditionalCheckFailed(err)) throw err;
+    }
+  }
+
+  async getDeployment(deploymentId: string): Promise<DeploymentRecord | undefined> {
+    const { Item } = await this.options.client.send(new GetCommand({ TableName: this.table, Key: deploymentKey(deploymentId), ConsistentRead: true }));
+    return Item ? toRecord(Item) : undefined;
+  }
+
+  async listDeployments(): Promise<DeploymentRecord[]> {
+    const items = await queryAll(this.options.client, {
+      TableName: this.table,
+      IndexName: SESSIONS_BY_CREATION_INDEX,
+      KeyConditionExpression: '#p = :p',
+      ExpressionAttributeNames: { '#p': GSI1_PARTITION_KEY },
+      ExpressionAttributeValues: { ':p': DEPLOYMENTS_GSI_PARTITION },
+      ScanIndexForward: false,
+    });
+    return items.map(toRecord);
+  }
+
+  async getPlan(deploymentId: string): Promise<DeploymentPlan> {
+    const cached = this.plans.get(deploymentId);
+    if (cached) return cached;
+    const items = await queryAll(this.options.client, {
+      TableName: this.table,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': deploymentPk(deploymentId), ':prefix': DEPLOYMENT_PLAN_SK_PREFIX },
+      ConsistentRead: true,
+    });
+    if (items.length === 0) throw new Error(`no plan stored for deployment ${deploymentId}`);
+    const plan = unpack<DeploymentPlan>(Buffer.concat(items.map((i) => Buffer.from(i.data as Uint8Array))));
+    if (this.plans.size >= PLAN_CACHE_SIZE) this.plans.delete(this.plans.keys().next().value!);
+    this.plans.set(deploymentId, plan);
+    return plan;
+  }
+
+  async saveState(deploymentId: string, expectedVersion: number, state: DeploymentRunState): Promise<void> {
+    try {
+      await this.options.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: deploymentKey(deploymentId),
+          UpdateExpression: 'SET stateGz = :s, version = :next',
+          ConditionExpression: 'version = :v',
+          ExpressionAttributeValues: { ':s': pack(state), ':v': expectedVersion, ':next': expectedVersion + 1 },
+        }),
+      );
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) throw new StaleProgressError(deploymentId, `version ${expectedVersion}`);
+      throw err;
+    }
+  }
+
+  async setStatus(deploymentId: string, status: DeploymentStatus): Promise<void> {
+    await this.options.client.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: deploymentKey(deploymentId),
+        UpdateExpression: 'SET #status = :s',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':s': status },
+      }),
+    );
+  }
+
+  async putBatchResult(deploymentId: string, result: BatchResult): Promise<void> {
+    await this.options.client.send(
+      new PutCommand({ TableName: this.table, Item: { ...batchResultKey(deploymentId, result.group, result.phase, result.batch), ...result } }),
+    );
+  }
+
+  async listBatchResults(deploymentId: string, group: string, phase: DeploymentPhase): Promise<BatchResult[]> {
+    const items = await queryAll(this.options.client, {
+      TableName: this.table,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': deploymentPk(deploymentId), ':prefix': batchResultPrefix(group, phase) },
+      ConsistentRead: true,
+    });
+    return items.map((item) => withoutKeys<BatchResult>(item));
+  }
+}
+
+function toRecord(item: Record<string, unknown>): DeploymentRecord {
+  const { stateGz, planParts: _parts, ...rest } = withoutKeys<StoredRecord>(item);
+  return { ...rest, state: unpack<DeploymentRunState>(stateGz) };
+}
+

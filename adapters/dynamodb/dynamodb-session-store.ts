@@ -1,0 +1,254 @@
+import { randomBytes } from 'node:crypto';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Clock } from '../../core/clock';
+import { systemClock } from '../../core/clock';
+import { SessionNotCancellableError, SessionNotFoundError, StaleProgressError } from '../../core/errors';
+import { stepCount } from '../../core/rolling-upgrade/step-plan';
+import type { NodeRecord, Progress, SessionState, UpgradeSession } from '../../core/rolling-upgrade/session';
+import type { SessionStore } from '../../ports/session-store';
+import { batchGetAll, batchWriteAll } from './batch';
+import { isConditionalCheckFailed, withoutKeys, withoutUndefined } from './items';
+import { DynamoDbNodeLocks } from './node-locks';
+import { planChunkWrites, readPlanSlice, surplusPlanChunkDeletes } from './plan-chunks';
+import { queryAll } from './query';
+import {
+  MSG_SK_PREFIX,
+  NODE_SK_PREFIX,
+  SESSIONS_BY_CREATION_INDEX,
+  SESSIONS_GSI_PARTITION,
+  messageKey,
+  nodeKey,
+  sessionGsi1Sk,
+  sessionKey,
+  sessionPk,
+} from './table-design';
+
+export interface DynamoDbSessionStoreOptions {
+  tableName: string;
+  /** Injected, never built from the environment here: the Lambda, the CLI and the tests each bring their own. */
+  client: DynamoDBDocumentClient;
+  /** Time of message and lock timestamps; the embedded engine passes its simulated clock. Default: system time. */
+  clock?: Clock;
+}
+
+/** A requestCancel that keeps losing a race to state changes gives up after this many rounds. */
+const MAX_CANCEL_ATTEMPTS = 3;
+
+/** SessionStore on the single-table design of table-design.ts; see that file for the item layout. */
+export class DynamoDbSessionStore implements SessionStore {
+  private readonly tableName: string;
+  private readonly client: DynamoDBDocumentClient;
+  private readonly clock: Clock;
+  private readonly locks: DynamoDbNodeLocks;
+  /** Last epoch ms used in a message key: kept strictly increasing so that one writer's messages keep their order. */
+  private lastMessageMs = 0;
+
+  constructor(options: DynamoDbSessionStoreOptions) {
+    this.tableName = options.tableName;
+    this.client = options.client;
+    this.clock = options.clock ?? systemClock;
+    this.locks = new DynamoDbNodeLocks(this.client, this.tableName, () => this.clock.now());
+  }
+
+  async createSession(session: UpgradeSession, plan: readonly string[]): Promise<void> {
+    // A repeated create must not rewrite the plan snapshot of a session that may already be running.
+    if (await this.getSession(session.upgradeId)) return;
+    // Plan first, session last: a session that exists always has its whole plan (no transactions to tie them).
+    await batchWriteAll(this.client, this.tableName, planChunkWrites(session.upgradeId, plan));
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...withoutUndefined(session),
+            ...sessionKey(session.upgradeId),
+            gsi1pk: SESSIONS_GSI_PARTITION,
+            gsi1sk: sessionGsi1Sk(session.createdAt, session.upgradeId),
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (err) {
+      // A concurrent create of the same id won: idempotent, nothing to do.
+      if (!isConditionalCheckFailed(err)) throw err;
+    }
+  }
+
+  async savePlan(upgradeId: string, plan: readonly string[]): Promise<void> {
+    const session = await this.getSession(upgradeId);
+    if (!session) throw new SessionNotFoundError(upgradeId);
+    // Chunks first, counts last: readers trust nodeCount, so they never see a half-written plan.
+    await batchWriteAll(this.client, this.tableName, [
+      ...planChunkWrites(upgradeId, plan),
+      // A retry that snapshots a shorter plan must not leave the earlier snapshot's tail behind.
+      ...surplusPlanChunkDeletes(upgradeId, session.nodeCount, plan.length),
+    ]);
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: sessionKey(upgradeId),
+          UpdateExpression: 'SET #planTaken = :true, #nodeCount = :nodeCount, #stepCount = :stepCount',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#planTaken': 'planTaken', '#nodeCount': 'nodeCount', '#stepCount': 'stepCount' },
+          ExpressionAttributeValues: { ':true': true, ':nodeCount': plan.length, ':stepCount': stepCount(plan.length, session.upgradeStepSize) },
+        }),
+      );
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) throw new SessionNotFoundError(upgradeId);
+      throw err;
+    }
+  }
+
+  async getSession(upgradeId: string): Promise<UpgradeSession | undefined> {
+    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: sessionKey(upgradeId), ConsistentRead: true }));
+    return out.Item ? withoutKeys<UpgradeSession>(out.Item) : undefined;
+  }
+
+  async listSessions(): Promise<UpgradeSession[]> {
+    // GSIs cannot be read consistently (AWS rejects ConsistentRead here): a session created a moment ago may be missing.
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      IndexName: SESSIONS_BY_CREATION_INDEX,
+      KeyConditionExpression: 'gsi1pk = :sessions',
+      ExpressionAttributeValues: { ':sessions': SESSIONS_GSI_PARTITION },
+      ScanIndexForward: false,
+    });
+    return items.map((item) => withoutKeys<UpgradeSession>(item));
+  }
+
+  async saveProgress(upgradeId: string, expected: Pick<Progress, 'step' | 'stage'>, progress: Progress): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: sessionKey(upgradeId),
+          UpdateExpression: 'SET #progress = :progress',
+          ConditionExpression: '#progress.#step = :step AND #progress.#stage = :stage',
+          ExpressionAttributeNames: { '#progress': 'progress', '#step': 'step', '#stage': 'stage' },
+          ExpressionAttributeValues: { ':progress': withoutUndefined(progress), ':step': expected.step, ':stage': expected.stage },
+        }),
+      );
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) throw new StaleProgressError(upgradeId, `step ${expected.step} stage ${expected.stage}`);
+      throw err;
+    }
+  }
+
+  async setState(upgradeId: string, state: SessionState, completed: boolean): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: sessionKey(upgradeId),
+          UpdateExpression: 'SET #state = :state, #completed = :completed',
+          // Without it an Update would create a headless item for an unknown id.
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#state': 'state', '#completed': 'completed' },
+          ExpressionAttributeValues: { ':state': state, ':completed': completed },
+        }),
+      );
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) throw new SessionNotFoundError(upgradeId);
+      throw err;
+    }
+  }
+
+  async requestCancel(upgradeId: string): Promise<UpgradeSession> {
+    for (let attempt = 0; attempt < MAX_CANCEL_ATTEMPTS; attempt++) {
+      try {
+        const out = await this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: sessionKey(upgradeId),
+            UpdateExpression: 'SET #state = :deleting',
+            ConditionExpression: '#state = :updating',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':deleting': 'DELETING' satisfies SessionState, ':updating': 'UPDATING' satisfies SessionState },
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
+        return withoutKeys<UpgradeSession>(out.Attributes ?? {});
+      } catch (err) {
+        if (!isConditionalCheckFailed(err)) throw err;
+      }
+      // The failed condition does not say why (dynalite ignores ReturnValuesOnConditionCheckFailure): read it.
+      const current = await this.getSession(upgradeId);
+      if (!current) throw new SessionNotFoundError(upgradeId);
+      if (current.state !== 'UPDATING') throw new SessionNotCancellableError(upgradeId, current.state);
+      // Back to UPDATING in between: try again.
+    }
+    throw new SessionNotCancellableError(upgradeId, 'changing state');
+  }
+
+  async appendMessage(upgradeId: string, message: string): Promise<void> {
+    const now = this.clock.now();
+    this.lastMessageMs = Math.max(now, this.lastMessageMs + 1);
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...messageKey(upgradeId, this.lastMessageMs, randomBytes(3).toString('hex')), text: message, at: new Date(now).toISOString() },
+      }),
+    );
+  }
+
+  async listMessages(upgradeId: string): Promise<string[]> {
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': sessionPk(upgradeId), ':prefix': MSG_SK_PREFIX },
+      ProjectionExpression: '#text',
+      ExpressionAttributeNames: { '#text': 'text' },
+      ConsistentRead: true,
+    });
+    return items.map((item) => item.text as string);
+  }
+
+  getPlanSlice(upgradeId: string, start: number, end: number): Promise<string[]> {
+    return readPlanSlice(this.client, this.tableName, upgradeId, start, end);
+  }
+
+  async getNodes(upgradeId: string, nodes: readonly { name: string; index: number }[]): Promise<NodeRecord[]> {
+    const items = await batchGetAll(
+      this.client,
+      this.tableName,
+      nodes.map((node) => nodeKey(upgradeId, node.name)),
+    );
+    const byName = new Map(items.map((item) => [item.name as string, withoutKeys<NodeRecord>(item)]));
+    return nodes.map((node) => byName.get(node.name) ?? { name: node.name, index: node.index, status: 'NOT_STARTED' });
+  }
+
+  async putNodes(upgradeId: string, records: readonly NodeRecord[]): Promise<void> {
+    // One BatchWriteItem may not name a key twice: the last record of a node wins, as sequential puts would.
+    const latest = new Map(records.map((record) => [record.name, record]));
+    await batchWriteAll(
+      this.client,
+      this.tableName,
+      [...latest.values()].map((record) => ({ PutRequest: { Item: { ...withoutUndefined(record), ...nodeKey(upgradeId, record.name) } } })),
+    );
+  }
+
+  async listNodes(upgradeId: string): Promise<NodeRecord[]> {
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': sessionPk(upgradeId), ':prefix': NODE_SK_PREFIX },
+      ConsistentRead: true,
+    });
+    // The table sorts by name; callers think in plan order.
+    return items.map((item) => withoutKeys<NodeRecord>(item)).sort((a, b) => a.index - b.index);
+  }
+
+  tryLockNodes(owner: string, nodes: readonly string[]): Promise<Map<string, string>> {
+    return this.locks.tryLock(owner, nodes);
+  }
+
+  releaseNodeLocks(owner: string, nodes: readonly string[]): Promise<void> {
+    return this.locks.release(owner, nodes);
+  }
+
+  getLockOwners(nodes: readonly string[]): Promise<Map<string, string>> {
+    return this.locks.owners(nodes);
+  }
+}

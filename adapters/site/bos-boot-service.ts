@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { SiteServiceError } from '../../core/errors';
+import type { BootService, BootSessionRequest, BootSessionStatus } from '../../ports/site';
+import { HttpJsonClient, urlPath, type JsonResponse } from './http-json-client';
+
+export interface BosOptions {
+  baseUrl: string;
+  bearerToken?: string;
+  timeoutMs?: number;
+}
+
+const sessionResponse = z.object({
+  name: z.string(),
+  status: z.object({ status: z.enum(['pending', 'running', 'complete']), error: z.string().optional() }),
+  components: z.record(z.string(), z.enum(['pending', 'booting', 'succeeded', 'failed'])),
+});
+
+/** BOS v2: reboot sessions over a limit, polled by name. */
+export class BosBootService implements BootService {
+  private readonly http: HttpJsonClient;
+
+  constructor({ baseUrl, bearerToken, timeoutMs }: BosOptions) {
+    this.http = new HttpJsonClient({ service: 'boot-service', baseUrl, bearerToken, timeoutMs });
+  }
+
+  async templateExists(templateName: string): Promise<boolean> {
+    const response = await this.http.request('GET', urlPath`/bos/v2/sessiontemplates/${templateName}`, { accept: [404] });
+    return response.status !== 404;
+  }
+
+  async createSession(request: BootSessionRequest): Promise<BootSessionStatus> {
+    const response = await this.http.request('POST', '/bos/v2/sessions', {
+      body: { name: request.name, operation: request.operation, template_name: request.templateName, limit: request.limit },
+      accept: [409],
+    });
+    if (response.status !== 409) return this.toStatus(response);
+    // The name is taken: a retry of our own create, so the existing session is the answer.
+    const existing = await this.getSession(request.name);
+    if (!existing) throw new SiteServiceError('boot-service', `${response.request} answered 409 but session '${request.name}' cannot be read`, 409);
+    return existing;
+  }
+
+  async getSession(name: string): Promise<BootSessionStatus | undefined> {
+    const response = await this.http.request('GET', urlPath`/bos/v2/sessions/${name}`, { accept: [404] });
+    return response.status === 404 ? undefined : this.toStatus(response);
+  }
+
+  private toStatus(response: JsonResponse): BootSessionStatus {
+    const session = this.http.parse(sessionResponse, response);
+    return {
+      name: session.name,
+      // BOS v2 says `pending` before it starts working: still running to the caller.
+      status: session.status.status === 'complete' ? 'complete' : 'running',
+      ...(session.status.error ? { error: session.status.error } : {}),
+      nodes: session.components,
+    };
+  }
+}

@@ -1,0 +1,105 @@
+import type { z } from 'zod';
+import { SiteServiceError, describeError } from '../../core/errors';
+
+export type SiteServiceName = SiteServiceError['service'];
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+
+export const DEFAULT_TIMEOUT_MS = 10_000;
+
+export interface HttpJsonClientOptions {
+  service: SiteServiceName;
+  baseUrl: string;
+  /** Per request, body included. Default 10 s. */
+  timeoutMs?: number;
+  /** Sent with every request, e.g. Slurm's X-SLURM-USER-NAME and X-SLURM-USER-TOKEN. */
+  headers?: Record<string, string>;
+  /** Sent as `Authorization: Bearer <token>`. */
+  bearerToken?: string;
+}
+
+export interface JsonResponse {
+  /** `GET http://host/path`: names the request in error messages. */
+  request: string;
+  status: number;
+  body: unknown;
+}
+
+/** Builds a path whose interpolated values are URL-encoded: path`/node/${name}`. */
+export function urlPath(strings: TemplateStringsArray, ...values: string[]): string {
+  return strings.reduce((out, s, i) => out + s + (i < values.length ? encodeURIComponent(values[i]!) : ''), '');
+}
+
+/**
+ * JSON over HTTP for one site service. Network errors, timeouts, bad JSON and any status that is
+ * neither 2xx nor one the caller accepts become SiteServiceError naming the request.
+ */
+export class HttpJsonClient {
+  readonly service: SiteServiceName;
+  private readonly baseUrl: string;
+  private readonly timeoutMs: number;
+  private readonly headers: Record<string, string>;
+
+  constructor({ service, baseUrl, timeoutMs = DEFAULT_TIMEOUT_MS, headers = {}, bearerToken }: HttpJsonClientOptions) {
+    this.service = service;
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.timeoutMs = timeoutMs;
+    this.headers = { accept: 'application/json', ...headers, ...(bearerToken ? { authorization: `Bearer ${bearerToken}` } : {}) };
+  }
+
+  /** Sends one request; `accept` lists the non-2xx statuses the caller handles itself (e.g. 404, 409). */
+  async request(method: HttpMethod, path: string, options: { body?: unknown; accept?: readonly number[] } = {}): Promise<JsonResponse> {
+    const url = this.baseUrl + path;
+    const request = `${method} ${url}`;
+    let status: number;
+    let text: string;
+    try {
+      const res = await fetch(url, {
+        method,
+        headers: options.body === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      status = res.status;
+      text = await res.text();
+    } catch (err) {
+      // A DOMException, which is not always `instanceof Error` (e.g. across jest realms): match the name.
+      const timedOut = (err as { name?: unknown } | null)?.name === 'TimeoutError';
+      // fetch's own message is just "fetch failed"; the cause says why (ECONNREFUSED, ...).
+      const why = timedOut ? `timed out after ${this.timeoutMs} ms` : `failed: ${describeError((err as { cause?: unknown }).cause ?? err)}`;
+      throw new SiteServiceError(this.service, `${request} ${why}`, undefined, { cause: err });
+    }
+
+    let body: unknown;
+    try {
+      body = text === '' ? undefined : JSON.parse(text);
+    } catch (err) {
+      if (status >= 200 && status < 300) throw new SiteServiceError(this.service, `${request} answered ${status} with invalid JSON`, status, { cause: err });
+      body = text;
+    }
+    const accepted = (status >= 200 && status < 300) || (options.accept ?? []).includes(status);
+    if (!accepted) throw new SiteServiceError(this.service, `${request} answered ${status}: ${errorDetail(body)}`, status);
+    return { request, status, body };
+  }
+
+  /** The body in the expected shape, or a SiteServiceError saying which request answered what. */
+  parse<S extends z.ZodType>(schema: S, response: JsonResponse): z.output<S> {
+    const result = schema.safeParse(response.body);
+    if (result.success) return result.data;
+    const issue = result.error.issues[0];
+    const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+    throw new SiteServiceError(this.service, `${response.request} answered an unexpected body${where}: ${issue?.message ?? 'invalid'}`, response.status);
+  }
+}
+
+/** The service's own words: slurmrestd's errors[], or RFC 7807 detail/title, or the raw text. */
+function errorDetail(body: unknown): string {
+  if (typeof body === 'string') return body.slice(0, 200) || '(empty body)';
+  if (body && typeof body === 'object') {
+    const b = body as { detail?: unknown; title?: unknown; errors?: { error?: unknown; description?: unknown }[] };
+    const slurm = Array.isArray(b.errors) ? b.errors[0] : undefined;
+    const detail = b.detail ?? slurm?.error ?? slurm?.description ?? b.title;
+    if (typeof detail === 'string' && detail) return detail;
+    return JSON.stringify(body).slice(0, 200);
+  }
+  return '(empty body)';
+}

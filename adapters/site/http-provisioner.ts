@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { SiteServiceError } from '../../core/errors';
+import type { ProvisionActionRequest, ProvisionActionStatus, Provisioner } from '../../ports/provisioner';
+import { HttpJsonClient, urlPath, type JsonResponse } from './http-json-client';
+
+export interface HttpProvisionerOptions {
+  baseUrl: string;
+  bearerToken?: string;
+  timeoutMs?: number;
+}
+
+const actionResponse = z.object({
+  name: z.string(),
+  action: z.enum(['prepare', 'deploy']),
+  status: z.enum(['running', 'complete']),
+  nodes: z.record(z.string(), z.enum(['pending', 'running', 'succeeded', 'failed'])),
+});
+
+/** The provisioner's action API: prepare or deploy nodes, polled by action name. */
+export class HttpProvisioner implements Provisioner {
+  private readonly http: HttpJsonClient;
+
+  constructor({ baseUrl, bearerToken, timeoutMs }: HttpProvisionerOptions) {
+    this.http = new HttpJsonClient({ service: 'provisioner', baseUrl, bearerToken, timeoutMs });
+  }
+
+  async startAction(request: ProvisionActionRequest): Promise<ProvisionActionStatus> {
+    const response = await this.http.request('POST', '/provisioner/v1/actions', {
+      body: { name: request.name, action: request.action, nodes: request.nodes },
+      accept: [409],
+    });
+    if (response.status !== 409) return this.toStatus(response);
+    // The name is taken: a retry of our own start, so the existing action is the answer.
+    const existing = await this.getAction(request.name);
+    if (!existing) throw new SiteServiceError('provisioner', `${response.request} answered 409 but action '${request.name}' cannot be read`, 409);
+    return existing;
+  }
+
+  async getAction(name: string): Promise<ProvisionActionStatus | undefined> {
+    const response = await this.http.request('GET', urlPath`/provisioner/v1/actions/${name}`, { accept: [404] });
+    return response.status === 404 ? undefined : this.toStatus(response);
+  }
+
+  private toStatus(response: JsonResponse): ProvisionActionStatus {
+    return this.http.parse(actionResponse, response);
+  }
+}

@@ -1,0 +1,70 @@
+import type { NodeStatus, Progress, SessionState, UpgradeSession } from '../../core/rolling-upgrade/session';
+import type { SessionStore } from '../../ports/session-store';
+
+export interface NodeReport {
+  status: NodeStatus;
+  reason?: string;
+}
+
+/** A session as `rollout upgrade --json` and `rollout session get` print it. */
+export interface SessionReport {
+  upgradeId: string;
+  kind: 'ComputeUpgradeSession';
+  state: SessionState;
+  completed: boolean;
+  startingLabel: string;
+  upgradingLabel: string;
+  failedLabel: string;
+  upgradeStepSize: number;
+  upgradeTemplateId: string;
+  workloadManagerType: string;
+  quiesceTimeoutSeconds: number;
+  bootTimeoutSeconds: number;
+  wlmReturnTimeoutSeconds: number;
+  pollIntervalSeconds: number;
+  createdAt: string;
+  stepCount: number;
+  progress: Pick<Progress, 'step' | 'stage'>;
+  counts: Record<NodeStatus, number>;
+  messages: string[];
+  nodes: Record<string, NodeReport>;
+}
+
+export async function buildSessionReport(store: SessionStore, session: UpgradeSession): Promise<SessionReport> {
+  const [messages, plan, records] = await Promise.all([
+    store.listMessages(session.upgradeId),
+    session.planTaken ? store.getPlanSlice(session.upgradeId, 0, session.nodeCount) : Promise.resolve([]),
+    store.listNodes(session.upgradeId),
+  ]);
+  const byName = new Map(records.map((r) => [r.name, r]));
+  const counts: Record<NodeStatus, number> = { NOT_STARTED: 0, IN_PROGRESS: 0, UPGRADED: 0, FAILED: 0 };
+  const nodes: Record<string, NodeReport> = {};
+  for (const name of plan) {
+    const record = byName.get(name);
+    const status = record?.status ?? 'NOT_STARTED';
+    counts[status]++;
+    nodes[name] = record?.reason ? { status, reason: record.reason } : { status };
+  }
+  return {
+    upgradeId: session.upgradeId,
+    kind: session.kind,
+    state: session.state,
+    completed: session.completed,
+    startingLabel: session.startingLabel,
+    upgradingLabel: session.upgradingLabel,
+    failedLabel: session.failedLabel,
+    upgradeStepSize: session.upgradeStepSize,
+    upgradeTemplateId: session.upgradeTemplateId,
+    workloadManagerType: session.workloadManagerType,
+    quiesceTimeoutSeconds: session.quiesceTimeoutSeconds,
+    bootTimeoutSeconds: session.bootTimeoutSeconds,
+    wlmReturnTimeoutSeconds: session.wlmReturnTimeoutSeconds,
+    pollIntervalSeconds: session.pollIntervalSeconds,
+    createdAt: session.createdAt,
+    stepCount: session.stepCount,
+    progress: { step: session.progress.step, stage: session.progress.stage },
+    counts,
+    messages,
+    nodes,
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * The deployment plan: groups in dependency order with their nodes resolved. Fixed before anything
+ * runs (a snapshot, unlike CRUS re-reading its group every step), and plain JSON so a workflow can
+ * store it and pass it on.
+ */
+import type { InventoryNode } from '../site/site-nodes';
+import { InvalidInputError } from '../errors';
+import { findDependencyProblems } from './dependency-problems';
+import { UnknownDeploymentGroupError } from './errors';
+import { stableTopologicalOrder } from './graph-algorithms';
+import { ownValue } from './records';
+import { findUnknownNodeNames, resolveSelectors, type UnknownNodeName } from './selectors';
+import type { DeploymentStrategy, NodeConcurrency, StrategyGroup, SuccessCriteria } from './strategy';
+
+export interface PlannedGroup {
+  name: string;
+  critical: boolean;
+  dependsOn: readonly string[];
+  /** Groups that list this one in depends_on, in deployment order. */
+  dependants: readonly string[];
+  /** Every node the selectors pick, in inventory order. The success criteria count all of them. */
+  nodes: readonly string[];
+  /**
+   * The nodes this group submits: those no group earlier in the order picks. A node is handled
+   * once, by the first group that picks it (Shipyard's de-duplication of overlapping groups).
+   */
+  actionableNodes: readonly string[];
+  successCriteria?: SuccessCriteria;
+  concurrency: NodeConcurrency;
+}
+
+export interface DeploymentPlan {
+  /** Topological: every group after the groups it depends on; ties in document order. */
+  order: readonly string[];
+  /** By name; read through plannedGroup() to reject unknown names. */
+  groups: Readonly<Record<string, PlannedGroup>>;
+  /** Every node some group picks, in inventory order. */
+  nodes: readonly string[];
+  unknownNodeNames: readonly UnknownNodeName[];
+}
+
+/** Throws InvalidInputError if the groups reference each other badly (a strategy not from parseDeploymentStrategy). */
+export function planDeployment(strategy: DeploymentStrategy, inventory: readonly InventoryNode[]): DeploymentPlan {
+  const problems = findDependencyProblems(
+    strategy.groups.map((group, index) => ({ index, name: group.name, dependsOn: group.dependsOn })),
+  );
+  if (problems.length > 0) throw new InvalidInputError('deployment strategy', problems);
+
+  const byName = new Map(strategy.groups.map((group) => [group.name, group]));
+  const groupNamed = (name: string): StrategyGroup => {
+    const group = byName.get(name);
+    if (!group) throw new UnknownDeploymentGroupError(name);
+    return group;
+  };
+  const order = stableTopologicalOrder([...byName.keys()], (name) => groupNamed(name).dependsOn);
+
+  const dependants = new Map(order.map((name): [string, string[]] => [name, []]));
+  for (const name of order) {
+    for (const dependency of new Set(groupNamed(name).dependsOn)) dependants.get(dependency)?.push(name);
+  }
+
+  const handled = new Set<string>();
+  const planned = order.map((name): PlannedGroup => {
+    const group = groupNamed(name);
+    const nodes = resolveSelectors(group.selectors, inventory);
+    const actionableNodes = nodes.filter((node) => !handled.has(node));
+    for (const node of actionableNodes) handled.add(node);
+    return {
+      name,
+      critical: group.critical,
+      dependsOn: [...new Set(group.dependsOn)],
+      dependants: dependants.get(name) ?? [],
+      nodes,
+      actionableNodes,
+      ...(group.successCriteria ? { successCriteria: group.successCriteria } : {}),
+      concurrency: group.concurrency,
+    };
+  });
+
+  return {
+    order,
+    groups: Object.fromEntries(planned.map((group) => [group.name, group])),
+    nodes: [...new Set(inventory.map((node) => node.name))].filter((node) => handled.has(node)),
+    unknownNodeNames: findUnknownNodeNames(strategy, inventory),
+  };
+}
+
+/** The planned group of that name; throws UnknownDeploymentGroupError (also for "constructor" and friends). */
+export function plannedGroup(plan: DeploymentPlan, name: string): PlannedGroup {
+  const group = ownValue(plan.groups, name);
+  if (!group) throw new UnknownDeploymentGroupError(name);
+  return group;
+}

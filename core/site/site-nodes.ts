@@ -1,0 +1,28 @@
+/**
+ * The site's node shapes as the core reasons about them, whatever service reports them
+ * (slurmrestd or scontrol for the workload manager; HSM, Slurm or a file for the inventory).
+ */
+
+/** Slurm base states (slurmrestd's first state word). */
+export type WlmBaseState = 'IDLE' | 'ALLOCATED' | 'MIXED' | 'COMPLETING' | 'DOWN' | 'FUTURE' | 'UNKNOWN';
+
+/** A workload-manager node as Slurm reports it. */
+export interface WlmNode {
+  name: string;
+  base: WlmBaseState;
+  /** Slurm state flags: DRAIN, FAIL, NOT_RESPONDING, REBOOT_REQUESTED, ... */
+  flags: string[];
+  reason?: string;
+  /** When slurmd last registered after a boot, epoch ms; undefined if never. */
+  bootTime?: number;
+}
+
+/** A node as the inventory lists it: what deployment selectors match. */
+export interface InventoryNode {
+  name: string;
+  nid: number;
+  rack?: string;
+  role: string;
+  tags: string[];
+  labels: Record<string, string>;
+}

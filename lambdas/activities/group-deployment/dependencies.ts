@@ -1,0 +1,21 @@
+import type { Clock } from '../../../core/clock';
+import type { DeploymentStore } from '../../../ports/deployment-store';
+import type { Provisioner } from '../../../ports/provisioner';
+import type { Inventory } from '../../../ports/site';
+
+export interface GroupDeploymentDependencies {
+  store: DeploymentStore;
+  inventory: Inventory;
+  provisioner: Provisioner;
+  clock: Clock;
+  settings: GroupDeploymentSettings;
+}
+
+export interface GroupDeploymentSettings {
+  /** Most batches one child execution runs; fewer when long timeouts mean more polls per batch (batch-pages.ts). */
+  batchesPerPage: number;
+  /** Longest wait between two polls of a running site action. */
+  maxPollSeconds: number;
+}
+
+export const defaultGroupDeploymentSettings: GroupDeploymentSettings = { batchesPerPage: 100, maxPollSeconds: 600 };

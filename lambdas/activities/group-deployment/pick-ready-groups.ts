@@ -1,0 +1,19 @@
+import { groupsToStart } from '../../../core/group-deployment';
+import type { GroupDeploymentDependencies } from './dependencies';
+import { loadRun } from './run-state';
+import type { DeploymentPointer } from './start-deployment';
+
+export interface ReadyGroups extends DeploymentPointer {
+  ready: string[];
+  done: boolean;
+}
+
+/**
+ * The groups to run in the next round: ready ones, in plan order, at most maxParallelGroups, and
+ * only those whose shared nodes are settled. None left means the run is over.
+ */
+export async function pickReadyGroups(event: DeploymentPointer, deps: GroupDeploymentDependencies): Promise<ReadyGroups> {
+  const { record, plan } = await loadRun(deps, event.deploymentId);
+  const ready = groupsToStart(plan, record.state, event.maxParallelGroups);
+  return { deploymentId: event.deploymentId, maxParallelGroups: event.maxParallelGroups, ready, done: ready.length === 0 };
+}

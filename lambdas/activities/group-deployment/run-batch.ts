@@ -1,0 +1,58 @@
+import type { GroupDeploymentDependencies } from './dependencies';
+import { loadRun } from './run-state';
+import { actionName, batchesOf, type PhaseRef } from './phase-batches';
+
+export interface BatchRef extends PhaseRef {
+  batch: number;
+}
+
+export interface BatchProgress extends BatchRef {
+  startedAt: number;
+  polls: number;
+  done: boolean;
+  /** Seconds until the next poll: doubles from the poll interval up to the cap, never past the timeout. */
+  waitSeconds: number;
+}
+
+/** Starts the site action of one batch (idempotent: the action is named after the batch). */
+export async function startBatch(event: BatchRef, deps: GroupDeploymentDependencies): Promise<BatchProgress> {
+  const run = await loadRun(deps, event.deploymentId);
+  const nodes = batchesOf(run, event.group, event.phase).batches[event.batch] ?? [];
+  const ref: BatchRef = { deploymentId: event.deploymentId, group: event.group, phase: event.phase, batch: event.batch };
+  const startedAt = deps.clock.now();
+  if (nodes.length > 0) {
+    await deps.provisioner.startAction({ name: actionName(ref, event.batch), action: event.phase === 'PREPARE' ? 'prepare' : 'deploy', nodes });
+  }
+  return { ...ref, startedAt, polls: 0, done: nodes.length === 0, waitSeconds: run.record.settings.pollIntervalSeconds };
+}
+
+/**
+ * Polls the batch's action. When it is complete, or the phase timeout has passed since it started,
+ * records which nodes succeeded; the others failed (a timed-out node did not report success).
+ */
+export async function checkBatch(event: BatchProgress, deps: GroupDeploymentDependencies): Promise<BatchProgress> {
+  const run = await loadRun(deps, event.deploymentId);
+  const { settings } = run.record;
+  const nodes = batchesOf(run, event.group, event.phase).batches[event.batch] ?? [];
+  const action = await deps.provisioner.getAction(actionName(event, event.batch));
+  const timeoutSeconds = event.phase === 'PREPARE' ? settings.prepareTimeoutSeconds : settings.deployTimeoutSeconds;
+  const elapsedSeconds = (deps.clock.now() - event.startedAt) / 1000;
+  const timedOut = elapsedSeconds >= timeoutSeconds;
+
+  if (action?.status === 'complete' || timedOut) {
+    const succeeded = nodes.filter((n) => action?.nodes[n] === 'succeeded');
+    const succeededSet = new Set(succeeded);
+    await deps.store.putBatchResult(event.deploymentId, {
+      group: event.group,
+      phase: event.phase,
+      batch: event.batch,
+      succeeded,
+      failed: nodes.filter((n) => !succeededSet.has(n)),
+      timedOut: action?.status !== 'complete',
+    });
+    return { ...event, polls: event.polls + 1, done: true, waitSeconds: 0 };
+  }
+  const backoff = Math.min(settings.pollIntervalSeconds * 2 ** (event.polls + 1), deps.settings.maxPollSeconds);
+  const untilTimeout = Math.max(1, Math.ceil(timeoutSeconds - elapsedSeconds));
+  return { ...event, polls: event.polls + 1, done: false, waitSeconds: Math.max(1, Math.min(backoff, untilTimeout)) };
+}

@@ -1,0 +1,55 @@
+import { idForExecution } from '../../../core/execution-id';
+import {
+  defaultDeploymentStrategy,
+  deploymentStrategyForNodes,
+  parseDeploymentStrategy,
+  planDeployment,
+  startDeploymentRun,
+} from '../../../core/group-deployment';
+import { parseDeploymentRequest } from '../../../core/group-deployment/deployment-request';
+import type { GroupDeploymentDependencies } from './dependencies';
+
+export interface StartDeploymentEvent {
+  input: unknown;
+  executionId: string;
+}
+
+export interface DeploymentPointer {
+  deploymentId: string;
+  maxParallelGroups: number;
+}
+
+/**
+ * Validates the request and the strategy (schema, then cycles, unknown and duplicate names) and
+ * resolves the selectors against the inventory, all before any node is touched; then stores the
+ * plan and a run with every group and node NOT_STARTED.
+ */
+export async function startDeployment(event: StartDeploymentEvent, deps: GroupDeploymentDependencies): Promise<DeploymentPointer> {
+  const request = parseDeploymentRequest(event.input);
+  const deploymentId = idForExecution(event.executionId);
+  const existing = await deps.store.getDeployment(deploymentId);
+  if (existing) return { deploymentId, maxParallelGroups: existing.settings.maxParallelGroups };
+
+  const inventory = await deps.inventory.listNodes();
+  const strategy =
+    request.strategy !== undefined
+      ? parseDeploymentStrategy(request.strategy)
+      : request.nodes
+        ? deploymentStrategyForNodes(request.nodes, inventory)
+        : defaultDeploymentStrategy();
+  const plan = planDeployment(strategy, inventory);
+  const { strategy: _strategy, nodes: _nodes, ...settings } = request;
+  await deps.store.createDeployment(
+    {
+      deploymentId,
+      createdAt: new Date(deps.clock.now()).toISOString(),
+      status: 'RUNNING',
+      settings,
+      state: startDeploymentRun(plan),
+      groupCount: plan.order.length,
+      nodeCount: plan.nodes.length,
+    },
+    plan,
+  );
+  return { deploymentId, maxParallelGroups: settings.maxParallelGroups };
+}

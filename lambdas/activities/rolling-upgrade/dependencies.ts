@@ -1,0 +1,29 @@
+import type { Clock } from '../../../core/clock';
+import type { SessionStore } from '../../../ports/session-store';
+import type { Site } from '../../../ports/site';
+
+/** What every rolling-upgrade handler is built from: injected, never read from globals. */
+export interface RollingUpgradeDependencies {
+  store: SessionStore;
+  site: Site;
+  clock: Clock;
+  settings: RollingUpgradeSettings;
+}
+
+export interface RollingUpgradeSettings {
+  /**
+   * Loop iterations one execution may run before it continues as a new execution.
+   * An iteration costs at most 11 history events, so 1,000 keeps an execution near 11,000 of the 25,000 allowed.
+   */
+  iterationsPerExecution: number;
+  /** Nodes one CANCELLING increment fails at most, so one invocation stays short at any fleet size. */
+  cancelChunkSize: number;
+  /** Concurrent calls to the site within one handler invocation. */
+  siteConcurrency: number;
+}
+
+export const defaultSettings: RollingUpgradeSettings = {
+  iterationsPerExecution: 1000,
+  cancelChunkSize: 500,
+  siteConcurrency: 16,
+};

@@ -1,0 +1,54 @@
+import type { DeploymentPlan, DeploymentRunState } from '../core/group-deployment';
+import type { DeploymentPhase } from '../core/group-deployment';
+
+export type DeploymentStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+
+export interface DeploymentSettings {
+  /** Ready groups that may run at once (Shipyard runs one at a time). */
+  maxParallelGroups: number;
+  prepareTimeoutSeconds: number;
+  deployTimeoutSeconds: number;
+  pollIntervalSeconds: number;
+}
+
+export interface DeploymentRecord {
+  deploymentId: string;
+  createdAt: string;
+  status: DeploymentStatus;
+  settings: DeploymentSettings;
+  /** Group and node stages; replaced as a whole, guarded by `version`. */
+  state: DeploymentRunState;
+  version: number;
+  groupCount: number;
+  nodeCount: number;
+}
+
+/** What one site action (a batch of a group's phase) ended with. */
+export interface BatchResult {
+  group: string;
+  phase: DeploymentPhase;
+  batch: number;
+  succeeded: string[];
+  failed: string[];
+  /** The action did not finish within the phase timeout: its unreported nodes are in `failed`. */
+  timedOut: boolean;
+}
+
+/**
+ * Durable state of group deployments: the plan (fixed at start), the run state, and each batch's
+ * result. Single-item conditional writes only.
+ */
+export interface DeploymentStore {
+  /** Writes the plan, then the record. Idempotent: an existing id is left as it is. */
+  createDeployment(record: Omit<DeploymentRecord, 'version'>, plan: DeploymentPlan): Promise<void>;
+  getDeployment(deploymentId: string): Promise<DeploymentRecord | undefined>;
+  /** Newest first. */
+  listDeployments(): Promise<DeploymentRecord[]>;
+  getPlan(deploymentId: string): Promise<DeploymentPlan>;
+  /** Replaces the run state if it is still at `expectedVersion`, else throws StaleProgressError. */
+  saveState(deploymentId: string, expectedVersion: number, state: DeploymentRunState): Promise<void>;
+  setStatus(deploymentId: string, status: DeploymentStatus): Promise<void>;
+  /** Idempotent: the same batch written twice keeps one result. */
+  putBatchResult(deploymentId: string, result: BatchResult): Promise<void>;
+  listBatchResults(deploymentId: string, group: string, phase: DeploymentPhase): Promise<BatchResult[]>;
+}

@@ -1,0 +1,51 @@
+import type { NodeRecord, Progress, SessionState, UpgradeSession } from '../core/rolling-upgrade/session';
+
+/**
+ * Durable state of rolling-upgrade sessions: the session and its progress, the plan snapshot,
+ * each node's status, the messages, and per-node locks shared by every session.
+ * Only single-item conditional writes: no transactions (DynamoDB Local stand-ins lack them).
+ */
+export interface SessionStore {
+  /** Writes the plan snapshot (may be empty), then the session. Idempotent: creating an existing id again is a no-op. */
+  createSession(session: UpgradeSession, plan: readonly string[]): Promise<void>;
+  /**
+   * Writes the plan snapshot of a session created without one, then sets planTaken, nodeCount
+   * and stepCount on the session. Idempotent (rewrites the same chunks).
+   */
+  savePlan(upgradeId: string, plan: readonly string[]): Promise<void>;
+  getSession(upgradeId: string): Promise<UpgradeSession | undefined>;
+  /** Newest first. */
+  listSessions(): Promise<UpgradeSession[]>;
+  /**
+   * Replaces the progress if it is still at `expected` (step and stage), else throws StaleProgressError.
+   * This is what makes a retried or duplicated handler invocation harmless.
+   */
+  saveProgress(upgradeId: string, expected: Pick<Progress, 'step' | 'stage'>, progress: Progress): Promise<void>;
+  /** Sets the session's state (and `completed`). */
+  setState(upgradeId: string, state: SessionState, completed: boolean): Promise<void>;
+  /** UPDATING → DELETING. Throws SessionNotFoundError or SessionNotCancellableError. */
+  requestCancel(upgradeId: string): Promise<UpgradeSession>;
+
+  appendMessage(upgradeId: string, message: string): Promise<void>;
+  /** Oldest first. */
+  listMessages(upgradeId: string): Promise<string[]>;
+
+  /** Node names at plan positions [start, end). */
+  getPlanSlice(upgradeId: string, start: number, end: number): Promise<string[]>;
+  /** Records of the named nodes; a node never written is NOT_STARTED with its plan index as given. */
+  getNodes(upgradeId: string, nodes: readonly { name: string; index: number }[]): Promise<NodeRecord[]>;
+  putNodes(upgradeId: string, records: readonly NodeRecord[]): Promise<void>;
+  /** Every node ever written for the session (nodes never touched are absent: they are NOT_STARTED). */
+  listNodes(upgradeId: string): Promise<NodeRecord[]>;
+
+  /**
+   * Takes the lock of each node for `owner` (or confirms `owner` already holds it).
+   * Returns the nodes held by someone else, with their owner. Partial success is possible:
+   * callers that want all-or-nothing release what they took.
+   */
+  tryLockNodes(owner: string, nodes: readonly string[]): Promise<Map<string, string>>;
+  /** Releases the locks `owner` holds on these nodes; others' locks are left alone. */
+  releaseNodeLocks(owner: string, nodes: readonly string[]): Promise<void>;
+  /** Owner of each locked node among these. */
+  getLockOwners(nodes: readonly string[]): Promise<Map<string, string>>;
+}

@@ -1,0 +1,65 @@
+/**
+ * What the workflows need from a site, whatever serves it: Slurm's slurmrestd, a BOS-like boot
+ * service and an HSM-like inventory in production; the site simulator on the embedded default.
+ * Every method throws SiteServiceError when the service fails (retryable), and GroupNotFoundError
+ * where a named group does not exist.
+ */
+
+import type { InventoryNode, WlmNode } from '../core/site/site-nodes';
+
+export type { InventoryNode, WlmBaseState, WlmNode } from '../core/site/site-nodes';
+
+export interface WorkloadManager {
+  /** Nodes by name; a name the WLM does not know is absent from the map. */
+  getNodes(names: readonly string[]): Promise<Map<string, WlmNode>>;
+  /** `scontrol update NodeName=<n> State=DRAIN Reason=<reason>` */
+  drain(name: string, reason: string): Promise<void>;
+  /** `scontrol update NodeName=<n> State=RESUME` */
+  resume(name: string): Promise<void>;
+  /** `scontrol update NodeName=<n> State=FAIL Reason=<reason>` */
+  fail(name: string, reason: string): Promise<void>;
+}
+
+export type BootNodeOutcome = 'pending' | 'booting' | 'succeeded' | 'failed';
+
+export interface BootSessionRequest {
+  /** Unique, chosen by the caller: creating the same name again returns the existing session (idempotent). */
+  name: string;
+  operation: 'reboot';
+  templateName: string;
+  /** The group label (or comma-separated node names) the boot is limited to. */
+  limit: string;
+}
+
+export interface BootSessionStatus {
+  name: string;
+  status: 'running' | 'complete';
+  /** Set when the session as a whole failed (e.g. the template vanished). */
+  error?: string;
+  /** Per-node outcome of every node the session covers. */
+  nodes: Record<string, BootNodeOutcome>;
+}
+
+export interface BootService {
+  templateExists(templateName: string): Promise<boolean>;
+  /** Starts a boot session, or returns the existing one of the same name. */
+  createSession(request: BootSessionRequest): Promise<BootSessionStatus>;
+  /** Undefined when no session of that name exists. */
+  getSession(name: string): Promise<BootSessionStatus | undefined>;
+}
+
+export interface Inventory {
+  /** Members of the group, in the group's order. Throws GroupNotFoundError. */
+  getGroupMembers(label: string): Promise<string[]>;
+  /** Adds members (already present ones are left alone). Throws GroupNotFoundError. */
+  addGroupMembers(label: string, names: readonly string[]): Promise<void>;
+  /** Removes members (absent ones are left alone). Throws GroupNotFoundError. */
+  removeGroupMembers(label: string, names: readonly string[]): Promise<void>;
+  listNodes(): Promise<InventoryNode[]>;
+}
+
+export interface Site {
+  workloadManager: WorkloadManager;
+  bootService: BootService;
+  inventory: Inventory;
+}

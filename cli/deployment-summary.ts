@@ -1,3 +1,4 @@
+import { shortList } from '../core/text';
 import type { DeploymentReport } from './reports/deployment-report';
 import { formatDuration } from './summary';
 
@@ -22,7 +23,7 @@ export function renderDeploymentSummary(report: DeploymentReport, extra: { realS
   for (const stage of ['DEPLOYED', 'PREPARED', 'FAILED', 'NOT_STARTED']) {
     const nodes = byStage.get(stage) ?? [];
     if (nodes.length === 0) continue;
-    const listed = stage === 'DEPLOYED' ? '' : `: ${nodes.length <= 12 ? nodes.join(', ') : `${nodes.slice(0, 12).join(', ')} and ${nodes.length - 12} more`}`;
+    const listed = stage === 'DEPLOYED' ? '' : `: ${shortList(nodes, 12)}`;
     lines.push(`    ${stage.padEnd(11)} ${String(nodes.length).padStart(5)}${listed}`);
   }
   return lines.join('\n');

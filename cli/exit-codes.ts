@@ -7,14 +7,3 @@ export const ExitCode = {
   /** Invalid input: the message names the field or the problem; nothing was touched. */
   invalidInput: 2,
 } as const;
-
-/** An error the CLI reports as one line and an exit status, without a stack trace. */
-export class CliError extends Error {
-  override name = 'CliError';
-  constructor(
-    message: string,
-    readonly exitCode: number,
-  ) {
-    super(message);
-  }
-}

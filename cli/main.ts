@@ -5,7 +5,8 @@ import { registerPlanCommands } from './commands/plan';
 import { registerDeployCommand } from './commands/deploy';
 import { registerSessionCommands } from './commands/session';
 import { registerUpgradeCommand } from './commands/upgrade';
-import { CliError, ExitCode } from './exit-codes';
+import { CliError } from './errors';
+import { ExitCode } from './exit-codes';
 
 const program = new Command('rollout')
   .description('Rolling upgrades and group deployments of bare-metal fleets, as Step Functions workflows')

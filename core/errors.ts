@@ -1,7 +1,15 @@
 /**
- * Typed errors of the domain. Each sets `name` (Step Functions matches Retry/Catch on it)
- * and carries what an operator needs to act on it.
+ * Every typed error of the core. Each sets `name` as a string literal (Step Functions matches
+ * Retry/Catch on it, and a minified bundle would rename classes), carries what an operator needs
+ * to act on it, and keeps what caused it in `cause`.
  */
+import type { DeploymentPhase, DeploymentStage } from './group-deployment/stages';
+import { shortList } from './text';
+
+/** The base of every error this project throws on purpose: callers can tell ours from bugs. */
+export abstract class RolloutError extends Error {
+  abstract override readonly name: string;
+}
 
 export interface FieldProblem {
   /** Dotted path of the offending field, e.g. `upgradeStepSize` or `nodes[3].wlm.state`. */
@@ -10,62 +18,146 @@ export interface FieldProblem {
 }
 
 /** Bad input: nothing has been touched. Maps to CRUS's 422 and the CLI's exit status 2. */
-export class InvalidInputError extends Error {
-  override name = 'InvalidInputError';
+export class InvalidInputError extends RolloutError {
+  override readonly name = 'InvalidInputError';
   constructor(
     /** What was being read: "upgrade request", "site file examples/site.yaml", ... */
     readonly subject: string,
     readonly problems: FieldProblem[],
+    options?: ErrorOptions,
   ) {
-    super(`Invalid ${subject}: ${problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message)).join('; ')}`);
+    super(`Invalid ${subject}: ${problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message)).join('; ')}`, options);
   }
 }
 
-/** A site service (workload manager, boot service, inventory) failed or answered unexpectedly. Retryable. */
-export class SiteServiceError extends Error {
-  override name = 'SiteServiceError';
+export type SiteService = 'workload-manager' | 'boot-service' | 'inventory' | 'provisioner';
+
+/** A site service (workload manager, boot service, inventory, provisioner) failed or answered unexpectedly. Retryable. */
+export class SiteServiceError extends RolloutError {
+  override readonly name = 'SiteServiceError';
   constructor(
-    readonly service: 'workload-manager' | 'boot-service' | 'inventory' | 'provisioner',
+    readonly service: SiteService,
     message: string,
     readonly status?: number,
-    options?: { cause?: unknown },
+    options?: ErrorOptions,
   ) {
     super(`${service}: ${message}`, options);
   }
 }
 
 /** A node group named by label does not exist in the inventory. Retryable: the operator may create it. */
-export class GroupNotFoundError extends Error {
-  override name = 'GroupNotFoundError';
+export class GroupNotFoundError extends RolloutError {
+  override readonly name = 'GroupNotFoundError';
   constructor(readonly label: string) {
     super(`failed to obtain Node Group named '${label}'`);
   }
 }
 
-/** A session id that the store does not know. */
-export class SessionNotFoundError extends Error {
-  override name = 'SessionNotFoundError';
+/** Nodes a site service does not know: the plan names them, the service does not. Retryable (the site may be fixed). */
+export class UnknownNodesError extends RolloutError {
+  override readonly name = 'UnknownNodesError';
+  constructor(
+    readonly service: SiteService,
+    readonly nodes: readonly string[],
+  ) {
+    super(`nodes unknown to the ${service}: ${shortList(nodes)}`);
+  }
+}
+
+/** A rolling-upgrade session id that the store does not know. */
+export class SessionNotFoundError extends RolloutError {
+  override readonly name = 'SessionNotFoundError';
   constructor(readonly upgradeId: string) {
     super(`no session with id '${upgradeId}'`);
   }
 }
 
+/** A group-deployment id that the store does not know (or whose plan is missing). */
+export class DeploymentNotFoundError extends RolloutError {
+  override readonly name = 'DeploymentNotFoundError';
+  constructor(
+    readonly deploymentId: string,
+    detail = 'no deployment with that id',
+  ) {
+    super(`deployment '${deploymentId}': ${detail}`);
+  }
+}
+
 /**
- * The session's progress moved on under us (a retried or duplicate invocation).
- * The handler that meets it re-reads the session instead of acting twice.
+ * A conditional write lost: the record moved on under us (a retried or duplicated invocation, or
+ * a concurrent writer). The caller re-reads instead of acting twice.
  */
-export class StaleProgressError extends Error {
-  override name = 'StaleProgressError';
-  constructor(readonly upgradeId: string, readonly expected: string) {
-    super(`session ${upgradeId} is no longer at ${expected}`);
+export class StaleWriteError extends RolloutError {
+  override readonly name = 'StaleWriteError';
+  constructor(
+    /** What was written: "session <id> progress", "deployment <id> run state", ... */
+    readonly record: string,
+    /** The version or position the write expected. */
+    readonly expected: string,
+    options?: ErrorOptions,
+  ) {
+    super(`${record} is no longer at ${expected}`, options);
   }
 }
 
 /** Cancel asked of a session that has already ended. */
-export class SessionNotCancellableError extends Error {
-  override name = 'SessionNotCancellableError';
-  constructor(readonly upgradeId: string, readonly state: string) {
+export class SessionNotCancellableError extends RolloutError {
+  override readonly name = 'SessionNotCancellableError';
+  constructor(
+    readonly upgradeId: string,
+    readonly state: string,
+  ) {
     super(`session ${upgradeId} is ${state} and cannot be cancelled`);
+  }
+}
+
+/** A group or node asked to move between stages in a way the stage rules forbid. A bug or a replayed result. */
+export class IllegalStageTransitionError extends RolloutError {
+  override readonly name = 'IllegalStageTransitionError';
+  constructor(
+    /** "group ntp-node", "node n01", ... */
+    readonly subject: string,
+    readonly from: DeploymentStage,
+    readonly to: DeploymentStage,
+  ) {
+    super(`${subject} cannot move from ${from} to ${to}`);
+  }
+}
+
+/** A group name that the deployment plan does not contain. */
+export class UnknownDeploymentGroupError extends RolloutError {
+  override readonly name = 'UnknownDeploymentGroupError';
+  constructor(readonly group: string) {
+    super(`no deployment group named '${group}'`);
+  }
+}
+
+/** A phase result for a group that is not waiting for that phase (not ready, or already past it). */
+export class UnexpectedPhaseResultError extends RolloutError {
+  override readonly name = 'UnexpectedPhaseResultError';
+  constructor(
+    readonly group: string,
+    readonly phase: DeploymentPhase,
+    readonly stage: DeploymentStage,
+    reason: string,
+  ) {
+    super(`group ${group} (${stage}) cannot take a ${phase} result: ${reason}`);
+  }
+}
+
+/** A final result asked for while groups can still be processed. */
+export class DeploymentRunNotFinishedError extends RolloutError {
+  override readonly name = 'DeploymentRunNotFinishedError';
+  constructor(readonly pendingGroups: readonly string[]) {
+    super(`the deployment has groups left to process: ${pendingGroups.join(', ')}`);
+  }
+}
+
+/** A dependency graph that should have been validated as acyclic has a cycle: a bug upstream. */
+export class DependencyCycleError extends RolloutError {
+  override readonly name = 'DependencyCycleError';
+  constructor(readonly members: readonly string[]) {
+    super(`dependency cycle among: ${members.join(', ')}`);
   }
 }
 

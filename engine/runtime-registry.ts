@@ -1,5 +1,8 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { DataDirInUseError } from './errors';
+
+export { DataDirInUseError } from './errors';
 
 /**
  * One process at a time owns a data directory: an on-disk LevelDB opens in one process only, and
@@ -20,17 +23,6 @@ export interface RuntimeAnnouncement {
 export interface DataDirClaim {
   announce(endpoint: string, tableName: string, runsWorkflows: boolean): Promise<void>;
   release(): Promise<void>;
-}
-
-/** The data directory is owned by another live process for longer than the caller would wait. */
-export class DataDirInUseError extends Error {
-  override name = 'DataDirInUseError';
-  constructor(
-    readonly dataDir: string,
-    readonly pid: number,
-  ) {
-    super(`data directory ${dataDir} is in use by process ${pid}`);
-  }
 }
 
 const FILE = 'runtime.json';

@@ -45,7 +45,7 @@ export interface DeploymentStore {
   /** Newest first. */
   listDeployments(): Promise<DeploymentRecord[]>;
   getPlan(deploymentId: string): Promise<DeploymentPlan>;
-  /** Replaces the run state if it is still at `expectedVersion`, else throws StaleProgressError. */
+  /** Replaces the run state if it is still at `expectedVersion`, else throws StaleWriteError. */
   saveState(deploymentId: string, expectedVersion: number, state: DeploymentRunState): Promise<void>;
   setStatus(deploymentId: string, status: DeploymentStatus): Promise<void>;
   /** Idempotent: the same batch written twice keeps one result. */

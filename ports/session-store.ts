@@ -17,7 +17,7 @@ export interface SessionStore {
   /** Newest first. */
   listSessions(): Promise<UpgradeSession[]>;
   /**
-   * Replaces the progress if it is still at `expected` (step and stage), else throws StaleProgressError.
+   * Replaces the progress if it is still at `expected` (step and stage), else throws StaleWriteError.
    * This is what makes a retried or duplicated handler invocation harmless.
    */
   saveProgress(upgradeId: string, expected: Pick<Progress, 'step' | 'stage'>, progress: Progress): Promise<void>;

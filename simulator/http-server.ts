@@ -9,7 +9,7 @@ import { provisionerApi } from './routes/provisioner';
 import type { Method, ServiceApi, SimResponse } from './routes/route';
 import { slurmApi } from './routes/slurm';
 import type { SimClock } from './sim-clock';
-import { SimRequestError } from './sim-error';
+import { SimRequestError } from './errors';
 import type { SiteDefinition } from './site-file';
 import { SiteSimulator, type SiteState } from './site-simulator';
 

@@ -1,6 +1,7 @@
 import { BatchGetCommand, BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchWriteCommandInput, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
+import { UnprocessedBatchError } from '../errors';
 import type { ItemKey } from './table-design';
 
 /** One put or delete of a BatchWriteItem, in DocumentClient (native JS) form. */
@@ -20,16 +21,6 @@ const BASE_DELAY_MS = 25;
 const MAX_DELAY_MS = 2000;
 /** Batches in flight per call: enough to hide latency, few enough not to provoke throttling. */
 const BATCH_CONCURRENCY = 4;
-
-export class UnprocessedBatchError extends Error {
-  override name = 'UnprocessedBatchError';
-  constructor(
-    readonly operation: 'BatchWriteItem' | 'BatchGetItem',
-    readonly remaining: number,
-  ) {
-    super(`${operation}: ${remaining} item(s) still unprocessed after ${MAX_BATCH_ATTEMPTS} attempts`);
-  }
-}
 
 const backoff = (attempt: number): Promise<void> =>
   new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** attempt)));
@@ -54,7 +45,7 @@ async function writeOneBatch(client: DynamoDBDocumentClient, tableName: string, 
     pending = out.UnprocessedItems?.[tableName] ?? [];
     if (pending.length === 0) return;
   }
-  throw new UnprocessedBatchError('BatchWriteItem', pending.length);
+  throw new UnprocessedBatchError('BatchWriteItem', pending.length, MAX_BATCH_ATTEMPTS);
 }
 
 /**
@@ -78,5 +69,5 @@ async function getOneBatch(client: DynamoDBDocumentClient, tableName: string, ba
     pending = out.UnprocessedKeys?.[tableName]?.Keys ?? [];
     if (pending.length === 0) return found;
   }
-  throw new UnprocessedBatchError('BatchGetItem', pending.length);
+  throw new UnprocessedBatchError('BatchGetItem', pending.length, MAX_BATCH_ATTEMPTS);
 }

@@ -1,6 +1,6 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { StaleProgressError } from '../../core/errors';
+import { DeploymentNotFoundError, StaleWriteError } from '../../core/errors';
 import type { DeploymentPhase, DeploymentPlan, DeploymentRunState } from '../../core/group-deployment';
 import type { BatchResult, DeploymentRecord, DeploymentStatus, DeploymentStore } from '../../ports/deployment-store';
 import { isConditionalCheckFailed, withoutKeys } from './items';
@@ -100,7 +100,7 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
       ExpressionAttributeValues: { ':pk': deploymentPk(deploymentId), ':prefix': DEPLOYMENT_PLAN_SK_PREFIX },
       ConsistentRead: true,
     });
-    if (items.length === 0) throw new Error(`no plan stored for deployment ${deploymentId}`);
+    if (items.length === 0) throw new DeploymentNotFoundError(deploymentId, 'no plan stored');
     const plan = unpack<DeploymentPlan>(Buffer.concat(items.map((i) => Buffer.from(i.data as Uint8Array))));
     if (this.plans.size >= PLAN_CACHE_SIZE) this.plans.delete(this.plans.keys().next().value!);
     this.plans.set(deploymentId, plan);
@@ -119,7 +119,7 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
         }),
       );
     } catch (err) {
-      if (isConditionalCheckFailed(err)) throw new StaleProgressError(deploymentId, `version ${expectedVersion}`);
+      if (isConditionalCheckFailed(err)) throw new StaleWriteError(`deployment ${deploymentId} run state`, `version ${expectedVersion}`, { cause: err });
       throw err;
     }
   }

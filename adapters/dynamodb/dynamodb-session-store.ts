@@ -3,7 +3,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../../core/clock';
 import { systemClock } from '../../core/clock';
-import { SessionNotCancellableError, SessionNotFoundError, StaleProgressError } from '../../core/errors';
+import { SessionNotCancellableError, SessionNotFoundError, StaleWriteError } from '../../core/errors';
 import { stepCount } from '../../core/rolling-upgrade/step-plan';
 import type { NodeRecord, Progress, SessionState, UpgradeSession } from '../../core/rolling-upgrade/session';
 import type { SessionStore } from '../../ports/session-store';
@@ -131,7 +131,7 @@ export class DynamoDbSessionStore implements SessionStore {
         }),
       );
     } catch (err) {
-      if (isConditionalCheckFailed(err)) throw new StaleProgressError(upgradeId, `step ${expected.step} stage ${expected.stage}`);
+      if (isConditionalCheckFailed(err)) throw new StaleWriteError(`session ${upgradeId} progress`, `step ${expected.step} stage ${expected.stage}`, { cause: err });
       throw err;
     }
   }

@@ -3,19 +3,13 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { batchGetAll } from './batch';
 import { isConditionalCheckFailed } from './items';
+import { LockContentionError } from '../errors';
 import { lockKey } from './table-design';
 
 /** Lock writes in flight per call: one conditional write per node, so a 1,000-node step must not go one by one. */
 const LOCK_CONCURRENCY = 16;
 /** A lock that vanishes between our failed put and the read of its holder is retried; twice more is plenty. */
 const MAX_LOCK_ATTEMPTS = 3;
-
-export class LockContentionError extends Error {
-  override name = 'LockContentionError';
-  constructor(readonly node: string) {
-    super(`the lock of node ${node} kept changing hands; try again`);
-  }
-}
 
 /**
  * Per-node locks shared by every session: one item per node, taken with a conditional Put.

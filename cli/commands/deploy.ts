@@ -8,7 +8,8 @@ import { DEFAULT_TIME_SCALE, EmbeddedRuntime } from '../../engine/embedded-runti
 import { startGroupDeployment } from '../../engine/run-group-deployment';
 import { causeMessage } from '../../engine/execution-cause';
 import { loadSiteFile } from '../../simulator';
-import { CliError, ExitCode } from '../exit-codes';
+import { CliError } from '../errors';
+import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
 import { inventoryFromSite } from '../inventory-from-site';
 import { showDeploymentProgress } from '../deployment-progress';

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { SessionNotCancellableError, SessionNotFoundError } from '../../core/errors';
 import { buildSessionReport } from '../reports/session-report';
-import { CliError, ExitCode } from '../exit-codes';
+import { CliError } from '../errors';
+import { ExitCode } from '../exit-codes';
 import { openSessionStore } from '../session-store-access';
 import { renderSessionSummary } from '../summary';
 

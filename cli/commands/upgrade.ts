@@ -7,7 +7,8 @@ import { DEFAULT_TIME_SCALE, EmbeddedRuntime } from '../../engine/embedded-runti
 import { causeMessage } from '../../engine/execution-cause';
 import { startRollingUpgrade } from '../../engine/run-rolling-upgrade';
 import { loadSiteFile } from '../../simulator';
-import { CliError, ExitCode } from '../exit-codes';
+import { CliError } from '../errors';
+import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
 import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';

@@ -6,7 +6,7 @@
 import type { InventoryNode } from '../site/site-nodes';
 import { InvalidInputError } from '../errors';
 import { findDependencyProblems } from './dependency-problems';
-import { UnknownDeploymentGroupError } from './errors';
+import { UnknownDeploymentGroupError } from '../errors';
 import { stableTopologicalOrder } from './graph-algorithms';
 import { ownValue } from './records';
 import { findUnknownNodeNames, resolveSelectors, type UnknownNodeName } from './selectors';

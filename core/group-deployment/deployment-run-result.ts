@@ -1,7 +1,7 @@
 /** The end of a run: Shipyard's group and node summaries, and whether the deployment failed. */
 import { plannedGroup, type DeploymentPlan } from './deployment-plan';
 import { groupRunState, nodeRunStage, type DeploymentRunState } from './deployment-run-state';
-import { DeploymentRunNotFinishedError } from './errors';
+import { DeploymentRunNotFinishedError } from '../errors';
 import type { DeploymentStage } from './stages';
 import type { CriterionFailure } from './success-criteria';
 

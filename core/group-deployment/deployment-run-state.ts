@@ -3,7 +3,7 @@
  * keep it between steps. Functions here return a new state; none mutates its input.
  */
 import { plannedGroup, type DeploymentPlan } from './deployment-plan';
-import { UnknownDeploymentGroupError } from './errors';
+import { UnknownDeploymentGroupError } from '../errors';
 import { descendantsOf } from './graph-algorithms';
 import { ownValue, withEntries } from './records';
 import { transitionStage, type DeploymentStage } from './stages';

@@ -12,7 +12,7 @@ import {
   readyGroups,
   type DeploymentRunState,
 } from './deployment-run-state';
-import { UnexpectedPhaseResultError } from './errors';
+import { UnexpectedPhaseResultError } from '../errors';
 import { phaseWork } from './node-batches';
 import { ownValue, withEntries } from './records';
 import { stageAfter, transitionStage, type DeploymentPhase, type DeploymentStage } from './stages';

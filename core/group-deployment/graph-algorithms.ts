@@ -1,3 +1,4 @@
+import { DependencyCycleError } from '../errors';
 /**
  * The few graph algorithms group deployment needs, over vertices named by strings. Iterative, so a
  * long dependency chain cannot overflow the stack.
@@ -97,7 +98,7 @@ export function stableTopologicalOrder(vertices: readonly string[], dependencies
   }
   if (order.length !== vertices.length) {
     const unplaced = vertices.filter((vertex) => !order.includes(vertex));
-    throw new Error(`dependency cycle among: ${unplaced.join(', ')}`);
+    throw new DependencyCycleError(unplaced);
   }
   return order;
 }

@@ -60,4 +60,3 @@ export { groupsToStart, nodeOwners } from './groups-to-start';
 export { summarizeDeploymentRun, type DeploymentRunResult, type GroupRunResult } from './deployment-run-result';
 export { previewDeploymentPlan, type DeploymentPlanPreview, type GroupPreview } from './plan-preview';
 export { deploymentPlanMermaid } from './plan-mermaid';
-export * from './errors';

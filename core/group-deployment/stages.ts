@@ -1,4 +1,4 @@
-import { IllegalStageTransitionError } from './errors';
+import { IllegalStageTransitionError } from '../errors';
 
 /** Where a group or a node stands in a deployment, as Shipyard names the stages. */
 export const DEPLOYMENT_STAGES = ['NOT_STARTED', 'PREPARED', 'DEPLOYED', 'FAILED'] as const;

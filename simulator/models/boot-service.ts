@@ -1,5 +1,5 @@
 import type { SiteNode, SiteTiming } from '../site-file';
-import { SimRequestError } from '../sim-error';
+import { SimRequestError } from '../errors';
 import type { Timeline } from '../timeline';
 import type { InventoryModel } from './inventory';
 import type { WorkloadManagerModel } from './workload-manager';

@@ -1,6 +1,6 @@
 import type { InventoryNode } from '../../ports/site';
 import type { SiteDefinition } from '../site-file';
-import { SimRequestError } from '../sim-error';
+import { SimRequestError } from '../errors';
 
 /** A node as the inventory serves it: the port's shape, so the simulator and the connector agree. */
 export type InventoryNodeRecord = InventoryNode;

@@ -1,5 +1,5 @@
 import type { SiteNode, SiteTiming } from '../site-file';
-import { SimRequestError } from '../sim-error';
+import { SimRequestError } from '../errors';
 import type { Timeline } from '../timeline';
 
 export const PROVISION_ACTIONS = ['prepare', 'deploy'] as const;

@@ -1,5 +1,5 @@
 import type { SiteNode, SiteWlmState } from '../site-file';
-import { SimRequestError } from '../sim-error';
+import { SimRequestError } from '../errors';
 import type { Timeline } from '../timeline';
 
 export type WlmBase = 'IDLE' | 'ALLOCATED' | 'MIXED' | 'COMPLETING' | 'DOWN';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { BootSessionRecord } from '../models/boot-service';
 import type { SiteSimulator } from '../site-simulator';
-import { SimRequestError } from '../sim-error';
+import { SimRequestError } from '../errors';
 import { ok, problem, readBody, type ServiceApi } from './route';
 
 const required = (field: string) => z.string({ error: `${field} is required` }).trim().min(1, `${field} must not be empty`);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PROVISION_ACTIONS } from '../models/provisioner';
 import type { SiteSimulator } from '../site-simulator';
-import { SimRequestError } from '../sim-error';
+import { SimRequestError } from '../errors';
 import { ok, readBody, type ServiceApi } from './route';
 
 const actionSchema = z.object({

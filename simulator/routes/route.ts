@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { toFieldProblems } from '../../core/validation';
 import type { SiteServiceName } from '../site-file';
-import { SimRequestError } from '../sim-error';
+import { SimRequestError } from '../errors';
 
 export type Method = 'GET' | 'POST' | 'DELETE';
 

@@ -2,9 +2,9 @@ import {
   applyPhaseResult,
   cascadeFailure,
   groupRunState,
-  UnexpectedPhaseResultError,
   type DeploymentStage,
 } from '../../../core/group-deployment';
+import { UnexpectedPhaseResultError } from '../../../core/errors';
 import type { GroupDeploymentDependencies } from './dependencies';
 import { updateRunState } from './run-state';
 import type { PhaseRef } from './phase-batches';

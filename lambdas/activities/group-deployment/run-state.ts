@@ -1,4 +1,4 @@
-import { StaleProgressError } from '../../../core/errors';
+import { DeploymentNotFoundError, StaleWriteError } from '../../../core/errors';
 import type { DeploymentPlan, DeploymentRunState } from '../../../core/group-deployment';
 import type { DeploymentRecord } from '../../../ports/deployment-store';
 import type { GroupDeploymentDependencies } from './dependencies';
@@ -10,7 +10,7 @@ export interface RunSnapshot {
 
 export async function loadRun(deps: GroupDeploymentDependencies, deploymentId: string): Promise<RunSnapshot> {
   const record = await deps.store.getDeployment(deploymentId);
-  if (!record) throw new Error(`no deployment with id '${deploymentId}'`);
+  if (!record) throw new DeploymentNotFoundError(deploymentId);
   return { record, plan: await deps.store.getPlan(deploymentId) };
 }
 
@@ -32,7 +32,7 @@ export async function updateRunState(
       await deps.store.saveState(deploymentId, record.version, next);
       return next;
     } catch (err) {
-      if (!(err instanceof StaleProgressError) || attempt >= attempts) throw err;
+      if (!(err instanceof StaleWriteError) || attempt >= attempts) throw err;
     }
   }
 }

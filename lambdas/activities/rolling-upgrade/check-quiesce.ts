@@ -1,6 +1,7 @@
+import { shortList } from '../../../core/text';
 import { isQuiet } from '../../../core/rolling-upgrade/wlm-readiness';
 import { FailureReason } from '../../../core/rolling-upgrade/session';
-import { activeNodes, describeNodes, failNodes, loadStepNodes } from './node-actions';
+import { activeNodes, failNodes, loadStepNodes } from './node-actions';
 import { enterStage, type StageBody } from './stage-runner';
 import { nextStep } from './start-step';
 
@@ -23,7 +24,7 @@ export const checkQuiesce: StageBody = async ({ session, progress, deps, now }) 
     return { progress, waitSeconds: session.pollIntervalSeconds };
   }
   await failNodes(deps, session, busy, FailureReason.quiesceTimeout);
-  const message = `Step ${progress.step}: ${busy.length} node(s) still busy after ${session.quiesceTimeoutSeconds} s failed: ${describeNodes(busy.map((n) => n.name))}`;
+  const message = `Step ${progress.step}: ${busy.length} node(s) still busy after ${session.quiesceTimeoutSeconds} s failed: ${shortList(busy.map((n) => n.name))}`;
   if (busy.length === nodes.length) return { ...nextStep(progress.step, now), message };
   return { progress: enterStage('QUIESCED', progress.step, now), waitSeconds: 0, message };
 };

@@ -1,6 +1,7 @@
+import { shortList } from '../../../core/text';
 import { isBackAfterBoot } from '../../../core/rolling-upgrade/wlm-readiness';
 import { FailureReason, type NodeRecord } from '../../../core/rolling-upgrade/session';
-import { activeNodes, describeNodes, failNodes, forEachConcurrently, loadStepNodes } from './node-actions';
+import { activeNodes, failNodes, forEachConcurrently, loadStepNodes } from './node-actions';
 import type { StageBody } from './stage-runner';
 import { nextStep } from './start-step';
 
@@ -26,7 +27,7 @@ export const checkReturnToService: StageBody = async ({ session, progress, deps,
 
   const backNames = new Set(back.map((n) => n.name));
   const waiting = nodes.filter((n) => !backNames.has(n.name));
-  const backMessage = back.length > 0 ? `Step ${progress.step}: ${back.length} node(s) back in service: ${describeNodes(back.map((n) => n.name))}` : undefined;
+  const backMessage = back.length > 0 ? `Step ${progress.step}: ${back.length} node(s) back in service: ${shortList(back.map((n) => n.name))}` : undefined;
   if (waiting.length === 0) return { ...nextStep(progress.step, now), ...(backMessage ? { message: backMessage } : {}) };
 
   const since = progress.bootFinishedAt ?? progress.stageStartedAt;
@@ -38,6 +39,6 @@ export const checkReturnToService: StageBody = async ({ session, progress, deps,
     ...nextStep(progress.step, now),
     message:
       (backMessage ? `${backMessage}; ` : `Step ${progress.step}: `) +
-      `${waiting.length} node(s) did not return within ${session.wlmReturnTimeoutSeconds} s: ${describeNodes(waiting.map((n) => n.name))}`,
+      `${waiting.length} node(s) did not return within ${session.wlmReturnTimeoutSeconds} s: ${shortList(waiting.map((n) => n.name))}`,
   };
 };

@@ -1,5 +1,7 @@
+import { shortList } from '../../../core/text';
+import { SiteServiceError } from '../../../core/errors';
 import { FailureReason, type NodeRecord } from '../../../core/rolling-upgrade/session';
-import { activeNodes, describeNodes, failNodes, loadStepNodes } from './node-actions';
+import { activeNodes, failNodes, loadStepNodes } from './node-actions';
 import { enterStage, type StageBody } from './stage-runner';
 import { nextStep } from './start-step';
 
@@ -11,7 +13,7 @@ import { nextStep } from './start-step';
 export const evaluateBoot: StageBody = async ({ session, progress, deps, now }) => {
   const nodes = activeNodes(await loadStepNodes(deps, session, progress.step));
   const boot = await deps.site.bootService.getSession(progress.bootSessionName!);
-  if (!boot) throw new Error(`boot session ${progress.bootSessionName} is not known to the boot service`);
+  if (!boot) throw new SiteServiceError('boot-service', `boot session ${progress.bootSessionName} is not known to the boot service`);
 
   const booted: NodeRecord[] = [];
   const bootFailed: NodeRecord[] = [];
@@ -32,7 +34,7 @@ export const evaluateBoot: StageBody = async ({ session, progress, deps, now }) 
   const failedNames = [...bootFailed, ...neverReported].map((n) => n.name);
   const message =
     `Step ${progress.step}: ${booted.length} node(s) booted` +
-    (failedNames.length > 0 ? `, ${failedNames.length} failed to boot: ${describeNodes(failedNames)}` : '') +
+    (failedNames.length > 0 ? `, ${failedNames.length} failed to boot: ${shortList(failedNames)}` : '') +
     (boot.error ? ` (boot session error: ${boot.error})` : '');
   if (booted.length === 0) return { ...nextStep(progress.step, now), message };
   return {

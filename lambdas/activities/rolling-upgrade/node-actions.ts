@@ -77,7 +77,3 @@ export async function undrainNodes(deps: RollingUpgradeDependencies, names: read
     if (wlm?.flags.includes('DRAIN') && wlm.reason === DRAIN_REASON) await deps.site.workloadManager.resume(name);
   });
 }
-
-export function describeNodes(names: readonly string[], max = 5): string {
-  return names.length <= max ? names.join(', ') : `${names.slice(0, max).join(', ')} and ${names.length - max} more`;
-}

@@ -1,4 +1,4 @@
-import { describeError, InvalidInputError, SessionNotFoundError, StaleProgressError } from '../../../core/errors';
+import { describeError, InvalidInputError, SessionNotFoundError, StaleWriteError } from '../../../core/errors';
 import { deletionOutcome, retryDelaySeconds } from '../../../core/rolling-upgrade/deletion-rules';
 import type { Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import type { RollingUpgradeDependencies } from './dependencies';
@@ -71,7 +71,7 @@ export async function runStage(
     if (outcome.message) await deps.store.appendMessage(session.upgradeId, outcome.message);
     return next(saved, outcome.waitSeconds);
   } catch (err) {
-    if (err instanceof StaleProgressError) {
+    if (err instanceof StaleWriteError) {
       const fresh = await deps.store.getSession(state.upgradeId);
       return next(fresh?.progress ?? progress, 0);
     }

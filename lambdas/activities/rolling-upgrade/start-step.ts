@@ -1,6 +1,8 @@
+import { shortList } from '../../../core/text';
+import { UnknownNodesError } from '../../../core/errors';
 import { stepCount } from '../../../core/rolling-upgrade/step-plan';
 import type { NodeRecord } from '../../../core/rolling-upgrade/session';
-import { activeNodes, describeNodes, drainNodes, loadStepNodes } from './node-actions';
+import { activeNodes, drainNodes, loadStepNodes } from './node-actions';
 import { enterStage, type StageBody } from './stage-runner';
 
 /**
@@ -36,14 +38,14 @@ export const startStep: StageBody = async ({ session, progress, deps, now }) => 
     return {
       progress: { ...progress, lockWaitSince: now },
       waitSeconds: current.pollIntervalSeconds,
-      message: `Step ${progress.step} waits for nodes locked by session ${owners}: ${describeNodes([...heldByOthers.keys()])}`,
+      message: `Step ${progress.step} waits for nodes locked by session ${owners}: ${shortList([...heldByOthers.keys()])}`,
     };
   }
 
   const inWlm = await site.workloadManager.getNodes(names);
   const unknown = nodes.filter((n) => !inWlm.has(n.name));
   if (unknown.length > 0) {
-    throw new Error(`nodes unknown to the workload manager: ${describeNodes(unknown.map((n) => n.name))}`);
+    throw new UnknownNodesError('workload-manager', unknown.map((n) => n.name));
   }
   await drainNodes(deps, names);
   await store.putNodes(
@@ -53,7 +55,7 @@ export const startStep: StageBody = async ({ session, progress, deps, now }) => 
   return {
     progress: enterStage('QUIESCING', progress.step, now),
     waitSeconds: 0,
-    message: `Step ${progress.step} of ${current.stepCount}: draining ${nodes.length} node(s): ${describeNodes(names)}`,
+    message: `Step ${progress.step} of ${current.stepCount}: draining ${nodes.length} node(s): ${shortList(names)}`,
   };
 };
 

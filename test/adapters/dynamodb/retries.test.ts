@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { MAX_BATCH_ATTEMPTS, UnprocessedBatchError, batchGetAll, batchWriteAll } from '../../../adapters/dynamodb/batch';
+import { MAX_BATCH_ATTEMPTS, batchGetAll, batchWriteAll } from '../../../adapters/dynamodb/batch';
+import { UnprocessedBatchError } from '../../../adapters/errors';
 import type { DocWriteRequest } from '../../../adapters/dynamodb/batch';
 import { DynamoDbNodeLocks } from '../../../adapters/dynamodb/node-locks';
 

@@ -1,7 +1,7 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-session-store';
 import { KEY_ATTRIBUTES, PLAN_CHUNK_SIZE, sessionKey, sessionPk } from '../../../adapters/dynamodb/table-design';
-import { SessionNotCancellableError, SessionNotFoundError, StaleProgressError } from '../../../core/errors';
+import { SessionNotCancellableError, SessionNotFoundError, StaleWriteError } from '../../../core/errors';
 import type { Progress } from '../../../core/rolling-upgrade/session';
 import { ensureTable, startLocalDynamoDb } from '../../../engine/local-dynamodb';
 import type { LocalDynamoDb } from '../../../engine/local-dynamodb';
@@ -88,16 +88,16 @@ describe('saveProgress', () => {
     expect((await store.getSession(session.upgradeId))?.progress).toEqual({ step: 0, stage: 'QUIESCING', stageStartedAt: 10, errorCount: 0 });
   });
 
-  it('throws StaleProgressError when a duplicate invocation already moved it on, and keeps the newer progress', async () => {
+  it('throws StaleWriteError when a duplicate invocation already moved it on, and keeps the newer progress', async () => {
     const session = makeSession();
     await store.createSession(session, []);
     const moved: Progress = { step: 0, stage: 'QUIESCING', stageStartedAt: 10, errorCount: 0 };
     await store.saveProgress(session.upgradeId, { step: 0, stage: 'STARTING' }, moved);
     const duplicate = store.saveProgress(session.upgradeId, { step: 0, stage: 'STARTING' }, { ...moved, stageStartedAt: 99 });
-    await expect(duplicate).rejects.toBeInstanceOf(StaleProgressError);
-    await expect(duplicate).rejects.toMatchObject({ upgradeId: session.upgradeId, expected: 'step 0 stage STARTING' });
+    await expect(duplicate).rejects.toBeInstanceOf(StaleWriteError);
+    await expect(duplicate).rejects.toMatchObject({ record: `session ${session.upgradeId} progress`, expected: 'step 0 stage STARTING' });
     // Same stage at another step is stale too: both parts of the expectation count.
-    await expect(store.saveProgress(session.upgradeId, { step: 1, stage: 'QUIESCING' }, moved)).rejects.toBeInstanceOf(StaleProgressError);
+    await expect(store.saveProgress(session.upgradeId, { step: 1, stage: 'QUIESCING' }, moved)).rejects.toBeInstanceOf(StaleWriteError);
     expect((await store.getSession(session.upgradeId))?.progress).toEqual(moved);
   });
 
@@ -111,7 +111,7 @@ describe('saveProgress', () => {
     );
     const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
     expect(won).toHaveLength(1);
-    for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(StaleProgressError);
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(StaleWriteError);
     expect((await store.getSession(session.upgradeId))?.progress.stageStartedAt).toBe(won[0]);
   });
 });

@@ -1,5 +1,5 @@
 import { planDeployment, plannedGroup } from '../../../core/group-deployment/deployment-plan';
-import { UnknownDeploymentGroupError } from '../../../core/group-deployment/errors';
+import { UnknownDeploymentGroupError } from '../../../core/errors';
 import { phaseWork } from '../../../core/group-deployment/node-batches';
 import { parseDeploymentStrategy } from '../../../core/group-deployment/parse-strategy';
 import { inventoryNode, readStrategyFixture, seedInventory } from '../../support/deployment-runs';

@@ -13,7 +13,7 @@ import {
   IllegalStageTransitionError,
   UnexpectedPhaseResultError,
   UnknownDeploymentGroupError,
-} from '../../../core/group-deployment/errors';
+} from '../../../core/errors';
 import { parseDeploymentStrategy } from '../../../core/group-deployment/parse-strategy';
 import type { InventoryNode } from '../../../ports/site';
 import { describeActions, inventoryNode, readStrategyFixture, runToEnd, seedInventory, thrownBy } from '../../support/deployment-runs';

@@ -1,4 +1,4 @@
-import { IllegalStageTransitionError } from '../../../core/group-deployment/errors';
+import { IllegalStageTransitionError } from '../../../core/errors';
 import {
   DEPLOYMENT_STAGES,
   canTransition,

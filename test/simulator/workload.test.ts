@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../../core/errors';
+import type { InvalidInputError } from '../../core/errors';
 import { parseSiteDefinition, type SiteDefinitionInput } from '../../simulator';
 import { SimClock } from '../../simulator/sim-clock';
 import { SiteSimulator } from '../../simulator/site-simulator';

@@ -74,6 +74,7 @@ export class SiteSimulator {
   state(): SiteState {
     const now = this.timeline.sync();
     const nodes: Record<string, SiteNodeState> = {};
+    const service = this.workloadManager.serviceRecords();
     for (const wlm of this.workloadManager.list()) {
       nodes[wlm.name] = {
         wlmState: wlm.display,
@@ -85,7 +86,7 @@ export class SiteSimulator {
         killedJobs: wlm.killedJobs,
         prepareCount: this.provisioner.count(wlm.name, 'prepare'),
         deployCount: this.provisioner.count(wlm.name, 'deploy'),
-        ...this.workloadManager.serviceRecord(wlm.name)!,
+        ...service.get(wlm.name)!,
       };
     }
     const groups = Object.fromEntries(this.inventory.listGroups().map((g) => [g.label, g.members]));

@@ -116,15 +116,17 @@ export class WorkloadManagerModel {
     }
   }
 
-  /** A node's first job and its out-of-service intervals (drained with no job, until back in service or failed). */
-  serviceRecord(name: string): ServiceRecord | undefined {
+  /** Each node's first job and its out-of-service intervals (drained with no job, until back in service or failed). */
+  serviceRecords(): Map<string, ServiceRecord> {
     this.timeline.sync();
-    const node = this.nodes.get(name);
-    if (!node) return undefined;
     const seconds = (at: number) => (at - this.startedAt) / 1000;
-    const intervals: ServiceRecord['outOfService'] = node.outOfService.map(([a, b]) => [seconds(a), seconds(b)]);
-    if (node.outSince !== undefined) intervals.push([seconds(node.outSince), null]);
-    return { initialBusySeconds: node.initialBusySeconds, outOfService: intervals };
+    const records = new Map<string, ServiceRecord>();
+    for (const node of this.nodes.values()) {
+      const intervals: ServiceRecord['outOfService'] = node.outOfService.map(([a, b]) => [seconds(a), seconds(b)]);
+      if (node.outSince !== undefined) intervals.push([seconds(node.outSince), null]);
+      records.set(node.name, { initialBusySeconds: node.initialBusySeconds, outOfService: intervals });
+    }
+    return records;
   }
 
   get(name: string): WlmNodeSnapshot | undefined {

@@ -1,4 +1,4 @@
-import { InvalidInputError, type FieldProblem } from '../errors';
+import { InvalidInputError, UnexpectedOutcomeError, type FieldProblem } from '../errors';
 import { stronglyConnectedComponents } from '../group-deployment/graph-algorithms';
 
 /**
@@ -103,13 +103,13 @@ export function commitSchedule(state: ScheduleState): ScheduleState {
 
 /** The work of a TRANSITION op ended. ACTIVE frees its children; ERROR keeps every descendant BLOCKED. */
 export function recordOutcome(state: ScheduleState, opId: string, outcome: { ok: true } | { ok: false; error: string }, now: number): ScheduleState {
+  const target = state.ops.find((op) => op.id === opId);
+  if (target?.state !== 'TRANSITION') throw new UnexpectedOutcomeError(opId, target?.state);
   const ops = state.ops.map((op) => {
     if (op.id !== opId) return op;
-    if (op.state !== 'TRANSITION') throw new Error(`operation ${opId} is ${op.state}, not in TRANSITION`);
     const { holdsSlot: _slot, ...rest } = op;
     return outcome.ok ? { ...rest, state: 'ACTIVE' as const, endedAt: now } : { ...rest, state: 'ERROR' as const, endedAt: now, error: outcome.error };
   });
-  if (ops.every((op) => op.id !== opId)) throw new Error(`no operation ${opId}`);
   return settleDependencies({ ...state, ops });
 }
 

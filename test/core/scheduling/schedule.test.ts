@@ -1,4 +1,4 @@
-import { basePolicy, proposeSchedule, terminalStatus, type OperationSpec } from '../../../core/scheduling';
+import { basePolicy, commitSchedule, proposeSchedule, recordOutcome, terminalStatus, type OperationSpec } from '../../../core/scheduling';
 import { drive, START, type ModelNode } from '../../support/scheduling-site';
 
 const node = (name: string, over: Partial<ModelNode> = {}): ModelNode => ({ name, jobSeconds: 0, workSeconds: 100, fails: false, ...over });
@@ -178,6 +178,14 @@ describe('schedule', () => {
       expect(() => proposeSchedule([{ id: 'a', node: 'n' }, { id: 'a', node: 'n' }])).toThrow("operations[1].id: duplicate operation id 'a'");
       expect(() => proposeSchedule([{ id: 'a', node: 'n', requires: ['z'] }])).toThrow("operations[0].requires[0]: unknown operation 'z'");
       expect(() => proposeSchedule([{ id: 'a', node: 'n', requires: ['b'] }, { id: 'b', node: 'n', requires: ['a'] }])).toThrow(/dependency cycle/);
+    });
+  });
+
+  describe('recordOutcome', () => {
+    it('refuses an outcome for an op that is not in TRANSITION (a replayed result)', () => {
+      const state = commitSchedule(proposeSchedule([{ id: 'a', node: 'n' }]));
+      expect(() => recordOutcome(state, 'a', { ok: true }, 0)).toThrow('operation a is TODO, not in TRANSITION');
+      expect(() => recordOutcome(state, 'zz', { ok: true }, 0)).toThrow('no operation zz');
     });
   });
 });

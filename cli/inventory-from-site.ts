@@ -7,12 +7,14 @@ import type { SiteDefinition } from '../simulator/site-file';
  * group node lists follow inventory order.
  */
 export function inventoryFromSite(site: Pick<SiteDefinition, 'nodes'>): InventoryNode[] {
-  return site.nodes.map(({ name, nid, rack, role, tags, labels }) => ({
+  return site.nodes.map(({ name, nid, rack, role, tags, labels, alive, available }) => ({
     name,
     nid,
     ...(rack === undefined ? {} : { rack }),
     role,
     tags: [...tags],
     labels: { ...labels },
+    alive,
+    available,
   }));
 }

@@ -3,13 +3,22 @@ import type { SiteState } from '../simulator';
 /** The site state file `--site-state-out` writes: a documented contract, so only its documented keys. */
 export interface SiteStateFile {
   groups: Record<string, string[]>;
-  nodes: Record<string, { wlmState: string; wlmReason?: string; bootCount: number }>;
+  nodes: Record<
+    string,
+    { wlmState: string; wlmReason?: string; bootCount: number; initialBusySeconds: number | null; outOfService: [number, number | null][] }
+  >;
 }
 
 export function siteStateContract(state: SiteState): SiteStateFile {
   const nodes: SiteStateFile['nodes'] = {};
   for (const [name, node] of Object.entries(state.nodes)) {
-    nodes[name] = { wlmState: node.wlmState, ...(node.wlmReason ? { wlmReason: node.wlmReason } : {}), bootCount: node.bootCount };
+    nodes[name] = {
+      wlmState: node.wlmState,
+      ...(node.wlmReason ? { wlmReason: node.wlmReason } : {}),
+      bootCount: node.bootCount,
+      initialBusySeconds: node.initialBusySeconds,
+      outOfService: node.outOfService,
+    };
   }
   return { groups: state.groups, nodes };
 }

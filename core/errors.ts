@@ -145,6 +145,17 @@ export class UnexpectedPhaseResultError extends RolloutError {
   }
 }
 
+/** An outcome for a scheduled operation that is not in TRANSITION (unknown, not started, or already ended): a replayed result. */
+export class UnexpectedOutcomeError extends RolloutError {
+  override readonly name = 'UnexpectedOutcomeError';
+  constructor(
+    readonly operation: string,
+    readonly state: string | undefined,
+  ) {
+    super(state === undefined ? `no operation ${operation}` : `operation ${operation} is ${state}, not in TRANSITION`);
+  }
+}
+
 /** A final result asked for while groups can still be processed. */
 export class DeploymentRunNotFinishedError extends RolloutError {
   override readonly name = 'DeploymentRunNotFinishedError';

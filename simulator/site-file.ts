@@ -42,6 +42,27 @@ const nodeSchema = z.strictObject({
   labels: z.record(z.string(), z.string({ error: 'label values must be strings' })).default({}),
   wlm: wlmSchema.prefault({}),
   faults: faultsSchema.default({}),
+  /** OpenCrowbar's gates, served by the inventory: a scheduler operates only on nodes alive and available. */
+  alive: z.boolean({ error: 'alive must be true or false' }).default(true),
+  available: z.boolean({ error: 'available must be true or false' }).default(true),
+});
+
+const positiveSeconds = (field: string) => z.number({ error: `${field} must be a number of seconds` }).positive(`${field} must be above 0`);
+
+/**
+ * A workload that keeps running: jobs arrive on every node that is not drained or out of service
+ * and keep it busy `utilisation` of the time, lengths lognormal (capped at `max`), from `seed`.
+ */
+const workloadSchema = z.strictObject({
+  utilisation: z.number({ error: 'utilisation must be a number' }).gt(0, 'utilisation must be above 0').lt(1, 'utilisation must be below 1'),
+  jobSeconds: z
+    .strictObject({
+      median: positiveSeconds('median'),
+      sigma: z.number({ error: 'sigma must be a number' }).min(0, 'sigma must not be negative').default(1),
+      max: positiveSeconds('max').default(7 * 86400),
+    })
+    .refine((j) => j.max >= j.median, { error: 'max must be at least the median', path: ['max'] }),
+  seed: z.number({ error: 'seed must be a whole number' }).int('seed must be a whole number').default(1),
 });
 
 const httpError = 'status is required and must be an HTTP error status (400-599)';
@@ -70,6 +91,7 @@ export const siteDefinitionSchema = z
       })
       .prefault({}),
     apiFaults: z.array(apiFaultSchema).default([]),
+    workload: workloadSchema.optional(),
   })
   .superRefine((site, ctx) => {
     const firstByName = new Map<string, number>();
@@ -100,6 +122,7 @@ export type SiteDefinitionInput = z.input<typeof siteDefinitionSchema>;
 export type SiteNode = SiteDefinition['nodes'][number];
 export type SiteTiming = SiteDefinition['timing'];
 export type ApiFault = SiteDefinition['apiFaults'][number];
+export type SiteWorkload = NonNullable<SiteDefinition['workload']>;
 
 export function parseSiteDefinition(input: unknown, subject = 'site definition'): SiteDefinition {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {

@@ -17,6 +17,15 @@ export interface SiteNodeState {
   killedJobs: number;
   prepareCount: number;
   deployCount: number;
+  /** What the node's first job had left at the start: the lower bound's release time (null: a job that never ends). */
+  initialBusySeconds: number | null;
+  /**
+   * [start, end] in simulated seconds from the simulator's start (the session's start on the embedded
+   * default): from the moment the node is drained and runs no job (the drain of an idle node, the end
+   * or the kill of the job of a drained one) until it is back in service (resumed, responding, up)
+   * or failed. end is null while it lasts.
+   */
+  outOfService: [number, number | null][];
 }
 
 /** Everything a test needs to judge what a workflow did to the site. */
@@ -44,7 +53,7 @@ export class SiteSimulator {
     const timeline = new Timeline(clock);
     const violations = this.violationLog;
     this.timeline = timeline;
-    this.workloadManager = new WorkloadManagerModel(site.nodes, timeline);
+    this.workloadManager = new WorkloadManagerModel(site.nodes, timeline, site.workload);
     this.inventory = new InventoryModel(site);
     this.bootService = new BootServiceModel({
       templates: site.bootTemplates,
@@ -65,6 +74,7 @@ export class SiteSimulator {
   state(): SiteState {
     const now = this.timeline.sync();
     const nodes: Record<string, SiteNodeState> = {};
+    const service = this.workloadManager.serviceRecords();
     for (const wlm of this.workloadManager.list()) {
       nodes[wlm.name] = {
         wlmState: wlm.display,
@@ -76,6 +86,7 @@ export class SiteSimulator {
         killedJobs: wlm.killedJobs,
         prepareCount: this.provisioner.count(wlm.name, 'prepare'),
         deployCount: this.provisioner.count(wlm.name, 'deploy'),
+        ...service.get(wlm.name)!,
       };
     }
     const groups = Object.fromEntries(this.inventory.listGroups().map((g) => [g.label, g.members]));

@@ -22,6 +22,8 @@ const nodesResponse = z.object({
       role: z.string(),
       tags: z.array(z.string()),
       labels: z.record(z.string(), z.string()),
+      alive: z.boolean().optional(),
+      available: z.boolean().optional(),
     }),
   ),
 });

@@ -1,12 +1,53 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../validation';
 import { InvalidInputError } from '../errors';
+import { compileWindow } from '../scheduling/maintenance-windows';
 
 export const WORKLOAD_MANAGER_TYPES = ['slurm'] as const;
 
 const label = (field: string) => z.string({ error: `${field} is required` }).trim().min(1, `${field} must not be empty`);
 const seconds = (field: string) =>
   z.number({ error: `${field} must be a number of seconds` }).int(`${field} must be a whole number of seconds`).min(1, `${field} must be at least 1`);
+
+const PERCENT = /^(\d+(\.\d+)?)%$/;
+const wholeNumber = (field: string, min: number) =>
+  z.number({ error: `${field} must be a whole number` }).int(`${field} must be a whole number`).min(min, `${field} must be at least ${min}`);
+/** A count, or a share of the plan written "20%" (above 0, at most 100). */
+const countOrPercent = (field: string, min: number) =>
+  z.union([
+    wholeNumber(field, min),
+    z
+      .string({ error: `${field} must be a whole number or a percentage such as "20%"` })
+      .refine((v) => PERCENT.test(v) && Number(v.slice(0, -1)) <= 100 && (min === 0 || Number(v.slice(0, -1)) > 0), {
+        error: `${field} must be a whole number or a percentage such as "20%" (${min === 0 ? '0' : 'above 0'} to 100)`,
+      }),
+  ], { error: `${field} must be a whole number or a percentage such as "20%"` });
+
+export const UPGRADE_MODES = ['lockstep', 'window'] as const;
+export const UPGRADE_ORDERS = ['plan', 'idle-first'] as const;
+
+const maintenanceWindowSchema = z
+  .strictObject({
+    cron: z.string({ error: 'cron is required' }).trim().min(1, 'cron must not be empty'),
+    durationMinutes: wholeNumber('durationMinutes', 1),
+    timeZone: z.string({ error: 'timeZone must be an IANA time zone name' }).default('UTC'),
+  })
+  .superRefine((window, ctx) => {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: window.timeZone });
+    } catch {
+      ctx.addIssue({ code: 'custom', path: ['timeZone'], message: `unknown time zone '${window.timeZone}'` });
+      return;
+    }
+    try {
+      compileWindow(window);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', path: ['cron'], message: `invalid cron '${window.cron}': ${err instanceof Error ? err.message : String(err)}` });
+    }
+  });
+
+/** Fields that only the window reads; lock-step keeps CRUS's steps of upgradeStepSize nodes in plan order. */
+const WINDOW_ONLY = ['maxUnavailable', 'drainAhead', 'maxUnavailablePerRack', 'batches'] as const;
 
 /**
  * The request that starts a rolling upgrade: CRUS's upgrade session fields in camelCase,
@@ -33,8 +74,67 @@ export const upgradeRequestSchema = z
     wlmReturnTimeoutSeconds: seconds('wlmReturnTimeoutSeconds').default(600),
     /** How often the workflow polls the site while it waits. */
     pollIntervalSeconds: seconds('pollIntervalSeconds').default(30),
+    /** lockstep: CRUS's steps. window: at most maxUnavailable nodes out of service, each freed slot refilled at once. */
+    mode: z.enum(UPGRADE_MODES, { error: `mode must be one of: ${UPGRADE_MODES.join(', ')}` }).default('lockstep'),
+    /** Window: nodes out of service at once, a count or a share of the plan. Default upgradeStepSize. */
+    maxUnavailable: countOrPercent('maxUnavailable', 1).optional(),
+    /** Window: nodes drained ahead of their slot, so that their jobs end while the window works. Default 0. */
+    drainAhead: wholeNumber('drainAhead', 0).optional(),
+    /** Which node takes a free slot: plan order, or idle first (the shortest remaining job). Lock-step: plan only. */
+    order: z.enum(UPGRADE_ORDERS, { error: `order must be one of: ${UPGRADE_ORDERS.join(', ')}` }).default('plan'),
+    /** Window: nodes of one rack out of service at once. */
+    maxUnavailablePerRack: wholeNumber('maxUnavailablePerRack', 1).optional(),
+    /** Window: the first waves (Ansible `serial`), each a count or a share of the plan; then the window takes the rest. */
+    batches: z.array(countOrPercent('batches', 1), { error: 'batches must be a list of counts or percentages' }).min(1, 'batches must not be empty').optional(),
+    /** Pause for an operator's approval after these batches (1-based; lock-step: steps). */
+    pauseAfterBatches: z.array(wholeNumber('pauseAfterBatches', 1), { error: 'pauseAfterBatches must be a list of batch numbers' }).optional(),
+    /** each-batch: pause for approval after every batch (lock-step: every step). */
+    approval: z.enum(['none', 'each-batch'], { error: "approval must be 'none' or 'each-batch'" }).default('none'),
+    /** Halt once more nodes than this have failed: a count or a share of the plan ("10%"). Default: never halt. */
+    maxFailed: countOrPercent('maxFailed', 0).optional(),
+    /** Halt too when a node outside the plan goes DOWN or FAIL during the run. */
+    haltOnOutsideFailures: z.boolean({ error: 'haltOnOutsideFailures must be true or false' }).default(false),
+    /** Wait this long after each batch (lock-step: step) before the next one starts. */
+    bakeSeconds: wholeNumber('bakeSeconds', 0).default(0),
+    /** A node returns to service only once Slurm shows it healthy and this command (if any) succeeds on it. */
+    healthCheck: z
+      .strictObject({
+        command: z
+          .string({ error: 'healthCheck.command must be a string' })
+          .trim()
+          .min(1, 'healthCheck.command must not be empty')
+          .refine((c) => !/[\n\r\0]/.test(c), { error: 'healthCheck.command must be one line' })
+          .optional(),
+        timeoutSeconds: seconds('healthCheck.timeoutSeconds').default(300),
+      }, { error: 'healthCheck must be an object with command and timeoutSeconds' })
+      .optional(),
+    /** New nodes start only inside one of these windows; nodes in flight finish. */
+    maintenanceWindows: z.array(maintenanceWindowSchema, { error: 'maintenanceWindows must be a list' }).min(1, 'maintenanceWindows must not be empty').optional(),
   })
   .superRefine((req, ctx) => {
+    if (req.mode === 'lockstep') {
+      for (const field of WINDOW_ONLY) {
+        if (req[field] !== undefined) {
+          ctx.addIssue({ code: 'custom', path: [field], message: `${field} applies to mode 'window' only (lockstep takes upgradeStepSize nodes per step)` });
+        }
+      }
+      if (req.order !== 'plan') ctx.addIssue({ code: 'custom', path: ['order'], message: "order 'idle-first' applies to mode 'window' only (lockstep keeps plan order)" });
+    } else {
+      // Without batches the window is one wave: there is no batch to pause or bake after.
+      const batchCount = req.batches?.length ?? 0;
+      if (batchCount === 0) {
+        if (req.approval === 'each-batch') ctx.addIssue({ code: 'custom', path: ['approval'], message: "approval 'each-batch' needs batches in mode 'window'" });
+        if (req.pauseAfterBatches !== undefined) ctx.addIssue({ code: 'custom', path: ['pauseAfterBatches'], message: "pauseAfterBatches needs batches in mode 'window'" });
+        if (req.bakeSeconds > 0) ctx.addIssue({ code: 'custom', path: ['bakeSeconds'], message: "bakeSeconds needs batches in mode 'window'" });
+      } else {
+        req.pauseAfterBatches?.forEach((batch, i) => {
+          if (batch > batchCount) {
+            ctx.addIssue({ code: 'custom', path: ['pauseAfterBatches', i], message: `there are ${batchCount} batches before the window; cannot pause after batch ${batch}` });
+          }
+        });
+      }
+    }
+
     const labels = [
       ['startingLabel', req.startingLabel],
       ['upgradingLabel', req.upgradingLabel],

@@ -25,4 +25,10 @@ export interface InventoryNode {
   role: string;
   tags: string[];
   labels: Record<string, string>;
+  /**
+   * OpenCrowbar's gates: a scheduler operates on a node only while it is alive (manageable) and
+   * available (the administrators let it be managed). Absent means true.
+   */
+  alive?: boolean;
+  available?: boolean;
 }

@@ -1,6 +1,7 @@
-import type { SiteNode, SiteWlmState } from '../site-file';
+import type { SiteNode, SiteWlmState, SiteWorkload } from '../site-file';
 import { SimRequestError } from '../errors';
 import type { Timeline } from '../timeline';
+import { cappedLognormalMean, exponential, lognormal, randomStream, type Random } from '../seeded-random';
 
 export type WlmBase = 'IDLE' | 'ALLOCATED' | 'MIXED' | 'COMPLETING' | 'DOWN';
 
@@ -40,6 +41,23 @@ interface NodeState {
   resumeCount: number;
   failCount: number;
   killedJobs: number;
+  /** The node's own stream of job gaps and lengths (with a workload). */
+  random?: Random;
+  /** Bumped by every scheduled job arrival, so a superseded arrival is ignored. */
+  arrivalGeneration: number;
+  /** Closed out-of-service intervals, epoch ms. */
+  outOfService: [number, number][];
+  /** Start of the open out-of-service interval. */
+  outSince?: number;
+  /** The first job's remaining seconds at the start (null: a job that never ends). */
+  initialBusySeconds: number | null;
+}
+
+/** What the site state reports of a node's service, in simulated seconds from the simulator's start. */
+export interface ServiceRecord {
+  initialBusySeconds: number | null;
+  /** [start, end]; end is null while the node is still out of service. */
+  outOfService: [number, number | null][];
 }
 
 const BUSY_BASES: readonly WlmBase[] = ['ALLOCATED', 'MIXED', 'COMPLETING'];
@@ -59,12 +77,18 @@ const FROM_SITE_STATE: Record<SiteWlmState, { base: WlmBase; drain: boolean; fai
 /** Slurm as seen through slurmctld: node states, drains, jobs ending, reboots and slurmd registration. */
 export class WorkloadManagerModel {
   private readonly nodes = new Map<string, NodeState>();
+  private readonly startedAt: number;
+  /** Mean idle gap between jobs (ms) that keeps a node busy `utilisation` of the time. */
+  private readonly meanGapMs: number;
 
   constructor(
     siteNodes: readonly SiteNode[],
     private readonly timeline: Timeline,
+    private readonly workload?: SiteWorkload,
   ) {
     const now = timeline.sync();
+    this.startedAt = now;
+    this.meanGapMs = workload ? ((cappedLognormalMean(workload.jobSeconds) * (1 - workload.utilisation)) / workload.utilisation) * 1000 : 0;
     for (const { name, wlm } of siteNodes) {
       const initial = FROM_SITE_STATE[wlm.state];
       // busySeconds on an IDLE node means a job is running: slurmctld would call it ALLOCATED.
@@ -81,10 +105,28 @@ export class WorkloadManagerModel {
         resumeCount: 0,
         failCount: 0,
         killedJobs: 0,
+        arrivalGeneration: 0,
+        outOfService: [],
+        initialBusySeconds: busy ? (wlm.busySeconds > 0 ? wlm.busySeconds : null) : 0,
+        ...(workload ? { random: randomStream(workload.seed, name) } : {}),
       };
       if (busy) this.startJob(node, wlm.busySeconds > 0 ? now + wlm.busySeconds * 1000 : Infinity);
+      else this.scheduleArrival(node, now);
       this.nodes.set(name, node);
     }
+  }
+
+  /** Each node's first job and its out-of-service intervals (drained with no job, until back in service or failed). */
+  serviceRecords(): Map<string, ServiceRecord> {
+    this.timeline.sync();
+    const seconds = (at: number) => (at - this.startedAt) / 1000;
+    const records = new Map<string, ServiceRecord>();
+    for (const node of this.nodes.values()) {
+      const intervals: ServiceRecord['outOfService'] = node.outOfService.map(([a, b]) => [seconds(a), seconds(b)]);
+      if (node.outSince !== undefined) intervals.push([seconds(node.outSince), null]);
+      records.set(node.name, { initialBusySeconds: node.initialBusySeconds, outOfService: intervals });
+    }
+    return records;
   }
 
   get(name: string): WlmNodeSnapshot | undefined {
@@ -100,29 +142,33 @@ export class WorkloadManagerModel {
 
   /** `scontrol update State=DRAIN`: no new jobs; a busy node is DRAINING until its job ends. */
   drain(name: string, reason: string): void {
-    const node = this.require(name);
+    const { node, now } = this.require(name);
     node.drain = true;
     node.reason = reason;
     node.drainCount++;
+    this.refreshService(node, now);
   }
 
   /** `scontrol update State=RESUME`: clears DRAIN, FAIL and the reason; a DOWN node that responds comes back IDLE. */
   resume(name: string): void {
-    const node = this.require(name);
+    const { node, now } = this.require(name);
     node.drain = false;
     node.fail = false;
     node.reason = undefined;
     if (node.base === 'DOWN' && node.responding) node.base = 'IDLE';
     node.resumeCount++;
+    this.refreshService(node, now);
+    this.scheduleArrival(node, now);
   }
 
   /** `scontrol update State=FAIL`: FAIL and DRAIN; a running job carries on (the node is FAILING). */
   fail(name: string, reason: string): void {
-    const node = this.require(name);
+    const { node, now } = this.require(name);
     node.fail = true;
     node.drain = true;
     node.reason = reason;
     node.failCount++;
+    this.refreshService(node, now);
   }
 
   /**
@@ -130,31 +176,34 @@ export class WorkloadManagerModel {
    * Returns the boot generation to hand to `register`.
    */
   reboot(name: string): number {
-    const node = this.require(name);
+    const { node, now } = this.require(name);
     if (node.jobEndsAt !== undefined) {
       node.killedJobs++;
       node.jobEndsAt = undefined;
     }
     node.base = 'DOWN';
     node.responding = false;
+    this.refreshService(node, now);
     return ++node.bootGeneration;
   }
 
   /** slurmd registers after the boot of `generation`: IDLE and responding, boot time now. */
   register(name: string, generation: number): void {
-    const now = this.timeline.sync();
-    const node = this.require(name);
+    const { node, now } = this.require(name);
     if (node.bootGeneration !== generation) return;
     node.base = 'IDLE';
     node.responding = true;
     node.bootTime = now;
+    this.refreshService(node, now);
+    this.scheduleArrival(node, now);
   }
 
-  private require(name: string): NodeState {
-    this.timeline.sync();
+  /** The node and the simulated now, after the due events ran (one sync, so no event runs mid-change). */
+  private require(name: string): { node: NodeState; now: number } {
+    const now = this.timeline.sync();
     const node = this.nodes.get(name);
     if (!node) throw new SimRequestError(404, `Invalid node name specified: ${name}`);
-    return node;
+    return { node, now };
   }
 
   private startJob(node: NodeState, endsAt: number): void {
@@ -165,8 +214,42 @@ export class WorkloadManagerModel {
       if (node.jobEndsAt !== at) return;
       node.jobEndsAt = undefined;
       if (BUSY_BASES.includes(node.base)) node.base = 'IDLE';
+      this.refreshService(node, at);
+      this.scheduleArrival(node, at);
     });
   }
+
+  /** With a workload, the next job arrives on a node in service after an exponential idle gap. */
+  private scheduleArrival(node: NodeState, from: number): void {
+    const workload = this.workload;
+    const random = node.random;
+    if (!workload || !random || !inService(node) || node.jobEndsAt !== undefined) return;
+    const generation = ++node.arrivalGeneration;
+    this.timeline.at(from + Math.round(exponential(random, this.meanGapMs)), (at) => {
+      if (node.arrivalGeneration !== generation || !inService(node) || node.jobEndsAt !== undefined) return;
+      node.base = 'ALLOCATED';
+      this.startJob(node, at + Math.round(lognormal(random, workload.jobSeconds) * 1000));
+    });
+  }
+
+  /**
+   * Out of service: drained (by a drain request since the start) and running no job, until back in
+   * service (resumed, responding, up) or failed. Opens at the drain of an idle node or at the end
+   * of the job of a drained one.
+   */
+  private refreshService(node: NodeState, now: number): void {
+    const out = node.drainCount > 0 && !node.fail && !inService(node) && node.jobEndsAt === undefined;
+    if (out && node.outSince === undefined) node.outSince = now;
+    if (!out && node.outSince !== undefined) {
+      node.outOfService.push([node.outSince, now]);
+      node.outSince = undefined;
+    }
+  }
+}
+
+/** Can take jobs: not drained or failed, responding and up. */
+function inService(node: NodeState): boolean {
+  return !node.drain && !node.fail && node.responding && node.base !== 'DOWN';
 }
 
 function snapshot(node: NodeState): WlmNodeSnapshot {

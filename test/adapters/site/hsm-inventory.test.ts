@@ -55,7 +55,7 @@ describe('HsmInventory on the simulator', () => {
   it('lists the inventory nodes with their attributes', async () => {
     const nodes = await inventory().listNodes();
     expect(nodes.map((n) => n.name)).toEqual(NODES);
-    expect(nodes[1]).toEqual({ name: NODES[1], nid: 101, rack: 'x3000', role: 'Compute', tags: ['gpu'], labels: { slot: '1' } });
+    expect(nodes[1]).toEqual({ name: NODES[1], nid: 101, rack: 'x3000', role: 'Compute', tags: ['gpu'], labels: { slot: '1' }, alive: true, available: true });
   });
 
   it('turns injected API faults into SiteServiceError naming the request, and works again after them', async () => {

@@ -1,0 +1,116 @@
+import { InvalidInputError } from '../../../core/errors';
+import { upgradePolicy } from '../../../core/rolling-upgrade/upgrade-policy';
+import { parseUpgradeRequest } from '../../../core/rolling-upgrade/upgrade-request';
+
+const base = {
+  startingLabel: 'compute',
+  upgradingLabel: 'upgrading',
+  failedLabel: 'failed',
+  upgradeStepSize: 8,
+  upgradeTemplateId: 'img-2',
+  workloadManagerType: 'slurm',
+};
+
+function problems(request: Record<string, unknown>): string[] {
+  try {
+    parseUpgradeRequest({ ...base, ...request });
+  } catch (err) {
+    expect(err).toBeInstanceOf(InvalidInputError);
+    return (err as InvalidInputError).problems.map((p) => `${p.field}: ${p.message}`);
+  }
+  throw new Error('the request was accepted');
+}
+
+describe('parseUpgradeRequest: the window controls', () => {
+  it('defaults keep CRUS lock-step', () => {
+    const request = parseUpgradeRequest(base);
+    expect(request).toMatchObject({ mode: 'lockstep', order: 'plan', approval: 'none', bakeSeconds: 0, haltOnOutsideFailures: false });
+    expect(upgradePolicy(request, 20)).toMatchObject({ admission: 'together', waveSizes: [8], afterWaves: 'repeat-last', maxInTransition: 8, drainAhead: 0 });
+  });
+
+  it('accepts a full window request and resolves percentages against the plan', () => {
+    const request = parseUpgradeRequest({
+      ...base,
+      mode: 'window',
+      maxUnavailable: '10%',
+      drainAhead: 32,
+      order: 'idle-first',
+      maxUnavailablePerRack: 2,
+      batches: [1, 5, '20%'],
+      pauseAfterBatches: [1],
+      maxFailed: '10%',
+      haltOnOutsideFailures: true,
+      bakeSeconds: 600,
+      healthCheck: { command: '/usr/sbin/nhc' },
+      maintenanceWindows: [{ cron: '0 22 * * 1-5', durationMinutes: 240, timeZone: 'Europe/Zurich' }],
+    });
+    expect(request.healthCheck).toEqual({ command: '/usr/sbin/nhc', timeoutSeconds: 300 });
+    expect(upgradePolicy(request, 512)).toEqual({
+      admission: 'refill',
+      waveSizes: [1, 5, 102],
+      afterWaves: 'one-wave',
+      maxInTransition: 51,
+      drainAhead: 32,
+      order: 'idle-first',
+      maxPerRack: 2,
+      approvalBeforeWaves: [1],
+      bakeSeconds: 600,
+      maxFailedNodes: 51,
+      haltOnOutsideFailures: true,
+      maintenanceWindows: [{ cron: '0 22 * * 1-5', durationMinutes: 240, timeZone: 'Europe/Zurich' }],
+    });
+  });
+
+  it('takes maxUnavailable from upgradeStepSize by default, and a small percentage as at least one node', () => {
+    expect(upgradePolicy(parseUpgradeRequest({ ...base, mode: 'window' }), 100).maxInTransition).toBe(8);
+    expect(upgradePolicy(parseUpgradeRequest({ ...base, mode: 'window', maxUnavailable: '1%' }), 20).maxInTransition).toBe(1);
+    expect(upgradePolicy(parseUpgradeRequest({ ...base, maxFailed: '0%' }), 20).maxFailedNodes).toBe(0);
+    expect(upgradePolicy(parseUpgradeRequest({ ...base, mode: 'window', batches: [1], approval: 'each-batch' }), 20).approvalBeforeWaves).toBe('every');
+  });
+
+  it('rejects window-only controls with lockstep, naming each', () => {
+    expect(problems({ maxUnavailable: 4, drainAhead: 2, maxUnavailablePerRack: 1, batches: [1], order: 'idle-first' })).toEqual([
+      "maxUnavailable: maxUnavailable applies to mode 'window' only (lockstep takes upgradeStepSize nodes per step)",
+      "drainAhead: drainAhead applies to mode 'window' only (lockstep takes upgradeStepSize nodes per step)",
+      "maxUnavailablePerRack: maxUnavailablePerRack applies to mode 'window' only (lockstep takes upgradeStepSize nodes per step)",
+      "batches: batches applies to mode 'window' only (lockstep takes upgradeStepSize nodes per step)",
+      "order: order 'idle-first' applies to mode 'window' only (lockstep keeps plan order)",
+    ]);
+  });
+
+  it('accepts the batch controls with lockstep, where a batch is a step', () => {
+    const request = parseUpgradeRequest({ ...base, approval: 'each-batch', bakeSeconds: 60, maxFailed: 2, pauseAfterBatches: [3] });
+    expect(upgradePolicy(request, 40)).toMatchObject({ approvalBeforeWaves: 'every', bakeSeconds: 60, maxFailedNodes: 2 });
+  });
+
+  it('rejects batch controls in a window without batches, and pauses after batches that do not exist', () => {
+    expect(problems({ mode: 'window', approval: 'each-batch', pauseAfterBatches: [1], bakeSeconds: 10 })).toEqual([
+      "approval: approval 'each-batch' needs batches in mode 'window'",
+      "pauseAfterBatches: pauseAfterBatches needs batches in mode 'window'",
+      "bakeSeconds: bakeSeconds needs batches in mode 'window'",
+    ]);
+    expect(problems({ mode: 'window', batches: [1, 2], pauseAfterBatches: [3] })).toEqual([
+      'pauseAfterBatches[0]: there are 2 batches before the window; cannot pause after batch 3',
+    ]);
+  });
+
+  it('rejects malformed values, naming the field', () => {
+    expect(problems({ mode: 'rolling' })).toEqual(['mode: mode must be one of: lockstep, window']);
+    expect(problems({ mode: 'window', maxUnavailable: 0 })).toEqual(['maxUnavailable: maxUnavailable must be at least 1']);
+    expect(problems({ mode: 'window', maxUnavailable: '0%' })).toEqual(['maxUnavailable: maxUnavailable must be a whole number or a percentage such as "20%" (above 0 to 100)']);
+    expect(problems({ mode: 'window', batches: [1, '120%'] })).toEqual(['batches[1]: batches must be a whole number or a percentage such as "20%" (above 0 to 100)']);
+    expect(problems({ maxFailed: -1 })).toEqual(['maxFailed: maxFailed must be at least 0']);
+    expect(problems({ mode: 'window', drainAhead: 1.5 })).toEqual(['drainAhead: drainAhead must be a whole number']);
+    expect(problems({ healthCheck: { command: 'nhc\nreboot' } })).toEqual(['healthCheck.command: healthCheck.command must be one line']);
+    expect(problems({ healthCheck: { cmd: 'nhc' } })).toEqual(['healthCheck.cmd: unknown key']);
+  });
+
+  it('rejects a maintenance window with a bad cron or time zone', () => {
+    const [cron] = problems({ maintenanceWindows: [{ cron: '61 * * * *', durationMinutes: 60 }] });
+    expect(cron).toMatch(/^maintenanceWindows\[0\]\.cron: invalid cron '61 \* \* \* \*'/);
+    expect(problems({ maintenanceWindows: [{ cron: '0 22 * * *', durationMinutes: 60, timeZone: 'Mars/Olympus' }] })).toEqual([
+      "maintenanceWindows[0].timeZone: unknown time zone 'Mars/Olympus'",
+    ]);
+    expect(problems({ maintenanceWindows: [{ cron: '0 22 * * *', durationMinutes: 0 }] })).toEqual(['maintenanceWindows[0].durationMinutes: durationMinutes must be at least 1']);
+  });
+});

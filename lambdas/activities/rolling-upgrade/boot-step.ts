@@ -1,6 +1,7 @@
 import { decideBootStep } from '../../../core/rolling-upgrade/step-decisions';
 import { activeNodes } from '../../../core/rolling-upgrade/stage-decision';
-import { applyDecision, loadStepNodes } from './node-actions';
+import { applyDecision } from './apply-decision';
+import { loadStepNodes } from './observe';
 import type { ActivityBody } from './activity-runner';
 
 export { bootSessionName } from '../../../core/rolling-upgrade/step-decisions';

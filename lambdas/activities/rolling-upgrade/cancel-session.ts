@@ -1,6 +1,7 @@
 import { cancelChunk, decideCancel } from '../../../core/rolling-upgrade/cancel-decisions';
 import { activeNodes } from '../../../core/rolling-upgrade/stage-decision';
-import { applyDecision, loadPlanNodes, loadStepNodes, observeWlm } from './node-actions';
+import { applyDecision } from './apply-decision';
+import { loadPlanNodes, loadStepNodes, observeWlm } from './observe';
 import type { ActivityBody } from './activity-runner';
 
 /** CANCELLING: observe the step's nodes (resume-step) or the next chunk of the plan (fail-remaining) (core: decideCancel). */

@@ -1,5 +1,5 @@
 import { decideCheckBoot } from '../../../core/rolling-upgrade/step-decisions';
-import { applyDecision } from './node-actions';
+import { applyDecision } from './apply-decision';
 import type { ActivityBody } from './activity-runner';
 
 /** BOOTING: observe the boot session (core: decideCheckBoot). */

@@ -1,6 +1,7 @@
 import { decideReturnToService } from '../../../core/rolling-upgrade/step-decisions';
 import { activeNodes } from '../../../core/rolling-upgrade/stage-decision';
-import { applyDecision, loadStepNodes, observeWlm } from './node-actions';
+import { applyDecision } from './apply-decision';
+import { loadStepNodes, observeWlm } from './observe';
 import type { ActivityBody } from './activity-runner';
 
 /** WLM_WAITING: observe the step's nodes in the workload manager (core: decideReturnToService). */

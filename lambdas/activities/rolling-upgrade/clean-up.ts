@@ -1,5 +1,6 @@
 import { decideCleanUp } from '../../../core/rolling-upgrade/cancel-decisions';
-import { applyDecision, loadStepNodes } from './node-actions';
+import { applyDecision } from './apply-decision';
+import { loadStepNodes } from './observe';
 import type { ActivityBody } from './activity-runner';
 
 /** CLEANUP: observe the upgrading group and the step whose locks may remain (core: decideCleanUp). */

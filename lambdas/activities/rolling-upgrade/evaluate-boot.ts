@@ -1,6 +1,7 @@
 import { decideEvaluateBoot } from '../../../core/rolling-upgrade/step-decisions';
 import { activeNodes } from '../../../core/rolling-upgrade/stage-decision';
-import { applyDecision, loadStepNodes, observeWlm } from './node-actions';
+import { applyDecision } from './apply-decision';
+import { loadStepNodes, observeWlm } from './observe';
 import type { ActivityBody } from './activity-runner';
 
 /** BOOTED: observe the boot session's per-node report and the nodes (core: decideEvaluateBoot). */

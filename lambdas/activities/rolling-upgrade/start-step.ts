@@ -3,7 +3,8 @@ import { activeNodes } from '../../../core/rolling-upgrade/stage-decision';
 import { stepCount } from '../../../core/rolling-upgrade/step-plan';
 import type { UpgradeSession } from '../../../core/rolling-upgrade/session';
 import type { RollingUpgradeDependencies } from './dependencies';
-import { applyDecision, loadStepNodes, lockAllOrNone, observeWlm } from './node-actions';
+import { applyDecision } from './apply-decision';
+import { loadStepNodes, lockAllOrNone, observeWlm } from './observe';
 import type { ActivityBody } from './activity-runner';
 
 /** The plan snapshot (the starting group's members, in order), taken once, at step 0. */

@@ -1,8 +1,7 @@
-import { describeError } from '../errors';
 import type { WlmNode } from '../site/site-nodes';
-import { deletionOutcome, retryDelaySeconds } from './deletion-rules';
+import { deletionOutcome } from './deletion-rules';
 import { COMPLETED_MESSAGE, FailureReason, type Progress, type Stage, type UpgradeSession } from './session';
-import { enterStage, failNodes, isOurDrain, names, recordNodes, releaseLocks, type StageDecision, type StageInput, type StageOutcome } from './stage-decision';
+import { enterStage, failNodes, isOurDrain, names, recordNodes, releaseLocks, type StageDecision, type StageInput } from './stage-decision';
 import { stepRange } from './step-plan';
 
 /** The session was cancelled (state DELETING) while `stage` was due: switch to CRUS's delete sequence. */
@@ -22,16 +21,6 @@ export function decideCancelRequested(stage: Stage, progress: Progress, now: num
 /** Whether a cancel seen at `stage` switches to the delete sequence (it is one already from CANCELLING on). */
 export function cancelSwitchesAt(session: UpgradeSession, stage: Stage): boolean {
   return session.state === 'DELETING' && stage !== 'CANCELLING' && stage !== 'CLEANUP' && stage !== 'COMPLETE';
-}
-
-/** An attempt of `stage` failed: count it, tell the operator, and retry after a backoff instead of failing the execution. */
-export function decideFailedAttempt(session: UpgradeSession, stage: Stage, progress: Progress, err: unknown): StageOutcome & { message: string } {
-  const failed: Progress = { ...progress, errorCount: progress.errorCount + 1 };
-  return {
-    progress: failed,
-    waitSeconds: retryDelaySeconds(failed.errorCount, session.pollIntervalSeconds),
-    message: `Processing step ${progress.step} in stage ${stage} failed - ${describeError(err)}`,
-  };
 }
 
 /** The plan positions one CANCELLING increment fails: from the cursor (or the current step's start), a bounded chunk. */

@@ -1,4 +1,5 @@
-import type { RolloutError } from '../errors';
+import { describeError, type RolloutError } from '../errors';
+import { retryDelaySeconds } from './deletion-rules';
 import type { WlmNode } from '../site/site-nodes';
 import { DRAIN_REASON, type NodeRecord, type Progress, type SessionState, type Stage, type UpgradeSession } from './session';
 
@@ -42,6 +43,16 @@ export interface StageInput<Observed> {
   nodes: readonly NodeRecord[];
   observed: Observed;
   now: number;
+}
+
+/** An attempt of `stage` failed: count it, tell the operator, and retry after a backoff instead of failing the execution. */
+export function decideFailedAttempt(session: UpgradeSession, stage: Stage, progress: Progress, err: unknown): StageOutcome & { message: string } {
+  const failed: Progress = { ...progress, errorCount: progress.errorCount + 1 };
+  return {
+    progress: failed,
+    waitSeconds: retryDelaySeconds(failed.errorCount, session.pollIntervalSeconds),
+    message: `Processing step ${progress.step} in stage ${stage} failed - ${describeError(err)}`,
+  };
 }
 
 /** Progress for the start of `stage` at `step`. */

@@ -1,6 +1,6 @@
 import { InvalidInputError, SessionNotFoundError, StaleWriteError } from '../../../core/errors';
-import { cancelSwitchesAt, decideCancelRequested, decideFailedAttempt } from '../../../core/rolling-upgrade/cancel-decisions';
-import type { StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
+import { cancelSwitchesAt, decideCancelRequested } from '../../../core/rolling-upgrade/cancel-decisions';
+import { decideFailedAttempt, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
 import type { Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import type { RollingUpgradeDependencies } from './dependencies';
 

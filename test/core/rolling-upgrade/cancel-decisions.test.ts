@@ -1,11 +1,9 @@
-import { SiteServiceError } from '../../../core/errors';
 import {
   cancelChunk,
   cancelSwitchesAt,
   decideCancel,
   decideCancelRequested,
   decideCleanUp,
-  decideFailedAttempt,
 } from '../../../core/rolling-upgrade/cancel-decisions';
 import { NOW, node, progress, session, wlmMap, wlmNode } from '../../support/upgrade-sessions';
 
@@ -85,16 +83,5 @@ describe('CLEANUP', () => {
     const d = decideCleanUp({ session: session({ state: 'DELETING' }), progress: progress({ stage: 'CLEANUP' }), nodes: [], observed: { upgradingMembers: [] }, now: NOW });
     expect(d.actions).toEqual([{ type: 'closeSession', state: 'DELETED', completed: false }]);
     expect(d.message).toBe('Upgrade Session Deleted');
-  });
-});
-
-describe('a failed attempt', () => {
-  it('counts the error, backs off and tells the operator', () => {
-    const d = decideFailedAttempt(session(), 'BOOTING', progress({ stage: 'BOOTING', step: 1, errorCount: 2 }), new SiteServiceError('boot-service', 'HTTP 503'));
-    expect(d).toEqual({
-      progress: progress({ stage: 'BOOTING', step: 1, errorCount: 3 }),
-      waitSeconds: 120,
-      message: 'Processing step 1 in stage BOOTING failed - boot-service: HTTP 503',
-    });
   });
 });

@@ -1,5 +1,6 @@
 import type { NodeRecord, Progress, UpgradeSession } from '../../core/rolling-upgrade/session';
 import type { WlmNode } from '../../core/site/site-nodes';
+import { parseUpgradeRequest } from '../../core/rolling-upgrade/upgrade-request';
 
 /** Inputs for the pure rolling-upgrade decisions: a two-step session of four nodes, and site observations. */
 export const NOW = 1_000_000;
@@ -14,16 +15,18 @@ export function session(overrides: Partial<UpgradeSession> = {}): UpgradeSession
     planTaken: true,
     nodeCount: 4,
     stepCount: 2,
-    startingLabel: 'compute',
-    upgradingLabel: 'upgrading',
-    failedLabel: 'failed',
-    upgradeStepSize: 2,
-    upgradeTemplateId: 'image-2',
-    workloadManagerType: 'slurm',
-    quiesceTimeoutSeconds: 100,
-    bootTimeoutSeconds: 200,
-    wlmReturnTimeoutSeconds: 300,
-    pollIntervalSeconds: 30,
+    ...parseUpgradeRequest({
+      startingLabel: 'compute',
+      upgradingLabel: 'upgrading',
+      failedLabel: 'failed',
+      upgradeStepSize: 2,
+      upgradeTemplateId: 'image-2',
+      workloadManagerType: 'slurm',
+      quiesceTimeoutSeconds: 100,
+      bootTimeoutSeconds: 200,
+      wlmReturnTimeoutSeconds: 300,
+      pollIntervalSeconds: 30,
+    }),
     progress: progress(),
     ...overrides,
   };

@@ -5,9 +5,9 @@
  * where a named group does not exist.
  */
 
-import type { InventoryNode, WlmNode } from '../core/site/site-nodes';
+import type { BootSessionStatus, InventoryNode, WlmNode } from '../core/site/site-nodes';
 
-export type { InventoryNode, WlmBaseState, WlmNode } from '../core/site/site-nodes';
+export type { BootNodeOutcome, BootSessionStatus, InventoryNode, WlmBaseState, WlmNode } from '../core/site/site-nodes';
 
 export interface WorkloadManager {
   /** Nodes by name; a name the WLM does not know is absent from the map. */
@@ -20,8 +20,6 @@ export interface WorkloadManager {
   fail(name: string, reason: string): Promise<void>;
 }
 
-export type BootNodeOutcome = 'pending' | 'booting' | 'succeeded' | 'failed';
-
 export interface BootSessionRequest {
   /** Unique, chosen by the caller: creating the same name again returns the existing session (idempotent). */
   name: string;
@@ -29,15 +27,6 @@ export interface BootSessionRequest {
   templateName: string;
   /** The group label (or comma-separated node names) the boot is limited to. */
   limit: string;
-}
-
-export interface BootSessionStatus {
-  name: string;
-  status: 'running' | 'complete';
-  /** Set when the session as a whole failed (e.g. the template vanished). */
-  error?: string;
-  /** Per-node outcome of every node the session covers. */
-  nodes: Record<string, BootNodeOutcome>;
 }
 
 export interface BootService {

@@ -17,6 +17,18 @@ export interface WlmNode {
   bootTime?: number;
 }
 
+export type BootNodeOutcome = 'pending' | 'booting' | 'succeeded' | 'failed';
+
+/** A boot session as the boot service reports it (BOS, or a Slurm reboot). */
+export interface BootSessionStatus {
+  name: string;
+  status: 'running' | 'complete';
+  /** Set when the session as a whole failed (e.g. the template vanished). */
+  error?: string;
+  /** Per-node outcome of every node the session covers. */
+  nodes: Record<string, BootNodeOutcome>;
+}
+
 /** A node as the inventory lists it: what deployment selectors match. */
 export interface InventoryNode {
   name: string;

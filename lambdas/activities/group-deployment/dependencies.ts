@@ -1,3 +1,4 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Clock } from '../../../core/clock';
 import type { DeploymentStore } from '../../../ports/deployment-store';
 import type { Provisioner } from '../../../ports/provisioner';
@@ -9,6 +10,8 @@ export interface GroupDeploymentDependencies {
   provisioner: Provisioner;
   clock: Clock;
   settings: GroupDeploymentSettings;
+  /** The activities' structured logger; by default one at POWERTOOLS_LOG_LEVEL (lambdas/activities/middleware.ts). */
+  logger?: Logger;
 }
 
 export interface GroupDeploymentSettings {

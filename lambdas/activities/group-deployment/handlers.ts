@@ -1,4 +1,5 @@
-import middy from '@middy/core';
+import { idForExecution } from '../../../core/execution-id';
+import { createActivityLogger, stringField, withActivityMiddleware } from '../middleware';
 import type { GroupDeploymentDependencies } from './dependencies';
 import { evaluatePhase, failGroup } from './evaluate-phase';
 import { finishDeployment } from './finish-deployment';
@@ -7,10 +8,11 @@ import { planPhase } from './plan-phase';
 import { checkBatch, startBatch } from './run-batch';
 import { startDeployment } from './start-deployment';
 
-type Step = (event: never, deps: GroupDeploymentDependencies) => Promise<unknown>;
+/** What one group-deployment function runs: an activity, given its event and the injected dependencies. */
+type ActivityBody = (event: never, deps: GroupDeploymentDependencies) => Promise<unknown>;
 
 /** The group-deployment functions, keyed by the name their ARN has in the workflows (`${<Key>FunctionArn}`). */
-const GROUP_DEPLOYMENT_STEPS = {
+const GROUP_DEPLOYMENT_ACTIVITIES = {
   StartDeployment: startDeployment,
   PickReadyGroups: pickReadyGroups,
   PlanPhase: planPhase,
@@ -19,18 +21,30 @@ const GROUP_DEPLOYMENT_STEPS = {
   EvaluatePhase: evaluatePhase,
   FailGroup: failGroup,
   FinishDeployment: finishDeployment,
-} satisfies Record<string, Step>;
+} satisfies Record<string, ActivityBody>;
 
-export type GroupDeploymentFunctionName = keyof typeof GROUP_DEPLOYMENT_STEPS;
-export const GROUP_DEPLOYMENT_FUNCTION_NAMES = Object.keys(GROUP_DEPLOYMENT_STEPS) as GroupDeploymentFunctionName[];
+export type GroupDeploymentFunctionName = keyof typeof GROUP_DEPLOYMENT_ACTIVITIES;
+export const GROUP_DEPLOYMENT_FUNCTION_NAMES = Object.keys(GROUP_DEPLOYMENT_ACTIVITIES) as GroupDeploymentFunctionName[];
 
 export type GroupDeploymentHandler = (event: never, context: unknown) => Promise<unknown>;
 
+/** The deployment an event is about: its `deploymentId`, or for Start Deployment the one it creates. */
+export function deploymentIdOf(event: unknown): string | undefined {
+  const executionId = stringField(event, 'executionId');
+  return stringField(event, 'deploymentId') ?? (executionId !== undefined ? idForExecution(executionId) : undefined);
+}
+
 /** Builds every group-deployment handler from one set of dependencies. */
 export function createGroupDeploymentHandlers(deps: GroupDeploymentDependencies): Record<GroupDeploymentFunctionName, GroupDeploymentHandler> {
-  const entries = Object.entries(GROUP_DEPLOYMENT_STEPS).map(([name, step]) => [
+  const logger = deps.logger ?? createActivityLogger();
+  const entries = Object.entries(GROUP_DEPLOYMENT_ACTIVITIES).map(([name, activity]) => [
     name,
-    middy(async (event: never) => (step as Step)(event, deps)),
+    withActivityMiddleware(async (event: never) => (activity as ActivityBody)(event, deps), {
+      logger,
+      activity: name,
+      idKey: 'deploymentId',
+      idOf: deploymentIdOf,
+    }),
   ]);
   return Object.fromEntries(entries) as Record<GroupDeploymentFunctionName, GroupDeploymentHandler>;
 }

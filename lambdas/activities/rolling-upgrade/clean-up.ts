@@ -1,25 +1,11 @@
-import { COMPLETED_MESSAGE } from '../../../core/rolling-upgrade/session';
-import { loadStepNodes } from './node-actions';
-import { enterStage, type StageBody } from './stage-runner';
+import { decideCleanUp } from '../../../core/rolling-upgrade/cancel-decisions';
+import { applyDecision } from './apply-decision';
+import { loadStepNodes } from './observe';
+import type { ActivityBody } from './activity-runner';
 
-/**
- * CLEANUP: empty the upgrading group, release what locks remain, and close the session:
- * READY and completed, or, for a cancelled one, DELETED (kept as a tombstone for audit where
- * CRUS removed it).
- */
-export const cleanUp: StageBody = async ({ session, progress, deps, now }) => {
-  const { site, store } = deps;
-  const members = await site.inventory.getGroupMembers(session.upgradingLabel);
-  if (members.length > 0) await site.inventory.removeGroupMembers(session.upgradingLabel, members);
-  if (session.planTaken && progress.step < session.stepCount) {
-    const step = await loadStepNodes(deps, session, progress.step);
-    await store.releaseNodeLocks(session.upgradeId, step.map((n) => n.name));
-  }
-  const deleting = session.state === 'DELETING';
-  await store.setState(session.upgradeId, deleting ? 'DELETED' : 'READY', !deleting);
-  return {
-    progress: enterStage('COMPLETE', progress.step, now),
-    waitSeconds: 0,
-    message: deleting ? 'Upgrade Session Deleted' : COMPLETED_MESSAGE,
-  };
+/** CLEANUP: observe the upgrading group and the step whose locks may remain (core: decideCleanUp). */
+export const cleanUp: ActivityBody = async ({ session, progress, deps, now }) => {
+  const upgradingMembers = await deps.site.inventory.getGroupMembers(session.upgradingLabel);
+  const nodes = session.planTaken && progress.step < session.stepCount ? await loadStepNodes(deps, session, progress.step) : [];
+  return applyDecision(deps, session, decideCleanUp({ session, progress, nodes, observed: { upgradingMembers }, now }));
 };

@@ -1,3 +1,4 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Clock } from '../../../core/clock';
 import type { SessionStore } from '../../../ports/session-store';
 import type { Site } from '../../../ports/site';
@@ -8,6 +9,8 @@ export interface RollingUpgradeDependencies {
   site: Site;
   clock: Clock;
   settings: RollingUpgradeSettings;
+  /** The activities' structured logger; by default one at POWERTOOLS_LOG_LEVEL (lambdas/activities/middleware.ts). */
+  logger?: Logger;
 }
 
 export interface RollingUpgradeSettings {

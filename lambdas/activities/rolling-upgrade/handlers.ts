@@ -1,7 +1,7 @@
-import middy from '@middy/core';
 import type { Stage, WorkflowState } from '../../../core/rolling-upgrade/session';
+import { createActivityLogger, stringField, withActivityMiddleware } from '../middleware';
 import type { RollingUpgradeDependencies } from './dependencies';
-import { runStage, type StageBody } from './stage-runner';
+import { runActivity, type ActivityBody } from './activity-runner';
 import { bootStep } from './boot-step';
 import { cancelSession } from './cancel-session';
 import { checkBoot } from './check-boot';
@@ -9,23 +9,24 @@ import { checkQuiesce } from './check-quiesce';
 import { checkReturnToService } from './check-return-to-service';
 import { cleanUp } from './clean-up';
 import { evaluateBoot } from './evaluate-boot';
-import { openSession, type OpenSessionEvent } from './open-session';
+import { openSession, upgradeIdFor, type OpenSessionEvent } from './open-session';
 import { startStep } from './start-step';
 
 /**
- * The rolling-upgrade Lambda functions, keyed by the name their ARN has in the workflow
- * (`${<Key>FunctionArn}` in statemachines/rolling-upgrade.asl.json), with the CRUS stage each runs.
+ * The stage table: each rolling-upgrade Lambda function, keyed by the name its ARN has in the
+ * workflow (`${<Key>FunctionArn}` in statemachines/rolling-upgrade.asl.json), with the CRUS stage
+ * it runs an increment of. The workflow's Dispatch Stage is tested against this table.
  */
 export const ROLLING_UPGRADE_STAGE_FUNCTIONS = {
-  StartStep: { stage: 'STARTING', body: startStep },
-  CheckQuiesce: { stage: 'QUIESCING', body: checkQuiesce },
-  BootStep: { stage: 'QUIESCED', body: bootStep },
-  CheckBoot: { stage: 'BOOTING', body: checkBoot },
-  EvaluateBoot: { stage: 'BOOTED', body: evaluateBoot },
-  CheckReturnToService: { stage: 'WLM_WAITING', body: checkReturnToService },
-  CancelSession: { stage: 'CANCELLING', body: cancelSession },
-  CleanUp: { stage: 'CLEANUP', body: cleanUp },
-} as const satisfies Record<string, { stage: Stage; body: StageBody }>;
+  StartStep: { stage: 'STARTING', activity: startStep },
+  CheckQuiesce: { stage: 'QUIESCING', activity: checkQuiesce },
+  BootStep: { stage: 'QUIESCED', activity: bootStep },
+  CheckBoot: { stage: 'BOOTING', activity: checkBoot },
+  EvaluateBoot: { stage: 'BOOTED', activity: evaluateBoot },
+  CheckReturnToService: { stage: 'WLM_WAITING', activity: checkReturnToService },
+  CancelSession: { stage: 'CANCELLING', activity: cancelSession },
+  CleanUp: { stage: 'CLEANUP', activity: cleanUp },
+} as const satisfies Record<string, { stage: Stage; activity: ActivityBody }>;
 
 export type RollingUpgradeFunctionName = 'OpenSession' | keyof typeof ROLLING_UPGRADE_STAGE_FUNCTIONS;
 export const ROLLING_UPGRADE_FUNCTION_NAMES: readonly RollingUpgradeFunctionName[] = [
@@ -36,14 +37,25 @@ export const ROLLING_UPGRADE_FUNCTION_NAMES: readonly RollingUpgradeFunctionName
 /** A Lambda handler as the embedded engine and the AWS runtime both call it. */
 export type LambdaHandler = (event: never, context: unknown) => Promise<WorkflowState>;
 
+/** The session an event is about: the workflow state's `upgradeId`, or for Open Session the one it resumes or creates. */
+export function upgradeIdOf(event: unknown): string | undefined {
+  const input = typeof event === 'object' && event !== null ? (event as { input?: unknown }).input : undefined;
+  const executionId = stringField(event, 'executionId');
+  return (
+    stringField(event, 'upgradeId') ?? stringField(input, 'resumeUpgradeId') ?? (executionId !== undefined ? upgradeIdFor(executionId) : undefined)
+  );
+}
+
 /** Builds every rolling-upgrade handler from one set of dependencies (a factory, as activities are built in Temporal). */
 export function createRollingUpgradeHandlers(deps: RollingUpgradeDependencies): Record<RollingUpgradeFunctionName, LambdaHandler> {
-  const stageHandlers = Object.entries(ROLLING_UPGRADE_STAGE_FUNCTIONS).map(([name, { stage, body }]) => [
+  const logger = deps.logger ?? createActivityLogger();
+  const logging = (activity: string) => ({ logger, activity, idKey: 'upgradeId', idOf: upgradeIdOf });
+  const stageHandlers = Object.entries(ROLLING_UPGRADE_STAGE_FUNCTIONS).map(([name, { stage, activity }]) => [
     name,
-    middy(async (state: WorkflowState) => runStage(stage, state, deps, body)),
+    withActivityMiddleware(async (state: WorkflowState) => runActivity(stage, state, deps, activity), logging(name)),
   ]);
   return {
-    OpenSession: middy(async (event: OpenSessionEvent) => openSession(event, deps)),
+    OpenSession: withActivityMiddleware(async (event: OpenSessionEvent) => openSession(event, deps), logging('OpenSession')),
     ...Object.fromEntries(stageHandlers),
   } as Record<RollingUpgradeFunctionName, LambdaHandler>;
 }

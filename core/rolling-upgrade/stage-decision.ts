@@ -1,0 +1,116 @@
+import { describeError, type RolloutError } from '../errors';
+import { retryDelaySeconds } from './deletion-rules';
+import type { WlmNode } from '../site/site-nodes';
+import { DRAIN_REASON, type NodeRecord, type Progress, type SessionState, type Stage, type UpgradeSession } from './session';
+
+/**
+ * What an activity does to the site and the store, as data. The activity layer performs them in
+ * order; each is safe to perform again (a retried increment decides again from what it observes).
+ */
+export type NodeAction =
+  /** Save progress before an action that must not be repeated blind (the boot time before the boot). */
+  | { type: 'saveProgress'; expected: Pick<Progress, 'step' | 'stage'>; progress: Progress }
+  | { type: 'drain'; nodes: string[]; reason: string }
+  | { type: 'resume'; nodes: string[] }
+  /** `State=FAIL Reason=<reason>` in the workload manager. */
+  | { type: 'fail'; nodes: string[]; reason: string }
+  | { type: 'addToGroup'; label: string; nodes: string[] }
+  | { type: 'removeFromGroup'; label: string; nodes: string[] }
+  | { type: 'startBoot'; name: string; template: string; limit: string }
+  | { type: 'recordNodes'; records: NodeRecord[] }
+  | { type: 'releaseLocks'; nodes: string[] }
+  | { type: 'closeSession'; state: SessionState; completed: boolean };
+
+/** What one stage increment decided: the next progress, how long to wait, what to tell the operator, what to do. */
+export interface StageOutcome {
+  progress: Progress;
+  /** Seconds to wait before the next attempt (polling); 0 to go on at once. */
+  waitSeconds: number;
+  message?: string;
+}
+
+export interface StageDecision extends StageOutcome {
+  actions: NodeAction[];
+  /** The increment cannot go on: after its actions, the attempt fails with this error (and is retried with backoff). */
+  error?: RolloutError;
+}
+
+/** What every stage decision is given: the session, its stored progress, the nodes it works on, the time. */
+export interface StageInput<Observed> {
+  session: UpgradeSession;
+  progress: Progress;
+  /** The nodes the stage works on (the step's, or the cancel chunk's), with their records. */
+  nodes: readonly NodeRecord[];
+  observed: Observed;
+  now: number;
+}
+
+/** An attempt of `stage` failed: count it, tell the operator, and retry after a backoff instead of failing the execution. */
+export function decideFailedAttempt(session: UpgradeSession, stage: Stage, progress: Progress, err: unknown): StageOutcome & { message: string } {
+  const failed: Progress = { ...progress, errorCount: progress.errorCount + 1 };
+  return {
+    progress: failed,
+    waitSeconds: retryDelaySeconds(failed.errorCount, session.pollIntervalSeconds),
+    message: `Processing step ${progress.step} in stage ${stage} failed - ${describeError(err)}`,
+  };
+}
+
+/** Progress for the start of `stage` at `step`. */
+export function enterStage(stage: Stage, step: number, now: number, carry: Partial<Progress> = {}): Progress {
+  return { ...carry, step, stage, stageStartedAt: now, errorCount: 0 };
+}
+
+/** On to the next step at once. */
+export function nextStep(step: number, now: number, actions: NodeAction[] = [], message?: string): StageDecision {
+  return { progress: enterStage('STARTING', step + 1, now), waitSeconds: 0, actions, ...(message ? { message } : {}) };
+}
+
+/** Nodes still being worked on (not yet upgraded or failed). */
+export function activeNodes(records: readonly NodeRecord[]): NodeRecord[] {
+  return records.filter((r) => r.status === 'IN_PROGRESS' || r.status === 'NOT_STARTED');
+}
+
+export const names = (nodes: readonly { name: string }[]): string[] => nodes.map((n) => n.name);
+
+/** Drained, by us or by anyone: a node an admin drained is drained already for our purposes. */
+export function isDrained(node: WlmNode | undefined): boolean {
+  return node?.flags.includes('DRAIN') ?? false;
+}
+
+/** Our drain, and only ours: the one a cancel lifts. */
+export function isOurDrain(node: WlmNode | undefined): boolean {
+  return isDrained(node) && node?.reason === DRAIN_REASON;
+}
+
+/** Records of `nodes` in a new status (and phase). */
+export function recordNodes(nodes: readonly NodeRecord[], record: Omit<NodeRecord, 'name' | 'index'>): NodeAction[] {
+  return nodes.length === 0 ? [] : [{ type: 'recordNodes', records: nodes.map((n) => ({ name: n.name, index: n.index, ...record })) }];
+}
+
+export function releaseLocks(nodes: readonly { name: string }[]): NodeAction[] {
+  return nodes.length === 0 ? [] : [{ type: 'releaseLocks', nodes: names(nodes) }];
+}
+
+/**
+ * Fails nodes as CRUS does (`scontrol update State=FAIL Reason=<reason>` and into the failed group),
+ * records them FAILED and releases their locks. A node already failed with that reason is not
+ * failed again; a node the workload manager does not know is only recorded.
+ */
+export function failNodes(
+  session: UpgradeSession,
+  nodes: readonly NodeRecord[],
+  reason: string,
+  wlm: ReadonlyMap<string, WlmNode>,
+): NodeAction[] {
+  if (nodes.length === 0) return [];
+  const toFail = names(nodes).filter((name) => {
+    const node = wlm.get(name);
+    return node !== undefined && !(node.flags.includes('FAIL') && node.reason === reason);
+  });
+  return [
+    ...(toFail.length > 0 ? [{ type: 'fail' as const, nodes: toFail, reason }] : []),
+    { type: 'addToGroup', label: session.failedLabel, nodes: names(nodes) },
+    ...recordNodes(nodes, { status: 'FAILED', phase: 'DONE', reason }),
+    ...releaseLocks(nodes),
+  ];
+}

@@ -1,0 +1,232 @@
+import { SiteServiceError, UnknownNodesError } from '../errors';
+import type { BootSessionStatus, WlmNode } from '../site/site-nodes';
+import { shortList } from '../text';
+import { DRAIN_REASON, FailureReason, type NodeRecord } from './session';
+import {
+  enterStage,
+  failNodes,
+  isDrained,
+  names,
+  nextStep,
+  recordNodes,
+  releaseLocks,
+  type NodeAction,
+  type StageDecision,
+  type StageInput,
+} from './stage-decision';
+import { isBackAfterBoot, isQuiet } from './wlm-readiness';
+
+/**
+ * The decisions of one step, stage by stage (CRUS's watcher): each is given what the activity
+ * observed and returns what to do; none touches the site or the store.
+ */
+
+type WlmObserved = { wlm: ReadonlyMap<string, WlmNode> };
+
+/** Boot sessions are named after the session and step, so a retried start finds the one already made. */
+export function bootSessionName(upgradeId: string, step: number): string {
+  return `rollout-${upgradeId}-step-${step}`;
+}
+
+export interface StartStepObserved {
+  /** Members of the failed group, read at step 0 only (CRUS empties it when a session starts). */
+  failedMembers: readonly string[];
+  /** Step nodes locked by other sessions, with their owner; the locks taken were given back (all or none). */
+  heldByOthers: ReadonlyMap<string, string>;
+  /** The step's nodes in the workload manager, read once the locks are held. */
+  wlm: ReadonlyMap<string, WlmNode>;
+}
+
+/**
+ * STARTING: at step 0 empty the failed group; then, with the step's nodes locked (all or none, so
+ * two sessions never work on one node and cannot deadlock), drain them. A node already drained,
+ * by us or by an admin, keeps its drain and its reason.
+ */
+export function decideStartStep({ session, progress, nodes, observed, now }: StageInput<StartStepObserved>): StageDecision {
+  const emptyFailed: NodeAction[] =
+    progress.step === 0 && observed.failedMembers.length > 0
+      ? [{ type: 'removeFromGroup', label: session.failedLabel, nodes: [...observed.failedMembers] }]
+      : [];
+  if (progress.step >= session.stepCount) {
+    return { progress: enterStage('CLEANUP', progress.step, now), waitSeconds: 0, actions: emptyFailed, message: 'No nodes left to upgrade' };
+  }
+  if (nodes.length === 0) return nextStep(progress.step, now, emptyFailed);
+
+  if (observed.heldByOthers.size > 0) {
+    // Nothing has been done to these nodes yet: wait our turn, and say so once.
+    if (progress.lockWaitSince !== undefined) return { progress, waitSeconds: session.pollIntervalSeconds, actions: emptyFailed };
+    const owners = [...new Set(observed.heldByOthers.values())].join(', ');
+    return {
+      progress: { ...progress, lockWaitSince: now },
+      waitSeconds: session.pollIntervalSeconds,
+      actions: emptyFailed,
+      message: `Step ${progress.step} waits for nodes locked by session ${owners}: ${shortList([...observed.heldByOthers.keys()])}`,
+    };
+  }
+
+  const unknown = nodes.filter((n) => !observed.wlm.has(n.name));
+  if (unknown.length > 0) {
+    return { progress, waitSeconds: 0, actions: emptyFailed, error: new UnknownNodesError('workload-manager', names(unknown)) };
+  }
+  const toDrain = nodes.filter((n) => !isDrained(observed.wlm.get(n.name)));
+  return {
+    progress: enterStage('QUIESCING', progress.step, now),
+    waitSeconds: 0,
+    actions: [
+      ...emptyFailed,
+      ...(toDrain.length > 0 ? [{ type: 'drain' as const, nodes: names(toDrain), reason: DRAIN_REASON }] : []),
+      ...recordNodes(nodes, { status: 'IN_PROGRESS', phase: 'DRAINING' }),
+    ],
+    message: `Step ${progress.step} of ${session.stepCount}: draining ${nodes.length} node(s): ${shortList(names(nodes))}`,
+  };
+}
+
+/** QUIESCING: wait until every step node is drained of jobs; past the quiesce timeout, fail the busy ones and go on. */
+export function decideQuiesce({ session, progress, nodes, observed, now }: StageInput<WlmObserved>): StageDecision {
+  const busy = nodes.filter((n) => {
+    const state = observed.wlm.get(n.name);
+    return !state || !isQuiet(state);
+  });
+  if (busy.length === 0) {
+    return {
+      progress: enterStage('QUIESCED', progress.step, now),
+      waitSeconds: 0,
+      actions: [],
+      message: `Step ${progress.step}: ${nodes.length} node(s) quiesced`,
+    };
+  }
+  if (now - progress.stageStartedAt < session.quiesceTimeoutSeconds * 1000) {
+    return { progress, waitSeconds: session.pollIntervalSeconds, actions: [] };
+  }
+  const actions = failNodes(session, busy, FailureReason.quiesceTimeout, observed.wlm);
+  const message = `Step ${progress.step}: ${busy.length} node(s) still busy after ${session.quiesceTimeoutSeconds} s failed: ${shortList(names(busy))}`;
+  if (busy.length === nodes.length) return nextStep(progress.step, now, actions, message);
+  return { progress: enterStage('QUIESCED', progress.step, now), waitSeconds: 0, actions, message };
+}
+
+/**
+ * QUIESCED: empty the upgrading group, put the step's nodes in it and start a reboot limited to it.
+ * The boot request time is saved before the boot starts: a node counts as rebooted only if it
+ * registered after it.
+ */
+export function decideBootStep({ session, progress, nodes, observed, now }: StageInput<{ upgradingMembers: readonly string[] }>): StageDecision {
+  if (nodes.length === 0) return nextStep(progress.step, now);
+  const nodeNames = names(nodes);
+  const known = progress.bootRequestedAt !== undefined && progress.bootSessionName !== undefined;
+  const bootRequestedAt = known ? progress.bootRequestedAt! : now;
+  const name = known ? progress.bootSessionName! : bootSessionName(session.upgradeId, progress.step);
+  const strangers = observed.upgradingMembers.filter((m) => !nodeNames.includes(m));
+  return {
+    progress: enterStage('BOOTING', progress.step, now, { bootRequestedAt, bootSessionName: name }),
+    waitSeconds: session.pollIntervalSeconds,
+    actions: [
+      ...(known ? [] : [{ type: 'saveProgress' as const, expected: progress, progress: { ...progress, bootRequestedAt, bootSessionName: name } }]),
+      ...(strangers.length > 0 ? [{ type: 'removeFromGroup' as const, label: session.upgradingLabel, nodes: strangers }] : []),
+      { type: 'addToGroup', label: session.upgradingLabel, nodes: nodeNames },
+      { type: 'startBoot', name, template: session.upgradeTemplateId, limit: session.upgradingLabel },
+      ...recordNodes(nodes, { status: 'IN_PROGRESS', phase: 'BOOTING' }),
+    ],
+    message: `Step ${progress.step}: boot session ${name} started for ${nodes.length} node(s) with template ${session.upgradeTemplateId}`,
+  };
+}
+
+type BootObserved = { boot: BootSessionStatus | undefined };
+
+function unknownBootSession(progress: { bootSessionName?: string }): SiteServiceError {
+  return new SiteServiceError('boot-service', `boot session ${progress.bootSessionName} is not known to the boot service`);
+}
+
+/** BOOTING: wait for the boot session to report every node, or for the boot timeout. */
+export function decideCheckBoot({ session, progress, observed, now }: StageInput<BootObserved>): StageDecision {
+  const { boot } = observed;
+  if (!boot) return { progress, waitSeconds: 0, actions: [], error: unknownBootSession(progress) };
+  const timedOut = now - progress.stageStartedAt >= session.bootTimeoutSeconds * 1000;
+  if (boot.status !== 'complete' && !timedOut) return { progress, waitSeconds: session.pollIntervalSeconds, actions: [] };
+  return {
+    progress: enterStage('BOOTED', progress.step, now, {
+      bootRequestedAt: progress.bootRequestedAt!,
+      bootSessionName: progress.bootSessionName!,
+      bootFinishedAt: now,
+    }),
+    waitSeconds: 0,
+    actions: [],
+    message:
+      boot.status === 'complete'
+        ? `Step ${progress.step}: boot session ${boot.name} complete`
+        : `Step ${progress.step}: boot session ${boot.name} did not finish within ${session.bootTimeoutSeconds} s`,
+  };
+}
+
+/**
+ * BOOTED: judge each node by the boot service's own report (CRUS judged the session as a whole):
+ * nodes whose boot failed are FAILED with `upgrading-boot-session-failed`, nodes that never
+ * reported with `upgrading-time-out-booting`; the rest go on to WLM_WAITING.
+ */
+export function decideEvaluateBoot({ session, progress, nodes, observed, now }: StageInput<BootObserved & WlmObserved>): StageDecision {
+  const { boot } = observed;
+  if (!boot) return { progress, waitSeconds: 0, actions: [], error: unknownBootSession(progress) };
+  const booted: NodeRecord[] = [];
+  const bootFailed: NodeRecord[] = [];
+  const neverReported: NodeRecord[] = [];
+  for (const node of nodes) {
+    const outcome = boot.error ? 'failed' : boot.nodes[node.name];
+    if (outcome === 'succeeded') booted.push(node);
+    else if (outcome === 'failed' || outcome === undefined) bootFailed.push(node);
+    else neverReported.push(node);
+  }
+  const actions = [
+    ...failNodes(session, bootFailed, FailureReason.bootFailed, observed.wlm),
+    ...failNodes(session, neverReported, FailureReason.bootTimeout, observed.wlm),
+    ...recordNodes(booted, { status: 'IN_PROGRESS', phase: 'BOOTED' }),
+  ];
+  const failedNames = names([...bootFailed, ...neverReported]);
+  const message =
+    `Step ${progress.step}: ${booted.length} node(s) booted` +
+    (failedNames.length > 0 ? `, ${failedNames.length} failed to boot: ${shortList(failedNames)}` : '') +
+    (boot.error ? ` (boot session error: ${boot.error})` : '');
+  if (booted.length === 0) return nextStep(progress.step, now, actions, message);
+  return {
+    progress: enterStage('WLM_WAITING', progress.step, now, {
+      bootRequestedAt: progress.bootRequestedAt!,
+      bootSessionName: progress.bootSessionName!,
+      bootFinishedAt: progress.bootFinishedAt ?? now,
+    }),
+    waitSeconds: 0,
+    actions,
+    message,
+  };
+}
+
+/**
+ * WLM_WAITING: resume each node that is really back (rebooted, responding, idle) and count it
+ * upgraded; past the return timeout fail the rest with `upgrading-time-out-wlm-waiting`.
+ */
+export function decideReturnToService({ session, progress, nodes, observed, now }: StageInput<WlmObserved>): StageDecision {
+  const back = nodes.filter((n) => {
+    const state = observed.wlm.get(n.name);
+    return state !== undefined && isBackAfterBoot(state, progress.bootRequestedAt!);
+  });
+  const drained = back.filter((n) => isDrained(observed.wlm.get(n.name)));
+  const actions: NodeAction[] = [
+    ...(drained.length > 0 ? [{ type: 'resume' as const, nodes: names(drained) }] : []),
+    ...recordNodes(back, { status: 'UPGRADED', phase: 'DONE' }),
+    ...releaseLocks(back),
+  ];
+
+  const backNames = new Set(names(back));
+  const waiting = nodes.filter((n) => !backNames.has(n.name));
+  const backMessage = back.length > 0 ? `Step ${progress.step}: ${back.length} node(s) back in service: ${shortList(names(back))}` : undefined;
+  if (waiting.length === 0) return nextStep(progress.step, now, actions, backMessage);
+
+  const since = progress.bootFinishedAt ?? progress.stageStartedAt;
+  if (now - since < session.wlmReturnTimeoutSeconds * 1000) {
+    return { progress, waitSeconds: session.pollIntervalSeconds, actions, ...(backMessage ? { message: backMessage } : {}) };
+  }
+  return nextStep(
+    progress.step,
+    now,
+    [...actions, ...failNodes(session, waiting, FailureReason.wlmTimeout, observed.wlm)],
+    (backMessage ? `${backMessage}; ` : `Step ${progress.step}: `) +
+      `${waiting.length} node(s) did not return within ${session.wlmReturnTimeoutSeconds} s: ${shortList(names(waiting))}`,
+  );
+}

@@ -1,0 +1,73 @@
+import { InvalidInputError, SessionNotFoundError, StaleWriteError } from '../../../core/errors';
+import { cancelSwitchesAt, decideCancelRequested } from '../../../core/rolling-upgrade/cancel-decisions';
+import { decideFailedAttempt, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
+import type { Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
+import type { RollingUpgradeDependencies } from './dependencies';
+
+export interface ActivityContext {
+  session: UpgradeSession;
+  progress: Progress;
+  deps: RollingUpgradeDependencies;
+  now: number;
+}
+
+/** One increment of a stage: load what the decision needs, decide (core), apply the decision. */
+export type ActivityBody = (context: ActivityContext) => Promise<StageOutcome>;
+
+/**
+ * Runs one idempotent increment of `stage`, the way CRUS's watcher runs a handler:
+ * - the stored progress is the truth: a retried or duplicated invocation that finds the session
+ *   elsewhere does nothing and points the workflow at where the session really is;
+ * - a cancel (state DELETING) seen at any stage switches to the delete sequence;
+ * - an error posts "Processing step N in stage S failed - <detail>" and asks the workflow to
+ *   retry after a backoff, instead of failing the execution.
+ */
+export async function runActivity(
+  stage: Stage,
+  state: WorkflowState,
+  deps: RollingUpgradeDependencies,
+  body: ActivityBody,
+): Promise<WorkflowState> {
+  const session = await deps.store.getSession(state.upgradeId);
+  if (!session) throw new SessionNotFoundError(state.upgradeId);
+  const progress = session.progress;
+  const next = (p: Progress, waitSeconds: number): WorkflowState => ({
+    ...state,
+    stage: p.stage,
+    step: p.step,
+    waitSeconds,
+    iteration: state.iteration + 1,
+  });
+
+  if (progress.stage !== stage) return next(progress, 0);
+
+  const now = deps.clock.now();
+  if (cancelSwitchesAt(session, stage)) {
+    const cancelling = decideCancelRequested(stage, progress, now);
+    await save(deps, session, progress, cancelling);
+    return next(cancelling.progress, cancelling.waitSeconds);
+  }
+
+  try {
+    const outcome = await body({ session, progress, deps, now });
+    // A stage that got through resets its error count; an unchanged progress is not written again.
+    const saved: Progress = { ...outcome.progress, errorCount: 0 };
+    if (JSON.stringify(saved) !== JSON.stringify(progress)) await deps.store.saveProgress(session.upgradeId, progress, saved);
+    if (outcome.message) await deps.store.appendMessage(session.upgradeId, outcome.message);
+    return next(saved, outcome.waitSeconds);
+  } catch (err) {
+    if (err instanceof StaleWriteError) {
+      const fresh = await deps.store.getSession(state.upgradeId);
+      return next(fresh?.progress ?? progress, 0);
+    }
+    if (err instanceof InvalidInputError || err instanceof SessionNotFoundError) throw err;
+    const failed = decideFailedAttempt(session, stage, progress, err);
+    await save(deps, session, progress, failed);
+    return next(failed.progress, failed.waitSeconds);
+  }
+}
+
+async function save(deps: RollingUpgradeDependencies, session: UpgradeSession, expected: Progress, outcome: StageOutcome): Promise<void> {
+  await deps.store.saveProgress(session.upgradeId, expected, outcome.progress);
+  if (outcome.message) await deps.store.appendMessage(session.upgradeId, outcome.message);
+}

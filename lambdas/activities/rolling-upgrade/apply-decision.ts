@@ -1,0 +1,45 @@
+import pLimit from 'p-limit';
+import type { NodeAction, StageDecision, StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
+import type { UpgradeSession } from '../../../core/rolling-upgrade/session';
+import type { RollingUpgradeDependencies } from './dependencies';
+
+async function forEachConcurrently(deps: RollingUpgradeDependencies, items: readonly string[], action: (item: string) => Promise<void>): Promise<void> {
+  const limit = pLimit(deps.settings.siteConcurrency);
+  await Promise.all(items.map((item) => limit(() => action(item))));
+}
+
+/** Performs one action against the ports. Each is safe to repeat: a retried increment observes and decides again. */
+async function apply(deps: RollingUpgradeDependencies, upgradeId: string, action: NodeAction): Promise<void> {
+  const { site, store } = deps;
+  switch (action.type) {
+    case 'saveProgress':
+      return store.saveProgress(upgradeId, action.expected, action.progress);
+    case 'drain':
+      return forEachConcurrently(deps, action.nodes, (name) => site.workloadManager.drain(name, action.reason));
+    case 'resume':
+      return forEachConcurrently(deps, action.nodes, (name) => site.workloadManager.resume(name));
+    case 'fail':
+      return forEachConcurrently(deps, action.nodes, (name) => site.workloadManager.fail(name, action.reason));
+    case 'addToGroup':
+      return site.inventory.addGroupMembers(action.label, action.nodes);
+    case 'removeFromGroup':
+      return site.inventory.removeGroupMembers(action.label, action.nodes);
+    case 'startBoot':
+      await site.bootService.createSession({ name: action.name, operation: 'reboot', templateName: action.template, limit: action.limit });
+      return;
+    case 'recordNodes':
+      return store.putNodes(upgradeId, action.records);
+    case 'releaseLocks':
+      return store.releaseNodeLocks(upgradeId, action.nodes);
+    case 'closeSession':
+      return store.setState(upgradeId, action.state, action.completed);
+  }
+}
+
+/** Performs a decision's actions in order, then fails the attempt if the decision says it cannot go on. */
+export async function applyDecision(deps: RollingUpgradeDependencies, session: UpgradeSession, decision: StageDecision): Promise<StageOutcome> {
+  for (const action of decision.actions) await apply(deps, session.upgradeId, action);
+  if (decision.error) throw decision.error;
+  const { progress, waitSeconds, message } = decision;
+  return { progress, waitSeconds, ...(message !== undefined ? { message } : {}) };
+}

@@ -1,0 +1,47 @@
+import type { NodeRecord, Progress, UpgradeSession } from '../../core/rolling-upgrade/session';
+import type { WlmNode } from '../../core/site/site-nodes';
+import { parseUpgradeRequest } from '../../core/rolling-upgrade/upgrade-request';
+
+/** Inputs for the pure rolling-upgrade decisions: a two-step session of four nodes, and site observations. */
+export const NOW = 1_000_000;
+
+export function session(overrides: Partial<UpgradeSession> = {}): UpgradeSession {
+  return {
+    upgradeId: 'u1',
+    kind: 'ComputeUpgradeSession',
+    state: 'UPDATING',
+    completed: false,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    planTaken: true,
+    nodeCount: 4,
+    stepCount: 2,
+    ...parseUpgradeRequest({
+      startingLabel: 'compute',
+      upgradingLabel: 'upgrading',
+      failedLabel: 'failed',
+      upgradeStepSize: 2,
+      upgradeTemplateId: 'image-2',
+      workloadManagerType: 'slurm',
+      quiesceTimeoutSeconds: 100,
+      bootTimeoutSeconds: 200,
+      wlmReturnTimeoutSeconds: 300,
+      pollIntervalSeconds: 30,
+    }),
+    progress: progress(),
+    ...overrides,
+  };
+}
+
+export function progress(overrides: Partial<Progress> = {}): Progress {
+  return { step: 0, stage: 'STARTING', stageStartedAt: NOW - 1000, errorCount: 0, ...overrides };
+}
+
+export const node = (name: string, index: number, status: NodeRecord['status'] = 'IN_PROGRESS'): NodeRecord => ({ name, index, status });
+export const wlmNode = (name: string, base: WlmNode['base'], flags: string[] = [], extra: Partial<WlmNode> = {}): WlmNode => ({
+  name,
+  base,
+  flags,
+  ...extra,
+});
+export const wlmMap = (...nodes: WlmNode[]) => new Map(nodes.map((n) => [n.name, n]));
+

@@ -1,0 +1,37 @@
+import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import { startRollingUpgrade } from '../../../engine/run-rolling-upgrade';
+import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
+import { eventually, startTestRuntime } from '../../support/embedded';
+
+describe("an admin's drain on a node of the upgrade", () => {
+  let runtime: EmbeddedRuntime | undefined;
+  afterEach(async () => {
+    await runtime?.close();
+    runtime = undefined;
+  });
+
+  it('is kept with its reason while the step drains, and not lifted by a cancel', async () => {
+    // n000 drained by an admin; a long job on n001 keeps step 0 in QUIESCING until the cancel.
+    runtime = await startTestRuntime({
+      site: buildSite(4, {
+        node: (i) =>
+          i === 0 ? { wlm: { state: 'DRAINED', reason: 'bad dimm' } } : i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 50_000 } } : {},
+      }),
+    });
+    const run = startRollingUpgrade(runtime, upgradeRequest());
+    await eventually(async () => {
+      const session = await runtime!.store.getSession(run.upgradeId);
+      return session?.progress.stage === 'QUIESCING' ? session : undefined;
+    }, 'step 0 to quiesce');
+    const drained = runtime.simulator.state().nodes;
+    expect(drained[nodeName(0)]).toMatchObject({ wlmState: 'DRAINED', wlmReason: 'bad dimm', drainCount: 0 });
+    expect(drained[nodeName(1)]).toMatchObject({ wlmReason: 'rolling-upgrade', drainCount: 1 });
+
+    await runtime.store.requestCancel(run.upgradeId);
+    await run.outcome;
+
+    const site = runtime.simulator.state();
+    expect(site.nodes[nodeName(0)]).toMatchObject({ wlmState: 'DRAINED', wlmReason: 'bad dimm', resumeCount: 0 });
+    expect(site.nodes[nodeName(1)]).toMatchObject({ wlmState: 'ALLOCATED', resumeCount: 1 });
+  });
+});

@@ -6,6 +6,7 @@ import {
   enterStage,
   failNodes,
   isDrained,
+  isOurDrain,
   names,
   nextStep,
   recordNodes,
@@ -199,14 +200,15 @@ export function decideEvaluateBoot({ session, progress, nodes, observed, now }: 
 
 /**
  * WLM_WAITING: resume each node that is really back (rebooted, responding, idle) and count it
- * upgraded; past the return timeout fail the rest with `upgrading-time-out-wlm-waiting`.
+ * upgraded; past the return timeout fail the rest with `upgrading-time-out-wlm-waiting`. Only our
+ * drain is lifted: a node an admin drained for another reason is upgraded and stays drained.
  */
 export function decideReturnToService({ session, progress, nodes, observed, now }: StageInput<WlmObserved>): StageDecision {
   const back = nodes.filter((n) => {
     const state = observed.wlm.get(n.name);
     return state !== undefined && isBackAfterBoot(state, progress.bootRequestedAt!);
   });
-  const drained = back.filter((n) => isDrained(observed.wlm.get(n.name)));
+  const drained = back.filter((n) => isOurDrain(observed.wlm.get(n.name)));
   const actions: NodeAction[] = [
     ...(drained.length > 0 ? [{ type: 'resume' as const, nodes: names(drained) }] : []),
     ...recordNodes(back, { status: 'UPGRADED', phase: 'DONE' }),

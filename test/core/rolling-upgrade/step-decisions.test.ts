@@ -194,8 +194,16 @@ describe('BOOTING and BOOTED', () => {
 });
 
 describe('WLM_WAITING', () => {
+  it("lifts only our drain: a node an admin drained is upgraded and stays drained", () => {
+    const admin = wlmNode('n1', 'IDLE', ['DRAIN'], { bootTime: NOW, reason: 'bad dimm' });
+    const d = decideReturnToService({ session: session(), progress: waiting, nodes: STEP, observed: { wlm: wlmMap(back('n0', ['DRAIN']), admin) }, now: NOW });
+    expect(d.actions.filter((a) => a.type === 'resume')).toEqual([{ type: 'resume', nodes: ['n0'] }]);
+    expect(d.progress).toMatchObject({ stage: 'STARTING', step: 1 });
+  });
+
   const waiting = progress({ stage: 'WLM_WAITING', stageStartedAt: NOW, bootRequestedAt: NOW - 10, bootFinishedAt: NOW });
-  const back = (name: string, flags: string[] = []) => wlmNode(name, 'IDLE', flags, { bootTime: NOW });
+  // Back after the boot, still carrying our drain (or none).
+  const back = (name: string, flags: string[] = []) => wlmNode(name, 'IDLE', flags, { bootTime: NOW, ...(flags.includes('DRAIN') ? { reason: 'rolling-upgrade' } : {}) });
 
   it('resumes the drained nodes that really rebooted, counts them upgraded and waits for the rest', () => {
     const wlm = wlmMap(back('n0', ['DRAIN']), wlmNode('n1', 'IDLE', ['DRAIN'], { bootTime: NOW - 60_000 }));

@@ -34,4 +34,16 @@ describe("an admin's drain on a node of the upgrade", () => {
     expect(site.nodes[nodeName(0)]).toMatchObject({ wlmState: 'DRAINED', wlmReason: 'bad dimm', resumeCount: 0 });
     expect(site.nodes[nodeName(1)]).toMatchObject({ wlmState: 'ALLOCATED', resumeCount: 1 });
   });
+
+  it('stays after the node is upgraded: only our drain is lifted when a node returns', async () => {
+    runtime = await startTestRuntime({ site: buildSite(3, { node: (i) => (i === 0 ? { wlm: { state: 'DRAINED', reason: 'bad dimm' } } : {}) }) });
+    const run = startRollingUpgrade(runtime, upgradeRequest());
+    await run.outcome;
+
+    const site = runtime.simulator.state();
+    expect(site.nodes[nodeName(0)]).toMatchObject({ bootCount: 1, wlmState: 'DRAINED', wlmReason: 'bad dimm', resumeCount: 0 });
+    expect(site.nodes[nodeName(1)]).toMatchObject({ bootCount: 1, wlmState: 'IDLE', resumeCount: 1 });
+    const nodes = await runtime.store.listNodes(run.upgradeId);
+    expect(nodes.map((n) => n.status)).toEqual(['UPGRADED', 'UPGRADED', 'UPGRADED']);
+  });
 });

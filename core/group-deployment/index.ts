@@ -3,7 +3,7 @@
  * a run through it. No I/O; the workflow supplies the inventory and the provisioner's results.
  */
 export { parseDeploymentStrategy } from './parse-strategy';
-export { defaultDeploymentStrategy, deploymentStrategyForNodes, parseNodeNameList, DEFAULT_GROUP_NAME } from './default-strategy';
+export { defaultDeploymentStrategy, deploymentStrategyForNodes, parseNodeNameList, selectDeploymentStrategy, DEFAULT_GROUP_NAME } from './default-strategy';
 export {
   deploymentStrategyJsonSchema,
   DEPLOYMENT_STRATEGY_SCHEMA_ID,

@@ -4,7 +4,7 @@ import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from
 import { planPhase } from '../../../lambdas/activities/group-deployment/plan-phase';
 import { startDeployment } from '../../../lambdas/activities/group-deployment/start-deployment';
 import type { ExecutionFigures } from '../../../engine/local-step-functions';
-import { WORKFLOW_FILES } from '../../../engine/workflow-files';
+import { ASL_FILES } from '../../../contracts';
 import { startTestRuntime } from '../../support/embedded';
 import { deploymentSite, groupOf, namedNodes, namesOf, QUICK_POLL, runDeployment } from '../../support/deployment-sites';
 
@@ -52,7 +52,7 @@ const parentBound = EXECUTION + TASK + (TASK + SIMPLE + MAP + ITERATION + TASK) 
 
 describe('Step Functions quotas', () => {
   it('the workflows have the states the bounds count', () => {
-    const batches = readAsl(WORKFLOW_FILES.runNodeBatches);
+    const batches = readAsl(ASL_FILES.runNodeBatches);
     expect(statesOf(batches)).toEqual({ 'List Batches': 'Pass', 'Run Batches': 'Map' });
     expect(statesOf(batches.States['Run Batches']!.ItemProcessor!)).toEqual({
       'Start Batch': 'Task',
@@ -61,7 +61,7 @@ describe('Step Functions quotas', () => {
       'Check Batch': 'Task',
       'Batch Done': 'Succeed',
     });
-    const group = readAsl(WORKFLOW_FILES.deployGroup);
+    const group = readAsl(ASL_FILES.deployGroup);
     expect(statesOf(group)).toEqual({
       Prepare: 'Pass',
       'Plan Phase': 'Task',
@@ -105,7 +105,7 @@ describe('Step Functions quotas', () => {
       const byMachine = (name: string) => runtime.engine.executions.filter((figures) => machine(figures) === name);
       const pages = byMachine('RunNodeBatches');
       const groups = byMachine('DeployGroup');
-      const parents = byMachine('group-deployment');
+      const parents = byMachine('GroupDeployment');
 
       // ceil(23 / 5) = 5 pages per phase, one child execution each.
       expect(pages).toHaveLength(10);

@@ -5,43 +5,25 @@ import { planPhase } from '../../../lambdas/activities/group-deployment/plan-pha
 import { startDeployment } from '../../../lambdas/activities/group-deployment/start-deployment';
 import type { ExecutionFigures } from '../../../engine/local-step-functions';
 import { ASL_FILES } from '../../../contracts';
+import { HISTORY_EVENTS } from '../../../core/history-events';
+import { pageHistoryEvents } from '../../../core/group-deployment/batch-pages';
+import { maxPolls } from '../../../core/group-deployment/poll-schedule';
 import { startTestRuntime } from '../../support/embedded';
 import { deploymentSite, groupOf, namedNodes, namesOf, QUICK_POLL, runDeployment } from '../../support/deployment-sites';
 
-/**
- * History events per execution, derived from the workflow files with AWS's accounting
- * (engine/history-events.ts): a Task state writes 5 events (Entered, Scheduled, Started,
- * Succeeded, Exited), a Pass, Choice, Wait or Succeed state 2, a Map state 4 plus 2 per iteration,
- * the execution 2 (Started, Succeeded). No retries are expected here (each would add 3).
- */
-const TASK = 5;
-const SIMPLE = 2;
-const MAP = 4;
-const ITERATION = 2;
-const EXECUTION = 2;
+/** History events per execution, with AWS's accounting (core/history-events.ts). No retries are expected here. */
+const { task: TASK, simpleState: SIMPLE, mapState: MAP, mapIteration: ITERATION, execution: EXECUTION } = HISTORY_EVENTS;
 
 type Asl = { States: Record<string, { Type: string; ItemProcessor?: Asl }> };
 const readAsl = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Asl;
 const statesOf = (asl: Asl) => Object.fromEntries(Object.entries(asl.States).map(([name, state]) => [name, state.Type]));
 
-/**
- * The check schedule of one batch (Wait For Batch ← waitSeconds of Start/Check Batch): the poll
- * interval, doubling, capped at maxPollSeconds and at the time left until the phase timeout.
- * Returns how many Check Batch calls a batch makes at most: the last one comes at the timeout.
- */
-function maxChecks(pollIntervalSeconds: number, timeoutSeconds: number, maxPollSeconds: number): number {
-  let elapsed = pollIntervalSeconds;
-  let checks = 1;
-  while (elapsed < timeoutSeconds) {
-    elapsed += Math.max(1, Math.min(pollIntervalSeconds * 2 ** checks, maxPollSeconds, timeoutSeconds - elapsed));
-    checks++;
-  }
-  return checks;
-}
+/** The most Check Batch calls of one batch: the poll schedule of core/group-deployment, the last one at the timeout. */
+const maxChecks = (pollIntervalSeconds: number, timeoutSeconds: number, maxPollSeconds: number) =>
+  maxPolls(timeoutSeconds, { pollIntervalSeconds, maxPollSeconds });
 
-/** run-node-batches: List Batches (Pass), Run Batches (Map); per batch Start Batch, Batch Finished, per check Wait + Check + Choice, Batch Done. */
-const pageBound = (batches: number, checks: number) =>
-  EXECUTION + SIMPLE + MAP + batches * (ITERATION + TASK + SIMPLE + checks * (SIMPLE + TASK + SIMPLE) + SIMPLE);
+/** run-node-batches: the page's events as the pages are sized by them (core/group-deployment/batch-pages.ts). */
+const pageBound = pageHistoryEvents;
 
 /** deploy-group, per phase: Prepare/Deploy (Pass), Plan Phase, Phase Due, Run Batch Pages (Map of page Tasks), Evaluate Phase, Next Phase; then Group Done. */
 const groupBound = (pagesPerPhase: number) =>

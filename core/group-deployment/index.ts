@@ -49,11 +49,8 @@ export {
   type GroupRunState,
 } from './deployment-run-state';
 export {
-  nextDeploymentAction,
   phaseNodes,
   applyPhaseResult,
-  type DeploymentAction,
-  type PhaseAction,
   type PhaseResult,
 } from './deployment-run-step';
 export { groupsToStart, nodeOwners } from './groups-to-start';

@@ -1,6 +1,5 @@
 import { Stack } from 'aws-cdk-lib';
-import { ASL_FILES } from '../../contracts';
-import { GROUP_DEPLOYMENT_FUNCTION_NAMES, type GroupDeploymentFunctionName } from '../../contracts';
+import { ASL_FILES, GROUP_DEPLOYMENT_FUNCTION_NAMES, type GroupDeploymentFunctionName } from '../../contracts';
 import { createAslStateMachine } from '../../infra/constructs/asl-state-machine';
 import { GroupDeploymentWorkflow } from '../../infra/constructs/group-deployment-workflow';
 import { importedFunctions, testApp } from '../support/synth-stack';

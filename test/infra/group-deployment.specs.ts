@@ -1,8 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ASL_FILES } from '../../contracts';
-import { ENVIRONMENT } from '../../contracts';
-import { GROUP_DEPLOYMENT_FUNCTION_NAMES } from '../../contracts';
-import { aslPlaceholders } from '../../contracts';
+import { ASL_FILES, ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, aslPlaceholders } from '../../contracts';
 import { SYNC_EVENTS_RULE_NAME } from '../../infra/constructs/asl-state-machine';
 import { getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
 

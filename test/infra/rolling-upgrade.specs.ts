@@ -1,8 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ASL_FILES } from '../../contracts';
-import { ENVIRONMENT } from '../../contracts';
-import { ROLLING_UPGRADE_FUNCTION_NAMES } from '../../contracts';
-import { aslPlaceholders } from '../../contracts';
+import { ASL_FILES, ENVIRONMENT, ROLLING_UPGRADE_FUNCTION_NAMES, aslPlaceholders } from '../../contracts';
 import { getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
 
 const asl = readFileSync(ASL_FILES.rollingUpgrade, 'utf8');

@@ -1,4 +1,4 @@
-import { planDeployment, type DeploymentPlan } from '../../../core/group-deployment/deployment-plan';
+import { planDeployment, type DeploymentPlan, plannedGroup } from '../../../core/group-deployment/deployment-plan';
 import { summarizeDeploymentRun } from '../../../core/group-deployment/deployment-run-result';
 import {
   cascadeFailure,
@@ -10,7 +10,6 @@ import {
 import { applyPhaseResult, phaseNodes } from '../../../core/group-deployment/deployment-run-step';
 import { groupsToStart } from '../../../core/group-deployment/groups-to-start';
 import { phaseWork } from '../../../core/group-deployment/node-batches';
-import { plannedGroup } from '../../../core/group-deployment/deployment-plan';
 import {
   DeploymentRunNotFinishedError,
   IllegalStageTransitionError,

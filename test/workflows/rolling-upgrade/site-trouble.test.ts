@@ -62,8 +62,11 @@ describe('rolling upgrade when the site is in trouble', () => {
       }),
     });
     const common = { upgradeStepSize: 3 };
-    const runA = await runtime.run('rollingUpgrade', upgradeRequest({ ...common, startingLabel: 'a', upgradingLabel: 'upA', failedLabel: 'failA' }));
-    const runB = await runtime.run('rollingUpgrade', upgradeRequest({ ...common, startingLabel: 'b', upgradingLabel: 'upB', failedLabel: 'failB' }));
+    // Both started in the same tick.
+    const [runA, runB] = await Promise.all([
+      runtime.run('rollingUpgrade', upgradeRequest({ ...common, startingLabel: 'a', upgradingLabel: 'upA', failedLabel: 'failA' })),
+      runtime.run('rollingUpgrade', upgradeRequest({ ...common, startingLabel: 'b', upgradingLabel: 'upB', failedLabel: 'failB' })),
+    ]);
     const [outA, outB] = await Promise.all([runA.outcome, runB.outcome]);
 
     expect([outA.status, outB.status]).toEqual(['SUCCEEDED', 'SUCCEEDED']);

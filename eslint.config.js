@@ -22,4 +22,11 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { patterns: ['@aws-sdk/*', 'aws-cdk-lib', '**/adapters/**', '**/ports/**', '**/lambdas/**', '**/engine/**', '**/simulator/**', '**/cli/**', 'node:http', 'node:fs', 'node:fs/promises'] }],
     },
   },
+  {
+    files: ['contracts/**/*.ts'],
+    rules: {
+      // The contracts are shared by infra, engine and Lambdas: they import nothing but file-path helpers.
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^(?!node:(path|url)$|\\./)', message: 'contracts/ imports nothing but node:path, node:url and itself' }] }],
+    },
+  },
 );

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import { EmbeddedRuntime } from '../engine/embedded-runtime';
-import { startGroupDeployment } from '../engine/run-group-deployment';
 import { parseSiteDefinition } from '../simulator';
 import { summarizeExecutions, type BenchFigures } from './figures';
 
@@ -49,10 +48,10 @@ export async function benchGroupDeployment(s: GroupDeploymentScenario): Promise<
   const runtime = await EmbeddedRuntime.start({ site, timeScale: s.timeScale });
   try {
     const started = performance.now();
-    const run = startGroupDeployment(runtime, input);
+    const run = await runtime.run('groupDeployment', input);
     const outcome = await run.outcome;
     const wallSeconds = (performance.now() - started) / 1000;
-    const record = await runtime.deployments.getDeployment(run.deploymentId);
+    const record = await runtime.deployments.getDeployment(run.id);
     const stages = Object.values(record?.state.nodes ?? {});
     return {
       scenario: s.name,

@@ -1,6 +1,5 @@
 import { performance } from 'node:perf_hooks';
 import { EmbeddedRuntime } from '../engine/embedded-runtime';
-import { startRollingUpgrade } from '../engine/run-rolling-upgrade';
 import { parseSiteDefinition } from '../simulator';
 import { summarizeExecutions, type BenchFigures } from './figures';
 
@@ -40,7 +39,7 @@ export async function benchRollingUpgrade(s: RollingUpgradeScenario): Promise<Be
   const runtime = await EmbeddedRuntime.start({ site: fleet(s), timeScale: s.timeScale });
   try {
     const started = performance.now();
-    const run = startRollingUpgrade(runtime, {
+    const run = await runtime.run('rollingUpgrade', {
       startingLabel: 'compute',
       upgradingLabel: 'upgrading',
       failedLabel: 'failed',
@@ -51,8 +50,8 @@ export async function benchRollingUpgrade(s: RollingUpgradeScenario): Promise<Be
     });
     const outcome = await run.outcome;
     const wallSeconds = (performance.now() - started) / 1000;
-    const session = await runtime.store.getSession(run.upgradeId);
-    const nodes = await runtime.store.listNodes(run.upgradeId);
+    const session = await runtime.store.getSession(run.id);
+    const nodes = await runtime.store.listNodes(run.id);
     return {
       scenario: s.name,
       outcome: `${outcome.status}, session ${session?.state}, ${nodes.filter((n) => n.status === 'UPGRADED').length} upgraded / ${nodes.filter((n) => n.status === 'FAILED').length} failed`,

@@ -1,22 +1,21 @@
-import type { DeploymentStore } from '../ports/deployment-store';
+import type { DeploymentStage } from '../core/group-deployment';
+import type { RolloutSessions } from '../engine/runtime';
 import { repeatRender } from './repeat-render';
+
+const SHOWN_STAGES: readonly DeploymentStage[] = ['DEPLOYED', 'PREPARED', 'FAILED', 'NOT_STARTED'];
 
 /**
  * Shows a running deployment on stderr: groups and nodes by stage, redrawn on a terminal, one line
- * per change elsewhere (CI logs). Reads the store, as any observer would.
+ * per change elsewhere (CI logs). Reads through the facade, as any observer would.
  */
-export function showDeploymentProgress(store: DeploymentStore, deploymentId: string, intervalMs = 250): { stop(): Promise<void> } {
+export function showDeploymentProgress(sessions: Pick<RolloutSessions, 'progress'>, deploymentId: string, intervalMs = 250): { stop(): Promise<void> } {
   const tty = process.stderr.isTTY === true;
   let last = '';
   const render = async () => {
-    const record = await store.getDeployment(deploymentId);
-    if (!record) return;
-    const count = (stages: Iterable<string>) => {
-      const counts: Record<string, number> = {};
-      for (const stage of stages) counts[stage] = (counts[stage] ?? 0) + 1;
-      return ['DEPLOYED', 'PREPARED', 'FAILED', 'NOT_STARTED'].map((s) => `${(counts[s] ?? 0)} ${s.toLowerCase().replace('_', ' ')}`).join(', ');
-    };
-    const line = `groups: ${count(Object.values(record.state.groups).map((g) => g.stage))} | nodes: ${count(Object.values(record.state.nodes))}`;
+    const progress = await sessions.progress(deploymentId);
+    if (progress?.kind !== 'deployment') return;
+    const count = (counts: Record<DeploymentStage, number>) => SHOWN_STAGES.map((s) => `${counts[s]} ${s.toLowerCase().replace('_', ' ')}`).join(', ');
+    const line = `groups: ${count(progress.groups)} | nodes: ${count(progress.nodes)}`;
     if (line === last) return;
     last = line;
     process.stderr.write(tty ? `\r\x1b[2K${line}` : `${line}\n`);

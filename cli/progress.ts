@@ -1,21 +1,12 @@
 import cliProgress from 'cli-progress';
-import type { SessionStore } from '../ports/session-store';
+import type { RolloutSessions } from '../engine/runtime';
 import { repeatRender } from './repeat-render';
-
-export interface ProgressSnapshot {
-  step: number;
-  steps: number;
-  stage: string;
-  total: number;
-  upgraded: number;
-  failed: number;
-}
 
 /**
  * Shows a running session's progress on stderr: a bar on a terminal, one line per step change
- * elsewhere (CI logs). Reads the store, as any second observer would.
+ * elsewhere (CI logs). Reads through the facade, as any second observer would.
  */
-export function showSessionProgress(store: SessionStore, upgradeId: string, intervalMs = 250): { stop(): Promise<void> } {
+export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'>, upgradeId: string, intervalMs = 250): { stop(): Promise<void> } {
   const tty = process.stderr.isTTY === true;
   const bar = tty
     ? new cliProgress.SingleBar(
@@ -32,8 +23,8 @@ export function showSessionProgress(store: SessionStore, upgradeId: string, inte
   let lastLine = '';
 
   const render = async () => {
-    const snapshot = await readSnapshot(store, upgradeId);
-    if (!snapshot) return;
+    const snapshot = await sessions.progress(upgradeId);
+    if (snapshot?.kind !== 'upgrade') return;
     const payload = { ...snapshot, step: Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1)) };
     const done = snapshot.upgraded + snapshot.failed;
     if (bar) {
@@ -57,17 +48,4 @@ export function showSessionProgress(store: SessionStore, upgradeId: string, inte
       bar?.stop();
     },
   };
-}
-
-async function readSnapshot(store: SessionStore, upgradeId: string): Promise<ProgressSnapshot | undefined> {
-  const session = await store.getSession(upgradeId);
-  if (!session) return undefined;
-  const nodes = await store.listNodes(upgradeId);
-  let upgraded = 0;
-  let failed = 0;
-  for (const node of nodes) {
-    if (node.status === 'UPGRADED') upgraded++;
-    else if (node.status === 'FAILED') failed++;
-  }
-  return { step: session.progress.step, steps: session.stepCount, stage: session.progress.stage, total: session.nodeCount, upgraded, failed };
 }

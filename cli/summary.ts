@@ -1,4 +1,4 @@
-import type { SessionReport } from './reports/session-report';
+import type { SessionReport } from '../engine/reports/session-report';
 
 /** The human summary of a finished (or inspected) session. */
 export function renderSessionSummary(report: SessionReport, extra: { realSeconds?: number; simulatedSeconds?: number } = {}): string {

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { InvalidInputError, type FieldProblem } from './errors';
 
 /** Renders a zod issue path as `nodes[3].wlm.state`. */
@@ -24,4 +24,18 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, sub
   const result = schema.safeParse(input);
   if (!result.success) throw new InvalidInputError(subject, toFieldProblems(result.error));
   return result.data;
+}
+
+/**
+ * A duration in seconds, the one way every request and file reads one. `field` prefixes the
+ * messages (a request names its field; a site file's path already does). Whole seconds of at least
+ * 1 unless told otherwise.
+ */
+export function seconds(field?: string, options: { min?: number; max?: number; whole?: boolean } = {}) {
+  const { min = 1, max, whole = true } = options;
+  const subject = field ? `${field} must` : 'must';
+  let schema = z.number({ error: `${subject} be a number of seconds` });
+  if (whole) schema = schema.int(`${subject} be a whole number of seconds`);
+  schema = schema.min(min, min === 0 ? `${subject} not be negative` : `${subject} be at least ${min}`);
+  return max === undefined ? schema : schema.max(max, `${subject} be at most ${max}`);
 }

@@ -1,15 +1,19 @@
+import { randomUUID } from 'node:crypto';
+import { STATE_MACHINES, WORKFLOWS, type StateMachineName, type WorkflowName } from '../contracts';
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import { createSiteClients } from '../adapters/site';
+import { idForExecution } from '../core/execution-id';
 import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activities/rolling-upgrade/dependencies';
 import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/activities/group-deployment/dependencies';
 import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deployment/handlers';
 import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFunctionName } from '../lambdas/activities/rolling-upgrade/handlers';
-import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition } from '../simulator';
-import { countRequests, startLocalDynamoDb, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
-import { LocalStepFunctions, type LocalFunction } from './local-step-functions';
-import { claimDataDirWaiting } from './runtime-registry';
-import { WORKFLOW_FILES } from './workflow-files';
+import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState } from '../simulator';
+import { openDataDir } from './data-dir';
+import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
+import { LocalStepFunctions, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
+import type { CancelResult, RolloutRuntime, SessionListing, SessionProgress, SessionView, StartedRun } from './runtime';
+import { StoreSessions } from './store-sessions';
 
 export interface EmbeddedRuntimeOptions {
   site: SiteDefinition;
@@ -21,17 +25,17 @@ export interface EmbeddedRuntimeOptions {
   deploymentSettings?: Partial<GroupDeploymentSettings>;
 }
 
-/** How long a run waits for another process (a `rollout session` command, say) to let go of its data directory. */
-const DATA_DIR_WAIT_MS = 30_000;
-
 /** Default speed of simulated time: a 5-minute boot takes 0.3 s. */
 export const DEFAULT_TIME_SCALE = 1000;
 
 /**
  * The embedded default, whole: dynalite as DynamoDB, the site simulator over HTTP as the site,
- * the Lambda handlers in-process, and the workflow files run by the local engine.
+ * the Lambda handlers in-process, and the workflow files run by the local engine. The facade
+ * (RolloutRuntime) is what callers use; the parts stay readable for tests and the bench.
  */
-export class EmbeddedRuntime {
+export class EmbeddedRuntime implements RolloutRuntime {
+  private readonly reads: StoreSessions;
+
   private constructor(
     readonly engine: LocalStepFunctions,
     readonly store: DynamoDbSessionStore,
@@ -40,18 +44,18 @@ export class EmbeddedRuntime {
     readonly clock: SimClock,
     readonly dynamoDb: LocalDynamoDb,
     readonly dynamoDbRequests: RequestCounter,
-    readonly rollingUpgradeArn: string,
-    readonly groupDeploymentArn: string,
+    /** ARN of each registered state machine, by its contracts name. */
+    readonly stateMachineArns: Readonly<Record<StateMachineName, string>>,
     readonly handlers: Record<RollingUpgradeFunctionName, LambdaHandler>,
-    private readonly releaseDataDir: () => Promise<void>,
-  ) {}
+    private readonly closeDataDir: () => Promise<void>,
+  ) {
+    this.reads = new StoreSessions(store, deployments, true);
+  }
 
   static async start(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {
     const clock = new SimClock({ timeScale: options.timeScale ?? DEFAULT_TIME_SCALE });
-    // Claimed before the database opens: a second process opening the same LevelDB would crash.
-    const claim = options.dataDir ? await claimDataDirWaiting(options.dataDir, DATA_DIR_WAIT_MS) : undefined;
-    const dynamoDb = await startLocalDynamoDb(options.dataDir ? { dataDir: options.dataDir } : {});
-    await claim?.announce(dynamoDb.endpoint, dynamoDb.tableName, true);
+    const data = await openDataDir({ runsWorkflows: true, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+    const { dynamoDb } = data;
     const dynamoDbRequests = countRequests(dynamoDb.rawClient);
     const simulator = await startSiteSimulator({ site: options.site, clock });
     const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
@@ -84,19 +88,52 @@ export class EmbeddedRuntime {
         return typeof seconds === 'number' && seconds > 0 ? clock.realMsFor(seconds) : 0;
       },
     });
-    const rollingUpgradeArn = engine.register('rolling-upgrade', WORKFLOW_FILES.rollingUpgrade);
-    // Child workflows are registered under the names their ARNs have in the parents (`${<Name>StateMachineArn}`).
-    engine.register('RunNodeBatches', WORKFLOW_FILES.runNodeBatches);
-    engine.register('DeployGroup', WORKFLOW_FILES.deployGroup);
-    const groupDeploymentArn = engine.register('group-deployment', WORKFLOW_FILES.groupDeployment);
-    const release = async () => claim?.release();
-    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, rollingUpgradeArn, groupDeploymentArn, handlers, release);
+    // Every machine under its contracts name, children first (STATE_MACHINES lists them so), as CDK deploys them.
+    const arns = Object.fromEntries(
+      (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])]),
+    ) as Record<StateMachineName, string>;
+    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, () => data.close());
+  }
+
+  /** Starts a workflow on the local engine; `executionName` is a fresh UUID unless given (tests name theirs). */
+  async run(workflow: WorkflowName, input: unknown, executionName: string = randomUUID()): Promise<StartedRun<ExecutionOutcome>> {
+    const started = this.engine.start(this.stateMachineArns[WORKFLOWS[workflow]], input, executionName);
+    return {
+      workflow,
+      kind: workflow === 'rollingUpgrade' ? 'upgrade' : 'deployment',
+      // As Open Session and Start Deployment derive it.
+      id: idForExecution(started.executionArn),
+      executionArn: started.executionArn,
+      outcome: this.engine.follow(started.outcome),
+    };
+  }
+
+  sessions(): Promise<SessionListing[]> {
+    return this.reads.sessions();
+  }
+
+  session(id: string): Promise<SessionView | undefined> {
+    return this.reads.session(id);
+  }
+
+  cancel(id: string): Promise<CancelResult> {
+    return this.reads.cancel(id);
+  }
+
+  progress(id: string): Promise<SessionProgress | undefined> {
+    return this.reads.progress(id);
+  }
+
+  siteState(): SiteState {
+    return this.simulator.state();
+  }
+
+  now(): number {
+    return this.clock.now();
   }
 
   async close(): Promise<void> {
     await this.simulator.close();
-    await this.dynamoDb.close();
-    // Only once the database is closed may another process open it.
-    await this.releaseDataDir();
+    await this.closeDataDir();
   }
 }

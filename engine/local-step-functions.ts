@@ -1,6 +1,7 @@
 import './polyfills';
 import { readFileSync } from 'node:fs';
 import { ExecutionAbortedError, StateMachine } from 'aws-local-stepfunctions';
+import { placeholderValues, resolvePlaceholders } from '../contracts';
 import { historyEventsOf, type EngineEvent } from './history-events';
 
 /** A function the local engine runs in place of a Lambda: takes the payload, returns the result. */
@@ -70,14 +71,14 @@ export class LocalStepFunctions {
 
   constructor(private readonly options: LocalStepFunctionsOptions) {}
 
-  /** Loads a workflow file; `${XFunctionArn}` and `${XStateMachineArn}` become local ARNs, other names come from `substitutions`. */
-  register(name: string, file: string, substitutions: Record<string, string> = {}): string {
-    const text = readFileSync(file, 'utf8').replace(/\$\{(\w+)\}/g, (whole, key: string) => {
-      if (key in substitutions) return substitutions[key]!;
-      if (key.endsWith('FunctionArn')) return localFunctionArn(key.slice(0, -'FunctionArn'.length));
-      if (key.endsWith('StateMachineArn')) return localStateMachineArn(key.slice(0, -'StateMachineArn'.length));
-      throw new Error(`${file}: no value for substitution ${whole}`);
-    });
+  /**
+   * Loads a workflow file as CloudFormation deploys it: `${<Name>FunctionArn}` of each of `functions`
+   * and `${<Name>StateMachineArn}` of each of `children` become local ARNs (the resolver of contracts/,
+   * which fails on a placeholder without a value and on a value without a placeholder).
+   */
+  register(name: string, source: { file: string; functions: readonly string[]; children: readonly string[] }): string {
+    const values = placeholderValues(source.functions, source.children, { functionArn: localFunctionArn, stateMachineArn: localStateMachineArn });
+    const text = resolvePlaceholders(source.file, readFileSync(source.file, 'utf8'), values);
     const definition = JSON.parse(text) as Record<string, unknown>;
     // The engine mutates the definition it is given: hand it a copy. A JSON copy, not structuredClone:
     // under jest that returns objects of another realm, which the engine's plain-object check rejects.

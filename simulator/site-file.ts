@@ -3,7 +3,7 @@ import { extname } from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { InvalidInputError, describeError, type FieldProblem } from '../core/errors';
-import { parseOrThrow } from '../core/validation';
+import { parseOrThrow, seconds as secondsOf } from '../core/validation';
 
 export const WLM_STATES = ['IDLE', 'ALLOCATED', 'MIXED', 'COMPLETING', 'DRAINING', 'DRAINED', 'DOWN', 'FAIL'] as const;
 export type SiteWlmState = (typeof WLM_STATES)[number];
@@ -15,7 +15,7 @@ export type SiteServiceName = (typeof SITE_SERVICES)[number];
 const JOBLESS_STATES: readonly SiteWlmState[] = ['DRAINED', 'DOWN', 'FAIL'];
 
 const nonEmpty = (what: string) => z.string({ error: `${what} must be a string` }).trim().min(1, `${what} must not be empty`);
-const seconds = z.number({ error: 'must be a number of seconds' }).min(0, 'must not be negative');
+const seconds = secondsOf(undefined, { min: 0, whole: false });
 const runFault = z.enum(['fail', 'hang'], { error: "must be 'fail' or 'hang'" });
 
 const wlmSchema = z.strictObject({

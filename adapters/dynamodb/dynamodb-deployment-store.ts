@@ -3,7 +3,7 @@ import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } fr
 import { DeploymentNotFoundError, StaleWriteError } from '../../core/errors';
 import type { DeploymentPhase, DeploymentPlan, DeploymentRunState } from '../../core/group-deployment';
 import type { BatchResult, DeploymentRecord, DeploymentStatus, DeploymentStore } from '../../ports/deployment-store';
-import { isConditionalCheckFailed, withoutKeys } from './items';
+import { conditionalWrite, withoutKeys } from './items';
 import { queryAll } from './query';
 import {
   batchResultKey,
@@ -56,8 +56,8 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
     }
     const { state, ...rest } = record;
     const item: StoredRecord & Record<string, unknown> = { ...rest, version: 0, stateGz: pack(state), planParts: parts };
-    try {
-      await client.send(
+    await conditionalWrite(
+      client.send(
         new PutCommand({
           TableName: this.table,
           Item: {
@@ -68,10 +68,8 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
           },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
-      );
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err;
-    }
+      ),
+    );
   }
 
   async getDeployment(deploymentId: string): Promise<DeploymentRecord | undefined> {
@@ -108,8 +106,8 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
   }
 
   async saveState(deploymentId: string, expectedVersion: number, state: DeploymentRunState): Promise<void> {
-    try {
-      await this.options.client.send(
+    await conditionalWrite(
+      this.options.client.send(
         new UpdateCommand({
           TableName: this.table,
           Key: deploymentKey(deploymentId),
@@ -117,11 +115,9 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
           ConditionExpression: 'version = :v',
           ExpressionAttributeValues: { ':s': pack(state), ':v': expectedVersion, ':next': expectedVersion + 1 },
         }),
-      );
-    } catch (err) {
-      if (isConditionalCheckFailed(err)) throw new StaleWriteError(`deployment ${deploymentId} run state`, `version ${expectedVersion}`, { cause: err });
-      throw err;
-    }
+      ),
+      (cause) => new StaleWriteError(`deployment ${deploymentId} run state`, `version ${expectedVersion}`, { cause }),
+    );
   }
 
   async setStatus(deploymentId: string, status: DeploymentStatus): Promise<void> {

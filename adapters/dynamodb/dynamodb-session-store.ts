@@ -8,7 +8,7 @@ import { stepCount } from '../../core/rolling-upgrade/step-plan';
 import type { NodeRecord, Progress, SessionState, UpgradeSession } from '../../core/rolling-upgrade/session';
 import type { SessionStore } from '../../ports/session-store';
 import { batchGetAll, batchWriteAll } from './batch';
-import { isConditionalCheckFailed, withoutKeys, withoutUndefined } from './items';
+import { CONDITION_FAILED, conditionalWrite, withoutKeys, withoutUndefined } from './items';
 import { DynamoDbNodeLocks } from './node-locks';
 import { planChunkWrites, readPlanSlice, surplusPlanChunkDeletes } from './plan-chunks';
 import { queryAll } from './query';
@@ -56,8 +56,9 @@ export class DynamoDbSessionStore implements SessionStore {
     if (await this.getSession(session.upgradeId)) return;
     // Plan first, session last: a session that exists always has its whole plan (no transactions to tie them).
     await batchWriteAll(this.client, this.tableName, planChunkWrites(session.upgradeId, plan));
-    try {
-      await this.client.send(
+    // A concurrent create of the same id won: idempotent, nothing to do.
+    await conditionalWrite(
+      this.client.send(
         new PutCommand({
           TableName: this.tableName,
           Item: {
@@ -68,11 +69,8 @@ export class DynamoDbSessionStore implements SessionStore {
           },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
-      );
-    } catch (err) {
-      // A concurrent create of the same id won: idempotent, nothing to do.
-      if (!isConditionalCheckFailed(err)) throw err;
-    }
+      ),
+    );
   }
 
   async savePlan(upgradeId: string, plan: readonly string[]): Promise<void> {
@@ -84,8 +82,8 @@ export class DynamoDbSessionStore implements SessionStore {
       // A retry that snapshots a shorter plan must not leave the earlier snapshot's tail behind.
       ...surplusPlanChunkDeletes(upgradeId, session.nodeCount, plan.length),
     ]);
-    try {
-      await this.client.send(
+    await conditionalWrite(
+      this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: sessionKey(upgradeId),
@@ -94,11 +92,9 @@ export class DynamoDbSessionStore implements SessionStore {
           ExpressionAttributeNames: { '#planTaken': 'planTaken', '#nodeCount': 'nodeCount', '#stepCount': 'stepCount' },
           ExpressionAttributeValues: { ':true': true, ':nodeCount': plan.length, ':stepCount': stepCount(plan.length, session.upgradeStepSize) },
         }),
-      );
-    } catch (err) {
-      if (isConditionalCheckFailed(err)) throw new SessionNotFoundError(upgradeId);
-      throw err;
-    }
+      ),
+      () => new SessionNotFoundError(upgradeId),
+    );
   }
 
   async getSession(upgradeId: string): Promise<UpgradeSession | undefined> {
@@ -119,8 +115,8 @@ export class DynamoDbSessionStore implements SessionStore {
   }
 
   async saveProgress(upgradeId: string, expected: Pick<Progress, 'step' | 'stage'>, progress: Progress): Promise<void> {
-    try {
-      await this.client.send(
+    await conditionalWrite(
+      this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: sessionKey(upgradeId),
@@ -129,16 +125,14 @@ export class DynamoDbSessionStore implements SessionStore {
           ExpressionAttributeNames: { '#progress': 'progress', '#step': 'step', '#stage': 'stage' },
           ExpressionAttributeValues: { ':progress': withoutUndefined(progress), ':step': expected.step, ':stage': expected.stage },
         }),
-      );
-    } catch (err) {
-      if (isConditionalCheckFailed(err)) throw new StaleWriteError(`session ${upgradeId} progress`, `step ${expected.step} stage ${expected.stage}`, { cause: err });
-      throw err;
-    }
+      ),
+      (cause) => new StaleWriteError(`session ${upgradeId} progress`, `step ${expected.step} stage ${expected.stage}`, { cause }),
+    );
   }
 
   async setState(upgradeId: string, state: SessionState, completed: boolean): Promise<void> {
-    try {
-      await this.client.send(
+    await conditionalWrite(
+      this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: sessionKey(upgradeId),
@@ -148,17 +142,15 @@ export class DynamoDbSessionStore implements SessionStore {
           ExpressionAttributeNames: { '#state': 'state', '#completed': 'completed' },
           ExpressionAttributeValues: { ':state': state, ':completed': completed },
         }),
-      );
-    } catch (err) {
-      if (isConditionalCheckFailed(err)) throw new SessionNotFoundError(upgradeId);
-      throw err;
-    }
+      ),
+      () => new SessionNotFoundError(upgradeId),
+    );
   }
 
   async requestCancel(upgradeId: string): Promise<UpgradeSession> {
     for (let attempt = 0; attempt < MAX_CANCEL_ATTEMPTS; attempt++) {
-      try {
-        const out = await this.client.send(
+      const out = await conditionalWrite(
+        this.client.send(
           new UpdateCommand({
             TableName: this.tableName,
             Key: sessionKey(upgradeId),
@@ -168,11 +160,9 @@ export class DynamoDbSessionStore implements SessionStore {
             ExpressionAttributeValues: { ':deleting': 'DELETING' satisfies SessionState, ':updating': 'UPDATING' satisfies SessionState },
             ReturnValues: 'ALL_NEW',
           }),
-        );
-        return withoutKeys<UpgradeSession>(out.Attributes ?? {});
-      } catch (err) {
-        if (!isConditionalCheckFailed(err)) throw err;
-      }
+        ),
+      );
+      if (out !== CONDITION_FAILED) return withoutKeys<UpgradeSession>(out.Attributes ?? {});
       // The failed condition does not say why (dynalite ignores ReturnValuesOnConditionCheckFailure): read it.
       const current = await this.getSession(upgradeId);
       if (!current) throw new SessionNotFoundError(upgradeId);

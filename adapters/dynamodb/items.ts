@@ -1,8 +1,29 @@
 import { KEY_ATTRIBUTES } from './table-design';
 
 /** DynamoDB's own signal that a condition did not hold; matched by name so that any SDK copy's class is recognised. */
-export function isConditionalCheckFailed(err: unknown): boolean {
+function isConditionalCheckFailed(err: unknown): boolean {
   return err instanceof Error && err.name === 'ConditionalCheckFailedException';
+}
+
+/** What conditionalWrite returns when the condition did not hold and no typed error was asked for. */
+export const CONDITION_FAILED: unique symbol = Symbol('condition failed');
+
+/**
+ * The one mapping of a single-item conditional write's outcome: its result; or, when the condition
+ * did not hold, the typed error `failed` makes (StaleWriteError, SessionNotFoundError, ...), or
+ * CONDITION_FAILED without one (an idempotent create, a release of someone else's lock, a read
+ * to find out why). Any other error passes unchanged.
+ */
+export async function conditionalWrite<T>(write: Promise<T>): Promise<T | typeof CONDITION_FAILED>;
+export async function conditionalWrite<T>(write: Promise<T>, failed: (cause: unknown) => Error): Promise<T>;
+export async function conditionalWrite<T>(write: Promise<T>, failed?: (cause: unknown) => Error): Promise<T | typeof CONDITION_FAILED> {
+  try {
+    return await write;
+  } catch (err) {
+    if (!isConditionalCheckFailed(err)) throw err;
+    if (failed) throw failed(err);
+    return CONDITION_FAILED;
+  }
 }
 
 /** The stored item without its key attributes: callers see domain objects, never the table layout. */

@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { batchGetAll } from './batch';
-import { isConditionalCheckFailed } from './items';
+import { CONDITION_FAILED, conditionalWrite } from './items';
 import { LockContentionError } from '../errors';
 import { lockKey } from './table-design';
 
@@ -40,8 +40,8 @@ export class DynamoDbNodeLocks {
   /** Undefined once `owner` holds the lock, else the holder's name. */
   private async lockOne(owner: string, node: string): Promise<string | undefined> {
     for (let attempt = 0; attempt < MAX_LOCK_ATTEMPTS; attempt++) {
-      try {
-        await this.client.send(
+      const taken = await conditionalWrite(
+        this.client.send(
           new PutCommand({
             TableName: this.tableName,
             Item: { ...lockKey(node), owner, acquiredAt: new Date(this.now()).toISOString() },
@@ -50,11 +50,9 @@ export class DynamoDbNodeLocks {
             ExpressionAttributeNames: { '#owner': 'owner' },
             ExpressionAttributeValues: { ':owner': owner },
           }),
-        );
-        return undefined;
-      } catch (err) {
-        if (!isConditionalCheckFailed(err)) throw err;
-      }
+        ),
+      );
+      if (taken !== CONDITION_FAILED) return undefined;
       // ReturnValuesOnConditionCheckFailure would save this read, but dynalite ignores it.
       const holder = await this.ownerOf(node);
       if (holder === owner) return undefined; // released and re-taken by another call of the same owner meanwhile
@@ -73,8 +71,9 @@ export class DynamoDbNodeLocks {
     await Promise.all(
       [...new Set(nodes)].map((node) =>
         limit(async () => {
-          try {
-            await this.client.send(
+          // Not ours (or already gone): leaving it is exactly what release means.
+          await conditionalWrite(
+            this.client.send(
               new DeleteCommand({
                 TableName: this.tableName,
                 Key: lockKey(node),
@@ -82,11 +81,8 @@ export class DynamoDbNodeLocks {
                 ExpressionAttributeNames: { '#owner': 'owner' },
                 ExpressionAttributeValues: { ':owner': owner },
               }),
-            );
-          } catch (err) {
-            // Not ours (or already gone): leaving it is exactly what release means.
-            if (!isConditionalCheckFailed(err)) throw err;
-          }
+            ),
+          );
         }),
       ),
     );

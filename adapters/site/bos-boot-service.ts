@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { SiteServiceError } from '../../core/errors';
 import type { BootService, BootSessionRequest, BootSessionStatus } from '../../ports/site';
 import { HttpJsonClient, urlPath, type JsonResponse } from './http-json-client';
 
@@ -29,15 +28,13 @@ export class BosBootService implements BootService {
   }
 
   async createSession(request: BootSessionRequest): Promise<BootSessionStatus> {
-    const response = await this.http.request('POST', '/bos/v2/sessions', {
-      body: { name: request.name, operation: request.operation, template_name: request.templateName, limit: request.limit },
-      accept: [409],
-    });
-    if (response.status !== 409) return this.toStatus(response);
-    // The name is taken: a retry of our own create, so the existing session is the answer.
-    const existing = await this.getSession(request.name);
-    if (!existing) throw new SiteServiceError('boot-service', `${response.request} answered 409 but session '${request.name}' cannot be read`, 409);
-    return existing;
+    return this.http.createOrRead(
+      '/bos/v2/sessions',
+      { name: request.name, operation: request.operation, template_name: request.templateName, limit: request.limit },
+      'session',
+      (name) => this.getSession(name),
+      (response) => this.toStatus(response),
+    );
   }
 
   async getSession(name: string): Promise<BootSessionStatus | undefined> {

@@ -81,6 +81,25 @@ export class HttpJsonClient {
     return { request, status, body };
   }
 
+  /**
+   * Creates a named resource with a POST, or reads it back when the name is taken (409): a retry
+   * of our own create, so the existing resource is the answer. `what` names it in the error when
+   * it cannot be read back.
+   */
+  async createOrRead<T>(
+    path: string,
+    body: { name: string } & Record<string, unknown>,
+    what: string,
+    read: (name: string) => Promise<T | undefined>,
+    toResult: (response: JsonResponse) => T,
+  ): Promise<T> {
+    const response = await this.request('POST', path, { body, accept: [409] });
+    if (response.status !== 409) return toResult(response);
+    const existing = await read(body.name);
+    if (existing === undefined) throw new SiteServiceError(this.service, `${response.request} answered 409 but ${what} '${body.name}' cannot be read`, 409);
+    return existing;
+  }
+
   /** The body in the expected shape, or a SiteServiceError saying which request answered what. */
   parse<S extends z.ZodType>(schema: S, response: JsonResponse): z.output<S> {
     const result = schema.safeParse(response.body);

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { SiteServiceError } from '../../core/errors';
 import type { ProvisionActionRequest, ProvisionActionStatus, Provisioner } from '../../ports/provisioner';
 import { HttpJsonClient, urlPath, type JsonResponse } from './http-json-client';
 
@@ -25,15 +24,13 @@ export class HttpProvisioner implements Provisioner {
   }
 
   async startAction(request: ProvisionActionRequest): Promise<ProvisionActionStatus> {
-    const response = await this.http.request('POST', '/provisioner/v1/actions', {
-      body: { name: request.name, action: request.action, nodes: request.nodes },
-      accept: [409],
-    });
-    if (response.status !== 409) return this.toStatus(response);
-    // The name is taken: a retry of our own start, so the existing action is the answer.
-    const existing = await this.getAction(request.name);
-    if (!existing) throw new SiteServiceError('provisioner', `${response.request} answered 409 but action '${request.name}' cannot be read`, 409);
-    return existing;
+    return this.http.createOrRead(
+      '/provisioner/v1/actions',
+      { name: request.name, action: request.action, nodes: request.nodes },
+      'action',
+      (name) => this.getAction(name),
+      (response) => this.toStatus(response),
+    );
   }
 
   async getAction(name: string): Promise<ProvisionActionStatus | undefined> {

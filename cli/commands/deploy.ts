@@ -1,12 +1,9 @@
-import { writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { Option, type Command } from 'commander';
-import { deploymentStrategyForNodes, parseNodeNameList, planDeployment, defaultDeploymentStrategy } from '../../core/group-deployment';
+import { parseNodeNameList, planDeployment, selectDeploymentStrategy } from '../../core/group-deployment';
 import { parseDeploymentRequest } from '../../core/group-deployment/deployment-request';
-import { buildDeploymentReport } from '../reports/deployment-report';
-import { DEFAULT_TIME_SCALE, EmbeddedRuntime } from '../../engine/embedded-runtime';
-import { startGroupDeployment } from '../../engine/run-group-deployment';
 import { causeMessage } from '../../engine/execution-cause';
+import { DEFAULT_TIME_SCALE, openRuntime } from '../../engine/open-runtime';
 import { loadSiteFile } from '../../simulator';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
@@ -14,7 +11,7 @@ import { numberOrRaw } from '../option-values';
 import { inventoryFromSite } from '../inventory-from-site';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
-import { siteStateContract } from '../site-state';
+import { writeSiteState } from '../site-state';
 import { loadStrategyFile } from '../strategy-file';
 
 interface DeployOptions {
@@ -70,24 +67,24 @@ async function runDeploy(options: DeployOptions): Promise<number> {
   };
   // Everything that can be wrong with the input is found here, before anything starts.
   parseDeploymentRequest(input);
-  planDeployment(strategyFile?.strategy ?? (nodes ? deploymentStrategyForNodes(nodes, inventory) : defaultDeploymentStrategy()), inventory);
+  planDeployment(selectDeploymentStrategy({ strategy: strategyFile?.text, nodes }, inventory), inventory);
   const timeScale = Number(options.timeScale);
   if (!(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
 
-  const runtime = await EmbeddedRuntime.start({ site, timeScale, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  const runtime = await openRuntime({ site: { kind: 'simulated', definition: site }, timeScale, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   try {
     const startedReal = performance.now();
-    const startedSimulated = runtime.clock.now();
-    const run = startGroupDeployment(runtime, input);
-    const progress = showDeploymentProgress(runtime.deployments, run.deploymentId);
+    const startedSimulated = runtime.now();
+    const run = await runtime.run('groupDeployment', input);
+    const progress = showDeploymentProgress(runtime, run.id);
     const outcome = await run.outcome;
     await progress.stop();
 
     if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
-    if (options.siteStateOut) await writeFile(options.siteStateOut, `${JSON.stringify(siteStateContract(runtime.simulator.state()), null, 2)}\n`);
-    const record = await runtime.deployments.getDeployment(run.deploymentId);
-    if (!record) throw new CliError(`the workflow ended (${outcome.status}) before creating the deployment: ${causeMessage(outcome)}`, ExitCode.notCompleted);
-    const report = await buildDeploymentReport(runtime.deployments, record);
+    if (options.siteStateOut) await writeSiteState(options.siteStateOut, runtime.siteState());
+    const found = await runtime.session(run.id);
+    if (found?.kind !== 'deployment') throw new CliError(`the workflow ended (${outcome.status}) before creating the deployment: ${causeMessage(outcome)}`, ExitCode.notCompleted);
+    const { report } = found;
 
     if (options.json) {
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -95,7 +92,7 @@ async function runDeploy(options: DeployOptions): Promise<number> {
       process.stdout.write(
         `${renderDeploymentSummary(report, {
           realSeconds: (performance.now() - startedReal) / 1000,
-          simulatedSeconds: (runtime.clock.now() - startedSimulated) / 1000,
+          simulatedSeconds: (runtime.now() - startedSimulated) / 1000,
         })}\n`,
       );
     }

@@ -1,12 +1,11 @@
 import { Option, type Command } from 'commander';
 import {
-  defaultDeploymentStrategy,
   deploymentPlanMermaid,
-  deploymentStrategyForNodes,
   parseNodeNameList,
   planDeployment,
   plannedGroup,
   previewDeploymentPlan,
+  selectDeploymentStrategy,
   type DeploymentPlan,
   type DeploymentStrategy,
   type NodeConcurrency,
@@ -70,13 +69,12 @@ async function strategyFor(
   options: PlanDeployOptions,
   inventory: readonly InventoryNode[],
 ): Promise<{ strategy: DeploymentStrategy; source: StrategySource }> {
-  if (options.strategy !== undefined) {
-    return { strategy: (await loadStrategyFile(options.strategy)).strategy, source: { kind: 'file', path: options.strategy } };
-  }
-  if (options.nodes !== undefined) {
-    return { strategy: deploymentStrategyForNodes(parseNodeNameList(options.nodes), inventory), source: { kind: 'nodes' } };
-  }
-  return { strategy: defaultDeploymentStrategy(), source: { kind: 'default' } };
+  // The file is read here so that its problems name it; which strategy applies is the core's rule.
+  const text = options.strategy !== undefined ? (await loadStrategyFile(options.strategy)).text : undefined;
+  const nodes = options.nodes !== undefined ? parseNodeNameList(options.nodes) : undefined;
+  const strategy = selectDeploymentStrategy({ strategy: text, nodes }, inventory);
+  const source: StrategySource = options.strategy !== undefined ? { kind: 'file', path: options.strategy } : nodes ? { kind: 'nodes' } : { kind: 'default' };
+  return { strategy, source };
 }
 
 /** Problems are reported against the file, so the operator knows which one to fix. */

@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import { SessionNotCancellableError, SessionNotFoundError } from '../../core/errors';
-import { buildSessionReport } from '../reports/session-report';
+import { CancelNotSupportedError } from '../../engine/errors';
+import { openSessions } from '../../engine/open-runtime';
+import type { RolloutSessions, SessionListing } from '../../engine/runtime';
+import { renderDeploymentSummary } from '../deployment-summary';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
-import { openSessionStore } from '../session-store-access';
 import { renderSessionSummary } from '../summary';
 
 interface SessionOptions {
@@ -12,65 +14,61 @@ interface SessionOptions {
 }
 
 export function registerSessionCommands(program: Command): void {
-  const session = program.command('session').description('Inspect and cancel rolling-upgrade sessions kept in a data directory');
+  const session = program.command('session').description('Inspect and cancel the upgrades and deployments kept in a data directory');
 
   session
     .command('list')
-    .description('List sessions, newest first')
+    .description('List upgrades and deployments, newest first')
     .requiredOption('--data-dir <dir>', 'data directory of the sessions')
     .option('--json', 'print JSON')
     .action(async (options: SessionOptions) =>
-      withStore(options, async (store) => {
-        const sessions = await store.listSessions();
+      withSessions(options, async (sessions) => {
+        const listed = await sessions.sessions();
         if (options.json) {
-          process.stdout.write(`${JSON.stringify(sessions.map(({ progress, ...rest }) => ({ ...rest, step: progress.step, stage: progress.stage })), null, 2)}\n`);
+          process.stdout.write(`${JSON.stringify(listed.map(listingJson), null, 2)}\n`);
           return;
         }
-        if (sessions.length === 0) {
+        if (listed.length === 0) {
           process.stdout.write('no sessions\n');
           return;
         }
-        for (const s of sessions) {
-          process.stdout.write(
-            `${s.upgradeId}  ${s.state.padEnd(8)} ${s.completed ? 'completed ' : 'open      '} ${s.createdAt}  ` +
-              `${s.startingLabel} -> ${s.upgradeTemplateId}  step ${s.progress.step + 1}/${s.stepCount || '?'} ${s.progress.stage}\n`,
-          );
-        }
+        for (const entry of listed) process.stdout.write(`${listingLine(entry)}\n`);
       }),
     );
 
   session
     .command('get')
-    .description('Show one session with its nodes and messages')
-    .argument('<id>', 'upgrade id')
+    .description('Show one upgrade (nodes and messages) or deployment (groups and nodes)')
+    .argument('<id>', 'upgrade or deployment id')
     .requiredOption('--data-dir <dir>', 'data directory of the sessions')
-    .option('--json', 'print the session as one JSON object')
+    .option('--json', 'print it as one JSON object')
     .action(async (id: string, options: SessionOptions) =>
-      withStore(options, async (store) => {
-        const found = await store.getSession(id);
+      withSessions(options, async (sessions) => {
+        const found = await sessions.session(id);
         if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
-        const report = await buildSessionReport(store, found);
-        process.stdout.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderSessionSummary(report)}\n`);
+        const text = found.kind === 'upgrade' ? renderSessionSummary(found.report) : renderDeploymentSummary(found.report);
+        process.stdout.write(options.json ? `${JSON.stringify(found.report, null, 2)}\n` : `${text}\n`);
       }),
     );
 
   session
     .command('cancel')
-    .description('Cancel a running session: CRUS deletion rules, then cleanup')
+    .description('Cancel a running upgrade: CRUS deletion rules, then cleanup')
     .argument('<id>', 'upgrade id')
     .requiredOption('--data-dir <dir>', 'data directory of the sessions')
     .action(async (id: string, options: SessionOptions) =>
-      withStore(options, async (store, live) => {
+      withSessions(options, async (sessions) => {
+        let running: boolean;
         try {
-          await store.requestCancel(id);
+          ({ running } = await sessions.cancel(id));
         } catch (err) {
-          if (err instanceof SessionNotFoundError || err instanceof SessionNotCancellableError) {
+          if (err instanceof SessionNotFoundError || err instanceof SessionNotCancellableError || err instanceof CancelNotSupportedError) {
             throw new CliError(err.message, ExitCode.notCompleted);
           }
           throw err;
         }
         process.stdout.write(
-          live
+          running
             ? `session ${id} is DELETING: the running upgrade applies the deletion rules and cleans up\n`
             : `session ${id} is DELETING, but no rollout process is running it: the deletion rules apply when it is resumed\n`,
         );
@@ -78,14 +76,33 @@ export function registerSessionCommands(program: Command): void {
     );
 }
 
-async function withStore(
-  options: SessionOptions,
-  action: (store: Awaited<ReturnType<typeof openSessionStore>>['store'], live: boolean) => Promise<void>,
-): Promise<void> {
-  const access = await openSessionStore(options.dataDir);
+/** An upgrade keeps the shape it always had (session fields, step and stage); both carry their kind. */
+function listingJson(entry: SessionListing): Record<string, unknown> {
+  if (entry.kind === 'upgrade') {
+    const { progress, ...rest } = entry.session;
+    return { ...rest, step: progress.step, stage: progress.stage };
+  }
+  const { state: _state, version: _version, ...rest } = entry.deployment;
+  return { kind: 'GroupDeployment', ...rest };
+}
+
+function listingLine(entry: SessionListing): string {
+  if (entry.kind === 'deployment') {
+    const d = entry.deployment;
+    return `${d.deploymentId}  ${d.status.padEnd(8)} deployment ${d.createdAt}  ${d.groupCount} group(s), ${d.nodeCount} node(s)`;
+  }
+  const s = entry.session;
+  return (
+    `${s.upgradeId}  ${s.state.padEnd(8)} ${s.completed ? 'completed ' : 'open      '} ${s.createdAt}  ` +
+    `${s.startingLabel} -> ${s.upgradeTemplateId}  step ${s.progress.step + 1}/${s.stepCount || '?'} ${s.progress.stage}`
+  );
+}
+
+async function withSessions(options: SessionOptions, action: (sessions: RolloutSessions) => Promise<void>): Promise<void> {
+  const sessions = await openSessions({ dataDir: options.dataDir });
   try {
-    await action(access.store, access.live);
+    await action(sessions);
   } finally {
-    await access.close();
+    await sessions.close();
   }
 }

@@ -1,18 +1,16 @@
-import { writeFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
 import { parseUpgradeRequest, type UpgradeRequestInput } from '../../core/rolling-upgrade/upgrade-request';
-import { buildSessionReport } from '../reports/session-report';
-import { DEFAULT_TIME_SCALE, EmbeddedRuntime } from '../../engine/embedded-runtime';
 import { causeMessage } from '../../engine/execution-cause';
-import { startRollingUpgrade } from '../../engine/run-rolling-upgrade';
+import { DEFAULT_TIME_SCALE, openRuntime } from '../../engine/open-runtime';
+import type { RolloutRuntime } from '../../engine/runtime';
 import { loadSiteFile } from '../../simulator';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
 import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
-import { siteStateContract } from '../site-state';
+import { writeSiteState } from '../site-state';
 
 interface UpgradeOptions {
   site: string;
@@ -81,13 +79,13 @@ async function runUpgrade(options: UpgradeOptions): Promise<number> {
   if (!(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
   const site = await loadSiteFile(options.site);
 
-  const runtime = await EmbeddedRuntime.start({ site, timeScale, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  const runtime = await openRuntime({ site: { kind: 'simulated', definition: site }, timeScale, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   try {
     const startedReal = performance.now();
-    const startedSimulated = runtime.clock.now();
-    const run = startRollingUpgrade(runtime, request);
-    const progress = showSessionProgress(runtime.store, run.upgradeId);
-    const stopOnInterrupt = cancelOnInterrupt(runtime, run.upgradeId);
+    const startedSimulated = runtime.now();
+    const run = await runtime.run('rollingUpgrade', request);
+    const progress = showSessionProgress(runtime, run.id);
+    const stopOnInterrupt = cancelOnInterrupt(runtime, run.id);
     const outcome = await run.outcome;
     stopOnInterrupt();
     await progress.stop();
@@ -95,18 +93,18 @@ async function runUpgrade(options: UpgradeOptions): Promise<number> {
     if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') {
       throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
     }
-    const session = await runtime.store.getSession(run.upgradeId);
-    if (options.siteStateOut) await writeFile(options.siteStateOut, `${JSON.stringify(siteStateContract(runtime.simulator.state()), null, 2)}\n`);
-    if (!session) throw new CliError(`the workflow ended (${outcome.status}) before creating a session: ${causeMessage(outcome)}`, ExitCode.notCompleted);
+    const found = await runtime.session(run.id);
+    if (options.siteStateOut) await writeSiteState(options.siteStateOut, runtime.siteState());
+    if (found?.kind !== 'upgrade') throw new CliError(`the workflow ended (${outcome.status}) before creating a session: ${causeMessage(outcome)}`, ExitCode.notCompleted);
 
-    const report = await buildSessionReport(runtime.store, session);
+    const { report } = found;
     if (options.json) {
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     } else {
       process.stdout.write(
         `${renderSessionSummary(report, {
           realSeconds: (performance.now() - startedReal) / 1000,
-          simulatedSeconds: (runtime.clock.now() - startedSimulated) / 1000,
+          simulatedSeconds: (runtime.now() - startedSimulated) / 1000,
         })}\n`,
       );
       if (outcome.status === 'FAILED') process.stderr.write(`workflow failed: ${outcome.error}: ${causeMessage(outcome)}\n`);
@@ -118,13 +116,13 @@ async function runUpgrade(options: UpgradeOptions): Promise<number> {
 }
 
 /** Ctrl-C cancels the session the CRUS way (its deletion rules); a second Ctrl-C leaves at once. */
-function cancelOnInterrupt(runtime: EmbeddedRuntime, upgradeId: string): () => void {
+function cancelOnInterrupt(runtime: RolloutRuntime, upgradeId: string): () => void {
   let interrupted = false;
   const onInterrupt = () => {
     if (interrupted) process.exit(ExitCode.notCompleted);
     interrupted = true;
     process.stderr.write('\ncancelling the session (Ctrl-C again to leave at once)...\n');
-    runtime.store.requestCancel(upgradeId).catch((err: unknown) => process.stderr.write(`cancel failed: ${String(err)}\n`));
+    runtime.cancel(upgradeId).catch((err: unknown) => process.stderr.write(`cancel failed: ${String(err)}\n`));
   };
   process.on('SIGINT', onInterrupt);
   return () => process.off('SIGINT', onInterrupt);

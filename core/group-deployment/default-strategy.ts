@@ -4,6 +4,7 @@
  */
 import type { InventoryNode } from '../site/site-nodes';
 import { InvalidInputError } from '../errors';
+import { parseDeploymentStrategy } from './parse-strategy';
 import { DEFAULT_NODE_CONCURRENCY } from './strategy-schema';
 import type { DeploymentStrategy, GroupSelector } from './strategy';
 
@@ -47,4 +48,18 @@ export function deploymentStrategyForNodes(
 /** `"a, b,,c"` → `['a', 'b', 'c']`: trimmed, blanks dropped (a trailing comma is harmless), repeats removed. */
 export function parseNodeNameList(text: string): string[] {
   return [...new Set(text.split(',').map((name) => name.trim()).filter((name) => name !== ''))];
+}
+
+/**
+ * The one rule for which strategy a deployment runs (the workflow, `rollout deploy` and `rollout plan
+ * deploy` all ask here): a strategy given is parsed; else a node list gives the default group over
+ * just those nodes; else the default group over every node.
+ */
+export function selectDeploymentStrategy(
+  request: { strategy?: unknown; nodes?: readonly string[] | undefined },
+  inventory: readonly InventoryNode[],
+): DeploymentStrategy {
+  if (request.strategy !== undefined) return parseDeploymentStrategy(request.strategy);
+  if (request.nodes !== undefined) return deploymentStrategyForNodes(request.nodes, inventory);
+  return defaultDeploymentStrategy();
 }

@@ -1,16 +1,10 @@
 import { z } from 'zod';
-import { parseOrThrow } from '../validation';
+import { parseOrThrow, seconds as secondsOf } from '../validation';
 
 /** A week: long enough for any real prepare or deploy, short enough that one batch's polls fit one execution's history. */
 export const MAX_PHASE_TIMEOUT_SECONDS = 7 * 24 * 3600;
 
-const seconds = (field: string, fallback: number, max = MAX_PHASE_TIMEOUT_SECONDS) =>
-  z
-    .number({ error: `${field} must be a number of seconds` })
-    .int(`${field} must be a whole number of seconds`)
-    .min(1, `${field} must be at least 1`)
-    .max(max, `${field} must be at most ${max}`)
-    .default(fallback);
+const seconds = (field: string, fallback: number, max = MAX_PHASE_TIMEOUT_SECONDS) => secondsOf(field, { max }).default(fallback);
 
 /**
  * The input of a group deployment: a DeploymentStrategy (the document or just `{groups}`), or a

@@ -1,49 +1,19 @@
 /**
- * What a run does next, and what a phase's result does to it. Groups go one at a time, as in
- * Shipyard: a group is prepared, then deployed, before the next ready group starts.
+ * What a phase submits and what its result does to the run. Which group runs next is
+ * groupsToStart's decision (Pick Ready Groups), the phases of a group the DeployGroup workflow's.
  */
 import { plannedGroup, type DeploymentPlan } from './deployment-plan';
-import { summarizeDeploymentRun, type DeploymentRunResult } from './deployment-run-result';
 import {
   cascadeFailure,
   groupRunState,
   isGroupReady,
   nodeRunStage,
-  readyGroups,
   type DeploymentRunState,
 } from './deployment-run-state';
 import { UnexpectedPhaseResultError } from '../errors';
-import { phaseWork } from './node-batches';
 import { ownValue, withEntries } from './records';
 import { stageAfter, transitionStage, type DeploymentPhase, type DeploymentStage } from './stages';
 import { countPhaseSuccesses, evaluateSuccessCriteria } from './success-criteria';
-
-export interface PhaseAction {
-  type: DeploymentPhase;
-  group: string;
-  /** May be empty (every node handled earlier): report an empty result and the group is evaluated at once. */
-  nodes: string[];
-  /** `nodes` split by the group's concurrency: one site action per batch. */
-  batches: string[][];
-  /** Batches that may run at once. */
-  maxConcurrency: number;
-}
-
-export type DeploymentAction = PhaseAction | { type: 'DONE'; result: DeploymentRunResult };
-
-/** Deploy the prepared group if there is one, else prepare the first ready group, else DONE. */
-export function nextDeploymentAction(plan: DeploymentPlan, state: DeploymentRunState): DeploymentAction {
-  const prepared = plan.order.find((name) => groupRunState(state, name).stage === 'PREPARED');
-  if (prepared) return phaseAction(plan, state, prepared, 'DEPLOY');
-  const [ready] = readyGroups(plan, state);
-  if (ready) return phaseAction(plan, state, ready, 'PREPARE');
-  return { type: 'DONE', result: summarizeDeploymentRun(plan, state) };
-}
-
-function phaseAction(plan: DeploymentPlan, state: DeploymentRunState, group: string, phase: DeploymentPhase): PhaseAction {
-  const nodes = phaseNodes(plan, state, group, phase);
-  return { type: phase, group, nodes, ...phaseWork(nodes, plannedGroup(plan, group).concurrency) };
-}
 
 /**
  * The nodes a phase submits: the group's actionable nodes still at the stage the phase starts from

@@ -3,7 +3,7 @@
  * a run through it. No I/O; the workflow supplies the inventory and the provisioner's results.
  */
 export { parseDeploymentStrategy } from './parse-strategy';
-export { defaultDeploymentStrategy, deploymentStrategyForNodes, parseNodeNameList, DEFAULT_GROUP_NAME } from './default-strategy';
+export { defaultDeploymentStrategy, deploymentStrategyForNodes, parseNodeNameList, selectDeploymentStrategy, DEFAULT_GROUP_NAME } from './default-strategy';
 export {
   deploymentStrategyJsonSchema,
   DEPLOYMENT_STRATEGY_SCHEMA_ID,
@@ -49,11 +49,8 @@ export {
   type GroupRunState,
 } from './deployment-run-state';
 export {
-  nextDeploymentAction,
   phaseNodes,
   applyPhaseResult,
-  type DeploymentAction,
-  type PhaseAction,
   type PhaseResult,
 } from './deployment-run-step';
 export { groupsToStart, nodeOwners } from './groups-to-start';

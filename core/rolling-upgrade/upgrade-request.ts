@@ -1,13 +1,11 @@
 import { z } from 'zod';
-import { parseOrThrow } from '../validation';
+import { parseOrThrow, seconds } from '../validation';
 import { InvalidInputError } from '../errors';
 import { compileWindow } from '../scheduling/maintenance-windows';
 
 export const WORKLOAD_MANAGER_TYPES = ['slurm'] as const;
 
 const label = (field: string) => z.string({ error: `${field} is required` }).trim().min(1, `${field} must not be empty`);
-const seconds = (field: string) =>
-  z.number({ error: `${field} must be a number of seconds` }).int(`${field} must be a whole number of seconds`).min(1, `${field} must be at least 1`);
 
 const PERCENT = /^(\d+(\.\d+)?)%$/;
 const wholeNumber = (field: string, min: number) =>

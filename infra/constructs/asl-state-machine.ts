@@ -6,8 +6,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType, type IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
-import { aslSubstitutions } from '../asl-substitutions';
-import { PROJECT_ROOT } from '../project-paths';
+import { aslSubstitutions, placeholderValues, PROJECT_ROOT } from '../../contracts';
 
 /** The rule Step Functions manages in each account and region to learn when a `.sync` child execution ends. */
 export const SYNC_EVENTS_RULE_NAME = 'StepFunctionsGetEventsForStepFunctionsExecutionRule';
@@ -33,10 +32,10 @@ export interface AslStateMachineProps {
 export function createAslStateMachine(scope: Construct, props: AslStateMachineProps): StateMachine {
   const definition = readFileSync(props.file, 'utf8');
   const children = props.children ?? {};
-  const values = {
-    ...Object.fromEntries(Object.entries(props.functions).map(([key, fn]) => [`${key}FunctionArn`, fn.functionArn])),
-    ...Object.fromEntries(Object.entries(children).map(([key, child]) => [`${key}StateMachineArn`, child.stateMachineArn])),
-  };
+  const values = placeholderValues(Object.keys(props.functions), Object.keys(children), {
+    functionArn: (name) => (props.functions[name] as IFunction).functionArn,
+    stateMachineArn: (name) => (children[name] as IStateMachine).stateMachineArn,
+  });
 
   const stateMachine = new StateMachine(scope, 'StateMachine', {
     stateMachineName: props.stateMachineName,

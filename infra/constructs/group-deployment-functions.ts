@@ -2,8 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { GROUP_DEPLOYMENT_FUNCTION_NAMES, type GroupDeploymentFunctionName } from '../../lambdas/activities/group-deployment/handlers';
-import { PROJECT_PATHS } from '../project-paths';
+import { GROUP_DEPLOYMENT_FUNCTION_NAMES, PROJECT_PATHS, type GroupDeploymentFunctionName } from '../../contracts';
 import { WorkflowFunctions } from './workflow-functions';
 
 /**

@@ -2,8 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { ROLLING_UPGRADE_FUNCTION_NAMES, type RollingUpgradeFunctionName } from '../../lambdas/activities/rolling-upgrade/handlers';
-import { PROJECT_PATHS } from '../project-paths';
+import { PROJECT_PATHS, ROLLING_UPGRADE_FUNCTION_NAMES, type RollingUpgradeFunctionName } from '../../contracts';
 import { WorkflowFunctions } from './workflow-functions';
 
 /**

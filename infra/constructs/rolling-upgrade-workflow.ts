@@ -4,8 +4,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { WORKFLOW_FILES } from '../../engine/workflow-files';
-import type { RollingUpgradeFunctionName } from '../../lambdas/activities/rolling-upgrade/handlers';
+import { STATE_MACHINES, type RollingUpgradeFunctionName, type StateMachineName } from '../../contracts';
 import { createAslStateMachine } from './asl-state-machine';
 
 export interface RollingUpgradeWorkflowProps {
@@ -15,7 +14,7 @@ export interface RollingUpgradeWorkflowProps {
 
 /**
  * The rolling-upgrade state machine, deployed from the very ASL file the embedded engine runs
- * (WORKFLOW_FILES), with `${<Name>FunctionArn}` substituted by CloudFormation.
+ * (contracts/), with `${<Name>FunctionArn}` substituted by CloudFormation.
  */
 export class RollingUpgradeWorkflow extends Construct {
   readonly stateMachine: StateMachine;
@@ -24,9 +23,10 @@ export class RollingUpgradeWorkflow extends Construct {
     super(scope, id);
     const stack = Stack.of(this);
     // Fixed, so that the role can name the machine's own ARN before the machine exists (see below).
-    const stateMachineName = `${stack.stackName}-RollingUpgrade`;
+    const name: StateMachineName = 'RollingUpgrade';
+    const stateMachineName = `${stack.stackName}-${name}`;
     this.stateMachine = createAslStateMachine(this, {
-      file: WORKFLOW_FILES.rollingUpgrade,
+      file: STATE_MACHINES[name].file,
       stateMachineName,
       functions: props.functions,
       logRetention: props.logRetention,

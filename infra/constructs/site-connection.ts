@@ -1,6 +1,6 @@
 import { CfnCondition, CfnParameter, Fn, SecretValue, Stack, Validations, type CfnParameterProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
-import { ENVIRONMENT } from '../../lambdas/entrypoints/environment';
+import { ENVIRONMENT } from '../../contracts';
 
 const SECRET_ARN = 'arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\\d{12}:secret:.+';
 const URL_PATTERN = '^https?://.+';

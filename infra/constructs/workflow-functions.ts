@@ -4,8 +4,7 @@ import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ENVIRONMENT } from '../../lambdas/entrypoints/environment';
-import { PROJECT_PATHS, PROJECT_ROOT } from '../project-paths';
+import { ENVIRONMENT, PROJECT_PATHS, PROJECT_ROOT } from '../../contracts';
 
 const BUNDLING: BundlingOptions = {
   format: OutputFormat.ESM,

@@ -3,25 +3,11 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
 import { HsmInventory, HttpProvisioner, createSiteClients } from '../../adapters/site';
+import { ENVIRONMENT } from '../../contracts';
 import { systemClock } from '../../core/clock';
 import { InvalidInputError } from '../../core/errors';
 import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from '../activities/group-deployment/dependencies';
 import { defaultSettings, type RollingUpgradeDependencies } from '../activities/rolling-upgrade/dependencies';
-
-/** Environment variables the deployed functions read; the CDK stack sets them. */
-export const ENVIRONMENT = {
-  tableName: 'TABLE_NAME',
-  workloadManagerUrl: 'WORKLOAD_MANAGER_URL',
-  slurmApiVersion: 'SLURM_API_VERSION',
-  slurmUserName: 'SLURM_USER_NAME',
-  slurmToken: 'SLURM_TOKEN',
-  bootServiceUrl: 'BOOT_SERVICE_URL',
-  inventoryUrl: 'INVENTORY_URL',
-  provisionerUrl: 'PROVISIONER_URL',
-  /** Bearer token for BOS, HSM and the provisioner; empty or unset: requests go without one. */
-  siteApiToken: 'SITE_API_TOKEN',
-  iterationsPerExecution: 'ITERATIONS_PER_EXECUTION',
-} as const;
 
 function required(env: NodeJS.ProcessEnv, name: string): string {
   const value = env[name];

@@ -1,5 +1,6 @@
 import { lazyHandlers } from './lazy-handlers';
-import { createGroupDeploymentHandlers, type GroupDeploymentFunctionName } from '../activities/group-deployment/handlers';
+import type { GroupDeploymentFunctionName } from '../../contracts';
+import { createGroupDeploymentHandlers } from '../activities/group-deployment/handlers';
 import { groupDeploymentDependenciesFromEnvironment } from './environment';
 
 /**

@@ -1,6 +1,5 @@
 import { Stack } from 'aws-cdk-lib';
-import { WORKFLOW_FILES } from '../../engine/workflow-files';
-import { GROUP_DEPLOYMENT_FUNCTION_NAMES, type GroupDeploymentFunctionName } from '../../lambdas/activities/group-deployment/handlers';
+import { ASL_FILES, GROUP_DEPLOYMENT_FUNCTION_NAMES, type GroupDeploymentFunctionName } from '../../contracts';
 import { createAslStateMachine } from '../../infra/constructs/asl-state-machine';
 import { GroupDeploymentWorkflow } from '../../infra/constructs/group-deployment-workflow';
 import { importedFunctions, testApp } from '../support/synth-stack';
@@ -28,7 +27,7 @@ describe('createAslStateMachine', () => {
     const stack = new Stack(testApp(), 'NoChild');
     const names = ['StartDeployment', 'PickReadyGroups', 'FailGroup', 'FinishDeployment'] as const;
     expect(() =>
-      createAslStateMachine(stack, { file: WORKFLOW_FILES.groupDeployment, stateMachineName: 'Parent', functions: importedFunctions(stack, names) }),
+      createAslStateMachine(stack, { file: ASL_FILES.groupDeployment, stateMachineName: 'Parent', functions: importedFunctions(stack, names) }),
     ).toThrow('statemachines/group-deployment.asl.json: no value for ${DeployGroupStateMachineArn}');
   });
 });

@@ -1,16 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { WORKFLOW_FILES } from '../../engine/workflow-files';
-import { ENVIRONMENT } from '../../lambdas/entrypoints/environment';
-import { GROUP_DEPLOYMENT_FUNCTION_NAMES } from '../../lambdas/activities/group-deployment/handlers';
-import { aslPlaceholders } from '../../infra/asl-substitutions';
+import { ASL_FILES, ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, aslPlaceholders } from '../../contracts';
 import { SYNC_EVENTS_RULE_NAME } from '../../infra/constructs/asl-state-machine';
 import { getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
 
 /** The three machines, children first, each with the child it starts with startExecution.sync:2. */
 const MACHINES = [
-  { name: 'RunNodeBatches', file: WORKFLOW_FILES.runNodeBatches, child: undefined },
-  { name: 'DeployGroup', file: WORKFLOW_FILES.deployGroup, child: 'RunNodeBatches' },
-  { name: 'GroupDeployment', file: WORKFLOW_FILES.groupDeployment, child: 'DeployGroup' },
+  { name: 'RunNodeBatches', file: ASL_FILES.runNodeBatches, child: undefined },
+  { name: 'DeployGroup', file: ASL_FILES.deployGroup, child: 'RunNodeBatches' },
+  { name: 'GroupDeployment', file: ASL_FILES.groupDeployment, child: 'DeployGroup' },
 ] as const;
 const stateMachineName = (name: string) => `BaremetalRollout-${name}`;
 const aslOf = (file: string) => readFileSync(file, 'utf8');

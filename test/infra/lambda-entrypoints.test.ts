@@ -2,9 +2,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as groupDeploymentEntry from '../../lambdas/entrypoints/group-deployment';
 import * as rollingUpgradeEntry from '../../lambdas/entrypoints/rolling-upgrade';
-import { dependenciesFromEnvironment, ENVIRONMENT, groupDeploymentDependenciesFromEnvironment } from '../../lambdas/entrypoints/environment';
-import { GROUP_DEPLOYMENT_FUNCTION_NAMES } from '../../lambdas/activities/group-deployment/handlers';
-import { ROLLING_UPGRADE_FUNCTION_NAMES } from '../../lambdas/activities/rolling-upgrade/handlers';
+import { ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES } from '../../contracts';
+import { dependenciesFromEnvironment, groupDeploymentDependenciesFromEnvironment } from '../../lambdas/entrypoints/environment';
 
 // What the stack relies on in the deployed code: one export per Lambda (handler `index.<Name>`),
 // and the meaning of the environment variables it sets.

@@ -1,5 +1,5 @@
 import { Stack } from 'aws-cdk-lib';
-import { ROLLING_UPGRADE_FUNCTION_NAMES, type RollingUpgradeFunctionName } from '../../lambdas/activities/rolling-upgrade/handlers';
+import { ROLLING_UPGRADE_FUNCTION_NAMES, type RollingUpgradeFunctionName } from '../../contracts';
 import { RollingUpgradeWorkflow } from '../../infra/constructs/rolling-upgrade-workflow';
 import { importedFunctions, testApp } from '../support/synth-stack';
 

@@ -1,11 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { WORKFLOW_FILES } from '../../engine/workflow-files';
-import { ENVIRONMENT } from '../../lambdas/entrypoints/environment';
-import { ROLLING_UPGRADE_FUNCTION_NAMES } from '../../lambdas/activities/rolling-upgrade/handlers';
-import { aslPlaceholders } from '../../infra/asl-substitutions';
+import { ASL_FILES, ENVIRONMENT, ROLLING_UPGRADE_FUNCTION_NAMES, aslPlaceholders } from '../../contracts';
 import { getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
 
-const asl = readFileSync(WORKFLOW_FILES.rollingUpgrade, 'utf8');
+const asl = readFileSync(ASL_FILES.rollingUpgrade, 'utf8');
 const STATE_MACHINE_NAME = 'BaremetalRollout-RollingUpgrade';
 
 /** The rolling-upgrade functions and state machine of the stack. */

@@ -1,8 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { createTableInput, TTL_ATTRIBUTE } from '../../adapters/dynamodb/table-design';
-import { ENVIRONMENT } from '../../lambdas/entrypoints/environment';
-import { GROUP_DEPLOYMENT_FUNCTION_NAMES } from '../../lambdas/activities/group-deployment/handlers';
-import { ROLLING_UPGRADE_FUNCTION_NAMES } from '../../lambdas/activities/rolling-upgrade/handlers';
+import { ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES } from '../../contracts';
 import { groupDeploymentSpecs } from './group-deployment.specs';
 import { rollingUpgradeSpecs } from './rolling-upgrade.specs';
 import { synthRolloutStack } from '../support/synth-stack';

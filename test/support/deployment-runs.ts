@@ -2,13 +2,22 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { InventoryNode } from '../../ports/site';
 import type { DeploymentPlan } from '../../core/group-deployment/deployment-plan';
-import {
-  applyPhaseResult,
-  nextDeploymentAction,
-  type PhaseAction,
-} from '../../core/group-deployment/deployment-run-step';
-import { startDeploymentRun, type DeploymentRunState } from '../../core/group-deployment/deployment-run-state';
-import type { DeploymentRunResult } from '../../core/group-deployment/deployment-run-result';
+import { applyPhaseResult, phaseNodes } from '../../core/group-deployment/deployment-run-step';
+import { groupRunState, startDeploymentRun, type DeploymentRunState } from '../../core/group-deployment/deployment-run-state';
+import { summarizeDeploymentRun, type DeploymentRunResult } from '../../core/group-deployment/deployment-run-result';
+import { groupsToStart } from '../../core/group-deployment/groups-to-start';
+import { phaseWork } from '../../core/group-deployment/node-batches';
+import { plannedGroup } from '../../core/group-deployment/deployment-plan';
+import type { DeploymentPhase } from '../../core/group-deployment/stages';
+
+/** One phase of one group as the workflow submits it: its nodes, split into batches by the group's concurrency. */
+export interface PhaseAction {
+  type: DeploymentPhase;
+  group: string;
+  nodes: string[];
+  batches: string[][];
+  maxConcurrency: number;
+}
 
 export const FIXTURES = path.join(__dirname, '..', '..', 'examples', 'strategies');
 
@@ -54,15 +63,24 @@ export interface RunLog {
   result: DeploymentRunResult;
 }
 
-/** Steps a run to its end the way a workflow would, recording each action. */
+/**
+ * Steps a run to its end with the core functions the workflow calls, one group at a time: Pick
+ * Ready Groups (groupsToStart), then per group prepare and, if it prepared, deploy (Plan Phase,
+ * Evaluate Phase), recording each phase.
+ */
 export function runToEnd(plan: DeploymentPlan, provisioner: Provisioner = (a) => a.nodes): RunLog {
   let state = startDeploymentRun(plan);
   const actions: PhaseAction[] = [];
   for (let step = 0; step < 1000; step++) {
-    const action = nextDeploymentAction(plan, state);
-    if (action.type === 'DONE') return { actions, state, result: action.result };
-    actions.push(action);
-    state = applyPhaseResult(plan, state, { group: action.group, phase: action.type, succeededNodes: provisioner(action) });
+    const [group] = groupsToStart(plan, state, 1);
+    if (group === undefined) return { actions, state, result: summarizeDeploymentRun(plan, state) };
+    for (const phase of ['PREPARE', 'DEPLOY'] as const) {
+      if (phase === 'DEPLOY' && groupRunState(state, group).stage !== 'PREPARED') break;
+      const nodes = phaseNodes(plan, state, group, phase);
+      const action: PhaseAction = { type: phase, group, nodes, ...phaseWork(nodes, plannedGroup(plan, group).concurrency) };
+      actions.push(action);
+      state = applyPhaseResult(plan, state, { group, phase, succeededNodes: provisioner(action) });
+    }
   }
   throw new Error('run did not finish');
 }

@@ -1,9 +1,8 @@
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
 import type { ExecutionOutcome } from '../../engine/local-step-functions';
 import { causeMessage } from '../../engine/execution-cause';
-import { startGroupDeployment } from '../../engine/run-group-deployment';
 import type { DeploymentRecord } from '../../ports/deployment-store';
-import { buildDeploymentReport, type DeploymentReport } from '../../cli/reports/deployment-report';
+import { buildDeploymentReport, type DeploymentReport } from '../../engine/reports/deployment-report';
 import { parseSiteDefinition, type SiteDefinition, type SiteDefinitionInput, type SiteState } from '../../simulator';
 import type { ProvisionNodeRun } from '../../simulator/models/provisioner';
 
@@ -57,17 +56,17 @@ export interface DeploymentNodeRun extends ProvisionNodeRun {
 
 /** Starts a group deployment and waits for its end; reads back the record, the report and the site. */
 export async function runDeployment(runtime: EmbeddedRuntime, input: unknown): Promise<FinishedDeployment> {
-  const run = startGroupDeployment(runtime, input);
+  const run = await runtime.run('groupDeployment', input);
   const outcome = await run.outcome;
-  const record = await runtime.deployments.getDeployment(run.deploymentId);
+  const record = await runtime.deployments.getDeployment(run.id);
   return {
-    deploymentId: run.deploymentId,
+    deploymentId: run.id,
     outcome,
     message: causeMessage(outcome),
     record,
     report: record && (await buildDeploymentReport(runtime.deployments, record)),
     site: runtime.simulator.state(),
-    runs: deploymentNodeRuns(runtime, run.deploymentId),
+    runs: deploymentNodeRuns(runtime, run.id),
   };
 }
 

@@ -1,7 +1,6 @@
 import { EmbeddedRuntime, type EmbeddedRuntimeOptions } from '../../engine/embedded-runtime';
-import { startRollingUpgrade } from '../../engine/run-rolling-upgrade';
 import type { ExecutionOutcome } from '../../engine/local-step-functions';
-import { buildSessionReport, type SessionReport } from '../../cli/reports/session-report';
+import type { SessionReport } from '../../engine/reports/session-report';
 
 /** Simulated time in tests: fast, with margins that real-time jitter cannot eat (10 ms real = 10 s simulated). */
 export const TEST_TIME_SCALE = 1000;
@@ -18,11 +17,11 @@ export interface FinishedRun {
 
 /** Runs a rolling upgrade to its end and reads the session back. */
 export async function runUpgrade(runtime: EmbeddedRuntime, request: unknown): Promise<FinishedRun> {
-  const run = startRollingUpgrade(runtime, request);
+  const run = await runtime.run('rollingUpgrade', request);
   const outcome = await run.outcome;
-  const session = await runtime.store.getSession(run.upgradeId);
-  if (!session) throw new Error(`no session after the run: ${outcome.status} ${outcome.error ?? ''} ${outcome.cause ?? ''}`);
-  return { upgradeId: run.upgradeId, outcome, report: await buildSessionReport(runtime.store, session) };
+  const found = await runtime.session(run.id);
+  if (found?.kind !== 'upgrade') throw new Error(`no session after the run: ${outcome.status} ${outcome.error ?? ''} ${outcome.cause ?? ''}`);
+  return { upgradeId: run.id, outcome, report: found.report };
 }
 
 /** Polls `probe` until it returns a value (bounded), for waiting on a session reaching a stage. */

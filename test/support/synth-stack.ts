@@ -3,7 +3,7 @@ import path from 'node:path';
 import { App, type Stack } from 'aws-cdk-lib';
 import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Template } from 'aws-cdk-lib/assertions';
-import { PROJECT_ROOT } from '../../infra/project-paths';
+import { PROJECT_ROOT } from '../../contracts';
 import { RolloutStack } from '../../infra/rollout-stack';
 
 /** The feature flags `cdk synth` runs with, so that the tests see the template that gets deployed. */

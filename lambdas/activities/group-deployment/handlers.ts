@@ -1,3 +1,4 @@
+import type { GroupDeploymentFunctionName } from '../../../contracts';
 import { idForExecution } from '../../../core/execution-id';
 import { createActivityLogger, stringField, withActivityMiddleware } from '../middleware';
 import type { GroupDeploymentDependencies } from './dependencies';
@@ -11,7 +12,7 @@ import { startDeployment } from './start-deployment';
 /** What one group-deployment function runs: an activity, given its event and the injected dependencies. */
 type ActivityBody = (event: never, deps: GroupDeploymentDependencies) => Promise<unknown>;
 
-/** The group-deployment functions, keyed by the name their ARN has in the workflows (`${<Key>FunctionArn}`). */
+/** The group-deployment functions, keyed by their names in contracts/ (`${<Key>FunctionArn}` in the workflows): one missing is a compile error. */
 const GROUP_DEPLOYMENT_ACTIVITIES = {
   StartDeployment: startDeployment,
   PickReadyGroups: pickReadyGroups,
@@ -21,10 +22,7 @@ const GROUP_DEPLOYMENT_ACTIVITIES = {
   EvaluatePhase: evaluatePhase,
   FailGroup: failGroup,
   FinishDeployment: finishDeployment,
-} satisfies Record<string, ActivityBody>;
-
-export type GroupDeploymentFunctionName = keyof typeof GROUP_DEPLOYMENT_ACTIVITIES;
-export const GROUP_DEPLOYMENT_FUNCTION_NAMES = Object.keys(GROUP_DEPLOYMENT_ACTIVITIES) as GroupDeploymentFunctionName[];
+} satisfies Record<GroupDeploymentFunctionName, ActivityBody>;
 
 export type GroupDeploymentHandler = (event: never, context: unknown) => Promise<unknown>;
 

@@ -19,7 +19,7 @@ export async function planPhase(event: PhaseRef, deps: GroupDeploymentDependenci
   const work = batchesOf(run, event.group, event.phase);
   const { settings } = run.record;
   const timeout = event.phase === 'PREPARE' ? settings.prepareTimeoutSeconds : settings.deployTimeoutSeconds;
-  const size = batchesPerPage(timeout, settings.pollIntervalSeconds, deps.settings.maxPollSeconds, deps.settings.batchesPerPage);
+  const size = batchesPerPage(timeout, { pollIntervalSeconds: settings.pollIntervalSeconds, maxPollSeconds: deps.settings.maxPollSeconds }, deps.settings.batchesPerPage);
   const pages: PhasePlan['pages'] = [];
   for (let first = 0; first < work.batches.length; first += size) {
     pages.push({ first, last: Math.min(first + size, work.batches.length) - 1 });

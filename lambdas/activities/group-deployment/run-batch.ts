@@ -1,3 +1,4 @@
+import { pollWaitSeconds } from '../../../core/group-deployment/poll-schedule';
 import type { GroupDeploymentDependencies } from './dependencies';
 import { loadRun } from './run-state';
 import { actionName, batchesOf, type PhaseRef } from './phase-batches';
@@ -10,7 +11,7 @@ export interface BatchProgress extends BatchRef {
   startedAt: number;
   polls: number;
   done: boolean;
-  /** Seconds until the next poll: doubles from the poll interval up to the cap, never past the timeout. */
+  /** Seconds until the next poll (the poll schedule of core/group-deployment). */
   waitSeconds: number;
 }
 
@@ -23,7 +24,7 @@ export async function startBatch(event: BatchRef, deps: GroupDeploymentDependenc
   if (nodes.length > 0) {
     await deps.provisioner.startAction({ name: actionName(ref, event.batch), action: event.phase === 'PREPARE' ? 'prepare' : 'deploy', nodes });
   }
-  return { ...ref, startedAt, polls: 0, done: nodes.length === 0, waitSeconds: run.record.settings.pollIntervalSeconds };
+  return { ...ref, startedAt, polls: 0, done: nodes.length === 0, waitSeconds: pollWaitSeconds(scheduleOf(run.record.settings, deps), 0) };
 }
 
 /**
@@ -52,7 +53,10 @@ export async function checkBatch(event: BatchProgress, deps: GroupDeploymentDepe
     });
     return { ...event, polls: event.polls + 1, done: true, waitSeconds: 0 };
   }
-  const backoff = Math.min(settings.pollIntervalSeconds * 2 ** (event.polls + 1), deps.settings.maxPollSeconds);
   const untilTimeout = Math.max(1, Math.ceil(timeoutSeconds - elapsedSeconds));
-  return { ...event, polls: event.polls + 1, done: false, waitSeconds: Math.max(1, Math.min(backoff, untilTimeout)) };
+  return { ...event, polls: event.polls + 1, done: false, waitSeconds: pollWaitSeconds(scheduleOf(settings, deps), event.polls + 1, untilTimeout) };
+}
+
+function scheduleOf(settings: { pollIntervalSeconds: number }, deps: GroupDeploymentDependencies) {
+  return { pollIntervalSeconds: settings.pollIntervalSeconds, maxPollSeconds: deps.settings.maxPollSeconds };
 }

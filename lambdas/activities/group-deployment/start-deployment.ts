@@ -1,11 +1,5 @@
 import { idForExecution } from '../../../core/execution-id';
-import {
-  defaultDeploymentStrategy,
-  deploymentStrategyForNodes,
-  parseDeploymentStrategy,
-  planDeployment,
-  startDeploymentRun,
-} from '../../../core/group-deployment';
+import { planDeployment, selectDeploymentStrategy, startDeploymentRun } from '../../../core/group-deployment';
 import { parseDeploymentRequest } from '../../../core/group-deployment/deployment-request';
 import type { GroupDeploymentDependencies } from './dependencies';
 
@@ -31,13 +25,7 @@ export async function startDeployment(event: StartDeploymentEvent, deps: GroupDe
   if (existing) return { deploymentId, maxParallelGroups: existing.settings.maxParallelGroups };
 
   const inventory = await deps.inventory.listNodes();
-  const strategy =
-    request.strategy !== undefined
-      ? parseDeploymentStrategy(request.strategy)
-      : request.nodes
-        ? deploymentStrategyForNodes(request.nodes, inventory)
-        : defaultDeploymentStrategy();
-  const plan = planDeployment(strategy, inventory);
+  const plan = planDeployment(selectDeploymentStrategy(request, inventory), inventory);
   const { strategy: _strategy, nodes: _nodes, ...settings } = request;
   await deps.store.createDeployment(
     {

@@ -1,4 +1,4 @@
-import { planDeployment, type DeploymentPlan } from '../../../core/group-deployment/deployment-plan';
+import { planDeployment, type DeploymentPlan, plannedGroup } from '../../../core/group-deployment/deployment-plan';
 import { summarizeDeploymentRun } from '../../../core/group-deployment/deployment-run-result';
 import {
   cascadeFailure,
@@ -7,7 +7,9 @@ import {
   startDeploymentRun,
   type DeploymentRunState,
 } from '../../../core/group-deployment/deployment-run-state';
-import { applyPhaseResult, nextDeploymentAction } from '../../../core/group-deployment/deployment-run-step';
+import { applyPhaseResult, phaseNodes } from '../../../core/group-deployment/deployment-run-step';
+import { groupsToStart } from '../../../core/group-deployment/groups-to-start';
+import { phaseWork } from '../../../core/group-deployment/node-batches';
 import {
   DeploymentRunNotFinishedError,
   IllegalStageTransitionError,
@@ -231,8 +233,7 @@ describe('phases of one group', () => {
     let state = startDeploymentRun(plan);
     state = applyPhaseResult(plan, state, { group: 'g', phase: 'PREPARE', succeededNodes: ['n1', 'n2', 'n3'] });
     expect(state.nodes).toEqual({ n1: 'PREPARED', n2: 'PREPARED', n3: 'PREPARED', n4: 'FAILED', n5: 'FAILED' });
-    const action = nextDeploymentAction(plan, state);
-    expect(action).toMatchObject({ type: 'DEPLOY', group: 'g', nodes: ['n1', 'n2', 'n3'] });
+    expect(phaseNodes(plan, state, 'g', 'DEPLOY')).toEqual(['n1', 'n2', 'n3']);
   });
 
   it('skips deploy for a group that misses its criteria when preparing', () => {
@@ -242,7 +243,7 @@ describe('phases of one group', () => {
       stage: 'FAILED',
       failures: [{ criteria: 'percent_successful_nodes', needed: 80, actual: 60 }],
     });
-    expect(nextDeploymentAction(plan, state).type).toBe('DONE');
+    expect(groupsToStart(plan, state, 1)).toEqual([]);
   });
 
   it('ignores reported successes for nodes it did not submit', () => {
@@ -252,11 +253,9 @@ describe('phases of one group', () => {
   });
 
   it('batches by the group strategy', () => {
-    expect(nextDeploymentAction(single({ strategy: { type: 'one_by_one' } }), startDeploymentRun(single()))).toMatchObject({
-      batches: [['n1'], ['n2'], ['n3'], ['n4'], ['n5']],
-    });
-    const plan = single({ strategy: { type: 'parallel', amount: 2 } });
-    expect(nextDeploymentAction(plan, startDeploymentRun(plan))).toMatchObject({ batches: [['n1'], ['n2'], ['n3'], ['n4'], ['n5']], maxConcurrency: 2 });
+    const work = (plan: DeploymentPlan) => phaseWork(phaseNodes(plan, startDeploymentRun(plan), 'g', 'PREPARE'), plannedGroup(plan, 'g').concurrency);
+    expect(work(single({ strategy: { type: 'one_by_one' } }))).toMatchObject({ batches: [['n1'], ['n2'], ['n3'], ['n4'], ['n5']] });
+    expect(work(single({ strategy: { type: 'parallel', amount: 2 } }))).toMatchObject({ batches: [['n1'], ['n2'], ['n3'], ['n4'], ['n5']], maxConcurrency: 2 });
   });
 
   it('does not change the state it is given', () => {

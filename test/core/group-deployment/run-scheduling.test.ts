@@ -1,5 +1,8 @@
 import { applyPhaseResult, groupsToStart, parseDeploymentStrategy, planDeployment, startDeploymentRun } from '../../../core/group-deployment';
-import { batchesPerPage, maxPolls, PAGE_HISTORY_BUDGET } from '../../../core/group-deployment/batch-pages';
+import { batchesPerPage, pageHistoryEvents, PAGE_HISTORY_BUDGET } from '../../../core/group-deployment/batch-pages';
+import { maxPolls, pollWaitSeconds } from '../../../core/group-deployment/poll-schedule';
+
+const SCHEDULE = { pollIntervalSeconds: 30, maxPollSeconds: 600 };
 import type { InventoryNode } from '../../../ports/site';
 
 const node = (name: string): InventoryNode => ({ name, nid: 0, role: 'Compute', tags: [], labels: {} });
@@ -35,15 +38,22 @@ describe('groupsToStart', () => {
 
 describe('batchesPerPage', () => {
   it('counts the polls of doubling waits up to the cap', () => {
-    expect(maxPolls(100, 30, 600)).toBe(3); // 30 + 60 + 120
-    expect(maxPolls(3600, 30, 600)).toBe(10); // 30..480 (930 s), then 600 s polls until 3600 s
+    expect(maxPolls(100, SCHEDULE)).toBe(3); // 30 + 60 + 10 (the last wait ends at the timeout)
+    expect(maxPolls(3600, SCHEDULE)).toBe(10); // 30..480 (930 s), then 600 s polls until 3600 s
+  });
+  it('waits the poll interval first, then doubles up to the cap, never past the timeout, at least a second', () => {
+    expect([0, 1, 2, 3, 4, 5, 6].map((wait) => pollWaitSeconds(SCHEDULE, wait))).toEqual([30, 60, 120, 240, 480, 600, 600]);
+    expect(pollWaitSeconds(SCHEDULE, 3, 100)).toBe(100);
+    expect(pollWaitSeconds(SCHEDULE, 3, 0)).toBe(1);
+    // A poll interval above the cap is kept for the first wait, as asked.
+    expect(pollWaitSeconds({ pollIntervalSeconds: 3600, maxPollSeconds: 600 }, 0)).toBe(3600);
   });
   it.each([1800, 3600, 14_400, 86_400, 604_800])('keeps a page of a %i s timeout inside the history budget', (timeout) => {
-    const size = batchesPerPage(timeout, 30, 600, 100);
+    const size = batchesPerPage(timeout, SCHEDULE, 100);
     expect(size).toBeGreaterThanOrEqual(1);
-    expect(8 + size * (11 + 9 * maxPolls(timeout, 30, 600))).toBeLessThanOrEqual(PAGE_HISTORY_BUDGET);
+    expect(pageHistoryEvents(size, maxPolls(timeout, SCHEDULE))).toBeLessThanOrEqual(PAGE_HISTORY_BUDGET);
   });
   it('uses the configured page size when timeouts are short', () => {
-    expect(batchesPerPage(1800, 30, 600, 100)).toBe(100);
+    expect(batchesPerPage(1800, SCHEDULE, 100)).toBe(100);
   });
 });

@@ -1,5 +1,4 @@
-import { startGroupDeployment } from '../../../engine/run-group-deployment';
-import { buildDeploymentReport } from '../../../cli/reports/deployment-report';
+import { buildDeploymentReport } from '../../../engine/reports/deployment-report';
 import { eventually, startTestRuntime } from '../../support/embedded';
 import { deploymentSite, groupOf, namedNodes, namesOf, QUICK_POLL } from '../../support/deployment-sites';
 
@@ -14,12 +13,12 @@ describe('the stored deployment is readable while it runs', () => {
         // One node at a time: the late group stays PREPARED for three deploys.
         groupOf('late', namesOf(late), { depends_on: ['early'], strategy: { type: 'one_by_one' } }),
       ];
-      const run = startGroupDeployment(runtime, { strategy: { groups }, ...QUICK_POLL });
+      const run = await runtime.run('groupDeployment', { strategy: { groups }, ...QUICK_POLL });
       let ended = false;
       void run.outcome.then(() => (ended = true));
 
       const first = await eventually(async () => {
-        const record = await runtime.deployments.getDeployment(run.deploymentId);
+        const record = await runtime.deployments.getDeployment(run.id);
         return record && record.state.groups['early']?.stage !== 'NOT_STARTED' ? record : undefined;
       }, 'the early group to move');
       expect(first.status).toBe('RUNNING');
@@ -28,7 +27,7 @@ describe('the stored deployment is readable while it runs', () => {
       expect(first.state.groups['late']!.stage).toBe('NOT_STARTED');
 
       const midway = await eventually(async () => {
-        const record = await runtime.deployments.getDeployment(run.deploymentId);
+        const record = await runtime.deployments.getDeployment(run.id);
         return record?.state.groups['late']?.stage === 'PREPARED' ? record : undefined;
       }, 'the late group to be prepared');
       expect(ended).toBe(false);
@@ -42,11 +41,11 @@ describe('the stored deployment is readable while it runs', () => {
       const site = runtime.simulator.state();
       expect(namesOf(late).map((n) => site.nodes[n]!.prepareCount)).toEqual([1, 1, 1]);
       expect(namesOf(late).map((n) => site.nodes[n]!.deployCount).filter((c) => c === 1).length).toBeLessThan(3);
-      expect((await runtime.deployments.listDeployments()).map((d) => d.deploymentId)).toContain(run.deploymentId);
+      expect((await runtime.deployments.listDeployments()).map((d) => d.deploymentId)).toContain(run.id);
 
       const outcome = await run.outcome;
       expect(outcome.status).toBe('SUCCEEDED');
-      const final = await runtime.deployments.getDeployment(run.deploymentId);
+      const final = await runtime.deployments.getDeployment(run.id);
       expect(final!.status).toBe('SUCCEEDED');
       expect(final!.state.groups['late']!.stage).toBe('DEPLOYED');
     } finally {
@@ -57,10 +56,10 @@ describe('the stored deployment is readable while it runs', () => {
   it('a failed deployment is recorded FAILED at its end', async () => {
     const runtime = await startTestRuntime({ site: deploymentSite([{ name: 'x', faults: { prepare: 'fail' } }]) });
     try {
-      const run = startGroupDeployment(runtime, QUICK_POLL);
+      const run = await runtime.run('groupDeployment', QUICK_POLL);
       const outcome = await run.outcome;
       expect(outcome.error).toBe('CriticalGroupFailed');
-      const record = await runtime.deployments.getDeployment(run.deploymentId);
+      const record = await runtime.deployments.getDeployment(run.id);
       expect(record!.status).toBe('FAILED');
       expect((await buildDeploymentReport(runtime.deployments, record!)).status).toBe('FAILED');
     } finally {

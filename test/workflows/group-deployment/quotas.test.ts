@@ -4,44 +4,26 @@ import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from
 import { planPhase } from '../../../lambdas/activities/group-deployment/plan-phase';
 import { startDeployment } from '../../../lambdas/activities/group-deployment/start-deployment';
 import type { ExecutionFigures } from '../../../engine/local-step-functions';
-import { WORKFLOW_FILES } from '../../../engine/workflow-files';
+import { ASL_FILES } from '../../../contracts';
+import { HISTORY_EVENTS } from '../../../core/history-events';
+import { pageHistoryEvents } from '../../../core/group-deployment/batch-pages';
+import { maxPolls } from '../../../core/group-deployment/poll-schedule';
 import { startTestRuntime } from '../../support/embedded';
 import { deploymentSite, groupOf, namedNodes, namesOf, QUICK_POLL, runDeployment } from '../../support/deployment-sites';
 
-/**
- * History events per execution, derived from the workflow files with AWS's accounting
- * (engine/history-events.ts): a Task state writes 5 events (Entered, Scheduled, Started,
- * Succeeded, Exited), a Pass, Choice, Wait or Succeed state 2, a Map state 4 plus 2 per iteration,
- * the execution 2 (Started, Succeeded). No retries are expected here (each would add 3).
- */
-const TASK = 5;
-const SIMPLE = 2;
-const MAP = 4;
-const ITERATION = 2;
-const EXECUTION = 2;
+/** History events per execution, with AWS's accounting (core/history-events.ts). No retries are expected here. */
+const { task: TASK, simpleState: SIMPLE, mapState: MAP, mapIteration: ITERATION, execution: EXECUTION } = HISTORY_EVENTS;
 
 type Asl = { States: Record<string, { Type: string; ItemProcessor?: Asl }> };
 const readAsl = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Asl;
 const statesOf = (asl: Asl) => Object.fromEntries(Object.entries(asl.States).map(([name, state]) => [name, state.Type]));
 
-/**
- * The check schedule of one batch (Wait For Batch ← waitSeconds of Start/Check Batch): the poll
- * interval, doubling, capped at maxPollSeconds and at the time left until the phase timeout.
- * Returns how many Check Batch calls a batch makes at most: the last one comes at the timeout.
- */
-function maxChecks(pollIntervalSeconds: number, timeoutSeconds: number, maxPollSeconds: number): number {
-  let elapsed = pollIntervalSeconds;
-  let checks = 1;
-  while (elapsed < timeoutSeconds) {
-    elapsed += Math.max(1, Math.min(pollIntervalSeconds * 2 ** checks, maxPollSeconds, timeoutSeconds - elapsed));
-    checks++;
-  }
-  return checks;
-}
+/** The most Check Batch calls of one batch: the poll schedule of core/group-deployment, the last one at the timeout. */
+const maxChecks = (pollIntervalSeconds: number, timeoutSeconds: number, maxPollSeconds: number) =>
+  maxPolls(timeoutSeconds, { pollIntervalSeconds, maxPollSeconds });
 
-/** run-node-batches: List Batches (Pass), Run Batches (Map); per batch Start Batch, Batch Finished, per check Wait + Check + Choice, Batch Done. */
-const pageBound = (batches: number, checks: number) =>
-  EXECUTION + SIMPLE + MAP + batches * (ITERATION + TASK + SIMPLE + checks * (SIMPLE + TASK + SIMPLE) + SIMPLE);
+/** run-node-batches: the page's events as the pages are sized by them (core/group-deployment/batch-pages.ts). */
+const pageBound = pageHistoryEvents;
 
 /** deploy-group, per phase: Prepare/Deploy (Pass), Plan Phase, Phase Due, Run Batch Pages (Map of page Tasks), Evaluate Phase, Next Phase; then Group Done. */
 const groupBound = (pagesPerPhase: number) =>
@@ -52,7 +34,7 @@ const parentBound = EXECUTION + TASK + (TASK + SIMPLE + MAP + ITERATION + TASK) 
 
 describe('Step Functions quotas', () => {
   it('the workflows have the states the bounds count', () => {
-    const batches = readAsl(WORKFLOW_FILES.runNodeBatches);
+    const batches = readAsl(ASL_FILES.runNodeBatches);
     expect(statesOf(batches)).toEqual({ 'List Batches': 'Pass', 'Run Batches': 'Map' });
     expect(statesOf(batches.States['Run Batches']!.ItemProcessor!)).toEqual({
       'Start Batch': 'Task',
@@ -61,7 +43,7 @@ describe('Step Functions quotas', () => {
       'Check Batch': 'Task',
       'Batch Done': 'Succeed',
     });
-    const group = readAsl(WORKFLOW_FILES.deployGroup);
+    const group = readAsl(ASL_FILES.deployGroup);
     expect(statesOf(group)).toEqual({
       Prepare: 'Pass',
       'Plan Phase': 'Task',
@@ -105,7 +87,7 @@ describe('Step Functions quotas', () => {
       const byMachine = (name: string) => runtime.engine.executions.filter((figures) => machine(figures) === name);
       const pages = byMachine('RunNodeBatches');
       const groups = byMachine('DeployGroup');
-      const parents = byMachine('group-deployment');
+      const parents = byMachine('GroupDeployment');
 
       // ceil(23 / 5) = 5 pages per phase, one child execution each.
       expect(pages).toHaveLength(10);

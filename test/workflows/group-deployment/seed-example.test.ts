@@ -2,8 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { startGroupDeployment } from '../../../engine/run-group-deployment';
-import { buildDeploymentReport } from '../../../cli/reports/deployment-report';
+import { buildDeploymentReport } from '../../../engine/reports/deployment-report';
 import { loadSiteFile } from '../../../simulator';
 import { startTestRuntime } from '../../support/embedded';
 
@@ -13,9 +12,9 @@ const strategyOf = async () => parse(await readFile(path.join(examples, 'strateg
 async function deploy(siteFile: string) {
   const runtime: EmbeddedRuntime = await startTestRuntime({ site: await loadSiteFile(path.join(examples, 'sites', siteFile)) });
   try {
-    const run = startGroupDeployment(runtime, { strategy: await strategyOf(), pollIntervalSeconds: 10 });
+    const run = await runtime.run('groupDeployment', { strategy: await strategyOf(), pollIntervalSeconds: 10 });
     const outcome = await run.outcome;
-    const record = await runtime.deployments.getDeployment(run.deploymentId);
+    const record = await runtime.deployments.getDeployment(run.id);
     return { outcome, report: await buildDeploymentReport(runtime.deployments, record!), site: runtime.simulator.state() };
   } finally {
     await runtime.close();

@@ -1,5 +1,4 @@
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { startRollingUpgrade } from '../../../engine/run-rolling-upgrade';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, startTestRuntime } from '../../support/embedded';
 
@@ -18,16 +17,16 @@ describe("an admin's drain on a node of the upgrade", () => {
           i === 0 ? { wlm: { state: 'DRAINED', reason: 'bad dimm' } } : i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 50_000 } } : {},
       }),
     });
-    const run = startRollingUpgrade(runtime, upgradeRequest());
+    const run = await runtime.run('rollingUpgrade', upgradeRequest());
     await eventually(async () => {
-      const session = await runtime!.store.getSession(run.upgradeId);
+      const session = await runtime!.store.getSession(run.id);
       return session?.progress.stage === 'QUIESCING' ? session : undefined;
     }, 'step 0 to quiesce');
     const drained = runtime.simulator.state().nodes;
     expect(drained[nodeName(0)]).toMatchObject({ wlmState: 'DRAINED', wlmReason: 'bad dimm', drainCount: 0 });
     expect(drained[nodeName(1)]).toMatchObject({ wlmReason: 'rolling-upgrade', drainCount: 1 });
 
-    await runtime.store.requestCancel(run.upgradeId);
+    await runtime.store.requestCancel(run.id);
     await run.outcome;
 
     const site = runtime.simulator.state();
@@ -37,13 +36,13 @@ describe("an admin's drain on a node of the upgrade", () => {
 
   it('stays after the node is upgraded: only our drain is lifted when a node returns', async () => {
     runtime = await startTestRuntime({ site: buildSite(3, { node: (i) => (i === 0 ? { wlm: { state: 'DRAINED', reason: 'bad dimm' } } : {}) }) });
-    const run = startRollingUpgrade(runtime, upgradeRequest());
+    const run = await runtime.run('rollingUpgrade', upgradeRequest());
     await run.outcome;
 
     const site = runtime.simulator.state();
     expect(site.nodes[nodeName(0)]).toMatchObject({ bootCount: 1, wlmState: 'DRAINED', wlmReason: 'bad dimm', resumeCount: 0 });
     expect(site.nodes[nodeName(1)]).toMatchObject({ bootCount: 1, wlmState: 'IDLE', resumeCount: 1 });
-    const nodes = await runtime.store.listNodes(run.upgradeId);
+    const nodes = await runtime.store.listNodes(run.id);
     expect(nodes.map((n) => n.status)).toEqual(['UPGRADED', 'UPGRADED', 'UPGRADED']);
   });
 });

@@ -1,6 +1,5 @@
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { startRollingUpgrade } from '../../../engine/run-rolling-upgrade';
-import { buildSessionReport } from '../../../cli/reports/session-report';
+import { buildSessionReport } from '../../../engine/reports/session-report';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, startTestRuntime } from '../../support/embedded';
 
@@ -21,15 +20,15 @@ describe('cancelling a running rolling upgrade (CRUS deletion rules)', () => {
   it('before booting in step 0: resumes the step nodes and fails nothing', async () => {
     // A long job keeps step 0 in QUIESCING.
     runtime = await startTestRuntime({ site: buildSite(6, { node: (i) => (i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 50_000 } } : {}) }) });
-    const run = startRollingUpgrade(runtime, upgradeRequest());
-    await waitForStage(runtime, run.upgradeId, 0, 'QUIESCING');
+    const run = await runtime.run('rollingUpgrade', upgradeRequest());
+    await waitForStage(runtime, run.id, 0, 'QUIESCING');
     expect(runtime.simulator.state().nodes[nodeName(0)]!.wlmState).toBe('DRAINED');
 
-    await runtime.store.requestCancel(run.upgradeId);
+    await runtime.store.requestCancel(run.id);
     const outcome = await run.outcome;
 
     expect(outcome.status).toBe('SUCCEEDED');
-    const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.upgradeId))!);
+    const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.id))!);
     expect(report.state).toBe('DELETED');
     expect(report.completed).toBe(false);
     expect(report.counts).toMatchObject({ FAILED: 0, UPGRADED: 0, NOT_STARTED: 6 });
@@ -45,13 +44,13 @@ describe('cancelling a running rolling upgrade (CRUS deletion rules)', () => {
   it('after booting: fails every node from the current step on that has not completed', async () => {
     // Step 1's boot hangs, so the session sits in BOOTING at step 1.
     runtime = await startTestRuntime({ site: buildSite(6, { node: (i) => (i === 2 ? { faults: { boot: 'hang' } } : {}) }) });
-    const run = startRollingUpgrade(runtime, upgradeRequest({ bootTimeoutSeconds: 100_000 }));
-    await waitForStage(runtime, run.upgradeId, 1, 'BOOTING');
+    const run = await runtime.run('rollingUpgrade', upgradeRequest({ bootTimeoutSeconds: 100_000 }));
+    await waitForStage(runtime, run.id, 1, 'BOOTING');
 
-    await runtime.store.requestCancel(run.upgradeId);
+    await runtime.store.requestCancel(run.id);
     await run.outcome;
 
-    const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.upgradeId))!);
+    const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.id))!);
     expect(report.state).toBe('DELETED');
     expect(report.nodes[nodeName(0)]!.status).toBe('UPGRADED');
     expect(report.nodes[nodeName(1)]!.status).toBe('UPGRADED');
@@ -67,21 +66,21 @@ describe('cancelling a running rolling upgrade (CRUS deletion rules)', () => {
 
   it('at a later step before booting: fails the remaining nodes too (CRUS rule for step > 0)', async () => {
     runtime = await startTestRuntime({ site: buildSite(6, { node: (i) => (i === 3 ? { wlm: { state: 'ALLOCATED', busySeconds: 50_000 } } : {}) }) });
-    const run = startRollingUpgrade(runtime, upgradeRequest());
-    await waitForStage(runtime, run.upgradeId, 1, 'QUIESCING');
+    const run = await runtime.run('rollingUpgrade', upgradeRequest());
+    await waitForStage(runtime, run.id, 1, 'QUIESCING');
 
-    await runtime.store.requestCancel(run.upgradeId);
+    await runtime.store.requestCancel(run.id);
     await run.outcome;
 
-    const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.upgradeId))!);
+    const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.id))!);
     expect(report.counts).toMatchObject({ UPGRADED: 2, FAILED: 4 });
     expect(runtime.simulator.state().nodes[nodeName(3)]!.killedJobs).toBe(0);
   });
 
   it('refuses to cancel a session that has already completed', async () => {
     runtime = await startTestRuntime({ site: buildSite(2) });
-    const run = startRollingUpgrade(runtime, upgradeRequest());
+    const run = await runtime.run('rollingUpgrade', upgradeRequest());
     await run.outcome;
-    await expect(runtime.store.requestCancel(run.upgradeId)).rejects.toMatchObject({ name: 'SessionNotCancellableError' });
+    await expect(runtime.store.requestCancel(run.id)).rejects.toMatchObject({ name: 'SessionNotCancellableError' });
   });
 });

@@ -1,6 +1,5 @@
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
 import { causeMessage } from '../../../engine/execution-cause';
-import { startRollingUpgrade } from '../../../engine/run-rolling-upgrade';
 import { buildSite, upgradeRequest } from '../../support/sites';
 import { startTestRuntime } from '../../support/embedded';
 
@@ -24,13 +23,13 @@ describe('invalid rolling-upgrade requests (CRUS 422 cases) fail at once, naming
     ['a timeout of zero', upgradeRequest({ bootTimeoutSeconds: 0 }), /bootTimeoutSeconds/],
   ])('rejects %s', async (_case, request, expected) => {
     const before = runtime.simulator.state();
-    const run = startRollingUpgrade(runtime, request);
+    const run = await runtime.run('rollingUpgrade', request);
     const outcome = await run.outcome;
 
     expect(outcome.status).toBe('FAILED');
     expect(outcome.error).toBe('InvalidInputError');
     expect(causeMessage(outcome)).toMatch(expected);
-    expect(await runtime.store.getSession(run.upgradeId)).toBeUndefined();
+    expect(await runtime.store.getSession(run.id)).toBeUndefined();
     expect(runtime.simulator.state().nodes).toEqual(before.nodes);
   });
 });

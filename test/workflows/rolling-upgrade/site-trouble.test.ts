@@ -1,5 +1,4 @@
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { startRollingUpgrade } from '../../../engine/run-rolling-upgrade';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';
 
@@ -12,9 +11,9 @@ describe('rolling upgrade when the site is in trouble', () => {
 
   it('posts a message for a missing group and goes on once the group exists', async () => {
     runtime = await startTestRuntime({ site: buildSite(4, { groups: { compute: [0, 1, 2, 3].map(nodeName), upgrading: [] } }) });
-    const run = startRollingUpgrade(runtime, upgradeRequest());
+    const run = await runtime.run('rollingUpgrade', upgradeRequest());
     const message = await eventually(async () => {
-      const messages = await runtime!.store.listMessages(run.upgradeId);
+      const messages = await runtime!.store.listMessages(run.id);
       return messages.find((m) => m.includes("failed to obtain Node Group named 'failed'"));
     }, 'the missing-group message');
     expect(message).toBe("Processing step 0 in stage STARTING failed - failed to obtain Node Group named 'failed'");
@@ -30,7 +29,7 @@ describe('rolling upgrade when the site is in trouble', () => {
     const outcome = await run.outcome;
 
     expect(outcome.status).toBe('SUCCEEDED');
-    const session = await runtime.store.getSession(run.upgradeId);
+    const session = await runtime.store.getSession(run.id);
     expect(session).toMatchObject({ state: 'READY', completed: true });
   });
 
@@ -63,8 +62,11 @@ describe('rolling upgrade when the site is in trouble', () => {
       }),
     });
     const common = { upgradeStepSize: 3 };
-    const runA = startRollingUpgrade(runtime, upgradeRequest({ ...common, startingLabel: 'a', upgradingLabel: 'upA', failedLabel: 'failA' }));
-    const runB = startRollingUpgrade(runtime, upgradeRequest({ ...common, startingLabel: 'b', upgradingLabel: 'upB', failedLabel: 'failB' }));
+    // Both started in the same tick.
+    const [runA, runB] = await Promise.all([
+      runtime.run('rollingUpgrade', upgradeRequest({ ...common, startingLabel: 'a', upgradingLabel: 'upA', failedLabel: 'failA' })),
+      runtime.run('rollingUpgrade', upgradeRequest({ ...common, startingLabel: 'b', upgradingLabel: 'upB', failedLabel: 'failB' })),
+    ]);
     const [outA, outB] = await Promise.all([runA.outcome, runB.outcome]);
 
     expect([outA.status, outB.status]).toEqual(['SUCCEEDED', 'SUCCEEDED']);
@@ -72,10 +74,10 @@ describe('rolling upgrade when the site is in trouble', () => {
     expect(site.violations).toEqual([]);
     for (const name of [3, 4, 5].map(nodeName)) expect(site.nodes[name]!.bootCount).toBe(2);
     for (const name of [0, 1, 2, 6, 7, 8].map(nodeName)) expect(site.nodes[name]!.bootCount).toBe(1);
-    const [nodesA, nodesB] = await Promise.all([runtime.store.listNodes(runA.upgradeId), runtime.store.listNodes(runB.upgradeId)]);
+    const [nodesA, nodesB] = await Promise.all([runtime.store.listNodes(runA.id), runtime.store.listNodes(runB.id)]);
     expect(nodesA.every((n) => n.status === 'UPGRADED')).toBe(true);
     expect(nodesB.every((n) => n.status === 'UPGRADED')).toBe(true);
-    const messages = [...(await runtime.store.listMessages(runA.upgradeId)), ...(await runtime.store.listMessages(runB.upgradeId))];
+    const messages = [...(await runtime.store.listMessages(runA.id)), ...(await runtime.store.listMessages(runB.id))];
     // The wait happened, and was reported once rather than at every poll.
     expect(messages.filter((m) => m.includes('waits for nodes locked by session'))).toHaveLength(1);
     expect((await runtime.store.getLockOwners([...a, ...b])).size).toBe(0);

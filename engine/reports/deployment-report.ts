@@ -1,6 +1,5 @@
 import { groupRunState, nodeRunStage, plannedGroup, type CriterionFailure, type DeploymentStage } from '../../core/group-deployment';
-import type { DeploymentRecord, DeploymentStatus } from '../../ports/deployment-store';
-import type { DeploymentStore } from '../../ports/deployment-store';
+import type { DeploymentRecord, DeploymentStatus, DeploymentStore } from '../../ports/deployment-store';
 
 export interface GroupReport {
   stage: DeploymentStage;

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { claimDataDir, claimDataDirWaiting, findLiveRuntime } from '../../engine/runtime-registry';
+import { claimDataDir, claimDataDirWaiting, findLiveRuntime } from '../../engine/data-dir';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'rollout-registry-'));
 

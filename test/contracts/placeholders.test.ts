@@ -1,4 +1,4 @@
-import { aslPlaceholders, aslSubstitutions } from '../../infra/asl-substitutions';
+import { aslPlaceholders, aslSubstitutions } from '../../contracts';
 
 const definition = JSON.stringify({
   States: {

@@ -1,8 +1,7 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DataDirInUseError } from './errors';
-
-export { DataDirInUseError } from './errors';
+import { startLocalDynamoDb, connectDynamoDb, type LocalDynamoDb } from './local-dynamodb';
 
 /**
  * One process at a time owns a data directory: an on-disk LevelDB opens in one process only, and
@@ -100,5 +99,71 @@ function isAlive(pid: number): boolean {
     return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The DynamoDB of a data directory (or of memory, without one), as this process reaches it. */
+export interface OpenedDataDir {
+  dynamoDb: LocalDynamoDb;
+  /** Whether a process that runs workflows holds the directory: this one, or the live owner reached. */
+  runsWorkflows: boolean;
+  /** Closes the clients; an owner also stops the database and then lets go of the directory. */
+  close(): Promise<void>;
+}
+
+export interface OpenDataDirOptions {
+  /** Without it, an in-memory database only this process sees. */
+  dataDir?: string;
+  /**
+   * True for a process that runs workflows: it must own the directory, waiting up to `waitMs` for
+   * another owner to let go. False (a `rollout session` command): reach the live owner's endpoint,
+   * or own the directory for the command's duration if nobody does.
+   */
+  runsWorkflows: boolean;
+  waitMs?: number;
+}
+
+/** How long a run waits for another process (a `rollout session` command, say) to let go of its data directory. */
+const DEFAULT_WAIT_MS = 30_000;
+
+/**
+ * Opens a data directory in the one way the rules allow: a LevelDB opens in one process only, so
+ * the directory is claimed (runtime.json, exclusively) before the database opens, the endpoint is
+ * announced once it serves, and other processes reach it through that endpoint.
+ */
+export async function openDataDir(options: OpenDataDirOptions): Promise<OpenedDataDir> {
+  const { dataDir } = options;
+  if (!dataDir) {
+    const dynamoDb = await startLocalDynamoDb();
+    return { dynamoDb, runsWorkflows: options.runsWorkflows, close: () => dynamoDb.close() };
+  }
+  const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
+  for (;;) {
+    if (!options.runsWorkflows) {
+      const owner = await findLiveRuntime(dataDir, waitMs);
+      if (owner?.dynamoDbEndpoint && owner.tableName) {
+        const dynamoDb = connectDynamoDb({ endpoint: owner.dynamoDbEndpoint, tableName: owner.tableName });
+        return { dynamoDb, runsWorkflows: owner.runsWorkflows === true, close: () => dynamoDb.close() };
+      }
+    }
+    const claim = options.runsWorkflows ? await claimDataDirWaiting(dataDir, waitMs) : await claimDataDir(dataDir);
+    if (!claim) continue; // someone claimed it in between: reach them instead
+    let dynamoDb: LocalDynamoDb;
+    try {
+      dynamoDb = await startLocalDynamoDb({ dataDir });
+    } catch (err) {
+      await claim.release();
+      throw err;
+    }
+    await claim.announce(dynamoDb.endpoint, dynamoDb.tableName, options.runsWorkflows);
+    return {
+      dynamoDb,
+      runsWorkflows: options.runsWorkflows,
+      async close() {
+        await dynamoDb.close();
+        // Only once the database is closed may another process open it.
+        await claim.release();
+      },
+    };
   }
 }

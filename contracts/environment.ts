@@ -1,0 +1,14 @@
+/** Environment variables the deployed functions read; the CDK stack sets them. */
+export const ENVIRONMENT = {
+  tableName: 'TABLE_NAME',
+  workloadManagerUrl: 'WORKLOAD_MANAGER_URL',
+  slurmApiVersion: 'SLURM_API_VERSION',
+  slurmUserName: 'SLURM_USER_NAME',
+  slurmToken: 'SLURM_TOKEN',
+  bootServiceUrl: 'BOOT_SERVICE_URL',
+  inventoryUrl: 'INVENTORY_URL',
+  provisionerUrl: 'PROVISIONER_URL',
+  /** Bearer token for BOS, HSM and the provisioner; empty or unset: requests go without one. */
+  siteApiToken: 'SITE_API_TOKEN',
+  iterationsPerExecution: 'ITERATIONS_PER_EXECUTION',
+} as const;

@@ -1,0 +1,81 @@
+import type { WorkflowName } from '../contracts';
+import type { DeploymentStage } from '../core/group-deployment';
+import type { SessionState, Stage, UpgradeSession } from '../core/rolling-upgrade/session';
+import type { DeploymentRecord, DeploymentStatus } from '../ports/deployment-store';
+import type { SiteState } from '../simulator';
+import type { DeploymentReport } from './reports/deployment-report';
+import type { SessionReport } from './reports/session-report';
+
+export type { WorkflowName } from '../contracts';
+
+/**
+ * The engine facade: what the CLI (and `rollout serve`, and the tests) ask of a control plane.
+ * Today one implementation, the embedded runtime (EmbeddedRuntime; StoreSessions for a process that
+ * only reads a data directory). A client of the Step Functions and DynamoDB APIs (an endpoint, a
+ * deployed stack) implements the same two interfaces: run = StartExecution, the reads = the
+ * store's DynamoDB reads, cancel = the store's cancel request that the workflow picks up.
+ */
+export interface RolloutSessions {
+  /** Upgrades and deployments, newest first. */
+  sessions(): Promise<SessionListing[]>;
+  /** One session's report, or undefined for an id no session or deployment has. */
+  session(id: string): Promise<SessionView | undefined>;
+  /**
+   * Cancel an upgrade the CRUS way: UPDATING -> DELETING, and the workflow applies the deletion
+   * rules. Throws SessionNotFoundError, SessionNotCancellableError, or CancelNotSupportedError for
+   * a deployment.
+   */
+  cancel(id: string): Promise<CancelResult>;
+  /** A cheap progress read for a display polling every quarter second; undefined until the session exists. */
+  progress(id: string): Promise<SessionProgress | undefined>;
+  close(): Promise<void>;
+}
+
+export interface RolloutRuntime extends RolloutSessions {
+  /** Starts a workflow with `input` exactly as the console would take it. */
+  run(workflow: WorkflowName, input: unknown): Promise<StartedRun>;
+  /** The simulated site's state; undefined for a real site. */
+  siteState(): SiteState | undefined;
+  /** The site's clock in ms (simulated time on a simulated site). */
+  now(): number;
+}
+
+export type SessionKind = 'upgrade' | 'deployment';
+
+/** How an execution (the last of its continue-as-new chain) ended. */
+export interface RunOutcome {
+  executionArn: string;
+  status: 'SUCCEEDED' | 'FAILED' | 'ABORTED';
+  output?: unknown;
+  /** The Fail state's Error: a typed error's name (InvalidInputError, CriticalGroupFailed, ...). */
+  error?: string;
+  cause?: string;
+}
+
+export interface StartedRun<Outcome extends RunOutcome = RunOutcome> {
+  workflow: WorkflowName;
+  kind: SessionKind;
+  /** The upgrade or deployment id, known as soon as the execution starts (derived from its ARN, as the first activity does). */
+  id: string;
+  executionArn: string;
+  /** The outcome of the last execution of the chain (continue-as-new followed). */
+  outcome: Promise<Outcome>;
+}
+
+export type SessionListing =
+  | { kind: 'upgrade'; id: string; createdAt: string; session: UpgradeSession }
+  | { kind: 'deployment'; id: string; createdAt: string; deployment: DeploymentRecord };
+
+export type SessionView = { kind: 'upgrade'; report: SessionReport } | { kind: 'deployment'; report: DeploymentReport };
+
+export interface CancelResult {
+  id: string;
+  kind: 'upgrade';
+  state: SessionState;
+  /** Whether a process that runs workflows holds the sessions now: if not, the deletion rules apply when the session resumes. */
+  running: boolean;
+}
+
+export type SessionProgress =
+  | { kind: 'upgrade'; step: number; steps: number; stage: Stage; total: number; upgraded: number; failed: number }
+  | { kind: 'deployment'; status: DeploymentStatus; groups: Record<DeploymentStage, number>; nodes: Record<DeploymentStage, number> };

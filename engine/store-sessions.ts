@@ -1,0 +1,75 @@
+import { DEPLOYMENT_STAGES, type DeploymentStage } from '../core/group-deployment';
+import type { DeploymentStore } from '../ports/deployment-store';
+import type { SessionStore } from '../ports/session-store';
+import { CancelNotSupportedError } from './errors';
+import { buildDeploymentReport } from './reports/deployment-report';
+import { buildSessionReport } from './reports/session-report';
+import type { CancelResult, RolloutSessions, SessionListing, SessionProgress, SessionView } from './runtime';
+
+/**
+ * The read and cancel half of the facade over the two stores, as any observer of the table sees
+ * it: the process that runs the workflows, or a `rollout session` command reaching its database.
+ */
+export class StoreSessions implements RolloutSessions {
+  constructor(
+    private readonly upgrades: SessionStore,
+    private readonly deployments: DeploymentStore,
+    /** Whether a process that runs workflows holds the sessions (this one or the one reached). */
+    private readonly running: boolean,
+    private readonly onClose: () => Promise<void> = async () => undefined,
+  ) {}
+
+  async sessions(): Promise<SessionListing[]> {
+    const [upgrades, deployments] = await Promise.all([this.upgrades.listSessions(), this.deployments.listDeployments()]);
+    const listed: SessionListing[] = [
+      ...upgrades.map((session) => ({ kind: 'upgrade' as const, id: session.upgradeId, createdAt: session.createdAt, session })),
+      ...deployments.map((deployment) => ({ kind: 'deployment' as const, id: deployment.deploymentId, createdAt: deployment.createdAt, deployment })),
+    ];
+    // Newest first, as each store lists them; ISO timestamps sort as text.
+    return listed.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
+  }
+
+  async session(id: string): Promise<SessionView | undefined> {
+    const upgrade = await this.upgrades.getSession(id);
+    if (upgrade) return { kind: 'upgrade', report: await buildSessionReport(this.upgrades, upgrade) };
+    const deployment = await this.deployments.getDeployment(id);
+    if (deployment) return { kind: 'deployment', report: await buildDeploymentReport(this.deployments, deployment) };
+    return undefined;
+  }
+
+  async cancel(id: string): Promise<CancelResult> {
+    if (!(await this.upgrades.getSession(id)) && (await this.deployments.getDeployment(id))) throw new CancelNotSupportedError(id, 'deployment');
+    const session = await this.upgrades.requestCancel(id);
+    return { id, kind: 'upgrade', state: session.state, running: this.running };
+  }
+
+  async progress(id: string): Promise<SessionProgress | undefined> {
+    const session = await this.upgrades.getSession(id);
+    if (session) {
+      // Every node record of the session, each poll: the store keeps no counts (see the note in the report).
+      const nodes = await this.upgrades.listNodes(id);
+      const upgraded = nodes.filter((node) => node.status === 'UPGRADED').length;
+      const failed = nodes.filter((node) => node.status === 'FAILED').length;
+      const { step, stage } = session.progress;
+      return { kind: 'upgrade', step, steps: session.stepCount, stage, total: session.nodeCount, upgraded, failed };
+    }
+    const deployment = await this.deployments.getDeployment(id);
+    if (!deployment) return undefined;
+    return {
+      kind: 'deployment',
+      status: deployment.status,
+      groups: countStages(Object.values(deployment.state.groups).map((group) => group.stage)),
+      nodes: countStages(Object.values(deployment.state.nodes)),
+    };
+  }
+
+  close(): Promise<void> {
+    return this.onClose();
+  }
+}
+
+function countStages(stages: Iterable<DeploymentStage>): Record<DeploymentStage, number> {
+  const counts = Object.fromEntries(DEPLOYMENT_STAGES.map((stage) => [stage, 0])) as Record<DeploymentStage, number>;
+  for (const stage of stages) counts[stage]++;
+  return counts;
+}

@@ -5,17 +5,22 @@ import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activit
 import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/activities/group-deployment/dependencies';
 import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deployment/handlers';
 import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFunctionName } from '../lambdas/activities/rolling-upgrade/handlers';
-import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition } from '../simulator';
+import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type TimeSource } from '../simulator';
 import { countRequests, startLocalDynamoDb, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
 import { LocalStepFunctions, type LocalFunction } from './local-step-functions';
 import { claimDataDirWaiting } from './runtime-registry';
+import { VirtualClock } from './virtual-clock';
 import { WORKFLOW_FILES } from './workflow-files';
 
 export interface EmbeddedRuntimeOptions {
   site: SiteDefinition;
   /** Keep sessions on disk here (LevelDB); in memory without it. */
   dataDir?: string;
-  /** Simulated seconds per real second. */
+  /**
+   * Run on the wall clock sped up this many times (simulated seconds per real second), for
+   * watching a run. Without it, on virtual time: the clock jumps to the next due Wait whenever
+   * every execution waits, so a makespan is the same on a fast or a slow host.
+   */
   timeScale?: number;
   settings?: Partial<RollingUpgradeSettings>;
   deploymentSettings?: Partial<GroupDeploymentSettings>;
@@ -24,7 +29,7 @@ export interface EmbeddedRuntimeOptions {
 /** How long a run waits for another process (a `rollout session` command, say) to let go of its data directory. */
 const DATA_DIR_WAIT_MS = 30_000;
 
-/** Default speed of simulated time: a 5-minute boot takes 0.3 s. */
+/** A speed of scaled simulated time good for watching: a 5-minute boot takes 0.3 s. */
 export const DEFAULT_TIME_SCALE = 1000;
 
 /**
@@ -37,7 +42,7 @@ export class EmbeddedRuntime {
     readonly store: DynamoDbSessionStore,
     readonly deployments: DynamoDbDeploymentStore,
     readonly simulator: RunningSiteSimulator,
-    readonly clock: SimClock,
+    readonly clock: TimeSource,
     readonly dynamoDb: LocalDynamoDb,
     readonly dynamoDbRequests: RequestCounter,
     readonly rollingUpgradeArn: string,
@@ -47,7 +52,7 @@ export class EmbeddedRuntime {
   ) {}
 
   static async start(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {
-    const clock = new SimClock({ timeScale: options.timeScale ?? DEFAULT_TIME_SCALE });
+    const clock: TimeSource = options.timeScale === undefined ? new VirtualClock() : new SimClock({ timeScale: options.timeScale });
     // Claimed before the database opens: a second process opening the same LevelDB would crash.
     const claim = options.dataDir ? await claimDataDirWaiting(options.dataDir, DATA_DIR_WAIT_MS) : undefined;
     const dynamoDb = await startLocalDynamoDb(options.dataDir ? { dataDir: options.dataDir } : {});
@@ -75,15 +80,7 @@ export class EmbeddedRuntime {
       functions[name] = (payload) => handler(payload as never, {});
     }
 
-    const engine = new LocalStepFunctions({
-      functions,
-      waitMs: (seconds) => clock.realMsFor(seconds),
-      // Every workflow here waits `waitSeconds` (SecondsPath) after the task that asked for it.
-      holdResultMs: (result) => {
-        const seconds = (result as { waitSeconds?: unknown } | null)?.waitSeconds;
-        return typeof seconds === 'number' && seconds > 0 ? clock.realMsFor(seconds) : 0;
-      },
-    });
+    const engine = new LocalStepFunctions({ functions, time: clock });
     const rollingUpgradeArn = engine.register('rolling-upgrade', WORKFLOW_FILES.rollingUpgrade);
     // Child workflows are registered under the names their ARNs have in the parents (`${<Name>StateMachineArn}`).
     engine.register('RunNodeBatches', WORKFLOW_FILES.runNodeBatches);

@@ -3,11 +3,9 @@ import { startRollingUpgrade } from '../../engine/run-rolling-upgrade';
 import type { ExecutionOutcome } from '../../engine/local-step-functions';
 import { buildSessionReport, type SessionReport } from '../../cli/reports/session-report';
 
-/** Simulated time in tests: fast, with margins that real-time jitter cannot eat (10 ms real = 10 s simulated). */
-export const TEST_TIME_SCALE = 1000;
-
+/** An embedded runtime on virtual time (unless the options give a timeScale): simulated durations are exact. */
 export async function startTestRuntime(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {
-  return EmbeddedRuntime.start({ timeScale: TEST_TIME_SCALE, ...options });
+  return EmbeddedRuntime.start(options);
 }
 
 export interface FinishedRun {

@@ -23,13 +23,22 @@ export async function runUpgrade(runtime: EmbeddedRuntime, request: unknown): Pr
   return { upgradeId: run.upgradeId, outcome, report: await buildSessionReport(runtime.store, session) };
 }
 
-/** Polls `probe` until it returns a value (bounded), for waiting on a session reaching a stage. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+/**
+ * Runs `probe` each time every execution waits, before the clock moves on (on virtual time: so it
+ * sees every simulated instant and misses no stage), until it returns a value. The probe runs as
+ * work in progress; a test that acts on what it saw wraps the act in `runtime.clock.busy` too, so
+ * that it lands at that same simulated instant.
+ */
+export async function eventually<T>(runtime: EmbeddedRuntime, probe: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = await probe();
+    const value = await runtime.clock.busy(probe);
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
+    try {
+      await runtime.clock.settled();
+    } catch (err) {
+      throw new Error(`never saw ${what}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
   }
 }

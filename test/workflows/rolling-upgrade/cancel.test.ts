@@ -4,8 +4,11 @@ import { buildSessionReport } from '../../../cli/reports/session-report';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, startTestRuntime } from '../../support/embedded';
 
+/** Cancels at the simulated instant the session was seen at. */
+const cancel = (runtime: EmbeddedRuntime, upgradeId: string) => runtime.clock.busy(() => runtime.store.requestCancel(upgradeId));
+
 async function waitForStage(runtime: EmbeddedRuntime, upgradeId: string, step: number, stage: string) {
-  return eventually(async () => {
+  return eventually(runtime, async () => {
     const session = await runtime.store.getSession(upgradeId);
     return session && session.progress.step === step && session.progress.stage === stage ? session : undefined;
   }, `step ${step} ${stage}`);
@@ -25,7 +28,7 @@ describe('cancelling a running rolling upgrade (CRUS deletion rules)', () => {
     await waitForStage(runtime, run.upgradeId, 0, 'QUIESCING');
     expect(runtime.simulator.state().nodes[nodeName(0)]!.wlmState).toBe('DRAINED');
 
-    await runtime.store.requestCancel(run.upgradeId);
+    await cancel(runtime, run.upgradeId);
     const outcome = await run.outcome;
 
     expect(outcome.status).toBe('SUCCEEDED');
@@ -48,7 +51,7 @@ describe('cancelling a running rolling upgrade (CRUS deletion rules)', () => {
     const run = startRollingUpgrade(runtime, upgradeRequest({ bootTimeoutSeconds: 100_000 }));
     await waitForStage(runtime, run.upgradeId, 1, 'BOOTING');
 
-    await runtime.store.requestCancel(run.upgradeId);
+    await cancel(runtime, run.upgradeId);
     await run.outcome;
 
     const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.upgradeId))!);
@@ -70,7 +73,7 @@ describe('cancelling a running rolling upgrade (CRUS deletion rules)', () => {
     const run = startRollingUpgrade(runtime, upgradeRequest());
     await waitForStage(runtime, run.upgradeId, 1, 'QUIESCING');
 
-    await runtime.store.requestCancel(run.upgradeId);
+    await cancel(runtime, run.upgradeId);
     await run.outcome;
 
     const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.upgradeId))!);

@@ -55,7 +55,7 @@ describe('a stage increment retried after a crash', () => {
   it('boots no node twice when QUIESCED started the boot but crashed before saving', async () => {
     let state = await openSession();
     state = await runtime.handlers.StartStep(state as never, {});
-    state = await eventually(async () => {
+    state = await eventually(runtime, async () => {
       const next = await runtime.handlers.CheckQuiesce(state as never, {});
       return next.stage === 'QUIESCED' ? next : undefined;
     }, 'the step to quiesce');

@@ -13,7 +13,7 @@ describe('rolling upgrade when the site is in trouble', () => {
   it('posts a message for a missing group and goes on once the group exists', async () => {
     runtime = await startTestRuntime({ site: buildSite(4, { groups: { compute: [0, 1, 2, 3].map(nodeName), upgrading: [] } }) });
     const run = startRollingUpgrade(runtime, upgradeRequest());
-    const message = await eventually(async () => {
+    const message = await eventually(runtime!, async () => {
       const messages = await runtime!.store.listMessages(run.upgradeId);
       return messages.find((m) => m.includes("failed to obtain Node Group named 'failed'"));
     }, 'the missing-group message');
@@ -21,11 +21,14 @@ describe('rolling upgrade when the site is in trouble', () => {
     // Nothing was touched while the group was missing.
     expect(runtime.simulator.state().nodes[nodeName(0)]!.drainCount).toBe(0);
 
-    const created = await fetch(`${runtime.simulator.url}/hsm/v2/groups`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ label: 'failed', members: { ids: [] } }),
-    });
+    const url = runtime.simulator.url;
+    const created = await runtime.clock.busy(() =>
+      fetch(`${url}/hsm/v2/groups`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ label: 'failed', members: { ids: [] } }),
+      }),
+    );
     expect(created.status).toBe(201);
     const outcome = await run.outcome;
 

@@ -65,7 +65,8 @@ describe('rolling upgrade when the site is in trouble', () => {
         node: (i) => (i === 4 ? { wlm: { state: 'ALLOCATED', busySeconds: 4000 } } : {}),
       }),
     });
-    const common = { upgradeStepSize: 3 };
+    // Polls a minute apart: on virtual time every poll of the 4,000-second wait runs.
+    const common = { upgradeStepSize: 3, pollIntervalSeconds: 60 };
     const runA = startRollingUpgrade(runtime, upgradeRequest({ ...common, startingLabel: 'a', upgradingLabel: 'upA', failedLabel: 'failA' }));
     const runB = startRollingUpgrade(runtime, upgradeRequest({ ...common, startingLabel: 'b', upgradingLabel: 'upB', failedLabel: 'failB' }));
     const [outA, outB] = await Promise.all([runA.outcome, runB.outcome]);

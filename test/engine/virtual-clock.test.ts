@@ -1,4 +1,9 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { LocalStepFunctions, STALLED_ERROR } from '../../engine/local-step-functions';
 import { ClockStalledError, VirtualClock } from '../../engine/virtual-clock';
+import type { TimeSource } from '../../simulator/sim-clock';
 
 const realTick = () => new Promise((resolve) => setTimeout(resolve, 1));
 
@@ -69,5 +74,33 @@ describe('VirtualClock', () => {
     expect(stalls).toBe(0);
     await expect(clock.settled()).rejects.toBeInstanceOf(ClockStalledError);
     expect(stalls).toBe(1);
+  });
+});
+
+describe('the embedded engine on virtual time', () => {
+  it('ends executions that can never move again (nothing runs, nothing sleeps) with LocalEngine.Stalled instead of hanging', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'stall-'));
+    const file = path.join(dir, 'stuck.asl.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        StartAt: 'Ask',
+        States: { Ask: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Parameters: { FunctionName: '${AskFunctionArn}', Payload: {} }, End: true } },
+      }),
+    );
+    const clock = new VirtualClock();
+    // A time source that does not see the function run: as if it waited on something outside the simulation.
+    const blind: TimeSource = Object.assign(Object.create(clock) as VirtualClock, { busy: <T>(work: () => Promise<T>) => work() });
+    const ask = async () => {
+      await clock.busy(async () => undefined); // some simulated work, then a wait nobody will end
+      return new Promise(() => undefined);
+    };
+    const engine = new LocalStepFunctions({ functions: { Ask: ask }, time: blind });
+    const arn = engine.register('stuck', file);
+
+    const outcome = await engine.runToEnd(arn, {});
+
+    expect(outcome).toMatchObject({ status: 'FAILED', error: STALLED_ERROR });
+    expect(outcome.cause).toContain(':execution:stuck:');
   });
 });

@@ -8,24 +8,29 @@ import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activit
 import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/activities/group-deployment/dependencies';
 import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deployment/handlers';
 import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFunctionName } from '../lambdas/activities/rolling-upgrade/handlers';
-import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState } from '../simulator';
+import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
 import { openDataDir } from './data-dir';
 import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
 import { LocalStepFunctions, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
 import type { CancelResult, RolloutRuntime, SessionListing, SessionProgress, SessionView, StartedRun } from './runtime';
 import { StoreSessions } from './store-sessions';
+import { VirtualClock } from './virtual-clock';
 
 export interface EmbeddedRuntimeOptions {
   site: SiteDefinition;
   /** Keep sessions on disk here (LevelDB); in memory without it. */
   dataDir?: string;
-  /** Simulated seconds per real second. */
+  /**
+   * Run on the wall clock sped up this many times (simulated seconds per real second), for
+   * watching a run. Without it, on virtual time: the clock jumps to the next due Wait whenever
+   * every execution waits, so a makespan is the same on a fast or a slow host.
+   */
   timeScale?: number;
   settings?: Partial<RollingUpgradeSettings>;
   deploymentSettings?: Partial<GroupDeploymentSettings>;
 }
 
-/** Default speed of simulated time: a 5-minute boot takes 0.3 s. */
+/** A speed of scaled simulated time good for watching: a 5-minute boot takes 0.3 s. */
 export const DEFAULT_TIME_SCALE = 1000;
 
 /**
@@ -41,7 +46,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     readonly store: DynamoDbSessionStore,
     readonly deployments: DynamoDbDeploymentStore,
     readonly simulator: RunningSiteSimulator,
-    readonly clock: SimClock,
+    readonly clock: TimeSource,
     readonly dynamoDb: LocalDynamoDb,
     readonly dynamoDbRequests: RequestCounter,
     /** ARN of each registered state machine, by its contracts name. */
@@ -53,7 +58,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
   }
 
   static async start(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {
-    const clock = new SimClock({ timeScale: options.timeScale ?? DEFAULT_TIME_SCALE });
+    const clock: TimeSource = options.timeScale === undefined ? new VirtualClock() : new SimClock({ timeScale: options.timeScale });
     const data = await openDataDir({ runsWorkflows: true, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
     const { dynamoDb } = data;
     const dynamoDbRequests = countRequests(dynamoDb.rawClient);
@@ -79,15 +84,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
       functions[name] = (payload) => handler(payload as never, {});
     }
 
-    const engine = new LocalStepFunctions({
-      functions,
-      waitMs: (seconds) => clock.realMsFor(seconds),
-      // Every workflow here waits `waitSeconds` (SecondsPath) after the task that asked for it.
-      holdResultMs: (result) => {
-        const seconds = (result as { waitSeconds?: unknown } | null)?.waitSeconds;
-        return typeof seconds === 'number' && seconds > 0 ? clock.realMsFor(seconds) : 0;
-      },
-    });
+    const engine = new LocalStepFunctions({ functions, time: clock });
     // Every machine under its contracts name, children first (STATE_MACHINES lists them so), as CDK deploys them.
     const arns = Object.fromEntries(
       (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])]),

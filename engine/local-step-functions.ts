@@ -2,6 +2,7 @@ import './polyfills';
 import { readFileSync } from 'node:fs';
 import { ExecutionAbortedError, StateMachine } from 'aws-local-stepfunctions';
 import { placeholderValues, resolvePlaceholders } from '../contracts';
+import type { TimeSource } from '../simulator/sim-clock';
 import { historyEventsOf, type EngineEvent } from './history-events';
 
 /** A function the local engine runs in place of a Lambda: takes the payload, returns the result. */
@@ -35,22 +36,34 @@ export interface ExecutionOutcome {
 
 export interface LocalStepFunctionsOptions {
   functions: Record<string, LocalFunction>;
-  /** Real milliseconds a Wait state with a fixed `Seconds` takes (simulated time runs faster). */
-  waitMs: (definedSeconds: number) => number;
-  /**
-   * Real milliseconds to hold a function's result before the workflow sees it. Wait states whose
-   * duration comes from the data (`SecondsPath`) run at once; the function that computed the
-   * duration holds its result that long instead, which puts the same time between two polls.
-   */
-  holdResultMs?: (result: unknown) => number;
-  /** Real milliseconds before a Retry attempt (default 1). */
+  /** Simulated time: Wait states sleep on it, and on virtual time every function call counts as work in progress. */
+  time: TimeSource;
+  /** Real milliseconds before a Retry attempt (default 0 on virtual time: a retry takes no simulated time; 1 on scaled time). */
   retryIntervalMs?: number;
+}
+
+/** The error of executions ended because virtual time stalled with them still open. */
+export const STALLED_ERROR = 'LocalEngine.Stalled';
+
+/**
+ * A Wait state runs as a Task whose local handler sleeps on the time source (the engine's own Wait
+ * sleeps on the wall clock). The engine evaluates the duration's path into these parameters.
+ */
+const WAIT_RESOURCE = 'arn:aws:lambda:local:000000000000:function:LocalWait';
+/** Task timeouts run on the wall clock: a sleeping Wait must never hit one (setTimeout's limit is ~24.8 days). */
+const WAIT_TIMEOUT_SECONDS = 2_000_000;
+interface WaitParameters {
+  seconds?: number;
+  timestamp?: string;
+  input: unknown;
 }
 
 interface Registered {
   name: string;
   arn: string;
   definition: Record<string, unknown>;
+  /** Names of the Wait states (run as Tasks; counted as Waits). */
+  waits: Set<string>;
   machine: StateMachine;
 }
 
@@ -66,10 +79,16 @@ export class LocalStepFunctions {
   private readonly machines = new Map<string, Registered>();
   private readonly running = new Set<Promise<ExecutionOutcome>>();
   private readonly continuations = new Map<string, Promise<ExecutionOutcome>>();
+  /** Open executions, to end them if virtual time stalls. */
+  private readonly open = new Map<string, { abort: () => void; stalled?: string }>();
   readonly executions: ExecutionFigures[] = [];
   private counter = 0;
+  private readonly time: TimeSource;
 
-  constructor(private readonly options: LocalStepFunctionsOptions) {}
+  constructor(private readonly options: LocalStepFunctionsOptions) {
+    this.time = options.time;
+    this.time.onStall(() => this.endStalled());
+  }
 
   /**
    * Loads a workflow file as CloudFormation deploys it: `${<Name>FunctionArn}` of each of `functions`
@@ -82,9 +101,16 @@ export class LocalStepFunctions {
     const definition = JSON.parse(text) as Record<string, unknown>;
     // The engine mutates the definition it is given: hand it a copy. A JSON copy, not structuredClone:
     // under jest that returns objects of another realm, which the engine's plain-object check rejects.
-    const machine = new StateMachine(JSON.parse(text) as never, { validationOptions: { checkArn: true, checkPaths: true } });
+    const runnable = JSON.parse(text) as Record<string, unknown>;
+    const waits = new Set<string>();
+    for (const [stateName, state] of allStates(runnable)) {
+      if (state.Type !== 'Wait') continue;
+      waits.add(stateName);
+      runWaitAsTask(state);
+    }
+    const machine = new StateMachine(runnable as never, { validationOptions: { checkArn: true, checkPaths: true } });
     const arn = localStateMachineArn(name);
-    this.machines.set(arn, { name, arn, definition, machine });
+    this.machines.set(arn, { name, arn, definition, waits, machine });
     return arn;
   }
 
@@ -120,30 +146,48 @@ export class LocalStepFunctions {
     const execution = registered.machine.run(input as never, {
       overrides: {
         taskResourceLocalHandlers: this.taskHandlers(registered, arn, figures),
-        waitTimeOverrides: this.waitOverrides(registered.definition),
         retryIntervalOverrides: this.retryOverrides(registered.definition),
       },
       context: {
-        Execution: { Id: arn, Name: name, Input: input as never, StartTime: new Date().toISOString() },
+        Execution: { Id: arn, Name: name, Input: input as never, StartTime: new Date(this.time.now()).toISOString() },
         StateMachine: { Id: registered.arn, Name: registered.name },
       } as never,
     });
-    const counting = this.countEvents(execution.eventLogs as AsyncIterable<EngineEvent>, figures);
+    const open: { abort: () => void; stalled?: string } = { abort: () => execution.abort() };
+    this.open.set(arn, open);
+    const counting = this.countEvents(execution.eventLogs as AsyncIterable<EngineEvent>, figures, registered.waits);
     try {
       const output = await execution.result;
       await counting;
       return { executionArn: arn, status: 'SUCCEEDED', output, figures };
     } catch (err) {
       await counting.catch(() => undefined);
-      if (err instanceof ExecutionAbortedError) return { executionArn: arn, status: 'ABORTED', figures };
+      if (err instanceof ExecutionAbortedError) {
+        if (open.stalled) return { executionArn: arn, status: 'FAILED', error: STALLED_ERROR, cause: open.stalled, figures };
+        return { executionArn: arn, status: 'ABORTED', figures };
+      }
       // ExecutionError wraps what ended the run: a Fail state's error (name = Error, message = Cause) or a runtime error.
       const inner = (err instanceof Error && err.cause instanceof Error ? err.cause : err) as Error;
       return { executionArn: arn, status: 'FAILED', error: inner.name, cause: inner.message, figures };
+    } finally {
+      this.open.delete(arn);
     }
   }
 
-  private async countEvents(events: AsyncIterable<EngineEvent>, figures: ExecutionFigures): Promise<void> {
-    for await (const event of events) {
+  /** Virtual time stalled: nothing runs, nothing sleeps, so every open execution would wait forever. End them, saying so. */
+  private endStalled(): void {
+    if (this.open.size === 0) return;
+    const cause = `virtual time stalled: no task runs and no Wait is pending, yet ${[...this.open.keys()].join(', ')} did not end`;
+    for (const open of this.open.values()) {
+      open.stalled = cause;
+      open.abort();
+    }
+  }
+
+  private async countEvents(events: AsyncIterable<EngineEvent>, figures: ExecutionFigures, waits: Set<string>): Promise<void> {
+    for await (const raw of events) {
+      // A Wait runs as a Task here; its history is a Wait's.
+      const event = raw.state?.name !== undefined && waits.has(raw.state.name) ? { ...raw, state: { ...raw.state, type: 'Wait' } } : raw;
       figures.historyEvents += historyEventsOf(event);
       if (event.type === 'StateEntered') figures.stateTransitions++;
       const payload = event.type === 'StateEntered' ? event.state?.input : event.type === 'StateExited' ? event.state?.output : undefined;
@@ -158,6 +202,15 @@ export class LocalStepFunctions {
   private taskHandlers(registered: Registered, parentArn: string, figures: ExecutionFigures) {
     const handlers: Record<string, (input: unknown) => Promise<unknown>> = {};
     for (const [stateName, state] of allStates(registered.definition)) {
+      if (state.Type === 'Wait') {
+        handlers[stateName] = async (input) => {
+          const wait = input as WaitParameters;
+          const seconds = wait.seconds ?? (Date.parse(wait.timestamp!) - this.time.now()) / 1000;
+          await this.time.sleep(seconds);
+          return wait.input;
+        };
+        continue;
+      }
       if (state.Type !== 'Task') continue;
       const resource = String(state.Resource);
       if (resource === 'arn:aws:states:::lambda:invoke') {
@@ -176,7 +229,7 @@ export class LocalStepFunctions {
           const { StateMachineArn, Input, Name } = input as { StateMachineArn: string; Input: unknown; Name?: string };
           const child = this.start(StateMachineArn, Input, Name);
           this.continuations.set(parentArn, child.outcome);
-          return { ExecutionArn: child.executionArn, StartDate: new Date().toISOString() };
+          return { ExecutionArn: child.executionArn, StartDate: new Date(this.time.now()).toISOString() };
         };
       } else if (resource === 'arn:aws:states:::states:startExecution.sync:2') {
         handlers[stateName] = async (input) => {
@@ -200,10 +253,8 @@ export class LocalStepFunctions {
     if (!fn) throw namedError('Lambda.ResourceNotFoundException', `Function not found: ${functionArn}`);
     try {
       // A JSON round trip, as over the wire: handlers never share objects with the engine.
-      const result = JSON.parse(JSON.stringify((await fn(JSON.parse(JSON.stringify(payload)))) ?? null)) as unknown;
-      const hold = this.options.holdResultMs?.(result) ?? 0;
-      if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
-      return result;
+      const request = JSON.parse(JSON.stringify(payload)) as unknown;
+      return JSON.parse(JSON.stringify((await this.time.busy(() => fn(request))) ?? null)) as unknown;
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));
       // As Lambda reports a function error: Error is the error's name, Cause the error JSON.
@@ -211,18 +262,11 @@ export class LocalStepFunctions {
     }
   }
 
-  private waitOverrides(definition: Record<string, unknown>): Record<string, number> {
-    const overrides: Record<string, number> = {};
-    for (const [stateName, state] of allStates(definition)) {
-      if (state.Type === 'Wait') overrides[stateName] = typeof state.Seconds === 'number' ? this.options.waitMs(state.Seconds) : 0;
-    }
-    return overrides;
-  }
-
   private retryOverrides(definition: Record<string, unknown>): Record<string, number> {
     const overrides: Record<string, number> = {};
+    const interval = this.options.retryIntervalMs ?? (this.time.kind === 'virtual' ? 0 : 1);
     for (const [stateName, state] of allStates(definition)) {
-      if (Array.isArray(state.Retry)) overrides[stateName] = this.options.retryIntervalMs ?? 1;
+      if (Array.isArray(state.Retry)) overrides[stateName] = interval;
     }
     return overrides;
   }
@@ -241,6 +285,18 @@ function* allStates(definition: Record<string, unknown>): Generator<[string, Sta
     if (processor) yield* allStates(processor);
     for (const branch of (state.Branches as Record<string, unknown>[] | undefined) ?? []) yield* allStates(branch);
   }
+}
+
+/** Rewrites a Wait state in place into a Task the local Wait handler runs (InputPath, OutputPath, Next and End stay). */
+function runWaitAsTask(state: StateDefinition): void {
+  const { Seconds, SecondsPath, Timestamp, TimestampPath } = state;
+  const parameters: Record<string, unknown> = { 'input.$': '$' };
+  if (typeof SecondsPath === 'string') parameters['seconds.$'] = SecondsPath;
+  else if (typeof TimestampPath === 'string') parameters['timestamp.$'] = TimestampPath;
+  else if (typeof Timestamp === 'string') parameters.timestamp = Timestamp;
+  else parameters.seconds = Seconds;
+  for (const key of ['Seconds', 'SecondsPath', 'Timestamp', 'TimestampPath']) delete state[key];
+  Object.assign(state, { Type: 'Task', Resource: WAIT_RESOURCE, Parameters: parameters, TimeoutSeconds: WAIT_TIMEOUT_SECONDS });
 }
 
 function namedError(name: string, message: string): Error {

@@ -2,7 +2,7 @@ import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deploymen
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import type { SiteDefinition } from '../simulator';
 import { openDataDir } from './data-dir';
-import { DEFAULT_TIME_SCALE, EmbeddedRuntime } from './embedded-runtime';
+import { EmbeddedRuntime } from './embedded-runtime';
 import type { RolloutRuntime, RolloutSessions } from './runtime';
 import { StoreSessions } from './store-sessions';
 
@@ -18,7 +18,7 @@ export interface OpenRuntimeOptions {
   site: SiteSource;
   /** Keep sessions on disk here; in memory without it. */
   dataDir?: string;
-  /** Simulated seconds per real second (a simulated site only). */
+  /** Simulated seconds per real second (a simulated site only); without it the run is on virtual time. */
   timeScale?: number;
 }
 
@@ -26,7 +26,7 @@ export interface OpenRuntimeOptions {
 export async function openRuntime(options: OpenRuntimeOptions): Promise<RolloutRuntime> {
   return EmbeddedRuntime.start({
     site: options.site.definition,
-    timeScale: options.timeScale ?? DEFAULT_TIME_SCALE,
+    ...(options.timeScale !== undefined ? { timeScale: options.timeScale } : {}),
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
   });
 }

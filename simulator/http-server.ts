@@ -8,14 +8,14 @@ import { hsmApi } from './routes/hsm';
 import { provisionerApi } from './routes/provisioner';
 import type { Method, ServiceApi, SimResponse } from './routes/route';
 import { slurmApi } from './routes/slurm';
-import type { SimClock } from './sim-clock';
+import type { TimeSource } from './sim-clock';
 import { SimRequestError } from './errors';
 import type { SiteDefinition } from './site-file';
 import { SiteSimulator, type SiteState } from './site-simulator';
 
 export interface SiteSimulatorOptions {
   site: SiteDefinition;
-  clock: SimClock;
+  clock: TimeSource;
   host?: string;
   /** 0 picks a free port. */
   port?: number;

@@ -1,5 +1,5 @@
 import type { SiteDefinition } from './site-file';
-import type { SimClock } from './sim-clock';
+import type { TimeSource } from './sim-clock';
 import { Timeline } from './timeline';
 import { BootServiceModel } from './models/boot-service';
 import { InventoryModel } from './models/inventory';
@@ -48,7 +48,7 @@ export class SiteSimulator {
 
   constructor(
     site: SiteDefinition,
-    readonly clock: SimClock,
+    readonly clock: TimeSource,
   ) {
     const timeline = new Timeline(clock);
     const violations = this.violationLog;

@@ -24,7 +24,7 @@ interface UpgradeOptions {
   bootTimeout?: string;
   wlmTimeout?: string;
   pollInterval?: string;
-  timeScale: string;
+  timeScale?: string;
   json?: boolean;
   siteStateOut?: string;
   dataDir?: string;
@@ -45,7 +45,7 @@ export function registerUpgradeCommand(program: Command): void {
     .option('--boot-timeout <seconds>', 'longest wait for a step to boot (default 3600)')
     .option('--wlm-timeout <seconds>', 'longest wait for booted nodes to return to service (default 600)')
     .option('--poll-interval <seconds>', 'how often the workflow polls the site (default 30)')
-    .option('--time-scale <n>', 'simulated seconds per real second', String(DEFAULT_TIME_SCALE))
+    .option('--time-scale <n>', `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host`)
     .option('--json', 'print the final session as one JSON object')
     .option('--site-state-out <file>', "write the simulated site's final state to this file")
     .option('--data-dir <dir>', 'keep sessions on disk here (so `rollout session` can see them)')
@@ -75,11 +75,11 @@ function requestFrom(options: UpgradeOptions): UpgradeRequestInput {
 async function runUpgrade(options: UpgradeOptions): Promise<number> {
   const request = requestFrom(options);
   parseUpgradeRequest(request); // bad input stops here, before anything starts
-  const timeScale = Number(options.timeScale);
-  if (!(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
+  const timeScale = options.timeScale === undefined ? undefined : Number(options.timeScale);
+  if (timeScale !== undefined && !(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
   const site = await loadSiteFile(options.site);
 
-  const runtime = await openRuntime({ site: { kind: 'simulated', definition: site }, timeScale, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  const runtime = await openRuntime({ site: { kind: 'simulated', definition: site }, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   try {
     const startedReal = performance.now();
     const startedSimulated = runtime.now();

@@ -10,7 +10,7 @@ type SiteNodeInput = SiteDefinitionInput['nodes'][number];
 export type DeploymentNodeInput = Omit<SiteNodeInput, 'nid'>;
 type Faults = NonNullable<SiteNodeInput['faults']>;
 
-/** Short simulated timings for group deployments (TEST_TIME_SCALE makes a deploy 60 ms). */
+/** Short simulated timings for group deployments. */
 export const QUICK_TIMING = { prepareSeconds: 30, deploySeconds: 60 } as const;
 
 /** The request settings of the tests: a short poll interval (10 simulated seconds). */

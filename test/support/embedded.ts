@@ -2,11 +2,9 @@ import { EmbeddedRuntime, type EmbeddedRuntimeOptions } from '../../engine/embed
 import type { ExecutionOutcome } from '../../engine/local-step-functions';
 import type { SessionReport } from '../../engine/reports/session-report';
 
-/** Simulated time in tests: fast, with margins that real-time jitter cannot eat (10 ms real = 10 s simulated). */
-export const TEST_TIME_SCALE = 1000;
-
+/** An embedded runtime on virtual time (unless the options give a timeScale): simulated durations are exact. */
 export async function startTestRuntime(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {
-  return EmbeddedRuntime.start({ timeScale: TEST_TIME_SCALE, ...options });
+  return EmbeddedRuntime.start(options);
 }
 
 export interface FinishedRun {
@@ -24,13 +22,22 @@ export async function runUpgrade(runtime: EmbeddedRuntime, request: unknown): Pr
   return { upgradeId: run.id, outcome, report: found.report };
 }
 
-/** Polls `probe` until it returns a value (bounded), for waiting on a session reaching a stage. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+/**
+ * Runs `probe` each time every execution waits, before the clock moves on (on virtual time: so it
+ * sees every simulated instant and misses no stage), until it returns a value. The probe runs as
+ * work in progress; a test that acts on what it saw wraps the act in `runtime.clock.busy` too, so
+ * that it lands at that same simulated instant.
+ */
+export async function eventually<T>(runtime: EmbeddedRuntime, probe: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = await probe();
+    const value = await runtime.clock.busy(probe);
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
+    try {
+      await runtime.clock.settled();
+    } catch (err) {
+      throw new Error(`never saw ${what}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
   }
 }

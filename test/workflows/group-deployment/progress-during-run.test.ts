@@ -17,7 +17,7 @@ describe('the stored deployment is readable while it runs', () => {
       let ended = false;
       void run.outcome.then(() => (ended = true));
 
-      const first = await eventually(async () => {
+      const first = await eventually(runtime, async () => {
         const record = await runtime.deployments.getDeployment(run.id);
         return record && record.state.groups['early']?.stage !== 'NOT_STARTED' ? record : undefined;
       }, 'the early group to move');
@@ -26,22 +26,25 @@ describe('the stored deployment is readable while it runs', () => {
       expect(first.nodeCount).toBe(5);
       expect(first.state.groups['late']!.stage).toBe('NOT_STARTED');
 
-      const midway = await eventually(async () => {
+      const midway = await eventually(runtime, async () => {
         const record = await runtime.deployments.getDeployment(run.id);
         return record?.state.groups['late']?.stage === 'PREPARED' ? record : undefined;
       }, 'the late group to be prepared');
       expect(ended).toBe(false);
-      const report = await buildDeploymentReport(runtime.deployments, midway);
-      expect(report.status).toBe('RUNNING');
-      expect(report.criticalGroupsFailed).toBe(false);
-      expect(report.groups['early']).toMatchObject({ stage: 'DEPLOYED', critical: true, nodes: namesOf(early) });
-      expect(report.groups['late']).toMatchObject({ stage: 'PREPARED', critical: false, nodes: namesOf(late) });
-      expect(report.nodes).toEqual({ early00: 'DEPLOYED', early01: 'DEPLOYED', late00: 'PREPARED', late01: 'PREPARED', late02: 'PREPARED' });
-      // The site agrees: the late nodes were prepared, not all deployed yet.
-      const site = runtime.simulator.state();
-      expect(namesOf(late).map((n) => site.nodes[n]!.prepareCount)).toEqual([1, 1, 1]);
-      expect(namesOf(late).map((n) => site.nodes[n]!.deployCount).filter((c) => c === 1).length).toBeLessThan(3);
-      expect((await runtime.deployments.listDeployments()).map((d) => d.deploymentId)).toContain(run.id);
+      // Read at the simulated instant the probe saw: the clock stands still meanwhile.
+      await runtime.clock.busy(async () => {
+        const report = await buildDeploymentReport(runtime.deployments, midway);
+        expect(report.status).toBe('RUNNING');
+        expect(report.criticalGroupsFailed).toBe(false);
+        expect(report.groups['early']).toMatchObject({ stage: 'DEPLOYED', critical: true, nodes: namesOf(early) });
+        expect(report.groups['late']).toMatchObject({ stage: 'PREPARED', critical: false, nodes: namesOf(late) });
+        expect(report.nodes).toEqual({ early00: 'DEPLOYED', early01: 'DEPLOYED', late00: 'PREPARED', late01: 'PREPARED', late02: 'PREPARED' });
+        // The site agrees: the late nodes were prepared, not all deployed yet.
+        const site = runtime.simulator.state();
+        expect(namesOf(late).map((n) => site.nodes[n]!.prepareCount)).toEqual([1, 1, 1]);
+        expect(namesOf(late).map((n) => site.nodes[n]!.deployCount).filter((c) => c === 1).length).toBeLessThan(3);
+        expect((await runtime.deployments.listDeployments()).map((d) => d.deploymentId)).toContain(run.id);
+      });
 
       const outcome = await run.outcome;
       expect(outcome.status).toBe('SUCCEEDED');

@@ -18,7 +18,7 @@ describe("an admin's drain on a node of the upgrade", () => {
       }),
     });
     const run = await runtime.run('rollingUpgrade', upgradeRequest());
-    await eventually(async () => {
+    await eventually(runtime, async () => {
       const session = await runtime!.store.getSession(run.id);
       return session?.progress.stage === 'QUIESCING' ? session : undefined;
     }, 'step 0 to quiesce');
@@ -26,7 +26,8 @@ describe("an admin's drain on a node of the upgrade", () => {
     expect(drained[nodeName(0)]).toMatchObject({ wlmState: 'DRAINED', wlmReason: 'bad dimm', drainCount: 0 });
     expect(drained[nodeName(1)]).toMatchObject({ wlmReason: 'rolling-upgrade', drainCount: 1 });
 
-    await runtime.store.requestCancel(run.id);
+    const live = runtime;
+    await live.clock.busy(() => live.store.requestCancel(run.id));
     await run.outcome;
 
     const site = runtime.simulator.state();

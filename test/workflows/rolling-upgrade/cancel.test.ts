@@ -3,8 +3,11 @@ import { buildSessionReport } from '../../../engine/reports/session-report';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, startTestRuntime } from '../../support/embedded';
 
+/** Cancels at the simulated instant the session was seen at. */
+const cancel = (runtime: EmbeddedRuntime, upgradeId: string) => runtime.clock.busy(() => runtime.store.requestCancel(upgradeId));
+
 async function waitForStage(runtime: EmbeddedRuntime, upgradeId: string, step: number, stage: string) {
-  return eventually(async () => {
+  return eventually(runtime, async () => {
     const session = await runtime.store.getSession(upgradeId);
     return session && session.progress.step === step && session.progress.stage === stage ? session : undefined;
   }, `step ${step} ${stage}`);
@@ -24,7 +27,7 @@ describe('cancelling a running rolling upgrade (CRUS deletion rules)', () => {
     await waitForStage(runtime, run.id, 0, 'QUIESCING');
     expect(runtime.simulator.state().nodes[nodeName(0)]!.wlmState).toBe('DRAINED');
 
-    await runtime.store.requestCancel(run.id);
+    await cancel(runtime, run.id);
     const outcome = await run.outcome;
 
     expect(outcome.status).toBe('SUCCEEDED');
@@ -47,7 +50,7 @@ describe('cancelling a running rolling upgrade (CRUS deletion rules)', () => {
     const run = await runtime.run('rollingUpgrade', upgradeRequest({ bootTimeoutSeconds: 100_000 }));
     await waitForStage(runtime, run.id, 1, 'BOOTING');
 
-    await runtime.store.requestCancel(run.id);
+    await cancel(runtime, run.id);
     await run.outcome;
 
     const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.id))!);
@@ -69,7 +72,7 @@ describe('cancelling a running rolling upgrade (CRUS deletion rules)', () => {
     const run = await runtime.run('rollingUpgrade', upgradeRequest());
     await waitForStage(runtime, run.id, 1, 'QUIESCING');
 
-    await runtime.store.requestCancel(run.id);
+    await cancel(runtime, run.id);
     await run.outcome;
 
     const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.id))!);

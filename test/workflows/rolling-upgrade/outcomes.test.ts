@@ -65,7 +65,8 @@ describe('rolling-upgrade workflow on the embedded engine', () => {
     runtime = await startTestRuntime({
       site: buildSite(4, { node: (i) => (i === 0 ? { wlm: { state: 'ALLOCATED', busySeconds: 1500 } } : {}) }),
     });
-    const { report } = await runUpgrade(runtime, upgradeRequest());
+    // Polls a minute apart: on virtual time every poll of the 1,500-second wait runs.
+    const { report } = await runUpgrade(runtime, upgradeRequest({ pollIntervalSeconds: 60 }));
 
     expect(report.counts.UPGRADED).toBe(4);
     const site = runtime.simulator.state();

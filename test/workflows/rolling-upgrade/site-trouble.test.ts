@@ -12,7 +12,7 @@ describe('rolling upgrade when the site is in trouble', () => {
   it('posts a message for a missing group and goes on once the group exists', async () => {
     runtime = await startTestRuntime({ site: buildSite(4, { groups: { compute: [0, 1, 2, 3].map(nodeName), upgrading: [] } }) });
     const run = await runtime.run('rollingUpgrade', upgradeRequest());
-    const message = await eventually(async () => {
+    const message = await eventually(runtime!, async () => {
       const messages = await runtime!.store.listMessages(run.id);
       return messages.find((m) => m.includes("failed to obtain Node Group named 'failed'"));
     }, 'the missing-group message');
@@ -20,11 +20,14 @@ describe('rolling upgrade when the site is in trouble', () => {
     // Nothing was touched while the group was missing.
     expect(runtime.simulator.state().nodes[nodeName(0)]!.drainCount).toBe(0);
 
-    const created = await fetch(`${runtime.simulator.url}/hsm/v2/groups`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ label: 'failed', members: { ids: [] } }),
-    });
+    const url = runtime.simulator.url;
+    const created = await runtime.clock.busy(() =>
+      fetch(`${url}/hsm/v2/groups`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ label: 'failed', members: { ids: [] } }),
+      }),
+    );
     expect(created.status).toBe(201);
     const outcome = await run.outcome;
 
@@ -61,7 +64,8 @@ describe('rolling upgrade when the site is in trouble', () => {
         node: (i) => (i === 4 ? { wlm: { state: 'ALLOCATED', busySeconds: 4000 } } : {}),
       }),
     });
-    const common = { upgradeStepSize: 3 };
+    // Polls a minute apart: on virtual time every poll of the 4,000-second wait runs.
+    const common = { upgradeStepSize: 3, pollIntervalSeconds: 60 };
     // Both started in the same tick.
     const [runA, runB] = await Promise.all([
       runtime.run('rollingUpgrade', upgradeRequest({ ...common, startingLabel: 'a', upgradingLabel: 'upA', failedLabel: 'failA' })),

@@ -66,10 +66,10 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
     const deployments = new DynamoDbDeploymentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
     const site = createSiteClients({
-      workloadManagerUrl: simulator.url,
-      bootServiceUrl: simulator.url,
-      inventoryUrl: simulator.url,
-      provisionerUrl: simulator.url,
+      workloadManagerUrl: simulator.urls.slurmrestd,
+      bootServiceUrl: simulator.urls.bos,
+      inventoryUrl: simulator.urls.hsm,
+      provisionerUrl: simulator.urls.provisioner,
     });
     const handlers = createRollingUpgradeHandlers({ store, site, clock, settings: { ...defaultSettings, ...options.settings } });
     const deploymentHandlers = createGroupDeploymentHandlers({

@@ -21,9 +21,29 @@ export interface SiteSimulatorOptions {
   port?: number;
 }
 
+/** Where each simulated service answers, as a site profile or the connectors take them. */
+export interface SimulatorUrls {
+  /** `/sim/time`, `/sim/state`. */
+  control: string;
+  /** slurmrestd: `/slurm/v0.0.4x/...`. */
+  slurmrestd: string;
+  /** BOS's base (its paths start at `/v2`), as https://api-gw/apis/bos on a CSM site. */
+  bos: string;
+  /** HSM/SMD's base (its paths start at `/hsm/v2`), plus our `/inventory/v1/nodes`. */
+  hsm: string;
+  /** Our provisioner API: `/provisioner/v1/actions`. */
+  provisioner: string;
+}
+
+export function simulatorUrls(url: string): SimulatorUrls {
+  return { control: url, slurmrestd: url, bos: `${url}/bos`, hsm: url, provisioner: url };
+}
+
 export interface RunningSiteSimulator {
-  /** Base URL of every service, e.g. http://127.0.0.1:41234 (no trailing slash). */
+  /** Base URL of the server, e.g. http://127.0.0.1:41234 (no trailing slash). */
   url: string;
+  /** Base URL of each service. */
+  urls: SimulatorUrls;
   /** The models, for in-process inspection. */
   simulator: SiteSimulator;
   state(): SiteState;
@@ -52,8 +72,10 @@ export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
+  const url = `http://${urlHost}:${address.port}`;
   return {
-    url: `http://${urlHost}:${address.port}`,
+    url,
+    urls: simulatorUrls(url),
     simulator,
     state: () => simulator.state(),
     close: () =>
@@ -67,7 +89,7 @@ export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port
 
 async function serve(req: IncomingMessage, apis: readonly ServiceApi[], faults: ApiFaults): Promise<SimResponse> {
   const method = req.method ?? 'GET';
-  const path = (req.url ?? '/').split('?')[0]!;
+  const [path = '/', search = ''] = (req.url ?? '/').split('?', 2);
   const api = apis.find((a) => a.prefix.test(path));
   if (!api) return { status: 404, body: { detail: `no service at ${path}` } };
   const fail = (status: number, message: string): SimResponse => ({ status, body: api.errorBody(status, message) });
@@ -89,7 +111,7 @@ async function serve(req: IncomingMessage, apis: readonly ServiceApi[], faults: 
   try {
     const params = route.path.exec(path)!.slice(1).map((p) => decodeURIComponent(p));
     const body = method === 'POST' ? parseJson(text) : undefined;
-    return route.handle(params, body);
+    return route.handle(params, body, new URLSearchParams(search));
   } catch (err) {
     if (err instanceof SimRequestError) return fail(err.status, err.message);
     if (err instanceof URIError) return fail(400, `bad URL encoding in ${path}`);

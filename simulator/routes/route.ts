@@ -14,7 +14,7 @@ export interface Route {
   method: Method;
   /** Anchored pattern; its capture groups (URL-decoded) are the handler's params. */
   path: RegExp;
-  handle(params: string[], body: unknown): SimResponse;
+  handle(params: string[], body: unknown, query: URLSearchParams): SimResponse;
 }
 
 /** One simulated service: the paths it owns, how it words errors, its routes. */

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { InvalidInputError, describeError, type FieldProblem } from '../core/errors';
+import { parseDocumentText } from '../core/document-text';
+import { InvalidInputError, describeError } from '../core/errors';
 import { parseOrThrow, seconds as secondsOf } from '../core/validation';
 
 export const WLM_STATES = ['IDLE', 'ALLOCATED', 'MIXED', 'COMPLETING', 'DRAINING', 'DRAINED', 'DOWN', 'FAIL'] as const;
@@ -140,33 +140,7 @@ export async function loadSiteFile(path: string): Promise<SiteDefinition> {
   } catch (err) {
     throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
   }
-  const parsed = extname(path).toLowerCase() === '.json' ? parseJson(text) : parseYaml(text);
+  const parsed = parseDocumentText(text, extname(path).toLowerCase() === '.json' ? 'json' : 'yaml');
   if ('problems' in parsed) throw new InvalidInputError(subject, parsed.problems);
   return parseSiteDefinition(parsed.value, subject);
-}
-
-type Parsed = { value: unknown } | { problems: FieldProblem[] };
-
-function parseYaml(text: string): Parsed {
-  const doc = parseDocument(text);
-  if (doc.errors.length > 0) {
-    // The first line of yaml's message already says where ("... at line 3, column 1:"); the rest is a code excerpt.
-    return { problems: doc.errors.map((e) => ({ field: '', message: `invalid YAML: ${e.message.split('\n')[0]!.replace(/:$/, '')}` })) };
-  }
-  return { value: doc.toJS() };
-}
-
-function parseJson(text: string): Parsed {
-  try {
-    return { value: JSON.parse(text) };
-  } catch (err) {
-    const message = describeError(err);
-    // V8 reports an offset ("at position 42"); operators want a line.
-    const offset = /position (\d+)/.exec(message)?.[1];
-    if (offset === undefined) return { problems: [{ field: '', message: `invalid JSON: ${message}` }] };
-    const before = text.slice(0, Number(offset)).split('\n');
-    const line = before.length;
-    const col = (before.at(-1)?.length ?? 0) + 1;
-    return { problems: [{ field: '', message: `invalid JSON at line ${line}, column ${col}: ${message}` }] };
-  }
 }

@@ -33,10 +33,12 @@ export interface SimulatorUrls {
   hsm: string;
   /** Our provisioner API: `/provisioner/v1/actions`. */
   provisioner: string;
+  /** SSM (AWS JSON 1.1, `X-Amz-Target: AmazonSSM.*`): an endpoint override for the SSM client. */
+  ssm: string;
 }
 
 export function simulatorUrls(url: string): SimulatorUrls {
-  return { control: url, slurmrestd: url, bos: `${url}/bos`, hsm: url, provisioner: url };
+  return { control: url, slurmrestd: url, bos: `${url}/bos`, hsm: url, provisioner: url, ssm: url };
 }
 
 export interface RunningSiteSimulator {

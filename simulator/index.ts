@@ -3,3 +3,5 @@ export { simulatorUrls, startSiteSimulator, type RunningSiteSimulator, type Simu
 export { SimClock, SIMULATED_EPOCH, type SimClockOptions, type TimeSource } from './sim-clock';
 export { SiteSimulator, type SiteNodeState, type SiteState } from './site-simulator';
 export { loadSiteFile, parseSiteDefinition, siteDefinitionSchema, type SiteDefinition, type SiteDefinitionInput } from './site-file';
+export { siteStateContract, type SiteStateFile } from './site-state-file';
+export { siteProfileFor, SIMULATED_HEAD_NODE_INSTANCE_ID, type SimulatedTransport } from './site-profile-for';

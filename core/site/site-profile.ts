@@ -142,6 +142,13 @@ export const siteProfileSchema = z
     provisioner: provisionerProfileSchema.optional(),
     /** The transport of every command-driven connector that names none of its own. */
     transport: transportSchema.optional(),
+    /** Only for a site served by `rollout simulate`: its time runs `timeScale` times faster, its now is at `controlUrl`/sim/time. */
+    simulatedTime: z
+      .strictObject({
+        timeScale: z.number({ error: 'must be a number' }).positive('must be positive'),
+        controlUrl: url,
+      })
+      .optional(),
     /** A lab flag: lets tokens travel over plain http. */
     allowInsecureHttp: z.boolean({ error: 'must be true or false' }).default(false),
   })

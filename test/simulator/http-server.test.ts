@@ -1,3 +1,4 @@
+import { siteStateContract } from '../../simulator/site-state-file';
 import { startTestSite, type TestSite } from '../support/simulator';
 
 const NODES = ['x3000c0s1b0n0', 'x3000c0s2b0n0', 'x3000c0s3b0n0'];
@@ -175,13 +176,15 @@ describe('site simulator HTTP API', () => {
   });
 
   describe('control', () => {
-    it('reports simulated time and the same state as state()', async () => {
+    it('reports simulated time, the --site-state-out document and the whole state', async () => {
       t.advance(42);
       const time = await call('GET', '/sim/time');
-      expect(time.body.now).toBe(t.site.simulator.clock.startAt + 42_000);
+      expect(time.body).toEqual({ now: t.site.simulator.clock.startAt + 42_000, timeScale: 1 });
       const state = await call('GET', '/sim/state');
-      expect(state.body).toEqual(JSON.parse(JSON.stringify(t.state())));
+      expect(state.body).toEqual(JSON.parse(JSON.stringify(siteStateContract(t.state()))));
       expect(state.body.groups).toEqual({ compute: NODES });
+      expect(Object.keys(state.body)).toEqual(['groups', 'nodes']);
+      expect((await call('GET', '/sim/full-state')).body).toEqual(JSON.parse(JSON.stringify(t.state())));
     });
   });
 });

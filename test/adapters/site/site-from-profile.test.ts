@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createSiteFromProfile, resolveSecretReference } from '../../../adapters/site';
+import { createSiteFromProfile, loadSiteProfileFile, resolveSecretReference } from '../../../adapters/site';
 import { InvalidInputError } from '../../../core/errors';
 import { parseSiteProfile } from '../../../core/site/site-profile';
 import { startTestSite, type TestSite } from '../../support/simulator';
@@ -86,5 +86,12 @@ describe('resolveSecretReference', () => {
     const err = await resolveSecretReference(reference, 'workloadManager.token', { env: {}, baseDir: dir, getSecret: async () => undefined }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidInputError);
     expect((err as InvalidInputError).problems.map((p) => `${p.field}: ${p.message}`)[0]).toContain(expected);
+  });
+});
+
+describe('examples/profiles', () => {
+  it.each(['cray-csm.yaml', 'slurm-warewulf.yaml', 'slurm-xcat.yaml'])('%s is a valid profile', async (file) => {
+    const { profile } = await loadSiteProfileFile(path.join(__dirname, '..', '..', '..', 'examples', 'profiles', file));
+    expect(profile.workloadManager.type).toMatch(/^(slurmrestd|scontrol)$/);
   });
 });

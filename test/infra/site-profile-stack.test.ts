@@ -1,6 +1,6 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { parseSiteProfile, type SiteProfileInput } from '../../core/site/site-profile';
-import { ENVIRONMENT } from '../../lambdas/entrypoints/environment';
+import { ENVIRONMENT } from '../../contracts';
 import { RolloutStack } from '../../infra/rollout-stack';
 import { testApp } from '../support/synth-stack';
 

@@ -37,7 +37,7 @@ const REASON = /^[A-Za-z0-9][A-Za-z0-9 ._,:=+@/()-]{0,199}$/;
 function check(kind: NameKind, pattern: RegExp, rule: string, value: unknown, field: string): string {
   if (typeof value !== 'string') throw new InvalidNameError(kind, field, String(value), 'is not a string');
   if (!pattern.test(value)) throw new InvalidNameError(kind, field, value, `is not a valid ${kind}: ${rule}`);
-  if (value.split(/[/.]/).some((part) => part === '..') && kind !== 'reason') throw new InvalidNameError(kind, field, value, `is not a valid ${kind}: '..' is not allowed`);
+  if (kind !== 'reason' && value.split('/').some((part) => part === '..' || part === '.')) throw new InvalidNameError(kind, field, value, `is not a valid ${kind}: '..' is not allowed`);
   return value;
 }
 

@@ -16,6 +16,8 @@ export interface SlurmRestOptions {
 /** Above this many names one listing of every node beats per-node requests. */
 const BULK_THRESHOLD = 16;
 const CONCURRENCY = 16;
+/** Node names per batch `POST /nodes` (v0.0.42+): keeps a request body small. */
+const BATCH_SIZE = 500;
 const BASE_STATES: ReadonlySet<string> = new Set<WlmBaseState>(['IDLE', 'ALLOCATED', 'MIXED', 'COMPLETING', 'DOWN', 'FUTURE', 'UNKNOWN']);
 
 const slurmNode = z.object({
@@ -34,6 +36,7 @@ const updateResponse = z.object({ errors: nodesResponse.shape.errors });
 export class SlurmRestWorkloadManager implements WorkloadManager {
   private readonly http: HttpJsonClient;
   private readonly prefix: string;
+  private readonly batchUpdates: boolean;
 
   constructor({ baseUrl, apiVersion = 'v0.0.41', userName, token, timeoutMs }: SlurmRestOptions) {
     const headers: Record<string, string> = {};
@@ -41,6 +44,7 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
     if (token) headers['X-SLURM-USER-TOKEN'] = token;
     this.http = new HttpJsonClient({ service: 'workload-manager', baseUrl, timeoutMs, headers });
     this.prefix = urlPath`/slurm/${apiVersion}`;
+    this.batchUpdates = Number(/^v0\.0\.(\d+)$/.exec(apiVersion)?.[1] ?? 0) >= 42;
   }
 
   async getNodes(names: readonly string[]): Promise<Map<string, WlmNode>> {
@@ -77,8 +81,36 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
     return this.update(name, { state: ['FAIL'], reason });
   }
 
-  private async update(name: string, body: { state: string[]; reason?: string }): Promise<void> {
-    const response = await this.http.request('POST', `${this.prefix}${urlPath`/node/${name}`}`, { body });
+  drainNodes(names: readonly string[], reason: string): Promise<void> {
+    return this.updateMany(names, { state: ['DRAIN'], reason });
+  }
+
+  resumeNodes(names: readonly string[]): Promise<void> {
+    return this.updateMany(names, { state: ['RESUME'] });
+  }
+
+  failNodes(names: readonly string[], reason: string): Promise<void> {
+    return this.updateMany(names, { state: ['FAIL'], reason });
+  }
+
+  /** v0.0.42+: one `POST /nodes` naming every node; v0.0.41 has no batch update, so one request per node. */
+  private async updateMany(names: readonly string[], body: { state: string[]; reason?: string }): Promise<void> {
+    const unique = [...new Set(names)];
+    if (unique.length === 0) return;
+    if (this.batchUpdates) {
+      for (let i = 0; i < unique.length; i += BATCH_SIZE) await this.post(`${this.prefix}/nodes`, { ...body, name: unique.slice(i, i + BATCH_SIZE) });
+      return;
+    }
+    const limit = pLimit(CONCURRENCY);
+    await Promise.all(unique.map((name) => limit(() => this.update(name, body))));
+  }
+
+  private update(name: string, body: { state: string[]; reason?: string }): Promise<void> {
+    return this.post(`${this.prefix}${urlPath`/node/${name}`}`, body);
+  }
+
+  private async post(path: string, body: { state: string[]; reason?: string; name?: string[] }): Promise<void> {
+    const response = await this.http.request('POST', path, { body });
     // slurmrestd may answer 200 and still report the update failed.
     const errors = this.http.parse(updateResponse, response).errors ?? [];
     if (errors.length > 0) {

@@ -124,6 +124,18 @@ export class ScontrolWorkloadManager implements WorkloadManager {
     return this.update([name], 'FAIL', reason);
   }
 
+  drainNodes(names: readonly string[], reason: string): Promise<void> {
+    return this.update(names, 'DRAIN', reason);
+  }
+
+  resumeNodes(names: readonly string[]): Promise<void> {
+    return this.update(names, 'RESUME');
+  }
+
+  failNodes(names: readonly string[], reason: string): Promise<void> {
+    return this.update(names, 'FAIL', reason);
+  }
+
   /** One `scontrol update NodeName=<hostlist> State=...` for many nodes (chunks of 500 keep the command line short). */
   async update(names: readonly string[], state: 'DRAIN' | 'RESUME' | 'FAIL', reason?: string): Promise<void> {
     const nodes = names.map((n, i) => validNodeName(n, `nodes[${i}]`));

@@ -28,6 +28,20 @@ describe('scontrol over SSM on the simulated head node', () => {
     expect(t.transport.stats.sendCommand).toBe(t.site.simulator.headNode.commandLog.length);
   });
 
+  it('drains, fails and resumes a list of nodes with one command each', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names) });
+    const wlm = new ScontrolWorkloadManager({ transport: t.transport });
+    await wlm.drainNodes(names, 'rolling-upgrade');
+    await wlm.failNodes([names[0]!, names[2]!], 'upgrading-boot-session-failed');
+    await wlm.resumeNodes(names.slice(3));
+    expect(t.site.simulator.headNode.commandLog).toEqual([
+      "'scontrol' 'update' 'NodeName=x3000c0s[1-6]b0n0' 'State=DRAIN' 'Reason=rolling-upgrade'",
+      "'scontrol' 'update' 'NodeName=x3000c0s[1,3]b0n0' 'State=FAIL' 'Reason=upgrading-boot-session-failed'",
+      "'scontrol' 'update' 'NodeName=x3000c0s[4-6]b0n0' 'State=RESUME'",
+    ]);
+    expect(names.map((n) => t.state().nodes[n]!.wlmState)).toEqual(['FAIL', 'DRAINED', 'FAIL', 'IDLE', 'IDLE', 'IDLE']);
+  });
+
   it('asks again in smaller chunks when the output passes the 24,000 characters SSM keeps', async () => {
     const many = nodeNames(400);
     t = await startSsmTestSite({ nodes: nodesOf(many) });

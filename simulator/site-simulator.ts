@@ -70,6 +70,7 @@ export class SiteSimulator {
     this.provisioner = new ProvisionerModel({ timing: site.timing, nodes: site.nodes, timeline, violations });
     this.headNode = new HeadNodeModel({
       workloadManager: this.workloadManager,
+      inventory: this.inventory,
       timing: site.timing,
       nodes: site.nodes,
       commandFaults: site.commandFaults,

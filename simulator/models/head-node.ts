@@ -1,9 +1,14 @@
-import { expandHostlist } from '../../core/site/hostlist';
+import { compressHostlist, expandHostlist } from '../../core/site/hostlist';
 import { describeError } from '../../core/errors';
 import type { CommandFault, SiteNode, SiteTiming } from '../site-file';
 import { shellWords } from '../shell-words';
 import type { Timeline } from '../timeline';
+import type { InventoryNode } from '../../core/site/site-nodes';
+import type { InventoryModel } from './inventory';
 import type { WorkloadManagerModel, WlmNodeSnapshot } from './workload-manager';
+
+/** The simulated cluster's one partition, holding every node. */
+export const SIMULATED_PARTITION = 'batch';
 
 /** The instance id SSM knows the simulated head node by. */
 export const HEAD_NODE_INSTANCE_ID = 'i-00000000000000001';
@@ -28,6 +33,8 @@ export interface Invocation {
 
 export interface HeadNodeDeps {
   workloadManager: WorkloadManagerModel;
+  /** Node features are read from and written to the inventory's groups (see `features`). */
+  inventory: InventoryModel;
   timing: Pick<SiteTiming, 'bootSeconds' | 'returnSeconds'>;
   nodes: readonly Pick<SiteNode, 'name' | 'faults'>[];
   commandFaults: readonly CommandFault[];
@@ -43,8 +50,13 @@ interface Output {
 
 /**
  * A Slurm head node reached through SSM Run Command: runs the commands the command connectors send
- * (`scontrol update|reboot|show node`, `wwctl node set`, `nodeset`) against the site models.
+ * (`scontrol update|reboot|show node`, `sinfo`, `wwctl node set`, `nodeset`) against the site models.
  * Anything else exits 127, as a shell answers an unknown command.
+ *
+ * Slurm's view of the inventory: one partition `batch` with every node; a node's features are
+ * `rack:<rack>`, `role:<role>`, `<key>:<value>` for its labels, its tags, and the label
+ * of every site-file group it is in. Setting a node's features edits those groups (a new feature
+ * label makes a group), so the HSM and Slurm views of one simulated site always agree.
  */
 export class HeadNodeModel {
   private readonly invocations = new Map<string, Invocation>();
@@ -142,6 +154,7 @@ export class HeadNodeModel {
     if (base === 'scontrol') return this.scontrol(args);
     if (base === 'wwctl' && args[0] === 'node' && args[1] === 'set') return this.wwctl(args.slice(2));
     if (base === 'nodeset') return this.nodeset(args);
+    if (base === 'sinfo') return this.sinfo(args);
     return { exitCode: 127, stderr: `sh: ${program}: command not found\n` };
   }
 
@@ -183,6 +196,8 @@ export class HeadNodeModel {
   private update(args: readonly string[]): Output {
     const kv = this.keyValues(args);
     const names = this.nodesOf(kv.get('nodename'));
+    const available = kv.get('availablefeatures') ?? kv.get('features');
+    if (available !== undefined) return this.setFeatures(names, available, kv.get('activefeatures'));
     const state = kv.get('state')?.toUpperCase();
     const reason = kv.get('reason');
     const wlm = this.deps.workloadManager;
@@ -248,6 +263,53 @@ export class HeadNodeModel {
     });
   }
 
+  /** Every node's features: the fixed ones from the site file, then its groups' labels. */
+  features(): Map<string, string[]> {
+    const inventory = this.deps.inventory;
+    const features = new Map(inventory.listNodes().map((node) => [node.name, fixedFeatures(node)]));
+    for (const group of inventory.listGroups()) for (const member of group.members) features.get(member)?.push(group.label);
+    return features;
+  }
+
+  /** `scontrol update NodeName=<hostlist> AvailableFeatures=<list> [ActiveFeatures=<list>]`: group features become group memberships. */
+  private setFeatures(names: readonly string[], available: string, active: string | undefined): Output {
+    const wanted = available.split(',').filter(Boolean);
+    if (active !== undefined && active.split(',').filter(Boolean).some((f) => !wanted.includes(f))) return { exitCode: 1, stderr: 'scontrol: ActiveFeatures must be a subset of AvailableFeatures\n' };
+    const inventory = this.deps.inventory;
+    const nodes = new Map(inventory.listNodes().map((n) => [n.name, n]));
+    for (const name of names) {
+      const fixed = fixedFeatures(nodes.get(name)!);
+      const lost = fixed.filter((f) => !wanted.includes(f));
+      if (lost.length > 0) return { exitCode: 1, stderr: `sim-head-node: removing site-file features (${lost.join(',')}) is not simulated\n` };
+      const groups = new Set(wanted.filter((f) => !fixed.includes(f)));
+      for (const group of inventory.listGroups()) {
+        if (group.members.includes(name) && !groups.has(group.label)) inventory.removeMember(group.label, name);
+      }
+      for (const label of groups) {
+        if (!inventory.hasGroup(label)) inventory.createGroup(label);
+        if (!inventory.getGroup(label).members.includes(name)) inventory.addMember(label, name);
+      }
+    }
+    return { exitCode: 0 };
+  }
+
+  /** `sinfo --noheader --format=<fmt>` with %R (partition), %f (available features), %N (hostlist): one line per partition and feature set. */
+  private sinfo(args: string[]): Output {
+    const format = args.find((a) => a.startsWith('--format='))?.slice('--format='.length) ?? args[args.indexOf('-o') + 1];
+    const known = new Set(['--noheader', '-h']);
+    if (!format || args.some((a) => !known.has(a) && !a.startsWith('--format=') && a !== '-o' && a !== format)) return { exitCode: 1, stderr: `sinfo: unsupported arguments: ${args.join(' ')}\n` };
+    const records = new Map<string, string[]>();
+    const all = this.features();
+    for (const node of this.deps.workloadManager.list()) {
+      const features = (all.get(node.name) ?? []).join(',') || '(null)';
+      records.set(features, [...(records.get(features) ?? []), node.name]);
+    }
+    const lines = [...records].map(([features, nodes]) =>
+      format.replace(/%([RPfbN])/g, (_, field: string) => (field === 'R' || field === 'P' ? SIMULATED_PARTITION : field === 'N' ? compressHostlist(nodes) : features)),
+    );
+    return { exitCode: 0, stdout: lines.map((l) => `${l}\n`).join('') };
+  }
+
   private wwctl(args: string[]): Output {
     const words = args.filter((a) => a !== '--yes' && a !== '-y');
     const i = words.findIndex((a) => a === '--image' || a === '--container');
@@ -265,6 +327,11 @@ export class HeadNodeModel {
     for (const name of this.nodesOf(nodes[0])) this.images.set(name, image);
     return { exitCode: 0, stdout: `${nodes[0]}: install ${image}\n` };
   }
+}
+
+/** The features a node has from the site file: `rack:`, `role:`, its labels as `key:value`, its tags. */
+function fixedFeatures(node: InventoryNode): string[] {
+  return [...(node.rack ? [`rack:${node.rack}`] : []), `role:${node.role}`, ...Object.entries(node.labels).map(([k, v]) => `${k}:${v}`), ...node.tags];
 }
 
 /** A node as `scontrol --json show node` prints it (Slurm 23.02+): slurmrestd's fields. */

@@ -5,6 +5,7 @@
  *   new SsmTransport({ instanceIds, region?, endpoint?, credentials?, timeoutSeconds? })
  *   new LocalTransport({ timeoutSeconds?, env? })
  *   new ScontrolWorkloadManager({ transport, scontrol?, showChunk? })
+ *   new SlurmInventory({ transport, sinfo?, scontrol? })
  *   new SlurmRebootBootService({ transport, inventory, prepareCommand?, templates?, reason?, scontrol?, clock?, sessions? })
  */
 export { CommandTransportError } from './command-errors';
@@ -12,4 +13,5 @@ export { LocalTransport, type LocalTransportOptions } from './local-transport';
 export { SsmTransport, SSM_OUTPUT_LIMIT, type SsmTransportOptions, type SsmTransportStats } from './ssm-transport';
 export { ScontrolWorkloadManager, type ScontrolOptions } from './scontrol-workload-manager';
 export { SlurmRebootBootService, type SlurmRebootOptions, type SlurmRebootSession, type SlurmRebootSessionLog } from './slurm-reboot-boot-service';
+export { SlurmInventory, type SlurmInventoryOptions } from './slurm-inventory';
 export { shellQuote, shellCommand, fillTemplate } from './shell-quote';

@@ -1,6 +1,6 @@
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
-import { createSiteClients } from '../adapters/site';
+import { createSiteClients, type SiteClients } from '../adapters/site';
 import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activities/rolling-upgrade/dependencies';
 import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/activities/group-deployment/dependencies';
 import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deployment/handlers';
@@ -19,6 +19,11 @@ export interface EmbeddedRuntimeOptions {
   timeScale?: number;
   settings?: Partial<RollingUpgradeSettings>;
   deploymentSettings?: Partial<GroupDeploymentSettings>;
+  /**
+   * Reach the simulated site through other connectors than its HTTP APIs (the command-driven ones
+   * over its SSM endpoint, say). Default: slurmrestd, BOS, HSM and the provisioner API over HTTP.
+   */
+  connectors?: (simulator: RunningSiteSimulator) => SiteClients;
 }
 
 /** How long a run waits for another process (a `rollout session` command, say) to let go of its data directory. */
@@ -56,7 +61,7 @@ export class EmbeddedRuntime {
     const simulator = await startSiteSimulator({ site: options.site, clock });
     const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
     const deployments = new DynamoDbDeploymentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
-    const site = createSiteClients({
+    const site = options.connectors?.(simulator) ?? createSiteClients({
       workloadManagerUrl: simulator.url,
       bootServiceUrl: simulator.url,
       inventoryUrl: simulator.url,

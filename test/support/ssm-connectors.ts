@@ -1,5 +1,5 @@
 import type { SiteClients } from '../../adapters/site';
-import { ScontrolWorkloadManager, SlurmInventory, SlurmRebootBootService, SsmTransport } from '../../adapters/site/commands';
+import { createCommandSite, SsmTransport } from '../../adapters/site/commands';
 import type { RunningSiteSimulator } from '../../simulator';
 import { HEAD_NODE_INSTANCE_ID } from '../../simulator/models/head-node';
 
@@ -26,13 +26,7 @@ export function ssmConnectors({ templates, prepareCommand }: { templates?: reado
         pollIntervalMs: 2,
         maxPollIntervalMs: 10,
       });
-      const inventory = new SlurmInventory({ transport });
-      const clock = { now: () => simulator.simulator.clock.now() };
-      return {
-        workloadManager: new ScontrolWorkloadManager({ transport }),
-        bootService: new SlurmRebootBootService({ transport, inventory, clock, ...(templates ? { templates } : {}), ...(prepareCommand ? { prepareCommand } : {}) }),
-        inventory,
-      };
+      return createCommandSite({ transport, templates, prepareCommand, clock: { now: () => simulator.simulator.clock.now() } });
     },
     transport() {
       if (!transport) throw new Error('not connected yet');

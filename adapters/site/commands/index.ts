@@ -13,5 +13,6 @@ export { LocalTransport, type LocalTransportOptions } from './local-transport';
 export { SsmTransport, SSM_OUTPUT_LIMIT, type SsmTransportOptions, type SsmTransportStats } from './ssm-transport';
 export { ScontrolWorkloadManager, type ScontrolOptions } from './scontrol-workload-manager';
 export { SlurmRebootBootService, type SlurmRebootOptions, type SlurmRebootSession, type SlurmRebootSessionLog } from './slurm-reboot-boot-service';
+export { createCommandSite, type CommandSiteOptions } from './command-site';
 export { SlurmInventory, type SlurmInventoryOptions } from './slurm-inventory';
 export { shellQuote, shellCommand, fillTemplate } from './shell-quote';

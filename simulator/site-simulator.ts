@@ -71,6 +71,7 @@ export class SiteSimulator {
     this.headNode = new HeadNodeModel({
       workloadManager: this.workloadManager,
       inventory: this.inventory,
+      provisioner: this.provisioner,
       timing: site.timing,
       nodes: site.nodes,
       commandFaults: site.commandFaults,

@@ -5,6 +5,7 @@ import { shellWords } from '../shell-words';
 import type { Timeline } from '../timeline';
 import type { InventoryNode } from '../../core/site/site-nodes';
 import type { InventoryModel } from './inventory';
+import type { ProvisionerModel } from './provisioner';
 import type { WorkloadManagerModel, WlmNodeSnapshot } from './workload-manager';
 
 /** The simulated cluster's one partition, holding every node. */
@@ -29,10 +30,14 @@ export interface Invocation {
   stdout: string;
   stderr: string;
   polls: number;
+  /** A command that runs in simulated time (`provision`): its output once finished, undefined before. */
+  pending?: () => Output | undefined;
 }
 
 export interface HeadNodeDeps {
   workloadManager: WorkloadManagerModel;
+  /** What `provision prepare|deploy <hostlist>` drives. */
+  provisioner: ProvisionerModel;
   /** Node features are read from and written to the inventory's groups (see `features`). */
   inventory: InventoryModel;
   timing: Pick<SiteTiming, 'bootSeconds' | 'returnSeconds'>;
@@ -42,10 +47,12 @@ export interface HeadNodeDeps {
   violations: string[];
 }
 
-interface Output {
+export interface Output {
   exitCode: number;
   stdout?: string;
   stderr?: string;
+  /** The command goes on in simulated time: its output once it finished. */
+  pending?: () => Output | undefined;
 }
 
 /**
@@ -69,6 +76,7 @@ export class HeadNodeModel {
   /** Every command line run, in order: what a test asserts reached the head node. */
   readonly commandLog: string[] = [];
   private nextId = 1;
+  private provisionRuns = 0;
 
   constructor(private readonly deps: HeadNodeDeps) {
     this.faultSeen = deps.commandFaults.map(() => 0);
@@ -102,6 +110,11 @@ export class HeadNodeModel {
     } catch (err) {
       out = { exitCode: 1, stderr: describeError(err) };
     }
+    if (out.pending) {
+      invocation.pending = out.pending;
+      invocation.doneAt = Infinity;
+      return invocation;
+    }
     Object.assign(invocation, { exitCode: out.exitCode, stdout: out.stdout ?? '', stderr: out.stderr ?? '' });
     return invocation;
   }
@@ -112,6 +125,10 @@ export class HeadNodeModel {
     const invocation = this.invocations.get(commandId);
     if (!invocation || invocation.instanceId !== instanceId) return undefined;
     invocation.polls++;
+    const finished = invocation.pending?.();
+    if (finished && now < invocation.timeoutAt) {
+      Object.assign(invocation, { exitCode: finished.exitCode, stdout: finished.stdout ?? '', stderr: finished.stderr ?? '', doneAt: now, pending: undefined });
+    }
     if (now >= invocation.timeoutAt && invocation.doneAt > invocation.timeoutAt) return { invocation, status: 'TimedOut' };
     if (invocation.polls === 1 || now < invocation.doneAt) return { invocation, status: 'InProgress' };
     return { invocation, status: invocation.exitCode === 0 ? 'Success' : 'Failed' };
@@ -141,6 +158,7 @@ export class HeadNodeModel {
       if (argv === undefined) return { exitCode: 127, stdout, stderr: `${stderr}sim-head-node: unsupported shell syntax in: ${line}\n` };
       if (argv.length === 0) continue;
       last = this.run(argv);
+      if (last.pending) return last;
       stdout += last.stdout ?? '';
       stderr += last.stderr ?? '';
       if (last.exitCode !== 0) break;
@@ -155,6 +173,7 @@ export class HeadNodeModel {
     if (base === 'wwctl' && args[0] === 'node' && args[1] === 'set') return this.wwctl(args.slice(2));
     if (base === 'nodeset') return this.nodeset(args);
     if (base === 'sinfo') return this.sinfo(args);
+    if (base === 'provision') return this.provision(args);
     return { exitCode: 127, stderr: `sh: ${program}: command not found\n` };
   }
 
@@ -308,6 +327,27 @@ export class HeadNodeModel {
       format.replace(/%([RPfbN])/g, (_, field: string) => (field === 'R' || field === 'P' ? SIMULATED_PARTITION : field === 'N' ? compressHostlist(nodes) : features)),
     );
     return { exitCode: 0, stdout: lines.map((l) => `${l}\n`).join('') };
+  }
+
+  /**
+   * `provision prepare|deploy <hostlist>`: the site's own provisioning script, as the command
+   * provisioner's template in a `--transport ssm` profile names it. Runs a provisioner-model action
+   * and finishes when every node has; prints `node=<name> ok|failed` per node, exits 1 if any failed.
+   */
+  private provision(args: string[]): Output {
+    const [kind, hostlist] = args;
+    if ((kind !== 'prepare' && kind !== 'deploy') || !hostlist || args.length !== 2) return { exitCode: 2, stderr: 'provision: usage: provision prepare|deploy HOSTLIST\n' };
+    const name = `head-node-${++this.provisionRuns}`;
+    this.deps.provisioner.startAction({ name, action: kind, nodes: expandHostlist(hostlist) });
+    return {
+      exitCode: 0,
+      pending: () => {
+        const action = this.deps.provisioner.getAction(name)!;
+        if (action.status !== 'complete') return undefined;
+        const lines = Object.entries(action.nodes).map(([node, outcome]) => `node=${node} ${outcome === 'succeeded' ? 'ok' : 'failed'}\n`);
+        return { exitCode: lines.some((l) => l.endsWith('failed\n')) ? 1 : 0, stdout: lines.join('') };
+      },
+    };
   }
 
   private wwctl(args: string[]): Output {

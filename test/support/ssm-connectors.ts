@@ -1,10 +1,10 @@
 import type { SiteClients } from '../../adapters/site';
-import { createCommandSite, SsmTransport } from '../../adapters/site/commands';
+import { CommandProvisioner, createCommandSite, SsmTransport } from '../../adapters/site/commands';
 import type { RunningSiteSimulator } from '../../simulator';
 import { HEAD_NODE_INSTANCE_ID } from '../../simulator/models/head-node';
 
 export interface SsmConnectors {
-  /** For EmbeddedRuntime's `connectors`: scontrol + slurm-reboot + slurm inventory over the simulator's SSM endpoint. */
+  /** For EmbeddedRuntime's `connectors`: scontrol + slurm-reboot + slurm inventory + command provisioner over the simulator's SSM endpoint. */
   connect(simulator: RunningSiteSimulator): SiteClients;
   /** The transport, once connected: its `stats` count SSM calls and output bytes. */
   transport(): SsmTransport;
@@ -26,7 +26,10 @@ export function ssmConnectors({ templates, prepareCommand }: { templates?: reado
         pollIntervalMs: 2,
         maxPollIntervalMs: 10,
       });
-      return createCommandSite({ transport, templates, prepareCommand, clock: { now: () => simulator.simulator.clock.now() } });
+      const site = createCommandSite({ transport, templates, prepareCommand, clock: { now: () => simulator.simulator.clock.now() } });
+      // The commands `rollout simulate --profile-out --transport ssm` writes.
+      const provisioner = new CommandProvisioner({ transport, commands: { prepare: 'provision prepare {nodes}', deploy: 'provision deploy {nodes}' } });
+      return { ...site, provisioner };
     },
     transport() {
       if (!transport) throw new Error('not connected yet');

@@ -54,7 +54,38 @@ export class SsmTransport implements CommandTransport {
 
   async run(script: string, { timeoutSeconds }: { timeoutSeconds?: number } = {}): Promise<CommandResult> {
     const { commandId, instanceId } = await this.send(script, timeoutSeconds ?? this.options.timeoutSeconds ?? 600);
-    const invocation = await this.poll(commandId, instanceId);
+    return this.result(commandId, instanceId, await this.waitFor(commandId, instanceId));
+  }
+
+  /** Sends the command; the id is `<commandId>/<instanceId>`, all GetCommandInvocation needs. */
+  async start(script: string, { timeoutSeconds }: { timeoutSeconds?: number } = {}): Promise<string> {
+    const { commandId, instanceId } = await this.send(script, timeoutSeconds ?? this.options.timeoutSeconds ?? 600);
+    return `${commandId}/${instanceId}`;
+  }
+
+  async poll(id: string): Promise<CommandResult | undefined> {
+    const [commandId, instanceId] = id.split('/');
+    if (!commandId || !instanceId) throw new CommandTransportError(`not an SSM invocation id: ${id}`, { transport: 'ssm' });
+    let missing = 0;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        this.stats.getCommandInvocation++;
+        const out = await this.client.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }));
+        return out.Status && TERMINAL.has(out.Status) ? this.result(commandId, instanceId, out) : undefined;
+      } catch (err) {
+        const name = errorName(err);
+        // Right after SendCommand the invocation may not be visible yet: running, as far as we know.
+        if (name === 'InvocationDoesNotExist' && ++missing <= 1) return undefined;
+        if (name === 'ThrottlingException' && attempt < MAX_RETRIES) {
+          await this.sleep(this.backoff(attempt));
+          continue;
+        }
+        throw new CommandTransportError(`SSM GetCommandInvocation ${commandId} on ${instanceId} failed: ${name}: ${describeError(err)}`, { transport: 'ssm', commandId, instanceId }, { cause: err });
+      }
+    }
+  }
+
+  private result(commandId: string, instanceId: string, invocation: GetCommandInvocationCommandOutput): CommandResult {
     const stdout = invocation.StandardOutputContent ?? '';
     const stderr = invocation.StandardErrorContent ?? '';
     this.stats.outputBytes += stdout.length + stderr.length;
@@ -99,7 +130,7 @@ export class SsmTransport implements CommandTransport {
     }
   }
 
-  private async poll(commandId: string, instanceId: string): Promise<GetCommandInvocationCommandOutput> {
+  private async waitFor(commandId: string, instanceId: string): Promise<GetCommandInvocationCommandOutput> {
     let missing = 0;
     let throttled = 0;
     for (let attempt = 0; ; attempt++) {

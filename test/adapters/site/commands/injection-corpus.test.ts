@@ -7,7 +7,8 @@ import { INJECTION_CORPUS } from '../../../support/injection-corpus';
 /** Records every script; answers as if nothing were wrong. */
 function recordingTransport(): CommandTransport & { scripts: string[] } {
   const scripts: string[] = [];
-  return { scripts, run: async (script) => (scripts.push(script), { exitCode: 0, stdout: '{"nodes":[]}', stderr: '', stdoutTruncated: false }) };
+  const ok = { exitCode: 0, stdout: '{"nodes":[]}', stderr: '', stdoutTruncated: false };
+  return { scripts, run: async (script) => (scripts.push(script), ok), start: async (script) => (scripts.push(script), 'id'), poll: async () => ok };
 }
 
 describe.each(INJECTION_CORPUS)('the injection value %j', (value) => {

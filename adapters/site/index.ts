@@ -5,3 +5,4 @@ export { HsmInventory, type HsmOptions } from './hsm-inventory';
 export { HttpProvisioner, type HttpProvisionerOptions } from './http-provisioner';
 export { SlurmRestWorkloadManager, type SlurmRestOptions } from './slurm-rest-workload-manager';
 export { HttpJsonClient, DEFAULT_TIMEOUT_MS, urlPath, type HttpJsonClientOptions, type JsonResponse } from './http-json-client';
+export { FileInventory, type FileInventoryOptions } from './file-inventory';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATE_MACHINES, WORKFLOWS, type StateMachineName, type WorkflowName } from '../contracts';
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
-import { createSiteClients, type SiteFromProfile } from '../adapters/site';
+import { createSiteClients, type SiteClients, type SiteFromProfile } from '../adapters/site';
 import { InvalidInputError } from '../core/errors';
 import { idForExecution } from '../core/execution-id';
 import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activities/rolling-upgrade/dependencies';
@@ -39,6 +39,11 @@ export interface EmbeddedRuntimeOptions {
   timeScale?: number;
   settings?: Partial<RollingUpgradeSettings>;
   deploymentSettings?: Partial<GroupDeploymentSettings>;
+  /**
+   * Reach the simulated site through other connectors than its HTTP APIs (the command-driven ones
+   * over its SSM endpoint, say). Default: slurmrestd, BOS, HSM and the provisioner API over HTTP.
+   */
+  connectors?: (simulator: RunningSiteSimulator) => SiteClients;
 }
 
 /** A speed of scaled simulated time good for watching: a 5-minute boot takes 0.3 s. */
@@ -93,12 +98,13 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
     const deployments = new DynamoDbDeploymentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
     const site = simulator
-      ? createSiteClients({
+      ? (options.connectors?.(simulator) ??
+        createSiteClients({
           workloadManagerUrl: simulator.urls.slurmrestd,
           bootServiceUrl: simulator.urls.bos,
           inventoryUrl: simulator.urls.hsm,
           provisionerUrl: simulator.urls.provisioner,
-        })
+        }))
       : { ...connectedSite!.site, provisioner: connectedSite!.provisioner };
     const handlers = createRollingUpgradeHandlers({ store, site, clock, settings: { ...defaultSettings, ...options.settings } });
     const deploymentHandlers = createGroupDeploymentHandlers({

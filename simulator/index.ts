@@ -4,4 +4,5 @@ export { SimClock, SIMULATED_EPOCH, type SimClockOptions, type TimeSource } from
 export { SiteSimulator, type SiteNodeState, type SiteState } from './site-simulator';
 export { loadSiteFile, parseSiteDefinition, siteDefinitionSchema, type SiteDefinition, type SiteDefinitionInput } from './site-file';
 export { siteStateContract, type SiteStateFile } from './site-state-file';
-export { siteProfileFor, SIMULATED_HEAD_NODE_INSTANCE_ID, type SimulatedTransport } from './site-profile-for';
+export { siteProfileFor, type SimulatedTransport } from './site-profile-for';
+export { HEAD_NODE_INSTANCE_ID } from './models/head-node';

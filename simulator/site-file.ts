@@ -8,7 +8,8 @@ import { parseOrThrow, seconds as secondsOf } from '../core/validation';
 export const WLM_STATES = ['IDLE', 'ALLOCATED', 'MIXED', 'COMPLETING', 'DRAINING', 'DRAINED', 'DOWN', 'FAIL'] as const;
 export type SiteWlmState = (typeof WLM_STATES)[number];
 
-export const SITE_SERVICES = ['workload-manager', 'boot-service', 'inventory', 'provisioner'] as const;
+/** `ssm`: the head node's SSM endpoint; a fault's `path` then matches the operation, e.g. `GetCommandInvocation`. */
+export const SITE_SERVICES = ['workload-manager', 'boot-service', 'inventory', 'provisioner', 'ssm'] as const;
 export type SiteServiceName = (typeof SITE_SERVICES)[number];
 
 /** States in which a node cannot be running a job, so `busySeconds` would contradict them. */
@@ -77,6 +78,17 @@ const apiFaultSchema = z.strictObject({
   afterCalls: z.number().int().min(0, 'must not be negative').default(0),
 });
 
+/** A command run on the simulated head node (through SSM) that misbehaves: exits non-zero, or never finishes (SSM TimedOut). */
+const commandFaultSchema = z.strictObject({
+  /** Matches when the command line contains this text, e.g. `scontrol reboot` or `wwctl`. */
+  match: nonEmpty('match'),
+  exitCode: z.number().int().min(1, 'must be 1-255').max(255, 'must be 1-255').optional(),
+  hang: z.literal(true, { error: 'must be true' }).optional(),
+  stderr: z.string().default('injected command fault'),
+  count: z.number().int().min(1, 'must be at least 1').default(1),
+  afterCalls: z.number().int().min(0, 'must not be negative').default(0),
+});
+
 export const siteDefinitionSchema = z
   .strictObject({
     nodes: z.array(nodeSchema, { error: 'nodes is required and must be a list' }).min(1, 'at least one node is required'),
@@ -92,6 +104,7 @@ export const siteDefinitionSchema = z
       .prefault({}),
     apiFaults: z.array(apiFaultSchema).default([]),
     workload: workloadSchema.optional(),
+    commandFaults: z.array(commandFaultSchema).default([]),
   })
   .superRefine((site, ctx) => {
     const firstByName = new Map<string, number>();
@@ -123,6 +136,7 @@ export type SiteNode = SiteDefinition['nodes'][number];
 export type SiteTiming = SiteDefinition['timing'];
 export type ApiFault = SiteDefinition['apiFaults'][number];
 export type SiteWorkload = NonNullable<SiteDefinition['workload']>;
+export type CommandFault = SiteDefinition['commandFaults'][number];
 
 export function parseSiteDefinition(input: unknown, subject = 'site definition'): SiteDefinition {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {

@@ -1,8 +1,6 @@
 import type { SiteProfileInput } from '../core/site/site-profile';
 import type { SimulatorUrls } from './http-server';
-
-/** The instance id of the simulated head node that runs the commands sent over SSM. */
-export const SIMULATED_HEAD_NODE_INSTANCE_ID = 'i-00000000000000001';
+import { HEAD_NODE_INSTANCE_ID } from './models/head-node';
 
 export type SimulatedTransport = 'http' | 'ssm';
 
@@ -22,7 +20,7 @@ export function siteProfileFor(urls: SimulatorUrls, transport: SimulatedTranspor
     };
   }
   return {
-    transport: { type: 'ssm', instanceIds: [SIMULATED_HEAD_NODE_INSTANCE_ID], region: 'us-east-1', endpoint: urls.ssm },
+    transport: { type: 'ssm', instanceIds: [HEAD_NODE_INSTANCE_ID], region: 'us-east-1', endpoint: urls.ssm },
     workloadManager: { type: 'scontrol' },
     bootService: { type: 'slurm-reboot', prepareCommand: 'wwctl node set --image {template} {nodes}' },
     inventory: { type: 'slurm' },

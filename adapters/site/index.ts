@@ -8,3 +8,4 @@ export { HttpJsonClient, DEFAULT_TIMEOUT_MS, urlPath, type HttpJsonClientOptions
 export { createSiteFromProfile, HTTP_CONNECTORS, type ConnectorBuilders, type ConnectorContext, type SiteFromProfile, type SiteFromProfileDeps } from './site-from-profile';
 export { loadSiteProfileFile } from './site-profile-file';
 export { resolveSecretReference, type SecretResolution } from './secret-reference';
+export { FileInventory, type FileInventoryOptions } from './file-inventory';

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../../core/clock';
 import { InvalidInputError } from '../../core/errors';
 import {
   transportFor,
@@ -12,6 +13,7 @@ import {
 import type { Provisioner } from '../../ports/provisioner';
 import type { BootService, Inventory, Site, WorkloadManager } from '../../ports/site';
 import { BosBootService } from './bos-boot-service';
+import { commandConnectors } from './commands/command-connectors';
 import { HsmInventory } from './hsm-inventory';
 import { HttpProvisioner } from './http-provisioner';
 import { resolveSecretReference } from './secret-reference';
@@ -25,11 +27,15 @@ export interface ConnectorContext {
   /** The connector's transport, or the profile's; only for command-driven types. */
   transport(service: { transport?: TransportProfile }): TransportProfile;
   resolveSecret(reference: SecretReference, path: string): Promise<string>;
+  /** The site's clock (slurm-reboot judges "rebooted since the request" by it). */
+  clock: Clock;
+  /** Where the profile's relative paths are read from. */
+  baseDir: string;
 }
 
 type Builder<P extends { type: string }, T> = { [K in P['type']]?: (config: Extract<P, { type: K }>, context: ConnectorContext) => T | Promise<T> };
 
-/** The connector builders by service and type: the HTTP ones are here; command-driven ones are registered by their module. */
+/** The connector builders by service and type: the HTTP ones here, the command-driven ones in commands/command-connectors.ts. */
 export interface ConnectorBuilders {
   workloadManager: Builder<WorkloadManagerProfile, WorkloadManager>;
   bootService: Builder<BootServiceProfile, BootService>;
@@ -65,12 +71,14 @@ export const HTTP_CONNECTORS: ConnectorBuilders = {
 };
 
 export interface SiteFromProfileDeps {
-  /** Extra builders (the command-driven types), merged over the HTTP ones. */
+  /** Builders merged over the built-in ones (tests; a site's own types). */
   connectors?: Partial<{ [S in keyof ConnectorBuilders]: ConnectorBuilders[S] }>;
   /** Default: environment, files (relative to `baseDir`), Secrets Manager. */
   resolveSecret?: (reference: SecretReference, path: string) => Promise<string>;
   /** Relative `file` paths are read from here (the profile's directory). Default: the working directory. */
   baseDir?: string;
+  /** The site's clock; default the system clock (a `rollout simulate` site: its scaled simulated clock). */
+  clock?: Clock;
 }
 
 export interface SiteFromProfile {
@@ -82,18 +90,21 @@ export interface SiteFromProfile {
 /** The Site (and Provisioner) a validated profile describes; a type with no builder is reported with its path. */
 export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFromProfileDeps = {}): Promise<SiteFromProfile> {
   const resolveSecret = deps.resolveSecret ?? ((reference, path) => resolveSecretReference(reference, path, { baseDir: deps.baseDir }));
+  const commands = commandConnectors();
   const builders = {
-    workloadManager: { ...HTTP_CONNECTORS.workloadManager, ...deps.connectors?.workloadManager },
-    bootService: { ...HTTP_CONNECTORS.bootService, ...deps.connectors?.bootService },
-    inventory: { ...HTTP_CONNECTORS.inventory, ...deps.connectors?.inventory },
-    provisioner: { ...HTTP_CONNECTORS.provisioner, ...deps.connectors?.provisioner },
+    workloadManager: { ...HTTP_CONNECTORS.workloadManager, ...commands.workloadManager, ...deps.connectors?.workloadManager },
+    bootService: { ...HTTP_CONNECTORS.bootService, ...commands.bootService, ...deps.connectors?.bootService },
+    inventory: { ...HTTP_CONNECTORS.inventory, ...commands.inventory, ...deps.connectors?.inventory },
+    provisioner: { ...HTTP_CONNECTORS.provisioner, ...commands.provisioner, ...deps.connectors?.provisioner },
   };
+  const clock = deps.clock ?? systemClock;
+  const baseDir = deps.baseDir ?? process.cwd();
   const build = async <T>(service: keyof ConnectorBuilders, config: { type: string }): Promise<T> => {
     const builder = (builders[service] as Record<string, ((c: unknown, x: ConnectorContext) => T | Promise<T>) | undefined>)[config.type];
     if (!builder) {
       throw new InvalidInputError('site profile', [{ field: `${service}.type`, message: `no '${config.type}' connector is available in this build` }]);
     }
-    return builder(config, { profile, path: service, transport: (s) => transportFor(profile, s), resolveSecret });
+    return builder(config, { profile, path: service, transport: (s) => transportFor(profile, s), resolveSecret, clock, baseDir });
   };
   const [workloadManager, bootService, inventory, provisioner] = await Promise.all([
     build<WorkloadManager>('workloadManager', profile.workloadManager),

@@ -8,6 +8,8 @@ export type Method = 'GET' | 'POST' | 'DELETE';
 export interface SimResponse {
   status: number;
   body: unknown;
+  /** Default application/json. */
+  contentType?: string;
 }
 
 export interface Route {

@@ -39,11 +39,13 @@ describe('createSiteFromProfile', () => {
 
   it('names the field of a type this build has no connector for, and takes registered builders', async () => {
     const profile = parseSiteProfile({ ...httpProfile(), workloadManager: { type: 'scontrol', transport: { type: 'local' } }, provisioner: undefined });
-    const err = await createSiteFromProfile(profile, { resolveSecret: async () => 'x' }).catch((e: unknown) => e);
+    // A type no builder knows (the schema lets none through; a forged profile does).
+    const unknownType = { ...profile, workloadManager: { type: 'pbs' } } as unknown as typeof profile;
+    const err = await createSiteFromProfile(unknownType, { resolveSecret: async () => 'x' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidInputError);
-    expect((err as Error).message).toBe("Invalid site profile: workloadManager.type: no 'scontrol' connector is available in this build");
+    expect((err as Error).message).toBe("Invalid site profile: workloadManager.type: no 'pbs' connector is available in this build");
 
-    const fake = { getNodes: async () => new Map(), drain: async () => {}, resume: async () => {}, fail: async () => {} };
+    const fake = { getNodes: async () => new Map(), drain: async () => {}, resume: async () => {}, fail: async () => {}, drainNodes: async () => {}, resumeNodes: async () => {}, failNodes: async () => {} };
     const seen: unknown[] = [];
     const { site, provisioner } = await createSiteFromProfile(profile, {
       connectors: {

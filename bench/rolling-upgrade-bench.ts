@@ -14,7 +14,7 @@ export interface RollingUpgradeScenario {
 }
 
 /** A fleet of `nodes` compute nodes, 64 per rack, with a sprinkling of faults. */
-function fleet(s: RollingUpgradeScenario) {
+export function fleet(s: RollingUpgradeScenario) {
   const nodes = Array.from({ length: s.nodes }, (_, i) => {
     const name = `x${3000 + Math.floor(i / 64)}c0s${Math.floor((i % 64) / 2)}b0n${i % 2}`;
     return {

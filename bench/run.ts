@@ -1,10 +1,12 @@
 import { benchRollingUpgrade, type RollingUpgradeScenario } from './rolling-upgrade-bench';
 import { renderFigures } from './figures';
 import { benchGroupDeployment, type GroupDeploymentScenario } from './group-deployment-bench';
+import { benchSsmRollingUpgrade } from './ssm-bench';
 
 /**
  * `npm run bench`: fleet-scale runs on the embedded default, printing figures (not asserting them).
- * `npm run bench -- --quick` runs smaller fleets, to check the harness; `--only=upgrade|deploy` runs one kind.
+ * `npm run bench -- --quick` runs smaller fleets, to check the harness; `--only=upgrade|deploy|ssm` runs one kind
+ * (`ssm`: the step-size-100 upgrade through scontrol over SSM, with SSM calls and output bytes per node).
  */
 const quick = process.argv.includes('--quick');
 const nodes = quick ? 200 : 2000;
@@ -19,7 +21,9 @@ const deployment: GroupDeploymentScenario = quick
   : { name: 'group deployment, 10,000 nodes in 100 groups', groups: 100, nodesPerGroup: 100, maxParallelGroups: 4 };
 
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
-if (only !== 'deploy') {
+if (only === 'ssm') {
+  process.stdout.write(`${await benchSsmRollingUpgrade(scenarios[1]!)}\n\n`);
+} else if (only !== 'deploy') {
   for (const scenario of scenarios) process.stdout.write(`${renderFigures(await benchRollingUpgrade(scenario))}\n\n`);
 }
-if (only !== 'upgrade') process.stdout.write(`${renderFigures(await benchGroupDeployment(deployment))}\n\n`);
+if (only !== 'upgrade' && only !== 'ssm') process.stdout.write(`${renderFigures(await benchGroupDeployment(deployment))}\n\n`);

@@ -1,3 +1,5 @@
+import { createSiteFromProfile } from '../adapters/site';
+import type { SiteSource } from '../engine/open-runtime';
 import type { InventoryNode } from '../ports/site';
 import type { SiteDefinition } from '../simulator/site-file';
 
@@ -17,4 +19,11 @@ export function inventoryFromSite(site: Pick<SiteDefinition, 'nodes'>): Inventor
     alive,
     available,
   }));
+}
+
+/** The inventory a plan or a deployment is checked against: the site file's, or the profile's inventory service. */
+export async function inventoryOf(source: SiteSource): Promise<InventoryNode[]> {
+  if (source.kind === 'simulated') return inventoryFromSite(source.definition);
+  const { site } = await createSiteFromProfile(source.profile, { baseDir: source.baseDir });
+  return site.inventory.listNodes();
 }

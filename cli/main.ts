@@ -4,6 +4,7 @@ import { InvalidInputError } from '../core/errors';
 import { registerPlanCommands } from './commands/plan';
 import { registerDeployCommand } from './commands/deploy';
 import { registerSessionCommands } from './commands/session';
+import { registerSimulateCommand } from './commands/simulate';
 import { registerUpgradeCommand } from './commands/upgrade';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
@@ -16,6 +17,7 @@ registerUpgradeCommand(program);
 registerDeployCommand(program);
 registerSessionCommands(program);
 registerPlanCommands(program);
+registerSimulateCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -11,4 +11,6 @@ export const ENVIRONMENT = {
   /** Bearer token for BOS, HSM and the provisioner; empty or unset: requests go without one. */
   siteApiToken: 'SITE_API_TOKEN',
   iterationsPerExecution: 'ITERATIONS_PER_EXECUTION',
+  /** The site connection profile as JSON; when set, the URL and token variables above are not read. Secrets stay ARNs until cold start. */
+  siteProfile: 'SITE_PROFILE',
 } as const;

@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { STATE_MACHINES, WORKFLOWS, type StateMachineName, type WorkflowName } from '../contracts';
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
-import { createSiteClients } from '../adapters/site';
+import { createSiteClients, type SiteClients, type SiteFromProfile } from '../adapters/site';
+import { InvalidInputError } from '../core/errors';
 import { idForExecution } from '../core/execution-id';
 import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activities/rolling-upgrade/dependencies';
 import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/activities/group-deployment/dependencies';
 import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deployment/handlers';
 import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFunctionName } from '../lambdas/activities/rolling-upgrade/handlers';
+import type { Provisioner } from '../ports/provisioner';
 import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
 import { openDataDir } from './data-dir';
 import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
@@ -17,7 +19,16 @@ import { StoreSessions } from './store-sessions';
 import { VirtualClock } from './virtual-clock';
 
 export interface EmbeddedRuntimeOptions {
-  site: SiteDefinition;
+  /** The simulated site to start; or give `connectedSite`. */
+  site?: SiteDefinition;
+  /** A site reached through its connectors (a site profile) instead of the in-process simulator. */
+  connectedSite?: SiteFromProfile & {
+    /**
+     * The site's clock: a `rollout simulate` site's own scaled clock; without it the wall clock
+     * (virtual time cannot jump a real site's reboots, nor span two processes).
+     */
+    clock?: TimeSource;
+  };
   /** Keep sessions on disk here (LevelDB); in memory without it. */
   dataDir?: string;
   /**
@@ -28,6 +39,11 @@ export interface EmbeddedRuntimeOptions {
   timeScale?: number;
   settings?: Partial<RollingUpgradeSettings>;
   deploymentSettings?: Partial<GroupDeploymentSettings>;
+  /**
+   * Reach the simulated site through other connectors than its HTTP APIs (the command-driven ones
+   * over its SSM endpoint, say). Default: slurmrestd, BOS, HSM and the provisioner API over HTTP.
+   */
+  connectors?: (simulator: RunningSiteSimulator) => SiteClients;
 }
 
 /** A speed of scaled simulated time good for watching: a 5-minute boot takes 0.3 s. */
@@ -45,7 +61,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     readonly engine: LocalStepFunctions,
     readonly store: DynamoDbSessionStore,
     readonly deployments: DynamoDbDeploymentStore,
-    readonly simulator: RunningSiteSimulator,
+    private readonly runningSimulator: RunningSiteSimulator | undefined,
     readonly clock: TimeSource,
     readonly dynamoDb: LocalDynamoDb,
     readonly dynamoDbRequests: RequestCounter,
@@ -57,25 +73,44 @@ export class EmbeddedRuntime implements RolloutRuntime {
     this.reads = new StoreSessions(store, deployments, true);
   }
 
+  /** The in-process simulator; absent when the runtime drives a site through a profile. */
+  get simulator(): RunningSiteSimulator {
+    if (!this.runningSimulator) throw new Error('this runtime drives a site through its profile, not the simulator');
+    return this.runningSimulator;
+  }
+
+  get hasSimulator(): boolean {
+    return this.runningSimulator !== undefined;
+  }
+
   static async start(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {
-    const clock: TimeSource = options.timeScale === undefined ? new VirtualClock() : new SimClock({ timeScale: options.timeScale });
+    const { connectedSite } = options;
+    if ((options.site === undefined) === (connectedSite === undefined)) throw new Error('give exactly one of site (the simulator) and connectedSite');
+    const clock: TimeSource = connectedSite
+      ? (connectedSite.clock ?? new SimClock({ timeScale: 1, startAt: Date.now() }))
+      : options.timeScale === undefined
+        ? new VirtualClock()
+        : new SimClock({ timeScale: options.timeScale });
     const data = await openDataDir({ runsWorkflows: true, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
     const { dynamoDb } = data;
     const dynamoDbRequests = countRequests(dynamoDb.rawClient);
-    const simulator = await startSiteSimulator({ site: options.site, clock });
+    const simulator = options.site ? await startSiteSimulator({ site: options.site, clock }) : undefined;
     const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
     const deployments = new DynamoDbDeploymentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
-    const site = createSiteClients({
-      workloadManagerUrl: simulator.url,
-      bootServiceUrl: simulator.url,
-      inventoryUrl: simulator.url,
-      provisionerUrl: simulator.url,
-    });
+    const site = simulator
+      ? (options.connectors?.(simulator) ??
+        createSiteClients({
+          workloadManagerUrl: simulator.urls.slurmrestd,
+          bootServiceUrl: simulator.urls.bos,
+          inventoryUrl: simulator.urls.hsm,
+          provisionerUrl: simulator.urls.provisioner,
+        }))
+      : { ...connectedSite!.site, provisioner: connectedSite!.provisioner };
     const handlers = createRollingUpgradeHandlers({ store, site, clock, settings: { ...defaultSettings, ...options.settings } });
     const deploymentHandlers = createGroupDeploymentHandlers({
       store: deployments,
       inventory: site.inventory,
-      provisioner: site.provisioner!,
+      provisioner: site.provisioner ?? missingProvisioner,
       clock,
       settings: { ...defaultGroupDeploymentSettings, ...options.deploymentSettings },
     });
@@ -121,8 +156,8 @@ export class EmbeddedRuntime implements RolloutRuntime {
     return this.reads.progress(id);
   }
 
-  siteState(): SiteState {
-    return this.simulator.state();
+  siteState(): SiteState | undefined {
+    return this.runningSimulator?.state();
   }
 
   now(): number {
@@ -130,7 +165,13 @@ export class EmbeddedRuntime implements RolloutRuntime {
   }
 
   async close(): Promise<void> {
-    await this.simulator.close();
+    await this.runningSimulator?.close();
     await this.closeDataDir();
   }
 }
+
+/** Group deployments need a provisioner; a profile without one fails them with this, not at start. */
+const missingProvisioner: Provisioner = {
+  startAction: () => Promise.reject(new InvalidInputError('site profile', [{ field: 'provisioner', message: 'group deployments need a provisioner' }])),
+  getAction: () => Promise.reject(new InvalidInputError('site profile', [{ field: 'provisioner', message: 'group deployments need a provisioner' }])),
+};

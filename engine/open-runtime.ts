@@ -1,6 +1,9 @@
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
-import type { SiteDefinition } from '../simulator';
+import { createSiteFromProfile } from '../adapters/site';
+import { describeError } from '../core/errors';
+import type { SiteProfile } from '../core/site/site-profile';
+import { SimClock, type SiteDefinition } from '../simulator';
 import { openDataDir } from './data-dir';
 import { EmbeddedRuntime } from './embedded-runtime';
 import type { RolloutRuntime, RolloutSessions } from './runtime';
@@ -12,23 +15,52 @@ export { DEFAULT_TIME_SCALE } from './embedded-runtime';
  * Where the site comes from: a simulated site definition (the simulator starts in-process) or,
  * with real connectors, a site profile (the runtime connects to the site instead).
  */
-export type SiteSource = { kind: 'simulated'; definition: SiteDefinition };
+export type SiteSource =
+  | { kind: 'simulated'; definition: SiteDefinition }
+  /** `baseDir`: where the profile's relative paths (token files, a file inventory) are read from. */
+  | { kind: 'profile'; profile: SiteProfile; baseDir: string };
 
 export interface OpenRuntimeOptions {
   site: SiteSource;
   /** Keep sessions on disk here; in memory without it. */
   dataDir?: string;
-  /** Simulated seconds per real second (a simulated site only); without it the run is on virtual time. */
+  /**
+   * Simulated seconds per real second (a simulated site only); without it the run is on virtual
+   * time. A profile's site runs on the wall clock, or on the scaled clock its `simulatedTime` names.
+   */
   timeScale?: number;
 }
 
 /** A control plane that runs workflows: today the embedded one, owning the data directory while it runs. */
 export async function openRuntime(options: OpenRuntimeOptions): Promise<RolloutRuntime> {
-  return EmbeddedRuntime.start({
-    site: options.site.definition,
-    ...(options.timeScale !== undefined ? { timeScale: options.timeScale } : {}),
-    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
-  });
+  const { site } = options;
+  const dataDir = options.dataDir ? { dataDir: options.dataDir } : {};
+  if (site.kind === 'simulated') {
+    return EmbeddedRuntime.start({ site: site.definition, ...(options.timeScale !== undefined ? { timeScale: options.timeScale } : {}), ...dataDir });
+  }
+  const clock = site.profile.simulatedTime ? await simulatedSiteClock(site.profile.simulatedTime) : undefined;
+  const connected = await createSiteFromProfile(site.profile, { baseDir: site.baseDir, ...(clock ? { clock } : {}) });
+  return EmbeddedRuntime.start({ connectedSite: { ...connected, ...(clock ? { clock } : {}) }, ...dataDir });
+}
+
+/**
+ * A `rollout simulate` site keeps its own scaled simulated time; the workflow's clock must read the
+ * same time (a node counts as rebooted only if slurmd registered after the boot request). Virtual
+ * time cannot span two processes, so this is that simulator's scaled clock, read from its control URL.
+ */
+async function simulatedSiteClock({ timeScale, controlUrl }: { timeScale: number; controlUrl: string }): Promise<SimClock> {
+  const url = `${controlUrl}/sim/time`;
+  const before = performance.now();
+  let now: number;
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+    if (!response.ok) throw new Error(`answered ${response.status}`);
+    ({ now } = (await response.json()) as { now: number });
+  } catch (err) {
+    throw new Error(`the simulated site at ${url} cannot be reached: ${describeError(err)}`, { cause: err });
+  }
+  const halfTrip = (performance.now() - before) / 2;
+  return new SimClock({ timeScale, startAt: now + Math.floor(halfTrip * timeScale) });
 }
 
 /**

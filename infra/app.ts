@@ -1,9 +1,13 @@
 import { App } from 'aws-cdk-lib';
+import { loadSiteProfileFile } from '../adapters/site/site-profile-file';
 import { RolloutStack } from './rollout-stack';
 
-// Environment-agnostic on purpose: site URLs and the token come in as parameters, account and region from the deploy.
+// Environment-agnostic on purpose: the site comes from `-c siteProfile=FILE`, or else as parameters
+// (site URLs and token secret ARNs); account and region from the deploy.
 const app = new App();
+const profileFile = app.node.tryGetContext('siteProfile') as string | undefined;
 new RolloutStack(app, 'BaremetalRollout', {
   description: 'Rolling upgrades of bare-metal fleets: Step Functions workflows over DynamoDB session state.',
+  ...(profileFile ? { siteProfile: (await loadSiteProfileFile(profileFile)).profile } : {}),
 });
 app.synth();

@@ -1,5 +1,6 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import type { SiteProfile } from '../core/site/site-profile';
 import { GroupDeploymentFunctions } from './constructs/group-deployment-functions';
 import { GroupDeploymentWorkflow } from './constructs/group-deployment-workflow';
 import { RollingUpgradeFunctions } from './constructs/rolling-upgrade-functions';
@@ -12,18 +13,28 @@ import { SiteConnection } from './constructs/site-connection';
  * machines (rolling upgrade; group deployment). Both workflows share the one table, as the store
  * adapters and the embedded engine do.
  */
+export interface RolloutStackProps extends StackProps {
+  /** The site connection profile (`-c siteProfile=FILE`); without one the site comes in as stack parameters. */
+  siteProfile?: SiteProfile;
+}
+
 export class RolloutStack extends Stack {
-  constructor(scope: Construct, id: string, props?: StackProps) {
+  constructor(scope: Construct, id: string, props?: RolloutStackProps) {
     super(scope, id, props);
-    const site = new SiteConnection(this, 'Site');
+    const site = new SiteConnection(this, 'Site', { profile: props?.siteProfile });
     const { table } = new SessionsTable(this, 'Sessions');
 
-    const rollingUpgradeFunctions = new RollingUpgradeFunctions(this, 'RollingUpgradeFunctions', { table, environment: site.rollingUpgradeEnvironment });
+    const rollingUpgradeFunctions = new RollingUpgradeFunctions(this, 'RollingUpgradeFunctions', {
+      table,
+      environment: site.rollingUpgradeEnvironment,
+      policies: site.policies,
+    });
     const rollingUpgrade = new RollingUpgradeWorkflow(this, 'RollingUpgrade', { functions: rollingUpgradeFunctions.functions });
 
     const groupDeploymentFunctions = new GroupDeploymentFunctions(this, 'GroupDeploymentFunctions', {
       table,
       environment: site.groupDeploymentEnvironment,
+      policies: site.policies,
     });
     const groupDeployment = new GroupDeploymentWorkflow(this, 'GroupDeployment', { functions: groupDeploymentFunctions.functions });
 

@@ -18,6 +18,14 @@ export interface WorkloadManager {
   resume(name: string): Promise<void>;
   /** `scontrol update NodeName=<n> State=FAIL Reason=<reason>` */
   fail(name: string, reason: string): Promise<void>;
+  /**
+   * The list forms: one `scontrol update NodeName=<hostlist> ...` over a command transport (one SSM
+   * command for a whole step instead of one per node), per-node requests with bounded concurrency
+   * over slurmrestd v0.0.41, one batch `POST /nodes` from v0.0.42. No call for no names.
+   */
+  drainNodes(names: readonly string[], reason: string): Promise<void>;
+  resumeNodes(names: readonly string[]): Promise<void>;
+  failNodes(names: readonly string[], reason: string): Promise<void>;
 }
 
 export interface BootSessionRequest {

@@ -8,6 +8,7 @@ import { hsmApi } from './routes/hsm';
 import { provisionerApi } from './routes/provisioner';
 import type { Method, ServiceApi, SimResponse } from './routes/route';
 import { slurmApi } from './routes/slurm';
+import { ssmApi, type SsmApi } from './routes/ssm';
 import type { TimeSource } from './sim-clock';
 import { SimRequestError } from './errors';
 import type { SiteDefinition } from './site-file';
@@ -21,9 +22,31 @@ export interface SiteSimulatorOptions {
   port?: number;
 }
 
+/** Where each simulated service answers, as a site profile or the connectors take them. */
+export interface SimulatorUrls {
+  /** `/sim/time`, `/sim/state`. */
+  control: string;
+  /** slurmrestd: `/slurm/v0.0.4x/...`. */
+  slurmrestd: string;
+  /** BOS's base (its paths start at `/v2`), as https://api-gw/apis/bos on a CSM site. */
+  bos: string;
+  /** HSM/SMD's base (its paths start at `/hsm/v2`), plus our `/inventory/v1/nodes`. */
+  hsm: string;
+  /** Our provisioner API: `/provisioner/v1/actions`. */
+  provisioner: string;
+  /** SSM (AWS JSON 1.1, `X-Amz-Target: AmazonSSM.*`): an endpoint override for the SSM client. */
+  ssm: string;
+}
+
+export function simulatorUrls(url: string): SimulatorUrls {
+  return { control: url, slurmrestd: url, bos: `${url}/bos`, hsm: url, provisioner: url, ssm: url };
+}
+
 export interface RunningSiteSimulator {
-  /** Base URL of every service, e.g. http://127.0.0.1:41234 (no trailing slash). */
+  /** Base URL of the server, e.g. http://127.0.0.1:41234 (no trailing slash). */
   url: string;
+  /** Base URL of each service. */
+  urls: SimulatorUrls;
   /** The models, for in-process inspection. */
   simulator: SiteSimulator;
   state(): SiteState;
@@ -38,9 +61,10 @@ export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port
   const simulator = new SiteSimulator(site, clock);
   const faults = new ApiFaults(site.apiFaults);
   const apis = [slurmApi(simulator), bosApi(simulator), hsmApi(simulator), provisionerApi(simulator), controlApi(simulator)];
+  const ssm = ssmApi(simulator);
 
   const server = createServer((req, res) => {
-    serve(req, apis, faults).then(
+    serve(req, apis, ssm, faults).then(
       (response) => send(res, response),
       (err: unknown) => send(res, { status: 500, body: { detail: `simulator error: ${describeError(err)}` } }),
     );
@@ -52,8 +76,10 @@ export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
+  const url = `http://${urlHost}:${address.port}`;
   return {
-    url: `http://${urlHost}:${address.port}`,
+    url,
+    urls: simulatorUrls(url),
     simulator,
     state: () => simulator.state(),
     close: () =>
@@ -65,9 +91,12 @@ export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port
   };
 }
 
-async function serve(req: IncomingMessage, apis: readonly ServiceApi[], faults: ApiFaults): Promise<SimResponse> {
+async function serve(req: IncomingMessage, apis: readonly ServiceApi[], ssm: SsmApi, faults: ApiFaults): Promise<SimResponse> {
   const method = req.method ?? 'GET';
-  const path = (req.url ?? '/').split('?')[0]!;
+  const [path = '/', search = ''] = (req.url ?? '/').split('?', 2);
+  // AWS JSON 1.1 names the operation in a header, not the path.
+  const target = req.headers['x-amz-target'];
+  if (typeof target === 'string' && target.startsWith('AmazonSSM.')) return ssm.serve(target.slice('AmazonSSM.'.length), await readText(req), faults);
   const api = apis.find((a) => a.prefix.test(path));
   if (!api) return { status: 404, body: { detail: `no service at ${path}` } };
   const fail = (status: number, message: string): SimResponse => ({ status, body: api.errorBody(status, message) });
@@ -89,7 +118,7 @@ async function serve(req: IncomingMessage, apis: readonly ServiceApi[], faults: 
   try {
     const params = route.path.exec(path)!.slice(1).map((p) => decodeURIComponent(p));
     const body = method === 'POST' ? parseJson(text) : undefined;
-    return route.handle(params, body);
+    return route.handle(params, body, new URLSearchParams(search));
   } catch (err) {
     if (err instanceof SimRequestError) return fail(err.status, err.message);
     if (err instanceof URIError) return fail(400, `bad URL encoding in ${path}`);
@@ -117,8 +146,8 @@ async function readText(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function send(res: ServerResponse, { status, body }: SimResponse): void {
+function send(res: ServerResponse, { status, body, contentType = 'application/json' }: SimResponse): void {
   const payload = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) });
   res.end(payload);
 }

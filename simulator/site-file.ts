@@ -1,14 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { InvalidInputError, describeError, type FieldProblem } from '../core/errors';
+import { parseDocumentText } from '../core/document-text';
+import { InvalidInputError, describeError } from '../core/errors';
 import { parseOrThrow, seconds as secondsOf } from '../core/validation';
 
 export const WLM_STATES = ['IDLE', 'ALLOCATED', 'MIXED', 'COMPLETING', 'DRAINING', 'DRAINED', 'DOWN', 'FAIL'] as const;
 export type SiteWlmState = (typeof WLM_STATES)[number];
 
-export const SITE_SERVICES = ['workload-manager', 'boot-service', 'inventory', 'provisioner'] as const;
+/** `ssm`: the head node's SSM endpoint; a fault's `path` then matches the operation, e.g. `GetCommandInvocation`. */
+export const SITE_SERVICES = ['workload-manager', 'boot-service', 'inventory', 'provisioner', 'ssm'] as const;
 export type SiteServiceName = (typeof SITE_SERVICES)[number];
 
 /** States in which a node cannot be running a job, so `busySeconds` would contradict them. */
@@ -77,6 +78,17 @@ const apiFaultSchema = z.strictObject({
   afterCalls: z.number().int().min(0, 'must not be negative').default(0),
 });
 
+/** A command run on the simulated head node (through SSM) that misbehaves: exits non-zero, or never finishes (SSM TimedOut). */
+const commandFaultSchema = z.strictObject({
+  /** Matches when the command line contains this text, e.g. `scontrol reboot` or `wwctl`. */
+  match: nonEmpty('match'),
+  exitCode: z.number().int().min(1, 'must be 1-255').max(255, 'must be 1-255').optional(),
+  hang: z.literal(true, { error: 'must be true' }).optional(),
+  stderr: z.string().default('injected command fault'),
+  count: z.number().int().min(1, 'must be at least 1').default(1),
+  afterCalls: z.number().int().min(0, 'must not be negative').default(0),
+});
+
 export const siteDefinitionSchema = z
   .strictObject({
     nodes: z.array(nodeSchema, { error: 'nodes is required and must be a list' }).min(1, 'at least one node is required'),
@@ -92,6 +104,7 @@ export const siteDefinitionSchema = z
       .prefault({}),
     apiFaults: z.array(apiFaultSchema).default([]),
     workload: workloadSchema.optional(),
+    commandFaults: z.array(commandFaultSchema).default([]),
   })
   .superRefine((site, ctx) => {
     const firstByName = new Map<string, number>();
@@ -123,6 +136,7 @@ export type SiteNode = SiteDefinition['nodes'][number];
 export type SiteTiming = SiteDefinition['timing'];
 export type ApiFault = SiteDefinition['apiFaults'][number];
 export type SiteWorkload = NonNullable<SiteDefinition['workload']>;
+export type CommandFault = SiteDefinition['commandFaults'][number];
 
 export function parseSiteDefinition(input: unknown, subject = 'site definition'): SiteDefinition {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
@@ -140,33 +154,7 @@ export async function loadSiteFile(path: string): Promise<SiteDefinition> {
   } catch (err) {
     throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
   }
-  const parsed = extname(path).toLowerCase() === '.json' ? parseJson(text) : parseYaml(text);
+  const parsed = parseDocumentText(text, extname(path).toLowerCase() === '.json' ? 'json' : 'yaml');
   if ('problems' in parsed) throw new InvalidInputError(subject, parsed.problems);
   return parseSiteDefinition(parsed.value, subject);
-}
-
-type Parsed = { value: unknown } | { problems: FieldProblem[] };
-
-function parseYaml(text: string): Parsed {
-  const doc = parseDocument(text);
-  if (doc.errors.length > 0) {
-    // The first line of yaml's message already says where ("... at line 3, column 1:"); the rest is a code excerpt.
-    return { problems: doc.errors.map((e) => ({ field: '', message: `invalid YAML: ${e.message.split('\n')[0]!.replace(/:$/, '')}` })) };
-  }
-  return { value: doc.toJS() };
-}
-
-function parseJson(text: string): Parsed {
-  try {
-    return { value: JSON.parse(text) };
-  } catch (err) {
-    const message = describeError(err);
-    // V8 reports an offset ("at position 42"); operators want a line.
-    const offset = /position (\d+)/.exec(message)?.[1];
-    if (offset === undefined) return { problems: [{ field: '', message: `invalid JSON: ${message}` }] };
-    const before = text.slice(0, Number(offset)).split('\n');
-    const line = before.length;
-    const col = (before.at(-1)?.length ?? 0) + 1;
-    return { problems: [{ field: '', message: `invalid JSON at line ${line}, column ${col}: ${message}` }] };
-  }
 }

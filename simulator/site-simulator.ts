@@ -2,6 +2,7 @@ import type { SiteDefinition } from './site-file';
 import type { TimeSource } from './sim-clock';
 import { Timeline } from './timeline';
 import { BootServiceModel } from './models/boot-service';
+import { HeadNodeModel } from './models/head-node';
 import { InventoryModel } from './models/inventory';
 import { ProvisionerModel } from './models/provisioner';
 import { WorkloadManagerModel } from './models/workload-manager';
@@ -44,6 +45,8 @@ export class SiteSimulator {
   readonly inventory: InventoryModel;
   readonly bootService: BootServiceModel;
   readonly provisioner: ProvisionerModel;
+  /** The Slurm head node that SSM Run Command reaches. */
+  readonly headNode: HeadNodeModel;
   private readonly violationLog: string[] = [];
 
   constructor(
@@ -65,6 +68,16 @@ export class SiteSimulator {
       violations,
     });
     this.provisioner = new ProvisionerModel({ timing: site.timing, nodes: site.nodes, timeline, violations });
+    this.headNode = new HeadNodeModel({
+      workloadManager: this.workloadManager,
+      inventory: this.inventory,
+      provisioner: this.provisioner,
+      timing: site.timing,
+      nodes: site.nodes,
+      commandFaults: site.commandFaults,
+      timeline,
+      violations,
+    });
   }
 
   get violations(): readonly string[] {
@@ -79,7 +92,7 @@ export class SiteSimulator {
       nodes[wlm.name] = {
         wlmState: wlm.display,
         wlmReason: wlm.reason,
-        bootCount: this.bootService.bootCount(wlm.name),
+        bootCount: this.bootService.bootCount(wlm.name) + this.headNode.bootCount(wlm.name),
         drainCount: wlm.drainCount,
         resumeCount: wlm.resumeCount,
         failCount: wlm.failCount,

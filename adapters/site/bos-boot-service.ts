@@ -1,20 +1,42 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { BootService, BootSessionRequest, BootSessionStatus } from '../../ports/site';
+import type { BootNodeOutcome, BootService, BootSessionRequest, BootSessionStatus } from '../../ports/site';
 import { HttpJsonClient, urlPath, type JsonResponse } from './http-json-client';
 
 export interface BosOptions {
+  /** BOS's base, e.g. https://api-gw-service-nmn.local/apis/bos (the paths below start at /v2). */
   baseUrl: string;
   bearerToken?: string;
   timeoutMs?: number;
 }
 
+/** V2SessionCreate.name: a Kubernetes name of at most 45 characters. */
+const BOS_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const BOS_NAME_MAX = 45;
+
+/** V2Session: `components` is the comma-separated list of nodes the session started with. */
 const sessionResponse = z.object({
   name: z.string(),
+  components: z.string().optional(),
   status: z.object({ status: z.enum(['pending', 'running', 'complete']), error: z.string().optional() }),
-  components: z.record(z.string(), z.enum(['pending', 'booting', 'succeeded', 'failed'])),
 });
 
-/** BOS v2: reboot sessions over a limit, polled by name. */
+/** V2Component, the fields the outcome is read from. */
+const componentsResponse = z.array(
+  z.object({
+    id: z.string(),
+    enabled: z.boolean().optional(),
+    error: z.string().optional(),
+    session: z.string().optional(),
+    status: z.object({ phase: z.string().optional(), status: z.string().optional() }).optional(),
+  }),
+);
+type BosComponent = z.output<typeof componentsResponse>[number];
+
+/**
+ * BOS v2 (Cray-HPE/bos api/openapi.yaml): reboot sessions over a limit, polled by name; each
+ * node's outcome read from `/v2/components?session=<name>`.
+ */
 export class BosBootService implements BootService {
   private readonly http: HttpJsonClient;
 
@@ -23,33 +45,67 @@ export class BosBootService implements BootService {
   }
 
   async templateExists(templateName: string): Promise<boolean> {
-    const response = await this.http.request('GET', urlPath`/bos/v2/sessiontemplates/${templateName}`, { accept: [404] });
+    const response = await this.http.request('GET', urlPath`/v2/sessiontemplates/${templateName}`, { accept: [404] });
     return response.status !== 404;
   }
 
   async createSession(request: BootSessionRequest): Promise<BootSessionStatus> {
     return this.http.createOrRead(
-      '/bos/v2/sessions',
-      { name: request.name, operation: request.operation, template_name: request.templateName, limit: request.limit },
+      '/v2/sessions',
+      { name: bosSessionName(request.name), operation: request.operation, template_name: request.templateName, limit: request.limit },
       'session',
-      (name) => this.getSession(name),
-      (response) => this.toStatus(response),
+      () => this.getSession(request.name),
+      (response) => this.toStatus(request.name, response),
     );
   }
 
   async getSession(name: string): Promise<BootSessionStatus | undefined> {
-    const response = await this.http.request('GET', urlPath`/bos/v2/sessions/${name}`, { accept: [404] });
-    return response.status === 404 ? undefined : this.toStatus(response);
+    const response = await this.http.request('GET', urlPath`/v2/sessions/${bosSessionName(name)}`, { accept: [404] });
+    return response.status === 404 ? undefined : this.toStatus(name, response);
   }
 
-  private toStatus(response: JsonResponse): BootSessionStatus {
+  private async toStatus(name: string, response: JsonResponse): Promise<BootSessionStatus> {
     const session = this.http.parse(sessionResponse, response);
+    const complete = session.status.status === 'complete';
+    const members = (session.components ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const byId = new Map<string, BosComponent>();
+    if (members.length > 0) {
+      const components = await this.http.request('GET', `/v2/components?session=${encodeURIComponent(session.name)}`);
+      for (const c of this.http.parse(componentsResponse, components)) byId.set(c.id, c);
+    }
+    const nodes: Record<string, BootNodeOutcome> = {};
+    for (const node of members) nodes[node] = outcomeOf(byId.get(node), complete);
     return {
-      name: session.name,
+      name,
       // BOS v2 says `pending` before it starts working: still running to the caller.
-      status: session.status.status === 'complete' ? 'complete' : 'running',
+      status: complete ? 'complete' : 'running',
       ...(session.status.error ? { error: session.status.error } : {}),
-      nodes: session.components,
+      nodes,
     };
   }
+}
+
+/**
+ * Our session names (`rollout-<uuid>-step-N`) are longer than BOS allows; a name that does not fit
+ * is replaced by a digest of it, the same every time, so a retried create still meets its session.
+ */
+export function bosSessionName(name: string): string {
+  if (name.length <= BOS_NAME_MAX && BOS_NAME.test(name)) return name;
+  return `rollout-${createHash('sha256').update(name).digest('hex').slice(0, 32)}`;
+}
+
+/**
+ * A component BOS still manages for the session is booting (or pending before the operators pick
+ * it up); one BOS let go of is `stable` (succeeded) or `failed`. A node the session no longer
+ * manages once it is complete (another session took it over) has no confirmed reboot: failed.
+ */
+function outcomeOf(component: BosComponent | undefined, sessionComplete: boolean): BootNodeOutcome {
+  if (!component) return sessionComplete ? 'failed' : 'pending';
+  const status = component.status?.status;
+  if (status === 'failed') return 'failed';
+  if (component.enabled === false) return status === 'stable' ? 'succeeded' : 'failed';
+  return component.status?.phase ? 'booting' : 'pending';
 }

@@ -91,7 +91,7 @@ export class HttpJsonClient {
     body: { name: string } & Record<string, unknown>,
     what: string,
     read: (name: string) => Promise<T | undefined>,
-    toResult: (response: JsonResponse) => T,
+    toResult: (response: JsonResponse) => T | Promise<T>,
   ): Promise<T> {
     const response = await this.request('POST', path, { body, accept: [409] });
     if (response.status !== 409) return toResult(response);

@@ -1,7 +1,8 @@
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import { SiteServiceError } from '../../core/errors';
-import type { WlmBaseState, WlmNode, WorkloadManager } from '../../ports/site';
+import type { WlmNode, WorkloadManager } from '../../ports/site';
+import { slurmJsonNodes, toWlmNode } from './slurm-json';
 import { HttpJsonClient, urlPath } from './http-json-client';
 
 export interface SlurmRestOptions {
@@ -16,24 +17,15 @@ export interface SlurmRestOptions {
 /** Above this many names one listing of every node beats per-node requests. */
 const BULK_THRESHOLD = 16;
 const CONCURRENCY = 16;
-const BASE_STATES: ReadonlySet<string> = new Set<WlmBaseState>(['IDLE', 'ALLOCATED', 'MIXED', 'COMPLETING', 'DOWN', 'FUTURE', 'UNKNOWN']);
-
-const slurmNode = z.object({
-  name: z.string(),
-  state: z.array(z.string()),
-  reason: z.string().optional(),
-  boot_time: z.object({ set: z.boolean(), number: z.number().optional() }).optional(),
-});
-const nodesResponse = z.object({
-  nodes: z.array(slurmNode),
-  errors: z.array(z.object({ error: z.string().optional(), description: z.string().optional() })).optional(),
-});
-const updateResponse = z.object({ errors: nodesResponse.shape.errors });
+/** Node names per batch `POST /nodes` (v0.0.42+): keeps a request body small. */
+const BATCH_SIZE = 500;
+const updateResponse = z.object({ errors: slurmJsonNodes.shape.errors });
 
 /** Slurm through slurmrestd: node states and `scontrol update` equivalents. */
 export class SlurmRestWorkloadManager implements WorkloadManager {
   private readonly http: HttpJsonClient;
   private readonly prefix: string;
+  private readonly batchUpdates: boolean;
 
   constructor({ baseUrl, apiVersion = 'v0.0.41', userName, token, timeoutMs }: SlurmRestOptions) {
     const headers: Record<string, string> = {};
@@ -41,6 +33,7 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
     if (token) headers['X-SLURM-USER-TOKEN'] = token;
     this.http = new HttpJsonClient({ service: 'workload-manager', baseUrl, timeoutMs, headers });
     this.prefix = urlPath`/slurm/${apiVersion}`;
+    this.batchUpdates = Number(/^v0\.0\.(\d+)$/.exec(apiVersion)?.[1] ?? 0) >= 42;
   }
 
   async getNodes(names: readonly string[]): Promise<Map<string, WlmNode>> {
@@ -48,7 +41,7 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
     const found = new Map<string, WlmNode>();
     if (wanted.size > BULK_THRESHOLD) {
       const response = await this.http.request('GET', `${this.prefix}/nodes`);
-      for (const node of this.http.parse(nodesResponse, response).nodes) if (wanted.has(node.name)) found.set(node.name, toWlmNode(node));
+      for (const node of this.http.parse(slurmJsonNodes, response).nodes) if (wanted.has(node.name)) found.set(node.name, toWlmNode(node));
       return found;
     }
     const limit = pLimit(CONCURRENCY);
@@ -57,7 +50,7 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
         limit(async () => {
           const response = await this.http.request('GET', `${this.prefix}${urlPath`/node/${name}`}`, { accept: [404] });
           if (response.status === 404) return;
-          const node = this.http.parse(nodesResponse, response).nodes.find((n) => n.name === name);
+          const node = this.http.parse(slurmJsonNodes, response).nodes.find((n) => n.name === name);
           if (node) found.set(name, toWlmNode(node));
         }),
       ),
@@ -77,8 +70,36 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
     return this.update(name, { state: ['FAIL'], reason });
   }
 
-  private async update(name: string, body: { state: string[]; reason?: string }): Promise<void> {
-    const response = await this.http.request('POST', `${this.prefix}${urlPath`/node/${name}`}`, { body });
+  drainNodes(names: readonly string[], reason: string): Promise<void> {
+    return this.updateMany(names, { state: ['DRAIN'], reason });
+  }
+
+  resumeNodes(names: readonly string[]): Promise<void> {
+    return this.updateMany(names, { state: ['RESUME'] });
+  }
+
+  failNodes(names: readonly string[], reason: string): Promise<void> {
+    return this.updateMany(names, { state: ['FAIL'], reason });
+  }
+
+  /** v0.0.42+: one `POST /nodes` naming every node; v0.0.41 has no batch update, so one request per node. */
+  private async updateMany(names: readonly string[], body: { state: string[]; reason?: string }): Promise<void> {
+    const unique = [...new Set(names)];
+    if (unique.length === 0) return;
+    if (this.batchUpdates) {
+      for (let i = 0; i < unique.length; i += BATCH_SIZE) await this.post(`${this.prefix}/nodes`, { ...body, name: unique.slice(i, i + BATCH_SIZE) });
+      return;
+    }
+    const limit = pLimit(CONCURRENCY);
+    await Promise.all(unique.map((name) => limit(() => this.update(name, body))));
+  }
+
+  private update(name: string, body: { state: string[]; reason?: string }): Promise<void> {
+    return this.post(`${this.prefix}${urlPath`/node/${name}`}`, body);
+  }
+
+  private async post(path: string, body: { state: string[]; reason?: string; name?: string[] }): Promise<void> {
+    const response = await this.http.request('POST', path, { body });
     // slurmrestd may answer 200 and still report the update failed.
     const errors = this.http.parse(updateResponse, response).errors ?? [];
     if (errors.length > 0) {
@@ -86,16 +107,4 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
       throw new SiteServiceError('workload-manager', `${response.request} (${body.state[0]}) reported: ${detail}`, response.status);
     }
   }
-}
-
-function toWlmNode(node: z.output<typeof slurmNode>): WlmNode {
-  const base = node.state.find((s) => BASE_STATES.has(s)) ?? 'UNKNOWN';
-  const bootSeconds = node.boot_time?.set ? node.boot_time.number : undefined;
-  return {
-    name: node.name,
-    base: base as WlmBaseState,
-    flags: node.state.filter((s) => s !== base),
-    reason: node.reason || undefined,
-    bootTime: bootSeconds ? bootSeconds * 1000 : undefined,
-  };
 }

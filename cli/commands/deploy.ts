@@ -4,18 +4,16 @@ import { parseNodeNameList, planDeployment, selectDeploymentStrategy } from '../
 import { parseDeploymentRequest } from '../../core/group-deployment/deployment-request';
 import { causeMessage } from '../../engine/execution-cause';
 import { DEFAULT_TIME_SCALE, openRuntime } from '../../engine/open-runtime';
-import { loadSiteFile } from '../../simulator';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
-import { inventoryFromSite } from '../inventory-from-site';
+import { inventoryOf } from '../inventory-from-site';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
-import { writeSiteState } from '../site-state';
+import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
 import { loadStrategyFile } from '../strategy-file';
 
-interface DeployOptions {
-  site: string;
+interface DeployOptions extends SiteSourceOptions {
   strategy?: string;
   nodes?: string;
   maxParallelGroups?: string;
@@ -31,15 +29,16 @@ interface DeployOptions {
 export function registerDeployCommand(program: Command): void {
   program
     .command('deploy')
-    .description('Deploy groups of nodes by a DeploymentStrategy (Shipyard model) on the embedded default against a simulated site')
-    .requiredOption('--site <file>', 'site file (YAML or JSON)')
+    .description('Deploy groups of nodes by a DeploymentStrategy (Shipyard model) on the embedded default against a simulated site or a site profile')
+    .option('--site <file>', 'simulated site file (YAML or JSON)')
+    .addOption(new Option('--site-config <file>', 'site connection profile: run against the services it names').conflicts('site'))
     .addOption(new Option('--strategy <file>', 'DeploymentStrategy (YAML or JSON, whole document or {groups: [...]})').conflicts('nodes'))
     .option('--nodes <names>', "comma-separated node names: one critical group 'default' over just these")
     .option('--max-parallel-groups <n>', 'ready groups that may run at once (default 1, as Shipyard)')
     .option('--prepare-timeout <seconds>', 'longest a site action may take to prepare (default 1800)')
     .option('--deploy-timeout <seconds>', 'longest a site action may take to deploy (default 3600)')
     .option('--poll-interval <seconds>', 'first wait between polls of a site action (default 30)')
-    .option('--time-scale <n>', `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host`)
+    .option('--time-scale <n>', `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host (--site only: a --site-config site runs on the wall clock, or on the scaled clock of the rollout simulate it names)`)
     .option('--json', 'print the result as one JSON object')
     .option('--site-state-out <file>', "write the simulated site's final state to this file")
     .option('--data-dir <dir>', 'keep deployments on disk here')
@@ -49,8 +48,11 @@ export function registerDeployCommand(program: Command): void {
 }
 
 async function runDeploy(options: DeployOptions): Promise<number> {
-  const site = await loadSiteFile(options.site);
-  const inventory = inventoryFromSite(site);
+  const source = await loadSiteSource(options);
+  if (source.kind === 'profile' && !source.profile.provisioner) {
+    throw new CliError(`site profile ${options.siteConfig}: provisioner: a group deployment needs a provisioner`, ExitCode.invalidInput);
+  }
+  const inventory = await inventoryOf(source);
   const strategyFile = options.strategy !== undefined ? await loadStrategyFile(options.strategy) : undefined;
   const nodes = options.nodes !== undefined ? parseNodeNameList(options.nodes) : undefined;
   const input: Record<string, unknown> = {
@@ -71,7 +73,7 @@ async function runDeploy(options: DeployOptions): Promise<number> {
   const timeScale = options.timeScale === undefined ? undefined : Number(options.timeScale);
   if (timeScale !== undefined && !(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
 
-  const runtime = await openRuntime({ site: { kind: 'simulated', definition: site }, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  const runtime = await openRuntime({ site: source, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   try {
     const startedReal = performance.now();
     const startedSimulated = runtime.now();
@@ -81,7 +83,7 @@ async function runDeploy(options: DeployOptions): Promise<number> {
     await progress.stop();
 
     if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
-    if (options.siteStateOut) await writeSiteState(options.siteStateOut, runtime.siteState());
+    if (options.siteStateOut) await writeSiteState(options.siteStateOut, source, runtime);
     const found = await runtime.session(run.id);
     if (found?.kind !== 'deployment') throw new CliError(`the workflow ended (${outcome.status}) before creating the deployment: ${causeMessage(outcome)}`, ExitCode.notCompleted);
     const { report } = found;

@@ -13,15 +13,14 @@ import {
   type UnknownNodeName,
 } from '../../core/group-deployment';
 import type { InventoryNode } from '../../ports/site';
-import { loadSiteFile } from '../../simulator/site-file';
-import { inventoryFromSite } from '../inventory-from-site';
+import { inventoryOf } from '../inventory-from-site';
+import { loadSiteSource, type SiteSourceOptions } from '../site-source';
 import { loadStrategyFile } from '../strategy-file';
 
 const FORMATS = ['text', 'json', 'mermaid'] as const;
 type PlanFormat = (typeof FORMATS)[number];
 
-interface PlanDeployOptions {
-  site: string;
+interface PlanDeployOptions extends SiteSourceOptions {
   strategy?: string;
   nodes?: string;
   json?: boolean;
@@ -40,7 +39,8 @@ export function registerPlanCommands(program: Command): void {
   plan
     .command('deploy')
     .description('Show the group deployment a strategy gives on a site: the order of groups, their nodes, the dependency graph')
-    .requiredOption('--site <file>', 'site file (YAML or JSON)')
+    .option('--site <file>', 'simulated site file (YAML or JSON)')
+    .addOption(new Option('--site-config <file>', "site connection profile: plan against its inventory service's nodes").conflicts('site'))
     .addOption(new Option('--strategy <file>', 'DeploymentStrategy (YAML or JSON, whole document or {groups: [...]})').conflicts('nodes'))
     .addOption(new Option('--nodes <names>', "comma-separated node names: one critical group 'default' over just these"))
     .addOption(new Option('--json', 'print the plan as one JSON object (same as --format json)').conflicts('format'))
@@ -51,7 +51,7 @@ export function registerPlanCommands(program: Command): void {
 }
 
 async function planDeploy(options: PlanDeployOptions): Promise<void> {
-  const inventory = inventoryFromSite(await loadSiteFile(options.site));
+  const inventory = await inventoryOf(await loadSiteSource(options));
   const { strategy, source } = await strategyFor(options, inventory);
   const plan = planDeployment(strategy, inventory);
   const format: PlanFormat = options.json ? 'json' : (options.format ?? 'text');

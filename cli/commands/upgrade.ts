@@ -1,19 +1,17 @@
 import { performance } from 'node:perf_hooks';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { parseUpgradeRequest, type UpgradeRequestInput } from '../../core/rolling-upgrade/upgrade-request';
 import { causeMessage } from '../../engine/execution-cause';
 import { DEFAULT_TIME_SCALE, openRuntime } from '../../engine/open-runtime';
 import type { RolloutRuntime } from '../../engine/runtime';
-import { loadSiteFile } from '../../simulator';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
 import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
-import { writeSiteState } from '../site-state';
+import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
 
-interface UpgradeOptions {
-  site: string;
+interface UpgradeOptions extends SiteSourceOptions {
   startingLabel: string;
   upgradingLabel: string;
   failedLabel: string;
@@ -33,8 +31,9 @@ interface UpgradeOptions {
 export function registerUpgradeCommand(program: Command): void {
   program
     .command('upgrade')
-    .description('Run a rolling upgrade (CRUS model) on the embedded default against a simulated site')
-    .requiredOption('--site <file>', 'site file (YAML or JSON)')
+    .description('Run a rolling upgrade (CRUS model) on the embedded default against a simulated site or a site profile')
+    .option('--site <file>', 'simulated site file (YAML or JSON)')
+    .addOption(new Option('--site-config <file>', 'site connection profile: run against the services it names').conflicts('site'))
     .requiredOption('--starting-label <label>', 'group of nodes to upgrade')
     .requiredOption('--upgrading-label <label>', 'group that holds the nodes being booted')
     .requiredOption('--failed-label <label>', 'group that receives nodes that failed')
@@ -45,7 +44,7 @@ export function registerUpgradeCommand(program: Command): void {
     .option('--boot-timeout <seconds>', 'longest wait for a step to boot (default 3600)')
     .option('--wlm-timeout <seconds>', 'longest wait for booted nodes to return to service (default 600)')
     .option('--poll-interval <seconds>', 'how often the workflow polls the site (default 30)')
-    .option('--time-scale <n>', `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host`)
+    .option('--time-scale <n>', `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host (--site only: a --site-config site runs on the wall clock, or on the scaled clock of the rollout simulate it names)`)
     .option('--json', 'print the final session as one JSON object')
     .option('--site-state-out <file>', "write the simulated site's final state to this file")
     .option('--data-dir <dir>', 'keep sessions on disk here (so `rollout session` can see them)')
@@ -77,9 +76,9 @@ async function runUpgrade(options: UpgradeOptions): Promise<number> {
   parseUpgradeRequest(request); // bad input stops here, before anything starts
   const timeScale = options.timeScale === undefined ? undefined : Number(options.timeScale);
   if (timeScale !== undefined && !(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
-  const site = await loadSiteFile(options.site);
+  const source = await loadSiteSource(options);
 
-  const runtime = await openRuntime({ site: { kind: 'simulated', definition: site }, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  const runtime = await openRuntime({ site: source, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   try {
     const startedReal = performance.now();
     const startedSimulated = runtime.now();
@@ -94,7 +93,7 @@ async function runUpgrade(options: UpgradeOptions): Promise<number> {
       throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
     }
     const found = await runtime.session(run.id);
-    if (options.siteStateOut) await writeSiteState(options.siteStateOut, runtime.siteState());
+    if (options.siteStateOut) await writeSiteState(options.siteStateOut, source, runtime);
     if (found?.kind !== 'upgrade') throw new CliError(`the workflow ended (${outcome.status}) before creating a session: ${causeMessage(outcome)}`, ExitCode.notCompleted);
 
     const { report } = found;

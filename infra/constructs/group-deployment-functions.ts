@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { GROUP_DEPLOYMENT_FUNCTION_NAMES, PROJECT_PATHS, type GroupDeploymentFunctionName } from '../../contracts';
@@ -16,6 +17,7 @@ export interface GroupDeploymentFunctionsProps {
   table: ITable;
   /** The site connection; the table name is added here. */
   environment: Readonly<Record<string, string>>;
+  policies?: readonly PolicyStatement[];
   logRetention?: RetentionDays;
 }
 

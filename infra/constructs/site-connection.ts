@@ -1,6 +1,9 @@
-import { CfnCondition, CfnParameter, Fn, SecretValue, Stack, Validations, type CfnParameterProps } from 'aws-cdk-lib';
+import { Aws, CfnCondition, CfnParameter, Fn, SecretValue, Stack, Validations, type CfnParameterProps } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { ENVIRONMENT } from '../../contracts';
+import { InvalidInputError, type FieldProblem } from '../../core/errors';
+import type { SecretReference, SiteProfile, TransportProfile } from '../../core/site/site-profile';
 
 const SECRET_ARN = 'arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\\d{12}:secret:.+';
 const URL_PATTERN = '^https?://.+';
@@ -9,14 +12,30 @@ const URL_PATTERN = '^https?://.+';
  * The site services the functions talk to, as stack parameters, so that one synthesized template
  * deploys to any site. Each workflow's functions get only the services (and secrets) that workflow uses.
  */
+export interface SiteConnectionProps {
+  /** The site connection profile; without one, the site comes in as stack parameters. */
+  profile?: SiteProfile;
+}
+
 export class SiteConnection extends Construct {
   /** Slurm, BOS and HSM. */
   readonly rollingUpgradeEnvironment: Record<string, string>;
   /** HSM and the provisioner. */
   readonly groupDeploymentEnvironment: Record<string, string>;
+  /** What the functions need to reach the site: its secrets (read at cold start) and SSM. */
+  readonly policies: PolicyStatement[] = [];
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: SiteConnectionProps = {}) {
     super(scope, id);
+    if (props.profile) {
+      const profile = checkDeployable(props.profile);
+      // The profile travels whole; secrets stay ARNs in it and are read by the functions at cold start.
+      const environment = { [ENVIRONMENT.siteProfile]: JSON.stringify(profile) };
+      this.rollingUpgradeEnvironment = environment;
+      this.groupDeploymentEnvironment = environment;
+      this.policies.push(...sitePolicies(profile));
+      return;
+    }
     // The scope is the stack, so the parameters keep their plain logical ids (WorkloadManagerUrl, ...).
     const parameter = (name: string, props: CfnParameterProps) => new CfnParameter(scope, name, { type: 'String', ...props }).valueAsString;
 
@@ -75,4 +94,55 @@ export class SiteConnection extends Construct {
       [ENVIRONMENT.siteApiToken]: siteApiToken,
     };
   }
+}
+
+type Service = 'workloadManager' | 'bootService' | 'inventory' | 'provisioner';
+const SERVICES: readonly Service[] = ['workloadManager', 'bootService', 'inventory', 'provisioner'];
+
+/** What a Lambda cannot use: tokens from its own environment or files, commands on "this host", files. */
+function checkDeployable(profile: SiteProfile): SiteProfile {
+  const problems: FieldProblem[] = [];
+  const transports: [string, TransportProfile | undefined][] = [['transport', profile.transport]];
+  for (const key of SERVICES) {
+    const service = profile[key] as { type: string; token?: SecretReference; transport?: TransportProfile } | undefined;
+    if (!service) continue;
+    if (service.token && service.token.secretArn === undefined) problems.push({ field: `${key}.token`, message: 'a deployed stack reads tokens from Secrets Manager: give {secretArn: ARN}' });
+    if (service.type === 'file') problems.push({ field: `${key}.type`, message: 'a file inventory is not available to the deployed functions' });
+    transports.push([`${key}.transport`, service.transport]);
+  }
+  for (const [field, transport] of transports) {
+    if (transport?.type === 'local') problems.push({ field, message: 'the deployed functions have no local cluster commands: use {type: ssm, ...}' });
+  }
+  if (problems.length > 0) throw new InvalidInputError('site profile for the stack', problems);
+  return profile;
+}
+
+function sitePolicies(profile: SiteProfile): PolicyStatement[] {
+  const secretArns = new Set<string>();
+  const transports: TransportProfile[] = profile.transport ? [profile.transport] : [];
+  for (const key of SERVICES) {
+    const service = profile[key] as { token?: SecretReference; transport?: TransportProfile } | undefined;
+    if (service?.token?.secretArn) secretArns.add(service.token.secretArn);
+    if (service?.transport) transports.push(service.transport);
+  }
+  const policies: PolicyStatement[] = [];
+  if (secretArns.size > 0) policies.push(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [...secretArns] }));
+  const ssm = transports.filter((t): t is Extract<TransportProfile, { type: 'ssm' }> => t.type === 'ssm');
+  if (ssm.length > 0) {
+    const resources = new Set<string>();
+    for (const { region, instanceIds } of ssm) {
+      resources.add(`arn:${Aws.PARTITION}:ssm:${region}::document/AWS-RunShellScript`);
+      for (const id of instanceIds) {
+        resources.add(
+          id.startsWith('mi-')
+            ? `arn:${Aws.PARTITION}:ssm:${region}:${Aws.ACCOUNT_ID}:managed-instance/${id}`
+            : `arn:${Aws.PARTITION}:ec2:${region}:${Aws.ACCOUNT_ID}:instance/${id}`,
+        );
+      }
+    }
+    policies.push(new PolicyStatement({ actions: ['ssm:SendCommand'], resources: [...resources] }));
+    // Neither takes a resource narrower than the account.
+    policies.push(new PolicyStatement({ actions: ['ssm:GetCommandInvocation', 'ssm:ListCommandInvocations'], resources: ['*'] }));
+  }
+  return policies;
 }

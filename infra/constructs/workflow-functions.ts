@@ -1,5 +1,6 @@
 import type { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -28,6 +29,8 @@ export interface WorkflowFunctionsProps<Name extends string> {
   table: ITable;
   /** The site connection; the table name is added here. */
   environment: Readonly<Record<string, string>>;
+  /** What the site connection needs beyond the table (its secrets, SSM). */
+  policies?: readonly PolicyStatement[];
   logRetention?: RetentionDays;
 }
 
@@ -57,6 +60,7 @@ export class WorkflowFunctions<Name extends string> extends Construct {
         memorySize: 512,
         timeout,
         environment,
+        initialPolicy: [...(props.policies ?? [])],
         tracing: Tracing.ACTIVE,
         logGroup: new LogGroup(this, `${name}Logs`, { retention: props.logRetention ?? RetentionDays.ONE_MONTH }),
         bundling: BUNDLING,

@@ -2,12 +2,54 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
-import { HsmInventory, HttpProvisioner, createSiteClients } from '../../adapters/site';
+import { HsmInventory, HttpProvisioner, createSiteClients, createSiteFromProfile, resolveSecretReference, type SiteFromProfile } from '../../adapters/site';
 import { ENVIRONMENT } from '../../contracts';
 import { systemClock } from '../../core/clock';
-import { InvalidInputError } from '../../core/errors';
+import { InvalidInputError, describeError } from '../../core/errors';
+import { parseSiteProfile } from '../../core/site/site-profile';
 import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from '../activities/group-deployment/dependencies';
 import { defaultSettings, type RollingUpgradeDependencies } from '../activities/rolling-upgrade/dependencies';
+
+/** The site a SITE_PROFILE names (its secrets read from Secrets Manager now, at cold start); undefined without one. */
+async function siteFromProfileEnvironment(env: NodeJS.ProcessEnv): Promise<SiteFromProfile | undefined> {
+  const text = optional(env, ENVIRONMENT.siteProfile);
+  if (!text) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new InvalidInputError('Lambda environment', [{ field: ENVIRONMENT.siteProfile, message: `is not JSON: ${describeError(err)}` }]);
+  }
+  const profile = parseSiteProfile(value, `site profile in ${ENVIRONMENT.siteProfile}`);
+  return createSiteFromProfile(profile, { resolveSecret: (reference, field) => resolveSecretReference(reference, field, { env }) });
+}
+
+/** A rolling-upgrade function's dependencies: from SITE_PROFILE when the stack was given a profile, else from the URL variables. */
+export async function loadRollingUpgradeDependencies(env: NodeJS.ProcessEnv = process.env): Promise<RollingUpgradeDependencies> {
+  const connected = await siteFromProfileEnvironment(env);
+  if (!connected) return dependenciesFromEnvironment(env);
+  const iterations = Number(env[ENVIRONMENT.iterationsPerExecution] ?? defaultSettings.iterationsPerExecution);
+  return {
+    store: new DynamoDbSessionStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
+    site: connected.site,
+    clock: systemClock,
+    settings: { ...defaultSettings, iterationsPerExecution: iterations > 0 ? iterations : defaultSettings.iterationsPerExecution },
+  };
+}
+
+/** A group-deployment function's dependencies: from SITE_PROFILE (which must name a provisioner), else from the URL variables. */
+export async function loadGroupDeploymentDependencies(env: NodeJS.ProcessEnv = process.env): Promise<GroupDeploymentDependencies> {
+  const connected = await siteFromProfileEnvironment(env);
+  if (!connected) return groupDeploymentDependenciesFromEnvironment(env);
+  if (!connected.provisioner) throw new InvalidInputError('site profile', [{ field: 'provisioner', message: 'group deployments need a provisioner' }]);
+  return {
+    store: new DynamoDbDeploymentStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
+    inventory: connected.site.inventory,
+    provisioner: connected.provisioner,
+    clock: systemClock,
+    settings: defaultGroupDeploymentSettings,
+  };
+}
 
 function required(env: NodeJS.ProcessEnv, name: string): string {
   const value = env[name];

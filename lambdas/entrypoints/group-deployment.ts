@@ -1,13 +1,13 @@
 import { lazyHandlers } from './lazy-handlers';
 import type { GroupDeploymentFunctionName } from '../../contracts';
 import { createGroupDeploymentHandlers } from '../activities/group-deployment/handlers';
-import { groupDeploymentDependenciesFromEnvironment } from './environment';
+import { loadGroupDeploymentDependencies } from './environment';
 
 /**
  * The deployed group-deployment functions: one bundle, one exported handler per function
  * (the CDK stack points each Lambda at its export).
  */
-const handlerFor = lazyHandlers<GroupDeploymentFunctionName>(() => createGroupDeploymentHandlers(groupDeploymentDependenciesFromEnvironment()));
+const handlerFor = lazyHandlers<GroupDeploymentFunctionName>(async () => createGroupDeploymentHandlers(await loadGroupDeploymentDependencies()));
 
 export const StartDeployment = handlerFor('StartDeployment');
 export const PickReadyGroups = handlerFor('PickReadyGroups');

@@ -1,14 +1,14 @@
 import { lazyHandlers } from './lazy-handlers';
 import type { RollingUpgradeFunctionName } from '../../contracts';
 import { createRollingUpgradeHandlers } from '../activities/rolling-upgrade/handlers';
-import { dependenciesFromEnvironment } from './environment';
+import { loadRollingUpgradeDependencies } from './environment';
 
 /**
  * The deployed rolling-upgrade functions: one bundle, one exported handler per function (the CDK
  * stack points each Lambda at its export). Typed by the names in contracts/, so a handler table
  * that lacks one does not compile.
  */
-const handlerFor = lazyHandlers<RollingUpgradeFunctionName>(() => createRollingUpgradeHandlers(dependenciesFromEnvironment()));
+const handlerFor = lazyHandlers<RollingUpgradeFunctionName>(async () => createRollingUpgradeHandlers(await loadRollingUpgradeDependencies()));
 
 export const OpenSession = handlerFor('OpenSession');
 export const StartStep = handlerFor('StartStep');

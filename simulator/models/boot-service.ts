@@ -16,6 +16,13 @@ export interface BootSessionRecord {
   components: Record<string, BootOutcome>;
 }
 
+/** A node as BOS v2 tracks it: the session that last took it over and its outcome there. */
+export interface BootComponentRecord {
+  id: string;
+  session: string;
+  outcome: BootOutcome;
+}
+
 interface Session {
   name: string;
   operation: 'reboot';
@@ -44,6 +51,8 @@ export class BootServiceModel {
   /** Node → the session whose boot of it is still under way. */
   private readonly bootingIn = new Map<string, string>();
   private readonly bootCounts = new Map<string, number>();
+  /** Node → the last session that took it over (BOS's component `session`). */
+  private readonly managedBy = new Map<string, Session>();
   private readonly templates: Set<string>;
   private readonly faults: Map<string, SiteNode['faults']>;
 
@@ -64,6 +73,19 @@ export class BootServiceModel {
     this.deps.timeline.sync();
     const session = this.sessions.get(name);
     return session && toRecord(session);
+  }
+
+  /** Components BOS knows, in the order they were first booted; filtered by session and/or ids. */
+  components(filter: { session?: string; ids?: readonly string[] } = {}): BootComponentRecord[] {
+    this.deps.timeline.sync();
+    const ids = filter.ids ? new Set(filter.ids) : undefined;
+    const records: BootComponentRecord[] = [];
+    for (const [id, session] of this.managedBy) {
+      if (ids && !ids.has(id)) continue;
+      if (filter.session !== undefined && session.name !== filter.session) continue;
+      records.push({ id, session: session.name, outcome: session.components.get(id)! });
+    }
+    return records;
   }
 
   createSession(request: { name: string; operation: 'reboot'; templateName: string; limit: string }): BootSessionRecord {
@@ -95,6 +117,7 @@ export class BootServiceModel {
       violations.push(`${new Date(now).toISOString()} node ${node} put in boot session '${session.name}' while still booting in '${other}'`);
     }
     this.bootingIn.set(node, session.name);
+    this.managedBy.set(node, session);
     this.bootCounts.set(node, this.bootCount(node) + 1);
     session.components.set(node, 'booting');
     const generation = workloadManager.reboot(node);

@@ -37,6 +37,8 @@ interface NodeState {
   jobEndsAt?: number;
   /** Bumped by every reboot, so the registration of a superseded boot is ignored. */
   bootGeneration: number;
+  /** `scontrol reboot`: asked (waiting for the node to be idle) or under way. */
+  rebootPending?: 'REBOOT_REQUESTED' | 'REBOOT_ISSUED';
   drainCount: number;
   resumeCount: number;
   failCount: number;
@@ -188,14 +190,39 @@ export class WorkloadManagerModel {
   }
 
   /** slurmd registers after the boot of `generation`: IDLE and responding, boot time now. */
-  register(name: string, generation: number): void {
+  register(name: string, generation: number, options: { clearDrain?: boolean } = {}): void {
     const { node, now } = this.require(name);
     if (node.bootGeneration !== generation) return;
     node.base = 'IDLE';
     node.responding = true;
     node.bootTime = now;
+    node.rebootPending = undefined;
+    if (options.clearDrain) {
+      node.drain = false;
+      node.fail = false;
+      node.reason = undefined;
+    }
     this.refreshService(node, now);
     this.scheduleArrival(node, now);
+  }
+
+  /** Marks a `scontrol reboot` as asked or under way (undefined: none pending). */
+  setRebootPending(name: string, pending: 'REBOOT_REQUESTED' | 'REBOOT_ISSUED' | undefined): void {
+    this.require(name).node.rebootPending = pending;
+  }
+
+  /** When the node's running job ends (Infinity: never); undefined when it runs none. */
+  jobEndsAt(name: string): number | undefined {
+    return this.require(name).node.jobEndsAt;
+  }
+
+  /** slurmctld gives up on a node that did not come back (ResumeTimeout): DOWN with a reason. */
+  markDown(name: string, reason: string): void {
+    const { node, now } = this.require(name);
+    node.base = 'DOWN';
+    node.reason = reason;
+    node.rebootPending = undefined;
+    this.refreshService(node, now);
   }
 
   /** The node and the simulated now, after the due events ran (one sync, so no event runs mid-change). */
@@ -257,6 +284,7 @@ function snapshot(node: NodeState): WlmNodeSnapshot {
   if (node.drain) flags.push('DRAIN');
   if (node.fail) flags.push('FAIL');
   if (!node.responding) flags.push('NOT_RESPONDING');
+  if (node.rebootPending) flags.push(node.rebootPending);
   return {
     name: node.name,
     base: node.base,

@@ -8,13 +8,15 @@ export type Method = 'GET' | 'POST' | 'DELETE';
 export interface SimResponse {
   status: number;
   body: unknown;
+  /** Default application/json. */
+  contentType?: string;
 }
 
 export interface Route {
   method: Method;
   /** Anchored pattern; its capture groups (URL-decoded) are the handler's params. */
   path: RegExp;
-  handle(params: string[], body: unknown): SimResponse;
+  handle(params: string[], body: unknown, query: URLSearchParams): SimResponse;
 }
 
 /** One simulated service: the paths it owns, how it words errors, its routes. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { expandHostlist } from '../../core/site/hostlist';
 import type { WlmNodeSnapshot } from '../models/workload-manager';
 import type { SiteSimulator } from '../site-simulator';
 import { SimRequestError } from '../errors';
@@ -8,10 +9,24 @@ const updateSchema = z.object({
   state: z.array(z.string()).length(1, 'state must hold exactly one of DRAIN, RESUME, FAIL'),
   reason: z.string().optional(),
 });
+/** v0.0.42's update_node_msg for `POST /nodes`: `name` is a hostlist given as a list. */
+const batchUpdateSchema = updateSchema.extend({ name: z.array(z.string()).min(1, 'name must list at least one node') });
 
 /** slurmrestd, any v0.0.4x: node listing and `scontrol update` through POST /node/{name}. */
 export function slurmApi(sim: SiteSimulator): ServiceApi {
   const wlm = sim.workloadManager;
+  const update = (names: readonly string[], { state, reason }: z.output<typeof updateSchema>) => {
+    const wanted = state[0]!.toUpperCase();
+    // slurmctld refuses DRAIN and FAIL without a reason.
+    if ((wanted === 'DRAIN' || wanted === 'FAIL') && !reason?.trim()) throw new SimRequestError(400, `a reason is required to set ${wanted}`);
+    if (wanted !== 'DRAIN' && wanted !== 'FAIL' && wanted !== 'RESUME') throw new SimRequestError(400, `unsupported node state '${state[0]}': use DRAIN, RESUME or FAIL`);
+    for (const name of names) {
+      if (wanted === 'DRAIN') wlm.drain(name, reason!);
+      else if (wanted === 'FAIL') wlm.fail(name, reason!);
+      else wlm.resume(name);
+    }
+    return ok({ errors: [], warnings: [] });
+  };
   return {
     service: 'workload-manager',
     prefix: /^\/slurm\//,
@@ -34,16 +49,18 @@ export function slurmApi(sim: SiteSimulator): ServiceApi {
       {
         method: 'POST',
         path: /^\/slurm\/v0\.0\.4\d\/node\/([^/]+)$/,
-        handle: ([name], body) => {
-          const { state, reason } = readBody(updateSchema, body);
-          const wanted = state[0]!.toUpperCase();
-          // slurmctld refuses DRAIN and FAIL without a reason.
-          if ((wanted === 'DRAIN' || wanted === 'FAIL') && !reason?.trim()) throw new SimRequestError(400, `a reason is required to set ${wanted}`);
-          if (wanted === 'DRAIN') wlm.drain(name!, reason!);
-          else if (wanted === 'FAIL') wlm.fail(name!, reason!);
-          else if (wanted === 'RESUME') wlm.resume(name!);
-          else throw new SimRequestError(400, `unsupported node state '${state[0]}': use DRAIN, RESUME or FAIL`);
-          return ok({ errors: [], warnings: [] });
+        handle: ([name], body) => update([name!], readBody(updateSchema, body)),
+      },
+      {
+        // The batch update exists from v0.0.42 on.
+        method: 'POST',
+        path: /^\/slurm\/v0\.0\.4[2-9]\/nodes$/,
+        handle: (_params, body) => {
+          const { name, ...rest } = readBody(batchUpdateSchema, body);
+          const names = name.flatMap((n) => expandHostlist(n));
+          const unknown = names.filter((n) => !wlm.get(n));
+          if (unknown.length > 0) throw new SimRequestError(404, `Invalid node name specified: ${unknown.join(',')}`);
+          return update(names, rest);
         },
       },
     ],

@@ -29,7 +29,7 @@ describe('the engine facade (embedded runtime)', () => {
 
     expect(await runtime.progress(upgrade.id)).toMatchObject({ kind: 'upgrade', total: 4, upgraded: 4, failed: 0 });
     expect(await runtime.progress(deployment.id)).toMatchObject({ kind: 'deployment', nodes: { DEPLOYED: 1, NOT_STARTED: 0 } });
-    expect(runtime.siteState().nodes[nodeName(0)]).toBeDefined();
+    expect(runtime.siteState()?.nodes[nodeName(0)]).toBeDefined();
   });
 
   it('refuses to cancel a deployment with a typed error, and an unknown id as not found', async () => {

@@ -3,7 +3,12 @@ import type { AddressInfo } from 'node:net';
 import * as groupDeploymentEntry from '../../lambdas/entrypoints/group-deployment';
 import * as rollingUpgradeEntry from '../../lambdas/entrypoints/rolling-upgrade';
 import { ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES } from '../../contracts';
-import { dependenciesFromEnvironment, groupDeploymentDependenciesFromEnvironment } from '../../lambdas/entrypoints/environment';
+import {
+  dependenciesFromEnvironment,
+  groupDeploymentDependenciesFromEnvironment,
+  loadGroupDeploymentDependencies,
+  loadRollingUpgradeDependencies,
+} from '../../lambdas/entrypoints/environment';
 
 // What the stack relies on in the deployed code: one export per Lambda (handler `index.<Name>`),
 // and the meaning of the environment variables it sets.
@@ -75,5 +80,25 @@ describe('dependencies from the environment', () => {
     await site.inventory.getGroupMembers('compute').catch(() => undefined);
     await site.bootService.getSession('session-1').catch(() => undefined);
     expect(seen.map((headers) => headers.authorization)).toEqual(['Bearer t0k3n', 'Bearer t0k3n']);
+  });
+
+  it('SITE_PROFILE: builds the site from the profile, its tokens resolved at cold start', async () => {
+    const profile = {
+      workloadManager: { type: 'slurmrestd', url, token: { env: 'SLURM_JWT' } },
+      bootService: { type: 'bos', url },
+      inventory: { type: 'hsm', url },
+      allowInsecureHttp: true,
+    };
+    const env = { [ENVIRONMENT.tableName]: 'table', [ENVIRONMENT.siteProfile]: JSON.stringify(profile), SLURM_JWT: 'jwt-from-env' };
+    const { site } = await loadRollingUpgradeDependencies(env);
+    await site.workloadManager.getNodes(['n1']);
+    expect(seen.map((headers) => headers['x-slurm-user-token'])).toEqual(['jwt-from-env']);
+    await expect(loadGroupDeploymentDependencies(env)).rejects.toThrow('provisioner: group deployments need a provisioner');
+  });
+
+  it('SITE_PROFILE: a bad profile is reported with its path', async () => {
+    const env = { [ENVIRONMENT.tableName]: 'table', [ENVIRONMENT.siteProfile]: JSON.stringify({ workloadManager: { type: 'slurmrestd', url: 'nope' } }) };
+    await expect(loadRollingUpgradeDependencies(env)).rejects.toThrow(/workloadManager\.url: must be an http:\/\/ or https:\/\/ URL/);
+    await expect(loadRollingUpgradeDependencies({ [ENVIRONMENT.siteProfile]: '{' })).rejects.toThrow(/SITE_PROFILE: is not JSON/);
   });
 });

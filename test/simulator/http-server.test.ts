@@ -1,3 +1,4 @@
+import { siteStateContract } from '../../simulator/site-state-file';
 import { startTestSite, type TestSite } from '../support/simulator';
 
 const NODES = ['x3000c0s1b0n0', 'x3000c0s2b0n0', 'x3000c0s3b0n0'];
@@ -90,16 +91,41 @@ describe('site simulator HTTP API', () => {
       const created = await call('POST', '/bos/v2/sessions', session);
       expect(created.status).toBe(201);
       expect(created.body).toMatchObject({ name: 's1', template_name: 'cos-2.4', limit: 'compute', status: { status: 'running' } });
-      expect(Object.keys(created.body.components as object)).toEqual(NODES);
+      // V2Session.components: the nodes as one comma-separated string.
+      expect(created.body.components).toBe(NODES.join(','));
       expect((await call('POST', '/bos/v2/sessions', session)).status).toBe(409);
       expect(t.state().nodes[NODES[0]!]!.bootCount).toBe(1);
+    });
+
+    it('reports each node under /v2/components and the session under /v2/sessions/{id}/status', async () => {
+      await call('POST', '/bos/v2/sessions', session);
+      const components = await call('GET', '/bos/v2/components?session=s1');
+      expect(components.status).toBe(200);
+      expect(components.body).toEqual(
+        NODES.map((id) => expect.objectContaining({ id, session: 's1', enabled: true, status: { phase: 'powering_on', status: 'power_on_called' } })),
+      );
+      expect((await call('GET', `/bos/v2/components?ids=${NODES[1]}`)).body).toHaveLength(1);
+      expect((await call('GET', '/bos/v2/components?session=other')).body).toEqual([]);
+      expect((await call('GET', `/bos/v2/components/${NODES[0]}`)).body).toMatchObject({ id: NODES[0], enabled: true });
+      expect((await call('GET', '/bos/v2/sessions/s1/status')).body).toMatchObject({ status: 'running', managed_components_count: 3 });
+      expect((await call('GET', '/bos/v2/sessions/nope/status')).status).toBe(404);
+    });
+
+    it('names a session itself when the request gives no name, and refuses names BOS would refuse', async () => {
+      const { name: _name, ...unnamed } = session;
+      const created = await call('POST', '/bos/v2/sessions', unnamed);
+      expect(created.status).toBe(201);
+      expect(created.body.name).toMatch(/^[0-9a-f-]{36}$/);
+      expect((await call('POST', '/bos/v2/sessions', { ...session, name: 'Upper_Case' })).status).toBe(400);
+      expect((await call('POST', '/bos/v2/sessions', { ...session, name: 'x'.repeat(46) })).status).toBe(400);
     });
 
     it.each([
       ['an unknown template', { template_name: 'cos-9' }, /template 'cos-9'/],
       ['an unknown limit group', { limit: 'no-such-group' }, /neither a group nor a node/],
       ['a limit naming unknown nodes', { limit: `${NODES[0]},ghost` }, /ghost/],
-      ['an operation other than reboot', { operation: 'shutdown' }, /operation/],
+      ['an operation other than reboot', { operation: 'shutdown' }, /reboot sessions only/],
+      ['an unknown operation', { operation: 'explode' }, /operation/],
     ])('refuses %s with 400 and boots nothing', async (_case, change, detail) => {
       const res = await call('POST', '/bos/v2/sessions', { ...session, ...change });
       expect(res.status).toBe(400);
@@ -150,13 +176,15 @@ describe('site simulator HTTP API', () => {
   });
 
   describe('control', () => {
-    it('reports simulated time and the same state as state()', async () => {
+    it('reports simulated time, the --site-state-out document and the whole state', async () => {
       t.advance(42);
       const time = await call('GET', '/sim/time');
-      expect(time.body.now).toBe(t.site.simulator.clock.startAt + 42_000);
+      expect(time.body).toEqual({ now: t.site.simulator.clock.startAt + 42_000, timeScale: 1 });
       const state = await call('GET', '/sim/state');
-      expect(state.body).toEqual(JSON.parse(JSON.stringify(t.state())));
+      expect(state.body).toEqual(JSON.parse(JSON.stringify(siteStateContract(t.state()))));
       expect(state.body.groups).toEqual({ compute: NODES });
+      expect(Object.keys(state.body)).toEqual(['groups', 'nodes']);
+      expect((await call('GET', '/sim/full-state')).body).toEqual(JSON.parse(JSON.stringify(t.state())));
     });
   });
 });

@@ -23,7 +23,7 @@ describe('the simulator at 10,000 nodes', () => {
       // 30 simulated seconds of boot take 30 ms.
       clock: new SimClock({ timeScale: 1000 }),
     });
-    clients = createSiteClients({ workloadManagerUrl: site.url, bootServiceUrl: site.url, inventoryUrl: site.url });
+    clients = createSiteClients({ workloadManagerUrl: site.urls.slurmrestd, bootServiceUrl: site.urls.bos, inventoryUrl: site.urls.hsm });
   });
   afterAll(() => site.close());
 

@@ -19,10 +19,10 @@ export async function startTestSite(input: SiteDefinitionInput): Promise<TestSit
   const clock = new SimClock({ timeScale: 1, realNow: () => realMs });
   const site = await startSiteSimulator({ site: parseSiteDefinition(input), clock });
   const clients = createSiteClients({
-    workloadManagerUrl: site.url,
-    bootServiceUrl: site.url,
-    inventoryUrl: site.url,
-    provisionerUrl: site.url,
+    workloadManagerUrl: site.urls.slurmrestd,
+    bootServiceUrl: site.urls.bos,
+    inventoryUrl: site.urls.hsm,
+    provisionerUrl: site.urls.provisioner,
   });
   const { provisioner } = clients;
   if (!provisioner) throw new Error('createSiteClients gave no provisioner for a provisionerUrl');

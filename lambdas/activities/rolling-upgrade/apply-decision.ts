@@ -1,12 +1,6 @@
-import pLimit from 'p-limit';
 import type { NodeAction, StageDecision, StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
 import type { UpgradeSession } from '../../../core/rolling-upgrade/session';
 import type { RollingUpgradeDependencies } from './dependencies';
-
-async function forEachConcurrently(deps: RollingUpgradeDependencies, items: readonly string[], action: (item: string) => Promise<void>): Promise<void> {
-  const limit = pLimit(deps.settings.siteConcurrency);
-  await Promise.all(items.map((item) => limit(() => action(item))));
-}
 
 /** Performs one action against the ports. Each is safe to repeat: a retried increment observes and decides again. */
 async function apply(deps: RollingUpgradeDependencies, upgradeId: string, action: NodeAction): Promise<void> {
@@ -15,11 +9,12 @@ async function apply(deps: RollingUpgradeDependencies, upgradeId: string, action
     case 'saveProgress':
       return store.saveProgress(upgradeId, action.expected, action.progress);
     case 'drain':
-      return forEachConcurrently(deps, action.nodes, (name) => site.workloadManager.drain(name, action.reason));
+      // One call for the step: one scontrol hostlist command, or slurmrestd's batch / bounded per-node requests.
+      return site.workloadManager.drainNodes(action.nodes, action.reason);
     case 'resume':
-      return forEachConcurrently(deps, action.nodes, (name) => site.workloadManager.resume(name));
+      return site.workloadManager.resumeNodes(action.nodes);
     case 'fail':
-      return forEachConcurrently(deps, action.nodes, (name) => site.workloadManager.fail(name, action.reason));
+      return site.workloadManager.failNodes(action.nodes, action.reason);
     case 'addToGroup':
       return site.inventory.addGroupMembers(action.label, action.nodes);
     case 'removeFromGroup':

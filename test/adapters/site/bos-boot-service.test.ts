@@ -1,3 +1,4 @@
+import { bosSessionName } from '../../../adapters/site/bos-boot-service';
 import { SiteServiceError } from '../../../core/errors';
 import { nodeNames, startTestSite, type TestSite } from '../../support/simulator';
 
@@ -127,6 +128,20 @@ describe('BosBootService on the simulator', () => {
     expect(again).toEqual({ ...first, status: 'complete', nodes: { [ok!]: 'succeeded' } });
     expect(t.state().nodes[ok!]!.bootCount).toBe(1);
     expect(t.state().violations).toEqual([]);
+  });
+
+  it('gives BOS a valid session name for ours, the same one on every retry', async () => {
+    const ours = 'rollout-8f14e45f-ceea-467a-a866-051d5f4e1b2c-step-12';
+    const request = { name: ours, operation: 'reboot', templateName: 'cos-2.4', limit: 'healthy' } as const;
+    const created = await boot().createSession(request);
+    expect(created.name).toBe(ours);
+    expect(bosSessionName(ours)).toMatch(/^rollout-[0-9a-f]{32}$/);
+    expect(bosSessionName('s1')).toBe('s1');
+    // The simulator refuses names real BOS refuses, so the session exists under the BOS name.
+    expect(t.site.simulator.bootService.getSession(bosSessionName(ours))).toBeDefined();
+    t.advance(BOOT);
+    expect(await boot().createSession(request)).toEqual({ name: ours, status: 'complete', nodes: { [ok!]: 'succeeded' } });
+    expect(t.state().nodes[ok!]!.bootCount).toBe(1);
   });
 
   it('returns undefined for a session that does not exist', async () => {

@@ -119,6 +119,22 @@ describe('SlurmRestWorkloadManager on the simulator', () => {
     expect((await v42.getNodes([idle!])).get(idle!)!.flags).toEqual(['DRAIN']);
   });
 
+  it('updates many nodes in one batch POST /nodes from v0.0.42, per node on v0.0.41', async () => {
+    await t.close();
+    const names = ['n1', 'n2', 'n3'];
+    // Every per-node update fails: only the batch endpoint can succeed.
+    t = await startTestSite({ nodes: names.map((name, i) => ({ name, nid: i + 1 })), apiFaults: [{ service: 'workload-manager', method: 'POST', path: '/node/', status: 500, count: 100 }] });
+    const v42 = new SlurmRestWorkloadManager({ baseUrl: t.site.url, apiVersion: 'v0.0.42' });
+    await v42.drainNodes(names, 'rolling-upgrade');
+    expect([...(await v42.getNodes(names)).values()].map((n) => [n.name, n.flags, n.reason])).toEqual(names.map((n) => [n, ['DRAIN'], 'rolling-upgrade']));
+    await v42.failNodes(names.slice(0, 1), 'upgrading-boot-session-failed');
+    await v42.resumeNodes(names.slice(1));
+    expect(t.state().nodes.n1!.wlmState).toBe('FAIL');
+    expect(t.state().nodes.n2!.wlmState).toBe('IDLE');
+    await expect(v42.drainNodes(['n1', 'ghost'], 'x')).rejects.toMatchObject({ service: 'workload-manager', status: 404 });
+    await expect(wlm().resumeNodes(['n2'])).rejects.toMatchObject({ status: 500 });
+  });
+
   it('turns an unknown node on update into a SiteServiceError with the status', async () => {
     const err = await wlm().drain('ghost', 'x').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SiteServiceError);

@@ -127,7 +127,7 @@ describe('page sizing against the phase timeouts a request may set', () => {
       const nodes = namedNodes('n', 150);
       const runtime = await startTestRuntime({ site: deploymentSite(nodes) });
       try {
-        const site = createSiteClients({ workloadManagerUrl: runtime.simulator.url, bootServiceUrl: runtime.simulator.url, inventoryUrl: runtime.simulator.url, provisionerUrl: runtime.simulator.url });
+        const site = createSiteClients({ workloadManagerUrl: runtime.simulator.urls.slurmrestd, bootServiceUrl: runtime.simulator.urls.bos, inventoryUrl: runtime.simulator.urls.hsm, provisionerUrl: runtime.simulator.urls.provisioner });
         const deps: GroupDeploymentDependencies = {
           store: runtime.deployments,
           inventory: site.inventory,

@@ -88,6 +88,6 @@ describe('a stage increment retried after a crash', () => {
 
 /** The same HTTP clients the handlers use, pointed at the simulator. */
 function createSite(runtime: EmbeddedRuntime) {
-  const url = runtime.simulator.url;
-  return createSiteClients({ workloadManagerUrl: url, bootServiceUrl: url, inventoryUrl: url });
+  const { urls } = runtime.simulator;
+  return createSiteClients({ workloadManagerUrl: urls.slurmrestd, bootServiceUrl: urls.bos, inventoryUrl: urls.hsm });
 }

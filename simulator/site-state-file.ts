@@ -1,7 +1,4 @@
-import { writeFile } from 'node:fs/promises';
-import type { SiteState } from '../simulator';
-import { CliError } from './errors';
-import { ExitCode } from './exit-codes';
+import type { SiteState } from './site-simulator';
 
 /** The site state file `--site-state-out` writes: a documented contract, so only its documented keys. */
 export interface SiteStateFile {
@@ -24,10 +21,4 @@ export function siteStateContract(state: SiteState): SiteStateFile {
     };
   }
   return { groups: state.groups, nodes };
-}
-
-/** Writes `--site-state-out`; a real site has no simulated state to write. */
-export async function writeSiteState(file: string, state: SiteState | undefined): Promise<void> {
-  if (!state) throw new CliError('--site-state-out needs a simulated site (--site): a real site has no simulated state to write', ExitCode.invalidInput);
-  await writeFile(file, `${JSON.stringify(siteStateContract(state), null, 2)}\n`);
 }

@@ -1,0 +1,74 @@
+import { resolve } from 'node:path';
+import type { TransportProfile } from '../../../core/site/site-profile';
+import type { CommandTransport } from '../../../ports/command-transport';
+import { FileInventory } from '../file-inventory';
+import type { ConnectorBuilders, ConnectorContext } from '../site-from-profile';
+import { CommandProvisioner } from './command-provisioner';
+import { LocalTransport } from './local-transport';
+import { ScontrolWorkloadManager } from './scontrol-workload-manager';
+import { SlurmInventory } from './slurm-inventory';
+import { SlurmRebootBootService } from './slurm-reboot-boot-service';
+import { SsmTransport } from './ssm-transport';
+
+/**
+ * The command-driven connector builders of one site: scontrol, slurm-reboot, the slurm and file
+ * inventories and the command provisioner. Services naming the same transport share one (one SSM
+ * client, one set of statistics), and slurm-reboot reads the one SlurmInventory the site uses.
+ */
+export function commandConnectors(): ConnectorBuilders {
+  const transports = new Map<string, CommandTransport>();
+  const inventories = new Map<CommandTransport, SlurmInventory>();
+  const transportOf = (service: { transport?: TransportProfile }, context: ConnectorContext): CommandTransport => {
+    const config = context.transport(service);
+    const key = JSON.stringify(config);
+    let transport = transports.get(key);
+    if (!transport) {
+      transport = newTransport(config, context);
+      transports.set(key, transport);
+    }
+    return transport;
+  };
+  const slurmInventoryOf = (transport: CommandTransport): SlurmInventory => {
+    let inventory = inventories.get(transport);
+    if (!inventory) {
+      inventory = new SlurmInventory({ transport });
+      inventories.set(transport, inventory);
+    }
+    return inventory;
+  };
+  return {
+    workloadManager: {
+      scontrol: (config, context) => new ScontrolWorkloadManager({ transport: transportOf(config, context) }),
+    },
+    bootService: {
+      'slurm-reboot': (config, context) => {
+        const transport = transportOf(config, context);
+        return new SlurmRebootBootService({
+          transport,
+          inventory: slurmInventoryOf(transport),
+          ...(config.prepareCommand ? { prepareCommand: config.prepareCommand } : {}),
+          clock: context.clock,
+        });
+      },
+    },
+    inventory: {
+      slurm: (config, context) => slurmInventoryOf(transportOf(config, context)),
+      file: (config, context) => new FileInventory({ path: resolve(context.baseDir, config.path) }),
+    },
+    provisioner: {
+      command: (config, context) => new CommandProvisioner({ transport: transportOf(config, context), commands: config.commands }),
+    },
+  };
+}
+
+function newTransport(config: TransportProfile, { profile }: ConnectorContext): CommandTransport {
+  if (config.type === 'local') return new LocalTransport();
+  // A `rollout simulate` site answers at once and checks no signature: poll fast, sign with anything.
+  const simulated = profile.simulatedTime !== undefined;
+  return new SsmTransport({
+    instanceIds: config.instanceIds,
+    region: config.region,
+    ...(config.endpoint ? { endpoint: config.endpoint } : {}),
+    ...(simulated ? { pollIntervalMs: 2, maxPollIntervalMs: 10, credentials: { accessKeyId: 'simulated', secretAccessKey: 'simulated' } } : {}),
+  });
+}

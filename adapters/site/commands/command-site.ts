@@ -1,0 +1,25 @@
+import type { Clock } from '../../../core/clock';
+import type { CommandTransport } from '../../../ports/command-transport';
+import type { Site } from '../../../ports/site';
+import { ScontrolWorkloadManager } from './scontrol-workload-manager';
+import { SlurmInventory } from './slurm-inventory';
+import { SlurmRebootBootService, type SlurmRebootOptions } from './slurm-reboot-boot-service';
+
+export interface CommandSiteOptions {
+  transport: CommandTransport;
+  /** The image-selecting command run before each reboot (slurm-reboot's `prepareCommand`). */
+  prepareCommand?: string;
+  templates?: readonly string[];
+  clock?: Clock;
+  sessions?: SlurmRebootOptions['sessions'];
+}
+
+/** A plain Slurm site reached by commands alone: scontrol, `scontrol reboot`, partitions and features as groups. */
+export function createCommandSite({ transport, prepareCommand, templates, clock, sessions }: CommandSiteOptions): Site {
+  const inventory = new SlurmInventory({ transport });
+  return {
+    workloadManager: new ScontrolWorkloadManager({ transport }),
+    bootService: new SlurmRebootBootService({ transport, inventory, ...(prepareCommand ? { prepareCommand } : {}), ...(templates ? { templates } : {}), ...(clock ? { clock } : {}), ...(sessions ? { sessions } : {}) }),
+    inventory,
+  };
+}

@@ -1,0 +1,148 @@
+import { SiteServiceError, describeError } from '../../../core/errors';
+import { chunkHostlist, compressHostlist } from '../../../core/site/hostlist';
+import { validNodeName, validNodeNames, validReason } from '../../../core/site/names';
+import type { CommandTransport } from '../../../ports/command-transport';
+import type { WlmNode, WorkloadManager } from '../../../ports/site';
+import { shellCommand } from './shell-quote';
+import { slurmJsonNodes, toWlmNode, type SlurmJsonNode } from '../slurm-json';
+
+type Service = SiteServiceError['service'];
+
+export interface ScontrolOptions {
+  transport: CommandTransport;
+  /** Path or name of scontrol on the head node; default `scontrol`. */
+  scontrol?: string;
+  /**
+   * Nodes per `scontrol --json show node` call; default 20, which keeps the JSON of Slurm 23+ (~1 KB
+   * a node) inside SSM's 24,000-character output. A truncated answer is asked again in halves.
+   */
+  showChunk?: number;
+}
+
+/**
+ * Reads Slurm node JSON in hostlist chunks, halving a chunk whose output the transport cut short
+ * (SSM's 24,000 characters) instead of failing to parse it. Shared by the Slurm connectors.
+ */
+export class SlurmNodeReader {
+  constructor(
+    private readonly service: Service,
+    private readonly transport: CommandTransport,
+    private readonly scontrol = 'scontrol',
+    private readonly chunk = 20,
+  ) {}
+
+  async show(names: readonly string[]): Promise<SlurmJsonNode[]> {
+    const out: SlurmJsonNode[] = [];
+    const pending = [...new Set(validNodeNames(names))];
+    for (let i = 0; i < pending.length; i += this.chunk) await this.showChunk(pending.slice(i, i + this.chunk), out);
+    return out;
+  }
+
+  private async showChunk(names: string[], out: SlurmJsonNode[]): Promise<void> {
+    const script = shellCommand([this.scontrol, '--json', 'show', 'node', compressHostlist(names)]);
+    const result = await run(this.service, this.transport, script);
+    if (result.stdoutTruncated) {
+      if (names.length === 1) throw new SiteServiceError(this.service, `${script}: the output of one node exceeds the transport's output limit`);
+      const half = Math.ceil(names.length / 2);
+      await this.showChunk(names.slice(0, half), out);
+      await this.showChunk(names.slice(half), out);
+      return;
+    }
+    // scontrol exits 1 when none of the names is a node; the JSON still lists what it found.
+    let body: unknown;
+    try {
+      body = JSON.parse(result.stdout);
+    } catch (err) {
+      if (result.exitCode !== 0) return;
+      throw new SiteServiceError(this.service, `${script} printed invalid JSON: ${describeError(err)}`);
+    }
+    const parsed = slurmJsonNodes.safeParse(body);
+    if (!parsed.success) throw new SiteServiceError(this.service, `${script} printed unexpected JSON: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    const wanted = new Set(names);
+    for (const node of parsed.data.nodes) if (wanted.has(node.name)) out.push(node);
+  }
+
+  async all(): Promise<SlurmJsonNode[]> {
+    const script = shellCommand([this.scontrol, '--json', 'show', 'node']);
+    const result = await run(this.service, this.transport, script);
+    if (result.stdoutTruncated) throw new SiteServiceError(this.service, `${script}: the node listing exceeds the transport's output limit`);
+    if (result.exitCode !== 0) throw new SiteServiceError(this.service, `${script} exited ${result.exitCode}: ${result.stderr.trim()}`);
+    const parsed = slurmJsonNodes.safeParse(safeJson(result.stdout));
+    if (!parsed.success) throw new SiteServiceError(this.service, `${script} printed unexpected JSON`);
+    return parsed.data.nodes;
+  }
+}
+
+/** Runs a script; transport failures become SiteServiceError (retryable) naming the command. */
+export async function run(service: Service, transport: CommandTransport, script: string) {
+  try {
+    return await transport.run(script);
+  } catch (err) {
+    throw new SiteServiceError(service, `${script}: ${describeError(err)}`, undefined, { cause: err });
+  }
+}
+
+/** Runs a script that must exit 0. */
+export async function runChecked(service: Service, transport: CommandTransport, script: string) {
+  const result = await run(service, transport, script);
+  if (result.exitCode !== 0) throw new SiteServiceError(service, `${script} exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500) || 'no stderr'}`);
+  return result;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Slurm through `scontrol` on a head node (SSM or local): the same node view as slurmrestd's. */
+export class ScontrolWorkloadManager implements WorkloadManager {
+  private readonly reader: SlurmNodeReader;
+  private readonly scontrol: string;
+
+  constructor(private readonly options: ScontrolOptions) {
+    this.scontrol = options.scontrol ?? 'scontrol';
+    this.reader = new SlurmNodeReader('workload-manager', options.transport, this.scontrol, options.showChunk);
+  }
+
+  async getNodes(names: readonly string[]): Promise<Map<string, WlmNode>> {
+    const nodes = await this.reader.show(names);
+    return new Map(nodes.map((n) => [n.name, toWlmNode(n)]));
+  }
+
+  drain(name: string, reason: string): Promise<void> {
+    return this.update([name], 'DRAIN', reason);
+  }
+
+  resume(name: string): Promise<void> {
+    return this.update([name], 'RESUME');
+  }
+
+  fail(name: string, reason: string): Promise<void> {
+    return this.update([name], 'FAIL', reason);
+  }
+
+  drainNodes(names: readonly string[], reason: string): Promise<void> {
+    return this.update(names, 'DRAIN', reason);
+  }
+
+  resumeNodes(names: readonly string[]): Promise<void> {
+    return this.update(names, 'RESUME');
+  }
+
+  failNodes(names: readonly string[], reason: string): Promise<void> {
+    return this.update(names, 'FAIL', reason);
+  }
+
+  /** One `scontrol update NodeName=<hostlist> State=...` for many nodes (chunks of 500 keep the command line short). */
+  async update(names: readonly string[], state: 'DRAIN' | 'RESUME' | 'FAIL', reason?: string): Promise<void> {
+    const nodes = names.map((n, i) => validNodeName(n, `nodes[${i}]`));
+    const why = reason === undefined ? undefined : validReason(reason);
+    for (const hostlist of chunkHostlist(nodes, 500)) {
+      const argv = [this.scontrol, 'update', `NodeName=${hostlist}`, `State=${state}`, ...(why === undefined ? [] : [`Reason=${why}`])];
+      await runChecked('workload-manager', this.options.transport, shellCommand(argv));
+    }
+  }
+}

@@ -1,0 +1,154 @@
+import { SiteServiceError } from '../../../core/errors';
+import { chunkHostlist, expandHostlist } from '../../../core/site/hostlist';
+import { validLabel, validNodeNames } from '../../../core/site/names';
+import type { CommandTransport } from '../../../ports/command-transport';
+import type { Inventory, InventoryNode } from '../../../ports/site';
+import { run, runChecked } from './scontrol-workload-manager';
+import { shellCommand } from './shell-quote';
+
+export interface SlurmInventoryOptions {
+  transport: CommandTransport;
+  sinfo?: string;
+  scontrol?: string;
+}
+
+/** `sinfo` prints one line per partition, feature set and state with a compressed hostlist: short even for thousands of nodes. */
+const SINFO_FORMAT = '--format=%R %f %N';
+/** Features of the form `key:value` that fill InventoryNode fields rather than labels or tags. */
+const RACK = 'rack';
+const ROLE = 'role';
+const NID = 'nid';
+const DEFAULT_ROLE = 'compute';
+
+interface SlurmView {
+  /** Partition → members. */
+  partitions: Map<string, Set<string>>;
+  /** Node → its available features, in Slurm's order. */
+  features: Map<string, string[]>;
+}
+
+const natural = new Intl.Collator('en', { numeric: true }).compare;
+
+/**
+ * The inventory a plain Slurm cluster has: its partitions and node features, read with one `sinfo`
+ * over the command transport (SSM or local).
+ *
+ * - A group is a partition or a feature: `getGroupMembers('gpu')` lists the nodes of partition
+ *   `gpu`, else the nodes carrying feature `gpu`, in natural name order (x3000c0s2 before x3000c0s10).
+ * - Membership edits (the upgrading and failed groups) are feature edits:
+ *   `scontrol update NodeName=<hostlist> AvailableFeatures=<list> ActiveFeatures=<list>`, each node
+ *   keeping its other features (nodes with the same resulting list share one command). Partitions
+ *   are slurm.conf's to change: editing one is refused.
+ * - Slurm has no empty feature: a label that no partition or node carries is an empty group, not
+ *   GroupNotFoundError (so a mistyped target group yields an empty plan).
+ * - listNodes reads the conventions `rack:<rack>`, `role:<role>` (default `compute`) and `nid:<n>`
+ *   (default: position in name order) from features; other `key:value` features are labels and
+ *   every other feature is a tag.
+ */
+export class SlurmInventory implements Inventory {
+  private readonly sinfo: string;
+  private readonly scontrol: string;
+
+  constructor(private readonly options: SlurmInventoryOptions) {
+    this.sinfo = options.sinfo ?? 'sinfo';
+    this.scontrol = options.scontrol ?? 'scontrol';
+  }
+
+  async getGroupMembers(label: string): Promise<string[]> {
+    validLabel(label);
+    return this.members(await this.view(), label);
+  }
+
+  async addGroupMembers(label: string, names: readonly string[]): Promise<void> {
+    await this.editFeature(label, names, (features) => (features.includes(label) ? features : [...features, label]));
+  }
+
+  async removeGroupMembers(label: string, names: readonly string[]): Promise<void> {
+    await this.editFeature(label, names, (features) => features.filter((f) => f !== label));
+  }
+
+  async listNodes(): Promise<InventoryNode[]> {
+    const { features } = await this.view();
+    return [...features.keys()].sort(natural).map((name, i) => toInventoryNode(name, features.get(name)!, i + 1));
+  }
+
+  private members(view: SlurmView, label: string): string[] {
+    const partition = view.partitions.get(label);
+    if (partition) return [...partition].sort(natural);
+    return [...view.features].filter(([, features]) => features.includes(label)).map(([name]) => name).sort(natural);
+  }
+
+  private async editFeature(label: string, names: readonly string[], change: (features: string[]) => string[]): Promise<void> {
+    validLabel(label);
+    const wanted = validNodeNames([...new Set(names)]);
+    if (wanted.length === 0) return;
+    const view = await this.view();
+    if (view.partitions.has(label)) throw new SiteServiceError('inventory', `'${label}' is a Slurm partition: its members are set in slurm.conf, not by a rollout`);
+    const unknown = wanted.filter((n) => !view.features.has(n));
+    if (unknown.length > 0) throw new SiteServiceError('inventory', `Slurm does not know node(s) ${unknown.slice(0, 5).join(', ')}`);
+    // Nodes whose features end up the same share one command.
+    const byFeatures = new Map<string, string[]>();
+    for (const name of wanted) {
+      const before = view.features.get(name)!;
+      const after = change(before);
+      if (after.length === before.length && after.every((f, i) => f === before[i])) continue;
+      const key = after.join(',');
+      byFeatures.set(key, [...(byFeatures.get(key) ?? []), name]);
+    }
+    for (const [features, nodes] of byFeatures) {
+      for (const hostlist of chunkHostlist(nodes, 500)) {
+        const argv = [this.scontrol, 'update', `NodeName=${hostlist}`, `AvailableFeatures=${features}`, `ActiveFeatures=${features}`];
+        await runChecked('inventory', this.options.transport, shellCommand(argv));
+      }
+    }
+  }
+
+  private async view(): Promise<SlurmView> {
+    const script = shellCommand([this.sinfo, '--noheader', SINFO_FORMAT]);
+    const result = await run('inventory', this.options.transport, script);
+    if (result.stdoutTruncated) throw new SiteServiceError('inventory', `${script}: the listing exceeds the transport's output limit`);
+    if (result.exitCode !== 0) throw new SiteServiceError('inventory', `${script} exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500) || 'no stderr'}`);
+    return parseSinfo(result.stdout, script);
+  }
+}
+
+/** Lines `<partition> <features|(null)> <hostlist>`. */
+export function parseSinfo(stdout: string, script = 'sinfo'): SlurmView {
+  const partitions = new Map<string, Set<string>>();
+  const features = new Map<string, string[]>();
+  for (const line of stdout.split('\n')) {
+    if (line.trim() === '') continue;
+    const words = line.trim().split(/\s+/);
+    if (words.length !== 3) throw new SiteServiceError('inventory', `${script} printed an unexpected line: ${JSON.stringify(line.slice(0, 200))}`);
+    const [partition, list, hostlist] = words as [string, string, string];
+    const names = expandHostlist(hostlist);
+    const nodeFeatures = list === '(null)' ? [] : list.split(',').filter(Boolean);
+    const members = partitions.get(partition) ?? new Set<string>();
+    partitions.set(partition, members);
+    for (const name of names) {
+      members.add(name);
+      features.set(name, nodeFeatures);
+    }
+  }
+  return { partitions, features };
+}
+
+function toInventoryNode(name: string, features: readonly string[], position: number): InventoryNode {
+  const labels: Record<string, string> = {};
+  const tags: string[] = [];
+  for (const feature of features) {
+    const colon = feature.indexOf(':');
+    if (colon > 0) labels[feature.slice(0, colon)] = feature.slice(colon + 1);
+    else tags.push(feature);
+  }
+  const { [RACK]: rack, [ROLE]: role, [NID]: nid, ...rest } = labels;
+  const parsedNid = Number(nid);
+  return {
+    name,
+    nid: nid !== undefined && Number.isInteger(parsedNid) ? parsedNid : position,
+    ...(rack !== undefined ? { rack } : {}),
+    role: role ?? DEFAULT_ROLE,
+    tags,
+    labels: rest,
+  };
+}

@@ -1,0 +1,160 @@
+import { GetCommandInvocationCommand, SSMClient, SendCommandCommand, type GetCommandInvocationCommandOutput, type SSMClientConfig } from '@aws-sdk/client-ssm';
+import { describeError } from '../../../core/errors';
+import type { CommandResult, CommandTransport } from '../../../ports/command-transport';
+import { CommandTransportError } from './command-errors';
+
+/** GetCommandInvocation's StandardOutputContent holds at most this many characters (the rest goes to S3 only). */
+export const SSM_OUTPUT_LIMIT = 24_000;
+
+export interface SsmTransportOptions {
+  /**
+   * The head node(s) with scontrol, as SSM managed instances. Commands go to the first one; when SSM
+   * refuses it (InvalidInstanceId: not managed, offline), the next one is tried and kept from then on.
+   * List the primary head node first and its backup after it.
+   */
+  instanceIds: readonly string[];
+  region?: string;
+  /** Override for the simulator (`rollout simulate` prints it) or a VPC endpoint. */
+  endpoint?: string;
+  credentials?: SSMClientConfig['credentials'];
+  /** Or a client built elsewhere (then region/endpoint/credentials are ignored). */
+  client?: SSMClient;
+  /** SSM's executionTimeout per command; default 600 s. */
+  timeoutSeconds?: number;
+  /** First and largest wait between GetCommandInvocation polls; default 200 ms and 5 s. */
+  pollIntervalMs?: number;
+  maxPollIntervalMs?: number;
+  /** Waits; injectable so tests and the simulator need not sleep. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** Counts of what went over the wire: what `npm run bench -- --only=ssm` reports. */
+export interface SsmTransportStats {
+  sendCommand: number;
+  getCommandInvocation: number;
+  outputBytes: number;
+}
+
+const TERMINAL = new Set(['Success', 'Failed', 'TimedOut', 'Cancelled']);
+/** Retries of InvocationDoesNotExist right after SendCommand and of throttling, each. */
+const MAX_RETRIES = 8;
+
+/** Runs commands on a head node through SSM Run Command (AWS-RunShellScript) and polls their result. */
+export class SsmTransport implements CommandTransport {
+  readonly stats: SsmTransportStats = { sendCommand: 0, getCommandInvocation: 0, outputBytes: 0 };
+  private readonly client: SSMClient;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private instance = 0;
+
+  constructor(private readonly options: SsmTransportOptions) {
+    if (options.instanceIds.length === 0) throw new Error('SsmTransport needs at least one instance id');
+    this.client = options.client ?? new SSMClient({ region: options.region, endpoint: options.endpoint, credentials: options.credentials });
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+  }
+
+  async run(script: string, { timeoutSeconds }: { timeoutSeconds?: number } = {}): Promise<CommandResult> {
+    const { commandId, instanceId } = await this.send(script, timeoutSeconds ?? this.options.timeoutSeconds ?? 600);
+    return this.result(commandId, instanceId, await this.waitFor(commandId, instanceId));
+  }
+
+  /** Sends the command; the id is `<commandId>/<instanceId>`, all GetCommandInvocation needs. */
+  async start(script: string, { timeoutSeconds }: { timeoutSeconds?: number } = {}): Promise<string> {
+    const { commandId, instanceId } = await this.send(script, timeoutSeconds ?? this.options.timeoutSeconds ?? 600);
+    return `${commandId}/${instanceId}`;
+  }
+
+  async poll(id: string): Promise<CommandResult | undefined> {
+    const [commandId, instanceId] = id.split('/');
+    if (!commandId || !instanceId) throw new CommandTransportError(`not an SSM invocation id: ${id}`, { transport: 'ssm' });
+    let missing = 0;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        this.stats.getCommandInvocation++;
+        const out = await this.client.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }));
+        return out.Status && TERMINAL.has(out.Status) ? this.result(commandId, instanceId, out) : undefined;
+      } catch (err) {
+        const name = errorName(err);
+        // Right after SendCommand the invocation may not be visible yet: running, as far as we know.
+        if (name === 'InvocationDoesNotExist' && ++missing <= 1) return undefined;
+        if (name === 'ThrottlingException' && attempt < MAX_RETRIES) {
+          await this.sleep(this.backoff(attempt));
+          continue;
+        }
+        throw new CommandTransportError(`SSM GetCommandInvocation ${commandId} on ${instanceId} failed: ${name}: ${describeError(err)}`, { transport: 'ssm', commandId, instanceId }, { cause: err });
+      }
+    }
+  }
+
+  private result(commandId: string, instanceId: string, invocation: GetCommandInvocationCommandOutput): CommandResult {
+    const stdout = invocation.StandardOutputContent ?? '';
+    const stderr = invocation.StandardErrorContent ?? '';
+    this.stats.outputBytes += stdout.length + stderr.length;
+    const details = { transport: 'ssm' as const, commandId, instanceId, status: invocation.Status, stderr };
+    // AWS-RunShellScript reports a non-zero exit as Failed with the exit code: a result, not a transport failure.
+    const exitCode = invocation.ResponseCode ?? -1;
+    if (invocation.Status === 'Success' || (invocation.Status === 'Failed' && exitCode >= 0)) {
+      return { exitCode, stdout, stderr, stdoutTruncated: stdout.length >= SSM_OUTPUT_LIMIT };
+    }
+    throw new CommandTransportError(`SSM command ${commandId} on ${instanceId} ended ${invocation.Status}${invocation.StatusDetails ? ` (${invocation.StatusDetails})` : ''}: ${stderr.trim().slice(0, 500) || 'no stderr'}`, details);
+  }
+
+  private async send(script: string, timeoutSeconds: number): Promise<{ commandId: string; instanceId: string }> {
+    for (let attempt = 0; ; attempt++) {
+      const instanceId = this.options.instanceIds[this.instance]!;
+      try {
+        this.stats.sendCommand++;
+        const out = await this.client.send(
+          new SendCommandCommand({
+            DocumentName: 'AWS-RunShellScript',
+            InstanceIds: [instanceId],
+            Parameters: { commands: [script], executionTimeout: [String(timeoutSeconds)] },
+            TimeoutSeconds: 60,
+          }),
+        );
+        const commandId = out.Command?.CommandId;
+        if (!commandId) throw new CommandTransportError('SSM SendCommand answered no CommandId', { transport: 'ssm', instanceId });
+        return { commandId, instanceId };
+      } catch (err) {
+        const name = errorName(err);
+        if (name === 'InvalidInstanceId' && this.instance + 1 < this.options.instanceIds.length) {
+          this.instance++;
+          continue;
+        }
+        if (name === 'ThrottlingException' && attempt < MAX_RETRIES) {
+          await this.sleep(this.backoff(attempt));
+          continue;
+        }
+        if (err instanceof CommandTransportError) throw err;
+        throw new CommandTransportError(`SSM SendCommand to ${instanceId} failed: ${name}: ${describeError(err)}`, { transport: 'ssm', instanceId }, { cause: err });
+      }
+    }
+  }
+
+  private async waitFor(commandId: string, instanceId: string): Promise<GetCommandInvocationCommandOutput> {
+    let missing = 0;
+    let throttled = 0;
+    for (let attempt = 0; ; attempt++) {
+      await this.sleep(this.backoff(attempt));
+      try {
+        this.stats.getCommandInvocation++;
+        const out = await this.client.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }));
+        if (out.Status && TERMINAL.has(out.Status)) return out;
+      } catch (err) {
+        const name = errorName(err);
+        // Right after SendCommand the invocation may not be visible yet.
+        if (name === 'InvocationDoesNotExist' && ++missing <= MAX_RETRIES) continue;
+        if (name === 'ThrottlingException' && ++throttled <= MAX_RETRIES) continue;
+        throw new CommandTransportError(`SSM GetCommandInvocation ${commandId} on ${instanceId} failed: ${name}: ${describeError(err)}`, { transport: 'ssm', commandId, instanceId }, { cause: err });
+      }
+    }
+  }
+
+  private backoff(attempt: number): number {
+    const first = this.options.pollIntervalMs ?? 200;
+    return Math.min(first * 2 ** Math.min(attempt, 10), this.options.maxPollIntervalMs ?? 5000);
+  }
+}
+
+function errorName(err: unknown): string {
+  return (err as { name?: unknown } | null)?.name && typeof (err as { name: unknown }).name === 'string' ? (err as { name: string }).name : 'Error';
+}

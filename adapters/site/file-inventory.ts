@@ -1,0 +1,96 @@
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { parseDocument, type Document } from 'yaml';
+import { GroupNotFoundError, InvalidInputError } from '../../core/errors';
+import { validLabel, validNodeNames } from '../../core/site/names';
+import type { Inventory, InventoryNode } from '../../ports/site';
+import { parseSiteDefinition, type SiteDefinition } from '../../simulator/site-file';
+
+export interface FileInventoryOptions {
+  /** A site file (YAML or JSON): `nodes` (name, nid, rack, role, tags, labels) and `groups` (label → ordered members). */
+  path: string;
+  /** Write membership edits back to the file (default true); false keeps them in this process's memory only. */
+  writeBack?: boolean;
+}
+
+interface Loaded {
+  document: Document;
+  site: SiteDefinition;
+  groups: Map<string, string[]>;
+}
+
+/**
+ * An inventory kept in a file, in the simulator's site-file node format (the simulation-only keys
+ * `wlm` and `faults` are accepted and ignored). Read once; group edits (the upgrading and failed
+ * groups) change the groups in memory and are written back atomically (a temporary file renamed
+ * over the original), editing only `groups` so the operator's comments and layout survive in YAML.
+ * One writer at a time: two processes editing the same file would lose each other's edits.
+ */
+export class FileInventory implements Inventory {
+  private loaded?: Promise<Loaded>;
+  /** Edits are applied one after another, each written before the next starts. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly options: FileInventoryOptions) {}
+
+  async getGroupMembers(label: string): Promise<string[]> {
+    const { groups } = await this.load();
+    const members = groups.get(label);
+    if (!members) throw new GroupNotFoundError(label);
+    return [...members];
+  }
+
+  addGroupMembers(label: string, names: readonly string[]): Promise<void> {
+    return this.edit(label, names, (members, wanted) => [...members, ...wanted.filter((n) => !members.includes(n))]);
+  }
+
+  removeGroupMembers(label: string, names: readonly string[]): Promise<void> {
+    return this.edit(label, names, (members, wanted) => members.filter((n) => !wanted.includes(n)));
+  }
+
+  async listNodes(): Promise<InventoryNode[]> {
+    const { site } = await this.load();
+    return site.nodes.map(({ name, nid, rack, role, tags, labels }) => ({ name, nid, ...(rack !== undefined ? { rack } : {}), role, tags, labels }));
+  }
+
+  private edit(label: string, names: readonly string[], change: (members: string[], wanted: string[]) => string[]): Promise<void> {
+    const run = this.queue.then(async () => {
+      validLabel(label);
+      const wanted = validNodeNames([...new Set(names)]);
+      const loaded = await this.load();
+      const members = loaded.groups.get(label);
+      if (!members) throw new GroupNotFoundError(label);
+      const known = new Set(loaded.site.nodes.map((n) => n.name));
+      const unknown = wanted.filter((n) => !known.has(n));
+      if (unknown.length > 0) throw new InvalidInputError('inventory', [{ field: `groups.${label}`, message: `not nodes of ${this.options.path}: ${unknown.slice(0, 5).join(', ')}` }]);
+      const next = change(members, wanted);
+      if (next.length === members.length && next.every((n, i) => n === members[i])) return;
+      loaded.groups.set(label, next);
+      if (this.options.writeBack !== false) await this.write(loaded, label, next);
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async write({ document }: Loaded, label: string, members: string[]): Promise<void> {
+    document.setIn(['groups', label], document.createNode(members, { flow: true }));
+    const text = this.options.path.endsWith('.json') ? `${JSON.stringify(document.toJS(), null, 2)}\n` : document.toString();
+    const temporary = `${this.options.path}.${process.pid}.tmp`;
+    await writeFile(temporary, text, 'utf8');
+    await rename(temporary, this.options.path);
+  }
+
+  private load(): Promise<Loaded> {
+    this.loaded ??= (async () => {
+      const text = await readFile(this.options.path, 'utf8');
+      const document = parseDocument(text);
+      if (document.errors.length > 0) throw new InvalidInputError('inventory file', [{ field: this.options.path, message: document.errors[0]!.message }]);
+      const site = parseSiteDefinition(document.toJS(), `inventory file ${this.options.path}`);
+      return { document, site, groups: new Map(Object.entries(site.groups).map(([label, members]) => [label, [...members]])) };
+    })().catch((err: unknown) => {
+      // A file fixed later is read again.
+      this.loaded = undefined;
+      throw err;
+    });
+    return this.loaded;
+  }
+}

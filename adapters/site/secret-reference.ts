@@ -1,0 +1,51 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { InvalidInputError, describeError } from '../../core/errors';
+import type { SecretReference } from '../../core/site/site-profile';
+
+export interface SecretResolution {
+  env?: NodeJS.ProcessEnv;
+  /** Relative `file` paths start here. Default: the working directory. */
+  baseDir?: string;
+  /** Reads a Secrets Manager secret's SecretString. Default: Powertools' SecretsProvider (cached, read at first use). */
+  getSecret?: (arn: string) => Promise<string | undefined>;
+}
+
+/**
+ * The token a profile refers to. A secret named by ARN is read from Secrets Manager when the
+ * connector is built (a Lambda's cold start), never copied into configuration.
+ */
+export async function resolveSecretReference(reference: SecretReference, field: string, options: SecretResolution = {}): Promise<string> {
+  const fail = (message: string, cause?: unknown): never => {
+    throw Object.assign(new InvalidInputError('site profile', [{ field, message }]), cause === undefined ? {} : { cause });
+  };
+  if (reference.env !== undefined) {
+    const value = (options.env ?? process.env)[reference.env];
+    return value?.trim() || fail(`environment variable ${reference.env} is not set`);
+  }
+  if (reference.file !== undefined) {
+    const file = path.resolve(options.baseDir ?? process.cwd(), reference.file);
+    let text = '';
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      fail(`cannot read ${file}: ${describeError(err)}`, err);
+    }
+    return text.trim() || fail(`${file} is empty`);
+  }
+  const arn = reference.secretArn!;
+  let value: string | undefined;
+  try {
+    value = await (options.getSecret ?? getSecretString)(arn);
+  } catch (err) {
+    fail(`cannot read secret ${arn}: ${describeError(err)}`, err);
+  }
+  return value?.trim() || fail(`secret ${arn} has no SecretString`);
+}
+
+async function getSecretString(arn: string): Promise<string | undefined> {
+  // Loaded only when a profile names a secret: the CLI does not pay for the SDK otherwise.
+  const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
+  const value = await getSecret(arn);
+  return typeof value === 'string' ? value : undefined;
+}

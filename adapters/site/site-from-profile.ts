@@ -1,0 +1,116 @@
+import { systemClock, type Clock } from '../../core/clock';
+import { InvalidInputError } from '../../core/errors';
+import {
+  transportFor,
+  type BootServiceProfile,
+  type InventoryProfile,
+  type ProvisionerProfile,
+  type SecretReference,
+  type SiteProfile,
+  type TransportProfile,
+  type WorkloadManagerProfile,
+} from '../../core/site/site-profile';
+import type { Provisioner } from '../../ports/provisioner';
+import type { BootService, Inventory, Site, WorkloadManager } from '../../ports/site';
+import { BosBootService } from './bos-boot-service';
+import { commandConnectors } from './commands/command-connectors';
+import { HsmInventory } from './hsm-inventory';
+import { HttpProvisioner } from './http-provisioner';
+import { resolveSecretReference } from './secret-reference';
+import { SlurmRestWorkloadManager } from './slurm-rest-workload-manager';
+
+/** What a connector builder gets besides its own part of the profile. */
+export interface ConnectorContext {
+  profile: SiteProfile;
+  /** Where in the profile this connector is (`bootService`), for error messages. */
+  path: string;
+  /** The connector's transport, or the profile's; only for command-driven types. */
+  transport(service: { transport?: TransportProfile }): TransportProfile;
+  resolveSecret(reference: SecretReference, path: string): Promise<string>;
+  /** The site's clock (slurm-reboot judges "rebooted since the request" by it). */
+  clock: Clock;
+  /** Where the profile's relative paths are read from. */
+  baseDir: string;
+}
+
+type Builder<P extends { type: string }, T> = { [K in P['type']]?: (config: Extract<P, { type: K }>, context: ConnectorContext) => T | Promise<T> };
+
+/** The connector builders by service and type: the HTTP ones here, the command-driven ones in commands/command-connectors.ts. */
+export interface ConnectorBuilders {
+  workloadManager: Builder<WorkloadManagerProfile, WorkloadManager>;
+  bootService: Builder<BootServiceProfile, BootService>;
+  inventory: Builder<InventoryProfile, Inventory>;
+  provisioner: Builder<ProvisionerProfile, Provisioner>;
+}
+
+const timeoutMs = (seconds: number | undefined) => (seconds === undefined ? undefined : seconds * 1000);
+const token = async (config: { token?: SecretReference }, context: ConnectorContext) =>
+  config.token ? context.resolveSecret(config.token, `${context.path}.token`) : undefined;
+
+/** The connectors over HTTP: slurmrestd, BOS v2, HSM v2 and our provisioner API. */
+export const HTTP_CONNECTORS: ConnectorBuilders = {
+  workloadManager: {
+    slurmrestd: async (config, context) =>
+      new SlurmRestWorkloadManager({
+        baseUrl: config.url,
+        apiVersion: config.apiVersion,
+        userName: config.user,
+        token: await token(config, context),
+        timeoutMs: timeoutMs(config.timeoutSeconds),
+      }),
+  },
+  bootService: {
+    bos: async (config, context) => new BosBootService({ baseUrl: config.url, bearerToken: await token(config, context), timeoutMs: timeoutMs(config.timeoutSeconds) }),
+  },
+  inventory: {
+    hsm: async (config, context) => new HsmInventory({ baseUrl: config.url, bearerToken: await token(config, context), timeoutMs: timeoutMs(config.timeoutSeconds) }),
+  },
+  provisioner: {
+    http: async (config, context) => new HttpProvisioner({ baseUrl: config.url, bearerToken: await token(config, context), timeoutMs: timeoutMs(config.timeoutSeconds) }),
+  },
+};
+
+export interface SiteFromProfileDeps {
+  /** Builders merged over the built-in ones (tests; a site's own types). */
+  connectors?: Partial<{ [S in keyof ConnectorBuilders]: ConnectorBuilders[S] }>;
+  /** Default: environment, files (relative to `baseDir`), Secrets Manager. */
+  resolveSecret?: (reference: SecretReference, path: string) => Promise<string>;
+  /** Relative `file` paths are read from here (the profile's directory). Default: the working directory. */
+  baseDir?: string;
+  /** The site's clock; default the system clock (a `rollout simulate` site: its scaled simulated clock). */
+  clock?: Clock;
+}
+
+export interface SiteFromProfile {
+  site: Site;
+  /** Present when the profile has a provisioner. */
+  provisioner?: Provisioner;
+}
+
+/** The Site (and Provisioner) a validated profile describes; a type with no builder is reported with its path. */
+export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFromProfileDeps = {}): Promise<SiteFromProfile> {
+  const resolveSecret = deps.resolveSecret ?? ((reference, path) => resolveSecretReference(reference, path, { baseDir: deps.baseDir }));
+  const commands = commandConnectors();
+  const builders = {
+    workloadManager: { ...HTTP_CONNECTORS.workloadManager, ...commands.workloadManager, ...deps.connectors?.workloadManager },
+    bootService: { ...HTTP_CONNECTORS.bootService, ...commands.bootService, ...deps.connectors?.bootService },
+    inventory: { ...HTTP_CONNECTORS.inventory, ...commands.inventory, ...deps.connectors?.inventory },
+    provisioner: { ...HTTP_CONNECTORS.provisioner, ...commands.provisioner, ...deps.connectors?.provisioner },
+  };
+  const clock = deps.clock ?? systemClock;
+  const baseDir = deps.baseDir ?? process.cwd();
+  const build = async <T>(service: keyof ConnectorBuilders, config: { type: string }): Promise<T> => {
+    const builder = (builders[service] as Record<string, ((c: unknown, x: ConnectorContext) => T | Promise<T>) | undefined>)[config.type];
+    if (!builder) {
+      throw new InvalidInputError('site profile', [{ field: `${service}.type`, message: `no '${config.type}' connector is available in this build` }]);
+    }
+    return builder(config, { profile, path: service, transport: (s) => transportFor(profile, s), resolveSecret, clock, baseDir });
+  };
+  const [workloadManager, bootService, inventory, provisioner] = await Promise.all([
+    build<WorkloadManager>('workloadManager', profile.workloadManager),
+    build<BootService>('bootService', profile.bootService),
+    build<Inventory>('inventory', profile.inventory),
+    profile.provisioner ? build<Provisioner>('provisioner', profile.provisioner) : undefined,
+  ]);
+  return { site: { workloadManager, bootService, inventory }, ...(provisioner ? { provisioner } : {}) };
+}

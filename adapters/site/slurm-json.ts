@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import type { WlmBaseState, WlmNode } from '../../ports/site';
+
+const BASE_STATES: ReadonlySet<string> = new Set<WlmBaseState>(['IDLE', 'ALLOCATED', 'MIXED', 'COMPLETING', 'DOWN', 'FUTURE', 'UNKNOWN']);
+
+/** Slurm 21.08/22.05 print times as numbers; 23.02+ as `{set, infinite, number}` (slurmrestd's shape). */
+const slurmTime = z.union([z.number(), z.object({ set: z.boolean(), number: z.number().optional() })]).optional();
+
+/** One node of `scontrol --json show node` and of slurmrestd's /nodes (the same data_parser shape): the fields we read. */
+export const slurmJsonNode = z.object({
+  name: z.string(),
+  state: z.union([z.array(z.string()), z.string().transform((s) => s.split('+'))]),
+  reason: z.string().optional(),
+  boot_time: slurmTime,
+  slurmd_start_time: slurmTime,
+  features: z.union([z.array(z.string()), z.string().transform((s) => (s ? s.split(',') : []))]).optional(),
+  active_features: z.union([z.array(z.string()), z.string().transform((s) => (s ? s.split(',') : []))]).optional(),
+  partitions: z.array(z.string()).optional(),
+  comment: z.string().optional(),
+});
+export type SlurmJsonNode = z.output<typeof slurmJsonNode>;
+
+export const slurmJsonNodes = z.object({
+  nodes: z.array(slurmJsonNode),
+  errors: z.array(z.object({ error: z.string().optional(), description: z.string().optional() })).optional(),
+});
+
+function seconds(time: z.output<typeof slurmTime>): number | undefined {
+  if (time === undefined) return undefined;
+  const value = typeof time === 'number' ? time : time.set ? time.number : undefined;
+  return value ? value : undefined;
+}
+
+export function toWlmNode(node: SlurmJsonNode): WlmNode {
+  const state = node.state.map((s) => s.toUpperCase());
+  const base = state.find((s) => BASE_STATES.has(s)) ?? 'UNKNOWN';
+  const boot = seconds(node.boot_time);
+  return {
+    name: node.name,
+    base: base as WlmBaseState,
+    flags: state.filter((s) => s !== base),
+    reason: node.reason || undefined,
+    bootTime: boot === undefined ? undefined : boot * 1000,
+  };
+}

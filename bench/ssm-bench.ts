@@ -1,0 +1,54 @@
+import { performance } from 'node:perf_hooks';
+import { createCommandSite, SsmTransport } from '../adapters/site/commands';
+import { EmbeddedRuntime } from '../engine/embedded-runtime';
+import { HEAD_NODE_INSTANCE_ID } from '../simulator/models/head-node';
+import { fleet, type RollingUpgradeScenario } from './rolling-upgrade-bench';
+
+/**
+ * A rolling upgrade driven through scontrol over SSM, slurm-reboot and the slurm inventory (the real
+ * @aws-sdk/client-ssm against the simulator's SSM endpoint): what it costs in SSM calls and
+ * command-output bytes, per node.
+ */
+export async function benchSsmRollingUpgrade(s: RollingUpgradeScenario): Promise<string> {
+  let transport: SsmTransport | undefined;
+  const runtime = await EmbeddedRuntime.start({
+    site: fleet(s),
+    connectors: (simulator) => {
+      transport = new SsmTransport({
+        instanceIds: [HEAD_NODE_INSTANCE_ID],
+        region: 'us-east-1',
+        endpoint: simulator.url,
+        credentials: { accessKeyId: 'sim', secretAccessKey: 'sim' },
+        pollIntervalMs: 2,
+        maxPollIntervalMs: 10,
+      });
+      return createCommandSite({ transport, templates: ['cos-2.4'], clock: { now: () => simulator.simulator.clock.now() } });
+    },
+  });
+  try {
+    const started = performance.now();
+    const run = await runtime.run('rollingUpgrade', {
+      startingLabel: 'compute',
+      upgradingLabel: 'upgrading',
+      failedLabel: 'failed',
+      upgradeStepSize: s.stepSize,
+      upgradeTemplateId: 'cos-2.4',
+      workloadManagerType: 'slurm',
+      pollIntervalSeconds: 10,
+    });
+    const outcome = await run.outcome;
+    const wallSeconds = (performance.now() - started) / 1000;
+    const nodes = await runtime.store.listNodes(run.id);
+    const { sendCommand, getCommandInvocation, outputBytes } = transport!.stats;
+    const perNode = (n: number) => (n / s.nodes).toFixed(2);
+    return [
+      `== ${s.name} over SSM (scontrol + slurm-reboot + slurm inventory)`,
+      `outcome: ${outcome.status}, ${nodes.filter((n) => n.status === 'UPGRADED').length} upgraded / ${nodes.filter((n) => n.status === 'FAILED').length} failed; wall ${wallSeconds.toFixed(1)} s`,
+      `SSM SendCommand: ${sendCommand} (${perNode(sendCommand)} per node)`,
+      `SSM GetCommandInvocation: ${getCommandInvocation} (${perNode(getCommandInvocation)} per node; the simulator answers InProgress at least once per command)`,
+      `command output: ${outputBytes} bytes (${perNode(outputBytes)} per node)`,
+    ].join('\n');
+  } finally {
+    await runtime.close();
+  }
+}

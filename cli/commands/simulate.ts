@@ -1,0 +1,57 @@
+import { writeFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import { stringify } from 'yaml';
+import { parseSiteProfile } from '../../core/site/site-profile';
+import { DEFAULT_TIME_SCALE } from '../../engine/embedded-runtime';
+import { SimClock, loadSiteFile, siteProfileFor, startSiteSimulator, type SimulatedTransport } from '../../simulator';
+import { CliError } from '../errors';
+import { ExitCode } from '../exit-codes';
+
+interface SimulateOptions {
+  site: string;
+  port: string;
+  host: string;
+  timeScale: string;
+  profileOut?: string;
+  transport: SimulatedTransport;
+}
+
+export function registerSimulateCommand(program: Command): void {
+  program
+    .command('simulate')
+    .description('Serve a simulated site (slurmrestd, BOS, HSM, provisioner, SSM) on loopback until stopped; the first line out is its URLs as JSON')
+    .requiredOption('--site <file>', 'simulated site file (YAML or JSON)')
+    .option('--port <n>', 'port to listen on (0: any free port)', '0')
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--time-scale <n>', 'simulated seconds per real second', String(DEFAULT_TIME_SCALE))
+    .option('--profile-out <file>', 'write a site connection profile that points at this site')
+    .addOption(new Option('--transport <kind>', 'what the written profile uses').choices(['http', 'ssm']).default('http'))
+    .action(async (options: SimulateOptions) => {
+      await simulate(options);
+    });
+}
+
+async function simulate(options: SimulateOptions): Promise<void> {
+  const timeScale = Number(options.timeScale);
+  if (!(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
+  const port = Number(options.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number, got '${options.port}'`, ExitCode.invalidInput);
+  const site = await loadSiteFile(options.site);
+
+  const running = await startSiteSimulator({ site, clock: new SimClock({ timeScale }), host: options.host, port });
+  if (options.profileOut) {
+    // Validated as any profile would be, so what is written is what --site-config accepts.
+    const profile = siteProfileFor(running.urls, options.transport, timeScale);
+    parseSiteProfile(profile, 'generated site profile');
+    await writeFile(options.profileOut, stringify(profile));
+  }
+  const { control, slurmrestd, bos, hsm, provisioner, ssm } = running.urls;
+  process.stdout.write(`${JSON.stringify({ control, slurmrestd, bos, hsm, provisioner, ssm })}\n`);
+
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await running.close();
+}

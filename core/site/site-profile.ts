@@ -1,0 +1,197 @@
+/**
+ * The site connection profile: one document that says how to reach each site service, read the
+ * same way by the CLI (`--site-config`), the CDK stack and `rollout simulate --profile-out`.
+ * Pure schema: resolving tokens, files and secrets is the adapters' job.
+ */
+import { z } from 'zod';
+import { parseOrThrow } from '../validation';
+
+const nonEmpty = (what: string) => z.string({ error: `${what} must be a string` }).trim().min(1, `${what} must not be empty`);
+
+const url = nonEmpty('the URL').refine((value) => {
+  try {
+    const parsed = new URL(value);
+    return parsed.protocol === 'https:' || parsed.protocol === 'http:';
+  } catch {
+    return false;
+  }
+}, 'must be an http:// or https:// URL');
+
+const SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+$/;
+
+/** Where a token comes from; never the token itself, so a profile can be committed. */
+export const secretReferenceSchema = z
+  .strictObject({
+    env: nonEmpty('env').describe('Name of an environment variable holding the token').optional(),
+    file: nonEmpty('file').describe('Path of a file holding the token (surrounding whitespace ignored)').optional(),
+    secretArn: z
+      .string({ error: 'secretArn must be a string' })
+      .regex(SECRET_ARN, 'must be the ARN of a Secrets Manager secret')
+      .describe('Secrets Manager secret whose SecretString is the token; read at run time, never copied into configuration')
+      .optional(),
+  })
+  .refine((ref) => [ref.env, ref.file, ref.secretArn].filter((v) => v !== undefined).length === 1, 'give exactly one of env, file, secretArn')
+  .describe('A token by reference: {env: NAME}, {file: PATH} or {secretArn: ARN}');
+
+const INSTANCE_ID = /^(i|mi)-[0-9a-f]{8,17}$/;
+const REGION = /^[a-z]{2}(-[a-z]+)+-\d+$/;
+
+export const transportSchema = z
+  .discriminatedUnion(
+    'type',
+    [
+      z
+        .strictObject({
+          type: z.literal('ssm'),
+          instanceIds: z
+            .array(z.string().regex(INSTANCE_ID, 'must be an EC2 or managed instance id (i-... or mi-...)'), { error: 'instanceIds must be a list' })
+            .min(1, 'name at least one instance')
+            .max(50, 'SSM sends a command to at most 50 instances by id'),
+          region: z.string({ error: 'region is required' }).regex(REGION, 'must be an AWS region such as us-east-1'),
+          /** An SSM endpoint override: a VPC endpoint, or the simulator's. */
+          endpoint: url.optional(),
+        })
+        .describe('SSM Run Command (AWS-RunShellScript) on a head node'),
+      z.strictObject({ type: z.literal('local') }).describe('Commands run on this host (an admin or head node)'),
+    ],
+    { error: "must be {type: ssm, instanceIds, region} or {type: local}" },
+  )
+  .describe('How commands reach the cluster');
+
+/** A command template may use only these placeholders; each is filled with a checked, quoted value. */
+const commandTemplate = (what: string, placeholders: readonly string[]) =>
+  nonEmpty(what).superRefine((text, ctx) => {
+    for (const [, name] of text.matchAll(/\{([^{}]*)\}/g)) {
+      if (!placeholders.includes(name!)) {
+        ctx.addIssue({ code: 'custom', message: `unknown placeholder {${name}}: use ${placeholders.map((p) => `{${p}}`).join(', ')}` });
+      }
+    }
+  });
+
+const timeoutSeconds = z.number({ error: 'must be a number of seconds' }).positive('must be positive').max(300, 'at most 300 s per request').optional();
+
+export const workloadManagerProfileSchema = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({
+      type: z.literal('slurmrestd'),
+      url,
+      apiVersion: z
+        .string()
+        .regex(/^v0\.0\.4[0-2]$/, 'must be v0.0.40, v0.0.41 or v0.0.42 (the versions these connectors are tested against)')
+        .default('v0.0.41'),
+      user: nonEmpty('user').optional().describe('Sent as X-SLURM-USER-NAME'),
+      token: secretReferenceSchema.optional().describe('Slurm JWT, sent as X-SLURM-USER-TOKEN'),
+      timeoutSeconds,
+    }),
+    z.strictObject({ type: z.literal('scontrol'), transport: transportSchema.optional() }),
+  ],
+  { error: 'type must be slurmrestd or scontrol' },
+);
+
+export const bootServiceProfileSchema = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({ type: z.literal('bos'), url, token: secretReferenceSchema.optional(), timeoutSeconds }),
+    z.strictObject({
+      type: z.literal('slurm-reboot'),
+      transport: transportSchema.optional(),
+      /** Selects the new image before the reboot, e.g. `wwctl node set --image {template} {nodes}`. */
+      prepareCommand: commandTemplate('prepareCommand', ['template', 'nodes']).optional(),
+    }),
+  ],
+  { error: 'type must be bos or slurm-reboot' },
+);
+
+export const inventoryProfileSchema = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({ type: z.literal('hsm'), url, token: secretReferenceSchema.optional(), timeoutSeconds }),
+    z.strictObject({ type: z.literal('slurm'), transport: transportSchema.optional() }),
+    z.strictObject({ type: z.literal('file'), path: nonEmpty('path') }),
+  ],
+  { error: 'type must be hsm, slurm or file' },
+);
+
+export const provisionerProfileSchema = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({ type: z.literal('http'), url, token: secretReferenceSchema.optional(), timeoutSeconds }),
+    z.strictObject({
+      type: z.literal('command'),
+      transport: transportSchema.optional(),
+      commands: z.strictObject({ prepare: commandTemplate('prepare', ['nodes']), deploy: commandTemplate('deploy', ['nodes']) }),
+    }),
+  ],
+  { error: 'type must be http or command' },
+);
+
+const TRANSPORT_USERS = [
+  ['workloadManager', 'scontrol'],
+  ['bootService', 'slurm-reboot'],
+  ['inventory', 'slurm'],
+  ['provisioner', 'command'],
+] as const;
+
+export const siteProfileSchema = z
+  .strictObject({
+    workloadManager: workloadManagerProfileSchema,
+    bootService: bootServiceProfileSchema,
+    inventory: inventoryProfileSchema,
+    /** Only group deployments need one. */
+    provisioner: provisionerProfileSchema.optional(),
+    /** The transport of every command-driven connector that names none of its own. */
+    transport: transportSchema.optional(),
+    /** Only for a site served by `rollout simulate`: its time runs `timeScale` times faster, its now is at `controlUrl`/sim/time. */
+    simulatedTime: z
+      .strictObject({
+        timeScale: z.number({ error: 'must be a number' }).positive('must be positive'),
+        controlUrl: url,
+      })
+      .optional(),
+    /** A lab flag: lets tokens travel over plain http. */
+    allowInsecureHttp: z.boolean({ error: 'must be true or false' }).default(false),
+  })
+  .superRefine((profile, ctx) => {
+    for (const [key, type] of TRANSPORT_USERS) {
+      const service = profile[key] as { type: string; transport?: unknown } | undefined;
+      if (service?.type === type && service.transport === undefined && profile.transport === undefined) {
+        ctx.addIssue({ code: 'custom', path: [key, 'transport'], message: `a ${type} connector needs a transport (here or at the top level)` });
+      }
+    }
+    if (profile.allowInsecureHttp) return;
+    for (const key of ['workloadManager', 'bootService', 'inventory', 'provisioner'] as const) {
+      const service = profile[key] as { url?: string; token?: unknown } | undefined;
+      if (service?.url !== undefined && service.token !== undefined && new URL(service.url).protocol !== 'https:') {
+        ctx.addIssue({ code: 'custom', path: [key, 'url'], message: 'a token is only sent over https (set allowInsecureHttp: true in a lab)' });
+      }
+    }
+  })
+  .meta({ title: 'Site connection profile', description: 'How baremetal-rollout reaches the workload manager, boot service, inventory and provisioner of one site' });
+
+export type SiteProfile = z.output<typeof siteProfileSchema>;
+export type SiteProfileInput = z.input<typeof siteProfileSchema>;
+export type SecretReference = z.output<typeof secretReferenceSchema>;
+export type TransportProfile = z.output<typeof transportSchema>;
+export type WorkloadManagerProfile = SiteProfile['workloadManager'];
+export type BootServiceProfile = SiteProfile['bootService'];
+export type InventoryProfile = SiteProfile['inventory'];
+export type ProvisionerProfile = NonNullable<SiteProfile['provisioner']>;
+
+/** Validates a profile, naming every problem by its path (`workloadManager.url: ...`). */
+export function parseSiteProfile(input: unknown, subject = 'site profile'): SiteProfile {
+  return parseOrThrow(siteProfileSchema, input, subject);
+}
+
+/** The transport a command-driven connector uses: its own, else the profile's. */
+export function transportFor(profile: SiteProfile, service: { transport?: TransportProfile }): TransportProfile {
+  const transport = service.transport ?? profile.transport;
+  // parseSiteProfile has refused a profile where both are missing.
+  if (!transport) throw new Error('no transport: the profile was not validated');
+  return transport;
+}
+
+/** JSON Schema (draft 2020-12) of the profile file; written to schemas/ by a test. */
+export function siteProfileJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(siteProfileSchema, { io: 'input', target: 'draft-2020-12' });
+}

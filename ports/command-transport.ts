@@ -1,0 +1,26 @@
+/**
+ * Runs shell commands on the site's admin or head node (where scontrol, sinfo, wwctl or nodeset
+ * live): locally, or through SSM Run Command. The caller builds the command with every argument
+ * quoted (adapters/site/commands/shell-quote.ts); the transport runs it with /bin/sh.
+ */
+
+export interface CommandResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  /** The transport cut stdout short (SSM keeps the first 24,000 characters): parse nothing from it. */
+  stdoutTruncated: boolean;
+}
+
+export interface CommandTransport {
+  /** Runs one shell script; a non-zero exit is a result, not an error. Throws CommandTransportError when it cannot run or finish. */
+  run(script: string, options?: { timeoutSeconds?: number }): Promise<CommandResult>;
+  /**
+   * Starts a long command (a provisioner action) without waiting: the returned id is what `poll`
+   * takes. Over SSM the id survives this process (it is the command and instance id); locally it
+   * names a child of this process.
+   */
+  start(script: string, options?: { timeoutSeconds?: number }): Promise<string>;
+  /** One look at a started command: undefined while it runs. Throws CommandTransportError for an unknown id or a command that could not finish. */
+  poll(id: string): Promise<CommandResult | undefined>;
+}

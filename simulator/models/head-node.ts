@@ -1,0 +1,381 @@
+import { compressHostlist, expandHostlist } from '../../core/site/hostlist';
+import { describeError } from '../../core/errors';
+import type { CommandFault, SiteNode, SiteTiming } from '../site-file';
+import { shellWords } from '../shell-words';
+import type { Timeline } from '../timeline';
+import type { InventoryNode } from '../../core/site/site-nodes';
+import type { InventoryModel } from './inventory';
+import type { ProvisionerModel } from './provisioner';
+import type { WorkloadManagerModel, WlmNodeSnapshot } from './workload-manager';
+
+/** The simulated cluster's one partition, holding every node. */
+export const SIMULATED_PARTITION = 'batch';
+
+/** The instance id SSM knows the simulated head node by. */
+export const HEAD_NODE_INSTANCE_ID = 'i-00000000000000001';
+/** GetCommandInvocation's StandardOutputContent keeps this many characters, as in AWS. */
+export const SSM_OUTPUT_LIMIT = 24_000;
+
+export type InvocationStatus = 'InProgress' | 'Success' | 'Failed' | 'TimedOut';
+
+export interface Invocation {
+  commandId: string;
+  instanceId: string;
+  commandLine: string;
+  requestedAt: number;
+  /** Simulated time the command finishes (Infinity: never, until executionTimeout). */
+  doneAt: number;
+  timeoutAt: number;
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  polls: number;
+  /** A command that runs in simulated time (`provision`): its output once finished, undefined before. */
+  pending?: () => Output | undefined;
+}
+
+export interface HeadNodeDeps {
+  workloadManager: WorkloadManagerModel;
+  /** What `provision prepare|deploy <hostlist>` drives. */
+  provisioner: ProvisionerModel;
+  /** Node features are read from and written to the inventory's groups (see `features`). */
+  inventory: InventoryModel;
+  timing: Pick<SiteTiming, 'bootSeconds' | 'returnSeconds'>;
+  nodes: readonly Pick<SiteNode, 'name' | 'faults'>[];
+  commandFaults: readonly CommandFault[];
+  timeline: Timeline;
+  violations: string[];
+}
+
+export interface Output {
+  exitCode: number;
+  stdout?: string;
+  stderr?: string;
+  /** The command goes on in simulated time: its output once it finished. */
+  pending?: () => Output | undefined;
+}
+
+/**
+ * A Slurm head node reached through SSM Run Command: runs the commands the command connectors send
+ * (`scontrol update|reboot|show node`, `sinfo`, `wwctl node set`, `nodeset`) against the site models.
+ * Anything else exits 127, as a shell answers an unknown command.
+ *
+ * Slurm's view of the inventory: one partition `batch` with every node; a node's features are
+ * `rack:<rack>`, `role:<role>`, `<key>:<value>` for its labels, its tags, and the label
+ * of every site-file group it is in. Setting a node's features edits those groups (a new feature
+ * label makes a group), so the HSM and Slurm views of one simulated site always agree.
+ */
+export class HeadNodeModel {
+  private readonly invocations = new Map<string, Invocation>();
+  private readonly bootCounts = new Map<string, number>();
+  private readonly rebooting = new Set<string>();
+  private readonly faultSeen: number[];
+  private readonly nodeFaults: Map<string, SiteNode['faults']>;
+  /** Node → image selected by the last prepare command (wwctl / nodeset). */
+  readonly images = new Map<string, string>();
+  /** Every command line run, in order: what a test asserts reached the head node. */
+  readonly commandLog: string[] = [];
+  private nextId = 1;
+  private provisionRuns = 0;
+
+  constructor(private readonly deps: HeadNodeDeps) {
+    this.faultSeen = deps.commandFaults.map(() => 0);
+    this.nodeFaults = new Map(deps.nodes.map((n) => [n.name, n.faults]));
+  }
+
+  bootCount(node: string): number {
+    return this.bootCounts.get(node) ?? 0;
+  }
+
+  /** SendCommand: the command runs now; its result shows once simulated time reaches `doneAt`. */
+  send(instanceId: string, commands: readonly string[], executionTimeoutSeconds: number): Invocation {
+    const now = this.deps.timeline.sync();
+    const commandId = `${String(this.nextId++).padStart(8, '0')}-0000-4000-8000-000000000000`;
+    const commandLine = commands.join('\n');
+    const invocation: Invocation = { commandId, instanceId, commandLine, requestedAt: now, doneAt: now, timeoutAt: now + executionTimeoutSeconds * 1000, exitCode: 0, stdout: '', stderr: '', polls: 0 };
+    this.invocations.set(commandId, invocation);
+    this.commandLog.push(commandLine);
+    const fault = this.matchFault(commandLine);
+    if (fault?.hang) {
+      invocation.doneAt = Infinity;
+      return invocation;
+    }
+    if (fault?.exitCode) {
+      Object.assign(invocation, { exitCode: fault.exitCode, stderr: fault.stderr });
+      return invocation;
+    }
+    let out: Output;
+    try {
+      out = this.execute(commands);
+    } catch (err) {
+      out = { exitCode: 1, stderr: describeError(err) };
+    }
+    if (out.pending) {
+      invocation.pending = out.pending;
+      invocation.doneAt = Infinity;
+      return invocation;
+    }
+    Object.assign(invocation, { exitCode: out.exitCode, stdout: out.stdout ?? '', stderr: out.stderr ?? '' });
+    return invocation;
+  }
+
+  /** GetCommandInvocation: InProgress on the first poll and until done; TimedOut past executionTimeout. */
+  get(commandId: string, instanceId: string): { invocation: Invocation; status: InvocationStatus } | undefined {
+    const now = this.deps.timeline.sync();
+    const invocation = this.invocations.get(commandId);
+    if (!invocation || invocation.instanceId !== instanceId) return undefined;
+    invocation.polls++;
+    const finished = invocation.pending?.();
+    if (finished && now < invocation.timeoutAt) {
+      Object.assign(invocation, { exitCode: finished.exitCode, stdout: finished.stdout ?? '', stderr: finished.stderr ?? '', doneAt: now, pending: undefined });
+    }
+    if (now >= invocation.timeoutAt && invocation.doneAt > invocation.timeoutAt) return { invocation, status: 'TimedOut' };
+    if (invocation.polls === 1 || now < invocation.doneAt) return { invocation, status: 'InProgress' };
+    return { invocation, status: invocation.exitCode === 0 ? 'Success' : 'Failed' };
+  }
+
+  list(commandId?: string): Invocation[] {
+    this.deps.timeline.sync();
+    return [...this.invocations.values()].filter((i) => commandId === undefined || i.commandId === commandId);
+  }
+
+  private matchFault(commandLine: string): CommandFault | undefined {
+    let hit: CommandFault | undefined;
+    this.deps.commandFaults.forEach((fault, i) => {
+      if (!commandLine.includes(fault.match)) return;
+      const seen = ++this.faultSeen[i]!;
+      if (hit === undefined && seen > fault.afterCalls && seen <= fault.afterCalls + fault.count) hit = fault;
+    });
+    return hit;
+  }
+
+  private execute(commands: readonly string[]): Output {
+    let last: Output = { exitCode: 0 };
+    let stdout = '';
+    let stderr = '';
+    for (const line of commands) {
+      const argv = shellWords(line);
+      if (argv === undefined) return { exitCode: 127, stdout, stderr: `${stderr}sim-head-node: unsupported shell syntax in: ${line}\n` };
+      if (argv.length === 0) continue;
+      last = this.run(argv);
+      if (last.pending) return last;
+      stdout += last.stdout ?? '';
+      stderr += last.stderr ?? '';
+      if (last.exitCode !== 0) break;
+    }
+    return { exitCode: last.exitCode, stdout, stderr };
+  }
+
+  private run(argv: string[]): Output {
+    const [program, ...args] = argv;
+    const base = program!.split('/').pop();
+    if (base === 'scontrol') return this.scontrol(args);
+    if (base === 'wwctl' && args[0] === 'node' && args[1] === 'set') return this.wwctl(args.slice(2));
+    if (base === 'nodeset') return this.nodeset(args);
+    if (base === 'sinfo') return this.sinfo(args);
+    if (base === 'provision') return this.provision(args);
+    return { exitCode: 127, stderr: `sh: ${program}: command not found\n` };
+  }
+
+  private scontrol(args: string[]): Output {
+    const json = args[0] === '--json';
+    const rest = json ? args.slice(1) : args;
+    const [verb, ...more] = rest;
+    if (verb === 'show' && more[0] === 'node' && json) return this.showNodes(more[1]);
+    if (verb === 'update') return this.update(more);
+    if (verb === 'reboot') return this.reboot(more);
+    return { exitCode: 1, stderr: `scontrol: unsupported command: ${rest.join(' ')}\n` };
+  }
+
+  private showNodes(hostlist: string | undefined): Output {
+    const wlm = this.deps.workloadManager;
+    const nodes = hostlist === undefined ? wlm.list() : expandHostlist(hostlist).flatMap((n) => wlm.get(n) ?? []);
+    if (nodes.length === 0) return { exitCode: 1, stdout: JSON.stringify({ nodes: [], errors: [{ error: 'Node not found' }] }), stderr: `Node ${hostlist} not found\n` };
+    return { exitCode: 0, stdout: JSON.stringify({ nodes: nodes.map(toSlurmJson), errors: [], warnings: [] }) };
+  }
+
+  private keyValues(args: readonly string[]): Map<string, string> {
+    const pairs = new Map<string, string>();
+    for (const arg of args) {
+      const eq = arg.indexOf('=');
+      if (eq <= 0) throw new Error(`scontrol: invalid argument '${arg}'`);
+      pairs.set(arg.slice(0, eq).toLowerCase(), arg.slice(eq + 1));
+    }
+    return pairs;
+  }
+
+  private nodesOf(hostlist: string | undefined): string[] {
+    if (!hostlist) throw new Error('scontrol: no nodes given');
+    const names = expandHostlist(hostlist);
+    const unknown = names.filter((n) => !this.deps.workloadManager.get(n));
+    if (unknown.length > 0) throw new Error(`scontrol: Invalid node name specified: ${unknown.join(',')}`);
+    return names;
+  }
+
+  private update(args: readonly string[]): Output {
+    const kv = this.keyValues(args);
+    const names = this.nodesOf(kv.get('nodename'));
+    const available = kv.get('availablefeatures') ?? kv.get('features');
+    if (available !== undefined) return this.setFeatures(names, available, kv.get('activefeatures'));
+    const state = kv.get('state')?.toUpperCase();
+    const reason = kv.get('reason');
+    const wlm = this.deps.workloadManager;
+    if ((state === 'DRAIN' || state === 'FAIL') && !reason?.trim()) return { exitCode: 1, stderr: `scontrol: a reason is required to set ${state}\n` };
+    for (const name of names) {
+      if (state === 'DRAIN') wlm.drain(name, reason!);
+      else if (state === 'FAIL') wlm.fail(name, reason!);
+      else if (state === 'RESUME') wlm.resume(name);
+      else return { exitCode: 1, stderr: `scontrol: unsupported State=${state ?? ''}\n` };
+    }
+    return { exitCode: 0 };
+  }
+
+  /** `scontrol reboot [ASAP] [nextstate=RESUME|DOWN] [reason=...] <hostlist>` */
+  private reboot(args: string[]): Output {
+    const asap = args[0]?.toUpperCase() === 'ASAP';
+    const rest = asap ? args.slice(1) : args;
+    const hostlist = rest.pop();
+    const kv = this.keyValues(rest);
+    const nextState = (kv.get('nextstate') ?? 'DOWN').toUpperCase();
+    if (nextState !== 'RESUME' && nextState !== 'DOWN') return { exitCode: 1, stderr: `scontrol: invalid nextstate ${nextState}\n` };
+    const names = this.nodesOf(hostlist);
+    const wlm = this.deps.workloadManager;
+    for (const name of names) {
+      const node = wlm.get(name)!;
+      if (node.flags.includes('REBOOT_REQUESTED') || node.flags.includes('REBOOT_ISSUED')) continue;
+      // nextstate=RESUME lifts only the drain this reboot set: a drain that was there before stays.
+      const drainedBefore = node.flags.includes('DRAIN');
+      if (asap && !drainedBefore) wlm.drain(name, kv.get('reason') ?? 'Reboot ASAP');
+      wlm.setRebootPending(name, 'REBOOT_REQUESTED');
+      this.issueWhenIdle(name, nextState === 'RESUME' && !drainedBefore);
+    }
+    return { exitCode: 0 };
+  }
+
+  private issueWhenIdle(name: string, clearDrain: boolean): void {
+    const { workloadManager: wlm, timeline } = this.deps;
+    const endsAt = wlm.jobEndsAt(name);
+    if (endsAt === Infinity) return;
+    if (endsAt !== undefined) {
+      timeline.at(endsAt, () => this.issueWhenIdle(name, clearDrain));
+      return;
+    }
+    const now = timeline.sync();
+    if (this.rebooting.has(name)) this.deps.violations.push(`${new Date(now).toISOString()} node ${name} rebooted by scontrol while still rebooting`);
+    this.rebooting.add(name);
+    this.bootCounts.set(name, this.bootCount(name) + 1);
+    wlm.setRebootPending(name, 'REBOOT_ISSUED');
+    const generation = wlm.reboot(name);
+    const faults = this.nodeFaults.get(name) ?? {};
+    if (faults.boot === 'hang' || faults.returnToService === 'never') return;
+    const { bootSeconds, returnSeconds } = this.deps.timing;
+    if (faults.boot === 'fail') {
+      timeline.at(now + bootSeconds * 1000, () => {
+        this.rebooting.delete(name);
+        wlm.markDown(name, 'reboot timed out');
+      });
+      return;
+    }
+    timeline.at(now + (bootSeconds + returnSeconds) * 1000, () => {
+      this.rebooting.delete(name);
+      wlm.register(name, generation, { clearDrain });
+    });
+  }
+
+  /** Every node's features: the fixed ones from the site file, then its groups' labels. */
+  features(): Map<string, string[]> {
+    const inventory = this.deps.inventory;
+    const features = new Map(inventory.listNodes().map((node) => [node.name, fixedFeatures(node)]));
+    for (const group of inventory.listGroups()) for (const member of group.members) features.get(member)?.push(group.label);
+    return features;
+  }
+
+  /** `scontrol update NodeName=<hostlist> AvailableFeatures=<list> [ActiveFeatures=<list>]`: group features become group memberships. */
+  private setFeatures(names: readonly string[], available: string, active: string | undefined): Output {
+    const wanted = available.split(',').filter(Boolean);
+    if (active !== undefined && active.split(',').filter(Boolean).some((f) => !wanted.includes(f))) return { exitCode: 1, stderr: 'scontrol: ActiveFeatures must be a subset of AvailableFeatures\n' };
+    const inventory = this.deps.inventory;
+    const nodes = new Map(inventory.listNodes().map((n) => [n.name, n]));
+    for (const name of names) {
+      const fixed = fixedFeatures(nodes.get(name)!);
+      const lost = fixed.filter((f) => !wanted.includes(f));
+      if (lost.length > 0) return { exitCode: 1, stderr: `sim-head-node: removing site-file features (${lost.join(',')}) is not simulated\n` };
+      const groups = new Set(wanted.filter((f) => !fixed.includes(f)));
+      for (const group of inventory.listGroups()) {
+        if (group.members.includes(name) && !groups.has(group.label)) inventory.removeMember(group.label, name);
+      }
+      for (const label of groups) {
+        if (!inventory.hasGroup(label)) inventory.createGroup(label);
+        if (!inventory.getGroup(label).members.includes(name)) inventory.addMember(label, name);
+      }
+    }
+    return { exitCode: 0 };
+  }
+
+  /** `sinfo --noheader --format=<fmt>` with %R (partition), %f (available features), %N (hostlist): one line per partition and feature set. */
+  private sinfo(args: string[]): Output {
+    const format = args.find((a) => a.startsWith('--format='))?.slice('--format='.length) ?? args[args.indexOf('-o') + 1];
+    const known = new Set(['--noheader', '-h']);
+    if (!format || args.some((a) => !known.has(a) && !a.startsWith('--format=') && a !== '-o' && a !== format)) return { exitCode: 1, stderr: `sinfo: unsupported arguments: ${args.join(' ')}\n` };
+    const records = new Map<string, string[]>();
+    const all = this.features();
+    for (const node of this.deps.workloadManager.list()) {
+      const features = (all.get(node.name) ?? []).join(',') || '(null)';
+      records.set(features, [...(records.get(features) ?? []), node.name]);
+    }
+    const lines = [...records].map(([features, nodes]) =>
+      format.replace(/%([RPfbN])/g, (_, field: string) => (field === 'R' || field === 'P' ? SIMULATED_PARTITION : field === 'N' ? compressHostlist(nodes) : features)),
+    );
+    return { exitCode: 0, stdout: lines.map((l) => `${l}\n`).join('') };
+  }
+
+  /**
+   * `provision prepare|deploy <hostlist>`: the site's own provisioning script, as the command
+   * provisioner's template in a `--transport ssm` profile names it. Runs a provisioner-model action
+   * and finishes when every node has; prints `node=<name> ok|failed` per node, exits 1 if any failed.
+   */
+  private provision(args: string[]): Output {
+    const [kind, hostlist] = args;
+    if ((kind !== 'prepare' && kind !== 'deploy') || !hostlist || args.length !== 2) return { exitCode: 2, stderr: 'provision: usage: provision prepare|deploy HOSTLIST\n' };
+    const name = `head-node-${++this.provisionRuns}`;
+    this.deps.provisioner.startAction({ name, action: kind, nodes: expandHostlist(hostlist) });
+    return {
+      exitCode: 0,
+      pending: () => {
+        const action = this.deps.provisioner.getAction(name)!;
+        if (action.status !== 'complete') return undefined;
+        const lines = Object.entries(action.nodes).map(([node, outcome]) => `node=${node} ${outcome === 'succeeded' ? 'ok' : 'failed'}\n`);
+        return { exitCode: lines.some((l) => l.endsWith('failed\n')) ? 1 : 0, stdout: lines.join('') };
+      },
+    };
+  }
+
+  private wwctl(args: string[]): Output {
+    const words = args.filter((a) => a !== '--yes' && a !== '-y');
+    const i = words.findIndex((a) => a === '--image' || a === '--container');
+    if (i < 0 || words[i + 1] === undefined || words.length !== 3) return { exitCode: 1, stderr: 'wwctl: usage: wwctl node set --image IMAGE NODES\n' };
+    const image = words[i + 1]!;
+    const nodes = words.filter((_, k) => k !== i && k !== i + 1)[0]!;
+    for (const name of this.nodesOf(nodes)) this.images.set(name, image);
+    return { exitCode: 0, stdout: '' };
+  }
+
+  private nodeset(args: string[]): Output {
+    const image = args.find((a) => a.startsWith('osimage='))?.slice('osimage='.length);
+    const nodes = args.filter((a) => !a.startsWith('osimage='));
+    if (!image || nodes.length !== 1) return { exitCode: 1, stderr: 'nodeset: usage: nodeset NODERANGE osimage=IMAGE\n' };
+    for (const name of this.nodesOf(nodes[0])) this.images.set(name, image);
+    return { exitCode: 0, stdout: `${nodes[0]}: install ${image}\n` };
+  }
+}
+
+/** The features a node has from the site file: `rack:`, `role:`, its labels as `key:value`, its tags. */
+function fixedFeatures(node: InventoryNode): string[] {
+  return [...(node.rack ? [`rack:${node.rack}`] : []), `role:${node.role}`, ...Object.entries(node.labels).map(([k, v]) => `${k}:${v}`), ...node.tags];
+}
+
+/** A node as `scontrol --json show node` prints it (Slurm 23.02+): slurmrestd's fields. */
+function toSlurmJson(node: WlmNodeSnapshot) {
+  const time = (ms: number | undefined) => ({ set: ms !== undefined, infinite: false, number: ms === undefined ? 0 : Math.floor(ms / 1000) });
+  return { name: node.name, state: [node.base, ...node.flags], reason: node.reason ?? '', boot_time: time(node.bootTime), slurmd_start_time: time(node.bootTime) };
+}

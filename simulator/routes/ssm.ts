@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import type { ApiFaults } from '../api-faults';
+import { HEAD_NODE_INSTANCE_ID, SSM_OUTPUT_LIMIT, type Invocation, type InvocationStatus } from '../models/head-node';
+import type { SiteSimulator } from '../site-simulator';
+import type { SimResponse } from './route';
+
+const CONTENT_TYPE = 'application/x-amz-json-1.1';
+
+export interface SsmApi {
+  /** One AWS JSON 1.1 call: `operation` from `X-Amz-Target: AmazonSSM.<operation>`. */
+  serve(operation: string, text: string, faults: ApiFaults): SimResponse;
+}
+
+const sendCommand = z.object({
+  DocumentName: z.string(),
+  InstanceIds: z.array(z.string()).min(1).max(50),
+  Parameters: z.object({ commands: z.array(z.string()).min(1), executionTimeout: z.array(z.string()).optional() }),
+});
+const getInvocation = z.object({ CommandId: z.string(), InstanceId: z.string() });
+const listInvocations = z.object({ CommandId: z.string().optional(), InstanceId: z.string().optional(), Details: z.boolean().optional() });
+
+/** AWS's error body for JSON 1.1 protocols. */
+const awsError = (status: number, type: string, message: string): SimResponse => ({ status, body: { __type: type, message }, contentType: CONTENT_TYPE });
+const answer = (body: unknown): SimResponse => ({ status: 200, body, contentType: CONTENT_TYPE });
+
+/** Injected `apiFaults` statuses as the SSM errors a client meets. */
+const FAULT_TYPES: Record<number, string> = { 400: 'ThrottlingException', 429: 'ThrottlingException', 500: 'InternalServerError', 503: 'InternalServerError' };
+
+/**
+ * SSM Run Command as far as the command transport uses it (SendCommand with AWS-RunShellScript,
+ * GetCommandInvocation, ListCommandInvocations), driving the simulated head node.
+ */
+export function ssmApi(sim: SiteSimulator): SsmApi {
+  const head = sim.headNode;
+  return {
+    serve(operation, text, faults) {
+      const injected = faults.check('ssm', 'POST', operation);
+      if (injected) return awsError(injected, FAULT_TYPES[injected] ?? 'InternalServerError', `injected fault: ${operation}`);
+      let input: unknown;
+      try {
+        input = text.trim() === '' ? {} : JSON.parse(text);
+      } catch {
+        return awsError(400, 'SerializationException', 'the body is not valid JSON');
+      }
+      const parse = <S extends z.ZodType>(schema: S): z.output<S> | SimResponse => {
+        const result = schema.safeParse(input);
+        return result.success ? result.data : awsError(400, 'ValidationException', `${operation}: ${result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      };
+      if (operation === 'SendCommand') {
+        const request = parse(sendCommand);
+        if ('status' in request) return request;
+        if (request.DocumentName !== 'AWS-RunShellScript') return awsError(400, 'InvalidDocument', `document ${request.DocumentName} is not simulated`);
+        const unknown = request.InstanceIds.find((id) => id !== HEAD_NODE_INSTANCE_ID);
+        if (unknown) return awsError(400, 'InvalidInstanceId', `Instances [[${unknown}]] not in a valid state for account`);
+        const timeout = Number(request.Parameters.executionTimeout?.[0] ?? 3600);
+        const invocation = head.send(HEAD_NODE_INSTANCE_ID, request.Parameters.commands, Number.isFinite(timeout) && timeout > 0 ? timeout : 3600);
+        return answer({ Command: { CommandId: invocation.commandId, DocumentName: request.DocumentName, InstanceIds: [HEAD_NODE_INSTANCE_ID], Status: 'Pending', RequestedDateTime: invocation.requestedAt / 1000 } });
+      }
+      if (operation === 'GetCommandInvocation') {
+        const request = parse(getInvocation);
+        if ('status' in request) return request;
+        const found = head.get(request.CommandId, request.InstanceId);
+        if (!found) return awsError(400, 'InvocationDoesNotExist', `no invocation ${request.CommandId} on ${request.InstanceId}`);
+        return answer(invocationBody(found.invocation, found.status));
+      }
+      if (operation === 'ListCommandInvocations') {
+        const request = parse(listInvocations);
+        if ('status' in request) return request;
+        const invocations = head.list(request.CommandId).filter((i) => request.InstanceId === undefined || i.instanceId === request.InstanceId);
+        return answer({ CommandInvocations: invocations.map((i) => ({ CommandId: i.commandId, InstanceId: i.instanceId, RequestedDateTime: i.requestedAt / 1000 })) });
+      }
+      return awsError(400, 'UnknownOperationException', `operation ${operation} is not simulated`);
+    },
+  };
+}
+
+function invocationBody(invocation: Invocation, status: InvocationStatus) {
+  const finished = status !== 'InProgress';
+  const stdout = finished && status !== 'TimedOut' ? invocation.stdout : '';
+  const stderr = finished && status !== 'TimedOut' ? invocation.stderr : status === 'TimedOut' ? 'command timed out' : '';
+  return {
+    CommandId: invocation.commandId,
+    InstanceId: invocation.instanceId,
+    DocumentName: 'AWS-RunShellScript',
+    Status: status,
+    StatusDetails: status === 'TimedOut' ? 'ExecutionTimedOut' : status,
+    ResponseCode: status === 'Success' || status === 'Failed' ? invocation.exitCode : -1,
+    StandardOutputContent: stdout.slice(0, SSM_OUTPUT_LIMIT),
+    StandardErrorContent: stderr.slice(0, 8_000),
+  };
+}

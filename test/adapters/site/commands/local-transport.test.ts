@@ -1,0 +1,33 @@
+import { mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { LocalTransport } from '../../../../adapters/site/commands/local-transport';
+import { ScontrolWorkloadManager } from '../../../../adapters/site/commands/scontrol-workload-manager';
+import { shellCommand } from '../../../../adapters/site/commands/shell-quote';
+
+describe('LocalTransport with a fake scontrol on PATH', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'fake-scontrol-'));
+  symlinkSync(resolve('test/support/fake-scontrol.sh'), join(dir, 'scontrol'));
+  const log = join(dir, 'argv.log');
+  const transport = new LocalTransport({ env: { PATH: `${dir}:/usr/bin:/bin`, FAKE_SCONTROL_LOG: log } });
+  const calls = () => readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => line.split('\0').slice(0, -1));
+
+  it('delivers every argument intact, whatever quotes, dollars or spaces it holds', async () => {
+    const hostile = ["it's", '$(id)', '`id`', 'a b', '"q"', '\\', '*', 'x; rm -rf /'];
+    const result = await transport.run(shellCommand(['scontrol', ...hostile]));
+    expect(result.exitCode).toBe(0);
+    expect(calls().at(-1)).toEqual(hostile);
+  });
+
+  it('drives the scontrol connector: one update per hostlist, JSON parsed', async () => {
+    const wlm = new ScontrolWorkloadManager({ transport });
+    await wlm.update(['n1', 'n2', 'n3'], 'DRAIN', 'rolling-upgrade');
+    expect(calls().at(-1)).toEqual(['update', 'NodeName=n[1-3]', 'State=DRAIN', 'Reason=rolling-upgrade']);
+    const nodes = await wlm.getNodes(['n1']);
+    expect(nodes.get('n1')).toEqual({ name: 'n1', base: 'IDLE', flags: ['DRAIN'], reason: "it's $(id)", bootTime: 1767225600000 });
+  });
+
+  it('returns a non-zero exit as a result', async () => {
+    expect(await transport.run('exit 3')).toMatchObject({ exitCode: 3 });
+  });
+});

@@ -1,0 +1,66 @@
+import { SlurmInventory } from '../../../../adapters/site/commands/slurm-inventory';
+import { SiteServiceError } from '../../../../core/errors';
+import { nodeNames, nodesOf } from '../../../support/simulator';
+import { startSsmTestSite, type SsmTestSite } from '../../../support/ssm-site';
+
+const names = nodeNames(12);
+
+describe('slurm inventory over SSM: partitions and node features', () => {
+  let t: SsmTestSite;
+  afterEach(() => t.close());
+
+  const start = () =>
+    startSsmTestSite({
+      nodes: nodesOf(names, (_, i) => ({ rack: i < 6 ? 'x3000' : 'x3001', role: i === 0 ? 'login' : 'compute', tags: i % 2 ? ['gpu'] : [], labels: { zone: 'a' } })),
+      groups: { compute: names.slice(1), 'rollout-failed': [] },
+    });
+
+  it('reads groups from features and the partition, in natural name order', async () => {
+    t = await start();
+    const inventory = new SlurmInventory({ transport: t.transport });
+    expect(await inventory.getGroupMembers('compute')).toEqual(names.slice(1));
+    expect(await inventory.getGroupMembers('batch')).toEqual(names);
+    expect(await inventory.getGroupMembers('gpu')).toEqual(names.filter((_, i) => i % 2));
+    // Slurm has no empty feature: an empty or unknown label is an empty group.
+    expect(await inventory.getGroupMembers('rollout-failed')).toEqual([]);
+    expect(await inventory.getGroupMembers('rollout-upgrading')).toEqual([]);
+  });
+
+  it('edits membership as node features, keeping each node other features, one command per resulting feature set', async () => {
+    t = await start();
+    const inventory = new SlurmInventory({ transport: t.transport });
+    await inventory.addGroupMembers('rollout-upgrading', names.slice(0, 4));
+    await inventory.addGroupMembers('rollout-upgrading', names.slice(0, 2));
+    expect(await inventory.getGroupMembers('rollout-upgrading')).toEqual(names.slice(0, 4));
+    expect(new Set(t.site.simulator.inventory.getGroup('rollout-upgrading').members)).toEqual(new Set(names.slice(0, 4)));
+    const updates = t.site.simulator.headNode.commandLog.filter((c) => c.includes('update'));
+    // Node 0 (login, not in compute), odd nodes (gpu) and even ones have different feature sets: three commands.
+    const features = (...list: string[]) => `'AvailableFeatures=${list.join(',')}' 'ActiveFeatures=${list.join(',')}'`;
+    // The login node, the gpu nodes and the others end with different feature sets: three commands.
+    expect(updates).toEqual([
+      `'scontrol' 'update' 'NodeName=x3000c0s1b0n0' ${features('rack:x3000', 'role:login', 'zone:a', 'rollout-upgrading')}`,
+      `'scontrol' 'update' 'NodeName=x3000c0s[2,4]b0n0' ${features('rack:x3000', 'role:compute', 'zone:a', 'gpu', 'compute', 'rollout-upgrading')}`,
+      `'scontrol' 'update' 'NodeName=x3000c0s3b0n0' ${features('rack:x3000', 'role:compute', 'zone:a', 'compute', 'rollout-upgrading')}`,
+    ]);
+    await inventory.removeGroupMembers('rollout-upgrading', names);
+    expect(await inventory.getGroupMembers('rollout-upgrading')).toEqual([]);
+    expect(await inventory.getGroupMembers('compute')).toEqual(names.slice(1));
+    await expect(inventory.addGroupMembers('batch', names.slice(0, 1))).rejects.toThrow(/partition/);
+    await expect(inventory.addGroupMembers('rollout-upgrading', ['ghost1'])).rejects.toBeInstanceOf(SiteServiceError);
+  });
+
+  it('lists nodes with rack, role, nid, labels and tags from features', async () => {
+    t = await start();
+    const nodes = await new SlurmInventory({ transport: t.transport }).listNodes();
+    expect(nodes).toHaveLength(12);
+    expect(nodes[0]).toEqual({ name: names[0], nid: 1, rack: 'x3000', role: 'login', tags: [], labels: { zone: 'a' } });
+    expect(nodes[7]).toEqual({ name: names[7], nid: 8, rack: 'x3001', role: 'compute', tags: ['gpu', 'compute'], labels: { zone: 'a' } });
+  });
+
+  it('rejects a hostile label before any command runs', async () => {
+    t = await start();
+    const inventory = new SlurmInventory({ transport: t.transport });
+    await expect(inventory.addGroupMembers('x;reboot', names)).rejects.toThrow(/not a valid group label/);
+    expect(t.site.simulator.headNode.commandLog).toEqual([]);
+  });
+});

@@ -1,0 +1,141 @@
+import { ScontrolWorkloadManager } from '../../../../adapters/site/commands/scontrol-workload-manager';
+import { SlurmRebootBootService } from '../../../../adapters/site/commands/slurm-reboot-boot-service';
+import { CommandTransportError } from '../../../../adapters/site/commands/command-errors';
+import { SiteServiceError } from '../../../../core/errors';
+import { HEAD_NODE_INSTANCE_ID } from '../../../../simulator/models/head-node';
+import { nodeNames, nodesOf } from '../../../support/simulator';
+import { startSsmTestSite, type SsmTestSite } from '../../../support/ssm-site';
+
+const names = nodeNames(6);
+const clock = (t: SsmTestSite) => ({ now: () => t.site.simulator.clock.now() });
+
+describe('scontrol over SSM on the simulated head node', () => {
+  let t: SsmTestSite;
+  afterEach(() => t.close());
+
+  it('reads, drains, fails and resumes nodes with hostlists, through the real SSM client', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), groups: { compute: names } });
+    const wlm = new ScontrolWorkloadManager({ transport: t.transport });
+    await wlm.update(names.slice(0, 3), 'DRAIN', 'rolling-upgrade');
+    await wlm.fail(names[3]!, 'upgrading-boot-session-failed');
+    const nodes = await wlm.getNodes([...names, 'x9999c0s1b0n0']);
+    expect(nodes.size).toBe(6);
+    expect(nodes.get(names[0]!)).toEqual({ name: names[0], base: 'IDLE', flags: ['DRAIN'], reason: 'rolling-upgrade', bootTime: undefined });
+    expect(nodes.get(names[3]!)).toMatchObject({ flags: ['DRAIN', 'FAIL'], reason: 'upgrading-boot-session-failed' });
+    await wlm.resume(names[0]!);
+    expect((await wlm.getNodes([names[0]!])).get(names[0]!)).toMatchObject({ flags: [] });
+    expect(t.site.simulator.headNode.commandLog[0]).toBe("scontrol 'update' 'NodeName=x3000c0s[1-3]b0n0' 'State=DRAIN' 'Reason=rolling-upgrade'".replace("scontrol '", "'scontrol' '"));
+    expect(t.transport.stats.sendCommand).toBe(t.site.simulator.headNode.commandLog.length);
+  });
+
+  it('drains, fails and resumes a list of nodes with one command each', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names) });
+    const wlm = new ScontrolWorkloadManager({ transport: t.transport });
+    await wlm.drainNodes(names, 'rolling-upgrade');
+    await wlm.failNodes([names[0]!, names[2]!], 'upgrading-boot-session-failed');
+    await wlm.resumeNodes(names.slice(3));
+    expect(t.site.simulator.headNode.commandLog).toEqual([
+      "'scontrol' 'update' 'NodeName=x3000c0s[1-6]b0n0' 'State=DRAIN' 'Reason=rolling-upgrade'",
+      "'scontrol' 'update' 'NodeName=x3000c0s[1,3]b0n0' 'State=FAIL' 'Reason=upgrading-boot-session-failed'",
+      "'scontrol' 'update' 'NodeName=x3000c0s[4-6]b0n0' 'State=RESUME'",
+    ]);
+    expect(names.map((n) => t.state().nodes[n]!.wlmState)).toEqual(['FAIL', 'DRAINED', 'FAIL', 'IDLE', 'IDLE', 'IDLE']);
+  });
+
+  it('asks again in smaller chunks when the output passes the 24,000 characters SSM keeps', async () => {
+    const many = nodeNames(400);
+    t = await startSsmTestSite({ nodes: nodesOf(many) });
+    const wlm = new ScontrolWorkloadManager({ transport: t.transport, showChunk: 400 });
+    const nodes = await wlm.getNodes(many);
+    expect(nodes.size).toBe(400);
+    expect(t.site.simulator.headNode.commandLog.length).toBeGreaterThan(1);
+  });
+
+  it('turns a failing command into a SiteServiceError with its stderr', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: 'State=DRAIN', exitCode: 1, stderr: 'slurm_update error: Access denied' }] });
+    const wlm = new ScontrolWorkloadManager({ transport: t.transport });
+    await expect(wlm.drain(names[0]!, 'rolling-upgrade')).rejects.toThrow(/Access denied/);
+    await expect(wlm.drain(names[0]!, 'rolling-upgrade')).resolves.toBeUndefined();
+  });
+
+  it('reports a command that never finishes as SSM TimedOut, carrying the command id', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: 'show node', hang: true }] }, { pollSeconds: 120 });
+    const err = await t.transport.run("scontrol --json show node 'x3000c0s1b0n0'", { timeoutSeconds: 300 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CommandTransportError);
+    expect((err as CommandTransportError).details).toMatchObject({ transport: 'ssm', status: 'TimedOut', instanceId: HEAD_NODE_INSTANCE_ID });
+    expect((err as CommandTransportError).details.commandId).toMatch(/^\d{8}-/);
+  });
+
+  it('retries throttling, and falls back to the next instance when SSM refuses the first', async () => {
+    t = await startSsmTestSite(
+      { nodes: nodesOf(names), apiFaults: [{ service: 'ssm', path: 'GetCommandInvocation', status: 400, count: 4 }] },
+      { instanceIds: ['i-0aaaaaaaaaaaaaaaa', HEAD_NODE_INSTANCE_ID] },
+    );
+    const result = await t.transport.run("scontrol --json show node 'x3000c0s1b0n0'");
+    expect(result.exitCode).toBe(0);
+    expect(JSON.parse(result.stdout).nodes[0].name).toBe(names[0]);
+  });
+
+  it('answers an unknown or shell-expanding command with exit 127', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names) });
+    expect(await t.transport.run('rm -rf /')).toMatchObject({ exitCode: 127, stderr: expect.stringContaining('command not found') });
+    expect(await t.transport.run('scontrol show node $(id)')).toMatchObject({ exitCode: 127, stderr: expect.stringContaining('unsupported shell syntax') });
+  });
+});
+
+describe('slurm-reboot boot sessions over SSM', () => {
+  let t: SsmTestSite;
+  afterEach(() => t.close());
+
+  it('selects the image, reboots with scontrol and reports each node from Slurm', async () => {
+    t = await startSsmTestSite({
+      nodes: nodesOf(names, (_, i) => (i === 1 ? { faults: { boot: 'fail' } } : i === 2 ? { wlm: { state: 'DRAINED', reason: 'bad dimm' } } : {})),
+      groups: { upgrading: names.slice(0, 3) },
+      timing: { bootSeconds: 300, returnSeconds: 60 },
+    });
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({ upgrading: names.slice(0, 3) }), prepareCommand: 'wwctl node set --yes --image {template} {nodes}', clock: clock(t) });
+    const request = { name: 'rollout-u1-step-0', operation: 'reboot' as const, templateName: 'rocky-9.4', limit: 'upgrading' };
+    const started = await boot.createSession(request);
+    expect(started).toEqual({ name: request.name, status: 'running', nodes: { [names[0]!]: 'booting', [names[1]!]: 'booting', [names[2]!]: 'booting' } });
+    expect(t.site.simulator.headNode.images.get(names[2]!)).toBe('rocky-9.4');
+    // A retry of the same request reboots nothing twice.
+    await boot.createSession(request);
+    expect(t.state().nodes[names[0]!]!.bootCount).toBe(1);
+
+    t.advance(360);
+    const done = await boot.getSession(request.name);
+    expect(done).toEqual({ name: request.name, status: 'complete', nodes: { [names[0]!]: 'succeeded', [names[1]!]: 'failed', [names[2]!]: 'succeeded' } });
+    // nextstate=RESUME lifts the reboot's own drain only: the admin's drain on the third node stays.
+    expect(t.state().nodes[names[0]!]).toMatchObject({ wlmState: 'IDLE' });
+    expect(t.state().nodes[names[2]!]).toMatchObject({ wlmState: 'DRAINED', wlmReason: 'bad dimm' });
+    expect(t.state().nodes[names[1]!]).toMatchObject({ wlmState: 'DRAINED*', wlmReason: 'reboot timed out' });
+  });
+
+  it('rejects a hostile template before any command runs', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), groups: { upgrading: names } });
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({ upgrading: names }), prepareCommand: 'nodeset {nodes} osimage={template}' });
+    await expect(boot.createSession({ name: 's', operation: 'reboot', templateName: 'img; reboot -f', limit: 'upgrading' })).rejects.toThrow(/templateName: "img; reboot -f" is not a valid boot template/);
+    expect(t.site.simulator.headNode.commandLog).toEqual([]);
+  });
+
+  it('surfaces a failing prepare command as a retryable SiteServiceError', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: 'nodeset', exitCode: 2, stderr: 'osimage not found' }] });
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({}), prepareCommand: 'nodeset {nodes} osimage={template}' });
+    const err = await boot.createSession({ name: 's', operation: 'reboot', templateName: 'img', limit: names.slice(0, 2).join(',') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SiteServiceError);
+    expect((err as Error).message).toMatch(/osimage not found/);
+  });
+});
+
+function fakeInventory(groups: Record<string, string[]>) {
+  const notFound = (label: string) => Object.assign(new Error(`failed to obtain Node Group named '${label}'`), { name: 'GroupNotFoundError' });
+  return {
+    getGroupMembers: async (label: string) => {
+      if (!groups[label]) throw notFound(label);
+      return groups[label];
+    },
+    addGroupMembers: async () => {},
+    removeGroupMembers: async () => {},
+    listNodes: async () => [],
+  };
+}

@@ -1,0 +1,178 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { loadSiteProfileFile } from '../../adapters/site';
+import type { SiteStateFile } from '../../simulator/site-state-file';
+import { runCli, startCli, type CliResult } from '../support/cli';
+
+const examples = path.resolve(__dirname, '..', '..', 'examples');
+const site = (name: string) => path.join(examples, 'sites', name);
+const strategy = path.join(examples, 'strategies', 'shipyard-example.yaml');
+
+interface Simulated {
+  urls: Record<'control' | 'slurmrestd' | 'bos' | 'hsm' | 'provisioner' | 'ssm', string>;
+  profile: string;
+  stop(): Promise<CliResult>;
+}
+
+/** `rollout simulate` as its own process: resolves once its first line (the URLs) is out. */
+async function simulate(siteFile: string, dir: string, extra: string[] = []): Promise<Simulated> {
+  const profile = path.join(dir, `profile-${path.basename(siteFile)}`);
+  const { child, done } = startCli(['simulate', '--site', siteFile, '--profile-out', profile, ...extra]);
+  const firstLine = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const end = out.indexOf('\n');
+      if (end >= 0) resolve(out.slice(0, end));
+    });
+    void done.then((r) => reject(new Error(`rollout simulate ended (${r.code}) before printing its URLs: ${r.stderr}`)));
+  });
+  return { urls: JSON.parse(firstLine) as Simulated['urls'], profile, stop: () => stopProcess(child, done) };
+}
+
+function stopProcess(child: ChildProcess, done: Promise<CliResult>): Promise<CliResult> {
+  child.kill('SIGTERM');
+  return done;
+}
+
+describe('rollout simulate', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-simulate-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('prints its URLs as the first line, answers on each, writes a valid profile, and stops on SIGTERM', async () => {
+    const sim = await simulate(site('rolling-upgrade-64.yaml'), dir, ['--time-scale', '500']);
+    try {
+      expect(Object.keys(sim.urls).sort()).toEqual(['bos', 'control', 'hsm', 'provisioner', 'slurmrestd', 'ssm']);
+      const get = async (url: string) => {
+        const res = await fetch(url);
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      expect((await get(`${sim.urls.control}/sim/time`)).body).toMatchObject({ timeScale: 500 });
+      expect((await get(`${sim.urls.slurmrestd}/slurm/v0.0.41/nodes`)).body.nodes).toHaveLength(64);
+      expect((await get(`${sim.urls.bos}/v2/sessiontemplates/cos-2.4`)).status).toBe(200);
+      expect((await get(`${sim.urls.hsm}/hsm/v2/groups/compute-nodes`)).body).toMatchObject({ label: 'compute-nodes' });
+      expect((await get(`${sim.urls.provisioner}/provisioner/v1/actions/none`)).status).toBe(404);
+      const state = (await get(`${sim.urls.control}/sim/state`)).body;
+      expect(Object.keys(state)).toEqual(['groups', 'nodes']);
+
+      const { profile } = await loadSiteProfileFile(sim.profile);
+      expect(profile).toMatchObject({
+        workloadManager: { type: 'slurmrestd', url: sim.urls.slurmrestd },
+        bootService: { type: 'bos', url: sim.urls.bos },
+        inventory: { type: 'hsm', url: sim.urls.hsm },
+        provisioner: { type: 'http', url: sim.urls.provisioner },
+        simulatedTime: { timeScale: 500, controlUrl: sim.urls.control },
+      });
+    } finally {
+      expect((await sim.stop()).code).toBe(0);
+    }
+  });
+
+  it('refuses a bad site file with exit 2 before serving', async () => {
+    const result = await runCli(['simulate', '--site', path.join(dir, 'missing.yaml')]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/cannot read it/);
+  });
+});
+
+describe('--site-config against rollout simulate gives the outcome of --site', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-site-config-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  /** Runs the same command with --site, then with --site-config against a fresh `rollout simulate` of the same file. */
+  async function both(siteFile: string, args: string[], simulateArgs: string[] = []): Promise<{ simulated: CliResult; connected: CliResult; states: [unknown, unknown] }> {
+    const stateOf = (kind: string) => path.join(dir, `${kind}-${simulateArgs.join('')}-${path.basename(siteFile)}.json`);
+    const simulated = await runCli([...args, '--site', siteFile, '--site-state-out', stateOf('site')]);
+    const sim = await simulate(siteFile, dir, simulateArgs);
+    try {
+      const connected = await runCli([...args, '--site-config', sim.profile, '--site-state-out', stateOf('config')]);
+      const states = await Promise.all([stateOf('site'), stateOf('config')].map(async (f) => outcomeOfState(JSON.parse(await readFile(f, 'utf8')) as SiteStateFile)));
+      return { simulated, connected, states: states as [unknown, unknown] };
+    } finally {
+      await sim.stop();
+    }
+  }
+
+  /** What the run did to the site, without when (out-of-service times depend on real scheduling). */
+  function outcomeOfState(state: SiteStateFile) {
+    const nodes = Object.fromEntries(
+      Object.entries(state.nodes).map(([name, n]) => [name, { wlmState: n.wlmState, wlmReason: n.wlmReason, bootCount: n.bootCount, outOfServiceSpells: n.outOfService.length }]),
+    );
+    return { groups: state.groups, nodes };
+  }
+
+  const upgradeArgs = ['upgrade', '--starting-label', 'compute-nodes', '--upgrading-label', 'upgrading-nodes', '--failed-label', 'failed-nodes', '--step-size', '8', '--template', 'cos-2.4', '--json'];
+
+  it.each([
+    ['slurmrestd, BOS and HSM', []],
+    ['scontrol over SSM, slurm-reboot and the slurm inventory', ['--transport', 'ssm']],
+  ])('rolling upgrade of examples/sites/rolling-upgrade-64.yaml over %s', async (_over, simulateArgs: string[]) => {
+    const { simulated, connected, states } = await both(site('rolling-upgrade-64.yaml'), upgradeArgs, simulateArgs);
+    expect(simulated.code).toBe(0);
+    expect(connected.code).toBe(simulated.code);
+    const outcome = (r: CliResult) => {
+      const report = JSON.parse(r.stdout) as { state: string; completed: boolean; counts: unknown; nodes: unknown };
+      return { state: report.state, completed: report.completed, counts: report.counts, nodes: report.nodes };
+    };
+    const expected = outcome(simulated) as { nodes: Record<string, { status: string; reason?: string }> };
+    const returnTimeouts = Object.keys(expected.nodes).filter((n) => expected.nodes[n]!.reason === 'upgrading-time-out-wlm-waiting');
+    const [siteState, connectedState] = states as [{ nodes: Record<string, unknown> }, { nodes: Record<string, unknown> }];
+    if (simulateArgs.includes('ssm')) {
+      // Without a boot service, a node that booted but whose slurmd never registers looks to Slurm like a
+      // boot that never ended: it fails at the boot timeout rather than the return timeout. All else is equal.
+      expect(returnTimeouts.length).toBeGreaterThan(0);
+      for (const n of returnTimeouts) {
+        expected.nodes[n] = { status: 'FAILED', reason: 'upgrading-time-out-booting' };
+        delete siteState.nodes[n];
+        delete connectedState.nodes[n];
+      }
+    }
+    expect(outcome(connected)).toEqual(expected);
+    expect(connectedState).toEqual(siteState);
+  }, 240_000);
+
+  it.each([
+    ['group-deployment-example.yaml', 'HSM and the provisioner API', []],
+    ['group-deployment-ntp-prepare-fails.yaml', 'HSM and the provisioner API', []],
+    ['group-deployment-compute-deploy-fails.yaml', 'HSM and the provisioner API', []],
+    ['group-deployment-example.yaml', 'the slurm inventory and the command provisioner over SSM', ['--transport', 'ssm']],
+  ])(
+    'group deployment of examples/sites/%s over %s',
+    async (file, _over, simulateArgs) => {
+      const { simulated, connected, states } = await both(site(file), ['deploy', '--strategy', strategy, '--json'], simulateArgs);
+      expect(connected.code).toBe(simulated.code);
+      const outcome = (r: CliResult) => {
+        const report = JSON.parse(r.stdout) as { status: string; criticalGroupsFailed: boolean; groups: Record<string, { stage: string }>; nodes: unknown };
+        return { status: report.status, criticalGroupsFailed: report.criticalGroupsFailed, groups: Object.fromEntries(Object.entries(report.groups).map(([g, v]) => [g, v.stage])), nodes: report.nodes };
+      };
+      expect(outcome(connected)).toEqual(outcome(simulated));
+      expect(states[1]).toEqual(states[0]);
+    },
+    180_000,
+  );
+
+  it('takes exactly one of --site and --site-config', async () => {
+    const neither = await runCli(upgradeArgs);
+    expect(neither.code).toBe(2);
+    expect(neither.stderr).toMatch(/exactly one of --site FILE .* and --site-config FILE/);
+    const both = await runCli([...upgradeArgs, '--site', site('rolling-upgrade-64.yaml'), '--site-config', 'x.yaml']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/cannot be used with/);
+  });
+
+  it('names the bad field of a profile, with exit 2, before anything starts', async () => {
+    const bad = path.join(dir, 'bad-profile.yaml');
+    await writeFile(bad, 'workloadManager: {type: slurmrestd, url: "http://slurm:6820", token: {env: SLURM_JWT}}\nbootService: {type: bos, url: https://bos}\ninventory: {type: hsm, url: https://hsm}\n');
+    const result = await runCli(['plan', 'deploy', '--site-config', bad]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`Invalid site profile ${bad}: workloadManager.url: a token is only sent over https`);
+  });
+});

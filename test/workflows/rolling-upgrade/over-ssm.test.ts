@@ -1,0 +1,52 @@
+import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import type { SiteDefinition } from '../../../simulator';
+import { runUpgrade, startTestRuntime } from '../../support/embedded';
+import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
+import { ssmConnectors } from '../../support/ssm-connectors';
+
+/** What a run leaves behind that both paths must agree on. */
+async function outcomeOf(runtime: EmbeddedRuntime, request: Record<string, unknown>) {
+  const { outcome, report } = await runUpgrade(runtime, request);
+  const state = runtime.simulator.state();
+  const nodes = Object.fromEntries(Object.entries(state.nodes).map(([name, n]) => [name, { bootCount: n.bootCount, wlmState: n.wlmState, wlmReason: n.wlmReason }]));
+  return { status: outcome.status, state: report.state, completed: report.completed, nodes: report.nodes, counts: report.counts, site: nodes, groups: state.groups, violations: state.violations };
+}
+
+describe('rolling upgrade through scontrol over SSM, slurm-reboot and the slurm inventory', () => {
+  let runtime: EmbeddedRuntime | undefined;
+  afterEach(async () => {
+    await runtime?.close();
+    runtime = undefined;
+  });
+
+  const compare = async (site: () => SiteDefinition, request: Record<string, unknown>) => {
+    runtime = await startTestRuntime({ site: site() });
+    const overHttp = await outcomeOf(runtime, request);
+    await runtime.close();
+    const ssm = ssmConnectors({ templates: ['img-1', 'img-2'], prepareCommand: 'wwctl node set --image {template} {nodes}' });
+    runtime = await startTestRuntime({ site: site(), connectors: ssm.connect });
+    const overSsm = await outcomeOf(runtime, request);
+    return { overHttp, overSsm, runtime, stats: ssm.transport().stats };
+  };
+
+  it('gives the outcome and site state of the HTTP path when all goes well, with the image selected on every node', async () => {
+    const { overHttp, overSsm, runtime: r, stats } = await compare(() => buildSite(7), upgradeRequest({ upgradeStepSize: 3 }));
+    expect(overSsm).toEqual(overHttp);
+    expect(overSsm.counts.UPGRADED).toBe(7);
+    for (let i = 0; i < 7; i++) expect(r.simulator.simulator.headNode.images.get(nodeName(i))).toBe('img-2');
+    expect(stats.sendCommand).toBe(r.simulator.simulator.headNode.commandLog.length);
+  });
+
+  it('fails the same nodes when boots fail and a node never returns (a boot without slurmd counts as a boot time-out)', async () => {
+    const site = () => buildSite(6, { node: (i) => (i === 1 ? { faults: { boot: 'fail' } } : i === 4 ? { faults: { returnToService: 'never' } } : {}) });
+    const { overHttp, overSsm } = await compare(site, upgradeRequest({ wlmReturnTimeoutSeconds: 300, bootTimeoutSeconds: 900 }));
+    // Without a boot service, a node that booted but whose slurmd never registers looks to Slurm like a
+    // boot that never ended: it fails at the boot timeout rather than the return timeout. All else is equal.
+    expect(overHttp.nodes[nodeName(4)]).toEqual({ status: 'FAILED', reason: 'upgrading-time-out-wlm-waiting' });
+    expect(overSsm.nodes[nodeName(4)]).toEqual({ status: 'FAILED', reason: 'upgrading-time-out-booting' });
+    expect({ ...overSsm.nodes, [nodeName(4)]: undefined }).toEqual({ ...overHttp.nodes, [nodeName(4)]: undefined });
+    expect(overSsm.nodes[nodeName(1)]).toEqual(overHttp.nodes[nodeName(1)]);
+    expect(overSsm.counts).toEqual(overHttp.counts);
+    expect(overSsm.groups).toEqual(overHttp.groups);
+  });
+});

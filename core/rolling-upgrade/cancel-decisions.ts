@@ -71,21 +71,23 @@ export function decideCancel({
 
 /**
  * CLEANUP: empty the upgrading group, release what locks remain, and close the session: READY and
- * completed, or, for a cancelled one, DELETED (kept as a tombstone for audit where CRUS removed it).
+ * completed, or, for a cancelled one, DELETED (kept as a tombstone for audit where CRUS removed it),
+ * or HALTED (mode window, failure budget exceeded: not completed).
  * `nodes` are the current step's nodes (none once the plan is done).
  */
 export function decideCleanUp({ session, progress, nodes, observed, now }: StageInput<{ upgradingMembers: readonly string[] }>): StageDecision {
   const deleting = session.state === 'DELETING';
+  const halted = progress.window?.halted;
   return {
-    progress: enterStage('COMPLETE', progress.step, now),
+    progress: enterStage('COMPLETE', progress.step, now, progress.window ? { window: progress.window } : {}),
     waitSeconds: 0,
     actions: [
       ...(observed.upgradingMembers.length > 0
         ? [{ type: 'removeFromGroup' as const, label: session.upgradingLabel, nodes: [...observed.upgradingMembers] }]
         : []),
       ...releaseLocks(nodes),
-      { type: 'closeSession', state: deleting ? 'DELETED' : 'READY', completed: !deleting },
+      { type: 'closeSession', state: deleting ? 'DELETED' : halted ? 'HALTED' : 'READY', completed: !deleting && !halted },
     ],
-    message: deleting ? 'Upgrade Session Deleted' : COMPLETED_MESSAGE,
+    message: deleting ? 'Upgrade Session Deleted' : halted ? `Upgrade Session Halted: ${halted.reason}` : COMPLETED_MESSAGE,
   };
 }

@@ -4,8 +4,8 @@ import type { UpgradeRequest } from './upgrade-request';
 export const STAGES = ['STARTING', 'QUIESCING', 'QUIESCED', 'BOOTING', 'BOOTED', 'WLM_WAITING', 'ROLLING', 'CANCELLING', 'CLEANUP', 'COMPLETE'] as const;
 export type Stage = (typeof STAGES)[number];
 
-/** CRUS's session states; DELETED is a tombstone kept for audit once a cancelled session is cleaned up. */
-export type SessionState = 'UPDATING' | 'READY' | 'DELETING' | 'DELETED';
+/** CRUS's session states; DELETED is a tombstone kept for audit once a cancelled session is cleaned up; HALTED: mode window stopped on its failure budget (the reason is in progress.window.halted). */
+export type SessionState = 'UPDATING' | 'READY' | 'DELETING' | 'DELETED' | 'HALTED';
 
 export type NodeStatus = 'NOT_STARTED' | 'IN_PROGRESS' | 'UPGRADED' | 'FAILED';
 
@@ -56,6 +56,8 @@ export interface WindowProgress {
   paused: boolean;
   halted?: { reason: string; at: number };
   finishedAt?: number;
+  /** Why startable nodes are not starting, as of the last increment (approval, bake, maintenance-window, paused, halted). */
+  waiting?: string;
   /** Boot sessions started so far: the next one is named `rollout-<id>-boot-<bootCount>`. */
   bootCount: number;
 }

@@ -229,6 +229,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     approvedWaves: state.approvedWaves,
     paused: state.paused,
     ...(state.halted ? { halted: state.halted } : {}),
+    ...(decision.wait ? { waiting: decision.wait.kind === 'approval' ? `approval of batch ${decision.wait.wave + 1}` : decision.wait.kind } : {}),
     bootCount,
   };
   if (decision.halt) messages.push(`Window halted: ${decision.halt.reason}; nodes in flight finish, no new node starts`);

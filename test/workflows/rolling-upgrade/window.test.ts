@@ -62,6 +62,22 @@ describe('rolling upgrade in mode window', () => {
     expect(site.nodes[nodeName(3)]!.wlmReason).toBe('upgrading-time-out-wlm-waiting');
   });
 
+  it('halts once more nodes failed than maxFailed: no new node starts, the session ends HALTED with the reason', async () => {
+    runtime = await startTestRuntime({ site: buildSite(5, { node: (i) => (i === 0 ? { faults: { boot: 'fail' } } : {}) }) });
+    const { outcome, report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 1, maxFailed: 0 }));
+
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(report.state).toBe('HALTED');
+    expect(report.completed).toBe(false);
+    expect(report.haltedReason).toBe('1 failed nodes exceed maxFailed (0)');
+    expect(report.nodes[nodeName(0)]).toEqual({ status: 'FAILED', reason: 'upgrading-boot-session-failed' });
+    for (let i = 1; i < 5; i++) {
+      expect(report.nodes[nodeName(i)]).toEqual({ status: 'NOT_STARTED', reason: 'left alone: halted: 1 failed nodes exceed maxFailed (0)' });
+      expect(runtime.simulator.state().nodes[nodeName(i)]).toMatchObject({ drainCount: 0, bootCount: 0 });
+    }
+    expect(report.messages.at(-1)).toBe('Upgrade Session Halted: 1 failed nodes exceed maxFailed (0)');
+  });
+
   it('fails a node still busy at the quiesce timeout', async () => {
     runtime = await startTestRuntime({ site: buildSite(3, { node: (i) => (i === 2 ? { wlm: { state: 'ALLOCATED', busySeconds: 0 } } : {}) }) });
     const { report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 2, quiesceTimeoutSeconds: 600, pollIntervalSeconds: 60 }));

@@ -78,6 +78,20 @@ describe('rolling upgrade in mode window', () => {
     expect(report.messages.at(-1)).toBe('Upgrade Session Halted: 1 failed nodes exceed maxFailed (0)');
   });
 
+  it('runs the first batch alone, bakes, then opens the window for the rest', async () => {
+    runtime = await startTestRuntime({ site: buildSite(4) });
+    const { report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 3, batches: [1], bakeSeconds: 600 }));
+
+    expect(report.counts).toMatchObject({ UPGRADED: 4 });
+    const site = runtime.simulator.state();
+    const [canaryStart, canaryEnd] = site.nodes[nodeName(0)]!.outOfService[0]!;
+    for (let i = 1; i < 4; i++) {
+      const [start] = site.nodes[nodeName(i)]!.outOfService[0]!;
+      expect(start).toBeGreaterThanOrEqual(canaryEnd! + 600);
+    }
+    expect(canaryStart).toBeLessThan(canaryEnd!);
+  });
+
   it('fails a node still busy at the quiesce timeout', async () => {
     runtime = await startTestRuntime({ site: buildSite(3, { node: (i) => (i === 2 ? { wlm: { state: 'ALLOCATED', busySeconds: 0 } } : {}) }) });
     const { report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 2, quiesceTimeoutSeconds: 600, pollIntervalSeconds: 60 }));

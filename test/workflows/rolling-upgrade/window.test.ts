@@ -92,6 +92,20 @@ describe('rolling upgrade in mode window', () => {
     expect(canaryStart).toBeLessThan(canaryEnd!);
   });
 
+  it.each([1, 6])('stays inside the quotas at maxUnavailable %i: continues as new past the iteration budget, small payloads, bounded history', async (maxUnavailable) => {
+    runtime = await startTestRuntime({ site: buildSite(12), settings: { iterationsPerExecution: 8 } });
+    const { report, outcome } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable }));
+
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(report.counts.UPGRADED).toBe(12);
+    const executions = runtime.engine.executions;
+    expect(executions.length).toBeGreaterThan(2);
+    // The same bound as lock-step: an iteration costs the same events whatever the stage.
+    for (const e of executions) expect(e.historyEvents).toBeLessThanOrEqual(8 * 11 + 16);
+    for (const e of executions) expect(e.largestPayloadBytes).toBeLessThan(1024);
+    for (let i = 0; i < 12; i++) expect(runtime.simulator.state().nodes[nodeName(i)]).toMatchObject({ bootCount: 1, drainCount: 1 });
+  });
+
   it('fails a node still busy at the quiesce timeout', async () => {
     runtime = await startTestRuntime({ site: buildSite(3, { node: (i) => (i === 2 ? { wlm: { state: 'ALLOCATED', busySeconds: 0 } } : {}) }) });
     const { report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 2, quiesceTimeoutSeconds: 600, pollIntervalSeconds: 60 }));

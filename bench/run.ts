@@ -2,11 +2,12 @@ import { benchRollingUpgrade, type RollingUpgradeScenario } from './rolling-upgr
 import { renderFigures } from './figures';
 import { benchGroupDeployment, type GroupDeploymentScenario } from './group-deployment-bench';
 import { benchSsmRollingUpgrade } from './ssm-bench';
+import { benchWindow, type WindowBenchScenario } from './window-bench';
 
 /**
  * `npm run bench`: fleet-scale runs on the embedded default, printing figures (not asserting them).
- * `npm run bench -- --quick` runs smaller fleets, to check the harness; `--only=upgrade|deploy|ssm` runs one kind
- * (`ssm`: the step-size-100 upgrade through scontrol over SSM, with SSM calls and output bytes per node).
+ * `npm run bench -- --quick` runs smaller fleets, to check the harness; `--only=upgrade|deploy|window|ssm` runs one kind
+ * (`ssm`: the step-size-100 upgrade through scontrol over SSM, with SSM calls and output bytes per node; not in the default run).
  */
 const quick = process.argv.includes('--quick');
 const nodes = quick ? 200 : 2000;
@@ -20,10 +21,21 @@ const deployment: GroupDeploymentScenario = quick
   ? { name: 'group deployment, 1,000 nodes in 10 groups', groups: 10, nodesPerGroup: 100, maxParallelGroups: 4 }
   : { name: 'group deployment, 10,000 nodes in 100 groups', groups: 100, nodesPerGroup: 100, maxParallelGroups: 4 };
 
+/** Lock-step against the window on the issue's busy fleet, at the same maxUnavailable. */
+const maxUnavailable = quick ? 8 : 32;
+const window: WindowBenchScenario = {
+  nodes: quick ? 64 : 512,
+  maxUnavailable,
+  windows: [
+    { label: 'window, plan order', controls: {} },
+    { label: `window, idle-first, drainAhead ${maxUnavailable}`, controls: { order: 'idle-first', drainAhead: maxUnavailable } },
+  ],
+};
+
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
-if (only === 'ssm') {
-  process.stdout.write(`${await benchSsmRollingUpgrade(scenarios[1]!)}\n\n`);
-} else if (only !== 'deploy') {
+if (only === 'ssm') process.stdout.write(`${await benchSsmRollingUpgrade(scenarios[1]!)}\n\n`);
+if (only === undefined || only === 'upgrade') {
   for (const scenario of scenarios) process.stdout.write(`${renderFigures(await benchRollingUpgrade(scenario))}\n\n`);
 }
-if (only !== 'upgrade' && only !== 'ssm') process.stdout.write(`${renderFigures(await benchGroupDeployment(deployment))}\n\n`);
+if (only === undefined || only === 'window') process.stdout.write(`${await benchWindow(window)}\n\n`);
+if (only === undefined || only === 'deploy') process.stdout.write(`${renderFigures(await benchGroupDeployment(deployment))}\n\n`);

@@ -12,7 +12,7 @@ export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'>,
     ? new cliProgress.SingleBar(
         {
           stream: process.stderr,
-          format: ' {bar} {value}/{total} nodes | step {step}/{steps} {stage} | upgraded {upgraded} failed {failed}',
+          format: ' {bar} {value}/{total} nodes | {where} {stage} | upgraded {upgraded} failed {failed}',
           hideCursor: true,
           clearOnComplete: false,
         },
@@ -25,7 +25,11 @@ export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'>,
   const render = async () => {
     const snapshot = await sessions.progress(upgradeId);
     if (snapshot?.kind !== 'upgrade') return;
-    const payload = { ...snapshot, step: Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1)) };
+    const windowText = snapshot.window
+      ? `window ${snapshot.window.inFlight} in flight, ${snapshot.window.draining} draining` +
+        (snapshot.window.halted ? `, halted (${snapshot.window.halted})` : snapshot.window.waiting ? `, waiting for ${snapshot.window.waiting}` : '')
+      : undefined;
+    const payload = { ...snapshot, step: Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1)), where: windowText ?? `step ${Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1))}/${snapshot.steps}` };
     const done = snapshot.upgraded + snapshot.failed;
     if (bar) {
       if (!started) bar.start(Math.max(snapshot.total, 1), done, payload);
@@ -33,7 +37,7 @@ export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'>,
       bar.setTotal(Math.max(snapshot.total, 1));
       started = true;
     } else {
-      const line = `step ${payload.step}/${snapshot.steps} ${snapshot.stage}: ${done}/${snapshot.total} nodes done (upgraded ${snapshot.upgraded}, failed ${snapshot.failed})`;
+      const line = `${payload.where} ${snapshot.stage}: ${done}/${snapshot.total} nodes done (upgraded ${snapshot.upgraded}, failed ${snapshot.failed})`;
       if (snapshot.stage === 'STARTING' || line.split(':')[0] !== lastLine.split(':')[0]) {
         if (line !== lastLine) process.stderr.write(`${line}\n`);
         lastLine = line;

@@ -3,12 +3,18 @@ import type { SessionReport } from '../engine/reports/session-report';
 /** The human summary of a finished (or inspected) session. */
 export function renderSessionSummary(report: SessionReport, extra: { realSeconds?: number; simulatedSeconds?: number } = {}): string {
   const lines: string[] = [];
-  const outcome = report.completed ? 'completed' : report.state === 'DELETED' ? 'cancelled' : 'not completed';
+  const outcome = report.completed ? 'completed' : report.state === 'DELETED' ? 'cancelled' : report.state === 'HALTED' ? 'halted' : 'not completed';
   lines.push(`Upgrade session ${report.upgradeId}: ${outcome} (state ${report.state})`);
   lines.push(
     `  ${report.startingLabel} -> template ${report.upgradeTemplateId}, ${report.stepCount} step(s) of ${report.upgradeStepSize}, ` +
       `failed nodes in '${report.failedLabel}'`,
   );
+  const mode =
+    report.controls.mode === 'window'
+      ? `mode window: at most ${report.controls.maxUnavailable ?? report.upgradeStepSize} out of service, ${report.controls.drainAhead ?? 0} drained ahead, order ${report.controls.order}`
+      : 'mode lockstep';
+  lines.push(`  ${mode}${report.makespanSeconds !== undefined ? `, makespan ${formatDuration(report.makespanSeconds)}` : ''}`);
+  if (report.haltedReason) lines.push(`  halted: ${report.haltedReason}`);
   const total = Object.keys(report.nodes).length;
   lines.push(
     `  nodes: ${total} | upgraded ${report.counts.UPGRADED} | failed ${report.counts.FAILED} | not started ${report.counts.NOT_STARTED}` +

@@ -12,6 +12,7 @@ export const ROLLING_UPGRADE_FUNCTION_NAMES = [
   'CheckBoot',
   'EvaluateBoot',
   'CheckReturnToService',
+  'AdvanceWindow',
   'CancelSession',
   'CleanUp',
 ] as const;

@@ -77,5 +77,15 @@ export interface CancelResult {
 }
 
 export type SessionProgress =
-  | { kind: 'upgrade'; step: number; steps: number; stage: Stage; total: number; upgraded: number; failed: number }
+  | {
+      kind: 'upgrade';
+      step: number;
+      steps: number;
+      stage: Stage;
+      total: number;
+      upgraded: number;
+      failed: number;
+      /** Mode window: nodes in flight (out of service or being drained), draining, and why none starts (approval, halted, ...). */
+      window?: { inFlight: number; draining: number; waiting?: string; halted?: string };
+    }
   | { kind: 'deployment'; status: DeploymentStatus; groups: Record<DeploymentStage, number>; nodes: Record<DeploymentStage, number> };

@@ -50,8 +50,21 @@ export class StoreSessions implements RolloutSessions {
       const nodes = await this.upgrades.listNodes(id);
       const upgraded = nodes.filter((node) => node.status === 'UPGRADED').length;
       const failed = nodes.filter((node) => node.status === 'FAILED').length;
-      const { step, stage } = session.progress;
-      return { kind: 'upgrade', step, steps: session.stepCount, stage, total: session.nodeCount, upgraded, failed };
+      const { step, stage, window } = session.progress;
+      const inFlight = nodes.filter((node) => node.status === 'IN_PROGRESS').length;
+      const draining = nodes.filter((node) => node.status === 'IN_PROGRESS' && node.phase === 'DRAINING').length;
+      return {
+        kind: 'upgrade',
+        step,
+        steps: session.stepCount,
+        stage,
+        total: session.nodeCount,
+        upgraded,
+        failed,
+        ...(window
+          ? { window: { inFlight, draining, ...(window.waiting ? { waiting: window.waiting } : {}), ...(window.halted ? { halted: window.halted.reason } : {}) } }
+          : {}),
+      };
     }
     const deployment = await this.deployments.getDeployment(id);
     if (!deployment) return undefined;

@@ -22,6 +22,18 @@ interface UpgradeOptions extends SiteSourceOptions {
   bootTimeout?: string;
   wlmTimeout?: string;
   pollInterval?: string;
+  mode?: string;
+  maxUnavailable?: string;
+  drainAhead?: string;
+  order?: string;
+  maxUnavailablePerRack?: string;
+  batches?: string;
+  pauseAfterBatches?: string;
+  approval?: string;
+  maxFailed?: string;
+  haltOnOutsideFailures?: boolean;
+  bakeSeconds?: string;
+  maintenanceWindow?: string[];
   timeScale?: string;
   json?: boolean;
   siteStateOut?: string;
@@ -44,6 +56,18 @@ export function registerUpgradeCommand(program: Command): void {
     .option('--boot-timeout <seconds>', 'longest wait for a step to boot (default 3600)')
     .option('--wlm-timeout <seconds>', 'longest wait for booted nodes to return to service (default 600)')
     .option('--poll-interval <seconds>', 'how often the workflow polls the site (default 30)')
+    .option('--mode <mode>', 'lockstep (CRUS steps, the default) or window (at most --max-unavailable nodes out of service, each freed slot refilled at once)')
+    .option('--max-unavailable <n|p%>', 'window: nodes out of service at once, a count or a share of the plan (default: the step size)')
+    .option('--drain-ahead <n>', 'window: busy nodes drained ahead of their slot, so that their jobs end while the window works (default 0)')
+    .option('--order <order>', 'window: plan (default) or idle-first')
+    .option('--max-unavailable-per-rack <n>', 'window: nodes of one rack out of service at once')
+    .option('--batches <list>', 'window: the first batches before the window, e.g. 1,5,20%')
+    .option('--pause-after-batches <list>', 'pause for approval after these batches, e.g. 1 (validated; not yet enforced by the workflow)')
+    .option('--approval <kind>', 'none (default) or each-batch (validated; not yet enforced by the workflow)')
+    .option('--max-failed <n|p%>', 'halt (state HALTED) once more nodes than this failed, a count or a share of the plan')
+    .option('--halt-on-outside-failures', 'halt when a node outside the plan goes DOWN or FAIL (validated; not yet enforced by the workflow)')
+    .option('--bake-seconds <seconds>', 'window with batches: wait this long after each batch')
+    .option('--maintenance-window <cron,minutes[,tz]>', 'new nodes start only inside this window (repeatable), e.g. "0 22 * * *,240,Europe/Zurich"', collect, [])
     .option('--time-scale <n>', `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host (--site only: a --site-config site runs on the wall clock, or on the scaled clock of the rollout simulate it names)`)
     .option('--json', 'print the final session as one JSON object')
     .option('--site-state-out <file>', "write the simulated site's final state to this file")
@@ -53,12 +77,43 @@ export function registerUpgradeCommand(program: Command): void {
     });
 }
 
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+/** `1,5,20%` -> [1, 5, "20%"]: each item as a number where it is one, so the request validation names the field otherwise. */
+function listOption(value: string | undefined): (number | string)[] | undefined {
+  return value === undefined ? undefined : value.split(',').map((item) => numberOrRaw(item.trim())!);
+}
+
+/**
+ * `CRON,DURATION_MIN[,TZ]`: the cron itself may hold commas (`0 2,4 * * *`), so the duration is the
+ * last numeric item (the time zone, if any, follows it).
+ */
+function maintenanceWindowOption(value: string): Record<string, unknown> {
+  const parts = value.split(',');
+  const zoned = parts.length >= 3 && !/^\d+$/.test(parts.at(-1)!.trim()) && /^\d+$/.test(parts.at(-2)!.trim());
+  const timeZone = zoned ? parts.pop()!.trim() : undefined;
+  const duration = parts.length >= 2 ? parts.pop()!.trim() : undefined;
+  return { cron: parts.join(','), durationMinutes: numberOrRaw(duration), ...(timeZone ? { timeZone } : {}) };
+}
+
 function requestFrom(options: UpgradeOptions): UpgradeRequestInput {
   const optional = {
     quiesceTimeoutSeconds: numberOrRaw(options.quiesceTimeout),
     bootTimeoutSeconds: numberOrRaw(options.bootTimeout),
     wlmReturnTimeoutSeconds: numberOrRaw(options.wlmTimeout),
     pollIntervalSeconds: numberOrRaw(options.pollInterval),
+    mode: options.mode,
+    maxUnavailable: numberOrRaw(options.maxUnavailable),
+    drainAhead: numberOrRaw(options.drainAhead),
+    order: options.order,
+    maxUnavailablePerRack: numberOrRaw(options.maxUnavailablePerRack),
+    batches: listOption(options.batches),
+    pauseAfterBatches: listOption(options.pauseAfterBatches),
+    approval: options.approval,
+    maxFailed: numberOrRaw(options.maxFailed),
+    haltOnOutsideFailures: options.haltOnOutsideFailures,
+    bakeSeconds: numberOrRaw(options.bakeSeconds),
+    maintenanceWindows: options.maintenanceWindow && options.maintenanceWindow.length > 0 ? options.maintenanceWindow.map(maintenanceWindowOption) : undefined,
   };
   return {
     startingLabel: options.startingLabel,

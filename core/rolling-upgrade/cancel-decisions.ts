@@ -20,7 +20,8 @@ export function decideCancelRequested(stage: Stage, progress: Progress, now: num
 
 /** Whether a cancel seen at `stage` switches to the delete sequence (it is one already from CANCELLING on). */
 export function cancelSwitchesAt(session: UpgradeSession, stage: Stage): boolean {
-  return session.state === 'DELETING' && stage !== 'CANCELLING' && stage !== 'CLEANUP' && stage !== 'COMPLETE';
+  // ROLLING (mode window) runs its own delete sequence: booting nodes finish before the rest is recorded failed.
+  return session.state === 'DELETING' && stage !== 'ROLLING' && stage !== 'CANCELLING' && stage !== 'CLEANUP' && stage !== 'COMPLETE';
 }
 
 /** The plan positions one CANCELLING increment fails: from the cursor (or the current step's start), a bounded chunk. */
@@ -58,7 +59,11 @@ export function decideCancel({
     };
   }
   const { from, to } = observed.chunk;
-  const actions = failNodes(session, nodes, FailureReason.sessionDeleted, observed.wlm);
+  // Mode window: the nodes never drained stay in service; the session records them failed.
+  const actions =
+    progress.cancelMode === 'record-remaining'
+      ? [...recordNodes(nodes, { status: 'FAILED', reason: FailureReason.sessionDeleted }), ...releaseLocks(nodes)]
+      : failNodes(session, nodes, FailureReason.sessionDeleted, observed.wlm);
   const message = nodes.length > 0 ? `Cancelled: ${nodes.length} node(s) at plan positions ${from}-${to - 1} failed` : undefined;
   const next = to >= session.nodeCount ? cleanup : { ...progress, cancelCursor: to };
   return { progress: next, waitSeconds: 0, actions, ...(message ? { message } : {}) };
@@ -66,21 +71,23 @@ export function decideCancel({
 
 /**
  * CLEANUP: empty the upgrading group, release what locks remain, and close the session: READY and
- * completed, or, for a cancelled one, DELETED (kept as a tombstone for audit where CRUS removed it).
+ * completed, or, for a cancelled one, DELETED (kept as a tombstone for audit where CRUS removed it),
+ * or HALTED (mode window, failure budget exceeded: not completed).
  * `nodes` are the current step's nodes (none once the plan is done).
  */
 export function decideCleanUp({ session, progress, nodes, observed, now }: StageInput<{ upgradingMembers: readonly string[] }>): StageDecision {
   const deleting = session.state === 'DELETING';
+  const halted = progress.window?.halted;
   return {
-    progress: enterStage('COMPLETE', progress.step, now),
+    progress: enterStage('COMPLETE', progress.step, now, progress.window ? { window: progress.window } : {}),
     waitSeconds: 0,
     actions: [
       ...(observed.upgradingMembers.length > 0
         ? [{ type: 'removeFromGroup' as const, label: session.upgradingLabel, nodes: [...observed.upgradingMembers] }]
         : []),
       ...releaseLocks(nodes),
-      { type: 'closeSession', state: deleting ? 'DELETED' : 'READY', completed: !deleting },
+      { type: 'closeSession', state: deleting ? 'DELETED' : halted ? 'HALTED' : 'READY', completed: !deleting && !halted },
     ],
-    message: deleting ? 'Upgrade Session Deleted' : COMPLETED_MESSAGE,
+    message: deleting ? 'Upgrade Session Deleted' : halted ? `Upgrade Session Halted: ${halted.reason}` : COMPLETED_MESSAGE,
   };
 }

@@ -1,11 +1,11 @@
 import type { UpgradeRequest } from './upgrade-request';
 
-/** CRUS's stages, plus CANCELLING (CRUS's delete sequence) and COMPLETE (the workflow's end). */
-export const STAGES = ['STARTING', 'QUIESCING', 'QUIESCED', 'BOOTING', 'BOOTED', 'WLM_WAITING', 'CANCELLING', 'CLEANUP', 'COMPLETE'] as const;
+/** CRUS's stages, plus ROLLING (mode window: every node moves through its own phases in one stage), plus CANCELLING (CRUS's delete sequence) and COMPLETE (the workflow's end). */
+export const STAGES = ['STARTING', 'QUIESCING', 'QUIESCED', 'BOOTING', 'BOOTED', 'WLM_WAITING', 'ROLLING', 'CANCELLING', 'CLEANUP', 'COMPLETE'] as const;
 export type Stage = (typeof STAGES)[number];
 
-/** CRUS's session states; DELETED is a tombstone kept for audit once a cancelled session is cleaned up. */
-export type SessionState = 'UPDATING' | 'READY' | 'DELETING' | 'DELETED';
+/** CRUS's session states; DELETED is a tombstone kept for audit once a cancelled session is cleaned up; HALTED: mode window stopped on its failure budget (the reason is in progress.window.halted). */
+export type SessionState = 'UPDATING' | 'READY' | 'DELETING' | 'DELETED' | 'HALTED';
 
 export type NodeStatus = 'NOT_STARTED' | 'IN_PROGRESS' | 'UPGRADED' | 'FAILED';
 
@@ -42,9 +42,24 @@ export interface Progress {
   /** Consecutive failures of the current stage, for backoff. */
   errorCount: number;
   /** Which CRUS deletion rule the CANCELLING stage applies, fixed when the cancel is seen. */
-  cancelMode?: 'resume-step' | 'fail-remaining';
+  cancelMode?: 'resume-step' | 'fail-remaining' | 'record-remaining';
   /** Next plan index the CANCELLING stage has to fail (it works in bounded chunks). */
   cancelCursor?: number;
+  /** Mode window: the scheduler's session-wide state (the per-op state lives in the node records). */
+  window?: WindowProgress;
+}
+
+/** The annealer's session-wide state: small and bounded, so it fits on the session item at any fleet size. */
+export interface WindowProgress {
+  wave: number;
+  approvedWaves: number[];
+  paused: boolean;
+  halted?: { reason: string; at: number };
+  finishedAt?: number;
+  /** Why startable nodes are not starting, as of the last increment (approval, bake, maintenance-window, paused, halted). */
+  waiting?: string;
+  /** Boot sessions started so far: the next one is named `rollout-<id>-boot-<bootCount>`. */
+  bootCount: number;
 }
 
 export interface UpgradeSession extends UpgradeRequest {
@@ -68,6 +83,20 @@ export interface NodeRecord {
   status: NodeStatus;
   phase?: NodePhase;
   reason?: string;
+  /** Mode window: the node's scheduler op (absent: TODO). */
+  op?: WindowOp;
+  /** Mode window: the boot session this node was booted in, when, and when the boot service reported it. */
+  boot?: { session: string; requestedAt: number; finishedAt?: number };
+}
+
+/** A node's op as the annealer keeps it (core/scheduling Operation), minus what the plan gives (id, rank). */
+export interface WindowOp {
+  state: 'TRANSITION' | 'ACTIVE' | 'ERROR';
+  holdsSlot?: boolean;
+  wave?: number;
+  startedAt?: number;
+  admittedAt?: number;
+  endedAt?: number;
 }
 
 /** The slim state the workflow carries between states: a pointer, never node lists (256 KiB quota). */

@@ -103,6 +103,17 @@ export function failNodes(
   wlm: ReadonlyMap<string, WlmNode>,
 ): NodeAction[] {
   if (nodes.length === 0) return [];
+  return [...failInSite(session, nodes, reason, wlm), ...recordNodes(nodes, { status: 'FAILED', phase: 'DONE', reason }), ...releaseLocks(nodes)];
+}
+
+/** The site half of failing nodes: `State=FAIL Reason=<reason>` (once) and into the failed group. */
+export function failInSite(
+  session: UpgradeSession,
+  nodes: readonly { name: string }[],
+  reason: string,
+  wlm: ReadonlyMap<string, WlmNode>,
+): NodeAction[] {
+  if (nodes.length === 0) return [];
   const toFail = names(nodes).filter((name) => {
     const node = wlm.get(name);
     return node !== undefined && !(node.flags.includes('FAIL') && node.reason === reason);
@@ -110,7 +121,5 @@ export function failNodes(
   return [
     ...(toFail.length > 0 ? [{ type: 'fail' as const, nodes: toFail, reason }] : []),
     { type: 'addToGroup', label: session.failedLabel, nodes: names(nodes) },
-    ...recordNodes(nodes, { status: 'FAILED', phase: 'DONE', reason }),
-    ...releaseLocks(nodes),
   ];
 }

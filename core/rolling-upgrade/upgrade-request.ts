@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseOrThrow, seconds } from '../validation';
-import { InvalidInputError } from '../errors';
+import { InvalidInputError, type FieldProblem } from '../errors';
 import { compileWindow } from '../scheduling/maintenance-windows';
 
 export const WORKLOAD_MANAGER_TYPES = ['slurm'] as const;
@@ -160,4 +160,24 @@ export function parseUpgradeRequest(input: unknown): UpgradeRequest {
     throw new InvalidInputError('upgrade request', [{ field: '', message: 'the request must be a JSON object' }]);
   }
   return parseOrThrow(upgradeRequestSchema, input, 'upgrade request');
+}
+
+/**
+ * Controls the request schema accepts but the workflow does not enforce yet: a session that asked
+ * for them is refused (naming the field) rather than run without them, or wait for ever for an
+ * approval no command can give.
+ */
+export function unsupportedControls(request: UpgradeRequest): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const notYet = (field: string, what: string) => problems.push({ field, message: `${what} is not supported by the workflow yet` });
+  if (request.approval !== 'none') notYet('approval', 'approval');
+  if (request.pauseAfterBatches !== undefined) notYet('pauseAfterBatches', 'pausing for approval');
+  if (request.haltOnOutsideFailures) notYet('haltOnOutsideFailures', 'halting on failures outside the plan');
+  if (request.healthCheck?.command !== undefined) notYet('healthCheck.command', 'a health-check command');
+  if (request.mode === 'lockstep') {
+    if (request.maxFailed !== undefined) notYet('maxFailed', "a failure budget in mode 'lockstep'");
+    if (request.bakeSeconds > 0) notYet('bakeSeconds', "bake time in mode 'lockstep'");
+    if (request.maintenanceWindows !== undefined) notYet('maintenanceWindows', "maintenance windows in mode 'lockstep'");
+  }
+  return problems;
 }

@@ -24,10 +24,45 @@ export interface SessionReport {
   pollIntervalSeconds: number;
   createdAt: string;
   stepCount: number;
+  /** The rolling-upgrade controls the session ran with (absent fields: not asked for). */
+  controls: SessionControls;
+  /** Simulated (or real) seconds from the session's start to its end; absent while it runs. */
+  makespanSeconds?: number;
+  /** Mode window: why it halted (state HALTED). */
+  haltedReason?: string;
   progress: Pick<Progress, 'step' | 'stage'>;
   counts: Record<NodeStatus, number>;
   messages: string[];
   nodes: Record<string, NodeReport>;
+}
+
+export type SessionControls = Pick<
+  UpgradeSession,
+  | 'mode'
+  | 'maxUnavailable'
+  | 'drainAhead'
+  | 'order'
+  | 'maxUnavailablePerRack'
+  | 'batches'
+  | 'pauseAfterBatches'
+  | 'approval'
+  | 'maxFailed'
+  | 'haltOnOutsideFailures'
+  | 'bakeSeconds'
+  | 'healthCheck'
+  | 'maintenanceWindows'
+>;
+
+function controlsOf(session: UpgradeSession): SessionControls {
+  const { mode, maxUnavailable, drainAhead, order, maxUnavailablePerRack, batches, pauseAfterBatches, approval, maxFailed, haltOnOutsideFailures, bakeSeconds, healthCheck, maintenanceWindows } = session;
+  const all = { mode, maxUnavailable, drainAhead, order, maxUnavailablePerRack, batches, pauseAfterBatches, approval, maxFailed, haltOnOutsideFailures, bakeSeconds, healthCheck, maintenanceWindows };
+  return Object.fromEntries(Object.entries(all).filter(([, v]) => v !== undefined)) as SessionControls;
+}
+
+/** From the session's creation to the instant it reached COMPLETE. */
+export function makespanSeconds(session: UpgradeSession): number | undefined {
+  if (session.progress.stage !== 'COMPLETE') return undefined;
+  return (session.progress.stageStartedAt - Date.parse(session.createdAt)) / 1000;
 }
 
 export async function buildSessionReport(store: SessionStore, session: UpgradeSession): Promise<SessionReport> {
@@ -62,6 +97,9 @@ export async function buildSessionReport(store: SessionStore, session: UpgradeSe
     pollIntervalSeconds: session.pollIntervalSeconds,
     createdAt: session.createdAt,
     stepCount: session.stepCount,
+    controls: controlsOf(session),
+    ...(makespanSeconds(session) !== undefined ? { makespanSeconds: makespanSeconds(session)! } : {}),
+    ...(session.progress.window?.halted ? { haltedReason: session.progress.window.halted.reason } : {}),
     progress: { step: session.progress.step, stage: session.progress.stage },
     counts,
     messages,

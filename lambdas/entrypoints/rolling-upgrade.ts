@@ -17,5 +17,6 @@ export const BootStep = handlerFor('BootStep');
 export const CheckBoot = handlerFor('CheckBoot');
 export const EvaluateBoot = handlerFor('EvaluateBoot');
 export const CheckReturnToService = handlerFor('CheckReturnToService');
+export const AdvanceWindow = handlerFor('AdvanceWindow');
 export const CancelSession = handlerFor('CancelSession');
 export const CleanUp = handlerFor('CleanUp');

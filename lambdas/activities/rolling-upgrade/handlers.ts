@@ -2,6 +2,7 @@ import type { Stage, WorkflowState } from '../../../core/rolling-upgrade/session
 import { createActivityLogger, stringField, withActivityMiddleware } from '../middleware';
 import type { RollingUpgradeDependencies } from './dependencies';
 import { runActivity, type ActivityBody } from './activity-runner';
+import { advanceWindow } from './advance-window';
 import { bootStep } from './boot-step';
 import { cancelSession } from './cancel-session';
 import { checkBoot } from './check-boot';
@@ -24,6 +25,7 @@ export const ROLLING_UPGRADE_STAGE_FUNCTIONS = {
   CheckBoot: { stage: 'BOOTING', activity: checkBoot },
   EvaluateBoot: { stage: 'BOOTED', activity: evaluateBoot },
   CheckReturnToService: { stage: 'WLM_WAITING', activity: checkReturnToService },
+  AdvanceWindow: { stage: 'ROLLING', activity: advanceWindow },
   CancelSession: { stage: 'CANCELLING', activity: cancelSession },
   CleanUp: { stage: 'CLEANUP', activity: cleanUp },
 } as const satisfies Record<string, { stage: Stage; activity: ActivityBody }>;

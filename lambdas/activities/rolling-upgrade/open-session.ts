@@ -1,6 +1,6 @@
 import { InvalidInputError, SessionNotFoundError } from '../../../core/errors';
 import { idForExecution } from '../../../core/execution-id';
-import { parseUpgradeRequest } from '../../../core/rolling-upgrade/upgrade-request';
+import { parseUpgradeRequest, unsupportedControls } from '../../../core/rolling-upgrade/upgrade-request';
 import type { UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import type { RollingUpgradeDependencies } from './dependencies';
 
@@ -46,6 +46,8 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
   }
 
   const request = parseUpgradeRequest(event.input);
+  const unsupported = unsupportedControls(request);
+  if (unsupported.length > 0) throw new InvalidInputError('upgrade request', unsupported);
   if (!(await site.bootService.templateExists(request.upgradeTemplateId))) {
     throw new InvalidInputError('upgrade request', [
       { field: 'upgradeTemplateId', message: `boot template '${request.upgradeTemplateId}' does not exist` },

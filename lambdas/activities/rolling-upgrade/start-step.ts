@@ -1,4 +1,5 @@
 import { decideStartStep } from '../../../core/rolling-upgrade/step-decisions';
+import { decideStartWindow } from '../../../core/rolling-upgrade/window-decisions';
 import { activeNodes } from '../../../core/rolling-upgrade/stage-decision';
 import { stepCount } from '../../../core/rolling-upgrade/step-plan';
 import type { UpgradeSession } from '../../../core/rolling-upgrade/session';
@@ -15,10 +16,11 @@ async function withPlan(deps: RollingUpgradeDependencies, session: UpgradeSessio
   return { ...session, planTaken: true, nodeCount: plan.length, stepCount: stepCount(plan.length, session.upgradeStepSize) };
 }
 
-/** STARTING: take the plan, lock the step's nodes (all or none), observe them, then drain (core: decideStartStep). */
+/** STARTING: take the plan; mode window goes on to ROLLING; lock-step locks the step's nodes (all or none), observe them, then drain (core: decideStartStep). */
 export const startStep: ActivityBody = async ({ session, progress, deps, now }) => {
   const planned = await withPlan(deps, session);
   const failedMembers = progress.step === 0 ? await deps.site.inventory.getGroupMembers(planned.failedLabel) : [];
+  if (planned.mode === 'window') return applyDecision(deps, planned, decideStartWindow(planned, progress, failedMembers, now));
   const nodes = progress.step < planned.stepCount ? activeNodes(await loadStepNodes(deps, planned, progress.step)) : [];
   const heldByOthers = await lockAllOrNone(deps, planned.upgradeId, nodes);
   const wlm = heldByOthers.size === 0 ? await observeWlm(deps, nodes) : new Map();

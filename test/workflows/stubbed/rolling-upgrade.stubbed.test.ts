@@ -38,6 +38,7 @@ const STAGE_FUNCTIONS: Record<string, string> = {
   BOOTING: 'CheckBoot',
   BOOTED: 'EvaluateBoot',
   WLM_WAITING: 'CheckReturnToService',
+  ROLLING: 'AdvanceWindow',
   CANCELLING: 'CancelSession',
   CLEANUP: 'CleanUp',
 };

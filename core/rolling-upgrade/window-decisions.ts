@@ -1,0 +1,266 @@
+import { applyDecision, commitSchedule, proposeSchedule, recordOutcome, schedule, type Decision, type Observations, type ScheduleState } from '../scheduling';
+import type { BootSessionStatus, InventoryNode, WlmNode } from '../site/site-nodes';
+import { shortList } from '../text';
+import { DRAIN_REASON, FailureReason, type NodeRecord, type WindowProgress } from './session';
+import { enterStage, failInSite, isDrained, isOurDrain, names, releaseLocks, type NodeAction, type StageDecision } from './stage-decision';
+import { upgradeOperations, upgradeOpId, upgradePolicy } from './upgrade-policy';
+import { isBackAfterBoot, isQuiet } from './wlm-readiness';
+import type { Progress, UpgradeSession } from './session';
+
+/**
+ * Mode window (stage ROLLING): one increment moves every node in flight through its own phases
+ * (DRAINING -> QUIESCED -> BOOTING -> BOOTED -> DONE, with lock-step's timeouts and reasons) and
+ * lets the annealer (core/scheduling) refill the freed slots. The scheduler's state is rebuilt from
+ * the node records (each carries its op) and the session's small WindowProgress.
+ */
+
+export const initialWindowProgress = (): WindowProgress => ({ wave: -1, approvedWaves: [], paused: false, bootCount: 0 });
+
+/** Boot sessions of a window are numbered: a retried increment that saved the count never reuses a name. */
+export function windowBootSessionName(upgradeId: string, count: number): string {
+  return `rollout-${upgradeId}-boot-${count}`;
+}
+
+/** STARTING in mode window: the plan is taken, the failed group emptied; every node then moves in ROLLING. */
+export function decideStartWindow(session: UpgradeSession, progress: Progress, failedMembers: readonly string[], now: number): StageDecision {
+  const actions: NodeAction[] = failedMembers.length > 0 ? [{ type: 'removeFromGroup', label: session.failedLabel, nodes: [...failedMembers] }] : [];
+  if (session.nodeCount === 0) {
+    return { progress: enterStage('CLEANUP', 0, now), waitSeconds: 0, actions, message: 'No nodes left to upgrade' };
+  }
+  const policy = upgradePolicy(session, session.nodeCount);
+  return {
+    progress: enterStage('ROLLING', 0, now, { window: initialWindowProgress() }),
+    waitSeconds: 0,
+    actions,
+    message: `Window: ${session.nodeCount} node(s), at most ${policy.maxInTransition} out of service at once, ${policy.drainAhead} drained ahead, order ${policy.order}`,
+  };
+}
+
+/** The scheduler's state from the plan's records (plan order) and the session's window progress. */
+export function windowScheduleState(records: readonly NodeRecord[], window: WindowProgress): ScheduleState {
+  const committed = commitSchedule(proposeSchedule(upgradeOperations(names(records))));
+  const ops = committed.ops.map((op, i) => {
+    const stored = records[i]!.op;
+    return stored ? { ...op, ...stored } : op;
+  });
+  const { bootCount: _count, ...rest } = window;
+  return { ...rest, ops };
+}
+
+export interface WindowObserved {
+  /** The workload manager's view of every node not yet done. */
+  wlm: ReadonlyMap<string, WlmNode>;
+  /** The inventory (alive, available, rack). */
+  inventory: ReadonlyMap<string, InventoryNode>;
+  /** Boot sessions of the nodes in BOOTING, by name; undefined when the boot service does not know one. */
+  boots: ReadonlyMap<string, BootSessionStatus | undefined>;
+}
+
+/**
+ * What the scheduler sees. The WLM port tells busy from idle, not the time a job has left: an idle
+ * node has 0 s left, a busy one is unknown (idle-first thus takes idle nodes first, then plan order).
+ * A node the workload manager does not know is not alive: left alone, never drained.
+ */
+export function windowObservations(records: readonly NodeRecord[], observed: WindowObserved): Observations {
+  const nodes: Record<string, Observations['nodes'][string]> = {};
+  for (const record of records) {
+    if (record.status === 'UPGRADED' || record.status === 'FAILED') continue;
+    const inv = observed.inventory.get(record.name);
+    const wlm = observed.wlm.get(record.name);
+    nodes[record.name] = {
+      alive: wlm !== undefined && inv?.alive !== false,
+      available: inv?.available !== false,
+      ...(inv?.rack !== undefined ? { rack: inv.rack } : {}),
+      ...(wlm !== undefined && (wlm.base === 'IDLE' || isQuiet(wlm)) ? { remainingJobSeconds: 0 } : {}),
+    };
+  }
+  return { nodes };
+}
+
+export interface WindowInput {
+  session: UpgradeSession;
+  progress: Progress;
+  /** Every node of the plan with its record, in plan order. */
+  records: readonly NodeRecord[];
+  observed: WindowObserved;
+  now: number;
+}
+
+/** The annealer's pass for this increment (nothing starts once the session is being deleted). */
+export function scheduleWindow({ session, progress, records, observed, now }: WindowInput): Decision {
+  const state = windowScheduleState(records, progress.window ?? initialWindowProgress());
+  const decision = schedule(state, upgradePolicy(session, session.nodeCount), now, windowObservations(records, observed));
+  if (session.state !== 'DELETING') return decision;
+  // Deleting: start nothing, and no run "finishes" by the scheduler: the delete sequence takes over.
+  return { ...decision, start: [], admit: [], finished: false, leftAlone: [], blocked: [] };
+}
+
+type Outcome = { ok: true } | { ok: false; error: string };
+
+/**
+ * One ROLLING increment, given the scheduler's decision and the nodes whose lock another session
+ * holds (those do not start). Order of the actions makes a crash anywhere safe to retry: the boot
+ * count is saved before a boot; a node is drained before it is recorded in flight; resumed or
+ * failed before it is recorded done; recorded BOOTING before its boot starts (a boot session the
+ * boot service does not know is started again for the nodes recorded in it).
+ */
+export function decideWindow(input: WindowInput & { decision: Decision; lockedByOthers: ReadonlySet<string> }): StageDecision {
+  const { session, progress, records, observed, now, lockedByOthers } = input;
+  const window = progress.window ?? initialWindowProgress();
+  const byName = new Map(records.map((r) => [r.name, r]));
+  const opNode = (opId: string) => opId.slice(0, -'/upgrade'.length);
+  const decision: Decision = { ...input.decision, start: input.decision.start.filter((s) => !lockedByOthers.has(opNode(s.op))) };
+  const deleting = session.state === 'DELETING';
+
+  let state = applyDecision(windowScheduleState(records, window), decision, now);
+  const changed = new Map<string, NodeRecord>();
+  const put = (record: NodeRecord) => changed.set(record.name, record);
+  const current = (name: string) => changed.get(name) ?? byName.get(name)!;
+  const opOf = (name: string) => state.ops.find((op) => op.node === name)!;
+  const storedOp = (name: string): NodeRecord['op'] => {
+    const op = opOf(name);
+    if (op.state !== 'TRANSITION' && op.state !== 'ACTIVE' && op.state !== 'ERROR') return undefined;
+    const { state: s, holdsSlot, wave, startedAt, admittedAt, endedAt } = op;
+    return { state: s, ...(holdsSlot !== undefined ? { holdsSlot } : {}), ...(wave !== undefined ? { wave } : {}),
+      ...(startedAt !== undefined ? { startedAt } : {}), ...(admittedAt !== undefined ? { admittedAt } : {}), ...(endedAt !== undefined ? { endedAt } : {}) };
+  };
+  const withOp = (record: NodeRecord): NodeRecord => {
+    const op = storedOp(record.name);
+    const { op: _old, ...rest } = record;
+    return op ? { ...rest, op } : rest;
+  };
+
+  const drain: string[] = [];
+  const resume: string[] = [];
+  const failures = new Map<string, string[]>();
+  const release: string[] = [];
+  const messages: string[] = [];
+  const end = (name: string, outcome: Outcome) => {
+    state = recordOutcome(state, upgradeOpId(name), outcome, now);
+    if (!outcome.ok) failures.set(outcome.error, [...(failures.get(outcome.error) ?? []), name]);
+    release.push(name);
+  };
+
+  // Started now: drain (a node already drained, by us or an admin, keeps its drain and reason).
+  for (const { op } of decision.start) {
+    const name = opNode(op);
+    if (!isDrained(observed.wlm.get(name))) drain.push(name);
+    put(withOp({ ...current(name), status: 'IN_PROGRESS', phase: 'DRAINING' }));
+  }
+  if (decision.start.length > 0) messages.push(`Window: draining ${decision.start.length} node(s): ${shortList(decision.start.map((s) => opNode(s.op)))}`);
+  for (const op of decision.admit) put(withOp(current(opNode(op))));
+
+  // Released (paused, halted, outside a window, gated) or, when deleting, not booted yet: our drain is lifted.
+  const lift = (name: string, reason?: string) => {
+    if (isOurDrain(observed.wlm.get(name))) resume.push(name);
+    const { op: _op, phase: _phase, boot: _boot, reason: _reason, ...rest } = current(name);
+    put({ ...rest, status: 'NOT_STARTED', ...(reason ? { reason } : {}) });
+    release.push(name);
+  };
+  for (const { op } of decision.release) lift(opNode(op));
+
+  // Every node in flight, one phase at a time.
+  const toBoot: string[] = [];
+  const rebootMissing = new Map<string, string[]>();
+  for (const record of records) {
+    const op = opOf(record.name);
+    if (op.state !== 'TRANSITION' || decision.start.some((s) => s.op === op.id)) continue;
+    const wlm = observed.wlm.get(record.name);
+    const phase = record.phase;
+    if (deleting && (phase === 'DRAINING' || phase === 'QUIESCED')) {
+      state = { ...state, ops: state.ops.map((o) => (o.id === op.id ? { ...o, state: 'TODO' as const } : o)) };
+      lift(record.name);
+      continue;
+    }
+    if (phase === 'DRAINING' || phase === 'QUIESCED') {
+      if (!op.holdsSlot) {
+        if (phase === 'DRAINING' && now - (op.startedAt ?? now) >= session.quiesceTimeoutSeconds * 1000) end(record.name, { ok: false, error: FailureReason.quiesceTimeout });
+        continue;
+      }
+      if (phase === 'QUIESCED' || (wlm !== undefined && isQuiet(wlm))) toBoot.push(record.name);
+      else if (now - (op.startedAt ?? now) >= session.quiesceTimeoutSeconds * 1000) end(record.name, { ok: false, error: FailureReason.quiesceTimeout });
+      continue;
+    }
+    if (phase === 'BOOTING' && record.boot) {
+      const boot = observed.boots.get(record.boot.session);
+      if (!boot) {
+        rebootMissing.set(record.boot.session, [...(rebootMissing.get(record.boot.session) ?? []), record.name]);
+        continue;
+      }
+      const timedOut = now - record.boot.requestedAt >= session.bootTimeoutSeconds * 1000;
+      const outcome = boot.error ? 'failed' : boot.nodes[record.name];
+      if (outcome === 'succeeded') put({ ...current(record.name), phase: 'BOOTED', boot: { ...record.boot, finishedAt: now } });
+      else if (boot.status === 'complete' || outcome === 'failed') end(record.name, { ok: false, error: FailureReason.bootFailed });
+      else if (timedOut) end(record.name, { ok: false, error: FailureReason.bootTimeout });
+      continue;
+    }
+    if (phase === 'BOOTED' && record.boot) {
+      if (wlm !== undefined && isBackAfterBoot(wlm, record.boot.requestedAt)) {
+        if (isOurDrain(wlm)) resume.push(record.name);
+        end(record.name, { ok: true });
+      } else if (now - (record.boot.finishedAt ?? record.boot.requestedAt) >= session.wlmReturnTimeoutSeconds * 1000) {
+        end(record.name, { ok: false, error: FailureReason.wlmTimeout });
+      }
+    }
+  }
+
+  // Ended: upgraded or failed, with the reason; locks released below.
+  for (const op of state.ops) {
+    if (!release.includes(op.node) || (op.state !== 'ACTIVE' && op.state !== 'ERROR')) continue;
+    put(withOp({ ...current(op.node), status: op.state === 'ACTIVE' ? 'UPGRADED' : 'FAILED', phase: 'DONE', ...(op.error ? { reason: op.error } : {}) }));
+  }
+  const upgraded = state.ops.filter((op) => op.state === 'ACTIVE' && release.includes(op.node)).map((op) => op.node);
+  if (upgraded.length > 0) messages.push(`Window: ${upgraded.length} node(s) back in service: ${shortList(upgraded)}`);
+  for (const [reason, nodes] of failures) messages.push(`Window: ${nodes.length} node(s) failed with ${reason}: ${shortList(nodes)}`);
+
+  // The newly quiet nodes boot together: one boot session, limited to exactly them.
+  let bootCount = window.bootCount;
+  const boots: NodeAction[] = [];
+  if (toBoot.length > 0) {
+    const name = windowBootSessionName(session.upgradeId, bootCount++);
+    for (const node of toBoot) put({ ...current(node), phase: 'BOOTING', boot: { session: name, requestedAt: now } });
+    boots.push({ type: 'startBoot', name, template: session.upgradeTemplateId, limit: toBoot.join(',') });
+    messages.push(`Window: boot session ${name} started for ${toBoot.length} node(s) with template ${session.upgradeTemplateId}`);
+  }
+  for (const [name, nodes] of rebootMissing) boots.push({ type: 'startBoot', name, template: session.upgradeTemplateId, limit: nodes.join(',') });
+
+  const nextWindow: WindowProgress = {
+    wave: state.wave,
+    approvedWaves: state.approvedWaves,
+    paused: state.paused,
+    ...(state.halted ? { halted: state.halted } : {}),
+    ...(decision.wait ? { waiting: decision.wait.kind === 'approval' ? `approval of batch ${decision.wait.wave + 1}` : decision.wait.kind } : {}),
+    bootCount,
+  };
+  if (decision.halt) messages.push(`Window halted: ${decision.halt.reason}; nodes in flight finish, no new node starts`);
+  const inFlight = state.ops.some((op) => op.state === 'TRANSITION');
+
+  const failedActions = [...failures].flatMap(([reason, nodes]) => failInSite(session, nodes.map((name) => ({ name })), reason, observed.wlm));
+  const actions: NodeAction[] = [
+    ...(bootCount !== window.bootCount ? [{ type: 'saveProgress' as const, expected: progress, progress: { ...progress, window: { ...window, bootCount } } }] : []),
+    ...(drain.length > 0 ? [{ type: 'drain' as const, nodes: drain, reason: DRAIN_REASON }] : []),
+    ...(resume.length > 0 ? [{ type: 'resume' as const, nodes: resume }] : []),
+    ...failedActions,
+  ];
+
+  let next: Progress = { ...progress, window: nextWindow };
+  if (deleting && !inFlight) {
+    // Nothing booting any more: the rest of the plan is recorded failed (the delete sequence, in chunks).
+    next = enterStage('CANCELLING', 0, now, { cancelMode: 'record-remaining', cancelCursor: 0, window: nextWindow });
+  } else if (decision.finished) {
+    for (const { op, reason } of decision.leftAlone) {
+      const name = opNode(op);
+      const { op: _op, phase: _phase, ...rest } = current(name);
+      put({ ...rest, status: 'NOT_STARTED', reason: `left alone: ${reason}` });
+    }
+    next = enterStage('CLEANUP', 0, now, { window: { ...nextWindow, finishedAt: now } });
+    messages.push(state.halted ? `Window finished halted: ${state.halted.reason}` : 'Window: every node of the plan is done');
+  }
+  if (changed.size > 0) actions.push({ type: 'recordNodes', records: [...changed.values()] });
+  actions.push(...boots, ...releaseLocks(release.map((name) => ({ name }))));
+
+  const moved = decision.start.length + decision.admit.length + release.length + toBoot.length > 0;
+  const recheck = decision.recheckAt !== undefined ? Math.max(1, Math.ceil((decision.recheckAt - now) / 1000)) : Infinity;
+  const waitSeconds = next.stage !== 'ROLLING' || moved ? 0 : Math.min(session.pollIntervalSeconds, recheck);
+  return { progress: next, waitSeconds, actions, ...(messages.length > 0 ? { message: messages.join('\n') } : {}) };
+}

@@ -1,0 +1,155 @@
+import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import { buildSessionReport } from '../../../engine/reports/session-report';
+import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
+import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';
+
+/** Most nodes out of service at one instant, from the site state's intervals (an open interval counts to the end). */
+function peakOutOfService(nodes: Record<string, { outOfService: [number, number | null][] }>): number {
+  const events: [number, number][] = [];
+  for (const node of Object.values(nodes)) {
+    for (const [start, end] of node.outOfService) events.push([start, 1], [end ?? Infinity, -1]);
+  }
+  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let peak = 0;
+  for (const [, delta] of events) peak = Math.max(peak, (now += delta));
+  return peak;
+}
+
+describe('rolling upgrade in mode window', () => {
+  let runtime: EmbeddedRuntime | undefined;
+  afterEach(async () => {
+    await runtime?.close();
+    runtime = undefined;
+  });
+
+  it('upgrades every node, never more than maxUnavailable out of service, each rebooted once in a boot limited to its own batch', async () => {
+    // Node 0 runs a long job: lock-step would hold its whole step back; the window goes on around it.
+    runtime = await startTestRuntime({ site: buildSite(9, { node: (i) => (i === 0 ? { wlm: { state: 'ALLOCATED', busySeconds: 3000 } } : {}) }) });
+    const { outcome, report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 3, pollIntervalSeconds: 30 }));
+
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(report.state).toBe('READY');
+    expect(report.completed).toBe(true);
+    expect(report.counts).toMatchObject({ UPGRADED: 9, FAILED: 0 });
+    const site = runtime.simulator.state();
+    for (let i = 0; i < 9; i++) expect(site.nodes[nodeName(i)]).toMatchObject({ bootCount: 1, drainCount: 1, wlmState: 'IDLE', killedJobs: 0 });
+    expect(peakOutOfService(site.nodes)).toBeLessThanOrEqual(3);
+    expect(site.violations).toEqual([]);
+    expect(site.groups.failed).toEqual([]);
+    // The 8 idle nodes are done long before node 0's job ends (3,000 s): the window did not wait for it.
+    const backAt = (i: number) => site.nodes[nodeName(i)]!.outOfService.at(-1)![1]!;
+    for (let i = 1; i < 9; i++) expect(backAt(i)).toBeLessThan(3000);
+    expect(backAt(0)).toBeGreaterThanOrEqual(3000);
+    expect(report.messages.at(-1)).toBe('Upgrade Session Completed');
+    expect((await runtime.store.getLockOwners(Array.from({ length: 9 }, (_, i) => nodeName(i)))).size).toBe(0);
+  });
+
+  it('fails nodes with the lock-step reasons and still completes', async () => {
+    runtime = await startTestRuntime({
+      site: buildSite(5, {
+        node: (i) => (i === 1 ? { faults: { boot: 'fail' } } : i === 3 ? { faults: { returnToService: 'never' } } : {}),
+      }),
+    });
+    const { report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 2, wlmReturnTimeoutSeconds: 300 }));
+
+    expect(report.completed).toBe(true);
+    expect(report.nodes[nodeName(1)]).toEqual({ status: 'FAILED', reason: 'upgrading-boot-session-failed' });
+    expect(report.nodes[nodeName(3)]).toEqual({ status: 'FAILED', reason: 'upgrading-time-out-wlm-waiting' });
+    expect(report.counts).toMatchObject({ UPGRADED: 3, FAILED: 2 });
+    const site = runtime.simulator.state();
+    expect([...(site.groups.failed ?? [])].sort()).toEqual([nodeName(1), nodeName(3)]);
+    expect(site.nodes[nodeName(3)]!.wlmReason).toBe('upgrading-time-out-wlm-waiting');
+  });
+
+  it('halts once more nodes failed than maxFailed: no new node starts, the session ends HALTED with the reason', async () => {
+    runtime = await startTestRuntime({ site: buildSite(5, { node: (i) => (i === 0 ? { faults: { boot: 'fail' } } : {}) }) });
+    const { outcome, report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 1, maxFailed: 0 }));
+
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(report.state).toBe('HALTED');
+    expect(report.completed).toBe(false);
+    expect(report.haltedReason).toBe('1 failed nodes exceed maxFailed (0)');
+    expect(report.nodes[nodeName(0)]).toEqual({ status: 'FAILED', reason: 'upgrading-boot-session-failed' });
+    for (let i = 1; i < 5; i++) {
+      expect(report.nodes[nodeName(i)]).toEqual({ status: 'NOT_STARTED', reason: 'left alone: halted: 1 failed nodes exceed maxFailed (0)' });
+      expect(runtime.simulator.state().nodes[nodeName(i)]).toMatchObject({ drainCount: 0, bootCount: 0 });
+    }
+    expect(report.messages.at(-1)).toBe('Upgrade Session Halted: 1 failed nodes exceed maxFailed (0)');
+  });
+
+  it('runs the first batch alone, bakes, then opens the window for the rest', async () => {
+    runtime = await startTestRuntime({ site: buildSite(4) });
+    const { report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 3, batches: [1], bakeSeconds: 600 }));
+
+    expect(report.counts).toMatchObject({ UPGRADED: 4 });
+    const site = runtime.simulator.state();
+    const [canaryStart, canaryEnd] = site.nodes[nodeName(0)]!.outOfService[0]!;
+    for (let i = 1; i < 4; i++) {
+      const [start] = site.nodes[nodeName(i)]!.outOfService[0]!;
+      expect(start).toBeGreaterThanOrEqual(canaryEnd! + 600);
+    }
+    expect(canaryStart).toBeLessThan(canaryEnd!);
+  });
+
+  it.each([1, 6])('stays inside the quotas at maxUnavailable %i: continues as new past the iteration budget, small payloads, bounded history', async (maxUnavailable) => {
+    runtime = await startTestRuntime({ site: buildSite(12), settings: { iterationsPerExecution: 8 } });
+    const { report, outcome } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable }));
+
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(report.counts.UPGRADED).toBe(12);
+    const executions = runtime.engine.executions;
+    expect(executions.length).toBeGreaterThan(2);
+    // The same bound as lock-step: an iteration costs the same events whatever the stage.
+    for (const e of executions) expect(e.historyEvents).toBeLessThanOrEqual(8 * 11 + 16);
+    for (const e of executions) expect(e.largestPayloadBytes).toBeLessThan(1024);
+    for (let i = 0; i < 12; i++) expect(runtime.simulator.state().nodes[nodeName(i)]).toMatchObject({ bootCount: 1, drainCount: 1 });
+  });
+
+  it('fails a node still busy at the quiesce timeout', async () => {
+    runtime = await startTestRuntime({ site: buildSite(3, { node: (i) => (i === 2 ? { wlm: { state: 'ALLOCATED', busySeconds: 0 } } : {}) }) });
+    const { report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 2, quiesceTimeoutSeconds: 600, pollIntervalSeconds: 60 }));
+
+    expect(report.nodes[nodeName(2)]).toEqual({ status: 'FAILED', reason: 'upgrading-time-out-quiescing' });
+    expect(report.counts).toMatchObject({ UPGRADED: 2, FAILED: 1 });
+  });
+
+  it('leaves a node held by another session alone until its lock is free', async () => {
+    runtime = await startTestRuntime({ site: buildSite(3) });
+    await runtime.store.tryLockNodes('someone-else', [nodeName(1)]);
+    const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 3 }));
+    await eventually(runtime, async () => {
+      const nodes = await runtime!.store.listNodes(run.id);
+      return nodes.filter((n) => n.status === 'UPGRADED').length === 2 ? nodes : undefined;
+    }, 'the two free nodes upgraded');
+    expect(runtime.simulator.state().nodes[nodeName(1)]!.drainCount).toBe(0);
+    await runtime.clock.busy(() => runtime!.store.releaseNodeLocks('someone-else', [nodeName(1)]));
+    const outcome = await run.outcome;
+    expect(outcome.status).toBe('SUCCEEDED');
+    const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.id))!);
+    expect(report.counts).toMatchObject({ UPGRADED: 3 });
+  });
+
+  it('on cancel: lifts our drain from nodes not booted yet, lets booting nodes finish, records the rest failed without touching it', async () => {
+    // Node 0 boots slowly (hang until the long boot timeout is not reached: it boots in 60 s); node 1 runs a long job.
+    runtime = await startTestRuntime({ site: buildSite(6, { node: (i) => (i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 50_000 } } : {}) }) });
+    const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 2 }));
+    await eventually(runtime, async () => {
+      const nodes = await runtime!.store.listNodes(run.id);
+      return nodes.some((n) => n.name === nodeName(0) && n.phase === 'BOOTING') ? nodes : undefined;
+    }, 'node 0 booting');
+    await runtime.clock.busy(() => runtime!.store.requestCancel(run.id));
+    const outcome = await run.outcome;
+
+    expect(outcome.status).toBe('SUCCEEDED');
+    const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.id))!);
+    expect(report.state).toBe('DELETED');
+    expect(report.nodes[nodeName(0)]!.status).toBe('UPGRADED');
+    for (let i = 1; i < 6; i++) expect(report.nodes[nodeName(i)]).toEqual({ status: 'FAILED', reason: 'upgrade-session-deleted-before-completion' });
+    const site = runtime.simulator.state();
+    expect(site.nodes[nodeName(1)]!.wlmState).toBe('ALLOCATED'); // our drain lifted, its job undisturbed
+    for (let i = 1; i < 6; i++) expect(site.nodes[nodeName(i)]!.bootCount).toBe(0);
+    expect(site.groups.failed).toEqual([]);
+    expect((await runtime.store.getLockOwners(Array.from({ length: 6 }, (_, i) => nodeName(i)))).size).toBe(0);
+  });
+});

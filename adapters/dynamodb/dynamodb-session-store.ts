@@ -6,7 +6,7 @@ import { systemClock } from '../../core/clock';
 import { SessionNotCancellableError, SessionNotFoundError, StaleWriteError } from '../../core/errors';
 import { stepCount } from '../../core/rolling-upgrade/step-plan';
 import type { NodeRecord, Progress, SessionState, UpgradeSession } from '../../core/rolling-upgrade/session';
-import type { SessionStore } from '../../ports/session-store';
+import type { NodeLock, SessionStore } from '../../ports/session-store';
 import { batchGetAll, batchWriteAll } from './batch';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys, withoutUndefined } from './items';
 import { DynamoDbNodeLocks } from './node-locks';
@@ -30,7 +30,16 @@ export interface DynamoDbSessionStoreOptions {
   client: DynamoDBDocumentClient;
   /** Time of message and lock timestamps; the embedded engine passes its simulated clock. Default: system time. */
   clock?: Clock;
+  /** Lease of a node lock when the caller names none. Default DEFAULT_LOCK_LEASE_SECONDS. */
+  lockLeaseSeconds?: number;
 }
+
+/**
+ * A lock's default lease: several times the longest wait between two increments of a session
+ * (a poll backoff capped at 300 s, plus a Lambda running at most 15 min), so that only a dead
+ * session loses its nodes.
+ */
+export const DEFAULT_LOCK_LEASE_SECONDS = 3600;
 
 /** A requestCancel that keeps losing a race to state changes gives up after this many rounds. */
 const MAX_CANCEL_ATTEMPTS = 3;
@@ -41,6 +50,7 @@ export class DynamoDbSessionStore implements SessionStore {
   private readonly client: DynamoDBDocumentClient;
   private readonly clock: Clock;
   private readonly locks: DynamoDbNodeLocks;
+  private readonly lockLeaseSeconds: number;
   /** Last epoch ms used in a message key: kept strictly increasing so that one writer's messages keep their order. */
   private lastMessageMs = 0;
 
@@ -49,6 +59,7 @@ export class DynamoDbSessionStore implements SessionStore {
     this.client = options.client;
     this.clock = options.clock ?? systemClock;
     this.locks = new DynamoDbNodeLocks(this.client, this.tableName, () => this.clock.now());
+    this.lockLeaseSeconds = options.lockLeaseSeconds ?? DEFAULT_LOCK_LEASE_SECONDS;
   }
 
   async createSession(session: UpgradeSession, plan: readonly string[]): Promise<void> {
@@ -230,15 +241,24 @@ export class DynamoDbSessionStore implements SessionStore {
     return items.map((item) => withoutKeys<NodeRecord>(item)).sort((a, b) => a.index - b.index);
   }
 
-  tryLockNodes(owner: string, nodes: readonly string[]): Promise<Map<string, string>> {
-    return this.locks.tryLock(owner, nodes);
+  tryLockNodes(owner: string, nodes: readonly string[], leaseSeconds = this.lockLeaseSeconds): Promise<Map<string, string>> {
+    return this.locks.tryLock(owner, nodes, leaseSeconds * 1000);
+  }
+
+  renewNodeLocks(owner: string, held: ReadonlyMap<string, number>, leaseSeconds = this.lockLeaseSeconds): Promise<Map<string, NodeLock | undefined>> {
+    return this.locks.renew(owner, held, leaseSeconds * 1000);
   }
 
   releaseNodeLocks(owner: string, nodes: readonly string[]): Promise<void> {
     return this.locks.release(owner, nodes);
   }
 
-  getLockOwners(nodes: readonly string[]): Promise<Map<string, string>> {
-    return this.locks.owners(nodes);
+  async getLockOwners(nodes: readonly string[]): Promise<Map<string, string>> {
+    const locks = await this.locks.locks(nodes);
+    return new Map([...locks].map(([node, lock]) => [node, lock.owner]));
+  }
+
+  getNodeLocks(nodes: readonly string[]): Promise<Map<string, NodeLock>> {
+    return this.locks.locks(nodes);
   }
 }

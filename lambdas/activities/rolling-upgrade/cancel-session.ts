@@ -13,5 +13,5 @@ export const cancelSession: ActivityBody = async ({ session, progress, deps, now
       : await loadPlanNodes(deps, session, chunk.from, chunk.to);
   const nodes = activeNodes(records);
   const wlm = await observeWlm(deps, nodes);
-  return applyDecision(deps, session, decideCancel({ session, progress, nodes, observed: { wlm, chunk }, now }));
+  return applyDecision(deps, session, decideCancel({ session, progress, nodes, observed: { wlm, chunk }, now }), nodes);
 };

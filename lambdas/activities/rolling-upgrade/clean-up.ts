@@ -7,5 +7,5 @@ import type { ActivityBody } from './activity-runner';
 export const cleanUp: ActivityBody = async ({ session, progress, deps, now }) => {
   const upgradingMembers = await deps.site.inventory.getGroupMembers(session.upgradingLabel);
   const nodes = session.planTaken && progress.step < session.stepCount ? await loadStepNodes(deps, session, progress.step) : [];
-  return applyDecision(deps, session, decideCleanUp({ session, progress, nodes, observed: { upgradingMembers }, now }));
+  return applyDecision(deps, session, decideCleanUp({ session, progress, nodes, observed: { upgradingMembers }, now }), nodes);
 };

@@ -19,8 +19,9 @@ async function withPlan(deps: RollingUpgradeDependencies, session: UpgradeSessio
 export const startStep: ActivityBody = async ({ session, progress, deps, now }) => {
   const planned = await withPlan(deps, session);
   const failedMembers = progress.step === 0 ? await deps.site.inventory.getGroupMembers(planned.failedLabel) : [];
-  const nodes = progress.step < planned.stepCount ? activeNodes(await loadStepNodes(deps, planned, progress.step)) : [];
-  const heldByOthers = await lockAllOrNone(deps, planned.upgradeId, nodes);
+  const step = progress.step < planned.stepCount ? activeNodes(await loadStepNodes(deps, planned, progress.step)) : [];
+  const { heldByOthers, locked } = await lockAllOrNone(deps, planned, step);
+  const nodes = heldByOthers.size === 0 ? locked : step;
   const wlm = heldByOthers.size === 0 ? await observeWlm(deps, nodes) : new Map();
-  return applyDecision(deps, planned, decideStartStep({ session: planned, progress, nodes, observed: { failedMembers, heldByOthers, wlm }, now }));
+  return applyDecision(deps, planned, decideStartStep({ session: planned, progress, nodes, observed: { failedMembers, heldByOthers, wlm }, now }), nodes);
 };

@@ -92,9 +92,9 @@ export function decideLocksLost(step: number, nodes: readonly NodeRecord[], hold
   return {
     actions: [{ type: 'recordNodes', records }],
     message:
-      `Step ${step}: lost the lock of ${lost.length} node(s)` +
-      (takers.length > 0 ? ` to session ${takers.join(', ')}` : '') +
-      `; they are left alone: ${shortList(names(lost))}`,
+      `Step ${step}: ${lost.length} node(s) not ours` +
+      (takers.length > 0 ? ` (locked by session ${takers.join(', ')})` : ' (lock lost)') +
+      ` are left alone: ${shortList(names(lost))}`,
   };
 }
 

@@ -72,3 +72,62 @@ describe('a session whose process died', () => {
     expect(report.state).toBe('READY');
   });
 });
+
+describe('a session waiting for another session\'s locks', () => {
+  let runtime: EmbeddedRuntime | undefined;
+  afterEach(async () => {
+    await runtime?.close();
+    runtime = undefined;
+  });
+
+  it('when cancelled, leaves the nodes the other session holds alone (no resume, no fail), and the holder finishes them', async () => {
+    // Session A holds n000 and n001 in QUIESCING (n001 runs a job); B wants the same nodes first.
+    runtime = await startTestRuntime({ site: buildSite(4, { node: (i) => (i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 400 } } : {}) }) });
+    const holder = await runtime.run('rollingUpgrade', upgradeRequest());
+    await waitForStage(runtime, holder.id, 0, 'QUIESCING');
+    const waiter = await runtime.run('rollingUpgrade', upgradeRequest());
+    await eventually(runtime, async () => {
+      const messages = await runtime!.store.listMessages(waiter.id);
+      return messages.some((m) => m.includes(`waits for nodes locked by session ${holder.id}`)) || undefined;
+    }, 'the second session waiting');
+    const rt = runtime;
+    await rt.clock.busy(() => rt.store.requestCancel(waiter.id));
+    expect((await waiter.outcome).status).toBe('SUCCEEDED');
+    // The holder's drained node is still drained: the cancelled session lifted nobody's drain.
+    expect(runtime.simulator.state().nodes[nodeName(0)]!.wlmState).toBe('DRAINED');
+    const cancelled = await buildSessionReport(runtime.store, (await runtime.store.getSession(waiter.id))!);
+    expect(cancelled.state).toBe('DELETED');
+    expect(cancelled.counts.FAILED ?? 0).toBe(0);
+
+    expect((await holder.outcome).status).toBe('SUCCEEDED');
+    const report = await expectConsistent(runtime, holder.id, runtime.simulator.state(), 4);
+    expect(report.state).toBe('READY');
+  });
+
+  it('when cancelled after its first step, fails only nodes it could lock; the nodes the other session holds stay the holder\'s', async () => {
+    // B's plan starts with n002, n003 (free), then n000, n001, which A holds in QUIESCING while n001 runs a long job.
+    runtime = await startTestRuntime({
+      site: buildSite(4, {
+        node: (i) => (i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 5000 } } : {}),
+        groups: { compute: [0, 1].map(nodeName), other: [2, 3, 0, 1].map(nodeName), upgrading: [], failed: [], upgrading2: [], failed2: [] },
+      }),
+    });
+    const holder = await runtime.run('rollingUpgrade', upgradeRequest({ quiesceTimeoutSeconds: 100_000 }));
+    await waitForStage(runtime, holder.id, 0, 'QUIESCING');
+    const waiter = await runtime.run('rollingUpgrade', upgradeRequest({ startingLabel: 'other', upgradingLabel: 'upgrading2', failedLabel: 'failed2' }));
+    await waitForStage(runtime, waiter.id, 1, 'STARTING');
+    await eventually(runtime, async () => ((await runtime!.store.getSession(waiter.id))?.progress.lockWaitSince !== undefined ? true : undefined), 'B waiting at step 1');
+    const rt = runtime;
+    await rt.clock.busy(() => rt.store.requestCancel(waiter.id));
+    await waiter.outcome;
+
+    const site = runtime.simulator.state();
+    expect(site.nodes[nodeName(0)]!.wlmState).toBe('DRAINED');
+    expect(site.nodes[nodeName(1)]!.wlmState).not.toMatch(/FAIL/);
+    expect(site.groups.failed2).toEqual([]);
+    const cancelled = await buildSessionReport(runtime.store, (await runtime.store.getSession(waiter.id))!);
+    expect(cancelled.counts.FAILED ?? 0).toBe(0);
+    expect(await runtime.store.listMessages(waiter.id)).toContainEqual(expect.stringMatching(new RegExp(`not ours \\(locked by session ${holder.id}\\)`)));
+    expect(await runtime.store.getLockOwners([0, 1].map(nodeName))).toEqual(new Map([[nodeName(0), holder.id], [nodeName(1), holder.id]]));
+  });
+});

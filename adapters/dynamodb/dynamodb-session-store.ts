@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../../core/clock';
 import { systemClock } from '../../core/clock';
@@ -51,8 +51,12 @@ export class DynamoDbSessionStore implements SessionStore {
   private readonly clock: Clock;
   private readonly locks: DynamoDbNodeLocks;
   private readonly lockLeaseSeconds: number;
-  /** Last epoch ms used in a message key: kept strictly increasing so that one writer's messages keep their order. */
-  private lastMessageMs = 0;
+  /**
+   * Last epoch ms used in each session's message keys, kept strictly increasing so that its
+   * messages keep their order, across processes too: a resumed session (whose clock may restart
+   * earlier, as the simulated one does) starts after the newest stored message.
+   */
+  private readonly lastMessageMs = new Map<string, number>();
 
   constructor(options: DynamoDbSessionStoreOptions) {
     this.tableName = options.tableName;
@@ -185,13 +189,36 @@ export class DynamoDbSessionStore implements SessionStore {
 
   async appendMessage(upgradeId: string, message: string): Promise<void> {
     const now = this.clock.now();
-    this.lastMessageMs = Math.max(now, this.lastMessageMs + 1);
+    if (!this.lastMessageMs.has(upgradeId)) {
+      const newest = await this.newestMessageMs(upgradeId);
+      // A concurrent append may have set it meanwhile: never move it back.
+      this.lastMessageMs.set(upgradeId, Math.max(newest, this.lastMessageMs.get(upgradeId) ?? 0));
+    }
+    const keyMs = Math.max(now, this.lastMessageMs.get(upgradeId)! + 1);
+    this.lastMessageMs.set(upgradeId, keyMs);
     await this.client.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...messageKey(upgradeId, this.lastMessageMs, randomBytes(3).toString('hex')), text: message, at: new Date(now).toISOString() },
+        Item: { ...messageKey(upgradeId, keyMs, randomBytes(3).toString('hex')), text: message, at: new Date(now).toISOString() },
       }),
     );
+  }
+
+  /** Epoch ms in the key of the session's newest message (0 if none). */
+  private async newestMessageMs(upgradeId: string): Promise<number> {
+    const out = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': sessionPk(upgradeId), ':prefix': MSG_SK_PREFIX },
+        ProjectionExpression: 'sk',
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+    );
+    const sk = out.Items?.[0]?.sk as string | undefined;
+    return sk ? Number(sk.slice(MSG_SK_PREFIX.length).split('#')[0]) : 0;
   }
 
   async listMessages(upgradeId: string): Promise<string[]> {

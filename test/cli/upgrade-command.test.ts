@@ -156,5 +156,5 @@ describe('rollout session resume', () => {
     const unknown = await runCli(['session', 'resume', 'no-such-id', '--data-dir', dataDir, '--site', site]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/no session with id 'no-such-id'/);
-  });
+  }, 150_000);
 });

@@ -2,6 +2,8 @@ import { decideStartStep } from '../../../core/rolling-upgrade/step-decisions';
 import { activeNodes } from '../../../core/rolling-upgrade/stage-decision';
 import { stepCount } from '../../../core/rolling-upgrade/step-plan';
 import type { UpgradeSession } from '../../../core/rolling-upgrade/session';
+import { InvalidInputError } from '../../../core/errors';
+import { NODE_NAME_PATTERN, NODE_NAME_RULE } from '../../../core/validation';
 import type { RollingUpgradeDependencies } from './dependencies';
 import { applyDecision } from './apply-decision';
 import { loadStepNodes, lockAllOrNone, observeWlm } from './observe';
@@ -11,6 +13,9 @@ import type { ActivityBody } from './activity-runner';
 async function withPlan(deps: RollingUpgradeDependencies, session: UpgradeSession): Promise<UpgradeSession> {
   if (session.planTaken) return session;
   const plan = await deps.site.inventory.getGroupMembers(session.startingLabel);
+  // A name that cannot be a node ('..', 5,000 characters) is refused before any node is touched.
+  const bad = plan.flatMap((name, i) => (NODE_NAME_PATTERN.test(name) ? [] : [{ field: `${session.startingLabel}[${i}]`, message: `${JSON.stringify(name.slice(0, 80))} is not a valid node name: ${NODE_NAME_RULE}` }]));
+  if (bad.length > 0) throw new InvalidInputError(`members of group '${session.startingLabel}'`, bad);
   await deps.store.savePlan(session.upgradeId, plan);
   return { ...session, planTaken: true, nodeCount: plan.length, stepCount: stepCount(plan.length, session.upgradeStepSize) };
 }
@@ -19,6 +24,8 @@ async function withPlan(deps: RollingUpgradeDependencies, session: UpgradeSessio
 export const startStep: ActivityBody = async ({ session, progress, deps, now }) => {
   const planned = await withPlan(deps, session);
   const failedMembers = progress.step === 0 ? await deps.site.inventory.getGroupMembers(planned.failedLabel) : [];
+  // Every label the session uses exists before any node is drained (a missing group is retried, CRUS's way, with a message).
+  if (progress.step === 0) await deps.site.inventory.getGroupMembers(planned.upgradingLabel);
   const step = progress.step < planned.stepCount ? activeNodes(await loadStepNodes(deps, planned, progress.step)) : [];
   const { heldByOthers, locked } = await lockAllOrNone(deps, planned, step);
   const nodes = heldByOthers.size === 0 ? locked : step;

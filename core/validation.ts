@@ -59,8 +59,8 @@ export const NODE_NAME_RULE = 'letters, digits, `.`, `_`, `-`, starting with a l
 
 /** A group label checked by LABEL_PATTERN, with messages naming `field`. */
 export function groupLabel(field: string) {
-  return z
-    .string({ error: `${field} is required` })
-    .min(1, `${field} must not be empty`)
-    .refine((v) => LABEL_PATTERN.test(v), { error: (issue) => `${field} ${JSON.stringify(String(issue.input).slice(0, 80))} is not a valid group label: ${LABEL_RULE}` });
+  return z.string({ error: `${field} is required` }).superRefine((value, ctx) => {
+    if (value.trim() === '') ctx.addIssue({ code: 'custom', message: `${field} must not be empty` });
+    else if (!LABEL_PATTERN.test(value)) ctx.addIssue({ code: 'custom', message: `${field} ${JSON.stringify(value.slice(0, 80))} is not a valid group label: ${LABEL_RULE}` });
+  });
 }

@@ -37,6 +37,12 @@ function fakeSite() {
       }),
       resume: jest.fn(async (name: string) => void calls.push(`resume ${name}`)),
       fail: jest.fn(async (name: string) => void calls.push(`fail ${name}`)),
+      drainNodes: jest.fn(async (names: readonly string[]) => {
+        for (const name of names) drained.add(name);
+        calls.push(...names.map((n) => `drain ${n}`));
+      }),
+      resumeNodes: jest.fn(async (names: readonly string[]) => void calls.push(...names.map((n) => `resume ${n}`))),
+      failNodes: jest.fn(async (names: readonly string[]) => void calls.push(...names.map((n) => `fail ${n}`))),
     },
     bootService: {
       templateExists: jest.fn(async () => true),

@@ -172,6 +172,21 @@ export class DependencyCycleError extends RolloutError {
   }
 }
 
+/**
+ * The session lost the lock of nodes it was working on (its lease ran out and another session took
+ * them over, or a newer holder's fencing token replaced its own): it must not act on them any more.
+ */
+export class LockLostError extends RolloutError {
+  override readonly name = 'LockLostError';
+  constructor(
+    readonly owner: string,
+    /** Each lost node, with the session that holds it now (undefined: nobody). */
+    readonly lost: ReadonlyMap<string, string | undefined>,
+  ) {
+    super(`session ${owner} no longer holds the lock of ${shortList([...lost.keys()])}`);
+  }
+}
+
 export function describeError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -174,6 +174,14 @@ export class LocalStepFunctions {
     }
   }
 
+  /**
+   * Ends a running execution at once, as if its process died (ABORTED): what it wrote stays, its
+   * locks stay held until their lease runs out. For crash tests and an explicit takeover.
+   */
+  stop(executionArn: string): void {
+    this.open.get(executionArn)?.abort();
+  }
+
   /** Virtual time stalled: nothing runs, nothing sleeps, so every open execution would wait forever. End them, saying so. */
   private endStalled(): void {
     if (this.open.size === 0) return;

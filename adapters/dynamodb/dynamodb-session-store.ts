@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../../core/clock';
 import { systemClock } from '../../core/clock';
 import { SessionNotCancellableError, SessionNotFoundError, StaleWriteError } from '../../core/errors';
 import { stepCount } from '../../core/rolling-upgrade/step-plan';
 import type { NodeRecord, Progress, SessionState, UpgradeSession } from '../../core/rolling-upgrade/session';
-import type { SessionStore } from '../../ports/session-store';
+import type { NodeLock, SessionStore } from '../../ports/session-store';
 import { batchGetAll, batchWriteAll } from './batch';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys, withoutUndefined } from './items';
 import { DynamoDbNodeLocks } from './node-locks';
@@ -30,7 +30,16 @@ export interface DynamoDbSessionStoreOptions {
   client: DynamoDBDocumentClient;
   /** Time of message and lock timestamps; the embedded engine passes its simulated clock. Default: system time. */
   clock?: Clock;
+  /** Lease of a node lock when the caller names none. Default DEFAULT_LOCK_LEASE_SECONDS. */
+  lockLeaseSeconds?: number;
 }
+
+/**
+ * A lock's default lease: several times the longest wait between two increments of a session
+ * (a poll backoff capped at 300 s, plus a Lambda running at most 15 min), so that only a dead
+ * session loses its nodes.
+ */
+export const DEFAULT_LOCK_LEASE_SECONDS = 3600;
 
 /** A requestCancel that keeps losing a race to state changes gives up after this many rounds. */
 const MAX_CANCEL_ATTEMPTS = 3;
@@ -41,14 +50,20 @@ export class DynamoDbSessionStore implements SessionStore {
   private readonly client: DynamoDBDocumentClient;
   private readonly clock: Clock;
   private readonly locks: DynamoDbNodeLocks;
-  /** Last epoch ms used in a message key: kept strictly increasing so that one writer's messages keep their order. */
-  private lastMessageMs = 0;
+  private readonly lockLeaseSeconds: number;
+  /**
+   * Last epoch ms used in each session's message keys, kept strictly increasing so that its
+   * messages keep their order, across processes too: a resumed session (whose clock may restart
+   * earlier, as the simulated one does) starts after the newest stored message.
+   */
+  private readonly lastMessageMs = new Map<string, number>();
 
   constructor(options: DynamoDbSessionStoreOptions) {
     this.tableName = options.tableName;
     this.client = options.client;
     this.clock = options.clock ?? systemClock;
     this.locks = new DynamoDbNodeLocks(this.client, this.tableName, () => this.clock.now());
+    this.lockLeaseSeconds = options.lockLeaseSeconds ?? DEFAULT_LOCK_LEASE_SECONDS;
   }
 
   async createSession(session: UpgradeSession, plan: readonly string[]): Promise<void> {
@@ -174,13 +189,36 @@ export class DynamoDbSessionStore implements SessionStore {
 
   async appendMessage(upgradeId: string, message: string): Promise<void> {
     const now = this.clock.now();
-    this.lastMessageMs = Math.max(now, this.lastMessageMs + 1);
+    if (!this.lastMessageMs.has(upgradeId)) {
+      const newest = await this.newestMessageMs(upgradeId);
+      // A concurrent append may have set it meanwhile: never move it back.
+      this.lastMessageMs.set(upgradeId, Math.max(newest, this.lastMessageMs.get(upgradeId) ?? 0));
+    }
+    const keyMs = Math.max(now, this.lastMessageMs.get(upgradeId)! + 1);
+    this.lastMessageMs.set(upgradeId, keyMs);
     await this.client.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...messageKey(upgradeId, this.lastMessageMs, randomBytes(3).toString('hex')), text: message, at: new Date(now).toISOString() },
+        Item: { ...messageKey(upgradeId, keyMs, randomBytes(3).toString('hex')), text: message, at: new Date(now).toISOString() },
       }),
     );
+  }
+
+  /** Epoch ms in the key of the session's newest message (0 if none). */
+  private async newestMessageMs(upgradeId: string): Promise<number> {
+    const out = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': sessionPk(upgradeId), ':prefix': MSG_SK_PREFIX },
+        ProjectionExpression: 'sk',
+        ScanIndexForward: false,
+        Limit: 1,
+        ConsistentRead: true,
+      }),
+    );
+    const sk = out.Items?.[0]?.sk as string | undefined;
+    return sk ? Number(sk.slice(MSG_SK_PREFIX.length).split('#')[0]) : 0;
   }
 
   async listMessages(upgradeId: string): Promise<string[]> {
@@ -230,15 +268,24 @@ export class DynamoDbSessionStore implements SessionStore {
     return items.map((item) => withoutKeys<NodeRecord>(item)).sort((a, b) => a.index - b.index);
   }
 
-  tryLockNodes(owner: string, nodes: readonly string[]): Promise<Map<string, string>> {
-    return this.locks.tryLock(owner, nodes);
+  tryLockNodes(owner: string, nodes: readonly string[], leaseSeconds = this.lockLeaseSeconds): Promise<Map<string, string>> {
+    return this.locks.tryLock(owner, nodes, leaseSeconds * 1000);
+  }
+
+  renewNodeLocks(owner: string, held: ReadonlyMap<string, number>, leaseSeconds = this.lockLeaseSeconds): Promise<Map<string, NodeLock | undefined>> {
+    return this.locks.renew(owner, held, leaseSeconds * 1000);
   }
 
   releaseNodeLocks(owner: string, nodes: readonly string[]): Promise<void> {
     return this.locks.release(owner, nodes);
   }
 
-  getLockOwners(nodes: readonly string[]): Promise<Map<string, string>> {
-    return this.locks.owners(nodes);
+  async getLockOwners(nodes: readonly string[]): Promise<Map<string, string>> {
+    const locks = await this.locks.locks(nodes);
+    return new Map([...locks].map(([node, lock]) => [node, lock.owner]));
+  }
+
+  getNodeLocks(nodes: readonly string[]): Promise<Map<string, NodeLock>> {
+    return this.locks.locks(nodes);
   }
 }

@@ -10,7 +10,7 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
  * | plan chunk | SESSION#<id>     | PLAN#<chunk, 6 digits>              | nodes (≤ 1,000 names, plan order)         |
  * | node       | SESSION#<id>     | NODE#<name>                         | name, index, status, phase, reason        |
  * | message    | SESSION#<id>     | MSG#<epoch ms, 15 digits>#<6 hex>   | text, at                                  |
- * | lock       | LOCK#<node>      | LOCK                                | owner, acquiredAt                         |
+ * | lock       | LOCK#<node>      | LOCK                                | owner, leaseExpiresAt, fencingToken, acquiredAt |
  */
 export const PARTITION_KEY = 'pk';
 export const SORT_KEY = 'sk';

@@ -1,6 +1,7 @@
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import { GroupNotFoundError } from '../../core/errors';
+import { GroupNotFoundError, SiteServiceError } from '../../core/errors';
+import { shortList } from '../../core/text';
 import type { Inventory, InventoryNode } from '../../ports/site';
 import { HttpJsonClient, urlPath } from './http-json-client';
 
@@ -62,7 +63,13 @@ export class HsmInventory implements Inventory {
     const statuses = await this.eachLimited(toRemove, (id) =>
       this.http.request('DELETE', urlPath`/hsm/v2/groups/${label}/members/${id}`, { accept: [404] }),
     );
-    if (statuses.includes(404)) await this.getGroupMembers(label);
+    if (!statuses.includes(404)) return;
+    // A 404 is not proof of removal (a proxy or a transient HSM fault answers it too): done only once a read shows the member gone.
+    const after = new Set(await this.getGroupMembers(label));
+    const stillThere = toRemove.filter((id, i) => statuses[i] === 404 && after.has(id));
+    if (stillThere.length > 0) {
+      throw new SiteServiceError('inventory', `DELETE of ${shortList(stillThere)} from group '${label}' answered 404, yet they are still members`, 404);
+    }
   }
 
   async listNodes(): Promise<InventoryNode[]> {

@@ -7,6 +7,7 @@ import { renderDeploymentSummary } from '../deployment-summary';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { renderSessionSummary } from '../summary';
+import { runUpgradeWorkflow, type UpgradeRunOptions } from './upgrade';
 
 interface SessionOptions {
   dataDir: string;
@@ -50,6 +51,20 @@ export function registerSessionCommands(program: Command): void {
         process.stdout.write(options.json ? `${JSON.stringify(found.report, null, 2)}\n` : `${text}\n`);
       }),
     );
+
+  session
+    .command('resume')
+    .description('Take over an upgrade whose process died: its execution carries on from the stored progress, with its own locks (same owner), even if their lease ran out')
+    .argument('<id>', 'upgrade id')
+    .requiredOption('--data-dir <dir>', 'data directory of the sessions')
+    .option('--site <file>', 'simulated site file (YAML or JSON)')
+    .option('--site-config <file>', 'site connection profile: run against the services it names')
+    .option('--time-scale <n>', 'run on the wall clock sped up n times; without it, on virtual time')
+    .option('--json', 'print the final session as one JSON object')
+    .option('--site-state-out <file>', "write the simulated site's final state to this file")
+    .action(async (id: string, options: UpgradeRunOptions & { dataDir: string }) => {
+      process.exitCode = await runUpgradeWorkflow(options, { resumeUpgradeId: id });
+    });
 
   session
     .command('cancel')

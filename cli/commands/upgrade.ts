@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Option, type Command } from 'commander';
+import { SessionNotFoundError } from '../../core/errors';
 import { parseUpgradeRequest, type UpgradeRequestInput } from '../../core/rolling-upgrade/upgrade-request';
 import { causeMessage } from '../../engine/execution-cause';
 import { DEFAULT_TIME_SCALE, openRuntime } from '../../engine/open-runtime';
@@ -129,6 +130,17 @@ function requestFrom(options: UpgradeOptions): UpgradeRequestInput {
 async function runUpgrade(options: UpgradeOptions): Promise<number> {
   const request = requestFrom(options);
   parseUpgradeRequest(request); // bad input stops here, before anything starts
+  return runUpgradeWorkflow(options, request);
+}
+
+/** Where and how an upgrade runs and reports: shared by `rollout upgrade` and `rollout session resume`. */
+export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir'>;
+
+/**
+ * Runs the rolling-upgrade workflow with `input` (a request, or `{resumeUpgradeId}` to take a
+ * session over), shows its progress, and prints the session at the end. Returns the exit code.
+ */
+export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: UpgradeRequestInput | { resumeUpgradeId: string }): Promise<number> {
   const timeScale = options.timeScale === undefined ? undefined : Number(options.timeScale);
   if (timeScale !== undefined && !(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
   const source = await loadSiteSource(options);
@@ -137,9 +149,13 @@ async function runUpgrade(options: UpgradeOptions): Promise<number> {
   try {
     const startedReal = performance.now();
     const startedSimulated = runtime.now();
-    const run = await runtime.run('rollingUpgrade', request);
-    const progress = showSessionProgress(runtime, run.id);
-    const stopOnInterrupt = cancelOnInterrupt(runtime, run.id);
+    if ('resumeUpgradeId' in input && (await runtime.session(input.resumeUpgradeId))?.kind !== 'upgrade') {
+      throw new CliError(new SessionNotFoundError(input.resumeUpgradeId).message, ExitCode.notCompleted);
+    }
+    const run = await runtime.run('rollingUpgrade', input);
+    const upgradeId = 'resumeUpgradeId' in input ? input.resumeUpgradeId : run.id;
+    const progress = showSessionProgress(runtime, upgradeId);
+    const stopOnInterrupt = cancelOnInterrupt(runtime, upgradeId);
     const outcome = await run.outcome;
     stopOnInterrupt();
     await progress.stop();
@@ -147,7 +163,7 @@ async function runUpgrade(options: UpgradeOptions): Promise<number> {
     if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') {
       throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
     }
-    const found = await runtime.session(run.id);
+    const found = await runtime.session(upgradeId);
     if (options.siteStateOut) await writeSiteState(options.siteStateOut, source, runtime);
     if (found?.kind !== 'upgrade') throw new CliError(`the workflow ended (${outcome.status}) before creating a session: ${causeMessage(outcome)}`, ExitCode.notCompleted);
 

@@ -10,7 +10,7 @@ export type SessionState = 'UPDATING' | 'READY' | 'DELETING' | 'DELETED' | 'HALT
 export type NodeStatus = 'NOT_STARTED' | 'IN_PROGRESS' | 'UPGRADED' | 'FAILED';
 
 /** Where a node is inside its step; kept per node so that a retried handler knows what is already done. */
-export type NodePhase = 'LOCKED' | 'DRAINING' | 'QUIESCED' | 'BOOTING' | 'BOOTED' | 'DONE';
+export type NodePhase = 'LOCKED' | 'DRAINING' | 'QUIESCED' | 'BOOTING' | 'BOOTED' | 'DONE' | 'LOCK_LOST';
 
 /** Failure reasons, as CRUS writes them into the WLM and the session (ours extend CRUS's where it had no timeout). */
 export const FailureReason = {
@@ -83,6 +83,8 @@ export interface NodeRecord {
   status: NodeStatus;
   phase?: NodePhase;
   reason?: string;
+  /** The fencing token of the node's lock while this session holds it: every node-changing call is checked against it. */
+  lockToken?: number;
   /** Mode window: the node's scheduler op (absent: TODO). */
   op?: WindowOp;
   /** Mode window: the boot session this node was booted in, when, and when the boot service reported it. */

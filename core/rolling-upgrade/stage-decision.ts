@@ -1,3 +1,4 @@
+import { shortList } from '../text';
 import { describeError, type RolloutError } from '../errors';
 import { retryDelaySeconds } from './deletion-rules';
 import type { WlmNode } from '../site/site-nodes';
@@ -65,9 +66,36 @@ export function nextStep(step: number, now: number, actions: NodeAction[] = [], 
   return { progress: enterStage('STARTING', step + 1, now), waitSeconds: 0, actions, ...(message ? { message } : {}) };
 }
 
-/** Nodes still being worked on (not yet upgraded or failed). */
+/** Nodes still being worked on (not yet upgraded or failed, and not lost to another session). */
 export function activeNodes(records: readonly NodeRecord[]): NodeRecord[] {
-  return records.filter((r) => r.status === 'IN_PROGRESS' || r.status === 'NOT_STARTED');
+  return records.filter((r) => (r.status === 'IN_PROGRESS' || r.status === 'NOT_STARTED') && r.phase !== 'LOCK_LOST');
+}
+
+/** The fencing token of each node this session holds the lock of (node → token). */
+export function heldLocks(records: readonly NodeRecord[]): Map<string, number> {
+  return new Map(records.filter((r) => r.lockToken !== undefined).map((r) => [r.name, r.lockToken!]));
+}
+
+/**
+ * Nodes whose lock the session lost (its lease ran out and another session took them over): they
+ * are no longer ours. Recorded as lost, keeping the status we last knew, and said once; nothing is
+ * done to them (the holder decides their fate).
+ */
+export function decideLocksLost(step: number, nodes: readonly NodeRecord[], holders: ReadonlyMap<string, string | undefined>): { actions: NodeAction[]; message: string } | undefined {
+  const lost = nodes.filter((n) => holders.has(n.name));
+  if (lost.length === 0) return undefined;
+  const records: NodeRecord[] = lost.map((n) => {
+    const holder = holders.get(n.name);
+    return { name: n.name, index: n.index, status: n.status, phase: 'LOCK_LOST', reason: holder ? `lock-lost-to-${holder}` : 'lock-lost' };
+  });
+  const takers = [...new Set(lost.map((n) => holders.get(n.name)).filter((h) => h !== undefined))];
+  return {
+    actions: [{ type: 'recordNodes', records }],
+    message:
+      `Step ${step}: ${lost.length} node(s) not ours` +
+      (takers.length > 0 ? ` (locked by session ${takers.join(', ')})` : ' (lock lost)') +
+      ` are left alone: ${shortList(names(lost))}`,
+  };
 }
 
 export const names = (nodes: readonly { name: string }[]): string[] => nodes.map((n) => n.name);
@@ -84,7 +112,9 @@ export function isOurDrain(node: WlmNode | undefined): boolean {
 
 /** Records of `nodes` in a new status (and phase). */
 export function recordNodes(nodes: readonly NodeRecord[], record: Omit<NodeRecord, 'name' | 'index'>): NodeAction[] {
-  return nodes.length === 0 ? [] : [{ type: 'recordNodes', records: nodes.map((n) => ({ name: n.name, index: n.index, ...record })) }];
+  // The lock token stays with the record while the lock is held: the node's later actions are checked against it.
+  const keep = (n: NodeRecord) => (n.lockToken !== undefined && record.status === 'IN_PROGRESS' ? { lockToken: n.lockToken } : {});
+  return nodes.length === 0 ? [] : [{ type: 'recordNodes', records: nodes.map((n) => ({ name: n.name, index: n.index, ...keep(n), ...record })) }];
 }
 
 export function releaseLocks(nodes: readonly { name: string }[]): NodeAction[] {

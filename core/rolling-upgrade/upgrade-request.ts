@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseOrThrow, seconds } from '../validation';
+import { groupLabel, parseOrThrow, seconds } from '../validation';
 import { InvalidInputError, type FieldProblem } from '../errors';
 import { compileWindow } from '../scheduling/maintenance-windows';
 
@@ -53,9 +53,9 @@ const WINDOW_ONLY = ['maxUnavailable', 'drainAhead', 'maxUnavailablePerRack', 'b
  */
 export const upgradeRequestSchema = z
   .strictObject({
-    startingLabel: label('startingLabel'),
-    upgradingLabel: label('upgradingLabel'),
-    failedLabel: label('failedLabel'),
+    startingLabel: groupLabel('startingLabel'),
+    upgradingLabel: groupLabel('upgradingLabel'),
+    failedLabel: groupLabel('failedLabel'),
     upgradeStepSize: z
       .number({ error: 'upgradeStepSize is required and must be a whole number' })
       .int('upgradeStepSize must be a whole number')

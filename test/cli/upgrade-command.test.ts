@@ -160,3 +160,37 @@ describe('rollout session, from a second process', () => {
     expect(unknown.stderr).toMatch(/no session with id 'no-such-id'/);
   });
 });
+
+describe('rollout session resume', () => {
+  it('takes over a session whose process was killed mid-step and runs it to its end', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-cli-'));
+    const site = path.join(dir, 'site.yaml');
+    await writeFile(site, siteYaml({ busyFirst: 1_000_000 }));
+    const dataDir = path.join(dir, 'data');
+    const upgrade = startCli(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--quiesce-timeout', '7200', '--json', '--data-dir', dataDir]);
+
+    // Virtual time runs fast: kill it at whatever stage it is in while it runs.
+    let upgradeId: string | undefined;
+    const deadline = Date.now() + 60_000;
+    while (!upgradeId && Date.now() < deadline) {
+      const listed = await runCli(['session', 'list', '--data-dir', dataDir, '--json']);
+      const sessions = listed.code === 0 ? (JSON.parse(listed.stdout) as { upgradeId: string; state: string }[]) : [];
+      upgradeId = sessions.find((s) => s.state === 'UPDATING')?.upgradeId;
+    }
+    expect(upgradeId).toBeDefined();
+    upgrade.child.kill('SIGKILL');
+    expect((await upgrade.done).code).toBeNull();
+
+    const resumed = await runCli(['session', 'resume', upgradeId!, '--data-dir', dataDir, '--site', site, '--json']);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stderr).toMatch(/step 2\/2 COMPLETE: 4\/4 nodes done/);
+    // The simulated site restarted fresh with the new process: whatever the dead one did to it is gone, so only the totals are sure.
+    const report = JSON.parse(resumed.stdout) as { upgradeId: string; state: string; completed: boolean; counts: Record<string, number> };
+    expect(report).toMatchObject({ upgradeId, state: 'READY', completed: true });
+    expect((report.counts.FAILED ?? 0) + (report.counts.UPGRADED ?? 0)).toBe(4);
+
+    const unknown = await runCli(['session', 'resume', 'no-such-id', '--data-dir', dataDir, '--site', site]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/no session with id 'no-such-id'/);
+  }, 150_000);
+});

@@ -1,7 +1,9 @@
-import { InvalidInputError, SessionNotFoundError, StaleWriteError } from '../../../core/errors';
+import { InvalidInputError, LockLostError, SessionNotFoundError, StaleWriteError } from '../../../core/errors';
 import { cancelSwitchesAt, decideCancelRequested } from '../../../core/rolling-upgrade/cancel-decisions';
-import { decideFailedAttempt, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
-import type { Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
+import { activeNodes, decideFailedAttempt, decideLocksLost, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
+import type { NodeRecord, Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
+import { applyDecision } from './apply-decision';
+import { loadStepNodes, renewLocks } from './observe';
 import type { RollingUpgradeDependencies } from './dependencies';
 
 export interface ActivityContext {
@@ -49,6 +51,7 @@ export async function runActivity(
   }
 
   try {
+    await heartbeat(deps, session, progress);
     const outcome = await body({ session, progress, deps, now });
     // A stage that got through resets its error count; an unchanged progress is not written again.
     const saved: Progress = { ...outcome.progress, errorCount: 0 };
@@ -60,11 +63,40 @@ export async function runActivity(
       const fresh = await deps.store.getSession(state.upgradeId);
       return next(fresh?.progress ?? progress, 0);
     }
+    if (err instanceof LockLostError) {
+      // Another session holds these nodes now: record the loss and go on at once without them.
+      await recordLostLocks(deps, session, progress, await loadStepNodes(deps, session, progress.step), err.lost);
+      return next(progress, 0);
+    }
     if (err instanceof InvalidInputError || err instanceof SessionNotFoundError) throw err;
     const failed = decideFailedAttempt(session, stage, progress, err);
     await save(deps, session, progress, failed);
     return next(failed.progress, failed.waitSeconds);
   }
+}
+
+/**
+ * Every increment renews the leases of the current step's locks (the session's heartbeat), so that
+ * only a dead session lets them run out; nodes another session took over meanwhile are recorded lost.
+ */
+async function heartbeat(deps: RollingUpgradeDependencies, session: UpgradeSession, progress: Progress): Promise<void> {
+  if (!session.planTaken || progress.step >= session.stepCount) return;
+  const nodes = activeNodes(await loadStepNodes(deps, session, progress.step));
+  const lost = await renewLocks(deps, session, nodes);
+  await recordLostLocks(deps, session, progress, nodes, lost);
+}
+
+async function recordLostLocks(
+  deps: RollingUpgradeDependencies,
+  session: UpgradeSession,
+  progress: Progress,
+  nodes: readonly NodeRecord[],
+  lost: ReadonlyMap<string, string | undefined>,
+): Promise<void> {
+  const decision = decideLocksLost(progress.step, nodes, lost);
+  if (!decision) return;
+  await applyDecision(deps, session, { progress, waitSeconds: 0, actions: decision.actions });
+  await deps.store.appendMessage(session.upgradeId, decision.message);
 }
 
 async function save(deps: RollingUpgradeDependencies, session: UpgradeSession, expected: Progress, outcome: StageOutcome): Promise<void> {

@@ -1,5 +1,7 @@
 import type { NodeAction, StageDecision, StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
-import type { UpgradeSession } from '../../../core/rolling-upgrade/session';
+import { LockLostError } from '../../../core/errors';
+import type { NodeRecord, UpgradeSession } from '../../../core/rolling-upgrade/session';
+import { renewLocks } from './observe';
 import type { RollingUpgradeDependencies } from './dependencies';
 
 /** Performs one action against the ports. Each is safe to repeat: a retried increment observes and decides again. */
@@ -31,9 +33,30 @@ async function apply(deps: RollingUpgradeDependencies, upgradeId: string, action
   }
 }
 
-/** Performs a decision's actions in order, then fails the attempt if the decision says it cannot go on. */
-export async function applyDecision(deps: RollingUpgradeDependencies, session: UpgradeSession, decision: StageDecision): Promise<StageOutcome> {
-  for (const action of decision.actions) await apply(deps, session.upgradeId, action);
+/** Actions that change nodes at the site: made only while the session holds the nodes' locks. */
+const NODE_CHANGING: ReadonlySet<NodeAction['type']> = new Set(['drain', 'resume', 'fail', 'addToGroup', 'removeFromGroup', 'startBoot']);
+
+/**
+ * Performs a decision's actions in order, then fails the attempt if the decision says it cannot go on.
+ * Right before the first node-changing action, the locks of `nodes` (the ones it works on, with the
+ * tokens the session recorded) are renewed with a check: if another session took any over, nothing
+ * is done to the site and LockLostError says which (the runner records the loss).
+ */
+export async function applyDecision(
+  deps: RollingUpgradeDependencies,
+  session: UpgradeSession,
+  decision: StageDecision,
+  nodes: readonly NodeRecord[] = [],
+): Promise<StageOutcome> {
+  let checked = false;
+  for (const action of decision.actions) {
+    if (!checked && NODE_CHANGING.has(action.type)) {
+      checked = true;
+      const lost = await renewLocks(deps, session, nodes);
+      if (lost.size > 0) throw new LockLostError(session.upgradeId, lost);
+    }
+    await apply(deps, session.upgradeId, action);
+  }
   if (decision.error) throw decision.error;
   const { progress, waitSeconds, message } = decision;
   return { progress, waitSeconds, ...(message !== undefined ? { message } : {}) };

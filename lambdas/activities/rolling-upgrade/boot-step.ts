@@ -10,5 +10,5 @@ export { bootSessionName } from '../../../core/rolling-upgrade/step-decisions';
 export const bootStep: ActivityBody = async ({ session, progress, deps, now }) => {
   const nodes = activeNodes(await loadStepNodes(deps, session, progress.step));
   const upgradingMembers = nodes.length > 0 ? await deps.site.inventory.getGroupMembers(session.upgradingLabel) : [];
-  return applyDecision(deps, session, decideBootStep({ session, progress, nodes, observed: { upgradingMembers }, now }));
+  return applyDecision(deps, session, decideBootStep({ session, progress, nodes, observed: { upgradingMembers }, now }), nodes);
 };

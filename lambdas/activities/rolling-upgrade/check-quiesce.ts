@@ -8,5 +8,5 @@ import type { ActivityBody } from './activity-runner';
 export const checkQuiesce: ActivityBody = async ({ session, progress, deps, now }) => {
   const nodes = activeNodes(await loadStepNodes(deps, session, progress.step));
   const wlm = await observeWlm(deps, nodes);
-  return applyDecision(deps, session, decideQuiesce({ session, progress, nodes, observed: { wlm }, now }));
+  return applyDecision(deps, session, decideQuiesce({ session, progress, nodes, observed: { wlm }, now }), nodes);
 };

@@ -1,11 +1,16 @@
 import { decideCleanUp } from '../../../core/rolling-upgrade/cancel-decisions';
+import { GroupNotFoundError } from '../../../core/errors';
 import { applyDecision } from './apply-decision';
 import { loadStepNodes } from './observe';
 import type { ActivityBody } from './activity-runner';
 
 /** CLEANUP: observe the upgrading group and the step whose locks may remain (core: decideCleanUp). */
 export const cleanUp: ActivityBody = async ({ session, progress, deps, now }) => {
-  const upgradingMembers = await deps.site.inventory.getGroupMembers(session.upgradingLabel);
+  // A missing upgrading group has nothing to empty: a cleanup must not loop on it.
+  const upgradingMembers = await deps.site.inventory.getGroupMembers(session.upgradingLabel).catch((err: unknown) => {
+    if (err instanceof GroupNotFoundError) return [];
+    throw err;
+  });
   const nodes = session.planTaken && progress.step < session.stepCount ? await loadStepNodes(deps, session, progress.step) : [];
-  return applyDecision(deps, session, decideCleanUp({ session, progress, nodes, observed: { upgradingMembers }, now }));
+  return applyDecision(deps, session, decideCleanUp({ session, progress, nodes, observed: { upgradingMembers }, now }), nodes);
 };

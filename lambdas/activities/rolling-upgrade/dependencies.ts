@@ -1,5 +1,6 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Clock } from '../../../core/clock';
+import type { UpgradeSession } from '../../../core/rolling-upgrade/session';
 import type { SessionStore } from '../../../ports/session-store';
 import type { Site } from '../../../ports/site';
 
@@ -23,10 +24,22 @@ export interface RollingUpgradeSettings {
   cancelChunkSize: number;
   /** Concurrent calls to the site within one handler invocation. */
   siteConcurrency: number;
+  /**
+   * Lease of the session's node locks, renewed on every increment (the heartbeat). Several times
+   * the longest wait between two increments (a poll backoff capped at 300 s, a Lambda of at most
+   * 15 min): only a dead session lets it run out. A session polling slower gets 4 poll intervals.
+   */
+  lockLeaseSeconds: number;
 }
 
 export const defaultSettings: RollingUpgradeSettings = {
   iterationsPerExecution: 1000,
   cancelChunkSize: 500,
   siteConcurrency: 16,
+  lockLeaseSeconds: 3600,
 };
+
+/** The lease a session's locks get: the configured one, or 4 poll intervals if the session polls slower. */
+export function lockLeaseSeconds(settings: RollingUpgradeSettings, session: UpgradeSession): number {
+  return Math.max(settings.lockLeaseSeconds, 4 * session.pollIntervalSeconds);
+}

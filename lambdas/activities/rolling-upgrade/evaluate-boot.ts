@@ -9,5 +9,5 @@ export const evaluateBoot: ActivityBody = async ({ session, progress, deps, now 
   const nodes = activeNodes(await loadStepNodes(deps, session, progress.step));
   const boot = await deps.site.bootService.getSession(progress.bootSessionName!);
   const wlm = boot ? await observeWlm(deps, nodes) : new Map();
-  return applyDecision(deps, session, decideEvaluateBoot({ session, progress, nodes, observed: { boot, wlm }, now }));
+  return applyDecision(deps, session, decideEvaluateBoot({ session, progress, nodes, observed: { boot, wlm }, now }), nodes);
 };

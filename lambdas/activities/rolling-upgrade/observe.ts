@@ -2,7 +2,8 @@
 import type { NodeRecord, UpgradeSession } from '../../../core/rolling-upgrade/session';
 import { stepRange } from '../../../core/rolling-upgrade/step-plan';
 import type { WlmNode } from '../../../core/site/site-nodes';
-import type { RollingUpgradeDependencies } from './dependencies';
+import { heldLocks } from '../../../core/rolling-upgrade/stage-decision';
+import { lockLeaseSeconds, type RollingUpgradeDependencies } from './dependencies';
 
 /** The nodes of `step` with their records, from the plan snapshot (never the live group). */
 export async function loadStepNodes(deps: RollingUpgradeDependencies, session: UpgradeSession, step: number): Promise<NodeRecord[]> {
@@ -30,10 +31,36 @@ export async function observeWlm(deps: RollingUpgradeDependencies, nodes: readon
  * Locks every node for the session, or none: when another session holds some, the ones taken are
  * given back at once (so two sessions never deadlock). Returns the nodes held by others, with their owner.
  */
-export async function lockAllOrNone(deps: RollingUpgradeDependencies, owner: string, nodes: readonly NodeRecord[]): Promise<Map<string, string>> {
-  if (nodes.length === 0) return new Map();
+export async function lockAllOrNone(
+  deps: RollingUpgradeDependencies,
+  session: UpgradeSession,
+  nodes: readonly NodeRecord[],
+): Promise<{ heldByOthers: Map<string, string>; locked: NodeRecord[] }> {
+  if (nodes.length === 0) return { heldByOthers: new Map(), locked: [] };
+  const owner = session.upgradeId;
   const names = nodes.map((n) => n.name);
-  const heldByOthers = await deps.store.tryLockNodes(owner, names);
-  if (heldByOthers.size > 0) await deps.store.releaseNodeLocks(owner, names.filter((n) => !heldByOthers.has(n)));
-  return heldByOthers;
+  const heldByOthers = await deps.store.tryLockNodes(owner, names, lockLeaseSeconds(deps.settings, session));
+  if (heldByOthers.size > 0) {
+    await deps.store.releaseNodeLocks(owner, names.filter((n) => !heldByOthers.has(n)));
+    return { heldByOthers, locked: [] };
+  }
+  // The tokens of the acquisition: recorded with the nodes, every later node-changing call is checked against them.
+  const locks = await deps.store.getNodeLocks(names);
+  const tokenOf = (name: string) => (locks.get(name)?.owner === owner ? { lockToken: locks.get(name)!.fencingToken } : {});
+  return { heldByOthers, locked: nodes.map((n) => ({ ...n, ...tokenOf(n.name) })) };
+}
+
+/**
+ * The heartbeat, and the check before acting: renews the session's locks on these nodes with the
+ * tokens it recorded. Returns the nodes lost to another session (or released), with their holder.
+ */
+export async function renewLocks(
+  deps: RollingUpgradeDependencies,
+  session: UpgradeSession,
+  nodes: readonly NodeRecord[],
+): Promise<Map<string, string | undefined>> {
+  const held = heldLocks(nodes);
+  if (held.size === 0) return new Map();
+  const lost = await deps.store.renewNodeLocks(session.upgradeId, held, lockLeaseSeconds(deps.settings, session));
+  return new Map([...lost].map(([node, lock]) => [node, lock?.owner === session.upgradeId ? undefined : lock?.owner]));
 }

@@ -3,6 +3,8 @@ import { decideStartWindow } from '../../../core/rolling-upgrade/window-decision
 import { activeNodes } from '../../../core/rolling-upgrade/stage-decision';
 import { stepCount } from '../../../core/rolling-upgrade/step-plan';
 import type { UpgradeSession } from '../../../core/rolling-upgrade/session';
+import { InvalidInputError } from '../../../core/errors';
+import { NODE_NAME_PATTERN, NODE_NAME_RULE } from '../../../core/validation';
 import type { RollingUpgradeDependencies } from './dependencies';
 import { applyDecision } from './apply-decision';
 import { loadStepNodes, lockAllOrNone, observeWlm } from './observe';
@@ -12,6 +14,9 @@ import type { ActivityBody } from './activity-runner';
 async function withPlan(deps: RollingUpgradeDependencies, session: UpgradeSession): Promise<UpgradeSession> {
   if (session.planTaken) return session;
   const plan = await deps.site.inventory.getGroupMembers(session.startingLabel);
+  // A name that cannot be a node ('..', 5,000 characters) is refused before any node is touched.
+  const bad = plan.flatMap((name, i) => (NODE_NAME_PATTERN.test(name) ? [] : [{ field: `${session.startingLabel}[${i}]`, message: `${JSON.stringify(name.slice(0, 80))} is not a valid node name: ${NODE_NAME_RULE}` }]));
+  if (bad.length > 0) throw new InvalidInputError(`members of group '${session.startingLabel}'`, bad);
   await deps.store.savePlan(session.upgradeId, plan);
   return { ...session, planTaken: true, nodeCount: plan.length, stepCount: stepCount(plan.length, session.upgradeStepSize) };
 }
@@ -20,9 +25,12 @@ async function withPlan(deps: RollingUpgradeDependencies, session: UpgradeSessio
 export const startStep: ActivityBody = async ({ session, progress, deps, now }) => {
   const planned = await withPlan(deps, session);
   const failedMembers = progress.step === 0 ? await deps.site.inventory.getGroupMembers(planned.failedLabel) : [];
+  // Every label the session uses exists before any node is drained (a missing group is retried, CRUS's way, with a message).
+  if (progress.step === 0) await deps.site.inventory.getGroupMembers(planned.upgradingLabel);
   if (planned.mode === 'window') return applyDecision(deps, planned, decideStartWindow(planned, progress, failedMembers, now));
-  const nodes = progress.step < planned.stepCount ? activeNodes(await loadStepNodes(deps, planned, progress.step)) : [];
-  const heldByOthers = await lockAllOrNone(deps, planned.upgradeId, nodes);
+  const step = progress.step < planned.stepCount ? activeNodes(await loadStepNodes(deps, planned, progress.step)) : [];
+  const { heldByOthers, locked } = await lockAllOrNone(deps, planned, step);
+  const nodes = heldByOthers.size === 0 ? locked : step;
   const wlm = heldByOthers.size === 0 ? await observeWlm(deps, nodes) : new Map();
-  return applyDecision(deps, planned, decideStartStep({ session: planned, progress, nodes, observed: { failedMembers, heldByOthers, wlm }, now }));
+  return applyDecision(deps, planned, decideStartStep({ session: planned, progress, nodes, observed: { failedMembers, heldByOthers, wlm }, now }), nodes);
 };

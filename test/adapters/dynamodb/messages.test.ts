@@ -35,6 +35,17 @@ describe('messages', () => {
     expect(await store.listMessages('frozen-clock')).toEqual(texts);
   });
 
+  it('keeps a session’s order across processes whose clock restarts earlier (a crash, then a resume)', async () => {
+    const first = new DynamoDbSessionStore({ tableName: db.tableName, client: db.client, clock: { now: () => 1_700_000_500_000 } });
+    await first.appendMessage('resumed', 'before the crash 1');
+    await first.appendMessage('resumed', 'before the crash 2');
+    // The new process's simulated clock starts again at an earlier date.
+    let now = 1_700_000_000_000;
+    const second = new DynamoDbSessionStore({ tableName: db.tableName, client: db.client, clock: { now: () => now++ } });
+    for (let i = 1; i <= 3; i++) await second.appendMessage('resumed', `after the resume ${i}`);
+    expect(await store.listMessages('resumed')).toEqual(['before the crash 1', 'before the crash 2', 'after the resume 1', 'after the resume 2', 'after the resume 3']);
+  });
+
   it('loses none of many concurrent messages, and keeps sessions apart', async () => {
     const texts = Array.from({ length: 100 }, (_, i) => `concurrent ${i}`);
     await Promise.all([...texts.map((t) => store.appendMessage('concurrent-a', t)), store.appendMessage('concurrent-b', 'other')]);

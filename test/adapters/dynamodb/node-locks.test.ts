@@ -94,3 +94,90 @@ describe('node locks', () => {
     expect(new Set(lockOwners.values())).toEqual(new Set(['bulk']));
   });
 });
+
+describe('leased locks with fencing tokens', () => {
+  let now = 1_700_000_000_000;
+  let leased: DynamoDbSessionStore;
+  beforeAll(() => {
+    leased = new DynamoDbSessionStore({ tableName: db.tableName, client: db.client, clock: { now: () => now }, lockLeaseSeconds: 600 });
+  });
+  const tokenOf = async (node: string): Promise<number> => (await leased.getNodeLocks([node])).get(node)!.fencingToken;
+
+  it('gives each lock an owner, a lease from the store clock and a token bumped on every acquisition', async () => {
+    expect((await leased.tryLockNodes('A', ['l-1'])).size).toBe(0);
+    expect(await leased.getNodeLocks(['l-1'])).toEqual(new Map([['l-1', { owner: 'A', leaseExpiresAt: now + 600_000, fencingToken: 1 }]]));
+    await leased.tryLockNodes('A', ['l-1'], 30);
+    expect(await leased.getNodeLocks(['l-1'])).toEqual(new Map([['l-1', { owner: 'A', leaseExpiresAt: now + 30_000, fencingToken: 2 }]]));
+  });
+
+  it('refuses a second owner while the lease runs, and lets it take over once the lease ran out', async () => {
+    await leased.tryLockNodes('A', ['l-2'], 60);
+    now += 59_999;
+    expect(await leased.tryLockNodes('B', ['l-2'])).toEqual(new Map([['l-2', 'A']]));
+    now += 1;
+    expect((await leased.tryLockNodes('B', ['l-2'])).size).toBe(0);
+    expect(await leased.getNodeLocks(['l-2'])).toEqual(new Map([['l-2', { owner: 'B', leaseExpiresAt: now + 600_000, fencingToken: 2 }]]));
+  });
+
+  it('lets exactly one of 20 racing sessions take over an expired lock', async () => {
+    await leased.tryLockNodes('dead', ['l-race'], 1);
+    now += 2000;
+    const racers = owners(20, 'taker');
+    const results = await Promise.all(racers.map((owner) => leased.tryLockNodes(owner, ['l-race'])));
+    const winners = racers.filter((_, i) => results[i]!.size === 0);
+    expect(winners).toHaveLength(1);
+    expect((await leased.getNodeLocks(['l-race'])).get('l-race')).toMatchObject({ owner: winners[0], fencingToken: 2 });
+  });
+
+  it('renews the leases of the holder with its current token (the heartbeat), pushing takeover back', async () => {
+    await leased.tryLockNodes('A', ['l-3', 'l-4'], 60);
+    const held = new Map([['l-3', await tokenOf('l-3')], ['l-4', await tokenOf('l-4')]]);
+    now += 50_000;
+    expect((await leased.renewNodeLocks('A', held, 60)).size).toBe(0);
+    now += 50_000; // 100 s after the lock, 50 s after the renewal
+    expect(await leased.tryLockNodes('B', ['l-3', 'l-4'])).toEqual(new Map([['l-3', 'A'], ['l-4', 'A']]));
+    expect((await leased.getNodeLocks(['l-3'])).get('l-3')!.leaseExpiresAt).toBe(now + 10_000);
+  });
+
+  it('keeps a lapsed lease nobody took: the holder renews it with its token', async () => {
+    await leased.tryLockNodes('A', ['l-5'], 1);
+    const held = new Map([['l-5', await tokenOf('l-5')]]);
+    now += 10_000;
+    expect((await leased.renewNodeLocks('A', held)).size).toBe(0);
+    expect(await leased.tryLockNodes('B', ['l-5'])).toEqual(new Map([['l-5', 'A']]));
+  });
+
+  it('refuses a stale holder: after a takeover its renewal reports the lock lost, with the new holder, and changes nothing', async () => {
+    await leased.tryLockNodes('A', ['l-6'], 1);
+    const staleToken = await tokenOf('l-6');
+    now += 2000;
+    await leased.tryLockNodes('B', ['l-6']);
+    const after = (await leased.getNodeLocks(['l-6'])).get('l-6')!;
+    now += 1000;
+    expect(await leased.renewNodeLocks('A', new Map([['l-6', staleToken]]))).toEqual(new Map([['l-6', after]]));
+    expect((await leased.getNodeLocks(['l-6'])).get('l-6')).toEqual(after);
+    // Nor does A's release free B's lock.
+    await leased.releaseNodeLocks('A', ['l-6']);
+    expect(await leased.getLockOwners(['l-6'])).toEqual(new Map([['l-6', 'B']]));
+  });
+
+  it('refuses an old token of the same owner (a stale twin of a resumed session), and a lock released meanwhile', async () => {
+    await leased.tryLockNodes('A', ['l-7', 'l-8']);
+    const old = await tokenOf('l-7');
+    await leased.tryLockNodes('A', ['l-7']); // the resumed session re-acquires: new token
+    await leased.releaseNodeLocks('A', ['l-8']);
+    const lost = await leased.renewNodeLocks('A', new Map([['l-7', old], ['l-8', 1]]));
+    expect([...lost.keys()].sort()).toEqual(['l-7', 'l-8']);
+    expect(lost.get('l-7')).toMatchObject({ owner: 'A', fencingToken: old + 1 });
+    expect(lost.get('l-8')).toBeUndefined();
+  });
+
+  it('keeps the token growing across a release: a holder from before the release is refused even under the same owner', async () => {
+    await leased.tryLockNodes('A', ['l-9']);
+    await leased.releaseNodeLocks('A', ['l-9']);
+    expect((await leased.getNodeLocks(['l-9'])).size).toBe(0);
+    await leased.tryLockNodes('A', ['l-9']);
+    expect((await leased.getNodeLocks(['l-9'])).get('l-9')).toMatchObject({ owner: 'A', fencingToken: 2 });
+    expect([...(await leased.renewNodeLocks('A', new Map([['l-9', 1]]))).keys()]).toEqual(['l-9']);
+  });
+});

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { MAX_BATCH_ATTEMPTS, batchGetAll, batchWriteAll } from '../../../adapters/dynamodb/batch';
 import { UnprocessedBatchError } from '../../../adapters/errors';
@@ -80,14 +80,14 @@ describe('node lock that vanishes between a failed put and the read of its holde
   it('tries again and takes it', async () => {
     let puts = 0;
     const client = clientOf(async (command) => {
-      if (command instanceof PutCommand) {
+      if (command instanceof UpdateCommand) {
         if (puts++ === 0) throw conditionFailed();
         return {};
       }
       if (command instanceof GetCommand) return {}; // released meanwhile
       throw new Error('unexpected command');
     });
-    const held = await new DynamoDbNodeLocks(client, 't', () => 0).tryLock('me', ['n1']);
+    const held = await new DynamoDbNodeLocks(client, 't', () => 0).tryLock('me', ['n1'], 60_000);
     expect(held.size).toBe(0);
     expect(puts).toBe(2);
   });
@@ -95,18 +95,18 @@ describe('node lock that vanishes between a failed put and the read of its holde
   it('reports the holder that took it in between', async () => {
     let gets = 0;
     const client = clientOf(async (command) => {
-      if (command instanceof PutCommand) throw conditionFailed();
+      if (command instanceof UpdateCommand) throw conditionFailed();
       if (command instanceof GetCommand) return gets++ === 0 ? {} : { Item: { owner: 'late-comer' } };
       throw new Error('unexpected command');
     });
-    expect(await new DynamoDbNodeLocks(client, 't', () => 0).tryLock('me', ['n1'])).toEqual(new Map([['n1', 'late-comer']]));
+    expect(await new DynamoDbNodeLocks(client, 't', () => 0).tryLock('me', ['n1'], 60_000)).toEqual(new Map([['n1', 'late-comer']]));
   });
 
   it('fails with LockContentionError if it keeps changing hands', async () => {
     const client = clientOf(async (command) => {
-      if (command instanceof PutCommand) throw conditionFailed();
+      if (command instanceof UpdateCommand) throw conditionFailed();
       return {};
     });
-    await expect(new DynamoDbNodeLocks(client, 't', () => 0).tryLock('me', ['n1'])).rejects.toMatchObject({ name: 'LockContentionError', node: 'n1' });
+    await expect(new DynamoDbNodeLocks(client, 't', () => 0).tryLock('me', ['n1'], 60_000)).rejects.toMatchObject({ name: 'LockContentionError', node: 'n1' });
   });
 });

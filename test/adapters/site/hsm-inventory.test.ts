@@ -74,4 +74,21 @@ describe('HsmInventory on the simulator', () => {
     }
     await expect(inventory().getGroupMembers('starting')).resolves.toEqual(STARTING);
   });
+
+  it('does not take a member DELETE answering 404 as done: a removal is done only when a read shows the member gone', async () => {
+    await t.close();
+    t = await startTestSite({
+      nodes: NODES.map((name, nid) => ({ name, nid })),
+      groups: { upgrading: [NODES[0]!, NODES[1]!] },
+      apiFaults: [{ service: 'inventory', method: 'DELETE', path: `/members/${NODES[0]!}`, status: 404, count: 1 }],
+    });
+    const err = await inventory().removeGroupMembers('upgrading', [NODES[0]!, NODES[1]!]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SiteServiceError);
+    expect(err).toMatchObject({ service: 'inventory', status: 404 });
+    expect((err as Error).message).toMatch(new RegExp(`${NODES[0]!} from group 'upgrading' answered 404, yet they are still members`));
+    await expect(inventory().getGroupMembers('upgrading')).resolves.toEqual([NODES[0]]);
+    // The retry removes it.
+    await inventory().removeGroupMembers('upgrading', [NODES[0]!]);
+    await expect(inventory().getGroupMembers('upgrading')).resolves.toEqual([]);
+  });
 });

@@ -114,3 +114,25 @@ describe('parseUpgradeRequest: the window controls', () => {
     expect(problems({ maintenanceWindows: [{ cron: '0 22 * * *', durationMinutes: 0 }] })).toEqual(['maintenanceWindows[0].durationMinutes: durationMinutes must be at least 1']);
   });
 });
+
+describe('parseUpgradeRequest: group labels', () => {
+  it.each([
+    ['upgradingLabel', 'upgrading nodes'],
+    ['upgradingLabel', 'upgrading,compute'],
+    ['upgradingLabel', '..'],
+    ['failedLabel', '.'],
+    ['startingLabel', 'compute/gpu'],
+    ['startingLabel', 'comput\u00e9'],
+    ['failedLabel', 'x'.repeat(10_000)],
+    ['failedLabel', '-failed'],
+  ])('refuses %s %j by its pattern, naming the field', (field, value) => {
+    const found = problems({ [field]: value });
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(new RegExp(`^${field}: ${field} .* is not a valid group label`));
+    expect(found[0]!.length).toBeLessThan(400);
+  });
+
+  it('accepts the labels HSM and Slurm use', () => {
+    expect(parseUpgradeRequest({ ...base, startingLabel: 'rack=x3000', upgradingLabel: 'upgrading_nodes-2.0', failedLabel: 'role:failed' })).toMatchObject({ startingLabel: 'rack=x3000' });
+  });
+});

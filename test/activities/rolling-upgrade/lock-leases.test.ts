@@ -1,0 +1,134 @@
+import { jest } from '@jest/globals';
+import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-session-store';
+import type { UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
+import type { WlmNode } from '../../../core/site/site-nodes';
+import { startLocalDynamoDb, type LocalDynamoDb } from '../../../engine/local-dynamodb';
+import { runActivity } from '../../../lambdas/activities/rolling-upgrade/activity-runner';
+import { checkQuiesce } from '../../../lambdas/activities/rolling-upgrade/check-quiesce';
+import { startStep } from '../../../lambdas/activities/rolling-upgrade/start-step';
+import { defaultSettings, type RollingUpgradeDependencies } from '../../../lambdas/activities/rolling-upgrade/dependencies';
+import type { Site } from '../../../ports/site';
+import { session as makeSession } from '../../support/upgrade-sessions';
+
+/**
+ * The lease, heartbeat and fencing of node locks as the activities use them: the store on dynalite,
+ * a mocked clock and a mocked site that records every node-changing call.
+ */
+let db: LocalDynamoDb;
+beforeAll(async () => {
+  db = await startLocalDynamoDb();
+});
+afterAll(() => db.close());
+
+const LEASE_SECONDS = 600;
+let now = 1_700_000_000_000;
+const clock = { now: () => now };
+
+function fakeSite() {
+  const drained = new Set<string>();
+  const busy = (name: string): WlmNode => (drained.has(name) ? { name, base: 'MIXED', flags: ['DRAIN'], reason: 'rolling-upgrade' } : { name, base: 'MIXED', flags: [] });
+  const calls: string[] = [];
+  const site: Site = {
+    workloadManager: {
+      getNodes: jest.fn(async (names: readonly string[]) => new Map(names.map((n) => [n, busy(n)]))),
+      drain: jest.fn(async (name: string) => {
+        drained.add(name);
+        calls.push(`drain ${name}`);
+      }),
+      resume: jest.fn(async (name: string) => void calls.push(`resume ${name}`)),
+      fail: jest.fn(async (name: string) => void calls.push(`fail ${name}`)),
+      drainNodes: jest.fn(async (names: readonly string[]) => {
+        for (const name of names) drained.add(name);
+        calls.push(...names.map((n) => `drain ${n}`));
+      }),
+      resumeNodes: jest.fn(async (names: readonly string[]) => void calls.push(...names.map((n) => `resume ${n}`))),
+      failNodes: jest.fn(async (names: readonly string[]) => void calls.push(...names.map((n) => `fail ${n}`))),
+    },
+    bootService: {
+      templateExists: jest.fn(async () => true),
+      createSession: jest.fn(async () => {
+        throw new Error('no boot in this test');
+      }),
+      getSession: jest.fn(async () => undefined),
+    },
+    inventory: {
+      getGroupMembers: jest.fn(async (label: string) => (label === 'compute' ? ['a1', 'a2', 'a3', 'a4'] : [])),
+      addGroupMembers: jest.fn(async (label: string, names: readonly string[]) => void calls.push(`add ${label} ${names.join(',')}`)),
+      removeGroupMembers: jest.fn(async (label: string, names: readonly string[]) => void calls.push(`remove ${label} ${names.join(',')}`)),
+      listNodes: jest.fn(async () => []),
+    },
+  } as unknown as Site;
+  return { site, calls };
+}
+
+async function sessionAt(store: DynamoDbSessionStore, id: string): Promise<UpgradeSession> {
+  const s = makeSession({ upgradeId: id, planTaken: false, nodeCount: 0, stepCount: 0, quiesceTimeoutSeconds: 1000, progress: { step: 0, stage: 'STARTING', stageStartedAt: now, errorCount: 0 } });
+  await store.createSession(s, []);
+  return s;
+}
+
+const pointer = (upgradeId: string, stage: WorkflowState['stage']): WorkflowState => ({ upgradeId, stage, step: 0, waitSeconds: 0, iteration: 0, iterationLimit: 100, generation: 0 });
+
+describe('node locks in the activities: lease, heartbeat, fencing', () => {
+  it('renews the leases on every increment, records the tokens, and a stale holder that lost its nodes does not act on them', async () => {
+    const store = new DynamoDbSessionStore({ tableName: db.tableName, client: db.client, clock });
+    const { site, calls } = fakeSite();
+    const deps: RollingUpgradeDependencies = { store, site, clock, settings: { ...defaultSettings, lockLeaseSeconds: LEASE_SECONDS } };
+    const a = await sessionAt(store, 'lease-a');
+
+    // STARTING: the plan is taken, step 0 (a1, a2) locked and drained; the records carry the fencing tokens.
+    expect((await runActivity('STARTING', pointer(a.upgradeId, 'STARTING'), deps, startStep)).stage).toBe('QUIESCING');
+    expect(calls).toEqual(['drain a1', 'drain a2']);
+    const locks = await store.getNodeLocks(['a1', 'a2']);
+    expect(locks.get('a1')).toEqual({ owner: 'lease-a', leaseExpiresAt: now + LEASE_SECONDS * 1000, fencingToken: 1 });
+    const records = await store.getNodes(a.upgradeId, [{ name: 'a1', index: 0 }, { name: 'a2', index: 1 }]);
+    expect(records.map((r) => r.lockToken)).toEqual([1, 1]);
+
+    // Each increment renews the leases (the heartbeat): past the first lease, they still run.
+    now += 500_000;
+    await runActivity('QUIESCING', pointer(a.upgradeId, 'QUIESCING'), deps, checkQuiesce);
+    expect((await store.getNodeLocks(['a1'])).get('a1')!.leaseExpiresAt).toBe(now + LEASE_SECONDS * 1000);
+
+    // The session then stalls past its lease; session B takes a2 over.
+    now += (LEASE_SECONDS + 1) * 1000;
+    expect((await store.tryLockNodes('lease-b', ['a2'])).size).toBe(0);
+
+    // A's next increment: its quiesce timeout has passed, so it would fail both busy nodes. It fails
+    // a1 only, and records a2 as lost to B, with a message.
+    calls.length = 0;
+    await runActivity('QUIESCING', pointer(a.upgradeId, 'QUIESCING'), deps, checkQuiesce);
+    expect(calls).toEqual(['fail a1', 'add failed a1']);
+    const after = await store.getNodes(a.upgradeId, [{ name: 'a1', index: 0 }, { name: 'a2', index: 1 }]);
+    expect(after.map((r) => [r.status, r.phase, r.reason])).toEqual([
+      ['FAILED', 'DONE', 'upgrading-time-out-quiescing'],
+      ['IN_PROGRESS', 'LOCK_LOST', 'lock-lost-to-lease-b'],
+    ]);
+    expect(await store.listMessages(a.upgradeId)).toContainEqual(expect.stringMatching(/1 node\(s\) not ours \(locked by session lease-b\) are left alone: a2/));
+    expect(await store.getLockOwners(['a1', 'a2'])).toEqual(new Map([['a2', 'lease-b']]));
+  });
+
+  it('stops with LockLostError right before acting when the lock changed hands within the increment', async () => {
+    const store = new DynamoDbSessionStore({ tableName: db.tableName, client: db.client, clock });
+    const { site, calls } = fakeSite();
+    (site.inventory.getGroupMembers as jest.Mock<Site['inventory']['getGroupMembers']>).mockImplementation(async (label) => (label === 'compute' ? ['c1', 'c2'] : []));
+    const deps: RollingUpgradeDependencies = { store, site, clock, settings: { ...defaultSettings, lockLeaseSeconds: LEASE_SECONDS } };
+    const c = await sessionAt(store, 'lease-c');
+    await runActivity('STARTING', pointer(c.upgradeId, 'STARTING'), deps, startStep);
+    calls.length = 0;
+    now += 1001_000;
+    // The takeover lands after the heartbeat but before the fail (the session stalled that long while it observed the site).
+    (site.workloadManager.getNodes as jest.Mock<Site['workloadManager']['getNodes']>).mockImplementationOnce(async (names) => {
+      now += (LEASE_SECONDS + 1) * 1000;
+      expect((await store.tryLockNodes('lease-d', ['c1', 'c2'])).size).toBe(0);
+      return new Map(names.map((n) => [n, { name: n, base: 'MIXED', flags: ['DRAIN'], reason: 'rolling-upgrade' } as WlmNode]));
+    });
+    const state = await runActivity('QUIESCING', pointer(c.upgradeId, 'QUIESCING'), deps, checkQuiesce);
+    expect(calls).toEqual([]);
+    expect(state.stage).toBe('QUIESCING');
+    const records = await store.getNodes(c.upgradeId, [{ name: 'c1', index: 0 }, { name: 'c2', index: 1 }]);
+    expect(records.map((r) => r.phase)).toEqual(['LOCK_LOST', 'LOCK_LOST']);
+    // With nothing left of the step, the next increment moves on without touching the nodes.
+    await runActivity('QUIESCING', pointer(c.upgradeId, 'QUIESCING'), deps, checkQuiesce);
+    expect(calls).toEqual([]);
+  });
+});

@@ -99,7 +99,11 @@ export class SiteConnection extends Construct {
 type Service = 'workloadManager' | 'bootService' | 'inventory' | 'provisioner';
 const SERVICES: readonly Service[] = ['workloadManager', 'bootService', 'inventory', 'provisioner'];
 
-/** What a Lambda cannot use: tokens from its own environment or files, commands on "this host", files. */
+/**
+ * What a Lambda cannot use: tokens from its own environment or files, commands on "this host", files,
+ * and the command connectors that keep their sessions in process memory (slurm-reboot, the command
+ * provisioner): a later invocation may run in another container and would not find them.
+ */
 function checkDeployable(profile: SiteProfile): SiteProfile {
   const problems: FieldProblem[] = [];
   const transports: [string, TransportProfile | undefined][] = [['transport', profile.transport]];
@@ -108,6 +112,9 @@ function checkDeployable(profile: SiteProfile): SiteProfile {
     if (!service) continue;
     if (service.token && service.token.secretArn === undefined) problems.push({ field: `${key}.token`, message: 'a deployed stack reads tokens from Secrets Manager: give {secretArn: ARN}' });
     if (service.type === 'file') problems.push({ field: `${key}.type`, message: 'a file inventory is not available to the deployed functions' });
+    if ((key === 'bootService' && service.type === 'slurm-reboot') || (key === 'provisioner' && service.type === 'command')) {
+      problems.push({ field: `${key}.type`, message: `'${service.type}' keeps its sessions in process memory and is not yet available to the deployed functions` });
+    }
     transports.push([`${key}.transport`, service.transport]);
   }
   for (const [field, transport] of transports) {

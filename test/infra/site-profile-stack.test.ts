@@ -6,8 +6,8 @@ import { testApp } from '../support/synth-stack';
 
 const SLURM_SECRET = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:slurm-jwt-AbCdEf';
 const PROFILE: SiteProfileInput = {
-  workloadManager: { type: 'slurmrestd', url: 'https://slurm:6820', token: { secretArn: SLURM_SECRET } },
-  bootService: { type: 'slurm-reboot', prepareCommand: 'wwctl node set --image {template} {nodes}' },
+  workloadManager: { type: 'scontrol' },
+  bootService: { type: 'bos', url: 'https://api-gw/apis/bos', token: { secretArn: SLURM_SECRET } },
   inventory: { type: 'hsm', url: 'https://api-gw/apis/smd' },
   transport: { type: 'ssm', instanceIds: ['i-0123456789abcdef0'], region: 'us-east-1' },
 };
@@ -21,7 +21,7 @@ describe('RolloutStack with a site profile', () => {
     expect(Object.keys(template.findParameters('*')).filter((p) => /Url|Secret|Slurm/.test(p))).toEqual([]);
     for (const fn of functions) {
       const variables = fn.Properties.Environment.Variables;
-      expect(JSON.parse(variables[ENVIRONMENT.siteProfile] as string)).toMatchObject({ workloadManager: { token: { secretArn: SLURM_SECRET } } });
+      expect(JSON.parse(variables[ENVIRONMENT.siteProfile] as string)).toMatchObject({ bootService: { token: { secretArn: SLURM_SECRET } } });
       expect(variables).not.toHaveProperty(ENVIRONMENT.slurmToken);
     }
   });
@@ -38,6 +38,14 @@ describe('RolloutStack with a site profile', () => {
     const local = parseSiteProfile({ ...PROFILE, transport: { type: 'local' }, bootService: { type: 'bos', url: 'https://b', token: { env: 'T' } } });
     expect(() => new RolloutStack(testApp(), 'Bad', { siteProfile: local })).toThrow(
       'Invalid site profile for the stack: bootService.token: a deployed stack reads tokens from Secrets Manager: give {secretArn: ARN}; transport: the deployed functions have no local cluster commands: use {type: ssm, ...}',
+    );
+    const inMemory = parseSiteProfile({
+      ...PROFILE,
+      bootService: { type: 'slurm-reboot', prepareCommand: 'wwctl node set --image {template} {nodes}' },
+      provisioner: { type: 'command', commands: { prepare: 'provision prepare {nodes}', deploy: 'provision deploy {nodes}' } },
+    });
+    expect(() => new RolloutStack(testApp(), 'InMemory', { siteProfile: inMemory })).toThrow(
+      "Invalid site profile for the stack: bootService.type: 'slurm-reboot' keeps its sessions in process memory and is not yet available to the deployed functions; provisioner.type: 'command' keeps its sessions in process memory and is not yet available to the deployed functions",
     );
   });
 });

@@ -1,5 +1,5 @@
 import { basePolicy, resolveCount, type OperationSpec, type SchedulingPolicy } from '../scheduling';
-import type { UpgradeRequest } from './upgrade-request';
+import type { UpgradeControls, UpgradeRequest } from './upgrade-request';
 
 /** A rolling upgrade is one `upgrade` op per node of the plan, in plan order, with no dependencies. */
 export function upgradeOperations(plan: readonly string[]): OperationSpec[] {
@@ -10,22 +10,7 @@ export function upgradeOpId(node: string): string {
   return `${node}/upgrade`;
 }
 
-type PolicyFields = Pick<
-  UpgradeRequest,
-  | 'mode'
-  | 'upgradeStepSize'
-  | 'maxUnavailable'
-  | 'drainAhead'
-  | 'order'
-  | 'maxUnavailablePerRack'
-  | 'batches'
-  | 'pauseAfterBatches'
-  | 'approval'
-  | 'maxFailed'
-  | 'haltOnOutsideFailures'
-  | 'bakeSeconds'
-  | 'maintenanceWindows'
->;
+type PolicyFields = UpgradeControls & Pick<UpgradeRequest, 'upgradeStepSize'>;
 
 /**
  * The scheduling policy a request asks for, over a plan of `nodeCount` nodes (percentages are of

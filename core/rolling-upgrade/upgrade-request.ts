@@ -155,6 +155,24 @@ export const upgradeRequestSchema = z
 export type UpgradeRequestInput = z.input<typeof upgradeRequestSchema>;
 export type UpgradeRequest = z.output<typeof upgradeRequestSchema>;
 
+/** The controls beyond CRUS's fields: how nodes are scheduled, paced and halted (the README's controls table). */
+export type UpgradeControls = Pick<
+  UpgradeRequest,
+  | 'mode'
+  | 'maxUnavailable'
+  | 'drainAhead'
+  | 'order'
+  | 'maxUnavailablePerRack'
+  | 'batches'
+  | 'pauseAfterBatches'
+  | 'approval'
+  | 'maxFailed'
+  | 'haltOnOutsideFailures'
+  | 'bakeSeconds'
+  | 'healthCheck'
+  | 'maintenanceWindows'
+>;
+
 export function parseUpgradeRequest(input: unknown): UpgradeRequest {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new InvalidInputError('upgrade request', [{ field: '', message: 'the request must be a JSON object' }]);

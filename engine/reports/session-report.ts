@@ -1,4 +1,5 @@
 import type { NodeStatus, Progress, SessionState, UpgradeSession } from '../../core/rolling-upgrade/session';
+import type { UpgradeControls } from '../../core/rolling-upgrade/upgrade-request';
 import type { SessionStore } from '../../ports/session-store';
 
 export interface NodeReport {
@@ -36,22 +37,8 @@ export interface SessionReport {
   nodes: Record<string, NodeReport>;
 }
 
-export type SessionControls = Pick<
-  UpgradeSession,
-  | 'mode'
-  | 'maxUnavailable'
-  | 'drainAhead'
-  | 'order'
-  | 'maxUnavailablePerRack'
-  | 'batches'
-  | 'pauseAfterBatches'
-  | 'approval'
-  | 'maxFailed'
-  | 'haltOnOutsideFailures'
-  | 'bakeSeconds'
-  | 'healthCheck'
-  | 'maintenanceWindows'
->;
+/** The session's scheduling controls, as its request gave them. */
+export type SessionControls = UpgradeControls;
 
 function controlsOf(session: UpgradeSession): SessionControls {
   const { mode, maxUnavailable, drainAhead, order, maxUnavailablePerRack, batches, pauseAfterBatches, approval, maxFailed, haltOnOutsideFailures, bakeSeconds, healthCheck, maintenanceWindows } = session;

@@ -13,6 +13,38 @@ const REGION = 'local';
 export const localFunctionArn = (name: string) => `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${name}`;
 export const localStateMachineArn = (name: string) => `arn:aws:states:${REGION}:${ACCOUNT}:stateMachine:${name}`;
 const executionArn = (machine: string, name: string) => `arn:aws:states:${REGION}:${ACCOUNT}:execution:${machine}:${name}`;
+/** The ARN an execution named `name` of this state machine gets. */
+export const localExecutionArn = (stateMachineArn: string, name: string) => executionArn(stateMachineArn.slice(stateMachineArn.lastIndexOf(':') + 1), name);
+
+export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED';
+
+/** One event of an execution's history, as the engine reports it (AWS type names: ExecutionStarted, TaskStateEntered, ...). */
+export interface HistoryEntry {
+  type: string;
+  /** ms on the engine's clock (simulated time). */
+  timestamp: number;
+  stateName?: string;
+  input?: unknown;
+  output?: unknown;
+  error?: string;
+  cause?: string;
+}
+
+/** What the engine keeps of every execution, by ARN, for DescribeExecution, ListExecutions and GetExecutionHistory. */
+export interface ExecutionRecord {
+  executionArn: string;
+  stateMachineArn: string;
+  name: string;
+  status: ExecutionStatus;
+  input: unknown;
+  output?: unknown;
+  error?: string;
+  cause?: string;
+  /** ms on the engine's clock. */
+  startDate: number;
+  stopDate?: number;
+  history: HistoryEntry[];
+}
 
 /** Figures of one execution, in AWS terms. */
 export interface ExecutionFigures {
@@ -69,6 +101,13 @@ interface Registered {
 
 type StateDefinition = Record<string, unknown> & { Type: string };
 
+interface OpenExecution {
+  abort: () => void;
+  stalled?: string;
+  /** Set by stop(): the StopExecution's error and cause. */
+  stopped?: { error?: string; cause?: string };
+}
+
 /**
  * The embedded Step Functions: runs the workflow files as they are deployed (the `${...}` ARNs
  * substituted as CDK does), with Lambda functions run in-process behind the `lambda:invoke`
@@ -80,8 +119,11 @@ export class LocalStepFunctions {
   private readonly running = new Set<Promise<ExecutionOutcome>>();
   private readonly continuations = new Map<string, Promise<ExecutionOutcome>>();
   /** Open executions, to end them if virtual time stalls. */
-  private readonly open = new Map<string, { abort: () => void; stalled?: string }>();
+  private readonly open = new Map<string, OpenExecution>();
   readonly executions: ExecutionFigures[] = [];
+  /** Every execution started, by ARN, in start order. */
+  private readonly records = new Map<string, ExecutionRecord>();
+  private readonly outcomes = new Map<string, Promise<ExecutionOutcome>>();
   private counter = 0;
   private readonly time: TimeSource;
 
@@ -119,10 +161,54 @@ export class LocalStepFunctions {
     const registered = this.machines.get(stateMachineArn);
     if (!registered) throw new Error(`no local state machine ${stateMachineArn}`);
     const arn = executionArn(registered.name, name);
-    const outcome = this.run(registered, arn, name, input);
+    const startDate = this.time.now();
+    this.records.set(arn, { executionArn: arn, stateMachineArn, name, status: 'RUNNING', input, startDate, history: [] });
+    const outcome = this.run(registered, arn, name, input).then((ended) => {
+      const record = this.records.get(arn)!;
+      Object.assign(record, {
+        status: ended.status,
+        stopDate: this.time.now(),
+        ...(ended.output !== undefined ? { output: ended.output } : {}),
+        ...(ended.error !== undefined ? { error: ended.error } : {}),
+        ...(ended.cause !== undefined ? { cause: ended.cause } : {}),
+      });
+      return ended;
+    });
     this.running.add(outcome);
+    this.outcomes.set(arn, outcome);
     void outcome.finally(() => this.running.delete(outcome));
     return { executionArn: arn, outcome };
+  }
+
+  /** The execution of this ARN, or undefined. */
+  execution(executionArn: string): ExecutionRecord | undefined {
+    return this.records.get(executionArn);
+  }
+
+  /** The executions of a state machine, newest first (as ListExecutions orders them). */
+  listExecutions(stateMachineArn: string): ExecutionRecord[] {
+    return [...this.records.values()].filter((record) => record.stateMachineArn === stateMachineArn).reverse();
+  }
+
+  /** Whether this ARN names a registered state machine. */
+  hasStateMachine(stateMachineArn: string): boolean {
+    return this.machines.has(stateMachineArn);
+  }
+
+  /**
+   * Aborts a running execution as StopExecution does: no Catch, no cleanup; it ends ABORTED with
+   * this error and cause, and this returns once it has ended. An execution that already ended
+   * stays as it is; undefined for an unknown ARN.
+   */
+  async stop(executionArn: string, error?: string, cause?: string): Promise<ExecutionRecord | undefined> {
+    const record = this.records.get(executionArn);
+    const open = this.open.get(executionArn);
+    if (open && !open.stopped) {
+      open.stopped = { ...(error !== undefined ? { error } : {}), ...(cause !== undefined ? { cause } : {}) };
+      open.abort();
+    }
+    await this.outcomes.get(executionArn)?.catch(() => undefined);
+    return record;
   }
 
   /** Runs an execution and every execution it continued as, returning the last one's outcome. */
@@ -153,9 +239,9 @@ export class LocalStepFunctions {
         StateMachine: { Id: registered.arn, Name: registered.name },
       } as never,
     });
-    const open: { abort: () => void; stalled?: string } = { abort: () => execution.abort() };
+    const open: OpenExecution = { abort: () => execution.abort() };
     this.open.set(arn, open);
-    const counting = this.countEvents(execution.eventLogs as AsyncIterable<EngineEvent>, figures, registered.waits);
+    const counting = this.countEvents(execution.eventLogs as AsyncIterable<EngineEvent>, figures, registered.waits, arn);
     try {
       const output = await execution.result;
       await counting;
@@ -164,7 +250,7 @@ export class LocalStepFunctions {
       await counting.catch(() => undefined);
       if (err instanceof ExecutionAbortedError) {
         if (open.stalled) return { executionArn: arn, status: 'FAILED', error: STALLED_ERROR, cause: open.stalled, figures };
-        return { executionArn: arn, status: 'ABORTED', figures };
+        return { executionArn: arn, status: 'ABORTED', ...open.stopped, figures };
       }
       // ExecutionError wraps what ended the run: a Fail state's error (name = Error, message = Cause) or a runtime error.
       const inner = (err instanceof Error && err.cause instanceof Error ? err.cause : err) as Error;
@@ -192,10 +278,13 @@ export class LocalStepFunctions {
     }
   }
 
-  private async countEvents(events: AsyncIterable<EngineEvent>, figures: ExecutionFigures, waits: Set<string>): Promise<void> {
+  private async countEvents(events: AsyncIterable<EngineEvent>, figures: ExecutionFigures, waits: Set<string>, arn: string): Promise<void> {
+    const history = this.records.get(arn)?.history;
     for await (const raw of events) {
       // A Wait runs as a Task here; its history is a Wait's.
       const event = raw.state?.name !== undefined && waits.has(raw.state.name) ? { ...raw, state: { ...raw.state, type: 'Wait' } } : raw;
+      const entry = historyEntryOf(event, this.time.now());
+      if (entry) history?.push(entry);
       figures.historyEvents += historyEventsOf(event);
       if (event.type === 'StateEntered') figures.stateTransitions++;
       const payload = event.type === 'StateEntered' ? event.state?.input : event.type === 'StateExited' ? event.state?.output : undefined;
@@ -305,6 +394,35 @@ function runWaitAsTask(state: StateDefinition): void {
   else parameters.seconds = Seconds;
   for (const key of ['Seconds', 'SecondsPath', 'Timestamp', 'TimestampPath']) delete state[key];
   Object.assign(state, { Type: 'Task', Resource: WAIT_RESOURCE, Parameters: parameters, TimeoutSeconds: WAIT_TIMEOUT_SECONDS });
+}
+
+/** The AWS history event of an engine event, for the kinds GetExecutionHistory reports here; undefined for the others. */
+function historyEntryOf(event: EngineEvent, timestamp: number): HistoryEntry | undefined {
+  const stateName = event.state?.name;
+  const stateType = event.state?.type;
+  switch (event.type) {
+    case 'ExecutionStarted':
+    case 'ExecutionSucceeded':
+    case 'ExecutionFailed':
+    case 'ExecutionAborted':
+    case 'ExecutionTimeout':
+      return { type: event.type === 'ExecutionTimeout' ? 'ExecutionTimedOut' : event.type, timestamp, ...errorOf(event) };
+    case 'StateEntered':
+      return { type: `${stateType}StateEntered`, timestamp, ...(stateName ? { stateName } : {}), input: event.state?.input };
+    case 'StateExited':
+      return { type: `${stateType}StateExited`, timestamp, ...(stateName ? { stateName } : {}), output: event.state?.output };
+    case 'MapIterationStarted':
+    case 'MapIterationSucceeded':
+    case 'MapIterationFailed':
+      return { type: event.type, timestamp, ...(stateName ? { stateName } : {}) };
+    default:
+      return undefined;
+  }
+}
+
+function errorOf(event: EngineEvent): { error?: string; cause?: string } {
+  const { Error: error, Cause: cause } = (event as { Error?: unknown; Cause?: unknown });
+  return { ...(typeof error === 'string' ? { error } : {}), ...(typeof cause === 'string' ? { cause } : {}) };
 }
 
 function namedError(name: string, message: string): Error {

@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { DescribeExecutionCommand, ListExecutionsCommand, SFNClient, StartExecutionCommand, StopExecutionCommand, type ExecutionStatus } from '@aws-sdk/client-sfn';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
+import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
+import type { WorkflowName } from '../../contracts';
+import { idForExecution } from '../../core/execution-id';
+import type { SiteState } from '../../simulator';
+import type { CancelResult, RolloutRuntime, RunOutcome, SessionListing, SessionProgress, SessionView, StartedRun } from '../runtime';
+import type { ControlPlaneEndpoints } from '../sfn-endpoint';
+import { StoreSessions } from '../store-sessions';
+
+/** How a client reaches a control plane's APIs: endpoints (absent on AWS: the SDK's own), region, credentials. */
+export interface ClientConnection {
+  endpoints: Omit<ControlPlaneEndpoints, 'stepFunctionsEndpoint' | 'dynamodbEndpoint'> & { stepFunctionsEndpoint?: string; dynamodbEndpoint?: string };
+  /** A named profile of the shared config (AWS only); the default credential chain without it. */
+  profile?: string;
+  /** Dummy credentials for a local endpoint (the SDK refuses to sign without any). */
+  localCredentials?: boolean;
+  /** Real ms between two DescribeExecution polls while following an execution (default 250). */
+  pollMs?: number;
+  /** Extra cleanup when the client closes (an in-process control plane). */
+  onClose?: () => Promise<void>;
+  /** The simulated site and its clock, when the control plane runs in this process. */
+  local?: { siteState(): SiteState | undefined; now(): number };
+}
+
+const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+
+/**
+ * The engine facade over the Step Functions and DynamoDB APIs: run = StartExecution (then
+ * DescribeExecution until the chain of continue-as-new executions ends), the reads = the store's
+ * DynamoDB reads, cancel = the store's cancel request that the running workflow picks up (the
+ * CRUS deletion rules), stop = StopExecution (abort, no cleanup). One code path for an
+ * in-process control plane, a `rollout serve`, LocalStack and a deployed stack.
+ */
+export class RolloutClient implements RolloutRuntime {
+  readonly sfn: SFNClient;
+  private readonly dynamoDb: DynamoDBClient;
+  private readonly reads: StoreSessions;
+  private readonly pollMs: number;
+
+  constructor(private readonly connection: ClientConnection) {
+    const { endpoints } = connection;
+    const common = {
+      region: endpoints.region,
+      ...(connection.profile ? { profile: connection.profile } : {}),
+      ...(connection.localCredentials ? { credentials: LOCAL_CREDENTIALS } : {}),
+    };
+    this.sfn = new SFNClient({ ...common, ...(endpoints.stepFunctionsEndpoint ? { endpoint: endpoints.stepFunctionsEndpoint } : {}) });
+    this.dynamoDb = new DynamoDBClient({ ...common, ...(endpoints.dynamodbEndpoint ? { endpoint: endpoints.dynamodbEndpoint } : {}) });
+    const document = DynamoDBDocumentClient.from(this.dynamoDb, { marshallOptions: { removeUndefinedValues: true } });
+    this.reads = new StoreSessions(
+      new DynamoDbSessionStore({ tableName: endpoints.tableName, client: document }),
+      new DynamoDbDeploymentStore({ tableName: endpoints.tableName, client: document }),
+      true,
+    );
+    this.pollMs = connection.pollMs ?? 250;
+  }
+
+  get endpoints(): ClientConnection['endpoints'] {
+    return this.connection.endpoints;
+  }
+
+  async run(workflow: WorkflowName, input: unknown, executionName: string = randomUUID()): Promise<StartedRun> {
+    const started = await this.sfn.send(
+      new StartExecutionCommand({ stateMachineArn: this.connection.endpoints.stateMachines[workflow], name: executionName, input: JSON.stringify(input) }),
+    );
+    const executionArn = started.executionArn!;
+    const outcome = this.follow(executionArn);
+    // A caller that never awaits the outcome must not see an unhandled rejection.
+    outcome.catch(() => undefined);
+    return { workflow, kind: workflow === 'rollingUpgrade' ? 'upgrade' : 'deployment', id: idForExecution(executionArn), executionArn, outcome };
+  }
+
+  /** Resumes an upgrade from its stored progress: a new execution with `{resumeUpgradeId}`. */
+  resume(upgradeId: string): Promise<StartedRun> {
+    return this.run('rollingUpgrade', { resumeUpgradeId: upgradeId });
+  }
+
+  /** Aborts an execution as StopExecution does on AWS: no cleanup (drained nodes stay drained, locks stay). */
+  async stop(executionArn: string, cause?: string): Promise<void> {
+    await this.sfn.send(new StopExecutionCommand({ executionArn, ...(cause ? { cause } : {}) }));
+  }
+
+  /** The executions of a workflow, newest first (the first page: up to 100). */
+  async executions(workflow: WorkflowName, status?: ExecutionStatus) {
+    const listed = await this.sfn.send(
+      new ListExecutionsCommand({ stateMachineArn: this.connection.endpoints.stateMachines[workflow], ...(status ? { statusFilter: status } : {}) }),
+    );
+    return listed.executions ?? [];
+  }
+
+  /** The outcome of the last execution of the chain `executionArn` starts (continue-as-new: output.continuedAs.executionArn). */
+  async follow(executionArn: string): Promise<RunOutcome> {
+    let arn = executionArn;
+    for (;;) {
+      const described = await this.sfn.send(new DescribeExecutionCommand({ executionArn: arn }));
+      if (described.status === 'RUNNING' || described.status === 'PENDING_REDRIVE') {
+        await new Promise((resolve) => setTimeout(resolve, this.pollMs));
+        continue;
+      }
+      const output = described.output === undefined ? undefined : (JSON.parse(described.output) as unknown);
+      const next = (output as { continuedAs?: { executionArn?: unknown } } | undefined)?.continuedAs?.executionArn;
+      if (described.status === 'SUCCEEDED' && typeof next === 'string') {
+        arn = next;
+        continue;
+      }
+      const status = described.status === 'SUCCEEDED' ? 'SUCCEEDED' : described.status === 'ABORTED' ? 'ABORTED' : 'FAILED';
+      return {
+        executionArn: arn,
+        status,
+        ...(output !== undefined ? { output } : {}),
+        ...(described.error !== undefined ? { error: described.error } : {}),
+        ...(described.cause !== undefined ? { cause: described.cause } : {}),
+      };
+    }
+  }
+
+  sessions(): Promise<SessionListing[]> {
+    return this.reads.sessions();
+  }
+
+  session(id: string): Promise<SessionView | undefined> {
+    return this.reads.session(id);
+  }
+
+  cancel(id: string): Promise<CancelResult> {
+    return this.reads.cancel(id);
+  }
+
+  progress(id: string): Promise<SessionProgress | undefined> {
+    return this.reads.progress(id);
+  }
+
+  siteState(): SiteState | undefined {
+    return this.connection.local?.siteState();
+  }
+
+  now(): number {
+    return this.connection.local?.now() ?? Date.now();
+  }
+
+  async close(): Promise<void> {
+    this.sfn.destroy();
+    this.dynamoDb.destroy();
+    await this.connection.onClose?.();
+  }
+}

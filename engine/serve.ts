@@ -1,0 +1,55 @@
+import { WORKFLOWS } from '../contracts';
+import { EmbeddedRuntime } from './embedded-runtime';
+import type { OpenRuntimeOptions } from './open-runtime';
+import { LOCAL_REGION, StepFunctionsEndpoint, type ControlPlaneEndpoints } from './sfn-endpoint';
+
+export interface ServedControlPlane {
+  endpoints: ControlPlaneEndpoints;
+  /** The runtime behind the endpoint (in-process callers read the simulated site and its clock from it). */
+  runtime: EmbeddedRuntime;
+  close(): Promise<void>;
+}
+
+/**
+ * The embedded control plane as a service: the local engine behind a Step Functions-compatible
+ * endpoint (with the discovery route), and the runtime's DynamoDB endpoint, both on loopback.
+ * `rollout serve` runs one until a signal; the CLI's default target runs one in-process on an
+ * ephemeral port and talks to it through the SDK like any other target.
+ */
+export async function startServedControlPlane(options: OpenRuntimeOptions & { port?: number }): Promise<ServedControlPlane> {
+  // The `--site-config` seam (issue 7): a site profile's SiteSource kind is handled where openRuntime handles it.
+  const runtime = await EmbeddedRuntime.start({
+    site: options.site.definition,
+    ...(options.timeScale !== undefined ? { timeScale: options.timeScale } : {}),
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+  });
+  // Known once the server listens; the discovery route answers from it.
+  const announced: { endpoints?: ControlPlaneEndpoints } = {};
+  const endpoint = new StepFunctionsEndpoint(runtime.engine, () => announced.endpoints);
+  let listening: Awaited<ReturnType<StepFunctionsEndpoint['listen']>>;
+  try {
+    listening = await endpoint.listen(options.port ?? 0);
+  } catch (err) {
+    await runtime.close();
+    throw err;
+  }
+  const endpoints: ControlPlaneEndpoints = {
+    stepFunctionsEndpoint: listening.url,
+    dynamodbEndpoint: runtime.dynamoDb.endpoint,
+    region: LOCAL_REGION,
+    tableName: runtime.dynamoDb.tableName,
+    stateMachines: {
+      rollingUpgrade: runtime.stateMachineArns[WORKFLOWS.rollingUpgrade],
+      groupDeployment: runtime.stateMachineArns[WORKFLOWS.groupDeployment],
+    },
+  };
+  announced.endpoints = endpoints;
+  return {
+    endpoints,
+    runtime,
+    async close() {
+      await listening.close();
+      await runtime.close();
+    },
+  };
+}

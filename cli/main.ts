@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { InvalidInputError } from '../core/errors';
 import { registerPlanCommands } from './commands/plan';
 import { registerDeployCommand } from './commands/deploy';
+import { registerServeCommand } from './commands/serve';
 import { registerSessionCommands } from './commands/session';
 import { registerSimulateCommand } from './commands/simulate';
 import { registerUpgradeCommand } from './commands/upgrade';
@@ -18,6 +19,7 @@ registerDeployCommand(program);
 registerSessionCommands(program);
 registerPlanCommands(program);
 registerSimulateCommand(program);
+registerServeCommand(program);
 
 try {
   await program.parseAsync(process.argv);

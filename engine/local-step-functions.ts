@@ -196,8 +196,9 @@ export class LocalStepFunctions {
   }
 
   /**
-   * Aborts a running execution as StopExecution does: no Catch, no cleanup; it ends ABORTED with
-   * this error and cause, and this returns once it has ended. An execution that already ended
+   * Aborts a running execution as StopExecution does (or as if its process died): no Catch, no
+   * cleanup; it ends ABORTED with this error and cause at once, and this returns once it has ended.
+   * What it wrote stays; its locks stay held until their lease runs out (crash tests, takeovers). An execution that already ended
    * stays as it is; undefined for an unknown ARN.
    */
   async stop(executionArn: string, error?: string, cause?: string): Promise<ExecutionRecord | undefined> {
@@ -258,14 +259,6 @@ export class LocalStepFunctions {
     } finally {
       this.open.delete(arn);
     }
-  }
-
-  /**
-   * Ends a running execution at once, as if its process died (ABORTED): what it wrote stays, its
-   * locks stay held until their lease runs out. For crash tests and an explicit takeover.
-   */
-  stop(executionArn: string): void {
-    this.open.get(executionArn)?.abort();
   }
 
   /** Virtual time stalled: nothing runs, nothing sleeps, so every open execution would wait forever. End them, saying so. */

@@ -33,6 +33,11 @@ export interface OpenRuntimeOptions {
 
 /** A control plane that runs workflows: today the embedded one, owning the data directory while it runs. */
 export async function openRuntime(options: OpenRuntimeOptions): Promise<RolloutRuntime> {
+  return startEmbeddedRuntime(options);
+}
+
+/** The embedded runtime over a simulated site or the site a profile names (also what `rollout serve` serves). */
+export async function startEmbeddedRuntime(options: OpenRuntimeOptions): Promise<EmbeddedRuntime> {
   const { site } = options;
   const dataDir = options.dataDir ? { dataDir: options.dataDir } : {};
   if (site.kind === 'simulated') {

@@ -1,6 +1,6 @@
 import { WORKFLOWS } from '../contracts';
-import { EmbeddedRuntime } from './embedded-runtime';
-import type { OpenRuntimeOptions } from './open-runtime';
+import type { EmbeddedRuntime } from './embedded-runtime';
+import { startEmbeddedRuntime, type OpenRuntimeOptions } from './open-runtime';
 import { LOCAL_REGION, StepFunctionsEndpoint, type ControlPlaneEndpoints } from './sfn-endpoint';
 
 export interface ServedControlPlane {
@@ -17,12 +17,7 @@ export interface ServedControlPlane {
  * ephemeral port and talks to it through the SDK like any other target.
  */
 export async function startServedControlPlane(options: OpenRuntimeOptions & { port?: number }): Promise<ServedControlPlane> {
-  // The `--site-config` seam (issue 7): a site profile's SiteSource kind is handled where openRuntime handles it.
-  const runtime = await EmbeddedRuntime.start({
-    site: options.site.definition,
-    ...(options.timeScale !== undefined ? { timeScale: options.timeScale } : {}),
-    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
-  });
+  const runtime = await startEmbeddedRuntime(options);
   // Known once the server listens; the discovery route answers from it.
   const announced: { endpoints?: ControlPlaneEndpoints } = {};
   const endpoint = new StepFunctionsEndpoint(runtime.engine, () => announced.endpoints);

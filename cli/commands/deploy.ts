@@ -4,6 +4,7 @@ import { parseNodeNameList, planDeployment, selectDeploymentStrategy } from '../
 import { parseDeploymentRequest } from '../../core/group-deployment/deployment-request';
 import { causeMessage } from '../../engine/execution-cause';
 import { DEFAULT_TIME_SCALE, openRuntime } from '../../engine/open-runtime';
+import { addTargetOptions, checkSiteOptions, connectRemote, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
@@ -13,7 +14,7 @@ import { renderDeploymentSummary } from '../deployment-summary';
 import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
 import { loadStrategyFile } from '../strategy-file';
 
-interface DeployOptions extends SiteSourceOptions {
+interface DeployOptions extends SiteSourceOptions, TargetOptions {
   strategy?: string;
   nodes?: string;
   maxParallelGroups?: string;
@@ -27,11 +28,10 @@ interface DeployOptions extends SiteSourceOptions {
 }
 
 export function registerDeployCommand(program: Command): void {
-  program
-    .command('deploy')
+  addTargetOptions(program.command('deploy'))
     .description('Deploy groups of nodes by a DeploymentStrategy (Shipyard model) on the embedded default against a simulated site or a site profile')
-    .option('--site <file>', 'simulated site file (YAML or JSON)')
-    .addOption(new Option('--site-config <file>', 'site connection profile: run against the services it names').conflicts('site'))
+    .option('--site <file>', 'simulated site file (YAML or JSON); not with --endpoint/--aws, whose control plane has its site')
+    .addOption(new Option('--site-config <file>', 'site connection profile: run against the services it names; not with --endpoint/--aws').conflicts('site'))
     .addOption(new Option('--strategy <file>', 'DeploymentStrategy (YAML or JSON, whole document or {groups: [...]})').conflicts('nodes'))
     .option('--nodes <names>', "comma-separated node names: one critical group 'default' over just these")
     .option('--max-parallel-groups <n>', 'ready groups that may run at once (default 1, as Shipyard)')
@@ -48,11 +48,12 @@ export function registerDeployCommand(program: Command): void {
 }
 
 async function runDeploy(options: DeployOptions): Promise<number> {
-  const source = await loadSiteSource(options);
-  if (source.kind === 'profile' && !source.profile.provisioner) {
+  const target = remoteTarget(options);
+  checkSiteOptions(options, target !== undefined);
+  const source = target ? undefined : await loadSiteSource(options);
+  if (source?.kind === 'profile' && !source.profile.provisioner) {
     throw new CliError(`site profile ${options.siteConfig}: provisioner: a group deployment needs a provisioner`, ExitCode.invalidInput);
   }
-  const inventory = await inventoryOf(source);
   const strategyFile = options.strategy !== undefined ? await loadStrategyFile(options.strategy) : undefined;
   const nodes = options.nodes !== undefined ? parseNodeNameList(options.nodes) : undefined;
   const input: Record<string, unknown> = {
@@ -69,11 +70,17 @@ async function runDeploy(options: DeployOptions): Promise<number> {
   };
   // Everything that can be wrong with the input is found here, before anything starts.
   parseDeploymentRequest(input);
-  planDeployment(selectDeploymentStrategy({ strategy: strategyFile?.text, nodes }, inventory), inventory);
+  // The plan needs the site's inventory: here for a local site; a served control plane plans in its workflow.
+  if (source) {
+    const inventory = await inventoryOf(source);
+    planDeployment(selectDeploymentStrategy({ strategy: strategyFile?.text, nodes }, inventory), inventory);
+  }
   const timeScale = options.timeScale === undefined ? undefined : Number(options.timeScale);
   if (timeScale !== undefined && !(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
 
-  const runtime = await openRuntime({ site: source, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  const runtime = target
+    ? await connectRemote(target)
+    : await openRuntime({ site: source!, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   try {
     const startedReal = performance.now();
     const startedSimulated = runtime.now();
@@ -83,7 +90,7 @@ async function runDeploy(options: DeployOptions): Promise<number> {
     await progress.stop();
 
     if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
-    if (options.siteStateOut) await writeSiteState(options.siteStateOut, source, runtime);
+    if (options.siteStateOut) await writeSiteState(options.siteStateOut, source!, runtime);
     const found = await runtime.session(run.id);
     if (found?.kind !== 'deployment') throw new CliError(`the workflow ended (${outcome.status}) before creating the deployment: ${causeMessage(outcome)}`, ExitCode.notCompleted);
     const { report } = found;
@@ -94,7 +101,7 @@ async function runDeploy(options: DeployOptions): Promise<number> {
       process.stdout.write(
         `${renderDeploymentSummary(report, {
           realSeconds: (performance.now() - startedReal) / 1000,
-          simulatedSeconds: (runtime.now() - startedSimulated) / 1000,
+          ...(runtime.siteState() ? { simulatedSeconds: (runtime.now() - startedSimulated) / 1000 } : {}),
         })}\n`,
       );
     }

@@ -1,30 +1,46 @@
 import type { Command } from 'commander';
 import { SessionNotCancellableError, SessionNotFoundError } from '../../core/errors';
 import { CancelNotSupportedError } from '../../engine/errors';
+import { RolloutClient } from '../../engine/client/rollout-client';
 import { openSessions } from '../../engine/open-runtime';
-import type { RolloutSessions, SessionListing } from '../../engine/runtime';
+import type { RolloutSessions, SessionKind, SessionListing } from '../../engine/runtime';
+import { addTargetOptions, connectRemote, remoteTarget, type TargetOptions } from '../control-plane-target';
+import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
+import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
 import { runUpgradeWorkflow, type UpgradeRunOptions } from './upgrade';
 
-interface SessionOptions {
-  dataDir: string;
+interface SessionOptions extends TargetOptions {
+  dataDir?: string;
   json?: boolean;
+  kind?: string;
+}
+
+const KINDS: readonly SessionKind[] = ['upgrade', 'deployment'];
+const WATCH_POLL_MS = 250;
+
+/** Where the sessions are: a data directory, a running `rollout serve`, or a deployed stack. */
+function sessionSource(command: Command): Command {
+  return addTargetOptions(command.option('--data-dir <dir>', 'data directory of the sessions'));
 }
 
 export function registerSessionCommands(program: Command): void {
-  const session = program.command('session').description('Inspect and cancel the upgrades and deployments kept in a data directory');
+  const session = program
+    .command('session')
+    .description('Inspect, watch, cancel and resume upgrades and deployments: of a data directory, a `rollout serve` (--endpoint) or a deployed stack (--aws)');
 
-  session
-    .command('list')
+  sessionSource(session.command('list'))
     .description('List upgrades and deployments, newest first')
-    .requiredOption('--data-dir <dir>', 'data directory of the sessions')
+    .option('--kind <kind>', 'only upgrades or only deployments (upgrade|deployment)')
     .option('--json', 'print JSON')
     .action(async (options: SessionOptions) =>
       withSessions(options, async (sessions) => {
-        const listed = await sessions.sessions();
+        const kind = options.kind;
+        if (kind !== undefined && !KINDS.includes(kind as SessionKind)) throw new CliError(`--kind must be one of ${KINDS.join(', ')}, got '${kind}'`, ExitCode.invalidInput);
+        const listed = (await sessions.sessions()).filter((entry) => kind === undefined || entry.kind === kind);
         if (options.json) {
           process.stdout.write(`${JSON.stringify(listed.map(listingJson), null, 2)}\n`);
           return;
@@ -37,11 +53,9 @@ export function registerSessionCommands(program: Command): void {
       }),
     );
 
-  session
-    .command('get')
+  sessionSource(session.command('get'))
     .description('Show one upgrade (nodes and messages) or deployment (groups and nodes)')
     .argument('<id>', 'upgrade or deployment id')
-    .requiredOption('--data-dir <dir>', 'data directory of the sessions')
     .option('--json', 'print it as one JSON object')
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
@@ -52,25 +66,43 @@ export function registerSessionCommands(program: Command): void {
       }),
     );
 
-  session
-    .command('resume')
-    .description('Take over an upgrade whose process died: its execution carries on from the stored progress, with its own locks (same owner), even if their lease ran out')
+  sessionSource(session.command('watch'))
+    .description('Show the progress of an upgrade or a deployment until it ends, then its summary')
+    .argument('<id>', 'upgrade or deployment id')
+    .option('--json', 'print the final report as one JSON object')
+    .action(async (id: string, options: SessionOptions) =>
+      withSessions(options, async (sessions) => {
+        const found = await sessions.session(id);
+        if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
+        const display = found.kind === 'upgrade' ? showSessionProgress(sessions, id) : showDeploymentProgress(sessions, id);
+        const report = await untilEnded(sessions, id, found.kind);
+        await display.stop();
+        const text = report.kind === 'upgrade' ? renderSessionSummary(report.report) : renderDeploymentSummary(report.report);
+        process.stdout.write(options.json ? `${JSON.stringify(report.report, null, 2)}\n` : `${text}\n`);
+      }),
+    );
+
+  addTargetOptions(session.command('resume'))
+    .description(
+      'Take over an upgrade whose process or execution died: a new execution with {resumeUpgradeId} carries on from the stored progress with its own locks (same owner), even if their lease ran out. Locally (--data-dir) or on --endpoint/--aws',
+    )
     .argument('<id>', 'upgrade id')
-    .requiredOption('--data-dir <dir>', 'data directory of the sessions')
+    .option('--data-dir <dir>', 'data directory of the sessions (a local takeover)')
     .option('--site <file>', 'simulated site file (YAML or JSON)')
     .option('--site-config <file>', 'site connection profile: run against the services it names')
     .option('--time-scale <n>', 'run on the wall clock sped up n times; without it, on virtual time')
     .option('--json', 'print the final session as one JSON object')
     .option('--site-state-out <file>', "write the simulated site's final state to this file")
-    .action(async (id: string, options: UpgradeRunOptions & { dataDir: string }) => {
+    .action(async (id: string, options: UpgradeRunOptions & TargetOptions) => {
+      if (!remoteTarget(options) && !options.dataDir) {
+        throw new CliError('resume needs the sessions: give --data-dir DIR (a local takeover) or --endpoint URL / --aws', ExitCode.invalidInput);
+      }
       process.exitCode = await runUpgradeWorkflow(options, { resumeUpgradeId: id });
     });
 
-  session
-    .command('cancel')
+  sessionSource(session.command('cancel'))
     .description('Cancel a running upgrade: CRUS deletion rules, then cleanup')
     .argument('<id>', 'upgrade id')
-    .requiredOption('--data-dir <dir>', 'data directory of the sessions')
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
         let running: boolean;
@@ -113,8 +145,26 @@ function listingLine(entry: SessionListing): string {
   );
 }
 
+/** The session's report once it has ended: an upgrade completed or deleted, a deployment no longer running, or no execution left running. */
+async function untilEnded(sessions: RolloutSessions, id: string, kind: SessionKind) {
+  for (;;) {
+    const found = await sessions.session(id);
+    if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
+    if (found.kind === 'upgrade' && (found.report.completed || found.report.state === 'DELETED')) return found;
+    if (found.kind === 'deployment' && found.report.status !== 'RUNNING') return found;
+    // Through the Step Functions API: a session no execution runs any more (stopped, failed) has ended too.
+    if (sessions instanceof RolloutClient && (await sessions.executions(kind === 'upgrade' ? 'rollingUpgrade' : 'groupDeployment', 'RUNNING')).length === 0) {
+      return (await sessions.session(id)) ?? found;
+    }
+    await new Promise((resolve) => setTimeout(resolve, WATCH_POLL_MS));
+  }
+}
+
 async function withSessions(options: SessionOptions, action: (sessions: RolloutSessions) => Promise<void>): Promise<void> {
-  const sessions = await openSessions({ dataDir: options.dataDir });
+  const target = remoteTarget(options);
+  if (target && options.dataDir) throw new CliError('give --data-dir or a control plane (--endpoint, --aws), not both', ExitCode.invalidInput);
+  if (!target && !options.dataDir) throw new CliError('where are the sessions? give --data-dir DIR, --endpoint URL or --aws', ExitCode.invalidInput);
+  const sessions = target ? await connectRemote(target) : await openSessions({ dataDir: options.dataDir! });
   try {
     await action(sessions);
   } finally {

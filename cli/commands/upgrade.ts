@@ -5,6 +5,7 @@ import { parseUpgradeRequest, type UpgradeRequestInput } from '../../core/rollin
 import { causeMessage } from '../../engine/execution-cause';
 import { DEFAULT_TIME_SCALE, openRuntime } from '../../engine/open-runtime';
 import type { RolloutRuntime } from '../../engine/runtime';
+import { addTargetOptions, checkSiteOptions, connectRemote, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
@@ -12,7 +13,7 @@ import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
 import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
 
-interface UpgradeOptions extends SiteSourceOptions {
+interface UpgradeOptions extends SiteSourceOptions, TargetOptions {
   startingLabel: string;
   upgradingLabel: string;
   failedLabel: string;
@@ -42,11 +43,10 @@ interface UpgradeOptions extends SiteSourceOptions {
 }
 
 export function registerUpgradeCommand(program: Command): void {
-  program
-    .command('upgrade')
+  addTargetOptions(program.command('upgrade'))
     .description('Run a rolling upgrade (CRUS model) on the embedded default against a simulated site or a site profile')
-    .option('--site <file>', 'simulated site file (YAML or JSON)')
-    .addOption(new Option('--site-config <file>', 'site connection profile: run against the services it names').conflicts('site'))
+    .option('--site <file>', 'simulated site file (YAML or JSON); not with --endpoint/--aws, whose control plane has its site')
+    .addOption(new Option('--site-config <file>', 'site connection profile: run against the services it names; not with --endpoint/--aws').conflicts('site'))
     .requiredOption('--starting-label <label>', 'group of nodes to upgrade')
     .requiredOption('--upgrading-label <label>', 'group that holds the nodes being booted')
     .requiredOption('--failed-label <label>', 'group that receives nodes that failed')
@@ -134,7 +134,7 @@ async function runUpgrade(options: UpgradeOptions): Promise<number> {
 }
 
 /** Where and how an upgrade runs and reports: shared by `rollout upgrade` and `rollout session resume`. */
-export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir'>;
+export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir'> & TargetOptions;
 
 /**
  * Runs the rolling-upgrade workflow with `input` (a request, or `{resumeUpgradeId}` to take a
@@ -143,9 +143,13 @@ export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'ti
 export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: UpgradeRequestInput | { resumeUpgradeId: string }): Promise<number> {
   const timeScale = options.timeScale === undefined ? undefined : Number(options.timeScale);
   if (timeScale !== undefined && !(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
-  const source = await loadSiteSource(options);
+  const target = remoteTarget(options);
+  checkSiteOptions(options, target !== undefined);
+  const source = target ? undefined : await loadSiteSource(options);
 
-  const runtime = await openRuntime({ site: source, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  const runtime = target
+    ? await connectRemote(target)
+    : await openRuntime({ site: source!, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
   try {
     const startedReal = performance.now();
     const startedSimulated = runtime.now();
@@ -164,7 +168,7 @@ export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: Upgr
       throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
     }
     const found = await runtime.session(upgradeId);
-    if (options.siteStateOut) await writeSiteState(options.siteStateOut, source, runtime);
+    if (options.siteStateOut) await writeSiteState(options.siteStateOut, source!, runtime);
     if (found?.kind !== 'upgrade') throw new CliError(`the workflow ended (${outcome.status}) before creating a session: ${causeMessage(outcome)}`, ExitCode.notCompleted);
 
     const { report } = found;
@@ -174,7 +178,7 @@ export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: Upgr
       process.stdout.write(
         `${renderSessionSummary(report, {
           realSeconds: (performance.now() - startedReal) / 1000,
-          simulatedSeconds: (runtime.now() - startedSimulated) / 1000,
+          ...(runtime.siteState() ? { simulatedSeconds: (runtime.now() - startedSimulated) / 1000 } : {}),
         })}\n`,
       );
       if (outcome.status === 'FAILED') process.stderr.write(`workflow failed: ${outcome.error}: ${causeMessage(outcome)}\n`);

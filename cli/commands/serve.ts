@@ -1,0 +1,60 @@
+import type { Command } from 'commander';
+import { DEFAULT_TIME_SCALE } from '../../engine/open-runtime';
+import { startServedControlPlane } from '../../engine/serve';
+import { loadSiteFile } from '../../simulator';
+import { CliError } from '../errors';
+import { ExitCode } from '../exit-codes';
+
+interface ServeOptions {
+  site: string;
+  port: string;
+  dataDir?: string;
+  timeScale?: string;
+}
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description(
+      'Run the embedded control plane as a local service: a Step Functions-compatible endpoint and the DynamoDB endpoint. ' +
+        'The first line on stdout is one JSON object with the endpoints and the state machine ARNs; it runs until SIGINT or SIGTERM.',
+    )
+    // The `--site-config FILE` variant (a real site's connection profile) joins here with issue 7.
+    .requiredOption('--site <file>', 'simulated site file (YAML or JSON)')
+    .option('--port <n>', 'port of the Step Functions endpoint on 127.0.0.1 (0: any free port)', '0')
+    .option('--data-dir <dir>', 'keep sessions on disk here (the service owns the directory while it runs)')
+    .option(
+      '--time-scale <n>',
+      `run on the wall clock sped up n times (e.g. ${DEFAULT_TIME_SCALE}), to watch runs; without it, on virtual time: the clock jumps to the next due wait whenever every execution waits`,
+    )
+    .action(async (options: ServeOptions) => {
+      await serve(options);
+    });
+}
+
+async function serve(options: ServeOptions): Promise<void> {
+  const port = Number(options.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number (0-65535), got '${options.port}'`, ExitCode.invalidInput);
+  const timeScale = options.timeScale === undefined ? undefined : Number(options.timeScale);
+  if (timeScale !== undefined && !(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
+  const site = await loadSiteFile(options.site);
+  const served = await startServedControlPlane({
+    site: { kind: 'simulated', definition: site },
+    port,
+    ...(timeScale !== undefined ? { timeScale } : {}),
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+  });
+  const { stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName } = served.endpoints;
+  process.stdout.write(`${JSON.stringify({ stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName })}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  process.stderr.write('stopping the control plane\n');
+  await served.close();
+}

@@ -1,0 +1,64 @@
+import type { Command } from 'commander';
+import { connectControlPlane, DEFAULT_STACK, type ControlPlaneTarget } from '../engine/client/targets';
+import type { RolloutClient } from '../engine/client/rollout-client';
+import { CliError } from './errors';
+import { ExitCode } from './exit-codes';
+
+/** The options that name a remote control plane: a `rollout serve` (or LocalStack) URL, or a deployed stack. */
+export interface TargetOptions {
+  endpoint?: string;
+  aws?: boolean;
+  stack?: string;
+  region?: string;
+  profile?: string;
+}
+
+export function addTargetOptions(command: Command): Command {
+  return command
+    .option('--endpoint <url>', 'a running `rollout serve` (its URL, as its first line prints it)')
+    .option('--aws', 'the deployed stack, through the default AWS credential chain')
+    .option('--stack <name>', `with --aws: the stack name (default ${DEFAULT_STACK})`)
+    .option('--region <region>', 'with --aws: the region (default: the credential chain\'s)')
+    .option('--profile <name>', 'with --aws: a named profile of the shared AWS config');
+}
+
+/** The remote target the options name; undefined for none (the embedded control plane). */
+export function remoteTarget(options: TargetOptions): Exclude<ControlPlaneTarget, { kind: 'embedded' }> | undefined {
+  if (options.endpoint && options.aws) throw new CliError('give --endpoint or --aws, not both', ExitCode.invalidInput);
+  if (!options.aws && (options.stack || options.region || options.profile)) throw new CliError('--stack, --region and --profile go with --aws', ExitCode.invalidInput);
+  if (options.endpoint) return { kind: 'endpoint', url: options.endpoint };
+  if (options.aws) {
+    return {
+      kind: 'aws',
+      stack: options.stack ?? DEFAULT_STACK,
+      ...(options.region ? { region: options.region } : {}),
+      ...(options.profile ? { profile: options.profile } : {}),
+    };
+  }
+  return undefined;
+}
+
+/** A client of a remote target, its connection errors as one line. */
+export async function connectRemote(target: Exclude<ControlPlaneTarget, { kind: 'embedded' }>): Promise<RolloutClient> {
+  try {
+    return await connectControlPlane(target);
+  } catch (err) {
+    if (err instanceof CliError || (err instanceof Error && err.name === 'InvalidInputError')) throw err;
+    throw new CliError(err instanceof Error ? err.message : String(err), ExitCode.notCompleted);
+  }
+}
+
+/**
+ * A local run needs --site or --site-config; a remote control plane has its own site, clock and data,
+ * so the options that describe them belong to `rollout serve` (or the stack) instead.
+ */
+export function checkSiteOptions(options: { site?: string; siteConfig?: string; timeScale?: string; dataDir?: string; siteStateOut?: string }, remote: boolean): void {
+  if (!remote) {
+    if (!options.site && !options.siteConfig) throw new CliError("required option '--site <file>' or '--site-config <file>' not specified (or give --endpoint URL / --aws)", ExitCode.invalidInput);
+    return;
+  }
+  const local = Object.entries({ '--site': options.site, '--site-config': options.siteConfig, '--time-scale': options.timeScale, '--data-dir': options.dataDir, '--site-state-out': options.siteStateOut })
+    .filter(([, value]) => value !== undefined)
+    .map(([name]) => name);
+  if (local.length > 0) throw new CliError(`${local.join(', ')} describe a local control plane: give them to \`rollout serve\`, not with --endpoint/--aws`, ExitCode.invalidInput);
+}

@@ -1,0 +1,75 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { runCli } from '../support/cli';
+import { startServe, type RunningServe } from '../support/serve';
+
+const names = ['x1000c0s0b0n0', 'x1000c0s0b0n1', 'x1000c0s1b0n0', 'x1000c0s1b0n1'];
+const upgradeArgs = ['--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--template', 'cos-2.4', '--step-size', '2'];
+
+describe('rollout serve, and a second process as its client', () => {
+  let dir: string;
+  let serve: RunningServe;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-serve-'));
+    const site = path.join(dir, 'site.yaml');
+    await writeFile(
+      site,
+      stringify({
+        nodes: names.map((name, i) => ({ name, nid: i + 1 })),
+        groups: { compute: names, upgrading: [], failed: [] },
+        bootTemplates: ['cos-2.4'],
+        timing: { bootSeconds: 60, returnSeconds: 10 },
+      }),
+    );
+    serve = await startServe(['--site', site, '--data-dir', path.join(dir, 'data')]);
+  });
+  afterAll(async () => {
+    await serve?.stop(); // idempotent: the test stops it already
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('prints its endpoints as the first line, serves an upgrade started by `rollout upgrade --endpoint`, and stops on SIGTERM', async () => {
+    expect(serve.endpoints).toEqual({
+      stepFunctionsEndpoint: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      dynamodbEndpoint: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      region: 'local',
+      tableName: 'rollout',
+      stateMachines: {
+        rollingUpgrade: 'arn:aws:states:local:000000000000:stateMachine:RollingUpgrade',
+        groupDeployment: 'arn:aws:states:local:000000000000:stateMachine:GroupDeployment',
+      },
+    });
+    const endpoint = serve.endpoints.stepFunctionsEndpoint;
+
+    const upgrade = await runCli(['upgrade', '--endpoint', endpoint, ...upgradeArgs, '--json']);
+    expect(upgrade.stderr).not.toContain('error');
+    expect(upgrade.code).toBe(0);
+    const report = JSON.parse(upgrade.stdout) as { upgradeId: string; completed: boolean; counts: Record<string, number> };
+    expect(report).toMatchObject({ completed: true, counts: { UPGRADED: 4 } });
+
+    const listed = await runCli(['session', 'list', '--endpoint', endpoint, '--kind', 'upgrade', '--json']);
+    expect(listed.code).toBe(0);
+    expect((JSON.parse(listed.stdout) as { upgradeId: string }[]).map((s) => s.upgradeId)).toEqual([report.upgradeId]);
+    const deployments = await runCli(['session', 'list', '--endpoint', endpoint, '--kind', 'deployment']);
+    expect(deployments.stdout).toBe('no sessions\n');
+
+    const got = await runCli(['session', 'get', report.upgradeId, '--endpoint', endpoint, '--json']);
+    expect(JSON.parse(got.stdout)).toMatchObject({ upgradeId: report.upgradeId, completed: true });
+
+    const stopped = await serve.stop();
+    expect(stopped.code).toBe(0);
+  });
+
+  it('refuses options that belong to the served control plane, and an unreachable endpoint', async () => {
+    const withSite = await runCli(['upgrade', '--endpoint', 'http://127.0.0.1:9', '--site', 'x.yaml', ...upgradeArgs]);
+    expect(withSite.code).toBe(2);
+    expect(withSite.stderr).toContain('--site describe');
+    const unreachable = await runCli(['session', 'list', '--endpoint', 'http://127.0.0.1:9']);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toContain('cannot reach a rollout control plane at http://127.0.0.1:9');
+    const nowhere = await runCli(['session', 'list']);
+    expect(nowhere.code).toBe(2);
+  });
+});

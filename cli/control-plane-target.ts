@@ -38,8 +38,9 @@ export function remoteTarget(options: TargetOptions): Exclude<ControlPlaneTarget
   return undefined;
 }
 
-/** A client of a remote target, its connection errors as one line. */
-export async function connectRemote(target: Exclude<ControlPlaneTarget, { kind: 'embedded' }>): Promise<RolloutClient> {
+/** A client of the target; a remote target's connection errors as one line. */
+export async function connectTarget(target: ControlPlaneTarget): Promise<RolloutClient> {
+  if (target.kind === 'embedded') return connectControlPlane(target);
   try {
     return await connectControlPlane(target);
   } catch (err) {

@@ -6,7 +6,7 @@ import type { SiteProfile } from '../core/site/site-profile';
 import { SimClock, type SiteDefinition } from '../simulator';
 import { openDataDir } from './data-dir';
 import { EmbeddedRuntime } from './embedded-runtime';
-import type { RolloutRuntime, RolloutSessions } from './runtime';
+import type { RolloutSessions } from './runtime';
 import { StoreSessions } from './store-sessions';
 
 export { DEFAULT_TIME_SCALE } from './embedded-runtime';
@@ -31,13 +31,11 @@ export interface OpenRuntimeOptions {
   timeScale?: number;
 }
 
-/** A control plane that runs workflows: today the embedded one, owning the data directory while it runs. */
-export async function openRuntime(options: OpenRuntimeOptions): Promise<RolloutRuntime> {
-  return startEmbeddedRuntime(options);
-}
-
-/** The embedded runtime over a simulated site or the site a profile names (also what `rollout serve` serves). */
-export async function startEmbeddedRuntime(options: OpenRuntimeOptions): Promise<EmbeddedRuntime> {
+/**
+ * A control plane that runs workflows: today the embedded one, owning the data directory while it
+ * runs. `rollout serve` (engine/serve.ts) serves the very runtime this opens.
+ */
+export async function openRuntime(options: OpenRuntimeOptions): Promise<EmbeddedRuntime> {
   const { site } = options;
   const dataDir = options.dataDir ? { dataDir: options.dataDir } : {};
   if (site.kind === 'simulated') {

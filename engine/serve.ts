@@ -1,6 +1,6 @@
 import { WORKFLOWS } from '../contracts';
 import type { EmbeddedRuntime } from './embedded-runtime';
-import { startEmbeddedRuntime, type OpenRuntimeOptions } from './open-runtime';
+import { openRuntime, type OpenRuntimeOptions } from './open-runtime';
 import { LOCAL_REGION, StepFunctionsEndpoint, type ControlPlaneEndpoints } from './sfn-endpoint';
 
 export interface ServedControlPlane {
@@ -17,7 +17,8 @@ export interface ServedControlPlane {
  * ephemeral port and talks to it through the SDK like any other target.
  */
 export async function startServedControlPlane(options: OpenRuntimeOptions & { port?: number }): Promise<ServedControlPlane> {
-  const runtime = await startEmbeddedRuntime(options);
+  // Whatever site openRuntime takes (a simulated site; a site profile with issue 7's `--site-config`), served alike.
+  const runtime = await openRuntime(options);
   // Known once the server listens; the discovery route answers from it.
   const announced: { endpoints?: ControlPlaneEndpoints } = {};
   const endpoint = new StepFunctionsEndpoint(runtime.engine, () => announced.endpoints);

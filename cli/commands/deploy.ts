@@ -3,8 +3,8 @@ import { Option, type Command } from 'commander';
 import { parseNodeNameList, planDeployment, selectDeploymentStrategy } from '../../core/group-deployment';
 import { parseDeploymentRequest } from '../../core/group-deployment/deployment-request';
 import { causeMessage } from '../../engine/execution-cause';
-import { DEFAULT_TIME_SCALE, openRuntime } from '../../engine/open-runtime';
-import { addTargetOptions, checkSiteOptions, connectRemote, remoteTarget, type TargetOptions } from '../control-plane-target';
+import { DEFAULT_TIME_SCALE } from '../../engine/open-runtime';
+import { addTargetOptions, checkSiteOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
@@ -78,9 +78,10 @@ async function runDeploy(options: DeployOptions): Promise<number> {
   const timeScale = options.timeScale === undefined ? undefined : Number(options.timeScale);
   if (timeScale !== undefined && !(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
 
-  const runtime = target
-    ? await connectRemote(target)
-    : await openRuntime({ site: source!, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  // One code path: a remote control plane, or the embedded one served in this process, through the SDK.
+  const runtime = await connectTarget(
+    target ?? { kind: 'embedded', runtime: { site: source!, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) } },
+  );
   try {
     const startedReal = performance.now();
     const startedSimulated = runtime.now();

@@ -4,7 +4,7 @@ import { CancelNotSupportedError } from '../../engine/errors';
 import { RolloutClient } from '../../engine/client/rollout-client';
 import { openSessions } from '../../engine/open-runtime';
 import type { RolloutSessions, SessionKind, SessionListing } from '../../engine/runtime';
-import { addTargetOptions, connectRemote, remoteTarget, type TargetOptions } from '../control-plane-target';
+import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
 import { CliError } from '../errors';
@@ -164,7 +164,7 @@ async function withSessions(options: SessionOptions, action: (sessions: RolloutS
   const target = remoteTarget(options);
   if (target && options.dataDir) throw new CliError('give --data-dir or a control plane (--endpoint, --aws), not both', ExitCode.invalidInput);
   if (!target && !options.dataDir) throw new CliError('where are the sessions? give --data-dir DIR, --endpoint URL or --aws', ExitCode.invalidInput);
-  const sessions = target ? await connectRemote(target) : await openSessions({ dataDir: options.dataDir! });
+  const sessions = target ? await connectTarget(target) : await openSessions({ dataDir: options.dataDir! });
   try {
     await action(sessions);
   } finally {

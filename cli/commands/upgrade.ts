@@ -3,9 +3,9 @@ import { Option, type Command } from 'commander';
 import { SessionNotFoundError } from '../../core/errors';
 import { parseUpgradeRequest, type UpgradeRequestInput } from '../../core/rolling-upgrade/upgrade-request';
 import { causeMessage } from '../../engine/execution-cause';
-import { DEFAULT_TIME_SCALE, openRuntime } from '../../engine/open-runtime';
+import { DEFAULT_TIME_SCALE } from '../../engine/open-runtime';
 import type { RolloutRuntime } from '../../engine/runtime';
-import { addTargetOptions, checkSiteOptions, connectRemote, remoteTarget, type TargetOptions } from '../control-plane-target';
+import { addTargetOptions, checkSiteOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
@@ -147,9 +147,10 @@ export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: Upgr
   checkSiteOptions(options, target !== undefined);
   const source = target ? undefined : await loadSiteSource(options);
 
-  const runtime = target
-    ? await connectRemote(target)
-    : await openRuntime({ site: source!, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+  // One code path: a remote control plane, or the embedded one served in this process, through the SDK.
+  const runtime = await connectTarget(
+    target ?? { kind: 'embedded', runtime: { site: source!, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) } },
+  );
   try {
     const startedReal = performance.now();
     const startedSimulated = runtime.now();

@@ -18,14 +18,16 @@ export const localExecutionArn = (stateMachineArn: string, name: string) => exec
 
 export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED';
 
-/** One event of an execution's history, as the engine reports it (AWS type names: ExecutionStarted, TaskStateEntered, ...). */
+/**
+ * One event of an execution's history, as the engine reports it (AWS type names: ExecutionStarted,
+ * TaskStateEntered, ...). State events keep their state's name, not its data: a fleet-sized run has
+ * hundreds of thousands of them, and the execution's own input and output are kept on its record.
+ */
 export interface HistoryEntry {
   type: string;
   /** ms on the engine's clock (simulated time). */
   timestamp: number;
   stateName?: string;
-  input?: unknown;
-  output?: unknown;
   error?: string;
   cause?: string;
 }
@@ -401,9 +403,9 @@ function historyEntryOf(event: EngineEvent, timestamp: number): HistoryEntry | u
     case 'ExecutionTimeout':
       return { type: event.type === 'ExecutionTimeout' ? 'ExecutionTimedOut' : event.type, timestamp, ...errorOf(event) };
     case 'StateEntered':
-      return { type: `${stateType}StateEntered`, timestamp, ...(stateName ? { stateName } : {}), input: event.state?.input };
+      return { type: `${stateType}StateEntered`, timestamp, ...(stateName ? { stateName } : {}) };
     case 'StateExited':
-      return { type: `${stateType}StateExited`, timestamp, ...(stateName ? { stateName } : {}), output: event.state?.output };
+      return { type: `${stateType}StateExited`, timestamp, ...(stateName ? { stateName } : {}) };
     case 'MapIterationStarted':
     case 'MapIterationSucceeded':
     case 'MapIterationFailed':

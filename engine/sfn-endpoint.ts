@@ -186,7 +186,7 @@ function describe(record: ExecutionRecord): unknown {
   };
 }
 
-/** The events the engine reports: execution started/succeeded/failed/aborted, states entered/exited, Map iterations. */
+/** The events the engine reports: execution started/succeeded/failed/aborted (with input, output, error, cause), states entered/exited (names only), Map iterations. */
 function getExecutionHistory(record: ExecutionRecord, request: Request): unknown {
   const includeData = request.includeExecutionData !== false;
   const events = record.history.map((entry, index) => ({
@@ -220,10 +220,10 @@ function historyDetails(entry: HistoryEntry, record: ExecutionRecord, includeDat
       return { [`${lowerFirst(entry.type)}EventDetails`]: { name: entry.stateName } };
     default:
       if (entry.type.endsWith('StateEntered')) {
-        return { stateEnteredEventDetails: { name: entry.stateName, ...(includeData && entry.input !== undefined ? { input: JSON.stringify(entry.input) } : {}) } };
+        return { stateEnteredEventDetails: { name: entry.stateName } };
       }
       if (entry.type.endsWith('StateExited')) {
-        return { stateExitedEventDetails: { name: entry.stateName, ...(includeData && entry.output !== undefined ? { output: JSON.stringify(entry.output) } : {}) } };
+        return { stateExitedEventDetails: { name: entry.stateName } };
       }
       return {};
   }

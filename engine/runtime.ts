@@ -10,10 +10,11 @@ export type { WorkflowName } from '../contracts';
 
 /**
  * The engine facade: what the CLI (and `rollout serve`, and the tests) ask of a control plane.
- * Today one implementation, the embedded runtime (EmbeddedRuntime; StoreSessions for a process that
- * only reads a data directory). A client of the Step Functions and DynamoDB APIs (an endpoint, a
- * deployed stack) implements the same two interfaces: run = StartExecution, the reads = the
- * store's DynamoDB reads, cancel = the store's cancel request that the workflow picks up.
+ * The embedded runtime (EmbeddedRuntime; StoreSessions for a process that only reads a data
+ * directory) and the client of the Step Functions and DynamoDB APIs (engine/client/RolloutClient:
+ * the embedded control plane served in-process, a `rollout serve`, a deployed stack) implement
+ * them: run = StartExecution, the reads = the store's DynamoDB reads, cancel = the store's cancel
+ * request that the workflow picks up.
  */
 export interface RolloutSessions {
   /** Upgrades and deployments, newest first. */

@@ -55,7 +55,9 @@ export async function connectTarget(target: ControlPlaneTarget): Promise<Rollout
  */
 export function checkSiteOptions(options: { site?: string; siteConfig?: string; timeScale?: string; dataDir?: string; siteStateOut?: string }, remote: boolean): void {
   if (!remote) {
-    if (!options.site && !options.siteConfig) throw new CliError("required option '--site <file>' or '--site-config <file>' not specified (or give --endpoint URL / --aws)", ExitCode.invalidInput);
+    if (!options.site && !options.siteConfig) {
+      throw new CliError('give exactly one of --site FILE (a simulated site) and --site-config FILE (a site connection profile), or --endpoint URL / --aws', ExitCode.invalidInput);
+    }
     return;
   }
   const local = Object.entries({ '--site': options.site, '--site-config': options.siteConfig, '--time-scale': options.timeScale, '--data-dir': options.dataDir, '--site-state-out': options.siteStateOut })

@@ -232,9 +232,11 @@ export class LocalStepFunctions {
   private async run(registered: Registered, arn: string, name: string, input: unknown): Promise<ExecutionOutcome> {
     const figures: ExecutionFigures = { executionArn: arn, historyEvents: 0, stateTransitions: 0, lambdaInvocations: 0, largestPayloadBytes: 0 };
     this.executions.push(figures);
+    // Ends this execution's sleeping Waits when it stops, so no timer outlives it.
+    const waits = new AbortController();
     const execution = registered.machine.run(input as never, {
       overrides: {
-        taskResourceLocalHandlers: this.taskHandlers(registered, arn, figures),
+        taskResourceLocalHandlers: this.taskHandlers(registered, arn, figures, waits.signal),
         retryIntervalOverrides: this.retryOverrides(registered.definition),
       },
       context: {
@@ -242,7 +244,12 @@ export class LocalStepFunctions {
         StateMachine: { Id: registered.arn, Name: registered.name },
       } as never,
     });
-    const open: OpenExecution = { abort: () => execution.abort() };
+    const open: OpenExecution = {
+      abort: () => {
+        execution.abort();
+        waits.abort();
+      },
+    };
     this.open.set(arn, open);
     const counting = this.countEvents(execution.eventLogs as AsyncIterable<EngineEvent>, figures, registered.waits, arn);
     try {
@@ -260,6 +267,7 @@ export class LocalStepFunctions {
       return { executionArn: arn, status: 'FAILED', error: inner.name, cause: inner.message, figures };
     } finally {
       this.open.delete(arn);
+      waits.abort();
     }
   }
 
@@ -291,14 +299,14 @@ export class LocalStepFunctions {
     }
   }
 
-  private taskHandlers(registered: Registered, parentArn: string, figures: ExecutionFigures) {
+  private taskHandlers(registered: Registered, parentArn: string, figures: ExecutionFigures, stopped: AbortSignal) {
     const handlers: Record<string, (input: unknown) => Promise<unknown>> = {};
     for (const [stateName, state] of allStates(registered.definition)) {
       if (state.Type === 'Wait') {
         handlers[stateName] = async (input) => {
           const wait = input as WaitParameters;
           const seconds = wait.seconds ?? (Date.parse(wait.timestamp!) - this.time.now()) / 1000;
-          await this.time.sleep(seconds);
+          await this.time.sleep(seconds, stopped);
           return wait.input;
         };
         continue;

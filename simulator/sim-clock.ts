@@ -12,8 +12,8 @@ export interface TimeSource extends Clock {
   readonly startAt: number;
   /** Simulated epoch ms, whole (the site APIs and Slurm's boot_time deal in whole units). */
   now(): number;
-  /** Resolves once `simSeconds` of simulated time have passed. */
-  sleep(simSeconds: number): Promise<void>;
+  /** Resolves once `simSeconds` of simulated time have passed, or early (its timer cleared) once `signal` aborts. */
+  sleep(simSeconds: number, signal?: AbortSignal): Promise<void>;
   /** Runs `work` as activity in progress (a task handler, a test's own call): virtual time stands still until it ends. */
   busy<T>(work: () => Promise<T>): Promise<T>;
   /**
@@ -66,8 +66,20 @@ export class SimClock implements TimeSource {
     return (simSeconds * 1000) / this.timeScale;
   }
 
-  sleep(simSeconds: number): Promise<void> {
-    return new Promise((resolve) => setTimeout(resolve, this.realMsFor(Math.max(0, simSeconds))));
+  sleep(simSeconds: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve();
+      // A stopped execution's Wait must not keep the process alive for the rest of its duration.
+      const onAbort = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, this.realMsFor(Math.max(0, simSeconds)));
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   busy<T>(work: () => Promise<T>): Promise<T> {

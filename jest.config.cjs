@@ -10,4 +10,6 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/(?!(@middy|p-limit|yocto-queue)/)'],
   moduleNameMapper: { '^@middy/(core|util)$': '<rootDir>/node_modules/@middy/$1/index.js' },
   testTimeout: 60000,
+  // Every core: on virtual time the in-process tests do not depend on load, and the CLI process tests mostly wait.
+  maxWorkers: '100%',
 };

@@ -1,12 +1,11 @@
 import type { Command } from 'commander';
 import { DEFAULT_TIME_SCALE } from '../../engine/open-runtime';
 import { startServedControlPlane } from '../../engine/serve';
-import { loadSiteFile } from '../../simulator';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
+import { loadSiteSource, type SiteSourceOptions } from '../site-source';
 
-interface ServeOptions {
-  site: string;
+interface ServeOptions extends SiteSourceOptions {
   port: string;
   dataDir?: string;
   timeScale?: string;
@@ -19,8 +18,8 @@ export function registerServeCommand(program: Command): void {
       'Run the embedded control plane as a local service: a Step Functions-compatible endpoint and the DynamoDB endpoint. ' +
         'The first line on stdout is one JSON object with the endpoints and the state machine ARNs; it runs until SIGINT or SIGTERM.',
     )
-    // The `--site-config FILE` variant (a real site's connection profile) joins here with issue 7.
-    .requiredOption('--site <file>', 'simulated site file (YAML or JSON)')
+    .option('--site <file>', 'simulated site file (YAML or JSON)')
+    .option('--site-config <file>', 'site connection profile: serve workflows that drive the services it names')
     .option('--port <n>', 'port of the Step Functions endpoint on 127.0.0.1 (0: any free port)', '0')
     .option('--data-dir <dir>', 'keep sessions on disk here (the service owns the directory while it runs)')
     .option(
@@ -37,9 +36,10 @@ async function serve(options: ServeOptions): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number (0-65535), got '${options.port}'`, ExitCode.invalidInput);
   const timeScale = options.timeScale === undefined ? undefined : Number(options.timeScale);
   if (timeScale !== undefined && !(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
-  const site = await loadSiteFile(options.site);
+  const site = await loadSiteSource(options);
+  if (site.kind === 'profile' && timeScale !== undefined) throw new CliError('--time-scale goes with --site: a real site runs on the wall clock', ExitCode.invalidInput);
   const served = await startServedControlPlane({
-    site: { kind: 'simulated', definition: site },
+    site,
     port,
     ...(timeScale !== undefined ? { timeScale } : {}),
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),

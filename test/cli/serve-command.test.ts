@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { parseSiteDefinition, SimClock, siteProfileFor, startSiteSimulator } from '../../simulator';
 import { runCli } from '../support/cli';
 import { startServe, type RunningServe } from '../support/serve';
 
@@ -71,5 +72,41 @@ describe('rollout serve, and a second process as its client', () => {
     expect(unreachable.stderr).toContain('cannot reach a rollout control plane at http://127.0.0.1:9');
     const nowhere = await runCli(['session', 'list']);
     expect(nowhere.code).toBe(2);
+  });
+});
+
+describe('rollout serve --site-config: the served workflows drive the site a profile names', () => {
+  it('upgrades the nodes of a separately running simulated site, reached over its HTTP APIs', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-serve-config-'));
+    const timeScale = 200;
+    const simulator = await startSiteSimulator({
+      site: parseSiteDefinition({
+        nodes: names.map((name, i) => ({ name, nid: i + 1 })),
+        groups: { compute: names, upgrading: [], failed: [] },
+        bootTemplates: ['cos-2.4'],
+        timing: { bootSeconds: 60, returnSeconds: 10 },
+      }),
+      clock: new SimClock({ timeScale }),
+    });
+    let serve: RunningServe | undefined;
+    try {
+      const profile = path.join(dir, 'profile.yaml');
+      await writeFile(profile, stringify(siteProfileFor(simulator.urls, 'http', timeScale)));
+      serve = await startServe(['--site-config', profile]);
+      const upgrade = await runCli(['upgrade', '--endpoint', serve.endpoints.stepFunctionsEndpoint, ...upgradeArgs, '--json']);
+      expect(upgrade.code).toBe(0);
+      expect(JSON.parse(upgrade.stdout)).toMatchObject({ completed: true, counts: { UPGRADED: 4 } });
+      // The site itself shows the work: each node rebooted once, back in service.
+      const state = simulator.state();
+      for (const name of names) expect(state.nodes[name]).toMatchObject({ bootCount: 1 });
+      expect(state.violations).toEqual([]);
+      const scaled = await runCli(['serve', '--site-config', profile, '--time-scale', '10']);
+      expect(scaled.code).toBe(2);
+      expect(scaled.stderr).toContain('--time-scale goes with --site');
+    } finally {
+      await serve?.stop();
+      await simulator.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { runCli } from '../support/cli';
+import { runCliInProcess } from '../support/cli';
 
 const examples = path.resolve(__dirname, '..', '..', 'examples');
 const strategy = path.join(examples, 'strategies', 'shipyard-example.yaml');
@@ -9,7 +9,7 @@ const site = (name: string) => path.join(examples, 'sites', name);
 
 describe('rollout deploy', () => {
   it('deploys the example strategy and prints the result as JSON (exit 0)', async () => {
-    const result = await runCli(['deploy', '--site', site('group-deployment-example.yaml'), '--strategy', strategy, '--json']);
+    const result = await runCliInProcess(['deploy', '--site', site('group-deployment-example.yaml'), '--strategy', strategy, '--json']);
 
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as {
@@ -25,7 +25,7 @@ describe('rollout deploy', () => {
   });
 
   it('exits 1 when a critical group fails, with group and node summaries', async () => {
-    const result = await runCli(['deploy', '--site', site('group-deployment-ntp-prepare-fails.yaml'), '--strategy', strategy]);
+    const result = await runCliInProcess(['deploy', '--site', site('group-deployment-ntp-prepare-fails.yaml'), '--strategy', strategy]);
 
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/FAILED \(critical groups failed: ntp-node, control-nodes\)/);
@@ -35,7 +35,7 @@ describe('rollout deploy', () => {
   });
 
   it('deploys only the nodes given with --nodes', async () => {
-    const result = await runCli(['deploy', '--site', site('group-deployment-example.yaml'), '--nodes', 'cmp101,cmp102', '--json']);
+    const result = await runCliInProcess(['deploy', '--site', site('group-deployment-example.yaml'), '--nodes', 'cmp101,cmp102', '--json']);
 
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as { groups: Record<string, { nodes: string[] }>; nodes: Record<string, string> };
@@ -47,14 +47,14 @@ describe('rollout deploy', () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-deploy-'));
     const bad = path.join(dir, 'strategy.yaml');
     await writeFile(bad, 'groups:\n  - name: a\n    critical: maybe\n    depends_on: []\n    selectors: []\n');
-    const result = await runCli(['deploy', '--site', site('group-deployment-example.yaml'), '--strategy', bad]);
+    const result = await runCliInProcess(['deploy', '--site', site('group-deployment-example.yaml'), '--strategy', bad]);
 
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/groups\[0\] \(a\)\.critical/);
   });
 
   it('exits 2 on a bad option value, naming the field', async () => {
-    const result = await runCli(['deploy', '--site', site('group-deployment-example.yaml'), '--max-parallel-groups', '0']);
+    const result = await runCliInProcess(['deploy', '--site', site('group-deployment-example.yaml'), '--max-parallel-groups', '0']);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/maxParallelGroups/);
   });

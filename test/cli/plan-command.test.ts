@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { runCli } from '../support/cli';
+import { runCliInProcess } from '../support/cli';
 
 const EXAMPLES = path.resolve(__dirname, '..', '..', 'examples');
 const SITE = path.join(EXAMPLES, 'sites', 'group-deployment-example.yaml');
@@ -14,7 +14,7 @@ interface PlanJson {
   unknownNodeNames: { group: string; selector: number; nodeName: string }[];
 }
 
-const plan = (...args: string[]) => runCli(['plan', 'deploy', '--site', SITE, ...args]);
+const plan = (...args: string[]) => runCliInProcess(['plan', 'deploy', '--site', SITE, ...args]);
 
 async function planJson(...args: string[]): Promise<PlanJson> {
   const result = await plan(...args, '--json');
@@ -76,7 +76,7 @@ describe('rollout plan deploy', () => {
     const variants = ['group-deployment-ntp-prepare-fails.yaml', 'group-deployment-compute-deploy-fails.yaml'];
     const [example, ...faulty] = await Promise.all(
       [SITE, ...variants.map((name) => path.join(EXAMPLES, 'sites', name))].map((site) =>
-        runCli(['plan', 'deploy', '--site', site, '--strategy', STRATEGY, '--json']),
+        runCliInProcess(['plan', 'deploy', '--site', site, '--strategy', STRATEGY, '--json']),
       ),
     );
     expect(example!.code).toBe(0);
@@ -147,7 +147,7 @@ describe('rollout plan deploy', () => {
 
   it('exits 2 on an invalid site file, naming it and the field', async () => {
     const site = await file('bad-site.yaml', stringify({ nodes: [{ name: 'n1', nid: 1 }, { name: 'n2', nid: 1 }] }));
-    const result = await runCli(['plan', 'deploy', '--site', site]);
+    const result = await runCliInProcess(['plan', 'deploy', '--site', site]);
 
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`Invalid site file ${site}: nodes[1].nid: duplicate nid 1 (also nodes[0])`);

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { parseSiteDefinition, SimClock, siteProfileFor, startSiteSimulator } from '../../simulator';
-import { runCli } from '../support/cli';
+import { runCli, runCliInProcess } from '../support/cli';
 import { startServe, type RunningServe } from '../support/serve';
 
 const names = ['x1000c0s0b0n0', 'x1000c0s0b0n1', 'x1000c0s1b0n0', 'x1000c0s1b0n1'];
@@ -50,13 +50,13 @@ describe('rollout serve, and a second process as its client', () => {
     const report = JSON.parse(upgrade.stdout) as { upgradeId: string; completed: boolean; counts: Record<string, number> };
     expect(report).toMatchObject({ completed: true, counts: { UPGRADED: 4 } });
 
-    const listed = await runCli(['session', 'list', '--endpoint', endpoint, '--kind', 'upgrade', '--json']);
+    const listed = await runCliInProcess(['session', 'list', '--endpoint', endpoint, '--kind', 'upgrade', '--json']);
     expect(listed.code).toBe(0);
     expect((JSON.parse(listed.stdout) as { upgradeId: string }[]).map((s) => s.upgradeId)).toEqual([report.upgradeId]);
-    const deployments = await runCli(['session', 'list', '--endpoint', endpoint, '--kind', 'deployment']);
+    const deployments = await runCliInProcess(['session', 'list', '--endpoint', endpoint, '--kind', 'deployment']);
     expect(deployments.stdout).toBe('no sessions\n');
 
-    const got = await runCli(['session', 'get', report.upgradeId, '--endpoint', endpoint, '--json']);
+    const got = await runCliInProcess(['session', 'get', report.upgradeId, '--endpoint', endpoint, '--json']);
     expect(JSON.parse(got.stdout)).toMatchObject({ upgradeId: report.upgradeId, completed: true });
 
     const stopped = await serve.stop();
@@ -64,13 +64,13 @@ describe('rollout serve, and a second process as its client', () => {
   });
 
   it('refuses options that belong to the served control plane, and an unreachable endpoint', async () => {
-    const withSite = await runCli(['upgrade', '--endpoint', 'http://127.0.0.1:9', '--site', 'x.yaml', ...upgradeArgs]);
+    const withSite = await runCliInProcess(['upgrade', '--endpoint', 'http://127.0.0.1:9', '--site', 'x.yaml', ...upgradeArgs]);
     expect(withSite.code).toBe(2);
     expect(withSite.stderr).toContain('--site describe');
-    const unreachable = await runCli(['session', 'list', '--endpoint', 'http://127.0.0.1:9']);
+    const unreachable = await runCliInProcess(['session', 'list', '--endpoint', 'http://127.0.0.1:9']);
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toContain('cannot reach a rollout control plane at http://127.0.0.1:9');
-    const nowhere = await runCli(['session', 'list']);
+    const nowhere = await runCliInProcess(['session', 'list']);
     expect(nowhere.code).toBe(2);
   });
 });
@@ -93,14 +93,14 @@ describe('rollout serve --site-config: the served workflows drive the site a pro
       const profile = path.join(dir, 'profile.yaml');
       await writeFile(profile, stringify(siteProfileFor(simulator.urls, 'http', timeScale)));
       serve = await startServe(['--site-config', profile]);
-      const upgrade = await runCli(['upgrade', '--endpoint', serve.endpoints.stepFunctionsEndpoint, ...upgradeArgs, '--json']);
+      const upgrade = await runCliInProcess(['upgrade', '--endpoint', serve.endpoints.stepFunctionsEndpoint, ...upgradeArgs, '--json']);
       expect(upgrade.code).toBe(0);
       expect(JSON.parse(upgrade.stdout)).toMatchObject({ completed: true, counts: { UPGRADED: 4 } });
       // The site itself shows the work: each node rebooted once, back in service.
       const state = simulator.state();
       for (const name of names) expect(state.nodes[name]).toMatchObject({ bootCount: 1 });
       expect(state.violations).toEqual([]);
-      const scaled = await runCli(['serve', '--site-config', profile, '--time-scale', '10']);
+      const scaled = await runCliInProcess(['serve', '--site-config', profile, '--time-scale', '10']);
       expect(scaled.code).toBe(2);
       expect(scaled.stderr).toContain('--time-scale goes with --site');
     } finally {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { loadSiteProfileFile } from '../../adapters/site';
 import type { SiteStateFile } from '../../simulator/site-state-file';
-import { runCli, startCli, type CliResult } from '../support/cli';
+import { runCliInProcess, startCli, type CliResult } from '../support/cli';
 
 const examples = path.resolve(__dirname, '..', '..', 'examples');
 const site = (name: string) => path.join(examples, 'sites', name);
@@ -74,7 +74,7 @@ describe('rollout simulate', () => {
   });
 
   it('refuses a bad site file with exit 2 before serving', async () => {
-    const result = await runCli(['simulate', '--site', path.join(dir, 'missing.yaml')]);
+    const result = await runCliInProcess(['simulate', '--site', path.join(dir, 'missing.yaml')]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/cannot read it/);
   });
@@ -90,10 +90,10 @@ describe('--site-config against rollout simulate gives the outcome of --site', (
   /** Runs the same command with --site, then with --site-config against a fresh `rollout simulate` of the same file. */
   async function both(siteFile: string, args: string[], simulateArgs: string[] = []): Promise<{ simulated: CliResult; connected: CliResult; states: [unknown, unknown] }> {
     const stateOf = (kind: string) => path.join(dir, `${kind}-${simulateArgs.join('')}-${path.basename(siteFile)}.json`);
-    const simulated = await runCli([...args, '--site', siteFile, '--site-state-out', stateOf('site')]);
+    const simulated = await runCliInProcess([...args, '--site', siteFile, '--site-state-out', stateOf('site')]);
     const sim = await simulate(siteFile, dir, simulateArgs);
     try {
-      const connected = await runCli([...args, '--site-config', sim.profile, '--site-state-out', stateOf('config')]);
+      const connected = await runCliInProcess([...args, '--site-config', sim.profile, '--site-state-out', stateOf('config')]);
       const states = await Promise.all([stateOf('site'), stateOf('config')].map(async (f) => outcomeOfState(JSON.parse(await readFile(f, 'utf8')) as SiteStateFile)));
       return { simulated, connected, states: states as [unknown, unknown] };
     } finally {
@@ -160,10 +160,10 @@ describe('--site-config against rollout simulate gives the outcome of --site', (
   );
 
   it('takes exactly one of --site and --site-config', async () => {
-    const neither = await runCli(upgradeArgs);
+    const neither = await runCliInProcess(upgradeArgs);
     expect(neither.code).toBe(2);
     expect(neither.stderr).toMatch(/exactly one of --site FILE .* and --site-config FILE/);
-    const both = await runCli([...upgradeArgs, '--site', site('rolling-upgrade-64.yaml'), '--site-config', 'x.yaml']);
+    const both = await runCliInProcess([...upgradeArgs, '--site', site('rolling-upgrade-64.yaml'), '--site-config', 'x.yaml']);
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/cannot be used with/);
   });
@@ -171,7 +171,7 @@ describe('--site-config against rollout simulate gives the outcome of --site', (
   it('names the bad field of a profile, with exit 2, before anything starts', async () => {
     const bad = path.join(dir, 'bad-profile.yaml');
     await writeFile(bad, 'workloadManager: {type: slurmrestd, url: "http://slurm:6820", token: {env: SLURM_JWT}}\nbootService: {type: bos, url: https://bos}\ninventory: {type: hsm, url: https://hsm}\n');
-    const result = await runCli(['plan', 'deploy', '--site-config', bad]);
+    const result = await runCliInProcess(['plan', 'deploy', '--site-config', bad]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`Invalid site profile ${bad}: workloadManager.url: a token is only sent over https`);
   });

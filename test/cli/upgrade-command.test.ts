@@ -2,7 +2,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { runCli, startCli } from '../support/cli';
+import { runCliInProcess, startCli } from '../support/cli';
 
 const names = ['x1000c0s0b0n0', 'x1000c0s0b0n1', 'x1000c0s1b0n0', 'x1000c0s1b0n1'];
 
@@ -33,7 +33,7 @@ describe('rollout upgrade', () => {
 
   it('runs a session to completion and prints it as JSON, with the site state written out', async () => {
     const stateFile = path.join(dir, 'state.json');
-    const result = await runCli(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--wlm-timeout', '300', '--json', '--site-state-out', stateFile]);
+    const result = await runCliInProcess(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--wlm-timeout', '300', '--json', '--site-state-out', stateFile]);
 
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as Record<string, unknown> & { nodes: Record<string, { status: string; reason?: string }> };
@@ -59,7 +59,7 @@ describe('rollout upgrade', () => {
   });
 
   it('prints a readable summary without --json', async () => {
-    const result = await runCli(['upgrade', '--site', site, ...baseArgs, '--step-size', '4', '--wlm-timeout', '300']);
+    const result = await runCliInProcess(['upgrade', '--site', site, ...baseArgs, '--step-size', '4', '--wlm-timeout', '300']);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/completed \(state READY\)/);
     expect(result.stdout).toMatch(/upgraded 3 \| failed 1/);
@@ -73,13 +73,13 @@ describe('rollout upgrade', () => {
     [['--step-size', '2', '--template', 'cos-9'], /upgradeTemplateId: boot template 'cos-9' does not exist/],
   ])('exits 2 on invalid input %j, naming the field', async (extra, message) => {
     const args = ['upgrade', '--site', site, ...baseArgs, ...extra];
-    const result = await runCli(args);
+    const result = await runCliInProcess(args);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
   });
 
   it('runs mode window from the kebab-case options; the report carries the controls and the simulated makespan', async () => {
-    const result = await runCli([
+    const result = await runCliInProcess([
       'upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--wlm-timeout', '300',
       '--mode', 'window', '--max-unavailable', '50%', '--max-unavailable-per-rack', '2', '--batches', '1,2', '--json',
     ]);
@@ -92,7 +92,7 @@ describe('rollout upgrade', () => {
   });
 
   it('shows the mode and the makespan in the summary, and exits 1 with state HALTED once maxFailed is exceeded', async () => {
-    const result = await runCli(['upgrade', '--site', site, ...baseArgs, '--step-size', '1', '--wlm-timeout', '300', '--mode', 'window', '--max-unavailable', '1', '--max-failed', '0']);
+    const result = await runCliInProcess(['upgrade', '--site', site, ...baseArgs, '--step-size', '1', '--wlm-timeout', '300', '--mode', 'window', '--max-unavailable', '1', '--max-failed', '0']);
     // The last node in plan order fails: the budget of 0 is exceeded only then, with nothing left to start.
     expect(result.stdout).toMatch(/mode window: at most 1 out of service, 0 drained ahead, order plan, makespan \d+ min/);
     expect(result.stdout).toMatch(/halted \(state HALTED\)/);
@@ -108,7 +108,7 @@ describe('rollout upgrade', () => {
     [['--mode', 'window', '--maintenance-window', '0 22 * * *,0'], /durationMinutes/],
     [['--mode', 'window', '--batches', '1', '--approval', 'each-batch'], /approval: approval is not supported by the workflow yet/],
   ])('exits 2 on invalid window options %j, naming the field', async (extra, message) => {
-    const result = await runCli(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', ...extra]);
+    const result = await runCliInProcess(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', ...extra]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
   });
@@ -116,7 +116,7 @@ describe('rollout upgrade', () => {
   it('exits 2 on a bad site file, naming the path of the problem', async () => {
     const bad = path.join(dir, 'bad-site.yaml');
     await writeFile(bad, siteYaml().replace('nid: 2', 'nid: 2\n    colour: blue'));
-    const result = await runCli(['upgrade', '--site', bad, ...baseArgs, '--step-size', '2']);
+    const result = await runCliInProcess(['upgrade', '--site', bad, ...baseArgs, '--step-size', '2']);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/nodes\[1\]\.colour/);
   });
@@ -134,13 +134,13 @@ describe('rollout session, from a second process', () => {
     let upgradeId: string | undefined;
     const deadline = Date.now() + 30_000;
     while (!upgradeId && Date.now() < deadline) {
-      const listed = await runCli(['session', 'list', '--data-dir', dataDir, '--json']);
+      const listed = await runCliInProcess(['session', 'list', '--data-dir', dataDir, '--json']);
       const sessions = listed.code === 0 ? (JSON.parse(listed.stdout) as { upgradeId: string; stage: string }[]) : [];
       upgradeId = sessions.find((s) => s.stage === 'QUIESCING')?.upgradeId;
     }
     expect(upgradeId).toBeDefined();
 
-    const cancel = await runCli(['session', 'cancel', upgradeId!, '--data-dir', dataDir]);
+    const cancel = await runCliInProcess(['session', 'cancel', upgradeId!, '--data-dir', dataDir]);
     expect(cancel.code).toBe(0);
     expect(cancel.stdout).toMatch(/DELETING: the running upgrade applies the deletion rules/);
 
@@ -149,13 +149,13 @@ describe('rollout session, from a second process', () => {
     expect(JSON.parse(finished.stdout)).toMatchObject({ upgradeId, state: 'DELETED', completed: false });
 
     // With the first process gone, the session is read from disk.
-    const shown = await runCli(['session', 'get', upgradeId!, '--data-dir', dataDir, '--json']);
+    const shown = await runCliInProcess(['session', 'get', upgradeId!, '--data-dir', dataDir, '--json']);
     expect(shown.code).toBe(0);
     const report = JSON.parse(shown.stdout) as { state: string; counts: Record<string, number> };
     expect(report.state).toBe('DELETED');
     expect(report.counts.FAILED).toBe(0);
 
-    const unknown = await runCli(['session', 'get', 'no-such-id', '--data-dir', dataDir]);
+    const unknown = await runCliInProcess(['session', 'get', 'no-such-id', '--data-dir', dataDir]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/no session with id 'no-such-id'/);
   });
@@ -173,7 +173,7 @@ describe('rollout session resume', () => {
     let upgradeId: string | undefined;
     const deadline = Date.now() + 60_000;
     while (!upgradeId && Date.now() < deadline) {
-      const listed = await runCli(['session', 'list', '--data-dir', dataDir, '--json']);
+      const listed = await runCliInProcess(['session', 'list', '--data-dir', dataDir, '--json']);
       const sessions = listed.code === 0 ? (JSON.parse(listed.stdout) as { upgradeId: string; state: string }[]) : [];
       upgradeId = sessions.find((s) => s.state === 'UPDATING')?.upgradeId;
     }
@@ -181,7 +181,7 @@ describe('rollout session resume', () => {
     upgrade.child.kill('SIGKILL');
     expect((await upgrade.done).code).toBeNull();
 
-    const resumed = await runCli(['session', 'resume', upgradeId!, '--data-dir', dataDir, '--site', site, '--json']);
+    const resumed = await runCliInProcess(['session', 'resume', upgradeId!, '--data-dir', dataDir, '--site', site, '--json']);
     expect(resumed.code).toBe(0);
     expect(resumed.stderr).toMatch(/step 2\/2 COMPLETE: 4\/4 nodes done/);
     // The simulated site restarted fresh with the new process: whatever the dead one did to it is gone, so only the totals are sure.
@@ -189,7 +189,7 @@ describe('rollout session resume', () => {
     expect(report).toMatchObject({ upgradeId, state: 'READY', completed: true });
     expect((report.counts.FAILED ?? 0) + (report.counts.UPGRADED ?? 0)).toBe(4);
 
-    const unknown = await runCli(['session', 'resume', 'no-such-id', '--data-dir', dataDir, '--site', site]);
+    const unknown = await runCliInProcess(['session', 'resume', 'no-such-id', '--data-dir', dataDir, '--site', site]);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/no session with id 'no-such-id'/);
   }, 150_000);

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { runRollout } from '../../cli/program';
 
 const BIN = path.resolve(__dirname, '..', '..', 'bin', 'rollout.js');
 
@@ -25,4 +26,38 @@ export function startCli(args: string[]): { child: ChildProcess; done: Promise<C
 
 export function runCli(args: string[]): Promise<CliResult> {
   return startCli(args).done;
+}
+
+/**
+ * Runs `rollout ARGS` inside the test process (no process start: the suite stays fast), with its
+ * stdout and stderr captured. For what a second process or a signal must show, use runCli.
+ */
+export function runCliInProcess(args: string[]): Promise<CliResult> {
+  // stdout and stderr are the process's: runs in one test process take turns.
+  const run = inProcessTurn.then(() => captureRun(args));
+  inProcessTurn = run.catch(() => undefined);
+  return run;
+}
+
+let inProcessTurn: Promise<unknown> = Promise.resolve();
+
+async function captureRun(args: string[]): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const capture = (append: (text: string) => void) =>
+    ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      append(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString());
+      const done = rest.find((arg): arg is () => void => typeof arg === 'function');
+      done?.();
+      return true;
+    }) as typeof process.stdout.write;
+  const out = jest.spyOn(process.stdout, 'write').mockImplementation(capture((text) => (stdout += text)));
+  const err = jest.spyOn(process.stderr, 'write').mockImplementation(capture((text) => (stderr += text)));
+  try {
+    const code = await runRollout(args);
+    return { code, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
 }

@@ -40,6 +40,8 @@ const nodeSchema = z.strictObject({
   rack: nonEmpty('rack').optional(),
   role: nonEmpty('role').default('Compute'),
   tags: z.array(nonEmpty('a tag')).default([]),
+  /** Deployment roles for task graphs (core/task-graph). */
+  roles: z.array(nonEmpty('a role'), { error: 'roles must be a list of role names' }).default([]),
   labels: z.record(z.string(), z.string({ error: 'label values must be strings' })).default({}),
   wlm: wlmSchema.prefault({}),
   faults: faultsSchema.default({}),

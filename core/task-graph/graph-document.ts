@@ -65,15 +65,18 @@ const stageSchema = z.strictObject({
 const timeout = z.number({ error: 'timeout must be a number of seconds' }).positive('timeout must be above 0');
 const text = (what: string) => z.string({ error: `${what} is required and must be a string` }).min(1, `${what} must not be empty`);
 
+const params = <S extends z.ZodRawShape>(shape: S) =>
+  z.looseObject(shape, { error: (issue) => (issue.input === undefined ? `parameters are required (${Object.keys(shape).join(', ')})` : 'parameters must be a mapping') });
+
 /** Parameters by task type: what each needs, plus anything else the attribute layers or a runner use. */
 const parametersByType = {
-  shell: z.looseObject({ cmd: text('cmd'), timeout: timeout.optional(), cwd: z.string().optional() }),
-  puppet: z.looseObject({ puppet_manifest: text('puppet_manifest'), puppet_modules: z.string().optional(), timeout: timeout.optional(), cwd: z.string().optional() }),
-  upload_file: z.looseObject({ path: text('path'), data: z.string({ error: 'data is required and must be a string' }), timeout: timeout.optional() }),
-  rsync: z.looseObject({ src: text('src'), dst: text('dst'), timeout: timeout.optional() }),
-  reboot: z.looseObject({ template: z.string().optional(), timeout: timeout.optional() }),
-  drain: z.looseObject({ reason: z.string().optional(), timeout: timeout.optional() }),
-  resume: z.looseObject({ timeout: timeout.optional() }),
+  shell: params({ cmd: text('cmd'), timeout: timeout.optional(), cwd: z.string().optional() }),
+  puppet: params({ puppet_manifest: text('puppet_manifest'), puppet_modules: z.string().optional(), timeout: timeout.optional(), cwd: z.string().optional() }),
+  upload_file: params({ path: text('path'), data: z.string({ error: 'data is required and must be a string' }), timeout: timeout.optional() }),
+  rsync: params({ src: text('src'), dst: text('dst'), timeout: timeout.optional() }),
+  reboot: params({ template: z.string().optional(), timeout: timeout.optional() }),
+  drain: params({ reason: z.string().optional(), timeout: timeout.optional() }),
+  resume: params({ timeout: timeout.optional() }),
 } satisfies Record<TaskType, z.ZodType>;
 
 function taskSchema<T extends TaskType>(type: T) {
@@ -128,8 +131,9 @@ const graphObjectSchema = z.strictObject({
   tasks: z.array(itemSchema, { error: 'tasks must be a list of items' }),
 });
 
-/** What validation reads: a bare list is read as `{ tasks: list }` first (see validateTaskGraph). */
-export const taskGraphObjectSchema = graphObjectSchema;
+/** What validation reads first: the items are then read one by one (graphItemSchema), so one bad item hides no other problem. */
+export const taskGraphShellSchema = graphObjectSchema.extend({ tasks: z.array(z.unknown(), { error: 'tasks must be a list of items' }) });
+export const graphItemSchema = itemSchema;
 
 /** The file's two forms, for the JSON Schema. */
 const taskGraphFileSchema = z

@@ -9,3 +9,4 @@ export * from './parse-task-graph';
 export * from './selection';
 export * from './attributes';
 export * from './task-plan';
+export * from './plan-views';

@@ -7,7 +7,8 @@ import {
   DEFAULT_STAGES,
   DEFAULT_TASK_STAGE,
   isTaskItem,
-  taskGraphObjectSchema,
+  graphItemSchema,
+  taskGraphShellSchema,
   type Attributes,
   type GraphItem,
   type GroupStrategy,
@@ -59,17 +60,34 @@ export function parseTaskGraph(text: string, format: 'json' | 'yaml' = 'yaml', s
 /** Validates a graph document already read: schema, references, cycles, stages, conditions. */
 export function validateTaskGraph(input: unknown, subject = 'task graph'): TaskGraph {
   const bare = Array.isArray(input);
-  const result = taskGraphObjectSchema.safeParse(bare ? { tasks: input } : input);
-  // A bare list's items are named `[3]`, an object's `tasks[3]`.
-  if (!result.success) throw new InvalidInputError(subject, toFieldProblems(result.error).map((p) => (bare ? { ...p, field: p.field.replace(/^tasks/, '') } : p)));
+  const result = taskGraphShellSchema.safeParse(bare ? { tasks: input } : input);
+  if (!result.success) throw new InvalidInputError(subject, toFieldProblems(result.error));
   const doc = result.data;
+  // A bare list's items are named `[3]`, an object's `tasks[3]`.
   const at = (i: number) => (bare ? `[${i}]` : `tasks[${i}]`);
   const problems: FieldProblem[] = [];
-  const items = doc.tasks;
+  // Items are read one by one: a bad item is reported and left out of the checks that follow, but
+  // its id (when it has one) still counts as known, so references to it are not reported too.
+  const items: GraphItem[] = [];
+  /** Where each good item is in the document. */
+  const positions: number[] = [];
+  const badIds = new Set<string>();
+  doc.tasks.forEach((raw, i) => {
+    const item = graphItemSchema.safeParse(raw);
+    if (item.success) {
+      items.push(item.data);
+      positions.push(i);
+      return;
+    }
+    problems.push(...toFieldProblems(item.error).map((p) => ({ ...p, field: p.field ? `${at(i)}.${p.field}` : at(i) })));
+    const id = (raw as { id?: unknown } | null)?.id;
+    if (typeof id === 'string') badIds.add(id);
+  });
+  const atItem = (k: number) => at(positions[k]!);
 
   const indexOf = new Map<string, number>();
   items.forEach((item, i) => {
-    if (indexOf.has(item.id)) problems.push({ field: `${at(i)}.id`, message: `duplicate id '${item.id}' (first at ${at(indexOf.get(item.id)!)})` });
+    if (indexOf.has(item.id)) problems.push({ field: `${atItem(i)}.id`, message: `duplicate id '${item.id}' (first at ${atItem(indexOf.get(item.id)!)})` });
     else indexOf.set(item.id, i);
   });
   const kindOf = (id: string): GraphItem['type'] | 'stage' | undefined =>
@@ -85,11 +103,11 @@ export function validateTaskGraph(input: unknown, subject = 'task graph'): TaskG
   const refs = (i: number, key: string, list: readonly string[], wanted: 'task' | 'group' | 'stage', self: string): string[] => {
     const kept: string[] = [];
     list.forEach((id, k) => {
-      const field = `${at(i)}.${key}[${k}]`;
+      const field = `${atItem(i)}.${key}[${k}]`;
       const ok = wanted === 'task' ? isTask(id) : wanted === 'group' ? isGroup(id) : false;
       if (id === self) problems.push({ field, message: `'${id}' names itself` });
       else if (ok) kept.push(id);
-      else if (!isStage(id)) problems.push({ field, message: `unknown ${wanted === 'stage' ? 'stage' : `${wanted} or stage`} '${id}'` });
+      else if (!isStage(id) && !badIds.has(id)) problems.push({ field, message: `unknown ${wanted === 'stage' ? 'stage' : `${wanted} or stage`} '${id}'` });
     });
     return kept;
   };
@@ -110,8 +128,10 @@ export function validateTaskGraph(input: unknown, subject = 'task graph'): TaskG
     if (item.type === 'stage') {
       const check = (key: 'requires' | 'required_for') =>
         item[key].forEach((id, k) => {
-          if (!isStage(id)) problems.push({ field: `${at(i)}.${key}[${k}]`, message: `unknown stage '${id}'` });
-          else if (id === item.id) problems.push({ field: `${at(i)}.${key}[${k}]`, message: `'${id}' names itself` });
+          if (!isStage(id)) {
+            if (!badIds.has(id)) problems.push({ field: `${atItem(i)}.${key}[${k}]`, message: `unknown stage '${id}'` });
+          }
+          else if (id === item.id) problems.push({ field: `${atItem(i)}.${key}[${k}]`, message: `'${id}' names itself` });
         });
       check('requires');
       check('required_for');
@@ -121,22 +141,23 @@ export function validateTaskGraph(input: unknown, subject = 'task graph'): TaskG
       refs(i, 'requires', item.requires, 'group', item.id).forEach((id) => groupAfter.get(item.id)!.add(id));
       refs(i, 'required_for', item.required_for, 'group', item.id).forEach((id) => groupAfter.get(id)!.add(item.id));
       item.tasks.forEach((id, k) => {
-        if (!isTask(id)) problems.push({ field: `${at(i)}.tasks[${k}]`, message: `unknown task '${id}'` });
-        else groupTasks.set(id, [...(groupTasks.get(id) ?? []), item.id]);
+        if (!isTask(id)) {
+          if (!badIds.has(id)) problems.push({ field: `${atItem(i)}.tasks[${k}]`, message: `unknown task '${id}'` });
+        } else groupTasks.set(id, [...(groupTasks.get(id) ?? []), item.id]);
       });
     } else {
       refs(i, 'requires', item.requires, 'task', item.id).forEach((id) => taskRequires.get(item.id)!.add(id));
       refs(i, 'required_for', item.required_for, 'task', item.id).forEach((id) => taskRequires.get(id)!.add(item.id));
-      if (item.stage !== undefined && !isStage(item.stage)) problems.push({ field: `${at(i)}.stage`, message: `unknown stage '${item.stage}'` });
+      if (item.stage !== undefined && !isStage(item.stage) && !badIds.has(item.stage)) problems.push({ field: `${atItem(i)}.stage`, message: `unknown stage '${item.stage}'` });
       (item.groups ?? []).forEach((id, k) => {
-        if (id !== '*' && !isGroup(id)) problems.push({ field: `${at(i)}.groups[${k}]`, message: `unknown group '${id}'` });
+        if (id !== '*' && !isGroup(id) && !badIds.has(id)) problems.push({ field: `${atItem(i)}.groups[${k}]`, message: `unknown group '${id}'` });
       });
       if (item.role === undefined && item.groups === undefined && !groupTasks.has(item.id) && !items.some((g) => g.type === 'group' && g.tasks.includes(item.id))) {
-        problems.push({ field: at(i), message: "names no role and no groups: say where it runs (role: '*' for every node)" });
+        problems.push({ field: atItem(i), message: "names no role and no groups: say where it runs (role: '*' for every node)" });
       }
       if (item.condition !== undefined) {
         const compiled = compileCondition(item.condition);
-        if ('problem' in compiled) problems.push({ field: `${at(i)}.condition`, message: compiled.problem });
+        if ('problem' in compiled) problems.push({ field: `${atItem(i)}.condition`, message: compiled.problem });
       }
     }
   });
@@ -147,7 +168,7 @@ export function validateTaskGraph(input: unknown, subject = 'task graph'): TaskG
       if (component.length < 2) continue;
       const members = [...component].sort((a, b) => (indexOf.get(a) ?? -1) - (indexOf.get(b) ?? -1));
       const first = indexOf.get(members[0]!);
-      problems.push({ field: first === undefined ? 'stages' : at(first), message: `${what} in a cycle: ${members.join(' -> ')} -> ${members[0]}` });
+      problems.push({ field: first === undefined ? 'stages' : atItem(first), message: `${what} in a cycle: ${members.join(' -> ')} -> ${members[0]}` });
     }
   };
   cycleProblems('stages', stageIds, stageAfter);
@@ -165,7 +186,7 @@ export function validateTaskGraph(input: unknown, subject = 'task graph'): TaskG
     for (const parent of taskRequires.get(item.id)!) {
       if (stageRank.get(stageOf.get(parent)!)! > stageRank.get(stageOf.get(item.id)!)!) {
         problems.push({
-          field: at(indexOf.get(item.id)!),
+          field: atItem(indexOf.get(item.id)!),
           message: `runs in stage ${stageOf.get(item.id)} but waits for '${parent}' of the later stage ${stageOf.get(parent)}`,
         });
       }
@@ -193,7 +214,7 @@ export function validateTaskGraph(input: unknown, subject = 'task graph'): TaskG
     stages,
     groups: groupOrder.map((id) => {
       const group = groupById.get(id)!;
-      return { id, roles: group.role, strategy: group.parameters.strategy, after: [...groupAfter.get(id)!], path: at(indexOf.get(id)!) };
+      return { id, roles: group.role, strategy: group.parameters.strategy, after: [...groupAfter.get(id)!], path: atItem(indexOf.get(id)!) };
     }),
     tasks: taskOrder.map((id): GraphTask => {
       const item = byId.get(id)!;
@@ -208,7 +229,7 @@ export function validateTaskGraph(input: unknown, subject = 'task graph'): TaskG
         requires: [...taskRequires.get(id)!],
         parameters: item.parameters,
         ...(compiled && 'condition' in compiled ? { condition: { text: item.condition!, tree: compiled.condition } } : {}),
-        path: at(indexOf.get(id)!),
+        path: atItem(indexOf.get(id)!),
       };
     }),
   };

@@ -143,6 +143,12 @@ describe('validation', () => {
       '[4].parameters.cmd: cmd is required and must be a string',
     ]);
     expect(problemsOf([shell('a'), shell('a')])).toEqual(["[1].id: duplicate id 'a' (first at [0])"]);
+    // A bad item hides no other problem, and references to it are not reported twice.
+    expect(problemsOf([{ id: 'x', type: 'shell', role: '*' }, shell('a', { requires: ['x', 'y'] }), { id: 'g', type: 'group', role: 'r', requires: ['nope'] }])).toEqual([
+      '[0].parameters: parameters are required (cmd, timeout, cwd)',
+      "[1].requires[1]: unknown task or stage 'y'",
+      "[2].requires[0]: unknown group or stage 'nope'",
+    ]);
   });
 
   it('refuses invalid conditions, unknown names and functions', () => {

@@ -10,3 +10,4 @@ export * from './selection';
 export * from './attributes';
 export * from './task-plan';
 export * from './plan-views';
+export * from './task-run';

@@ -1,38 +1,30 @@
 import fc from 'fast-check';
 import { InvalidInputError } from '../../../core/errors';
+import type { ScheduleState } from '../../../core/scheduling';
 import {
-  applyDecision,
-  basePolicy,
-  commitSchedule,
-  proposeSchedule,
-  recordOutcome,
-  schedule,
-  type ScheduleState,
-} from '../../../core/scheduling';
-import { isBarrier, parseTaskGraph, planTaskGraph, validateTaskGraph, type TaskPlan } from '../../../core/task-graph';
+  isBarrier,
+  nextTaskStarts,
+  parseTaskGraph,
+  planTaskGraph,
+  recordTaskOutcome,
+  startTaskRun,
+  taskRunPolicy,
+  validateTaskGraph,
+  type TaskPlan,
+} from '../../../core/task-graph';
 import { EXAMPLE_GRAPH, EXAMPLE_NODES } from './fixtures';
 
 /** Runs a plan on the annealer, every node task taking one tick; returns, per tick, the node tasks started. */
-function runOnAnnealer(plan: TaskPlan, fail: readonly string[] = []): { ticks: string[][]; state: ScheduleState } {
-  const policy = basePolicy({ maxInTransition: 1000, groupLimits: plan.groupLimits });
-  let state = commitSchedule(proposeSchedule(plan.operations));
+function runOnAnnealer(plan: TaskPlan, fail: readonly string[] = [], maxInTransition = 1000): { ticks: string[][]; state: ScheduleState } {
+  const policy = taskRunPolicy(plan, maxInTransition);
+  let state = startTaskRun(plan);
   const ticks: string[][] = [];
   for (let now = 0; now < 1000; now++) {
-    const started: string[] = [];
-    // Barriers take no time: settle them within the tick.
-    for (;;) {
-      const decision = schedule(state, policy, now, { nodes: {} });
-      state = applyDecision(state, decision, now);
-      if (decision.finished) return { ticks, state };
-      const barriers = decision.start.filter((s) => isBarrier(s.op));
-      started.push(...decision.start.filter((s) => !isBarrier(s.op)).map((s) => s.op));
-      if (barriers.length === 0) break;
-      for (const { op } of barriers) state = recordOutcome(state, op, { ok: true }, now);
-    }
-    ticks.push(started.sort());
-    for (const op of state.ops.filter((o) => o.state === 'TRANSITION')) {
-      state = recordOutcome(state, op.id, fail.includes(op.id) ? { ok: false, error: 'task failed' } : { ok: true }, now);
-    }
+    const pass = nextTaskStarts(state, policy, now);
+    state = pass.state;
+    if (pass.finished) return { ticks, state };
+    ticks.push(pass.starts.map((s) => s.op).sort());
+    for (const { op } of pass.starts) state = recordTaskOutcome(state, op, fail.includes(op) ? { ok: false, error: 'task failed' } : { ok: true }, now);
   }
   throw new Error('the run did not finish');
 }

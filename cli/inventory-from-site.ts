@@ -9,12 +9,13 @@ import type { SiteDefinition } from '../simulator/site-file';
  * group node lists follow inventory order.
  */
 export function inventoryFromSite(site: Pick<SiteDefinition, 'nodes'>): InventoryNode[] {
-  return site.nodes.map(({ name, nid, rack, role, tags, labels, alive, available }) => ({
+  return site.nodes.map(({ name, nid, rack, role, roles, tags, labels, alive, available }) => ({
     name,
     nid,
     ...(rack === undefined ? {} : { rack }),
     role,
     tags: [...tags],
+    roles: [...roles],
     labels: { ...labels },
     alive,
     available,

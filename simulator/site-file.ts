@@ -32,6 +32,8 @@ const faultsSchema = z.strictObject({
   returnToService: z.literal('never', { error: "must be 'never'" }).optional(),
   prepare: runFault.optional(),
   deploy: runFault.optional(),
+  /** Task-graph tasks by id (`setup_network: fail`): `fail` exits 1 at the task's end, `hang` never ends. */
+  tasks: z.record(nonEmpty('a task id'), runFault).default({}),
 });
 
 const nodeSchema = z.strictObject({
@@ -40,9 +42,11 @@ const nodeSchema = z.strictObject({
   rack: nonEmpty('rack').optional(),
   role: nonEmpty('role').default('Compute'),
   tags: z.array(nonEmpty('a tag')).default([]),
+  /** Deployment roles for task graphs (core/task-graph). */
+  roles: z.array(nonEmpty('a role'), { error: 'roles must be a list of role names' }).default([]),
   labels: z.record(z.string(), z.string({ error: 'label values must be strings' })).default({}),
   wlm: wlmSchema.prefault({}),
-  faults: faultsSchema.default({}),
+  faults: faultsSchema.prefault({}),
   /** OpenCrowbar's gates, served by the inventory: a scheduler operates only on nodes alive and available. */
   alive: z.boolean({ error: 'alive must be true or false' }).default(true),
   available: z.boolean({ error: 'available must be true or false' }).default(true),
@@ -100,6 +104,8 @@ export const siteDefinitionSchema = z
         returnSeconds: seconds.default(60),
         prepareSeconds: seconds.default(120),
         deploySeconds: seconds.default(600),
+        /** How long a task-graph task (shell, puppet, ...) runs on a node. */
+        taskSeconds: seconds.default(30),
       })
       .prefault({}),
     apiFaults: z.array(apiFaultSchema).default([]),

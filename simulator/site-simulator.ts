@@ -5,6 +5,7 @@ import { BootServiceModel } from './models/boot-service';
 import { HeadNodeModel } from './models/head-node';
 import { InventoryModel } from './models/inventory';
 import { ProvisionerModel } from './models/provisioner';
+import { TaskRunnerModel, type TaskLogEntry } from './models/task-runner';
 import { WorkloadManagerModel } from './models/workload-manager';
 
 export interface SiteNodeState {
@@ -36,6 +37,8 @@ export interface SiteState {
   nodes: Record<string, SiteNodeState>;
   /** Safety breaches seen, e.g. a node rebooted by two boot sessions at once. */
   violations: string[];
+  /** Every task-graph task run, in start order. */
+  taskLog: TaskLogEntry[];
 }
 
 /** The simulated site: its four services sharing one simulated timeline. */
@@ -45,6 +48,8 @@ export class SiteSimulator {
   readonly inventory: InventoryModel;
   readonly bootService: BootServiceModel;
   readonly provisioner: ProvisionerModel;
+  /** Task-graph tasks on the nodes. */
+  readonly tasks: TaskRunnerModel;
   /** The Slurm head node that SSM Run Command reaches. */
   readonly headNode: HeadNodeModel;
   private readonly violationLog: string[] = [];
@@ -68,6 +73,7 @@ export class SiteSimulator {
       violations,
     });
     this.provisioner = new ProvisionerModel({ timing: site.timing, nodes: site.nodes, timeline, violations });
+    this.tasks = new TaskRunnerModel({ timing: site.timing, nodes: site.nodes, timeline, violations });
     this.headNode = new HeadNodeModel({
       workloadManager: this.workloadManager,
       inventory: this.inventory,
@@ -103,6 +109,6 @@ export class SiteSimulator {
       };
     }
     const groups = Object.fromEntries(this.inventory.listGroups().map((g) => [g.label, g.members]));
-    return { now, groups, nodes, violations: [...this.violationLog] };
+    return { now, groups, nodes, violations: [...this.violationLog], taskLog: this.tasks.taskLog() };
   }
 }

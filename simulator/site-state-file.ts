@@ -1,3 +1,4 @@
+import type { TaskLogEntry } from './models/task-runner';
 import type { SiteState } from './site-simulator';
 
 /** The site state file `--site-state-out` writes: a documented contract, so only its documented keys. */
@@ -7,6 +8,8 @@ export interface SiteStateFile {
     string,
     { wlmState: string; wlmReason?: string; bootCount: number; initialBusySeconds: number | null; outOfService: [number, number | null][] }
   >;
+  /** Task-graph task runs: `{node, task, start, end, result}` in simulated seconds from the start; result `ok`, `failed` or `timeout`. */
+  taskLog: TaskLogEntry[];
 }
 
 export function siteStateContract(state: SiteState): SiteStateFile {
@@ -20,5 +23,5 @@ export function siteStateContract(state: SiteState): SiteStateFile {
       outOfService: node.outOfService,
     };
   }
-  return { groups: state.groups, nodes };
+  return { groups: state.groups, nodes, taskLog: state.taskLog };
 }

@@ -6,7 +6,7 @@ import type { Inventory, InventoryNode } from '../../ports/site';
 import { parseSiteDefinition, type SiteDefinition } from '../../simulator/site-file';
 
 export interface FileInventoryOptions {
-  /** A site file (YAML or JSON): `nodes` (name, nid, rack, role, tags, labels) and `groups` (label → ordered members). */
+  /** A site file (YAML or JSON): `nodes` (name, nid, rack, role, roles, tags, labels) and `groups` (label → ordered members). */
   path: string;
   /** Write membership edits back to the file (default true); false keeps them in this process's memory only. */
   writeBack?: boolean;
@@ -49,7 +49,7 @@ export class FileInventory implements Inventory {
 
   async listNodes(): Promise<InventoryNode[]> {
     const { site } = await this.load();
-    return site.nodes.map(({ name, nid, rack, role, tags, labels }) => ({ name, nid, ...(rack !== undefined ? { rack } : {}), role, tags, labels }));
+    return site.nodes.map(({ name, nid, rack, role, roles, tags, labels }) => ({ name, nid, ...(rack !== undefined ? { rack } : {}), role, roles, tags, labels }));
   }
 
   private edit(label: string, names: readonly string[], change: (members: string[], wanted: string[]) => string[]): Promise<void> {

@@ -22,6 +22,7 @@ const nodesResponse = z.object({
       rack: z.string().optional(),
       role: z.string(),
       tags: z.array(z.string()),
+      roles: z.array(z.string()).optional(),
       labels: z.record(z.string(), z.string()),
       alive: z.boolean().optional(),
       available: z.boolean().optional(),

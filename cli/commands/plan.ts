@@ -12,7 +12,9 @@ import {
   type SuccessCriteria,
   type UnknownNodeName,
 } from '../../core/group-deployment';
+import { planTaskGraph, previewTaskPlan, taskPlanMermaid, type TaskPlan } from '../../core/task-graph';
 import type { InventoryNode } from '../../ports/site';
+import { loadGraphFile, taskGraphNodes, taskSelectionOf, type TaskSelectionOptions } from '../graph-file';
 import { inventoryOf } from '../inventory-from-site';
 import { loadSiteSource, type SiteSourceOptions } from '../site-source';
 import { loadStrategyFile } from '../strategy-file';
@@ -48,6 +50,75 @@ export function registerPlanCommands(program: Command): void {
     .action(async (options: PlanDeployOptions) => {
       await planDeploy(options);
     });
+
+  addTaskSelectionOptions(
+    plan
+      .command('tasks')
+      .description("Show a task graph's deployment on a site: batches by role group, each node's tasks in order, merged parameters")
+      .option('--site <file>', 'simulated site file (YAML or JSON); nodes carry roles')
+      .addOption(new Option('--site-config <file>', "site connection profile: plan against its inventory service's nodes").conflicts('site'))
+      .requiredOption('--graph <file>', 'task graph (YAML, or JSON by its .json extension)'),
+  )
+    .addOption(new Option('--json', 'print the plan as one JSON object (same as --format json)').conflicts('format'))
+    .addOption(new Option('--format <format>', 'how to print the plan (mermaid: a flowchart of the batches)').choices(FORMATS))
+    .action(async (options: PlanTasksOptions) => {
+      await planTasks(options);
+    });
+}
+
+interface PlanTasksOptions extends SiteSourceOptions, TaskSelectionOptions {
+  graph: string;
+  json?: boolean;
+  format?: PlanFormat;
+}
+
+/** The options that select part of a task graph, as `fuel node --tasks/--skip/--start/--end`. */
+export function addTaskSelectionOptions(command: Command): Command {
+  return command
+    .option('--tasks <ids>', 'comma-separated task ids: run only these')
+    .option('--skip <ids>', 'comma-separated task ids: leave these out')
+    .option('--start <id>', 'start at this task (or stage): it and everything after it')
+    .option('--end <id>', 'end at this task (or stage): it and everything it needs')
+    .option('--nodes <names>', 'comma-separated node names: only these nodes');
+}
+
+async function planTasks(options: PlanTasksOptions): Promise<void> {
+  const graph = await loadGraphFile(options.graph);
+  const inventory = await inventoryOf(await loadSiteSource(options));
+  const plan = planTaskGraph(graph, taskGraphNodes(inventory), taskSelectionOf(options));
+  const format: PlanFormat = options.json ? 'json' : (options.format ?? 'text');
+  if (format === 'text') {
+    process.stdout.write(renderTaskPlanText(plan, options.graph));
+    return;
+  }
+  // stdout must stay a valid JSON document or diagram, so warnings go to stderr.
+  for (const warning of plan.warnings) process.stderr.write(`warning: ${warning.field}: ${warning.message}\n`);
+  process.stdout.write(format === 'json' ? `${JSON.stringify(previewTaskPlan(plan), null, 2)}\n` : taskPlanMermaid(plan, graph));
+}
+
+function renderTaskPlanText(plan: TaskPlan, graphFile: string): string {
+  const nodeCount = Object.keys(plan.nodes).length;
+  const taskRuns = Object.values(plan.nodes).reduce((sum, tasks) => sum + tasks.length, 0);
+  const lines = [
+    `Task plan (graph ${graphFile}): ${count(nodeCount, 'node')}, ${count(taskRuns, 'task run')}, ${count(plan.batches.length, 'batch')}`,
+    'Batches, in the order they may start (batches of one step start together):',
+    ...plan.batches.map((batch) => `  step ${batch.step}  ${batch.group}: ${abbreviate(batch.nodes)}`),
+    '',
+    'Tasks per node, in order (parameters merged from the attribute layers):',
+  ];
+  // Nodes with the same tasks and parameters are listed together.
+  const alike = new Map<string, string[]>();
+  for (const [node, tasks] of Object.entries(plan.nodes)) {
+    const key = tasks.map((task) => `${task.id} ${JSON.stringify(task.parameters)}`).join('\n');
+    alike.set(key, [...(alike.get(key) ?? []), node]);
+  }
+  for (const [key, nodes] of alike) {
+    lines.push(`  ${abbreviate(nodes)}:`);
+    for (const [k, line] of key.split('\n').entries()) lines.push(`    ${k + 1}. ${line}`);
+  }
+  if (plan.dropped.length > 0) lines.push('', 'Not run:', ...plan.dropped.map((d) => `  ${d.task} (${d.reason})`));
+  if (plan.warnings.length > 0) lines.push('', ...plan.warnings.map((w) => `warning: ${w.field}: ${w.message}`));
+  return `${lines.join('\n')}\n`;
 }
 
 async function planDeploy(options: PlanDeployOptions): Promise<void> {
@@ -148,5 +219,5 @@ function abbreviate(names: readonly string[]): string {
 }
 
 function count(n: number, what: string): string {
-  return `${n} ${what}${n === 1 ? '' : 's'}`;
+  return `${n} ${what}${n === 1 ? '' : what.endsWith('h') ? 'es' : 's'}`;
 }

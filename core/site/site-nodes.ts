@@ -37,6 +37,8 @@ export interface InventoryNode {
   role: string;
   tags: string[];
   labels: Record<string, string>;
+  /** Deployment roles (Fuel's: controller, compute, ...): which task-graph groups and tasks the node takes part in. Absent: none. */
+  roles?: string[];
   /**
    * OpenCrowbar's gates: a scheduler operates on a node only while it is alive (manageable) and
    * available (the administrators let it be managed). Absent means true.

@@ -121,7 +121,7 @@ export class BootServiceModel {
     this.bootCounts.set(node, this.bootCount(node) + 1);
     session.components.set(node, 'booting');
     const generation = workloadManager.reboot(node);
-    const faults = this.faults.get(node) ?? {};
+    const faults: Partial<SiteNode['faults']> = this.faults.get(node) ?? {};
     if (faults.boot === 'hang') return;
 
     timeline.at(now + timing.bootSeconds * 1000, (at) => {

@@ -266,7 +266,7 @@ export class HeadNodeModel {
     this.bootCounts.set(name, this.bootCount(name) + 1);
     wlm.setRebootPending(name, 'REBOOT_ISSUED');
     const generation = wlm.reboot(name);
-    const faults = this.nodeFaults.get(name) ?? {};
+    const faults: Partial<SiteNode['faults']> = this.nodeFaults.get(name) ?? {};
     if (faults.boot === 'hang' || faults.returnToService === 'never') return;
     const { bootSeconds, returnSeconds } = this.deps.timing;
     if (faults.boot === 'fail') {

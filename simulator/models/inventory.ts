@@ -26,8 +26,8 @@ export class InventoryModel {
   private readonly groups = new Map<string, Group>();
 
   constructor(site: Pick<SiteDefinition, 'nodes' | 'groups'>) {
-    for (const { name, nid, rack, role, tags, labels, alive, available } of site.nodes) {
-      this.nodes.set(name, { name, nid, rack, role, tags, labels, alive, available });
+    for (const { name, nid, rack, role, roles, tags, labels, alive, available } of site.nodes) {
+      this.nodes.set(name, { name, nid, rack, role, roles, tags, labels, alive, available });
     }
     for (const [label, members] of Object.entries(site.groups)) this.groups.set(label, { label, description: '', tags: [], members: new Set(members) });
   }

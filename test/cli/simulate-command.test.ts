@@ -58,7 +58,7 @@ describe('rollout simulate', () => {
       expect((await get(`${sim.urls.hsm}/hsm/v2/groups/compute-nodes`)).body).toMatchObject({ label: 'compute-nodes' });
       expect((await get(`${sim.urls.provisioner}/provisioner/v1/actions/none`)).status).toBe(404);
       const state = (await get(`${sim.urls.control}/sim/state`)).body;
-      expect(Object.keys(state)).toEqual(['groups', 'nodes']);
+      expect(Object.keys(state)).toEqual(['groups', 'nodes', 'taskLog']);
 
       const { profile } = await loadSiteProfileFile(sim.profile);
       expect(profile).toMatchObject({

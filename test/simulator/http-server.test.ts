@@ -183,7 +183,7 @@ describe('site simulator HTTP API', () => {
       const state = await call('GET', '/sim/state');
       expect(state.body).toEqual(JSON.parse(JSON.stringify(siteStateContract(t.state()))));
       expect(state.body.groups).toEqual({ compute: NODES });
-      expect(Object.keys(state.body)).toEqual(['groups', 'nodes']);
+      expect(Object.keys(state.body)).toEqual(['groups', 'nodes', 'taskLog']);
       expect((await call('GET', '/sim/full-state')).body).toEqual(JSON.parse(JSON.stringify(t.state())));
     });
   });

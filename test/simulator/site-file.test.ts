@@ -36,17 +36,18 @@ function withEdit(edit: (site: Site) => unknown): unknown {
 describe('parseSiteDefinition', () => {
   it('applies the documented defaults and keeps group order', () => {
     const site = parseSiteDefinition(validSite());
-    expect(site.nodes[0]).toMatchObject({ role: 'Compute', wlm: { state: 'IDLE', busySeconds: 0, responding: true }, faults: {} });
+    expect(site.nodes[0]).toMatchObject({ role: 'Compute', wlm: { state: 'IDLE', busySeconds: 0, responding: true }, faults: { tasks: {} } });
     expect(site.nodes[1]!.tags).toEqual([]);
     expect(site.nodes[1]!.labels).toEqual({});
-    expect(site.timing).toEqual({ bootSeconds: 300, returnSeconds: 60, prepareSeconds: 120, deploySeconds: 600 });
+    expect(site.nodes[1]!.roles).toEqual([]);
+    expect(site.timing).toEqual({ bootSeconds: 300, returnSeconds: 60, prepareSeconds: 120, deploySeconds: 600, taskSeconds: 30 });
     expect(site.apiFaults).toEqual([]);
     expect(site.groups['slurm-nodes']).toEqual(validSite().groups['slurm-nodes']);
   });
 
   it('fills the defaults of a partly given timing and apiFault', () => {
     const site = parseSiteDefinition({ ...validSite(), timing: { bootSeconds: 5 }, apiFaults: [{ service: 'inventory', status: 503 }] });
-    expect(site.timing).toEqual({ bootSeconds: 5, returnSeconds: 60, prepareSeconds: 120, deploySeconds: 600 });
+    expect(site.timing).toEqual({ bootSeconds: 5, returnSeconds: 60, prepareSeconds: 120, deploySeconds: 600, taskSeconds: 30 });
     expect(site.apiFaults[0]).toEqual({ service: 'inventory', status: 503, count: 1, afterCalls: 0 });
   });
 
@@ -57,6 +58,9 @@ describe('parseSiteDefinition', () => {
     ['a blank name', (s: Site) => Object.assign(s.nodes[0]!, { name: '  ' }), 'nodes[0].name'],
     ['a bad boot fault', (s: Site) => Object.assign(s.nodes[0]!, { faults: { boot: 'explode' } }), 'nodes[0].faults.boot'],
     ['a bad returnToService fault', (s: Site) => Object.assign(s.nodes[0]!, { faults: { returnToService: 'later' } }), 'nodes[0].faults.returnToService'],
+    ['a bad task fault', (s: Site) => Object.assign(s.nodes[0]!, { faults: { tasks: { setup_network: 'explode' } } }), 'nodes[0].faults.tasks.setup_network'],
+    ['roles that are not a list', (s: Site) => Object.assign(s.nodes[0]!, { roles: 'controller' }), 'nodes[0].roles'],
+    ['an empty role', (s: Site) => Object.assign(s.nodes[0]!, { roles: ['controller', ''] }), 'nodes[0].roles[1]'],
     ['a non-string label value', (s: Site) => Object.assign(s.nodes[0]!, { labels: { rack: 3 } }), 'nodes[0].labels.rack'],
     ['a negative timing', (s: Site) => Object.assign(s, { timing: { bootSeconds: -1 } }), 'timing.bootSeconds'],
     ['a bad apiFault service', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'dns', status: 503 }] }), 'apiFaults[0].service'],

@@ -6,7 +6,7 @@ import { GroupNotFoundError, InvalidInputError } from '../../../core/errors';
 
 const SITE = `# the operator's comment stays
 nodes:
-  - {name: n1, nid: 1, rack: x3000, role: compute, tags: [gpu]}
+  - {name: n1, nid: 1, rack: x3000, role: compute, roles: [controller, cinder], tags: [gpu]}
   - {name: n2, nid: 2}
   - {name: n3, nid: 3, labels: {zone: a}}
 groups:
@@ -25,7 +25,7 @@ describe('file inventory', () => {
     const inventory = new FileInventory({ path: siteFile() });
     expect(await inventory.getGroupMembers('compute')).toEqual(['n1', 'n2', 'n3']);
     const nodes = await inventory.listNodes();
-    expect(nodes[0]).toEqual({ name: 'n1', nid: 1, rack: 'x3000', role: 'compute', tags: ['gpu'], labels: {} });
+    expect(nodes[0]).toEqual({ name: 'n1', nid: 1, rack: 'x3000', role: 'compute', roles: ['controller', 'cinder'], tags: ['gpu'], labels: {} });
     expect(nodes[2]).toMatchObject({ name: 'n3', labels: { zone: 'a' } });
     await expect(inventory.getGroupMembers('failed')).rejects.toBeInstanceOf(GroupNotFoundError);
   });

@@ -11,7 +11,7 @@ describe('HsmInventory on the simulator', () => {
 
   beforeEach(async () => {
     t = await startTestSite({
-      nodes: NODES.map((name, i) => ({ name, nid: 100 + i, rack: 'x3000', tags: i % 2 ? ['gpu'] : [], labels: { slot: String(i) } })),
+      nodes: NODES.map((name, i) => ({ name, nid: 100 + i, rack: 'x3000', tags: i % 2 ? ['gpu'] : [], roles: i % 2 ? ['compute'] : [], labels: { slot: String(i) } })),
       groups: { starting: STARTING, upgrading: [] },
     });
   });
@@ -55,7 +55,7 @@ describe('HsmInventory on the simulator', () => {
   it('lists the inventory nodes with their attributes', async () => {
     const nodes = await inventory().listNodes();
     expect(nodes.map((n) => n.name)).toEqual(NODES);
-    expect(nodes[1]).toEqual({ name: NODES[1], nid: 101, rack: 'x3000', role: 'Compute', tags: ['gpu'], labels: { slot: '1' }, alive: true, available: true });
+    expect(nodes[1]).toEqual({ name: NODES[1], nid: 101, rack: 'x3000', role: 'Compute', tags: ['gpu'], roles: ['compute'], labels: { slot: '1' }, alive: true, available: true });
   });
 
   it('turns injected API faults into SiteServiceError naming the request, and works again after them', async () => {

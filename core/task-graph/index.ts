@@ -1,0 +1,13 @@
+/**
+ * Task graphs (Fuel's granular deployment) on the annealer: read and validate a graph of role
+ * groups, stages and tasks, select part of it, and plan it over a site's nodes as operations for
+ * core/scheduling. Pure: no I/O.
+ */
+export * from './graph-document';
+export * from './conditions';
+export * from './parse-task-graph';
+export * from './selection';
+export * from './attributes';
+export * from './task-plan';
+export * from './plan-views';
+export * from './task-run';

@@ -1,0 +1,253 @@
+import { InvalidInputError, type FieldProblem } from '../errors';
+import { proposeSchedule, type OperationSpec } from '../scheduling';
+import { layeredParameters } from './attributes';
+import { evaluateCondition, type ConditionContext } from './conditions';
+import { UNGROUPED_STAGES, type TaskType } from './graph-document';
+import type { GraphGroup, GraphTask, TaskGraph } from './parse-task-graph';
+import { tasksLeftOut, type DropReason, type TaskSelection } from './selection';
+
+/** A node as the plan sees it: its name and roles, in the site's order. */
+export interface TaskGraphNode {
+  name: string;
+  roles: readonly string[];
+}
+
+export interface PlannedTask {
+  id: string;
+  type: TaskType;
+  stage: string;
+  /** The task's parameters with the attribute layers merged in for this node. */
+  parameters: Record<string, unknown>;
+}
+
+/** Nodes of one role group that start together (Fuel's chunks: `parallel` with `amount`, `one_by_one`). */
+export interface TaskBatch {
+  group: string;
+  nodes: string[];
+  /** Batches of the same step may start together; step k+1 starts only after the batches it waits for. */
+  step: number;
+}
+
+export interface TaskPlan {
+  /** In the order they may start. Nodes whose roles match no group are in a batch of group `*`, step 0. */
+  batches: TaskBatch[];
+  /** Each node of the deployment (site order) and its tasks in execution order. */
+  nodes: Record<string, PlannedTask[]>;
+  /** Tasks that run on no node, and why. */
+  dropped: { task: string; reason: DropReason | `condition false: ${string}` | 'no node runs it' }[];
+  /** Operations for the annealer: one per node-task, plus barriers (ids starting with `@`, see isBarrier). */
+  operations: OperationSpec[];
+  /** The annealer's per-group caps (one_by_one 1, parallel amount N). */
+  groupLimits: Record<string, number>;
+  warnings: FieldProblem[];
+}
+
+/** The group of nodes whose roles match no role group. */
+export const UNGROUPED = '*';
+
+/** Barrier operations join many ops into one (a stage ended, a chunk ended): they do no work on a node. */
+export function isBarrier(operationId: string): boolean {
+  return operationId.startsWith('@');
+}
+
+/** `node/task`: the id of one task's operation on one node. */
+export function operationId(node: string, task: string): string {
+  return `${node}/${task}`;
+}
+
+/**
+ * Proposes the deployment of `graph` on `siteNodes`: which nodes run which tasks in which order, the
+ * batches the role groups' strategies give, and the operations (with their requirements) for the
+ * annealer. Throws if the selection names unknown tasks or nodes, or if the graph, once laid over
+ * the nodes, waits on itself (a task requiring a task of a group that starts later).
+ */
+export function planTaskGraph(graph: TaskGraph, siteNodes: readonly TaskGraphNode[], selection: TaskSelection = {}): TaskPlan {
+  const leftOut = tasksLeftOut(graph, selection);
+  const siteNames = new Set(siteNodes.map((node) => node.name));
+  const unknownNodes = (selection.nodes ?? []).filter((name) => !siteNames.has(name));
+  if (unknownNodes.length > 0) throw new InvalidInputError('task selection', unknownNodes.map((name) => ({ field: 'nodes', message: `unknown node '${name}'` })));
+  const wanted = selection.nodes === undefined ? undefined : new Set(selection.nodes);
+  const candidates = siteNodes.filter((node) => (wanted ? wanted.has(node.name) : true) && node.roles.length > 0);
+
+  const context: ConditionContext = {
+    clusterStatus: graph.clusterStatus,
+    nodesCount: candidates.length,
+    deploymentRoles: new Set(candidates.flatMap((node) => node.roles)),
+    clusterRoles: new Set(siteNodes.flatMap((node) => node.roles)),
+  };
+  const dropped: TaskPlan['dropped'] = [];
+  const kept = graph.tasks.filter((task) => {
+    const reason = leftOut.get(task.id);
+    if (reason) dropped.push({ task: task.id, reason });
+    else if (task.condition && !evaluateCondition(task.condition.tree, context)) dropped.push({ task: task.id, reason: `condition false: ${task.condition.text}` });
+    else return true;
+    return false;
+  });
+
+  // Which groups each node matches; its batch is that of the first in group order.
+  const groupsOf = new Map(candidates.map((node) => [node.name, graph.groups.filter((group) => group.roles.some((role) => node.roles.includes(role)))]));
+  const runsOn = (task: GraphTask, node: TaskGraphNode) =>
+    task.roles.includes('*') ||
+    task.roles.some((role) => node.roles.includes(role)) ||
+    (task.groups.includes('*') ? groupsOf.get(node.name)!.length > 0 : groupsOf.get(node.name)!.some((group) => task.groups.includes(group.id)));
+
+  const nodeTasks = new Map<string, GraphTask[]>();
+  for (const node of candidates) {
+    const tasks = kept.filter((task) => runsOn(task, node));
+    if (tasks.length > 0) nodeTasks.set(node.name, tasks);
+  }
+  const deployed = candidates.filter((node) => nodeTasks.has(node.name));
+  const present = new Set([...nodeTasks.values()].flatMap((tasks) => tasks.map((task) => task.id)));
+  for (const task of kept) if (!present.has(task.id)) dropped.push({ task: task.id, reason: 'no node runs it' });
+
+  const batchOf = new Map<string, string>();
+  for (const node of deployed) batchOf.set(node.name, groupsOf.get(node.name)![0]?.id ?? UNGROUPED);
+  const { batches, chunks } = batchesOf(graph.groups, deployed, batchOf);
+  const operations = operationsOf(graph, deployed, nodeTasks, present, batchOf, chunks);
+  try {
+    proposeSchedule(operations);
+  } catch (err) {
+    if (!(err instanceof InvalidInputError)) throw err;
+    throw new InvalidInputError(
+      'task graph',
+      err.problems.map((p) => ({ field: 'tasks', message: `laid over the nodes, the graph waits on itself (a task requires one of a group that starts after it): ${p.message}` })),
+      { cause: err },
+    );
+  }
+
+  const roles = new Set(siteNodes.flatMap((node) => node.roles));
+  const warnings: FieldProblem[] = graph.groups
+    .filter((group) => !group.roles.some((role) => roles.has(role)))
+    .map((group) => ({ field: `${group.path}.role`, message: `no node of the site has role ${group.roles.map((r) => `'${r}'`).join(' or ')}: group ${group.id} deploys nothing` }));
+
+  const nodes: Record<string, PlannedTask[]> = {};
+  for (const node of deployed) {
+    nodes[node.name] = nodeTasks.get(node.name)!.map((task) => ({ id: task.id, type: task.type, stage: task.stage, parameters: layeredParameters(task, node, graph.attributes) }));
+  }
+  return { batches, nodes, dropped, operations, groupLimits: groupLimitsOf(graph.groups), warnings };
+}
+
+function groupLimitsOf(groups: readonly GraphGroup[]): Record<string, number> {
+  const limits: Record<string, number> = {};
+  for (const group of groups) {
+    if (group.strategy.type === 'one_by_one') limits[group.id] = 1;
+    else if (group.strategy.amount !== undefined) limits[group.id] = group.strategy.amount;
+  }
+  return limits;
+}
+
+function batchesOf(groups: readonly GraphGroup[], deployed: readonly TaskGraphNode[], batchOf: ReadonlyMap<string, string>) {
+  const batches: TaskBatch[] = [];
+  const chunks = new Map<string, string[][]>();
+  const lastStep = new Map<string, number>();
+  const ungrouped = deployed.filter((node) => batchOf.get(node.name) === UNGROUPED).map((node) => node.name);
+  if (ungrouped.length > 0) batches.push({ group: UNGROUPED, nodes: ungrouped, step: 0 });
+  for (const group of groups) {
+    const members = deployed.filter((node) => batchOf.get(node.name) === group.id).map((node) => node.name);
+    const size = group.strategy.type === 'one_by_one' ? 1 : (group.strategy.amount ?? Math.max(1, members.length));
+    const groupChunks: string[][] = [];
+    for (let i = 0; i < members.length; i += size) groupChunks.push(members.slice(i, i + size));
+    chunks.set(group.id, groupChunks);
+    const first = Math.max(-1, ...group.after.map((id) => lastStep.get(id)!)) + 1;
+    groupChunks.forEach((nodes, k) => batches.push({ group: group.id, nodes, step: first + k }));
+    lastStep.set(group.id, first + groupChunks.length - 1);
+  }
+  // Groups come in group order; batches start by step, group order breaking ties.
+  return { batches: batches.map((batch, i) => ({ batch, i })).sort((a, b) => a.batch.step - b.batch.step || a.i - b.i).map(({ batch }) => batch), chunks };
+}
+
+/**
+ * One operation per node-task, chained on each node in the graph's task order (a failed task
+ * blocks the node's later tasks). Across nodes, barriers keep the operation count linear:
+ * `@stage:S` ends when every op of stage S ended (and the stage before), `@S:group:g` when group g's
+ * nodes ended S, `@S:group:g:k` when chunk k did, `@task:t` when t ended on every node running it.
+ */
+function operationsOf(
+  graph: TaskGraph,
+  deployed: readonly TaskGraphNode[],
+  nodeTasks: ReadonlyMap<string, GraphTask[]>,
+  present: ReadonlySet<string>,
+  batchOf: ReadonlyMap<string, string>,
+  chunks: ReadonlyMap<string, string[][]>,
+): OperationSpec[] {
+  const specs: OperationSpec[] = [];
+  const barrier = (id: string, requires: string[]) => specs.push({ id, node: id, requires: [...new Set(requires)] });
+  const byId = new Map(graph.tasks.map((task) => [task.id, task]));
+
+  // What a task really waits for once tasks that run nowhere are gone: their own requirements.
+  const effective = new Map<string, string[]>();
+  const effectiveRequires = (id: string): string[] => {
+    const known = effective.get(id);
+    if (known) return known;
+    const found = new Set<string>();
+    for (const parent of byId.get(id)!.requires) {
+      if (present.has(parent)) found.add(parent);
+      else for (const p of effectiveRequires(parent)) found.add(p);
+    }
+    effective.set(id, [...found]);
+    return effective.get(id)!;
+  };
+
+  const stagesInUse = graph.stages;
+  const lastOpIn = (node: string, stage: string) => {
+    const task = nodeTasks.get(node)!.filter((t) => t.stage === stage).at(-1);
+    return task && operationId(node, task.id);
+  };
+  const nodesRunning = new Map<string, string[]>();
+  for (const node of deployed) for (const task of nodeTasks.get(node.name)!) nodesRunning.set(task.id, [...(nodesRunning.get(task.id) ?? []), node.name]);
+
+  // Node ops first (plan order = the order ops are offered to the annealer), barriers after.
+  // Where each node's first op of a stage waits: the previous stage's barrier, and in grouped stages its chunk's entry.
+  const entryOf = (node: string, stage: string, stageIndex: number): string[] => {
+    const entry = stageIndex > 0 ? [`@stage:${stagesInUse[stageIndex - 1]}`] : [];
+    const group = batchOf.get(node)!;
+    if (UNGROUPED_STAGES.includes(stage) || group === UNGROUPED) return entry;
+    const k = chunkIndex.get(node)!;
+    if (k > 0) return [...entry, `@${stage}:group:${group}:${k - 1}`];
+    return [...entry, ...groupById.get(group)!.after.map((id) => `@${stage}:group:${id}`)];
+  };
+  const groupById = new Map(graph.groups.map((group) => [group.id, group]));
+  const chunkIndex = new Map([...chunks.values()].flatMap((groupChunks) => groupChunks.flatMap((chunk, k) => chunk.map((node) => [node, k] as const))));
+  const stageIndexOf = new Map(stagesInUse.map((stage, k) => [stage, k]));
+  for (const node of deployed) {
+    let previous: string | undefined;
+    let previousStage: string | undefined;
+    const own = new Set(nodeTasks.get(node.name)!.map((t) => t.id));
+    for (const task of nodeTasks.get(node.name)!) {
+      const id = operationId(node.name, task.id);
+      const requires: string[] = previous ? [previous] : [];
+      if (task.stage !== previousStage) requires.push(...entryOf(node.name, task.stage, stageIndexOf.get(task.stage)!));
+      for (const parent of effectiveRequires(task.id)) if (!own.has(parent)) requires.push(`@task:${parent}`);
+      specs.push({ id, node: node.name, group: batchOf.get(node.name)!, requires: [...new Set(requires)] });
+      previous = id;
+      previousStage = task.stage;
+    }
+  }
+
+  const crossNode = new Set(deployed.flatMap((node) => nodeTasks.get(node.name)!.flatMap((task) => effectiveRequires(task.id))));
+  for (const task of crossNode) barrier(`@task:${task}`, nodesRunning.get(task)!.map((node) => operationId(node, task)));
+
+  stagesInUse.forEach((stage, k) => {
+    const stageNeeds: string[] = k > 0 ? [`@stage:${stagesInUse[k - 1]}`] : [];
+    if (!UNGROUPED_STAGES.includes(stage)) {
+      for (const group of graph.groups) {
+        const groupChunks = chunks.get(group.id)!;
+        groupChunks.forEach((chunk, c) => {
+          const ends = chunk.map((node) => lastOpIn(node, stage)).filter((op): op is string => op !== undefined);
+          // An empty chunk passes the order on: it ends when the chunk before it (or the groups before) did.
+          barrier(`@${stage}:group:${group.id}:${c}`, [...ends, ...(c > 0 ? [`@${stage}:group:${group.id}:${c - 1}`] : group.after.map((id) => `@${stage}:group:${id}`))]);
+        });
+        const last = groupChunks.length > 0 ? [`@${stage}:group:${group.id}:${groupChunks.length - 1}`] : group.after.map((id) => `@${stage}:group:${id}`);
+        barrier(`@${stage}:group:${group.id}`, last);
+        stageNeeds.push(`@${stage}:group:${group.id}`);
+      }
+    }
+    for (const node of deployed) {
+      if (!UNGROUPED_STAGES.includes(stage) && batchOf.get(node.name) !== UNGROUPED) continue;
+      const end = lastOpIn(node.name, stage);
+      if (end) stageNeeds.push(end);
+    }
+    barrier(`@stage:${stage}`, stageNeeds);
+  });
+  return specs;
+}

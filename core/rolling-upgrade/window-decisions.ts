@@ -40,8 +40,10 @@ export function decideStartWindow(session: UpgradeSession, progress: Progress, f
 export function windowScheduleState(records: readonly NodeRecord[], window: WindowProgress): ScheduleState {
   const committed = commitSchedule(proposeSchedule(upgradeOperations(names(records))));
   const ops = committed.ops.map((op, i) => {
-    const stored = records[i]!.op;
-    return stored ? { ...op, ...stored } : op;
+    const record = records[i]!;
+    // A node whose lock another session took over is no longer ours: its op is not in flight (it is gated, left alone).
+    if (record.phase === 'LOCK_LOST' || !record.op) return op;
+    return { ...op, ...record.op };
   });
   const { bootCount: _count, ...rest } = window;
   return { ...rest, ops };
@@ -67,6 +69,10 @@ export function windowObservations(records: readonly NodeRecord[], observed: Win
     if (record.status === 'UPGRADED' || record.status === 'FAILED') continue;
     const inv = observed.inventory.get(record.name);
     const wlm = observed.wlm.get(record.name);
+    if (record.phase === 'LOCK_LOST') {
+      nodes[record.name] = { lockLost: true };
+      continue;
+    }
     nodes[record.name] = {
       alive: wlm !== undefined && inv?.alive !== false,
       available: inv?.available !== false,
@@ -153,7 +159,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   // Released (paused, halted, outside a window, gated) or, when deleting, not booted yet: our drain is lifted.
   const lift = (name: string, reason?: string) => {
     if (isOurDrain(observed.wlm.get(name))) resume.push(name);
-    const { op: _op, phase: _phase, boot: _boot, reason: _reason, ...rest } = current(name);
+    const { op: _op, phase: _phase, boot: _boot, reason: _reason, lockToken: _token, ...rest } = current(name);
     put({ ...rest, status: 'NOT_STARTED', ...(reason ? { reason } : {}) });
     release.push(name);
   };
@@ -207,7 +213,8 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   // Ended: upgraded or failed, with the reason; locks released below.
   for (const op of state.ops) {
     if (!release.includes(op.node) || (op.state !== 'ACTIVE' && op.state !== 'ERROR')) continue;
-    put(withOp({ ...current(op.node), status: op.state === 'ACTIVE' ? 'UPGRADED' : 'FAILED', phase: 'DONE', ...(op.error ? { reason: op.error } : {}) }));
+    const { lockToken: _token, ...record } = current(op.node);
+    put(withOp({ ...record, status: op.state === 'ACTIVE' ? 'UPGRADED' : 'FAILED', phase: 'DONE', ...(op.error ? { reason: op.error } : {}) }));
   }
   const upgraded = state.ops.filter((op) => op.state === 'ACTIVE' && release.includes(op.node)).map((op) => op.node);
   if (upgraded.length > 0) messages.push(`Window: ${upgraded.length} node(s) back in service: ${shortList(upgraded)}`);
@@ -250,6 +257,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   } else if (decision.finished) {
     for (const { op, reason } of decision.leftAlone) {
       const name = opNode(op);
+      if (current(name).phase === 'LOCK_LOST') continue; // recorded when it was lost, with its new holder
       const { op: _op, phase: _phase, ...rest } = current(name);
       put({ ...rest, status: 'NOT_STARTED', reason: `left alone: ${reason}` });
     }

@@ -7,6 +7,8 @@ export interface NodeObservation {
   alive?: boolean;
   available?: boolean;
   rack?: string;
+  /** The node's lock went to another session: no op of ours may touch it any more. */
+  lockLost?: boolean;
   /** Seconds left on the node's running job: 0 when idle; undefined when unknown; Infinity when it never ends. */
   remainingJobSeconds?: number;
 }
@@ -17,7 +19,7 @@ export interface Observations {
   outsideFailures?: readonly string[];
 }
 
-export type GateReason = 'node-not-alive' | 'node-unavailable';
+export type GateReason = 'node-not-alive' | 'node-unavailable' | 'node-lock-lost';
 
 export type WaitReason =
   | { kind: 'approval'; wave: number }
@@ -54,6 +56,7 @@ export interface Decision {
 
 function gateOf(observations: Observations, node: string): GateReason | undefined {
   const seen = observations.nodes[node];
+  if (seen?.lockLost === true) return 'node-lock-lost';
   if (seen?.alive === false) return 'node-not-alive';
   if (seen?.available === false) return 'node-unavailable';
   return undefined;

@@ -56,14 +56,16 @@ export interface WindowObserved {
   inventory: ReadonlyMap<string, InventoryNode>;
   /** Boot sessions of the nodes in BOOTING, by name; undefined when the boot service does not know one. */
   boots: ReadonlyMap<string, BootSessionStatus | undefined>;
+  /** When the running jobs of busy nodes end (epoch ms), where the workload manager tells (idle-first, drain-ahead). */
+  jobEnds?: ReadonlyMap<string, number>;
 }
 
 /**
- * What the scheduler sees. The WLM port tells busy from idle, not the time a job has left: an idle
- * node has 0 s left, a busy one is unknown (idle-first thus takes idle nodes first, then plan order).
- * A node the workload manager does not know is not alive: left alone, never drained.
+ * What the scheduler sees. An idle node has 0 s left; a busy one what its jobs have left when the
+ * workload manager tells their end (else unknown: idle-first takes idle nodes first, then plan order,
+ * and it is never drained ahead). A node the workload manager does not know is not alive: left alone, never drained.
  */
-export function windowObservations(records: readonly NodeRecord[], observed: WindowObserved): Observations {
+export function windowObservations(records: readonly NodeRecord[], observed: WindowObserved, now: number): Observations {
   const nodes: Record<string, Observations['nodes'][string]> = {};
   for (const record of records) {
     if (record.status === 'UPGRADED' || record.status === 'FAILED') continue;
@@ -77,10 +79,17 @@ export function windowObservations(records: readonly NodeRecord[], observed: Win
       alive: wlm !== undefined && inv?.alive !== false,
       available: inv?.available !== false,
       ...(inv?.rack !== undefined ? { rack: inv.rack } : {}),
-      ...(wlm !== undefined && (wlm.base === 'IDLE' || isQuiet(wlm)) ? { remainingJobSeconds: 0 } : {}),
+      ...remainingJob(record.name, wlm, observed.jobEnds, now),
     };
   }
   return { nodes };
+}
+
+function remainingJob(name: string, wlm: WlmNode | undefined, jobEnds: ReadonlyMap<string, number> | undefined, now: number): { remainingJobSeconds?: number } {
+  if (wlm === undefined) return {};
+  if (wlm.base === 'IDLE' || isQuiet(wlm)) return { remainingJobSeconds: 0 };
+  const end = jobEnds?.get(name);
+  return end === undefined ? {} : { remainingJobSeconds: Math.max(0, (end - now) / 1000) };
 }
 
 export interface WindowInput {
@@ -95,7 +104,7 @@ export interface WindowInput {
 /** The annealer's pass for this increment (nothing starts once the session is being deleted). */
 export function scheduleWindow({ session, progress, records, observed, now }: WindowInput): Decision {
   const state = windowScheduleState(records, progress.window ?? initialWindowProgress());
-  const decision = schedule(state, upgradePolicy(session, session.nodeCount), now, windowObservations(records, observed));
+  const decision = schedule(state, upgradePolicy(session, session.nodeCount), now, windowObservations(records, observed, now));
   if (session.state !== 'DELETING') return decision;
   // Deleting: start nothing, and no run "finishes" by the scheduler: the delete sequence takes over.
   return { ...decision, start: [], admit: [], finished: false, leftAlone: [], blocked: [] };

@@ -48,12 +48,15 @@ export const advanceWindow: ActivityBody = async ({ session, progress, deps, now
   const records = await heartbeatWindow(deps, session, await loadPlanRecords(deps, session));
   const open = records.filter((r) => r.status !== 'UPGRADED' && r.status !== 'FAILED' && r.phase !== 'LOCK_LOST').map((r) => r.name);
   const bootNames = [...new Set(records.flatMap((r) => (r.phase === 'BOOTING' && r.boot ? [r.boot.session] : [])))];
-  const [wlm, inventoryNodes, boots] = await Promise.all([
-    open.length > 0 ? deps.site.workloadManager.getNodes(open) : Promise.resolve(new Map()),
+  const wantsJobEnds = session.order === 'idle-first' || (session.drainAhead ?? 0) > 0;
+  const wm = deps.site.workloadManager;
+  const [wlm, jobEnds, inventoryNodes, boots] = await Promise.all([
+    open.length > 0 ? wm.getNodes(open) : Promise.resolve(new Map()),
+    open.length > 0 && wantsJobEnds && wm.getJobEnds ? wm.getJobEnds(open) : Promise.resolve(undefined),
     deps.site.inventory.listNodes(),
     Promise.all(bootNames.map(async (name) => [name, await deps.site.bootService.getSession(name)] as [string, BootSessionStatus | undefined])),
   ]);
-  const observed: WindowObserved = { wlm, inventory: new Map(inventoryNodes.map((n) => [n.name, n])), boots: new Map(boots) };
+  const observed: WindowObserved = { wlm, inventory: new Map(inventoryNodes.map((n) => [n.name, n])), boots: new Map(boots), ...(jobEnds ? { jobEnds } : {}) };
   const decision = scheduleWindow({ session, progress, records, observed, now });
   const byName = new Map(records.map((r) => [r.name, r]));
   const nodeOfOp = new Map(records.map((r) => [upgradeOpId(r.name), r.name]));

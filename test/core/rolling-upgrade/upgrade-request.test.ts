@@ -51,6 +51,7 @@ describe('parseUpgradeRequest: the window controls', () => {
       afterWaves: 'one-wave',
       maxInTransition: 51,
       drainAhead: 32,
+      aheadHorizonSeconds: 30,
       order: 'idle-first',
       maxPerRack: 2,
       approvalBeforeWaves: [1],

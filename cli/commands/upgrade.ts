@@ -66,7 +66,7 @@ export function registerUpgradeCommand(program: Command): void {
     .option('--pause-after-batches <list>', 'pause for approval after these batches, e.g. 1 (validated; not yet enforced by the workflow)')
     .option('--approval <kind>', 'none (default) or each-batch (validated; not yet enforced by the workflow)')
     .option('--max-failed <n|p%>', 'halt (state HALTED) once more nodes than this failed, a count or a share of the plan')
-    .option('--halt-on-outside-failures', 'halt when a node outside the plan goes DOWN or FAIL (validated; not yet enforced by the workflow)')
+    .option('--halt-on-outside-failures', 'window: halt when a node outside the plan (in the inventory, not in the starting group) goes DOWN or FAIL during the run')
     .option('--bake-seconds <seconds>', 'window with batches: wait this long after each batch')
     .option('--maintenance-window <cron,minutes[,tz]>', 'new nodes start only inside this window (repeatable), e.g. "0 22 * * *,240,Europe/Zurich"', collect, [])
     .option('--time-scale <n>', `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host (--site only: a --site-config site runs on the wall clock, or on the scaled clock of the rollout simulate it names)`)

@@ -60,6 +60,11 @@ export interface WindowProgress {
   waiting?: string;
   /** Boot sessions started so far: the next one is named `rollout-<id>-boot-<bootCount>`. */
   bootCount: number;
+  /**
+   * haltOnOutsideFailures: the nodes outside the plan already DOWN or FAIL at the first increment
+   * (only those that go DOWN or FAIL later halt the run). Small on a healthy site.
+   */
+  outsideDownAtStart?: string[];
 }
 
 export interface UpgradeSession extends UpgradeRequest {

@@ -45,7 +45,7 @@ export function windowScheduleState(records: readonly NodeRecord[], window: Wind
     if (record.phase === 'LOCK_LOST' || !record.op) return op;
     return { ...op, ...record.op };
   });
-  const { bootCount: _count, ...rest } = window;
+  const { bootCount: _count, outsideDownAtStart: _outside, ...rest } = window;
   return { ...rest, ops };
 }
 
@@ -58,6 +58,18 @@ export interface WindowObserved {
   boots: ReadonlyMap<string, BootSessionStatus | undefined>;
   /** When the running jobs of busy nodes end (epoch ms), where the workload manager tells (idle-first, drain-ahead). */
   jobEnds?: ReadonlyMap<string, number>;
+  /** haltOnOutsideFailures: the workload manager's view of the inventory's nodes outside the plan. */
+  outside?: ReadonlyMap<string, WlmNode>;
+}
+
+/** DOWN or FAIL in Slurm: what haltOnOutsideFailures watches outside the plan. */
+function isDownOrFailed(node: WlmNode): boolean {
+  return node.base === 'DOWN' || node.flags.includes('FAIL');
+}
+
+/** Nodes outside the plan DOWN or FAIL now, by name (sorted). */
+export function outsideDown(outside: ReadonlyMap<string, WlmNode> | undefined): string[] {
+  return outside === undefined ? [] : [...outside.values()].filter(isDownOrFailed).map((n) => n.name).sort();
 }
 
 /**
@@ -65,7 +77,7 @@ export interface WindowObserved {
  * workload manager tells their end (else unknown: idle-first takes idle nodes first, then plan order,
  * and it is never drained ahead). A node the workload manager does not know is not alive: left alone, never drained.
  */
-export function windowObservations(records: readonly NodeRecord[], observed: WindowObserved, now: number): Observations {
+export function windowObservations(records: readonly NodeRecord[], observed: WindowObserved, now: number, window: WindowProgress = initialWindowProgress()): Observations {
   const nodes: Record<string, Observations['nodes'][string]> = {};
   for (const record of records) {
     if (record.status === 'UPGRADED' || record.status === 'FAILED') continue;
@@ -82,7 +94,9 @@ export function windowObservations(records: readonly NodeRecord[], observed: Win
       ...remainingJob(record.name, wlm, observed.jobEnds, now),
     };
   }
-  return { nodes };
+  // Only nodes that went DOWN or FAIL since the first increment count (those already down then do not).
+  const before = new Set(window.outsideDownAtStart ?? outsideDown(observed.outside));
+  return { nodes, outsideFailures: outsideDown(observed.outside).filter((name) => !before.has(name)) };
 }
 
 function remainingJob(name: string, wlm: WlmNode | undefined, jobEnds: ReadonlyMap<string, number> | undefined, now: number): { remainingJobSeconds?: number } {
@@ -103,8 +117,9 @@ export interface WindowInput {
 
 /** The annealer's pass for this increment (nothing starts once the session is being deleted). */
 export function scheduleWindow({ session, progress, records, observed, now }: WindowInput): Decision {
-  const state = windowScheduleState(records, progress.window ?? initialWindowProgress());
-  const decision = schedule(state, upgradePolicy(session, session.nodeCount), now, windowObservations(records, observed, now));
+  const window = progress.window ?? initialWindowProgress();
+  const state = windowScheduleState(records, window);
+  const decision = schedule(state, upgradePolicy(session, session.nodeCount), now, windowObservations(records, observed, now, window));
   if (session.state !== 'DELETING') return decision;
   // Deleting: start nothing, and no run "finishes" by the scheduler: the delete sequence takes over.
   return { ...decision, start: [], admit: [], finished: false, leftAlone: [], blocked: [] };
@@ -247,6 +262,9 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     ...(state.halted ? { halted: state.halted } : {}),
     ...(decision.wait ? { waiting: decision.wait.kind === 'approval' ? `approval of batch ${decision.wait.wave + 1}` : decision.wait.kind } : {}),
     bootCount,
+    ...(window.outsideDownAtStart !== undefined || observed.outside !== undefined
+      ? { outsideDownAtStart: window.outsideDownAtStart ?? outsideDown(observed.outside) }
+      : {}),
   };
   if (decision.halt) messages.push(`Window halted: ${decision.halt.reason}; nodes in flight finish, no new node starts`);
   const inFlight = state.ops.some((op) => op.state === 'TRANSITION');

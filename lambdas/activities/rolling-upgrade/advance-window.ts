@@ -56,7 +56,11 @@ export const advanceWindow: ActivityBody = async ({ session, progress, deps, now
     deps.site.inventory.listNodes(),
     Promise.all(bootNames.map(async (name) => [name, await deps.site.bootService.getSession(name)] as [string, BootSessionStatus | undefined])),
   ]);
-  const observed: WindowObserved = { wlm, inventory: new Map(inventoryNodes.map((n) => [n.name, n])), boots: new Map(boots), ...(jobEnds ? { jobEnds } : {}) };
+  // haltOnOutsideFailures: the workload manager's view of every inventory node outside the plan.
+  const inPlan = new Set(records.map((r) => r.name));
+  const outsideNames = session.haltOnOutsideFailures ? inventoryNodes.map((n) => n.name).filter((n) => !inPlan.has(n)) : [];
+  const outside = session.haltOnOutsideFailures ? (outsideNames.length > 0 ? await wm.getNodes(outsideNames) : new Map()) : undefined;
+  const observed: WindowObserved = { wlm, inventory: new Map(inventoryNodes.map((n) => [n.name, n])), boots: new Map(boots), ...(jobEnds ? { jobEnds } : {}), ...(outside ? { outside } : {}) };
   const decision = scheduleWindow({ session, progress, records, observed, now });
   const byName = new Map(records.map((r) => [r.name, r]));
   const nodeOfOp = new Map(records.map((r) => [upgradeOpId(r.name), r.name]));

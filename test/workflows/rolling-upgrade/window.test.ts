@@ -78,6 +78,25 @@ describe('rolling upgrade in mode window', () => {
     expect(report.messages.at(-1)).toBe('Upgrade Session Halted: 1 failed nodes exceed maxFailed (0)');
   });
 
+  it('haltOnOutsideFailures: halts when a node outside the plan goes DOWN or FAIL during the run, not for one down before it', async () => {
+    const inPlan = [0, 1, 2, 3].map(nodeName);
+    runtime = await startTestRuntime({
+      site: buildSite(6, { node: (i) => (i === 5 ? { wlm: { state: 'DOWN', reason: 'dead before the run' } } : {}), groups: { compute: inPlan, upgrading: [], failed: [] } }),
+    });
+    const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 1, haltOnOutsideFailures: true }));
+    await eventually(runtime, async () => {
+      const nodes = await runtime!.store.listNodes(run.id);
+      return nodes.some((n) => n.status === 'UPGRADED') ? nodes : undefined;
+    }, 'a first node upgraded');
+    await runtime.clock.busy(async () => runtime!.simulator.simulator.workloadManager.fail(nodeName(4), 'bad psu'));
+    await run.outcome;
+    const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.id))!);
+    expect(report.state).toBe('HALTED');
+    expect(report.haltedReason).toBe(`nodes outside the plan went DOWN or FAIL: ${nodeName(4)}`);
+    expect(report.counts.UPGRADED).toBeGreaterThanOrEqual(1);
+    expect(report.counts.UPGRADED).toBeLessThan(4);
+  });
+
   it('runs the first batch alone, bakes, then opens the window for the rest', async () => {
     runtime = await startTestRuntime({ site: buildSite(4) });
     const { report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 3, batches: [1], bakeSeconds: 600 }));

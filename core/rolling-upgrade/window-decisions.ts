@@ -36,6 +36,14 @@ export function decideStartWindow(session: UpgradeSession, progress: Progress, f
   };
 }
 
+/** The window's progress with the operator's gate applied: paused as the operator says, and every batch they approved. */
+export function gatedWindow(session: Pick<UpgradeSession, 'operator'>, window: WindowProgress): WindowProgress {
+  const operator = session.operator;
+  if (!operator) return window;
+  const approved = [...new Set([...window.approvedWaves, ...(operator.approvedWaves ?? [])])].sort((a, b) => a - b);
+  return { ...window, paused: operator.paused ?? window.paused, approvedWaves: approved };
+}
+
 /** The scheduler's state from the plan's records (plan order) and the session's window progress. */
 export function windowScheduleState(records: readonly NodeRecord[], window: WindowProgress): ScheduleState {
   const committed = commitSchedule(proposeSchedule(upgradeOperations(names(records))));
@@ -117,7 +125,7 @@ export interface WindowInput {
 
 /** The annealer's pass for this increment (nothing starts once the session is being deleted). */
 export function scheduleWindow({ session, progress, records, observed, now }: WindowInput): Decision {
-  const window = progress.window ?? initialWindowProgress();
+  const window = gatedWindow(session, progress.window ?? initialWindowProgress());
   const state = windowScheduleState(records, window);
   const decision = schedule(state, upgradePolicy(session, session.nodeCount), now, windowObservations(records, observed, now, window));
   if (session.state !== 'DELETING') return decision;
@@ -136,7 +144,7 @@ type Outcome = { ok: true } | { ok: false; error: string };
  */
 export function decideWindow(input: WindowInput & { decision: Decision; lockedByOthers: ReadonlySet<string> }): StageDecision {
   const { session, progress, records, observed, now, lockedByOthers } = input;
-  const window = progress.window ?? initialWindowProgress();
+  const window = gatedWindow(session, progress.window ?? initialWindowProgress());
   const byName = new Map(records.map((r) => [r.name, r]));
   const opNode = (opId: string) => opId.slice(0, -'/upgrade'.length);
   const decision: Decision = { ...input.decision, start: input.decision.start.filter((s) => !lockedByOthers.has(opNode(s.op))) };
@@ -261,6 +269,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     paused: state.paused,
     ...(state.halted ? { halted: state.halted } : {}),
     ...(decision.wait ? { waiting: decision.wait.kind === 'approval' ? `approval of batch ${decision.wait.wave + 1}` : decision.wait.kind } : {}),
+    ...(decision.wait?.kind === 'approval' ? { awaitingApproval: decision.wait.wave } : {}),
     bootCount,
     ...(window.outsideDownAtStart !== undefined || observed.outside !== undefined
       ? { outsideDownAtStart: window.outsideDownAtStart ?? outsideDown(observed.outside) }

@@ -21,15 +21,20 @@ const deployment: GroupDeploymentScenario = quick
   ? { name: 'group deployment, 1,000 nodes in 10 groups', groups: 10, nodesPerGroup: 100, maxParallelGroups: 4 }
   : { name: 'group deployment, 10,000 nodes in 100 groups', groups: 100, nodesPerGroup: 100, maxParallelGroups: 4 };
 
-/** Lock-step against the window on the issue's busy fleet, at the same maxUnavailable. */
-const maxUnavailable = quick ? 8 : 32;
+/**
+ * Lock-step against the window on the issue's busy fleet, at the same maxUnavailable.
+ * `--window-nodes=N --max-unavailable=M` pick another fleet; `--idle-first-only` runs the window,
+ * idle-first with drainAhead, alone (no lock-step, no plan order: for fleets where those take hours).
+ */
+const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const maxUnavailable = Number(flag('max-unavailable') ?? (quick ? 8 : 32));
+const idleFirstOnly = process.argv.includes('--idle-first-only');
+const idleFirst = { label: `window, idle-first, drainAhead ${maxUnavailable}`, controls: { order: 'idle-first', drainAhead: maxUnavailable } };
 const window: WindowBenchScenario = {
-  nodes: quick ? 64 : 512,
+  nodes: Number(flag('window-nodes') ?? (quick ? 64 : 512)),
   maxUnavailable,
-  windows: [
-    { label: 'window, plan order', controls: {} },
-    { label: `window, idle-first, drainAhead ${maxUnavailable}`, controls: { order: 'idle-first', drainAhead: maxUnavailable } },
-  ],
+  windows: idleFirstOnly ? [idleFirst] : [{ label: 'window, plan order', controls: {} }, idleFirst],
+  skipLockstep: idleFirstOnly,
 };
 
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);

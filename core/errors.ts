@@ -111,6 +111,18 @@ export class SessionNotCancellableError extends RolloutError {
   }
 }
 
+/** Pause, approve or unpause asked of a session that cannot take it (not a window, ended, not waiting for approval). */
+export class SessionGateError extends RolloutError {
+  override readonly name = 'SessionGateError';
+  constructor(
+    readonly upgradeId: string,
+    readonly action: 'pause' | 'approve' | 'unpause',
+    readonly why: string,
+  ) {
+    super(`cannot ${action} session ${upgradeId}: ${why}`);
+  }
+}
+
 /** A group or node asked to move between stages in a way the stage rules forbid. A bug or a replayed result. */
 export class IllegalStageTransitionError extends RolloutError {
   override readonly name = 'IllegalStageTransitionError';

@@ -14,7 +14,7 @@ import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefin
 import { openDataDir } from './data-dir';
 import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
 import { LocalStepFunctions, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
-import type { CancelResult, RolloutRuntime, SessionListing, SessionProgress, SessionView, StartedRun } from './runtime';
+import type { CancelResult, GateResult, RolloutRuntime, SessionListing, SessionProgress, SessionView, StartedRun } from './runtime';
 import { StoreSessions } from './store-sessions';
 import { VirtualClock } from './virtual-clock';
 
@@ -150,6 +150,10 @@ export class EmbeddedRuntime implements RolloutRuntime {
 
   cancel(id: string): Promise<CancelResult> {
     return this.reads.cancel(id);
+  }
+
+  gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
+    return this.reads.gate(id, action);
   }
 
   progress(id: string): Promise<SessionProgress | undefined> {

@@ -27,6 +27,12 @@ export interface RolloutSessions {
    * a deployment.
    */
   cancel(id: string): Promise<CancelResult>;
+  /**
+   * Mode window, the operator's gate kept on the session: `pause` stops new nodes from starting
+   * (nodes in flight finish), `unpause` lifts it, `approve` lets the batch waited for start. The
+   * running workflow reads it on its next increment. Throws SessionNotFoundError or SessionGateError.
+   */
+  gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult>;
   /** A cheap progress read for a display polling every quarter second; undefined until the session exists. */
   progress(id: string): Promise<SessionProgress | undefined>;
   close(): Promise<void>;
@@ -42,6 +48,15 @@ export interface RolloutRuntime extends RolloutSessions {
 }
 
 export type SessionKind = 'upgrade' | 'deployment';
+
+export interface GateResult {
+  id: string;
+  action: 'pause' | 'unpause' | 'approve';
+  /** approve: the batch approved, 1-based as the CLI and the messages count them. */
+  batch?: number;
+  /** Whether a process that runs workflows holds the session (else the gate applies when it is resumed). */
+  running: boolean;
+}
 
 /** How an execution (the last of its continue-as-new chain) ended. */
 export interface RunOutcome {

@@ -4,7 +4,8 @@ import type { SessionStore } from '../ports/session-store';
 import { CancelNotSupportedError } from './errors';
 import { buildDeploymentReport } from './reports/deployment-report';
 import { buildSessionReport } from './reports/session-report';
-import type { CancelResult, RolloutSessions, SessionListing, SessionProgress, SessionView } from './runtime';
+import { SessionGateError, SessionNotFoundError } from '../core/errors';
+import type { CancelResult, GateResult, RolloutSessions, SessionListing, SessionProgress, SessionView } from './runtime';
 
 /**
  * The read and cancel half of the facade over the two stores, as any observer of the table sees
@@ -41,6 +42,21 @@ export class StoreSessions implements RolloutSessions {
     if (!(await this.upgrades.getSession(id)) && (await this.deployments.getDeployment(id))) throw new CancelNotSupportedError(id, 'deployment');
     const session = await this.upgrades.requestCancel(id);
     return { id, kind: 'upgrade', state: session.state, running: this.running };
+  }
+
+  async gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
+    const session = await this.upgrades.getSession(id);
+    if (!session) throw new SessionNotFoundError(id);
+    if (session.mode !== 'window') throw new SessionGateError(id, action, "only a session in mode 'window' has the gate");
+    if (session.completed || (session.state !== 'UPDATING' && session.state !== 'DELETING')) throw new SessionGateError(id, action, `the session is ${session.state}`);
+    if (action !== 'approve') {
+      await this.upgrades.setOperatorGate(id, { paused: action === 'pause' });
+      return { id, action, running: this.running };
+    }
+    const wave = session.progress.window?.awaitingApproval;
+    if (wave === undefined) throw new SessionGateError(id, action, `it is not waiting for an approval${session.progress.window?.waiting ? ` (waiting: ${session.progress.window.waiting})` : ''}`);
+    await this.upgrades.setOperatorGate(id, { approveWave: wave });
+    return { id, action, batch: wave + 1, running: this.running };
   }
 
   async progress(id: string): Promise<SessionProgress | undefined> {

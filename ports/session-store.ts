@@ -26,6 +26,13 @@ export interface SessionStore {
   /** UPDATING → DELETING. Throws SessionNotFoundError or SessionNotCancellableError. */
   requestCancel(upgradeId: string): Promise<UpgradeSession>;
 
+  /**
+   * The operator's gate (mode window): sets `operator.paused`, and/or adds a wave to
+   * `operator.approvedWaves`. Only the session's `operator` attribute is written, so it never races
+   * with the workflow's progress writes. Throws SessionNotFoundError.
+   */
+  setOperatorGate(upgradeId: string, change: { paused?: boolean; approveWave?: number }): Promise<UpgradeSession>;
+
   appendMessage(upgradeId: string, message: string): Promise<void>;
   /** Oldest first. */
   listMessages(upgradeId: string): Promise<string[]>;

@@ -23,6 +23,13 @@ export interface WorkloadManager {
    * command for a whole step instead of one per node), per-node requests with bounded concurrency
    * over slurmrestd v0.0.41, one batch `POST /nodes` from v0.0.42. No call for no names.
    */
+  /**
+   * When the running jobs of each named node end at the latest (epoch ms; Infinity: no time limit),
+   * from the jobs' time limits: slurmrestd's `GET /jobs` end_time, or squeue's time left over a
+   * command transport. A node running no job is absent. Optional: a workload manager that cannot
+   * tell leaves idle-first with busy-or-idle only, and drain-ahead off.
+   */
+  getJobEnds?(names: readonly string[]): Promise<Map<string, number>>;
   drainNodes(names: readonly string[], reason: string): Promise<void>;
   resumeNodes(names: readonly string[]): Promise<void>;
   failNodes(names: readonly string[], reason: string): Promise<void>;

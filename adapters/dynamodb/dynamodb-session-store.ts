@@ -187,6 +187,43 @@ export class DynamoDbSessionStore implements SessionStore {
     throw new SessionNotCancellableError(upgradeId, 'changing state');
   }
 
+  async setOperatorGate(upgradeId: string, change: { paused?: boolean; approveWave?: number }): Promise<UpgradeSession> {
+    // A nested path cannot be set in the update that creates its parent map: create the map first.
+    await conditionalWrite(
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: sessionKey(upgradeId),
+          UpdateExpression: 'SET #operator = if_not_exists(#operator, :empty)',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#operator': 'operator' },
+          ExpressionAttributeValues: { ':empty': {} },
+        }),
+      ),
+      () => new SessionNotFoundError(upgradeId),
+    );
+    const sets: string[] = [];
+    const names: Record<string, string> = { '#operator': 'operator' };
+    const values: Record<string, unknown> = {};
+    if (change.paused !== undefined) {
+      sets.push('#operator.#paused = :paused');
+      names['#paused'] = 'paused';
+      values[':paused'] = change.paused;
+    }
+    if (change.approveWave !== undefined) {
+      sets.push('#operator.#approved = list_append(if_not_exists(#operator.#approved, :none), :wave)');
+      names['#approved'] = 'approvedWaves';
+      values[':none'] = [];
+      values[':wave'] = [change.approveWave];
+    }
+    if (sets.length > 0) {
+      await this.client.send(
+        new UpdateCommand({ TableName: this.tableName, Key: sessionKey(upgradeId), UpdateExpression: `SET ${sets.join(', ')}`, ExpressionAttributeNames: names, ExpressionAttributeValues: values }),
+      );
+    }
+    return (await this.getSession(upgradeId))!;
+  }
+
   async appendMessage(upgradeId: string, message: string): Promise<void> {
     const now = this.clock.now();
     if (!this.lastMessageMs.has(upgradeId)) {

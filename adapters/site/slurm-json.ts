@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import type { WlmBaseState, WlmNode } from '../../ports/site';
+import { expandHostlist } from '../../core/site/hostlist';
 
 const BASE_STATES: ReadonlySet<string> = new Set<WlmBaseState>(['IDLE', 'ALLOCATED', 'MIXED', 'COMPLETING', 'DOWN', 'FUTURE', 'UNKNOWN']);
 
 /** Slurm 21.08/22.05 print times as numbers; 23.02+ as `{set, infinite, number}` (slurmrestd's shape). */
-const slurmTime = z.union([z.number(), z.object({ set: z.boolean(), number: z.number().optional() })]).optional();
+const slurmTime = z.union([z.number(), z.object({ set: z.boolean(), infinite: z.boolean().optional(), number: z.number().optional() })]).optional();
 
 /** One node of `scontrol --json show node` and of slurmrestd's /nodes (the same data_parser shape): the fields we read. */
 export const slurmJsonNode = z.object({
@@ -42,4 +43,31 @@ export function toWlmNode(node: SlurmJsonNode): WlmNode {
     reason: node.reason || undefined,
     bootTime: boot === undefined ? undefined : boot * 1000,
   };
+}
+
+/** slurmrestd's `GET /jobs` (and `scontrol --json show job`): the fields a running job's end is read from. */
+export const slurmJsonJobs = z.object({
+  jobs: z.array(
+    z.object({
+      job_state: z.union([z.array(z.string()), z.string().transform((s) => s.split('+'))]),
+      nodes: z.string().optional(),
+      end_time: slurmTime,
+    }),
+  ),
+  errors: slurmJsonNodes.shape.errors,
+});
+
+/** When the running jobs of each wanted node end at the latest (epoch ms; Infinity: no limit). */
+export function runningJobEnds(jobs: z.output<typeof slurmJsonJobs>['jobs'], wanted: ReadonlySet<string>): Map<string, number> {
+  const ends = new Map<string, number>();
+  for (const job of jobs) {
+    if (!job.job_state.some((s) => s.toUpperCase() === 'RUNNING') || !job.nodes) continue;
+    const end = job.end_time;
+    const at = typeof end === 'object' && end.infinite ? Infinity : seconds(end);
+    if (at === undefined) continue;
+    for (const node of expandHostlist(job.nodes)) {
+      if (wanted.has(node)) ends.set(node, Math.max(ends.get(node) ?? 0, at === Infinity ? Infinity : at * 1000));
+    }
+  }
+  return ends;
 }

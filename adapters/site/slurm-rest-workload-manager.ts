@@ -2,7 +2,7 @@ import pLimit from 'p-limit';
 import { z } from 'zod';
 import { SiteServiceError } from '../../core/errors';
 import type { WlmNode, WorkloadManager } from '../../ports/site';
-import { slurmJsonNodes, toWlmNode } from './slurm-json';
+import { runningJobEnds, slurmJsonJobs, slurmJsonNodes, toWlmNode } from './slurm-json';
 import { HttpJsonClient, urlPath } from './http-json-client';
 
 export interface SlurmRestOptions {
@@ -56,6 +56,13 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
       ),
     );
     return found;
+  }
+
+  /** One `GET /jobs` (every job slurmctld still knows): the latest end of each wanted node's running jobs. */
+  async getJobEnds(names: readonly string[]): Promise<Map<string, number>> {
+    if (names.length === 0) return new Map();
+    const response = await this.http.request('GET', `${this.prefix}/jobs`);
+    return runningJobEnds(this.http.parse(slurmJsonJobs, response).jobs, new Set(names));
   }
 
   drain(name: string, reason: string): Promise<void> {

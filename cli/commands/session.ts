@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { SessionNotCancellableError, SessionNotFoundError } from '../../core/errors';
+import { SessionGateError, SessionNotCancellableError, SessionNotFoundError } from '../../core/errors';
 import { CancelNotSupportedError } from '../../engine/errors';
 import { RolloutClient } from '../../engine/client/rollout-client';
 import { openSessions } from '../../engine/open-runtime';
-import type { RolloutSessions, SessionKind, SessionListing } from '../../engine/runtime';
+import type { GateResult, RolloutSessions, SessionKind, SessionListing } from '../../engine/runtime';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
@@ -97,8 +97,43 @@ export function registerSessionCommands(program: Command): void {
       if (!remoteTarget(options) && !options.dataDir) {
         throw new CliError('resume needs the sessions: give --data-dir DIR (a local takeover) or --endpoint URL / --aws', ExitCode.invalidInput);
       }
+      // A window paused by `rollout session pause` is unpaused first; when a process still runs it, that is all.
+      let resumedRunning = false;
+      await withSessions(options, async (sessions) => {
+        const found = await sessions.session(id);
+        if (found?.kind !== 'upgrade' || !found.report.paused) return;
+        resumedRunning = (await sessions.gate(id, 'unpause')).running;
+      });
+      if (resumedRunning) {
+        process.stdout.write(`session ${id} resumed: the running upgrade starts new nodes again\n`);
+        return;
+      }
       process.exitCode = await runUpgradeWorkflow(options, { resumeUpgradeId: id });
     });
+
+  sessionSource(session.command('pause'))
+    .description('Mode window: start no new node (nodes in flight finish) until `rollout session resume ID`')
+    .argument('<id>', 'upgrade id')
+    .action(async (id: string, options: SessionOptions) =>
+      withSessions(options, async (sessions) => {
+        const result = await gateOrExit(sessions, id, 'pause');
+        process.stdout.write(
+          result.running
+            ? `session ${id} paused: no new node starts; nodes in flight finish. Resume with: rollout session resume ${id}\n`
+            : `session ${id} paused, but no rollout process is running it: it stays paused when it is resumed\n`,
+        );
+      }),
+    );
+
+  sessionSource(session.command('approve'))
+    .description('Mode window: approve the batch the session is waiting for (approval: each-batch, pauseAfterBatches)')
+    .argument('<id>', 'upgrade id')
+    .action(async (id: string, options: SessionOptions) =>
+      withSessions(options, async (sessions) => {
+        const result = await gateOrExit(sessions, id, 'approve');
+        process.stdout.write(`session ${id}: batch ${result.batch} approved${result.running ? '' : ' (no rollout process is running it: it starts when the session is resumed)'}\n`);
+      }),
+    );
 
   sessionSource(session.command('cancel'))
     .description('Cancel a running upgrade: CRUS deletion rules, then cleanup')
@@ -157,6 +192,15 @@ async function untilEnded(sessions: RolloutSessions, id: string, kind: SessionKi
       return (await sessions.session(id)) ?? found;
     }
     await new Promise((resolve) => setTimeout(resolve, WATCH_POLL_MS));
+  }
+}
+
+async function gateOrExit(sessions: RolloutSessions, id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
+  try {
+    return await sessions.gate(id, action);
+  } catch (err) {
+    if (err instanceof SessionNotFoundError || err instanceof SessionGateError) throw new CliError(err.message, ExitCode.notCompleted);
+    throw err;
   }
 }
 

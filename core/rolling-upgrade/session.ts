@@ -58,8 +58,15 @@ export interface WindowProgress {
   finishedAt?: number;
   /** Why startable nodes are not starting, as of the last increment (approval, bake, maintenance-window, paused, halted). */
   waiting?: string;
+  /** The batch (0-based wave) waiting for an operator's approval, as of the last increment. */
+  awaitingApproval?: number;
   /** Boot sessions started so far: the next one is named `rollout-<id>-boot-<bootCount>`. */
   bootCount: number;
+  /**
+   * haltOnOutsideFailures: the nodes outside the plan already DOWN or FAIL at the first increment
+   * (only those that go DOWN or FAIL later halt the run). Small on a healthy site.
+   */
+  outsideDownAtStart?: string[];
 }
 
 export interface UpgradeSession extends UpgradeRequest {
@@ -74,6 +81,12 @@ export interface UpgradeSession extends UpgradeRequest {
   nodeCount: number;
   stepCount: number;
   progress: Progress;
+  /**
+   * Mode window, the operator's gate: `rollout session pause` sets paused, `resume` clears it, and
+   * `approve` adds the batch (0-based wave) waited for. Kept apart from the progress, which only the
+   * workflow writes, so an operator's write never races with it; each increment reads both.
+   */
+  operator?: { paused?: boolean; approvedWaves?: number[] };
 }
 
 export interface NodeRecord {

@@ -81,7 +81,7 @@ export function heldLocks(records: readonly NodeRecord[]): Map<string, number> {
  * are no longer ours. Recorded as lost, keeping the status we last knew, and said once; nothing is
  * done to them (the holder decides their fate).
  */
-export function decideLocksLost(step: number, nodes: readonly NodeRecord[], holders: ReadonlyMap<string, string | undefined>): { actions: NodeAction[]; message: string } | undefined {
+export function decideLocksLost(step: number | 'window', nodes: readonly NodeRecord[], holders: ReadonlyMap<string, string | undefined>): { actions: NodeAction[]; message: string } | undefined {
   const lost = nodes.filter((n) => holders.has(n.name));
   if (lost.length === 0) return undefined;
   const records: NodeRecord[] = lost.map((n) => {
@@ -92,7 +92,7 @@ export function decideLocksLost(step: number, nodes: readonly NodeRecord[], hold
   return {
     actions: [{ type: 'recordNodes', records }],
     message:
-      `Step ${step}: ${lost.length} node(s) not ours` +
+      `${step === 'window' ? 'Window' : `Step ${step}`}: ${lost.length} node(s) not ours` +
       (takers.length > 0 ? ` (locked by session ${takers.join(', ')})` : ' (lock lost)') +
       ` are left alone: ${shortList(names(lost))}`,
   };

@@ -10,7 +10,7 @@ export function upgradeOpId(node: string): string {
   return `${node}/upgrade`;
 }
 
-type PolicyFields = UpgradeControls & Pick<UpgradeRequest, 'upgradeStepSize'>;
+type PolicyFields = UpgradeControls & Pick<UpgradeRequest, 'upgradeStepSize' | 'pollIntervalSeconds'>;
 
 /**
  * The scheduling policy a request asks for, over a plan of `nodeCount` nodes (percentages are of
@@ -42,6 +42,7 @@ export function upgradePolicy(request: PolicyFields, nodeCount: number): Schedul
     afterWaves: 'one-wave',
     maxInTransition: resolveCount(request.maxUnavailable ?? request.upgradeStepSize, nodeCount),
     drainAhead: request.drainAhead ?? 0,
+    aheadHorizonSeconds: request.pollIntervalSeconds,
     order: request.order,
     ...(request.maxUnavailablePerRack === undefined ? {} : { maxPerRack: request.maxUnavailablePerRack }),
   });

@@ -188,12 +188,12 @@ export function parseUpgradeRequest(input: unknown): UpgradeRequest {
 export function unsupportedControls(request: UpgradeRequest): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const notYet = (field: string, what: string) => problems.push({ field, message: `${what} is not supported by the workflow yet` });
-  if (request.approval !== 'none') notYet('approval', 'approval');
-  if (request.pauseAfterBatches !== undefined) notYet('pauseAfterBatches', 'pausing for approval');
-  if (request.haltOnOutsideFailures) notYet('haltOnOutsideFailures', 'halting on failures outside the plan');
   if (request.healthCheck?.command !== undefined) notYet('healthCheck.command', 'a health-check command');
   if (request.mode === 'lockstep') {
     if (request.maxFailed !== undefined) notYet('maxFailed', "a failure budget in mode 'lockstep'");
+    if (request.approval !== 'none') notYet('approval', "approval in mode 'lockstep'");
+    if (request.pauseAfterBatches !== undefined) notYet('pauseAfterBatches', "pausing for approval in mode 'lockstep'");
+    if (request.haltOnOutsideFailures) notYet('haltOnOutsideFailures', "halting on failures outside the plan in mode 'lockstep'");
     if (request.bakeSeconds > 0) notYet('bakeSeconds', "bake time in mode 'lockstep'");
     if (request.maintenanceWindows !== undefined) notYet('maintenanceWindows', "maintenance windows in mode 'lockstep'");
   }

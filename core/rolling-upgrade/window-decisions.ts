@@ -36,14 +36,24 @@ export function decideStartWindow(session: UpgradeSession, progress: Progress, f
   };
 }
 
+/** The window's progress with the operator's gate applied: paused as the operator says, and every batch they approved. */
+export function gatedWindow(session: Pick<UpgradeSession, 'operator'>, window: WindowProgress): WindowProgress {
+  const operator = session.operator;
+  if (!operator) return window;
+  const approved = [...new Set([...window.approvedWaves, ...(operator.approvedWaves ?? [])])].sort((a, b) => a - b);
+  return { ...window, paused: operator.paused ?? window.paused, approvedWaves: approved };
+}
+
 /** The scheduler's state from the plan's records (plan order) and the session's window progress. */
 export function windowScheduleState(records: readonly NodeRecord[], window: WindowProgress): ScheduleState {
   const committed = commitSchedule(proposeSchedule(upgradeOperations(names(records))));
   const ops = committed.ops.map((op, i) => {
-    const stored = records[i]!.op;
-    return stored ? { ...op, ...stored } : op;
+    const record = records[i]!;
+    // A node whose lock another session took over is no longer ours: its op is not in flight (it is gated, left alone).
+    if (record.phase === 'LOCK_LOST' || !record.op) return op;
+    return { ...op, ...record.op };
   });
-  const { bootCount: _count, ...rest } = window;
+  const { bootCount: _count, outsideDownAtStart: _outside, ...rest } = window;
   return { ...rest, ops };
 }
 
@@ -54,27 +64,54 @@ export interface WindowObserved {
   inventory: ReadonlyMap<string, InventoryNode>;
   /** Boot sessions of the nodes in BOOTING, by name; undefined when the boot service does not know one. */
   boots: ReadonlyMap<string, BootSessionStatus | undefined>;
+  /** When the running jobs of busy nodes end (epoch ms), where the workload manager tells (idle-first, drain-ahead). */
+  jobEnds?: ReadonlyMap<string, number>;
+  /** haltOnOutsideFailures: the workload manager's view of the inventory's nodes outside the plan. */
+  outside?: ReadonlyMap<string, WlmNode>;
+}
+
+/** DOWN or FAIL in Slurm: what haltOnOutsideFailures watches outside the plan. */
+function isDownOrFailed(node: WlmNode): boolean {
+  return node.base === 'DOWN' || node.flags.includes('FAIL');
+}
+
+/** Nodes outside the plan DOWN or FAIL now, by name (sorted). */
+export function outsideDown(outside: ReadonlyMap<string, WlmNode> | undefined): string[] {
+  return outside === undefined ? [] : [...outside.values()].filter(isDownOrFailed).map((n) => n.name).sort();
 }
 
 /**
- * What the scheduler sees. The WLM port tells busy from idle, not the time a job has left: an idle
- * node has 0 s left, a busy one is unknown (idle-first thus takes idle nodes first, then plan order).
- * A node the workload manager does not know is not alive: left alone, never drained.
+ * What the scheduler sees. An idle node has 0 s left; a busy one what its jobs have left when the
+ * workload manager tells their end (else unknown: idle-first takes idle nodes first, then plan order,
+ * and it is never drained ahead). A node the workload manager does not know is not alive: left alone, never drained.
  */
-export function windowObservations(records: readonly NodeRecord[], observed: WindowObserved): Observations {
+export function windowObservations(records: readonly NodeRecord[], observed: WindowObserved, now: number, window: WindowProgress = initialWindowProgress()): Observations {
   const nodes: Record<string, Observations['nodes'][string]> = {};
   for (const record of records) {
     if (record.status === 'UPGRADED' || record.status === 'FAILED') continue;
     const inv = observed.inventory.get(record.name);
     const wlm = observed.wlm.get(record.name);
+    if (record.phase === 'LOCK_LOST') {
+      nodes[record.name] = { lockLost: true };
+      continue;
+    }
     nodes[record.name] = {
       alive: wlm !== undefined && inv?.alive !== false,
       available: inv?.available !== false,
       ...(inv?.rack !== undefined ? { rack: inv.rack } : {}),
-      ...(wlm !== undefined && (wlm.base === 'IDLE' || isQuiet(wlm)) ? { remainingJobSeconds: 0 } : {}),
+      ...remainingJob(record.name, wlm, observed.jobEnds, now),
     };
   }
-  return { nodes };
+  // Only nodes that went DOWN or FAIL since the first increment count (those already down then do not).
+  const before = new Set(window.outsideDownAtStart ?? outsideDown(observed.outside));
+  return { nodes, outsideFailures: outsideDown(observed.outside).filter((name) => !before.has(name)) };
+}
+
+function remainingJob(name: string, wlm: WlmNode | undefined, jobEnds: ReadonlyMap<string, number> | undefined, now: number): { remainingJobSeconds?: number } {
+  if (wlm === undefined) return {};
+  if (wlm.base === 'IDLE' || isQuiet(wlm)) return { remainingJobSeconds: 0 };
+  const end = jobEnds?.get(name);
+  return end === undefined ? {} : { remainingJobSeconds: Math.max(0, (end - now) / 1000) };
 }
 
 export interface WindowInput {
@@ -88,8 +125,9 @@ export interface WindowInput {
 
 /** The annealer's pass for this increment (nothing starts once the session is being deleted). */
 export function scheduleWindow({ session, progress, records, observed, now }: WindowInput): Decision {
-  const state = windowScheduleState(records, progress.window ?? initialWindowProgress());
-  const decision = schedule(state, upgradePolicy(session, session.nodeCount), now, windowObservations(records, observed));
+  const window = gatedWindow(session, progress.window ?? initialWindowProgress());
+  const state = windowScheduleState(records, window);
+  const decision = schedule(state, upgradePolicy(session, session.nodeCount), now, windowObservations(records, observed, now, window));
   if (session.state !== 'DELETING') return decision;
   // Deleting: start nothing, and no run "finishes" by the scheduler: the delete sequence takes over.
   return { ...decision, start: [], admit: [], finished: false, leftAlone: [], blocked: [] };
@@ -106,7 +144,7 @@ type Outcome = { ok: true } | { ok: false; error: string };
  */
 export function decideWindow(input: WindowInput & { decision: Decision; lockedByOthers: ReadonlySet<string> }): StageDecision {
   const { session, progress, records, observed, now, lockedByOthers } = input;
-  const window = progress.window ?? initialWindowProgress();
+  const window = gatedWindow(session, progress.window ?? initialWindowProgress());
   const byName = new Map(records.map((r) => [r.name, r]));
   const opNode = (opId: string) => opId.slice(0, -'/upgrade'.length);
   const decision: Decision = { ...input.decision, start: input.decision.start.filter((s) => !lockedByOthers.has(opNode(s.op))) };
@@ -153,7 +191,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   // Released (paused, halted, outside a window, gated) or, when deleting, not booted yet: our drain is lifted.
   const lift = (name: string, reason?: string) => {
     if (isOurDrain(observed.wlm.get(name))) resume.push(name);
-    const { op: _op, phase: _phase, boot: _boot, reason: _reason, ...rest } = current(name);
+    const { op: _op, phase: _phase, boot: _boot, reason: _reason, lockToken: _token, ...rest } = current(name);
     put({ ...rest, status: 'NOT_STARTED', ...(reason ? { reason } : {}) });
     release.push(name);
   };
@@ -207,7 +245,8 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   // Ended: upgraded or failed, with the reason; locks released below.
   for (const op of state.ops) {
     if (!release.includes(op.node) || (op.state !== 'ACTIVE' && op.state !== 'ERROR')) continue;
-    put(withOp({ ...current(op.node), status: op.state === 'ACTIVE' ? 'UPGRADED' : 'FAILED', phase: 'DONE', ...(op.error ? { reason: op.error } : {}) }));
+    const { lockToken: _token, ...record } = current(op.node);
+    put(withOp({ ...record, status: op.state === 'ACTIVE' ? 'UPGRADED' : 'FAILED', phase: 'DONE', ...(op.error ? { reason: op.error } : {}) }));
   }
   const upgraded = state.ops.filter((op) => op.state === 'ACTIVE' && release.includes(op.node)).map((op) => op.node);
   if (upgraded.length > 0) messages.push(`Window: ${upgraded.length} node(s) back in service: ${shortList(upgraded)}`);
@@ -230,7 +269,11 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     paused: state.paused,
     ...(state.halted ? { halted: state.halted } : {}),
     ...(decision.wait ? { waiting: decision.wait.kind === 'approval' ? `approval of batch ${decision.wait.wave + 1}` : decision.wait.kind } : {}),
+    ...(decision.wait?.kind === 'approval' ? { awaitingApproval: decision.wait.wave } : {}),
     bootCount,
+    ...(window.outsideDownAtStart !== undefined || observed.outside !== undefined
+      ? { outsideDownAtStart: window.outsideDownAtStart ?? outsideDown(observed.outside) }
+      : {}),
   };
   if (decision.halt) messages.push(`Window halted: ${decision.halt.reason}; nodes in flight finish, no new node starts`);
   const inFlight = state.ops.some((op) => op.state === 'TRANSITION');
@@ -250,6 +293,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   } else if (decision.finished) {
     for (const { op, reason } of decision.leftAlone) {
       const name = opNode(op);
+      if (current(name).phase === 'LOCK_LOST') continue; // recorded when it was lost, with its new holder
       const { op: _op, phase: _phase, ...rest } = current(name);
       put({ ...rest, status: 'NOT_STARTED', reason: `left alone: ${reason}` });
     }

@@ -26,6 +26,13 @@ export interface SchedulingPolicy {
    * the window works). They take a slot when admitted; only busy nodes are started ahead.
    */
   drainAhead: number;
+  /**
+   * The longest the caller may take to decide again (the poll interval). A node drained ahead must
+   * have a slot when its job ends: one whose job may end before the next decision is admitted now, or
+   * given back to service if no slot is free. So only nodes whose job surely runs longer than this
+   * are drained ahead.
+   */
+  aheadHorizonSeconds: number;
   /** Which candidate takes a free slot first: plan order, or the shortest remaining job (idle first). */
   order: 'plan' | 'idle-first';
   /** Cap on slot holders per rack (racks from the observations; a node without a rack is not capped). */
@@ -51,6 +58,7 @@ export function basePolicy(overrides: Partial<SchedulingPolicy> & Pick<Schedulin
     waveSizes: [],
     afterWaves: 'one-wave',
     drainAhead: 0,
+    aheadHorizonSeconds: 0,
     order: 'plan',
     approvalBeforeWaves: [],
     bakeSeconds: 0,

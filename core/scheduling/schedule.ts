@@ -7,7 +7,12 @@ export interface NodeObservation {
   alive?: boolean;
   available?: boolean;
   rack?: string;
-  /** Seconds left on the node's running job: 0 when idle; undefined when unknown; Infinity when it never ends. */
+  /** The node's lock went to another session: no op of ours may touch it any more. */
+  lockLost?: boolean;
+  /**
+   * Seconds left on the node's running job: 0 when idle; undefined when unknown; Infinity when it
+   * never ends. Idle-first orders by it; a node is drained ahead of its slot only when it is known.
+   */
   remainingJobSeconds?: number;
 }
 
@@ -17,7 +22,7 @@ export interface Observations {
   outsideFailures?: readonly string[];
 }
 
-export type GateReason = 'node-not-alive' | 'node-unavailable';
+export type GateReason = 'node-not-alive' | 'node-unavailable' | 'node-lock-lost';
 
 export type WaitReason =
   | { kind: 'approval'; wave: number }
@@ -54,6 +59,7 @@ export interface Decision {
 
 function gateOf(observations: Observations, node: string): GateReason | undefined {
   const seen = observations.nodes[node];
+  if (seen?.lockLost === true) return 'node-lock-lost';
   if (seen?.alive === false) return 'node-not-alive';
   if (seen?.available === false) return 'node-unavailable';
   return undefined;
@@ -169,6 +175,8 @@ export function schedule(state: ScheduleState, policy: SchedulingPolicy, now: nu
     startInWave(state, policy, now, decision, candidates, keptAhead, slots, byOrder, remaining);
   }
 
+  recheckForAhead(state, policy, decision, now, remaining);
+
   if (inFlightAfter() === 0 && decision.start.length === 0 && (halted !== undefined || candidates.length === 0)) {
     finish(state, decision, halted);
   }
@@ -214,9 +222,23 @@ function startInWave(
     return;
   }
 
-  // Slots first: ops started ahead and fresh candidates compete in the policy's order.
+  // Slots first. Ops started ahead whose job may end before the next decision come first: each takes
+  // a slot now or goes back to service (drained and idle without a slot, it would be over the cap).
+  // Then the other ops started ahead and fresh candidates compete in the policy's order.
   const aheadIds = new Set(keptAhead.map((op) => op.id));
-  const contenders = [...keptAhead, ...candidates].sort(byOrder);
+  const due = (op: Operation) => !((remaining(op) ?? 0) > policy.aheadHorizonSeconds);
+  const dueAhead = keptAhead.filter(due).sort(byOrder);
+  let givenBack = 0;
+  for (const op of dueAhead) {
+    if (slots.fits(op)) {
+      slots.take(op);
+      decision.admit.push(op.id);
+    } else {
+      decision.release.push({ op: op.id, reason: 'no-free-slot' });
+      givenBack++;
+    }
+  }
+  const contenders = [...keptAhead.filter((op) => !due(op)), ...candidates].sort(byOrder);
   const startedNow = new Set<string>();
   const nodesStarted = new Set<string>();
   for (const op of contenders) {
@@ -236,15 +258,29 @@ function startInWave(
   if (policy.admission === 'together' || policy.drainAhead === 0) return;
 
   // Then drain ahead: busy nodes next in order, within the wave, up to drainAhead without a slot.
-  // An idle node is never started ahead: drained, it would be out of service without a slot.
-  let room = policy.drainAhead - (keptAhead.length - decision.admit.length);
+  // Only a node whose job surely outlasts the next decision: an idle one, or one whose job may end
+  // before we look again, would be out of service without a slot.
+  let room = policy.drainAhead - (keptAhead.length - decision.admit.length - givenBack);
   for (const op of candidates.sort(byOrder)) {
     if (room <= 0 || quota <= 0) break;
-    if (startedNow.has(op.id) || nodesStarted.has(op.node) || remaining(op) === 0) continue;
+    if (startedNow.has(op.id) || nodesStarted.has(op.node) || due(op)) continue;
     decision.start.push({ op: op.id, holdsSlot: false });
     nodesStarted.add(op.node);
     room--;
     quota--;
+  }
+}
+
+/** The next decision must come before the job of any op started ahead may end (minus the horizon). */
+function recheckForAhead(state: ScheduleState, policy: SchedulingPolicy, decision: Decision, now: number, remaining: (op: Operation) => number | undefined): void {
+  const starting = new Set(decision.start.filter((s) => !s.holdsSlot).map((s) => s.op));
+  const admitted = new Set([...decision.admit, ...decision.release.map((r) => r.op)]);
+  for (const op of state.ops) {
+    const ahead = (op.state === 'TRANSITION' && !op.holdsSlot && !admitted.has(op.id)) || starting.has(op.id);
+    const left = remaining(op);
+    if (!ahead || left === undefined || !Number.isFinite(left)) continue;
+    const at = now + Math.max(0, left - policy.aheadHorizonSeconds) * 1000;
+    decision.recheckAt = Math.min(decision.recheckAt ?? Infinity, at);
   }
 }
 

@@ -7,7 +7,7 @@ import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-s
 import type { WorkflowName } from '../../contracts';
 import { idForExecution } from '../../core/execution-id';
 import type { SiteState } from '../../simulator';
-import type { CancelResult, RolloutRuntime, RunOutcome, SessionListing, SessionProgress, SessionView, StartedRun } from '../runtime';
+import type { CancelResult, GateResult, RolloutRuntime, RunOutcome, SessionListing, SessionProgress, SessionView, StartedRun } from '../runtime';
 import type { ControlPlaneEndpoints } from '../sfn-endpoint';
 import { StoreSessions } from '../store-sessions';
 
@@ -128,6 +128,10 @@ export class RolloutClient implements RolloutRuntime {
 
   cancel(id: string): Promise<CancelResult> {
     return this.reads.cancel(id);
+  }
+
+  gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
+    return this.reads.gate(id, action);
   }
 
   progress(id: string): Promise<SessionProgress | undefined> {

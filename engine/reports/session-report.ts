@@ -31,6 +31,10 @@ export interface SessionReport {
   makespanSeconds?: number;
   /** Mode window: why it halted (state HALTED). */
   haltedReason?: string;
+  /** Mode window: paused by an operator (`rollout session pause`). */
+  paused?: boolean;
+  /** Mode window: why startable nodes were not starting at the last increment (e.g. `approval of batch 2`). */
+  waiting?: string;
   progress: Pick<Progress, 'step' | 'stage'>;
   counts: Record<NodeStatus, number>;
   messages: string[];
@@ -87,6 +91,8 @@ export async function buildSessionReport(store: SessionStore, session: UpgradeSe
     controls: controlsOf(session),
     ...(makespanSeconds(session) !== undefined ? { makespanSeconds: makespanSeconds(session)! } : {}),
     ...(session.progress.window?.halted ? { haltedReason: session.progress.window.halted.reason } : {}),
+    ...(session.operator?.paused ? { paused: true } : {}),
+    ...(session.progress.window?.waiting && !session.completed ? { waiting: session.progress.window.waiting } : {}),
     progress: { step: session.progress.step, stage: session.progress.stage },
     counts,
     messages,

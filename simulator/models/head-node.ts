@@ -173,6 +173,7 @@ export class HeadNodeModel {
     if (base === 'wwctl' && args[0] === 'node' && args[1] === 'set') return this.wwctl(args.slice(2));
     if (base === 'nodeset') return this.nodeset(args);
     if (base === 'sinfo') return this.sinfo(args);
+    if (base === 'squeue') return this.squeue(args);
     if (base === 'provision') return this.provision(args);
     return { exitCode: 127, stderr: `sh: ${program}: command not found\n` };
   }
@@ -329,6 +330,21 @@ export class HeadNodeModel {
     return { exitCode: 0, stdout: lines.map((l) => `${l}\n`).join('') };
   }
 
+  /** `squeue -h -t RUNNING -w <hostlist> -o '%N %L'`: each running job's nodes and time left (the only form the connectors use). */
+  private squeue(args: string[]): Output {
+    const [h, t, state, w, hostlist, o, format] = args;
+    if (args.length !== 7 || h !== '-h' || t !== '-t' || state !== 'RUNNING' || w !== '-w' || o !== '-o' || format !== '%N %L' || !hostlist) {
+      return { exitCode: 1, stderr: `squeue: unsupported arguments: ${args.join(' ')}\n` };
+    }
+    const wanted = new Set(expandHostlist(hostlist));
+    const now = this.deps.timeline.sync();
+    const lines = this.deps.workloadManager
+      .runningJobs()
+      .filter((job) => wanted.has(job.node))
+      .map((job) => `${job.node} ${Number.isFinite(job.endsAt) ? timeLeft(Math.floor((job.endsAt - now) / 1000)) : 'UNLIMITED'}\n`);
+    return { exitCode: 0, stdout: lines.join('') };
+  }
+
   /**
    * `provision prepare|deploy <hostlist>`: the site's own provisioning script, as the command
    * provisioner's template in a `--transport ssm` profile names it. Runs a provisioner-model action
@@ -378,4 +394,15 @@ function fixedFeatures(node: InventoryNode): string[] {
 function toSlurmJson(node: WlmNodeSnapshot) {
   const time = (ms: number | undefined) => ({ set: ms !== undefined, infinite: false, number: ms === undefined ? 0 : Math.floor(ms / 1000) });
   return { name: node.name, state: [node.base, ...node.flags], reason: node.reason ?? '', boot_time: time(node.bootTime), slurmd_start_time: time(node.bootTime) };
+}
+
+/** squeue's %L: `[days-]hours:minutes:seconds`, as Slurm prints it (minutes:seconds under an hour). */
+function timeLeft(seconds: number): string {
+  const s = Math.max(0, seconds);
+  const days = Math.floor(s / 86400);
+  const hours = Math.floor((s % 86400) / 3600);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const clock = `${pad(Math.floor((s % 3600) / 60))}:${pad(s % 60)}`;
+  if (days > 0) return `${days}-${pad(hours)}:${clock}`;
+  return hours > 0 ? `${hours}:${clock}` : clock;
 }

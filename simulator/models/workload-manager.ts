@@ -142,6 +142,12 @@ export class WorkloadManagerModel {
     return Array.from(this.nodes.values(), snapshot);
   }
 
+  /** The running jobs, one per busy node (job id = 1000 + the node's position), and when each ends (epoch ms; Infinity: never). */
+  runningJobs(): { jobId: number; node: string; endsAt: number }[] {
+    const now = this.timeline.sync();
+    return [...this.nodes.values()].flatMap((node, i) => (node.jobEndsAt !== undefined && node.jobEndsAt > now ? [{ jobId: 1000 + i, node: node.name, endsAt: node.jobEndsAt }] : []));
+  }
+
   /** `scontrol update State=DRAIN`: no new jobs; a busy node is DRAINING until its job ends. */
   drain(name: string, reason: string): void {
     const { node, now } = this.require(name);

@@ -38,6 +38,12 @@ export function slurmApi(sim: SiteSimulator): ServiceApi {
         handle: () => ok({ nodes: wlm.list().map(toSlurmNode), errors: [], warnings: [] }),
       },
       {
+        // The running jobs: what idle-first and drain-ahead read a job's end from.
+        method: 'GET',
+        path: /^\/slurm\/v0\.0\.4\d\/jobs$/,
+        handle: () => ok({ jobs: wlm.runningJobs().map(toSlurmJob), errors: [], warnings: [] }),
+      },
+      {
         method: 'GET',
         path: /^\/slurm\/v0\.0\.4\d\/node\/([^/]+)$/,
         handle: ([name]) => {
@@ -74,4 +80,10 @@ function toSlurmNode(node: WlmNodeSnapshot) {
     reason: node.reason ?? '',
     boot_time: { set: node.bootTime !== undefined, infinite: false, number: node.bootTime === undefined ? 0 : Math.floor(node.bootTime / 1000) },
   };
+}
+
+/** A running job as slurmrestd's /jobs lists it: the fields a job's end is read from. */
+function toSlurmJob(job: { jobId: number; node: string; endsAt: number }) {
+  const infinite = !Number.isFinite(job.endsAt);
+  return { job_id: job.jobId, job_state: ['RUNNING'], nodes: job.node, end_time: { set: !infinite, infinite, number: infinite ? 0 : Math.floor(job.endsAt / 1000) } };
 }

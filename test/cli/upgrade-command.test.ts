@@ -106,7 +106,8 @@ describe('rollout upgrade', () => {
     [['--drain-ahead', '4'], /drainAhead applies to mode 'window' only/],
     [['--mode', 'sideways'], /mode must be one of: lockstep, window/],
     [['--mode', 'window', '--maintenance-window', '0 22 * * *,0'], /durationMinutes/],
-    [['--mode', 'window', '--batches', '1', '--approval', 'each-batch'], /approval: approval is not supported by the workflow yet/],
+    [['--approval', 'each-batch'], /approval: approval in mode 'lockstep' is not supported by the workflow yet/],
+    [['--halt-on-outside-failures'], /haltOnOutsideFailures: halting on failures outside the plan in mode 'lockstep' is not supported by the workflow yet/],
   ])('exits 2 on invalid window options %j, naming the field', async (extra, message) => {
     const result = await runCliInProcess(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', ...extra]);
     expect(result.code).toBe(2);

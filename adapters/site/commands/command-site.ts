@@ -18,7 +18,7 @@ export interface CommandSiteOptions {
 export function createCommandSite({ transport, prepareCommand, templates, clock, sessions }: CommandSiteOptions): Site {
   const inventory = new SlurmInventory({ transport });
   return {
-    workloadManager: new ScontrolWorkloadManager({ transport }),
+    workloadManager: new ScontrolWorkloadManager({ transport, ...(clock ? { clock } : {}) }),
     bootService: new SlurmRebootBootService({ transport, inventory, ...(prepareCommand ? { prepareCommand } : {}), ...(templates ? { templates } : {}), ...(clock ? { clock } : {}), ...(sessions ? { sessions } : {}) }),
     inventory,
   };

@@ -1,5 +1,6 @@
+import { systemClock, type Clock } from '../../../core/clock';
 import { SiteServiceError, describeError } from '../../../core/errors';
-import { chunkHostlist, compressHostlist } from '../../../core/site/hostlist';
+import { chunkHostlist, compressHostlist, expandHostlist } from '../../../core/site/hostlist';
 import { validNodeName, validNodeNames, validReason } from '../../../core/site/names';
 import type { CommandTransport } from '../../../ports/command-transport';
 import type { WlmNode, WorkloadManager } from '../../../ports/site';
@@ -12,6 +13,10 @@ export interface ScontrolOptions {
   transport: CommandTransport;
   /** Path or name of scontrol on the head node; default `scontrol`. */
   scontrol?: string;
+  /** Path or name of squeue on the head node; default `squeue`. */
+  squeue?: string;
+  /** The site's clock: squeue prints time left, turned into ends by it. Default the system clock. */
+  clock?: Clock;
   /**
    * Nodes per `scontrol --json show node` call; default 20, which keeps the JSON of Slurm 23+ (~1 KB
    * a node) inside SSM's 24,000-character output. A truncated answer is asked again in halves.
@@ -101,15 +106,42 @@ function safeJson(text: string): unknown {
 export class ScontrolWorkloadManager implements WorkloadManager {
   private readonly reader: SlurmNodeReader;
   private readonly scontrol: string;
+  private readonly squeue: string;
 
   constructor(private readonly options: ScontrolOptions) {
     this.scontrol = options.scontrol ?? 'scontrol';
+    this.squeue = options.squeue ?? 'squeue';
     this.reader = new SlurmNodeReader('workload-manager', options.transport, this.scontrol, options.showChunk);
   }
 
   async getNodes(names: readonly string[]): Promise<Map<string, WlmNode>> {
     const nodes = await this.reader.show(names);
     return new Map(nodes.map((n) => [n.name, toWlmNode(n)]));
+  }
+
+  /**
+   * `squeue -h -t RUNNING -w <hostlist> -o '%N %L'` in chunks of 500 nodes (a line per job, well
+   * inside SSM's output limit): each running job's nodes and time left, as ends from now.
+   */
+  async getJobEnds(names: readonly string[]): Promise<Map<string, number>> {
+    const nodes = validNodeNames(names);
+    const wanted = new Set(nodes);
+    const ends = new Map<string, number>();
+    for (const hostlist of chunkHostlist(nodes, 500)) {
+      const script = shellCommand([this.squeue, '-h', '-t', 'RUNNING', '-w', hostlist, '-o', '%N %L']);
+      const asked = (this.options.clock ?? systemClock).now();
+      const result = await runChecked('workload-manager', this.options.transport, script);
+      if (result.stdoutTruncated) throw new SiteServiceError('workload-manager', `${script}: the job listing exceeds the transport's output limit`);
+      for (const line of result.stdout.split('\n')) {
+        const [jobNodes, left] = line.trim().split(/\s+/);
+        if (!jobNodes || !left) continue;
+        const seconds = parseTimeLeft(left);
+        if (seconds === undefined) throw new SiteServiceError('workload-manager', `${script} printed an unexpected time left: ${JSON.stringify(left.slice(0, 40))}`);
+        const at = seconds === Infinity ? Infinity : asked + seconds * 1000;
+        for (const node of expandHostlist(jobNodes)) if (wanted.has(node)) ends.set(node, Math.max(ends.get(node) ?? 0, at));
+      }
+    }
+    return ends;
   }
 
   drain(name: string, reason: string): Promise<void> {
@@ -145,4 +177,13 @@ export class ScontrolWorkloadManager implements WorkloadManager {
       await runChecked('workload-manager', this.options.transport, shellCommand(argv));
     }
   }
+}
+
+/** squeue's %L (`[days-]hours:minutes:seconds`, `minutes:seconds`, `UNLIMITED`, `NOT_SET`) in seconds; undefined if unreadable. */
+export function parseTimeLeft(text: string): number | undefined {
+  if (text === 'UNLIMITED' || text === 'NOT_SET' || text === 'INVALID') return Infinity;
+  const match = /^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$/.exec(text);
+  if (!match) return undefined;
+  const [, days, hours, minutes, secs] = match;
+  return Number(days ?? 0) * 86400 + Number(hours ?? 0) * 3600 + Number(minutes) * 60 + Number(secs);
 }

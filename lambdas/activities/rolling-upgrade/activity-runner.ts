@@ -4,6 +4,7 @@ import { activeNodes, decideFailedAttempt, decideLocksLost, type StageOutcome } 
 import type { NodeRecord, Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import { applyDecision } from './apply-decision';
 import { loadStepNodes, renewLocks } from './observe';
+import { loadPlanRecords } from './advance-window';
 import type { RollingUpgradeDependencies } from './dependencies';
 
 export interface ActivityContext {
@@ -65,7 +66,8 @@ export async function runActivity(
     }
     if (err instanceof LockLostError) {
       // Another session holds these nodes now: record the loss and go on at once without them.
-      await recordLostLocks(deps, session, progress, await loadStepNodes(deps, session, progress.step), err.lost);
+      const nodes = session.mode === 'window' ? await loadPlanRecords(deps, session) : await loadStepNodes(deps, session, progress.step);
+      await recordLostLocks(deps, session, progress, nodes, err.lost);
       return next(progress, 0);
     }
     if (err instanceof InvalidInputError || err instanceof SessionNotFoundError) throw err;
@@ -80,7 +82,8 @@ export async function runActivity(
  * only a dead session lets them run out; nodes another session took over meanwhile are recorded lost.
  */
 async function heartbeat(deps: RollingUpgradeDependencies, session: UpgradeSession, progress: Progress): Promise<void> {
-  if (!session.planTaken || progress.step >= session.stepCount) return;
+  // Mode window renews the locks of its nodes in flight itself (advanceWindow), wherever they are in the plan.
+  if (!session.planTaken || session.mode === 'window' || progress.step >= session.stepCount) return;
   const nodes = activeNodes(await loadStepNodes(deps, session, progress.step));
   const lost = await renewLocks(deps, session, nodes);
   await recordLostLocks(deps, session, progress, nodes, lost);
@@ -93,7 +96,7 @@ async function recordLostLocks(
   nodes: readonly NodeRecord[],
   lost: ReadonlyMap<string, string | undefined>,
 ): Promise<void> {
-  const decision = decideLocksLost(progress.step, nodes, lost);
+  const decision = decideLocksLost(session.mode === 'window' ? 'window' : progress.step, nodes, lost);
   if (!decision) return;
   await applyDecision(deps, session, { progress, waitSeconds: 0, actions: decision.actions });
   await deps.store.appendMessage(session.upgradeId, decision.message);

@@ -51,6 +51,27 @@ export async function lockAllOrNone(
 }
 
 /**
+ * Locks each node for the session on its own (mode window: a node another session holds is simply
+ * not started), with a lease and a fencing token. Returns the nodes held by others, with their
+ * owner, and the records of the nodes locked, carrying their tokens.
+ */
+export async function lockEachNode(
+  deps: RollingUpgradeDependencies,
+  session: UpgradeSession,
+  nodes: readonly NodeRecord[],
+): Promise<{ heldByOthers: Map<string, string>; locked: NodeRecord[] }> {
+  if (nodes.length === 0) return { heldByOthers: new Map(), locked: [] };
+  const owner = session.upgradeId;
+  const heldByOthers = await deps.store.tryLockNodes(owner, nodes.map((n) => n.name), lockLeaseSeconds(deps.settings, session));
+  const taken = nodes.filter((n) => !heldByOthers.has(n.name));
+  const locks = taken.length > 0 ? await deps.store.getNodeLocks(taken.map((n) => n.name)) : new Map();
+  // Taken, then taken over before we read it back (a stall past the lease): not ours, so not started.
+  const ours = taken.filter((n) => locks.get(n.name)?.owner === owner);
+  for (const n of taken) if (locks.get(n.name)?.owner !== owner) heldByOthers.set(n.name, locks.get(n.name)?.owner ?? 'unknown');
+  return { heldByOthers, locked: ours.map((n) => ({ ...n, lockToken: locks.get(n.name)!.fencingToken })) };
+}
+
+/**
  * The heartbeat, and the check before acting: renews the session's locks on these nodes with the
  * tokens it recorded. Returns the nodes lost to another session (or released), with their holder.
  */

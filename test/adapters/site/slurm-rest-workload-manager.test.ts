@@ -34,6 +34,16 @@ describe('SlurmRestWorkloadManager on the simulator', () => {
     expect(t.state().nodes[busy!]).toMatchObject({ wlmState: 'DRAINED', drainCount: 1, killedJobs: 0 });
   });
 
+  it('reads when the running jobs end from GET /jobs: a job with no limit never ends, an idle node is absent', async () => {
+    const ends = await (wlm() as SlurmRestWorkloadManager).getJobEnds([busy!, idle!, long!]);
+    expect([...ends.keys()].sort()).toEqual([busy!, long!].sort());
+    expect(ends.get(long!)).toBe(Infinity);
+    t.advance(30);
+    expect((await (wlm() as SlurmRestWorkloadManager).getJobEnds([busy!])).get(busy!)).toBe(ends.get(busy!));
+    t.advance(30);
+    expect((await (wlm() as SlurmRestWorkloadManager).getJobEnds([busy!])).size).toBe(0);
+  });
+
   it('drains an idle node to DRAINED at once', async () => {
     await wlm().drain(idle!, 'maintenance');
     expect(await node(idle!)).toMatchObject({ base: 'IDLE', flags: ['DRAIN'] });

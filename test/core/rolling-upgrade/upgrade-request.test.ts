@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../../../core/errors';
 import { upgradePolicy } from '../../../core/rolling-upgrade/upgrade-policy';
-import { parseUpgradeRequest } from '../../../core/rolling-upgrade/upgrade-request';
+import { parseUpgradeRequest, unsupportedControls } from '../../../core/rolling-upgrade/upgrade-request';
 
 const base = {
   startingLabel: 'compute',
@@ -51,6 +51,7 @@ describe('parseUpgradeRequest: the window controls', () => {
       afterWaves: 'one-wave',
       maxInTransition: 51,
       drainAhead: 32,
+      aheadHorizonSeconds: 30,
       order: 'idle-first',
       maxPerRack: 2,
       approvalBeforeWaves: [1],
@@ -134,5 +135,14 @@ describe('parseUpgradeRequest: group labels', () => {
 
   it('accepts the labels HSM and Slurm use', () => {
     expect(parseUpgradeRequest({ ...base, startingLabel: 'rack=x3000', upgradingLabel: 'upgrading_nodes-2.0', failedLabel: 'role:failed' })).toMatchObject({ startingLabel: 'rack=x3000' });
+  });
+});
+
+describe('unsupportedControls', () => {
+  it('runs haltOnOutsideFailures in mode window, and refuses it in lockstep naming the field', () => {
+    expect(unsupportedControls(parseUpgradeRequest({ ...base, mode: 'window', haltOnOutsideFailures: true }))).toEqual([]);
+    expect(unsupportedControls(parseUpgradeRequest({ ...base, haltOnOutsideFailures: true }))).toEqual([
+      { field: 'haltOnOutsideFailures', message: "halting on failures outside the plan in mode 'lockstep' is not supported by the workflow yet" },
+    ]);
   });
 });

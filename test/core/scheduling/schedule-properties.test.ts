@@ -74,6 +74,16 @@ function checkRun(nodes: readonly ModelNode[], policy: SchedulingPolicy, run: Dr
       for (const op of holders) perRack.set(byName.get(op.node)!.rack!, (perRack.get(byName.get(op.node)!.rack!) ?? 0) + 1);
       for (const count of perRack.values()) expect(count).toBeLessThanOrEqual(policy.maxPerRack);
     }
+    // A node drained ahead has no slot: its job must surely run past the next decision (the horizon),
+    // and the next decision must come before that, so it is never idle and drained without a slot.
+    for (const op of after.ops.filter((o) => o.state === 'TRANSITION' && !o.holdsSlot)) {
+      const left = (START + byName.get(op.node)!.jobSeconds * 1000 - at) / 1000;
+      expect(left).toBeGreaterThan(policy.aheadHorizonSeconds);
+      expect(decision.recheckAt).toBeLessThanOrEqual(at + (left - policy.aheadHorizonSeconds) * 1000);
+    }
+    // So nodes out of service (slot holders, and nodes drained ahead whose job ended) never exceed the cap.
+    const idleAhead = after.ops.filter((o) => o.state === 'TRANSITION' && !o.holdsSlot && START + byName.get(o.node)!.jobSeconds * 1000 <= at);
+    expect(holders.length + idleAhead.length).toBeLessThanOrEqual(policy.maxInTransition);
     const inTransition = after.ops.filter((op) => op.state === 'TRANSITION').map((op) => op.node);
     expect(new Set(inTransition).size).toBe(inTransition.length);
     for (let wave = 0; wave <= after.wave; wave++) {

@@ -22,13 +22,34 @@ describe('schedule', () => {
     });
 
     it('drains ahead busy nodes without a slot and admits them when a slot frees', () => {
-      const nodes = [node('a'), node('b', { jobSeconds: 50 }), node('c', { jobSeconds: 500 })];
+      const nodes = [node('a'), node('b', { jobSeconds: 150 }), node('c', { jobSeconds: 500 })];
       const run = drive(nodes, basePolicy({ maxInTransition: 1, drainAhead: 1 }));
       expect(startsOf(run)).toEqual([
         { t: 0, start: ['a/upgrade', 'b/upgrade (ahead)'], admit: [] },
         { t: 100, start: ['c/upgrade (ahead)'], admit: ['b/upgrade'] },
+        { t: 250, start: [], admit: ['c/upgrade'] },
+      ]);
+    });
+
+    it('gives a node drained ahead back to service when its job ends and no slot is free (never over the cap)', () => {
+      // b's job ends at 50 while a holds the only slot: b is not left drained and idle without a slot.
+      const nodes = [node('a'), node('b', { jobSeconds: 50 }), node('c', { jobSeconds: 500 })];
+      const run = drive(nodes, basePolicy({ maxInTransition: 1, drainAhead: 1 }));
+      const at50 = run.decisions.find((d) => d.at === START + 50_000)!.decision;
+      expect(at50.release).toEqual([{ op: 'b/upgrade', reason: 'no-free-slot' }]);
+      expect(startsOf(run)).toEqual([
+        { t: 0, start: ['a/upgrade', 'b/upgrade (ahead)'], admit: [] },
+        { t: 50, start: ['c/upgrade (ahead)'], admit: [] },
+        { t: 100, start: ['b/upgrade'], admit: [] },
         { t: 200, start: [], admit: ['c/upgrade'] },
       ]);
+    });
+
+    it('drains ahead only nodes whose job surely outlasts the next decision, and decides again before it ends', () => {
+      const nodes = [node('a'), node('b', { jobSeconds: 20 }), node('c', { jobSeconds: 500 })];
+      const run = drive(nodes, basePolicy({ maxInTransition: 1, drainAhead: 2, aheadHorizonSeconds: 30 }));
+      expect(startsOf(run)[0]).toEqual({ t: 0, start: ['a/upgrade', 'c/upgrade (ahead)'], admit: [] });
+      expect(run.decisions[0]!.decision.recheckAt).toBe(START + 470_000);
     });
 
     it('idle-first gives a free slot to the node with the shortest remaining job', () => {

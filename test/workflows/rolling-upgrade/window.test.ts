@@ -78,6 +78,53 @@ describe('rolling upgrade in mode window', () => {
     expect(report.messages.at(-1)).toBe('Upgrade Session Halted: 1 failed nodes exceed maxFailed (0)');
   });
 
+  it('haltOnOutsideFailures: halts when a node outside the plan goes DOWN or FAIL during the run, not for one down before it', async () => {
+    const inPlan = [0, 1, 2, 3].map(nodeName);
+    runtime = await startTestRuntime({
+      site: buildSite(6, { node: (i) => (i === 5 ? { wlm: { state: 'DOWN', reason: 'dead before the run' } } : {}), groups: { compute: inPlan, upgrading: [], failed: [] } }),
+    });
+    const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 1, haltOnOutsideFailures: true }));
+    await eventually(runtime, async () => {
+      const nodes = await runtime!.store.listNodes(run.id);
+      return nodes.some((n) => n.status === 'UPGRADED') ? nodes : undefined;
+    }, 'a first node upgraded');
+    await runtime.clock.busy(async () => runtime!.simulator.simulator.workloadManager.fail(nodeName(4), 'bad psu'));
+    await run.outcome;
+    const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.id))!);
+    expect(report.state).toBe('HALTED');
+    expect(report.haltedReason).toBe(`nodes outside the plan went DOWN or FAIL: ${nodeName(4)}`);
+    expect(report.counts.UPGRADED).toBeGreaterThanOrEqual(1);
+    expect(report.counts.UPGRADED).toBeLessThan(4);
+  });
+
+  it('waits for an approval after each batch and for an operator who paused it; approve and resume let it go on', async () => {
+    runtime = await startTestRuntime({ site: buildSite(4) });
+    const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 1, batches: [1], approval: 'each-batch' }));
+    const session = () => runtime!.store.getSession(run.id);
+    await eventually(runtime, async () => ((await session())?.progress.window?.awaitingApproval === 1 ? true : undefined), 'the wait for batch 2');
+    const waiting = await runtime.clock.busy(async () => buildSessionReport(runtime!.store, (await session())!));
+    expect(waiting).toMatchObject({ waiting: 'approval of batch 2', counts: { UPGRADED: 1 } });
+
+    // Paused before the approval: approving lets nothing start while it is paused.
+    await runtime.clock.busy(() => runtime!.gate(run.id, 'pause'));
+    expect(await runtime.clock.busy(() => runtime!.gate(run.id, 'approve'))).toMatchObject({ batch: 2, running: true });
+    await eventually(runtime, async () => ((await session())?.progress.window?.waiting === 'paused' ? true : undefined), 'the pause seen');
+    expect((await runtime.clock.busy(() => runtime!.store.listNodes(run.id))).filter((n) => n.status !== 'NOT_STARTED')).toHaveLength(1);
+
+    await runtime.clock.busy(() => runtime!.gate(run.id, 'unpause'));
+    expect((await run.outcome).status).toBe('SUCCEEDED');
+    const report = await buildSessionReport(runtime.store, (await session())!);
+    expect(report.counts).toMatchObject({ UPGRADED: 4 });
+    expect(report.state).toBe('READY');
+  });
+
+  it('refuses an approval when the session waits for none, naming why', async () => {
+    runtime = await startTestRuntime({ site: buildSite(2) });
+    const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 2 }));
+    await run.outcome;
+    await expect(runtime.gate(run.id, 'approve')).rejects.toThrow(`cannot approve session ${run.id}: the session is READY`);
+  });
+
   it('runs the first batch alone, bakes, then opens the window for the rest', async () => {
     runtime = await startTestRuntime({ site: buildSite(4) });
     const { report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 3, batches: [1], bakeSeconds: 600 }));

@@ -28,6 +28,21 @@ describe('scontrol over SSM on the simulated head node', () => {
     expect(t.transport.stats.sendCommand).toBe(t.site.simulator.headNode.commandLog.length);
   });
 
+  it('reads when the running jobs end from squeue (time left, from the site clock); idle nodes are absent', async () => {
+    t = await startSsmTestSite({
+      nodes: nodesOf(names).map((n, i) => (i === 0 ? { ...n, wlm: { state: 'ALLOCATED' as const, busySeconds: 90_061 } } : i === 1 ? { ...n, wlm: { state: 'MIXED' as const } } : n)),
+      groups: { compute: names },
+    });
+    const wlm = new ScontrolWorkloadManager({ transport: t.transport, clock: clock(t) });
+    const now = t.site.simulator.clock.now();
+    const ends = await wlm.getJobEnds(names);
+    expect([...ends.keys()].sort()).toEqual([names[0], names[1]].sort());
+    // 1-01:01:01 left: a second's rounding at most.
+    expect(Math.abs(ends.get(names[0]!)! - (now + 90_061_000))).toBeLessThanOrEqual(1000);
+    expect(ends.get(names[1]!)).toBe(Infinity);
+    expect(t.site.simulator.headNode.commandLog.at(-1)).toBe("'squeue' '-h' '-t' 'RUNNING' '-w' 'x3000c0s[1-6]b0n0' '-o' '%N %L'");
+  });
+
   it('drains, fails and resumes a list of nodes with one command each', async () => {
     t = await startSsmTestSite({ nodes: nodesOf(names) });
     const wlm = new ScontrolWorkloadManager({ transport: t.transport });

@@ -15,8 +15,7 @@ describe('group deployment through the command provisioner over SSM', () => {
       groupOf('d', ['d00'], { depends_on: ['c'] }),
     ];
     const run = async (viaSsm: boolean) => {
-      const ssm = ssmConnectors();
-      const runtime = await startTestRuntime({ site: deploymentSite(nodes), ...(viaSsm ? { connectors: ssm.connect } : {}) });
+      const runtime = await startTestRuntime({ site: deploymentSite(nodes), ...(viaSsm ? { connectors: ssmConnectors } : {}) });
       try {
         const finished = await runDeployment(runtime, { strategy: { groups }, ...QUICK_POLL });
         const commands = viaSsm ? runtime.simulator.simulator.headNode.commandLog.filter((c) => c.startsWith('provision ')) : [];

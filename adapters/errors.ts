@@ -20,3 +20,14 @@ export class LockContentionError extends RolloutError {
     super(`the lock of node ${node} kept changing hands; try again`);
   }
 }
+
+/** A connector updated a record it never created (ports/connector-state.ts): its state was lost or never written. */
+export class ConnectorRecordMissingError extends RolloutError {
+  override readonly name = 'ConnectorRecordMissingError';
+  constructor(
+    readonly kind: string,
+    readonly recordName: string,
+  ) {
+    super(`${kind} has no record named ${recordName} to update`);
+  }
+}

@@ -13,7 +13,7 @@ export async function benchSsmRollingUpgrade(s: RollingUpgradeScenario): Promise
   let transport: SsmTransport | undefined;
   const runtime = await EmbeddedRuntime.start({
     site: fleet(s),
-    connectors: (simulator) => {
+    connectors: (simulator, { connectorState }) => {
       transport = new SsmTransport({
         instanceIds: [HEAD_NODE_INSTANCE_ID],
         region: 'us-east-1',
@@ -22,7 +22,7 @@ export async function benchSsmRollingUpgrade(s: RollingUpgradeScenario): Promise
         pollIntervalMs: 2,
         maxPollIntervalMs: 10,
       });
-      return createCommandSite({ transport, templates: ['cos-2.4'], clock: { now: () => simulator.simulator.clock.now() } });
+      return createCommandSite({ transport, templates: ['cos-2.4'], clock: { now: () => simulator.simulator.clock.now() }, connectorState });
     },
   });
   try {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { STATE_MACHINES, WORKFLOWS, type StateMachineName, type WorkflowName } from '../contracts';
+import { DynamoDbConnectorState } from '../adapters/dynamodb/dynamodb-connector-state';
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import { createSiteClients, type SiteClients, type SiteFromProfile } from '../adapters/site';
@@ -9,6 +10,7 @@ import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activit
 import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/activities/group-deployment/dependencies';
 import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deployment/handlers';
 import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFunctionName } from '../lambdas/activities/rolling-upgrade/handlers';
+import type { ConnectorState } from '../ports/connector-state';
 import type { Provisioner } from '../ports/provisioner';
 import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
 import { openDataDir } from './data-dir';
@@ -21,8 +23,12 @@ import { VirtualClock } from './virtual-clock';
 export interface EmbeddedRuntimeOptions {
   /** The simulated site to start; or give `connectedSite`. */
   site?: SiteDefinition;
-  /** A site reached through its connectors (a site profile) instead of the in-process simulator. */
-  connectedSite?: SiteFromProfile & {
+  /**
+   * A site reached through its connectors (a site profile) instead of the in-process simulator,
+   * built once the table is open (its command connectors keep their records there).
+   */
+  connectedSite?: {
+    connect(deps: { connectorState: ConnectorState }): Promise<SiteFromProfile>;
     /**
      * The site's clock: a `rollout simulate` site's own scaled clock; without it the wall clock
      * (virtual time cannot jump a real site's reboots, nor span two processes).
@@ -41,9 +47,10 @@ export interface EmbeddedRuntimeOptions {
   deploymentSettings?: Partial<GroupDeploymentSettings>;
   /**
    * Reach the simulated site through other connectors than its HTTP APIs (the command-driven ones
-   * over its SSM endpoint, say). Default: slurmrestd, BOS, HSM and the provisioner API over HTTP.
+   * over its SSM endpoint, say), keeping their records in the runtime's table (`connectorState`).
+   * Default: slurmrestd, BOS, HSM and the provisioner API over HTTP.
    */
-  connectors?: (simulator: RunningSiteSimulator) => SiteClients;
+  connectors?: (simulator: RunningSiteSimulator, deps: { connectorState: ConnectorState }) => SiteClients | Promise<SiteClients>;
 }
 
 /** A speed of scaled simulated time good for watching: a 5-minute boot takes 0.3 s. */
@@ -97,15 +104,26 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const simulator = options.site ? await startSiteSimulator({ site: options.site, clock }) : undefined;
     const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
     const deployments = new DynamoDbDeploymentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
-    const site = simulator
-      ? (options.connectors?.(simulator) ??
-        createSiteClients({
-          workloadManagerUrl: simulator.urls.slurmrestd,
-          bootServiceUrl: simulator.urls.bos,
-          inventoryUrl: simulator.urls.hsm,
-          provisionerUrl: simulator.urls.provisioner,
-        }))
-      : { ...connectedSite!.site, provisioner: connectedSite!.provisioner };
+    // What slurm-reboot and the command provisioner remember, in the table, as the deployed stack keeps it.
+    const connectorState = new DynamoDbConnectorState({ tableName: dynamoDb.tableName, client: dynamoDb.client });
+    let site: SiteClients;
+    try {
+      const connected = connectedSite && (await connectedSite.connect({ connectorState }));
+      site = simulator
+        ? ((await options.connectors?.(simulator, { connectorState })) ??
+          createSiteClients({
+            workloadManagerUrl: simulator.urls.slurmrestd,
+            bootServiceUrl: simulator.urls.bos,
+            inventoryUrl: simulator.urls.hsm,
+            provisionerUrl: simulator.urls.provisioner,
+          }))
+        : { ...connected!.site, ...(connected!.provisioner ? { provisioner: connected!.provisioner } : {}) };
+    } catch (err) {
+      // A profile that cannot connect (a secret not found, say) leaves nothing open behind it.
+      await simulator?.close();
+      await data.close();
+      throw err;
+    }
     const handlers = createRollingUpgradeHandlers({ store, site, clock, settings: { ...defaultSettings, ...options.settings } });
     const deploymentHandlers = createGroupDeploymentHandlers({
       store: deployments,

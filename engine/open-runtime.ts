@@ -3,6 +3,7 @@ import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-stor
 import { createSiteFromProfile } from '../adapters/site';
 import { describeError } from '../core/errors';
 import type { SiteProfile } from '../core/site/site-profile';
+import type { ConnectorState } from '../ports/connector-state';
 import { SimClock, type SiteDefinition } from '../simulator';
 import { openDataDir } from './data-dir';
 import { EmbeddedRuntime } from './embedded-runtime';
@@ -42,8 +43,9 @@ export async function openRuntime(options: OpenRuntimeOptions): Promise<Embedded
     return EmbeddedRuntime.start({ site: site.definition, ...(options.timeScale !== undefined ? { timeScale: options.timeScale } : {}), ...dataDir });
   }
   const clock = site.profile.simulatedTime ? await simulatedSiteClock(site.profile.simulatedTime) : undefined;
-  const connected = await createSiteFromProfile(site.profile, { baseDir: site.baseDir, ...(clock ? { clock } : {}) });
-  return EmbeddedRuntime.start({ connectedSite: { ...connected, ...(clock ? { clock } : {}) }, ...dataDir });
+  const connect = ({ connectorState }: { connectorState: ConnectorState }) =>
+    createSiteFromProfile(site.profile, { baseDir: site.baseDir, connectorState, ...(clock ? { clock } : {}) });
+  return EmbeddedRuntime.start({ connectedSite: { connect, ...(clock ? { clock } : {}) }, ...dataDir });
 }
 
 /**

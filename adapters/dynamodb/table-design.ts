@@ -11,6 +11,7 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
  * | node       | SESSION#<id>     | NODE#<name>                         | name, index, status, phase, reason        |
  * | message    | SESSION#<id>     | MSG#<epoch ms, 15 digits>#<6 hex>   | text, at                                  |
  * | lock       | LOCK#<node>      | LOCK                                | owner, leaseExpiresAt, fencingToken, acquiredAt |
+ * | connector  | CONNECTOR#<kind>#<name> | CONNECTOR                    | record (a boot session, an action), expiresAt |
  */
 export const PARTITION_KEY = 'pk';
 export const SORT_KEY = 'sk';
@@ -62,6 +63,14 @@ export const messageKey = (upgradeId: string, epochMs: number, suffix: string): 
 
 /** Locks are per node, outside any session partition: every session contends for the same node. */
 export const lockKey = (node: string): ItemKey => ({ pk: `LOCK#${node}`, sk: LOCK_SK });
+
+/**
+ * What a command-driven connector remembers (ports/connector-state.ts), one item per record, in its own
+ * partition: the `CONNECTOR#` prefix keeps it apart from sessions, deployments and locks, and the kind
+ * keeps slurm-reboot's sessions apart from the command provisioner's actions of the same name.
+ */
+export const CONNECTOR_SK = 'CONNECTOR';
+export const connectorRecordKey = (kind: string, name: string): ItemKey => ({ pk: `CONNECTOR#${kind}#${name}`, sk: CONNECTOR_SK });
 
 /** The table for local creation (dynalite); the CDK stack declares the same keys and index from these constants. */
 export function createTableInput(tableName: string): CreateTableCommandInput {

@@ -10,6 +10,7 @@ import {
   type TransportProfile,
   type WorkloadManagerProfile,
 } from '../../core/site/site-profile';
+import type { ConnectorRecords, ConnectorState } from '../../ports/connector-state';
 import type { Provisioner } from '../../ports/provisioner';
 import type { BootService, Inventory, Site, WorkloadManager } from '../../ports/site';
 import { BosBootService } from './bos-boot-service';
@@ -31,6 +32,8 @@ export interface ConnectorContext {
   clock: Clock;
   /** Where the profile's relative paths are read from. */
   baseDir: string;
+  /** Where slurm-reboot and the command provisioner keep what they remember between activities. */
+  connectorState: ConnectorState;
 }
 
 type Builder<P extends { type: string }, T> = { [K in P['type']]?: (config: Extract<P, { type: K }>, context: ConnectorContext) => T | Promise<T> };
@@ -79,6 +82,12 @@ export interface SiteFromProfileDeps {
   baseDir?: string;
   /** The site's clock; default the system clock (a `rollout simulate` site: its scaled simulated clock). */
   clock?: Clock;
+  /**
+   * Where slurm-reboot and the command provisioner keep their boot sessions and actions: the rollout
+   * table (DynamoDbConnectorState), so that every activity invocation sees them. Without it those
+   * connectors are built but refuse to act (a caller that only reads the inventory needs none).
+   */
+  connectorState?: ConnectorState;
 }
 
 export interface SiteFromProfile {
@@ -86,6 +95,16 @@ export interface SiteFromProfile {
   /** Present when the profile has a provisioner. */
   provisioner?: Provisioner;
 }
+
+/** For callers that give no ConnectorState: any use of a record says what is missing. */
+const NO_CONNECTOR_STATE: ConnectorState = {
+  records<T extends { name: string }>(kind: string): ConnectorRecords<T> {
+    const refuse = async (): Promise<never> => {
+      throw new Error(`the ${kind} connector keeps its records in the rollout table, and this caller gave it none (createSiteFromProfile's connectorState)`);
+    };
+    return { get: refuse, create: refuse, update: refuse };
+  },
+};
 
 /** The Site (and Provisioner) a validated profile describes; a type with no builder is reported with its path. */
 export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFromProfileDeps = {}): Promise<SiteFromProfile> {
@@ -99,12 +118,13 @@ export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFrom
   };
   const clock = deps.clock ?? systemClock;
   const baseDir = deps.baseDir ?? process.cwd();
+  const connectorState = deps.connectorState ?? NO_CONNECTOR_STATE;
   const build = async <T>(service: keyof ConnectorBuilders, config: { type: string }): Promise<T> => {
     const builder = (builders[service] as Record<string, ((c: unknown, x: ConnectorContext) => T | Promise<T>) | undefined>)[config.type];
     if (!builder) {
       throw new InvalidInputError('site profile', [{ field: `${service}.type`, message: `no '${config.type}' connector is available in this build` }]);
     }
-    return builder(config, { profile, path: service, transport: (s) => transportFor(profile, s), resolveSecret, clock, baseDir });
+    return builder(config, { profile, path: service, transport: (s) => transportFor(profile, s), resolveSecret, clock, baseDir, connectorState });
   };
   const [workloadManager, bootService, inventory, provisioner] = await Promise.all([
     build<WorkloadManager>('workloadManager', profile.workloadManager),

@@ -100,9 +100,10 @@ type Service = 'workloadManager' | 'bootService' | 'inventory' | 'provisioner';
 const SERVICES: readonly Service[] = ['workloadManager', 'bootService', 'inventory', 'provisioner'];
 
 /**
- * What a Lambda cannot use: tokens from its own environment or files, commands on "this host", files,
- * and the command connectors that keep their sessions in process memory (slurm-reboot, the command
- * provisioner): a later invocation may run in another container and would not find them.
+ * What a Lambda cannot use: tokens from its own environment or files (only Secrets Manager reaches
+ * it), commands on "this host" (a Lambda has no scontrol: use SSM), and a file inventory (the
+ * function has no site files). slurm-reboot and the command provisioner are deployable: they keep
+ * their boot sessions and actions in the rollout table, which every function can already write.
  */
 function checkDeployable(profile: SiteProfile): SiteProfile {
   const problems: FieldProblem[] = [];
@@ -112,9 +113,6 @@ function checkDeployable(profile: SiteProfile): SiteProfile {
     if (!service) continue;
     if (service.token && service.token.secretArn === undefined) problems.push({ field: `${key}.token`, message: 'a deployed stack reads tokens from Secrets Manager: give {secretArn: ARN}' });
     if (service.type === 'file') problems.push({ field: `${key}.type`, message: 'a file inventory is not available to the deployed functions' });
-    if ((key === 'bootService' && service.type === 'slurm-reboot') || (key === 'provisioner' && service.type === 'command')) {
-      problems.push({ field: `${key}.type`, message: `'${service.type}' keeps its sessions in process memory and is not yet available to the deployed functions` });
-    }
     transports.push([`${key}.transport`, service.transport]);
   }
   for (const [field, transport] of transports) {
@@ -148,8 +146,8 @@ function sitePolicies(profile: SiteProfile): PolicyStatement[] {
       }
     }
     policies.push(new PolicyStatement({ actions: ['ssm:SendCommand'], resources: [...resources] }));
-    // Neither takes a resource narrower than the account.
-    policies.push(new PolicyStatement({ actions: ['ssm:GetCommandInvocation', 'ssm:ListCommandInvocations'], resources: ['*'] }));
+    // The transport polls with GetCommandInvocation only; it takes no resource narrower than the account.
+    policies.push(new PolicyStatement({ actions: ['ssm:GetCommandInvocation'], resources: ['*'] }));
   }
   return policies;
 }

@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbConnectorState } from '../../adapters/dynamodb/dynamodb-connector-state';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
 import { HsmInventory, HttpProvisioner, createSiteClients, createSiteFromProfile, resolveSecretReference, type SiteFromProfile } from '../../adapters/site';
@@ -10,7 +11,11 @@ import { parseSiteProfile } from '../../core/site/site-profile';
 import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from '../activities/group-deployment/dependencies';
 import { defaultSettings, type RollingUpgradeDependencies } from '../activities/rolling-upgrade/dependencies';
 
-/** The site a SITE_PROFILE names (its secrets read from Secrets Manager now, at cold start); undefined without one. */
+/**
+ * The site a SITE_PROFILE names (its secrets read from Secrets Manager now, at cold start); undefined
+ * without one. slurm-reboot and the command provisioner keep their records in the rollout table:
+ * the next activity may run in another container.
+ */
 async function siteFromProfileEnvironment(env: NodeJS.ProcessEnv): Promise<SiteFromProfile | undefined> {
   const text = optional(env, ENVIRONMENT.siteProfile);
   if (!text) return undefined;
@@ -21,7 +26,10 @@ async function siteFromProfileEnvironment(env: NodeJS.ProcessEnv): Promise<SiteF
     throw new InvalidInputError('Lambda environment', [{ field: ENVIRONMENT.siteProfile, message: `is not JSON: ${describeError(err)}` }]);
   }
   const profile = parseSiteProfile(value, `site profile in ${ENVIRONMENT.siteProfile}`);
-  return createSiteFromProfile(profile, { resolveSecret: (reference, field) => resolveSecretReference(reference, field, { env }) });
+  return createSiteFromProfile(profile, {
+    resolveSecret: (reference, field) => resolveSecretReference(reference, field, { env }),
+    connectorState: new DynamoDbConnectorState({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
+  });
 }
 
 /** A rolling-upgrade function's dependencies: from SITE_PROFILE when the stack was given a profile, else from the URL variables. */

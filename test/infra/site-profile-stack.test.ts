@@ -3,6 +3,7 @@ import { parseSiteProfile, type SiteProfileInput } from '../../core/site/site-pr
 import { ENVIRONMENT } from '../../contracts';
 import { RolloutStack } from '../../infra/rollout-stack';
 import { testApp } from '../support/synth-stack';
+import { grantedOn, type Statement } from '../support/template-queries';
 
 const SLURM_SECRET = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:slurm-jwt-AbCdEf';
 const PROFILE: SiteProfileInput = {
@@ -31,21 +32,64 @@ describe('RolloutStack with a site profile', () => {
     expect(statements).toContain('"Action":"ssm:SendCommand"');
     expect(statements).toContain('document/AWS-RunShellScript');
     expect(statements).toContain('instance/i-0123456789abcdef0');
-    expect(statements).toContain('"ssm:GetCommandInvocation","ssm:ListCommandInvocations"');
+    expect(statements).toContain('"ssm:GetCommandInvocation"');
+    expect(statements).not.toContain('ListCommandInvocations');
   });
 
-  it('refuses what a Lambda cannot use, naming each field', () => {
-    const local = parseSiteProfile({ ...PROFILE, transport: { type: 'local' }, bootService: { type: 'bos', url: 'https://b', token: { env: 'T' } } });
-    expect(() => new RolloutStack(testApp(), 'Bad', { siteProfile: local })).toThrow(
-      'Invalid site profile for the stack: bootService.token: a deployed stack reads tokens from Secrets Manager: give {secretArn: ARN}; transport: the deployed functions have no local cluster commands: use {type: ssm, ...}',
-    );
-    const inMemory = parseSiteProfile({
+  it('refuses what a Lambda cannot use, naming each field and why', () => {
+    const local = parseSiteProfile({
       ...PROFILE,
-      bootService: { type: 'slurm-reboot', prepareCommand: 'wwctl node set --image {template} {nodes}' },
-      provisioner: { type: 'command', commands: { prepare: 'provision prepare {nodes}', deploy: 'provision deploy {nodes}' } },
+      transport: { type: 'local' },
+      bootService: { type: 'bos', url: 'https://b', token: { env: 'T' } },
+      inventory: { type: 'file', path: 'inventory.yaml' },
     });
-    expect(() => new RolloutStack(testApp(), 'InMemory', { siteProfile: inMemory })).toThrow(
-      "Invalid site profile for the stack: bootService.type: 'slurm-reboot' keeps its sessions in process memory and is not yet available to the deployed functions; provisioner.type: 'command' keeps its sessions in process memory and is not yet available to the deployed functions",
+    expect(() => new RolloutStack(testApp(), 'Bad', { siteProfile: local })).toThrow(
+      'Invalid site profile for the stack: bootService.token: a deployed stack reads tokens from Secrets Manager: give {secretArn: ARN}; inventory.type: a file inventory is not available to the deployed functions; transport: the deployed functions have no local cluster commands: use {type: ssm, ...}',
     );
+    const localReboot = parseSiteProfile({ ...PROFILE, bootService: { type: 'slurm-reboot', transport: { type: 'local' } } });
+    expect(() => new RolloutStack(testApp(), 'LocalReboot', { siteProfile: localReboot })).toThrow(
+      'Invalid site profile for the stack: bootService.transport: the deployed functions have no local cluster commands: use {type: ssm, ...}',
+    );
+  });
+});
+
+describe('RolloutStack with a plain Slurm site: scontrol, slurm-reboot, slurm inventory and the command provisioner over SSM', () => {
+  const HEAD_NODES = ['i-0123456789abcdef0', 'mi-0123456789abcdef1'];
+  const commandSite = parseSiteProfile({
+    transport: { type: 'ssm', instanceIds: HEAD_NODES, region: 'eu-west-1' },
+    workloadManager: { type: 'scontrol' },
+    bootService: { type: 'slurm-reboot', prepareCommand: 'wwctl node set --yes --image {template} {nodes}' },
+    inventory: { type: 'slurm' },
+    provisioner: { type: 'command', commands: { prepare: 'provision prepare {nodes}', deploy: 'provision deploy {nodes}' } },
+  });
+  // Their sessions and actions live in the table, so the stack now takes them.
+  const template = Template.fromStack(new RolloutStack(testApp(), 'CommandSite', { siteProfile: commandSite }));
+  const policies = Object.values(template.findResources('AWS::IAM::Policy')) as { Properties: { PolicyDocument: { Statement: Statement[] } } }[];
+  const statements = policies.flatMap((p) => p.Properties.PolicyDocument.Statement);
+  const ssmActions = new Set(statements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith('ssm:')));
+
+  it('passes the profile to every function', () => {
+    for (const fn of Object.values(template.findResources('AWS::Lambda::Function')) as { Properties: { Environment: { Variables: Record<string, string> } } }[]) {
+      expect(JSON.parse(fn.Properties.Environment.Variables[ENVIRONMENT.siteProfile]!)).toMatchObject({ bootService: { type: 'slurm-reboot' }, provisioner: { type: 'command' } });
+    }
+  });
+
+  it('grants exactly SendCommand on AWS-RunShellScript and the named head nodes, and GetCommandInvocation', () => {
+    expect([...ssmActions].sort()).toEqual(['ssm:GetCommandInvocation', 'ssm:SendCommand']);
+    const sendOn = grantedOn(statements, 'ssm:SendCommand').map((r) => JSON.stringify(r));
+    expect(sendOn.join('\n')).toMatch(/ssm:eu-west-1::document\/AWS-RunShellScript/);
+    expect(sendOn.join('\n')).toMatch(/ec2:eu-west-1:.*:instance\/i-0123456789abcdef0/);
+    expect(sendOn.join('\n')).toMatch(/ssm:eu-west-1:.*:managed-instance\/mi-0123456789abcdef1/);
+    // Every function's role names the same three: the document and the two head nodes, nothing else.
+    expect(new Set(sendOn).size).toBe(3);
+    expect(grantedOn(statements, 'ssm:GetCommandInvocation')).toEqual(expect.arrayContaining(['*']));
+    expect(statements.some((s) => [s.Action].flat().includes('secretsmanager:GetSecretValue'))).toBe(false);
+  });
+
+  it('lets every function write its records to the table with single-item conditional writes', () => {
+    const tableId = Object.keys(template.findResources('AWS::DynamoDB::Table'))[0]!;
+    for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem']) {
+      expect(grantedOn(statements, action)).toContainEqual({ 'Fn::GetAtt': [tableId, 'Arn'] });
+    }
   });
 });

@@ -3,11 +3,11 @@ import type { TransportProfile } from '../../../core/site/site-profile';
 import type { CommandTransport } from '../../../ports/command-transport';
 import { FileInventory } from '../file-inventory';
 import type { ConnectorBuilders, ConnectorContext } from '../site-from-profile';
-import { CommandProvisioner } from './command-provisioner';
+import { CommandProvisioner, type CommandAction } from './command-provisioner';
 import { LocalTransport } from './local-transport';
 import { ScontrolWorkloadManager } from './scontrol-workload-manager';
 import { SlurmInventory } from './slurm-inventory';
-import { SlurmRebootBootService } from './slurm-reboot-boot-service';
+import { SlurmRebootBootService, type SlurmRebootSession } from './slurm-reboot-boot-service';
 import { SsmTransport } from './ssm-transport';
 
 /**
@@ -48,6 +48,7 @@ export function commandConnectors(): ConnectorBuilders {
           inventory: slurmInventoryOf(transport),
           ...(config.prepareCommand ? { prepareCommand: config.prepareCommand } : {}),
           clock: context.clock,
+          sessions: context.connectorState.records<SlurmRebootSession>('slurm-reboot'),
         });
       },
     },
@@ -56,7 +57,8 @@ export function commandConnectors(): ConnectorBuilders {
       file: (config, context) => new FileInventory({ path: resolve(context.baseDir, config.path) }),
     },
     provisioner: {
-      command: (config, context) => new CommandProvisioner({ transport: transportOf(config, context), commands: config.commands }),
+      command: (config, context) =>
+        new CommandProvisioner({ transport: transportOf(config, context), commands: config.commands, actions: context.connectorState.records<CommandAction>('command-provisioner') }),
     },
   };
 }

@@ -2,6 +2,7 @@ import { SiteServiceError, describeError } from '../../../core/errors';
 import { compressHostlist, expandHostlist } from '../../../core/site/hostlist';
 import { validNodeNames } from '../../../core/site/names';
 import type { CommandResult, CommandTransport } from '../../../ports/command-transport';
+import type { ConnectorRecords } from '../../../ports/connector-state';
 import type { ProvisionAction, ProvisionActionRequest, ProvisionActionStatus, ProvisionNodeOutcome, Provisioner } from '../../../ports/provisioner';
 import { fillTemplate } from './shell-quote';
 
@@ -11,8 +12,8 @@ export interface CommandProvisionerOptions {
   commands: Record<ProvisionAction, string>;
   /** How long one action's command may run; default 3600 s (past it the transport reports it timed out: every node failed). */
   timeoutSeconds?: number;
-  /** Default: in this process's memory (see the class comment). */
-  actions?: CommandActionLog;
+  /** Where actions are kept between startAction and getAction: the rollout table (`ConnectorState.records('command-provisioner')`). */
+  actions: ConnectorRecords<CommandAction>;
 }
 
 /** What an action is, kept from its start: its command's invocation and its nodes. */
@@ -23,11 +24,6 @@ export interface CommandAction {
   invocationId: string;
   /** Once the command ended: each node's outcome. */
   outcome?: Record<string, ProvisionNodeOutcome>;
-}
-
-export interface CommandActionLog {
-  get(name: string): Promise<CommandAction | undefined>;
-  put(action: CommandAction): Promise<void>;
 }
 
 /** `node=<name or hostlist> ok|failed`: how a command reports nodes one by one. */
@@ -42,15 +38,15 @@ const NODE_LINE = /^node=(\S+)\s+(ok|failed)\s*$/;
  * may be a hostlist) settles those nodes; nodes the output does not name take the exit code (0:
  * succeeded, else failed). A command that times out or cannot finish fails every node it did not name.
  *
- * State: an action's invocation id is kept in `actions`, by default in memory, as SlurmRebootBootService
- * keeps its sessions. Over SSM the id stays valid in any process; over the local transport it names a child of this one.
+ * State: an action's invocation id, then its outcome, are kept in `actions`, outside this process
+ * (each activity of a deployed stack is its own Lambda invocation). Over SSM the id stays valid in
+ * any process; over the local transport it names a child of this one.
  */
 export class CommandProvisioner implements Provisioner {
-  private readonly actions: CommandActionLog;
+  private readonly actions: ConnectorRecords<CommandAction>;
 
   constructor(private readonly options: CommandProvisionerOptions) {
-    const memory = new Map<string, CommandAction>();
-    this.actions = options.actions ?? { get: async (name) => memory.get(name), put: async (a) => void memory.set(a.name, { ...a }) };
+    this.actions = options.actions;
   }
 
   async startAction(request: ProvisionActionRequest): Promise<ProvisionActionStatus> {
@@ -64,9 +60,9 @@ export class CommandProvisioner implements Provisioner {
     } catch (err) {
       throw new SiteServiceError('provisioner', `${script}: ${describeError(err)}`, undefined, { cause: err });
     }
-    const action: CommandAction = { name: request.name, action: request.action, nodes, invocationId };
-    await this.actions.put(action);
-    return toStatus(action);
+    // A concurrent start of the same name that wrote first wins: its command is the action's.
+    const { record: action, created } = await this.actions.create({ name: request.name, action: request.action, nodes, invocationId });
+    return created ? toStatus(action) : this.status(action);
   }
 
   async getAction(name: string): Promise<ProvisionActionStatus | undefined> {
@@ -88,9 +84,9 @@ export class CommandProvisioner implements Provisioner {
       result = { exitCode: -1, stdout: '', stderr: describeError(err), stdoutTruncated: false };
     }
     if (!result) return toStatus(action);
-    action.outcome = nodeOutcomes(action.nodes, result);
-    await this.actions.put(action);
-    return toStatus(action);
+    const finished: CommandAction = { ...action, outcome: nodeOutcomes(action.nodes, result) };
+    await this.actions.update(finished);
+    return toStatus(finished);
   }
 }
 

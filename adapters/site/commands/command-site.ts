@@ -1,9 +1,10 @@
 import type { Clock } from '../../../core/clock';
 import type { CommandTransport } from '../../../ports/command-transport';
+import type { ConnectorState } from '../../../ports/connector-state';
 import type { Site } from '../../../ports/site';
 import { ScontrolWorkloadManager } from './scontrol-workload-manager';
 import { SlurmInventory } from './slurm-inventory';
-import { SlurmRebootBootService, type SlurmRebootOptions } from './slurm-reboot-boot-service';
+import { SlurmRebootBootService, type SlurmRebootSession } from './slurm-reboot-boot-service';
 
 export interface CommandSiteOptions {
   transport: CommandTransport;
@@ -11,15 +12,17 @@ export interface CommandSiteOptions {
   prepareCommand?: string;
   templates?: readonly string[];
   clock?: Clock;
-  sessions?: SlurmRebootOptions['sessions'];
+  /** Where slurm-reboot keeps its boot sessions: the rollout table. */
+  connectorState: ConnectorState;
 }
 
 /** A plain Slurm site reached by commands alone: scontrol, `scontrol reboot`, partitions and features as groups. */
-export function createCommandSite({ transport, prepareCommand, templates, clock, sessions }: CommandSiteOptions): Site {
+export function createCommandSite({ transport, prepareCommand, templates, clock, connectorState }: CommandSiteOptions): Site {
   const inventory = new SlurmInventory({ transport });
+  const sessions = connectorState.records<SlurmRebootSession>('slurm-reboot');
   return {
     workloadManager: new ScontrolWorkloadManager({ transport, ...(clock ? { clock } : {}) }),
-    bootService: new SlurmRebootBootService({ transport, inventory, ...(prepareCommand ? { prepareCommand } : {}), ...(templates ? { templates } : {}), ...(clock ? { clock } : {}), ...(sessions ? { sessions } : {}) }),
+    bootService: new SlurmRebootBootService({ transport, inventory, ...(prepareCommand ? { prepareCommand } : {}), ...(templates ? { templates } : {}), ...(clock ? { clock } : {}), sessions }),
     inventory,
   };
 }

@@ -5,16 +5,16 @@
  *   new SsmTransport({ instanceIds, region?, endpoint?, credentials?, timeoutSeconds? })
  *   new LocalTransport({ timeoutSeconds?, env? })
  *   new ScontrolWorkloadManager({ transport, scontrol?, showChunk? })
- *   new CommandProvisioner({ transport, commands: {prepare, deploy}, timeoutSeconds?, actions? })
+ *   new CommandProvisioner({ transport, commands: {prepare, deploy}, timeoutSeconds?, actions })
  *   new SlurmInventory({ transport, sinfo?, scontrol? })
- *   new SlurmRebootBootService({ transport, inventory, prepareCommand?, templates?, reason?, scontrol?, clock?, sessions? })
+ *   new SlurmRebootBootService({ transport, inventory, prepareCommand?, templates?, reason?, scontrol?, clock?, sessions })
  */
 export { CommandTransportError } from './command-errors';
 export { LocalTransport, type LocalTransportOptions } from './local-transport';
 export { SsmTransport, SSM_OUTPUT_LIMIT, type SsmTransportOptions, type SsmTransportStats } from './ssm-transport';
 export { ScontrolWorkloadManager, type ScontrolOptions } from './scontrol-workload-manager';
-export { SlurmRebootBootService, type SlurmRebootOptions, type SlurmRebootSession, type SlurmRebootSessionLog } from './slurm-reboot-boot-service';
-export { CommandProvisioner, type CommandProvisionerOptions, type CommandAction, type CommandActionLog } from './command-provisioner';
+export { SlurmRebootBootService, type SlurmRebootOptions, type SlurmRebootSession } from './slurm-reboot-boot-service';
+export { CommandProvisioner, type CommandProvisionerOptions, type CommandAction } from './command-provisioner';
 export { createCommandSite, type CommandSiteOptions } from './command-site';
 export { SlurmInventory, type SlurmInventoryOptions } from './slurm-inventory';
 export { shellQuote, shellCommand, fillTemplate } from './shell-quote';

@@ -2,6 +2,7 @@ import { systemClock, type Clock } from '../../../core/clock';
 import { compressHostlist, expandHostlist } from '../../../core/site/hostlist';
 import { validLabel, validNodeNames, validReason, validTemplate } from '../../../core/site/names';
 import type { CommandTransport } from '../../../ports/command-transport';
+import type { ConnectorRecords } from '../../../ports/connector-state';
 import type { BootNodeOutcome, BootService, BootSessionRequest, BootSessionStatus, Inventory } from '../../../ports/site';
 import { runChecked, SlurmNodeReader } from './scontrol-workload-manager';
 import { fillTemplate, shellCommand } from './shell-quote';
@@ -13,12 +14,6 @@ export interface SlurmRebootSession {
   templateName: string;
   nodes: string[];
   requestedAt: number;
-}
-
-/** Where sessions are kept between createSession and getSession. */
-export interface SlurmRebootSessionLog {
-  get(name: string): Promise<SlurmRebootSession | undefined>;
-  put(session: SlurmRebootSession): Promise<void>;
 }
 
 export interface SlurmRebootOptions {
@@ -38,8 +33,8 @@ export interface SlurmRebootOptions {
   scontrol?: string;
   /** The site's clock: boot times are compared with it. */
   clock?: Clock;
-  /** Default: in this process's memory (see the class comment). */
-  sessions?: SlurmRebootSessionLog;
+  /** Where sessions are kept between createSession and getSession: the rollout table (`ConnectorState.records('slurm-reboot')`). */
+  sessions: ConnectorRecords<SlurmRebootSession>;
 }
 
 /** Reasons slurmctld gives a node whose reboot went wrong. */
@@ -54,20 +49,19 @@ const PENDING = ['REBOOT_REQUESTED', 'REBOOT_ISSUED'];
  * after the request and no reboot is pending; failed when the node is DOWN or FAIL with a reboot
  * reason (slurmctld's "reboot timed out" after ResumeTimeout); booting otherwise.
  *
- * State: a session's nodes and request time are kept in `sessions`, by default in memory. The
- * embedded engine runs every activity in one process, so that is enough there; a deployed stack,
- * where a retried activity may land in a fresh Lambda, must pass a persistent log (the session store).
+ * State: a session's nodes and request time are kept in `sessions`, outside this process: each
+ * activity of a deployed stack is its own Lambda invocation, and "rebooted since the request" must
+ * be judged by the request time an earlier invocation wrote.
  */
 export class SlurmRebootBootService implements BootService {
   private readonly reader: SlurmNodeReader;
-  private readonly sessions: SlurmRebootSessionLog;
+  private readonly sessions: ConnectorRecords<SlurmRebootSession>;
   private readonly clock: Clock;
 
   constructor(private readonly options: SlurmRebootOptions) {
     this.reader = new SlurmNodeReader('boot-service', options.transport, options.scontrol);
     this.clock = options.clock ?? systemClock;
-    const memory = new Map<string, SlurmRebootSession>();
-    this.sessions = options.sessions ?? { get: async (name) => memory.get(name), put: async (s) => void memory.set(s.name, s) };
+    this.sessions = options.sessions;
     if (options.reason !== undefined) validReason(options.reason, 'reason');
   }
 
@@ -82,9 +76,10 @@ export class SlurmRebootBootService implements BootService {
     const template = validTemplate(request.templateName, 'templateName');
     const nodes = await this.resolveLimit(request.limit);
     const hostlist = compressHostlist(nodes);
-    const session: SlurmRebootSession = { name: request.name, templateName: template, nodes, requestedAt: this.clock.now() };
-    // Saved before the reboot: a retry after a crash finds it and does not reboot twice.
-    await this.sessions.put(session);
+    // Saved before the reboot: a retry after a crash finds it and does not reboot twice; of two
+    // concurrent requests, only the one whose record was written reboots.
+    const { record: session, created } = await this.sessions.create({ name: request.name, templateName: template, nodes, requestedAt: this.clock.now() });
+    if (!created) return this.status(session);
     const { transport } = this.options;
     if (this.options.prepareCommand) await runChecked('boot-service', transport, fillTemplate(this.options.prepareCommand, { template, nodes: hostlist }));
     const reason = this.options.reason ?? 'rolling-upgrade reboot';

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createSiteFromProfile, loadSiteProfileFile, resolveSecretReference } from '../../../adapters/site';
 import { InvalidInputError } from '../../../core/errors';
 import { parseSiteProfile } from '../../../core/site/site-profile';
+import { memoryConnectorState } from '../../support/connector-state';
 import { startTestSite, type TestSite } from '../../support/simulator';
 
 describe('createSiteFromProfile', () => {
@@ -60,6 +61,27 @@ describe('createSiteFromProfile', () => {
     expect(site.workloadManager).toBe(fake);
     expect(seen).toEqual([{ type: 'local' }]);
     expect(provisioner).toBeUndefined();
+  });
+
+  it('gives slurm-reboot and the command provisioner the connector state; without one they refuse to act, and the rest still works', async () => {
+    const profile = parseSiteProfile({
+      transport: { type: 'local' },
+      workloadManager: { type: 'scontrol' },
+      bootService: { type: 'slurm-reboot' },
+      inventory: { type: 'hsm', url: t.site.urls.hsm },
+      provisioner: { type: 'command', commands: { prepare: 'true {nodes}', deploy: 'true {nodes}' } },
+      allowInsecureHttp: true,
+    });
+    const connectorState = memoryConnectorState();
+    const { provisioner } = await createSiteFromProfile(profile, { connectorState });
+    await provisioner!.startAction({ name: 'a1', action: 'prepare', nodes: ['n1'] });
+    // The action is in the state given (over SSM a fresh provisioner finds it there: test/workflows/group-deployment/over-ssm.test.ts).
+    expect(await connectorState.records('command-provisioner').get('a1')).toMatchObject({ name: 'a1', action: 'prepare', nodes: ['n1'] });
+
+    const without = await createSiteFromProfile(profile);
+    await expect(without.site.inventory.getGroupMembers('all')).resolves.toEqual(['n1']);
+    await expect(without.site.bootService.getSession('s')).rejects.toThrow(/slurm-reboot connector keeps its records in the rollout table, and this caller gave it none/);
+    await expect(without.provisioner!.getAction('a1')).rejects.toThrow(/command-provisioner connector keeps its records/);
   });
 });
 

@@ -1,6 +1,6 @@
 import { startTestRuntime } from '../../support/embedded';
 import { deploymentSite, groupOf, QUICK_POLL, runDeployment, type DeploymentNodeInput } from '../../support/deployment-sites';
-import { ssmConnectors } from '../../support/ssm-connectors';
+import { freshSsmConnectorsPerCall, ssmConnectors } from '../../support/ssm-connectors';
 
 const ok = (name: string): DeploymentNodeInput => ({ name });
 const min1 = { success_criteria: { minimum_successful_nodes: 1 } };
@@ -14,9 +14,9 @@ describe('group deployment through the command provisioner over SSM', () => {
       groupOf('c', ['c00', 'c01'], min1),
       groupOf('d', ['d00'], { depends_on: ['c'] }),
     ];
-    const run = async (viaSsm: boolean) => {
-      const ssm = ssmConnectors();
-      const runtime = await startTestRuntime({ site: deploymentSite(nodes), ...(viaSsm ? { connectors: ssm.connect } : {}) });
+    const run = async (viaSsm: boolean | 'fresh per call') => {
+      const connectors = viaSsm === 'fresh per call' ? freshSsmConnectorsPerCall : ssmConnectors;
+      const runtime = await startTestRuntime({ site: deploymentSite(nodes), ...(viaSsm ? { connectors } : {}) });
       try {
         const finished = await runDeployment(runtime, { strategy: { groups }, ...QUICK_POLL });
         const commands = viaSsm ? runtime.simulator.simulator.headNode.commandLog.filter((c) => c.startsWith('provision ')) : [];
@@ -34,5 +34,10 @@ describe('group deployment through the command provisioner over SSM', () => {
     // One command per batch and phase, the nodes as a quoted hostlist.
     expect(overSsm.commands).toContain("provision prepare 'a[00-01]'");
     expect(overSsm.commands).not.toContain("provision deploy 'a[00-01]'");
+    // Every call with its own provisioner instance (one Lambda per activity): the actions come from the table, each command runs once.
+    const fresh = await run('fresh per call');
+    expect(fresh.report?.groups).toEqual(overHttp.report?.groups);
+    expect(fresh.nodes).toEqual(overHttp.nodes);
+    expect(fresh.commands).toEqual(overSsm.commands);
   });
 });

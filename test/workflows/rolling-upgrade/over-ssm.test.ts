@@ -1,8 +1,10 @@
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import type { SlurmRebootSession } from '../../../adapters/site/commands';
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
 import type { SiteDefinition } from '../../../simulator';
 import { runUpgrade, startTestRuntime } from '../../support/embedded';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
-import { ssmConnectors } from '../../support/ssm-connectors';
+import { freshSsmConnectorsPerCall, ssmConnectors } from '../../support/ssm-connectors';
 
 /** What a run leaves behind that both paths must agree on. */
 async function outcomeOf(runtime: EmbeddedRuntime, request: Record<string, unknown>) {
@@ -23,18 +25,16 @@ describe('rolling upgrade through scontrol over SSM, slurm-reboot and the slurm 
     runtime = await startTestRuntime({ site: site() });
     const overHttp = await outcomeOf(runtime, request);
     await runtime.close();
-    const ssm = ssmConnectors({ templates: ['img-1', 'img-2'], prepareCommand: 'wwctl node set --image {template} {nodes}' });
-    runtime = await startTestRuntime({ site: site(), connectors: ssm.connect });
+    runtime = await startTestRuntime({ site: site(), connectors: ssmConnectors });
     const overSsm = await outcomeOf(runtime, request);
-    return { overHttp, overSsm, runtime, stats: ssm.transport().stats };
+    return { overHttp, overSsm, runtime };
   };
 
   it('gives the outcome and site state of the HTTP path when all goes well, with the image selected on every node', async () => {
-    const { overHttp, overSsm, runtime: r, stats } = await compare(() => buildSite(7), upgradeRequest({ upgradeStepSize: 3 }));
+    const { overHttp, overSsm, runtime: r } = await compare(() => buildSite(7), upgradeRequest({ upgradeStepSize: 3 }));
     expect(overSsm).toEqual(overHttp);
     expect(overSsm.counts.UPGRADED).toBe(7);
     for (let i = 0; i < 7; i++) expect(r.simulator.simulator.headNode.images.get(nodeName(i))).toBe('img-2');
-    expect(stats.sendCommand).toBe(r.simulator.simulator.headNode.commandLog.length);
   });
 
   it('fails the same nodes when boots fail and a node never returns (a boot without slurmd counts as a boot time-out)', async () => {
@@ -48,5 +48,22 @@ describe('rolling upgrade through scontrol over SSM, slurm-reboot and the slurm 
     expect(overSsm.nodes[nodeName(1)]).toEqual(overHttp.nodes[nodeName(1)]);
     expect(overSsm.counts).toEqual(overHttp.counts);
     expect(overSsm.groups).toEqual(overHttp.groups);
+  });
+
+  it('recognises rebooted nodes when every call builds its connectors afresh (one Lambda per activity): the request time comes from the table', async () => {
+    runtime = await startTestRuntime({ site: buildSite(5), connectors: freshSsmConnectorsPerCall });
+    const { outcome, report } = await runUpgrade(runtime, upgradeRequest({ upgradeStepSize: 2 }));
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(report.counts.UPGRADED).toBe(5);
+    const sim = runtime.simulator.simulator;
+    // Rebooted once each: no retry or fresh instance asked for a second reboot.
+    for (let i = 0; i < 5; i++) expect(runtime.simulator.state().nodes[nodeName(i)]!.bootCount).toBe(1);
+    // The boot sessions slurm-reboot wrote, read back from the table: every node's slurmd registered after its session's request.
+    const { Items = [] } = await runtime.dynamoDb.client.send(new ScanCommand({ TableName: runtime.dynamoDb.tableName }));
+    const sessions = Items.filter((item) => String(item.pk).startsWith('CONNECTOR#slurm-reboot#')).map((item) => item.record as SlurmRebootSession);
+    expect(sessions.flatMap((s) => s.nodes).sort()).toEqual(Array.from({ length: 5 }, (_, i) => nodeName(i)).sort());
+    for (const session of sessions) {
+      for (const node of session.nodes) expect(sim.workloadManager.get(node)!.bootTime).toBeGreaterThanOrEqual(session.requestedAt);
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { CommandProvisioner, nodeOutcomes } from '../../../../adapters/site/commands/command-provisioner';
 import { LocalTransport } from '../../../../adapters/site/commands/local-transport';
 import { pollUntil } from '../../../support/simulator';
+import { memoryConnectorState } from '../../../support/connector-state';
 
 const result = (exitCode: number, stdout = '') => ({ exitCode, stdout, stderr: '', stdoutTruncated: false });
 
@@ -14,6 +15,7 @@ describe('command provisioner', () => {
   it('starts the command without waiting, with the nodes as one quoted hostlist, and reports it once it ends (local transport)', async () => {
     const provisioner = new CommandProvisioner({
       transport: new LocalTransport(),
+      actions: memoryConnectorState().records('command-provisioner'),
       // {nodes} arrives as one quoted word: the script sees the hostlist as $1.
       commands: { prepare: 'sh -c \'sleep 0.2; test "$1" = "n[1-2]" && echo node=n2 failed\' sh {nodes}', deploy: 'true {nodes}' },
     });
@@ -30,7 +32,7 @@ describe('command provisioner', () => {
   });
 
   it('refuses a hostile node name before anything runs', async () => {
-    const provisioner = new CommandProvisioner({ transport: new LocalTransport(), commands: { prepare: 'touch /tmp/should-not-exist-{nodes}', deploy: 'true' } });
+    const provisioner = new CommandProvisioner({ transport: new LocalTransport(), commands: { prepare: 'touch /tmp/should-not-exist-{nodes}', deploy: 'true' }, actions: memoryConnectorState().records('command-provisioner') });
     await expect(provisioner.startAction({ name: 'a', action: 'prepare', nodes: ['n1; reboot'] })).rejects.toThrow(/not a valid node name/);
   });
 });

@@ -3,6 +3,7 @@ import { SlurmRebootBootService } from '../../../../adapters/site/commands/slurm
 import { InvalidInputError } from '../../../../core/errors';
 import type { CommandTransport } from '../../../../ports/command-transport';
 import { INJECTION_CORPUS } from '../../../support/injection-corpus';
+import { memoryConnectorState } from '../../../support/connector-state';
 
 /** Records every script; answers as if nothing were wrong. */
 function recordingTransport(): CommandTransport & { scripts: string[] } {
@@ -17,7 +18,7 @@ describe.each(INJECTION_CORPUS)('the injection value %j', (value) => {
     const wlm = new ScontrolWorkloadManager({ transport });
     const groups: Record<string, string[]> = { upgrading: [value] };
     const inventory = { getGroupMembers: async (l: string) => groups[l] ?? [], addGroupMembers: async () => {}, removeGroupMembers: async () => {}, listNodes: async () => [] };
-    const boot = new SlurmRebootBootService({ transport, inventory, prepareCommand: 'wwctl node set --image {template} {nodes}' });
+    const boot = new SlurmRebootBootService({ transport, inventory, prepareCommand: 'wwctl node set --image {template} {nodes}', sessions: memoryConnectorState().records('slurm-reboot') });
     const attempts: (() => Promise<unknown>)[] = [
       () => wlm.getNodes(['nid001', value]),
       () => wlm.drain(value, 'rolling-upgrade'),

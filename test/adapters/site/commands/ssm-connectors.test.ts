@@ -1,12 +1,14 @@
 import { ScontrolWorkloadManager } from '../../../../adapters/site/commands/scontrol-workload-manager';
-import { SlurmRebootBootService } from '../../../../adapters/site/commands/slurm-reboot-boot-service';
+import { SlurmRebootBootService, type SlurmRebootSession } from '../../../../adapters/site/commands/slurm-reboot-boot-service';
 import { CommandTransportError } from '../../../../adapters/site/commands/command-errors';
 import { SiteServiceError } from '../../../../core/errors';
 import { HEAD_NODE_INSTANCE_ID } from '../../../../simulator/models/head-node';
 import { nodeNames, nodesOf } from '../../../support/simulator';
+import { memoryConnectorState } from '../../../support/connector-state';
 import { startSsmTestSite, type SsmTestSite } from '../../../support/ssm-site';
 
 const names = nodeNames(6);
+const sessions = () => memoryConnectorState().records<SlurmRebootSession>('slurm-reboot');
 const clock = (t: SsmTestSite) => ({ now: () => t.site.simulator.clock.now() });
 
 describe('scontrol over SSM on the simulated head node', () => {
@@ -108,7 +110,7 @@ describe('slurm-reboot boot sessions over SSM', () => {
       groups: { upgrading: names.slice(0, 3) },
       timing: { bootSeconds: 300, returnSeconds: 60 },
     });
-    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({ upgrading: names.slice(0, 3) }), prepareCommand: 'wwctl node set --yes --image {template} {nodes}', clock: clock(t) });
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({ upgrading: names.slice(0, 3) }), prepareCommand: 'wwctl node set --yes --image {template} {nodes}', clock: clock(t), sessions: sessions() });
     const request = { name: 'rollout-u1-step-0', operation: 'reboot' as const, templateName: 'rocky-9.4', limit: 'upgrading' };
     const started = await boot.createSession(request);
     expect(started).toEqual({ name: request.name, status: 'running', nodes: { [names[0]!]: 'booting', [names[1]!]: 'booting', [names[2]!]: 'booting' } });
@@ -128,14 +130,14 @@ describe('slurm-reboot boot sessions over SSM', () => {
 
   it('rejects a hostile template before any command runs', async () => {
     t = await startSsmTestSite({ nodes: nodesOf(names), groups: { upgrading: names } });
-    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({ upgrading: names }), prepareCommand: 'nodeset {nodes} osimage={template}' });
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({ upgrading: names }), prepareCommand: 'nodeset {nodes} osimage={template}', sessions: sessions() });
     await expect(boot.createSession({ name: 's', operation: 'reboot', templateName: 'img; reboot -f', limit: 'upgrading' })).rejects.toThrow(/templateName: "img; reboot -f" is not a valid boot template/);
     expect(t.site.simulator.headNode.commandLog).toEqual([]);
   });
 
   it('surfaces a failing prepare command as a retryable SiteServiceError', async () => {
     t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: 'nodeset', exitCode: 2, stderr: 'osimage not found' }] });
-    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({}), prepareCommand: 'nodeset {nodes} osimage={template}' });
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({}), prepareCommand: 'nodeset {nodes} osimage={template}', sessions: sessions() });
     const err = await boot.createSession({ name: 's', operation: 'reboot', templateName: 'img', limit: names.slice(0, 2).join(',') }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SiteServiceError);
     expect((err as Error).message).toMatch(/osimage not found/);

@@ -39,28 +39,3 @@ export function seconds(field?: string, options: { min?: number; max?: number; w
   schema = schema.min(min, min === 0 ? `${subject} not be negative` : `${subject} be at least ${min}`);
   return max === undefined ? schema : schema.max(max, `${subject} be at most ${max}`);
 }
-
-/**
- * Group labels (HSM groups, Slurm partitions / features): ASCII letters and digits first, then
- * letters, digits, `.`, `_`, `-`, `:`, `=`; at most 128 characters. Rules out spaces, unicode,
- * `/`, `,`, `.` and `..` before a label reaches a URL or a command. The same pattern as
- * core/site/names.ts on the command-connectors branch: one of the two goes on merge.
- */
-export const LABEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:=-]{0,127}$/;
-export const LABEL_RULE = 'letters, digits, `.`, `_`, `-`, `:`, `=`, starting with a letter or digit, at most 128 characters';
-
-/**
- * Node names (Slurm node names, xnames, hostnames): ASCII letters and digits first, then letters,
- * digits, `.`, `_`, `-`; at most 64 characters (HOST_NAME_MAX), far below DynamoDB's 1,024-byte
- * key limit; never `.` or `..`, which an HTTP client would resolve as a path.
- */
-export const NODE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-export const NODE_NAME_RULE = 'letters, digits, `.`, `_`, `-`, starting with a letter or digit, at most 64 characters';
-
-/** A group label checked by LABEL_PATTERN, with messages naming `field`. */
-export function groupLabel(field: string) {
-  return z.string({ error: `${field} is required` }).superRefine((value, ctx) => {
-    if (value.trim() === '') ctx.addIssue({ code: 'custom', message: `${field} must not be empty` });
-    else if (!LABEL_PATTERN.test(value)) ctx.addIssue({ code: 'custom', message: `${field} ${JSON.stringify(value.slice(0, 80))} is not a valid group label: ${LABEL_RULE}` });
-  });
-}

@@ -3,6 +3,7 @@ import { extname } from 'node:path';
 import { z } from 'zod';
 import { parseDocumentText } from '../core/document-text';
 import { InvalidInputError, describeError } from '../core/errors';
+import { groupLabel, nodeName } from '../core/site/names';
 import { parseOrThrow, seconds as secondsOf } from '../core/validation';
 
 export const WLM_STATES = ['IDLE', 'ALLOCATED', 'MIXED', 'COMPLETING', 'DRAINING', 'DRAINED', 'DOWN', 'FAIL'] as const;
@@ -35,7 +36,7 @@ const faultsSchema = z.strictObject({
 });
 
 const nodeSchema = z.strictObject({
-  name: nonEmpty('name'),
+  name: nodeName('name'),
   nid: z.number({ error: 'nid is required and must be a whole number' }).int('nid must be a whole number').min(0, 'nid must not be negative'),
   rack: nonEmpty('rack').optional(),
   role: nonEmpty('role').default('Compute'),
@@ -92,7 +93,7 @@ const commandFaultSchema = z.strictObject({
 export const siteDefinitionSchema = z
   .strictObject({
     nodes: z.array(nodeSchema, { error: 'nodes is required and must be a list' }).min(1, 'at least one node is required'),
-    groups: z.record(nonEmpty('a group label'), z.array(nonEmpty('a member'), { error: 'must be a list of node names' })).default({}),
+    groups: z.record(groupLabel(), z.array(nodeName('a member'), { error: 'must be a list of node names' })).default({}),
     bootTemplates: z.array(nonEmpty('a template name')).default([]),
     timing: z
       .strictObject({

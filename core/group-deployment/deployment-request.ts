@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { nodeName } from '../site/names';
 import { parseOrThrow, seconds as secondsOf } from '../validation';
 
 /** A week: long enough for any real prepare or deploy, short enough that one batch's polls fit one execution's history. */
@@ -13,7 +14,7 @@ const seconds = (field: string, fallback: number, max = MAX_PHASE_TIMEOUT_SECOND
 export const deploymentRequestSchema = z
   .strictObject({
     strategy: z.unknown().optional(),
-    nodes: z.array(z.string().trim().min(1, 'node names must not be empty'), { error: 'nodes must be a list of node names' }).min(1, 'nodes must name at least one node').optional(),
+    nodes: z.array(nodeName(), { error: 'nodes must be a list of node names' }).min(1, 'nodes must name at least one node').optional(),
     /** Ready groups that run at once; Shipyard runs one at a time. */
     maxParallelGroups: z.number({ error: 'maxParallelGroups must be a number' }).int('maxParallelGroups must be a whole number').min(1, 'maxParallelGroups must be at least 1').default(1),
     prepareTimeoutSeconds: seconds('prepareTimeoutSeconds', 1800),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { groupLabel, parseOrThrow, seconds } from '../validation';
+import { parseOrThrow, seconds } from '../validation';
+import { groupLabel } from '../site/names';
 import { InvalidInputError, type FieldProblem } from '../errors';
 import { compileWindow } from '../scheduling/maintenance-windows';
 

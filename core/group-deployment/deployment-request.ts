@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { nodeName } from '../site/names';
-import { parseOrThrow, seconds as secondsOf } from '../validation';
+import { MAX_DURATION_SECONDS, MAX_POLL_INTERVAL_SECONDS, parseOrThrow, seconds as secondsOf } from '../validation';
 
 /** A week: long enough for any real prepare or deploy, short enough that one batch's polls fit one execution's history. */
-export const MAX_PHASE_TIMEOUT_SECONDS = 7 * 24 * 3600;
+export const MAX_PHASE_TIMEOUT_SECONDS = MAX_DURATION_SECONDS;
 
 const seconds = (field: string, fallback: number, max = MAX_PHASE_TIMEOUT_SECONDS) => secondsOf(field, { max }).default(fallback);
 
@@ -19,12 +19,12 @@ export const deploymentRequestSchema = z
     maxParallelGroups: z.number({ error: 'maxParallelGroups must be a number' }).int('maxParallelGroups must be a whole number').min(1, 'maxParallelGroups must be at least 1').default(1),
     prepareTimeoutSeconds: seconds('prepareTimeoutSeconds', 1800),
     deployTimeoutSeconds: seconds('deployTimeoutSeconds', 3600),
-    pollIntervalSeconds: seconds('pollIntervalSeconds', 30, 3600),
+    pollIntervalSeconds: seconds('pollIntervalSeconds', 30, MAX_POLL_INTERVAL_SECONDS),
   })
   .refine((r) => r.strategy === undefined || r.nodes === undefined, { message: 'give a strategy or a list of nodes, not both', path: ['nodes'] });
 
 export type DeploymentRequest = z.output<typeof deploymentRequestSchema>;
 
 export function parseDeploymentRequest(input: unknown): DeploymentRequest {
-  return parseOrThrow(deploymentRequestSchema, input ?? {}, 'deployment request');
+  return parseOrThrow(deploymentRequestSchema, input === undefined ? {} : input, 'deployment request');
 }

@@ -27,6 +27,8 @@ export function toFieldProblems(error: z.ZodError, input?: unknown): FieldProble
     if (issue.path.length === 0 && issue.code === 'invalid_type' && issue.expected === 'object') {
       return { field: '', message: `must be an object (a mapping of fields), not ${kindOf(input)}` };
     }
+    // A record key its schema refused: the key schema's own message says why.
+    if (issue.code === 'invalid_key') return { field: formatPath(issue.path), message: issue.issues[0]?.message ?? issue.message };
     // Unknown keys: name the key itself, not the object holding it.
     if (issue.code === 'unrecognized_keys') {
       const base = formatPath(issue.path);

@@ -52,6 +52,9 @@ function readStrategyText(text: string): unknown {
   const parsed = parseYamlDocuments(text);
   if ('problems' in parsed) throw new InvalidInputError(SUBJECT, parsed.problems);
   const { values } = parsed;
+  if (values.length === 0 || (values.length === 1 && values[0] == null)) {
+    throw new InvalidInputError(SUBJECT, [{ field: '', message: 'the text is empty: expected a mapping with groups' }]);
+  }
   if (values.length === 1) return values[0];
   const strategies = values.filter((v) => isRecord(v) && v.schema === DEPLOYMENT_STRATEGY_SCHEMA_ID);
   if (strategies.length === 1) return strategies[0];

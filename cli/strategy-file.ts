@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { decodeDocumentBytes } from '../core/document-text';
 import { describeError, InvalidInputError } from '../core/errors';
 import { parseDeploymentStrategy, type DeploymentStrategy } from '../core/group-deployment';
 
@@ -8,12 +9,15 @@ import { parseDeploymentStrategy, type DeploymentStrategy } from '../core/group-
  */
 export async function loadStrategyFile(path: string): Promise<{ text: string; strategy: DeploymentStrategy }> {
   const subject = `deployment strategy ${path}`;
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (err) {
     throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
   }
+  const decoded = decodeDocumentBytes(bytes);
+  if ('problems' in decoded) throw new InvalidInputError(subject, decoded.problems);
+  const { text } = decoded;
   try {
     return { text, strategy: parseDeploymentStrategy(text) };
   } catch (err) {

@@ -1,25 +1,101 @@
-import { parseDocument } from 'yaml';
+/**
+ * The one strict reader of documents every surface takes (site files, site profiles, strategies,
+ * HTTP bodies): UTF-8 only, no duplicate keys, YAML aliases bounded, and integers written as
+ * decimal integers (`0x10`, `0o17` and `1e3` are refused: a typo or a trick, never what an
+ * operator means by sixteen or a thousand). Every refusal is a FieldProblem naming where.
+ */
+import { visit as visitJson } from 'jsonc-parser';
+import { isPair, isScalar, isSeq, parseAllDocuments, visit as visitYaml, type Document } from 'yaml';
 import { describeError, type FieldProblem } from './errors';
+import { formatPath } from './validation';
 
 export type ParsedDocument = { value: unknown } | { problems: FieldProblem[] };
+export type ParsedDocuments = { values: unknown[] } | { problems: FieldProblem[] };
 
-/** The value of a YAML or JSON document, or problems that say where it is broken (line and column). */
-export function parseDocumentText(text: string, format: 'json' | 'yaml'): ParsedDocument {
-  return format === 'json' ? parseJson(text) : parseYaml(text);
+/** Alias nodes one YAML document may expand (yaml's `maxAliasCount`): enough for any real file, far too few for a "billion laughs". */
+export const MAX_YAML_ALIASES = 100;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The text of a file's bytes, or a problem when they are not UTF-8 (a leading BOM is dropped). */
+export function decodeDocumentBytes(bytes: Uint8Array): { text: string } | { problems: FieldProblem[] } {
+  try {
+    return { text: utf8.decode(bytes) };
+  } catch {
+    return { problems: [{ field: '', message: 'is not UTF-8 text' }] };
+  }
 }
 
-function parseYaml(text: string): ParsedDocument {
-  const doc = parseDocument(text);
-  if (doc.errors.length > 0) {
+/** A file's bytes read as a YAML or JSON document: decodeDocumentBytes, then parseDocumentText. */
+export function parseDocumentBytes(bytes: Uint8Array, format: 'json' | 'yaml'): ParsedDocument {
+  const decoded = decodeDocumentBytes(bytes);
+  return 'problems' in decoded ? decoded : parseDocumentText(decoded.text, format);
+}
+
+/** The value of a YAML or JSON document, or problems that say where it is broken (field path, or line and column). */
+export function parseDocumentText(text: string, format: 'json' | 'yaml'): ParsedDocument {
+  if (format === 'json') return parseJson(text);
+  const parsed = parseYamlDocuments(text);
+  if ('problems' in parsed) return parsed;
+  if (parsed.values.length > 1) return { problems: [{ field: '', message: `invalid YAML: the text holds ${parsed.values.length} documents; expected one` }] };
+  return { value: parsed.values[0] ?? null };
+}
+
+/** Every document of a YAML stream (a site design bundle holds several), each checked as parseDocumentText checks one. */
+export function parseYamlDocuments(text: string): ParsedDocuments {
+  const documents = parseAllDocuments(text, { uniqueKeys: true });
+  const list = Array.isArray(documents) ? documents : [];
+  const errors = list.flatMap((document) => document.errors);
+  if (errors.length > 0) {
     // The first line of yaml's message already says where ("... at line 3, column 1:"); the rest is a code excerpt.
-    return { problems: doc.errors.map((e) => ({ field: '', message: `invalid YAML: ${e.message.split('\n')[0]!.replace(/:$/, '')}` })) };
+    return { problems: errors.map((e) => ({ field: '', message: `invalid YAML: ${e.message.split('\n')[0]!.replace(/:$/, '')}` })) };
   }
-  return { value: doc.toJS() };
+  const problems = list.flatMap(nonDecimalIntegers);
+  if (problems.length > 0) return { problems };
+  try {
+    return { values: list.map((document): unknown => document.toJS({ maxAliasCount: MAX_YAML_ALIASES })) };
+  } catch (err) {
+    if (err instanceof ReferenceError) {
+      return { problems: [{ field: '', message: `invalid YAML: its aliases expand too far (at most ${MAX_YAML_ALIASES} alias expansions): ${err.message}` }] };
+    }
+    return { problems: [{ field: '', message: `invalid YAML: ${describeError(err)}` }] };
+  }
+}
+
+const NON_DECIMAL = new Set(['HEX', 'OCT', 'BIN']);
+
+function notDecimal(source: string): string {
+  return `${JSON.stringify(source)} is not a decimal integer: write whole numbers in decimal digits`;
+}
+
+/** Numbers written `0x10`, `0o17`, or `1e3` (a whole number in exponent form). */
+function nonDecimalIntegers(document: Document.Parsed): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  visitYaml(document, {
+    Scalar(key, node, ancestors) {
+      if (key === 'key' || typeof node.value !== 'number') return;
+      const written = node.source ?? String(node.value);
+      if (NON_DECIMAL.has(node.format ?? '') || (node.format === 'EXP' && Number.isInteger(node.value))) {
+        problems.push({ field: yamlPath([...ancestors, node]), message: notDecimal(written) });
+      }
+    },
+  });
+  return problems;
+}
+
+function yamlPath(chain: readonly unknown[]): string {
+  const parts: PropertyKey[] = [];
+  chain.forEach((node, i) => {
+    if (isPair(node)) parts.push(isScalar(node.key) ? String(node.key.value) : String(node.key));
+    else if (isSeq(node) && i + 1 < chain.length) parts.push(node.items.indexOf(chain[i + 1] as never));
+  });
+  return formatPath(parts);
 }
 
 function parseJson(text: string): ParsedDocument {
+  let value: unknown;
   try {
-    return { value: JSON.parse(text) };
+    value = JSON.parse(text);
   } catch (err) {
     const message = describeError(err);
     // V8 reports an offset ("at position 42"); operators want a line.
@@ -30,4 +106,34 @@ function parseJson(text: string): ParsedDocument {
     const col = (before.at(-1)?.length ?? 0) + 1;
     return { problems: [{ field: '', message: `invalid JSON at line ${line}, column ${col}: ${message}` }] };
   }
+  const problems = jsonSourceProblems(text);
+  return problems.length > 0 ? { problems } : { value };
+}
+
+/** What JSON.parse lets through: a key given twice (the last one silently wins), and `1e3` for a whole number. */
+function jsonSourceProblems(text: string): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const keysOfOpenObjects: Set<string>[] = [];
+  visitJson(
+    text,
+    {
+      onObjectBegin: () => void keysOfOpenObjects.push(new Set()),
+      onObjectEnd: () => void keysOfOpenObjects.pop(),
+      onObjectProperty: (property, _offset, _length, line, column, pathSupplier) => {
+        const keys = keysOfOpenObjects.at(-1);
+        if (keys?.has(property)) {
+          problems.push({ field: formatPath([...pathSupplier(), property]), message: `duplicate key ${JSON.stringify(property)} (again at line ${line + 1}, column ${column + 1})` });
+        }
+        keys?.add(property);
+      },
+      onLiteralValue: (value, offset, length, _line, _column, pathSupplier) => {
+        const written = text.slice(offset, offset + length);
+        if (typeof value === 'number' && Number.isInteger(value) && /[eE]/.test(written)) {
+          problems.push({ field: formatPath(pathSupplier()), message: notDecimal(written) });
+        }
+      },
+    },
+    { disallowComments: true, allowTrailingComma: false },
+  );
+  return problems;
 }

@@ -8,8 +8,27 @@ export function formatPath(path: readonly PropertyKey[]): string {
     .join('');
 }
 
-export function toFieldProblems(error: z.ZodError): FieldProblem[] {
+/** The longest wait any request or file may ask for: a week (a longer one is a typo, or seconds meant as milliseconds). */
+export const MAX_DURATION_SECONDS = 7 * 24 * 3600;
+/** The longest poll interval: an hour. */
+export const MAX_POLL_INTERVAL_SECONDS = 3600;
+/** The fastest a run may go against the wall clock: a million times (a week in 0.6 s). */
+export const MAX_TIME_SCALE = 1_000_000;
+
+/** Where a document or request should be a mapping and is not, say what it is instead. */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  return typeof value === 'string' ? 'a string' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+export function toFieldProblems(error: z.ZodError, input?: unknown): FieldProblem[] {
   return error.issues.map((issue) => {
+    if (issue.path.length === 0 && issue.code === 'invalid_type' && issue.expected === 'object') {
+      return { field: '', message: `must be an object (a mapping of fields), not ${kindOf(input)}` };
+    }
+    // A record key its schema refused: the key schema's own message says why.
+    if (issue.code === 'invalid_key') return { field: formatPath(issue.path), message: issue.issues[0]?.message ?? issue.message };
     // Unknown keys: name the key itself, not the object holding it.
     if (issue.code === 'unrecognized_keys') {
       const base = formatPath(issue.path);
@@ -22,45 +41,29 @@ export function toFieldProblems(error: z.ZodError): FieldProblem[] {
 /** Parses `input` with `schema` or throws an InvalidInputError naming every bad field. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, subject: string): z.output<S> {
   const result = schema.safeParse(input);
-  if (!result.success) throw new InvalidInputError(subject, toFieldProblems(result.error));
+  if (!result.success) throw new InvalidInputError(subject, toFieldProblems(result.error, input));
   return result.data;
 }
 
 /**
  * A duration in seconds, the one way every request and file reads one. `field` prefixes the
  * messages (a request names its field; a site file's path already does). Whole seconds of at least
- * 1 unless told otherwise.
+ * 1 and at most a week unless told otherwise.
  */
 export function seconds(field?: string, options: { min?: number; max?: number; whole?: boolean } = {}) {
-  const { min = 1, max, whole = true } = options;
+  const { min = 1, max = MAX_DURATION_SECONDS, whole = true } = options;
   const subject = field ? `${field} must` : 'must';
   let schema = z.number({ error: `${subject} be a number of seconds` });
   if (whole) schema = schema.int(`${subject} be a whole number of seconds`);
   schema = schema.min(min, min === 0 ? `${subject} not be negative` : `${subject} be at least ${min}`);
-  return max === undefined ? schema : schema.max(max, `${subject} be at most ${max}`);
+  return schema.max(max, `${subject} be at most ${max}${max === MAX_DURATION_SECONDS ? ' (a week)' : max === MAX_POLL_INTERVAL_SECONDS ? ' (an hour)' : ''}`);
 }
 
-/**
- * Group labels (HSM groups, Slurm partitions / features): ASCII letters and digits first, then
- * letters, digits, `.`, `_`, `-`, `:`, `=`; at most 128 characters. Rules out spaces, unicode,
- * `/`, `,`, `.` and `..` before a label reaches a URL or a command. The same pattern as
- * core/site/names.ts on the command-connectors branch: one of the two goes on merge.
- */
-export const LABEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:=-]{0,127}$/;
-export const LABEL_RULE = 'letters, digits, `.`, `_`, `-`, `:`, `=`, starting with a letter or digit, at most 128 characters';
-
-/**
- * Node names (Slurm node names, xnames, hostnames): ASCII letters and digits first, then letters,
- * digits, `.`, `_`, `-`; at most 64 characters (HOST_NAME_MAX), far below DynamoDB's 1,024-byte
- * key limit; never `.` or `..`, which an HTTP client would resolve as a path.
- */
-export const NODE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-export const NODE_NAME_RULE = 'letters, digits, `.`, `_`, `-`, starting with a letter or digit, at most 64 characters';
-
-/** A group label checked by LABEL_PATTERN, with messages naming `field`. */
-export function groupLabel(field: string) {
-  return z.string({ error: `${field} is required` }).superRefine((value, ctx) => {
-    if (value.trim() === '') ctx.addIssue({ code: 'custom', message: `${field} must not be empty` });
-    else if (!LABEL_PATTERN.test(value)) ctx.addIssue({ code: 'custom', message: `${field} ${JSON.stringify(value.slice(0, 80))} is not a valid group label: ${LABEL_RULE}` });
-  });
+/** How much faster than the wall clock a run goes: above 0, at most MAX_TIME_SCALE. */
+export function timeScale(field?: string) {
+  const subject = field ? `${field} must` : 'must';
+  return z
+    .number({ error: `${subject} be a number` })
+    .positive(`${subject} be above 0`)
+    .max(MAX_TIME_SCALE, `${subject} be at most ${MAX_TIME_SCALE}`);
 }

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { decodeDocumentBytes, parseDocumentText } from '../core/document-text';
 import { describeError } from '../core/errors';
 import { ApiFaults } from './api-faults';
 import { bosApi } from './routes/bos';
@@ -126,13 +127,12 @@ async function serve(req: IncomingMessage, apis: readonly ServiceApi[], ssm: Ssm
   }
 }
 
+/** Bodies are read as strictly as files: no duplicate keys, no `1e3` for a whole number. */
 function parseJson(text: string): unknown {
   if (text.trim() === '') throw new SimRequestError(400, 'a JSON body is required');
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new SimRequestError(400, `the body is not valid JSON: ${describeError(err)}`);
-  }
+  const parsed = parseDocumentText(text, 'json');
+  if ('problems' in parsed) throw new SimRequestError(400, `the body is not valid JSON: ${parsed.problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message.replace(/^invalid JSON:? ?/, ''))).join('; ')}`);
+  return parsed.value;
 }
 
 async function readText(req: IncomingMessage): Promise<string> {
@@ -143,7 +143,9 @@ async function readText(req: IncomingMessage): Promise<string> {
     if (size > MAX_BODY_BYTES) throw new Error(`the body exceeds ${MAX_BODY_BYTES} bytes`);
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  const decoded = decodeDocumentBytes(Buffer.concat(chunks));
+  if ('problems' in decoded) throw new Error('the body is not UTF-8 text');
+  return decoded.text;
 }
 
 function send(res: ServerResponse, { status, body, contentType = 'application/json' }: SimResponse): void {

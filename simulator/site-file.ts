@@ -1,8 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { z } from 'zod';
-import { parseDocumentText } from '../core/document-text';
+import { parseDocumentBytes } from '../core/document-text';
 import { InvalidInputError, describeError } from '../core/errors';
+import { groupLabel, nodeName } from '../core/site/names';
 import { parseOrThrow, seconds as secondsOf } from '../core/validation';
 
 export const WLM_STATES = ['IDLE', 'ALLOCATED', 'MIXED', 'COMPLETING', 'DRAINING', 'DRAINED', 'DOWN', 'FAIL'] as const;
@@ -17,12 +18,14 @@ const JOBLESS_STATES: readonly SiteWlmState[] = ['DRAINED', 'DOWN', 'FAIL'];
 
 const nonEmpty = (what: string) => z.string({ error: `${what} must be a string` }).trim().min(1, `${what} must not be empty`);
 const seconds = secondsOf(undefined, { min: 0, whole: false });
+/** A job may run for longer than any wait the workflow takes: a year at most. */
+const jobSeconds = secondsOf(undefined, { min: 0, whole: false, max: 365 * 24 * 3600 });
 const runFault = z.enum(['fail', 'hang'], { error: "must be 'fail' or 'hang'" });
 
 const wlmSchema = z.strictObject({
   state: z.enum(WLM_STATES, { error: `must be one of ${WLM_STATES.join(', ')}` }).default('IDLE'),
   /** Time left on the node's running job; a busy state without it runs a job that never ends. */
-  busySeconds: seconds.default(0),
+  busySeconds: jobSeconds.default(0),
   reason: z.string().optional(),
   responding: z.boolean({ error: 'must be true or false' }).default(true),
 });
@@ -37,7 +40,7 @@ const faultsSchema = z.strictObject({
 });
 
 const nodeSchema = z.strictObject({
-  name: nonEmpty('name'),
+  name: nodeName('name'),
   nid: z.number({ error: 'nid is required and must be a whole number' }).int('nid must be a whole number').min(0, 'nid must not be negative'),
   rack: nonEmpty('rack').optional(),
   role: nonEmpty('role').default('Compute'),
@@ -96,7 +99,7 @@ const commandFaultSchema = z.strictObject({
 export const siteDefinitionSchema = z
   .strictObject({
     nodes: z.array(nodeSchema, { error: 'nodes is required and must be a list' }).min(1, 'at least one node is required'),
-    groups: z.record(nonEmpty('a group label'), z.array(nonEmpty('a member'), { error: 'must be a list of node names' })).default({}),
+    groups: z.record(groupLabel(), z.array(nodeName('a member'), { error: 'must be a list of node names' })).default({}),
     bootTemplates: z.array(nonEmpty('a template name')).default([]),
     timing: z
       .strictObject({
@@ -154,13 +157,13 @@ export function parseSiteDefinition(input: unknown, subject = 'site definition')
 /** Reads a site file: JSON when it ends in `.json`, YAML otherwise. */
 export async function loadSiteFile(path: string): Promise<SiteDefinition> {
   const subject = `site file ${path}`;
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = await readFile(path, 'utf8');
+    bytes = await readFile(path);
   } catch (err) {
     throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
   }
-  const parsed = parseDocumentText(text, extname(path).toLowerCase() === '.json' ? 'json' : 'yaml');
+  const parsed = parseDocumentBytes(bytes, extname(path).toLowerCase() === '.json' ? 'json' : 'yaml');
   if ('problems' in parsed) throw new InvalidInputError(subject, parsed.problems);
   return parseSiteDefinition(parsed.value, subject);
 }

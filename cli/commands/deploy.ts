@@ -7,7 +7,7 @@ import { DEFAULT_TIME_SCALE } from '../../engine/open-runtime';
 import { addTargetOptions, checkSiteOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
-import { numberOrRaw } from '../option-values';
+import { numberOrRaw, timeScaleOption } from '../option-values';
 import { inventoryOf } from '../inventory-from-site';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
@@ -75,8 +75,7 @@ async function runDeploy(options: DeployOptions): Promise<number> {
     const inventory = await inventoryOf(source);
     planDeployment(selectDeploymentStrategy({ strategy: strategyFile?.text, nodes }, inventory), inventory);
   }
-  const timeScale = options.timeScale === undefined ? undefined : Number(options.timeScale);
-  if (timeScale !== undefined && !(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
+  const timeScale = timeScaleOption(options.timeScale);
 
   // One code path: a remote control plane, or the embedded one served in this process, through the SDK.
   const runtime = await connectTarget(

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { DEFAULT_TIME_SCALE } from '../../engine/open-runtime';
 import { startServedControlPlane } from '../../engine/serve';
 import { CliError } from '../errors';
+import { numberOrRaw, timeScaleOption } from '../option-values';
 import { ExitCode } from '../exit-codes';
 import { loadSiteSource, type SiteSourceOptions } from '../site-source';
 
@@ -32,10 +33,9 @@ export function registerServeCommand(program: Command): void {
 }
 
 async function serve(options: ServeOptions): Promise<void> {
-  const port = Number(options.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number (0-65535), got '${options.port}'`, ExitCode.invalidInput);
-  const timeScale = options.timeScale === undefined ? undefined : Number(options.timeScale);
-  if (timeScale !== undefined && !(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
+  const port = numberOrRaw(options.port);
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number (0-65535), got '${options.port}'`, ExitCode.invalidInput);
+  const timeScale = timeScaleOption(options.timeScale);
   const site = await loadSiteSource(options);
   if (site.kind === 'profile' && timeScale !== undefined) throw new CliError('--time-scale goes with --site: a real site runs on the wall clock', ExitCode.invalidInput);
   const served = await startServedControlPlane({

@@ -5,6 +5,7 @@ import { parseSiteProfile } from '../../core/site/site-profile';
 import { DEFAULT_TIME_SCALE } from '../../engine/embedded-runtime';
 import { SimClock, loadSiteFile, siteProfileFor, startSiteSimulator, type SimulatedTransport } from '../../simulator';
 import { CliError } from '../errors';
+import { numberOrRaw, timeScaleOption } from '../option-values';
 import { ExitCode } from '../exit-codes';
 
 interface SimulateOptions {
@@ -32,10 +33,9 @@ export function registerSimulateCommand(program: Command): void {
 }
 
 async function simulate(options: SimulateOptions): Promise<void> {
-  const timeScale = Number(options.timeScale);
-  if (!(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
-  const port = Number(options.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number, got '${options.port}'`, ExitCode.invalidInput);
+  const timeScale = timeScaleOption(options.timeScale)!;
+  const port = numberOrRaw(options.port);
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number, got '${options.port}'`, ExitCode.invalidInput);
   const site = await loadSiteFile(options.site);
 
   const running = await startSiteSimulator({ site, clock: new SimClock({ timeScale }), host: options.host, port });

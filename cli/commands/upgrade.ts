@@ -8,7 +8,7 @@ import type { RolloutRuntime } from '../../engine/runtime';
 import { addTargetOptions, checkSiteOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
-import { numberOrRaw } from '../option-values';
+import { numberOrRaw, timeScaleOption } from '../option-values';
 import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
 import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
@@ -141,8 +141,7 @@ export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'ti
  * session over), shows its progress, and prints the session at the end. Returns the exit code.
  */
 export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: UpgradeRequestInput | { resumeUpgradeId: string }): Promise<number> {
-  const timeScale = options.timeScale === undefined ? undefined : Number(options.timeScale);
-  if (timeScale !== undefined && !(timeScale > 0)) throw new CliError(`--time-scale must be a positive number, got '${options.timeScale}'`, ExitCode.invalidInput);
+  const timeScale = timeScaleOption(options.timeScale);
   const target = remoteTarget(options);
   checkSiteOptions(options, target !== undefined);
   const source = target ? undefined : await loadSiteSource(options);

@@ -4,7 +4,7 @@
  * store it and pass it on.
  */
 import type { InventoryNode } from '../site/site-nodes';
-import { InvalidInputError } from '../errors';
+import { InvalidInputError, type FieldProblem } from '../errors';
 import { findDependencyProblems } from './dependency-problems';
 import { UnknownDeploymentGroupError } from '../errors';
 import { stableTopologicalOrder } from './graph-algorithms';
@@ -44,6 +44,7 @@ export function planDeployment(strategy: DeploymentStrategy, inventory: readonly
   const problems = findDependencyProblems(
     strategy.groups.map((group, index) => ({ index, name: group.name, dependsOn: group.dependsOn })),
   );
+  problems.push(...criticalGroupsSelectingNoNamedNode(strategy, inventory));
   if (problems.length > 0) throw new InvalidInputError('deployment strategy', problems);
 
   const byName = new Map(strategy.groups.map((group) => [group.name, group]));
@@ -90,4 +91,18 @@ export function plannedGroup(plan: DeploymentPlan, name: string): PlannedGroup {
   const group = ownValue(plan.groups, name);
   if (!group) throw new UnknownDeploymentGroupError(name);
   return group;
+}
+
+/**
+ * A critical group that names its nodes, none of which the site has: a typo that would otherwise
+ * "succeed" with 0 nodes. Refused as `--nodes ghost` is. (A name the site lacks beside known ones
+ * stays a warning, as in Shipyard.)
+ */
+function criticalGroupsSelectingNoNamedNode(strategy: DeploymentStrategy, inventory: readonly InventoryNode[]): FieldProblem[] {
+  const known = new Set(inventory.map((node) => node.name));
+  return strategy.groups.flatMap((group, index) => {
+    const named = group.selectors.flatMap((selector) => selector.nodeNames);
+    if (!group.critical || named.length === 0 || named.some((name) => known.has(name))) return [];
+    return [{ field: `groups[${index}] (${group.name}).node_names`, message: `no node of the site is named ${named.map((n) => `'${n}'`).join(', ')}: a critical group must name nodes that exist` }];
+  });
 }

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { parseOrThrow, seconds as secondsOf } from '../validation';
+import { nodeName } from '../site/names';
+import { MAX_DURATION_SECONDS, MAX_POLL_INTERVAL_SECONDS, parseOrThrow, seconds as secondsOf } from '../validation';
 
 /** A week: long enough for any real prepare or deploy, short enough that one batch's polls fit one execution's history. */
-export const MAX_PHASE_TIMEOUT_SECONDS = 7 * 24 * 3600;
+export const MAX_PHASE_TIMEOUT_SECONDS = MAX_DURATION_SECONDS;
 
 const seconds = (field: string, fallback: number, max = MAX_PHASE_TIMEOUT_SECONDS) => secondsOf(field, { max }).default(fallback);
 
@@ -13,17 +14,17 @@ const seconds = (field: string, fallback: number, max = MAX_PHASE_TIMEOUT_SECOND
 export const deploymentRequestSchema = z
   .strictObject({
     strategy: z.unknown().optional(),
-    nodes: z.array(z.string().trim().min(1, 'node names must not be empty'), { error: 'nodes must be a list of node names' }).min(1, 'nodes must name at least one node').optional(),
+    nodes: z.array(nodeName(), { error: 'nodes must be a list of node names' }).min(1, 'nodes must name at least one node').optional(),
     /** Ready groups that run at once; Shipyard runs one at a time. */
     maxParallelGroups: z.number({ error: 'maxParallelGroups must be a number' }).int('maxParallelGroups must be a whole number').min(1, 'maxParallelGroups must be at least 1').default(1),
     prepareTimeoutSeconds: seconds('prepareTimeoutSeconds', 1800),
     deployTimeoutSeconds: seconds('deployTimeoutSeconds', 3600),
-    pollIntervalSeconds: seconds('pollIntervalSeconds', 30, 3600),
+    pollIntervalSeconds: seconds('pollIntervalSeconds', 30, MAX_POLL_INTERVAL_SECONDS),
   })
   .refine((r) => r.strategy === undefined || r.nodes === undefined, { message: 'give a strategy or a list of nodes, not both', path: ['nodes'] });
 
 export type DeploymentRequest = z.output<typeof deploymentRequestSchema>;
 
 export function parseDeploymentRequest(input: unknown): DeploymentRequest {
-  return parseOrThrow(deploymentRequestSchema, input ?? {}, 'deployment request');
+  return parseOrThrow(deploymentRequestSchema, input === undefined ? {} : input, 'deployment request');
 }

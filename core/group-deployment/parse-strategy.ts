@@ -3,7 +3,7 @@
  * form (the whole Deckhand document or just `{groups: [...]}`), and validates it completely:
  * every schema problem and every cross-group problem is reported in one InvalidInputError.
  */
-import { parseAllDocuments } from 'yaml';
+import { parseYamlDocuments } from '../document-text';
 import { InvalidInputError, type FieldProblem } from '../errors';
 import { findDependencyProblems, type GroupDependencies } from './dependency-problems';
 import type { DeploymentStrategy, StrategyGroup, SuccessCriteria } from './strategy';
@@ -49,13 +49,12 @@ export function parseDeploymentStrategy(input: unknown): DeploymentStrategy {
  * bundle) is accepted when exactly one of its documents is a DeploymentStrategy.
  */
 function readStrategyText(text: string): unknown {
-  const documents = parseAllDocuments(text);
-  const list = Array.isArray(documents) ? documents : [];
-  const errors = list.flatMap((document) => document.errors);
-  if (errors.length > 0) {
-    throw new InvalidInputError(SUBJECT, errors.map((error) => ({ field: '', message: error.message })));
+  const parsed = parseYamlDocuments(text);
+  if ('problems' in parsed) throw new InvalidInputError(SUBJECT, parsed.problems);
+  const { values } = parsed;
+  if (values.length === 0 || (values.length === 1 && values[0] == null)) {
+    throw new InvalidInputError(SUBJECT, [{ field: '', message: 'the text is empty: expected a mapping with groups' }]);
   }
-  const values = list.map((document): unknown => document.toJS());
   if (values.length === 1) return values[0];
   const strategies = values.filter((v) => isRecord(v) && v.schema === DEPLOYMENT_STRATEGY_SCHEMA_ID);
   if (strategies.length === 1) return strategies[0];

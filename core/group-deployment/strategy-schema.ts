@@ -5,6 +5,7 @@
  * schemas/deployment-strategy.schema.json is generated from these and checked by a test.
  */
 import { z } from 'zod';
+import { NODE_NAME_PATTERN, NODE_NAME_RULE } from '../site/names';
 import { nodeLabelEntrySchema } from './node-label';
 import type { NodeConcurrency } from './strategy';
 
@@ -26,7 +27,7 @@ const wholeNumber = (what: string, min: number, max?: number) => {
 
 export const selectorSchema = z.strictObject(
   {
-    node_names: stringList('node name').optional(),
+    node_names: z.array(z.string(expecting('a node name')).regex(NODE_NAME_PATTERN, `is not a valid node name: ${NODE_NAME_RULE}`), expecting('a list of node names')).optional(),
     node_labels: z.array(nodeLabelEntrySchema, expecting("a list of labels ('key:value' or key: value)")).optional(),
     node_tags: stringList('tag').optional(),
     rack_names: stringList('rack name').optional(),

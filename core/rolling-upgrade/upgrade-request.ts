@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { groupLabel, parseOrThrow, seconds } from '../validation';
-import { InvalidInputError, type FieldProblem } from '../errors';
+import { MAX_POLL_INTERVAL_SECONDS, parseOrThrow, seconds } from '../validation';
+import { groupLabel } from '../site/names';
+import type { FieldProblem } from '../errors';
 import { compileWindow } from '../scheduling/maintenance-windows';
 
 export const WORKLOAD_MANAGER_TYPES = ['slurm'] as const;
@@ -27,7 +28,7 @@ export const UPGRADE_ORDERS = ['plan', 'idle-first'] as const;
 const maintenanceWindowSchema = z
   .strictObject({
     cron: z.string({ error: 'cron is required' }).trim().min(1, 'cron must not be empty'),
-    durationMinutes: wholeNumber('durationMinutes', 1),
+    durationMinutes: wholeNumber('durationMinutes', 1).max(7 * 24 * 60, 'durationMinutes must be at most 10080 (a week)'),
     timeZone: z.string({ error: 'timeZone must be an IANA time zone name' }).default('UTC'),
   })
   .superRefine((window, ctx) => {
@@ -71,7 +72,7 @@ export const upgradeRequestSchema = z
     /** Longest wait for booted nodes to return to service in the WLM (CRUS: 600 s). */
     wlmReturnTimeoutSeconds: seconds('wlmReturnTimeoutSeconds').default(600),
     /** How often the workflow polls the site while it waits. */
-    pollIntervalSeconds: seconds('pollIntervalSeconds').default(30),
+    pollIntervalSeconds: seconds('pollIntervalSeconds', { max: MAX_POLL_INTERVAL_SECONDS }).default(30),
     /** lockstep: CRUS's steps. window: at most maxUnavailable nodes out of service, each freed slot refilled at once. */
     mode: z.enum(UPGRADE_MODES, { error: `mode must be one of: ${UPGRADE_MODES.join(', ')}` }).default('lockstep'),
     /** Window: nodes out of service at once, a count or a share of the plan. Default upgradeStepSize. */
@@ -93,7 +94,7 @@ export const upgradeRequestSchema = z
     /** Halt too when a node outside the plan goes DOWN or FAIL during the run. */
     haltOnOutsideFailures: z.boolean({ error: 'haltOnOutsideFailures must be true or false' }).default(false),
     /** Wait this long after each batch (lock-step: step) before the next one starts. */
-    bakeSeconds: wholeNumber('bakeSeconds', 0).default(0),
+    bakeSeconds: seconds('bakeSeconds', { min: 0 }).default(0),
     /** A node returns to service only once Slurm shows it healthy and this command (if any) succeeds on it. */
     healthCheck: z
       .strictObject({
@@ -174,9 +175,6 @@ export type UpgradeControls = Pick<
 >;
 
 export function parseUpgradeRequest(input: unknown): UpgradeRequest {
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw new InvalidInputError('upgrade request', [{ field: '', message: 'the request must be a JSON object' }]);
-  }
   return parseOrThrow(upgradeRequestSchema, input, 'upgrade request');
 }
 

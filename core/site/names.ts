@@ -5,6 +5,7 @@
  * instead of reaching a shell. Quoting (adapters/site/commands/shell-quote.ts) is the second wall.
  */
 
+import { z } from 'zod';
 import { InvalidInputError } from '../errors';
 
 export type NameKind = 'node name' | 'group label' | 'boot template' | 'reason' | 'hostlist';
@@ -26,9 +27,14 @@ export class InvalidNameError extends InvalidInputError {
  * letters, digits, `-`, `_`, `.`; at most 64 characters (HOST_NAME_MAX). The first character
  * being alphanumeric rules out option-like (`-x`), hidden and relative (`.`, `..`) names.
  */
-const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-/** HSM group labels and Slurm partition / feature names: same alphabet, up to 128 characters, and `:` / `=` for `rack=x3000`. */
-const LABEL = /^[A-Za-z0-9][A-Za-z0-9._:=-]{0,127}$/;
+export const NODE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export const NODE_NAME_RULE = 'letters, digits, `.`, `_`, `-`, starting with a letter or digit, at most 64 characters';
+/**
+ * HSM group labels and Slurm partition / feature names: same alphabet, up to 128 characters, and
+ * `:` / `=` for `rack=x3000`. Rules out spaces, unicode, `/`, `,`, `.` and `..`.
+ */
+export const LABEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:=-]{0,127}$/;
+export const LABEL_RULE = 'letters, digits, `.`, `_`, `-`, `:`, `=`, starting with a letter or digit, at most 128 characters';
 /** Boot templates, Warewulf images / containers, xCAT osimages: also `/` for `repo/image`, never `..` as a part. */
 const TEMPLATE = /^[A-Za-z0-9][A-Za-z0-9._:/+-]{0,254}$/;
 /** Reasons: printable ASCII words; none of the characters a shell gives meaning to, even inside quotes. */
@@ -42,11 +48,11 @@ function check(kind: NameKind, pattern: RegExp, rule: string, value: unknown, fi
 }
 
 export function validNodeName(value: unknown, field = 'node'): string {
-  return check('node name', NODE_NAME, 'letters, digits, `.`, `_`, `-`, starting with a letter or digit, at most 64 characters', value, field);
+  return check('node name', NODE_NAME_PATTERN, NODE_NAME_RULE, value, field);
 }
 
 export function validLabel(value: unknown, field = 'label'): string {
-  return check('group label', LABEL, 'letters, digits, `.`, `_`, `-`, `:`, `=`, starting with a letter or digit, at most 128 characters', value, field);
+  return check('group label', LABEL_PATTERN, LABEL_RULE, value, field);
 }
 
 export function validTemplate(value: unknown, field = 'template'): string {
@@ -60,4 +66,28 @@ export function validReason(value: unknown, field = 'reason'): string {
 /** Every node name checked, the first bad one named by its index (`nodes[3]`). */
 export function validNodeNames(values: readonly unknown[], field = 'nodes'): string[] {
   return values.map((v, i) => validNodeName(v, `${field}[${i}]`));
+}
+
+/** A value shown in a message: quoted, and cut short, so a 10,000-character name does not flood the terminal. */
+function shown(value: string): string {
+  return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}...` : value);
+}
+
+/** zod: a string matching `pattern`, with messages naming `field` (a path prefix is added by the caller's schema). */
+function patterned(kind: NameKind, pattern: RegExp, rule: string, field: string | undefined) {
+  const subject = field ?? kind;
+  return z.string({ error: (issue) => (issue.input === undefined ? `${subject} is required` : `${subject} must be a string`) }).superRefine((value, ctx) => {
+    if (value.trim() === '') ctx.addIssue({ code: 'custom', message: `${subject} must not be empty` });
+    else if (!pattern.test(value)) ctx.addIssue({ code: 'custom', message: `${field ? `${field} ` : ''}${shown(value)} is not a valid ${kind}: ${rule}` });
+  });
+}
+
+/** A group label checked by LABEL_PATTERN in a zod schema; messages name `field` when given. */
+export function groupLabel(field?: string) {
+  return patterned('group label', LABEL_PATTERN, LABEL_RULE, field);
+}
+
+/** A node name checked by NODE_NAME_PATTERN in a zod schema; messages name `field` when given. */
+export function nodeName(field?: string) {
+  return patterned('node name', NODE_NAME_PATTERN, NODE_NAME_RULE, field);
 }

@@ -4,7 +4,7 @@
  * Pure schema: resolving tokens, files and secrets is the adapters' job.
  */
 import { z } from 'zod';
-import { parseOrThrow } from '../validation';
+import { parseOrThrow, timeScale } from '../validation';
 
 const nonEmpty = (what: string) => z.string({ error: `${what} must be a string` }).trim().min(1, `${what} must not be empty`);
 
@@ -145,7 +145,7 @@ export const siteProfileSchema = z
     /** Only for a site served by `rollout simulate`: its time runs `timeScale` times faster, its now is at `controlUrl`/sim/time. */
     simulatedTime: z
       .strictObject({
-        timeScale: z.number({ error: 'must be a number' }).positive('must be positive'),
+        timeScale: timeScale(),
         controlUrl: url,
       })
       .optional(),

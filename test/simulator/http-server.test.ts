@@ -67,6 +67,19 @@ describe('site simulator HTTP API', () => {
       expect(res.body.detail).toMatch(/not valid JSON/);
     });
 
+    it.each<[string, string, string | Buffer, RegExp]>([
+      ['a duplicate key', '/bos/v2/sessions', '{"template_name": "cos-2.4", "template_name": "cos-9", "operation": "reboot"}', /template_name: duplicate key/],
+      ['a whole number in exponent form', '/hsm/v2/groups', '{"label": "g", "members": {"ids": []}, "x": 1e3}', /x: "1e3" is not a decimal integer/],
+      ['bytes that are not UTF-8', '/hsm/v2/groups', Buffer.from([0x7b, 0xff, 0x7d]), /not UTF-8 text/],
+      ['a comment', '/hsm/v2/groups', '{"label": "g" /* c */}', /not valid JSON/],
+    ])('answers 400 to a body with %s, and changes nothing', async (_case, path, raw, message) => {
+      const before = siteStateContract(t.state());
+      const res = await fetch(t.site.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(message);
+      expect(siteStateContract(t.state())).toEqual(before);
+    });
+
     it('answers 400 to a POST without a body', async () => {
       expect((await call('POST', '/hsm/v2/groups')).status).toBe(400);
     });

@@ -15,7 +15,7 @@ describe('the simulator at 10,000 nodes', () => {
     site = await startSiteSimulator({
       site: parseSiteDefinition({
         // Every tenth node runs a job that outlasts the test: rebooting it must kill the job.
-        nodes: names.map((name, i) => ({ name, nid: i, wlm: i % 10 === 0 ? { state: 'ALLOCATED', busySeconds: 1e9 } : undefined })),
+        nodes: names.map((name, i) => ({ name, nid: i, wlm: i % 10 === 0 ? { state: 'ALLOCATED', busySeconds: 365 * 86400 } : undefined })),
         groups: { compute: names },
         bootTemplates: ['cos-2.4'],
         timing: { bootSeconds: 30, returnSeconds: 10 },

@@ -4,7 +4,7 @@ import { activeNodes } from '../../../core/rolling-upgrade/stage-decision';
 import { stepCount } from '../../../core/rolling-upgrade/step-plan';
 import type { UpgradeSession } from '../../../core/rolling-upgrade/session';
 import { InvalidInputError } from '../../../core/errors';
-import { NODE_NAME_PATTERN, NODE_NAME_RULE } from '../../../core/validation';
+import { NODE_NAME_PATTERN, NODE_NAME_RULE } from '../../../core/site/names';
 import type { RollingUpgradeDependencies } from './dependencies';
 import { applyDecision } from './apply-decision';
 import { loadStepNodes, lockAllOrNone, observeWlm } from './observe';

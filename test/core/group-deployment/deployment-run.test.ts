@@ -268,12 +268,13 @@ describe('phases of one group', () => {
 });
 
 describe('names that are Object.prototype keys', () => {
-  it('treats groups and nodes called __proto__ or constructor as data', () => {
-    const plan = planOf({ ['__proto__']: { nodes: ['__proto__', 'constructor'] }, constructor: { dependsOn: ['__proto__'], nodes: ['toString'] } });
+  // A node cannot be called __proto__ (node names start with a letter or digit); a group can.
+  it('treats groups called __proto__ or constructor and nodes called constructor or valueOf as data', () => {
+    const plan = planOf({ ['__proto__']: { nodes: ['valueOf', 'constructor'] }, constructor: { dependsOn: ['__proto__'], nodes: ['toString'] } });
     const { actions, result } = runToEnd(plan, (a) => a.nodes.filter((n) => n !== 'constructor'));
     expect(describeActions(actions)).toEqual(['PREPARE __proto__', 'DEPLOY __proto__', 'PREPARE constructor', 'DEPLOY constructor']);
     expect(Object.keys(result.groups)).toEqual(['__proto__', 'constructor']);
-    expect(JSON.parse(JSON.stringify(result.nodes))).toEqual({ ['__proto__']: 'DEPLOYED', constructor: 'FAILED', toString: 'DEPLOYED' });
+    expect(JSON.parse(JSON.stringify(result.nodes))).toEqual({ valueOf: 'DEPLOYED', constructor: 'FAILED', toString: 'DEPLOYED' });
     expect(Object.getPrototypeOf(result.nodes)).toBe(Object.prototype);
   });
 });

@@ -31,6 +31,14 @@ describe('provisioner API trouble', () => {
     expect(site.violations).toEqual([]);
   });
 
+  it('a provisioner that answers 503 ten times in a row is waited out with backoff over minutes: the run succeeds, each node deployed once', async () => {
+    const { outcome, report, site } = await deploy([{ service: 'provisioner', method: 'POST', status: 503, count: 10 }]);
+
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(Object.values(report!.groups).map((g) => g.stage)).toEqual(['DEPLOYED', 'DEPLOYED', 'DEPLOYED']);
+    for (const node of Object.values(site.nodes)) expect(node).toMatchObject({ prepareCount: 1, deployCount: 1 });
+  });
+
   it("a group whose actions cannot be polled fails with its dependants; the others go on", async () => {
     const { outcome, report, site } = await deploy([{ service: 'provisioner', method: 'GET', path: '-flaky-prepare-', status: 500, count: 1000 }]);
 

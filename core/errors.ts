@@ -192,11 +192,12 @@ export class EnvironmentResourceNotFoundError extends RolloutError {
   override readonly name = 'EnvironmentResourceNotFoundError';
   constructor(
     readonly resource: 'environment' | 'release' | 'node',
-    readonly id: number,
+    /** As asked: a path segment that is not an id stays text. */
+    readonly id: number | string,
     /** The request field that named it (`release_id`, `node_id`), or undefined for the URL's id. */
     readonly field?: string,
   ) {
-    super(`no ${resource} with id ${id}`);
+    super(`no ${resource} with id ${JSON.stringify(id)}`);
   }
 }
 

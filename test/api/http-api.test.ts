@@ -1,17 +1,16 @@
-import type { ListeningApi } from '../../api/node-http';
 import { MASKED_VALUE, environmentSchema } from '../../core/environments';
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
 import { assignedNodeSchema, cancelResultSchema, deploymentReportSchema, deploymentSummarySchema, sessionReportSchema, sessionSummarySchema } from '../../api/schemas';
 import { problemSchema } from '../../api/problems';
-import { call, startApi, type ApiReply } from '../support/api';
-import { eventually, startTestRuntime } from '../support/embedded';
+import { call, startServedApi, type ApiReply } from '../support/api';
+import { eventually } from '../support/embedded';
 import { buildSiteWithEnvironments } from '../support/environments';
 import { nodeName, upgradeRequest } from '../support/sites';
 import { parseSiteDefinition } from '../../simulator';
 
+let served: Awaited<ReturnType<typeof startServedApi>>;
 let runtime: EmbeddedRuntime;
-let api: ListeningApi;
-const request = (method: string, path: string, body?: unknown) => call(runtime, api, method, path, body);
+const request = (method: string, path: string, body?: unknown) => call(runtime, served.apiEndpoint, method, path, body);
 
 /** A problem+json answer with `status`, whose `errors` name `fields` (when given). */
 function expectProblem(reply: ApiReply, status: number, fields?: string[]) {
@@ -26,13 +25,11 @@ function expectProblem(reply: ApiReply, status: number, fields?: string[]) {
 beforeAll(async () => {
   // Node 1 runs a long job: a session holds in step 0 QUIESCING until it is deleted.
   const site = buildSiteWithEnvironments(4);
-  runtime = await startTestRuntime({ site: parseSiteDefinition({ ...site, nodes: site.nodes.map((n, i) => (i === 1 ? { ...n, wlm: { state: 'ALLOCATED', busySeconds: 90_000 } } : n)) }) });
-  api = await startApi(runtime);
+  // The REST API as `rollout serve` serves it, in-process (on virtual time).
+  served = await startServedApi(parseSiteDefinition({ ...site, nodes: site.nodes.map((n, i) => (i === 1 ? { ...n, wlm: { state: 'ALLOCATED', busySeconds: 90_000 } } : n)) }));
+  runtime = served.runtime;
 });
-afterAll(async () => {
-  await api.close();
-  await runtime.close();
-});
+afterAll(() => served.close());
 
 describe('upgrade sessions over HTTP (CRUS semantics)', () => {
   it('creates (201 with a Location), gets, lists and deletes a session (200, DELETING), then 409 once it has ended', async () => {

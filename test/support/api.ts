@@ -1,6 +1,6 @@
-import { createApi } from '../../api';
-import { listenApi, type ListeningApi } from '../../api/node-http';
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
+import { startServedControlPlane, type ServedControlPlane } from '../../engine/serve';
+import type { SiteDefinition } from '../../simulator';
 
 export interface ApiReply {
   status: number;
@@ -8,18 +8,19 @@ export interface ApiReply {
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read whatever the API answered
 }
 
-/** The API over an embedded runtime, on an ephemeral loopback port, as `rollout serve` serves it. */
-export async function startApi(runtime: EmbeddedRuntime): Promise<ListeningApi> {
-  return listenApi(createApi({ controlPlane: runtime, environments: runtime.environments }));
+/** The control plane `rollout serve` runs, in-process on ephemeral ports, on virtual time: its REST API at `endpoints.apiEndpoint`. */
+export async function startServedApi(site: SiteDefinition): Promise<ServedControlPlane & { apiEndpoint: string }> {
+  const served = await startServedControlPlane({ site: { kind: 'simulated', definition: site } });
+  return { ...served, apiEndpoint: served.endpoints.apiEndpoint! };
 }
 
 /**
  * One HTTP request to the API. Runs as work in progress on the runtime's clock, so that on virtual
  * time the request lands at the simulated instant the test last saw.
  */
-export async function call(runtime: EmbeddedRuntime, api: ListeningApi, method: string, path: string, body?: unknown): Promise<ApiReply> {
+export async function call(runtime: EmbeddedRuntime, apiEndpoint: string, method: string, path: string, body?: unknown): Promise<ApiReply> {
   return runtime.clock.busy(async () => {
-    const response = await fetch(`${api.url}${path}`, {
+    const response = await fetch(`${apiEndpoint}${path}`, {
       method,
       ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });

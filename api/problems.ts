@@ -23,6 +23,11 @@ export const problemSchema = z.object({
 });
 export type Problem = z.output<typeof problemSchema>;
 
+/** A body that is not JSON, or not a JSON object: 400 on every route (422 is for fields that are wrong). */
+export class MalformedRequestError extends RolloutError {
+  override readonly name = 'MalformedRequestError';
+}
+
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
   404: 'Not Found',
@@ -54,11 +59,6 @@ export function problemFor(err: unknown, invalidStatus: 400 | 422): ApiResponse 
   if (err instanceof StaleWriteError) return problem(409, `${err.message}: it changed during the request; ask again`);
   if (err instanceof RolloutError) return problem(500, err.message);
   return problem(500, 'internal error');
-}
-
-/** A body that is not JSON, or not a JSON object: 400 on every route (422 is for fields that are wrong). */
-export class MalformedRequestError extends RolloutError {
-  override readonly name = 'MalformedRequestError';
 }
 
 /** The request body as a JSON object, or MalformedRequestError. */

@@ -48,9 +48,15 @@ export function environmentRoutes(store: EnvironmentStore): Route[] {
     const originalId = seed.environment.original_cluster_id;
     const original = originalId === undefined ? undefined : await store.getEnvironment(originalId);
     const moved = assignNode(seed.environment, original?.environment, await release(seed.environment.release_id), body.node_id);
-    // The seed first: a failure between the two writes leaves the node listed in both, never in neither.
+    // No transactions: the seed first, then the original; if the original moved on meanwhile, the
+    // seed is put back, so that the node is never in neither (nor, unless that undo fails, in both).
     await store.replaceEnvironment(moved.seed, seed.revision);
-    await store.replaceEnvironment(moved.original, original!.revision);
+    try {
+      await store.replaceEnvironment(moved.original, original!.revision);
+    } catch (err) {
+      await store.replaceEnvironment(seed.environment, seed.revision + 1);
+      throw err;
+    }
     return json(200, { ...moved.node, cluster_id: seedId });
   };
 

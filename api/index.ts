@@ -1,7 +1,7 @@
 import type { ApiDependencies } from './control-plane';
 import { environmentRoutes } from './environments';
 import { json, type ApiHandler } from './http';
-import { buildOpenApiDocument } from './openapi';
+import type { buildOpenApiDocument } from './openapi';
 import { createRouter, type Route } from './router';
 import { sessionRoutes } from './sessions';
 
@@ -14,7 +14,12 @@ export function apiRoutes(dependencies: ApiDependencies): Route[] {
   return [
     ...sessionRoutes(dependencies.controlPlane),
     ...environmentRoutes(dependencies.environments),
-    { pattern: '/openapi.json', invalidStatus: 400, methods: { GET: async () => json(200, (document ??= buildOpenApiDocument())) } },
+    {
+      pattern: '/openapi.json',
+      invalidStatus: 400,
+      // Loaded on first use: the generator is not worth its load time to a CLI process or a cold Lambda that never serves it.
+      methods: { GET: async () => json(200, (document ??= (await import('./openapi')).buildOpenApiDocument())) },
+    },
   ];
 }
 

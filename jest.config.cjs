@@ -1,4 +1,4 @@
-/** Jest runs the TypeScript sources through swc (CommonJS output); middy ships ESM only (as do p-limit and yocto-queue), so they are transformed and transformed too. */
+/** Jest runs the TypeScript sources through swc (CommonJS output); middy ships ESM only (as do p-limit, yocto-queue and json-schema-ref-parser, which the OpenAPI validator loads), so they are transformed and transformed too. */
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
@@ -7,7 +7,7 @@ module.exports = {
   transform: {
     '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
   },
-  transformIgnorePatterns: ['/node_modules/(?!(@middy|p-limit|yocto-queue)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(@middy|p-limit|yocto-queue|@apidevtools/json-schema-ref-parser)/)'],
   moduleNameMapper: { '^@middy/(core|util)$': '<rootDir>/node_modules/@middy/$1/index.js' },
   testTimeout: 60000,
   // Every core: on virtual time the in-process tests do not depend on load, and the CLI process tests mostly wait.

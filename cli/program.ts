@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { InvalidInputError } from '../core/errors';
 import { registerPlanCommands } from './commands/plan';
 import { registerDeployCommand } from './commands/deploy';
+import { registerEnvCommands } from './commands/env';
 import { registerServeCommand } from './commands/serve';
 import { registerSessionCommands } from './commands/session';
 import { registerSimulateCommand } from './commands/simulate';
@@ -21,6 +22,7 @@ export function rolloutProgram(): Command {
   registerPlanCommands(program);
   registerSimulateCommand(program);
   registerServeCommand(program);
+  registerEnvCommands(program);
   return program;
 }
 

@@ -13,4 +13,7 @@ export const ENVIRONMENT = {
   iterationsPerExecution: 'ITERATIONS_PER_EXECUTION',
   /** The site connection profile as JSON; when set, the URL and token variables above are not read. Secrets stay ARNs until cold start. */
   siteProfile: 'SITE_PROFILE',
+  /** The REST API's function starts the workflows by these ARNs. */
+  rollingUpgradeStateMachineArn: 'ROLLING_UPGRADE_STATE_MACHINE_ARN',
+  groupDeploymentStateMachineArn: 'GROUP_DEPLOYMENT_STATE_MACHINE_ARN',
 } as const;

@@ -19,4 +19,6 @@ export const PROJECT_PATHS = {
   /** One bundle per workflow, one exported handler per function. */
   rollingUpgradeEntry: path.join(PROJECT_ROOT, 'lambdas', 'entrypoints', 'rolling-upgrade.ts'),
   groupDeploymentEntry: path.join(PROJECT_ROOT, 'lambdas', 'entrypoints', 'group-deployment.ts'),
+  /** The REST API behind API Gateway: one handler, `index.handler`. */
+  apiEntry: path.join(PROJECT_ROOT, 'lambdas', 'entrypoints', 'api.ts'),
 } as const;

@@ -199,6 +199,48 @@ export class LockLostError extends RolloutError {
   }
 }
 
+/** An environment, release or node of the environments (Fuel's clusters) that the store does not know. Maps to 404. */
+export class EnvironmentResourceNotFoundError extends RolloutError {
+  override readonly name = 'EnvironmentResourceNotFoundError';
+  constructor(
+    readonly resource: 'environment' | 'release' | 'node',
+    /** As asked: a path segment that is not an id stays text. */
+    readonly id: number | string,
+    /** The request field that named it (`release_id`, `node_id`), or undefined for the URL's id. */
+    readonly field?: string,
+  ) {
+    super(`no ${resource} with id ${JSON.stringify(id)}`);
+  }
+}
+
+/**
+ * An upgrade-seed operation the environments' upgrade relation forbids: cloning an environment that
+ * already has a seed or is one, assigning a node that is not in the seed's original. Maps to Fuel's 405.
+ */
+export class UpgradeNotAllowedError extends RolloutError {
+  override readonly name = 'UpgradeNotAllowedError';
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * An upgrade-seed operation that conflicts with the target release: an attribute set in the original
+ * that the release removes with no rename, a node role the release does not define. Maps to Fuel's 409.
+ */
+export class UpgradeConflictError extends RolloutError {
+  override readonly name = 'UpgradeConflictError';
+  constructor(
+    readonly subject: string,
+    readonly problems: FieldProblem[],
+  ) {
+    super(`${subject}: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`);
+  }
+}
+
 export function describeError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

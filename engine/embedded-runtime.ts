@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATE_MACHINES, WORKFLOWS, type StateMachineName, type WorkflowName } from '../contracts';
 import { DynamoDbConnectorState } from '../adapters/dynamodb/dynamodb-connector-state';
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
+import { DynamoDbEnvironmentStore } from '../adapters/dynamodb/dynamodb-environment-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import { createSiteClients, type SiteClients, type SiteFromProfile } from '../adapters/site';
 import { InvalidInputError } from '../core/errors';
@@ -76,6 +77,8 @@ export class EmbeddedRuntime implements RolloutRuntime {
     readonly stateMachineArns: Readonly<Record<StateMachineName, string>>,
     readonly handlers: Record<RollingUpgradeFunctionName, LambdaHandler>,
     private readonly closeDataDir: () => Promise<void>,
+    /** Fuel's releases and environments, seeded from the site file. */
+    readonly environments: DynamoDbEnvironmentStore,
   ) {
     this.reads = new StoreSessions(store, deployments, true);
   }
@@ -104,6 +107,8 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const simulator = options.site ? await startSiteSimulator({ site: options.site, clock }) : undefined;
     const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
     const deployments = new DynamoDbDeploymentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
+    const environments = new DynamoDbEnvironmentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
+    if (options.site) await environments.seed(options.site);
     // What slurm-reboot and the command provisioner remember, in the table, as the deployed stack keeps it.
     const connectorState = new DynamoDbConnectorState({ tableName: dynamoDb.tableName, client: dynamoDb.client });
     let site: SiteClients;
@@ -142,7 +147,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const arns = Object.fromEntries(
       (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])]),
     ) as Record<StateMachineName, string>;
-    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, () => data.close());
+    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, () => data.close(), environments);
   }
 
   /** Starts a workflow on the local engine; `executionName` is a fresh UUID unless given (tests name theirs). */

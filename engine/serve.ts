@@ -1,3 +1,5 @@
+import { createApi } from '../api';
+import { listenApi, type ListeningApi } from '../api/node-http';
 import { WORKFLOWS } from '../contracts';
 import type { EmbeddedRuntime } from './embedded-runtime';
 import { openRuntime, type OpenRuntimeOptions } from './open-runtime';
@@ -12,20 +14,29 @@ export interface ServedControlPlane {
 
 /**
  * The embedded control plane as a service: the local engine behind a Step Functions-compatible
- * endpoint (with the discovery route), and the runtime's DynamoDB endpoint, both on loopback.
+ * endpoint (with the discovery route), the runtime's DynamoDB endpoint, and the REST API (the
+ * routes the stack serves behind API Gateway) over the same runtime, all on loopback.
  * `rollout serve` runs one until a signal; the CLI's default target runs one in-process on an
  * ephemeral port and talks to it through the SDK like any other target.
  */
-export async function startServedControlPlane(options: OpenRuntimeOptions & { port?: number }): Promise<ServedControlPlane> {
+export async function startServedControlPlane(options: OpenRuntimeOptions & { port?: number; apiPort?: number }): Promise<ServedControlPlane> {
   // Whatever site openRuntime takes (a simulated site; a site profile with issue 7's `--site-config`), served alike.
   const runtime = await openRuntime(options);
   // Known once the server listens; the discovery route answers from it.
   const announced: { endpoints?: ControlPlaneEndpoints } = {};
   const endpoint = new StepFunctionsEndpoint(runtime.engine, () => announced.endpoints);
   let listening: Awaited<ReturnType<StepFunctionsEndpoint['listen']>>;
+  let api: ListeningApi;
   try {
     listening = await endpoint.listen(options.port ?? 0);
   } catch (err) {
+    await runtime.close();
+    throw err;
+  }
+  try {
+    api = await listenApi(createApi({ controlPlane: runtime, environments: runtime.environments }), options.apiPort ?? 0);
+  } catch (err) {
+    await listening.close();
     await runtime.close();
     throw err;
   }
@@ -38,12 +49,14 @@ export async function startServedControlPlane(options: OpenRuntimeOptions & { po
       rollingUpgrade: runtime.stateMachineArns[WORKFLOWS.rollingUpgrade],
       groupDeployment: runtime.stateMachineArns[WORKFLOWS.groupDeployment],
     },
+    apiEndpoint: api.url,
   };
   announced.endpoints = endpoints;
   return {
     endpoints,
     runtime,
     async close() {
+      await api.close();
       await listening.close();
       await runtime.close();
     },

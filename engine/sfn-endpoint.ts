@@ -13,6 +13,8 @@ export interface ControlPlaneEndpoints {
   region: string;
   tableName: string;
   stateMachines: { rollingUpgrade: string; groupDeployment: string };
+  /** The REST API (sessions, deployments, environments; api/): `rollout serve` serves it beside the endpoint. */
+  apiEndpoint?: string;
 }
 
 export const DISCOVERY_PATH = '/rollout/v1/endpoints';

@@ -5,13 +5,14 @@ import { GroupDeploymentFunctions } from './constructs/group-deployment-function
 import { GroupDeploymentWorkflow } from './constructs/group-deployment-workflow';
 import { RollingUpgradeFunctions } from './constructs/rolling-upgrade-functions';
 import { RollingUpgradeWorkflow } from './constructs/rolling-upgrade-workflow';
+import { RolloutApi } from './constructs/rollout-api';
 import { SessionsTable } from './constructs/sessions-table';
 import { SiteConnection } from './constructs/site-connection';
 
 /**
  * The deployed rollout service for one site: the table, and per workflow its functions and state
- * machines (rolling upgrade; group deployment). Both workflows share the one table, as the store
- * adapters and the embedded engine do.
+ * machines (rolling upgrade; group deployment), and the REST API over them (IAM auth). Both
+ * workflows share the one table, as the store adapters and the embedded engine do.
  */
 export interface RolloutStackProps extends StackProps {
   /** The site connection profile (`-c siteProfile=FILE`); without one the site comes in as stack parameters. */
@@ -38,6 +39,9 @@ export class RolloutStack extends Stack {
     });
     const groupDeployment = new GroupDeploymentWorkflow(this, 'GroupDeployment', { functions: groupDeploymentFunctions.functions });
 
+    const { api } = new RolloutApi(this, 'Api', { table, rollingUpgrade: rollingUpgrade.stateMachine, groupDeployment: groupDeployment.groupDeployment });
+
+    new CfnOutput(this, 'ApiUrl', { value: api.url });
     new CfnOutput(this, 'RollingUpgradeStateMachineArn', { value: rollingUpgrade.stateMachine.stateMachineArn });
     new CfnOutput(this, 'GroupDeploymentStateMachineArn', { value: groupDeployment.groupDeployment.stateMachineArn });
     new CfnOutput(this, 'DeployGroupStateMachineArn', { value: groupDeployment.deployGroup.stateMachineArn });

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { z } from 'zod';
 import { parseDocumentBytes } from '../core/document-text';
+import { environmentSchema, releaseSchema, siteEnvironmentsSchema } from '../core/environments';
 import { InvalidInputError, describeError } from '../core/errors';
 import { groupLabel, nodeName } from '../core/site/names';
 import { parseOrThrow, seconds as secondsOf } from '../core/validation';
@@ -114,8 +115,14 @@ export const siteDefinitionSchema = z
     apiFaults: z.array(apiFaultSchema).default([]),
     workload: workloadSchema.optional(),
     commandFaults: z.array(commandFaultSchema).default([]),
+    /** Fuel's releases and environments (clusters), kept by the store and served by the API. */
+    releases: z.array(releaseSchema, { error: 'releases must be a list' }).default([]),
+    environments: z.array(environmentSchema, { error: 'environments must be a list' }).default([]),
   })
   .superRefine((site, ctx) => {
+    // The cross checks of releases and environments live with their schemas.
+    const environments = siteEnvironmentsSchema.safeParse({ releases: site.releases, environments: site.environments });
+    if (!environments.success) for (const issue of environments.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
     const firstByName = new Map<string, number>();
     const firstByNid = new Map<number, number>();
     site.nodes.forEach((node, i) => {

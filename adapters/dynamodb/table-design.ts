@@ -12,6 +12,10 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
  * | message    | SESSION#<id>     | MSG#<epoch ms, 15 digits>#<6 hex>   | text, at                                  |
  * | lock       | LOCK#<node>      | LOCK                                | owner, leaseExpiresAt, fencingToken, acquiredAt |
  * | connector  | CONNECTOR#<kind>#<name> | CONNECTOR                    | record (a boot session, an action), expiresAt |
+ * | release    | ENVIRONMENTS     | RELEASE#<id, 10 digits>             | release                                  |
+ * | environment| ENVIRONMENTS     | ENV#<id, 10 digits>                 | environment, revision                    |
+ * | upgrade    | ENVIRONMENTS     | UPGRADE#<original id, 10 digits>    | seedId (the 1:1 relation)                |
+ * | env ids    | ENVIRONMENTS     | LAST_ID                             | lastId                                   |
  */
 export const PARTITION_KEY = 'pk';
 export const SORT_KEY = 'sk';
@@ -118,3 +122,14 @@ export const batchResultKey = (deploymentId: string, group: string, phase: strin
   pk: deploymentPk(deploymentId),
   sk: `${batchResultPrefix(group, phase)}${String(batch).padStart(6, '0')}`,
 });
+
+// Fuel's releases and environments, and the upgrade relation: one small partition, listed by one Query.
+export const ENVIRONMENTS_PK = 'ENVIRONMENTS';
+export const RELEASE_SK_PREFIX = 'RELEASE#';
+export const ENVIRONMENT_SK_PREFIX = 'ENV#';
+export const UPGRADE_SK_PREFIX = 'UPGRADE#';
+const paddedId = (id: number): string => String(id).padStart(10, '0');
+export const releaseKey = (id: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${RELEASE_SK_PREFIX}${paddedId(id)}` });
+export const environmentKey = (id: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${ENVIRONMENT_SK_PREFIX}${paddedId(id)}` });
+export const upgradeRelationKey = (originalId: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${UPGRADE_SK_PREFIX}${paddedId(originalId)}` });
+export const environmentIdCounterKey = (): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: 'LAST_ID' });

@@ -8,6 +8,7 @@ import { loadSiteSource, type SiteSourceOptions } from '../site-source';
 
 interface ServeOptions extends SiteSourceOptions {
   port: string;
+  apiPort: string;
   dataDir?: string;
   timeScale?: string;
 }
@@ -16,12 +17,13 @@ export function registerServeCommand(program: Command): void {
   program
     .command('serve')
     .description(
-      'Run the embedded control plane as a local service: a Step Functions-compatible endpoint and the DynamoDB endpoint. ' +
+      'Run the embedded control plane as a local service: a Step Functions-compatible endpoint, the DynamoDB endpoint and the REST API (sessions, deployments, environments; GET /openapi.json). ' +
         'The first line on stdout is one JSON object with the endpoints and the state machine ARNs; it runs until SIGINT or SIGTERM.',
     )
     .option('--site <file>', 'simulated site file (YAML or JSON)')
     .option('--site-config <file>', 'site connection profile: serve workflows that drive the services it names')
     .option('--port <n>', 'port of the Step Functions endpoint on 127.0.0.1 (0: any free port)', '0')
+    .option('--api-port <n>', 'port of the REST API on 127.0.0.1 (0: any free port)', '0')
     .option('--data-dir <dir>', 'keep sessions on disk here (the service owns the directory while it runs)')
     .option(
       '--time-scale <n>',
@@ -36,16 +38,19 @@ async function serve(options: ServeOptions): Promise<void> {
   const port = numberOrRaw(options.port);
   if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number (0-65535), got '${options.port}'`, ExitCode.invalidInput);
   const timeScale = timeScaleOption(options.timeScale);
+  const apiPort = numberOrRaw(options.apiPort);
+  if (typeof apiPort !== 'number' || !Number.isInteger(apiPort) || apiPort < 0 || apiPort > 65535) throw new CliError(`--api-port must be a port number (0-65535), got '${options.apiPort}'`, ExitCode.invalidInput);
   const site = await loadSiteSource(options);
   if (site.kind === 'profile' && timeScale !== undefined) throw new CliError('--time-scale goes with --site: a real site runs on the wall clock', ExitCode.invalidInput);
   const served = await startServedControlPlane({
     site,
     port,
+    apiPort,
     ...(timeScale !== undefined ? { timeScale } : {}),
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
   });
-  const { stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName } = served.endpoints;
-  process.stdout.write(`${JSON.stringify({ stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName })}\n`);
+  const { stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName, apiEndpoint } = served.endpoints;
+  process.stdout.write(`${JSON.stringify({ stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName, apiEndpoint })}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);

@@ -7,7 +7,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ENVIRONMENT, PROJECT_PATHS, PROJECT_ROOT } from '../../contracts';
 
-const BUNDLING: BundlingOptions = {
+export const LAMBDA_BUNDLING: BundlingOptions = {
   format: OutputFormat.ESM,
   target: 'node22',
   // Prefer the ESM build of dependencies that ship both.
@@ -63,7 +63,7 @@ export class WorkflowFunctions<Name extends string> extends Construct {
         initialPolicy: [...(props.policies ?? [])],
         tracing: Tracing.ACTIVE,
         logGroup: new LogGroup(this, `${name}Logs`, { retention: props.logRetention ?? RetentionDays.ONE_MONTH }),
-        bundling: BUNDLING,
+        bundling: LAMBDA_BUNDLING,
       });
       props.table.grantReadWriteData(fn);
       return [name, fn] as const;

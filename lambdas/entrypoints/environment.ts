@@ -59,7 +59,7 @@ export async function loadGroupDeploymentDependencies(env: NodeJS.ProcessEnv = p
   };
 }
 
-function required(env: NodeJS.ProcessEnv, name: string): string {
+export function required(env: NodeJS.ProcessEnv, name: string): string {
   const value = env[name];
   if (!value) throw new InvalidInputError('Lambda environment', [{ field: name, message: 'is not set' }]);
   return value;
@@ -70,7 +70,7 @@ function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return env[name] || undefined;
 }
 
-function documentClient(): DynamoDBDocumentClient {
+export function documentClient(): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(new DynamoDBClient({}), { marshallOptions: { removeUndefinedValues: true } });
 }
 

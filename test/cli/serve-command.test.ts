@@ -41,6 +41,7 @@ describe('rollout serve, and a second process as its client', () => {
         rollingUpgrade: 'arn:aws:states:local:000000000000:stateMachine:RollingUpgrade',
         groupDeployment: 'arn:aws:states:local:000000000000:stateMachine:GroupDeployment',
       },
+      apiEndpoint: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
     });
     const endpoint = serve.endpoints.stepFunctionsEndpoint;
 

@@ -2,6 +2,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { createTableInput, TTL_ATTRIBUTE } from '../../adapters/dynamodb/table-design';
 import { ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES } from '../../contracts';
 import { groupDeploymentSpecs } from './group-deployment.specs';
+import { restApiSpecs } from './rest-api.specs';
 import { rollingUpgradeSpecs } from './rolling-upgrade.specs';
 import { synthRolloutStack } from '../support/synth-stack';
 import { TemplateQueries } from '../support/template-queries';
@@ -35,9 +36,9 @@ describe('RolloutStack', () => {
     });
   });
 
-  it('deploys exactly one Lambda per function of either workflow, each running its own export', () => {
+  it('deploys exactly one Lambda per function of either workflow, each running its own export, and the API Lambda', () => {
     const handlers = stack.ofType('AWS::Lambda::Function').map(([, r]) => r.Properties.Handler);
-    expect(handlers.sort()).toEqual(ALL_FUNCTION_NAMES.map((name) => `index.${name}`).sort());
+    expect(handlers.sort()).toEqual([...ALL_FUNCTION_NAMES.map((name) => `index.${name}`), 'index.handler'].sort());
   });
 
   describe('site API token', () => {
@@ -56,4 +57,5 @@ describe('RolloutStack', () => {
 
   describe('rolling upgrade', () => rollingUpgradeSpecs(stack));
   describe('group deployment', () => groupDeploymentSpecs(stack));
+  describe('REST API', () => restApiSpecs(stack));
 });

@@ -15,10 +15,13 @@ const PROFILE: SiteProfileInput = {
 
 describe('RolloutStack with a site profile', () => {
   const template = Template.fromStack(new RolloutStack(testApp(), 'WithProfile', { siteProfile: parseSiteProfile(PROFILE) }));
-  const functions = Object.values(template.findResources('AWS::Lambda::Function')) as { Properties: { Environment: { Variables: Record<string, unknown> } } }[];
+  const allFunctions = Object.values(template.findResources('AWS::Lambda::Function')) as { Properties: { Handler: string; Environment: { Variables: Record<string, unknown> } } }[];
+  // The workflow functions; the API Lambda (index.handler) never talks to the site.
+  const functions = allFunctions.filter((fn) => fn.Properties.Handler !== 'index.handler');
   const statements = JSON.stringify(template.findResources('AWS::IAM::Policy'));
 
-  it('passes the profile, secrets still ARNs, to every function instead of site parameters', () => {
+  it('passes the profile, secrets still ARNs, to every workflow function instead of site parameters, and not to the API', () => {
+    expect(allFunctions.find((fn) => fn.Properties.Handler === 'index.handler')?.Properties.Environment.Variables).not.toHaveProperty(ENVIRONMENT.siteProfile);
     expect(Object.keys(template.findParameters('*')).filter((p) => /Url|Secret|Slurm/.test(p))).toEqual([]);
     for (const fn of functions) {
       const variables = fn.Properties.Environment.Variables;

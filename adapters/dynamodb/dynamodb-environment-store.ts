@@ -1,0 +1,144 @@
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Environment, Release, SeedDraft } from '../../core/environments';
+import { StaleWriteError, UpgradeNotAllowedError } from '../../core/errors';
+import type { EnvironmentStore, StoredEnvironment } from '../../ports/environment-store';
+import { CONDITION_FAILED, conditionalWrite, withoutKeys, withoutUndefined } from './items';
+import { queryAll } from './query';
+import { ENVIRONMENT_SK_PREFIX, ENVIRONMENTS_PK, RELEASE_SK_PREFIX, environmentKey, environmentIdCounterKey, releaseKey, upgradeRelationKey } from './table-design';
+
+interface StoredItem {
+  environment: Environment;
+  revision: number;
+}
+
+/**
+ * EnvironmentStore on the rollout table: every release, environment, upgrade relation and the id
+ * counter in one partition (a site has tens of environments, not thousands), so one Query lists them.
+ */
+export class DynamoDbEnvironmentStore implements EnvironmentStore {
+  constructor(private readonly options: { tableName: string; client: DynamoDBDocumentClient }) {}
+
+  private get table() {
+    return this.options.tableName;
+  }
+
+  async listReleases(): Promise<Release[]> {
+    return (await this.queryPrefix(RELEASE_SK_PREFIX)).map((item) => item['release'] as Release);
+  }
+
+  async getRelease(id: number): Promise<Release | undefined> {
+    const { Item } = await this.options.client.send(new GetCommand({ TableName: this.table, Key: releaseKey(id), ConsistentRead: true }));
+    return Item ? (Item['release'] as Release) : undefined;
+  }
+
+  async listEnvironments(): Promise<Environment[]> {
+    return (await this.queryPrefix(ENVIRONMENT_SK_PREFIX)).map((item) => withoutKeys<StoredItem>(item).environment);
+  }
+
+  async getEnvironment(id: number): Promise<StoredEnvironment | undefined> {
+    const { Item } = await this.options.client.send(new GetCommand({ TableName: this.table, Key: environmentKey(id), ConsistentRead: true }));
+    return Item ? withoutKeys<StoredItem>(Item) : undefined;
+  }
+
+  async findNode(nodeId: number): Promise<Environment | undefined> {
+    return (await this.listEnvironments()).find((env) => env.nodes.some((node) => node.id === nodeId));
+  }
+
+  async seedOf(originalId: number): Promise<number | undefined> {
+    const { Item } = await this.options.client.send(new GetCommand({ TableName: this.table, Key: upgradeRelationKey(originalId), ConsistentRead: true }));
+    return Item ? (Item['seedId'] as number) : undefined;
+  }
+
+  async seed(site: { releases: readonly Release[]; environments: readonly Environment[] }): Promise<void> {
+    const { client } = this.options;
+    const putNew = (Item: Record<string, unknown>) =>
+      conditionalWrite(client.send(new PutCommand({ TableName: this.table, Item: withoutUndefined(Item), ConditionExpression: 'attribute_not_exists(pk)' })));
+    for (const release of site.releases) await putNew({ ...releaseKey(release.id), release });
+    for (const environment of site.environments) {
+      await putNew({ ...environmentKey(environment.id), environment, revision: 0 });
+      if (environment.original_cluster_id !== undefined) await putNew({ ...upgradeRelationKey(environment.original_cluster_id), seedId: environment.id });
+    }
+    // New seeds take ids above every declared one.
+    const highest = Math.max(0, ...site.environments.map((env) => env.id));
+    await conditionalWrite(
+      client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: environmentIdCounterKey(),
+          UpdateExpression: 'SET #last = :highest',
+          ConditionExpression: 'attribute_not_exists(#last) OR #last < :highest',
+          ExpressionAttributeNames: { '#last': 'lastId' },
+          ExpressionAttributeValues: { ':highest': highest },
+        }),
+      ),
+    );
+  }
+
+  async createSeed(draft: SeedDraft): Promise<Environment> {
+    const { client } = this.options;
+    const originalId = draft.original_cluster_id;
+    const id = await this.nextEnvironmentId();
+    // The relation item is the 1:1 guard: its conditional put is the one place two clones can race.
+    const claimed = await conditionalWrite(
+      client.send(
+        new PutCommand({ TableName: this.table, Item: { ...upgradeRelationKey(originalId), seedId: id }, ConditionExpression: 'attribute_not_exists(pk)' }),
+      ),
+    );
+    if (claimed === CONDITION_FAILED) {
+      const seedId = await this.seedOf(originalId);
+      throw new UpgradeNotAllowedError(`environment ${originalId} is already being upgraded: its upgrade seed is environment ${seedId ?? '(being created)'}`);
+    }
+    const environment: Environment = { ...draft, id };
+    try {
+      await client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: withoutUndefined({ ...environmentKey(id), environment, revision: 0 }),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (err) {
+      // Release the claim so that the clone can be asked again.
+      await client.send(new DeleteCommand({ TableName: this.table, Key: upgradeRelationKey(originalId) }));
+      throw err;
+    }
+    return environment;
+  }
+
+  async replaceEnvironment(environment: Environment, revision: number): Promise<void> {
+    await conditionalWrite(
+      this.options.client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: withoutUndefined({ ...environmentKey(environment.id), environment, revision: revision + 1 }),
+          ConditionExpression: 'revision = :revision',
+          ExpressionAttributeValues: { ':revision': revision },
+        }),
+      ),
+      (cause) => new StaleWriteError(`environment ${environment.id}`, `revision ${revision}`, { cause }),
+    );
+  }
+
+  private async nextEnvironmentId(): Promise<number> {
+    const { Attributes } = await this.options.client.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: environmentIdCounterKey(),
+        UpdateExpression: 'ADD #last :one',
+        ExpressionAttributeNames: { '#last': 'lastId' },
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Attributes!['lastId'] as number;
+  }
+
+  private queryPrefix(prefix: string): Promise<Record<string, unknown>[]> {
+    return queryAll(this.options.client, {
+      TableName: this.table,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': ENVIRONMENTS_PK, ':prefix': prefix },
+      ConsistentRead: true,
+    });
+  }
+}

@@ -1,0 +1,57 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { ApiHandler } from './http';
+import { problem } from './problems';
+
+/** Bodies above this are refused before they are read whole: every request of the API is small JSON. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new Error('body too large');
+    chunks.push(chunk as Buffer);
+  }
+  return chunks.length === 0 ? undefined : Buffer.concat(chunks).toString('utf8');
+}
+
+/** Serves one request with the API's handler: a node:http listener (`rollout serve` mounts it). */
+export async function serveApiRequest(api: ApiHandler, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  let response;
+  try {
+    const url = new URL(req.url ?? '/', 'http://api.invalid');
+    response = await api({ method: req.method ?? 'GET', path: url.pathname, body: await readBody(req) });
+  } catch (err) {
+    response = problem(400, err instanceof Error ? err.message : String(err));
+  }
+  const text = response.body === undefined ? undefined : JSON.stringify(response.body);
+  res.writeHead(response.status, { ...response.headers, ...(text === undefined ? {} : { 'content-length': Buffer.byteLength(text) }) });
+  res.end(text);
+}
+
+export interface ListeningApi {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** The API on its own HTTP server (port 0: an ephemeral one), on loopback unless told. */
+export async function listenApi(api: ApiHandler, port = 0, host = '127.0.0.1'): Promise<ListeningApi> {
+  const server = createServer((req, res) => void serveApiRequest(api, req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the API server has no TCP address');
+  return {
+    url: `http://${host}:${address.port}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((err) => (err ? reject(err) : resolve()));
+      }),
+  };
+}

@@ -1,0 +1,107 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { assignRequestSchema, cloneRequestSchema, environmentSchema } from '../core/environments';
+import { deploymentRequestSchema } from '../core/group-deployment/deployment-request';
+import { upgradeRequestSchema } from '../core/rolling-upgrade/upgrade-request';
+import { JSON_TYPE, PROBLEM_TYPE } from './http';
+import { problemSchema } from './problems';
+import {
+  assignedNodeSchema,
+  cancelResultSchema,
+  deploymentReportSchema,
+  deploymentSummarySchema,
+  sessionReportSchema,
+  sessionSummarySchema,
+  startedRunSchema,
+} from './schemas';
+
+type Method = RouteConfig['method'];
+
+/**
+ * The components, named with zod's own metadata (`id`), which the generator turns into `$ref`s. Named
+ * once per process: zod's global registry refuses an id twice.
+ */
+const schemas = {
+  Problem: problemSchema.meta({ id: 'Problem' }),
+  UpgradeRequest: upgradeRequestSchema.meta({ id: 'UpgradeRequest' }),
+  DeploymentRequest: deploymentRequestSchema.meta({ id: 'DeploymentRequest' }),
+  StartedRun: startedRunSchema.meta({ id: 'StartedRun' }),
+  SessionSummary: sessionSummarySchema.meta({ id: 'SessionSummary' }),
+  SessionReport: sessionReportSchema.meta({ id: 'SessionReport' }),
+  CancelResult: cancelResultSchema.meta({ id: 'CancelResult' }),
+  DeploymentSummary: deploymentSummarySchema.meta({ id: 'DeploymentSummary' }),
+  DeploymentReport: deploymentReportSchema.meta({ id: 'DeploymentReport' }),
+  Environment: environmentSchema.meta({ id: 'Environment' }),
+  CloneRequest: cloneRequestSchema.meta({ id: 'CloneRequest' }),
+  AssignRequest: assignRequestSchema.meta({ id: 'AssignRequest' }),
+  Node: assignedNodeSchema.meta({ id: 'Node' }),
+};
+
+/** The OpenAPI 3.1 document of the API, generated from the same zod schemas the handlers validate with. */
+export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generateDocument']> {
+  const registry = new OpenAPIRegistry();
+  const body = (schema: z.ZodType, description: string): ResponseConfig => ({ description, content: { [JSON_TYPE]: { schema } } });
+  const problem = (description: string): ResponseConfig => ({ description, content: { [PROBLEM_TYPE]: { schema: schemas.Problem } } });
+  const requestBody = (schema: z.ZodType) => ({ body: { required: true, content: { [JSON_TYPE]: { schema } } } });
+  const idParam = (description: string) => ({ params: z.object({ id: z.string().describe(description) }) });
+  const path = (method: Method, route: string, summary: string, config: Omit<RouteConfig, 'method' | 'path' | 'summary'>) =>
+    registry.registerPath({ method, path: route, summary, ...config });
+
+  path('get', '/sessions', 'List upgrade sessions, newest first', { responses: { 200: body(z.array(schemas.SessionSummary), 'The sessions') } });
+  path('post', '/sessions', 'Start a rolling upgrade session (CRUS create)', {
+    request: requestBody(schemas.UpgradeRequest),
+    responses: { 201: body(schemas.StartedRun, 'Started'), 400: problem('The body is not a JSON object'), 422: problem('Invalid fields, each named') },
+  });
+  path('get', '/sessions/{id}', 'An upgrade session report', {
+    request: idParam('the upgrade id'),
+    responses: { 200: body(schemas.SessionReport, 'The session'), 404: problem('No such session') },
+  });
+  path('delete', '/sessions/{id}', 'Delete an upgrade session by the CRUS deletion rules', {
+    request: idParam('the upgrade id'),
+    responses: { 200: body(schemas.CancelResult, 'Deleting'), 404: problem('No such session'), 409: problem('The session has ended') },
+  });
+  path('get', '/deployments', 'List group deployments, newest first', { responses: { 200: body(z.array(schemas.DeploymentSummary), 'The deployments') } });
+  path('post', '/deployments', 'Start a group deployment', {
+    request: requestBody(schemas.DeploymentRequest),
+    responses: { 201: body(schemas.StartedRun, 'Started'), 400: problem('The body is not a JSON object'), 422: problem('Invalid fields, each named') },
+  });
+  path('get', '/deployments/{id}', 'A group deployment report', {
+    request: idParam('the deployment id'),
+    responses: { 200: body(schemas.DeploymentReport, 'The deployment'), 404: problem('No such deployment') },
+  });
+  path('delete', '/deployments/{id}', 'Cancel a group deployment (not supported yet)', {
+    request: idParam('the deployment id'),
+    responses: { 404: problem('No such deployment'), 405: problem('Group deployments have no cancel yet') },
+  });
+  path('get', '/environments', 'List environments (generated attributes masked)', { responses: { 200: body(z.array(schemas.Environment), 'The environments') } });
+  path('get', '/environments/{id}', 'One environment (generated attributes masked)', {
+    request: idParam('the environment id'),
+    responses: { 200: body(schemas.Environment, 'The environment'), 404: problem('No such environment') },
+  });
+  path('post', '/environments/{id}/upgrade/clone', "Create the environment's upgrade seed on a newer release", {
+    request: { ...idParam('the original environment id'), ...requestBody(schemas.CloneRequest) },
+    responses: {
+      200: body(schemas.Environment, 'The upgrade seed (generated attributes masked)'),
+      400: problem('Malformed body or missing field'),
+      404: problem('No such environment or release'),
+      405: problem('The environment already has an upgrade seed, or is one'),
+      409: problem('An attribute set in the environment is removed by the release with no rename'),
+    },
+  });
+  path('post', '/environments/{id}/upgrade/assign', 'Move a node of the original environment into its upgrade seed', {
+    request: { ...idParam('the upgrade seed id'), ...requestBody(schemas.AssignRequest) },
+    responses: {
+      200: body(schemas.Node, 'The node, now in the seed, with its id, roles and addresses'),
+      400: problem('Malformed body or missing field'),
+      404: problem('No such environment or node'),
+      405: problem("The node is not in the seed's original environment"),
+      409: problem("A role of the node is not defined in the seed's release"),
+    },
+  });
+  path('get', '/openapi.json', 'This document', { responses: { 200: { description: 'The OpenAPI document', content: { [JSON_TYPE]: { schema: z.record(z.string(), z.unknown()) } } } } });
+
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: { title: 'baremetal-rollout', version: '1', description: 'Upgrade sessions (CRUS), group deployments (Shipyard) and environments with upgrade seeds (Fuel).' },
+  });
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import {
+  EnvironmentResourceNotFoundError,
+  InvalidInputError,
+  RolloutError,
+  SessionNotCancellableError,
+  SessionNotFoundError,
+  StaleWriteError,
+  UpgradeConflictError,
+  UpgradeNotAllowedError,
+  type FieldProblem,
+} from '../core/errors';
+import { CancelNotSupportedError } from '../engine/errors';
+import { PROBLEM_TYPE, type ApiResponse } from './http';
+
+/** RFC 9457 problem details, with the fields at fault in `errors` (a field of '' is the request as a whole). */
+export const problemSchema = z.object({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  errors: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+});
+export type Problem = z.output<typeof problemSchema>;
+
+/** A body that is not JSON, or not a JSON object: 400 on every route (422 is for fields that are wrong). */
+export class MalformedRequestError extends RolloutError {
+  override readonly name = 'MalformedRequestError';
+}
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  422: 'Unprocessable Entity',
+  500: 'Internal Server Error',
+};
+
+export function problem(status: number, detail: string, errors?: FieldProblem[], headers: Record<string, string> = {}): ApiResponse {
+  const body: Problem = { type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...(errors && errors.length > 0 ? { errors } : {}) };
+  return { status, headers: { 'content-type': PROBLEM_TYPE, ...headers }, body };
+}
+
+/**
+ * The one mapping of the domain's typed errors to statuses. `invalidStatus`: what bad input maps
+ * to on this route (CRUS answers 422 for a session's fields, Fuel 400 for a clone's). Anything
+ * that is not ours is a 500 that does not leak its message.
+ */
+export function problemFor(err: unknown, invalidStatus: 400 | 422): ApiResponse {
+  if (err instanceof MalformedRequestError) return problem(400, err.message, [{ field: '', message: err.message }]);
+  if (err instanceof InvalidInputError) return problem(invalidStatus, err.message, err.problems);
+  if (err instanceof SessionNotFoundError) return problem(404, err.message);
+  if (err instanceof EnvironmentResourceNotFoundError) return problem(404, err.message, err.field ? [{ field: err.field, message: err.message }] : undefined);
+  if (err instanceof CancelNotSupportedError) return problem(405, err.message, undefined, { allow: 'GET' });
+  if (err instanceof UpgradeNotAllowedError) return problem(405, err.message, err.field ? [{ field: err.field, message: err.message }] : undefined);
+  if (err instanceof UpgradeConflictError) return problem(409, err.message, err.problems);
+  if (err instanceof SessionNotCancellableError) return problem(409, err.message);
+  if (err instanceof StaleWriteError) return problem(409, `${err.message}: it changed during the request; ask again`);
+  if (err instanceof RolloutError) return problem(500, err.message);
+  return problem(500, 'internal error');
+}
+
+/** The request body as a JSON object, or MalformedRequestError. */
+export function readJsonObject(body: string | undefined): Record<string, unknown> {
+  if (body === undefined || body.trim() === '') throw new MalformedRequestError('the request needs a JSON object as its body');
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch (err) {
+    throw new MalformedRequestError(`the body is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new MalformedRequestError('the body must be a JSON object');
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { environmentNodeSchema } from '../core/environments';
+import { STAGES } from '../core/rolling-upgrade/session';
+
+/**
+ * The API's own response shapes: what the handlers return beyond the domain's schemas (requests
+ * are the domain's: upgradeRequestSchema, deploymentRequestSchema, cloneRequestSchema,
+ * assignRequestSchema; environments and nodes are environmentSchema and environmentNodeSchema).
+ * Reports are open objects: the fields listed are the ones a client may rely on.
+ */
+const SESSION_STATES = ['UPDATING', 'READY', 'DELETING', 'DELETED', 'HALTED'] as const;
+const DEPLOYMENT_STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED'] as const;
+
+export const startedRunSchema = z.object({
+  id: z.string(),
+  kind: z.enum(['upgrade', 'deployment']),
+  executionArn: z.string(),
+});
+
+export const sessionSummarySchema = z.looseObject({
+  upgradeId: z.string(),
+  kind: z.literal('ComputeUpgradeSession'),
+  state: z.enum(SESSION_STATES),
+  completed: z.boolean(),
+  createdAt: z.string(),
+  startingLabel: z.string(),
+  upgradingLabel: z.string(),
+  failedLabel: z.string(),
+  upgradeStepSize: z.number().int(),
+  upgradeTemplateId: z.string(),
+  workloadManagerType: z.string(),
+});
+
+export const sessionReportSchema = sessionSummarySchema.extend({
+  progress: z.object({ step: z.number().int(), stage: z.enum(STAGES) }),
+  messages: z.array(z.string()),
+  counts: z.record(z.string(), z.number().int()),
+  nodes: z.record(z.string(), z.looseObject({ status: z.string() })),
+});
+
+export const cancelResultSchema = z.object({
+  id: z.string(),
+  kind: z.literal('upgrade'),
+  state: z.enum(SESSION_STATES),
+  running: z.boolean(),
+});
+
+export const deploymentSummarySchema = z.looseObject({
+  deploymentId: z.string(),
+  status: z.enum(DEPLOYMENT_STATUSES),
+  createdAt: z.string(),
+  groupCount: z.number().int(),
+  nodeCount: z.number().int(),
+});
+
+export const deploymentReportSchema = z.looseObject({
+  deploymentId: z.string(),
+  status: z.enum(DEPLOYMENT_STATUSES),
+  criticalGroupsFailed: z.boolean(),
+  groups: z.record(z.string(), z.looseObject({ stage: z.string() })),
+  nodes: z.record(z.string(), z.string()),
+});
+
+/** Fuel's Node as assign returns it: the node's fields and the seed it now belongs to. */
+export const assignedNodeSchema = environmentNodeSchema.extend({ cluster_id: z.number().int() });

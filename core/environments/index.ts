@@ -1,0 +1,3 @@
+export * from './attributes';
+export * from './schemas';
+export * from './upgrade-seed';

@@ -1,0 +1,120 @@
+import { z } from 'zod';
+
+/**
+ * Fuel's releases and environments (Nailgun's clusters), as the site file declares them and the
+ * store keeps them. Ids are positive whole numbers as in Nailgun; field names are Fuel's.
+ */
+
+const id = (field: string) =>
+  z.number({ error: `${field} is required and must be a whole number` }).int(`${field} must be a whole number`).min(1, `${field} must be at least 1`);
+const text = (field: string) => z.string({ error: `${field} is required and must be a string` }).trim().min(1, `${field} must not be empty`);
+const role = text('a role');
+
+/**
+ * A dotted path into an environment's attributes, starting at `editable` or `generated`:
+ * `editable.common.libvirt_type.value`, `generated.mysql.root_password`.
+ */
+export const attributePathSchema = z
+  .string({ error: 'an attribute path must be a string' })
+  .regex(/^(editable|generated)(\.[^.\s]+)+$/, 'an attribute path starts with `editable.` or `generated.` and names its keys with dots');
+
+/** How a release changes the attributes of the one before: renamed paths (old -> new) and removed ones. */
+export const attributeChangesSchema = z.strictObject({
+  renamed: z.record(attributePathSchema, attributePathSchema).default({}),
+  removed: z.array(attributePathSchema, { error: 'removed must be a list of attribute paths' }).default([]),
+});
+
+export const releaseSchema = z.strictObject({
+  id: id('id'),
+  name: text('name'),
+  version: text('version'),
+  roles: z.array(role, { error: 'roles must be a list of role names' }),
+  attributeChanges: attributeChangesSchema.prefault({}),
+});
+
+/** Nested JSON settings; `generated` holds service credentials and is never returned in clear. */
+const attributeTreeSchema = z.record(z.string(), z.unknown());
+export const attributesSchema = z.strictObject({
+  editable: attributeTreeSchema.default({}),
+  generated: attributeTreeSchema.default({}),
+});
+
+export const environmentNodeSchema = z.strictObject({
+  id: id('id'),
+  name: text('name'),
+  roles: z.array(role, { error: 'roles must be a list of role names' }).default([]),
+  ip: z.union([z.ipv4(), z.ipv6()], { error: 'ip must be an IPv4 or IPv6 address' }),
+  mac: z.mac({ error: 'mac must be a MAC address (aa:bb:cc:dd:ee:ff)' }),
+});
+
+/** Fuel's cluster statuses. */
+export const ENVIRONMENT_STATUSES = ['new', 'deployment', 'stopped', 'operational', 'error', 'remove', 'update', 'update_error'] as const;
+
+export const environmentSchema = z.strictObject({
+  id: id('id'),
+  name: text('name'),
+  release_id: id('release_id'),
+  status: z.enum(ENVIRONMENT_STATUSES, { error: `status must be one of ${ENVIRONMENT_STATUSES.join(', ')}` }).default('operational'),
+  attributes: attributesSchema.prefault({}),
+  nodes: z.array(environmentNodeSchema, { error: 'nodes must be a list' }).default([]),
+  /** Set on an upgrade seed: the environment it was cloned from. */
+  original_cluster_id: id('original_cluster_id').optional(),
+});
+
+/** `POST /environments/{id}/upgrade/clone`: Fuel's "Cluster Clone Parameters", both required. */
+export const cloneRequestSchema = z.strictObject({
+  name: text('name'),
+  release_id: id('release_id'),
+});
+
+/** `POST /environments/{seed_id}/upgrade/assign`. */
+export const assignRequestSchema = z.strictObject({
+  node_id: id('node_id'),
+});
+
+export type Release = z.output<typeof releaseSchema>;
+export type ReleaseInput = z.input<typeof releaseSchema>;
+export type AttributeChanges = z.output<typeof attributeChangesSchema>;
+export type Attributes = z.output<typeof attributesSchema>;
+export type Environment = z.output<typeof environmentSchema>;
+export type EnvironmentInput = z.input<typeof environmentSchema>;
+export type EnvironmentNode = z.output<typeof environmentNodeSchema>;
+export type EnvironmentStatus = (typeof ENVIRONMENT_STATUSES)[number];
+export type CloneRequest = z.output<typeof cloneRequestSchema>;
+export type AssignRequest = z.output<typeof assignRequestSchema>;
+
+/**
+ * Releases and environments as one site declares them, checked together: unique ids, node ids
+ * and names unique across environments, every release_id and original_cluster_id known.
+ */
+export const siteEnvironmentsSchema = z
+  .strictObject({
+    releases: z.array(releaseSchema, { error: 'releases must be a list' }).default([]),
+    environments: z.array(environmentSchema, { error: 'environments must be a list' }).default([]),
+  })
+  .superRefine((site, ctx) => {
+    const duplicates = <T>(items: readonly T[], key: (item: T) => string | number, path: (i: number) => (string | number)[], what: string) => {
+      const first = new Map<string | number, number>();
+      items.forEach((item, i) => {
+        const k = key(item);
+        const seen = first.get(k);
+        if (seen === undefined) first.set(k, i);
+        else ctx.addIssue({ code: 'custom', path: path(i), message: `duplicate ${what} ${JSON.stringify(k)} (also at ${seen})` });
+      });
+    };
+    duplicates(site.releases, (r) => r.id, (i) => ['releases', i, 'id'], 'release id');
+    duplicates(site.environments, (e) => e.id, (i) => ['environments', i, 'id'], 'environment id');
+    const nodes = site.environments.flatMap((env, e) => env.nodes.map((node, n) => ({ node, path: ['environments', e, 'nodes', n] })));
+    duplicates(nodes, ({ node }) => node.id, (i) => [...nodes[i]!.path, 'id'], 'node id');
+    duplicates(nodes, ({ node }) => node.name, (i) => [...nodes[i]!.path, 'name'], 'node name');
+    const releases = new Set(site.releases.map((r) => r.id));
+    const environments = new Set(site.environments.map((e) => e.id));
+    site.environments.forEach((env, e) => {
+      if (!releases.has(env.release_id)) ctx.addIssue({ code: 'custom', path: ['environments', e, 'release_id'], message: `no release with id ${env.release_id}` });
+      if (env.original_cluster_id !== undefined && !environments.has(env.original_cluster_id)) {
+        ctx.addIssue({ code: 'custom', path: ['environments', e, 'original_cluster_id'], message: `no environment with id ${env.original_cluster_id}` });
+      }
+    });
+  });
+
+export type SiteEnvironments = z.output<typeof siteEnvironmentsSchema>;

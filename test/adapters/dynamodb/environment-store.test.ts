@@ -1,0 +1,57 @@
+import { DynamoDbEnvironmentStore } from '../../../adapters/dynamodb/dynamodb-environment-store';
+import { cloneEnvironment } from '../../../core/environments';
+import { startLocalDynamoDb, type LocalDynamoDb } from '../../../engine/local-dynamodb';
+import { fuelEnvironments } from '../../support/environments';
+
+let db: LocalDynamoDb;
+let store: DynamoDbEnvironmentStore;
+const site = fuelEnvironments();
+
+beforeEach(async () => {
+  db = await startLocalDynamoDb();
+  store = new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client });
+  await store.seed(site);
+});
+afterEach(() => db.close());
+
+const draft = (originalId: number, name: string) => {
+  const original = site.environments.find((e) => e.id === originalId)!;
+  return cloneEnvironment(original, site.releases.find((r) => r.id === 2)!, { name, release_id: 2 }, undefined);
+};
+
+describe('DynamoDbEnvironmentStore', () => {
+  it('keeps the site releases and environments, and seeding again keeps what changed since', async () => {
+    expect(await store.listReleases()).toEqual(site.releases);
+    expect(await store.listEnvironments()).toEqual(site.environments);
+    const stored = (await store.getEnvironment(3))!;
+    await store.replaceEnvironment({ ...stored.environment, status: 'update' }, stored.revision);
+    await store.seed(site);
+    expect((await store.getEnvironment(3))?.environment.status).toBe('update');
+    expect(await store.getRelease(9)).toBeUndefined();
+    expect((await store.findNode(21))?.id).toBe(2);
+  });
+
+  it('gives a seed an id above every declared environment and stores the 1:1 relation', async () => {
+    const seed = await store.createSeed(draft(1, 'prod-8.0'));
+    expect(seed.id).toBe(4);
+    expect(await store.seedOf(1)).toBe(4);
+    expect((await store.getEnvironment(4))?.environment).toEqual(seed);
+    await expect(store.createSeed(draft(1, 'again'))).rejects.toMatchObject({ name: 'UpgradeNotAllowedError', message: expect.stringContaining('environment 4') });
+  });
+
+  it('lets exactly one of concurrent seeds of one original win', async () => {
+    const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => store.createSeed(draft(3, `seed-${i}`))));
+    const won = results.filter((r) => r.status === 'fulfilled');
+    expect(won).toHaveLength(1);
+    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.name)).toEqual(Array(7).fill('UpgradeNotAllowedError'));
+    expect(await store.seedOf(3)).toBe((won[0] as PromiseFulfilledResult<{ id: number }>).value.id);
+    expect((await store.listEnvironments()).filter((e) => e.original_cluster_id === 3)).toHaveLength(1);
+  });
+
+  it('refuses a replace at a stale revision', async () => {
+    const stored = (await store.getEnvironment(1))!;
+    await store.replaceEnvironment({ ...stored.environment, name: 'first' }, stored.revision);
+    await expect(store.replaceEnvironment({ ...stored.environment, name: 'second' }, stored.revision)).rejects.toMatchObject({ name: 'StaleWriteError' });
+    expect((await store.getEnvironment(1))?.environment.name).toBe('first');
+  });
+});

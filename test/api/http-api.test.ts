@@ -1,0 +1,172 @@
+import { MASKED_VALUE, environmentSchema } from '../../core/environments';
+import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
+import { assignedNodeSchema, cancelResultSchema, deploymentReportSchema, deploymentSummarySchema, sessionReportSchema, sessionSummarySchema } from '../../api/schemas';
+import { problemSchema } from '../../api/problems';
+import { call, startServedApi, type ApiReply } from '../support/api';
+import { eventually } from '../support/embedded';
+import { buildSiteWithEnvironments } from '../support/environments';
+import { nodeName, upgradeRequest } from '../support/sites';
+import { parseSiteDefinition } from '../../simulator';
+
+let served: Awaited<ReturnType<typeof startServedApi>>;
+let runtime: EmbeddedRuntime;
+const request = (method: string, path: string, body?: unknown) => call(runtime, served.apiEndpoint, method, path, body);
+
+/** A problem+json answer with `status`, whose `errors` name `fields` (when given). */
+function expectProblem(reply: ApiReply, status: number, fields?: string[]) {
+  expect(reply.status).toBe(status);
+  expect(reply.headers.get('content-type')).toBe('application/problem+json');
+  const problem = problemSchema.parse(reply.body);
+  expect(problem.status).toBe(status);
+  if (fields) expect(problem.errors?.map((e) => e.field)).toEqual(fields);
+  return problem;
+}
+
+beforeAll(async () => {
+  // Node 1 runs a long job: a session holds in step 0 QUIESCING until it is deleted.
+  const site = buildSiteWithEnvironments(4);
+  // The REST API as `rollout serve` serves it, in-process (on virtual time).
+  served = await startServedApi(parseSiteDefinition({ ...site, nodes: site.nodes.map((n, i) => (i === 1 ? { ...n, wlm: { state: 'ALLOCATED', busySeconds: 90_000 } } : n)) }));
+  runtime = served.runtime;
+});
+afterAll(() => served.close());
+
+describe('upgrade sessions over HTTP (CRUS semantics)', () => {
+  it('creates (201 with a Location), gets, lists and deletes a session (200, DELETING), then 409 once it has ended', async () => {
+    const created = await request('POST', '/sessions', upgradeRequest());
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    expect(created.headers.get('location')).toBe(`/sessions/${id}`);
+    await eventually(runtime, async () => ((await runtime.store.getSession(id))?.progress.stage === 'QUIESCING' ? true : undefined), 'QUIESCING');
+
+    const got = await request('GET', `/sessions/${id}`);
+    expect(got.status).toBe(200);
+    expect(sessionReportSchema.parse(got.body)).toMatchObject({ upgradeId: id, state: 'UPDATING', progress: { stage: 'QUIESCING' } });
+    const listed = await request('GET', '/sessions');
+    expect(listed.status).toBe(200);
+    expect(listed.body.map((s: unknown) => sessionSummarySchema.parse(s).upgradeId)).toContain(id);
+
+    const deleted = await request('DELETE', `/sessions/${id}`);
+    expect(deleted.status).toBe(200);
+    expect(cancelResultSchema.parse(deleted.body)).toEqual({ id, kind: 'upgrade', state: 'DELETING', running: true });
+    await eventually(runtime, async () => ((await runtime.store.getSession(id))?.state === 'DELETED' ? true : undefined), 'DELETED');
+    // CRUS deletion rules: before booting in step 0 nothing fails and the drain is lifted.
+    expect((await request('GET', `/sessions/${id}`)).body).toMatchObject({ state: 'DELETED', counts: { FAILED: 0 } });
+    expectProblem(await request('DELETE', `/sessions/${id}`), 409);
+  });
+
+  it('refuses invalid fields with a 422 naming each, and a body that is not a JSON object with a 400', async () => {
+    expectProblem(await request('POST', '/sessions', upgradeRequest({ upgradeStepSize: 0, failedLabel: undefined })), 422, ['failedLabel', 'upgradeStepSize']);
+    expectProblem(await request('POST', '/sessions', upgradeRequest({ colour: 'blue' })), 422, ['colour']);
+    expectProblem(await request('POST', '/sessions', '{"startingLabel":'), 400);
+    expectProblem(await request('POST', '/sessions', '[1]'), 400);
+  });
+
+  it('answers 404 for an unknown id or path, 405 naming the allowed methods', async () => {
+    expectProblem(await request('GET', '/sessions/no-such-id'), 404);
+    expectProblem(await request('DELETE', '/sessions/no-such-id'), 404);
+    const put = expectProblem(await request('PUT', '/sessions/some-id', {}), 405);
+    expect(put.detail).toContain('allowed: GET, DELETE');
+    expect((await request('PATCH', '/sessions')).headers.get('allow')).toBe('GET, POST');
+    expectProblem(await request('GET', '/no/such/resource'), 404);
+  });
+
+  it('serves its OpenAPI document', async () => {
+    const document = await request('GET', '/openapi.json');
+    expect(document.status).toBe(200);
+    expect(document.body).toMatchObject({ openapi: '3.1.0', paths: { '/sessions': { get: expect.anything(), post: expect.anything() } } });
+  });
+});
+
+describe('group deployments over HTTP', () => {
+  it('creates (201), gets, lists; refuses a cancel with 405 and unknown ids with 404', async () => {
+    const created = await request('POST', '/deployments', { nodes: [nodeName(2)], pollIntervalSeconds: 10 });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    await eventually(runtime, async () => ((await runtime.deployments.getDeployment(id))?.status === 'SUCCEEDED' ? true : undefined), 'deployment end');
+    const got = await request('GET', `/deployments/${id}`);
+    expect(got.status).toBe(200);
+    expect(deploymentReportSchema.parse(got.body)).toMatchObject({ deploymentId: id, status: 'SUCCEEDED', nodes: { [nodeName(2)]: 'DEPLOYED' } });
+    const listed = await request('GET', '/deployments');
+    expect(listed.body.map((d: unknown) => deploymentSummarySchema.parse(d).deploymentId)).toEqual([id]);
+    expect(listed.body[0]).not.toHaveProperty('state');
+    // A deployment is not a session.
+    expectProblem(await request('GET', `/sessions/${id}`), 404);
+
+    const cancel = expectProblem(await request('DELETE', `/deployments/${id}`), 405);
+    expect(cancel.detail).toContain('cannot be cancelled');
+    expectProblem(await request('DELETE', '/deployments/no-such-id'), 404);
+    expectProblem(await request('GET', '/deployments/no-such-id'), 404);
+    expectProblem(await request('POST', '/deployments', { maxParallelGroups: 0 }), 422, ['maxParallelGroups']);
+    expectProblem(await request('PUT', '/deployments'), 405);
+  });
+});
+
+describe('environments over HTTP (Fuel upgrade seed)', () => {
+  it('lists and gets environments with generated attributes masked; 404 for an unknown id', async () => {
+    const listed = await request('GET', '/environments');
+    expect(listed.status).toBe(200);
+    expect(listed.body.map((e: unknown) => environmentSchema.parse(e).name)).toEqual(expect.arrayContaining(['prod', 'legacy', 'idle']));
+    expect(JSON.stringify(listed.body)).not.toMatch(/s3cret|r00t/);
+    const prod = await request('GET', '/environments/1');
+    expect(prod.body.attributes.generated).toEqual({ keystone: { admin_token: MASKED_VALUE }, mysql: { root_password: MASKED_VALUE } });
+    expectProblem(await request('GET', '/environments/99'), 404);
+    expectProblem(await request('GET', '/environments/abc'), 404);
+    expectProblem(await request('POST', '/environments/1'), 405);
+  });
+
+  it('clone: 400, 404, 409, then 200 with the seed, then 405 for a second clone and for cloning the seed', async () => {
+    const clone = (id: number | string, body: unknown) => request('POST', `/environments/${id}/upgrade/clone`, body);
+    expectProblem(await clone(1, 'not json'), 400);
+    expectProblem(await clone(1, { name: 'prod-8.0' }), 400, ['release_id']);
+    expectProblem(await clone(1, { name: '', release_id: 'two' }), 400, ['name', 'release_id']);
+    expectProblem(await clone(99, { name: 'x', release_id: 2 }), 404);
+    expectProblem(await clone(1, { name: 'x', release_id: 99 }), 404, ['release_id']);
+    const conflict = expectProblem(await clone(2, { name: 'legacy-8.0', release_id: 2 }), 409, ['attributes.editable.storage.iser', 'attributes.editable.common.nova_quota']);
+    expect(conflict.detail).toContain('editable.storage.iser');
+
+    const seeded = await clone(1, { name: 'prod-8.0', release_id: 2 });
+    expect(seeded.status).toBe(200);
+    const seed = environmentSchema.parse(seeded.body);
+    expect(seed).toMatchObject({ name: 'prod-8.0', release_id: 2, original_cluster_id: 1, status: 'new', nodes: [] });
+    expect(seed.attributes).toEqual({
+      editable: { common: { debug: { value: false } }, compute: { libvirt_type: { value: 'kvm' } } },
+      generated: { keystone: { token: MASKED_VALUE }, mysql: { root_password: MASKED_VALUE } },
+    });
+    // Copied in clear into the store, never returned so.
+    expect((await runtime.environments.getEnvironment(seed.id))?.environment.attributes.generated).toEqual({ keystone: { token: 's3cret-token' }, mysql: { root_password: 'r00t' } });
+    expect((await request('GET', `/environments/${seed.id}`)).body).toEqual(seeded.body);
+
+    expect(expectProblem(await clone(1, { name: 'again', release_id: 2 }), 405).detail).toContain(`its upgrade seed is environment ${seed.id}`);
+    expectProblem(await clone(seed.id, { name: 'seed-of-seed', release_id: 2 }), 405);
+    expectProblem(await request('GET', `/environments/1/upgrade/clone`), 405);
+
+    // assign, on this seed
+    const assign = (id: number | string, body: unknown) => request('POST', `/environments/${id}/upgrade/assign`, body);
+    expectProblem(await assign(seed.id, {}), 400, ['node_id']);
+    expectProblem(await assign(seed.id, '{'), 400);
+    expectProblem(await assign(99, { node_id: 11 }), 404);
+    expectProblem(await assign(seed.id, { node_id: 999 }), 404, ['node_id']);
+    expectProblem(await assign(seed.id, { node_id: 21 }), 405, ['node_id']);
+    expectProblem(await assign(3, { node_id: 11 }), 405);
+    const role = expectProblem(await assign(seed.id, { node_id: 13 }), 409, ['roles']);
+    expect(role.detail).toContain("role 'mongo'");
+
+    const assigned = await assign(seed.id, { node_id: 11 });
+    expect(assigned.status).toBe(200);
+    expect(assignedNodeSchema.parse(assigned.body)).toEqual({ id: 11, name: 'node-11', roles: ['controller'], ip: '10.20.0.11', mac: '52:54:00:00:00:11', cluster_id: seed.id });
+    expect((await request('GET', `/environments/${seed.id}`)).body.nodes.map((n: { id: number }) => n.id)).toEqual([11]);
+    expect((await request('GET', '/environments/1')).body.nodes.map((n: { id: number }) => n.id)).toEqual([12, 13]);
+    // Assigned once: it is no longer in the original.
+    expectProblem(await assign(seed.id, { node_id: 11 }), 405);
+  });
+
+  it('of concurrent clones of one environment exactly one gets 200, the others 405', async () => {
+    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => request('POST', '/environments/3/upgrade/clone', { name: `idle-${i}`, release_id: 2 })));
+    expect(replies.map((r) => r.status).sort()).toEqual([200, 405, 405, 405, 405, 405, 405, 405]);
+    const winner = replies.find((r) => r.status === 200)!;
+    expect(await runtime.environments.seedOf(3)).toBe(winner.body.id);
+    const seeds = (await request('GET', '/environments')).body.filter((e: { original_cluster_id?: number }) => e.original_cluster_id === 3);
+    expect(seeds).toHaveLength(1);
+  });
+});

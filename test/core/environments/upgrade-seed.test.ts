@@ -1,0 +1,112 @@
+import { MASKED_VALUE, assignNode, cloneEnvironment, maskEnvironment, siteEnvironmentsSchema, upgradeAttributes, type Environment, type Release } from '../../../core/environments';
+import { parseSiteDefinition } from '../../../simulator';
+import { fuelEnvironments } from '../../support/environments';
+import { buildSite } from '../../support/sites';
+
+const site = fuelEnvironments();
+const release = (id: number): Release => site.releases.find((r) => r.id === id)!;
+const environment = (id: number): Environment => site.environments.find((e) => e.id === id)!;
+
+describe('upgrade seed clone', () => {
+  it('copies editable and generated attributes upgraded by the target release, with no nodes and the original named', () => {
+    const seed = cloneEnvironment(environment(1), release(2), { name: 'prod-8.0', release_id: 2 }, undefined);
+    expect(seed).toEqual({
+      name: 'prod-8.0',
+      release_id: 2,
+      status: 'new',
+      nodes: [],
+      original_cluster_id: 1,
+      attributes: {
+        editable: { common: { debug: { value: false } }, compute: { libvirt_type: { value: 'kvm' } } },
+        generated: { keystone: { token: 's3cret-token' }, mysql: { root_password: 'r00t' } },
+      },
+    });
+    // The original is left as it was.
+    expect(environment(1).attributes.editable).toEqual({ common: { libvirt_type: { value: 'kvm' }, debug: { value: false } } });
+  });
+
+  it('refuses an attribute set in the original that the target removes with no rename, naming every one', () => {
+    expect(() => cloneEnvironment(environment(2), release(2), { name: 'x', release_id: 2 }, undefined)).toThrow(
+      expect.objectContaining({
+        name: 'UpgradeConflictError',
+        problems: [
+          expect.objectContaining({ field: 'attributes.editable.storage.iser' }),
+          expect.objectContaining({ field: 'attributes.editable.common.nova_quota' }),
+        ],
+      }),
+    );
+  });
+
+  it('refuses an environment that already has a seed, or is one', () => {
+    expect(() => cloneEnvironment(environment(1), release(2), { name: 'x', release_id: 2 }, 7)).toThrow(
+      expect.objectContaining({ name: 'UpgradeNotAllowedError', message: expect.stringContaining('its upgrade seed is environment 7') }),
+    );
+    const seed: Environment = { ...environment(3), id: 9, original_cluster_id: 3 };
+    expect(() => cloneEnvironment(seed, release(2), { name: 'x', release_id: 2 }, undefined)).toThrow(
+      expect.objectContaining({ name: 'UpgradeNotAllowedError', message: expect.stringContaining('is itself the upgrade seed of environment 3') }),
+    );
+  });
+
+  it('moves renamed paths that swap, reading the original values', () => {
+    const upgraded = upgradeAttributes(
+      { editable: { a: 1, b: 2 }, generated: {} },
+      { renamed: { 'editable.a': 'editable.b', 'editable.b': 'editable.a' }, removed: ['editable.gone'] },
+    );
+    expect(upgraded).toEqual({ attributes: { editable: { a: 2, b: 1 }, generated: {} }, removedButSet: [] });
+  });
+});
+
+describe('upgrade seed assign', () => {
+  const seed: Environment = { ...cloneEnvironment(environment(1), release(2), { name: 'prod-8.0', release_id: 2 }, undefined), id: 4 };
+
+  it('moves the node with its id, roles and addresses from the original to the seed', () => {
+    const moved = assignNode(seed, environment(1), release(2), 11);
+    expect(moved.node).toEqual({ id: 11, name: 'node-11', roles: ['controller'], ip: '10.20.0.11', mac: '52:54:00:00:00:11' });
+    expect(moved.seed.nodes).toEqual([moved.node]);
+    expect(moved.original.nodes.map((n) => n.id)).toEqual([12, 13]);
+  });
+
+  it('refuses a node outside the original (405) and a role the seed release lacks (409)', () => {
+    expect(() => assignNode(seed, environment(1), release(2), 21)).toThrow(expect.objectContaining({ name: 'UpgradeNotAllowedError', field: 'node_id' }));
+    expect(() => assignNode(environment(3), undefined, release(1), 11)).toThrow(expect.objectContaining({ name: 'UpgradeNotAllowedError' }));
+    expect(() => assignNode(seed, environment(1), release(2), 13)).toThrow(
+      expect.objectContaining({ name: 'UpgradeConflictError', problems: [expect.objectContaining({ field: 'roles', message: expect.stringContaining("role 'mongo'") })] }),
+    );
+  });
+});
+
+describe('environments in the site file', () => {
+  it('masks every generated leaf and keeps the editable ones', () => {
+    const masked = maskEnvironment(environment(1));
+    expect(masked.attributes.generated).toEqual({ keystone: { admin_token: MASKED_VALUE }, mysql: { root_password: MASKED_VALUE } });
+    expect(masked.attributes.editable).toEqual(environment(1).attributes.editable);
+    expect(JSON.stringify(masked)).not.toContain('r00t');
+  });
+
+  it('parses releases and environments in a site file and names bad fields', () => {
+    const parsed = parseSiteDefinition({ ...buildSite(1), ...site });
+    expect(parsed.environments.map((e) => e.name)).toEqual(['prod', 'legacy', 'idle']);
+    expect(() =>
+      parseSiteDefinition({
+        ...buildSite(1),
+        releases: [{ id: 1, name: 'r', version: '1', roles: [], attributeChanges: { removed: ['common.x'] } }],
+        environments: [
+          { id: 1, name: 'a', release_id: 5, nodes: [{ id: 1, name: 'n', ip: '10.0.0.300', mac: 'zz' }] },
+          { id: 1, name: 'b', release_id: 1 },
+        ],
+      }),
+    ).toThrow(
+      expect.objectContaining({
+        problems: expect.arrayContaining([
+          expect.objectContaining({ field: 'releases[0].attributeChanges.removed[0]' }),
+          expect.objectContaining({ field: 'environments[0].nodes[0].ip' }),
+          expect.objectContaining({ field: 'environments[0].nodes[0].mac' }),
+        ]),
+      }),
+    );
+    expect(siteEnvironmentsSchema.safeParse({ releases: site.releases, environments: [{ id: 1, name: 'a', release_id: 5 }, { id: 1, name: 'b', release_id: 1 }] }).error?.issues.map((i) => i.path.join('.'))).toEqual([
+      'environments.1.id',
+      'environments.0.release_id',
+    ]);
+  });
+});

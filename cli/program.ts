@@ -2,6 +2,8 @@ import { Command, CommanderError } from 'commander';
 import { InvalidInputError } from '../core/errors';
 import { registerPlanCommands } from './commands/plan';
 import { registerDeployCommand } from './commands/deploy';
+import { registerEventsCommand } from './commands/events';
+import { registerScheduleCommands } from './commands/schedule';
 import { registerServeCommand } from './commands/serve';
 import { registerSessionCommands } from './commands/session';
 import { registerSimulateCommand } from './commands/simulate';
@@ -21,6 +23,8 @@ export function rolloutProgram(): Command {
   registerPlanCommands(program);
   registerSimulateCommand(program);
   registerServeCommand(program);
+  registerScheduleCommands(program);
+  registerEventsCommand(program);
   return program;
 }
 

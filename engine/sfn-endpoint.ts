@@ -13,6 +13,10 @@ export interface ControlPlaneEndpoints {
   region: string;
   tableName: string;
   stateMachines: { rollingUpgrade: string; groupDeployment: string };
+  /** EventBridge Scheduler-compatible endpoint (absent on AWS: the SDK's own), the group and the role schedules use. */
+  schedulerEndpoint?: string;
+  scheduleGroup?: string;
+  schedulerRoleArn?: string;
 }
 
 export const DISCOVERY_PATH = '/rollout/v1/endpoints';
@@ -37,6 +41,8 @@ class ServiceError extends Error {
 
 type Request = Record<string, unknown>;
 type Operation = (request: Request) => Promise<unknown>;
+/** Answers a request of its own API and returns true, or returns false without touching it. */
+export type Route = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
 /**
  * A Step Functions-compatible endpoint over the local engine: AWS JSON 1.0, so the real
@@ -52,6 +58,8 @@ export class StepFunctionsEndpoint {
     private readonly engine: LocalStepFunctions,
     /** The endpoints of the discovery route, once the server listens. */
     private readonly discovery: () => ControlPlaneEndpoints | undefined = () => undefined,
+    /** Other APIs served on the same port (the scheduler's, the events'): each answers its own requests. */
+    private readonly routes: readonly Route[] = [],
   ) {
     this.operations = {
       StartExecution: (r) => this.startExecution(r),
@@ -67,6 +75,7 @@ export class StepFunctionsEndpoint {
 
   /** Handles one HTTP request (a node:http listener). */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    for (const route of this.routes) if (await route(req, res)) return;
     if (req.method === 'GET' && req.url === DISCOVERY_PATH) {
       const endpoints = this.discovery();
       if (!endpoints) return send(res, 404, 'application/json', { message: 'no discovery on this endpoint' });

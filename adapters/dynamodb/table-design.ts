@@ -11,6 +11,7 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
  * | node       | SESSION#<id>     | NODE#<name>                         | name, index, status, phase, reason        |
  * | message    | SESSION#<id>     | MSG#<epoch ms, 15 digits>#<6 hex>   | text, at                                  |
  * | lock       | LOCK#<node>      | LOCK                                | owner, leaseExpiresAt, fencingToken, acquiredAt |
+ * | schedule   | SCHEDULES        | SCHEDULE#<group>#<name>             | every ScheduleRecord field (embedded control plane only) |
  */
 export const PARTITION_KEY = 'pk';
 export const SORT_KEY = 'sk';
@@ -109,3 +110,8 @@ export const batchResultKey = (deploymentId: string, group: string, phase: strin
   pk: deploymentPk(deploymentId),
   sk: `${batchResultPrefix(group, phase)}${String(batch).padStart(6, '0')}`,
 });
+
+// The embedded control plane's schedules (on AWS, EventBridge Scheduler keeps them): one partition, few items.
+export const SCHEDULES_PK = 'SCHEDULES';
+export const SCHEDULE_SK_PREFIX = 'SCHEDULE#';
+export const scheduleKey = (groupName: string, name: string): ItemKey => ({ pk: SCHEDULES_PK, sk: `${SCHEDULE_SK_PREFIX}${groupName}#${name}` });

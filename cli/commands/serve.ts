@@ -15,7 +15,7 @@ export function registerServeCommand(program: Command): void {
   program
     .command('serve')
     .description(
-      'Run the embedded control plane as a local service: a Step Functions-compatible endpoint and the DynamoDB endpoint. ' +
+      'Run the embedded control plane as a local service: a Step Functions-compatible endpoint (with an EventBridge Scheduler-compatible one for `rollout schedule`) and the DynamoDB endpoint. ' +
         'The first line on stdout is one JSON object with the endpoints and the state machine ARNs; it runs until SIGINT or SIGTERM.',
     )
     .option('--site <file>', 'simulated site file (YAML or JSON)')
@@ -44,8 +44,8 @@ async function serve(options: ServeOptions): Promise<void> {
     ...(timeScale !== undefined ? { timeScale } : {}),
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
   });
-  const { stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName } = served.endpoints;
-  process.stdout.write(`${JSON.stringify({ stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName })}\n`);
+  const { stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName, schedulerEndpoint, scheduleGroup, schedulerRoleArn } = served.endpoints;
+  process.stdout.write(`${JSON.stringify({ stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName, schedulerEndpoint, scheduleGroup, schedulerRoleArn })}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);

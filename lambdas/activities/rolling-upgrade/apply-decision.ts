@@ -68,7 +68,8 @@ export async function applyDecision(
 /** What a decision tells the status events: nodes it failed (in batches), and the session's end. */
 function decisionEvents(deps: RollingUpgradeDependencies, session: UpgradeSession, decision: StageDecision): StatusEvent[] {
   const at = eventTime(deps.clock.now());
-  const { step, stage } = decision.progress;
+  // The step and stage the increment ran in (the decision's progress is where it goes next).
+  const { step, stage } = session.progress;
   const common = { kind: 'upgrade' as const, sessionId: session.upgradeId, at };
   return decision.actions.flatMap((action, index): StatusEvent[] => {
     if (action.type === 'fail') return nodesFailedEvents({ ...common, reason: action.reason, step }, action.nodes, `step-${step}:${stage}:${index}`);

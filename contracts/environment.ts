@@ -13,4 +13,6 @@ export const ENVIRONMENT = {
   iterationsPerExecution: 'ITERATIONS_PER_EXECUTION',
   /** The site connection profile as JSON; when set, the URL and token variables above are not read. Secrets stay ARNs until cold start. */
   siteProfile: 'SITE_PROFILE',
+  /** The EventBridge bus of the status events; unset: no events. */
+  eventBusName: 'EVENT_BUS_NAME',
 } as const;

@@ -1,6 +1,6 @@
 import { startServedControlPlane, type ServedControlPlane } from '../../engine/serve';
 import { RolloutClient } from '../../engine/client/rollout-client';
-import { VirtualClock } from '../../engine/virtual-clock';
+import type { VirtualClock } from '../../engine/virtual-clock';
 import { buildSite, upgradeRequest } from '../support/sites';
 
 /** ISO local time of `ms` for an at(...) expression in UTC. */

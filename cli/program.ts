@@ -3,6 +3,8 @@ import { InvalidInputError } from '../core/errors';
 import { registerPlanCommands } from './commands/plan';
 import { registerDeployCommand } from './commands/deploy';
 import { registerEnvCommands } from './commands/env';
+import { registerEventsCommand } from './commands/events';
+import { registerScheduleCommands } from './commands/schedule';
 import { registerServeCommand } from './commands/serve';
 import { registerSessionCommands } from './commands/session';
 import { registerSimulateCommand } from './commands/simulate';
@@ -23,6 +25,8 @@ export function rolloutProgram(): Command {
   registerSimulateCommand(program);
   registerServeCommand(program);
   registerEnvCommands(program);
+  registerScheduleCommands(program);
+  registerEventsCommand(program);
   return program;
 }
 

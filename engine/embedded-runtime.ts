@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { STATE_MACHINES, WORKFLOWS, type StateMachineName, type WorkflowName } from '../contracts';
 import { DynamoDbConnectorState } from '../adapters/dynamodb/dynamodb-connector-state';
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
@@ -14,6 +15,8 @@ import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFu
 import type { ConnectorState } from '../ports/connector-state';
 import type { Provisioner } from '../ports/provisioner';
 import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
+import { JsonLinesEventLog, MemoryEventLog } from '../adapters/events/event-logs';
+import type { StatusEventLog } from '../ports/status-events';
 import { openDataDir } from './data-dir';
 import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
 import { LocalStepFunctions, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
@@ -54,6 +57,9 @@ export interface EmbeddedRuntimeOptions {
   connectors?: (simulator: RunningSiteSimulator, deps: { connectorState: ConnectorState }) => SiteClients | Promise<SiteClients>;
 }
 
+/** The status events' JSON-lines file in a data directory. */
+export const EVENTS_FILE = 'events.jsonl';
+
 /** A speed of scaled simulated time good for watching: a 5-minute boot takes 0.3 s. */
 export const DEFAULT_TIME_SCALE = 1000;
 
@@ -76,6 +82,8 @@ export class EmbeddedRuntime implements RolloutRuntime {
     /** ARN of each registered state machine, by its contracts name. */
     readonly stateMachineArns: Readonly<Record<StateMachineName, string>>,
     readonly handlers: Record<RollingUpgradeFunctionName, LambdaHandler>,
+    /** The workflows' status events: the data directory's events.jsonl, or memory without one. */
+    readonly events: StatusEventLog,
     private readonly closeDataDir: () => Promise<void>,
     /** Fuel's releases and environments, seeded from the site file. */
     readonly environments: DynamoDbEnvironmentStore,
@@ -129,12 +137,14 @@ export class EmbeddedRuntime implements RolloutRuntime {
       await data.close();
       throw err;
     }
-    const handlers = createRollingUpgradeHandlers({ store, site, clock, settings: { ...defaultSettings, ...options.settings } });
+    const events = options.dataDir ? new JsonLinesEventLog(path.join(options.dataDir, EVENTS_FILE)) : new MemoryEventLog();
+    const handlers = createRollingUpgradeHandlers({ store, site, clock, events, settings: { ...defaultSettings, ...options.settings } });
     const deploymentHandlers = createGroupDeploymentHandlers({
       store: deployments,
       inventory: site.inventory,
       provisioner: site.provisioner ?? missingProvisioner,
       clock,
+      events,
       settings: { ...defaultGroupDeploymentSettings, ...options.deploymentSettings },
     });
     const functions: Record<string, LocalFunction> = {};
@@ -147,7 +157,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const arns = Object.fromEntries(
       (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])]),
     ) as Record<StateMachineName, string>;
-    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, () => data.close(), environments);
+    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, () => data.close(), environments);
   }
 
   /** Starts a workflow on the local engine; `executionName` is a fresh UUID unless given (tests name theirs). */

@@ -2,13 +2,19 @@ import { createApi } from '../api';
 import { listenApi, type ListeningApi } from '../api/node-http';
 import { WORKFLOWS } from '../contracts';
 import type { EmbeddedRuntime } from './embedded-runtime';
+import { DynamoDbScheduleStore } from '../adapters/dynamodb/dynamodb-schedule-store';
+import { LOCAL_SCHEDULE_GROUP, LOCAL_SCHEDULER_ROLE_ARN, LocalScheduler } from './local-scheduler';
 import { openRuntime, type OpenRuntimeOptions } from './open-runtime';
+import { SchedulerEndpoint } from './scheduler-endpoint';
+import { eventsRoute } from './events-endpoint';
 import { LOCAL_REGION, StepFunctionsEndpoint, type ControlPlaneEndpoints } from './sfn-endpoint';
 
 export interface ServedControlPlane {
   endpoints: ControlPlaneEndpoints;
   /** The runtime behind the endpoint (in-process callers read the simulated site and its clock from it). */
   runtime: EmbeddedRuntime;
+  /** The local EventBridge Scheduler: schedules in the store, fired on the runtime's clock. */
+  scheduler: LocalScheduler;
   close(): Promise<void>;
 }
 
@@ -24,18 +30,33 @@ export async function startServedControlPlane(options: OpenRuntimeOptions & { po
   const runtime = await openRuntime(options);
   // Known once the server listens; the discovery route answers from it.
   const announced: { endpoints?: ControlPlaneEndpoints } = {};
-  const endpoint = new StepFunctionsEndpoint(runtime.engine, () => announced.endpoints);
+  const stateMachines = {
+    rollingUpgrade: runtime.stateMachineArns[WORKFLOWS.rollingUpgrade],
+    groupDeployment: runtime.stateMachineArns[WORKFLOWS.groupDeployment],
+  };
+  const scheduler = new LocalScheduler({
+    store: new DynamoDbScheduleStore({ tableName: runtime.dynamoDb.tableName, client: runtime.dynamoDb.client }),
+    engine: runtime.engine,
+    clock: runtime.clock,
+    stateMachines,
+  });
+  const schedulerEndpoint = new SchedulerEndpoint(scheduler, runtime.clock, LOCAL_REGION);
+  const endpoint = new StepFunctionsEndpoint(runtime.engine, () => announced.endpoints, [(req, res) => schedulerEndpoint.route(req, res), eventsRoute(runtime.events)]);
   let listening: Awaited<ReturnType<StepFunctionsEndpoint['listen']>>;
   let api: ListeningApi;
   try {
     listening = await endpoint.listen(options.port ?? 0);
+    // Schedules a previous run of this data directory stored fire again.
+    await scheduler.start();
   } catch (err) {
+    scheduler.close();
     await runtime.close();
     throw err;
   }
   try {
     api = await listenApi(createApi({ controlPlane: runtime, environments: runtime.environments }), options.apiPort ?? 0);
   } catch (err) {
+    scheduler.close();
     await listening.close();
     await runtime.close();
     throw err;
@@ -45,18 +66,20 @@ export async function startServedControlPlane(options: OpenRuntimeOptions & { po
     dynamodbEndpoint: runtime.dynamoDb.endpoint,
     region: LOCAL_REGION,
     tableName: runtime.dynamoDb.tableName,
-    stateMachines: {
-      rollingUpgrade: runtime.stateMachineArns[WORKFLOWS.rollingUpgrade],
-      groupDeployment: runtime.stateMachineArns[WORKFLOWS.groupDeployment],
-    },
+    stateMachines,
     apiEndpoint: api.url,
+    schedulerEndpoint: listening.url,
+    scheduleGroup: LOCAL_SCHEDULE_GROUP,
+    schedulerRoleArn: LOCAL_SCHEDULER_ROLE_ARN,
   };
   announced.endpoints = endpoints;
   return {
     endpoints,
     runtime,
+    scheduler,
     async close() {
       await api.close();
+      scheduler.close();
       await listening.close();
       await runtime.close();
     },

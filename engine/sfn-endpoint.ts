@@ -15,6 +15,10 @@ export interface ControlPlaneEndpoints {
   stateMachines: { rollingUpgrade: string; groupDeployment: string };
   /** The REST API (sessions, deployments, environments; api/): `rollout serve` serves it beside the endpoint. */
   apiEndpoint?: string;
+  /** EventBridge Scheduler-compatible endpoint (absent on AWS: the SDK's own), the group and the role schedules use. */
+  schedulerEndpoint?: string;
+  scheduleGroup?: string;
+  schedulerRoleArn?: string;
 }
 
 export const DISCOVERY_PATH = '/rollout/v1/endpoints';
@@ -39,6 +43,8 @@ class ServiceError extends Error {
 
 type Request = Record<string, unknown>;
 type Operation = (request: Request) => Promise<unknown>;
+/** Answers a request of its own API and returns true, or returns false without touching it. */
+export type Route = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
 /**
  * A Step Functions-compatible endpoint over the local engine: AWS JSON 1.0, so the real
@@ -54,6 +60,8 @@ export class StepFunctionsEndpoint {
     private readonly engine: LocalStepFunctions,
     /** The endpoints of the discovery route, once the server listens. */
     private readonly discovery: () => ControlPlaneEndpoints | undefined = () => undefined,
+    /** Other APIs served on the same port (the scheduler's, the events'): each answers its own requests. */
+    private readonly routes: readonly Route[] = [],
   ) {
     this.operations = {
       StartExecution: (r) => this.startExecution(r),
@@ -69,6 +77,7 @@ export class StepFunctionsEndpoint {
 
   /** Handles one HTTP request (a node:http listener). */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    for (const route of this.routes) if (await route(req, res)) return;
     if (req.method === 'GET' && req.url === DISCOVERY_PATH) {
       const endpoints = this.discovery();
       if (!endpoints) return send(res, 404, 'application/json', { message: 'no discovery on this endpoint' });

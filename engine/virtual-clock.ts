@@ -35,6 +35,8 @@ export class VirtualClock implements TimeSource {
   readonly startAt: number;
   private current: number;
   private readonly sleepers = new EventQueue();
+  /** Wake-ups of aborted sleeps still in the queue. */
+  private readonly aborted = new Set<(at: number) => void>();
   /** Work in progress (`busy()` calls not yet ended). */
   private running = 0;
   /** Bumped whenever work starts or ends or sleepers wake: a settle counts only if it stays put. */
@@ -55,10 +57,23 @@ export class VirtualClock implements TimeSource {
     return this.current;
   }
 
-  sleep(simSeconds: number): Promise<void> {
+  sleep(simSeconds: number, signal?: AbortSignal): Promise<void> {
     const at = this.current + Math.max(0, Math.round(simSeconds * 1000));
     return new Promise((resolve) => {
-      this.sleepers.push({ at, run: () => resolve() });
+      if (signal?.aborted) return resolve();
+      const run = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      // An aborted sleep wakes now and no longer moves the clock: its entry is dropped when it reaches the head.
+      const onAbort = () => {
+        this.aborted.add(run);
+        this.activity++;
+        resolve();
+        this.watch();
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.sleepers.push({ at, run });
       this.watch();
     });
   }
@@ -89,7 +104,7 @@ export class VirtualClock implements TimeSource {
 
   /** Sleepers not yet woken (for tests and figures). */
   get sleeping(): number {
-    return this.sleepers.size;
+    return this.sleepers.size - this.aborted.size;
   }
 
   /** Starts watching for everything to settle, unless already watching. */
@@ -122,6 +137,10 @@ export class VirtualClock implements TimeSource {
       this.activity++;
       this.watch();
       return;
+    }
+    for (let head = this.sleepers.peek(); head && this.aborted.has(head.run); head = this.sleepers.peek()) {
+      this.aborted.delete(head.run);
+      this.sleepers.pop();
     }
     const next = this.sleepers.peekTime();
     if (next !== undefined) {

@@ -6,6 +6,8 @@ import { GroupDeploymentWorkflow } from './constructs/group-deployment-workflow'
 import { RollingUpgradeFunctions } from './constructs/rolling-upgrade-functions';
 import { RollingUpgradeWorkflow } from './constructs/rolling-upgrade-workflow';
 import { RolloutApi } from './constructs/rollout-api';
+import { ENVIRONMENT } from '../contracts';
+import { RolloutEvents, RolloutSchedules } from './constructs/schedules-and-events';
 import { SessionsTable } from './constructs/sessions-table';
 import { SiteConnection } from './constructs/site-connection';
 
@@ -24,17 +26,19 @@ export class RolloutStack extends Stack {
     super(scope, id, props);
     const site = new SiteConnection(this, 'Site', { profile: props?.siteProfile });
     const { table } = new SessionsTable(this, 'Sessions');
+    const events = new RolloutEvents(this, 'Events');
+    const eventsEnvironment = { [ENVIRONMENT.eventBusName]: events.bus.eventBusName };
 
     const rollingUpgradeFunctions = new RollingUpgradeFunctions(this, 'RollingUpgradeFunctions', {
       table,
-      environment: site.rollingUpgradeEnvironment,
+      environment: { ...site.rollingUpgradeEnvironment, ...eventsEnvironment },
       policies: site.policies,
     });
     const rollingUpgrade = new RollingUpgradeWorkflow(this, 'RollingUpgrade', { functions: rollingUpgradeFunctions.functions });
 
     const groupDeploymentFunctions = new GroupDeploymentFunctions(this, 'GroupDeploymentFunctions', {
       table,
-      environment: site.groupDeploymentEnvironment,
+      environment: { ...site.groupDeploymentEnvironment, ...eventsEnvironment },
       policies: site.policies,
     });
     const groupDeployment = new GroupDeploymentWorkflow(this, 'GroupDeployment', { functions: groupDeploymentFunctions.functions });
@@ -42,10 +46,16 @@ export class RolloutStack extends Stack {
     const { api } = new RolloutApi(this, 'Api', { table, rollingUpgrade: rollingUpgrade.stateMachine, groupDeployment: groupDeployment.groupDeployment });
 
     new CfnOutput(this, 'ApiUrl', { value: api.url });
+    events.grantPublish(...Object.values(rollingUpgradeFunctions.functions), ...Object.values(groupDeploymentFunctions.functions));
+    const schedules = new RolloutSchedules(this, 'Schedules', { stateMachines: [rollingUpgrade.stateMachine, groupDeployment.groupDeployment] });
+
     new CfnOutput(this, 'RollingUpgradeStateMachineArn', { value: rollingUpgrade.stateMachine.stateMachineArn });
     new CfnOutput(this, 'GroupDeploymentStateMachineArn', { value: groupDeployment.groupDeployment.stateMachineArn });
     new CfnOutput(this, 'DeployGroupStateMachineArn', { value: groupDeployment.deployGroup.stateMachineArn });
     new CfnOutput(this, 'RunNodeBatchesStateMachineArn', { value: groupDeployment.runNodeBatches.stateMachineArn });
     new CfnOutput(this, 'SessionsTableName', { value: table.tableName });
+    new CfnOutput(this, 'EventBusName', { value: events.bus.eventBusName });
+    new CfnOutput(this, 'ScheduleGroupName', { value: schedules.group.ref });
+    new CfnOutput(this, 'SchedulerRoleArn', { value: schedules.role.roleArn });
   }
 }

@@ -28,6 +28,11 @@ export class EventQueue {
     return this.heap[0]?.at;
   }
 
+  /** The earliest event, left in the queue. */
+  peek(): SimEvent | undefined {
+    return this.heap[0];
+  }
+
   pop(): SimEvent | undefined {
     const top = this.heap[0];
     const last = this.heap.pop();

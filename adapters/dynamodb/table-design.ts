@@ -16,6 +16,7 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
  * | environment| ENVIRONMENTS     | ENV#<id, 10 digits>                 | environment, revision                    |
  * | upgrade    | ENVIRONMENTS     | UPGRADE#<original id, 10 digits>    | seedId (the 1:1 relation)                |
  * | env ids    | ENVIRONMENTS     | LAST_ID                             | lastId                                   |
+ * | schedule   | SCHEDULES        | SCHEDULE#<group>#<name>             | every ScheduleRecord field (embedded control plane only) |
  */
 export const PARTITION_KEY = 'pk';
 export const SORT_KEY = 'sk';
@@ -133,3 +134,7 @@ export const releaseKey = (id: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `
 export const environmentKey = (id: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${ENVIRONMENT_SK_PREFIX}${paddedId(id)}` });
 export const upgradeRelationKey = (originalId: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${UPGRADE_SK_PREFIX}${paddedId(originalId)}` });
 export const environmentIdCounterKey = (): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: 'LAST_ID' });
+// The embedded control plane's schedules (on AWS, EventBridge Scheduler keeps them): one partition, few items.
+export const SCHEDULES_PK = 'SCHEDULES';
+export const SCHEDULE_SK_PREFIX = 'SCHEDULE#';
+export const scheduleKey = (groupName: string, name: string): ItemKey => ({ pk: SCHEDULES_PK, sk: `${SCHEDULE_SK_PREFIX}${groupName}#${name}` });

@@ -17,7 +17,7 @@ export function registerServeCommand(program: Command): void {
   program
     .command('serve')
     .description(
-      'Run the embedded control plane as a local service: a Step Functions-compatible endpoint, the DynamoDB endpoint and the REST API (sessions, deployments, environments; GET /openapi.json). ' +
+      'Run the embedded control plane as a local service: a Step Functions-compatible endpoint (with an EventBridge Scheduler-compatible one for `rollout schedule`), the DynamoDB endpoint and the REST API (sessions, deployments, environments; GET /openapi.json). ' +
         'The first line on stdout is one JSON object with the endpoints and the state machine ARNs; it runs until SIGINT or SIGTERM.',
     )
     .option('--site <file>', 'simulated site file (YAML or JSON)')
@@ -49,8 +49,8 @@ async function serve(options: ServeOptions): Promise<void> {
     ...(timeScale !== undefined ? { timeScale } : {}),
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
   });
-  const { stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName, apiEndpoint } = served.endpoints;
-  process.stdout.write(`${JSON.stringify({ stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName, apiEndpoint })}\n`);
+  const { stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName, apiEndpoint, schedulerEndpoint, scheduleGroup, schedulerRoleArn } = served.endpoints;
+  process.stdout.write(`${JSON.stringify({ stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName, apiEndpoint, schedulerEndpoint, scheduleGroup, schedulerRoleArn })}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DescribeExecutionCommand, ListExecutionsCommand, SFNClient, StartExecutionCommand, StopExecutionCommand, type ExecutionStatus } from '@aws-sdk/client-sfn';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
@@ -10,6 +11,7 @@ import type { SiteState } from '../../simulator';
 import type { CancelResult, GateResult, RolloutRuntime, RunOutcome, SessionListing, SessionProgress, SessionView, StartedRun } from '../runtime';
 import type { ControlPlaneEndpoints } from '../sfn-endpoint';
 import { StoreSessions } from '../store-sessions';
+import { ScheduleClient } from './schedule-client';
 
 /** How a client reaches a control plane's APIs: endpoints (absent on AWS: the SDK's own), region, credentials. */
 export interface ClientConnection {
@@ -40,6 +42,8 @@ export class RolloutClient implements RolloutRuntime {
   private readonly dynamoDb: DynamoDBClient;
   private readonly reads: StoreSessions;
   private readonly pollMs: number;
+  private readonly common: { region: string; profile?: string; credentials?: typeof LOCAL_CREDENTIALS };
+  private scheduleClient: ScheduleClient | undefined;
 
   constructor(private readonly connection: ClientConnection) {
     const { endpoints } = connection;
@@ -48,6 +52,7 @@ export class RolloutClient implements RolloutRuntime {
       ...(connection.profile ? { profile: connection.profile } : {}),
       ...(connection.localCredentials ? { credentials: LOCAL_CREDENTIALS } : {}),
     };
+    this.common = common;
     this.sfn = new SFNClient({ ...common, ...(endpoints.stepFunctionsEndpoint ? { endpoint: endpoints.stepFunctionsEndpoint } : {}) });
     this.dynamoDb = new DynamoDBClient({ ...common, ...(endpoints.dynamodbEndpoint ? { endpoint: endpoints.dynamodbEndpoint } : {}) });
     const document = DynamoDBDocumentClient.from(this.dynamoDb, { marshallOptions: { removeUndefinedValues: true } });
@@ -146,7 +151,19 @@ export class RolloutClient implements RolloutRuntime {
     return this.connection.local?.now() ?? Date.now();
   }
 
+  /** The control plane's schedules, through `@aws-sdk/client-scheduler` (made on first use). */
+  get schedules(): ScheduleClient {
+    const { endpoints } = this.connection;
+    this.scheduleClient ??= new ScheduleClient(new SchedulerClient({ ...this.common, ...(endpoints.schedulerEndpoint ? { endpoint: endpoints.schedulerEndpoint } : {}) }), {
+      stateMachines: endpoints.stateMachines,
+      ...(endpoints.scheduleGroup ? { scheduleGroup: endpoints.scheduleGroup } : {}),
+      ...(endpoints.schedulerRoleArn ? { schedulerRoleArn: endpoints.schedulerRoleArn } : {}),
+    });
+    return this.scheduleClient;
+  }
+
   async close(): Promise<void> {
+    this.scheduleClient?.close();
     this.sfn.destroy();
     this.dynamoDb.destroy();
     await this.connection.onClose?.();

@@ -60,6 +60,8 @@ export const STACK_OUTPUTS = {
   rollingUpgrade: 'RollingUpgradeStateMachineArn',
   groupDeployment: 'GroupDeploymentStateMachineArn',
   tableName: 'SessionsTableName',
+  scheduleGroup: 'ScheduleGroupName',
+  schedulerRoleArn: 'SchedulerRoleArn',
 } as const;
 
 /** A deployed stack's state machines and table, from its CloudFormation outputs. */
@@ -77,8 +79,13 @@ export async function resolveStack(
     if (!value) throw new Error(`stack ${stackName} has no output ${key}: is it the rollout stack (infra/)?`);
     return value;
   };
+  // Optional: a stack deployed before schedules existed still serves sessions.
+  const scheduleGroup = outputs.get(STACK_OUTPUTS.scheduleGroup);
+  const schedulerRoleArn = outputs.get(STACK_OUTPUTS.schedulerRoleArn);
   return {
     region,
+    ...(scheduleGroup ? { scheduleGroup } : {}),
+    ...(schedulerRoleArn ? { schedulerRoleArn } : {}),
     tableName: output(STACK_OUTPUTS.tableName),
     stateMachines: { rollingUpgrade: output(STACK_OUTPUTS.rollingUpgrade), groupDeployment: output(STACK_OUTPUTS.groupDeployment) },
   };

@@ -1,4 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { EventBridgePublisher } from '../../adapters/events/eventbridge-publisher';
+import type { StatusEventPublisher } from '../../ports/status-events';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbConnectorState } from '../../adapters/dynamodb/dynamodb-connector-state';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
@@ -41,6 +44,7 @@ export async function loadRollingUpgradeDependencies(env: NodeJS.ProcessEnv = pr
     store: new DynamoDbSessionStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     site: connected.site,
     clock: systemClock,
+    ...eventsFromEnvironment(env),
     settings: { ...defaultSettings, iterationsPerExecution: iterations > 0 ? iterations : defaultSettings.iterationsPerExecution },
   };
 }
@@ -55,6 +59,7 @@ export async function loadGroupDeploymentDependencies(env: NodeJS.ProcessEnv = p
     inventory: connected.site.inventory,
     provisioner: connected.provisioner,
     clock: systemClock,
+    ...eventsFromEnvironment(env),
     settings: defaultGroupDeploymentSettings,
   };
 }
@@ -89,6 +94,7 @@ export function dependenciesFromEnvironment(env: NodeJS.ProcessEnv = process.env
       bearerToken: optional(env, ENVIRONMENT.siteApiToken),
     }),
     clock: systemClock,
+    ...eventsFromEnvironment(env),
     settings: { ...defaultSettings, iterationsPerExecution: iterations > 0 ? iterations : defaultSettings.iterationsPerExecution },
   };
 }
@@ -105,6 +111,13 @@ export function groupDeploymentDependenciesFromEnvironment(env: NodeJS.ProcessEn
     inventory: new HsmInventory({ baseUrl: required(env, ENVIRONMENT.inventoryUrl), bearerToken }),
     provisioner: new HttpProvisioner({ baseUrl: required(env, ENVIRONMENT.provisionerUrl), bearerToken }),
     clock: systemClock,
+    ...eventsFromEnvironment(env),
     settings: defaultGroupDeploymentSettings,
   };
+}
+
+/** The status events' publisher when EVENT_BUS_NAME names a bus (the stack sets it). */
+function eventsFromEnvironment(env: NodeJS.ProcessEnv): { events?: StatusEventPublisher } {
+  const bus = optional(env, ENVIRONMENT.eventBusName);
+  return bus ? { events: new EventBridgePublisher(new EventBridgeClient({}), bus) } : {};
 }

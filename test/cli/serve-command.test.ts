@@ -42,6 +42,9 @@ describe('rollout serve, and a second process as its client', () => {
         groupDeployment: 'arn:aws:states:local:000000000000:stateMachine:GroupDeployment',
       },
       apiEndpoint: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      schedulerEndpoint: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      scheduleGroup: 'rollout',
+      schedulerRoleArn: 'arn:aws:iam::000000000000:role/rollout-scheduler',
     });
     const endpoint = serve.endpoints.stepFunctionsEndpoint;
 

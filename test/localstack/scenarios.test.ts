@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { CreateScheduleCommand, DeleteScheduleCommand, GetScheduleCommand } from '@aws-sdk/client-scheduler';
 import { RolloutClient } from '../../engine/client/rollout-client';
 import { connectControlPlane, DEFAULT_STACK, resolveStack } from '../../engine/client/targets';
 import { startServe, type RunningServe } from '../support/serve';
@@ -65,6 +66,49 @@ function scenarios(connect: () => Promise<RolloutClient>) {
     expect(found.report.nodes[SCENARIO_SITE.deployFails]).toBe('FAILED');
     expect((await client.sessions()).filter((entry) => entry.kind === 'deployment').map((entry) => entry.id)).toContain(run.id);
   });
+
+  it('a schedule firing starts an upgrade with its stored request, which completes', async () => {
+    const { schedules } = client;
+    const group = client.endpoints.scheduleGroup!;
+    // The control plane's own time (virtual on `rollout serve`): a disabled probe's creation date.
+    await schedules.scheduler.send(
+      new CreateScheduleCommand({
+        Name: 'clock-probe',
+        GroupName: group,
+        State: 'DISABLED',
+        ScheduleExpression: 'rate(1 day)',
+        FlexibleTimeWindow: { Mode: 'OFF' },
+        Target: { Arn: client.endpoints.stateMachines.rollingUpgrade, RoleArn: client.endpoints.schedulerRoleArn!, Input: JSON.stringify(upgrade({ startingLabel: 'scheduled' })) },
+      }),
+    );
+    const now = (await schedules.scheduler.send(new GetScheduleCommand({ Name: 'clock-probe', GroupName: group }))).CreationDate!.getTime();
+    await schedules.scheduler.send(new DeleteScheduleCommand({ Name: 'clock-probe', GroupName: group }));
+    const before = new Set((await client.executions('rollingUpgrade')).map((execution) => execution.executionArn));
+
+    // A minute ahead, rounded up to a whole minute.
+    const fireAt = Math.ceil((now + 60_000) / 60_000) * 60_000;
+    await schedules.create({
+      name: 'scheduled-upgrade',
+      workflow: 'rollingUpgrade',
+      request: upgrade({ startingLabel: 'scheduled' }),
+      scheduleExpression: `at(${new Date(fireAt).toISOString().slice(0, 19)})`,
+      timeZone: 'UTC',
+      deleteAfterCompletion: true,
+    });
+    let started: string | undefined;
+    while (!started) {
+      started = (await client.executions('rollingUpgrade')).find((execution) => !before.has(execution.executionArn))?.executionArn;
+      if (!started) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const outcome = await client.follow(started);
+    expect(outcome.status).toBe('SUCCEEDED');
+    const upgradeId = (outcome.output as { upgradeId?: string } | undefined)?.upgradeId;
+    const found = upgradeId ? await client.session(upgradeId) : undefined;
+    if (found?.kind !== 'upgrade') throw new Error(`no upgrade for ${started}`);
+    expect(found.report).toMatchObject({ completed: true, startingLabel: 'scheduled', counts: { UPGRADED: SCENARIO_SITE.scheduled.length } });
+    // One-time and deleted after completion.
+    expect((await schedules.list()).map((entry) => entry.name)).not.toContain('scheduled-upgrade');
+  });
 }
 
 describe('end-to-end scenarios through the client, against `rollout serve`', () => {
@@ -100,7 +144,10 @@ localStack(
       const cloudFormation = new CloudFormationClient({ endpoint: LOCALSTACK_ENDPOINT!, region, credentials });
       try {
         const stack = await resolveStack(cloudFormation, process.env.ROLLOUT_STACK ?? DEFAULT_STACK, region);
-        return new RolloutClient({ endpoints: { ...stack, stepFunctionsEndpoint: LOCALSTACK_ENDPOINT!, dynamodbEndpoint: LOCALSTACK_ENDPOINT! }, localCredentials: true });
+        return new RolloutClient({
+          endpoints: { ...stack, stepFunctionsEndpoint: LOCALSTACK_ENDPOINT!, dynamodbEndpoint: LOCALSTACK_ENDPOINT!, schedulerEndpoint: LOCALSTACK_ENDPOINT! },
+          localCredentials: true,
+        });
       } finally {
         cloudFormation.destroy();
       }

@@ -3,6 +3,7 @@ import type { Clock } from '../../../core/clock';
 import type { DeploymentStore } from '../../../ports/deployment-store';
 import type { Provisioner } from '../../../ports/provisioner';
 import type { Inventory } from '../../../ports/site';
+import type { StatusEventPublisher } from '../../../ports/status-events';
 
 export interface GroupDeploymentDependencies {
   store: DeploymentStore;
@@ -12,6 +13,8 @@ export interface GroupDeploymentDependencies {
   settings: GroupDeploymentSettings;
   /** The activities' structured logger; by default one at POWERTOOLS_LOG_LEVEL (lambdas/activities/middleware.ts). */
   logger?: Logger;
+  /** Where status events go (an EventBridge bus, the data dir's events file); none without it. */
+  events?: StatusEventPublisher;
 }
 
 export interface GroupDeploymentSettings {

@@ -5,6 +5,8 @@ import {
   type DeploymentStage,
 } from '../../../core/group-deployment';
 import { UnexpectedPhaseResultError } from '../../../core/errors';
+import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
+import { eventTime, publishStatusEvents } from '../status-events';
 import type { GroupDeploymentDependencies } from './dependencies';
 import { updateRunState } from './run-state';
 import type { PhaseRef } from './phase-batches';
@@ -32,12 +34,14 @@ export async function evaluatePhase(event: PhaseRef, deps: GroupDeploymentDepend
     }
   });
   const stage = groupRunState(state, event.group).stage;
+  const next = event.phase === 'PREPARE' && stage === 'PREPARED' ? 'DEPLOY' : 'DONE';
+  if (next === 'DONE') await publishGroupFinished(deps, event.deploymentId, event.group, stage);
   return {
     deploymentId: event.deploymentId,
     group: event.group,
     phase: event.phase,
     stage,
-    next: event.phase === 'PREPARE' && stage === 'PREPARED' ? 'DEPLOY' : 'DONE',
+    next,
   };
 }
 
@@ -47,5 +51,10 @@ export async function failGroup(event: { deploymentId: string; group: string }, 
     const stage = groupRunState(current, event.group).stage;
     return stage === 'FAILED' || stage === 'DEPLOYED' ? current : cascadeFailure(plan, current, event.group);
   });
+  await publishGroupFinished(deps, event.deploymentId, event.group, 'FAILED');
   return { deploymentId: event.deploymentId, group: event.group };
+}
+
+function publishGroupFinished(deps: GroupDeploymentDependencies, deploymentId: string, group: string, stage: string): Promise<void> {
+  return publishStatusEvents(deps, [statusEvent(DETAIL_TYPES.groupFinished, { kind: 'deployment', sessionId: deploymentId, at: eventTime(deps.clock.now()), group, stage }, `group-${group}`)]);
 }

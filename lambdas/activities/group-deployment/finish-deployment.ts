@@ -1,4 +1,6 @@
 import { summarizeDeploymentRun } from '../../../core/group-deployment';
+import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
+import { eventTime, publishStatusEvents } from '../status-events';
 import type { GroupDeploymentDependencies } from './dependencies';
 import { loadRun } from './run-state';
 
@@ -16,10 +18,13 @@ export async function finishDeployment(event: { deploymentId: string }, deps: Gr
   const result = summarizeDeploymentRun(plan, record.state);
   await deps.store.setStatus(event.deploymentId, result.status);
   const failed = [...result.criticalGroupsFailed];
-  return {
-    deploymentId: event.deploymentId,
-    status: result.status,
-    criticalGroupsFailed: failed,
-    cause: failed.length > 0 ? `Critical groups failed: ${failed.join(', ')}` : 'Every critical group deployed',
-  };
+  const cause = failed.length > 0 ? `Critical groups failed: ${failed.join(', ')}` : 'Every critical group deployed';
+  await publishStatusEvents(deps, [
+    statusEvent(
+      DETAIL_TYPES.sessionFinished,
+      { kind: 'deployment', sessionId: event.deploymentId, at: eventTime(deps.clock.now()), outcome: result.status === 'SUCCEEDED' ? 'COMPLETED' : 'FAILED', state: result.status, detail: cause },
+      'session',
+    ),
+  ]);
+  return { deploymentId: event.deploymentId, status: result.status, criticalGroupsFailed: failed, cause };
 }

@@ -1,4 +1,6 @@
 import { pollWaitSeconds } from '../../../core/group-deployment/poll-schedule';
+import { nodesFailedEvents } from '../../../core/events/status-events';
+import { eventTime, publishStatusEvents } from '../status-events';
 import type { GroupDeploymentDependencies } from './dependencies';
 import { loadRun } from './run-state';
 import { actionName, batchesOf, type PhaseRef } from './phase-batches';
@@ -43,14 +45,16 @@ export async function checkBatch(event: BatchProgress, deps: GroupDeploymentDepe
   if (action?.status === 'complete' || timedOut) {
     const succeeded = nodes.filter((n) => action?.nodes[n] === 'succeeded');
     const succeededSet = new Set(succeeded);
-    await deps.store.putBatchResult(event.deploymentId, {
-      group: event.group,
-      phase: event.phase,
-      batch: event.batch,
-      succeeded,
-      failed: nodes.filter((n) => !succeededSet.has(n)),
-      timedOut: action?.status !== 'complete',
-    });
+    const failed = nodes.filter((n) => !succeededSet.has(n));
+    await deps.store.putBatchResult(event.deploymentId, { group: event.group, phase: event.phase, batch: event.batch, succeeded, failed, timedOut: action?.status !== 'complete' });
+    await publishStatusEvents(
+      deps,
+      nodesFailedEvents(
+        { kind: 'deployment', sessionId: event.deploymentId, at: eventTime(deps.clock.now()), reason: action?.status !== 'complete' ? `${event.phase} timed out` : `${event.phase} failed`, group: event.group, phase: event.phase },
+        failed,
+        `group-${event.group}:${event.phase}:batch-${event.batch}`,
+      ),
+    );
     return { ...event, polls: event.polls + 1, done: true, waitSeconds: 0 };
   }
   const untilTimeout = Math.max(1, Math.ceil(timeoutSeconds - elapsedSeconds));

@@ -1,6 +1,8 @@
 import { idForExecution } from '../../../core/execution-id';
 import { planDeployment, selectDeploymentStrategy, startDeploymentRun } from '../../../core/group-deployment';
 import { parseDeploymentRequest } from '../../../core/group-deployment/deployment-request';
+import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
+import { eventTime, publishStatusEvents } from '../status-events';
 import type { GroupDeploymentDependencies } from './dependencies';
 
 export interface StartDeploymentEvent {
@@ -39,5 +41,7 @@ export async function startDeployment(event: StartDeploymentEvent, deps: GroupDe
     },
     plan,
   );
+  const summary = `Deployment of ${plan.nodes.length} node(s) in ${plan.order.length} group(s)`;
+  await publishStatusEvents(deps, [statusEvent(DETAIL_TYPES.sessionStarted, { kind: 'deployment', sessionId: deploymentId, at: eventTime(deps.clock.now()), summary }, 'session')]);
   return { deploymentId, maxParallelGroups: settings.maxParallelGroups };
 }

@@ -6,6 +6,8 @@ import { applyDecision } from './apply-decision';
 import { loadStepNodes, renewLocks } from './observe';
 import { loadPlanRecords } from './advance-window';
 import type { RollingUpgradeDependencies } from './dependencies';
+import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
+import { eventTime, publishStatusEvents } from '../status-events';
 
 export interface ActivityContext {
   session: UpgradeSession;
@@ -58,6 +60,7 @@ export async function runActivity(
     const saved: Progress = { ...outcome.progress, errorCount: 0 };
     if (JSON.stringify(saved) !== JSON.stringify(progress)) await deps.store.saveProgress(session.upgradeId, progress, saved);
     if (outcome.message) await deps.store.appendMessage(session.upgradeId, outcome.message);
+    if (saved.step > progress.step && session.mode !== 'window') await publishStepFinished(deps, session, progress.step);
     return next(saved, outcome.waitSeconds);
   } catch (err) {
     if (err instanceof StaleWriteError) {
@@ -105,4 +108,17 @@ async function recordLostLocks(
 async function save(deps: RollingUpgradeDependencies, session: UpgradeSession, expected: Progress, outcome: StageOutcome): Promise<void> {
   await deps.store.saveProgress(session.upgradeId, expected, outcome.progress);
   if (outcome.message) await deps.store.appendMessage(session.upgradeId, outcome.message);
+}
+
+/** A step ended: how many of its nodes upgraded and failed (one read of the step's node records). */
+async function publishStepFinished(deps: RollingUpgradeDependencies, session: UpgradeSession, step: number): Promise<void> {
+  const nodes = session.planTaken ? await loadStepNodes(deps, session, step) : [];
+  const count = (status: NodeRecord['status']) => nodes.filter((node) => node.status === status).length;
+  await publishStatusEvents(deps, [
+    statusEvent(
+      DETAIL_TYPES.stepFinished,
+      { kind: 'upgrade', sessionId: session.upgradeId, at: eventTime(deps.clock.now()), step, ...(session.planTaken ? { upgraded: count('UPGRADED'), failed: count('FAILED') } : {}) },
+      `step-${step}`,
+    ),
+  ]);
 }

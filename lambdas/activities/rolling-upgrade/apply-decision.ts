@@ -2,6 +2,8 @@ import type { NodeAction, StageDecision, StageOutcome } from '../../../core/roll
 import { LockLostError } from '../../../core/errors';
 import type { NodeRecord, UpgradeSession } from '../../../core/rolling-upgrade/session';
 import { renewLocks } from './observe';
+import { DETAIL_TYPES, nodesFailedEvents, statusEvent, type StatusEvent } from '../../../core/events/status-events';
+import { eventTime, publishStatusEvents } from '../status-events';
 import type { RollingUpgradeDependencies } from './dependencies';
 
 /** Performs one action against the ports. Each is safe to repeat: a retried increment observes and decides again. */
@@ -57,7 +59,24 @@ export async function applyDecision(
     }
     await apply(deps, session.upgradeId, action);
   }
+  await publishStatusEvents(deps, decisionEvents(deps, session, decision));
   if (decision.error) throw decision.error;
   const { progress, waitSeconds, message } = decision;
   return { progress, waitSeconds, ...(message !== undefined ? { message } : {}) };
+}
+
+/** What a decision tells the status events: nodes it failed (in batches), and the session's end. */
+function decisionEvents(deps: RollingUpgradeDependencies, session: UpgradeSession, decision: StageDecision): StatusEvent[] {
+  const at = eventTime(deps.clock.now());
+  // The step and stage the increment ran in (the decision's progress is where it goes next).
+  const { step, stage } = session.progress;
+  const common = { kind: 'upgrade' as const, sessionId: session.upgradeId, at };
+  return decision.actions.flatMap((action, index): StatusEvent[] => {
+    if (action.type === 'fail') return nodesFailedEvents({ ...common, reason: action.reason, step }, action.nodes, `step-${step}:${stage}:${index}`);
+    if (action.type === 'closeSession') {
+      const outcome = action.completed ? 'COMPLETED' : action.state === 'DELETED' ? 'CANCELLED' : 'FAILED';
+      return [statusEvent(DETAIL_TYPES.sessionFinished, { ...common, outcome, state: action.state }, 'session')];
+    }
+    return [];
+  });
 }

@@ -3,6 +3,7 @@ import type { Clock } from '../../../core/clock';
 import type { UpgradeSession } from '../../../core/rolling-upgrade/session';
 import type { SessionStore } from '../../../ports/session-store';
 import type { Site } from '../../../ports/site';
+import type { StatusEventPublisher } from '../../../ports/status-events';
 
 /** What every rolling-upgrade handler is built from: injected, never read from globals. */
 export interface RollingUpgradeDependencies {
@@ -12,6 +13,8 @@ export interface RollingUpgradeDependencies {
   settings: RollingUpgradeSettings;
   /** The activities' structured logger; by default one at POWERTOOLS_LOG_LEVEL (lambdas/activities/middleware.ts). */
   logger?: Logger;
+  /** Where status events go (an EventBridge bus, the data dir's events file); none without it. */
+  events?: StatusEventPublisher;
 }
 
 export interface RollingUpgradeSettings {

@@ -2,6 +2,8 @@ import { InvalidInputError, SessionNotFoundError } from '../../../core/errors';
 import { idForExecution } from '../../../core/execution-id';
 import { parseUpgradeRequest, unsupportedControls } from '../../../core/rolling-upgrade/upgrade-request';
 import type { UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
+import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
+import { eventTime, publishStatusEvents } from '../status-events';
 import type { RollingUpgradeDependencies } from './dependencies';
 
 /** What the workflow hands Open Session: the execution's input and its id. */
@@ -71,6 +73,8 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
     progress: { step: 0, stage: 'STARTING', stageStartedAt: now, errorCount: 0 },
   };
   await store.createSession(session, []);
-  await store.appendMessage(upgradeId, `Upgrade session created: ${request.startingLabel} in steps of ${request.upgradeStepSize}`);
+  const summary = `Upgrade session created: ${request.startingLabel} in steps of ${request.upgradeStepSize}`;
+  await store.appendMessage(upgradeId, summary);
+  await publishStatusEvents(deps, [statusEvent(DETAIL_TYPES.sessionStarted, { kind: 'upgrade', sessionId: upgradeId, at: eventTime(now), summary }, 'session')]);
   return pointer(session, 0);
 }

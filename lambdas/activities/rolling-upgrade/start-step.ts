@@ -9,6 +9,8 @@ import type { RollingUpgradeDependencies } from './dependencies';
 import { applyDecision } from './apply-decision';
 import { loadStepNodes, lockAllOrNone, observeWlm } from './observe';
 import type { ActivityBody } from './activity-runner';
+import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
+import { eventTime, publishStatusEvents } from '../status-events';
 
 /** The plan snapshot (the starting group's members, in order), taken once, at step 0. */
 async function withPlan(deps: RollingUpgradeDependencies, session: UpgradeSession): Promise<UpgradeSession> {
@@ -32,5 +34,11 @@ export const startStep: ActivityBody = async ({ session, progress, deps, now }) 
   const { heldByOthers, locked } = await lockAllOrNone(deps, planned, step);
   const nodes = heldByOthers.size === 0 ? locked : step;
   const wlm = heldByOthers.size === 0 ? await observeWlm(deps, nodes) : new Map();
-  return applyDecision(deps, planned, decideStartStep({ session: planned, progress, nodes, observed: { failedMembers, heldByOthers, wlm }, now }), nodes);
+  const outcome = await applyDecision(deps, planned, decideStartStep({ session: planned, progress, nodes, observed: { failedMembers, heldByOthers, wlm }, now }), nodes);
+  if (outcome.progress.stage !== 'STARTING' && outcome.progress.step === progress.step && progress.step < planned.stepCount) {
+    await publishStatusEvents(deps, [
+      statusEvent(DETAIL_TYPES.stepStarted, { kind: 'upgrade', sessionId: planned.upgradeId, at: eventTime(now), step: progress.step, stepCount: planned.stepCount, nodeCount: nodes.length }, `step-${progress.step}`),
+    ]);
+  }
+  return outcome;
 };

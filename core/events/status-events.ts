@@ -1,0 +1,104 @@
+import { z } from 'zod';
+
+/**
+ * The status events the workflows publish (to an EventBridge bus on AWS; to a JSON-lines file or
+ * memory on the embedded control plane), so users wire SNS, chat or ticketing with rules. Each
+ * detail-type has a JSON Schema in schemas/events/, generated from these zod schemas and kept
+ * equal to them by a test. `eventId` is derived from the session and where it is (stage, step,
+ * group, batch): a retried handler publishes the same id again, and consumers dedupe on it.
+ * No event is per node, except node failures, which come in batches.
+ */
+export const EVENT_SOURCE = 'baremetal-rollout';
+
+export const DETAIL_TYPES = {
+  sessionStarted: 'Rollout Session Started',
+  sessionFinished: 'Rollout Session Finished',
+  stepStarted: 'Rollout Step Started',
+  stepFinished: 'Rollout Step Finished',
+  groupStarted: 'Rollout Group Started',
+  groupFinished: 'Rollout Group Finished',
+  nodesFailed: 'Rollout Nodes Failed',
+} as const;
+
+export type DetailType = (typeof DETAIL_TYPES)[keyof typeof DETAIL_TYPES];
+
+/** Node names per Nodes Failed event: 500 names with reasons stay far below EventBridge's 256 KB entry. */
+export const FAILED_NODES_PER_EVENT = 500;
+
+const common = {
+  eventId: z.string().min(1).describe('Stable across retries of the publishing handler: dedupe on it'),
+  kind: z.enum(['upgrade', 'deployment']),
+  sessionId: z.string().min(1).describe('The upgrade or deployment id (`rollout session get ID`)'),
+  at: z.iso.datetime().describe('When it happened, on the control plane clock'),
+};
+
+const sessionStarted = z.strictObject({ ...common, summary: z.string().describe('What runs: the label and step size, or the node and group counts') });
+const sessionFinished = z.strictObject({
+  ...common,
+  outcome: z.enum(['COMPLETED', 'FAILED', 'CANCELLED']),
+  state: z.string().describe('The stored end state: READY, DELETED (upgrades); SUCCEEDED, FAILED (deployments)'),
+  detail: z.string().optional(),
+});
+const stepStarted = z.strictObject({
+  ...common,
+  kind: z.literal('upgrade'),
+  step: z.int().min(0),
+  stepCount: z.int().min(0),
+  nodeCount: z.int().min(0).describe('Nodes drained in this step'),
+});
+const stepFinished = z.strictObject({
+  ...common,
+  kind: z.literal('upgrade'),
+  step: z.int().min(0),
+  upgraded: z.int().min(0).optional(),
+  failed: z.int().min(0).optional(),
+});
+const groupStarted = z.strictObject({ ...common, kind: z.literal('deployment'), group: z.string().min(1) });
+const groupFinished = z.strictObject({ ...common, kind: z.literal('deployment'), group: z.string().min(1), stage: z.string().describe('DEPLOYED or FAILED') });
+const nodesFailed = z.strictObject({
+  ...common,
+  nodes: z.array(z.string()).min(1).max(FAILED_NODES_PER_EVENT),
+  reason: z.string(),
+  step: z.int().min(0).optional(),
+  group: z.string().optional(),
+  phase: z.string().optional(),
+});
+
+/** The detail schema of each detail-type. */
+export const STATUS_EVENT_SCHEMAS = {
+  [DETAIL_TYPES.sessionStarted]: sessionStarted,
+  [DETAIL_TYPES.sessionFinished]: sessionFinished,
+  [DETAIL_TYPES.stepStarted]: stepStarted,
+  [DETAIL_TYPES.stepFinished]: stepFinished,
+  [DETAIL_TYPES.groupStarted]: groupStarted,
+  [DETAIL_TYPES.groupFinished]: groupFinished,
+  [DETAIL_TYPES.nodesFailed]: nodesFailed,
+} as const satisfies Record<DetailType, z.ZodType>;
+
+export type StatusEventDetail<T extends DetailType> = z.output<(typeof STATUS_EVENT_SCHEMAS)[T]>;
+
+/** One event: its detail-type and detail, as PutEvents sends them. */
+export type StatusEvent = { [T in DetailType]: { detailType: T; detail: StatusEventDetail<T> } }[DetailType];
+
+/** The file name of a detail-type's JSON Schema in schemas/events/ ('Rollout Step Started' → rollout-step-started.schema.json). */
+export const schemaFileOf = (detailType: DetailType): string => `${detailType.toLowerCase().replace(/ /g, '-')}.schema.json`;
+
+/** The JSON Schema of a detail-type's detail (draft 2020-12). */
+export function statusEventJsonSchema(detailType: DetailType): Record<string, unknown> {
+  return { $id: `https://baremetal-rollout/schemas/events/${schemaFileOf(detailType)}`, title: detailType, ...z.toJSONSchema(STATUS_EVENT_SCHEMAS[detailType]) };
+}
+
+/** Builds an event whose id is derived from the session and `where` (stable across retries). */
+export function statusEvent<T extends DetailType>(detailType: T, detail: Omit<StatusEventDetail<T>, 'eventId'>, where: string): StatusEvent {
+  const eventId = `${detail.sessionId}:${where}:${detailType.replace(/^Rollout /, '').toLowerCase().replace(/ /g, '-')}`;
+  return { detailType, detail: { eventId, ...detail } } as unknown as StatusEvent;
+}
+
+/** Splits failed nodes into events of at most FAILED_NODES_PER_EVENT names, each with its own stable id. */
+export function nodesFailedEvents(detail: Omit<StatusEventDetail<typeof DETAIL_TYPES.nodesFailed>, 'eventId' | 'nodes'>, nodes: readonly string[], where: string): StatusEvent[] {
+  const events: StatusEvent[] = [];
+  for (let start = 0; start < nodes.length; start += FAILED_NODES_PER_EVENT) {
+    events.push(statusEvent(DETAIL_TYPES.nodesFailed, { ...detail, nodes: nodes.slice(start, start + FAILED_NODES_PER_EVENT) }, `${where}:${start / FAILED_NODES_PER_EVENT}`));
+  }
+  return events;
+}

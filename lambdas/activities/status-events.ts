@@ -1,0 +1,24 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { StatusEvent } from '../../core/events/status-events';
+import type { StatusEventPublisher } from '../../ports/status-events';
+import { createActivityLogger } from './middleware';
+
+let fallbackLogger: Logger | undefined;
+
+/**
+ * Publishes status events after the store write they report. Best effort: the store is the truth
+ * and the workflow goes on if the bus refuses (the failure is logged); a retried handler publishes
+ * the same event ids again, which consumers dedupe.
+ */
+export async function publishStatusEvents(deps: { events?: StatusEventPublisher; logger?: Logger }, events: readonly StatusEvent[]): Promise<void> {
+  if (!deps.events || events.length === 0) return;
+  try {
+    await deps.events.publish(events);
+  } catch (err) {
+    fallbackLogger ??= createActivityLogger();
+    (deps.logger ?? fallbackLogger).warn('status events not published', { detailTypes: events.map((e) => e.detailType), error: err instanceof Error ? err.message : String(err) });
+  }
+}
+
+/** The ISO time of an epoch ms, as events carry it. */
+export const eventTime = (ms: number): string => new Date(ms).toISOString();

@@ -1,0 +1,55 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { startServedControlPlane, type ServedControlPlane } from '../../engine/serve';
+import { runCliInProcess } from '../support/cli';
+import { buildSite, upgradeRequest } from '../support/sites';
+
+describe('rollout schedule and rollout events against a served control plane', () => {
+  let dir: string;
+  let served: ServedControlPlane;
+  let url: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-schedule-cli-'));
+    served = await startServedControlPlane({ site: { kind: 'simulated', definition: buildSite(2) } });
+    url = served.endpoints.stepFunctionsEndpoint;
+  });
+  afterAll(async () => {
+    await served.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('creates, lists and deletes a schedule', async () => {
+    const request = path.join(dir, 'upgrade.json');
+    await writeFile(request, JSON.stringify(upgradeRequest()));
+    // Far ahead of the control plane's clock: nothing fires while the test looks.
+    const created = await runCliInProcess(['schedule', 'create', 'weekly', '--upgrade', request, '--expression', 'cron(0 3 ? * SUN 2099)', '--time-zone', 'Europe/Paris', '--endpoint', url]);
+    expect(created).toMatchObject({ code: 0, stdout: expect.stringContaining('created arn:aws:scheduler:local:000000000000:schedule/rollout/weekly') });
+    const listed = await runCliInProcess(['schedule', 'list', '--endpoint', url, '--json']);
+    expect(JSON.parse(listed.stdout)).toEqual([{ name: 'weekly', kind: 'upgrade', state: 'ENABLED', expression: 'cron(0 3 ? * SUN 2099)', timeZone: 'Europe/Paris' }]);
+    expect(await runCliInProcess(['schedule', 'delete', 'weekly', '--endpoint', url])).toMatchObject({ code: 0, stdout: 'deleted weekly\n' });
+    expect(await runCliInProcess(['schedule', 'delete', 'weekly', '--endpoint', url])).toMatchObject({ code: 2, stderr: expect.stringContaining("no schedule named 'weekly'") });
+  });
+
+  it('refuses a bad request naming the field, and a schedule without a running control plane', async () => {
+    const request = path.join(dir, 'bad.yaml');
+    await writeFile(request, 'pollIntervalSeconds: soon\n');
+    const refused = await runCliInProcess(['schedule', 'create', 'bad', '--deployment', request, '--expression', 'rate(1 day)', '--endpoint', url]);
+    expect(refused).toMatchObject({ code: 2, stderr: expect.stringContaining('pollIntervalSeconds') });
+    expect(await runCliInProcess(['schedule', 'list'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--endpoint URL') });
+  });
+
+  it('rollout events shows the status events of a run, readable or as JSON lines', async () => {
+    const run = await served.runtime.run('rollingUpgrade', upgradeRequest());
+    await run.outcome;
+    const readable = await runCliInProcess(['events', '--endpoint', url]);
+    expect(readable.code).toBe(0);
+    expect(readable.stdout).toContain(`Session Started  upgrade ${run.id}`);
+    expect(readable.stdout).toContain('Step Finished');
+    expect(readable.stdout).toContain('COMPLETED (READY)');
+    const json = await runCliInProcess(['events', '--endpoint', url, '--json']);
+    const lines = json.stdout.trim().split('\n').map((line) => JSON.parse(line) as { detailType: string });
+    expect(lines.map((line) => line.detailType).at(-1)).toBe('Rollout Session Finished');
+    expect(await runCliInProcess(['events'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--data-dir DIR and --endpoint URL') });
+  });
+});

@@ -12,6 +12,8 @@ export interface BenchFigures {
   stateTransitions: number;
   lambdaInvocations: number;
   dynamoDbRequests: number;
+  /** e.g. { PutItemCommand: 12, QueryCommand: 3 }: what the cost figures split into writes and reads. */
+  dynamoDbRequestsByCommand?: Record<string, number>;
 }
 
 export function summarizeExecutions(executions: readonly ExecutionFigures[]) {

@@ -57,6 +57,7 @@ export async function benchRollingUpgrade(s: RollingUpgradeScenario): Promise<Be
       nodes: s.nodes,
       wallSeconds,
       dynamoDbRequests: runtime.dynamoDbRequests.total,
+      dynamoDbRequestsByCommand: runtime.dynamoDbRequests.byCommand(),
       ...summarizeExecutions(runtime.engine.executions),
     };
   } finally {

@@ -3,11 +3,15 @@ import { renderFigures } from './figures';
 import { benchGroupDeployment, type GroupDeploymentScenario } from './group-deployment-bench';
 import { benchSsmRollingUpgrade } from './ssm-bench';
 import { benchWindow, type WindowBenchScenario } from './window-bench';
+import { measureBundles, renderBundleFigures } from './bundle-figures';
+import { renderCost } from './cost';
 
 /**
  * `npm run bench`: fleet-scale runs on the embedded default, printing figures (not asserting them).
- * `npm run bench -- --quick` runs smaller fleets, to check the harness; `--only=upgrade|deploy|window|ssm` runs one kind
- * (`ssm`: the step-size-100 upgrade through scontrol over SSM, with SSM calls and output bytes per node; not in the default run).
+ * `npm run bench -- --quick` runs smaller fleets, to check the harness; `--only=upgrade|deploy|window|ssm|bundles|cost` runs one kind
+ * (`ssm`: the step-size-100 upgrade through scontrol over SSM, with SSM calls and output bytes per node; `bundles`: the Lambda
+ * bundles of the last `npm run synth`, sizes and import time; `cost`: dollars per 1,000 node-upgrades at step size 1, 10
+ * and 100; none of these in the default run).
  */
 const quick = process.argv.includes('--quick');
 const nodes = quick ? 200 : 2000;
@@ -38,6 +42,19 @@ const window: WindowBenchScenario = {
 };
 
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+if (only === 'bundles') {
+  // Not in the default run: needs a `npm run synth` first. `--cdk-out=DIR` measures another synth's output.
+  const cdkOut = process.argv.find((a) => a.startsWith('--cdk-out='))?.slice('--cdk-out='.length) ?? 'cdk.out';
+  process.stdout.write(`${renderBundleFigures(cdkOut, measureBundles(cdkOut))}\n\n`);
+}
+if (only === 'cost') {
+  // A spotless fleet (no faults, no jobs): what a plain upgrade costs at each step size.
+  const fleetSize = quick ? 200 : 1000;
+  for (const stepSize of [1, 10, 100]) {
+    const figures = await benchRollingUpgrade({ name: `rolling upgrade, ${fleetSize} nodes, step size ${stepSize}`, nodes: fleetSize, stepSize });
+    process.stdout.write(`${renderCost(figures)}\n\n`);
+  }
+}
 if (only === 'ssm') process.stdout.write(`${await benchSsmRollingUpgrade(scenarios[1]!)}\n\n`);
 if (only === undefined || only === 'upgrade') {
   for (const scenario of scenarios) process.stdout.write(`${renderFigures(await benchRollingUpgrade(scenario))}\n\n`);

@@ -5,11 +5,15 @@ export const ENVIRONMENT = {
   slurmApiVersion: 'SLURM_API_VERSION',
   slurmUserName: 'SLURM_USER_NAME',
   slurmToken: 'SLURM_TOKEN',
+  /** ARN of the secret holding the Slurm JWT; read at cold start into SLURM_TOKEN's place (the stack sets this, never the token). */
+  slurmTokenSecretArn: 'SLURM_TOKEN_SECRET_ARN',
   bootServiceUrl: 'BOOT_SERVICE_URL',
   inventoryUrl: 'INVENTORY_URL',
   provisionerUrl: 'PROVISIONER_URL',
   /** Bearer token for BOS, HSM and the provisioner; empty or unset: requests go without one. */
   siteApiToken: 'SITE_API_TOKEN',
+  /** ARN of the secret holding SITE_API_TOKEN's value; empty or unset: no secret. Read at cold start. */
+  siteApiTokenSecretArn: 'SITE_API_TOKEN_SECRET_ARN',
   iterationsPerExecution: 'ITERATIONS_PER_EXECUTION',
   /** The site connection profile as JSON; when set, the URL and token variables above are not read. Secrets stay ARNs until cold start. */
   siteProfile: 'SITE_PROFILE',

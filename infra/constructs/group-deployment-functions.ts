@@ -1,10 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { GROUP_DEPLOYMENT_FUNCTION_NAMES, PROJECT_PATHS, type GroupDeploymentFunctionName } from '../../contracts';
-import { WorkflowFunctions } from './workflow-functions';
+import { WorkflowFunctions, type WorkflowFunctionsProps } from './workflow-functions';
 
 /**
  * Every group-deployment Task (statemachines/group-deployment.asl.json, deploy-group.asl.json,
@@ -13,13 +10,8 @@ import { WorkflowFunctions } from './workflow-functions';
  */
 export const GROUP_DEPLOYMENT_STEP_TIMEOUT = Duration.minutes(5);
 
-export interface GroupDeploymentFunctionsProps {
-  table: ITable;
-  /** The site connection; the table name is added here. */
-  environment: Readonly<Record<string, string>>;
-  policies?: readonly PolicyStatement[];
-  logRetention?: RetentionDays;
-}
+/** The site connection (`environment`, `policies`), the table, logging and network; the entry and timeouts are fixed here. */
+export type GroupDeploymentFunctionsProps = Omit<WorkflowFunctionsProps<string>, 'entry' | 'timeouts'>;
 
 /** One Lambda per group-deployment function, from lambdas/entrypoints/group-deployment.ts. */
 export class GroupDeploymentFunctions extends WorkflowFunctions<GroupDeploymentFunctionName> {

@@ -1,4 +1,4 @@
-import { Stack } from 'aws-cdk-lib';
+import { Stack, type RemovalPolicy } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine, StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
@@ -11,6 +11,8 @@ type GroupDeploymentMachine = 'RunNodeBatches' | 'DeployGroup' | 'GroupDeploymen
 export interface GroupDeploymentWorkflowProps {
   functions: Readonly<Record<GroupDeploymentFunctionName, IFunction>>;
   logRetention?: RetentionDays;
+  /** Of the log groups. Default: CDK's (RETAIN). */
+  removalPolicy?: RemovalPolicy;
 }
 
 /**
@@ -36,6 +38,7 @@ export class GroupDeploymentWorkflow extends Construct {
         functions: pick(props.functions, STATE_MACHINES[name].functions),
         children,
         logRetention: props.logRetention,
+      removalPolicy: props.removalPolicy,
       });
 
     this.runNodeBatches = machine('RunNodeBatches', {});

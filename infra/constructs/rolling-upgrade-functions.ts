@@ -1,10 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { PROJECT_PATHS, ROLLING_UPGRADE_FUNCTION_NAMES, type RollingUpgradeFunctionName } from '../../contracts';
-import { WorkflowFunctions } from './workflow-functions';
+import { WorkflowFunctions, type WorkflowFunctionsProps } from './workflow-functions';
 
 /**
  * Lambda timeouts, equal to the TimeoutSeconds of the Task that invokes each function in
@@ -14,13 +11,8 @@ import { WorkflowFunctions } from './workflow-functions';
 export const OPEN_SESSION_TIMEOUT = Duration.minutes(2);
 export const STAGE_TIMEOUT = Duration.minutes(15);
 
-export interface RollingUpgradeFunctionsProps {
-  table: ITable;
-  /** The site connection; the table name is added here. */
-  environment: Readonly<Record<string, string>>;
-  policies?: readonly PolicyStatement[];
-  logRetention?: RetentionDays;
-}
+/** The site connection (`environment`, `policies`), the table, logging and network; the entry and timeouts are fixed here. */
+export type RollingUpgradeFunctionsProps = Omit<WorkflowFunctionsProps<string>, 'entry' | 'timeouts'>;
 
 /** One Lambda per rolling-upgrade function, from lambdas/entrypoints/rolling-upgrade.ts. */
 export class RollingUpgradeFunctions extends WorkflowFunctions<RollingUpgradeFunctionName> {

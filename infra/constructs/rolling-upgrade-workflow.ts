@@ -1,4 +1,4 @@
-import { ArnFormat, Stack } from 'aws-cdk-lib';
+import { ArnFormat, Stack, type RemovalPolicy } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -10,6 +10,8 @@ import { createAslStateMachine } from './asl-state-machine';
 export interface RollingUpgradeWorkflowProps {
   functions: Readonly<Record<RollingUpgradeFunctionName, IFunction>>;
   logRetention?: RetentionDays;
+  /** Of the log groups. Default: CDK's (RETAIN). */
+  removalPolicy?: RemovalPolicy;
 }
 
 /**
@@ -30,6 +32,7 @@ export class RollingUpgradeWorkflow extends Construct {
       stateMachineName,
       functions: props.functions,
       logRetention: props.logRetention,
+      removalPolicy: props.removalPolicy,
     });
 
     // "Continue As New Execution" starts the next execution of this machine through $$.StateMachine.Id.

@@ -1,5 +1,6 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
 import {
   GSI1_PARTITION_KEY,
@@ -10,11 +11,18 @@ import {
   TTL_ATTRIBUTE,
 } from '../../adapters/dynamodb/table-design';
 
+export interface SessionsTableProps {
+  /** Default: RETAIN. */
+  removalPolicy?: RemovalPolicy;
+  /** A customer-managed key; default: the AWS-managed DynamoDB key. */
+  encryptionKey?: IKey;
+}
+
 /** The single table of sessions, plans, nodes, messages and node locks, declared from the same constants as the store. */
 export class SessionsTable extends Construct {
   readonly table: Table;
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: SessionsTableProps = {}) {
     super(scope, id);
     this.table = new Table(this, 'Table', {
       partitionKey: { name: PARTITION_KEY, type: AttributeType.STRING },
@@ -22,8 +30,12 @@ export class SessionsTable extends Construct {
       billingMode: BillingMode.PAY_PER_REQUEST,
       timeToLiveAttribute: TTL_ATTRIBUTE,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      // The table holds the only record of sessions in flight and of node locks: a stack deletion must not take it along.
-      removalPolicy: RemovalPolicy.RETAIN,
+      // A KMS key the account can audit (CloudTrail) and, customer-managed, revoke.
+      ...(props.encryptionKey
+        ? { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: props.encryptionKey }
+        : { encryption: TableEncryption.AWS_MANAGED }),
+      // The table holds the only record of sessions in flight and of node locks: by default a stack deletion does not take it along.
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
     });
     this.table.addGlobalSecondaryIndex({
       indexName: SESSIONS_BY_CREATION_INDEX,

@@ -1,4 +1,4 @@
-import { Aws, CfnCondition, CfnParameter, Fn, SecretValue, Stack, Validations, type CfnParameterProps } from 'aws-cdk-lib';
+import { Aws, CfnCondition, CfnParameter, Fn, Stack, Validations, type CfnParameterProps } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { ENVIRONMENT } from '../../contracts';
@@ -15,6 +15,14 @@ const URL_PATTERN = '^https?://.+';
 export interface SiteConnectionProps {
   /** The site connection profile; without one, the site comes in as stack parameters. */
   profile?: SiteProfile;
+  /** The instances the functions may command through SSM; default: those the profile's `ssm` transports name. */
+  ssmTargets?: readonly SsmTarget[];
+}
+
+/** Instances (EC2 `i-...` or managed `mi-...`) in one region that the functions may send commands to. */
+export interface SsmTarget {
+  region: string;
+  instanceIds: readonly string[];
 }
 
 export class SiteConnection extends Construct {
@@ -28,12 +36,12 @@ export class SiteConnection extends Construct {
   constructor(scope: Construct, id: string, props: SiteConnectionProps = {}) {
     super(scope, id);
     if (props.profile) {
-      const profile = checkDeployable(props.profile);
+      const profile = checkDeployable(props.profile, props.ssmTargets);
       // The profile travels whole; secrets stay ARNs in it and are read by the functions at cold start.
       const environment = { [ENVIRONMENT.siteProfile]: JSON.stringify(profile) };
       this.rollingUpgradeEnvironment = environment;
       this.groupDeploymentEnvironment = environment;
-      this.policies.push(...sitePolicies(profile));
+      this.policies.push(...sitePolicies(profile, props.ssmTargets));
       return;
     }
     // The scope is the stack, so the parameters keep their plain logical ids (WorkloadManagerUrl, ...).
@@ -68,30 +76,31 @@ export class SiteConnection extends Construct {
     const inventoryUrl = parameter('InventoryUrl', { description: 'Base URL of the hardware inventory (HSM).', allowedPattern: URL_PATTERN });
     const provisionerUrl = parameter('ProvisionerUrl', { description: 'Base URL of the provisioner (group deployments).', allowedPattern: URL_PATTERN });
 
-    // The functions read tokens from their environment only. A CloudFormation dynamic reference keeps a token
-    // out of the template and out of cdk.out: CloudFormation resolves it at deploy time. The resolved value
-    // still lands in the function configuration (KMS-encrypted at rest, readable with
-    // lambda:GetFunctionConfiguration), and a rotated token reaches the functions only on the next deploy.
-    // Reading the secret at cold start instead needs a change in lambdas/entrypoints/environment.ts.
-    const slurmToken = SecretValue.secretsManager(slurmTokenSecretArn).unsafeUnwrap();
+    // Only the ARNs reach the functions; each reads its secrets at cold start through Powertools parameters
+    // (lambdas/entrypoints/environment.ts), so a token is in no template, environment or execution input, and
+    // a rotated token reaches the next cold start without a deploy.
     // Fn::If, so that a site without a token deploys without a secret: the functions read an empty value as unset.
     const hasSiteApiToken = new CfnCondition(scope, 'HasSiteApiToken', { expression: Fn.conditionNot(Fn.conditionEquals(siteApiTokenSecretArn, '')) });
-    const siteApiToken = Fn.conditionIf(hasSiteApiToken.logicalId, SecretValue.secretsManager(siteApiTokenSecretArn).unsafeUnwrap(), '').toString();
-
+    this.policies.push(
+      new PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [slurmTokenSecretArn, Fn.conditionIf(hasSiteApiToken.logicalId, siteApiTokenSecretArn, Aws.NO_VALUE).toString()],
+      }),
+    );
     this.rollingUpgradeEnvironment = {
       [ENVIRONMENT.workloadManagerUrl]: workloadManagerUrl,
       [ENVIRONMENT.slurmApiVersion]: slurmApiVersion,
       // Empty counts as unset for the functions (dependenciesFromEnvironment tests truthiness).
       [ENVIRONMENT.slurmUserName]: slurmUserName,
-      [ENVIRONMENT.slurmToken]: slurmToken,
+      [ENVIRONMENT.slurmTokenSecretArn]: slurmTokenSecretArn,
       [ENVIRONMENT.bootServiceUrl]: bootServiceUrl,
       [ENVIRONMENT.inventoryUrl]: inventoryUrl,
-      [ENVIRONMENT.siteApiToken]: siteApiToken,
+      [ENVIRONMENT.siteApiTokenSecretArn]: siteApiTokenSecretArn,
     };
     this.groupDeploymentEnvironment = {
       [ENVIRONMENT.inventoryUrl]: inventoryUrl,
       [ENVIRONMENT.provisionerUrl]: provisionerUrl,
-      [ENVIRONMENT.siteApiToken]: siteApiToken,
+      [ENVIRONMENT.siteApiTokenSecretArn]: siteApiTokenSecretArn,
     };
   }
 }
@@ -105,7 +114,7 @@ const SERVICES: readonly Service[] = ['workloadManager', 'bootService', 'invento
  * function has no site files). slurm-reboot and the command provisioner are deployable: they keep
  * their boot sessions and actions in the rollout table, which every function can already write.
  */
-function checkDeployable(profile: SiteProfile): SiteProfile {
+function checkDeployable(profile: SiteProfile, ssmTargets: readonly SsmTarget[] | undefined): SiteProfile {
   const problems: FieldProblem[] = [];
   const transports: [string, TransportProfile | undefined][] = [['transport', profile.transport]];
   for (const key of SERVICES) {
@@ -115,14 +124,19 @@ function checkDeployable(profile: SiteProfile): SiteProfile {
     if (service.type === 'file') problems.push({ field: `${key}.type`, message: 'a file inventory is not available to the deployed functions' });
     transports.push([`${key}.transport`, service.transport]);
   }
+  const allowed = new Set((ssmTargets ?? []).flatMap(({ region, instanceIds }) => instanceIds.map((id) => `${region}/${id}`)));
   for (const [field, transport] of transports) {
     if (transport?.type === 'local') problems.push({ field, message: 'the deployed functions have no local cluster commands: use {type: ssm, ...}' });
+    if (transport?.type === 'ssm' && ssmTargets) {
+      const outside = transport.instanceIds.filter((id) => !allowed.has(`${transport.region}/${id}`));
+      if (outside.length > 0) problems.push({ field: `${field}.instanceIds`, message: `${outside.join(', ')} (${transport.region}) not in the construct's ssmTargets` });
+    }
   }
   if (problems.length > 0) throw new InvalidInputError('site profile for the stack', problems);
   return profile;
 }
 
-function sitePolicies(profile: SiteProfile): PolicyStatement[] {
+function sitePolicies(profile: SiteProfile, ssmTargets: readonly SsmTarget[] | undefined): PolicyStatement[] {
   const secretArns = new Set<string>();
   const transports: TransportProfile[] = profile.transport ? [profile.transport] : [];
   for (const key of SERVICES) {
@@ -132,7 +146,7 @@ function sitePolicies(profile: SiteProfile): PolicyStatement[] {
   }
   const policies: PolicyStatement[] = [];
   if (secretArns.size > 0) policies.push(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [...secretArns] }));
-  const ssm = transports.filter((t): t is Extract<TransportProfile, { type: 'ssm' }> => t.type === 'ssm');
+  const ssm: readonly SsmTarget[] = ssmTargets ?? transports.filter((t): t is Extract<TransportProfile, { type: 'ssm' }> => t.type === 'ssm');
   if (ssm.length > 0) {
     const resources = new Set<string>();
     for (const { region, instanceIds } of ssm) {

@@ -6,7 +6,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbConnectorState } from '../../adapters/dynamodb/dynamodb-connector-state';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
-import { HsmInventory, HttpProvisioner, createSiteClients, createSiteFromProfile, resolveSecretReference, type SiteFromProfile } from '../../adapters/site';
+import { HsmInventory, HttpProvisioner, createSiteClients, createSiteFromProfile, resolveSecretReference, type SecretResolution, type SiteFromProfile } from '../../adapters/site';
 import { ENVIRONMENT } from '../../contracts';
 import { systemClock } from '../../core/clock';
 import { InvalidInputError, describeError } from '../../core/errors';
@@ -35,10 +35,26 @@ async function siteFromProfileEnvironment(env: NodeJS.ProcessEnv): Promise<SiteF
   });
 }
 
+/**
+ * The environment with the tokens whose secrets the stack names (`*_SECRET_ARN`) read now, at cold start,
+ * through Powertools parameters: the deployed functions get ARNs, never tokens.
+ */
+export async function withSecretsRead(env: NodeJS.ProcessEnv, options: Pick<SecretResolution, 'getSecret'> = {}): Promise<NodeJS.ProcessEnv> {
+  const read: NodeJS.ProcessEnv = { ...env };
+  for (const [arnKey, tokenKey] of [
+    [ENVIRONMENT.slurmTokenSecretArn, ENVIRONMENT.slurmToken],
+    [ENVIRONMENT.siteApiTokenSecretArn, ENVIRONMENT.siteApiToken],
+  ] as const) {
+    const secretArn = optional(env, arnKey);
+    if (secretArn) read[tokenKey] = await resolveSecretReference({ secretArn }, arnKey, { ...options, env });
+  }
+  return read;
+}
+
 /** A rolling-upgrade function's dependencies: from SITE_PROFILE when the stack was given a profile, else from the URL variables. */
 export async function loadRollingUpgradeDependencies(env: NodeJS.ProcessEnv = process.env): Promise<RollingUpgradeDependencies> {
   const connected = await siteFromProfileEnvironment(env);
-  if (!connected) return dependenciesFromEnvironment(env);
+  if (!connected) return dependenciesFromEnvironment(await withSecretsRead(env));
   const iterations = Number(env[ENVIRONMENT.iterationsPerExecution] ?? defaultSettings.iterationsPerExecution);
   return {
     store: new DynamoDbSessionStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
@@ -52,7 +68,7 @@ export async function loadRollingUpgradeDependencies(env: NodeJS.ProcessEnv = pr
 /** A group-deployment function's dependencies: from SITE_PROFILE (which must name a provisioner), else from the URL variables. */
 export async function loadGroupDeploymentDependencies(env: NodeJS.ProcessEnv = process.env): Promise<GroupDeploymentDependencies> {
   const connected = await siteFromProfileEnvironment(env);
-  if (!connected) return groupDeploymentDependenciesFromEnvironment(env);
+  if (!connected) return groupDeploymentDependenciesFromEnvironment(await withSecretsRead(env));
   if (!connected.provisioner) throw new InvalidInputError('site profile', [{ field: 'provisioner', message: 'group deployments need a provisioner' }]);
   return {
     store: new DynamoDbDeploymentStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),

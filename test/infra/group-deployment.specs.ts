@@ -54,7 +54,8 @@ export function groupDeploymentSpecs(stack: TemplateQueries): void {
         const statements = machineStatements(name);
         const childId = machine(child)[0];
         expect(grantedOn(statements, 'states:StartExecution')).toEqual([{ Ref: childId }]);
-        const childExecutions = stackArn('states', 'execution:', { 'Fn::Select': [6, { 'Fn::Split': [':', { Ref: childId }] }] }, ':*');
+        // Every execution of the child, by its fixed name (the stack is BaremetalRollout).
+        const childExecutions = stackArn('states', `execution:BaremetalRollout-${child}:*`);
         expect(grantedOn(statements, 'states:DescribeExecution')).toEqual([childExecutions]);
         expect(grantedOn(statements, 'states:StopExecution')).toEqual([childExecutions]);
       });
@@ -106,9 +107,11 @@ export function groupDeploymentSpecs(stack: TemplateQueries): void {
         [ENVIRONMENT.tableName]: { Ref: stack.onlyOne('AWS::DynamoDB::Table')[0] },
         [ENVIRONMENT.inventoryUrl]: { Ref: 'InventoryUrl' },
         [ENVIRONMENT.provisionerUrl]: { Ref: 'ProvisionerUrl' },
-        [ENVIRONMENT.siteApiToken]: expect.anything(),
+        [ENVIRONMENT.siteApiTokenSecretArn]: { Ref: 'SiteApiTokenSecretArn' },
       });
-      for (const unused of [ENVIRONMENT.slurmToken, ENVIRONMENT.workloadManagerUrl, ENVIRONMENT.bootServiceUrl]) expect(variables).not.toHaveProperty(unused);
+      for (const unused of [ENVIRONMENT.slurmToken, ENVIRONMENT.slurmTokenSecretArn, ENVIRONMENT.workloadManagerUrl, ENVIRONMENT.bootServiceUrl]) {
+        expect(variables).not.toHaveProperty(unused);
+      }
       stack.template.hasParameter('ProvisionerUrl', { AllowedPattern: '^https?://.+' });
     });
 

@@ -8,6 +8,7 @@ import {
   groupDeploymentDependenciesFromEnvironment,
   loadGroupDeploymentDependencies,
   loadRollingUpgradeDependencies,
+  withSecretsRead,
 } from '../../lambdas/entrypoints/environment';
 
 // What the stack relies on in the deployed code: one export per Lambda (handler `index.<Name>`),
@@ -68,7 +69,7 @@ describe('dependencies from the environment', () => {
     expect(seen.map((headers) => headers.authorization)).toEqual(['Bearer t0k3n', 'Bearer t0k3n']);
   });
 
-  it('group deployment: an empty SITE_API_TOKEN (the stack sets it so when there is no secret) sends no token', async () => {
+  it('group deployment: an empty SITE_API_TOKEN sends no token', async () => {
     const deps = groupDeploymentDependenciesFromEnvironment(groupEnvironment({ [ENVIRONMENT.siteApiToken]: '' }));
     await deps.provisioner.getAction('deploy-1');
     expect(seen).toHaveLength(1);
@@ -94,6 +95,32 @@ describe('dependencies from the environment', () => {
     await site.workloadManager.getNodes(['n1']);
     expect(seen.map((headers) => headers['x-slurm-user-token'])).toEqual(['jwt-from-env']);
     await expect(loadGroupDeploymentDependencies(env)).rejects.toThrow('provisioner: group deployments need a provisioner');
+  });
+
+  it('the tokens whose secret ARNs the stack sets are read at cold start, into the variables the connectors read', async () => {
+    const secrets: Record<string, string> = { 'arn:slurm': ' slurm-jwt\n', 'arn:site': 'site-token' };
+    const requested: string[] = [];
+    const getSecret = async (arn: string) => (requested.push(arn), secrets[arn]);
+    const env = rollingEnvironment({ [ENVIRONMENT.slurmTokenSecretArn]: 'arn:slurm', [ENVIRONMENT.siteApiTokenSecretArn]: 'arn:site' });
+    const read = await withSecretsRead(env, { getSecret });
+    expect(requested).toEqual(['arn:slurm', 'arn:site']);
+    const { site } = dependenciesFromEnvironment(read);
+    await site.workloadManager.getNodes(['n1']).catch(() => undefined);
+    await site.inventory.getGroupMembers('compute').catch(() => undefined);
+    expect(seen.map((headers) => [headers['x-slurm-user-token'], headers.authorization])).toEqual([
+      ['slurm-jwt', undefined],
+      [undefined, 'Bearer site-token'],
+    ]);
+  });
+
+  it('an empty secret ARN (no site API secret) reads nothing; an unreadable secret names its variable', async () => {
+    const getSecret = async () => {
+      throw new Error('AccessDeniedException');
+    };
+    await expect(withSecretsRead(rollingEnvironment({ [ENVIRONMENT.siteApiTokenSecretArn]: '' }), { getSecret })).resolves.not.toHaveProperty(ENVIRONMENT.siteApiToken);
+    await expect(withSecretsRead(rollingEnvironment({ [ENVIRONMENT.slurmTokenSecretArn]: 'arn:slurm' }), { getSecret })).rejects.toThrow(
+      /SLURM_TOKEN_SECRET_ARN: cannot read secret arn:slurm: AccessDeniedException/,
+    );
   });
 
   it('SITE_PROFILE: a bad profile is reported with its path', async () => {

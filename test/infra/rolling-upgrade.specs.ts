@@ -38,10 +38,15 @@ export function rollingUpgradeSpecs(stack: TemplateQueries): void {
       stack.template.hasParameter('SlurmApiVersion', { Default: 'v0.0.41' });
     });
 
-    it.each(ROLLING_UPGRADE_FUNCTION_NAMES)('%s: gets the Slurm JWT as a dynamic reference to the secret, never as a value in the template', (name) => {
-      expect(environmentOf(name)[ENVIRONMENT.slurmToken]).toEqual({
-        'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: 'SlurmTokenSecretArn' }, ':SecretString:::}}']],
-      });
+    it.each(ROLLING_UPGRADE_FUNCTION_NAMES)('%s: gets the ARN of the Slurm JWT secret, never the token, and may read just that secret', (name) => {
+      expect(environmentOf(name)[ENVIRONMENT.slurmTokenSecretArn]).toEqual({ Ref: 'SlurmTokenSecretArn' });
+      expect(environmentOf(name)).not.toHaveProperty(ENVIRONMENT.slurmToken);
+      const statements = stack.statementsOf(stack.resources[stack.functionId(name)] as Resource);
+      const secrets = grantedOn(statements, 'secretsmanager:GetSecretValue');
+      expect(secrets).toHaveLength(2);
+      expect(secrets).toEqual(
+        expect.arrayContaining([{ Ref: 'SlurmTokenSecretArn' }, { 'Fn::If': ['HasSiteApiToken', { Ref: 'SiteApiTokenSecretArn' }, { Ref: 'AWS::NoValue' }] }]),
+      );
     });
 
     it.each(ROLLING_UPGRADE_FUNCTION_NAMES)('%s: may read and write the table and its index', (name) => {

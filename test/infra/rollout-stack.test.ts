@@ -47,12 +47,15 @@ describe('RolloutStack', () => {
       stack.template.hasCondition('HasSiteApiToken', { 'Fn::Not': [{ 'Fn::Equals': [{ Ref: 'SiteApiTokenSecretArn' }, ''] }] });
     });
 
-    it.each(ALL_FUNCTION_NAMES)('%s: gets it as a dynamic reference to the secret when there is one, else empty', (name) => {
+    it.each(ALL_FUNCTION_NAMES)('%s: gets the ARN of its secret (empty: none), never the token', (name) => {
       const variables = (stack.resources[stack.functionId(name)]?.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
-      expect(variables[ENVIRONMENT.siteApiToken]).toEqual({
-        'Fn::If': ['HasSiteApiToken', { 'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: 'SiteApiTokenSecretArn' }, ':SecretString:::}}']] }, ''],
-      });
+      expect(variables[ENVIRONMENT.siteApiTokenSecretArn]).toEqual({ Ref: 'SiteApiTokenSecretArn' });
+      expect(variables).not.toHaveProperty(ENVIRONMENT.siteApiToken);
     });
+  });
+
+  it('resolves no secret at deploy time: the functions read them at cold start', () => {
+    expect(JSON.stringify(stack.template.toJSON())).not.toContain('{{resolve:secretsmanager');
   });
 
   describe('rolling upgrade', () => rollingUpgradeSpecs(stack));

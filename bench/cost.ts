@@ -1,0 +1,60 @@
+import type { BenchFigures } from './figures';
+
+/**
+ * List prices (us-east-1, November 2026) the cost figures use. Step Functions Standard bills state
+ * transitions; Lambda requests and GB-seconds (the x86 price: arm64, which the stack uses, is 20% less
+ * per GB-second); DynamoDB on-demand write and read request units.
+ */
+export const PRICES = {
+  region: 'us-east-1',
+  stepFunctionsPerTransition: 0.025 / 1000,
+  lambdaPerRequest: 0.2 / 1_000_000,
+  lambdaPerGbSecond: 0.0000166667,
+  dynamoDbPerWrite: 1.25 / 1_000_000,
+  dynamoDbPerRead: 0.25 / 1_000_000,
+} as const;
+
+/** What the counted requests do not say: the memory the stack gives each function, and an assumed mean billed duration. */
+export const LAMBDA_ASSUMPTIONS = { memoryMb: 512, meanBilledMs: 200 } as const;
+
+const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand']);
+
+export interface CostPerThousand {
+  stepFunctions: number;
+  lambda: number;
+  dynamoDb: number;
+  total: number;
+  writes: number;
+  reads: number;
+}
+
+/**
+ * Dollars per 1,000 node-upgrades from a run's counted transitions, invocations and DynamoDB requests.
+ * Each DynamoDB request counts as one request unit (items under 1 KB written, 4 KB read: a Query that reads
+ * more costs more), so the DynamoDB figure is a lower bound.
+ */
+export function costPerThousandNodes(f: BenchFigures): CostPerThousand {
+  const byCommand = f.dynamoDbRequestsByCommand ?? {};
+  const writes = Object.entries(byCommand).reduce((sum, [command, n]) => sum + (WRITES.has(command) ? n : 0), 0);
+  const reads = f.dynamoDbRequests - writes;
+  const scale = 1000 / f.nodes;
+  const gbSeconds = f.lambdaInvocations * (LAMBDA_ASSUMPTIONS.memoryMb / 1024) * (LAMBDA_ASSUMPTIONS.meanBilledMs / 1000);
+  const stepFunctions = f.stateTransitions * PRICES.stepFunctionsPerTransition * scale;
+  const lambda = (f.lambdaInvocations * PRICES.lambdaPerRequest + gbSeconds * PRICES.lambdaPerGbSecond) * scale;
+  const dynamoDb = (writes * PRICES.dynamoDbPerWrite + reads * PRICES.dynamoDbPerRead) * scale;
+  return { stepFunctions, lambda, dynamoDb, total: stepFunctions + lambda + dynamoDb, writes, reads };
+}
+
+export function renderCost(f: BenchFigures): string {
+  const c = costPerThousandNodes(f);
+  const perNode = (n: number) => (n / f.nodes).toFixed(2);
+  const usd = (n: number) => `$${n.toFixed(4)}`;
+  return [
+    `${f.scenario}: cost per 1,000 node-upgrades (${PRICES.region} list prices)`,
+    `  per node                         ${perNode(f.stateTransitions)} transitions, ${perNode(f.lambdaInvocations)} invocations, ${perNode(c.writes)} writes, ${perNode(c.reads)} reads`,
+    `  Step Functions Standard          ${usd(c.stepFunctions)}   ($0.025 per 1,000 transitions)`,
+    `  Lambda                           ${usd(c.lambda)}   ($0.20 per 1M requests + $0.0000166667 per GB-s; ${LAMBDA_ASSUMPTIONS.memoryMb} MB, ${LAMBDA_ASSUMPTIONS.meanBilledMs} ms assumed per invocation)`,
+    `  DynamoDB on-demand               ${usd(c.dynamoDb)}   ($1.25 per 1M writes, $0.25 per 1M reads; one unit per request)`,
+    `  total                            ${usd(c.total)}`,
+  ].join('\n');
+}

@@ -1,0 +1,124 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { SiteProfile } from '../../core/site/site-profile';
+import { GroupDeploymentFunctions } from './group-deployment-functions';
+import { GroupDeploymentWorkflow } from './group-deployment-workflow';
+import { RollingUpgradeFunctions } from './rolling-upgrade-functions';
+import { RollingUpgradeWorkflow } from './rolling-upgrade-workflow';
+import type { EventBus } from 'aws-cdk-lib/aws-events';
+import type { LambdaRestApi } from 'aws-cdk-lib/aws-apigateway';
+import { ENVIRONMENT } from '../../contracts';
+import { RolloutApi } from './rollout-api';
+import { RolloutMonitoring } from './rollout-monitoring';
+import { RolloutEvents, RolloutSchedules } from './schedules-and-events';
+import { SessionsTable } from './sessions-table';
+import { SiteConnection, type SsmTarget } from './site-connection';
+import type { FunctionNetwork } from './workflow-functions';
+
+export type { SsmTarget } from './site-connection';
+
+/** What `RolloutWorkflows` deploys into, and how; every prop is optional. */
+export interface RolloutWorkflowsProps {
+  /**
+   * The site connection profile (core/site/site-profile.ts; `loadSiteProfileFile` reads the YAML the CLI
+   * reads). Its tokens must be `{secretArn}`: the functions read them at cold start. Without a profile the
+   * site comes in as stack parameters (WorkloadManagerUrl, SlurmTokenSecretArn, ...).
+   */
+  siteProfile?: SiteProfile;
+  /** The VPC the functions run in, when slurmrestd, BOS or HSM are reachable only from inside it. Default: no VPC. */
+  vpc?: IVpc;
+  /** Subnets for the functions (with a `vpc`). Default: the VPC's private subnets. */
+  vpcSubnets?: SubnetSelection;
+  /** Security groups for the functions (with a `vpc`): the ones slurmrestd and the site APIs admit. Default: one new group. */
+  securityGroups?: ISecurityGroup[];
+  /**
+   * The instances the functions may send commands to through SSM Run Command, an allow-list reviewed on its
+   * own: every instance the profile's `ssm` transports name must be in it. Default: exactly those instances.
+   */
+  ssmTargets?: readonly SsmTarget[];
+  /** Where the alarms (failed executions, Lambda errors and throttles) notify. Default: the alarms only show on the dashboard. */
+  alarmTopic?: ITopic;
+  /** Retention of the state machines' and functions' log groups. Default: one month. */
+  logRetention?: RetentionDays;
+  /**
+   * What a stack deletion does to the sessions table (the only record of sessions in flight and of node locks)
+   * and to the log groups. Default: RETAIN.
+   */
+  removalPolicy?: RemovalPolicy;
+  /** A customer-managed key for the table. Default: the AWS-managed DynamoDB key. */
+  tableEncryptionKey?: IKey;
+  /** Name of the CloudWatch dashboard. Default: CloudFormation names it. */
+  dashboardName?: string;
+}
+
+/**
+ * The rollout service, embeddable in any CDK app: the sessions table, per workflow its functions and
+ * state machines (rolling upgrade; group deployment, three machines), alarms and a dashboard. The state
+ * machines are named `<stack name>-<machine>`, so one stack holds one `RolloutWorkflows`.
+ *
+ * ```ts
+ * const rollout = new RolloutWorkflows(stack, 'Rollout', { siteProfile, vpc, alarmTopic });
+ * new CfnOutput(stack, 'RollingUpgradeStateMachineArn', { value: rollout.rollingUpgrade.stateMachineArn });
+ * ```
+ */
+export class RolloutWorkflows extends Construct {
+  readonly table: Table;
+  /** The rolling-upgrade state machine: the one to start for an upgrade. */
+  readonly rollingUpgrade: StateMachine;
+  /** The group deployment as a whole: the one to start for a deployment. */
+  readonly groupDeployment: StateMachine;
+  /** GroupDeployment's children (one execution per ready group; per page of node batches). */
+  readonly deployGroup: StateMachine;
+  readonly runNodeBatches: StateMachine;
+  /** Every Lambda, by function name (contracts/). */
+  readonly functions: Readonly<Record<string, NodejsFunction>>;
+  readonly monitoring: RolloutMonitoring;
+  /** The REST API (sessions, deployments, environments) behind IAM auth. */
+  readonly api: LambdaRestApi;
+  /** The bus of the status events the workflows publish. */
+  readonly eventBus: EventBus;
+  /** The EventBridge Scheduler group and role that `rollout schedule --aws` uses. */
+  readonly schedules: RolloutSchedules;
+
+  constructor(scope: Construct, id: string, props: RolloutWorkflowsProps = {}) {
+    super(scope, id);
+    const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const site = new SiteConnection(this, 'Site', { profile: props.siteProfile, ssmTargets: props.ssmTargets });
+    this.table = new SessionsTable(this, 'Sessions', { removalPolicy, encryptionKey: props.tableEncryptionKey }).table;
+    const network: FunctionNetwork | undefined = props.vpc
+      ? { vpc: props.vpc, vpcSubnets: props.vpcSubnets, securityGroups: props.securityGroups }
+      : undefined;
+    const common = { table: this.table, policies: site.policies, logRetention, removalPolicy, network };
+    const events = new RolloutEvents(this, 'Events');
+    this.eventBus = events.bus;
+    const eventsEnvironment = { [ENVIRONMENT.eventBusName]: events.bus.eventBusName };
+
+    const rollingUpgradeFunctions = new RollingUpgradeFunctions(this, 'RollingUpgradeFunctions', { ...common, environment: { ...site.rollingUpgradeEnvironment, ...eventsEnvironment } });
+    this.rollingUpgrade = new RollingUpgradeWorkflow(this, 'RollingUpgrade', { functions: rollingUpgradeFunctions.functions, logRetention, removalPolicy }).stateMachine;
+
+    const groupDeploymentFunctions = new GroupDeploymentFunctions(this, 'GroupDeploymentFunctions', { ...common, environment: { ...site.groupDeploymentEnvironment, ...eventsEnvironment } });
+    const groupDeployment = new GroupDeploymentWorkflow(this, 'GroupDeployment', { functions: groupDeploymentFunctions.functions, logRetention, removalPolicy });
+    this.groupDeployment = groupDeployment.groupDeployment;
+    this.deployGroup = groupDeployment.deployGroup;
+    this.runNodeBatches = groupDeployment.runNodeBatches;
+    this.functions = { ...rollingUpgradeFunctions.functions, ...groupDeploymentFunctions.functions };
+    events.grantPublish(...Object.values(this.functions));
+    this.schedules = new RolloutSchedules(this, 'Schedules', { stateMachines: [this.rollingUpgrade, this.groupDeployment] });
+    this.api = new RolloutApi(this, 'Api', { table: this.table, rollingUpgrade: this.rollingUpgrade, groupDeployment: this.groupDeployment, logRetention }).api;
+
+    this.monitoring = new RolloutMonitoring(this, 'Monitoring', {
+      stateMachines: { RollingUpgrade: this.rollingUpgrade, GroupDeployment: this.groupDeployment, DeployGroup: this.deployGroup, RunNodeBatches: this.runNodeBatches },
+      functions: this.functions,
+      alarmTopic: props.alarmTopic,
+      dashboardName: props.dashboardName,
+    });
+  }
+}

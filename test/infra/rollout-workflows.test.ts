@@ -1,0 +1,55 @@
+import { Stack, Validations } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { Vpc } from 'aws-cdk-lib/aws-ec2';
+import { MyHpcStack } from '../../examples/cdk-app/my-stack';
+import { parseSiteProfile, RolloutWorkflows } from '../../infra';
+import { testApp } from '../support/synth-stack';
+
+const PROFILE = parseSiteProfile({
+  workloadManager: { type: 'scontrol' },
+  bootService: { type: 'bos', url: 'https://api-gw/apis/bos' },
+  inventory: { type: 'hsm', url: 'https://api-gw/apis/smd' },
+  transport: { type: 'ssm', instanceIds: ['i-0123456789abcdef0'], region: 'eu-west-1' },
+});
+
+describe('RolloutWorkflows embedded in an app of its own (the README sample, examples/cdk-app/my-stack.ts)', () => {
+  const app = testApp();
+  const network = new Stack(app, 'Network');
+  Validations.of(network).acknowledge({ id: 'CloudFormation-Validate::F0001', reason: 'Only holds the imported VPC the test hands over.' });
+  const vpc = Vpc.fromVpcAttributes(network, 'Vpc', {
+    vpcId: 'vpc-0123456789abcdef0',
+    availabilityZones: ['eu-west-1a'],
+    privateSubnetIds: ['subnet-0123456789abcdef0'],
+    privateSubnetRouteTableIds: ['rtb-0123456789abcdef0'],
+  });
+  const stack = new MyHpcStack(app, 'MyHpc', { siteProfile: PROFILE, vpc });
+  const template = Template.fromStack(stack);
+
+  it('runs the functions in the VPC with the given security group', () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')) as { Properties: { VpcConfig?: { SecurityGroupIds: unknown[] } } }[];
+    expect(functions).toHaveLength(18);
+    for (const fn of functions) expect(fn.Properties.VpcConfig?.SecurityGroupIds).toEqual([{ 'Fn::GetAtt': [expect.stringMatching(/^SlurmrestdClients/), 'GroupId'] }]);
+  });
+
+  it('alarms on failed executions (per state machine) and on Lambda errors and throttles, to the topic, and draws a dashboard', () => {
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as { Properties: { AlarmActions: unknown[]; AlarmDescription: string } }[];
+    expect(alarms.map((a) => a.Properties.AlarmDescription.split(':')[0] ?? '').filter((d) => !d.startsWith('A Lambda')).sort()).toEqual(['DeployGroup', 'GroupDeployment', 'RollingUpgrade', 'RunNodeBatches']);
+    expect(alarms.filter((a) => a.Properties.AlarmDescription.startsWith('A Lambda error'))).toHaveLength(2);
+    expect(alarms.filter((a) => a.Properties.AlarmDescription.startsWith('A Lambda throttle'))).toHaveLength(2);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^RolloutAlarms/) }]);
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+  });
+
+  it('keeps the outputs the CLI reads, and the given log retention', () => {
+    for (const output of ['RollingUpgradeStateMachineArn', 'GroupDeploymentStateMachineArn', 'SessionsTableName']) template.hasOutput(output, {});
+    template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
+  });
+});
+
+describe('RolloutWorkflows ssmTargets', () => {
+  it('refuses a profile that commands an instance outside the allow-list, naming the field', () => {
+    expect(() => new RolloutWorkflows(new Stack(testApp(), 'S'), 'Rollout', { siteProfile: PROFILE, ssmTargets: [{ region: 'eu-west-1', instanceIds: ['i-0fedcba9876543210'] }] })).toThrow(
+      "transport.instanceIds: i-0123456789abcdef0 (eu-west-1) not in the construct's ssmTargets",
+    );
+  });
+});

@@ -17,12 +17,13 @@ import type { LambdaRestApi } from 'aws-cdk-lib/aws-apigateway';
 import { ENVIRONMENT } from '../../contracts';
 import { RolloutApi } from './rollout-api';
 import { RolloutMonitoring } from './rollout-monitoring';
-import { RolloutEvents, RolloutSchedules } from './schedules-and-events';
+import { RolloutEvents, RolloutSchedules, type DeclaredSchedule } from './schedules-and-events';
 import { SessionsTable } from './sessions-table';
 import { SiteConnection, type SsmTarget } from './site-connection';
 import type { FunctionNetwork } from './workflow-functions';
 
 export type { SsmTarget } from './site-connection';
+export type { DeclaredSchedule } from './schedules-and-events';
 
 /** What `RolloutWorkflows` deploys into, and how; every prop is optional. */
 export interface RolloutWorkflowsProps {
@@ -52,6 +53,8 @@ export interface RolloutWorkflowsProps {
    * and to the log groups. Default: RETAIN.
    */
   removalPolicy?: RemovalPolicy;
+  /** Schedules created with the stack, each starting an upgrade or a deployment with its request (checked at synth). */
+  schedules?: readonly DeclaredSchedule[];
   /** A customer-managed key for the table. Default: the AWS-managed DynamoDB key. */
   tableEncryptionKey?: IKey;
   /** Name of the CloudWatch dashboard. Default: CloudFormation names it. */
@@ -111,7 +114,11 @@ export class RolloutWorkflows extends Construct {
     this.runNodeBatches = groupDeployment.runNodeBatches;
     this.functions = { ...rollingUpgradeFunctions.functions, ...groupDeploymentFunctions.functions };
     events.grantPublish(...Object.values(this.functions));
-    this.schedules = new RolloutSchedules(this, 'Schedules', { stateMachines: [this.rollingUpgrade, this.groupDeployment] });
+    this.schedules = new RolloutSchedules(this, 'Schedules', {
+      stateMachines: [this.rollingUpgrade, this.groupDeployment],
+      targets: { rollingUpgrade: this.rollingUpgrade, groupDeployment: this.groupDeployment },
+      ...(props.schedules ? { declared: props.schedules } : {}),
+    });
     this.api = new RolloutApi(this, 'Api', { table: this.table, rollingUpgrade: this.rollingUpgrade, groupDeployment: this.groupDeployment, logRetention }).api;
 
     this.monitoring = new RolloutMonitoring(this, 'Monitoring', {

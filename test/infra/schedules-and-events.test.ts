@@ -1,7 +1,8 @@
-import { Match } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ENVIRONMENT } from '../../contracts';
 import { STACK_OUTPUTS } from '../../engine/client/targets';
-import { synthRolloutStack } from '../support/synth-stack';
+import { RolloutStack } from '../../infra/rollout-stack';
+import { synthRolloutStack, testApp } from '../support/synth-stack';
 
 const template = synthRolloutStack();
 
@@ -34,9 +35,10 @@ describe('RolloutStack: schedules and events', () => {
     expect(resources).not.toContain('"*"');
   });
 
-  it('has an event bus the functions publish to (EVENT_BUS_NAME, events:PutEvents on it)', () => {
+  it('has an event bus the workflow functions publish to (EVENT_BUS_NAME, events:PutEvents on it)', () => {
     template.resourceCountIs('AWS::Events::EventBus', 1);
-    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    // The REST API's function (index.handler) starts workflows; the workflows' activities publish.
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')).filter((fn) => fn.Properties.Handler !== 'index.handler');
     expect(functions.length).toBeGreaterThan(0);
     for (const fn of functions) expect(fn.Properties.Environment.Variables[ENVIRONMENT.eventBusName]).toEqual({ Ref: expect.stringMatching(/^EventsBus/) });
     const putEvents = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((policy) =>
@@ -49,5 +51,36 @@ describe('RolloutStack: schedules and events', () => {
   it('outputs the bus, the group and the role for the --aws target', () => {
     const outputs = template.findOutputs('*');
     for (const key of [STACK_OUTPUTS.scheduleGroup, STACK_OUTPUTS.schedulerRoleArn, 'EventBusName']) expect(outputs[key]).toBeDefined();
+  });
+});
+
+describe('RolloutWorkflows: schedules declared in its props', () => {
+  const upgradeRequest = { startingLabel: 'compute', upgradingLabel: 'upgrading', failedLabel: 'failed', upgradeStepSize: 8, upgradeTemplateId: 'cos-2.4', workloadManagerType: 'slurm' };
+
+  it('creates each in the schedule group, starting its workflow with the stored request through the group role', () => {
+    const stack = new RolloutStack(testApp(), 'Declared', {
+      schedules: [{ name: 'weekly-compute', expression: 'cron(0 2 ? * SUN *)', timeZone: 'Europe/Paris', flexibleWindowMinutes: 30, workflow: 'rollingUpgrade', request: upgradeRequest }],
+    });
+    const template = Template.fromStack(stack);
+    template.resourceCountIs('AWS::Scheduler::Schedule', 1);
+    const [schedule] = Object.values(template.findResources('AWS::Scheduler::Schedule')) as { Properties: Record<string, unknown> & { Target: { Arn: unknown; RoleArn: unknown; Input: string } } }[];
+    expect(schedule!.Properties).toMatchObject({
+      Name: 'weekly-compute',
+      ScheduleExpression: 'cron(0 2 ? * SUN *)',
+      ScheduleExpressionTimezone: 'Europe/Paris',
+      FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 30 },
+    });
+    expect(JSON.parse(schedule!.Properties.Target.Input)).toEqual(upgradeRequest);
+    expect(JSON.stringify(schedule!.Properties.Target.Arn)).toContain('RollingUpgrade');
+    expect(JSON.stringify(schedule!.Properties.Target.RoleArn)).toContain('SchedulesRole');
+  });
+
+  it('refuses at synth a schedule whose request or expression is bad, naming the schedule and the field', () => {
+    expect(() => new RolloutStack(testApp(), 'BadRequest', { schedules: [{ name: 'nightly', expression: 'rate(1 day)', workflow: 'rollingUpgrade', request: { ...upgradeRequest, upgradeStepSize: 0 } }] })).toThrow(
+      /schedule 'nightly'.*request\.upgradeStepSize/s,
+    );
+    expect(() => new RolloutStack(testApp(), 'BadExpression', { schedules: [{ name: 'nightly', expression: 'cron(99 * * * ? *)', workflow: 'rollingUpgrade', request: upgradeRequest }] })).toThrow(
+      /schedule 'nightly'.*scheduleExpression/s,
+    );
   });
 });

@@ -1,5 +1,6 @@
-import { Duration } from 'aws-cdk-lib';
-import { AuthorizationType, LambdaRestApi, MethodLoggingLevel } from 'aws-cdk-lib/aws-apigateway';
+import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { AccessLogFormat, AuthorizationType, LambdaRestApi, LogGroupLogDestination, MethodLoggingLevel } from 'aws-cdk-lib/aws-apigateway';
+import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -7,13 +8,16 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { ENVIRONMENT, PROJECT_PATHS, PROJECT_ROOT } from '../../contracts';
-import { LAMBDA_BUNDLING } from './workflow-functions';
+import { acknowledgeFunctionFindings, LAMBDA_BUNDLING, type FunctionNetwork } from './workflow-functions';
 
 export interface RolloutApiProps {
   table: ITable;
   rollingUpgrade: IStateMachine;
   groupDeployment: IStateMachine;
   logRetention?: RetentionDays;
+  removalPolicy?: RemovalPolicy;
+  /** The functions' VPC, subnets and security groups, as the workflow functions have them. */
+  network?: FunctionNetwork;
 }
 
 /**
@@ -27,7 +31,16 @@ export class RolloutApi extends Construct {
 
   constructor(scope: Construct, id: string, props: RolloutApiProps) {
     super(scope, id);
+    const retention = props.logRetention ?? RetentionDays.ONE_MONTH;
+    const logGroup = new LogGroup(this, 'HandlerLogs', { retention, removalPolicy: props.removalPolicy });
+    // Its own role writing to its own log group only, as the workflow functions have.
+    const role = new Role(this, 'HandlerRole', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      managedPolicies: props.network ? [ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole')] : [],
+    });
+    logGroup.grantWrite(role);
     this.handler = new NodejsFunction(this, 'Handler', {
+      role,
       entry: PROJECT_PATHS.apiEntry,
       handler: 'handler',
       projectRoot: PROJECT_ROOT,
@@ -44,7 +57,8 @@ export class RolloutApi extends Construct {
         NODE_OPTIONS: '--enable-source-maps',
       },
       tracing: Tracing.ACTIVE,
-      logGroup: new LogGroup(this, 'HandlerLogs', { retention: props.logRetention ?? RetentionDays.ONE_MONTH }),
+      logGroup,
+      ...props.network,
       bundling: LAMBDA_BUNDLING,
     });
     props.table.grantReadWriteData(this.handler);
@@ -56,7 +70,26 @@ export class RolloutApi extends Construct {
       proxy: true,
       description: 'baremetal-rollout: upgrade sessions, group deployments and environments',
       defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
-      deployOptions: { stageName: 'v1', tracingEnabled: true, loggingLevel: MethodLoggingLevel.OFF },
+      deployOptions: {
+        stageName: 'v1',
+        tracingEnabled: true,
+        loggingLevel: MethodLoggingLevel.OFF,
+        accessLogDestination: new LogGroupLogDestination(new LogGroup(this, 'AccessLogs', { retention, removalPolicy: props.removalPolicy })),
+        accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
+      },
+      // Execution logging needs an account-wide API Gateway role; access logs and X-Ray cover the calls.
+      cloudWatchRole: false,
     });
+    acknowledgeFunctionFindings(this, props);
+    acknowledgeApiFindings(this);
   }
+}
+
+/** cdk-nag AwsSolutions findings on the API that its design answers, each with its reason. */
+function acknowledgeApiFindings(scope: Construct): void {
+  const validations = Validations.of(scope);
+  validations.acknowledge({ id: 'AwsSolutions::AwsSolutions-APIG2', reason: 'Every request is validated by the handlers with the domain zod schemas (the OpenAPI document is generated from them) and refused as problem+json naming the fields.' });
+  validations.acknowledge({ id: 'AwsSolutions::AwsSolutions-APIG3', reason: 'Every method requires IAM (SigV4) auth; a WAF web ACL is the operator\'s choice to associate, not part of the service.' });
+  validations.acknowledge({ id: 'AwsSolutions::AwsSolutions-APIG6', reason: 'Execution logging needs an account-wide API Gateway CloudWatch role, which a construct must not set; the stage keeps access logs and X-Ray traces.' });
+  validations.acknowledge({ id: 'AwsSolutions::AwsSolutions-COG4', reason: 'The API is for operators and their tools under IAM (SigV4) auth, not for Cognito users.' });
 }

@@ -119,7 +119,7 @@ export class RolloutWorkflows extends Construct {
       targets: { rollingUpgrade: this.rollingUpgrade, groupDeployment: this.groupDeployment },
       ...(props.schedules ? { declared: props.schedules } : {}),
     });
-    this.api = new RolloutApi(this, 'Api', { table: this.table, rollingUpgrade: this.rollingUpgrade, groupDeployment: this.groupDeployment, logRetention }).api;
+    this.api = new RolloutApi(this, 'Api', { table: this.table, rollingUpgrade: this.rollingUpgrade, groupDeployment: this.groupDeployment, logRetention, removalPolicy, ...(network ? { network } : {}) }).api;
 
     this.monitoring = new RolloutMonitoring(this, 'Monitoring', {
       stateMachines: { RollingUpgrade: this.rollingUpgrade, GroupDeployment: this.groupDeployment, DeployGroup: this.deployGroup, RunNodeBatches: this.runNodeBatches },

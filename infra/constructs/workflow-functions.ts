@@ -96,7 +96,7 @@ export class WorkflowFunctions<Name extends string> extends Construct {
 }
 
 /** cdk-nag AwsSolutions findings on the functions' roles that cannot be scoped further, each with its reason. */
-function acknowledgeFunctionFindings(scope: Construct, props: { table: ITable; network?: FunctionNetwork }): void {
+export function acknowledgeFunctionFindings(scope: Construct, props: { table: ITable; network?: FunctionNetwork }): void {
   const validations = Validations.of(scope);
   validations.acknowledge({
     id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',

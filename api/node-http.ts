@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { listenHttp, type HttpListener } from '../engine/http-listener';
 import type { ApiHandler } from './http';
 import { problem } from './problems';
 
@@ -30,28 +31,9 @@ export async function serveApiRequest(api: ApiHandler, req: IncomingMessage, res
   res.end(text);
 }
 
-export interface ListeningApi {
-  url: string;
-  server: Server;
-  close(): Promise<void>;
-}
+export type ListeningApi = HttpListener;
 
 /** The API on its own HTTP server (port 0: an ephemeral one), on loopback unless told. */
-export async function listenApi(api: ApiHandler, port = 0, host = '127.0.0.1'): Promise<ListeningApi> {
-  const server = createServer((req, res) => void serveApiRequest(api, req, res));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('the API server has no TCP address');
-  return {
-    url: `http://${host}:${address.port}`,
-    server,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((err) => (err ? reject(err) : resolve()));
-      }),
-  };
+export function listenApi(api: ApiHandler, port = 0, host = '127.0.0.1'): Promise<ListeningApi> {
+  return listenHttp((req, res) => void serveApiRequest(api, req, res), port, host);
 }

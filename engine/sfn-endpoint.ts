@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { listenHttp, type HttpListener } from './http-listener';
 import { localExecutionArn, type ExecutionRecord, type ExecutionStatus, type HistoryEntry, type LocalStepFunctions } from './local-step-functions';
 
 /**
@@ -103,22 +103,8 @@ export class StepFunctionsEndpoint {
   }
 
   /** Serves on `port` (0: an ephemeral one) of `host`, loopback unless given. */
-  async listen(port = 0, host = '127.0.0.1'): Promise<{ url: string; server: Server; close: () => Promise<void> }> {
-    const server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => resolve());
-    });
-    const address = server.address() as AddressInfo;
-    return {
-      url: `http://${host}:${address.port}`,
-      server,
-      close: () =>
-        new Promise<void>((resolve, reject) => {
-          server.closeAllConnections();
-          server.close((err) => (err ? reject(err) : resolve()));
-        }),
-    };
+  listen(port = 0, host = '127.0.0.1'): Promise<HttpListener> {
+    return listenHttp((req, res) => void this.handle(req, res), port, host);
   }
 
   private known(request: Request): ExecutionRecord {

@@ -10,6 +10,9 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/(?!(@middy|p-limit|yocto-queue|@apidevtools/json-schema-ref-parser)/)'],
   moduleNameMapper: { '^@middy/(core|util)$': '<rootDir>/node_modules/@middy/$1/index.js' },
   testTimeout: 60000,
+  // Powertools' invoke store sets globalThis.awslambda; Jest's soft cleanup of it between files printed a
+  // DeprecationWarning into whichever CLI run was capturing stderr at the time.
+  testEnvironmentOptions: { globalsCleanup: 'off' },
   // Every core: on virtual time the in-process tests do not depend on load, and the CLI process tests mostly wait.
   maxWorkers: '100%',
 };

@@ -1,4 +1,4 @@
-import { Arn, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import { EventBus } from 'aws-cdk-lib/aws-events';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
@@ -63,11 +63,12 @@ export class RolloutSchedules extends Construct {
     const stack = Stack.of(this);
     this.groupName = `${stack.stackName}-schedules`.slice(0, 64);
     this.group = new CfnScheduleGroup(this, 'Group', { name: this.groupName });
-    const schedulesOfGroup = Arn.format({ service: 'scheduler', resource: 'schedule', resourceName: `${this.groupName}/*` }, stack);
+    // EventBridge Scheduler sets aws:SourceArn to the schedule GROUP's ARN (its confused-deputy guide: never a
+    // schedule or a name prefix), so a `schedule/<group>/*` pattern would never match and no schedule could run.
     this.role = new Role(this, 'Role', {
       description: 'Runs rollout schedules: starts the rollout state machines',
       assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
-        conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': schedulesOfGroup } },
+        conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnEquals: { 'aws:SourceArn': this.group.attrArn } },
       }),
     });
     for (const stateMachine of props.stateMachines) stateMachine.grantStartExecution(this.role);

@@ -316,17 +316,20 @@ export class LocalStepFunctions {
       if (resource === 'arn:aws:states:::lambda:invoke') {
         handlers[stateName] = async (input) => {
           const { FunctionName, Payload } = input as { FunctionName: string; Payload: unknown };
+          throwIfStopped(stopped);
           figures.lambdaInvocations++;
           return { StatusCode: 200, ExecutedVersion: '$LATEST', Payload: await this.invoke(FunctionName, Payload) };
         };
       } else if (resource.startsWith('arn:aws:lambda:')) {
         handlers[stateName] = async (input) => {
+          throwIfStopped(stopped);
           figures.lambdaInvocations++;
           return this.invoke(resource, input);
         };
       } else if (resource === 'arn:aws:states:::states:startExecution') {
         handlers[stateName] = async (input) => {
           const { StateMachineArn, Input, Name } = input as { StateMachineArn: string; Input: unknown; Name?: string };
+          throwIfStopped(stopped);
           const child = this.start(StateMachineArn, Input, Name);
           this.continuations.set(parentArn, child.outcome);
           return { ExecutionArn: child.executionArn, StartDate: new Date(this.time.now()).toISOString() };
@@ -334,6 +337,7 @@ export class LocalStepFunctions {
       } else if (resource === 'arn:aws:states:::states:startExecution.sync:2') {
         handlers[stateName] = async (input) => {
           const { StateMachineArn, Input, Name } = input as { StateMachineArn: string; Input: unknown; Name?: string };
+          throwIfStopped(stopped);
           const outcome = await this.runToEnd(StateMachineArn, Input, Name);
           if (outcome.status !== 'SUCCEEDED') {
             throw namedError('States.TaskFailed', JSON.stringify({ ExecutionArn: outcome.executionArn, Error: outcome.error, Cause: outcome.cause }));
@@ -436,4 +440,12 @@ function namedError(name: string, message: string): Error {
 
 function byteSize(value: unknown): number {
   return value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value));
+}
+
+/**
+ * A stopped execution starts no task: aws-local-stepfunctions still runs the first state of Map
+ * iterations that were queued behind MaxConcurrency when the execution was aborted.
+ */
+function throwIfStopped(stopped: AbortSignal): void {
+  if (stopped.aborted) throw new ExecutionAbortedError();
 }

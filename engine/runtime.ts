@@ -22,9 +22,10 @@ export interface RolloutSessions {
   /** One session's report, or undefined for an id no session or deployment has. */
   session(id: string): Promise<SessionView | undefined>;
   /**
-   * Cancel an upgrade the CRUS way: UPDATING -> DELETING, and the workflow applies the deletion
-   * rules. Throws SessionNotFoundError, SessionNotCancellableError, or CancelNotSupportedError for
-   * a deployment.
+   * Cancel an upgrade the CRUS way (UPDATING -> DELETING, and the workflow applies the deletion
+   * rules) or a deployment (RUNNING -> CANCELLING: no group or batch starts after it, actions in
+   * flight finish, it ends CANCELLED). Throws SessionNotFoundError, DeploymentNotFoundError or
+   * SessionNotCancellableError.
    */
   cancel(id: string): Promise<CancelResult>;
   /**
@@ -84,13 +85,11 @@ export type SessionListing =
 
 export type SessionView = { kind: 'upgrade'; report: SessionReport } | { kind: 'deployment'; report: DeploymentReport };
 
-export interface CancelResult {
+export type CancelResult = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus }) & {
   id: string;
-  kind: 'upgrade';
-  state: SessionState;
-  /** Whether a process that runs workflows holds the sessions now: if not, the deletion rules apply when the session resumes. */
+  /** Whether an execution (a process that runs workflows) works on the session now: if not, the cancel applies when it is resumed. */
   running: boolean;
-}
+};
 
 export type SessionProgress =
   | {

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
-import { SessionGateError, SessionNotCancellableError, SessionNotFoundError } from '../../core/errors';
-import { CancelNotSupportedError } from '../../engine/errors';
+import { DeploymentNotFoundError, SessionGateError, SessionNotCancellableError, SessionNotFoundError } from '../../core/errors';
 import { RolloutClient } from '../../engine/client/rollout-client';
 import { openSessions } from '../../engine/open-runtime';
-import type { GateResult, RolloutSessions, SessionKind, SessionListing } from '../../engine/runtime';
+import type { CancelResult, GateResult, RolloutSessions, SessionKind, SessionListing } from '../../engine/runtime';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
@@ -11,6 +10,7 @@ import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
+import { runDeploymentWorkflow } from './deploy';
 import { runUpgradeWorkflow, type UpgradeRunOptions } from './upgrade';
 
 interface SessionOptions extends TargetOptions {
@@ -84,9 +84,9 @@ export function registerSessionCommands(program: Command): void {
 
   addTargetOptions(session.command('resume'))
     .description(
-      'Take over an upgrade whose process or execution died: a new execution with {resumeUpgradeId} carries on from the stored progress with its own locks (same owner), even if their lease ran out. Locally (--data-dir) or on --endpoint/--aws',
+      'Carry on an upgrade or a deployment whose process or execution died, from the store: an upgrade with {resumeUpgradeId} keeps its own locks (same owner), even if their lease ran out; a deployment with {resumeDeploymentId} starts its groups in flight again without re-running the site actions that ran. A paused window is unpaused. Locally (--data-dir) or on --endpoint/--aws',
     )
-    .argument('<id>', 'upgrade id')
+    .argument('<id>', 'upgrade or deployment id')
     .option('--data-dir <dir>', 'data directory of the sessions (a local takeover)')
     .option('--site <file>', 'simulated site file (YAML or JSON)')
     .option('--site-config <file>', 'site connection profile: run against the services it names')
@@ -98,17 +98,20 @@ export function registerSessionCommands(program: Command): void {
         throw new CliError('resume needs the sessions: give --data-dir DIR (a local takeover) or --endpoint URL / --aws', ExitCode.invalidInput);
       }
       // A window paused by `rollout session pause` is unpaused first; when a process still runs it, that is all.
+      let kind: SessionKind | undefined;
       let resumedRunning = false;
       await withSessions(options, async (sessions) => {
         const found = await sessions.session(id);
+        kind = found?.kind;
         if (found?.kind !== 'upgrade' || !found.report.paused) return;
         resumedRunning = (await sessions.gate(id, 'unpause')).running;
       });
+      if (kind === undefined) throw new CliError(`no upgrade or deployment with id '${id}'`, ExitCode.notCompleted);
       if (resumedRunning) {
         process.stdout.write(`session ${id} resumed: the running upgrade starts new nodes again\n`);
         return;
       }
-      process.exitCode = await runUpgradeWorkflow(options, { resumeUpgradeId: id });
+      process.exitCode = kind === 'upgrade' ? await runUpgradeWorkflow(options, { resumeUpgradeId: id }) : await runDeploymentWorkflow(options, { resumeDeploymentId: id });
     });
 
   sessionSource(session.command('pause'))
@@ -136,26 +139,32 @@ export function registerSessionCommands(program: Command): void {
     );
 
   sessionSource(session.command('cancel'))
-    .description('Cancel a running upgrade: CRUS deletion rules, then cleanup')
-    .argument('<id>', 'upgrade id')
+    .description('Cancel an upgrade (CRUS deletion rules, then cleanup) or a deployment (no group or batch starts after it; actions in flight finish; it ends CANCELLED)')
+    .argument('<id>', 'upgrade or deployment id')
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
-        let running: boolean;
+        let result: CancelResult;
         try {
-          ({ running } = await sessions.cancel(id));
+          result = await sessions.cancel(id);
         } catch (err) {
-          if (err instanceof SessionNotFoundError || err instanceof SessionNotCancellableError || err instanceof CancelNotSupportedError) {
+          if (err instanceof SessionNotFoundError || err instanceof SessionNotCancellableError || err instanceof DeploymentNotFoundError) {
             throw new CliError(err.message, ExitCode.notCompleted);
           }
           throw err;
         }
-        process.stdout.write(
-          running
-            ? `session ${id} is DELETING: the running upgrade applies the deletion rules and cleans up\n`
-            : `session ${id} is DELETING, but no rollout process is running it: the deletion rules apply when it is resumed\n`,
-        );
+        process.stdout.write(`${cancelMessage(result)}\n`);
       }),
     );
+}
+
+/** What a cancel request leads to: the running workflow applies it, or nothing does until the session is resumed. */
+function cancelMessage({ id, kind, state, running }: CancelResult): string {
+  const applies =
+    kind === 'upgrade'
+      ? 'the running upgrade applies the deletion rules and cleans up'
+      : 'the running deployment starts no group or batch any more; actions in flight finish, then it ends CANCELLED';
+  if (running) return `${kind} ${id} is ${state}: ${applies}`;
+  return `${kind} ${id} is ${state}, but no execution runs it (stopped, or its process died): the cancel applies when it is resumed: rollout session resume ${id}`;
 }
 
 /** An upgrade keeps the shape it always had (session fields, step and stage); both carry their kind. */

@@ -36,7 +36,7 @@ const sessionStarted = z.strictObject({ ...common, summary: z.string().describe(
 const sessionFinished = z.strictObject({
   ...common,
   outcome: z.enum(['COMPLETED', 'FAILED', 'CANCELLED']),
-  state: z.string().describe('The stored end state: READY, DELETED (upgrades); SUCCEEDED, FAILED (deployments)'),
+  state: z.string().describe('The stored end state: READY, DELETED, HALTED (upgrades); SUCCEEDED, FAILED, CANCELLED (deployments)'),
   detail: z.string().optional(),
 });
 const stepStarted = z.strictObject({
@@ -54,7 +54,7 @@ const stepFinished = z.strictObject({
   failed: z.int().min(0).optional(),
 });
 const groupStarted = z.strictObject({ ...common, kind: z.literal('deployment'), group: z.string().min(1) });
-const groupFinished = z.strictObject({ ...common, kind: z.literal('deployment'), group: z.string().min(1), stage: z.string().describe('DEPLOYED or FAILED') });
+const groupFinished = z.strictObject({ ...common, kind: z.literal('deployment'), group: z.string().min(1), stage: z.string().describe('DEPLOYED or FAILED; NOT_STARTED or PREPARED when a cancel stopped the group') });
 const nodesFailed = z.strictObject({
   ...common,
   nodes: z.array(z.string()).min(1).max(FAILED_NODES_PER_EVENT),

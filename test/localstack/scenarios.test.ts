@@ -3,17 +3,34 @@ import os from 'node:os';
 import path from 'node:path';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CreateScheduleCommand, DeleteScheduleCommand, GetScheduleCommand } from '@aws-sdk/client-scheduler';
+import { StartExecutionCommand } from '@aws-sdk/client-sfn';
+import type { WorkflowName } from '../../contracts';
+import type { StartedRun } from '../../engine/runtime';
 import { RolloutClient } from '../../engine/client/rollout-client';
 import { connectControlPlane, DEFAULT_STACK, resolveStack } from '../../engine/client/targets';
 import { startServe, type RunningServe } from '../support/serve';
 import { SCENARIO_SITE, scenarioSiteYaml } from './scenario-site';
+
+interface ScenarioOptions {
+  /** The prepare timeout of the deployment cancelled mid-run: its hung node holds the group in flight that long. */
+  hangSeconds: number;
+}
+
+/** Polls `probe` (real time: the control plane may be another process or LocalStack) until it holds. */
+async function until(probe: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 /**
  * The end-to-end scenarios of issue 8, through the one client path (RolloutClient: the Step
  * Functions API and the store's DynamoDB reads). In `npm test` they run against a `rollout serve`
  * process; with LOCALSTACK_ENDPOINT set (after `cdklocal deploy`), against LocalStack too.
  */
-function scenarios(connect: () => Promise<RolloutClient>) {
+function scenarios(connect: () => Promise<RolloutClient>, options: ScenarioOptions) {
   let client: RolloutClient;
   beforeAll(async () => {
     client = await connect();
@@ -40,20 +57,61 @@ function scenarios(connect: () => Promise<RolloutClient>) {
     expect((await client.sessions()).map((entry) => entry.id)).toContain(run.id);
   });
 
-  it('a cancel applies the CRUS deletion rules and the workflow cleans up', async () => {
+  /** An upgrade of the held nodes, seen draining behind the long job. */
+  async function heldUpgrade() {
     const run = await client.run('rollingUpgrade', upgrade({ startingLabel: 'held' }));
-    // The first step drains behind the long job: cancel once the session is seen there.
-    for (;;) {
+    await until(async () => {
       const progress = await client.progress(run.id);
-      if (progress?.kind === 'upgrade' && progress.stage === 'QUIESCING') break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(await client.cancel(run.id)).toMatchObject({ id: run.id, state: 'DELETING', running: true });
+      return progress?.kind === 'upgrade' && progress.stage === 'QUIESCING';
+    }, `upgrade ${run.id} QUIESCING`);
+    return run;
+  }
+
+  async function expectDeleted(run: StartedRun) {
     expect((await run.outcome).status).toBe('SUCCEEDED');
     const found = await client.session(run.id);
     if (found?.kind !== 'upgrade') throw new Error(`no upgrade ${run.id}`);
     expect(found.report).toMatchObject({ completed: false, state: 'DELETED', counts: { FAILED: 0, UPGRADED: 0 } });
     expect(found.report.messages).toContain('Upgrade Session Deleted');
+  }
+
+  /** StartExecution as the Step Functions console does it: the real SDK, the state machine's ARN, the input as text. */
+  async function startFromConsole(workflow: WorkflowName, input: Record<string, unknown>) {
+    const started = await client.sfn.send(new StartExecutionCommand({ stateMachineArn: client.endpoints.stateMachines[workflow], input: JSON.stringify(input) }));
+    return client.follow(started.executionArn!);
+  }
+
+  it('a cancel applies the CRUS deletion rules and the workflow cleans up', async () => {
+    const run = await heldUpgrade();
+    expect(await client.cancel(run.id)).toMatchObject({ id: run.id, state: 'DELETING', running: true });
+    await expectDeleted(run);
+  });
+
+  it('from the console: StartExecution with {"cancelUpgradeId"} writes the cancel request and ends; the upgrade is DELETED', async () => {
+    const run = await heldUpgrade();
+    const request = await startFromConsole('rollingUpgrade', { cancelUpgradeId: run.id });
+    expect(request).toMatchObject({ status: 'SUCCEEDED', output: { cancelRequested: { id: run.id, kind: 'upgrade', state: 'DELETING' } } });
+    await expectDeleted(run);
+  });
+
+  it('from the console: StartExecution with {"cancelDeploymentId"} writes the cancel request and ends; the deployment ends CANCELLED', async () => {
+    const [first, second] = SCENARIO_SITE.slow;
+    const strategy = { groups: [{ name: 'slow', critical: true, depends_on: [], selectors: [{ node_names: [first, second] }], strategy: { type: 'one_by_one' } }] };
+    const run = await client.run('groupDeployment', { strategy, pollIntervalSeconds: 10, prepareTimeoutSeconds: options.hangSeconds });
+    await until(async () => (await client.session(run.id)) !== undefined, `deployment ${run.id} stored`);
+
+    const request = await startFromConsole('groupDeployment', { cancelDeploymentId: run.id });
+    expect(request).toMatchObject({ status: 'SUCCEEDED', output: { cancelRequested: { id: run.id, kind: 'deployment', state: 'CANCELLING' } } });
+    expect(await run.outcome).toMatchObject({ status: 'SUCCEEDED', output: { status: 'CANCELLED' } });
+    const found = await client.session(run.id);
+    if (found?.kind !== 'deployment') throw new Error(`no deployment ${run.id}`);
+    // Whether the hung prepare had started when the request landed, nothing started after it and nothing deployed.
+    expect(found.report.status).toBe('CANCELLED');
+    expect(found.report.nodes[second]).toBe('NOT_STARTED');
+    expect(['NOT_STARTED', 'FAILED']).toContain(found.report.nodes[first]);
+    expect(found.report.groups['slow']!.stage).toBe('NOT_STARTED');
+    // An id that names nothing: the execution fails, saying so.
+    expect(await startFromConsole('groupDeployment', { cancelDeploymentId: 'no-such-deployment' })).toMatchObject({ status: 'FAILED', error: 'DeploymentNotFoundError' });
   });
 
   it('a deployment with a critical failure fails the run, with the failed group and node', async () => {
@@ -125,7 +183,8 @@ describe('end-to-end scenarios through the client, against `rollout serve`', () 
     await rm(dir, { recursive: true, force: true });
   });
 
-  scenarios(() => connectControlPlane({ kind: 'endpoint', url: serve.endpoints.stepFunctionsEndpoint }));
+  // Virtual time: a day-long hang is a few hundred polls.
+  scenarios(() => connectControlPlane({ kind: 'endpoint', url: serve.endpoints.stepFunctionsEndpoint }), { hangSeconds: 86_400 });
 });
 
 const LOCALSTACK_ENDPOINT = process.env.LOCALSTACK_ENDPOINT;
@@ -151,6 +210,6 @@ localStack(
       } finally {
         cloudFormation.destroy();
       }
-    });
+    }, { hangSeconds: 60 });
   },
 );

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { idForExecution } from './execution-id';
 import { parseOrThrow } from './validation';
 
 /**
@@ -47,4 +48,14 @@ export function sessionControlOf(input: unknown, kind: SessionControlKind, actio
   ) as Record<string, string | undefined>;
   const action = actions.find((candidate) => SESSION_CONTROL_KEYS[kind][candidate] === named[0])!;
   return { action, id: parsed[named[0]!]! };
+}
+
+/**
+ * Whether an execution works on the session: the one that created it (the id derives from its ARN),
+ * one named after it (continue-as-new `<id>-g<n>`, a CLI resume `<id>-resume-...`), or one whose
+ * input resumes it (a console start; pass the input to check that).
+ */
+export function executionRunsSession(kind: SessionControlKind, id: string, execution: { executionArn: string; name?: string | undefined }, input?: unknown): boolean {
+  if (idForExecution(execution.executionArn) === id || execution.name?.startsWith(`${id}-`)) return true;
+  return typeof input === 'object' && input !== null && (input as Record<string, unknown>)[SESSION_CONTROL_KEYS[kind].resume] === id;
 }

@@ -36,6 +36,14 @@ export interface RolloutSessions {
   gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult>;
   /** A cheap progress read for a display polling every quarter second; undefined until the session exists. */
   progress(id: string): Promise<SessionProgress | undefined>;
+  /** Its state from its one item, and whether it has ended (READY, DELETED, HALTED; SUCCEEDED, FAILED, CANCELLED). */
+  status(id: string): Promise<SessionStatus | undefined>;
+  /**
+   * Whether an execution works on the session now: a session that has not ended and that nothing
+   * runs (stopped, its process died) waits for `rollout session resume`. A data directory can only
+   * tell whether a live process that runs workflows owns it.
+   */
+  isRunning(kind: SessionKind, id: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -90,6 +98,8 @@ export type CancelResult = ({ kind: 'upgrade'; state: SessionState } | { kind: '
   /** Whether an execution (a process that runs workflows) works on the session now: if not, the cancel applies when it is resumed. */
   running: boolean;
 };
+
+export type SessionStatus = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus }) & { ended: boolean };
 
 export type SessionProgress =
   | {

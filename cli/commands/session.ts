@@ -20,7 +20,6 @@ interface SessionOptions extends TargetOptions {
 }
 
 const KINDS: readonly SessionKind[] = ['upgrade', 'deployment'];
-const WATCH_POLL_MS = 250;
 
 /** Where the sessions are: a data directory, a running `rollout serve`, or a deployed stack. */
 function sessionSource(command: Command): Command {
@@ -72,13 +71,20 @@ export function registerSessionCommands(program: Command): void {
     .option('--json', 'print the final report as one JSON object')
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
-        const found = await sessions.session(id);
+        const found = await sessions.status(id);
         if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
-        const display = found.kind === 'upgrade' ? showSessionProgress(sessions, id) : showDeploymentProgress(sessions, id);
-        const report = await untilEnded(sessions, id, found.kind);
+        const pace = watchPace(sessions);
+        const display = found.kind === 'upgrade' ? showSessionProgress(sessions, id, pace.displayMs) : showDeploymentProgress(sessions, id, pace.displayMs);
+        const { ended } = await untilEnded(sessions, id, found.kind, pace);
         await display.stop();
+        const report = await sessions.session(id);
+        if (!report) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
         const text = report.kind === 'upgrade' ? renderSessionSummary(report.report) : renderDeploymentSummary(report.report);
         process.stdout.write(options.json ? `${JSON.stringify(report.report, null, 2)}\n` : `${text}\n`);
+        if (!ended) {
+          process.stderr.write(`${found.kind} ${id} has not ended, but no execution runs it (stopped, or its process died): carry it on with rollout session resume ${id}\n`);
+          process.exitCode = ExitCode.notCompleted;
+        }
       }),
     );
 
@@ -189,18 +195,52 @@ function listingLine(entry: SessionListing): string {
   );
 }
 
-/** The session's report once it has ended: an upgrade completed or deleted, a deployment no longer running, or no execution left running. */
-async function untilEnded(sessions: RolloutSessions, id: string, kind: SessionKind) {
+/**
+ * How watch polls: a local table and control plane every quarter second; a deployed stack (no
+ * endpoint override) gently: from 1 s, backing off to 15 s while nothing changes (the session item,
+ * ListExecutions with its low API quota), the progress line every 2 s from the item's tally.
+ */
+interface WatchPace {
+  firstMs: number;
+  maxMs: number;
+  displayMs: number;
+}
+
+const LOCAL_PACE: WatchPace = { firstMs: 250, maxMs: 250, displayMs: 250 };
+const AWS_PACE: WatchPace = { firstMs: 1000, maxMs: 15_000, displayMs: 2000 };
+
+function watchPace(sessions: RolloutSessions): WatchPace {
+  return sessions instanceof RolloutClient && sessions.endpoints.stepFunctionsEndpoint === undefined ? AWS_PACE : LOCAL_PACE;
+}
+
+/** The AWS errors that mean "ask again later", which the SDK's own retries did not absorb. */
+const THROTTLING = new Set(['ThrottlingException', 'TooManyRequestsException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'LimitExceededException']);
+
+/**
+ * Polls until the session has ended (any end state: READY, DELETED, HALTED; SUCCEEDED, FAILED,
+ * CANCELLED), or until nothing runs it any more (its own executions, not any of the workflow's; a
+ * data directory: no live process that runs workflows owns it): `ended: false` then.
+ */
+async function untilEnded(sessions: RolloutSessions, id: string, kind: SessionKind, pace: WatchPace): Promise<{ ended: boolean }> {
+  let wait = pace.firstMs;
+  let last: string | undefined;
   for (;;) {
-    const found = await sessions.session(id);
-    if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
-    if (found.kind === 'upgrade' && (found.report.completed || found.report.state === 'DELETED')) return found;
-    if (found.kind === 'deployment' && found.report.status !== 'RUNNING') return found;
-    // Through the Step Functions API: a session no execution runs any more (stopped, failed) has ended too.
-    if (sessions instanceof RolloutClient && (await sessions.executions(kind === 'upgrade' ? 'rollingUpgrade' : 'groupDeployment', 'RUNNING')).length === 0) {
-      return (await sessions.session(id)) ?? found;
+    try {
+      const status = await sessions.status(id);
+      if (!status) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
+      if (status.ended) return { ended: true };
+      if (!(await sessions.isRunning(kind, id))) {
+        // The execution may have ended between the two reads: its end state is written before it ends.
+        return { ended: (await sessions.status(id))?.ended ?? false };
+      }
+      const seen = JSON.stringify(status);
+      wait = seen === last ? Math.min(Math.ceil(wait * 1.5), pace.maxMs) : pace.firstMs;
+      last = seen;
+    } catch (err) {
+      if (!(err instanceof Error && THROTTLING.has(err.name))) throw err;
+      wait = Math.min(wait * 2, pace.maxMs);
     }
-    await new Promise((resolve) => setTimeout(resolve, WATCH_POLL_MS));
+    await new Promise((resolve) => setTimeout(resolve, wait));
   }
 }
 

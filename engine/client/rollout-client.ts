@@ -8,8 +8,8 @@ import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-s
 import type { WorkflowName } from '../../contracts';
 import { idForExecution } from '../../core/execution-id';
 import type { SiteState } from '../../simulator';
-import { SESSION_CONTROL_KEYS } from '../../core/session-control';
-import type { CancelResult, GateResult, RolloutRuntime, RunOutcome, SessionKind, SessionListing, SessionProgress, SessionView, StartedRun } from '../runtime';
+import { executionRunsSession, SESSION_CONTROL_KEYS } from '../../core/session-control';
+import type { CancelResult, GateResult, RolloutRuntime, RunOutcome, SessionKind, SessionListing, SessionProgress, SessionStatus, SessionView, StartedRun } from '../runtime';
 import type { ControlPlaneEndpoints } from '../sfn-endpoint';
 import { StoreSessions } from '../store-sessions';
 import { ScheduleClient } from './schedule-client';
@@ -48,7 +48,7 @@ export class RolloutClient implements RolloutRuntime {
   private readonly common: { region: string; profile?: string; credentials?: typeof LOCAL_CREDENTIALS };
   private scheduleClient: ScheduleClient | undefined;
   /** Inputs of executions read by isRunning (an execution's input never changes). */
-  private readonly inputs = new Map<string, Record<string, unknown> | undefined>();
+  private readonly inputs = new Map<string, unknown>();
 
   constructor(private readonly connection: ClientConnection) {
     const { endpoints } = connection;
@@ -65,6 +65,9 @@ export class RolloutClient implements RolloutRuntime {
       new DynamoDbSessionStore({ tableName: endpoints.tableName, client: document }),
       new DynamoDbDeploymentStore({ tableName: endpoints.tableName, client: document }),
       true,
+      undefined,
+      // A deployed stack's table (no endpoint override): progress reads the session item's tally, not every node record.
+      endpoints.dynamodbEndpoint ? 'records' : 'tally',
     );
     this.pollMs = connection.pollMs ?? 250;
   }
@@ -92,13 +95,8 @@ export class RolloutClient implements RolloutRuntime {
     return this.run(WORKFLOW_OF[kind], { [SESSION_CONTROL_KEYS[kind].resume]: id }, `${id}-resume-${Date.now().toString(36)}`);
   }
 
-  /**
-   * Whether an execution works on the session now: the one that created it (its id derives from the
-   * execution ARN), one named after it (continue-as-new `<id>-g<n>`, a CLI resume `<id>-resume-...`),
-   * or one whose input resumes it (a console start; each execution's input is read once).
-   */
+  /** Whether an execution works on the session now (each running execution's input is read once, when its name does not say). */
   async isRunning(kind: SessionKind, id: string): Promise<boolean> {
-    const resumeKey = SESSION_CONTROL_KEYS[kind].resume;
     let nextToken: string | undefined;
     do {
       const page = await this.sfn.send(
@@ -106,12 +104,12 @@ export class RolloutClient implements RolloutRuntime {
       );
       for (const { executionArn, name } of page.executions ?? []) {
         if (!executionArn) continue;
-        if (idForExecution(executionArn) === id || name?.startsWith(`${id}-`)) return true;
+        if (executionRunsSession(kind, id, { executionArn, name })) return true;
         if (!this.inputs.has(executionArn)) {
           const described = await this.sfn.send(new DescribeExecutionCommand({ executionArn }));
-          this.inputs.set(executionArn, described.input === undefined ? undefined : (JSON.parse(described.input) as Record<string, unknown>));
+          this.inputs.set(executionArn, described.input === undefined ? undefined : (JSON.parse(described.input) as unknown));
         }
-        if (this.inputs.get(executionArn)?.[resumeKey] === id) return true;
+        if (executionRunsSession(kind, id, { executionArn, name }, this.inputs.get(executionArn))) return true;
       }
       nextToken = page.nextToken;
     } while (nextToken);
@@ -177,6 +175,10 @@ export class RolloutClient implements RolloutRuntime {
 
   progress(id: string): Promise<SessionProgress | undefined> {
     return this.reads.progress(id);
+  }
+
+  status(id: string): Promise<SessionStatus | undefined> {
+    return this.reads.status(id);
   }
 
   siteState(): SiteState | undefined {

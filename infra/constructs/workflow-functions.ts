@@ -62,6 +62,8 @@ export interface FunctionNetwork {
  */
 export class WorkflowFunctions<Name extends string> extends Construct {
   readonly functions: Readonly<Record<Name, NodejsFunction>>;
+  /** Each function's own log group, by function name (the stack's metric filters read them). */
+  readonly logGroups: Readonly<Record<Name, LogGroup>>;
 
   constructor(scope: Construct, id: string, props: WorkflowFunctionsProps<Name>) {
     super(scope, id);
@@ -97,9 +99,10 @@ export class WorkflowFunctions<Name extends string> extends Construct {
         bundling: LAMBDA_BUNDLING,
       });
       props.table.grantReadWriteData(fn);
-      return [name, fn] as const;
+      return [name, fn, logGroup] as const;
     });
-    this.functions = Object.fromEntries(entries) as Record<Name, NodejsFunction>;
+    this.functions = Object.fromEntries(entries.map(([name, fn]) => [name, fn])) as Record<Name, NodejsFunction>;
+    this.logGroups = Object.fromEntries(entries.map(([name, , logGroup]) => [name, logGroup])) as Record<Name, LogGroup>;
     acknowledgeFunctionFindings(this, props);
   }
 }

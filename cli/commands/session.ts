@@ -173,6 +173,13 @@ function cancelMessage({ id, kind, state, running }: CancelResult): string {
   return `${kind} ${id} is ${state}, but no execution runs it (stopped, or its process died): the cancel applies when it is resumed: rollout session resume ${id}`;
 }
 
+/** `step 2/3`, 1-based; a session past its last step (cleanup, complete) shows its last, and a window has none. */
+function stepText(s: Extract<SessionListing, { kind: 'upgrade' }>['session']): string {
+  if (s.mode === 'window') return 'window';
+  if (!s.stepCount) return 'step ?';
+  return `step ${Math.min(s.progress.step + 1, s.stepCount)}/${s.stepCount}`;
+}
+
 /** An upgrade keeps the shape it always had (session fields, step and stage); both carry their kind. */
 function listingJson(entry: SessionListing): Record<string, unknown> {
   if (entry.kind === 'upgrade') {
@@ -191,7 +198,7 @@ function listingLine(entry: SessionListing): string {
   const s = entry.session;
   return (
     `${s.upgradeId}  ${s.state.padEnd(8)} ${s.completed ? 'completed ' : 'open      '} ${s.createdAt}  ` +
-    `${s.startingLabel} -> ${s.upgradeTemplateId}  step ${s.progress.step + 1}/${s.stepCount || '?'} ${s.progress.stage}`
+    `${s.startingLabel} -> ${s.upgradeTemplateId}  ${stepText(s)} ${s.progress.stage}`
   );
 }
 

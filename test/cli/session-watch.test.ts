@@ -39,6 +39,12 @@ describe('rollout session watch, on a data directory', () => {
     const watched = await runCliInProcess(['session', 'watch', upgradeId, '--data-dir', dataDir, '--json']);
     expect(watched.code).toBe(0);
     expect(JSON.parse(watched.stdout)).toMatchObject({ upgradeId, state: 'HALTED', completed: false });
+
+    // The list shows a finished lock-step session at its last step (not one past it), a window as such.
+    const lockstep = JSON.parse((await runCliInProcess(['upgrade', '--site', site, ...args.slice(0, -1), '2', '--data-dir', dataDir, '--json'])).stdout) as { upgradeId: string };
+    const listed = (await runCliInProcess(['session', 'list', '--data-dir', dataDir])).stdout;
+    expect(listed).toMatch(new RegExp(`${lockstep.upgradeId} .* step 2/2 COMPLETE`));
+    expect(listed).toMatch(new RegExp(`${upgradeId} .* window COMPLETE`));
   });
 });
 

@@ -8,16 +8,9 @@ import { StoreSessions } from '../../engine/store-sessions';
 import { runCliInProcess } from '../support/cli';
 import { eventually, startTestRuntime } from '../support/embedded';
 import { buildSite, upgradeRequest } from '../support/sites';
+import { until } from '../support/until';
 
 /** `rollout session watch` ends for every end state, and for a session nothing runs any more; cancel says when nothing will pick it up. */
-
-async function until(probe: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('rollout session watch, on a data directory', () => {
   let dir: string;

@@ -9,21 +9,13 @@ import type { RolloutClient } from '../../engine/client/rollout-client';
 import { connectControlPlane, DEFAULT_STACK } from '../../engine/client/targets';
 import { startServe, type RunningServe } from '../support/serve';
 import { SCENARIO_SITE, scenarioSiteYaml } from './scenario-site';
+import { until } from '../support/until';
 
 interface ScenarioOptions {
   /** The prepare timeout of the deployment cancelled mid-run: its hung node holds the group in flight that long. */
   hangSeconds: number;
   /** Whether the control plane's scheduler fires schedules (LocalStack's does not). */
   schedulesFire: boolean;
-}
-
-/** Polls `probe` (real time: the control plane may be another process or LocalStack) until it holds. */
-async function until(probe: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /**

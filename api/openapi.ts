@@ -8,6 +8,7 @@ import { problemSchema } from './problems';
 import {
   assignedNodeSchema,
   cancelResultSchema,
+  deploymentCancelResultSchema,
   deploymentReportSchema,
   deploymentSummarySchema,
   sessionReportSchema,
@@ -29,6 +30,7 @@ const schemas = {
   SessionSummary: sessionSummarySchema.meta({ id: 'SessionSummary' }),
   SessionReport: sessionReportSchema.meta({ id: 'SessionReport' }),
   CancelResult: cancelResultSchema.meta({ id: 'CancelResult' }),
+  DeploymentCancelResult: deploymentCancelResultSchema.meta({ id: 'DeploymentCancelResult' }),
   DeploymentSummary: deploymentSummarySchema.meta({ id: 'DeploymentSummary' }),
   DeploymentReport: deploymentReportSchema.meta({ id: 'DeploymentReport' }),
   Environment: environmentSchema.meta({ id: 'Environment' }),
@@ -69,9 +71,9 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     request: idParam('the deployment id'),
     responses: { 200: body(schemas.DeploymentReport, 'The deployment'), 404: problem('No such deployment') },
   });
-  path('delete', '/deployments/{id}', 'Cancel a group deployment (not supported yet)', {
+  path('delete', '/deployments/{id}', 'Cancel a group deployment: no group or batch starts after it, actions in flight finish, it ends CANCELLED', {
     request: idParam('the deployment id'),
-    responses: { 404: problem('No such deployment'), 405: problem('Group deployments have no cancel yet') },
+    responses: { 200: body(schemas.DeploymentCancelResult, 'Cancelling'), 404: problem('No such deployment'), 409: problem('The deployment has ended') },
   });
   path('get', '/environments', 'List environments (generated attributes masked)', { responses: { 200: body(z.array(schemas.Environment), 'The environments') } });
   path('get', '/environments/{id}', 'One environment (generated attributes masked)', {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { environmentNodeSchema } from '../core/environments';
 import { STAGES } from '../core/rolling-upgrade/session';
+import type { DeploymentStatus } from '../ports/deployment-store';
 
 /**
  * The API's own response shapes: what the handlers return beyond the domain's schemas (requests
@@ -9,7 +10,7 @@ import { STAGES } from '../core/rolling-upgrade/session';
  * Reports are open objects: the fields listed are the ones a client may rely on.
  */
 const SESSION_STATES = ['UPDATING', 'READY', 'DELETING', 'DELETED', 'HALTED'] as const;
-const DEPLOYMENT_STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED'] as const;
+const DEPLOYMENT_STATUSES = ['RUNNING', 'CANCELLING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const satisfies readonly DeploymentStatus[];
 
 export const startedRunSchema = z.object({
   id: z.string(),
@@ -42,7 +43,14 @@ export const cancelResultSchema = z.object({
   id: z.string(),
   kind: z.literal('upgrade'),
   state: z.enum(SESSION_STATES),
-  running: z.boolean(),
+  running: z.boolean().describe('Whether an execution works on it now; if not, the cancel applies when it is resumed'),
+});
+
+export const deploymentCancelResultSchema = z.object({
+  id: z.string(),
+  kind: z.literal('deployment'),
+  state: z.enum(DEPLOYMENT_STATUSES).describe('CANCELLING: no group or batch starts any more; actions in flight finish, then it ends CANCELLED'),
+  running: z.boolean().describe('Whether an execution works on it now; if not, the cancel applies when it is resumed'),
 });
 
 export const deploymentSummarySchema = z.looseObject({

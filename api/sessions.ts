@@ -8,7 +8,8 @@ import type { Route } from './router';
 
 /**
  * Upgrade sessions with CRUS's semantics (list, create 201, get 404, delete 200 by the CRUS deletion
- * rules through the facade's cancel), and group deployments the same way under /deployments.
+ * rules through the facade's cancel), and group deployments the same way under /deployments (delete:
+ * 200 CANCELLING, the workflow ends it CANCELLED).
  */
 export function sessionRoutes(controlPlane: ApiControlPlane): Route[] {
   const upgrade = async (id: string) => {
@@ -70,7 +71,6 @@ export function sessionRoutes(controlPlane: ApiControlPlane): Route[] {
           const report = await deployment(id!);
           return report ? json(200, report) : problem(404, `no deployment with id '${id}'`);
         },
-        // The facade refuses it (CancelNotSupportedError, a 405) until deployments have a cancel request.
         DELETE: async ({ id }) => {
           if (!(await deployment(id!))) return problem(404, `no deployment with id '${id}'`);
           return json(200, await controlPlane.cancel(id!));

@@ -11,10 +11,43 @@ export interface BundleFigures {
   bytes: number;
   gzipBytes: number;
   sourceMapBytes: number;
-  /** Median over `runs` fresh `node` processes of the time to import the bundle (module load = Lambda init here: the handlers build their clients on first use). */
+  /** Median over `runs` fresh `node` processes of the time to import the bundle (Lambda's init phase: module load). */
   importMsMedian: number;
+  /**
+   * Median time from the start of the import to the end of a first invocation that reaches no network
+   * (the probe below): import, then what the handlers build on first use (clients, site connectors),
+   * the cold start a first invocation pays. Undefined when no handler of the bundle has a probe.
+   */
+  firstInvocationMsMedian?: number;
   runs: number;
 }
+
+/**
+ * A first invocation that builds everything a handler builds and fails before any call leaves the
+ * process: input refused by the activity's own validation, or an API path that does not exist.
+ */
+const PROBES: Readonly<Record<string, unknown>> = {
+  'index.OpenSession': { input: {}, executionId: 'arn:aws:states:us-east-1:000000000000:execution:probe:cold' },
+  'index.StartDeployment': { input: { maxParallelGroups: 0 }, executionId: 'arn:aws:states:us-east-1:000000000000:execution:probe:cold' },
+  'index.handler': { httpMethod: 'GET', path: '/no/such/path', resource: '/{proxy+}', headers: {}, queryStringParameters: null, body: null, isBase64Encoded: false, requestContext: {} },
+};
+
+/** What the functions find in their environment (no secrets, no bus: nothing the probe would call). */
+const PROBE_ENVIRONMENT = {
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'probe',
+  AWS_SECRET_ACCESS_KEY: 'probe',
+  TABLE_NAME: 'rollout',
+  WORKLOAD_MANAGER_URL: 'http://127.0.0.1:9',
+  BOOT_SERVICE_URL: 'http://127.0.0.1:9',
+  INVENTORY_URL: 'http://127.0.0.1:9',
+  PROVISIONER_URL: 'http://127.0.0.1:9',
+  ROLLING_UPGRADE_STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:000000000000:stateMachine:RollingUpgrade',
+  GROUP_DEPLOYMENT_STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:000000000000:stateMachine:GroupDeployment',
+  POWERTOOLS_LOG_LEVEL: 'CRITICAL',
+};
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 /**
  * The bundles of a `cdk synth` (`npm run synth` first): cdk.out/asset.*, labelled by the handlers of the
@@ -35,12 +68,18 @@ export function measureBundles(cdkOut: string, runs = 7): BundleFigures[] {
   const dirs = readdirSync(cdkOut).filter((d) => d.startsWith('asset.') && existsSync(path.join(cdkOut, d, 'index.mjs')));
   return dirs.map((dir) => {
     const bundle = path.join(cdkOut, dir, 'index.mjs');
-    const times: number[] = [];
+    const probed = (handlers.get(dir) ?? []).find((handler) => handler in PROBES);
+    const imports: number[] = [];
+    const firsts: number[] = [];
     for (let i = 0; i < runs; i++) {
-      const script = `const t = performance.now(); await import(${JSON.stringify(path.resolve(bundle))}); process.stdout.write(String(performance.now() - t));`;
-      times.push(Number(execFileSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], { encoding: 'utf8' })));
+      // One fresh process per run, as a new Lambda container: the import, then (if probed) the first invocation.
+      const invoke = probed ? `try { await module[${JSON.stringify(probed.slice('index.'.length))}](${JSON.stringify(PROBES[probed])}, {}); } catch {}` : '';
+      const script = `const t = performance.now(); const module = await import(${JSON.stringify(path.resolve(bundle))}); const loaded = performance.now() - t; ${invoke} process.stdout.write(JSON.stringify([loaded, performance.now() - t]));`;
+      const out = execFileSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, ...PROBE_ENVIRONMENT } });
+      const [loaded, first] = JSON.parse(out.slice(out.lastIndexOf('['))) as [number, number];
+      imports.push(loaded);
+      firsts.push(first);
     }
-    times.sort((a, b) => a - b);
     const map = `${bundle}.map`;
     return {
       dir,
@@ -48,7 +87,8 @@ export function measureBundles(cdkOut: string, runs = 7): BundleFigures[] {
       bytes: statSync(bundle).size,
       gzipBytes: gzipSync(readFileSync(bundle), { level: 9 }).length,
       sourceMapBytes: existsSync(map) ? statSync(map).size : 0,
-      importMsMedian: times[Math.floor(times.length / 2)] as number,
+      importMsMedian: median(imports),
+      ...(probed ? { firstInvocationMsMedian: median(firsts) } : {}),
       runs,
     };
   });
@@ -63,6 +103,7 @@ export function renderBundleFigures(cdkOut: string, bundles: readonly BundleFigu
         `  ${b.handlers[0] ?? b.dir} and ${Math.max(0, b.handlers.length - 1)} more (${b.dir.slice(0, 18)}…)`,
         `    index.mjs                      ${kb(b.bytes)} (${kb(b.gzipBytes)} gzipped), source map ${kb(b.sourceMapBytes)}`,
         `    import (cold-start init)       ${b.importMsMedian.toFixed(0)} ms (median of ${b.runs})`,
+        ...(b.firstInvocationMsMedian !== undefined ? [`    import + first invocation      ${b.firstInvocationMsMedian.toFixed(0)} ms (median of ${b.runs})`] : []),
       ].join('\n'),
     ),
   ].join('\n');

@@ -2,20 +2,20 @@ import type { BenchFigures } from './figures';
 
 /**
  * List prices (us-east-1, November 2026) the cost figures use. Step Functions Standard bills state
- * transitions; Lambda requests and GB-seconds (the x86 price: arm64, which the stack uses, is 20% less
- * per GB-second); DynamoDB on-demand write and read request units.
+ * transitions; Lambda requests and GB-seconds (arm64, as the stack's functions run); DynamoDB
+ * on-demand write and read request units.
  */
 export const PRICES = {
   region: 'us-east-1',
   stepFunctionsPerTransition: 0.025 / 1000,
   lambdaPerRequest: 0.2 / 1_000_000,
-  lambdaPerGbSecond: 0.0000166667,
+  lambdaPerGbSecondArm: 0.0000133334,
   dynamoDbPerWrite: 1.25 / 1_000_000,
   dynamoDbPerRead: 0.25 / 1_000_000,
 } as const;
 
-/** What the counted requests do not say: the memory the stack gives each function, and an assumed mean billed duration. */
-export const LAMBDA_ASSUMPTIONS = { memoryMb: 512, meanBilledMs: 200 } as const;
+/** The memory the stack gives each function (infra/constructs/workflow-functions.ts). */
+export const LAMBDA_MEMORY_MB = 512;
 
 const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand']);
 
@@ -38,9 +38,10 @@ export function costPerThousandNodes(f: BenchFigures): CostPerThousand {
   const writes = Object.entries(byCommand).reduce((sum, [command, n]) => sum + (WRITES.has(command) ? n : 0), 0);
   const reads = f.dynamoDbRequests - writes;
   const scale = 1000 / f.nodes;
-  const gbSeconds = f.lambdaInvocations * (LAMBDA_ASSUMPTIONS.memoryMb / 1024) * (LAMBDA_ASSUMPTIONS.meanBilledMs / 1000);
+  // Measured: each invocation's in-process duration, rounded up to the millisecond as Lambda bills.
+  const gbSeconds = (LAMBDA_MEMORY_MB / 1024) * (f.lambdaBilledMs / 1000);
   const stepFunctions = f.stateTransitions * PRICES.stepFunctionsPerTransition * scale;
-  const lambda = (f.lambdaInvocations * PRICES.lambdaPerRequest + gbSeconds * PRICES.lambdaPerGbSecond) * scale;
+  const lambda = (f.lambdaInvocations * PRICES.lambdaPerRequest + gbSeconds * PRICES.lambdaPerGbSecondArm) * scale;
   const dynamoDb = (writes * PRICES.dynamoDbPerWrite + reads * PRICES.dynamoDbPerRead) * scale;
   return { stepFunctions, lambda, dynamoDb, total: stepFunctions + lambda + dynamoDb, writes, reads };
 }
@@ -53,7 +54,7 @@ export function renderCost(f: BenchFigures): string {
     `${f.scenario}: cost per 1,000 node-upgrades (${PRICES.region} list prices)`,
     `  per node                         ${perNode(f.stateTransitions)} transitions, ${perNode(f.lambdaInvocations)} invocations, ${perNode(c.writes)} writes, ${perNode(c.reads)} reads`,
     `  Step Functions Standard          ${usd(c.stepFunctions)}   ($0.025 per 1,000 transitions)`,
-    `  Lambda                           ${usd(c.lambda)}   ($0.20 per 1M requests + $0.0000166667 per GB-s; ${LAMBDA_ASSUMPTIONS.memoryMb} MB, ${LAMBDA_ASSUMPTIONS.meanBilledMs} ms assumed per invocation)`,
+    `  Lambda                           ${usd(c.lambda)}   ($0.20 per 1M requests + $0.0000133334 per arm64 GB-s; ${LAMBDA_MEMORY_MB} MB, ${(f.lambdaBilledMs / Math.max(f.lambdaInvocations, 1)).toFixed(1)} ms measured mean billed duration)`,
     `  DynamoDB on-demand               ${usd(c.dynamoDb)}   ($1.25 per 1M writes, $0.25 per 1M reads; one unit per request)`,
     `  total                            ${usd(c.total)}`,
   ].join('\n');

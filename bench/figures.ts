@@ -11,6 +11,8 @@ export interface BenchFigures {
   largestPayloadState: string;
   stateTransitions: number;
   lambdaInvocations: number;
+  /** Billed milliseconds of those invocations, measured in-process (engine/local-step-functions.ts). */
+  lambdaBilledMs: number;
   dynamoDbRequests: number;
   /** e.g. { PutItemCommand: 12, QueryCommand: 3 }: what the cost figures split into writes and reads. */
   dynamoDbRequestsByCommand?: Record<string, number>;
@@ -25,6 +27,7 @@ export function summarizeExecutions(executions: readonly ExecutionFigures[]) {
     largestPayloadState: largest?.largestPayloadState ?? '-',
     stateTransitions: executions.reduce((sum, e) => sum + e.stateTransitions, 0),
     lambdaInvocations: executions.reduce((sum, e) => sum + e.lambdaInvocations, 0),
+    lambdaBilledMs: executions.reduce((sum, e) => sum + e.lambdaBilledMs, 0),
   };
 }
 

@@ -13,7 +13,9 @@ export async function resolveApiBase(options: ApiTargetOptions): Promise<string>
     throw new CliError('give one of --endpoint (a `rollout serve`) and --api (the REST API URL)', ExitCode.invalidInput);
   }
   if (options.api !== undefined) return options.api.replace(/\/+$/, '');
-  const { apiEndpoint } = await discoverEndpoints(options.endpoint!);
+  const discovered = await discoverEndpoints(options.endpoint!);
+  if (!discovered) throw new CliError(`${options.endpoint} is not a \`rollout serve\` (no discovery route): give the REST API's URL with --api`, ExitCode.notCompleted);
+  const { apiEndpoint } = discovered;
   if (!apiEndpoint) throw new CliError(`the control plane at ${options.endpoint} serves no REST API`, ExitCode.notCompleted);
   return apiEndpoint;
 }

@@ -15,18 +15,21 @@ export interface TargetOptions {
 
 export function addTargetOptions(command: Command): Command {
   return command
-    .option('--endpoint <url>', 'a running `rollout serve` (its URL, as its first line prints it)')
+    .option('--endpoint <url>', 'a running `rollout serve` (its URL, as its first line prints it), or LocalStack after a cdklocal deploy (the stack\'s outputs name the rest)')
     .option('--aws', 'the deployed stack, through the default AWS credential chain')
-    .option('--stack <name>', `with --aws: the stack name (default ${DEFAULT_STACK})`)
-    .option('--region <region>', 'with --aws: the region (default: the credential chain\'s)')
+    .option('--stack <name>', `with --aws, or --endpoint on LocalStack: the stack name (default ${DEFAULT_STACK})`)
+    .option('--region <region>', 'with --aws: the region (default: the credential chain\'s); with --endpoint on LocalStack: default AWS_REGION or us-east-1')
     .option('--profile <name>', 'with --aws: a named profile of the shared AWS config');
 }
 
 /** The remote target the options name; undefined for none (the embedded control plane). */
 export function remoteTarget(options: TargetOptions): Exclude<ControlPlaneTarget, { kind: 'embedded' }> | undefined {
   if (options.endpoint && options.aws) throw new CliError('give --endpoint or --aws, not both', ExitCode.invalidInput);
-  if (!options.aws && (options.stack || options.region || options.profile)) throw new CliError('--stack, --region and --profile go with --aws', ExitCode.invalidInput);
-  if (options.endpoint) return { kind: 'endpoint', url: options.endpoint };
+  if (!options.aws && options.profile) throw new CliError('--profile goes with --aws', ExitCode.invalidInput);
+  if (!options.aws && !options.endpoint && (options.stack || options.region)) throw new CliError('--stack and --region go with --aws or --endpoint', ExitCode.invalidInput);
+  if (options.endpoint) {
+    return { kind: 'endpoint', url: options.endpoint, ...(options.stack ? { stack: options.stack } : {}), ...(options.region ? { region: options.region } : {}) };
+  }
   if (options.aws) {
     return {
       kind: 'aws',

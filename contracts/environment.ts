@@ -23,3 +23,11 @@ export const ENVIRONMENT = {
   /** The EventBridge bus of the status events; unset: no events. */
   eventBusName: 'EVENT_BUS_NAME',
 } as const;
+
+/**
+ * Log lines the stack turns into metrics (metric filters on the functions' log groups, matched on the
+ * JSON log's `message`): a status event the bus refused, after the publisher's own retry.
+ */
+export const LOG_MESSAGES = {
+  statusEventsNotPublished: 'status events not published',
+} as const;

@@ -8,6 +8,7 @@ import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-stor
 import { createSiteClients, type SiteClients, type SiteFromProfile } from '../adapters/site';
 import { InvalidInputError } from '../core/errors';
 import { idForExecution } from '../core/execution-id';
+import { executionRunsSession } from '../core/session-control';
 import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activities/rolling-upgrade/dependencies';
 import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/activities/group-deployment/dependencies';
 import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deployment/handlers';
@@ -20,7 +21,7 @@ import type { StatusEventLog } from '../ports/status-events';
 import { openDataDir } from './data-dir';
 import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
 import { LocalStepFunctions, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
-import type { CancelResult, GateResult, RolloutRuntime, SessionListing, SessionProgress, SessionView, StartedRun } from './runtime';
+import type { CancelResult, GateResult, RolloutRuntime, SessionListing, SessionKind, SessionProgress, SessionStatus, SessionView, StartedRun } from './runtime';
 import { StoreSessions } from './store-sessions';
 import { VirtualClock } from './virtual-clock';
 
@@ -191,6 +192,16 @@ export class EmbeddedRuntime implements RolloutRuntime {
 
   progress(id: string): Promise<SessionProgress | undefined> {
     return this.reads.progress(id);
+  }
+
+  status(id: string): Promise<SessionStatus | undefined> {
+    return this.reads.status(id);
+  }
+
+  isRunning(kind: SessionKind, id: string): Promise<boolean> {
+    const arn = this.stateMachineArns[WORKFLOWS[kind === 'upgrade' ? 'rollingUpgrade' : 'groupDeployment']];
+    const running = this.engine.listExecutions(arn).filter((execution) => execution.status === 'RUNNING');
+    return Promise.resolve(running.some((execution) => executionRunsSession(kind, id, execution, execution.input)));
   }
 
   siteState(): SiteState | undefined {

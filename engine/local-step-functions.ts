@@ -54,6 +54,11 @@ export interface ExecutionFigures {
   historyEvents: number;
   stateTransitions: number;
   lambdaInvocations: number;
+  /**
+   * What Lambda would bill for them: each invocation's duration in this process (the handler, its site
+   * and DynamoDB calls), rounded up to the millisecond as Lambda rounds it.
+   */
+  lambdaBilledMs: number;
   largestPayloadBytes: number;
   /** The state whose input or output that was. */
   largestPayloadState?: string;
@@ -230,7 +235,7 @@ export class LocalStepFunctions {
   }
 
   private async run(registered: Registered, arn: string, name: string, input: unknown): Promise<ExecutionOutcome> {
-    const figures: ExecutionFigures = { executionArn: arn, historyEvents: 0, stateTransitions: 0, lambdaInvocations: 0, largestPayloadBytes: 0 };
+    const figures: ExecutionFigures = { executionArn: arn, historyEvents: 0, stateTransitions: 0, lambdaInvocations: 0, lambdaBilledMs: 0, largestPayloadBytes: 0 };
     this.executions.push(figures);
     // Ends this execution's sleeping Waits when it stops, so no timer outlives it.
     const waits = new AbortController();
@@ -316,17 +321,20 @@ export class LocalStepFunctions {
       if (resource === 'arn:aws:states:::lambda:invoke') {
         handlers[stateName] = async (input) => {
           const { FunctionName, Payload } = input as { FunctionName: string; Payload: unknown };
+          throwIfStopped(stopped);
           figures.lambdaInvocations++;
-          return { StatusCode: 200, ExecutedVersion: '$LATEST', Payload: await this.invoke(FunctionName, Payload) };
+          return { StatusCode: 200, ExecutedVersion: '$LATEST', Payload: await this.invoke(FunctionName, Payload, figures) };
         };
       } else if (resource.startsWith('arn:aws:lambda:')) {
         handlers[stateName] = async (input) => {
+          throwIfStopped(stopped);
           figures.lambdaInvocations++;
-          return this.invoke(resource, input);
+          return this.invoke(resource, input, figures);
         };
       } else if (resource === 'arn:aws:states:::states:startExecution') {
         handlers[stateName] = async (input) => {
           const { StateMachineArn, Input, Name } = input as { StateMachineArn: string; Input: unknown; Name?: string };
+          throwIfStopped(stopped);
           const child = this.start(StateMachineArn, Input, Name);
           this.continuations.set(parentArn, child.outcome);
           return { ExecutionArn: child.executionArn, StartDate: new Date(this.time.now()).toISOString() };
@@ -334,6 +342,7 @@ export class LocalStepFunctions {
       } else if (resource === 'arn:aws:states:::states:startExecution.sync:2') {
         handlers[stateName] = async (input) => {
           const { StateMachineArn, Input, Name } = input as { StateMachineArn: string; Input: unknown; Name?: string };
+          throwIfStopped(stopped);
           const outcome = await this.runToEnd(StateMachineArn, Input, Name);
           if (outcome.status !== 'SUCCEEDED') {
             throw namedError('States.TaskFailed', JSON.stringify({ ExecutionArn: outcome.executionArn, Error: outcome.error, Cause: outcome.cause }));
@@ -347,10 +356,11 @@ export class LocalStepFunctions {
     return handlers as never;
   }
 
-  private async invoke(functionArn: string, payload: unknown): Promise<unknown> {
+  private async invoke(functionArn: string, payload: unknown, figures: ExecutionFigures): Promise<unknown> {
     const name = functionArn.slice(functionArn.lastIndexOf(':') + 1);
     const fn = this.options.functions[name];
     if (!fn) throw namedError('Lambda.ResourceNotFoundException', `Function not found: ${functionArn}`);
+    const started = performance.now();
     try {
       // A JSON round trip, as over the wire: handlers never share objects with the engine.
       const request = JSON.parse(JSON.stringify(payload)) as unknown;
@@ -359,6 +369,8 @@ export class LocalStepFunctions {
       const e = err instanceof Error ? err : new Error(String(err));
       // As Lambda reports a function error: Error is the error's name, Cause the error JSON.
       throw namedError(e.name, JSON.stringify({ errorType: e.name, errorMessage: e.message }));
+    } finally {
+      figures.lambdaBilledMs += Math.ceil(performance.now() - started);
     }
   }
 
@@ -436,4 +448,12 @@ function namedError(name: string, message: string): Error {
 
 function byteSize(value: unknown): number {
   return value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value));
+}
+
+/**
+ * A stopped execution starts no task: aws-local-stepfunctions still runs the first state of Map
+ * iterations that were queued behind MaxConcurrency when the execution was aborted.
+ */
+function throwIfStopped(stopped: AbortSignal): void {
+  if (stopped.aborted) throw new ExecutionAbortedError();
 }

@@ -22,9 +22,10 @@ export interface RolloutSessions {
   /** One session's report, or undefined for an id no session or deployment has. */
   session(id: string): Promise<SessionView | undefined>;
   /**
-   * Cancel an upgrade the CRUS way: UPDATING -> DELETING, and the workflow applies the deletion
-   * rules. Throws SessionNotFoundError, SessionNotCancellableError, or CancelNotSupportedError for
-   * a deployment.
+   * Cancel an upgrade the CRUS way (UPDATING -> DELETING, and the workflow applies the deletion
+   * rules) or a deployment (RUNNING -> CANCELLING: no group or batch starts after it, actions in
+   * flight finish, it ends CANCELLED). Throws SessionNotFoundError, DeploymentNotFoundError or
+   * SessionNotCancellableError.
    */
   cancel(id: string): Promise<CancelResult>;
   /**
@@ -35,6 +36,14 @@ export interface RolloutSessions {
   gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult>;
   /** A cheap progress read for a display polling every quarter second; undefined until the session exists. */
   progress(id: string): Promise<SessionProgress | undefined>;
+  /** Its state from its one item, and whether it has ended (READY, DELETED, HALTED; SUCCEEDED, FAILED, CANCELLED). */
+  status(id: string): Promise<SessionStatus | undefined>;
+  /**
+   * Whether an execution works on the session now: a session that has not ended and that nothing
+   * runs (stopped, its process died) waits for `rollout session resume`. A data directory can only
+   * tell whether a live process that runs workflows owns it.
+   */
+  isRunning(kind: SessionKind, id: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -84,13 +93,13 @@ export type SessionListing =
 
 export type SessionView = { kind: 'upgrade'; report: SessionReport } | { kind: 'deployment'; report: DeploymentReport };
 
-export interface CancelResult {
+export type CancelResult = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus }) & {
   id: string;
-  kind: 'upgrade';
-  state: SessionState;
-  /** Whether a process that runs workflows holds the sessions now: if not, the deletion rules apply when the session resumes. */
+  /** Whether an execution (a process that runs workflows) works on the session now: if not, the cancel applies when it is resumed. */
   running: boolean;
-}
+};
+
+export type SessionStatus = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus }) & { ended: boolean };
 
 export type SessionProgress =
   | {

@@ -1,11 +1,11 @@
 import { DEPLOYMENT_STAGES, type DeploymentStage } from '../core/group-deployment';
-import type { DeploymentStore } from '../ports/deployment-store';
+import { isDeploymentEnded, type DeploymentStore } from '../ports/deployment-store';
+import type { ProgressTally } from '../core/rolling-upgrade/session';
 import type { SessionStore } from '../ports/session-store';
-import { CancelNotSupportedError } from './errors';
 import { buildDeploymentReport } from './reports/deployment-report';
 import { buildSessionReport } from './reports/session-report';
 import { SessionGateError, SessionNotFoundError } from '../core/errors';
-import type { CancelResult, GateResult, RolloutSessions, SessionListing, SessionProgress, SessionView } from './runtime';
+import type { CancelResult, GateResult, RolloutSessions, SessionListing, SessionProgress, SessionStatus, SessionView } from './runtime';
 
 /**
  * The read and cancel half of the facade over the two stores, as any observer of the table sees
@@ -18,6 +18,12 @@ export class StoreSessions implements RolloutSessions {
     /** Whether a process that runs workflows holds the sessions (this one or the one reached). */
     private readonly running: boolean,
     private readonly onClose: () => Promise<void> = async () => undefined,
+    /**
+     * How progress counts nodes: every node record (exact; cheap on a local table), or the tally on
+     * the session item (one read per poll: a deployed stack's table, where a 10,000-node session's
+     * records cost read units at every poll).
+     */
+    private readonly counting: 'records' | 'tally' = 'records',
   ) {}
 
   async sessions(): Promise<SessionListing[]> {
@@ -39,7 +45,10 @@ export class StoreSessions implements RolloutSessions {
   }
 
   async cancel(id: string): Promise<CancelResult> {
-    if (!(await this.upgrades.getSession(id)) && (await this.deployments.getDeployment(id))) throw new CancelNotSupportedError(id, 'deployment');
+    if (!(await this.upgrades.getSession(id)) && (await this.deployments.getDeployment(id))) {
+      const deployment = await this.deployments.requestCancel(id);
+      return { id, kind: 'deployment', state: deployment.status, running: this.running };
+    }
     const session = await this.upgrades.requestCancel(id);
     return { id, kind: 'upgrade', state: session.state, running: this.running };
   }
@@ -62,13 +71,8 @@ export class StoreSessions implements RolloutSessions {
   async progress(id: string): Promise<SessionProgress | undefined> {
     const session = await this.upgrades.getSession(id);
     if (session) {
-      // Every node record of the session, each poll: the store keeps no counts (see the note in the report).
-      const nodes = await this.upgrades.listNodes(id);
-      const upgraded = nodes.filter((node) => node.status === 'UPGRADED').length;
-      const failed = nodes.filter((node) => node.status === 'FAILED').length;
-      const { step, stage, window } = session.progress;
-      const inFlight = nodes.filter((node) => node.status === 'IN_PROGRESS').length;
-      const draining = nodes.filter((node) => node.status === 'IN_PROGRESS' && node.phase === 'DRAINING').length;
+      const { step, stage, window, tally } = session.progress;
+      const { upgraded, failed, inFlight = 0, draining = 0 } = this.counting === 'tally' && tally ? tally : await this.countNodes(id);
       return {
         kind: 'upgrade',
         step,
@@ -89,6 +93,29 @@ export class StoreSessions implements RolloutSessions {
       status: deployment.status,
       groups: countStages(Object.values(deployment.state.groups).map((group) => group.stage)),
       nodes: countStages(Object.values(deployment.state.nodes)),
+    };
+  }
+
+  isRunning(): Promise<boolean> {
+    return Promise.resolve(this.running);
+  }
+
+  /** The status of an upgrade or a deployment from its one item (no node records, no messages): what a watcher polls. */
+  async status(id: string): Promise<SessionStatus | undefined> {
+    const session = await this.upgrades.getSession(id);
+    if (session) return { kind: 'upgrade', state: session.state, ended: session.completed || session.state === 'DELETED' || session.state === 'HALTED' || session.state === 'READY' };
+    const deployment = await this.deployments.getDeployment(id);
+    return deployment && { kind: 'deployment', state: deployment.status, ended: isDeploymentEnded(deployment.status) };
+  }
+
+  private async countNodes(id: string): Promise<Required<ProgressTally>> {
+    const nodes = await this.upgrades.listNodes(id);
+    const count = (match: (node: (typeof nodes)[number]) => boolean) => nodes.filter(match).length;
+    return {
+      upgraded: count((node) => node.status === 'UPGRADED'),
+      failed: count((node) => node.status === 'FAILED'),
+      inFlight: count((node) => node.status === 'IN_PROGRESS'),
+      draining: count((node) => node.status === 'IN_PROGRESS' && node.phase === 'DRAINING'),
     };
   }
 

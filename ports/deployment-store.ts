@@ -1,7 +1,16 @@
 import type { DeploymentPlan, DeploymentRunState } from '../core/group-deployment';
 import type { DeploymentPhase } from '../core/group-deployment';
 
-export type DeploymentStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+/**
+ * RUNNING, then SUCCEEDED or FAILED; a cancel request turns RUNNING into CANCELLING, which the
+ * workflow picks up at its next increment and ends CANCELLED.
+ */
+export type DeploymentStatus = 'RUNNING' | 'CANCELLING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
+
+/** The statuses a deployment ends in: no workflow works on it any more, nothing resumes it. */
+export const ENDED_DEPLOYMENT_STATUSES: readonly DeploymentStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+
+export const isDeploymentEnded = (status: DeploymentStatus): boolean => ENDED_DEPLOYMENT_STATUSES.includes(status);
 
 export interface DeploymentSettings {
   /** Ready groups that may run at once (Shipyard runs one at a time). */
@@ -48,6 +57,12 @@ export interface DeploymentStore {
   /** Replaces the run state if it is still at `expectedVersion`, else throws StaleWriteError. */
   saveState(deploymentId: string, expectedVersion: number, state: DeploymentRunState): Promise<void>;
   setStatus(deploymentId: string, status: DeploymentStatus): Promise<void>;
+  /**
+   * The cancel request: RUNNING -> CANCELLING (a conditional write; the workflow reads it at its next
+   * increment). Throws DeploymentNotFoundError, or SessionNotCancellableError once it has ended.
+   * Asking again while CANCELLING is no error.
+   */
+  requestCancel(deploymentId: string): Promise<DeploymentRecord>;
   /** Idempotent: the same batch written twice keeps one result. */
   putBatchResult(deploymentId: string, result: BatchResult): Promise<void>;
   listBatchResults(deploymentId: string, group: string, phase: DeploymentPhase): Promise<BatchResult[]>;

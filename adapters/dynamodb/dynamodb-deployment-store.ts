@@ -1,9 +1,9 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DeploymentNotFoundError, StaleWriteError } from '../../core/errors';
+import { DeploymentNotFoundError, SessionNotCancellableError, StaleWriteError } from '../../core/errors';
 import type { DeploymentPhase, DeploymentPlan, DeploymentRunState } from '../../core/group-deployment';
 import type { BatchResult, DeploymentRecord, DeploymentStatus, DeploymentStore } from '../../ports/deployment-store';
-import { conditionalWrite, withoutKeys } from './items';
+import { CONDITION_FAILED, conditionalWrite, withoutKeys } from './items';
 import { queryAll } from './query';
 import {
   batchResultKey,
@@ -131,6 +131,28 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
         ExpressionAttributeValues: { ':s': status },
       }),
     );
+  }
+
+  async requestCancel(deploymentId: string): Promise<DeploymentRecord> {
+    const out = await conditionalWrite(
+      this.options.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: deploymentKey(deploymentId),
+          UpdateExpression: 'SET #status = :cancelling',
+          ConditionExpression: '#status IN (:running, :cancelling)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':running': 'RUNNING' satisfies DeploymentStatus, ':cancelling': 'CANCELLING' satisfies DeploymentStatus },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    if (out !== CONDITION_FAILED) return toRecord(out.Attributes ?? {});
+    // The failed condition does not say why (dynalite ignores ReturnValuesOnConditionCheckFailure): read it.
+    const current = await this.getDeployment(deploymentId);
+    if (!current) throw new DeploymentNotFoundError(deploymentId);
+    // Only an ended deployment fails the condition, and it never runs again.
+    throw new SessionNotCancellableError(deploymentId, current.status);
   }
 
   async putBatchResult(deploymentId: string, result: BatchResult): Promise<void> {

@@ -12,6 +12,9 @@ import { inventoryOf } from '../inventory-from-site';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
 import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
+import type { SiteSource } from '../../engine/open-runtime';
+import type { RolloutClient } from '../../engine/client/rollout-client';
+import { isDeploymentEnded } from '../../ports/deployment-store';
 import { loadStrategyFile } from '../strategy-file';
 
 interface DeployOptions extends SiteSourceOptions, TargetOptions {
@@ -75,6 +78,20 @@ async function runDeploy(options: DeployOptions): Promise<number> {
     const inventory = await inventoryOf(source);
     planDeployment(selectDeploymentStrategy({ strategy: strategyFile?.text, nodes }, inventory), inventory);
   }
+  return runDeploymentWorkflow(options, input, source);
+}
+
+/** Where and how a deployment runs and reports: shared by `rollout deploy` and `rollout session resume`. */
+export type DeploymentRunOptions = Pick<DeployOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir'> & TargetOptions;
+
+/**
+ * Runs the group-deployment workflow with `input` (a request, or `{resumeDeploymentId}` to carry a
+ * deployment on), shows its progress, and prints the report at the end. Returns the exit code.
+ */
+export async function runDeploymentWorkflow(options: DeploymentRunOptions, input: Record<string, unknown>, loaded?: SiteSource): Promise<number> {
+  const target = remoteTarget(options);
+  checkSiteOptions(options, target !== undefined);
+  const source = target ? undefined : (loaded ?? (await loadSiteSource(options)));
   const timeScale = timeScaleOption(options.timeScale);
 
   // One code path: a remote control plane, or the embedded one served in this process, through the SDK.
@@ -84,14 +101,17 @@ async function runDeploy(options: DeployOptions): Promise<number> {
   try {
     const startedReal = performance.now();
     const startedSimulated = runtime.now();
-    const run = await runtime.run('groupDeployment', input);
-    const progress = showDeploymentProgress(runtime, run.id);
+    const resumed = typeof input.resumeDeploymentId === 'string' ? input.resumeDeploymentId : undefined;
+    if (resumed !== undefined) await checkResumable(runtime, resumed);
+    const run = resumed !== undefined ? await runtime.resume('deployment', resumed) : await runtime.run('groupDeployment', input);
+    const deploymentId = resumed ?? run.id;
+    const progress = showDeploymentProgress(runtime, deploymentId);
     const outcome = await run.outcome;
     await progress.stop();
 
     if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
     if (options.siteStateOut) await writeSiteState(options.siteStateOut, source!, runtime);
-    const found = await runtime.session(run.id);
+    const found = await runtime.session(deploymentId);
     if (found?.kind !== 'deployment') throw new CliError(`the workflow ended (${outcome.status}) before creating the deployment: ${causeMessage(outcome)}`, ExitCode.notCompleted);
     const { report } = found;
 
@@ -109,8 +129,15 @@ async function runDeploy(options: DeployOptions): Promise<number> {
       process.stderr.write(`workflow failed: ${outcome.error}: ${causeMessage(outcome)}\n`);
       return ExitCode.notCompleted;
     }
-    return report.criticalGroupsFailed ? ExitCode.notCompleted : ExitCode.completed;
+    return report.status === 'SUCCEEDED' ? ExitCode.completed : ExitCode.notCompleted;
   } finally {
     await runtime.close();
   }
+}
+
+/** A deployment to resume must exist and not have ended: said here, before any execution starts. */
+async function checkResumable(runtime: RolloutClient, deploymentId: string): Promise<void> {
+  const found = await runtime.session(deploymentId);
+  if (found?.kind !== 'deployment') throw new CliError(`no deployment with id '${deploymentId}'`, ExitCode.notCompleted);
+  if (isDeploymentEnded(found.report.status)) throw new CliError(`deployment ${deploymentId} has ended (${found.report.status}): nothing to resume`, ExitCode.notCompleted);
 }

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
-import { SessionGateError, SessionNotCancellableError, SessionNotFoundError } from '../../core/errors';
-import { CancelNotSupportedError } from '../../engine/errors';
+import { DeploymentNotFoundError, SessionGateError, SessionNotCancellableError, SessionNotFoundError } from '../../core/errors';
 import { RolloutClient } from '../../engine/client/rollout-client';
 import { openSessions } from '../../engine/open-runtime';
-import type { GateResult, RolloutSessions, SessionKind, SessionListing } from '../../engine/runtime';
+import type { CancelResult, GateResult, RolloutSessions, SessionKind, SessionListing } from '../../engine/runtime';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
@@ -11,6 +10,7 @@ import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
+import { runDeploymentWorkflow } from './deploy';
 import { runUpgradeWorkflow, type UpgradeRunOptions } from './upgrade';
 
 interface SessionOptions extends TargetOptions {
@@ -20,7 +20,6 @@ interface SessionOptions extends TargetOptions {
 }
 
 const KINDS: readonly SessionKind[] = ['upgrade', 'deployment'];
-const WATCH_POLL_MS = 250;
 
 /** Where the sessions are: a data directory, a running `rollout serve`, or a deployed stack. */
 function sessionSource(command: Command): Command {
@@ -72,21 +71,28 @@ export function registerSessionCommands(program: Command): void {
     .option('--json', 'print the final report as one JSON object')
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
-        const found = await sessions.session(id);
+        const found = await sessions.status(id);
         if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
-        const display = found.kind === 'upgrade' ? showSessionProgress(sessions, id) : showDeploymentProgress(sessions, id);
-        const report = await untilEnded(sessions, id, found.kind);
+        const pace = watchPace(sessions);
+        const display = found.kind === 'upgrade' ? showSessionProgress(sessions, id, pace.displayMs) : showDeploymentProgress(sessions, id, pace.displayMs);
+        const { ended } = await untilEnded(sessions, id, found.kind, pace);
         await display.stop();
+        const report = await sessions.session(id);
+        if (!report) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
         const text = report.kind === 'upgrade' ? renderSessionSummary(report.report) : renderDeploymentSummary(report.report);
         process.stdout.write(options.json ? `${JSON.stringify(report.report, null, 2)}\n` : `${text}\n`);
+        if (!ended) {
+          process.stderr.write(`${found.kind} ${id} has not ended, but no execution runs it (stopped, or its process died): carry it on with rollout session resume ${id}\n`);
+          process.exitCode = ExitCode.notCompleted;
+        }
       }),
     );
 
   addTargetOptions(session.command('resume'))
     .description(
-      'Take over an upgrade whose process or execution died: a new execution with {resumeUpgradeId} carries on from the stored progress with its own locks (same owner), even if their lease ran out. Locally (--data-dir) or on --endpoint/--aws',
+      'Carry on an upgrade or a deployment whose process or execution died, from the store: an upgrade with {resumeUpgradeId} keeps its own locks (same owner), even if their lease ran out; a deployment with {resumeDeploymentId} starts its groups in flight again without re-running the site actions that ran. A paused window is unpaused. Locally (--data-dir) or on --endpoint/--aws',
     )
-    .argument('<id>', 'upgrade id')
+    .argument('<id>', 'upgrade or deployment id')
     .option('--data-dir <dir>', 'data directory of the sessions (a local takeover)')
     .option('--site <file>', 'simulated site file (YAML or JSON)')
     .option('--site-config <file>', 'site connection profile: run against the services it names')
@@ -98,17 +104,20 @@ export function registerSessionCommands(program: Command): void {
         throw new CliError('resume needs the sessions: give --data-dir DIR (a local takeover) or --endpoint URL / --aws', ExitCode.invalidInput);
       }
       // A window paused by `rollout session pause` is unpaused first; when a process still runs it, that is all.
+      let kind: SessionKind | undefined;
       let resumedRunning = false;
       await withSessions(options, async (sessions) => {
         const found = await sessions.session(id);
+        kind = found?.kind;
         if (found?.kind !== 'upgrade' || !found.report.paused) return;
         resumedRunning = (await sessions.gate(id, 'unpause')).running;
       });
+      if (kind === undefined) throw new CliError(`no upgrade or deployment with id '${id}'`, ExitCode.notCompleted);
       if (resumedRunning) {
         process.stdout.write(`session ${id} resumed: the running upgrade starts new nodes again\n`);
         return;
       }
-      process.exitCode = await runUpgradeWorkflow(options, { resumeUpgradeId: id });
+      process.exitCode = kind === 'upgrade' ? await runUpgradeWorkflow(options, { resumeUpgradeId: id }) : await runDeploymentWorkflow(options, { resumeDeploymentId: id });
     });
 
   sessionSource(session.command('pause'))
@@ -136,26 +145,39 @@ export function registerSessionCommands(program: Command): void {
     );
 
   sessionSource(session.command('cancel'))
-    .description('Cancel a running upgrade: CRUS deletion rules, then cleanup')
-    .argument('<id>', 'upgrade id')
+    .description('Cancel an upgrade (CRUS deletion rules, then cleanup) or a deployment (no group or batch starts after it; actions in flight finish; it ends CANCELLED)')
+    .argument('<id>', 'upgrade or deployment id')
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
-        let running: boolean;
+        let result: CancelResult;
         try {
-          ({ running } = await sessions.cancel(id));
+          result = await sessions.cancel(id);
         } catch (err) {
-          if (err instanceof SessionNotFoundError || err instanceof SessionNotCancellableError || err instanceof CancelNotSupportedError) {
+          if (err instanceof SessionNotFoundError || err instanceof SessionNotCancellableError || err instanceof DeploymentNotFoundError) {
             throw new CliError(err.message, ExitCode.notCompleted);
           }
           throw err;
         }
-        process.stdout.write(
-          running
-            ? `session ${id} is DELETING: the running upgrade applies the deletion rules and cleans up\n`
-            : `session ${id} is DELETING, but no rollout process is running it: the deletion rules apply when it is resumed\n`,
-        );
+        process.stdout.write(`${cancelMessage(result)}\n`);
       }),
     );
+}
+
+/** What a cancel request leads to: the running workflow applies it, or nothing does until the session is resumed. */
+function cancelMessage({ id, kind, state, running }: CancelResult): string {
+  const applies =
+    kind === 'upgrade'
+      ? 'the running upgrade applies the deletion rules and cleans up'
+      : 'the running deployment starts no group or batch any more; actions in flight finish, then it ends CANCELLED';
+  if (running) return `${kind} ${id} is ${state}: ${applies}`;
+  return `${kind} ${id} is ${state}, but no execution runs it (stopped, or its process died): the cancel applies when it is resumed: rollout session resume ${id}`;
+}
+
+/** `step 2/3`, 1-based; a session past its last step (cleanup, complete) shows its last, and a window has none. */
+function stepText(s: Extract<SessionListing, { kind: 'upgrade' }>['session']): string {
+  if (s.mode === 'window') return 'window';
+  if (!s.stepCount) return 'step ?';
+  return `step ${Math.min(s.progress.step + 1, s.stepCount)}/${s.stepCount}`;
 }
 
 /** An upgrade keeps the shape it always had (session fields, step and stage); both carry their kind. */
@@ -176,22 +198,56 @@ function listingLine(entry: SessionListing): string {
   const s = entry.session;
   return (
     `${s.upgradeId}  ${s.state.padEnd(8)} ${s.completed ? 'completed ' : 'open      '} ${s.createdAt}  ` +
-    `${s.startingLabel} -> ${s.upgradeTemplateId}  step ${s.progress.step + 1}/${s.stepCount || '?'} ${s.progress.stage}`
+    `${s.startingLabel} -> ${s.upgradeTemplateId}  ${stepText(s)} ${s.progress.stage}`
   );
 }
 
-/** The session's report once it has ended: an upgrade completed or deleted, a deployment no longer running, or no execution left running. */
-async function untilEnded(sessions: RolloutSessions, id: string, kind: SessionKind) {
+/**
+ * How watch polls: a local table and control plane every quarter second; a deployed stack (no
+ * endpoint override) gently: from 1 s, backing off to 15 s while nothing changes (the session item,
+ * ListExecutions with its low API quota), the progress line every 2 s from the item's tally.
+ */
+interface WatchPace {
+  firstMs: number;
+  maxMs: number;
+  displayMs: number;
+}
+
+const LOCAL_PACE: WatchPace = { firstMs: 250, maxMs: 250, displayMs: 250 };
+const AWS_PACE: WatchPace = { firstMs: 1000, maxMs: 15_000, displayMs: 2000 };
+
+function watchPace(sessions: RolloutSessions): WatchPace {
+  return sessions instanceof RolloutClient && sessions.endpoints.stepFunctionsEndpoint === undefined ? AWS_PACE : LOCAL_PACE;
+}
+
+/** The AWS errors that mean "ask again later", which the SDK's own retries did not absorb. */
+const THROTTLING = new Set(['ThrottlingException', 'TooManyRequestsException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'LimitExceededException']);
+
+/**
+ * Polls until the session has ended (any end state: READY, DELETED, HALTED; SUCCEEDED, FAILED,
+ * CANCELLED), or until nothing runs it any more (its own executions, not any of the workflow's; a
+ * data directory: no live process that runs workflows owns it): `ended: false` then.
+ */
+async function untilEnded(sessions: RolloutSessions, id: string, kind: SessionKind, pace: WatchPace): Promise<{ ended: boolean }> {
+  let wait = pace.firstMs;
+  let last: string | undefined;
   for (;;) {
-    const found = await sessions.session(id);
-    if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
-    if (found.kind === 'upgrade' && (found.report.completed || found.report.state === 'DELETED')) return found;
-    if (found.kind === 'deployment' && found.report.status !== 'RUNNING') return found;
-    // Through the Step Functions API: a session no execution runs any more (stopped, failed) has ended too.
-    if (sessions instanceof RolloutClient && (await sessions.executions(kind === 'upgrade' ? 'rollingUpgrade' : 'groupDeployment', 'RUNNING')).length === 0) {
-      return (await sessions.session(id)) ?? found;
+    try {
+      const status = await sessions.status(id);
+      if (!status) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
+      if (status.ended) return { ended: true };
+      if (!(await sessions.isRunning(kind, id))) {
+        // The execution may have ended between the two reads: its end state is written before it ends.
+        return { ended: (await sessions.status(id))?.ended ?? false };
+      }
+      const seen = JSON.stringify(status);
+      wait = seen === last ? Math.min(Math.ceil(wait * 1.5), pace.maxMs) : pace.firstMs;
+      last = seen;
+    } catch (err) {
+      if (!(err instanceof Error && THROTTLING.has(err.name))) throw err;
+      wait = Math.min(wait * 2, pace.maxMs);
     }
-    await new Promise((resolve) => setTimeout(resolve, WATCH_POLL_MS));
+    await new Promise((resolve) => setTimeout(resolve, wait));
   }
 }
 

@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
 import { parseSiteProfile } from '../../core/site/site-profile';
 import { DEFAULT_TIME_SCALE } from '../../engine/embedded-runtime';
-import { SimClock, loadSiteFile, siteProfileFor, startSiteSimulator, type SimulatedTransport } from '../../simulator';
+import { SimClock, loadSiteFile, siteProfileFor, simulatorUrls, startSiteSimulator, type SimulatedTransport } from '../../simulator';
 import { CliError } from '../errors';
 import { numberOrRaw, timeScaleOption } from '../option-values';
 import { ExitCode } from '../exit-codes';
@@ -14,8 +14,12 @@ interface SimulateOptions {
   host: string;
   timeScale: string;
   profileOut?: string;
+  profileHost?: string;
   transport: SimulatedTransport;
 }
+
+/** A host name or an IP address (v6 in brackets): it goes into the URLs of the written profile. */
+const PROFILE_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])$/;
 
 export function registerSimulateCommand(program: Command): void {
   program
@@ -26,6 +30,7 @@ export function registerSimulateCommand(program: Command): void {
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--time-scale <n>', 'simulated seconds per real second', String(DEFAULT_TIME_SCALE))
     .option('--profile-out <file>', 'write a site connection profile that points at this site')
+    .option('--profile-host <host>', "the host the written profile's URLs name (default: the listen address), e.g. the Docker bridge gateway when LocalStack's Lambdas reach a site listening on 0.0.0.0")
     .addOption(new Option('--transport <kind>', 'what the written profile uses').choices(['http', 'ssm']).default('http'))
     .action(async (options: SimulateOptions) => {
       await simulate(options);
@@ -36,12 +41,16 @@ async function simulate(options: SimulateOptions): Promise<void> {
   const timeScale = timeScaleOption(options.timeScale)!;
   const port = numberOrRaw(options.port);
   if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number, got '${options.port}'`, ExitCode.invalidInput);
+  if (options.profileHost !== undefined && !PROFILE_HOST.test(options.profileHost)) {
+    throw new CliError(`--profile-host must be a host name or an IP address, got '${options.profileHost}'`, ExitCode.invalidInput);
+  }
   const site = await loadSiteFile(options.site);
 
   const running = await startSiteSimulator({ site, clock: new SimClock({ timeScale }), host: options.host, port });
   if (options.profileOut) {
     // Validated as any profile would be, so what is written is what --site-config accepts.
-    const profile = siteProfileFor(running.urls, options.transport, timeScale);
+    const urls = options.profileHost ? simulatorUrls(`http://${options.profileHost}:${new URL(running.url).port}`) : running.urls;
+    const profile = siteProfileFor(urls, options.transport, timeScale);
     parseSiteProfile(profile, 'generated site profile');
     await writeFile(options.profileOut, stringify(profile));
   }

@@ -156,7 +156,7 @@ export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: Upgr
     if ('resumeUpgradeId' in input && (await runtime.session(input.resumeUpgradeId))?.kind !== 'upgrade') {
       throw new CliError(new SessionNotFoundError(input.resumeUpgradeId).message, ExitCode.notCompleted);
     }
-    const run = await runtime.run('rollingUpgrade', input);
+    const run = 'resumeUpgradeId' in input ? await runtime.resume('upgrade', input.resumeUpgradeId) : await runtime.run('rollingUpgrade', input);
     const upgradeId = 'resumeUpgradeId' in input ? input.resumeUpgradeId : run.id;
     const progress = showSessionProgress(runtime, upgradeId);
     const stopOnInterrupt = cancelOnInterrupt(runtime, upgradeId);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 /**
@@ -5,7 +6,8 @@ import { z } from 'zod';
  * memory on the embedded control plane), so users wire SNS, chat or ticketing with rules. Each
  * detail-type has a JSON Schema in schemas/events/, generated from these zod schemas and kept
  * equal to them by a test. `eventId` is derived from the session and where it is (stage, step,
- * group, batch): a retried handler publishes the same id again, and consumers dedupe on it.
+ * group, batch; for failed nodes also which nodes): a retried handler publishes the same id again,
+ * and consumers dedupe on it, while two different failures never share one.
  * No event is per node, except node failures, which come in batches.
  */
 export const EVENT_SOURCE = 'baremetal-rollout';
@@ -15,6 +17,9 @@ export const DETAIL_TYPES = {
   sessionFinished: 'Rollout Session Finished',
   stepStarted: 'Rollout Step Started',
   stepFinished: 'Rollout Step Finished',
+  batchStarted: 'Rollout Batch Started',
+  batchFinished: 'Rollout Batch Finished',
+  batchAwaitingApproval: 'Rollout Batch Awaiting Approval',
   groupStarted: 'Rollout Group Started',
   groupFinished: 'Rollout Group Finished',
   nodesFailed: 'Rollout Nodes Failed',
@@ -36,7 +41,7 @@ const sessionStarted = z.strictObject({ ...common, summary: z.string().describe(
 const sessionFinished = z.strictObject({
   ...common,
   outcome: z.enum(['COMPLETED', 'FAILED', 'CANCELLED']),
-  state: z.string().describe('The stored end state: READY, DELETED (upgrades); SUCCEEDED, FAILED (deployments)'),
+  state: z.string().describe('The stored end state: READY, DELETED, HALTED (upgrades); SUCCEEDED, FAILED, CANCELLED (deployments)'),
   detail: z.string().optional(),
 });
 const stepStarted = z.strictObject({
@@ -53,8 +58,18 @@ const stepFinished = z.strictObject({
   upgraded: z.int().min(0).optional(),
   failed: z.int().min(0).optional(),
 });
+const batch = z.int().min(1).describe('Mode window: the batch (wave), counted from 1 as `rollout session approve` and the messages count them');
+const batchStarted = z.strictObject({ ...common, kind: z.literal('upgrade'), batch });
+const batchFinished = z.strictObject({
+  ...common,
+  kind: z.literal('upgrade'),
+  batch,
+  upgraded: z.int().min(0).describe("The batch's nodes upgraded"),
+  failed: z.int().min(0).describe("The batch's nodes failed"),
+});
+const batchAwaitingApproval = z.strictObject({ ...common, kind: z.literal('upgrade'), batch: batch.describe('The batch waiting: `rollout session approve ID` lets it start') });
 const groupStarted = z.strictObject({ ...common, kind: z.literal('deployment'), group: z.string().min(1) });
-const groupFinished = z.strictObject({ ...common, kind: z.literal('deployment'), group: z.string().min(1), stage: z.string().describe('DEPLOYED or FAILED') });
+const groupFinished = z.strictObject({ ...common, kind: z.literal('deployment'), group: z.string().min(1), stage: z.string().describe('DEPLOYED or FAILED; NOT_STARTED or PREPARED when a cancel stopped the group') });
 const nodesFailed = z.strictObject({
   ...common,
   nodes: z.array(z.string()).min(1).max(FAILED_NODES_PER_EVENT),
@@ -70,6 +85,9 @@ export const STATUS_EVENT_SCHEMAS = {
   [DETAIL_TYPES.sessionFinished]: sessionFinished,
   [DETAIL_TYPES.stepStarted]: stepStarted,
   [DETAIL_TYPES.stepFinished]: stepFinished,
+  [DETAIL_TYPES.batchStarted]: batchStarted,
+  [DETAIL_TYPES.batchFinished]: batchFinished,
+  [DETAIL_TYPES.batchAwaitingApproval]: batchAwaitingApproval,
   [DETAIL_TYPES.groupStarted]: groupStarted,
   [DETAIL_TYPES.groupFinished]: groupFinished,
   [DETAIL_TYPES.nodesFailed]: nodesFailed,
@@ -94,11 +112,17 @@ export function statusEvent<T extends DetailType>(detailType: T, detail: Omit<St
   return { detailType, detail: { eventId, ...detail } } as unknown as StatusEvent;
 }
 
-/** Splits failed nodes into events of at most FAILED_NODES_PER_EVENT names, each with its own stable id. */
+/**
+ * Splits failed nodes into events of at most FAILED_NODES_PER_EVENT names. Each id names its nodes by
+ * a digest: the same failure published again (a retry) keeps its id; another failure at the same
+ * place (mode window fails nodes at many increments of one stage) gets its own.
+ */
 export function nodesFailedEvents(detail: Omit<StatusEventDetail<typeof DETAIL_TYPES.nodesFailed>, 'eventId' | 'nodes'>, nodes: readonly string[], where: string): StatusEvent[] {
   const events: StatusEvent[] = [];
   for (let start = 0; start < nodes.length; start += FAILED_NODES_PER_EVENT) {
-    events.push(statusEvent(DETAIL_TYPES.nodesFailed, { ...detail, nodes: nodes.slice(start, start + FAILED_NODES_PER_EVENT) }, `${where}:${start / FAILED_NODES_PER_EVENT}`));
+    const chunk = nodes.slice(start, start + FAILED_NODES_PER_EVENT);
+    const digest = createHash('sha256').update(JSON.stringify([detail.reason, [...chunk].sort()])).digest('hex').slice(0, 16);
+    events.push(statusEvent(DETAIL_TYPES.nodesFailed, { ...detail, nodes: chunk }, `${where}:${digest}`));
   }
   return events;
 }

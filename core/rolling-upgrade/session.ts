@@ -47,6 +47,20 @@ export interface Progress {
   cancelCursor?: number;
   /** Mode window: the scheduler's session-wide state (the per-op state lives in the node records). */
   window?: WindowProgress;
+  /**
+   * Node counts kept on the session item, so that a watcher of a deployed stack reads one item per
+   * poll instead of every node record: lock-step adds a step's counts when the step ends (and the
+   * nodes a cancel fails), mode window counts every increment.
+   */
+  tally?: ProgressTally;
+}
+
+export interface ProgressTally {
+  upgraded: number;
+  failed: number;
+  /** Mode window: nodes out of service or being drained, and those draining. */
+  inFlight?: number;
+  draining?: number;
 }
 
 /** The annealer's session-wide state: small and bounded, so it fits on the session item at any fleet size. */

@@ -1,7 +1,7 @@
 import { applyDecision, commitSchedule, proposeSchedule, recordOutcome, schedule, type Decision, type Observations, type ScheduleState } from '../scheduling';
 import type { BootSessionStatus, InventoryNode, WlmNode } from '../site/site-nodes';
 import { shortList } from '../text';
-import { DRAIN_REASON, FailureReason, type NodeRecord, type WindowProgress } from './session';
+import { DRAIN_REASON, FailureReason, type NodeRecord, type ProgressTally, type WindowProgress } from './session';
 import { enterStage, failInSite, isDrained, isOurDrain, names, releaseLocks, type NodeAction, type StageDecision } from './stage-decision';
 import { upgradeOperations, upgradeOpId, upgradePolicy } from './upgrade-policy';
 import { isBackAfterBoot, isQuiet } from './wlm-readiness';
@@ -300,6 +300,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     next = enterStage('CLEANUP', 0, now, { window: { ...nextWindow, finishedAt: now } });
     messages.push(state.halted ? `Window finished halted: ${state.halted.reason}` : 'Window: every node of the plan is done');
   }
+  next = { ...next, tally: windowTally(records.map((r) => changed.get(r.name) ?? r)) };
   if (changed.size > 0) actions.push({ type: 'recordNodes', records: [...changed.values()] });
   actions.push(...boots, ...releaseLocks(release.map((name) => ({ name }))));
 
@@ -307,4 +308,15 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   const recheck = decision.recheckAt !== undefined ? Math.max(1, Math.ceil((decision.recheckAt - now) / 1000)) : Infinity;
   const waitSeconds = next.stage !== 'ROLLING' || moved ? 0 : Math.min(session.pollIntervalSeconds, recheck);
   return { progress: next, waitSeconds, actions, ...(messages.length > 0 ? { message: messages.join('\n') } : {}) };
+}
+
+/** The node counts a watcher reads from the session item (as StoreSessions.progress counts the records). */
+function windowTally(records: readonly NodeRecord[]): ProgressTally {
+  const count = (match: (record: NodeRecord) => boolean) => records.filter(match).length;
+  return {
+    upgraded: count((r) => r.status === 'UPGRADED'),
+    failed: count((r) => r.status === 'FAILED'),
+    inFlight: count((r) => r.status === 'IN_PROGRESS'),
+    draining: count((r) => r.status === 'IN_PROGRESS' && r.phase === 'DRAINING'),
+  };
 }

@@ -8,7 +8,8 @@ import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-s
 import type { WorkflowName } from '../../contracts';
 import { idForExecution } from '../../core/execution-id';
 import type { SiteState } from '../../simulator';
-import type { CancelResult, GateResult, RolloutRuntime, RunOutcome, SessionListing, SessionProgress, SessionView, StartedRun } from '../runtime';
+import { executionRunsSession, SESSION_CONTROL_KEYS } from '../../core/session-control';
+import type { CancelResult, GateResult, RolloutRuntime, RunOutcome, SessionKind, SessionListing, SessionProgress, SessionStatus, SessionView, StartedRun } from '../runtime';
 import type { ControlPlaneEndpoints } from '../sfn-endpoint';
 import { StoreSessions } from '../store-sessions';
 import { ScheduleClient } from './schedule-client';
@@ -30,6 +31,8 @@ export interface ClientConnection {
 
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
+const WORKFLOW_OF: Readonly<Record<SessionKind, WorkflowName>> = { upgrade: 'rollingUpgrade', deployment: 'groupDeployment' };
+
 /**
  * The engine facade over the Step Functions and DynamoDB APIs: run = StartExecution (then
  * DescribeExecution until the chain of continue-as-new executions ends), the reads = the store's
@@ -44,6 +47,8 @@ export class RolloutClient implements RolloutRuntime {
   private readonly pollMs: number;
   private readonly common: { region: string; profile?: string; credentials?: typeof LOCAL_CREDENTIALS };
   private scheduleClient: ScheduleClient | undefined;
+  /** Inputs of executions read by isRunning (an execution's input never changes). */
+  private readonly inputs = new Map<string, unknown>();
 
   constructor(private readonly connection: ClientConnection) {
     const { endpoints } = connection;
@@ -60,6 +65,9 @@ export class RolloutClient implements RolloutRuntime {
       new DynamoDbSessionStore({ tableName: endpoints.tableName, client: document }),
       new DynamoDbDeploymentStore({ tableName: endpoints.tableName, client: document }),
       true,
+      undefined,
+      // A deployed stack's table (no endpoint override): progress reads the session item's tally, not every node record.
+      endpoints.dynamodbEndpoint ? 'records' : 'tally',
     );
     this.pollMs = connection.pollMs ?? 250;
   }
@@ -79,9 +87,33 @@ export class RolloutClient implements RolloutRuntime {
     return { workflow, kind: workflow === 'rollingUpgrade' ? 'upgrade' : 'deployment', id: idForExecution(executionArn), executionArn, outcome };
   }
 
-  /** Resumes an upgrade from its stored progress: a new execution with `{resumeUpgradeId}`. */
-  resume(upgradeId: string): Promise<StartedRun> {
-    return this.run('rollingUpgrade', { resumeUpgradeId: upgradeId });
+  /**
+   * Carries an upgrade or a deployment on from the store: a new execution with `{resumeUpgradeId}` /
+   * `{resumeDeploymentId}`, named after the session so that watch and cancel know it is the session's.
+   */
+  resume(kind: SessionKind, id: string): Promise<StartedRun> {
+    return this.run(WORKFLOW_OF[kind], { [SESSION_CONTROL_KEYS[kind].resume]: id }, `${id}-resume-${Date.now().toString(36)}`);
+  }
+
+  /** Whether an execution works on the session now (each running execution's input is read once, when its name does not say). */
+  async isRunning(kind: SessionKind, id: string): Promise<boolean> {
+    let nextToken: string | undefined;
+    do {
+      const page = await this.sfn.send(
+        new ListExecutionsCommand({ stateMachineArn: this.connection.endpoints.stateMachines[WORKFLOW_OF[kind]], statusFilter: 'RUNNING', ...(nextToken ? { nextToken } : {}) }),
+      );
+      for (const { executionArn, name } of page.executions ?? []) {
+        if (!executionArn) continue;
+        if (executionRunsSession(kind, id, { executionArn, name })) return true;
+        if (!this.inputs.has(executionArn)) {
+          const described = await this.sfn.send(new DescribeExecutionCommand({ executionArn }));
+          this.inputs.set(executionArn, described.input === undefined ? undefined : (JSON.parse(described.input) as unknown));
+        }
+        if (executionRunsSession(kind, id, { executionArn, name }, this.inputs.get(executionArn))) return true;
+      }
+      nextToken = page.nextToken;
+    } while (nextToken);
+    return false;
   }
 
   /** Aborts an execution as StopExecution does on AWS: no cleanup (drained nodes stay drained, locks stay). */
@@ -131,8 +163,10 @@ export class RolloutClient implements RolloutRuntime {
     return this.reads.session(id);
   }
 
-  cancel(id: string): Promise<CancelResult> {
-    return this.reads.cancel(id);
+  /** The cancel request; `running` says whether an execution is there to pick it up (else: `rollout session resume`). */
+  async cancel(id: string): Promise<CancelResult> {
+    const result = await this.reads.cancel(id);
+    return { ...result, running: await this.isRunning(result.kind, id) };
   }
 
   gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
@@ -141,6 +175,10 @@ export class RolloutClient implements RolloutRuntime {
 
   progress(id: string): Promise<SessionProgress | undefined> {
     return this.reads.progress(id);
+  }
+
+  status(id: string): Promise<SessionStatus | undefined> {
+    return this.reads.status(id);
   }
 
   siteState(): SiteState | undefined {

@@ -8,8 +8,16 @@ import { RolloutClient, type ClientConnection } from './rollout-client';
 /** Where the CLI's control plane is. */
 export type ControlPlaneTarget =
   | { kind: 'embedded'; runtime: OpenRuntimeOptions }
-  | { kind: 'endpoint'; url: string }
+  /**
+   * A `rollout serve` (its discovery route names everything), or an endpoint serving the AWS APIs
+   * (LocalStack after a `cdklocal deploy`): there the stack's CloudFormation outputs name the state
+   * machines and the table (`stack`, default BaremetalRollout; `region`, default AWS_REGION or us-east-1).
+   */
+  | { kind: 'endpoint'; url: string; stack?: string; region?: string }
   | { kind: 'aws'; stack: string; region?: string; profile?: string };
+
+/** LocalStack's (and moto's) region when none is given. */
+const ENDPOINT_DEFAULT_REGION = 'us-east-1';
 
 export const DEFAULT_STACK = 'BaremetalRollout';
 
@@ -21,8 +29,10 @@ export async function connectControlPlane(target: ControlPlaneTarget): Promise<R
       const served = await startServedControlPlane(target.runtime);
       return new RolloutClient({ endpoints: served.endpoints, localCredentials: true, onClose: () => served.close(), local: served.runtime });
     }
-    case 'endpoint':
-      return new RolloutClient({ endpoints: await discoverEndpoints(target.url), localCredentials: true });
+    case 'endpoint': {
+      const discovered = await discoverEndpoints(target.url);
+      return new RolloutClient({ endpoints: discovered ?? (await stackAtEndpoint(target.url, target.stack ?? DEFAULT_STACK, target.region)), localCredentials: true });
+    }
     case 'aws': {
       const cloudFormation = new CloudFormationClient({ ...(target.region ? { region: target.region } : {}), ...(target.profile ? { profile: target.profile } : {}) });
       try {
@@ -36,14 +46,12 @@ export async function connectControlPlane(target: ControlPlaneTarget): Promise<R
   }
 }
 
-/** The endpoints a `rollout serve` announces, from its discovery route. */
-export async function discoverEndpoints(url: string): Promise<ControlPlaneEndpoints> {
-  let base: URL;
-  try {
-    base = new URL(url);
-  } catch {
-    throw new InvalidInputError('endpoint', [{ field: '--endpoint', message: `must be a URL (http://host:port), got '${url}'` }]);
-  }
+/**
+ * The endpoints a `rollout serve` announces, from its discovery route; undefined when the endpoint
+ * has no such route (LocalStack: the stack's outputs say instead).
+ */
+export async function discoverEndpoints(url: string): Promise<ControlPlaneEndpoints | undefined> {
+  const base = endpointUrl(url);
   const discovery = new URL(DISCOVERY_PATH, base);
   let response: Response;
   try {
@@ -51,8 +59,38 @@ export async function discoverEndpoints(url: string): Promise<ControlPlaneEndpoi
   } catch (err) {
     throw new Error(`cannot reach a rollout control plane at ${base.origin}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
-  if (!response.ok) throw new Error(`${discovery.href} answered ${response.status}: is ${base.origin} a \`rollout serve\`?`);
-  return (await response.json()) as ControlPlaneEndpoints;
+  const isJson = response.headers.get('content-type')?.includes('json') ?? false;
+  if (response.ok && isJson) return (await response.json()) as ControlPlaneEndpoints;
+  await response.body?.cancel();
+  return undefined;
+}
+
+/**
+ * An endpoint that serves the AWS APIs themselves (LocalStack): the stack's outputs, read through
+ * CloudFormation at that endpoint, name the state machines and the table; every API is that endpoint.
+ */
+async function stackAtEndpoint(url: string, stack: string, region = process.env.AWS_REGION ?? ENDPOINT_DEFAULT_REGION): Promise<ClientConnection['endpoints']> {
+  const endpoint = endpointUrl(url).origin;
+  const cloudFormation = new CloudFormationClient({ endpoint, region, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+  try {
+    const resolved = await resolveStack(cloudFormation, stack, region);
+    return { ...resolved, stepFunctionsEndpoint: endpoint, dynamodbEndpoint: endpoint, schedulerEndpoint: endpoint };
+  } catch (err) {
+    throw new Error(
+      `${endpoint} is no \`rollout serve\` (no ${DISCOVERY_PATH}), nor an AWS endpoint describing stack ${stack} (LocalStack after a cdklocal deploy; --stack NAME): ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
+  } finally {
+    cloudFormation.destroy();
+  }
+}
+
+function endpointUrl(url: string): URL {
+  try {
+    return new URL(url);
+  } catch {
+    throw new InvalidInputError('endpoint', [{ field: '--endpoint', message: `must be a URL (http://host:port), got '${url}'` }]);
+  }
 }
 
 /** The stack outputs the client needs (infra/rollout-stack.ts declares them). */

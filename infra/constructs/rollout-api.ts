@@ -8,7 +8,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { ENVIRONMENT, PROJECT_PATHS, PROJECT_ROOT } from '../../contracts';
-import { acknowledgeFunctionFindings, LAMBDA_BUNDLING, type FunctionNetwork } from './workflow-functions';
+import { acknowledgeFunctionFindings, DEPS_LOCK_FILE, LAMBDA_BUNDLING, type FunctionNetwork } from './workflow-functions';
 
 export interface RolloutApiProps {
   table: ITable;
@@ -44,7 +44,7 @@ export class RolloutApi extends Construct {
       entry: PROJECT_PATHS.apiEntry,
       handler: 'handler',
       projectRoot: PROJECT_ROOT,
-      depsLockFilePath: PROJECT_PATHS.lockFile,
+      depsLockFilePath: DEPS_LOCK_FILE,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
       memorySize: 512,

@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import {
   Alarm,
@@ -7,13 +7,16 @@ import {
   Dashboard,
   GraphWidget,
   MathExpression,
+  Metric,
   TreatMissingData,
   type IMetric,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { FilterPattern, MetricFilter, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { LOG_MESSAGES } from '../../contracts';
 
 /** A CloudWatch alarm on metric math takes at most 10 metrics. */
 const MAX_METRICS_PER_ALARM = 10;
@@ -24,6 +27,10 @@ export interface RolloutMonitoringProps {
   stateMachines: Readonly<Record<string, IStateMachine>>;
   /** The functions, by name: errors and throttles summed per group of at most 10. */
   functions: Readonly<Record<string, IFunction>>;
+  /** Log groups of the functions that publish status events: a refused PutEvents is counted from their logs. */
+  publisherLogGroups?: Readonly<Record<string, ILogGroup>>;
+  /** The EventBridge Scheduler group: a schedule whose StartExecution failed or was dropped alarms. */
+  scheduleGroupName?: string;
   /** Where each alarm notifies (in and out of ALARM). Default: nowhere; the dashboard shows them. */
   alarmTopic?: ITopic;
   dashboardName?: string;
@@ -31,8 +38,9 @@ export interface RolloutMonitoringProps {
 
 /**
  * Alarms on what needs a person: an execution that failed, timed out or was aborted (a session that
- * stopped with nodes possibly drained), a Lambda error (an activity that failed beyond its Retry), a
- * throttle (the account's concurrency is short); and a dashboard of executions and functions.
+ * stopped with nodes possibly drained), a Lambda error (an activity that failed beyond its Retry, or
+ * the REST API's function), a throttle (the account's concurrency is short), a schedule that did not
+ * start its workflow, status events the bus refused; and a dashboard of executions and functions.
  */
 export class RolloutMonitoring extends Construct {
   readonly alarms: Alarm[] = [];
@@ -84,6 +92,42 @@ export class RolloutMonitoring extends Construct {
       alarm(`FunctionErrors${i + 1}`, `A Lambda error in ${names}: an activity failed (its Task's Retry may still recover it).`, sum('errors', group, (fn) => fn.metricErrors()));
       alarm(`FunctionThrottles${i + 1}`, `A Lambda throttle in ${names}: the account's or the function's concurrency is short.`, sum('throttles', group, (fn) => fn.metricThrottles()));
     });
+
+    if (props.scheduleGroupName) {
+      const scheduler = (metricName: string) =>
+        new Metric({ namespace: 'AWS/Scheduler', metricName, dimensionsMap: { ScheduleGroup: props.scheduleGroupName! }, statistic: 'Sum', period: PERIOD });
+      alarm(
+        'SchedulesFailed',
+        `A schedule of ${props.scheduleGroupName} did not start its workflow: StartExecution failed (the role, the input) or the invocation was dropped after its retries.`,
+        new MathExpression({
+          expression: 'errors + dropped',
+          usingMetrics: { errors: scheduler('TargetErrorCount'), dropped: scheduler('InvocationDroppedCount') },
+          period: PERIOD,
+          label: 'schedule invocations failed',
+        }),
+      );
+    }
+
+    const publishers = Object.entries(props.publisherLogGroups ?? {});
+    if (publishers.length > 0) {
+      // Every publisher's log lines count into one metric of the stack (one namespace per stack: two stacks never mix).
+      const namespace = `BaremetalRollout/${Stack.of(this).stackName}`;
+      const metricName = 'StatusEventsNotPublished';
+      for (const [name, logGroup] of publishers) {
+        new MetricFilter(this, `${name}EventsNotPublished`, {
+          logGroup,
+          filterPattern: FilterPattern.stringValue('$.message', '=', LOG_MESSAGES.statusEventsNotPublished),
+          metricNamespace: namespace,
+          metricName,
+          metricValue: '1',
+        });
+      }
+      alarm(
+        'StatusEventsNotPublished',
+        'The event bus refused status events (after a retry): rules and subscribers missed them; the sessions themselves went on (the store is the truth).',
+        new Metric({ namespace, metricName, statistic: 'Sum', period: PERIOD }),
+      );
+    }
 
     this.dashboard = new Dashboard(this, 'Dashboard', { ...(props.dashboardName ? { dashboardName: props.dashboardName } : {}), defaultInterval: Duration.days(1) });
     this.dashboard.addWidgets(new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 }));

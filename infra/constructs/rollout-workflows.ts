@@ -100,7 +100,7 @@ export class RolloutWorkflows extends Construct {
       ? { vpc: props.vpc, vpcSubnets: props.vpcSubnets, securityGroups: props.securityGroups }
       : undefined;
     const common = { table: this.table, policies: site.policies, logRetention, removalPolicy, network };
-    const events = new RolloutEvents(this, 'Events');
+    const events = new RolloutEvents(this, 'Events', { removalPolicy });
     this.eventBus = events.bus;
     const eventsEnvironment = { [ENVIRONMENT.eventBusName]: events.bus.eventBusName };
 
@@ -118,12 +118,16 @@ export class RolloutWorkflows extends Construct {
       stateMachines: [this.rollingUpgrade, this.groupDeployment],
       targets: { rollingUpgrade: this.rollingUpgrade, groupDeployment: this.groupDeployment },
       ...(props.schedules ? { declared: props.schedules } : {}),
+      removalPolicy,
     });
-    this.api = new RolloutApi(this, 'Api', { table: this.table, rollingUpgrade: this.rollingUpgrade, groupDeployment: this.groupDeployment, logRetention, removalPolicy, ...(network ? { network } : {}) }).api;
+    const api = new RolloutApi(this, 'Api', { table: this.table, rollingUpgrade: this.rollingUpgrade, groupDeployment: this.groupDeployment, logRetention, removalPolicy, ...(network ? { network } : {}) });
+    this.api = api.api;
 
     this.monitoring = new RolloutMonitoring(this, 'Monitoring', {
       stateMachines: { RollingUpgrade: this.rollingUpgrade, GroupDeployment: this.groupDeployment, DeployGroup: this.deployGroup, RunNodeBatches: this.runNodeBatches },
-      functions: this.functions,
+      functions: { ...this.functions, ApiHandler: api.handler },
+      publisherLogGroups: { ...rollingUpgradeFunctions.logGroups, ...groupDeploymentFunctions.logGroups },
+      scheduleGroupName: this.schedules.groupName,
       alarmTopic: props.alarmTopic,
       dashboardName: props.dashboardName,
     });

@@ -1,4 +1,4 @@
-import { Arn, Stack } from 'aws-cdk-lib';
+import { Stack, type RemovalPolicy } from 'aws-cdk-lib';
 import { EventBus } from 'aws-cdk-lib/aws-events';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IGrantable } from 'aws-cdk-lib/aws-iam';
@@ -28,9 +28,10 @@ export interface DeclaredSchedule {
 export class RolloutEvents extends Construct {
   readonly bus: EventBus;
 
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, props: { removalPolicy?: RemovalPolicy } = {}) {
     super(scope, id);
     this.bus = new EventBus(this, 'Bus', { description: 'baremetal-rollout status events (source baremetal-rollout)' });
+    if (props.removalPolicy) this.bus.applyRemovalPolicy(props.removalPolicy);
   }
 
   /** events:PutEvents on this bus only. */
@@ -46,6 +47,8 @@ export interface RolloutSchedulesProps {
   declared?: readonly DeclaredSchedule[];
   /** The state machine a declared schedule of each workflow starts. */
   targets?: Readonly<Record<ScheduledWorkflow, IStateMachine>>;
+  /** What happens to the group (and the schedules in it) when it leaves the stack. */
+  removalPolicy?: RemovalPolicy;
 }
 
 /**
@@ -63,11 +66,13 @@ export class RolloutSchedules extends Construct {
     const stack = Stack.of(this);
     this.groupName = `${stack.stackName}-schedules`.slice(0, 64);
     this.group = new CfnScheduleGroup(this, 'Group', { name: this.groupName });
-    const schedulesOfGroup = Arn.format({ service: 'scheduler', resource: 'schedule', resourceName: `${this.groupName}/*` }, stack);
+    if (props.removalPolicy) this.group.applyRemovalPolicy(props.removalPolicy);
+    // EventBridge Scheduler sets aws:SourceArn to the schedule GROUP's ARN (its confused-deputy guide: never a
+    // schedule or a name prefix), so a `schedule/<group>/*` pattern would never match and no schedule could run.
     this.role = new Role(this, 'Role', {
       description: 'Runs rollout schedules: starts the rollout state machines',
       assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
-        conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnLike: { 'aws:SourceArn': schedulesOfGroup } },
+        conditions: { StringEquals: { 'aws:SourceAccount': stack.account }, ArnEquals: { 'aws:SourceArn': this.group.attrArn } },
       }),
     });
     for (const stateMachine of props.stateMachines) stateMachine.grantStartExecution(this.role);
@@ -97,6 +102,6 @@ export class RolloutSchedules extends Construct {
       ...(declared.description ? { description: declared.description } : {}),
       target: { arn: target.stateMachineArn, roleArn: this.role.roleArn, input },
     });
-    schedule.addDependency(this.group);
+    schedule.addResourceDependency(this.group);
   }
 }

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { Stack, Validations, type CfnElement, type Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
@@ -7,6 +9,13 @@ import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ENVIRONMENT, PROJECT_PATHS, PROJECT_ROOT } from '../../contracts';
+
+/**
+ * The lock file that roots the functions' bundling: the repository's; an installed package has none
+ * (npm never packs package-lock.json), so its package.json stands in. The bundling installs no
+ * modules: the file only marks the project root (and npm as the package manager).
+ */
+export const DEPS_LOCK_FILE = existsSync(PROJECT_PATHS.lockFile) ? PROJECT_PATHS.lockFile : path.join(PROJECT_ROOT, 'package.json');
 
 export const LAMBDA_BUNDLING: BundlingOptions = {
   format: OutputFormat.ESM,
@@ -53,6 +62,8 @@ export interface FunctionNetwork {
  */
 export class WorkflowFunctions<Name extends string> extends Construct {
   readonly functions: Readonly<Record<Name, NodejsFunction>>;
+  /** Each function's own log group, by function name (the stack's metric filters read them). */
+  readonly logGroups: Readonly<Record<Name, LogGroup>>;
 
   constructor(scope: Construct, id: string, props: WorkflowFunctionsProps<Name>) {
     super(scope, id);
@@ -75,7 +86,7 @@ export class WorkflowFunctions<Name extends string> extends Construct {
         entry: props.entry,
         handler: name,
         projectRoot: PROJECT_ROOT,
-        depsLockFilePath: PROJECT_PATHS.lockFile,
+        depsLockFilePath: DEPS_LOCK_FILE,
         runtime: Runtime.NODEJS_22_X,
         architecture: Architecture.ARM_64,
         memorySize: 512,
@@ -88,9 +99,10 @@ export class WorkflowFunctions<Name extends string> extends Construct {
         bundling: LAMBDA_BUNDLING,
       });
       props.table.grantReadWriteData(fn);
-      return [name, fn] as const;
+      return [name, fn, logGroup] as const;
     });
-    this.functions = Object.fromEntries(entries) as Record<Name, NodejsFunction>;
+    this.functions = Object.fromEntries(entries.map(([name, fn]) => [name, fn])) as Record<Name, NodejsFunction>;
+    this.logGroups = Object.fromEntries(entries.map(([name, , logGroup]) => [name, logGroup])) as Record<Name, LogGroup>;
     acknowledgeFunctionFindings(this, props);
   }
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { LOG_MESSAGES } from '../../contracts';
 import type { StatusEvent } from '../../core/events/status-events';
 import type { StatusEventPublisher } from '../../ports/status-events';
 import { createActivityLogger } from './middleware';
@@ -16,7 +17,7 @@ export async function publishStatusEvents(deps: { events?: StatusEventPublisher;
     await deps.events.publish(events);
   } catch (err) {
     fallbackLogger ??= createActivityLogger();
-    (deps.logger ?? fallbackLogger).warn('status events not published', { detailTypes: events.map((e) => e.detailType), error: err instanceof Error ? err.message : String(err) });
+    (deps.logger ?? fallbackLogger).warn(LOG_MESSAGES.statusEventsNotPublished, { detailTypes: events.map((e) => e.detailType), error: err instanceof Error ? err.message : String(err) });
   }
 }
 

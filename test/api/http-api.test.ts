@@ -1,8 +1,9 @@
 import { MASKED_VALUE, environmentSchema } from '../../core/environments';
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
-import { assignedNodeSchema, cancelResultSchema, deploymentReportSchema, deploymentSummarySchema, sessionReportSchema, sessionSummarySchema } from '../../api/schemas';
+import { assignedNodeSchema, cancelResultSchema, deploymentCancelResultSchema, deploymentReportSchema, deploymentSummarySchema, sessionReportSchema, sessionSummarySchema } from '../../api/schemas';
 import { problemSchema } from '../../api/problems';
 import { call, startServedApi, type ApiReply } from '../support/api';
+import { deploymentNodeRuns } from '../support/deployment-sites';
 import { eventually } from '../support/embedded';
 import { buildSiteWithEnvironments } from '../support/environments';
 import { nodeName, upgradeRequest } from '../support/sites';
@@ -79,7 +80,7 @@ describe('upgrade sessions over HTTP (CRUS semantics)', () => {
 });
 
 describe('group deployments over HTTP', () => {
-  it('creates (201), gets, lists; refuses a cancel with 405 and unknown ids with 404', async () => {
+  it('creates (201), gets, lists; 404 for unknown ids', async () => {
     const created = await request('POST', '/deployments', { nodes: [nodeName(2)], pollIntervalSeconds: 10 });
     expect(created.status).toBe(201);
     const id = created.body.id as string;
@@ -88,17 +89,40 @@ describe('group deployments over HTTP', () => {
     expect(got.status).toBe(200);
     expect(deploymentReportSchema.parse(got.body)).toMatchObject({ deploymentId: id, status: 'SUCCEEDED', nodes: { [nodeName(2)]: 'DEPLOYED' } });
     const listed = await request('GET', '/deployments');
-    expect(listed.body.map((d: unknown) => deploymentSummarySchema.parse(d).deploymentId)).toEqual([id]);
+    expect(listed.body.map((d: unknown) => deploymentSummarySchema.parse(d).deploymentId)).toContain(id);
     expect(listed.body[0]).not.toHaveProperty('state');
     // A deployment is not a session.
     expectProblem(await request('GET', `/sessions/${id}`), 404);
 
-    const cancel = expectProblem(await request('DELETE', `/deployments/${id}`), 405);
-    expect(cancel.detail).toContain('cannot be cancelled');
     expectProblem(await request('DELETE', '/deployments/no-such-id'), 404);
     expectProblem(await request('GET', '/deployments/no-such-id'), 404);
     expectProblem(await request('POST', '/deployments', { maxParallelGroups: 0 }), 422, ['maxParallelGroups']);
     expectProblem(await request('PUT', '/deployments'), 405);
+  });
+
+  it('cancels (200, CANCELLING): the group in flight finishes its phase, nothing starts after it, it ends CANCELLED; 409 once it has ended', async () => {
+    const groups = [
+      { name: 'first', critical: true, depends_on: [], selectors: [{ node_names: [nodeName(2)] }] },
+      { name: 'second', critical: true, depends_on: ['first'], selectors: [{ node_names: [nodeName(3)] }] },
+    ];
+    const created = await request('POST', '/deployments', { strategy: { groups }, pollIntervalSeconds: 10 });
+    expect(created.body).toMatchObject({ kind: 'deployment' });
+    const id = created.body.id as string;
+    await eventually(runtime, async () => (deploymentNodeRuns(runtime, id).length > 0 ? true : undefined), 'the first prepare');
+
+    const cancelled = await request('DELETE', `/deployments/${id}`);
+    expect(cancelled.status).toBe(200);
+    expect(deploymentCancelResultSchema.parse(cancelled.body)).toEqual({ id, kind: 'deployment', state: 'CANCELLING', running: true });
+    await eventually(runtime, async () => ((await runtime.deployments.getDeployment(id))?.status === 'CANCELLED' ? true : undefined), 'CANCELLED');
+
+    const report = deploymentReportSchema.parse((await request('GET', `/deployments/${id}`)).body);
+    expect(report).toMatchObject({ status: 'CANCELLED', groups: { first: { stage: 'PREPARED' }, second: { stage: 'NOT_STARTED' } } });
+    expect(report.nodes).toEqual({ [nodeName(2)]: 'PREPARED', [nodeName(3)]: 'NOT_STARTED' });
+    // The prepare in flight finished; nothing started after the cancel.
+    expect(deploymentNodeRuns(runtime, id).map(({ node, phase, finishedAt }) => ({ node, phase, finished: finishedAt !== undefined }))).toEqual([
+      { node: nodeName(2), phase: 'prepare', finished: true },
+    ]);
+    expect(expectProblem(await request('DELETE', `/deployments/${id}`), 409).detail).toContain('CANCELLED and cannot be cancelled');
   });
 });
 

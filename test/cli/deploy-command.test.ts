@@ -1,7 +1,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { runCliInProcess } from '../support/cli';
+import { runCliInProcess, startCli } from '../support/cli';
 
 const examples = path.resolve(__dirname, '..', '..', 'examples');
 const strategy = path.join(examples, 'strategies', 'shipyard-example.yaml');
@@ -58,4 +58,53 @@ describe('rollout deploy', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/maxParallelGroups/);
   });
+});
+
+describe('rollout session cancel and resume, for a deployment another process runs', () => {
+  /** Two nodes, one at a time; each prepare takes 5 s and each deploy 5 s on the wall clock (--time-scale 1). */
+  const slowSite = 'timing: {prepareSeconds: 5, deploySeconds: 5}\nnodes:\n  - {name: n1, nid: 1}\n  - {name: n2, nid: 2}\n';
+  const strategyYaml = 'groups:\n  - {name: g, critical: true, depends_on: [], selectors: [{node_names: [n1, n2]}], strategy: {type: one_by_one}}\n';
+
+  async function startSlowDeploy() {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-deploy-'));
+    const siteFile = path.join(dir, 'site.yaml');
+    const strategyFile = path.join(dir, 'strategy.yaml');
+    await writeFile(siteFile, slowSite);
+    await writeFile(strategyFile, strategyYaml);
+    const dataDir = path.join(dir, 'data');
+    const deploy = startCli(['deploy', '--site', siteFile, '--strategy', strategyFile, '--time-scale', '1', '--poll-interval', '1', '--json', '--data-dir', dataDir]);
+    let deploymentId: string | undefined;
+    const deadline = Date.now() + 60_000;
+    while (!deploymentId && Date.now() < deadline) {
+      const listed = await runCliInProcess(['session', 'list', '--kind', 'deployment', '--data-dir', dataDir, '--json']);
+      deploymentId = listed.code === 0 ? (JSON.parse(listed.stdout) as { deploymentId: string; status: string }[]).find((d) => d.status === 'RUNNING')?.deploymentId : undefined;
+    }
+    expect(deploymentId).toBeDefined();
+    return { siteFile, dataDir, deploy, deploymentId: deploymentId! };
+  }
+
+  it('cancels it: the running process stops after the prepare in flight and prints it CANCELLED (exit 1)', async () => {
+    const { dataDir, deploy, deploymentId } = await startSlowDeploy();
+    const cancel = await runCliInProcess(['session', 'cancel', deploymentId, '--data-dir', dataDir]);
+    expect(cancel).toMatchObject({ code: 0, stdout: expect.stringMatching(/deployment .* is CANCELLING: the running deployment starts no group or batch any more/) });
+    const finished = await deploy.done;
+    expect(finished.code).toBe(1);
+    const report = JSON.parse(finished.stdout) as { status: string; nodes: Record<string, string> };
+    expect(report.status).toBe('CANCELLED');
+    expect(report.nodes['n2']).toBe('NOT_STARTED');
+  }, 120_000);
+
+  it('resumes it after its process was killed, to the end, on a data directory', async () => {
+    const { siteFile, dataDir, deploy, deploymentId } = await startSlowDeploy();
+    deploy.child.kill('SIGKILL');
+    expect((await deploy.done).code).toBeNull();
+
+    const resumed = await runCliInProcess(['session', 'resume', deploymentId, '--data-dir', dataDir, '--site', siteFile, '--json']);
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ deploymentId, status: 'SUCCEEDED', nodes: { n1: 'DEPLOYED', n2: 'DEPLOYED' } });
+    const again = await runCliInProcess(['session', 'resume', deploymentId, '--data-dir', dataDir, '--site', siteFile]);
+    expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/has ended \(SUCCEEDED\): nothing to resume/) });
+    const unknown = await runCliInProcess(['session', 'resume', 'no-such-id', '--data-dir', dataDir, '--site', siteFile]);
+    expect(unknown).toMatchObject({ code: 1, stderr: expect.stringMatching(/no upgrade or deployment with id 'no-such-id'/) });
+  }, 120_000);
 });

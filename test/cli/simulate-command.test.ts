@@ -73,6 +73,20 @@ describe('rollout simulate', () => {
     }
   });
 
+  it('--profile-host names the host the profile reaches it by (a site listening on every address)', async () => {
+    const sim = await simulate(site('rolling-upgrade-64.yaml'), dir, ['--host', '0.0.0.0', '--profile-host', 'localhost']);
+    try {
+      const port = new URL(sim.urls.control).port;
+      const { profile } = await loadSiteProfileFile(sim.profile);
+      expect(profile).toMatchObject({ workloadManager: { url: `http://localhost:${port}` }, bootService: { url: `http://localhost:${port}/bos` }, simulatedTime: { controlUrl: `http://localhost:${port}` } });
+      expect((await fetch(`${profile.simulatedTime!.controlUrl}/sim/time`)).status).toBe(200);
+    } finally {
+      await sim.stop();
+    }
+    const bad = await runCliInProcess(['simulate', '--site', site('rolling-upgrade-64.yaml'), '--profile-host', 'evil/host?x=']);
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringMatching(/--profile-host must be a host name or an IP address/) });
+  });
+
   it('refuses a bad site file with exit 2 before serving', async () => {
     const result = await runCliInProcess(['simulate', '--site', path.join(dir, 'missing.yaml')]);
     expect(result.code).toBe(2);

@@ -32,10 +32,10 @@ describe('the engine facade (embedded runtime)', () => {
     expect(runtime.siteState()?.nodes[nodeName(0)]).toBeDefined();
   });
 
-  it('refuses to cancel a deployment with a typed error, and an unknown id as not found', async () => {
+  it('refuses to cancel a deployment that has ended, naming its status, and an unknown id as not found', async () => {
     const deployment = await runtime.run('groupDeployment', { nodes: [nodeName(1)], pollIntervalSeconds: 10 });
     await deployment.outcome;
-    await expect(runtime.cancel(deployment.id)).rejects.toMatchObject({ name: 'CancelNotSupportedError', id: deployment.id });
+    await expect(runtime.cancel(deployment.id)).rejects.toMatchObject({ name: 'SessionNotCancellableError', state: 'SUCCEEDED' });
     await expect(runtime.cancel('no-such-id')).rejects.toMatchObject({ name: 'SessionNotFoundError' });
   });
 });

@@ -7,18 +7,20 @@ import { synthRolloutStack, testApp } from '../support/synth-stack';
 const template = synthRolloutStack();
 
 describe('RolloutStack: schedules and events', () => {
-  it('has a schedule group and a role the scheduler assumes, for this group\'s schedules only', () => {
+  it('has a schedule group and a role the scheduler assumes only for that group (aws:SourceArn = the group ARN) in this account', () => {
     template.resourceCountIs('AWS::Scheduler::ScheduleGroup', 1);
-    template.hasResourceProperties('AWS::IAM::Role', {
-      AssumeRolePolicyDocument: {
-        Statement: [
-          Match.objectLike({
-            Principal: { Service: 'scheduler.amazonaws.com' },
-            Condition: Match.objectLike({ ArnLike: { 'aws:SourceArn': Match.anyValue() }, StringEquals: { 'aws:SourceAccount': Match.anyValue() } }),
-          }),
-        ],
+    const [groupId] = Object.keys(template.findResources('AWS::Scheduler::ScheduleGroup'));
+    const roles = Object.values(template.findResources('AWS::IAM::Role')).filter((role) => JSON.stringify(role.Properties.AssumeRolePolicyDocument).includes('scheduler.amazonaws.com'));
+    expect(roles).toHaveLength(1);
+    expect(roles[0]!.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+      {
+        Action: 'sts:AssumeRole',
+        Effect: 'Allow',
+        Principal: { Service: 'scheduler.amazonaws.com' },
+        // EventBridge Scheduler's confused-deputy guide: the value must be the schedule group's ARN, not a schedule's.
+        Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } }, ArnEquals: { 'aws:SourceArn': { 'Fn::GetAtt': [groupId, 'Arn'] } } },
       },
-    });
+    ]);
   });
 
   it('lets the scheduler role start the two workflows and nothing else', () => {

@@ -1,19 +1,29 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { CreateScheduleCommand, DeleteScheduleCommand, GetScheduleCommand } from '@aws-sdk/client-scheduler';
-import { RolloutClient } from '../../engine/client/rollout-client';
-import { connectControlPlane, DEFAULT_STACK, resolveStack } from '../../engine/client/targets';
+import { StartExecutionCommand } from '@aws-sdk/client-sfn';
+import type { WorkflowName } from '../../contracts';
+import type { StartedRun } from '../../engine/runtime';
+import type { RolloutClient } from '../../engine/client/rollout-client';
+import { connectControlPlane, DEFAULT_STACK } from '../../engine/client/targets';
 import { startServe, type RunningServe } from '../support/serve';
 import { SCENARIO_SITE, scenarioSiteYaml } from './scenario-site';
+import { until } from '../support/until';
+
+interface ScenarioOptions {
+  /** The prepare timeout of the deployment cancelled mid-run: its hung node holds the group in flight that long. */
+  hangSeconds: number;
+  /** Whether the control plane's scheduler fires schedules (LocalStack's does not). */
+  schedulesFire: boolean;
+}
 
 /**
  * The end-to-end scenarios of issue 8, through the one client path (RolloutClient: the Step
  * Functions API and the store's DynamoDB reads). In `npm test` they run against a `rollout serve`
  * process; with LOCALSTACK_ENDPOINT set (after `cdklocal deploy`), against LocalStack too.
  */
-function scenarios(connect: () => Promise<RolloutClient>) {
+function scenarios(connect: () => Promise<RolloutClient>, options: ScenarioOptions) {
   let client: RolloutClient;
   beforeAll(async () => {
     client = await connect();
@@ -40,20 +50,61 @@ function scenarios(connect: () => Promise<RolloutClient>) {
     expect((await client.sessions()).map((entry) => entry.id)).toContain(run.id);
   });
 
-  it('a cancel applies the CRUS deletion rules and the workflow cleans up', async () => {
+  /** An upgrade of the held nodes, seen draining behind the long job. */
+  async function heldUpgrade() {
     const run = await client.run('rollingUpgrade', upgrade({ startingLabel: 'held' }));
-    // The first step drains behind the long job: cancel once the session is seen there.
-    for (;;) {
+    await until(async () => {
       const progress = await client.progress(run.id);
-      if (progress?.kind === 'upgrade' && progress.stage === 'QUIESCING') break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(await client.cancel(run.id)).toMatchObject({ id: run.id, state: 'DELETING', running: true });
+      return progress?.kind === 'upgrade' && progress.stage === 'QUIESCING';
+    }, `upgrade ${run.id} QUIESCING`);
+    return run;
+  }
+
+  async function expectDeleted(run: StartedRun) {
     expect((await run.outcome).status).toBe('SUCCEEDED');
     const found = await client.session(run.id);
     if (found?.kind !== 'upgrade') throw new Error(`no upgrade ${run.id}`);
     expect(found.report).toMatchObject({ completed: false, state: 'DELETED', counts: { FAILED: 0, UPGRADED: 0 } });
     expect(found.report.messages).toContain('Upgrade Session Deleted');
+  }
+
+  /** StartExecution as the Step Functions console does it: the real SDK, the state machine's ARN, the input as text. */
+  async function startFromConsole(workflow: WorkflowName, input: Record<string, unknown>) {
+    const started = await client.sfn.send(new StartExecutionCommand({ stateMachineArn: client.endpoints.stateMachines[workflow], input: JSON.stringify(input) }));
+    return client.follow(started.executionArn!);
+  }
+
+  it('a cancel applies the CRUS deletion rules and the workflow cleans up', async () => {
+    const run = await heldUpgrade();
+    expect(await client.cancel(run.id)).toMatchObject({ id: run.id, state: 'DELETING', running: true });
+    await expectDeleted(run);
+  });
+
+  it('from the console: StartExecution with {"cancelUpgradeId"} writes the cancel request and ends; the upgrade is DELETED', async () => {
+    const run = await heldUpgrade();
+    const request = await startFromConsole('rollingUpgrade', { cancelUpgradeId: run.id });
+    expect(request).toMatchObject({ status: 'SUCCEEDED', output: { cancelRequested: { id: run.id, kind: 'upgrade', state: 'DELETING' } } });
+    await expectDeleted(run);
+  });
+
+  it('from the console: StartExecution with {"cancelDeploymentId"} writes the cancel request and ends; the deployment ends CANCELLED', async () => {
+    const [first, second] = SCENARIO_SITE.slow;
+    const strategy = { groups: [{ name: 'slow', critical: true, depends_on: [], selectors: [{ node_names: [first, second] }], strategy: { type: 'one_by_one' } }] };
+    const run = await client.run('groupDeployment', { strategy, pollIntervalSeconds: 10, prepareTimeoutSeconds: options.hangSeconds });
+    await until(async () => (await client.session(run.id)) !== undefined, `deployment ${run.id} stored`);
+
+    const request = await startFromConsole('groupDeployment', { cancelDeploymentId: run.id });
+    expect(request).toMatchObject({ status: 'SUCCEEDED', output: { cancelRequested: { id: run.id, kind: 'deployment', state: 'CANCELLING' } } });
+    expect(await run.outcome).toMatchObject({ status: 'SUCCEEDED', output: { status: 'CANCELLED' } });
+    const found = await client.session(run.id);
+    if (found?.kind !== 'deployment') throw new Error(`no deployment ${run.id}`);
+    // Whether the hung prepare had started when the request landed, nothing started after it and nothing deployed.
+    expect(found.report.status).toBe('CANCELLED');
+    expect(found.report.nodes[second]).toBe('NOT_STARTED');
+    expect(['NOT_STARTED', 'FAILED']).toContain(found.report.nodes[first]);
+    expect(found.report.groups['slow']!.stage).toBe('NOT_STARTED');
+    // An id that names nothing: the execution fails, saying so.
+    expect(await startFromConsole('groupDeployment', { cancelDeploymentId: 'no-such-deployment' })).toMatchObject({ status: 'FAILED', error: 'DeploymentNotFoundError' });
   });
 
   it('a deployment with a critical failure fails the run, with the failed group and node', async () => {
@@ -66,6 +117,28 @@ function scenarios(connect: () => Promise<RolloutClient>) {
     expect(found.report.nodes[SCENARIO_SITE.deployFails]).toBe('FAILED');
     expect((await client.sessions()).filter((entry) => entry.kind === 'deployment').map((entry) => entry.id)).toContain(run.id);
   });
+
+  if (!options.schedulesFire) {
+    it("a schedule is created in the stack's group with its role and stored request (not fired: LocalStack's EventBridge Scheduler stores schedules but never fires them; the firing is tested against rollout serve)", async () => {
+      const { schedules } = client;
+      const request = upgrade({ startingLabel: 'scheduled' });
+      await schedules.create({ name: 'stored-upgrade', workflow: 'rollingUpgrade', request, scheduleExpression: 'cron(0 2 ? * SUN *)', timeZone: 'Europe/Paris', flexibleWindowMinutes: 30 });
+      try {
+        const stored = await schedules.get('stored-upgrade');
+        expect(stored).toMatchObject({
+          GroupName: client.endpoints.scheduleGroup,
+          ScheduleExpression: 'cron(0 2 ? * SUN *)',
+          ScheduleExpressionTimezone: 'Europe/Paris',
+          Target: { Arn: client.endpoints.stateMachines.rollingUpgrade, RoleArn: client.endpoints.schedulerRoleArn },
+        });
+        expect(JSON.parse(stored!.Target!.Input!)).toEqual(request);
+        expect((await schedules.list()).map((entry) => entry.name)).toContain('stored-upgrade');
+      } finally {
+        await schedules.delete('stored-upgrade');
+      }
+    });
+    return;
+  }
 
   it('a schedule firing starts an upgrade with its stored request, which completes', async () => {
     const { schedules } = client;
@@ -125,32 +198,22 @@ describe('end-to-end scenarios through the client, against `rollout serve`', () 
     await rm(dir, { recursive: true, force: true });
   });
 
-  scenarios(() => connectControlPlane({ kind: 'endpoint', url: serve.endpoints.stepFunctionsEndpoint }));
+  // Virtual time: a day-long hang is a few hundred polls.
+  scenarios(() => connectControlPlane({ kind: 'endpoint', url: serve.endpoints.stepFunctionsEndpoint }), { hangSeconds: 86_400, schedulesFire: true });
 });
 
 const LOCALSTACK_ENDPOINT = process.env.LOCALSTACK_ENDPOINT;
 /**
- * Against LocalStack after `cdklocal deploy`: the stack's outputs name the state machines and the
- * table, and LocalStack serves both APIs. The stack's site must be the scenario site
- * (scenario-site.ts) reached through its site profile (issue 7's `--site-config`).
+ * Against LocalStack after `cdklocal deploy -c siteProfile=...` of the scenario site (a `rollout
+ * simulate` the Lambdas reach: .github/workflows/ci.yml): `--endpoint` on LocalStack reads the
+ * stack's outputs through its CloudFormation, as the CLI does. Its Wait states take real seconds
+ * (the CI job runs jest with a long --testTimeout); the site's durations and the phase timeouts run
+ * on the simulator's scaled clock, which the profile names.
  */
 const localStack = LOCALSTACK_ENDPOINT ? describe : describe.skip;
 localStack(
   LOCALSTACK_ENDPOINT ? `end-to-end scenarios through the client, against LocalStack at ${LOCALSTACK_ENDPOINT}` : 'end-to-end scenarios against LocalStack: skipped, LOCALSTACK_ENDPOINT is not set (run them after a cdklocal deploy)',
   () => {
-    const region = process.env.AWS_REGION ?? 'us-east-1';
-    const credentials = { accessKeyId: 'test', secretAccessKey: 'test' };
-    scenarios(async () => {
-      const cloudFormation = new CloudFormationClient({ endpoint: LOCALSTACK_ENDPOINT!, region, credentials });
-      try {
-        const stack = await resolveStack(cloudFormation, process.env.ROLLOUT_STACK ?? DEFAULT_STACK, region);
-        return new RolloutClient({
-          endpoints: { ...stack, stepFunctionsEndpoint: LOCALSTACK_ENDPOINT!, dynamodbEndpoint: LOCALSTACK_ENDPOINT!, schedulerEndpoint: LOCALSTACK_ENDPOINT! },
-          localCredentials: true,
-        });
-      } finally {
-        cloudFormation.destroy();
-      }
-    });
+    scenarios(() => connectControlPlane({ kind: 'endpoint', url: LOCALSTACK_ENDPOINT!, stack: process.env.ROLLOUT_STACK ?? DEFAULT_STACK }), { hangSeconds: 60, schedulesFire: false });
   },
 );

@@ -1,4 +1,4 @@
-import { summarizeDeploymentRun } from '../../../core/group-deployment';
+import { groupRunState, plannedGroup, summarizeCancelledRun, summarizeDeploymentRun } from '../../../core/group-deployment';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
 import type { GroupDeploymentDependencies } from './dependencies';
@@ -6,25 +6,42 @@ import { loadRun } from './run-state';
 
 export interface DeploymentOutcome {
   deploymentId: string;
-  status: 'SUCCEEDED' | 'FAILED';
+  status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
   criticalGroupsFailed: string[];
-  /** For the workflow's Fail state: names the critical groups that failed. */
+  /** For the workflow's Fail state: names the critical groups that failed (a cancelled run: what it left undone). */
   cause: string;
 }
 
-/** After every group was handled: the run fails if a critical group failed. */
+/**
+ * After every group was handled: the run fails if a critical group failed. A cancelled run
+ * (CANCELLING: no group started after the request) ends CANCELLED, naming the groups it left.
+ */
 export async function finishDeployment(event: { deploymentId: string }, deps: GroupDeploymentDependencies): Promise<DeploymentOutcome> {
   const { record, plan } = await loadRun(deps, event.deploymentId);
-  const result = summarizeDeploymentRun(plan, record.state);
-  await deps.store.setStatus(event.deploymentId, result.status);
-  const failed = [...result.criticalGroupsFailed];
-  const cause = failed.length > 0 ? `Critical groups failed: ${failed.join(', ')}` : 'Every critical group deployed';
+  let outcome: DeploymentOutcome;
+  if (record.status === 'CANCELLING' || record.status === 'CANCELLED') {
+    const criticalGroupsFailed = plan.order.filter((name) => plannedGroup(plan, name).critical && groupRunState(record.state, name).stage === 'FAILED');
+    outcome = { deploymentId: event.deploymentId, status: 'CANCELLED', criticalGroupsFailed, cause: summarizeCancelledRun(plan, record.state).cause };
+  } else {
+    const result = summarizeDeploymentRun(plan, record.state);
+    const failed = [...result.criticalGroupsFailed];
+    const cause = failed.length > 0 ? `Critical groups failed: ${failed.join(', ')}` : 'Every critical group deployed';
+    outcome = { deploymentId: event.deploymentId, status: result.status, criticalGroupsFailed: failed, cause };
+  }
+  await deps.store.setStatus(event.deploymentId, outcome.status);
   await publishStatusEvents(deps, [
     statusEvent(
       DETAIL_TYPES.sessionFinished,
-      { kind: 'deployment', sessionId: event.deploymentId, at: eventTime(deps.clock.now()), outcome: result.status === 'SUCCEEDED' ? 'COMPLETED' : 'FAILED', state: result.status, detail: cause },
+      {
+        kind: 'deployment',
+        sessionId: event.deploymentId,
+        at: eventTime(deps.clock.now()),
+        outcome: outcome.status === 'SUCCEEDED' ? 'COMPLETED' : outcome.status,
+        state: outcome.status,
+        detail: outcome.cause,
+      },
       'session',
     ),
   ]);
-  return { deploymentId: event.deploymentId, status: result.status, criticalGroupsFailed: failed, cause };
+  return outcome;
 }

@@ -1,4 +1,4 @@
-import { groupsToStart } from '../../../core/group-deployment';
+import { groupsToStart, interruptedGroups } from '../../../core/group-deployment';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
 import type { GroupDeploymentDependencies } from './dependencies';
@@ -12,11 +12,15 @@ export interface ReadyGroups extends DeploymentPointer {
 
 /**
  * The groups to run in the next round: ready ones, in plan order, at most maxParallelGroups, and
- * only those whose shared nodes are settled. None left means the run is over.
+ * only those whose shared nodes are settled. None left means the run is over; so does a cancel
+ * request (no group starts after it). A resumed run first takes up the groups its dead run left
+ * PREPARED (their deploy is next; a round always ends with its groups DEPLOYED or FAILED).
  */
 export async function pickReadyGroups(event: DeploymentPointer, deps: GroupDeploymentDependencies): Promise<ReadyGroups> {
   const { record, plan } = await loadRun(deps, event.deploymentId);
-  const ready = groupsToStart(plan, record.state, event.maxParallelGroups);
+  if (record.status === 'CANCELLING') return { deploymentId: event.deploymentId, maxParallelGroups: event.maxParallelGroups, ready: [], done: true };
+  const interrupted = interruptedGroups(plan, record.state).slice(0, event.maxParallelGroups);
+  const ready = [...interrupted, ...groupsToStart(plan, record.state, event.maxParallelGroups - interrupted.length)];
   const at = eventTime(deps.clock.now());
   await publishStatusEvents(
     deps,

@@ -1,3 +1,4 @@
+import { groupRunState } from '../../../core/group-deployment';
 import { batchesPerPage } from '../../../core/group-deployment/batch-pages';
 import type { GroupDeploymentDependencies } from './dependencies';
 import { loadRun } from './run-state';
@@ -12,13 +13,19 @@ export interface PhasePlan extends PhaseRef {
   pages: { first: number; last: number }[];
 }
 
+/**
+ * The batch pages of a group's phase. No phase starts once the deployment is CANCELLING. A group a
+ * dead run left PREPARED (taken up again by a resumed run, whose group workflow starts at PREPARE)
+ * goes on with its deploy.
+ */
 export async function planPhase(event: PhaseRef, deps: GroupDeploymentDependencies): Promise<PhasePlan> {
   const run = await loadRun(deps, event.deploymentId);
-  const ref: PhaseRef = { deploymentId: event.deploymentId, group: event.group, phase: event.phase };
-  if (!isPhaseDue(run, event.group, event.phase)) return { ...ref, skip: true, batchCount: 0, maxConcurrency: 1, pages: [] };
-  const work = batchesOf(run, event.group, event.phase);
+  const resumedDeploy = event.phase === 'PREPARE' && groupRunState(run.record.state, event.group).stage === 'PREPARED';
+  const ref: PhaseRef = { deploymentId: event.deploymentId, group: event.group, phase: resumedDeploy ? 'DEPLOY' : event.phase };
+  if (run.record.status === 'CANCELLING' || !isPhaseDue(run, event.group, ref.phase)) return { ...ref, skip: true, batchCount: 0, maxConcurrency: 1, pages: [] };
+  const work = batchesOf(run, event.group, ref.phase);
   const { settings } = run.record;
-  const timeout = event.phase === 'PREPARE' ? settings.prepareTimeoutSeconds : settings.deployTimeoutSeconds;
+  const timeout = ref.phase === 'PREPARE' ? settings.prepareTimeoutSeconds : settings.deployTimeoutSeconds;
   const size = batchesPerPage(timeout, { pollIntervalSeconds: settings.pollIntervalSeconds, maxPollSeconds: deps.settings.maxPollSeconds }, deps.settings.batchesPerPage);
   const pages: PhasePlan['pages'] = [];
   for (let first = 0; first < work.batches.length; first += size) {

@@ -17,16 +17,20 @@ export interface BatchProgress extends BatchRef {
   waitSeconds: number;
 }
 
-/** Starts the site action of one batch (idempotent: the action is named after the batch). */
+/**
+ * Starts the site action of one batch (idempotent: the action is named after the batch). Once the
+ * deployment is CANCELLING no new action starts; one already started (an earlier attempt of this
+ * step got through) is followed to its end like any action in flight, so no node is left unrecorded.
+ */
 export async function startBatch(event: BatchRef, deps: GroupDeploymentDependencies): Promise<BatchProgress> {
   const run = await loadRun(deps, event.deploymentId);
   const nodes = batchesOf(run, event.group, event.phase).batches[event.batch] ?? [];
   const ref: BatchRef = { deploymentId: event.deploymentId, group: event.group, phase: event.phase, batch: event.batch };
   const startedAt = deps.clock.now();
-  if (nodes.length > 0) {
-    await deps.provisioner.startAction({ name: actionName(ref, event.batch), action: event.phase === 'PREPARE' ? 'prepare' : 'deploy', nodes });
-  }
-  return { ...ref, startedAt, polls: 0, done: nodes.length === 0, waitSeconds: pollWaitSeconds(scheduleOf(run.record.settings, deps), 0) };
+  const name = actionName(ref, event.batch);
+  const starts = nodes.length > 0 && (run.record.status !== 'CANCELLING' || (await deps.provisioner.getAction(name)) !== undefined);
+  if (starts) await deps.provisioner.startAction({ name, action: event.phase === 'PREPARE' ? 'prepare' : 'deploy', nodes });
+  return { ...ref, startedAt, polls: 0, done: !starts, waitSeconds: pollWaitSeconds(scheduleOf(run.record.settings, deps), 0) };
 }
 
 /**

@@ -1,4 +1,7 @@
+import { DeploymentNotFoundError, InvalidInputError } from '../../../core/errors';
 import { idForExecution } from '../../../core/execution-id';
+import { SESSION_CONTROL_KEYS, sessionControlOf, type CancelRequested } from '../../../core/session-control';
+import { isDeploymentEnded } from '../../../ports/deployment-store';
 import { planDeployment, selectDeploymentStrategy, startDeploymentRun } from '../../../core/group-deployment';
 import { parseDeploymentRequest } from '../../../core/group-deployment/deployment-request';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
@@ -18,9 +21,17 @@ export interface DeploymentPointer {
 /**
  * Validates the request and the strategy (schema, then cycles, unknown and duplicate names) and
  * resolves the selectors against the inventory, all before any node is touched; then stores the
- * plan and a run with every group and node NOT_STARTED.
+ * plan and a run with every group and node NOT_STARTED. The control inputs (core/session-control.ts)
+ * resume a deployment, or write a cancel request and end the execution (the console's cancel).
  */
-export async function startDeployment(event: StartDeploymentEvent, deps: GroupDeploymentDependencies): Promise<DeploymentPointer> {
+export async function startDeployment(event: StartDeploymentEvent, deps: GroupDeploymentDependencies): Promise<DeploymentPointer | CancelRequested> {
+  const control = sessionControlOf(event.input, 'deployment', ['cancel', 'resume']);
+  if (control?.action === 'cancel') {
+    const record = await deps.store.requestCancel(control.id);
+    return { cancelRequested: { id: control.id, kind: 'deployment', state: record.status } };
+  }
+  if (control?.action === 'resume') return resumeDeployment(control.id, deps);
+
   const request = parseDeploymentRequest(event.input);
   const deploymentId = idForExecution(event.executionId);
   const existing = await deps.store.getDeployment(deploymentId);
@@ -44,4 +55,18 @@ export async function startDeployment(event: StartDeploymentEvent, deps: GroupDe
   const summary = `Deployment of ${plan.nodes.length} node(s) in ${plan.order.length} group(s)`;
   await publishStatusEvents(deps, [statusEvent(DETAIL_TYPES.sessionStarted, { kind: 'deployment', sessionId: deploymentId, at: eventTime(deps.clock.now()), summary }, 'session')]);
   return { deploymentId, maxParallelGroups: settings.maxParallelGroups };
+}
+
+/**
+ * A deployment whose execution died goes on from the store: groups already DEPLOYED or FAILED stay
+ * so, the ones in flight start their phase again (a batch's site action is named after the batch,
+ * so one that already ran is read back, not run again). One that ended is refused, naming it.
+ */
+async function resumeDeployment(deploymentId: string, deps: GroupDeploymentDependencies): Promise<DeploymentPointer> {
+  const record = await deps.store.getDeployment(deploymentId);
+  if (!record) throw new DeploymentNotFoundError(deploymentId);
+  if (isDeploymentEnded(record.status)) {
+    throw new InvalidInputError('resume request', [{ field: SESSION_CONTROL_KEYS.deployment.resume, message: `deployment ${deploymentId} has ended (${record.status}): nothing to resume` }]);
+  }
+  return { deploymentId, maxParallelGroups: record.settings.maxParallelGroups };
 }

@@ -48,7 +48,10 @@ export async function runActivity(
 
   const now = deps.clock.now();
   if (cancelSwitchesAt(session, stage)) {
-    const cancelling = decideCancelRequested(stage, progress, now);
+    const decided = decideCancelRequested(stage, progress, now);
+    // The step ends here: what it completed joins the tally (the deletion rules fail and count the rest).
+    const done = session.mode !== 'window' && progress.step < session.stepCount ? await stepCounts(deps, session, progress.step) : undefined;
+    const cancelling = done ? { ...decided, progress: { ...decided.progress, tally: addCounts(progress.tally, done) } } : decided;
     await save(deps, session, progress, cancelling);
     return next(cancelling.progress, cancelling.waitSeconds);
   }
@@ -56,11 +59,14 @@ export async function runActivity(
   try {
     await heartbeat(deps, session, progress);
     const outcome = await body({ session, progress, deps, now });
+    // A step that ended adds its counts to the tally (lock-step; mode window counts every increment).
+    const ended = outcome.progress.step > progress.step && session.mode !== 'window' ? await stepCounts(deps, session, progress.step) : undefined;
+    const tally = ended ? addCounts(progress.tally, ended) : undefined;
     // A stage that got through resets its error count; an unchanged progress is not written again.
-    const saved: Progress = { ...outcome.progress, errorCount: 0 };
+    const saved: Progress = { ...withTally(outcome.progress, progress), ...(tally ? { tally } : {}), errorCount: 0 };
     if (JSON.stringify(saved) !== JSON.stringify(progress)) await deps.store.saveProgress(session.upgradeId, progress, saved);
     if (outcome.message) await deps.store.appendMessage(session.upgradeId, outcome.message);
-    if (saved.step > progress.step && session.mode !== 'window') await publishStepFinished(deps, session, progress.step);
+    if (ended) await publishStepFinished(deps, session, progress.step, ended);
     return next(saved, outcome.waitSeconds);
   } catch (err) {
     if (err instanceof StaleWriteError) {
@@ -105,20 +111,30 @@ async function recordLostLocks(
   await deps.store.appendMessage(session.upgradeId, decision.message);
 }
 
+function addCounts(tally: Progress['tally'], counts: { upgraded: number; failed: number }): NonNullable<Progress['tally']> {
+  return { upgraded: (tally?.upgraded ?? 0) + counts.upgraded, failed: (tally?.failed ?? 0) + counts.failed };
+}
+
+/** A stage's new progress keeps the tally unless it set one (enterStage starts a progress afresh). */
+function withTally(next: Progress, previous: Progress): Progress {
+  return next.tally === undefined && previous.tally !== undefined ? { ...next, tally: previous.tally } : next;
+}
+
 async function save(deps: RollingUpgradeDependencies, session: UpgradeSession, expected: Progress, outcome: StageOutcome): Promise<void> {
-  await deps.store.saveProgress(session.upgradeId, expected, outcome.progress);
+  await deps.store.saveProgress(session.upgradeId, expected, withTally(outcome.progress, expected));
   if (outcome.message) await deps.store.appendMessage(session.upgradeId, outcome.message);
 }
 
-/** A step ended: how many of its nodes upgraded and failed (one read of the step's node records). */
-async function publishStepFinished(deps: RollingUpgradeDependencies, session: UpgradeSession, step: number): Promise<void> {
+/** A step ended: how many of its nodes upgraded and failed (one read of the step's node records; none before the plan is taken). */
+async function stepCounts(deps: RollingUpgradeDependencies, session: UpgradeSession, step: number): Promise<{ upgraded: number; failed: number; counted: boolean }> {
   const nodes = session.planTaken ? await loadStepNodes(deps, session, step) : [];
   const count = (status: NodeRecord['status']) => nodes.filter((node) => node.status === status).length;
+  return { upgraded: count('UPGRADED'), failed: count('FAILED'), counted: session.planTaken };
+}
+
+async function publishStepFinished(deps: RollingUpgradeDependencies, session: UpgradeSession, step: number, counts: { upgraded: number; failed: number; counted: boolean }): Promise<void> {
+  const { upgraded, failed, counted } = counts;
   await publishStatusEvents(deps, [
-    statusEvent(
-      DETAIL_TYPES.stepFinished,
-      { kind: 'upgrade', sessionId: session.upgradeId, at: eventTime(deps.clock.now()), step, ...(session.planTaken ? { upgraded: count('UPGRADED'), failed: count('FAILED') } : {}) },
-      `step-${step}`,
-    ),
+    statusEvent(DETAIL_TYPES.stepFinished, { kind: 'upgrade', sessionId: session.upgradeId, at: eventTime(deps.clock.now()), step, ...(counted ? { upgraded, failed } : {}) }, `step-${step}`),
   ]);
 }

@@ -7,6 +7,8 @@ import type { RollingUpgradeDependencies } from './dependencies';
 import { applyDecision } from './apply-decision';
 import { lockEachNode, renewLocks } from './observe';
 import type { ActivityBody } from './activity-runner';
+import { eventTime, publishStatusEvents } from '../status-events';
+import { windowEvents } from './window-events';
 
 /** Every node of the plan with its record, in plan order: one query for the records written, the plan in slices. */
 export async function loadPlanRecords(deps: RollingUpgradeDependencies, session: UpgradeSession): Promise<NodeRecord[]> {
@@ -70,5 +72,9 @@ export const advanceWindow: ActivityBody = async ({ session, progress, deps, now
   const lockedNow = new Map(locked.map((r) => [r.name, r]));
   const withTokens = records.map((r) => lockedNow.get(r.name) ?? r);
   const stageDecision = decideWindow({ session, progress, records: withTokens, observed, now, decision, lockedByOthers: new Set(heldByOthers.keys()) });
-  return applyDecision(deps, session, stageDecision, windowHeldNodes(withTokens).concat(locked.filter((r) => r.status !== 'IN_PROGRESS')));
+  const outcome = await applyDecision(deps, session, stageDecision, windowHeldNodes(withTokens).concat(locked.filter((r) => r.status !== 'IN_PROGRESS')));
+  const recorded = new Map(stageDecision.actions.flatMap((action) => (action.type === 'recordNodes' ? action.records : [])).map((r) => [r.name, r]));
+  const after = withTokens.map((r) => recorded.get(r.name) ?? r);
+  await publishStatusEvents(deps, windowEvents(session, progress.window, stageDecision.progress, after, eventTime(now)));
+  return outcome;
 };

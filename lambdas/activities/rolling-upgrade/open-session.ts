@@ -1,6 +1,7 @@
 import { InvalidInputError, SessionNotFoundError } from '../../../core/errors';
 import { idForExecution } from '../../../core/execution-id';
 import { parseUpgradeRequest, unsupportedControls } from '../../../core/rolling-upgrade/upgrade-request';
+import { sessionControlOf, type CancelRequested } from '../../../core/session-control';
 import type { UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
@@ -27,9 +28,10 @@ export const upgradeIdFor = idForExecution;
 
 /**
  * Starts or resumes a session. A new request is validated in full (CRUS's 422 cases, and the boot
- * template must exist) before anything is written, so bad input touches no node.
+ * template must exist) before anything is written, so bad input touches no node. `{cancelUpgradeId}`
+ * only writes a cancel request (core/session-control.ts).
  */
-export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeDependencies): Promise<WorkflowState> {
+export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeDependencies): Promise<WorkflowState | CancelRequested> {
   const { store, site, clock, settings } = deps;
   const pointer = (session: UpgradeSession, generation: number): WorkflowState => ({
     upgradeId: session.upgradeId,
@@ -41,6 +43,13 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
     generation,
   });
 
+  // The console's cancel: write the request the running upgrade picks up, and end this execution.
+  const cancel = sessionControlOf(event.input, 'upgrade', ['cancel']);
+  if (cancel) {
+    const { id } = cancel;
+    const session = await store.requestCancel(id);
+    return { cancelRequested: { id, kind: 'upgrade', state: session.state } };
+  }
   if (isContinuation(event.input)) {
     const session = await store.getSession(event.input.resumeUpgradeId);
     if (!session) throw new SessionNotFoundError(event.input.resumeUpgradeId);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createSiteClients } from '../../../adapters/site';
 import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from '../../../lambdas/activities/group-deployment/dependencies';
 import { planPhase } from '../../../lambdas/activities/group-deployment/plan-phase';
-import { startDeployment } from '../../../lambdas/activities/group-deployment/start-deployment';
+import { startDeployment, type DeploymentPointer } from '../../../lambdas/activities/group-deployment/start-deployment';
 import type { ExecutionFigures } from '../../../engine/local-step-functions';
 import { ASL_FILES } from '../../../contracts';
 import { HISTORY_EVENTS } from '../../../core/history-events';
@@ -136,7 +136,7 @@ describe('page sizing against the phase timeouts a request may set', () => {
           settings: defaultGroupDeploymentSettings,
         };
         const request = { strategy: { groups: [groupOf('g', namesOf(nodes), { strategy: { type: 'one_by_one' } })] }, prepareTimeoutSeconds };
-        const { deploymentId } = await startDeployment({ input: request, executionId: `quota-${prepareTimeoutSeconds}` }, deps);
+        const { deploymentId } = (await startDeployment({ input: request, executionId: `quota-${prepareTimeoutSeconds}` }, deps)) as DeploymentPointer;
         const plan = await planPhase({ deploymentId, group: 'g', phase: 'PREPARE' }, deps);
 
         expect(plan.batchCount).toBe(150);

@@ -148,7 +148,7 @@ describe('rolling upgrade in mode window', () => {
     const executions = runtime.engine.executions;
     expect(executions.length).toBeGreaterThan(2);
     // The same bound as lock-step: an iteration costs the same events whatever the stage.
-    for (const e of executions) expect(e.historyEvents).toBeLessThanOrEqual(8 * 11 + 16);
+    for (const e of executions) expect(e.historyEvents).toBeLessThanOrEqual(8 * 11 + 18);
     for (const e of executions) expect(e.largestPayloadBytes).toBeLessThan(1024);
     for (let i = 0; i < 12; i++) expect(runtime.simulator.state().nodes[nodeName(i)]).toMatchObject({ bootCount: 1, drainCount: 1 });
   });

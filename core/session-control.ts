@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { idForExecution } from './execution-id';
+import { parseOrThrow } from './validation';
+
+/**
+ * Execution inputs that act on an existing session instead of starting one, so that the Step
+ * Functions console (Start execution on the same state machine) can reach them:
+ * `{"cancelUpgradeId": ID}` / `{"cancelDeploymentId": ID}` write the cancel request and end;
+ * `{"resumeDeploymentId": ID}` carries a deployment on from the store. (An upgrade's
+ * `{"resumeUpgradeId"}` is its continue-as-new input too: Open Session reads it itself.)
+ */
+export const SESSION_CONTROL_KEYS = {
+  upgrade: { cancel: 'cancelUpgradeId', resume: 'resumeUpgradeId' },
+  deployment: { cancel: 'cancelDeploymentId', resume: 'resumeDeploymentId' },
+} as const;
+
+export type SessionControlKind = keyof typeof SESSION_CONTROL_KEYS;
+export type SessionControlAction = 'cancel' | 'resume';
+
+export interface SessionControl {
+  action: SessionControlAction;
+  id: string;
+}
+
+/** What a cancel input's execution returns: the request written, and the session's state after it. */
+export interface CancelRequested {
+  cancelRequested: { id: string; kind: SessionControlKind; state: string };
+}
+
+/**
+ * The control an input asks for, or undefined for an ordinary request. An input naming a control
+ * key must be exactly `{key: id}` (a Step Functions start may add its own
+ * AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID): anything else is refused naming the field.
+ */
+export function sessionControlOf(input: unknown, kind: SessionControlKind, actions: readonly SessionControlAction[]): SessionControl | undefined {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return undefined;
+  const keys = actions.map((action) => SESSION_CONTROL_KEYS[kind][action]);
+  const named = keys.filter((key) => key in input);
+  if (named.length === 0) return undefined;
+  const id = z.string({ error: 'must be a session id (a string)' }).min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+  const shape = Object.fromEntries(keys.map((key) => [key, id.optional()]));
+  const parsed = parseOrThrow(
+    z
+      .strictObject({ ...shape, AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID: z.string().optional() })
+      .refine(() => named.length === 1, { message: `give one of ${keys.join(', ')}`, path: [named[1] ?? ''] }),
+    input,
+    `${kind} control input`,
+  ) as Record<string, string | undefined>;
+  const action = actions.find((candidate) => SESSION_CONTROL_KEYS[kind][candidate] === named[0])!;
+  return { action, id: parsed[named[0]!]! };
+}
+
+/**
+ * Whether an execution works on the session: the one that created it (the id derives from its ARN),
+ * one named after it (continue-as-new `<id>-g<n>`, a CLI resume `<id>-resume-...`), or one whose
+ * input resumes it (a console start; pass the input to check that).
+ */
+export function executionRunsSession(kind: SessionControlKind, id: string, execution: { executionArn: string; name?: string | undefined }, input?: unknown): boolean {
+  if (idForExecution(execution.executionArn) === id || execution.name?.startsWith(`${id}-`)) return true;
+  return typeof input === 'object' && input !== null && (input as Record<string, unknown>)[SESSION_CONTROL_KEYS[kind].resume] === id;
+}

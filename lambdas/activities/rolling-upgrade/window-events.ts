@@ -1,0 +1,37 @@
+import { DETAIL_TYPES, statusEvent, type StatusEvent } from '../../../core/events/status-events';
+import type { NodeRecord, Progress, UpgradeSession, WindowProgress } from '../../../core/rolling-upgrade/session';
+
+/**
+ * Mode window's batch events from one ROLLING increment, from the window's progress before and after
+ * it and the plan's records after it: each batch (wave) it opened, each it closed, and a batch that
+ * now waits for an operator's approval. Ids name the batch (waves only move on), so a retried
+ * increment publishes the same ones again.
+ */
+export function windowEvents(session: UpgradeSession, before: WindowProgress | undefined, after: Progress, records: readonly NodeRecord[], at: string): StatusEvent[] {
+  const common = { kind: 'upgrade' as const, sessionId: session.upgradeId, at };
+  const from = before?.wave ?? -1;
+  const to = after.window?.wave ?? from;
+  const events: StatusEvent[] = [];
+  for (let wave = Math.max(closedThrough(before, false) + 1, 0); wave <= closedThrough(after.window, after.stage !== 'ROLLING'); wave++) {
+    const nodes = records.filter((record) => record.op?.wave === wave);
+    const count = (status: NodeRecord['status']) => nodes.filter((record) => record.status === status).length;
+    events.push(statusEvent(DETAIL_TYPES.batchFinished, { ...common, batch: wave + 1, upgraded: count('UPGRADED'), failed: count('FAILED') }, `batch-${wave + 1}`));
+  }
+  const awaiting = after.window?.awaitingApproval;
+  if (awaiting !== undefined && awaiting !== before?.awaitingApproval) {
+    events.push(statusEvent(DETAIL_TYPES.batchAwaitingApproval, { ...common, batch: awaiting + 1 }, `batch-${awaiting + 1}`));
+  }
+  for (let wave = from + 1; wave <= to; wave++) events.push(statusEvent(DETAIL_TYPES.batchStarted, { ...common, batch: wave + 1 }, `batch-${wave + 1}`));
+  return events;
+}
+
+/**
+ * The last wave that is over: every earlier one (wave k+1 opens only once nothing of wave k is in
+ * flight), and the current one once the window waits at its end (baking, or for the approval of the
+ * next) or has left ROLLING.
+ */
+function closedThrough(window: WindowProgress | undefined, ended: boolean): number {
+  if (!window) return -1;
+  const atBoundary = ended || window.waiting === 'bake' || window.awaitingApproval === window.wave + 1;
+  return atBoundary ? window.wave : window.wave - 1;
+}

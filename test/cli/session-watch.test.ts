@@ -1,0 +1,115 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { RolloutClient } from '../../engine/client/rollout-client';
+import { startServedControlPlane, type ServedControlPlane } from '../../engine/serve';
+import { StoreSessions } from '../../engine/store-sessions';
+import { runCliInProcess } from '../support/cli';
+import { eventually, startTestRuntime } from '../support/embedded';
+import { buildSite, upgradeRequest } from '../support/sites';
+import { until } from '../support/until';
+
+/** `rollout session watch` ends for every end state, and for a session nothing runs any more; cancel says when nothing will pick it up. */
+
+describe('rollout session watch, on a data directory', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-watch-'));
+  });
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('ends for a HALTED session (no process holds the directory) with its summary', async () => {
+    const site = path.join(dir, 'site.yaml');
+    const definition = buildSite(3, { node: (i) => (i === 0 ? { faults: { boot: 'fail' } } : {}) });
+    await writeFile(site, stringify({ ...definition, nodes: definition.nodes.map(({ name, nid, rack, faults }) => ({ name, nid, rack, ...(faults ? { faults } : {}) })) }));
+    const dataDir = path.join(dir, 'data');
+    const args = ['--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--template', 'img-2', '--step-size', '1'];
+    const halted = await runCliInProcess(['upgrade', '--site', site, ...args, '--mode', 'window', '--max-unavailable', '1', '--max-failed', '0', '--data-dir', dataDir, '--json']);
+    const { upgradeId, state } = JSON.parse(halted.stdout) as { upgradeId: string; state: string };
+    expect(state).toBe('HALTED');
+
+    const watched = await runCliInProcess(['session', 'watch', upgradeId, '--data-dir', dataDir, '--json']);
+    expect(watched.code).toBe(0);
+    expect(JSON.parse(watched.stdout)).toMatchObject({ upgradeId, state: 'HALTED', completed: false });
+
+    // The list shows a finished lock-step session at its last step (not one past it), a window as such.
+    const lockstep = JSON.parse((await runCliInProcess(['upgrade', '--site', site, ...args.slice(0, -1), '2', '--data-dir', dataDir, '--json'])).stdout) as { upgradeId: string };
+    const listed = (await runCliInProcess(['session', 'list', '--data-dir', dataDir])).stdout;
+    expect(listed).toMatch(new RegExp(`${lockstep.upgradeId} .* step 2/2 COMPLETE`));
+    expect(listed).toMatch(new RegExp(`${upgradeId} .* window COMPLETE`));
+  });
+});
+
+describe('rollout session watch and cancel, over an endpoint', () => {
+  let served: ServedControlPlane;
+  let client: RolloutClient;
+  beforeAll(async () => {
+    // Every node runs a long job: an upgrade holds in step 0 QUIESCING.
+    served = await startServedControlPlane({ site: { kind: 'simulated', definition: buildSite(4, { node: () => ({ wlm: { state: 'ALLOCATED', busySeconds: 10_000_000 } }) }) } });
+    client = new RolloutClient({ endpoints: served.endpoints, localCredentials: true, pollMs: 10 });
+  });
+  afterAll(async () => {
+    await client.close();
+    await served.close();
+  });
+
+  it('a stopped session: watch ends (exit 1, saying to resume) though another execution runs; cancel says nothing will pick it up until resumed', async () => {
+    const quiescing = async (id: string) => {
+      const progress = await client.progress(id);
+      return progress?.kind === 'upgrade' && progress.stage === 'QUIESCING';
+    };
+    const stopped = await client.run('rollingUpgrade', upgradeRequest({ startingLabel: 'compute', upgradeStepSize: 2 }));
+    await until(() => quiescing(stopped.id), 'the first upgrade QUIESCING');
+    await client.stop(stopped.executionArn);
+    expect((await stopped.outcome).status).toBe('ABORTED');
+    // An unrelated upgrade runs meanwhile (its own nodes: the stopped one still holds the first two).
+    const other = await client.run('rollingUpgrade', upgradeRequest({ startingLabel: 'compute', upgradeStepSize: 4 }));
+    expect(await client.isRunning('upgrade', other.id)).toBe(true);
+
+    const url = served.endpoints.stepFunctionsEndpoint;
+    const watched = await runCliInProcess(['session', 'watch', stopped.id, '--endpoint', url]);
+    expect(watched.code).toBe(1);
+    expect(watched.stderr).toContain(`upgrade ${stopped.id} has not ended, but no execution runs it (stopped, or its process died): carry it on with rollout session resume ${stopped.id}`);
+
+    const cancelled = await runCliInProcess(['session', 'cancel', stopped.id, '--endpoint', url]);
+    expect(cancelled.stdout).toContain(`upgrade ${stopped.id} is DELETING, but no execution runs it (stopped, or its process died): the cancel applies when it is resumed: rollout session resume ${stopped.id}`);
+    const running = await runCliInProcess(['session', 'cancel', other.id, '--endpoint', url]);
+    expect(running.stdout).toContain(`upgrade ${other.id} is DELETING: the running upgrade applies the deletion rules and cleans up`);
+
+    const resumed = await runCliInProcess(['session', 'resume', stopped.id, '--endpoint', url, '--json']);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ upgradeId: stopped.id, state: 'DELETED' });
+    const watchedAgain = await runCliInProcess(['session', 'watch', other.id, '--endpoint', url, '--json']);
+    expect(watchedAgain.code).toBe(0);
+    expect(JSON.parse(watchedAgain.stdout)).toMatchObject({ upgradeId: other.id, state: 'DELETED' });
+  });
+});
+
+describe('the tally on the session item (what progress reads on a deployed stack)', () => {
+  it('counts as the node records do at the end of a lock-step run, a window run and a cancelled run', async () => {
+    const runtime = await startTestRuntime({ site: buildSite(6, { node: (i) => (i === 1 ? { faults: { boot: 'fail' } } : i === 5 ? { wlm: { state: 'ALLOCATED', busySeconds: 10_000_000 } } : {}) }) });
+    try {
+      const byTally = new StoreSessions(runtime.store, runtime.deployments, true, undefined, 'tally');
+      const byRecords = new StoreSessions(runtime.store, runtime.deployments, true);
+      const lockstep = await runtime.run('rollingUpgrade', upgradeRequest({ upgradeStepSize: 2, quiesceTimeoutSeconds: 60 }));
+      await lockstep.outcome;
+      const window = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 2, quiesceTimeoutSeconds: 60 }));
+      await window.outcome;
+      for (const id of [lockstep.id, window.id]) {
+        const tallied = await byTally.progress(id);
+        expect(tallied).toEqual(await byRecords.progress(id));
+        expect(tallied).toMatchObject({ upgraded: 4, failed: 2 });
+      }
+      // Cancelled in step 0 after its boot (node 1's failed): the deletion rules fail every node not completed, in the tally too.
+      const cancelled = await runtime.run('rollingUpgrade', upgradeRequest({ upgradeStepSize: 2, startingLabel: 'compute' }));
+      await eventually(runtime, async () => ((await runtime.store.getSession(cancelled.id))?.progress.stage === 'WLM_WAITING' ? true : undefined), 'WLM_WAITING');
+      await runtime.clock.busy(() => runtime.cancel(cancelled.id));
+      await cancelled.outcome;
+      const counted = await byRecords.progress(cancelled.id);
+      expect(counted).toMatchObject({ upgraded: 0, failed: 6 });
+      expect(await byTally.progress(cancelled.id)).toEqual(counted);
+    } finally {
+      await runtime.close();
+    }
+  });
+});

@@ -2,8 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { describeError, InvalidInputError } from '../core/errors';
 import { parseNodeNameList } from '../core/group-deployment';
-import { parseTaskGraph, type TaskGraph, type TaskGraphNode, type TaskSelection } from '../core/task-graph';
-import type { InventoryNode } from '../ports/site';
+import { parseTaskGraph, type TaskGraph, type TaskSelection } from '../core/task-graph';
 
 /** Reads and validates a task graph file (YAML, or JSON by its `.json` extension); problems name the file. */
 export async function loadGraphFile(path: string): Promise<TaskGraph> {
@@ -34,9 +33,4 @@ export function taskSelectionOf(options: TaskSelectionOptions): TaskSelection {
     ...(options.end === undefined ? {} : { end: options.end }),
     ...(options.nodes === undefined ? {} : { nodes: parseNodeNameList(options.nodes) }),
   };
-}
-
-/** The inventory's nodes as the task planner sees them (a node without roles takes part in no graph). */
-export function taskGraphNodes(inventory: readonly InventoryNode[]): TaskGraphNode[] {
-  return inventory.map((node) => ({ name: node.name, roles: node.roles ?? [] }));
 }

@@ -1,6 +1,8 @@
 import { DEPLOYMENT_STAGES, type DeploymentStage } from '../core/group-deployment';
 import type { DeploymentStore } from '../ports/deployment-store';
 import type { SessionStore } from '../ports/session-store';
+import type { TaskRunStore } from '../ports/task-run-store';
+import { buildTaskRunView, type TaskRunView } from './reports/task-run-report';
 import { CancelNotSupportedError } from './errors';
 import { buildDeploymentReport } from './reports/deployment-report';
 import { buildSessionReport } from './reports/session-report';
@@ -15,6 +17,7 @@ export class StoreSessions implements RolloutSessions {
   constructor(
     private readonly upgrades: SessionStore,
     private readonly deployments: DeploymentStore,
+    private readonly taskRuns: TaskRunStore,
     /** Whether a process that runs workflows holds the sessions (this one or the one reached). */
     private readonly running: boolean,
     private readonly onClose: () => Promise<void> = async () => undefined,
@@ -83,13 +86,21 @@ export class StoreSessions implements RolloutSessions {
       };
     }
     const deployment = await this.deployments.getDeployment(id);
-    if (!deployment) return undefined;
+    if (!deployment) {
+      const run = await this.taskRuns.getRun(id);
+      return run && { kind: 'tasks', status: run.status, counts: run.counts, nodeCount: run.nodeCount };
+    }
     return {
       kind: 'deployment',
       status: deployment.status,
       groups: countStages(Object.values(deployment.state.groups).map((group) => group.stage)),
       nodes: countStages(Object.values(deployment.state.nodes)),
     };
+  }
+
+  async taskRun(id: string): Promise<TaskRunView | undefined> {
+    const run = await this.taskRuns.getRun(id);
+    return run && buildTaskRunView(this.taskRuns, run);
   }
 
   close(): Promise<void> {

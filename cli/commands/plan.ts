@@ -12,9 +12,9 @@ import {
   type SuccessCriteria,
   type UnknownNodeName,
 } from '../../core/group-deployment';
-import { planTaskGraph, previewTaskPlan, taskPlanMermaid, type TaskPlan } from '../../core/task-graph';
+import { planTaskGraph, previewTaskPlan, taskGraphNodes, taskPlanMermaid, type TaskPlan } from '../../core/task-graph';
 import type { InventoryNode } from '../../ports/site';
-import { loadGraphFile, taskGraphNodes, taskSelectionOf, type TaskSelectionOptions } from '../graph-file';
+import { loadGraphFile, taskSelectionOf, type TaskSelectionOptions } from '../graph-file';
 import { inventoryOf } from '../inventory-from-site';
 import { loadSiteSource, type SiteSourceOptions } from '../site-source';
 import { loadStrategyFile } from '../strategy-file';

@@ -1,4 +1,5 @@
 import { InvalidInputError, type FieldProblem } from '../errors';
+import type { InventoryNode } from '../site/site-nodes';
 import { proposeSchedule, type OperationSpec } from '../scheduling';
 import { layeredParameters } from './attributes';
 import { evaluateCondition, type ConditionContext } from './conditions';
@@ -40,6 +41,11 @@ export interface TaskPlan {
   /** The annealer's per-group caps (one_by_one 1, parallel amount N). */
   groupLimits: Record<string, number>;
   warnings: FieldProblem[];
+}
+
+/** The inventory's nodes as the planner sees them (a node without roles takes part in no graph). */
+export function taskGraphNodes(inventory: readonly Pick<InventoryNode, 'name' | 'roles'>[]): TaskGraphNode[] {
+  return inventory.map((node) => ({ name: node.name, roles: node.roles ?? [] }));
 }
 
 /** The group of nodes whose roles match no role group. */

@@ -12,6 +12,7 @@ import {
   type SchedulingPolicy,
   type WaitReason,
 } from '../scheduling';
+import { idForExecution } from '../execution-id';
 import { isBarrier, type TaskPlan } from './task-plan';
 
 /**
@@ -110,4 +111,18 @@ export function taskRunReport(state: ScheduleState): TaskRunReport {
   }
   if (state.finishedAt !== undefined) report.status = failed || Object.keys(report.blocked).length > 0 ? 'failed' : 'succeeded';
   return report;
+}
+
+/**
+ * The nodes whose every task ended ACTIVE: what a group deployment counts as deployed. A node the
+ * graph gives no task (no role of it) has nothing left to do: it counts too.
+ */
+export function nodesAllActive(nodes: readonly string[], state: ScheduleState): string[] {
+  const notDone = new Set(state.ops.filter((op) => !isBarrier(op.id) && op.state !== 'ACTIVE').map((op) => op.node));
+  return nodes.filter((node) => !notDone.has(node));
+}
+
+/** The run of a group deployment's deploy phase: one per deployment and group, found again by every execution of that phase. */
+export function groupTaskRunId(deploymentId: string, group: string): string {
+  return idForExecution(`${deploymentId}/task-graph/${group}`);
 }

@@ -1,11 +1,10 @@
-import { ArnFormat, Stack, type RemovalPolicy } from 'aws-cdk-lib';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Stack, type RemovalPolicy } from 'aws-cdk-lib';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { STATE_MACHINES, type RollingUpgradeFunctionName, type StateMachineName } from '../../contracts';
-import { createAslStateMachine } from './asl-state-machine';
+import { createAslStateMachine, grantContinueAsNew } from './asl-state-machine';
 
 export interface RollingUpgradeWorkflowProps {
   functions: Readonly<Record<RollingUpgradeFunctionName, IFunction>>;
@@ -24,7 +23,7 @@ export class RollingUpgradeWorkflow extends Construct {
   constructor(scope: Construct, id: string, props: RollingUpgradeWorkflowProps) {
     super(scope, id);
     const stack = Stack.of(this);
-    // Fixed, so that the role can name the machine's own ARN before the machine exists (see below).
+    // Fixed, so that the role can name the machine's own ARN before the machine exists (grantContinueAsNew).
     const name: StateMachineName = 'RollingUpgrade';
     const stateMachineName = `${stack.stackName}-${name}`;
     this.stateMachine = createAslStateMachine(this, {
@@ -35,16 +34,6 @@ export class RollingUpgradeWorkflow extends Construct {
       removalPolicy: props.removalPolicy,
     });
 
-    // "Continue As New Execution" starts the next execution of this machine through $$.StateMachine.Id.
-    // Granting on stateMachine.stateMachineArn would make the role's policy depend on the machine, which
-    // already depends on the policy; the ARN built from the fixed name breaks that cycle.
-    this.stateMachine.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['states:StartExecution'],
-        resources: [
-          stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
-        ],
-      }),
-    );
+    grantContinueAsNew(this.stateMachine);
   }
 }

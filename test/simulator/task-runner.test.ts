@@ -19,8 +19,8 @@ describe('task-graph tasks on the simulated site', () => {
 
   it('runs each task for taskSeconds, fails or hangs it as the node faults say, and logs every run', () => {
     const { sim, at } = simulate({ nodes, timing: { taskSeconds: 20 } });
-    sim.tasks.start('node-2', 'setup_network');
-    sim.tasks.start('node-1', 'setup_network');
+    sim.tasks.start('node-2', 'setup_network', 600);
+    sim.tasks.start('node-1', 'setup_network', 600);
     expect(at(10).state().taskLog).toEqual([
       { node: 'node-2', task: 'setup_network', start: 0 },
       { node: 'node-1', task: 'setup_network', start: 0 },
@@ -39,10 +39,10 @@ describe('task-graph tasks on the simulated site', () => {
 
   it('reports two tasks at once on one node as a violation', () => {
     const { sim, at } = simulate({ nodes });
-    sim.tasks.start('node-1', 'a');
+    sim.tasks.start('node-1', 'a', 600);
     at(5);
-    sim.tasks.start('node-1', 'b');
+    sim.tasks.start('node-1', 'b', 600);
     expect(sim.violations).toEqual([expect.stringContaining('task b started on node-1 while a still ran there')]);
-    expect(() => sim.tasks.start('node-9', 'a')).toThrow("unknown node 'node-9'");
+    expect(() => sim.tasks.start('node-9', 'a', 600)).toThrow("unknown node 'node-9'");
   });
 });

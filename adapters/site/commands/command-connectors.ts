@@ -15,7 +15,7 @@ import { SsmTransport } from './ssm-transport';
  * inventories and the command provisioner. Services naming the same transport share one (one SSM
  * client, one set of statistics), and slurm-reboot reads the one SlurmInventory the site uses.
  */
-export function commandConnectors(): ConnectorBuilders {
+export function commandConnectors(): ConnectorBuilders & { transportOf(service: { transport?: TransportProfile }, context: ConnectorContext): CommandTransport } {
   const transports = new Map<string, CommandTransport>();
   const inventories = new Map<CommandTransport, SlurmInventory>();
   const transportOf = (service: { transport?: TransportProfile }, context: ConnectorContext): CommandTransport => {
@@ -37,6 +37,7 @@ export function commandConnectors(): ConnectorBuilders {
     return inventory;
   };
   return {
+    transportOf,
     workloadManager: {
       scontrol: (config, context) => new ScontrolWorkloadManager({ transport: transportOf(config, context) }),
     },

@@ -4,7 +4,9 @@ import {
   groupRunState,
   type DeploymentStage,
 } from '../../../core/group-deployment';
-import { UnexpectedPhaseResultError } from '../../../core/errors';
+import { TaskRunNotFoundError, UnexpectedPhaseResultError } from '../../../core/errors';
+import { phaseNodes } from '../../../core/group-deployment';
+import { assembleSchedule, groupTaskRunId, nodesAllActive } from '../../../core/task-graph';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
 import type { GroupDeploymentDependencies } from './dependencies';
@@ -22,8 +24,7 @@ export interface PhaseOutcome extends PhaseRef {
  * success criteria are evaluated over all its nodes; a miss fails the group and its descendants.
  */
 export async function evaluatePhase(event: PhaseRef, deps: GroupDeploymentDependencies): Promise<PhaseOutcome> {
-  const results = await deps.store.listBatchResults(event.deploymentId, event.group, event.phase);
-  const succeededNodes = results.flatMap((r) => r.succeeded);
+  const succeededNodes = await succeededIn(event, deps);
   const state = await updateRunState(deps, event.deploymentId, (plan, current) => {
     try {
       return applyPhaseResult(plan, current, { group: event.group, phase: event.phase, succeededNodes });
@@ -43,6 +44,19 @@ export async function evaluatePhase(event: PhaseRef, deps: GroupDeploymentDepend
     stage,
     next,
   };
+}
+
+/** The phase's nodes that succeeded: by the batch results, or, for a deploy phase run as a task graph, those whose tasks all ended ACTIVE. */
+async function succeededIn(event: PhaseRef, deps: GroupDeploymentDependencies): Promise<string[]> {
+  const deployment = event.phase === 'DEPLOY' ? await deps.store.getDeployment(event.deploymentId) : undefined;
+  if (!deployment?.settings.taskGraph) return (await deps.store.listBatchResults(event.deploymentId, event.group, event.phase)).flatMap((r) => r.succeeded);
+  const run = await deps.taskRuns.getRun(groupTaskRunId(event.deploymentId, event.group));
+  if (!run) throw new TaskRunNotFoundError(groupTaskRunId(event.deploymentId, event.group), `the task run of group ${event.group} was never opened`);
+  const plan = await deps.store.getPlan(event.deploymentId);
+  const nodes = phaseNodes(plan, deployment.state, event.group, 'DEPLOY');
+  const taskPlan = await deps.taskRuns.getPlan(run.runId);
+  const { state } = assembleSchedule(taskPlan, run.schedule, await deps.taskRuns.getChunks(run.runId, run.chunkCount));
+  return nodesAllActive(nodes, state);
 }
 
 /** A group whose workflow broke (not a node failure: those are judged by the criteria) fails with its descendants. */

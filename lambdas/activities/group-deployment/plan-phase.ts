@@ -10,12 +10,15 @@ export interface PhasePlan extends PhaseRef {
   maxConcurrency: number;
   /** Batch index ranges, one child execution each, so that no execution nears the history quota. */
   pages: { first: number; last: number }[];
+  /** The deploy phase runs the deployment's task graph over the group's nodes instead of the provisioner's batches. */
+  taskGraph: boolean;
 }
 
 export async function planPhase(event: PhaseRef, deps: GroupDeploymentDependencies): Promise<PhasePlan> {
   const run = await loadRun(deps, event.deploymentId);
   const ref: PhaseRef = { deploymentId: event.deploymentId, group: event.group, phase: event.phase };
-  if (!isPhaseDue(run, event.group, event.phase)) return { ...ref, skip: true, batchCount: 0, maxConcurrency: 1, pages: [] };
+  if (!isPhaseDue(run, event.group, event.phase)) return { ...ref, skip: true, batchCount: 0, maxConcurrency: 1, pages: [], taskGraph: false };
+  if (event.phase === 'DEPLOY' && run.record.settings.taskGraph) return { ...ref, skip: false, batchCount: 0, maxConcurrency: 1, pages: [], taskGraph: true };
   const work = batchesOf(run, event.group, event.phase);
   const { settings } = run.record;
   const timeout = event.phase === 'PREPARE' ? settings.prepareTimeoutSeconds : settings.deployTimeoutSeconds;
@@ -24,5 +27,5 @@ export async function planPhase(event: PhaseRef, deps: GroupDeploymentDependenci
   for (let first = 0; first < work.batches.length; first += size) {
     pages.push({ first, last: Math.min(first + size, work.batches.length) - 1 });
   }
-  return { ...ref, skip: false, batchCount: work.batches.length, maxConcurrency: work.maxConcurrency, pages };
+  return { ...ref, skip: false, batchCount: work.batches.length, maxConcurrency: work.maxConcurrency, pages, taskGraph: false };
 }

@@ -49,6 +49,8 @@ describe('Step Functions quotas', () => {
       'Plan Phase': 'Task',
       'Phase Due': 'Choice',
       'Run Batch Pages': 'Map',
+      'Run Task Graph': 'Task',
+      'Task Run Done': 'Choice',
       'Evaluate Phase': 'Task',
       'Next Phase': 'Choice',
       Deploy: 'Pass',
@@ -132,6 +134,7 @@ describe('page sizing against the phase timeouts a request may set', () => {
           store: runtime.deployments,
           inventory: site.inventory,
           provisioner: site.provisioner!,
+          taskRuns: runtime.taskRuns,
           clock: runtime.clock,
           settings: defaultGroupDeploymentSettings,
         };

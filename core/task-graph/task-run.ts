@@ -12,6 +12,7 @@ import {
   type SchedulingPolicy,
   type WaitReason,
 } from '../scheduling';
+import { InvalidInputError } from '../errors';
 import { idForExecution } from '../execution-id';
 import { isBarrier, type TaskPlan } from './task-plan';
 
@@ -125,4 +126,11 @@ export function nodesAllActive(nodes: readonly string[], state: ScheduleState): 
 /** The run of a group deployment's deploy phase: one per deployment and group, found again by every execution of that phase. */
 export function groupTaskRunId(deploymentId: string, group: string): string {
   return idForExecution(`${deploymentId}/task-graph/${group}`);
+}
+
+/** A run must run something: a plan with no task on any node is refused, saying why (the selection, the conditions, or no node with a role). */
+export function requireTaskRuns(plan: TaskPlan): TaskPlan {
+  if (Object.keys(plan.nodes).length > 0) return plan;
+  const why = plan.dropped.length > 0 ? plan.dropped.map((d) => `${d.task} (${d.reason})`).join(', ') : 'no node of the site has a role of the graph';
+  throw new InvalidInputError('task run request', [{ field: 'selection', message: `no task would run on any node: ${why}` }]);
 }

@@ -9,6 +9,7 @@ import {
   groupTaskRunId,
   parseTaskRunRequest,
   planTaskGraph,
+  requireTaskRuns,
   scheduleFieldsOf,
   startTaskRun,
   taskGraphNodes,
@@ -96,11 +97,7 @@ async function createGroupRun(deps: TaskGraphDependencies, runId: string, deploy
 
 /** A standalone run must run something: a selection that leaves nothing is refused, saying why. */
 function plannedOrRefused(parsed: ParsedTaskRunRequest, nodes: ReturnType<typeof taskGraphNodes>, deps: TaskGraphDependencies): TaskPlan {
-  const plan = planTaskGraph(parsed.graph, nodes, parsed.selection);
-  if (Object.keys(plan.nodes).length === 0) {
-    const why = plan.dropped.length > 0 ? plan.dropped.map((d) => `${d.task} (${d.reason})`).join(', ') : 'no node of the site has a role of the graph';
-    throw new InvalidInputError('task run request', [{ field: 'selection', message: `no task would run on any node: ${why}` }]);
-  }
+  const plan = requireTaskRuns(planTaskGraph(parsed.graph, nodes, parsed.selection));
   checkExecutor(parsed.graph, plan, deps);
   return plan;
 }

@@ -4,7 +4,7 @@ import { nodeName } from '../site/names';
 import { MAX_DURATION_SECONDS, MAX_POLL_INTERVAL_SECONDS, parseOrThrow, seconds } from '../validation';
 import { ITEM_ID_PATTERN } from './graph-document';
 import { parseTaskGraph, validateTaskGraph, type TaskGraph } from './parse-task-graph';
-import type { TaskSelection } from './selection';
+import { tasksLeftOut, type TaskSelection } from './selection';
 
 /** Most node tasks one run may have in flight at once: far above any site's parallelism, below what one increment can start. */
 export const MAX_IN_TRANSITION = 10_000;
@@ -63,8 +63,19 @@ export interface ParsedTaskRunRequest {
 export function parseTaskRunRequest(input: unknown, subject = 'task run request'): ParsedTaskRunRequest {
   const request = parseOrThrow(taskRunRequestSchema, input, subject);
   const graph = readGraph(request.graph, subject);
+  checkSelection(graph, request.selection, subject);
   const { maxInTransition, pollIntervalSeconds, taskTimeoutSeconds } = request;
   return { request, graph, selection: request.selection, settings: { maxInTransition, pollIntervalSeconds, taskTimeoutSeconds } };
+}
+
+/** The selection names tasks and stages of this graph (nodes are checked against the site when planned). */
+function checkSelection(graph: TaskGraph, selection: TaskSelection, subject: string): void {
+  try {
+    tasksLeftOut(graph, selection);
+  } catch (err) {
+    if (!(err instanceof InvalidInputError)) throw err;
+    throw new InvalidInputError(subject, err.problems.map((p) => ({ ...p, field: `selection.${p.field}` })), { cause: err });
+  }
 }
 
 /** Text is YAML (JSON is YAML too); a document is validated as it is. Problems are prefixed `graph.`. */

@@ -134,9 +134,12 @@ function describeOutcome(outcome: TaskOutcome): string {
   return outcome.detail ? `${outcome.result}: ${outcome.detail}` : outcome.result;
 }
 
-/** OpenCrowbar's gates, from the inventory: a node not alive or not available starts nothing. Read only while some task waits to start. */
+/**
+ * OpenCrowbar's gates, from the inventory: a node not alive or not available starts nothing. Read
+ * while some task may still start (BLOCKED ones too: a barrier settled within the pass frees them).
+ */
 async function observe(deps: TaskGraphDependencies, state: ScheduleState): Promise<Observations> {
-  const waiting = new Set(state.ops.filter((op) => op.state === 'TODO' && !isBarrier(op.id)).map((op) => op.node));
+  const waiting = new Set(state.ops.filter((op) => (op.state === 'TODO' || op.state === 'BLOCKED') && !isBarrier(op.id)).map((op) => op.node));
   if (waiting.size === 0) return { nodes: {} };
   const nodes: Record<string, { alive?: boolean; available?: boolean }> = {};
   for (const node of await deps.inventory.listNodes()) {

@@ -41,8 +41,10 @@ export interface TaskRunPointer {
   generation: number;
 }
 
-const groupInput = z.strictObject({ deploymentId: z.string().min(1), group: z.string().min(1) });
-const resumeInput = z.strictObject({ resumeRunId: z.string().min(1), generation: z.number().int().min(0).default(0) });
+/** What Step Functions adds to the input of an execution another one starts (a parent, or continue-as-new). */
+const startedBy = { AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID: z.string().optional() };
+const groupInput = z.strictObject({ deploymentId: z.string().min(1), group: z.string().min(1), ...startedBy });
+const resumeInput = z.strictObject({ resumeRunId: z.string().min(1), generation: z.number().int().min(0).default(0), ...startedBy });
 
 /**
  * Opens a task run: validates the request and plans the graph over the inventory's nodes (every

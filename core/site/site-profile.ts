@@ -107,7 +107,16 @@ export const inventoryProfileSchema = z.discriminatedUnion(
   'type',
   [
     z.strictObject({ type: z.literal('hsm'), url, token: secretReferenceSchema.optional(), timeoutSeconds }),
-    z.strictObject({ type: z.literal('slurm'), transport: transportSchema.optional() }),
+    z.strictObject({
+      type: z.literal('slurm'),
+      transport: transportSchema.optional(),
+      /** The feature key of the nodes' deployment roles (task graphs): `role` reads `role:controller`. */
+      roleKey: z
+        .string({ error: 'roleKey must be a string' })
+        .regex(/^[A-Za-z0-9][A-Za-z0-9._=-]{0,63}$/, 'roleKey must be a feature key: letters, digits, `.`, `_`, `=`, `-`')
+        .optional()
+        .describe("Feature key of the deployment roles: every '<roleKey>:<role>' feature is a role of the node (default role)"),
+    }),
     z.strictObject({ type: z.literal('file'), path: nonEmpty('path') }),
   ],
   { error: 'type must be hsm, slurm or file' },

@@ -476,9 +476,13 @@ function lines(text: string | undefined): string[] {
   return (text ?? '').split('\n').filter((line) => line !== '');
 }
 
-/** The features a node has from the site file: `rack:`, `role:`, its labels as `key:value`, its tags. */
+/**
+ * The features a node has from the site file: `rack:`, a `role:` for each of its deployment roles
+ * (its `role` when it has none), its labels as `key:value`, its tags.
+ */
 function fixedFeatures(node: InventoryNode): string[] {
-  return [...(node.rack ? [`rack:${node.rack}`] : []), `role:${node.role}`, ...Object.entries(node.labels).map(([k, v]) => `${k}:${v}`), ...node.tags];
+  const roles = node.roles && node.roles.length > 0 ? node.roles : [node.role];
+  return [...(node.rack ? [`rack:${node.rack}`] : []), ...roles.map((role) => `role:${role}`), ...Object.entries(node.labels).map(([k, v]) => `${k}:${v}`), ...node.tags];
 }
 
 /** A node as `scontrol --json show node` prints it (Slurm 23.02+): slurmrestd's fields. */

@@ -28,10 +28,12 @@ export function commandConnectors(): ConnectorBuilders & { transportOf(service: 
     }
     return transport;
   };
-  const slurmInventoryOf = (transport: CommandTransport): SlurmInventory => {
+  const slurmInventoryOf = (transport: CommandTransport, context: ConnectorContext): SlurmInventory => {
     let inventory = inventories.get(transport);
     if (!inventory) {
-      inventory = new SlurmInventory({ transport });
+      // slurm-reboot reads the same inventory as the site's own (its groups): one role key for both.
+      const roleKey = context.profile.inventory.type === 'slurm' ? context.profile.inventory.roleKey : undefined;
+      inventory = new SlurmInventory({ transport, ...(roleKey ? { roleKey } : {}) });
       inventories.set(transport, inventory);
     }
     return inventory;
@@ -46,7 +48,7 @@ export function commandConnectors(): ConnectorBuilders & { transportOf(service: 
         const transport = transportOf(config, context);
         return new SlurmRebootBootService({
           transport,
-          inventory: slurmInventoryOf(transport),
+          inventory: slurmInventoryOf(transport, context),
           ...(config.prepareCommand ? { prepareCommand: config.prepareCommand } : {}),
           clock: context.clock,
           sessions: context.connectorState.records<SlurmRebootSession>('slurm-reboot'),
@@ -54,7 +56,7 @@ export function commandConnectors(): ConnectorBuilders & { transportOf(service: 
       },
     },
     inventory: {
-      slurm: (config, context) => slurmInventoryOf(transportOf(config, context)),
+      slurm: (config, context) => slurmInventoryOf(transportOf(config, context), context),
       file: (config, context) => new FileInventory({ path: resolve(context.baseDir, config.path) }),
     },
     provisioner: {

@@ -34,8 +34,8 @@ export function addTaskSelectionOptions(command: Command, options: { nodes: bool
   command
     .option('--tasks <ids>', 'comma-separated task ids: run only these')
     .option('--skip <ids>', 'comma-separated task ids: leave these out')
-    .option('--start <id>', 'start at this task (or stage): it and everything after it')
-    .option('--end <id>', 'end at this task (or stage): it and everything it needs');
+    .option('--start <id>', 'start at this task (or stage): it, what depends on it, and every later stage')
+    .option('--end <id>', 'end at this task (or stage): it, what it requires, and every earlier stage');
   return options.nodes ? command.option('--nodes <names>', 'comma-separated node names: only these nodes') : command;
 }
 

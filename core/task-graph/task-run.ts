@@ -5,8 +5,10 @@ import {
   failedAncestors,
   proposeSchedule,
   recordOutcome,
+  recordOutcomes,
   schedule,
   type Observations,
+  type OperationOutcome,
   type OperationState,
   type ScheduleState,
   type SchedulingPolicy,
@@ -69,8 +71,13 @@ export function nextTaskStarts(state: ScheduleState, policy: SchedulingPolicy, n
 }
 
 /** A node task ended: `ok`, or failed with what went wrong. A failure blocks the node's later tasks and its dependants on other nodes. */
-export function recordTaskOutcome(state: ScheduleState, op: string, outcome: { ok: true } | { ok: false; error: string }, now: number): ScheduleState {
+export function recordTaskOutcome(state: ScheduleState, op: string, outcome: OperationOutcome, now: number): ScheduleState {
   return recordOutcome(state, op, outcome, now);
+}
+
+/** The node tasks that ended since the last look, recorded together. */
+export function recordTaskOutcomes(state: ScheduleState, outcomes: ReadonlyMap<string, OperationOutcome>, now: number): ScheduleState {
+  return recordOutcomes(state, outcomes, now);
 }
 
 export type TaskRunStatus = 'running' | 'succeeded' | 'failed';

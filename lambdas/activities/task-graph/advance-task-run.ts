@@ -1,12 +1,12 @@
 import { StaleWriteError, TaskRunNotFoundError } from '../../../core/errors';
-import type { Observations, ScheduleState } from '../../../core/scheduling';
+import type { Observations, OperationOutcome, ScheduleState } from '../../../core/scheduling';
 import {
   assembleSchedule,
   chunkSchedule,
   countTaskStates,
   isBarrier,
   nextTaskStarts,
-  recordTaskOutcome,
+  recordTaskOutcomes,
   scheduleFieldsOf,
   taskRunPolicy,
   taskRunReport,
@@ -54,16 +54,18 @@ export async function advanceTaskRun(event: TaskRunPointer, deps: TaskGraphDepen
   const unstarted = inFlight.filter((op) => !executions.has(op.id)).map((op) => op.id);
   const running: RunningTask[] = inFlight.filter((op) => executions.has(op.id)).map((op) => ({ invocation: invocationOf(op.id), execution: executions.get(op.id)!, startedAt: op.startedAt ?? now }));
   const looked = running.length > 0 ? await deps.executor.poll(running) : new Map<string, { outcome?: TaskOutcome; execution?: TaskExecution }>();
+  const ended = new Map<string, OperationOutcome>();
   for (const task of running) {
     const { op } = task.invocation;
     const seen = looked.get(op);
     if (seen?.execution) executions.set(op, seen.execution);
     const outcome = seen?.outcome ?? timedOut(task, now);
     if (!outcome) continue;
-    state = recordTaskOutcome(state, op, outcome.result === 'ok' ? { ok: true } : { ok: false, error: describeOutcome(outcome) }, now);
+    ended.set(op, outcome.result === 'ok' ? { ok: true } : { ok: false, error: describeOutcome(outcome) });
     results.set(op, outcome.result);
     executions.delete(op);
   }
+  state = recordTaskOutcomes(state, ended, now);
 
   const pass = nextTaskStarts(state, taskRunPolicy(plan, record.settings.maxInTransition), now, await observe(deps, state));
   state = pass.state;

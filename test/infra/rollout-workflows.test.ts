@@ -53,4 +53,14 @@ describe('RolloutWorkflows ssmTargets', () => {
       "transport.instanceIds: i-0123456789abcdef0 (eu-west-1) not in the construct's ssmTargets",
     );
   });
+
+  it("holds the task graph's own transport to the same rules: SSM to allowed instances only, no local commands", () => {
+    const tasks = { transport: { type: 'ssm' as const, instanceIds: ['i-0fedcba9876543210'], region: 'eu-west-1' }, nodeExec: 'pdsh -S -w {nodes} {command}', fanout: 256 };
+    expect(() => new RolloutWorkflows(new Stack(testApp(), 'T'), 'Rollout', { siteProfile: { ...PROFILE, tasks }, ssmTargets: [{ region: 'eu-west-1', instanceIds: ['i-0123456789abcdef0'] }] })).toThrow(
+      "tasks.transport.instanceIds: i-0fedcba9876543210 (eu-west-1) not in the construct's ssmTargets",
+    );
+    expect(() => new RolloutWorkflows(new Stack(testApp(), 'L'), 'Rollout', { siteProfile: { ...PROFILE, tasks: { ...tasks, transport: { type: 'local' } } } })).toThrow(
+      'tasks.transport: the deployed functions have no local cluster commands',
+    );
+  });
 });

@@ -1,36 +1,16 @@
-import { Stack, type RemovalPolicy } from 'aws-cdk-lib';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
-import { Construct } from 'constructs';
-import { STATE_MACHINES, type StateMachineName, type TaskGraphFunctionName } from '../../contracts';
-import { createAslStateMachine, grantContinueAsNew } from './asl-state-machine';
+import type { Construct } from 'constructs';
+import type { TaskGraphFunctionName } from '../../contracts';
+import { ContinuingWorkflow, type ContinuingWorkflowProps } from './continuing-workflow';
 
-export interface TaskGraphWorkflowProps {
-  functions: Readonly<Record<TaskGraphFunctionName, IFunction>>;
-  logRetention?: RetentionDays;
-  /** Of the log group. Default: CDK's (RETAIN). */
-  removalPolicy?: RemovalPolicy;
-}
+export type TaskGraphWorkflowProps = ContinuingWorkflowProps<TaskGraphFunctionName>;
 
 /**
- * The task-graph state machine (Fuel's granular deployment on the annealer), from the ASL file the
- * embedded engine runs. Started alone, or by DeployGroup as a group's deploy phase; it continues
- * as new on its own when started alone.
+ * The task-graph state machine (Fuel's granular deployment on the annealer), from
+ * statemachines/task-graph.asl.json. Started alone (it continues as new), or by DeployGroup as a
+ * group's deploy phase (it hands back to its parent at its iteration budget).
  */
-export class TaskGraphWorkflow extends Construct {
-  readonly stateMachine: StateMachine;
-
+export class TaskGraphWorkflow extends ContinuingWorkflow<TaskGraphFunctionName> {
   constructor(scope: Construct, id: string, props: TaskGraphWorkflowProps) {
-    super(scope, id);
-    const name: StateMachineName = 'TaskGraph';
-    this.stateMachine = createAslStateMachine(this, {
-      file: STATE_MACHINES[name].file,
-      stateMachineName: `${Stack.of(this).stackName}-${name}`,
-      functions: props.functions,
-      logRetention: props.logRetention,
-      removalPolicy: props.removalPolicy,
-    });
-    grantContinueAsNew(this.stateMachine);
+    super(scope, id, 'TaskGraph', props);
   }
 }

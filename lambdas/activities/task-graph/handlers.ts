@@ -1,6 +1,6 @@
 import type { TaskGraphFunctionName } from '../../../contracts';
 import { idForExecution } from '../../../core/execution-id';
-import { createActivityLogger, stringField, withActivityMiddleware } from '../middleware';
+import { createActivityHandlers, stringField, type ActivityHandler } from '../middleware';
 import { advanceTaskRun } from './advance-task-run';
 import type { TaskGraphDependencies } from './dependencies';
 import { openTaskRun } from './open-task-run';
@@ -13,7 +13,7 @@ const TASK_GRAPH_ACTIVITIES = {
   AdvanceTaskRun: advanceTaskRun,
 } satisfies Record<TaskGraphFunctionName, ActivityBody>;
 
-export type TaskGraphHandler = (event: never, context: unknown) => Promise<unknown>;
+export type TaskGraphHandler = ActivityHandler;
 
 /** The run an event is about: its `runId`, or for Open Task Run the one it creates. */
 export function taskRunIdOf(event: unknown): string | undefined {
@@ -23,10 +23,5 @@ export function taskRunIdOf(event: unknown): string | undefined {
 
 /** Builds every task-graph handler from one set of dependencies. */
 export function createTaskGraphHandlers(deps: TaskGraphDependencies): Record<TaskGraphFunctionName, TaskGraphHandler> {
-  const logger = deps.logger ?? createActivityLogger();
-  const entries = Object.entries(TASK_GRAPH_ACTIVITIES).map(([name, activity]) => [
-    name,
-    withActivityMiddleware(async (event: never) => (activity as ActivityBody)(event, deps), { logger, activity: name, idKey: 'runId', idOf: taskRunIdOf }),
-  ]);
-  return Object.fromEntries(entries) as Record<TaskGraphFunctionName, TaskGraphHandler>;
+  return createActivityHandlers(TASK_GRAPH_ACTIVITIES, deps, { idKey: 'runId', idOf: taskRunIdOf });
 }

@@ -1,5 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { groupTaskRunId, parseTaskRunRequest, planTaskGraph, requireTaskRuns, taskGraphNodes, type TaskRunRequestInput } from '../../core/task-graph';
+import { COMMAND_TASK_TYPES } from '../../adapters/site/tasks/node-commands';
+import { groupTaskRunId, parseTaskRunRequest, planTaskGraph, requireTaskRuns, taskGraphNodes, type TaskGraph, type TaskRunRequestInput } from '../../core/task-graph';
+import type { SiteSource } from '../../engine/open-runtime';
 import { causeMessage } from '../../engine/execution-cause';
 import type { TaskRunView } from '../../engine/reports/task-run-report';
 import type { RolloutRuntime } from '../../engine/runtime';
@@ -30,8 +32,9 @@ export interface TaskGraphDeployOptions extends SiteSourceOptions, TargetOptions
  * `taskGraph`), checked as the workflow checks it: bad input stops here, naming the field.
  * `forGroups`: the nodes come from the strategy, so `--nodes` is not the graph's.
  */
-export async function taskRunRequestOf(options: TaskGraphDeployOptions & { graph: string }, forGroups: boolean): Promise<TaskRunRequestInput> {
-  const { request: graph } = await readGraphFile(options.graph);
+export async function taskRunRequestOf(options: TaskGraphDeployOptions & { graph: string }, forGroups: boolean, source?: SiteSource): Promise<TaskRunRequestInput> {
+  const { request: graph, graph: parsedGraph } = await readGraphFile(options.graph);
+  refuseCommandsWithoutTransport(parsedGraph, source);
   const selection = taskSelectionOf(forGroups ? { ...options, nodes: undefined } : options);
   const request: TaskRunRequestInput = {
     graph: graph as TaskRunRequestInput['graph'],
@@ -48,12 +51,23 @@ export async function taskRunRequestOf(options: TaskGraphDeployOptions & { graph
   return request;
 }
 
+/** A profile that names no transport reaches no node's shell: its command tasks are refused here, before a group prepares for nothing. */
+function refuseCommandsWithoutTransport(graph: TaskGraph, source: SiteSource | undefined): void {
+  if (source?.kind !== 'profile' || source.profile.tasks?.transport || source.profile.transport) return;
+  const commands = graph.tasks.filter((task) => COMMAND_TASK_TYPES.includes(task.type));
+  if (commands.length === 0) return;
+  throw new CliError(
+    `site profile: tasks.transport: the graph's ${commands.map((t) => `${t.type} task ${t.id}`).join(', ')} run commands on the nodes, and the profile names no transport to reach them (tasks.transport or transport)`,
+    ExitCode.invalidInput,
+  );
+}
+
 /** `rollout deploy --graph FILE` without a strategy: the TaskGraph workflow over the site's nodes. Returns the exit code. */
 export async function runTaskGraphDeploy(options: TaskGraphDeployOptions & { graph: string }): Promise<number> {
   const target = remoteTarget(options);
   checkSiteOptions(options, target !== undefined);
   const source = target ? undefined : await loadSiteSource(options);
-  const request = await taskRunRequestOf(options, false);
+  const request = await taskRunRequestOf(options, false, source);
   // The plan needs the inventory: checked here for a local site (unknown nodes, an empty selection); a served control plane plans in its workflow.
   if (source) {
     const parsed = parseTaskRunRequest(request);

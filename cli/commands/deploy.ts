@@ -63,7 +63,7 @@ async function runDeploy(options: DeployOptions): Promise<number> {
   }
   const strategyFile = options.strategy !== undefined ? await loadStrategyFile(options.strategy) : undefined;
   const nodes = options.nodes !== undefined ? parseNodeNameList(options.nodes) : undefined;
-  const taskGraph = graph !== undefined ? await taskRunRequestOf({ ...options, graph }, true) : undefined;
+  const taskGraph = graph !== undefined ? await taskRunRequestOf({ ...options, graph }, true, source) : undefined;
   const input: Record<string, unknown> = {
     ...(taskGraph ? { taskGraph } : {}),
     ...(strategyFile ? { strategy: strategyFile.text } : {}),

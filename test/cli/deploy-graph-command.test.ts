@@ -58,6 +58,22 @@ describe('rollout deploy --graph', () => {
     expect(bad.stdout).toBe('');
   });
 
+  it('a site profile with no transport refuses the command tasks it could never run, naming them, before anything starts', async () => {
+    const profile = path.join(dir, 'http-only.yaml');
+    await writeFile(profile, [
+      'workloadManager: {type: slurmrestd, url: "http://127.0.0.1:9", apiVersion: v0.0.41, user: root, token: {env: SLURM_JWT}}',
+      'allowInsecureHttp: true',
+      'bootService: {type: bos, url: "http://127.0.0.1:9/apis/bos"}',
+      'inventory: {type: hsm, url: "http://127.0.0.1:9/apis/smd"}',
+      'provisioner: {type: http, url: "http://127.0.0.1:9"}',
+      '',
+    ].join('\n'));
+    const result = await runCliInProcess(['deploy', '--site-config', profile, '--graph', GRAPH]);
+    expect(result.stderr).toContain('site profile: tasks.transport: the graph\'s shell task setup_network');
+    expect(result.stderr).toContain('names no transport to reach them');
+    expect(result.code).toBe(2);
+  });
+
   it('with --strategy, runs the graph as each group\'s deploy phase: --json is the deployment report plus each group\'s task run', async () => {
     const strategy = path.join(dir, 'strategy.yaml');
     await writeFile(

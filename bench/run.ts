@@ -3,12 +3,13 @@ import { renderFigures } from './figures';
 import { benchGroupDeployment, type GroupDeploymentScenario } from './group-deployment-bench';
 import { benchSsmRollingUpgrade } from './ssm-bench';
 import { benchWindow, type WindowBenchScenario } from './window-bench';
+import { benchTaskGraph } from './task-graph-bench';
 import { measureBundles, renderBundleFigures } from './bundle-figures';
 import { renderCost } from './cost';
 
 /**
  * `npm run bench`: fleet-scale runs on the embedded default, printing figures (not asserting them).
- * `npm run bench -- --quick` runs smaller fleets, to check the harness; `--only=upgrade|deploy|window|ssm|bundles|cost` runs one kind
+ * `npm run bench -- --quick` runs smaller fleets, to check the harness; `--only=upgrade|deploy|window|tasks|ssm|bundles|cost` runs one kind
  * (`ssm`: the step-size-100 upgrade through scontrol over SSM, with SSM calls and output bytes per node; `bundles`: the Lambda
  * bundles of the last `npm run synth`, sizes and import time; `cost`: dollars per 1,000 node-upgrades at step size 1, 10
  * and 100; none of these in the default run).
@@ -61,3 +62,8 @@ if (only === undefined || only === 'upgrade') {
 }
 if (only === undefined || only === 'window') process.stdout.write(`${await benchWindow(window)}\n\n`);
 if (only === undefined || only === 'deploy') process.stdout.write(`${renderFigures(await benchGroupDeployment(deployment))}\n\n`);
+if (only === undefined || only === 'tasks') {
+  const taskNodes = quick ? 1000 : 10_000;
+  const figures = await benchTaskGraph({ name: `task graph, ${taskNodes} nodes, compute in chunks of ${quick ? 100 : 1000}`, nodes: taskNodes, amount: quick ? 100 : 1000 });
+  process.stdout.write(`${renderFigures(figures)}\n  task runs logged by the site       ${figures.taskRuns}\n  node-state chunks                ${figures.chunks}\n  makespan (simulated)             ${figures.makespanSeconds} s\n\n`);
+}

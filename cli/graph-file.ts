@@ -1,12 +1,21 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
+import type { Command } from 'commander';
 import { describeError, InvalidInputError } from '../core/errors';
 import { parseNodeNameList } from '../core/group-deployment';
-import { parseTaskGraph, type TaskGraph, type TaskGraphNode, type TaskSelection } from '../core/task-graph';
-import type { InventoryNode } from '../ports/site';
+import { parseDocumentText } from '../core/document-text';
+import { parseTaskGraph, type TaskGraph, type TaskSelection } from '../core/task-graph';
 
 /** Reads and validates a task graph file (YAML, or JSON by its `.json` extension); problems name the file. */
 export async function loadGraphFile(path: string): Promise<TaskGraph> {
+  return (await readGraphFile(path)).graph;
+}
+
+/**
+ * A graph file validated, and as a workflow takes it: YAML as its text (comments and all), JSON as
+ * the document (JSON's own reader, so that a problem is reported as the file's).
+ */
+export async function readGraphFile(path: string): Promise<{ graph: TaskGraph; request: string | unknown }> {
   const subject = `task graph ${path}`;
   let text: string;
   try {
@@ -14,7 +23,20 @@ export async function loadGraphFile(path: string): Promise<TaskGraph> {
   } catch (err) {
     throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
   }
-  return parseTaskGraph(text, extname(path).toLowerCase() === '.json' ? 'json' : 'yaml', subject);
+  const format = extname(path).toLowerCase() === '.json' ? 'json' : 'yaml';
+  const graph = parseTaskGraph(text, format, subject);
+  const parsed = parseDocumentText(text, format);
+  return { graph, request: format === 'yaml' || 'problems' in parsed ? text : parsed.value };
+}
+
+/** The options that select part of a task graph, as `fuel node --tasks/--skip/--start/--end` (`--nodes` where the command has none of its own). */
+export function addTaskSelectionOptions(command: Command, options: { nodes: boolean } = { nodes: true }): Command {
+  command
+    .option('--tasks <ids>', 'comma-separated task ids: run only these')
+    .option('--skip <ids>', 'comma-separated task ids: leave these out')
+    .option('--start <id>', 'start at this task (or stage): it, what depends on it, and every later stage')
+    .option('--end <id>', 'end at this task (or stage): it, what it requires, and every earlier stage');
+  return options.nodes ? command.option('--nodes <names>', 'comma-separated node names: only these nodes') : command;
 }
 
 export interface TaskSelectionOptions {
@@ -34,9 +56,4 @@ export function taskSelectionOf(options: TaskSelectionOptions): TaskSelection {
     ...(options.end === undefined ? {} : { end: options.end }),
     ...(options.nodes === undefined ? {} : { nodes: parseNodeNameList(options.nodes) }),
   };
-}
-
-/** The inventory's nodes as the task planner sees them (a node without roles takes part in no graph). */
-export function taskGraphNodes(inventory: readonly InventoryNode[]): TaskGraphNode[] {
-  return inventory.map((node) => ({ name: node.name, roles: node.roles ?? [] }));
 }

@@ -1,5 +1,5 @@
-import type { GroupDeploymentFunctionName, RollingUpgradeFunctionName } from './functions';
-import { ROLLING_UPGRADE_FUNCTION_NAMES } from './functions';
+import type { FunctionName } from './functions';
+import { ROLLING_UPGRADE_FUNCTION_NAMES, TASK_GRAPH_FUNCTION_NAMES } from './functions';
 import { ASL_FILES } from './paths';
 
 /**
@@ -10,8 +10,9 @@ import { ASL_FILES } from './paths';
  */
 export const STATE_MACHINES = {
   RollingUpgrade: { file: ASL_FILES.rollingUpgrade, functions: ROLLING_UPGRADE_FUNCTION_NAMES, children: [] },
+  TaskGraph: { file: ASL_FILES.taskGraph, functions: TASK_GRAPH_FUNCTION_NAMES, children: [] },
   RunNodeBatches: { file: ASL_FILES.runNodeBatches, functions: ['StartBatch', 'CheckBatch'], children: [] },
-  DeployGroup: { file: ASL_FILES.deployGroup, functions: ['PlanPhase', 'EvaluatePhase'], children: ['RunNodeBatches'] },
+  DeployGroup: { file: ASL_FILES.deployGroup, functions: ['PlanPhase', 'EvaluatePhase'], children: ['RunNodeBatches', 'TaskGraph'] },
   GroupDeployment: {
     file: ASL_FILES.groupDeployment,
     functions: ['StartDeployment', 'PickReadyGroups', 'FailGroup', 'FinishDeployment'],
@@ -19,7 +20,7 @@ export const STATE_MACHINES = {
   },
 } as const satisfies Record<
   string,
-  { file: string; functions: readonly (RollingUpgradeFunctionName | GroupDeploymentFunctionName)[]; children: readonly string[] }
+  { file: string; functions: readonly FunctionName[]; children: readonly string[] }
 >;
 export type StateMachineName = keyof typeof STATE_MACHINES;
 
@@ -27,5 +28,6 @@ export type StateMachineName = keyof typeof STATE_MACHINES;
 export const WORKFLOWS = {
   rollingUpgrade: 'RollingUpgrade',
   groupDeployment: 'GroupDeployment',
+  taskGraph: 'TaskGraph',
 } as const satisfies Record<string, StateMachineName>;
 export type WorkflowName = keyof typeof WORKFLOWS;

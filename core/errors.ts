@@ -30,7 +30,8 @@ export class InvalidInputError extends RolloutError {
   }
 }
 
-export type SiteService = 'workload-manager' | 'boot-service' | 'inventory' | 'provisioner';
+/** `head-node`: the commands task-graph tasks run on the nodes through the head node. */
+export type SiteService = 'workload-manager' | 'boot-service' | 'inventory' | 'provisioner' | 'head-node';
 
 /** A site service (workload manager, boot service, inventory, provisioner) failed or answered unexpectedly. Retryable. */
 export class SiteServiceError extends RolloutError {
@@ -80,6 +81,17 @@ export class DeploymentNotFoundError extends RolloutError {
     detail = 'no deployment with that id',
   ) {
     super(`deployment '${deploymentId}': ${detail}`);
+  }
+}
+
+/** A task-run id that the store does not know (or whose plan or chunks are missing). */
+export class TaskRunNotFoundError extends RolloutError {
+  override readonly name = 'TaskRunNotFoundError';
+  constructor(
+    readonly runId: string,
+    detail = 'no task run with that id',
+  ) {
+    super(`task run '${runId}': ${detail}`);
   }
 }
 

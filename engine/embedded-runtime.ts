@@ -5,6 +5,12 @@ import { DynamoDbConnectorState } from '../adapters/dynamodb/dynamodb-connector-
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbEnvironmentStore } from '../adapters/dynamodb/dynamodb-environment-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
+import { DynamoDbTaskRunStore } from '../adapters/dynamodb/dynamodb-task-run-store';
+import { SsmTransport } from '../adapters/site/commands/ssm-transport';
+import { SiteTaskExecutor, type TaskCommands } from '../adapters/site/tasks/site-tasks';
+import { DEFAULT_FANOUT, DEFAULT_NODE_EXEC } from '../core/site/site-profile';
+import { defaultTaskGraphSettings, type TaskGraphSettings } from '../lambdas/activities/task-graph/dependencies';
+import { createTaskGraphHandlers } from '../lambdas/activities/task-graph/handlers';
 import { createSiteClients, type SiteClients, type SiteFromProfile } from '../adapters/site';
 import { InvalidInputError } from '../core/errors';
 import { idForExecution } from '../core/execution-id';
@@ -15,13 +21,14 @@ import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deplo
 import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFunctionName } from '../lambdas/activities/rolling-upgrade/handlers';
 import type { ConnectorState } from '../ports/connector-state';
 import type { Provisioner } from '../ports/provisioner';
-import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
+import { HEAD_NODE_INSTANCE_ID, SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
 import { JsonLinesEventLog, MemoryEventLog } from '../adapters/events/event-logs';
 import type { StatusEventLog } from '../ports/status-events';
 import { openDataDir } from './data-dir';
 import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
 import { LocalStepFunctions, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
-import type { CancelResult, GateResult, RolloutRuntime, SessionListing, SessionKind, SessionProgress, SessionStatus, SessionView, StartedRun } from './runtime';
+import { runKindOf, type CancelResult, type GateResult, type RolloutRuntime, type SessionListing, type SessionKind, type SessionProgress, type SessionStatus, type SessionView, type StartedRun } from './runtime';
+import type { TaskRunView } from './reports/task-run-report';
 import { StoreSessions } from './store-sessions';
 import { VirtualClock } from './virtual-clock';
 
@@ -50,6 +57,7 @@ export interface EmbeddedRuntimeOptions {
   timeScale?: number;
   settings?: Partial<RollingUpgradeSettings>;
   deploymentSettings?: Partial<GroupDeploymentSettings>;
+  taskGraphSettings?: Partial<TaskGraphSettings>;
   /**
    * Reach the simulated site through other connectors than its HTTP APIs (the command-driven ones
    * over its SSM endpoint, say), keeping their records in the runtime's table (`connectorState`).
@@ -76,6 +84,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     readonly engine: LocalStepFunctions,
     readonly store: DynamoDbSessionStore,
     readonly deployments: DynamoDbDeploymentStore,
+    readonly taskRuns: DynamoDbTaskRunStore,
     private readonly runningSimulator: RunningSiteSimulator | undefined,
     readonly clock: TimeSource,
     readonly dynamoDb: LocalDynamoDb,
@@ -89,7 +98,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     /** Fuel's releases and environments, seeded from the site file. */
     readonly environments: DynamoDbEnvironmentStore,
   ) {
-    this.reads = new StoreSessions(store, deployments, true);
+    this.reads = new StoreSessions(store, deployments, taskRuns, true);
   }
 
   /** The in-process simulator; absent when the runtime drives a site through a profile. */
@@ -116,6 +125,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const simulator = options.site ? await startSiteSimulator({ site: options.site, clock }) : undefined;
     const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
     const deployments = new DynamoDbDeploymentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
+    const taskRuns = new DynamoDbTaskRunStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
     const environments = new DynamoDbEnvironmentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
     if (options.site) await environments.seed(options.site);
     // What slurm-reboot and the command provisioner remember, in the table, as the deployed stack keeps it.
@@ -131,7 +141,11 @@ export class EmbeddedRuntime implements RolloutRuntime {
             inventoryUrl: simulator.urls.hsm,
             provisionerUrl: simulator.urls.provisioner,
           }))
-        : { ...connected!.site, ...(connected!.provisioner ? { provisioner: connected!.provisioner } : {}) };
+        : {
+            ...connected!.site,
+            ...(connected!.provisioner ? { provisioner: connected!.provisioner } : {}),
+            ...(connected!.taskCommands ? { taskCommands: connected!.taskCommands } : {}),
+          };
     } catch (err) {
       // A profile that cannot connect (a secret not found, say) leaves nothing open behind it.
       await simulator?.close();
@@ -144,12 +158,23 @@ export class EmbeddedRuntime implements RolloutRuntime {
       store: deployments,
       inventory: site.inventory,
       provisioner: site.provisioner ?? missingProvisioner,
+      taskRuns,
       clock,
       events,
       settings: { ...defaultGroupDeploymentSettings, ...options.deploymentSettings },
     });
+    // The simulated site's head node runs task commands too: over its SSM endpoint, as a profile's SSM transport would reach it.
+    const taskCommands = site.taskCommands ?? (simulator ? simulatedHeadNode(simulator) : undefined);
+    const taskGraphHandlers = createTaskGraphHandlers({
+      store: taskRuns,
+      deployments,
+      inventory: site.inventory,
+      executor: new SiteTaskExecutor({ site, clock, ...(taskCommands ? { commands: taskCommands } : {}) }),
+      clock,
+      settings: { ...defaultTaskGraphSettings, ...options.taskGraphSettings },
+    });
     const functions: Record<string, LocalFunction> = {};
-    for (const [name, handler] of [...Object.entries(handlers), ...Object.entries(deploymentHandlers)]) {
+    for (const [name, handler] of [...Object.entries(handlers), ...Object.entries(deploymentHandlers), ...Object.entries(taskGraphHandlers)]) {
       functions[name] = (payload) => handler(payload as never, {});
     }
 
@@ -158,7 +183,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const arns = Object.fromEntries(
       (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])]),
     ) as Record<StateMachineName, string>;
-    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, () => data.close(), environments);
+    return new EmbeddedRuntime(engine, store, deployments, taskRuns, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, () => data.close(), environments);
   }
 
   /** Starts a workflow on the local engine; `executionName` is a fresh UUID unless given (tests name theirs). */
@@ -166,7 +191,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const started = this.engine.start(this.stateMachineArns[WORKFLOWS[workflow]], input, executionName);
     return {
       workflow,
-      kind: workflow === 'rollingUpgrade' ? 'upgrade' : 'deployment',
+      kind: runKindOf(workflow),
       // As Open Session and Start Deployment derive it.
       id: idForExecution(started.executionArn),
       executionArn: started.executionArn,
@@ -204,6 +229,10 @@ export class EmbeddedRuntime implements RolloutRuntime {
     return Promise.resolve(running.some((execution) => executionRunsSession(kind, id, execution, execution.input)));
   }
 
+  taskRun(id: string): Promise<TaskRunView | undefined> {
+    return this.reads.taskRun(id);
+  }
+
   siteState(): SiteState | undefined {
     return this.runningSimulator?.state();
   }
@@ -216,6 +245,19 @@ export class EmbeddedRuntime implements RolloutRuntime {
     await this.runningSimulator?.close();
     await this.closeDataDir();
   }
+}
+
+/** The in-process simulator's head node through its SSM endpoint (it answers at once: poll fast), reaching the nodes with pdsh. */
+function simulatedHeadNode(simulator: RunningSiteSimulator): TaskCommands {
+  const transport = new SsmTransport({
+    instanceIds: [HEAD_NODE_INSTANCE_ID],
+    region: 'local',
+    endpoint: simulator.urls.ssm,
+    credentials: { accessKeyId: 'simulated', secretAccessKey: 'simulated' },
+    pollIntervalMs: 2,
+    maxPollIntervalMs: 10,
+  });
+  return { transport, nodeExec: DEFAULT_NODE_EXEC, fanout: DEFAULT_FANOUT };
 }
 
 /** Group deployments need a provisioner; a profile without one fails them with this, not at start. */

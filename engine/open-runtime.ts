@@ -1,5 +1,6 @@
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
+import { DynamoDbTaskRunStore } from '../adapters/dynamodb/dynamodb-task-run-store';
 import { createSiteFromProfile } from '../adapters/site';
 import { describeError } from '../core/errors';
 import type { SiteProfile } from '../core/site/site-profile';
@@ -78,6 +79,7 @@ export async function openSessions(options: { dataDir: string }): Promise<Rollou
   return new StoreSessions(
     new DynamoDbSessionStore({ tableName, client }),
     new DynamoDbDeploymentStore({ tableName, client }),
+    new DynamoDbTaskRunStore({ tableName, client }),
     data.runsWorkflows,
     () => data.close(),
   );

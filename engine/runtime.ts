@@ -5,6 +5,9 @@ import type { DeploymentRecord, DeploymentStatus } from '../ports/deployment-sto
 import type { SiteState } from '../simulator';
 import type { DeploymentReport } from './reports/deployment-report';
 import type { SessionReport } from './reports/session-report';
+import type { TaskRunView } from './reports/task-run-report';
+import type { OperationState } from '../core/scheduling';
+import type { TaskRunStatus } from '../ports/task-run-store';
 
 export type { WorkflowName } from '../contracts';
 
@@ -44,6 +47,8 @@ export interface RolloutSessions {
    * tell whether a live process that runs workflows owns it.
    */
   isRunning(kind: SessionKind, id: string): Promise<boolean>;
+  /** A task run's report (each node's task states, why each blocked task is blocked); undefined for an id no run has. */
+  taskRun(id: string): Promise<TaskRunView | undefined>;
   close(): Promise<void>;
 }
 
@@ -57,6 +62,13 @@ export interface RolloutRuntime extends RolloutSessions {
 }
 
 export type SessionKind = 'upgrade' | 'deployment';
+/** What a started workflow makes: a session, a deployment, or a task run. */
+export type RunKind = SessionKind | 'tasks';
+
+/** The kind of record a workflow makes, as its first activity names it. */
+export function runKindOf(workflow: WorkflowName): RunKind {
+  return workflow === 'rollingUpgrade' ? 'upgrade' : workflow === 'groupDeployment' ? 'deployment' : 'tasks';
+}
 
 export interface GateResult {
   id: string;
@@ -79,8 +91,8 @@ export interface RunOutcome {
 
 export interface StartedRun<Outcome extends RunOutcome = RunOutcome> {
   workflow: WorkflowName;
-  kind: SessionKind;
-  /** The upgrade or deployment id, known as soon as the execution starts (derived from its ARN, as the first activity does). */
+  kind: RunKind;
+  /** The upgrade, deployment or task-run id, known as soon as the execution starts (derived from its ARN, as the first activity does). */
   id: string;
   executionArn: string;
   /** The outcome of the last execution of the chain (continue-as-new followed). */
@@ -113,4 +125,5 @@ export type SessionProgress =
       /** Mode window: nodes in flight (out of service or being drained), draining, and why none starts (approval, halted, ...). */
       window?: { inFlight: number; draining: number; waiting?: string; halted?: string };
     }
-  | { kind: 'deployment'; status: DeploymentStatus; groups: Record<DeploymentStage, number>; nodes: Record<DeploymentStage, number> };
+  | { kind: 'deployment'; status: DeploymentStatus; groups: Record<DeploymentStage, number>; nodes: Record<DeploymentStage, number> }
+  | { kind: 'tasks'; status: TaskRunStatus; counts: Record<OperationState, number>; nodeCount: number };

@@ -30,15 +30,16 @@ export async function startServedControlPlane(options: OpenRuntimeOptions & { po
   const runtime = await openRuntime(options);
   // Known once the server listens; the discovery route answers from it.
   const announced: { endpoints?: ControlPlaneEndpoints } = {};
-  const stateMachines = {
+  const scheduled = {
     rollingUpgrade: runtime.stateMachineArns[WORKFLOWS.rollingUpgrade],
     groupDeployment: runtime.stateMachineArns[WORKFLOWS.groupDeployment],
   };
+  const stateMachines = { ...scheduled, taskGraph: runtime.stateMachineArns[WORKFLOWS.taskGraph] };
   const scheduler = new LocalScheduler({
     store: new DynamoDbScheduleStore({ tableName: runtime.dynamoDb.tableName, client: runtime.dynamoDb.client }),
     engine: runtime.engine,
     clock: runtime.clock,
-    stateMachines,
+    stateMachines: scheduled,
   });
   const schedulerEndpoint = new SchedulerEndpoint(scheduler, runtime.clock, LOCAL_REGION);
   const endpoint = new StepFunctionsEndpoint(runtime.engine, () => announced.endpoints, [(req, res) => schedulerEndpoint.route(req, res), eventsRoute(runtime.events)]);

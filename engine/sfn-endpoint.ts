@@ -12,7 +12,8 @@ export interface ControlPlaneEndpoints {
   dynamodbEndpoint: string;
   region: string;
   tableName: string;
-  stateMachines: { rollingUpgrade: string; groupDeployment: string };
+  /** `taskGraph` is absent on a control plane from before task graphs. */
+  stateMachines: { rollingUpgrade: string; groupDeployment: string; taskGraph?: string };
   /** The REST API (sessions, deployments, environments; api/): `rollout serve` serves it beside the endpoint. */
   apiEndpoint?: string;
   /** EventBridge Scheduler-compatible endpoint (absent on AWS: the SDK's own), the group and the role schedules use. */

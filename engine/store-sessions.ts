@@ -2,6 +2,8 @@ import { DEPLOYMENT_STAGES, type DeploymentStage } from '../core/group-deploymen
 import { isDeploymentEnded, type DeploymentStore } from '../ports/deployment-store';
 import type { ProgressTally } from '../core/rolling-upgrade/session';
 import type { SessionStore } from '../ports/session-store';
+import type { TaskRunStore } from '../ports/task-run-store';
+import { buildTaskRunView, type TaskRunView } from './reports/task-run-report';
 import { buildDeploymentReport } from './reports/deployment-report';
 import { buildSessionReport } from './reports/session-report';
 import { SessionGateError, SessionNotFoundError } from '../core/errors';
@@ -15,6 +17,7 @@ export class StoreSessions implements RolloutSessions {
   constructor(
     private readonly upgrades: SessionStore,
     private readonly deployments: DeploymentStore,
+    private readonly taskRuns: TaskRunStore,
     /** Whether a process that runs workflows holds the sessions (this one or the one reached). */
     private readonly running: boolean,
     private readonly onClose: () => Promise<void> = async () => undefined,
@@ -87,7 +90,10 @@ export class StoreSessions implements RolloutSessions {
       };
     }
     const deployment = await this.deployments.getDeployment(id);
-    if (!deployment) return undefined;
+    if (!deployment) {
+      const run = await this.taskRuns.getRun(id);
+      return run && { kind: 'tasks', status: run.status, counts: run.counts, nodeCount: run.nodeCount };
+    }
     return {
       kind: 'deployment',
       status: deployment.status,
@@ -117,6 +123,11 @@ export class StoreSessions implements RolloutSessions {
       inFlight: count((node) => node.status === 'IN_PROGRESS'),
       draining: count((node) => node.status === 'IN_PROGRESS' && node.phase === 'DRAINING'),
     };
+  }
+
+  async taskRun(id: string): Promise<TaskRunView | undefined> {
+    const run = await this.taskRuns.getRun(id);
+    return run && buildTaskRunView(this.taskRuns, run);
   }
 
   close(): Promise<void> {

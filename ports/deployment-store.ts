@@ -1,5 +1,6 @@
 import type { DeploymentPlan, DeploymentRunState } from '../core/group-deployment';
 import type { DeploymentPhase } from '../core/group-deployment';
+import type { TaskRunRequest } from '../core/task-graph/task-run-request';
 
 /**
  * RUNNING, then SUCCEEDED or FAILED; a cancel request turns RUNNING into CANCELLING, which the
@@ -18,6 +19,8 @@ export interface DeploymentSettings {
   prepareTimeoutSeconds: number;
   deployTimeoutSeconds: number;
   pollIntervalSeconds: number;
+  /** The task graph each group's deploy phase runs (instead of the provisioner's deploy action). */
+  taskGraph?: TaskRunRequest;
 }
 
 export interface DeploymentRecord {

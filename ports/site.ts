@@ -14,8 +14,11 @@ export interface WorkloadManager {
   getNodes(names: readonly string[]): Promise<Map<string, WlmNode>>;
   /** `scontrol update NodeName=<n> State=DRAIN Reason=<reason>` */
   drain(name: string, reason: string): Promise<void>;
-  /** `scontrol update NodeName=<n> State=RESUME` */
-  resume(name: string): Promise<void>;
+  /**
+   * `scontrol update NodeName=<n> State=RESUME`; a reason (a task-graph resume task's `task=<id>`)
+   * travels with the request for the record, though Slurm clears the node's reason on resume.
+   */
+  resume(name: string, reason?: string): Promise<void>;
   /** `scontrol update NodeName=<n> State=FAIL Reason=<reason>` */
   fail(name: string, reason: string): Promise<void>;
   /**

@@ -61,7 +61,8 @@ export class SiteSimulator {
     const timeline = new Timeline(clock);
     const violations = this.violationLog;
     this.timeline = timeline;
-    this.workloadManager = new WorkloadManagerModel(site.nodes, timeline, site.workload);
+    this.tasks = new TaskRunnerModel({ timing: site.timing, nodes: site.nodes, timeline, violations });
+    this.workloadManager = new WorkloadManagerModel(site.nodes, timeline, site.workload, this.tasks);
     this.inventory = new InventoryModel(site);
     this.bootService = new BootServiceModel({
       templates: site.bootTemplates,
@@ -71,13 +72,14 @@ export class SiteSimulator {
       inventory: this.inventory,
       timeline,
       violations,
+      observer: this.tasks,
     });
     this.provisioner = new ProvisionerModel({ timing: site.timing, nodes: site.nodes, timeline, violations });
-    this.tasks = new TaskRunnerModel({ timing: site.timing, nodes: site.nodes, timeline, violations });
     this.headNode = new HeadNodeModel({
       workloadManager: this.workloadManager,
       inventory: this.inventory,
       provisioner: this.provisioner,
+      tasks: this.tasks,
       timing: site.timing,
       nodes: site.nodes,
       commandFaults: site.commandFaults,

@@ -1,9 +1,9 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DeploymentNotFoundError, SessionNotCancellableError, StaleWriteError } from '../../core/errors';
 import type { DeploymentPhase, DeploymentPlan, DeploymentRunState } from '../../core/group-deployment';
 import type { BatchResult, DeploymentRecord, DeploymentStatus, DeploymentStore } from '../../ports/deployment-store';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys } from './items';
+import { pack, packParts, unpack, unpackParts } from './packed';
 import { queryAll } from './query';
 import {
   batchResultKey,
@@ -18,8 +18,6 @@ import {
   SESSIONS_BY_CREATION_INDEX,
 } from './table-design';
 
-/** Gzipped plan parts stay well under DynamoDB's 400 KB item limit. */
-const PLAN_PART_BYTES = 300 * 1024;
 /** Plans never change: a warm Lambda container reads each one once. */
 const PLAN_CACHE_SIZE = 16;
 
@@ -27,9 +25,6 @@ interface StoredRecord extends Omit<DeploymentRecord, 'state'> {
   stateGz: Uint8Array;
   planParts: number;
 }
-
-const pack = (value: unknown): Uint8Array => gzipSync(JSON.stringify(value));
-const unpack = <T>(bytes: Uint8Array): T => JSON.parse(gunzipSync(bytes).toString('utf8')) as T;
 
 /**
  * DeploymentStore on the rollout table. The run state is one gzipped attribute replaced under a
@@ -48,14 +43,12 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
   async createDeployment(record: Omit<DeploymentRecord, 'version'>, plan: DeploymentPlan): Promise<void> {
     const { client } = this.options;
     if (await this.getDeployment(record.deploymentId)) return;
-    const packed = Buffer.from(pack(plan));
-    const parts = Math.max(1, Math.ceil(packed.length / PLAN_PART_BYTES));
-    for (let part = 0; part < parts; part++) {
-      const data = packed.subarray(part * PLAN_PART_BYTES, (part + 1) * PLAN_PART_BYTES);
+    const parts = packParts(plan);
+    for (const [part, data] of parts.entries()) {
       await client.send(new PutCommand({ TableName: this.table, Item: { ...deploymentPlanKey(record.deploymentId, part), data } }));
     }
     const { state, ...rest } = record;
-    const item: StoredRecord & Record<string, unknown> = { ...rest, version: 0, stateGz: pack(state), planParts: parts };
+    const item: StoredRecord & Record<string, unknown> = { ...rest, version: 0, stateGz: pack(state), planParts: parts.length };
     await conditionalWrite(
       client.send(
         new PutCommand({
@@ -99,7 +92,7 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
       ConsistentRead: true,
     });
     if (items.length === 0) throw new DeploymentNotFoundError(deploymentId, 'no plan stored');
-    const plan = unpack<DeploymentPlan>(Buffer.concat(items.map((i) => Buffer.from(i.data as Uint8Array))));
+    const plan = unpackParts<DeploymentPlan>(items);
     if (this.plans.size >= PLAN_CACHE_SIZE) this.plans.delete(this.plans.keys().next().value!);
     this.plans.set(deploymentId, plan);
     return plan;

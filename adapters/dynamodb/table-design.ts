@@ -17,6 +17,9 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
  * | upgrade    | ENVIRONMENTS     | UPGRADE#<original id, 10 digits>    | seedId (the 1:1 relation)                |
  * | env ids    | ENVIRONMENTS     | LAST_ID                             | lastId                                   |
  * | schedule   | SCHEDULES        | SCHEDULE#<group>#<name>             | every ScheduleRecord field (embedded control plane only) |
+ * | task run   | TASKRUN#<id>     | TASKRUN                             | every TaskRunRecord field but the schedule, scheduleGz |
+ * | run plan   | TASKRUN#<id>     | TPLAN#<part, 3 digits>              | data (a part of the gzipped TaskRunPlan)  |
+ * | run chunk  | TASKRUN#<id>     | TCHUNK#<chunk, 6 digits>            | data (gzipped task states of ≤ 2,000 node tasks) |
  */
 export const PARTITION_KEY = 'pk';
 export const SORT_KEY = 'sk';
@@ -138,3 +141,11 @@ export const environmentIdCounterKey = (): ItemKey => ({ pk: ENVIRONMENTS_PK, sk
 export const SCHEDULES_PK = 'SCHEDULES';
 export const SCHEDULE_SK_PREFIX = 'SCHEDULE#';
 export const scheduleKey = (groupName: string, name: string): ItemKey => ({ pk: SCHEDULES_PK, sk: `${SCHEDULE_SK_PREFIX}${groupName}#${name}` });
+// Task-graph runs: the record, the gzipped plan in parts, and the nodes' task states in chunks.
+export const TASK_RUN_SK = 'TASKRUN';
+export const TASK_RUN_PLAN_SK_PREFIX = 'TPLAN#';
+export const TASK_RUN_CHUNK_SK_PREFIX = 'TCHUNK#';
+export const taskRunPk = (runId: string): string => `TASKRUN#${runId}`;
+export const taskRunKey = (runId: string): ItemKey => ({ pk: taskRunPk(runId), sk: TASK_RUN_SK });
+export const taskRunPlanKey = (runId: string, part: number): ItemKey => ({ pk: taskRunPk(runId), sk: `${TASK_RUN_PLAN_SK_PREFIX}${String(part).padStart(3, '0')}` });
+export const taskRunChunkKey = (runId: string, chunk: number): ItemKey => ({ pk: taskRunPk(runId), sk: `${TASK_RUN_CHUNK_SK_PREFIX}${String(chunk).padStart(6, '0')}` });

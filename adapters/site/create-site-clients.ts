@@ -4,6 +4,7 @@ import { BosBootService } from './bos-boot-service';
 import { HsmInventory } from './hsm-inventory';
 import { HttpProvisioner } from './http-provisioner';
 import { SlurmRestWorkloadManager } from './slurm-rest-workload-manager';
+import type { TaskCommands } from './tasks/site-tasks';
 
 export interface SiteClientsConfig {
   workloadManagerUrl: string;
@@ -24,6 +25,8 @@ export interface SiteClientsConfig {
 export interface SiteClients extends Site {
   /** Present when `provisionerUrl` was given. */
   provisioner?: Provisioner;
+  /** How task-graph commands reach the nodes (a head node's transport); absent: only reboot, drain and resume tasks run. */
+  taskCommands?: TaskCommands;
 }
 
 /** The HTTP clients of every site service; on the simulator every URL is the simulator's. */

@@ -1,6 +1,8 @@
 import { systemClock, type Clock } from '../../core/clock';
 import { InvalidInputError } from '../../core/errors';
 import {
+  DEFAULT_NODE_EXEC,
+  DEFAULT_FANOUT,
   transportFor,
   type BootServiceProfile,
   type InventoryProfile,
@@ -19,6 +21,7 @@ import { HsmInventory } from './hsm-inventory';
 import { HttpProvisioner } from './http-provisioner';
 import { resolveSecretReference } from './secret-reference';
 import { SlurmRestWorkloadManager } from './slurm-rest-workload-manager';
+import type { TaskCommands } from './tasks/site-tasks';
 
 /** What a connector builder gets besides its own part of the profile. */
 export interface ConnectorContext {
@@ -94,6 +97,8 @@ export interface SiteFromProfile {
   site: Site;
   /** Present when the profile has a provisioner. */
   provisioner?: Provisioner;
+  /** How task-graph commands reach the nodes; present when the profile has a transport for them (`tasks.transport` or `transport`). */
+  taskCommands?: TaskCommands;
 }
 
 /** For callers that give no ConnectorState: any use of a record says what is missing. */
@@ -119,12 +124,13 @@ export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFrom
   const clock = deps.clock ?? systemClock;
   const baseDir = deps.baseDir ?? process.cwd();
   const connectorState = deps.connectorState ?? NO_CONNECTOR_STATE;
+  const context = (path: string): ConnectorContext => ({ profile, path, transport: (s) => transportFor(profile, s), resolveSecret, clock, baseDir, connectorState });
   const build = async <T>(service: keyof ConnectorBuilders, config: { type: string }): Promise<T> => {
     const builder = (builders[service] as Record<string, ((c: unknown, x: ConnectorContext) => T | Promise<T>) | undefined>)[config.type];
     if (!builder) {
       throw new InvalidInputError('site profile', [{ field: `${service}.type`, message: `no '${config.type}' connector is available in this build` }]);
     }
-    return builder(config, { profile, path: service, transport: (s) => transportFor(profile, s), resolveSecret, clock, baseDir, connectorState });
+    return builder(config, context(service));
   };
   const [workloadManager, bootService, inventory, provisioner] = await Promise.all([
     build<WorkloadManager>('workloadManager', profile.workloadManager),
@@ -132,5 +138,10 @@ export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFrom
     build<Inventory>('inventory', profile.inventory),
     profile.provisioner ? build<Provisioner>('provisioner', profile.provisioner) : undefined,
   ]);
-  return { site: { workloadManager, bootService, inventory }, ...(provisioner ? { provisioner } : {}) };
+  const tasks = { transport: profile.tasks?.transport };
+  const taskCommands: TaskCommands | undefined =
+    (tasks.transport ?? profile.transport)
+      ? { transport: commands.transportOf(tasks, context('tasks')), nodeExec: profile.tasks?.nodeExec ?? DEFAULT_NODE_EXEC, fanout: profile.tasks?.fanout ?? DEFAULT_FANOUT }
+      : undefined;
+  return { site: { workloadManager, bootService, inventory }, ...(provisioner ? { provisioner } : {}), ...(taskCommands ? { taskCommands } : {}) };
 }

@@ -69,8 +69,8 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
     return this.update(name, { state: ['DRAIN'], reason });
   }
 
-  resume(name: string): Promise<void> {
-    return this.update(name, { state: ['RESUME'] });
+  resume(name: string, reason?: string): Promise<void> {
+    return this.update(name, { state: ['RESUME'], ...(reason === undefined ? {} : { reason }) });
   }
 
   fail(name: string, reason: string): Promise<void> {

@@ -16,8 +16,10 @@ import type { SiteSource } from '../../engine/open-runtime';
 import type { RolloutClient } from '../../engine/client/rollout-client';
 import { isDeploymentEnded } from '../../ports/deployment-store';
 import { loadStrategyFile } from '../strategy-file';
+import { addTaskSelectionOptions } from '../graph-file';
+import { groupTaskRuns, renderGroupTaskRuns, runTaskGraphDeploy, taskRunRequestOf, type TaskGraphDeployOptions } from './deploy-tasks';
 
-interface DeployOptions extends SiteSourceOptions, TargetOptions {
+interface DeployOptions extends SiteSourceOptions, TargetOptions, TaskGraphDeployOptions {
   strategy?: string;
   nodes?: string;
   maxParallelGroups?: string;
@@ -31,8 +33,8 @@ interface DeployOptions extends SiteSourceOptions, TargetOptions {
 }
 
 export function registerDeployCommand(program: Command): void {
-  addTargetOptions(program.command('deploy'))
-    .description('Deploy groups of nodes by a DeploymentStrategy (Shipyard model) on the embedded default against a simulated site or a site profile')
+  const deploy = addTargetOptions(program.command('deploy'))
+    .description('Deploy groups of nodes by a DeploymentStrategy (Shipyard model), or run a task graph (Fuel model), on the embedded default against a simulated site or a site profile')
     .option('--site <file>', 'simulated site file (YAML or JSON); not with --endpoint/--aws, whose control plane has its site')
     .addOption(new Option('--site-config <file>', 'site connection profile: run against the services it names; not with --endpoint/--aws').conflicts('site'))
     .addOption(new Option('--strategy <file>', 'DeploymentStrategy (YAML or JSON, whole document or {groups: [...]})').conflicts('nodes'))
@@ -45,12 +47,17 @@ export function registerDeployCommand(program: Command): void {
     .option('--json', 'print the result as one JSON object')
     .option('--site-state-out <file>', "write the simulated site's final state to this file")
     .option('--data-dir <dir>', 'keep deployments on disk here')
-    .action(async (options: DeployOptions) => {
-      process.exitCode = await runDeploy(options);
-    });
+    .option('--graph <file>', "task graph (YAML, or JSON by its .json extension): run it over the site's nodes, or, with --strategy, as each group's deploy phase")
+    .option('--max-in-transition <n>', 'with --graph: node tasks running at once over all role groups (default 100)')
+    .option('--task-timeout <seconds>', "with --graph: the timeout of a task whose parameters give none (default 3600)");
+  addTaskSelectionOptions(deploy, { nodes: false }).action(async (options: DeployOptions) => {
+    process.exitCode = await runDeploy(options);
+  });
 }
 
 async function runDeploy(options: DeployOptions): Promise<number> {
+  const graph = options.graph;
+  if (graph !== undefined && options.strategy === undefined) return runTaskGraphDeploy({ ...options, graph });
   const target = remoteTarget(options);
   checkSiteOptions(options, target !== undefined);
   const source = target ? undefined : await loadSiteSource(options);
@@ -59,7 +66,9 @@ async function runDeploy(options: DeployOptions): Promise<number> {
   }
   const strategyFile = options.strategy !== undefined ? await loadStrategyFile(options.strategy) : undefined;
   const nodes = options.nodes !== undefined ? parseNodeNameList(options.nodes) : undefined;
+  const taskGraph = graph !== undefined ? await taskRunRequestOf({ ...options, graph }, true, source) : undefined;
   const input: Record<string, unknown> = {
+    ...(taskGraph ? { taskGraph } : {}),
     ...(strategyFile ? { strategy: strategyFile.text } : {}),
     ...(nodes ? { nodes } : {}),
     ...Object.fromEntries(
@@ -114,15 +123,18 @@ export async function runDeploymentWorkflow(options: DeploymentRunOptions, input
     const found = await runtime.session(deploymentId);
     if (found?.kind !== 'deployment') throw new CliError(`the workflow ended (${outcome.status}) before creating the deployment: ${causeMessage(outcome)}`, ExitCode.notCompleted);
     const { report } = found;
+    // A deployment whose deploy phase runs a task graph (started here or resumed) has a task run per group.
+    const taskRuns = await groupTaskRuns(runtime, deploymentId, Object.keys(report.groups));
+    const withTasks = Object.keys(taskRuns).length > 0;
 
     if (options.json) {
-      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify(withTasks ? { ...report, taskRuns } : report, null, 2)}\n`);
     } else {
       process.stdout.write(
         `${renderDeploymentSummary(report, {
           realSeconds: (performance.now() - startedReal) / 1000,
           ...(runtime.siteState() ? { simulatedSeconds: (runtime.now() - startedSimulated) / 1000 } : {}),
-        })}\n`,
+        })}${renderGroupTaskRuns(taskRuns)}\n`,
       );
     }
     if (outcome.status === 'FAILED' && outcome.error !== 'CriticalGroupFailed') {

@@ -12,9 +12,9 @@ import {
   type SuccessCriteria,
   type UnknownNodeName,
 } from '../../core/group-deployment';
-import { planTaskGraph, previewTaskPlan, taskPlanMermaid, type TaskPlan } from '../../core/task-graph';
+import { planTaskGraph, previewTaskPlan, taskGraphNodes, taskPlanMermaid, type TaskPlan } from '../../core/task-graph';
 import type { InventoryNode } from '../../ports/site';
-import { loadGraphFile, taskGraphNodes, taskSelectionOf, type TaskSelectionOptions } from '../graph-file';
+import { addTaskSelectionOptions, loadGraphFile, taskSelectionOf, type TaskSelectionOptions } from '../graph-file';
 import { inventoryOf } from '../inventory-from-site';
 import { loadSiteSource, type SiteSourceOptions } from '../site-source';
 import { loadStrategyFile } from '../strategy-file';
@@ -70,16 +70,6 @@ interface PlanTasksOptions extends SiteSourceOptions, TaskSelectionOptions {
   graph: string;
   json?: boolean;
   format?: PlanFormat;
-}
-
-/** The options that select part of a task graph, as `fuel node --tasks/--skip/--start/--end`. */
-export function addTaskSelectionOptions(command: Command): Command {
-  return command
-    .option('--tasks <ids>', 'comma-separated task ids: run only these')
-    .option('--skip <ids>', 'comma-separated task ids: leave these out')
-    .option('--start <id>', 'start at this task (or stage): it and everything after it')
-    .option('--end <id>', 'end at this task (or stage): it and everything it needs')
-    .option('--nodes <names>', 'comma-separated node names: only these nodes');
 }
 
 async function planTasks(options: PlanTasksOptions): Promise<void> {

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { InvalidInputError } from '../errors';
 import { nodeName } from '../site/names';
+import { parseTaskRunRequest, taskRunRequestSchema } from '../task-graph/task-run-request';
 import { MAX_DURATION_SECONDS, MAX_POLL_INTERVAL_SECONDS, parseOrThrow, seconds as secondsOf } from '../validation';
 
 /** A week: long enough for any real prepare or deploy, short enough that one batch's polls fit one execution's history. */
@@ -20,11 +22,27 @@ export const deploymentRequestSchema = z
     prepareTimeoutSeconds: seconds('prepareTimeoutSeconds', 1800),
     deployTimeoutSeconds: seconds('deployTimeoutSeconds', 3600),
     pollIntervalSeconds: seconds('pollIntervalSeconds', 30, MAX_POLL_INTERVAL_SECONDS),
+    /** A task graph (core/task-graph) that runs as each group's deploy phase, over the group's nodes that prepared. */
+    taskGraph: taskRunRequestSchema.optional(),
   })
-  .refine((r) => r.strategy === undefined || r.nodes === undefined, { message: 'give a strategy or a list of nodes, not both', path: ['nodes'] });
+  .refine((r) => r.strategy === undefined || r.nodes === undefined, { message: 'give a strategy or a list of nodes, not both', path: ['nodes'] })
+  .refine((r) => r.taskGraph?.selection.nodes === undefined, {
+    message: "a group deployment's nodes come from its strategy's selectors (or its nodes), not from the graph's selection",
+    path: ['taskGraph', 'selection', 'nodes'],
+  });
 
 export type DeploymentRequest = z.output<typeof deploymentRequestSchema>;
 
 export function parseDeploymentRequest(input: unknown): DeploymentRequest {
-  return parseOrThrow(deploymentRequestSchema, input === undefined ? {} : input, 'deployment request');
+  const request = parseOrThrow(deploymentRequestSchema, input === undefined ? {} : input, 'deployment request');
+  // The graph itself is read here too, so that a bad task is refused before any group starts.
+  if (request.taskGraph) {
+    try {
+      parseTaskRunRequest(request.taskGraph);
+    } catch (err) {
+      if (!(err instanceof InvalidInputError)) throw err;
+      throw new InvalidInputError('deployment request', err.problems.map((p) => ({ ...p, field: `taskGraph.${p.field}` })), { cause: err });
+    }
+  }
+  return request;
 }

@@ -101,15 +101,27 @@ export function commitSchedule(state: ScheduleState): ScheduleState {
   return settleDependencies({ ...state, ops: state.ops.map((op) => (op.state === 'PROPOSED' ? { ...op, state: 'BLOCKED' as const } : op)) });
 }
 
+export type OperationOutcome = { ok: true } | { ok: false; error: string };
+
 /** The work of a TRANSITION op ended. ACTIVE frees its children; ERROR keeps every descendant BLOCKED. */
-export function recordOutcome(state: ScheduleState, opId: string, outcome: { ok: true } | { ok: false; error: string }, now: number): ScheduleState {
-  const target = state.ops.find((op) => op.id === opId);
-  if (target?.state !== 'TRANSITION') throw new UnexpectedOutcomeError(opId, target?.state);
+export function recordOutcome(state: ScheduleState, opId: string, outcome: OperationOutcome, now: number): ScheduleState {
+  return recordOutcomes(state, new Map([[opId, outcome]]), now);
+}
+
+/** Several ops ended at once (one look at the site): recorded together, the dependencies settled once (a pass over 10,000 nodes' outcomes stays linear). */
+export function recordOutcomes(state: ScheduleState, outcomes: ReadonlyMap<string, OperationOutcome>, now: number): ScheduleState {
+  if (outcomes.size === 0) return state;
+  const seen = new Set<string>();
   const ops = state.ops.map((op) => {
-    if (op.id !== opId) return op;
+    const outcome = outcomes.get(op.id);
+    if (!outcome) return op;
+    if (op.state !== 'TRANSITION') throw new UnexpectedOutcomeError(op.id, op.state);
+    seen.add(op.id);
     const { holdsSlot: _slot, ...rest } = op;
     return outcome.ok ? { ...rest, state: 'ACTIVE' as const, endedAt: now } : { ...rest, state: 'ERROR' as const, endedAt: now, error: outcome.error };
   });
+  const unknown = [...outcomes.keys()].find((id) => !seen.has(id));
+  if (unknown !== undefined) throw new UnexpectedOutcomeError(unknown, undefined);
   return settleDependencies({ ...state, ops });
 }
 

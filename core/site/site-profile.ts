@@ -107,7 +107,16 @@ export const inventoryProfileSchema = z.discriminatedUnion(
   'type',
   [
     z.strictObject({ type: z.literal('hsm'), url, token: secretReferenceSchema.optional(), timeoutSeconds }),
-    z.strictObject({ type: z.literal('slurm'), transport: transportSchema.optional() }),
+    z.strictObject({
+      type: z.literal('slurm'),
+      transport: transportSchema.optional(),
+      /** The feature key of the nodes' deployment roles (task graphs): `role` reads `role:controller`. */
+      roleKey: z
+        .string({ error: 'roleKey must be a string' })
+        .regex(/^[A-Za-z0-9][A-Za-z0-9._=-]{0,63}$/, 'roleKey must be a feature key: letters, digits, `.`, `_`, `=`, `-`')
+        .optional()
+        .describe("Feature key of the deployment roles: every '<roleKey>:<role>' feature is a role of the node (default role)"),
+    }),
     z.strictObject({ type: z.literal('file'), path: nonEmpty('path') }),
   ],
   { error: 'type must be hsm, slurm or file' },
@@ -126,6 +135,29 @@ export const provisionerProfileSchema = z.discriminatedUnion(
   { error: 'type must be http or command' },
 );
 
+/** How the head node reaches the nodes by default: pdsh over the nodes as one hostlist. */
+export const DEFAULT_NODE_EXEC = 'pdsh -S -w {nodes} {command}';
+/** Nodes one `{nodes}` command reaches at most: their exit statuses stay far inside SSM's 24,000 characters of output. */
+export const DEFAULT_FANOUT = 256;
+
+/** The node-exec form: `{command}` (the task's command, one quoted word) and `{nodes}` (a hostlist) or `{node}` (one node per command). */
+const nodeExec = commandTemplate('nodeExec', ['nodes', 'node', 'command']).superRefine((text, ctx) => {
+  const uses = (name: string) => text.includes(`{${name}}`);
+  if (!uses('command')) ctx.addIssue({ code: 'custom', message: 'must place the command: {command}' });
+  if (uses('nodes') === uses('node')) ctx.addIssue({ code: 'custom', message: 'must name the nodes once: {nodes} (a hostlist, e.g. pdsh -w {nodes}) or {node} (one per command, e.g. ssh {node})' });
+});
+
+/** Task-graph tasks that run commands on the nodes (shell, puppet, upload_file, rsync), through the head node. */
+export const taskExecutionProfileSchema = z
+  .strictObject({
+    /** The head node's transport; default the profile's. */
+    transport: transportSchema.optional(),
+    nodeExec: nodeExec.default(DEFAULT_NODE_EXEC).describe('How the head node runs a command on nodes, e.g. "pdsh -S -w {nodes} {command}" or "ssh -o BatchMode=yes {node} {command}"'),
+    /** Nodes one `{nodes}` command reaches at most (a longer list goes in several commands). */
+    fanout: z.number({ error: 'fanout must be a number of nodes' }).int('fanout must be a whole number').min(1, 'fanout must be at least 1').max(1000, 'fanout must be at most 1000').default(DEFAULT_FANOUT),
+  })
+  .describe('How task-graph commands reach the nodes');
+
 const TRANSPORT_USERS = [
   ['workloadManager', 'scontrol'],
   ['bootService', 'slurm-reboot'],
@@ -142,6 +174,8 @@ export const siteProfileSchema = z
     provisioner: provisionerProfileSchema.optional(),
     /** The transport of every command-driven connector that names none of its own. */
     transport: transportSchema.optional(),
+    /** How task-graph commands reach the nodes (their transport, the node-exec form). */
+    tasks: taskExecutionProfileSchema.optional(),
     /** Only for a site served by `rollout simulate`: its time runs `timeScale` times faster, its now is at `controlUrl`/sim/time. */
     simulatedTime: z
       .strictObject({
@@ -177,6 +211,7 @@ export type WorkloadManagerProfile = SiteProfile['workloadManager'];
 export type BootServiceProfile = SiteProfile['bootService'];
 export type InventoryProfile = SiteProfile['inventory'];
 export type ProvisionerProfile = NonNullable<SiteProfile['provisioner']>;
+export type TaskExecutionProfile = z.output<typeof taskExecutionProfileSchema>;
 
 /** Validates a profile, naming every problem by its path (`workloadManager.url: ...`). */
 export function parseSiteProfile(input: unknown, subject = 'site profile'): SiteProfile {

@@ -79,6 +79,11 @@ const parametersByType = {
   resume: params({ timeout: timeout.optional() }),
 } satisfies Record<TaskType, z.ZodType>;
 
+/** The parameters a task of this type takes: what its merged parameters (attribute layers in) are checked against too. */
+export function taskParametersSchema(type: TaskType): z.ZodType<Record<string, unknown>, Record<string, unknown>> {
+  return parametersByType[type];
+}
+
 function taskSchema<T extends TaskType>(type: T) {
   const parameters: z.ZodType<Record<string, unknown>, Record<string, unknown>> = parametersByType[type];
   return z.strictObject({

@@ -11,3 +11,5 @@ export * from './attributes';
 export * from './task-plan';
 export * from './plan-views';
 export * from './task-run';
+export * from './task-run-request';
+export * from './task-run-state';

@@ -171,27 +171,43 @@ export function validateTaskGraph(input: unknown, subject = 'task graph'): TaskG
       problems.push({ field: first === undefined ? 'stages' : atItem(first), message: `${what} in a cycle: ${members.join(' -> ')} -> ${members[0]}` });
     }
   };
+  const stageProblemsBefore = problems.length;
   cycleProblems('stages', stageIds, stageAfter);
+  const stagesInCycle = problems.length > stageProblemsBefore;
   cycleProblems('groups', [...groupAfter.keys()], groupAfter);
   cycleProblems('tasks', [...taskRequires.keys()], taskRequires);
-  if (problems.length > 0) throw new InvalidInputError(subject, problems);
 
-  const stages = stableTopologicalOrder(stageIds, (id) => [...stageAfter.get(id)!]);
-  const stageRank = new Map(stages.map((id, k) => [id, k]));
   const taskItems = items.filter(isTaskItem);
-  const stageOf = new Map(taskItems.map((item) => [item.id, item.stage ?? DEFAULT_TASK_STAGE]));
-
-  // A task may only wait for tasks of its own stage or an earlier one.
-  taskItems.forEach((item) => {
-    for (const parent of taskRequires.get(item.id)!) {
-      if (stageRank.get(stageOf.get(parent)!)! > stageRank.get(stageOf.get(item.id)!)!) {
-        problems.push({
-          field: atItem(indexOf.get(item.id)!),
-          message: `runs in stage ${stageOf.get(item.id)} but waits for '${parent}' of the later stage ${stageOf.get(parent)}`,
-        });
+  const stageOf = new Map(taskItems.map((item) => [item.id, isStage(item.stage ?? DEFAULT_TASK_STAGE) ? (item.stage ?? DEFAULT_TASK_STAGE) : undefined]));
+  // The stage checks need an order of the stages; without one (a stage cycle) that cycle is the problem to fix first.
+  const stages = stagesInCycle ? [] : stableTopologicalOrder(stageIds, (id) => [...stageAfter.get(id)!]);
+  const stageRank = new Map(stages.map((id, k) => [id, k]));
+  if (!stagesInCycle) {
+    taskItems.forEach((item) => {
+      const own = stageOf.get(item.id);
+      if (own === undefined) return;
+      const at = atItem(indexOf.get(item.id)!);
+      // A task may only wait for tasks of its own stage or an earlier one.
+      for (const parent of taskRequires.get(item.id)!) {
+        const theirs = stageOf.get(parent);
+        if (theirs !== undefined && stageRank.get(theirs)! > stageRank.get(own)!) {
+          problems.push({ field: at, message: `runs in stage ${own} but waits for '${parent}' of the later stage ${theirs}` });
+        }
       }
-    }
-  });
+      // A stage a task names in requires must end before its own stage starts; one in required_for must start after its own ends.
+      item.requires.forEach((id, k) => {
+        if (isStage(id) && stageRank.get(id)! >= stageRank.get(own)!) {
+          problems.push({ field: `${at}.requires[${k}]`, message: `waits for stage ${id}, which does not end before the task's own stage ${own}: name a task, or move the task to a later stage` });
+        }
+      });
+      item.required_for.forEach((id, k) => {
+        if (isStage(id) && stageRank.get(id)! <= stageRank.get(own)!) {
+          problems.push({ field: `${at}.required_for[${k}]`, message: `is needed by stage ${id}, which does not start after the task's own stage ${own}: move the task to an earlier stage` });
+        }
+      });
+    });
+  }
+  problems.push(...attributeProblems(doc.attributes, (id) => isTask(id) || badIds.has(id)));
   if (problems.length > 0) throw new InvalidInputError(subject, problems);
 
   const taskOrder = stages.flatMap((stage) =>
@@ -233,4 +249,21 @@ export function validateTaskGraph(input: unknown, subject = 'task graph'): TaskG
       };
     }),
   };
+}
+
+/**
+ * The attribute layers name tasks of the graph: a typo would otherwise be silently ignored. Roles and
+ * nodes are the site's: the plan warns about those no node has (task-plan.ts).
+ */
+function attributeProblems(attributes: Attributes, isTask: (id: string) => boolean): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const path = (...parts: string[]) => ['attributes', ...parts].join('.');
+  const check = (layer: Record<string, unknown>, ...where: string[]) => {
+    for (const id of Object.keys(layer)) if (!isTask(id)) problems.push({ field: path(...where, id), message: `unknown task '${id}'` });
+  };
+  check(attributes.release, 'release');
+  check(attributes.environment, 'environment');
+  for (const [role, layer] of Object.entries(attributes.roles)) check(layer, 'roles', role);
+  for (const [node, layer] of Object.entries(attributes.nodes)) check(layer, 'nodes', node);
+  return problems;
 }

@@ -4,8 +4,9 @@ import type { TaskGraph } from './parse-task-graph';
 
 /**
  * Part of the graph, as `fuel node --tasks/--skip/--start/--end`: `tasks` only these; `skip` all
- * but these; `start` this task (or the first task of this stage) and everything after it; `end` this
- * task (or this stage) and everything it needs; both: the subgraph from start up to end.
+ * but these; `start` this task and what depends on it, and every later stage (a stage: it and every
+ * later one); `end` this task and what it requires, and every earlier stage (a stage: it and every
+ * earlier one); both: the subgraph from start up to end (none between them is refused).
  * `nodes`: only these nodes of the site.
  */
 export interface TaskSelection {
@@ -38,12 +39,24 @@ export function tasksLeftOut(graph: TaskGraph, selection: TaskSelection): Map<st
   const stageRank = new Map(graph.stages.map((stage, k) => [stage, k]));
   const rankOf = new Map(graph.tasks.map((task) => [task.id, stageRank.get(task.stage)!]));
 
-  const from = selection.start === undefined ? undefined : reach(selection.start, (id) => dependants.get(id) ?? [], (rank, stage) => rank >= stage);
-  const upTo = selection.end === undefined ? undefined : reach(selection.end, (id) => requires.get(id) ?? [], (rank, stage) => rank <= stage);
-  function reach(start: string, next: (id: string) => readonly string[], inStages: (rank: number, stage: number) => boolean): Set<string> {
-    if (ids.has(start)) return new Set([start, ...descendantsOf(start, next)]);
-    const stage = stageRank.get(start)!;
-    return new Set(graph.tasks.filter((task) => inStages(rankOf.get(task.id)!, stage)).map((task) => task.id));
+  // As in Fuel, where the stages are nodes of the graph: after a task come its dependants and every
+  // task of a later stage; before it, what it requires and every task of an earlier stage.
+  const from = selection.start === undefined ? undefined : reach(selection.start, (id) => dependants.get(id) ?? [], (rank, stage) => rank >= stage, (rank, stage) => rank > stage);
+  const upTo = selection.end === undefined ? undefined : reach(selection.end, (id) => requires.get(id) ?? [], (rank, stage) => rank <= stage, (rank, stage) => rank < stage);
+  function reach(
+    start: string,
+    next: (id: string) => readonly string[],
+    inStage: (rank: number, stage: number) => boolean,
+    beyondStage: (rank: number, stage: number) => boolean,
+  ): Set<string> {
+    const startIsTask = ids.has(start);
+    const stage = startIsTask ? rankOf.get(start)! : stageRank.get(start)!;
+    const reached = new Set(graph.tasks.filter((task) => (startIsTask ? beyondStage : inStage)(rankOf.get(task.id)!, stage)).map((task) => task.id));
+    if (startIsTask) for (const id of [start, ...descendantsOf(start, next)]) reached.add(id);
+    return reached;
+  }
+  if (from && upTo && ![...from].some((id) => upTo.has(id))) {
+    throw new InvalidInputError('task selection', [{ field: 'end', message: `'${selection.end}' does not come after --start '${selection.start}': no task is between them` }]);
   }
 
   const only = selection.tasks === undefined ? undefined : new Set(selection.tasks);

@@ -1,8 +1,10 @@
 import { InvalidInputError, type FieldProblem } from '../errors';
+import type { InventoryNode } from '../site/site-nodes';
 import { proposeSchedule, type OperationSpec } from '../scheduling';
 import { layeredParameters } from './attributes';
 import { evaluateCondition, type ConditionContext } from './conditions';
-import { UNGROUPED_STAGES, type TaskType } from './graph-document';
+import { taskParametersSchema, UNGROUPED_STAGES, type TaskType } from './graph-document';
+import { toFieldProblems } from '../validation';
 import type { GraphGroup, GraphTask, TaskGraph } from './parse-task-graph';
 import { tasksLeftOut, type DropReason, type TaskSelection } from './selection';
 
@@ -40,6 +42,11 @@ export interface TaskPlan {
   /** The annealer's per-group caps (one_by_one 1, parallel amount N). */
   groupLimits: Record<string, number>;
   warnings: FieldProblem[];
+}
+
+/** The inventory's nodes as the planner sees them (a node without roles takes part in no graph). */
+export function taskGraphNodes(inventory: readonly Pick<InventoryNode, 'name' | 'roles'>[]): TaskGraphNode[] {
+  return inventory.map((node) => ({ name: node.name, roles: node.roles ?? [] }));
 }
 
 /** The group of nodes whose roles match no role group. */
@@ -104,27 +111,75 @@ export function planTaskGraph(graph: TaskGraph, siteNodes: readonly TaskGraphNod
   for (const node of deployed) batchOf.set(node.name, groupsOf.get(node.name)![0]?.id ?? UNGROUPED);
   const { batches, chunks } = batchesOf(graph.groups, deployed, batchOf);
   const operations = operationsOf(graph, deployed, nodeTasks, present, batchOf, chunks);
+  refuseCycles(graph, operations);
+
+  const nodes: Record<string, PlannedTask[]> = {};
+  const parameterProblems = new Map<string, FieldProblem>();
+  for (const node of deployed) {
+    nodes[node.name] = nodeTasks.get(node.name)!.map((task) => {
+      const parameters = layeredParameters(task, node, graph.attributes);
+      // The layers may change what the task's own parameters said: the merged ones must still suit its type.
+      const checked = taskParametersSchema(task.type).safeParse(parameters);
+      if (!checked.success) {
+        for (const p of toFieldProblems(checked.error)) {
+          const field = `${task.path}.parameters${p.field ? `.${p.field}` : ''}`;
+          if (!parameterProblems.has(field)) parameterProblems.set(field, { field, message: `${p.message} (its parameters merged with the attribute layers, on node ${node.name})` });
+        }
+      }
+      return { id: task.id, type: task.type, stage: task.stage, parameters };
+    });
+  }
+  if (parameterProblems.size > 0) throw new InvalidInputError('task graph', [...parameterProblems.values()]);
+  return { batches, nodes, dropped, operations, groupLimits: groupLimitsOf(graph.groups), warnings: planWarnings(graph, siteNodes, deployed, selection) };
+}
+
+/** What the plan deploys nothing of, or names to no effect: groups and attribute layers of roles and nodes the site does not have, an empty plan. */
+function planWarnings(graph: TaskGraph, siteNodes: readonly TaskGraphNode[], deployed: readonly TaskGraphNode[], selection: TaskSelection): FieldProblem[] {
+  const roles = new Set(siteNodes.flatMap((node) => node.roles));
+  const names = new Set(siteNodes.map((node) => node.name));
+  const warnings: FieldProblem[] = graph.groups
+    .filter((group) => !group.roles.some((role) => roles.has(role)))
+    .map((group) => ({ field: `${group.path}.role`, message: `no node of the site has role ${group.roles.map((r) => `'${r}'`).join(' or ')}: group ${group.id} deploys nothing` }));
+  for (const role of Object.keys(graph.attributes.roles)) {
+    if (!roles.has(role)) warnings.push({ field: `attributes.roles.${role}`, message: `no node of the site has role '${role}': these parameters reach no task` });
+  }
+  for (const node of Object.keys(graph.attributes.nodes)) {
+    if (!names.has(node)) warnings.push({ field: `attributes.nodes.${node}`, message: `'${node}' is not a node of the site: these parameters reach no task` });
+  }
+  if (deployed.length === 0) {
+    const roleless = (selection.nodes ?? []).filter((name) => siteNodes.find((node) => node.name === name)?.roles.length === 0);
+    const why = roleless.length > 0 ? `the nodes selected have no role (${roleless.join(', ')})` : 'no selected node has a role a task runs on, or the selection left no task';
+    warnings.push({ field: 'selection', message: `the plan runs no task: ${why}` });
+  }
+  return warnings;
+}
+
+/**
+ * A graph valid on its own may still wait on itself once laid over the nodes (a task requiring one of
+ * a group that starts after it): refused, naming the tasks of the cycle and where the first one is.
+ */
+function refuseCycles(graph: TaskGraph, operations: readonly OperationSpec[]): void {
   try {
     proposeSchedule(operations);
   } catch (err) {
     if (!(err instanceof InvalidInputError)) throw err;
+    const byId = new Map(graph.tasks.map((task) => [task.id, task]));
     throw new InvalidInputError(
       'task graph',
-      err.problems.map((p) => ({ field: 'tasks', message: `laid over the nodes, the graph waits on itself (a task requires one of a group that starts after it): ${p.message}` })),
+      err.problems.map((p) => {
+        // The cycle's operations are `node/task`, `@task:<task>` and other barriers: its tasks, in graph order.
+        const ops = p.message.replace(/^dependency cycle: /, '').split(' -> ');
+        const inCycle = new Set(ops.map((op) => (op.startsWith('@task:') ? op.slice('@task:'.length) : op.startsWith('@') ? '' : op.slice(op.indexOf('/') + 1))));
+        const tasks = graph.tasks.filter((task) => inCycle.has(task.id));
+        const first = tasks[0] && byId.get(tasks[0].id);
+        return {
+          field: first?.path ?? 'tasks',
+          message: `laid over the nodes, the graph waits on itself (a task requires one of a group that starts after it)${tasks.length > 0 ? `: tasks ${tasks.map((t) => t.id).join(', ')}` : ''}; ${p.message}`,
+        };
+      }),
       { cause: err },
     );
   }
-
-  const roles = new Set(siteNodes.flatMap((node) => node.roles));
-  const warnings: FieldProblem[] = graph.groups
-    .filter((group) => !group.roles.some((role) => roles.has(role)))
-    .map((group) => ({ field: `${group.path}.role`, message: `no node of the site has role ${group.roles.map((r) => `'${r}'`).join(' or ')}: group ${group.id} deploys nothing` }));
-
-  const nodes: Record<string, PlannedTask[]> = {};
-  for (const node of deployed) {
-    nodes[node.name] = nodeTasks.get(node.name)!.map((task) => ({ id: task.id, type: task.type, stage: task.stage, parameters: layeredParameters(task, node, graph.attributes) }));
-  }
-  return { batches, nodes, dropped, operations, groupLimits: groupLimitsOf(graph.groups), warnings };
 }
 
 function groupLimitsOf(groups: readonly GraphGroup[]): Record<string, number> {
@@ -218,7 +273,9 @@ function operationsOf(
       const requires: string[] = previous ? [previous] : [];
       if (task.stage !== previousStage) requires.push(...entryOf(node.name, task.stage, stageIndexOf.get(task.stage)!));
       for (const parent of effectiveRequires(task.id)) if (!own.has(parent)) requires.push(`@task:${parent}`);
-      specs.push({ id, node: node.name, group: batchOf.get(node.name)!, requires: [...new Set(requires)] });
+      // Role groups' caps order the grouped stages only: pre_deployment and post_deployment run on every node at once.
+      const group = UNGROUPED_STAGES.includes(task.stage) ? undefined : batchOf.get(node.name)!;
+      specs.push({ id, node: node.name, ...(group === undefined ? {} : { group }), requires: [...new Set(requires)] });
       previous = id;
       previousStage = task.stage;
     }

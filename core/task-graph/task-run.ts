@@ -5,13 +5,17 @@ import {
   failedAncestors,
   proposeSchedule,
   recordOutcome,
+  recordOutcomes,
   schedule,
   type Observations,
+  type OperationOutcome,
   type OperationState,
   type ScheduleState,
   type SchedulingPolicy,
   type WaitReason,
 } from '../scheduling';
+import { InvalidInputError } from '../errors';
+import { idForExecution } from '../execution-id';
 import { isBarrier, type TaskPlan } from './task-plan';
 
 /**
@@ -67,8 +71,13 @@ export function nextTaskStarts(state: ScheduleState, policy: SchedulingPolicy, n
 }
 
 /** A node task ended: `ok`, or failed with what went wrong. A failure blocks the node's later tasks and its dependants on other nodes. */
-export function recordTaskOutcome(state: ScheduleState, op: string, outcome: { ok: true } | { ok: false; error: string }, now: number): ScheduleState {
+export function recordTaskOutcome(state: ScheduleState, op: string, outcome: OperationOutcome, now: number): ScheduleState {
   return recordOutcome(state, op, outcome, now);
+}
+
+/** The node tasks that ended since the last look, recorded together. */
+export function recordTaskOutcomes(state: ScheduleState, outcomes: ReadonlyMap<string, OperationOutcome>, now: number): ScheduleState {
+  return recordOutcomes(state, outcomes, now);
 }
 
 export type TaskRunStatus = 'running' | 'succeeded' | 'failed';
@@ -110,4 +119,25 @@ export function taskRunReport(state: ScheduleState): TaskRunReport {
   }
   if (state.finishedAt !== undefined) report.status = failed || Object.keys(report.blocked).length > 0 ? 'failed' : 'succeeded';
   return report;
+}
+
+/**
+ * The nodes whose every task ended ACTIVE: what a group deployment counts as deployed. A node the
+ * graph gives no task (no role of it) has nothing left to do: it counts too.
+ */
+export function nodesAllActive(nodes: readonly string[], state: ScheduleState): string[] {
+  const notDone = new Set(state.ops.filter((op) => !isBarrier(op.id) && op.state !== 'ACTIVE').map((op) => op.node));
+  return nodes.filter((node) => !notDone.has(node));
+}
+
+/** The run of a group deployment's deploy phase: one per deployment and group, found again by every execution of that phase. */
+export function groupTaskRunId(deploymentId: string, group: string): string {
+  return idForExecution(`${deploymentId}/task-graph/${group}`);
+}
+
+/** A run must run something: a plan with no task on any node is refused, saying why (the selection, the conditions, or no node with a role). */
+export function requireTaskRuns(plan: TaskPlan): TaskPlan {
+  if (Object.keys(plan.nodes).length > 0) return plan;
+  const why = plan.dropped.length > 0 ? plan.dropped.map((d) => `${d.task} (${d.reason})`).join(', ') : 'no node of the site has a role of the graph';
+  throw new InvalidInputError('task run request', [{ field: 'selection', message: `no task would run on any node: ${why}` }]);
 }

@@ -9,7 +9,9 @@ import type { WorkflowName } from '../../contracts';
 import { idForExecution } from '../../core/execution-id';
 import type { SiteState } from '../../simulator';
 import { executionRunsSession, SESSION_CONTROL_KEYS } from '../../core/session-control';
-import type { CancelResult, GateResult, RolloutRuntime, RunOutcome, SessionKind, SessionListing, SessionProgress, SessionStatus, SessionView, StartedRun } from '../runtime';
+import { runKindOf, type CancelResult, type GateResult, type RolloutRuntime, type RunOutcome, type SessionKind, type SessionListing, type SessionProgress, type SessionStatus, type SessionView, type StartedRun } from '../runtime';
+import type { TaskRunView } from '../reports/task-run-report';
+import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
 import type { ControlPlaneEndpoints } from '../sfn-endpoint';
 import { StoreSessions } from '../store-sessions';
 import { ScheduleClient } from './schedule-client';
@@ -64,6 +66,7 @@ export class RolloutClient implements RolloutRuntime {
     this.reads = new StoreSessions(
       new DynamoDbSessionStore({ tableName: endpoints.tableName, client: document }),
       new DynamoDbDeploymentStore({ tableName: endpoints.tableName, client: document }),
+      new DynamoDbTaskRunStore({ tableName: endpoints.tableName, client: document }),
       true,
       undefined,
       // A deployed stack's table (no endpoint override): progress reads the session item's tally, not every node record.
@@ -77,14 +80,12 @@ export class RolloutClient implements RolloutRuntime {
   }
 
   async run(workflow: WorkflowName, input: unknown, executionName: string = randomUUID()): Promise<StartedRun> {
-    const started = await this.sfn.send(
-      new StartExecutionCommand({ stateMachineArn: this.connection.endpoints.stateMachines[workflow], name: executionName, input: JSON.stringify(input) }),
-    );
+    const started = await this.sfn.send(new StartExecutionCommand({ stateMachineArn: this.stateMachineArn(workflow), name: executionName, input: JSON.stringify(input) }));
     const executionArn = started.executionArn!;
     const outcome = this.follow(executionArn);
     // A caller that never awaits the outcome must not see an unhandled rejection.
     outcome.catch(() => undefined);
-    return { workflow, kind: workflow === 'rollingUpgrade' ? 'upgrade' : 'deployment', id: idForExecution(executionArn), executionArn, outcome };
+    return { workflow, kind: runKindOf(workflow), id: idForExecution(executionArn), executionArn, outcome };
   }
 
   /**
@@ -124,7 +125,7 @@ export class RolloutClient implements RolloutRuntime {
   /** The executions of a workflow, newest first (the first page: up to 100). */
   async executions(workflow: WorkflowName, status?: ExecutionStatus) {
     const listed = await this.sfn.send(
-      new ListExecutionsCommand({ stateMachineArn: this.connection.endpoints.stateMachines[workflow], ...(status ? { statusFilter: status } : {}) }),
+      new ListExecutionsCommand({ stateMachineArn: this.stateMachineArn(workflow), ...(status ? { statusFilter: status } : {}) }),
     );
     return listed.executions ?? [];
   }
@@ -153,6 +154,17 @@ export class RolloutClient implements RolloutRuntime {
         ...(described.cause !== undefined ? { cause: described.cause } : {}),
       };
     }
+  }
+
+  /** A control plane from before task graphs (an older stack or serve) has no TaskGraph machine: say so. */
+  private stateMachineArn(workflow: WorkflowName): string {
+    const arn = this.connection.endpoints.stateMachines[workflow];
+    if (!arn) throw new Error(`this control plane has no ${workflow} workflow: update it (rollout serve, or the stack) to a version that has`);
+    return arn;
+  }
+
+  taskRun(id: string): Promise<TaskRunView | undefined> {
+    return this.reads.taskRun(id);
   }
 
   sessions(): Promise<SessionListing[]> {

@@ -97,6 +97,7 @@ function endpointUrl(url: string): URL {
 export const STACK_OUTPUTS = {
   rollingUpgrade: 'RollingUpgradeStateMachineArn',
   groupDeployment: 'GroupDeploymentStateMachineArn',
+  taskGraph: 'TaskGraphStateMachineArn',
   tableName: 'SessionsTableName',
   scheduleGroup: 'ScheduleGroupName',
   schedulerRoleArn: 'SchedulerRoleArn',
@@ -117,14 +118,15 @@ export async function resolveStack(
     if (!value) throw new Error(`stack ${stackName} has no output ${key}: is it the rollout stack (infra/)?`);
     return value;
   };
-  // Optional: a stack deployed before schedules existed still serves sessions.
+  // Optional: a stack deployed before schedules (or task graphs) existed still serves sessions.
   const scheduleGroup = outputs.get(STACK_OUTPUTS.scheduleGroup);
+  const taskGraph = outputs.get(STACK_OUTPUTS.taskGraph);
   const schedulerRoleArn = outputs.get(STACK_OUTPUTS.schedulerRoleArn);
   return {
     region,
     ...(scheduleGroup ? { scheduleGroup } : {}),
     ...(schedulerRoleArn ? { schedulerRoleArn } : {}),
     tableName: output(STACK_OUTPUTS.tableName),
-    stateMachines: { rollingUpgrade: output(STACK_OUTPUTS.rollingUpgrade), groupDeployment: output(STACK_OUTPUTS.groupDeployment) },
+    stateMachines: { rollingUpgrade: output(STACK_OUTPUTS.rollingUpgrade), groupDeployment: output(STACK_OUTPUTS.groupDeployment), ...(taskGraph ? { taskGraph } : {}) },
   };
 }

@@ -33,6 +33,7 @@ export class MyHpcStack extends Stack {
     // The names `rollout --aws --stack <this stack>` reads.
     new CfnOutput(this, 'RollingUpgradeStateMachineArn', { value: rollout.rollingUpgrade.stateMachineArn });
     new CfnOutput(this, 'GroupDeploymentStateMachineArn', { value: rollout.groupDeployment.stateMachineArn });
+    new CfnOutput(this, 'TaskGraphStateMachineArn', { value: rollout.taskGraph.stateMachineArn });
     new CfnOutput(this, 'SessionsTableName', { value: rollout.table.tableName });
   }
 }

@@ -84,6 +84,20 @@ function grantStartSyncChild(parent: StateMachine, child: IStateMachine): void {
   );
 }
 
+/**
+ * "Continue As New Execution" starts the next execution of the machine through $$.StateMachine.Id.
+ * Granting on stateMachine.stateMachineArn would make the role's policy depend on the machine, which
+ * already depends on the policy; the ARN built from the fixed name breaks that cycle.
+ */
+export function grantContinueAsNew(stateMachine: StateMachine): void {
+  stateMachine.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['states:StartExecution'],
+      resources: [Stack.of(stateMachine).formatArn({ service: 'states', resource: 'stateMachine', resourceName: fixedName(stateMachine), arnFormat: ArnFormat.COLON_RESOURCE_NAME })],
+    }),
+  );
+}
+
 /** The physical names given to the machines made here (stateMachineName itself is a token). */
 const FIXED_NAMES = new WeakMap<IStateMachine, string>();
 

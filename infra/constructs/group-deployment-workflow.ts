@@ -10,6 +10,8 @@ type GroupDeploymentMachine = 'RunNodeBatches' | 'DeployGroup' | 'GroupDeploymen
 
 export interface GroupDeploymentWorkflowProps {
   functions: Readonly<Record<GroupDeploymentFunctionName, IFunction>>;
+  /** The task-graph machine a group's deploy phase runs when the deployment has a task graph. */
+  taskGraph: IStateMachine;
   logRetention?: RetentionDays;
   /** Of the log groups. Default: CDK's (RETAIN). */
   removalPolicy?: RemovalPolicy;
@@ -18,7 +20,8 @@ export interface GroupDeploymentWorkflowProps {
 /**
  * Group deployment as three state machines, each from its ASL file (contracts/, the files the
  * embedded engine runs): GroupDeployment runs one DeployGroup execution per ready group, DeployGroup
- * one RunNodeBatches execution per page of batches, both with `startExecution.sync:2`. Each machine
+ * one RunNodeBatches execution per page of batches (or, with a task graph, TaskGraph executions for
+ * its deploy phase), all with `startExecution.sync:2`. Each machine
  * gets (and may invoke) only the functions STATE_MACHINES lists for it; the synth fails when a file
  * and its list disagree. Children come first, since a parent's definition names its child's ARN.
  */
@@ -42,7 +45,7 @@ export class GroupDeploymentWorkflow extends Construct {
       });
 
     this.runNodeBatches = machine('RunNodeBatches', {});
-    this.deployGroup = machine('DeployGroup', { RunNodeBatches: this.runNodeBatches });
+    this.deployGroup = machine('DeployGroup', { RunNodeBatches: this.runNodeBatches, TaskGraph: props.taskGraph });
     this.groupDeployment = machine('GroupDeployment', { DeployGroup: this.deployGroup });
   }
 }

@@ -1,50 +1,12 @@
-import { ArnFormat, Stack, type RemovalPolicy } from 'aws-cdk-lib';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
-import { Construct } from 'constructs';
-import { STATE_MACHINES, type RollingUpgradeFunctionName, type StateMachineName } from '../../contracts';
-import { createAslStateMachine } from './asl-state-machine';
+import type { Construct } from 'constructs';
+import type { RollingUpgradeFunctionName } from '../../contracts';
+import { ContinuingWorkflow, type ContinuingWorkflowProps } from './continuing-workflow';
 
-export interface RollingUpgradeWorkflowProps {
-  functions: Readonly<Record<RollingUpgradeFunctionName, IFunction>>;
-  logRetention?: RetentionDays;
-  /** Of the log groups. Default: CDK's (RETAIN). */
-  removalPolicy?: RemovalPolicy;
-}
+export type RollingUpgradeWorkflowProps = ContinuingWorkflowProps<RollingUpgradeFunctionName>;
 
-/**
- * The rolling-upgrade state machine, deployed from the very ASL file the embedded engine runs
- * (contracts/), with `${<Name>FunctionArn}` substituted by CloudFormation.
- */
-export class RollingUpgradeWorkflow extends Construct {
-  readonly stateMachine: StateMachine;
-
+/** The rolling-upgrade state machine, from statemachines/rolling-upgrade.asl.json. */
+export class RollingUpgradeWorkflow extends ContinuingWorkflow<RollingUpgradeFunctionName> {
   constructor(scope: Construct, id: string, props: RollingUpgradeWorkflowProps) {
-    super(scope, id);
-    const stack = Stack.of(this);
-    // Fixed, so that the role can name the machine's own ARN before the machine exists (see below).
-    const name: StateMachineName = 'RollingUpgrade';
-    const stateMachineName = `${stack.stackName}-${name}`;
-    this.stateMachine = createAslStateMachine(this, {
-      file: STATE_MACHINES[name].file,
-      stateMachineName,
-      functions: props.functions,
-      logRetention: props.logRetention,
-      removalPolicy: props.removalPolicy,
-    });
-
-    // "Continue As New Execution" starts the next execution of this machine through $$.StateMachine.Id.
-    // Granting on stateMachine.stateMachineArn would make the role's policy depend on the machine, which
-    // already depends on the policy; the ARN built from the fixed name breaks that cycle.
-    this.stateMachine.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['states:StartExecution'],
-        resources: [
-          stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
-        ],
-      }),
-    );
+    super(scope, id, 'RollingUpgrade', props);
   }
 }

@@ -20,6 +20,8 @@ import { RolloutMonitoring } from './rollout-monitoring';
 import { RolloutEvents, RolloutSchedules, type DeclaredSchedule } from './schedules-and-events';
 import { SessionsTable } from './sessions-table';
 import { SiteConnection, type SsmTarget } from './site-connection';
+import { TaskGraphFunctions } from './task-graph-functions';
+import { TaskGraphWorkflow } from './task-graph-workflow';
 import type { FunctionNetwork } from './workflow-functions';
 
 export type { SsmTarget } from './site-connection';
@@ -63,7 +65,7 @@ export interface RolloutWorkflowsProps {
 
 /**
  * The rollout service, embeddable in any CDK app: the sessions table, per workflow its functions and
- * state machines (rolling upgrade; group deployment, three machines), alarms and a dashboard. The state
+ * state machines (rolling upgrade; group deployment, three machines; task graph), alarms and a dashboard. The state
  * machines are named `<stack name>-<machine>`, so one stack holds one `RolloutWorkflows`.
  *
  * ```ts
@@ -80,6 +82,8 @@ export class RolloutWorkflows extends Construct {
   /** GroupDeployment's children (one execution per ready group; per page of node batches). */
   readonly deployGroup: StateMachine;
   readonly runNodeBatches: StateMachine;
+  /** A task graph's run (Fuel's granular deployment on the annealer): alone, or as a group's deploy phase. */
+  readonly taskGraph: StateMachine;
   /** Every Lambda, by function name (contracts/). */
   readonly functions: Readonly<Record<string, NodejsFunction>>;
   readonly monitoring: RolloutMonitoring;
@@ -107,12 +111,16 @@ export class RolloutWorkflows extends Construct {
     const rollingUpgradeFunctions = new RollingUpgradeFunctions(this, 'RollingUpgradeFunctions', { ...common, environment: { ...site.rollingUpgradeEnvironment, ...eventsEnvironment } });
     this.rollingUpgrade = new RollingUpgradeWorkflow(this, 'RollingUpgrade', { functions: rollingUpgradeFunctions.functions, logRetention, removalPolicy }).stateMachine;
 
+    // The task graph runs drains, resumes and reboots, and commands through the head node: the rolling upgrade's site.
+    const taskGraphFunctions = new TaskGraphFunctions(this, 'TaskGraphFunctions', { ...common, environment: { ...site.rollingUpgradeEnvironment, ...eventsEnvironment } });
+    this.taskGraph = new TaskGraphWorkflow(this, 'TaskGraph', { functions: taskGraphFunctions.functions, logRetention, removalPolicy }).stateMachine;
+
     const groupDeploymentFunctions = new GroupDeploymentFunctions(this, 'GroupDeploymentFunctions', { ...common, environment: { ...site.groupDeploymentEnvironment, ...eventsEnvironment } });
-    const groupDeployment = new GroupDeploymentWorkflow(this, 'GroupDeployment', { functions: groupDeploymentFunctions.functions, logRetention, removalPolicy });
+    const groupDeployment = new GroupDeploymentWorkflow(this, 'GroupDeployment', { functions: groupDeploymentFunctions.functions, taskGraph: this.taskGraph, logRetention, removalPolicy });
     this.groupDeployment = groupDeployment.groupDeployment;
     this.deployGroup = groupDeployment.deployGroup;
     this.runNodeBatches = groupDeployment.runNodeBatches;
-    this.functions = { ...rollingUpgradeFunctions.functions, ...groupDeploymentFunctions.functions };
+    this.functions = { ...rollingUpgradeFunctions.functions, ...groupDeploymentFunctions.functions, ...taskGraphFunctions.functions };
     events.grantPublish(...Object.values(this.functions));
     this.schedules = new RolloutSchedules(this, 'Schedules', {
       stateMachines: [this.rollingUpgrade, this.groupDeployment],
@@ -124,7 +132,7 @@ export class RolloutWorkflows extends Construct {
     this.api = api.api;
 
     this.monitoring = new RolloutMonitoring(this, 'Monitoring', {
-      stateMachines: { RollingUpgrade: this.rollingUpgrade, GroupDeployment: this.groupDeployment, DeployGroup: this.deployGroup, RunNodeBatches: this.runNodeBatches },
+      stateMachines: { RollingUpgrade: this.rollingUpgrade, GroupDeployment: this.groupDeployment, DeployGroup: this.deployGroup, RunNodeBatches: this.runNodeBatches, TaskGraph: this.taskGraph },
       functions: { ...this.functions, ApiHandler: api.handler },
       publisherLogGroups: { ...rollingUpgradeFunctions.logGroups, ...groupDeploymentFunctions.logGroups },
       scheduleGroupName: this.schedules.groupName,

@@ -116,7 +116,10 @@ const SERVICES: readonly Service[] = ['workloadManager', 'bootService', 'invento
  */
 function checkDeployable(profile: SiteProfile, ssmTargets: readonly SsmTarget[] | undefined): SiteProfile {
   const problems: FieldProblem[] = [];
-  const transports: [string, TransportProfile | undefined][] = [['transport', profile.transport]];
+  const transports: [string, TransportProfile | undefined][] = [
+    ['transport', profile.transport],
+    ['tasks.transport', profile.tasks?.transport],
+  ];
   for (const key of SERVICES) {
     const service = profile[key] as { type: string; token?: SecretReference; transport?: TransportProfile } | undefined;
     if (!service) continue;
@@ -138,7 +141,7 @@ function checkDeployable(profile: SiteProfile, ssmTargets: readonly SsmTarget[] 
 
 function sitePolicies(profile: SiteProfile, ssmTargets: readonly SsmTarget[] | undefined): PolicyStatement[] {
   const secretArns = new Set<string>();
-  const transports: TransportProfile[] = profile.transport ? [profile.transport] : [];
+  const transports: TransportProfile[] = [profile.transport, profile.tasks?.transport].filter((t): t is TransportProfile => t !== undefined);
   for (const key of SERVICES) {
     const service = profile[key] as { token?: SecretReference; transport?: TransportProfile } | undefined;
     if (service?.token?.secretArn) secretArns.add(service.token.secretArn);

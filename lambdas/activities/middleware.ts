@@ -79,3 +79,23 @@ export function stringField(event: unknown, key: string): string | undefined {
   const value = (event as Record<string, unknown>)[key];
   return typeof value === 'string' ? value : undefined;
 }
+
+/** A Lambda handler as the embedded engine and the AWS runtime both call it. */
+export type ActivityHandler = (event: never, context: unknown) => Promise<unknown>;
+
+/**
+ * One handler per activity of a workflow, each an activity body (event, dependencies) under the
+ * activity middleware, its logs keyed by the id `idOf` finds in the event under `idKey`.
+ */
+export function createActivityHandlers<Name extends string, Deps extends { logger?: Logger }>(
+  activities: Readonly<Record<Name, (event: never, deps: Deps) => Promise<unknown>>>,
+  deps: Deps,
+  ids: Pick<ActivityMiddlewareOptions, 'idKey' | 'idOf'>,
+): Record<Name, ActivityHandler> {
+  const logger = deps.logger ?? createActivityLogger();
+  const entries = (Object.entries(activities) as [Name, (event: never, deps: Deps) => Promise<unknown>][]).map(([name, activity]) => [
+    name,
+    withActivityMiddleware(async (event: never) => activity(event, deps), { logger, activity: name, ...ids }),
+  ]);
+  return Object.fromEntries(entries) as Record<Name, ActivityHandler>;
+}

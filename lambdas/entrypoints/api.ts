@@ -4,8 +4,10 @@ import { createApi, type ApiControlPlane, type ApiHandler } from '../../api';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbEnvironmentStore } from '../../adapters/dynamodb/dynamodb-environment-store';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
+import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
 import { ENVIRONMENT, type WorkflowName } from '../../contracts';
 import { idForExecution } from '../../core/execution-id';
+import { runKindOf } from '../../engine/runtime';
 import { StoreSessions } from '../../engine/store-sessions';
 import { documentClient, required } from './environment';
 
@@ -31,8 +33,9 @@ export interface ApiGatewayProxyResult {
 export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = new SFNClient({})): ApiControlPlane {
   const tableName = required(env, ENVIRONMENT.tableName);
   const client = documentClient();
-  const reads = new StoreSessions(new DynamoDbSessionStore({ tableName, client }), new DynamoDbDeploymentStore({ tableName, client }), true);
-  const stateMachines: Record<WorkflowName, string> = {
+  const reads = new StoreSessions(new DynamoDbSessionStore({ tableName, client }), new DynamoDbDeploymentStore({ tableName, client }), new DynamoDbTaskRunStore({ tableName, client }), true);
+  // The REST API starts upgrades and deployments; task runs are started through Step Functions.
+  const stateMachines: Partial<Record<WorkflowName, string>> = {
     rollingUpgrade: required(env, ENVIRONMENT.rollingUpgradeStateMachineArn),
     groupDeployment: required(env, ENVIRONMENT.groupDeploymentStateMachineArn),
   };
@@ -41,10 +44,12 @@ export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = ne
     session: (id) => reads.session(id),
     cancel: (id) => reads.cancel(id),
     async run(workflow, input) {
-      const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn: stateMachines[workflow], name: randomUUID(), input: JSON.stringify(input) }));
+      const stateMachineArn = stateMachines[workflow];
+      if (!stateMachineArn) throw new Error(`the REST API does not start ${workflow} workflows`);
+      const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn, name: randomUUID(), input: JSON.stringify(input) }));
       if (!executionArn) throw new Error('StartExecution answered without an executionArn');
       // As Open Session and Start Deployment derive it from $$.Execution.Id.
-      return { id: idForExecution(executionArn), kind: workflow === 'rollingUpgrade' ? 'upgrade' : 'deployment', executionArn };
+      return { id: idForExecution(executionArn), kind: runKindOf(workflow), executionArn };
     },
   };
 }

@@ -6,6 +6,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbConnectorState } from '../../adapters/dynamodb/dynamodb-connector-state';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
+import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
+import { SiteTaskExecutor } from '../../adapters/site/tasks/site-tasks';
 import { HsmInventory, HttpProvisioner, createSiteClients, createSiteFromProfile, resolveSecretReference, type SecretResolution, type SiteFromProfile } from '../../adapters/site';
 import { ENVIRONMENT } from '../../contracts';
 import { systemClock } from '../../core/clock';
@@ -13,6 +15,7 @@ import { InvalidInputError, describeError } from '../../core/errors';
 import { parseSiteProfile } from '../../core/site/site-profile';
 import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from '../activities/group-deployment/dependencies';
 import { defaultSettings, type RollingUpgradeDependencies } from '../activities/rolling-upgrade/dependencies';
+import { defaultTaskGraphSettings, type TaskGraphDependencies } from '../activities/task-graph/dependencies';
 
 /**
  * The site a SITE_PROFILE names (its secrets read from Secrets Manager now, at cold start); undefined
@@ -74,10 +77,35 @@ export async function loadGroupDeploymentDependencies(env: NodeJS.ProcessEnv = p
     store: new DynamoDbDeploymentStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     inventory: connected.site.inventory,
     provisioner: connected.provisioner,
+    taskRuns: taskRunStore(env),
     clock: systemClock,
     ...eventsFromEnvironment(env),
     settings: defaultGroupDeploymentSettings,
   };
+}
+
+/**
+ * A task-graph function's dependencies: the site from SITE_PROFILE (with the transport its command
+ * tasks reach the nodes through), else Slurm, BOS and HSM from the URL variables (reboot, drain and
+ * resume tasks only: no transport).
+ */
+export async function loadTaskGraphDependencies(env: NodeJS.ProcessEnv = process.env): Promise<TaskGraphDependencies> {
+  const connected = await siteFromProfileEnvironment(env);
+  const site = connected?.site ?? dependenciesFromEnvironment(await withSecretsRead(env)).site;
+  const tableName = required(env, ENVIRONMENT.tableName);
+  const iterations = Number(env[ENVIRONMENT.iterationsPerExecution] ?? defaultTaskGraphSettings.iterationsPerExecution);
+  return {
+    store: taskRunStore(env),
+    deployments: new DynamoDbDeploymentStore({ tableName, client: documentClient() }),
+    inventory: site.inventory,
+    executor: new SiteTaskExecutor({ site, clock: systemClock, ...(connected?.taskCommands ? { commands: connected.taskCommands } : {}) }),
+    clock: systemClock,
+    settings: { iterationsPerExecution: iterations > 0 ? iterations : defaultTaskGraphSettings.iterationsPerExecution },
+  };
+}
+
+function taskRunStore(env: NodeJS.ProcessEnv): DynamoDbTaskRunStore {
+  return new DynamoDbTaskRunStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() });
 }
 
 export function required(env: NodeJS.ProcessEnv, name: string): string {
@@ -126,6 +154,7 @@ export function groupDeploymentDependenciesFromEnvironment(env: NodeJS.ProcessEn
     store: new DynamoDbDeploymentStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     inventory: new HsmInventory({ baseUrl: required(env, ENVIRONMENT.inventoryUrl), bearerToken }),
     provisioner: new HttpProvisioner({ baseUrl: required(env, ENVIRONMENT.provisionerUrl), bearerToken }),
+    taskRuns: taskRunStore(env),
     clock: systemClock,
     ...eventsFromEnvironment(env),
     settings: defaultGroupDeploymentSettings,

@@ -2,6 +2,7 @@ import type { SiteNode, SiteTiming } from '../site-file';
 import { SimRequestError } from '../errors';
 import type { Timeline } from '../timeline';
 import type { InventoryModel } from './inventory';
+import type { SiteTaskObserver } from './task-runner';
 import type { WorkloadManagerModel } from './workload-manager';
 
 export type BootOutcome = 'pending' | 'booting' | 'succeeded' | 'failed';
@@ -43,6 +44,8 @@ export interface BootServiceDeps {
   timeline: Timeline;
   /** Site-wide list this model appends to when two sessions work on one node at once. */
   violations: string[];
+  /** Told of every node's boot, so that those of task-graph reboot tasks reach the task log. */
+  observer?: Pick<SiteTaskObserver, 'bootStarted' | 'bootEnded'>;
 }
 
 /** BOS: boot sessions that reboot the nodes of a limit, each node ending succeeded, failed or hung. */
@@ -120,6 +123,7 @@ export class BootServiceModel {
     this.managedBy.set(node, session);
     this.bootCounts.set(node, this.bootCount(node) + 1);
     session.components.set(node, 'booting');
+    this.deps.observer?.bootStarted(session.name, node);
     const generation = workloadManager.reboot(node);
     const faults: Partial<SiteNode['faults']> = this.faults.get(node) ?? {};
     if (faults.boot === 'hang') return;
@@ -127,6 +131,7 @@ export class BootServiceModel {
     timeline.at(now + timing.bootSeconds * 1000, (at) => {
       if (this.bootingIn.get(node) === session.name) this.bootingIn.delete(node);
       session.finished++;
+      this.deps.observer?.bootEnded(session.name, node, faults.boot !== 'fail');
       if (faults.boot === 'fail') {
         session.components.set(node, 'failed');
         return;

@@ -6,6 +6,7 @@ import type { Timeline } from '../timeline';
 import type { InventoryNode } from '../../core/site/site-nodes';
 import type { InventoryModel } from './inventory';
 import type { ProvisionerModel } from './provisioner';
+import type { TaskLogEntry, TaskRunnerModel } from './task-runner';
 import type { WorkloadManagerModel, WlmNodeSnapshot } from './workload-manager';
 
 /** The simulated cluster's one partition, holding every node. */
@@ -38,6 +39,8 @@ export interface HeadNodeDeps {
   workloadManager: WorkloadManagerModel;
   /** What `provision prepare|deploy <hostlist>` drives. */
   provisioner: ProvisionerModel;
+  /** What task-graph commands run on the nodes through `pdsh` or `ssh` drive. */
+  tasks: TaskRunnerModel;
   /** Node features are read from and written to the inventory's groups (see `features`). */
   inventory: InventoryModel;
   timing: Pick<SiteTiming, 'bootSeconds' | 'returnSeconds'>;
@@ -175,6 +178,8 @@ export class HeadNodeModel {
     if (base === 'sinfo') return this.sinfo(args);
     if (base === 'squeue') return this.squeue(args);
     if (base === 'provision') return this.provision(args);
+    if (base === 'pdsh') return this.pdsh(args);
+    if (base === 'ssh') return this.ssh(args);
     return { exitCode: 127, stderr: `sh: ${program}: command not found\n` };
   }
 
@@ -225,7 +230,7 @@ export class HeadNodeModel {
     for (const name of names) {
       if (state === 'DRAIN') wlm.drain(name, reason!);
       else if (state === 'FAIL') wlm.fail(name, reason!);
-      else if (state === 'RESUME') wlm.resume(name);
+      else if (state === 'RESUME') wlm.resume(name, reason);
       else return { exitCode: 1, stderr: `scontrol: unsupported State=${state ?? ''}\n` };
     }
     return { exitCode: 0 };
@@ -366,6 +371,71 @@ export class HeadNodeModel {
     };
   }
 
+  /**
+   * `pdsh [-S] [-f N] [-R rcmd] [-l user] [-t s] [-u s] -w HOSTLIST COMMAND...`: the command on every
+   * node of the hostlist at once; each output line prefixed `node: `, as pdsh prints it. `-S` exits
+   * with the largest remote exit code.
+   */
+  private pdsh(args: string[]): Output {
+    let hostlist: string | undefined;
+    let largest = false;
+    let i = 0;
+    for (; i < args.length && args[i]!.startsWith('-'); i++) {
+      const option = args[i]!;
+      if (option === '-S') largest = true;
+      else if (option === '-w') hostlist = args[++i];
+      else if (['-f', '-R', '-l', '-t', '-u'].includes(option)) i++;
+      else return { exitCode: 1, stderr: `pdsh: unsupported option ${option}\n` };
+    }
+    if (!hostlist || i >= args.length) return { exitCode: 1, stderr: 'pdsh: usage: pdsh -w HOSTLIST COMMAND\n' };
+    const runs = expandHostlist(hostlist).map((node) => ({ node, run: this.onNode(node, args.slice(i).join(' ')) }));
+    return {
+      exitCode: 0,
+      pending: () => {
+        const outputs = runs.map(({ node, run }) => ({ node, output: run() }));
+        if (outputs.some(({ output }) => output === undefined)) return undefined;
+        const codes = outputs.map(({ output }) => output!.exitCode);
+        return {
+          exitCode: largest ? Math.max(0, ...codes) : 0,
+          stdout: outputs.flatMap(({ node, output }) => lines(output!.stdout).map((line) => `${node}: ${line}\n`)).join(''),
+          stderr: outputs.flatMap(({ node, output }) => lines(output!.stderr).map((line) => `pdsh@head: ${node}: ${line}\n`)).join(''),
+        };
+      },
+    };
+  }
+
+  /** `ssh [-o opt] [-l user] [-p port] [-i key] [-T|-n|-q|-x] NODE COMMAND...`: the command on one node. */
+  private ssh(args: string[]): Output {
+    let i = 0;
+    for (; i < args.length && args[i]!.startsWith('-'); i++) {
+      const option = args[i]!;
+      if (['-o', '-l', '-p', '-i'].includes(option)) i++;
+      else if (!['-T', '-n', '-q', '-x'].includes(option)) return { exitCode: 255, stderr: `ssh: unsupported option ${option}\n` };
+    }
+    const node = args[i];
+    if (!node || i + 1 >= args.length) return { exitCode: 255, stderr: 'ssh: usage: ssh NODE COMMAND\n' };
+    const run = this.onNode(node, args.slice(i + 1).join(' '));
+    return { exitCode: 0, pending: run };
+  }
+
+  /**
+   * What a simulated node's shell runs: the task-graph task command the task executor sends
+   * (`ROLLOUT_TASK=<id> timeout <s> /bin/sh -c <script> </dev/null >><log> 2>&1; echo "rollout-task-exit=$?"`),
+   * driving the task model; the script itself stands for the task and is not run. Its output once it
+   * ended, undefined while it runs.
+   */
+  private onNode(node: string, command: string): () => Output | undefined {
+    if (!this.deps.workloadManager.get(node)) return () => ({ exitCode: 255, stderr: `ssh: Could not resolve hostname ${node}\n` });
+    const task = parseTaskCommand(command);
+    if (!task) return () => ({ exitCode: 127, stderr: `sim-node: only task-graph task commands are simulated: ${command.slice(0, 200)}\n` });
+    const entry: TaskLogEntry = this.deps.tasks.start(node, task.task, task.timeoutSeconds);
+    return () => {
+      this.deps.timeline.sync();
+      if (entry.result === undefined) return undefined;
+      return { exitCode: 0, stdout: `${TASK_EXIT_MARKER}${EXIT_CODES[entry.result]}\n` };
+    };
+  }
+
   private wwctl(args: string[]): Output {
     const words = args.filter((a) => a !== '--yes' && a !== '-y');
     const i = words.findIndex((a) => a === '--image' || a === '--container');
@@ -385,9 +455,34 @@ export class HeadNodeModel {
   }
 }
 
-/** The features a node has from the site file: `rack:`, `role:`, its labels as `key:value`, its tags. */
+const TASK_EXIT_MARKER = 'rollout-task-exit=';
+/** What a node's shell reports: 0 ok, 1 failed, coreutils `timeout`'s 124. */
+const EXIT_CODES = { ok: 0, failed: 1, timeout: 124 } as const;
+const TASK_COMMAND_END = `; echo "${TASK_EXIT_MARKER}$?"`;
+const REDIRECTIONS = / <\/dev\/null >>('[^']*'|[^\s'"]+) 2>&1$/;
+
+/** The task and its timeout of a task-graph task command, or undefined for anything else. */
+function parseTaskCommand(command: string): { task: string; timeoutSeconds: number } | undefined {
+  if (!command.endsWith(TASK_COMMAND_END)) return undefined;
+  const run = command.slice(0, -TASK_COMMAND_END.length).replace(REDIRECTIONS, '');
+  const words = shellWords(run);
+  if (!words || words.length !== 6 || !words[0]!.startsWith('ROLLOUT_TASK=') || words[1] !== 'timeout' || words[3] !== '/bin/sh' || words[4] !== '-c') return undefined;
+  const timeoutSeconds = Number(words[2]);
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) return undefined;
+  return { task: words[0]!.slice('ROLLOUT_TASK='.length), timeoutSeconds };
+}
+
+function lines(text: string | undefined): string[] {
+  return (text ?? '').split('\n').filter((line) => line !== '');
+}
+
+/**
+ * The features a node has from the site file: `rack:`, a `role:` for each of its deployment roles
+ * (its `role` when it has none), its labels as `key:value`, its tags.
+ */
 function fixedFeatures(node: InventoryNode): string[] {
-  return [...(node.rack ? [`rack:${node.rack}`] : []), `role:${node.role}`, ...Object.entries(node.labels).map(([k, v]) => `${k}:${v}`), ...node.tags];
+  const roles = node.roles && node.roles.length > 0 ? node.roles : [node.role];
+  return [...(node.rack ? [`rack:${node.rack}`] : []), ...roles.map((role) => `role:${role}`), ...Object.entries(node.labels).map(([k, v]) => `${k}:${v}`), ...node.tags];
 }
 
 /** A node as `scontrol --json show node` prints it (Slurm 23.02+): slurmrestd's fields. */

@@ -2,6 +2,7 @@ import type { SiteNode, SiteWlmState, SiteWorkload } from '../site-file';
 import { SimRequestError } from '../errors';
 import type { Timeline } from '../timeline';
 import { cappedLognormalMean, exponential, lognormal, randomStream, type Random } from '../seeded-random';
+import type { SiteTaskObserver } from './task-runner';
 
 export type WlmBase = 'IDLE' | 'ALLOCATED' | 'MIXED' | 'COMPLETING' | 'DOWN';
 
@@ -87,6 +88,8 @@ export class WorkloadManagerModel {
     siteNodes: readonly SiteNode[],
     private readonly timeline: Timeline,
     private readonly workload?: SiteWorkload,
+    /** Told of drains and resumes, so that those of task-graph tasks reach the task log. */
+    private readonly observer?: Pick<SiteTaskObserver, 'drained' | 'resumed'>,
   ) {
     const now = timeline.sync();
     this.startedAt = now;
@@ -155,10 +158,11 @@ export class WorkloadManagerModel {
     node.reason = reason;
     node.drainCount++;
     this.refreshService(node, now);
+    this.observer?.drained(name, reason, node.jobEndsAt);
   }
 
-  /** `scontrol update State=RESUME`: clears DRAIN, FAIL and the reason; a DOWN node that responds comes back IDLE. */
-  resume(name: string): void {
+  /** `scontrol update State=RESUME`: clears DRAIN, FAIL and the reason; a DOWN node that responds comes back IDLE. `reason` only reaches the observer (Slurm clears it). */
+  resume(name: string, reason?: string): void {
     const { node, now } = this.require(name);
     node.drain = false;
     node.fail = false;
@@ -167,6 +171,7 @@ export class WorkloadManagerModel {
     node.resumeCount++;
     this.refreshService(node, now);
     this.scheduleArrival(node, now);
+    this.observer?.resumed(name, reason);
   }
 
   /** `scontrol update State=FAIL`: FAIL and DRAIN; a running job carries on (the node is FAILING). */

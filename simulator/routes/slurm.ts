@@ -23,7 +23,7 @@ export function slurmApi(sim: SiteSimulator): ServiceApi {
     for (const name of names) {
       if (wanted === 'DRAIN') wlm.drain(name, reason!);
       else if (wanted === 'FAIL') wlm.fail(name, reason!);
-      else wlm.resume(name);
+      else wlm.resume(name, reason);
     }
     return ok({ errors: [], warnings: [] });
   };

@@ -89,8 +89,8 @@ describe('the tally on the session item (what progress reads on a deployed stack
   it('counts as the node records do at the end of a lock-step run, a window run and a cancelled run', async () => {
     const runtime = await startTestRuntime({ site: buildSite(6, { node: (i) => (i === 1 ? { faults: { boot: 'fail' } } : i === 5 ? { wlm: { state: 'ALLOCATED', busySeconds: 10_000_000 } } : {}) }) });
     try {
-      const byTally = new StoreSessions(runtime.store, runtime.deployments, true, undefined, 'tally');
-      const byRecords = new StoreSessions(runtime.store, runtime.deployments, true);
+      const byTally = new StoreSessions(runtime.store, runtime.deployments, runtime.taskRuns, true, undefined, 'tally');
+      const byRecords = new StoreSessions(runtime.store, runtime.deployments, runtime.taskRuns, true);
       const lockstep = await runtime.run('rollingUpgrade', upgradeRequest({ upgradeStepSize: 2, quiesceTimeoutSeconds: 60 }));
       await lockstep.outcome;
       const window = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 2, quiesceTimeoutSeconds: 60 }));

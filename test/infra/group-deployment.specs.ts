@@ -3,11 +3,11 @@ import { ASL_FILES, ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, aslPlaceholder
 import { SYNC_EVENTS_RULE_NAME } from '../../infra/constructs/asl-state-machine';
 import { getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
 
-/** The three machines, children first, each with the child it starts with startExecution.sync:2. */
+/** The three machines, children first, each with the children it starts with startExecution.sync:2 (a deploy phase may run a task graph). */
 const MACHINES = [
-  { name: 'RunNodeBatches', file: ASL_FILES.runNodeBatches, child: undefined },
-  { name: 'DeployGroup', file: ASL_FILES.deployGroup, child: 'RunNodeBatches' },
-  { name: 'GroupDeployment', file: ASL_FILES.groupDeployment, child: 'DeployGroup' },
+  { name: 'RunNodeBatches', file: ASL_FILES.runNodeBatches, children: [] },
+  { name: 'DeployGroup', file: ASL_FILES.deployGroup, children: ['RunNodeBatches', 'TaskGraph'] },
+  { name: 'GroupDeployment', file: ASL_FILES.groupDeployment, children: ['DeployGroup'] },
 ] as const;
 const stateMachineName = (name: string) => `BaremetalRollout-${name}`;
 const aslOf = (file: string) => readFileSync(file, 'utf8');
@@ -21,7 +21,7 @@ export function groupDeploymentSpecs(stack: TemplateQueries): void {
   const functionsOf = (file: string) =>
     aslPlaceholders(aslOf(file)).flatMap((key) => (key.endsWith('FunctionArn') ? [key.replace(/FunctionArn$/, '')] : []));
 
-  describe.each(MACHINES)('$name state machine', ({ name, file, child }) => {
+  describe.each(MACHINES)('$name state machine', ({ name, file, children }) => {
     it('deploys its ASL file inline, under a fixed name', () => {
       expect(machine(name)[1].Properties).toMatchObject({
         DefinitionString: aslOf(file),
@@ -34,7 +34,7 @@ export function groupDeploymentSpecs(stack: TemplateQueries): void {
     it("substitutes each ${<Name>FunctionArn} with that function's ARN and ${<Child>StateMachineArn} with the child's, and nothing else", () => {
       const expected = Object.fromEntries([
         ...functionsOf(file).map((fn) => [`${fn}FunctionArn`, getAttArn(stack.functionId(fn))]),
-        ...(child ? [[`${child}StateMachineArn`, { Ref: machine(child)[0] }]] : []),
+        ...children.map((child) => [`${child}StateMachineArn`, { Ref: machine(child)[0] }]),
       ]);
       expect(Object.keys(expected).sort()).toEqual(aslPlaceholders(aslOf(file)));
       expect(machine(name)[1].Properties.DefinitionSubstitutions).toEqual(expected);
@@ -49,15 +49,14 @@ export function groupDeploymentSpecs(stack: TemplateQueries): void {
       }
     });
 
-    if (child) {
-      it(`may start ${child}, and describe and stop its executions (startExecution.sync:2)`, () => {
+    if (children.length > 0) {
+      it(`may start ${children.join(' and ')}, and describe and stop their executions (startExecution.sync:2)`, () => {
         const statements = machineStatements(name);
-        const childId = machine(child)[0];
-        expect(grantedOn(statements, 'states:StartExecution')).toEqual([{ Ref: childId }]);
-        // Every execution of the child, by its fixed name (the stack is BaremetalRollout).
-        const childExecutions = stackArn('states', `execution:BaremetalRollout-${child}:*`);
-        expect(grantedOn(statements, 'states:DescribeExecution')).toEqual([childExecutions]);
-        expect(grantedOn(statements, 'states:StopExecution')).toEqual([childExecutions]);
+        expect(grantedOn(statements, 'states:StartExecution')).toEqual(children.map((child) => ({ Ref: machine(child)[0] })));
+        // Every execution of each child, by its fixed name (the stack is BaremetalRollout).
+        const childExecutions = children.map((child) => stackArn('states', `execution:BaremetalRollout-${child}:*`));
+        expect(grantedOn(statements, 'states:DescribeExecution')).toEqual(childExecutions);
+        expect(grantedOn(statements, 'states:StopExecution')).toEqual(childExecutions);
       });
 
       it('may manage the EventBridge rule through which Step Functions learns that a child has finished', () => {

@@ -2,12 +2,14 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as groupDeploymentEntry from '../../lambdas/entrypoints/group-deployment';
 import * as rollingUpgradeEntry from '../../lambdas/entrypoints/rolling-upgrade';
-import { ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES } from '../../contracts';
+import * as taskGraphEntry from '../../lambdas/entrypoints/task-graph';
+import { ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES, TASK_GRAPH_FUNCTION_NAMES } from '../../contracts';
 import {
   dependenciesFromEnvironment,
   groupDeploymentDependenciesFromEnvironment,
   loadGroupDeploymentDependencies,
   loadRollingUpgradeDependencies,
+  loadTaskGraphDependencies,
   withSecretsRead,
 } from '../../lambdas/entrypoints/environment';
 
@@ -18,6 +20,7 @@ describe('deployed entries', () => {
   it.each([
     ['rolling-upgrade', rollingUpgradeEntry as Record<string, unknown>, ROLLING_UPGRADE_FUNCTION_NAMES],
     ['group-deployment', groupDeploymentEntry as Record<string, unknown>, GROUP_DEPLOYMENT_FUNCTION_NAMES],
+    ['task-graph', taskGraphEntry as Record<string, unknown>, TASK_GRAPH_FUNCTION_NAMES],
   ] as const)('%s exports one handler per function name, and nothing else', (_, entry, names) => {
     expect(Object.keys(entry).sort()).toEqual([...names].sort());
     for (const name of names) expect(typeof entry[name]).toBe('function');
@@ -121,6 +124,22 @@ describe('dependencies from the environment', () => {
     await expect(withSecretsRead(rollingEnvironment({ [ENVIRONMENT.slurmTokenSecretArn]: 'arn:slurm' }), { getSecret })).rejects.toThrow(
       /SLURM_TOKEN_SECRET_ARN: cannot read secret arn:slurm: AccessDeniedException/,
     );
+  });
+
+  it('task graph: with a profile, shell tasks reach the nodes through its transport; without one, only reboot, drain and resume run', async () => {
+    const profile = {
+      workloadManager: { type: 'slurmrestd', url },
+      bootService: { type: 'bos', url },
+      inventory: { type: 'hsm', url },
+      tasks: { transport: { type: 'ssm', instanceIds: ['i-0123456789abcdef0'], region: 'eu-west-1' }, nodeExec: 'ssh {node} {command}' },
+    };
+    const withProfile = await loadTaskGraphDependencies({ [ENVIRONMENT.tableName]: 'table', [ENVIRONMENT.siteProfile]: JSON.stringify(profile) });
+    expect(withProfile.executor.unsupported('shell')).toBeUndefined();
+    const fromVariables = await loadTaskGraphDependencies(rollingEnvironment());
+    expect(fromVariables.executor.unsupported('shell')).toMatch(/no command transport reaches the nodes/);
+    expect(fromVariables.executor.unsupported('reboot')).toBeUndefined();
+    await fromVariables.inventory.listNodes().catch(() => undefined);
+    expect(seen).toHaveLength(1);
   });
 
   it('SITE_PROFILE: a bad profile is reported with its path', async () => {

@@ -1,14 +1,15 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { createTableInput, TTL_ATTRIBUTE } from '../../adapters/dynamodb/table-design';
-import { ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES } from '../../contracts';
+import { ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES, TASK_GRAPH_FUNCTION_NAMES } from '../../contracts';
 import { groupDeploymentSpecs } from './group-deployment.specs';
 import { restApiSpecs } from './rest-api.specs';
 import { rollingUpgradeSpecs } from './rolling-upgrade.specs';
+import { taskGraphSpecs } from './task-graph.specs';
 import { synthRolloutStack } from '../support/synth-stack';
 import { TemplateQueries } from '../support/template-queries';
 
 const tableDesign = createTableInput('unused');
-const ALL_FUNCTION_NAMES = [...ROLLING_UPGRADE_FUNCTION_NAMES, ...GROUP_DEPLOYMENT_FUNCTION_NAMES];
+const ALL_FUNCTION_NAMES = [...ROLLING_UPGRADE_FUNCTION_NAMES, ...GROUP_DEPLOYMENT_FUNCTION_NAMES, ...TASK_GRAPH_FUNCTION_NAMES];
 
 // One synthesis for every spec below, the workflow specs included.
 const stack = new TemplateQueries(synthRolloutStack);
@@ -36,7 +37,7 @@ describe('RolloutStack', () => {
     });
   });
 
-  it('deploys exactly one Lambda per function of either workflow, each running its own export, and the API Lambda', () => {
+  it('deploys exactly one Lambda per function of every workflow, each running its own export, and the API Lambda', () => {
     const handlers = stack.ofType('AWS::Lambda::Function').map(([, r]) => r.Properties.Handler);
     expect(handlers.sort()).toEqual([...ALL_FUNCTION_NAMES.map((name) => `index.${name}`), 'index.handler'].sort());
   });
@@ -60,5 +61,6 @@ describe('RolloutStack', () => {
 
   describe('rolling upgrade', () => rollingUpgradeSpecs(stack));
   describe('group deployment', () => groupDeploymentSpecs(stack));
+  describe('task graph', () => taskGraphSpecs(stack));
   describe('REST API', () => restApiSpecs(stack));
 });

@@ -13,8 +13,8 @@ type Connect = (simulator: RunningSiteSimulator, deps: { connectorState: Connect
  */
 export const ssmConnectors: Connect = async (simulator, { connectorState }) => {
   const profile = parseSiteProfile(siteProfileFor(simulator.urls, 'ssm', 1));
-  const { site, provisioner } = await createSiteFromProfile(profile, { connectorState, clock: { now: () => simulator.simulator.clock.now() } });
-  return { ...site, ...(provisioner ? { provisioner } : {}) };
+  const { site, provisioner, taskCommands } = await createSiteFromProfile(profile, { connectorState, clock: { now: () => simulator.simulator.clock.now() } });
+  return { ...site, ...(provisioner ? { provisioner } : {}), ...(taskCommands ? { taskCommands } : {}) };
 };
 
 /**
@@ -28,7 +28,23 @@ export const freshSsmConnectorsPerCall: Connect = async (simulator, deps) => {
     Object.fromEntries(
       PORT_METHODS[service].map((method) => [method, async (...args: unknown[]) => ((await build())[service] as unknown as Record<string, (...a: unknown[]) => unknown>)[method]!(...args)]),
     ) as unknown as NonNullable<SiteClients[S]>;
-  return { workloadManager: fresh('workloadManager'), bootService: fresh('bootService'), inventory: fresh('inventory'), provisioner: fresh('provisioner') };
+  const { nodeExec, fanout } = (await build()).taskCommands!;
+  const transport = async () => (await build()).taskCommands!.transport;
+  return {
+    workloadManager: fresh('workloadManager'),
+    bootService: fresh('bootService'),
+    inventory: fresh('inventory'),
+    provisioner: fresh('provisioner'),
+    taskCommands: {
+      nodeExec,
+      fanout,
+      transport: {
+        run: async (script, options) => (await transport()).run(script, options),
+        start: async (script, options) => (await transport()).start(script, options),
+        poll: async (id) => (await transport()).poll(id),
+      },
+    },
+  };
 };
 
 /** Every method of each port (ports/site.ts, ports/provisioner.ts). */
@@ -37,4 +53,4 @@ const PORT_METHODS = {
   bootService: ['templateExists', 'createSession', 'getSession'],
   inventory: ['getGroupMembers', 'addGroupMembers', 'removeGroupMembers', 'listNodes'],
   provisioner: ['startAction', 'getAction'],
-} as const satisfies { [S in keyof Required<SiteClients>]: readonly (keyof NonNullable<SiteClients[S]>)[] };
+} as const satisfies { [S in Exclude<keyof Required<SiteClients>, 'taskCommands'>]: readonly (keyof NonNullable<SiteClients[S]>)[] };

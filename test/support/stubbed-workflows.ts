@@ -1,6 +1,6 @@
-import { LocalStepFunctions, type ExecutionOutcome, type LocalFunction } from '../../engine/local-step-functions';
+import { LocalStepFunctions, type ExecutionFigures, type ExecutionOutcome, type LocalFunction } from '../../engine/local-step-functions';
 import { VirtualClock } from '../../engine/virtual-clock';
-import { STATE_MACHINES, type StateMachineName } from '../../contracts';
+import { STATE_MACHINES, type StateMachineName, type WorkflowName } from '../../contracts';
 import type { ProvisionNodeRun } from '../../simulator/models/provisioner';
 import { maxInFlight } from './deployment-sites';
 
@@ -31,7 +31,7 @@ export class StubbedWorkflows {
   readonly engine: LocalStepFunctions;
   calls: StubCall[] = [];
   private readonly functions: Record<string, LocalFunction> = {};
-  private readonly arns: Record<'rollingUpgrade' | 'groupDeployment', string>;
+  private readonly arns: Record<WorkflowName, string>;
   private startedAt = this.clock.now();
   private executionsBefore = 0;
 
@@ -42,7 +42,7 @@ export class StubbedWorkflows {
     const arns = Object.fromEntries(
       (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, this.engine.register(name, STATE_MACHINES[name])]),
     ) as Record<StateMachineName, string>;
-    this.arns = { rollingUpgrade: arns.RollingUpgrade, groupDeployment: arns.GroupDeployment };
+    this.arns = { rollingUpgrade: arns.RollingUpgrade, groupDeployment: arns.GroupDeployment, taskGraph: arns.TaskGraph };
     this.use(stubs);
   }
 
@@ -63,7 +63,7 @@ export class StubbedWorkflows {
   }
 
   /** Runs the workflow, following continue-as-new, to the last execution's outcome. */
-  run(workflow: 'rollingUpgrade' | 'groupDeployment', input: unknown, name?: string): Promise<ExecutionOutcome> {
+  run(workflow: WorkflowName, input: unknown, name?: string): Promise<ExecutionOutcome> {
     return this.engine.runToEnd(this.arns[workflow], input, name);
   }
 
@@ -77,6 +77,11 @@ export class StubbedWorkflows {
   }
 
   /** Execution ARNs of a state machine since `use`, in start order. */
+  /** Figures of each execution of a state machine since `use`, in start order. */
+  figuresOf(machine: string): ExecutionFigures[] {
+    return this.engine.executions.slice(this.executionsBefore).filter((e) => e.executionArn.includes(`:execution:${machine}:`));
+  }
+
   executionsOf(machine: string): string[] {
     return this.engine.executions
       .slice(this.executionsBefore)

@@ -15,7 +15,7 @@ import { SsmTransport } from './ssm-transport';
  * inventories and the command provisioner. Services naming the same transport share one (one SSM
  * client, one set of statistics), and slurm-reboot reads the one SlurmInventory the site uses.
  */
-export function commandConnectors(): ConnectorBuilders {
+export function commandConnectors(): ConnectorBuilders & { transportOf(service: { transport?: TransportProfile }, context: ConnectorContext): CommandTransport } {
   const transports = new Map<string, CommandTransport>();
   const inventories = new Map<CommandTransport, SlurmInventory>();
   const transportOf = (service: { transport?: TransportProfile }, context: ConnectorContext): CommandTransport => {
@@ -28,15 +28,18 @@ export function commandConnectors(): ConnectorBuilders {
     }
     return transport;
   };
-  const slurmInventoryOf = (transport: CommandTransport): SlurmInventory => {
+  const slurmInventoryOf = (transport: CommandTransport, context: ConnectorContext): SlurmInventory => {
     let inventory = inventories.get(transport);
     if (!inventory) {
-      inventory = new SlurmInventory({ transport });
+      // slurm-reboot reads the same inventory as the site's own (its groups): one role key for both.
+      const roleKey = context.profile.inventory.type === 'slurm' ? context.profile.inventory.roleKey : undefined;
+      inventory = new SlurmInventory({ transport, ...(roleKey ? { roleKey } : {}) });
       inventories.set(transport, inventory);
     }
     return inventory;
   };
   return {
+    transportOf,
     workloadManager: {
       scontrol: (config, context) => new ScontrolWorkloadManager({ transport: transportOf(config, context) }),
     },
@@ -45,7 +48,7 @@ export function commandConnectors(): ConnectorBuilders {
         const transport = transportOf(config, context);
         return new SlurmRebootBootService({
           transport,
-          inventory: slurmInventoryOf(transport),
+          inventory: slurmInventoryOf(transport, context),
           ...(config.prepareCommand ? { prepareCommand: config.prepareCommand } : {}),
           clock: context.clock,
           sessions: context.connectorState.records<SlurmRebootSession>('slurm-reboot'),
@@ -53,7 +56,7 @@ export function commandConnectors(): ConnectorBuilders {
       },
     },
     inventory: {
-      slurm: (config, context) => slurmInventoryOf(transportOf(config, context)),
+      slurm: (config, context) => slurmInventoryOf(transportOf(config, context), context),
       file: (config, context) => new FileInventory({ path: resolve(context.baseDir, config.path) }),
     },
     provisioner: {

@@ -148,8 +148,8 @@ export class ScontrolWorkloadManager implements WorkloadManager {
     return this.update([name], 'DRAIN', reason);
   }
 
-  resume(name: string): Promise<void> {
-    return this.update([name], 'RESUME');
+  resume(name: string, reason?: string): Promise<void> {
+    return this.update([name], 'RESUME', reason);
   }
 
   fail(name: string, reason: string): Promise<void> {

@@ -10,13 +10,15 @@ export interface SlurmInventoryOptions {
   transport: CommandTransport;
   sinfo?: string;
   scontrol?: string;
+  /** The feature key of the nodes' deployment roles: `role` reads `role:controller`, `role:compute`. */
+  roleKey?: string;
 }
 
 /** `sinfo` prints one line per partition, feature set and state with a compressed hostlist: short even for thousands of nodes. */
 const SINFO_FORMAT = '--format=%R %f %N';
 /** Features of the form `key:value` that fill InventoryNode fields rather than labels or tags. */
 const RACK = 'rack';
-const ROLE = 'role';
+export const DEFAULT_ROLE_KEY = 'role';
 const NID = 'nid';
 const DEFAULT_ROLE = 'compute';
 
@@ -41,17 +43,20 @@ const natural = new Intl.Collator('en', { numeric: true }).compare;
  *   are slurm.conf's to change: editing one is refused.
  * - Slurm has no empty feature: a label that no partition or node carries is an empty group, not
  *   GroupNotFoundError (so a mistyped target group yields an empty plan).
- * - listNodes reads the conventions `rack:<rack>`, `role:<role>` (default `compute`) and `nid:<n>`
- *   (default: position in name order) from features; other `key:value` features are labels and
- *   every other feature is a tag.
+ * - listNodes reads the conventions `rack:<rack>`, `role:<role>` and `nid:<n>` (default: position in
+ *   name order) from features; other `key:value` features are labels and every other feature is a
+ *   tag. Every `role:<role>` feature is one of the node's deployment roles (task graphs), in feature
+ *   order; the first is its `role` (default `compute`). The role key is configurable (`roleKey`).
  */
 export class SlurmInventory implements Inventory {
   private readonly sinfo: string;
   private readonly scontrol: string;
+  private readonly roleKey: string;
 
   constructor(private readonly options: SlurmInventoryOptions) {
     this.sinfo = options.sinfo ?? 'sinfo';
     this.scontrol = options.scontrol ?? 'scontrol';
+    this.roleKey = options.roleKey ?? DEFAULT_ROLE_KEY;
   }
 
   async getGroupMembers(label: string): Promise<string[]> {
@@ -69,7 +74,7 @@ export class SlurmInventory implements Inventory {
 
   async listNodes(): Promise<InventoryNode[]> {
     const { features } = await this.view();
-    return [...features.keys()].sort(natural).map((name, i) => toInventoryNode(name, features.get(name)!, i + 1));
+    return [...features.keys()].sort(natural).map((name, i) => toInventoryNode(name, features.get(name)!, i + 1, this.roleKey));
   }
 
   private members(view: SlurmView, label: string): string[] {
@@ -133,22 +138,25 @@ export function parseSinfo(stdout: string, script = 'sinfo'): SlurmView {
   return { partitions, features };
 }
 
-function toInventoryNode(name: string, features: readonly string[], position: number): InventoryNode {
+function toInventoryNode(name: string, features: readonly string[], position: number, roleKey: string): InventoryNode {
   const labels: Record<string, string> = {};
   const tags: string[] = [];
+  const roles: string[] = [];
   for (const feature of features) {
     const colon = feature.indexOf(':');
-    if (colon > 0) labels[feature.slice(0, colon)] = feature.slice(colon + 1);
-    else tags.push(feature);
+    if (colon <= 0) tags.push(feature);
+    else if (feature.slice(0, colon) === roleKey) roles.push(feature.slice(colon + 1));
+    else labels[feature.slice(0, colon)] = feature.slice(colon + 1);
   }
-  const { [RACK]: rack, [ROLE]: role, [NID]: nid, ...rest } = labels;
+  const { [RACK]: rack, [NID]: nid, ...rest } = labels;
   const parsedNid = Number(nid);
   return {
     name,
     nid: nid !== undefined && Number.isInteger(parsedNid) ? parsedNid : position,
     ...(rack !== undefined ? { rack } : {}),
-    role: role ?? DEFAULT_ROLE,
+    role: roles[0] ?? DEFAULT_ROLE,
     tags,
     labels: rest,
+    ...(roles.length > 0 ? { roles } : {}),
   };
 }

@@ -4,6 +4,7 @@ import type { DeploymentStore } from '../../../ports/deployment-store';
 import type { Provisioner } from '../../../ports/provisioner';
 import type { Inventory } from '../../../ports/site';
 import type { StatusEventPublisher } from '../../../ports/status-events';
+import type { TaskRunStore } from '../../../ports/task-run-store';
 
 export interface GroupDeploymentDependencies {
   store: DeploymentStore;
@@ -11,6 +12,8 @@ export interface GroupDeploymentDependencies {
   provisioner: Provisioner;
   clock: Clock;
   settings: GroupDeploymentSettings;
+  /** Where a deploy phase run as a task graph keeps its run: its nodes' task states decide which nodes deployed. */
+  taskRuns: TaskRunStore;
   /** The activities' structured logger; by default one at POWERTOOLS_LOG_LEVEL (lambdas/activities/middleware.ts). */
   logger?: Logger;
   /** Where status events go (an EventBridge bus, the data dir's events file); none without it. */

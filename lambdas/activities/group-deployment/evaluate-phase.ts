@@ -6,7 +6,8 @@ import {
   phaseNodes,
   type DeploymentStage,
 } from '../../../core/group-deployment';
-import { UnexpectedPhaseResultError } from '../../../core/errors';
+import { TaskRunNotFoundError, UnexpectedPhaseResultError } from '../../../core/errors';
+import { assembleSchedule, groupTaskRunId, nodesAllActive } from '../../../core/task-graph';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
 import type { GroupDeploymentDependencies } from './dependencies';
@@ -28,9 +29,7 @@ export interface PhaseOutcome extends PhaseRef {
  */
 export async function evaluatePhase(event: PhaseRef, deps: GroupDeploymentDependencies): Promise<PhaseOutcome> {
   const cancelling = (await loadRun(deps, event.deploymentId)).record.status === 'CANCELLING';
-  const results = await deps.store.listBatchResults(event.deploymentId, event.group, event.phase);
-  const succeededNodes = results.flatMap((r) => r.succeeded);
-  const failedNodes = results.flatMap((r) => r.failed);
+  const { succeededNodes, failedNodes } = await outcomesOf(event, deps);
   const reported = new Set([...succeededNodes, ...failedNodes]);
   const state = await updateRunState(deps, event.deploymentId, (plan, current) => {
     if (cancelling && !phaseNodes(plan, current, event.group, event.phase).every((node) => reported.has(node))) {
@@ -54,6 +53,27 @@ export async function evaluatePhase(event: PhaseRef, deps: GroupDeploymentDepend
     stage,
     next,
   };
+}
+
+/**
+ * The phase's nodes that succeeded and failed: by the batch results, or, for a deploy phase run as a
+ * task graph (its run has ended when this runs), those whose tasks all ended ACTIVE and the rest.
+ */
+async function outcomesOf(event: PhaseRef, deps: GroupDeploymentDependencies): Promise<{ succeededNodes: string[]; failedNodes: string[] }> {
+  const deployment = event.phase === 'DEPLOY' ? await deps.store.getDeployment(event.deploymentId) : undefined;
+  if (!deployment?.settings.taskGraph) {
+    const results = await deps.store.listBatchResults(event.deploymentId, event.group, event.phase);
+    return { succeededNodes: results.flatMap((r) => r.succeeded), failedNodes: results.flatMap((r) => r.failed) };
+  }
+  const run = await deps.taskRuns.getRun(groupTaskRunId(event.deploymentId, event.group));
+  if (!run) throw new TaskRunNotFoundError(groupTaskRunId(event.deploymentId, event.group), `the task run of group ${event.group} was never opened`);
+  const plan = await deps.store.getPlan(event.deploymentId);
+  const nodes = phaseNodes(plan, deployment.state, event.group, 'DEPLOY');
+  const taskPlan = await deps.taskRuns.getPlan(run.runId);
+  const { state } = assembleSchedule(taskPlan, run.schedule, await deps.taskRuns.getChunks(run.runId, run.chunkCount));
+  const succeeded = nodesAllActive(nodes, state);
+  const active = new Set(succeeded);
+  return { succeededNodes: succeeded, failedNodes: nodes.filter((node) => !active.has(node)) };
 }
 
 /** A group whose workflow broke (not a node failure: those are judged by the criteria) fails with its descendants. */

@@ -1,6 +1,6 @@
 import type { GroupDeploymentFunctionName } from '../../../contracts';
 import { idForExecution } from '../../../core/execution-id';
-import { createActivityLogger, stringField, withActivityMiddleware } from '../middleware';
+import { createActivityHandlers, stringField, type ActivityHandler } from '../middleware';
 import type { GroupDeploymentDependencies } from './dependencies';
 import { evaluatePhase, failGroup } from './evaluate-phase';
 import { finishDeployment } from './finish-deployment';
@@ -24,7 +24,7 @@ const GROUP_DEPLOYMENT_ACTIVITIES = {
   FinishDeployment: finishDeployment,
 } satisfies Record<GroupDeploymentFunctionName, ActivityBody>;
 
-export type GroupDeploymentHandler = (event: never, context: unknown) => Promise<unknown>;
+export type GroupDeploymentHandler = ActivityHandler;
 
 /** The deployment an event is about: its `deploymentId`, or for Start Deployment the one it creates. */
 export function deploymentIdOf(event: unknown): string | undefined {
@@ -34,15 +34,5 @@ export function deploymentIdOf(event: unknown): string | undefined {
 
 /** Builds every group-deployment handler from one set of dependencies. */
 export function createGroupDeploymentHandlers(deps: GroupDeploymentDependencies): Record<GroupDeploymentFunctionName, GroupDeploymentHandler> {
-  const logger = deps.logger ?? createActivityLogger();
-  const entries = Object.entries(GROUP_DEPLOYMENT_ACTIVITIES).map(([name, activity]) => [
-    name,
-    withActivityMiddleware(async (event: never) => (activity as ActivityBody)(event, deps), {
-      logger,
-      activity: name,
-      idKey: 'deploymentId',
-      idOf: deploymentIdOf,
-    }),
-  ]);
-  return Object.fromEntries(entries) as Record<GroupDeploymentFunctionName, GroupDeploymentHandler>;
+  return createActivityHandlers(GROUP_DEPLOYMENT_ACTIVITIES, deps, { idKey: 'deploymentId', idOf: deploymentIdOf });
 }

@@ -11,6 +11,8 @@ export interface PhasePlan extends PhaseRef {
   maxConcurrency: number;
   /** Batch index ranges, one child execution each, so that no execution nears the history quota. */
   pages: { first: number; last: number }[];
+  /** The deploy phase runs the deployment's task graph over the group's nodes instead of the provisioner's batches. */
+  taskGraph: boolean;
 }
 
 /**
@@ -22,7 +24,8 @@ export async function planPhase(event: PhaseRef, deps: GroupDeploymentDependenci
   const run = await loadRun(deps, event.deploymentId);
   const resumedDeploy = event.phase === 'PREPARE' && groupRunState(run.record.state, event.group).stage === 'PREPARED';
   const ref: PhaseRef = { deploymentId: event.deploymentId, group: event.group, phase: resumedDeploy ? 'DEPLOY' : event.phase };
-  if (run.record.status === 'CANCELLING' || !isPhaseDue(run, event.group, ref.phase)) return { ...ref, skip: true, batchCount: 0, maxConcurrency: 1, pages: [] };
+  if (run.record.status === 'CANCELLING' || !isPhaseDue(run, event.group, ref.phase)) return { ...ref, skip: true, batchCount: 0, maxConcurrency: 1, pages: [], taskGraph: false };
+  if (ref.phase === 'DEPLOY' && run.record.settings.taskGraph) return { ...ref, skip: false, batchCount: 0, maxConcurrency: 1, pages: [], taskGraph: true };
   const work = batchesOf(run, event.group, ref.phase);
   const { settings } = run.record;
   const timeout = ref.phase === 'PREPARE' ? settings.prepareTimeoutSeconds : settings.deployTimeoutSeconds;
@@ -31,5 +34,5 @@ export async function planPhase(event: PhaseRef, deps: GroupDeploymentDependenci
   for (let first = 0; first < work.batches.length; first += size) {
     pages.push({ first, last: Math.min(first + size, work.batches.length) - 1 });
   }
-  return { ...ref, skip: false, batchCount: work.batches.length, maxConcurrency: work.maxConcurrency, pages };
+  return { ...ref, skip: false, batchCount: work.batches.length, maxConcurrency: work.maxConcurrency, pages, taskGraph: false };
 }

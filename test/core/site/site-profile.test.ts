@@ -64,8 +64,20 @@ describe('site profile', () => {
     ['an unknown placeholder', { ...WAREWULF, bootService: { type: 'slurm-reboot', prepareCommand: 'wwctl node set --image {image} {nodes}' } }, 'bootService.prepareCommand: unknown placeholder {image}: use {template}, {nodes}'],
     ['a provisioner command missing', { ...WAREWULF, provisioner: { type: 'command', commands: { prepare: 'p {nodes}' } } }, 'provisioner.commands.deploy: '],
     ['a file inventory without a path', { ...CSM, inventory: { type: 'file' } }, 'inventory.path: '],
+    ['a node-exec form without the command', { ...WAREWULF, tasks: { nodeExec: 'pdsh -w {nodes}' } }, 'tasks.nodeExec: must place the command: {command}'],
+    ['a node-exec form naming the nodes twice', { ...WAREWULF, tasks: { nodeExec: 'pdsh -w {nodes} ssh {node} {command}' } }, 'tasks.nodeExec: must name the nodes once'],
+    ['a node-exec form naming no node', { ...WAREWULF, tasks: { nodeExec: 'sh -c {command}' } }, 'tasks.nodeExec: must name the nodes once'],
+    ['a node-exec placeholder it does not know', { ...WAREWULF, tasks: { nodeExec: 'ssh {user}@{node} {command}' } }, 'tasks.nodeExec: unknown placeholder {user}: use {nodes}, {node}, {command}'],
+    ['a role key that is not a feature key', { ...WAREWULF, inventory: { type: 'slurm', roleKey: 'role:' } }, 'inventory.roleKey: roleKey must be a feature key'],
   ])('reports %s with its path', (_case, profile, expected) => {
     expect(problemsOf(profile).some((p) => p.startsWith(expected))).toBe(true);
+  });
+
+  it("reaches the nodes through pdsh by default, through the profile's transport unless the tasks name their own", () => {
+    expect(parseSiteProfile(WAREWULF).tasks).toBeUndefined();
+    expect(parseSiteProfile({ ...WAREWULF, tasks: {} }).tasks).toEqual({ nodeExec: 'pdsh -S -w {nodes} {command}', fanout: 256 });
+    const own = parseSiteProfile({ ...CSM, tasks: { transport: { type: 'local' }, nodeExec: 'ssh -o BatchMode=yes {node} {command}' } });
+    expect(own.tasks).toEqual({ transport: { type: 'local' }, nodeExec: 'ssh -o BatchMode=yes {node} {command}', fanout: 256 });
   });
 
   it('lets tokens travel over http only with allowInsecureHttp', () => {

@@ -29,8 +29,8 @@ const pageBound = pageHistoryEvents;
 const groupBound = (pagesPerPhase: number) =>
   EXECUTION + 2 * (SIMPLE + TASK + SIMPLE + MAP + pagesPerPhase * (ITERATION + TASK) + TASK + SIMPLE) + SIMPLE;
 
-/** group-deployment with one group: Start, one round (Pick, Any Ready, Map of one Deploy Group), then Pick, Any Ready, Finish, Outcome, Succeeded. */
-const parentBound = EXECUTION + TASK + (TASK + SIMPLE + MAP + ITERATION + TASK) + TASK + SIMPLE + TASK + SIMPLE + SIMPLE;
+/** group-deployment with one group: Start, Cancel Only, one round (Pick, Any Ready, Map of one Deploy Group), then Pick, Any Ready, Finish, Outcome, Succeeded. */
+const parentBound = EXECUTION + TASK + SIMPLE + (TASK + SIMPLE + MAP + ITERATION + TASK) + TASK + SIMPLE + TASK + SIMPLE + SIMPLE;
 
 describe('Step Functions quotas', () => {
   it('the workflows have the states the bounds count', () => {
@@ -49,6 +49,8 @@ describe('Step Functions quotas', () => {
       'Plan Phase': 'Task',
       'Phase Due': 'Choice',
       'Run Batch Pages': 'Map',
+      'Run Task Graph': 'Task',
+      'Task Run Done': 'Choice',
       'Evaluate Phase': 'Task',
       'Next Phase': 'Choice',
       Deploy: 'Pass',
@@ -132,6 +134,7 @@ describe('page sizing against the phase timeouts a request may set', () => {
           store: runtime.deployments,
           inventory: site.inventory,
           provisioner: site.provisioner!,
+          taskRuns: runtime.taskRuns,
           clock: runtime.clock,
           settings: defaultGroupDeploymentSettings,
         };

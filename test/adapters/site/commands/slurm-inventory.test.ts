@@ -53,8 +53,22 @@ describe('slurm inventory over SSM: partitions and node features', () => {
     t = await start();
     const nodes = await new SlurmInventory({ transport: t.transport }).listNodes();
     expect(nodes).toHaveLength(12);
-    expect(nodes[0]).toEqual({ name: names[0], nid: 1, rack: 'x3000', role: 'login', tags: [], labels: { zone: 'a' } });
-    expect(nodes[7]).toEqual({ name: names[7], nid: 8, rack: 'x3001', role: 'compute', tags: ['gpu', 'compute'], labels: { zone: 'a' } });
+    expect(nodes[0]).toEqual({ name: names[0], nid: 1, rack: 'x3000', role: 'login', roles: ['login'], tags: [], labels: { zone: 'a' } });
+    expect(nodes[7]).toEqual({ name: names[7], nid: 8, rack: 'x3001', role: 'compute', roles: ['compute'], tags: ['gpu', 'compute'], labels: { zone: 'a' } });
+  });
+
+  it("reads a node's deployment roles from its role features, all of them in order, or from the features the profile's roleKey names", async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names.slice(0, 2), (_, i) => (i === 0 ? { roles: ['controller', 'ceph-osd'] } : {})) });
+    const nodes = await new SlurmInventory({ transport: t.transport }).listNodes();
+    expect(nodes.map((n) => [n.role, n.roles])).toEqual([
+      ['controller', ['controller', 'ceph-osd']],
+      ['Compute', ['Compute']],
+    ]);
+    const byOtherKey = await new SlurmInventory({ transport: t.transport, roleKey: 'fuel' }).listNodes();
+    expect(byOtherKey.map((n) => [n.role, n.roles, n.labels])).toEqual([
+      ['compute', undefined, { role: 'ceph-osd' }],
+      ['compute', undefined, { role: 'Compute' }],
+    ]);
   });
 
   it('rejects a hostile label before any command runs', async () => {

@@ -1,0 +1,121 @@
+import { performance } from 'node:perf_hooks';
+import { COMMAND_TASK_TYPES } from '../../adapters/site/tasks/node-commands';
+import { groupTaskRunId, parseTaskRunRequest, planTaskGraph, requireTaskRuns, taskGraphNodes, type TaskGraph, type TaskRunRequestInput } from '../../core/task-graph';
+import type { SiteSource } from '../../engine/open-runtime';
+import { causeMessage } from '../../engine/execution-cause';
+import type { TaskRunView } from '../../engine/reports/task-run-report';
+import type { RolloutRuntime } from '../../engine/runtime';
+import { checkSiteOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
+import { CliError } from '../errors';
+import { ExitCode } from '../exit-codes';
+import { readGraphFile, taskSelectionOf, type TaskSelectionOptions } from '../graph-file';
+import { inventoryOf } from '../inventory-from-site';
+import { numberOrRaw, timeScaleOption } from '../option-values';
+import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
+import { showTaskRunProgress } from '../task-run-progress';
+import { renderTaskRunSummary } from '../task-run-summary';
+
+/** `rollout deploy --graph`'s own options, beside the site, target and output options deploy has. */
+export interface TaskGraphDeployOptions extends SiteSourceOptions, TargetOptions, TaskSelectionOptions {
+  graph?: string;
+  maxInTransition?: string;
+  taskTimeout?: string;
+  pollInterval?: string;
+  timeScale?: string;
+  json?: boolean;
+  siteStateOut?: string;
+  dataDir?: string;
+}
+
+/**
+ * The task run request the options give (the TaskGraph workflow's input, or a group deployment's
+ * `taskGraph`), checked as the workflow checks it: bad input stops here, naming the field.
+ * `forGroups`: the nodes come from the strategy, so `--nodes` is not the graph's.
+ */
+export async function taskRunRequestOf(options: TaskGraphDeployOptions & { graph: string }, forGroups: boolean, source?: SiteSource): Promise<TaskRunRequestInput> {
+  const { request: graph, graph: parsedGraph } = await readGraphFile(options.graph);
+  refuseCommandsWithoutTransport(parsedGraph, source);
+  const selection = taskSelectionOf(forGroups ? { ...options, nodes: undefined } : options);
+  const request: TaskRunRequestInput = {
+    graph: graph as TaskRunRequestInput['graph'],
+    selection: selection as TaskRunRequestInput['selection'],
+    ...Object.fromEntries(
+      Object.entries({
+        maxInTransition: numberOrRaw(options.maxInTransition),
+        taskTimeoutSeconds: numberOrRaw(options.taskTimeout),
+        ...(forGroups ? {} : { pollIntervalSeconds: numberOrRaw(options.pollInterval) }),
+      }).filter(([, v]) => v !== undefined),
+    ),
+  };
+  parseTaskRunRequest(request);
+  return request;
+}
+
+/** A profile that names no transport reaches no node's shell: its command tasks are refused here, before a group prepares for nothing. */
+function refuseCommandsWithoutTransport(graph: TaskGraph, source: SiteSource | undefined): void {
+  if (source?.kind !== 'profile' || source.profile.tasks?.transport || source.profile.transport) return;
+  const commands = graph.tasks.filter((task) => COMMAND_TASK_TYPES.includes(task.type));
+  if (commands.length === 0) return;
+  throw new CliError(
+    `site profile: tasks.transport: the graph's ${commands.map((t) => `${t.type} task ${t.id}`).join(', ')} run commands on the nodes, and the profile names no transport to reach them (tasks.transport or transport)`,
+    ExitCode.invalidInput,
+  );
+}
+
+/** `rollout deploy --graph FILE` without a strategy: the TaskGraph workflow over the site's nodes. Returns the exit code. */
+export async function runTaskGraphDeploy(options: TaskGraphDeployOptions & { graph: string }): Promise<number> {
+  const target = remoteTarget(options);
+  checkSiteOptions(options, target !== undefined);
+  const source = target ? undefined : await loadSiteSource(options);
+  const request = await taskRunRequestOf(options, false, source);
+  // The plan needs the inventory: checked here for a local site (unknown nodes, an empty selection); a served control plane plans in its workflow.
+  if (source) {
+    const parsed = parseTaskRunRequest(request);
+    requireTaskRuns(planTaskGraph(parsed.graph, taskGraphNodes(await inventoryOf(source)), parsed.selection));
+  }
+  const timeScale = timeScaleOption(options.timeScale);
+  const runtime = await connectTarget(
+    target ?? { kind: 'embedded', runtime: { site: source!, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) } },
+  );
+  try {
+    const startedReal = performance.now();
+    const startedSimulated = runtime.now();
+    const run = await runtime.run('taskGraph', request);
+    const progress = showTaskRunProgress(runtime, run.id);
+    const outcome = await run.outcome;
+    await progress.stop();
+    if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
+    if (options.siteStateOut) await writeSiteState(options.siteStateOut, source!, runtime);
+    const view = await runtime.taskRun(run.id);
+    if (!view) throw new CliError(`the workflow ended (${outcome.status}) before opening the task run: ${causeMessage(outcome)}`, ExitCode.notCompleted);
+    if (options.json) process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+    else {
+      const simulated = runtime.siteState() ? { simulatedSeconds: (runtime.now() - startedSimulated) / 1000 } : {};
+      process.stdout.write(`${renderTaskRunSummary(view, { realSeconds: (performance.now() - startedReal) / 1000, ...simulated })}\n`);
+    }
+    if (outcome.status === 'FAILED' && outcome.error !== 'TaskRunFailed') {
+      process.stderr.write(`workflow failed: ${outcome.error}: ${causeMessage(outcome)}\n`);
+      return ExitCode.notCompleted;
+    }
+    return view.status === 'SUCCEEDED' ? ExitCode.completed : ExitCode.notCompleted;
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** The task runs of a deployment's groups (those whose deploy phase ran the graph), by group. */
+export async function groupTaskRuns(runtime: Pick<RolloutRuntime, 'taskRun'>, deploymentId: string, groups: readonly string[]): Promise<Record<string, TaskRunView>> {
+  const runs: Record<string, TaskRunView> = {};
+  for (const group of groups) {
+    const view = await runtime.taskRun(groupTaskRunId(deploymentId, group));
+    if (view) runs[group] = view;
+  }
+  return runs;
+}
+
+/** Each group's task states after the deployment summary. */
+export function renderGroupTaskRuns(runs: Record<string, TaskRunView>): string {
+  return Object.entries(runs)
+    .map(([group, view]) => `\n${renderTaskRunSummary(view, { title: `Tasks of group ${group}` })}`)
+    .join('\n');
+}

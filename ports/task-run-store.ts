@@ -1,0 +1,44 @@
+import type { OperationState } from '../core/scheduling';
+import type { ScheduleFields, TaskRunChunk, TaskRunPlan, TaskRunSettings } from '../core/task-graph';
+
+export type TaskRunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+
+/** A task run: its settings, where its schedule is, and counts for a cheap progress read. */
+export interface TaskRunRecord {
+  runId: string;
+  createdAt: string;
+  status: TaskRunStatus;
+  settings: TaskRunSettings;
+  /** Passes of the annealer applied so far: an increment carries the count it expects, so a retried one does nothing twice. */
+  increment: number;
+  schedule: ScheduleFields;
+  /** Node tasks by state. */
+  counts: Record<OperationState, number>;
+  nodeCount: number;
+  chunkCount: number;
+  /** Set when the run is a group deployment's deploy phase. */
+  deployment?: { deploymentId: string; group: string };
+  /** Epoch ms (the site's clock) the run started and, once over, ended. */
+  startedAt: number;
+  finishedAt?: number;
+}
+
+/**
+ * Durable state of task runs: the plan (written once, in parts), the record, and each chunk of
+ * nodes' task states. Single-item conditional writes only.
+ */
+export interface TaskRunStore {
+  /** Writes the plan and the chunks, then the record. Idempotent: an existing run is left as it is. */
+  createRun(record: Omit<TaskRunRecord, 'increment'>, plan: TaskRunPlan, chunks: readonly TaskRunChunk[]): Promise<void>;
+  getRun(runId: string): Promise<TaskRunRecord | undefined>;
+  getPlan(runId: string): Promise<TaskRunPlan>;
+  /** Every chunk, in order. */
+  getChunks(runId: string, chunkCount: number): Promise<TaskRunChunk[]>;
+  /** Writes these chunks (by index) as they are. */
+  putChunks(runId: string, chunks: ReadonlyMap<number, TaskRunChunk>): Promise<void>;
+  /**
+   * Applies an increment: the record's fields replaced and `increment` bumped, if it is still at
+   * `expectedIncrement`; else StaleWriteError (another attempt applied it).
+   */
+  commitIncrement(runId: string, expectedIncrement: number, update: Pick<TaskRunRecord, 'schedule' | 'counts' | 'status'> & { finishedAt?: number }): Promise<void>;
+}

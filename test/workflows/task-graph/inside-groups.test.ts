@@ -1,0 +1,109 @@
+import { groupTaskRunId } from '../../../core/task-graph';
+import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import { startTestRuntime } from '../../support/embedded';
+import { groupOf, runDeployment } from '../../support/deployment-sites';
+import { EXAMPLE_GRAPH, exampleSite, startsBySecond } from '../../support/task-graph-runs';
+
+const CONTROL = ['node-1', 'node-4', 'node-2', 'node-3', 'node-5'];
+const WORKERS = ['node-6', 'node-7', 'node-8'];
+const strategy = {
+  groups: [
+    groupOf('control-plane', CONTROL, { critical: true, success_criteria: { percent_successful_nodes: 100 } }),
+    groupOf('workers', WORKERS, { critical: true, depends_on: ['control-plane'], success_criteria: { minimum_successful_nodes: 2 } }),
+  ],
+};
+const request = { strategy, taskGraph: { graph: EXAMPLE_GRAPH }, pollIntervalSeconds: 10 };
+
+/** Each group's task run as the deployment left it. */
+async function taskRunsOf(runtime: EmbeddedRuntime, deploymentId: string) {
+  return Object.fromEntries(await Promise.all(['control-plane', 'workers'].map(async (group) => [group, await runtime.taskRun(groupTaskRunId(deploymentId, group))] as const)));
+}
+
+describe('a task graph as each Shipyard group\'s deploy phase', () => {
+  it('prepares each group through the provisioner, deploys it by the graph over its own nodes, in the strategy\'s order', async () => {
+    const runtime = await startTestRuntime({ site: exampleSite() });
+    try {
+      const finished = await runDeployment(runtime, request);
+      expect(finished.outcome.status).toBe('SUCCEEDED');
+      expect(finished.report?.groups['control-plane']?.stage).toBe('DEPLOYED');
+      expect(finished.report?.groups.workers?.stage).toBe('DEPLOYED');
+      for (const node of [...CONTROL, ...WORKERS]) expect(finished.report?.nodes[node]).toBe('DEPLOYED');
+      // The provisioner prepared every node and deployed none: the graph was the deploy phase.
+      for (const node of [...CONTROL, ...WORKERS]) expect(finished.site.nodes[node]).toMatchObject({ prepareCount: 1, deployCount: 0 });
+      const runs = await taskRunsOf(runtime, finished.deploymentId);
+      expect(runs['control-plane']?.deployment).toEqual({ deploymentId: finished.deploymentId, group: 'control-plane' });
+      expect(Object.keys(runs['control-plane']!.nodes).sort()).toEqual([...CONTROL].sort());
+      expect(Object.keys(runs.workers!.nodes).sort()).toEqual([...WORKERS].sort());
+      // Inside each group the graph orders the nodes as before; the workers start once the control plane deployed.
+      const log = finished.site.taskLog;
+      const lastControl = Math.max(...log.filter((e) => CONTROL.includes(e.node)).map((e) => e.end!));
+      expect(Math.min(...log.filter((e) => WORKERS.includes(e.node)).map((e) => e.start))).toBeGreaterThan(lastControl);
+      const controlStarts = startsBySecond(log.filter((e) => CONTROL.includes(e.node))).map(([, runs]) => runs);
+      expect(controlStarts).toEqual([
+        ['node-1/setup_network'],
+        ['node-1/setup_services'],
+        ['node-2/setup_network', 'node-4/setup_network'],
+        ['node-2/setup_services', 'node-4/setup_services'],
+        ['node-3/setup_network', 'node-5/setup_network'],
+        ['node-3/setup_services', 'node-5/setup_services'],
+      ]);
+      const workerStarts = startsBySecond(log.filter((e) => WORKERS.includes(e.node))).map(([, runs]) => runs);
+      expect(workerStarts).toEqual([
+        ['node-6/setup_network', 'node-7/setup_network'],
+        ['node-6/setup_services', 'node-7/setup_services'],
+        ['node-8/setup_network'],
+        ['node-8/setup_services'],
+      ]);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it("judges a group's success criteria by the nodes whose tasks all ended ACTIVE", async () => {
+    const runtime = await startTestRuntime({ site: exampleSite({ 'node-7': { faults: { tasks: { setup_services: 'hang' } } } }) });
+    try {
+      const finished = await runDeployment(runtime, request);
+      expect(finished.outcome).toMatchObject({ status: 'FAILED', error: 'CriticalGroupFailed' });
+      // node-6 deployed; node-7 timed out and node-8 waited behind it: 1 of the 2 successes the group needs.
+      expect(finished.report?.groups.workers).toMatchObject({ stage: 'FAILED', failures: [{ criteria: 'minimum_successful_nodes', needed: 2, actual: 1 }] });
+      expect(finished.report?.nodes).toMatchObject({ 'node-6': 'DEPLOYED', 'node-7': 'FAILED', 'node-8': 'FAILED' });
+      expect(finished.report?.groups['control-plane']?.stage).toBe('DEPLOYED');
+      const runs = await taskRunsOf(runtime, finished.deploymentId);
+      expect(runs.workers?.errors).toEqual({ 'node-7': { setup_services: 'timeout: stopped on the node after 360 s' } });
+      expect(runs.workers?.blocked['node-8']).toEqual({ setup_network: ['node-7/setup_services'], setup_services: ['node-7/setup_services'] });
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('hands back to DeployGroup at the iteration budget and is started again until the run ends, with the same outcome', async () => {
+    const runtime = await startTestRuntime({ site: exampleSite(), taskGraphSettings: { iterationsPerExecution: 4 } });
+    try {
+      const finished = await runDeployment(runtime, request);
+      expect(finished.outcome.status).toBe('SUCCEEDED');
+      for (const node of [...CONTROL, ...WORKERS]) expect(finished.report?.nodes[node]).toBe('DEPLOYED');
+      const taskGraphExecutions = runtime.engine.listExecutions(runtime.stateMachineArns.TaskGraph);
+      // 18 polls for the control plane and 12 for the workers: several executions each, none continued as new.
+      expect(taskGraphExecutions.length).toBeGreaterThan(6);
+      expect(taskGraphExecutions.every((e) => e.status === 'SUCCEEDED')).toBe(true);
+      expect(taskGraphExecutions.every((e) => (e.output as { continuedAs?: unknown }).continuedAs === undefined)).toBe(true);
+      expect(finished.site.taskLog).toHaveLength(16);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('refuses, before anything runs, a graph whose selection names nodes (the strategy selects them) or a task that does not exist', async () => {
+    const runtime = await startTestRuntime({ site: exampleSite() });
+    try {
+      const withNodes = await runDeployment(runtime, { ...request, taskGraph: { graph: EXAMPLE_GRAPH, selection: { nodes: ['node-1'] } } });
+      expect(withNodes.outcome).toMatchObject({ status: 'FAILED', error: 'InvalidInputError' });
+      expect(withNodes.message).toContain("taskGraph.selection.nodes: a group deployment's nodes come from its strategy's selectors");
+      const badTask = await runDeployment(runtime, { ...request, taskGraph: { graph: EXAMPLE_GRAPH, selection: { skip: ['no_such_task'] } } });
+      expect(badTask.message).toContain("taskGraph.selection.skip: unknown task 'no_such_task'");
+      expect(runtime.simulator.state().taskLog).toEqual([]);
+    } finally {
+      await runtime.close();
+    }
+  });
+});

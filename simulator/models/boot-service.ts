@@ -12,6 +12,8 @@ export interface BootSessionRecord {
   templateName: string;
   limit: string;
   createdAt: number;
+  /** When the last node succeeded or failed; undefined while running. */
+  completedAt?: number;
   status: 'running' | 'complete';
   components: Record<string, BootOutcome>;
 }
@@ -32,6 +34,7 @@ interface Session {
   components: Map<string, BootOutcome>;
   /** Nodes that succeeded or failed: the session is complete when it reaches components.size. */
   finished: number;
+  completedAt?: number;
 }
 
 export interface BootServiceDeps {
@@ -127,6 +130,7 @@ export class BootServiceModel {
     timeline.at(now + timing.bootSeconds * 1000, (at) => {
       if (this.bootingIn.get(node) === session.name) this.bootingIn.delete(node);
       session.finished++;
+      if (session.finished === session.components.size) session.completedAt = at;
       if (faults.boot === 'fail') {
         session.components.set(node, 'failed');
         return;
@@ -146,6 +150,7 @@ function toRecord(session: Session): BootSessionRecord {
     templateName: session.templateName,
     limit: session.limit,
     createdAt: session.createdAt,
+    ...(session.completedAt !== undefined ? { completedAt: session.completedAt } : {}),
     status: session.finished === session.components.size ? 'complete' : 'running',
     components: Object.fromEntries(session.components),
   };

@@ -103,9 +103,10 @@ describe('site simulator HTTP API', () => {
     it('creates a session (201) and refuses the same name again (409)', async () => {
       const created = await call('POST', '/bos/v2/sessions', session);
       expect(created.status).toBe(201);
-      expect(created.body).toMatchObject({ name: 's1', template_name: 'cos-2.4', limit: 'compute', status: { status: 'running' } });
+      // As BOS stores it: pending, no components yet, nullable fields null.
+      expect(created.body).toMatchObject({ name: 's1', template_name: 'cos-2.4', limit: 'compute', components: '', tenant: null, status: { status: 'pending', end_time: null, error: null } });
       // V2Session.components: the nodes as one comma-separated string.
-      expect(created.body.components).toBe(NODES.join(','));
+      expect((await call('GET', '/bos/v2/sessions/s1')).body).toMatchObject({ components: NODES.join(','), status: { status: 'running' } });
       expect((await call('POST', '/bos/v2/sessions', session)).status).toBe(409);
       expect(t.state().nodes[NODES[0]!]!.bootCount).toBe(1);
     });
@@ -115,7 +116,7 @@ describe('site simulator HTTP API', () => {
       const components = await call('GET', '/bos/v2/components?session=s1');
       expect(components.status).toBe(200);
       expect(components.body).toEqual(
-        NODES.map((id) => expect.objectContaining({ id, session: 's1', enabled: true, status: { phase: 'powering_on', status: 'power_on_called' } })),
+        NODES.map((id) => expect.objectContaining({ id, session: 's1', enabled: true, error: '', status: { phase: 'powering_on', status: 'power_on_called', status_override: '' } })),
       );
       expect((await call('GET', `/bos/v2/components?ids=${NODES[1]}`)).body).toHaveLength(1);
       expect((await call('GET', '/bos/v2/components?session=other')).body).toEqual([]);

@@ -34,6 +34,8 @@ export interface ConnectorContext {
   baseDir: string;
   /** Where slurm-reboot and the command provisioner keep what they remember between activities. */
   connectorState: ConnectorState;
+  /** The site's inventory as the profile describes it (slurm-reboot resolves a group-label limit through it). */
+  inventory(): Promise<Inventory>;
 }
 
 type Builder<P extends { type: string }, T> = { [K in P['type']]?: (config: Extract<P, { type: K }>, context: ConnectorContext) => T | Promise<T> };
@@ -119,17 +121,19 @@ export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFrom
   const clock = deps.clock ?? systemClock;
   const baseDir = deps.baseDir ?? process.cwd();
   const connectorState = deps.connectorState ?? NO_CONNECTOR_STATE;
+  let inventoryBuilt: Promise<Inventory> | undefined;
+  const siteInventory = () => (inventoryBuilt ??= build<Inventory>('inventory', profile.inventory));
   const build = async <T>(service: keyof ConnectorBuilders, config: { type: string }): Promise<T> => {
     const builder = (builders[service] as Record<string, ((c: unknown, x: ConnectorContext) => T | Promise<T>) | undefined>)[config.type];
     if (!builder) {
       throw new InvalidInputError('site profile', [{ field: `${service}.type`, message: `no '${config.type}' connector is available in this build` }]);
     }
-    return builder(config, { profile, path: service, transport: (s) => transportFor(profile, s), resolveSecret, clock, baseDir, connectorState });
+    return builder(config, { profile, path: service, transport: (s) => transportFor(profile, s), resolveSecret, clock, baseDir, connectorState, inventory: siteInventory });
   };
   const [workloadManager, bootService, inventory, provisioner] = await Promise.all([
     build<WorkloadManager>('workloadManager', profile.workloadManager),
     build<BootService>('bootService', profile.bootService),
-    build<Inventory>('inventory', profile.inventory),
+    siteInventory(),
     profile.provisioner ? build<Provisioner>('provisioner', profile.provisioner) : undefined,
   ]);
   return { site: { workloadManager, bootService, inventory }, ...(provisioner ? { provisioner } : {}) };

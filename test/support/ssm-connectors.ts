@@ -1,5 +1,5 @@
 import { createSiteFromProfile, type SiteClients } from '../../adapters/site';
-import { parseSiteProfile } from '../../core/site/site-profile';
+import { parseSiteProfile, type SiteProfileInput } from '../../core/site/site-profile';
 import type { ConnectorState } from '../../ports/connector-state';
 import { siteProfileFor, type RunningSiteSimulator } from '../../simulator';
 
@@ -11,11 +11,20 @@ type Connect = (simulator: RunningSiteSimulator, deps: { connectorState: Connect
  * provisioner, all over the simulator's SSM endpoint), built by createSiteFromProfile as the CLI and
  * the Lambdas build it, on the simulator's clock, with the runtime's table as connector state.
  */
-export const ssmConnectors: Connect = async (simulator, { connectorState }) => {
-  const profile = parseSiteProfile(siteProfileFor(simulator.urls, 'ssm', 1));
-  const { site, provisioner } = await createSiteFromProfile(profile, { connectorState, clock: { now: () => simulator.simulator.clock.now() } });
-  return { ...site, ...(provisioner ? { provisioner } : {}) };
-};
+export const ssmConnectors: Connect = (simulator, deps) => profileConnectors((urls) => siteProfileFor(urls, 'ssm', 1))(simulator, deps);
+
+/**
+ * For EmbeddedRuntime's `connectors`: the site the profile `profileOf(urls)` describes, built by
+ * createSiteFromProfile (as the CLI and the Lambdas build it) on the simulator's clock; relative
+ * paths (a file inventory) are read from `baseDir`.
+ */
+export function profileConnectors(profileOf: (urls: RunningSiteSimulator['urls']) => SiteProfileInput, baseDir?: string): Connect {
+  return async (simulator, { connectorState }) => {
+    const profile = parseSiteProfile(profileOf(simulator.urls));
+    const { site, provisioner } = await createSiteFromProfile(profile, { connectorState, clock: { now: () => simulator.simulator.clock.now() }, ...(baseDir ? { baseDir } : {}) });
+    return { ...site, ...(provisioner ? { provisioner } : {}) };
+  };
+}
 
 /**
  * As ssmConnectors, but every call goes to connectors built afresh (a new SSM client, new

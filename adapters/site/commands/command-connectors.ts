@@ -13,11 +13,10 @@ import { SsmTransport } from './ssm-transport';
 /**
  * The command-driven connector builders of one site: scontrol, slurm-reboot, the slurm and file
  * inventories and the command provisioner. Services naming the same transport share one (one SSM
- * client, one set of statistics), and slurm-reboot reads the one SlurmInventory the site uses.
+ * client, one set of statistics).
  */
 export function commandConnectors(): ConnectorBuilders {
   const transports = new Map<string, CommandTransport>();
-  const inventories = new Map<CommandTransport, SlurmInventory>();
   const transportOf = (service: { transport?: TransportProfile }, context: ConnectorContext): CommandTransport => {
     const config = context.transport(service);
     const key = JSON.stringify(config);
@@ -28,24 +27,17 @@ export function commandConnectors(): ConnectorBuilders {
     }
     return transport;
   };
-  const slurmInventoryOf = (transport: CommandTransport): SlurmInventory => {
-    let inventory = inventories.get(transport);
-    if (!inventory) {
-      inventory = new SlurmInventory({ transport });
-      inventories.set(transport, inventory);
-    }
-    return inventory;
-  };
   return {
     workloadManager: {
       scontrol: (config, context) => new ScontrolWorkloadManager({ transport: transportOf(config, context) }),
     },
     bootService: {
-      'slurm-reboot': (config, context) => {
+      // A group-label limit is the profile's inventory's group (hsm, file or slurm), not necessarily a Slurm feature.
+      'slurm-reboot': async (config, context) => {
         const transport = transportOf(config, context);
         return new SlurmRebootBootService({
           transport,
-          inventory: slurmInventoryOf(transport),
+          inventory: await context.inventory(),
           ...(config.prepareCommand ? { prepareCommand: config.prepareCommand } : {}),
           clock: context.clock,
           sessions: context.connectorState.records<SlurmRebootSession>('slurm-reboot'),
@@ -53,7 +45,7 @@ export function commandConnectors(): ConnectorBuilders {
       },
     },
     inventory: {
-      slurm: (config, context) => slurmInventoryOf(transportOf(config, context)),
+      slurm: (config, context) => new SlurmInventory({ transport: transportOf(config, context) }),
       file: (config, context) => new FileInventory({ path: resolve(context.baseDir, config.path) }),
     },
     provisioner: {

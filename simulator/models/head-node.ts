@@ -22,6 +22,8 @@ export interface Invocation {
   commandId: string;
   instanceId: string;
   commandLine: string;
+  /** SendCommand's Comment: what ListCommandInvocations finds a command by. */
+  comment?: string;
   requestedAt: number;
   /** Simulated time the command finishes (Infinity: never, until executionTimeout). */
   doneAt: number;
@@ -88,11 +90,23 @@ export class HeadNodeModel {
   }
 
   /** SendCommand: the command runs now; its result shows once simulated time reaches `doneAt`. */
-  send(instanceId: string, commands: readonly string[], executionTimeoutSeconds: number): Invocation {
+  send(instanceId: string, commands: readonly string[], executionTimeoutSeconds: number, comment?: string): Invocation {
     const now = this.deps.timeline.sync();
     const commandId = `${String(this.nextId++).padStart(8, '0')}-0000-4000-8000-000000000000`;
     const commandLine = commands.join('\n');
-    const invocation: Invocation = { commandId, instanceId, commandLine, requestedAt: now, doneAt: now, timeoutAt: now + executionTimeoutSeconds * 1000, exitCode: 0, stdout: '', stderr: '', polls: 0 };
+    const invocation: Invocation = {
+      commandId,
+      instanceId,
+      commandLine,
+      ...(comment !== undefined ? { comment } : {}),
+      requestedAt: now,
+      doneAt: now,
+      timeoutAt: now + executionTimeoutSeconds * 1000,
+      exitCode: 0,
+      stdout: '',
+      stderr: '',
+      polls: 0,
+    };
     this.invocations.set(commandId, invocation);
     this.commandLog.push(commandLine);
     const fault = this.matchFault(commandLine);
@@ -132,6 +146,13 @@ export class HeadNodeModel {
     if (now >= invocation.timeoutAt && invocation.doneAt > invocation.timeoutAt) return { invocation, status: 'TimedOut' };
     if (invocation.polls === 1 || now < invocation.doneAt) return { invocation, status: 'InProgress' };
     return { invocation, status: invocation.exitCode === 0 ? 'Success' : 'Failed' };
+  }
+
+  /** An invocation's status without counting a poll (ListCommandInvocations). */
+  peek(invocation: Invocation): InvocationStatus {
+    const now = this.deps.timeline.sync();
+    if (invocation.pending === undefined && now >= invocation.doneAt) return invocation.exitCode === 0 ? 'Success' : 'Failed';
+    return now >= invocation.timeoutAt ? 'TimedOut' : 'InProgress';
   }
 
   list(commandId?: string): Invocation[] {

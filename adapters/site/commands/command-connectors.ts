@@ -50,7 +50,12 @@ export function commandConnectors(): ConnectorBuilders {
     },
     provisioner: {
       command: (config, context) =>
-        new CommandProvisioner({ transport: transportOf(config, context), commands: config.commands, actions: context.connectorState.records<CommandAction>('command-provisioner') }),
+        new CommandProvisioner({
+          transport: transportOf(config, context),
+          commands: config.commands,
+          actions: context.connectorState.records<CommandAction>('command-provisioner'),
+          clock: context.clock,
+        }),
     },
   };
 }

@@ -68,7 +68,7 @@ describe('rolling upgrade through scontrol over SSM, slurm-reboot and the slurm 
     const sessions = Items.filter((item) => String(item.pk).startsWith('CONNECTOR#slurm-reboot#')).map((item) => item.record as SlurmRebootSession);
     expect(sessions.flatMap((s) => s.nodes).sort()).toEqual(Array.from({ length: 5 }, (_, i) => nodeName(i)).sort());
     for (const session of sessions) {
-      for (const node of session.nodes) expect(sim.workloadManager.get(node)!.bootTime).toBeGreaterThanOrEqual(session.requestedAt);
+      for (const node of session.nodes) expect(sim.workloadManager.get(node)!.bootTime).toBeGreaterThanOrEqual(session.requestedAt!);
     }
   });
 

@@ -135,12 +135,70 @@ describe('slurm-reboot boot sessions over SSM', () => {
     expect(t.site.simulator.headNode.commandLog).toEqual([]);
   });
 
-  it('surfaces a failing prepare command as a retryable SiteServiceError', async () => {
-    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: 'nodeset', exitCode: 2, stderr: 'osimage not found' }] });
-    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({}), prepareCommand: 'nodeset {nodes} osimage={template}', sessions: sessions() });
-    const err = await boot.createSession({ name: 's', operation: 'reboot', templateName: 'img', limit: names.slice(0, 2).join(',') }).catch((e: unknown) => e);
+  it('surfaces a failing prepare command as a retryable SiteServiceError, and the retry prepares and reboots', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: 'nodeset', exitCode: 2, stderr: 'osimage not found' }], timing: { bootSeconds: 60, returnSeconds: 10 } });
+    const records = sessions();
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({}), prepareCommand: 'nodeset {nodes} osimage={template}', clock: clock(t), sessions: records });
+    const request = { name: 's', operation: 'reboot' as const, templateName: 'img', limit: names.slice(0, 2).join(',') };
+    const err = await boot.createSession(request).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SiteServiceError);
     expect((err as Error).message).toMatch(/osimage not found/);
+    expect(await records.get('s')).toMatchObject({ prepared: false, rebooted: false, attempts: 1, error: expect.stringMatching(/osimage not found/) });
+    // Nothing was rebooted; a read says the nodes wait for their reboot.
+    expect(await boot.getSession('s')).toEqual({ name: 's', status: 'running', nodes: { [names[0]!]: 'pending', [names[1]!]: 'pending' } });
+
+    await boot.createSession(request);
+    expect(t.site.simulator.headNode.images.get(names[0]!)).toBe('img');
+    t.advance(70);
+    expect(await boot.getSession('s')).toEqual({ name: 's', status: 'complete', nodes: { [names[0]!]: 'succeeded', [names[1]!]: 'succeeded' } });
+    expect([t.state().nodes[names[0]!]!.bootCount, t.state().nodes[names[1]!]!.bootCount]).toEqual([1, 1]);
+    // Done: another retry runs no command.
+    const sent = t.site.simulator.headNode.commandLog.length;
+    await boot.createSession(request);
+    expect(t.site.simulator.headNode.commandLog.slice(sent).every((c) => c.includes("'show'"))).toBe(true);
+  });
+
+  it('re-sends a failed reboot command, without preparing again', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: "'reboot'", exitCode: 1, stderr: 'slurm_reboot_nodes error: Unable to contact slurm controller' }], timing: { bootSeconds: 60, returnSeconds: 10 } });
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({ upgrading: names.slice(0, 2) }), prepareCommand: 'nodeset {nodes} osimage={template}', clock: clock(t), sessions: sessions() });
+    const request = { name: 's', operation: 'reboot' as const, templateName: 'img', limit: 'upgrading' };
+    await expect(boot.createSession(request)).rejects.toThrow(/Unable to contact slurm controller/);
+    await boot.createSession(request);
+    t.advance(70);
+    expect((await boot.getSession('s'))!.status).toBe('complete');
+    const log = t.site.simulator.headNode.commandLog;
+    expect(log.filter((c) => c.startsWith('nodeset'))).toHaveLength(1);
+    expect(log.filter((c) => c.includes("'reboot'"))).toHaveLength(2);
+    expect(t.state().nodes[names[0]!]!.bootCount).toBe(1);
+  });
+
+  it('on a retry after a reboot reached slurmctld, reboots only the nodes that have none pending or done', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), timing: { bootSeconds: 60, returnSeconds: 10 } });
+    const records = sessions();
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({}), clock: clock(t), sessions: records });
+    const request = { name: 's', operation: 'reboot' as const, templateName: 'img', limit: names.slice(0, 3).join(',') };
+    await boot.createSession(request);
+    t.advance(70);
+    // As if the process died after `scontrol reboot` ran but before it recorded so, and a third node was left out of it.
+    const stored = (await records.get('s'))!;
+    await records.update({ ...stored, nodes: names.slice(0, 4), rebooted: false, error: 'the process stopped' });
+    await boot.createSession({ ...request, limit: names.slice(0, 4).join(',') });
+    t.advance(70);
+    expect((await boot.getSession('s'))!.nodes).toEqual({ [names[0]!]: 'succeeded', [names[1]!]: 'succeeded', [names[2]!]: 'succeeded', [names[3]!]: 'succeeded' });
+    expect(names.slice(0, 4).map((n) => t.state().nodes[n]!.bootCount)).toEqual([1, 1, 1, 1]);
+    expect(t.site.simulator.headNode.commandLog.filter((c) => c.includes("'reboot'")).at(-1)).toContain(`'${names[3]}'`);
+  });
+
+  it('fails the session with the command\'s own error once its attempts are spent', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: 'wwctl', exitCode: 255, stderr: 'ERROR: image rocky-9.9 does not exist', count: 10 }] });
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({}), prepareCommand: 'wwctl node set --yes --image {template} {nodes}', clock: clock(t), sessions: sessions(), maxAttempts: 2 });
+    const request = { name: 's', operation: 'reboot' as const, templateName: 'rocky-9.9', limit: names[0]! };
+    await expect(boot.createSession(request)).rejects.toThrow(/image rocky-9.9 does not exist/);
+    const last = await boot.createSession(request);
+    expect(last).toEqual({ name: 's', status: 'complete', error: expect.stringMatching(/image rocky-9.9 does not exist.*after 2 attempts/), nodes: { [names[0]!]: 'failed' } });
+    expect(await boot.getSession('s')).toEqual(last);
+    expect(t.site.simulator.headNode.commandLog.filter((c) => c.includes('reboot'))).toEqual([]);
+    expect(t.state().nodes[names[0]!]!.bootCount).toBe(0);
   });
 });
 

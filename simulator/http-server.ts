@@ -31,7 +31,7 @@ export interface SimulatorUrls {
   slurmrestd: string;
   /** BOS's base (its paths start at `/v2`), as https://api-gw/apis/bos on a CSM site. */
   bos: string;
-  /** HSM/SMD's base (its paths start at `/hsm/v2`), plus our `/inventory/v1/nodes`. */
+  /** HSM/SMD's base (its paths start at `/hsm/v2`): groups, State/Components, memberships. */
   hsm: string;
   /** Our provisioner API: `/provisioner/v1/actions`. */
   provisioner: string;

@@ -170,11 +170,15 @@ describe('site simulator HTTP API', () => {
       expect(missing.body.detail).toMatch(/new/);
     });
 
-    it('lists groups and inventory nodes', async () => {
+    it('lists groups, and the nodes as SMD State/Components and memberships', async () => {
       const groups = await call('GET', '/hsm/v2/groups');
       expect(groups.body).toEqual([{ label: 'compute', description: '', tags: [], members: { ids: NODES } }]);
-      const nodes = await call('GET', '/inventory/v1/nodes');
-      expect((nodes.body.nodes as { name: string; role: string }[]).map((n) => [n.name, n.role])).toEqual(NODES.map((n) => [n, 'Compute']));
+      const components = await call('GET', '/hsm/v2/State/Components?type=Node');
+      expect((components.body.Components as { ID: string; Role: string; Type: string }[]).map((c) => [c.ID, c.Role, c.Type])).toEqual(NODES.map((n) => [n, 'Compute', 'Node']));
+      expect((await call('GET', '/hsm/v2/State/Components?type=NodeBMC')).body).toEqual({ Components: [] });
+      expect((await call('GET', `/hsm/v2/State/Components?id=${NODES[1]}`)).body.Components).toHaveLength(1);
+      const memberships = (await call('GET', '/hsm/v2/memberships?type=Node')) as unknown as { body: { id: string; groupLabels: string[] }[] };
+      expect(memberships.body[0]).toEqual({ id: NODES[0], groupLabels: ['compute'], partitionName: '' });
     });
   });
 

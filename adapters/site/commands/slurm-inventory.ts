@@ -1,6 +1,7 @@
 import { SiteServiceError } from '../../../core/errors';
 import { chunkHostlist, expandHostlist } from '../../../core/site/hostlist';
 import { validLabel, validNodeNames } from '../../../core/site/names';
+import { readNodeLabels } from '../../../core/site/node-labels';
 import type { CommandTransport } from '../../../ports/command-transport';
 import type { Inventory, InventoryNode } from '../../../ports/site';
 import { run, runChecked } from './scontrol-workload-manager';
@@ -14,10 +15,6 @@ export interface SlurmInventoryOptions {
 
 /** `sinfo` prints one line per partition, feature set and state with a compressed hostlist: short even for thousands of nodes. */
 const SINFO_FORMAT = '--format=%R %f %N';
-/** Features of the form `key:value` that fill InventoryNode fields rather than labels or tags. */
-const RACK = 'rack';
-const ROLE = 'role';
-const NID = 'nid';
 const DEFAULT_ROLE = 'compute';
 
 interface SlurmView {
@@ -41,9 +38,9 @@ const natural = new Intl.Collator('en', { numeric: true }).compare;
  *   are slurm.conf's to change: editing one is refused.
  * - Slurm has no empty feature: a label that no partition or node carries is an empty group, not
  *   GroupNotFoundError (so a mistyped target group yields an empty plan).
- * - listNodes reads the conventions `rack:<rack>`, `role:<role>` (default `compute`) and `nid:<n>`
- *   (default: position in name order) from features; other `key:value` features are labels and
- *   every other feature is a tag.
+ * - listNodes reads the features by core/site/node-labels.ts: `rack:<rack>`, `role:<role>` (default
+ *   `compute`), `nid:<n>` (default: position in name order), `deploy-role:<role>`; other
+ *   `key:value` features are labels and every other feature is a tag.
  */
 export class SlurmInventory implements Inventory {
   private readonly sinfo: string;
@@ -134,21 +131,6 @@ export function parseSinfo(stdout: string, script = 'sinfo'): SlurmView {
 }
 
 function toInventoryNode(name: string, features: readonly string[], position: number): InventoryNode {
-  const labels: Record<string, string> = {};
-  const tags: string[] = [];
-  for (const feature of features) {
-    const colon = feature.indexOf(':');
-    if (colon > 0) labels[feature.slice(0, colon)] = feature.slice(colon + 1);
-    else tags.push(feature);
-  }
-  const { [RACK]: rack, [ROLE]: role, [NID]: nid, ...rest } = labels;
-  const parsedNid = Number(nid);
-  return {
-    name,
-    nid: nid !== undefined && Number.isInteger(parsedNid) ? parsedNid : position,
-    ...(rack !== undefined ? { rack } : {}),
-    role: role ?? DEFAULT_ROLE,
-    tags,
-    labels: rest,
-  };
+  const { rack, role, nid, roles, labels, tags } = readNodeLabels(features);
+  return { name, nid: nid ?? position, ...(rack !== undefined ? { rack } : {}), role: role ?? DEFAULT_ROLE, tags, labels, ...(roles.length > 0 ? { roles } : {}) };
 }

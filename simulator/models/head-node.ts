@@ -334,20 +334,29 @@ export class HeadNodeModel {
     return { exitCode: 0 };
   }
 
-  /** `sinfo --noheader --format=<fmt>` with %R (partition), %f (available features), %N (hostlist): one line per partition and feature set. */
+  /**
+   * `sinfo --noheader [--nodes=<hostlist>] --format=<fmt>` with %R (partition), %f (available
+   * features), %N (hostlist): like sinfo, one line per distinct value of the other fields.
+   */
   private sinfo(args: string[]): Output {
     const format = args.find((a) => a.startsWith('--format='))?.slice('--format='.length) ?? args[args.indexOf('-o') + 1];
+    const nodesArg = args.find((a) => a.startsWith('--nodes='))?.slice('--nodes='.length);
     const known = new Set(['--noheader', '-h']);
-    if (!format || args.some((a) => !known.has(a) && !a.startsWith('--format=') && a !== '-o' && a !== format)) return { exitCode: 1, stderr: `sinfo: unsupported arguments: ${args.join(' ')}\n` };
+    if (!format || args.some((a) => !known.has(a) && !a.startsWith('--format=') && !a.startsWith('--nodes=') && a !== '-o' && a !== format)) {
+      return { exitCode: 1, stderr: `sinfo: unsupported arguments: ${args.join(' ')}\n` };
+    }
+    const wanted = nodesArg === undefined ? undefined : new Set(expandHostlist(nodesArg));
     const records = new Map<string, string[]>();
     const all = this.features();
     for (const node of this.deps.workloadManager.list()) {
+      if (wanted && !wanted.has(node.name)) continue;
       const features = (all.get(node.name) ?? []).join(',') || '(null)';
-      records.set(features, [...(records.get(features) ?? []), node.name]);
+      const key = format.replace(/%([RPfb])/g, (_, field: string) => (field === 'R' || field === 'P' ? SIMULATED_PARTITION : features));
+      const line = records.get(key);
+      if (line) line.push(node.name);
+      else records.set(key, [node.name]);
     }
-    const lines = [...records].map(([features, nodes]) =>
-      format.replace(/%([RPfbN])/g, (_, field: string) => (field === 'R' || field === 'P' ? SIMULATED_PARTITION : field === 'N' ? compressHostlist(nodes) : features)),
-    );
+    const lines = [...records].map(([line, nodes]) => line.replace(/%N/g, compressHostlist(nodes)));
     return { exitCode: 0, stdout: lines.map((l) => `${l}\n`).join('') };
   }
 
@@ -369,7 +378,7 @@ export class HeadNodeModel {
   /**
    * `provision prepare|deploy <hostlist>`: the site's own provisioning script, as the command
    * provisioner's template in a `--transport ssm` profile names it. Runs a provisioner-model action
-   * and finishes when every node has; prints `node=<name> ok|failed` per node, exits 1 if any failed.
+   * and finishes when every node has; prints `node=<hostlist> ok` and `node=<hostlist> failed`, exits 1 if any failed.
    */
   private provision(args: string[]): Output {
     const [kind, hostlist] = args;
@@ -381,8 +390,11 @@ export class HeadNodeModel {
       pending: () => {
         const action = this.deps.provisioner.getAction(name)!;
         if (action.status !== 'complete') return undefined;
-        const lines = Object.entries(action.nodes).map(([node, outcome]) => `node=${node} ${outcome === 'succeeded' ? 'ok' : 'failed'}\n`);
-        return { exitCode: lines.some((l) => l.endsWith('failed\n')) ? 1 : 0, stdout: lines.join('') };
+        const nodes = Object.entries(action.nodes);
+        const ok = nodes.filter(([, outcome]) => outcome === 'succeeded').map(([node]) => node);
+        const failed = nodes.filter(([, outcome]) => outcome !== 'succeeded').map(([node]) => node);
+        const lines = [...(ok.length > 0 ? [`node=${compressHostlist(ok)} ok\n`] : []), ...(failed.length > 0 ? [`node=${compressHostlist(failed)} failed\n`] : [])];
+        return { exitCode: failed.length > 0 ? 1 : 0, stdout: lines.join('') };
       },
     };
   }

@@ -27,9 +27,13 @@ export function commandConnectors(): ConnectorBuilders {
     }
     return transport;
   };
+  const paths = (context: ConnectorContext) => context.profile.commandPaths ?? {};
   return {
     workloadManager: {
-      scontrol: (config, context) => new ScontrolWorkloadManager({ transport: transportOf(config, context) }),
+      scontrol: (config, context) => {
+        const { scontrol, squeue } = paths(context);
+        return new ScontrolWorkloadManager({ transport: transportOf(config, context), ...(scontrol ? { scontrol } : {}), ...(squeue ? { squeue } : {}) });
+      },
     },
     bootService: {
       // A group-label limit is the profile's inventory's group (hsm, file or slurm), not necessarily a Slurm feature.
@@ -41,11 +45,15 @@ export function commandConnectors(): ConnectorBuilders {
           ...(config.prepareCommand ? { prepareCommand: config.prepareCommand } : {}),
           clock: context.clock,
           sessions: context.connectorState.records<SlurmRebootSession>('slurm-reboot'),
+          ...(paths(context).scontrol ? { scontrol: paths(context).scontrol } : {}),
         });
       },
     },
     inventory: {
-      slurm: (config, context) => new SlurmInventory({ transport: transportOf(config, context) }),
+      slurm: (config, context) => {
+        const { sinfo, scontrol } = paths(context);
+        return new SlurmInventory({ transport: transportOf(config, context), ...(sinfo ? { sinfo } : {}), ...(scontrol ? { scontrol } : {}) });
+      },
       file: (config, context) => new FileInventory({ path: resolve(context.baseDir, config.path) }),
     },
     provisioner: {

@@ -56,8 +56,10 @@ const NODE_LINE = /^node=(\S+)\s+(ok|failed)\s*$/;
  * waiting (the workflow starts, then polls).
  *
  * Per-node outcome convention: a line `node=<name> ok` or `node=<name> failed` on stdout (the name
- * may be a hostlist) settles those nodes; nodes the output does not name take the exit code (0:
- * succeeded, else failed). A command that times out or cannot finish fails every node it did not name.
+ * may be a hostlist: print `node=nid[001-512] ok` rather than a line per node, SSM keeps 24,000
+ * characters) settles those nodes; nodes the output does not name take the exit code (0: succeeded,
+ * else failed). Output cut short by the transport, a command that times out or cannot finish fails
+ * every node it did not name.
  *
  * State: an action is recorded before its command starts, then its invocation id, then its
  * outcome, in `actions`, outside this process (each activity of a deployed stack is its own Lambda
@@ -164,7 +166,8 @@ export function nodeOutcomes(nodes: readonly string[], result: CommandResult): R
     }
     for (const name of names) if (wanted.has(name)) reported.set(name, match[2] === 'ok' ? 'succeeded' : 'failed');
   }
-  const fallback: ProvisionNodeOutcome = result.exitCode === 0 ? 'succeeded' : 'failed';
+  // Output cut short (SSM keeps 24,000 characters): a node not named may have been named past the cut, so its outcome is unknown: failed.
+  const fallback: ProvisionNodeOutcome = result.exitCode === 0 && !result.stdoutTruncated ? 'succeeded' : 'failed';
   return Object.fromEntries(nodes.map((n) => [n, reported.get(n) ?? fallback]));
 }
 

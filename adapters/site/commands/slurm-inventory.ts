@@ -1,5 +1,5 @@
 import { SiteServiceError } from '../../../core/errors';
-import { chunkHostlist, expandHostlist } from '../../../core/site/hostlist';
+import { chunkHostlist, compressHostlist, expandHostlist } from '../../../core/site/hostlist';
 import { validLabel, validNodeNames } from '../../../core/site/names';
 import { readNodeLabels } from '../../../core/site/node-labels';
 import type { CommandTransport } from '../../../ports/command-transport';
@@ -100,12 +100,50 @@ export class SlurmInventory implements Inventory {
     }
   }
 
+  /**
+   * One `sinfo` when its listing fits the transport's output (SSM keeps 24,000 characters). sinfo
+   * prints a line per distinct feature set, so a site whose nodes each carry their own feature
+   * (`nid:<n>`) passes that from a few hundred nodes: then the partitions and their nodes are read
+   * first (`%R %N`, a line per partition), and the features in chunks of nodes (`--nodes=<hostlist>`),
+   * halved until each fits.
+   */
   private async view(): Promise<SlurmView> {
-    const script = shellCommand([this.sinfo, '--noheader', SINFO_FORMAT]);
+    const whole = await this.sinfoRun(SINFO_FORMAT);
+    if (whole.stdout !== undefined) return parseSinfo(whole.stdout, whole.script);
+    const listing = await this.sinfoRun('--format=%R %N');
+    if (listing.stdout === undefined) throw new SiteServiceError('inventory', `${listing.script}: the partition listing exceeds the transport's output limit`);
+    const partitions = new Map<string, Set<string>>();
+    for (const line of listing.stdout.split('\n')) {
+      const words = line.trim().split(/\s+/);
+      if (words.length !== 2) continue;
+      partitions.set(words[0]!, new Set([...(partitions.get(words[0]!) ?? []), ...expandHostlist(words[1]!)]));
+    }
+    const features = new Map<string, string[]>();
+    const all = [...new Set([...partitions.values()].flatMap((p) => [...p]))].sort(natural);
+    // All of them did not fit: start with halves.
+    const half = Math.ceil(all.length / 2);
+    for (const chunk of [all.slice(0, half), all.slice(half)]) if (chunk.length > 0) await this.readFeatures(chunk, features);
+    return { partitions, features };
+  }
+
+  private async readFeatures(names: readonly string[], into: Map<string, string[]>): Promise<void> {
+    const { stdout, script } = await this.sinfoRun(SINFO_FORMAT, compressHostlist(names));
+    if (stdout === undefined) {
+      if (names.length === 1) throw new SiteServiceError('inventory', `${script}: the features of one node exceed the transport's output limit`);
+      const half = Math.ceil(names.length / 2);
+      await this.readFeatures(names.slice(0, half), into);
+      await this.readFeatures(names.slice(half), into);
+      return;
+    }
+    for (const [name, list] of parseSinfo(stdout, script).features) into.set(name, list);
+  }
+
+  /** `sinfo --noheader [--nodes=<hostlist>] <format>`: its stdout, undefined when the transport cut it short. */
+  private async sinfoRun(format: string, nodes?: string): Promise<{ stdout: string | undefined; script: string }> {
+    const script = shellCommand([this.sinfo, '--noheader', ...(nodes !== undefined ? [`--nodes=${nodes}`] : []), format]);
     const result = await run('inventory', this.options.transport, script);
-    if (result.stdoutTruncated) throw new SiteServiceError('inventory', `${script}: the listing exceeds the transport's output limit`);
     if (result.exitCode !== 0) throw new SiteServiceError('inventory', `${script} exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500) || 'no stderr'}`);
-    return parseSinfo(result.stdout, script);
+    return { stdout: result.stdoutTruncated ? undefined : result.stdout, script };
   }
 }
 

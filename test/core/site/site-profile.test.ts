@@ -64,6 +64,9 @@ describe('site profile', () => {
     ['an unknown placeholder', { ...WAREWULF, bootService: { type: 'slurm-reboot', prepareCommand: 'wwctl node set --image {image} {nodes}' } }, 'bootService.prepareCommand: unknown placeholder {image}: use {template}, {nodes}'],
     ['a provisioner command missing', { ...WAREWULF, provisioner: { type: 'command', commands: { prepare: 'p {nodes}' } } }, 'provisioner.commands.deploy: '],
     ['a file inventory without a path', { ...CSM, inventory: { type: 'file' } }, 'inventory.path: '],
+    ['a relative program path', { ...WAREWULF, commandPaths: { scontrol: 'bin/scontrol' } }, 'commandPaths.scontrol: must be an absolute path such as /opt/slurm/bin/scontrol'],
+    ['a program path with shell characters', { ...WAREWULF, commandPaths: { sinfo: '/opt/slurm/bin/sinfo; id' } }, 'commandPaths.sinfo: must be an absolute path'],
+    ['an unknown program', { ...WAREWULF, commandPaths: { sbatch: '/opt/slurm/bin/sbatch' } }, 'commandPaths.sbatch: unknown key'],
   ])('reports %s with its path', (_case, profile, expected) => {
     expect(problemsOf(profile).some((p) => p.startsWith(expected))).toBe(true);
   });

@@ -16,6 +16,12 @@ describe('command provisioner', () => {
     expect(nodeOutcomes(nodes, result(0, 'node=n3 failed\n'))).toEqual({ n1: 'succeeded', n2: 'succeeded', n3: 'failed', n4: 'succeeded' });
   });
 
+  it('fails the nodes output cut short by the transport does not name, whatever the exit code', () => {
+    const nodes = ['n1', 'n2', 'n3'];
+    const cut = { exitCode: 0, stdout: 'node=n1 ok\nnode=n2 fail', stderr: '', stdoutTruncated: true };
+    expect(nodeOutcomes(nodes, cut)).toEqual({ n1: 'succeeded', n2: 'failed', n3: 'failed' });
+  });
+
   it('starts the command without waiting, with the nodes as one quoted hostlist, and reports it once it ends (local transport)', async () => {
     const provisioner = new CommandProvisioner({
       transport: new LocalTransport(),

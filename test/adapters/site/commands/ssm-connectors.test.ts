@@ -1,7 +1,9 @@
 import { ScontrolWorkloadManager } from '../../../../adapters/site/commands/scontrol-workload-manager';
 import { SlurmRebootBootService, type SlurmRebootSession } from '../../../../adapters/site/commands/slurm-reboot-boot-service';
 import { CommandTransportError } from '../../../../adapters/site/commands/command-errors';
+import { createSiteFromProfile } from '../../../../adapters/site';
 import { SiteServiceError } from '../../../../core/errors';
+import { parseSiteProfile } from '../../../../core/site/site-profile';
 import { HEAD_NODE_INSTANCE_ID } from '../../../../simulator/models/head-node';
 import { nodeNames, nodesOf } from '../../../support/simulator';
 import { memoryConnectorState } from '../../../support/connector-state';
@@ -214,3 +216,27 @@ function fakeInventory(groups: Record<string, string[]>) {
     listNodes: async () => [],
   };
 }
+
+describe('commandPaths in a profile', () => {
+  let t: SsmTestSite;
+  afterEach(() => t.close());
+
+  it('runs scontrol, sinfo and squeue by the absolute paths the profile gives (SSM\'s PATH lacks /opt/slurm/bin)', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), groups: { compute: names } });
+    const profile = parseSiteProfile({
+      transport: { type: 'ssm', instanceIds: [HEAD_NODE_INSTANCE_ID], region: 'us-east-1', endpoint: t.site.url },
+      workloadManager: { type: 'scontrol' },
+      bootService: { type: 'slurm-reboot' },
+      inventory: { type: 'slurm' },
+      commandPaths: { scontrol: '/opt/slurm/bin/scontrol', sinfo: '/opt/slurm/bin/sinfo', squeue: '/opt/slurm/bin/squeue' },
+      simulatedTime: { timeScale: 1, controlUrl: t.site.urls.control },
+    });
+    const { site } = await createSiteFromProfile(profile, { connectorState: memoryConnectorState(), clock: clock(t) });
+    await site.workloadManager.drainNodes(names.slice(0, 2), 'rolling-upgrade');
+    await site.workloadManager.getJobEnds!(names.slice(0, 2));
+    await site.inventory.addGroupMembers('upgrading', names.slice(0, 2));
+    await site.bootService.createSession({ name: 's', operation: 'reboot', templateName: 'img', limit: 'upgrading' });
+    const programs = new Set(t.site.simulator.headNode.commandLog.map((c) => c.split(' ')[0]));
+    expect(programs).toEqual(new Set(["'/opt/slurm/bin/scontrol'", "'/opt/slurm/bin/sinfo'", "'/opt/slurm/bin/squeue'"]));
+  });
+});

@@ -130,7 +130,7 @@ export const provisionerProfileSchema = z.discriminatedUnion(
 const programPath = (program: string) =>
   z
     .string({ error: 'must be a string' })
-    .regex(/^\/[A-Za-z0-9._+\/-]+$/, `must be an absolute path such as /opt/slurm/bin/${program}`)
+    .regex(/^\/[A-Za-z0-9._+/-]+$/, `must be an absolute path such as /opt/slurm/bin/${program}`)
     .describe(`Where ${program} is on the head node`)
     .optional();
 

@@ -6,7 +6,8 @@ import type { Timeline } from '../timeline';
 import type { InventoryNode } from '../../core/site/site-nodes';
 import type { InventoryModel } from './inventory';
 import type { ProvisionerModel } from './provisioner';
-import type { WorkloadManagerModel, WlmNodeSnapshot } from './workload-manager';
+import { scontrolShowNodeJson } from './scontrol-json';
+import type { WorkloadManagerModel } from './workload-manager';
 
 /** The simulated cluster's one partition, holding every node. */
 export const SIMULATED_PARTITION = 'batch';
@@ -213,7 +214,8 @@ export class HeadNodeModel {
     const wlm = this.deps.workloadManager;
     const nodes = hostlist === undefined ? wlm.list() : expandHostlist(hostlist).flatMap((n) => wlm.get(n) ?? []);
     if (nodes.length === 0) return { exitCode: 1, stdout: JSON.stringify({ nodes: [], errors: [{ error: 'Node not found' }] }), stderr: `Node ${hostlist} not found\n` };
-    return { exitCode: 0, stdout: JSON.stringify({ nodes: nodes.map(toSlurmJson), errors: [], warnings: [] }) };
+    const features = this.features();
+    return { exitCode: 0, stdout: scontrolShowNodeJson(nodes, (name) => features.get(name) ?? [], this.deps.timeline.sync()) };
   }
 
   private keyValues(args: readonly string[]): Map<string, string> {
@@ -421,12 +423,6 @@ export class HeadNodeModel {
 /** The features a node has from the site file: `rack:`, `role:`, its labels as `key:value`, its tags. */
 function fixedFeatures(node: InventoryNode): string[] {
   return [...(node.rack ? [`rack:${node.rack}`] : []), `role:${node.role}`, ...Object.entries(node.labels).map(([k, v]) => `${k}:${v}`), ...node.tags];
-}
-
-/** A node as `scontrol --json show node` prints it (Slurm 23.02+): slurmrestd's fields. */
-function toSlurmJson(node: WlmNodeSnapshot) {
-  const time = (ms: number | undefined) => ({ set: ms !== undefined, infinite: false, number: ms === undefined ? 0 : Math.floor(ms / 1000) });
-  return { name: node.name, state: [node.base, ...node.flags], reason: node.reason ?? '', boot_time: time(node.bootTime), slurmd_start_time: time(node.bootTime) };
 }
 
 /** squeue's %L: `[days-]hours:minutes:seconds`, as Slurm prints it (minutes:seconds under an hour). */

@@ -61,6 +61,22 @@ describe('scontrol over SSM on the simulated head node', () => {
     expect(names.map((n) => t.state().nodes[n]!.wlmState)).toEqual(['FAIL', 'DRAINED', 'FAIL', 'IDLE', 'IDLE', 'IDLE']);
   });
 
+  it('sizes its show-node chunks to what fits SSM\'s output, from the characters per node it saw', async () => {
+    const many = nodeNames(60);
+    t = await startSsmTestSite({ nodes: nodesOf(many) });
+    const wlm = new ScontrolWorkloadManager({ transport: t.transport });
+    expect((await wlm.getNodes(many)).size).toBe(60);
+    const first = t.site.simulator.headNode.commandLog.length;
+    // The simulator prints nodes as Slurm 24 does (~2.6 KB each, pretty): 6 per call at first, then as many as
+    // fit 20,000 characters, 7 or 8 (a fixed 20, cut short and halved twice, took 21 calls for these 60).
+    expect(first).toBeGreaterThanOrEqual(8);
+    expect(first).toBeLessThanOrEqual(9);
+    expect((await wlm.getNodes(many)).size).toBe(60);
+    expect(t.site.simulator.headNode.commandLog.length - first).toBeLessThanOrEqual(Math.ceil(60 / 7));
+    // Never cut short: every answer was whole.
+    expect(t.transport.stats.outputBytes / t.transport.stats.sendCommand).toBeLessThan(24_000);
+  });
+
   it('asks again in smaller chunks when the output passes the 24,000 characters SSM keeps', async () => {
     const many = nodeNames(400);
     t = await startSsmTestSite({ nodes: nodesOf(many) });

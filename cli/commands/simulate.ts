@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
 import { parseSiteProfile } from '../../core/site/site-profile';
 import { DEFAULT_TIME_SCALE } from '../../engine/embedded-runtime';
-import { SimClock, loadSiteFile, siteProfileFor, startSiteSimulator, type SimulatedTransport } from '../../simulator';
+import { SimClock, loadSiteFile, siteProfileFor, startSiteSimulator, writeHeadNodeStandIns, type SimulatedTransport } from '../../simulator';
 import { CliError } from '../errors';
 import { numberOrRaw, timeScaleOption } from '../option-values';
 import { ExitCode } from '../exit-codes';
@@ -26,7 +26,9 @@ export function registerSimulateCommand(program: Command): void {
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--time-scale <n>', 'simulated seconds per real second', String(DEFAULT_TIME_SCALE))
     .option('--profile-out <file>', 'write a site connection profile that points at this site')
-    .addOption(new Option('--transport <kind>', 'what the written profile uses').choices(['http', 'ssm']).default('http'))
+    .addOption(
+      new Option('--transport <kind>', 'what the written profile uses (local: stand-in scontrol, sinfo, wwctl... written beside it, run on this host)').choices(['http', 'ssm', 'local']).default('http'),
+    )
     .action(async (options: SimulateOptions) => {
       await simulate(options);
     });
@@ -41,7 +43,9 @@ async function simulate(options: SimulateOptions): Promise<void> {
   const running = await startSiteSimulator({ site, clock: new SimClock({ timeScale }), host: options.host, port });
   if (options.profileOut) {
     // Validated as any profile would be, so what is written is what --site-config accepts.
-    const profile = siteProfileFor(running.urls, options.transport, timeScale);
+    // The local transport runs programs on this host: stand-ins beside the profile pass each command to the simulated head node.
+    const programs = options.transport === 'local' ? await writeHeadNodeStandIns(`${options.profileOut}.bin`, `${running.urls.control}/sim/exec`) : undefined;
+    const profile = siteProfileFor(running.urls, options.transport, timeScale, programs);
     parseSiteProfile(profile, 'generated site profile');
     await writeFile(options.profileOut, stringify(profile));
   }

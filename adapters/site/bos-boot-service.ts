@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { validLabel, validTemplate } from '../../core/site/names';
 import type { BootNodeOutcome, BootService, BootSessionRequest, BootSessionStatus } from '../../ports/site';
 import { HttpJsonClient, urlPath, type JsonResponse } from './http-json-client';
 
@@ -49,11 +50,15 @@ export class BosBootService implements BootService {
   }
 
   async templateExists(templateName: string): Promise<boolean> {
+    validTemplate(templateName, 'templateName');
     const response = await this.http.request('GET', urlPath`/v2/sessiontemplates/${templateName}`, { accept: [404] });
     return response.status !== 404;
   }
 
   async createSession(request: BootSessionRequest): Promise<BootSessionStatus> {
+    validTemplate(request.templateName, 'templateName');
+    // BOS's limit: a comma-separated list of xnames and group labels.
+    request.limit.split(',').forEach((part, i) => validLabel(part, `limit[${i}]`));
     return this.http.createOrRead(
       '/v2/sessions',
       { name: bosSessionName(request.name), operation: request.operation, template_name: request.templateName, limit: request.limit },

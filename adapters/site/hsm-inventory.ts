@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { GroupNotFoundError, SiteServiceError } from '../../core/errors';
 import { shortList } from '../../core/text';
 import type { Inventory, InventoryNode } from '../../ports/site';
+import { validLabel, validNodeNames } from '../../core/site/names';
 import { readNodeLabels } from '../../core/site/node-labels';
 import { HttpJsonClient, urlPath } from './http-json-client';
 
@@ -52,12 +53,14 @@ export class HsmInventory implements Inventory {
   }
 
   async getGroupMembers(label: string): Promise<string[]> {
+    validLabel(label, 'label');
     const response = await this.http.request('GET', urlPath`/hsm/v2/groups/${label}`, { accept: [404] });
     if (response.status === 404) throw new GroupNotFoundError(label);
     return this.http.parse(groupResponse, response).members.ids;
   }
 
   async addGroupMembers(label: string, names: readonly string[]): Promise<void> {
+    validNodeNames(names);
     const present = new Set(await this.getGroupMembers(label));
     const missing = [...new Set(names)].filter((n) => !present.has(n));
     const statuses = await this.eachLimited(missing, (id) =>
@@ -68,6 +71,7 @@ export class HsmInventory implements Inventory {
   }
 
   async removeGroupMembers(label: string, names: readonly string[]): Promise<void> {
+    validNodeNames(names);
     const present = new Set(await this.getGroupMembers(label));
     const toRemove = [...new Set(names)].filter((n) => present.has(n));
     const statuses = await this.eachLimited(toRemove, (id) =>

@@ -42,7 +42,7 @@ export const freshSsmConnectorsPerCall: Connect = async (simulator, deps) => {
 
 /** Every method of each port (ports/site.ts, ports/provisioner.ts). */
 const PORT_METHODS = {
-  workloadManager: ['getNodes', 'drain', 'resume', 'fail', 'drainNodes', 'resumeNodes', 'failNodes'],
+  workloadManager: ['getNodes', 'getJobEnds', 'drain', 'resume', 'fail', 'drainNodes', 'resumeNodes', 'failNodes'],
   bootService: ['templateExists', 'createSession', 'getSession'],
   inventory: ['getGroupMembers', 'addGroupMembers', 'removeGroupMembers', 'listNodes'],
   provisioner: ['startAction', 'getAction'],

@@ -10,7 +10,8 @@ import { renderCost } from './cost';
 /**
  * `npm run bench`: fleet-scale runs on the embedded default, printing figures (not asserting them).
  * `npm run bench -- --quick` runs smaller fleets, to check the harness; `--only=upgrade|deploy|window|tasks|ssm|bundles|cost` runs one kind
- * (`ssm`: the step-size-100 upgrade through scontrol over SSM, with SSM calls and output bytes per node; `bundles`: the Lambda
+ * (`ssm`: the step-size-100 upgrade through scontrol over SSM, with SSM calls and output bytes per node, `--ssm-nodes=N` for
+ * another fleet size; `bundles`: the Lambda
  * bundles of the last `npm run synth`, sizes and import time; `cost`: dollars per 1,000 node-upgrades at step size 1, 10
  * and 100; none of these in the default run).
  */
@@ -56,7 +57,11 @@ if (only === 'cost') {
     process.stdout.write(`${renderCost(figures)}\n\n`);
   }
 }
-if (only === 'ssm') process.stdout.write(`${await benchSsmRollingUpgrade(scenarios[1]!)}\n\n`);
+if (only === 'ssm') {
+  // `--ssm-nodes=N`: another fleet size (the step-100 scenario's busy, failing fleet).
+  const ssmNodes = Number(flag('ssm-nodes') ?? nodes);
+  process.stdout.write(`${await benchSsmRollingUpgrade({ ...scenarios[1]!, name: `rolling upgrade, ${ssmNodes} nodes, step size 100`, nodes: ssmNodes })}\n\n`);
+}
 if (only === undefined || only === 'upgrade') {
   for (const scenario of scenarios) process.stdout.write(`${renderFigures(await benchRollingUpgrade(scenario))}\n\n`);
 }

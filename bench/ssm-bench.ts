@@ -41,12 +41,19 @@ export async function benchSsmRollingUpgrade(s: RollingUpgradeScenario): Promise
     const nodes = await runtime.store.listNodes(run.id);
     const { sendCommand, getCommandInvocation, outputBytes } = transport!.stats;
     const perNode = (n: number) => (n / s.nodes).toFixed(2);
+    const byCommand = new Map<string, number>();
+    for (const line of runtime.simulator.simulator.headNode.commandLog) {
+      const words = line.split(' ').map((w) => w.replace(/^'|'$/g, ''));
+      const kind = words.slice(0, words[1] === '--json' ? 4 : words[0] === 'scontrol' ? 2 : 1).join(' ');
+      byCommand.set(kind, (byCommand.get(kind) ?? 0) + 1);
+    }
     return [
       `== ${s.name} over SSM (scontrol + slurm-reboot + slurm inventory)`,
       `outcome: ${outcome.status}, ${nodes.filter((n) => n.status === 'UPGRADED').length} upgraded / ${nodes.filter((n) => n.status === 'FAILED').length} failed; wall ${wallSeconds.toFixed(1)} s`,
       `SSM SendCommand: ${sendCommand} (${perNode(sendCommand)} per node)`,
       `SSM GetCommandInvocation: ${getCommandInvocation} (${perNode(getCommandInvocation)} per node; the simulator answers InProgress at least once per command)`,
       `command output: ${outputBytes} bytes (${perNode(outputBytes)} per node)`,
+      `commands sent: ${[...byCommand].sort((a, b) => b[1] - a[1]).map(([kind, count]) => `${kind} ${count}`).join(', ')}`,
     ].join('\n');
   } finally {
     await runtime.close();

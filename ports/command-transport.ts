@@ -20,7 +20,13 @@ export interface CommandTransport {
    * takes. Over SSM the id survives this process (it is the command and instance id); locally it
    * names a child of this process.
    */
-  start(script: string, options?: { timeoutSeconds?: number }): Promise<string>;
+  start(script: string, options?: { timeoutSeconds?: number; tag?: string }): Promise<string>;
+  /**
+   * The id of a command started since `since` (epoch ms) with `tag` (at most 100 characters), if
+   * any: how a retry learns that an earlier attempt did start its command (over SSM, the
+   * command's Comment, found with ListCommandInvocations; locally, only in this process).
+   */
+  findStarted(tag: string, since: number): Promise<string | undefined>;
   /** One look at a started command: undefined while it runs. Throws CommandTransportError for an unknown id or a command that could not finish. */
   poll(id: string): Promise<CommandResult | undefined>;
 }

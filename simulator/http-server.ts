@@ -9,6 +9,7 @@ import { hsmApi } from './routes/hsm';
 import { provisionerApi } from './routes/provisioner';
 import type { Method, ServiceApi, SimResponse } from './routes/route';
 import { slurmApi } from './routes/slurm';
+import { execApi, type ExecApi } from './routes/exec';
 import { ssmApi, type SsmApi } from './routes/ssm';
 import type { TimeSource } from './sim-clock';
 import { SimRequestError } from './errors';
@@ -31,7 +32,7 @@ export interface SimulatorUrls {
   slurmrestd: string;
   /** BOS's base (its paths start at `/v2`), as https://api-gw/apis/bos on a CSM site. */
   bos: string;
-  /** HSM/SMD's base (its paths start at `/hsm/v2`), plus our `/inventory/v1/nodes`. */
+  /** HSM/SMD's base (its paths start at `/hsm/v2`): groups, State/Components, memberships. */
   hsm: string;
   /** Our provisioner API: `/provisioner/v1/actions`. */
   provisioner: string;
@@ -63,9 +64,10 @@ export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port
   const faults = new ApiFaults(site.apiFaults);
   const apis = [slurmApi(simulator), bosApi(simulator), hsmApi(simulator), provisionerApi(simulator), controlApi(simulator)];
   const ssm = ssmApi(simulator);
+  const exec = execApi(simulator);
 
   const server = createServer((req, res) => {
-    serve(req, apis, ssm, faults).then(
+    serve(req, apis, ssm, exec, faults).then(
       (response) => send(res, response),
       (err: unknown) => send(res, { status: 500, body: { detail: `simulator error: ${describeError(err)}` } }),
     );
@@ -92,12 +94,17 @@ export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port
   };
 }
 
-async function serve(req: IncomingMessage, apis: readonly ServiceApi[], ssm: SsmApi, faults: ApiFaults): Promise<SimResponse> {
+async function serve(req: IncomingMessage, apis: readonly ServiceApi[], ssm: SsmApi, exec: ExecApi, faults: ApiFaults): Promise<SimResponse> {
   const method = req.method ?? 'GET';
   const [path = '/', search = ''] = (req.url ?? '/').split('?', 2);
   // AWS JSON 1.1 names the operation in a header, not the path.
   const target = req.headers['x-amz-target'];
   if (typeof target === 'string' && target.startsWith('AmazonSSM.')) return ssm.serve(target.slice('AmazonSSM.'.length), await readText(req), faults);
+  // The local transport's stand-in programs: argv in, plain text out.
+  if (path.startsWith('/sim/exec')) {
+    const answer = exec.serve(method, path, await readText(req));
+    if (answer) return answer;
+  }
   const api = apis.find((a) => a.prefix.test(path));
   if (!api) return { status: 404, body: { detail: `no service at ${path}` } };
   const fail = (status: number, message: string): SimResponse => ({ status, body: api.errorBody(status, message) });
@@ -149,7 +156,7 @@ async function readText(req: IncomingMessage): Promise<string> {
 }
 
 function send(res: ServerResponse, { status, body, contentType = 'application/json' }: SimResponse): void {
-  const payload = JSON.stringify(body);
+  const payload = contentType.startsWith('text/') && typeof body === 'string' ? body : JSON.stringify(body);
   res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) });
   res.end(payload);
 }

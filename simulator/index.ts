@@ -5,4 +5,5 @@ export { SiteSimulator, type SiteNodeState, type SiteState } from './site-simula
 export { loadSiteFile, parseSiteDefinition, siteDefinitionSchema, type SiteDefinition, type SiteDefinitionInput } from './site-file';
 export { siteStateContract, type SiteStateFile } from './site-state-file';
 export { siteProfileFor, type SimulatedTransport } from './site-profile-for';
+export { writeHeadNodeStandIns, HEAD_NODE_PROGRAMS, type HeadNodeProgram } from './local-stand-ins';
 export { HEAD_NODE_INSTANCE_ID } from './models/head-node';

@@ -1,15 +1,18 @@
 import type { SiteProfileInput } from '../core/site/site-profile';
 import type { SimulatorUrls } from './http-server';
+import type { HeadNodeProgram } from './local-stand-ins';
 import { HEAD_NODE_INSTANCE_ID } from './models/head-node';
 
-export type SimulatedTransport = 'http' | 'ssm';
+export type SimulatedTransport = 'http' | 'ssm' | 'local';
 
 /**
  * A site profile that points at a running simulator: its HTTP services (slurmrestd, BOS, HSM, our
- * provisioner API), or its head node over SSM (scontrol, Slurm reboots, Slurm inventory, commands).
- * Either way task-graph commands go through the head node over SSM.
+ * provisioner API), or its head node over SSM (scontrol, Slurm reboots, Slurm inventory, commands),
+ * or the same commands run on this host (`local`) by the stand-in programs at `programs`
+ * (local-stand-ins.ts), named by absolute path. Either way task-graph commands go through the head
+ * node over SSM.
  */
-export function siteProfileFor(urls: SimulatorUrls, transport: SimulatedTransport, timeScale: number): SiteProfileInput {
+export function siteProfileFor(urls: SimulatorUrls, transport: SimulatedTransport, timeScale: number, programs?: Record<HeadNodeProgram, string>): SiteProfileInput {
   const common = { simulatedTime: { timeScale, controlUrl: urls.control }, allowInsecureHttp: true };
   const headNode = { type: 'ssm' as const, instanceIds: [HEAD_NODE_INSTANCE_ID], region: 'us-east-1', endpoint: urls.ssm };
   if (transport === 'http') {
@@ -23,12 +26,16 @@ export function siteProfileFor(urls: SimulatorUrls, transport: SimulatedTranspor
       ...common,
     };
   }
+  if (transport === 'local' && !programs) throw new Error('a local-transport profile names the stand-in programs it runs');
+  const run = (program: HeadNodeProgram) => (transport === 'local' ? programs![program] : program);
   return {
-    transport: headNode,
+    transport: transport === 'local' ? { type: 'local' } : headNode,
+    ...(transport === 'local' ? { commandPaths: { scontrol: run('scontrol'), sinfo: run('sinfo'), squeue: run('squeue') }, tasks: { transport: headNode } } : {}),
     workloadManager: { type: 'scontrol' },
-    bootService: { type: 'slurm-reboot', prepareCommand: 'wwctl node set --image {template} {nodes}' },
+    // --yes: Warewulf asks for confirmation otherwise, and a command over SSM has no terminal to answer it.
+    bootService: { type: 'slurm-reboot', prepareCommand: `${run('wwctl')} node set --yes --image {template} {nodes}` },
     inventory: { type: 'slurm' },
-    provisioner: { type: 'command', commands: { prepare: 'provision prepare {nodes}', deploy: 'provision deploy {nodes}' } },
+    provisioner: { type: 'command', commands: { prepare: `${run('provision')} prepare {nodes}`, deploy: `${run('provision')} deploy {nodes}` } },
     ...common,
   };
 }

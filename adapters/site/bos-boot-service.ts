@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { validLabel, validTemplate } from '../../core/site/names';
 import type { BootNodeOutcome, BootService, BootSessionRequest, BootSessionStatus } from '../../ports/site';
 import { HttpJsonClient, urlPath, type JsonResponse } from './http-json-client';
 
@@ -14,21 +15,25 @@ export interface BosOptions {
 const BOS_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const BOS_NAME_MAX = 45;
 
-/** V2Session: `components` is the comma-separated list of nodes the session started with. */
+/**
+ * V2Session, read as BOS serves it: the spec's nullable fields (`status.error`, `status.end_time`,
+ * `tenant`) come as null, and BOS fills `components` only once its setup operator has run (the
+ * POST answers `''`). Fields we do not read are not checked.
+ */
 const sessionResponse = z.object({
   name: z.string(),
-  components: z.string().optional(),
-  status: z.object({ status: z.enum(['pending', 'running', 'complete']), error: z.string().optional() }),
+  components: z.string().nullish(),
+  status: z.object({ status: z.enum(['pending', 'running', 'complete']), error: z.string().nullish() }),
 });
 
-/** V2Component, the fields the outcome is read from. */
+/** V2Component, the fields the outcome is read from; absent or null alike (BOS's records fill them over time). */
 const componentsResponse = z.array(
   z.object({
     id: z.string(),
-    enabled: z.boolean().optional(),
-    error: z.string().optional(),
-    session: z.string().optional(),
-    status: z.object({ phase: z.string().optional(), status: z.string().optional() }).optional(),
+    enabled: z.boolean().nullish(),
+    error: z.string().nullish(),
+    session: z.string().nullish(),
+    status: z.object({ phase: z.string().nullish(), status: z.string().nullish() }).nullish(),
   }),
 );
 type BosComponent = z.output<typeof componentsResponse>[number];
@@ -45,11 +50,15 @@ export class BosBootService implements BootService {
   }
 
   async templateExists(templateName: string): Promise<boolean> {
+    validTemplate(templateName, 'templateName');
     const response = await this.http.request('GET', urlPath`/v2/sessiontemplates/${templateName}`, { accept: [404] });
     return response.status !== 404;
   }
 
   async createSession(request: BootSessionRequest): Promise<BootSessionStatus> {
+    validTemplate(request.templateName, 'templateName');
+    // BOS's limit: a comma-separated list of xnames and group labels.
+    request.limit.split(',').forEach((part, i) => validLabel(part, `limit[${i}]`));
     return this.http.createOrRead(
       '/v2/sessions',
       { name: bosSessionName(request.name), operation: request.operation, template_name: request.templateName, limit: request.limit },

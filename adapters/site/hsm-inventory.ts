@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { GroupNotFoundError, SiteServiceError } from '../../core/errors';
 import { shortList } from '../../core/text';
 import type { Inventory, InventoryNode } from '../../ports/site';
+import { validLabel, validNodeNames } from '../../core/site/names';
+import { readNodeLabels } from '../../core/site/node-labels';
 import { HttpJsonClient, urlPath } from './http-json-client';
 
 export interface HsmOptions {
@@ -14,21 +16,29 @@ export interface HsmOptions {
 const CONCURRENCY = 16;
 
 const groupResponse = z.object({ label: z.string(), members: z.object({ ids: z.array(z.string()) }) });
-const nodesResponse = z.object({
-  nodes: z.array(
+
+/** Component.1.0.0_Component (hms-smd api/swagger_v2.yaml), the fields a node is described by. */
+const componentsResponse = z.object({
+  Components: z.array(
     z.object({
-      name: z.string(),
-      nid: z.number(),
-      rack: z.string().optional(),
-      role: z.string(),
-      tags: z.array(z.string()),
-      roles: z.array(z.string()).optional(),
-      labels: z.record(z.string(), z.string()),
-      alive: z.boolean().optional(),
-      available: z.boolean().optional(),
+      ID: z.string(),
+      Type: z.string().nullish(),
+      State: z.string().nullish(),
+      Enabled: z.boolean().nullish(),
+      Role: z.string().nullish(),
+      SubRole: z.string().nullish(),
+      NID: z.number().nullish(),
     }),
   ),
 });
+/** Membership.1.0.0: a component's group labels and partition. */
+const membershipsResponse = z.array(z.object({ id: z.string(), groupLabels: z.array(z.string()).nullish(), partitionName: z.string().nullish() }));
+
+/** SMD states in which a node answers management (powered, booting or booted). */
+const ALIVE_STATES = new Set(['Ready', 'On']);
+/** An xname's cabinet: `x3000` of `x3000c0s1b0n0`. */
+const CABINET = /^(x\d+)c\d/;
+const DEFAULT_ROLE = 'Compute';
 
 /**
  * HSM v2 groups. Member edits are idempotent: adding a member twice or removing an absent one is
@@ -43,12 +53,14 @@ export class HsmInventory implements Inventory {
   }
 
   async getGroupMembers(label: string): Promise<string[]> {
+    validLabel(label, 'label');
     const response = await this.http.request('GET', urlPath`/hsm/v2/groups/${label}`, { accept: [404] });
     if (response.status === 404) throw new GroupNotFoundError(label);
     return this.http.parse(groupResponse, response).members.ids;
   }
 
   async addGroupMembers(label: string, names: readonly string[]): Promise<void> {
+    validNodeNames(names);
     const present = new Set(await this.getGroupMembers(label));
     const missing = [...new Set(names)].filter((n) => !present.has(n));
     const statuses = await this.eachLimited(missing, (id) =>
@@ -59,6 +71,7 @@ export class HsmInventory implements Inventory {
   }
 
   async removeGroupMembers(label: string, names: readonly string[]): Promise<void> {
+    validNodeNames(names);
     const present = new Set(await this.getGroupMembers(label));
     const toRemove = [...new Set(names)].filter((n) => present.has(n));
     const statuses = await this.eachLimited(toRemove, (id) =>
@@ -73,9 +86,37 @@ export class HsmInventory implements Inventory {
     }
   }
 
+  /**
+   * SMD's nodes (`GET /hsm/v2/State/Components?type=Node`) with their groups (`GET
+   * /hsm/v2/memberships?type=Node`): `ID` the name, `NID`, `Role`; alive in state Ready or On;
+   * available while `Enabled`. Group labels follow core/site/node-labels.ts (`rack:<rack>`, else the
+   * xname's cabinet; `deploy-role:<role>`; other `key:value` labels; the rest tags); `SubRole` and
+   * the partition are the labels `subrole` and `partition`.
+   */
   async listNodes(): Promise<InventoryNode[]> {
-    const response = await this.http.request('GET', '/inventory/v1/nodes');
-    return this.http.parse(nodesResponse, response).nodes;
+    const [components, memberships] = await Promise.all([
+      this.http.request('GET', '/hsm/v2/State/Components?type=Node').then((r) => this.http.parse(componentsResponse, r).Components),
+      this.http.request('GET', '/hsm/v2/memberships?type=Node').then((r) => this.http.parse(membershipsResponse, r)),
+    ]);
+    const byId = new Map(memberships.map((m) => [m.id, m]));
+    return components
+      .filter((c) => (c.Type ?? 'Node') === 'Node')
+      .map((component, i) => {
+        const membership = byId.get(component.ID);
+        const { rack, roles, labels, tags } = readNodeLabels(membership?.groupLabels ?? []);
+        const cabinet = CABINET.exec(component.ID)?.[1];
+        return {
+          name: component.ID,
+          nid: component.NID ?? i + 1,
+          ...((rack ?? cabinet) !== undefined ? { rack: rack ?? cabinet } : {}),
+          role: component.Role || DEFAULT_ROLE,
+          tags,
+          roles,
+          labels: { ...(component.SubRole ? { subrole: component.SubRole } : {}), ...(membership?.partitionName ? { partition: membership.partitionName } : {}), ...labels },
+          alive: ALIVE_STATES.has(component.State ?? 'Ready'),
+          available: component.Enabled !== false,
+        };
+      });
   }
 
   private async eachLimited(ids: readonly string[], send: (id: string) => Promise<{ status: number }>): Promise<number[]> {

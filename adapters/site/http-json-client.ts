@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { SiteServiceError, describeError } from '../../core/errors';
+import { InvalidInputError, SiteServiceError, describeError } from '../../core/errors';
 
 export type SiteServiceName = SiteServiceError['service'];
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
@@ -24,8 +24,17 @@ export interface JsonResponse {
   body: unknown;
 }
 
-/** Builds a path whose interpolated values are URL-encoded: path`/node/${name}`. */
+/**
+ * Builds a path whose interpolated values are URL-encoded: path`/node/${name}`. encodeURIComponent
+ * leaves `.` and `..` as they are and fetch resolves them (`/v2/sessiontemplates/..` is `/v2/`),
+ * and an empty value names the collection: all three are refused, never sent.
+ */
 export function urlPath(strings: TemplateStringsArray, ...values: string[]): string {
+  for (const value of values) {
+    if (value === '' || value === '.' || value === '..') {
+      throw new InvalidInputError('URL path segment', [{ field: 'path', message: `${JSON.stringify(value)} would not name one resource in ${strings.join('{}')}` }]);
+    }
+  }
   return strings.reduce((out, s, i) => out + s + (i < values.length ? encodeURIComponent(values[i]!) : ''), '');
 }
 

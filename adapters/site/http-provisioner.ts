@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { validNodeNames } from '../../core/site/names';
 import type { ProvisionActionRequest, ProvisionActionStatus, Provisioner } from '../../ports/provisioner';
 import { HttpJsonClient, urlPath, type JsonResponse } from './http-json-client';
 
@@ -24,6 +25,7 @@ export class HttpProvisioner implements Provisioner {
   }
 
   async startAction(request: ProvisionActionRequest): Promise<ProvisionActionStatus> {
+    validNodeNames(request.nodes);
     return this.http.createOrRead(
       '/provisioner/v1/actions',
       { name: request.name, action: request.action, nodes: request.nodes },

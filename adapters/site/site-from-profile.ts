@@ -37,6 +37,8 @@ export interface ConnectorContext {
   baseDir: string;
   /** Where slurm-reboot and the command provisioner keep what they remember between activities. */
   connectorState: ConnectorState;
+  /** The site's inventory as the profile describes it (slurm-reboot resolves a group-label limit through it). */
+  inventory(): Promise<Inventory>;
 }
 
 type Builder<P extends { type: string }, T> = { [K in P['type']]?: (config: Extract<P, { type: K }>, context: ConnectorContext) => T | Promise<T> };
@@ -124,7 +126,9 @@ export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFrom
   const clock = deps.clock ?? systemClock;
   const baseDir = deps.baseDir ?? process.cwd();
   const connectorState = deps.connectorState ?? NO_CONNECTOR_STATE;
-  const context = (path: string): ConnectorContext => ({ profile, path, transport: (s) => transportFor(profile, s), resolveSecret, clock, baseDir, connectorState });
+  let inventoryBuilt: Promise<Inventory> | undefined;
+  const siteInventory = () => (inventoryBuilt ??= build<Inventory>('inventory', profile.inventory));
+  const context = (path: string): ConnectorContext => ({ profile, path, transport: (s) => transportFor(profile, s), resolveSecret, clock, baseDir, connectorState, inventory: siteInventory });
   const build = async <T>(service: keyof ConnectorBuilders, config: { type: string }): Promise<T> => {
     const builder = (builders[service] as Record<string, ((c: unknown, x: ConnectorContext) => T | Promise<T>) | undefined>)[config.type];
     if (!builder) {
@@ -135,7 +139,7 @@ export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFrom
   const [workloadManager, bootService, inventory, provisioner] = await Promise.all([
     build<WorkloadManager>('workloadManager', profile.workloadManager),
     build<BootService>('bootService', profile.bootService),
-    build<Inventory>('inventory', profile.inventory),
+    siteInventory(),
     profile.provisioner ? build<Provisioner>('provisioner', profile.provisioner) : undefined,
   ]);
   const tasks = { transport: profile.tasks?.transport };

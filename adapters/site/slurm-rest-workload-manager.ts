@@ -1,6 +1,7 @@
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import { SiteServiceError } from '../../core/errors';
+import { validNodeName, validNodeNames, validReason } from '../../core/site/names';
 import type { WlmNode, WorkloadManager } from '../../ports/site';
 import { runningJobEnds, slurmJsonJobs, slurmJsonNodes, toWlmNode } from './slurm-json';
 import { HttpJsonClient, urlPath } from './http-json-client';
@@ -37,7 +38,7 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
   }
 
   async getNodes(names: readonly string[]): Promise<Map<string, WlmNode>> {
-    const wanted = new Set(names);
+    const wanted = new Set(validNodeNames(names));
     const found = new Map<string, WlmNode>();
     if (wanted.size > BULK_THRESHOLD) {
       const response = await this.http.request('GET', `${this.prefix}/nodes`);
@@ -91,7 +92,8 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
 
   /** v0.0.42+: one `POST /nodes` naming every node; v0.0.41 has no batch update, so one request per node. */
   private async updateMany(names: readonly string[], body: { state: string[]; reason?: string }): Promise<void> {
-    const unique = [...new Set(names)];
+    const unique = [...new Set(validNodeNames(names))];
+    if (body.reason !== undefined) validReason(body.reason);
     if (unique.length === 0) return;
     if (this.batchUpdates) {
       for (let i = 0; i < unique.length; i += BATCH_SIZE) await this.post(`${this.prefix}/nodes`, { ...body, name: unique.slice(i, i + BATCH_SIZE) });
@@ -101,7 +103,9 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
     await Promise.all(unique.map((name) => limit(() => this.update(name, body))));
   }
 
-  private update(name: string, body: { state: string[]; reason?: string }): Promise<void> {
+  private async update(name: string, body: { state: string[]; reason?: string }): Promise<void> {
+    validNodeName(name);
+    if (body.reason !== undefined) validReason(body.reason);
     return this.post(`${this.prefix}${urlPath`/node/${name}`}`, body);
   }
 

@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
 import { parseSiteProfile } from '../../core/site/site-profile';
 import { DEFAULT_TIME_SCALE } from '../../engine/embedded-runtime';
-import { SimClock, loadSiteFile, siteProfileFor, simulatorUrls, startSiteSimulator, type SimulatedTransport } from '../../simulator';
+import { SimClock, loadSiteFile, siteProfileFor, simulatorUrls, startSiteSimulator, writeHeadNodeStandIns, type SimulatedTransport } from '../../simulator';
 import { CliError } from '../errors';
 import { numberOrRaw, timeScaleOption } from '../option-values';
 import { ExitCode } from '../exit-codes';
@@ -31,7 +31,9 @@ export function registerSimulateCommand(program: Command): void {
     .option('--time-scale <n>', 'simulated seconds per real second', String(DEFAULT_TIME_SCALE))
     .option('--profile-out <file>', 'write a site connection profile that points at this site')
     .option('--profile-host <host>', "the host the written profile's URLs name (default: the listen address), e.g. the Docker bridge gateway when LocalStack's Lambdas reach a site listening on 0.0.0.0")
-    .addOption(new Option('--transport <kind>', 'what the written profile uses').choices(['http', 'ssm']).default('http'))
+    .addOption(
+      new Option('--transport <kind>', 'what the written profile uses (local: stand-in scontrol, sinfo, wwctl... written beside it, run on this host)').choices(['http', 'ssm', 'local']).default('http'),
+    )
     .action(async (options: SimulateOptions) => {
       await simulate(options);
     });
@@ -50,7 +52,9 @@ async function simulate(options: SimulateOptions): Promise<void> {
   if (options.profileOut) {
     // Validated as any profile would be, so what is written is what --site-config accepts.
     const urls = options.profileHost ? simulatorUrls(`http://${options.profileHost}:${new URL(running.url).port}`) : running.urls;
-    const profile = siteProfileFor(urls, options.transport, timeScale);
+    // The local transport runs programs on this host: stand-ins beside the profile pass each command to the simulated head node.
+    const programs = options.transport === 'local' ? await writeHeadNodeStandIns(`${options.profileOut}.bin`, `${running.urls.control}/sim/exec`) : undefined;
+    const profile = siteProfileFor(urls, options.transport, timeScale, programs);
     parseSiteProfile(profile, 'generated site profile');
     await writeFile(options.profileOut, stringify(profile));
   }

@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { MAX_POLL_INTERVAL_SECONDS, parseOrThrow, seconds } from '../validation';
-import { groupLabel } from '../site/names';
+import { bootTemplate, groupLabel } from '../site/names';
 import type { FieldProblem } from '../errors';
 import { compileWindow } from '../scheduling/maintenance-windows';
 
 export const WORKLOAD_MANAGER_TYPES = ['slurm'] as const;
 
-const label = (field: string) => z.string({ error: `${field} is required` }).trim().min(1, `${field} must not be empty`);
 
 const PERCENT = /^(\d+(\.\d+)?)%$/;
 const wholeNumber = (field: string, min: number) =>
@@ -61,7 +60,7 @@ export const upgradeRequestSchema = z
       .number({ error: 'upgradeStepSize is required and must be a whole number' })
       .int('upgradeStepSize must be a whole number')
       .min(1, 'upgradeStepSize must be at least 1'),
-    upgradeTemplateId: label('upgradeTemplateId'),
+    upgradeTemplateId: bootTemplate('upgradeTemplateId'),
     workloadManagerType: z.enum(WORKLOAD_MANAGER_TYPES, {
       error: `workloadManagerType must be one of: ${WORKLOAD_MANAGER_TYPES.join(', ')}`,
     }),

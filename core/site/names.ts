@@ -37,6 +37,7 @@ export const LABEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:=-]{0,127}$/;
 export const LABEL_RULE = 'letters, digits, `.`, `_`, `-`, `:`, `=`, starting with a letter or digit, at most 128 characters';
 /** Boot templates, Warewulf images / containers, xCAT osimages: also `/` for `repo/image`, never `..` as a part. */
 const TEMPLATE = /^[A-Za-z0-9][A-Za-z0-9._:/+-]{0,254}$/;
+const TEMPLATE_RULE = 'letters, digits, `.`, `_`, `-`, `:`, `/`, `+`, starting with a letter or digit, at most 255 characters';
 /** Reasons: printable ASCII words; none of the characters a shell gives meaning to, even inside quotes. */
 const REASON = /^[A-Za-z0-9][A-Za-z0-9 ._,:=+@/()-]{0,199}$/;
 
@@ -56,7 +57,7 @@ export function validLabel(value: unknown, field = 'label'): string {
 }
 
 export function validTemplate(value: unknown, field = 'template'): string {
-  return check('boot template', TEMPLATE, 'letters, digits, `.`, `_`, `-`, `:`, `/`, `+`, starting with a letter or digit, at most 255 characters', value, field);
+  return check('boot template', TEMPLATE, TEMPLATE_RULE, value, field);
 }
 
 export function validReason(value: unknown, field = 'reason'): string {
@@ -79,7 +80,13 @@ function patterned(kind: NameKind, pattern: RegExp, rule: string, field: string 
   return z.string({ error: (issue) => (issue.input === undefined ? `${subject} is required` : `${subject} must be a string`) }).superRefine((value, ctx) => {
     if (value.trim() === '') ctx.addIssue({ code: 'custom', message: `${subject} must not be empty` });
     else if (!pattern.test(value)) ctx.addIssue({ code: 'custom', message: `${field ? `${field} ` : ''}${shown(value)} is not a valid ${kind}: ${rule}` });
+    else if (value.split('/').some((part) => part === '..' || part === '.')) ctx.addIssue({ code: 'custom', message: `${field ? `${field} ` : ''}${shown(value)} is not a valid ${kind}: '..' is not allowed` });
   });
+}
+
+/** A boot template (BOS session template, Warewulf image, xCAT osimage) in a zod schema; messages name `field` when given. */
+export function bootTemplate(field?: string) {
+  return patterned('boot template', TEMPLATE, TEMPLATE_RULE, field);
 }
 
 /** A group label checked by LABEL_PATTERN in a zod schema; messages name `field` when given. */

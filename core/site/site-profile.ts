@@ -158,6 +158,22 @@ export const taskExecutionProfileSchema = z
   })
   .describe('How task-graph commands reach the nodes');
 
+/** An absolute program path: no spaces, quotes or shell characters (it is quoted anyway). */
+const programPath = (program: string) =>
+  z
+    .string({ error: 'must be a string' })
+    .regex(/^\/[A-Za-z0-9._+/-]+$/, `must be an absolute path such as /opt/slurm/bin/${program}`)
+    .describe(`Where ${program} is on the head node`)
+    .optional();
+
+/**
+ * Where the Slurm commands are, for a head node whose commands run without them on PATH (SSM's
+ * AWS-RunShellScript has only the system PATH: AWS ParallelCluster keeps them in /opt/slurm/bin).
+ */
+export const commandPathsSchema = z
+  .strictObject({ scontrol: programPath('scontrol'), sinfo: programPath('sinfo'), squeue: programPath('squeue') })
+  .describe('Absolute paths of scontrol, sinfo and squeue; each defaults to its name, found on PATH');
+
 const TRANSPORT_USERS = [
   ['workloadManager', 'scontrol'],
   ['bootService', 'slurm-reboot'],
@@ -176,6 +192,7 @@ export const siteProfileSchema = z
     transport: transportSchema.optional(),
     /** How task-graph commands reach the nodes (their transport, the node-exec form). */
     tasks: taskExecutionProfileSchema.optional(),
+    commandPaths: commandPathsSchema.optional(),
     /** Only for a site served by `rollout simulate`: its time runs `timeScale` times faster, its now is at `controlUrl`/sim/time. */
     simulatedTime: z
       .strictObject({

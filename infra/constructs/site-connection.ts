@@ -163,8 +163,8 @@ function sitePolicies(profile: SiteProfile, ssmTargets: readonly SsmTarget[] | u
       }
     }
     policies.push(new PolicyStatement({ actions: ['ssm:SendCommand'], resources: [...resources] }));
-    // The transport polls with GetCommandInvocation only; it takes no resource narrower than the account.
-    policies.push(new PolicyStatement({ actions: ['ssm:GetCommandInvocation'], resources: ['*'] }));
+    // Polling (GetCommandInvocation) and finding a command an earlier attempt started (ListCommandInvocations) take no resource narrower than the account.
+    policies.push(new PolicyStatement({ actions: ['ssm:GetCommandInvocation', 'ssm:ListCommandInvocations'], resources: ['*'] }));
   }
   return policies;
 }

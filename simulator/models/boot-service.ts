@@ -13,6 +13,8 @@ export interface BootSessionRecord {
   templateName: string;
   limit: string;
   createdAt: number;
+  /** When the last node succeeded or failed; undefined while running. */
+  completedAt?: number;
   status: 'running' | 'complete';
   components: Record<string, BootOutcome>;
 }
@@ -33,6 +35,7 @@ interface Session {
   components: Map<string, BootOutcome>;
   /** Nodes that succeeded or failed: the session is complete when it reaches components.size. */
   finished: number;
+  completedAt?: number;
 }
 
 export interface BootServiceDeps {
@@ -132,6 +135,7 @@ export class BootServiceModel {
       if (this.bootingIn.get(node) === session.name) this.bootingIn.delete(node);
       session.finished++;
       this.deps.observer?.bootEnded(session.name, node, faults.boot !== 'fail');
+      if (session.finished === session.components.size) session.completedAt = at;
       if (faults.boot === 'fail') {
         session.components.set(node, 'failed');
         return;
@@ -151,6 +155,7 @@ function toRecord(session: Session): BootSessionRecord {
     templateName: session.templateName,
     limit: session.limit,
     createdAt: session.createdAt,
+    ...(session.completedAt !== undefined ? { completedAt: session.completedAt } : {}),
     status: session.finished === session.components.size ? 'complete' : 'running',
     components: Object.fromEntries(session.components),
   };

@@ -6,8 +6,9 @@ import type { Timeline } from '../timeline';
 import type { InventoryNode } from '../../core/site/site-nodes';
 import type { InventoryModel } from './inventory';
 import type { ProvisionerModel } from './provisioner';
+import { scontrolShowNodeJson } from './scontrol-json';
 import type { TaskLogEntry, TaskRunnerModel } from './task-runner';
-import type { WorkloadManagerModel, WlmNodeSnapshot } from './workload-manager';
+import type { WorkloadManagerModel } from './workload-manager';
 
 /** The simulated cluster's one partition, holding every node. */
 export const SIMULATED_PARTITION = 'batch';
@@ -23,6 +24,8 @@ export interface Invocation {
   commandId: string;
   instanceId: string;
   commandLine: string;
+  /** SendCommand's Comment: what ListCommandInvocations finds a command by. */
+  comment?: string;
   requestedAt: number;
   /** Simulated time the command finishes (Infinity: never, until executionTimeout). */
   doneAt: number;
@@ -91,11 +94,23 @@ export class HeadNodeModel {
   }
 
   /** SendCommand: the command runs now; its result shows once simulated time reaches `doneAt`. */
-  send(instanceId: string, commands: readonly string[], executionTimeoutSeconds: number): Invocation {
+  send(instanceId: string, commands: readonly string[], executionTimeoutSeconds: number, comment?: string): Invocation {
     const now = this.deps.timeline.sync();
     const commandId = `${String(this.nextId++).padStart(8, '0')}-0000-4000-8000-000000000000`;
     const commandLine = commands.join('\n');
-    const invocation: Invocation = { commandId, instanceId, commandLine, requestedAt: now, doneAt: now, timeoutAt: now + executionTimeoutSeconds * 1000, exitCode: 0, stdout: '', stderr: '', polls: 0 };
+    const invocation: Invocation = {
+      commandId,
+      instanceId,
+      commandLine,
+      ...(comment !== undefined ? { comment } : {}),
+      requestedAt: now,
+      doneAt: now,
+      timeoutAt: now + executionTimeoutSeconds * 1000,
+      exitCode: 0,
+      stdout: '',
+      stderr: '',
+      polls: 0,
+    };
     this.invocations.set(commandId, invocation);
     this.commandLog.push(commandLine);
     const fault = this.matchFault(commandLine);
@@ -135,6 +150,13 @@ export class HeadNodeModel {
     if (now >= invocation.timeoutAt && invocation.doneAt > invocation.timeoutAt) return { invocation, status: 'TimedOut' };
     if (invocation.polls === 1 || now < invocation.doneAt) return { invocation, status: 'InProgress' };
     return { invocation, status: invocation.exitCode === 0 ? 'Success' : 'Failed' };
+  }
+
+  /** An invocation's status without counting a poll (ListCommandInvocations). */
+  peek(invocation: Invocation): InvocationStatus {
+    const now = this.deps.timeline.sync();
+    if (invocation.pending === undefined && now >= invocation.doneAt) return invocation.exitCode === 0 ? 'Success' : 'Failed';
+    return now >= invocation.timeoutAt ? 'TimedOut' : 'InProgress';
   }
 
   list(commandId?: string): Invocation[] {
@@ -197,7 +219,8 @@ export class HeadNodeModel {
     const wlm = this.deps.workloadManager;
     const nodes = hostlist === undefined ? wlm.list() : expandHostlist(hostlist).flatMap((n) => wlm.get(n) ?? []);
     if (nodes.length === 0) return { exitCode: 1, stdout: JSON.stringify({ nodes: [], errors: [{ error: 'Node not found' }] }), stderr: `Node ${hostlist} not found\n` };
-    return { exitCode: 0, stdout: JSON.stringify({ nodes: nodes.map(toSlurmJson), errors: [], warnings: [] }) };
+    const features = this.features();
+    return { exitCode: 0, stdout: scontrolShowNodeJson(nodes, (name) => features.get(name) ?? [], this.deps.timeline.sync()) };
   }
 
   private keyValues(args: readonly string[]): Map<string, string> {
@@ -318,20 +341,29 @@ export class HeadNodeModel {
     return { exitCode: 0 };
   }
 
-  /** `sinfo --noheader --format=<fmt>` with %R (partition), %f (available features), %N (hostlist): one line per partition and feature set. */
+  /**
+   * `sinfo --noheader [--nodes=<hostlist>] --format=<fmt>` with %R (partition), %f (available
+   * features), %N (hostlist): like sinfo, one line per distinct value of the other fields.
+   */
   private sinfo(args: string[]): Output {
     const format = args.find((a) => a.startsWith('--format='))?.slice('--format='.length) ?? args[args.indexOf('-o') + 1];
+    const nodesArg = args.find((a) => a.startsWith('--nodes='))?.slice('--nodes='.length);
     const known = new Set(['--noheader', '-h']);
-    if (!format || args.some((a) => !known.has(a) && !a.startsWith('--format=') && a !== '-o' && a !== format)) return { exitCode: 1, stderr: `sinfo: unsupported arguments: ${args.join(' ')}\n` };
+    if (!format || args.some((a) => !known.has(a) && !a.startsWith('--format=') && !a.startsWith('--nodes=') && a !== '-o' && a !== format)) {
+      return { exitCode: 1, stderr: `sinfo: unsupported arguments: ${args.join(' ')}\n` };
+    }
+    const wanted = nodesArg === undefined ? undefined : new Set(expandHostlist(nodesArg));
     const records = new Map<string, string[]>();
     const all = this.features();
     for (const node of this.deps.workloadManager.list()) {
+      if (wanted && !wanted.has(node.name)) continue;
       const features = (all.get(node.name) ?? []).join(',') || '(null)';
-      records.set(features, [...(records.get(features) ?? []), node.name]);
+      const key = format.replace(/%([RPfb])/g, (_, field: string) => (field === 'R' || field === 'P' ? SIMULATED_PARTITION : features));
+      const line = records.get(key);
+      if (line) line.push(node.name);
+      else records.set(key, [node.name]);
     }
-    const lines = [...records].map(([features, nodes]) =>
-      format.replace(/%([RPfbN])/g, (_, field: string) => (field === 'R' || field === 'P' ? SIMULATED_PARTITION : field === 'N' ? compressHostlist(nodes) : features)),
-    );
+    const lines = [...records].map(([line, nodes]) => line.replace(/%N/g, compressHostlist(nodes)));
     return { exitCode: 0, stdout: lines.map((l) => `${l}\n`).join('') };
   }
 
@@ -353,7 +385,7 @@ export class HeadNodeModel {
   /**
    * `provision prepare|deploy <hostlist>`: the site's own provisioning script, as the command
    * provisioner's template in a `--transport ssm` profile names it. Runs a provisioner-model action
-   * and finishes when every node has; prints `node=<name> ok|failed` per node, exits 1 if any failed.
+   * and finishes when every node has; prints `node=<hostlist> ok` and `node=<hostlist> failed`, exits 1 if any failed.
    */
   private provision(args: string[]): Output {
     const [kind, hostlist] = args;
@@ -365,8 +397,11 @@ export class HeadNodeModel {
       pending: () => {
         const action = this.deps.provisioner.getAction(name)!;
         if (action.status !== 'complete') return undefined;
-        const lines = Object.entries(action.nodes).map(([node, outcome]) => `node=${node} ${outcome === 'succeeded' ? 'ok' : 'failed'}\n`);
-        return { exitCode: lines.some((l) => l.endsWith('failed\n')) ? 1 : 0, stdout: lines.join('') };
+        const nodes = Object.entries(action.nodes);
+        const ok = nodes.filter(([, outcome]) => outcome === 'succeeded').map(([node]) => node);
+        const failed = nodes.filter(([, outcome]) => outcome !== 'succeeded').map(([node]) => node);
+        const lines = [...(ok.length > 0 ? [`node=${compressHostlist(ok)} ok\n`] : []), ...(failed.length > 0 ? [`node=${compressHostlist(failed)} failed\n`] : [])];
+        return { exitCode: failed.length > 0 ? 1 : 0, stdout: lines.join('') };
       },
     };
   }
@@ -483,12 +518,6 @@ function lines(text: string | undefined): string[] {
 function fixedFeatures(node: InventoryNode): string[] {
   const roles = node.roles && node.roles.length > 0 ? node.roles : [node.role];
   return [...(node.rack ? [`rack:${node.rack}`] : []), ...roles.map((role) => `role:${role}`), ...Object.entries(node.labels).map(([k, v]) => `${k}:${v}`), ...node.tags];
-}
-
-/** A node as `scontrol --json show node` prints it (Slurm 23.02+): slurmrestd's fields. */
-function toSlurmJson(node: WlmNodeSnapshot) {
-  const time = (ms: number | undefined) => ({ set: ms !== undefined, infinite: false, number: ms === undefined ? 0 : Math.floor(ms / 1000) });
-  return { name: node.name, state: [node.base, ...node.flags], reason: node.reason ?? '', boot_time: time(node.bootTime), slurmd_start_time: time(node.bootTime) };
 }
 
 /** squeue's %L: `[days-]hours:minutes:seconds`, as Slurm prints it (minutes:seconds under an hour). */

@@ -54,7 +54,7 @@ export function bosApi(sim: SiteSimulator): ServiceApi {
             templateName: request.template_name,
             limit: request.limit,
           });
-          return ok(toBosSession(created), 201);
+          return ok(toBosSession(created, { justCreated: true }), 201);
         },
       },
       { method: 'GET', path: /^\/bos\/v2\/sessions\/([^/]+)$/, handle: ([name]) => ok(toBosSession(session(name!))) },
@@ -81,37 +81,55 @@ export function bosApi(sim: SiteSimulator): ServiceApi {
   };
 }
 
-/** V2Session: `components` is the comma-separated list of the nodes the session started with. */
-function toBosSession(session: BootSessionRecord) {
+/**
+ * V2Session as BOS serves it: the generated model's `to_dict()`, so the nullable fields are there
+ * as null (`tenant`, `status.end_time`, `status.error`). POST answers the record just stored,
+ * `pending` with no components yet (BOS's session-setup operator fills them in later); a later
+ * read gives the comma-separated list of the nodes the session started with.
+ */
+function toBosSession(session: BootSessionRecord, { justCreated = false } = {}) {
+  const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
   return {
     name: session.name,
+    tenant: null,
     operation: session.operation,
     template_name: session.templateName,
     limit: session.limit,
     stage: false,
-    components: Object.keys(session.components).join(','),
-    status: { status: session.status, start_time: new Date(session.createdAt).toISOString() },
+    components: justCreated ? '' : Object.keys(session.components).join(','),
+    include_disabled: false,
+    status: {
+      start_time: iso(session.createdAt),
+      end_time: justCreated ? null : iso(session.completedAt),
+      status: justCreated ? 'pending' : session.status,
+      error: null,
+    },
   };
 }
 
-/** V2Component: enabled while BOS works on it; `stable` or `failed` once it let go. */
+/**
+ * V2Component: enabled while BOS works on it; `stable` or `failed` once it let go. Like BOS's own
+ * records, `error` and `status_override` are empty strings when there is nothing to say.
+ */
 function toBosComponent(component: BootComponentRecord, now: number) {
   const working = component.outcome === 'booting' || component.outcome === 'pending';
   const status =
     component.outcome === 'succeeded'
-      ? { phase: '', status: 'stable' }
+      ? { phase: '', status: 'stable', status_override: '' }
       : component.outcome === 'failed'
-        ? { phase: '', status: 'failed' }
+        ? { phase: '', status: 'failed', status_override: '' }
         : component.outcome === 'booting'
-          ? { phase: 'powering_on', status: 'power_on_called' }
-          : { phase: '', status: '' };
+          ? { phase: 'powering_on', status: 'power_on_called', status_override: '' }
+          : { phase: '', status: '', status_override: '' };
   return {
     id: component.id,
+    actual_state: { boot_artifacts: { kernel: '', kernel_parameters: '', initrd: '' }, bss_token: '', last_updated: new Date(now).toISOString() },
     session: component.session,
     enabled: working,
     status,
-    last_action: { action: 'power_on', last_updated: new Date(now).toISOString(), num_attempts: 1 },
-    ...(component.outcome === 'failed' ? { error: 'the node did not boot' } : {}),
+    last_action: { action: 'power_on', last_updated: new Date(now).toISOString(), failed: component.outcome === 'failed' },
+    error: component.outcome === 'failed' ? 'the node did not boot' : '',
+    retry_policy: 3,
   };
 }
 
@@ -127,6 +145,6 @@ function extendedStatus(session: BootSessionRecord, components: readonly BootCom
     percent_staged: 0,
     phases: { percent_complete: percent('succeeded') + percent('failed'), percent_powering_on: percent('booting'), percent_powering_off: 0, percent_configuring: 0 },
     error_summary: {},
-    timing: { start_time: new Date(session.createdAt).toISOString() },
+    timing: { start_time: new Date(session.createdAt).toISOString(), end_time: session.completedAt === undefined ? null : new Date(session.completedAt).toISOString() },
   };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { GroupRecord } from '../models/inventory';
+import type { GroupRecord, InventoryNodeRecord } from '../models/inventory';
 import type { SiteSimulator } from '../site-simulator';
 import { ok, problem, readBody, type ServiceApi } from './route';
 
@@ -16,12 +16,12 @@ const memberSchema = z.object({ id });
 
 const deleted = ok({ code: 0, message: 'deleted 1 entry' });
 
-/** HSM v2 groups, plus a flat node inventory (labels, tags, racks) for selectors. */
+/** HSM/SMD v2: groups, and the nodes as State/Components and memberships. */
 export function hsmApi(sim: SiteSimulator): ServiceApi {
   const inventory = sim.inventory;
   return {
     service: 'inventory',
-    prefix: /^\/(hsm|inventory)\//,
+    prefix: /^\/hsm\//,
     errorBody: problem,
     routes: [
       { method: 'GET', path: /^\/hsm\/v2\/groups$/, handle: () => ok(inventory.listGroups().map(toHsmGroup)) },
@@ -60,9 +60,69 @@ export function hsmApi(sim: SiteSimulator): ServiceApi {
           return deleted;
         },
       },
-      { method: 'GET', path: /^\/inventory\/v1\/nodes$/, handle: () => ok({ nodes: inventory.listNodes() }) },
+      {
+        method: 'GET',
+        path: /^\/hsm\/v2\/State\/Components$/,
+        handle: (_params, _body, query) => ok({ Components: selectNodes(sim, query).map(toSmdComponent) }),
+      },
+      {
+        method: 'GET',
+        path: /^\/hsm\/v2\/memberships$/,
+        handle: (_params, _body, query) => {
+          const groupsOf = new Map<string, string[]>();
+          for (const group of inventory.listGroups()) for (const member of group.members) groupsOf.set(member, [...(groupsOf.get(member) ?? []), group.label]);
+          return ok(selectNodes(sim, query).map((node) => ({ id: node.name, groupLabels: groupLabelsOf(node, groupsOf.get(node.name) ?? []), partitionName: '' })));
+        },
+      },
     ],
   };
+}
+
+/** The nodes `GET /State/Components` and `/memberships` answer for: filtered by type (only `Node` here), id, role, enabled and group. */
+function selectNodes(sim: SiteSimulator, query: URLSearchParams): InventoryNodeRecord[] {
+  const types = query.getAll('type');
+  if (types.length > 0 && !types.some((t) => t.toLowerCase() === 'node')) return [];
+  const ids = new Set(query.getAll('id'));
+  const roles = new Set(query.getAll('role').map((r) => r.toLowerCase()));
+  const enabled = query.get('enabled');
+  const group = query.get('group');
+  const members = group === null ? undefined : new Set(sim.inventory.hasGroup(group) ? sim.inventory.getGroup(group).members : []);
+  return sim.inventory
+    .listNodes()
+    .filter((n) => ids.size === 0 || ids.has(n.name))
+    .filter((n) => roles.size === 0 || roles.has(n.role.toLowerCase()))
+    .filter((n) => enabled === null || String(n.available !== false) === enabled.toLowerCase())
+    .filter((n) => members === undefined || members.has(n.name));
+}
+
+/** Component.1.0.0_Component: a site node as SMD describes it (a node not alive is Off, one not available is disabled). */
+function toSmdComponent(node: InventoryNodeRecord) {
+  return {
+    ID: node.name,
+    Type: 'Node',
+    State: node.alive === false ? 'Off' : 'Ready',
+    Flag: 'OK',
+    Enabled: node.available !== false,
+    Role: node.role,
+    NID: node.nid,
+    NetType: 'Sling',
+    Arch: 'X86',
+    Class: 'River',
+  };
+}
+
+/**
+ * Membership.1.0.0's groupLabels: the node's site groups, then its rack, tags, labels and deployment
+ * roles as the group labels core/site/node-labels.ts reads (SMD has no fields of its own for them).
+ */
+function groupLabelsOf(node: InventoryNodeRecord, siteGroups: readonly string[]): string[] {
+  return [
+    ...siteGroups,
+    ...(node.rack !== undefined ? [`rack:${node.rack}`] : []),
+    ...node.tags,
+    ...Object.entries(node.labels).map(([key, value]) => `${key}:${value}`),
+    ...(node.roles ?? []).map((role) => `deploy-role:${role}`),
+  ];
 }
 
 function toHsmGroup(group: GroupRecord) {

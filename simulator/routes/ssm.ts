@@ -15,9 +15,17 @@ const sendCommand = z.object({
   DocumentName: z.string(),
   InstanceIds: z.array(z.string()).min(1).max(50),
   Parameters: z.object({ commands: z.array(z.string()).min(1), executionTimeout: z.array(z.string()).optional() }),
+  Comment: z.string().max(100).optional(),
 });
 const getInvocation = z.object({ CommandId: z.string(), InstanceId: z.string() });
-const listInvocations = z.object({ CommandId: z.string().optional(), InstanceId: z.string().optional(), Details: z.boolean().optional() });
+const listInvocations = z.object({
+  CommandId: z.string().optional(),
+  InstanceId: z.string().optional(),
+  Details: z.boolean().optional(),
+  Filters: z.array(z.object({ key: z.enum(['InvokedAfter', 'InvokedBefore', 'Status', 'ExecutionStage', 'DocumentName']), value: z.string() })).optional(),
+  MaxResults: z.number().int().min(1).max(50).optional(),
+  NextToken: z.string().optional(),
+});
 
 /** AWS's error body for JSON 1.1 protocols. */
 const awsError = (status: number, type: string, message: string): SimResponse => ({ status, body: { __type: type, message }, contentType: CONTENT_TYPE });
@@ -53,8 +61,10 @@ export function ssmApi(sim: SiteSimulator): SsmApi {
         const unknown = request.InstanceIds.find((id) => id !== HEAD_NODE_INSTANCE_ID);
         if (unknown) return awsError(400, 'InvalidInstanceId', `Instances [[${unknown}]] not in a valid state for account`);
         const timeout = Number(request.Parameters.executionTimeout?.[0] ?? 3600);
-        const invocation = head.send(HEAD_NODE_INSTANCE_ID, request.Parameters.commands, Number.isFinite(timeout) && timeout > 0 ? timeout : 3600);
-        return answer({ Command: { CommandId: invocation.commandId, DocumentName: request.DocumentName, InstanceIds: [HEAD_NODE_INSTANCE_ID], Status: 'Pending', RequestedDateTime: invocation.requestedAt / 1000 } });
+        const invocation = head.send(HEAD_NODE_INSTANCE_ID, request.Parameters.commands, Number.isFinite(timeout) && timeout > 0 ? timeout : 3600, request.Comment);
+        return answer({
+          Command: { CommandId: invocation.commandId, DocumentName: request.DocumentName, Comment: request.Comment ?? '', InstanceIds: [HEAD_NODE_INSTANCE_ID], Status: 'Pending', RequestedDateTime: invocation.requestedAt / 1000 },
+        });
       }
       if (operation === 'GetCommandInvocation') {
         const request = parse(getInvocation);
@@ -66,8 +76,25 @@ export function ssmApi(sim: SiteSimulator): SsmApi {
       if (operation === 'ListCommandInvocations') {
         const request = parse(listInvocations);
         if ('status' in request) return request;
-        const invocations = head.list(request.CommandId).filter((i) => request.InstanceId === undefined || i.instanceId === request.InstanceId);
-        return answer({ CommandInvocations: invocations.map((i) => ({ CommandId: i.commandId, InstanceId: i.instanceId, RequestedDateTime: i.requestedAt / 1000 })) });
+        const filter = (key: string) => request.Filters?.find((f) => f.key === key)?.value;
+        const after = filter('InvokedAfter');
+        const before = filter('InvokedBefore');
+        const invocations = head
+          .list(request.CommandId)
+          .filter((i) => request.InstanceId === undefined || i.instanceId === request.InstanceId)
+          .filter((i) => (after === undefined || i.requestedAt >= Date.parse(after)) && (before === undefined || i.requestedAt <= Date.parse(before)))
+          // As AWS lists them: newest first, a page at a time.
+          .reverse();
+        const from = Number(request.NextToken ?? 0);
+        const pageSize = request.MaxResults ?? 50;
+        const page = invocations.slice(from, from + pageSize);
+        return answer({
+          CommandInvocations: page.map((i) => {
+            const status = head.peek(i);
+            return { CommandId: i.commandId, InstanceId: i.instanceId, Comment: i.comment ?? '', DocumentName: 'AWS-RunShellScript', Status: status, StatusDetails: status, RequestedDateTime: i.requestedAt / 1000 };
+          }),
+          ...(from + pageSize < invocations.length ? { NextToken: String(from + pageSize) } : {}),
+        });
       }
       return awsError(400, 'UnknownOperationException', `operation ${operation} is not simulated`);
     },

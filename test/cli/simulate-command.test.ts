@@ -128,6 +128,8 @@ describe('--site-config against rollout simulate gives the outcome of --site', (
   it.each([
     ['slurmrestd, BOS and HSM', []],
     ['scontrol over SSM, slurm-reboot and the slurm inventory', ['--transport', 'ssm']],
+    // A shell and curl per command: five times the default time scale keeps the run short.
+    ['scontrol, slurm-reboot and the slurm inventory over the local transport (stand-in programs run on this host)', ['--transport', 'local', '--time-scale', '5000']],
   ])('rolling upgrade of examples/sites/rolling-upgrade-64.yaml over %s', async (_over, simulateArgs: string[]) => {
     const { simulated, connected, states } = await both(site('rolling-upgrade-64.yaml'), upgradeArgs, simulateArgs);
     expect(simulated.code).toBe(0);
@@ -139,7 +141,7 @@ describe('--site-config against rollout simulate gives the outcome of --site', (
     const expected = outcome(simulated) as { nodes: Record<string, { status: string; reason?: string }> };
     const returnTimeouts = Object.keys(expected.nodes).filter((n) => expected.nodes[n]!.reason === 'upgrading-time-out-wlm-waiting');
     const [siteState, connectedState] = states as [{ nodes: Record<string, unknown> }, { nodes: Record<string, unknown> }];
-    if (simulateArgs.includes('ssm')) {
+    if (simulateArgs.includes('ssm') || simulateArgs.includes('local')) {
       // Without a boot service, a node that booted but whose slurmd never registers looks to Slurm like a
       // boot that never ended: it fails at the boot timeout rather than the return timeout. All else is equal.
       expect(returnTimeouts.length).toBeGreaterThan(0);
@@ -158,6 +160,8 @@ describe('--site-config against rollout simulate gives the outcome of --site', (
     ['group-deployment-ntp-prepare-fails.yaml', 'HSM and the provisioner API', []],
     ['group-deployment-compute-deploy-fails.yaml', 'HSM and the provisioner API', []],
     ['group-deployment-example.yaml', 'the slurm inventory and the command provisioner over SSM', ['--transport', 'ssm']],
+    ['group-deployment-example.yaml', 'the slurm inventory and the command provisioner over the local transport', ['--transport', 'local']],
+    ['group-deployment-ntp-prepare-fails.yaml', 'the slurm inventory and the command provisioner over the local transport', ['--transport', 'local']],
   ])(
     'group deployment of examples/sites/%s over %s',
     async (file, _over, simulateArgs) => {

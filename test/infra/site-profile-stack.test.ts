@@ -36,7 +36,7 @@ describe('RolloutStack with a site profile', () => {
     expect(statements).toContain('document/AWS-RunShellScript');
     expect(statements).toContain('instance/i-0123456789abcdef0');
     expect(statements).toContain('"ssm:GetCommandInvocation"');
-    expect(statements).not.toContain('ListCommandInvocations');
+    expect(statements).toContain('"ssm:ListCommandInvocations"');
   });
 
   it('refuses what a Lambda cannot use, naming each field and why', () => {
@@ -78,8 +78,8 @@ describe('RolloutStack with a plain Slurm site: scontrol, slurm-reboot, slurm in
     }
   });
 
-  it('grants exactly SendCommand on AWS-RunShellScript and the named head nodes, and GetCommandInvocation', () => {
-    expect([...ssmActions].sort()).toEqual(['ssm:GetCommandInvocation', 'ssm:SendCommand']);
+  it('grants exactly SendCommand on AWS-RunShellScript and the named head nodes, and Get/ListCommandInvocations', () => {
+    expect([...ssmActions].sort()).toEqual(['ssm:GetCommandInvocation', 'ssm:ListCommandInvocations', 'ssm:SendCommand']);
     const sendOn = grantedOn(statements, 'ssm:SendCommand').map((r) => JSON.stringify(r));
     expect(sendOn.join('\n')).toMatch(/ssm:eu-west-1::document\/AWS-RunShellScript/);
     expect(sendOn.join('\n')).toMatch(/ec2:eu-west-1:.*:instance\/i-0123456789abcdef0/);
@@ -87,6 +87,7 @@ describe('RolloutStack with a plain Slurm site: scontrol, slurm-reboot, slurm in
     // Every function's role names the same three: the document and the two head nodes, nothing else.
     expect(new Set(sendOn).size).toBe(3);
     expect(grantedOn(statements, 'ssm:GetCommandInvocation')).toEqual(expect.arrayContaining(['*']));
+    expect(grantedOn(statements, 'ssm:ListCommandInvocations')).toEqual(expect.arrayContaining(['*']));
     expect(statements.some((s) => [s.Action].flat().includes('secretsmanager:GetSecretValue'))).toBe(false);
   });
 

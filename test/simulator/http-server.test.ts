@@ -103,9 +103,10 @@ describe('site simulator HTTP API', () => {
     it('creates a session (201) and refuses the same name again (409)', async () => {
       const created = await call('POST', '/bos/v2/sessions', session);
       expect(created.status).toBe(201);
-      expect(created.body).toMatchObject({ name: 's1', template_name: 'cos-2.4', limit: 'compute', status: { status: 'running' } });
+      // As BOS stores it: pending, no components yet, nullable fields null.
+      expect(created.body).toMatchObject({ name: 's1', template_name: 'cos-2.4', limit: 'compute', components: '', tenant: null, status: { status: 'pending', end_time: null, error: null } });
       // V2Session.components: the nodes as one comma-separated string.
-      expect(created.body.components).toBe(NODES.join(','));
+      expect((await call('GET', '/bos/v2/sessions/s1')).body).toMatchObject({ components: NODES.join(','), status: { status: 'running' } });
       expect((await call('POST', '/bos/v2/sessions', session)).status).toBe(409);
       expect(t.state().nodes[NODES[0]!]!.bootCount).toBe(1);
     });
@@ -115,7 +116,7 @@ describe('site simulator HTTP API', () => {
       const components = await call('GET', '/bos/v2/components?session=s1');
       expect(components.status).toBe(200);
       expect(components.body).toEqual(
-        NODES.map((id) => expect.objectContaining({ id, session: 's1', enabled: true, status: { phase: 'powering_on', status: 'power_on_called' } })),
+        NODES.map((id) => expect.objectContaining({ id, session: 's1', enabled: true, error: '', status: { phase: 'powering_on', status: 'power_on_called', status_override: '' } })),
       );
       expect((await call('GET', `/bos/v2/components?ids=${NODES[1]}`)).body).toHaveLength(1);
       expect((await call('GET', '/bos/v2/components?session=other')).body).toEqual([]);
@@ -169,11 +170,15 @@ describe('site simulator HTTP API', () => {
       expect(missing.body.detail).toMatch(/new/);
     });
 
-    it('lists groups and inventory nodes', async () => {
+    it('lists groups, and the nodes as SMD State/Components and memberships', async () => {
       const groups = await call('GET', '/hsm/v2/groups');
       expect(groups.body).toEqual([{ label: 'compute', description: '', tags: [], members: { ids: NODES } }]);
-      const nodes = await call('GET', '/inventory/v1/nodes');
-      expect((nodes.body.nodes as { name: string; role: string }[]).map((n) => [n.name, n.role])).toEqual(NODES.map((n) => [n, 'Compute']));
+      const components = await call('GET', '/hsm/v2/State/Components?type=Node');
+      expect((components.body.Components as { ID: string; Role: string; Type: string }[]).map((c) => [c.ID, c.Role, c.Type])).toEqual(NODES.map((n) => [n, 'Compute', 'Node']));
+      expect((await call('GET', '/hsm/v2/State/Components?type=NodeBMC')).body).toEqual({ Components: [] });
+      expect((await call('GET', `/hsm/v2/State/Components?id=${NODES[1]}`)).body.Components).toHaveLength(1);
+      const memberships = (await call('GET', '/hsm/v2/memberships?type=Node')) as unknown as { body: { id: string; groupLabels: string[] }[] };
+      expect(memberships.body[0]).toEqual({ id: NODES[0], groupLabels: ['compute'], partitionName: '' });
     });
   });
 

@@ -1,5 +1,5 @@
 import { createSiteFromProfile, type SiteClients } from '../../adapters/site';
-import { parseSiteProfile } from '../../core/site/site-profile';
+import { parseSiteProfile, type SiteProfileInput } from '../../core/site/site-profile';
 import type { ConnectorState } from '../../ports/connector-state';
 import { siteProfileFor, type RunningSiteSimulator } from '../../simulator';
 
@@ -11,11 +11,20 @@ type Connect = (simulator: RunningSiteSimulator, deps: { connectorState: Connect
  * provisioner, all over the simulator's SSM endpoint), built by createSiteFromProfile as the CLI and
  * the Lambdas build it, on the simulator's clock, with the runtime's table as connector state.
  */
-export const ssmConnectors: Connect = async (simulator, { connectorState }) => {
-  const profile = parseSiteProfile(siteProfileFor(simulator.urls, 'ssm', 1));
-  const { site, provisioner, taskCommands } = await createSiteFromProfile(profile, { connectorState, clock: { now: () => simulator.simulator.clock.now() } });
-  return { ...site, ...(provisioner ? { provisioner } : {}), ...(taskCommands ? { taskCommands } : {}) };
-};
+export const ssmConnectors: Connect = (simulator, deps) => profileConnectors((urls) => siteProfileFor(urls, 'ssm', 1))(simulator, deps);
+
+/**
+ * For EmbeddedRuntime's `connectors`: the site the profile `profileOf(urls)` describes, built by
+ * createSiteFromProfile (as the CLI and the Lambdas build it) on the simulator's clock; relative
+ * paths (a file inventory) are read from `baseDir`.
+ */
+export function profileConnectors(profileOf: (urls: RunningSiteSimulator['urls']) => SiteProfileInput, baseDir?: string): Connect {
+  return async (simulator, { connectorState }) => {
+    const profile = parseSiteProfile(profileOf(simulator.urls));
+    const { site, provisioner, taskCommands } = await createSiteFromProfile(profile, { connectorState, clock: { now: () => simulator.simulator.clock.now() }, ...(baseDir ? { baseDir } : {}) });
+    return { ...site, ...(provisioner ? { provisioner } : {}), ...(taskCommands ? { taskCommands } : {}) };
+  };
+}
 
 /**
  * As ssmConnectors, but every call goes to connectors built afresh (a new SSM client, new
@@ -42,6 +51,7 @@ export const freshSsmConnectorsPerCall: Connect = async (simulator, deps) => {
         run: async (script, options) => (await transport()).run(script, options),
         start: async (script, options) => (await transport()).start(script, options),
         poll: async (id) => (await transport()).poll(id),
+        findStarted: async (tag, since) => (await transport()).findStarted(tag, since),
       },
     },
   };
@@ -49,7 +59,7 @@ export const freshSsmConnectorsPerCall: Connect = async (simulator, deps) => {
 
 /** Every method of each port (ports/site.ts, ports/provisioner.ts). */
 const PORT_METHODS = {
-  workloadManager: ['getNodes', 'drain', 'resume', 'fail', 'drainNodes', 'resumeNodes', 'failNodes'],
+  workloadManager: ['getNodes', 'getJobEnds', 'drain', 'resume', 'fail', 'drainNodes', 'resumeNodes', 'failNodes'],
   bootService: ['templateExists', 'createSession', 'getSession'],
   inventory: ['getGroupMembers', 'addGroupMembers', 'removeGroupMembers', 'listNodes'],
   provisioner: ['startAction', 'getAction'],

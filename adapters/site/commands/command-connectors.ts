@@ -13,11 +13,10 @@ import { SsmTransport } from './ssm-transport';
 /**
  * The command-driven connector builders of one site: scontrol, slurm-reboot, the slurm and file
  * inventories and the command provisioner. Services naming the same transport share one (one SSM
- * client, one set of statistics), and slurm-reboot reads the one SlurmInventory the site uses.
+ * client, one set of statistics).
  */
 export function commandConnectors(): ConnectorBuilders & { transportOf(service: { transport?: TransportProfile }, context: ConnectorContext): CommandTransport } {
   const transports = new Map<string, CommandTransport>();
-  const inventories = new Map<CommandTransport, SlurmInventory>();
   const transportOf = (service: { transport?: TransportProfile }, context: ConnectorContext): CommandTransport => {
     const config = context.transport(service);
     const key = JSON.stringify(config);
@@ -28,40 +27,45 @@ export function commandConnectors(): ConnectorBuilders & { transportOf(service: 
     }
     return transport;
   };
-  const slurmInventoryOf = (transport: CommandTransport, context: ConnectorContext): SlurmInventory => {
-    let inventory = inventories.get(transport);
-    if (!inventory) {
-      // slurm-reboot reads the same inventory as the site's own (its groups): one role key for both.
-      const roleKey = context.profile.inventory.type === 'slurm' ? context.profile.inventory.roleKey : undefined;
-      inventory = new SlurmInventory({ transport, ...(roleKey ? { roleKey } : {}) });
-      inventories.set(transport, inventory);
-    }
-    return inventory;
-  };
+  const paths = (context: ConnectorContext) => context.profile.commandPaths ?? {};
   return {
     transportOf,
     workloadManager: {
-      scontrol: (config, context) => new ScontrolWorkloadManager({ transport: transportOf(config, context) }),
+      scontrol: (config, context) => {
+        const { scontrol, squeue } = paths(context);
+        return new ScontrolWorkloadManager({ transport: transportOf(config, context), ...(scontrol ? { scontrol } : {}), ...(squeue ? { squeue } : {}) });
+      },
     },
     bootService: {
-      'slurm-reboot': (config, context) => {
+      // A group-label limit is the profile's inventory's group (hsm, file or slurm), not necessarily a Slurm feature.
+      'slurm-reboot': async (config, context) => {
         const transport = transportOf(config, context);
         return new SlurmRebootBootService({
           transport,
-          inventory: slurmInventoryOf(transport, context),
+          inventory: await context.inventory(),
           ...(config.prepareCommand ? { prepareCommand: config.prepareCommand } : {}),
           clock: context.clock,
           sessions: context.connectorState.records<SlurmRebootSession>('slurm-reboot'),
+          ...(paths(context).scontrol ? { scontrol: paths(context).scontrol } : {}),
         });
       },
     },
     inventory: {
-      slurm: (config, context) => slurmInventoryOf(transportOf(config, context), context),
+      slurm: (config, context) => {
+        const { sinfo, scontrol } = paths(context);
+        const roleKey = context.profile.inventory.type === 'slurm' ? context.profile.inventory.roleKey : undefined;
+        return new SlurmInventory({ transport: transportOf(config, context), ...(sinfo ? { sinfo } : {}), ...(scontrol ? { scontrol } : {}), ...(roleKey ? { roleKey } : {}) });
+      },
       file: (config, context) => new FileInventory({ path: resolve(context.baseDir, config.path) }),
     },
     provisioner: {
       command: (config, context) =>
-        new CommandProvisioner({ transport: transportOf(config, context), commands: config.commands, actions: context.connectorState.records<CommandAction>('command-provisioner') }),
+        new CommandProvisioner({
+          transport: transportOf(config, context),
+          commands: config.commands,
+          actions: context.connectorState.records<CommandAction>('command-provisioner'),
+          clock: context.clock,
+        }),
     },
   };
 }

@@ -14,6 +14,8 @@ const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 interface Started {
   child: ChildProcess;
+  startedAt: number;
+  tag?: string;
   /** Set once the child ended: its result, or why it could not finish. */
   outcome?: { result: CommandResult } | { error: CommandTransportError };
 }
@@ -33,18 +35,23 @@ export class LocalTransport implements CommandTransport {
     });
   }
 
-  async start(script: string, options: { timeoutSeconds?: number } = {}): Promise<string> {
+  async start(script: string, options: { timeoutSeconds?: number; tag?: string } = {}): Promise<string> {
     const id = randomUUID();
-    const entry: Started = { child: this.spawn(script, options, (outcome) => void (entry.outcome = outcome)) };
+    const entry: Started = { child: this.spawn(script, options, (outcome) => void (entry.outcome = outcome)), startedAt: Date.now(), ...(options.tag ? { tag: options.tag } : {}) };
     this.started.set(id, entry);
     return id;
   }
 
+  async findStarted(tag: string, since: number): Promise<string | undefined> {
+    for (const [id, entry] of this.started) if (entry.tag === tag && entry.startedAt >= since) return id;
+    return undefined;
+  }
+
+  /** Polling a finished command again answers the same (the caller may fail to store it the first time). */
   async poll(id: string): Promise<CommandResult | undefined> {
     const entry = this.started.get(id);
     if (!entry) throw new CommandTransportError(`no local command ${id} was started by this process`, { transport: 'local' });
     if (!entry.outcome) return undefined;
-    this.started.delete(id);
     if ('error' in entry.outcome) throw entry.outcome.error;
     return entry.outcome.result;
   }

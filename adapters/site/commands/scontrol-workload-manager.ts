@@ -17,30 +17,46 @@ export interface ScontrolOptions {
   squeue?: string;
   /** The site's clock: squeue prints time left, turned into ends by it. Default the system clock. */
   clock?: Clock;
-  /**
-   * Nodes per `scontrol --json show node` call; default 20, which keeps the JSON of Slurm 23+ (~1 KB
-   * a node) inside SSM's 24,000-character output. A truncated answer is asked again in halves.
-   */
+  /** Nodes per `scontrol --json show node` call, fixed; default: sized from the output seen so far (see SlurmNodeReader). */
   showChunk?: number;
 }
 
+/** Output characters a `show node` call plans for: SSM keeps 24,000; the rest is margin for longer nodes. */
+const OUTPUT_BUDGET = 20_000;
+/** Before any answer was seen: a node as Slurm 24's `scontrol --json` prints it (pretty, ~60 fields), with its share of the header. */
+const FIRST_CHARS_PER_NODE = 3_000;
+const MAX_CHUNK = 500;
+
 /**
- * Reads Slurm node JSON in hostlist chunks, halving a chunk whose output the transport cut short
- * (SSM's 24,000 characters) instead of failing to parse it. Shared by the Slurm connectors.
+ * Reads Slurm node JSON in hostlist chunks sized to fit the transport's output: `scontrol --json`
+ * prints each node pretty, with every field, about 3 KB, so SSM's 24,000 characters hold only a few.
+ * The chunk follows the characters per node of the last answer (a site's nodes print alike), and a
+ * chunk the transport cut short anyway is asked again in halves instead of failing to parse.
+ * Shared by the Slurm connectors.
  */
 export class SlurmNodeReader {
+  private charsPerNode = FIRST_CHARS_PER_NODE;
+
   constructor(
     private readonly service: Service,
     private readonly transport: CommandTransport,
     private readonly scontrol = 'scontrol',
-    private readonly chunk = 20,
+    private readonly fixedChunk?: number,
   ) {}
 
   async show(names: readonly string[]): Promise<SlurmJsonNode[]> {
     const out: SlurmJsonNode[] = [];
     const pending = [...new Set(validNodeNames(names))];
-    for (let i = 0; i < pending.length; i += this.chunk) await this.showChunk(pending.slice(i, i + this.chunk), out);
+    for (let i = 0; i < pending.length; ) {
+      const chunk = this.chunkSize();
+      await this.showChunk(pending.slice(i, i + chunk), out);
+      i += chunk;
+    }
     return out;
+  }
+
+  private chunkSize(): number {
+    return this.fixedChunk ?? Math.max(1, Math.min(MAX_CHUNK, Math.floor(OUTPUT_BUDGET / this.charsPerNode)));
   }
 
   private async showChunk(names: string[], out: SlurmJsonNode[]): Promise<void> {
@@ -48,6 +64,8 @@ export class SlurmNodeReader {
     const result = await run(this.service, this.transport, script);
     if (result.stdoutTruncated) {
       if (names.length === 1) throw new SiteServiceError(this.service, `${script}: the output of one node exceeds the transport's output limit`);
+      // At least this much per node: later chunks start smaller.
+      this.charsPerNode = Math.max(this.charsPerNode, Math.ceil(result.stdout.length / names.length) * 2);
       const half = Math.ceil(names.length / 2);
       await this.showChunk(names.slice(0, half), out);
       await this.showChunk(names.slice(half), out);
@@ -64,17 +82,13 @@ export class SlurmNodeReader {
     const parsed = slurmJsonNodes.safeParse(body);
     if (!parsed.success) throw new SiteServiceError(this.service, `${script} printed unexpected JSON: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     const wanted = new Set(names);
-    for (const node of parsed.data.nodes) if (wanted.has(node.name)) out.push(node);
-  }
-
-  async all(): Promise<SlurmJsonNode[]> {
-    const script = shellCommand([this.scontrol, '--json', 'show', 'node']);
-    const result = await run(this.service, this.transport, script);
-    if (result.stdoutTruncated) throw new SiteServiceError(this.service, `${script}: the node listing exceeds the transport's output limit`);
-    if (result.exitCode !== 0) throw new SiteServiceError(this.service, `${script} exited ${result.exitCode}: ${result.stderr.trim()}`);
-    const parsed = slurmJsonNodes.safeParse(safeJson(result.stdout));
-    if (!parsed.success) throw new SiteServiceError(this.service, `${script} printed unexpected JSON`);
-    return parsed.data.nodes;
+    let found = 0;
+    for (const node of parsed.data.nodes) {
+      if (!wanted.has(node.name)) continue;
+      out.push(node);
+      found++;
+    }
+    if (found > 0) this.charsPerNode = Math.ceil(result.stdout.length / found);
   }
 }
 
@@ -92,14 +106,6 @@ export async function runChecked(service: Service, transport: CommandTransport, 
   const result = await run(service, transport, script);
   if (result.exitCode !== 0) throw new SiteServiceError(service, `${script} exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500) || 'no stderr'}`);
   return result;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 /** Slurm through `scontrol` on a head node (SSM or local): the same node view as slurmrestd's. */

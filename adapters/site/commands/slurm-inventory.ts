@@ -1,6 +1,7 @@
 import { SiteServiceError } from '../../../core/errors';
-import { chunkHostlist, expandHostlist } from '../../../core/site/hostlist';
+import { chunkHostlist, compressHostlist, expandHostlist } from '../../../core/site/hostlist';
 import { validLabel, validNodeNames } from '../../../core/site/names';
+import { readNodeLabels } from '../../../core/site/node-labels';
 import type { CommandTransport } from '../../../ports/command-transport';
 import type { Inventory, InventoryNode } from '../../../ports/site';
 import { run, runChecked } from './scontrol-workload-manager';
@@ -16,10 +17,7 @@ export interface SlurmInventoryOptions {
 
 /** `sinfo` prints one line per partition, feature set and state with a compressed hostlist: short even for thousands of nodes. */
 const SINFO_FORMAT = '--format=%R %f %N';
-/** Features of the form `key:value` that fill InventoryNode fields rather than labels or tags. */
-const RACK = 'rack';
 export const DEFAULT_ROLE_KEY = 'role';
-const NID = 'nid';
 const DEFAULT_ROLE = 'compute';
 
 interface SlurmView {
@@ -43,10 +41,10 @@ const natural = new Intl.Collator('en', { numeric: true }).compare;
  *   are slurm.conf's to change: editing one is refused.
  * - Slurm has no empty feature: a label that no partition or node carries is an empty group, not
  *   GroupNotFoundError (so a mistyped target group yields an empty plan).
- * - listNodes reads the conventions `rack:<rack>`, `role:<role>` and `nid:<n>` (default: position in
- *   name order) from features; other `key:value` features are labels and every other feature is a
- *   tag. Every `role:<role>` feature is one of the node's deployment roles (task graphs), in feature
- *   order; the first is its `role` (default `compute`). The role key is configurable (`roleKey`).
+ * - listNodes reads the features by core/site/node-labels.ts: `rack:<rack>`, `nid:<n>` (default:
+ *   position in name order), and every `role:<role>` feature is one of the node's deployment roles
+ *   (task graphs), in feature order, the first its `role` (default `compute`); the role key is
+ *   configurable (`roleKey`). Other `key:value` features are labels and every other feature is a tag.
  */
 export class SlurmInventory implements Inventory {
   private readonly sinfo: string;
@@ -108,12 +106,50 @@ export class SlurmInventory implements Inventory {
     }
   }
 
+  /**
+   * One `sinfo` when its listing fits the transport's output (SSM keeps 24,000 characters). sinfo
+   * prints a line per distinct feature set, so a site whose nodes each carry their own feature
+   * (`nid:<n>`) passes that from a few hundred nodes: then the partitions and their nodes are read
+   * first (`%R %N`, a line per partition), and the features in chunks of nodes (`--nodes=<hostlist>`),
+   * halved until each fits.
+   */
   private async view(): Promise<SlurmView> {
-    const script = shellCommand([this.sinfo, '--noheader', SINFO_FORMAT]);
+    const whole = await this.sinfoRun(SINFO_FORMAT);
+    if (whole.stdout !== undefined) return parseSinfo(whole.stdout, whole.script);
+    const listing = await this.sinfoRun('--format=%R %N');
+    if (listing.stdout === undefined) throw new SiteServiceError('inventory', `${listing.script}: the partition listing exceeds the transport's output limit`);
+    const partitions = new Map<string, Set<string>>();
+    for (const line of listing.stdout.split('\n')) {
+      const words = line.trim().split(/\s+/);
+      if (words.length !== 2) continue;
+      partitions.set(words[0]!, new Set([...(partitions.get(words[0]!) ?? []), ...expandHostlist(words[1]!)]));
+    }
+    const features = new Map<string, string[]>();
+    const all = [...new Set([...partitions.values()].flatMap((p) => [...p]))].sort(natural);
+    // All of them did not fit: start with halves.
+    const half = Math.ceil(all.length / 2);
+    for (const chunk of [all.slice(0, half), all.slice(half)]) if (chunk.length > 0) await this.readFeatures(chunk, features);
+    return { partitions, features };
+  }
+
+  private async readFeatures(names: readonly string[], into: Map<string, string[]>): Promise<void> {
+    const { stdout, script } = await this.sinfoRun(SINFO_FORMAT, compressHostlist(names));
+    if (stdout === undefined) {
+      if (names.length === 1) throw new SiteServiceError('inventory', `${script}: the features of one node exceed the transport's output limit`);
+      const half = Math.ceil(names.length / 2);
+      await this.readFeatures(names.slice(0, half), into);
+      await this.readFeatures(names.slice(half), into);
+      return;
+    }
+    for (const [name, list] of parseSinfo(stdout, script).features) into.set(name, list);
+  }
+
+  /** `sinfo --noheader [--nodes=<hostlist>] <format>`: its stdout, undefined when the transport cut it short. */
+  private async sinfoRun(format: string, nodes?: string): Promise<{ stdout: string | undefined; script: string }> {
+    const script = shellCommand([this.sinfo, '--noheader', ...(nodes !== undefined ? [`--nodes=${nodes}`] : []), format]);
     const result = await run('inventory', this.options.transport, script);
-    if (result.stdoutTruncated) throw new SiteServiceError('inventory', `${script}: the listing exceeds the transport's output limit`);
     if (result.exitCode !== 0) throw new SiteServiceError('inventory', `${script} exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500) || 'no stderr'}`);
-    return parseSinfo(result.stdout, script);
+    return { stdout: result.stdoutTruncated ? undefined : result.stdout, script };
   }
 }
 
@@ -139,24 +175,6 @@ export function parseSinfo(stdout: string, script = 'sinfo'): SlurmView {
 }
 
 function toInventoryNode(name: string, features: readonly string[], position: number, roleKey: string): InventoryNode {
-  const labels: Record<string, string> = {};
-  const tags: string[] = [];
-  const roles: string[] = [];
-  for (const feature of features) {
-    const colon = feature.indexOf(':');
-    if (colon <= 0) tags.push(feature);
-    else if (feature.slice(0, colon) === roleKey) roles.push(feature.slice(colon + 1));
-    else labels[feature.slice(0, colon)] = feature.slice(colon + 1);
-  }
-  const { [RACK]: rack, [NID]: nid, ...rest } = labels;
-  const parsedNid = Number(nid);
-  return {
-    name,
-    nid: nid !== undefined && Number.isInteger(parsedNid) ? parsedNid : position,
-    ...(rack !== undefined ? { rack } : {}),
-    role: roles[0] ?? DEFAULT_ROLE,
-    tags,
-    labels: rest,
-    ...(roles.length > 0 ? { roles } : {}),
-  };
+  const { rack, role, nid, roles, labels, tags } = readNodeLabels(features, { rolesKey: roleKey, roleFromRoles: true });
+  return { name, nid: nid ?? position, ...(rack !== undefined ? { rack } : {}), role: role ?? DEFAULT_ROLE, tags, labels, ...(roles.length > 0 ? { roles } : {}) };
 }

@@ -1,4 +1,5 @@
 import { systemClock, type Clock } from '../../../core/clock';
+import { describeError, SiteServiceError } from '../../../core/errors';
 import { compressHostlist, expandHostlist } from '../../../core/site/hostlist';
 import { validLabel, validNodeNames, validReason, validTemplate } from '../../../core/site/names';
 import type { CommandTransport } from '../../../ports/command-transport';
@@ -8,12 +9,26 @@ import { runChecked, SlurmNodeReader } from './scontrol-workload-manager';
 import { fillTemplate, shellCommand } from './shell-quote';
 import { toWlmNode } from '../slurm-json';
 
-/** What a boot session is, kept from its request: its nodes and when the reboot was asked for. */
+/**
+ * What a boot session is, kept from its request: its nodes, how far its commands got, and when the
+ * reboot was asked of slurmctld. Each step is recorded once it succeeded, so a retried request runs
+ * again only what failed.
+ */
 export interface SlurmRebootSession {
   name: string;
   templateName: string;
   nodes: string[];
-  requestedAt: number;
+  /** The prepare command (image selection) succeeded, or there is none. */
+  prepared: boolean;
+  /** `scontrol reboot` succeeded for every node. */
+  rebooted: boolean;
+  /** When `scontrol reboot` was first sent (before it ran): a node is back once slurmd registered at or after it. Unset until then. */
+  requestedAt?: number;
+  /** Attempts at the commands so far, and when the last one started (an attempt in flight is not run twice at once). */
+  attempts: number;
+  attemptStartedAt: number;
+  /** The last attempt's failure, in the command's own words. */
+  error?: string;
 }
 
 export interface SlurmRebootOptions {
@@ -35,7 +50,16 @@ export interface SlurmRebootOptions {
   clock?: Clock;
   /** Where sessions are kept between createSession and getSession: the rollout table (`ConnectorState.records('slurm-reboot')`). */
   sessions: ConnectorRecords<SlurmRebootSession>;
+  /** Attempts at the prepare and reboot commands before the session fails with the last error. Default 3. */
+  maxAttempts?: number;
 }
+
+const DEFAULT_MAX_ATTEMPTS = 3;
+/**
+ * An attempt that started this long ago without recording its end died (its process was stopped):
+ * a later request takes over. Longer than a command may run (SSM's executionTimeout, 600 s).
+ */
+const ATTEMPT_STALE_MS = 15 * 60_000;
 
 /** Reasons slurmctld gives a node whose reboot went wrong. */
 const REBOOT_FAILURE = /reboot|resumetimeout|resume timeout/i;
@@ -49,19 +73,25 @@ const PENDING = ['REBOOT_REQUESTED', 'REBOOT_ISSUED'];
  * after the request and no reboot is pending; failed when the node is DOWN or FAIL with a reboot
  * reason (slurmctld's "reboot timed out" after ResumeTimeout); booting otherwise.
  *
- * State: a session's nodes and request time are kept in `sessions`, outside this process: each
- * activity of a deployed stack is its own Lambda invocation, and "rebooted since the request" must
- * be judged by the request time an earlier invocation wrote.
+ * State: a session's nodes, progress and request time are kept in `sessions`, outside this
+ * process: each activity of a deployed stack is its own Lambda invocation, and "rebooted since the
+ * request" must be judged by the request time an earlier invocation wrote. A failed prepare or
+ * reboot command fails the request (SiteServiceError with the command's stderr, retried by the
+ * workflow); the retry runs again only what failed, and re-sends the reboot only to nodes with no
+ * reboot pending or done since the first one was sent, so no node reboots twice for one session.
+ * After `maxAttempts` failures the session ends failed with the last error.
  */
 export class SlurmRebootBootService implements BootService {
   private readonly reader: SlurmNodeReader;
   private readonly sessions: ConnectorRecords<SlurmRebootSession>;
   private readonly clock: Clock;
+  private readonly maxAttempts: number;
 
   constructor(private readonly options: SlurmRebootOptions) {
     this.reader = new SlurmNodeReader('boot-service', options.transport, options.scontrol);
     this.clock = options.clock ?? systemClock;
     this.sessions = options.sessions;
+    this.maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
     if (options.reason !== undefined) validReason(options.reason, 'reason');
   }
 
@@ -71,20 +101,72 @@ export class SlurmRebootBootService implements BootService {
   }
 
   async createSession(request: BootSessionRequest): Promise<BootSessionStatus> {
-    const existing = await this.sessions.get(request.name);
-    if (existing) return this.status(existing);
-    const template = validTemplate(request.templateName, 'templateName');
-    const nodes = await this.resolveLimit(request.limit);
-    const hostlist = compressHostlist(nodes);
-    // Saved before the reboot: a retry after a crash finds it and does not reboot twice; of two
-    // concurrent requests, only the one whose record was written reboots.
-    const { record: session, created } = await this.sessions.create({ name: request.name, templateName: template, nodes, requestedAt: this.clock.now() });
-    if (!created) return this.status(session);
-    const { transport } = this.options;
-    if (this.options.prepareCommand) await runChecked('boot-service', transport, fillTemplate(this.options.prepareCommand, { template, nodes: hostlist }));
-    const reason = this.options.reason ?? 'rolling-upgrade reboot';
-    await runChecked('boot-service', transport, shellCommand([this.options.scontrol ?? 'scontrol', 'reboot', 'ASAP', 'nextstate=RESUME', `reason=${reason}`, hostlist]));
+    const now = this.clock.now();
+    let session = await this.sessions.get(request.name);
+    if (!session) {
+      const template = validTemplate(request.templateName, 'templateName');
+      const nodes = await this.resolveLimit(request.limit);
+      const prepared = this.options.prepareCommand === undefined;
+      // Written before any command: of two concurrent requests only the one that wrote it runs them.
+      const written = await this.sessions.create({ name: request.name, templateName: template, nodes, prepared, rebooted: false, attempts: 1, attemptStartedAt: now });
+      if (!written.created) return this.status(written.record);
+      session = written.record;
+    } else {
+      if (!this.resumable(session, now)) return this.status(session);
+      session = { ...session, attempts: session.attempts + 1, attemptStartedAt: now };
+      delete session.error;
+      await this.sessions.update(session);
+    }
+    try {
+      session = await this.runCommands(session);
+    } catch (err) {
+      // What the failed attempt got done is in the table (each step recorded as it succeeded).
+      const failed = { ...((await this.sessions.get(session.name)) ?? session), error: describeError(err) };
+      await this.sessions.update(failed);
+      if (failed.attempts < this.maxAttempts) throw err instanceof SiteServiceError ? err : new SiteServiceError('boot-service', failed.error, undefined, { cause: err });
+      return this.status(failed);
+    }
     return this.status(session);
+  }
+
+  /** An unfinished session whose last attempt failed (or died) and that has attempts left. */
+  private resumable(session: SlurmRebootSession, now: number): boolean {
+    if (session.rebooted || session.attempts >= this.maxAttempts) return false;
+    return session.error !== undefined || now - session.attemptStartedAt >= ATTEMPT_STALE_MS;
+  }
+
+  /** The commands not done yet, each recorded once it succeeded. */
+  private async runCommands(start: SlurmRebootSession): Promise<SlurmRebootSession> {
+    let session = start;
+    const { transport, prepareCommand } = this.options;
+    if (!session.prepared && prepareCommand !== undefined) {
+      await runChecked('boot-service', transport, fillTemplate(prepareCommand, { template: validTemplate(session.templateName, 'templateName'), nodes: compressHostlist(session.nodes) }));
+      session = { ...session, prepared: true };
+      await this.sessions.update(session);
+    }
+    const first = session.requestedAt === undefined;
+    // A reboot sent before may have reached slurmctld even though its command failed: those nodes have it already.
+    const toReboot = first ? session.nodes : await this.withoutReboot(session.nodes, session.requestedAt!);
+    if (first) {
+      session = { ...session, requestedAt: this.clock.now() };
+      await this.sessions.update(session);
+    }
+    if (toReboot.length > 0) {
+      const reason = this.options.reason ?? 'rolling-upgrade reboot';
+      await runChecked('boot-service', transport, shellCommand([this.options.scontrol ?? 'scontrol', 'reboot', 'ASAP', 'nextstate=RESUME', `reason=${reason}`, compressHostlist(toReboot)]));
+    }
+    session = { ...session, rebooted: true };
+    await this.sessions.update(session);
+    return session;
+  }
+
+  /** Of `names`, those with no reboot pending and none done since `since`. */
+  private async withoutReboot(names: readonly string[], since: number): Promise<string[]> {
+    const found = new Map((await this.reader.show(names)).map((n) => [n.name, toWlmNode(n)]));
+    return names.filter((name) => {
+      const node = found.get(name);
+      return node !== undefined && !node.flags.some((f) => PENDING.includes(f)) && !(node.bootTime !== undefined && node.bootTime >= since);
+    });
   }
 
   async getSession(name: string): Promise<BootSessionStatus | undefined> {
@@ -105,13 +187,25 @@ export class SlurmRebootBootService implements BootService {
   }
 
   private async status(session: SlurmRebootSession): Promise<BootSessionStatus> {
+    if (!session.rebooted) {
+      // Not every node was sent its reboot: pending while attempts are left, failed with the last error after.
+      const gaveUp = session.error !== undefined && session.attempts >= this.maxAttempts;
+      const outcome: BootNodeOutcome = gaveUp ? 'failed' : 'pending';
+      return {
+        name: session.name,
+        status: gaveUp ? 'complete' : 'running',
+        ...(gaveUp ? { error: `${session.error} (after ${session.attempts} attempts)` } : {}),
+        nodes: Object.fromEntries(session.nodes.map((n) => [n, outcome])),
+      };
+    }
+    const requestedAt = session.requestedAt!;
     const found = new Map((await this.reader.show(session.nodes)).map((n) => [n.name, toWlmNode(n)]));
     const nodes: Record<string, BootNodeOutcome> = {};
     for (const name of session.nodes) {
       const node = found.get(name);
       if (!node) nodes[name] = 'failed';
       else if (node.flags.some((f) => PENDING.includes(f))) nodes[name] = 'booting';
-      else if (node.bootTime !== undefined && node.bootTime >= session.requestedAt) nodes[name] = 'succeeded';
+      else if (node.bootTime !== undefined && node.bootTime >= requestedAt) nodes[name] = 'succeeded';
       else if ((node.base === 'DOWN' || node.flags.includes('FAIL')) && REBOOT_FAILURE.test(node.reason ?? '')) nodes[name] = 'failed';
       else nodes[name] = 'booting';
     }

@@ -1,4 +1,11 @@
-import { GetCommandInvocationCommand, SSMClient, SendCommandCommand, type GetCommandInvocationCommandOutput, type SSMClientConfig } from '@aws-sdk/client-ssm';
+import {
+  GetCommandInvocationCommand,
+  ListCommandInvocationsCommand,
+  SSMClient,
+  SendCommandCommand,
+  type GetCommandInvocationCommandOutput,
+  type SSMClientConfig,
+} from '@aws-sdk/client-ssm';
 import { describeError } from '../../../core/errors';
 import type { CommandResult, CommandTransport } from '../../../ports/command-transport';
 import { CommandTransportError } from './command-errors';
@@ -32,16 +39,19 @@ export interface SsmTransportOptions {
 export interface SsmTransportStats {
   sendCommand: number;
   getCommandInvocation: number;
+  listCommandInvocations: number;
   outputBytes: number;
 }
 
+/** `since` is on the caller's clock, AWS lists by its own: look this much earlier (a tag names one action, so a wider window finds nothing else). */
+const CLOCK_SKEW_MS = 5 * 60_000;
 const TERMINAL = new Set(['Success', 'Failed', 'TimedOut', 'Cancelled']);
 /** Retries of InvocationDoesNotExist right after SendCommand and of throttling, each. */
 const MAX_RETRIES = 8;
 
 /** Runs commands on a head node through SSM Run Command (AWS-RunShellScript) and polls their result. */
 export class SsmTransport implements CommandTransport {
-  readonly stats: SsmTransportStats = { sendCommand: 0, getCommandInvocation: 0, outputBytes: 0 };
+  readonly stats: SsmTransportStats = { sendCommand: 0, getCommandInvocation: 0, listCommandInvocations: 0, outputBytes: 0 };
   private readonly client: SSMClient;
   private readonly sleep: (ms: number) => Promise<void>;
   private instance = 0;
@@ -57,10 +67,35 @@ export class SsmTransport implements CommandTransport {
     return this.result(commandId, instanceId, await this.waitFor(commandId, instanceId));
   }
 
-  /** Sends the command; the id is `<commandId>/<instanceId>`, all GetCommandInvocation needs. */
-  async start(script: string, { timeoutSeconds }: { timeoutSeconds?: number } = {}): Promise<string> {
-    const { commandId, instanceId } = await this.send(script, timeoutSeconds ?? this.options.timeoutSeconds ?? 600);
+  /** Sends the command, `tag` as its Comment; the id is `<commandId>/<instanceId>`, all GetCommandInvocation needs. */
+  async start(script: string, { timeoutSeconds, tag }: { timeoutSeconds?: number; tag?: string } = {}): Promise<string> {
+    const { commandId, instanceId } = await this.send(script, timeoutSeconds ?? this.options.timeoutSeconds ?? 600, tag);
     return `${commandId}/${instanceId}`;
+  }
+
+  /** ListCommandInvocations since `since`, on our instances, for the one whose Comment is `tag`. */
+  async findStarted(tag: string, since: number): Promise<string | undefined> {
+    const instances = new Set(this.options.instanceIds);
+    let nextToken: string | undefined;
+    for (let attempt = 0; ; ) {
+      let out;
+      try {
+        this.stats.listCommandInvocations++;
+        out = await this.client.send(
+          new ListCommandInvocationsCommand({ Filters: [{ key: 'InvokedAfter', value: new Date(since - CLOCK_SKEW_MS).toISOString() }], MaxResults: 50, ...(nextToken ? { NextToken: nextToken } : {}) }),
+        );
+      } catch (err) {
+        if (errorName(err) === 'ThrottlingException' && attempt++ < MAX_RETRIES) {
+          await this.sleep(this.backoff(attempt));
+          continue;
+        }
+        throw new CommandTransportError(`SSM ListCommandInvocations failed: ${errorName(err)}: ${describeError(err)}`, { transport: 'ssm' }, { cause: err });
+      }
+      const found = (out.CommandInvocations ?? []).find((i) => i.Comment === tag && i.InstanceId !== undefined && instances.has(i.InstanceId));
+      if (found?.CommandId) return `${found.CommandId}/${found.InstanceId}`;
+      nextToken = out.NextToken;
+      if (!nextToken) return undefined;
+    }
   }
 
   async poll(id: string): Promise<CommandResult | undefined> {
@@ -68,10 +103,10 @@ export class SsmTransport implements CommandTransport {
     if (!commandId || !instanceId) throw new CommandTransportError(`not an SSM invocation id: ${id}`, { transport: 'ssm' });
     let missing = 0;
     for (let attempt = 0; ; attempt++) {
+      let out: GetCommandInvocationCommandOutput;
       try {
         this.stats.getCommandInvocation++;
-        const out = await this.client.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }));
-        return out.Status && TERMINAL.has(out.Status) ? this.result(commandId, instanceId, out) : undefined;
+        out = await this.client.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }));
       } catch (err) {
         const name = errorName(err);
         // Right after SendCommand the invocation may not be visible yet: running, as far as we know.
@@ -82,6 +117,8 @@ export class SsmTransport implements CommandTransport {
         }
         throw new CommandTransportError(`SSM GetCommandInvocation ${commandId} on ${instanceId} failed: ${name}: ${describeError(err)}`, { transport: 'ssm', commandId, instanceId }, { cause: err });
       }
+      // Outside the try: a command that ended TimedOut or Cancelled is reported as such (its status in the error's details).
+      return out.Status && TERMINAL.has(out.Status) ? this.result(commandId, instanceId, out) : undefined;
     }
   }
 
@@ -98,7 +135,7 @@ export class SsmTransport implements CommandTransport {
     throw new CommandTransportError(`SSM command ${commandId} on ${instanceId} ended ${invocation.Status}${invocation.StatusDetails ? ` (${invocation.StatusDetails})` : ''}: ${stderr.trim().slice(0, 500) || 'no stderr'}`, details);
   }
 
-  private async send(script: string, timeoutSeconds: number): Promise<{ commandId: string; instanceId: string }> {
+  private async send(script: string, timeoutSeconds: number, comment?: string): Promise<{ commandId: string; instanceId: string }> {
     for (let attempt = 0; ; attempt++) {
       const instanceId = this.options.instanceIds[this.instance]!;
       try {
@@ -109,6 +146,7 @@ export class SsmTransport implements CommandTransport {
             InstanceIds: [instanceId],
             Parameters: { commands: [script], executionTimeout: [String(timeoutSeconds)] },
             TimeoutSeconds: 60,
+            ...(comment ? { Comment: comment } : {}),
           }),
         );
         const commandId = out.Command?.CommandId;

@@ -1,6 +1,7 @@
-import { bosSessionName } from '../../../adapters/site/bos-boot-service';
+import { BosBootService, bosSessionName } from '../../../adapters/site/bos-boot-service';
 import { SiteServiceError } from '../../../core/errors';
 import { nodeNames, startTestSite, type TestSite } from '../../support/simulator';
+import { stubServer } from '../../support/stub-server';
 
 const BOOT = 300;
 const RETURN = 60;
@@ -33,8 +34,10 @@ describe('BosBootService on the simulator', () => {
   });
 
   it('reboots every node of the limit with its own outcome', async () => {
+    // As from real BOS, the POST answers a pending session whose components are not listed yet.
     const created = await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'upgrading' });
-    expect(created).toEqual({ name: 's1', status: 'running', nodes: { [ok!]: 'booting', [failing!]: 'booting', [hanging!]: 'booting', [lost!]: 'booting' } });
+    expect(created).toEqual({ name: 's1', status: 'running', nodes: {} });
+    expect(await boot().getSession('s1')).toEqual({ name: 's1', status: 'running', nodes: { [ok!]: 'booting', [failing!]: 'booting', [hanging!]: 'booting', [lost!]: 'booting' } });
     expect(await wlmNode(ok!)).toMatchObject({ base: 'DOWN', flags: ['NOT_RESPONDING'] });
 
     t.advance(BOOT - 1);
@@ -63,6 +66,16 @@ describe('BosBootService on the simulator', () => {
     await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: `${ok},${failing}` });
     t.advance(BOOT);
     expect(await boot().getSession('s1')).toEqual({ name: 's1', status: 'complete', nodes: { [ok!]: 'succeeded', [failing!]: 'failed' } });
+  });
+
+  it('serves sessions as BOS does, the nullable fields as null until they are set', async () => {
+    const read = async () => (await fetch(`${t.site.urls.bos}/v2/sessions/s1`)).json() as Promise<{ tenant: unknown; status: Record<string, unknown> }>;
+    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: `${ok},${failing}` });
+    expect(await read()).toMatchObject({ tenant: null, status: { status: 'running', end_time: null, error: null } });
+    t.advance(BOOT);
+    const done = await read();
+    expect(done.status).toMatchObject({ status: 'complete', error: null });
+    expect(new Date(done.status['end_time'] as string).getTime()).toBe(t.site.simulator.clock.now());
   });
 
   it('sets bootTime only when slurmd registers after a real reboot, and keeps the drain across it', async () => {
@@ -155,6 +168,74 @@ describe('BosBootService on the simulator', () => {
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(SiteServiceError);
       expect(err).toMatchObject({ service: 'boot-service', status: 400 });
+    }
+  });
+});
+
+/**
+ * Bodies as real BOS v2 serves them (Cray-HPE/bos api/openapi.yaml.in; the server stores
+ * `V2Session.to_dict()`, so nullable fields travel as null): the POST answers the pending record
+ * with no components yet; components are filled in by BOS's session-setup operator.
+ */
+describe('BosBootService against BOS v2 bodies with null fields', () => {
+  const created = {
+    name: 's1',
+    tenant: null,
+    operation: 'reboot',
+    template_name: 'cos-2.4',
+    limit: 'x3000c0s1b0n0,x3000c0s2b0n0',
+    stage: false,
+    components: '',
+    include_disabled: false,
+    status: { start_time: '2024-05-01T10:00:00', end_time: null, status: 'pending', error: null },
+  };
+  const running = { ...created, components: 'x3000c0s1b0n0,x3000c0s2b0n0', status: { ...created.status, status: 'running' } };
+  const components = [
+    {
+      id: 'x3000c0s1b0n0',
+      actual_state: { boot_artifacts: { kernel: '', kernel_parameters: '', initrd: '' }, bss_token: '', last_updated: '2024-05-01T10:05:00' },
+      desired_state: { boot_artifacts: { kernel: 's3://k', kernel_parameters: 'console=ttyS0', initrd: 's3://i' }, configuration: '', bss_token: '', last_updated: '2024-05-01T10:00:01' },
+      staged_state: {},
+      last_action: { last_updated: '2024-05-01T10:05:00', action: 'powering_on', failed: false },
+      event_stats: { power_on_attempts: 1, power_off_graceful_attempts: 1, power_off_forceful_attempts: 0 },
+      status: { phase: '', status: 'stable', status_override: '' },
+      enabled: false,
+      error: '',
+      session: 's1',
+      retry_policy: 3,
+    },
+    { id: 'x3000c0s2b0n0', status: { phase: 'powering_on', status: null }, enabled: true, error: null, session: 's1' },
+  ];
+  const routes = (path: string, method: string) => {
+    if (method === 'POST' && path === '/v2/sessions') return { status: 201, text: JSON.stringify(created) };
+    if (path === '/v2/sessions/s1') return { status: 200, text: JSON.stringify(running) };
+    if (path === '/v2/components?session=s1') return { status: 200, text: JSON.stringify(components) };
+    return { status: 404, text: '{"title":"Not Found","status":404}' };
+  };
+
+  it('reads a just-created session and a running one, nulls included', async () => {
+    const stub = await stubServer(routes);
+    try {
+      const bos = new BosBootService({ baseUrl: stub.url });
+      await expect(bos.createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'x3000c0s1b0n0,x3000c0s2b0n0' })).resolves.toEqual({
+        name: 's1',
+        status: 'running',
+        nodes: {},
+      });
+      await expect(bos.getSession('s1')).resolves.toEqual({ name: 's1', status: 'running', nodes: { x3000c0s1b0n0: 'succeeded', x3000c0s2b0n0: 'booting' } });
+    } finally {
+      await stub.close();
+    }
+  });
+
+  it('reports the error of a session BOS could not run', async () => {
+    const failed = { ...running, status: { ...running.status, status: 'complete', end_time: '2024-05-01T10:01:00', error: 'No nodes were found to act upon.' } };
+    const stub = await stubServer((path, method) => (path === '/v2/sessions/s1' ? { status: 200, text: JSON.stringify(failed) } : routes(path, method)));
+    try {
+      const status = await new BosBootService({ baseUrl: stub.url }).getSession('s1');
+      expect(status).toMatchObject({ status: 'complete', error: 'No nodes were found to act upon.' });
+    } finally {
+      await stub.close();
     }
   });
 });

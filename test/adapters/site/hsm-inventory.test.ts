@@ -1,5 +1,7 @@
 import { GroupNotFoundError, SiteServiceError } from '../../../core/errors';
+import { HsmInventory } from '../../../adapters/site/hsm-inventory';
 import { nodeNames, startTestSite, type TestSite } from '../../support/simulator';
+import { stubServer } from '../../support/stub-server';
 
 const NODES = nodeNames(6);
 // Deliberately not in name order: the group's own order must survive.
@@ -52,10 +54,11 @@ describe('HsmInventory on the simulator', () => {
     expect(err).toMatchObject({ label: 'missing', message: "failed to obtain Node Group named 'missing'" });
   });
 
-  it('lists the inventory nodes with their attributes', async () => {
+  it('lists the nodes from SMD State/Components and memberships: the site groups a node is in are tags too', async () => {
     const nodes = await inventory().listNodes();
     expect(nodes.map((n) => n.name)).toEqual(NODES);
-    expect(nodes[1]).toEqual({ name: NODES[1], nid: 101, rack: 'x3000', role: 'Compute', tags: ['gpu'], roles: ['compute'], labels: { slot: '1' }, alive: true, available: true });
+    expect(nodes[1]).toEqual({ name: NODES[1], nid: 101, rack: 'x3000', role: 'Compute', tags: ['starting', 'gpu'], roles: ['compute'], labels: { slot: '1' }, alive: true, available: true });
+    expect(nodes[2]).toEqual({ name: NODES[2], nid: 102, rack: 'x3000', role: 'Compute', tags: [], roles: [], labels: { slot: '2' }, alive: true, available: true });
   });
 
   it('turns injected API faults into SiteServiceError naming the request, and works again after them', async () => {
@@ -90,5 +93,41 @@ describe('HsmInventory on the simulator', () => {
     // The retry removes it.
     await inventory().removeGroupMembers('upgrading', [NODES[0]!]);
     await expect(inventory().getGroupMembers('upgrading')).resolves.toEqual([]);
+  });
+});
+
+/** Bodies as real SMD serves them (hms-smd api/swagger_v2.yaml; the docs-csm example component). */
+describe('HsmInventory.listNodes against SMD bodies', () => {
+  const components = {
+    Components: [
+      { ID: 'x3000c0s19b1n0', Type: 'Node', State: 'Ready', Flag: 'OK', Enabled: true, SoftwareStatus: '', Role: 'Compute', SubRole: 'Worker', NID: 1, NetType: 'Sling', Arch: 'X86', Class: 'River', ReservationDisabled: false, Locked: false },
+      { ID: 'x3000c0s19b2n0', Type: 'Node', State: 'Off', Flag: 'OK', Enabled: false, Role: 'Application', NID: 2, NetType: 'Sling', Arch: 'X86', Class: 'River' },
+      { ID: 'x1000c1s7b1n0', Type: 'Node', State: 'On', Flag: 'Warning', Enabled: true, Role: 'Compute', NID: 1000, Arch: 'ARM', Class: 'Mountain' },
+    ],
+  };
+  const memberships = [
+    { id: 'x3000c0s19b1n0', groupLabels: ['compute', 'gpu', 'ucp_control_plane:enabled', 'deploy-role:controller'], partitionName: 'p1' },
+    { id: 'x3000c0s19b2n0', groupLabels: [], partitionName: '' },
+    { id: 'x1000c1s7b1n0', groupLabels: ['rack:row7'], partitionName: null },
+  ];
+
+  it('maps ID, NID, Role, SubRole, State, Enabled and the group conventions', async () => {
+    const stub = await stubServer((path) =>
+      path === '/hsm/v2/State/Components?type=Node'
+        ? { status: 200, text: JSON.stringify(components) }
+        : path === '/hsm/v2/memberships?type=Node'
+          ? { status: 200, text: JSON.stringify(memberships) }
+          : { status: 404, text: '{"title":"Not Found"}' },
+    );
+    try {
+      const nodes = await new HsmInventory({ baseUrl: stub.url }).listNodes();
+      expect(nodes).toEqual([
+        { name: 'x3000c0s19b1n0', nid: 1, rack: 'x3000', role: 'Compute', tags: ['compute', 'gpu'], roles: ['controller'], labels: { subrole: 'Worker', partition: 'p1', ucp_control_plane: 'enabled' }, alive: true, available: true },
+        { name: 'x3000c0s19b2n0', nid: 2, rack: 'x3000', role: 'Application', tags: [], roles: [], labels: {}, alive: false, available: false },
+        { name: 'x1000c1s7b1n0', nid: 1000, rack: 'row7', role: 'Compute', tags: [], roles: [], labels: {}, alive: true, available: true },
+      ]);
+    } finally {
+      await stub.close();
+    }
   });
 });

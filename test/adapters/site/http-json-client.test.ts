@@ -1,29 +1,7 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { SiteServiceError } from '../../../core/errors';
 import { HttpJsonClient, urlPath } from '../../../adapters/site/http-json-client';
 import { SlurmRestWorkloadManager } from '../../../adapters/site/slurm-rest-workload-manager';
-
-/** A stub service answering each request with `reply`, recording what it received. */
-async function stubServer(reply: (path: string) => { status: number; text: string } | 'never') {
-  const seen: { method?: string; url?: string; headers: IncomingHttpHeaders; body: string }[] = [];
-  const server: Server = createServer(async (req, res) => {
-    let body = '';
-    for await (const chunk of req) body += String(chunk);
-    seen.push({ method: req.method, url: req.url, headers: req.headers, body });
-    const answer = reply(req.url ?? '');
-    if (answer === 'never') return;
-    res.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.text);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const close = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-  return { url, seen, close };
-}
+import { stubServer } from '../../support/stub-server';
 
 async function failure(promise: Promise<unknown>): Promise<SiteServiceError> {
   const err = await promise.catch((e: unknown) => e);

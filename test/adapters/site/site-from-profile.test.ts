@@ -1,3 +1,4 @@
+import { FileInventory } from '../../../adapters/site/file-inventory';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -117,5 +118,14 @@ describe('examples/profiles', () => {
   it.each(['cray-csm.yaml', 'slurm-warewulf.yaml', 'slurm-xcat.yaml'])('%s is a valid profile', async (file) => {
     const { profile } = await loadSiteProfileFile(path.join(__dirname, '..', '..', '..', 'examples', 'profiles', file));
     expect(profile.workloadManager.type).toMatch(/^(slurmrestd|scontrol)$/);
+  });
+
+  it("slurm-xcat.yaml's file inventory ships beside it and reads", async () => {
+    const file = path.join(__dirname, '..', '..', '..', 'examples', 'profiles', 'slurm-xcat.yaml');
+    const { profile } = await loadSiteProfileFile(file);
+    expect(profile.inventory).toEqual({ type: 'file', path: 'inventory.yaml' });
+    const inventory = new FileInventory({ path: path.join(path.dirname(file), 'inventory.yaml'), writeBack: false });
+    await expect(inventory.getGroupMembers('compute-nodes')).resolves.toEqual(['cn001', 'cn002', 'cn003', 'cn004']);
+    expect((await inventory.listNodes()).map((n) => n.rack)).toEqual(['r01', 'r01', 'r02', 'r02']);
   });
 });

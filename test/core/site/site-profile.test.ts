@@ -69,6 +69,9 @@ describe('site profile', () => {
     ['a node-exec form naming no node', { ...WAREWULF, tasks: { nodeExec: 'sh -c {command}' } }, 'tasks.nodeExec: must name the nodes once'],
     ['a node-exec placeholder it does not know', { ...WAREWULF, tasks: { nodeExec: 'ssh {user}@{node} {command}' } }, 'tasks.nodeExec: unknown placeholder {user}: use {nodes}, {node}, {command}'],
     ['a role key that is not a feature key', { ...WAREWULF, inventory: { type: 'slurm', roleKey: 'role:' } }, 'inventory.roleKey: roleKey must be a feature key'],
+    ['a relative program path', { ...WAREWULF, commandPaths: { scontrol: 'bin/scontrol' } }, 'commandPaths.scontrol: must be an absolute path such as /opt/slurm/bin/scontrol'],
+    ['a program path with shell characters', { ...WAREWULF, commandPaths: { sinfo: '/opt/slurm/bin/sinfo; id' } }, 'commandPaths.sinfo: must be an absolute path'],
+    ['an unknown program', { ...WAREWULF, commandPaths: { sbatch: '/opt/slurm/bin/sbatch' } }, 'commandPaths.sbatch: unknown key'],
   ])('reports %s with its path', (_case, profile, expected) => {
     expect(problemsOf(profile).some((p) => p.startsWith(expected))).toBe(true);
   });

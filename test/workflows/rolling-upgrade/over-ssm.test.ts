@@ -1,10 +1,15 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { parse } from 'yaml';
+import { HEAD_NODE_INSTANCE_ID } from '../../../simulator/models/head-node';
 import type { SlurmRebootSession } from '../../../adapters/site/commands';
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
 import type { SiteDefinition } from '../../../simulator';
 import { runUpgrade, startTestRuntime } from '../../support/embedded';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
-import { freshSsmConnectorsPerCall, ssmConnectors } from '../../support/ssm-connectors';
+import { freshSsmConnectorsPerCall, profileConnectors, ssmConnectors } from '../../support/ssm-connectors';
 
 /** What a run leaves behind that both paths must agree on. */
 async function outcomeOf(runtime: EmbeddedRuntime, request: Record<string, unknown>) {
@@ -63,7 +68,50 @@ describe('rolling upgrade through scontrol over SSM, slurm-reboot and the slurm 
     const sessions = Items.filter((item) => String(item.pk).startsWith('CONNECTOR#slurm-reboot#')).map((item) => item.record as SlurmRebootSession);
     expect(sessions.flatMap((s) => s.nodes).sort()).toEqual(Array.from({ length: 5 }, (_, i) => nodeName(i)).sort());
     for (const session of sessions) {
-      for (const node of session.nodes) expect(sim.workloadManager.get(node)!.bootTime).toBeGreaterThanOrEqual(session.requestedAt);
+      for (const node of session.nodes) expect(sim.workloadManager.get(node)!.bootTime).toBeGreaterThanOrEqual(session.requestedAt!);
+    }
+  });
+
+  it('reboots the upgrading group of the profile\'s file inventory (slurmrestd + slurm-reboot with nodeset + file inventory, the xCAT shape)', async () => {
+    const site = () => buildSite(5);
+    runtime = await startTestRuntime({ site: site() });
+    const overHttp = await outcomeOf(runtime, upgradeRequest());
+    await runtime.close();
+
+    // The inventory file holds the groups; the simulator's own groups (Slurm's features) never see the upgrading group.
+    const dir = await mkdtemp(join(tmpdir(), 'xcat-'));
+    try {
+      await writeFile(join(dir, 'inventory.yaml'), JSON.stringify(site()), 'utf8');
+      const xcat = profileConnectors(
+        (urls) => ({
+          workloadManager: { type: 'slurmrestd', url: urls.slurmrestd },
+          bootService: {
+            type: 'slurm-reboot',
+            transport: { type: 'ssm', instanceIds: [HEAD_NODE_INSTANCE_ID], region: 'us-east-1', endpoint: urls.ssm },
+            prepareCommand: 'nodeset {nodes} osimage={template}',
+          },
+          inventory: { type: 'file', path: 'inventory.yaml' },
+          simulatedTime: { timeScale: 1, controlUrl: urls.control },
+          allowInsecureHttp: true,
+        }),
+        dir,
+      );
+      runtime = undefined;
+      runtime = await startTestRuntime({ site: site(), connectors: xcat });
+      const overFile = await outcomeOf(runtime, upgradeRequest());
+      expect(overFile.counts).toEqual(overHttp.counts);
+      expect(overFile.nodes).toEqual(overHttp.nodes);
+      expect(overFile.counts.UPGRADED).toBe(5);
+      for (let i = 0; i < 5; i++) {
+        expect(overFile.site[nodeName(i)]!.bootCount).toBe(1);
+        expect(runtime.simulator.simulator.headNode.images.get(nodeName(i))).toBe('img-2');
+      }
+      // The group edits went to the file, as they went to HSM on the HTTP path.
+      const file = parse(await readFile(join(dir, 'inventory.yaml'), 'utf8')) as { groups: Record<string, string[]> };
+      expect(file.groups).toEqual(overHttp.groups);
+      expect(overFile.groups['upgrading']).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

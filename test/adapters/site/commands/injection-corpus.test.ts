@@ -9,7 +9,7 @@ import { memoryConnectorState } from '../../../support/connector-state';
 function recordingTransport(): CommandTransport & { scripts: string[] } {
   const scripts: string[] = [];
   const ok = { exitCode: 0, stdout: '{"nodes":[]}', stderr: '', stdoutTruncated: false };
-  return { scripts, run: async (script) => (scripts.push(script), ok), start: async (script) => (scripts.push(script), 'id'), poll: async () => ok };
+  return { scripts, run: async (script) => (scripts.push(script), ok), start: async (script) => (scripts.push(script), 'id'), findStarted: async () => undefined, poll: async () => ok };
 }
 
 describe.each(INJECTION_CORPUS)('the injection value %j', (value) => {

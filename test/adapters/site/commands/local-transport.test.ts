@@ -30,4 +30,16 @@ describe('LocalTransport with a fake scontrol on PATH', () => {
   it('returns a non-zero exit as a result', async () => {
     expect(await transport.run('exit 3')).toMatchObject({ exitCode: 3 });
   });
+
+  it('answers the same for a finished command polled again, and finds a started command by its tag', async () => {
+    const since = Date.now();
+    const id = await transport.start('echo done', { tag: 'rollout-action a1' });
+    expect(await transport.findStarted('rollout-action a1', since)).toBe(id);
+    expect(await transport.findStarted('rollout-action a2', since)).toBeUndefined();
+    let result;
+    while (!(result = await transport.poll(id))) await new Promise((r) => setTimeout(r, 10));
+    // A caller that failed to store the result polls again: the same answer, not "unknown command".
+    expect(await transport.poll(id)).toEqual(result);
+    expect(result).toMatchObject({ exitCode: 0, stdout: 'done\n' });
+  });
 });

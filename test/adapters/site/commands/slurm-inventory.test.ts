@@ -71,6 +71,27 @@ describe('slurm inventory over SSM: partitions and node features', () => {
     ]);
   });
 
+  it('reads a listing past the 24,000 characters SSM keeps: partitions first, then features in chunks of nodes', async () => {
+    // One feature set per node (`nid:<n>`), as the README's convention gives: a line per node.
+    const many = nodeNames(700);
+    t = await startSsmTestSite({ nodes: nodesOf(many, (_, i) => ({ rack: 'x3000', labels: { nid: String(i + 1), zone: 'a' } })), groups: { compute: many } });
+    const inventory = new SlurmInventory({ transport: t.transport });
+    const nodes = await inventory.listNodes();
+    expect(nodes).toHaveLength(700);
+    expect(nodes[699]).toEqual({ name: many[699], nid: 700, rack: 'x3000', role: 'Compute', roles: ['Compute'], tags: ['compute'], labels: { zone: 'a' } });
+    expect(t.site.simulator.headNode.commandLog).toEqual([
+      "'sinfo' '--noheader' '--format=%R %f %N'",
+      "'sinfo' '--noheader' '--format=%R %N'",
+      "'sinfo' '--noheader' '--nodes=x3000c0s[1-350]b0n0' '--format=%R %f %N'",
+      "'sinfo' '--noheader' '--nodes=x3000c0s[351-700]b0n0' '--format=%R %f %N'",
+      // Longer names and nids in the second half: it did not fit either, and was halved again.
+      "'sinfo' '--noheader' '--nodes=x3000c0s[351-525]b0n0' '--format=%R %f %N'",
+      "'sinfo' '--noheader' '--nodes=x3000c0s[526-700]b0n0' '--format=%R %f %N'",
+    ]);
+    expect(await inventory.getGroupMembers('batch')).toEqual(many);
+    expect(await inventory.getGroupMembers('compute')).toEqual(many);
+  });
+
   it('rejects a hostile label before any command runs', async () => {
     t = await start();
     const inventory = new SlurmInventory({ transport: t.transport });

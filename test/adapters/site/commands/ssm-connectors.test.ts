@@ -1,7 +1,9 @@
 import { ScontrolWorkloadManager } from '../../../../adapters/site/commands/scontrol-workload-manager';
 import { SlurmRebootBootService, type SlurmRebootSession } from '../../../../adapters/site/commands/slurm-reboot-boot-service';
 import { CommandTransportError } from '../../../../adapters/site/commands/command-errors';
+import { createSiteFromProfile } from '../../../../adapters/site';
 import { SiteServiceError } from '../../../../core/errors';
+import { parseSiteProfile } from '../../../../core/site/site-profile';
 import { HEAD_NODE_INSTANCE_ID } from '../../../../simulator/models/head-node';
 import { nodeNames, nodesOf } from '../../../support/simulator';
 import { memoryConnectorState } from '../../../support/connector-state';
@@ -57,6 +59,22 @@ describe('scontrol over SSM on the simulated head node', () => {
       "'scontrol' 'update' 'NodeName=x3000c0s[4-6]b0n0' 'State=RESUME'",
     ]);
     expect(names.map((n) => t.state().nodes[n]!.wlmState)).toEqual(['FAIL', 'DRAINED', 'FAIL', 'IDLE', 'IDLE', 'IDLE']);
+  });
+
+  it('sizes its show-node chunks to what fits SSM\'s output, from the characters per node it saw', async () => {
+    const many = nodeNames(60);
+    t = await startSsmTestSite({ nodes: nodesOf(many) });
+    const wlm = new ScontrolWorkloadManager({ transport: t.transport });
+    expect((await wlm.getNodes(many)).size).toBe(60);
+    const first = t.site.simulator.headNode.commandLog.length;
+    // The simulator prints nodes as Slurm 24 does (~2.6 KB each, pretty): 6 per call at first, then as many as
+    // fit 20,000 characters, 7 or 8 (a fixed 20, cut short and halved twice, took 21 calls for these 60).
+    expect(first).toBeGreaterThanOrEqual(8);
+    expect(first).toBeLessThanOrEqual(9);
+    expect((await wlm.getNodes(many)).size).toBe(60);
+    expect(t.site.simulator.headNode.commandLog.length - first).toBeLessThanOrEqual(Math.ceil(60 / 7));
+    // Never cut short: every answer was whole.
+    expect(t.transport.stats.outputBytes / t.transport.stats.sendCommand).toBeLessThan(24_000);
   });
 
   it('asks again in smaller chunks when the output passes the 24,000 characters SSM keeps', async () => {
@@ -135,12 +153,70 @@ describe('slurm-reboot boot sessions over SSM', () => {
     expect(t.site.simulator.headNode.commandLog).toEqual([]);
   });
 
-  it('surfaces a failing prepare command as a retryable SiteServiceError', async () => {
-    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: 'nodeset', exitCode: 2, stderr: 'osimage not found' }] });
-    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({}), prepareCommand: 'nodeset {nodes} osimage={template}', sessions: sessions() });
-    const err = await boot.createSession({ name: 's', operation: 'reboot', templateName: 'img', limit: names.slice(0, 2).join(',') }).catch((e: unknown) => e);
+  it('surfaces a failing prepare command as a retryable SiteServiceError, and the retry prepares and reboots', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: 'nodeset', exitCode: 2, stderr: 'osimage not found' }], timing: { bootSeconds: 60, returnSeconds: 10 } });
+    const records = sessions();
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({}), prepareCommand: 'nodeset {nodes} osimage={template}', clock: clock(t), sessions: records });
+    const request = { name: 's', operation: 'reboot' as const, templateName: 'img', limit: names.slice(0, 2).join(',') };
+    const err = await boot.createSession(request).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SiteServiceError);
     expect((err as Error).message).toMatch(/osimage not found/);
+    expect(await records.get('s')).toMatchObject({ prepared: false, rebooted: false, attempts: 1, error: expect.stringMatching(/osimage not found/) });
+    // Nothing was rebooted; a read says the nodes wait for their reboot.
+    expect(await boot.getSession('s')).toEqual({ name: 's', status: 'running', nodes: { [names[0]!]: 'pending', [names[1]!]: 'pending' } });
+
+    await boot.createSession(request);
+    expect(t.site.simulator.headNode.images.get(names[0]!)).toBe('img');
+    t.advance(70);
+    expect(await boot.getSession('s')).toEqual({ name: 's', status: 'complete', nodes: { [names[0]!]: 'succeeded', [names[1]!]: 'succeeded' } });
+    expect([t.state().nodes[names[0]!]!.bootCount, t.state().nodes[names[1]!]!.bootCount]).toEqual([1, 1]);
+    // Done: another retry runs no command.
+    const sent = t.site.simulator.headNode.commandLog.length;
+    await boot.createSession(request);
+    expect(t.site.simulator.headNode.commandLog.slice(sent).every((c) => c.includes("'show'"))).toBe(true);
+  });
+
+  it('re-sends a failed reboot command, without preparing again', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: "'reboot'", exitCode: 1, stderr: 'slurm_reboot_nodes error: Unable to contact slurm controller' }], timing: { bootSeconds: 60, returnSeconds: 10 } });
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({ upgrading: names.slice(0, 2) }), prepareCommand: 'nodeset {nodes} osimage={template}', clock: clock(t), sessions: sessions() });
+    const request = { name: 's', operation: 'reboot' as const, templateName: 'img', limit: 'upgrading' };
+    await expect(boot.createSession(request)).rejects.toThrow(/Unable to contact slurm controller/);
+    await boot.createSession(request);
+    t.advance(70);
+    expect((await boot.getSession('s'))!.status).toBe('complete');
+    const log = t.site.simulator.headNode.commandLog;
+    expect(log.filter((c) => c.startsWith('nodeset'))).toHaveLength(1);
+    expect(log.filter((c) => c.includes("'reboot'"))).toHaveLength(2);
+    expect(t.state().nodes[names[0]!]!.bootCount).toBe(1);
+  });
+
+  it('on a retry after a reboot reached slurmctld, reboots only the nodes that have none pending or done', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), timing: { bootSeconds: 60, returnSeconds: 10 } });
+    const records = sessions();
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({}), clock: clock(t), sessions: records });
+    const request = { name: 's', operation: 'reboot' as const, templateName: 'img', limit: names.slice(0, 3).join(',') };
+    await boot.createSession(request);
+    t.advance(70);
+    // As if the process died after `scontrol reboot` ran but before it recorded so, and a third node was left out of it.
+    const stored = (await records.get('s'))!;
+    await records.update({ ...stored, nodes: names.slice(0, 4), rebooted: false, error: 'the process stopped' });
+    await boot.createSession({ ...request, limit: names.slice(0, 4).join(',') });
+    t.advance(70);
+    expect((await boot.getSession('s'))!.nodes).toEqual({ [names[0]!]: 'succeeded', [names[1]!]: 'succeeded', [names[2]!]: 'succeeded', [names[3]!]: 'succeeded' });
+    expect(names.slice(0, 4).map((n) => t.state().nodes[n]!.bootCount)).toEqual([1, 1, 1, 1]);
+    expect(t.site.simulator.headNode.commandLog.filter((c) => c.includes("'reboot'")).at(-1)).toContain(`'${names[3]}'`);
+  });
+
+  it('fails the session with the command\'s own error once its attempts are spent', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: 'wwctl', exitCode: 255, stderr: 'ERROR: image rocky-9.9 does not exist', count: 10 }] });
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({}), prepareCommand: 'wwctl node set --yes --image {template} {nodes}', clock: clock(t), sessions: sessions(), maxAttempts: 2 });
+    const request = { name: 's', operation: 'reboot' as const, templateName: 'rocky-9.9', limit: names[0]! };
+    await expect(boot.createSession(request)).rejects.toThrow(/image rocky-9.9 does not exist/);
+    const last = await boot.createSession(request);
+    expect(last).toEqual({ name: 's', status: 'complete', error: expect.stringMatching(/image rocky-9.9 does not exist.*after 2 attempts/), nodes: { [names[0]!]: 'failed' } });
+    expect(await boot.getSession('s')).toEqual(last);
+    expect(t.site.simulator.headNode.commandLog.filter((c) => c.includes('reboot'))).toEqual([]);
+    expect(t.state().nodes[names[0]!]!.bootCount).toBe(0);
   });
 });
 
@@ -156,3 +232,27 @@ function fakeInventory(groups: Record<string, string[]>) {
     listNodes: async () => [],
   };
 }
+
+describe('commandPaths in a profile', () => {
+  let t: SsmTestSite;
+  afterEach(() => t.close());
+
+  it('runs scontrol, sinfo and squeue by the absolute paths the profile gives (SSM\'s PATH lacks /opt/slurm/bin)', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), groups: { compute: names } });
+    const profile = parseSiteProfile({
+      transport: { type: 'ssm', instanceIds: [HEAD_NODE_INSTANCE_ID], region: 'us-east-1', endpoint: t.site.url },
+      workloadManager: { type: 'scontrol' },
+      bootService: { type: 'slurm-reboot' },
+      inventory: { type: 'slurm' },
+      commandPaths: { scontrol: '/opt/slurm/bin/scontrol', sinfo: '/opt/slurm/bin/sinfo', squeue: '/opt/slurm/bin/squeue' },
+      simulatedTime: { timeScale: 1, controlUrl: t.site.urls.control },
+    });
+    const { site } = await createSiteFromProfile(profile, { connectorState: memoryConnectorState(), clock: clock(t) });
+    await site.workloadManager.drainNodes(names.slice(0, 2), 'rolling-upgrade');
+    await site.workloadManager.getJobEnds!(names.slice(0, 2));
+    await site.inventory.addGroupMembers('upgrading', names.slice(0, 2));
+    await site.bootService.createSession({ name: 's', operation: 'reboot', templateName: 'img', limit: 'upgrading' });
+    const programs = new Set(t.site.simulator.headNode.commandLog.map((c) => c.split(' ')[0]));
+    expect(programs).toEqual(new Set(["'/opt/slurm/bin/scontrol'", "'/opt/slurm/bin/sinfo'", "'/opt/slurm/bin/squeue'"]));
+  });
+});

@@ -103,7 +103,7 @@ describe('head-node commands', () => {
 
 /** A transport that has started one command and answers its poll as told. */
 function scriptedTransport(poll: () => Promise<CommandResult | undefined>): CommandTransport {
-  return { run: () => Promise.reject(new Error('not used')), start: async () => 'cmd-1', poll };
+  return { run: () => Promise.reject(new Error('not used')), start: async () => 'cmd-1', poll, findStarted: () => Promise.reject(new Error('not used')) };
 }
 
 describe('SiteTaskExecutor: what the transport says about a command', () => {

@@ -40,6 +40,7 @@ describe('rollout serve, and a second process as its client', () => {
       stateMachines: {
         rollingUpgrade: 'arn:aws:states:local:000000000000:stateMachine:RollingUpgrade',
         groupDeployment: 'arn:aws:states:local:000000000000:stateMachine:GroupDeployment',
+        taskGraph: 'arn:aws:states:local:000000000000:stateMachine:TaskGraph',
       },
       apiEndpoint: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
       schedulerEndpoint: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),

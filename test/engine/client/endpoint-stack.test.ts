@@ -56,7 +56,7 @@ describe('--endpoint on an AWS-API endpoint (LocalStack): the stack outputs thro
             res.writeHead(400, { 'content-type': 'text/xml' }).end(`<ErrorResponse><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id ${xml(stack)} does not exist</Message></Error></ErrorResponse>`);
             return;
           }
-          const outputs = { [STACK_OUTPUTS.rollingUpgrade]: stateMachines.rollingUpgrade, [STACK_OUTPUTS.groupDeployment]: stateMachines.groupDeployment, [STACK_OUTPUTS.tableName]: tableName };
+          const outputs = { [STACK_OUTPUTS.rollingUpgrade]: stateMachines.rollingUpgrade, [STACK_OUTPUTS.groupDeployment]: stateMachines.groupDeployment, [STACK_OUTPUTS.taskGraph]: stateMachines.taskGraph!, [STACK_OUTPUTS.tableName]: tableName };
           res.writeHead(200, { 'content-type': 'text/xml' }).end(describeStacksXml(stack, outputs));
           return;
         }

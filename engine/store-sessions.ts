@@ -63,7 +63,7 @@ export class StoreSessions implements RolloutSessions {
     const session = await this.upgrades.getSession(id);
     if (session) {
       // Every node record of the session, each poll: the store keeps no counts (see the note in the report).
-      const nodes = await this.upgrades.listNodes(id);
+      const [nodes, message] = await Promise.all([this.upgrades.listNodes(id), this.upgrades.latestMessage(id)]);
       const upgraded = nodes.filter((node) => node.status === 'UPGRADED').length;
       const failed = nodes.filter((node) => node.status === 'FAILED').length;
       const { step, stage, window } = session.progress;
@@ -80,6 +80,7 @@ export class StoreSessions implements RolloutSessions {
         ...(window
           ? { window: { inFlight, draining, ...(window.waiting ? { waiting: window.waiting } : {}), ...(window.halted ? { halted: window.halted.reason } : {}) } }
           : {}),
+        ...(message === undefined ? {} : { message }),
       };
     }
     const deployment = await this.deployments.getDeployment(id);

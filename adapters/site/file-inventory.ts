@@ -39,6 +39,10 @@ export class FileInventory implements Inventory {
     return [...members];
   }
 
+  async listGroupLabels(): Promise<string[]> {
+    return [...(await this.load()).groups.keys()];
+  }
+
   addGroupMembers(label: string, names: readonly string[]): Promise<void> {
     return this.edit(label, names, (members, wanted) => [...members, ...wanted.filter((n) => !members.includes(n))]);
   }

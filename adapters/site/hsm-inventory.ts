@@ -14,6 +14,7 @@ export interface HsmOptions {
 const CONCURRENCY = 16;
 
 const groupResponse = z.object({ label: z.string(), members: z.object({ ids: z.array(z.string()) }) });
+const groupsResponse = z.array(z.object({ label: z.string() }));
 const nodesResponse = z.object({
   nodes: z.array(
     z.object({
@@ -71,6 +72,11 @@ export class HsmInventory implements Inventory {
     if (stillThere.length > 0) {
       throw new SiteServiceError('inventory', `DELETE of ${shortList(stillThere)} from group '${label}' answered 404, yet they are still members`, 404);
     }
+  }
+
+  async listGroupLabels(): Promise<string[]> {
+    const response = await this.http.request('GET', '/hsm/v2/groups');
+    return this.http.parse(groupsResponse, response).map((group) => group.label);
   }
 
   async listNodes(): Promise<InventoryNode[]> {

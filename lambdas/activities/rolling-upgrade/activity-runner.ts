@@ -74,8 +74,10 @@ export async function runActivity(
       return next(progress, 0);
     }
     if (err instanceof InvalidInputError || err instanceof SessionNotFoundError) throw err;
-    const failed = decideFailedAttempt(session, stage, progress, err);
-    await save(deps, session, progress, failed);
+    const { message, ...failed } = decideFailedAttempt(session, stage, progress, err);
+    // A fault that lasts (a group that does not exist yet) is said once, not at every retry.
+    const repeated = message === (await deps.store.latestMessage(session.upgradeId));
+    await save(deps, session, progress, repeated ? failed : { ...failed, message });
     return next(failed.progress, failed.waitSeconds);
   }
 }

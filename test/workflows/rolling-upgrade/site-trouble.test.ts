@@ -17,6 +17,10 @@ describe('rolling upgrade when the site is in trouble', () => {
       return messages.find((m) => m.includes("failed to obtain Node Group named 'failed'"));
     }, 'the missing-group message');
     expect(message).toBe("Processing step 0 in stage STARTING failed - failed to obtain Node Group named 'failed'");
+    // Retried several times meanwhile, the message said once (not at every poll), and it is what a progress display shows.
+    await eventually(runtime, async () => ((await runtime!.store.getSession(run.id))!.progress.errorCount >= 4 ? true : undefined), 'four retries');
+    expect((await runtime.store.listMessages(run.id)).filter((m) => m === message)).toHaveLength(1);
+    expect(await runtime.progress(run.id)).toMatchObject({ kind: 'upgrade', stage: 'STARTING', message });
     // Nothing was touched while the group was missing.
     expect(runtime.simulator.state().nodes[nodeName(0)]!.drainCount).toBe(0);
 

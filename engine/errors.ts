@@ -24,3 +24,15 @@ export class CancelNotSupportedError extends RolloutError {
     );
   }
 }
+
+/** A `rollout serve` (or LocalStack) that does not answer, or is not one. */
+export class ControlPlaneUnreachableError extends RolloutError {
+  override readonly name = 'ControlPlaneUnreachableError';
+  constructor(
+    readonly url: string,
+    detail: string,
+    options?: ErrorOptions,
+  ) {
+    super(`cannot reach a rollout control plane at ${url}: ${detail}`, options);
+  }
+}

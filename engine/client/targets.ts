@@ -1,5 +1,6 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { InvalidInputError } from '../../core/errors';
+import { InvalidInputError, describeError } from '../../core/errors';
+import { ControlPlaneUnreachableError } from '../errors';
 import type { OpenRuntimeOptions } from '../open-runtime';
 import { startServedControlPlane } from '../serve';
 import { DISCOVERY_PATH, type ControlPlaneEndpoints } from '../sfn-endpoint';
@@ -49,9 +50,10 @@ export async function discoverEndpoints(url: string): Promise<ControlPlaneEndpoi
   try {
     response = await fetch(discovery);
   } catch (err) {
-    throw new Error(`cannot reach a rollout control plane at ${base.origin}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    // fetch's own message is just "fetch failed"; its cause says why (ECONNREFUSED, ENOTFOUND, ...).
+    throw new ControlPlaneUnreachableError(base.origin, describeError((err as { cause?: unknown }).cause ?? err), { cause: err });
   }
-  if (!response.ok) throw new Error(`${discovery.href} answered ${response.status}: is ${base.origin} a \`rollout serve\`?`);
+  if (!response.ok) throw new ControlPlaneUnreachableError(base.origin, `${discovery.href} answered ${response.status}: is it a \`rollout serve\`?`);
   return (await response.json()) as ControlPlaneEndpoints;
 }
 

@@ -9,6 +9,7 @@ import { registerServeCommand } from './commands/serve';
 import { registerSessionCommands } from './commands/session';
 import { registerSimulateCommand } from './commands/simulate';
 import { registerUpgradeCommand } from './commands/upgrade';
+import { DataDirDamagedError } from '../engine/errors';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
 
@@ -60,7 +61,7 @@ export function reportError(err: unknown, debug: boolean): number {
   process.stderr.write(`error: ${expected ? err.message : `${errorLine(err)}${debug ? '' : ' (unexpected: --debug shows the stack trace)'}`}\n`);
   const stack = (err as { stack?: unknown } | null)?.stack;
   if (debug && typeof stack === 'string') process.stderr.write(`${stack}\n`);
-  if (err instanceof InvalidInputError) return ExitCode.invalidInput;
+  if (err instanceof InvalidInputError || err instanceof DataDirDamagedError) return ExitCode.invalidInput;
   if (err instanceof CliError) return err.exitCode;
   return ExitCode.notCompleted;
 }

@@ -1,6 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import { extname } from 'node:path';
-import { describeError, InvalidInputError } from '../core/errors';
+import { documentFormat, readDocumentFile } from '../adapters/document-file';
 import { parseNodeNameList } from '../core/group-deployment';
 import { parseTaskGraph, type TaskGraph, type TaskGraphNode, type TaskSelection } from '../core/task-graph';
 import type { InventoryNode } from '../ports/site';
@@ -8,13 +6,7 @@ import type { InventoryNode } from '../ports/site';
 /** Reads and validates a task graph file (YAML, or JSON by its `.json` extension); problems name the file. */
 export async function loadGraphFile(path: string): Promise<TaskGraph> {
   const subject = `task graph ${path}`;
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
-  }
-  return parseTaskGraph(text, extname(path).toLowerCase() === '.json' ? 'json' : 'yaml', subject);
+  return parseTaskGraph(await readDocumentFile(path, subject), documentFormat(path), subject);
 }
 
 export interface TaskSelectionOptions {

@@ -6,6 +6,7 @@ import {
 } from '../../../core/group-deployment';
 import { UnexpectedPhaseResultError } from '../../../core/errors';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
+import { executionErrorLine } from '../../../core/execution-error';
 import { eventTime, publishStatusEvents } from '../status-events';
 import type { GroupDeploymentDependencies } from './dependencies';
 import { updateRunState } from './run-state';
@@ -46,10 +47,12 @@ export async function evaluatePhase(event: PhaseRef, deps: GroupDeploymentDepend
 }
 
 /** A group whose workflow broke (not a node failure: those are judged by the criteria) fails with its descendants. */
-export async function failGroup(event: { deploymentId: string; group: string }, deps: GroupDeploymentDependencies) {
+export async function failGroup(event: { deploymentId: string; group: string; error?: { Error?: unknown; Cause?: unknown } }, deps: GroupDeploymentDependencies) {
+  // The error the workflow caught is kept on the group: the report names what broke it.
+  const cause = event.error === undefined ? undefined : executionErrorLine(event.error);
   await updateRunState(deps, event.deploymentId, (plan, current) => {
     const stage = groupRunState(current, event.group).stage;
-    return stage === 'FAILED' || stage === 'DEPLOYED' ? current : cascadeFailure(plan, current, event.group);
+    return stage === 'FAILED' || stage === 'DEPLOYED' ? current : cascadeFailure(plan, current, event.group, [], cause);
   });
   await publishGroupFinished(deps, event.deploymentId, event.group, 'FAILED');
   return { deploymentId: event.deploymentId, group: event.group };

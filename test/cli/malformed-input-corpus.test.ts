@@ -173,6 +173,7 @@ describe('rollout deploy --strategy: strategy files', () => {
     ['a node name with NUL', 's.json', JSON.stringify({ groups: [group({ selectors: [{ node_names: ['x1000c0s0b0n0\u0000'] }] })] }), /node_names\[0\]: is not a valid node name/],
     ['a node name with a newline', 's.json', JSON.stringify({ groups: [group({ selectors: [{ node_names: ['x1000c0s0b0n0\nx'] }] })] }), /node_names\[0\]: is not a valid node name/],
     ['a critical group naming only nodes that do not exist', 's.yaml', stringify({ groups: [group({ selectors: [{ node_names: ['ghost'] }] })] }), /groups\[0\] \(g\)\.node_names: no node of the site is named 'ghost'/],
+    ['a non-critical group naming a node that does not exist beside real ones', 's.yaml', stringify({ groups: [group({ critical: false, selectors: [{ node_names: [NAMES[0], 'ghost2'] }] })] }), /groups\[0\] \(g\)\.node_names: no node of the site is named 'ghost2'/],
     ['an unknown key in a group', 's.yaml', stringify({ groups: [group({ critcal: true })] }), /critcal/],
     ['a dependency cycle', 's.yaml', stringify({ groups: [group({ name: 'a', depends_on: ['b'] }), group({ name: 'b', depends_on: ['a'] })] }), /circular dependency: a, b/],
     ['a group without critical', 's.yaml', stringify({ groups: [{ name: 'g', depends_on: [], selectors: [] }] }), /critical: is required/],

@@ -1,5 +1,5 @@
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
-import { buildSite, upgradeRequest } from '../support/sites';
+import { buildSite, nodeName, upgradeRequest } from '../support/sites';
 import { startTestRuntime } from '../support/embedded';
 
 /**
@@ -34,6 +34,7 @@ describe('malformed workflow requests', () => {
     ['a deployment request that is null', 'groupDeployment', null, /must be an object \(a mapping of fields\), not null/],
     ['a deployment request that is a list', 'groupDeployment', [], /must be an object \(a mapping of fields\), not a list/],
     ['a deployment of a node named ..', 'groupDeployment', { nodes: ['..'] }, /nodes\[0\]: .*\.\..* is not a valid node name/],
+    ['a deployment strategy naming a node the site lacks, beside a real one', 'groupDeployment', { strategy: { groups: [{ name: 'g', critical: false, depends_on: [], selectors: [{ node_names: [nodeName(0), 'ghost'] }] }] } }, /groups\[0\] \(g\)\.node_names: no node of the site is named 'ghost'/],
     ['a deployment poll interval above an hour', 'groupDeployment', { pollIntervalSeconds: 3601 }, /pollIntervalSeconds: pollIntervalSeconds must be at most 3600/],
   ])('%s', async (_case, workflow, input, message) => {
     const run = await runtime.run(workflow, input);

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import './polyfills';
 import { readFileSync } from 'node:fs';
 import { ExecutionAbortedError, StateMachine } from 'aws-local-stepfunctions';
@@ -109,6 +110,9 @@ interface OpenExecution {
   /** Set by stop(): the StopExecution's error and cause. */
   stopped?: { error?: string; cause?: string };
 }
+
+/** The function an invocation runs, for the calls it makes (a test attributes each DynamoDB call to its function with it). */
+export const invokedFunction = new AsyncLocalStorage<string>();
 
 /**
  * The embedded Step Functions: runs the workflow files as they are deployed (the `${...}` ARNs
@@ -354,7 +358,7 @@ export class LocalStepFunctions {
     try {
       // A JSON round trip, as over the wire: handlers never share objects with the engine.
       const request = JSON.parse(JSON.stringify(payload)) as unknown;
-      return JSON.parse(JSON.stringify((await this.time.busy(() => fn(request))) ?? null)) as unknown;
+      return JSON.parse(JSON.stringify((await this.time.busy(() => invokedFunction.run(name, () => fn(request)))) ?? null)) as unknown;
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));
       // As Lambda reports a function error: Error is the error's name, Cause the error JSON.

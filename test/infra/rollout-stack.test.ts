@@ -4,6 +4,7 @@ import { ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_
 import { groupDeploymentSpecs } from './group-deployment.specs';
 import { restApiSpecs } from './rest-api.specs';
 import { rollingUpgradeSpecs } from './rolling-upgrade.specs';
+import { tableGrantSpecs } from './table-grants.specs';
 import { synthRolloutStack } from '../support/synth-stack';
 import { TemplateQueries } from '../support/template-queries';
 
@@ -61,4 +62,5 @@ describe('RolloutStack', () => {
   describe('rolling upgrade', () => rollingUpgradeSpecs(stack));
   describe('group deployment', () => groupDeploymentSpecs(stack));
   describe('REST API', () => restApiSpecs(stack));
+  describe('table grants', () => tableGrantSpecs(stack));
 });

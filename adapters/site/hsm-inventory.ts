@@ -3,11 +3,12 @@ import { z } from 'zod';
 import { GroupNotFoundError, SiteServiceError } from '../../core/errors';
 import { shortList } from '../../core/text';
 import type { Inventory, InventoryNode } from '../../ports/site';
+import type { Token } from './secret-token';
 import { HttpJsonClient, urlPath } from './http-json-client';
 
 export interface HsmOptions {
   baseUrl: string;
-  bearerToken?: string;
+  bearerToken?: Token;
   timeoutMs?: number;
 }
 

@@ -112,7 +112,7 @@ export function groupDeploymentSpecs(stack: TemplateQueries): void {
       for (const unused of [ENVIRONMENT.slurmToken, ENVIRONMENT.slurmTokenSecretArn, ENVIRONMENT.workloadManagerUrl, ENVIRONMENT.bootServiceUrl]) {
         expect(variables).not.toHaveProperty(unused);
       }
-      stack.template.hasParameter('ProvisionerUrl', { AllowedPattern: '^https?://.+' });
+      stack.template.hasParameter('ProvisionerUrl', { AllowedPattern: '^https://.+' });
     });
 
   });

@@ -114,6 +114,9 @@ interface OpenExecution {
 /** The function an invocation runs, for the calls it makes (a test attributes each DynamoDB call to its function with it). */
 export const invokedFunction = new AsyncLocalStorage<string>();
 
+/** Resolved definitions this process validated already (the same text is as valid the next time). */
+const VALIDATED_DEFINITIONS = new Set<string>();
+
 /**
  * The embedded Step Functions: runs the workflow files as they are deployed (the `${...}` ARNs
  * substituted as CDK does), with Lambda functions run in-process behind the `lambda:invoke`
@@ -156,7 +159,10 @@ export class LocalStepFunctions {
       waits.add(stateName);
       runWaitAsTask(state);
     }
-    const machine = new StateMachine(runnable as never, { validationOptions: { checkArn: true, checkPaths: true } });
+    // Validated once per process: the validator compiles its schemas at every call (~0.15 s a machine),
+    // which made every embedded runtime's start cost most of a second.
+    const machine = new StateMachine(runnable as never, { validationOptions: VALIDATED_DEFINITIONS.has(text) ? { noValidate: true } : { checkArn: true, checkPaths: true } });
+    VALIDATED_DEFINITIONS.add(text);
     const arn = localStateMachineArn(name);
     this.machines.set(arn, { name, arn, definition, waits, machine });
     return arn;

@@ -78,11 +78,13 @@ const apiFaultSchema = z.strictObject({
   method: z.enum(['GET', 'POST', 'DELETE'], { error: 'must be GET, POST or DELETE' }).optional(),
   /** Matches when the request path contains this text. */
   path: nonEmpty('path').optional(),
-  status: z.number({ error: httpError }).int(httpError).min(400, httpError).max(599, httpError),
+  status: z.number({ error: httpError }).int(httpError).min(400, httpError).max(599, httpError).optional(),
+  /** Leave the request unanswered instead (not served either): the client meets its timeout. */
+  hang: z.literal(true, { error: 'must be true' }).optional(),
   count: z.number().int().min(1, 'must be at least 1').default(1),
   /** Matching calls let through before the faults start. */
   afterCalls: z.number().int().min(0, 'must not be negative').default(0),
-});
+}).refine((f) => (f.status === undefined) !== (f.hang === undefined), { error: `give exactly one of status (${httpError}) and hang: true`, path: ['status'] });
 
 /** A command run on the simulated head node (through SSM) that misbehaves: exits non-zero, or never finishes (SSM TimedOut). */
 const commandFaultSchema = z.strictObject({

@@ -60,7 +60,7 @@ export function registerSessionCommands(program: Command): void {
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
         const found = await sessions.session(id);
-        if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
+        if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
         const text = found.kind === 'upgrade' ? renderSessionSummary(found.report) : renderDeploymentSummary(found.report);
         process.stdout.write(options.json ? `${JSON.stringify(found.report, null, 2)}\n` : `${text}\n`);
       }),
@@ -73,7 +73,7 @@ export function registerSessionCommands(program: Command): void {
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
         const found = await sessions.session(id);
-        if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
+        if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
         const display = found.kind === 'upgrade' ? showSessionProgress(sessions, id) : showDeploymentProgress(sessions, id);
         const report = await untilEnded(sessions, id, found.kind);
         await display.stop();
@@ -144,7 +144,9 @@ export function registerSessionCommands(program: Command): void {
         try {
           ({ running } = await sessions.cancel(id));
         } catch (err) {
-          if (err instanceof SessionNotFoundError || err instanceof SessionNotCancellableError || err instanceof CancelNotSupportedError) {
+          // An id that names no session is bad input (exit 2); a session that cannot be cancelled now is not.
+          if (err instanceof SessionNotFoundError) throw new CliError(err.message, ExitCode.invalidInput);
+          if (err instanceof SessionNotCancellableError || err instanceof CancelNotSupportedError) {
             throw new CliError(err.message, ExitCode.notCompleted);
           }
           throw err;
@@ -184,7 +186,7 @@ function listingLine(entry: SessionListing): string {
 async function untilEnded(sessions: RolloutSessions, id: string, kind: SessionKind) {
   for (;;) {
     const found = await sessions.session(id);
-    if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
+    if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
     if (found.kind === 'upgrade' && (found.report.completed || found.report.state === 'DELETED')) return found;
     if (found.kind === 'deployment' && found.report.status !== 'RUNNING') return found;
     // Through the Step Functions API: a session no execution runs any more (stopped, failed) has ended too.
@@ -199,7 +201,8 @@ async function gateOrExit(sessions: RolloutSessions, id: string, action: 'pause'
   try {
     return await sessions.gate(id, action);
   } catch (err) {
-    if (err instanceof SessionNotFoundError || err instanceof SessionGateError) throw new CliError(err.message, ExitCode.notCompleted);
+    if (err instanceof SessionNotFoundError) throw new CliError(err.message, ExitCode.invalidInput);
+    if (err instanceof SessionGateError) throw new CliError(err.message, ExitCode.notCompleted);
     throw err;
   }
 }

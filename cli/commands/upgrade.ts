@@ -162,7 +162,7 @@ export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: Upgr
     const startedReal = performance.now();
     const startedSimulated = runtime.now();
     if ('resumeUpgradeId' in input && (await runtime.session(input.resumeUpgradeId))?.kind !== 'upgrade') {
-      throw new CliError(new SessionNotFoundError(input.resumeUpgradeId).message, ExitCode.notCompleted);
+      throw new CliError(new SessionNotFoundError(input.resumeUpgradeId).message, ExitCode.invalidInput);
     }
     const run = await runtime.run('rollingUpgrade', input);
     const upgradeId = 'resumeUpgradeId' in input ? input.resumeUpgradeId : run.id;

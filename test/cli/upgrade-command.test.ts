@@ -180,7 +180,7 @@ describe('rollout session, from a second process', () => {
     expect(report.counts.FAILED).toBe(0);
 
     const unknown = await runCliInProcess(['session', 'get', 'no-such-id', '--data-dir', dataDir]);
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no session with id 'no-such-id'/);
   });
 });
@@ -214,7 +214,7 @@ describe('rollout session resume', () => {
     expect((report.counts.FAILED ?? 0) + (report.counts.UPGRADED ?? 0)).toBe(4);
 
     const unknown = await runCliInProcess(['session', 'resume', 'no-such-id', '--data-dir', dataDir, '--site', site]);
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no session with id 'no-such-id'/);
   }, 150_000);
 });

@@ -175,49 +175,27 @@ describe('fault matrix: no fault (the baseline the figures compare with)', () =>
 });
 
 describe('fault matrix: site API errors (5xx) per service', () => {
-  it('workload manager: reads and writes answer 503/502 for a while; every node upgraded once', async () => {
-    runtime = await startTestRuntime({
-      site: matrixSite(4, {
-        apiFaults: [
-          { service: 'workload-manager', method: 'GET', status: 503, count: 3, afterCalls: 2 },
-          { service: 'workload-manager', method: 'POST', status: 502, count: 2, afterCalls: 1 },
-        ],
-      }),
-    });
-    const ids = await upgradeCell('workload manager 5xx', [upgradeRequest()]);
+  // Boot service: retried past the nodes' own reboot, the boot request time saved before the failure is kept, so they count as back.
+  it.each([
+    ['workload manager', [
+      { service: 'workload-manager', method: 'GET', status: 503, count: 3, afterCalls: 2 },
+      { service: 'workload-manager', method: 'POST', status: 502, count: 2, afterCalls: 1 },
+    ]],
+    ['boot service', [
+      { service: 'boot-service', method: 'POST', status: 503, count: 2 },
+      { service: 'boot-service', method: 'GET', status: 500, count: 3, afterCalls: 1 },
+    ]],
+    ['inventory', [
+      { service: 'inventory', method: 'POST', status: 503, count: 2 },
+      { service: 'inventory', method: 'DELETE', status: 503, count: 2 },
+      { service: 'inventory', method: 'GET', status: 500, count: 2, afterCalls: 3 },
+    ]],
+  ] as const)('%s: its reads and writes answer 5xx for a while; the errors are reported, every node upgraded once', async (service, apiFaults) => {
+    runtime = await startTestRuntime({ site: matrixSite(4, { apiFaults: [...apiFaults] }) });
+    const ids = await upgradeCell(`${service} 5xx`, [upgradeRequest()]);
     expect(await observeUpgrades(runtime, ids)).toEqual([]);
     await expectAllUpgraded(ids);
-    expect(figures.at(-1)!.errorsReported).toBeGreaterThan(0);
-  });
-
-  it('boot service: session create and status answer 503/500; every node booted once', async () => {
-    runtime = await startTestRuntime({
-      site: matrixSite(4, {
-        apiFaults: [
-          { service: 'boot-service', method: 'POST', status: 503, count: 2 },
-          { service: 'boot-service', method: 'GET', status: 500, count: 3, afterCalls: 1 },
-        ],
-      }),
-    });
-    const ids = await upgradeCell('boot service 5xx', [upgradeRequest()]);
-    expect(await observeUpgrades(runtime, ids)).toEqual([]);
-    // Retried past the nodes' own reboot: the boot request time saved before the failure is kept, so they count as back.
-    await expectAllUpgraded(ids);
-  });
-
-  it('inventory: group reads, additions and removals answer 503/500; no node rebooted as a stranger', async () => {
-    runtime = await startTestRuntime({
-      site: matrixSite(4, {
-        apiFaults: [
-          { service: 'inventory', method: 'POST', status: 503, count: 2 },
-          { service: 'inventory', method: 'DELETE', status: 503, count: 2 },
-          { service: 'inventory', method: 'GET', status: 500, count: 2, afterCalls: 3 },
-        ],
-      }),
-    });
-    const ids = await upgradeCell('inventory 5xx', [upgradeRequest()]);
-    expect(await observeUpgrades(runtime, ids)).toEqual([]);
-    await expectAllUpgraded(ids);
+    expect((await runtime.store.listMessages(ids[0]!)).filter((m) => / failed - /.test(m))).toContainEqual(expect.stringContaining('answered 5'));
   });
 
   it('inventory: a member DELETE answers 404 while the member stays; the node is not rebooted by the next step', async () => {

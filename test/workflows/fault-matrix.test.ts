@@ -286,6 +286,36 @@ describe('fault matrix: a handler that dies between a site call and its store wr
   });
 });
 
+describe('fault matrix: mode window (nodes in flight on their own, the annealer\'s scheduler)', () => {
+  const windowRequest = upgradeRequest({ mode: 'window', maxUnavailable: 2 });
+
+  it('boot service 5xx: every node upgraded once', async () => {
+    runtime = await startTestRuntime({
+      site: matrixSite(4, {
+        apiFaults: [
+          { service: 'boot-service', method: 'POST', status: 503, count: 2 },
+          { service: 'boot-service', method: 'GET', status: 500, count: 3, afterCalls: 1 },
+        ],
+      }),
+    });
+    const ids = await upgradeCell('window: boot service 5xx', [windowRequest]);
+    expect(await observeUpgrades(runtime, ids)).toEqual([]);
+    await expectAllUpgraded(ids);
+  });
+
+  it.each(['workloadManager.drainNodes', 'bootService.createSession', 'workloadManager.resumeNodes'])(
+    'a crash after %s: the retried increment changes no node twice',
+    async (call) => {
+      const crashes: string[] = [];
+      runtime = await startTestRuntime({ site: matrixSite(4), connectors: (simulator) => crashingAfter(createSiteClients(siteUrls(simulator)), call, crashes) });
+      const ids = await upgradeCell(`window: crash after ${call}`, [windowRequest]);
+      expect(crashes).toEqual([call]);
+      expect(await observeUpgrades(runtime, ids)).toEqual([]);
+      await expectAllUpgraded(ids);
+    },
+  );
+});
+
 describe('fault matrix: sessions', () => {
   it('a session dies mid-step and its leases run out: a second session takes its nodes over and upgrades each once', async () => {
     runtime = await startTestRuntime({

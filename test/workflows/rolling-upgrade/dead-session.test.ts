@@ -37,7 +37,8 @@ describe('a session whose process died', () => {
   it('is resumed explicitly ({resumeUpgradeId}) and ends the upgrade: no node drained or booted twice, every status as the site shows', async () => {
     // A job keeps step 1 in QUIESCING for a while.
     runtime = await startTestRuntime({ site: buildSite(6, { node: (i) => (i === 3 ? { wlm: { state: 'ALLOCATED', busySeconds: 500 } } : {}) }) });
-    const run = await runtime.run('rollingUpgrade', upgradeRequest());
+    // Polls a minute apart: the job's wait is nine increments, not fifty (each costs real CPU, under load too).
+    const run = await runtime.run('rollingUpgrade', upgradeRequest({ pollIntervalSeconds: 60 }));
     await waitForStage(runtime, run.id, 1, 'QUIESCING');
     const rt = runtime;
     await rt.clock.busy(async () => rt.engine.stop(run.executionArn));

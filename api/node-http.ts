@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenHttp, type HttpListener } from '../engine/http-listener';
 import type { ApiHandler } from './http';
-import { problem } from './problems';
+import { bodyText, MalformedRequestError, problem, problemFor } from './problems';
 
 /** Bodies above this are refused before they are read whole: every request of the API is small JSON. */
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -14,7 +14,7 @@ async function readBody(req: IncomingMessage): Promise<string | undefined> {
     if (size > MAX_BODY_BYTES) throw new Error('body too large');
     chunks.push(chunk as Buffer);
   }
-  return chunks.length === 0 ? undefined : Buffer.concat(chunks).toString('utf8');
+  return chunks.length === 0 ? undefined : bodyText(Buffer.concat(chunks));
 }
 
 /** Serves one request with the API's handler: a node:http listener (`rollout serve` mounts it). */
@@ -24,7 +24,7 @@ export async function serveApiRequest(api: ApiHandler, req: IncomingMessage, res
     const url = new URL(req.url ?? '/', 'http://api.invalid');
     response = await api({ method: req.method ?? 'GET', path: url.pathname, body: await readBody(req) });
   } catch (err) {
-    response = problem(400, err instanceof Error ? err.message : String(err));
+    response = err instanceof MalformedRequestError ? problemFor(err, 400) : problem(400, err instanceof Error ? err.message : String(err));
   }
   const text = response.body === undefined ? undefined : JSON.stringify(response.body);
   res.writeHead(response.status, { ...response.headers, ...(text === undefined ? {} : { 'content-length': Buffer.byteLength(text) }) });

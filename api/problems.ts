@@ -11,6 +11,7 @@ import {
   UpgradeNotAllowedError,
   type FieldProblem,
 } from '../core/errors';
+import { decodeDocumentBytes, parseDocumentText } from '../core/document-text';
 import { PROBLEM_TYPE, type ApiResponse } from './http';
 
 /** RFC 9457 problem details, with the fields at fault in `errors` (a field of '' is the request as a whole). */
@@ -23,9 +24,16 @@ export const problemSchema = z.object({
 });
 export type Problem = z.output<typeof problemSchema>;
 
-/** A body that is not JSON, or not a JSON object: 400 on every route (422 is for fields that are wrong). */
+/** A body that is not UTF-8 JSON, or not a JSON object: 400 on every route (422 is for fields that are wrong). */
 export class MalformedRequestError extends RolloutError {
   override readonly name = 'MalformedRequestError';
+  constructor(
+    message: string,
+    /** Where the body is broken (a duplicate key's path, ...); the request as a whole by default. */
+    readonly problems: FieldProblem[] = [{ field: '', message }],
+  ) {
+    super(message);
+  }
 }
 
 const TITLES: Record<number, string> = {
@@ -48,7 +56,7 @@ export function problem(status: number, detail: string, errors?: FieldProblem[],
  * that is not ours is a 500 that does not leak its message.
  */
 export function problemFor(err: unknown, invalidStatus: 400 | 422): ApiResponse {
-  if (err instanceof MalformedRequestError) return problem(400, err.message, [{ field: '', message: err.message }]);
+  if (err instanceof MalformedRequestError) return problem(400, err.message, err.problems);
   if (err instanceof InvalidInputError) return problem(invalidStatus, err.message, err.problems);
   if (err instanceof SessionNotFoundError || err instanceof DeploymentNotFoundError) return problem(404, err.message);
   if (err instanceof EnvironmentResourceNotFoundError) return problem(404, err.message, err.field ? [{ field: err.field, message: err.message }] : undefined);
@@ -60,15 +68,25 @@ export function problemFor(err: unknown, invalidStatus: 400 | 422): ApiResponse 
   return problem(500, 'internal error');
 }
 
-/** The request body as a JSON object, or MalformedRequestError. */
+/** A body's bytes as text: UTF-8 only (lossy decoding would let U+FFFD through into names), or MalformedRequestError. */
+export function bodyText(bytes: Uint8Array): string {
+  const decoded = decodeDocumentBytes(bytes);
+  if ('problems' in decoded) throw new MalformedRequestError('the body is not UTF-8 text');
+  return decoded.text;
+}
+
+/**
+ * The request body as a JSON object, read by the one strict reader (no duplicate keys, whole numbers
+ * in decimal digits), or MalformedRequestError naming where it is broken.
+ */
 export function readJsonObject(body: string | undefined): Record<string, unknown> {
   if (body === undefined || body.trim() === '') throw new MalformedRequestError('the request needs a JSON object as its body');
-  let value: unknown;
-  try {
-    value = JSON.parse(body);
-  } catch (err) {
-    throw new MalformedRequestError(`the body is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+  const parsed = parseDocumentText(body, 'json');
+  if ('problems' in parsed) {
+    const detail = parsed.problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message)).join('; ');
+    throw new MalformedRequestError(`the body is not strict JSON: ${detail}`, parsed.problems);
   }
+  const { value } = parsed;
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new MalformedRequestError('the body must be a JSON object');
   return value as Record<string, unknown>;
 }

@@ -14,7 +14,7 @@ export function renderDeploymentSummary(report: DeploymentReport, extra: { realS
   for (const [name, group] of Object.entries(report.groups)) {
     const why = group.blockedBy
       ? `blocked by ${group.blockedBy}`
-      : group.failures.map((f) => `${f.criteria} needed ${f.needed}, got ${f.actual}`).join('; ');
+      : [...group.failures.map((f) => `${f.criteria} needed ${f.needed}, got ${f.actual}`), ...(group.cause ? [group.cause] : [])].join('; ');
     lines.push(`    ${name.padEnd(width)}  ${group.stage.padEnd(11)} ${group.critical ? 'critical ' : '         '} ${String(group.nodes.length).padStart(5)} nodes  ${why}`);
   }
   const byStage = new Map<string, string[]>();

@@ -1,7 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import { extname } from 'node:path';
 import type { Command } from 'commander';
-import { describeError, InvalidInputError } from '../core/errors';
+import { documentFormat, readDocumentFile } from '../adapters/document-file';
 import { parseNodeNameList } from '../core/group-deployment';
 import { parseDocumentText } from '../core/document-text';
 import { parseTaskGraph, type TaskGraph, type TaskSelection } from '../core/task-graph';
@@ -17,13 +15,9 @@ export async function loadGraphFile(path: string): Promise<TaskGraph> {
  */
 export async function readGraphFile(path: string): Promise<{ graph: TaskGraph; request: string | unknown }> {
   const subject = `task graph ${path}`;
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
-  }
-  const format = extname(path).toLowerCase() === '.json' ? 'json' : 'yaml';
+  // Strictly read (UTF-8 only): a lossy decode would plan a command the file never held.
+  const text = await readDocumentFile(path, subject);
+  const format = documentFormat(path);
   const graph = parseTaskGraph(text, format, subject);
   const parsed = parseDocumentText(text, format);
   return { graph, request: format === 'yaml' || 'problems' in parsed ? text : parsed.value };

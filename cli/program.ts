@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { InvalidInputError } from '../core/errors';
+import { InvalidInputError, RolloutError, describeError } from '../core/errors';
 import { registerPlanCommands } from './commands/plan';
 import { registerDeployCommand } from './commands/deploy';
 import { registerEnvCommands } from './commands/env';
@@ -9,6 +9,7 @@ import { registerServeCommand } from './commands/serve';
 import { registerSessionCommands } from './commands/session';
 import { registerSimulateCommand } from './commands/simulate';
 import { registerUpgradeCommand } from './commands/upgrade';
+import { DataDirDamagedError } from '../engine/errors';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
 
@@ -16,6 +17,7 @@ import { ExitCode } from './exit-codes';
 export function rolloutProgram(): Command {
   const program = new Command('rollout')
     .description('Rolling upgrades and group deployments of bare-metal fleets, as Step Functions workflows')
+    .option('--debug', 'show the stack trace of an error (for a bug report)')
     .showHelpAfterError()
     .exitOverride();
   registerUpgradeCommand(program);
@@ -42,22 +44,33 @@ export async function runRollout(args: readonly string[]): Promise<number> {
     // Commands that end with a status other than 0 set it as they finish (their summary is out by then).
     return Number(process.exitCode ?? ExitCode.completed);
   } catch (err) {
-    return reportError(err);
+    return reportError(err, args.includes('--debug'));
   } finally {
     process.exitCode = before;
   }
 }
 
-function reportError(err: unknown): number {
+/**
+ * Reports an error on stderr and returns the exit status: one line naming the problem, never a stack
+ * trace (a stack is for a bug report: `--debug` adds it). Ours (RolloutError) say what to do; anything
+ * else is named as unexpected. Also the bin's last resort for an error no command caught.
+ */
+export function reportError(err: unknown, debug: boolean): number {
   if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : ExitCode.invalidInput;
-  if (err instanceof InvalidInputError) {
-    process.stderr.write(`error: ${err.message}\n`);
-    return ExitCode.invalidInput;
-  }
-  if (err instanceof CliError) {
-    process.stderr.write(`error: ${err.message}\n`);
-    return err.exitCode;
-  }
-  process.stderr.write(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  const expected = err instanceof RolloutError;
+  process.stderr.write(`error: ${expected ? err.message : `${errorLine(err)}${debug ? '' : ' (unexpected: --debug shows the stack trace)'}`}\n`);
+  const stack = (err as { stack?: unknown } | null)?.stack;
+  if (debug && typeof stack === 'string') process.stderr.write(`${stack}\n`);
+  if (err instanceof InvalidInputError || err instanceof DataDirDamagedError) return ExitCode.invalidInput;
+  if (err instanceof CliError) return err.exitCode;
   return ExitCode.notCompleted;
+}
+
+/** An unexpected error as one line: its name when it says something, its message, and its cause (fetch's "fetch failed" says nothing alone). */
+function errorLine(err: unknown): string {
+  const { name, message, cause } = (err ?? {}) as { name?: unknown; message?: unknown; cause?: unknown };
+  if (typeof message !== 'string') return String(err);
+  const why = cause === undefined ? '' : describeError(cause);
+  const line = `${typeof name === 'string' && name !== 'Error' ? `${name}: ` : ''}${message}${why && !message.includes(why) ? `: ${why}` : ''}`.replace(/\s*\n\s*/g, ' ');
+  return line.length > 500 ? `${line.slice(0, 500)}...` : line;
 }

@@ -12,7 +12,7 @@ export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'>,
     ? new cliProgress.SingleBar(
         {
           stream: process.stderr,
-          format: ' {bar} {value}/{total} nodes | {where} {stage} | upgraded {upgraded} failed {failed}',
+          format: ' {bar} {value}/{total} nodes | {where} {stage} | upgraded {upgraded} failed {failed}{note}',
           hideCursor: true,
           clearOnComplete: false,
         },
@@ -21,6 +21,7 @@ export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'>,
     : undefined;
   let started = false;
   let lastLine = '';
+  let lastMessage: string | undefined;
 
   const render = async () => {
     const snapshot = await sessions.progress(upgradeId);
@@ -29,7 +30,9 @@ export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'>,
       ? `window ${snapshot.window.inFlight} in flight, ${snapshot.window.draining} draining` +
         (snapshot.window.halted ? `, halted (${snapshot.window.halted})` : snapshot.window.waiting ? `, waiting for ${snapshot.window.waiting}` : '')
       : undefined;
-    const payload = { ...snapshot, step: Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1)), where: windowText ?? `step ${Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1))}/${snapshot.steps}` };
+    // The newest message, shown as soon as it is posted (e.g. that a group does not exist): the bar carries it, a log gets it once.
+    const note = snapshot.message === undefined ? '' : ` | ${snapshot.message.length > 100 ? `${snapshot.message.slice(0, 100)}...` : snapshot.message}`;
+    const payload = { ...snapshot, note, step: Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1)), where: windowText ?? `step ${Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1))}/${snapshot.steps}` };
     const done = snapshot.upgraded + snapshot.failed;
     if (bar) {
       if (!started) bar.start(Math.max(snapshot.total, 1), done, payload);
@@ -42,7 +45,9 @@ export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'>,
         if (line !== lastLine) process.stderr.write(`${line}\n`);
         lastLine = line;
       }
+      if (snapshot.message !== undefined && snapshot.message !== lastMessage) process.stderr.write(`  ${snapshot.message}\n`);
     }
+    lastMessage = snapshot.message;
   };
 
   const loop = repeatRender(render, intervalMs);

@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
-import { decodeDocumentBytes } from '../core/document-text';
-import { describeError, InvalidInputError } from '../core/errors';
+import { readDocumentFile } from '../adapters/document-file';
+import { InvalidInputError } from '../core/errors';
 import { parseDeploymentStrategy, type DeploymentStrategy } from '../core/group-deployment';
 
 /**
@@ -9,15 +8,7 @@ import { parseDeploymentStrategy, type DeploymentStrategy } from '../core/group-
  */
 export async function loadStrategyFile(path: string): Promise<{ text: string; strategy: DeploymentStrategy }> {
   const subject = `deployment strategy ${path}`;
-  let bytes: Uint8Array;
-  try {
-    bytes = await readFile(path);
-  } catch (err) {
-    throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
-  }
-  const decoded = decodeDocumentBytes(bytes);
-  if ('problems' in decoded) throw new InvalidInputError(subject, decoded.problems);
-  const { text } = decoded;
+  const text = await readDocumentFile(path, subject);
   try {
     return { text, strategy: parseDeploymentStrategy(text) };
   } catch (err) {

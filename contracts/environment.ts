@@ -20,6 +20,8 @@ export const ENVIRONMENT = {
   /** The REST API's function starts the workflows by these ARNs. */
   rollingUpgradeStateMachineArn: 'ROLLING_UPGRADE_STATE_MACHINE_ARN',
   groupDeploymentStateMachineArn: 'GROUP_DEPLOYMENT_STATE_MACHINE_ARN',
+  /** 'true' only in a lab stack: the site URLs may be http:// although tokens travel over them. */
+  allowInsecureHttp: 'ALLOW_INSECURE_HTTP',
   /** The EventBridge bus of the status events; unset: no events. */
   eventBusName: 'EVENT_BUS_NAME',
 } as const;

@@ -8,3 +8,4 @@ export * from './functions';
 export * from './paths';
 export * from './placeholders';
 export * from './state-machines';
+export * from './table-access';

@@ -254,5 +254,7 @@ export class UpgradeConflictError extends RolloutError {
 }
 
 export function describeError(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  // Not `instanceof Error`: Node's own errors come from another realm under jest and in vm contexts.
+  const message = (err as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : String(err);
 }

@@ -1,6 +1,6 @@
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DataDirInUseError } from './errors';
+import { DataDirDamagedError, DataDirInUseError } from './errors';
 import { startLocalDynamoDb, connectDynamoDb, type LocalDynamoDb } from './local-dynamodb';
 
 /**
@@ -26,6 +26,8 @@ export interface DataDirClaim {
 
 const FILE = 'runtime.json';
 const POLL_MS = 50;
+/** A claim reads as nothing only while its owner writes it: one that stays unreadable this long is damaged. */
+const CLAIM_WRITE_GRACE_MS = 2_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Claims the directory, or returns undefined if a live process owns it (a dead owner's claim is removed). */
@@ -39,11 +41,10 @@ export async function claimDataDir(dataDir: string): Promise<DataDirClaim | unde
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const owner = await readAnnouncement(dataDir);
+      const owner = await readClaim(dataDir);
       if (owner && isAlive(owner.pid)) return undefined;
-      // A claim being written reads as nothing: only a dead owner's file is removed.
+      // Only a dead owner's file is removed (undefined: it went away meanwhile).
       if (owner) await rm(file, { force: true });
-      else await sleep(POLL_MS);
     }
   }
   return {
@@ -65,7 +66,7 @@ export async function claimDataDirWaiting(dataDir: string, timeoutMs: number): P
   for (;;) {
     const claim = await claimDataDir(dataDir);
     if (claim) return claim;
-    if (Date.now() > deadline) throw new DataDirInUseError(dataDir, (await readAnnouncement(dataDir))?.pid ?? -1);
+    if (Date.now() > deadline) throw new DataDirInUseError(dataDir, (await readAnnouncement(dataDir))?.pid);
     await sleep(POLL_MS);
   }
 }
@@ -77,7 +78,7 @@ export async function claimDataDirWaiting(dataDir: string, timeoutMs: number): P
 export async function findLiveRuntime(dataDir: string, timeoutMs = 30_000): Promise<RuntimeAnnouncement | undefined> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const owner = await readAnnouncement(dataDir);
+    const owner = await readClaim(dataDir);
     if (!owner || !isAlive(owner.pid)) return undefined;
     if (owner.dynamoDbEndpoint) return owner;
     if (Date.now() > deadline) throw new DataDirInUseError(dataDir, owner.pid);
@@ -86,10 +87,41 @@ export async function findLiveRuntime(dataDir: string, timeoutMs = 30_000): Prom
 }
 
 async function readAnnouncement(dataDir: string): Promise<RuntimeAnnouncement | undefined> {
+  const read = await readClaimFile(dataDir);
+  return typeof read === 'object' ? read : undefined;
+}
+
+/**
+ * The claim in runtime.json, undefined when there is none. A claim being written reads as nothing
+ * for a moment; one that stays unreadable (garbage, a truncated file) is damaged, and said so
+ * rather than waited on for ever.
+ */
+async function readClaim(dataDir: string): Promise<RuntimeAnnouncement | undefined> {
+  const deadline = Date.now() + CLAIM_WRITE_GRACE_MS;
+  for (;;) {
+    const read = await readClaimFile(dataDir);
+    if (read !== 'unreadable') return read;
+    if (Date.now() > deadline) {
+      const file = path.join(dataDir, FILE);
+      throw new DataDirDamagedError(dataDir, `${FILE} is not a claim a rollout process wrote (no JSON object with a pid)`, `if no rollout process uses the directory, remove ${file}`);
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+async function readClaimFile(dataDir: string): Promise<RuntimeAnnouncement | 'unreadable' | undefined> {
+  let text: string;
   try {
-    return JSON.parse(await readFile(path.join(dataDir, FILE), 'utf8')) as RuntimeAnnouncement;
+    text = await readFile(path.join(dataDir, FILE), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    const claim = JSON.parse(text) as Partial<RuntimeAnnouncement> | null;
+    return claim && typeof claim === 'object' && Number.isInteger(claim.pid) && claim.pid! > 0 ? (claim as RuntimeAnnouncement) : 'unreadable';
   } catch {
-    return undefined;
+    return 'unreadable';
   }
 }
 

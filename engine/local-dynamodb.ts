@@ -1,10 +1,14 @@
-import { mkdir } from 'node:fs/promises';
+import { access, mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import dynalite from 'dynalite';
+import { Level } from 'level';
 import { createTableInput } from '../adapters/dynamodb/table-design';
+import { describeError } from '../core/errors';
+import { DataDirDamagedError, DataDirInUseError } from './errors';
 
 export const DEFAULT_TABLE_NAME = 'rollout';
 
@@ -33,11 +37,15 @@ const TABLE_ACTIVE_TIMEOUT_MS = 10_000;
  */
 export async function startLocalDynamoDb(options: StartLocalDynamoDbOptions = {}): Promise<LocalDynamoDb> {
   const tableName = options.tableName ?? DEFAULT_TABLE_NAME;
-  if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
+  const existed = options.dataDir ? await checkDatabaseOpens(options.dataDir) : false;
   const server = dynalite({ createTableMs: 0, ...(options.dataDir ? { path: options.dataDir } : {}) });
   const port = await listen(server);
   const connection = connectDynamoDb({ endpoint: `http://127.0.0.1:${port}`, tableName });
   try {
+    // Every run creates the table at once: a database without it lost its data (a truncated log), and is not quietly started afresh.
+    if (existed && !(await tableExists(connection.rawClient, tableName))) {
+      throw new DataDirDamagedError(options.dataDir!, `its database has no '${tableName}' table (files truncated or removed)`, DAMAGED_DATABASE_REMEDY);
+    }
     await ensureTable(connection.rawClient, tableName);
   } catch (err) {
     await connection.close();
@@ -52,6 +60,42 @@ export async function startLocalDynamoDb(options: StartLocalDynamoDbOptions = {}
       await closeServer(server);
     },
   };
+}
+
+const DAMAGED_DATABASE_REMEDY = 'restore the directory from a backup, or move it aside to start again with no sessions';
+
+/**
+ * Opens the directory's LevelDB once before dynalite does: dynalite throws a failed open from a
+ * request callback, which would crash the process with "Database is closed". Returns whether a
+ * database was there already (its CURRENT file).
+ */
+async function checkDatabaseOpens(dataDir: string): Promise<boolean> {
+  await mkdir(dataDir, { recursive: true });
+  const existed = await access(path.join(dataDir, 'CURRENT')).then(
+    () => true,
+    () => false,
+  );
+  const db = new Level(dataDir);
+  try {
+    await db.open();
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    if (cause?.code === 'LEVEL_LOCKED') throw new DataDirInUseError(dataDir);
+    throw new DataDirDamagedError(dataDir, `its database does not open (${cause?.message ?? describeError(err)})`, DAMAGED_DATABASE_REMEDY, { cause: err });
+  } finally {
+    await db.close();
+  }
+  return existed;
+}
+
+async function tableExists(rawClient: DynamoDBClient, tableName: string): Promise<boolean> {
+  try {
+    await rawClient.send(new DescribeTableCommand({ TableName: tableName }));
+    return true;
+  } catch (err) {
+    if ((err as { name?: string }).name === 'ResourceNotFoundException') return false;
+    throw err;
+  }
 }
 
 /** Clients for an endpoint another process serves (a second CLI reaching the first one's dynalite). */

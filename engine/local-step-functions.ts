@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import './polyfills';
 import { readFileSync } from 'node:fs';
 import { ExecutionAbortedError, StateMachine } from 'aws-local-stepfunctions';
@@ -115,6 +116,12 @@ interface OpenExecution {
   stopped?: { error?: string; cause?: string };
 }
 
+/** The function an invocation runs, for the calls it makes (a test attributes each DynamoDB call to its function with it). */
+export const invokedFunction = new AsyncLocalStorage<string>();
+
+/** Resolved definitions this process validated already (the same text is as valid the next time). */
+const VALIDATED_DEFINITIONS = new Set<string>();
+
 /**
  * The embedded Step Functions: runs the workflow files as they are deployed (the `${...}` ARNs
  * substituted as CDK does), with Lambda functions run in-process behind the `lambda:invoke`
@@ -157,7 +164,10 @@ export class LocalStepFunctions {
       waits.add(stateName);
       runWaitAsTask(state);
     }
-    const machine = new StateMachine(runnable as never, { validationOptions: { checkArn: true, checkPaths: true } });
+    // Validated once per process: the validator compiles its schemas at every call (~0.15 s a machine),
+    // which made every embedded runtime's start cost most of a second.
+    const machine = new StateMachine(runnable as never, { validationOptions: VALIDATED_DEFINITIONS.has(text) ? { noValidate: true } : { checkArn: true, checkPaths: true } });
+    VALIDATED_DEFINITIONS.add(text);
     const arn = localStateMachineArn(name);
     this.machines.set(arn, { name, arn, definition, waits, machine });
     return arn;
@@ -364,7 +374,7 @@ export class LocalStepFunctions {
     try {
       // A JSON round trip, as over the wire: handlers never share objects with the engine.
       const request = JSON.parse(JSON.stringify(payload)) as unknown;
-      return JSON.parse(JSON.stringify((await this.time.busy(() => fn(request))) ?? null)) as unknown;
+      return JSON.parse(JSON.stringify((await this.time.busy(() => invokedFunction.run(name, () => fn(request)))) ?? null)) as unknown;
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err));
       // As Lambda reports a function error: Error is the error's name, Cause the error JSON.

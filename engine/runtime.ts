@@ -124,6 +124,8 @@ export type SessionProgress =
       failed: number;
       /** Mode window: nodes in flight (out of service or being drained), draining, and why none starts (approval, halted, ...). */
       window?: { inFlight: number; draining: number; waiting?: string; halted?: string };
+      /** The session's newest message (e.g. that a group it needs does not exist). */
+      message?: string;
     }
   | { kind: 'deployment'; status: DeploymentStatus; groups: Record<DeploymentStage, number>; nodes: Record<DeploymentStage, number> }
   | { kind: 'tasks'; status: TaskRunStatus; counts: Record<OperationState, number>; nodeCount: number };

@@ -75,7 +75,8 @@ export class StoreSessions implements RolloutSessions {
     const session = await this.upgrades.getSession(id);
     if (session) {
       const { step, stage, window, tally } = session.progress;
-      const { upgraded, failed, inFlight = 0, draining = 0 } = this.counting === 'tally' && tally ? tally : await this.countNodes(id);
+      const [counts, message] = await Promise.all([this.counting === 'tally' && tally ? tally : this.countNodes(id), this.upgrades.latestMessage(id)]);
+      const { upgraded, failed, inFlight = 0, draining = 0 } = counts;
       return {
         kind: 'upgrade',
         step,
@@ -87,6 +88,7 @@ export class StoreSessions implements RolloutSessions {
         ...(window
           ? { window: { inFlight, draining, ...(window.waiting ? { waiting: window.waiting } : {}), ...(window.halted ? { halted: window.halted.reason } : {}) } }
           : {}),
+        ...(message === undefined ? {} : { message }),
       };
     }
     const deployment = await this.deployments.getDeployment(id);

@@ -6,8 +6,11 @@ import { RolloutStack } from './rollout-stack';
 // (site URLs and token secret ARNs); account and region from the deploy.
 const app = new App();
 const profileFile = app.node.tryGetContext('siteProfile') as string | undefined;
+// `-c allowInsecureHttp=true`: a lab whose site services have no TLS (tokens then travel in the clear).
+const allowInsecureHttp = String(app.node.tryGetContext('allowInsecureHttp')) === 'true';
 new RolloutStack(app, 'BaremetalRollout', {
   description: 'Rolling upgrades of bare-metal fleets: Step Functions workflows over DynamoDB session state.',
+  ...(allowInsecureHttp ? { allowInsecureHttp } : {}),
   ...(profileFile ? { siteProfile: (await loadSiteProfileFile(profileFile)).profile } : {}),
 });
 app.synth();

@@ -36,6 +36,8 @@ export interface SessionStore {
   appendMessage(upgradeId: string, message: string): Promise<void>;
   /** Oldest first. */
   listMessages(upgradeId: string): Promise<string[]>;
+  /** The newest message (one read, for a progress display), undefined before the first. */
+  latestMessage(upgradeId: string): Promise<string | undefined>;
 
   /** Node names at plan positions [start, end). */
   getPlanSlice(upgradeId: string, start: number, end: number): Promise<string[]>;

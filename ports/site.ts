@@ -63,6 +63,8 @@ export interface Inventory {
   /** Removes members (absent ones are left alone). Throws GroupNotFoundError. */
   removeGroupMembers(label: string, names: readonly string[]): Promise<void>;
   listNodes(): Promise<InventoryNode[]>;
+  /** Every group label (HSM's `GET /groups`); optional: an inventory whose groups are not listed leaves it out. */
+  listGroupLabels?(): Promise<string[]>;
 }
 
 export interface Site {

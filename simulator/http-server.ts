@@ -68,7 +68,8 @@ export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port
 
   const server = createServer((req, res) => {
     serve(req, apis, ssm, exec, faults).then(
-      (response) => send(res, response),
+      // No response: an injected hang, left open until the client gives up (or close()).
+      (response) => response && send(res, response),
       (err: unknown) => send(res, { status: 500, body: { detail: `simulator error: ${describeError(err)}` } }),
     );
   });
@@ -94,7 +95,7 @@ export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port
   };
 }
 
-async function serve(req: IncomingMessage, apis: readonly ServiceApi[], ssm: SsmApi, exec: ExecApi, faults: ApiFaults): Promise<SimResponse> {
+async function serve(req: IncomingMessage, apis: readonly ServiceApi[], ssm: SsmApi, exec: ExecApi, faults: ApiFaults): Promise<SimResponse | undefined> {
   const method = req.method ?? 'GET';
   const [path = '/', search = ''] = (req.url ?? '/').split('?', 2);
   // AWS JSON 1.1 names the operation in a header, not the path.
@@ -117,6 +118,7 @@ async function serve(req: IncomingMessage, apis: readonly ServiceApi[], ssm: Ssm
   }
 
   const injected = api.service && faults.check(api.service, method, path);
+  if (injected === 'hang') return undefined;
   if (injected) return fail(injected, `injected fault: ${method} ${path}`);
 
   const candidates = api.routes.filter((r) => r.path.test(path));

@@ -1,9 +1,7 @@
-import { readFile } from 'node:fs/promises';
-import { extname } from 'node:path';
 import { z } from 'zod';
-import { parseDocumentBytes } from '../core/document-text';
+import { loadDocumentFile } from '../adapters/document-file';
 import { environmentSchema, releaseSchema, siteEnvironmentsSchema } from '../core/environments';
-import { InvalidInputError, describeError } from '../core/errors';
+import { InvalidInputError } from '../core/errors';
 import { groupLabel, nodeName } from '../core/site/names';
 import { parseOrThrow, seconds as secondsOf } from '../core/validation';
 
@@ -80,11 +78,13 @@ const apiFaultSchema = z.strictObject({
   method: z.enum(['GET', 'POST', 'DELETE'], { error: 'must be GET, POST or DELETE' }).optional(),
   /** Matches when the request path contains this text. */
   path: nonEmpty('path').optional(),
-  status: z.number({ error: httpError }).int(httpError).min(400, httpError).max(599, httpError),
+  status: z.number({ error: httpError }).int(httpError).min(400, httpError).max(599, httpError).optional(),
+  /** Leave the request unanswered instead (not served either): the client meets its timeout. */
+  hang: z.literal(true, { error: 'must be true' }).optional(),
   count: z.number().int().min(1, 'must be at least 1').default(1),
   /** Matching calls let through before the faults start. */
   afterCalls: z.number().int().min(0, 'must not be negative').default(0),
-});
+}).refine((f) => (f.status === undefined) !== (f.hang === undefined), { error: `give exactly one of status (${httpError}) and hang: true`, path: ['status'] });
 
 /** A command run on the simulated head node (through SSM) that misbehaves: exits non-zero, or never finishes (SSM TimedOut). */
 const commandFaultSchema = z.strictObject({
@@ -164,13 +164,5 @@ export function parseSiteDefinition(input: unknown, subject = 'site definition')
 /** Reads a site file: JSON when it ends in `.json`, YAML otherwise. */
 export async function loadSiteFile(path: string): Promise<SiteDefinition> {
   const subject = `site file ${path}`;
-  let bytes: Uint8Array;
-  try {
-    bytes = await readFile(path);
-  } catch (err) {
-    throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
-  }
-  const parsed = parseDocumentBytes(bytes, extname(path).toLowerCase() === '.json' ? 'json' : 'yaml');
-  if ('problems' in parsed) throw new InvalidInputError(subject, parsed.problems);
-  return parseSiteDefinition(parsed.value, subject);
+  return parseSiteDefinition(await loadDocumentFile(path, subject), subject);
 }

@@ -243,19 +243,28 @@ export class DynamoDbSessionStore implements SessionStore {
 
   /** Epoch ms in the key of the session's newest message (0 if none). */
   private async newestMessageMs(upgradeId: string): Promise<number> {
+    const sk = (await this.newestMessage(upgradeId))?.sk as string | undefined;
+    return sk ? Number(sk.slice(MSG_SK_PREFIX.length).split('#')[0]) : 0;
+  }
+
+  async latestMessage(upgradeId: string): Promise<string | undefined> {
+    return (await this.newestMessage(upgradeId))?.text as string | undefined;
+  }
+
+  private async newestMessage(upgradeId: string): Promise<Record<string, unknown> | undefined> {
     const out = await this.client.send(
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: { ':pk': sessionPk(upgradeId), ':prefix': MSG_SK_PREFIX },
-        ProjectionExpression: 'sk',
+        ProjectionExpression: 'sk, #text',
+        ExpressionAttributeNames: { '#text': 'text' },
         ScanIndexForward: false,
         Limit: 1,
         ConsistentRead: true,
       }),
     );
-    const sk = out.Items?.[0]?.sk as string | undefined;
-    return sk ? Number(sk.slice(MSG_SK_PREFIX.length).split('#')[0]) : 0;
+    return out.Items?.[0];
   }
 
   async listMessages(upgradeId: string): Promise<string[]> {

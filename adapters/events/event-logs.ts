@@ -29,9 +29,14 @@ export class JsonLinesEventLog implements StatusEventLog {
 
   publish(events: readonly StatusEvent[]): Promise<void> {
     const write = this.tail.then(async () => {
-      this.seq ??= (await readEventLines(this.file)).length;
+      // A line a killed process left half-written is ended first, so that it does not swallow the next event.
+      let endTornLine = false;
+      if (this.seq === undefined) {
+        this.seq = (await readEventLines(this.file)).length;
+        endTornLine = !(await readFile(this.file, 'utf8').catch(() => '\n')).endsWith('\n');
+      }
       const lines = events.map((event) => JSON.stringify({ seq: ++this.seq!, source: EVENT_SOURCE, detailType: event.detailType, detail: event.detail } satisfies PublishedEvent));
-      if (lines.length > 0) await appendFile(this.file, `${lines.join('\n')}\n`);
+      if (lines.length > 0) await appendFile(this.file, `${endTornLine ? '\n' : ''}${lines.join('\n')}\n`);
     });
     this.tail = write.catch(() => undefined);
     return write;
@@ -43,8 +48,12 @@ export class JsonLinesEventLog implements StatusEventLog {
   }
 }
 
-/** The events of a JSON-lines file; none if it does not exist yet. A last line still being written is left out. */
-export async function readEventLines(file: string): Promise<PublishedEvent[]> {
+/**
+ * The events of a JSON-lines file; none if it does not exist yet. A last line still being written is
+ * left out, and so is a line that is not a whole event (a write a crash cut short): `onTorn` hears
+ * of it by its line number.
+ */
+export async function readEventLines(file: string, onTorn?: (line: number) => void): Promise<PublishedEvent[]> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -54,5 +63,21 @@ export async function readEventLines(file: string): Promise<PublishedEvent[]> {
   }
   const lines = text.split('\n');
   lines.pop(); // after the last newline: empty, or a line not yet complete
-  return lines.filter((line) => line.trim()).map((line) => JSON.parse(line) as PublishedEvent);
+  const events: PublishedEvent[] = [];
+  lines.forEach((line, i) => {
+    if (!line.trim()) return;
+    const event = wholeEvent(line);
+    if (event) events.push(event);
+    else onTorn?.(i + 1);
+  });
+  return events;
+}
+
+function wholeEvent(line: string): PublishedEvent | undefined {
+  try {
+    const event = JSON.parse(line) as Partial<PublishedEvent> | null;
+    return event && typeof event === 'object' && typeof event.detailType === 'string' && event.detail !== undefined ? (event as PublishedEvent) : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -2,12 +2,13 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { validLabel, validTemplate } from '../../core/site/names';
 import type { BootNodeOutcome, BootService, BootSessionRequest, BootSessionStatus } from '../../ports/site';
+import type { Token } from './secret-token';
 import { HttpJsonClient, urlPath, type JsonResponse } from './http-json-client';
 
 export interface BosOptions {
   /** BOS's base, e.g. https://api-gw-service-nmn.local/apis/bos (the paths below start at /v2). */
   baseUrl: string;
-  bearerToken?: string;
+  bearerToken?: Token;
   timeoutMs?: number;
 }
 

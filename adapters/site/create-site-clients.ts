@@ -3,6 +3,7 @@ import type { Site } from '../../ports/site';
 import { BosBootService } from './bos-boot-service';
 import { HsmInventory } from './hsm-inventory';
 import { HttpProvisioner } from './http-provisioner';
+import type { Token } from './secret-token';
 import { SlurmRestWorkloadManager } from './slurm-rest-workload-manager';
 import type { TaskCommands } from './tasks/site-tasks';
 
@@ -15,9 +16,9 @@ export interface SiteClientsConfig {
   /** Default v0.0.41. */
   slurmApiVersion?: string;
   slurmUserName?: string;
-  slurmToken?: string;
+  slurmToken?: Token;
   /** Bearer token for BOS, HSM and the provisioner. */
-  bearerToken?: string;
+  bearerToken?: Token;
   /** Per request; default 10 s. */
   timeoutMs?: number;
 }

@@ -1,6 +1,8 @@
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { parseDocument, type Document } from 'yaml';
+import { parseDocumentText } from '../../core/document-text';
 import { GroupNotFoundError, InvalidInputError } from '../../core/errors';
+import { documentFormat, readDocumentFile } from '../document-file';
 import { validLabel, validNodeNames } from '../../core/site/names';
 import type { Inventory, InventoryNode } from '../../ports/site';
 import { parseSiteDefinition, type SiteDefinition } from '../../simulator/site-file';
@@ -37,6 +39,10 @@ export class FileInventory implements Inventory {
     const members = groups.get(label);
     if (!members) throw new GroupNotFoundError(label);
     return [...members];
+  }
+
+  async listGroupLabels(): Promise<string[]> {
+    return [...(await this.load()).groups.keys()];
   }
 
   addGroupMembers(label: string, names: readonly string[]): Promise<void> {
@@ -81,10 +87,13 @@ export class FileInventory implements Inventory {
 
   private load(): Promise<Loaded> {
     this.loaded ??= (async () => {
-      const text = await readFile(this.options.path, 'utf8');
+      const subject = `inventory file ${this.options.path}`;
+      const text = await readDocumentFile(this.options.path, subject);
+      // Read strictly once; the YAML document is kept only to write edits back with the operator's layout.
+      const strict = parseDocumentText(text, documentFormat(this.options.path));
+      if ('problems' in strict) throw new InvalidInputError(subject, strict.problems);
+      const site = parseSiteDefinition(strict.value, subject);
       const document = parseDocument(text);
-      if (document.errors.length > 0) throw new InvalidInputError('inventory file', [{ field: this.options.path, message: document.errors[0]!.message }]);
-      const site = parseSiteDefinition(document.toJS(), `inventory file ${this.options.path}`);
       return { document, site, groups: new Map(Object.entries(site.groups).map(([label, members]) => [label, [...members]])) };
     })().catch((err: unknown) => {
       // A file fixed later is read again.

@@ -5,17 +5,19 @@ import { shortList } from '../../core/text';
 import type { Inventory, InventoryNode } from '../../ports/site';
 import { validLabel, validNodeNames } from '../../core/site/names';
 import { readNodeLabels } from '../../core/site/node-labels';
+import type { Token } from './secret-token';
 import { HttpJsonClient, urlPath } from './http-json-client';
 
 export interface HsmOptions {
   baseUrl: string;
-  bearerToken?: string;
+  bearerToken?: Token;
   timeoutMs?: number;
 }
 
 const CONCURRENCY = 16;
 
 const groupResponse = z.object({ label: z.string(), members: z.object({ ids: z.array(z.string()) }) });
+const groupsResponse = z.array(z.object({ label: z.string() }));
 
 /** Component.1.0.0_Component (hms-smd api/swagger_v2.yaml), the fields a node is described by. */
 const componentsResponse = z.object({
@@ -84,6 +86,11 @@ export class HsmInventory implements Inventory {
     if (stillThere.length > 0) {
       throw new SiteServiceError('inventory', `DELETE of ${shortList(stillThere)} from group '${label}' answered 404, yet they are still members`, 404);
     }
+  }
+
+  async listGroupLabels(): Promise<string[]> {
+    const response = await this.http.request('GET', '/hsm/v2/groups');
+    return this.http.parse(groupsResponse, response).map((group) => group.label);
   }
 
   /**

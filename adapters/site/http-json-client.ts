@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { InvalidInputError, SiteServiceError, describeError } from '../../core/errors';
+import { tokenSource, type Token, type TokenSource } from './secret-token';
 
 export type SiteServiceName = SiteServiceError['service'];
 export type HttpMethod = 'GET' | 'POST' | 'DELETE';
@@ -11,10 +12,12 @@ export interface HttpJsonClientOptions {
   baseUrl: string;
   /** Per request, body included. Default 10 s. */
   timeoutMs?: number;
-  /** Sent with every request, e.g. Slurm's X-SLURM-USER-NAME and X-SLURM-USER-TOKEN. */
+  /** Sent with every request, e.g. Slurm's X-SLURM-USER-NAME. */
   headers?: Record<string, string>;
   /** Sent as `Authorization: Bearer <token>`. */
-  bearerToken?: string;
+  bearerToken?: Token;
+  /** A token sent in a header of its own, e.g. Slurm's X-SLURM-USER-TOKEN. */
+  tokenHeader?: { name: string; token: Token };
 }
 
 export interface JsonResponse {
@@ -47,12 +50,15 @@ export class HttpJsonClient {
   private readonly baseUrl: string;
   private readonly timeoutMs: number;
   private readonly headers: Record<string, string>;
+  private readonly auth?: { name: string; prefix: string; source: TokenSource };
 
-  constructor({ service, baseUrl, timeoutMs = DEFAULT_TIMEOUT_MS, headers = {}, bearerToken }: HttpJsonClientOptions) {
+  constructor({ service, baseUrl, timeoutMs = DEFAULT_TIMEOUT_MS, headers = {}, bearerToken, tokenHeader }: HttpJsonClientOptions) {
     this.service = service;
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.timeoutMs = timeoutMs;
-    this.headers = { accept: 'application/json', ...headers, ...(bearerToken ? { authorization: `Bearer ${bearerToken}` } : {}) };
+    this.headers = { accept: 'application/json', ...headers };
+    if (bearerToken) this.auth = { name: 'authorization', prefix: 'Bearer ', source: tokenSource(bearerToken) };
+    else if (tokenHeader?.token) this.auth = { name: tokenHeader.name, prefix: '', source: tokenSource(tokenHeader.token) };
   }
 
   /** Sends one request; `accept` lists the non-2xx statuses the caller handles itself (e.g. 404, 409). */
@@ -62,14 +68,9 @@ export class HttpJsonClient {
     let status: number;
     let text: string;
     try {
-      const res = await fetch(url, {
-        method,
-        headers: options.body === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-      status = res.status;
-      text = await res.text();
+      ({ status, text } = await this.send(method, url, options.body));
+      // A token refused may have been rotated: read it afresh and try once more.
+      if (status === 401 && this.auth?.source.refused()) ({ status, text } = await this.send(method, url, options.body));
     } catch (err) {
       // A DOMException, which is not always `instanceof Error` (e.g. across jest realms): match the name.
       const timedOut = (err as { name?: unknown } | null)?.name === 'TimeoutError';
@@ -88,6 +89,17 @@ export class HttpJsonClient {
     const accepted = (status >= 200 && status < 300) || (options.accept ?? []).includes(status);
     if (!accepted) throw new SiteServiceError(this.service, `${request} answered ${status}: ${errorDetail(body)}`, status);
     return { request, status, body };
+  }
+
+  private async send(method: HttpMethod, url: string, body: unknown): Promise<{ status: number; text: string }> {
+    const headers = { ...this.headers, ...(this.auth ? { [this.auth.name]: `${this.auth.prefix}${await this.auth.source.current()}` } : {}) };
+    const res = await fetch(url, {
+      method,
+      headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    return { status: res.status, text: await res.text() };
   }
 
   /**

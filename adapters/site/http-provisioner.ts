@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { validNodeNames } from '../../core/site/names';
 import type { ProvisionActionRequest, ProvisionActionStatus, Provisioner } from '../../ports/provisioner';
+import type { Token } from './secret-token';
 import { HttpJsonClient, urlPath, type JsonResponse } from './http-json-client';
 
 export interface HttpProvisionerOptions {
   baseUrl: string;
-  bearerToken?: string;
+  bearerToken?: Token;
   timeoutMs?: number;
 }
 

@@ -19,7 +19,8 @@ import { BosBootService } from './bos-boot-service';
 import { commandConnectors } from './commands/command-connectors';
 import { HsmInventory } from './hsm-inventory';
 import { HttpProvisioner } from './http-provisioner';
-import { resolveSecretReference } from './secret-reference';
+import { secretToken } from './secret-reference';
+import type { Token } from './secret-token';
 import { SlurmRestWorkloadManager } from './slurm-rest-workload-manager';
 import type { TaskCommands } from './tasks/site-tasks';
 
@@ -30,7 +31,7 @@ export interface ConnectorContext {
   path: string;
   /** The connector's transport, or the profile's; only for command-driven types. */
   transport(service: { transport?: TransportProfile }): TransportProfile;
-  resolveSecret(reference: SecretReference, path: string): Promise<string>;
+  resolveSecret(reference: SecretReference, path: string): Promise<Token>;
   /** The site's clock (slurm-reboot judges "rebooted since the request" by it). */
   clock: Clock;
   /** Where the profile's relative paths are read from. */
@@ -82,7 +83,7 @@ export interface SiteFromProfileDeps {
   /** Builders merged over the built-in ones (tests; a site's own types). */
   connectors?: Partial<{ [S in keyof ConnectorBuilders]: ConnectorBuilders[S] }>;
   /** Default: environment, files (relative to `baseDir`), Secrets Manager. */
-  resolveSecret?: (reference: SecretReference, path: string) => Promise<string>;
+  resolveSecret?: (reference: SecretReference, path: string) => Promise<Token>;
   /** Relative `file` paths are read from here (the profile's directory). Default: the working directory. */
   baseDir?: string;
   /** The site's clock; default the system clock (a `rollout simulate` site: its scaled simulated clock). */
@@ -115,7 +116,7 @@ const NO_CONNECTOR_STATE: ConnectorState = {
 
 /** The Site (and Provisioner) a validated profile describes; a type with no builder is reported with its path. */
 export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFromProfileDeps = {}): Promise<SiteFromProfile> {
-  const resolveSecret = deps.resolveSecret ?? ((reference, path) => resolveSecretReference(reference, path, { baseDir: deps.baseDir }));
+  const resolveSecret = deps.resolveSecret ?? ((reference, path) => secretToken(reference, path, { baseDir: deps.baseDir }));
   const commands = commandConnectors();
   const builders = {
     workloadManager: { ...HTTP_CONNECTORS.workloadManager, ...commands.workloadManager, ...deps.connectors?.workloadManager },

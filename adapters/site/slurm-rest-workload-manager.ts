@@ -5,13 +5,14 @@ import { validNodeName, validNodeNames, validReason } from '../../core/site/name
 import type { WlmNode, WorkloadManager } from '../../ports/site';
 import { runningJobEnds, slurmJsonJobs, slurmJsonNodes, toWlmNode } from './slurm-json';
 import { HttpJsonClient, urlPath } from './http-json-client';
+import type { Token } from './secret-token';
 
 export interface SlurmRestOptions {
   baseUrl: string;
   /** slurmrestd's data_parser version; v0.0.40 is gone from Slurm 25.11. Default v0.0.41. */
   apiVersion?: string;
   userName?: string;
-  token?: string;
+  token?: Token;
   timeoutMs?: number;
 }
 
@@ -31,8 +32,7 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
   constructor({ baseUrl, apiVersion = 'v0.0.41', userName, token, timeoutMs }: SlurmRestOptions) {
     const headers: Record<string, string> = {};
     if (userName) headers['X-SLURM-USER-NAME'] = userName;
-    if (token) headers['X-SLURM-USER-TOKEN'] = token;
-    this.http = new HttpJsonClient({ service: 'workload-manager', baseUrl, timeoutMs, headers });
+    this.http = new HttpJsonClient({ service: 'workload-manager', baseUrl, timeoutMs, headers, ...(token ? { tokenHeader: { name: 'X-SLURM-USER-TOKEN', token } } : {}) });
     this.prefix = urlPath`/slurm/${apiVersion}`;
     this.batchUpdates = Number(/^v0\.0\.(\d+)$/.exec(apiVersion)?.[1] ?? 0) >= 42;
   }

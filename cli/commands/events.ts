@@ -27,8 +27,14 @@ export function registerEventsCommand(program: Command): void {
     .option('--json', 'print each event as one JSON line, as stored')
     .action(async (options: EventsOptions) => {
       if ((options.dataDir === undefined) === (options.endpoint === undefined)) throw new CliError('give exactly one of --data-dir DIR and --endpoint URL', ExitCode.invalidInput);
+      const file = options.dataDir === undefined ? '' : path.join(options.dataDir, EVENTS_FILE);
+      const warned = new Set<number>();
+      const warnTorn = (line: number) => {
+        if (!warned.has(line)) process.stderr.write(`warning: ${file} line ${line} is not a whole event (a write cut short by a crash?): left out\n`);
+        warned.add(line);
+      };
       const read = options.dataDir
-        ? async (after: number) => (await readEventLines(path.join(options.dataDir!, EVENTS_FILE))).slice(after)
+        ? async (after: number) => (await readEventLines(file, warnTorn)).slice(after)
         : (after: number) => fetchEvents(options.endpoint!, after).catch((err: unknown) => {
             throw new CliError(err instanceof Error ? err.message : String(err), ExitCode.notCompleted);
           });

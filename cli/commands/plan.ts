@@ -10,7 +10,6 @@ import {
   type DeploymentStrategy,
   type NodeConcurrency,
   type SuccessCriteria,
-  type UnknownNodeName,
 } from '../../core/group-deployment';
 import { planTaskGraph, previewTaskPlan, taskGraphNodes, taskPlanMermaid, type TaskPlan } from '../../core/task-graph';
 import type { InventoryNode } from '../../ports/site';
@@ -121,8 +120,6 @@ async function planDeploy(options: PlanDeployOptions): Promise<void> {
     process.stdout.write(renderPlanText(plan, inventory, source));
     return;
   }
-  // stdout must stay a valid JSON document or diagram, so warnings go to stderr.
-  for (const unknown of plan.unknownNodeNames) process.stderr.write(`warning: ${unknownNodeWarning(unknown)}\n`);
   process.stdout.write(format === 'json' ? `${JSON.stringify(previewDeploymentPlan(plan), null, 2)}\n` : deploymentPlanMermaid(plan));
 }
 
@@ -166,9 +163,6 @@ function renderPlanText(plan: DeploymentPlan, inventory: readonly InventoryNode[
 
   const unselected = inventory.map((node) => node.name).filter((node) => !handledBy.has(node));
   if (unselected.length > 0) lines.push('', `Not in any group (not deployed): ${abbreviate([...new Set(unselected)])}`);
-  if (plan.unknownNodeNames.length > 0) {
-    lines.push('', ...plan.unknownNodeNames.map((unknown) => `warning: ${unknownNodeWarning(unknown)}`));
-  }
   return `${lines.join('\n')}\n`;
 }
 
@@ -196,10 +190,6 @@ function describeCriteria(criteria: SuccessCriteria | undefined): string {
 function describeConcurrency(concurrency: NodeConcurrency): string {
   if (concurrency.type === 'one_by_one') return 'one node at a time';
   return concurrency.amount === undefined ? 'all nodes at once' : `${concurrency.amount} nodes at a time`;
-}
-
-function unknownNodeWarning({ group, selector, nodeName }: UnknownNodeName): string {
-  return `group ${group}, selectors[${selector}]: node_names names '${nodeName}', which is not a node of the site`;
 }
 
 function abbreviate(names: readonly string[]): string {

@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { parse } from 'yaml';
+import { loadDocumentFile } from '../../adapters/document-file';
 import type { ScheduledWorkflow } from '../../core/schedules/schedule';
 import type { RolloutClient } from '../../engine/client/rollout-client';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
@@ -101,16 +100,7 @@ async function withSchedules(options: TargetOptions, work: (client: RolloutClien
   }
 }
 
-async function readRequest(file: string): Promise<unknown> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new CliError(`cannot read the request file ${file}: ${err instanceof Error ? err.message : String(err)}`, ExitCode.invalidInput);
-  }
-  try {
-    return parse(text) as unknown;
-  } catch (err) {
-    throw new CliError(`${file} is not JSON or YAML: ${err instanceof Error ? err.message : String(err)}`, ExitCode.invalidInput);
-  }
+/** The request file, read strictly (UTF-8, no duplicate keys, whole numbers in decimal): JSON when it ends in `.json`, YAML otherwise. */
+function readRequest(file: string): Promise<unknown> {
+  return loadDocumentFile(file, `request file ${file}`);
 }

@@ -59,7 +59,7 @@ export function registerSessionCommands(program: Command): void {
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
         const found = await sessions.session(id);
-        if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
+        if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
         const text = found.kind === 'upgrade' ? renderSessionSummary(found.report) : renderDeploymentSummary(found.report);
         process.stdout.write(options.json ? `${JSON.stringify(found.report, null, 2)}\n` : `${text}\n`);
       }),
@@ -72,7 +72,7 @@ export function registerSessionCommands(program: Command): void {
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
         const found = await sessions.status(id);
-        if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
+        if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
         const pace = watchPace(sessions);
         const display = found.kind === 'upgrade' ? showSessionProgress(sessions, id, pace.displayMs) : showDeploymentProgress(sessions, id, pace.displayMs);
         const { ended } = await untilEnded(sessions, id, found.kind, pace);
@@ -112,7 +112,7 @@ export function registerSessionCommands(program: Command): void {
         if (found?.kind !== 'upgrade' || !found.report.paused) return;
         resumedRunning = (await sessions.gate(id, 'unpause')).running;
       });
-      if (kind === undefined) throw new CliError(`no upgrade or deployment with id '${id}'`, ExitCode.notCompleted);
+      if (kind === undefined) throw new CliError(`no upgrade or deployment with id '${id}'`, ExitCode.invalidInput);
       if (resumedRunning) {
         process.stdout.write(`session ${id} resumed: the running upgrade starts new nodes again\n`);
         return;
@@ -153,7 +153,9 @@ export function registerSessionCommands(program: Command): void {
         try {
           result = await sessions.cancel(id);
         } catch (err) {
-          if (err instanceof SessionNotFoundError || err instanceof SessionNotCancellableError || err instanceof DeploymentNotFoundError) {
+          // An id that names no session is bad input (exit 2); a session that cannot be cancelled now is not.
+          if (err instanceof SessionNotFoundError || err instanceof DeploymentNotFoundError) throw new CliError(err.message, ExitCode.invalidInput);
+          if (err instanceof SessionNotCancellableError) {
             throw new CliError(err.message, ExitCode.notCompleted);
           }
           throw err;
@@ -234,7 +236,7 @@ async function untilEnded(sessions: RolloutSessions, id: string, kind: SessionKi
   for (;;) {
     try {
       const status = await sessions.status(id);
-      if (!status) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
+      if (!status) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
       if (status.ended) return { ended: true };
       if (!(await sessions.isRunning(kind, id))) {
         // The execution may have ended between the two reads: its end state is written before it ends.
@@ -255,7 +257,8 @@ async function gateOrExit(sessions: RolloutSessions, id: string, action: 'pause'
   try {
     return await sessions.gate(id, action);
   } catch (err) {
-    if (err instanceof SessionNotFoundError || err instanceof SessionGateError) throw new CliError(err.message, ExitCode.notCompleted);
+    if (err instanceof SessionNotFoundError) throw new CliError(err.message, ExitCode.invalidInput);
+    if (err instanceof SessionGateError) throw new CliError(err.message, ExitCode.notCompleted);
     throw err;
   }
 }

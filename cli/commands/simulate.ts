@@ -48,7 +48,9 @@ async function simulate(options: SimulateOptions): Promise<void> {
   }
   const site = await loadSiteFile(options.site);
 
-  const running = await startSiteSimulator({ site, clock: new SimClock({ timeScale }), host: options.host, port });
+  const running = await startSiteSimulator({ site, clock: new SimClock({ timeScale }), host: options.host, port }).catch((err: unknown) => {
+    throw listenRefused(err, options.host, port);
+  });
   if (options.profileOut) {
     // Validated as any profile would be, so what is written is what --site-config accepts.
     const urls = options.profileHost ? simulatorUrls(`http://${options.profileHost}:${new URL(running.url).port}`) : running.urls;
@@ -67,4 +69,11 @@ async function simulate(options: SimulateOptions): Promise<void> {
     process.once('SIGTERM', stop);
   });
   await running.close();
+}
+
+/** The address cannot be listened on (no such host, a port in use or privileged): the options' fault, said as such. */
+function listenRefused(err: unknown, host: string, port: number): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  const why: Record<string, string> = { ENOTFOUND: `--host '${host}' is not a known host or address`, EADDRNOTAVAIL: `--host '${host}' is not an address of this machine`, EADDRINUSE: `--port ${port} is in use`, EACCES: `--port ${port} needs privileges` };
+  return code && why[code] ? new CliError(`cannot serve the simulated site: ${why[code]}`, ExitCode.invalidInput) : err;
 }

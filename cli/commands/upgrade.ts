@@ -12,6 +12,7 @@ import { numberOrRaw, timeScaleOption } from '../option-values';
 import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
 import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
+import { checkUpgradeGroups } from '../upgrade-groups';
 
 interface UpgradeOptions extends SiteSourceOptions, TargetOptions {
   startingLabel: string;
@@ -40,6 +41,7 @@ interface UpgradeOptions extends SiteSourceOptions, TargetOptions {
   json?: boolean;
   siteStateOut?: string;
   dataDir?: string;
+  waitForGroups?: boolean;
 }
 
 export function registerUpgradeCommand(program: Command): void {
@@ -73,6 +75,7 @@ export function registerUpgradeCommand(program: Command): void {
     .option('--json', 'print the final session as one JSON object')
     .option('--site-state-out <file>', "write the simulated site's final state to this file")
     .option('--data-dir <dir>', 'keep sessions on disk here (so `rollout session` can see them)')
+    .option('--wait-for-groups', "start even when a group the labels name is not in the site's inventory yet, and wait for it (by default that is refused)")
     .action(async (options: UpgradeOptions) => {
       process.exitCode = await runUpgrade(options);
     });
@@ -134,7 +137,7 @@ async function runUpgrade(options: UpgradeOptions): Promise<number> {
 }
 
 /** Where and how an upgrade runs and reports: shared by `rollout upgrade` and `rollout session resume`. */
-export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir'> & TargetOptions;
+export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir' | 'waitForGroups'> & TargetOptions;
 
 /**
  * Runs the rolling-upgrade workflow with `input` (a request, or `{resumeUpgradeId}` to take a
@@ -145,6 +148,11 @@ export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: Upgr
   const target = remoteTarget(options);
   checkSiteOptions(options, target !== undefined);
   const source = target ? undefined : await loadSiteSource(options);
+  // A remote control plane's site is not reachable from here: its progress shows the workflow's message instead.
+  if (source && !('resumeUpgradeId' in input)) {
+    const { startingLabel, upgradingLabel, failedLabel } = input;
+    await checkUpgradeGroups(source, { startingLabel, upgradingLabel, failedLabel }, options.waitForGroups === true);
+  }
 
   // One code path: a remote control plane, or the embedded one served in this process, through the SDK.
   const runtime = await connectTarget(
@@ -154,7 +162,7 @@ export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: Upgr
     const startedReal = performance.now();
     const startedSimulated = runtime.now();
     if ('resumeUpgradeId' in input && (await runtime.session(input.resumeUpgradeId))?.kind !== 'upgrade') {
-      throw new CliError(new SessionNotFoundError(input.resumeUpgradeId).message, ExitCode.notCompleted);
+      throw new CliError(new SessionNotFoundError(input.resumeUpgradeId).message, ExitCode.invalidInput);
     }
     const run = 'resumeUpgradeId' in input ? await runtime.resume('upgrade', input.resumeUpgradeId) : await runtime.run('rollingUpgrade', input);
     const upgradeId = 'resumeUpgradeId' in input ? input.resumeUpgradeId : run.id;

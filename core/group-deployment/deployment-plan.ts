@@ -5,11 +5,12 @@
  */
 import type { InventoryNode } from '../site/site-nodes';
 import { InvalidInputError, type FieldProblem } from '../errors';
+import { shortList } from '../text';
 import { findDependencyProblems } from './dependency-problems';
 import { UnknownDeploymentGroupError } from '../errors';
 import { stableTopologicalOrder } from './graph-algorithms';
 import { ownValue } from './records';
-import { findUnknownNodeNames, resolveSelectors, type UnknownNodeName } from './selectors';
+import { findUnknownNodeNames, resolveSelectors } from './selectors';
 import type { DeploymentStrategy, NodeConcurrency, StrategyGroup, SuccessCriteria } from './strategy';
 
 export interface PlannedGroup {
@@ -36,7 +37,6 @@ export interface DeploymentPlan {
   groups: Readonly<Record<string, PlannedGroup>>;
   /** Every node some group picks, in inventory order. */
   nodes: readonly string[];
-  unknownNodeNames: readonly UnknownNodeName[];
 }
 
 /** Throws InvalidInputError if the groups reference each other badly (a strategy not from parseDeploymentStrategy). */
@@ -44,7 +44,7 @@ export function planDeployment(strategy: DeploymentStrategy, inventory: readonly
   const problems = findDependencyProblems(
     strategy.groups.map((group, index) => ({ index, name: group.name, dependsOn: group.dependsOn })),
   );
-  problems.push(...criticalGroupsSelectingNoNamedNode(strategy, inventory));
+  problems.push(...groupsNamingUnknownNodes(strategy, inventory));
   if (problems.length > 0) throw new InvalidInputError('deployment strategy', problems);
 
   const byName = new Map(strategy.groups.map((group) => [group.name, group]));
@@ -82,7 +82,6 @@ export function planDeployment(strategy: DeploymentStrategy, inventory: readonly
     order,
     groups: Object.fromEntries(planned.map((group) => [group.name, group])),
     nodes: [...new Set(inventory.map((node) => node.name))].filter((node) => handled.has(node)),
-    unknownNodeNames: findUnknownNodeNames(strategy, inventory),
   };
 }
 
@@ -94,15 +93,15 @@ export function plannedGroup(plan: DeploymentPlan, name: string): PlannedGroup {
 }
 
 /**
- * A critical group that names its nodes, none of which the site has: a typo that would otherwise
- * "succeed" with 0 nodes. Refused as `--nodes ghost` is. (A name the site lacks beside known ones
- * stays a warning, as in Shipyard.)
+ * Groups whose `node_names` name nodes the site does not have, critical or not, beside known names
+ * or not: a typo that would otherwise deploy fewer nodes than asked (or "succeed" with 0). Refused
+ * before anything runs, as `--nodes ghost` is, naming the group and the names.
  */
-function criticalGroupsSelectingNoNamedNode(strategy: DeploymentStrategy, inventory: readonly InventoryNode[]): FieldProblem[] {
-  const known = new Set(inventory.map((node) => node.name));
+function groupsNamingUnknownNodes(strategy: DeploymentStrategy, inventory: readonly InventoryNode[]): FieldProblem[] {
+  const unknown = findUnknownNodeNames(strategy, inventory);
   return strategy.groups.flatMap((group, index) => {
-    const named = group.selectors.flatMap((selector) => selector.nodeNames);
-    if (!group.critical || named.length === 0 || named.some((name) => known.has(name))) return [];
-    return [{ field: `groups[${index}] (${group.name}).node_names`, message: `no node of the site is named ${named.map((n) => `'${n}'`).join(', ')}: a critical group must name nodes that exist` }];
+    const names = [...new Set(unknown.filter((entry) => entry.group === group.name).map((entry) => entry.nodeName))];
+    if (names.length === 0) return [];
+    return [{ field: `groups[${index}] (${group.name}).node_names`, message: `no node of the site is named ${shortList(names.map((n) => `'${n}'`))}: every node a group names must exist` }];
   });
 }

@@ -11,6 +11,7 @@ export interface GroupRunResult {
   nodes: readonly string[];
   failures: readonly CriterionFailure[];
   blockedBy?: string;
+  cause?: string;
 }
 
 export interface DeploymentRunResult {
@@ -33,8 +34,8 @@ export function summarizeDeploymentRun(plan: DeploymentPlan, state: DeploymentRu
 
   const groups = plan.order.map((name): [string, GroupRunResult] => {
     const { critical, nodes } = plannedGroup(plan, name);
-    const { stage, failures, blockedBy } = groupRunState(state, name);
-    return [name, { stage, critical, nodes, failures, ...(blockedBy === undefined ? {} : { blockedBy }) }];
+    const { stage, failures, blockedBy, cause } = groupRunState(state, name);
+    return [name, { stage, critical, nodes, failures, ...(blockedBy === undefined ? {} : { blockedBy }), ...(cause === undefined ? {} : { cause }) }];
   });
   const criticalGroupsFailed = groups.filter(([, g]) => g.critical && g.stage === 'FAILED').map(([name]) => name);
   return {

@@ -15,6 +15,8 @@ export interface GroupRunState {
   failures: readonly CriterionFailure[];
   /** Set when the group failed because a group it depends on, directly or not, failed. */
   blockedBy?: string;
+  /** Why the group's workflow broke, when it did (a site service that kept failing, ...): not a node failure. */
+  cause?: string;
 }
 
 export interface DeploymentRunState {
@@ -64,12 +66,13 @@ export function cascadeFailure(
   state: DeploymentRunState,
   group: string,
   failures: readonly CriterionFailure[] = [],
+  cause?: string,
 ): DeploymentRunState {
   const failed = (name: string, update: Omit<GroupRunState, 'stage'>): [string, GroupRunState] => {
     const stage = transitionStage(`group ${name}`, groupRunState(state, name).stage, 'FAILED');
     return [name, { ...update, stage }];
   };
-  const updates = [failed(group, { failures })];
+  const updates = [failed(group, { failures, ...(cause === undefined ? {} : { cause }) })];
   for (const descendant of descendantsOf(group, (name) => plannedGroup(plan, name).dependants)) {
     if (groupRunState(state, descendant).stage !== 'FAILED') updates.push(failed(descendant, { failures: [], blockedBy: group }));
   }

@@ -1,6 +1,5 @@
 /** What `plan` shows an operator before anything runs: the order, and each group's nodes. */
 import { plannedGroup, type DeploymentPlan } from './deployment-plan';
-import type { UnknownNodeName } from './selectors';
 
 export interface GroupPreview {
   critical: boolean;
@@ -13,8 +12,6 @@ export interface DeploymentPlanPreview {
   order: readonly string[];
   /** In deployment order. */
   groups: Record<string, GroupPreview>;
-  /** `node_names` entries naming no inventory node (warnings, not errors). */
-  unknownNodeNames: readonly UnknownNodeName[];
 }
 
 export function previewDeploymentPlan(plan: DeploymentPlan): DeploymentPlanPreview {
@@ -26,6 +23,5 @@ export function previewDeploymentPlan(plan: DeploymentPlan): DeploymentPlanPrevi
         return [name, { critical, dependsOn, nodes, actionableNodes }];
       }),
     ),
-    unknownNodeNames: plan.unknownNodeNames,
   };
 }

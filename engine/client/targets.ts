@@ -1,5 +1,6 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { InvalidInputError } from '../../core/errors';
+import { InvalidInputError, describeError } from '../../core/errors';
+import { ControlPlaneUnreachableError } from '../errors';
 import type { OpenRuntimeOptions } from '../open-runtime';
 import { startServedControlPlane } from '../serve';
 import { DISCOVERY_PATH, type ControlPlaneEndpoints } from '../sfn-endpoint';
@@ -57,7 +58,8 @@ export async function discoverEndpoints(url: string): Promise<ControlPlaneEndpoi
   try {
     response = await fetch(discovery);
   } catch (err) {
-    throw new Error(`cannot reach a rollout control plane at ${base.origin}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    // fetch's own message is just "fetch failed"; its cause says why (ECONNREFUSED, ENOTFOUND, ...).
+    throw new ControlPlaneUnreachableError(base.origin, describeError((err as { cause?: unknown }).cause ?? err), { cause: err });
   }
   const isJson = response.headers.get('content-type')?.includes('json') ?? false;
   if (response.ok && isJson) return (await response.json()) as ControlPlaneEndpoints;
@@ -76,8 +78,9 @@ async function stackAtEndpoint(url: string, stack: string, region = process.env.
     const resolved = await resolveStack(cloudFormation, stack, region);
     return { ...resolved, stepFunctionsEndpoint: endpoint, dynamodbEndpoint: endpoint, schedulerEndpoint: endpoint };
   } catch (err) {
-    throw new Error(
-      `${endpoint} is no \`rollout serve\` (no ${DISCOVERY_PATH}), nor an AWS endpoint describing stack ${stack} (LocalStack after a cdklocal deploy; --stack NAME): ${err instanceof Error ? err.message : String(err)}`,
+    throw new ControlPlaneUnreachableError(
+      endpoint,
+      `it is no \`rollout serve\` (no ${DISCOVERY_PATH}), nor an AWS endpoint describing stack ${stack} (LocalStack after a cdklocal deploy; --stack NAME): ${describeError(err)}`,
       { cause: err },
     );
   } finally {

@@ -8,6 +8,8 @@ export interface GroupReport {
   failures: readonly CriterionFailure[];
   /** The failed group this one depends on, when that is why it failed. */
   blockedBy?: string;
+  /** What broke the group's workflow, when that is why it failed (not its nodes). */
+  cause?: string;
 }
 
 /** A deployment as `rollout deploy --json` prints it; readable during the run as after it. */
@@ -26,8 +28,8 @@ export async function buildDeploymentReport(store: DeploymentStore, record: Depl
   const failedCriticalGroups: string[] = [];
   for (const name of plan.order) {
     const { critical, nodes } = plannedGroup(plan, name);
-    const { stage, failures, blockedBy } = groupRunState(record.state, name);
-    groups[name] = { stage, critical, nodes, failures, ...(blockedBy === undefined ? {} : { blockedBy }) };
+    const { stage, failures, blockedBy, cause } = groupRunState(record.state, name);
+    groups[name] = { stage, critical, nodes, failures, ...(blockedBy === undefined ? {} : { blockedBy }), ...(cause === undefined ? {} : { cause }) };
     if (critical && stage === 'FAILED') failedCriticalGroups.push(name);
   }
   return {

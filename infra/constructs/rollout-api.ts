@@ -8,7 +8,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { ENVIRONMENT, PROJECT_PATHS, PROJECT_ROOT } from '../../contracts';
-import { acknowledgeFunctionFindings, DEPS_LOCK_FILE, LAMBDA_BUNDLING, type FunctionNetwork } from './workflow-functions';
+import { acknowledgeFunctionFindings, DEPS_LOCK_FILE, grantTableActions, LAMBDA_BUNDLING, type FunctionNetwork } from './workflow-functions';
 
 export interface RolloutApiProps {
   table: ITable;
@@ -61,7 +61,7 @@ export class RolloutApi extends Construct {
       ...props.network,
       bundling: LAMBDA_BUNDLING,
     });
-    props.table.grantReadWriteData(this.handler);
+    grantTableActions(props.table, this.handler, 'Api');
     props.rollingUpgrade.grantStartExecution(this.handler);
     props.groupDeployment.grantStartExecution(this.handler);
 

@@ -35,6 +35,11 @@ export interface RolloutWorkflowsProps {
    * site comes in as stack parameters (WorkloadManagerUrl, SlurmTokenSecretArn, ...).
    */
   siteProfile?: SiteProfile;
+  /**
+   * A lab without TLS: the URL parameters may be http:// although tokens travel over them. Default false
+   * (https only; a profile says it with its own `allowInsecureHttp`).
+   */
+  allowInsecureHttp?: boolean;
   /** The VPC the functions run in, when slurmrestd, BOS or HSM are reachable only from inside it. Default: no VPC. */
   vpc?: IVpc;
   /** Subnets for the functions (with a `vpc`). Default: the VPC's private subnets. */
@@ -98,7 +103,7 @@ export class RolloutWorkflows extends Construct {
     super(scope, id);
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
-    const site = new SiteConnection(this, 'Site', { profile: props.siteProfile, ssmTargets: props.ssmTargets });
+    const site = new SiteConnection(this, 'Site', { profile: props.siteProfile, ssmTargets: props.ssmTargets, allowInsecureHttp: props.allowInsecureHttp === true });
     this.table = new SessionsTable(this, 'Sessions', { removalPolicy, encryptionKey: props.tableEncryptionKey }).table;
     const network: FunctionNetwork | undefined = props.vpc
       ? { vpc: props.vpc, vpcSubnets: props.vpcSubnets, securityGroups: props.securityGroups }

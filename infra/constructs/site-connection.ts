@@ -6,7 +6,9 @@ import { InvalidInputError, type FieldProblem } from '../../core/errors';
 import type { SecretReference, SiteProfile, TransportProfile } from '../../core/site/site-profile';
 
 const SECRET_ARN = 'arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\\d{12}:secret:.+';
-const URL_PATTERN = '^https?://.+';
+/** Tokens travel to every site service (Slurm's always; BOS, HSM and the provisioner's when given): https only, unless a lab allows http. */
+const HTTPS_URL_PATTERN = '^https://.+';
+const LAB_URL_PATTERN = '^https?://.+';
 
 /**
  * The site services the functions talk to, as stack parameters, so that one synthesized template
@@ -17,6 +19,12 @@ export interface SiteConnectionProps {
   profile?: SiteProfile;
   /** The instances the functions may command through SSM; default: those the profile's `ssm` transports name. */
   ssmTargets?: readonly SsmTarget[];
+  /**
+   * A lab: the URL parameters may be http://, and the functions send tokens over them. Default false:
+   * CloudFormation refuses an http:// URL parameter, and the functions refuse one that would carry a token.
+   * (A profile says it itself, with its `allowInsecureHttp`.)
+   */
+  allowInsecureHttp?: boolean;
 }
 
 /** Instances (EC2 `i-...` or managed `mi-...`) in one region that the functions may send commands to. */
@@ -46,6 +54,8 @@ export class SiteConnection extends Construct {
     }
     // The scope is the stack, so the parameters keep their plain logical ids (WorkloadManagerUrl, ...).
     const parameter = (name: string, props: CfnParameterProps) => new CfnParameter(scope, name, { type: 'String', ...props }).valueAsString;
+    const URL_PATTERN = props.allowInsecureHttp ? LAB_URL_PATTERN : HTTPS_URL_PATTERN;
+    const insecure: Record<string, string> = props.allowInsecureHttp ? { [ENVIRONMENT.allowInsecureHttp]: 'true' } : {};
 
     const workloadManagerUrl = parameter('WorkloadManagerUrl', { description: 'Base URL of slurmrestd.', allowedPattern: URL_PATTERN });
     const slurmApiVersion = parameter('SlurmApiVersion', {
@@ -96,11 +106,13 @@ export class SiteConnection extends Construct {
       [ENVIRONMENT.bootServiceUrl]: bootServiceUrl,
       [ENVIRONMENT.inventoryUrl]: inventoryUrl,
       [ENVIRONMENT.siteApiTokenSecretArn]: siteApiTokenSecretArn,
+      ...insecure,
     };
     this.groupDeploymentEnvironment = {
       [ENVIRONMENT.inventoryUrl]: inventoryUrl,
       [ENVIRONMENT.provisionerUrl]: provisionerUrl,
       [ENVIRONMENT.siteApiTokenSecretArn]: siteApiTokenSecretArn,
+      ...insecure,
     };
   }
 }

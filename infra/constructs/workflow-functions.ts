@@ -3,12 +3,12 @@ import path from 'node:path';
 import { Stack, Validations, type CfnElement, type Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
-import { ManagedPolicy, Role, ServicePrincipal, type PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { ManagedPolicy, Role, ServicePrincipal, type IGrantable, type PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ENVIRONMENT, PROJECT_PATHS, PROJECT_ROOT } from '../../contracts';
+import { ENVIRONMENT, PROJECT_PATHS, PROJECT_ROOT, TABLE_ACTIONS, type FunctionName } from '../../contracts';
 
 /**
  * The lock file that roots the functions' bundling: the repository's; an installed package has none
@@ -98,13 +98,26 @@ export class WorkflowFunctions<Name extends string> extends Construct {
         ...props.network,
         bundling: LAMBDA_BUNDLING,
       });
-      props.table.grantReadWriteData(fn);
+      grantTableActions(props.table, fn, name);
       return [name, fn, logGroup] as const;
     });
     this.functions = Object.fromEntries(entries.map(([name, fn]) => [name, fn])) as Record<Name, NodejsFunction>;
     this.logGroups = Object.fromEntries(entries.map(([name, , logGroup]) => [name, logGroup])) as Record<Name, LogGroup>;
     acknowledgeFunctionFindings(this, props);
   }
+}
+
+/**
+ * Least privilege on the table: the function gets the actions its stores call (contracts/table-access.ts),
+ * on the table and its index, and the key's use that those need when the table has a customer-managed key.
+ */
+export function grantTableActions(table: ITable, grantee: IGrantable, name: string): void {
+  const actions = (TABLE_ACTIONS as Readonly<Record<string, readonly string[]>>)[name];
+  if (!actions) throw new Error(`contracts/table-access.ts names no table actions for function '${name as FunctionName}'`);
+  table.grant(grantee, ...actions.map((action) => `dynamodb:${action}`));
+  const writes = actions.some((action) => !['GetItem', 'BatchGetItem', 'Query'].includes(action));
+  if (writes) table.encryptionKey?.grantEncryptDecrypt(grantee);
+  else table.encryptionKey?.grantDecrypt(grantee);
 }
 
 /** cdk-nag AwsSolutions findings on the functions' roles that cannot be scoped further, each with its reason. */

@@ -8,6 +8,7 @@ import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-
 import { ENVIRONMENT, type WorkflowName } from '../../contracts';
 import { idForExecution } from '../../core/execution-id';
 import { runKindOf } from '../../engine/runtime';
+import { bodyText, MalformedRequestError, problemFor } from '../../api/problems';
 import { StoreSessions } from '../../engine/store-sessions';
 import { documentClient, required } from './environment';
 
@@ -62,8 +63,15 @@ export function apiFromEnvironment(env: NodeJS.ProcessEnv = process.env): ApiHan
 /** API Gateway's proxy event in, the API's answer out: the same routes `rollout serve` serves. */
 export function toLambdaHandler(api: () => ApiHandler): (event: ApiGatewayProxyEvent) => Promise<ApiGatewayProxyResult> {
   return async (event) => {
-    const body = event.body == null ? undefined : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-    const response = await api()({ method: event.httpMethod, path: event.path, body });
+    let response;
+    try {
+      // A binary body comes base64-encoded: its bytes are checked as UTF-8, as `rollout serve` checks them.
+      const body = event.body == null ? undefined : event.isBase64Encoded ? bodyText(Buffer.from(event.body, 'base64')) : event.body;
+      response = await api()({ method: event.httpMethod, path: event.path, body });
+    } catch (err) {
+      if (!(err instanceof MalformedRequestError)) throw err;
+      response = problemFor(err, 400);
+    }
     return { statusCode: response.status, headers: response.headers, body: response.body === undefined ? '' : JSON.stringify(response.body) };
   };
 }

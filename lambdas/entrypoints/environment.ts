@@ -8,7 +8,9 @@ import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deploy
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
 import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
 import { SiteTaskExecutor } from '../../adapters/site/tasks/site-tasks';
-import { HsmInventory, HttpProvisioner, createSiteClients, createSiteFromProfile, resolveSecretReference, type SecretResolution, type SiteFromProfile } from '../../adapters/site';
+import { HsmInventory, HttpProvisioner, createSiteClients, createSiteFromProfile, type SecretResolution, type SiteFromProfile } from '../../adapters/site';
+import { secretToken } from '../../adapters/site/secret-reference';
+import type { Token } from '../../adapters/site/secret-token';
 import { ENVIRONMENT } from '../../contracts';
 import { systemClock } from '../../core/clock';
 import { InvalidInputError, describeError } from '../../core/errors';
@@ -18,7 +20,8 @@ import { defaultSettings, type RollingUpgradeDependencies } from '../activities/
 import { defaultTaskGraphSettings, type TaskGraphDependencies } from '../activities/task-graph/dependencies';
 
 /**
- * The site a SITE_PROFILE names (its secrets read from Secrets Manager now, at cold start); undefined
+ * The site a SITE_PROFILE names (its secrets read from Secrets Manager at cold start, then again
+ * every SECRET_MAX_AGE_SECONDS and after a 401); undefined
  * without one. slurm-reboot and the command provisioner keep their records in the rollout table:
  * the next activity may run in another container.
  */
@@ -33,31 +36,39 @@ async function siteFromProfileEnvironment(env: NodeJS.ProcessEnv): Promise<SiteF
   }
   const profile = parseSiteProfile(value, `site profile in ${ENVIRONMENT.siteProfile}`);
   return createSiteFromProfile(profile, {
-    resolveSecret: (reference, field) => resolveSecretReference(reference, field, { env }),
+    resolveSecret: (reference, field) => secretToken(reference, field, { env }),
     connectorState: new DynamoDbConnectorState({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
   });
 }
 
+/** The site's tokens: Slurm's JWT, and the bearer token of BOS, HSM and the provisioner. */
+export interface SiteTokens {
+  slurmToken?: Token;
+  siteApiToken?: Token;
+}
+
 /**
- * The environment with the tokens whose secrets the stack names (`*_SECRET_ARN`) read now, at cold start,
- * through Powertools parameters: the deployed functions get ARNs, never tokens.
+ * The tokens whose secrets the stack names (`*_SECRET_ARN`), read at cold start through Powertools
+ * parameters and again every SECRET_MAX_AGE_SECONDS and after a 401 (a rotation reaches a warm
+ * container); without an ARN, the token variables (a local run). The deployed functions get ARNs, never tokens.
  */
-export async function withSecretsRead(env: NodeJS.ProcessEnv, options: Pick<SecretResolution, 'getSecret'> = {}): Promise<NodeJS.ProcessEnv> {
-  const read: NodeJS.ProcessEnv = { ...env };
-  for (const [arnKey, tokenKey] of [
-    [ENVIRONMENT.slurmTokenSecretArn, ENVIRONMENT.slurmToken],
-    [ENVIRONMENT.siteApiTokenSecretArn, ENVIRONMENT.siteApiToken],
+export async function siteTokens(env: NodeJS.ProcessEnv, options: Pick<SecretResolution, 'getSecret'> = {}): Promise<SiteTokens> {
+  const tokens: SiteTokens = {};
+  for (const [arnKey, tokenKey, field] of [
+    [ENVIRONMENT.slurmTokenSecretArn, ENVIRONMENT.slurmToken, 'slurmToken'],
+    [ENVIRONMENT.siteApiTokenSecretArn, ENVIRONMENT.siteApiToken, 'siteApiToken'],
   ] as const) {
     const secretArn = optional(env, arnKey);
-    if (secretArn) read[tokenKey] = await resolveSecretReference({ secretArn }, arnKey, { ...options, env });
+    const token = secretArn ? await secretToken({ secretArn }, arnKey, { ...options, env }) : optional(env, tokenKey);
+    if (token) tokens[field] = token;
   }
-  return read;
+  return tokens;
 }
 
 /** A rolling-upgrade function's dependencies: from SITE_PROFILE when the stack was given a profile, else from the URL variables. */
 export async function loadRollingUpgradeDependencies(env: NodeJS.ProcessEnv = process.env): Promise<RollingUpgradeDependencies> {
   const connected = await siteFromProfileEnvironment(env);
-  if (!connected) return dependenciesFromEnvironment(await withSecretsRead(env));
+  if (!connected) return dependenciesFromEnvironment(env, await siteTokens(env));
   const iterations = Number(env[ENVIRONMENT.iterationsPerExecution] ?? defaultSettings.iterationsPerExecution);
   return {
     store: new DynamoDbSessionStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
@@ -71,7 +82,7 @@ export async function loadRollingUpgradeDependencies(env: NodeJS.ProcessEnv = pr
 /** A group-deployment function's dependencies: from SITE_PROFILE (which must name a provisioner), else from the URL variables. */
 export async function loadGroupDeploymentDependencies(env: NodeJS.ProcessEnv = process.env): Promise<GroupDeploymentDependencies> {
   const connected = await siteFromProfileEnvironment(env);
-  if (!connected) return groupDeploymentDependenciesFromEnvironment(await withSecretsRead(env));
+  if (!connected) return groupDeploymentDependenciesFromEnvironment(env, await siteTokens(env));
   if (!connected.provisioner) throw new InvalidInputError('site profile', [{ field: 'provisioner', message: 'group deployments need a provisioner' }]);
   return {
     store: new DynamoDbDeploymentStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
@@ -91,7 +102,7 @@ export async function loadGroupDeploymentDependencies(env: NodeJS.ProcessEnv = p
  */
 export async function loadTaskGraphDependencies(env: NodeJS.ProcessEnv = process.env): Promise<TaskGraphDependencies> {
   const connected = await siteFromProfileEnvironment(env);
-  const site = connected?.site ?? dependenciesFromEnvironment(await withSecretsRead(env)).site;
+  const site = connected?.site ?? dependenciesFromEnvironment(env, await siteTokens(env)).site;
   const tableName = required(env, ENVIRONMENT.tableName);
   const iterations = Number(env[ENVIRONMENT.iterationsPerExecution] ?? defaultTaskGraphSettings.iterationsPerExecution);
   return {
@@ -124,18 +135,18 @@ export function documentClient(): DynamoDBDocumentClient {
 }
 
 /** The dependencies of a deployed rolling-upgrade function, from its environment (built once per container). */
-export function dependenciesFromEnvironment(env: NodeJS.ProcessEnv = process.env): RollingUpgradeDependencies {
+export function dependenciesFromEnvironment(env: NodeJS.ProcessEnv = process.env, tokens: SiteTokens = plainTokens(env)): RollingUpgradeDependencies {
   const iterations = Number(env[ENVIRONMENT.iterationsPerExecution] ?? defaultSettings.iterationsPerExecution);
   return {
     store: new DynamoDbSessionStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     site: createSiteClients({
-      workloadManagerUrl: required(env, ENVIRONMENT.workloadManagerUrl),
-      bootServiceUrl: required(env, ENVIRONMENT.bootServiceUrl),
-      inventoryUrl: required(env, ENVIRONMENT.inventoryUrl),
+      workloadManagerUrl: tokenUrl(env, ENVIRONMENT.workloadManagerUrl, tokens.slurmToken),
+      bootServiceUrl: tokenUrl(env, ENVIRONMENT.bootServiceUrl, tokens.siteApiToken),
+      inventoryUrl: tokenUrl(env, ENVIRONMENT.inventoryUrl, tokens.siteApiToken),
       slurmApiVersion: optional(env, ENVIRONMENT.slurmApiVersion),
       slurmUserName: optional(env, ENVIRONMENT.slurmUserName),
-      slurmToken: optional(env, ENVIRONMENT.slurmToken),
-      bearerToken: optional(env, ENVIRONMENT.siteApiToken),
+      slurmToken: tokens.slurmToken,
+      bearerToken: tokens.siteApiToken,
     }),
     clock: systemClock,
     ...eventsFromEnvironment(env),
@@ -148,17 +159,36 @@ export function dependenciesFromEnvironment(env: NodeJS.ProcessEnv = process.env
  * container). Only HSM and the provisioner: createSiteClients would also want Slurm and BOS URLs,
  * which these functions neither get nor use.
  */
-export function groupDeploymentDependenciesFromEnvironment(env: NodeJS.ProcessEnv = process.env): GroupDeploymentDependencies {
-  const bearerToken = optional(env, ENVIRONMENT.siteApiToken);
+export function groupDeploymentDependenciesFromEnvironment(env: NodeJS.ProcessEnv = process.env, tokens: SiteTokens = plainTokens(env)): GroupDeploymentDependencies {
+  const bearerToken = tokens.siteApiToken;
   return {
     store: new DynamoDbDeploymentStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
-    inventory: new HsmInventory({ baseUrl: required(env, ENVIRONMENT.inventoryUrl), bearerToken }),
-    provisioner: new HttpProvisioner({ baseUrl: required(env, ENVIRONMENT.provisionerUrl), bearerToken }),
+    inventory: new HsmInventory({ baseUrl: tokenUrl(env, ENVIRONMENT.inventoryUrl, bearerToken), bearerToken }),
+    provisioner: new HttpProvisioner({ baseUrl: tokenUrl(env, ENVIRONMENT.provisionerUrl, bearerToken), bearerToken }),
     taskRuns: taskRunStore(env),
     clock: systemClock,
     ...eventsFromEnvironment(env),
     settings: defaultGroupDeploymentSettings,
   };
+}
+
+/**
+ * A service's URL: https when a token travels to it, unless ALLOW_INSECURE_HTTP says this is a lab
+ * (the stack's parameters refuse http:// already; this holds for an environment set by hand too).
+ */
+function tokenUrl(env: NodeJS.ProcessEnv, name: string, token: Token | undefined): string {
+  const url = required(env, name);
+  if (token !== undefined && !url.startsWith('https://') && env[ENVIRONMENT.allowInsecureHttp] !== 'true') {
+    throw new InvalidInputError('Lambda environment', [{ field: name, message: `a token is only sent over https, not to ${url} (${ENVIRONMENT.allowInsecureHttp}=true in a lab)` }]);
+  }
+  return url;
+}
+
+/** The token variables as they are (empty counts as unset). */
+function plainTokens(env: NodeJS.ProcessEnv): SiteTokens {
+  const slurmToken = optional(env, ENVIRONMENT.slurmToken);
+  const siteApiToken = optional(env, ENVIRONMENT.siteApiToken);
+  return { ...(slurmToken ? { slurmToken } : {}), ...(siteApiToken ? { siteApiToken } : {}) };
 }
 
 /** The status events' publisher when EVENT_BUS_NAME names a bus (the stack sets it). */

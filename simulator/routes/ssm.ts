@@ -8,7 +8,8 @@ const CONTENT_TYPE = 'application/x-amz-json-1.1';
 
 export interface SsmApi {
   /** One AWS JSON 1.1 call: `operation` from `X-Amz-Target: AmazonSSM.<operation>`. */
-  serve(operation: string, text: string, faults: ApiFaults): SimResponse;
+  /** Undefined: an injected hang, left unanswered. */
+  serve(operation: string, text: string, faults: ApiFaults): SimResponse | undefined;
 }
 
 const sendCommand = z.object({
@@ -43,6 +44,7 @@ export function ssmApi(sim: SiteSimulator): SsmApi {
   return {
     serve(operation, text, faults) {
       const injected = faults.check('ssm', 'POST', operation);
+      if (injected === 'hang') return undefined;
       if (injected) return awsError(injected, FAULT_TYPES[injected] ?? 'InternalServerError', `injected fault: ${operation}`);
       let input: unknown;
       try {

@@ -4,15 +4,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { parseSiteDefinition, siteProfileFor, SimClock, startSiteSimulator, type RunningSiteSimulator } from '../../simulator';
+import { startServedApi } from '../support/api';
 import { runCliInProcess } from '../support/cli';
 
 /**
  * The malformed-input corpus (issue 12): every surface a user writes (CLI options, site files, site
- * profiles, strategies) refused with exit 2, a message naming the field or the problem, and no node
- * touched. The CLI runs in this process. Option cases run against a live simulated site (through a
- * site profile) whose state is compared before and after; file cases ask for --site-state-out,
- * which a refused run never writes. Workflow requests and HTTP bodies: see
- * test/workflows/malformed-requests.test.ts and test/simulator/http-server.test.ts.
+ * profiles, strategies, task graphs, schedule request files, REST API bodies) refused with exit 2 (or
+ * 400/422 over HTTP), a message naming the field or the problem, and no node touched. The CLI runs
+ * in this process. Option cases run against a live simulated site (through a site profile) whose
+ * state is compared before and after; file cases ask for --site-state-out, which a refused run never
+ * writes; schedule and REST cases also check that the served control plane started nothing.
+ * Workflow requests and the simulator's HTTP bodies: see test/workflows/malformed-requests.test.ts
+ * and test/simulator/http-server.test.ts.
  */
 
 const NAMES = ['x1000c0s0b0n0', 'x1000c0s0b0n1', 'x1000c0s1b0n0', 'x1000c0s1b0n1'];
@@ -46,11 +49,14 @@ async function file(name: string, content: string | Buffer): Promise<string> {
   return target;
 }
 
-/** Runs the CLI and asserts the refusal: exit 2, the message, no stack trace, and the live site untouched. */
-async function expectRefused(args: string[], message: RegExp): Promise<void> {
+/**
+ * Runs the CLI and asserts the refusal: exit 2, the message, no stack trace, and the live site
+ * untouched. A command that writes no site state (plan, schedule) is not asked for one.
+ */
+async function expectRefused(args: string[], message: RegExp, { writesState = true } = {}): Promise<void> {
   const before = siteNodes();
   const stateOut = path.join(dir, `${++caseNo}-state.json`);
-  const result = await runCliInProcess([...args, '--site-state-out', stateOut]);
+  const result = await runCliInProcess(writesState ? [...args, '--site-state-out', stateOut] : args);
   expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(message) });
   expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
   expect(result.stderr.split('\n')[0]!.length).toBeLessThan(1000); // a 10,000-character value is not echoed whole
@@ -93,6 +99,9 @@ describe('rollout upgrade: options', () => {
     ['a unicode label', { '--starting-label': 'cömpute' }, /startingLabel: .* is not a valid group label/],
     ['a 10,000-character label', { '--starting-label': 'c'.repeat(10_000) }, /startingLabel: startingLabel "c{80}\.\.\." is not a valid group label/],
     ['an empty label', { '--starting-label': '' }, /startingLabel: startingLabel must not be empty/],
+    ['a starting label that is not a group', { '--starting-label': 'nosuch' }, /startingLabel: no group 'nosuch' in the site's inventory/],
+    ['a case variant of an existing label', { '--starting-label': 'Compute' }, /startingLabel: no group 'Compute' in the site's inventory, but there is 'compute'/],
+    ['a failed label that is not a group', { '--failed-label': 'failed-nodes' }, /failedLabel: no group 'failed-nodes' in the site's inventory/],
     ['an upgrading label ..', { '--upgrading-label': '..' }, /upgradingLabel: .* is not a valid group label/],
     ['a failed label with a space', { '--failed-label': 'failed nodes' }, /failedLabel: .* is not a valid group label/],
     ['the upgrading label the starting one', { '--upgrading-label': 'compute' }, /upgradingLabel: upgradingLabel must differ from startingLabel/],
@@ -164,6 +173,7 @@ describe('rollout deploy --strategy: strategy files', () => {
     ['a node name with NUL', 's.json', JSON.stringify({ groups: [group({ selectors: [{ node_names: ['x1000c0s0b0n0\u0000'] }] })] }), /node_names\[0\]: is not a valid node name/],
     ['a node name with a newline', 's.json', JSON.stringify({ groups: [group({ selectors: [{ node_names: ['x1000c0s0b0n0\nx'] }] })] }), /node_names\[0\]: is not a valid node name/],
     ['a critical group naming only nodes that do not exist', 's.yaml', stringify({ groups: [group({ selectors: [{ node_names: ['ghost'] }] })] }), /groups\[0\] \(g\)\.node_names: no node of the site is named 'ghost'/],
+    ['a non-critical group naming a node that does not exist beside real ones', 's.yaml', stringify({ groups: [group({ critical: false, selectors: [{ node_names: [NAMES[0], 'ghost2'] }] })] }), /groups\[0\] \(g\)\.node_names: no node of the site is named 'ghost2'/],
     ['an unknown key in a group', 's.yaml', stringify({ groups: [group({ critcal: true })] }), /critcal/],
     ['a dependency cycle', 's.yaml', stringify({ groups: [group({ name: 'a', depends_on: ['b'] }), group({ name: 'b', depends_on: ['a'] })] }), /circular dependency: a, b/],
     ['a group without critical', 's.yaml', stringify({ groups: [{ name: 'g', depends_on: [], selectors: [] }] }), /critical: is required/],
@@ -230,5 +240,71 @@ describe('rollout upgrade --site-config: site profiles', () => {
   ])('%s', async (_case, name, content, message) => {
     const profileFile = await file(name, content());
     await expectRefused(['upgrade', '--site-config', profileFile, ...options(UPGRADE)], message);
+  });
+});
+
+describe('rollout plan tasks --graph: task graph files', () => {
+  const graph = (over: Record<string, unknown> = {}) => ({ tasks: [{ id: 'deploy', type: 'stage' }, { id: 'compute', type: 'group', role: ['compute'], required_for: ['deploy'], ...over }] });
+  it.each<[string, string, string | Buffer, RegExp]>([
+    ['bytes that are not UTF-8', 'g.yaml', Buffer.concat([Buffer.from(`${stringify(graph())}# `), Buffer.from([0xff, 0x0a])]), /task graph .*: is not UTF-8 text/],
+    ['a duplicate key in YAML', 'g.yaml', `${stringify(graph())}tasks: []\n`, /invalid YAML: Map keys must be unique/],
+    ['a duplicate key in JSON', 'g.json', JSON.stringify(graph()).replace('"type":"stage"', '"type":"stage","type":"group"'), /tasks\[0\]\.type: duplicate key "type"/],
+    ['an alias bomb', 'g.yaml', `${ALIAS_BOMB}\n${stringify(graph())}`, /aliases expand too far/],
+    ['a concurrency in hex', 'g.yaml', stringify(graph({ parameters: { strategy: { type: 'parallel', amount: 1 } } })).replace('amount: 1', 'amount: 0x10'), /tasks\[1\]\.parameters\.strategy\.amount: "0x10" is not a decimal integer/],
+    ['a file that does not exist', 'missing', '', /cannot read it/],
+  ])('%s', async (_case, name, content, message) => {
+    const graphFile = name === 'missing' ? path.join(dir, 'no-such-graph.yaml') : await file(name, content);
+    await expectRefused(['plan', 'tasks', '--site-config', profile, '--graph', graphFile], message, { writesState: false });
+  });
+});
+
+describe('the served control plane: schedule request files and REST API bodies', () => {
+  let served: Awaited<ReturnType<typeof startServedApi>>;
+  beforeAll(async () => {
+    served = await startServedApi(parseSiteDefinition(GOOD_SITE));
+  });
+  afterAll(() => served?.close());
+
+  /** Nothing started: no session, no deployment, no schedule, and every node of the served site untouched. */
+  async function expectNothingStarted(): Promise<void> {
+    expect(await served.runtime.sessions()).toEqual([]);
+    expect(await served.scheduler.list()).toEqual([]);
+    for (const node of Object.values(served.runtime.simulator.state().nodes)) expect({ drains: node.drainCount, boots: node.bootCount }).toEqual({ drains: 0, boots: 0 });
+  }
+
+  const request = { startingLabel: 'compute', upgradingLabel: 'upgrading', failedLabel: 'failed', upgradeStepSize: 2, upgradeTemplateId: 'cos-2.4', workloadManagerType: 'slurm' };
+  it.each<[string, string, string | Buffer, RegExp]>([
+    ['a step size in hex', 'r.yaml', stringify(request).replace('upgradeStepSize: 2', 'upgradeStepSize: 0x10'), /upgradeStepSize: "0x10" is not a decimal integer/],
+    ['a step size in exponent form', 'r.json', JSON.stringify(request).replace('"upgradeStepSize":2', '"upgradeStepSize":2e0'), /upgradeStepSize: "2e0" is not a decimal integer/],
+    ['a duplicate key', 'r.json', JSON.stringify(request).replace('"upgradeStepSize":2', '"upgradeStepSize":8,"upgradeStepSize":2'), /upgradeStepSize: duplicate key "upgradeStepSize"/],
+    ['bytes that are not UTF-8', 'r.yaml', NOT_UTF8, /request file .*: is not UTF-8 text/],
+    ['an alias bomb', 'r.yaml', `${ALIAS_BOMB}\n`, /aliases expand too far/],
+    ['a label with a space', 'r.yaml', stringify({ ...request, startingLabel: 'compute nodes' }), /startingLabel: .* is not a valid group label/],
+  ])('schedule request file: %s', async (_case, name, content, message) => {
+    const requestFile = await file(name, content);
+    await expectRefused(['schedule', 'create', 'nightly', '--upgrade', requestFile, '--expression', 'rate(1 day)', '--endpoint', served.endpoints.stepFunctionsEndpoint], message, { writesState: false });
+    await expectNothingStarted();
+  });
+
+  it.each<[string, string, string | Buffer, number, { field: string; message: RegExp }]>([
+    ['a duplicate key', '/sessions', JSON.stringify(request).replace('"upgradeStepSize":2', '"upgradeStepSize":8,"upgradeStepSize":1e0'), 400, { field: 'upgradeStepSize', message: /duplicate key "upgradeStepSize"/ }],
+    ['a step size in exponent form', '/sessions', JSON.stringify(request).replace('"upgradeStepSize":2', '"upgradeStepSize":1e0'), 400, { field: 'upgradeStepSize', message: /"1e0" is not a decimal integer/ }],
+    ['bytes that are not UTF-8', '/sessions', Buffer.concat([Buffer.from('{"startingLabel":"comp'), Buffer.from([0xff]), Buffer.from('ute"}')]), 400, { field: '', message: /the body is not UTF-8 text/ }],
+    ['a comment', '/sessions', '{"startingLabel":"compute" /* x */}', 400, { field: '', message: /invalid JSON at line 1, column 28/ }],
+    ['null', '/sessions', 'null', 400, { field: '', message: /the body must be a JSON object/ }],
+    ['a list', '/sessions', '[]', 400, { field: '', message: /the body must be a JSON object/ }],
+    ['invalid JSON', '/sessions', '{"startingLabel":', 400, { field: '', message: /invalid JSON/ }],
+    ['a step size of 0', '/sessions', JSON.stringify({ ...request, upgradeStepSize: 0 }), 422, { field: 'upgradeStepSize', message: /must be at least 1/ }],
+    ['a duplicate key in a deployment', '/deployments', '{"nodes":["x1000c0s0b0n0"],"nodes":["x1000c0s0b0n1"]}', 400, { field: 'nodes', message: /duplicate key "nodes"/ }],
+    ['a deployment poll interval in exponent form', '/deployments', '{"pollIntervalSeconds":3e1}', 400, { field: 'pollIntervalSeconds', message: /"3e1" is not a decimal integer/ }],
+    ['a deployment of a node named ..', '/deployments', '{"nodes":[".."]}', 422, { field: 'nodes[0]', message: /is not a valid node name/ }],
+  ])('REST API body: %s', async (_case, route, body, status, problem) => {
+    const reply = await served.runtime.clock.busy(async () => {
+      const response = await fetch(`${served.apiEndpoint}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      return { status: response.status, body: (await response.json()) as { errors?: { field: string; message: string }[] } };
+    });
+    expect(reply.status).toBe(status);
+    expect(reply.body.errors).toContainEqual({ field: problem.field, message: expect.stringMatching(problem.message) });
+    await expectNothingStarted();
   });
 });

@@ -11,7 +11,6 @@ const STRATEGY = path.join(EXAMPLES, 'strategies', 'shipyard-example.yaml');
 interface PlanJson {
   order: string[];
   groups: Record<string, { critical: boolean; dependsOn: string[]; nodes: string[]; actionableNodes: string[] }>;
-  unknownNodeNames: { group: string; selector: number; nodeName: string }[];
 }
 
 const plan = (...args: string[]) => runCliInProcess(['plan', 'deploy', '--site', SITE, ...args]);
@@ -69,7 +68,6 @@ describe('rollout plan deploy', () => {
     expect(new Set(actionable).size).toBe(actionable.length);
     expect(actionable).toHaveLength(25);
     for (const name of json.order) expect(json.groups[name]!.nodes).toEqual(expect.arrayContaining(json.groups[name]!.actionableNodes));
-    expect(json.unknownNodeNames).toEqual([]);
   });
 
   it('plans the fault variants of the example site exactly as the example (faults change runs, not plans)', async () => {
@@ -109,13 +107,13 @@ describe('rollout plan deploy', () => {
     expect(json.groups.default!.actionableNodes).toHaveLength(27);
   });
 
-  it('warns about node_names that match no node, and still shows the plan', async () => {
+  it('exits 2 naming the group and the node_names that match no node, even beside known ones', async () => {
     const strategy = await file('unknown-node.yaml', stringify({ groups: [{ ...group('ntp'), selectors: [{ node_names: ['ntp01', 'ntp99'] }] }] }));
     const result = await plan('--strategy', strategy);
 
-    expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^1\. ntp\n/m);
-    expect(result.stdout).toContain("warning: group ntp, selectors[0]: node_names names 'ntp99', which is not a node of the site");
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("groups[0] (ntp).node_names: no node of the site is named 'ntp99': every node a group names must exist");
+    expect(result.stdout).toBe('');
   });
 
   it('exits 2 naming the nodes of --nodes that the site does not have', async () => {

@@ -114,6 +114,29 @@ describe('rollout upgrade', () => {
     expect(result.stderr).toMatch(message);
   });
 
+  it('refuses a starting group the site does not have (exit 2, naming it), and a case variant of one, naming both', async () => {
+    const withStarting = (label: string) => baseArgs.map((arg) => (arg === 'compute' ? label : arg));
+    const missing = await runCliInProcess(['upgrade', '--site', site, ...withStarting('nosuch'), '--step-size', '2']);
+    expect({ code: missing.code, stderr: missing.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(/startingLabel: no group 'nosuch' in the site's inventory \(create it first, or give --wait-for-groups/) });
+    const variant = await runCliInProcess(['upgrade', '--site', site, ...withStarting('Compute'), '--step-size', '2', '--wait-for-groups']);
+    expect({ code: variant.code, stderr: variant.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(/startingLabel: no group 'Compute' in the site's inventory, but there is 'compute'/) });
+  });
+
+  it("with --wait-for-groups, starts on a missing group and shows the workflow's message at once, and once", async () => {
+    const message = "Processing step 0 in stage STARTING failed - failed to obtain Node Group named 'nosuch'";
+    const { child, done } = startCli(['upgrade', '--site', site, ...baseArgs.map((arg) => (arg === 'compute' ? 'nosuch' : arg)), '--step-size', '2', '--wait-for-groups']);
+    let seen = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      const first = !seen.includes(message);
+      seen += chunk.toString();
+      // Let it retry a while (virtual time: many retries), then cancel it as an operator would.
+      if (first && seen.includes(message)) setTimeout(() => child.kill('SIGINT'), 1000);
+    });
+    const result = await done;
+    expect(result.stderr.split(message)).toHaveLength(2);
+    expect(result.stderr.indexOf(message)).toBeLessThan(result.stderr.indexOf('cancelling the session'));
+  }, 60_000);
+
   it('exits 2 on a bad site file, naming the path of the problem', async () => {
     const bad = path.join(dir, 'bad-site.yaml');
     await writeFile(bad, siteYaml().replace('nid: 2', 'nid: 2\n    colour: blue'));
@@ -157,7 +180,7 @@ describe('rollout session, from a second process', () => {
     expect(report.counts.FAILED).toBe(0);
 
     const unknown = await runCliInProcess(['session', 'get', 'no-such-id', '--data-dir', dataDir]);
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no session with id 'no-such-id'/);
   });
 });
@@ -191,7 +214,7 @@ describe('rollout session resume', () => {
     expect((report.counts.FAILED ?? 0) + (report.counts.UPGRADED ?? 0)).toBe(4);
 
     const unknown = await runCliInProcess(['session', 'resume', 'no-such-id', '--data-dir', dataDir, '--site', site]);
-    expect(unknown.code).toBe(1);
+    expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no upgrade or deployment with id 'no-such-id'/);
   }, 150_000);
 });

@@ -96,4 +96,15 @@ describe('the API Lambda', () => {
     expect(started).toHaveLength(1);
     expect((await handler(event('GET', '/sessions'))).body).toBe('[]');
   });
+
+  it('refuses a base64 body that is not UTF-8, and one with a duplicate key, with a 400 naming it, starting nothing', async () => {
+    const before = started.length;
+    const notUtf8 = await handler({ httpMethod: 'POST', path: '/sessions', body: Buffer.from([0x7b, 0xff, 0x7d]).toString('base64'), isBase64Encoded: true });
+    expect(notUtf8.statusCode).toBe(400);
+    expect(JSON.parse(notUtf8.body).errors).toEqual([{ field: '', message: 'the body is not UTF-8 text' }]);
+    const duplicate = await handler({ httpMethod: 'POST', path: '/sessions', body: JSON.stringify(upgradeRequest()).replace('{', '{"upgradeStepSize":9,'), isBase64Encoded: false });
+    expect(duplicate.statusCode).toBe(400);
+    expect(JSON.parse(duplicate.body).errors).toContainEqual({ field: 'upgradeStepSize', message: expect.stringMatching(/^duplicate key "upgradeStepSize"/) });
+    expect(started).toHaveLength(before);
+  });
 });

@@ -10,7 +10,7 @@ import {
   loadGroupDeploymentDependencies,
   loadRollingUpgradeDependencies,
   loadTaskGraphDependencies,
-  withSecretsRead,
+  siteTokens,
 } from '../../lambdas/entrypoints/environment';
 
 // What the stack relies on in the deployed code: one export per Lambda (handler `index.<Name>`),
@@ -46,14 +46,17 @@ describe('dependencies from the environment', () => {
     seen.length = 0;
   });
 
+  // The test servers speak http: a lab, as far as the functions can tell.
   const groupEnvironment = (extra: Record<string, string> = {}) => ({
     [ENVIRONMENT.tableName]: 'table',
+    [ENVIRONMENT.allowInsecureHttp]: 'true',
     [ENVIRONMENT.inventoryUrl]: url,
     [ENVIRONMENT.provisionerUrl]: url,
     ...extra,
   });
   const rollingEnvironment = (extra: Record<string, string> = {}) => ({
     [ENVIRONMENT.tableName]: 'table',
+    [ENVIRONMENT.allowInsecureHttp]: 'true',
     [ENVIRONMENT.workloadManagerUrl]: url,
     [ENVIRONMENT.bootServiceUrl]: url,
     [ENVIRONMENT.inventoryUrl]: url,
@@ -105,9 +108,9 @@ describe('dependencies from the environment', () => {
     const requested: string[] = [];
     const getSecret = async (arn: string) => (requested.push(arn), secrets[arn]);
     const env = rollingEnvironment({ [ENVIRONMENT.slurmTokenSecretArn]: 'arn:slurm', [ENVIRONMENT.siteApiTokenSecretArn]: 'arn:site' });
-    const read = await withSecretsRead(env, { getSecret });
+    const tokens = await siteTokens(env, { getSecret });
     expect(requested).toEqual(['arn:slurm', 'arn:site']);
-    const { site } = dependenciesFromEnvironment(read);
+    const { site } = dependenciesFromEnvironment(env, tokens);
     await site.workloadManager.getNodes(['n1']).catch(() => undefined);
     await site.inventory.getGroupMembers('compute').catch(() => undefined);
     expect(seen.map((headers) => [headers['x-slurm-user-token'], headers.authorization])).toEqual([
@@ -120,8 +123,8 @@ describe('dependencies from the environment', () => {
     const getSecret = async () => {
       throw new Error('AccessDeniedException');
     };
-    await expect(withSecretsRead(rollingEnvironment({ [ENVIRONMENT.siteApiTokenSecretArn]: '' }), { getSecret })).resolves.not.toHaveProperty(ENVIRONMENT.siteApiToken);
-    await expect(withSecretsRead(rollingEnvironment({ [ENVIRONMENT.slurmTokenSecretArn]: 'arn:slurm' }), { getSecret })).rejects.toThrow(
+    await expect(siteTokens(rollingEnvironment({ [ENVIRONMENT.siteApiTokenSecretArn]: '' }), { getSecret })).resolves.toEqual({});
+    await expect(siteTokens(rollingEnvironment({ [ENVIRONMENT.slurmTokenSecretArn]: 'arn:slurm' }), { getSecret })).rejects.toThrow(
       /SLURM_TOKEN_SECRET_ARN: cannot read secret arn:slurm: AccessDeniedException/,
     );
   });
@@ -140,6 +143,56 @@ describe('dependencies from the environment', () => {
     expect(fromVariables.executor.unsupported('reboot')).toBeUndefined();
     await fromVariables.inventory.listNodes().catch(() => undefined);
     expect(seen).toHaveLength(1);
+  });
+
+  it('a rotated secret reaches a warm container: kept for 5 minutes (Powertools maxAge), read afresh at once when the site answers 401', async () => {
+    let valid = 'token-1';
+    const used: (string | undefined)[] = [];
+    const strict = createServer((req, res) => {
+      used.push(req.headers.authorization);
+      res.writeHead(req.headers.authorization === `Bearer ${valid}` ? 404 : 401, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((resolve) => strict.listen(0, '127.0.0.1', resolve));
+    const strictUrl = `http://127.0.0.1:${(strict.address() as AddressInfo).port}`;
+    try {
+      // Powertools' cache, as the provider keeps it: the stored value until maxAge runs out or forceFetch.
+      const stored: Record<string, string> = { 'arn:site': 'token-1' };
+      let cached: string | undefined;
+      const reads: { maxAge: number; forceFetch: boolean }[] = [];
+      const getSecret = async (arn: string, options: { maxAge: number; forceFetch: boolean }) => {
+        reads.push(options);
+        if (options.forceFetch || cached === undefined) cached = stored[arn];
+        return cached;
+      };
+      const env = { [ENVIRONMENT.tableName]: 'table', [ENVIRONMENT.allowInsecureHttp]: 'true', [ENVIRONMENT.inventoryUrl]: strictUrl, [ENVIRONMENT.provisionerUrl]: strictUrl, [ENVIRONMENT.siteApiTokenSecretArn]: 'arn:site' };
+      const { provisioner } = groupDeploymentDependenciesFromEnvironment(env, await siteTokens(env, { getSecret }));
+      await expect(provisioner.getAction('deploy-1')).resolves.toBeUndefined();
+
+      // The secret is rotated: the site takes only the new token. One 401, one fresh read, and the call goes through.
+      stored['arn:site'] = 'token-2';
+      valid = 'token-2';
+      await expect(provisioner.getAction('deploy-1')).resolves.toBeUndefined();
+      expect(used).toEqual(['Bearer token-1', 'Bearer token-1', 'Bearer token-2']);
+      expect(reads).toEqual([{ maxAge: 300, forceFetch: false }, { maxAge: 300, forceFetch: false }, { maxAge: 300, forceFetch: true }]);
+
+      // A token that stays refused is an error after the one retry, not a loop.
+      valid = 'token-3';
+      await expect(provisioner.getAction('deploy-1')).rejects.toMatchObject({ name: 'SiteServiceError', status: 401 });
+      expect(used).toHaveLength(5);
+    } finally {
+      await new Promise<void>((resolve) => strict.close(() => resolve()));
+    }
+  });
+
+  it('refuses to send a token over http:// unless the stack says this is a lab (ALLOW_INSECURE_HTTP), naming the variable', async () => {
+    const { [ENVIRONMENT.allowInsecureHttp]: _, ...production } = rollingEnvironment({ [ENVIRONMENT.siteApiToken]: 't0k3n' });
+    expect(() => dependenciesFromEnvironment(production)).toThrow(/BOOT_SERVICE_URL: a token is only sent over https, not to http:\/\/127\.0\.0\.1:\d+ \(ALLOW_INSECURE_HTTP=true in a lab\)/);
+    expect(() => dependenciesFromEnvironment({ ...production, [ENVIRONMENT.slurmToken]: 'jwt', [ENVIRONMENT.siteApiToken]: '' })).toThrow(/WORKLOAD_MANAGER_URL: a token is only sent over https/);
+    const { [ENVIRONMENT.allowInsecureHttp]: __, ...groupProduction } = groupEnvironment({ [ENVIRONMENT.siteApiToken]: 't0k3n' });
+    expect(() => groupDeploymentDependenciesFromEnvironment(groupProduction)).toThrow(/INVENTORY_URL: a token is only sent over https/);
+    // No token, nothing to protect; https is always fine.
+    expect(() => dependenciesFromEnvironment({ ...production, [ENVIRONMENT.siteApiToken]: '' })).not.toThrow();
+    expect(() => groupDeploymentDependenciesFromEnvironment({ ...groupProduction, [ENVIRONMENT.inventoryUrl]: 'https://hsm', [ENVIRONMENT.provisionerUrl]: 'https://prov' })).not.toThrow();
   });
 
   it('SITE_PROFILE: a bad profile is reported with its path', async () => {

@@ -49,14 +49,6 @@ export function rollingUpgradeSpecs(stack: TemplateQueries): void {
       );
     });
 
-    it.each(ROLLING_UPGRADE_FUNCTION_NAMES)('%s: may read and write the table and its index', (name) => {
-      const statements = stack.statementsOf(stack.resources[stack.functionId(name)] as Resource);
-      const tableArn = getAttArn(tableId());
-      for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem']) {
-        expect(grantedOn(statements, action)).toContainEqual(tableArn);
-      }
-      expect(grantedOn(statements, 'dynamodb:Query')).toContainEqual({ 'Fn::Join': ['', [tableArn, '/index/*']] });
-    });
   });
 
   describe('state machine', () => {

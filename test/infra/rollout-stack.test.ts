@@ -1,11 +1,13 @@
-import { Match } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { createTableInput, TTL_ATTRIBUTE } from '../../adapters/dynamodb/table-design';
 import { ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES, TASK_GRAPH_FUNCTION_NAMES } from '../../contracts';
 import { groupDeploymentSpecs } from './group-deployment.specs';
 import { restApiSpecs } from './rest-api.specs';
 import { rollingUpgradeSpecs } from './rolling-upgrade.specs';
 import { taskGraphSpecs } from './task-graph.specs';
-import { synthRolloutStack } from '../support/synth-stack';
+import { tableGrantSpecs } from './table-grants.specs';
+import { RolloutStack } from '../../infra/rollout-stack';
+import { synthRolloutStack, testApp } from '../support/synth-stack';
 import { TemplateQueries } from '../support/template-queries';
 
 const tableDesign = createTableInput('unused');
@@ -55,6 +57,11 @@ describe('RolloutStack', () => {
     });
   });
 
+  it('takes https:// site URLs only (tokens travel to them), and tells no function that http is allowed', () => {
+    for (const name of ['WorkloadManagerUrl', 'BootServiceUrl', 'InventoryUrl', 'ProvisionerUrl']) stack.template.hasParameter(name, { AllowedPattern: '^https://.+' });
+    for (const name of ALL_FUNCTION_NAMES) expect(stack.resources[stack.functionId(name)]?.Properties.Environment).not.toHaveProperty(`Variables.${ENVIRONMENT.allowInsecureHttp}`);
+  });
+
   it('resolves no secret at deploy time: the functions read them at cold start', () => {
     expect(JSON.stringify(stack.template.toJSON())).not.toContain('{{resolve:secretsmanager');
   });
@@ -63,4 +70,13 @@ describe('RolloutStack', () => {
   describe('group deployment', () => groupDeploymentSpecs(stack));
   describe('task graph', () => taskGraphSpecs(stack));
   describe('REST API', () => restApiSpecs(stack));
+  describe('table grants', () => tableGrantSpecs(stack));
+});
+
+describe('a lab stack (allowInsecureHttp)', () => {
+  it('takes http:// URL parameters, and tells the functions so', () => {
+    const lab = new TemplateQueries(() => Template.fromStack(new RolloutStack(testApp(), 'Lab', { allowInsecureHttp: true })));
+    for (const name of ['WorkloadManagerUrl', 'BootServiceUrl', 'InventoryUrl', 'ProvisionerUrl']) lab.template.hasParameter(name, { AllowedPattern: '^https?://.+' });
+    for (const name of ALL_FUNCTION_NAMES) expect(lab.resources[lab.functionId(name)]?.Properties.Environment).toHaveProperty(`Variables.${ENVIRONMENT.allowInsecureHttp}`, 'true');
+  });
 });

@@ -206,3 +206,28 @@ describe('site simulator HTTP API', () => {
     });
   });
 });
+
+describe('site simulator apiFaults that hang', () => {
+  it('leaves the request unanswered and unserved (the client meets its timeout), then serves the next one', async () => {
+    const t = await startTestSite({
+      nodes: NODES.map((name, i) => ({ name, nid: i + 1 })),
+      groups: { compute: NODES },
+      apiFaults: [{ service: 'workload-manager', method: 'POST', hang: true, count: 1 }],
+    });
+    try {
+      const drain = () =>
+        fetch(`${t.site.url}/slurm/v0.0.41/node/${NODES[0]}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ state: ['DRAIN'], reason: 'test' }),
+          signal: AbortSignal.timeout(200),
+        });
+      await expect(drain()).rejects.toMatchObject({ name: 'TimeoutError' });
+      expect(t.state().nodes[NODES[0]!]!.drainCount).toBe(0);
+      expect((await drain()).status).toBe(200);
+      expect(t.state().nodes[NODES[0]!]!.drainCount).toBe(1);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -51,6 +51,11 @@ describe('parseSiteDefinition', () => {
     expect(site.apiFaults[0]).toEqual({ service: 'inventory', status: 503, count: 1, afterCalls: 0 });
   });
 
+  it('takes an apiFault that hangs instead of answering', () => {
+    const site = parseSiteDefinition({ ...validSite(), apiFaults: [{ service: 'boot-service', method: 'POST', hang: true, count: 2 }] });
+    expect(site.apiFaults[0]).toEqual({ service: 'boot-service', method: 'POST', hang: true, count: 2, afterCalls: 0 });
+  });
+
   it.each([
     ['a bad WLM state', (s: Site) => Object.assign(s.nodes[1]!, { wlm: { state: 'SLEEPING' } }), 'nodes[1].wlm.state'],
     ['a negative nid', (s: Site) => Object.assign(s.nodes[0]!, { nid: -1 }), 'nodes[0].nid'],
@@ -65,6 +70,9 @@ describe('parseSiteDefinition', () => {
     ['a negative timing', (s: Site) => Object.assign(s, { timing: { bootSeconds: -1 } }), 'timing.bootSeconds'],
     ['a bad apiFault service', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'dns', status: 503 }] }), 'apiFaults[0].service'],
     ['an apiFault status that is not an error', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'inventory', status: 200 }] }), 'apiFaults[0].status'],
+    ['an apiFault with both a status and a hang', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'inventory', status: 503, hang: true }] }), 'apiFaults[0].status'],
+    ['an apiFault with neither a status nor a hang', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'inventory' }] }), 'apiFaults[0].status'],
+    ['an apiFault hang that is not true', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'inventory', hang: 'yes' }] }), 'apiFaults[0].hang'],
     ['a job on a DRAINED node', (s: Site) => Object.assign(s.nodes[0]!, { wlm: { state: 'DRAINED', busySeconds: 10 } }), 'nodes[0].wlm.busySeconds'],
     ['a group member that is not a node', (s: Site) => s.groups['slurm-nodes']!.push('x9999c0s1b0n0'), 'groups.slurm-nodes[2]'],
     ['a member listed twice', (s: Site) => s.groups['slurm-nodes']!.push('x3000c0s2b0n0'), 'groups.slurm-nodes[2]'],

@@ -9,6 +9,7 @@ import {
 import { TaskRunNotFoundError, UnexpectedPhaseResultError } from '../../../core/errors';
 import { assembleSchedule, groupTaskRunId, nodesAllActive } from '../../../core/task-graph';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
+import { executionErrorLine } from '../../../core/execution-error';
 import { eventTime, publishStatusEvents } from '../status-events';
 import type { GroupDeploymentDependencies } from './dependencies';
 import { loadRun, updateRunState } from './run-state';
@@ -77,10 +78,12 @@ async function outcomesOf(event: PhaseRef, deps: GroupDeploymentDependencies): P
 }
 
 /** A group whose workflow broke (not a node failure: those are judged by the criteria) fails with its descendants. */
-export async function failGroup(event: { deploymentId: string; group: string }, deps: GroupDeploymentDependencies) {
+export async function failGroup(event: { deploymentId: string; group: string; error?: { Error?: unknown; Cause?: unknown } }, deps: GroupDeploymentDependencies) {
+  // The error the workflow caught is kept on the group: the report names what broke it.
+  const cause = event.error === undefined ? undefined : executionErrorLine(event.error);
   await updateRunState(deps, event.deploymentId, (plan, current) => {
     const stage = groupRunState(current, event.group).stage;
-    return stage === 'FAILED' || stage === 'DEPLOYED' ? current : cascadeFailure(plan, current, event.group);
+    return stage === 'FAILED' || stage === 'DEPLOYED' ? current : cascadeFailure(plan, current, event.group, [], cause);
   });
   await publishGroupFinished(deps, event.deploymentId, event.group, 'FAILED');
   return { deploymentId: event.deploymentId, group: event.group };

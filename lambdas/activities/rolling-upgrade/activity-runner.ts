@@ -80,8 +80,14 @@ export async function runActivity(
       return next(progress, 0);
     }
     if (err instanceof InvalidInputError || err instanceof SessionNotFoundError) throw err;
-    const failed = decideFailedAttempt(session, stage, progress, err);
-    await save(deps, session, progress, failed);
+    // What the increment saved before it failed (the boot request time, say) is kept: the error
+    // count goes on the progress as stored now, not as read at the start.
+    const stored = (await deps.store.getSession(state.upgradeId))?.progress ?? progress;
+    if (stored.stage !== progress.stage || stored.step !== progress.step) return next(stored, 0);
+    const { message, ...failed } = decideFailedAttempt(session, stage, stored, err);
+    // A fault that lasts (a group that does not exist yet) is said once, not at every retry.
+    const repeated = message === (await deps.store.latestMessage(session.upgradeId));
+    await save(deps, session, stored, repeated ? failed : { ...failed, message });
     return next(failed.progress, failed.waitSeconds);
   }
 }

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { InvalidInputError, SessionNotFoundError } from '../../../core/errors';
+import { parseOrThrow } from '../../../core/validation';
 import { idForExecution } from '../../../core/execution-id';
 import { parseUpgradeRequest, unsupportedControls } from '../../../core/rolling-upgrade/upgrade-request';
 import { sessionControlOf, type CancelRequested } from '../../../core/session-control';
@@ -19,7 +21,15 @@ export interface ContinuationInput {
   generation?: number;
 }
 
-function isContinuation(input: unknown): input is ContinuationInput {
+/** `{resumeUpgradeId}` alone: a continuation that also carries request fields (or a non-string id) is refused, not silently resumed. */
+const continuationSchema = z.strictObject({
+  resumeUpgradeId: z.string({ error: 'resumeUpgradeId must be a session id (a string)' }).min(1, 'resumeUpgradeId must not be empty'),
+  generation: z.number({ error: 'generation must be a whole number' }).int('generation must be a whole number').min(0, 'generation must not be negative').optional(),
+  /** Step Functions links a child execution to its parent with it (continue-as-new). */
+  AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID: z.string().optional(),
+});
+
+function isContinuation(input: unknown): boolean {
   return typeof input === 'object' && input !== null && 'resumeUpgradeId' in input;
 }
 
@@ -51,9 +61,10 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
     return { cancelRequested: { id, kind: 'upgrade', state: session.state } };
   }
   if (isContinuation(event.input)) {
-    const session = await store.getSession(event.input.resumeUpgradeId);
-    if (!session) throw new SessionNotFoundError(event.input.resumeUpgradeId);
-    return pointer(session, event.input.generation ?? 0);
+    const continuation: ContinuationInput = parseOrThrow(continuationSchema, event.input, 'continuation request');
+    const session = await store.getSession(continuation.resumeUpgradeId);
+    if (!session) throw new SessionNotFoundError(continuation.resumeUpgradeId);
+    return pointer(session, continuation.generation ?? 0);
   }
 
   const request = parseUpgradeRequest(event.input);

@@ -46,6 +46,11 @@ describe('messages', () => {
     expect(await store.listMessages('resumed')).toEqual(['before the crash 1', 'before the crash 2', 'after the resume 1', 'after the resume 2', 'after the resume 3']);
   });
 
+  it('reads the newest message alone (what a progress display shows), and none before the first', async () => {
+    expect(await store.latestMessage('no-messages-yet')).toBeUndefined();
+    expect(await store.latestMessage('resumed')).toBe('after the resume 3');
+  });
+
   it('loses none of many concurrent messages, and keeps sessions apart', async () => {
     const texts = Array.from({ length: 100 }, (_, i) => `concurrent ${i}`);
     await Promise.all([...texts.map((t) => store.appendMessage('concurrent-a', t)), store.appendMessage('concurrent-b', 'other')]);

@@ -28,6 +28,7 @@ describe('file inventory', () => {
     expect(nodes[0]).toEqual({ name: 'n1', nid: 1, rack: 'x3000', role: 'compute', roles: ['controller', 'cinder'], tags: ['gpu'], labels: {} });
     expect(nodes[2]).toMatchObject({ name: 'n3', labels: { zone: 'a' } });
     await expect(inventory.getGroupMembers('failed')).rejects.toBeInstanceOf(GroupNotFoundError);
+    expect(await inventory.listGroupLabels()).toEqual(['compute', 'upgrading']);
   });
 
   it('writes membership edits back, keeping comments, idempotently', async () => {

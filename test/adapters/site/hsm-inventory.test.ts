@@ -54,6 +54,10 @@ describe('HsmInventory on the simulator', () => {
     expect(err).toMatchObject({ label: 'missing', message: "failed to obtain Node Group named 'missing'" });
   });
 
+  it('lists the group labels', async () => {
+    await expect(inventory().listGroupLabels!()).resolves.toEqual(['starting', 'upgrading']);
+  });
+
   it('lists the nodes from SMD State/Components and memberships: the site groups a node is in are tags too', async () => {
     const nodes = await inventory().listNodes();
     expect(nodes.map((n) => n.name)).toEqual(NODES);

@@ -1,5 +1,5 @@
 import { planDeployment, plannedGroup } from '../../../core/group-deployment/deployment-plan';
-import { UnknownDeploymentGroupError } from '../../../core/errors';
+import { InvalidInputError, UnknownDeploymentGroupError } from '../../../core/errors';
 import { phaseWork } from '../../../core/group-deployment/node-batches';
 import { parseDeploymentStrategy } from '../../../core/group-deployment/parse-strategy';
 import { inventoryNode, readStrategyFixture, seedInventory } from '../../support/deployment-runs';
@@ -65,13 +65,28 @@ describe('planDeployment', () => {
       expect(plan.nodes).toEqual(seedInventory().map((n) => n.name).filter((n) => n !== 'spare01'));
     });
 
-    it('warns about node names the inventory lacks', () => {
+    it.each<[string, boolean, string[], RegExp]>([
+      ['a critical group naming only unknown nodes', true, ['n404'], /^groups\[1\] \(g\)\.node_names: no node of the site is named 'n404'/],
+      ['a non-critical group naming only unknown nodes', false, ['n404'], /^groups\[1\] \(g\)\.node_names: no node of the site is named 'n404'/],
+      ['a critical group mixing known and unknown nodes', true, ['n1', 'n404', 'n405'], /^groups\[1\] \(g\)\.node_names: no node of the site is named 'n404', 'n405'/],
+      ['a non-critical group mixing known and unknown nodes', false, ['n1', 'n404'], /^groups\[1\] \(g\)\.node_names: no node of the site is named 'n404'/],
+    ])('refuses %s before anything runs, naming the group and the names', (_case, critical, names, message) => {
       const strategy = parseDeploymentStrategy({
-        groups: [{ name: 'g', critical: true, depends_on: [], selectors: [{ node_names: ['n1', 'n404'] }] }],
+        groups: [
+          { name: 'fine', critical: true, depends_on: [], selectors: [{ node_names: ['n1'] }] },
+          { name: 'g', critical, depends_on: [], selectors: [{ node_tags: ['gpu'] }, { node_names: names }] },
+        ],
       });
-      const withWarning = planDeployment(strategy, [inventoryNode('n1')]);
-      expect(withWarning.unknownNodeNames).toEqual([{ group: 'g', selector: 0, nodeName: 'n404' }]);
-      expect(plannedGroup(withWarning, 'g').nodes).toEqual(['n1']);
+      const err = (() => {
+        try {
+          planDeployment(strategy, [inventoryNode('n1')]);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(err).toBeInstanceOf(InvalidInputError);
+      expect((err as InvalidInputError).problems).toEqual([{ field: 'groups[1] (g).node_names', message: expect.stringMatching(/^no node of the site is named .*: every node a group names must exist$/) }]);
+      expect(`${(err as InvalidInputError).problems[0]!.field}: ${(err as InvalidInputError).problems[0]!.message}`).toMatch(message);
     });
 
     it('rejects unknown group names, including Object.prototype keys', () => {

@@ -32,7 +32,6 @@ describe('previewDeploymentPlan', () => {
           actionableNodes: ['cmp201', 'cmp202', 'cmp203', 'cmp204'],
         },
       },
-      unknownNodeNames: [],
     });
   });
 
@@ -67,7 +66,7 @@ describe('deploymentPlanMermaid', () => {
         { name: 'rack.01', critical: false, depends_on: [], selectors: [] },
         { name: 'rack-01', critical: false, depends_on: ['rack.01'], selectors: [] },
         { name: 'end', critical: false, depends_on: ['rack-01'], selectors: [] },
-        { name: 'say "hi" <b>&#', critical: false, depends_on: [], selectors: [{ node_names: ['x'] }] },
+        { name: 'say "hi" <b>&#', critical: false, depends_on: [], selectors: [{ node_tags: ['none'] }] },
       ],
     });
     const lines = deploymentPlanMermaid(planDeployment(strategy, [inventoryNode('n1')])).split('\n');

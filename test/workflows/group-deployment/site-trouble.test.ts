@@ -1,3 +1,4 @@
+import { renderDeploymentSummary } from '../../../cli/deployment-summary';
 import { parseSiteDefinition, type SiteDefinitionInput } from '../../../simulator';
 import { startTestRuntime } from '../../support/embedded';
 import { groupOf, QUICK_POLL, QUICK_TIMING, runDeployment } from '../../support/deployment-sites';
@@ -43,8 +44,12 @@ describe('provisioner API trouble', () => {
     const { outcome, report, site } = await deploy([{ service: 'provisioner', method: 'GET', path: '-flaky-prepare-', status: 500, count: 1000 }]);
 
     expect(outcome.status).toBe('SUCCEEDED');
-    expect(report!.groups['flaky']).toEqual({ stage: 'FAILED', critical: false, nodes: ['flaky-n'], failures: [] });
+    // The caught error reaches the group's record: the report (JSON and text) names what broke it.
+    const cause = expect.stringMatching(/^SiteServiceError: provisioner: GET http:\/\/.*-flaky-prepare-.* answered 500/);
+    expect(report!.groups['flaky']).toEqual({ stage: 'FAILED', critical: false, nodes: ['flaky-n'], failures: [], cause });
+    expect(renderDeploymentSummary(report!)).toMatch(/flaky\s+FAILED\s+1 nodes {2}SiteServiceError: provisioner: GET .* answered 500/);
     expect(report!.groups['after']).toMatchObject({ stage: 'FAILED', blockedBy: 'flaky' });
+    expect(report!.groups['after']!.cause).toBeUndefined();
     expect(report!.groups['other']!.stage).toBe('DEPLOYED');
     expect(site.nodes['after-n']).toMatchObject({ prepareCount: 0, deployCount: 0 });
     expect(site.nodes['flaky-n']).toMatchObject({ prepareCount: 1, deployCount: 0 });
@@ -57,8 +62,8 @@ describe('provisioner API trouble', () => {
     expect(outcome.error).toBe('CriticalGroupFailed');
     expect(message).toBe('Critical groups failed: flaky');
     // Every start failed, so `other` failed too, but only flaky was critical.
-    expect(report!.groups['flaky']!.stage).toBe('FAILED');
-    expect(report!.groups['other']!.stage).toBe('FAILED');
+    expect(report!.groups['flaky']).toMatchObject({ stage: 'FAILED', cause: expect.stringMatching(/^SiteServiceError: provisioner: POST .* answered 500/) });
+    expect(report!.groups['other']).toMatchObject({ stage: 'FAILED', cause: expect.stringMatching(/answered 500/) });
     expect(report!.failedCriticalGroups).toEqual(['flaky']);
   });
 });

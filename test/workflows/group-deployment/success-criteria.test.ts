@@ -42,6 +42,7 @@ const CASES: Case[] = [
   { group: 'none-all-fail', size: 2, failing: 2, at: 'prepare' },
 ];
 
+const NO_NODE = { node_tags: ['no-node-has-this-tag'] };
 const nodesOf = (c: Case): DeploymentNodeInput[] => namedNodes(`${c.group}-`, c.size, (i) => (i < c.failing ? { [c.at]: 'fail' } : undefined));
 
 describe('success criteria at their boundaries, decided exactly', () => {
@@ -51,11 +52,11 @@ describe('success criteria at their boundaries, decided exactly', () => {
     runtime = await startTestRuntime({ site: deploymentSite(CASES.flatMap(nodesOf)) });
     const groups = [
       ...CASES.map((c) => groupOf(c.group, namesOf(nodesOf(c)), c.criteria ? { success_criteria: c.criteria } : {})),
-      // Selectors that pick no node: 100% of nothing, but 0 successes.
-      groupOf('empty-no-criteria', ['ghost']),
-      groupOf('empty-pct100', ['ghost'], { success_criteria: { percent_successful_nodes: 100 } }),
-      groupOf('empty-min1', ['ghost'], { success_criteria: { minimum_successful_nodes: 1 } }),
-      groupOf('empty-maxfail0', ['ghost'], { success_criteria: { maximum_failed_nodes: 0 } }),
+      // Selectors that pick no node (a tag no node carries: a node name the site lacks is refused): 100% of nothing, but 0 successes.
+      { ...groupOf('empty-no-criteria', []), selectors: [NO_NODE] },
+      { ...groupOf('empty-pct100', [], { success_criteria: { percent_successful_nodes: 100 } }), selectors: [NO_NODE] },
+      { ...groupOf('empty-min1', [], { success_criteria: { minimum_successful_nodes: 1 } }), selectors: [NO_NODE] },
+      { ...groupOf('empty-maxfail0', [], { success_criteria: { maximum_failed_nodes: 0 } }), selectors: [NO_NODE] },
     ];
     run = await runDeployment(runtime, { strategy: { groups }, ...QUICK_POLL });
   }, 60_000);

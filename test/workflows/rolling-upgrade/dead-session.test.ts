@@ -37,7 +37,8 @@ describe('a session whose process died', () => {
   it('is resumed explicitly ({resumeUpgradeId}) and ends the upgrade: no node drained or booted twice, every status as the site shows', async () => {
     // A job keeps step 1 in QUIESCING for a while.
     runtime = await startTestRuntime({ site: buildSite(6, { node: (i) => (i === 3 ? { wlm: { state: 'ALLOCATED', busySeconds: 500 } } : {}) }) });
-    const run = await runtime.run('rollingUpgrade', upgradeRequest());
+    // Polls a minute apart: the job's wait is nine increments, not fifty (each costs real CPU, under load too).
+    const run = await runtime.run('rollingUpgrade', upgradeRequest({ pollIntervalSeconds: 60 }));
     await waitForStage(runtime, run.id, 1, 'QUIESCING');
     const rt = runtime;
     await rt.clock.busy(async () => rt.engine.stop(run.executionArn));
@@ -55,7 +56,7 @@ describe('a session whose process died', () => {
   it('loses its nodes once its leases run out: a second session waits, takes them over, and upgrades each node once', async () => {
     runtime = await startTestRuntime({
       site: buildSite(4, { node: (i) => (i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 300 } } : {}) }),
-      settings: { lockLeaseSeconds: 1800 },
+      settings: { lockLeaseSeconds: 600 },
     });
     const dead = await runtime.run('rollingUpgrade', upgradeRequest());
     await waitForStage(runtime, dead.id, 0, 'QUIESCING');
@@ -63,7 +64,9 @@ describe('a session whose process died', () => {
     await rt.clock.busy(async () => rt.engine.stop(dead.executionArn));
     await dead.outcome;
 
-    const taker = await runtime.run('rollingUpgrade', upgradeRequest());
+    // The taker polls a minute apart: its wait for the dead session's leases is ten increments, not
+    // a hundred and eighty (every poll runs on virtual time, and each costs real CPU under load).
+    const taker = await runtime.run('rollingUpgrade', upgradeRequest({ pollIntervalSeconds: 60 }));
     const outcome = await taker.outcome;
     expect(outcome.status).toBe('SUCCEEDED');
     const messages = await runtime.store.listMessages(taker.id);

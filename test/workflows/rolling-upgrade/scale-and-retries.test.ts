@@ -86,6 +86,36 @@ describe('a stage increment retried after a crash', () => {
   });
 });
 
+describe('an increment that fails after saving part of its progress', () => {
+  let runtime: EmbeddedRuntime | undefined;
+  afterEach(async () => {
+    await runtime?.close();
+    runtime = undefined;
+  });
+
+  it('keeps what it saved (the boot request time) and counts the error on top of it', async () => {
+    // The boot session is created, then reading its components fails: the increment fails after saving the boot request time.
+    runtime = await startTestRuntime({ site: buildSite(2, { apiFaults: [{ service: 'boot-service', method: 'GET', path: '/components', status: 500, count: 1 }] }) });
+    const rt = runtime;
+    let state: WorkflowState = await rt.handlers.OpenSession({ input: upgradeRequest(), executionId: 'arn:test:exec-1' } as never, {});
+    state = await rt.handlers.StartStep(state as never, {});
+    state = await eventually(rt, async () => {
+      const next = await rt.handlers.CheckQuiesce(state as never, {});
+      return next.stage === 'QUIESCED' ? next : undefined;
+    }, 'the step to quiesce');
+    const failed = await rt.handlers.BootStep(state as never, {});
+
+    expect(failed.stage).toBe('QUIESCED');
+    const { progress } = (await rt.store.getSession(state.upgradeId))!;
+    expect(progress).toMatchObject({ stage: 'QUIESCED', errorCount: 1, bootRequestedAt: expect.any(Number), bootSessionName: expect.any(String) });
+    // The retry finds the boot session by its name: the nodes are booted once, and count as back after that boot.
+    const retried = await rt.handlers.BootStep(failed as never, {});
+    expect(retried.stage).toBe('BOOTING');
+    expect((await rt.store.getSession(state.upgradeId))!.progress.bootRequestedAt).toBe(progress.bootRequestedAt);
+    for (const name of [0, 1].map(nodeName)) expect(rt.simulator.state().nodes[name]!.bootCount).toBe(1);
+  });
+});
+
 /** The same HTTP clients the handlers use, pointed at the simulator. */
 function createSite(runtime: EmbeddedRuntime) {
   const { urls } = runtime.simulator;

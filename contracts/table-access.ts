@@ -1,0 +1,57 @@
+import type { FunctionName } from './functions';
+
+/** The DynamoDB actions the stores call (adapters/dynamodb): no Scan anywhere. */
+export type TableAction = 'GetItem' | 'BatchGetItem' | 'Query' | 'PutItem' | 'UpdateItem' | 'BatchWriteItem' | 'DeleteItem';
+
+/**
+ * One increment of a rolling-upgrade stage (lambdas/activities/rolling-upgrade/activity-runner.ts):
+ * the session and the step's plan slice and node records (GetItem, BatchGetItem), the lock heartbeat
+ * and the progress (UpdateItem), node records (BatchWriteItem), messages (PutItem, and the Query for
+ * the newest one), slurm-reboot's records (GetItem, PutItem).
+ */
+const STAGE_INCREMENT: readonly TableAction[] = ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'BatchWriteItem'];
+/** A group-deployment step reads the run (GetItem) and its plan (Query). */
+const DEPLOYMENT_READ: readonly TableAction[] = ['GetItem', 'Query'];
+
+/**
+ * What each function may do to the sessions table: exactly what its stores call, nothing more (no
+ * Scan, and DeleteItem only where the environment store deletes). The stack grants these
+ * (infra/constructs/workflow-functions.ts, rollout-api.ts); test/infra/table-grants.test.ts holds
+ * the template to this table and every call a run of the workflows makes to it.
+ */
+export const TABLE_ACTIONS: Readonly<Record<FunctionName | 'Api', readonly TableAction[]>> = {
+  // A new session (PutItem) and its first message (Query for the newest, PutItem); a resumed one is read (GetItem).
+  OpenSession: ['GetItem', 'Query', 'PutItem'],
+  StartStep: STAGE_INCREMENT,
+  CheckQuiesce: STAGE_INCREMENT,
+  BootStep: STAGE_INCREMENT,
+  CheckBoot: STAGE_INCREMENT,
+  EvaluateBoot: STAGE_INCREMENT,
+  CheckReturnToService: STAGE_INCREMENT,
+  AdvanceWindow: STAGE_INCREMENT,
+  CancelSession: STAGE_INCREMENT,
+  CleanUp: STAGE_INCREMENT,
+  // Checks that the id is new (GetItem), then writes the plan parts and the record (PutItem); a
+  // console cancel ({cancelDeploymentId}) writes the request on the record (UpdateItem).
+  StartDeployment: ['GetItem', 'PutItem', 'UpdateItem'],
+  PickReadyGroups: DEPLOYMENT_READ,
+  PlanPhase: DEPLOYMENT_READ,
+  // The command provisioner's records (GetItem, PutItem).
+  StartBatch: [...DEPLOYMENT_READ, 'PutItem'],
+  // The action's record, and the batch result (PutItem).
+  CheckBatch: [...DEPLOYMENT_READ, 'PutItem'],
+  // The run state is saved with a conditional UpdateItem.
+  // A deploy phase run as a task graph reads its task run's node-state chunks (BatchGetItem).
+  EvaluatePhase: [...DEPLOYMENT_READ, 'BatchGetItem', 'UpdateItem'],
+  FailGroup: [...DEPLOYMENT_READ, 'UpdateItem'],
+  FinishDeployment: [...DEPLOYMENT_READ, 'UpdateItem'],
+  // Plans the graph: the deployment's run and plan when inside a group (GetItem, Query), then the run,
+  // its plan parts and node-state chunks (PutItem, BatchWriteItem).
+  OpenTaskRun: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'BatchWriteItem'],
+  // One annealer pass: the run and its plan and chunks (GetItem, Query, BatchGetItem), the changed
+  // chunks (BatchWriteItem) and the run's conditional update (UpdateItem).
+  AdvanceTaskRun: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'BatchWriteItem'],
+  // Reports (GetItem, BatchGetItem, Query on the table and its index), a cancel (UpdateItem), and the
+  // environment store's clone and assign (PutItem, UpdateItem; DeleteItem releases a clone's claim when the clone fails).
+  Api: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
+};

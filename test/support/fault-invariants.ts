@@ -1,0 +1,94 @@
+import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
+import { buildDeploymentReport } from '../../engine/reports/deployment-report';
+import type { SiteState } from '../../simulator';
+import { deploymentNodeRuns } from './deployment-sites';
+
+/**
+ * The fault matrix's one invariant checker: whatever went wrong, no node is lost (each has a
+ * terminal recorded status), no node is changed more often than the finished runs over it account
+ * for (drained or booted twice; prepared or deployed twice), each node's last recorded status is what
+ * the site shows, the site saw no safety breach, and no node lock is left behind.
+ */
+export interface NodeObservation {
+  name: string;
+  /** The last recorded status (UPGRADED, FAILED, DEPLOYED, ...), undefined when none was recorded. */
+  recorded: string | undefined;
+  terminal: boolean;
+  /** Changes the site counted (drains, boots; prepares, deploys). */
+  changes: Record<string, number>;
+  /** Finished runs whose plan holds the node: each may change it once. */
+  allowed: number;
+  /** What the site shows for it, for the message. */
+  siteShows: string;
+  agrees: boolean;
+}
+
+export function invariantViolations(nodes: readonly NodeObservation[], site: SiteState, lockOwners: ReadonlyMap<string, string>): string[] {
+  const found: string[] = [];
+  for (const node of nodes) {
+    if (!node.terminal) found.push(`${node.name}: lost (recorded ${node.recorded ?? 'nothing'})`);
+    for (const [change, count] of Object.entries(node.changes)) {
+      if (count > node.allowed) found.push(`${node.name}: ${change} ${count} times (at most ${node.allowed})`);
+    }
+    if (!node.agrees) found.push(`${node.name}: recorded ${node.recorded ?? 'nothing'} but the site shows ${node.siteShows}`);
+  }
+  for (const violation of site.violations) found.push(`site: ${violation}`);
+  for (const [name, owner] of lockOwners) found.push(`${name}: still locked by ${owner}`);
+  return found;
+}
+
+const OUT_OF_SERVICE = /DRAIN|FAIL|DOWN/;
+
+/** Rolling upgrades: `finished` are the sessions that ran to their end, oldest first (the last one's record of a node is its last status). */
+export async function observeUpgrades(runtime: EmbeddedRuntime, finished: readonly string[]): Promise<string[]> {
+  const site = runtime.simulator.state();
+  const last = new Map<string, { status: string; reason?: string; upgradingLabel: string; failedLabel: string }>();
+  const allowed = new Map<string, number>();
+  for (const upgradeId of finished) {
+    const session = await runtime.store.getSession(upgradeId);
+    if (!session) throw new Error(`no session ${upgradeId}`);
+    for (const node of await runtime.store.listNodes(upgradeId)) {
+      allowed.set(node.name, (allowed.get(node.name) ?? 0) + 1);
+      last.set(node.name, { status: node.status, ...(node.reason ? { reason: node.reason } : {}), upgradingLabel: session.upgradingLabel, failedLabel: session.failedLabel });
+    }
+  }
+  const nodes = [...last].map(([name, record]): NodeObservation => {
+    const state = site.nodes[name]!;
+    const inGroups = Object.keys(site.groups).filter((label) => site.groups[label]!.includes(name));
+    const upgradedAgrees = state.bootCount >= 1 && !OUT_OF_SERVICE.test(state.wlmState) && !inGroups.includes(record.failedLabel) && !inGroups.includes(record.upgradingLabel);
+    const failedAgrees = inGroups.includes(record.failedLabel) && OUT_OF_SERVICE.test(state.wlmState) && state.wlmReason === record.reason;
+    return {
+      name,
+      recorded: record.reason ? `${record.status} (${record.reason})` : record.status,
+      terminal: record.status === 'UPGRADED' || record.status === 'FAILED',
+      changes: { drained: state.drainCount, booted: state.bootCount },
+      allowed: allowed.get(name)!,
+      siteShows: `${state.wlmState}${state.wlmReason ? ` (${state.wlmReason})` : ''}, booted ${state.bootCount}, in [${inGroups.join(', ')}]`,
+      agrees: record.status === 'UPGRADED' ? upgradedAgrees : record.status === 'FAILED' && failedAgrees,
+    };
+  });
+  return invariantViolations(nodes, site, await runtime.store.getLockOwners([...last.keys()]));
+}
+
+/** A group deployment: each node's stage in the report against the provisioner's runs of it. */
+export async function observeDeployment(runtime: EmbeddedRuntime, deploymentId: string): Promise<string[]> {
+  const site = runtime.simulator.state();
+  const record = await runtime.deployments.getDeployment(deploymentId);
+  if (!record) throw new Error(`no deployment ${deploymentId}`);
+  const report = await buildDeploymentReport(runtime.deployments, record);
+  const runs = deploymentNodeRuns(runtime, deploymentId);
+  const nodes = Object.entries(report.nodes).map(([name, stage]): NodeObservation => {
+    const state = site.nodes[name]!;
+    const deployed = runs.some((run) => run.node === name && run.phase === 'deploy' && run.finishedAt !== undefined);
+    return {
+      name,
+      recorded: stage,
+      terminal: stage === 'DEPLOYED' || stage === 'FAILED',
+      changes: { prepared: state.prepareCount, deployed: state.deployCount },
+      allowed: 1,
+      siteShows: `prepared ${state.prepareCount}, deployed ${state.deployCount}${deployed ? ' (finished)' : ''}`,
+      agrees: stage === 'DEPLOYED' ? deployed && state.prepareCount === 1 : stage === 'FAILED',
+    };
+  });
+  return invariantViolations(nodes, site, new Map());
+}

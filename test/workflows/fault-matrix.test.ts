@@ -1,0 +1,355 @@
+import { createSiteClients, type SiteClients } from '../../adapters/site';
+import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
+import type { ExecutionOutcome } from '../../engine/local-step-functions';
+import { buildDeploymentReport } from '../../engine/reports/deployment-report';
+import { parseSiteDefinition, type SiteDefinitionInput } from '../../simulator';
+import type { RunningSiteSimulator } from '../../simulator/http-server';
+import { eventually, startTestRuntime } from '../support/embedded';
+import { groupOf, QUICK_POLL, QUICK_TIMING } from '../support/deployment-sites';
+import { invariantViolations, observeDeployment, observeUpgrades, type NodeObservation } from '../support/fault-invariants';
+import { buildSite, nodeName, upgradeRequest } from '../support/sites';
+
+/**
+ * The fault matrix: each cell runs a workflow on the embedded engine against the simulated site
+ * (virtual time, small fleets) with one kind of fault, and is judged by the same checker
+ * (support/fault-invariants): no node lost, none drained or booted (prepared or deployed) twice,
+ * each node's last recorded status what the site shows. Each cell also prints its figures
+ * (simulated seconds to the end, retried errors); the README's fault matrix quotes them.
+ */
+
+/** Boots and returns of 20 and 10 simulated seconds: two polls each, so a cell is a few dozen increments. */
+const QUICK_SITE_TIMING = { bootSeconds: 20, returnSeconds: 10 };
+
+/** A site of `count` nodes in `compute` with the matrix's quick timing. */
+const matrixSite = (count: number, options: Omit<Parameters<typeof buildSite>[1] & object, 'timing'> = {}) => buildSite(count, { ...options, timing: QUICK_SITE_TIMING });
+
+/** Per request: a hung site call costs this much real time before the client gives up and the retry comes. */
+const HANG_TIMEOUT_MS = 250;
+
+interface CellFigures {
+  cell: string;
+  outcome: string;
+  nodes: string;
+  simulatedSeconds: number;
+  errorsReported: number | undefined;
+}
+const figures: CellFigures[] = [];
+afterAll(() => {
+  const lines = figures.map((f) => `| ${f.cell} | ${f.outcome} | ${f.nodes} | ${f.simulatedSeconds} | ${f.errorsReported ?? '-'} |`);
+  console.log(['| cell | outcome | nodes | simulated s | errors reported |', '|---|---|---|---|---|', ...lines].join('\n'));
+});
+
+let runtime: EmbeddedRuntime | undefined;
+afterEach(async () => {
+  await runtime?.close();
+  runtime = undefined;
+});
+
+const siteUrls = (simulator: RunningSiteSimulator) => ({
+  workloadManagerUrl: simulator.urls.slurmrestd,
+  bootServiceUrl: simulator.urls.bos,
+  inventoryUrl: simulator.urls.hsm,
+  provisionerUrl: simulator.urls.provisioner,
+});
+
+/** The site's HTTP clients with a short timeout, so a hung request is given up quickly. */
+const quickTimeoutClients = (simulator: RunningSiteSimulator): SiteClients => createSiteClients({ ...siteUrls(simulator), timeoutMs: HANG_TIMEOUT_MS });
+
+/** A site call that reached the site, then the handler died before it could record the outcome (its ASL Retry runs it again). */
+function crashingAfter(site: SiteClients, call: string, crashes: string[]): SiteClients {
+  const wrap = <T extends object>(service: string, client: T): T =>
+    new Proxy(client, {
+      get(target, prop, receiver) {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (typeof value !== 'function' || `${service}.${String(prop)}` !== call) return value;
+        return async (...args: unknown[]) => {
+          const result: unknown = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          if (crashes.length === 0) {
+            crashes.push(call);
+            throw new Error(`injected crash after ${call}`);
+          }
+          return result;
+        };
+      },
+    });
+  return {
+    workloadManager: wrap('workloadManager', site.workloadManager),
+    bootService: wrap('bootService', site.bootService),
+    inventory: wrap('inventory', site.inventory),
+    ...(site.provisioner ? { provisioner: wrap('provisioner', site.provisioner) } : {}),
+  };
+}
+
+/** errorsReported: the session's messages of a failed increment, a lasting fault said once (a group deployment keeps none). */
+function record(cell: string, outcome: ExecutionOutcome, counts: Record<string, number>, startedAt: number, errorsReported?: number): void {
+  figures.push({
+    cell,
+    outcome: outcome.status,
+    nodes: Object.entries(counts).map(([status, n]) => `${n} ${status}`).join(', '),
+    simulatedSeconds: Math.round((runtime!.clock.now() - startedAt) / 1000),
+    errorsReported,
+  });
+}
+
+/** Runs rolling upgrades to their end, checks the invariants over the ones given as finished, and records the figures. */
+async function upgradeCell(cell: string, requests: Record<string, unknown>[]): Promise<string[]> {
+  const startedAt = runtime!.clock.now();
+  const runs = await Promise.all(requests.map((request) => runtime!.run('rollingUpgrade', request)));
+  const outcomes = await Promise.all(runs.map((run) => run.outcome));
+  for (const outcome of outcomes) expect(outcome.status).toBe('SUCCEEDED');
+  const ids = runs.map((run) => run.id);
+  await recordUpgrades(cell, ids, outcomes[0]!, startedAt);
+  return ids;
+}
+
+/** A transient fault ridden out: every node of the sessions upgraded, none failed for it. */
+async function expectAllUpgraded(ids: readonly string[]) {
+  for (const id of ids) for (const node of await runtime!.store.listNodes(id)) expect({ name: node.name, status: node.status }).toEqual({ name: node.name, status: 'UPGRADED' });
+}
+
+async function recordUpgrades(cell: string, ids: readonly string[], outcome: ExecutionOutcome, startedAt: number) {
+  const counts: Record<string, number> = {};
+  let errorsReported = 0;
+  for (const id of ids) {
+    for (const node of await runtime!.store.listNodes(id)) counts[node.status] = (counts[node.status] ?? 0) + 1;
+    errorsReported += (await runtime!.store.listMessages(id)).filter((m) => / failed - /.test(m)).length;
+  }
+  record(cell, outcome, counts, startedAt, errorsReported);
+}
+
+async function deploymentCell(cell: string, apiFaults: SiteDefinitionInput['apiFaults'], options: { hangs?: boolean; crashAfter?: string; crashes?: string[] } = {}) {
+  const nodes = ['a0', 'a1', 'b0', 'b1'].map((name, i) => ({ name, nid: i + 1 }));
+  runtime = await startTestRuntime({
+    site: parseSiteDefinition({ nodes, timing: QUICK_TIMING, apiFaults }),
+    connectors: (simulator) => {
+      const clients = options.hangs ? quickTimeoutClients(simulator) : createSiteClients(siteUrls(simulator));
+      return options.crashAfter ? crashingAfter(clients, options.crashAfter, options.crashes!) : clients;
+    },
+  });
+  const startedAt = runtime.clock.now();
+  const run = await runtime.run('groupDeployment', { strategy: { groups: [groupOf('a', ['a0', 'a1']), groupOf('b', ['b0', 'b1'], { depends_on: ['a'] })] }, ...QUICK_POLL });
+  const outcome = await run.outcome;
+  expect(outcome.status).toBe('SUCCEEDED');
+  const report = await buildDeploymentReport(runtime.deployments, (await runtime.deployments.getDeployment(run.id))!);
+  const counts: Record<string, number> = {};
+  for (const stage of Object.values(report.nodes)) counts[stage] = (counts[stage] ?? 0) + 1;
+  record(cell, outcome, counts, startedAt);
+  return { violations: await observeDeployment(runtime, run.id), stages: Object.values(report.nodes) };
+}
+
+describe('the invariant checker', () => {
+  const good: NodeObservation = { name: 'n0', recorded: 'UPGRADED', terminal: true, changes: { drained: 1, booted: 1 }, allowed: 1, siteShows: 'IDLE', agrees: true };
+  const site = { now: 0, groups: {}, nodes: {}, violations: [], taskLog: [] };
+
+  it('finds nothing wrong in a node upgraded once, as the site shows', () => {
+    expect(invariantViolations([good], site, new Map())).toEqual([]);
+  });
+
+  it.each([
+    ['a lost node', { ...good, recorded: 'IN_PROGRESS', terminal: false }, /n0: lost \(recorded IN_PROGRESS\)/],
+    ['a node booted twice', { ...good, changes: { drained: 1, booted: 2 } }, /n0: booted 2 times \(at most 1\)/],
+    ['a record the site contradicts', { ...good, agrees: false, siteShows: 'DRAINED' }, /n0: recorded UPGRADED but the site shows DRAINED/],
+  ])('reports %s', (_case, node, message) => {
+    expect(invariantViolations([node], site, new Map())).toEqual([expect.stringMatching(message)]);
+  });
+
+  it('reports a safety breach the site saw and a lock left behind', () => {
+    expect(invariantViolations([good], { ...site, violations: ['n0 rebooted by two sessions'] }, new Map([['n0', 'u1']]))).toEqual([
+      'site: n0 rebooted by two sessions',
+      'n0: still locked by u1',
+    ]);
+  });
+});
+
+describe('fault matrix: no fault (the baseline the figures compare with)', () => {
+  it('upgrades every node once', async () => {
+    runtime = await startTestRuntime({ site: matrixSite(4) });
+    const ids = await upgradeCell('no fault (upgrade)', [upgradeRequest()]);
+    expect(await observeUpgrades(runtime, ids)).toEqual([]);
+    await expectAllUpgraded(ids);
+  });
+
+  it('deploys every node once', async () => {
+    expect(await deploymentCell('no fault (deployment)', [])).toEqual({ violations: [], stages: ['DEPLOYED', 'DEPLOYED', 'DEPLOYED', 'DEPLOYED'] });
+  });
+});
+
+describe('fault matrix: site API errors (5xx) per service', () => {
+  // Boot service: retried past the nodes' own reboot, the boot request time saved before the failure is kept, so they count as back.
+  it.each([
+    ['workload manager', [
+      { service: 'workload-manager', method: 'GET', status: 503, count: 3, afterCalls: 2 },
+      { service: 'workload-manager', method: 'POST', status: 502, count: 2, afterCalls: 1 },
+    ]],
+    ['boot service', [
+      { service: 'boot-service', method: 'POST', status: 503, count: 2 },
+      { service: 'boot-service', method: 'GET', status: 500, count: 3, afterCalls: 1 },
+    ]],
+    ['inventory', [
+      { service: 'inventory', method: 'POST', status: 503, count: 2 },
+      { service: 'inventory', method: 'DELETE', status: 503, count: 2 },
+      { service: 'inventory', method: 'GET', status: 500, count: 2, afterCalls: 3 },
+    ]],
+  ] as const)('%s: its reads and writes answer 5xx for a while; the errors are reported, every node upgraded once', async (service, apiFaults) => {
+    runtime = await startTestRuntime({ site: matrixSite(4, { apiFaults: [...apiFaults] }) });
+    const ids = await upgradeCell(`${service} 5xx`, [upgradeRequest()]);
+    expect(await observeUpgrades(runtime, ids)).toEqual([]);
+    await expectAllUpgraded(ids);
+    expect((await runtime.store.listMessages(ids[0]!)).filter((m) => / failed - /.test(m))).toContainEqual(expect.stringContaining('answered 5'));
+  });
+
+  it('inventory: a member DELETE answers 404 while the member stays; the node is not rebooted by the next step', async () => {
+    runtime = await startTestRuntime({ site: matrixSite(4, { apiFaults: [{ service: 'inventory', method: 'DELETE', path: '/groups/upgrading/', status: 404, count: 1 }] }) });
+    const ids = await upgradeCell('inventory DELETE 404, member stays', [upgradeRequest()]);
+    expect(await observeUpgrades(runtime, ids)).toEqual([]);
+    await expectAllUpgraded(ids);
+    for (let i = 0; i < 4; i++) expect(runtime.simulator.state().nodes[nodeName(i)]!.bootCount).toBe(1);
+  });
+
+  it('provisioner: starting and polling actions answer 503/500; each node prepared and deployed once', async () => {
+    const cell = await deploymentCell('provisioner 5xx', [
+      { service: 'provisioner', method: 'POST', status: 503, count: 3 },
+      { service: 'provisioner', method: 'GET', status: 500, count: 2, afterCalls: 1 },
+    ]);
+    expect(cell).toEqual({ violations: [], stages: ['DEPLOYED', 'DEPLOYED', 'DEPLOYED', 'DEPLOYED'] });
+  });
+});
+
+describe('fault matrix: site API calls that hang (the client times out)', () => {
+  const hangs = (service: 'workload-manager' | 'boot-service' | 'inventory', method: 'GET' | 'POST' | 'DELETE', afterCalls = 0) => ({ service, method, hang: true as const, count: 2, afterCalls });
+
+  it.each([
+    ['workload manager', [hangs('workload-manager', 'GET', 2), hangs('workload-manager', 'POST', 1)]],
+    ['boot service', [hangs('boot-service', 'POST'), hangs('boot-service', 'GET', 1)]],
+    ['inventory', [hangs('inventory', 'GET', 3), hangs('inventory', 'POST'), hangs('inventory', 'DELETE')]],
+  ] as const)('%s: hung calls are given up and retried; every node upgraded once', async (service, apiFaults) => {
+    runtime = await startTestRuntime({ site: matrixSite(4, { apiFaults: [...apiFaults] }), connectors: quickTimeoutClients });
+    const ids = await upgradeCell(`${service} hangs`, [upgradeRequest()]);
+    expect(await observeUpgrades(runtime, ids)).toEqual([]);
+    await expectAllUpgraded(ids);
+    expect((await runtime.store.listMessages(ids[0]!)).some((m) => m.includes(`timed out after ${HANG_TIMEOUT_MS} ms`))).toBe(true);
+  });
+
+  it('provisioner: hung action starts and polls are given up and retried; each node prepared and deployed once', async () => {
+    const cell = await deploymentCell(
+      'provisioner hangs',
+      [
+        { service: 'provisioner', method: 'POST', hang: true, count: 2 },
+        { service: 'provisioner', method: 'GET', hang: true, count: 2, afterCalls: 1 },
+      ],
+      { hangs: true },
+    );
+    expect(cell).toEqual({ violations: [], stages: ['DEPLOYED', 'DEPLOYED', 'DEPLOYED', 'DEPLOYED'] });
+  });
+});
+
+describe('fault matrix: nodes in trouble', () => {
+  it.each([
+    ['boot fails', { boot: 'fail' as const }, {}, 'upgrading-boot-session-failed'],
+    ['boot hangs', { boot: 'hang' as const }, { bootTimeoutSeconds: 60 }, 'upgrading-time-out-booting'],
+    ['node never returns', { returnToService: 'never' as const }, { wlmReturnTimeoutSeconds: 60 }, 'upgrading-time-out-wlm-waiting'],
+  ])('%s: the node is failed (site and record agree), the others upgraded', async (cell, faults, request, reason) => {
+    runtime = await startTestRuntime({ site: matrixSite(4, { node: (i) => (i === 1 ? { faults } : {}) }) });
+    const ids = await upgradeCell(cell, [upgradeRequest(request)]);
+    expect(await observeUpgrades(runtime, ids)).toEqual([]);
+    const nodes = await runtime.store.listNodes(ids[0]!);
+    expect(nodes.filter((n) => n.status === 'FAILED')).toEqual([expect.objectContaining({ name: nodeName(1), reason })]);
+  });
+});
+
+describe('fault matrix: a handler that dies between a site call and its store write', () => {
+  // The call reached the site; the handler died before recording it; its ASL Retry runs the increment again.
+  it.each([
+    ['workloadManager.drainNodes', {}],
+    ['bootService.createSession', {}],
+    ['inventory.addGroupMembers', {}],
+    ['inventory.removeGroupMembers', {}],
+    ['workloadManager.resumeNodes', {}],
+    ['workloadManager.failNodes', { faults: { boot: 'fail' as const } }],
+  ])('after %s: the retried increment changes no node twice', async (call, node) => {
+    const crashes: string[] = [];
+    runtime = await startTestRuntime({
+      site: matrixSite(4, { node: (i) => (i === 1 ? node : {}) }),
+      connectors: (simulator) => crashingAfter(createSiteClients(siteUrls(simulator)), call, crashes),
+    });
+    const ids = await upgradeCell(`crash after ${call}`, [upgradeRequest()]);
+    expect(crashes).toEqual([call]);
+    expect(await observeUpgrades(runtime, ids)).toEqual([]);
+    expect((await runtime.store.listNodes(ids[0]!)).filter((n) => n.status === 'FAILED').map((n) => n.name)).toEqual('faults' in node ? [nodeName(1)] : []);
+  });
+
+  it('after provisioner.startAction: the retried batch submits no node twice', async () => {
+    const crashes: string[] = [];
+    const cell = await deploymentCell('crash after provisioner.startAction', [], { crashAfter: 'provisioner.startAction', crashes });
+    expect(crashes).toEqual(['provisioner.startAction']);
+    expect(cell).toEqual({ violations: [], stages: ['DEPLOYED', 'DEPLOYED', 'DEPLOYED', 'DEPLOYED'] });
+  });
+});
+
+describe('fault matrix: mode window (nodes in flight on their own, the annealer\'s scheduler)', () => {
+  const windowRequest = upgradeRequest({ mode: 'window', maxUnavailable: 2 });
+
+  it('boot service 5xx: every node upgraded once', async () => {
+    runtime = await startTestRuntime({
+      site: matrixSite(4, {
+        apiFaults: [
+          { service: 'boot-service', method: 'POST', status: 503, count: 2 },
+          { service: 'boot-service', method: 'GET', status: 500, count: 3, afterCalls: 1 },
+        ],
+      }),
+    });
+    const ids = await upgradeCell('window: boot service 5xx', [windowRequest]);
+    expect(await observeUpgrades(runtime, ids)).toEqual([]);
+    await expectAllUpgraded(ids);
+  });
+
+  it.each(['workloadManager.drainNodes', 'bootService.createSession', 'workloadManager.resumeNodes'])(
+    'a crash after %s: the retried increment changes no node twice',
+    async (call) => {
+      const crashes: string[] = [];
+      runtime = await startTestRuntime({ site: matrixSite(4), connectors: (simulator) => crashingAfter(createSiteClients(siteUrls(simulator)), call, crashes) });
+      const ids = await upgradeCell(`window: crash after ${call}`, [windowRequest]);
+      expect(crashes).toEqual([call]);
+      expect(await observeUpgrades(runtime, ids)).toEqual([]);
+      await expectAllUpgraded(ids);
+    },
+  );
+});
+
+describe('fault matrix: sessions', () => {
+  it('a session dies mid-step and its leases run out: a second session takes its nodes over and upgrades each once', async () => {
+    runtime = await startTestRuntime({
+      site: matrixSite(4, { node: (i) => (i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 300 } } : {}) }),
+      settings: { lockLeaseSeconds: 300 },
+    });
+    const startedAt = runtime.clock.now();
+    const dead = await runtime.run('rollingUpgrade', upgradeRequest());
+    await eventually(runtime, async () => ((await runtime!.store.getSession(dead.id))?.progress.stage === 'QUIESCING' ? true : undefined), 'step 0 QUIESCING');
+    const rt = runtime;
+    await rt.clock.busy(async () => rt.engine.stop(dead.executionArn));
+    expect((await dead.outcome).status).toBe('ABORTED');
+
+    // Polls a minute apart: the wait for the lease to run out is five polls, not thirty.
+    const taker = await runtime.run('rollingUpgrade', upgradeRequest({ pollIntervalSeconds: 60 }));
+    const outcome = await taker.outcome;
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(await runtime.store.listMessages(taker.id)).toContainEqual(expect.stringContaining(`waits for nodes locked by session ${dead.id}`));
+    await recordUpgrades('lease expiry, takeover', [taker.id], outcome, startedAt);
+    expect(await observeUpgrades(runtime, [taker.id])).toEqual([]);
+  });
+
+  it('two sessions over overlapping nodes: never both on a node, each shared node upgraded once per session', async () => {
+    const a = [0, 1, 2, 3].map(nodeName);
+    const b = [3, 2, 4, 5].map(nodeName);
+    runtime = await startTestRuntime({
+      site: matrixSite(6, { groups: { a, b, upA: [], upB: [], failA: [], failB: [] }, node: (i) => (i === 2 ? { wlm: { state: 'ALLOCATED', busySeconds: 300 } } : {}) }),
+    });
+    const common = { upgradeStepSize: 2, pollIntervalSeconds: 60 };
+    const ids = await upgradeCell('two overlapping sessions', [
+      upgradeRequest({ ...common, startingLabel: 'a', upgradingLabel: 'upA', failedLabel: 'failA' }),
+      upgradeRequest({ ...common, startingLabel: 'b', upgradingLabel: 'upB', failedLabel: 'failB' }),
+    ]);
+    expect(await observeUpgrades(runtime, ids)).toEqual([]);
+    for (const name of [2, 3].map(nodeName)) expect(runtime.simulator.state().nodes[name]!.bootCount).toBe(2);
+  });
+});

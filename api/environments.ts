@@ -1,5 +1,5 @@
-import { assignNode, assignRequestSchema, cloneEnvironment, cloneRequestSchema, maskEnvironment } from '../core/environments';
-import { EnvironmentResourceNotFoundError } from '../core/errors';
+import { assignRequestSchema, checkAssignment, cloneEnvironment, cloneRequestSchema, maskEnvironment } from '../core/environments';
+import { EnvironmentResourceNotFoundError, StaleWriteError, UpgradeNotAllowedError } from '../core/errors';
 import { parseOrThrow } from '../core/validation';
 import type { EnvironmentStore } from '../ports/environment-store';
 import { json, type ApiRequest } from './http';
@@ -42,22 +42,24 @@ export function environmentRoutes(store: EnvironmentStore): Route[] {
   const assign = async (params: Record<string, string>, request: ApiRequest) => {
     const seedId = environmentId(params['id']);
     const body = parseOrThrow(assignRequestSchema, readJsonObject(request.body), 'assign request');
-    const seed = await environment(seedId);
-    const holder = await store.findNode(body.node_id);
-    if (!holder) throw new EnvironmentResourceNotFoundError('node', body.node_id, 'node_id');
-    const originalId = seed.environment.original_cluster_id;
-    const original = originalId === undefined ? undefined : await store.getEnvironment(originalId);
-    const moved = assignNode(seed.environment, original?.environment, await release(seed.environment.release_id), body.node_id);
-    // No transactions: the seed first, then the original; if the original moved on meanwhile, the
-    // seed is put back, so that the node is never in neither (nor, unless that undo fails, in both).
-    await store.replaceEnvironment(moved.seed, seed.revision);
+    const { environment: seed } = await environment(seedId);
+    const held = await store.getNode(body.node_id);
+    if (!held) throw new EnvironmentResourceNotFoundError('node', body.node_id, 'node_id');
+    const { from } = checkAssignment(seed, await release(seed.release_id), held);
+    // The move is one conditional write on the node's ownership: of concurrent assigns one wins,
+    // and the node is in exactly one environment before, during and after.
+    let node;
     try {
-      await store.replaceEnvironment(moved.original, original!.revision);
+      node = await store.moveNode(body.node_id, from, seedId);
     } catch (err) {
-      await store.replaceEnvironment(seed.environment, seed.revision + 1);
-      throw err;
+      if (!(err instanceof StaleWriteError)) throw err;
+      const now = await store.getNode(body.node_id);
+      throw new UpgradeNotAllowedError(
+        `node ${body.node_id} left environment ${from} during the request: it is in ${now?.clusterId === seedId ? 'the seed already' : `environment ${now?.clusterId}`}`,
+        'node_id',
+      );
     }
-    return json(200, { ...moved.node, cluster_id: seedId });
+    return json(200, { ...node, cluster_id: seedId });
   };
 
   return [

@@ -1,19 +1,41 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Environment, Release, SeedDraft } from '../../core/environments';
+import type { Environment, EnvironmentFields, EnvironmentNode, Release, SeedDraft } from '../../core/environments';
 import { StaleWriteError, UpgradeNotAllowedError } from '../../core/errors';
-import type { EnvironmentStore, StoredEnvironment } from '../../ports/environment-store';
+import type { EnvironmentStore, NodeOwnership, StoredEnvironment } from '../../ports/environment-store';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys, withoutUndefined } from './items';
 import { queryAll } from './query';
-import { ENVIRONMENT_SK_PREFIX, ENVIRONMENTS_PK, RELEASE_SK_PREFIX, environmentKey, environmentIdCounterKey, releaseKey, upgradeRelationKey } from './table-design';
+import {
+  ENVIRONMENT_NODE_SK_PREFIX,
+  ENVIRONMENT_SK_PREFIX,
+  ENVIRONMENTS_PK,
+  RELEASE_SK_PREFIX,
+  environmentKey,
+  environmentIdCounterKey,
+  environmentNodeKey,
+  releaseKey,
+  upgradeRelationKey,
+} from './table-design';
 
-interface StoredItem {
-  environment: Environment;
+interface EnvironmentItem {
+  environment: EnvironmentFields;
   revision: number;
 }
 
+/** An environment's own fields as stored: never a node list (an item of an older layout may still carry one). */
+function fieldsOf(environment: EnvironmentFields | Environment): EnvironmentFields {
+  const { nodes: _nodes, ...fields } = environment as Partial<Environment> & EnvironmentFields;
+  return fields;
+}
+
+const withNodes = (environment: EnvironmentFields, owned: readonly NodeOwnership[]): Environment => ({
+  ...fieldsOf(environment),
+  nodes: owned.filter((o) => o.clusterId === environment.id).map((o) => o.node),
+});
+
 /**
- * EnvironmentStore on the rollout table: every release, environment, upgrade relation and the id
- * counter in one partition (a site has tens of environments, not thousands), so one Query lists them.
+ * EnvironmentStore on the rollout table: every release, environment, node ownership, upgrade
+ * relation and the id counter in one partition (a site has tens of environments and hundreds of
+ * their nodes, not more), so one Query lists them.
  */
 export class DynamoDbEnvironmentStore implements EnvironmentStore {
   constructor(private readonly options: { tableName: string; client: DynamoDBDocumentClient }) {}
@@ -32,16 +54,53 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
   }
 
   async listEnvironments(): Promise<Environment[]> {
-    return (await this.queryPrefix(ENVIRONMENT_SK_PREFIX)).map((item) => withoutKeys<StoredItem>(item).environment);
+    // One Query of the partition: each node item is read once, so each node lands in exactly one environment.
+    const items = await queryAll(this.options.client, {
+      TableName: this.table,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': ENVIRONMENTS_PK },
+      ConsistentRead: true,
+    });
+    const owned = items.filter((item) => String(item['sk']).startsWith(ENVIRONMENT_NODE_SK_PREFIX)).map((item) => withoutKeys<NodeOwnership>(item));
+    return items
+      .filter((item) => String(item['sk']).startsWith(ENVIRONMENT_SK_PREFIX))
+      .map((item) => withNodes(withoutKeys<EnvironmentItem>(item).environment, owned));
   }
 
   async getEnvironment(id: number): Promise<StoredEnvironment | undefined> {
     const { Item } = await this.options.client.send(new GetCommand({ TableName: this.table, Key: environmentKey(id), ConsistentRead: true }));
-    return Item ? withoutKeys<StoredItem>(Item) : undefined;
+    if (!Item) return undefined;
+    const { environment, revision } = withoutKeys<EnvironmentItem>(Item);
+    const owned = await queryAll(this.options.client, {
+      TableName: this.table,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      FilterExpression: 'clusterId = :id',
+      ExpressionAttributeValues: { ':pk': ENVIRONMENTS_PK, ':prefix': ENVIRONMENT_NODE_SK_PREFIX, ':id': id },
+      ConsistentRead: true,
+    });
+    return { environment: withNodes(environment, owned.map((item) => withoutKeys<NodeOwnership>(item))), revision };
   }
 
-  async findNode(nodeId: number): Promise<Environment | undefined> {
-    return (await this.listEnvironments()).find((env) => env.nodes.some((node) => node.id === nodeId));
+  async getNode(nodeId: number): Promise<NodeOwnership | undefined> {
+    const { Item } = await this.options.client.send(new GetCommand({ TableName: this.table, Key: environmentNodeKey(nodeId), ConsistentRead: true }));
+    return Item ? withoutKeys<NodeOwnership>(Item) : undefined;
+  }
+
+  async moveNode(nodeId: number, from: number, to: number): Promise<EnvironmentNode> {
+    const { Attributes } = await conditionalWrite(
+      this.options.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: environmentNodeKey(nodeId),
+          UpdateExpression: 'SET clusterId = :to',
+          ConditionExpression: 'clusterId = :from',
+          ExpressionAttributeValues: { ':from': from, ':to': to },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+      (cause) => new StaleWriteError(`node ${nodeId}`, `environment ${from}`, { cause }),
+    );
+    return (Attributes as NodeOwnership).node;
   }
 
   async seedOf(originalId: number): Promise<number | undefined> {
@@ -55,7 +114,8 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
       conditionalWrite(client.send(new PutCommand({ TableName: this.table, Item: withoutUndefined(Item), ConditionExpression: 'attribute_not_exists(pk)' })));
     for (const release of site.releases) await putNew({ ...releaseKey(release.id), release });
     for (const environment of site.environments) {
-      await putNew({ ...environmentKey(environment.id), environment, revision: 0 });
+      await putNew({ ...environmentKey(environment.id), environment: fieldsOf(environment), revision: 0 });
+      for (const node of environment.nodes) await putNew({ ...environmentNodeKey(node.id), node, clusterId: environment.id });
       if (environment.original_cluster_id !== undefined) await putNew({ ...upgradeRelationKey(environment.original_cluster_id), seedId: environment.id });
     }
     // New seeds take ids above every declared one.
@@ -93,7 +153,7 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
       await client.send(
         new PutCommand({
           TableName: this.table,
-          Item: withoutUndefined({ ...environmentKey(id), environment, revision: 0 }),
+          Item: withoutUndefined({ ...environmentKey(id), environment: fieldsOf(environment), revision: 0 }),
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );
@@ -105,12 +165,12 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
     return environment;
   }
 
-  async replaceEnvironment(environment: Environment, revision: number): Promise<void> {
+  async replaceEnvironment(environment: EnvironmentFields | Environment, revision: number): Promise<void> {
     await conditionalWrite(
       this.options.client.send(
         new PutCommand({
           TableName: this.table,
-          Item: withoutUndefined({ ...environmentKey(environment.id), environment, revision: revision + 1 }),
+          Item: withoutUndefined({ ...environmentKey(environment.id), environment: fieldsOf(environment), revision: revision + 1 }),
           ConditionExpression: 'revision = :revision',
           ExpressionAttributeValues: { ':revision': revision },
         }),

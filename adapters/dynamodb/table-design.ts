@@ -13,7 +13,8 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
  * | lock       | LOCK#<node>      | LOCK                                | owner, leaseExpiresAt, fencingToken, acquiredAt |
  * | connector  | CONNECTOR#<kind>#<name> | CONNECTOR                    | record (a boot session, an action), expiresAt |
  * | release    | ENVIRONMENTS     | RELEASE#<id, 10 digits>             | release                                  |
- * | environment| ENVIRONMENTS     | ENV#<id, 10 digits>                 | environment, revision                    |
+ * | environment| ENVIRONMENTS     | ENV#<id, 10 digits>                 | environment (without nodes), revision    |
+ * | env node   | ENVIRONMENTS     | ENVNODE#<node id, 10 digits>        | node, clusterId (the one environment holding it) |
  * | upgrade    | ENVIRONMENTS     | UPGRADE#<original id, 10 digits>    | seedId (the 1:1 relation)                |
  * | env ids    | ENVIRONMENTS     | LAST_ID                             | lastId                                   |
  * | schedule   | SCHEDULES        | SCHEDULE#<group>#<name>             | every ScheduleRecord field (embedded control plane only) |
@@ -129,9 +130,12 @@ export const ENVIRONMENTS_PK = 'ENVIRONMENTS';
 export const RELEASE_SK_PREFIX = 'RELEASE#';
 export const ENVIRONMENT_SK_PREFIX = 'ENV#';
 export const UPGRADE_SK_PREFIX = 'UPGRADE#';
+export const ENVIRONMENT_NODE_SK_PREFIX = 'ENVNODE#';
 const paddedId = (id: number): string => String(id).padStart(10, '0');
 export const releaseKey = (id: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${RELEASE_SK_PREFIX}${paddedId(id)}` });
 export const environmentKey = (id: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${ENVIRONMENT_SK_PREFIX}${paddedId(id)}` });
+/** A node's ownership: one item per node, so that moving it between environments is one conditional write. */
+export const environmentNodeKey = (nodeId: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${ENVIRONMENT_NODE_SK_PREFIX}${paddedId(nodeId)}` });
 export const upgradeRelationKey = (originalId: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${UPGRADE_SK_PREFIX}${paddedId(originalId)}` });
 export const environmentIdCounterKey = (): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: 'LAST_ID' });
 // The embedded control plane's schedules (on AWS, EventBridge Scheduler keeps them): one partition, few items.

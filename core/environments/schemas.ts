@@ -79,6 +79,8 @@ export type Attributes = z.output<typeof attributesSchema>;
 export type Environment = z.output<typeof environmentSchema>;
 export type EnvironmentInput = z.input<typeof environmentSchema>;
 export type EnvironmentNode = z.output<typeof environmentNodeSchema>;
+/** An environment's own fields: what is stored for it apart from its nodes (each node's ownership is its own record). */
+export type EnvironmentFields = Omit<Environment, 'nodes'>;
 export type EnvironmentStatus = (typeof ENVIRONMENT_STATUSES)[number];
 export type CloneRequest = z.output<typeof cloneRequestSchema>;
 export type AssignRequest = z.output<typeof assignRequestSchema>;

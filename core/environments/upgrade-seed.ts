@@ -26,32 +26,28 @@ export function cloneEnvironment(original: Environment, target: Release, request
 }
 
 /**
- * Fuel's direct assignment: the node moves from the seed's original to the seed with its id, roles
- * and addresses. Returns both environments as they are after the move.
+ * Fuel's direct assignment, checked: the node must be in the seed's original environment (405
+ * otherwise) and each of its roles defined in the seed's release (409). The move itself is the
+ * store's one conditional write; the node keeps its id, roles and addresses.
  */
-export function assignNode(
-  seed: Environment,
-  original: Environment | undefined,
-  seedRelease: Release,
-  nodeId: number,
-): { seed: Environment; original: Environment; node: EnvironmentNode } {
-  if (seed.original_cluster_id === undefined || original === undefined) {
+export function checkAssignment(seed: Environment, seedRelease: Release, holder: { node: EnvironmentNode; clusterId: number }): { from: number } {
+  const originalId = seed.original_cluster_id;
+  if (originalId === undefined) {
     throw new UpgradeNotAllowedError(`environment ${seed.id} is not an upgrade seed: only nodes of a seed's original environment can be assigned to it`, 'node_id');
   }
-  const node = original.nodes.find((n) => n.id === nodeId);
-  if (!node) throw new UpgradeNotAllowedError(`node ${nodeId} does not belong to environment ${original.id}, the original of upgrade seed ${seed.id}`, 'node_id');
+  const { node, clusterId } = holder;
+  if (clusterId !== originalId) {
+    const where = clusterId === seed.id ? 'it is in the seed already' : `it is in environment ${clusterId}`;
+    throw new UpgradeNotAllowedError(`node ${node.id} does not belong to environment ${originalId}, the original of upgrade seed ${seed.id}: ${where}`, 'node_id');
+  }
   const undefinedRoles = node.roles.filter((role) => !seedRelease.roles.includes(role));
   if (undefinedRoles.length > 0) {
     throw new UpgradeConflictError(
-      `node ${nodeId} cannot join upgrade seed ${seed.id}`,
-      undefinedRoles.map((role) => ({ field: 'roles', message: `role '${role}' of node ${nodeId} is not defined in release ${seedRelease.id} (${seedRelease.name} ${seedRelease.version})` })),
+      `node ${node.id} cannot join upgrade seed ${seed.id}`,
+      undefinedRoles.map((role) => ({ field: 'roles', message: `role '${role}' of node ${node.id} is not defined in release ${seedRelease.id} (${seedRelease.name} ${seedRelease.version})` })),
     );
   }
-  return {
-    seed: { ...seed, nodes: [...seed.nodes, node] },
-    original: { ...original, nodes: original.nodes.filter((n) => n.id !== nodeId) },
-    node,
-  };
+  return { from: originalId };
 }
 
 /** An environment as the API returns it: generated attributes (service credentials) masked. */

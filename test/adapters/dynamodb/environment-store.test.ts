@@ -28,7 +28,8 @@ describe('DynamoDbEnvironmentStore', () => {
     await store.seed(site);
     expect((await store.getEnvironment(3))?.environment.status).toBe('update');
     expect(await store.getRelease(9)).toBeUndefined();
-    expect((await store.findNode(21))?.id).toBe(2);
+    expect(await store.getNode(21)).toEqual({ node: site.environments[1]!.nodes[0], clusterId: 2 });
+    expect(await store.getNode(99)).toBeUndefined();
   });
 
   it('gives a seed an id above every declared environment and stores the 1:1 relation', async () => {
@@ -48,10 +49,24 @@ describe('DynamoDbEnvironmentStore', () => {
     expect((await store.listEnvironments()).filter((e) => e.original_cluster_id === 3)).toHaveLength(1);
   });
 
-  it('refuses a replace at a stale revision', async () => {
+  it('moves a node with one conditional write, refusing a move from where the node no longer is', async () => {
+    const seed = await store.createSeed(draft(1, 'prod-8.0'));
+    expect(await store.moveNode(11, 1, seed.id)).toEqual(site.environments[0]!.nodes[0]);
+    await expect(store.moveNode(11, 1, seed.id)).rejects.toMatchObject({ name: 'StaleWriteError' });
+    expect((await store.getEnvironment(seed.id))?.environment.nodes.map((n) => n.id)).toEqual([11]);
+    expect((await store.getEnvironment(1))?.environment.nodes.map((n) => n.id)).toEqual([12, 13]);
+    // Seeding again keeps the node where it moved.
+    await store.seed(site);
+    expect((await store.getNode(11))?.clusterId).toBe(seed.id);
+  });
+
+  it('refuses a replace at a stale revision, and never writes a node list', async () => {
     const stored = (await store.getEnvironment(1))!;
     await store.replaceEnvironment({ ...stored.environment, name: 'first' }, stored.revision);
     await expect(store.replaceEnvironment({ ...stored.environment, name: 'second' }, stored.revision)).rejects.toMatchObject({ name: 'StaleWriteError' });
-    expect((await store.getEnvironment(1))?.environment.name).toBe('first');
+    expect((await store.getEnvironment(1))?.environment).toMatchObject({ name: 'first', nodes: site.environments[0]!.nodes });
+    const first = (await store.getEnvironment(1))!;
+    await store.replaceEnvironment({ ...first.environment, nodes: [] }, first.revision);
+    expect((await store.getEnvironment(1))?.environment.nodes).toEqual(site.environments[0]!.nodes);
   });
 });

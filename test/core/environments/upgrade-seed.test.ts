@@ -1,4 +1,4 @@
-import { MASKED_VALUE, assignNode, cloneEnvironment, maskEnvironment, siteEnvironmentsSchema, upgradeAttributes, type Environment, type Release } from '../../../core/environments';
+import { MASKED_VALUE, checkAssignment, cloneEnvironment, maskEnvironment, siteEnvironmentsSchema, upgradeAttributes, type Environment, type Release } from '../../../core/environments';
 import { parseSiteDefinition } from '../../../simulator';
 import { fuelEnvironments } from '../../support/environments';
 import { buildSite } from '../../support/sites';
@@ -58,18 +58,17 @@ describe('upgrade seed clone', () => {
 
 describe('upgrade seed assign', () => {
   const seed: Environment = { ...cloneEnvironment(environment(1), release(2), { name: 'prod-8.0', release_id: 2 }, undefined), id: 4 };
+  const held = (nodeId: number, clusterId: number) => ({ node: site.environments.flatMap((e) => e.nodes).find((n) => n.id === nodeId)!, clusterId });
 
-  it('moves the node with its id, roles and addresses from the original to the seed', () => {
-    const moved = assignNode(seed, environment(1), release(2), 11);
-    expect(moved.node).toEqual({ id: 11, name: 'node-11', roles: ['controller'], ip: '10.20.0.11', mac: '52:54:00:00:00:11' });
-    expect(moved.seed.nodes).toEqual([moved.node]);
-    expect(moved.original.nodes.map((n) => n.id)).toEqual([12, 13]);
+  it('lets a node of the original move to the seed, from the original', () => {
+    expect(checkAssignment(seed, release(2), held(11, 1))).toEqual({ from: 1 });
   });
 
-  it('refuses a node outside the original (405) and a role the seed release lacks (409)', () => {
-    expect(() => assignNode(seed, environment(1), release(2), 21)).toThrow(expect.objectContaining({ name: 'UpgradeNotAllowedError', field: 'node_id' }));
-    expect(() => assignNode(environment(3), undefined, release(1), 11)).toThrow(expect.objectContaining({ name: 'UpgradeNotAllowedError' }));
-    expect(() => assignNode(seed, environment(1), release(2), 13)).toThrow(
+  it('refuses a node outside the original or in the seed already (405) and a role the seed release lacks (409)', () => {
+    expect(() => checkAssignment(seed, release(2), held(21, 2))).toThrow(expect.objectContaining({ name: 'UpgradeNotAllowedError', field: 'node_id', message: expect.stringContaining('environment 2') }));
+    expect(() => checkAssignment(seed, release(2), held(11, 4))).toThrow(expect.objectContaining({ name: 'UpgradeNotAllowedError', message: expect.stringContaining('in the seed already') }));
+    expect(() => checkAssignment(environment(3), release(1), held(11, 1))).toThrow(expect.objectContaining({ name: 'UpgradeNotAllowedError' }));
+    expect(() => checkAssignment(seed, release(2), held(13, 1))).toThrow(
       expect.objectContaining({ name: 'UpgradeConflictError', problems: [expect.objectContaining({ field: 'roles', message: expect.stringContaining("role 'mongo'") })] }),
     );
   });

@@ -1,4 +1,6 @@
 import type { EnvironmentStore } from '../ports/environment-store';
+import type { EnvironmentUpgradeStore } from '../ports/environment-upgrade-store';
+import type { Site } from '../ports/site';
 import type { RolloutSessions, StartedRun, WorkflowName } from '../engine/runtime';
 
 /**
@@ -7,9 +9,24 @@ import type { RolloutSessions, StartedRun, WorkflowName } from '../engine/runtim
  */
 export interface ApiControlPlane extends Pick<RolloutSessions, 'sessions' | 'session' | 'cancel'> {
   run(workflow: WorkflowName, input: unknown): Promise<Pick<StartedRun, 'id' | 'kind' | 'executionArn'>>;
+  /**
+   * Starts the side-by-side environment upgrade (statemachines/environment-upgrade.asl.json) with
+   * `{environmentId, request}` as the execution `executionName`.
+   */
+  startEnvironmentUpgrade(input: { environmentId: number; request: unknown }, executionName: string): Promise<{ id: string; executionArn: string }>;
+  /** The session id the environment upgrade started as `executionName` gets (derived from its execution ARN, as its first activity derives it). */
+  environmentUpgradeId(executionName: string): string;
+  /** The control plane's clock (simulated time on the embedded default), epoch ms. */
+  now(): number;
 }
 
 export interface ApiDependencies {
   controlPlane: ApiControlPlane;
   environments: EnvironmentStore;
+  environmentUpgrades: EnvironmentUpgradeStore;
+  /**
+   * The site, for the checks a request needs before it is answered (a boot template, node names,
+   * groups). Without it, or while it fails, those checks are the workflow's: its session says why.
+   */
+  site?: Pick<Site, 'bootService' | 'inventory'>;
 }

@@ -1,7 +1,12 @@
 import { assignRequestSchema, checkAssignment, cloneEnvironment, cloneRequestSchema, maskEnvironment } from '../core/environments';
 import { EnvironmentResourceNotFoundError, StaleWriteError, UpgradeNotAllowedError } from '../core/errors';
 import { parseOrThrow } from '../core/validation';
-import type { EnvironmentStore } from '../ports/environment-store';
+import { randomUUID } from 'node:crypto';
+import { ENVIRONMENT_UPGRADE_KIND } from '../core/environments';
+import { SiteServiceError, UpgradeConflictError, describeError } from '../core/errors';
+import { failed } from '../lambdas/activities/environment-upgrade/phase-runner';
+import { checkOnSite, planFromStore } from '../lambdas/activities/environment-upgrade/validate-request';
+import type { ApiDependencies } from './control-plane';
 import { json, type ApiRequest } from './http';
 import { readJsonObject } from './problems';
 import type { Route } from './router';
@@ -15,10 +20,11 @@ function environmentId(text: string | undefined): number {
 
 /**
  * Fuel's environments and the upgrade-seed extensions of Nailgun's API (blueprint
- * nailgun-api-env-upgrade-extensions): clone (200, 400, 404, 405, 409) and assign (200, 400, 404, 405, 409).
+ * nailgun-api-env-upgrade-extensions): clone (200, 400, 404, 405, 409) and assign (200, 400, 404, 405, 409),
+ * and the single-call upgrade Fuel 7.0 left unimplemented (201 a session; 404, 405, 409, 422).
  * Generated attributes are copied into a seed but only ever returned masked.
  */
-export function environmentRoutes(store: EnvironmentStore): Route[] {
+export function environmentRoutes({ environments: store, environmentUpgrades, controlPlane, site }: ApiDependencies): Route[] {
   const environment = async (id: number, field?: string) => {
     const stored = await store.getEnvironment(id);
     if (!stored) throw new EnvironmentResourceNotFoundError('environment', id, field);
@@ -62,6 +68,53 @@ export function environmentRoutes(store: EnvironmentStore): Route[] {
     return json(200, { ...node, cluster_id: seedId });
   };
 
+  /**
+   * Everything the request and the stored environments tell is checked before the answer, and what
+   * the site tells too when it answers (a site that fails leaves those checks to the workflow, whose
+   * session then says why it stopped). The session is stored and the environment claimed here, as
+   * CRUS stores a session before it answers: the Location never 404s, and of two concurrent
+   * upgrades of one environment one gets the 201, the other a 409.
+   */
+  const upgrade = async (params: Record<string, string>, request: ApiRequest) => {
+    const id = environmentId(params['id']);
+    const body = readJsonObject(request.body);
+    const plan = await planFromStore(store, id, body);
+    if (site) {
+      try {
+        await checkOnSite(site, plan);
+      } catch (err) {
+        if (!(err instanceof SiteServiceError)) throw err;
+      }
+    }
+    const executionName = randomUUID();
+    const upgradeId = controlPlane.environmentUpgradeId(executionName);
+    const now = controlPlane.now();
+    const accepted = `Accepted: upgrade of environment ${id} to release ${plan.target.id}`;
+    const { session, revision } = await environmentUpgrades.createUpgrade({
+      upgradeId,
+      kind: ENVIRONMENT_UPGRADE_KIND,
+      environmentId: id,
+      state: 'UPDATING',
+      completed: false,
+      createdAt: new Date(now).toISOString(),
+      progress: { phase: 'CLONING', phaseStartedAt: now, errorCount: 0 },
+      messages: [accepted],
+    });
+    const holder = await environmentUpgrades.claimEnvironment(id, upgradeId);
+    if (holder !== undefined) {
+      await environmentUpgrades.deleteUpgrade(upgradeId);
+      throw new UpgradeConflictError(`environment ${id} cannot be upgraded now`, [{ field: '', message: `environment upgrade ${holder} is upgrading it` }]);
+    }
+    let started;
+    try {
+      started = await controlPlane.startEnvironmentUpgrade({ environmentId: id, request: body }, executionName);
+    } catch (err) {
+      await environmentUpgrades.saveUpgrade(failed(session, 'StartExecutionFailed', [{ field: '', message: `the workflow could not be started: ${describeError(err)}` }], now), revision);
+      throw err;
+    }
+    return json(201, { id: upgradeId, kind: 'environment-upgrade', executionArn: started.executionArn }, { location: `/sessions/${encodeURIComponent(upgradeId)}` });
+  };
+
   return [
     { pattern: '/environments', invalidStatus: 400, methods: { GET: async () => json(200, (await store.listEnvironments()).map(maskEnvironment)) } },
     {
@@ -71,5 +124,7 @@ export function environmentRoutes(store: EnvironmentStore): Route[] {
     },
     { pattern: '/environments/{id}/upgrade/clone', invalidStatus: 400, methods: { POST: clone } },
     { pattern: '/environments/{id}/upgrade/assign', invalidStatus: 400, methods: { POST: assign } },
+    // A session is created, as POST /sessions creates one: CRUS's 422 for fields that are wrong.
+    { pattern: '/environments/{id}/upgrade', invalidStatus: 422, methods: { POST: upgrade } },
   ];
 }

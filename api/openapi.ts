@@ -1,6 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { assignRequestSchema, cloneRequestSchema, environmentSchema } from '../core/environments';
+import { assignRequestSchema, cloneRequestSchema, environmentSchema, environmentUpgradeRequestSchema } from '../core/environments';
 import { deploymentRequestSchema } from '../core/group-deployment/deployment-request';
 import { upgradeRequestSchema } from '../core/rolling-upgrade/upgrade-request';
 import { JSON_TYPE, PROBLEM_TYPE } from './http';
@@ -10,6 +10,8 @@ import {
   cancelResultSchema,
   deploymentReportSchema,
   deploymentSummarySchema,
+  environmentUpgradeReportSchema,
+  environmentUpgradeSummarySchema,
   sessionReportSchema,
   sessionSummarySchema,
   startedRunSchema,
@@ -35,6 +37,9 @@ const schemas = {
   CloneRequest: cloneRequestSchema.meta({ id: 'CloneRequest' }),
   AssignRequest: assignRequestSchema.meta({ id: 'AssignRequest' }),
   Node: assignedNodeSchema.meta({ id: 'Node' }),
+  EnvironmentUpgradeRequest: environmentUpgradeRequestSchema.meta({ id: 'EnvironmentUpgradeRequest' }),
+  EnvironmentUpgradeSummary: environmentUpgradeSummarySchema.meta({ id: 'EnvironmentUpgradeSummary' }),
+  EnvironmentUpgradeReport: environmentUpgradeReportSchema.meta({ id: 'EnvironmentUpgradeReport' }),
 };
 
 /** The OpenAPI 3.1 document of the API, generated from the same zod schemas the handlers validate with. */
@@ -47,16 +52,18 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
   const path = (method: Method, route: string, summary: string, config: Omit<RouteConfig, 'method' | 'path' | 'summary'>) =>
     registry.registerPath({ method, path: route, summary, ...config });
 
-  path('get', '/sessions', 'List upgrade sessions, newest first', { responses: { 200: body(z.array(schemas.SessionSummary), 'The sessions') } });
+  path('get', '/sessions', 'List upgrade sessions and environment upgrades, newest first', {
+    responses: { 200: body(z.array(z.union([schemas.SessionSummary, schemas.EnvironmentUpgradeSummary])), 'The sessions') },
+  });
   path('post', '/sessions', 'Start a rolling upgrade session (CRUS create)', {
     request: requestBody(schemas.UpgradeRequest),
     responses: { 201: body(schemas.StartedRun, 'Started'), 400: problem('The body is not a JSON object'), 422: problem('Invalid fields, each named') },
   });
-  path('get', '/sessions/{id}', 'An upgrade session report', {
+  path('get', '/sessions/{id}', 'An upgrade session or environment upgrade report', {
     request: idParam('the upgrade id'),
-    responses: { 200: body(schemas.SessionReport, 'The session'), 404: problem('No such session') },
+    responses: { 200: body(z.union([schemas.SessionReport, schemas.EnvironmentUpgradeReport]), 'The session'), 404: problem('No such session') },
   });
-  path('delete', '/sessions/{id}', 'Delete an upgrade session by the CRUS deletion rules', {
+  path('delete', '/sessions/{id}', 'Delete an upgrade session by the CRUS deletion rules (an environment upgrade passes it on to its rolling upgrade)', {
     request: idParam('the upgrade id'),
     responses: { 200: body(schemas.CancelResult, 'Deleting'), 404: problem('No such session'), 409: problem('The session has ended') },
   });
@@ -96,6 +103,17 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       404: problem('No such environment or node'),
       405: problem("The node is not in the seed's original environment"),
       409: problem("A role of the node is not defined in the seed's release"),
+    },
+  });
+  path('post', '/environments/{id}/upgrade', 'Upgrade the environment side by side: clone, assign and reimage the controllers, then roll the other nodes', {
+    request: { ...idParam('the environment id'), ...requestBody(schemas.EnvironmentUpgradeRequest) },
+    responses: {
+      201: body(schemas.StartedRun, 'Started: the environment upgrade session (GET /sessions/{id})'),
+      400: problem('The body is not a JSON object'),
+      404: problem('No such environment or release'),
+      405: problem('The environment is an upgrade seed'),
+      409: problem('An attribute or node role the release cannot take, or an upgrade of the environment running'),
+      422: problem('Invalid fields, each named: the request, its rolling upgrade, the site (template, nodes, groups)'),
     },
   });
   path('get', '/openapi.json', 'This document', { responses: { 200: { description: 'The OpenAPI document', content: { [JSON_TYPE]: { schema: z.record(z.string(), z.unknown()) } } } } });

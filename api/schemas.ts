@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { environmentNodeSchema } from '../core/environments';
+import { ENVIRONMENT_UPGRADE_KIND, ENVIRONMENT_UPGRADE_PHASES, ENVIRONMENT_UPGRADE_STATES, environmentNodeSchema } from '../core/environments';
 import { STAGES } from '../core/rolling-upgrade/session';
 
 /**
@@ -13,7 +13,7 @@ const DEPLOYMENT_STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED'] as const;
 
 export const startedRunSchema = z.object({
   id: z.string(),
-  kind: z.enum(['upgrade', 'deployment']),
+  kind: z.enum(['upgrade', 'deployment', 'environment-upgrade']),
   executionArn: z.string(),
 });
 
@@ -40,8 +40,8 @@ export const sessionReportSchema = sessionSummarySchema.extend({
 
 export const cancelResultSchema = z.object({
   id: z.string(),
-  kind: z.literal('upgrade'),
-  state: z.enum(SESSION_STATES),
+  kind: z.enum(['upgrade', 'environment-upgrade']),
+  state: z.enum([...SESSION_STATES, ...ENVIRONMENT_UPGRADE_STATES]),
   running: z.boolean(),
 });
 
@@ -63,3 +63,31 @@ export const deploymentReportSchema = z.looseObject({
 
 /** Fuel's Node as assign returns it: the node's fields and the seed it now belongs to. */
 export const assignedNodeSchema = environmentNodeSchema.extend({ cluster_id: z.number().int() });
+
+const childUpgradeSchema = z.looseObject({
+  upgradeId: z.string(),
+  nodes: z.array(z.string()),
+  state: z.enum(SESSION_STATES).optional(),
+  stage: z.enum(STAGES).optional(),
+  counts: z.record(z.string(), z.number().int()).optional(),
+});
+
+/** A side-by-side environment upgrade in a listing of sessions. */
+export const environmentUpgradeSummarySchema = z.looseObject({
+  upgradeId: z.string(),
+  kind: z.literal(ENVIRONMENT_UPGRADE_KIND),
+  environmentId: z.number().int(),
+  releaseId: z.number().int().optional(),
+  seedId: z.number().int().optional(),
+  state: z.enum(ENVIRONMENT_UPGRADE_STATES),
+  completed: z.boolean(),
+  createdAt: z.string(),
+  progress: z.object({ phase: z.enum(ENVIRONMENT_UPGRADE_PHASES) }),
+  failure: z.object({ error: z.string(), problems: z.array(z.object({ field: z.string(), message: z.string() })) }).optional(),
+});
+
+/** GET /sessions/{id} of an environment upgrade: its phase, messages and the rolling upgrades it ran (each a session). */
+export const environmentUpgradeReportSchema = environmentUpgradeSummarySchema.extend({
+  messages: z.array(z.string()),
+  rollingUpgrades: z.object({ controllers: childUpgradeSchema.optional(), nodes: childUpgradeSchema.optional() }),
+});

@@ -20,6 +20,7 @@ export const ENVIRONMENT = {
   /** The REST API's function starts the workflows by these ARNs. */
   rollingUpgradeStateMachineArn: 'ROLLING_UPGRADE_STATE_MACHINE_ARN',
   groupDeploymentStateMachineArn: 'GROUP_DEPLOYMENT_STATE_MACHINE_ARN',
+  environmentUpgradeStateMachineArn: 'ENVIRONMENT_UPGRADE_STATE_MACHINE_ARN',
   /** The EventBridge bus of the status events; unset: no events. */
   eventBusName: 'EVENT_BUS_NAME',
 } as const;

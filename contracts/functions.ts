@@ -1,5 +1,5 @@
 /**
- * The Lambda functions of both workflows, by the name their ARN has in the ASL files
+ * The Lambda functions of the workflows, by the name their ARN has in the ASL files
  * (`${<Name>FunctionArn}`), in the CDK stack (one Lambda each, handler `index.<Name>`) and in the
  * embedded engine. The activity tables are checked against these lists (`satisfies`), so a function
  * missing on either side is a compile error.
@@ -30,4 +30,15 @@ export const GROUP_DEPLOYMENT_FUNCTION_NAMES = [
 ] as const;
 export type GroupDeploymentFunctionName = (typeof GROUP_DEPLOYMENT_FUNCTION_NAMES)[number];
 
-export type FunctionName = RollingUpgradeFunctionName | GroupDeploymentFunctionName;
+/** The side-by-side environment upgrade (statemachines/environment-upgrade.asl.json). */
+export const ENVIRONMENT_UPGRADE_FUNCTION_NAMES = [
+  'OpenEnvironmentUpgrade',
+  'CloneSeed',
+  'AssignControllers',
+  'PrepareRollingUpgrade',
+  'FollowRollingUpgrade',
+  'FailEnvironmentUpgrade',
+] as const;
+export type EnvironmentUpgradeFunctionName = (typeof ENVIRONMENT_UPGRADE_FUNCTION_NAMES)[number];
+
+export type FunctionName = RollingUpgradeFunctionName | GroupDeploymentFunctionName | EnvironmentUpgradeFunctionName;

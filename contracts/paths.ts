@@ -12,6 +12,7 @@ export const ASL_FILES = {
   groupDeployment: aslFile('group-deployment.asl.json'),
   deployGroup: aslFile('deploy-group.asl.json'),
   runNodeBatches: aslFile('run-node-batches.asl.json'),
+  environmentUpgrade: aslFile('environment-upgrade.asl.json'),
 } as const;
 
 export const PROJECT_PATHS = {
@@ -19,6 +20,7 @@ export const PROJECT_PATHS = {
   /** One bundle per workflow, one exported handler per function. */
   rollingUpgradeEntry: path.join(PROJECT_ROOT, 'lambdas', 'entrypoints', 'rolling-upgrade.ts'),
   groupDeploymentEntry: path.join(PROJECT_ROOT, 'lambdas', 'entrypoints', 'group-deployment.ts'),
+  environmentUpgradeEntry: path.join(PROJECT_ROOT, 'lambdas', 'entrypoints', 'environment-upgrade.ts'),
   /** The REST API behind API Gateway: one handler, `index.handler`. */
   apiEntry: path.join(PROJECT_ROOT, 'lambdas', 'entrypoints', 'api.ts'),
 } as const;

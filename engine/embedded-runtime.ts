@@ -4,6 +4,7 @@ import { STATE_MACHINES, WORKFLOWS, type StateMachineName, type WorkflowName } f
 import { DynamoDbConnectorState } from '../adapters/dynamodb/dynamodb-connector-state';
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbEnvironmentStore } from '../adapters/dynamodb/dynamodb-environment-store';
+import { DynamoDbEnvironmentUpgradeStore } from '../adapters/dynamodb/dynamodb-environment-upgrade-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import { createSiteClients, type SiteClients, type SiteFromProfile } from '../adapters/site';
 import { InvalidInputError } from '../core/errors';
@@ -11,6 +12,9 @@ import { idForExecution } from '../core/execution-id';
 import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activities/rolling-upgrade/dependencies';
 import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/activities/group-deployment/dependencies';
 import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deployment/handlers';
+import { defaultEnvironmentUpgradeSettings, type EnvironmentUpgradeSettings } from '../lambdas/activities/environment-upgrade/dependencies';
+import { createEnvironmentUpgradeHandlers } from '../lambdas/activities/environment-upgrade/handlers';
+import type { Site } from '../ports/site';
 import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFunctionName } from '../lambdas/activities/rolling-upgrade/handlers';
 import type { ConnectorState } from '../ports/connector-state';
 import type { Provisioner } from '../ports/provisioner';
@@ -19,7 +23,7 @@ import { JsonLinesEventLog, MemoryEventLog } from '../adapters/events/event-logs
 import type { StatusEventLog } from '../ports/status-events';
 import { openDataDir } from './data-dir';
 import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
-import { LocalStepFunctions, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
+import { LocalStepFunctions, localExecutionArn, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
 import type { CancelResult, GateResult, RolloutRuntime, SessionListing, SessionProgress, SessionView, StartedRun } from './runtime';
 import { StoreSessions } from './store-sessions';
 import { VirtualClock } from './virtual-clock';
@@ -49,6 +53,7 @@ export interface EmbeddedRuntimeOptions {
   timeScale?: number;
   settings?: Partial<RollingUpgradeSettings>;
   deploymentSettings?: Partial<GroupDeploymentSettings>;
+  environmentUpgradeSettings?: Partial<EnvironmentUpgradeSettings>;
   /**
    * Reach the simulated site through other connectors than its HTTP APIs (the command-driven ones
    * over its SSM endpoint, say), keeping their records in the runtime's table (`connectorState`).
@@ -87,6 +92,10 @@ export class EmbeddedRuntime implements RolloutRuntime {
     private readonly closeDataDir: () => Promise<void>,
     /** Fuel's releases and environments, seeded from the site file. */
     readonly environments: DynamoDbEnvironmentStore,
+    /** The side-by-side environment upgrades' sessions. */
+    readonly environmentUpgrades: DynamoDbEnvironmentUpgradeStore,
+    /** The site's clients, as the workflows reach it (the API checks requests against it before it starts one). */
+    readonly site: Site,
   ) {
     this.reads = new StoreSessions(store, deployments, true);
   }
@@ -147,8 +156,17 @@ export class EmbeddedRuntime implements RolloutRuntime {
       events,
       settings: { ...defaultGroupDeploymentSettings, ...options.deploymentSettings },
     });
+    const environmentUpgrades = new DynamoDbEnvironmentUpgradeStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
+    const environmentUpgradeHandlers = createEnvironmentUpgradeHandlers({
+      upgrades: environmentUpgrades,
+      environments,
+      sessions: store,
+      site,
+      clock,
+      settings: { ...defaultEnvironmentUpgradeSettings, ...options.environmentUpgradeSettings },
+    });
     const functions: Record<string, LocalFunction> = {};
-    for (const [name, handler] of [...Object.entries(handlers), ...Object.entries(deploymentHandlers)]) {
+    for (const [name, handler] of [...Object.entries(handlers), ...Object.entries(deploymentHandlers), ...Object.entries(environmentUpgradeHandlers)]) {
       functions[name] = (payload) => handler(payload as never, {});
     }
 
@@ -157,7 +175,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const arns = Object.fromEntries(
       (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])]),
     ) as Record<StateMachineName, string>;
-    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, () => data.close(), environments);
+    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, () => data.close(), environments, environmentUpgrades, site);
   }
 
   /** Starts a workflow on the local engine; `executionName` is a fresh UUID unless given (tests name theirs). */
@@ -171,6 +189,16 @@ export class EmbeddedRuntime implements RolloutRuntime {
       executionArn: started.executionArn,
       outcome: this.engine.follow(started.outcome),
     };
+  }
+
+  /** Starts the side-by-side upgrade of an environment (statemachines/environment-upgrade.asl.json) with `{environmentId, request}`. */
+  async startEnvironmentUpgrade(input: unknown, executionName: string = randomUUID()): Promise<{ id: string; executionArn: string; outcome: Promise<ExecutionOutcome> }> {
+    const started = this.engine.start(this.stateMachineArns.EnvironmentUpgrade, input, executionName);
+    return { id: idForExecution(started.executionArn), executionArn: started.executionArn, outcome: this.engine.follow(started.outcome) };
+  }
+
+  environmentUpgradeId(executionName: string): string {
+    return idForExecution(localExecutionArn(this.stateMachineArns.EnvironmentUpgrade, executionName));
   }
 
   sessions(): Promise<SessionListing[]> {

@@ -18,6 +18,7 @@ export class RolloutStack extends Stack {
     new CfnOutput(this, 'GroupDeploymentStateMachineArn', { value: this.rollout.groupDeployment.stateMachineArn });
     new CfnOutput(this, 'DeployGroupStateMachineArn', { value: this.rollout.deployGroup.stateMachineArn });
     new CfnOutput(this, 'RunNodeBatchesStateMachineArn', { value: this.rollout.runNodeBatches.stateMachineArn });
+    new CfnOutput(this, 'EnvironmentUpgradeStateMachineArn', { value: this.rollout.environmentUpgrade.stateMachineArn });
     new CfnOutput(this, 'SessionsTableName', { value: this.rollout.table.tableName });
     new CfnOutput(this, 'DashboardName', { value: this.rollout.monitoring.dashboard.dashboardName });
     new CfnOutput(this, 'ApiUrl', { value: this.rollout.api.url });

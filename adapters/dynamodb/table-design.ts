@@ -17,6 +17,8 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
  * | env node   | ENVIRONMENTS     | ENVNODE#<node id, 10 digits>        | node, clusterId (the one environment holding it) |
  * | upgrade    | ENVIRONMENTS     | UPGRADE#<original id, 10 digits>    | seedId (the 1:1 relation)                |
  * | env ids    | ENVIRONMENTS     | LAST_ID                             | lastId                                   |
+ * | upgrading  | ENVIRONMENTS     | UPGRADING#<env id, 10 digits>       | upgradeId (the environment upgrade holding it) |
+ * | env upgrade| ENVUPGRADE#<id>  | SESSION                             | session, revision, gsi1pk/gsi1sk          |
  * | schedule   | SCHEDULES        | SCHEDULE#<group>#<name>             | every ScheduleRecord field (embedded control plane only) |
  */
 export const PARTITION_KEY = 'pk';
@@ -138,6 +140,11 @@ export const environmentKey = (id: number): ItemKey => ({ pk: ENVIRONMENTS_PK, s
 export const environmentNodeKey = (nodeId: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${ENVIRONMENT_NODE_SK_PREFIX}${paddedId(nodeId)}` });
 export const upgradeRelationKey = (originalId: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${UPGRADE_SK_PREFIX}${paddedId(originalId)}` });
 export const environmentIdCounterKey = (): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: 'LAST_ID' });
+/** Which environment upgrade holds an environment: one item per environment, claimed with a conditional put. */
+export const environmentClaimKey = (environmentId: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `UPGRADING#${paddedId(environmentId)}` });
+/** Environment upgrades list through the sessions index, in their own partition of it. */
+export const ENVIRONMENT_UPGRADES_GSI_PARTITION = 'ENV_UPGRADES';
+export const environmentUpgradeKey = (upgradeId: string): ItemKey => ({ pk: `ENVUPGRADE#${upgradeId}`, sk: SESSION_SK });
 // The embedded control plane's schedules (on AWS, EventBridge Scheduler keeps them): one partition, few items.
 export const SCHEDULES_PK = 'SCHEDULES';
 export const SCHEDULE_SK_PREFIX = 'SCHEDULE#';

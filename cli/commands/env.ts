@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import type { Environment, EnvironmentNode } from '../../core/environments';
+import type { EnvironmentUpgradeReport } from '../../engine/reports/environment-upgrade-report';
 import { callApi, resolveApiBase, type ApiTargetOptions } from '../api-client';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
+import { numberOrRaw } from '../option-values';
 
 interface EnvOptions extends ApiTargetOptions {
   json?: boolean;
@@ -28,9 +30,56 @@ function print(options: EnvOptions, value: unknown, text: string): void {
   process.stdout.write(options.json ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
 }
 
+interface UpgradeOptions extends EnvOptions {
+  name?: string;
+  release?: string;
+  controllerRole: string[];
+  startingLabel: string;
+  upgradingLabel: string;
+  failedLabel: string;
+  stepSize: string;
+  wlm: string;
+  pollInterval?: string;
+  bootTimeout?: string;
+  wait?: boolean;
+  pollMs: string;
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** The body of POST /environments/{id}/upgrade from the options; the API validates it (422 naming each field). */
+function upgradeBody(options: UpgradeOptions): Record<string, unknown> {
+  const defined = (entries: Record<string, unknown>) => Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined));
+  return defined({
+    name: options.name,
+    release_id: options.release === undefined ? undefined : wholeId(options.release, '--release'),
+    controller_roles: options.controllerRole.length > 0 ? options.controllerRole : undefined,
+    rolling_upgrade: defined({
+      startingLabel: options.startingLabel,
+      upgradingLabel: options.upgradingLabel,
+      failedLabel: options.failedLabel,
+      upgradeStepSize: numberOrRaw(options.stepSize),
+      workloadManagerType: options.wlm,
+      pollIntervalSeconds: numberOrRaw(options.pollInterval),
+      bootTimeoutSeconds: numberOrRaw(options.bootTimeout),
+    }),
+  });
+}
+
+const upgradeLine = (report: EnvironmentUpgradeReport) => {
+  const child = (label: string, run: EnvironmentUpgradeReport['rollingUpgrades']['controllers']) =>
+    run ? `	${label} ${run.state ?? 'starting'}${run.counts ? ` (${run.counts.UPGRADED} upgraded, ${run.counts.FAILED} failed of ${run.nodes.length})` : ''}` : '';
+  return (
+    `environment upgrade ${report.upgradeId}: environment ${report.environmentId}${report.seedId === undefined ? '' : ` -> seed ${report.seedId}`}` +
+    `	${report.state}	${report.progress.phase}${child('controllers', report.rollingUpgrades.controllers)}${child('nodes', report.rollingUpgrades.nodes)}`
+  );
+};
+
 /** `rollout env`: Fuel's environments and their upgrade seeds, as a client of the REST API. */
 export function registerEnvCommands(program: Command): void {
-  const env = program.command('env').description("Environments and Fuel's upgrade seeds (clone, assign), through the REST API of a `rollout serve` (--endpoint) or given (--api)");
+  const env = program
+    .command('env')
+    .description("Environments and Fuel's upgrade seeds (clone, assign, the side-by-side upgrade), through the REST API of a `rollout serve` (--endpoint) or given (--api)");
 
   withTarget(env.command('list'))
     .description('List environments (generated attributes masked)')
@@ -68,4 +117,52 @@ export function registerEnvCommands(program: Command): void {
       const node = await callApi<EnvironmentNode & { cluster_id: number }>(await resolveApiBase(options), 'POST', `/environments/${wholeId(seedId, 'the seed id')}/upgrade/assign`, body);
       print(options, node, `assigned node ${node.id} (${node.name}, ${node.roles.join(',')}, ${node.ip}) to environment ${node.cluster_id}`);
     });
+
+  withTarget(env.command('upgrade'))
+    .description('Upgrade the environment side by side, as one workflow: clone the seed (unless it has one), assign and reimage the controllers, then roll the other nodes')
+    .argument('<id>', 'the environment id')
+    .option('--name <name>', 'name of the upgrade seed to clone (when the environment has none)')
+    .option('--release <id>', 'the release to upgrade to (when the environment has no seed); its bootTemplate reimages the nodes')
+    .option('--controller-role <role>', "nodes with this role are the controllers (repeatable; default 'controller')", collect, [])
+    .requiredOption('--starting-label <label>', "group the upgrade fills with each phase's nodes (it may hold only the environment's)")
+    .requiredOption('--upgrading-label <label>', 'group that holds the nodes being booted')
+    .requiredOption('--failed-label <label>', 'group that receives nodes that failed')
+    .requiredOption('--step-size <n>', 'other nodes per step (the controllers go in one step)')
+    .option('--wlm <type>', 'workload manager type', 'slurm')
+    .option('--poll-interval <seconds>', 'how often the workflows poll the site (default 30)')
+    .option('--boot-timeout <seconds>', 'longest wait for a step to boot (default 3600)')
+    .option('--wait', 'follow the upgrade until it ends; exit 0 only if it completed')
+    .option('--poll-ms <ms>', 'with --wait: real milliseconds between two reads of the session', '500')
+    .action(async (id: string, options: UpgradeOptions) => {
+      const base = await resolveApiBase(options);
+      const started = await callApi<{ id: string }>(base, 'POST', `/environments/${wholeId(id, 'the environment id')}/upgrade`, upgradeBody(options));
+      if (!options.wait) {
+        print(options, started, `started environment upgrade ${started.id} of environment ${id} (GET /sessions/${started.id})`);
+        return;
+      }
+      const report = await followUpgrade(base, started.id, wholeId(options.pollMs, '--poll-ms'), options.json === true);
+      print(options, report, [upgradeLine(report), ...report.messages.map((m) => `  ${m}`)].join('\n'));
+      process.exitCode = report.state === 'READY' ? ExitCode.completed : ExitCode.notCompleted;
+    });
+
+  withTarget(env.command('status'))
+    .description('Show an environment upgrade: its phase, its rolling upgrades and its messages')
+    .argument('<session-id>', 'the environment upgrade id')
+    .action(async (sessionId: string, options: EnvOptions) => {
+      const report = await callApi<EnvironmentUpgradeReport>(await resolveApiBase(options), 'GET', `/sessions/${encodeURIComponent(sessionId)}`);
+      if (report.kind !== 'EnvironmentUpgradeSession') throw new CliError(`session ${sessionId} is not an environment upgrade (see rollout session get)`, ExitCode.invalidInput);
+      print(options, report, [upgradeLine(report), ...report.messages.map((m) => `  ${m}`)].join('\n'));
+    });
+}
+
+/** Reads the session until its phase is COMPLETE or FAILED, printing each new phase to stderr (unless --json). */
+async function followUpgrade(base: string, id: string, pollMs: number, quiet: boolean): Promise<EnvironmentUpgradeReport> {
+  let phase: string | undefined;
+  for (;;) {
+    const report = await callApi<EnvironmentUpgradeReport>(base, 'GET', `/sessions/${encodeURIComponent(id)}`);
+    if (report.progress.phase !== phase && !quiet) process.stderr.write(`${report.progress.phase}\n`);
+    phase = report.progress.phase;
+    if (phase === 'COMPLETE' || phase === 'FAILED') return report;
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
 }

@@ -1,3 +1,4 @@
 export * from './attributes';
 export * from './schemas';
 export * from './upgrade-seed';
+export * from './environment-upgrade';

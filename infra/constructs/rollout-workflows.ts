@@ -10,6 +10,8 @@ import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { SiteProfile } from '../../core/site/site-profile';
 import { GroupDeploymentFunctions } from './group-deployment-functions';
 import { GroupDeploymentWorkflow } from './group-deployment-workflow';
+import { EnvironmentUpgradeFunctions } from './environment-upgrade-functions';
+import { EnvironmentUpgradeWorkflow } from './environment-upgrade-workflow';
 import { RollingUpgradeFunctions } from './rolling-upgrade-functions';
 import { RollingUpgradeWorkflow } from './rolling-upgrade-workflow';
 import type { EventBus } from 'aws-cdk-lib/aws-events';
@@ -80,6 +82,8 @@ export class RolloutWorkflows extends Construct {
   /** GroupDeployment's children (one execution per ready group; per page of node batches). */
   readonly deployGroup: StateMachine;
   readonly runNodeBatches: StateMachine;
+  /** The side-by-side environment upgrade (POST /environments/{id}/upgrade); it starts rollingUpgrade executions. */
+  readonly environmentUpgrade: StateMachine;
   /** Every Lambda, by function name (contracts/). */
   readonly functions: Readonly<Record<string, NodejsFunction>>;
   readonly monitoring: RolloutMonitoring;
@@ -112,17 +116,42 @@ export class RolloutWorkflows extends Construct {
     this.groupDeployment = groupDeployment.groupDeployment;
     this.deployGroup = groupDeployment.deployGroup;
     this.runNodeBatches = groupDeployment.runNodeBatches;
-    this.functions = { ...rollingUpgradeFunctions.functions, ...groupDeploymentFunctions.functions };
+
+    // Boot service and inventory, as the rolling-upgrade functions reach them.
+    const environmentUpgradeFunctions = new EnvironmentUpgradeFunctions(this, 'EnvironmentUpgradeFunctions', { ...common, environment: site.rollingUpgradeEnvironment });
+    this.environmentUpgrade = new EnvironmentUpgradeWorkflow(this, 'EnvironmentUpgrade', {
+      functions: environmentUpgradeFunctions.functions,
+      rollingUpgrade: this.rollingUpgrade,
+      logRetention,
+      removalPolicy,
+    }).stateMachine;
+    this.functions = { ...rollingUpgradeFunctions.functions, ...groupDeploymentFunctions.functions, ...environmentUpgradeFunctions.functions };
     events.grantPublish(...Object.values(this.functions));
     this.schedules = new RolloutSchedules(this, 'Schedules', {
       stateMachines: [this.rollingUpgrade, this.groupDeployment],
       targets: { rollingUpgrade: this.rollingUpgrade, groupDeployment: this.groupDeployment },
       ...(props.schedules ? { declared: props.schedules } : {}),
     });
-    this.api = new RolloutApi(this, 'Api', { table: this.table, rollingUpgrade: this.rollingUpgrade, groupDeployment: this.groupDeployment, logRetention, removalPolicy, ...(network ? { network } : {}) }).api;
+    this.api = new RolloutApi(this, 'Api', {
+      table: this.table,
+      rollingUpgrade: this.rollingUpgrade,
+      groupDeployment: this.groupDeployment,
+      environmentUpgrade: this.environmentUpgrade,
+      // The API checks requests against the boot service and the inventory before it answers.
+      site: { environment: site.rollingUpgradeEnvironment, policies: site.policies },
+      logRetention,
+      removalPolicy,
+      ...(network ? { network } : {}),
+    }).api;
 
     this.monitoring = new RolloutMonitoring(this, 'Monitoring', {
-      stateMachines: { RollingUpgrade: this.rollingUpgrade, GroupDeployment: this.groupDeployment, DeployGroup: this.deployGroup, RunNodeBatches: this.runNodeBatches },
+      stateMachines: {
+        RollingUpgrade: this.rollingUpgrade,
+        GroupDeployment: this.groupDeployment,
+        DeployGroup: this.deployGroup,
+        RunNodeBatches: this.runNodeBatches,
+        EnvironmentUpgrade: this.environmentUpgrade,
+      },
       functions: this.functions,
       alarmTopic: props.alarmTopic,
       dashboardName: props.dashboardName,

@@ -3,11 +3,13 @@ import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { createApi, type ApiControlPlane, type ApiHandler } from '../../api';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbEnvironmentStore } from '../../adapters/dynamodb/dynamodb-environment-store';
+import { DynamoDbEnvironmentUpgradeStore } from '../../adapters/dynamodb/dynamodb-environment-upgrade-store';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
 import { ENVIRONMENT, type WorkflowName } from '../../contracts';
+import { executionArnOf } from '../../core/environments';
 import { idForExecution } from '../../core/execution-id';
 import { StoreSessions } from '../../engine/store-sessions';
-import { documentClient, required } from './environment';
+import { documentClient, loadBootAndInventory, required } from './environment';
 
 /** The fields of an API Gateway REST (v1) proxy event the API reads. */
 export interface ApiGatewayProxyEvent {
@@ -36,33 +38,52 @@ export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = ne
     rollingUpgrade: required(env, ENVIRONMENT.rollingUpgradeStateMachineArn),
     groupDeployment: required(env, ENVIRONMENT.groupDeploymentStateMachineArn),
   };
+  const start = async (stateMachineArn: string, input: unknown, name: string = randomUUID()) => {
+    const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
+    if (!executionArn) throw new Error('StartExecution answered without an executionArn');
+    // As the first activity of each workflow derives it from $$.Execution.Id.
+    return { id: idForExecution(executionArn), executionArn };
+  };
   return {
     sessions: () => reads.sessions(),
     session: (id) => reads.session(id),
     cancel: (id) => reads.cancel(id),
     async run(workflow, input) {
-      const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn: stateMachines[workflow], name: randomUUID(), input: JSON.stringify(input) }));
-      if (!executionArn) throw new Error('StartExecution answered without an executionArn');
-      // As Open Session and Start Deployment derive it from $$.Execution.Id.
-      return { id: idForExecution(executionArn), kind: workflow === 'rollingUpgrade' ? 'upgrade' : 'deployment', executionArn };
+      return { ...(await start(stateMachines[workflow], input)), kind: workflow === 'rollingUpgrade' ? 'upgrade' : 'deployment' };
     },
+    startEnvironmentUpgrade: (input, executionName) => start(required(env, ENVIRONMENT.environmentUpgradeStateMachineArn), input, executionName),
+    environmentUpgradeId: (executionName) => idForExecution(executionArnOf(required(env, ENVIRONMENT.environmentUpgradeStateMachineArn), executionName)),
+    now: () => Date.now(),
   };
 }
 
-export function apiFromEnvironment(env: NodeJS.ProcessEnv = process.env): ApiHandler {
-  const environments = new DynamoDbEnvironmentStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() });
-  return createApi({ controlPlane: deployedControlPlane(env), environments });
+/** The deployed API over the table, Step Functions and (when the stack gave it one) the site connection. */
+export async function apiFromEnvironment(env: NodeJS.ProcessEnv = process.env): Promise<ApiHandler> {
+  const tableName = required(env, ENVIRONMENT.tableName);
+  const site = await loadBootAndInventory(env);
+  return createApi({
+    controlPlane: deployedControlPlane(env),
+    environments: new DynamoDbEnvironmentStore({ tableName, client: documentClient() }),
+    environmentUpgrades: new DynamoDbEnvironmentUpgradeStore({ tableName, client: documentClient() }),
+    ...(site ? { site } : {}),
+  });
 }
 
 /** API Gateway's proxy event in, the API's answer out: the same routes `rollout serve` serves. */
-export function toLambdaHandler(api: () => ApiHandler): (event: ApiGatewayProxyEvent) => Promise<ApiGatewayProxyResult> {
+export function toLambdaHandler(api: () => ApiHandler | Promise<ApiHandler>): (event: ApiGatewayProxyEvent) => Promise<ApiGatewayProxyResult> {
   return async (event) => {
     const body = event.body == null ? undefined : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-    const response = await api()({ method: event.httpMethod, path: event.path, body });
+    const response = await (await api())({ method: event.httpMethod, path: event.path, body });
     return { statusCode: response.status, headers: response.headers, body: response.body === undefined ? '' : JSON.stringify(response.body) };
   };
 }
 
-let built: ApiHandler | undefined;
-/** The deployed REST API (handler `index.handler`), its clients built once per container. */
-export const handler = toLambdaHandler(() => (built ??= apiFromEnvironment()));
+let built: Promise<ApiHandler> | undefined;
+/** The deployed REST API (handler `index.handler`), its clients built once per container (a failed build is tried again). */
+export const handler = toLambdaHandler(
+  () =>
+    (built ??= apiFromEnvironment().catch((err: unknown) => {
+      built = undefined;
+      throw err;
+    })),
+);

@@ -5,14 +5,18 @@ import type { StatusEventPublisher } from '../../ports/status-events';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbConnectorState } from '../../adapters/dynamodb/dynamodb-connector-state';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
+import { DynamoDbEnvironmentStore } from '../../adapters/dynamodb/dynamodb-environment-store';
+import { DynamoDbEnvironmentUpgradeStore } from '../../adapters/dynamodb/dynamodb-environment-upgrade-store';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
-import { HsmInventory, HttpProvisioner, createSiteClients, createSiteFromProfile, resolveSecretReference, type SecretResolution, type SiteFromProfile } from '../../adapters/site';
+import { BosBootService, HsmInventory, HttpProvisioner, createSiteClients, createSiteFromProfile, resolveSecretReference, type SecretResolution, type SiteFromProfile } from '../../adapters/site';
 import { ENVIRONMENT } from '../../contracts';
 import { systemClock } from '../../core/clock';
 import { InvalidInputError, describeError } from '../../core/errors';
 import { parseSiteProfile } from '../../core/site/site-profile';
+import type { Site } from '../../ports/site';
 import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from '../activities/group-deployment/dependencies';
 import { defaultSettings, type RollingUpgradeDependencies } from '../activities/rolling-upgrade/dependencies';
+import { defaultEnvironmentUpgradeSettings, type EnvironmentUpgradeDependencies } from '../activities/environment-upgrade/dependencies';
 
 /**
  * The site a SITE_PROFILE names (its secrets read from Secrets Manager now, at cold start); undefined
@@ -77,6 +81,39 @@ export async function loadGroupDeploymentDependencies(env: NodeJS.ProcessEnv = p
     clock: systemClock,
     ...eventsFromEnvironment(env),
     settings: defaultGroupDeploymentSettings,
+  };
+}
+
+/**
+ * The boot service and the inventory: from SITE_PROFILE, else from the URL variables; undefined
+ * when the function has neither. The REST API checks requests against them before it answers (the
+ * workflows check again, and their sessions say why they stopped); the environment upgrade drives them.
+ */
+export async function loadBootAndInventory(env: NodeJS.ProcessEnv = process.env): Promise<Pick<Site, 'bootService' | 'inventory'> | undefined> {
+  const connected = await siteFromProfileEnvironment(env);
+  if (connected) return connected.site;
+  if (!optional(env, ENVIRONMENT.bootServiceUrl) || !optional(env, ENVIRONMENT.inventoryUrl)) return undefined;
+  const read = await withSecretsRead(env);
+  const bearerToken = optional(read, ENVIRONMENT.siteApiToken);
+  return {
+    bootService: new BosBootService({ baseUrl: required(read, ENVIRONMENT.bootServiceUrl), bearerToken }),
+    inventory: new HsmInventory({ baseUrl: required(read, ENVIRONMENT.inventoryUrl), bearerToken }),
+  };
+}
+
+/** An environment-upgrade function's dependencies: the table's stores and the site's boot service and inventory. */
+export async function loadEnvironmentUpgradeDependencies(env: NodeJS.ProcessEnv = process.env): Promise<EnvironmentUpgradeDependencies> {
+  const tableName = required(env, ENVIRONMENT.tableName);
+  const site = await loadBootAndInventory(env);
+  if (!site) throw new InvalidInputError('Lambda environment', [{ field: ENVIRONMENT.siteProfile, message: `is not set, nor are ${ENVIRONMENT.bootServiceUrl} and ${ENVIRONMENT.inventoryUrl}` }]);
+  const iterations = Number(env[ENVIRONMENT.iterationsPerExecution] ?? defaultEnvironmentUpgradeSettings.iterationsPerExecution);
+  return {
+    upgrades: new DynamoDbEnvironmentUpgradeStore({ tableName, client: documentClient() }),
+    environments: new DynamoDbEnvironmentStore({ tableName, client: documentClient() }),
+    sessions: new DynamoDbSessionStore({ tableName, client: documentClient() }),
+    site,
+    clock: systemClock,
+    settings: { ...defaultEnvironmentUpgradeSettings, ...(iterations > 0 ? { iterationsPerExecution: iterations } : {}) },
   };
 }
 

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { createApi } from '../../api';
 import { DynamoDbEnvironmentStore } from '../../adapters/dynamodb/dynamodb-environment-store';
+import { DynamoDbEnvironmentUpgradeStore } from '../../adapters/dynamodb/dynamodb-environment-upgrade-store';
 import { ENVIRONMENT } from '../../contracts';
 import { MASKED_VALUE } from '../../core/environments';
 import { idForExecution } from '../../core/execution-id';
@@ -52,7 +53,8 @@ describe('the API Lambda', () => {
     };
     const sfn = new SFNClient({ endpoint: `http://127.0.0.1:${(sfnServer.address() as AddressInfo).port}`, region: 'us-east-1', credentials });
     const environments = new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client });
-    const api = createApi({ controlPlane: deployedControlPlane(env, sfn), environments });
+    const environmentUpgrades = new DynamoDbEnvironmentUpgradeStore({ tableName: db.tableName, client: db.client });
+    const api = createApi({ controlPlane: deployedControlPlane(env, sfn), environments, environmentUpgrades });
     handler = toLambdaHandler(() => api);
   });
   afterAll(async () => {

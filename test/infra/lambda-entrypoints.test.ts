@@ -1,11 +1,14 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as environmentUpgradeEntry from '../../lambdas/entrypoints/environment-upgrade';
 import * as groupDeploymentEntry from '../../lambdas/entrypoints/group-deployment';
 import * as rollingUpgradeEntry from '../../lambdas/entrypoints/rolling-upgrade';
-import { ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES } from '../../contracts';
+import { ENVIRONMENT, ENVIRONMENT_UPGRADE_FUNCTION_NAMES, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES } from '../../contracts';
 import {
   dependenciesFromEnvironment,
   groupDeploymentDependenciesFromEnvironment,
+  loadBootAndInventory,
+  loadEnvironmentUpgradeDependencies,
   loadGroupDeploymentDependencies,
   loadRollingUpgradeDependencies,
   withSecretsRead,
@@ -18,6 +21,7 @@ describe('deployed entries', () => {
   it.each([
     ['rolling-upgrade', rollingUpgradeEntry as Record<string, unknown>, ROLLING_UPGRADE_FUNCTION_NAMES],
     ['group-deployment', groupDeploymentEntry as Record<string, unknown>, GROUP_DEPLOYMENT_FUNCTION_NAMES],
+    ['environment-upgrade', environmentUpgradeEntry as Record<string, unknown>, ENVIRONMENT_UPGRADE_FUNCTION_NAMES],
   ] as const)('%s exports one handler per function name, and nothing else', (_, entry, names) => {
     expect(Object.keys(entry).sort()).toEqual([...names].sort());
     for (const name of names) expect(typeof entry[name]).toBe('function');
@@ -81,6 +85,15 @@ describe('dependencies from the environment', () => {
     await site.inventory.getGroupMembers('compute').catch(() => undefined);
     await site.bootService.getSession('session-1').catch(() => undefined);
     expect(seen.map((headers) => headers.authorization)).toEqual(['Bearer t0k3n', 'Bearer t0k3n']);
+  });
+
+  it('environment upgrade and the API: BOS and HSM from their URLs, with SITE_API_TOKEN; none of them: the API checks nothing, the upgrade refuses to start', async () => {
+    const { site } = await loadEnvironmentUpgradeDependencies(rollingEnvironment({ [ENVIRONMENT.siteApiToken]: 't0k3n' }));
+    await site.inventory.getGroupMembers('compute').catch(() => undefined);
+    expect(await site.bootService.templateExists('img-2')).toBe(false);
+    expect(seen.map((headers) => headers.authorization)).toEqual(['Bearer t0k3n', 'Bearer t0k3n']);
+    expect(await loadBootAndInventory({ [ENVIRONMENT.tableName]: 'table' })).toBeUndefined();
+    await expect(loadEnvironmentUpgradeDependencies({ [ENVIRONMENT.tableName]: 'table' })).rejects.toThrow(/SITE_PROFILE: is not set, nor are BOOT_SERVICE_URL and INVENTORY_URL/);
   });
 
   it('SITE_PROFILE: builds the site from the profile, its tokens resolved at cold start', async () => {

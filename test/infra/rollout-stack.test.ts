@@ -1,6 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { createTableInput, TTL_ATTRIBUTE } from '../../adapters/dynamodb/table-design';
-import { ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES } from '../../contracts';
+import { ENVIRONMENT, ENVIRONMENT_UPGRADE_FUNCTION_NAMES, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES } from '../../contracts';
+import { environmentUpgradeSpecs } from './environment-upgrade.specs';
 import { groupDeploymentSpecs } from './group-deployment.specs';
 import { restApiSpecs } from './rest-api.specs';
 import { rollingUpgradeSpecs } from './rolling-upgrade.specs';
@@ -8,7 +9,7 @@ import { synthRolloutStack } from '../support/synth-stack';
 import { TemplateQueries } from '../support/template-queries';
 
 const tableDesign = createTableInput('unused');
-const ALL_FUNCTION_NAMES = [...ROLLING_UPGRADE_FUNCTION_NAMES, ...GROUP_DEPLOYMENT_FUNCTION_NAMES];
+const ALL_FUNCTION_NAMES = [...ROLLING_UPGRADE_FUNCTION_NAMES, ...GROUP_DEPLOYMENT_FUNCTION_NAMES, ...ENVIRONMENT_UPGRADE_FUNCTION_NAMES];
 
 // One synthesis for every spec below, the workflow specs included.
 const stack = new TemplateQueries(synthRolloutStack);
@@ -61,4 +62,5 @@ describe('RolloutStack', () => {
   describe('rolling upgrade', () => rollingUpgradeSpecs(stack));
   describe('group deployment', () => groupDeploymentSpecs(stack));
   describe('REST API', () => restApiSpecs(stack));
+  describe('environment upgrade', () => environmentUpgradeSpecs(stack));
 });

@@ -1,6 +1,6 @@
-import { MASKED_VALUE, checkAssignment, cloneEnvironment, maskEnvironment, siteEnvironmentsSchema, upgradeAttributes, type Environment, type Release } from '../../../core/environments';
+import { MASKED_VALUE, checkAssignment, cloneEnvironment, maskEnvironment, releaseSchema, siteEnvironmentsSchema, upgradeAttributes, type Environment, type Release } from '../../../core/environments';
 import { parseSiteDefinition } from '../../../simulator';
-import { fuelEnvironments } from '../../support/environments';
+import { buildSiteWithEnvironments, fuelEnvironments } from '../../support/environments';
 import { buildSite } from '../../support/sites';
 
 const site = fuelEnvironments();
@@ -83,12 +83,12 @@ describe('environments in the site file', () => {
   });
 
   it('parses releases and environments in a site file and names bad fields', () => {
-    const parsed = parseSiteDefinition({ ...buildSite(1), ...site });
+    const parsed = buildSiteWithEnvironments(1);
     expect(parsed.environments.map((e) => e.name)).toEqual(['prod', 'legacy', 'idle']);
     expect(() =>
       parseSiteDefinition({
         ...buildSite(1),
-        releases: [{ id: 1, name: 'r', version: '1', roles: [], attributeChanges: { removed: ['common.x'] } }],
+        releases: [{ id: 1, name: 'r', version: '1', roles: [], bootTemplate: 'img-1', attributeChanges: { removed: ['common.x'] } }],
         environments: [
           { id: 1, name: 'a', release_id: 5, nodes: [{ id: 1, name: 'n', ip: '10.0.0.300', mac: 'zz' }] },
           { id: 1, name: 'b', release_id: 1 },
@@ -103,6 +103,20 @@ describe('environments in the site file', () => {
         ]),
       }),
     );
+    // Environment nodes are site nodes, by name; a release installs with one of the site's templates; both are required.
+    expect(() => parseSiteDefinition({ ...buildSite(1), ...site })).toThrow(
+      expect.objectContaining({
+        problems: expect.arrayContaining([
+          { field: 'environments[0].nodes[0].name', message: "'node-11' is not a node of the site" },
+          { field: 'environments[1].nodes[0].name', message: "'node-21' is not a node of the site" },
+        ]),
+      }),
+    );
+    expect(() => parseSiteDefinition({ ...buildSiteWithEnvironments(1), bootTemplates: ['img-1'] })).toThrow(
+      expect.objectContaining({ problems: [{ field: 'releases[1].bootTemplate', message: "'img-2' is not one of the site's bootTemplates" }] }),
+    );
+    expect(releaseSchema.safeParse({ id: 3, name: 'r', version: '3', roles: [] }).error?.issues.map((i) => i.path.join('.'))).toEqual(['bootTemplate']);
+    expect(releaseSchema.safeParse({ id: 3, name: 'r', version: '3', roles: [], bootTemplate: '../x' }).success).toBe(false);
     expect(siteEnvironmentsSchema.safeParse({ releases: site.releases, environments: [{ id: 1, name: 'a', release_id: 5 }, { id: 1, name: 'b', release_id: 1 }] }).error?.issues.map((i) => i.path.join('.'))).toEqual([
       'environments.1.id',
       'environments.0.release_id',

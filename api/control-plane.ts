@@ -1,5 +1,6 @@
 import type { EnvironmentStore } from '../ports/environment-store';
 import type { EnvironmentUpgradeStore } from '../ports/environment-upgrade-store';
+import type { RunStartStore } from '../ports/run-start-store';
 import type { Site } from '../ports/site';
 import type { RolloutSessions, StartedRun, WorkflowName } from '../engine/runtime';
 
@@ -24,6 +25,8 @@ export interface ApiDependencies {
   controlPlane: ApiControlPlane;
   environments: EnvironmentStore;
   environmentUpgrades: EnvironmentUpgradeStore;
+  /** Runs started and not yet recorded, or refused by their first state: their ids answer (never a 404) until their records exist. */
+  runStarts: RunStartStore;
   /**
    * The site, for the checks a request needs before it is answered (a boot template, node names,
    * groups). Without it, or while it fails, those checks are the workflow's: its session says why.

@@ -12,7 +12,7 @@ export type { ApiHandler, ApiRequest, ApiResponse } from './http';
 export function apiRoutes(dependencies: ApiDependencies): Route[] {
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
   return [
-    ...sessionRoutes(dependencies.controlPlane, dependencies.environmentUpgrades),
+    ...sessionRoutes(dependencies),
     ...environmentRoutes(dependencies),
     {
       pattern: '/openapi.json',

@@ -12,6 +12,8 @@ import {
   deploymentSummarySchema,
   environmentUpgradeReportSchema,
   environmentUpgradeSummarySchema,
+  startedDeploymentSchema,
+  startedSessionSchema,
   sessionReportSchema,
   sessionSummarySchema,
   startedRunSchema,
@@ -40,6 +42,8 @@ const schemas = {
   EnvironmentUpgradeRequest: environmentUpgradeRequestSchema.meta({ id: 'EnvironmentUpgradeRequest' }),
   EnvironmentUpgradeSummary: environmentUpgradeSummarySchema.meta({ id: 'EnvironmentUpgradeSummary' }),
   EnvironmentUpgradeReport: environmentUpgradeReportSchema.meta({ id: 'EnvironmentUpgradeReport' }),
+  StartedSession: startedSessionSchema.meta({ id: 'StartedSession' }),
+  StartedDeployment: startedDeploymentSchema.meta({ id: 'StartedDeployment' }),
 };
 
 /** The OpenAPI 3.1 document of the API, generated from the same zod schemas the handlers validate with. */
@@ -61,11 +65,14 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
   });
   path('get', '/sessions/{id}', 'An upgrade session or environment upgrade report', {
     request: idParam('the upgrade id'),
-    responses: { 200: body(z.union([schemas.SessionReport, schemas.EnvironmentUpgradeReport]), 'The session'), 404: problem('No such session') },
+    responses: {
+      200: body(z.union([schemas.SessionReport, schemas.EnvironmentUpgradeReport, schemas.StartedSession]), 'The session; or, before it has opened, PENDING; or REFUSED, saying why'),
+      404: problem('No such session'),
+    },
   });
   path('delete', '/sessions/{id}', 'Delete an upgrade session by the CRUS deletion rules (an environment upgrade passes it on to its rolling upgrade)', {
     request: idParam('the upgrade id'),
-    responses: { 200: body(schemas.CancelResult, 'Deleting'), 404: problem('No such session'), 409: problem('The session has ended') },
+    responses: { 200: body(schemas.CancelResult, 'Deleting'), 404: problem('No such session'), 409: problem('The session has ended, was refused or has not opened yet') },
   });
   path('get', '/deployments', 'List group deployments, newest first', { responses: { 200: body(z.array(schemas.DeploymentSummary), 'The deployments') } });
   path('post', '/deployments', 'Start a group deployment', {
@@ -74,7 +81,7 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
   });
   path('get', '/deployments/{id}', 'A group deployment report', {
     request: idParam('the deployment id'),
-    responses: { 200: body(schemas.DeploymentReport, 'The deployment'), 404: problem('No such deployment') },
+    responses: { 200: body(z.union([schemas.DeploymentReport, schemas.StartedDeployment]), 'The deployment; or PENDING; or REFUSED, saying why'), 404: problem('No such deployment') },
   });
   path('delete', '/deployments/{id}', 'Cancel a group deployment (not supported yet)', {
     request: idParam('the deployment id'),

@@ -91,3 +91,27 @@ export const environmentUpgradeReportSchema = environmentUpgradeSummarySchema.ex
   messages: z.array(z.string()),
   rollingUpgrades: z.object({ controllers: childUpgradeSchema.optional(), nodes: childUpgradeSchema.optional() }),
 });
+
+const refusedSchema = z.object({ error: z.string(), problems: z.array(z.object({ field: z.string(), message: z.string() })) });
+
+/** A session the API started whose workflow has not opened it yet (PENDING), or whose first state refused it (REFUSED, saying why). */
+export const startedSessionSchema = z.object({
+  upgradeId: z.string(),
+  kind: z.literal('ComputeUpgradeSession'),
+  state: z.enum(['PENDING', 'REFUSED']),
+  completed: z.literal(false),
+  createdAt: z.string(),
+  executionArn: z.string().optional(),
+  messages: z.array(z.string()),
+  refused: refusedSchema.optional(),
+});
+
+/** A deployment started and not recorded yet (PENDING), or refused by Start Deployment (REFUSED, saying why). */
+export const startedDeploymentSchema = z.object({
+  deploymentId: z.string(),
+  status: z.enum(['PENDING', 'REFUSED']),
+  createdAt: z.string(),
+  executionArn: z.string().optional(),
+  messages: z.array(z.string()),
+  refused: refusedSchema.optional(),
+});

@@ -1,9 +1,11 @@
-import { InvalidInputError } from '../core/errors';
+import { InvalidInputError, SiteServiceError } from '../core/errors';
+import { parseDeploymentStrategy, planDeployment, selectDeploymentStrategy } from '../core/group-deployment';
 import { parseDeploymentRequest } from '../core/group-deployment/deployment-request';
 import { parseUpgradeRequest, unsupportedControls } from '../core/rolling-upgrade/upgrade-request';
 import { buildEnvironmentUpgradeReport, summarizeEnvironmentUpgrade } from '../engine/reports/environment-upgrade-report';
-import type { EnvironmentUpgradeStore } from '../ports/environment-upgrade-store';
-import type { ApiControlPlane } from './control-plane';
+import { checkUpgradeRequest } from '../lambdas/activities/rolling-upgrade/open-session';
+import type { RunStart } from '../ports/run-start-store';
+import type { ApiDependencies } from './control-plane';
 import { json } from './http';
 import { problem, readJsonObject } from './problems';
 import type { Route } from './router';
@@ -14,12 +16,20 @@ import type { Route } from './router';
  * side-by-side environment upgrades (POST /environments/{id}/upgrade) are sessions too: listed, read
  * and deleted here.
  */
-export function sessionRoutes(controlPlane: ApiControlPlane, environmentUpgrades: EnvironmentUpgradeStore): Route[] {
+export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, site }: ApiDependencies): Route[] {
   const upgrade = async (id: string) => {
     const view = await controlPlane.session(id);
     return view?.kind === 'upgrade' ? view.report : undefined;
   };
   const environmentUpgrade = async (id: string) => (await environmentUpgrades.getUpgrade(id))?.session;
+  const started = async (id: string, kind: RunStart['kind']) => {
+    const start = await runStarts.get(id);
+    return start?.kind === kind ? start : undefined;
+  };
+  /** Started and recorded as accepted, so that the Location answers while the first state runs. */
+  const accepted = async (run: { id: string; executionArn: string }, kind: RunStart['kind']) => {
+    await runStarts.accept({ id: run.id, kind, at: new Date(controlPlane.now()).toISOString(), executionArn: run.executionArn });
+  };
   const deployment = async (id: string) => {
     const view = await controlPlane.session(id);
     return view?.kind === 'deployment' ? view.report : undefined;
@@ -43,8 +53,11 @@ export function sessionRoutes(controlPlane: ApiControlPlane, environmentUpgrades
           // Checked here, before anything starts, so that the client gets the 422 naming the fields.
           const problems = unsupportedControls(parseUpgradeRequest(body));
           if (problems.length > 0) throw new InvalidInputError('upgrade request', problems);
-          const started = await controlPlane.run('rollingUpgrade', body);
-          return json(201, { id: started.id, kind: started.kind, executionArn: started.executionArn }, { location: `/sessions/${encodeURIComponent(started.id)}` });
+          // What Open Session checks on the site (the boot template), checked here too when the site answers.
+          await unlessSiteFails(site && (() => checkUpgradeRequest(body, site)));
+          const run = await controlPlane.run('rollingUpgrade', body);
+          await accepted(run, 'upgrade');
+          return json(201, { id: run.id, kind: run.kind, executionArn: run.executionArn }, { location: `/sessions/${encodeURIComponent(run.id)}` });
         },
       },
     },
@@ -56,10 +69,14 @@ export function sessionRoutes(controlPlane: ApiControlPlane, environmentUpgrades
           const report = await upgrade(id!);
           if (report) return json(200, report);
           const environment = await environmentUpgrade(id!);
-          return environment ? json(200, await buildEnvironmentUpgradeReport(controlPlane, environment)) : problem(404, `no session with id '${id}'`);
+          if (environment) return json(200, await buildEnvironmentUpgradeReport(controlPlane, environment));
+          const start = await started(id!, 'upgrade');
+          return start ? json(200, startedSession(start)) : problem(404, `no session with id '${id}'`);
         },
         DELETE: async ({ id }) => {
           if (await upgrade(id!)) return json(200, await controlPlane.cancel(id!));
+          const start = await started(id!, 'upgrade');
+          if (start) return problem(409, start.refused ? `session ${id} was refused: there is nothing to delete` : `session ${id} is starting: ask again once it has opened`);
           if (!(await environmentUpgrade(id!))) return problem(404, `no session with id '${id}'`);
           // The workflow passes the deletion on to the rolling upgrade it runs (the CRUS deletion rules), or stops before the next phase.
           const cancelled = await environmentUpgrades.requestCancel(id!);
@@ -74,9 +91,20 @@ export function sessionRoutes(controlPlane: ApiControlPlane, environmentUpgrades
         GET: async () => json(200, (await controlPlane.sessions()).flatMap((listed) => (listed.kind === 'deployment' ? [summary(listed.deployment)] : []))),
         POST: async (_params, request) => {
           const body = readJsonObject(request.body);
-          parseDeploymentRequest(body);
-          const started = await controlPlane.run('groupDeployment', body);
-          return json(201, { id: started.id, kind: started.kind, executionArn: started.executionArn }, { location: `/deployments/${encodeURIComponent(started.id)}` });
+          const parsed = parseDeploymentRequest(body);
+          // What Start Deployment refuses: the strategy's own problems (unknown, duplicate or cyclic groups) from the
+          // request alone; unknown nodes and critical groups selecting none from the inventory, when the site answers.
+          inStrategyField(() => parsed.strategy !== undefined && parseDeploymentStrategy(parsed.strategy));
+          await unlessSiteFails(
+            site &&
+              (async () => {
+                const inventory = await site.inventory.listNodes();
+                inStrategyField(() => planDeployment(selectDeploymentStrategy(parsed, inventory), inventory));
+              }),
+          );
+          const run = await controlPlane.run('groupDeployment', body);
+          await accepted(run, 'deployment');
+          return json(201, { id: run.id, kind: run.kind, executionArn: run.executionArn }, { location: `/deployments/${encodeURIComponent(run.id)}` });
         },
       },
     },
@@ -86,7 +114,9 @@ export function sessionRoutes(controlPlane: ApiControlPlane, environmentUpgrades
       methods: {
         GET: async ({ id }) => {
           const report = await deployment(id!);
-          return report ? json(200, report) : problem(404, `no deployment with id '${id}'`);
+          if (report) return json(200, report);
+          const start = await started(id!, 'deployment');
+          return start ? json(200, startedDeployment(start)) : problem(404, `no deployment with id '${id}'`);
         },
         // The facade refuses it (CancelNotSupportedError, a 405) until deployments have a cancel request.
         DELETE: async ({ id }) => {
@@ -102,4 +132,51 @@ export function sessionRoutes(controlPlane: ApiControlPlane, environmentUpgrades
 function summary<T extends { state: unknown }>(record: T): Omit<T, 'state'> {
   const { state: _state, ...rest } = record;
   return rest;
+}
+
+/** Checks that need the site, skipped while the site fails: the workflow checks again, and its record says why. */
+async function unlessSiteFails(check: (() => Promise<unknown>) | undefined): Promise<void> {
+  try {
+    await check?.();
+  } catch (err) {
+    if (!(err instanceof SiteServiceError)) throw err;
+  }
+}
+
+/** A strategy's problems named under the request's `strategy` field (node problems keep `nodes[i]`). */
+function inStrategyField(check: () => unknown): void {
+  try {
+    check();
+  } catch (err) {
+    if (!(err instanceof InvalidInputError) || err.subject !== 'deployment strategy') throw err;
+    throw new InvalidInputError('deployment request', err.problems.map((p) => ({ ...p, field: p.field ? `strategy.${p.field}` : 'strategy' })));
+  }
+}
+
+const refusalLine = (start: RunStart) => start.refused!.problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message)).join('; ');
+
+/** A session not opened yet (PENDING), or refused by Open Session (REFUSED: `refused` says why, nothing was touched). */
+function startedSession(start: RunStart) {
+  return {
+    upgradeId: start.id,
+    kind: 'ComputeUpgradeSession',
+    state: start.refused ? 'REFUSED' : 'PENDING',
+    completed: false,
+    createdAt: start.at,
+    ...(start.executionArn ? { executionArn: start.executionArn } : {}),
+    messages: start.refused ? [`Upgrade session refused - ${refusalLine(start)}`] : [],
+    ...(start.refused ? { refused: start.refused } : {}),
+  };
+}
+
+/** A deployment not started yet (PENDING), or refused by Start Deployment (REFUSED). */
+function startedDeployment(start: RunStart) {
+  return {
+    deploymentId: start.id,
+    status: start.refused ? 'REFUSED' : 'PENDING',
+    createdAt: start.at,
+    ...(start.executionArn ? { executionArn: start.executionArn } : {}),
+    messages: start.refused ? [`Deployment refused - ${refusalLine(start)}`] : [],
+    ...(start.refused ? { refused: start.refused } : {}),
+  };
 }

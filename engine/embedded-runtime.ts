@@ -5,6 +5,7 @@ import { DynamoDbConnectorState } from '../adapters/dynamodb/dynamodb-connector-
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbEnvironmentStore } from '../adapters/dynamodb/dynamodb-environment-store';
 import { DynamoDbEnvironmentUpgradeStore } from '../adapters/dynamodb/dynamodb-environment-upgrade-store';
+import { DynamoDbRunStartStore } from '../adapters/dynamodb/dynamodb-run-start-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import { createSiteClients, type SiteClients, type SiteFromProfile } from '../adapters/site';
 import { InvalidInputError } from '../core/errors';
@@ -96,6 +97,8 @@ export class EmbeddedRuntime implements RolloutRuntime {
     readonly environmentUpgrades: DynamoDbEnvironmentUpgradeStore,
     /** The site's clients, as the workflows reach it (the API checks requests against it before it starts one). */
     readonly site: Site,
+    /** Runs accepted by the API or refused by their first state, before (or instead of) their records. */
+    readonly runStarts: DynamoDbRunStartStore,
   ) {
     this.reads = new StoreSessions(store, deployments, true);
   }
@@ -147,13 +150,15 @@ export class EmbeddedRuntime implements RolloutRuntime {
       throw err;
     }
     const events = options.dataDir ? new JsonLinesEventLog(path.join(options.dataDir, EVENTS_FILE)) : new MemoryEventLog();
-    const handlers = createRollingUpgradeHandlers({ store, site, clock, events, settings: { ...defaultSettings, ...options.settings } });
+    const runStarts = new DynamoDbRunStartStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
+    const handlers = createRollingUpgradeHandlers({ store, site, clock, events, starts: runStarts, settings: { ...defaultSettings, ...options.settings } });
     const deploymentHandlers = createGroupDeploymentHandlers({
       store: deployments,
       inventory: site.inventory,
       provisioner: site.provisioner ?? missingProvisioner,
       clock,
       events,
+      starts: runStarts,
       settings: { ...defaultGroupDeploymentSettings, ...options.deploymentSettings },
     });
     const environmentUpgrades = new DynamoDbEnvironmentUpgradeStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
@@ -175,7 +180,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const arns = Object.fromEntries(
       (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])]),
     ) as Record<StateMachineName, string>;
-    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, () => data.close(), environments, environmentUpgrades, site);
+    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, () => data.close(), environments, environmentUpgrades, site, runStarts);
   }
 
   /** Starts a workflow on the local engine; `executionName` is a fresh UUID unless given (tests name theirs). */

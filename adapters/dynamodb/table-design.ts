@@ -19,6 +19,7 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
  * | env ids    | ENVIRONMENTS     | LAST_ID                             | lastId                                   |
  * | upgrading  | ENVIRONMENTS     | UPGRADING#<env id, 10 digits>       | upgradeId (the environment upgrade holding it) |
  * | env upgrade| ENVUPGRADE#<id>  | SESSION                             | session, revision, gsi1pk/gsi1sk          |
+ * | run start  | RUN#<id>         | START                               | id, kind, at, executionArn?, refused?     |
  * | schedule   | SCHEDULES        | SCHEDULE#<group>#<name>             | every ScheduleRecord field (embedded control plane only) |
  */
 export const PARTITION_KEY = 'pk';
@@ -149,3 +150,5 @@ export const environmentUpgradeKey = (upgradeId: string): ItemKey => ({ pk: `ENV
 export const SCHEDULES_PK = 'SCHEDULES';
 export const SCHEDULE_SK_PREFIX = 'SCHEDULE#';
 export const scheduleKey = (groupName: string, name: string): ItemKey => ({ pk: SCHEDULES_PK, sk: `${SCHEDULE_SK_PREFIX}${groupName}#${name}` });
+/** A started run's acceptance or refusal, kept apart from its session or deployment partition. */
+export const runStartKey = (id: string): ItemKey => ({ pk: `RUN#${id}`, sk: 'START' });

@@ -4,6 +4,7 @@ import { createApi, type ApiControlPlane, type ApiHandler } from '../../api';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbEnvironmentStore } from '../../adapters/dynamodb/dynamodb-environment-store';
 import { DynamoDbEnvironmentUpgradeStore } from '../../adapters/dynamodb/dynamodb-environment-upgrade-store';
+import { DynamoDbRunStartStore } from '../../adapters/dynamodb/dynamodb-run-start-store';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
 import { ENVIRONMENT, type WorkflowName } from '../../contracts';
 import { executionArnOf } from '../../core/environments';
@@ -65,6 +66,7 @@ export async function apiFromEnvironment(env: NodeJS.ProcessEnv = process.env): 
     controlPlane: deployedControlPlane(env),
     environments: new DynamoDbEnvironmentStore({ tableName, client: documentClient() }),
     environmentUpgrades: new DynamoDbEnvironmentUpgradeStore({ tableName, client: documentClient() }),
+    runStarts: new DynamoDbRunStartStore({ tableName, client: documentClient() }),
     ...(site ? { site } : {}),
   });
 }

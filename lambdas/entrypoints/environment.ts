@@ -7,6 +7,7 @@ import { DynamoDbConnectorState } from '../../adapters/dynamodb/dynamodb-connect
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbEnvironmentStore } from '../../adapters/dynamodb/dynamodb-environment-store';
 import { DynamoDbEnvironmentUpgradeStore } from '../../adapters/dynamodb/dynamodb-environment-upgrade-store';
+import { DynamoDbRunStartStore } from '../../adapters/dynamodb/dynamodb-run-start-store';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
 import { BosBootService, HsmInventory, HttpProvisioner, createSiteClients, createSiteFromProfile, resolveSecretReference, type SecretResolution, type SiteFromProfile } from '../../adapters/site';
 import { ENVIRONMENT } from '../../contracts';
@@ -62,6 +63,7 @@ export async function loadRollingUpgradeDependencies(env: NodeJS.ProcessEnv = pr
   const iterations = Number(env[ENVIRONMENT.iterationsPerExecution] ?? defaultSettings.iterationsPerExecution);
   return {
     store: new DynamoDbSessionStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
+    starts: new DynamoDbRunStartStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     site: connected.site,
     clock: systemClock,
     ...eventsFromEnvironment(env),
@@ -76,6 +78,7 @@ export async function loadGroupDeploymentDependencies(env: NodeJS.ProcessEnv = p
   if (!connected.provisioner) throw new InvalidInputError('site profile', [{ field: 'provisioner', message: 'group deployments need a provisioner' }]);
   return {
     store: new DynamoDbDeploymentStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
+    starts: new DynamoDbRunStartStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     inventory: connected.site.inventory,
     provisioner: connected.provisioner,
     clock: systemClock,
@@ -137,6 +140,7 @@ export function dependenciesFromEnvironment(env: NodeJS.ProcessEnv = process.env
   const iterations = Number(env[ENVIRONMENT.iterationsPerExecution] ?? defaultSettings.iterationsPerExecution);
   return {
     store: new DynamoDbSessionStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
+    starts: new DynamoDbRunStartStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     site: createSiteClients({
       workloadManagerUrl: required(env, ENVIRONMENT.workloadManagerUrl),
       bootServiceUrl: required(env, ENVIRONMENT.bootServiceUrl),
@@ -161,6 +165,7 @@ export function groupDeploymentDependenciesFromEnvironment(env: NodeJS.ProcessEn
   const bearerToken = optional(env, ENVIRONMENT.siteApiToken);
   return {
     store: new DynamoDbDeploymentStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
+    starts: new DynamoDbRunStartStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     inventory: new HsmInventory({ baseUrl: required(env, ENVIRONMENT.inventoryUrl), bearerToken }),
     provisioner: new HttpProvisioner({ baseUrl: required(env, ENVIRONMENT.provisionerUrl), bearerToken }),
     clock: systemClock,

@@ -5,10 +5,12 @@ import { createApi, type ApiControlPlane, type ApiHandler } from '../../api';
 import { DynamoDbEnvironmentStore } from '../../adapters/dynamodb/dynamodb-environment-store';
 import { startLocalDynamoDb, type LocalDynamoDb } from '../../engine/local-dynamodb';
 import type { EnvironmentUpgradeStore } from '../../ports/environment-upgrade-store';
+import type { RunStartStore } from '../../ports/run-start-store';
 import { fuelEnvironments } from '../support/environments';
 
 const noControlPlane = {} as ApiControlPlane;
 const noUpgrades = {} as EnvironmentUpgradeStore;
+const noStarts = {} as RunStartStore;
 const WRITES = new Set(['PutCommand', 'UpdateCommand', 'DeleteCommand']);
 const DECLARED_NODES = fuelEnvironments().environments.flatMap((env) => env.nodes.map((node) => node.id));
 
@@ -58,7 +60,7 @@ describe('concurrent assigns to one upgrade seed', () => {
       const store = new DynamoDbEnvironmentStore({ tableName: `race-${k}`, client: db.client });
       await db.rawClient.send(new CreateTableCommand(createTableInput(`race-${k}`)));
       await store.seed(fuelEnvironments());
-      const plain = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, environments: store });
+      const plain = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: store });
       const seed = (await plain({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }) })).body as { id: number };
 
       let b: Awaited<ReturnType<ApiHandler>> | undefined;
@@ -67,7 +69,7 @@ describe('concurrent assigns to one upgrade seed', () => {
         atPause = await holders(store);
         b = await assign(plain, seed.id, 12);
       });
-      const a = await assign(createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, environments: new DynamoDbEnvironmentStore({ tableName: `race-${k}`, client: paused.client }) }), seed.id, 11);
+      const a = await assign(createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: new DynamoDbEnvironmentStore({ tableName: `race-${k}`, client: paused.client }) }), seed.id, 11);
       if (paused.writes() < k) break;
       interleaved++;
 
@@ -85,7 +87,7 @@ describe('concurrent assigns to one upgrade seed', () => {
   it('lets exactly one of concurrent assigns of one node win, and the seed holds it once', async () => {
     const store = new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client });
     await store.seed(fuelEnvironments());
-    const api = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, environments: store });
+    const api = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: store });
     const seed = (await api({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }) })).body as { id: number };
 
     const replies = await Promise.all([11, 11, 11, 11, 12, 12, 12, 12].map((node) => assign(api, seed.id, node)));
@@ -99,14 +101,14 @@ describe('concurrent assigns to one upgrade seed', () => {
   it('is not disturbed by a concurrent change to the original environment', async () => {
     const store = new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client });
     await store.seed(fuelEnvironments());
-    const api = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, environments: store });
+    const api = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: store });
     const seed = (await api({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }) })).body as { id: number };
     const paused = pausingClient(db.client, 1, async () => {
       const read = (await store.getEnvironment(1))!;
       await store.replaceEnvironment({ ...read.environment, name: 'prod (renamed)' }, read.revision);
     });
     // The first write of a clone-free store is the assign's own: the rename lands right after it.
-    const reply = await assign(createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, environments: new DynamoDbEnvironmentStore({ tableName: db.tableName, client: paused.client }) }), seed.id, 11);
+    const reply = await assign(createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: new DynamoDbEnvironmentStore({ tableName: db.tableName, client: paused.client }) }), seed.id, 11);
     expect(reply.status).toBe(200);
     expectEachNodeOnce(await holders(store));
     expect((await store.getEnvironment(1))?.environment).toMatchObject({ name: 'prod (renamed)', nodes: [{ id: 12 }, { id: 13 }] });

@@ -1,6 +1,17 @@
 import { MASKED_VALUE, environmentSchema } from '../../core/environments';
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
-import { assignedNodeSchema, cancelResultSchema, deploymentReportSchema, deploymentSummarySchema, sessionReportSchema, sessionSummarySchema } from '../../api/schemas';
+import { createApi } from '../../api';
+import { listenApi } from '../../api/node-http';
+import {
+  assignedNodeSchema,
+  cancelResultSchema,
+  deploymentReportSchema,
+  deploymentSummarySchema,
+  sessionReportSchema,
+  sessionSummarySchema,
+  startedDeploymentSchema,
+  startedSessionSchema,
+} from '../../api/schemas';
 import { problemSchema } from '../../api/problems';
 import { call, startServedApi, type ApiReply } from '../support/api';
 import { eventually } from '../support/embedded';
@@ -99,6 +110,46 @@ describe('group deployments over HTTP', () => {
     expectProblem(await request('GET', '/deployments/no-such-id'), 404);
     expectProblem(await request('POST', '/deployments', { maxParallelGroups: 0 }), 422, ['maxParallelGroups']);
     expectProblem(await request('PUT', '/deployments'), 405);
+  });
+});
+
+describe('requests the workflow would refuse', () => {
+  it('are refused before the 201 when the request and the site tell (422 naming the field): nothing is started', async () => {
+    const executions = () => [runtime.stateMachineArns.RollingUpgrade, runtime.stateMachineArns.GroupDeployment].flatMap((arn) => runtime.engine.listExecutions(arn)).length;
+    const before = executions();
+    expectProblem(await request('POST', '/sessions', upgradeRequest({ upgradeTemplateId: 'no-such-image' })), 422, ['upgradeTemplateId']);
+    const strategy = { groups: [{ name: 'a', critical: true, depends_on: ['b'], selectors: [{ node_names: [nodeName(0)] }] }] };
+    const unknownGroup = expectProblem(await request('POST', '/deployments', { strategy }), 422, ['strategy.groups[0] (a).depends_on[0]']);
+    expect(unknownGroup.errors?.[0]?.message).toContain("'b'");
+    expectProblem(await request('POST', '/deployments', { nodes: ['no-such-node'] }), 422, ['nodes[0]']);
+    expect(executions()).toBe(before);
+  });
+
+  it('found only later (here: an API without the site) leave the Location saying why, never a 404', async () => {
+    // The same routes over the same control plane, without the site: the checks fall to the workflows' first states.
+    const blind = await listenApi(
+      createApi({ controlPlane: runtime, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts }),
+    );
+    const blindRequest = (method: string, path: string, body?: unknown) => call(runtime, blind.url, method, path, body);
+    try {
+      const session = await blindRequest('POST', '/sessions', upgradeRequest({ upgradeTemplateId: 'no-such-image' }));
+      expect(session.status).toBe(201);
+      const refused = await eventually(runtime, async () => ((await request('GET', session.headers.get('location')!)).body.state === 'REFUSED' ? (await request('GET', session.headers.get('location')!)).body : undefined), 'the refusal');
+      expect(startedSessionSchema.parse(refused)).toMatchObject({
+        upgradeId: session.body.id,
+        state: 'REFUSED',
+        refused: { error: 'InvalidInputError', problems: [{ field: 'upgradeTemplateId', message: "boot template 'no-such-image' does not exist" }] },
+        messages: ["Upgrade session refused - upgradeTemplateId: boot template 'no-such-image' does not exist"],
+      });
+      expect(expectProblem(await request('DELETE', `/sessions/${session.body.id}`), 409).detail).toContain('was refused');
+
+      const deployment = await blindRequest('POST', '/deployments', { nodes: ['no-such-node'] });
+      expect(deployment.status).toBe(201);
+      const refusedDeployment = await eventually(runtime, async () => ((await request('GET', `/deployments/${deployment.body.id}`)).body.status === 'REFUSED' ? (await request('GET', `/deployments/${deployment.body.id}`)).body : undefined), 'the refusal');
+      expect(startedDeploymentSchema.parse(refusedDeployment)).toMatchObject({ status: 'REFUSED', refused: { problems: [{ field: 'nodes[0]', message: "unknown node 'no-such-node'" }] } });
+    } finally {
+      await blind.close();
+    }
   });
 });
 

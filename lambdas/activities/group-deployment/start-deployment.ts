@@ -1,4 +1,6 @@
+import { InvalidInputError } from '../../../core/errors';
 import { idForExecution } from '../../../core/execution-id';
+import { recordRefusal } from '../run-starts';
 import { planDeployment, selectDeploymentStrategy, startDeploymentRun } from '../../../core/group-deployment';
 import { parseDeploymentRequest } from '../../../core/group-deployment/deployment-request';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
@@ -21,13 +23,20 @@ export interface DeploymentPointer {
  * plan and a run with every group and node NOT_STARTED.
  */
 export async function startDeployment(event: StartDeploymentEvent, deps: GroupDeploymentDependencies): Promise<DeploymentPointer> {
-  const request = parseDeploymentRequest(event.input);
   const deploymentId = idForExecution(event.executionId);
-  const existing = await deps.store.getDeployment(deploymentId);
-  if (existing) return { deploymentId, maxParallelGroups: existing.settings.maxParallelGroups };
-
-  const inventory = await deps.inventory.listNodes();
-  const plan = planDeployment(selectDeploymentStrategy(request, inventory), inventory);
+  let request;
+  let plan;
+  try {
+    request = parseDeploymentRequest(event.input);
+    const existing = await deps.store.getDeployment(deploymentId);
+    if (existing) return { deploymentId, maxParallelGroups: existing.settings.maxParallelGroups };
+    const inventory = await deps.inventory.listNodes();
+    plan = planDeployment(selectDeploymentStrategy(request, inventory), inventory);
+  } catch (err) {
+    // Refused before anything was written: the deployment id says why from now on.
+    if (err instanceof InvalidInputError) await recordRefusal(deps.starts, deploymentId, 'deployment', err, deps.clock.now());
+    throw err;
+  }
   const { strategy: _strategy, nodes: _nodes, ...settings } = request;
   await deps.store.createDeployment(
     {

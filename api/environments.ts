@@ -1,15 +1,32 @@
-import { assignRequestSchema, checkAssignment, cloneEnvironment, cloneRequestSchema, maskEnvironment } from '../core/environments';
-import { EnvironmentResourceNotFoundError, StaleWriteError, UpgradeNotAllowedError } from '../core/errors';
-import { parseOrThrow } from '../core/validation';
 import { randomUUID } from 'node:crypto';
-import { ENVIRONMENT_UPGRADE_KIND } from '../core/environments';
-import { SiteServiceError, UpgradeConflictError, describeError } from '../core/errors';
+import {
+  ENVIRONMENT_UPGRADE_KIND,
+  assignRequestSchema,
+  checkAssignment,
+  cloneEnvironment,
+  cloneRequestSchema,
+  environmentSchema,
+  maskEnvironment,
+  registrationProblems,
+  releaseSchema,
+} from '../core/environments';
+import {
+  EnvironmentResourceNotFoundError,
+  InvalidInputError,
+  ResourceConflictError,
+  StaleWriteError,
+  UpgradeConflictError,
+  UpgradeNotAllowedError,
+  describeError,
+} from '../core/errors';
+import { parseOrThrow } from '../core/validation';
 import { failed } from '../lambdas/activities/environment-upgrade/phase-runner';
 import { checkOnSite, planFromStore } from '../lambdas/activities/environment-upgrade/validate-request';
 import type { ApiDependencies } from './control-plane';
 import { json, type ApiRequest } from './http';
 import { readJsonObject } from './problems';
 import type { Route } from './router';
+import { unlessSiteFails } from './site-checks';
 
 /** A path id: a positive whole number, as Nailgun's; anything else names no environment. */
 function environmentId(text: string | undefined): number {
@@ -79,13 +96,7 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
     const id = environmentId(params['id']);
     const body = readJsonObject(request.body);
     const plan = await planFromStore(store, id, body);
-    if (site) {
-      try {
-        await checkOnSite(site, plan);
-      } catch (err) {
-        if (!(err instanceof SiteServiceError)) throw err;
-      }
-    }
+    await unlessSiteFails(site && (() => checkOnSite(site, plan)));
     const executionName = randomUUID();
     const upgradeId = controlPlane.environmentUpgradeId(executionName);
     const now = controlPlane.now();
@@ -115,8 +126,52 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
     return json(201, { id: upgradeId, kind: 'environment-upgrade', executionArn: started.executionArn }, { location: `/sessions/${encodeURIComponent(upgradeId)}` });
   };
 
+  /**
+   * Registration, for a stack or a `rollout serve --site-config` that has no site file to seed from
+   * (`rollout env import FILE`): the site file's schemas and cross checks, and the site's boot service
+   * and inventory when they answer. 201 created, 200 the same stored already, 409 another stored or held.
+   */
+  const registerRelease = async (_params: Record<string, string>, request: ApiRequest) => {
+    const release = parseOrThrow(releaseSchema, readJsonObject(request.body), 'release');
+    await unlessSiteFails(async () => {
+      if (site && !(await site.bootService.templateExists(release.bootTemplate))) {
+        throw new InvalidInputError('release', [{ field: 'bootTemplate', message: `boot template '${release.bootTemplate}' does not exist in the boot service` }]);
+      }
+    });
+    const outcome = await store.addRelease(release);
+    return json(outcome === 'created' ? 201 : 200, release, outcome === 'created' ? { location: `/releases/${release.id}` } : {});
+  };
+
+  const registerEnvironment = async (_params: Record<string, string>, request: ApiRequest) => {
+    const environment = parseOrThrow(environmentSchema, readJsonObject(request.body), 'environment');
+    const { invalid, conflicts } = registrationProblems(environment, { releases: await store.listReleases(), environments: await store.listEnvironments() });
+    await unlessSiteFails(async () => {
+      if (!site) return;
+      const known = new Set((await site.inventory.listNodes()).map((node) => node.name));
+      environment.nodes.forEach((node, i) => {
+        if (!known.has(node.name)) invalid.push({ field: `nodes[${i}].name`, message: `'${node.name}' is not a node of the site's inventory` });
+      });
+    });
+    if (invalid.length > 0) throw new InvalidInputError('environment', invalid);
+    if (conflicts.length > 0) throw new ResourceConflictError(`environment ${environment.id}`, conflicts);
+    const outcome = await store.addEnvironment(environment);
+    const stored = (await store.getEnvironment(environment.id))!.environment;
+    return json(outcome === 'created' ? 201 : 200, maskEnvironment(stored), outcome === 'created' ? { location: `/environments/${environment.id}` } : {});
+  };
+
+  const releaseId = (text: string | undefined) => {
+    if (!/^[1-9][0-9]{0,9}$/.test(text ?? '')) throw new EnvironmentResourceNotFoundError('release', text ?? '');
+    return Number(text);
+  };
+
   return [
-    { pattern: '/environments', invalidStatus: 400, methods: { GET: async () => json(200, (await store.listEnvironments()).map(maskEnvironment)) } },
+    { pattern: '/releases', invalidStatus: 400, methods: { GET: async () => json(200, await store.listReleases()), POST: registerRelease } },
+    { pattern: '/releases/{id}', invalidStatus: 400, methods: { GET: async ({ id }) => json(200, await release(releaseId(id))) } },
+    {
+      pattern: '/environments',
+      invalidStatus: 400,
+      methods: { GET: async () => json(200, (await store.listEnvironments()).map(maskEnvironment)), POST: registerEnvironment },
+    },
     {
       pattern: '/environments/{id}',
       invalidStatus: 400,

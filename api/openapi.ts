@@ -1,6 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { assignRequestSchema, cloneRequestSchema, environmentSchema, environmentUpgradeRequestSchema } from '../core/environments';
+import { assignRequestSchema, cloneRequestSchema, environmentSchema, environmentUpgradeRequestSchema, releaseSchema } from '../core/environments';
 import { deploymentRequestSchema } from '../core/group-deployment/deployment-request';
 import { upgradeRequestSchema } from '../core/rolling-upgrade/upgrade-request';
 import { JSON_TYPE, PROBLEM_TYPE } from './http';
@@ -36,6 +36,7 @@ const schemas = {
   DeploymentSummary: deploymentSummarySchema.meta({ id: 'DeploymentSummary' }),
   DeploymentReport: deploymentReportSchema.meta({ id: 'DeploymentReport' }),
   Environment: environmentSchema.meta({ id: 'Environment' }),
+  Release: releaseSchema.meta({ id: 'Release' }),
   CloneRequest: cloneRequestSchema.meta({ id: 'CloneRequest' }),
   AssignRequest: assignRequestSchema.meta({ id: 'AssignRequest' }),
   Node: assignedNodeSchema.meta({ id: 'Node' }),
@@ -88,6 +89,26 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     responses: { 404: problem('No such deployment'), 405: problem('Group deployments have no cancel yet') },
   });
   path('get', '/environments', 'List environments (generated attributes masked)', { responses: { 200: body(z.array(schemas.Environment), 'The environments') } });
+  path('post', '/environments', 'Register an environment with its nodes (a stack or a profile-driven serve has no site file to seed from)', {
+    request: requestBody(schemas.Environment),
+    responses: {
+      201: body(schemas.Environment, 'Registered (generated attributes masked)'),
+      200: body(schemas.Environment, 'The same environment was registered already'),
+      400: problem("Invalid fields, each named: the schema, an unknown release or original, a node the site's inventory lacks"),
+      409: problem('Another environment of this id, or a node, name or seed another environment holds'),
+    },
+  });
+  path('get', '/releases', 'List releases', { responses: { 200: body(z.array(schemas.Release), 'The releases') } });
+  path('post', '/releases', 'Register a release', {
+    request: requestBody(schemas.Release),
+    responses: {
+      201: body(schemas.Release, 'Registered'),
+      200: body(schemas.Release, 'The same release was registered already'),
+      400: problem("Invalid fields, each named (a bootTemplate the boot service lacks included)"),
+      409: problem('Another release of this id'),
+    },
+  });
+  path('get', '/releases/{id}', 'One release', { request: idParam('the release id'), responses: { 200: body(schemas.Release, 'The release'), 404: problem('No such release') } });
   path('get', '/environments/{id}', 'One environment (generated attributes masked)', {
     request: idParam('the environment id'),
     responses: { 200: body(schemas.Environment, 'The environment'), 404: problem('No such environment') },

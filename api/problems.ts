@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   EnvironmentResourceNotFoundError,
   InvalidInputError,
+  ResourceConflictError,
   RolloutError,
   SessionNotCancellableError,
   SessionNotFoundError,
@@ -54,7 +55,7 @@ export function problemFor(err: unknown, invalidStatus: 400 | 422): ApiResponse 
   if (err instanceof EnvironmentResourceNotFoundError) return problem(404, err.message, err.field ? [{ field: err.field, message: err.message }] : undefined);
   if (err instanceof CancelNotSupportedError) return problem(405, err.message, undefined, { allow: 'GET' });
   if (err instanceof UpgradeNotAllowedError) return problem(405, err.message, err.field ? [{ field: err.field, message: err.message }] : undefined);
-  if (err instanceof UpgradeConflictError) return problem(409, err.message, err.problems);
+  if (err instanceof UpgradeConflictError || err instanceof ResourceConflictError) return problem(409, err.message, err.problems);
   if (err instanceof SessionNotCancellableError) return problem(409, err.message);
   if (err instanceof StaleWriteError) return problem(409, `${err.message}: it changed during the request; ask again`);
   if (err instanceof RolloutError) return problem(500, err.message);

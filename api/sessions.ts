@@ -1,4 +1,4 @@
-import { InvalidInputError, SiteServiceError } from '../core/errors';
+import { InvalidInputError } from '../core/errors';
 import { parseDeploymentStrategy, planDeployment, selectDeploymentStrategy } from '../core/group-deployment';
 import { parseDeploymentRequest } from '../core/group-deployment/deployment-request';
 import { parseUpgradeRequest, unsupportedControls } from '../core/rolling-upgrade/upgrade-request';
@@ -9,6 +9,7 @@ import type { ApiDependencies } from './control-plane';
 import { json } from './http';
 import { problem, readJsonObject } from './problems';
 import type { Route } from './router';
+import { unlessSiteFails } from './site-checks';
 
 /**
  * Upgrade sessions with CRUS's semantics (list, create 201, get 404, delete 200 by the CRUS deletion
@@ -132,15 +133,6 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
 function summary<T extends { state: unknown }>(record: T): Omit<T, 'state'> {
   const { state: _state, ...rest } = record;
   return rest;
-}
-
-/** Checks that need the site, skipped while the site fails: the workflow checks again, and its record says why. */
-async function unlessSiteFails(check: (() => Promise<unknown>) | undefined): Promise<void> {
-  try {
-    await check?.();
-  } catch (err) {
-    if (!(err instanceof SiteServiceError)) throw err;
-  }
 }
 
 /** A strategy's problems named under the request's `strategy` field (node problems keep `nodes[i]`). */

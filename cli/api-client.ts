@@ -29,6 +29,11 @@ interface Problem {
  * each field it names): bad input exits 2, anything else refused exits 1.
  */
 export async function callApi<T>(base: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  return (await callApiWithStatus<T>(base, method, path, body)).body;
+}
+
+/** callApi, with the status of a successful answer (201 created, 200 unchanged, ...). */
+export async function callApiWithStatus<T>(base: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }> {
   let response: Response;
   try {
     response = await fetch(`${base}${path}`, {
@@ -40,7 +45,7 @@ export async function callApi<T>(base: string, method: 'GET' | 'POST', path: str
   }
   const text = await response.text();
   const answer: unknown = text ? JSON.parse(text) : undefined;
-  if (response.ok) return answer as T;
+  if (response.ok) return { status: response.status, body: answer as T };
   const problem = (answer ?? { status: response.status }) as Problem;
   const fields = (problem.errors ?? []).filter((e) => e.field !== '' && !problem.detail?.includes(e.message)).map((e) => `${e.field}: ${e.message}`);
   const message = [`${response.status}: ${problem.detail ?? response.statusText}`, ...fields].join('; ');

@@ -38,6 +38,17 @@ export interface EnvironmentStore {
    */
   seed(site: { releases: readonly Release[]; environments: readonly Environment[] }): Promise<void>;
   /**
+   * Registers a release (POST /releases): 'created', or 'unchanged' when the same release is stored;
+   * ResourceConflictError when another is stored under its id.
+   */
+  addRelease(release: Release): Promise<'created' | 'unchanged'>;
+  /**
+   * Registers an environment with its nodes (POST /environments): each item a conditional put, so a
+   * node another environment holds is never taken (ResourceConflictError naming it; what was written
+   * stays, and registering the same again completes it). 'unchanged' when all of it was stored already.
+   */
+  addEnvironment(environment: Environment): Promise<'created' | 'unchanged'>;
+  /**
    * Claims the upgrade relation of `draft.original_cluster_id` and stores the seed under a new id.
    * Of concurrent creates for one original exactly one wins; the others get UpgradeNotAllowedError.
    */

@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Environment, EnvironmentFields, EnvironmentNode, Release, SeedDraft } from '../../core/environments';
-import { StaleWriteError, UpgradeNotAllowedError } from '../../core/errors';
+import { ResourceConflictError, StaleWriteError, UpgradeNotAllowedError, type FieldProblem } from '../../core/errors';
 import type { EnvironmentStore, NodeOwnership, StoredEnvironment } from '../../ports/environment-store';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys, withoutUndefined } from './items';
 import { queryAll } from './query';
@@ -109,19 +109,67 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
   }
 
   async seed(site: { releases: readonly Release[]; environments: readonly Environment[] }): Promise<void> {
-    const { client } = this.options;
-    const putNew = (Item: Record<string, unknown>) =>
-      conditionalWrite(client.send(new PutCommand({ TableName: this.table, Item: withoutUndefined(Item), ConditionExpression: 'attribute_not_exists(pk)' })));
-    for (const release of site.releases) await putNew({ ...releaseKey(release.id), release });
+    for (const release of site.releases) await this.putNew({ ...releaseKey(release.id), release });
     for (const environment of site.environments) {
-      await putNew({ ...environmentKey(environment.id), environment: fieldsOf(environment), revision: 0 });
-      for (const node of environment.nodes) await putNew({ ...environmentNodeKey(node.id), node, clusterId: environment.id });
-      if (environment.original_cluster_id !== undefined) await putNew({ ...upgradeRelationKey(environment.original_cluster_id), seedId: environment.id });
+      await this.putNew({ ...environmentKey(environment.id), environment: fieldsOf(environment), revision: 0 });
+      for (const node of environment.nodes) await this.putNew({ ...environmentNodeKey(node.id), node, clusterId: environment.id });
+      if (environment.original_cluster_id !== undefined) await this.putNew({ ...upgradeRelationKey(environment.original_cluster_id), seedId: environment.id });
     }
-    // New seeds take ids above every declared one.
-    const highest = Math.max(0, ...site.environments.map((env) => env.id));
+    await this.raiseIdCounter(Math.max(0, ...site.environments.map((env) => env.id)));
+  }
+
+  async addRelease(release: Release): Promise<'created' | 'unchanged'> {
+    if ((await this.putNew({ ...releaseKey(release.id), release })) !== CONDITION_FAILED) return 'created';
+    const stored = await this.getRelease(release.id);
+    if (sameJson(stored, release)) return 'unchanged';
+    throw new ResourceConflictError(`release ${release.id}`, [{ field: 'id', message: `release ${release.id} is stored with other content (${stored?.name} ${stored?.version})` }]);
+  }
+
+  async addEnvironment(environment: Environment): Promise<'created' | 'unchanged'> {
+    const conflicts: FieldProblem[] = [];
+    let created = false;
+    if ((await this.putNew({ ...environmentKey(environment.id), environment: fieldsOf(environment), revision: 0 })) !== CONDITION_FAILED) created = true;
+    else {
+      const stored = await this.getEnvironment(environment.id);
+      const { status: _status, ...storedFields } = fieldsOf(stored!.environment);
+      const { status: _given, ...givenFields } = fieldsOf(environment);
+      // The status is the upgrade's to change: a re-import of the same environment is not a conflict for it.
+      if (!sameJson(storedFields, givenFields)) conflicts.push({ field: 'id', message: `environment ${environment.id} is stored with other fields` });
+    }
+    for (const [i, node] of environment.nodes.entries()) {
+      if ((await this.putNew({ ...environmentNodeKey(node.id), node, clusterId: environment.id })) !== CONDITION_FAILED) {
+        created = true;
+        continue;
+      }
+      const held = await this.getNode(node.id);
+      if (held?.clusterId !== environment.id && held?.clusterId !== undefined && !(await this.isSeedOf(held.clusterId, environment.id))) {
+        conflicts.push({ field: `nodes[${i}].id`, message: `node ${node.id} belongs to environment ${held.clusterId}` });
+      } else if (!sameJson(held?.node, node)) conflicts.push({ field: `nodes[${i}]`, message: `node ${node.id} is stored with other fields` });
+    }
+    if (environment.original_cluster_id !== undefined) {
+      if ((await this.putNew({ ...upgradeRelationKey(environment.original_cluster_id), seedId: environment.id })) !== CONDITION_FAILED) created = true;
+      else if ((await this.seedOf(environment.original_cluster_id)) !== environment.id) {
+        conflicts.push({ field: 'original_cluster_id', message: `environment ${environment.original_cluster_id} already has upgrade seed ${await this.seedOf(environment.original_cluster_id)}` });
+      }
+    }
+    await this.raiseIdCounter(environment.id);
+    if (conflicts.length > 0) throw new ResourceConflictError(`environment ${environment.id}`, conflicts);
+    return created ? 'created' : 'unchanged';
+  }
+
+  /** Whether `seedId` is the upgrade seed of `originalId`: a node assigned to the seed since still counts as the original's. */
+  private async isSeedOf(seedId: number, originalId: number): Promise<boolean> {
+    return (await this.seedOf(originalId)) === seedId;
+  }
+
+  private putNew(item: Record<string, unknown>) {
+    return conditionalWrite(this.options.client.send(new PutCommand({ TableName: this.table, Item: withoutUndefined(item), ConditionExpression: 'attribute_not_exists(pk)' })));
+  }
+
+  /** New seeds take ids above every registered environment. */
+  private async raiseIdCounter(highest: number): Promise<void> {
     await conditionalWrite(
-      client.send(
+      this.options.client.send(
         new UpdateCommand({
           TableName: this.table,
           Key: environmentIdCounterKey(),
@@ -201,4 +249,15 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
       ConsistentRead: true,
     });
   }
+}
+
+/** Deep equality of two stored records, as DynamoDB keeps them (undefined fields dropped, key order irrelevant). */
+function sameJson(a: unknown, b: unknown): boolean {
+  const canonical = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(canonical)
+      : value !== null && typeof value === 'object'
+        ? Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).sort(([x], [y]) => (x < y ? -1 : 1)).map(([k, v]) => [k, canonical(v)]))
+        : value;
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }

@@ -1,7 +1,12 @@
+import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
 import type { Command } from 'commander';
-import type { Environment, EnvironmentNode } from '../../core/environments';
+import { siteEnvironmentsSchema, type Environment, type EnvironmentNode, type Release } from '../../core/environments';
+import { parseDocumentBytes } from '../../core/document-text';
+import { InvalidInputError, describeError } from '../../core/errors';
+import { parseOrThrow } from '../../core/validation';
 import type { EnvironmentUpgradeReport } from '../../engine/reports/environment-upgrade-report';
-import { callApi, resolveApiBase, type ApiTargetOptions } from '../api-client';
+import { callApi, callApiWithStatus, resolveApiBase, type ApiTargetOptions } from '../api-client';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
@@ -145,6 +150,34 @@ export function registerEnvCommands(program: Command): void {
       process.exitCode = report.state === 'READY' ? ExitCode.completed : ExitCode.notCompleted;
     });
 
+  withTarget(env.command('import'))
+    .description("Register releases and environments (a site file's `releases` and `environments`, YAML or JSON) through the API: for a stack or a --site-config serve, which have no site file to seed from")
+    .argument('<file>', 'a file with `releases` and `environments`, as the site file declares them')
+    .action(async (file: string, options: EnvOptions) => {
+      const declared = await loadEnvironmentsFile(file);
+      const base = await resolveApiBase(options);
+      // Releases first, then originals before their seeds: each names only what is registered before it.
+      const environments = [...declared.environments].sort((a, b) => Number(a.original_cluster_id !== undefined) - Number(b.original_cluster_id !== undefined));
+      const items: { label: string; path: string; body: Release | Environment }[] = [
+        ...declared.releases.map((release) => ({ label: `release ${release.id}`, path: '/releases', body: release })),
+        ...environments.map((environment) => ({ label: `environment ${environment.id}`, path: '/environments', body: environment })),
+      ];
+      const lines: string[] = [];
+      let refused = 0;
+      for (const item of items) {
+        try {
+          const answer = await callApiWithStatus(base, 'POST', item.path, item.body);
+          lines.push(`${item.label}: ${answer.status === 201 ? 'registered' : 'unchanged'}`);
+        } catch (err) {
+          if (!(err instanceof CliError)) throw err;
+          refused++;
+          lines.push(`${item.label}: refused: ${err.message}`);
+        }
+      }
+      print(options, { registered: items.length - refused, refused, lines }, lines.join('\n'));
+      if (refused > 0) process.exitCode = ExitCode.notCompleted;
+    });
+
   withTarget(env.command('status'))
     .description('Show an environment upgrade: its phase, its rolling upgrades and its messages')
     .argument('<session-id>', 'the environment upgrade id')
@@ -165,4 +198,20 @@ async function followUpgrade(base: string, id: string, pollMs: number, quiet: bo
     if (phase === 'COMPLETE' || phase === 'FAILED') return report;
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
+}
+
+/** A file of releases and environments, checked as the site file checks them (exit 2 naming each field). */
+async function loadEnvironmentsFile(path: string) {
+  const subject = `environments file ${path}`;
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(path);
+  } catch (err) {
+    throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
+  }
+  const parsed = parseDocumentBytes(bytes, extname(path).toLowerCase() === '.json' ? 'json' : 'yaml');
+  if ('problems' in parsed) throw new InvalidInputError(subject, parsed.problems);
+  const value = parsed.value !== null && typeof parsed.value === 'object' ? (parsed.value as Record<string, unknown>) : {};
+  // A whole site file works too: only its releases and environments are read.
+  return parseOrThrow(siteEnvironmentsSchema, { releases: value['releases'], environments: value['environments'] }, subject);
 }

@@ -60,6 +60,29 @@ describe('DynamoDbEnvironmentStore', () => {
     expect((await store.getNode(11))?.clusterId).toBe(seed.id);
   });
 
+  it('registers releases and environments once: the same again is unchanged, other content or a held node a conflict naming it', async () => {
+    expect(await store.addRelease(site.releases[0]!)).toBe('unchanged');
+    expect(await store.addRelease({ ...site.releases[0]!, id: 7 })).toBe('created');
+    await expect(store.addRelease({ ...site.releases[0]!, name: 'other' })).rejects.toMatchObject({ name: 'ResourceConflictError', problems: [{ field: 'id' }] });
+
+    // Re-registered after one of its nodes moved to its seed: unchanged, the node stays in the seed.
+    const seed = await store.createSeed(draft(1, 'prod-8.0'));
+    await store.moveNode(11, 1, seed.id);
+    expect(await store.addEnvironment({ ...site.environments[0]!, status: 'update' })).toBe('unchanged');
+    expect((await store.getNode(11))?.clusterId).toBe(seed.id);
+
+    const node = { id: 21, name: 'node-21', roles: ['controller'], ip: '10.20.1.21', mac: '52:54:00:00:00:21' };
+    await expect(store.addEnvironment({ id: 8, name: 'new', release_id: 1, status: 'operational', attributes: { editable: {}, generated: {} }, nodes: [node, { ...node, id: 81, name: 'node-81' }] })).rejects.toMatchObject({
+      name: 'ResourceConflictError',
+      problems: [{ field: 'nodes[0].id', message: 'node 21 belongs to environment 2' }],
+    });
+    // What could be written was: registering it again without the held node completes it.
+    expect((await store.getNode(81))?.clusterId).toBe(8);
+    expect(await store.addEnvironment({ id: 8, name: 'new', release_id: 1, status: 'operational', attributes: { editable: {}, generated: {} }, nodes: [{ ...node, id: 81, name: 'node-81' }] })).toBe('unchanged');
+    // And new seeds take ids above it.
+    expect((await store.createSeed(draft(3, 'idle-8.0'))).id).toBe(9);
+  });
+
   it('refuses a replace at a stale revision, and never writes a node list', async () => {
     const stored = (await store.getEnvironment(1))!;
     await store.replaceEnvironment({ ...stored.environment, name: 'first' }, stored.revision);

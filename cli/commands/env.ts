@@ -1,12 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { Command } from 'commander';
-import { siteEnvironmentsSchema, type Environment, type EnvironmentNode, type Release } from '../../core/environments';
+import { siteEnvironmentsSchema, type Environment, type Release } from '../../core/environments';
 import { parseDocumentBytes } from '../../core/document-text';
 import { InvalidInputError, describeError } from '../../core/errors';
 import { parseOrThrow } from '../../core/validation';
-import type { EnvironmentUpgradeReport } from '../../engine/reports/environment-upgrade-report';
-import { callApi, callApiWithStatus, resolveApiBase, type ApiTargetOptions } from '../api-client';
+import { z } from 'zod';
+import { assignedNodeSchema, environmentUpgradeReportSchema, startedRunSchema } from '../../api/schemas';
+import { environmentSchema, releaseSchema } from '../../core/environments';
+import { DEFAULT_STACK } from '../../engine/client/targets';
+import { callApi, callApiWithStatus, resolveApiTarget, type ApiTarget, type ApiTargetOptions } from '../api-client';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
@@ -18,8 +21,23 @@ interface EnvOptions extends ApiTargetOptions {
 function withTarget(command: Command): Command {
   return command
     .option('--endpoint <url>', 'a `rollout serve` (its first line names it); the REST API it serves is used')
-    .option('--api <url>', 'the REST API itself')
+    .option('--api <url>', 'the REST API itself (an API Gateway URL is signed with SigV4)')
+    .option('--aws', "the deployed stack's REST API (its ApiUrl output), signed with SigV4 through the default AWS credential chain")
+    .option('--stack <name>', `with --aws: the stack name (default ${DEFAULT_STACK})`)
+    .option('--region <region>', "with --aws or an API Gateway --api: the region to sign for (default: the credential chain's, or the URL's)")
+    .option('--profile <name>', 'with --aws or an API Gateway --api: a named profile of the shared AWS config')
     .option('--json', 'print JSON');
+}
+
+type UpgradeReport = z.output<typeof environmentUpgradeReportSchema>;
+
+/** GET /sessions/{id}, which must be an environment upgrade. */
+async function environmentUpgradeReport(target: ApiTarget, id: string): Promise<UpgradeReport> {
+  const session = await callApi(target, 'GET', `/sessions/${encodeURIComponent(id)}`, undefined, z.looseObject({ kind: z.string() }));
+  if (session.kind !== 'EnvironmentUpgradeSession') throw new CliError(`session ${id} is not an environment upgrade (see rollout session get)`, ExitCode.invalidInput);
+  const checked = environmentUpgradeReportSchema.safeParse(session);
+  if (!checked.success) throw new CliError(`unexpected answer from GET /sessions/${id}: ${checked.error.issues[0]?.message ?? ''}`, ExitCode.notCompleted);
+  return checked.data;
 }
 
 /** A whole positive number for an id option or argument, else exit 2 naming it. */
@@ -71,8 +89,8 @@ function upgradeBody(options: UpgradeOptions): Record<string, unknown> {
   });
 }
 
-const upgradeLine = (report: EnvironmentUpgradeReport) => {
-  const child = (label: string, run: EnvironmentUpgradeReport['rollingUpgrades']['controllers']) =>
+const upgradeLine = (report: UpgradeReport) => {
+  const child = (label: string, run: UpgradeReport['rollingUpgrades']['controllers']) =>
     run ? `	${label} ${run.state ?? 'starting'}${run.counts ? ` (${run.counts.UPGRADED} upgraded, ${run.counts.FAILED} failed of ${run.nodes.length})` : ''}` : '';
   return (
     `environment upgrade ${report.upgradeId}: environment ${report.environmentId}${report.seedId === undefined ? '' : ` -> seed ${report.seedId}`}` +
@@ -89,7 +107,7 @@ export function registerEnvCommands(program: Command): void {
   withTarget(env.command('list'))
     .description('List environments (generated attributes masked)')
     .action(async (options: EnvOptions) => {
-      const environments = await callApi<Environment[]>(await resolveApiBase(options), 'GET', '/environments');
+      const environments = await callApi(await resolveApiTarget(options), 'GET', '/environments', undefined, z.array(environmentSchema));
       print(options, environments, environments.length === 0 ? 'no environments' : environments.map(environmentLine).join('\n'));
     });
 
@@ -97,7 +115,7 @@ export function registerEnvCommands(program: Command): void {
     .description('Show one environment: attributes (generated ones masked) and nodes')
     .argument('<id>', 'environment id')
     .action(async (id: string, options: EnvOptions) => {
-      const environment = await callApi<Environment>(await resolveApiBase(options), 'GET', `/environments/${wholeId(id, 'the environment id')}`);
+      const environment = await callApi(await resolveApiTarget(options), 'GET', `/environments/${wholeId(id, 'the environment id')}`, undefined, environmentSchema);
       const nodes = environment.nodes.map((n) => `  node ${n.id}\t${n.name}\t${n.roles.join(',')}\t${n.ip}\t${n.mac}`);
       print(options, environment, [environmentLine(environment), ...nodes].join('\n'));
     });
@@ -109,7 +127,7 @@ export function registerEnvCommands(program: Command): void {
     .requiredOption('--release <id>', 'the release to upgrade to')
     .action(async (id: string, options: EnvOptions & { name: string; release: string }) => {
       const body = { name: options.name, release_id: wholeId(options.release, '--release') };
-      const seed = await callApi<Environment>(await resolveApiBase(options), 'POST', `/environments/${wholeId(id, 'the environment id')}/upgrade/clone`, body);
+      const seed = await callApi(await resolveApiTarget(options), 'POST', `/environments/${wholeId(id, 'the environment id')}/upgrade/clone`, body, environmentSchema);
       print(options, seed, `created upgrade seed ${seed.id} '${seed.name}' (release ${seed.release_id}) of environment ${seed.original_cluster_id}`);
     });
 
@@ -119,7 +137,7 @@ export function registerEnvCommands(program: Command): void {
     .requiredOption('--node <id>', 'the node id')
     .action(async (seedId: string, options: EnvOptions & { node: string }) => {
       const body = { node_id: wholeId(options.node, '--node') };
-      const node = await callApi<EnvironmentNode & { cluster_id: number }>(await resolveApiBase(options), 'POST', `/environments/${wholeId(seedId, 'the seed id')}/upgrade/assign`, body);
+      const node = await callApi(await resolveApiTarget(options), 'POST', `/environments/${wholeId(seedId, 'the seed id')}/upgrade/assign`, body, assignedNodeSchema);
       print(options, node, `assigned node ${node.id} (${node.name}, ${node.roles.join(',')}, ${node.ip}) to environment ${node.cluster_id}`);
     });
 
@@ -139,13 +157,13 @@ export function registerEnvCommands(program: Command): void {
     .option('--wait', 'follow the upgrade until it ends; exit 0 only if it completed')
     .option('--poll-ms <ms>', 'with --wait: real milliseconds between two reads of the session', '500')
     .action(async (id: string, options: UpgradeOptions) => {
-      const base = await resolveApiBase(options);
-      const started = await callApi<{ id: string }>(base, 'POST', `/environments/${wholeId(id, 'the environment id')}/upgrade`, upgradeBody(options));
+      const target = await resolveApiTarget(options);
+      const started = await callApi(target, 'POST', `/environments/${wholeId(id, 'the environment id')}/upgrade`, upgradeBody(options), startedRunSchema);
       if (!options.wait) {
         print(options, started, `started environment upgrade ${started.id} of environment ${id} (GET /sessions/${started.id})`);
         return;
       }
-      const report = await followUpgrade(base, started.id, wholeId(options.pollMs, '--poll-ms'), options.json === true);
+      const report = await followUpgrade(target, started.id, wholeId(options.pollMs, '--poll-ms'), options.json === true);
       print(options, report, [upgradeLine(report), ...report.messages.map((m) => `  ${m}`)].join('\n'));
       process.exitCode = report.state === 'READY' ? ExitCode.completed : ExitCode.notCompleted;
     });
@@ -155,18 +173,18 @@ export function registerEnvCommands(program: Command): void {
     .argument('<file>', 'a file with `releases` and `environments`, as the site file declares them')
     .action(async (file: string, options: EnvOptions) => {
       const declared = await loadEnvironmentsFile(file);
-      const base = await resolveApiBase(options);
+      const target = await resolveApiTarget(options);
       // Releases first, then originals before their seeds: each names only what is registered before it.
       const environments = [...declared.environments].sort((a, b) => Number(a.original_cluster_id !== undefined) - Number(b.original_cluster_id !== undefined));
-      const items: { label: string; path: string; body: Release | Environment }[] = [
-        ...declared.releases.map((release) => ({ label: `release ${release.id}`, path: '/releases', body: release })),
-        ...environments.map((environment) => ({ label: `environment ${environment.id}`, path: '/environments', body: environment })),
+      const items: { label: string; path: string; body: Release | Environment; schema: z.ZodType }[] = [
+        ...declared.releases.map((release) => ({ label: `release ${release.id}`, path: '/releases', body: release, schema: releaseSchema })),
+        ...environments.map((environment) => ({ label: `environment ${environment.id}`, path: '/environments', body: environment, schema: environmentSchema })),
       ];
       const lines: string[] = [];
       let refused = 0;
       for (const item of items) {
         try {
-          const answer = await callApiWithStatus(base, 'POST', item.path, item.body);
+          const answer = await callApiWithStatus(target, 'POST', item.path, item.body, item.schema);
           lines.push(`${item.label}: ${answer.status === 201 ? 'registered' : 'unchanged'}`);
         } catch (err) {
           if (!(err instanceof CliError)) throw err;
@@ -182,17 +200,16 @@ export function registerEnvCommands(program: Command): void {
     .description('Show an environment upgrade: its phase, its rolling upgrades and its messages')
     .argument('<session-id>', 'the environment upgrade id')
     .action(async (sessionId: string, options: EnvOptions) => {
-      const report = await callApi<EnvironmentUpgradeReport>(await resolveApiBase(options), 'GET', `/sessions/${encodeURIComponent(sessionId)}`);
-      if (report.kind !== 'EnvironmentUpgradeSession') throw new CliError(`session ${sessionId} is not an environment upgrade (see rollout session get)`, ExitCode.invalidInput);
+      const report = await environmentUpgradeReport(await resolveApiTarget(options), sessionId);
       print(options, report, [upgradeLine(report), ...report.messages.map((m) => `  ${m}`)].join('\n'));
     });
 }
 
 /** Reads the session until its phase is COMPLETE or FAILED, printing each new phase to stderr (unless --json). */
-async function followUpgrade(base: string, id: string, pollMs: number, quiet: boolean): Promise<EnvironmentUpgradeReport> {
+async function followUpgrade(target: ApiTarget, id: string, pollMs: number, quiet: boolean): Promise<UpgradeReport> {
   let phase: string | undefined;
   for (;;) {
-    const report = await callApi<EnvironmentUpgradeReport>(base, 'GET', `/sessions/${encodeURIComponent(id)}`);
+    const report = await environmentUpgradeReport(target, id);
     if (report.progress.phase !== phase && !quiet) process.stderr.write(`${report.progress.phase}\n`);
     phase = report.progress.phase;
     if (phase === 'COMPLETE' || phase === 'FAILED') return report;

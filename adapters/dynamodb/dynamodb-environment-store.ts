@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Environment, EnvironmentFields, EnvironmentNode, Release, SeedDraft } from '../../core/environments';
 import { ResourceConflictError, StaleWriteError, UpgradeNotAllowedError, type FieldProblem } from '../../core/errors';
@@ -15,6 +16,9 @@ import {
   releaseKey,
   upgradeRelationKey,
 } from './table-design';
+
+/** How long a clone's claim on an original holds without its seed being stored: far above one clone's few writes. */
+export const SEED_CLAIM_LEASE_MS = 60_000;
 
 interface EnvironmentItem {
   environment: EnvironmentFields;
@@ -38,7 +42,12 @@ const withNodes = (environment: EnvironmentFields, owned: readonly NodeOwnership
  * their nodes, not more), so one Query lists them.
  */
 export class DynamoDbEnvironmentStore implements EnvironmentStore {
-  constructor(private readonly options: { tableName: string; client: DynamoDBDocumentClient }) {}
+  constructor(private readonly options: { tableName: string; client: DynamoDBDocumentClient; now?: () => number }) {}
+
+  /** Wall-clock ms for the clone claim's lease (a crash is measured in real time, whatever the site's clock). */
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
 
   private get table() {
     return this.options.tableName;
@@ -105,7 +114,8 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
 
   async seedOf(originalId: number): Promise<number | undefined> {
     const { Item } = await this.options.client.send(new GetCommand({ TableName: this.table, Key: upgradeRelationKey(originalId), ConsistentRead: true }));
-    return Item ? (Item['seedId'] as number) : undefined;
+    // A relation claimed by a clone whose seed is not stored yet names no seed.
+    return typeof Item?.['seedId'] === 'number' ? Item['seedId'] : undefined;
   }
 
   async seed(site: { releases: readonly Release[]; environments: readonly Environment[] }): Promise<void> {
@@ -185,31 +195,55 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
   async createSeed(draft: SeedDraft): Promise<Environment> {
     const { client } = this.options;
     const originalId = draft.original_cluster_id;
-    const id = await this.nextEnvironmentId();
-    // The relation item is the 1:1 guard: its conditional put is the one place two clones can race.
+    const claim = { token: randomUUID(), at: this.now() };
+    // The relation item is the 1:1 guard: its conditional put is the one place two clones can race. It is
+    // claimed before an id is drawn (a losing clone burns none); a claim whose seed never came (a crash
+    // between the writes) is taken over once it is older than the lease, so no original is locked for good.
     const claimed = await conditionalWrite(
       client.send(
-        new PutCommand({ TableName: this.table, Item: { ...upgradeRelationKey(originalId), seedId: id }, ConditionExpression: 'attribute_not_exists(pk)' }),
+        new PutCommand({
+          TableName: this.table,
+          Item: { ...upgradeRelationKey(originalId), claimToken: claim.token, claimedAt: claim.at },
+          ConditionExpression: 'attribute_not_exists(pk) OR (attribute_not_exists(seedId) AND claimedAt < :stale)',
+          ExpressionAttributeValues: { ':stale': claim.at - SEED_CLAIM_LEASE_MS },
+        }),
       ),
     );
     if (claimed === CONDITION_FAILED) {
       const seedId = await this.seedOf(originalId);
       throw new UpgradeNotAllowedError(`environment ${originalId} is already being upgraded: its upgrade seed is environment ${seedId ?? '(being created)'}`);
     }
-    const environment: Environment = { ...draft, id };
+    const release = () =>
+      conditionalWrite(
+        client.send(new DeleteCommand({ TableName: this.table, Key: upgradeRelationKey(originalId), ConditionExpression: 'claimToken = :token', ExpressionAttributeValues: { ':token': claim.token } })),
+      );
+    let environment: Environment;
     try {
+      environment = { ...draft, id: await this.nextEnvironmentId() };
       await client.send(
         new PutCommand({
           TableName: this.table,
-          Item: withoutUndefined({ ...environmentKey(id), environment: fieldsOf(environment), revision: 0 }),
+          Item: withoutUndefined({ ...environmentKey(environment.id), environment: fieldsOf(environment), revision: 0 }),
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );
     } catch (err) {
       // Release the claim so that the clone can be asked again.
-      await client.send(new DeleteCommand({ TableName: this.table, Key: upgradeRelationKey(originalId) }));
+      await release();
       throw err;
     }
+    await conditionalWrite(
+      client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: upgradeRelationKey(originalId),
+          UpdateExpression: 'SET seedId = :id',
+          ConditionExpression: 'claimToken = :token',
+          ExpressionAttributeValues: { ':id': environment.id, ':token': claim.token },
+        }),
+      ),
+      (cause) => new StaleWriteError(`upgrade relation of environment ${originalId}`, `claim ${claim.token}`, { cause }),
+    );
     return environment;
   }
 

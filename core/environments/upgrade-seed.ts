@@ -15,12 +15,12 @@ export function cloneEnvironment(original: Environment, target: Release, request
     throw new UpgradeNotAllowedError(`environment ${original.id} is itself the upgrade seed of environment ${original.original_cluster_id}`);
   }
   if (existingSeed !== undefined) throw new UpgradeNotAllowedError(`environment ${original.id} is already being upgraded: its upgrade seed is environment ${existingSeed}`);
-  const { attributes, removedButSet } = upgradeAttributes(original.attributes, target.attributeChanges);
-  if (removedButSet.length > 0) {
-    throw new UpgradeConflictError(
-      `environment ${original.id} cannot be upgraded to release ${target.id} (${target.name} ${target.version})`,
-      removedButSet.map((path) => ({ field: `attributes.${path}`, message: `is set in environment ${original.id} but release ${target.id} removes it with no rename` })),
-    );
+  const { attributes, removedButSet, renameConflicts } = upgradeAttributes(original.attributes, target.attributeChanges);
+  if (removedButSet.length > 0 || renameConflicts.length > 0) {
+    throw new UpgradeConflictError(`environment ${original.id} cannot be upgraded to release ${target.id} (${target.name} ${target.version})`, [
+      ...removedButSet.map((path) => ({ field: `attributes.${path}`, message: `is set in environment ${original.id} but release ${target.id} removes it with no rename` })),
+      ...renameConflicts.map(({ path, message }) => ({ field: `attributes.${path}`, message })),
+    ]);
   }
   return { name: request.name, release_id: target.id, status: 'new', attributes, nodes: [], original_cluster_id: original.id };
 }

@@ -1,4 +1,6 @@
-import { DynamoDbEnvironmentStore } from '../../../adapters/dynamodb/dynamodb-environment-store';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbEnvironmentStore, SEED_CLAIM_LEASE_MS } from '../../../adapters/dynamodb/dynamodb-environment-store';
+import { upgradeRelationKey } from '../../../adapters/dynamodb/table-design';
 import { cloneEnvironment } from '../../../core/environments';
 import { startLocalDynamoDb, type LocalDynamoDb } from '../../../engine/local-dynamodb';
 import { fuelEnvironments } from '../../support/environments';
@@ -47,6 +49,19 @@ describe('DynamoDbEnvironmentStore', () => {
     expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.name)).toEqual(Array(7).fill('UpgradeNotAllowedError'));
     expect(await store.seedOf(3)).toBe((won[0] as PromiseFulfilledResult<{ id: number }>).value.id);
     expect((await store.listEnvironments()).filter((e) => e.original_cluster_id === 3)).toHaveLength(1);
+    // Only the winner drew an id: the next seed takes the one after it.
+    expect((await store.createSeed(draft(1, 'prod-8.0'))).id).toBe((won[0] as PromiseFulfilledResult<{ id: number }>).value.id + 1);
+  });
+
+  it('takes over a claim whose seed never came (a crash between the writes) once its lease has run out, not before', async () => {
+    // What a clone that died after its claim leaves: the relation claimed at t=0, no seed.
+    await db.client.send(new PutCommand({ TableName: db.tableName, Item: { ...upgradeRelationKey(1), claimToken: 'dead', claimedAt: 0 } }));
+    const at = (ms: number) => new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client, now: () => ms });
+    expect(await store.seedOf(1)).toBeUndefined();
+    await expect(at(SEED_CLAIM_LEASE_MS - 1).createSeed(draft(1, 'early'))).rejects.toMatchObject({ name: 'UpgradeNotAllowedError', message: expect.stringContaining('(being created)') });
+    const seed = await at(SEED_CLAIM_LEASE_MS + 1).createSeed(draft(1, 'prod-8.0'));
+    expect(await store.seedOf(1)).toBe(seed.id);
+    await expect(at(10 * SEED_CLAIM_LEASE_MS).createSeed(draft(1, 'again'))).rejects.toMatchObject({ name: 'UpgradeNotAllowedError', message: expect.stringContaining(`environment ${seed.id}`) });
   });
 
   it('moves a node with one conditional write, refusing a move from where the node no longer is', async () => {

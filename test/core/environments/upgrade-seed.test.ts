@@ -52,7 +52,18 @@ describe('upgrade seed clone', () => {
       { editable: { a: 1, b: 2 }, generated: {} },
       { renamed: { 'editable.a': 'editable.b', 'editable.b': 'editable.a' }, removed: ['editable.gone'] },
     );
-    expect(upgraded).toEqual({ attributes: { editable: { a: 2, b: 1 }, generated: {} }, removedButSet: [] });
+    expect(upgraded).toEqual({ attributes: { editable: { a: 2, b: 1 }, generated: {} }, removedButSet: [], renameConflicts: [] });
+  });
+
+  it('never lets a rename overwrite a value set at its new path, or one on the way to it (409 naming it)', () => {
+    const onto = upgradeAttributes({ editable: { a: 1, b: 2 }, generated: {} }, { renamed: { 'editable.a': 'editable.b' }, removed: [] });
+    expect(onto.renameConflicts).toEqual([{ path: 'editable.b', message: 'editable.a is renamed to editable.b, which is set already' }]);
+    const through = upgradeAttributes({ editable: { a: 1, c: 'flat' }, generated: {} }, { renamed: { 'editable.a': 'editable.c.d' }, removed: [] });
+    expect(through.renameConflicts).toEqual([{ path: 'editable.c.d', message: 'editable.a is renamed to editable.c.d, but editable.c is a value, not a group' }]);
+    const target = { ...release(2), attributeChanges: { renamed: { 'editable.common.libvirt_type': 'editable.common.debug' }, removed: [] } };
+    expect(() => cloneEnvironment(environment(1), target, { name: 'x', release_id: 2 }, undefined)).toThrow(
+      expect.objectContaining({ name: 'UpgradeConflictError', problems: [{ field: 'attributes.editable.common.debug', message: expect.stringContaining('which is set already') }] }),
+    );
   });
 });
 

@@ -34,6 +34,7 @@ const TITLES: Record<number, string> = {
   404: 'Not Found',
   405: 'Method Not Allowed',
   409: 'Conflict',
+  413: 'Content Too Large',
   422: 'Unprocessable Entity',
   500: 'Internal Server Error',
 };

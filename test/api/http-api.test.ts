@@ -78,8 +78,22 @@ describe('upgrade sessions over HTTP (CRUS semantics)', () => {
     expectProblem(await request('DELETE', '/sessions/no-such-id'), 404);
     const put = expectProblem(await request('PUT', '/sessions/some-id', {}), 405);
     expect(put.detail).toContain('allowed: GET, DELETE');
-    expect((await request('PATCH', '/sessions')).headers.get('allow')).toBe('GET, POST');
+    expect((await request('PATCH', '/sessions')).headers.get('allow')).toBe('GET, POST, HEAD');
     expectProblem(await request('GET', '/no/such/resource'), 404);
+    // Every known path names its methods, HEAD wherever GET is served.
+    expect((await request('PUT', '/environments')).headers.get('allow')).toBe('GET, POST, HEAD');
+    expect((await request('POST', '/openapi.json')).headers.get('allow')).toBe('GET, HEAD');
+    expect((await request('DELETE', '/environments/1/upgrade')).headers.get('allow')).toBe('POST');
+  });
+
+  it('answers HEAD as GET without the body, and a body over 1 MiB with 413 before reading it whole', async () => {
+    const head = await request('HEAD', '/openapi.json');
+    const get = await request('GET', '/openapi.json');
+    expect({ status: head.status, body: head.body, length: head.headers.get('content-length') }).toEqual({ status: 200, body: undefined, length: String(Buffer.byteLength(JSON.stringify(get.body))) });
+    expect((await request('HEAD', '/sessions/no-such-id')).status).toBe(404);
+    expect((await request('HEAD', '/environments/1/upgrade')).status).toBe(405);
+    const large = await request('POST', '/sessions', JSON.stringify({ padding: 'x'.repeat(1024 * 1024) }));
+    expectProblem(large, 413);
   });
 
   it('serves its OpenAPI document', async () => {
@@ -109,6 +123,8 @@ describe('group deployments over HTTP', () => {
     expectProblem(await request('DELETE', '/deployments/no-such-id'), 404);
     expectProblem(await request('GET', '/deployments/no-such-id'), 404);
     expectProblem(await request('POST', '/deployments', { maxParallelGroups: 0 }), 422, ['maxParallelGroups']);
+    expectProblem(await request('POST', '/deployments', '{"nodes": ['), 400);
+    expectProblem(await request('POST', '/deployments', '"a string"'), 400);
     expectProblem(await request('PUT', '/deployments'), 405);
   });
 });

@@ -73,7 +73,11 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
   });
   path('delete', '/sessions/{id}', 'Delete an upgrade session by the CRUS deletion rules (an environment upgrade passes it on to its rolling upgrade)', {
     request: idParam('the upgrade id'),
-    responses: { 200: body(schemas.CancelResult, 'Deleting'), 404: problem('No such session'), 409: problem('The session has ended, was refused or has not opened yet') },
+    responses: {
+      200: body(schemas.CancelResult, 'DELETING (the deletion rules apply), or removed (it had ended)'),
+      404: problem('No such session'),
+      409: problem('The session is being deleted, has not opened yet, or is a rolling upgrade an environment upgrade still running reads'),
+    },
   });
   path('get', '/deployments', 'List group deployments, newest first', { responses: { 200: body(z.array(schemas.DeploymentSummary), 'The deployments') } });
   path('post', '/deployments', 'Start a group deployment', {

@@ -41,8 +41,10 @@ export const sessionReportSchema = sessionSummarySchema.extend({
 export const cancelResultSchema = z.object({
   id: z.string(),
   kind: z.enum(['upgrade', 'environment-upgrade']),
-  state: z.enum([...SESSION_STATES, ...ENVIRONMENT_UPGRADE_STATES]),
+  state: z.enum([...SESSION_STATES, ...ENVIRONMENT_UPGRADE_STATES, 'REFUSED']),
   running: z.boolean(),
+  /** Set when the session had ended and is removed (CRUS); absent for a deletion under way. */
+  removed: z.literal(true).optional(),
 });
 
 export const deploymentSummarySchema = z.looseObject({

@@ -2,6 +2,7 @@ import { InvalidInputError } from '../core/errors';
 import { parseDeploymentStrategy, planDeployment, selectDeploymentStrategy } from '../core/group-deployment';
 import { parseDeploymentRequest } from '../core/group-deployment/deployment-request';
 import { parseUpgradeRequest, unsupportedControls } from '../core/rolling-upgrade/upgrade-request';
+import { upgradeHasEnded } from '../core/environments';
 import { buildEnvironmentUpgradeReport, summarizeEnvironmentUpgrade } from '../engine/reports/environment-upgrade-report';
 import { checkUpgradeRequest } from '../lambdas/activities/rolling-upgrade/open-session';
 import type { RunStart } from '../ports/run-start-store';
@@ -74,14 +75,40 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
           const start = await started(id!, 'upgrade');
           return start ? json(200, startedSession(start)) : problem(404, `no session with id '${id}'`);
         },
+        // CRUS: a running session turns DELETING (the workflow applies the deletion rules, then keeps it
+        // as DELETED, readable); one that has ended is removed. A session being deleted is a 409.
         DELETE: async ({ id }) => {
-          if (await upgrade(id!)) return json(200, await controlPlane.cancel(id!));
+          const removed = (kind: string, state: string) => json(200, { id: id!, kind, state, running: false, removed: true });
+          const report = await upgrade(id!);
+          if (report) {
+            if (report.state === 'UPDATING') return json(200, await controlPlane.cancel(id!));
+            if (report.state === 'DELETING') return problem(409, `session ${id} is being deleted: it is removed by a DELETE once it has ended`);
+            // An environment upgrade still running reads its rolling upgrades' sessions to finish (which nodes move).
+            const parent = (await environmentUpgrades.listUpgrades()).find(
+              (upgrade) => !upgradeHasEnded(upgrade) && [upgrade.progress.controllers, upgrade.progress.nodes].some((child) => child?.upgradeId === id),
+            );
+            if (parent) return problem(409, `session ${id} is a rolling upgrade of environment upgrade ${parent.upgradeId}, which is still running and reads it: delete it once that has ended`);
+            const { state } = await controlPlane.removeSession(id!);
+            // Its start record goes too: it would answer PENDING for a session that is gone.
+            await runStarts.remove(id!);
+            return removed('upgrade', state);
+          }
+          const environment = await environmentUpgrade(id!);
+          if (environment) {
+            if (upgradeHasEnded(environment)) {
+              await environmentUpgrades.deleteUpgrade(id!);
+              return removed('environment-upgrade', environment.state);
+            }
+            if (environment.state === 'DELETING') return problem(409, `environment upgrade ${id} is being deleted`);
+            // The workflow passes the deletion on to the rolling upgrade it runs (the CRUS deletion rules), or stops before the next phase.
+            const cancelled = await environmentUpgrades.requestCancel(id!);
+            return json(200, { id: id!, kind: 'environment-upgrade', state: cancelled.state, running: true });
+          }
           const start = await started(id!, 'upgrade');
-          if (start) return problem(409, start.refused ? `session ${id} was refused: there is nothing to delete` : `session ${id} is starting: ask again once it has opened`);
-          if (!(await environmentUpgrade(id!))) return problem(404, `no session with id '${id}'`);
-          // The workflow passes the deletion on to the rolling upgrade it runs (the CRUS deletion rules), or stops before the next phase.
-          const cancelled = await environmentUpgrades.requestCancel(id!);
-          return json(200, { id: id!, kind: 'environment-upgrade', state: cancelled.state, running: true });
+          if (!start) return problem(404, `no session with id '${id}'`);
+          if (!start.refused) return problem(409, `session ${id} is starting: ask again once it has opened`);
+          await runStarts.remove(id!);
+          return removed('upgrade', 'REFUSED');
         },
       },
     },

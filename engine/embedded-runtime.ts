@@ -202,6 +202,10 @@ export class EmbeddedRuntime implements RolloutRuntime {
     return { id: idForExecution(started.executionArn), executionArn: started.executionArn, outcome: this.engine.follow(started.outcome) };
   }
 
+  removeSession(id: string): Promise<{ state: string }> {
+    return this.store.removeEndedSession(id);
+  }
+
   environmentUpgradeId(executionName: string): string {
     return idForExecution(localExecutionArn(this.stateMachineArns.EnvironmentUpgrade, executionName));
   }

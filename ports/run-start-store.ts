@@ -22,4 +22,6 @@ export interface RunStartStore {
   accept(start: Omit<RunStart, 'refused'>): Promise<void>;
   refuse(start: Omit<RunStart, 'refused' | 'executionArn'> & { refused: NonNullable<RunStart['refused']> }): Promise<void>;
   get(id: string): Promise<RunStart | undefined>;
+  /** Forgets a refused start (DELETE of it, as CRUS removes a session that has ended). */
+  remove(id: string): Promise<void>;
 }

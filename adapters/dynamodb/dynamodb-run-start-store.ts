@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { RunStart, RunStartStore } from '../../ports/run-start-store';
 import { conditionalWrite, withoutKeys, withoutUndefined } from './items';
 import { runStartKey } from './table-design';
@@ -16,6 +16,10 @@ export class DynamoDbRunStartStore implements RunStartStore {
 
   async refuse(start: Omit<RunStart, 'executionArn'> & { refused: NonNullable<RunStart['refused']> }): Promise<void> {
     await this.options.client.send(new PutCommand({ TableName: this.options.tableName, Item: withoutUndefined({ ...runStartKey(start.id), ...start }) }));
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.options.client.send(new DeleteCommand({ TableName: this.options.tableName, Key: runStartKey(id) }));
   }
 
   async get(id: string): Promise<RunStart | undefined> {

@@ -34,7 +34,8 @@ export interface ApiGatewayProxyResult {
 export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = new SFNClient({})): ApiControlPlane {
   const tableName = required(env, ENVIRONMENT.tableName);
   const client = documentClient();
-  const reads = new StoreSessions(new DynamoDbSessionStore({ tableName, client }), new DynamoDbDeploymentStore({ tableName, client }), true);
+  const sessionStore = new DynamoDbSessionStore({ tableName, client });
+  const reads = new StoreSessions(sessionStore, new DynamoDbDeploymentStore({ tableName, client }), true);
   const stateMachines: Record<WorkflowName, string> = {
     rollingUpgrade: required(env, ENVIRONMENT.rollingUpgradeStateMachineArn),
     groupDeployment: required(env, ENVIRONMENT.groupDeploymentStateMachineArn),
@@ -55,6 +56,7 @@ export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = ne
     startEnvironmentUpgrade: (input, executionName) => start(required(env, ENVIRONMENT.environmentUpgradeStateMachineArn), input, executionName),
     environmentUpgradeId: (executionName) => idForExecution(executionArnOf(required(env, ENVIRONMENT.environmentUpgradeStateMachineArn), executionName)),
     now: () => Date.now(),
+    removeSession: (id) => sessionStore.removeEndedSession(id),
   };
 }
 

@@ -78,7 +78,19 @@ describe('POST /environments/{id}/upgrade: the side-by-side upgrade as a workflo
     const listed = await request('GET', '/sessions');
     expect(listed.body.filter((s: { upgradeId: string }) => s.upgradeId === started.id).map((s: unknown) => environmentUpgradeSummarySchema.parse(s).state)).toEqual(['READY']);
     // Its rolling upgrades are sessions of their own.
-    expect((await request('GET', `/sessions/${report.rollingUpgrades.nodes!.upgradeId}`)).body).toMatchObject({ kind: 'ComputeUpgradeSession', upgradeTemplateId: 'img-2' });
+    const child = report.rollingUpgrades.nodes!.upgradeId;
+    expect((await request('GET', `/sessions/${child}`)).body).toMatchObject({ kind: 'ComputeUpgradeSession', upgradeTemplateId: 'img-2' });
+
+    // An ended rolling upgrade that a running environment upgrade still reads is not removed (409 naming it).
+    const { session } = (await runtime.environmentUpgrades.getUpgrade(started.id))!;
+    const reader = { ...session, upgradeId: 'still-following', state: 'UPDATING' as const, completed: false, progress: { ...session.progress, phase: 'NODES' as const } };
+    await runtime.environmentUpgrades.createUpgrade(reader);
+    expect(expectProblem(await request('DELETE', `/sessions/${child}`), 409).detail).toContain('environment upgrade still-following');
+    await runtime.environmentUpgrades.deleteUpgrade(reader.upgradeId);
+    // Once nothing reads it, a DELETE removes it, and so the ended environment upgrade (CRUS removes ended sessions).
+    expect((await request('DELETE', `/sessions/${child}`)).body).toEqual({ id: child, kind: 'upgrade', state: 'READY', running: false, removed: true });
+    expect((await request('DELETE', `/sessions/${started.id}`)).body).toEqual({ id: started.id, kind: 'environment-upgrade', state: 'READY', running: false, removed: true });
+    for (const id of [child, started.id]) expectProblem(await request('GET', `/sessions/${id}`), 404);
   });
 
   it('fails, naming the controller, when a controller does not come back; the other nodes are not touched', async () => {
@@ -148,7 +160,9 @@ describe('POST /environments/{id}/upgrade: the side-by-side upgrade as a workflo
     expect(report.messages.some((m) => m.includes('Deletion passed on to rolling upgrade'))).toBe(true);
     // Deleted before any of the other nodes booted: they stay in the original; the controllers, upgraded, in the seed.
     expect(nodeIds((await request('GET', '/environments/5')).body)).toEqual([53, 54, 55]);
-    expectProblem(await request('DELETE', `/sessions/${id}`), 409);
+    // Ended, the next DELETE removes it (CRUS).
+    expect((await request('DELETE', `/sessions/${id}`)).body).toEqual({ id, kind: 'environment-upgrade', state: 'DELETED', running: false, removed: true });
+    expectProblem(await request('GET', `/sessions/${id}`), 404);
   });
 
   describe('started without the API (as from the console)', () => {

@@ -43,7 +43,7 @@ beforeAll(async () => {
 afterAll(() => served.close());
 
 describe('upgrade sessions over HTTP (CRUS semantics)', () => {
-  it('creates (201 with a Location), gets, lists and deletes a session (200, DELETING), then 409 once it has ended', async () => {
+  it('creates (201 with a Location), gets, lists and deletes a session (200, DELETING), then removes it once it has ended (200, then 404)', async () => {
     const created = await request('POST', '/sessions', upgradeRequest());
     expect(created.status).toBe(201);
     const id = created.body.id as string;
@@ -63,7 +63,13 @@ describe('upgrade sessions over HTTP (CRUS semantics)', () => {
     await eventually(runtime, async () => ((await runtime.store.getSession(id))?.state === 'DELETED' ? true : undefined), 'DELETED');
     // CRUS deletion rules: before booting in step 0 nothing fails and the drain is lifted.
     expect((await request('GET', `/sessions/${id}`)).body).toMatchObject({ state: 'DELETED', counts: { FAILED: 0 } });
-    expectProblem(await request('DELETE', `/sessions/${id}`), 409);
+    // Ended, it is removed by the next DELETE (CRUS removes a deleted session), with its nodes and messages.
+    const removed = await request('DELETE', `/sessions/${id}`);
+    expect(cancelResultSchema.parse(removed.body)).toEqual({ id, kind: 'upgrade', state: 'DELETED', running: false, removed: true });
+    expectProblem(await request('GET', `/sessions/${id}`), 404);
+    expect(await runtime.store.listNodes(id)).toEqual([]);
+    expect(await runtime.store.listMessages(id)).toEqual([]);
+    expectProblem(await request('DELETE', `/sessions/${id}`), 404);
   });
 
   it('refuses invalid fields with a 422 naming each, and a body that is not a JSON object with a 400', async () => {
@@ -157,7 +163,8 @@ describe('requests the workflow would refuse', () => {
         refused: { error: 'InvalidInputError', problems: [{ field: 'upgradeTemplateId', message: "boot template 'no-such-image' does not exist" }] },
         messages: ["Upgrade session refused - upgradeTemplateId: boot template 'no-such-image' does not exist"],
       });
-      expect(expectProblem(await request('DELETE', `/sessions/${session.body.id}`), 409).detail).toContain('was refused');
+      expect((await request('DELETE', `/sessions/${session.body.id}`)).body).toEqual({ id: session.body.id, kind: 'upgrade', state: 'REFUSED', running: false, removed: true });
+      expectProblem(await request('GET', `/sessions/${session.body.id}`), 404);
 
       const deployment = await blindRequest('POST', '/deployments', { nodes: ['no-such-node'] });
       expect(deployment.status).toBe(201);

@@ -150,6 +150,13 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
   });
   path('get', '/openapi.json', 'This document', { responses: { 200: { description: 'The OpenAPI document', content: { [JSON_TYPE]: { schema: z.record(z.string(), z.unknown()) } } } } });
 
+  registry.registerComponent('securitySchemes', 'sigv4', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description: 'Behind API Gateway (the stack): IAM auth, every request signed with AWS Signature Version 4 for execute-api. `rollout serve` asks for none.',
+  });
+
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: { title: 'baremetal-rollout', version: '1', description: 'Upgrade sessions (CRUS), group deployments (Shipyard) and environments with upgrade seeds (Fuel).' },

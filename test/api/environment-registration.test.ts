@@ -5,6 +5,7 @@ import { stringify } from 'yaml';
 import { parseSiteProfile } from '../../core/site/site-profile';
 import { startServedControlPlane, type ServedControlPlane } from '../../engine/serve';
 import { SimClock, siteProfileFor, startSiteSimulator, type RunningSiteSimulator } from '../../simulator';
+import { checkContract } from '../support/api-contract';
 import { pollUntil } from '../support/simulator';
 import { runCliInProcess } from '../support/cli';
 import { buildCloudSite, environmentUpgradeRequest } from '../support/environments';
@@ -21,7 +22,9 @@ describe('environments registered through the API on a serve driven by a site pr
   const request = async (method: string, route: string, body?: unknown) => {
     const response = await fetch(`${api()}${route}`, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
     const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    const reply = { status: response.status, body: text ? JSON.parse(text) : undefined };
+    checkContract(method, route, reply.status, response.headers.get('content-type'), reply.body);
+    return reply;
   };
 
   beforeAll(async () => {

@@ -29,8 +29,11 @@ import type { Route } from './router';
 import { unlessSiteFails } from './site-checks';
 
 /** A path id: a positive whole number, as Nailgun's; anything else names no environment. */
+/** Fuel's ids in a path: positive integers; any other text names no environment or release (404). */
+export const NUMERIC_ID = /^[1-9][0-9]{0,9}$/;
+
 function environmentId(text: string | undefined): number {
-  const id = /^[1-9][0-9]{0,9}$/.test(text ?? '') ? Number(text) : Number.NaN;
+  const id = NUMERIC_ID.test(text ?? '') ? Number(text) : Number.NaN;
   if (!Number.isSafeInteger(id)) throw new EnvironmentResourceNotFoundError('environment', text ?? '');
   return id;
 }
@@ -160,7 +163,7 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
   };
 
   const releaseId = (text: string | undefined) => {
-    if (!/^[1-9][0-9]{0,9}$/.test(text ?? '')) throw new EnvironmentResourceNotFoundError('release', text ?? '');
+    if (!NUMERIC_ID.test(text ?? '')) throw new EnvironmentResourceNotFoundError('release', text ?? '');
     return Number(text);
   };
 

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { assignRequestSchema, cloneRequestSchema, environmentSchema, environmentUpgradeRequestSchema, releaseSchema } from '../core/environments';
 import { deploymentRequestSchema } from '../core/group-deployment/deployment-request';
 import { upgradeRequestSchema } from '../core/rolling-upgrade/upgrade-request';
+import { NUMERIC_ID } from './environments';
 import { JSON_TYPE, PROBLEM_TYPE } from './http';
 import { problemSchema } from './problems';
 import {
@@ -54,6 +55,8 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
   const problem = (description: string): ResponseConfig => ({ description, content: { [PROBLEM_TYPE]: { schema: schemas.Problem } } });
   const requestBody = (schema: z.ZodType) => ({ body: { required: true, content: { [JSON_TYPE]: { schema } } } });
   const idParam = (description: string) => ({ params: z.object({ id: z.string().describe(description) }) });
+  /** Environment and release ids are Fuel's positive integers (any other id is a 404). */
+  const numericIdParam = (description: string) => ({ params: z.object({ id: z.string().regex(NUMERIC_ID).describe(description) }) });
   const path = (method: Method, route: string, summary: string, config: Omit<RouteConfig, 'method' | 'path' | 'summary'>) =>
     registry.registerPath({ method, path: route, summary, ...config });
 
@@ -88,10 +91,6 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     request: idParam('the deployment id'),
     responses: { 200: body(z.union([schemas.DeploymentReport, schemas.StartedDeployment]), 'The deployment; or PENDING; or REFUSED, saying why'), 404: problem('No such deployment') },
   });
-  path('delete', '/deployments/{id}', 'Cancel a group deployment (not supported yet)', {
-    request: idParam('the deployment id'),
-    responses: { 404: problem('No such deployment'), 405: problem('Group deployments have no cancel yet') },
-  });
   path('get', '/environments', 'List environments (generated attributes masked)', { responses: { 200: body(z.array(schemas.Environment), 'The environments') } });
   path('post', '/environments', 'Register an environment with its nodes (a stack or a profile-driven serve has no site file to seed from)', {
     request: requestBody(schemas.Environment),
@@ -112,13 +111,13 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       409: problem('Another release of this id'),
     },
   });
-  path('get', '/releases/{id}', 'One release', { request: idParam('the release id'), responses: { 200: body(schemas.Release, 'The release'), 404: problem('No such release') } });
+  path('get', '/releases/{id}', 'One release', { request: numericIdParam('the release id'), responses: { 200: body(schemas.Release, 'The release'), 404: problem('No such release') } });
   path('get', '/environments/{id}', 'One environment (generated attributes masked)', {
-    request: idParam('the environment id'),
+    request: numericIdParam('the environment id'),
     responses: { 200: body(schemas.Environment, 'The environment'), 404: problem('No such environment') },
   });
   path('post', '/environments/{id}/upgrade/clone', "Create the environment's upgrade seed on a newer release", {
-    request: { ...idParam('the original environment id'), ...requestBody(schemas.CloneRequest) },
+    request: { ...numericIdParam('the original environment id'), ...requestBody(schemas.CloneRequest) },
     responses: {
       200: body(schemas.Environment, 'The upgrade seed (generated attributes masked)'),
       400: problem('Malformed body or missing field'),
@@ -128,7 +127,7 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     },
   });
   path('post', '/environments/{id}/upgrade/assign', 'Move a node of the original environment into its upgrade seed', {
-    request: { ...idParam('the upgrade seed id'), ...requestBody(schemas.AssignRequest) },
+    request: { ...numericIdParam('the upgrade seed id'), ...requestBody(schemas.AssignRequest) },
     responses: {
       200: body(schemas.Node, 'The node, now in the seed, with its id, roles and addresses'),
       400: problem('Malformed body or missing field'),
@@ -138,7 +137,7 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     },
   });
   path('post', '/environments/{id}/upgrade', 'Upgrade the environment side by side: clone, assign and reimage the controllers, then roll the other nodes', {
-    request: { ...idParam('the environment id'), ...requestBody(schemas.EnvironmentUpgradeRequest) },
+    request: { ...numericIdParam('the environment id'), ...requestBody(schemas.EnvironmentUpgradeRequest) },
     responses: {
       201: body(schemas.StartedRun, 'Started: the environment upgrade session (GET /sessions/{id})'),
       400: problem('The body is not a JSON object'),

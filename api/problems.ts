@@ -11,7 +11,6 @@ import {
   UpgradeNotAllowedError,
   type FieldProblem,
 } from '../core/errors';
-import { CancelNotSupportedError } from '../engine/errors';
 import { PROBLEM_TYPE, type ApiResponse } from './http';
 
 /** RFC 9457 problem details, with the fields at fault in `errors` (a field of '' is the request as a whole). */
@@ -54,7 +53,6 @@ export function problemFor(err: unknown, invalidStatus: 400 | 422): ApiResponse 
   if (err instanceof InvalidInputError) return problem(invalidStatus, err.message, err.problems);
   if (err instanceof SessionNotFoundError) return problem(404, err.message);
   if (err instanceof EnvironmentResourceNotFoundError) return problem(404, err.message, err.field ? [{ field: err.field, message: err.message }] : undefined);
-  if (err instanceof CancelNotSupportedError) return problem(405, err.message, undefined, { allow: 'GET' });
   if (err instanceof UpgradeNotAllowedError) return problem(405, err.message, err.field ? [{ field: err.field, message: err.message }] : undefined);
   if (err instanceof UpgradeConflictError || err instanceof ResourceConflictError) return problem(409, err.message, err.problems);
   if (err instanceof SessionNotCancellableError) return problem(409, err.message);

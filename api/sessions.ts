@@ -146,11 +146,7 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
           const start = await started(id!, 'deployment');
           return start ? json(200, startedDeployment(start)) : problem(404, `no deployment with id '${id}'`);
         },
-        // The facade refuses it (CancelNotSupportedError, a 405) until deployments have a cancel request.
-        DELETE: async ({ id }) => {
-          if (!(await deployment(id!))) return problem(404, `no deployment with id '${id}'`);
-          return json(200, await controlPlane.cancel(id!));
-        },
+        // No DELETE until deployments have a cancel request: the router answers it 405, its Allow the same as for any other method.
       },
     },
   ];

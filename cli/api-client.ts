@@ -86,12 +86,12 @@ interface Problem {
  * input exits 2, anything else refused exits 1), an answer that is not the API's (an HTML error page,
  * a proxy), or an answer that does not fit the schema.
  */
-export async function callApi<T>(target: ApiTarget, method: 'GET' | 'POST', path: string, body: unknown, schema: z.ZodType<T>): Promise<T> {
+export async function callApi<T>(target: ApiTarget, method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, schema: z.ZodType<T>): Promise<T> {
   return (await callApiWithStatus(target, method, path, body, schema)).body;
 }
 
 /** callApi, with the status of a successful answer (201 created, 200 unchanged, ...). */
-export async function callApiWithStatus<T>(target: ApiTarget, method: 'GET' | 'POST', path: string, body: unknown, schema: z.ZodType<T>): Promise<{ status: number; body: T }> {
+export async function callApiWithStatus<T>(target: ApiTarget, method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, schema: z.ZodType<T>): Promise<{ status: number; body: T }> {
   const url = new URL(`${target.base}${path}`);
   const text = body === undefined ? undefined : JSON.stringify(body);
   let headers: Record<string, string> = { accept: 'application/json', ...(text === undefined ? {} : { 'content-type': 'application/json' }) };

@@ -6,7 +6,7 @@ import { parseDocumentBytes } from '../../core/document-text';
 import { InvalidInputError, describeError } from '../../core/errors';
 import { parseOrThrow } from '../../core/validation';
 import { z } from 'zod';
-import { assignedNodeSchema, environmentUpgradeReportSchema, startedRunSchema } from '../../api/schemas';
+import { assignedNodeSchema, cancelResultSchema, environmentUpgradeReportSchema, startedRunSchema } from '../../api/schemas';
 import { environmentSchema, releaseSchema } from '../../core/environments';
 import { DEFAULT_STACK } from '../../engine/client/targets';
 import { callApi, callApiWithStatus, resolveApiTarget, type ApiTarget, type ApiTargetOptions } from '../api-client';
@@ -194,6 +194,20 @@ export function registerEnvCommands(program: Command): void {
       }
       print(options, { registered: items.length - refused, refused, lines }, lines.join('\n'));
       if (refused > 0) process.exitCode = ExitCode.notCompleted;
+    });
+
+  withTarget(env.command('delete'))
+    .description('Delete an environment upgrade (DELETE /sessions/{id}): a running one stops, its rolling upgrade applying the CRUS deletion rules; one that has ended is removed')
+    .argument('<session-id>', 'the environment upgrade id')
+    .action(async (sessionId: string, options: EnvOptions) => {
+      const target = await resolveApiTarget(options);
+      // Only an environment upgrade: a rolling upgrade session is deleted with rollout session cancel.
+      await environmentUpgradeReport(target, sessionId);
+      const result = await callApi(target, 'DELETE', `/sessions/${encodeURIComponent(sessionId)}`, undefined, cancelResultSchema);
+      const text = result.removed
+        ? `environment upgrade ${sessionId} removed (it had ended ${result.state})`
+        : `environment upgrade ${sessionId}: ${result.state} (it stops by the deletion rules; rollout env status follows it)`;
+      print(options, result, text);
     });
 
   withTarget(env.command('status'))

@@ -58,7 +58,7 @@ describe('rollout env, a client of the REST API that rollout serve serves', () =
     expect(bad.stderr).toContain('--node must be a positive whole number');
   }, 180_000);
 
-  it('upgrades an environment side by side and follows it to the end; a refused request exits 2 naming the field', async () => {
+  it('upgrades an environment side by side and follows it to the end, then deletes it; a refused request exits 2 naming the field', async () => {
     const endpoint = ['--endpoint', serve.endpoints.stepFunctionsEndpoint];
     const labels = ['--starting-label', 'cloud-nodes', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--poll-interval', '10'];
     const refused = await runCli(['env', 'upgrade', '5', '--name', 'cloud-8.0', '--release', '2', ...labels, '--step-size', 'two', ...endpoint]);
@@ -74,5 +74,12 @@ describe('rollout env, a client of the REST API that rollout serve serves', () =
     const id = /environment upgrade (\S+):/.exec(upgraded.stdout)![1]!;
     const status = await runCli(['env', 'status', id, '--json', ...endpoint]);
     expect(JSON.parse(status.stdout)).toMatchObject({ upgradeId: id, state: 'READY', seedId: 7 });
+
+    // Ended, a delete removes it (CRUS); then it is gone.
+    const deleted = await runCli(['env', 'delete', id, ...endpoint]);
+    expect({ code: deleted.code, stdout: deleted.stdout }).toEqual({ code: 0, stdout: `environment upgrade ${id} removed (it had ended READY)\n` });
+    const gone = await runCli(['env', 'status', id, ...endpoint]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain(`no session with id '${id}'`);
   }, 180_000);
 });

@@ -1,9 +1,6 @@
-import { readFile } from 'node:fs/promises';
-import { extname } from 'node:path';
 import type { Command } from 'commander';
 import { siteEnvironmentsSchema, type Environment, type Release } from '../../core/environments';
-import { parseDocumentBytes } from '../../core/document-text';
-import { InvalidInputError, describeError } from '../../core/errors';
+import { readDocumentFile } from '../../adapters/document-file';
 import { parseOrThrow } from '../../core/validation';
 import { z } from 'zod';
 import { assignedNodeSchema, cancelResultSchema, environmentUpgradeReportSchema, startedRunSchema } from '../../api/schemas';
@@ -234,15 +231,8 @@ async function followUpgrade(target: ApiTarget, id: string, pollMs: number, quie
 /** A file of releases and environments, checked as the site file checks them (exit 2 naming each field). */
 async function loadEnvironmentsFile(path: string) {
   const subject = `environments file ${path}`;
-  let bytes: Uint8Array;
-  try {
-    bytes = await readFile(path);
-  } catch (err) {
-    throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
-  }
-  const parsed = parseDocumentBytes(bytes, extname(path).toLowerCase() === '.json' ? 'json' : 'yaml');
-  if ('problems' in parsed) throw new InvalidInputError(subject, parsed.problems);
-  const value = parsed.value !== null && typeof parsed.value === 'object' ? (parsed.value as Record<string, unknown>) : {};
+  const document = await readDocumentFile(path, subject);
+  const value = document !== null && typeof document === 'object' ? (document as Record<string, unknown>) : {};
   // A whole site file works too: only its releases and environments are read.
   return parseOrThrow(siteEnvironmentsSchema, { releases: value['releases'], environments: value['environments'] }, subject);
 }

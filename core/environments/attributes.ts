@@ -69,7 +69,16 @@ export function upgradeAttributes(
 
 export const MASKED_VALUE = '********';
 
-/** Each leaf of `tree` replaced by MASKED_VALUE: the shape stays readable, the secrets do not. */
+/**
+ * Each leaf of `tree` replaced by MASKED_VALUE: the shape stays readable (a list stays a list of its
+ * length, an unset null stays null: it holds no secret), the secrets do not.
+ */
 export function maskTree(tree: Tree): Tree {
-  return Object.fromEntries(Object.entries(tree).map(([key, value]) => [key, isTree(value) ? maskTree(value) : MASKED_VALUE]));
+  return Object.fromEntries(Object.entries(tree).map(([key, value]) => [key, maskValue(value)]));
+}
+
+function maskValue(value: unknown): unknown {
+  if (value === null) return null;
+  if (Array.isArray(value)) return value.map(maskValue);
+  return isTree(value) ? maskTree(value) : MASKED_VALUE;
 }

@@ -93,6 +93,12 @@ describe('environments in the site file', () => {
     expect(JSON.stringify(masked)).not.toContain('r00t');
   });
 
+  it('keeps the shape of generated lists and unset values while masking what they hold', () => {
+    const env = environment(1);
+    const withLists = { ...env, attributes: { ...env.attributes, generated: { ssh: { keys: ['k1-secret', { private: 'k2-secret' }] }, unset: null } } };
+    expect(maskEnvironment(withLists).attributes.generated).toEqual({ ssh: { keys: [MASKED_VALUE, { private: MASKED_VALUE }] }, unset: null });
+  });
+
   it('parses releases and environments in a site file and names bad fields', () => {
     const parsed = buildSiteWithEnvironments(1);
     expect(parsed.environments.map((e) => e.name)).toEqual(['prod', 'legacy', 'idle']);

@@ -1,7 +1,8 @@
 import type { DeploymentPlan, DeploymentRunState } from '../core/group-deployment';
 import type { DeploymentPhase } from '../core/group-deployment';
 
-export type DeploymentStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+/** CANCELLING: a cancel was asked; no new group or batch starts, started ones finish; then CANCELLED. */
+export type DeploymentStatus = 'RUNNING' | 'CANCELLING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
 
 export interface DeploymentSettings {
   /** Ready groups that may run at once (Shipyard runs one at a time). */
@@ -48,6 +49,8 @@ export interface DeploymentStore {
   /** Replaces the run state if it is still at `expectedVersion`, else throws StaleWriteError. */
   saveState(deploymentId: string, expectedVersion: number, state: DeploymentRunState): Promise<void>;
   setStatus(deploymentId: string, status: DeploymentStatus): Promise<void>;
+  /** RUNNING → CANCELLING (one conditional write). Throws SessionNotFoundError, or SessionNotCancellableError once it has ended. */
+  requestCancel(deploymentId: string): Promise<DeploymentRecord>;
   /** Idempotent: the same batch written twice keeps one result. */
   putBatchResult(deploymentId: string, result: BatchResult): Promise<void>;
   listBatchResults(deploymentId: string, group: string, phase: DeploymentPhase): Promise<BatchResult[]>;

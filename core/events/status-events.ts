@@ -36,7 +36,7 @@ const sessionStarted = z.strictObject({ ...common, summary: z.string().describe(
 const sessionFinished = z.strictObject({
   ...common,
   outcome: z.enum(['COMPLETED', 'FAILED', 'CANCELLED']),
-  state: z.string().describe('The stored end state: READY, DELETED (upgrades); SUCCEEDED, FAILED (deployments)'),
+  state: z.string().describe('The stored end state: READY, DELETED (upgrades); SUCCEEDED, FAILED, CANCELLED (deployments)'),
   detail: z.string().optional(),
 });
 const stepStarted = z.strictObject({

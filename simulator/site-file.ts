@@ -1,9 +1,7 @@
-import { readFile } from 'node:fs/promises';
-import { extname } from 'node:path';
 import { z } from 'zod';
-import { parseDocumentBytes } from '../core/document-text';
+import { readDocumentFile } from '../adapters/document-file';
 import { environmentSchema, releaseSchema, siteEnvironmentsSchema } from '../core/environments';
-import { InvalidInputError, describeError } from '../core/errors';
+import { InvalidInputError } from '../core/errors';
 import { groupLabel, nodeName } from '../core/site/names';
 import { parseOrThrow, seconds as secondsOf } from '../core/validation';
 
@@ -175,13 +173,5 @@ export function parseSiteDefinition(input: unknown, subject = 'site definition')
 /** Reads a site file: JSON when it ends in `.json`, YAML otherwise. */
 export async function loadSiteFile(path: string): Promise<SiteDefinition> {
   const subject = `site file ${path}`;
-  let bytes: Uint8Array;
-  try {
-    bytes = await readFile(path);
-  } catch (err) {
-    throw new InvalidInputError(subject, [{ field: '', message: `cannot read it: ${describeError(err)}` }]);
-  }
-  const parsed = parseDocumentBytes(bytes, extname(path).toLowerCase() === '.json' ? 'json' : 'yaml');
-  if ('problems' in parsed) throw new InvalidInputError(subject, parsed.problems);
-  return parseSiteDefinition(parsed.value, subject);
+  return parseSiteDefinition(await readDocumentFile(path, subject), subject);
 }

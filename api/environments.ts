@@ -61,7 +61,7 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
     const body = parseOrThrow(cloneRequestSchema, readJsonObject(request.body), 'clone request');
     const { environment: original } = await environment(id);
     const target = await release(body.release_id, 'release_id');
-    const draft = cloneEnvironment(original, target, body, await store.seedOf(id));
+    const draft = cloneEnvironment(original, target, body, await store.seedOf(id), await store.getRelease(original.release_id));
     return json(200, maskEnvironment(await store.createSeed(draft)));
   };
 

@@ -114,7 +114,13 @@ export function parseEnvironmentUpgradeRequest(body: unknown): EnvironmentUpgrad
  * checked as far as the stored environments tell: 405 for a seed, 409 for attributes or roles the
  * release cannot take, 422 (InvalidInputError) for the request's fields.
  */
-export function planEnvironmentUpgrade(request: EnvironmentUpgradeRequest, original: Environment, seed: Environment | undefined, target: Release): EnvironmentUpgradePlan {
+export function planEnvironmentUpgrade(
+  request: EnvironmentUpgradeRequest,
+  original: Environment,
+  seed: Environment | undefined,
+  target: Release,
+  originalRelease?: Release,
+): EnvironmentUpgradePlan {
   if (original.original_cluster_id !== undefined) {
     throw new UpgradeNotAllowedError(`environment ${original.id} is itself the upgrade seed of environment ${original.original_cluster_id}: upgrade that one`);
   }
@@ -129,7 +135,7 @@ export function planEnvironmentUpgrade(request: EnvironmentUpgradeRequest, origi
       if (request[field] === undefined) problems.push({ field, message: `is required: environment ${original.id} has no upgrade seed yet, and the clone needs it` });
     }
     // The clone's own checks (409 for an attribute the release removes), before anything is written.
-    if (problems.length === 0) seedDraft = cloneEnvironment(original, target, { name: request.name!, release_id: target.id }, undefined);
+    if (problems.length === 0) seedDraft = cloneEnvironment(original, target, { name: request.name!, release_id: target.id }, undefined, originalRelease);
   }
 
   const isController = (node: EnvironmentNode) => node.roles.some((role) => request.controller_roles.includes(role));

@@ -1,20 +1,45 @@
-import { UpgradeConflictError, UpgradeNotAllowedError } from '../errors';
+import { InvalidInputError, UpgradeConflictError, UpgradeNotAllowedError } from '../errors';
 import { maskTree, upgradeAttributes } from './attributes';
 import type { CloneRequest, Environment, EnvironmentNode, Release } from './schemas';
 
 /** A seed before the store gives it an id. */
 export type SeedDraft = Omit<Environment, 'id'> & { original_cluster_id: number };
 
+/** Fuel's environment version of a release: what follows the last '-' ("2015.1.0-7.0" -> [7, 0]); undefined if not dotted numbers. */
+function environmentVersion(release: Release): number[] | undefined {
+  const tail = release.version.slice(release.version.lastIndexOf('-') + 1);
+  return /^\d+(\.\d+)*$/.test(tail) ? tail.split('.').map(Number) : undefined;
+}
+
+/** Whether `target` is newer than `current` by their environment versions; undefined when either cannot be read. */
+export function isNewerRelease(target: Release, current: Release): boolean | undefined {
+  const [a, b] = [environmentVersion(target), environmentVersion(current)];
+  if (!a || !b) return undefined;
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const diff = (a[i] ?? 0) - (b[i] ?? 0);
+    if (diff !== 0) return diff > 0;
+  }
+  return false;
+}
+
 /**
  * Fuel's upgrade seed: a new environment on the target release with the original's editable and
  * generated attributes, upgraded by the release's attributeChanges, and no nodes yet.
- * `existingSeed`: the original's seed per the upgrade relation, if it has one.
+ * `existingSeed`: the original's seed per the upgrade relation, if it has one. `originalRelease`,
+ * when known: as Nailgun, a release equal to or older than it is refused (naming release_id).
  */
-export function cloneEnvironment(original: Environment, target: Release, request: CloneRequest, existingSeed: number | undefined): SeedDraft {
+export function cloneEnvironment(original: Environment, target: Release, request: CloneRequest, existingSeed: number | undefined, originalRelease?: Release): SeedDraft {
   if (original.original_cluster_id !== undefined) {
     throw new UpgradeNotAllowedError(`environment ${original.id} is itself the upgrade seed of environment ${original.original_cluster_id}`);
   }
   if (existingSeed !== undefined) throw new UpgradeNotAllowedError(`environment ${original.id} is already being upgraded: its upgrade seed is environment ${existingSeed}`);
+  const older = target.id === original.release_id || (originalRelease !== undefined && isNewerRelease(target, originalRelease) === false);
+  if (older) {
+    const current = originalRelease ? `release ${originalRelease.id} (${originalRelease.version})` : `release ${original.release_id}`;
+    throw new InvalidInputError(`upgrade of environment ${original.id}`, [
+      { field: 'release_id', message: `release ${target.id} (${target.version}) is not newer than ${current}, which environment ${original.id} runs` },
+    ]);
+  }
   const { attributes, removedButSet, renameConflicts } = upgradeAttributes(original.attributes, target.attributeChanges);
   if (removedButSet.length > 0 || renameConflicts.length > 0) {
     throw new UpgradeConflictError(`environment ${original.id} cannot be upgraded to release ${target.id} (${target.name} ${target.version})`, [

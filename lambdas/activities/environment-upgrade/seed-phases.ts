@@ -21,7 +21,8 @@ export const cloneSeed: PhaseBody = async ({ session, deps, now }) => {
   let seedId = await deps.environments.seedOf(environmentId);
   if (seedId === undefined) {
     const target = await releaseOf(deps, session.releaseId!);
-    const draft = cloneEnvironment(await environmentOf(deps, environmentId), target, { name: session.request!.name!, release_id: target.id }, undefined);
+    const original = await environmentOf(deps, environmentId);
+    const draft = cloneEnvironment(original, target, { name: session.request!.name!, release_id: target.id }, undefined, await deps.environments.getRelease(original.release_id));
     try {
       seedId = (await deps.environments.createSeed(draft)).id;
     } catch (err) {

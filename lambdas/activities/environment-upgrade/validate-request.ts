@@ -23,7 +23,7 @@ export async function planFromStore(environments: EnvironmentStore, environmentI
   }
   const target = await environments.getRelease(releaseId);
   if (!target) throw new EnvironmentResourceNotFoundError('release', releaseId, 'release_id');
-  return planEnvironmentUpgrade(request, stored.environment, seed, target);
+  return planEnvironmentUpgrade(request, stored.environment, seed, target, await environments.getRelease(stored.environment.release_id));
 }
 
 /** What the site says about the plan's template, nodes and groups. */

@@ -63,6 +63,14 @@ describe('planEnvironmentUpgrade', () => {
       expect.objectContaining({ name: 'UpgradeConflictError', problems: [{ field: 'nodes', message: "role 'mongo' of node 56 (mdb-1) is not defined in release 2 (Liberty on Ubuntu 14.04 liberty-8.0)" }] }),
     );
   });
+
+  it('refuses a release that is not newer than the environment runs (a 422 naming release_id), as the clone does', () => {
+    const onRelease2 = { ...cloud, release_id: 2 };
+    expect(() => planEnvironmentUpgrade(parseEnvironmentUpgradeRequest(environmentUpgradeRequest()), onRelease2, undefined, release(2), release(2))).toThrow(
+      expect.objectContaining({ name: 'InvalidInputError', problems: [expect.objectContaining({ field: 'release_id' })] }),
+    );
+    expect(plan().seedDraft).toMatchObject({ release_id: 2 });
+  });
 });
 
 describe('siteProblems', () => {

@@ -1,4 +1,4 @@
-import { MASKED_VALUE, checkAssignment, cloneEnvironment, maskEnvironment, releaseSchema, siteEnvironmentsSchema, upgradeAttributes, type Environment, type Release } from '../../../core/environments';
+import { MASKED_VALUE, checkAssignment, cloneEnvironment, isNewerRelease, maskEnvironment, releaseSchema, siteEnvironmentsSchema, upgradeAttributes, type Environment, type Release } from '../../../core/environments';
 import { parseSiteDefinition } from '../../../simulator';
 import { buildSiteWithEnvironments, fuelEnvironments } from '../../support/environments';
 import { buildSite } from '../../support/sites';
@@ -23,6 +23,20 @@ describe('upgrade seed clone', () => {
     });
     // The original is left as it was.
     expect(environment(1).attributes.editable).toEqual({ common: { libvirt_type: { value: 'kvm' }, debug: { value: false } } });
+  });
+
+  it('refuses a release that is not newer than the one of the original (Nailgun), by id or by environment version, naming release_id', () => {
+    const refused = (target: Release, originalRelease?: Release) => () => cloneEnvironment(environment(1), target, { name: 'x', release_id: target.id }, undefined, originalRelease);
+    const badRelease = expect.objectContaining({ name: 'InvalidInputError', problems: [expect.objectContaining({ field: 'release_id' })] });
+    expect(refused(release(1))).toThrow(badRelease);
+    const older = { ...release(2), id: 7, version: '2014.2-6.1' };
+    expect(refused(older, release(1))).toThrow(badRelease);
+    expect(refused({ ...older, version: 'kilo-7.0' }, release(1))).toThrow(badRelease);
+    expect(refused({ ...older, version: 'mitaka-9.0' }, release(1))()).toMatchObject({ release_id: 7 });
+    // A version that is not Fuel's <openstack>-<n.n> cannot be ordered: only the same release is refused.
+    expect(isNewerRelease({ ...older, version: 'custom' }, release(1))).toBeUndefined();
+    expect(refused({ ...older, version: 'custom' }, release(1))()).toMatchObject({ release_id: 7 });
+    expect([isNewerRelease(release(2), release(1)), isNewerRelease(release(1), release(2)), isNewerRelease({ ...older, version: 'x-8.0.1' }, release(2))]).toEqual([true, false, true]);
   });
 
   it('refuses an attribute set in the original that the target removes with no rename, naming every one', () => {

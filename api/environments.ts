@@ -3,6 +3,7 @@ import {
   ENVIRONMENT_UPGRADE_KIND,
   assignRequestSchema,
   checkAssignment,
+  checkSeedName,
   cloneEnvironment,
   cloneRequestSchema,
   environmentSchema,
@@ -62,6 +63,7 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
     const { environment: original } = await environment(id);
     const target = await release(body.release_id, 'release_id');
     const draft = cloneEnvironment(original, target, body, await store.seedOf(id), await store.getRelease(original.release_id));
+    checkSeedName(draft.name, await store.listEnvironments());
     return json(200, maskEnvironment(await store.createSeed(draft)));
   };
 

@@ -5,7 +5,7 @@ import type { Environment, Release } from './schemas';
  * What registering `environment` (POST /environments, `rollout env import`) would break among the
  * stored ones, as the site file's cross checks see it: `invalid` for the request itself (a release or
  * original that does not exist, a node id or name twice), `conflicts` for what another environment
- * holds (a node, a name, the original's one seed). An environment of the same id is the store's to compare.
+ * holds (a node, a node name, its own name, the original's one seed). An environment of the same id is the store's to compare.
  */
 export function registrationProblems(environment: Environment, stored: { releases: readonly Release[]; environments: readonly Environment[] }): { invalid: FieldProblem[]; conflicts: FieldProblem[] } {
   const invalid: FieldProblem[] = [];
@@ -18,6 +18,8 @@ export function registrationProblems(environment: Environment, stored: { release
     const otherSeed = stored.environments.find((env) => env.original_cluster_id === originalId && env.id !== environment.id);
     if (otherSeed) conflicts.push({ field: 'original_cluster_id', message: `environment ${originalId} already has upgrade seed ${otherSeed.id}` });
   }
+  const sameName = stored.environments.find((env) => env.id !== environment.id && env.name === environment.name);
+  if (sameName) conflicts.push({ field: 'name', message: `environment ${sameName.id} is named '${environment.name}' already` });
   const others = stored.environments.filter((env) => env.id !== environment.id).flatMap((env) => env.nodes.map((node) => ({ env: env.id, node })));
   const seenIds = new Set<number>();
   const seenNames = new Set<string>();

@@ -106,8 +106,8 @@ export type AssignRequest = z.output<typeof assignRequestSchema>;
 export type EnvironmentUpgradeRequest = z.output<typeof environmentUpgradeRequestSchema>;
 
 /**
- * Releases and environments as one site declares them, checked together: unique ids, node ids
- * and names unique across environments, every release_id and original_cluster_id known.
+ * Releases and environments as one site declares them, checked together: unique ids and names, node
+ * ids and names unique across environments, every release_id and original_cluster_id known.
  */
 export const siteEnvironmentsSchema = z
   .strictObject({
@@ -126,6 +126,7 @@ export const siteEnvironmentsSchema = z
     };
     duplicates(site.releases, (r) => r.id, (i) => ['releases', i, 'id'], 'release id');
     duplicates(site.environments, (e) => e.id, (i) => ['environments', i, 'id'], 'environment id');
+    duplicates(site.environments, (e) => e.name, (i) => ['environments', i, 'name'], 'environment name');
     const nodes = site.environments.flatMap((env, e) => env.nodes.map((node, n) => ({ node, path: ['environments', e, 'nodes', n] })));
     duplicates(nodes, ({ node }) => node.id, (i) => [...nodes[i]!.path, 'id'], 'node id');
     duplicates(nodes, ({ node }) => node.name, (i) => [...nodes[i]!.path, 'name'], 'node name');

@@ -1,4 +1,4 @@
-import { InvalidInputError, UpgradeConflictError, UpgradeNotAllowedError } from '../errors';
+import { InvalidInputError, ResourceConflictError, UpgradeConflictError, UpgradeNotAllowedError } from '../errors';
 import { maskTree, upgradeAttributes } from './attributes';
 import type { CloneRequest, Environment, EnvironmentNode, Release } from './schemas';
 
@@ -20,6 +20,12 @@ export function isNewerRelease(target: Release, current: Release): boolean | und
     if (diff !== 0) return diff > 0;
   }
   return false;
+}
+
+/** Nailgun's AlreadyExists for a seed's name: a 409 naming `name` when an environment has it already. */
+export function checkSeedName(name: string, environments: readonly Environment[]): void {
+  const holder = environments.find((env) => env.name === name);
+  if (holder) throw new ResourceConflictError(`upgrade seed '${name}'`, [{ field: 'name', message: `environment ${holder.id} is named '${name}' already` }]);
 }
 
 /**

@@ -57,6 +57,8 @@ describe('environments registered through the API on a serve driven by a site pr
     const node = (id: number, name: string) => ({ id, name, roles: ['compute'], ip: '10.40.0.1', mac: '52:54:00:00:02:01' });
     const held = await request('POST', '/environments', { id: 9, name: 'x', release_id: 1, nodes: [node(51, 'ctl-1')] });
     expect(held).toMatchObject({ status: 409, body: { errors: [{ field: 'nodes[0].id', message: 'node 51 belongs to environment 5' }] } });
+    const named = await request('POST', '/environments', { id: 9, name: declared.environments[0]!.name, release_id: 1, nodes: [] });
+    expect(named).toMatchObject({ status: 409, body: { errors: [{ field: 'name', message: `environment ${declared.environments[0]!.id} is named '${declared.environments[0]!.name}' already` }] } });
     const unknown = await request('POST', '/environments', { id: 9, name: 'x', release_id: 7, nodes: [node(91, 'nowhere-1')] });
     expect(unknown).toMatchObject({ status: 400 });
     expect(unknown.body.errors.map((e: { field: string }) => e.field)).toEqual(['release_id', 'nodes[0].name']);

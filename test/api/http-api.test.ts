@@ -218,6 +218,8 @@ describe('environments over HTTP (Fuel upgrade seed)', () => {
     expectProblem(await clone(1, { name: '', release_id: 'two' }), 400, ['name', 'release_id']);
     expectProblem(await clone(99, { name: 'x', release_id: 2 }), 404);
     expectProblem(await clone(1, { name: 'x', release_id: 99 }), 404, ['release_id']);
+    // As Nailgun: a name another environment has is a 409 (AlreadyExists), before anything is written.
+    expect(expectProblem(await clone(1, { name: 'legacy', release_id: 2 }), 409, ['name']).errors?.[0]?.message).toMatch(/^environment \d+ is named 'legacy' already$/);
     // As Nailgun: a seed needs a newer release than the original's (here its own).
     expect(expectProblem(await clone(1, { name: 'x', release_id: 1 }), 400, ['release_id']).errors?.[0]?.message).toContain('is not newer than release 1 (2015.1.0-7.0)');
     const conflict = expectProblem(await clone(2, { name: 'legacy-8.0', release_id: 2 }), 409, ['attributes.editable.storage.iser', 'attributes.editable.common.nova_quota']);

@@ -1,4 +1,4 @@
-import { parseEnvironmentUpgradeRequest, planEnvironmentUpgrade, siteProblems, type EnvironmentUpgradePlan, type SiteObservation } from '../../../core/environments';
+import { checkSeedName, parseEnvironmentUpgradeRequest, planEnvironmentUpgrade, siteProblems, type EnvironmentUpgradePlan, type SiteObservation } from '../../../core/environments';
 import { EnvironmentResourceNotFoundError, GroupNotFoundError, InvalidInputError } from '../../../core/errors';
 import type { EnvironmentStore } from '../../../ports/environment-store';
 import type { Site } from '../../../ports/site';
@@ -23,7 +23,9 @@ export async function planFromStore(environments: EnvironmentStore, environmentI
   }
   const target = await environments.getRelease(releaseId);
   if (!target) throw new EnvironmentResourceNotFoundError('release', releaseId, 'release_id');
-  return planEnvironmentUpgrade(request, stored.environment, seed, target, await environments.getRelease(stored.environment.release_id));
+  const plan = planEnvironmentUpgrade(request, stored.environment, seed, target, await environments.getRelease(stored.environment.release_id));
+  if (plan.seedDraft) checkSeedName(plan.seedDraft.name, await environments.listEnvironments());
+  return plan;
 }
 
 /** What the site says about the plan's template, nodes and groups. */

@@ -1,4 +1,4 @@
-import { MASKED_VALUE, checkAssignment, cloneEnvironment, isNewerRelease, maskEnvironment, releaseSchema, siteEnvironmentsSchema, upgradeAttributes, type Environment, type Release } from '../../../core/environments';
+import { MASKED_VALUE, checkAssignment, checkSeedName, cloneEnvironment, isNewerRelease, maskEnvironment, releaseSchema, siteEnvironmentsSchema, upgradeAttributes, type Environment, type Release } from '../../../core/environments';
 import { parseSiteDefinition } from '../../../simulator';
 import { buildSiteWithEnvironments, fuelEnvironments } from '../../support/environments';
 import { buildSite } from '../../support/sites';
@@ -111,6 +111,13 @@ describe('environments in the site file', () => {
     const env = environment(1);
     const withLists = { ...env, attributes: { ...env.attributes, generated: { ssh: { keys: ['k1-secret', { private: 'k2-secret' }] }, unset: null } } };
     expect(maskEnvironment(withLists).attributes.generated).toEqual({ ssh: { keys: [MASKED_VALUE, { private: MASKED_VALUE }] }, unset: null });
+  });
+
+  it('refuses two environments of one name, in a site file and for a seed', () => {
+    const twice = siteEnvironmentsSchema.safeParse({ releases: site.releases, environments: [environment(1), { ...environment(2), name: environment(1).name }] });
+    expect(twice.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['environments.1.name']);
+    expect(() => checkSeedName('prod', site.environments)).toThrow(expect.objectContaining({ name: 'ResourceConflictError', problems: [{ field: 'name', message: "environment 1 is named 'prod' already" }] }));
+    expect(() => checkSeedName('prod-8.0', site.environments)).not.toThrow();
   });
 
   it('parses releases and environments in a site file and names bad fields', () => {

@@ -91,10 +91,6 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     request: idParam('the deployment id'),
     responses: { 200: body(z.union([schemas.DeploymentReport, schemas.StartedDeployment]), 'The deployment; or PENDING; or REFUSED, saying why'), 404: problem('No such deployment') },
   });
-  path('delete', '/deployments/{id}', 'Cancel a group deployment: no new group or phase starts, the site actions under way finish, it ends CANCELLED', {
-    request: idParam('the deployment id'),
-    responses: { 200: body(schemas.CancelResult, 'CANCELLING'), 404: problem('No such deployment'), 409: problem('It has ended, was refused or has not started yet') },
-  });
   path('get', '/environments', 'List environments (generated attributes masked)', { responses: { 200: body(z.array(schemas.Environment), 'The environments') } });
   path('post', '/environments', 'Register an environment with its nodes (a stack or a profile-driven serve has no site file to seed from)', {
     request: requestBody(schemas.Environment),

@@ -9,7 +9,7 @@ import { STAGES } from '../core/rolling-upgrade/session';
  * Reports are open objects: the fields listed are the ones a client may rely on.
  */
 const SESSION_STATES = ['UPDATING', 'READY', 'DELETING', 'DELETED', 'HALTED'] as const;
-const DEPLOYMENT_STATUSES = ['RUNNING', 'CANCELLING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
+const DEPLOYMENT_STATUSES = ['RUNNING', 'SUCCEEDED', 'FAILED'] as const;
 
 export const startedRunSchema = z.object({
   id: z.string(),
@@ -40,8 +40,8 @@ export const sessionReportSchema = sessionSummarySchema.extend({
 
 export const cancelResultSchema = z.object({
   id: z.string(),
-  kind: z.enum(['upgrade', 'environment-upgrade', 'deployment']),
-  state: z.enum([...SESSION_STATES, ...ENVIRONMENT_UPGRADE_STATES, ...DEPLOYMENT_STATUSES, 'REFUSED']),
+  kind: z.enum(['upgrade', 'environment-upgrade']),
+  state: z.enum([...SESSION_STATES, ...ENVIRONMENT_UPGRADE_STATES, 'REFUSED']),
   running: z.boolean(),
   /** Set when the session had ended and is removed (CRUS); absent for a deletion under way. */
   removed: z.literal(true).optional(),

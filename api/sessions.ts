@@ -146,15 +146,7 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
           const start = await started(id!, 'deployment');
           return start ? json(200, startedDeployment(start)) : problem(404, `no deployment with id '${id}'`);
         },
-        // Cancel: RUNNING -> CANCELLING (no new group or phase starts, the site actions under way finish, it ends CANCELLED); 409 once it has ended.
-        DELETE: async ({ id }) => {
-          if (!(await deployment(id!))) {
-            const start = await started(id!, 'deployment');
-            if (!start) return problem(404, `no deployment with id '${id}'`);
-            return problem(409, start.refused ? `deployment ${id} was refused: there is nothing to cancel` : `deployment ${id} is starting: ask again once it has started`);
-          }
-          return json(200, await controlPlane.cancel(id!));
-        },
+        // No DELETE until deployments have a cancel request: the router answers it 405, its Allow the same as for any other method.
       },
     },
   ];

@@ -10,3 +10,17 @@ export class DataDirInUseError extends RolloutError {
     super(`data directory ${dataDir} is in use by process ${pid}`);
   }
 }
+
+/** A cancel request for a session kind that has no cancel (today: group deployments). */
+export class CancelNotSupportedError extends RolloutError {
+  override readonly name = 'CancelNotSupportedError';
+  constructor(
+    readonly id: string,
+    readonly kind: 'deployment',
+  ) {
+    super(
+      `${kind} ${id} cannot be cancelled: group deployments have no cancel request yet ` +
+        '(the workflow runs each group to its end); stopping the rollout process that runs it leaves the groups where they are',
+    );
+  }
+}

@@ -23,8 +23,8 @@ export interface RolloutSessions {
   session(id: string): Promise<SessionView | undefined>;
   /**
    * Cancel an upgrade the CRUS way: UPDATING -> DELETING, and the workflow applies the deletion
-   * rules; or a deployment: RUNNING -> CANCELLING, no new group or phase starts, the site actions
-   * under way finish, and it ends CANCELLED. Throws SessionNotFoundError or SessionNotCancellableError.
+   * rules. Throws SessionNotFoundError, SessionNotCancellableError, or CancelNotSupportedError for
+   * a deployment.
    */
   cancel(id: string): Promise<CancelResult>;
   /**
@@ -84,14 +84,13 @@ export type SessionListing =
 
 export type SessionView = { kind: 'upgrade'; report: SessionReport } | { kind: 'deployment'; report: DeploymentReport };
 
-/** What a cancel asked: an upgrade turns DELETING (the CRUS deletion rules), a deployment CANCELLING. */
-export type CancelResult = (
-  | { id: string; kind: 'upgrade'; state: SessionState }
-  | { id: string; kind: 'deployment'; state: DeploymentStatus }
-) & {
-  /** Whether a process that runs workflows holds the sessions now: if not, the cancel applies when the session resumes. */
+export interface CancelResult {
+  id: string;
+  kind: 'upgrade';
+  state: SessionState;
+  /** Whether a process that runs workflows holds the sessions now: if not, the deletion rules apply when the session resumes. */
   running: boolean;
-};
+}
 
 export type SessionProgress =
   | {

@@ -1,6 +1,7 @@
 import { DEPLOYMENT_STAGES, type DeploymentStage } from '../core/group-deployment';
 import type { DeploymentStore } from '../ports/deployment-store';
 import type { SessionStore } from '../ports/session-store';
+import { CancelNotSupportedError } from './errors';
 import { buildDeploymentReport } from './reports/deployment-report';
 import { buildSessionReport } from './reports/session-report';
 import { SessionGateError, SessionNotFoundError } from '../core/errors';
@@ -38,11 +39,7 @@ export class StoreSessions implements RolloutSessions {
   }
 
   async cancel(id: string): Promise<CancelResult> {
-    if (!(await this.upgrades.getSession(id)) && (await this.deployments.getDeployment(id))) {
-      // No new group or phase starts; the site actions under way finish; the run ends CANCELLED.
-      const deployment = await this.deployments.requestCancel(id);
-      return { id, kind: 'deployment', state: deployment.status, running: this.running };
-    }
+    if (!(await this.upgrades.getSession(id)) && (await this.deployments.getDeployment(id))) throw new CancelNotSupportedError(id, 'deployment');
     const session = await this.upgrades.requestCancel(id);
     return { id, kind: 'upgrade', state: session.state, running: this.running };
   }

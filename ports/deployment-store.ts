@@ -1,8 +1,7 @@
 import type { DeploymentPlan, DeploymentRunState } from '../core/group-deployment';
 import type { DeploymentPhase } from '../core/group-deployment';
 
-/** CANCELLING: a cancel was asked; no new group or batch starts, started ones finish; then CANCELLED. */
-export type DeploymentStatus = 'RUNNING' | 'CANCELLING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
+export type DeploymentStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
 
 export interface DeploymentSettings {
   /** Ready groups that may run at once (Shipyard runs one at a time). */
@@ -49,8 +48,6 @@ export interface DeploymentStore {
   /** Replaces the run state if it is still at `expectedVersion`, else throws StaleWriteError. */
   saveState(deploymentId: string, expectedVersion: number, state: DeploymentRunState): Promise<void>;
   setStatus(deploymentId: string, status: DeploymentStatus): Promise<void>;
-  /** RUNNING → CANCELLING (one conditional write). Throws SessionNotFoundError, or SessionNotCancellableError once it has ended. */
-  requestCancel(deploymentId: string): Promise<DeploymentRecord>;
   /** Idempotent: the same batch written twice keeps one result. */
   putBatchResult(deploymentId: string, result: BatchResult): Promise<void>;
   listBatchResults(deploymentId: string, group: string, phase: DeploymentPhase): Promise<BatchResult[]>;

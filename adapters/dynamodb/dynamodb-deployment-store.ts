@@ -1,9 +1,9 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DeploymentNotFoundError, SessionNotCancellableError, SessionNotFoundError, StaleWriteError } from '../../core/errors';
+import { DeploymentNotFoundError, StaleWriteError } from '../../core/errors';
 import type { DeploymentPhase, DeploymentPlan, DeploymentRunState } from '../../core/group-deployment';
 import type { BatchResult, DeploymentRecord, DeploymentStatus, DeploymentStore } from '../../ports/deployment-store';
-import { CONDITION_FAILED, conditionalWrite, withoutKeys } from './items';
+import { conditionalWrite, withoutKeys } from './items';
 import { queryAll } from './query';
 import {
   batchResultKey,
@@ -131,26 +131,6 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
         ExpressionAttributeValues: { ':s': status },
       }),
     );
-  }
-
-  async requestCancel(deploymentId: string): Promise<DeploymentRecord> {
-    const out = await conditionalWrite(
-      this.options.client.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: deploymentKey(deploymentId),
-          UpdateExpression: 'SET #status = :cancelling',
-          ConditionExpression: '#status = :running',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':cancelling': 'CANCELLING', ':running': 'RUNNING' },
-          ReturnValues: 'ALL_NEW',
-        }),
-      ),
-    );
-    if (out !== CONDITION_FAILED) return toRecord(out.Attributes ?? {});
-    const current = await this.getDeployment(deploymentId);
-    if (!current) throw new SessionNotFoundError(deploymentId);
-    throw new SessionNotCancellableError(deploymentId, current.status);
   }
 
   async putBatchResult(deploymentId: string, result: BatchResult): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { SessionGateError, SessionNotCancellableError, SessionNotFoundError } from '../../core/errors';
+import { CancelNotSupportedError } from '../../engine/errors';
 import { RolloutClient } from '../../engine/client/rollout-client';
 import { openSessions } from '../../engine/open-runtime';
 import type { GateResult, RolloutSessions, SessionKind, SessionListing } from '../../engine/runtime';
@@ -135,24 +136,23 @@ export function registerSessionCommands(program: Command): void {
     );
 
   sessionSource(session.command('cancel'))
-    .description('Cancel a running upgrade (CRUS deletion rules, then cleanup) or group deployment (no new group or phase starts; it ends CANCELLED)')
-    .argument('<id>', 'upgrade or deployment id')
+    .description('Cancel a running upgrade: CRUS deletion rules, then cleanup')
+    .argument('<id>', 'upgrade id')
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
-        let result: Awaited<ReturnType<RolloutSessions['cancel']>>;
+        let running: boolean;
         try {
-          result = await sessions.cancel(id);
+          ({ running } = await sessions.cancel(id));
         } catch (err) {
-          if (err instanceof SessionNotFoundError || err instanceof SessionNotCancellableError) {
+          if (err instanceof SessionNotFoundError || err instanceof SessionNotCancellableError || err instanceof CancelNotSupportedError) {
             throw new CliError(err.message, ExitCode.notCompleted);
           }
           throw err;
         }
-        const notRunning = result.running ? '' : ', but no rollout process is running it: the cancel applies when it is resumed';
         process.stdout.write(
-          result.kind === 'deployment'
-            ? `deployment ${id} is CANCELLING${notRunning || ': no new group or phase starts, the site actions under way finish'}\n`
-            : `session ${id} is DELETING${notRunning || ': the running upgrade applies the deletion rules and cleans up'}\n`,
+          running
+            ? `session ${id} is DELETING: the running upgrade applies the deletion rules and cleans up\n`
+            : `session ${id} is DELETING, but no rollout process is running it: the deletion rules apply when it is resumed\n`,
         );
       }),
     );
@@ -186,7 +186,7 @@ async function untilEnded(sessions: RolloutSessions, id: string, kind: SessionKi
     const found = await sessions.session(id);
     if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
     if (found.kind === 'upgrade' && (found.report.completed || found.report.state === 'DELETED')) return found;
-    if (found.kind === 'deployment' && !['RUNNING', 'CANCELLING'].includes(found.report.status)) return found;
+    if (found.kind === 'deployment' && found.report.status !== 'RUNNING') return found;
     // Through the Step Functions API: a session no execution runs any more (stopped, failed) has ended too.
     if (sessions instanceof RolloutClient && (await sessions.executions(kind === 'upgrade' ? 'rollingUpgrade' : 'groupDeployment', 'RUNNING')).length === 0) {
       return (await sessions.session(id)) ?? found;

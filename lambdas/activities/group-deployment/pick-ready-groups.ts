@@ -12,12 +12,11 @@ export interface ReadyGroups extends DeploymentPointer {
 
 /**
  * The groups to run in the next round: ready ones, in plan order, at most maxParallelGroups, and
- * only those whose shared nodes are settled. None left (or a cancel asked) means the run is over.
+ * only those whose shared nodes are settled. None left means the run is over.
  */
 export async function pickReadyGroups(event: DeploymentPointer, deps: GroupDeploymentDependencies): Promise<ReadyGroups> {
   const { record, plan } = await loadRun(deps, event.deploymentId);
-  // A cancel starts no new group: the run finishes with the groups under way.
-  const ready = record.status === 'CANCELLING' ? [] : groupsToStart(plan, record.state, event.maxParallelGroups);
+  const ready = groupsToStart(plan, record.state, event.maxParallelGroups);
   const at = eventTime(deps.clock.now());
   await publishStatusEvents(
     deps,

@@ -4,7 +4,7 @@ import { loadRun } from './run-state';
 import { batchesOf, isPhaseDue, type PhaseRef } from './phase-batches';
 
 export interface PhasePlan extends PhaseRef {
-  /** The group is not where this phase starts (a replay), or a cancel was asked: nothing to do. */
+  /** The group is not where this phase starts (a replay): nothing to do. */
   skip: boolean;
   batchCount: number;
   maxConcurrency: number;
@@ -15,8 +15,7 @@ export interface PhasePlan extends PhaseRef {
 export async function planPhase(event: PhaseRef, deps: GroupDeploymentDependencies): Promise<PhasePlan> {
   const run = await loadRun(deps, event.deploymentId);
   const ref: PhaseRef = { deploymentId: event.deploymentId, group: event.group, phase: event.phase };
-  // A cancel starts no new phase (a prepared group is not deployed); a phase under way finishes its site actions.
-  if (run.record.status === 'CANCELLING' || !isPhaseDue(run, event.group, event.phase)) return { ...ref, skip: true, batchCount: 0, maxConcurrency: 1, pages: [] };
+  if (!isPhaseDue(run, event.group, event.phase)) return { ...ref, skip: true, batchCount: 0, maxConcurrency: 1, pages: [] };
   const work = batchesOf(run, event.group, event.phase);
   const { settings } = run.record;
   const timeout = event.phase === 'PREPARE' ? settings.prepareTimeoutSeconds : settings.deployTimeoutSeconds;

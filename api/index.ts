@@ -12,8 +12,8 @@ export type { ApiHandler, ApiRequest, ApiResponse } from './http';
 export function apiRoutes(dependencies: ApiDependencies): Route[] {
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
   return [
-    ...sessionRoutes(dependencies.controlPlane),
-    ...environmentRoutes(dependencies.environments),
+    ...sessionRoutes(dependencies),
+    ...environmentRoutes(dependencies),
     {
       pattern: '/openapi.json',
       invalidStatus: 400,

@@ -1,17 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenHttp, type HttpListener } from '../engine/http-listener';
-import type { ApiHandler } from './http';
+import type { ApiHandler, ApiResponse } from './http';
 import { bodyText, MalformedRequestError, problem, problemFor } from './problems';
+import { MAX_BODY_BYTES } from './router';
 
-/** Bodies above this are refused before they are read whole: every request of the API is small JSON. */
-const MAX_BODY_BYTES = 1024 * 1024;
+class BodyTooLargeError extends Error {
+  override readonly name = 'BodyTooLargeError';
+}
 
+/** The body, refused (413) as soon as it passes MAX_BODY_BYTES, before it is read whole. */
 async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  const announced = Number(req.headers['content-length']);
+  if (announced > MAX_BODY_BYTES) throw new BodyTooLargeError();
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new Error('body too large');
+    if (size > MAX_BODY_BYTES) throw new BodyTooLargeError();
     chunks.push(chunk as Buffer);
   }
   return chunks.length === 0 ? undefined : bodyText(Buffer.concat(chunks));
@@ -19,12 +24,19 @@ async function readBody(req: IncomingMessage): Promise<string | undefined> {
 
 /** Serves one request with the API's handler: a node:http listener (`rollout serve` mounts it). */
 export async function serveApiRequest(api: ApiHandler, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  let response;
+  let response: ApiResponse;
   try {
     const url = new URL(req.url ?? '/', 'http://api.invalid');
     response = await api({ method: req.method ?? 'GET', path: url.pathname, body: await readBody(req) });
   } catch (err) {
-    response = err instanceof MalformedRequestError ? problemFor(err, 400) : problem(400, err instanceof Error ? err.message : String(err));
+    response =
+      err instanceof BodyTooLargeError
+        ? problem(413, `the body is over ${MAX_BODY_BYTES} bytes: every request of this API is small JSON`)
+        : err instanceof MalformedRequestError
+          ? problemFor(err, 400)
+          : problem(400, err instanceof Error ? err.message : String(err));
+    // The rest of an unread body is not waited for.
+    if (err instanceof BodyTooLargeError) res.setHeader('connection', 'close');
   }
   const text = response.body === undefined ? undefined : JSON.stringify(response.body);
   res.writeHead(response.status, { ...response.headers, ...(text === undefined ? {} : { 'content-length': Buffer.byteLength(text) }) });

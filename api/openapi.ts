@@ -1,8 +1,9 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { assignRequestSchema, cloneRequestSchema, environmentSchema } from '../core/environments';
+import { assignRequestSchema, cloneRequestSchema, environmentSchema, environmentUpgradeRequestSchema, releaseSchema } from '../core/environments';
 import { deploymentRequestSchema } from '../core/group-deployment/deployment-request';
 import { upgradeRequestSchema } from '../core/rolling-upgrade/upgrade-request';
+import { NUMERIC_ID } from './environments';
 import { JSON_TYPE, PROBLEM_TYPE } from './http';
 import { problemSchema } from './problems';
 import {
@@ -11,6 +12,10 @@ import {
   deploymentCancelResultSchema,
   deploymentReportSchema,
   deploymentSummarySchema,
+  environmentUpgradeReportSchema,
+  environmentUpgradeSummarySchema,
+  startedDeploymentSchema,
+  startedSessionSchema,
   sessionReportSchema,
   sessionSummarySchema,
   startedRunSchema,
@@ -34,9 +39,15 @@ const schemas = {
   DeploymentSummary: deploymentSummarySchema.meta({ id: 'DeploymentSummary' }),
   DeploymentReport: deploymentReportSchema.meta({ id: 'DeploymentReport' }),
   Environment: environmentSchema.meta({ id: 'Environment' }),
+  Release: releaseSchema.meta({ id: 'Release' }),
   CloneRequest: cloneRequestSchema.meta({ id: 'CloneRequest' }),
   AssignRequest: assignRequestSchema.meta({ id: 'AssignRequest' }),
   Node: assignedNodeSchema.meta({ id: 'Node' }),
+  EnvironmentUpgradeRequest: environmentUpgradeRequestSchema.meta({ id: 'EnvironmentUpgradeRequest' }),
+  EnvironmentUpgradeSummary: environmentUpgradeSummarySchema.meta({ id: 'EnvironmentUpgradeSummary' }),
+  EnvironmentUpgradeReport: environmentUpgradeReportSchema.meta({ id: 'EnvironmentUpgradeReport' }),
+  StartedSession: startedSessionSchema.meta({ id: 'StartedSession' }),
+  StartedDeployment: startedDeploymentSchema.meta({ id: 'StartedDeployment' }),
 };
 
 /** The OpenAPI 3.1 document of the API, generated from the same zod schemas the handlers validate with. */
@@ -46,21 +57,32 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
   const problem = (description: string): ResponseConfig => ({ description, content: { [PROBLEM_TYPE]: { schema: schemas.Problem } } });
   const requestBody = (schema: z.ZodType) => ({ body: { required: true, content: { [JSON_TYPE]: { schema } } } });
   const idParam = (description: string) => ({ params: z.object({ id: z.string().describe(description) }) });
+  /** Environment and release ids are Fuel's positive integers (any other id is a 404). */
+  const numericIdParam = (description: string) => ({ params: z.object({ id: z.string().regex(NUMERIC_ID).describe(description) }) });
   const path = (method: Method, route: string, summary: string, config: Omit<RouteConfig, 'method' | 'path' | 'summary'>) =>
     registry.registerPath({ method, path: route, summary, ...config });
 
-  path('get', '/sessions', 'List upgrade sessions, newest first', { responses: { 200: body(z.array(schemas.SessionSummary), 'The sessions') } });
+  path('get', '/sessions', 'List upgrade sessions and environment upgrades, newest first', {
+    responses: { 200: body(z.array(z.union([schemas.SessionSummary, schemas.EnvironmentUpgradeSummary])), 'The sessions') },
+  });
   path('post', '/sessions', 'Start a rolling upgrade session (CRUS create)', {
     request: requestBody(schemas.UpgradeRequest),
     responses: { 201: body(schemas.StartedRun, 'Started'), 400: problem('The body is not a JSON object'), 422: problem('Invalid fields, each named') },
   });
-  path('get', '/sessions/{id}', 'An upgrade session report', {
+  path('get', '/sessions/{id}', 'An upgrade session or environment upgrade report', {
     request: idParam('the upgrade id'),
-    responses: { 200: body(schemas.SessionReport, 'The session'), 404: problem('No such session') },
+    responses: {
+      200: body(z.union([schemas.SessionReport, schemas.EnvironmentUpgradeReport, schemas.StartedSession]), 'The session; or, before it has opened, PENDING; or REFUSED, saying why'),
+      404: problem('No such session'),
+    },
   });
-  path('delete', '/sessions/{id}', 'Delete an upgrade session by the CRUS deletion rules', {
+  path('delete', '/sessions/{id}', 'Delete an upgrade session by the CRUS deletion rules (an environment upgrade passes it on to its rolling upgrade)', {
     request: idParam('the upgrade id'),
-    responses: { 200: body(schemas.CancelResult, 'Deleting'), 404: problem('No such session'), 409: problem('The session has ended') },
+    responses: {
+      200: body(schemas.CancelResult, 'DELETING (the deletion rules apply), or removed (it had ended)'),
+      404: problem('No such session'),
+      409: problem('The session is being deleted, has not opened yet, or is a rolling upgrade an environment upgrade still running reads'),
+    },
   });
   path('get', '/deployments', 'List group deployments, newest first', { responses: { 200: body(z.array(schemas.DeploymentSummary), 'The deployments') } });
   path('post', '/deployments', 'Start a group deployment', {
@@ -69,19 +91,39 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
   });
   path('get', '/deployments/{id}', 'A group deployment report', {
     request: idParam('the deployment id'),
-    responses: { 200: body(schemas.DeploymentReport, 'The deployment'), 404: problem('No such deployment') },
+    responses: { 200: body(z.union([schemas.DeploymentReport, schemas.StartedDeployment]), 'The deployment; or PENDING; or REFUSED, saying why'), 404: problem('No such deployment') },
   });
   path('delete', '/deployments/{id}', 'Cancel a group deployment: no group or batch starts after it, actions in flight finish, it ends CANCELLED', {
     request: idParam('the deployment id'),
     responses: { 200: body(schemas.DeploymentCancelResult, 'Cancelling'), 404: problem('No such deployment'), 409: problem('The deployment has ended') },
   });
   path('get', '/environments', 'List environments (generated attributes masked)', { responses: { 200: body(z.array(schemas.Environment), 'The environments') } });
+  path('post', '/environments', 'Register an environment with its nodes (a stack or a profile-driven serve has no site file to seed from)', {
+    request: requestBody(schemas.Environment),
+    responses: {
+      201: body(schemas.Environment, 'Registered (generated attributes masked)'),
+      200: body(schemas.Environment, 'The same environment was registered already'),
+      400: problem("Invalid fields, each named: the schema, an unknown release or original, a node the site's inventory lacks"),
+      409: problem('Another environment of this id, or a node, name or seed another environment holds'),
+    },
+  });
+  path('get', '/releases', 'List releases', { responses: { 200: body(z.array(schemas.Release), 'The releases') } });
+  path('post', '/releases', 'Register a release', {
+    request: requestBody(schemas.Release),
+    responses: {
+      201: body(schemas.Release, 'Registered'),
+      200: body(schemas.Release, 'The same release was registered already'),
+      400: problem("Invalid fields, each named (a bootTemplate the boot service lacks included)"),
+      409: problem('Another release of this id'),
+    },
+  });
+  path('get', '/releases/{id}', 'One release', { request: numericIdParam('the release id'), responses: { 200: body(schemas.Release, 'The release'), 404: problem('No such release') } });
   path('get', '/environments/{id}', 'One environment (generated attributes masked)', {
-    request: idParam('the environment id'),
+    request: numericIdParam('the environment id'),
     responses: { 200: body(schemas.Environment, 'The environment'), 404: problem('No such environment') },
   });
   path('post', '/environments/{id}/upgrade/clone', "Create the environment's upgrade seed on a newer release", {
-    request: { ...idParam('the original environment id'), ...requestBody(schemas.CloneRequest) },
+    request: { ...numericIdParam('the original environment id'), ...requestBody(schemas.CloneRequest) },
     responses: {
       200: body(schemas.Environment, 'The upgrade seed (generated attributes masked)'),
       400: problem('Malformed body or missing field'),
@@ -91,7 +133,7 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     },
   });
   path('post', '/environments/{id}/upgrade/assign', 'Move a node of the original environment into its upgrade seed', {
-    request: { ...idParam('the upgrade seed id'), ...requestBody(schemas.AssignRequest) },
+    request: { ...numericIdParam('the upgrade seed id'), ...requestBody(schemas.AssignRequest) },
     responses: {
       200: body(schemas.Node, 'The node, now in the seed, with its id, roles and addresses'),
       400: problem('Malformed body or missing field'),
@@ -100,7 +142,25 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       409: problem("A role of the node is not defined in the seed's release"),
     },
   });
+  path('post', '/environments/{id}/upgrade', 'Upgrade the environment side by side: clone, assign and reimage the controllers, then roll the other nodes', {
+    request: { ...numericIdParam('the environment id'), ...requestBody(schemas.EnvironmentUpgradeRequest) },
+    responses: {
+      201: body(schemas.StartedRun, 'Started: the environment upgrade session (GET /sessions/{id})'),
+      400: problem('The body is not a JSON object'),
+      404: problem('No such environment or release'),
+      405: problem('The environment is an upgrade seed'),
+      409: problem('An attribute or node role the release cannot take, or an upgrade of the environment running'),
+      422: problem('Invalid fields, each named: the request, its rolling upgrade, the site (template, nodes, groups)'),
+    },
+  });
   path('get', '/openapi.json', 'This document', { responses: { 200: { description: 'The OpenAPI document', content: { [JSON_TYPE]: { schema: z.record(z.string(), z.unknown()) } } } } });
+
+  registry.registerComponent('securitySchemes', 'sigv4', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description: 'Behind API Gateway (the stack): IAM auth, every request signed with AWS Signature Version 4 for execute-api. `rollout serve` asks for none.',
+  });
 
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',

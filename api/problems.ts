@@ -3,6 +3,7 @@ import {
   DeploymentNotFoundError,
   EnvironmentResourceNotFoundError,
   InvalidInputError,
+  ResourceConflictError,
   RolloutError,
   SessionNotCancellableError,
   SessionNotFoundError,
@@ -41,6 +42,7 @@ const TITLES: Record<number, string> = {
   404: 'Not Found',
   405: 'Method Not Allowed',
   409: 'Conflict',
+  413: 'Content Too Large',
   422: 'Unprocessable Entity',
   500: 'Internal Server Error',
 };
@@ -61,7 +63,7 @@ export function problemFor(err: unknown, invalidStatus: 400 | 422): ApiResponse 
   if (err instanceof SessionNotFoundError || err instanceof DeploymentNotFoundError) return problem(404, err.message);
   if (err instanceof EnvironmentResourceNotFoundError) return problem(404, err.message, err.field ? [{ field: err.field, message: err.message }] : undefined);
   if (err instanceof UpgradeNotAllowedError) return problem(405, err.message, err.field ? [{ field: err.field, message: err.message }] : undefined);
-  if (err instanceof UpgradeConflictError) return problem(409, err.message, err.problems);
+  if (err instanceof UpgradeConflictError || err instanceof ResourceConflictError) return problem(409, err.message, err.problems);
   if (err instanceof SessionNotCancellableError) return problem(409, err.message);
   if (err instanceof StaleWriteError) return problem(409, `${err.message}: it changed during the request; ask again`);
   if (err instanceof RolloutError) return problem(500, err.message);

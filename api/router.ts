@@ -2,6 +2,9 @@ import type { ApiHandler, ApiRequest, ApiResponse } from './http';
 import { problem, problemFor } from './problems';
 
 export const METHODS = ['GET', 'POST', 'DELETE'] as const;
+
+/** Bodies above this are refused (413): every request of the API is small JSON. Both transports check it. */
+export const MAX_BODY_BYTES = 1024 * 1024;
 export type Method = (typeof METHODS)[number];
 
 export type RouteHandler = (params: Record<string, string>, request: ApiRequest) => Promise<ApiResponse>;
@@ -34,21 +37,39 @@ function match(pattern: string, path: string): Record<string, string> | undefine
   return params;
 }
 
-/** Dispatches on path then method: an unknown path is a 404, a known path with another method a 405 naming the allowed ones. */
+/**
+ * Dispatches on path then method: an unknown path is a 404, a known path with another method a 405
+ * naming the allowed ones. HEAD is GET without the body (RFC 9110) wherever GET is served; a body
+ * over MAX_BODY_BYTES is a 413 before any route reads it.
+ */
 export function createRouter(routes: readonly Route[]): ApiHandler {
   return async (request) => {
+    if (request.body !== undefined && Buffer.byteLength(request.body) > MAX_BODY_BYTES) {
+      return problem(413, `the body is over ${MAX_BODY_BYTES} bytes: every request of this API is small JSON`);
+    }
+    const method = request.method.toUpperCase();
     for (const route of routes) {
       const params = match(route.pattern, request.path);
       if (!params) continue;
-      const allowed = Object.keys(route.methods).join(', ');
-      const handler = route.methods[request.method.toUpperCase() as Method];
+      const served = Object.keys(route.methods);
+      const allowed = [...served, ...(route.methods.GET ? ['HEAD'] : [])].join(', ');
+      const head = method === 'HEAD' && route.methods.GET !== undefined;
+      const handler = route.methods[(head ? 'GET' : method) as Method];
       if (!handler) return problem(405, `${request.method} is not allowed on ${route.pattern}; allowed: ${allowed}`, undefined, { allow: allowed });
+      let response: ApiResponse;
       try {
-        return await handler(params, request);
+        response = await handler(params, request);
       } catch (err) {
-        return problemFor(err, route.invalidStatus);
+        response = problemFor(err, route.invalidStatus);
       }
+      return head ? withoutBody(response) : response;
     }
     return problem(404, `no resource at ${request.path}`);
   };
+}
+
+/** HEAD's answer: GET's status and headers, its length announced, no body. */
+function withoutBody(response: ApiResponse): ApiResponse {
+  const length = response.body === undefined ? 0 : Buffer.byteLength(JSON.stringify(response.body));
+  return { status: response.status, headers: { ...response.headers, 'content-length': String(length) } };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { environmentNodeSchema } from '../core/environments';
+import { ENVIRONMENT_UPGRADE_KIND, ENVIRONMENT_UPGRADE_PHASES, ENVIRONMENT_UPGRADE_STATES, environmentNodeSchema } from '../core/environments';
 import { STAGES } from '../core/rolling-upgrade/session';
 import type { DeploymentStatus } from '../ports/deployment-store';
 
@@ -14,7 +14,7 @@ const DEPLOYMENT_STATUSES = ['RUNNING', 'CANCELLING', 'SUCCEEDED', 'FAILED', 'CA
 
 export const startedRunSchema = z.object({
   id: z.string(),
-  kind: z.enum(['upgrade', 'deployment']),
+  kind: z.enum(['upgrade', 'deployment', 'environment-upgrade']),
   executionArn: z.string(),
 });
 
@@ -41,9 +41,11 @@ export const sessionReportSchema = sessionSummarySchema.extend({
 
 export const cancelResultSchema = z.object({
   id: z.string(),
-  kind: z.literal('upgrade'),
-  state: z.enum(SESSION_STATES),
+  kind: z.enum(['upgrade', 'environment-upgrade']),
+  state: z.enum([...SESSION_STATES, ...ENVIRONMENT_UPGRADE_STATES, 'REFUSED']),
   running: z.boolean().describe('Whether an execution works on it now; if not, the cancel applies when it is resumed'),
+  /** Set when the session had ended and is removed (CRUS); absent for a deletion under way. */
+  removed: z.literal(true).optional(),
 });
 
 export const deploymentCancelResultSchema = z.object({
@@ -71,3 +73,55 @@ export const deploymentReportSchema = z.looseObject({
 
 /** Fuel's Node as assign returns it: the node's fields and the seed it now belongs to. */
 export const assignedNodeSchema = environmentNodeSchema.extend({ cluster_id: z.number().int() });
+
+const childUpgradeSchema = z.looseObject({
+  upgradeId: z.string(),
+  nodes: z.array(z.string()),
+  state: z.enum(SESSION_STATES).optional(),
+  stage: z.enum(STAGES).optional(),
+  counts: z.record(z.string(), z.number().int()).optional(),
+});
+
+/** A side-by-side environment upgrade in a listing of sessions. */
+export const environmentUpgradeSummarySchema = z.looseObject({
+  upgradeId: z.string(),
+  kind: z.literal(ENVIRONMENT_UPGRADE_KIND),
+  environmentId: z.number().int(),
+  releaseId: z.number().int().optional(),
+  seedId: z.number().int().optional(),
+  state: z.enum(ENVIRONMENT_UPGRADE_STATES),
+  completed: z.boolean(),
+  createdAt: z.string(),
+  progress: z.object({ phase: z.enum(ENVIRONMENT_UPGRADE_PHASES) }),
+  failure: z.object({ error: z.string(), problems: z.array(z.object({ field: z.string(), message: z.string() })) }).optional(),
+});
+
+/** GET /sessions/{id} of an environment upgrade: its phase, messages and the rolling upgrades it ran (each a session). */
+export const environmentUpgradeReportSchema = environmentUpgradeSummarySchema.extend({
+  messages: z.array(z.string()),
+  rollingUpgrades: z.object({ controllers: childUpgradeSchema.optional(), nodes: childUpgradeSchema.optional() }),
+});
+
+const refusedSchema = z.object({ error: z.string(), problems: z.array(z.object({ field: z.string(), message: z.string() })) });
+
+/** A session the API started whose workflow has not opened it yet (PENDING), or whose first state refused it (REFUSED, saying why). */
+export const startedSessionSchema = z.object({
+  upgradeId: z.string(),
+  kind: z.literal('ComputeUpgradeSession'),
+  state: z.enum(['PENDING', 'REFUSED']),
+  completed: z.literal(false),
+  createdAt: z.string(),
+  executionArn: z.string().optional(),
+  messages: z.array(z.string()),
+  refused: refusedSchema.optional(),
+});
+
+/** A deployment started and not recorded yet (PENDING), or refused by Start Deployment (REFUSED, saying why). */
+export const startedDeploymentSchema = z.object({
+  deploymentId: z.string(),
+  status: z.enum(['PENDING', 'REFUSED']),
+  createdAt: z.string(),
+  executionArn: z.string().optional(),
+  messages: z.array(z.string()),
+  refused: refusedSchema.optional(),
+});

@@ -1,20 +1,36 @@
 import { InvalidInputError } from '../core/errors';
+import { parseDeploymentStrategy, planDeployment, selectDeploymentStrategy } from '../core/group-deployment';
 import { parseDeploymentRequest } from '../core/group-deployment/deployment-request';
 import { parseUpgradeRequest, unsupportedControls } from '../core/rolling-upgrade/upgrade-request';
-import type { ApiControlPlane } from './control-plane';
+import { upgradeHasEnded } from '../core/environments';
+import { buildEnvironmentUpgradeReport, summarizeEnvironmentUpgrade } from '../engine/reports/environment-upgrade-report';
+import { checkUpgradeRequest } from '../lambdas/activities/rolling-upgrade/open-session';
+import type { RunStart } from '../ports/run-start-store';
+import type { ApiDependencies } from './control-plane';
 import { json } from './http';
 import { problem, readJsonObject } from './problems';
 import type { Route } from './router';
+import { unlessSiteFails } from './site-checks';
 
 /**
  * Upgrade sessions with CRUS's semantics (list, create 201, get 404, delete 200 by the CRUS deletion
  * rules through the facade's cancel), and group deployments the same way under /deployments (delete:
- * 200 CANCELLING, the workflow ends it CANCELLED).
+ * 200 CANCELLING, the workflow ends it CANCELLED). The side-by-side environment upgrades (POST
+ * /environments/{id}/upgrade) are sessions too: listed, read and deleted here.
  */
-export function sessionRoutes(controlPlane: ApiControlPlane): Route[] {
+export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, site }: ApiDependencies): Route[] {
   const upgrade = async (id: string) => {
     const view = await controlPlane.session(id);
     return view?.kind === 'upgrade' ? view.report : undefined;
+  };
+  const environmentUpgrade = async (id: string) => (await environmentUpgrades.getUpgrade(id))?.session;
+  const started = async (id: string, kind: RunStart['kind']) => {
+    const start = await runStarts.get(id);
+    return start?.kind === kind ? start : undefined;
+  };
+  /** Started and recorded as accepted, so that the Location answers while the first state runs. */
+  const accepted = async (run: { id: string; executionArn: string }, kind: RunStart['kind']) => {
+    await runStarts.accept({ id: run.id, kind, at: new Date(controlPlane.now()).toISOString(), executionArn: run.executionArn });
   };
   const deployment = async (id: string) => {
     const view = await controlPlane.session(id);
@@ -25,14 +41,25 @@ export function sessionRoutes(controlPlane: ApiControlPlane): Route[] {
       pattern: '/sessions',
       invalidStatus: 422,
       methods: {
-        GET: async () => json(200, (await controlPlane.sessions()).flatMap((listed) => (listed.kind === 'upgrade' ? [listed.session] : []))),
+        GET: async () => {
+          const [listed, environmentUpgradeSessions] = await Promise.all([controlPlane.sessions(), environmentUpgrades.listUpgrades()]);
+          const all = [
+            ...listed.flatMap((entry) => (entry.kind === 'upgrade' ? [entry.session] : [])),
+            ...environmentUpgradeSessions.map(summarizeEnvironmentUpgrade),
+          ];
+          // Newest first, as each store lists them; ISO timestamps sort as text.
+          return json(200, all.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0)));
+        },
         POST: async (_params, request) => {
           const body = readJsonObject(request.body);
           // Checked here, before anything starts, so that the client gets the 422 naming the fields.
           const problems = unsupportedControls(parseUpgradeRequest(body));
           if (problems.length > 0) throw new InvalidInputError('upgrade request', problems);
-          const started = await controlPlane.run('rollingUpgrade', body);
-          return json(201, { id: started.id, kind: started.kind, executionArn: started.executionArn }, { location: `/sessions/${encodeURIComponent(started.id)}` });
+          // What Open Session checks on the site (the boot template), checked here too when the site answers.
+          await unlessSiteFails(site && (() => checkUpgradeRequest(body, site)));
+          const run = await controlPlane.run('rollingUpgrade', body);
+          await accepted(run, 'upgrade');
+          return json(201, { id: run.id, kind: run.kind, executionArn: run.executionArn }, { location: `/sessions/${encodeURIComponent(run.id)}` });
         },
       },
     },
@@ -42,11 +69,46 @@ export function sessionRoutes(controlPlane: ApiControlPlane): Route[] {
       methods: {
         GET: async ({ id }) => {
           const report = await upgrade(id!);
-          return report ? json(200, report) : problem(404, `no session with id '${id}'`);
+          if (report) return json(200, report);
+          const environment = await environmentUpgrade(id!);
+          if (environment) return json(200, await buildEnvironmentUpgradeReport(controlPlane, environment));
+          const start = await started(id!, 'upgrade');
+          return start ? json(200, startedSession(start)) : problem(404, `no session with id '${id}'`);
         },
+        // CRUS: a running session turns DELETING (the workflow applies the deletion rules, then keeps it
+        // as DELETED, readable); one that has ended is removed. A session being deleted is a 409.
         DELETE: async ({ id }) => {
-          if (!(await upgrade(id!))) return problem(404, `no session with id '${id}'`);
-          return json(200, await controlPlane.cancel(id!));
+          const removed = (kind: string, state: string) => json(200, { id: id!, kind, state, running: false, removed: true });
+          const report = await upgrade(id!);
+          if (report) {
+            if (report.state === 'UPDATING') return json(200, await controlPlane.cancel(id!));
+            if (report.state === 'DELETING') return problem(409, `session ${id} is being deleted: it is removed by a DELETE once it has ended`);
+            // An environment upgrade still running reads its rolling upgrades' sessions to finish (which nodes move).
+            const parent = (await environmentUpgrades.listUpgrades()).find(
+              (upgrade) => !upgradeHasEnded(upgrade) && [upgrade.progress.controllers, upgrade.progress.nodes].some((child) => child?.upgradeId === id),
+            );
+            if (parent) return problem(409, `session ${id} is a rolling upgrade of environment upgrade ${parent.upgradeId}, which is still running and reads it: delete it once that has ended`);
+            const { state } = await controlPlane.removeSession(id!);
+            // Its start record goes too: it would answer PENDING for a session that is gone.
+            await runStarts.remove(id!);
+            return removed('upgrade', state);
+          }
+          const environment = await environmentUpgrade(id!);
+          if (environment) {
+            if (upgradeHasEnded(environment)) {
+              await environmentUpgrades.deleteUpgrade(id!);
+              return removed('environment-upgrade', environment.state);
+            }
+            if (environment.state === 'DELETING') return problem(409, `environment upgrade ${id} is being deleted`);
+            // The workflow passes the deletion on to the rolling upgrade it runs (the CRUS deletion rules), or stops before the next phase.
+            const cancelled = await environmentUpgrades.requestCancel(id!);
+            return json(200, { id: id!, kind: 'environment-upgrade', state: cancelled.state, running: true });
+          }
+          const start = await started(id!, 'upgrade');
+          if (!start) return problem(404, `no session with id '${id}'`);
+          if (!start.refused) return problem(409, `session ${id} is starting: ask again once it has opened`);
+          await runStarts.remove(id!);
+          return removed('upgrade', 'REFUSED');
         },
       },
     },
@@ -57,9 +119,20 @@ export function sessionRoutes(controlPlane: ApiControlPlane): Route[] {
         GET: async () => json(200, (await controlPlane.sessions()).flatMap((listed) => (listed.kind === 'deployment' ? [summary(listed.deployment)] : []))),
         POST: async (_params, request) => {
           const body = readJsonObject(request.body);
-          parseDeploymentRequest(body);
-          const started = await controlPlane.run('groupDeployment', body);
-          return json(201, { id: started.id, kind: started.kind, executionArn: started.executionArn }, { location: `/deployments/${encodeURIComponent(started.id)}` });
+          const parsed = parseDeploymentRequest(body);
+          // What Start Deployment refuses: the strategy's own problems (unknown, duplicate or cyclic groups) from the
+          // request alone; unknown nodes and critical groups selecting none from the inventory, when the site answers.
+          inStrategyField(() => parsed.strategy !== undefined && parseDeploymentStrategy(parsed.strategy));
+          await unlessSiteFails(
+            site &&
+              (async () => {
+                const inventory = await site.inventory.listNodes();
+                inStrategyField(() => planDeployment(selectDeploymentStrategy(parsed, inventory), inventory));
+              }),
+          );
+          const run = await controlPlane.run('groupDeployment', body);
+          await accepted(run, 'deployment');
+          return json(201, { id: run.id, kind: run.kind, executionArn: run.executionArn }, { location: `/deployments/${encodeURIComponent(run.id)}` });
         },
       },
     },
@@ -69,12 +142,15 @@ export function sessionRoutes(controlPlane: ApiControlPlane): Route[] {
       methods: {
         GET: async ({ id }) => {
           const report = await deployment(id!);
-          return report ? json(200, report) : problem(404, `no deployment with id '${id}'`);
+          if (report) return json(200, report);
+          const start = await started(id!, 'deployment');
+          return start ? json(200, startedDeployment(start)) : problem(404, `no deployment with id '${id}'`);
         },
         DELETE: async ({ id }) => {
           if (!(await deployment(id!))) return problem(404, `no deployment with id '${id}'`);
           return json(200, await controlPlane.cancel(id!));
         },
+        // No DELETE until deployments have a cancel request: the router answers it 405, its Allow the same as for any other method.
       },
     },
   ];
@@ -84,4 +160,42 @@ export function sessionRoutes(controlPlane: ApiControlPlane): Route[] {
 function summary<T extends { state: unknown }>(record: T): Omit<T, 'state'> {
   const { state: _state, ...rest } = record;
   return rest;
+}
+
+/** A strategy's problems named under the request's `strategy` field (node problems keep `nodes[i]`). */
+function inStrategyField(check: () => unknown): void {
+  try {
+    check();
+  } catch (err) {
+    if (!(err instanceof InvalidInputError) || err.subject !== 'deployment strategy') throw err;
+    throw new InvalidInputError('deployment request', err.problems.map((p) => ({ ...p, field: p.field ? `strategy.${p.field}` : 'strategy' })));
+  }
+}
+
+const refusalLine = (start: RunStart) => start.refused!.problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message)).join('; ');
+
+/** A session not opened yet (PENDING), or refused by Open Session (REFUSED: `refused` says why, nothing was touched). */
+function startedSession(start: RunStart) {
+  return {
+    upgradeId: start.id,
+    kind: 'ComputeUpgradeSession',
+    state: start.refused ? 'REFUSED' : 'PENDING',
+    completed: false,
+    createdAt: start.at,
+    ...(start.executionArn ? { executionArn: start.executionArn } : {}),
+    messages: start.refused ? [`Upgrade session refused - ${refusalLine(start)}`] : [],
+    ...(start.refused ? { refused: start.refused } : {}),
+  };
+}
+
+/** A deployment not started yet (PENDING), or refused by Start Deployment (REFUSED). */
+function startedDeployment(start: RunStart) {
+  return {
+    deploymentId: start.id,
+    status: start.refused ? 'REFUSED' : 'PENDING',
+    createdAt: start.at,
+    ...(start.executionArn ? { executionArn: start.executionArn } : {}),
+    messages: start.refused ? [`Deployment refused - ${refusalLine(start)}`] : [],
+    ...(start.refused ? { refused: start.refused } : {}),
+  };
 }

@@ -22,6 +22,7 @@ export const ENVIRONMENT = {
   groupDeploymentStateMachineArn: 'GROUP_DEPLOYMENT_STATE_MACHINE_ARN',
   /** 'true' only in a lab stack: the site URLs may be http:// although tokens travel over them. */
   allowInsecureHttp: 'ALLOW_INSECURE_HTTP',
+  environmentUpgradeStateMachineArn: 'ENVIRONMENT_UPGRADE_STATE_MACHINE_ARN',
   /** The EventBridge bus of the status events; unset: no events. */
   eventBusName: 'EVENT_BUS_NAME',
 } as const;

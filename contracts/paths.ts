@@ -13,6 +13,7 @@ export const ASL_FILES = {
   deployGroup: aslFile('deploy-group.asl.json'),
   runNodeBatches: aslFile('run-node-batches.asl.json'),
   taskGraph: aslFile('task-graph.asl.json'),
+  environmentUpgrade: aslFile('environment-upgrade.asl.json'),
 } as const;
 
 export const PROJECT_PATHS = {
@@ -21,6 +22,7 @@ export const PROJECT_PATHS = {
   rollingUpgradeEntry: path.join(PROJECT_ROOT, 'lambdas', 'entrypoints', 'rolling-upgrade.ts'),
   groupDeploymentEntry: path.join(PROJECT_ROOT, 'lambdas', 'entrypoints', 'group-deployment.ts'),
   taskGraphEntry: path.join(PROJECT_ROOT, 'lambdas', 'entrypoints', 'task-graph.ts'),
+  environmentUpgradeEntry: path.join(PROJECT_ROOT, 'lambdas', 'entrypoints', 'environment-upgrade.ts'),
   /** The REST API behind API Gateway: one handler, `index.handler`. */
   apiEntry: path.join(PROJECT_ROOT, 'lambdas', 'entrypoints', 'api.ts'),
 } as const;

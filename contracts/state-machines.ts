@@ -1,12 +1,12 @@
 import type { FunctionName } from './functions';
-import { ROLLING_UPGRADE_FUNCTION_NAMES, TASK_GRAPH_FUNCTION_NAMES } from './functions';
+import { ENVIRONMENT_UPGRADE_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES, TASK_GRAPH_FUNCTION_NAMES } from './functions';
 import { ASL_FILES } from './paths';
 
 /**
  * The state machines, under one name everywhere: the deployed machine is `<stack>-<Name>`, the
  * embedded engine registers `<Name>`, and a parent names a child's ARN as `${<Name>StateMachineArn}`.
  * Per machine: its file, the functions it invokes (it gets, and may invoke, only these) and the
- * children it runs with `startExecution.sync:2`. Children come before their parents.
+ * children it starts (`startExecution.sync:2`, or `startExecution` for a child it polls). Children come before their parents.
  */
 export const STATE_MACHINES = {
   RollingUpgrade: { file: ASL_FILES.rollingUpgrade, functions: ROLLING_UPGRADE_FUNCTION_NAMES, children: [] },
@@ -18,10 +18,8 @@ export const STATE_MACHINES = {
     functions: ['StartDeployment', 'PickReadyGroups', 'FailGroup', 'FinishDeployment'],
     children: ['DeployGroup'],
   },
-} as const satisfies Record<
-  string,
-  { file: string; functions: readonly FunctionName[]; children: readonly string[] }
->;
+  EnvironmentUpgrade: { file: ASL_FILES.environmentUpgrade, functions: ENVIRONMENT_UPGRADE_FUNCTION_NAMES, children: ['RollingUpgrade'] },
+} as const satisfies Record<string, { file: string; functions: readonly FunctionName[]; children: readonly string[] }>;
 export type StateMachineName = keyof typeof STATE_MACHINES;
 
 /** The workflows a user starts, and the machine each one is. */

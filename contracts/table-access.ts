@@ -15,7 +15,7 @@ const DEPLOYMENT_READ: readonly TableAction[] = ['GetItem', 'Query'];
 
 /**
  * What each function may do to the sessions table: exactly what its stores call, nothing more (no
- * Scan, and DeleteItem only where the environment store deletes). The stack grants these
+ * Scan, and DeleteItem only where the environment store deletes: the REST API and Clone Seed). The stack grants these
  * (infra/constructs/workflow-functions.ts, rollout-api.ts); test/infra/table-grants.test.ts holds
  * the template to this table and every call a run of the workflows makes to it.
  */
@@ -51,6 +51,16 @@ export const TABLE_ACTIONS: Readonly<Record<FunctionName | 'Api', readonly Table
   // One annealer pass: the run and its plan and chunks (GetItem, Query, BatchGetItem), the changed
   // chunks (BatchWriteItem) and the run's conditional update (UpdateItem).
   AdvanceTaskRun: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'BatchWriteItem'],
+  // The environment upgrade (lambdas/activities/environment-upgrade): its session and the environments are
+  // read (GetItem, Query) and moved on with conditional writes (UpdateItem); a new session, a seed environment
+  // and messages are put (PutItem). Assigning controllers and preparing a rolling upgrade put nothing new.
+  OpenEnvironmentUpgrade: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
+  // A clone that fails after claiming the original releases its claim (DeleteItem).
+  CloneSeed: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  AssignControllers: ['GetItem', 'Query', 'UpdateItem'],
+  PrepareRollingUpgrade: ['GetItem', 'Query', 'UpdateItem'],
+  FollowRollingUpgrade: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
+  FailEnvironmentUpgrade: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
   // Reports (GetItem, BatchGetItem, Query on the table and its index), a cancel (UpdateItem), and the
   // environment store's clone and assign (PutItem, UpdateItem; DeleteItem releases a clone's claim when the clone fails).
   Api: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],

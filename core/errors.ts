@@ -253,6 +253,17 @@ export class UpgradeConflictError extends RolloutError {
   }
 }
 
+/** A record asked to be created that exists with other content, or that takes what another holds (a node, an id). Maps to 409. */
+export class ResourceConflictError extends RolloutError {
+  override readonly name = 'ResourceConflictError';
+  constructor(
+    readonly subject: string,
+    readonly problems: FieldProblem[],
+  ) {
+    super(`${subject}: ${problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message)).join('; ')}`);
+  }
+}
+
 export function describeError(err: unknown): string {
   // Not `instanceof Error`: Node's own errors come from another realm under jest and in vm contexts.
   const message = (err as { message?: unknown } | null)?.message;

@@ -4,6 +4,8 @@ import { STATE_MACHINES, WORKFLOWS, type StateMachineName, type WorkflowName } f
 import { DynamoDbConnectorState } from '../adapters/dynamodb/dynamodb-connector-state';
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbEnvironmentStore } from '../adapters/dynamodb/dynamodb-environment-store';
+import { DynamoDbEnvironmentUpgradeStore } from '../adapters/dynamodb/dynamodb-environment-upgrade-store';
+import { DynamoDbRunStartStore } from '../adapters/dynamodb/dynamodb-run-start-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import { DynamoDbTaskRunStore } from '../adapters/dynamodb/dynamodb-task-run-store';
 import { SsmTransport } from '../adapters/site/commands/ssm-transport';
@@ -18,6 +20,9 @@ import { executionRunsSession } from '../core/session-control';
 import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activities/rolling-upgrade/dependencies';
 import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/activities/group-deployment/dependencies';
 import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deployment/handlers';
+import { defaultEnvironmentUpgradeSettings, type EnvironmentUpgradeSettings } from '../lambdas/activities/environment-upgrade/dependencies';
+import { createEnvironmentUpgradeHandlers } from '../lambdas/activities/environment-upgrade/handlers';
+import type { Site } from '../ports/site';
 import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFunctionName } from '../lambdas/activities/rolling-upgrade/handlers';
 import type { ConnectorState } from '../ports/connector-state';
 import type { Provisioner } from '../ports/provisioner';
@@ -26,7 +31,7 @@ import { JsonLinesEventLog, MemoryEventLog } from '../adapters/events/event-logs
 import type { StatusEventLog } from '../ports/status-events';
 import { openDataDir } from './data-dir';
 import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
-import { LocalStepFunctions, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
+import { LocalStepFunctions, localExecutionArn, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
 import { runKindOf, type CancelResult, type GateResult, type RolloutRuntime, type SessionListing, type SessionKind, type SessionProgress, type SessionStatus, type SessionView, type StartedRun } from './runtime';
 import type { TaskRunView } from './reports/task-run-report';
 import { StoreSessions } from './store-sessions';
@@ -58,6 +63,7 @@ export interface EmbeddedRuntimeOptions {
   settings?: Partial<RollingUpgradeSettings>;
   deploymentSettings?: Partial<GroupDeploymentSettings>;
   taskGraphSettings?: Partial<TaskGraphSettings>;
+  environmentUpgradeSettings?: Partial<EnvironmentUpgradeSettings>;
   /**
    * Reach the simulated site through other connectors than its HTTP APIs (the command-driven ones
    * over its SSM endpoint, say), keeping their records in the runtime's table (`connectorState`).
@@ -97,6 +103,12 @@ export class EmbeddedRuntime implements RolloutRuntime {
     private readonly closeDataDir: () => Promise<void>,
     /** Fuel's releases and environments, seeded from the site file. */
     readonly environments: DynamoDbEnvironmentStore,
+    /** The side-by-side environment upgrades' sessions. */
+    readonly environmentUpgrades: DynamoDbEnvironmentUpgradeStore,
+    /** The site's clients, as the workflows reach it (the API checks requests against it before it starts one). */
+    readonly site: Site,
+    /** Runs accepted by the API or refused by their first state, before (or instead of) their records. */
+    readonly runStarts: DynamoDbRunStartStore,
   ) {
     this.reads = new StoreSessions(store, deployments, taskRuns, true);
   }
@@ -153,7 +165,8 @@ export class EmbeddedRuntime implements RolloutRuntime {
       throw err;
     }
     const events = options.dataDir ? new JsonLinesEventLog(path.join(options.dataDir, EVENTS_FILE)) : new MemoryEventLog();
-    const handlers = createRollingUpgradeHandlers({ store, site, clock, events, settings: { ...defaultSettings, ...options.settings } });
+    const runStarts = new DynamoDbRunStartStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
+    const handlers = createRollingUpgradeHandlers({ store, site, clock, events, starts: runStarts, settings: { ...defaultSettings, ...options.settings } });
     const deploymentHandlers = createGroupDeploymentHandlers({
       store: deployments,
       inventory: site.inventory,
@@ -161,6 +174,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
       taskRuns,
       clock,
       events,
+      starts: runStarts,
       settings: { ...defaultGroupDeploymentSettings, ...options.deploymentSettings },
     });
     // The simulated site's head node runs task commands too: over its SSM endpoint, as a profile's SSM transport would reach it.
@@ -173,8 +187,17 @@ export class EmbeddedRuntime implements RolloutRuntime {
       clock,
       settings: { ...defaultTaskGraphSettings, ...options.taskGraphSettings },
     });
+    const environmentUpgrades = new DynamoDbEnvironmentUpgradeStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
+    const environmentUpgradeHandlers = createEnvironmentUpgradeHandlers({
+      upgrades: environmentUpgrades,
+      environments,
+      sessions: store,
+      site,
+      clock,
+      settings: { ...defaultEnvironmentUpgradeSettings, ...options.environmentUpgradeSettings },
+    });
     const functions: Record<string, LocalFunction> = {};
-    for (const [name, handler] of [...Object.entries(handlers), ...Object.entries(deploymentHandlers), ...Object.entries(taskGraphHandlers)]) {
+    for (const [name, handler] of [...Object.entries(handlers), ...Object.entries(deploymentHandlers), ...Object.entries(taskGraphHandlers), ...Object.entries(environmentUpgradeHandlers)]) {
       functions[name] = (payload) => handler(payload as never, {});
     }
 
@@ -183,7 +206,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const arns = Object.fromEntries(
       (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])]),
     ) as Record<StateMachineName, string>;
-    return new EmbeddedRuntime(engine, store, deployments, taskRuns, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, () => data.close(), environments);
+    return new EmbeddedRuntime(engine, store, deployments, taskRuns, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, () => data.close(), environments, environmentUpgrades, site, runStarts);
   }
 
   /** Starts a workflow on the local engine; `executionName` is a fresh UUID unless given (tests name theirs). */
@@ -197,6 +220,20 @@ export class EmbeddedRuntime implements RolloutRuntime {
       executionArn: started.executionArn,
       outcome: this.engine.follow(started.outcome),
     };
+  }
+
+  /** Starts the side-by-side upgrade of an environment (statemachines/environment-upgrade.asl.json) with `{environmentId, request}`. */
+  async startEnvironmentUpgrade(input: unknown, executionName: string = randomUUID()): Promise<{ id: string; executionArn: string; outcome: Promise<ExecutionOutcome> }> {
+    const started = this.engine.start(this.stateMachineArns.EnvironmentUpgrade, input, executionName);
+    return { id: idForExecution(started.executionArn), executionArn: started.executionArn, outcome: this.engine.follow(started.outcome) };
+  }
+
+  removeSession(id: string): Promise<{ state: string }> {
+    return this.store.removeEndedSession(id);
+  }
+
+  environmentUpgradeId(executionName: string): string {
+    return idForExecution(localExecutionArn(this.stateMachineArns.EnvironmentUpgrade, executionName));
   }
 
   sessions(): Promise<SessionListing[]> {

@@ -126,7 +126,7 @@ const VALIDATED_DEFINITIONS = new Set<string>();
  * The embedded Step Functions: runs the workflow files as they are deployed (the `${...}` ARNs
  * substituted as CDK does), with Lambda functions run in-process behind the `lambda:invoke`
  * contract (`{Payload}` in and out, errors as `{Error, Cause}` with the Lambda error JSON),
- * `states:startExecution` (continue-as-new) and `startExecution.sync:2` (child workflows).
+ * `states:startExecution` (continue-as-new, or a child not waited for) and `startExecution.sync:2` (child workflows).
  */
 export class LocalStepFunctions {
   private readonly machines = new Map<string, Registered>();
@@ -345,15 +345,25 @@ export class LocalStepFunctions {
         handlers[stateName] = async (input) => {
           const { StateMachineArn, Input, Name } = input as { StateMachineArn: string; Input: unknown; Name?: string };
           throwIfStopped(stopped);
+          const existing = Name === undefined ? undefined : this.records.get(localExecutionArn(StateMachineArn, Name));
+          if (existing) {
+            // As StartExecution answers a name taken: the same execution while it runs with the same input, else a conflict.
+            if (existing.status !== 'RUNNING' || JSON.stringify(existing.input) !== JSON.stringify(Input)) {
+              throw namedError('StepFunctions.ExecutionAlreadyExistsException', `Execution Already Exists: '${existing.executionArn}'`);
+            }
+            return { ExecutionArn: existing.executionArn, StartDate: new Date(existing.startDate).toISOString() };
+          }
           const child = this.start(StateMachineArn, Input, Name);
-          this.continuations.set(parentArn, child.outcome);
+          // Continue-as-new is a start of the execution's own machine: follow() goes on with it. Another machine's is a child it does not wait for.
+          if (StateMachineArn === registered.arn) this.continuations.set(parentArn, child.outcome);
           return { ExecutionArn: child.executionArn, StartDate: new Date(this.time.now()).toISOString() };
         };
       } else if (resource === 'arn:aws:states:::states:startExecution.sync:2') {
         handlers[stateName] = async (input) => {
           const { StateMachineArn, Input, Name } = input as { StateMachineArn: string; Input: unknown; Name?: string };
           throwIfStopped(stopped);
-          const outcome = await this.runToEnd(StateMachineArn, Input, Name);
+          // That execution's end, as on AWS: not the end of executions it continues as (a parent that needs those polls for them).
+          const outcome = await this.start(StateMachineArn, Input, Name).outcome;
           if (outcome.status !== 'SUCCEEDED') {
             throw namedError('States.TaskFailed', JSON.stringify({ ExecutionArn: outcome.executionArn, Error: outcome.error, Cause: outcome.cause }));
           }

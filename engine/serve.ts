@@ -55,7 +55,7 @@ export async function startServedControlPlane(options: OpenRuntimeOptions & { po
     throw err;
   }
   try {
-    api = await listenApi(createApi({ controlPlane: runtime, environments: runtime.environments }), options.apiPort ?? 0);
+    api = await listenApi(createApi({ controlPlane: runtime, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts, site: runtime.site }), options.apiPort ?? 0);
   } catch (err) {
     scheduler.close();
     await listening.close();

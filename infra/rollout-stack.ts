@@ -19,6 +19,7 @@ export class RolloutStack extends Stack {
     new CfnOutput(this, 'DeployGroupStateMachineArn', { value: this.rollout.deployGroup.stateMachineArn });
     new CfnOutput(this, 'RunNodeBatchesStateMachineArn', { value: this.rollout.runNodeBatches.stateMachineArn });
     new CfnOutput(this, 'TaskGraphStateMachineArn', { value: this.rollout.taskGraph.stateMachineArn });
+    new CfnOutput(this, 'EnvironmentUpgradeStateMachineArn', { value: this.rollout.environmentUpgrade.stateMachineArn });
     new CfnOutput(this, 'SessionsTableName', { value: this.rollout.table.tableName });
     new CfnOutput(this, 'DashboardName', { value: this.rollout.monitoring.dashboard.dashboardName });
     new CfnOutput(this, 'ApiUrl', { value: this.rollout.api.url });

@@ -25,6 +25,12 @@ export interface SessionStore {
   setState(upgradeId: string, state: SessionState, completed: boolean): Promise<void>;
   /** UPDATING → DELETING. Throws SessionNotFoundError or SessionNotCancellableError. */
   requestCancel(upgradeId: string): Promise<UpgradeSession>;
+  /**
+   * Removes a session that has ended (READY, DELETED, HALTED), its plan, node records and messages,
+   * as CRUS removes a deleted session; returns it as it was. SessionNotFoundError; or
+   * SessionNotCancellableError for one that has not ended (cancel it first).
+   */
+  removeEndedSession(upgradeId: string): Promise<UpgradeSession>;
 
   /**
    * The operator's gate (mode window): sets `operator.paused`, and/or adds a wave to

@@ -136,6 +136,17 @@ export const siteDefinitionSchema = z
         ctx.addIssue({ code: 'custom', path: ['nodes', i, 'wlm', 'busySeconds'], message: `a ${node.wlm.state} node runs no job` });
       }
     });
+    // An environment's nodes are site nodes (by name): the side-by-side upgrade reimages them. A release installs with one of the site's templates.
+    site.environments.forEach((env, e) =>
+      env.nodes.forEach((node, n) => {
+        if (!firstByName.has(node.name)) ctx.addIssue({ code: 'custom', path: ['environments', e, 'nodes', n, 'name'], message: `'${node.name}' is not a node of the site` });
+      }),
+    );
+    site.releases.forEach((release, r) => {
+      if (!site.bootTemplates.includes(release.bootTemplate)) {
+        ctx.addIssue({ code: 'custom', path: ['releases', r, 'bootTemplate'], message: `'${release.bootTemplate}' is not one of the site's bootTemplates` });
+      }
+    });
     for (const [label, members] of Object.entries(site.groups)) {
       const seen = new Set<string>();
       members.forEach((member, k) => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../../core/clock';
 import { systemClock } from '../../core/clock';
@@ -222,6 +222,39 @@ export class DynamoDbSessionStore implements SessionStore {
       );
     }
     return (await this.getSession(upgradeId))!;
+  }
+
+  async removeEndedSession(upgradeId: string): Promise<UpgradeSession> {
+    const ended: SessionState[] = ['READY', 'DELETED', 'HALTED'];
+    const out = await conditionalWrite(
+      this.client.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: sessionKey(upgradeId),
+          ConditionExpression: '#state IN (:a, :b, :c)',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':a': ended[0], ':b': ended[1], ':c': ended[2] },
+          ReturnValues: 'ALL_OLD',
+        }),
+      ),
+    );
+    if (out === CONDITION_FAILED) {
+      const current = await this.getSession(upgradeId);
+      if (!current) throw new SessionNotFoundError(upgradeId);
+      throw new SessionNotCancellableError(upgradeId, `${current.state} (it has not ended: cancel it first)`);
+    }
+    if (!out.Attributes) throw new SessionNotFoundError(upgradeId);
+    // The session item first (it is what readers look for), then the rest of its partition; a retry finishes the rest.
+    const rest = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': sessionPk(upgradeId) },
+      ProjectionExpression: 'pk, sk',
+      ConsistentRead: true,
+    });
+    await batchWriteAll(this.client, this.tableName, rest.map((key) => ({ DeleteRequest: { Key: { pk: key['pk'], sk: key['sk'] } } })));
+    this.lastMessageMs.delete(upgradeId);
+    return withoutKeys<UpgradeSession>(out.Attributes);
   }
 
   async appendMessage(upgradeId: string, message: string): Promise<void> {

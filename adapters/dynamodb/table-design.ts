@@ -13,9 +13,13 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
  * | lock       | LOCK#<node>      | LOCK                                | owner, leaseExpiresAt, fencingToken, acquiredAt |
  * | connector  | CONNECTOR#<kind>#<name> | CONNECTOR                    | record (a boot session, an action), expiresAt |
  * | release    | ENVIRONMENTS     | RELEASE#<id, 10 digits>             | release                                  |
- * | environment| ENVIRONMENTS     | ENV#<id, 10 digits>                 | environment, revision                    |
+ * | environment| ENVIRONMENTS     | ENV#<id, 10 digits>                 | environment (without nodes), revision    |
+ * | env node   | ENVIRONMENTS     | ENVNODE#<node id, 10 digits>        | node, clusterId (the one environment holding it) |
  * | upgrade    | ENVIRONMENTS     | UPGRADE#<original id, 10 digits>    | seedId (the 1:1 relation)                |
  * | env ids    | ENVIRONMENTS     | LAST_ID                             | lastId                                   |
+ * | upgrading  | ENVIRONMENTS     | UPGRADING#<env id, 10 digits>       | upgradeId (the environment upgrade holding it) |
+ * | env upgrade| ENVUPGRADE#<id>  | SESSION                             | session, revision, gsi1pk/gsi1sk          |
+ * | run start  | RUN#<id>         | START                               | id, kind, at, executionArn?, refused?     |
  * | schedule   | SCHEDULES        | SCHEDULE#<group>#<name>             | every ScheduleRecord field (embedded control plane only) |
  * | task run   | TASKRUN#<id>     | TASKRUN                             | every TaskRunRecord field but the schedule, scheduleGz |
  * | run plan   | TASKRUN#<id>     | TPLAN#<part, 3 digits>              | data (a part of the gzipped TaskRunPlan)  |
@@ -132,11 +136,19 @@ export const ENVIRONMENTS_PK = 'ENVIRONMENTS';
 export const RELEASE_SK_PREFIX = 'RELEASE#';
 export const ENVIRONMENT_SK_PREFIX = 'ENV#';
 export const UPGRADE_SK_PREFIX = 'UPGRADE#';
+export const ENVIRONMENT_NODE_SK_PREFIX = 'ENVNODE#';
 const paddedId = (id: number): string => String(id).padStart(10, '0');
 export const releaseKey = (id: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${RELEASE_SK_PREFIX}${paddedId(id)}` });
 export const environmentKey = (id: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${ENVIRONMENT_SK_PREFIX}${paddedId(id)}` });
+/** A node's ownership: one item per node, so that moving it between environments is one conditional write. */
+export const environmentNodeKey = (nodeId: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${ENVIRONMENT_NODE_SK_PREFIX}${paddedId(nodeId)}` });
 export const upgradeRelationKey = (originalId: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${UPGRADE_SK_PREFIX}${paddedId(originalId)}` });
 export const environmentIdCounterKey = (): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: 'LAST_ID' });
+/** Which environment upgrade holds an environment: one item per environment, claimed with a conditional put. */
+export const environmentClaimKey = (environmentId: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `UPGRADING#${paddedId(environmentId)}` });
+/** Environment upgrades list through the sessions index, in their own partition of it. */
+export const ENVIRONMENT_UPGRADES_GSI_PARTITION = 'ENV_UPGRADES';
+export const environmentUpgradeKey = (upgradeId: string): ItemKey => ({ pk: `ENVUPGRADE#${upgradeId}`, sk: SESSION_SK });
 // The embedded control plane's schedules (on AWS, EventBridge Scheduler keeps them): one partition, few items.
 export const SCHEDULES_PK = 'SCHEDULES';
 export const SCHEDULE_SK_PREFIX = 'SCHEDULE#';
@@ -149,3 +161,6 @@ export const taskRunPk = (runId: string): string => `TASKRUN#${runId}`;
 export const taskRunKey = (runId: string): ItemKey => ({ pk: taskRunPk(runId), sk: TASK_RUN_SK });
 export const taskRunPlanKey = (runId: string, part: number): ItemKey => ({ pk: taskRunPk(runId), sk: `${TASK_RUN_PLAN_SK_PREFIX}${String(part).padStart(3, '0')}` });
 export const taskRunChunkKey = (runId: string, chunk: number): ItemKey => ({ pk: taskRunPk(runId), sk: `${TASK_RUN_CHUNK_SK_PREFIX}${String(chunk).padStart(6, '0')}` });
+
+/** A started run's acceptance or refusal, kept apart from its session or deployment partition. */
+export const runStartKey = (id: string): ItemKey => ({ pk: `RUN#${id}`, sk: 'START' });

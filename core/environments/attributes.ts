@@ -45,21 +45,40 @@ function deletePath(root: Tree, path: string): void {
  * that is still set collected as a problem (the caller refuses the upgrade naming them: Fuel's 409).
  * Paths are relative to the attributes (`editable.x.y`, `generated.x`).
  */
-export function upgradeAttributes(attributes: Attributes, changes: AttributeChanges): { attributes: Attributes; removedButSet: string[] } {
+export function upgradeAttributes(
+  attributes: Attributes,
+  changes: AttributeChanges,
+): { attributes: Attributes; removedButSet: string[]; renameConflicts: { path: string; message: string }[] } {
   const tree = structuredClone(attributes) as unknown as Tree;
   const moved = Object.entries(changes.renamed)
     .map(([from, to]) => ({ from, to, value: readPath(tree, from) }))
     .filter(({ value }) => value !== undefined);
   // Read every old path first, then move: renames that swap or chain read the original values.
   for (const { from } of moved) deletePath(tree, from);
-  for (const { to, value } of moved) writePath(tree, to, value);
+  // A rename never overwrites: not a value the environment sets at the new path, nor a value on the way to it.
+  const renameConflicts = moved.flatMap(({ from, to }) => {
+    if (readPath(tree, to) !== undefined) return [{ path: to, message: `${from} is renamed to ${to}, which is set already` }];
+    const keys = to.split('.');
+    const blocking = keys.slice(1, -1).map((_, i) => keys.slice(0, i + 2).join('.')).find((parent) => { const v = readPath(tree, parent); return v !== undefined && !isTree(v); });
+    return blocking ? [{ path: to, message: `${from} is renamed to ${to}, but ${blocking} is a value, not a group` }] : [];
+  });
+  if (renameConflicts.length === 0) for (const { to, value } of moved) writePath(tree, to, value);
   const removedButSet = changes.removed.filter((path) => readPath(tree, path) !== undefined);
-  return { attributes: tree as unknown as Attributes, removedButSet };
+  return { attributes: tree as unknown as Attributes, removedButSet, renameConflicts };
 }
 
 export const MASKED_VALUE = '********';
 
-/** Each leaf of `tree` replaced by MASKED_VALUE: the shape stays readable, the secrets do not. */
+/**
+ * Each leaf of `tree` replaced by MASKED_VALUE: the shape stays readable (a list stays a list of its
+ * length, an unset null stays null: it holds no secret), the secrets do not.
+ */
 export function maskTree(tree: Tree): Tree {
-  return Object.fromEntries(Object.entries(tree).map(([key, value]) => [key, isTree(value) ? maskTree(value) : MASKED_VALUE]));
+  return Object.fromEntries(Object.entries(tree).map(([key, value]) => [key, maskValue(value)]));
+}
+
+function maskValue(value: unknown): unknown {
+  if (value === null) return null;
+  if (Array.isArray(value)) return value.map(maskValue);
+  return isTree(value) ? maskTree(value) : MASKED_VALUE;
 }

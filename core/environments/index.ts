@@ -1,3 +1,5 @@
 export * from './attributes';
 export * from './schemas';
 export * from './upgrade-seed';
+export * from './environment-upgrade';
+export * from './registration';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { bootTemplateName, nodeName } from '../site/names';
 
 /**
  * Fuel's releases and environments (Nailgun's clusters), as the site file declares them and the
@@ -29,6 +30,8 @@ export const releaseSchema = z.strictObject({
   name: text('name'),
   version: text('version'),
   roles: z.array(role, { error: 'roles must be a list of role names' }),
+  /** The boot service's template (image) that installs the release: the side-by-side upgrade reimages nodes with it. */
+  bootTemplate: bootTemplateName('bootTemplate'),
   attributeChanges: attributeChangesSchema.prefault({}),
 });
 
@@ -39,9 +42,10 @@ export const attributesSchema = z.strictObject({
   generated: attributeTreeSchema.default({}),
 });
 
+/** A node of an environment; `name` is the site's node name (the inventory's, Slurm's), which the upgrade reimages. */
 export const environmentNodeSchema = z.strictObject({
   id: id('id'),
-  name: text('name'),
+  name: nodeName('name'),
   roles: z.array(role, { error: 'roles must be a list of role names' }).default([]),
   ip: z.union([z.ipv4(), z.ipv6()], { error: 'ip must be an IPv4 or IPv6 address' }),
   mac: z.mac({ error: 'mac must be a MAC address (aa:bb:cc:dd:ee:ff)' }),
@@ -72,6 +76,21 @@ export const assignRequestSchema = z.strictObject({
   node_id: id('node_id'),
 });
 
+/**
+ * `POST /environments/{id}/upgrade`: the whole side-by-side upgrade. `name` and `release_id` are the
+ * clone's (required when the environment has no seed yet); `rolling_upgrade` is the rolling upgrade
+ * of the nodes, as `POST /sessions` takes it, without `upgradeTemplateId` (the release's bootTemplate).
+ */
+export const environmentUpgradeRequestSchema = z.strictObject({
+  name: text('name').optional(),
+  release_id: id('release_id').optional(),
+  /** Nodes with any of these roles are the controllers: assigned to the seed and reimaged first. */
+  controller_roles: z.array(role, { error: 'controller_roles must be a list of role names' }).min(1, 'controller_roles must not be empty').default(['controller']),
+  rolling_upgrade: z.record(z.string(), z.unknown(), {
+    error: 'rolling_upgrade is required: the rolling upgrade of the nodes (the fields of POST /sessions without upgradeTemplateId)',
+  }),
+});
+
 export type Release = z.output<typeof releaseSchema>;
 export type ReleaseInput = z.input<typeof releaseSchema>;
 export type AttributeChanges = z.output<typeof attributeChangesSchema>;
@@ -79,13 +98,16 @@ export type Attributes = z.output<typeof attributesSchema>;
 export type Environment = z.output<typeof environmentSchema>;
 export type EnvironmentInput = z.input<typeof environmentSchema>;
 export type EnvironmentNode = z.output<typeof environmentNodeSchema>;
+/** An environment's own fields: what is stored for it apart from its nodes (each node's ownership is its own record). */
+export type EnvironmentFields = Omit<Environment, 'nodes'>;
 export type EnvironmentStatus = (typeof ENVIRONMENT_STATUSES)[number];
 export type CloneRequest = z.output<typeof cloneRequestSchema>;
 export type AssignRequest = z.output<typeof assignRequestSchema>;
+export type EnvironmentUpgradeRequest = z.output<typeof environmentUpgradeRequestSchema>;
 
 /**
- * Releases and environments as one site declares them, checked together: unique ids, node ids
- * and names unique across environments, every release_id and original_cluster_id known.
+ * Releases and environments as one site declares them, checked together: unique ids and names, node
+ * ids and names unique across environments, every release_id and original_cluster_id known.
  */
 export const siteEnvironmentsSchema = z
   .strictObject({
@@ -104,6 +126,7 @@ export const siteEnvironmentsSchema = z
     };
     duplicates(site.releases, (r) => r.id, (i) => ['releases', i, 'id'], 'release id');
     duplicates(site.environments, (e) => e.id, (i) => ['environments', i, 'id'], 'environment id');
+    duplicates(site.environments, (e) => e.name, (i) => ['environments', i, 'name'], 'environment name');
     const nodes = site.environments.flatMap((env, e) => env.nodes.map((node, n) => ({ node, path: ['environments', e, 'nodes', n] })));
     duplicates(nodes, ({ node }) => node.id, (i) => [...nodes[i]!.path, 'id'], 'node id');
     duplicates(nodes, ({ node }) => node.name, (i) => [...nodes[i]!.path, 'name'], 'node name');

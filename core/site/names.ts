@@ -94,6 +94,11 @@ export function groupLabel(field?: string) {
   return patterned('group label', LABEL_PATTERN, LABEL_RULE, field);
 }
 
+/** A boot template (an image name) checked as validTemplate checks it, in a zod schema; messages name `field` when given. */
+export function bootTemplateName(field?: string) {
+  return patterned('boot template', TEMPLATE, 'letters, digits, `.`, `_`, `-`, `:`, `/`, `+`, starting with a letter or digit, at most 255 characters', field);
+}
+
 /** A node name checked by NODE_NAME_PATTERN in a zod schema; messages name `field` when given. */
 export function nodeName(field?: string) {
   return patterned('node name', NODE_NAME_PATTERN, NODE_NAME_RULE, field);

@@ -104,7 +104,19 @@ export const STACK_OUTPUTS = {
   tableName: 'SessionsTableName',
   scheduleGroup: 'ScheduleGroupName',
   schedulerRoleArn: 'SchedulerRoleArn',
+  /** The REST API's base URL (`rollout env --aws`). */
+  apiUrl: 'ApiUrl',
 } as const;
+
+/** A deployed stack's REST API base URL, from its `ApiUrl` output, without a trailing slash. */
+export async function resolveApiUrl(cloudFormation: Pick<CloudFormationClient, 'send'>, stackName: string, region: string): Promise<string> {
+  const described = await cloudFormation.send(new DescribeStacksCommand({ StackName: stackName }));
+  const stack = described.Stacks?.[0];
+  if (!stack) throw new Error(`stack ${stackName} not found in ${region}`);
+  const url = stack.Outputs?.find((output) => output.OutputKey === STACK_OUTPUTS.apiUrl)?.OutputValue;
+  if (!url) throw new Error(`stack ${stackName} has no output ${STACK_OUTPUTS.apiUrl}: is it the rollout stack (infra/), deployed with the REST API?`);
+  return url.replace(/\/+$/, '');
+}
 
 /** A deployed stack's state machines and table, from its CloudFormation outputs. */
 export async function resolveStack(

@@ -18,7 +18,7 @@ export interface AslStateMachineProps {
   stateMachineName: string;
   /** Substituted for `${<Key>FunctionArn}`; the machine may invoke each. */
   functions: Readonly<Record<string, IFunction>>;
-  /** Substituted for `${<Key>StateMachineArn}`: children the machine runs with `states:startExecution.sync:2`. */
+  /** Substituted for `${<Key>StateMachineArn}`: children the machine runs with `states:startExecution.sync:2` (or starts with `states:startExecution`). */
   children?: Readonly<Record<string, IStateMachine>>;
   logRetention?: RetentionDays;
   /** Of the log group. Default: CDK's (RETAIN). */
@@ -63,8 +63,13 @@ export function createAslStateMachine(scope: Construct, props: AslStateMachinePr
   const functionArns = Object.values(props.functions).map((fn) => fn.functionArn);
   if (functionArns.length > 0) stateMachine.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: functionArns }));
   FIXED_NAMES.set(stateMachine, props.stateMachineName);
-  for (const child of Object.values(children)) grantStartSyncChild(stateMachine, child);
-  acknowledgeStateMachineFindings(stateMachine, Object.values(children));
+  // A child started with `.sync` is polled and stopped by the parent; one started without (a child the parent follows through its session) only started.
+  const waitsForChildren = definition.includes('states:startExecution.sync');
+  for (const child of Object.values(children)) {
+    if (waitsForChildren) grantStartSyncChild(stateMachine, child);
+    else child.grantStartExecution(stateMachine);
+  }
+  acknowledgeStateMachineFindings(stateMachine, waitsForChildren ? Object.values(children) : []);
   return stateMachine;
 }
 

@@ -1,6 +1,6 @@
 import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat, AuthorizationType, LambdaRestApi, LogGroupLogDestination, MethodLoggingLevel } from 'aws-cdk-lib/aws-apigateway';
-import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { ManagedPolicy, Role, ServicePrincipal, type PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -14,6 +14,9 @@ export interface RolloutApiProps {
   table: ITable;
   rollingUpgrade: IStateMachine;
   groupDeployment: IStateMachine;
+  environmentUpgrade: IStateMachine;
+  /** The site connection (its variables and the policies its secrets need): the API checks requests against the boot service and the inventory. */
+  site?: { environment: Readonly<Record<string, string>>; policies: readonly PolicyStatement[] };
   logRetention?: RetentionDays;
   removalPolicy?: RemovalPolicy;
   /** The functions' VPC, subnets and security groups, as the workflow functions have them. */
@@ -51,11 +54,14 @@ export class RolloutApi extends Construct {
       // API Gateway gives up on an integration after 29 s.
       timeout: Duration.seconds(29),
       environment: {
+        ...props.site?.environment,
         [ENVIRONMENT.tableName]: props.table.tableName,
         [ENVIRONMENT.rollingUpgradeStateMachineArn]: props.rollingUpgrade.stateMachineArn,
         [ENVIRONMENT.groupDeploymentStateMachineArn]: props.groupDeployment.stateMachineArn,
+        [ENVIRONMENT.environmentUpgradeStateMachineArn]: props.environmentUpgrade.stateMachineArn,
         NODE_OPTIONS: '--enable-source-maps',
       },
+      initialPolicy: [...(props.site?.policies ?? [])],
       tracing: Tracing.ACTIVE,
       logGroup,
       ...props.network,
@@ -64,6 +70,7 @@ export class RolloutApi extends Construct {
     grantTableActions(props.table, this.handler, 'Api');
     props.rollingUpgrade.grantStartExecution(this.handler);
     props.groupDeployment.grantStartExecution(this.handler);
+    props.environmentUpgrade.grantStartExecution(this.handler);
 
     this.api = new LambdaRestApi(this, 'RestApi', {
       handler: this.handler,

@@ -10,6 +10,8 @@ import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { SiteProfile } from '../../core/site/site-profile';
 import { GroupDeploymentFunctions } from './group-deployment-functions';
 import { GroupDeploymentWorkflow } from './group-deployment-workflow';
+import { EnvironmentUpgradeFunctions } from './environment-upgrade-functions';
+import { EnvironmentUpgradeWorkflow } from './environment-upgrade-workflow';
 import { RollingUpgradeFunctions } from './rolling-upgrade-functions';
 import { RollingUpgradeWorkflow } from './rolling-upgrade-workflow';
 import type { EventBus } from 'aws-cdk-lib/aws-events';
@@ -89,6 +91,8 @@ export class RolloutWorkflows extends Construct {
   readonly runNodeBatches: StateMachine;
   /** A task graph's run (Fuel's granular deployment on the annealer): alone, or as a group's deploy phase. */
   readonly taskGraph: StateMachine;
+  /** The side-by-side environment upgrade (POST /environments/{id}/upgrade); it starts rollingUpgrade executions. */
+  readonly environmentUpgrade: StateMachine;
   /** Every Lambda, by function name (contracts/). */
   readonly functions: Readonly<Record<string, NodejsFunction>>;
   readonly monitoring: RolloutMonitoring;
@@ -125,7 +129,16 @@ export class RolloutWorkflows extends Construct {
     this.groupDeployment = groupDeployment.groupDeployment;
     this.deployGroup = groupDeployment.deployGroup;
     this.runNodeBatches = groupDeployment.runNodeBatches;
-    this.functions = { ...rollingUpgradeFunctions.functions, ...groupDeploymentFunctions.functions, ...taskGraphFunctions.functions };
+
+    // Boot service and inventory, as the rolling-upgrade functions reach them.
+    const environmentUpgradeFunctions = new EnvironmentUpgradeFunctions(this, 'EnvironmentUpgradeFunctions', { ...common, environment: site.rollingUpgradeEnvironment });
+    this.environmentUpgrade = new EnvironmentUpgradeWorkflow(this, 'EnvironmentUpgrade', {
+      functions: environmentUpgradeFunctions.functions,
+      rollingUpgrade: this.rollingUpgrade,
+      logRetention,
+      removalPolicy,
+    }).stateMachine;
+    this.functions = { ...rollingUpgradeFunctions.functions, ...groupDeploymentFunctions.functions, ...taskGraphFunctions.functions, ...environmentUpgradeFunctions.functions };
     events.grantPublish(...Object.values(this.functions));
     this.schedules = new RolloutSchedules(this, 'Schedules', {
       stateMachines: [this.rollingUpgrade, this.groupDeployment],
@@ -133,11 +146,28 @@ export class RolloutWorkflows extends Construct {
       ...(props.schedules ? { declared: props.schedules } : {}),
       removalPolicy,
     });
-    const api = new RolloutApi(this, 'Api', { table: this.table, rollingUpgrade: this.rollingUpgrade, groupDeployment: this.groupDeployment, logRetention, removalPolicy, ...(network ? { network } : {}) });
+    const api = new RolloutApi(this, 'Api', {
+      table: this.table,
+      rollingUpgrade: this.rollingUpgrade,
+      groupDeployment: this.groupDeployment,
+      environmentUpgrade: this.environmentUpgrade,
+      // The API checks requests against the boot service and the inventory before it answers.
+      site: { environment: site.rollingUpgradeEnvironment, policies: site.policies },
+      logRetention,
+      removalPolicy,
+      ...(network ? { network } : {}),
+    });
     this.api = api.api;
 
     this.monitoring = new RolloutMonitoring(this, 'Monitoring', {
-      stateMachines: { RollingUpgrade: this.rollingUpgrade, GroupDeployment: this.groupDeployment, DeployGroup: this.deployGroup, RunNodeBatches: this.runNodeBatches, TaskGraph: this.taskGraph },
+      stateMachines: {
+        RollingUpgrade: this.rollingUpgrade,
+        GroupDeployment: this.groupDeployment,
+        DeployGroup: this.deployGroup,
+        RunNodeBatches: this.runNodeBatches,
+        TaskGraph: this.taskGraph,
+        EnvironmentUpgrade: this.environmentUpgrade,
+      },
       functions: { ...this.functions, ApiHandler: api.handler },
       publisherLogGroups: { ...rollingUpgradeFunctions.logGroups, ...groupDeploymentFunctions.logGroups },
       scheduleGroupName: this.schedules.groupName,

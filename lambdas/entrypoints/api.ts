@@ -3,14 +3,17 @@ import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { createApi, type ApiControlPlane, type ApiHandler } from '../../api';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbEnvironmentStore } from '../../adapters/dynamodb/dynamodb-environment-store';
+import { DynamoDbEnvironmentUpgradeStore } from '../../adapters/dynamodb/dynamodb-environment-upgrade-store';
+import { DynamoDbRunStartStore } from '../../adapters/dynamodb/dynamodb-run-start-store';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
 import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
 import { ENVIRONMENT, type WorkflowName } from '../../contracts';
+import { executionArnOf } from '../../core/environments';
 import { idForExecution } from '../../core/execution-id';
 import { runKindOf } from '../../engine/runtime';
 import { bodyText, MalformedRequestError, problemFor } from '../../api/problems';
 import { StoreSessions } from '../../engine/store-sessions';
-import { documentClient, required } from './environment';
+import { documentClient, loadBootAndInventory, required } from './environment';
 
 /** The fields of an API Gateway REST (v1) proxy event the API reads. */
 export interface ApiGatewayProxyEvent {
@@ -34,11 +37,18 @@ export interface ApiGatewayProxyResult {
 export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = new SFNClient({})): ApiControlPlane {
   const tableName = required(env, ENVIRONMENT.tableName);
   const client = documentClient();
-  const reads = new StoreSessions(new DynamoDbSessionStore({ tableName, client }), new DynamoDbDeploymentStore({ tableName, client }), new DynamoDbTaskRunStore({ tableName, client }), true);
+  const sessionStore = new DynamoDbSessionStore({ tableName, client });
+  const reads = new StoreSessions(sessionStore, new DynamoDbDeploymentStore({ tableName, client }), new DynamoDbTaskRunStore({ tableName, client }), true);
   // The REST API starts upgrades and deployments; task runs are started through Step Functions.
   const stateMachines: Partial<Record<WorkflowName, string>> = {
     rollingUpgrade: required(env, ENVIRONMENT.rollingUpgradeStateMachineArn),
     groupDeployment: required(env, ENVIRONMENT.groupDeploymentStateMachineArn),
+  };
+  const start = async (stateMachineArn: string, input: unknown, name: string = randomUUID()) => {
+    const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
+    if (!executionArn) throw new Error('StartExecution answered without an executionArn');
+    // As the first activity of each workflow derives it from $$.Execution.Id.
+    return { id: idForExecution(executionArn), executionArn };
   };
   return {
     sessions: () => reads.sessions(),
@@ -47,27 +57,36 @@ export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = ne
     async run(workflow, input) {
       const stateMachineArn = stateMachines[workflow];
       if (!stateMachineArn) throw new Error(`the REST API does not start ${workflow} workflows`);
-      const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn, name: randomUUID(), input: JSON.stringify(input) }));
-      if (!executionArn) throw new Error('StartExecution answered without an executionArn');
-      // As Open Session and Start Deployment derive it from $$.Execution.Id.
-      return { id: idForExecution(executionArn), kind: runKindOf(workflow), executionArn };
+      return { ...(await start(stateMachineArn, input)), kind: runKindOf(workflow) };
     },
+    startEnvironmentUpgrade: (input, executionName) => start(required(env, ENVIRONMENT.environmentUpgradeStateMachineArn), input, executionName),
+    environmentUpgradeId: (executionName) => idForExecution(executionArnOf(required(env, ENVIRONMENT.environmentUpgradeStateMachineArn), executionName)),
+    now: () => Date.now(),
+    removeSession: (id) => sessionStore.removeEndedSession(id),
   };
 }
 
-export function apiFromEnvironment(env: NodeJS.ProcessEnv = process.env): ApiHandler {
-  const environments = new DynamoDbEnvironmentStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() });
-  return createApi({ controlPlane: deployedControlPlane(env), environments });
+/** The deployed API over the table, Step Functions and (when the stack gave it one) the site connection. */
+export async function apiFromEnvironment(env: NodeJS.ProcessEnv = process.env): Promise<ApiHandler> {
+  const tableName = required(env, ENVIRONMENT.tableName);
+  const site = await loadBootAndInventory(env);
+  return createApi({
+    controlPlane: deployedControlPlane(env),
+    environments: new DynamoDbEnvironmentStore({ tableName, client: documentClient() }),
+    environmentUpgrades: new DynamoDbEnvironmentUpgradeStore({ tableName, client: documentClient() }),
+    runStarts: new DynamoDbRunStartStore({ tableName, client: documentClient() }),
+    ...(site ? { site } : {}),
+  });
 }
 
 /** API Gateway's proxy event in, the API's answer out: the same routes `rollout serve` serves. */
-export function toLambdaHandler(api: () => ApiHandler): (event: ApiGatewayProxyEvent) => Promise<ApiGatewayProxyResult> {
+export function toLambdaHandler(api: () => ApiHandler | Promise<ApiHandler>): (event: ApiGatewayProxyEvent) => Promise<ApiGatewayProxyResult> {
   return async (event) => {
     let response;
     try {
       // A binary body comes base64-encoded: its bytes are checked as UTF-8, as `rollout serve` checks them.
       const body = event.body == null ? undefined : event.isBase64Encoded ? bodyText(Buffer.from(event.body, 'base64')) : event.body;
-      response = await api()({ method: event.httpMethod, path: event.path, body });
+      response = await (await api())({ method: event.httpMethod, path: event.path, body });
     } catch (err) {
       if (!(err instanceof MalformedRequestError)) throw err;
       response = problemFor(err, 400);
@@ -76,6 +95,12 @@ export function toLambdaHandler(api: () => ApiHandler): (event: ApiGatewayProxyE
   };
 }
 
-let built: ApiHandler | undefined;
-/** The deployed REST API (handler `index.handler`), its clients built once per container. */
-export const handler = toLambdaHandler(() => (built ??= apiFromEnvironment()));
+let built: Promise<ApiHandler> | undefined;
+/** The deployed REST API (handler `index.handler`), its clients built once per container (a failed build is tried again). */
+export const handler = toLambdaHandler(
+  () =>
+    (built ??= apiFromEnvironment().catch((err: unknown) => {
+      built = undefined;
+      throw err;
+    })),
+);

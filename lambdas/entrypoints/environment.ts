@@ -5,19 +5,24 @@ import type { StatusEventPublisher } from '../../ports/status-events';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbConnectorState } from '../../adapters/dynamodb/dynamodb-connector-state';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
+import { DynamoDbEnvironmentStore } from '../../adapters/dynamodb/dynamodb-environment-store';
+import { DynamoDbEnvironmentUpgradeStore } from '../../adapters/dynamodb/dynamodb-environment-upgrade-store';
+import { DynamoDbRunStartStore } from '../../adapters/dynamodb/dynamodb-run-start-store';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
 import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
 import { SiteTaskExecutor } from '../../adapters/site/tasks/site-tasks';
-import { HsmInventory, HttpProvisioner, createSiteClients, createSiteFromProfile, type SecretResolution, type SiteFromProfile } from '../../adapters/site';
+import { BosBootService, HsmInventory, HttpProvisioner, createSiteClients, createSiteFromProfile, type SecretResolution, type SiteFromProfile } from '../../adapters/site';
 import { secretToken } from '../../adapters/site/secret-reference';
 import type { Token } from '../../adapters/site/secret-token';
 import { ENVIRONMENT } from '../../contracts';
 import { systemClock } from '../../core/clock';
 import { InvalidInputError, describeError } from '../../core/errors';
 import { parseSiteProfile } from '../../core/site/site-profile';
+import type { Site } from '../../ports/site';
 import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from '../activities/group-deployment/dependencies';
 import { defaultSettings, type RollingUpgradeDependencies } from '../activities/rolling-upgrade/dependencies';
 import { defaultTaskGraphSettings, type TaskGraphDependencies } from '../activities/task-graph/dependencies';
+import { defaultEnvironmentUpgradeSettings, type EnvironmentUpgradeDependencies } from '../activities/environment-upgrade/dependencies';
 
 /**
  * The site a SITE_PROFILE names (its secrets read from Secrets Manager at cold start, then again
@@ -72,6 +77,7 @@ export async function loadRollingUpgradeDependencies(env: NodeJS.ProcessEnv = pr
   const iterations = Number(env[ENVIRONMENT.iterationsPerExecution] ?? defaultSettings.iterationsPerExecution);
   return {
     store: new DynamoDbSessionStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
+    starts: new DynamoDbRunStartStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     site: connected.site,
     clock: systemClock,
     ...eventsFromEnvironment(env),
@@ -86,6 +92,7 @@ export async function loadGroupDeploymentDependencies(env: NodeJS.ProcessEnv = p
   if (!connected.provisioner) throw new InvalidInputError('site profile', [{ field: 'provisioner', message: 'group deployments need a provisioner' }]);
   return {
     store: new DynamoDbDeploymentStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
+    starts: new DynamoDbRunStartStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     inventory: connected.site.inventory,
     provisioner: connected.provisioner,
     taskRuns: taskRunStore(env),
@@ -119,6 +126,38 @@ function taskRunStore(env: NodeJS.ProcessEnv): DynamoDbTaskRunStore {
   return new DynamoDbTaskRunStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() });
 }
 
+/**
+ * The boot service and the inventory: from SITE_PROFILE, else from the URL variables; undefined
+ * when the function has neither. The REST API checks requests against them before it answers (the
+ * workflows check again, and their sessions say why they stopped); the environment upgrade drives them.
+ */
+export async function loadBootAndInventory(env: NodeJS.ProcessEnv = process.env): Promise<Pick<Site, 'bootService' | 'inventory'> | undefined> {
+  const connected = await siteFromProfileEnvironment(env);
+  if (connected) return connected.site;
+  if (!optional(env, ENVIRONMENT.bootServiceUrl) || !optional(env, ENVIRONMENT.inventoryUrl)) return undefined;
+  const { siteApiToken: bearerToken } = await siteTokens(env);
+  return {
+    bootService: new BosBootService({ baseUrl: tokenUrl(env, ENVIRONMENT.bootServiceUrl, bearerToken), bearerToken }),
+    inventory: new HsmInventory({ baseUrl: tokenUrl(env, ENVIRONMENT.inventoryUrl, bearerToken), bearerToken }),
+  };
+}
+
+/** An environment-upgrade function's dependencies: the table's stores and the site's boot service and inventory. */
+export async function loadEnvironmentUpgradeDependencies(env: NodeJS.ProcessEnv = process.env): Promise<EnvironmentUpgradeDependencies> {
+  const tableName = required(env, ENVIRONMENT.tableName);
+  const site = await loadBootAndInventory(env);
+  if (!site) throw new InvalidInputError('Lambda environment', [{ field: ENVIRONMENT.siteProfile, message: `is not set, nor are ${ENVIRONMENT.bootServiceUrl} and ${ENVIRONMENT.inventoryUrl}` }]);
+  const iterations = Number(env[ENVIRONMENT.iterationsPerExecution] ?? defaultEnvironmentUpgradeSettings.iterationsPerExecution);
+  return {
+    upgrades: new DynamoDbEnvironmentUpgradeStore({ tableName, client: documentClient() }),
+    environments: new DynamoDbEnvironmentStore({ tableName, client: documentClient() }),
+    sessions: new DynamoDbSessionStore({ tableName, client: documentClient() }),
+    site,
+    clock: systemClock,
+    settings: { ...defaultEnvironmentUpgradeSettings, ...(iterations > 0 ? { iterationsPerExecution: iterations } : {}) },
+  };
+}
+
 export function required(env: NodeJS.ProcessEnv, name: string): string {
   const value = env[name];
   if (!value) throw new InvalidInputError('Lambda environment', [{ field: name, message: 'is not set' }]);
@@ -139,6 +178,7 @@ export function dependenciesFromEnvironment(env: NodeJS.ProcessEnv = process.env
   const iterations = Number(env[ENVIRONMENT.iterationsPerExecution] ?? defaultSettings.iterationsPerExecution);
   return {
     store: new DynamoDbSessionStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
+    starts: new DynamoDbRunStartStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     site: createSiteClients({
       workloadManagerUrl: tokenUrl(env, ENVIRONMENT.workloadManagerUrl, tokens.slurmToken),
       bootServiceUrl: tokenUrl(env, ENVIRONMENT.bootServiceUrl, tokens.siteApiToken),
@@ -166,6 +206,7 @@ export function groupDeploymentDependenciesFromEnvironment(env: NodeJS.ProcessEn
     inventory: new HsmInventory({ baseUrl: tokenUrl(env, ENVIRONMENT.inventoryUrl, bearerToken), bearerToken }),
     provisioner: new HttpProvisioner({ baseUrl: tokenUrl(env, ENVIRONMENT.provisionerUrl, bearerToken), bearerToken }),
     taskRuns: taskRunStore(env),
+    starts: new DynamoDbRunStartStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     clock: systemClock,
     ...eventsFromEnvironment(env),
     settings: defaultGroupDeploymentSettings,

@@ -1,6 +1,18 @@
 import { MASKED_VALUE, environmentSchema } from '../../core/environments';
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
-import { assignedNodeSchema, cancelResultSchema, deploymentCancelResultSchema, deploymentReportSchema, deploymentSummarySchema, sessionReportSchema, sessionSummarySchema } from '../../api/schemas';
+import { createApi } from '../../api';
+import { listenApi } from '../../api/node-http';
+import {
+  assignedNodeSchema,
+  cancelResultSchema,
+  deploymentCancelResultSchema,
+  deploymentReportSchema,
+  deploymentSummarySchema,
+  sessionReportSchema,
+  sessionSummarySchema,
+  startedDeploymentSchema,
+  startedSessionSchema,
+} from '../../api/schemas';
 import { problemSchema } from '../../api/problems';
 import { call, startServedApi, type ApiReply } from '../support/api';
 import { deploymentNodeRuns } from '../support/deployment-sites';
@@ -33,7 +45,7 @@ beforeAll(async () => {
 afterAll(() => served.close());
 
 describe('upgrade sessions over HTTP (CRUS semantics)', () => {
-  it('creates (201 with a Location), gets, lists and deletes a session (200, DELETING), then 409 once it has ended', async () => {
+  it('creates (201 with a Location), gets, lists and deletes a session (200, DELETING), then removes it once it has ended (200, then 404)', async () => {
     const created = await request('POST', '/sessions', upgradeRequest());
     expect(created.status).toBe(201);
     const id = created.body.id as string;
@@ -53,7 +65,13 @@ describe('upgrade sessions over HTTP (CRUS semantics)', () => {
     await eventually(runtime, async () => ((await runtime.store.getSession(id))?.state === 'DELETED' ? true : undefined), 'DELETED');
     // CRUS deletion rules: before booting in step 0 nothing fails and the drain is lifted.
     expect((await request('GET', `/sessions/${id}`)).body).toMatchObject({ state: 'DELETED', counts: { FAILED: 0 } });
-    expectProblem(await request('DELETE', `/sessions/${id}`), 409);
+    // Ended, it is removed by the next DELETE (CRUS removes a deleted session), with its nodes and messages.
+    const removed = await request('DELETE', `/sessions/${id}`);
+    expect(cancelResultSchema.parse(removed.body)).toEqual({ id, kind: 'upgrade', state: 'DELETED', running: false, removed: true });
+    expectProblem(await request('GET', `/sessions/${id}`), 404);
+    expect(await runtime.store.listNodes(id)).toEqual([]);
+    expect(await runtime.store.listMessages(id)).toEqual([]);
+    expectProblem(await request('DELETE', `/sessions/${id}`), 404);
   });
 
   it('refuses invalid fields with a 422 naming each, and a body that is not a JSON object with a 400', async () => {
@@ -68,8 +86,22 @@ describe('upgrade sessions over HTTP (CRUS semantics)', () => {
     expectProblem(await request('DELETE', '/sessions/no-such-id'), 404);
     const put = expectProblem(await request('PUT', '/sessions/some-id', {}), 405);
     expect(put.detail).toContain('allowed: GET, DELETE');
-    expect((await request('PATCH', '/sessions')).headers.get('allow')).toBe('GET, POST');
+    expect((await request('PATCH', '/sessions')).headers.get('allow')).toBe('GET, POST, HEAD');
     expectProblem(await request('GET', '/no/such/resource'), 404);
+    // Every known path names its methods, HEAD wherever GET is served.
+    expect((await request('PUT', '/environments')).headers.get('allow')).toBe('GET, POST, HEAD');
+    expect((await request('POST', '/openapi.json')).headers.get('allow')).toBe('GET, HEAD');
+    expect((await request('DELETE', '/environments/1/upgrade')).headers.get('allow')).toBe('POST');
+  });
+
+  it('answers HEAD as GET without the body, and a body over 1 MiB with 413 before reading it whole', async () => {
+    const head = await request('HEAD', '/openapi.json');
+    const get = await request('GET', '/openapi.json');
+    expect({ status: head.status, body: head.body, length: head.headers.get('content-length') }).toEqual({ status: 200, body: undefined, length: String(Buffer.byteLength(JSON.stringify(get.body))) });
+    expect((await request('HEAD', '/sessions/no-such-id')).status).toBe(404);
+    expect((await request('HEAD', '/environments/1/upgrade')).status).toBe(405);
+    const large = await request('POST', '/sessions', JSON.stringify({ padding: 'x'.repeat(1024 * 1024) }));
+    expectProblem(large, 413);
   });
 
   it('serves its OpenAPI document', async () => {
@@ -80,7 +112,7 @@ describe('upgrade sessions over HTTP (CRUS semantics)', () => {
 });
 
 describe('group deployments over HTTP', () => {
-  it('creates (201), gets, lists; 404 for unknown ids', async () => {
+  it('creates (201), gets, lists; a method the route has not is a 405 naming what is allowed; 404 for unknown ids', async () => {
     const created = await request('POST', '/deployments', { nodes: [nodeName(2)], pollIntervalSeconds: 10 });
     expect(created.status).toBe(201);
     const id = created.body.id as string;
@@ -94,9 +126,12 @@ describe('group deployments over HTTP', () => {
     // A deployment is not a session.
     expectProblem(await request('GET', `/sessions/${id}`), 404);
 
+    expect((await request('PUT', `/deployments/${id}`)).headers.get('allow')).toBe('GET, DELETE, HEAD');
     expectProblem(await request('DELETE', '/deployments/no-such-id'), 404);
     expectProblem(await request('GET', '/deployments/no-such-id'), 404);
     expectProblem(await request('POST', '/deployments', { maxParallelGroups: 0 }), 422, ['maxParallelGroups']);
+    expectProblem(await request('POST', '/deployments', '{"nodes": ['), 400);
+    expectProblem(await request('POST', '/deployments', '"a string"'), 400);
     expectProblem(await request('PUT', '/deployments'), 405);
   });
 
@@ -126,6 +161,47 @@ describe('group deployments over HTTP', () => {
   });
 });
 
+describe('requests the workflow would refuse', () => {
+  it('are refused before the 201 when the request and the site tell (422 naming the field): nothing is started', async () => {
+    const executions = () => [runtime.stateMachineArns.RollingUpgrade, runtime.stateMachineArns.GroupDeployment].flatMap((arn) => runtime.engine.listExecutions(arn)).length;
+    const before = executions();
+    expectProblem(await request('POST', '/sessions', upgradeRequest({ upgradeTemplateId: 'no-such-image' })), 422, ['upgradeTemplateId']);
+    const strategy = { groups: [{ name: 'a', critical: true, depends_on: ['b'], selectors: [{ node_names: [nodeName(0)] }] }] };
+    const unknownGroup = expectProblem(await request('POST', '/deployments', { strategy }), 422, ['strategy.groups[0] (a).depends_on[0]']);
+    expect(unknownGroup.errors?.[0]?.message).toContain("'b'");
+    expectProblem(await request('POST', '/deployments', { nodes: ['no-such-node'] }), 422, ['nodes[0]']);
+    expect(executions()).toBe(before);
+  });
+
+  it('found only later (here: an API without the site) leave the Location saying why, never a 404', async () => {
+    // The same routes over the same control plane, without the site: the checks fall to the workflows' first states.
+    const blind = await listenApi(
+      createApi({ controlPlane: runtime, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts }),
+    );
+    const blindRequest = (method: string, path: string, body?: unknown) => call(runtime, blind.url, method, path, body);
+    try {
+      const session = await blindRequest('POST', '/sessions', upgradeRequest({ upgradeTemplateId: 'no-such-image' }));
+      expect(session.status).toBe(201);
+      const refused = await eventually(runtime, async () => ((await request('GET', session.headers.get('location')!)).body.state === 'REFUSED' ? (await request('GET', session.headers.get('location')!)).body : undefined), 'the refusal');
+      expect(startedSessionSchema.parse(refused)).toMatchObject({
+        upgradeId: session.body.id,
+        state: 'REFUSED',
+        refused: { error: 'InvalidInputError', problems: [{ field: 'upgradeTemplateId', message: "boot template 'no-such-image' does not exist" }] },
+        messages: ["Upgrade session refused - upgradeTemplateId: boot template 'no-such-image' does not exist"],
+      });
+      expect((await request('DELETE', `/sessions/${session.body.id}`)).body).toEqual({ id: session.body.id, kind: 'upgrade', state: 'REFUSED', running: false, removed: true });
+      expectProblem(await request('GET', `/sessions/${session.body.id}`), 404);
+
+      const deployment = await blindRequest('POST', '/deployments', { nodes: ['no-such-node'] });
+      expect(deployment.status).toBe(201);
+      const refusedDeployment = await eventually(runtime, async () => ((await request('GET', `/deployments/${deployment.body.id}`)).body.status === 'REFUSED' ? (await request('GET', `/deployments/${deployment.body.id}`)).body : undefined), 'the refusal');
+      expect(startedDeploymentSchema.parse(refusedDeployment)).toMatchObject({ status: 'REFUSED', refused: { problems: [{ field: 'nodes[0]', message: "unknown node 'no-such-node'" }] } });
+    } finally {
+      await blind.close();
+    }
+  });
+});
+
 describe('environments over HTTP (Fuel upgrade seed)', () => {
   it('lists and gets environments with generated attributes masked; 404 for an unknown id', async () => {
     const listed = await request('GET', '/environments');
@@ -146,6 +222,10 @@ describe('environments over HTTP (Fuel upgrade seed)', () => {
     expectProblem(await clone(1, { name: '', release_id: 'two' }), 400, ['name', 'release_id']);
     expectProblem(await clone(99, { name: 'x', release_id: 2 }), 404);
     expectProblem(await clone(1, { name: 'x', release_id: 99 }), 404, ['release_id']);
+    // As Nailgun: a name another environment has is a 409 (AlreadyExists), before anything is written.
+    expect(expectProblem(await clone(1, { name: 'legacy', release_id: 2 }), 409, ['name']).errors?.[0]?.message).toMatch(/^environment \d+ is named 'legacy' already$/);
+    // As Nailgun: a seed needs a newer release than the original's (here its own).
+    expect(expectProblem(await clone(1, { name: 'x', release_id: 1 }), 400, ['release_id']).errors?.[0]?.message).toContain('is not newer than release 1 (2015.1.0-7.0)');
     const conflict = expectProblem(await clone(2, { name: 'legacy-8.0', release_id: 2 }), 409, ['attributes.editable.storage.iser', 'attributes.editable.common.nova_quota']);
     expect(conflict.detail).toContain('editable.storage.iser');
 

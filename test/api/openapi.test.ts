@@ -2,10 +2,11 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { apiRoutes, createApi } from '../../api';
 import type { ApiDependencies } from '../../api';
 import { buildOpenApiDocument } from '../../api/openapi';
+import { contractViolation } from '../support/api-contract';
 
 /** The routes only, for their table: no handler runs here. */
 const unused = new Proxy({}, { get: () => () => Promise.reject(new Error('not called')) });
-const dependencies = { controlPlane: unused, environments: unused } as unknown as ApiDependencies;
+const dependencies = { controlPlane: unused, environments: unused, environmentUpgrades: unused, runStarts: unused } as unknown as ApiDependencies;
 
 describe('the OpenAPI document', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
@@ -34,5 +35,19 @@ describe('the OpenAPI document', () => {
   it('is what GET /openapi.json answers', async () => {
     const reply = await createApi(dependencies)({ method: 'GET', path: '/openapi.json' });
     expect(reply).toMatchObject({ status: 200, body: buildOpenApiDocument() });
+  });
+
+  it('names the IAM (SigV4) auth of the deployed API', () => {
+    expect(buildOpenApiDocument().components?.securitySchemes).toMatchObject({ sigv4: { type: 'apiKey', in: 'header', name: 'Authorization' } });
+  });
+
+  it('is what the tests check every answer against: an undocumented status or a body off its schema is caught', () => {
+    const problem = { type: 'about:blank', title: 'Not Found', status: 404, detail: 'x' };
+    expect(contractViolation('GET', '/environments/1', 404, 'application/problem+json', problem)).toBeUndefined();
+    expect(contractViolation('GET', '/environments/1', 409, 'application/problem+json', problem)).toContain('status 409 is not documented');
+    expect(contractViolation('GET', '/environments/1', 200, 'application/json', { id: 1, name: 'x' })).toContain('does not match');
+    expect(contractViolation('GET', '/environments/1', 200, 'text/html', '<p>')).toContain('text/html');
+    expect(contractViolation('PUT', '/environments/1', 405, 'application/problem+json', problem)).toBeUndefined();
+    expect(contractViolation('PUT', '/environments/1', 405, 'application/problem+json', { detail: 1 })).toContain('does not match');
   });
 });

@@ -3,16 +3,19 @@ import type { AddressInfo } from 'node:net';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { createApi } from '../../api';
 import { DynamoDbEnvironmentStore } from '../../adapters/dynamodb/dynamodb-environment-store';
+import { DynamoDbEnvironmentUpgradeStore } from '../../adapters/dynamodb/dynamodb-environment-upgrade-store';
+import { DynamoDbRunStartStore } from '../../adapters/dynamodb/dynamodb-run-start-store';
 import { ENVIRONMENT } from '../../contracts';
 import { MASKED_VALUE } from '../../core/environments';
 import { idForExecution } from '../../core/execution-id';
 import { startLocalDynamoDb, type LocalDynamoDb } from '../../engine/local-dynamodb';
 import * as apiEntry from '../../lambdas/entrypoints/api';
 import { deployedControlPlane, toLambdaHandler, type ApiGatewayProxyEvent } from '../../lambdas/entrypoints/api';
-import { fuelEnvironments } from '../support/environments';
+import { buildCloudSite, environmentUpgradeRequest, fuelEnvironments } from '../support/environments';
 import { upgradeRequest } from '../support/sites';
 
 const ROLLING_UPGRADE_ARN = 'arn:aws:states:us-east-1:123456789012:stateMachine:BaremetalRollout-RollingUpgrade';
+const ENVIRONMENT_UPGRADE_ARN = ROLLING_UPGRADE_ARN.replace('RollingUpgrade', 'EnvironmentUpgrade');
 const credentials = { accessKeyId: 'x', secretAccessKey: 'y' };
 
 // The deployed API: the same routes behind API Gateway's proxy event, over the table and Step Functions
@@ -49,10 +52,13 @@ describe('the API Lambda', () => {
       [ENVIRONMENT.tableName]: db.tableName,
       [ENVIRONMENT.rollingUpgradeStateMachineArn]: ROLLING_UPGRADE_ARN,
       [ENVIRONMENT.groupDeploymentStateMachineArn]: ROLLING_UPGRADE_ARN.replace('RollingUpgrade', 'GroupDeployment'),
+      [ENVIRONMENT.environmentUpgradeStateMachineArn]: ENVIRONMENT_UPGRADE_ARN,
     };
     const sfn = new SFNClient({ endpoint: `http://127.0.0.1:${(sfnServer.address() as AddressInfo).port}`, region: 'us-east-1', credentials });
     const environments = new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client });
-    const api = createApi({ controlPlane: deployedControlPlane(env, sfn), environments });
+    const environmentUpgrades = new DynamoDbEnvironmentUpgradeStore({ tableName: db.tableName, client: db.client });
+    const runStarts = new DynamoDbRunStartStore({ tableName: db.tableName, client: db.client });
+    const api = createApi({ controlPlane: deployedControlPlane(env, sfn), environments, environmentUpgrades, runStarts });
     handler = toLambdaHandler(() => api);
   });
   afterAll(async () => {
@@ -91,6 +97,11 @@ describe('the API Lambda', () => {
     const body = JSON.parse(created.body);
     expect(body).toEqual({ id: idForExecution(body.executionArn), kind: 'upgrade', executionArn: expect.stringContaining(':execution:BaremetalRollout-RollingUpgrade:') });
 
+    // No workflow runs here: the Location answers PENDING (not 404) until Open Session makes the session.
+    const pending = await handler(event('GET', `/sessions/${body.id}`));
+    expect(pending.statusCode).toBe(200);
+    expect(JSON.parse(pending.body)).toMatchObject({ upgradeId: body.id, state: 'PENDING', executionArn: body.executionArn });
+
     const invalid = await handler(event('POST', '/sessions', upgradeRequest({ upgradeStepSize: -1 })));
     expect(invalid.statusCode).toBe(422);
     expect(started).toHaveLength(1);
@@ -106,5 +117,18 @@ describe('the API Lambda', () => {
     expect(duplicate.statusCode).toBe(400);
     expect(JSON.parse(duplicate.body).errors).toContainEqual({ field: 'upgradeStepSize', message: expect.stringMatching(/^duplicate key "upgradeStepSize"/) });
     expect(started).toHaveLength(before);
+  });
+
+  it('starts an environment upgrade under the name whose execution ARN gives the session id it stored, and claims the environment', async () => {
+    const site = buildCloudSite();
+    await new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client }).seed({ releases: [], environments: site.environments.filter((e) => e.id === 5) });
+    const created = await handler(event('POST', '/environments/5/upgrade', environmentUpgradeRequest()));
+    expect(created.statusCode).toBe(201);
+    const body = JSON.parse(created.body);
+    const last = started.at(-1)!;
+    expect(last.body).toMatchObject({ stateMachineArn: ENVIRONMENT_UPGRADE_ARN, input: JSON.stringify({ environmentId: 5, request: environmentUpgradeRequest() }) });
+    expect(body).toEqual({ id: idForExecution(`${ENVIRONMENT_UPGRADE_ARN.replace(':stateMachine:', ':execution:')}:${String(last.body['name'])}`), kind: 'environment-upgrade', executionArn: expect.any(String) });
+    expect(JSON.parse((await handler(event('GET', `/sessions/${body.id}`))).body)).toMatchObject({ upgradeId: body.id, state: 'UPDATING', environmentId: 5, messages: ['Accepted: upgrade of environment 5 to release 2'] });
+    expect((await handler(event('POST', '/environments/5/upgrade', environmentUpgradeRequest()))).statusCode).toBe(409);
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ASL_FILES, ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, aslPlaceholders } from '../../contracts';
 import { SYNC_EVENTS_RULE_NAME } from '../../infra/constructs/asl-state-machine';
-import { getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
+import { deployedAslProperties, getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
 
 /** The three machines, children first, each with the children it starts with startExecution.sync:2 (a deploy phase may run a task graph). */
 const MACHINES = [
@@ -23,12 +23,7 @@ export function groupDeploymentSpecs(stack: TemplateQueries): void {
 
   describe.each(MACHINES)('$name state machine', ({ name, file, children }) => {
     it('deploys its ASL file inline, under a fixed name', () => {
-      expect(machine(name)[1].Properties).toMatchObject({
-        DefinitionString: aslOf(file),
-        StateMachineType: 'STANDARD',
-        TracingConfiguration: { Enabled: true },
-        LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
-      });
+      expect(machine(name)[1].Properties).toMatchObject(deployedAslProperties(aslOf(file)));
     });
 
     it("substitutes each ${<Name>FunctionArn} with that function's ARN and ${<Child>StateMachineArn} with the child's, and nothing else", () => {

@@ -1,12 +1,15 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as environmentUpgradeEntry from '../../lambdas/entrypoints/environment-upgrade';
 import * as groupDeploymentEntry from '../../lambdas/entrypoints/group-deployment';
 import * as rollingUpgradeEntry from '../../lambdas/entrypoints/rolling-upgrade';
 import * as taskGraphEntry from '../../lambdas/entrypoints/task-graph';
-import { ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES, TASK_GRAPH_FUNCTION_NAMES } from '../../contracts';
+import { ENVIRONMENT, ENVIRONMENT_UPGRADE_FUNCTION_NAMES, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES, TASK_GRAPH_FUNCTION_NAMES } from '../../contracts';
 import {
   dependenciesFromEnvironment,
   groupDeploymentDependenciesFromEnvironment,
+  loadBootAndInventory,
+  loadEnvironmentUpgradeDependencies,
   loadGroupDeploymentDependencies,
   loadRollingUpgradeDependencies,
   loadTaskGraphDependencies,
@@ -21,6 +24,7 @@ describe('deployed entries', () => {
     ['rolling-upgrade', rollingUpgradeEntry as Record<string, unknown>, ROLLING_UPGRADE_FUNCTION_NAMES],
     ['group-deployment', groupDeploymentEntry as Record<string, unknown>, GROUP_DEPLOYMENT_FUNCTION_NAMES],
     ['task-graph', taskGraphEntry as Record<string, unknown>, TASK_GRAPH_FUNCTION_NAMES],
+    ['environment-upgrade', environmentUpgradeEntry as Record<string, unknown>, ENVIRONMENT_UPGRADE_FUNCTION_NAMES],
   ] as const)('%s exports one handler per function name, and nothing else', (_, entry, names) => {
     expect(Object.keys(entry).sort()).toEqual([...names].sort());
     for (const name of names) expect(typeof entry[name]).toBe('function');
@@ -87,6 +91,15 @@ describe('dependencies from the environment', () => {
     await site.inventory.getGroupMembers('compute').catch(() => undefined);
     await site.bootService.getSession('session-1').catch(() => undefined);
     expect(seen.map((headers) => headers.authorization)).toEqual(['Bearer t0k3n', 'Bearer t0k3n']);
+  });
+
+  it('environment upgrade and the API: BOS and HSM from their URLs, with SITE_API_TOKEN; none of them: the API checks nothing, the upgrade refuses to start', async () => {
+    const { site } = await loadEnvironmentUpgradeDependencies(rollingEnvironment({ [ENVIRONMENT.siteApiToken]: 't0k3n' }));
+    await site.inventory.getGroupMembers('compute').catch(() => undefined);
+    expect(await site.bootService.templateExists('img-2')).toBe(false);
+    expect(seen.map((headers) => headers.authorization)).toEqual(['Bearer t0k3n', 'Bearer t0k3n']);
+    expect(await loadBootAndInventory({ [ENVIRONMENT.tableName]: 'table' })).toBeUndefined();
+    await expect(loadEnvironmentUpgradeDependencies({ [ENVIRONMENT.tableName]: 'table' })).rejects.toThrow(/SITE_PROFILE: is not set, nor are BOOT_SERVICE_URL and INVENTORY_URL/);
   });
 
   it('SITE_PROFILE: builds the site from the profile, its tokens resolved at cold start', async () => {

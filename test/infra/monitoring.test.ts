@@ -12,7 +12,7 @@ const alarmDescribed = (start: string) => Object.values(resources('AWS::CloudWat
 describe('RolloutStack monitoring', () => {
   it('counts the REST API function in the Lambda error and throttle alarms, with every workflow function', () => {
     const functionIds = Object.keys(resources('AWS::Lambda::Function'));
-    expect(functionIds).toHaveLength(21);
+    expect(functionIds).toHaveLength(27);
     for (const kind of ['A Lambda error', 'A Lambda throttle']) {
       const alarmed = JSON.stringify(alarmDescribed(kind).map((a) => a.Properties.Metrics));
       for (const id of functionIds) expect({ kind, id, alarmed: alarmed.includes(`"${id}"`) }).toEqual({ kind, id, alarmed: true });

@@ -26,7 +26,7 @@ export function restApiSpecs(stack: TemplateQueries): void {
     for (const [, permission] of permissions) expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
   });
 
-  it('runs the API entry on Node 22 with the table and both workflows it starts', () => {
+  it('runs the API entry on Node 22 with the table, the workflows it starts and the site services it checks requests against', () => {
     const fn = stack.resources[apiFunction()] as Resource;
     const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     const [tableId] = stack.onlyOne('AWS::DynamoDB::Table');
@@ -36,11 +36,15 @@ export function restApiSpecs(stack: TemplateQueries): void {
     expect(variables[ENVIRONMENT.tableName]).toEqual({ Ref: tableId });
     expect(variables[ENVIRONMENT.rollingUpgradeStateMachineArn]).toEqual({ Ref: rollingUpgradeId });
     expect(variables[ENVIRONMENT.groupDeploymentStateMachineArn]).toEqual({ Ref: groupDeploymentId });
-    // It gets no site connection: the API never talks to the site, the workflows do.
-    expect(Object.keys(variables)).not.toContain(ENVIRONMENT.workloadManagerUrl);
+    // The boot service and the inventory: the API checks a request's template, nodes and groups before it answers.
+    expect(variables[ENVIRONMENT.bootServiceUrl]).toEqual({ Ref: 'BootServiceUrl' });
+    expect(variables[ENVIRONMENT.inventoryUrl]).toEqual({ Ref: 'InventoryUrl' });
 
     const statements = stack.statementsOf(fn);
-    expect(grantedOn(statements, 'states:StartExecution').sort()).toEqual([{ Ref: groupDeploymentId }, { Ref: rollingUpgradeId }].sort());
+    const [environmentUpgradeId] = stack.stateMachine('BaremetalRollout-EnvironmentUpgrade');
+    const started = grantedOn(statements, 'states:StartExecution');
+    expect(started).toHaveLength(3);
+    expect(started).toEqual(expect.arrayContaining([{ Ref: groupDeploymentId }, { Ref: rollingUpgradeId }, { Ref: environmentUpgradeId }]));
     expect(grantedOn(statements, 'dynamodb:PutItem')).toContainEqual(getAttArn(tableId));
   });
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ASL_FILES, ENVIRONMENT, ROLLING_UPGRADE_FUNCTION_NAMES, aslPlaceholders } from '../../contracts';
-import { getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
+import { deployedAslProperties, getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
 
 const asl = readFileSync(ASL_FILES.rollingUpgrade, 'utf8');
 const STATE_MACHINE_NAME = 'BaremetalRollout-RollingUpgrade';
@@ -53,12 +53,7 @@ export function rollingUpgradeSpecs(stack: TemplateQueries): void {
 
   describe('state machine', () => {
     it('deploys the very ASL file the embedded engine runs, inline', () => {
-      expect(stateMachine()[1].Properties).toMatchObject({
-        DefinitionString: asl,
-        StateMachineType: 'STANDARD',
-        TracingConfiguration: { Enabled: true },
-        LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
-      });
+      expect(stateMachine()[1].Properties).toMatchObject(deployedAslProperties(asl));
     });
 
     it("substitutes each ${<Name>FunctionArn} with that function's ARN, and nothing else", () => {

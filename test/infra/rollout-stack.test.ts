@@ -1,6 +1,7 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { createTableInput, TTL_ATTRIBUTE } from '../../adapters/dynamodb/table-design';
-import { ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES, TASK_GRAPH_FUNCTION_NAMES } from '../../contracts';
+import { ENVIRONMENT, ENVIRONMENT_UPGRADE_FUNCTION_NAMES, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES, TASK_GRAPH_FUNCTION_NAMES } from '../../contracts';
+import { environmentUpgradeSpecs } from './environment-upgrade.specs';
 import { groupDeploymentSpecs } from './group-deployment.specs';
 import { restApiSpecs } from './rest-api.specs';
 import { rollingUpgradeSpecs } from './rolling-upgrade.specs';
@@ -11,7 +12,7 @@ import { synthRolloutStack, testApp } from '../support/synth-stack';
 import { TemplateQueries } from '../support/template-queries';
 
 const tableDesign = createTableInput('unused');
-const ALL_FUNCTION_NAMES = [...ROLLING_UPGRADE_FUNCTION_NAMES, ...GROUP_DEPLOYMENT_FUNCTION_NAMES, ...TASK_GRAPH_FUNCTION_NAMES];
+const ALL_FUNCTION_NAMES = [...ROLLING_UPGRADE_FUNCTION_NAMES, ...GROUP_DEPLOYMENT_FUNCTION_NAMES, ...TASK_GRAPH_FUNCTION_NAMES, ...ENVIRONMENT_UPGRADE_FUNCTION_NAMES];
 
 // One synthesis for every spec below, the workflow specs included.
 const stack = new TemplateQueries(synthRolloutStack);
@@ -71,6 +72,7 @@ describe('RolloutStack', () => {
   describe('task graph', () => taskGraphSpecs(stack));
   describe('REST API', () => restApiSpecs(stack));
   describe('table grants', () => tableGrantSpecs(stack));
+  describe('environment upgrade', () => environmentUpgradeSpecs(stack));
 });
 
 describe('a lab stack (allowInsecureHttp)', () => {

@@ -27,15 +27,16 @@ describe('RolloutWorkflows embedded in an app of its own (the README sample, exa
 
   it('runs the functions in the VPC with the given security group', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function')) as { Properties: { VpcConfig?: { SecurityGroupIds: unknown[] } } }[];
-    // 20 workflow activities and the REST API's function, every one in the VPC.
-    expect(functions).toHaveLength(21);
+    // 26 workflow activities and the REST API's function, every one in the VPC.
+    expect(functions).toHaveLength(27);
     for (const fn of functions) expect(fn.Properties.VpcConfig?.SecurityGroupIds).toEqual([{ 'Fn::GetAtt': [expect.stringMatching(/^SlurmrestdClients/), 'GroupId'] }]);
   });
 
   it('alarms on failed executions (per state machine) and on Lambda errors and throttles, to the topic, and draws a dashboard', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as { Properties: { AlarmActions: unknown[]; AlarmDescription: string } }[];
     const machines = alarms.map((a) => a.Properties.AlarmDescription).filter((d) => d.includes('an execution failed')).map((d) => d.split(':')[0]);
-    expect(machines.sort()).toEqual(['DeployGroup', 'GroupDeployment', 'RollingUpgrade', 'RunNodeBatches', 'TaskGraph']);
+    expect(machines.sort()).toEqual(['DeployGroup', 'EnvironmentUpgrade', 'GroupDeployment', 'RollingUpgrade', 'RunNodeBatches', 'TaskGraph']);
+    // The functions' errors and throttles summed in groups of at most 10 metrics: 26 make 3, the REST API's one more.
     expect(alarms.filter((a) => a.Properties.AlarmDescription.startsWith('A Lambda error'))).toHaveLength(3);
     expect(alarms.filter((a) => a.Properties.AlarmDescription.startsWith('A Lambda throttle'))).toHaveLength(3);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: expect.stringMatching(/^RolloutAlarms/) }]);

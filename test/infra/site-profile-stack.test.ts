@@ -16,12 +16,12 @@ const PROFILE: SiteProfileInput = {
 describe('RolloutStack with a site profile', () => {
   const template = Template.fromStack(new RolloutStack(testApp(), 'WithProfile', { siteProfile: parseSiteProfile(PROFILE) }));
   const allFunctions = Object.values(template.findResources('AWS::Lambda::Function')) as { Properties: { Handler: string; Environment: { Variables: Record<string, unknown> } } }[];
-  // The workflow functions; the API Lambda (index.handler) never talks to the site.
-  const functions = allFunctions.filter((fn) => fn.Properties.Handler !== 'index.handler');
+  // The workflow functions and the API Lambda (index.handler), which checks requests against the boot service and the inventory.
+  const functions = allFunctions;
   const statements = JSON.stringify(template.findResources('AWS::IAM::Policy'));
 
-  it('passes the profile, secrets still ARNs, to every workflow function instead of site parameters, and not to the API', () => {
-    expect(allFunctions.find((fn) => fn.Properties.Handler === 'index.handler')?.Properties.Environment.Variables).not.toHaveProperty(ENVIRONMENT.siteProfile);
+  it('passes the profile, secrets still ARNs, to every function (the API Lambda included) instead of site parameters', () => {
+    expect(functions.some((fn) => fn.Properties.Handler === 'index.handler')).toBe(true);
     expect(Object.keys(template.findParameters('*')).filter((p) => /Url|Secret|Slurm/.test(p))).toEqual([]);
     for (const fn of functions) {
       const variables = fn.Properties.Environment.Variables;

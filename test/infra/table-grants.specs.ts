@@ -24,7 +24,7 @@ export function tableGrantSpecs(stack: TemplateQueries): void {
   it('gives no function Scan, and DeleteItem or BatchWriteItem only to those whose stores call them', () => {
     const holders = (action: string) => Object.keys(TABLE_ACTIONS).filter((name) => tableGrants(name).has(`dynamodb:${action}`));
     expect(holders('Scan')).toEqual([]);
-    expect(holders('DeleteItem')).toEqual(['Api']);
+    expect(holders('DeleteItem')).toEqual(['CloneSeed', 'Api']);
     expect(holders('BatchWriteItem').sort()).toEqual(['AdvanceTaskRun', 'AdvanceWindow', 'BootStep', 'CancelSession', 'CheckBoot', 'CheckQuiesce', 'CheckReturnToService', 'CleanUp', 'EvaluateBoot', 'OpenTaskRun', 'StartStep']);
     expect(holders('BatchWriteItem').every((name) => !['OpenSession', 'Api'].includes(name))).toBe(true);
   });

@@ -1,6 +1,7 @@
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
 import { startServedControlPlane, type ServedControlPlane } from '../../engine/serve';
 import type { SiteDefinition } from '../../simulator';
+import { checkContract } from './api-contract';
 
 export interface ApiReply {
   status: number;
@@ -16,7 +17,8 @@ export async function startServedApi(site: SiteDefinition): Promise<ServedContro
 
 /**
  * One HTTP request to the API. Runs as work in progress on the runtime's clock, so that on virtual
- * time the request lands at the simulated instant the test last saw.
+ * time the request lands at the simulated instant the test last saw. Every answer is checked against
+ * the OpenAPI document (its status documented, its body the documented schema): a test fails on one that is not.
  */
 export async function call(runtime: EmbeddedRuntime, apiEndpoint: string, method: string, path: string, body?: unknown): Promise<ApiReply> {
   return runtime.clock.busy(async () => {
@@ -25,6 +27,8 @@ export async function call(runtime: EmbeddedRuntime, apiEndpoint: string, method
       ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+    const reply = { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+    checkContract(method, path, reply.status, response.headers.get('content-type'), reply.body);
+    return reply;
   });
 }

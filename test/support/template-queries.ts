@@ -96,3 +96,13 @@ export function taskTimeouts(asl: string): Map<string, number> {
     });
   return new Map(walk((JSON.parse(asl) as { States: Record<string, AslState> }).States));
 }
+
+/** What every workflow's state machine must be: the very ASL file the embedded engine runs, inline, STANDARD, traced and logged without data. */
+export function deployedAslProperties(asl: string): Record<string, unknown> {
+  return {
+    DefinitionString: asl,
+    StateMachineType: 'STANDARD',
+    TracingConfiguration: { Enabled: true },
+    LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
+  };
+}

@@ -1,11 +1,13 @@
 import { createApi } from '../../api';
+import { defaultEnvironmentUpgradeSettings } from '../../lambdas/activities/environment-upgrade/dependencies';
+import { failEnvironmentUpgrade } from '../../lambdas/activities/environment-upgrade/fail-environment-upgrade';
 import { TABLE_ACTIONS, type TableAction } from '../../contracts';
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
 import { invokedFunction } from '../../engine/local-step-functions';
 import { parseSiteDefinition } from '../../simulator';
 import { groupOf, QUICK_POLL, QUICK_TIMING, runDeployment } from '../support/deployment-sites';
 import { eventually, runUpgrade, startTestRuntime } from '../support/embedded';
-import { fuelEnvironments } from '../support/environments';
+import { buildCloudSite, ENVIRONMENT_NODE_NAMES, environmentUpgradeRequest, fuelEnvironments } from '../support/environments';
 import { buildSite, upgradeRequest } from '../support/sites';
 import { ssmConnectors } from '../support/ssm-connectors';
 import { EXAMPLE_GRAPH, exampleSite } from '../support/task-graph-runs';
@@ -54,10 +56,12 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
     });
     // A lockstep session cancelled through the REST API while it waits for a busy node; the API reads, cancels and clones.
     const busyFirst = (i: number) => (i === 0 ? { wlm: { state: 'ALLOCATED' as const, busySeconds: 100_000 } } : failingNodes(i));
-    await withRuntime({ site: parseSiteDefinition({ ...buildSite(4, { node: busyFirst }), ...fuelEnvironments() }) }, async (runtime) => {
+    const withEnvironments = buildSite(4, { node: busyFirst });
+    const environmentNodes = ENVIRONMENT_NODE_NAMES.map((name, i) => ({ name, nid: 100 + i }));
+    await withRuntime({ site: parseSiteDefinition({ ...withEnvironments, nodes: [...withEnvironments.nodes, ...environmentNodes], ...fuelEnvironments() }) }, async (runtime) => {
       const busy = await runtime.run('rollingUpgrade', upgradeRequest());
       await eventually(runtime, async () => ((await runtime.store.getSession(busy.id))?.progress.stage === 'QUIESCING' ? true : undefined), 'QUIESCING');
-      const api = createApi({ controlPlane: runtime, environments: runtime.environments });
+      const api = createApi({ controlPlane: runtime, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts, site: runtime.site });
       await invokedFunction.run('Api', () =>
         runtime.clock.busy(async () => {
           await api({ method: 'GET', path: '/sessions' });
@@ -81,6 +85,27 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
     await withRuntime({ site: parseSiteDefinition({ nodes, timing: QUICK_TIMING, apiFaults }) }, async (runtime) => {
       const run = await runDeployment(runtime, { strategy: { groups }, ...QUICK_POLL });
       expect(run.report!.groups['a']!.stage).toBe('FAILED');
+    });
+    // A side-by-side environment upgrade started through the REST API (its six functions, and the rolling upgrade it
+    // starts), whose controllers' upgrade fails (a controller does not boot): Fail Environment Upgrade records it.
+    await withRuntime({ site: buildCloudSite((name) => (name === 'ctl-2' ? { faults: { boot: 'fail' } } : {})) }, async (runtime) => {
+      const api = createApi({ controlPlane: runtime, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts, site: runtime.site });
+      const created = await invokedFunction.run('Api', () => runtime.clock.busy(() => api({ method: 'POST', path: '/environments/5/upgrade', body: JSON.stringify(environmentUpgradeRequest()) })));
+      expect(created.status).toBe(201);
+      const { id } = created.body as { id: string };
+      await eventually(
+        runtime,
+        async () => {
+          const got = await invokedFunction.run('Api', () => api({ method: 'GET', path: `/sessions/${id}` }));
+          const phase = (got.body as { progress?: { phase?: string } }).progress?.phase;
+          return phase === 'COMPLETE' || phase === 'FAILED' ? phase : undefined;
+        },
+        'the environment upgrade to end',
+      );
+      // An error no phase absorbs reaches Record Failure (none of the runs above has one): its function, as the state calls it.
+      const deps = { upgrades: runtime.environmentUpgrades, environments: runtime.environments, sessions: runtime.store, site: runtime.site, clock: runtime.clock, settings: defaultEnvironmentUpgradeSettings };
+      const executionId = 'arn:aws:states:local:000000000000:execution:EnvironmentUpgrade:table-access';
+      await invokedFunction.run('FailEnvironmentUpgrade', () => failEnvironmentUpgrade({ state: { environmentId: 5, error: { Error: 'Error', Cause: 'a bug' } }, executionId }, deps));
     });
     // A task graph as a group's deploy phase (OpenTaskRun, AdvanceTaskRun; EvaluatePhase reads the task run),
     // and a deployment cancelled from the console ({cancelDeploymentId}: Start Deployment writes the request).

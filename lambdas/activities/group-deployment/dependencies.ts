@@ -1,6 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Clock } from '../../../core/clock';
 import type { DeploymentStore } from '../../../ports/deployment-store';
+import type { RunStartStore } from '../../../ports/run-start-store';
 import type { Provisioner } from '../../../ports/provisioner';
 import type { Inventory } from '../../../ports/site';
 import type { StatusEventPublisher } from '../../../ports/status-events';
@@ -18,6 +19,8 @@ export interface GroupDeploymentDependencies {
   logger?: Logger;
   /** Where status events go (an EventBridge bus, the data dir's events file); none without it. */
   events?: StatusEventPublisher;
+  /** Where Start Deployment records a refused request, so that the deployment id says why; none without it. */
+  starts?: RunStartStore;
 }
 
 export interface GroupDeploymentSettings {

@@ -2,6 +2,7 @@ import { DeploymentNotFoundError, InvalidInputError } from '../../../core/errors
 import { idForExecution } from '../../../core/execution-id';
 import { SESSION_CONTROL_KEYS, sessionControlOf, type CancelRequested } from '../../../core/session-control';
 import { isDeploymentEnded } from '../../../ports/deployment-store';
+import { recordRefusal } from '../run-starts';
 import { planDeployment, selectDeploymentStrategy, startDeploymentRun } from '../../../core/group-deployment';
 import { parseDeploymentRequest } from '../../../core/group-deployment/deployment-request';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
@@ -31,14 +32,20 @@ export async function startDeployment(event: StartDeploymentEvent, deps: GroupDe
     return { cancelRequested: { id: control.id, kind: 'deployment', state: record.status } };
   }
   if (control?.action === 'resume') return resumeDeployment(control.id, deps);
-
-  const request = parseDeploymentRequest(event.input);
   const deploymentId = idForExecution(event.executionId);
-  const existing = await deps.store.getDeployment(deploymentId);
-  if (existing) return { deploymentId, maxParallelGroups: existing.settings.maxParallelGroups };
-
-  const inventory = await deps.inventory.listNodes();
-  const plan = planDeployment(selectDeploymentStrategy(request, inventory), inventory);
+  let request;
+  let plan;
+  try {
+    request = parseDeploymentRequest(event.input);
+    const existing = await deps.store.getDeployment(deploymentId);
+    if (existing) return { deploymentId, maxParallelGroups: existing.settings.maxParallelGroups };
+    const inventory = await deps.inventory.listNodes();
+    plan = planDeployment(selectDeploymentStrategy(request, inventory), inventory);
+  } catch (err) {
+    // Refused before anything was written: the deployment id says why from now on.
+    if (err instanceof InvalidInputError) await recordRefusal(deps.starts, deploymentId, 'deployment', err, deps.clock.now());
+    throw err;
+  }
   const { strategy: _strategy, nodes: _nodes, ...settings } = request;
   await deps.store.createDeployment(
     {

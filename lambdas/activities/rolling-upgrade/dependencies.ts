@@ -1,6 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Clock } from '../../../core/clock';
 import type { UpgradeSession } from '../../../core/rolling-upgrade/session';
+import type { RunStartStore } from '../../../ports/run-start-store';
 import type { SessionStore } from '../../../ports/session-store';
 import type { Site } from '../../../ports/site';
 import type { StatusEventPublisher } from '../../../ports/status-events';
@@ -15,6 +16,8 @@ export interface RollingUpgradeDependencies {
   logger?: Logger;
   /** Where status events go (an EventBridge bus, the data dir's events file); none without it. */
   events?: StatusEventPublisher;
+  /** Where Open Session records a refused request, so that the session id says why; none without it. */
+  starts?: RunStartStore;
 }
 
 export interface RollingUpgradeSettings {

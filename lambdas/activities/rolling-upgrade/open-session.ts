@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { InvalidInputError, SessionNotFoundError } from '../../../core/errors';
 import { parseOrThrow } from '../../../core/validation';
 import { idForExecution } from '../../../core/execution-id';
-import { parseUpgradeRequest, unsupportedControls } from '../../../core/rolling-upgrade/upgrade-request';
+import { parseUpgradeRequest, unsupportedControls, type UpgradeRequest } from '../../../core/rolling-upgrade/upgrade-request';
 import { sessionControlOf, type CancelRequested } from '../../../core/session-control';
+import type { Site } from '../../../ports/site';
+import { recordRefusal } from '../run-starts';
 import type { UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
@@ -37,6 +39,20 @@ function isContinuation(input: unknown): boolean {
 export const upgradeIdFor = idForExecution;
 
 /**
+ * A new request validated in full: CRUS's 422 cases, and the boot template must exist. The API runs
+ * it before its 201 (when it reaches the site); Open Session runs it again.
+ */
+export async function checkUpgradeRequest(input: unknown, site: Pick<Site, 'bootService'>): Promise<UpgradeRequest> {
+  const request = parseUpgradeRequest(input);
+  const unsupported = unsupportedControls(request);
+  if (unsupported.length > 0) throw new InvalidInputError('upgrade request', unsupported);
+  if (!(await site.bootService.templateExists(request.upgradeTemplateId))) {
+    throw new InvalidInputError('upgrade request', [{ field: 'upgradeTemplateId', message: `boot template '${request.upgradeTemplateId}' does not exist` }]);
+  }
+  return request;
+}
+
+/**
  * Starts or resumes a session. A new request is validated in full (CRUS's 422 cases, and the boot
  * template must exist) before anything is written, so bad input touches no node. `{cancelUpgradeId}`
  * only writes a cancel request (core/session-control.ts).
@@ -67,15 +83,17 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
     return pointer(session, continuation.generation ?? 0);
   }
 
-  const request = parseUpgradeRequest(event.input);
-  const unsupported = unsupportedControls(request);
-  if (unsupported.length > 0) throw new InvalidInputError('upgrade request', unsupported);
-  if (!(await site.bootService.templateExists(request.upgradeTemplateId))) {
-    throw new InvalidInputError('upgrade request', [
-      { field: 'upgradeTemplateId', message: `boot template '${request.upgradeTemplateId}' does not exist` },
-    ]);
-  }
   const upgradeId = upgradeIdFor(event.executionId);
+  let request;
+  try {
+    request = await checkUpgradeRequest(event.input, site);
+  } catch (err) {
+    // A retry finds the session it made (the template may be gone since); a new request refused is on record.
+    const existing = await store.getSession(upgradeId);
+    if (existing) return pointer(existing, 0);
+    if (err instanceof InvalidInputError) await recordRefusal(deps.starts, upgradeId, 'upgrade', err, clock.now());
+    throw err;
+  }
   const existing = await store.getSession(upgradeId);
   if (existing) return pointer(existing, 0);
 

@@ -186,3 +186,20 @@ describe('AWS errors', () => {
     await expect(broken.tryLockNodes('me', ['n1'])).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
   });
 });
+
+describe('removeEndedSession', () => {
+  it('removes an ended session with its plan, nodes and messages; refuses one still running; 404 once gone', async () => {
+    const running = makeSession();
+    await store.createSession(running, makePlan(1200));
+    await store.putNodes(running.upgradeId, [{ name: 'x1', index: 0, status: 'UPGRADED' }]);
+    await store.appendMessage(running.upgradeId, 'hello');
+    await expect(store.removeEndedSession(running.upgradeId)).rejects.toBeInstanceOf(SessionNotCancellableError);
+    expect(await store.getSession(running.upgradeId)).toBeDefined();
+
+    await store.setState(running.upgradeId, 'DELETED', false);
+    expect(await store.removeEndedSession(running.upgradeId)).toMatchObject({ upgradeId: running.upgradeId, state: 'DELETED' });
+    const left = await db.client.send(new QueryCommand({ TableName: db.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': sessionPk(running.upgradeId) } }));
+    expect(left.Items).toEqual([]);
+    await expect(store.removeEndedSession(running.upgradeId)).rejects.toBeInstanceOf(SessionNotFoundError);
+  });
+});

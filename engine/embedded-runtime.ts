@@ -6,6 +6,7 @@ import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deploymen
 import { DynamoDbEnvironmentStore } from '../adapters/dynamodb/dynamodb-environment-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import { createSiteClients, type SiteClients, type SiteFromProfile } from '../adapters/site';
+import { SsmTransport } from '../adapters/site/commands';
 import { InvalidInputError } from '../core/errors';
 import { idForExecution } from '../core/execution-id';
 import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activities/rolling-upgrade/dependencies';
@@ -14,7 +15,7 @@ import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deplo
 import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFunctionName } from '../lambdas/activities/rolling-upgrade/handlers';
 import type { ConnectorState } from '../ports/connector-state';
 import type { Provisioner } from '../ports/provisioner';
-import { SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
+import { HEAD_NODE_INSTANCE_ID, SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
 import { JsonLinesEventLog, MemoryEventLog } from '../adapters/events/event-logs';
 import type { StatusEventLog } from '../ports/status-events';
 import { openDataDir } from './data-dir';
@@ -124,12 +125,12 @@ export class EmbeddedRuntime implements RolloutRuntime {
       const connected = connectedSite && (await connectedSite.connect({ connectorState }));
       site = simulator
         ? ((await options.connectors?.(simulator, { connectorState })) ??
-          createSiteClients({
+          { ...createSiteClients({
             workloadManagerUrl: simulator.urls.slurmrestd,
             bootServiceUrl: simulator.urls.bos,
             inventoryUrl: simulator.urls.hsm,
             provisionerUrl: simulator.urls.provisioner,
-          }))
+          }), commands: simulatedHeadNode(simulator) })
         : { ...connected!.site, ...(connected!.provisioner ? { provisioner: connected!.provisioner } : {}) };
     } catch (err) {
       // A profile that cannot connect (a secret not found, say) leaves nothing open behind it.
@@ -205,6 +206,16 @@ export class EmbeddedRuntime implements RolloutRuntime {
     await this.runningSimulator?.close();
     await this.closeDataDir();
   }
+}
+
+/** The simulated head node over the simulator's SSM endpoint (the real SSM client): where health check commands run. */
+function simulatedHeadNode(simulator: RunningSiteSimulator): SsmTransport {
+  return new SsmTransport({
+    instanceIds: [HEAD_NODE_INSTANCE_ID],
+    region: 'local',
+    endpoint: simulator.urls.ssm,
+    credentials: { accessKeyId: 'simulated', secretAccessKey: 'simulated' },
+  });
 }
 
 /** Group deployments need a provisioner; a profile without one fails them with this, not at start. */

@@ -14,7 +14,7 @@ import type { ConnectorRecords, ConnectorState } from '../../ports/connector-sta
 import type { Provisioner } from '../../ports/provisioner';
 import type { BootService, Inventory, Site, WorkloadManager } from '../../ports/site';
 import { BosBootService } from './bos-boot-service';
-import { commandConnectors } from './commands/command-connectors';
+import { commandConnectors, commandTransport } from './commands/command-connectors';
 import { HsmInventory } from './hsm-inventory';
 import { HttpProvisioner } from './http-provisioner';
 import { resolveSecretReference } from './secret-reference';
@@ -132,5 +132,7 @@ export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFrom
     build<Inventory>('inventory', profile.inventory),
     profile.provisioner ? build<Provisioner>('provisioner', profile.provisioner) : undefined,
   ]);
-  return { site: { workloadManager, bootService, inventory }, ...(provisioner ? { provisioner } : {}) };
+  // The profile's own transport reaches the head node: health check commands run there.
+  const headNode = profile.transport ? commandTransport(profile.transport, { profile }) : undefined;
+  return { site: { workloadManager, bootService, inventory, ...(headNode ? { commands: headNode } : {}) }, ...(provisioner ? { provisioner } : {}) };
 }

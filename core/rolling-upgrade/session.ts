@@ -10,7 +10,8 @@ export type SessionState = 'UPDATING' | 'READY' | 'DELETING' | 'DELETED' | 'HALT
 export type NodeStatus = 'NOT_STARTED' | 'IN_PROGRESS' | 'UPGRADED' | 'FAILED';
 
 /** Where a node is inside its step; kept per node so that a retried handler knows what is already done. */
-export type NodePhase = 'LOCKED' | 'DRAINING' | 'QUIESCED' | 'BOOTING' | 'BOOTED' | 'DONE' | 'LOCK_LOST';
+/** CHECKING: back in Slurm, its health check command running (healthCheck.command); it stays drained until the check passes. */
+export type NodePhase = 'LOCKED' | 'DRAINING' | 'QUIESCED' | 'BOOTING' | 'BOOTED' | 'CHECKING' | 'DONE' | 'LOCK_LOST';
 
 /** Failure reasons, as CRUS writes them into the WLM and the session (ours extend CRUS's where it had no timeout). */
 export const FailureReason = {
@@ -19,6 +20,7 @@ export const FailureReason = {
   sessionDeleted: 'upgrade-session-deleted-before-completion',
   quiesceTimeout: 'upgrading-time-out-quiescing',
   bootTimeout: 'upgrading-time-out-booting',
+  healthCheckFailed: 'upgrading-health-check-failed',
 } as const;
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
 
@@ -102,6 +104,8 @@ export interface NodeRecord {
   op?: WindowOp;
   /** Mode window: the boot session this node was booted in, when, and when the boot service reported it. */
   boot?: { session: string; requestedAt: number; finishedAt?: number };
+  /** Phase CHECKING: the health check command started on the site's command transport (its id there) and when. */
+  check?: { id: string; startedAt: number };
 }
 
 /** A node's op as the annealer keeps it (core/scheduling Operation), minus what the plan gives (id, rank). */

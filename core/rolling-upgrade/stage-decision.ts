@@ -19,6 +19,11 @@ export type NodeAction =
   | { type: 'removeFromGroup'; label: string; nodes: string[] }
   | { type: 'startBoot'; name: string; template: string; limit: string }
   | { type: 'recordNodes'; records: NodeRecord[] }
+  /**
+   * Starts `command` (with `{node}` the node's quoted name) on the site's command transport for each
+   * record, then records it with the command's id (phase CHECKING, `check.startedAt` as given).
+   */
+  | { type: 'startHealthChecks'; command: string; timeoutSeconds: number; records: NodeRecord[] }
   | { type: 'releaseLocks'; nodes: string[] }
   | { type: 'closeSession'; state: SessionState; completed: boolean };
 

@@ -4,7 +4,9 @@ import { shortList } from '../text';
 import { DRAIN_REASON, FailureReason, type NodeRecord, type WindowProgress } from './session';
 import { enterStage, failInSite, isDrained, isOurDrain, names, releaseLocks, type NodeAction, type StageDecision } from './stage-decision';
 import { upgradeOperations, upgradeOpId, upgradePolicy } from './upgrade-policy';
-import { isBackAfterBoot, isQuiet } from './wlm-readiness';
+import { isQuiet } from './wlm-readiness';
+import { describeHealthFailures, returnVerdict, startChecks, type HealthCheckResult } from './health-check';
+import { healthCheckCommand } from './upgrade-request';
 import type { Progress, UpgradeSession } from './session';
 
 /**
@@ -68,6 +70,8 @@ export interface WindowObserved {
   jobEnds?: ReadonlyMap<string, number>;
   /** haltOnOutsideFailures: the workload manager's view of the inventory's nodes outside the plan. */
   outside?: ReadonlyMap<string, WlmNode>;
+  /** The health check commands of the nodes in phase CHECKING. */
+  checks?: ReadonlyMap<string, HealthCheckResult>;
 }
 
 /** DOWN or FAIL in Slurm: what haltOnOutsideFailures watches outside the plan. */
@@ -199,6 +203,8 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
 
   // Every node in flight, one phase at a time.
   const toBoot: string[] = [];
+  const toCheck: NodeRecord[] = [];
+  const unhealthy: { name: string; detail: string }[] = [];
   const rebootMissing = new Map<string, string[]>();
   for (const record of records) {
     const op = opOf(record.name);
@@ -232,11 +238,17 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
       else if (timedOut) end(record.name, { ok: false, error: FailureReason.bootTimeout });
       continue;
     }
-    if (phase === 'BOOTED' && record.boot) {
-      if (wlm !== undefined && isBackAfterBoot(wlm, record.boot.requestedAt)) {
+    if ((phase === 'BOOTED' || phase === 'CHECKING') && record.boot) {
+      const verdict = returnVerdict(session, record, wlm, record.boot.requestedAt, observed.checks?.get(record.name), now);
+      if (verdict.kind === 'back') {
         if (isOurDrain(wlm)) resume.push(record.name);
         end(record.name, { ok: true });
-      } else if (now - (record.boot.finishedAt ?? record.boot.requestedAt) >= session.wlmReturnTimeoutSeconds * 1000) {
+      } else if (verdict.kind === 'check') {
+        toCheck.push(current(record.name));
+      } else if (verdict.kind === 'failed') {
+        unhealthy.push({ name: record.name, detail: verdict.detail });
+        end(record.name, { ok: false, error: verdict.reason });
+      } else if (!verdict.checking && now - (record.boot.finishedAt ?? record.boot.requestedAt) >= session.wlmReturnTimeoutSeconds * 1000) {
         end(record.name, { ok: false, error: FailureReason.wlmTimeout });
       }
     }
@@ -250,7 +262,11 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   }
   const upgraded = state.ops.filter((op) => op.state === 'ACTIVE' && release.includes(op.node)).map((op) => op.node);
   if (upgraded.length > 0) messages.push(`Window: ${upgraded.length} node(s) back in service: ${shortList(upgraded)}`);
-  for (const [reason, nodes] of failures) messages.push(`Window: ${nodes.length} node(s) failed with ${reason}: ${shortList(nodes)}`);
+  for (const [reason, nodes] of failures) {
+    messages.push(`Window: ${nodes.length} node(s) failed with ${reason}: ${reason === FailureReason.healthCheckFailed ? describeHealthFailures(unhealthy) : shortList(nodes)}`);
+  }
+  const command = healthCheckCommand(session);
+  if (toCheck.length > 0) messages.push(`Window: health check started on ${toCheck.length} node(s): ${shortList(names(toCheck))}`);
 
   // The newly quiet nodes boot together: one boot session, limited to exactly them.
   let bootCount = window.bootCount;
@@ -301,6 +317,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     messages.push(state.halted ? `Window finished halted: ${state.halted.reason}` : 'Window: every node of the plan is done');
   }
   if (changed.size > 0) actions.push({ type: 'recordNodes', records: [...changed.values()] });
+  if (toCheck.length > 0 && command) actions.push(startChecks(toCheck, command, now));
   actions.push(...boots, ...releaseLocks(release.map((name) => ({ name }))));
 
   const moved = decision.start.length + decision.admit.length + release.length + toBoot.length > 0;

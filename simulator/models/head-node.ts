@@ -75,6 +75,8 @@ export class HeadNodeModel {
   readonly images = new Map<string, string>();
   /** Every command line run, in order: what a test asserts reached the head node. */
   readonly commandLog: string[] = [];
+  /** `ssh <node> nhc` runs per node: the health checks the site saw. */
+  readonly healthChecks = new Map<string, number>();
   private nextId = 1;
   private provisionRuns = 0;
 
@@ -175,6 +177,7 @@ export class HeadNodeModel {
     if (base === 'sinfo') return this.sinfo(args);
     if (base === 'squeue') return this.squeue(args);
     if (base === 'provision') return this.provision(args);
+    if (base === 'ssh') return this.ssh(args);
     return { exitCode: 127, stderr: `sh: ${program}: command not found\n` };
   }
 
@@ -364,6 +367,30 @@ export class HeadNodeModel {
         return { exitCode: lines.some((l) => l.endsWith('failed\n')) ? 1 : 0, stdout: lines.join('') };
       },
     };
+  }
+
+  /**
+   * `ssh [options] NODE COMMAND...`: the head node reaching a compute node. The one command a compute
+   * node runs here is LBNL's Node Health Check (`nhc`, e.g. `/usr/sbin/nhc`): it passes (exit 0), or
+   * with the node's `faults.healthCheck` fails (exit 1, NHC's ERROR line) or never returns (`hang`).
+   * A node Slurm does not know, or one down or not responding, refuses the connection (exit 255, as ssh).
+   */
+  private ssh(args: string[]): Output {
+    const WITH_VALUE = new Set(['-o', '-p', '-i', '-l', '-F', '-J']);
+    let i = 0;
+    while (i < args.length && args[i]!.startsWith('-')) i += WITH_VALUE.has(args[i]!) ? 2 : 1;
+    const [host, program, ...rest] = args.slice(i);
+    if (!host || !program) return { exitCode: 255, stderr: 'usage: ssh [options] destination command\n' };
+    const node = this.deps.workloadManager.get(host);
+    if (!node) return { exitCode: 255, stderr: `ssh: Could not resolve hostname ${host}: Name or service not known\n` };
+    if (node.flags.includes('NOT_RESPONDING') || node.base === 'DOWN') return { exitCode: 255, stderr: `ssh: connect to host ${host} port 22: Connection refused\n` };
+    if (program.split('/').pop() !== 'nhc') return { exitCode: 127, stderr: `bash: ${program}: command not found\n` };
+    if (rest.some((a) => a !== '-q' && a !== '-v')) return { exitCode: 2, stderr: `nhc: unsupported arguments: ${rest.join(' ')}\n` };
+    this.healthChecks.set(host, (this.healthChecks.get(host) ?? 0) + 1);
+    const fault = this.nodeFaults.get(host)?.healthCheck;
+    if (fault === 'hang') return { exitCode: 0, pending: () => undefined };
+    if (fault === 'fail') return { exitCode: 1, stdout: `ERROR:  nhc:  Health check failed:  check_fs_mount:  /scratch not mounted (simulated fault on ${host})\n` };
+    return { exitCode: 0, stdout: '' };
   }
 
   private wwctl(args: string[]): Output {

@@ -82,10 +82,11 @@ describe('rollout upgrade', () => {
     const result = await runCliInProcess([
       'upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--wlm-timeout', '300',
       '--mode', 'window', '--max-unavailable', '50%', '--max-unavailable-per-rack', '2', '--batches', '1,2', '--json',
+      '--health-check', 'ssh {node} /usr/sbin/nhc', '--health-check-timeout', '120',
     ]);
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as Record<string, unknown> & { makespanSeconds: number };
-    expect(report).toMatchObject({ state: 'READY', completed: true, controls: { mode: 'window', maxUnavailable: '50%', maxUnavailablePerRack: 2, batches: [1, 2], order: 'plan' } });
+    expect(report).toMatchObject({ state: 'READY', completed: true, controls: { mode: 'window', maxUnavailable: '50%', maxUnavailablePerRack: 2, batches: [1, 2], order: 'plan', healthCheck: { command: 'ssh {node} /usr/sbin/nhc', timeoutSeconds: 120 } } });
     // At least one boot (60 s) and return (10 s) in each of the two batches and the window after them.
     expect(report.makespanSeconds).toBeGreaterThanOrEqual(3 * 70);
     expect(report.nodes).toMatchObject({ x1000c0s0b0n0: { status: 'UPGRADED' }, x1000c0s1b0n1: { status: 'FAILED', reason: 'upgrading-time-out-wlm-waiting' } });
@@ -107,6 +108,8 @@ describe('rollout upgrade', () => {
     [['--mode', 'sideways'], /mode must be one of: lockstep, window/],
     [['--mode', 'window', '--maintenance-window', '0 22 * * *,0'], /durationMinutes/],
     [['--approval', 'each-batch'], /approval: approval in mode 'lockstep' is not supported by the workflow yet/],
+    [['--health-check', '/usr/sbin/nhc'], /healthCheck\.command: healthCheck\.command must name the node to check as \{node\}/],
+    [['--health-check-timeout', '60'], /healthCheck\.timeoutSeconds: .*give healthCheck\.command too/],
     [['--halt-on-outside-failures'], /haltOnOutsideFailures: halting on failures outside the plan in mode 'lockstep' is not supported by the workflow yet/],
   ])('exits 2 on invalid window options %j, naming the field', async (extra, message) => {
     const result = await runCliInProcess(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', ...extra]);

@@ -28,7 +28,7 @@ export const freshSsmConnectorsPerCall: Connect = async (simulator, deps) => {
     Object.fromEntries(
       PORT_METHODS[service].map((method) => [method, async (...args: unknown[]) => ((await build())[service] as unknown as Record<string, (...a: unknown[]) => unknown>)[method]!(...args)]),
     ) as unknown as NonNullable<SiteClients[S]>;
-  return { workloadManager: fresh('workloadManager'), bootService: fresh('bootService'), inventory: fresh('inventory'), provisioner: fresh('provisioner') };
+  return { workloadManager: fresh('workloadManager'), bootService: fresh('bootService'), inventory: fresh('inventory'), provisioner: fresh('provisioner'), commands: fresh('commands') };
 };
 
 /** Every method of each port (ports/site.ts, ports/provisioner.ts). */
@@ -37,4 +37,5 @@ const PORT_METHODS = {
   bootService: ['templateExists', 'createSession', 'getSession'],
   inventory: ['getGroupMembers', 'addGroupMembers', 'removeGroupMembers', 'listNodes'],
   provisioner: ['startAction', 'getAction'],
+  commands: ['run', 'start', 'poll'],
 } as const satisfies { [S in keyof Required<SiteClients>]: readonly (keyof NonNullable<SiteClients[S]>)[] };

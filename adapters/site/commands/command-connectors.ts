@@ -23,7 +23,7 @@ export function commandConnectors(): ConnectorBuilders {
     const key = JSON.stringify(config);
     let transport = transports.get(key);
     if (!transport) {
-      transport = newTransport(config, context);
+      transport = commandTransport(config, context);
       transports.set(key, transport);
     }
     return transport;
@@ -63,7 +63,8 @@ export function commandConnectors(): ConnectorBuilders {
   };
 }
 
-function newTransport(config: TransportProfile, { profile }: ConnectorContext): CommandTransport {
+/** A transport as a profile describes it (a `rollout simulate` site's SSM endpoint is polled fast and signed with anything). */
+export function commandTransport(config: TransportProfile, { profile }: Pick<ConnectorContext, 'profile'>): CommandTransport {
   if (config.type === 'local') return new LocalTransport();
   // A `rollout simulate` site answers at once and checks no signature: poll fast, sign with anything.
   const simulated = profile.simulatedTime !== undefined;

@@ -73,6 +73,8 @@ export class SsmTransport implements CommandTransport {
         const out = await this.client.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }));
         return out.Status && TERMINAL.has(out.Status) ? this.result(commandId, instanceId, out) : undefined;
       } catch (err) {
+        // The command ended TimedOut, Cancelled, ...: its own error, with its status, not a failed poll.
+        if (err instanceof CommandTransportError) throw err;
         const name = errorName(err);
         // Right after SendCommand the invocation may not be visible yet: running, as far as we know.
         if (name === 'InvocationDoesNotExist' && ++missing <= 1) return undefined;

@@ -6,6 +6,7 @@ import type { BootSessionStatus } from '../../../core/site/site-nodes';
 import type { RollingUpgradeDependencies } from './dependencies';
 import { applyDecision } from './apply-decision';
 import { lockEachNode, renewLocks } from './observe';
+import { observeHealthChecks } from './health-checks';
 import type { ActivityBody } from './activity-runner';
 
 /** Every node of the plan with its record, in plan order: one query for the records written, the plan in slices. */
@@ -50,17 +51,18 @@ export const advanceWindow: ActivityBody = async ({ session, progress, deps, now
   const bootNames = [...new Set(records.flatMap((r) => (r.phase === 'BOOTING' && r.boot ? [r.boot.session] : [])))];
   const wantsJobEnds = session.order === 'idle-first' || (session.drainAhead ?? 0) > 0;
   const wm = deps.site.workloadManager;
-  const [wlm, jobEnds, inventoryNodes, boots] = await Promise.all([
+  const [wlm, jobEnds, inventoryNodes, boots, checks] = await Promise.all([
     open.length > 0 ? wm.getNodes(open) : Promise.resolve(new Map()),
     open.length > 0 && wantsJobEnds && wm.getJobEnds ? wm.getJobEnds(open) : Promise.resolve(undefined),
     deps.site.inventory.listNodes(),
     Promise.all(bootNames.map(async (name) => [name, await deps.site.bootService.getSession(name)] as [string, BootSessionStatus | undefined])),
+    observeHealthChecks(deps, records),
   ]);
   // haltOnOutsideFailures: the workload manager's view of every inventory node outside the plan.
   const inPlan = new Set(records.map((r) => r.name));
   const outsideNames = session.haltOnOutsideFailures ? inventoryNodes.map((n) => n.name).filter((n) => !inPlan.has(n)) : [];
   const outside = session.haltOnOutsideFailures ? (outsideNames.length > 0 ? await wm.getNodes(outsideNames) : new Map()) : undefined;
-  const observed: WindowObserved = { wlm, inventory: new Map(inventoryNodes.map((n) => [n.name, n])), boots: new Map(boots), ...(jobEnds ? { jobEnds } : {}), ...(outside ? { outside } : {}) };
+  const observed: WindowObserved = { wlm, inventory: new Map(inventoryNodes.map((n) => [n.name, n])), boots: new Map(boots), checks, ...(jobEnds ? { jobEnds } : {}), ...(outside ? { outside } : {}) };
   const decision = scheduleWindow({ session, progress, records, observed, now });
   const byName = new Map(records.map((r) => [r.name, r]));
   const nodeOfOp = new Map(records.map((r) => [upgradeOpId(r.name), r.name]));

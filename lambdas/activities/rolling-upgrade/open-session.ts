@@ -50,6 +50,11 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
   const request = parseUpgradeRequest(event.input);
   const unsupported = unsupportedControls(request);
   if (unsupported.length > 0) throw new InvalidInputError('upgrade request', unsupported);
+  if (request.healthCheck?.command !== undefined && !site.commands) {
+    throw new InvalidInputError('upgrade request', [
+      { field: 'healthCheck.command', message: "the site has no command transport to run it on (a site profile's `transport`: ssm or local)" },
+    ]);
+  }
   if (!(await site.bootService.templateExists(request.upgradeTemplateId))) {
     throw new InvalidInputError('upgrade request', [
       { field: 'upgradeTemplateId', message: `boot template '${request.upgradeTemplateId}' does not exist` },

@@ -12,13 +12,15 @@ import { idForExecution } from '../core/execution-id';
 import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activities/rolling-upgrade/dependencies';
 import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/activities/group-deployment/dependencies';
 import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deployment/handlers';
-import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFunctionName } from '../lambdas/activities/rolling-upgrade/handlers';
+import { createRollingUpgradeHandlers, type RollingUpgradeHandlers } from '../lambdas/activities/rolling-upgrade/handlers';
 import type { ConnectorState } from '../ports/connector-state';
 import type { Provisioner } from '../ports/provisioner';
 import { HEAD_NODE_INSTANCE_ID, SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
 import { JsonLinesEventLog, MemoryEventLog } from '../adapters/events/event-logs';
 import type { StatusEventLog } from '../ports/status-events';
-import { openDataDir } from './data-dir';
+import { openDataDir, type OpenedDataDir } from './data-dir';
+import { isGoneToken, OPERATOR_WAKE_OUTPUT } from './operator-wake';
+import { TaskTokenError } from './task-tokens';
 import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
 import { LocalStepFunctions, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
 import type { CancelResult, GateResult, RolloutRuntime, SessionListing, SessionProgress, SessionView, StartedRun } from './runtime';
@@ -82,14 +84,29 @@ export class EmbeddedRuntime implements RolloutRuntime {
     readonly dynamoDbRequests: RequestCounter,
     /** ARN of each registered state machine, by its contracts name. */
     readonly stateMachineArns: Readonly<Record<StateMachineName, string>>,
-    readonly handlers: Record<RollingUpgradeFunctionName, LambdaHandler>,
+    readonly handlers: RollingUpgradeHandlers,
     /** The workflows' status events: the data directory's events.jsonl, or memory without one. */
     readonly events: StatusEventLog,
-    private readonly closeDataDir: () => Promise<void>,
+    private readonly data: OpenedDataDir,
     /** Fuel's releases and environments, seeded from the site file. */
     readonly environments: DynamoDbEnvironmentStore,
   ) {
-    this.reads = new StoreSessions(store, deployments, true);
+    this.reads = new StoreSessions(store, deployments, true, undefined, (token) => this.wakeInProcess(token));
+  }
+
+  /** An in-process caller (tests, the facade) wakes a parked workflow on this very engine, as SendTaskSuccess would. */
+  private async wakeInProcess(taskToken: string): Promise<void> {
+    try {
+      this.engine.tokens.succeed(taskToken, OPERATOR_WAKE_OUTPUT);
+    } catch (err) {
+      if (err instanceof TaskTokenError && isGoneToken(err.code)) return;
+      throw err;
+    }
+  }
+
+  /** Once the engine is served (engine/serve.ts): other processes of the data directory wake parked workflows there. */
+  announceStepFunctionsEndpoint(url: string): Promise<void> {
+    return this.data.announceStepFunctions(url);
   }
 
   /** The in-process simulator; absent when the runtime drives a site through a profile. */
@@ -158,7 +175,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const arns = Object.fromEntries(
       (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])]),
     ) as Record<StateMachineName, string>;
-    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, () => data.close(), environments);
+    return new EmbeddedRuntime(engine, store, deployments, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, data, environments);
   }
 
   /** Starts a workflow on the local engine; `executionName` is a fresh UUID unless given (tests name theirs). */
@@ -204,7 +221,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
 
   async close(): Promise<void> {
     await this.runningSimulator?.close();
-    await this.closeDataDir();
+    await this.data.close();
   }
 }
 

@@ -56,6 +56,8 @@ export interface GateResult {
   batch?: number;
   /** Whether a process that runs workflows holds the session (else the gate applies when it is resumed). */
   running: boolean;
+  /** The gate is stored, but the parked workflow could not be woken (the same command sends its token again): why. */
+  wakeError?: string;
 }
 
 /** How an execution (the last of its continue-as-new chain) ended. */
@@ -90,6 +92,8 @@ export interface CancelResult {
   state: SessionState;
   /** Whether a process that runs workflows holds the sessions now: if not, the deletion rules apply when the session resumes. */
   running: boolean;
+  /** The cancel is stored, but a workflow parked for its operator could not be woken: why. */
+  wakeError?: string;
 }
 
 export type SessionProgress =

@@ -4,7 +4,9 @@ import type { SessionStore } from '../ports/session-store';
 import { CancelNotSupportedError } from './errors';
 import { buildDeploymentReport } from './reports/deployment-report';
 import { buildSessionReport } from './reports/session-report';
-import { SessionGateError, SessionNotFoundError } from '../core/errors';
+import { describeError, SessionGateError, SessionNotFoundError } from '../core/errors';
+import type { UpgradeSession } from '../core/rolling-upgrade/session';
+import type { OperatorWake } from './operator-wake';
 import type { CancelResult, GateResult, RolloutSessions, SessionListing, SessionProgress, SessionView } from './runtime';
 
 /**
@@ -18,6 +20,8 @@ export class StoreSessions implements RolloutSessions {
     /** Whether a process that runs workflows holds the sessions (this one or the one reached). */
     private readonly running: boolean,
     private readonly onClose: () => Promise<void> = async () => undefined,
+    /** Sends SendTaskSuccess to a workflow parked for its operator; without it (no process runs the session) the gate is only stored. */
+    private readonly wake?: OperatorWake,
   ) {}
 
   async sessions(): Promise<SessionListing[]> {
@@ -41,7 +45,9 @@ export class StoreSessions implements RolloutSessions {
   async cancel(id: string): Promise<CancelResult> {
     if (!(await this.upgrades.getSession(id)) && (await this.deployments.getDeployment(id))) throw new CancelNotSupportedError(id, 'deployment');
     const session = await this.upgrades.requestCancel(id);
-    return { id, kind: 'upgrade', state: session.state, running: this.running };
+    // A workflow parked for its operator must wake to apply the deletion rules.
+    const wakeError = await this.wakeUp(session);
+    return { id, kind: 'upgrade', state: session.state, running: this.running, ...(wakeError ? { wakeError } : {}) };
   }
 
   async gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
@@ -50,13 +56,31 @@ export class StoreSessions implements RolloutSessions {
     if (session.mode !== 'window') throw new SessionGateError(id, action, "only a session in mode 'window' has the gate");
     if (session.completed || (session.state !== 'UPDATING' && session.state !== 'DELETING')) throw new SessionGateError(id, action, `the session is ${session.state}`);
     if (action !== 'approve') {
-      await this.upgrades.setOperatorGate(id, { paused: action === 'pause' });
-      return { id, action, running: this.running };
+      const updated = await this.upgrades.setOperatorGate(id, { paused: action === 'pause' });
+      // A pause closes the gate further: nothing parked needs waking for it.
+      const wakeError = action === 'unpause' ? await this.wakeUp(updated) : undefined;
+      return { id, action, running: this.running, ...(wakeError ? { wakeError } : {}) };
     }
     const wave = session.progress.window?.awaitingApproval;
     if (wave === undefined) throw new SessionGateError(id, action, `it is not waiting for an approval${session.progress.window?.waiting ? ` (waiting: ${session.progress.window.waiting})` : ''}`);
-    await this.upgrades.setOperatorGate(id, { approveWave: wave });
-    return { id, action, batch: wave + 1, running: this.running };
+    const wakeError = await this.wakeUp(await this.upgrades.setOperatorGate(id, { approveWave: wave }));
+    return { id, action, batch: wave + 1, running: this.running, ...(wakeError ? { wakeError } : {}) };
+  }
+
+  /**
+   * Wakes the execution parked with the session's stored token, if any. The gate is stored already,
+   * so a wake that fails (the control plane unreachable) is said, not thrown: the same command again
+   * sends the token again (the task waits for it until then).
+   */
+  private async wakeUp(session: UpgradeSession): Promise<string | undefined> {
+    const token = session.operator?.taskToken;
+    if (!token || !this.wake) return undefined;
+    try {
+      await this.wake(token);
+      return undefined;
+    } catch (err) {
+      return describeError(err);
+    }
   }
 
   async progress(id: string): Promise<SessionProgress | undefined> {

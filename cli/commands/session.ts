@@ -102,7 +102,9 @@ export function registerSessionCommands(program: Command): void {
       await withSessions(options, async (sessions) => {
         const found = await sessions.session(id);
         if (found?.kind !== 'upgrade' || !found.report.paused) return;
-        resumedRunning = (await sessions.gate(id, 'unpause')).running;
+        const result = await sessions.gate(id, 'unpause');
+        if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
+        resumedRunning = result.running;
       });
       if (resumedRunning) {
         process.stdout.write(`session ${id} resumed: the running upgrade starts new nodes again\n`);
@@ -120,7 +122,7 @@ export function registerSessionCommands(program: Command): void {
         process.stdout.write(
           result.running
             ? `session ${id} paused: no new node starts; nodes in flight finish. Resume with: rollout session resume ${id}\n`
-            : `session ${id} paused, but no rollout process is running it: it stays paused when it is resumed\n`,
+            : `session ${id} paused; no rollout process is running it. \`rollout session resume ${id}\` lifts the pause and takes it over\n`,
         );
       }),
     );
@@ -132,6 +134,7 @@ export function registerSessionCommands(program: Command): void {
       withSessions(options, async (sessions) => {
         const result = await gateOrExit(sessions, id, 'approve');
         process.stdout.write(`session ${id}: batch ${result.batch} approved${result.running ? '' : ' (no rollout process is running it: it starts when the session is resumed)'}\n`);
+        if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
       }),
     );
 
@@ -141,8 +144,9 @@ export function registerSessionCommands(program: Command): void {
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
         let running: boolean;
+        let wakeError: string | undefined;
         try {
-          ({ running } = await sessions.cancel(id));
+          ({ running, wakeError } = await sessions.cancel(id));
         } catch (err) {
           if (err instanceof SessionNotFoundError || err instanceof SessionNotCancellableError || err instanceof CancelNotSupportedError) {
             throw new CliError(err.message, ExitCode.notCompleted);
@@ -154,6 +158,7 @@ export function registerSessionCommands(program: Command): void {
             ? `session ${id} is DELETING: the running upgrade applies the deletion rules and cleans up\n`
             : `session ${id} is DELETING, but no rollout process is running it: the deletion rules apply when it is resumed\n`,
         );
+        if (wakeError) process.stderr.write(`${notWoken(wakeError)}\n`);
       }),
     );
 }
@@ -193,6 +198,11 @@ async function untilEnded(sessions: RolloutSessions, id: string, kind: SessionKi
     }
     await new Promise((resolve) => setTimeout(resolve, WATCH_POLL_MS));
   }
+}
+
+/** The gate is stored but the parked workflow did not hear of it: the same command sends the stored token again. */
+function notWoken(why: string): string {
+  return `stored, but the workflow waiting for its operator could not be woken (${why}): run the command again to send its task token again`;
 }
 
 async function gateOrExit(sessions: RolloutSessions, id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {

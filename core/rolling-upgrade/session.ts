@@ -88,7 +88,15 @@ export interface UpgradeSession extends UpgradeRequest {
    * `approve` adds the batch (0-based wave) waited for. Kept apart from the progress, which only the
    * workflow writes, so an operator's write never races with it; each increment reads both.
    */
-  operator?: { paused?: boolean; approvedWaves?: number[] };
+  operator?: {
+    paused?: boolean;
+    approvedWaves?: number[];
+    /**
+     * The task token of the workflow's `Wait For Operator` state, stored by AwaitOperator while the
+     * session waits for its operator: approve, resume and cancel send SendTaskSuccess with it.
+     */
+    taskToken?: string;
+  };
 }
 
 export interface NodeRecord {
@@ -131,4 +139,6 @@ export interface WorkflowState {
   iterationLimit: number;
   /** How many executions came before this one in the session's chain. */
   generation: number;
+  /** The session waits for its operator (an approval, a pause) with nothing in flight: park on a task token instead of polling. */
+  waitForOperator?: boolean;
 }

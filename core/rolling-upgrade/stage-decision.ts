@@ -32,6 +32,8 @@ export interface StageOutcome {
   progress: Progress;
   /** Seconds to wait before the next attempt (polling); 0 to go on at once. */
   waitSeconds: number;
+  /** Nothing can move until the operator acts (approve, resume): the workflow parks on a task token instead of polling. */
+  waitForOperator?: boolean;
   message?: string;
 }
 

@@ -285,7 +285,8 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     paused: state.paused,
     ...(state.halted ? { halted: state.halted } : {}),
     ...(decision.wait ? { waiting: decision.wait.kind === 'approval' ? `approval of batch ${decision.wait.wave + 1}` : decision.wait.kind } : {}),
-    ...(decision.wait?.kind === 'approval' ? { awaitingApproval: decision.wait.wave } : {}),
+    // Kept while paused too: an operator may approve the batch before lifting the pause.
+    ...(decision.approvalDue !== undefined ? { awaitingApproval: decision.approvalDue } : {}),
     bootCount,
     ...(window.outsideDownAtStart !== undefined || observed.outside !== undefined
       ? { outsideDownAtStart: window.outsideDownAtStart ?? outsideDown(observed.outside) }
@@ -323,5 +324,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   const moved = decision.start.length + decision.admit.length + release.length + toBoot.length > 0;
   const recheck = decision.recheckAt !== undefined ? Math.max(1, Math.ceil((decision.recheckAt - now) / 1000)) : Infinity;
   const waitSeconds = next.stage !== 'ROLLING' || moved ? 0 : Math.min(session.pollIntervalSeconds, recheck);
-  return { progress: next, waitSeconds, actions, ...(messages.length > 0 ? { message: messages.join('\n') } : {}) };
+  // Only the operator can move it now (nothing in flight to watch): park on a task token rather than poll.
+  const operatorOnly = (decision.wait?.kind === 'approval' || decision.wait?.kind === 'paused') && !inFlight && !moved && !deleting && next.stage === 'ROLLING';
+  return { progress: next, waitSeconds, ...(operatorOnly ? { waitForOperator: true } : {}), actions, ...(messages.length > 0 ? { message: messages.join('\n') } : {}) };
 }

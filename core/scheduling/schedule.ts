@@ -55,6 +55,12 @@ export interface Decision {
   blocked: { op: string; blockedBy: string[] }[];
   /** When this decision may change with no outcome or observation changing (bake ends, a window opens or closes). */
   recheckAt?: number;
+  /**
+   * The wave (0-based) that waits for an operator's approval not given yet: its predecessor is over and
+   * ops are left to start. Set whatever else holds the run back (a pause, a closed window), so that
+   * an operator can approve it while the run is paused.
+   */
+  approvalDue?: number;
 }
 
 function gateOf(observations: Observations, node: string): GateReason | undefined {
@@ -169,6 +175,9 @@ export function schedule(state: ScheduleState, policy: SchedulingPolicy, now: nu
 
   const inFlightAfter = () => busyNodes.size - decision.release.length + decision.start.length;
 
+  const due = approvalDue(state, policy, candidates.length + keptAhead.length);
+  if (due !== undefined) decision.approvalDue = due;
+
   if (stopped) {
     decision.wait = stopped;
   } else if (candidates.length > 0 || keptAhead.length > 0) {
@@ -269,6 +278,16 @@ function startInWave(
     room--;
     quota--;
   }
+}
+
+/** The next wave when it needs an approval not given yet and the wave under way is over (see startInWave). */
+function approvalDue(state: ScheduleState, policy: SchedulingPolicy, startable: number): number | undefined {
+  const next = state.wave + 1;
+  if (state.halted || startable === 0 || !needsApproval(policy, next) || state.approvedWaves.includes(next)) return undefined;
+  const waveOps = state.ops.filter((op) => op.wave === state.wave);
+  if (waveOps.some((op) => op.state === 'TRANSITION')) return undefined;
+  const over = policy.admission === 'together' || waveSize(policy, state.wave) - waveOps.length <= 0;
+  return over ? next : undefined;
 }
 
 /** The next decision must come before the job of any op started ahead may end (minus the horizon). */

@@ -11,6 +11,7 @@ import type { SiteState } from '../../simulator';
 import type { CancelResult, GateResult, RolloutRuntime, RunOutcome, SessionListing, SessionProgress, SessionView, StartedRun } from '../runtime';
 import type { ControlPlaneEndpoints } from '../sfn-endpoint';
 import { StoreSessions } from '../store-sessions';
+import { wakeThroughSfn } from '../operator-wake';
 import { ScheduleClient } from './schedule-client';
 
 /** How a client reaches a control plane's APIs: endpoints (absent on AWS: the SDK's own), region, credentials. */
@@ -60,6 +61,9 @@ export class RolloutClient implements RolloutRuntime {
       new DynamoDbSessionStore({ tableName: endpoints.tableName, client: document }),
       new DynamoDbDeploymentStore({ tableName: endpoints.tableName, client: document }),
       true,
+      undefined,
+      // approve, resume and cancel wake a workflow parked for its operator: SendTaskSuccess through this client.
+      wakeThroughSfn(this.sfn),
     );
     this.pollMs = connection.pollMs ?? 250;
   }

@@ -63,6 +63,8 @@ export class RolloutApi extends Construct {
     });
     props.table.grantReadWriteData(this.handler);
     props.rollingUpgrade.grantStartExecution(this.handler);
+    // A cancel wakes an execution parked in `Wait For Operator`: SendTaskSuccess with its task token.
+    props.rollingUpgrade.grantTaskResponse(this.handler);
     props.groupDeployment.grantStartExecution(this.handler);
 
     this.api = new LambdaRestApi(this, 'RestApi', {

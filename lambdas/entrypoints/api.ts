@@ -7,6 +7,7 @@ import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-s
 import { ENVIRONMENT, type WorkflowName } from '../../contracts';
 import { idForExecution } from '../../core/execution-id';
 import { StoreSessions } from '../../engine/store-sessions';
+import { wakeThroughSfn } from '../../engine/operator-wake';
 import { documentClient, required } from './environment';
 
 /** The fields of an API Gateway REST (v1) proxy event the API reads. */
@@ -31,7 +32,8 @@ export interface ApiGatewayProxyResult {
 export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = new SFNClient({})): ApiControlPlane {
   const tableName = required(env, ENVIRONMENT.tableName);
   const client = documentClient();
-  const reads = new StoreSessions(new DynamoDbSessionStore({ tableName, client }), new DynamoDbDeploymentStore({ tableName, client }), true);
+  // A cancel wakes a rolling upgrade parked for its operator (SendTaskSuccess with the token stored on the session).
+  const reads = new StoreSessions(new DynamoDbSessionStore({ tableName, client }), new DynamoDbDeploymentStore({ tableName, client }), true, undefined, wakeThroughSfn(sfn));
   const stateMachines: Record<WorkflowName, string> = {
     rollingUpgrade: required(env, ENVIRONMENT.rollingUpgradeStateMachineArn),
     groupDeployment: required(env, ENVIRONMENT.groupDeploymentStateMachineArn),

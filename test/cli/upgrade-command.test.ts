@@ -165,6 +165,37 @@ describe('rollout session, from a second process', () => {
   });
 });
 
+describe('rollout session pause, approve and resume, from a second process (--data-dir)', () => {
+  it('parks the running window for its operator; approve and resume wake it through the owner\'s Step Functions endpoint', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-cli-'));
+    const site = path.join(dir, 'site.yaml');
+    await writeFile(site, siteYaml());
+    const dataDir = path.join(dir, 'data');
+    const args = ['--step-size', '2', '--mode', 'window', '--max-unavailable', '2', '--batches', '1', '--approval', 'each-batch', '--json', '--data-dir', dataDir];
+    const upgrade = startCli(['upgrade', '--site', site, ...baseArgs, ...args]);
+
+    const shown = async (id: string) => (await runCliInProcess(['session', 'get', id, '--data-dir', dataDir])).stdout;
+    let upgradeId: string | undefined;
+    for (const deadline = Date.now() + 60_000; !upgradeId && Date.now() < deadline; ) {
+      const listed = await runCliInProcess(['session', 'list', '--data-dir', dataDir, '--json']);
+      const id = listed.code === 0 ? (JSON.parse(listed.stdout) as { upgradeId: string }[])[0]?.upgradeId : undefined;
+      if (id && (await shown(id)).includes('waiting for the approval of batch 2')) upgradeId = id;
+    }
+    expect(upgradeId).toBeDefined();
+
+    // Paused while parked, then approved: the approval is kept, and `session get` says paused; nothing starts.
+    expect((await runCliInProcess(['session', 'pause', upgradeId!, '--data-dir', dataDir])).stdout).toMatch(/paused: no new node starts/);
+    expect(await runCliInProcess(['session', 'approve', upgradeId!, '--data-dir', dataDir])).toMatchObject({ code: 0, stdout: `session ${upgradeId}: batch 2 approved\n`, stderr: '' });
+    expect(await shown(upgradeId!)).toMatch(/paused by its operator: no new node starts until `rollout session resume/);
+
+    const resumed = await runCliInProcess(['session', 'resume', upgradeId!, '--data-dir', dataDir]);
+    expect(resumed).toMatchObject({ code: 0, stdout: `session ${upgradeId} resumed: the running upgrade starts new nodes again\n`, stderr: '' });
+    const finished = await upgrade.done;
+    expect(finished.code).toBe(0);
+    expect(JSON.parse(finished.stdout)).toMatchObject({ upgradeId, completed: true, counts: { UPGRADED: 4 } });
+  }, 150_000);
+});
+
 describe('rollout session resume', () => {
   it('takes over a session whose process was killed mid-step and runs it to its end', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-cli-'));

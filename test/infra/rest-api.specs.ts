@@ -40,7 +40,11 @@ export function restApiSpecs(stack: TemplateQueries): void {
     expect(Object.keys(variables)).not.toContain(ENVIRONMENT.workloadManagerUrl);
 
     const statements = stack.statementsOf(fn);
-    expect(grantedOn(statements, 'states:StartExecution').sort()).toEqual([{ Ref: groupDeploymentId }, { Ref: rollingUpgradeId }].sort());
+    const started = grantedOn(statements, 'states:StartExecution');
+    expect(started).toHaveLength(2);
+    expect(started).toEqual(expect.arrayContaining([{ Ref: groupDeploymentId }, { Ref: rollingUpgradeId }]));
+    // A cancel wakes a rolling upgrade parked for its operator.
+    expect(grantedOn(statements, 'states:SendTaskSuccess')).toEqual([{ Ref: rollingUpgradeId }]);
     expect(grantedOn(statements, 'dynamodb:PutItem')).toContainEqual(getAttArn(tableId));
   });
 

@@ -36,13 +36,10 @@ export async function runActivity(
   const session = await deps.store.getSession(state.upgradeId);
   if (!session) throw new SessionNotFoundError(state.upgradeId);
   const progress = session.progress;
-  const next = (p: Progress, waitSeconds: number): WorkflowState => ({
-    ...state,
-    stage: p.stage,
-    step: p.step,
-    waitSeconds,
-    iteration: state.iteration + 1,
-  });
+  const next = (p: Progress, waitSeconds: number, waitForOperator = false): WorkflowState => {
+    const { waitForOperator: _previous, ...rest } = state;
+    return { ...rest, stage: p.stage, step: p.step, waitSeconds, iteration: state.iteration + 1, ...(waitForOperator ? { waitForOperator } : {}) };
+  };
 
   if (progress.stage !== stage) return next(progress, 0);
 
@@ -61,7 +58,7 @@ export async function runActivity(
     if (JSON.stringify(saved) !== JSON.stringify(progress)) await deps.store.saveProgress(session.upgradeId, progress, saved);
     if (outcome.message) await deps.store.appendMessage(session.upgradeId, outcome.message);
     if (saved.step > progress.step && session.mode !== 'window') await publishStepFinished(deps, session, progress.step);
-    return next(saved, outcome.waitSeconds);
+    return next(saved, outcome.waitSeconds, outcome.waitForOperator);
   } catch (err) {
     if (err instanceof StaleWriteError) {
       const fresh = await deps.store.getSession(state.upgradeId);

@@ -73,8 +73,8 @@ export async function applyDecision(
   }
   await publishStatusEvents(deps, decisionEvents(deps, session, decision));
   if (decision.error) throw decision.error;
-  const { progress, waitSeconds, message } = decision;
-  return { progress, waitSeconds, ...(message !== undefined ? { message } : {}) };
+  const { progress, waitSeconds, waitForOperator, message } = decision;
+  return { progress, waitSeconds, ...(waitForOperator ? { waitForOperator } : {}), ...(message !== undefined ? { message } : {}) };
 }
 
 /** What a decision tells the status events: nodes it failed (in batches), and the session's end. */

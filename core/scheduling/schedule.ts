@@ -53,6 +53,8 @@ export interface Decision {
   leftAlone: { op: string; reason: string }[];
   /** Finished only: ops that end BLOCKED behind failed ones. */
   blocked: { op: string; blockedBy: string[] }[];
+  /** Finished only, with a view: why every TODO op outside the view ends without having run. */
+  leftAloneOutside?: string;
   /** When this decision may change with no outcome or observation changing (bake ends, a window opens or closes). */
   recheckAt?: number;
   /**
@@ -76,7 +78,7 @@ function failedNodeCount(ops: readonly Operation[]): number {
 }
 
 function haltReason(state: ScheduleState, policy: SchedulingPolicy, observations: Observations): string | undefined {
-  const failed = failedNodeCount(state.ops);
+  const failed = failedNodeCount(state.ops) + (state.outside?.failedNodes ?? 0);
   if (policy.maxFailedNodes !== undefined && failed > policy.maxFailedNodes) {
     return `${failed} failed nodes exceed maxFailed (${policy.maxFailedNodes})`;
   }
@@ -186,7 +188,7 @@ export function schedule(state: ScheduleState, policy: SchedulingPolicy, now: nu
 
   recheckForAhead(state, policy, decision, now, remaining);
 
-  if (inFlightAfter() === 0 && decision.start.length === 0 && (halted !== undefined || candidates.length === 0)) {
+  if (inFlightAfter() === 0 && decision.start.length === 0 && (halted !== undefined || (candidates.length === 0 && !state.outside?.todo))) {
     finish(state, decision, halted);
   }
   return decision;
@@ -206,13 +208,13 @@ function startInWave(
   let wave = state.wave;
   const waveOps = wave < 0 ? [] : state.ops.filter((op) => op.wave === wave);
   const waveInFlight = waveOps.some((op) => op.state === 'TRANSITION');
-  let quota = wave < 0 ? 0 : waveSize(policy, wave) - waveOps.length;
+  let quota = wave < 0 ? 0 : waveSize(policy, wave) - waveOps.length - (state.outside?.waveEnded ?? 0);
   const waveOver = wave < 0 || (policy.admission === 'together' ? !waveInFlight : !waveInFlight && (quota <= 0 || candidates.length === 0));
 
   if (waveOver) {
     if (candidates.length === 0) return;
     if (wave >= 0 && policy.bakeSeconds > 0) {
-      const lastEnd = Math.max(...waveOps.map((op) => op.endedAt ?? -Infinity));
+      const lastEnd = Math.max(...waveOps.map((op) => op.endedAt ?? -Infinity), state.outside?.waveLastEndedAt ?? -Infinity);
       const until = lastEnd + policy.bakeSeconds * 1000;
       if (Number.isFinite(lastEnd) && now < until) {
         decision.wait = { kind: 'bake', until };
@@ -286,7 +288,7 @@ function approvalDue(state: ScheduleState, policy: SchedulingPolicy, startable: 
   if (state.halted || startable === 0 || !needsApproval(policy, next) || state.approvedWaves.includes(next)) return undefined;
   const waveOps = state.ops.filter((op) => op.wave === state.wave);
   if (waveOps.some((op) => op.state === 'TRANSITION')) return undefined;
-  const over = policy.admission === 'together' || waveSize(policy, state.wave) - waveOps.length <= 0;
+  const over = policy.admission === 'together' || waveSize(policy, state.wave) - waveOps.length - (state.outside?.waveEnded ?? 0) <= 0;
   return over ? next : undefined;
 }
 
@@ -319,6 +321,7 @@ function finish(state: ScheduleState, decision: Decision, halted: string | undef
     const reason = halted !== undefined ? `halted: ${halted}` : (gated.get(op.id) ?? (op.state === 'BLOCKED' ? 'waiting for ops left alone' : 'not started'));
     decision.leftAlone.push({ op: op.id, reason });
   }
+  if (state.outside?.todo) decision.leftAloneOutside = halted !== undefined ? `halted: ${halted}` : 'not started';
 }
 
 /** Records a decision in the state. The caller then acts on the site (drain, boot, ...) for `start` and `admit`. */

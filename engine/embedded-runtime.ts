@@ -58,6 +58,8 @@ export interface EmbeddedRuntimeOptions {
    * Default: slurmrestd, BOS, HSM and the provisioner API over HTTP.
    */
   connectors?: (simulator: RunningSiteSimulator, deps: { connectorState: ConnectorState }) => SiteClients | Promise<SiteClients>;
+  /** Wraps each function as the engine invokes it (the bench and tests measure an increment's reads this way). */
+  wrapFunction?: (name: string, fn: LocalFunction) => LocalFunction;
 }
 
 /** The status events' JSON-lines file in a data directory. */
@@ -167,7 +169,8 @@ export class EmbeddedRuntime implements RolloutRuntime {
     });
     const functions: Record<string, LocalFunction> = {};
     for (const [name, handler] of [...Object.entries(handlers), ...Object.entries(deploymentHandlers)]) {
-      functions[name] = (payload) => handler(payload as never, {});
+      const fn: LocalFunction = (payload) => handler(payload as never, {});
+      functions[name] = options.wrapFunction?.(name, fn) ?? fn;
     }
 
     const engine = new LocalStepFunctions({ functions, time: clock });

@@ -86,23 +86,25 @@ export class StoreSessions implements RolloutSessions {
   async progress(id: string): Promise<SessionProgress | undefined> {
     const session = await this.upgrades.getSession(id);
     if (session) {
-      // Every node record of the session, each poll: the store keeps no counts (see the note in the report).
-      const nodes = await this.upgrades.listNodes(id);
-      const upgraded = nodes.filter((node) => node.status === 'UPGRADED').length;
-      const failed = nodes.filter((node) => node.status === 'FAILED').length;
-      const { step, stage, window } = session.progress;
-      const inFlight = nodes.filter((node) => node.status === 'IN_PROGRESS').length;
-      const draining = nodes.filter((node) => node.status === 'IN_PROGRESS' && node.phase === 'DRAINING').length;
+      // The session item alone: the workflow keeps the counts there (Progress.counts, the window's in-flight index).
+      const { step, stage, window, counts } = session.progress;
       return {
         kind: 'upgrade',
         step,
         steps: session.stepCount,
         stage,
         total: session.nodeCount,
-        upgraded,
-        failed,
+        upgraded: counts?.upgraded ?? 0,
+        failed: counts?.failed ?? 0,
         ...(window
-          ? { window: { inFlight, draining, ...(window.waiting ? { waiting: window.waiting } : {}), ...(window.halted ? { halted: window.halted.reason } : {}) } }
+          ? {
+              window: {
+                inFlight: window.inFlight?.length ?? 0,
+                draining: window.draining ?? 0,
+                ...(window.waiting ? { waiting: window.waiting } : {}),
+                ...(window.halted ? { halted: window.halted.reason } : {}),
+              },
+            }
           : {}),
       };
     }

@@ -49,6 +49,13 @@ export interface Progress {
   cancelCursor?: number;
   /** Mode window: the scheduler's session-wide state (the per-op state lives in the node records). */
   window?: WindowProgress;
+  /**
+   * Nodes upgraded and failed so far, for a progress display that reads the session item alone.
+   * Lock-step adds a step's nodes when the step ends (and a cancel's chunks as they are failed);
+   * mode window counts a node when it leaves the in-flight index, in the same write. Each is a
+   * conditional write of the progress, so a retried increment never counts a node twice.
+   */
+  counts?: { upgraded: number; failed: number };
 }
 
 /** The annealer's session-wide state: small and bounded, so it fits on the session item at any fleet size. */
@@ -69,6 +76,19 @@ export interface WindowProgress {
    * (only those that go DOWN or FAIL later halt the run). Small on a healthy site.
    */
   outsideDownAtStart?: string[];
+  /**
+   * The in-flight index: plan positions of the nodes with an op in TRANSITION (at most maxUnavailable
+   * + drainAhead), the only node records an increment reads. A node enters it before it is recorded
+   * and drained (intent first) and leaves it in the write that counts it done.
+   */
+  inFlight?: number[];
+  /** Every plan position's mark (core/rolling-upgrade/plan-marks.ts): TODO, upgraded, failed or gone (lock lost). */
+  marks?: string;
+  /** Ops of the current wave that ended (upgraded or failed), and when the last one did: the wave's quota and bake. */
+  waveEnded?: number;
+  waveLastEndedAt?: number;
+  /** Nodes in flight still draining, as of the last increment (the progress display). */
+  draining?: number;
 }
 
 export interface UpgradeSession extends UpgradeRequest {

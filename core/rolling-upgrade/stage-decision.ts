@@ -107,6 +107,12 @@ export function decideLocksLost(step: number | 'window', nodes: readonly NodeRec
 
 export const names = (nodes: readonly { name: string }[]): string[] => nodes.map((n) => n.name);
 
+/** `counts` plus the upgraded and failed nodes among `records` (minus those among `already`, counted before). */
+export function addCounts(counts: Progress['counts'], records: readonly Pick<NodeRecord, 'status'>[], already: Progress['counts'] = { upgraded: 0, failed: 0 }): NonNullable<Progress['counts']> {
+  const of = (status: NodeRecord['status']) => records.filter((r) => r.status === status).length;
+  return { upgraded: (counts?.upgraded ?? 0) + of('UPGRADED') - (already?.upgraded ?? 0), failed: (counts?.failed ?? 0) + of('FAILED') - (already?.failed ?? 0) };
+}
+
 /** Drained, by us or by anyone: a node an admin drained is drained already for our purposes. */
 export function isDrained(node: WlmNode | undefined): boolean {
   return node?.flags.includes('DRAIN') ?? false;

@@ -1,10 +1,10 @@
 import { InvalidInputError, LockLostError, SessionNotFoundError, StaleWriteError } from '../../../core/errors';
 import { cancelSwitchesAt, decideCancelRequested } from '../../../core/rolling-upgrade/cancel-decisions';
-import { activeNodes, decideFailedAttempt, decideLocksLost, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
+import { activeNodes, addCounts, decideFailedAttempt, decideLocksLost, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
 import type { NodeRecord, Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import { applyDecision } from './apply-decision';
 import { loadStepNodes, renewLocks } from './observe';
-import { loadPlanRecords } from './advance-window';
+import { loadWindowInFlight } from './advance-window';
 import type { RollingUpgradeDependencies } from './dependencies';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
@@ -54,10 +54,13 @@ export async function runActivity(
     await heartbeat(deps, session, progress);
     const outcome = await body({ session, progress, deps, now });
     // A stage that got through resets its error count; an unchanged progress is not written again.
-    const saved: Progress = { ...outcome.progress, errorCount: 0 };
+    let saved: Progress = { ...withCounts(outcome.progress, progress), errorCount: 0 };
+    // A lock-step step ended: its nodes are counted in the same conditional write that moves the session on.
+    const finishedStep = saved.step > progress.step && session.mode !== 'window' && session.planTaken ? await loadStepNodes(deps, session, progress.step) : undefined;
+    if (finishedStep) saved = { ...saved, counts: addCounts(progress.counts, finishedStep) };
     if (JSON.stringify(saved) !== JSON.stringify(progress)) await deps.store.saveProgress(session.upgradeId, progress, saved);
     if (outcome.message) await deps.store.appendMessage(session.upgradeId, outcome.message);
-    if (saved.step > progress.step && session.mode !== 'window') await publishStepFinished(deps, session, progress.step);
+    if (saved.step > progress.step && session.mode !== 'window') await publishStepFinished(deps, session, progress.step, finishedStep ?? []);
     return next(saved, outcome.waitSeconds, outcome.waitForOperator);
   } catch (err) {
     if (err instanceof StaleWriteError) {
@@ -66,13 +69,15 @@ export async function runActivity(
     }
     if (err instanceof LockLostError) {
       // Another session holds these nodes now: record the loss and go on at once without them.
-      const nodes = session.mode === 'window' ? await loadPlanRecords(deps, session) : await loadStepNodes(deps, session, progress.step);
+      const nodes = session.mode === 'window' ? await loadWindowInFlight(deps, session) : await loadStepNodes(deps, session, progress.step);
       await recordLostLocks(deps, session, progress, nodes, err.lost);
       return next(progress, 0);
     }
     if (err instanceof InvalidInputError || err instanceof SessionNotFoundError) throw err;
-    const failed = decideFailedAttempt(session, stage, progress, err);
-    await save(deps, session, progress, failed);
+    // The attempt may have saved progress before it failed (a window's intent: nodes entering the index before their drain): keep it.
+    const stored = (await deps.store.getSession(state.upgradeId))?.progress ?? progress;
+    const failed = decideFailedAttempt(session, stage, stored, err);
+    await save(deps, session, stored, failed);
     return next(failed.progress, failed.waitSeconds);
   }
 }
@@ -102,14 +107,18 @@ async function recordLostLocks(
   await deps.store.appendMessage(session.upgradeId, decision.message);
 }
 
+/** A stage that does not count nodes keeps the counts it was given (a new stage's progress starts without them). */
+function withCounts(next: Progress, previous: Progress): Progress {
+  return next.counts !== undefined || previous.counts === undefined ? next : { ...next, counts: previous.counts };
+}
+
 async function save(deps: RollingUpgradeDependencies, session: UpgradeSession, expected: Progress, outcome: StageOutcome): Promise<void> {
-  await deps.store.saveProgress(session.upgradeId, expected, outcome.progress);
+  await deps.store.saveProgress(session.upgradeId, expected, withCounts(outcome.progress, expected));
   if (outcome.message) await deps.store.appendMessage(session.upgradeId, outcome.message);
 }
 
-/** A step ended: how many of its nodes upgraded and failed (one read of the step's node records). */
-async function publishStepFinished(deps: RollingUpgradeDependencies, session: UpgradeSession, step: number): Promise<void> {
-  const nodes = session.planTaken ? await loadStepNodes(deps, session, step) : [];
+/** A step ended: how many of its nodes upgraded and failed (its records, read once after the step's last actions). */
+async function publishStepFinished(deps: RollingUpgradeDependencies, session: UpgradeSession, step: number, nodes: readonly NodeRecord[]): Promise<void> {
   const count = (status: NodeRecord['status']) => nodes.filter((node) => node.status === status).length;
   await publishStatusEvents(deps, [
     statusEvent(

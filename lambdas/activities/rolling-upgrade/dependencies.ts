@@ -4,6 +4,7 @@ import type { UpgradeSession } from '../../../core/rolling-upgrade/session';
 import type { SessionStore } from '../../../ports/session-store';
 import type { Site } from '../../../ports/site';
 import type { StatusEventPublisher } from '../../../ports/status-events';
+import type { PlanCache } from './plan-cache';
 
 /** What every rolling-upgrade handler is built from: injected, never read from globals. */
 export interface RollingUpgradeDependencies {
@@ -15,6 +16,8 @@ export interface RollingUpgradeDependencies {
   logger?: Logger;
   /** Where status events go (an EventBridge bus, the data dir's events file); none without it. */
   events?: StatusEventPublisher;
+  /** The plan names this container has read (mode window): built by the handler factory, one per container. */
+  planCache?: PlanCache;
 }
 
 export interface RollingUpgradeSettings {

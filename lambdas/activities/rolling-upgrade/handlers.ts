@@ -3,6 +3,7 @@ import { createActivityLogger, stringField, withActivityMiddleware } from '../mi
 import type { RollingUpgradeDependencies } from './dependencies';
 import { runActivity, type ActivityBody } from './activity-runner';
 import { advanceWindow } from './advance-window';
+import { PlanCache } from './plan-cache';
 import { awaitOperator, type AwaitOperatorEvent } from './await-operator';
 import { bootStep } from './boot-step';
 import { cancelSession } from './cancel-session';
@@ -56,7 +57,9 @@ export function upgradeIdOf(event: unknown): string | undefined {
 }
 
 /** Builds every rolling-upgrade handler from one set of dependencies (a factory, as activities are built in Temporal). */
-export function createRollingUpgradeHandlers(deps: RollingUpgradeDependencies): RollingUpgradeHandlers {
+export function createRollingUpgradeHandlers(given: RollingUpgradeDependencies): RollingUpgradeHandlers {
+  // One plan cache per set of handlers, i.e. per container: the window's increments read plan names once.
+  const deps = { ...given, planCache: given.planCache ?? new PlanCache(given.store) };
   const logger = deps.logger ?? createActivityLogger();
   const logging = (activity: string) => ({ logger, activity, idKey: 'upgradeId', idOf: upgradeIdOf });
   const stageHandlers = Object.entries(ROLLING_UPGRADE_STAGE_FUNCTIONS).map(([name, { stage, activity }]) => [

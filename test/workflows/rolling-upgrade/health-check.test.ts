@@ -24,9 +24,11 @@ describe('rolling upgrade health check', () => {
     ['lockstep', { upgradeStepSize: 4 }],
   ])('%s: returns only the nodes whose check passed; the others fail with upgrading-health-check-failed and stay out of service', async (_mode, controls) => {
     runtime = await startTestRuntime({ site: faultySite() });
-    const { report } = await runUpgrade(runtime, upgradeRequest({ ...controls, healthCheck: { command: NHC, timeoutSeconds: 120 } }));
+    const { report, upgradeId } = await runUpgrade(runtime, upgradeRequest({ ...controls, healthCheck: { command: NHC, timeoutSeconds: 120 } }));
 
     expect(report.completed).toBe(true);
+    // The counts the progress display reads from the session item are the records' own.
+    expect((await runtime.store.getSession(upgradeId))!.progress.counts).toEqual({ upgraded: 2, failed: 2 });
     expect(report.nodes[nodeName(0)]).toEqual({ status: 'UPGRADED' });
     expect(report.nodes[nodeName(3)]).toEqual({ status: 'UPGRADED' });
     expect(report.nodes[nodeName(1)]).toEqual({ status: 'FAILED', reason: 'upgrading-health-check-failed' });

@@ -87,6 +87,12 @@ export interface WindowProgress {
   /** Ops of the current wave that ended (upgraded or failed), and when the last one did: the wave's quota and bake. */
   waveEnded?: number;
   waveLastEndedAt?: number;
+  /**
+   * Plan positions whose drain ahead was lifted (no free slot when the job ended, or the run
+   * stopped), one bit each (core/rolling-upgrade/plan-marks.ts): never drained ahead again, so a
+   * node is drained at most twice.
+   */
+  releasedAhead?: string;
   /** Nodes in flight still draining, as of the last increment (the progress display). */
   draining?: number;
 }

@@ -4,7 +4,7 @@ import { shortList } from '../text';
 import { DRAIN_REASON, FailureReason, type NodeRecord, type WindowProgress } from './session';
 import { enterStage, failInSite, isDrained, isOurDrain, names, releaseLocks, type NodeAction, type StageDecision } from './stage-decision';
 import { upgradeOperations, upgradeOpId, upgradePolicy } from './upgrade-policy';
-import { emptyMarks, Mark, withMarks } from './plan-marks';
+import { emptyMarks, hasPosition, Mark, withMarks, withPositions } from './plan-marks';
 import { isQuiet } from './wlm-readiness';
 import { describeHealthFailures, returnVerdict, startChecks, type HealthCheckResult } from './health-check';
 import { healthCheckCommand } from './upgrade-request';
@@ -90,9 +90,11 @@ export function windowScheduleState(view: WindowView, window: WindowProgress, co
   const committed = commitSchedule(proposeSchedule(upgradeOperations(names(records))));
   const ops = committed.ops.map((op, i) => {
     const record = records[i]!;
-    return { ...op, rank: record.index, ...(record.op ?? {}) };
+    // A TODO node whose drain ahead was lifted before is never drained ahead again.
+    const released = !record.op && hasPosition(window.releasedAhead, record.index) ? { releasedAhead: true } : {};
+    return { ...op, rank: record.index, ...released, ...(record.op ?? {}) };
   });
-  const { bootCount: _count, outsideDownAtStart: _outside, inFlight: _index, marks: _marks, waveEnded, waveLastEndedAt, draining: _draining, ...rest } = window;
+  const { bootCount: _count, outsideDownAtStart: _outside, inFlight: _index, marks: _marks, waveEnded, waveLastEndedAt, draining: _draining, releasedAhead: _released, ...rest } = window;
   const settledFailed = view.settled.filter((r) => r.status === 'FAILED').length;
   return {
     ...rest,
@@ -363,6 +365,9 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     waveEnded: (newWave ? 0 : (window.waveEnded ?? 0)) + endedInWave,
     ...(endedInWave > 0 ? { waveLastEndedAt: now } : !newWave && window.waveLastEndedAt !== undefined ? { waveLastEndedAt: window.waveLastEndedAt } : {}),
     draining,
+    ...(decision.release.length > 0 || window.releasedAhead !== undefined
+      ? { releasedAhead: withPositions(window.releasedAhead, session.nodeCount, decision.release.map(({ op }) => byName.get(opNode(op))!.index)) }
+      : {}),
   };
   if (decision.halt) messages.push(`Window halted: ${decision.halt.reason}; nodes in flight finish, no new node starts`);
   const inFlight = inFlightNow.length > 0;

@@ -34,6 +34,11 @@ export interface Operation {
   /** The wave (batch, lock-step step) the op started in. */
   wave?: number;
   startedAt?: number;
+  /**
+   * TODO only: this node was drained ahead once and its drain lifted (no free slot when its job
+   * ended, or the run stopped). It is drained again only with a slot, never ahead: at most two drains.
+   */
+  releasedAhead?: boolean;
   /** When the op took its slot (== startedAt unless it was drained ahead). */
   admittedAt?: number;
   endedAt?: number;

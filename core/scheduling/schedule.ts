@@ -268,13 +268,14 @@ function startInWave(
   }
   if (policy.admission === 'together' || policy.drainAhead === 0) return;
 
-  // Then drain ahead: busy nodes next in order, within the wave, up to drainAhead without a slot.
-  // Only a node whose job surely outlasts the next decision: an idle one, or one whose job may end
-  // before we look again, would be out of service without a slot.
+  // Then drain ahead: busy nodes next in order, within the wave, up to drainAhead without a slot,
+  // none whose drain ahead was lifted before (so no node is drained more than twice). Only a node
+  // whose job surely outlasts the next decision: an idle one, or one whose job may end before we
+  // look again, would be out of service without a slot.
   let room = policy.drainAhead - (keptAhead.length - decision.admit.length - givenBack);
   for (const op of candidates.sort(byOrder)) {
     if (room <= 0 || quota <= 0) break;
-    if (startedNow.has(op.id) || nodesStarted.has(op.node) || due(op)) continue;
+    if (startedNow.has(op.id) || nodesStarted.has(op.node) || op.releasedAhead || due(op)) continue;
     decision.start.push({ op: op.id, holdsSlot: false });
     nodesStarted.add(op.node);
     room--;
@@ -340,7 +341,7 @@ export function applyDecision(state: ScheduleState, decision: Decision, now: num
     if (releases.has(op.id)) {
       const { holdsSlot: _h, wave: _w, startedAt: _s, ...rest } = op;
       const reason = leftAlone.get(op.id);
-      return { ...rest, state: 'TODO', ...(reason === undefined ? {} : { leftAlone: reason }) };
+      return { ...rest, state: 'TODO', releasedAhead: true, ...(reason === undefined ? {} : { leftAlone: reason }) };
     }
     if (leftAlone.has(op.id)) return { ...op, leftAlone: leftAlone.get(op.id)! };
     if (blocked.has(op.id)) return { ...op, blockedBy: blocked.get(op.id)! };

@@ -1,0 +1,70 @@
+import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import { hasPosition } from '../../../core/rolling-upgrade/plan-marks';
+import { BUSY_FLEET, busyFleetSite } from '../../../bench/busy-fleet';
+import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
+import { runUpgrade, startTestRuntime } from '../../support/embedded';
+
+type Intervals = [number, number | null][];
+
+/** Most intervals open at one instant (an open interval counts to the end). */
+function peak(intervals: Intervals): number {
+  const events = intervals.flatMap(([a, b]) => [[a, 1], [b ?? Infinity, -1]] as [number, number][]).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  let open = 0;
+  let most = 0;
+  for (const [, delta] of events) most = Math.max(most, (open += delta));
+  return most;
+}
+
+describe('mode window controls, end to end', () => {
+  let runtime: EmbeddedRuntime | undefined;
+  afterEach(async () => {
+    await runtime?.close();
+    runtime = undefined;
+  });
+
+  it('drainAhead on a busy site: a node whose drain ahead was lifted is drained again only with its slot, never a third time', async () => {
+    // A small busy fleet: jobs keep arriving on nodes in service, so a node whose drain is lifted gets a new job.
+    const site = busyFleetSite({ ...BUSY_FLEET, nodes: 24, jobSeconds: { median: 900, sigma: 1, max: 5400 }, bootSeconds: 300, returnSeconds: 60, bootFailures: 0, nodesPerRack: 8, seed: 3 });
+    runtime = await startTestRuntime({ site });
+    const request = upgradeRequest({ mode: 'window', maxUnavailable: 2, drainAhead: 6, order: 'idle-first', upgradeTemplateId: 'cos-2.4', pollIntervalSeconds: 60, quiesceTimeoutSeconds: 86400 });
+    const { report, upgradeId } = await runUpgrade(runtime, request);
+
+    expect(report).toMatchObject({ state: 'READY', completed: true });
+    expect(report.counts).toMatchObject({ UPGRADED: 24, FAILED: 0 });
+    const nodes = runtime.simulator.state().nodes;
+    const released = (await runtime.store.getSession(upgradeId))!.progress.window?.releasedAhead;
+    const drainedTwice = site.nodes.map((n, index) => ({ name: n.name, index, drains: nodes[n.name]!.drainCount })).filter((n) => n.drains > 1);
+    // Some drains ahead were lifted on this site (no free slot when the job ended): the case under test happened.
+    expect(drainedTwice.length).toBeGreaterThan(0);
+    for (const node of drainedTwice) expect({ ...node, releasedAhead: hasPosition(released, node.index) }).toEqual({ ...node, drains: 2, releasedAhead: true });
+    for (const n of site.nodes) expect(nodes[n.name]!.bootCount).toBe(1);
+    expect(peak(Object.values(nodes).flatMap((n) => n.outOfService))).toBeLessThanOrEqual(2);
+    expect(runtime.simulator.state().violations).toEqual([]);
+  }, 120_000);
+
+  it('order idle-first: idle nodes first, then the busy ones by the shortest remaining job', async () => {
+    const busy: Record<number, number> = { 0: 2000, 1: 1000, 2: 500 };
+    runtime = await startTestRuntime({ site: buildSite(6, { node: (i) => (busy[i] ? { wlm: { state: 'ALLOCATED', busySeconds: busy[i] } } : {}) }) });
+    const { report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 1, order: 'idle-first' }));
+
+    expect(report.counts).toMatchObject({ UPGRADED: 6 });
+    const nodes = runtime.simulator.state().nodes;
+    const outAt = (i: number) => nodes[nodeName(i)]!.outOfService[0]![0];
+    const order = [0, 1, 2, 3, 4, 5].sort((a, b) => outAt(a) - outAt(b));
+    expect(order).toEqual([3, 4, 5, 2, 1, 0]);
+    for (let i = 0; i < 6; i++) expect(nodes[nodeName(i)]).toMatchObject({ drainCount: 1, bootCount: 1, killedJobs: 0 });
+  });
+
+  it('maxUnavailablePerRack: never more than that many nodes of one rack out of service, the global cap filled across racks', async () => {
+    runtime = await startTestRuntime({ site: buildSite(8, { node: (i) => ({ rack: i < 4 ? 'rA' : 'rB' }) }) });
+    const { report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 4, maxUnavailablePerRack: 1 }));
+
+    expect(report.counts).toMatchObject({ UPGRADED: 8 });
+    const nodes = runtime.simulator.state().nodes;
+    const rack = (from: number) => [0, 1, 2, 3].flatMap((i) => nodes[nodeName(from + i)]!.outOfService);
+    expect(peak(rack(0))).toBe(1);
+    expect(peak(rack(4))).toBe(1);
+    // Both racks were worked on at once: the rack cap, not the global one, was the limit.
+    expect(peak([...rack(0), ...rack(4)])).toBe(2);
+  });
+});

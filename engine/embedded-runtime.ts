@@ -62,6 +62,19 @@ export interface EmbeddedRuntimeOptions {
   wrapFunction?: (name: string, fn: LocalFunction) => LocalFunction;
 }
 
+/** A `wrapFunction` that pushes onto `reads` the DynamoDB items each call of the function `name` read (the counter is looked up per call). */
+export function itemsReadPerCall(name: string, reads: number[], counter: () => { itemsRead: number }): NonNullable<EmbeddedRuntimeOptions['wrapFunction']> {
+  return (fnName, fn) =>
+    fnName !== name
+      ? fn
+      : async (payload) => {
+          const before = counter().itemsRead;
+          const result = await fn(payload);
+          reads.push(counter().itemsRead - before);
+          return result;
+        };
+}
+
 /** The status events' JSON-lines file in a data directory. */
 export const EVENTS_FILE = 'events.jsonl';
 

@@ -1,19 +1,9 @@
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
 import { hasPosition } from '../../../core/rolling-upgrade/plan-marks';
+import { peakOutOfService as peak } from '../../../simulator/out-of-service';
 import { BUSY_FLEET, busyFleetSite } from '../../../bench/busy-fleet';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { runUpgrade, startTestRuntime } from '../../support/embedded';
-
-type Intervals = [number, number | null][];
-
-/** Most intervals open at one instant (an open interval counts to the end). */
-function peak(intervals: Intervals): number {
-  const events = intervals.flatMap(([a, b]) => [[a, 1], [b ?? Infinity, -1]] as [number, number][]).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
-  let open = 0;
-  let most = 0;
-  for (const [, delta] of events) most = Math.max(most, (open += delta));
-  return most;
-}
 
 describe('mode window controls, end to end', () => {
   let runtime: EmbeddedRuntime | undefined;

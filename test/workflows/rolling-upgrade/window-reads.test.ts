@@ -1,5 +1,4 @@
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import type { LocalFunction } from '../../../engine/local-step-functions';
+import { itemsReadPerCall, type EmbeddedRuntime } from '../../../engine/embedded-runtime';
 import { buildSite, upgradeRequest } from '../../support/sites';
 import { runUpgrade, startTestRuntime } from '../../support/embedded';
 
@@ -8,15 +7,7 @@ async function readsPerIncrement(nodes: number): Promise<{ reads: number[]; runt
   const reads: number[] = [];
   const runtime = await startTestRuntime({
     site: buildSite(nodes, { node: (i) => (i % 5 === 3 ? { faults: { boot: 'fail' } } : {}) }),
-    wrapFunction: (name: string, fn: LocalFunction): LocalFunction =>
-      name !== 'AdvanceWindow'
-        ? fn
-        : async (payload) => {
-            const before = runtime.dynamoDbRequests.itemsRead;
-            const result = await fn(payload);
-            reads.push(runtime.dynamoDbRequests.itemsRead - before);
-            return result;
-          },
+    wrapFunction: itemsReadPerCall('AdvanceWindow', reads, () => runtime.dynamoDbRequests),
   });
   const { upgradeId, report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 4 }));
   expect(report.counts.UPGRADED + report.counts.FAILED).toBe(nodes);

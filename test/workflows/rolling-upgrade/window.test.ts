@@ -1,6 +1,7 @@
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
 import { ClockStalledError } from '../../../engine/virtual-clock';
 import { buildSessionReport } from '../../../engine/reports/session-report';
+import { peakOutOfService } from '../../../simulator/out-of-service';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';
 
@@ -11,18 +12,8 @@ function stateEntries(runtime: EmbeddedRuntime, state: string): number {
     .reduce((sum, e) => sum + e.history.filter((h) => h.type.endsWith('StateEntered') && h.stateName === state).length, 0);
 }
 
-/** Most nodes out of service at one instant, from the site state's intervals (an open interval counts to the end). */
-function peakOutOfService(nodes: Record<string, { outOfService: [number, number | null][] }>): number {
-  const events: [number, number][] = [];
-  for (const node of Object.values(nodes)) {
-    for (const [start, end] of node.outOfService) events.push([start, 1], [end ?? Infinity, -1]);
-  }
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let now = 0;
-  let peak = 0;
-  for (const [, delta] of events) peak = Math.max(peak, (now += delta));
-  return peak;
-}
+/** Most nodes out of service at one instant. */
+const peakOf = (nodes: Record<string, { outOfService: [number, number | null][] }>) => peakOutOfService(Object.values(nodes).flatMap((n) => n.outOfService));
 
 describe('rolling upgrade in mode window', () => {
   let runtime: EmbeddedRuntime | undefined;
@@ -42,7 +33,7 @@ describe('rolling upgrade in mode window', () => {
     expect(report.counts).toMatchObject({ UPGRADED: 9, FAILED: 0 });
     const site = runtime.simulator.state();
     for (let i = 0; i < 9; i++) expect(site.nodes[nodeName(i)]).toMatchObject({ bootCount: 1, drainCount: 1, wlmState: 'IDLE', killedJobs: 0 });
-    expect(peakOutOfService(site.nodes)).toBeLessThanOrEqual(3);
+    expect(peakOf(site.nodes)).toBeLessThanOrEqual(3);
     expect(site.violations).toEqual([]);
     expect(site.groups.failed).toEqual([]);
     // The 8 idle nodes are done long before node 0's job ends (3,000 s): the window did not wait for it.

@@ -57,4 +57,24 @@ describe('mode window controls, end to end', () => {
     // Both racks were worked on at once: the rack cap, not the global one, was the limit.
     expect(peak([...rack(0), ...rack(4)])).toBe(2);
   });
+
+  it('maintenanceWindows: no node starts outside a window; a node in flight when it closes finishes', async () => {
+    // Virtual time starts at 2026-01-01T00:00Z: the window opens at 00:30, 02:30, ... for 2 minutes each.
+    runtime = await startTestRuntime({ site: buildSite(4) });
+    const { report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 1, maintenanceWindows: [{ cron: '30 */2 * * *', durationMinutes: 2, timeZone: 'UTC' }] }));
+
+    expect(report.counts).toMatchObject({ UPGRADED: 4 });
+    const nodes = runtime.simulator.state().nodes;
+    // Idle nodes go out of service at their drain: each start falls inside an open window (seconds since 00:00).
+    const starts = [0, 1, 2, 3].map((i) => nodes[nodeName(i)]!.outOfService[0]![0]);
+    for (const t of starts) {
+      expect(t).toBeGreaterThanOrEqual(1800);
+      expect((t - 1800) % 7200).toBeLessThan(120);
+    }
+    // 4 nodes of about 80 s each do not fit one 2-minute window: the run waited for a later one.
+    expect(new Set(starts.map((t) => Math.floor((t - 1800) / 7200))).size).toBeGreaterThan(1);
+    // One started before a window closed and came back after it: in-flight nodes finish.
+    const ends = [0, 1, 2, 3].map((i) => nodes[nodeName(i)]!.outOfService[0]![1]!);
+    expect(ends.some((t) => (t - 1800) % 7200 >= 120)).toBe(true);
+  });
 });

@@ -3,7 +3,8 @@ import { hasPosition } from '../../../core/rolling-upgrade/plan-marks';
 import { peakOutOfService as peak } from '../../../simulator/out-of-service';
 import { BUSY_FLEET, busyFleetSite } from '../../../bench/busy-fleet';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
-import { runUpgrade, startTestRuntime } from '../../support/embedded';
+import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';
+import { buildSessionReport } from '../../../engine/reports/session-report';
 
 describe('mode window controls, end to end', () => {
   let runtime: EmbeddedRuntime | undefined;
@@ -76,5 +77,28 @@ describe('mode window controls, end to end', () => {
     // One started before a window closed and came back after it: in-flight nodes finish.
     const ends = [0, 1, 2, 3].map((i) => nodes[nodeName(i)]!.outOfService[0]![1]!);
     expect(ends.some((t) => (t - 1800) % 7200 >= 120)).toBe(true);
+  });
+
+  it('a node marked unavailable mid-run is left alone, not failed; one already in flight finishes', async () => {
+    runtime = await startTestRuntime({ site: buildSite(6) });
+    const rt = runtime;
+    const run = await rt.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 1 }));
+    await eventually(rt, async () => ((await rt.store.listNodes(run.id)).some((n) => n.name === nodeName(0) && n.phase === 'BOOTING') ? true : undefined), 'node 0 booting');
+    // The operator marks node 0 (in flight) and node 4 (not started) unavailable, through the simulator's inventory API.
+    const setGates = (name: string) =>
+      fetch(`${rt.simulator.urls.control}/sim/nodes/${name}/gates`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ available: false }) });
+    await rt.clock.busy(async () => {
+      for (const name of [nodeName(0), nodeName(4)]) expect((await setGates(name)).status).toBe(200);
+    });
+    expect((await run.outcome).status).toBe('SUCCEEDED');
+
+    const report = await buildSessionReport(rt.store, (await rt.store.getSession(run.id))!);
+    expect(report.nodes[nodeName(0)]).toEqual({ status: 'UPGRADED' });
+    expect(report.nodes[nodeName(4)]).toEqual({ status: 'NOT_STARTED', reason: 'left alone: node-unavailable' });
+    for (const i of [1, 2, 3, 5]) expect(report.nodes[nodeName(i)]).toEqual({ status: 'UPGRADED' });
+    expect(report.counts.FAILED).toBe(0);
+    const site = rt.simulator.state();
+    expect(site.nodes[nodeName(4)]).toMatchObject({ drainCount: 0, bootCount: 0, wlmState: 'IDLE' });
+    expect(site.groups.failed).toEqual([]);
   });
 });

@@ -107,7 +107,7 @@ async function stopWhenDone(runtime: EmbeddedRuntime, run: { id: string; outcome
 function renderRun(r: RunFigures, bound: number | undefined, lockstep: number): string {
   const ratio = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : '-');
   return [
-    `  ${r.label.padEnd(34)}  ${formatDuration(r.makespanSeconds).padEnd(14)} (${r.makespanSeconds} s)` +
+    `  ${r.label.padEnd(34)}  ${Number.isFinite(r.makespanSeconds) ? `${formatDuration(r.makespanSeconds).padEnd(14)} (${r.makespanSeconds} s)` : 'stopped, no makespan'}` +
       (bound !== undefined ? `  /bound ${ratio(r.makespanSeconds / bound)}  /lock-step ${ratio(r.makespanSeconds / lockstep)}` : ''),
     `      out of service ${r.nodeHoursOutOfService.toFixed(1)} node-h (peak ${r.peakOutOfService})  ${r.upgraded} upgraded / ${r.failed} failed` +
       `  drained twice ${r.drainedTwice} (most drains of a node: ${r.mostDrains})`,

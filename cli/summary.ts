@@ -15,6 +15,9 @@ export function renderSessionSummary(report: SessionReport, extra: { realSeconds
       : 'mode lockstep';
   lines.push(`  ${mode}${report.makespanSeconds !== undefined ? `, makespan ${formatDuration(report.makespanSeconds)}` : ''}`);
   if (report.haltedReason) lines.push(`  halted: ${report.haltedReason}`);
+  if (report.paused) lines.push(`  paused by its operator: no new node starts until \`rollout session resume ${report.upgradeId}\``);
+  if (report.awaitingApprovalOfBatch !== undefined) lines.push(`  waiting for the approval of batch ${report.awaitingApprovalOfBatch}: \`rollout session approve ${report.upgradeId}\``);
+  else if (report.waiting && report.waiting !== 'paused') lines.push(`  waiting: ${report.waiting}`);
   const total = Object.keys(report.nodes).length;
   lines.push(
     `  nodes: ${total} | upgraded ${report.counts.UPGRADED} | failed ${report.counts.FAILED} | not started ${report.counts.NOT_STARTED}` +

@@ -13,6 +13,7 @@ export const ROLLING_UPGRADE_FUNCTION_NAMES = [
   'EvaluateBoot',
   'CheckReturnToService',
   'AdvanceWindow',
+  'AwaitOperator',
   'CancelSession',
   'CleanUp',
 ] as const;

@@ -31,6 +31,8 @@ export const TABLE_ACTIONS: Readonly<Record<FunctionName | 'Api', readonly Table
   AdvanceWindow: STAGE_INCREMENT,
   CancelSession: STAGE_INCREMENT,
   CleanUp: STAGE_INCREMENT,
+  // Parks the session for its operator: the task token on the session item (UpdateItem, after a read).
+  AwaitOperator: ['GetItem', 'UpdateItem'],
   // Checks that the id is new (GetItem), then writes the plan parts and the record (PutItem); a
   // console cancel ({cancelDeploymentId}) writes the request on the record (UpdateItem).
   StartDeployment: ['GetItem', 'PutItem', 'UpdateItem'],

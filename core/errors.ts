@@ -135,6 +135,17 @@ export class SessionGateError extends RolloutError {
   }
 }
 
+/**
+ * The workflow was about to park on a task token for the operator, but the gate opened first (an
+ * approval, an unpause or a cancel landed in between): the workflow looks again at once.
+ */
+export class OperatorGateOpenError extends RolloutError {
+  override readonly name = 'OperatorGateOpen';
+  constructor(readonly upgradeId: string) {
+    super(`session ${upgradeId} no longer waits for its operator`);
+  }
+}
+
 /** A group or node asked to move between stages in a way the stage rules forbid. A bug or a replayed result. */
 export class IllegalStageTransitionError extends RolloutError {
   override readonly name = 'IllegalStageTransitionError';

@@ -16,11 +16,15 @@ export interface RuntimeAnnouncement {
   tableName?: string;
   /** True for a process that runs workflows (`rollout upgrade`/`deploy`), false for a short `rollout session` command. */
   runsWorkflows?: boolean;
+  /** The Step Functions endpoint of a process that runs workflows, once it serves: where SendTaskSuccess reaches its waiting tasks. */
+  stepFunctionsEndpoint?: string;
   startedAt: string;
 }
 
 export interface DataDirClaim {
   announce(endpoint: string, tableName: string, runsWorkflows: boolean): Promise<void>;
+  /** Adds the Step Functions endpoint to the announcement, once it serves. */
+  announceStepFunctions(endpoint: string): Promise<void>;
   release(): Promise<void>;
 }
 
@@ -47,13 +51,17 @@ export async function claimDataDir(dataDir: string): Promise<DataDirClaim | unde
       if (owner) await rm(file, { force: true });
     }
   }
+  let announced: RuntimeAnnouncement = base;
+  const write = async (announcement: RuntimeAnnouncement) => {
+    announced = announcement;
+    // Written aside and renamed, so a reader never sees half a file.
+    const temporary = `${file}.${process.pid}`;
+    await writeFile(temporary, JSON.stringify(announcement));
+    await rename(temporary, file);
+  };
   return {
-    async announce(dynamoDbEndpoint, tableName, runsWorkflows) {
-      // Written aside and renamed, so a reader never sees half a file.
-      const temporary = `${file}.${process.pid}`;
-      await writeFile(temporary, JSON.stringify({ ...base, dynamoDbEndpoint, tableName, runsWorkflows }));
-      await rename(temporary, file);
-    },
+    announce: (dynamoDbEndpoint, tableName, runsWorkflows) => write({ ...base, dynamoDbEndpoint, tableName, runsWorkflows }),
+    announceStepFunctions: (stepFunctionsEndpoint) => write({ ...announced, stepFunctionsEndpoint }),
     async release() {
       if ((await readAnnouncement(dataDir))?.pid === process.pid) await rm(file, { force: true });
     },
@@ -139,6 +147,10 @@ export interface OpenedDataDir {
   dynamoDb: LocalDynamoDb;
   /** Whether a process that runs workflows holds the directory: this one, or the live owner reached. */
   runsWorkflows: boolean;
+  /** The live owner's Step Functions endpoint, when a process that runs workflows announced one. */
+  stepFunctionsEndpoint?: string;
+  /** An owner: tells other processes its Step Functions endpoint (a no-op without a directory). */
+  announceStepFunctions(endpoint: string): Promise<void>;
   /** Closes the clients; an owner also stops the database and then lets go of the directory. */
   close(): Promise<void>;
 }
@@ -167,7 +179,7 @@ export async function openDataDir(options: OpenDataDirOptions): Promise<OpenedDa
   const { dataDir } = options;
   if (!dataDir) {
     const dynamoDb = await startLocalDynamoDb();
-    return { dynamoDb, runsWorkflows: options.runsWorkflows, close: () => dynamoDb.close() };
+    return { dynamoDb, runsWorkflows: options.runsWorkflows, announceStepFunctions: async () => undefined, close: () => dynamoDb.close() };
   }
   const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
   for (;;) {
@@ -175,7 +187,13 @@ export async function openDataDir(options: OpenDataDirOptions): Promise<OpenedDa
       const owner = await findLiveRuntime(dataDir, waitMs);
       if (owner?.dynamoDbEndpoint && owner.tableName) {
         const dynamoDb = connectDynamoDb({ endpoint: owner.dynamoDbEndpoint, tableName: owner.tableName });
-        return { dynamoDb, runsWorkflows: owner.runsWorkflows === true, close: () => dynamoDb.close() };
+        return {
+          dynamoDb,
+          runsWorkflows: owner.runsWorkflows === true,
+          ...(owner.stepFunctionsEndpoint ? { stepFunctionsEndpoint: owner.stepFunctionsEndpoint } : {}),
+          announceStepFunctions: async () => undefined,
+          close: () => dynamoDb.close(),
+        };
       }
     }
     const claim = options.runsWorkflows ? await claimDataDirWaiting(dataDir, waitMs) : await claimDataDir(dataDir);
@@ -191,6 +209,7 @@ export async function openDataDir(options: OpenDataDirOptions): Promise<OpenedDa
     return {
       dynamoDb,
       runsWorkflows: options.runsWorkflows,
+      announceStepFunctions: (endpoint) => claim.announceStepFunctions(endpoint),
       async close() {
         await dynamoDb.close();
         // Only once the database is closed may another process open it.

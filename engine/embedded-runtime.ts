@@ -23,13 +23,15 @@ import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deplo
 import { defaultEnvironmentUpgradeSettings, type EnvironmentUpgradeSettings } from '../lambdas/activities/environment-upgrade/dependencies';
 import { createEnvironmentUpgradeHandlers } from '../lambdas/activities/environment-upgrade/handlers';
 import type { Site } from '../ports/site';
-import { createRollingUpgradeHandlers, type LambdaHandler, type RollingUpgradeFunctionName } from '../lambdas/activities/rolling-upgrade/handlers';
+import { createRollingUpgradeHandlers, type RollingUpgradeHandlers } from '../lambdas/activities/rolling-upgrade/handlers';
 import type { ConnectorState } from '../ports/connector-state';
 import type { Provisioner } from '../ports/provisioner';
 import { HEAD_NODE_INSTANCE_ID, SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
 import { JsonLinesEventLog, MemoryEventLog } from '../adapters/events/event-logs';
 import type { StatusEventLog } from '../ports/status-events';
-import { openDataDir } from './data-dir';
+import { openDataDir, type OpenedDataDir } from './data-dir';
+import { isGoneToken, OPERATOR_WAKE_OUTPUT } from './operator-wake';
+import { TaskTokenError } from './task-tokens';
 import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
 import { LocalStepFunctions, localExecutionArn, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
 import { runKindOf, type CancelResult, type GateResult, type RolloutRuntime, type SessionListing, type SessionKind, type SessionProgress, type SessionStatus, type SessionView, type StartedRun } from './runtime';
@@ -70,6 +72,21 @@ export interface EmbeddedRuntimeOptions {
    * Default: slurmrestd, BOS, HSM and the provisioner API over HTTP.
    */
   connectors?: (simulator: RunningSiteSimulator, deps: { connectorState: ConnectorState }) => SiteClients | Promise<SiteClients>;
+  /** Wraps each function as the engine invokes it (the bench and tests measure an increment's reads this way). */
+  wrapFunction?: (name: string, fn: LocalFunction) => LocalFunction;
+}
+
+/** A `wrapFunction` that pushes onto `reads` the DynamoDB items each call of the function `name` read (the counter is looked up per call). */
+export function itemsReadPerCall(name: string, reads: number[], counter: () => { itemsRead: number }): NonNullable<EmbeddedRuntimeOptions['wrapFunction']> {
+  return (fnName, fn) =>
+    fnName !== name
+      ? fn
+      : async (payload) => {
+          const before = counter().itemsRead;
+          const result = await fn(payload);
+          reads.push(counter().itemsRead - before);
+          return result;
+        };
 }
 
 /** The status events' JSON-lines file in a data directory. */
@@ -97,10 +114,10 @@ export class EmbeddedRuntime implements RolloutRuntime {
     readonly dynamoDbRequests: RequestCounter,
     /** ARN of each registered state machine, by its contracts name. */
     readonly stateMachineArns: Readonly<Record<StateMachineName, string>>,
-    readonly handlers: Record<RollingUpgradeFunctionName, LambdaHandler>,
+    readonly handlers: RollingUpgradeHandlers,
     /** The workflows' status events: the data directory's events.jsonl, or memory without one. */
     readonly events: StatusEventLog,
-    private readonly closeDataDir: () => Promise<void>,
+    private readonly data: OpenedDataDir,
     /** Fuel's releases and environments, seeded from the site file. */
     readonly environments: DynamoDbEnvironmentStore,
     /** The side-by-side environment upgrades' sessions. */
@@ -110,7 +127,22 @@ export class EmbeddedRuntime implements RolloutRuntime {
     /** Runs accepted by the API or refused by their first state, before (or instead of) their records. */
     readonly runStarts: DynamoDbRunStartStore,
   ) {
-    this.reads = new StoreSessions(store, deployments, taskRuns, true);
+    this.reads = new StoreSessions(store, deployments, taskRuns, true, undefined, (token) => this.wakeInProcess(token));
+  }
+
+  /** An in-process caller (tests, the facade) wakes a parked workflow on this very engine, as SendTaskSuccess would. */
+  private async wakeInProcess(taskToken: string): Promise<void> {
+    try {
+      this.engine.tokens.succeed(taskToken, OPERATOR_WAKE_OUTPUT);
+    } catch (err) {
+      if (err instanceof TaskTokenError && isGoneToken(err.code)) return;
+      throw err;
+    }
+  }
+
+  /** Once the engine is served (engine/serve.ts): other processes of the data directory wake parked workflows there. */
+  announceStepFunctionsEndpoint(url: string): Promise<void> {
+    return this.data.announceStepFunctions(url);
   }
 
   /** The in-process simulator; absent when the runtime drives a site through a profile. */
@@ -147,12 +179,14 @@ export class EmbeddedRuntime implements RolloutRuntime {
       const connected = connectedSite && (await connectedSite.connect({ connectorState }));
       site = simulator
         ? ((await options.connectors?.(simulator, { connectorState })) ??
-          createSiteClients({
+          { ...createSiteClients({
             workloadManagerUrl: simulator.urls.slurmrestd,
             bootServiceUrl: simulator.urls.bos,
             inventoryUrl: simulator.urls.hsm,
             provisionerUrl: simulator.urls.provisioner,
-          }))
+          }),
+            commands: simulatedHeadNode(simulator).transport,
+          })
         : {
             ...connected!.site,
             ...(connected!.provisioner ? { provisioner: connected!.provisioner } : {}),
@@ -198,7 +232,8 @@ export class EmbeddedRuntime implements RolloutRuntime {
     });
     const functions: Record<string, LocalFunction> = {};
     for (const [name, handler] of [...Object.entries(handlers), ...Object.entries(deploymentHandlers), ...Object.entries(taskGraphHandlers), ...Object.entries(environmentUpgradeHandlers)]) {
-      functions[name] = (payload) => handler(payload as never, {});
+      const fn: LocalFunction = (payload) => handler(payload as never, {});
+      functions[name] = options.wrapFunction?.(name, fn) ?? fn;
     }
 
     const engine = new LocalStepFunctions({ functions, time: clock });
@@ -206,7 +241,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const arns = Object.fromEntries(
       (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])]),
     ) as Record<StateMachineName, string>;
-    return new EmbeddedRuntime(engine, store, deployments, taskRuns, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, () => data.close(), environments, environmentUpgrades, site, runStarts);
+    return new EmbeddedRuntime(engine, store, deployments, taskRuns, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, data, environments, environmentUpgrades, site, runStarts);
   }
 
   /** Starts a workflow on the local engine; `executionName` is a fresh UUID unless given (tests name theirs). */
@@ -280,12 +315,12 @@ export class EmbeddedRuntime implements RolloutRuntime {
 
   async close(): Promise<void> {
     await this.runningSimulator?.close();
-    await this.closeDataDir();
+    await this.data.close();
   }
 }
 
-/** The in-process simulator's head node through its SSM endpoint (it answers at once: poll fast), reaching the nodes with pdsh. */
-function simulatedHeadNode(simulator: RunningSiteSimulator): TaskCommands {
+/** The in-process simulator's head node through its SSM endpoint (the real SSM client; it answers at once: poll fast): health check commands run there, task commands reach the nodes with pdsh. */
+function simulatedHeadNode(simulator: RunningSiteSimulator): TaskCommands & { transport: SsmTransport } {
   const transport = new SsmTransport({
     instanceIds: [HEAD_NODE_INSTANCE_ID],
     region: 'local',

@@ -122,6 +122,8 @@ export function connectDynamoDb(options: { endpoint: string; tableName: string }
 /** Counts of the DynamoDB commands sent through one client (and every DocumentClient built on it). */
 export interface RequestCounter {
   readonly total: number;
+  /** Items the reads returned (GetItem, BatchGetItem, Query, Scan): what an increment's cost grows with. */
+  readonly itemsRead: number;
   /** e.g. { PutItemCommand: 12, QueryCommand: 3 } */
   byCommand(): Record<string, number>;
 }
@@ -133,12 +135,15 @@ export interface RequestCounter {
 export function countRequests(rawClient: DynamoDBClient): RequestCounter {
   const counts: Record<string, number> = {};
   let total = 0;
+  let itemsRead = 0;
   rawClient.middlewareStack.add(
-    (next, context) => (args) => {
+    (next, context) => async (args) => {
       total++;
       const name = context.commandName ?? 'unknown';
       counts[name] = (counts[name] ?? 0) + 1;
-      return next(args);
+      const result = await next(args);
+      itemsRead += itemsOf(result.output as ReadOutput);
+      return result;
     },
     { step: 'initialize' },
   );
@@ -146,8 +151,20 @@ export function countRequests(rawClient: DynamoDBClient): RequestCounter {
     get total() {
       return total;
     },
+    get itemsRead() {
+      return itemsRead;
+    },
     byCommand: () => ({ ...counts }),
   };
+}
+
+type ReadOutput = { Item?: unknown; Responses?: Record<string, unknown[]>; Count?: number } | undefined;
+
+function itemsOf(output: ReadOutput): number {
+  if (!output) return 0;
+  if (output.Responses) return Object.values(output.Responses).reduce((sum, items) => sum + items.length, 0);
+  if (typeof output.Count === 'number') return output.Count;
+  return output.Item ? 1 : 0;
 }
 
 function listen(server: Server): Promise<number> {

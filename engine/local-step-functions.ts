@@ -5,6 +5,7 @@ import { ExecutionAbortedError, StateMachine } from 'aws-local-stepfunctions';
 import { placeholderValues, resolvePlaceholders } from '../contracts';
 import type { TimeSource } from '../simulator/sim-clock';
 import { historyEventsOf, type EngineEvent } from './history-events';
+import { namedError, TaskTokens, type TaskTimers } from './task-tokens';
 
 /** A function the local engine runs in place of a Lambda: takes the payload, returns the result. */
 export type LocalFunction = (payload: unknown) => Promise<unknown>;
@@ -104,6 +105,8 @@ interface Registered {
   definition: Record<string, unknown>;
   /** Names of the Wait states (run as Tasks; counted as Waits). */
   waits: Set<string>;
+  /** Callback tasks (`.waitForTaskToken`) by state name, with their timers (run on the engine's clock, not the engine's wall-clock timeout). */
+  callbacks: Map<string, TaskTimers>;
   machine: StateMachine;
 }
 
@@ -140,9 +143,12 @@ export class LocalStepFunctions {
   private readonly outcomes = new Map<string, Promise<ExecutionOutcome>>();
   private counter = 0;
   private readonly time: TimeSource;
+  /** The callback tasks waiting for SendTaskSuccess / SendTaskFailure (the endpoint and in-process callers reach them here). */
+  readonly tokens: TaskTokens;
 
   constructor(private readonly options: LocalStepFunctionsOptions) {
     this.time = options.time;
+    this.tokens = new TaskTokens(this.time);
     this.time.onStall(() => this.endStalled());
   }
 
@@ -159,7 +165,9 @@ export class LocalStepFunctions {
     // under jest that returns objects of another realm, which the engine's plain-object check rejects.
     const runnable = JSON.parse(text) as Record<string, unknown>;
     const waits = new Set<string>();
+    const callbacks = new Map<string, TaskTimers>();
     for (const [stateName, state] of allStates(runnable)) {
+      if (state.Type === 'Task' && String(state.Resource).endsWith(CALLBACK_SUFFIX)) callbacks.set(stateName, runCallbackWithToken(name, stateName, state));
       if (state.Type !== 'Wait') continue;
       waits.add(stateName);
       runWaitAsTask(state);
@@ -169,7 +177,7 @@ export class LocalStepFunctions {
     const machine = new StateMachine(runnable as never, { validationOptions: VALIDATED_DEFINITIONS.has(text) ? { noValidate: true } : { checkArn: true, checkPaths: true } });
     VALIDATED_DEFINITIONS.add(text);
     const arn = localStateMachineArn(name);
-    this.machines.set(arn, { name, arn, definition, waits, machine });
+    this.machines.set(arn, { name, arn, definition, waits, callbacks, machine });
     return arn;
   }
 
@@ -288,7 +296,8 @@ export class LocalStepFunctions {
 
   /** Virtual time stalled: nothing runs, nothing sleeps, so every open execution would wait forever. End them, saying so. */
   private endStalled(): void {
-    if (this.open.size === 0) return;
+    // A task waiting for its token waits for the outside (an operator's SendTaskSuccess), not for time: not a stall.
+    if (this.open.size === 0 || this.tokens.waiting > 0) return;
     const cause = `virtual time stalled: no task runs and no Wait is pending, yet ${[...this.open.keys()].join(', ')} did not end`;
     for (const open of this.open.values()) {
       open.stalled = cause;
@@ -340,6 +349,23 @@ export class LocalStepFunctions {
           throwIfStopped(stopped);
           figures.lambdaInvocations++;
           return this.invoke(resource, input, figures);
+        };
+      } else if (resource === `arn:aws:states:::lambda:invoke${CALLBACK_SUFFIX}`) {
+        // The callback pattern: the function gets the token in its payload; the task ends with SendTaskSuccess/Failure.
+        const timers = registered.callbacks.get(stateName)!;
+        handlers[stateName] = async (input) => {
+          const task = this.tokens.open(stateName, timers, stopped);
+          const { FunctionName, Payload } = withToken(input, task.token) as { FunctionName: string; Payload: unknown };
+          figures.lambdaInvocations++;
+          task.output.catch(() => undefined); // awaited below; it may end (a stop) while the function still runs
+          try {
+            await this.invoke(FunctionName, Payload, figures);
+          } catch (err) {
+            // A function error fails the task at once, as on AWS; its token can no longer be used.
+            this.tokens.abandon(task.token);
+            throw err;
+          }
+          return task.output;
         };
       } else if (resource === 'arn:aws:states:::states:startExecution') {
         handlers[stateName] = async (input) => {
@@ -419,6 +445,45 @@ function* allStates(definition: Record<string, unknown>): Generator<[string, Sta
   }
 }
 
+/** The callback pattern's resource suffix: the task waits for SendTaskSuccess / SendTaskFailure with its token. */
+const CALLBACK_SUFFIX = '.waitForTaskToken';
+/** Stands for `$$.Task.Token` in a callback task's Parameters until the task runs and its token exists. */
+const TOKEN_PLACEHOLDER = '@@rollout-local-task-token@@';
+
+/**
+ * Prepares a callback task in place: every `"<key>.$": "$$.Task.Token"` of its Parameters becomes
+ * the placeholder the handler fills with the task's token, and its TimeoutSeconds/HeartbeatSeconds
+ * move to the engine's clock (returned), since the engine's own task timeout is wall-clock time.
+ */
+function runCallbackWithToken(machine: string, stateName: string, state: StateDefinition): TaskTimers {
+  if (state.TimeoutSecondsPath !== undefined || state.HeartbeatSecondsPath !== undefined) {
+    throw new Error(`${machine}: state '${stateName}': TimeoutSecondsPath and HeartbeatSecondsPath are not supported by the embedded engine on a callback task`);
+  }
+  const replace = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(replace);
+    if (value === null || typeof value !== 'object') return value;
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>).map(([key, v]) => (key.endsWith('.$') && v === '$$.Task.Token' ? [key.slice(0, -2), TOKEN_PLACEHOLDER] : [key, replace(v)])),
+    );
+  };
+  state.Parameters = replace(state.Parameters);
+  const timers: TaskTimers = {
+    ...(typeof state.TimeoutSeconds === 'number' ? { timeoutSeconds: state.TimeoutSeconds } : {}),
+    ...(typeof state.HeartbeatSeconds === 'number' ? { heartbeatSeconds: state.HeartbeatSeconds } : {}),
+  };
+  delete state.HeartbeatSeconds;
+  state.TimeoutSeconds = WAIT_TIMEOUT_SECONDS;
+  return timers;
+}
+
+/** The task's evaluated Parameters with its token in place of the placeholder. */
+function withToken(value: unknown, token: string): unknown {
+  if (value === TOKEN_PLACEHOLDER) return token;
+  if (Array.isArray(value)) return value.map((v) => withToken(v, token));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, v]) => [key, withToken(v, token)]));
+}
+
 /** Rewrites a Wait state in place into a Task the local Wait handler runs (InputPath, OutputPath, Next and End stay). */
 function runWaitAsTask(state: StateDefinition): void {
   const { Seconds, SecondsPath, Timestamp, TimestampPath } = state;
@@ -458,12 +523,6 @@ function historyEntryOf(event: EngineEvent, timestamp: number): HistoryEntry | u
 function errorOf(event: EngineEvent): { error?: string; cause?: string } {
   const { Error: error, Cause: cause } = (event as { Error?: unknown; Cause?: unknown });
   return { ...(typeof error === 'string' ? { error } : {}), ...(typeof cause === 'string' ? { cause } : {}) };
-}
-
-function namedError(name: string, message: string): Error {
-  const error = new Error(message);
-  error.name = name;
-  return error;
 }
 
 function byteSize(value: unknown): number {

@@ -10,6 +10,9 @@ import { openDataDir } from './data-dir';
 import { EmbeddedRuntime } from './embedded-runtime';
 import type { RolloutSessions } from './runtime';
 import { StoreSessions } from './store-sessions';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { wakeThroughSfn } from './operator-wake';
+import { LOCAL_REGION } from './sfn-endpoint';
 
 export { DEFAULT_TIME_SCALE } from './embedded-runtime';
 
@@ -76,11 +79,19 @@ async function simulatedSiteClock({ timeScale, controlUrl }: { timeScale: number
 export async function openSessions(options: { dataDir: string }): Promise<RolloutSessions> {
   const data = await openDataDir({ dataDir: options.dataDir, runsWorkflows: false });
   const { tableName, client } = data.dynamoDb;
+  // The owner that runs the workflows serves Step Functions: approve, resume and cancel wake its parked executions there.
+  const sfn = data.stepFunctionsEndpoint
+    ? new SFNClient({ endpoint: data.stepFunctionsEndpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
+    : undefined;
   return new StoreSessions(
     new DynamoDbSessionStore({ tableName, client }),
     new DynamoDbDeploymentStore({ tableName, client }),
     new DynamoDbTaskRunStore({ tableName, client }),
     data.runsWorkflows,
-    () => data.close(),
+    async () => {
+      sfn?.destroy();
+      await data.close();
+    },
+    sfn ? wakeThroughSfn(sfn) : undefined,
   );
 }

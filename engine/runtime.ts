@@ -77,6 +77,8 @@ export interface GateResult {
   batch?: number;
   /** Whether a process that runs workflows holds the session (else the gate applies when it is resumed). */
   running: boolean;
+  /** The gate is stored, but the parked workflow could not be woken (the same command sends its token again): why. */
+  wakeError?: string;
 }
 
 /** How an execution (the last of its continue-as-new chain) ended. */
@@ -109,7 +111,9 @@ export type CancelResult = ({ kind: 'upgrade'; state: SessionState } | { kind: '
   id: string;
   /** Whether an execution (a process that runs workflows) works on the session now: if not, the cancel applies when it is resumed. */
   running: boolean;
-};
+  /** The cancel is stored, but a workflow parked for its operator could not be woken: why. */
+  wakeError?: string;
+}
 
 export type SessionStatus = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus }) & { ended: boolean };
 

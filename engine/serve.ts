@@ -47,6 +47,8 @@ export async function startServedControlPlane(options: OpenRuntimeOptions & { po
   let api: ListeningApi;
   try {
     listening = await endpoint.listen(options.port ?? 0);
+    // `rollout session approve|resume|cancel --data-dir` wake parked workflows through it.
+    await runtime.announceStepFunctionsEndpoint(listening.url);
     // Schedules a previous run of this data directory stored fire again.
     await scheduler.start();
   } catch (err) {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listenHttp, type HttpListener } from './http-listener';
+import { TaskTokenError } from './task-tokens';
 import { localExecutionArn, type ExecutionRecord, type ExecutionStatus, type HistoryEntry, type LocalStepFunctions } from './local-step-functions';
 
 /**
@@ -51,8 +52,8 @@ export type Route = (req: IncomingMessage, res: ServerResponse) => Promise<boole
  * A Step Functions-compatible endpoint over the local engine: AWS JSON 1.0, so the real
  * `@aws-sdk/client-sfn` works unchanged with an endpoint override. StopExecution aborts as on AWS
  * (no Catch, no cleanup: drained nodes stay drained); the CRUS-safe stop is the store's cancel
- * request (`rollout session cancel`). The engine has no task tokens, so SendTask* answer
- * TaskDoesNotExist.
+ * request (`rollout session cancel`). SendTaskSuccess, SendTaskFailure and SendTaskHeartbeat
+ * reach the engine's callback tasks (`.waitForTaskToken`) by their tokens.
  */
 export class StepFunctionsEndpoint {
   private readonly operations: Record<string, Operation>;
@@ -70,9 +71,9 @@ export class StepFunctionsEndpoint {
       ListExecutions: async (r) => this.listExecutions(r),
       StopExecution: (r) => this.stopExecution(r),
       GetExecutionHistory: async (r) => getExecutionHistory(this.known(r), r),
-      SendTaskSuccess: noTask,
-      SendTaskFailure: noTask,
-      SendTaskHeartbeat: noTask,
+      SendTaskSuccess: async (r) => this.withToken(r, (token) => this.engine.tokens.succeed(token, stringField(r, 'output', true))),
+      SendTaskFailure: async (r) => this.withToken(r, (token) => this.engine.tokens.fail(token, stringField(r, 'error'), stringField(r, 'cause'))),
+      SendTaskHeartbeat: async (r) => this.withToken(r, (token) => this.engine.tokens.heartbeat(token)),
     };
   }
 
@@ -106,6 +107,19 @@ export class StepFunctionsEndpoint {
   /** Serves on `port` (0: an ephemeral one) of `host`, loopback unless given. */
   listen(port = 0, host = '127.0.0.1'): Promise<HttpListener> {
     return listenHttp((req, res) => void this.handle(req, res), port, host);
+  }
+
+  /** The callback tasks' API: AWS's exceptions for a token that is unknown or used (TaskDoesNotExist), or whose task timed out or stopped (TaskTimedOut). */
+  private withToken(request: Request, act: (token: string) => void): unknown {
+    const token = stringField(request, 'taskToken', true);
+    if (token.length > 2048) throw new ServiceError('InvalidToken', 'Invalid Token: a task token has at most 2048 characters');
+    try {
+      act(token);
+    } catch (err) {
+      if (err instanceof TaskTokenError) throw new ServiceError(err.code, err.message);
+      throw err;
+    }
+    return {};
   }
 
   private known(request: Request): ExecutionRecord {
@@ -225,11 +239,6 @@ function historyDetails(entry: HistoryEntry, record: ExecutionRecord, includeDat
       }
       return {};
   }
-}
-
-async function noTask(request: Request): Promise<never> {
-  const token = stringField(request, 'taskToken', true);
-  throw new ServiceError('TaskDoesNotExist', `Task Does Not Exist: the embedded engine issues no task tokens (got '${token.slice(0, 40)}')`);
 }
 
 function paginate<T>(items: T[], request: Request): { items: T[]; nextToken?: string } {

@@ -1,12 +1,13 @@
 import { DEPLOYMENT_STAGES, type DeploymentStage } from '../core/group-deployment';
 import { isDeploymentEnded, type DeploymentStore } from '../ports/deployment-store';
-import type { ProgressTally } from '../core/rolling-upgrade/session';
 import type { SessionStore } from '../ports/session-store';
 import type { TaskRunStore } from '../ports/task-run-store';
 import { buildTaskRunView, type TaskRunView } from './reports/task-run-report';
 import { buildDeploymentReport } from './reports/deployment-report';
 import { buildSessionReport } from './reports/session-report';
-import { SessionGateError, SessionNotFoundError } from '../core/errors';
+import { describeError, SessionGateError, SessionNotFoundError } from '../core/errors';
+import type { UpgradeSession } from '../core/rolling-upgrade/session';
+import type { OperatorWake } from './operator-wake';
 import type { CancelResult, GateResult, RolloutSessions, SessionListing, SessionProgress, SessionStatus, SessionView } from './runtime';
 
 /**
@@ -21,12 +22,8 @@ export class StoreSessions implements RolloutSessions {
     /** Whether a process that runs workflows holds the sessions (this one or the one reached). */
     private readonly running: boolean,
     private readonly onClose: () => Promise<void> = async () => undefined,
-    /**
-     * How progress counts nodes: every node record (exact; cheap on a local table), or the tally on
-     * the session item (one read per poll: a deployed stack's table, where a 10,000-node session's
-     * records cost read units at every poll).
-     */
-    private readonly counting: 'records' | 'tally' = 'records',
+    /** Sends SendTaskSuccess to a workflow parked for its operator; without it (no process runs the session) the gate is only stored. */
+    private readonly wake?: OperatorWake,
   ) {}
 
   async sessions(): Promise<SessionListing[]> {
@@ -53,7 +50,9 @@ export class StoreSessions implements RolloutSessions {
       return { id, kind: 'deployment', state: deployment.status, running: this.running };
     }
     const session = await this.upgrades.requestCancel(id);
-    return { id, kind: 'upgrade', state: session.state, running: this.running };
+    // A workflow parked for its operator must wake to apply the deletion rules.
+    const wakeError = await this.wakeUp(session);
+    return { id, kind: 'upgrade', state: session.state, running: this.running, ...(wakeError ? { wakeError } : {}) };
   }
 
   async gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
@@ -62,31 +61,56 @@ export class StoreSessions implements RolloutSessions {
     if (session.mode !== 'window') throw new SessionGateError(id, action, "only a session in mode 'window' has the gate");
     if (session.completed || (session.state !== 'UPDATING' && session.state !== 'DELETING')) throw new SessionGateError(id, action, `the session is ${session.state}`);
     if (action !== 'approve') {
-      await this.upgrades.setOperatorGate(id, { paused: action === 'pause' });
-      return { id, action, running: this.running };
+      const updated = await this.upgrades.setOperatorGate(id, { paused: action === 'pause' });
+      // A pause closes the gate further: nothing parked needs waking for it.
+      const wakeError = action === 'unpause' ? await this.wakeUp(updated) : undefined;
+      return { id, action, running: this.running, ...(wakeError ? { wakeError } : {}) };
     }
     const wave = session.progress.window?.awaitingApproval;
     if (wave === undefined) throw new SessionGateError(id, action, `it is not waiting for an approval${session.progress.window?.waiting ? ` (waiting: ${session.progress.window.waiting})` : ''}`);
-    await this.upgrades.setOperatorGate(id, { approveWave: wave });
-    return { id, action, batch: wave + 1, running: this.running };
+    const wakeError = await this.wakeUp(await this.upgrades.setOperatorGate(id, { approveWave: wave }));
+    return { id, action, batch: wave + 1, running: this.running, ...(wakeError ? { wakeError } : {}) };
+  }
+
+  /**
+   * Wakes the execution parked with the session's stored token, if any. The gate is stored already,
+   * so a wake that fails (the control plane unreachable) is said, not thrown: the same command again
+   * sends the token again (the task waits for it until then).
+   */
+  private async wakeUp(session: UpgradeSession): Promise<string | undefined> {
+    const token = session.operator?.taskToken;
+    if (!token || !this.wake) return undefined;
+    try {
+      await this.wake(token);
+      return undefined;
+    } catch (err) {
+      return describeError(err);
+    }
   }
 
   async progress(id: string): Promise<SessionProgress | undefined> {
     const session = await this.upgrades.getSession(id);
     if (session) {
-      const { step, stage, window, tally } = session.progress;
-      const [counts, message] = await Promise.all([this.counting === 'tally' && tally ? tally : this.countNodes(id), this.upgrades.latestMessage(id)]);
-      const { upgraded, failed, inFlight = 0, draining = 0 } = counts;
+      // The session item (the workflow keeps the counts there: Progress.counts, the window's in-flight index) and the newest message.
+      const { step, stage, window, counts } = session.progress;
+      const message = await this.upgrades.latestMessage(id);
       return {
         kind: 'upgrade',
         step,
         steps: session.stepCount,
         stage,
         total: session.nodeCount,
-        upgraded,
-        failed,
+        upgraded: counts?.upgraded ?? 0,
+        failed: counts?.failed ?? 0,
         ...(window
-          ? { window: { inFlight, draining, ...(window.waiting ? { waiting: window.waiting } : {}), ...(window.halted ? { halted: window.halted.reason } : {}) } }
+          ? {
+              window: {
+                inFlight: window.inFlight?.length ?? 0,
+                draining: window.draining ?? 0,
+                ...(window.waiting ? { waiting: window.waiting } : {}),
+                ...(window.halted ? { halted: window.halted.reason } : {}),
+              },
+            }
           : {}),
         ...(message === undefined ? {} : { message }),
       };
@@ -114,17 +138,6 @@ export class StoreSessions implements RolloutSessions {
     if (session) return { kind: 'upgrade', state: session.state, ended: session.completed || session.state === 'DELETED' || session.state === 'HALTED' || session.state === 'READY' };
     const deployment = await this.deployments.getDeployment(id);
     return deployment && { kind: 'deployment', state: deployment.status, ended: isDeploymentEnded(deployment.status) };
-  }
-
-  private async countNodes(id: string): Promise<Required<ProgressTally>> {
-    const nodes = await this.upgrades.listNodes(id);
-    const count = (match: (node: (typeof nodes)[number]) => boolean) => nodes.filter(match).length;
-    return {
-      upgraded: count((node) => node.status === 'UPGRADED'),
-      failed: count((node) => node.status === 'FAILED'),
-      inFlight: count((node) => node.status === 'IN_PROGRESS'),
-      draining: count((node) => node.status === 'IN_PROGRESS' && node.phase === 'DRAINING'),
-    };
   }
 
   async taskRun(id: string): Promise<TaskRunView | undefined> {

@@ -43,7 +43,7 @@ export class VirtualClock implements TimeSource {
   private activity = 0;
   private checking = false;
   private advances = 0;
-  /** `settled()` waiters, released at most once per simulated instant (the `advances` count they were last released at). */
+  /** `settled()` waiters, released at most once per simulated instant or outside event (the `advances` count they were last released at). */
   private settleWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
   private releasedAt = -1;
   private readonly stallListeners = new Set<() => void>();
@@ -95,6 +95,13 @@ export class VirtualClock implements TimeSource {
       this.settleWaiters.push({ resolve, reject });
       this.watch();
     });
+  }
+
+  outsideEvent(): void {
+    // A new epoch without moving time: the settled() waiters released at this instant may look again.
+    this.advances++;
+    this.activity++;
+    this.watch();
   }
 
   onStall(listener: () => void): () => void {

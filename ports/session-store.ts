@@ -1,4 +1,5 @@
 import type { NodeRecord, Progress, SessionState, UpgradeSession } from '../core/rolling-upgrade/session';
+import type { OperatorWait } from '../core/rolling-upgrade/operator-gate';
 
 /**
  * Durable state of rolling-upgrade sessions: the session and its progress, the plan snapshot,
@@ -38,6 +39,12 @@ export interface SessionStore {
    * with the workflow's progress writes. Throws SessionNotFoundError.
    */
   setOperatorGate(upgradeId: string, change: { paused?: boolean; approveWave?: number }): Promise<UpgradeSession>;
+  /**
+   * Stores the workflow's task token on the session (`operator.taskToken`) in one conditional write,
+   * if the session still waits for its operator as `wait` says (UPDATING, and paused, or the wave not
+   * approved). Returns false, storing nothing, when it no longer does. Throws SessionNotFoundError.
+   */
+  parkForOperator(upgradeId: string, taskToken: string, wait: OperatorWait): Promise<boolean>;
 
   appendMessage(upgradeId: string, message: string): Promise<void>;
   /** Oldest first. */

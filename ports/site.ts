@@ -6,6 +6,7 @@
  */
 
 import type { BootSessionStatus, InventoryNode, WlmNode } from '../core/site/site-nodes';
+import type { CommandTransport } from './command-transport';
 
 export type { BootNodeOutcome, BootSessionStatus, InventoryNode, WlmBaseState, WlmNode } from '../core/site/site-nodes';
 
@@ -71,4 +72,10 @@ export interface Site {
   workloadManager: WorkloadManager;
   bootService: BootService;
   inventory: Inventory;
+  /**
+   * The site's head node, reached by its command transport (a site profile's `transport`, the
+   * simulator's SSM endpoint): where a rolling upgrade's health check command runs. Optional: a site
+   * reached by HTTP alone has none, and a request with `healthCheck.command` is refused for it.
+   */
+  commands?: CommandTransport;
 }

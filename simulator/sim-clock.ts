@@ -24,6 +24,11 @@ export interface TimeSource extends Clock {
   settled(): Promise<void>;
   /** Virtual time: `listener` hears when nothing runs and nothing sleeps (open work can never end). Returns the unsubscribe. */
   onStall(listener: () => void): () => void;
+  /**
+   * Something outside the workflows changed the world at this instant (an operator's SendTaskSuccess
+   * woke a parked execution): on virtual time, `settled()` waiters may look once more before time moves.
+   */
+  outsideEvent(): void;
 }
 
 export interface SimClockOptions {
@@ -64,6 +69,10 @@ export class SimClock implements TimeSource {
   /** Real milliseconds that `simSeconds` of simulated time take. */
   realMsFor(simSeconds: number): number {
     return (simSeconds * 1000) / this.timeScale;
+  }
+
+  outsideEvent(): void {
+    // Scaled time moves on its own: every settle is a new look.
   }
 
   sleep(simSeconds: number, signal?: AbortSignal): Promise<void> {

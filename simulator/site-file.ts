@@ -34,6 +34,8 @@ const faultsSchema = z.strictObject({
   returnToService: z.literal('never', { error: "must be 'never'" }).optional(),
   prepare: runFault.optional(),
   deploy: runFault.optional(),
+  /** `ssh <node> nhc` on the head node (a rolling upgrade's health check): `fail` exits 1 with NHC's ERROR line, `hang` never ends. */
+  healthCheck: runFault.optional(),
   /** Task-graph tasks by id (`setup_network: fail`): `fail` exits 1 at the task's end, `hang` never ends. */
   tasks: z.record(nonEmpty('a task id'), runFault).default({}),
 });

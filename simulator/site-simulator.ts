@@ -19,6 +19,8 @@ export interface SiteNodeState {
   killedJobs: number;
   prepareCount: number;
   deployCount: number;
+  /** Health checks (`ssh <node> nhc`) the head node ran on it. */
+  healthCheckCount: number;
   /** What the node's first job had left at the start: the lower bound's release time (null: a job that never ends). */
   initialBusySeconds: number | null;
   /**
@@ -107,6 +109,7 @@ export class SiteSimulator {
         killedJobs: wlm.killedJobs,
         prepareCount: this.provisioner.count(wlm.name, 'prepare'),
         deployCount: this.provisioner.count(wlm.name, 'deploy'),
+        healthCheckCount: this.headNode.healthChecks.get(wlm.name) ?? 0,
         ...service.get(wlm.name)!,
       };
     }

@@ -7,6 +7,7 @@ import { SessionNotCancellableError, SessionNotFoundError, StaleWriteError } fro
 import { stepCount } from '../../core/rolling-upgrade/step-plan';
 import type { NodeRecord, Progress, SessionState, UpgradeSession } from '../../core/rolling-upgrade/session';
 import type { NodeLock, SessionStore } from '../../ports/session-store';
+import type { OperatorWait } from '../../core/rolling-upgrade/operator-gate';
 import { batchGetAll, batchWriteAll } from './batch';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys, withoutUndefined } from './items';
 import { DynamoDbNodeLocks } from './node-locks';
@@ -188,20 +189,7 @@ export class DynamoDbSessionStore implements SessionStore {
   }
 
   async setOperatorGate(upgradeId: string, change: { paused?: boolean; approveWave?: number }): Promise<UpgradeSession> {
-    // A nested path cannot be set in the update that creates its parent map: create the map first.
-    await conditionalWrite(
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: sessionKey(upgradeId),
-          UpdateExpression: 'SET #operator = if_not_exists(#operator, :empty)',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#operator': 'operator' },
-          ExpressionAttributeValues: { ':empty': {} },
-        }),
-      ),
-      () => new SessionNotFoundError(upgradeId),
-    );
+    await this.ensureOperatorMap(upgradeId);
     const sets: string[] = [];
     const names: Record<string, string> = { '#operator': 'operator' };
     const values: Record<string, unknown> = {};
@@ -255,6 +243,44 @@ export class DynamoDbSessionStore implements SessionStore {
     await batchWriteAll(this.client, this.tableName, rest.map((key) => ({ DeleteRequest: { Key: { pk: key['pk'], sk: key['sk'] } } })));
     this.lastMessageMs.delete(upgradeId);
     return withoutKeys<UpgradeSession>(out.Attributes);
+  }
+
+  async parkForOperator(upgradeId: string, taskToken: string, wait: OperatorWait): Promise<boolean> {
+    await this.ensureOperatorMap(upgradeId);
+    const gate =
+      'paused' in wait
+        ? '#operator.#paused = :true'
+        : '(attribute_not_exists(#operator.#approved) OR NOT contains(#operator.#approved, :wave))';
+    const out = await conditionalWrite(
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: sessionKey(upgradeId),
+          UpdateExpression: 'SET #operator.#token = :token',
+          ConditionExpression: `#state = :updating AND ${gate}`,
+          ExpressionAttributeNames: { '#operator': 'operator', '#token': 'taskToken', '#state': 'state', ...('paused' in wait ? { '#paused': 'paused' } : { '#approved': 'approvedWaves' }) },
+          ExpressionAttributeValues: { ':token': taskToken, ':updating': 'UPDATING' satisfies SessionState, ...('paused' in wait ? { ':true': true } : { ':wave': wait.wave }) },
+        }),
+      ),
+    );
+    return out !== CONDITION_FAILED;
+  }
+
+  /** A nested path cannot be set in the update that creates its parent map: the operator map is created first. */
+  private async ensureOperatorMap(upgradeId: string): Promise<void> {
+    await conditionalWrite(
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: sessionKey(upgradeId),
+          UpdateExpression: 'SET #operator = if_not_exists(#operator, :empty)',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#operator': 'operator' },
+          ExpressionAttributeValues: { ':empty': {} },
+        }),
+      ),
+      () => new SessionNotFoundError(upgradeId),
+    );
   }
 
   async appendMessage(upgradeId: string, message: string): Promise<void> {

@@ -148,5 +148,11 @@ export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFrom
     (tasks.transport ?? profile.transport)
       ? { transport: commands.transportOf(tasks, context('tasks')), nodeExec: profile.tasks?.nodeExec ?? DEFAULT_NODE_EXEC, fanout: profile.tasks?.fanout ?? DEFAULT_FANOUT }
       : undefined;
-  return { site: { workloadManager, bootService, inventory }, ...(provisioner ? { provisioner } : {}), ...(taskCommands ? { taskCommands } : {}) };
+  // The profile's own transport reaches the head node: health check commands run there.
+  const headNode = profile.transport ? commands.transportOf({}, context('transport')) : undefined;
+  return {
+    site: { workloadManager, bootService, inventory, ...(headNode ? { commands: headNode } : {}) },
+    ...(provisioner ? { provisioner } : {}),
+    ...(taskCommands ? { taskCommands } : {}),
+  };
 }

@@ -110,7 +110,9 @@ export function registerSessionCommands(program: Command): void {
         const found = await sessions.session(id);
         kind = found?.kind;
         if (found?.kind !== 'upgrade' || !found.report.paused) return;
-        resumedRunning = (await sessions.gate(id, 'unpause')).running;
+        const result = await sessions.gate(id, 'unpause');
+        if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
+        resumedRunning = result.running;
       });
       if (kind === undefined) throw new CliError(`no upgrade or deployment with id '${id}'`, ExitCode.invalidInput);
       if (resumedRunning) {
@@ -129,7 +131,7 @@ export function registerSessionCommands(program: Command): void {
         process.stdout.write(
           result.running
             ? `session ${id} paused: no new node starts; nodes in flight finish. Resume with: rollout session resume ${id}\n`
-            : `session ${id} paused, but no rollout process is running it: it stays paused when it is resumed\n`,
+            : `session ${id} paused; no rollout process is running it. \`rollout session resume ${id}\` lifts the pause and takes it over\n`,
         );
       }),
     );
@@ -141,6 +143,7 @@ export function registerSessionCommands(program: Command): void {
       withSessions(options, async (sessions) => {
         const result = await gateOrExit(sessions, id, 'approve');
         process.stdout.write(`session ${id}: batch ${result.batch} approved${result.running ? '' : ' (no rollout process is running it: it starts when the session is resumed)'}\n`);
+        if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
       }),
     );
 
@@ -161,6 +164,7 @@ export function registerSessionCommands(program: Command): void {
           throw err;
         }
         process.stdout.write(`${cancelMessage(result)}\n`);
+        if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
       }),
     );
 }
@@ -251,6 +255,11 @@ async function untilEnded(sessions: RolloutSessions, id: string, kind: SessionKi
     }
     await new Promise((resolve) => setTimeout(resolve, wait));
   }
+}
+
+/** The gate is stored but the parked workflow did not hear of it: the same command sends the stored token again. */
+function notWoken(why: string): string {
+  return `stored, but the workflow waiting for its operator could not be woken (${why}): run the command again to send its task token again`;
 }
 
 async function gateOrExit(sessions: RolloutSessions, id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {

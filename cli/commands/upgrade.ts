@@ -36,6 +36,8 @@ interface UpgradeOptions extends SiteSourceOptions, TargetOptions {
   maxFailed?: string;
   haltOnOutsideFailures?: boolean;
   bakeSeconds?: string;
+  healthCheck?: string;
+  healthCheckTimeout?: string;
   maintenanceWindow?: string[];
   timeScale?: string;
   json?: boolean;
@@ -70,6 +72,8 @@ export function registerUpgradeCommand(program: Command): void {
     .option('--max-failed <n|p%>', 'halt (state HALTED) once more nodes than this failed, a count or a share of the plan')
     .option('--halt-on-outside-failures', 'window: halt when a node outside the plan (in the inventory, not in the starting group) goes DOWN or FAIL during the run')
     .option('--bake-seconds <seconds>', 'window with batches: wait this long after each batch')
+    .option('--health-check <command>', "a node returns to service only once this command exits 0, run on the site's head node with {node} its name, e.g. 'ssh {node} /usr/sbin/nhc'")
+    .option('--health-check-timeout <seconds>', 'longest a health check command may run before the node fails (default 300)')
     .option('--maintenance-window <cron,minutes[,tz]>', 'new nodes start only inside this window (repeatable), e.g. "0 22 * * *,240,Europe/Zurich"', collect, [])
     .option('--time-scale <n>', `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host (--site only: a --site-config site runs on the wall clock, or on the scaled clock of the rollout simulate it names)`)
     .option('--json', 'print the final session as one JSON object')
@@ -117,6 +121,10 @@ function requestFrom(options: UpgradeOptions): UpgradeRequestInput {
     maxFailed: numberOrRaw(options.maxFailed),
     haltOnOutsideFailures: options.haltOnOutsideFailures,
     bakeSeconds: numberOrRaw(options.bakeSeconds),
+    healthCheck:
+      options.healthCheck !== undefined || options.healthCheckTimeout !== undefined
+        ? { ...(options.healthCheck !== undefined ? { command: options.healthCheck } : {}), ...(options.healthCheckTimeout !== undefined ? { timeoutSeconds: numberOrRaw(options.healthCheckTimeout) } : {}) }
+        : undefined,
     maintenanceWindows: options.maintenanceWindow && options.maintenanceWindow.length > 0 ? options.maintenanceWindow.map(maintenanceWindowOption) : undefined,
   };
   return {

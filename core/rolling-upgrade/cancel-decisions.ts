@@ -65,8 +65,7 @@ export function decideCancel({
       ? [...recordNodes(nodes, { status: 'FAILED', reason: FailureReason.sessionDeleted }), ...releaseLocks(nodes)]
       : failNodes(session, nodes, FailureReason.sessionDeleted, observed.wlm);
   const message = nodes.length > 0 ? `Cancelled: ${nodes.length} node(s) at plan positions ${from}-${to - 1} failed` : undefined;
-  const tally = { ...(progress.tally ?? { upgraded: 0, failed: 0 }), failed: (progress.tally?.failed ?? 0) + nodes.length };
-  const next = to >= session.nodeCount ? { ...cleanup, tally } : { ...progress, cancelCursor: to, tally };
+  const next = to >= session.nodeCount ? cleanup : { ...progress, cancelCursor: to };
   return { progress: next, waitSeconds: 0, actions, ...(message ? { message } : {}) };
 }
 

@@ -10,7 +10,8 @@ export type SessionState = 'UPDATING' | 'READY' | 'DELETING' | 'DELETED' | 'HALT
 export type NodeStatus = 'NOT_STARTED' | 'IN_PROGRESS' | 'UPGRADED' | 'FAILED';
 
 /** Where a node is inside its step; kept per node so that a retried handler knows what is already done. */
-export type NodePhase = 'LOCKED' | 'DRAINING' | 'QUIESCED' | 'BOOTING' | 'BOOTED' | 'DONE' | 'LOCK_LOST';
+/** CHECKING: back in Slurm, its health check command running (healthCheck.command); it stays drained until the check passes. */
+export type NodePhase = 'LOCKED' | 'DRAINING' | 'QUIESCED' | 'BOOTING' | 'BOOTED' | 'CHECKING' | 'DONE' | 'LOCK_LOST';
 
 /** Failure reasons, as CRUS writes them into the WLM and the session (ours extend CRUS's where it had no timeout). */
 export const FailureReason = {
@@ -19,6 +20,7 @@ export const FailureReason = {
   sessionDeleted: 'upgrade-session-deleted-before-completion',
   quiesceTimeout: 'upgrading-time-out-quiescing',
   bootTimeout: 'upgrading-time-out-booting',
+  healthCheckFailed: 'upgrading-health-check-failed',
 } as const;
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
 
@@ -48,19 +50,12 @@ export interface Progress {
   /** Mode window: the scheduler's session-wide state (the per-op state lives in the node records). */
   window?: WindowProgress;
   /**
-   * Node counts kept on the session item, so that a watcher of a deployed stack reads one item per
-   * poll instead of every node record: lock-step adds a step's counts when the step ends (and the
-   * nodes a cancel fails), mode window counts every increment.
+   * Nodes upgraded and failed so far, for a progress display that reads the session item alone.
+   * Lock-step adds a step's nodes when the step ends (and a cancel's chunks as they are failed);
+   * mode window counts a node when it leaves the in-flight index, in the same write. Each is a
+   * conditional write of the progress, so a retried increment never counts a node twice.
    */
-  tally?: ProgressTally;
-}
-
-export interface ProgressTally {
-  upgraded: number;
-  failed: number;
-  /** Mode window: nodes out of service or being drained, and those draining. */
-  inFlight?: number;
-  draining?: number;
+  counts?: { upgraded: number; failed: number };
 }
 
 /** The annealer's session-wide state: small and bounded, so it fits on the session item at any fleet size. */
@@ -81,6 +76,25 @@ export interface WindowProgress {
    * (only those that go DOWN or FAIL later halt the run). Small on a healthy site.
    */
   outsideDownAtStart?: string[];
+  /**
+   * The in-flight index: plan positions of the nodes with an op in TRANSITION (at most maxUnavailable
+   * + drainAhead), the only node records an increment reads. A node enters it before it is recorded
+   * and drained (intent first) and leaves it in the write that counts it done.
+   */
+  inFlight?: number[];
+  /** Every plan position's mark (core/rolling-upgrade/plan-marks.ts): TODO, upgraded, failed or gone (lock lost). */
+  marks?: string;
+  /** Ops of the current wave that ended (upgraded or failed), and when the last one did: the wave's quota and bake. */
+  waveEnded?: number;
+  waveLastEndedAt?: number;
+  /**
+   * Plan positions whose drain ahead was lifted (no free slot when the job ended, or the run
+   * stopped), one bit each (core/rolling-upgrade/plan-marks.ts): never drained ahead again, so a
+   * node is drained at most twice.
+   */
+  releasedAhead?: string;
+  /** Nodes in flight still draining, as of the last increment (the progress display). */
+  draining?: number;
 }
 
 export interface UpgradeSession extends UpgradeRequest {
@@ -100,7 +114,15 @@ export interface UpgradeSession extends UpgradeRequest {
    * `approve` adds the batch (0-based wave) waited for. Kept apart from the progress, which only the
    * workflow writes, so an operator's write never races with it; each increment reads both.
    */
-  operator?: { paused?: boolean; approvedWaves?: number[] };
+  operator?: {
+    paused?: boolean;
+    approvedWaves?: number[];
+    /**
+     * The task token of the workflow's `Wait For Operator` state, stored by AwaitOperator while the
+     * session waits for its operator: approve, resume and cancel send SendTaskSuccess with it.
+     */
+    taskToken?: string;
+  };
 }
 
 export interface NodeRecord {
@@ -116,6 +138,8 @@ export interface NodeRecord {
   op?: WindowOp;
   /** Mode window: the boot session this node was booted in, when, and when the boot service reported it. */
   boot?: { session: string; requestedAt: number; finishedAt?: number };
+  /** Phase CHECKING: the health check command started on the site's command transport (its id there) and when. */
+  check?: { id: string; startedAt: number };
 }
 
 /** A node's op as the annealer keeps it (core/scheduling Operation), minus what the plan gives (id, rank). */
@@ -141,4 +165,6 @@ export interface WorkflowState {
   iterationLimit: number;
   /** How many executions came before this one in the session's chain. */
   generation: number;
+  /** The session waits for its operator (an approval, a pause) with nothing in flight: park on a task token instead of polling. */
+  waitForOperator?: boolean;
 }

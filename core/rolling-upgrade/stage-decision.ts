@@ -19,6 +19,11 @@ export type NodeAction =
   | { type: 'removeFromGroup'; label: string; nodes: string[] }
   | { type: 'startBoot'; name: string; template: string; limit: string }
   | { type: 'recordNodes'; records: NodeRecord[] }
+  /**
+   * Starts `command` (with `{node}` the node's quoted name) on the site's command transport for each
+   * record, then records it with the command's id (phase CHECKING, `check.startedAt` as given).
+   */
+  | { type: 'startHealthChecks'; command: string; timeoutSeconds: number; records: NodeRecord[] }
   | { type: 'releaseLocks'; nodes: string[] }
   | { type: 'closeSession'; state: SessionState; completed: boolean };
 
@@ -27,6 +32,8 @@ export interface StageOutcome {
   progress: Progress;
   /** Seconds to wait before the next attempt (polling); 0 to go on at once. */
   waitSeconds: number;
+  /** Nothing can move until the operator acts (approve, resume): the workflow parks on a task token instead of polling. */
+  waitForOperator?: boolean;
   message?: string;
 }
 
@@ -99,6 +106,12 @@ export function decideLocksLost(step: number | 'window', nodes: readonly NodeRec
 }
 
 export const names = (nodes: readonly { name: string }[]): string[] => nodes.map((n) => n.name);
+
+/** `counts` plus the upgraded and failed nodes among `records` (minus those among `already`, counted before). */
+export function addCounts(counts: Progress['counts'], records: readonly Pick<NodeRecord, 'status'>[], already: Progress['counts'] = { upgraded: 0, failed: 0 }): NonNullable<Progress['counts']> {
+  const of = (status: NodeRecord['status']) => records.filter((r) => r.status === status).length;
+  return { upgraded: (counts?.upgraded ?? 0) + of('UPGRADED') - (already?.upgraded ?? 0), failed: (counts?.failed ?? 0) + of('FAILED') - (already?.failed ?? 0) };
+}
 
 /** Drained, by us or by anyone: a node an admin drained is drained already for our purposes. */
 export function isDrained(node: WlmNode | undefined): boolean {

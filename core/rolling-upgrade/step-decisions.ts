@@ -15,7 +15,9 @@ import {
   type StageDecision,
   type StageInput,
 } from './stage-decision';
-import { isBackAfterBoot, isQuiet } from './wlm-readiness';
+import { isQuiet } from './wlm-readiness';
+import { describeHealthFailures, returnVerdict, startChecks, type HealthCheckResult } from './health-check';
+import { healthCheckCommand } from './upgrade-request';
 
 /**
  * The decisions of one step, stage by stage (CRUS's watcher): each is given what the activity
@@ -199,36 +201,51 @@ export function decideEvaluateBoot({ session, progress, nodes, observed, now }: 
 }
 
 /**
- * WLM_WAITING: resume each node that is really back (rebooted, responding, idle) and count it
- * upgraded; past the return timeout fail the rest with `upgrading-time-out-wlm-waiting`. Only our
- * drain is lifted: a node an admin drained for another reason is upgraded and stays drained.
+ * WLM_WAITING: resume each node that is really back (rebooted, responding, idle) and, with
+ * `healthCheck.command`, whose health check passed, and count it upgraded; a node whose check failed
+ * (or gave no result within its timeout) is FAILED with `upgrading-health-check-failed`; past the
+ * return timeout, fail the nodes still not back with `upgrading-time-out-wlm-waiting`. Only our drain
+ * is lifted: a node an admin drained for another reason is upgraded and stays drained.
  */
-export function decideReturnToService({ session, progress, nodes, observed, now }: StageInput<WlmObserved>): StageDecision {
-  const back = nodes.filter((n) => {
-    const state = observed.wlm.get(n.name);
-    return state !== undefined && isBackAfterBoot(state, progress.bootRequestedAt!);
-  });
+export function decideReturnToService({ session, progress, nodes, observed, now }: StageInput<WlmObserved & { checks?: ReadonlyMap<string, HealthCheckResult> }>): StageDecision {
+  const back: NodeRecord[] = [];
+  const toCheck: NodeRecord[] = [];
+  const checking: NodeRecord[] = [];
+  const notBack: NodeRecord[] = [];
+  const unhealthy: { node: NodeRecord; detail: string }[] = [];
+  for (const node of nodes) {
+    const verdict = returnVerdict(session, node, observed.wlm.get(node.name), progress.bootRequestedAt!, observed.checks?.get(node.name), now);
+    if (verdict.kind === 'back') back.push(node);
+    else if (verdict.kind === 'check') toCheck.push(node);
+    else if (verdict.kind === 'failed') unhealthy.push({ node, detail: verdict.detail });
+    else (verdict.checking ? checking : notBack).push(node);
+  }
   const drained = back.filter((n) => isOurDrain(observed.wlm.get(n.name)));
+  const command = healthCheckCommand(session);
   const actions: NodeAction[] = [
     ...(drained.length > 0 ? [{ type: 'resume' as const, nodes: names(drained) }] : []),
     ...recordNodes(back, { status: 'UPGRADED', phase: 'DONE' }),
     ...releaseLocks(back),
+    ...(toCheck.length > 0 && command ? [startChecks(toCheck, command, now)] : []),
+    ...failNodes(session, unhealthy.map((u) => u.node), FailureReason.healthCheckFailed, observed.wlm),
   ];
 
-  const backNames = new Set(names(back));
-  const waiting = nodes.filter((n) => !backNames.has(n.name));
-  const backMessage = back.length > 0 ? `Step ${progress.step}: ${back.length} node(s) back in service: ${shortList(names(back))}` : undefined;
-  if (waiting.length === 0) return nextStep(progress.step, now, actions, backMessage);
+  const parts = [
+    ...(back.length > 0 ? [`${back.length} node(s) back in service: ${shortList(names(back))}`] : []),
+    ...(toCheck.length > 0 ? [`health check started on ${toCheck.length} node(s): ${shortList(names(toCheck))}`] : []),
+    ...(unhealthy.length > 0 ? [`${unhealthy.length} node(s) failed their health check: ${describeHealthFailures(unhealthy.map((u) => ({ name: u.node.name, detail: u.detail })))}`] : []),
+  ];
+  const backMessage = parts.length > 0 ? `Step ${progress.step}: ${parts.join('; ')}` : undefined;
+  if (notBack.length === 0 && checking.length === 0 && toCheck.length === 0) return nextStep(progress.step, now, actions, backMessage);
 
   const since = progress.bootFinishedAt ?? progress.stageStartedAt;
-  if (now - since < session.wlmReturnTimeoutSeconds * 1000) {
+  if (notBack.length === 0 || now - since < session.wlmReturnTimeoutSeconds * 1000) {
     return { progress, waitSeconds: session.pollIntervalSeconds, actions, ...(backMessage ? { message: backMessage } : {}) };
   }
-  return nextStep(
-    progress.step,
-    now,
-    [...actions, ...failNodes(session, waiting, FailureReason.wlmTimeout, observed.wlm)],
-    (backMessage ? `${backMessage}; ` : `Step ${progress.step}: `) +
-      `${waiting.length} node(s) did not return within ${session.wlmReturnTimeoutSeconds} s: ${shortList(names(waiting))}`,
-  );
+  const timedOut = `${notBack.length} node(s) did not return within ${session.wlmReturnTimeoutSeconds} s: ${shortList(names(notBack))}`;
+  const failActions = [...actions, ...failNodes(session, notBack, FailureReason.wlmTimeout, observed.wlm)];
+  const message = backMessage ? `${backMessage}; ${timedOut}` : `Step ${progress.step}: ${timedOut}`;
+  // Nodes still being checked finish their check before the step ends.
+  if (checking.length > 0 || toCheck.length > 0) return { progress, waitSeconds: session.pollIntervalSeconds, actions: failActions, message };
+  return nextStep(progress.step, now, failActions, message);
 }

@@ -94,7 +94,11 @@ export const upgradeRequestSchema = z
     haltOnOutsideFailures: z.boolean({ error: 'haltOnOutsideFailures must be true or false' }).default(false),
     /** Wait this long after each batch (lock-step: step) before the next one starts. */
     bakeSeconds: seconds('bakeSeconds', { min: 0 }).default(0),
-    /** A node returns to service only once Slurm shows it healthy and this command (if any) succeeds on it. */
+    /**
+     * A node returns to service only once Slurm shows it healthy (idle, responding, not FAIL, rebooted)
+     * and this command, run on the head node through the site's command transport with `{node}` the
+     * node's quoted name (e.g. `ssh {node} /usr/sbin/nhc`), exits 0 within timeoutSeconds.
+     */
     healthCheck: z
       .strictObject({
         command: z
@@ -102,9 +106,17 @@ export const upgradeRequestSchema = z
           .trim()
           .min(1, 'healthCheck.command must not be empty')
           .refine((c) => !/[\n\r\0]/.test(c), { error: 'healthCheck.command must be one line' })
+          .refine((c) => c.includes('{node}'), { error: 'healthCheck.command must name the node to check as {node} (e.g. "ssh {node} /usr/sbin/nhc")' })
+          .refine((c) => [...c.matchAll(/\{([^{}]*)\}/g)].every((m) => m[1] === 'node'), { error: 'healthCheck.command may use only the placeholder {node}' })
           .optional(),
-        timeoutSeconds: seconds('healthCheck.timeoutSeconds').default(300),
+        /** How long the command may run (its execution timeout on the transport); default 300 s. */
+        timeoutSeconds: seconds('healthCheck.timeoutSeconds').optional(),
       }, { error: 'healthCheck must be an object with command and timeoutSeconds' })
+      .superRefine((check, ctx) => {
+        if (check.timeoutSeconds !== undefined && check.command === undefined) {
+          ctx.addIssue({ code: 'custom', path: ['timeoutSeconds'], message: 'healthCheck.timeoutSeconds bounds the health check command: give healthCheck.command too' });
+        }
+      })
       .optional(),
     /** New nodes start only inside one of these windows; nodes in flight finish. */
     maintenanceWindows: z.array(maintenanceWindowSchema, { error: 'maintenanceWindows must be a list' }).min(1, 'maintenanceWindows must not be empty').optional(),
@@ -173,6 +185,15 @@ export type UpgradeControls = Pick<
   | 'maintenanceWindows'
 >;
 
+/** A health check command may run this long unless the request says otherwise. */
+export const DEFAULT_HEALTH_CHECK_TIMEOUT_SECONDS = 300;
+
+/** The health check command a node must pass before it returns to service, if the request has one. */
+export function healthCheckCommand(request: Pick<UpgradeRequest, 'healthCheck'>): { command: string; timeoutSeconds: number } | undefined {
+  const command = request.healthCheck?.command;
+  return command === undefined ? undefined : { command, timeoutSeconds: request.healthCheck?.timeoutSeconds ?? DEFAULT_HEALTH_CHECK_TIMEOUT_SECONDS };
+}
+
 export function parseUpgradeRequest(input: unknown): UpgradeRequest {
   return parseOrThrow(upgradeRequestSchema, input, 'upgrade request');
 }
@@ -185,7 +206,6 @@ export function parseUpgradeRequest(input: unknown): UpgradeRequest {
 export function unsupportedControls(request: UpgradeRequest): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const notYet = (field: string, what: string) => problems.push({ field, message: `${what} is not supported by the workflow yet` });
-  if (request.healthCheck?.command !== undefined) notYet('healthCheck.command', 'a health-check command');
   if (request.mode === 'lockstep') {
     if (request.maxFailed !== undefined) notYet('maxFailed', "a failure budget in mode 'lockstep'");
     if (request.approval !== 'none') notYet('approval', "approval in mode 'lockstep'");

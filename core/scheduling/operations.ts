@@ -34,6 +34,11 @@ export interface Operation {
   /** The wave (batch, lock-step step) the op started in. */
   wave?: number;
   startedAt?: number;
+  /**
+   * TODO only: this node was drained ahead once and its drain lifted (no free slot when its job
+   * ended, or the run stopped). It is drained again only with a slot, never ahead: at most two drains.
+   */
+  releasedAhead?: boolean;
   /** When the op took its slot (== startedAt unless it was drained ahead). */
   admittedAt?: number;
   endedAt?: number;
@@ -45,10 +50,26 @@ export interface Operation {
   blockedBy?: string[];
 }
 
+/**
+ * What a view of the schedule leaves out, in aggregate: a caller at fleet scale hands the scheduler
+ * only the ops in TRANSITION and the candidates it looked at, and sums up the rest here.
+ */
+export interface OutsideTheView {
+  /** Nodes with an op in ERROR outside the view (the failure budget counts them). */
+  failedNodes: number;
+  /** Ops of the current wave that ended (ACTIVE or ERROR) outside the view, and the last end (the wave's quota and bake). */
+  waveEnded: number;
+  waveLastEndedAt?: number;
+  /** TODO ops outside the view: while there are any, the run is not finished (unless halted). */
+  todo: number;
+}
+
 /** Everything the scheduler knows between calls: plain JSON, so a workflow can store it. */
 export interface ScheduleState {
   /** In rank (plan) order. */
   ops: Operation[];
+  /** Absent: `ops` is the whole schedule. */
+  outside?: OutsideTheView;
   /** Index of the wave under way; -1 before the first start. */
   wave: number;
   /** Waves an operator approved to start (0-based wave index). */

@@ -53,8 +53,16 @@ export interface Decision {
   leftAlone: { op: string; reason: string }[];
   /** Finished only: ops that end BLOCKED behind failed ones. */
   blocked: { op: string; blockedBy: string[] }[];
+  /** Finished only, with a view: why every TODO op outside the view ends without having run. */
+  leftAloneOutside?: string;
   /** When this decision may change with no outcome or observation changing (bake ends, a window opens or closes). */
   recheckAt?: number;
+  /**
+   * The wave (0-based) that waits for an operator's approval not given yet: its predecessor is over and
+   * ops are left to start. Set whatever else holds the run back (a pause, a closed window), so that
+   * an operator can approve it while the run is paused.
+   */
+  approvalDue?: number;
 }
 
 function gateOf(observations: Observations, node: string): GateReason | undefined {
@@ -70,7 +78,7 @@ function failedNodeCount(ops: readonly Operation[]): number {
 }
 
 function haltReason(state: ScheduleState, policy: SchedulingPolicy, observations: Observations): string | undefined {
-  const failed = failedNodeCount(state.ops);
+  const failed = failedNodeCount(state.ops) + (state.outside?.failedNodes ?? 0);
   if (policy.maxFailedNodes !== undefined && failed > policy.maxFailedNodes) {
     return `${failed} failed nodes exceed maxFailed (${policy.maxFailedNodes})`;
   }
@@ -169,6 +177,9 @@ export function schedule(state: ScheduleState, policy: SchedulingPolicy, now: nu
 
   const inFlightAfter = () => busyNodes.size - decision.release.length + decision.start.length;
 
+  const due = approvalDue(state, policy, candidates.length + keptAhead.length);
+  if (due !== undefined) decision.approvalDue = due;
+
   if (stopped) {
     decision.wait = stopped;
   } else if (candidates.length > 0 || keptAhead.length > 0) {
@@ -177,7 +188,7 @@ export function schedule(state: ScheduleState, policy: SchedulingPolicy, now: nu
 
   recheckForAhead(state, policy, decision, now, remaining);
 
-  if (inFlightAfter() === 0 && decision.start.length === 0 && (halted !== undefined || candidates.length === 0)) {
+  if (inFlightAfter() === 0 && decision.start.length === 0 && (halted !== undefined || (candidates.length === 0 && !state.outside?.todo))) {
     finish(state, decision, halted);
   }
   return decision;
@@ -197,13 +208,13 @@ function startInWave(
   let wave = state.wave;
   const waveOps = wave < 0 ? [] : state.ops.filter((op) => op.wave === wave);
   const waveInFlight = waveOps.some((op) => op.state === 'TRANSITION');
-  let quota = wave < 0 ? 0 : waveSize(policy, wave) - waveOps.length;
+  let quota = wave < 0 ? 0 : waveSize(policy, wave) - waveOps.length - (state.outside?.waveEnded ?? 0);
   const waveOver = wave < 0 || (policy.admission === 'together' ? !waveInFlight : !waveInFlight && (quota <= 0 || candidates.length === 0));
 
   if (waveOver) {
     if (candidates.length === 0) return;
     if (wave >= 0 && policy.bakeSeconds > 0) {
-      const lastEnd = Math.max(...waveOps.map((op) => op.endedAt ?? -Infinity));
+      const lastEnd = Math.max(...waveOps.map((op) => op.endedAt ?? -Infinity), state.outside?.waveLastEndedAt ?? -Infinity);
       const until = lastEnd + policy.bakeSeconds * 1000;
       if (Number.isFinite(lastEnd) && now < until) {
         decision.wait = { kind: 'bake', until };
@@ -257,18 +268,29 @@ function startInWave(
   }
   if (policy.admission === 'together' || policy.drainAhead === 0) return;
 
-  // Then drain ahead: busy nodes next in order, within the wave, up to drainAhead without a slot.
-  // Only a node whose job surely outlasts the next decision: an idle one, or one whose job may end
-  // before we look again, would be out of service without a slot.
+  // Then drain ahead: busy nodes next in order, within the wave, up to drainAhead without a slot,
+  // none whose drain ahead was lifted before (so no node is drained more than twice). Only a node
+  // whose job surely outlasts the next decision: an idle one, or one whose job may end before we
+  // look again, would be out of service without a slot.
   let room = policy.drainAhead - (keptAhead.length - decision.admit.length - givenBack);
   for (const op of candidates.sort(byOrder)) {
     if (room <= 0 || quota <= 0) break;
-    if (startedNow.has(op.id) || nodesStarted.has(op.node) || due(op)) continue;
+    if (startedNow.has(op.id) || nodesStarted.has(op.node) || op.releasedAhead || due(op)) continue;
     decision.start.push({ op: op.id, holdsSlot: false });
     nodesStarted.add(op.node);
     room--;
     quota--;
   }
+}
+
+/** The next wave when it needs an approval not given yet and the wave under way is over (see startInWave). */
+function approvalDue(state: ScheduleState, policy: SchedulingPolicy, startable: number): number | undefined {
+  const next = state.wave + 1;
+  if (state.halted || startable === 0 || !needsApproval(policy, next) || state.approvedWaves.includes(next)) return undefined;
+  const waveOps = state.ops.filter((op) => op.wave === state.wave);
+  if (waveOps.some((op) => op.state === 'TRANSITION')) return undefined;
+  const over = policy.admission === 'together' || waveSize(policy, state.wave) - waveOps.length - (state.outside?.waveEnded ?? 0) <= 0;
+  return over ? next : undefined;
 }
 
 /** The next decision must come before the job of any op started ahead may end (minus the horizon). */
@@ -300,6 +322,7 @@ function finish(state: ScheduleState, decision: Decision, halted: string | undef
     const reason = halted !== undefined ? `halted: ${halted}` : (gated.get(op.id) ?? (op.state === 'BLOCKED' ? 'waiting for ops left alone' : 'not started'));
     decision.leftAlone.push({ op: op.id, reason });
   }
+  if (state.outside?.todo) decision.leftAloneOutside = halted !== undefined ? `halted: ${halted}` : 'not started';
 }
 
 /** Records a decision in the state. The caller then acts on the site (drain, boot, ...) for `start` and `admit`. */
@@ -318,7 +341,7 @@ export function applyDecision(state: ScheduleState, decision: Decision, now: num
     if (releases.has(op.id)) {
       const { holdsSlot: _h, wave: _w, startedAt: _s, ...rest } = op;
       const reason = leftAlone.get(op.id);
-      return { ...rest, state: 'TODO', ...(reason === undefined ? {} : { leftAlone: reason }) };
+      return { ...rest, state: 'TODO', releasedAhead: true, ...(reason === undefined ? {} : { leftAlone: reason }) };
     }
     if (leftAlone.has(op.id)) return { ...op, leftAlone: leftAlone.get(op.id)! };
     if (blocked.has(op.id)) return { ...op, blockedBy: blocked.get(op.id)! };

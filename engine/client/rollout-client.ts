@@ -14,6 +14,7 @@ import type { TaskRunView } from '../reports/task-run-report';
 import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
 import type { ControlPlaneEndpoints } from '../sfn-endpoint';
 import { StoreSessions } from '../store-sessions';
+import { wakeThroughSfn } from '../operator-wake';
 import { ScheduleClient } from './schedule-client';
 
 /** How a client reaches a control plane's APIs: endpoints (absent on AWS: the SDK's own), region, credentials. */
@@ -69,8 +70,8 @@ export class RolloutClient implements RolloutRuntime {
       new DynamoDbTaskRunStore({ tableName: endpoints.tableName, client: document }),
       true,
       undefined,
-      // A deployed stack's table (no endpoint override): progress reads the session item's tally, not every node record.
-      endpoints.dynamodbEndpoint ? 'records' : 'tally',
+      // approve, resume and cancel wake a workflow parked for its operator: SendTaskSuccess through this client.
+      wakeThroughSfn(this.sfn),
     );
     this.pollMs = connection.pollMs ?? 250;
   }

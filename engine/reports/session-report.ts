@@ -35,6 +35,8 @@ export interface SessionReport {
   paused?: boolean;
   /** Mode window: why startable nodes were not starting at the last increment (e.g. `approval of batch 2`). */
   waiting?: string;
+  /** The batch (1-based) that waits for `rollout session approve`, also while paused. */
+  awaitingApprovalOfBatch?: number;
   progress: Pick<Progress, 'step' | 'stage'>;
   counts: Record<NodeStatus, number>;
   messages: string[];
@@ -93,6 +95,9 @@ export async function buildSessionReport(store: SessionStore, session: UpgradeSe
     ...(session.progress.window?.halted ? { haltedReason: session.progress.window.halted.reason } : {}),
     ...(session.operator?.paused ? { paused: true } : {}),
     ...(session.progress.window?.waiting && !session.completed ? { waiting: session.progress.window.waiting } : {}),
+    ...(session.progress.window?.awaitingApproval !== undefined && session.state === 'UPDATING' && !session.operator?.approvedWaves?.includes(session.progress.window.awaitingApproval)
+      ? { awaitingApprovalOfBatch: session.progress.window.awaitingApproval + 1 }
+      : {}),
     progress: { step: session.progress.step, stage: session.progress.stage },
     counts,
     messages,

@@ -69,6 +69,8 @@ export class RolloutApi extends Construct {
     });
     grantTableActions(props.table, this.handler, 'Api');
     props.rollingUpgrade.grantStartExecution(this.handler);
+    // A cancel wakes an execution parked in `Wait For Operator`: SendTaskSuccess with its task token.
+    props.rollingUpgrade.grantTaskResponse(this.handler);
     props.groupDeployment.grantStartExecution(this.handler);
     props.environmentUpgrade.grantStartExecution(this.handler);
 

@@ -13,6 +13,7 @@ import { idForExecution } from '../../core/execution-id';
 import { runKindOf } from '../../engine/runtime';
 import { bodyText, MalformedRequestError, problemFor } from '../../api/problems';
 import { StoreSessions } from '../../engine/store-sessions';
+import { wakeThroughSfn } from '../../engine/operator-wake';
 import { documentClient, loadBootAndInventory, required } from './environment';
 
 /** The fields of an API Gateway REST (v1) proxy event the API reads. */
@@ -38,7 +39,8 @@ export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = ne
   const tableName = required(env, ENVIRONMENT.tableName);
   const client = documentClient();
   const sessionStore = new DynamoDbSessionStore({ tableName, client });
-  const reads = new StoreSessions(sessionStore, new DynamoDbDeploymentStore({ tableName, client }), new DynamoDbTaskRunStore({ tableName, client }), true);
+  // A cancel wakes a rolling upgrade parked for its operator (SendTaskSuccess with the token stored on the session).
+  const reads = new StoreSessions(sessionStore, new DynamoDbDeploymentStore({ tableName, client }), new DynamoDbTaskRunStore({ tableName, client }), true, undefined, wakeThroughSfn(sfn));
   // The REST API starts upgrades and deployments; task runs are started through Step Functions.
   const stateMachines: Partial<Record<WorkflowName, string>> = {
     rollingUpgrade: required(env, ENVIRONMENT.rollingUpgradeStateMachineArn),

@@ -18,5 +18,6 @@ export const CheckBoot = handlerFor('CheckBoot');
 export const EvaluateBoot = handlerFor('EvaluateBoot');
 export const CheckReturnToService = handlerFor('CheckReturnToService');
 export const AdvanceWindow = handlerFor('AdvanceWindow');
+export const AwaitOperator = handlerFor('AwaitOperator');
 export const CancelSession = handlerFor('CancelSession');
 export const CleanUp = handlerFor('CleanUp');

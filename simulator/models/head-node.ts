@@ -81,6 +81,8 @@ export class HeadNodeModel {
   readonly images = new Map<string, string>();
   /** Every command line run, in order: what a test asserts reached the head node. */
   readonly commandLog: string[] = [];
+  /** `ssh <node> nhc` runs per node: the health checks the site saw. */
+  readonly healthChecks = new Map<string, number>();
   private nextId = 1;
   private provisionRuns = 0;
 
@@ -439,18 +441,29 @@ export class HeadNodeModel {
     };
   }
 
-  /** `ssh [-o opt] [-l user] [-p port] [-i key] [-T|-n|-q|-x] NODE COMMAND...`: the command on one node. */
+  /**
+   * `ssh [options] NODE COMMAND...`: the head node reaching a compute node. A compute node runs LBNL's
+   * Node Health Check (`nhc`, e.g. `/usr/sbin/nhc`): it passes (exit 0), or with the node's
+   * `faults.healthCheck` fails (exit 1, NHC's ERROR line) or never returns (`hang`); a node Slurm does
+   * not know, or one down or not responding, refuses the connection (exit 255, as ssh). Any other
+   * command is a task-graph task command (onNode).
+   */
   private ssh(args: string[]): Output {
+    const WITH_VALUE = new Set(['-o', '-p', '-i', '-l', '-F', '-J']);
     let i = 0;
-    for (; i < args.length && args[i]!.startsWith('-'); i++) {
-      const option = args[i]!;
-      if (['-o', '-l', '-p', '-i'].includes(option)) i++;
-      else if (!['-T', '-n', '-q', '-x'].includes(option)) return { exitCode: 255, stderr: `ssh: unsupported option ${option}\n` };
-    }
-    const node = args[i];
-    if (!node || i + 1 >= args.length) return { exitCode: 255, stderr: 'ssh: usage: ssh NODE COMMAND\n' };
-    const run = this.onNode(node, args.slice(i + 1).join(' '));
-    return { exitCode: 0, pending: run };
+    while (i < args.length && args[i]!.startsWith('-')) i += WITH_VALUE.has(args[i]!) ? 2 : 1;
+    const [host, program, ...rest] = args.slice(i);
+    if (!host || !program) return { exitCode: 255, stderr: 'usage: ssh [options] destination command\n' };
+    if (program.split('/').pop() !== 'nhc') return { exitCode: 0, pending: this.onNode(host, args.slice(i + 1).join(' ')) };
+    const node = this.deps.workloadManager.get(host);
+    if (!node) return { exitCode: 255, stderr: `ssh: Could not resolve hostname ${host}: Name or service not known\n` };
+    if (node.flags.includes('NOT_RESPONDING') || node.base === 'DOWN') return { exitCode: 255, stderr: `ssh: connect to host ${host} port 22: Connection refused\n` };
+    if (rest.some((a) => a !== '-q' && a !== '-v')) return { exitCode: 2, stderr: `nhc: unsupported arguments: ${rest.join(' ')}\n` };
+    this.healthChecks.set(host, (this.healthChecks.get(host) ?? 0) + 1);
+    const fault = this.nodeFaults.get(host)?.healthCheck;
+    if (fault === 'hang') return { exitCode: 0, pending: () => undefined };
+    if (fault === 'fail') return { exitCode: 1, stdout: `ERROR:  nhc:  Health check failed:  check_fs_mount:  /scratch not mounted (simulated fault on ${host})\n` };
+    return { exitCode: 0, stdout: '' };
   }
 
   /**

@@ -40,6 +40,14 @@ export class InventoryModel {
     return [...this.nodes.values()];
   }
 
+  /** OpenCrowbar's gates changed while the site runs (an operator marks a node unavailable mid-run, or it dies). */
+  setGates(name: string, gates: { alive?: boolean | undefined; available?: boolean | undefined }): InventoryNodeRecord {
+    this.requireNode(name);
+    const node = { ...this.nodes.get(name)!, ...(gates.alive !== undefined ? { alive: gates.alive } : {}), ...(gates.available !== undefined ? { available: gates.available } : {}) };
+    this.nodes.set(name, node);
+    return node;
+  }
+
   hasGroup(label: string): boolean {
     return this.groups.has(label);
   }

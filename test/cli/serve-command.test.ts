@@ -115,3 +115,37 @@ describe('rollout serve --site-config: the served workflows drive the site a pro
     }
   });
 });
+
+describe('rollout session approve through a served control plane', () => {
+  let dir: string;
+  let serve: RunningServe;
+  afterAll(async () => {
+    await serve?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('wakes the execution parked for the approval with SendTaskSuccess, from a second process (--endpoint)', async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-approve-'));
+    const site = path.join(dir, 'site.yaml');
+    await writeFile(site, stringify({ nodes: names.map((name, i) => ({ name, nid: i + 1 })), groups: { compute: names, upgrading: [], failed: [] }, bootTemplates: ['cos-2.4'], timing: { bootSeconds: 60, returnSeconds: 10 } }));
+    serve = await startServe(['--site', site]);
+    const endpoint = serve.endpoints.stepFunctionsEndpoint;
+    const upgrade = runCli(['upgrade', '--endpoint', endpoint, ...upgradeArgs, '--mode', 'window', '--max-unavailable', '2', '--batches', '1', '--approval', 'each-batch', '--json']);
+
+    // The session parks after batch 1: its token is stored and `session get` says what it waits for.
+    let id: string | undefined;
+    for (const deadline = Date.now() + 60_000; !id && Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+      const listed = await runCliInProcess(['session', 'list', '--endpoint', endpoint, '--json']);
+      const upgradeId = listed.code === 0 ? (JSON.parse(listed.stdout) as { upgradeId: string }[])[0]?.upgradeId : undefined;
+      const got = upgradeId ? await runCliInProcess(['session', 'get', upgradeId, '--endpoint', endpoint]) : undefined;
+      if (got?.stdout.includes('waiting for the approval of batch 2')) id = upgradeId;
+    }
+    expect(id).toBeDefined();
+
+    const approved = await runCli(['session', 'approve', id!, '--endpoint', endpoint]);
+    expect(approved).toMatchObject({ code: 0, stdout: `session ${id}: batch 2 approved\n`, stderr: '' });
+    const finished = await upgrade;
+    expect(finished.code).toBe(0);
+    expect(JSON.parse(finished.stdout)).toMatchObject({ completed: true, counts: { UPGRADED: 4 } });
+  });
+});

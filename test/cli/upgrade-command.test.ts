@@ -82,10 +82,11 @@ describe('rollout upgrade', () => {
     const result = await runCliInProcess([
       'upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--wlm-timeout', '300',
       '--mode', 'window', '--max-unavailable', '50%', '--max-unavailable-per-rack', '2', '--batches', '1,2', '--json',
+      '--health-check', 'ssh {node} /usr/sbin/nhc', '--health-check-timeout', '120',
     ]);
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as Record<string, unknown> & { makespanSeconds: number };
-    expect(report).toMatchObject({ state: 'READY', completed: true, controls: { mode: 'window', maxUnavailable: '50%', maxUnavailablePerRack: 2, batches: [1, 2], order: 'plan' } });
+    expect(report).toMatchObject({ state: 'READY', completed: true, controls: { mode: 'window', maxUnavailable: '50%', maxUnavailablePerRack: 2, batches: [1, 2], order: 'plan', healthCheck: { command: 'ssh {node} /usr/sbin/nhc', timeoutSeconds: 120 } } });
     // At least one boot (60 s) and return (10 s) in each of the two batches and the window after them.
     expect(report.makespanSeconds).toBeGreaterThanOrEqual(3 * 70);
     expect(report.nodes).toMatchObject({ x1000c0s0b0n0: { status: 'UPGRADED' }, x1000c0s1b0n1: { status: 'FAILED', reason: 'upgrading-time-out-wlm-waiting' } });
@@ -107,6 +108,8 @@ describe('rollout upgrade', () => {
     [['--mode', 'sideways'], /mode must be one of: lockstep, window/],
     [['--mode', 'window', '--maintenance-window', '0 22 * * *,0'], /durationMinutes/],
     [['--approval', 'each-batch'], /approval: approval in mode 'lockstep' is not supported by the workflow yet/],
+    [['--health-check', '/usr/sbin/nhc'], /healthCheck\.command: healthCheck\.command must name the node to check as \{node\}/],
+    [['--health-check-timeout', '60'], /healthCheck\.timeoutSeconds: .*give healthCheck\.command too/],
     [['--halt-on-outside-failures'], /haltOnOutsideFailures: halting on failures outside the plan in mode 'lockstep' is not supported by the workflow yet/],
   ])('exits 2 on invalid window options %j, naming the field', async (extra, message) => {
     const result = await runCliInProcess(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', ...extra]);
@@ -183,6 +186,37 @@ describe('rollout session, from a second process', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no session with id 'no-such-id'/);
   });
+});
+
+describe('rollout session pause, approve and resume, from a second process (--data-dir)', () => {
+  it('parks the running window for its operator; approve and resume wake it through the owner\'s Step Functions endpoint', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-cli-'));
+    const site = path.join(dir, 'site.yaml');
+    await writeFile(site, siteYaml());
+    const dataDir = path.join(dir, 'data');
+    const args = ['--step-size', '2', '--mode', 'window', '--max-unavailable', '2', '--batches', '1', '--approval', 'each-batch', '--json', '--data-dir', dataDir];
+    const upgrade = startCli(['upgrade', '--site', site, ...baseArgs, ...args]);
+
+    const shown = async (id: string) => (await runCliInProcess(['session', 'get', id, '--data-dir', dataDir])).stdout;
+    let upgradeId: string | undefined;
+    for (const deadline = Date.now() + 60_000; !upgradeId && Date.now() < deadline; ) {
+      const listed = await runCliInProcess(['session', 'list', '--data-dir', dataDir, '--json']);
+      const id = listed.code === 0 ? (JSON.parse(listed.stdout) as { upgradeId: string }[])[0]?.upgradeId : undefined;
+      if (id && (await shown(id)).includes('waiting for the approval of batch 2')) upgradeId = id;
+    }
+    expect(upgradeId).toBeDefined();
+
+    // Paused while parked, then approved: the approval is kept, and `session get` says paused; nothing starts.
+    expect((await runCliInProcess(['session', 'pause', upgradeId!, '--data-dir', dataDir])).stdout).toMatch(/paused: no new node starts/);
+    expect(await runCliInProcess(['session', 'approve', upgradeId!, '--data-dir', dataDir])).toMatchObject({ code: 0, stdout: `session ${upgradeId}: batch 2 approved\n`, stderr: '' });
+    expect(await shown(upgradeId!)).toMatch(/paused by its operator: no new node starts until `rollout session resume/);
+
+    const resumed = await runCliInProcess(['session', 'resume', upgradeId!, '--data-dir', dataDir]);
+    expect(resumed).toMatchObject({ code: 0, stdout: `session ${upgradeId} resumed: the running upgrade starts new nodes again\n`, stderr: '' });
+    const finished = await upgrade.done;
+    expect(finished.code).toBe(0);
+    expect(JSON.parse(finished.stdout)).toMatchObject({ upgradeId, completed: true, counts: { UPGRADED: 4 } });
+  }, 150_000);
 });
 
 describe('rollout session resume', () => {

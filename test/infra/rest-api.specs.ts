@@ -45,6 +45,8 @@ export function restApiSpecs(stack: TemplateQueries): void {
     const started = grantedOn(statements, 'states:StartExecution');
     expect(started).toHaveLength(3);
     expect(started).toEqual(expect.arrayContaining([{ Ref: groupDeploymentId }, { Ref: rollingUpgradeId }, { Ref: environmentUpgradeId }]));
+    // A cancel wakes a rolling upgrade parked for its operator.
+    expect(grantedOn(statements, 'states:SendTaskSuccess')).toEqual([{ Ref: rollingUpgradeId }]);
     expect(grantedOn(statements, 'dynamodb:PutItem')).toContainEqual(getAttArn(tableId));
   });
 

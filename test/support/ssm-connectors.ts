@@ -44,6 +44,7 @@ export const freshSsmConnectorsPerCall: Connect = async (simulator, deps) => {
     bootService: fresh('bootService'),
     inventory: fresh('inventory'),
     provisioner: fresh('provisioner'),
+    commands: fresh('commands'),
     taskCommands: {
       nodeExec,
       fanout,
@@ -63,4 +64,5 @@ const PORT_METHODS = {
   bootService: ['templateExists', 'createSession', 'getSession'],
   inventory: ['getGroupMembers', 'addGroupMembers', 'removeGroupMembers', 'listNodes'],
   provisioner: ['startAction', 'getAction'],
+  commands: ['run', 'start', 'poll', 'findStarted'],
 } as const satisfies { [S in Exclude<keyof Required<SiteClients>, 'taskCommands'>]: readonly (keyof NonNullable<SiteClients[S]>)[] };

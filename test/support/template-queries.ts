@@ -90,7 +90,8 @@ export function taskTimeouts(asl: string): Map<string, number> {
       const functionName = (state.Parameters as Record<string, unknown> | undefined)?.FunctionName;
       const match = typeof functionName === 'string' ? functionName.match(/^\$\{(\w+)FunctionArn\}$/) : null;
       return [
-        ...(match ? [[match[1] as string, state.TimeoutSeconds as number] as [string, number]] : []),
+        // A callback task's TimeoutSeconds is its wait for the token, not its function's run: left out.
+        ...(match && !String(state.Resource).endsWith('.waitForTaskToken') ? [[match[1] as string, state.TimeoutSeconds as number] as [string, number]] : []),
         ...(state.ItemProcessor ? walk(state.ItemProcessor.States) : []),
       ];
     });

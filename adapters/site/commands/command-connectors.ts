@@ -22,7 +22,7 @@ export function commandConnectors(): ConnectorBuilders & { transportOf(service: 
     const key = JSON.stringify(config);
     let transport = transports.get(key);
     if (!transport) {
-      transport = newTransport(config, context);
+      transport = commandTransport(config, context);
       transports.set(key, transport);
     }
     return transport;
@@ -70,7 +70,8 @@ export function commandConnectors(): ConnectorBuilders & { transportOf(service: 
   };
 }
 
-function newTransport(config: TransportProfile, { profile }: ConnectorContext): CommandTransport {
+/** A transport as a profile describes it (a `rollout simulate` site's SSM endpoint is polled fast and signed with anything). */
+export function commandTransport(config: TransportProfile, { profile }: Pick<ConnectorContext, 'profile'>): CommandTransport {
   if (config.type === 'local') return new LocalTransport();
   // A `rollout simulate` site answers at once and checks no signature: poll fast, sign with anything.
   const simulated = profile.simulatedTime !== undefined;

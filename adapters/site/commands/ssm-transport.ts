@@ -108,6 +108,8 @@ export class SsmTransport implements CommandTransport {
         this.stats.getCommandInvocation++;
         out = await this.client.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }));
       } catch (err) {
+        // The command ended TimedOut, Cancelled, ...: its own error, with its status, not a failed poll.
+        if (err instanceof CommandTransportError) throw err;
         const name = errorName(err);
         // Right after SendCommand the invocation may not be visible yet: running, as far as we know.
         if (name === 'InvocationDoesNotExist' && ++missing <= 1) return undefined;

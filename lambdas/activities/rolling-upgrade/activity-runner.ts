@@ -1,10 +1,10 @@
 import { InvalidInputError, LockLostError, SessionNotFoundError, StaleWriteError } from '../../../core/errors';
 import { cancelSwitchesAt, decideCancelRequested } from '../../../core/rolling-upgrade/cancel-decisions';
-import { activeNodes, decideFailedAttempt, decideLocksLost, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
+import { activeNodes, addCounts, decideFailedAttempt, decideLocksLost, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
 import type { NodeRecord, Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import { applyDecision } from './apply-decision';
 import { loadStepNodes, renewLocks } from './observe';
-import { loadPlanRecords } from './advance-window';
+import { loadWindowInFlight } from './advance-window';
 import type { RollingUpgradeDependencies } from './dependencies';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
@@ -36,22 +36,16 @@ export async function runActivity(
   const session = await deps.store.getSession(state.upgradeId);
   if (!session) throw new SessionNotFoundError(state.upgradeId);
   const progress = session.progress;
-  const next = (p: Progress, waitSeconds: number): WorkflowState => ({
-    ...state,
-    stage: p.stage,
-    step: p.step,
-    waitSeconds,
-    iteration: state.iteration + 1,
-  });
+  const next = (p: Progress, waitSeconds: number, waitForOperator = false): WorkflowState => {
+    const { waitForOperator: _previous, ...rest } = state;
+    return { ...rest, stage: p.stage, step: p.step, waitSeconds, iteration: state.iteration + 1, ...(waitForOperator ? { waitForOperator } : {}) };
+  };
 
   if (progress.stage !== stage) return next(progress, 0);
 
   const now = deps.clock.now();
   if (cancelSwitchesAt(session, stage)) {
-    const decided = decideCancelRequested(stage, progress, now);
-    // The step ends here: what it completed joins the tally (the deletion rules fail and count the rest).
-    const done = session.mode !== 'window' && progress.step < session.stepCount ? await stepCounts(deps, session, progress.step) : undefined;
-    const cancelling = done ? { ...decided, progress: { ...decided.progress, tally: addCounts(progress.tally, done) } } : decided;
+    const cancelling = decideCancelRequested(stage, progress, now);
     await save(deps, session, progress, cancelling);
     return next(cancelling.progress, cancelling.waitSeconds);
   }
@@ -59,15 +53,15 @@ export async function runActivity(
   try {
     await heartbeat(deps, session, progress);
     const outcome = await body({ session, progress, deps, now });
-    // A step that ended adds its counts to the tally (lock-step; mode window counts every increment).
-    const ended = outcome.progress.step > progress.step && session.mode !== 'window' ? await stepCounts(deps, session, progress.step) : undefined;
-    const tally = ended ? addCounts(progress.tally, ended) : undefined;
     // A stage that got through resets its error count; an unchanged progress is not written again.
-    const saved: Progress = { ...withTally(outcome.progress, progress), ...(tally ? { tally } : {}), errorCount: 0 };
+    let saved: Progress = { ...withCounts(outcome.progress, progress), errorCount: 0 };
+    // A lock-step step ended: its nodes are counted in the same conditional write that moves the session on.
+    const finishedStep = saved.step > progress.step && session.mode !== 'window' && session.planTaken ? await loadStepNodes(deps, session, progress.step) : undefined;
+    if (finishedStep) saved = { ...saved, counts: addCounts(progress.counts, finishedStep) };
     if (JSON.stringify(saved) !== JSON.stringify(progress)) await deps.store.saveProgress(session.upgradeId, progress, saved);
     if (outcome.message) await deps.store.appendMessage(session.upgradeId, outcome.message);
-    if (ended) await publishStepFinished(deps, session, progress.step, ended);
-    return next(saved, outcome.waitSeconds);
+    if (saved.step > progress.step && session.mode !== 'window') await publishStepFinished(deps, session, progress.step, finishedStep ?? []);
+    return next(saved, outcome.waitSeconds, outcome.waitForOperator);
   } catch (err) {
     if (err instanceof StaleWriteError) {
       const fresh = await deps.store.getSession(state.upgradeId);
@@ -75,13 +69,13 @@ export async function runActivity(
     }
     if (err instanceof LockLostError) {
       // Another session holds these nodes now: record the loss and go on at once without them.
-      const nodes = session.mode === 'window' ? await loadPlanRecords(deps, session) : await loadStepNodes(deps, session, progress.step);
+      const nodes = session.mode === 'window' ? await loadWindowInFlight(deps, session) : await loadStepNodes(deps, session, progress.step);
       await recordLostLocks(deps, session, progress, nodes, err.lost);
       return next(progress, 0);
     }
     if (err instanceof InvalidInputError || err instanceof SessionNotFoundError) throw err;
-    // What the increment saved before it failed (the boot request time, say) is kept: the error
-    // count goes on the progress as stored now, not as read at the start.
+    // What the attempt saved before it failed (the boot request time; a window's intent: nodes entering
+    // the index before their drain) is kept: the error count goes on the progress as stored now.
     const stored = (await deps.store.getSession(state.upgradeId))?.progress ?? progress;
     if (stored.stage !== progress.stage || stored.step !== progress.step) return next(stored, 0);
     const { message, ...failed } = decideFailedAttempt(session, stage, stored, err);
@@ -117,30 +111,24 @@ async function recordLostLocks(
   await deps.store.appendMessage(session.upgradeId, decision.message);
 }
 
-function addCounts(tally: Progress['tally'], counts: { upgraded: number; failed: number }): NonNullable<Progress['tally']> {
-  return { upgraded: (tally?.upgraded ?? 0) + counts.upgraded, failed: (tally?.failed ?? 0) + counts.failed };
-}
-
-/** A stage's new progress keeps the tally unless it set one (enterStage starts a progress afresh). */
-function withTally(next: Progress, previous: Progress): Progress {
-  return next.tally === undefined && previous.tally !== undefined ? { ...next, tally: previous.tally } : next;
+/** A stage that does not count nodes keeps the counts it was given (a new stage's progress starts without them). */
+function withCounts(next: Progress, previous: Progress): Progress {
+  return next.counts !== undefined || previous.counts === undefined ? next : { ...next, counts: previous.counts };
 }
 
 async function save(deps: RollingUpgradeDependencies, session: UpgradeSession, expected: Progress, outcome: StageOutcome): Promise<void> {
-  await deps.store.saveProgress(session.upgradeId, expected, withTally(outcome.progress, expected));
+  await deps.store.saveProgress(session.upgradeId, expected, withCounts(outcome.progress, expected));
   if (outcome.message) await deps.store.appendMessage(session.upgradeId, outcome.message);
 }
 
-/** A step ended: how many of its nodes upgraded and failed (one read of the step's node records; none before the plan is taken). */
-async function stepCounts(deps: RollingUpgradeDependencies, session: UpgradeSession, step: number): Promise<{ upgraded: number; failed: number; counted: boolean }> {
-  const nodes = session.planTaken ? await loadStepNodes(deps, session, step) : [];
+/** A step ended: how many of its nodes upgraded and failed (its records, read once after the step's last actions). */
+async function publishStepFinished(deps: RollingUpgradeDependencies, session: UpgradeSession, step: number, nodes: readonly NodeRecord[]): Promise<void> {
   const count = (status: NodeRecord['status']) => nodes.filter((node) => node.status === status).length;
-  return { upgraded: count('UPGRADED'), failed: count('FAILED'), counted: session.planTaken };
-}
-
-async function publishStepFinished(deps: RollingUpgradeDependencies, session: UpgradeSession, step: number, counts: { upgraded: number; failed: number; counted: boolean }): Promise<void> {
-  const { upgraded, failed, counted } = counts;
   await publishStatusEvents(deps, [
-    statusEvent(DETAIL_TYPES.stepFinished, { kind: 'upgrade', sessionId: session.upgradeId, at: eventTime(deps.clock.now()), step, ...(counted ? { upgraded, failed } : {}) }, `step-${step}`),
+    statusEvent(
+      DETAIL_TYPES.stepFinished,
+      { kind: 'upgrade', sessionId: session.upgradeId, at: eventTime(deps.clock.now()), step, ...(session.planTaken ? { upgraded: count('UPGRADED'), failed: count('FAILED') } : {}) },
+      `step-${step}`,
+    ),
   ]);
 }

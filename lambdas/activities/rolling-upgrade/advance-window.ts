@@ -1,20 +1,25 @@
-import { decideWindow, scheduleWindow, type WindowObserved } from '../../../core/rolling-upgrade/window-decisions';
-import { upgradeOpId } from '../../../core/rolling-upgrade/upgrade-policy';
-import { decideLocksLost } from '../../../core/rolling-upgrade/stage-decision';
-import type { NodeRecord, UpgradeSession } from '../../../core/rolling-upgrade/session';
-import type { BootSessionStatus } from '../../../core/site/site-nodes';
+import { decideWindow, initialWindowProgress, scheduleWindow, sortInFlight, type WindowObserved, type WindowView } from '../../../core/rolling-upgrade/window-decisions';
+import { upgradeOpId, upgradePolicy } from '../../../core/rolling-upgrade/upgrade-policy';
+import { decideLocksLost, names } from '../../../core/rolling-upgrade/stage-decision';
+import { todoPositions } from '../../../core/rolling-upgrade/plan-marks';
+import type { NodeRecord, UpgradeSession, WindowProgress } from '../../../core/rolling-upgrade/session';
+import type { BootSessionStatus, InventoryNode, WlmNode } from '../../../core/site/site-nodes';
 import type { RollingUpgradeDependencies } from './dependencies';
 import { applyDecision } from './apply-decision';
 import { lockEachNode, renewLocks } from './observe';
+import { observeHealthChecks } from './health-checks';
+import { PlanCache } from './plan-cache';
 import type { ActivityBody } from './activity-runner';
 import { eventTime, publishStatusEvents } from '../status-events';
 import { windowEvents } from './window-events';
 
-/** Every node of the plan with its record, in plan order: one query for the records written, the plan in slices. */
-export async function loadPlanRecords(deps: RollingUpgradeDependencies, session: UpgradeSession): Promise<NodeRecord[]> {
-  const plan = await deps.store.getPlanSlice(session.upgradeId, 0, session.nodeCount);
-  const written = new Map((await deps.store.listNodes(session.upgradeId)).map((r) => [r.name, r]));
-  return plan.map((name, index) => written.get(name) ?? { name, index, status: 'NOT_STARTED' });
+const planCacheOf = (deps: RollingUpgradeDependencies) => deps.planCache ?? new PlanCache(deps.store);
+
+/** The records of the window's in-flight index: the only node records an increment reads. */
+export async function loadWindowInFlight(deps: RollingUpgradeDependencies, session: UpgradeSession): Promise<NodeRecord[]> {
+  const positions = session.progress.window?.inFlight ?? [];
+  if (positions.length === 0) return [];
+  return deps.store.getNodes(session.upgradeId, await planCacheOf(deps).at(session, positions));
 }
 
 /** The nodes the window holds the lock of: in flight, with the token of their lock. */
@@ -38,43 +43,121 @@ async function heartbeatWindow(deps: RollingUpgradeDependencies, session: Upgrad
   return records.map((r) => changed.get(r.name) ?? r);
 }
 
+/** TODO nodes looked at in one go while scanning the plan for candidates (plan order). */
+const SCAN_BATCH = 32;
+
 /**
- * ROLLING: load the plan's records, renew the locks of the nodes in flight (the heartbeat), observe
- * the site (the workload manager for every node not yet done, the inventory, the boot sessions of
- * booting nodes), let the annealer decide, take the lock of each node it starts, each on its own
- * (with a lease and a fencing token; a node another session holds does not start), then apply
- * (core: decideWindow). Every node-changing call is made only after the locks of the nodes it acts
- * on are checked against their tokens.
+ * The candidates of this increment and what the site says of them. Idle-first ranks every TODO node
+ * by its running job, so it looks at all of them (one workload manager listing). Plan order looks at
+ * the next TODO nodes in plan order until it has enough that could start now (alive, available, a
+ * rack with room), so an increment looks at O(slots) nodes plus those it has to pass over.
+ */
+async function findCandidates(
+  deps: RollingUpgradeDependencies,
+  session: UpgradeSession,
+  window: WindowProgress,
+  inFlight: readonly NodeRecord[],
+  inventory: () => Promise<ReadonlyMap<string, InventoryNode>>,
+  wlm: Map<string, WlmNode>,
+): Promise<{ candidates: NodeRecord[]; todo: number[] }> {
+  const policy = upgradePolicy(session, session.nodeCount);
+  const index = new Set(window.inFlight ?? []);
+  const todo = todoPositions(window.marks!, session.nodeCount, index);
+  const plan = planCacheOf(deps);
+  const observe = async (positions: readonly number[]) => {
+    const nodes = await plan.at(session, positions);
+    const unseen = nodes.map((n) => n.name).filter((name) => !wlm.has(name));
+    if (unseen.length > 0) for (const [name, node] of await deps.site.workloadManager.getNodes(unseen)) wlm.set(name, node);
+    return nodes.map(({ name, index: i }): NodeRecord => ({ name, index: i, status: 'NOT_STARTED' }));
+  };
+  if (policy.order === 'idle-first') return { candidates: await observe(todo), todo };
+
+  // Plan order: enough that could start now to fill every free slot and the drain-ahead room, passing over the others.
+  const need = Math.max(1, policy.maxInTransition + policy.drainAhead - inFlight.length);
+  const racks = await inventory();
+  const perRack = new Map<string, number>();
+  for (const r of inFlight) {
+    const rack = racks.get(r.name)?.rack;
+    if (rack !== undefined) perRack.set(rack, (perRack.get(rack) ?? 0) + 1);
+  }
+  const startable = (name: string) => {
+    const inv = racks.get(name);
+    if (!wlm.has(name) || inv?.alive === false || inv?.available === false) return false;
+    return policy.maxPerRack === undefined || inv?.rack === undefined || (perRack.get(inv.rack) ?? 0) < policy.maxPerRack;
+  };
+  const candidates: NodeRecord[] = [];
+  let eligible = 0;
+  for (let from = 0; from < todo.length && eligible < need; from += SCAN_BATCH) {
+    for (const record of await observe(todo.slice(from, from + Math.max(SCAN_BATCH, need)))) {
+      candidates.push(record);
+      if (startable(record.name)) eligible++;
+    }
+  }
+  return { candidates, todo };
+}
+
+/**
+ * ROLLING: read the in-flight index's records (O(in flight): the plan's marks and counts on the
+ * session item stand for the rest), renew their locks (the heartbeat), observe them (the workload
+ * manager, boot sessions, health checks), pick and observe the candidates, let the annealer decide,
+ * take the lock of each node it starts, each on its own (with a lease and a fencing token; a node
+ * another session holds does not start), then apply (core: decideWindow). Every node-changing call
+ * is made only after the locks of the nodes it acts on are checked against their tokens.
  */
 export const advanceWindow: ActivityBody = async ({ session, progress, deps, now }) => {
-  const records = await heartbeatWindow(deps, session, await loadPlanRecords(deps, session));
-  const open = records.filter((r) => r.status !== 'UPGRADED' && r.status !== 'FAILED' && r.phase !== 'LOCK_LOST').map((r) => r.name);
-  const bootNames = [...new Set(records.flatMap((r) => (r.phase === 'BOOTING' && r.boot ? [r.boot.session] : [])))];
-  const wantsJobEnds = session.order === 'idle-first' || (session.drainAhead ?? 0) > 0;
+  const window = progress.window ?? initialWindowProgress(session.nodeCount);
+  const sorted = sortInFlight(await heartbeatWindow(deps, session, await loadWindowInFlight(deps, session)));
+  const { inFlight } = sorted;
   const wm = deps.site.workloadManager;
-  const [wlm, jobEnds, inventoryNodes, boots] = await Promise.all([
-    open.length > 0 ? wm.getNodes(open) : Promise.resolve(new Map()),
-    open.length > 0 && wantsJobEnds && wm.getJobEnds ? wm.getJobEnds(open) : Promise.resolve(undefined),
-    deps.site.inventory.listNodes(),
+  let listed: Promise<ReadonlyMap<string, InventoryNode>> | undefined;
+  const inventory = () => (listed ??= deps.site.inventory.listNodes().then((nodes) => new Map(nodes.map((n) => [n.name, n]))));
+  const bootNames = [...new Set(inFlight.flatMap((r) => (r.phase === 'BOOTING' && r.boot ? [r.boot.session] : [])))];
+  const [wlm, boots, checks] = await Promise.all([
+    inFlight.length > 0 ? wm.getNodes(names(inFlight)) : Promise.resolve(new Map<string, WlmNode>()),
     Promise.all(bootNames.map(async (name) => [name, await deps.site.bootService.getSession(name)] as [string, BootSessionStatus | undefined])),
+    observeHealthChecks(deps, inFlight),
   ]);
+  // Candidates only while the run may start nodes (the delete sequence starts none).
+  const { candidates, todo } =
+    session.state === 'DELETING' ? { candidates: [], todo: [] } : await findCandidates(deps, session, window, inFlight, inventory, wlm);
+  const wantsJobEnds = session.order === 'idle-first' || (session.drainAhead ?? 0) > 0;
+  const looked = [...names(inFlight), ...names(candidates)];
+  const jobEnds = looked.length > 0 && wantsJobEnds && wm.getJobEnds ? await wm.getJobEnds(looked) : undefined;
   // haltOnOutsideFailures: the workload manager's view of every inventory node outside the plan.
-  const inPlan = new Set(records.map((r) => r.name));
-  const outsideNames = session.haltOnOutsideFailures ? inventoryNodes.map((n) => n.name).filter((n) => !inPlan.has(n)) : [];
-  const outside = session.haltOnOutsideFailures ? (outsideNames.length > 0 ? await wm.getNodes(outsideNames) : new Map()) : undefined;
-  const observed: WindowObserved = { wlm, inventory: new Map(inventoryNodes.map((n) => [n.name, n])), boots: new Map(boots), ...(jobEnds ? { jobEnds } : {}), ...(outside ? { outside } : {}) };
-  const decision = scheduleWindow({ session, progress, records, observed, now });
-  const byName = new Map(records.map((r) => [r.name, r]));
-  const nodeOfOp = new Map(records.map((r) => [upgradeOpId(r.name), r.name]));
+  let outside: Map<string, WlmNode> | undefined;
+  if (session.haltOnOutsideFailures) {
+    const inPlan = new Set(await planCacheOf(deps).all(session));
+    const outsideNames = [...(await inventory()).keys()].filter((n) => !inPlan.has(n));
+    outside = outsideNames.length > 0 ? await wm.getNodes(outsideNames) : new Map();
+  }
+  const observed: WindowObserved = {
+    wlm,
+    inventory: candidates.length > 0 || inFlight.some((r) => r.op?.holdsSlot === false) ? await inventory() : new Map(),
+    boots: new Map(boots),
+    checks,
+    ...(jobEnds ? { jobEnds } : {}),
+    ...(outside ? { outside } : {}),
+  };
+  const view: WindowView = { ...sorted, candidates, todoOutside: todo.length - candidates.length };
+  const decision = scheduleWindow({ session, progress, view, observed, now });
+
+  const byName = new Map(candidates.map((r) => [r.name, r]));
+  const nodeOfOp = new Map(candidates.map((r) => [upgradeOpId(r.name), r.name]));
   const starting = decision.start.map((s) => byName.get(nodeOfOp.get(s.op)!)!);
   const { heldByOthers, locked } = await lockEachNode(deps, session, starting);
   // The records of the nodes locked now carry their tokens: recorded with them, and checked before acting.
   const lockedNow = new Map(locked.map((r) => [r.name, r]));
-  const withTokens = records.map((r) => lockedNow.get(r.name) ?? r);
-  const stageDecision = decideWindow({ session, progress, records: withTokens, observed, now, decision, lockedByOthers: new Set(heldByOthers.keys()) });
-  const outcome = await applyDecision(deps, session, stageDecision, windowHeldNodes(withTokens).concat(locked.filter((r) => r.status !== 'IN_PROGRESS')));
-  const recorded = new Map(stageDecision.actions.flatMap((action) => (action.type === 'recordNodes' ? action.records : [])).map((r) => [r.name, r]));
-  const after = withTokens.map((r) => recorded.get(r.name) ?? r);
-  await publishStatusEvents(deps, windowEvents(session, progress.window, stageDecision.progress, after, eventTime(now)));
+  const withTokens: WindowView = { ...view, candidates: candidates.map((r) => lockedNow.get(r.name) ?? r) };
+  // Finishing halted: every TODO node outside the view is recorded left alone, once.
+  const lookedAt = new Set(candidates.map((r) => r.index));
+  const outsideTodo =
+    decision.finished && decision.leftAloneOutside !== undefined
+      ? (await planCacheOf(deps).at(session, todo.filter((p) => !lookedAt.has(p)))).map(({ name, index }): NodeRecord => ({ name, index, status: 'NOT_STARTED' }))
+      : [];
+  const stageDecision = decideWindow({ session, progress, view: withTokens, observed, now, decision, lockedByOthers: new Set(heldByOthers.keys()), outsideTodo });
+  const outcome = await applyDecision(deps, session, stageDecision, windowHeldNodes(inFlight).concat(locked));
+  // A batch's counts come from its records: read (every record of the session) only when a batch has ended.
+  await publishStatusEvents(deps, await windowEvents(session, progress.window, stageDecision.progress, () => deps.store.listNodes(session.upgradeId), eventTime(now)));
   return outcome;
 };
+

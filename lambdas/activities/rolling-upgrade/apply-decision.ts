@@ -1,7 +1,9 @@
 import type { NodeAction, StageDecision, StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
 import { LockLostError } from '../../../core/errors';
 import type { NodeRecord, UpgradeSession } from '../../../core/rolling-upgrade/session';
+import pLimit from 'p-limit';
 import { renewLocks } from './observe';
+import { startHealthCheck } from './health-checks';
 import { DETAIL_TYPES, nodesFailedEvents, statusEvent, type StatusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
 import type { RollingUpgradeDependencies } from './dependencies';
@@ -28,6 +30,16 @@ async function apply(deps: RollingUpgradeDependencies, upgradeId: string, action
       return;
     case 'recordNodes':
       return store.putNodes(upgradeId, action.records);
+    case 'startHealthChecks': {
+      // Started first, recorded with the command's id after: a crash in between starts the (read-only) check again.
+      const limit = pLimit(deps.settings.siteConcurrency);
+      const started = await Promise.all(
+        action.records.map((record) =>
+          limit(async () => ({ ...record, check: { id: await startHealthCheck(deps, action.command, record.name, action.timeoutSeconds), startedAt: record.check?.startedAt ?? deps.clock.now() } })),
+        ),
+      );
+      return store.putNodes(upgradeId, started);
+    }
     case 'releaseLocks':
       return store.releaseNodeLocks(upgradeId, action.nodes);
     case 'closeSession':
@@ -61,8 +73,8 @@ export async function applyDecision(
   }
   await publishStatusEvents(deps, decisionEvents(deps, session, decision));
   if (decision.error) throw decision.error;
-  const { progress, waitSeconds, message } = decision;
-  return { progress, waitSeconds, ...(message !== undefined ? { message } : {}) };
+  const { progress, waitSeconds, waitForOperator, message } = decision;
+  return { progress, waitSeconds, ...(waitForOperator ? { waitForOperator } : {}), ...(message !== undefined ? { message } : {}) };
 }
 
 /** What a decision tells the status events: nodes it failed (in batches), and the session's end. */

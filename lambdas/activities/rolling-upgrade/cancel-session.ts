@@ -1,6 +1,7 @@
 import { cancelChunk, decideCancel } from '../../../core/rolling-upgrade/cancel-decisions';
-import { activeNodes, decideLocksLost } from '../../../core/rolling-upgrade/stage-decision';
-import type { NodeRecord, UpgradeSession } from '../../../core/rolling-upgrade/session';
+import { activeNodes, addCounts, decideLocksLost, type NodeAction } from '../../../core/rolling-upgrade/stage-decision';
+import { markCounts } from '../../../core/rolling-upgrade/plan-marks';
+import type { NodeRecord, Progress, UpgradeSession } from '../../../core/rolling-upgrade/session';
 import { applyDecision } from './apply-decision';
 import { lockLeaseSeconds, type RollingUpgradeDependencies } from './dependencies';
 import { loadPlanNodes, loadStepNodes, observeWlm } from './observe';
@@ -20,12 +21,26 @@ export const cancelSession: ActivityBody = async ({ session, progress, deps, now
   const active = activeNodes(records);
   const { nodes, heldByOthers } = await lockForCancel(deps, session, active);
   const wlm = await observeWlm(deps, nodes);
-  const decision = decideCancel({ session, progress, nodes, observed: { wlm, chunk }, now });
+  const decided = decideCancel({ session, progress, nodes, observed: { wlm, chunk }, now });
+  const decision = { ...decided, progress: { ...decided.progress, counts: countsAfter(session, progress, records, decided.actions, chunk) } };
   const others = decideLocksLost(progress.step, active, heldByOthers);
   if (!others) return applyDecision(deps, session, decision, nodes);
   const message = [others.message, decision.message].filter((m) => m !== undefined).join('; ');
   return applyDecision(deps, session, { ...decision, actions: [...others.actions, ...decision.actions], message }, nodes);
 };
+
+/**
+ * The counts once this increment's records are written: the chunk's (or step's) upgraded and failed
+ * nodes counted from their records as they will stand, absolutely, so a retried increment counts the
+ * same; in mode window minus those the window counted already (its plan marks, frozen since ROLLING).
+ */
+function countsAfter(session: UpgradeSession, progress: Progress, records: readonly NodeRecord[], actions: readonly NodeAction[], chunk: { from: number; to: number }): Progress['counts'] {
+  const written = new Map(actions.flatMap((a) => (a.type === 'recordNodes' ? a.records : [])).map((r) => [r.name, r]));
+  const after = records.map((r) => written.get(r.name) ?? r);
+  const marks = progress.window?.marks;
+  const already = session.mode === 'window' && marks ? markCounts(marks, chunk.from, chunk.to) : undefined;
+  return addCounts(progress.counts, after, already);
+}
 
 /** Takes the locks of the nodes to cancel (keeping those it holds); returns the ones it holds, with their tokens, and the others' holders. */
 async function lockForCancel(

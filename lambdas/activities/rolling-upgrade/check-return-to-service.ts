@@ -2,11 +2,12 @@ import { decideReturnToService } from '../../../core/rolling-upgrade/step-decisi
 import { activeNodes } from '../../../core/rolling-upgrade/stage-decision';
 import { applyDecision } from './apply-decision';
 import { loadStepNodes, observeWlm } from './observe';
+import { observeHealthChecks } from './health-checks';
 import type { ActivityBody } from './activity-runner';
 
-/** WLM_WAITING: observe the step's nodes in the workload manager (core: decideReturnToService). */
+/** WLM_WAITING: observe the step's nodes in the workload manager and their health checks (core: decideReturnToService). */
 export const checkReturnToService: ActivityBody = async ({ session, progress, deps, now }) => {
   const nodes = activeNodes(await loadStepNodes(deps, session, progress.step));
-  const wlm = await observeWlm(deps, nodes);
-  return applyDecision(deps, session, decideReturnToService({ session, progress, nodes, observed: { wlm }, now }), nodes);
+  const [wlm, checks] = await Promise.all([observeWlm(deps, nodes), observeHealthChecks(deps, nodes)]);
+  return applyDecision(deps, session, decideReturnToService({ session, progress, nodes, observed: { wlm, checks }, now }), nodes);
 };

@@ -5,6 +5,7 @@ import type { RunStartStore } from '../../../ports/run-start-store';
 import type { SessionStore } from '../../../ports/session-store';
 import type { Site } from '../../../ports/site';
 import type { StatusEventPublisher } from '../../../ports/status-events';
+import type { PlanCache } from './plan-cache';
 
 /** What every rolling-upgrade handler is built from: injected, never read from globals. */
 export interface RollingUpgradeDependencies {
@@ -18,6 +19,8 @@ export interface RollingUpgradeDependencies {
   events?: StatusEventPublisher;
   /** Where Open Session records a refused request, so that the session id says why; none without it. */
   starts?: RunStartStore;
+  /** The plan names this container has read (mode window): built by the handler factory, one per container. */
+  planCache?: PlanCache;
 }
 
 export interface RollingUpgradeSettings {

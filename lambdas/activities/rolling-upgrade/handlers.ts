@@ -3,6 +3,8 @@ import { createActivityLogger, stringField, withActivityMiddleware } from '../mi
 import type { RollingUpgradeDependencies } from './dependencies';
 import { runActivity, type ActivityBody } from './activity-runner';
 import { advanceWindow } from './advance-window';
+import { PlanCache } from './plan-cache';
+import { awaitOperator, type AwaitOperatorEvent } from './await-operator';
 import { bootStep } from './boot-step';
 import { cancelSession } from './cancel-session';
 import { checkBoot } from './check-boot';
@@ -30,14 +32,20 @@ export const ROLLING_UPGRADE_STAGE_FUNCTIONS = {
   CleanUp: { stage: 'CLEANUP', activity: cleanUp },
 } as const satisfies Record<string, { stage: Stage; activity: ActivityBody }>;
 
-export type RollingUpgradeFunctionName = 'OpenSession' | keyof typeof ROLLING_UPGRADE_STAGE_FUNCTIONS;
+export type RollingUpgradeFunctionName = 'OpenSession' | 'AwaitOperator' | keyof typeof ROLLING_UPGRADE_STAGE_FUNCTIONS;
 export const ROLLING_UPGRADE_FUNCTION_NAMES: readonly RollingUpgradeFunctionName[] = [
   'OpenSession',
+  'AwaitOperator',
   ...(Object.keys(ROLLING_UPGRADE_STAGE_FUNCTIONS) as (keyof typeof ROLLING_UPGRADE_STAGE_FUNCTIONS)[]),
 ];
 
 /** A Lambda handler as the embedded engine and the AWS runtime both call it. */
 export type LambdaHandler = (event: never, context: unknown) => Promise<WorkflowState>;
+
+/** Every handler returns the workflow's pointer, but AwaitOperator: its task ends with SendTaskSuccess, not its result. */
+export type RollingUpgradeHandlers = Record<Exclude<RollingUpgradeFunctionName, 'AwaitOperator'>, LambdaHandler> & {
+  AwaitOperator: (event: never, context: unknown) => Promise<unknown>;
+};
 
 /** The session an event is about: the workflow state's `upgradeId`, or for Open Session the one it resumes or creates. */
 export function upgradeIdOf(event: unknown): string | undefined {
@@ -49,7 +57,9 @@ export function upgradeIdOf(event: unknown): string | undefined {
 }
 
 /** Builds every rolling-upgrade handler from one set of dependencies (a factory, as activities are built in Temporal). */
-export function createRollingUpgradeHandlers(deps: RollingUpgradeDependencies): Record<RollingUpgradeFunctionName, LambdaHandler> {
+export function createRollingUpgradeHandlers(given: RollingUpgradeDependencies): RollingUpgradeHandlers {
+  // One plan cache per set of handlers, i.e. per container: the window's increments read plan names once.
+  const deps = { ...given, planCache: given.planCache ?? new PlanCache(given.store) };
   const logger = deps.logger ?? createActivityLogger();
   const logging = (activity: string) => ({ logger, activity, idKey: 'upgradeId', idOf: upgradeIdOf });
   const stageHandlers = Object.entries(ROLLING_UPGRADE_STAGE_FUNCTIONS).map(([name, { stage, activity }]) => [
@@ -58,6 +68,7 @@ export function createRollingUpgradeHandlers(deps: RollingUpgradeDependencies): 
   ]);
   return {
     OpenSession: withActivityMiddleware(async (event: OpenSessionEvent) => openSession(event, deps), logging('OpenSession')),
+    AwaitOperator: withActivityMiddleware(async (event: AwaitOperatorEvent) => awaitOperator(event, deps), logging('AwaitOperator')),
     ...Object.fromEntries(stageHandlers),
-  } as Record<RollingUpgradeFunctionName, LambdaHandler>;
+  } as RollingUpgradeHandlers;
 }

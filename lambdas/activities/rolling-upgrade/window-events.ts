@@ -7,12 +7,22 @@ import type { NodeRecord, Progress, UpgradeSession, WindowProgress } from '../..
  * now waits for an operator's approval. Ids name the batch (waves only move on), so a retried
  * increment publishes the same ones again.
  */
-export function windowEvents(session: UpgradeSession, before: WindowProgress | undefined, after: Progress, records: readonly NodeRecord[], at: string): StatusEvent[] {
+export async function windowEvents(
+  session: UpgradeSession,
+  before: WindowProgress | undefined,
+  after: Progress,
+  loadRecords: () => Promise<readonly NodeRecord[]>,
+  at: string,
+): Promise<StatusEvent[]> {
   const common = { kind: 'upgrade' as const, sessionId: session.upgradeId, at };
   const from = before?.wave ?? -1;
   const to = after.window?.wave ?? from;
   const events: StatusEvent[] = [];
-  for (let wave = Math.max(closedThrough(before, false) + 1, 0); wave <= closedThrough(after.window, after.stage !== 'ROLLING'); wave++) {
+  const firstClosed = Math.max(closedThrough(before, false) + 1, 0);
+  const lastClosed = closedThrough(after.window, after.stage !== 'ROLLING');
+  // The records only when a batch has ended (a few times a run): an increment reads what is in flight, not the fleet.
+  const records = lastClosed >= firstClosed ? await loadRecords() : [];
+  for (let wave = firstClosed; wave <= lastClosed; wave++) {
     const nodes = records.filter((record) => record.op?.wave === wave);
     const count = (status: NodeRecord['status']) => nodes.filter((record) => record.status === status).length;
     events.push(statusEvent(DETAIL_TYPES.batchFinished, { ...common, batch: wave + 1, upgraded: count('UPGRADED'), failed: count('FAILED') }, `batch-${wave + 1}`));

@@ -58,14 +58,13 @@ describe('CANCELLING', () => {
       observed: { wlm: wlmMap(wlmNode('n0', 'IDLE')), chunk: { from: 0, to: 3 } },
       now: NOW,
     });
-    // The failed nodes join the tally a watcher reads.
-    expect(first.progress).toEqual({ ...cancelling, cancelCursor: 3, tally: { upgraded: 0, failed: 3 } });
+    expect(first.progress).toEqual({ ...cancelling, cancelCursor: 3 });
     expect(first.message).toBe('Cancelled: 3 node(s) at plan positions 0-2 failed');
     expect(first.actions[0]).toEqual({ type: 'fail', nodes: ['n0'], reason: 'upgrade-session-deleted-before-completion' });
 
     expect(cancelChunk(s, first.progress, 3)).toEqual({ from: 3, to: 4 });
     const last = decideCancel({ session: s, progress: first.progress, nodes: [], observed: { wlm: wlmMap(), chunk: { from: 3, to: 4 } }, now: NOW });
-    expect(last).toEqual({ progress: { step: 0, stage: 'CLEANUP', stageStartedAt: NOW, errorCount: 0, tally: { upgraded: 0, failed: 3 } }, waitSeconds: 0, actions: [] });
+    expect(last).toEqual({ progress: { step: 0, stage: 'CLEANUP', stageStartedAt: NOW, errorCount: 0 }, waitSeconds: 0, actions: [] });
   });
 });
 

@@ -1,6 +1,6 @@
 import { InvalidInputError } from '../../../core/errors';
 import { upgradePolicy } from '../../../core/rolling-upgrade/upgrade-policy';
-import { parseUpgradeRequest, unsupportedControls } from '../../../core/rolling-upgrade/upgrade-request';
+import { healthCheckCommand, parseUpgradeRequest, unsupportedControls } from '../../../core/rolling-upgrade/upgrade-request';
 
 const base = {
   startingLabel: 'compute',
@@ -41,10 +41,13 @@ describe('parseUpgradeRequest: the window controls', () => {
       maxFailed: '10%',
       haltOnOutsideFailures: true,
       bakeSeconds: 600,
-      healthCheck: { command: '/usr/sbin/nhc' },
+      healthCheck: { command: 'ssh {node} /usr/sbin/nhc' },
       maintenanceWindows: [{ cron: '0 22 * * 1-5', durationMinutes: 240, timeZone: 'Europe/Zurich' }],
     });
-    expect(request.healthCheck).toEqual({ command: '/usr/sbin/nhc', timeoutSeconds: 300 });
+    expect(request.healthCheck).toEqual({ command: 'ssh {node} /usr/sbin/nhc' });
+    expect(healthCheckCommand(request)).toEqual({ command: 'ssh {node} /usr/sbin/nhc', timeoutSeconds: 300 });
+    expect(healthCheckCommand({ healthCheck: { command: 'pdsh -w {node} nhc', timeoutSeconds: 60 } })).toEqual({ command: 'pdsh -w {node} nhc', timeoutSeconds: 60 });
+    expect(healthCheckCommand({ healthCheck: {} })).toBeUndefined();
     expect(upgradePolicy(request, 512)).toEqual({
       admission: 'refill',
       waveSizes: [1, 5, 102],
@@ -102,7 +105,11 @@ describe('parseUpgradeRequest: the window controls', () => {
     expect(problems({ mode: 'window', batches: [1, '120%'] })).toEqual(['batches[1]: batches must be a whole number or a percentage such as "20%" (above 0 to 100)']);
     expect(problems({ maxFailed: -1 })).toEqual(['maxFailed: maxFailed must be at least 0']);
     expect(problems({ mode: 'window', drainAhead: 1.5 })).toEqual(['drainAhead: drainAhead must be a whole number']);
-    expect(problems({ healthCheck: { command: 'nhc\nreboot' } })).toEqual(['healthCheck.command: healthCheck.command must be one line']);
+    expect(problems({ healthCheck: { command: 'ssh {node} nhc\nreboot' } })).toEqual(['healthCheck.command: healthCheck.command must be one line']);
+    expect(problems({ healthCheck: { command: '/usr/sbin/nhc' } })).toEqual(['healthCheck.command: healthCheck.command must name the node to check as {node} (e.g. "ssh {node} /usr/sbin/nhc")']);
+    expect(problems({ healthCheck: { command: 'ssh {node} nhc {template}' } })).toEqual(['healthCheck.command: healthCheck.command may use only the placeholder {node}']);
+    expect(problems({ healthCheck: { timeoutSeconds: 60 } })).toEqual(['healthCheck.timeoutSeconds: healthCheck.timeoutSeconds bounds the health check command: give healthCheck.command too']);
+    expect(problems({ healthCheck: { command: 'ssh {node} nhc', timeoutSeconds: 0 } })[0]).toMatch(/^healthCheck\.timeoutSeconds: /);
     expect(problems({ healthCheck: { cmd: 'nhc' } })).toEqual(['healthCheck.cmd: unknown key']);
   });
 

@@ -66,7 +66,16 @@ function policyFor(request: Record<string, unknown>, nodeCount: number): Schedul
 function checkRun(nodes: readonly ModelNode[], policy: SchedulingPolicy, run: DriveResult): void {
   const byName = new Map(nodes.map((n) => [n.name, n]));
   const admitted = new Set<string>();
+  // Drains per op: a start is a drain request; a node whose drain ahead was lifted is drained again only with a slot.
+  const drains = new Map<string, number>();
+  const releasedAhead = new Set<string>();
   for (const { at, decision, before, after } of run.decisions) {
+    for (const { op, holdsSlot } of decision.start) {
+      drains.set(op, (drains.get(op) ?? 0) + 1);
+      expect(drains.get(op)).toBeLessThanOrEqual(2);
+      if (releasedAhead.has(op)) expect(holdsSlot).toBe(true);
+    }
+    for (const { op } of decision.release) releasedAhead.add(op);
     const holders = after.ops.filter((op) => op.state === 'TRANSITION' && op.holdsSlot);
     expect(holders.length).toBeLessThanOrEqual(policy.maxInTransition);
     if (policy.maxPerRack !== undefined) {

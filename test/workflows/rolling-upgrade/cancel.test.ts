@@ -65,6 +65,8 @@ describe('cancelling a running rolling upgrade (CRUS deletion rules)', () => {
     expect(site.nodes[nodeName(4)]!.wlmReason).toBe('upgrade-session-deleted-before-completion');
     expect(site.groups.upgrading).toEqual([]);
     expect(report.messages).toContain('Upgrade Session Deleted');
+    // The progress display's counts: step 0 counted when it ended, the rest as the delete sequence failed it.
+    expect((await runtime.store.getSession(run.id))!.progress.counts).toEqual({ upgraded: 2, failed: 4 });
   });
 
   it('at a later step before booting: fails the remaining nodes too (CRUS rule for step > 0)', async () => {

@@ -1,20 +1,19 @@
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import { ClockStalledError } from '../../../engine/virtual-clock';
 import { buildSessionReport } from '../../../engine/reports/session-report';
+import { peakOutOfService } from '../../../simulator/out-of-service';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';
 
-/** Most nodes out of service at one instant, from the site state's intervals (an open interval counts to the end). */
-function peakOutOfService(nodes: Record<string, { outOfService: [number, number | null][] }>): number {
-  const events: [number, number][] = [];
-  for (const node of Object.values(nodes)) {
-    for (const [start, end] of node.outOfService) events.push([start, 1], [end ?? Infinity, -1]);
-  }
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let now = 0;
-  let peak = 0;
-  for (const [, delta] of events) peak = Math.max(peak, (now += delta));
-  return peak;
+/** How many times the rolling-upgrade executions of the runtime entered a state (every execution of the chain). */
+function stateEntries(runtime: EmbeddedRuntime, state: string): number {
+  return runtime.engine
+    .listExecutions(runtime.stateMachineArns.RollingUpgrade)
+    .reduce((sum, e) => sum + e.history.filter((h) => h.type.endsWith('StateEntered') && h.stateName === state).length, 0);
 }
+
+/** Most nodes out of service at one instant. */
+const peakOf = (nodes: Record<string, { outOfService: [number, number | null][] }>) => peakOutOfService(Object.values(nodes).flatMap((n) => n.outOfService));
 
 describe('rolling upgrade in mode window', () => {
   let runtime: EmbeddedRuntime | undefined;
@@ -34,7 +33,7 @@ describe('rolling upgrade in mode window', () => {
     expect(report.counts).toMatchObject({ UPGRADED: 9, FAILED: 0 });
     const site = runtime.simulator.state();
     for (let i = 0; i < 9; i++) expect(site.nodes[nodeName(i)]).toMatchObject({ bootCount: 1, drainCount: 1, wlmState: 'IDLE', killedJobs: 0 });
-    expect(peakOutOfService(site.nodes)).toBeLessThanOrEqual(3);
+    expect(peakOf(site.nodes)).toBeLessThanOrEqual(3);
     expect(site.violations).toEqual([]);
     expect(site.groups.failed).toEqual([]);
     // The 8 idle nodes are done long before node 0's job ends (3,000 s): the window did not wait for it.
@@ -97,25 +96,49 @@ describe('rolling upgrade in mode window', () => {
     expect(report.counts.UPGRADED).toBeLessThan(4);
   });
 
-  it('waits for an approval after each batch and for an operator who paused it; approve and resume let it go on', async () => {
+  it('parks on a task token for an approval and for a pause: nothing polls; approve (also while paused) and resume wake it', async () => {
     runtime = await startTestRuntime({ site: buildSite(4) });
     const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 1, batches: [1], approval: 'each-batch' }));
     const session = () => runtime!.store.getSession(run.id);
-    await eventually(runtime, async () => ((await session())?.progress.window?.awaitingApproval === 1 ? true : undefined), 'the wait for batch 2');
-    const waiting = await runtime.clock.busy(async () => buildSessionReport(runtime!.store, (await session())!));
-    expect(waiting).toMatchObject({ waiting: 'approval of batch 2', counts: { UPGRADED: 1 } });
+    const report = async () => runtime!.clock.busy(async () => buildSessionReport(runtime!.store, (await session())!));
 
-    // Paused before the approval: approving lets nothing start while it is paused.
+    // Paused while batch 1's node is in flight: it finishes, then the window waits for the pause and for batch 2's approval.
+    await eventually(runtime, async () => ((await runtime!.store.listNodes(run.id)).some((n) => n.status === 'IN_PROGRESS') ? true : undefined), 'batch 1 in flight');
     await runtime.clock.busy(() => runtime!.gate(run.id, 'pause'));
+    await eventually(runtime, async () => ((await session())?.progress.window?.waiting === 'paused' && runtime!.engine.tokens.waiting === 1 ? true : undefined), 'parked, paused');
+    expect(await report()).toMatchObject({ paused: true, waiting: 'paused', awaitingApprovalOfBatch: 2, counts: { UPGRADED: 1, NOT_STARTED: 3 } });
+
+    // Parked: nothing runs and nothing sleeps (no Wait, no poll), so virtual time has nowhere to go; the execution is not
+    // ended as stalled (it waits for the outside), and its token is on the session item.
+    const parkedAt = runtime.clock.now();
+    const looks = stateEntries(runtime, 'Advance Window');
+    await expect(runtime.clock.settled()).rejects.toThrow(ClockStalledError);
+    expect(runtime.clock.now()).toBe(parkedAt);
+    expect(stateEntries(runtime, 'Advance Window')).toBe(looks);
+    expect(stateEntries(runtime, 'Wait For Operator')).toBe(1);
+    expect(runtime.engine.tokens.waiting).toBe(1);
+    expect((await runtime.clock.busy(() => session()))?.operator?.taskToken).toEqual(expect.any(String));
+
+    // Approved while paused (the increment saw the pause): kept; it wakes, sees the pause, parks again; nothing starts.
     expect(await runtime.clock.busy(() => runtime!.gate(run.id, 'approve'))).toMatchObject({ batch: 2, running: true });
-    await eventually(runtime, async () => ((await session())?.progress.window?.waiting === 'paused' ? true : undefined), 'the pause seen');
-    expect((await runtime.clock.busy(() => runtime!.store.listNodes(run.id))).filter((n) => n.status !== 'NOT_STARTED')).toHaveLength(1);
+    await eventually(runtime, async () => (stateEntries(runtime!, 'Wait For Operator') === 2 ? true : undefined), 'parked again');
+    expect(await report()).toMatchObject({ paused: true, counts: { UPGRADED: 1, NOT_STARTED: 3 } });
+    expect((await report()).awaitingApprovalOfBatch).toBeUndefined();
 
     await runtime.clock.busy(() => runtime!.gate(run.id, 'unpause'));
     expect((await run.outcome).status).toBe('SUCCEEDED');
-    const report = await buildSessionReport(runtime.store, (await session())!);
-    expect(report.counts).toMatchObject({ UPGRADED: 4 });
-    expect(report.state).toBe('READY');
+    expect(await report()).toMatchObject({ state: 'READY', counts: { UPGRADED: 4 } });
+  });
+
+  it('wakes a session parked for an approval on cancel: the deletion rules run', async () => {
+    runtime = await startTestRuntime({ site: buildSite(3) });
+    const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 1, batches: [1], approval: 'each-batch' }));
+    await eventually(runtime, async () => ((await runtime!.store.getSession(run.id))?.progress.window?.awaitingApproval === 1 ? true : undefined), 'the wait for batch 2');
+    await eventually(runtime, async () => (runtime!.engine.tokens.waiting === 1 ? true : undefined), 'parked');
+    await runtime.clock.busy(() => runtime!.cancel(run.id));
+    expect((await run.outcome).status).toBe('SUCCEEDED');
+    const cancelled = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.id))!);
+    expect(cancelled).toMatchObject({ state: 'DELETED', counts: { UPGRADED: 1, FAILED: 2 } });
   });
 
   it('refuses an approval when the session waits for none, naming why', async () => {
@@ -198,5 +221,7 @@ describe('rolling upgrade in mode window', () => {
     for (let i = 1; i < 6; i++) expect(site.nodes[nodeName(i)]!.bootCount).toBe(0);
     expect(site.groups.failed).toEqual([]);
     expect((await runtime.store.getLockOwners(Array.from({ length: 6 }, (_, i) => nodeName(i)))).size).toBe(0);
+    // Counted as the records say, the delete sequence's chunks included.
+    expect((await runtime.store.getSession(run.id))!.progress.counts).toEqual({ upgraded: 1, failed: 5 });
   });
 });

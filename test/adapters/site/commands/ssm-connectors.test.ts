@@ -101,6 +101,22 @@ describe('scontrol over SSM on the simulated head node', () => {
     expect((err as CommandTransportError).details.commandId).toMatch(/^\d{8}-/);
   });
 
+  it('runs NHC on a compute node over ssh: it passes, fails with its ERROR line, or never returns (a poll then reports TimedOut)', async () => {
+    const faults = (i: number) => (i === 1 ? { faults: { healthCheck: 'fail' as const } } : i === 2 ? { faults: { healthCheck: 'hang' as const } } : {});
+    t = await startSsmTestSite({ nodes: nodesOf(names).map((n, i) => ({ ...n, ...faults(i) })) });
+    expect(await t.transport.run(`ssh ${names[0]} /usr/sbin/nhc`)).toMatchObject({ exitCode: 0 });
+    expect(await t.transport.run(`ssh -o BatchMode=yes ${names[1]} nhc`)).toMatchObject({ exitCode: 1, stdout: expect.stringContaining('ERROR:  nhc:  Health check failed') });
+    expect(await t.transport.run('ssh x9999c0s1b0n0 nhc')).toMatchObject({ exitCode: 255, stderr: expect.stringContaining('Could not resolve hostname') });
+    expect(await t.transport.run(`ssh ${names[0]} reboot`)).toMatchObject({ exitCode: 127 });
+    const id = await t.transport.start(`ssh ${names[2]} nhc`, { timeoutSeconds: 60 });
+    expect(await t.transport.poll(id)).toBeUndefined();
+    t.advance(61);
+    const err = await t.transport.poll(id).catch((e: unknown) => e);
+    // The command's own TimedOut, with its status: not a failed poll.
+    expect((err as CommandTransportError).details).toMatchObject({ transport: 'ssm', status: 'TimedOut' });
+    expect(t.state().nodes[names[2]!]!.healthCheckCount).toBe(1);
+  });
+
   it('retries throttling, and falls back to the next instance when SSM refuses the first', async () => {
     t = await startSsmTestSite(
       { nodes: nodesOf(names), apiFaults: [{ service: 'ssm', path: 'GetCommandInvocation', status: 400, count: 4 }] },

@@ -1,0 +1,25 @@
+import { OperatorGateOpenError, SessionNotFoundError } from '../../../core/errors';
+import { operatorWait } from '../../../core/rolling-upgrade/operator-gate';
+import type { RollingUpgradeDependencies } from './dependencies';
+
+/** What the workflow's `Wait For Operator` state hands the function: the session and the task's token. */
+export interface AwaitOperatorEvent {
+  upgradeId: string;
+  taskToken: string;
+}
+
+/**
+ * Wait For Operator: stores the task token on the session item, in one conditional write that holds
+ * only while the session still waits for its operator (paused, or a batch not approved, and
+ * UPDATING). `rollout session approve|resume|cancel` change the gate in one conditional write too and
+ * send SendTaskSuccess with the token they read back, so either the token is there when the gate
+ * opens, or the gate opened first and this throws OperatorGateOpen: the workflow looks again at once.
+ * Its result is not the task's (the task ends with SendTaskSuccess).
+ */
+export async function awaitOperator(event: AwaitOperatorEvent, deps: RollingUpgradeDependencies): Promise<{ parked: string }> {
+  const session = await deps.store.getSession(event.upgradeId);
+  if (!session) throw new SessionNotFoundError(event.upgradeId);
+  const wait = operatorWait(session);
+  if (!wait || !(await deps.store.parkForOperator(event.upgradeId, event.taskToken, wait))) throw new OperatorGateOpenError(event.upgradeId);
+  return { parked: 'paused' in wait ? 'paused' : `approval of batch ${wait.wave + 1}` };
+}

@@ -150,7 +150,6 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
           if (!(await deployment(id!))) return problem(404, `no deployment with id '${id}'`);
           return json(200, await controlPlane.cancel(id!));
         },
-        // No DELETE until deployments have a cancel request: the router answers it 405, its Allow the same as for any other method.
       },
     },
   ];

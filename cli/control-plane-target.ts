@@ -3,6 +3,8 @@ import { connectControlPlane, DEFAULT_STACK, type ControlPlaneTarget } from '../
 import type { RolloutClient } from '../engine/client/rollout-client';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
+import type { SiteSource } from '../engine/open-runtime';
+import { timeScaleOption } from './option-values';
 
 /** The options that name a remote control plane: a `rollout serve` (or LocalStack) URL, or a deployed stack. */
 export interface TargetOptions {
@@ -50,6 +52,16 @@ export async function connectTarget(target: ControlPlaneTarget): Promise<Rollout
     if (err instanceof CliError || (err instanceof Error && err.name === 'InvalidInputError')) throw err;
     throw new CliError(err instanceof Error ? err.message : String(err), ExitCode.notCompleted);
   }
+}
+
+/**
+ * The control plane a run goes to, through the one client path: the remote target, or the embedded
+ * one this process serves on the loaded site (with the run's time scale and data directory).
+ */
+export function connectRunTarget(target: ControlPlaneTarget | undefined, source: SiteSource | undefined, options: { timeScale?: string; dataDir?: string }): Promise<RolloutClient> {
+  if (target) return connectTarget(target);
+  const timeScale = timeScaleOption(options.timeScale);
+  return connectTarget({ kind: 'embedded', runtime: { site: source!, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) } });
 }
 
 /**

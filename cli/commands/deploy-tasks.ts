@@ -5,12 +5,12 @@ import type { SiteSource } from '../../engine/open-runtime';
 import { causeMessage } from '../../engine/execution-cause';
 import type { TaskRunView } from '../../engine/reports/task-run-report';
 import type { RolloutRuntime } from '../../engine/runtime';
-import { checkSiteOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
+import { checkSiteOptions, connectRunTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { readGraphFile, taskSelectionOf, type TaskSelectionOptions } from '../graph-file';
 import { inventoryOf } from '../inventory-from-site';
-import { numberOrRaw, timeScaleOption } from '../option-values';
+import { numberOrRaw } from '../option-values';
 import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
 import { showTaskRunProgress } from '../task-run-progress';
 import { renderTaskRunSummary } from '../task-run-summary';
@@ -73,10 +73,7 @@ export async function runTaskGraphDeploy(options: TaskGraphDeployOptions & { gra
     const parsed = parseTaskRunRequest(request);
     requireTaskRuns(planTaskGraph(parsed.graph, taskGraphNodes(await inventoryOf(source)), parsed.selection));
   }
-  const timeScale = timeScaleOption(options.timeScale);
-  const runtime = await connectTarget(
-    target ?? { kind: 'embedded', runtime: { site: source!, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) } },
-  );
+  const runtime = await connectRunTarget(target, source, options);
   try {
     const startedReal = performance.now();
     const startedSimulated = runtime.now();

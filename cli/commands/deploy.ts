@@ -4,10 +4,10 @@ import { parseNodeNameList, planDeployment, selectDeploymentStrategy } from '../
 import { parseDeploymentRequest } from '../../core/group-deployment/deployment-request';
 import { causeMessage } from '../../engine/execution-cause';
 import { DEFAULT_TIME_SCALE } from '../../engine/open-runtime';
-import { addTargetOptions, checkSiteOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
+import { addTargetOptions, checkSiteOptions, connectRunTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
-import { numberOrRaw, timeScaleOption } from '../option-values';
+import { numberOrRaw } from '../option-values';
 import { inventoryOf } from '../inventory-from-site';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
@@ -101,12 +101,9 @@ export async function runDeploymentWorkflow(options: DeploymentRunOptions, input
   const target = remoteTarget(options);
   checkSiteOptions(options, target !== undefined);
   const source = target ? undefined : (loaded ?? (await loadSiteSource(options)));
-  const timeScale = timeScaleOption(options.timeScale);
 
   // One code path: a remote control plane, or the embedded one served in this process, through the SDK.
-  const runtime = await connectTarget(
-    target ?? { kind: 'embedded', runtime: { site: source!, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) } },
-  );
+  const runtime = await connectRunTarget(target, source, options);
   try {
     const startedReal = performance.now();
     const startedSimulated = runtime.now();

@@ -211,7 +211,7 @@ function listingLine(entry: SessionListing): string {
 /**
  * How watch polls: a local table and control plane every quarter second; a deployed stack (no
  * endpoint override) gently: from 1 s, backing off to 15 s while nothing changes (the session item,
- * ListExecutions with its low API quota), the progress line every 2 s from the item's tally.
+ * ListExecutions with its low API quota), the progress line every 2 s from the counts on the session item.
  */
 interface WatchPace {
   firstMs: number;

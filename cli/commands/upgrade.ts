@@ -5,10 +5,10 @@ import { parseUpgradeRequest, type UpgradeRequestInput } from '../../core/rollin
 import { causeMessage } from '../../engine/execution-cause';
 import { DEFAULT_TIME_SCALE } from '../../engine/open-runtime';
 import type { RolloutRuntime } from '../../engine/runtime';
-import { addTargetOptions, checkSiteOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
+import { addTargetOptions, checkSiteOptions, connectRunTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
-import { numberOrRaw, timeScaleOption } from '../option-values';
+import { numberOrRaw } from '../option-values';
 import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
 import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
@@ -152,7 +152,6 @@ export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'ti
  * session over), shows its progress, and prints the session at the end. Returns the exit code.
  */
 export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: UpgradeRequestInput | { resumeUpgradeId: string }): Promise<number> {
-  const timeScale = timeScaleOption(options.timeScale);
   const target = remoteTarget(options);
   checkSiteOptions(options, target !== undefined);
   const source = target ? undefined : await loadSiteSource(options);
@@ -163,9 +162,7 @@ export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: Upgr
   }
 
   // One code path: a remote control plane, or the embedded one served in this process, through the SDK.
-  const runtime = await connectTarget(
-    target ?? { kind: 'embedded', runtime: { site: source!, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) } },
-  );
+  const runtime = await connectRunTarget(target, source, options);
   try {
     const startedReal = performance.now();
     const startedSimulated = runtime.now();

@@ -87,6 +87,8 @@ export interface WindowProgress {
   /** Ops of the current wave that ended (upgraded or failed), and when the last one did: the wave's quota and bake. */
   waveEnded?: number;
   waveLastEndedAt?: number;
+  /** The session's counts when the current wave opened: a batch's counts are the difference when it closes. */
+  waveStartCounts?: { upgraded: number; failed: number };
   /**
    * Plan positions whose drain ahead was lifted (no free slot when the job ended, or the run
    * stopped), one bit each (core/rolling-upgrade/plan-marks.ts): never drained ahead again, so a

@@ -363,6 +363,8 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     inFlight: inFlightNow,
     marks: withMarks(window.marks ?? emptyMarks(session.nodeCount), marks),
     waveEnded: (newWave ? 0 : (window.waveEnded ?? 0)) + endedInWave,
+    // A batch's counts when it closes are the counts then less these (every node of the wave before has ended when a wave opens).
+    ...(newWave ? { waveStartCounts: counts } : window.waveStartCounts ? { waveStartCounts: window.waveStartCounts } : {}),
     ...(endedInWave > 0 ? { waveLastEndedAt: now } : !newWave && window.waveLastEndedAt !== undefined ? { waveLastEndedAt: window.waveLastEndedAt } : {}),
     draining,
     ...(decision.release.length > 0 || window.releasedAhead !== undefined

@@ -12,7 +12,7 @@ const alarmDescribed = (start: string) => Object.values(resources('AWS::CloudWat
 describe('RolloutStack monitoring', () => {
   it('counts the REST API function in the Lambda error and throttle alarms, with every workflow function', () => {
     const functionIds = Object.keys(resources('AWS::Lambda::Function'));
-    expect(functionIds).toHaveLength(27);
+    expect(functionIds).toHaveLength(28);
     for (const kind of ['A Lambda error', 'A Lambda throttle']) {
       const alarmed = JSON.stringify(alarmDescribed(kind).map((a) => a.Properties.Metrics));
       for (const id of functionIds) expect({ kind, id, alarmed: alarmed.includes(`"${id}"`) }).toEqual({ kind, id, alarmed: true });
@@ -34,14 +34,14 @@ describe('RolloutStack monitoring', () => {
 
   it("counts refused PutEvents from every publishing function's log and alarms on them", () => {
     const filters = Object.values(resources('AWS::Logs::MetricFilter'));
-    // The 18 workflow functions publish; the REST API's does not.
-    expect(filters).toHaveLength(18);
+    // The 19 rolling-upgrade and group-deployment functions publish; the task-graph, environment-upgrade and REST API functions do not.
+    expect(filters).toHaveLength(19);
     for (const filter of filters) {
       expect(filter.Properties.FilterPattern).toBe(`{ $.message = "${LOG_MESSAGES.statusEventsNotPublished}" }`);
       expect(filter.Properties.MetricTransformations).toEqual([{ MetricNamespace: 'BaremetalRollout/BaremetalRollout', MetricName: 'StatusEventsNotPublished', MetricValue: '1' }]);
     }
     const logGroups = new Set(filters.map((f) => JSON.stringify(f.Properties.LogGroupName)));
-    expect(logGroups.size).toBe(18);
+    expect(logGroups.size).toBe(19);
     const [alarm] = alarmDescribed('The event bus refused');
     expect(alarm!.Properties).toMatchObject({ Namespace: 'BaremetalRollout/BaremetalRollout', MetricName: 'StatusEventsNotPublished', Statistic: 'Sum', Threshold: 1 });
   });

@@ -72,7 +72,7 @@ export function typed(scope: Construct): RolloutWorkflows {
     const shipped = path.join(app, 'node_modules', 'baremetal-rollout');
     const listed = async (dir: string) => (await readdir(path.join(shipped, dir))).sort();
     expect(await listed('dist')).toEqual(expect.arrayContaining(['infra.js', 'types']));
-    expect(await listed('statemachines')).toEqual(['deploy-group.asl.json', 'group-deployment.asl.json', 'rolling-upgrade.asl.json', 'run-node-batches.asl.json', 'task-graph.asl.json']);
+    expect(await listed('statemachines')).toEqual(['deploy-group.asl.json', 'environment-upgrade.asl.json', 'group-deployment.asl.json', 'rolling-upgrade.asl.json', 'run-node-batches.asl.json', 'task-graph.asl.json']);
     expect(await listed('lambdas/entrypoints')).toEqual(expect.arrayContaining(['api.ts', 'group-deployment.ts', 'rolling-upgrade.ts', 'task-graph.ts']));
     const top = await listed('.');
     expect(top).not.toContain('test');
@@ -91,8 +91,8 @@ export function typed(scope: Construct): RolloutWorkflows {
     const template = JSON.parse(await readFile(path.join(out, 'MyHpc.template.json'), 'utf8')) as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
     const resources = Object.values(template.Resources);
     const machines = resources.filter((r) => r.Type === 'AWS::StepFunctions::StateMachine');
-    expect(machines).toHaveLength(5);
+    expect(machines).toHaveLength(6);
     expect(JSON.stringify(machines.map((m) => m.Properties.DefinitionString))).toContain('Cancel Requested');
-    expect(resources.filter((r) => r.Type === 'AWS::Lambda::Function')).toHaveLength(21);
+    expect(resources.filter((r) => r.Type === 'AWS::Lambda::Function')).toHaveLength(28);
   }, 180_000);
 });

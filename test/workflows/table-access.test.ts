@@ -54,6 +54,13 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
       await runUpgrade(runtime, upgradeRequest({ wlmReturnTimeoutSeconds: 60 }));
       await runUpgrade(runtime, upgradeRequest({ startingLabel: 'failed', failedLabel: 'compute', mode: 'window', maxUnavailable: 2, wlmReturnTimeoutSeconds: 60 }));
     });
+    // A window that waits for its operator's approval after its first batch (AwaitOperator parks it on a task token).
+    await withRuntime({ site: buildSite(4) }, async (runtime) => {
+      const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 2, batches: [2, 2], pauseAfterBatches: [1] }));
+      await eventually(runtime, async () => ((await runtime.store.getSession(run.id))?.progress.window?.awaitingApproval === 1 ? true : undefined), 'the wait for batch 2');
+      await runtime.clock.busy(() => runtime.gate(run.id, 'approve'));
+      expect((await run.outcome).status).toBe('SUCCEEDED');
+    });
     // A lockstep session cancelled through the REST API while it waits for a busy node; the API reads, cancels and clones.
     const busyFirst = (i: number) => (i === 0 ? { wlm: { state: 'ALLOCATED' as const, busySeconds: 100_000 } } : failingNodes(i));
     const withEnvironments = buildSite(4, { node: busyFirst });

@@ -156,8 +156,7 @@ export const advanceWindow: ActivityBody = async ({ session, progress, deps, now
       : [];
   const stageDecision = decideWindow({ session, progress, view: withTokens, observed, now, decision, lockedByOthers: new Set(heldByOthers.keys()), outsideTodo });
   const outcome = await applyDecision(deps, session, stageDecision, windowHeldNodes(inFlight).concat(locked));
-  // A batch's counts come from its records: read (every record of the session) only when a batch has ended.
-  await publishStatusEvents(deps, await windowEvents(session, progress.window, stageDecision.progress, () => deps.store.listNodes(session.upgradeId), eventTime(now)));
+  await publishStatusEvents(deps, windowEvents(session, progress, stageDecision.progress, eventTime(now)));
   return outcome;
 };
 

@@ -1,5 +1,5 @@
 import { DETAIL_TYPES, statusEvent, type StatusEvent } from '../../../core/events/status-events';
-import type { NodeRecord, Progress, UpgradeSession, WindowProgress } from '../../../core/rolling-upgrade/session';
+import type { Progress, UpgradeSession, WindowProgress } from '../../../core/rolling-upgrade/session';
 
 /**
  * Mode window's batch events from one ROLLING increment, from the window's progress before and after
@@ -7,25 +7,21 @@ import type { NodeRecord, Progress, UpgradeSession, WindowProgress } from '../..
  * now waits for an operator's approval. Ids name the batch (waves only move on), so a retried
  * increment publishes the same ones again.
  */
-export async function windowEvents(
-  session: UpgradeSession,
-  before: WindowProgress | undefined,
-  after: Progress,
-  loadRecords: () => Promise<readonly NodeRecord[]>,
-  at: string,
-): Promise<StatusEvent[]> {
+export function windowEvents(session: UpgradeSession, beforeProgress: Progress, after: Progress, at: string): StatusEvent[] {
+  const before = beforeProgress.window;
   const common = { kind: 'upgrade' as const, sessionId: session.upgradeId, at };
   const from = before?.wave ?? -1;
   const to = after.window?.wave ?? from;
   const events: StatusEvent[] = [];
-  const firstClosed = Math.max(closedThrough(before, false) + 1, 0);
   const lastClosed = closedThrough(after.window, after.stage !== 'ROLLING');
-  // The records only when a batch has ended (a few times a run): an increment reads what is in flight, not the fleet.
-  const records = lastClosed >= firstClosed ? await loadRecords() : [];
-  for (let wave = firstClosed; wave <= lastClosed; wave++) {
-    const nodes = records.filter((record) => record.op?.wave === wave);
-    const count = (status: NodeRecord['status']) => nodes.filter((record) => record.status === status).length;
-    events.push(statusEvent(DETAIL_TYPES.batchFinished, { ...common, batch: wave + 1, upgraded: count('UPGRADED'), failed: count('FAILED') }, `batch-${wave + 1}`));
+  for (let wave = Math.max(closedThrough(before, false) + 1, 0); wave <= lastClosed; wave++) {
+    // The closing wave's nodes: the counts now less those when it opened (both on the session item).
+    // Only the current wave can close here (the one before closed when this one opened).
+    const zero = { upgraded: 0, failed: 0 };
+    const [end, start] = wave === from ? [after.counts ?? zero, before?.waveStartCounts ?? zero] : [zero, zero];
+    const upgraded = end.upgraded - start.upgraded;
+    const failed = end.failed - start.failed;
+    events.push(statusEvent(DETAIL_TYPES.batchFinished, { ...common, batch: wave + 1, upgraded, failed }, `batch-${wave + 1}`));
   }
   const awaiting = after.window?.awaitingApproval;
   if (awaiting !== undefined && awaiting !== before?.awaitingApproval) {
@@ -45,3 +41,4 @@ function closedThrough(window: WindowProgress | undefined, ended: boolean): numb
   const atBoundary = ended || window.waiting === 'bake' || window.awaitingApproval === window.wave + 1;
   return atBoundary ? window.wave : window.wave - 1;
 }
+

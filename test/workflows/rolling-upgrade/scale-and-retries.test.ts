@@ -94,8 +94,8 @@ describe('an increment that fails after saving part of its progress', () => {
   });
 
   it('keeps what it saved (the boot request time) and counts the error on top of it', async () => {
-    // The boot session is created, then reading its components fails: the increment fails after saving the boot request time.
-    runtime = await startTestRuntime({ site: buildSite(2, { apiFaults: [{ service: 'boot-service', method: 'GET', path: '/components', status: 500, count: 1 }] }) });
+    // The boot request time is saved, then creating the boot session fails: the increment fails after saving it.
+    runtime = await startTestRuntime({ site: buildSite(2, { apiFaults: [{ service: 'boot-service', method: 'POST', path: '/sessions', status: 500, count: 1 }] }) });
     const rt = runtime;
     let state: WorkflowState = await rt.handlers.OpenSession({ input: upgradeRequest(), executionId: 'arn:test:exec-1' } as never, {});
     state = await rt.handlers.StartStep(state as never, {});

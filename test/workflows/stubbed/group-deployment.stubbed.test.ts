@@ -91,7 +91,7 @@ describe('group deployment workflow with stubbed activities, on virtual time', (
     const outcome = await flows.run('groupDeployment', {});
 
     expect(outcome.status).toBe('SUCCEEDED');
-    expect(flows.callsOf('FailGroup').map((c) => c.payload)).toEqual([{ deploymentId: 'd1', group: 'broken' }]);
+    expect(flows.callsOf('FailGroup').map((c) => c.payload)).toEqual([{ deploymentId: 'd1', group: 'broken', error: expect.objectContaining({ Error: 'States.TaskFailed', Cause: expect.stringContaining('DeploymentNotFoundError') }) }]);
     expect(flows.callsOf('EvaluatePhase').map((c) => c.payload.group)).toEqual(['ok', 'ok']);
   });
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ASL_FILES, ENVIRONMENT, ENVIRONMENT_UPGRADE_FUNCTION_NAMES, TABLE_ACTIONS, aslPlaceholders } from '../../contracts';
-import { deployedAslProperties, getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
+import { deployedAslProperties, deployedFunctionProperties, getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
 
 const asl = readFileSync(ASL_FILES.environmentUpgrade, 'utf8');
 const STATE_MACHINE_NAME = 'BaremetalRollout-EnvironmentUpgrade';
@@ -16,13 +16,7 @@ export function environmentUpgradeSpecs(stack: TemplateQueries): void {
     it.each(ENVIRONMENT_UPGRADE_FUNCTION_NAMES)('%s: Node 22 on arm64, traced, with the timeout of the Task that invokes it', (name) => {
       const timeout = taskTimeouts(asl).get(name);
       expect(timeout).toBeDefined();
-      expect(stack.resources[stack.functionId(name)]?.Properties).toMatchObject({
-        Runtime: 'nodejs22.x',
-        Architectures: ['arm64'],
-        Timeout: timeout,
-        TracingConfig: { Mode: 'Active' },
-        LoggingConfig: { LogGroup: { Ref: expect.stringMatching(/^EnvironmentUpgradeFunctions/) } },
-      });
+      expect(stack.resources[stack.functionId(name)]?.Properties).toMatchObject(deployedFunctionProperties(timeout, 'EnvironmentUpgradeFunctions'));
     });
 
     it.each(ENVIRONMENT_UPGRADE_FUNCTION_NAMES)('%s: gets the table, the boot service and the inventory, and may read and write the table', (name) => {

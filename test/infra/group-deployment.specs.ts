@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { ASL_FILES, ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, aslPlaceholders } from '../../contracts';
 import { SYNC_EVENTS_RULE_NAME } from '../../infra/constructs/asl-state-machine';
-import { deployedAslProperties, getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
+import { deployedAslProperties, deployedFunctionProperties, getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
 
 /** The three machines, children first, each with the children it starts with startExecution.sync:2 (a deploy phase may run a task graph). */
 const MACHINES = [
@@ -80,14 +80,7 @@ export function groupDeploymentSpecs(stack: TemplateQueries): void {
     it.each(GROUP_DEPLOYMENT_FUNCTION_NAMES)('%s: Node 22 on arm64, traced, own log group, with the timeout of the Task that invokes it', (name) => {
       const timeout = MACHINES.map(({ file }) => taskTimeouts(aslOf(file)).get(name)).find((seconds) => seconds !== undefined);
       expect(timeout).toBeDefined();
-      expect(functionProperties(name)).toMatchObject({
-        Runtime: 'nodejs22.x',
-        Architectures: ['arm64'],
-        MemorySize: 512,
-        Timeout: timeout,
-        TracingConfig: { Mode: 'Active' },
-        LoggingConfig: { LogGroup: { Ref: expect.stringMatching(/^GroupDeploymentFunctions/) } },
-      });
+      expect(functionProperties(name)).toMatchObject(deployedFunctionProperties(timeout, 'GroupDeploymentFunctions'));
     });
 
     it('each log to a log group of their own', () => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ASL_FILES, ENVIRONMENT, ROLLING_UPGRADE_FUNCTION_NAMES, aslPlaceholders } from '../../contracts';
-import { deployedAslProperties, getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
+import { deployedAslProperties, deployedFunctionProperties, getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
 
 const asl = readFileSync(ASL_FILES.rollingUpgrade, 'utf8');
 const STATE_MACHINE_NAME = 'BaremetalRollout-RollingUpgrade';
@@ -17,14 +17,7 @@ export function rollingUpgradeSpecs(stack: TemplateQueries): void {
       // AwaitOperator's Task waits for a task token (a day); the function itself only stores the token.
       const timeout = name === 'AwaitOperator' ? 120 : taskTimeouts(asl).get(name);
       expect(timeout).toBeDefined();
-      expect(stack.resources[stack.functionId(name)]?.Properties).toMatchObject({
-        Runtime: 'nodejs22.x',
-        Architectures: ['arm64'],
-        MemorySize: 512,
-        Timeout: timeout,
-        TracingConfig: { Mode: 'Active' },
-        LoggingConfig: { LogGroup: { Ref: expect.stringMatching(/^RollingUpgradeFunctions/) } },
-      });
+      expect(stack.resources[stack.functionId(name)]?.Properties).toMatchObject(deployedFunctionProperties(timeout, 'RollingUpgradeFunctions'));
     });
 
     it.each(ROLLING_UPGRADE_FUNCTION_NAMES)('%s: gets the table name and the site connection', (name) => {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ASL_FILES, ENVIRONMENT, TASK_GRAPH_FUNCTION_NAMES, aslPlaceholders } from '../../contracts';
-import { getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
+import { deployedFunctionProperties, getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
 
 const asl = readFileSync(ASL_FILES.taskGraph, 'utf8');
 const STATE_MACHINE_NAME = 'BaremetalRollout-TaskGraph';
@@ -14,13 +14,7 @@ export function taskGraphSpecs(stack: TemplateQueries): void {
     it.each(TASK_GRAPH_FUNCTION_NAMES)('%s: Node 22 on arm64, traced, own log group, with the timeout of the Task that invokes it', (name) => {
       const timeout = taskTimeouts(asl).get(name);
       expect(timeout).toBeDefined();
-      expect(stack.resources[stack.functionId(name)]?.Properties).toMatchObject({
-        Runtime: 'nodejs22.x',
-        Architectures: ['arm64'],
-        Timeout: timeout,
-        TracingConfig: { Mode: 'Active' },
-        LoggingConfig: { LogGroup: { Ref: expect.stringMatching(/^TaskGraphFunctions/) } },
-      });
+      expect(stack.resources[stack.functionId(name)]?.Properties).toMatchObject(deployedFunctionProperties(timeout, 'TaskGraphFunctions'));
     });
 
     it.each(TASK_GRAPH_FUNCTION_NAMES)('%s: gets the table and the site its tasks reach (Slurm for drain and resume, BOS for reboot, HSM for roles and gates)', (name) => {

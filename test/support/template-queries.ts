@@ -107,3 +107,15 @@ export function deployedAslProperties(asl: string): Record<string, unknown> {
     LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
   };
 }
+
+/** What every workflow function must be: Node 22 on arm64, 512 MB, traced, logging to its construct's own log group, with the timeout of the Task that invokes it. */
+export function deployedFunctionProperties(timeoutSeconds: number | undefined, logGroupPrefix: string): Record<string, unknown> {
+  return {
+    Runtime: 'nodejs22.x',
+    Architectures: ['arm64'],
+    MemorySize: 512,
+    Timeout: timeoutSeconds,
+    TracingConfig: { Mode: 'Active' },
+    LoggingConfig: { LogGroup: { Ref: expect.stringMatching(new RegExp(`^${logGroupPrefix}`)) } },
+  };
+}

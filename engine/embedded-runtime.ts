@@ -175,6 +175,8 @@ export class EmbeddedRuntime implements RolloutRuntime {
     // What slurm-reboot and the command provisioner remember, in the table, as the deployed stack keeps it.
     const connectorState = new DynamoDbConnectorState({ tableName: dynamoDb.tableName, client: dynamoDb.client });
     let site: SiteClients;
+    // The simulated site's head node over its SSM endpoint, one client: health checks run there, and task commands reach the nodes through it.
+    const headNode = simulator ? simulatedHeadNode(simulator) : undefined;
     try {
       const connected = connectedSite && (await connectedSite.connect({ connectorState }));
       site = simulator
@@ -185,7 +187,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
             inventoryUrl: simulator.urls.hsm,
             provisionerUrl: simulator.urls.provisioner,
           }),
-            commands: simulatedHeadNode(simulator).transport,
+            commands: headNode!.transport,
           })
         : {
             ...connected!.site,
@@ -211,8 +213,8 @@ export class EmbeddedRuntime implements RolloutRuntime {
       starts: runStarts,
       settings: { ...defaultGroupDeploymentSettings, ...options.deploymentSettings },
     });
-    // The simulated site's head node runs task commands too: over its SSM endpoint, as a profile's SSM transport would reach it.
-    const taskCommands = site.taskCommands ?? (simulator ? simulatedHeadNode(simulator) : undefined);
+    // Connectors that bring no task transport: the simulated head node, as a profile's SSM transport would reach it.
+    const taskCommands = site.taskCommands ?? headNode;
     const taskGraphHandlers = createTaskGraphHandlers({
       store: taskRuns,
       deployments,

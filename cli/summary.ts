@@ -1,3 +1,4 @@
+import { bothNames } from '../core/site/node-names';
 import type { SessionReport } from '../engine/reports/session-report';
 
 /** The human summary of a finished (or inspected) session. */
@@ -30,8 +31,10 @@ export function renderSessionSummary(report: SessionReport, extra: { realSeconds
   const failed = Object.entries(report.nodes).filter(([, n]) => n.status === 'FAILED');
   if (failed.length > 0) {
     lines.push('', '  Failed nodes:');
-    const width = Math.max(...failed.map(([name]) => name.length));
-    for (const [name, node] of failed) lines.push(`    ${name.padEnd(width)}  ${node.reason ?? ''}`);
+    // Both names where Slurm's differs (CSM: `x3000c0s19b1n0 (nid000006)`).
+    const shown = failed.map(([name, node]) => [bothNames(name, node.wlmName), node] as const);
+    const width = Math.max(...shown.map(([name]) => name.length));
+    for (const [name, node] of shown) lines.push(`    ${name.padEnd(width)}  ${node.reason ?? ''}`);
   }
   const lastMessages = report.messages.slice(-5);
   if (lastMessages.length > 0) {

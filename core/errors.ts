@@ -54,6 +54,29 @@ export class GroupNotFoundError extends RolloutError {
   }
 }
 
+/**
+ * HSM refused to add a node to a group because the node is in another group of the same exclusive
+ * group (Cray-HPE/hms-smd cmd/smd/smd-api.go doGroupMembersPost: 409, ErrHMSDSExclusiveGroup). Not
+ * "already a member": the node is not in the group. Retryable: the operator may move the node.
+ */
+export class ExclusiveGroupConflictError extends RolloutError {
+  override readonly name = 'ExclusiveGroupConflictError';
+  constructor(
+    readonly label: string,
+    readonly node: string,
+    /** The group of the same exclusive group that holds the node, when it could be found. */
+    readonly otherGroup: string | undefined,
+    readonly exclusiveGroup: string | undefined,
+  ) {
+    super(
+      `inventory: HSM refused to add ${node} to group '${label}': it is a member of ` +
+        (otherGroup ? `group '${otherGroup}'` : 'another group') +
+        (exclusiveGroup ? ` of the exclusive group '${exclusiveGroup}'` : ' of the same exclusive group') +
+        ' (remove it there first, or use a group outside that exclusive group)',
+    );
+  }
+}
+
 /** Nodes a site service does not know: the plan names them, the service does not. Retryable (the site may be fixed). */
 export class UnknownNodesError extends RolloutError {
   override readonly name = 'UnknownNodesError';

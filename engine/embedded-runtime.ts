@@ -186,6 +186,10 @@ export class EmbeddedRuntime implements RolloutRuntime {
             bootServiceUrl: simulator.urls.bos,
             inventoryUrl: simulator.urls.hsm,
             provisionerUrl: simulator.urls.provisioner,
+            // A CSM-style site: nids in Slurm, xnames in HSM and BOS; elsewhere one name, not necessarily an xname.
+            nodeNames: options.site!.csm?.slurmNodeNames ?? 'same',
+            xnames: options.site!.csm !== undefined,
+            now: () => clock.now(),
           }),
             commands: headNode!.transport,
           })

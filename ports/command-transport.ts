@@ -8,7 +8,7 @@ export interface CommandResult {
   exitCode: number;
   stdout: string;
   stderr: string;
-  /** The transport cut stdout short (SSM keeps the first 24,000 characters): parse nothing from it. */
+  /** The transport cut stdout short (SSM keeps 24,000 bytes and appends `--output truncated--`, which the SSM transport removes): parse nothing from it. */
   stdoutTruncated: boolean;
 }
 

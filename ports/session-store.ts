@@ -10,10 +10,11 @@ export interface SessionStore {
   /** Writes the plan snapshot (may be empty), then the session. Idempotent: creating an existing id again is a no-op. */
   createSession(session: UpgradeSession, plan: readonly string[]): Promise<void>;
   /**
-   * Writes the plan snapshot of a session created without one, then sets planTaken, nodeCount
-   * and stepCount on the session. Idempotent (rewrites the same chunks).
+   * Writes the plan snapshot of a session created without one (with the workload manager's names of
+   * its nodes, where they differ), then sets planTaken, nodeCount and stepCount on the session.
+   * Idempotent (rewrites the same chunks).
    */
-  savePlan(upgradeId: string, plan: readonly string[]): Promise<void>;
+  savePlan(upgradeId: string, plan: readonly string[], wlmNames?: readonly string[]): Promise<void>;
   getSession(upgradeId: string): Promise<UpgradeSession | undefined>;
   /** Newest first. */
   listSessions(): Promise<UpgradeSession[]>;
@@ -54,6 +55,11 @@ export interface SessionStore {
 
   /** Node names at plan positions [start, end). */
   getPlanSlice(upgradeId: string, start: number, end: number): Promise<string[]>;
+  /**
+   * The workload manager's names at plan positions [start, end), saved with the plan where they
+   * differ from the inventory's (a CSM site: `nid000006` beside `x3000c0s19b1n0`); empty otherwise.
+   */
+  getPlanWlmNames(upgradeId: string, start: number, end: number): Promise<string[]>;
   /** Records of the named nodes; a node never written is NOT_STARTED with its plan index as given. */
   getNodes(upgradeId: string, nodes: readonly { name: string; index: number }[]): Promise<NodeRecord[]>;
   putNodes(upgradeId: string, records: readonly NodeRecord[]): Promise<void>;

@@ -5,10 +5,10 @@
  * where a named group does not exist.
  */
 
-import type { BootSessionStatus, InventoryNode, WlmNode } from '../core/site/site-nodes';
+import type { BootSessionStatus, BootSetSpec, InventoryNode, WlmNode } from '../core/site/site-nodes';
 import type { CommandTransport } from './command-transport';
 
-export type { BootNodeOutcome, BootSessionStatus, InventoryNode, WlmBaseState, WlmNode } from '../core/site/site-nodes';
+export type { BootNodeOutcome, BootSessionStatus, BootSetSpec, InventoryNode, WlmBaseState, WlmNode } from '../core/site/site-nodes';
 
 export interface WorkloadManager {
   /** Nodes by name; a name the WLM does not know is absent from the map. */
@@ -50,6 +50,12 @@ export interface BootSessionRequest {
 
 export interface BootService {
   templateExists(templateName: string): Promise<boolean>;
+  /**
+   * The boot sets of a template, where the service decides by them which nodes a session acts upon
+   * (BOS: a session's limit is intersected with them); undefined when it does not tell (no boot sets,
+   * or a boot service that reboots whatever the limit names). Optional.
+   */
+  templateBootSets?(templateName: string): Promise<BootSetSpec[] | undefined>;
   /** Starts a boot session, or returns the existing one of the same name. */
   createSession(request: BootSessionRequest): Promise<BootSessionStatus>;
   /** Undefined when no session of that name exists. */
@@ -66,6 +72,22 @@ export interface Inventory {
   listNodes(): Promise<InventoryNode[]>;
   /** Every group label (HSM's `GET /groups`); optional: an inventory whose groups are not listed leaves it out. */
   listGroupLabels?(): Promise<string[]>;
+  /** Why the inventory would refuse this group label (HSM's rule), or undefined; optional: no rule beyond the common one. */
+  labelProblem?(label: string): string | undefined;
+  /** Each node's nid, cheaper than listNodes where the service can (HSM's `nidonly` listing); optional. */
+  listNids?(): Promise<Map<string, number>>;
+}
+
+/**
+ * One node, two names: the inventory's (the session's identity of a node, what the boot service
+ * boots) and the workload manager's (Slurm's, `nid000006` on CSM). Present on a site whose two
+ * names differ; the workload manager of such a site already takes the inventory's names.
+ */
+export interface NodeNameMap {
+  /** The workload manager's name of each inventory name given (absent: unknown). */
+  toWorkloadManager(names: readonly string[]): Promise<Map<string, string>>;
+  /** The inventory's name of each workload-manager name given (absent: unknown). */
+  toInventory(wlmNames: readonly string[]): Promise<Map<string, string>>;
 }
 
 export interface Site {
@@ -78,4 +100,6 @@ export interface Site {
    * reached by HTTP alone has none, and a request with `healthCheck.command` is refused for it.
    */
   commands?: CommandTransport;
+  /** Where the workload manager names nodes otherwise than the inventory (CSM: nids and xnames); absent: one name. */
+  nodeNames?: NodeNameMap;
 }

@@ -3,6 +3,7 @@ import { loadDocumentFile } from '../adapters/document-file';
 import { environmentSchema, releaseSchema, siteEnvironmentsSchema } from '../core/environments';
 import { InvalidInputError } from '../core/errors';
 import { groupLabel, nodeName } from '../core/site/names';
+import { CSM_NID_NAME_PATTERN, isNodeXname, parseNidNamePattern, nidName } from '../core/site/node-names';
 import { parseOrThrow, seconds as secondsOf } from '../core/validation';
 
 export const WLM_STATES = ['IDLE', 'ALLOCATED', 'MIXED', 'COMPLETING', 'DRAINING', 'DRAINED', 'DOWN', 'FAIL'] as const;
@@ -99,11 +100,55 @@ const commandFaultSchema = z.strictObject({
   afterCalls: z.number().int().min(0, 'must not be negative').default(0),
 });
 
+/**
+ * A BOS v2 boot set (Cray-HPE/bos api/openapi.yaml.in, V2BootSet): which nodes a session template
+ * boots. BOS's session setup (src/bos/operators/session_setup.py) unites node_list, the members of
+ * node_groups and the nodes of node_roles_groups (HSM Role, or Role_SubRole), then intersects that
+ * with the session's limit and drops nodes disabled in HSM.
+ */
+const bootSetSchema = z.strictObject({
+  node_list: z.array(nodeName('a node_list entry')).optional(),
+  node_groups: z.array(z.string({ error: 'a node_groups entry must be a group label' })).optional(),
+  node_roles_groups: z.array(z.string({ error: 'a node_roles_groups entry must be a role' })).optional(),
+  /** HSM's Arch of the nodes booted (X86 also takes nodes of unknown arch); the simulated nodes are X86. */
+  arch: z.enum(['X86', 'ARM', 'Other', 'Unknown'], { error: 'arch must be X86, ARM, Other or Unknown' }).optional(),
+});
+
+/** A boot template: a name alone (the limit says which nodes it boots), or a BOS session template with its boot sets. */
+const bootTemplateSchema = z.union(
+  [
+    nonEmpty('a template name'),
+    z.strictObject({
+      name: nonEmpty('name'),
+      bootSets: z.record(nonEmpty('a boot set name'), bootSetSchema, { error: 'bootSets must map boot set names to boot sets' }).refine((sets) => Object.keys(sets).length > 0, 'a session template has at least one boot set'),
+    }),
+  ],
+  { error: 'a boot template is a name, or {name, bootSets: {<set>: {node_list, node_groups, node_roles_groups}}}' },
+);
+
+/**
+ * A CSM-style site (Cray's System Management): its nodes are xnames in HSM and BOS, and Slurm
+ * names them from their nid by `slurmNodeNames` (CSM's `nid{nid:06}`); its HSM checks labels and
+ * member ids as SMD does.
+ */
+const csmSchema = z.strictObject({
+  slurmNodeNames: z
+    .string({ error: 'slurmNodeNames must be a pattern such as nid{nid:06}' })
+    .default(CSM_NID_NAME_PATTERN)
+    .superRefine((text, ctx) => {
+      const parsed = parseNidNamePattern(text);
+      if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed });
+    }),
+});
+
 export const siteDefinitionSchema = z
   .strictObject({
     nodes: z.array(nodeSchema, { error: 'nodes is required and must be a list' }).min(1, 'at least one node is required'),
     groups: z.record(groupLabel(), z.array(nodeName('a member'), { error: 'must be a list of node names' })).default({}),
-    bootTemplates: z.array(nonEmpty('a template name')).default([]),
+    bootTemplates: z.array(bootTemplateSchema).default([]),
+    /** HSM exclusive groups: a node is a member of at most one group of each (Cray-HPE/hms-smd pkg/sm/groups.go ExclusiveGroup). */
+    exclusiveGroups: z.record(nonEmpty('an exclusive group name'), z.array(groupLabel('a group label'), { error: 'must be a list of group labels' })).default({}),
+    csm: csmSchema.optional(),
     timing: z
       .strictObject({
         bootSeconds: seconds.default(300),
@@ -144,11 +189,45 @@ export const siteDefinitionSchema = z
         if (!firstByName.has(node.name)) ctx.addIssue({ code: 'custom', path: ['environments', e, 'nodes', n, 'name'], message: `'${node.name}' is not a node of the site` });
       }),
     );
+    const templateNames = site.bootTemplates.map((t) => (typeof t === 'string' ? t : t.name));
     site.releases.forEach((release, r) => {
-      if (!site.bootTemplates.includes(release.bootTemplate)) {
+      if (!templateNames.includes(release.bootTemplate)) {
         ctx.addIssue({ code: 'custom', path: ['releases', r, 'bootTemplate'], message: `'${release.bootTemplate}' is not one of the site's bootTemplates` });
       }
     });
+    if (site.csm) {
+      const pattern = parseNidNamePattern(site.csm.slurmNodeNames);
+      const slurmNames = new Map<string, number>();
+      site.nodes.forEach((node, i) => {
+        if (!isNodeXname(node.name)) ctx.addIssue({ code: 'custom', path: ['nodes', i, 'name'], message: `'${node.name}' is not a node xname (xXcCsSbBnN): a CSM site names its nodes by xname` });
+        if (typeof pattern !== 'string') {
+          const slurmName = nidName(pattern, node.nid);
+          const clash = slurmNames.get(slurmName);
+          if (clash !== undefined) ctx.addIssue({ code: 'custom', path: ['nodes', i, 'nid'], message: `Slurm name ${slurmName} also names nodes[${clash}]` });
+          slurmNames.set(slurmName, i);
+        }
+      });
+      for (const label of Object.keys(site.groups)) {
+        if (!/^[-a-z0-9:._]+$/.test(label)) ctx.addIssue({ code: 'custom', path: ['groups', label], message: `'${label}' is not an HSM group label: lowercase letters, digits, '-', ':', '.', '_'` });
+      }
+    }
+    const exclusiveOf = new Map<string, string>();
+    for (const [exclusive, labels] of Object.entries(site.exclusiveGroups)) {
+      labels.forEach((label, k) => {
+        if (!(label in site.groups)) ctx.addIssue({ code: 'custom', path: ['exclusiveGroups', exclusive, k], message: `'${label}' is not a group of the site` });
+        const other = exclusiveOf.get(label);
+        if (other !== undefined) ctx.addIssue({ code: 'custom', path: ['exclusiveGroups', exclusive, k], message: `'${label}' is in exclusive group '${other}' already` });
+        exclusiveOf.set(label, exclusive);
+      });
+      const holder = new Map<string, string>();
+      for (const label of labels) {
+        for (const member of site.groups[label] ?? []) {
+          const first = holder.get(member);
+          if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['groups', label], message: `'${member}' is also in '${first}', of the same exclusive group '${exclusive}'` });
+          holder.set(member, label);
+        }
+      }
+    }
     for (const [label, members] of Object.entries(site.groups)) {
       const seen = new Set<string>();
       members.forEach((member, k) => {
@@ -166,6 +245,11 @@ export type SiteTiming = SiteDefinition['timing'];
 export type ApiFault = SiteDefinition['apiFaults'][number];
 export type SiteWorkload = NonNullable<SiteDefinition['workload']>;
 export type CommandFault = SiteDefinition['commandFaults'][number];
+export type SiteBootTemplate = SiteDefinition['bootTemplates'][number];
+export type SiteBootSet = z.output<typeof bootSetSchema>;
+
+/** The name of a site boot template, whichever form it has. */
+export const templateName = (template: SiteBootTemplate): string => (typeof template === 'string' ? template : template.name);
 
 export function parseSiteDefinition(input: unknown, subject = 'site definition'): SiteDefinition {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {

@@ -1,4 +1,5 @@
 import type { SiteProfileInput } from '../core/site/site-profile';
+import type { SiteDefinition } from './site-file';
 import type { SimulatorUrls } from './http-server';
 import type { HeadNodeProgram } from './local-stand-ins';
 import { HEAD_NODE_INSTANCE_ID } from './models/head-node';
@@ -12,14 +13,22 @@ export type SimulatedTransport = 'http' | 'ssm' | 'local';
  * (local-stand-ins.ts), named by absolute path. Either way task-graph commands go through the head
  * node over SSM.
  */
-export function siteProfileFor(urls: SimulatorUrls, transport: SimulatedTransport, timeScale: number, programs?: Record<HeadNodeProgram, string>): SiteProfileInput {
+export function siteProfileFor(
+  urls: SimulatorUrls,
+  transport: SimulatedTransport,
+  timeScale: number,
+  programs?: Record<HeadNodeProgram, string>,
+  site?: Pick<SiteDefinition, 'csm'>,
+): SiteProfileInput {
   const common = { simulatedTime: { timeScale, controlUrl: urls.control }, allowInsecureHttp: true };
   const headNode = { type: 'ssm' as const, instanceIds: [HEAD_NODE_INSTANCE_ID], region: 'us-east-1', endpoint: urls.ssm };
   if (transport === 'http') {
     return {
       workloadManager: { type: 'slurmrestd', url: urls.slurmrestd, apiVersion: 'v0.0.41' },
       bootService: { type: 'bos', url: urls.bos },
-      inventory: { type: 'hsm', url: urls.hsm },
+      // A CSM-style site: HSM's xnames, Slurm's nid names. Elsewhere HSM's API serves the site's own names (not xnames), as Slurm does.
+      inventory: { type: 'hsm', url: urls.hsm, ...(site?.csm ? {} : { xnames: false }) },
+      nodeNames: { workloadManager: site?.csm?.slurmNodeNames ?? 'same' },
       provisioner: { type: 'http', url: urls.provisioner },
       // Task-graph commands reach the nodes through the head node (pdsh), over SSM.
       tasks: { transport: headNode },

@@ -1,3 +1,4 @@
+import { nidName, parseNidNamePattern } from '../core/site/node-names';
 import type { SiteDefinition } from './site-file';
 import type { TimeSource } from './sim-clock';
 import { Timeline } from './timeline';
@@ -55,6 +56,8 @@ export class SiteSimulator {
   /** The Slurm head node that SSM Run Command reaches. */
   readonly headNode: HeadNodeModel;
   private readonly violationLog: string[] = [];
+  /** One node, two names (a CSM-style site): Slurm's name of each site node, and back. Identity elsewhere. */
+  readonly names: SiteNodeNames;
 
   constructor(
     site: SiteDefinition,
@@ -63,11 +66,19 @@ export class SiteSimulator {
     const timeline = new Timeline(clock);
     const violations = this.violationLog;
     this.timeline = timeline;
+    const names = (this.names = siteNodeNames(site));
     this.tasks = new TaskRunnerModel({ timing: site.timing, nodes: site.nodes, timeline, violations });
-    this.workloadManager = new WorkloadManagerModel(site.nodes, timeline, site.workload, this.tasks);
+    // Slurm's view names nodes its own way: its model holds Slurm's names; the task log keeps the site's.
+    const slurmNodes = site.nodes.map((n) => ({ ...n, name: names.slurm(n.name) }));
+    const taskObserver = {
+      drained: (name: string, reason: string, jobEndsAt?: number) => this.tasks.drained(names.site(name), reason, jobEndsAt),
+      resumed: (name: string, reason?: string) => this.tasks.resumed(names.site(name), reason),
+    };
+    this.workloadManager = new WorkloadManagerModel(slurmNodes, timeline, site.workload, names.mapped ? taskObserver : this.tasks);
     this.inventory = new InventoryModel(site);
     this.bootService = new BootServiceModel({
       templates: site.bootTemplates,
+      slurmName: names.slurm,
       timing: site.timing,
       nodes: site.nodes,
       workloadManager: this.workloadManager,
@@ -83,10 +94,11 @@ export class SiteSimulator {
       provisioner: this.provisioner,
       tasks: this.tasks,
       timing: site.timing,
-      nodes: site.nodes,
+      nodes: slurmNodes,
       commandFaults: site.commandFaults,
       timeline,
       violations,
+      ...(names.mapped ? { slurmHostName: (host: string) => (this.inventory.hasNode(host) ? names.slurm(host) : host) } : {}),
     });
   }
 
@@ -98,17 +110,19 @@ export class SiteSimulator {
     const now = this.timeline.sync();
     const nodes: Record<string, SiteNodeState> = {};
     const service = this.workloadManager.serviceRecords();
+    // Keyed by the site's names (a CSM site's xnames); Slurm's counts are found by Slurm's name.
     for (const wlm of this.workloadManager.list()) {
-      nodes[wlm.name] = {
+      const name = this.names.site(wlm.name);
+      nodes[name] = {
         wlmState: wlm.display,
         wlmReason: wlm.reason,
-        bootCount: this.bootService.bootCount(wlm.name) + this.headNode.bootCount(wlm.name),
+        bootCount: this.bootService.bootCount(name) + this.headNode.bootCount(wlm.name),
         drainCount: wlm.drainCount,
         resumeCount: wlm.resumeCount,
         failCount: wlm.failCount,
         killedJobs: wlm.killedJobs,
-        prepareCount: this.provisioner.count(wlm.name, 'prepare'),
-        deployCount: this.provisioner.count(wlm.name, 'deploy'),
+        prepareCount: this.provisioner.count(name, 'prepare'),
+        deployCount: this.provisioner.count(name, 'deploy'),
         healthCheckCount: this.headNode.healthChecks.get(wlm.name) ?? 0,
         ...service.get(wlm.name)!,
       };
@@ -116,4 +130,19 @@ export class SiteSimulator {
     const groups = Object.fromEntries(this.inventory.listGroups().map((g) => [g.label, g.members]));
     return { now, groups, nodes, violations: [...this.violationLog], taskLog: this.tasks.taskLog() };
   }
+}
+
+/** Slurm's name of a site node and back: the same name, or (a CSM-style site) `nid{nid:06}` from its nid. */
+export interface SiteNodeNames {
+  mapped: boolean;
+  slurm(siteName: string): string;
+  site(slurmName: string): string;
+}
+
+function siteNodeNames(site: SiteDefinition): SiteNodeNames {
+  const pattern = site.csm ? parseNidNamePattern(site.csm.slurmNodeNames) : undefined;
+  if (pattern === undefined || typeof pattern === 'string') return { mapped: false, slurm: (n) => n, site: (n) => n };
+  const toSlurm = new Map(site.nodes.map((n) => [n.name, nidName(pattern, n.nid)]));
+  const toSite = new Map([...toSlurm].map(([name, slurm]) => [slurm, name]));
+  return { mapped: true, slurm: (n) => toSlurm.get(n) ?? n, site: (n) => toSite.get(n) ?? n };
 }

@@ -89,12 +89,12 @@ export class DynamoDbSessionStore implements SessionStore {
     );
   }
 
-  async savePlan(upgradeId: string, plan: readonly string[]): Promise<void> {
+  async savePlan(upgradeId: string, plan: readonly string[], wlmNames?: readonly string[]): Promise<void> {
     const session = await this.getSession(upgradeId);
     if (!session) throw new SessionNotFoundError(upgradeId);
     // Chunks first, counts last: readers trust nodeCount, so they never see a half-written plan.
     await batchWriteAll(this.client, this.tableName, [
-      ...planChunkWrites(upgradeId, plan),
+      ...planChunkWrites(upgradeId, plan, wlmNames),
       // A retry that snapshots a shorter plan must not leave the earlier snapshot's tail behind.
       ...surplusPlanChunkDeletes(upgradeId, session.nodeCount, plan.length),
     ]);
@@ -340,6 +340,10 @@ export class DynamoDbSessionStore implements SessionStore {
 
   getPlanSlice(upgradeId: string, start: number, end: number): Promise<string[]> {
     return readPlanSlice(this.client, this.tableName, upgradeId, start, end);
+  }
+
+  getPlanWlmNames(upgradeId: string, start: number, end: number): Promise<string[]> {
+    return readPlanSlice(this.client, this.tableName, upgradeId, start, end, 'wlmNodes');
   }
 
   async getNodes(upgradeId: string, nodes: readonly { name: string; index: number }[]): Promise<NodeRecord[]> {

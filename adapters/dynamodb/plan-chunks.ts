@@ -8,11 +8,13 @@ import { PLAN_CHUNK_SIZE, planChunkKey } from './table-design';
  * The plan snapshot is stored as chunks of PLAN_CHUNK_SIZE names in plan order, never in the session item:
  * a 10,000-node plan would make every session read and write heavy, while a step needs only its own slice.
  */
-export function planChunkWrites(upgradeId: string, plan: readonly string[]): DocWriteRequest[] {
+export function planChunkWrites(upgradeId: string, plan: readonly string[], wlmNames?: readonly string[]): DocWriteRequest[] {
   const writes: DocWriteRequest[] = [];
   for (let chunk = 0; chunk * PLAN_CHUNK_SIZE < plan.length; chunk++) {
     const nodes = plan.slice(chunk * PLAN_CHUNK_SIZE, (chunk + 1) * PLAN_CHUNK_SIZE);
-    writes.push({ PutRequest: { Item: { ...planChunkKey(upgradeId, chunk), chunk, nodes } } });
+    // The workload manager's names beside the inventory's, position for position (a CSM site's nids), when they differ.
+    const wlmNodes = wlmNames?.slice(chunk * PLAN_CHUNK_SIZE, (chunk + 1) * PLAN_CHUNK_SIZE);
+    writes.push({ PutRequest: { Item: { ...planChunkKey(upgradeId, chunk), chunk, nodes, ...(wlmNodes ? { wlmNodes } : {}) } } });
   }
   return writes;
 }
@@ -27,7 +29,7 @@ export function surplusPlanChunkDeletes(upgradeId: string, oldLength: number, ne
 const chunkCount = (length: number): number => Math.ceil(length / PLAN_CHUNK_SIZE);
 
 /** Names at plan positions [start, end), like Array.prototype.slice: positions past the plan's end are simply absent. */
-export async function readPlanSlice(client: DynamoDBDocumentClient, tableName: string, upgradeId: string, start: number, end: number): Promise<string[]> {
+export async function readPlanSlice(client: DynamoDBDocumentClient, tableName: string, upgradeId: string, start: number, end: number, field: 'nodes' | 'wlmNodes' = 'nodes'): Promise<string[]> {
   if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0) {
     throw new RangeError(`invalid plan slice [${start}, ${end}) of session ${upgradeId}`);
   }
@@ -38,10 +40,10 @@ export async function readPlanSlice(client: DynamoDBDocumentClient, tableName: s
   if (first === last) {
     // The common case (a step inside one chunk): a GetItem is cheaper than a BatchGetItem.
     const out = await client.send(new GetCommand({ TableName: tableName, Key: planChunkKey(upgradeId, first), ConsistentRead: true }));
-    if (out.Item) byChunk.set(first, out.Item.nodes as string[]);
+    if (out.Item) byChunk.set(first, (out.Item[field] as string[] | undefined) ?? []);
   } else {
     const keys = Array.from({ length: last - first + 1 }, (_, i) => planChunkKey(upgradeId, first + i));
-    for (const item of await batchGetAll(client, tableName, keys)) byChunk.set(item.chunk as number, item.nodes as string[]);
+    for (const item of await batchGetAll(client, tableName, keys)) byChunk.set(item.chunk as number, (item[field] as string[] | undefined) ?? []);
   }
   const names: string[] = [];
   // Stop at the first missing chunk: it is the end of the plan (or no plan at all).

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { validLabel, validTemplate } from '../../core/site/names';
-import type { BootNodeOutcome, BootService, BootSessionRequest, BootSessionStatus } from '../../ports/site';
+import type { BootNodeOutcome, BootService, BootSessionRequest, BootSessionStatus, BootSetSpec } from '../../ports/site';
 import type { Token } from './secret-token';
 import { HttpJsonClient, urlPath, type JsonResponse } from './http-json-client';
 
@@ -39,6 +39,21 @@ const componentsResponse = z.array(
 );
 type BosComponent = z.output<typeof componentsResponse>[number];
 
+/** V2SessionTemplate's boot sets (Cray-HPE/bos api/openapi.yaml.in, V2BootSet): the node fields session setup reads. */
+const templateResponse = z.object({
+  boot_sets: z
+    .record(
+      z.string(),
+      z.object({
+        node_list: z.array(z.string()).nullish(),
+        node_groups: z.array(z.string()).nullish(),
+        node_roles_groups: z.array(z.string()).nullish(),
+        arch: z.string().nullish(),
+      }),
+    )
+    .nullish(),
+});
+
 /**
  * BOS v2 (Cray-HPE/bos api/openapi.yaml): reboot sessions over a limit, polled by name; each
  * node's outcome read from `/v2/components?session=<name>`.
@@ -54,6 +69,27 @@ export class BosBootService implements BootService {
     validTemplate(templateName, 'templateName');
     const response = await this.http.request('GET', urlPath`/v2/sessiontemplates/${templateName}`, { accept: [404] });
     return response.status !== 404;
+  }
+
+  /**
+   * The template's boot sets: BOS's session setup boots only the nodes of the session's limit that
+   * one of them names (src/bos/operators/session_setup.py). A boot set for an architecture other
+   * than X86 is left out (our nodes are X86 as far as we know; BOS counts unknown arch as X86).
+   */
+  async templateBootSets(templateName: string): Promise<BootSetSpec[] | undefined> {
+    validTemplate(templateName, 'templateName');
+    const response = await this.http.request('GET', urlPath`/v2/sessiontemplates/${templateName}`, { accept: [404] });
+    if (response.status === 404) return undefined;
+    const sets = Object.entries(this.http.parse(templateResponse, response).boot_sets ?? {});
+    if (sets.length === 0) return undefined;
+    return sets
+      .filter(([, set]) => (set.arch ?? 'X86') === 'X86' || set.arch === 'Unknown')
+      .map(([name, set]) => ({
+        name,
+        ...(set.node_list ? { nodeList: set.node_list } : {}),
+        ...(set.node_groups ? { nodeGroups: set.node_groups } : {}),
+        ...(set.node_roles_groups ? { nodeRolesGroups: set.node_roles_groups } : {}),
+      }));
   }
 
   async createSession(request: BootSessionRequest): Promise<BootSessionStatus> {

@@ -1,6 +1,7 @@
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import { GroupNotFoundError, SiteServiceError } from '../../core/errors';
+import { ExclusiveGroupConflictError, GroupNotFoundError, InvalidInputError, SiteServiceError } from '../../core/errors';
+import { isNodeXname, NODE_XNAME_PATTERN } from '../../core/site/node-names';
 import { shortList } from '../../core/text';
 import type { Inventory, InventoryNode } from '../../ports/site';
 import { validLabel, validNodeNames } from '../../core/site/names';
@@ -12,11 +13,32 @@ export interface HsmOptions {
   baseUrl: string;
   bearerToken?: Token;
   timeoutMs?: number;
+  /**
+   * Whether member ids are checked as node xnames before they are sent (HSM refuses anything else
+   * with 400). Default true; false only for an HSM-like service whose ids are not xnames (the
+   * simulator serving a site whose nodes are not Cray's).
+   */
+  xnames?: boolean;
+}
+
+/**
+ * SMD's group label rule (Cray-HPE/hms-smd pkg/sm/groups.go: NormalizeGroupField lowercases,
+ * VerifyGroupField matches `^[-a-z0-9:._]+$`): a label SMD would answer 400 to, or a message.
+ */
+export const HSM_LABEL_PATTERN = /^[-a-z0-9:._]+$/;
+export function hsmLabelProblem(label: string): string | undefined {
+  return HSM_LABEL_PATTERN.test(label.toLowerCase())
+    ? undefined
+    : `${JSON.stringify(label.slice(0, 80))} is not an HSM group label: after lowercasing, only letters a-z, digits, '-', ':', '.', '_' (HSM answers 400 to anything else; 'rack:x3000', not 'rack=x3000')`;
 }
 
 const CONCURRENCY = 16;
 
-const groupResponse = z.object({ label: z.string(), members: z.object({ ids: z.array(z.string()) }) });
+const groupResponse = z.object({ label: z.string(), exclusiveGroup: z.string().nullish(), members: z.object({ ids: z.array(z.string()) }) });
+/** Membership.1.0.0 of one component (`GET /memberships/{xname}`). */
+const membershipResponse = z.object({ id: z.string(), groupLabels: z.array(z.string()).nullish() });
+/** `nidonly=true`: ID, Type and NID alone (api/swagger_v2.yaml, GET /State/Components). */
+const nidsResponse = z.object({ Components: z.array(z.object({ ID: z.string(), Type: z.string().nullish(), NID: z.number().nullish() })) });
 const groupsResponse = z.array(z.object({ label: z.string() }));
 
 /** Component.1.0.0_Component (hms-smd api/swagger_v2.yaml), the fields a node is described by. */
@@ -49,20 +71,31 @@ const DEFAULT_ROLE = 'Compute';
  */
 export class HsmInventory implements Inventory {
   private readonly http: HttpJsonClient;
+  private readonly xnames: boolean;
 
-  constructor({ baseUrl, bearerToken, timeoutMs }: HsmOptions) {
+  constructor({ baseUrl, bearerToken, timeoutMs, xnames = true }: HsmOptions) {
     this.http = new HttpJsonClient({ service: 'inventory', baseUrl, bearerToken, timeoutMs });
+    this.xnames = xnames;
+  }
+
+  /** HSM's label rule, for checking a request's labels before anything runs. */
+  labelProblem(label: string): string | undefined {
+    return hsmLabelProblem(label);
   }
 
   async getGroupMembers(label: string): Promise<string[]> {
-    validLabel(label, 'label');
+    return (await this.getGroup(label)).members.ids;
+  }
+
+  private async getGroup(label: string): Promise<z.output<typeof groupResponse>> {
+    this.checkLabel(label);
     const response = await this.http.request('GET', urlPath`/hsm/v2/groups/${label}`, { accept: [404] });
     if (response.status === 404) throw new GroupNotFoundError(label);
-    return this.http.parse(groupResponse, response).members.ids;
+    return this.http.parse(groupResponse, response);
   }
 
   async addGroupMembers(label: string, names: readonly string[]): Promise<void> {
-    validNodeNames(names);
+    this.checkMembers(names);
     const present = new Set(await this.getGroupMembers(label));
     const missing = [...new Set(names)].filter((n) => !present.has(n));
     const statuses = await this.eachLimited(missing, (id) =>
@@ -70,10 +103,39 @@ export class HsmInventory implements Inventory {
     );
     // On add, 404 can only mean the group went away meanwhile.
     if (statuses.includes(404)) throw new GroupNotFoundError(label);
+    const conflicts = missing.filter((_, i) => statuses[i] === 409);
+    if (conflicts.length > 0) await this.settleConflicts(label, conflicts);
+  }
+
+  /**
+   * SMD answers 409 both to a member already there (ErrHMSDSDuplicateKey: done, a concurrent add
+   * won) and to a node in another group of the group's exclusive group (ErrHMSDSExclusiveGroup: a
+   * refusal), with messages that name neither group (cmd/smd/smd-api.go doGroupMembersPost). A read
+   * tells them apart; the other group is found through the node's memberships.
+   */
+  private async settleConflicts(label: string, conflicts: readonly string[]): Promise<void> {
+    const group = await this.getGroup(label);
+    const present = new Set(group.members.ids);
+    const refused = conflicts.find((id) => !present.has(id));
+    if (refused === undefined) return;
+    const exclusive = group.exclusiveGroup || undefined;
+    let other: string | undefined;
+    const membership = await this.http.request('GET', urlPath`/hsm/v2/memberships/${refused}`, { accept: [404] });
+    if (membership.status !== 404) {
+      const labels = (this.http.parse(membershipResponse, membership).groupLabels ?? []).filter((l) => l !== label.toLowerCase());
+      for (const candidate of labels) {
+        const candidateGroup = await this.getGroup(candidate).catch(() => undefined);
+        if (candidateGroup && (exclusive === undefined || candidateGroup.exclusiveGroup === exclusive)) {
+          other = candidate;
+          if (candidateGroup.exclusiveGroup) break;
+        }
+      }
+    }
+    throw new ExclusiveGroupConflictError(label, refused, other, exclusive);
   }
 
   async removeGroupMembers(label: string, names: readonly string[]): Promise<void> {
-    validNodeNames(names);
+    this.checkMembers(names);
     const present = new Set(await this.getGroupMembers(label));
     const toRemove = [...new Set(names)].filter((n) => present.has(n));
     const statuses = await this.eachLimited(toRemove, (id) =>
@@ -86,6 +148,28 @@ export class HsmInventory implements Inventory {
     if (stillThere.length > 0) {
       throw new SiteServiceError('inventory', `DELETE of ${shortList(stillThere)} from group '${label}' answered 404, yet they are still members`, 404);
     }
+  }
+
+  /** Each node's NID from one `nidonly` listing (ID, Type and NID alone): what maps xnames to Slurm's nid names. */
+  async listNids(): Promise<Map<string, number>> {
+    const response = await this.http.request('GET', '/hsm/v2/State/Components?type=Node&nidonly=true');
+    const nids = new Map<string, number>();
+    for (const c of this.http.parse(nidsResponse, response).Components) if ((c.Type ?? 'Node') === 'Node' && typeof c.NID === 'number') nids.set(c.ID, c.NID);
+    return nids;
+  }
+
+  private checkLabel(label: string): void {
+    validLabel(label, 'label');
+    const problem = hsmLabelProblem(label);
+    if (problem) throw new InvalidInputError('group label', [{ field: 'label', message: problem }]);
+  }
+
+  /** Names as node names, then (an HSM whose ids are xnames) as node xnames: HSM answers 400 `invalid xname ID` otherwise. */
+  private checkMembers(names: readonly string[]): void {
+    validNodeNames(names);
+    if (!this.xnames) return;
+    const bad = names.flatMap((name, i) => (isNodeXname(name) ? [] : [{ field: `nodes[${i}]`, message: `${JSON.stringify(name)} is not a node xname (${NODE_XNAME_PATTERN.source}): HSM accepts only xnames as member ids` }]));
+    if (bad.length > 0) throw new InvalidInputError('HSM group members', bad);
   }
 
   async listGroupLabels(): Promise<string[]> {

@@ -4,6 +4,7 @@ import {
   DEFAULT_NODE_EXEC,
   DEFAULT_FANOUT,
   transportFor,
+  workloadManagerNames,
   type BootServiceProfile,
   type InventoryProfile,
   type ProvisionerProfile,
@@ -19,6 +20,7 @@ import { BosBootService } from './bos-boot-service';
 import { commandConnectors } from './commands/command-connectors';
 import { HsmInventory } from './hsm-inventory';
 import { HttpProvisioner } from './http-provisioner';
+import { NameMappedWorkloadManager, NidNameMap } from './node-name-map';
 import { secretToken } from './secret-reference';
 import type { Token } from './secret-token';
 import { SlurmRestWorkloadManager } from './slurm-rest-workload-manager';
@@ -72,7 +74,8 @@ export const HTTP_CONNECTORS: ConnectorBuilders = {
     bos: async (config, context) => new BosBootService({ baseUrl: config.url, bearerToken: await token(config, context), timeoutMs: timeoutMs(config.timeoutSeconds) }),
   },
   inventory: {
-    hsm: async (config, context) => new HsmInventory({ baseUrl: config.url, bearerToken: await token(config, context), timeoutMs: timeoutMs(config.timeoutSeconds) }),
+    hsm: async (config, context) =>
+      new HsmInventory({ baseUrl: config.url, bearerToken: await token(config, context), timeoutMs: timeoutMs(config.timeoutSeconds), xnames: config.xnames }),
   },
   provisioner: {
     http: async (config, context) => new HttpProvisioner({ baseUrl: config.url, bearerToken: await token(config, context), timeoutMs: timeoutMs(config.timeoutSeconds) }),
@@ -137,12 +140,16 @@ export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFrom
     }
     return builder(config, context(service));
   };
-  const [workloadManager, bootService, inventory, provisioner] = await Promise.all([
+  const [wlmConnector, bootService, inventory, provisioner] = await Promise.all([
     build<WorkloadManager>('workloadManager', profile.workloadManager),
     build<BootService>('bootService', profile.bootService),
     siteInventory(),
     profile.provisioner ? build<Provisioner>('provisioner', profile.provisioner) : undefined,
   ]);
+  // One node, two names: the connectors keep Slurm's names; above them, the session's are the inventory's.
+  const namePattern = workloadManagerNames(profile);
+  const nodeNames = namePattern === 'same' ? undefined : new NidNameMap(inventory, namePattern, () => clock.now());
+  const workloadManager = nodeNames ? new NameMappedWorkloadManager(wlmConnector, nodeNames) : wlmConnector;
   const tasks = { transport: profile.tasks?.transport };
   const taskCommands: TaskCommands | undefined =
     (tasks.transport ?? profile.transport)
@@ -151,7 +158,7 @@ export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFrom
   // The profile's own transport reaches the head node: health check commands run there.
   const headNode = profile.transport ? commands.transportOf({}, context('transport')) : undefined;
   return {
-    site: { workloadManager, bootService, inventory, ...(headNode ? { commands: headNode } : {}) },
+    site: { workloadManager, bootService, inventory, ...(headNode ? { commands: headNode } : {}), ...(nodeNames ? { nodeNames } : {}) },
     ...(provisioner ? { provisioner } : {}),
     ...(taskCommands ? { taskCommands } : {}),
   };

@@ -21,6 +21,8 @@ export const FailureReason = {
   quiesceTimeout: 'upgrading-time-out-quiescing',
   bootTimeout: 'upgrading-time-out-booting',
   healthCheckFailed: 'upgrading-health-check-failed',
+  /** The boot service would not reboot the node: outside the template's boot sets, or disabled in HSM (ours). */
+  notInBootSet: 'upgrading-not-in-boot-set',
 } as const;
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
 

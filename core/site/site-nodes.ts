@@ -46,3 +46,12 @@ export interface InventoryNode {
   alive?: boolean;
   available?: boolean;
 }
+
+/** A boot set of a session template (BOS V2BootSet): the nodes it boots, by list, HSM group and HSM role. */
+export interface BootSetSpec {
+  name: string;
+  nodeList?: string[];
+  nodeGroups?: string[];
+  /** HSM roles (`Compute`) or role_subroles (`Application_UAN`). */
+  nodeRolesGroups?: string[];
+}

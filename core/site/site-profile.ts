@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { parseOrThrow, timeScale } from '../validation';
+import { CSM_NID_NAME_PATTERN, parseNidNamePattern } from './node-names';
 
 const nonEmpty = (what: string) => z.string({ error: `${what} must be a string` }).trim().min(1, `${what} must not be empty`);
 
@@ -106,7 +107,14 @@ export const bootServiceProfileSchema = z.discriminatedUnion(
 export const inventoryProfileSchema = z.discriminatedUnion(
   'type',
   [
-    z.strictObject({ type: z.literal('hsm'), url, token: secretReferenceSchema.optional(), timeoutSeconds }),
+    z.strictObject({
+      type: z.literal('hsm'),
+      url,
+      token: secretReferenceSchema.optional(),
+      timeoutSeconds,
+      /** A lab flag: false for an HSM-like service whose node ids are not xnames (the simulator serving a non-Cray site). */
+      xnames: z.boolean({ error: 'xnames must be true or false' }).default(true).describe('Check member ids as node xnames before sending them (HSM accepts nothing else); false only for an HSM-like stand-in'),
+    }),
     z.strictObject({
       type: z.literal('slurm'),
       transport: transportSchema.optional(),
@@ -137,7 +145,7 @@ export const provisionerProfileSchema = z.discriminatedUnion(
 
 /** How the head node reaches the nodes by default: pdsh over the nodes as one hostlist. */
 export const DEFAULT_NODE_EXEC = 'pdsh -S -w {nodes} {command}';
-/** Nodes one `{nodes}` command reaches at most: their exit statuses stay far inside SSM's 24,000 characters of output. */
+/** Nodes one `{nodes}` command reaches at most: their exit statuses stay far inside SSM's 24,000 bytes of output. */
 export const DEFAULT_FANOUT = 256;
 
 /** The node-exec form: `{command}` (the task's command, one quoted word) and `{nodes}` (a hostlist) or `{node}` (one node per command). */
@@ -174,6 +182,28 @@ export const commandPathsSchema = z
   .strictObject({ scontrol: programPath('scontrol'), sinfo: programPath('sinfo'), squeue: programPath('squeue') })
   .describe('Absolute paths of scontrol, sinfo and squeue; each defaults to its name, found on PATH');
 
+/**
+ * How the workload manager names the inventory's nodes: `same` (one name for both), or a pattern
+ * that makes Slurm's name from the inventory's nid (`nid{nid:06}`, CSM's; `nid` for short).
+ */
+export const nodeNamesSchema = z
+  .strictObject({
+    workloadManager: z
+      .string({ error: "workloadManager must be 'same', 'nid' or a pattern such as nid{nid:06}" })
+      .transform((text, ctx) => {
+        if (text === 'same') return 'same' as const;
+        const pattern = text === 'nid' ? CSM_NID_NAME_PATTERN : text;
+        const parsed = parseNidNamePattern(pattern);
+        if (typeof parsed === 'string') {
+          ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} ${parsed}, or 'same'` });
+          return z.NEVER;
+        }
+        return parsed.text;
+      })
+      .describe("Slurm's node names: 'same' as the inventory's, or made from the inventory's nid by a pattern ('nid' = CSM's nid{nid:06})"),
+  })
+  .describe("How the workload manager names the inventory's nodes (default: nid{nid:06} with an hsm inventory, else the same names)");
+
 const TRANSPORT_USERS = [
   ['workloadManager', 'scontrol'],
   ['bootService', 'slurm-reboot'],
@@ -193,6 +223,8 @@ export const siteProfileSchema = z
     /** How task-graph commands reach the nodes (their transport, the node-exec form). */
     tasks: taskExecutionProfileSchema.optional(),
     commandPaths: commandPathsSchema.optional(),
+    /** One node, two names: how Slurm's names follow from the inventory's (CSM: nids from HSM's NID). */
+    nodeNames: nodeNamesSchema.optional(),
     /** Only for a site served by `rollout simulate`: its time runs `timeScale` times faster, its now is at `controlUrl`/sim/time. */
     simulatedTime: z
       .strictObject({
@@ -209,6 +241,9 @@ export const siteProfileSchema = z
       if (service?.type === type && service.transport === undefined && profile.transport === undefined) {
         ctx.addIssue({ code: 'custom', path: [key, 'transport'], message: `a ${type} connector needs a transport (here or at the top level)` });
       }
+    }
+    if (profile.nodeNames && profile.nodeNames.workloadManager !== 'same' && profile.inventory.type === 'slurm') {
+      ctx.addIssue({ code: 'custom', path: ['nodeNames', 'workloadManager'], message: "a slurm inventory names nodes as Slurm does: use 'same'" });
     }
     if (profile.allowInsecureHttp) return;
     for (const key of ['workloadManager', 'bootService', 'inventory', 'provisioner'] as const) {
@@ -233,6 +268,14 @@ export type TaskExecutionProfile = z.output<typeof taskExecutionProfileSchema>;
 /** Validates a profile, naming every problem by its path (`workloadManager.url: ...`). */
 export function parseSiteProfile(input: unknown, subject = 'site profile'): SiteProfile {
   return parseOrThrow(siteProfileSchema, input, subject);
+}
+
+/**
+ * The workload manager's name pattern the profile implies: its `nodeNames`, else CSM's
+ * `nid{nid:06}` with an HSM inventory (CSM's Slurm names every node by nid), else the same names.
+ */
+export function workloadManagerNames(profile: Pick<SiteProfile, 'nodeNames' | 'inventory'>): string {
+  return profile.nodeNames?.workloadManager ?? (profile.inventory.type === 'hsm' ? CSM_NID_NAME_PATTERN : 'same');
 }
 
 /** The transport a command-driven connector uses: its own, else the profile's. */

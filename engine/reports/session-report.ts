@@ -5,6 +5,8 @@ import type { SessionStore } from '../../ports/session-store';
 export interface NodeReport {
   status: NodeStatus;
   reason?: string;
+  /** The workload manager's name of the node where it differs from the inventory's (CSM: `nid000006` for `x3000c0s19b1n0`). */
+  wlmName?: string;
 }
 
 /** A session as `rollout upgrade --json` and `rollout session get` print it. */
@@ -59,20 +61,22 @@ export function makespanSeconds(session: UpgradeSession): number | undefined {
 }
 
 export async function buildSessionReport(store: SessionStore, session: UpgradeSession): Promise<SessionReport> {
-  const [messages, plan, records] = await Promise.all([
+  const [messages, plan, wlmNames, records] = await Promise.all([
     store.listMessages(session.upgradeId),
     session.planTaken ? store.getPlanSlice(session.upgradeId, 0, session.nodeCount) : Promise.resolve([]),
+    session.planTaken ? store.getPlanWlmNames(session.upgradeId, 0, session.nodeCount) : Promise.resolve([]),
     store.listNodes(session.upgradeId),
   ]);
   const byName = new Map(records.map((r) => [r.name, r]));
   const counts: Record<NodeStatus, number> = { NOT_STARTED: 0, IN_PROGRESS: 0, UPGRADED: 0, FAILED: 0 };
   const nodes: Record<string, NodeReport> = {};
-  for (const name of plan) {
+  plan.forEach((name, i) => {
     const record = byName.get(name);
     const status = record?.status ?? 'NOT_STARTED';
     counts[status]++;
-    nodes[name] = record?.reason ? { status, reason: record.reason } : { status };
-  }
+    const wlmName = wlmNames[i];
+    nodes[name] = { status, ...(record?.reason ? { reason: record.reason } : {}), ...(wlmName && wlmName !== name ? { wlmName } : {}) };
+  });
   return {
     upgradeId: session.upgradeId,
     kind: session.kind,

@@ -1,4 +1,4 @@
-import type { SiteNode, SiteTiming } from '../site-file';
+import { templateName, type SiteBootSet, type SiteBootTemplate, type SiteNode, type SiteTiming } from '../site-file';
 import { SimRequestError } from '../errors';
 import type { Timeline } from '../timeline';
 import type { InventoryModel } from './inventory';
@@ -16,6 +16,8 @@ export interface BootSessionRecord {
   /** When the last node succeeded or failed; undefined while running. */
   completedAt?: number;
   status: 'running' | 'complete';
+  /** Why BOS's session setup failed the session (no node left to act upon), as BOS's status.error. */
+  error?: string;
   components: Record<string, BootOutcome>;
 }
 
@@ -36,10 +38,13 @@ interface Session {
   /** Nodes that succeeded or failed: the session is complete when it reaches components.size. */
   finished: number;
   completedAt?: number;
+  error?: string;
 }
 
 export interface BootServiceDeps {
-  templates: readonly string[];
+  templates: readonly SiteBootTemplate[];
+  /** Slurm's name of a site node (a CSM site's nid name): the reboot reaches Slurm by it. */
+  slurmName?: (node: string) => string;
   timing: Pick<SiteTiming, 'bootSeconds' | 'returnSeconds'>;
   nodes: readonly Pick<SiteNode, 'name' | 'faults'>[];
   workloadManager: WorkloadManagerModel;
@@ -59,16 +64,22 @@ export class BootServiceModel {
   private readonly bootCounts = new Map<string, number>();
   /** Node → the last session that took it over (BOS's component `session`). */
   private readonly managedBy = new Map<string, Session>();
-  private readonly templates: Set<string>;
+  /** Template name → its boot sets; undefined for a template given by name alone (its limit names the nodes). */
+  private readonly templates: Map<string, Record<string, SiteBootSet> | undefined>;
   private readonly faults: Map<string, SiteNode['faults']>;
 
   constructor(private readonly deps: BootServiceDeps) {
-    this.templates = new Set(deps.templates);
+    this.templates = new Map(deps.templates.map((t) => [templateName(t), typeof t === 'string' ? undefined : t.bootSets]));
     this.faults = new Map(deps.nodes.map((n) => [n.name, n.faults]));
   }
 
   templateExists(name: string): boolean {
     return this.templates.has(name);
+  }
+
+  /** A template's boot sets as BOS serves them (`{}` for a template given by name alone). */
+  bootSets(name: string): Record<string, SiteBootSet> {
+    return this.templates.get(name) ?? {};
   }
 
   bootCount(node: string): number {
@@ -98,11 +109,56 @@ export class BootServiceModel {
     const now = this.deps.timeline.sync();
     if (this.sessions.has(request.name)) throw new SimRequestError(409, `session '${request.name}' already exists`);
     if (!this.templates.has(request.templateName)) throw new SimRequestError(400, `session template '${request.templateName}' does not exist`);
-    const nodes = this.resolveLimit(request.limit);
+    const bootSets = this.templates.get(request.templateName);
+    const nodes = bootSets ? this.sessionSetup(bootSets, request.limit) : this.resolveLimit(request.limit);
     const session: Session = { ...request, createdAt: now, components: new Map(), finished: 0 };
     this.sessions.set(session.name, session);
+    if (nodes.length === 0) {
+      // BOS's session setup: SessionSetupException, the session marked complete with the error.
+      session.error = 'No nodes were found to act upon.';
+      session.completedAt = now;
+    }
     for (const node of nodes) this.boot(session, node, now);
     return toRecord(session);
+  }
+
+  /**
+   * The nodes a session of a template with boot sets acts upon, as BOS's session setup operator
+   * finds them (Cray-HPE/bos src/bos/operators/session_setup.py, _get_boot_set_component_list):
+   * per boot set, node_list, then the members of node_groups, then the nodes of node_roles_groups
+   * (HSM Role, or Role_SubRole: src/bos/common/clients/hsm/inventory.py); then the session's limit
+   * applied (_apply_limit: comma-separated groups, roles or ids, `&` intersects, `!` removes, `all`
+   * / `*` for every node); the arch filter (the simulated nodes are X86); and the nodes disabled in
+   * HSM dropped (_apply_include_disabled; sessions here never include disabled nodes).
+   */
+  private sessionSetup(bootSets: Record<string, SiteBootSet>, limit: string): string[] {
+    const { inventory } = this.deps;
+    const roles = new Map<string, Set<string>>();
+    for (const node of inventory.listNodes()) {
+      const add = (key: string) => roles.set(key, (roles.get(key) ?? new Set()).add(node.name));
+      add(node.role);
+      if (node.labels.subrole) add(`${node.role}_${node.labels.subrole}`);
+    }
+    const inventoryKey = (key: string): Set<string> | undefined => (inventory.hasGroup(key) ? new Set(inventory.getGroup(key).members) : roles.get(key));
+    const enabled = new Map(inventory.listNodes().map((n) => [n.name, n.available !== false]));
+    const chosen = new Set<string>();
+    for (const bootSet of Object.values(bootSets)) {
+      let nodes = new Set(bootSet.node_list ?? []);
+      for (const label of bootSet.node_groups ?? []) for (const n of inventory.hasGroup(label) ? inventory.getGroup(label).members : []) nodes.add(n);
+      for (const role of bootSet.node_roles_groups ?? []) for (const n of roles.get(role) ?? []) nodes.add(n);
+      if (nodes.size === 0) continue;
+      let limited = new Set<string>();
+      for (const part of limit.split(',')) {
+        const op = part[0] === '&' ? 'and' : part[0] === '!' ? 'not' : 'or';
+        const key = op === 'or' ? part : part.slice(1);
+        const these = key === 'all' || key === '*' ? nodes : (inventoryKey(key) ?? new Set([key]));
+        limited = op === 'or' ? new Set([...limited, ...these]) : op === 'and' ? new Set([...limited].filter((n) => these.has(n))) : new Set([...limited].filter((n) => !these.has(n)));
+      }
+      nodes = new Set([...nodes].filter((n) => limited.has(n)));
+      if ((bootSet.arch ?? 'X86') !== 'X86' && bootSet.arch !== 'Unknown') nodes.clear();
+      for (const n of nodes) if (enabled.get(n) === true) chosen.add(n);
+    }
+    return [...chosen];
   }
 
   /** BOS limits name a group, or list nodes separated by commas. */
@@ -127,7 +183,8 @@ export class BootServiceModel {
     this.bootCounts.set(node, this.bootCount(node) + 1);
     session.components.set(node, 'booting');
     this.deps.observer?.bootStarted(session.name, node);
-    const generation = workloadManager.reboot(node);
+    const slurmName = this.deps.slurmName?.(node) ?? node;
+    const generation = workloadManager.reboot(slurmName);
     const faults: Partial<SiteNode['faults']> = this.faults.get(node) ?? {};
     if (faults.boot === 'hang') return;
 
@@ -142,7 +199,7 @@ export class BootServiceModel {
       }
       session.components.set(node, 'succeeded');
       if (faults.returnToService !== 'never') {
-        timeline.at(at + timing.returnSeconds * 1000, () => workloadManager.register(node, generation));
+        timeline.at(at + timing.returnSeconds * 1000, () => workloadManager.register(slurmName, generation));
       }
     });
   }
@@ -157,6 +214,7 @@ function toRecord(session: Session): BootSessionRecord {
     createdAt: session.createdAt,
     ...(session.completedAt !== undefined ? { completedAt: session.completedAt } : {}),
     status: session.finished === session.components.size ? 'complete' : 'running',
+    ...(session.error !== undefined ? { error: session.error } : {}),
     components: Object.fromEntries(session.components),
   };
 }

@@ -51,6 +51,8 @@ export interface HeadNodeDeps {
   commandFaults: readonly CommandFault[];
   timeline: Timeline;
   violations: string[];
+  /** The name Slurm knows a host by, for one ssh reaches by another (a CSM node's xname: its nid name). */
+  slurmHostName?: (host: string) => string;
 }
 
 export interface Output {
@@ -452,7 +454,8 @@ export class HeadNodeModel {
     const WITH_VALUE = new Set(['-o', '-p', '-i', '-l', '-F', '-J']);
     let i = 0;
     while (i < args.length && args[i]!.startsWith('-')) i += WITH_VALUE.has(args[i]!) ? 2 : 1;
-    const [host, program, ...rest] = args.slice(i);
+    const [given, program, ...rest] = args.slice(i);
+    const host = given && (this.deps.slurmHostName?.(given) ?? given);
     if (!host || !program) return { exitCode: 255, stderr: 'usage: ssh [options] destination command\n' };
     if (program.split('/').pop() !== 'nhc') return { exitCode: 0, pending: this.onNode(host, args.slice(i + 1).join(' ')) };
     const node = this.deps.workloadManager.get(host);

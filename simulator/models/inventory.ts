@@ -9,6 +9,8 @@ export interface GroupRecord {
   label: string;
   description: string;
   tags: string[];
+  /** HSM's exclusive group: a node is in at most one group of it. */
+  exclusiveGroup?: string;
   members: string[];
 }
 
@@ -16,6 +18,7 @@ interface Group {
   label: string;
   description: string;
   tags: string[];
+  exclusiveGroup?: string;
   /** A Set keeps insertion order and removes in O(1): group order survives thousands of edits. */
   members: Set<string>;
 }
@@ -25,11 +28,15 @@ export class InventoryModel {
   private readonly nodes = new Map<string, InventoryNodeRecord>();
   private readonly groups = new Map<string, Group>();
 
-  constructor(site: Pick<SiteDefinition, 'nodes' | 'groups'>) {
+  constructor(site: Pick<SiteDefinition, 'nodes' | 'groups'> & Partial<Pick<SiteDefinition, 'exclusiveGroups'>>) {
     for (const { name, nid, rack, role, roles, tags, labels, alive, available } of site.nodes) {
       this.nodes.set(name, { name, nid, rack, role, roles, tags, labels, alive, available });
     }
-    for (const [label, members] of Object.entries(site.groups)) this.groups.set(label, { label, description: '', tags: [], members: new Set(members) });
+    const exclusiveOf = new Map(Object.entries(site.exclusiveGroups ?? {}).flatMap(([exclusive, labels]) => labels.map((l) => [l, exclusive] as const)));
+    for (const [label, members] of Object.entries(site.groups)) {
+      const exclusiveGroup = exclusiveOf.get(label);
+      this.groups.set(label, { label, description: '', tags: [], ...(exclusiveGroup ? { exclusiveGroup } : {}), members: new Set(members) });
+    }
   }
 
   hasNode(name: string): boolean {
@@ -60,10 +67,11 @@ export class InventoryModel {
     return toRecord(this.require(label));
   }
 
-  createGroup(label: string, members: readonly string[] = [], description = '', tags: readonly string[] = []): GroupRecord {
-    if (this.groups.has(label)) throw new SimRequestError(409, `group '${label}' already exists`);
+  createGroup(label: string, members: readonly string[] = [], description = '', tags: readonly string[] = [], exclusiveGroup?: string): GroupRecord {
+    if (this.groups.has(label)) throw new SimRequestError(409, `operation would conflict with an existing group that has the same label.`);
     for (const id of members) this.requireNode(id);
-    const group = { label, description, tags: [...tags], members: new Set(members) };
+    if (exclusiveGroup) for (const id of members) this.requireOutsideExclusive(exclusiveGroup, label, id);
+    const group = { label, description, tags: [...tags], ...(exclusiveGroup ? { exclusiveGroup } : {}), members: new Set(members) };
     this.groups.set(label, group);
     return toRecord(group);
   }
@@ -73,11 +81,30 @@ export class InventoryModel {
     this.groups.delete(label);
   }
 
+  /** The groups a node is a member of (HSM's `GET /memberships/{xname}` groupLabels). */
+  groupsOf(id: string): string[] {
+    return [...this.groups.values()].filter((g) => g.members.has(id)).map((g) => g.label);
+  }
+
+  /**
+   * As SMD's AddGroupMember (Cray-HPE/hms-smd cmd/smd/smd-api.go doGroupMembersPost): 409 when the
+   * node is a member already (ErrHMSDSDuplicateKey) and when it is in another group of the group's
+   * exclusive group (ErrHMSDSExclusiveGroup); neither message names a group.
+   */
   addMember(label: string, id: string): void {
     const group = this.require(label);
     this.requireNode(id);
-    if (group.members.has(id)) throw new SimRequestError(409, `'${id}' is already a member of group '${label}'`);
+    if (group.members.has(id)) throw new SimRequestError(409, 'operation would conflict with an existing member in the same group.');
+    if (group.exclusiveGroup) this.requireOutsideExclusive(group.exclusiveGroup, label, id);
     group.members.add(id);
+  }
+
+  private requireOutsideExclusive(exclusiveGroup: string, label: string, id: string): void {
+    for (const other of this.groups.values()) {
+      if (other.label !== label && other.exclusiveGroup === exclusiveGroup && other.members.has(id)) {
+        throw new SimRequestError(409, 'operation would conflict with an existing member in another exclusive group.');
+      }
+    }
   }
 
   removeMember(label: string, id: string): void {
@@ -97,5 +124,5 @@ export class InventoryModel {
 }
 
 function toRecord(group: Group): GroupRecord {
-  return { label: group.label, description: group.description, tags: group.tags, members: [...group.members] };
+  return { label: group.label, description: group.description, tags: group.tags, ...(group.exclusiveGroup ? { exclusiveGroup: group.exclusiveGroup } : {}), members: [...group.members] };
 }

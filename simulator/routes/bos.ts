@@ -16,7 +16,7 @@ const sessionSchema = z.strictObject({
     .optional(),
   operation: z.enum(['boot', 'reboot', 'shutdown'], { error: "operation must be 'boot', 'reboot' or 'shutdown'" }),
   template_name: required('template_name'),
-  // The simulated templates have no boot sets of their own, so the limit says which nodes.
+  // A template given by name alone has no boot sets: its limit says which nodes. One with boot sets follows BOS's session setup.
   limit: required('limit'),
   stage: z.boolean().optional(),
 });
@@ -39,7 +39,8 @@ export function bosApi(sim: SiteSimulator): ServiceApi {
         path: /^\/bos\/v2\/sessiontemplates\/([^/]+)$/,
         handle: ([name]) => {
           if (!boot.templateExists(name!)) throw new SimRequestError(404, `Sessiontemplate ${name} could not be found`);
-          return ok({ name, boot_sets: {} });
+          // V2SessionTemplate (Cray-HPE/bos api/openapi.yaml.in): boot_sets by name, each with the node fields BOS's session setup reads.
+          return ok({ name, tenant: null, enable_cfs: false, boot_sets: boot.bootSets(name!) });
         },
       },
       {
@@ -102,7 +103,7 @@ function toBosSession(session: BootSessionRecord, { justCreated = false } = {}) 
       start_time: iso(session.createdAt),
       end_time: justCreated ? null : iso(session.completedAt),
       status: justCreated ? 'pending' : session.status,
-      error: null,
+      error: justCreated ? null : (session.error ?? null),
     },
   };
 }

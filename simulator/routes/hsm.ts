@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { isNodeXname } from '../../core/site/node-names';
 import type { GroupRecord, InventoryNodeRecord } from '../models/inventory';
 import type { SiteSimulator } from '../site-simulator';
+import { SimRequestError } from '../errors';
 import { ok, problem, readBody, type ServiceApi } from './route';
 
 const id = z.string({ error: 'id is required' }).trim().min(1, 'id must not be empty');
@@ -9,6 +11,7 @@ const groupSchema = z.object({
   label: z.string({ error: 'label is required' }).trim().min(1, 'label must not be empty'),
   description: z.string().default(''),
   tags: z.array(z.string()).default([]),
+  exclusiveGroup: z.string().optional(),
   members: z.object({ ids: z.array(id) }).default({ ids: [] }),
 });
 
@@ -16,9 +19,30 @@ const memberSchema = z.object({ id });
 
 const deleted = ok({ code: 0, message: 'deleted 1 entry' });
 
-/** HSM/SMD v2: groups, and the nodes as State/Components and memberships. */
+/**
+ * HSM/SMD v2: groups, and the nodes as State/Components and memberships. On a CSM-style site it
+ * checks what SMD checks (Cray-HPE/hms-smd cmd/smd/smd-api.go): group labels lowercased then
+ * matched against `^[-a-z0-9:._]+$` (pkg/sm/groups.go NormalizeGroupField, VerifyGroupField: 400
+ * "Invalid group label."), member ids as xnames (hms-xname IsHMSCompIDValid: 400 "invalid xname
+ * ID"). Elsewhere it serves the site's own names, a stand-in with HSM's API.
+ */
 export function hsmApi(sim: SiteSimulator): ServiceApi {
   const inventory = sim.inventory;
+  const strict = sim.names.mapped;
+  const label = (raw: string) => {
+    if (!strict) return raw;
+    const normal = raw.toLowerCase();
+    if (!/^[-a-z0-9:._]+$/.test(normal)) throw new SimRequestError(400, 'Invalid group label.');
+    return normal;
+  };
+  const xname = (raw: string) => {
+    if (!strict) return raw;
+    const normal = raw.trim().toLowerCase();
+    if (!isNodeXname(normal)) throw new SimRequestError(400, 'invalid xname ID');
+    return normal;
+  };
+  // sendJsonNewResourceIDArray (cmd/smd/response.go): 201 and [{"URI": ...}] (sm.ResourceURI).
+  const created = (uri: string) => ok([{ URI: uri }], 201);
   return {
     service: 'inventory',
     prefix: /^\/hsm\//,
@@ -29,41 +53,54 @@ export function hsmApi(sim: SiteSimulator): ServiceApi {
         method: 'POST',
         path: /^\/hsm\/v2\/groups$/,
         handle: (_params, body) => {
-          const { label, description, tags, members } = readBody(groupSchema, body);
-          inventory.createGroup(label, members.ids, description, tags);
-          return ok([{ href: `/hsm/v2/groups/${encodeURIComponent(label)}` }], 201);
+          const group = readBody(groupSchema, body);
+          const name = label(group.label);
+          inventory.createGroup(name, group.members.ids.map(xname), group.description, group.tags, group.exclusiveGroup && label(group.exclusiveGroup));
+          return created(`/hsm/v2/groups/${name}`);
         },
       },
-      { method: 'GET', path: /^\/hsm\/v2\/groups\/([^/]+)$/, handle: ([label]) => ok(toHsmGroup(inventory.getGroup(label!))) },
+      { method: 'GET', path: /^\/hsm\/v2\/groups\/([^/]+)$/, handle: ([raw]) => ok(toHsmGroup(inventory.getGroup(label(raw!)))) },
       {
         method: 'DELETE',
         path: /^\/hsm\/v2\/groups\/([^/]+)$/,
-        handle: ([label]) => {
-          inventory.deleteGroup(label!);
+        handle: ([raw]) => {
+          inventory.deleteGroup(label(raw!));
           return deleted;
         },
       },
       {
         method: 'POST',
         path: /^\/hsm\/v2\/groups\/([^/]+)\/members$/,
-        handle: ([label], body) => {
-          const member = readBody(memberSchema, body);
-          inventory.addMember(label!, member.id);
-          return ok([{ href: `/hsm/v2/groups/${encodeURIComponent(label!)}/members/${encodeURIComponent(member.id)}` }], 201);
+        handle: ([raw], body) => {
+          const name = label(raw!);
+          const id = xname(readBody(memberSchema, body).id);
+          inventory.addMember(name, id);
+          return created(`/hsm/v2/groups/${name}/members/${id}`);
         },
       },
       {
         method: 'DELETE',
         path: /^\/hsm\/v2\/groups\/([^/]+)\/members\/([^/]+)$/,
-        handle: ([label, member]) => {
-          inventory.removeMember(label!, member!);
+        handle: ([raw, member]) => {
+          inventory.removeMember(label(raw!), xname(member!));
           return deleted;
         },
       },
       {
         method: 'GET',
+        path: /^\/hsm\/v2\/memberships\/([^/]+)$/,
+        handle: ([raw]) => {
+          const id = xname(raw!);
+          if (!inventory.hasNode(id)) throw new SimRequestError(404, `No such xname: ${id}`);
+          return ok({ id, groupLabels: inventory.groupsOf(id), partitionName: '' });
+        },
+      },
+      {
+        method: 'GET',
         path: /^\/hsm\/v2\/State\/Components$/,
-        handle: (_params, _body, query) => ok({ Components: selectNodes(sim, query).map(toSmdComponent) }),
+        // nidonly=true: "only component NID field (plus xname/ID and type)" (api/swagger_v2.yaml).
+        handle: (_params, _body, query) =>
+          ok({ Components: selectNodes(sim, query).map((node) => (query.get('nidonly') === 'true' ? { ID: node.name, Type: 'Node', NID: node.nid } : toSmdComponent(node))) }),
       },
       {
         method: 'GET',
@@ -126,5 +163,5 @@ function groupLabelsOf(node: InventoryNodeRecord, siteGroups: readonly string[])
 }
 
 function toHsmGroup(group: GroupRecord) {
-  return { label: group.label, description: group.description, tags: group.tags, members: { ids: group.members } };
+  return { label: group.label, description: group.description, tags: group.tags, ...(group.exclusiveGroup ? { exclusiveGroup: group.exclusiveGroup } : {}), members: { ids: group.members } };
 }

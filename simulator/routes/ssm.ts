@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApiFaults } from '../api-faults';
-import { HEAD_NODE_INSTANCE_ID, SSM_OUTPUT_LIMIT, type Invocation, type InvocationStatus } from '../models/head-node';
+import { ssmCommandOutput } from '../../core/site/ssm-output';
+import { HEAD_NODE_INSTANCE_ID, type Invocation, type InvocationStatus } from '../models/head-node';
 import type { SiteSimulator } from '../site-simulator';
 import type { SimResponse } from './route';
 
@@ -114,7 +115,8 @@ function invocationBody(invocation: Invocation, status: InvocationStatus) {
     Status: status,
     StatusDetails: status === 'TimedOut' ? 'ExecutionTimedOut' : status,
     ResponseCode: status === 'Success' || status === 'Failed' ? invocation.exitCode : -1,
-    StandardOutputContent: stdout.slice(0, SSM_OUTPUT_LIMIT),
-    StandardErrorContent: stderr.slice(0, 8_000),
+    // The agent's byte-counted prefixes and marker (core/site/ssm-output.ts names the agent's files).
+    StandardOutputContent: ssmCommandOutput(stdout, stderr).stdout,
+    StandardErrorContent: ssmCommandOutput(stdout, stderr).stderr,
   };
 }

@@ -17,12 +17,16 @@ export interface TestSite {
 export async function startTestSite(input: SiteDefinitionInput): Promise<TestSite> {
   let realMs = 0;
   const clock = new SimClock({ timeScale: 1, realNow: () => realMs });
-  const site = await startSiteSimulator({ site: parseSiteDefinition(input), clock });
+  const definition = parseSiteDefinition(input);
+  const site = await startSiteSimulator({ site: definition, clock });
   const clients = createSiteClients({
     workloadManagerUrl: site.urls.slurmrestd,
     bootServiceUrl: site.urls.bos,
     inventoryUrl: site.urls.hsm,
     provisionerUrl: site.urls.provisioner,
+    // As the embedded default builds them: a CSM-style site's names are mapped and its HSM ids are xnames.
+    nodeNames: definition.csm?.slurmNodeNames ?? 'same',
+    xnames: definition.csm !== undefined,
   });
   const { provisioner } = clients;
   if (!provisioner) throw new Error('createSiteClients gave no provisioner for a provisionerUrl');

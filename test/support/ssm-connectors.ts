@@ -65,4 +65,4 @@ const PORT_METHODS = {
   inventory: ['getGroupMembers', 'addGroupMembers', 'removeGroupMembers', 'listNodes'],
   provisioner: ['startAction', 'getAction'],
   commands: ['run', 'start', 'poll', 'findStarted'],
-} as const satisfies { [S in Exclude<keyof Required<SiteClients>, 'taskCommands'>]: readonly (keyof NonNullable<SiteClients[S]>)[] };
+} as const satisfies { [S in Exclude<keyof Required<SiteClients>, 'taskCommands' | 'nodeNames'>]: readonly (keyof NonNullable<SiteClients[S]>)[] };

@@ -166,7 +166,7 @@ export function nodeOutcomes(nodes: readonly string[], result: CommandResult): R
     }
     for (const name of names) if (wanted.has(name)) reported.set(name, match[2] === 'ok' ? 'succeeded' : 'failed');
   }
-  // Output cut short (SSM keeps 24,000 characters): a node not named may have been named past the cut, so its outcome is unknown: failed.
+  // Output cut short (SSM keeps 24,000 bytes): a node not named may have been named past the cut, so its outcome is unknown: failed.
   const fallback: ProvisionNodeOutcome = result.exitCode === 0 && !result.stdoutTruncated ? 'succeeded' : 'failed';
   return Object.fromEntries(nodes.map((n) => [n, reported.get(n) ?? fallback]));
 }

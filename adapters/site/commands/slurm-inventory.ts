@@ -107,7 +107,7 @@ export class SlurmInventory implements Inventory {
   }
 
   /**
-   * One `sinfo` when its listing fits the transport's output (SSM keeps 24,000 characters). sinfo
+   * One `sinfo` when its listing fits the transport's output (SSM keeps 24,000 bytes). sinfo
    * prints a line per distinct feature set, so a site whose nodes each carry their own feature
    * (`nid:<n>`) passes that from a few hundred nodes: then the partitions and their nodes are read
    * first (`%R %N`, a line per partition), and the features in chunks of nodes (`--nodes=<hostlist>`),

@@ -7,11 +7,12 @@ import {
   type SSMClientConfig,
 } from '@aws-sdk/client-ssm';
 import { describeError } from '../../../core/errors';
+import { readSsmStdout, SSM_STDOUT_BYTES } from '../../../core/site/ssm-output';
 import type { CommandResult, CommandTransport } from '../../../ports/command-transport';
 import { CommandTransportError } from './command-errors';
 
-/** GetCommandInvocation's StandardOutputContent holds at most this many characters (the rest goes to S3 only). */
-export const SSM_OUTPUT_LIMIT = 24_000;
+/** GetCommandInvocation's StandardOutputContent holds at most this many bytes, the marker included (core/site/ssm-output.ts). */
+export const SSM_OUTPUT_LIMIT = SSM_STDOUT_BYTES;
 
 export interface SsmTransportOptions {
   /**
@@ -125,14 +126,14 @@ export class SsmTransport implements CommandTransport {
   }
 
   private result(commandId: string, instanceId: string, invocation: GetCommandInvocationCommandOutput): CommandResult {
-    const stdout = invocation.StandardOutputContent ?? '';
+    const { stdout, truncated } = readSsmStdout(invocation.StandardOutputContent ?? '');
     const stderr = invocation.StandardErrorContent ?? '';
-    this.stats.outputBytes += stdout.length + stderr.length;
+    this.stats.outputBytes += Buffer.byteLength(invocation.StandardOutputContent ?? '', 'utf8') + Buffer.byteLength(stderr, 'utf8');
     const details = { transport: 'ssm' as const, commandId, instanceId, status: invocation.Status, stderr };
     // AWS-RunShellScript reports a non-zero exit as Failed with the exit code: a result, not a transport failure.
     const exitCode = invocation.ResponseCode ?? -1;
     if (invocation.Status === 'Success' || (invocation.Status === 'Failed' && exitCode >= 0)) {
-      return { exitCode, stdout, stderr, stdoutTruncated: stdout.length >= SSM_OUTPUT_LIMIT };
+      return { exitCode, stdout, stderr, stdoutTruncated: truncated };
     }
     throw new CommandTransportError(`SSM command ${commandId} on ${instanceId} ended ${invocation.Status}${invocation.StatusDetails ? ` (${invocation.StatusDetails})` : ''}: ${stderr.trim().slice(0, 500) || 'no stderr'}`, details);
   }

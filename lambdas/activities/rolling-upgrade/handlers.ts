@@ -14,6 +14,7 @@ import { cleanUp } from './clean-up';
 import { evaluateBoot } from './evaluate-boot';
 import { openSession, upgradeIdFor, type OpenSessionEvent } from './open-session';
 import { startStep } from './start-step';
+import { storeNamingSlurmNodes } from './node-names';
 
 /**
  * The stage table: each rolling-upgrade Lambda function, keyed by the name its ARN has in the
@@ -59,7 +60,9 @@ export function upgradeIdOf(event: unknown): string | undefined {
 /** Builds every rolling-upgrade handler from one set of dependencies (a factory, as activities are built in Temporal). */
 export function createRollingUpgradeHandlers(given: RollingUpgradeDependencies): RollingUpgradeHandlers {
   // One plan cache per set of handlers, i.e. per container: the window's increments read plan names once.
-  const deps = { ...given, planCache: given.planCache ?? new PlanCache(given.store) };
+  // A site whose Slurm names nodes otherwise (CSM): every message names both.
+  const store = given.site.nodeNames ? storeNamingSlurmNodes(given.store, given.site.nodeNames) : given.store;
+  const deps = { ...given, store, planCache: given.planCache ?? new PlanCache(store) };
   const logger = deps.logger ?? createActivityLogger();
   const logging = (activity: string) => ({ logger, activity, idKey: 'upgradeId', idOf: upgradeIdOf });
   const stageHandlers = Object.entries(ROLLING_UPGRADE_STAGE_FUNCTIONS).map(([name, { stage, activity }]) => [

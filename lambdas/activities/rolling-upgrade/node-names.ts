@@ -1,0 +1,39 @@
+/**
+ * One node, two names, in what the session says: messages name nodes by the inventory's names (the
+ * session's identity of a node) and add Slurm's as one hostlist where they differ, so an operator can
+ * paste it into scontrol (`x3000c0s19b1n0, x3000c0s19b1n1 (Slurm: nid00000[6-7])`). CRUS's messages
+ * keep their words; the Slurm names follow them.
+ */
+import { compressHostlist } from '../../../core/site/hostlist';
+import type { SessionStore } from '../../../ports/session-store';
+import type { NodeNameMap } from '../../../ports/site';
+
+/** Words of a message that may be node names. */
+const WORD = /[A-Za-z0-9][A-Za-z0-9._-]*/g;
+/** At most this long a Slurm hostlist is added; a longer one is cut (the session's report has every name). */
+const MAX_HOSTLIST = 160;
+
+/** The message with the Slurm names of the nodes it names added, or as it is when it names none (or they agree). */
+export async function withSlurmNames(message: string, names: NodeNameMap): Promise<string> {
+  const words = [...new Set(message.match(WORD) ?? [])];
+  if (words.length === 0) return message;
+  const map = await names.toWorkloadManager(words);
+  const slurm = words.flatMap((w) => (map.has(w) && map.get(w) !== w ? [map.get(w)!] : []));
+  if (slurm.length === 0) return message;
+  const hostlist = compressHostlist(slurm);
+  const shown = hostlist.length > MAX_HOSTLIST ? `${hostlist.slice(0, MAX_HOSTLIST)}...` : hostlist;
+  return `${message} (Slurm: ${shown}${/ and \d+ more/.test(message) ? ', ...' : ''})`;
+}
+
+/** The store, with every message it is given naming Slurm's names too. */
+export function storeNamingSlurmNodes(store: SessionStore, names: NodeNameMap): SessionStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      if (property === 'appendMessage') {
+        return async (upgradeId: string, message: string) => target.appendMessage(upgradeId, await withSlurmNames(message, names));
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}

@@ -30,8 +30,9 @@ export class InvalidNameError extends InvalidInputError {
 export const NODE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const NODE_NAME_RULE = 'letters, digits, `.`, `_`, `-`, starting with a letter or digit, at most 64 characters';
 /**
- * HSM group labels and Slurm partition / feature names: same alphabet, up to 128 characters, and
- * `:` / `=` for `rack=x3000`. Rules out spaces, unicode, `/`, `,`, `.` and `..`.
+ * Group labels as any inventory may have them (Slurm partitions and features allow `=`): same
+ * alphabet, up to 128 characters, and `:` / `=`. Rules out spaces, unicode, `/`, `,`, `.` and `..`.
+ * HSM's own, narrower rule (`rack:x3000`, never `rack=x3000`) is the HSM connector's labelProblem.
  */
 export const LABEL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:=-]{0,127}$/;
 export const LABEL_RULE = 'letters, digits, `.`, `_`, `-`, `:`, `=`, starting with a letter or digit, at most 128 characters';

@@ -2,7 +2,7 @@ import { ExclusiveGroupConflictError, InvalidInputError, UnknownNodesError } fro
 import { nodesOutsideBootSets } from '../../../core/rolling-upgrade/boot-sets';
 import { nidName, nidOfName, parseNidNamePattern, type NidNamePattern } from '../../../core/site/node-names';
 import { parseSiteProfile, workloadManagerNames } from '../../../core/site/site-profile';
-import { HsmInventory } from '../../../adapters/site/hsm-inventory';
+import type { HsmInventory } from '../../../adapters/site/hsm-inventory';
 import { NameMappedWorkloadManager } from '../../../adapters/site/node-name-map';
 import { SlurmRestWorkloadManager } from '../../../adapters/site/slurm-rest-workload-manager';
 import { parseSiteDefinition, type SiteDefinitionInput } from '../../../simulator';

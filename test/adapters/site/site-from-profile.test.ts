@@ -19,7 +19,9 @@ describe('createSiteFromProfile', () => {
     parseSiteProfile({
       workloadManager: { type: 'slurmrestd', url: t.site.urls.slurmrestd, apiVersion: 'v0.0.42', token: { env: 'TEST_SLURM_JWT' } },
       bootService: { type: 'bos', url: t.site.urls.bos },
-      inventory: { type: 'hsm', url: t.site.urls.hsm },
+      // The simulated site's nodes (n1) are not xnames, and its Slurm names them the same way.
+      inventory: { type: 'hsm', url: t.site.urls.hsm, xnames: false },
+      nodeNames: { workloadManager: 'same' },
       provisioner: { type: 'http', url: t.site.urls.provisioner },
       allowInsecureHttp: true,
     });
@@ -69,7 +71,8 @@ describe('createSiteFromProfile', () => {
       transport: { type: 'local' },
       workloadManager: { type: 'scontrol' },
       bootService: { type: 'slurm-reboot' },
-      inventory: { type: 'hsm', url: t.site.urls.hsm },
+      inventory: { type: 'hsm', url: t.site.urls.hsm, xnames: false },
+      nodeNames: { workloadManager: 'same' },
       provisioner: { type: 'command', commands: { prepare: 'true {nodes}', deploy: 'true {nodes}' } },
       allowInsecureHttp: true,
     });

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { SiteStateFile } from '../../simulator/site-state-file';
-import { runCli, runCliInProcess, startCli, type CliResult } from '../support/cli';
+import { runCli, startCli, type CliResult } from '../support/cli';
 
 const examples = path.resolve(__dirname, '..', '..', 'examples');
 const CSM_SITE = path.join(examples, 'sites', 'cray-csm-64.yaml');
@@ -57,7 +57,7 @@ describe('the CSM example: xnames in HSM and BOS, nids in Slurm, boot sets', () 
 
   it('upgrades the 64 nodes through rollout simulate and --site-config with the outcome of the same site over Slurm names alone', async () => {
     // One after the other: on 2 cores a run on the scaled clock must not compete for the CPU.
-    const baseline = await runCliInProcess([...upgrade, '--site', SLURM_NAMES_SITE]);
+    const baseline = await runCli([...upgrade, '--site', SLURM_NAMES_SITE]);
     const csm = await upgradeOverSimulate(CSM_SITE, dir);
     expect(baseline.code).toBe(0);
     expect(csm.result.code).toBe(0);

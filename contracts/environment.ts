@@ -9,6 +9,8 @@ export const ENVIRONMENT = {
   slurmTokenSecretArn: 'SLURM_TOKEN_SECRET_ARN',
   bootServiceUrl: 'BOOT_SERVICE_URL',
   inventoryUrl: 'INVENTORY_URL',
+  /** Slurm's node names from HSM's NID: a pattern such as CSM's `nid{nid:06}` (the default), or `same` where Slurm uses HSM's names. */
+  nodeNames: 'NODE_NAMES',
   provisionerUrl: 'PROVISIONER_URL',
   /** Bearer token for BOS, HSM and the provisioner; empty or unset: requests go without one. */
   siteApiToken: 'SITE_API_TOKEN',

@@ -98,7 +98,7 @@ export class SiteSimulator {
       commandFaults: site.commandFaults,
       timeline,
       violations,
-      ...(names.mapped ? { slurmHostName: (host: string) => (this.inventory.hasNode(host) ? names.slurm(host) : host) } : {}),
+      ...(names.mapped ? { slurmHostName: (host: string) => (this.inventory.hasNode(host) ? names.slurm(host) : host), siteHostName: names.site } : {}),
     });
   }
 

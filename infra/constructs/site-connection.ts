@@ -3,12 +3,15 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { ENVIRONMENT } from '../../contracts';
 import { InvalidInputError, type FieldProblem } from '../../core/errors';
+import { CSM_NID_NAME_PATTERN } from '../../core/site/node-names';
 import type { SecretReference, SiteProfile, TransportProfile } from '../../core/site/site-profile';
 
 const SECRET_ARN = 'arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\\d{12}:secret:.+';
 /** Tokens travel to every site service (Slurm's always; BOS, HSM and the provisioner's when given): https only, unless a lab allows http. */
 const HTTPS_URL_PATTERN = '^https://.+';
 const LAB_URL_PATTERN = '^https?://.+';
+/** NodeNames: 'same', or a node-name prefix, {nid} or {nid:0N}, and a suffix (core/site/node-names.ts parses it again). */
+const NODE_NAMES_PATTERN = '^(same|[A-Za-z][A-Za-z0-9._-]*\\{nid(:0[0-9])?\\}[A-Za-z0-9._-]*)$';
 
 /**
  * The site services the functions talk to, as stack parameters, so that one synthesized template
@@ -84,6 +87,11 @@ export class SiteConnection extends Construct {
     });
     const bootServiceUrl = parameter('BootServiceUrl', { description: 'Base URL of the boot service (BOS).', allowedPattern: URL_PATTERN });
     const inventoryUrl = parameter('InventoryUrl', { description: 'Base URL of the hardware inventory (HSM).', allowedPattern: URL_PATTERN });
+    const nodeNames = parameter('NodeNames', {
+      description: "Slurm's node names, from HSM's NID: a pattern such as nid{nid:06} (CSM's), or 'same' where Slurm uses HSM's xnames.",
+      default: CSM_NID_NAME_PATTERN,
+      allowedPattern: NODE_NAMES_PATTERN,
+    });
     const provisionerUrl = parameter('ProvisionerUrl', { description: 'Base URL of the provisioner (group deployments).', allowedPattern: URL_PATTERN });
 
     // Only the ARNs reach the functions; each reads its secrets at cold start through Powertools parameters
@@ -105,6 +113,7 @@ export class SiteConnection extends Construct {
       [ENVIRONMENT.slurmTokenSecretArn]: slurmTokenSecretArn,
       [ENVIRONMENT.bootServiceUrl]: bootServiceUrl,
       [ENVIRONMENT.inventoryUrl]: inventoryUrl,
+      [ENVIRONMENT.nodeNames]: nodeNames,
       [ENVIRONMENT.siteApiTokenSecretArn]: siteApiTokenSecretArn,
       ...insecure,
     };

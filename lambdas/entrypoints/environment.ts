@@ -17,6 +17,7 @@ import type { Token } from '../../adapters/site/secret-token';
 import { ENVIRONMENT } from '../../contracts';
 import { systemClock } from '../../core/clock';
 import { InvalidInputError, describeError } from '../../core/errors';
+import { CSM_NID_NAME_PATTERN, parseNidNamePattern } from '../../core/site/node-names';
 import { parseSiteProfile } from '../../core/site/site-profile';
 import type { Site } from '../../ports/site';
 import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from '../activities/group-deployment/dependencies';
@@ -187,6 +188,7 @@ export function dependenciesFromEnvironment(env: NodeJS.ProcessEnv = process.env
       slurmUserName: optional(env, ENVIRONMENT.slurmUserName),
       slurmToken: tokens.slurmToken,
       bearerToken: tokens.siteApiToken,
+      nodeNames: nodeNamesFromEnvironment(env),
     }),
     clock: systemClock,
     ...eventsFromEnvironment(env),
@@ -211,6 +213,17 @@ export function groupDeploymentDependenciesFromEnvironment(env: NodeJS.ProcessEn
     ...eventsFromEnvironment(env),
     settings: defaultGroupDeploymentSettings,
   };
+}
+
+/**
+ * NODE_NAMES: how Slurm names the nodes HSM knows by xname. The URL-configured stack's inventory is
+ * HSM, so its default is CSM's, as for a profile with an hsm inventory (core/site/site-profile.ts).
+ */
+function nodeNamesFromEnvironment(env: NodeJS.ProcessEnv): string {
+  const value = optional(env, ENVIRONMENT.nodeNames) ?? CSM_NID_NAME_PATTERN;
+  const parsed = value === 'same' ? value : parseNidNamePattern(value);
+  if (typeof parsed === 'string' && parsed !== 'same') throw new InvalidInputError('Lambda environment', [{ field: ENVIRONMENT.nodeNames, message: `'same' or ${parsed}` }]);
+  return value;
 }
 
 /**

@@ -53,6 +53,8 @@ export interface HeadNodeDeps {
   violations: string[];
   /** The name Slurm knows a host by, for one ssh reaches by another (a CSM node's xname: its nid name). */
   slurmHostName?: (host: string) => string;
+  /** The site's name of a host Slurm names (a CSM node's nid name: its xname), which the task log keeps. */
+  siteHostName?: (host: string) => string;
 }
 
 export interface Output {
@@ -475,11 +477,13 @@ export class HeadNodeModel {
    * driving the task model; the script itself stands for the task and is not run. Its output once it
    * ended, undefined while it runs.
    */
-  private onNode(node: string, command: string): () => Output | undefined {
-    if (!this.deps.workloadManager.get(node)) return () => ({ exitCode: 255, stderr: `ssh: Could not resolve hostname ${node}\n` });
+  private onNode(host: string, command: string): () => Output | undefined {
+    // On CSM a node answers to its xname and its nid name alike (both resolve on the node management network).
+    const wlmName = this.deps.slurmHostName?.(host) ?? host;
+    if (!this.deps.workloadManager.get(wlmName)) return () => ({ exitCode: 255, stderr: `ssh: Could not resolve hostname ${host}\n` });
     const task = parseTaskCommand(command);
     if (!task) return () => ({ exitCode: 127, stderr: `sim-node: only task-graph task commands are simulated: ${command.slice(0, 200)}\n` });
-    const entry: TaskLogEntry = this.deps.tasks.start(node, task.task, task.timeoutSeconds);
+    const entry: TaskLogEntry = this.deps.tasks.start(this.deps.siteHostName?.(wlmName) ?? wlmName, task.task, task.timeoutSeconds);
     return () => {
       this.deps.timeline.sync();
       if (entry.result === undefined) return undefined;

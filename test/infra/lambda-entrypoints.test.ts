@@ -111,7 +111,11 @@ describe('dependencies from the environment', () => {
     };
     const env = { [ENVIRONMENT.tableName]: 'table', [ENVIRONMENT.siteProfile]: JSON.stringify(profile), SLURM_JWT: 'jwt-from-env' };
     const { site } = await loadRollingUpgradeDependencies(env);
-    await site.workloadManager.getNodes(['n1']);
+    // An hsm inventory: Slurm's names come from HSM's NID (CSM's nid{nid:06}); the 404 server knows no node, so no Slurm call.
+    await expect(site.workloadManager.getNodes(['n1'])).rejects.toThrow();
+    seen.length = 0;
+    const { site: sameNames } = await loadRollingUpgradeDependencies({ ...env, [ENVIRONMENT.siteProfile]: JSON.stringify({ ...profile, nodeNames: { workloadManager: 'same' } }) });
+    await sameNames.workloadManager.getNodes(['n1']);
     expect(seen.map((headers) => headers['x-slurm-user-token'])).toEqual(['jwt-from-env']);
     await expect(loadGroupDeploymentDependencies(env)).rejects.toThrow('provisioner: group deployments need a provisioner');
   });
@@ -123,7 +127,8 @@ describe('dependencies from the environment', () => {
     const env = rollingEnvironment({ [ENVIRONMENT.slurmTokenSecretArn]: 'arn:slurm', [ENVIRONMENT.siteApiTokenSecretArn]: 'arn:site' });
     const tokens = await siteTokens(env, { getSecret });
     expect(requested).toEqual(['arn:slurm', 'arn:site']);
-    const { site } = dependenciesFromEnvironment(env, tokens);
+    // NODE_NAMES same: n1 goes to Slurm as it is (the default would read HSM's nids first).
+    const { site } = dependenciesFromEnvironment({ ...env, [ENVIRONMENT.nodeNames]: 'same' }, tokens);
     await site.workloadManager.getNodes(['n1']).catch(() => undefined);
     await site.inventory.getGroupMembers('compute').catch(() => undefined);
     expect(seen.map((headers) => [headers['x-slurm-user-token'], headers.authorization])).toEqual([
@@ -206,6 +211,34 @@ describe('dependencies from the environment', () => {
     // No token, nothing to protect; https is always fine.
     expect(() => dependenciesFromEnvironment({ ...production, [ENVIRONMENT.siteApiToken]: '' })).not.toThrow();
     expect(() => groupDeploymentDependenciesFromEnvironment({ ...groupProduction, [ENVIRONMENT.inventoryUrl]: 'https://hsm', [ENVIRONMENT.provisionerUrl]: 'https://prov' })).not.toThrow();
+  });
+
+  it("NODE_NAMES: Slurm's names from HSM's NID, CSM's nid{nid:06} by default; a bad pattern names the variable", async () => {
+    const paths: string[] = [];
+    const csm = createServer((req, res) => {
+      paths.push(req.url!);
+      if (req.url!.startsWith('/hsm/v2/State/Components')) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ Components: [{ ID: 'x3000c0s19b1n0', Type: 'Node', NID: 6 }] }));
+        return;
+      }
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((resolve) => csm.listen(0, '127.0.0.1', resolve));
+    const csmUrl = `http://127.0.0.1:${(csm.address() as AddressInfo).port}`;
+    try {
+      const env = rollingEnvironment({ [ENVIRONMENT.workloadManagerUrl]: csmUrl, [ENVIRONMENT.inventoryUrl]: csmUrl });
+      await dependenciesFromEnvironment(env).site.workloadManager.getNodes(['x3000c0s19b1n0']);
+      expect(paths).toEqual(['/hsm/v2/State/Components?type=Node&nidonly=true', '/slurm/v0.0.41/node/nid000006']);
+      paths.length = 0;
+      await dependenciesFromEnvironment({ ...env, [ENVIRONMENT.nodeNames]: 'node{nid}' }).site.workloadManager.getNodes(['x3000c0s19b1n0']);
+      expect(paths).toEqual(['/hsm/v2/State/Components?type=Node&nidonly=true', '/slurm/v0.0.41/node/node6']);
+      paths.length = 0;
+      await dependenciesFromEnvironment({ ...env, [ENVIRONMENT.nodeNames]: 'same' }).site.workloadManager.getNodes(['x3000c0s19b1n0']);
+      expect(paths).toEqual(['/slurm/v0.0.41/node/x3000c0s19b1n0']);
+    } finally {
+      await new Promise<void>((resolve) => csm.close(() => resolve()));
+    }
+    expect(() => dependenciesFromEnvironment(rollingEnvironment({ [ENVIRONMENT.nodeNames]: 'nid' }))).toThrow(/NODE_NAMES: 'same' or must hold \{nid\}/);
   });
 
   it('SITE_PROFILE: a bad profile is reported with its path', async () => {

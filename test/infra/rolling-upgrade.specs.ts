@@ -28,8 +28,10 @@ export function rollingUpgradeSpecs(stack: TemplateQueries): void {
         [ENVIRONMENT.slurmUserName]: { Ref: 'SlurmUserName' },
         [ENVIRONMENT.bootServiceUrl]: { Ref: 'BootServiceUrl' },
         [ENVIRONMENT.inventoryUrl]: { Ref: 'InventoryUrl' },
+        [ENVIRONMENT.nodeNames]: { Ref: 'NodeNames' },
       });
       stack.template.hasParameter('SlurmApiVersion', { Default: 'v0.0.41' });
+      stack.template.hasParameter('NodeNames', { Default: 'nid{nid:06}' });
     });
 
     it.each(ROLLING_UPGRADE_FUNCTION_NAMES)('%s: gets the ARN of the Slurm JWT secret, never the token, and may read just that secret', (name) => {

@@ -19,7 +19,7 @@ export interface TaskCommands {
 }
 
 export interface SiteTaskExecutorOptions {
-  site: Pick<Site, 'workloadManager' | 'bootService'>;
+  site: Pick<Site, 'workloadManager' | 'bootService' | 'nodeNames'>;
   /** Without it, command tasks (shell, puppet, upload_file, rsync) cannot run here. */
   commands?: TaskCommands;
   clock: Clock;
@@ -95,8 +95,9 @@ export class SiteTaskExecutor implements TaskExecutor {
     for (const group of alike.values()) {
       const { task, type, parameters, timeoutSeconds } = group[0]!;
       const onNode = nodeTaskCommand(task, timeoutSeconds, taskScript(type, parameters));
-      const opOf = new Map(group.map((invocation) => [invocation.node, invocation.op]));
-      for (const { nodes, script } of headNodeCommands(commands.nodeExec, group.map((i) => i.node), onNode, commands.fanout)) {
+      const hosts = await this.hostNames(group.map((i) => i.node));
+      const opOf = new Map(group.map((invocation) => [hosts.get(invocation.node)!, invocation.op]));
+      for (const { nodes, script } of headNodeCommands(commands.nodeExec, group.map((i) => hosts.get(i.node)!), onNode, commands.fanout)) {
         let id: string;
         try {
           id = await commands.transport.start(script, { timeoutSeconds: timeoutSeconds + COMMAND_GRACE_SECONDS });
@@ -125,9 +126,20 @@ export class SiteTaskExecutor implements TaskExecutor {
       return outcomes;
     }
     if (!result) return outcomes;
-    const byNode = nodeTaskOutcomes(tasks.map((t) => t.invocation.node), result, timeoutSeconds);
-    for (const task of tasks) outcomes.set(task.invocation.op, byNode.get(task.invocation.node)!);
+    const hosts = await this.hostNames(tasks.map((t) => t.invocation.node));
+    const byNode = nodeTaskOutcomes(tasks.map((t) => hosts.get(t.invocation.node)!), result, timeoutSeconds);
+    for (const task of tasks) outcomes.set(task.invocation.op, byNode.get(hosts.get(task.invocation.node)!)!);
     return outcomes;
+  }
+
+  /**
+   * The names the head node reaches the nodes by: the workload manager's where the site maps names
+   * (CSM: `pdsh -w nid[000001-000004]`, as CSM's own procedures do; a hostlist of nids stays short
+   * where xnames would not), else the session's. A node the map does not know keeps its own name.
+   */
+  private async hostNames(nodes: readonly string[]): Promise<Map<string, string>> {
+    const mapped = this.options.site.nodeNames ? await this.options.site.nodeNames.toWorkloadManager(nodes) : new Map<string, string>();
+    return new Map(nodes.map((node) => [node, mapped.get(node) ?? node]));
   }
 
   private async startSiteTask(invocation: TaskInvocation): Promise<Execution> {

@@ -84,6 +84,25 @@ describe('SiteTaskExecutor: command tasks through a head node (local transport, 
     expect(outcomes.get('n1/slow')).toEqual({ result: 'timeout', detail: 'stopped on the node after 1 s' });
   });
 
+  it("where the site maps names (CSM), reaches the nodes by the workload manager's names: one nid hostlist, outcomes back on the session's names", async () => {
+    const wlm: Record<string, string> = { x3000c0s1b0n0: 'nid000001', x3000c0s1b0n1: 'nid000002' };
+    const nodeNames = {
+      toWorkloadManager: async (names: readonly string[]) => new Map(names.flatMap((n) => (wlm[n] ? [[n, wlm[n]] as [string, string]] : []))),
+      toInventory: async () => new Map<string, string>(),
+    };
+    const scripts: string[] = [];
+    const seen: CommandTransport = { ...transport, start: (script, options) => (scripts.push(script), transport.start(script, options)), poll: (id) => transport.poll(id) };
+    const mapped = () => new SiteTaskExecutor({ site: { ...noSite, nodeNames }, clock: { now: () => Date.now() }, commands: { transport: seen, nodeExec: 'pdsh -S -w {nodes} {command}', fanout: 256 } });
+    const out = join(dir, 'mapped-out');
+    // x3000c0s2b0n0 has no nid in the map: it keeps its own name.
+    const tasks = ['x3000c0s1b0n0', 'x3000c0s1b0n1', 'x3000c0s2b0n0'].map((node) => invocation(node, 'who', 'shell', { cmd: `echo "$ROLLOUT_NODE" >> '${out}'` }));
+    const outcomes = await untilDone(mapped(), tasks, await mapped().start(tasks));
+    expect(scripts).toHaveLength(1);
+    expect(scripts[0]).toMatch(/^pdsh -S -w 'nid\[000001-000002\],x3000c0s2b0n0' /);
+    expect(Object.fromEntries(outcomes)).toEqual({ 'x3000c0s1b0n0/who': { result: 'ok' }, 'x3000c0s1b0n1/who': { result: 'ok' }, 'x3000c0s2b0n0/who': { result: 'ok' } });
+    expect(readFileSync(out, 'utf8').split('\n').filter(Boolean).sort()).toEqual(['nid000001', 'nid000002', 'x3000c0s2b0n0']);
+  });
+
   it('splits a long node list into commands of `fanout` nodes, each a quoted hostlist', async () => {
     const tasks = ['n1', 'n2', 'n3', 'n4', 'n5'].map((node) => invocation(node, 't', 'shell', { cmd: 'true' }));
     const started = await executor(2).start(tasks);

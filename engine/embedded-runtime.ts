@@ -13,7 +13,8 @@ import { SiteTaskExecutor, type TaskCommands } from '../adapters/site/tasks/site
 import { DEFAULT_FANOUT, DEFAULT_NODE_EXEC } from '../core/site/site-profile';
 import { defaultTaskGraphSettings, type TaskGraphSettings } from '../lambdas/activities/task-graph/dependencies';
 import { createTaskGraphHandlers } from '../lambdas/activities/task-graph/handlers';
-import { createSiteClients, type SiteClients, type SiteFromProfile } from '../adapters/site';
+import type { SiteClients, SiteFromProfile } from '../adapters/site';
+import { simulatedSiteClients } from './simulated-site-clients';
 import { InvalidInputError } from '../core/errors';
 import { idForExecution } from '../core/execution-id';
 import { executionRunsSession } from '../core/session-control';
@@ -181,18 +182,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
       const connected = connectedSite && (await connectedSite.connect({ connectorState }));
       site = simulator
         ? ((await options.connectors?.(simulator, { connectorState })) ??
-          { ...createSiteClients({
-            workloadManagerUrl: simulator.urls.slurmrestd,
-            bootServiceUrl: simulator.urls.bos,
-            inventoryUrl: simulator.urls.hsm,
-            provisionerUrl: simulator.urls.provisioner,
-            // A CSM-style site: nids in Slurm, xnames in HSM and BOS; elsewhere one name, not necessarily an xname.
-            nodeNames: options.site!.csm?.slurmNodeNames ?? 'same',
-            xnames: options.site!.csm !== undefined,
-            now: () => clock.now(),
-          }),
-            commands: headNode!.transport,
-          })
+          { ...simulatedSiteClients(simulator), commands: headNode!.transport })
         : {
             ...connected!.site,
             ...(connected!.provisioner ? { provisioner: connected!.provisioner } : {}),

@@ -135,14 +135,16 @@ export class SiteSimulator {
 /** Slurm's name of a site node and back: the same name, or (a CSM-style site) `nid{nid:06}` from its nid. */
 export interface SiteNodeNames {
   mapped: boolean;
+  /** The site file's Slurm name pattern (`csm.slurmNodeNames`) when mapped; 'same' otherwise. */
+  pattern: string;
   slurm(siteName: string): string;
   site(slurmName: string): string;
 }
 
 function siteNodeNames(site: SiteDefinition): SiteNodeNames {
   const pattern = site.csm ? parseNidNamePattern(site.csm.slurmNodeNames) : undefined;
-  if (pattern === undefined || typeof pattern === 'string') return { mapped: false, slurm: (n) => n, site: (n) => n };
+  if (pattern === undefined || typeof pattern === 'string') return { mapped: false, pattern: 'same', slurm: (n) => n, site: (n) => n };
   const toSlurm = new Map(site.nodes.map((n) => [n.name, nidName(pattern, n.nid)]));
   const toSite = new Map([...toSlurm].map(([name, slurm]) => [slurm, name]));
-  return { mapped: true, slurm: (n) => toSlurm.get(n) ?? n, site: (n) => toSite.get(n) ?? n };
+  return { mapped: true, pattern: pattern.text, slurm: (n) => toSlurm.get(n) ?? n, site: (n) => toSite.get(n) ?? n };
 }

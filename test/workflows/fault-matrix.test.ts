@@ -1,4 +1,5 @@
-import { createSiteClients, type SiteClients } from '../../adapters/site';
+import type { SiteClients } from '../../adapters/site';
+import { simulatedSiteClients } from '../../engine/simulated-site-clients';
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
 import type { ExecutionOutcome } from '../../engine/local-step-functions';
 import { buildDeploymentReport } from '../../engine/reports/deployment-report';
@@ -45,15 +46,8 @@ afterEach(async () => {
   runtime = undefined;
 });
 
-const siteUrls = (simulator: RunningSiteSimulator) => ({
-  workloadManagerUrl: simulator.urls.slurmrestd,
-  bootServiceUrl: simulator.urls.bos,
-  inventoryUrl: simulator.urls.hsm,
-  provisionerUrl: simulator.urls.provisioner,
-});
-
 /** The site's HTTP clients with a short timeout, so a hung request is given up quickly. */
-const quickTimeoutClients = (simulator: RunningSiteSimulator): SiteClients => createSiteClients({ ...siteUrls(simulator), timeoutMs: HANG_TIMEOUT_MS });
+const quickTimeoutClients = (simulator: RunningSiteSimulator): SiteClients => simulatedSiteClients(simulator, { timeoutMs: HANG_TIMEOUT_MS });
 
 /** A site call that reached the site, then the handler died before it could record the outcome (its ASL Retry runs it again). */
 function crashingAfter(site: SiteClients, call: string, crashes: string[]): SiteClients {
@@ -122,7 +116,7 @@ async function deploymentCell(cell: string, apiFaults: SiteDefinitionInput['apiF
   runtime = await startTestRuntime({
     site: parseSiteDefinition({ nodes, timing: QUICK_TIMING, apiFaults }),
     connectors: (simulator) => {
-      const clients = options.hangs ? quickTimeoutClients(simulator) : createSiteClients(siteUrls(simulator));
+      const clients = options.hangs ? quickTimeoutClients(simulator) : simulatedSiteClients(simulator);
       return options.crashAfter ? crashingAfter(clients, options.crashAfter, options.crashes!) : clients;
     },
   });
@@ -270,7 +264,7 @@ describe('fault matrix: a handler that dies between a site call and its store wr
     const crashes: string[] = [];
     runtime = await startTestRuntime({
       site: matrixSite(4, { node: (i) => (i === 1 ? node : {}) }),
-      connectors: (simulator) => crashingAfter(createSiteClients(siteUrls(simulator)), call, crashes),
+      connectors: (simulator) => crashingAfter(simulatedSiteClients(simulator), call, crashes),
     });
     const ids = await upgradeCell(`crash after ${call}`, [upgradeRequest()]);
     expect(crashes).toEqual([call]);
@@ -307,7 +301,7 @@ describe('fault matrix: mode window (nodes in flight on their own, the annealer\
     'a crash after %s: the retried increment changes no node twice',
     async (call) => {
       const crashes: string[] = [];
-      runtime = await startTestRuntime({ site: matrixSite(4), connectors: (simulator) => crashingAfter(createSiteClients(siteUrls(simulator)), call, crashes) });
+      runtime = await startTestRuntime({ site: matrixSite(4), connectors: (simulator) => crashingAfter(simulatedSiteClients(simulator), call, crashes) });
       const ids = await upgradeCell(`window: crash after ${call}`, [windowRequest]);
       expect(crashes).toEqual([call]);
       expect(await observeUpgrades(runtime, ids)).toEqual([]);

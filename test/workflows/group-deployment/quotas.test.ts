@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createSiteClients } from '../../../adapters/site';
+import { simulatedSiteClients } from '../../../engine/simulated-site-clients';
 import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from '../../../lambdas/activities/group-deployment/dependencies';
 import { planPhase } from '../../../lambdas/activities/group-deployment/plan-phase';
 import { startDeployment, type DeploymentPointer } from '../../../lambdas/activities/group-deployment/start-deployment';
@@ -129,7 +129,7 @@ describe('page sizing against the phase timeouts a request may set', () => {
       const nodes = namedNodes('n', 150);
       const runtime = await startTestRuntime({ site: deploymentSite(nodes) });
       try {
-        const site = createSiteClients({ workloadManagerUrl: runtime.simulator.urls.slurmrestd, bootServiceUrl: runtime.simulator.urls.bos, inventoryUrl: runtime.simulator.urls.hsm, provisionerUrl: runtime.simulator.urls.provisioner });
+        const site = simulatedSiteClients(runtime.simulator);
         const deps: GroupDeploymentDependencies = {
           store: runtime.deployments,
           inventory: site.inventory,

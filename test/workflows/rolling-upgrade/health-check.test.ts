@@ -1,4 +1,4 @@
-import { createSiteClients } from '../../../adapters/site';
+import { simulatedSiteClients } from '../../../engine/simulated-site-clients';
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { runUpgrade, startTestRuntime } from '../../support/embedded';
@@ -60,7 +60,7 @@ describe('rolling upgrade health check', () => {
   it('refuses healthCheck.command at Open Session on a site with no command transport, naming the field', async () => {
     runtime = await startTestRuntime({
       site: buildSite(2),
-      connectors: (simulator) => createSiteClients({ workloadManagerUrl: simulator.urls.slurmrestd, bootServiceUrl: simulator.urls.bos, inventoryUrl: simulator.urls.hsm }),
+      connectors: (simulator) => simulatedSiteClients(simulator),
     });
     const run = await runtime.run('rollingUpgrade', upgradeRequest({ healthCheck: { command: NHC } }));
     const outcome = await run.outcome;

@@ -1,5 +1,5 @@
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { createSiteClients } from '../../../adapters/site';
+import { simulatedSiteClients } from '../../../engine/simulated-site-clients';
 import type { WorkflowState } from '../../../core/rolling-upgrade/session';
 import { bootStep } from '../../../lambdas/activities/rolling-upgrade/boot-step';
 import { startStep } from '../../../lambdas/activities/rolling-upgrade/start-step';
@@ -118,6 +118,5 @@ describe('an increment that fails after saving part of its progress', () => {
 
 /** The same HTTP clients the handlers use, pointed at the simulator. */
 function createSite(runtime: EmbeddedRuntime) {
-  const { urls } = runtime.simulator;
-  return createSiteClients({ workloadManagerUrl: urls.slurmrestd, bootServiceUrl: urls.bos, inventoryUrl: urls.hsm });
+  return simulatedSiteClients(runtime.simulator);
 }

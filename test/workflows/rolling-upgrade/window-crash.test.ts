@@ -1,4 +1,4 @@
-import { createSiteClients } from '../../../adapters/site';
+import { simulatedSiteClients } from '../../../engine/simulated-site-clients';
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
 import { buildSessionReport } from '../../../engine/reports/session-report';
 import type { WorkloadManager } from '../../../ports/site';
@@ -45,7 +45,7 @@ describe('mode window, a process that died', () => {
     runtime = await startTestRuntime({
       site: buildSite(4),
       connectors: (simulator) => {
-        const clients = createSiteClients({ workloadManagerUrl: simulator.urls.slurmrestd, bootServiceUrl: simulator.urls.bos, inventoryUrl: simulator.urls.hsm });
+        const clients = simulatedSiteClients(simulator);
         const wm = clients.workloadManager;
         // The first drain reaches Slurm, then the increment dies before anything after it.
         const drainNodes: WorkloadManager['drainNodes'] = async (names, reason) => {

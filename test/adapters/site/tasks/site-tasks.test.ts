@@ -91,7 +91,12 @@ describe('SiteTaskExecutor: command tasks through a head node (local transport, 
       toInventory: async () => new Map<string, string>(),
     };
     const scripts: string[] = [];
-    const seen: CommandTransport = { ...transport, start: (script, options) => (scripts.push(script), transport.start(script, options)), poll: (id) => transport.poll(id) };
+    const seen: CommandTransport = {
+      run: (script, options) => transport.run(script, options),
+      start: (script, options) => (scripts.push(script), transport.start(script, options)),
+      poll: (id) => transport.poll(id),
+      findStarted: (...args) => transport.findStarted(...args),
+    };
     const mapped = () => new SiteTaskExecutor({ site: { ...noSite, nodeNames }, clock: { now: () => Date.now() }, commands: { transport: seen, nodeExec: 'pdsh -S -w {nodes} {command}', fanout: 256 } });
     const out = join(dir, 'mapped-out');
     // x3000c0s2b0n0 has no nid in the map: it keeps its own name.

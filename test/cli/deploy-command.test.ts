@@ -56,7 +56,7 @@ describe('rollout deploy', () => {
   it('exits 2 on a bad option value, naming the field', async () => {
     const result = await runCliInProcess(['deploy', '--site', site('group-deployment-example.yaml'), '--max-parallel-groups', '0']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/maxParallelGroups/);
+    expect(result.stderr).toMatch(/--max-parallel-groups must be at least 1/);
   });
 });
 

@@ -32,6 +32,7 @@ export const UPGRADE_REQUEST_FLAGS: Readonly<Record<string, string>> = {
   'healthCheck.timeoutSeconds': '--health-check-timeout',
   healthCheck: '--health-check',
   maintenanceWindows: '--maintenance-window',
+  waitForGroups: '--wait-for-groups',
 };
 
 export const DEPLOYMENT_REQUEST_FLAGS: Readonly<Record<string, string>> = {

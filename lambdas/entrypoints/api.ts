@@ -39,8 +39,9 @@ export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = ne
   const tableName = required(env, ENVIRONMENT.tableName);
   const client = documentClient();
   const sessionStore = new DynamoDbSessionStore({ tableName, client });
+  const deploymentStore = new DynamoDbDeploymentStore({ tableName, client });
   // A cancel wakes a rolling upgrade parked for its operator (SendTaskSuccess with the token stored on the session).
-  const reads = new StoreSessions(sessionStore, new DynamoDbDeploymentStore({ tableName, client }), new DynamoDbTaskRunStore({ tableName, client }), true, undefined, wakeThroughSfn(sfn));
+  const reads = new StoreSessions(sessionStore, deploymentStore, new DynamoDbTaskRunStore({ tableName, client }), true, undefined, wakeThroughSfn(sfn));
   // The REST API starts upgrades and deployments; task runs are started through Step Functions.
   const stateMachines: Partial<Record<WorkflowName, string>> = {
     rollingUpgrade: required(env, ENVIRONMENT.rollingUpgradeStateMachineArn),
@@ -56,6 +57,8 @@ export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = ne
     sessions: () => reads.sessions(),
     session: (id) => reads.session(id),
     cancel: (id) => reads.cancel(id),
+    // Pause, unpause and approve wake a rolling upgrade parked for its operator the same way.
+    gate: (id, action) => reads.gate(id, action),
     async run(workflow, input) {
       const stateMachineArn = stateMachines[workflow];
       if (!stateMachineArn) throw new Error(`the REST API does not start ${workflow} workflows`);
@@ -65,6 +68,7 @@ export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = ne
     environmentUpgradeId: (executionName) => idForExecution(executionArnOf(required(env, ENVIRONMENT.environmentUpgradeStateMachineArn), executionName)),
     now: () => Date.now(),
     removeSession: (id) => sessionStore.removeEndedSession(id),
+    removeDeployment: (id) => deploymentStore.removeEndedDeployment(id),
   };
 }
 

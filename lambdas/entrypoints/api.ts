@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { createApi, type ApiControlPlane, type ApiHandler } from '../../api';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
@@ -14,7 +16,11 @@ import { runKindOf } from '../../engine/runtime';
 import { bodyText, MalformedRequestError, problemFor } from '../../api/problems';
 import { StoreSessions } from '../../engine/store-sessions';
 import { wakeThroughSfn } from '../../engine/operator-wake';
+import { createRequestLogger, normalizeError } from '../activities/middleware';
 import { documentClient, loadBootAndInventory, required } from './environment';
+
+/** The Lambda context, as the logger takes it. */
+type Context = Parameters<Logger['addContext']>[0];
 
 /** The fields of an API Gateway REST (v1) proxy event the API reads. */
 export interface ApiGatewayProxyEvent {
@@ -85,18 +91,34 @@ export async function apiFromEnvironment(env: NodeJS.ProcessEnv = process.env): 
   });
 }
 
-/** API Gateway's proxy event in, the API's answer out: the same routes `rollout serve` serves. */
-export function toLambdaHandler(api: () => ApiHandler | Promise<ApiHandler>): (event: ApiGatewayProxyEvent) => Promise<ApiGatewayProxyResult> {
-  return async (event) => {
+/**
+ * API Gateway's proxy event in, the API's answer out: the same routes `rollout serve` serves. Each
+ * request is one log line (Powertools, with the invocation's request id): method, path, status and
+ * latency, at INFO; a 5xx, or an error that escapes (API Gateway answers 502), at ERROR.
+ */
+export function toLambdaHandler(
+  api: () => ApiHandler | Promise<ApiHandler>,
+  logger: Logger = createRequestLogger(),
+): (event: ApiGatewayProxyEvent, context?: Context) => Promise<ApiGatewayProxyResult> {
+  return async (event, context) => {
+    if (context) logger.addContext(context);
+    const started = performance.now();
+    const request = { method: event.httpMethod, path: event.path };
     let response;
     try {
       // A binary body comes base64-encoded: its bytes are checked as UTF-8, as `rollout serve` checks them.
       const body = event.body == null ? undefined : event.isBase64Encoded ? bodyText(Buffer.from(event.body, 'base64')) : event.body;
-      response = await (await api())({ method: event.httpMethod, path: event.path, body });
+      response = await (await api())({ ...request, body });
     } catch (err) {
-      if (!(err instanceof MalformedRequestError)) throw err;
+      if (!(err instanceof MalformedRequestError)) {
+        logger.error('request failed', { ...request, latencyMs: Math.round(performance.now() - started), error: normalizeError(err) });
+        throw err;
+      }
       response = problemFor(err, 400);
     }
+    const line = { ...request, status: response.status, latencyMs: Math.round(performance.now() - started) };
+    if (response.status >= 500) logger.error('request', line);
+    else logger.info('request', line);
     return { statusCode: response.status, headers: response.headers, body: response.body === undefined ? '' : JSON.stringify(response.body) };
   };
 }

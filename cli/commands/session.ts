@@ -115,7 +115,7 @@ export function registerSessionCommands(program: Command): void {
         if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
         resumedRunning = result.running;
       });
-      if (kind === undefined) throw new CliError(`no upgrade or deployment with id '${id}'`, ExitCode.invalidInput);
+      if (kind === undefined) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
       if (resumedRunning) {
         process.stdout.write(options.json ? `${JSON.stringify({ id, action: 'unpause', running: true }, null, 2)}\n` : `session ${id} resumed: the running upgrade starts new nodes again\n`);
         return;

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { runCliInProcess, startCli } from '../support/cli';
+import { runCli, runCliInProcess, startCli } from '../support/cli';
 
 const names = ['x1000c0s0b0n0', 'x1000c0s0b0n1', 'x1000c0s1b0n0', 'x1000c0s1b0n1'];
 
@@ -167,9 +167,8 @@ describe('rollout session, from a second process', () => {
     }
     expect(upgradeId).toBeDefined();
 
-    const cancel = await runCliInProcess(['session', 'cancel', upgradeId!, '--data-dir', dataDir]);
-    expect(cancel.code).toBe(0);
-    expect(cancel.stdout).toMatch(/DELETING: the running upgrade applies the deletion rules/);
+    const cancel = await runCli(['session', 'cancel', upgradeId!, '--data-dir', dataDir, '--json']);
+    expect({ ...cancel, stdout: JSON.parse(cancel.stdout) as unknown }).toEqual({ code: 0, stdout: { id: upgradeId, kind: 'upgrade', state: 'DELETING', running: true }, stderr: '' });
 
     const finished = await upgrade.done;
     expect(finished.code).toBe(1); // cancelled: not completed
@@ -208,6 +207,9 @@ describe('rollout session pause, approve and resume, from a second process (--da
 
     // Paused while parked, then approved: the approval is kept, and `session get` says paused; nothing starts.
     expect((await runCliInProcess(['session', 'pause', upgradeId!, '--data-dir', dataDir])).stdout).toMatch(/paused: no new node starts/);
+    // The same as JSON, from a process of its own.
+    const pausedJson = await runCli(['session', 'pause', upgradeId!, '--data-dir', dataDir, '--json']);
+    expect({ ...pausedJson, stdout: JSON.parse(pausedJson.stdout) as unknown }).toEqual({ code: 0, stdout: { id: upgradeId, action: 'pause', running: true }, stderr: '' });
     expect(await runCliInProcess(['session', 'approve', upgradeId!, '--data-dir', dataDir])).toMatchObject({ code: 0, stdout: `session ${upgradeId}: batch 2 approved\n`, stderr: '' });
     expect(await shown(upgradeId!)).toMatch(/paused by its operator: no new node starts until `rollout session resume/);
 

@@ -37,6 +37,14 @@ describe('the compiled CLI', () => {
     expect(help).toEqual({ code: 0, stdout: texts.get('rollout session list'), stderr: '' });
   });
 
+  it('gives every command --json, but the servers (their first line is JSON already) and the completion script', () => {
+    const withoutJson: string[] = [];
+    eachCommand(rolloutProgram(), (command, words) => {
+      if (command.commands.length === 0 && !command.options.some((option) => option.long === '--json')) withoutJson.push(words.join(' '));
+    });
+    expect(withoutJson).toEqual(['rollout simulate', 'rollout serve', 'rollout completion']);
+  });
+
   it('says a mistyped or missing option, argument or command in one line with where to look, exit 2', async () => {
     const cases: [string[], RegExp][] = [
       [['session', 'list', '--jsn'], /^error: unknown option '--jsn' \(did you mean --json\?\) \(see 'rollout session list --help'\)\n$/],

@@ -91,5 +91,6 @@ function flagProblem(field: string, message: string, flags: Readonly<Record<stri
 
 /** `must differ from startingLabel` -> `must differ from --starting-label`. */
 function withFlags(message: string, flags: Readonly<Record<string, string>>): string {
-  return message.replace(/\b[a-z][A-Za-z]+\b/g, (word) => (word in flags ? flags[word]! : word));
+  // Whole (dotted) field names only, never inside a flag or a longer path: `healthCheck.command` is one name.
+  return message.replace(/(?<![-\w.])[a-z][A-Za-z]*(?:\.[a-z][A-Za-z]*)*(?![\w-])/g, (word) => (word in flags ? flags[word]! : word));
 }

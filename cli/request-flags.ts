@@ -55,7 +55,10 @@ export async function namingFlags<T>(flags: Readonly<Record<string, string>>, wo
   try {
     return await work();
   } catch (err) {
-    if (err instanceof InvalidInputError) throw new CliError(err.problems.map((p) => flagProblem(p.field, p.message, flags)).join('; '), ExitCode.invalidInput);
+    // Only errors about the request's fields: a file's own problems (a task graph, a strategy) keep their subject and paths.
+    if (err instanceof InvalidInputError && err.problems.some((p) => knownField(p.field, flags) !== undefined)) {
+      throw new CliError(err.problems.map((p) => flagProblem(p.field, p.message, flags)).join('; '), ExitCode.invalidInput);
+    }
     if (err instanceof CliError && err.exitCode === ExitCode.invalidInput) throw new CliError(flagNamedText(err.message, flags), ExitCode.invalidInput);
     throw err;
   }
@@ -74,10 +77,15 @@ function flagNamedText(message: string, flags: Readonly<Record<string, string>>)
     .join('; ');
 }
 
-function flagProblem(field: string, message: string, flags: Readonly<Record<string, string>>): string {
-  const known = Object.keys(flags)
+/** The longest request field of the table that `field` is or lies under. */
+function knownField(field: string, flags: Readonly<Record<string, string>>): string | undefined {
+  return Object.keys(flags)
     .filter((name) => field === name || field.startsWith(`${name}.`) || field.startsWith(`${name}[`))
     .sort((a, b) => b.length - a.length)[0];
+}
+
+function flagProblem(field: string, message: string, flags: Readonly<Record<string, string>>): string {
+  const known = knownField(field, flags);
   if (known === undefined) return field ? `${field}: ${message}` : message;
   const flag = flags[known]!;
   const rest = field.slice(known.length);
@@ -91,6 +99,7 @@ function flagProblem(field: string, message: string, flags: Readonly<Record<stri
 
 /** `must differ from startingLabel` -> `must differ from --starting-label`. */
 function withFlags(message: string, flags: Readonly<Record<string, string>>): string {
-  // Whole (dotted) field names only, never inside a flag or a longer path: `healthCheck.command` is one name.
-  return message.replace(/(?<![-\w.])[a-z][A-Za-z]*(?:\.[a-z][A-Za-z]*)*(?![\w-])/g, (word) => (word in flags ? flags[word]! : word));
+  // Whole field names only, never inside a flag or a longer path (`healthCheck.command` is one name), and only
+  // names no sentence has (camelCase or dotted): `mode` or `nodes` in prose stay words.
+  return message.replace(/(?<![-\w.])[a-z][A-Za-z]*(?:\.[a-z][A-Za-z]*)*(?![\w-])/g, (word) => (/[A-Z.]/.test(word) && word in flags ? flags[word]! : word));
 }

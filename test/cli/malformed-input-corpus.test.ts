@@ -120,7 +120,7 @@ describe('rollout upgrade: options', () => {
     ['an unknown workload manager', { '--wlm': 'pbs' }, /--wlm must be one of: slurm/],
     ['an unknown mode', { '--mode': 'sideways' }, /--mode must be one of: lockstep, window/],
     ['max unavailable in hex', { '--mode': 'window', '--max-unavailable': '0x10' }, /--max-unavailable must be a whole number or a percentage/],
-    ['a batch in hex', { '--mode': 'window', '--batches': '1,0x2' }, /--batches #2: --batches must be a whole number or a percentage/],
+    ['a batch in hex', { '--mode': 'window', '--batches': '1,0x2' }, /--batches #2: batches must be a whole number or a percentage/],
     ['a maintenance window with a bad cron', { '--mode': 'window', '--maintenance-window': 'every night,60' }, /--maintenance-window #1 \(cron\): invalid cron/],
     ['a maintenance window longer than a week', { '--mode': 'window', '--maintenance-window': '0 22 * * *,20000' }, /--maintenance-window #1 \(durationMinutes\): durationMinutes must be at most 10080/],
   ])('%s', async (_case, overrides, message) => {

@@ -104,13 +104,13 @@ describe('rollout upgrade', () => {
   it.each([
     [['--mode', 'window', '--max-unavailable', 'many'], /--max-unavailable/],
     [['--mode', 'window', '--batches', '1,x'], /batches/],
-    [['--drain-ahead', '4'], /--drain-ahead applies to --mode 'window' only/],
+    [['--drain-ahead', '4'], /--drain-ahead applies to mode 'window' only/],
     [['--mode', 'sideways'], /mode must be one of: lockstep, window/],
     [['--mode', 'window', '--maintenance-window', '0 22 * * *,0'], /durationMinutes/],
-    [['--approval', 'each-batch'], /--approval in --mode 'lockstep' is not supported by the workflow yet/],
+    [['--approval', 'each-batch'], /--approval in mode 'lockstep' is not supported by the workflow yet/],
     [['--health-check', '/usr/sbin/nhc'], /--health-check must name the node to check as \{node\}/],
     [['--health-check-timeout', '60'], /--health-check-timeout bounds the health check command: give --health-check too/],
-    [['--halt-on-outside-failures'], /--halt-on-outside-failures: halting on failures outside the plan in --mode 'lockstep' is not supported by the workflow yet/],
+    [['--halt-on-outside-failures'], /--halt-on-outside-failures: halting on failures outside the plan in mode 'lockstep' is not supported by the workflow yet/],
   ])('exits 2 on invalid window options %j, naming the flag', async (extra, message) => {
     const result = await runCliInProcess(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', ...extra]);
     expect(result.code).toBe(2);

@@ -8,7 +8,7 @@ import type { RolloutSessions, StartedRun, WorkflowName } from '../engine/runtim
  * What the API needs of a control plane: the engine facade's run and its session reads and cancel.
  * The embedded runtime is one; the deployed Lambda builds one over Step Functions and the table.
  */
-export interface ApiControlPlane extends Pick<RolloutSessions, 'sessions' | 'session' | 'cancel'> {
+export interface ApiControlPlane extends Pick<RolloutSessions, 'sessions' | 'session' | 'cancel' | 'gate'> {
   run(workflow: WorkflowName, input: unknown): Promise<Pick<StartedRun, 'id' | 'kind' | 'executionArn'>>;
   /**
    * Starts the side-by-side environment upgrade (statemachines/environment-upgrade.asl.json) with
@@ -19,6 +19,8 @@ export interface ApiControlPlane extends Pick<RolloutSessions, 'sessions' | 'ses
   environmentUpgradeId(executionName: string): string;
   /** Removes an upgrade session that has ended (CRUS's DELETE of a finished session); see SessionStore.removeEndedSession. */
   removeSession(id: string): Promise<{ state: string }>;
+  /** Removes a group deployment that has ended, by the same rule; see DeploymentStore.removeEndedDeployment. */
+  removeDeployment(id: string): Promise<{ status: string }>;
   /** The control plane's clock (simulated time on the embedded default), epoch ms. */
   now(): number;
 }

@@ -14,6 +14,7 @@ import {
   deploymentSummarySchema,
   environmentUpgradeReportSchema,
   environmentUpgradeSummarySchema,
+  gateResultSchema,
   startedDeploymentSchema,
   startedSessionSchema,
   sessionReportSchema,
@@ -30,6 +31,16 @@ type Method = RouteConfig['method'];
 const schemas = {
   Problem: problemSchema.meta({ id: 'Problem' }),
   UpgradeRequest: upgradeRequestSchema.meta({ id: 'UpgradeRequest' }),
+  /** POST /sessions: the upgrade request, and whether to wait for groups the inventory lacks. */
+  SessionRequest: upgradeRequestSchema
+    .safeExtend({
+      waitForGroups: z
+        .boolean()
+        .optional()
+        .describe("Start even when a group the labels name is not in the site's inventory yet: the workflow waits for it (CRUS). Without it such a label is a 422 naming the field"),
+    })
+    .meta({ id: 'SessionRequest' }),
+  GateResult: gateResultSchema.meta({ id: 'GateResult' }),
   DeploymentRequest: deploymentRequestSchema.meta({ id: 'DeploymentRequest' }),
   StartedRun: startedRunSchema.meta({ id: 'StartedRun' }),
   SessionSummary: sessionSummarySchema.meta({ id: 'SessionSummary' }),
@@ -66,9 +77,27 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     responses: { 200: body(z.array(z.union([schemas.SessionSummary, schemas.EnvironmentUpgradeSummary])), 'The sessions') },
   });
   path('post', '/sessions', 'Start a rolling upgrade session (CRUS create)', {
-    request: requestBody(schemas.UpgradeRequest),
-    responses: { 201: body(schemas.StartedRun, 'Started'), 400: problem('The body is not a JSON object'), 422: problem('Invalid fields, each named') },
+    request: requestBody(schemas.SessionRequest),
+    responses: {
+      201: body(schemas.StartedRun, 'Started'),
+      400: problem('The body is not a JSON object'),
+      422: problem("Invalid fields, each named: the request's own, a boot template the boot service lacks, a label naming no group of the inventory (unless waitForGroups)"),
+    },
   });
+  for (const [action, summary] of [
+    ['approve', 'Mode window: approve the batch the session waits for (approval: each-batch, pauseAfterBatches)'],
+    ['pause', 'Mode window: start no new node (nodes in flight finish) until unpaused'],
+    ['unpause', 'Mode window: lift a pause'],
+  ] as const) {
+    path('post', `/sessions/{id}/${action}`, summary, {
+      request: idParam('the upgrade id'),
+      responses: {
+        200: body(schemas.GateResult, 'Stored on the session; a workflow parked for its operator is woken'),
+        404: problem('No such session'),
+        409: problem('The session cannot take it now: not a window, nothing to approve, or it has ended'),
+      },
+    });
+  }
   path('get', '/sessions/{id}', 'An upgrade session or environment upgrade report', {
     request: idParam('the upgrade id'),
     responses: {
@@ -93,9 +122,13 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     request: idParam('the deployment id'),
     responses: { 200: body(z.union([schemas.DeploymentReport, schemas.StartedDeployment]), 'The deployment; or PENDING; or REFUSED, saying why'), 404: problem('No such deployment') },
   });
-  path('delete', '/deployments/{id}', 'Cancel a group deployment: no group or batch starts after it, actions in flight finish, it ends CANCELLED', {
+  path('delete', '/deployments/{id}', 'Cancel a running group deployment (no group or batch starts after it, actions in flight finish, it ends CANCELLED), or remove one that has ended', {
     request: idParam('the deployment id'),
-    responses: { 200: body(schemas.DeploymentCancelResult, 'Cancelling'), 404: problem('No such deployment'), 409: problem('The deployment has ended') },
+    responses: {
+      200: body(schemas.DeploymentCancelResult, 'CANCELLING, or removed (it had ended, or its start was refused)'),
+      404: problem('No such deployment'),
+      409: problem('The deployment is being cancelled, or has not started yet'),
+    },
   });
   path('get', '/environments', 'List environments (generated attributes masked)', { responses: { 200: body(z.array(schemas.Environment), 'The environments') } });
   path('post', '/environments', 'Register an environment with its nodes (a stack or a profile-driven serve has no site file to seed from)', {

@@ -51,8 +51,19 @@ export const cancelResultSchema = z.object({
 export const deploymentCancelResultSchema = z.object({
   id: z.string(),
   kind: z.literal('deployment'),
-  state: z.enum(DEPLOYMENT_STATUSES).describe('CANCELLING: no group or batch starts any more; actions in flight finish, then it ends CANCELLED'),
+  state: z.enum([...DEPLOYMENT_STATUSES, 'REFUSED']).describe('CANCELLING: no group or batch starts any more; actions in flight finish, then it ends CANCELLED'),
   running: z.boolean().describe('Whether an execution works on it now; if not, the cancel applies when it is resumed'),
+  /** Set when the deployment had ended and is removed; absent for a cancel under way. */
+  removed: z.literal(true).optional(),
+});
+
+/** What `POST /sessions/{id}/approve|pause|unpause` answers. */
+export const gateResultSchema = z.object({
+  id: z.string(),
+  action: z.enum(['approve', 'pause', 'unpause']),
+  batch: z.number().int().optional().describe('approve: the batch approved, from 1'),
+  running: z.boolean().describe('Whether a process that runs workflows holds the session; if not, the gate applies when it is resumed'),
+  wakeError: z.string().optional().describe('The gate is stored, but the workflow parked for its operator could not be woken: the same request sends its task token again'),
 });
 
 export const deploymentSummarySchema = z.looseObject({

@@ -1,10 +1,11 @@
-import { InvalidInputError } from '../core/errors';
+import { InvalidInputError, SessionGateError, SessionNotFoundError } from '../core/errors';
 import { parseDeploymentStrategy, planDeployment, selectDeploymentStrategy } from '../core/group-deployment';
 import { parseDeploymentRequest } from '../core/group-deployment/deployment-request';
 import { parseUpgradeRequest, unsupportedControls } from '../core/rolling-upgrade/upgrade-request';
 import { upgradeHasEnded } from '../core/environments';
 import { buildEnvironmentUpgradeReport, summarizeEnvironmentUpgrade } from '../engine/reports/environment-upgrade-report';
 import { checkUpgradeRequest } from '../lambdas/activities/rolling-upgrade/open-session';
+import { checkUpgradeGroups } from '../lambdas/activities/rolling-upgrade/upgrade-groups';
 import type { RunStart } from '../ports/run-start-store';
 import type { ApiDependencies } from './control-plane';
 import { json } from './http';
@@ -50,13 +51,17 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
           // Newest first, as each store lists them; ISO timestamps sort as text.
           return json(200, all.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0)));
         },
-        POST: async (_params, request) => {
-          const body = readJsonObject(request.body);
+        POST: async (_params, { body: text }) => {
+          const { waitForGroups, ...body } = readJsonObject(text);
+          if (waitForGroups !== undefined && typeof waitForGroups !== 'boolean') throw new InvalidInputError('upgrade request', [{ field: 'waitForGroups', message: 'waitForGroups must be true or false' }]);
           // Checked here, before anything starts, so that the client gets the 422 naming the fields.
-          const problems = unsupportedControls(parseUpgradeRequest(body));
+          const upgrade = parseUpgradeRequest(body);
+          const problems = unsupportedControls(upgrade);
           if (problems.length > 0) throw new InvalidInputError('upgrade request', problems);
-          // What Open Session checks on the site (the boot template), checked here too when the site answers.
+          // What Open Session checks on the site (the boot template), checked here too when the site answers; and, as the CLI
+          // does, the groups the labels name: the workflow waits for a missing group (CRUS), so a typo would wait for ever.
           await unlessSiteFails(site && (() => checkUpgradeRequest(body, site)));
+          await unlessSiteFails(site && (() => checkUpgradeGroups(site.inventory, upgrade, waitForGroups === true)));
           const run = await controlPlane.run('rollingUpgrade', body);
           await accepted(run, 'upgrade');
           return json(201, { id: run.id, kind: run.kind, executionArn: run.executionArn }, { location: `/sessions/${encodeURIComponent(run.id)}` });
@@ -112,6 +117,25 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
         },
       },
     },
+    ...(['approve', 'pause', 'unpause'] as const).map(
+      (action): Route => ({
+        pattern: `/sessions/{id}/${action}`,
+        invalidStatus: 422,
+        methods: {
+          // The operator's gates of a window (`rollout session approve|pause|resume`): stored on the session, and the
+          // workflow parked for its operator is woken. 409 for a session that cannot take it now (not a window, ended...).
+          POST: async ({ id }) => {
+            try {
+              return json(200, await controlPlane.gate(id!, action));
+            } catch (err) {
+              if (err instanceof SessionNotFoundError) return problem(404, `no session with id '${id}'`);
+              if (err instanceof SessionGateError) return problem(409, err.message);
+              throw err;
+            }
+          },
+        },
+      }),
+    ),
     {
       pattern: '/deployments',
       invalidStatus: 422,
@@ -146,9 +170,22 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
           const start = await started(id!, 'deployment');
           return start ? json(200, startedDeployment(start)) : problem(404, `no deployment with id '${id}'`);
         },
+        // As /sessions/{id}: a running deployment is cancelled (CANCELLING, the workflow ends it CANCELLED); one that has
+        // ended is removed; one being cancelled is a 409 until it has ended.
         DELETE: async ({ id }) => {
-          if (!(await deployment(id!))) return problem(404, `no deployment with id '${id}'`);
-          return json(200, await controlPlane.cancel(id!));
+          const report = await deployment(id!);
+          if (report) {
+            if (report.status === 'RUNNING') return json(200, await controlPlane.cancel(id!));
+            if (report.status === 'CANCELLING') return problem(409, `deployment ${id} is being cancelled: it is removed by a DELETE once it has ended`);
+            const { status } = await controlPlane.removeDeployment(id!);
+            await runStarts.remove(id!);
+            return json(200, { id: id!, kind: 'deployment', state: status, running: false, removed: true });
+          }
+          const start = await started(id!, 'deployment');
+          if (!start) return problem(404, `no deployment with id '${id}'`);
+          if (!start.refused) return problem(409, `deployment ${id} is starting: ask again once it has started`);
+          await runStarts.remove(id!);
+          return json(200, { id: id!, kind: 'deployment', state: 'REFUSED', running: false, removed: true });
         },
       },
     },

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { connectControlPlane, DEFAULT_STACK, type ControlPlaneTarget } from '../engine/client/targets';
 import type { RolloutClient } from '../engine/client/rollout-client';
+import { dataDirForRun } from './data-dir-option';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
 import type { SiteSource } from '../engine/open-runtime';
@@ -58,10 +59,11 @@ export async function connectTarget(target: ControlPlaneTarget): Promise<Rollout
  * The control plane a run goes to, through the one client path: the remote target, or the embedded
  * one this process serves on the loaded site (with the run's time scale and data directory).
  */
-export function connectRunTarget(target: ControlPlaneTarget | undefined, source: SiteSource | undefined, options: { timeScale?: string; dataDir?: string }): Promise<RolloutClient> {
+export async function connectRunTarget(target: ControlPlaneTarget | undefined, source: SiteSource | undefined, options: { timeScale?: string; dataDir?: string }): Promise<RolloutClient> {
   if (target) return connectTarget(target);
   const timeScale = timeScaleOption(options.timeScale);
-  return connectTarget({ kind: 'embedded', runtime: { site: source!, ...(timeScale ? { timeScale } : {}), ...(options.dataDir ? { dataDir: options.dataDir } : {}) } });
+  const dataDir = options.dataDir ? await dataDirForRun(options.dataDir) : undefined;
+  return connectTarget({ kind: 'embedded', runtime: { site: source!, ...(timeScale ? { timeScale } : {}), ...(dataDir ? { dataDir } : {}) } });
 }
 
 /**

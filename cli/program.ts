@@ -1,4 +1,5 @@
-import { Command, CommanderError } from 'commander';
+import { Argument, Command, CommanderError } from 'commander';
+import packageJson from '../package.json';
 import { InvalidInputError, RolloutError, describeError } from '../core/errors';
 import { registerPlanCommands } from './commands/plan';
 import { registerDeployCommand } from './commands/deploy';
@@ -10,15 +11,18 @@ import { registerSessionCommands } from './commands/session';
 import { registerSimulateCommand } from './commands/simulate';
 import { registerUpgradeCommand } from './commands/upgrade';
 import { DataDirDamagedError } from '../engine/errors';
+import { describeCommand } from './command-spec';
+import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './completion';
 import { CliError } from './errors';
+import { oneLineParseErrors } from './parse-errors';
 import { ExitCode } from './exit-codes';
 
 /** The `rollout` command tree, fresh for each run (commander keeps parsed options on it). */
 export function rolloutProgram(): Command {
   const program = new Command('rollout')
     .description('Rolling upgrades and group deployments of bare-metal fleets, as Step Functions workflows')
+    .version(packageJson.version)
     .option('--debug', 'show the stack trace of an error (for a bug report)')
-    .showHelpAfterError()
     .exitOverride();
   registerUpgradeCommand(program);
   registerDeployCommand(program);
@@ -29,7 +33,12 @@ export function rolloutProgram(): Command {
   registerEnvCommands(program);
   registerScheduleCommands(program);
   registerEventsCommand(program);
-  return program;
+  program
+    .command('completion')
+    .description('Print the shell completion script for bash or zsh, e.g. `source <(rollout completion bash)` in ~/.bashrc')
+    .addArgument(new Argument('<shell>', 'bash or zsh').choices(COMPLETION_SHELLS))
+    .action((shell: CompletionShell) => void process.stdout.write(completionScript(shell, describeCommand(program))));
+  return oneLineParseErrors(program);
 }
 
 /**

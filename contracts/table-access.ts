@@ -64,6 +64,7 @@ export const TABLE_ACTIONS: Readonly<Record<FunctionName | 'Api', readonly Table
   FollowRollingUpgrade: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
   FailEnvironmentUpgrade: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
   // Reports (GetItem, BatchGetItem, Query on the table and its index), a cancel (UpdateItem), and the
-  // environment store's clone and assign (PutItem, UpdateItem; DeleteItem releases a clone's claim when the clone fails).
-  Api: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  // environment store's clone and assign (PutItem, UpdateItem; DeleteItem releases a clone's claim when the clone fails),
+  // and the DELETE of an ended session or deployment (DeleteItem, then BatchWriteItem for the rest of its partition).
+  Api: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
 };

@@ -263,6 +263,10 @@ export class EmbeddedRuntime implements RolloutRuntime {
     return this.store.removeEndedSession(id);
   }
 
+  removeDeployment(id: string): Promise<{ status: string }> {
+    return this.deployments.removeEndedDeployment(id);
+  }
+
   environmentUpgradeId(executionName: string): string {
     return idForExecution(localExecutionArn(this.stateMachineArns.EnvironmentUpgrade, executionName));
   }

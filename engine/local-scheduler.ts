@@ -2,13 +2,41 @@ import { InvalidInputError, type FieldProblem } from '../core/errors';
 import { parseScheduledRequest, scheduleTimingProblems, type ScheduledWorkflow, type ScheduleRecord } from '../core/schedules/schedule';
 import { nextFiring, parseScheduleExpression } from '../core/schedules/schedule-expression';
 import type { ScheduleStore } from '../ports/schedule-store';
-import type { TimeSource } from '../simulator';
 import { localExecutionArn, type LocalStepFunctions } from './local-step-functions';
 
 /** The one group of the embedded control plane (the stack's group on AWS). */
 export const LOCAL_SCHEDULE_GROUP = 'rollout';
 /** The role a local schedule names: accepted and not assumed (nothing checks permissions locally). */
 export const LOCAL_SCHEDULER_ROLE_ARN = 'arn:aws:iam::000000000000:role/rollout-scheduler';
+
+/** The clock schedules fire on: the host's date and time (tests give one they move by hand). */
+export interface WallClock {
+  /** Epoch ms. */
+  now(): number;
+  /** Resolves once `ms` have passed, or early once `signal` aborts. */
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+}
+
+/** How late a firing may be and still start its execution. */
+const LATE_FIRING_MS = 60_000;
+
+/** setTimeout's longest delay (about 24.8 days): longer sleeps are taken in parts. */
+const LONGEST_TIMEOUT_MS = 2 ** 31 - 1;
+
+export const SYSTEM_WALL_CLOCK: WallClock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve();
+      const timer = setTimeout(done, Math.min(Math.max(0, ms), LONGEST_TIMEOUT_MS));
+      signal.addEventListener('abort', done, { once: true });
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+    }),
+};
 
 /** What a firing did, for tests and the serve log. */
 export interface ScheduleFiring {
@@ -21,8 +49,10 @@ export interface ScheduleFiring {
 /**
  * The embedded control plane's EventBridge Scheduler: schedules kept in the store (a restarted
  * `rollout serve` arms them again), firings computed by croner (core/schedules) and slept for on
- * the control plane's TimeSource, so on virtual time a schedule fires as soon as everything else
- * waits, without wall-clock sleeps. A firing is the schedule's target, StartExecution with the
+ * the wall clock, whatever the control plane's clock: a schedule names dates of the operator's
+ * calendar (`at()` Christmas, a Mon-Fri cron), so virtual time (which jumps to the next due wait)
+ * never fires one early, and a scaled clock never fires one faster. The executions a firing starts
+ * run on the control plane's clock as any other. A firing is the schedule's target, StartExecution with the
  * stored request, under an execution name made of the schedule's name and the firing time (a
  * restarted serve firing the same time again starts nothing new). A flexible window fires at its
  * start: local runs are reproducible.
@@ -35,7 +65,7 @@ export class LocalScheduler {
     private readonly options: {
       store: ScheduleStore;
       engine: LocalStepFunctions;
-      clock: TimeSource;
+      clock: WallClock;
       /** The state machines a schedule may start. */
       stateMachines: Readonly<Record<ScheduledWorkflow, string>>;
     },
@@ -105,10 +135,11 @@ export class LocalScheduler {
     for (;;) {
       const at = nextFiring(expression, record.timeZone, after, startMs);
       if (at === undefined || (record.endDate !== undefined && at > record.endDate)) break;
-      // Whole seconds of sleep reach `at` exactly on virtual time; the clock is never behind it after.
-      await clock.sleep(Math.max(0, at - clock.now()) / 1000, signal);
+      // Slept in parts until the clock reads `at` (a timer may wake early, and the longest is 24.8 days).
+      while (clock.now() < at && !signal.aborted) await clock.sleep(at - clock.now(), signal);
       if (signal.aborted) return;
-      this.fire(record, at);
+      // A firing found long past (the host slept, or its clock was set forward) is skipped, not caught up back to back.
+      if (clock.now() - at <= LATE_FIRING_MS) this.fire(record, at);
       after = Math.max(at, clock.now());
     }
     if (record.actionAfterCompletion === 'DELETE') await this.options.store.deleteSchedule(record.groupName, record.name);

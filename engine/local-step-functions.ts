@@ -103,6 +103,10 @@ interface Registered {
   name: string;
   arn: string;
   definition: Record<string, unknown>;
+  /** The definition as deployed (substitutions made): what DescribeStateMachine answers. */
+  text: string;
+  /** When it was registered, on the engine's clock (epoch ms). */
+  createdAt: number;
   /** Names of the Wait states (run as Tasks; counted as Waits). */
   waits: Set<string>;
   /** Callback tasks (`.waitForTaskToken`) by state name, with their timers (run on the engine's clock, not the engine's wall-clock timeout). */
@@ -177,8 +181,13 @@ export class LocalStepFunctions {
     const machine = new StateMachine(runnable as never, { validationOptions: VALIDATED_DEFINITIONS.has(text) ? { noValidate: true } : { checkArn: true, checkPaths: true } });
     VALIDATED_DEFINITIONS.add(text);
     const arn = localStateMachineArn(name);
-    this.machines.set(arn, { name, arn, definition, waits, callbacks, machine });
+    this.machines.set(arn, { name, arn, definition, text, createdAt: this.time.now(), waits, callbacks, machine });
     return arn;
+  }
+
+  /** The registered state machines, in registration order: what ListStateMachines and DescribeStateMachine answer. */
+  stateMachines(): { name: string; arn: string; definition: string; createdAt: number }[] {
+    return [...this.machines.values()].map(({ name, arn, text, createdAt }) => ({ name, arn, definition: text, createdAt }));
   }
 
   /** Starts an execution and returns its outcome once it ends (not following continue-as-new). */

@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidInputError } from '../core/errors';
 import type { ScheduleRecord } from '../core/schedules/schedule';
-import type { TimeSource } from '../simulator';
-import { LOCAL_SCHEDULE_GROUP, type LocalScheduler } from './local-scheduler';
+import { LOCAL_SCHEDULE_GROUP, type LocalScheduler, type WallClock } from './local-scheduler';
 
 const LOCAL_ACCOUNT = '000000000000';
 const SCHEDULES = /^\/schedules(?:\/([^/?]+))?$/;
@@ -27,7 +26,8 @@ class SchedulerError extends Error {
 export class SchedulerEndpoint {
   constructor(
     private readonly scheduler: LocalScheduler,
-    private readonly clock: TimeSource,
+    /** The schedules' clock (the wall clock): creation and modification dates. */
+    private readonly clock: Pick<WallClock, 'now'>,
     private readonly region: string,
   ) {}
 

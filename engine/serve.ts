@@ -3,7 +3,7 @@ import { listenApi, type ListeningApi } from '../api/node-http';
 import { WORKFLOWS } from '../contracts';
 import type { EmbeddedRuntime } from './embedded-runtime';
 import { DynamoDbScheduleStore } from '../adapters/dynamodb/dynamodb-schedule-store';
-import { LOCAL_SCHEDULE_GROUP, LOCAL_SCHEDULER_ROLE_ARN, LocalScheduler } from './local-scheduler';
+import { LOCAL_SCHEDULE_GROUP, LOCAL_SCHEDULER_ROLE_ARN, LocalScheduler, SYSTEM_WALL_CLOCK, type WallClock } from './local-scheduler';
 import { openRuntime, type OpenRuntimeOptions } from './open-runtime';
 import { SchedulerEndpoint } from './scheduler-endpoint';
 import { eventsRoute } from './events-endpoint';
@@ -13,7 +13,7 @@ export interface ServedControlPlane {
   endpoints: ControlPlaneEndpoints;
   /** The runtime behind the endpoint (in-process callers read the simulated site and its clock from it). */
   runtime: EmbeddedRuntime;
-  /** The local EventBridge Scheduler: schedules in the store, fired on the runtime's clock. */
+  /** The local EventBridge Scheduler: schedules in the store, fired on the wall clock. */
   scheduler: LocalScheduler;
   close(): Promise<void>;
 }
@@ -25,7 +25,7 @@ export interface ServedControlPlane {
  * `rollout serve` runs one until a signal; the CLI's default target runs one in-process on an
  * ephemeral port and talks to it through the SDK like any other target.
  */
-export async function startServedControlPlane(options: OpenRuntimeOptions & { port?: number; apiPort?: number }): Promise<ServedControlPlane> {
+export async function startServedControlPlane(options: OpenRuntimeOptions & { port?: number; apiPort?: number; scheduleClock?: WallClock }): Promise<ServedControlPlane> {
   // Whatever site openRuntime takes (a simulated site; a site profile with issue 7's `--site-config`), served alike.
   const runtime = await openRuntime(options);
   // Known once the server listens; the discovery route answers from it.
@@ -38,10 +38,11 @@ export async function startServedControlPlane(options: OpenRuntimeOptions & { po
   const scheduler = new LocalScheduler({
     store: new DynamoDbScheduleStore({ tableName: runtime.dynamoDb.tableName, client: runtime.dynamoDb.client }),
     engine: runtime.engine,
-    clock: runtime.clock,
+    // Schedules name the operator's calendar: the wall clock, never the control plane's virtual or scaled one.
+    clock: options.scheduleClock ?? SYSTEM_WALL_CLOCK,
     stateMachines: scheduled,
   });
-  const schedulerEndpoint = new SchedulerEndpoint(scheduler, runtime.clock, LOCAL_REGION);
+  const schedulerEndpoint = new SchedulerEndpoint(scheduler, options.scheduleClock ?? SYSTEM_WALL_CLOCK, LOCAL_REGION);
   const endpoint = new StepFunctionsEndpoint(runtime.engine, () => announced.endpoints, [(req, res) => schedulerEndpoint.route(req, res), eventsRoute(runtime.events)]);
   let listening: Awaited<ReturnType<StepFunctionsEndpoint['listen']>>;
   let api: ListeningApi;

@@ -53,7 +53,8 @@ export type Route = (req: IncomingMessage, res: ServerResponse) => Promise<boole
  * `@aws-sdk/client-sfn` works unchanged with an endpoint override. StopExecution aborts as on AWS
  * (no Catch, no cleanup: drained nodes stay drained); the CRUS-safe stop is the store's cancel
  * request (`rollout session cancel`). SendTaskSuccess, SendTaskFailure and SendTaskHeartbeat
- * reach the engine's callback tasks (`.waitForTaskToken`) by their tokens.
+ * reach the engine's callback tasks (`.waitForTaskToken`) by their tokens. ListStateMachines,
+ * DescribeStateMachine and DescribeStateMachineForExecution describe the workflows it runs.
  */
 export class StepFunctionsEndpoint {
   private readonly operations: Record<string, Operation>;
@@ -74,7 +75,28 @@ export class StepFunctionsEndpoint {
       SendTaskSuccess: async (r) => this.withToken(r, (token) => this.engine.tokens.succeed(token, stringField(r, 'output', true))),
       SendTaskFailure: async (r) => this.withToken(r, (token) => this.engine.tokens.fail(token, stringField(r, 'error'), stringField(r, 'cause'))),
       SendTaskHeartbeat: async (r) => this.withToken(r, (token) => this.engine.tokens.heartbeat(token)),
+      ListStateMachines: async (r) => this.listStateMachines(r),
+      DescribeStateMachine: async (r) => describeStateMachine(this.knownStateMachine(stringField(r, 'stateMachineArn', true))),
+      DescribeStateMachineForExecution: async (r) => {
+        const { name, arn, definition, createdAt } = this.knownStateMachine(this.known(r).stateMachineArn);
+        return { stateMachineArn: arn, name, definition, roleArn: LOCAL_ROLE_ARN, updateDate: seconds(createdAt) };
+      },
     };
+  }
+
+  /** Every workflow the control plane runs, as `aws stepfunctions list-state-machines` lists them. */
+  private listStateMachines(request: Request): unknown {
+    const page = paginate(this.engine.stateMachines(), request);
+    return {
+      stateMachines: page.items.map(({ arn, name, createdAt }) => ({ stateMachineArn: arn, name, type: 'STANDARD', creationDate: seconds(createdAt) })),
+      ...(page.nextToken ? { nextToken: page.nextToken } : {}),
+    };
+  }
+
+  private knownStateMachine(stateMachineArn: string): ReturnType<LocalStepFunctions['stateMachines']>[number] {
+    const found = this.engine.stateMachines().find((machine) => machine.arn === stateMachineArn);
+    if (!found) throw new ServiceError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${stateMachineArn}'`);
+    return found;
   }
 
   /** Handles one HTTP request (a node:http listener). */
@@ -180,6 +202,16 @@ export class StepFunctionsEndpoint {
     await this.engine.stop(record.executionArn, error || undefined, cause || undefined);
     return { stopDate: seconds(record.stopDate ?? record.startDate) };
   }
+}
+
+/**
+ * The role DescribeStateMachine names: the embedded engine runs its functions in-process, under no IAM
+ * role; AWS's answer always has one, so clients that read it get this placeholder (account 000000000000).
+ */
+const LOCAL_ROLE_ARN = 'arn:aws:iam::000000000000:role/rollout-embedded-engine';
+
+function describeStateMachine({ name, arn, definition, createdAt }: ReturnType<LocalStepFunctions['stateMachines']>[number]): unknown {
+  return { stateMachineArn: arn, name, status: 'ACTIVE', definition, roleArn: LOCAL_ROLE_ARN, type: 'STANDARD', creationDate: seconds(createdAt), loggingConfiguration: { level: 'OFF', includeExecutionData: false } };
 }
 
 function describe(record: ExecutionRecord): unknown {

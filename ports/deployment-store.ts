@@ -66,6 +66,12 @@ export interface DeploymentStore {
    * Asking again while CANCELLING is no error.
    */
   requestCancel(deploymentId: string): Promise<DeploymentRecord>;
+  /**
+   * Removes a deployment that has ended (SUCCEEDED, FAILED, CANCELLED) with its plan and batch results,
+   * as a DELETE of an ended upgrade session removes it. Throws DeploymentNotFoundError, or
+   * SessionNotCancellableError while it has not ended.
+   */
+  removeEndedDeployment(deploymentId: string): Promise<DeploymentRecord>;
   /** Idempotent: the same batch written twice keeps one result. */
   putBatchResult(deploymentId: string, result: BatchResult): Promise<void>;
   listBatchResults(deploymentId: string, group: string, phase: DeploymentPhase): Promise<BatchResult[]>;

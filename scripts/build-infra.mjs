@@ -13,7 +13,8 @@ import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
-rmSync(dist, { recursive: true, force: true });
+// Only what this script writes: the compiled CLI lives in dist/ too (scripts/build-cli.mjs).
+for (const written of ['infra.js', 'infra.js.map', 'types']) rmSync(path.join(dist, written), { recursive: true, force: true });
 
 await build({
   entryPoints: [path.join(root, 'infra', 'index.ts')],

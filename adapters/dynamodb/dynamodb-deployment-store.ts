@@ -1,9 +1,10 @@
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DeploymentNotFoundError, SessionNotCancellableError, StaleWriteError } from '../../core/errors';
 import type { DeploymentPhase, DeploymentPlan, DeploymentRunState } from '../../core/group-deployment';
-import type { BatchResult, DeploymentRecord, DeploymentStatus, DeploymentStore } from '../../ports/deployment-store';
+import { ENDED_DEPLOYMENT_STATUSES, type BatchResult, type DeploymentRecord, type DeploymentStatus, type DeploymentStore } from '../../ports/deployment-store';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys } from './items';
 import { pack, packParts, unpack, unpackParts } from './packed';
+import { batchWriteAll } from './batch';
 import { queryAll } from './query';
 import {
   batchResultKey,
@@ -146,6 +147,39 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
     if (!current) throw new DeploymentNotFoundError(deploymentId);
     // Only an ended deployment fails the condition, and it never runs again.
     throw new SessionNotCancellableError(deploymentId, current.status);
+  }
+
+  async removeEndedDeployment(deploymentId: string): Promise<DeploymentRecord> {
+    const [a, b, c] = ENDED_DEPLOYMENT_STATUSES;
+    const out = await conditionalWrite(
+      this.options.client.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: deploymentKey(deploymentId),
+          ConditionExpression: '#status IN (:a, :b, :c)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':a': a, ':b': b, ':c': c },
+          ReturnValues: 'ALL_OLD',
+        }),
+      ),
+    );
+    if (out === CONDITION_FAILED) {
+      const current = await this.getDeployment(deploymentId);
+      if (!current) throw new DeploymentNotFoundError(deploymentId);
+      throw new SessionNotCancellableError(deploymentId, `${current.status} (it has not ended: cancel it first)`);
+    }
+    if (!out.Attributes) throw new DeploymentNotFoundError(deploymentId);
+    // The record first (it is what readers look for), then its plan and batch results; a retry finishes the rest.
+    const rest = await queryAll(this.options.client, {
+      TableName: this.table,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': deploymentPk(deploymentId) },
+      ProjectionExpression: 'pk, sk',
+      ConsistentRead: true,
+    });
+    await batchWriteAll(this.options.client, this.table, rest.map((key) => ({ DeleteRequest: { Key: { pk: key['pk'], sk: key['sk'] } } })));
+    this.plans.delete(deploymentId);
+    return toRecord(out.Attributes);
   }
 
   async putBatchResult(deploymentId: string, result: BatchResult): Promise<void> {

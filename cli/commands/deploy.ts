@@ -8,6 +8,7 @@ import { addTargetOptions, checkSiteOptions, connectRunTarget, remoteTarget, typ
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
+import { DEPLOYMENT_REQUEST_FLAGS, namingFlags } from '../request-flags';
 import { inventoryOf } from '../inventory-from-site';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
@@ -51,7 +52,7 @@ export function registerDeployCommand(program: Command): void {
     .option('--max-in-transition <n>', 'with --graph: node tasks running at once over all role groups (default 100)')
     .option('--task-timeout <seconds>', "with --graph: the timeout of a task whose parameters give none (default 3600)");
   addTaskSelectionOptions(deploy, { nodes: false }).action(async (options: DeployOptions) => {
-    process.exitCode = await runDeploy(options);
+    process.exitCode = await namingFlags(DEPLOYMENT_REQUEST_FLAGS, () => runDeploy(options));
   });
 }
 

@@ -4,6 +4,7 @@ import { readEventLines } from '../../adapters/events/event-logs';
 import { EVENTS_FILE } from '../../engine/embedded-runtime';
 import { fetchEvents } from '../../engine/events-endpoint';
 import type { PublishedEvent } from '../../ports/status-events';
+import { existingDataDir } from '../data-dir-option';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 
@@ -27,7 +28,7 @@ export function registerEventsCommand(program: Command): void {
     .option('--json', 'print each event as one JSON line, as stored')
     .action(async (options: EventsOptions) => {
       if ((options.dataDir === undefined) === (options.endpoint === undefined)) throw new CliError('give exactly one of --data-dir DIR and --endpoint URL', ExitCode.invalidInput);
-      const file = options.dataDir === undefined ? '' : path.join(options.dataDir, EVENTS_FILE);
+      const file = options.dataDir === undefined ? '' : path.join(await existingDataDir(options.dataDir), EVENTS_FILE);
       const warned = new Set<number>();
       const warnTorn = (line: number) => {
         if (!warned.has(line)) process.stderr.write(`warning: ${file} line ${line} is not a whole event (a write cut short by a crash?): left out\n`);

@@ -14,6 +14,7 @@ interface CreateOptions extends TargetOptions {
   flexibleWindow?: string;
   description?: string;
   deleteAfterCompletion?: boolean;
+  json?: boolean;
 }
 
 const KIND: Record<ScheduledWorkflow, string> = { rollingUpgrade: 'upgrade', groupDeployment: 'deployment' };
@@ -33,6 +34,7 @@ export function registerScheduleCommands(program: Command): void {
     .option('--flexible-window <minutes>', 'let the firing drift up to this many minutes (EventBridge FLEXIBLE mode; the local scheduler fires at the start)')
     .option('--description <text>', 'a description')
     .option('--delete-after-completion', 'delete the schedule after its last firing (one-time schedules)')
+    .option('--json', 'print the created schedule as one JSON object')
     .action(async (name: string, options: CreateOptions) => {
       if ((options.upgrade === undefined) === (options.deployment === undefined)) throw new CliError('give exactly one of --upgrade FILE and --deployment FILE', ExitCode.invalidInput);
       const workflow: ScheduledWorkflow = options.upgrade !== undefined ? 'rollingUpgrade' : 'groupDeployment';
@@ -50,7 +52,8 @@ export function registerScheduleCommands(program: Command): void {
           ...(options.description ? { description: options.description } : {}),
           ...(options.deleteAfterCompletion ? { deleteAfterCompletion: true } : {}),
         });
-        process.stdout.write(`created ${arn}: ${KIND[workflow]} on ${options.expression}${options.timeZone ? ` (${options.timeZone})` : ''}\n`);
+        const created = { name, arn, kind: KIND[workflow], expression: options.expression, timeZone: options.timeZone ?? 'UTC' };
+        process.stdout.write(options.json ? `${JSON.stringify(created, null, 2)}\n` : `created ${arn}: ${KIND[workflow]} on ${options.expression}${options.timeZone ? ` (${options.timeZone})` : ''}\n`);
       });
     });
 
@@ -80,10 +83,11 @@ export function registerScheduleCommands(program: Command): void {
   addTargetOptions(schedule.command('delete'))
     .description('Delete a schedule (executions it started go on)')
     .argument('<name>', 'schedule name')
-    .action(async (name: string, options: TargetOptions) =>
+    .option('--json', 'print what was deleted as one JSON object')
+    .action(async (name: string, options: TargetOptions & { json?: boolean }) =>
       withSchedules(options, async (client) => {
         if (!(await client.schedules.delete(name))) throw new CliError(`no schedule named '${name}'`, ExitCode.invalidInput);
-        process.stdout.write(`deleted ${name}\n`);
+        process.stdout.write(options.json ? `${JSON.stringify({ name, deleted: true }, null, 2)}\n` : `deleted ${name}\n`);
       }),
     );
 }

@@ -1,6 +1,8 @@
+import { createServer } from 'node:net';
 import type { Command } from 'commander';
 import { DEFAULT_TIME_SCALE } from '../../engine/open-runtime';
 import { startServedControlPlane } from '../../engine/serve';
+import { dataDirForRun } from '../data-dir-option';
 import { CliError } from '../errors';
 import { numberOrRaw, timeScaleOption } from '../option-values';
 import { ExitCode } from '../exit-codes';
@@ -40,14 +42,21 @@ async function serve(options: ServeOptions): Promise<void> {
   const timeScale = timeScaleOption(options.timeScale);
   const apiPort = numberOrRaw(options.apiPort);
   if (typeof apiPort !== 'number' || !Number.isInteger(apiPort) || apiPort < 0 || apiPort > 65535) throw new CliError(`--api-port must be a port number (0-65535), got '${options.apiPort}'`, ExitCode.invalidInput);
+  // Before the control plane starts (seconds): a busy port is said at once.
+  for (const [option, value] of [['--port', port], ['--api-port', apiPort]] as const) {
+    if (value !== 0) await portFree(value).catch((err: unknown) => Promise.reject(portInUse(err, { [option]: value }) ?? err));
+  }
   const site = await loadSiteSource(options);
   if (site.kind === 'profile' && timeScale !== undefined) throw new CliError('--time-scale goes with --site: a real site runs on the wall clock', ExitCode.invalidInput);
+  const dataDir = options.dataDir ? await dataDirForRun(options.dataDir) : undefined;
   const served = await startServedControlPlane({
     site,
     port,
     apiPort,
     ...(timeScale !== undefined ? { timeScale } : {}),
-    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    ...(dataDir ? { dataDir } : {}),
+  }).catch((err: unknown) => {
+    throw portInUse(err, { '--port': port, '--api-port': apiPort }) ?? err;
   });
   const { stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName, apiEndpoint, schedulerEndpoint, scheduleGroup, schedulerRoleArn } = served.endpoints;
   process.stdout.write(`${JSON.stringify({ stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName, apiEndpoint, schedulerEndpoint, scheduleGroup, schedulerRoleArn })}\n`);
@@ -62,4 +71,21 @@ async function serve(options: ServeOptions): Promise<void> {
   });
   process.stderr.write('stopping the control plane\n');
   await served.close();
+}
+
+/** Resolves once `port` could be listened on (and is let go again); rejects with the listen error otherwise. */
+function portFree(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+  });
+}
+
+/** A port another process listens on, as what to do: which option, which port. */
+function portInUse(err: unknown, ports: Record<string, number>): CliError | undefined {
+  const { code, port } = (err ?? {}) as { code?: unknown; port?: unknown };
+  if (code !== 'EADDRINUSE') return undefined;
+  const option = Object.entries(ports).find(([, value]) => value === port)?.[0] ?? '--port';
+  return new CliError(`port ${String(port)} on 127.0.0.1 is already in use (another rollout serve?): stop what listens there, or give another ${option} (${option} 0 takes any free port)`, ExitCode.notCompleted);
 }

@@ -6,6 +6,7 @@ import type { CancelResult, GateResult, RolloutSessions, SessionKind, SessionLis
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
+import { existingDataDir } from '../data-dir-option';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { showSessionProgress } from '../progress';
@@ -114,9 +115,9 @@ export function registerSessionCommands(program: Command): void {
         if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
         resumedRunning = result.running;
       });
-      if (kind === undefined) throw new CliError(`no upgrade or deployment with id '${id}'`, ExitCode.invalidInput);
+      if (kind === undefined) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
       if (resumedRunning) {
-        process.stdout.write(`session ${id} resumed: the running upgrade starts new nodes again\n`);
+        process.stdout.write(options.json ? `${JSON.stringify({ id, action: 'unpause', running: true }, null, 2)}\n` : `session ${id} resumed: the running upgrade starts new nodes again\n`);
         return;
       }
       process.exitCode = kind === 'upgrade' ? await runUpgradeWorkflow(options, { resumeUpgradeId: id }) : await runDeploymentWorkflow(options, { resumeDeploymentId: id });
@@ -125,11 +126,14 @@ export function registerSessionCommands(program: Command): void {
   sessionSource(session.command('pause'))
     .description('Mode window: start no new node (nodes in flight finish) until `rollout session resume ID`')
     .argument('<id>', 'upgrade id')
+    .option('--json', 'print the outcome as one JSON object: {id, action, running}')
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
         const result = await gateOrExit(sessions, id, 'pause');
         process.stdout.write(
-          result.running
+          options.json
+            ? `${JSON.stringify(result, null, 2)}\n`
+            : result.running
             ? `session ${id} paused: no new node starts; nodes in flight finish. Resume with: rollout session resume ${id}\n`
             : `session ${id} paused; no rollout process is running it. \`rollout session resume ${id}\` lifts the pause and takes it over\n`,
         );
@@ -139,10 +143,12 @@ export function registerSessionCommands(program: Command): void {
   sessionSource(session.command('approve'))
     .description('Mode window: approve the batch the session is waiting for (approval: each-batch, pauseAfterBatches)')
     .argument('<id>', 'upgrade id')
+    .option('--json', 'print the outcome as one JSON object: {id, action, batch, running}')
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
         const result = await gateOrExit(sessions, id, 'approve');
-        process.stdout.write(`session ${id}: batch ${result.batch} approved${result.running ? '' : ' (no rollout process is running it: it starts when the session is resumed)'}\n`);
+        if (options.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+        else process.stdout.write(`session ${id}: batch ${result.batch} approved${result.running ? '' : ' (no rollout process is running it: it starts when the session is resumed)'}\n`);
         if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
       }),
     );
@@ -150,6 +156,7 @@ export function registerSessionCommands(program: Command): void {
   sessionSource(session.command('cancel'))
     .description('Cancel an upgrade (CRUS deletion rules, then cleanup) or a deployment (no group or batch starts after it; actions in flight finish; it ends CANCELLED)')
     .argument('<id>', 'upgrade or deployment id')
+    .option('--json', 'print the outcome as one JSON object: {id, kind, state, running}')
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
         let result: CancelResult;
@@ -163,7 +170,7 @@ export function registerSessionCommands(program: Command): void {
           }
           throw err;
         }
-        process.stdout.write(`${cancelMessage(result)}\n`);
+        process.stdout.write(options.json ? `${JSON.stringify(result, null, 2)}\n` : `${cancelMessage(result)}\n`);
         if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
       }),
     );
@@ -276,7 +283,7 @@ async function withSessions(options: SessionOptions, action: (sessions: RolloutS
   const target = remoteTarget(options);
   if (target && options.dataDir) throw new CliError('give --data-dir or a control plane (--endpoint, --aws), not both', ExitCode.invalidInput);
   if (!target && !options.dataDir) throw new CliError('where are the sessions? give --data-dir DIR, --endpoint URL or --aws', ExitCode.invalidInput);
-  const sessions = target ? await connectTarget(target) : await openSessions({ dataDir: options.dataDir! });
+  const sessions = target ? await connectTarget(target) : await openSessions({ dataDir: await existingDataDir(options.dataDir!) });
   try {
     await action(sessions);
   } finally {

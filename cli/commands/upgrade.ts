@@ -11,6 +11,7 @@ import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
 import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
+import { namingFlags, UPGRADE_REQUEST_FLAGS } from '../request-flags';
 import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
 import { checkUpgradeGroups } from '../upgrade-groups';
 
@@ -139,9 +140,11 @@ function requestFrom(options: UpgradeOptions): UpgradeRequestInput {
 }
 
 async function runUpgrade(options: UpgradeOptions): Promise<number> {
-  const request = requestFrom(options);
-  parseUpgradeRequest(request); // bad input stops here, before anything starts
-  return runUpgradeWorkflow(options, request);
+  return namingFlags(UPGRADE_REQUEST_FLAGS, async () => {
+    const request = requestFrom(options);
+    parseUpgradeRequest(request); // bad input stops here, before anything starts
+    return runUpgradeWorkflow(options, request);
+  });
 }
 
 /** Where and how an upgrade runs and reports: shared by `rollout upgrade` and `rollout session resume`. */

@@ -35,5 +35,8 @@ export class MyHpcStack extends Stack {
     new CfnOutput(this, 'GroupDeploymentStateMachineArn', { value: rollout.groupDeployment.stateMachineArn });
     new CfnOutput(this, 'TaskGraphStateMachineArn', { value: rollout.taskGraph.stateMachineArn });
     new CfnOutput(this, 'SessionsTableName', { value: rollout.table.tableName });
+    new CfnOutput(this, 'ScheduleGroupName', { value: rollout.schedules.group.ref });
+    new CfnOutput(this, 'SchedulerRoleArn', { value: rollout.schedules.role.roleArn });
+    new CfnOutput(this, 'ApiUrl', { value: rollout.api.url });
   }
 }

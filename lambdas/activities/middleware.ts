@@ -23,6 +23,15 @@ export function createActivityLogger(logLevel = defaultLogLevel()): Logger {
   return new Logger({ serviceName: LOGGER_SERVICE_NAME, logLevel: logLevel.toUpperCase() as 'WARN' });
 }
 
+/**
+ * The REST API function's logger: one line per request at INFO (its access log), so INFO is its level
+ * in a Lambda function; SILENT elsewhere, and POWERTOOLS_LOG_LEVEL (or LOG_LEVEL) overrides both.
+ */
+export function createRequestLogger(env: NodeJS.ProcessEnv = process.env): Logger {
+  const level = env.POWERTOOLS_LOG_LEVEL || env.LOG_LEVEL || (env.AWS_LAMBDA_FUNCTION_NAME ? 'INFO' : 'SILENT');
+  return new Logger({ serviceName: LOGGER_SERVICE_NAME, logLevel: level.toUpperCase() as 'INFO' });
+}
+
 export interface ActivityMiddlewareOptions {
   logger: Logger;
   /** The function's name (`StartStep`, `PlanPhase`, ...), a key on every log line. */
@@ -41,7 +50,8 @@ export function normalizeError(err: unknown): Error {
 /**
  * middy middleware: before, the id and the activity become keys of every log line of the
  * invocation; after, the outcome is logged at DEBUG; on error, our typed errors (RolloutError:
- * expected, matched by name in the workflows' Retry/Catch) are logged at INFO and pass unchanged,
+ * expected, matched by name in the workflows' Retry/Catch) are logged at WARN (the deployed level:
+ * an operator sees a site answering 503 or a missing group while the workflow retries) and pass unchanged,
  * anything else (a bug) is logged at ERROR with its stack and made an Error if it was not one.
  */
 export function activityMiddleware({ logger, activity, idKey, idOf }: ActivityMiddlewareOptions): MiddlewareObj {
@@ -57,7 +67,7 @@ export function activityMiddleware({ logger, activity, idKey, idOf }: ActivityMi
     onError: (request) => {
       const err = request.error;
       if (err instanceof RolloutError) {
-        logger.info('activity failed', { error: err });
+        logger.warn('activity failed', { error: err });
         return;
       }
       logger.error('activity failed unexpectedly', { error: normalizeError(err) });

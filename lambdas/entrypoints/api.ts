@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { Logger } from '@aws-lambda-powertools/logger';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { createApi, type ApiControlPlane, type ApiHandler } from '../../api';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
@@ -14,7 +16,11 @@ import { runKindOf } from '../../engine/runtime';
 import { bodyText, MalformedRequestError, problemFor } from '../../api/problems';
 import { StoreSessions } from '../../engine/store-sessions';
 import { wakeThroughSfn } from '../../engine/operator-wake';
+import { createRequestLogger, normalizeError } from '../activities/middleware';
 import { documentClient, loadBootAndInventory, required } from './environment';
+
+/** The Lambda context, as the logger takes it. */
+type Context = Parameters<Logger['addContext']>[0];
 
 /** The fields of an API Gateway REST (v1) proxy event the API reads. */
 export interface ApiGatewayProxyEvent {
@@ -39,8 +45,9 @@ export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = ne
   const tableName = required(env, ENVIRONMENT.tableName);
   const client = documentClient();
   const sessionStore = new DynamoDbSessionStore({ tableName, client });
+  const deploymentStore = new DynamoDbDeploymentStore({ tableName, client });
   // A cancel wakes a rolling upgrade parked for its operator (SendTaskSuccess with the token stored on the session).
-  const reads = new StoreSessions(sessionStore, new DynamoDbDeploymentStore({ tableName, client }), new DynamoDbTaskRunStore({ tableName, client }), true, undefined, wakeThroughSfn(sfn));
+  const reads = new StoreSessions(sessionStore, deploymentStore, new DynamoDbTaskRunStore({ tableName, client }), true, undefined, wakeThroughSfn(sfn));
   // The REST API starts upgrades and deployments; task runs are started through Step Functions.
   const stateMachines: Partial<Record<WorkflowName, string>> = {
     rollingUpgrade: required(env, ENVIRONMENT.rollingUpgradeStateMachineArn),
@@ -56,6 +63,8 @@ export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = ne
     sessions: () => reads.sessions(),
     session: (id) => reads.session(id),
     cancel: (id) => reads.cancel(id),
+    // Pause, unpause and approve wake a rolling upgrade parked for its operator the same way.
+    gate: (id, action) => reads.gate(id, action),
     async run(workflow, input) {
       const stateMachineArn = stateMachines[workflow];
       if (!stateMachineArn) throw new Error(`the REST API does not start ${workflow} workflows`);
@@ -65,6 +74,7 @@ export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = ne
     environmentUpgradeId: (executionName) => idForExecution(executionArnOf(required(env, ENVIRONMENT.environmentUpgradeStateMachineArn), executionName)),
     now: () => Date.now(),
     removeSession: (id) => sessionStore.removeEndedSession(id),
+    removeDeployment: (id) => deploymentStore.removeEndedDeployment(id),
   };
 }
 
@@ -81,18 +91,34 @@ export async function apiFromEnvironment(env: NodeJS.ProcessEnv = process.env): 
   });
 }
 
-/** API Gateway's proxy event in, the API's answer out: the same routes `rollout serve` serves. */
-export function toLambdaHandler(api: () => ApiHandler | Promise<ApiHandler>): (event: ApiGatewayProxyEvent) => Promise<ApiGatewayProxyResult> {
-  return async (event) => {
+/**
+ * API Gateway's proxy event in, the API's answer out: the same routes `rollout serve` serves. Each
+ * request is one log line (Powertools, with the invocation's request id): method, path, status and
+ * latency, at INFO; a 5xx, or an error that escapes (API Gateway answers 502), at ERROR.
+ */
+export function toLambdaHandler(
+  api: () => ApiHandler | Promise<ApiHandler>,
+  logger: Logger = createRequestLogger(),
+): (event: ApiGatewayProxyEvent, context?: Context) => Promise<ApiGatewayProxyResult> {
+  return async (event, context) => {
+    if (context) logger.addContext(context);
+    const started = performance.now();
+    const request = { method: event.httpMethod, path: event.path };
     let response;
     try {
       // A binary body comes base64-encoded: its bytes are checked as UTF-8, as `rollout serve` checks them.
       const body = event.body == null ? undefined : event.isBase64Encoded ? bodyText(Buffer.from(event.body, 'base64')) : event.body;
-      response = await (await api())({ method: event.httpMethod, path: event.path, body });
+      response = await (await api())({ ...request, body });
     } catch (err) {
-      if (!(err instanceof MalformedRequestError)) throw err;
+      if (!(err instanceof MalformedRequestError)) {
+        logger.error('request failed', { ...request, latencyMs: Math.round(performance.now() - started), error: normalizeError(err) });
+        throw err;
+      }
       response = problemFor(err, 400);
     }
+    const line = { ...request, status: response.status, latencyMs: Math.round(performance.now() - started) };
+    if (response.status >= 500) logger.error('request', line);
+    else logger.info('request', line);
     return { statusCode: response.status, headers: response.headers, body: response.body === undefined ? '' : JSON.stringify(response.body) };
   };
 }

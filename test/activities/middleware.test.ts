@@ -52,8 +52,8 @@ describe('the activity middleware', () => {
     expect(lines.map((l) => l.upgradeId)).toEqual(['u-1', undefined]);
   });
 
-  it('passes our typed errors through unchanged (Step Functions matches on their name) and logs them at INFO', async () => {
-    const logger = new Logger({ serviceName: 'test', logLevel: 'INFO' });
+  it('passes our typed errors through unchanged (Step Functions matches on their name) and logs them at WARN, the level a deployed function logs at, with the session id', async () => {
+    const logger = new Logger({ serviceName: 'test', logLevel: defaultLogLevel({ AWS_LAMBDA_FUNCTION_NAME: 'StartStep' }) as 'WARN' });
     const thrown = new SiteServiceError('boot-service', 'HTTP 503');
     const handler = withActivityMiddleware(async (_event: unknown) => {
       throw thrown;
@@ -63,7 +63,7 @@ describe('the activity middleware', () => {
     expect(caught).toBe(thrown);
     expect((caught as Error).name).toBe('SiteServiceError');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 'INFO', message: 'activity failed', upgradeId: 'u-2', error: { name: 'SiteServiceError' } });
+    expect(lines[0]).toMatchObject({ level: 'WARN', message: 'activity failed', upgradeId: 'u-2', error: { name: 'SiteServiceError', message: 'boot-service: HTTP 503' } });
   });
 
   it('logs any other error at ERROR with its stack, and makes a thrown non-error an Error', async () => {

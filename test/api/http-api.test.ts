@@ -157,7 +157,55 @@ describe('group deployments over HTTP', () => {
     expect(deploymentNodeRuns(runtime, id).map(({ node, phase, finishedAt }) => ({ node, phase, finished: finishedAt !== undefined }))).toEqual([
       { node: nodeName(2), phase: 'prepare', finished: true },
     ]);
-    expect(expectProblem(await request('DELETE', `/deployments/${id}`), 409).detail).toContain('CANCELLED and cannot be cancelled');
+    // Ended, it is removed by the next DELETE, as an ended session is, with its plan and batch results.
+    const removed = await request('DELETE', `/deployments/${id}`);
+    expect(deploymentCancelResultSchema.parse(removed.body)).toEqual({ id, kind: 'deployment', state: 'CANCELLED', running: false, removed: true });
+    expectProblem(await request('GET', `/deployments/${id}`), 404);
+    expect(await runtime.deployments.getDeployment(id)).toBeUndefined();
+    await expect(runtime.deployments.getPlan(id)).rejects.toThrow(/no plan stored/);
+    expectProblem(await request('DELETE', `/deployments/${id}`), 404);
+  });
+});
+
+describe('the CLI\'s checks and controls over HTTP', () => {
+  it('a label naming no group of the inventory is a 422 naming the field, unless waitForGroups (a case variant: always)', async () => {
+    expectProblem(await request('POST', '/sessions', upgradeRequest({ startingLabel: 'computee' })), 422, ['startingLabel']);
+    const typo = expectProblem(await request('POST', '/sessions', upgradeRequest({ failedLabel: 'Failed' })), 422, ['failedLabel']);
+    expect(typo.errors?.[0]?.message).toBe("no group 'Failed' in the site's inventory, but there is 'failed' (labels are case-sensitive)");
+    expectProblem(await request('POST', '/sessions', upgradeRequest({ failedLabel: 'Failed', waitForGroups: true })), 422, ['failedLabel']);
+    expectProblem(await request('POST', '/sessions', upgradeRequest({ waitForGroups: 'yes' })), 422, ['waitForGroups']);
+    expect(await runtime.store.listSessions()).toEqual([]);
+
+    // Asked to wait, it starts, and the workflow waits for the group (CRUS's message) until it is deleted.
+    const waiting = await request('POST', '/sessions', upgradeRequest({ startingLabel: 'coming-later', waitForGroups: true }));
+    expect(waiting.status).toBe(201);
+    const id = waiting.body.id as string;
+    await eventually(runtime, async () => ((await runtime.store.listMessages(id)).some((m) => m.includes("failed to obtain Node Group named 'coming-later'")) ? true : undefined), 'the message');
+    expect((await request('DELETE', `/sessions/${id}`)).status).toBe(200);
+    await eventually(runtime, async () => ((await runtime.store.getSession(id))?.state === 'DELETED' ? true : undefined), 'DELETED');
+    expect((await request('DELETE', `/sessions/${id}`)).body).toMatchObject({ removed: true });
+  });
+
+  it('pause, unpause and approve a window (200 with the gate stored); 409 where the session cannot take it, 404 for no session', async () => {
+    const window = await request('POST', '/sessions', upgradeRequest({ mode: 'window', maxUnavailable: 1, upgradeStepSize: 1 }));
+    const id = window.body.id as string;
+    await eventually(runtime, async () => ((await runtime.store.getSession(id))?.progress.stage === 'ROLLING' ? true : undefined), 'ROLLING').catch(() => undefined);
+    expect((await runtime.store.getSession(id))?.progress.stage).toBe('ROLLING');
+
+    const paused = await request('POST', `/sessions/${id}/pause`);
+    expect(paused.status).toBe(200);
+    expect(paused.body).toEqual({ id, action: 'pause', running: true });
+    expect((await runtime.store.getSession(id))?.operator?.paused).toBe(true);
+    expect((await request('POST', `/sessions/${id}/unpause`)).body).toEqual({ id, action: 'unpause', running: true });
+    expect((await runtime.store.getSession(id))?.operator?.paused).toBe(false);
+    expect(expectProblem(await request('POST', `/sessions/${id}/approve`), 409).detail).toBe(`cannot approve session ${id}: it is not waiting for an approval`);
+    expectProblem(await request('POST', '/sessions/no-such-id/pause'), 404);
+    expect((await request('GET', `/sessions/${id}/pause`)).headers.get('allow')).toBe('POST');
+
+    expect((await request('DELETE', `/sessions/${id}`)).status).toBe(200);
+    await eventually(runtime, async () => ((await runtime.store.getSession(id))?.state === 'DELETED' ? true : undefined), 'DELETED');
+    expect(expectProblem(await request('POST', `/sessions/${id}/unpause`), 409).detail).toBe(`cannot unpause session ${id}: the session is DELETED`);
+    await request('DELETE', `/sessions/${id}`);
   });
 });
 

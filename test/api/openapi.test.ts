@@ -29,7 +29,11 @@ describe('the OpenAPI document', () => {
     const document = buildOpenApiDocument();
     const clone = document.components?.schemas?.['CloneRequest'];
     expect(clone).toMatchObject({ type: 'object', required: ['name', 'release_id'], properties: { release_id: { type: 'integer' } } });
-    expect(document.components?.schemas?.['UpgradeRequest']).toMatchObject({ required: expect.arrayContaining(['startingLabel', 'upgradeStepSize', 'workloadManagerType']) });
+    // POST /sessions: the upgrade request, and waitForGroups (the API checks the labels against the inventory unless it is true).
+    expect(document.components?.schemas?.['SessionRequest']).toMatchObject({
+      required: expect.arrayContaining(['startingLabel', 'upgradeStepSize', 'workloadManagerType']),
+      properties: { waitForGroups: { type: 'boolean' } },
+    });
   });
 
   it('is what GET /openapi.json answers', async () => {

@@ -56,7 +56,7 @@ describe('rollout deploy', () => {
   it('exits 2 on a bad option value, naming the field', async () => {
     const result = await runCliInProcess(['deploy', '--site', site('group-deployment-example.yaml'), '--max-parallel-groups', '0']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/maxParallelGroups/);
+    expect(result.stderr).toMatch(/--max-parallel-groups must be at least 1/);
   });
 });
 
@@ -105,6 +105,6 @@ describe('rollout session cancel and resume, for a deployment another process ru
     const again = await runCliInProcess(['session', 'resume', deploymentId, '--data-dir', dataDir, '--site', siteFile]);
     expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/has ended \(SUCCEEDED\): nothing to resume/) });
     const unknown = await runCliInProcess(['session', 'resume', 'no-such-id', '--data-dir', dataDir, '--site', siteFile]);
-    expect(unknown).toMatchObject({ code: 2, stderr: expect.stringMatching(/no upgrade or deployment with id 'no-such-id'/) });
+    expect(unknown).toMatchObject({ code: 2, stderr: expect.stringMatching(/no session with id 'no-such-id'/) });
   }, 120_000);
 });

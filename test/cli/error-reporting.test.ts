@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -47,12 +47,24 @@ describe('errors reach the user as one line', () => {
   });
 
   it('an unexpected error is one line that says so and where the stack is', async () => {
+    // The event log a directory: nothing the CLI checks for, so an error it did not expect.
+    const dataDir = path.join(dir, 'odd');
+    await mkdir(path.join(dataDir, 'events.jsonl'), { recursive: true });
+    const result = await runCliInProcess(['events', '--data-dir', dataDir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error: EISDIR: illegal operation on a directory, read \(unexpected: --debug shows the stack trace\)\n$/);
+    expect((await runCliInProcess(['events', '--data-dir', dataDir, '--debug'])).stderr).toMatch(STACK);
+  });
+
+  it('a --data-dir that does not exist, or is a file, is refused where sessions are read: exit 2 naming it', async () => {
     const notADirectory = path.join(dir, 'a-file');
     await writeFile(notADirectory, 'x');
-    const result = await runCliInProcess(['session', 'list', '--data-dir', path.join(notADirectory, 'data')]);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^error: ENOTDIR: not a directory, (mkdir|open) '.*a-file\/data(\/runtime\.json)?' \(unexpected: --debug shows the stack trace\)\n$/);
-    expect((await runCliInProcess(['session', 'list', '--data-dir', path.join(notADirectory, 'data'), '--debug'])).stderr).toMatch(STACK);
+    for (const [dataDir, why] of [[path.join(dir, 'no-such-dir'), 'does not exist'], [notADirectory, 'is not a directory']] as const) {
+      for (const command of [['session', 'list'], ['session', 'get', 'x'], ['session', 'cancel', 'x'], ['events']]) {
+        const result = await runCliInProcess([...command, '--data-dir', dataDir]);
+        expect(result).toEqual({ code: 2, stdout: '', stderr: expect.stringMatching(new RegExp(`^error: --data-dir '${dataDir}' ${why}`)) });
+      }
+    }
   });
 });
 

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startServedControlPlane, type ServedControlPlane } from '../../engine/serve';
-import { runCliInProcess } from '../support/cli';
+import { runCli, runCliInProcess } from '../support/cli';
 import { buildSite, upgradeRequest } from '../support/sites';
 
 describe('rollout schedule and rollout events against a served control plane', () => {
@@ -29,6 +29,19 @@ describe('rollout schedule and rollout events against a served control plane', (
     expect(JSON.parse(listed.stdout)).toEqual([{ name: 'weekly', kind: 'upgrade', state: 'ENABLED', expression: 'cron(0 3 ? * SUN 2099)', timeZone: 'Europe/Paris' }]);
     expect(await runCliInProcess(['schedule', 'delete', 'weekly', '--endpoint', url])).toMatchObject({ code: 0, stdout: 'deleted weekly\n' });
     expect(await runCliInProcess(['schedule', 'delete', 'weekly', '--endpoint', url])).toMatchObject({ code: 2, stderr: expect.stringContaining("no schedule named 'weekly'") });
+  });
+
+  it('says what it created and deleted as JSON with --json (as processes)', async () => {
+    const request = path.join(dir, 'upgrade-json.json');
+    await writeFile(request, JSON.stringify(upgradeRequest()));
+    const created = await runCli(['schedule', 'create', 'monthly', '--upgrade', request, '--expression', 'cron(0 3 1 * ? 2099)', '--endpoint', url, '--json']);
+    expect({ ...created, stdout: JSON.parse(created.stdout) as unknown }).toEqual({
+      code: 0,
+      stdout: { name: 'monthly', arn: 'arn:aws:scheduler:local:000000000000:schedule/rollout/monthly', kind: 'upgrade', expression: 'cron(0 3 1 * ? 2099)', timeZone: 'UTC' },
+      stderr: '',
+    });
+    const deleted = await runCli(['schedule', 'delete', 'monthly', '--endpoint', url, '--json']);
+    expect({ ...deleted, stdout: JSON.parse(deleted.stdout) as unknown }).toEqual({ code: 0, stdout: { name: 'monthly', deleted: true }, stderr: '' });
   });
 
   it('refuses a bad request naming the field, and a schedule without a running control plane', async () => {

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { runCliInProcess, startCli } from '../support/cli';
+import { runCli, runCliInProcess, startCli } from '../support/cli';
 
 const names = ['x1000c0s0b0n0', 'x1000c0s0b0n1', 'x1000c0s1b0n0', 'x1000c0s1b0n1'];
 
@@ -67,11 +67,11 @@ describe('rollout upgrade', () => {
   });
 
   it.each([
-    [['--step-size', '0'], /upgradeStepSize: upgradeStepSize must be at least 1/],
-    [['--step-size', 'two'], /upgradeStepSize/],
-    [['--step-size', '2', '--wlm', 'pbs'], /workloadManagerType/],
-    [['--step-size', '2', '--template', 'cos-9'], /upgradeTemplateId: boot template 'cos-9' does not exist/],
-  ])('exits 2 on invalid input %j, naming the field', async (extra, message) => {
+    [['--step-size', '0'], /--step-size must be at least 1/],
+    [['--step-size', 'two'], /--step-size/],
+    [['--step-size', '2', '--wlm', 'pbs'], /--wlm must be one of/],
+    [['--step-size', '2', '--template', 'cos-9'], /--template: boot template 'cos-9' does not exist/],
+  ])('exits 2 on invalid input %j, naming the flag', async (extra, message) => {
     const args = ['upgrade', '--site', site, ...baseArgs, ...extra];
     const result = await runCliInProcess(args);
     expect(result.code).toBe(2);
@@ -102,16 +102,16 @@ describe('rollout upgrade', () => {
   });
 
   it.each([
-    [['--mode', 'window', '--max-unavailable', 'many'], /maxUnavailable/],
+    [['--mode', 'window', '--max-unavailable', 'many'], /--max-unavailable/],
     [['--mode', 'window', '--batches', '1,x'], /batches/],
-    [['--drain-ahead', '4'], /drainAhead applies to mode 'window' only/],
+    [['--drain-ahead', '4'], /--drain-ahead applies to mode 'window' only/],
     [['--mode', 'sideways'], /mode must be one of: lockstep, window/],
     [['--mode', 'window', '--maintenance-window', '0 22 * * *,0'], /durationMinutes/],
-    [['--approval', 'each-batch'], /approval: approval in mode 'lockstep' is not supported by the workflow yet/],
-    [['--health-check', '/usr/sbin/nhc'], /healthCheck\.command: healthCheck\.command must name the node to check as \{node\}/],
-    [['--health-check-timeout', '60'], /healthCheck\.timeoutSeconds: .*give healthCheck\.command too/],
-    [['--halt-on-outside-failures'], /haltOnOutsideFailures: halting on failures outside the plan in mode 'lockstep' is not supported by the workflow yet/],
-  ])('exits 2 on invalid window options %j, naming the field', async (extra, message) => {
+    [['--approval', 'each-batch'], /--approval in mode 'lockstep' is not supported by the workflow yet/],
+    [['--health-check', '/usr/sbin/nhc'], /--health-check must name the node to check as \{node\}/],
+    [['--health-check-timeout', '60'], /--health-check-timeout bounds the health check command: give --health-check too/],
+    [['--halt-on-outside-failures'], /--halt-on-outside-failures: halting on failures outside the plan in mode 'lockstep' is not supported by the workflow yet/],
+  ])('exits 2 on invalid window options %j, naming the flag', async (extra, message) => {
     const result = await runCliInProcess(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', ...extra]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
@@ -120,9 +120,9 @@ describe('rollout upgrade', () => {
   it('refuses a starting group the site does not have (exit 2, naming it), and a case variant of one, naming both', async () => {
     const withStarting = (label: string) => baseArgs.map((arg) => (arg === 'compute' ? label : arg));
     const missing = await runCliInProcess(['upgrade', '--site', site, ...withStarting('nosuch'), '--step-size', '2']);
-    expect({ code: missing.code, stderr: missing.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(/startingLabel: no group 'nosuch' in the site's inventory \(create it first, or give --wait-for-groups/) });
+    expect({ code: missing.code, stderr: missing.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(/--starting-label: no group 'nosuch' in the site's inventory \(create it first, or ask to wait until it exists: --wait-for-groups\)/) });
     const variant = await runCliInProcess(['upgrade', '--site', site, ...withStarting('Compute'), '--step-size', '2', '--wait-for-groups']);
-    expect({ code: variant.code, stderr: variant.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(/startingLabel: no group 'Compute' in the site's inventory, but there is 'compute'/) });
+    expect({ code: variant.code, stderr: variant.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(/--starting-label: no group 'Compute' in the site's inventory, but there is 'compute'/) });
   });
 
   it("with --wait-for-groups, starts on a missing group and shows the workflow's message at once, and once", async () => {
@@ -167,9 +167,8 @@ describe('rollout session, from a second process', () => {
     }
     expect(upgradeId).toBeDefined();
 
-    const cancel = await runCliInProcess(['session', 'cancel', upgradeId!, '--data-dir', dataDir]);
-    expect(cancel.code).toBe(0);
-    expect(cancel.stdout).toMatch(/DELETING: the running upgrade applies the deletion rules/);
+    const cancel = await runCli(['session', 'cancel', upgradeId!, '--data-dir', dataDir, '--json']);
+    expect({ ...cancel, stdout: JSON.parse(cancel.stdout) as unknown }).toEqual({ code: 0, stdout: { id: upgradeId, kind: 'upgrade', state: 'DELETING', running: true }, stderr: '' });
 
     const finished = await upgrade.done;
     expect(finished.code).toBe(1); // cancelled: not completed
@@ -208,6 +207,9 @@ describe('rollout session pause, approve and resume, from a second process (--da
 
     // Paused while parked, then approved: the approval is kept, and `session get` says paused; nothing starts.
     expect((await runCliInProcess(['session', 'pause', upgradeId!, '--data-dir', dataDir])).stdout).toMatch(/paused: no new node starts/);
+    // The same as JSON, from a process of its own.
+    const pausedJson = await runCli(['session', 'pause', upgradeId!, '--data-dir', dataDir, '--json']);
+    expect({ ...pausedJson, stdout: JSON.parse(pausedJson.stdout) as unknown }).toEqual({ code: 0, stdout: { id: upgradeId, action: 'pause', running: true }, stderr: '' });
     expect(await runCliInProcess(['session', 'approve', upgradeId!, '--data-dir', dataDir])).toMatchObject({ code: 0, stdout: `session ${upgradeId}: batch 2 approved\n`, stderr: '' });
     expect(await shown(upgradeId!)).toMatch(/paused by its operator: no new node starts until `rollout session resume/);
 
@@ -249,6 +251,6 @@ describe('rollout session resume', () => {
 
     const unknown = await runCliInProcess(['session', 'resume', 'no-such-id', '--data-dir', dataDir, '--site', site]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/no upgrade or deployment with id 'no-such-id'/);
+    expect(unknown.stderr).toMatch(/no session with id 'no-such-id'/);
   }, 150_000);
 });

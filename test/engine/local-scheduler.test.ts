@@ -1,16 +1,39 @@
+import type { WallClock } from '../../engine/local-scheduler';
 import { startServedControlPlane, type ServedControlPlane } from '../../engine/serve';
 import { RolloutClient } from '../../engine/client/rollout-client';
 import type { VirtualClock } from '../../engine/virtual-clock';
 import { buildSite, upgradeRequest } from '../support/sites';
 
-/** ISO local time of `ms` for an at(...) expression in UTC. */
-const atUtc = (ms: number) => `at(${new Date(ms).toISOString().slice(0, 19)})`;
+/** A wall clock moved by hand: schedules sleep on it, the control plane's own clock is left alone. */
+class HandClock implements WallClock {
+  private sleepers: { until: number; wake: () => void }[] = [];
+  constructor(private ms: number) {}
+  now(): number {
+    return this.ms;
+  }
+  sleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      this.sleepers.push({ until: this.ms + ms, wake: resolve });
+      signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+  }
+  async set(iso: string): Promise<void> {
+    this.ms = Date.parse(iso);
+    const due = this.sleepers.filter((sleeper) => sleeper.until <= this.ms);
+    this.sleepers = this.sleepers.filter((sleeper) => sleeper.until > this.ms);
+    for (const sleeper of due) sleeper.wake();
+    // The woken schedules fire (a StartExecution in this process) before the test looks.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 describe('schedules on the embedded control plane, through @aws-sdk/client-scheduler', () => {
   let served: ServedControlPlane;
   let client: RolloutClient;
+  // A Saturday.
+  const wall = new HandClock(Date.parse('2030-01-05T12:00:00Z'));
   beforeAll(async () => {
-    served = await startServedControlPlane({ site: { kind: 'simulated', definition: buildSite(4) } });
+    served = await startServedControlPlane({ site: { kind: 'simulated', definition: buildSite(4) }, scheduleClock: wall });
     client = new RolloutClient({ endpoints: served.endpoints, localCredentials: true, pollMs: 5 });
   });
   afterAll(async () => {
@@ -18,34 +41,54 @@ describe('schedules on the embedded control plane, through @aws-sdk/client-sched
     await served.close();
   });
 
-  it('a one-time schedule fires on virtual time and starts an upgrade that completes', async () => {
-    const fireAt = served.runtime.now() + 3_600_000;
+  it('fires on the wall clock, never early on virtual time: an at() on its date, a Mon-Fri cron once a weekday', async () => {
     const arn = await client.schedules.create({
-      name: 'nightly-upgrade',
+      name: 'christmas-upgrade',
       workflow: 'rollingUpgrade',
       request: upgradeRequest({ upgradeStepSize: 2 }),
-      scheduleExpression: atUtc(fireAt),
+      scheduleExpression: 'at(2030-12-24T22:00:00)',
       timeZone: 'UTC',
       flexibleWindowMinutes: 15,
     });
-    expect(arn).toMatch(/:schedule\/rollout\/nightly-upgrade$/);
-    expect(await client.schedules.list()).toEqual([expect.objectContaining({ name: 'nightly-upgrade', workflow: 'rollingUpgrade', state: 'ENABLED' })]);
-    const got = await client.schedules.get('nightly-upgrade');
-    expect(got).toMatchObject({ ScheduleExpression: atUtc(fireAt), FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 15 }, Target: { Arn: served.endpoints.stateMachines.rollingUpgrade } });
+    expect(arn).toMatch(/:schedule\/rollout\/christmas-upgrade$/);
+    await client.schedules.create({ name: 'weekdays', workflow: 'groupDeployment', request: { nodes: ['n001'] }, scheduleExpression: 'cron(0 2 ? * MON-FRI *)', timeZone: 'UTC' });
+    expect(await client.schedules.list()).toEqual([
+      expect.objectContaining({ name: 'christmas-upgrade', workflow: 'rollingUpgrade', state: 'ENABLED' }),
+      expect.objectContaining({ name: 'weekdays', workflow: 'groupDeployment', state: 'ENABLED' }),
+    ]);
+    const got = await client.schedules.get('christmas-upgrade');
+    expect(got).toMatchObject({ ScheduleExpression: 'at(2030-12-24T22:00:00)', FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 15 }, Target: { Arn: served.endpoints.stateMachines.rollingUpgrade } });
 
-    // Nothing else runs: virtual time jumps to the firing.
+    // Nothing else runs: virtual time has nothing to jump to, and whatever it does, no schedule fires.
     const clock = served.runtime.clock as VirtualClock;
-    while (served.scheduler.firings.length === 0) await clock.settled();
-    const [firing] = served.scheduler.firings;
-    expect(firing).toMatchObject({ schedule: 'rollout/nightly-upgrade', at: fireAt, executionArn: expect.stringContaining(':nightly-upgrade-') });
-    const outcome = await client.follow(firing!.executionArn!);
+    await clock.settled().catch(() => undefined);
+    const other = await client.run('rollingUpgrade', upgradeRequest({ upgradeStepSize: 4 }));
+    expect((await other.outcome).status).toBe('SUCCEEDED');
+    expect(served.scheduler.firings).toEqual([]);
+
+    // Monday 02:00 on the wall clock: the cron fires once; Tuesday's at Tuesday 02:00, not before.
+    await wall.set('2030-01-07T01:59:59Z');
+    expect(served.scheduler.firings).toEqual([]);
+    await wall.set('2030-01-07T02:00:00Z');
+    expect(served.scheduler.firings.map((firing) => firing.schedule)).toEqual(['rollout/weekdays']);
+    await wall.set('2030-01-07T23:00:00Z');
+    expect(served.scheduler.firings).toHaveLength(1);
+    await wall.set('2030-01-08T02:00:00Z');
+    expect(served.scheduler.firings.map((firing) => new Date(firing.at).toISOString())).toEqual(['2030-01-07T02:00:00.000Z', '2030-01-08T02:00:00.000Z']);
+
+    // Christmas eve, with the weekday firings in between missed (the clock set forward): the at() fires, the missed ones are not caught up.
+    await wall.set('2030-12-24T22:00:00Z');
+    const christmas = served.scheduler.firings.filter((firing) => firing.schedule === 'rollout/christmas-upgrade');
+    expect(christmas).toEqual([{ schedule: 'rollout/christmas-upgrade', at: Date.parse('2030-12-24T22:00:00Z'), executionArn: expect.stringContaining(':christmas-upgrade-') }]);
+    expect(served.scheduler.firings).toHaveLength(3);
+    const outcome = await client.follow(christmas[0]!.executionArn!);
     expect(outcome.status).toBe('SUCCEEDED');
     const upgrades = (await client.sessions()).filter((entry) => entry.kind === 'upgrade');
-    expect(upgrades).toHaveLength(1);
-    expect(await client.session(upgrades[0]!.id)).toMatchObject({ kind: 'upgrade', report: { completed: true, counts: { UPGRADED: 4 } } });
+    expect(upgrades).toHaveLength(2);
 
-    expect(await client.schedules.delete('nightly-upgrade')).toBe(true);
-    expect(await client.schedules.delete('nightly-upgrade')).toBe(false);
+    expect(await client.schedules.delete('christmas-upgrade')).toBe(true);
+    expect(await client.schedules.delete('christmas-upgrade')).toBe(false);
+    expect(await client.schedules.delete('weekdays')).toBe(true);
     expect(await client.schedules.list()).toEqual([]);
   });
 

@@ -1,5 +1,8 @@
 import {
   DescribeExecutionCommand,
+  DescribeStateMachineCommand,
+  DescribeStateMachineForExecutionCommand,
+  ListStateMachinesCommand,
   GetExecutionHistoryCommand,
   ListExecutionsCommand,
   SendTaskSuccessCommand,
@@ -95,6 +98,40 @@ describe('the Step Functions-compatible endpoint, through @aws-sdk/client-sfn', 
     const started = await sfn.send(new StartExecutionCommand({ stateMachineArn, name: 'taken', input }));
     await until(sfn, started.executionArn!, (status) => status !== 'RUNNING');
     await expect(sfn.send(new StartExecutionCommand({ stateMachineArn, name: 'taken', input }))).rejects.toMatchObject({ name: 'ExecutionAlreadyExists' });
+  });
+
+  it('lists and describes the state machines it runs: every workflow, with the definition as deployed', async () => {
+    const listed = await sfn.send(new ListStateMachinesCommand({}));
+    const names = ['RollingUpgrade', 'GroupDeployment', 'DeployGroup', 'RunNodeBatches', 'TaskGraph', 'EnvironmentUpgrade'];
+    expect(listed.stateMachines?.map((machine) => machine.name).sort()).toEqual([...names].sort());
+    expect(listed.stateMachines?.find((machine) => machine.name === 'RollingUpgrade')).toEqual({
+      stateMachineArn: served.endpoints.stateMachines.rollingUpgrade,
+      name: 'RollingUpgrade',
+      type: 'STANDARD',
+      creationDate: expect.any(Date),
+    });
+    // Paged as AWS pages it.
+    const first = await sfn.send(new ListStateMachinesCommand({ maxResults: 4 }));
+    const rest = await sfn.send(new ListStateMachinesCommand({ maxResults: 4, nextToken: first.nextToken! }));
+    expect([...first.stateMachines!, ...rest.stateMachines!].map((machine) => machine.name)).toEqual(listed.stateMachines!.map((machine) => machine.name));
+    expect(rest.nextToken).toBeUndefined();
+
+    const stateMachineArn = served.endpoints.stateMachines.groupDeployment;
+    const described = await sfn.send(new DescribeStateMachineCommand({ stateMachineArn }));
+    expect(described).toMatchObject({ stateMachineArn, name: 'GroupDeployment', status: 'ACTIVE', type: 'STANDARD', roleArn: expect.stringMatching(/^arn:aws:iam::000000000000:role\//) });
+    const definition = JSON.parse(described.definition!) as { StartAt: string; States: Record<string, { Resource?: string; Parameters?: Record<string, unknown> }> };
+    expect(definition.States[definition.StartAt]).toBeDefined();
+    // Substituted as CloudFormation deploys it: no `${...}` left, local ARNs instead.
+    expect(described.definition).not.toContain('${');
+    expect(described.definition).toContain(served.endpoints.stateMachines.groupDeployment.replace(':GroupDeployment', ':DeployGroup'));
+    await expect(sfn.send(new DescribeStateMachineCommand({ stateMachineArn: `${stateMachineArn}x` }))).rejects.toMatchObject({ name: 'StateMachineDoesNotExist' });
+
+    const started = await sfn.send(new StartExecutionCommand({ stateMachineArn: served.endpoints.stateMachines.rollingUpgrade, input: JSON.stringify(upgradeRequest({ upgradeStepSize: 4 })) }));
+    const forExecution = await sfn.send(new DescribeStateMachineForExecutionCommand({ executionArn: started.executionArn! }));
+    expect(forExecution).toMatchObject({ stateMachineArn: served.endpoints.stateMachines.rollingUpgrade, name: 'RollingUpgrade', updateDate: expect.any(Date) });
+    expect(JSON.parse(forExecution.definition!)).toEqual(JSON.parse((await sfn.send(new DescribeStateMachineCommand({ stateMachineArn: forExecution.stateMachineArn! }))).definition!));
+    await expect(sfn.send(new DescribeStateMachineForExecutionCommand({ executionArn: `${started.executionArn!}x` }))).rejects.toMatchObject({ name: 'ExecutionDoesNotExist' });
+    await until(sfn, started.executionArn!, (status) => status !== 'RUNNING');
   });
 
   it('serves its endpoints on the discovery route', async () => {

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { createApi } from '../../api';
 import { DynamoDbEnvironmentStore } from '../../adapters/dynamodb/dynamodb-environment-store';
@@ -24,6 +25,7 @@ describe('the API Lambda', () => {
   let db: LocalDynamoDb;
   let sfnServer: Server;
   const started: { target: string | undefined; body: Record<string, unknown> }[] = [];
+  let handlerApi: ReturnType<typeof createApi> | undefined;
   let handler: (event: ApiGatewayProxyEvent) => Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
   const saved = { ...process.env };
 
@@ -59,6 +61,7 @@ describe('the API Lambda', () => {
     const environmentUpgrades = new DynamoDbEnvironmentUpgradeStore({ tableName: db.tableName, client: db.client });
     const runStarts = new DynamoDbRunStartStore({ tableName: db.tableName, client: db.client });
     const api = createApi({ controlPlane: deployedControlPlane(env, sfn), environments, environmentUpgrades, runStarts });
+    handlerApi = api;
     handler = toLambdaHandler(() => api);
   });
   afterAll(async () => {
@@ -71,6 +74,26 @@ describe('the API Lambda', () => {
     const text = body === undefined ? null : JSON.stringify(body);
     return { httpMethod, path, body: text && isBase64Encoded ? Buffer.from(text).toString('base64') : text, isBase64Encoded };
   };
+
+  it('logs each request with Powertools: method, path, status and latency, with the invocation\'s request id', async () => {
+    const logger = new Logger({ serviceName: 'baremetal-rollout', logLevel: 'INFO' });
+    const logged = toLambdaHandler(() => handlerApi!, logger);
+    const lines: Record<string, unknown>[] = [];
+    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => {
+      for (const line of String(chunk).split('\n')) if (line.trim().startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
+      return true;
+    });
+    try {
+      await logged(event('GET', '/environments/1'), { awsRequestId: 'req-1', functionName: 'Api', functionVersion: '$LATEST', invokedFunctionArn: 'arn:aws:lambda:us-east-1:1:function:Api', memoryLimitInMB: '512' } as never);
+      await logged(event('GET', '/environments/42'));
+    } finally {
+      spy.mockRestore();
+    }
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 'INFO', message: 'request', method: 'GET', path: '/environments/1', status: 200, latencyMs: expect.any(Number), function_request_id: 'req-1' }),
+      expect.objectContaining({ level: 'INFO', message: 'request', method: 'GET', path: '/environments/42', status: 404, latencyMs: expect.any(Number) }),
+    ]);
+  });
 
   it('exports the one handler the stack points at', () => {
     expect(Object.keys(apiEntry)).toContain('handler');

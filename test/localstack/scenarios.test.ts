@@ -143,7 +143,7 @@ function scenarios(connect: () => Promise<RolloutClient>, options: ScenarioOptio
   it('a schedule firing starts an upgrade with its stored request, which completes', async () => {
     const { schedules } = client;
     const group = client.endpoints.scheduleGroup!;
-    // The control plane's own time (virtual on `rollout serve`): a disabled probe's creation date.
+    // The schedules' clock (the wall clock, on `rollout serve` as on AWS): a disabled probe's creation date.
     await schedules.scheduler.send(
       new CreateScheduleCommand({
         Name: 'clock-probe',
@@ -158,8 +158,8 @@ function scenarios(connect: () => Promise<RolloutClient>, options: ScenarioOptio
     await schedules.scheduler.send(new DeleteScheduleCommand({ Name: 'clock-probe', GroupName: group }));
     const before = new Set((await client.executions('rollingUpgrade')).map((execution) => execution.executionArn));
 
-    // A minute ahead, rounded up to a whole minute.
-    const fireAt = Math.ceil((now + 60_000) / 60_000) * 60_000;
+    // A few seconds ahead (at() takes seconds), rounded up to a whole second.
+    const fireAt = Math.ceil((now + 3_000) / 1000) * 1000;
     await schedules.create({
       name: 'scheduled-upgrade',
       workflow: 'rollingUpgrade',

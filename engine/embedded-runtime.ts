@@ -34,7 +34,7 @@ import { isGoneToken, OPERATOR_WAKE_OUTPUT } from './operator-wake';
 import { TaskTokenError } from './task-tokens';
 import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
 import { LocalStepFunctions, localExecutionArn, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
-import { runKindOf, type CancelResult, type GateResult, type RolloutRuntime, type SessionListing, type SessionKind, type SessionProgress, type SessionStatus, type SessionView, type StartedRun } from './runtime';
+import { runKindOf, type CancelResult, type GateResult, type RolloutRuntime, type SessionListing, type SessionKind, type SessionProgress, type SessionStatus, type SessionView, type StartedRun, type StopResult } from './runtime';
 import type { TaskRunView } from './reports/task-run-report';
 import { StoreSessions } from './store-sessions';
 import { VirtualClock } from './virtual-clock';
@@ -202,7 +202,9 @@ export class EmbeddedRuntime implements RolloutRuntime {
     }
     const events = options.dataDir ? new JsonLinesEventLog(path.join(options.dataDir, EVENTS_FILE)) : new MemoryEventLog();
     const runStarts = new DynamoDbRunStartStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
-    const handlers = createRollingUpgradeHandlers({ store, site, clock, events, starts: runStarts, settings: { ...defaultSettings, ...options.settings } });
+    // A profile's site on the wall clock is real time; the simulator's, or a `rollout simulate` site's scaled clock, is simulated.
+    const simulatedTime = !connectedSite || connectedSite.clock !== undefined;
+    const handlers = createRollingUpgradeHandlers({ store, site, clock, events, starts: runStarts, simulatedTime, settings: { ...defaultSettings, ...options.settings } });
     const deploymentHandlers = createGroupDeploymentHandlers({
       store: deployments,
       inventory: site.inventory,
@@ -283,6 +285,10 @@ export class EmbeddedRuntime implements RolloutRuntime {
 
   cancel(id: string): Promise<CancelResult> {
     return this.reads.cancel(id);
+  }
+
+  stop(id: string): Promise<StopResult> {
+    return this.reads.stop(id);
   }
 
   gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {

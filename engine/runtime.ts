@@ -32,6 +32,12 @@ export interface RolloutSessions {
    */
   cancel(id: string): Promise<CancelResult>;
   /**
+   * Stop an upgrade or a deployment (UPDATING -> STOPPING, RUNNING -> STOPPING): what is in flight
+   * finishes, nothing new starts, what was not started is left as it was, and it ends STOPPED, to be
+   * carried on by a resume. Throws SessionNotFoundError, DeploymentNotFoundError or SessionNotStoppableError.
+   */
+  stop(id: string): Promise<StopResult>;
+  /**
    * Mode window, the operator's gate kept on the session: `pause` stops new nodes from starting
    * (nodes in flight finish), `unpause` lifts it, `approve` lets the batch waited for start. The
    * running workflow reads it on its next increment. Throws SessionNotFoundError or SessionGateError.
@@ -114,6 +120,14 @@ export type CancelResult = ({ kind: 'upgrade'; state: SessionState } | { kind: '
   /** The cancel is stored, but a workflow parked for its operator could not be woken: why. */
   wakeError?: string;
 }
+
+export type StopResult = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus } | { kind: 'tasks'; state: TaskRunStatus }) & {
+  id: string;
+  /** Whether an execution works on the session now: if not, nothing is in flight and it stops when resumed (or stays as it is). */
+  running: boolean;
+  /** The stop is stored, but a workflow parked for its operator could not be woken: why. */
+  wakeError?: string;
+};
 
 export type SessionStatus = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus }) & { ended: boolean };
 

@@ -4,7 +4,6 @@ import { SessionNotFoundError } from '../../core/errors';
 import { parseUpgradeRequest, type UpgradeRequestInput } from '../../core/rolling-upgrade/upgrade-request';
 import { causeMessage } from '../../engine/execution-cause';
 import { DEFAULT_TIME_SCALE } from '../../engine/open-runtime';
-import type { RolloutRuntime } from '../../engine/runtime';
 import { addTargetOptions, checkSiteOptions, connectRunTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
@@ -13,6 +12,7 @@ import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
 import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
 import { checkUpgradeGroups } from '../upgrade-groups';
+import { checkDetach, handleInterrupts, reportDetached } from '../run-control';
 
 interface UpgradeOptions extends SiteSourceOptions, TargetOptions {
   startingLabel: string;
@@ -44,6 +44,7 @@ interface UpgradeOptions extends SiteSourceOptions, TargetOptions {
   siteStateOut?: string;
   dataDir?: string;
   waitForGroups?: boolean;
+  detach?: boolean;
 }
 
 export function registerUpgradeCommand(program: Command): void {
@@ -80,6 +81,7 @@ export function registerUpgradeCommand(program: Command): void {
     .option('--site-state-out <file>', "write the simulated site's final state to this file")
     .option('--data-dir <dir>', 'keep sessions on disk here (so `rollout session` can see them)')
     .option('--wait-for-groups', "start even when a group the labels name is not in the site's inventory yet, and wait for it (by default that is refused)")
+    .option('--detach', 'with --endpoint/--aws: start the session and return at once, printing its id and how to watch, stop or cancel it')
     .action(async (options: UpgradeOptions) => {
       process.exitCode = await runUpgrade(options);
     });
@@ -145,7 +147,7 @@ async function runUpgrade(options: UpgradeOptions): Promise<number> {
 }
 
 /** Where and how an upgrade runs and reports: shared by `rollout upgrade` and `rollout session resume`. */
-export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir' | 'waitForGroups'> & TargetOptions;
+export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir' | 'waitForGroups' | 'detach'> & TargetOptions;
 
 /**
  * Runs the rolling-upgrade workflow with `input` (a request, or `{resumeUpgradeId}` to take a
@@ -154,6 +156,7 @@ export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'ti
 export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: UpgradeRequestInput | { resumeUpgradeId: string }): Promise<number> {
   const target = remoteTarget(options);
   checkSiteOptions(options, target !== undefined);
+  checkDetach(options, target !== undefined);
   const source = target ? undefined : await loadSiteSource(options);
   // A remote control plane's site is not reachable from here: its progress shows the workflow's message instead.
   if (source && !('resumeUpgradeId' in input)) {
@@ -171,10 +174,11 @@ export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: Upgr
     }
     const run = 'resumeUpgradeId' in input ? await runtime.resume('upgrade', input.resumeUpgradeId) : await runtime.run('rollingUpgrade', input);
     const upgradeId = 'resumeUpgradeId' in input ? input.resumeUpgradeId : run.id;
+    if (options.detach) return reportDetached({ ...run, id: upgradeId }, options);
     const progress = showSessionProgress(runtime, upgradeId);
-    const stopOnInterrupt = cancelOnInterrupt(runtime, upgradeId);
+    const stopListening = handleInterrupts({ kind: 'upgrade', id: upgradeId }, runtime, options, target !== undefined);
     const outcome = await run.outcome;
-    stopOnInterrupt();
+    stopListening();
     await progress.stop();
 
     if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') {
@@ -200,17 +204,4 @@ export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: Upgr
   } finally {
     await runtime.close();
   }
-}
-
-/** Ctrl-C cancels the session the CRUS way (its deletion rules); a second Ctrl-C leaves at once. */
-function cancelOnInterrupt(runtime: RolloutRuntime, upgradeId: string): () => void {
-  let interrupted = false;
-  const onInterrupt = () => {
-    if (interrupted) process.exit(ExitCode.notCompleted);
-    interrupted = true;
-    process.stderr.write('\ncancelling the session (Ctrl-C again to leave at once)...\n');
-    runtime.cancel(upgradeId).catch((err: unknown) => process.stderr.write(`cancel failed: ${String(err)}\n`));
-  };
-  process.on('SIGINT', onInterrupt);
-  return () => process.off('SIGINT', onInterrupt);
 }

@@ -56,6 +56,7 @@ export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = ne
     sessions: () => reads.sessions(),
     session: (id) => reads.session(id),
     cancel: (id) => reads.cancel(id),
+    stop: (id) => reads.stop(id),
     async run(workflow, input) {
       const stateMachineArn = stateMachines[workflow];
       if (!stateMachineArn) throw new Error(`the REST API does not start ${workflow} workflows`);

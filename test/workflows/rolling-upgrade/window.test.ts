@@ -138,7 +138,8 @@ describe('rolling upgrade in mode window', () => {
     await runtime.clock.busy(() => runtime!.cancel(run.id));
     expect((await run.outcome).status).toBe('SUCCEEDED');
     const cancelled = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.id))!);
-    expect(cancelled).toMatchObject({ state: 'DELETED', counts: { UPGRADED: 1, FAILED: 2 } });
+    // The nodes never started are left alone: not started, not failed.
+    expect(cancelled).toMatchObject({ state: 'DELETED', counts: { UPGRADED: 1, FAILED: 0, NOT_STARTED: 2 } });
   });
 
   it('refuses an approval when the session waits for none, naming why', async () => {
@@ -215,7 +216,7 @@ describe('rolling upgrade in mode window', () => {
     const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.id))!);
     expect(report.state).toBe('DELETED');
     expect(report.nodes[nodeName(0)]!.status).toBe('UPGRADED');
-    for (let i = 1; i < 6; i++) expect(report.nodes[nodeName(i)]).toEqual({ status: 'FAILED', reason: 'upgrade-session-deleted-before-completion' });
+    for (let i = 1; i < 6; i++) expect(report.nodes[nodeName(i)]).toMatchObject({ status: 'NOT_STARTED', reason: 'left alone: upgrade-session-deleted-before-completion' });
     const site = runtime.simulator.state();
     expect(site.nodes[nodeName(1)]!.wlmState).toBe('ALLOCATED'); // our drain lifted, its job undisturbed
     for (let i = 1; i < 6; i++) expect(site.nodes[nodeName(i)]!.bootCount).toBe(0);

@@ -26,7 +26,7 @@ import type { Site } from '../ports/site';
 import { createRollingUpgradeHandlers, type RollingUpgradeHandlers } from '../lambdas/activities/rolling-upgrade/handlers';
 import type { ConnectorState } from '../ports/connector-state';
 import type { Provisioner } from '../ports/provisioner';
-import { HEAD_NODE_INSTANCE_ID, SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
+import { HEAD_NODE_INSTANCE_ID, SIMULATED_EPOCH, SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
 import { JsonLinesEventLog, MemoryEventLog } from '../adapters/events/event-logs';
 import type { StatusEventLog } from '../ports/status-events';
 import { openDataDir, type OpenedDataDir } from './data-dir';
@@ -158,13 +158,15 @@ export class EmbeddedRuntime implements RolloutRuntime {
   static async start(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {
     const { connectedSite } = options;
     if ((options.site === undefined) === (connectedSite === undefined)) throw new Error('give exactly one of site (the simulator) and connectedSite');
+    const data = await openDataDir({ runsWorkflows: true, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+    const { dynamoDb } = data;
+    // Simulated time never runs backwards in a data directory: a new process (a resume) starts after what is stored.
+    const startAt = connectedSite ? undefined : await latestStoredInstant(new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client }));
     const clock: TimeSource = connectedSite
       ? (connectedSite.clock ?? new SimClock({ timeScale: 1, startAt: Date.now() }))
       : options.timeScale === undefined
-        ? new VirtualClock()
-        : new SimClock({ timeScale: options.timeScale });
-    const data = await openDataDir({ runsWorkflows: true, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
-    const { dynamoDb } = data;
+        ? new VirtualClock(startAt ? { startAt } : {})
+        : new SimClock({ timeScale: options.timeScale, ...(startAt ? { startAt } : {}) });
     const dynamoDbRequests = countRequests(dynamoDb.rawClient);
     const simulator = options.site ? await startSiteSimulator({ site: options.site, clock }) : undefined;
     const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
@@ -345,3 +347,14 @@ const missingProvisioner: Provisioner = {
   startAction: () => Promise.reject(new InvalidInputError('site profile', [{ field: 'provisioner', message: 'group deployments need a provisioner' }])),
   getAction: () => Promise.reject(new InvalidInputError('site profile', [{ field: 'provisioner', message: 'group deployments need a provisioner' }])),
 };
+
+/**
+ * The instant after the newest stored in the data directory's sessions (their creation and their
+ * stages' starts), a second on; undefined for an empty store. A resumed session's makespan is then
+ * never negative, and its messages keep their order.
+ */
+async function latestStoredInstant(store: DynamoDbSessionStore): Promise<number | undefined> {
+  const sessions = await store.listSessions();
+  const latest = Math.max(...sessions.flatMap((s) => [Date.parse(s.createdAt), s.progress.stageStartedAt]).filter(Number.isFinite));
+  return Number.isFinite(latest) && latest > SIMULATED_EPOCH ? latest + 1000 : undefined;
+}

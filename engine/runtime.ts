@@ -140,8 +140,16 @@ export type SessionProgress =
       total: number;
       upgraded: number;
       failed: number;
-      /** Mode window: nodes in flight (out of service or being drained), draining, and why none starts (approval, halted, ...). */
-      window?: { inFlight: number; draining: number; waiting?: string; halted?: string };
+      /**
+       * Mode window: nodes holding a slot (counted against maxUnavailable: `cap`), drained ahead without
+       * one, those draining, in flight by phase, and why none starts (approval, halted, ...).
+       */
+      window?: { inFlight: number; cap: number; ahead: number; draining: number; phases: Record<string, number>; waiting?: string; halted?: string };
+      /** The session's state (STOPPING, ...). */
+      state: SessionState;
+      /** When it should end at the pace so far (epoch ms, the session's clock), and whether that clock is simulated. */
+      estimate?: { endsAt: number; basis: string };
+      simulatedTime?: boolean;
       /** The session's newest message (e.g. that a group it needs does not exist). */
       message?: string;
     }

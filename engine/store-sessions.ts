@@ -7,6 +7,7 @@ import { buildDeploymentReport } from './reports/deployment-report';
 import { buildSessionReport } from './reports/session-report';
 import { describeError, SessionGateError, SessionNotFoundError } from '../core/errors';
 import { SETTLED_SESSION_STATES, type UpgradeSession } from '../core/rolling-upgrade/session';
+import { upgradePolicy } from '../core/rolling-upgrade/upgrade-policy';
 import type { OperatorWake } from './operator-wake';
 import type { CancelResult, GateResult, RolloutSessions, SessionListing, SessionProgress, SessionStatus, SessionView, StopResult } from './runtime';
 
@@ -123,10 +124,17 @@ export class StoreSessions implements RolloutSessions {
         total: session.nodeCount,
         upgraded: counts?.upgraded ?? 0,
         failed: counts?.failed ?? 0,
+        state: session.state,
+        ...(session.progress.estimate ? { estimate: session.progress.estimate } : {}),
+        ...(session.simulatedTime ? { simulatedTime: true } : {}),
         ...(window
           ? {
               window: {
-                inFlight: window.inFlight?.length ?? 0,
+                // Slot holders only: a node drained ahead holds none (it is not out of service yet).
+                inFlight: (window.inFlight?.length ?? 0) - (window.ahead ?? 0),
+                cap: upgradePolicy(session, session.nodeCount).maxInTransition,
+                ahead: window.ahead ?? 0,
+                phases: Object.fromEntries(Object.entries(window.phases ?? {}).map(([phase, n]) => [phase, n ?? 0])),
                 draining: window.draining ?? 0,
                 ...(window.waiting ? { waiting: window.waiting } : {}),
                 ...(window.halted ? { halted: window.halted.reason } : {}),

@@ -51,7 +51,7 @@ export function registerSessionCommands(program: Command): void {
           process.stdout.write('no sessions\n');
           return;
         }
-        for (const entry of listed) process.stdout.write(`${listingLine(entry)}\n`);
+        process.stdout.write(`${renderListing(listed)}\n`);
       }),
     );
 
@@ -265,17 +265,27 @@ function listingJson(entry: SessionListing): Record<string, unknown> {
   return { kind: 'GroupDeployment', ...rest };
 }
 
-function listingLine(entry: SessionListing): string {
-  if (entry.kind === 'deployment') {
-    const d = entry.deployment;
-    return `${d.deploymentId}  ${d.status.padEnd(8)} deployment ${d.createdAt}  ${d.groupCount} group(s), ${d.nodeCount} node(s)`;
-  }
-  const s = entry.session;
-  return (
-    `${s.upgradeId}  ${s.state.padEnd(8)} ${s.completed ? 'completed ' : 'open      '} ${s.createdAt}  ` +
-    `${s.startingLabel} -> ${s.upgradeTemplateId}  ${stepText(s)} ${s.progress.stage}`
-  );
+/**
+ * The listing as a table with a header. CREATED is the wall clock: a session on simulated time shows
+ * when it was created on the wall clock (its simulated instants are not dates), marked `(sim)`.
+ */
+function renderListing(listed: readonly SessionListing[]): string {
+  const rows = listed.map((entry): string[] => {
+    if (entry.kind === 'deployment') {
+      const d = entry.deployment;
+      return [d.deploymentId, 'deployment', d.status, formatCreated(d.createdAt), `${d.groupCount} group(s), ${d.nodeCount} node(s)`, ''];
+    }
+    const s = entry.session;
+    const done = (s.progress.counts?.upgraded ?? 0) + (s.progress.counts?.failed ?? 0);
+    const created = s.simulatedTime ? (s.wallCreatedAt ? `${formatCreated(s.wallCreatedAt)} (sim)` : 'simulated') : formatCreated(s.createdAt);
+    return [s.upgradeId, 'upgrade', s.state, created, `${s.startingLabel} -> ${s.upgradeTemplateId}`, `${stepText(s)} ${s.progress.stage}, ${done}/${s.nodeCount} done`];
+  });
+  const header = ['ID', 'KIND', 'STATE', 'CREATED', 'WHAT', 'PROGRESS'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [header, ...rows].map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
 }
+
+const formatCreated = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
 
 /**
  * How watch polls: a local table and control plane every quarter second; a deployed stack (no

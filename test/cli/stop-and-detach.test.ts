@@ -21,7 +21,7 @@ const siteYaml = (busySeconds: number) =>
 const upgradeArgs = ['--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--template', 'cos-2.4', '--step-size', '2', '--poll-interval', '30'];
 const STEP_1_DRAINING = 'Step 1 of 3: draining 2 node(s)';
 
-async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 120_000): Promise<T> {
+async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 300_000): Promise<T> {
   for (const deadline = Date.now() + ms; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
     const value = await probe();
     if (value !== undefined) return value;
@@ -70,7 +70,7 @@ describe('Ctrl-C of the embedded run', () => {
     const resumed = await runCli(['session', 'resume', id, '--data-dir', dataDir, '--site', site, '--json']);
     expect(resumed.code).toBe(0);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ upgradeId: id, state: 'READY', completed: true, counts: { UPGRADED: 6 } });
-  }, 180_000);
+  }, 600_000);
 });
 
 describe('a client of rollout serve', () => {
@@ -79,7 +79,7 @@ describe('a client of rollout serve', () => {
   beforeAll(async () => {
     serve = await startServe(['--site', longSite, '--port', '0', '--api-port', '0']);
     where = ['--endpoint', serve.endpoints.stepFunctionsEndpoint];
-  }, 180_000);
+  }, 300_000);
   afterAll(async () => {
     await serve?.stop();
   });
@@ -109,7 +109,7 @@ describe('a client of rollout serve', () => {
     // With --yes it is cancelled; nothing runs a stopped session, so the deletion rules apply when it is resumed.
     const cancelled = await runCliInProcess(['session', 'cancel', id, ...where, '--yes']);
     expect(cancelled).toMatchObject({ code: 0, stdout: expect.stringContaining(`upgrade ${id} is DELETING, but no execution runs it`) });
-  }, 240_000);
+  }, 600_000);
 
   it('--detach starts the session and returns at once; without a remote control plane it is refused', async () => {
     const started = await runCli(['upgrade', ...where, ...upgradeArgs, '--detach', '--json']);
@@ -121,5 +121,5 @@ describe('a client of rollout serve', () => {
 
     const local = await runCliInProcess(['upgrade', '--site', site, ...upgradeArgs, '--detach']);
     expect(local).toMatchObject({ code: 2, stderr: expect.stringContaining('--detach needs --endpoint URL or --aws') });
-  }, 120_000);
+  }, 300_000);
 });

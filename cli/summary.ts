@@ -89,8 +89,10 @@ export function renderSessionSummary(report: SessionReport, extra: { realSeconds
 }
 
 export function formatDuration(seconds: number): string {
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = Math.round(seconds % 60);
+  // Rounded once, whole: 1799.9 s is 30 min 0 s, not 29 min 60 s.
+  const total = Math.round(seconds);
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
   return h > 0 ? `${h} h ${m} min` : m > 0 ? `${m} min ${s} s` : `${s} s`;
 }

@@ -14,7 +14,8 @@ import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-
 import { checkUpgradeGroups } from '../upgrade-groups';
 import { checkDetach, handleInterrupts, reportDetached } from '../run-control';
 
-interface UpgradeOptions extends SiteSourceOptions, TargetOptions {
+/** The options that make the upgrade request. */
+export interface UpgradeRequestOptions {
   startingLabel: string;
   upgradingLabel: string;
   failedLabel: string;
@@ -39,6 +40,9 @@ interface UpgradeOptions extends SiteSourceOptions, TargetOptions {
   healthCheck?: string;
   healthCheckTimeout?: string;
   maintenanceWindow?: string[];
+}
+
+interface UpgradeOptions extends UpgradeRequestOptions, SiteSourceOptions, TargetOptions {
   timeScale?: string;
   json?: boolean;
   siteStateOut?: string;
@@ -48,10 +52,26 @@ interface UpgradeOptions extends SiteSourceOptions, TargetOptions {
 }
 
 export function registerUpgradeCommand(program: Command): void {
-  addTargetOptions(program.command('upgrade'))
-    .description('Run a rolling upgrade (CRUS model) on the embedded default against a simulated site or a site profile')
-    .option('--site <file>', 'simulated site file (YAML or JSON); not with --endpoint/--aws, whose control plane has its site')
-    .addOption(new Option('--site-config <file>', 'site connection profile: run against the services it names; not with --endpoint/--aws').conflicts('site'))
+  addUpgradeRequestOptions(
+    addTargetOptions(program.command('upgrade'))
+      .description('Run a rolling upgrade (CRUS model) on the embedded default against a simulated site or a site profile')
+      .option('--site <file>', 'simulated site file (YAML or JSON); not with --endpoint/--aws, whose control plane has its site')
+      .addOption(new Option('--site-config <file>', 'site connection profile: run against the services it names; not with --endpoint/--aws').conflicts('site')),
+  )
+    .option('--time-scale <n>', `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host (--site only: a --site-config site runs on the wall clock, or on the scaled clock of the rollout simulate it names)`)
+    .option('--json', 'print the final session as one JSON object')
+    .option('--site-state-out <file>', "write the simulated site's final state to this file")
+    .option('--data-dir <dir>', 'keep sessions on disk here (so `rollout session` can see them)')
+    .option('--wait-for-groups', "start even when a group the labels name is not in the site's inventory yet, and wait for it (by default that is refused)")
+    .option('--detach', 'with --endpoint/--aws: start the session and return at once, printing its id and how to watch, stop or cancel it')
+    .action(async (options: UpgradeOptions) => {
+      process.exitCode = await runUpgrade(options);
+    });
+}
+
+/** The upgrade request's options, one set for `rollout upgrade` and `rollout plan upgrade`. */
+export function addUpgradeRequestOptions(command: Command): Command {
+  return command
     .requiredOption('--starting-label <label>', 'group of nodes to upgrade')
     .requiredOption('--upgrading-label <label>', 'group that holds the nodes being booted')
     .requiredOption('--failed-label <label>', 'group that receives nodes that failed')
@@ -75,16 +95,7 @@ export function registerUpgradeCommand(program: Command): void {
     .option('--bake-seconds <seconds>', 'window with batches: wait this long after each batch')
     .option('--health-check <command>', "a node returns to service only once this command exits 0, run on the site's head node with {node} its name, e.g. 'ssh {node} /usr/sbin/nhc'")
     .option('--health-check-timeout <seconds>', 'longest a health check command may run before the node fails (default 300)')
-    .option('--maintenance-window <cron,minutes[,tz]>', 'new nodes start only inside this window (repeatable), e.g. "0 22 * * *,240,Europe/Zurich"', collect, [])
-    .option('--time-scale <n>', `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host (--site only: a --site-config site runs on the wall clock, or on the scaled clock of the rollout simulate it names)`)
-    .option('--json', 'print the final session as one JSON object')
-    .option('--site-state-out <file>', "write the simulated site's final state to this file")
-    .option('--data-dir <dir>', 'keep sessions on disk here (so `rollout session` can see them)')
-    .option('--wait-for-groups', "start even when a group the labels name is not in the site's inventory yet, and wait for it (by default that is refused)")
-    .option('--detach', 'with --endpoint/--aws: start the session and return at once, printing its id and how to watch, stop or cancel it')
-    .action(async (options: UpgradeOptions) => {
-      process.exitCode = await runUpgrade(options);
-    });
+    .option('--maintenance-window <cron,minutes[,tz]>', 'new nodes start only inside this window (repeatable), e.g. "0 22 * * *,240,Europe/Zurich"', collect, []);
 }
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -106,7 +117,7 @@ function maintenanceWindowOption(value: string): Record<string, unknown> {
   return { cron: parts.join(','), durationMinutes: numberOrRaw(duration), ...(timeZone ? { timeZone } : {}) };
 }
 
-function requestFrom(options: UpgradeOptions): UpgradeRequestInput {
+export function requestFrom(options: UpgradeRequestOptions): UpgradeRequestInput {
   const optional = {
     quiesceTimeoutSeconds: numberOrRaw(options.quiesceTimeout),
     bootTimeoutSeconds: numberOrRaw(options.bootTimeout),

@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { InvalidInputError, RolloutError, describeError } from '../core/errors';
 import { registerPlanCommands } from './commands/plan';
+import { registerReportCommand } from './commands/report';
 import { registerDeployCommand } from './commands/deploy';
 import { registerEnvCommands } from './commands/env';
 import { registerEventsCommand } from './commands/events';
@@ -24,6 +25,7 @@ export function rolloutProgram(): Command {
   registerDeployCommand(program);
   registerSessionCommands(program);
   registerPlanCommands(program);
+  registerReportCommand(program);
   registerSimulateCommand(program);
   registerServeCommand(program);
   registerEnvCommands(program);

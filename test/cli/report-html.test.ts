@@ -51,7 +51,7 @@ describe('rollout report --html', () => {
       // uPlot drew its canvas, with the two series and the data the nodes' intervals give.
       expect(await page.locator('#timeline canvas').count()).toBe(1);
       const chart = await page.evaluate(() => {
-        const plot = (window as unknown as { timeline: { series: { label: string }[]; data: number[][] } }).timeline;
+        const plot = (globalThis as unknown as { timeline: { series: { label: string }[]; data: number[][] } }).timeline;
         return { labels: plot.series.map((s) => s.label), counts: plot.data[1], cap: plot.data[2] };
       });
       expect(chart.labels).toEqual(['hours', 'out of service', 'cap']);
@@ -61,8 +61,9 @@ describe('rollout report --html', () => {
       expect(chart.counts.at(-1)).toBe(0);
       // The canvas is not blank: some pixels are the series' blue.
       const painted = await page.evaluate(() => {
-        const canvas = document.querySelector('#timeline canvas') as HTMLCanvasElement;
-        const pixels = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+        // Runs in the page (its DOM types are not the test's: Node's lib has none).
+        const canvas = (globalThis as unknown as { document: { querySelector(s: string): { width: number; height: number; getContext(k: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } } } }).document.querySelector('#timeline canvas');
+        const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
         let blue = 0;
         for (let i = 0; i < pixels.length; i += 4) if (pixels[i + 2]! > 200 && pixels[i]! < 80) blue++;
         return blue;

@@ -52,7 +52,7 @@ describe('rollout report --html', () => {
       expect(await page.locator('#timeline canvas').count()).toBe(1);
       const chart = await page.evaluate(() => {
         const plot = (globalThis as unknown as { timeline: { series: { label: string }[]; data: number[][] } }).timeline;
-        return { labels: plot.series.map((s) => s.label), counts: plot.data[1], cap: plot.data[2] };
+        return { labels: plot.series.map((s) => s.label), counts: plot.data[1] ?? [], cap: plot.data[2] ?? [] };
       });
       expect(chart.labels).toEqual(['hours', 'out of service', 'cap']);
       expect(new Set(chart.cap)).toEqual(new Set([2]));

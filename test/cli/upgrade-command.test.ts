@@ -49,8 +49,8 @@ describe('rollout upgrade', () => {
     });
     expect(typeof report.upgradeId).toBe('string');
     expect(report.messages).toContain('Upgrade Session Completed');
-    expect(report.nodes['x1000c0s0b0n0']).toEqual({ status: 'UPGRADED' });
-    expect(report.nodes['x1000c0s1b0n1']).toEqual({ status: 'FAILED', reason: 'upgrading-time-out-wlm-waiting' });
+    expect(report.nodes['x1000c0s0b0n0']).toMatchObject({ status: 'UPGRADED' });
+    expect(report.nodes['x1000c0s1b0n1']).toMatchObject({ status: 'FAILED', reason: 'upgrading-time-out-wlm-waiting' });
 
     const state = JSON.parse(await readFile(stateFile, 'utf8')) as { groups: Record<string, string[]>; nodes: Record<string, Record<string, unknown>> };
     expect(state.groups.failed).toEqual(['x1000c0s1b0n1']);

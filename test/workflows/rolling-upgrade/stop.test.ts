@@ -137,3 +137,42 @@ describe('stopping a group deployment', () => {
     }
   });
 });
+
+describe('the live view: each node\'s phase and since when, from its record', () => {
+  it('shows quiet, booting and back with the instants they began; the ETA and timed messages; out-of-service intervals', async () => {
+    // Node 1's job keeps step 0 draining while node 0 is already quiet.
+    const runtime = await startTestRuntime({ site: buildSite(4, { node: (i) => (i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 300 } } : {}) }) });
+    try {
+      const run = await runtime.run('rollingUpgrade', upgradeRequest());
+      const quiet = await eventually(runtime, async () => {
+        const r = await report(runtime, run.id);
+        return r.nodes[nodeName(0)]?.phase === 'quiet' ? r : undefined;
+      }, 'node 0 quiet');
+      expect(quiet.nodes[nodeName(1)]).toMatchObject({ status: 'IN_PROGRESS', phase: 'draining' });
+      expect(quiet.nodes[nodeName(2)]).toEqual({ status: 'NOT_STARTED', phase: 'waiting' });
+      expect(Date.parse(quiet.nodes[nodeName(0)]!.since!)).toBeGreaterThanOrEqual(Date.parse(quiet.createdAt));
+      expect(quiet.timeBase).toBe('simulated');
+
+      const booting = await eventually(runtime, async () => {
+        const r = await report(runtime, run.id);
+        return r.nodes[nodeName(0)]?.phase === 'booting' ? r : undefined;
+      }, 'node 0 booting');
+      // The step booted once both were quiet: node 1's job ended 300 s in.
+      expect(Date.parse(booting.nodes[nodeName(0)]!.since!) - Date.parse(booting.createdAt)).toBeGreaterThanOrEqual(300_000);
+
+      await run.outcome;
+      const done = await report(runtime, run.id);
+      expect(done.phases).toEqual({ back: 4 });
+      for (const node of Object.values(done.nodes)) {
+        expect(node.phase).toBe('back');
+        expect(Date.parse(node.outOfService!.to!)).toBeGreaterThan(Date.parse(node.outOfService!.from));
+      }
+      expect(done.messageLog.at(-1)).toEqual({ at: expect.stringMatching(/^2026-/), text: 'Upgrade Session Completed' });
+      expect(done.estimate).toBeUndefined();
+      // While it ran, the ETA was on the session item once the first step ended.
+      expect(done.makespanSeconds).toBeGreaterThan(300);
+    } finally {
+      await runtime.close();
+    }
+  });
+});

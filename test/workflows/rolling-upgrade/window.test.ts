@@ -53,8 +53,8 @@ describe('rolling upgrade in mode window', () => {
     const { report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 2, wlmReturnTimeoutSeconds: 300 }));
 
     expect(report.completed).toBe(true);
-    expect(report.nodes[nodeName(1)]).toEqual({ status: 'FAILED', reason: 'upgrading-boot-session-failed' });
-    expect(report.nodes[nodeName(3)]).toEqual({ status: 'FAILED', reason: 'upgrading-time-out-wlm-waiting' });
+    expect(report.nodes[nodeName(1)]).toMatchObject({ status: 'FAILED', reason: 'upgrading-boot-session-failed' });
+    expect(report.nodes[nodeName(3)]).toMatchObject({ status: 'FAILED', reason: 'upgrading-time-out-wlm-waiting' });
     expect(report.counts).toMatchObject({ UPGRADED: 3, FAILED: 2 });
     const site = runtime.simulator.state();
     expect([...(site.groups.failed ?? [])].sort()).toEqual([nodeName(1), nodeName(3)]);
@@ -69,9 +69,9 @@ describe('rolling upgrade in mode window', () => {
     expect(report.state).toBe('HALTED');
     expect(report.completed).toBe(false);
     expect(report.haltedReason).toBe('1 failed nodes exceed maxFailed (0)');
-    expect(report.nodes[nodeName(0)]).toEqual({ status: 'FAILED', reason: 'upgrading-boot-session-failed' });
+    expect(report.nodes[nodeName(0)]).toMatchObject({ status: 'FAILED', reason: 'upgrading-boot-session-failed' });
     for (let i = 1; i < 5; i++) {
-      expect(report.nodes[nodeName(i)]).toEqual({ status: 'NOT_STARTED', reason: 'left alone: halted: 1 failed nodes exceed maxFailed (0)' });
+      expect(report.nodes[nodeName(i)]).toMatchObject({ status: 'NOT_STARTED', reason: 'left alone: halted: 1 failed nodes exceed maxFailed (0)' });
       expect(runtime.simulator.state().nodes[nodeName(i)]).toMatchObject({ drainCount: 0, bootCount: 0 });
     }
     expect(report.messages.at(-1)).toBe('Upgrade Session Halted: 1 failed nodes exceed maxFailed (0)');
@@ -181,7 +181,7 @@ describe('rolling upgrade in mode window', () => {
     runtime = await startTestRuntime({ site: buildSite(3, { node: (i) => (i === 2 ? { wlm: { state: 'ALLOCATED', busySeconds: 0 } } : {}) }) });
     const { report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 2, quiesceTimeoutSeconds: 600, pollIntervalSeconds: 60 }));
 
-    expect(report.nodes[nodeName(2)]).toEqual({ status: 'FAILED', reason: 'upgrading-time-out-quiescing' });
+    expect(report.nodes[nodeName(2)]).toMatchObject({ status: 'FAILED', reason: 'upgrading-time-out-quiescing' });
     expect(report.counts).toMatchObject({ UPGRADED: 2, FAILED: 1 });
   });
 
@@ -201,7 +201,7 @@ describe('rolling upgrade in mode window', () => {
     expect(report.counts).toMatchObject({ UPGRADED: 3 });
   });
 
-  it('on cancel: lifts our drain from nodes not booted yet, lets booting nodes finish, records the rest failed without touching it', async () => {
+  it('on cancel: lifts our drain from nodes not booted yet, lets booting nodes finish, leaves the rest alone (not started, not failed)', async () => {
     // Node 0 boots slowly (hang until the long boot timeout is not reached: it boots in 60 s); node 1 runs a long job.
     runtime = await startTestRuntime({ site: buildSite(6, { node: (i) => (i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 50_000 } } : {}) }) });
     const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 2 }));
@@ -223,6 +223,6 @@ describe('rolling upgrade in mode window', () => {
     expect(site.groups.failed).toEqual([]);
     expect((await runtime.store.getLockOwners(Array.from({ length: 6 }, (_, i) => nodeName(i)))).size).toBe(0);
     // Counted as the records say, the delete sequence's chunks included.
-    expect((await runtime.store.getSession(run.id))!.progress.counts).toEqual({ upgraded: 1, failed: 5 });
+    expect((await runtime.store.getSession(run.id))!.progress.counts).toEqual({ upgraded: 1, failed: 0 });
   });
 });

@@ -73,6 +73,25 @@ describe('Ctrl-C of the embedded run', () => {
   }, 600_000);
 });
 
+describe('Ctrl-C of an embedded deployment', () => {
+  it('stops it: the actions in flight finish, no group or batch starts after them, it ends STOPPED with its summary (it used to exit 130 and leave it RUNNING)', async () => {
+    const deploySite = path.join(dir, 'deploy-site.yaml');
+    await writeFile(
+      deploySite,
+      stringify({ nodes: names.map((name, i) => ({ name, nid: i + 1 })), groups: { compute: names }, bootTemplates: ['cos-2.4'], timing: { prepareSeconds: 3000, deploySeconds: 3000 } }),
+    );
+    const deploy = startCli(['deploy', '--site', deploySite, '--nodes', names.join(','), '--poll-interval', '30', '--json']);
+    let stderr = '';
+    deploy.child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await until(async () => (stderr.includes('groups: ') ? true : undefined), 'the deployment progress');
+    deploy.child.kill('SIGINT');
+    const stopped = await deploy.done;
+    expect(stopped.stderr).toMatch(/stopping deployment [0-9a-f-]+: what is in flight finishes, nothing new starts/);
+    expect(stopped.code).toBe(1);
+    expect(JSON.parse(stopped.stdout)).toMatchObject({ status: 'STOPPED' });
+  }, 600_000);
+});
+
 describe('a client of rollout serve', () => {
   let serve: RunningServe;
   let where: string[];

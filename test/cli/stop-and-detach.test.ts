@@ -135,7 +135,9 @@ describe('a client of rollout serve', () => {
     expect(started.code).toBe(0);
     const { id, kind, executionArn } = JSON.parse(started.stdout) as { id: string; kind: string; executionArn: string };
     expect(kind).toBe('upgrade');
-    expect(executionArn).toContain(id);
+    expect(executionArn).toMatch(/:execution:RollingUpgrade:/);
+    // It runs on without the process that started it: it opens, and stops when told.
+    await until(async () => ((await runCliInProcess(['session', 'get', id, ...where])).code === 0 ? true : undefined), 'the detached session');
     expect((await runCliInProcess(['session', 'stop', id, ...where])).code).toBe(0);
 
     const local = await runCliInProcess(['upgrade', '--site', site, ...upgradeArgs, '--detach']);

@@ -131,14 +131,19 @@ describe('a client of rollout serve', () => {
   }, 600_000);
 
   it('--detach starts the session and returns at once; without a remote control plane it is refused', async () => {
-    const started = await runCli(['upgrade', ...where, ...upgradeArgs, '--detach', '--json']);
+    // A week-long quiesce timeout: the detached session stays in its first steps long enough to be stopped.
+    const started = await runCli(['upgrade', ...where, ...upgradeArgs, '--quiesce-timeout', '604800', '--detach', '--json']);
     expect(started.code).toBe(0);
     const { id, kind, executionArn } = JSON.parse(started.stdout) as { id: string; kind: string; executionArn: string };
     expect(kind).toBe('upgrade');
     expect(executionArn).toMatch(/:execution:RollingUpgrade:/);
     // It runs on without the process that started it: it opens, and stops when told.
-    await until(async () => ((await runCliInProcess(['session', 'get', id, ...where])).code === 0 ? true : undefined), 'the detached session');
-    expect((await runCliInProcess(['session', 'stop', id, ...where])).code).toBe(0);
+    // Stopped as soon as it has opened (exit 2 until then: no session with that id yet).
+    const stop = await until(async () => {
+      const tried = await runCliInProcess(['session', 'stop', id, ...where]);
+      return tried.code === 2 ? undefined : tried;
+    }, 'the detached session');
+    expect(stop).toMatchObject({ code: 0, stdout: expect.stringContaining(`upgrade ${id} is STOPPING`) });
 
     const local = await runCliInProcess(['upgrade', '--site', site, ...upgradeArgs, '--detach']);
     expect(local).toMatchObject({ code: 2, stderr: expect.stringContaining('--detach needs --endpoint URL or --aws') });

@@ -147,5 +147,5 @@ describe('a client of rollout serve', () => {
 
     const local = await runCliInProcess(['upgrade', '--site', site, ...upgradeArgs, '--detach']);
     expect(local).toMatchObject({ code: 2, stderr: expect.stringContaining('--detach needs --endpoint URL or --aws') });
-  }, 300_000);
+  }, 600_000);
 });

@@ -10,6 +10,7 @@ import {
   assignedNodeSchema,
   cancelResultSchema,
   deploymentCancelResultSchema,
+  stopResultSchema,
   deploymentReportSchema,
   deploymentSummarySchema,
   environmentUpgradeReportSchema,
@@ -47,6 +48,7 @@ const schemas = {
   SessionReport: sessionReportSchema.meta({ id: 'SessionReport' }),
   CancelResult: cancelResultSchema.meta({ id: 'CancelResult' }),
   DeploymentCancelResult: deploymentCancelResultSchema.meta({ id: 'DeploymentCancelResult' }),
+  StopResult: stopResultSchema.meta({ id: 'StopResult' }),
   DeploymentSummary: deploymentSummarySchema.meta({ id: 'DeploymentSummary' }),
   DeploymentReport: deploymentReportSchema.meta({ id: 'DeploymentReport' }),
   Environment: environmentSchema.meta({ id: 'Environment' }),
@@ -113,6 +115,10 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       409: problem('The session is being deleted, has not opened yet, or is a rolling upgrade an environment upgrade still running reads'),
     },
   });
+  path('post', '/sessions/{id}/stop', 'Stop an upgrade session: nodes rebooting finish, nothing new starts, nodes not rebooted yet are left as they were; it ends STOPPED and a resume carries it on (DELETE applies the CRUS deletion rules instead)', {
+    request: idParam('the upgrade id'),
+    responses: { 200: body(schemas.StopResult, 'STOPPING'), 404: problem('No such session'), 409: problem('The session is not running (ended, stopped, or being deleted)') },
+  });
   path('get', '/deployments', 'List group deployments, newest first', { responses: { 200: body(z.array(schemas.DeploymentSummary), 'The deployments') } });
   path('post', '/deployments', 'Start a group deployment', {
     request: requestBody(schemas.DeploymentRequest),
@@ -129,6 +135,10 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       404: problem('No such deployment'),
       409: problem('The deployment is being cancelled, or has not started yet'),
     },
+  });
+  path('post', '/deployments/{id}/stop', 'Stop a group deployment: no group or batch starts after it, actions in flight finish, it ends STOPPED and a resume carries it on', {
+    request: idParam('the deployment id'),
+    responses: { 200: body(schemas.StopResult, 'STOPPING'), 404: problem('No such deployment'), 409: problem('The deployment is not running') },
   });
   path('get', '/environments', 'List environments (generated attributes masked)', { responses: { 200: body(z.array(schemas.Environment), 'The environments') } });
   path('post', '/environments', 'Register an environment with its nodes (a stack or a profile-driven serve has no site file to seed from)', {

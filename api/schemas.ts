@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ENVIRONMENT_UPGRADE_KIND, ENVIRONMENT_UPGRADE_PHASES, ENVIRONMENT_UPGRADE_STATES, environmentNodeSchema } from '../core/environments';
-import { STAGES } from '../core/rolling-upgrade/session';
+import { STAGES, type SessionState } from '../core/rolling-upgrade/session';
 import type { DeploymentStatus } from '../ports/deployment-store';
 
 /**
@@ -9,8 +9,8 @@ import type { DeploymentStatus } from '../ports/deployment-store';
  * assignRequestSchema; environments and nodes are environmentSchema and environmentNodeSchema).
  * Reports are open objects: the fields listed are the ones a client may rely on.
  */
-const SESSION_STATES = ['UPDATING', 'READY', 'DELETING', 'DELETED', 'HALTED'] as const;
-const DEPLOYMENT_STATUSES = ['RUNNING', 'CANCELLING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const satisfies readonly DeploymentStatus[];
+const SESSION_STATES = ['UPDATING', 'READY', 'DELETING', 'DELETED', 'HALTED', 'STOPPING', 'STOPPED'] as const satisfies readonly SessionState[];
+const DEPLOYMENT_STATUSES = ['RUNNING', 'CANCELLING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPING', 'STOPPED'] as const satisfies readonly DeploymentStatus[];
 
 export const startedRunSchema = z.object({
   id: z.string(),
@@ -64,6 +64,13 @@ export const gateResultSchema = z.object({
   batch: z.number().int().optional().describe('approve: the batch approved, from 1'),
   running: z.boolean().describe('Whether a process that runs workflows holds the session; if not, the gate applies when it is resumed'),
   wakeError: z.string().optional().describe('The gate is stored, but the workflow parked for its operator could not be woken: the same request sends its task token again'),
+});
+
+export const stopResultSchema = z.object({
+  id: z.string(),
+  kind: z.enum(['upgrade', 'deployment']),
+  state: z.enum([...SESSION_STATES, ...DEPLOYMENT_STATUSES]).describe('STOPPING: what is in flight finishes, nothing new starts, then it ends STOPPED (a resume carries it on)'),
+  running: z.boolean().describe('Whether an execution works on it now; if not, nothing is in flight and it stays as it is until resumed'),
 });
 
 export const deploymentSummarySchema = z.looseObject({

@@ -86,7 +86,8 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
           const removed = (kind: string, state: string) => json(200, { id: id!, kind, state, running: false, removed: true });
           const report = await upgrade(id!);
           if (report) {
-            if (report.state === 'UPDATING') return json(200, await controlPlane.cancel(id!));
+            // A stopped session turns DELETING too; nothing runs it, so its resume applies the deletion rules (running: false says so).
+            if (report.state === 'UPDATING' || report.state === 'STOPPING' || report.state === 'STOPPED') return json(200, await controlPlane.cancel(id!));
             if (report.state === 'DELETING') return problem(409, `session ${id} is being deleted: it is removed by a DELETE once it has ended`);
             // An environment upgrade still running reads its rolling upgrades' sessions to finish (which nodes move).
             const parent = (await environmentUpgrades.listUpgrades()).find(
@@ -136,6 +137,27 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
         },
       }),
     ),
+    {
+      // Stop, beside DELETE's cancel: what is in flight finishes, nothing new starts, the rest is left as it was; STOPPED, then resumable.
+      pattern: '/sessions/{id}/stop',
+      invalidStatus: 422,
+      methods: {
+        POST: async ({ id }) => {
+          if (!(await upgrade(id!))) return problem(404, `no session with id '${id}'`);
+          return json(200, await controlPlane.stop(id!));
+        },
+      },
+    },
+    {
+      pattern: '/deployments/{id}/stop',
+      invalidStatus: 422,
+      methods: {
+        POST: async ({ id }) => {
+          if (!(await deployment(id!))) return problem(404, `no deployment with id '${id}'`);
+          return json(200, await controlPlane.stop(id!));
+        },
+      },
+    },
     {
       pattern: '/deployments',
       invalidStatus: 422,

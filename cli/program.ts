@@ -2,6 +2,7 @@ import { Argument, Command, CommanderError } from 'commander';
 import packageJson from '../package.json';
 import { InvalidInputError, RolloutError, describeError } from '../core/errors';
 import { registerPlanCommands } from './commands/plan';
+import { registerReportCommand } from './commands/report';
 import { registerDeployCommand } from './commands/deploy';
 import { registerEnvCommands } from './commands/env';
 import { registerEventsCommand } from './commands/events';
@@ -28,6 +29,7 @@ export function rolloutProgram(): Command {
   registerDeployCommand(program);
   registerSessionCommands(program);
   registerPlanCommands(program);
+  registerReportCommand(program);
   registerSimulateCommand(program);
   registerServeCommand(program);
   registerEnvCommands(program);

@@ -1,12 +1,13 @@
 import cliProgress from 'cli-progress';
 import type { RolloutSessions } from '../engine/runtime';
 import { repeatRender } from './repeat-render';
+import { formatDuration } from './summary';
 
 /**
  * Shows a running session's progress on stderr: a bar on a terminal, one line per step change
  * elsewhere (CI logs). Reads through the facade, as any second observer would.
  */
-export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'>, upgradeId: string, intervalMs = 250): { stop(): Promise<void> } {
+export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'> & { now?: () => number }, upgradeId: string, intervalMs = 250): { stop(): Promise<void> } {
   const tty = process.stderr.isTTY === true;
   const bar = tty
     ? new cliProgress.SingleBar(
@@ -26,13 +27,18 @@ export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'>,
   const render = async () => {
     const snapshot = await sessions.progress(upgradeId);
     if (snapshot?.kind !== 'upgrade') return;
-    const windowText = snapshot.window
-      ? `window ${snapshot.window.inFlight} in flight, ${snapshot.window.draining} draining` +
-        (snapshot.window.halted ? `, halted (${snapshot.window.halted})` : snapshot.window.waiting ? `, waiting for ${snapshot.window.waiting}` : '')
+    const w = snapshot.window;
+    // In flight against the cap (slot holders only), then the drained-ahead ones, then the phases of the nodes in flight.
+    const phaseText = w ? Object.entries(w.phases).filter(([, n]) => n > 0).map(([phase, n]) => `${n} ${PHASE_WORDS[phase] ?? phase.toLowerCase()}`).join(', ') : '';
+    const windowText = w
+      ? `window ${w.inFlight}/${w.cap} out of service${w.ahead > 0 ? `, ${w.ahead} drained ahead` : ''}${phaseText ? ` (${phaseText})` : ''}` +
+        (w.halted ? `, halted (${w.halted})` : w.waiting ? `, waiting for ${w.waiting}` : '')
       : undefined;
+    const eta = snapshot.estimate ? ` | ETA ${etaText(snapshot.estimate.endsAt, sessions.now?.(), snapshot.simulatedTime)}` : '';
+    const stopping = snapshot.state === 'STOPPING' ? ' | stopping' : '';
     // The newest message, shown as soon as it is posted (e.g. that a group does not exist): the bar carries it, a log gets it once.
     const note = snapshot.message === undefined ? '' : ` | ${snapshot.message.length > 100 ? `${snapshot.message.slice(0, 100)}...` : snapshot.message}`;
-    const payload = { ...snapshot, note, step: Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1)), where: windowText ?? `step ${Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1))}/${snapshot.steps}` };
+    const payload = { ...snapshot, note: `${stopping}${eta}${note}`, step: Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1)), where: windowText ?? `step ${Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1))}/${snapshot.steps}` };
     const done = snapshot.upgraded + snapshot.failed;
     if (bar) {
       if (!started) bar.start(Math.max(snapshot.total, 1), done, payload);
@@ -40,7 +46,7 @@ export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'>,
       bar.setTotal(Math.max(snapshot.total, 1));
       started = true;
     } else {
-      const line = `${payload.where} ${snapshot.stage}: ${done}/${snapshot.total} nodes done (upgraded ${snapshot.upgraded}, failed ${snapshot.failed})`;
+      const line = `${payload.where} ${snapshot.stage}: ${done}/${snapshot.total} nodes done (upgraded ${snapshot.upgraded}, failed ${snapshot.failed})${stopping}${eta}`;
       if (snapshot.stage === 'STARTING' || line.split(':')[0] !== lastLine.split(':')[0]) {
         if (line !== lastLine) process.stderr.write(`${line}\n`);
         lastLine = line;
@@ -57,4 +63,18 @@ export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'>,
       bar?.stop();
     },
   };
+}
+
+/** The window's phases as the display words them. */
+const PHASE_WORDS: Record<string, string> = { DRAINING: 'draining', QUIESCED: 'quiet', BOOTING: 'booting', BOOTED: 'returning', CHECKING: 'checking' };
+
+/**
+ * On the wall clock: the end as a date (UTC) and how far off. On simulated time: how far off by the
+ * simulated clock, which only a reader on that clock knows (the process running it); a remote reader
+ * says simulated and gives no date.
+ */
+function etaText(endsAt: number, now: number | undefined, simulated: boolean | undefined): string {
+  if (!simulated) return `${new Date(endsAt).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z')} (in ${formatDuration(Math.max(0, (endsAt - Date.now()) / 1000))})`;
+  const onItsClock = now !== undefined && Math.abs(endsAt - now) < 365 * 86_400_000 && Math.abs(now - Date.now()) > 86_400_000;
+  return onItsClock ? `in ${formatDuration(Math.max(0, (endsAt - now) / 1000))} of simulated time` : 'on simulated time';
 }

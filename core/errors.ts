@@ -146,6 +146,17 @@ export class SessionNotCancellableError extends RolloutError {
   }
 }
 
+/** Stop asked of a session that is not running (ended, stopped already, being deleted). */
+export class SessionNotStoppableError extends RolloutError {
+  override readonly name = 'SessionNotStoppableError';
+  constructor(
+    readonly id: string,
+    readonly state: string,
+  ) {
+    super(`session ${id} is ${state} and cannot be stopped`);
+  }
+}
+
 /** Pause, approve or unpause asked of a session that cannot take it (not a window, ended, not waiting for approval). */
 export class SessionGateError extends RolloutError {
   override readonly name = 'SessionGateError';

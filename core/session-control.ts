@@ -6,16 +6,17 @@ import { parseOrThrow } from './validation';
  * Execution inputs that act on an existing session instead of starting one, so that the Step
  * Functions console (Start execution on the same state machine) can reach them:
  * `{"cancelUpgradeId": ID}` / `{"cancelDeploymentId": ID}` write the cancel request and end;
+ * `{"stopUpgradeId": ID}` / `{"stopDeploymentId": ID}` write the stop request and end;
  * `{"resumeDeploymentId": ID}` carries a deployment on from the store. (An upgrade's
  * `{"resumeUpgradeId"}` is its continue-as-new input too: Open Session reads it itself.)
  */
 export const SESSION_CONTROL_KEYS = {
-  upgrade: { cancel: 'cancelUpgradeId', resume: 'resumeUpgradeId' },
-  deployment: { cancel: 'cancelDeploymentId', resume: 'resumeDeploymentId' },
+  upgrade: { cancel: 'cancelUpgradeId', resume: 'resumeUpgradeId', stop: 'stopUpgradeId' },
+  deployment: { cancel: 'cancelDeploymentId', resume: 'resumeDeploymentId', stop: 'stopDeploymentId' },
 } as const;
 
 export type SessionControlKind = keyof typeof SESSION_CONTROL_KEYS;
-export type SessionControlAction = 'cancel' | 'resume';
+export type SessionControlAction = 'cancel' | 'resume' | 'stop';
 
 export interface SessionControl {
   action: SessionControlAction;
@@ -25,6 +26,11 @@ export interface SessionControl {
 /** What a cancel input's execution returns: the request written, and the session's state after it. */
 export interface CancelRequested {
   cancelRequested: { id: string; kind: SessionControlKind; state: string };
+}
+
+/** What a stop input's execution returns (`{"stopUpgradeId"}`, `{"stopDeploymentId"}`): the request written, and the state after it. */
+export interface StopRequested {
+  stopRequested: { id: string; kind: SessionControlKind; state: string };
 }
 
 /**

@@ -27,7 +27,7 @@ import type { Site } from '../ports/site';
 import { createRollingUpgradeHandlers, type RollingUpgradeHandlers } from '../lambdas/activities/rolling-upgrade/handlers';
 import type { ConnectorState } from '../ports/connector-state';
 import type { Provisioner } from '../ports/provisioner';
-import { HEAD_NODE_INSTANCE_ID, SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
+import { HEAD_NODE_INSTANCE_ID, SIMULATED_EPOCH, SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
 import { JsonLinesEventLog, MemoryEventLog } from '../adapters/events/event-logs';
 import type { StatusEventLog } from '../ports/status-events';
 import { openDataDir, type OpenedDataDir } from './data-dir';
@@ -35,7 +35,7 @@ import { isGoneToken, OPERATOR_WAKE_OUTPUT } from './operator-wake';
 import { TaskTokenError } from './task-tokens';
 import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
 import { LocalStepFunctions, localExecutionArn, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
-import { runKindOf, type CancelResult, type GateResult, type RolloutRuntime, type SessionListing, type SessionKind, type SessionProgress, type SessionStatus, type SessionView, type StartedRun } from './runtime';
+import { runKindOf, type CancelResult, type GateResult, type RolloutRuntime, type SessionListing, type SessionKind, type SessionProgress, type SessionStatus, type SessionView, type StartedRun, type StopResult } from './runtime';
 import type { TaskRunView } from './reports/task-run-report';
 import { StoreSessions } from './store-sessions';
 import { VirtualClock } from './virtual-clock';
@@ -159,13 +159,15 @@ export class EmbeddedRuntime implements RolloutRuntime {
   static async start(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {
     const { connectedSite } = options;
     if ((options.site === undefined) === (connectedSite === undefined)) throw new Error('give exactly one of site (the simulator) and connectedSite');
+    const data = await openDataDir({ runsWorkflows: true, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+    const { dynamoDb } = data;
+    // Simulated time never runs backwards in a data directory: a new process (a resume) starts after what is stored.
+    const startAt = connectedSite ? undefined : await latestStoredInstant(new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client }));
     const clock: TimeSource = connectedSite
       ? (connectedSite.clock ?? new SimClock({ timeScale: 1, startAt: Date.now() }))
       : options.timeScale === undefined
-        ? new VirtualClock()
-        : new SimClock({ timeScale: options.timeScale });
-    const data = await openDataDir({ runsWorkflows: true, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
-    const { dynamoDb } = data;
+        ? new VirtualClock(startAt ? { startAt } : {})
+        : new SimClock({ timeScale: options.timeScale, ...(startAt ? { startAt } : {}) });
     const dynamoDbRequests = countRequests(dynamoDb.rawClient);
     const simulator = options.site ? await startSiteSimulator({ site: options.site, clock }) : undefined;
     const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
@@ -196,7 +198,9 @@ export class EmbeddedRuntime implements RolloutRuntime {
     }
     const events = options.dataDir ? new JsonLinesEventLog(path.join(options.dataDir, EVENTS_FILE)) : new MemoryEventLog();
     const runStarts = new DynamoDbRunStartStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
-    const handlers = createRollingUpgradeHandlers({ store, site, clock, events, starts: runStarts, settings: { ...defaultSettings, ...options.settings } });
+    // A profile's site on the wall clock is real time; the simulator's, or a `rollout simulate` site's scaled clock, is simulated.
+    const simulatedTime = !connectedSite || connectedSite.clock !== undefined;
+    const handlers = createRollingUpgradeHandlers({ store, site, clock, events, starts: runStarts, simulatedTime, settings: { ...defaultSettings, ...options.settings } });
     const deploymentHandlers = createGroupDeploymentHandlers({
       store: deployments,
       inventory: site.inventory,
@@ -283,6 +287,10 @@ export class EmbeddedRuntime implements RolloutRuntime {
     return this.reads.cancel(id);
   }
 
+  stop(id: string): Promise<StopResult> {
+    return this.reads.stop(id);
+  }
+
   gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
     return this.reads.gate(id, action);
   }
@@ -337,3 +345,14 @@ const missingProvisioner: Provisioner = {
   startAction: () => Promise.reject(new InvalidInputError('site profile', [{ field: 'provisioner', message: 'group deployments need a provisioner' }])),
   getAction: () => Promise.reject(new InvalidInputError('site profile', [{ field: 'provisioner', message: 'group deployments need a provisioner' }])),
 };
+
+/**
+ * The instant after the newest stored in the data directory's sessions (their creation and their
+ * stages' starts), a second on; undefined for an empty store. A resumed session's makespan is then
+ * never negative, and its messages keep their order.
+ */
+async function latestStoredInstant(store: DynamoDbSessionStore): Promise<number | undefined> {
+  const sessions = await store.listSessions();
+  const latest = Math.max(...sessions.flatMap((s) => [Date.parse(s.createdAt), s.progress.stageStartedAt]).filter(Number.isFinite));
+  return Number.isFinite(latest) && latest > SIMULATED_EPOCH ? latest + 1000 : undefined;
+}

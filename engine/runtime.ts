@@ -32,6 +32,12 @@ export interface RolloutSessions {
    */
   cancel(id: string): Promise<CancelResult>;
   /**
+   * Stop an upgrade or a deployment (UPDATING -> STOPPING, RUNNING -> STOPPING): what is in flight
+   * finishes, nothing new starts, what was not started is left as it was, and it ends STOPPED, to be
+   * carried on by a resume. Throws SessionNotFoundError, DeploymentNotFoundError or SessionNotStoppableError.
+   */
+  stop(id: string): Promise<StopResult>;
+  /**
    * Mode window, the operator's gate kept on the session: `pause` stops new nodes from starting
    * (nodes in flight finish), `unpause` lifts it, `approve` lets the batch waited for start. The
    * running workflow reads it on its next increment. Throws SessionNotFoundError or SessionGateError.
@@ -115,6 +121,14 @@ export type CancelResult = ({ kind: 'upgrade'; state: SessionState } | { kind: '
   wakeError?: string;
 }
 
+export type StopResult = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus } | { kind: 'tasks'; state: TaskRunStatus }) & {
+  id: string;
+  /** Whether an execution works on the session now: if not, nothing is in flight and it stops when resumed (or stays as it is). */
+  running: boolean;
+  /** The stop is stored, but a workflow parked for its operator could not be woken: why. */
+  wakeError?: string;
+};
+
 export type SessionStatus = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus }) & { ended: boolean };
 
 export type SessionProgress =
@@ -126,8 +140,16 @@ export type SessionProgress =
       total: number;
       upgraded: number;
       failed: number;
-      /** Mode window: nodes in flight (out of service or being drained), draining, and why none starts (approval, halted, ...). */
-      window?: { inFlight: number; draining: number; waiting?: string; halted?: string };
+      /**
+       * Mode window: nodes holding a slot (counted against maxUnavailable: `cap`), drained ahead without
+       * one, those draining, in flight by phase, and why none starts (approval, halted, ...).
+       */
+      window?: { inFlight: number; cap: number; ahead: number; draining: number; phases: Record<string, number>; waiting?: string; halted?: string };
+      /** The session's state (STOPPING, ...). */
+      state: SessionState;
+      /** When it should end at the pace so far (epoch ms, the session's clock), and whether that clock is simulated. */
+      estimate?: { endsAt: number; basis: string };
+      simulatedTime?: boolean;
       /** The session's newest message (e.g. that a group it needs does not exist). */
       message?: string;
     }

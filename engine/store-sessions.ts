@@ -6,9 +6,10 @@ import { buildTaskRunView, type TaskRunView } from './reports/task-run-report';
 import { buildDeploymentReport } from './reports/deployment-report';
 import { buildSessionReport } from './reports/session-report';
 import { describeError, SessionGateError, SessionNotFoundError } from '../core/errors';
-import type { UpgradeSession } from '../core/rolling-upgrade/session';
+import { SETTLED_SESSION_STATES, type UpgradeSession } from '../core/rolling-upgrade/session';
+import { upgradePolicy } from '../core/rolling-upgrade/upgrade-policy';
 import type { OperatorWake } from './operator-wake';
-import type { CancelResult, GateResult, RolloutSessions, SessionListing, SessionProgress, SessionStatus, SessionView } from './runtime';
+import type { CancelResult, GateResult, RolloutSessions, SessionListing, SessionProgress, SessionStatus, SessionView, StopResult } from './runtime';
 
 /**
  * The read and cancel half of the facade over the two stores, as any observer of the table sees
@@ -45,12 +46,33 @@ export class StoreSessions implements RolloutSessions {
   }
 
   async cancel(id: string): Promise<CancelResult> {
-    if (!(await this.upgrades.getSession(id)) && (await this.deployments.getDeployment(id))) {
-      const deployment = await this.deployments.requestCancel(id);
-      return { id, kind: 'deployment', state: deployment.status, running: this.running };
+    const before = await this.upgrades.getSession(id);
+    if (!before) {
+      const deployment = await this.deployments.getDeployment(id);
+      if (deployment) {
+        const cancelled = await this.deployments.requestCancel(id);
+        // Nothing runs a stopped deployment: its resume winds it down.
+        return { id, kind: 'deployment', state: cancelled.status, running: this.running && deployment.status !== 'STOPPED' };
+      }
     }
     const session = await this.upgrades.requestCancel(id);
     // A workflow parked for its operator must wake to apply the deletion rules.
+    const wakeError = await this.wakeUp(session);
+    // Nothing runs a stopped session: its resume applies the deletion rules.
+    return { id, kind: 'upgrade', state: session.state, running: this.running && before?.state !== 'STOPPED', ...(wakeError ? { wakeError } : {}) };
+  }
+
+  async stop(id: string): Promise<StopResult> {
+    if (!(await this.upgrades.getSession(id)) && !(await this.deployments.getDeployment(id)) && (await this.taskRuns.getRun(id))) {
+      const run = await this.taskRuns.requestStop(id);
+      return { id, kind: 'tasks', state: run.status, running: this.running };
+    }
+    if (!(await this.upgrades.getSession(id)) && (await this.deployments.getDeployment(id))) {
+      const deployment = await this.deployments.requestStop(id);
+      return { id, kind: 'deployment', state: deployment.status, running: this.running };
+    }
+    const session = await this.upgrades.requestStop(id);
+    // A workflow parked for its operator (an approval, a pause) must wake to stop.
     const wakeError = await this.wakeUp(session);
     return { id, kind: 'upgrade', state: session.state, running: this.running, ...(wakeError ? { wakeError } : {}) };
   }
@@ -102,10 +124,17 @@ export class StoreSessions implements RolloutSessions {
         total: session.nodeCount,
         upgraded: counts?.upgraded ?? 0,
         failed: counts?.failed ?? 0,
+        state: session.state,
+        ...(session.progress.estimate ? { estimate: session.progress.estimate } : {}),
+        ...(session.simulatedTime ? { simulatedTime: true } : {}),
         ...(window
           ? {
               window: {
-                inFlight: window.inFlight?.length ?? 0,
+                // Slot holders only: a node drained ahead holds none (it is not out of service yet).
+                inFlight: (window.inFlight?.length ?? 0) - (window.ahead ?? 0),
+                cap: upgradePolicy(session, session.nodeCount).maxInTransition,
+                ahead: window.ahead ?? 0,
+                phases: Object.fromEntries(Object.entries(window.phases ?? {}).map(([phase, n]) => [phase, n ?? 0])),
                 draining: window.draining ?? 0,
                 ...(window.waiting ? { waiting: window.waiting } : {}),
                 ...(window.halted ? { halted: window.halted.reason } : {}),
@@ -135,9 +164,10 @@ export class StoreSessions implements RolloutSessions {
   /** The status of an upgrade or a deployment from its one item (no node records, no messages): what a watcher polls. */
   async status(id: string): Promise<SessionStatus | undefined> {
     const session = await this.upgrades.getSession(id);
-    if (session) return { kind: 'upgrade', state: session.state, ended: session.completed || session.state === 'DELETED' || session.state === 'HALTED' || session.state === 'READY' };
+    // STOPPED counts as ended here: no execution works on it until someone resumes it.
+    if (session) return { kind: 'upgrade', state: session.state, ended: session.completed || SETTLED_SESSION_STATES.includes(session.state) };
     const deployment = await this.deployments.getDeployment(id);
-    return deployment && { kind: 'deployment', state: deployment.status, ended: isDeploymentEnded(deployment.status) };
+    return deployment && { kind: 'deployment', state: deployment.status, ended: isDeploymentEnded(deployment.status) || deployment.status === 'STOPPED' };
   }
 
   async taskRun(id: string): Promise<TaskRunView | undefined> {

@@ -4,9 +4,14 @@ import type { TaskRunRequest } from '../core/task-graph/task-run-request';
 
 /**
  * RUNNING, then SUCCEEDED or FAILED; a cancel request turns RUNNING into CANCELLING, which the
- * workflow picks up at its next increment and ends CANCELLED.
+ * workflow picks up at its next increment and ends CANCELLED. A stop request turns it into STOPPING:
+ * the workflow winds down the same way (no group or batch starts, actions in flight finish) but ends
+ * STOPPED, which a resume turns back into RUNNING.
  */
-export type DeploymentStatus = 'RUNNING' | 'CANCELLING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
+export type DeploymentStatus = 'RUNNING' | 'CANCELLING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'STOPPING' | 'STOPPED';
+
+/** Statuses in which the workflow starts no group, phase or batch any more (actions in flight finish). */
+export const isDeploymentWindingDown = (status: DeploymentStatus): boolean => status === 'CANCELLING' || status === 'STOPPING';
 
 /** The statuses a deployment ends in: no workflow works on it any more, nothing resumes it. */
 export const ENDED_DEPLOYMENT_STATUSES: readonly DeploymentStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
@@ -72,6 +77,10 @@ export interface DeploymentStore {
    * SessionNotCancellableError while it has not ended.
    */
   removeEndedDeployment(deploymentId: string): Promise<DeploymentRecord>;
+  /** RUNNING -> STOPPING (asking again while STOPPING is no error). Throws DeploymentNotFoundError or SessionNotStoppableError. */
+  requestStop(deploymentId: string): Promise<DeploymentRecord>;
+  /** A resume of a STOPPED deployment: back to RUNNING (any other status is left as it is). Throws DeploymentNotFoundError. */
+  reopenStopped(deploymentId: string): Promise<DeploymentRecord>;
   /** Idempotent: the same batch written twice keeps one result. */
   putBatchResult(deploymentId: string, result: BatchResult): Promise<void>;
   listBatchResults(deploymentId: string, group: string, phase: DeploymentPhase): Promise<BatchResult[]>;

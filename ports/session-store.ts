@@ -25,8 +25,17 @@ export interface SessionStore {
   saveProgress(upgradeId: string, expected: Pick<Progress, 'step' | 'stage'>, progress: Progress): Promise<void>;
   /** Sets the session's state (and `completed`). */
   setState(upgradeId: string, state: SessionState, completed: boolean): Promise<void>;
-  /** UPDATING → DELETING. Throws SessionNotFoundError or SessionNotCancellableError. */
+  /** UPDATING, STOPPING or STOPPED → DELETING. Throws SessionNotFoundError or SessionNotCancellableError. */
   requestCancel(upgradeId: string): Promise<UpgradeSession>;
+  /** UPDATING → STOPPING (asking again while STOPPING is no error). Throws SessionNotFoundError or SessionNotStoppableError. */
+  requestStop(upgradeId: string): Promise<UpgradeSession>;
+  /**
+   * A person's resume of a stopped session: STOPPED → UPDATING with its progress back where it stopped
+   * (`progress` is that progress; written only while the session is still STOPPED in stage STOPPED), or,
+   * for one cancelled while stopped (DELETING in stage STOPPED), the progress alone. Returns the session
+   * as it is after it. Throws SessionNotFoundError.
+   */
+  reopenStopped(upgradeId: string, progress: Progress): Promise<UpgradeSession>;
   /**
    * Removes a session that has ended (READY, DELETED, HALTED), its plan, node records and messages,
    * as CRUS removes a deleted session; returns it as it was. SessionNotFoundError; or
@@ -50,6 +59,8 @@ export interface SessionStore {
   appendMessage(upgradeId: string, message: string): Promise<void>;
   /** Oldest first. */
   listMessages(upgradeId: string): Promise<string[]>;
+  /** Oldest first, each with the instant it was posted (ISO, the session's clock). */
+  listTimedMessages(upgradeId: string): Promise<{ at: string; text: string }[]>;
   /** The newest message (one read, for a progress display), undefined before the first. */
   latestMessage(upgradeId: string): Promise<string | undefined>;
 

@@ -1,7 +1,8 @@
 import type { OperationState } from '../core/scheduling';
 import type { ScheduleFields, TaskRunChunk, TaskRunPlan, TaskRunSettings } from '../core/task-graph';
 
-export type TaskRunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+/** STOPPED: an operator stopped it (tasks in flight finished, none started after the request). */
+export type TaskRunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'STOPPED';
 
 /** A task run: its settings, where its schedule is, and counts for a cheap progress read. */
 export interface TaskRunRecord {
@@ -18,6 +19,11 @@ export interface TaskRunRecord {
   chunkCount: number;
   /** Set when the run is a group deployment's deploy phase. */
   deployment?: { deploymentId: string; group: string };
+  /**
+   * Set by an operator's stop (never written by an increment, so it cannot be lost to one): the run
+   * starts no task any more, lets those in flight finish, and ends STOPPED.
+   */
+  stopRequested?: boolean;
   /** Epoch ms (the site's clock) the run started and, once over, ended. */
   startedAt: number;
   finishedAt?: number;
@@ -36,6 +42,8 @@ export interface TaskRunStore {
   getChunks(runId: string, chunkCount: number): Promise<TaskRunChunk[]>;
   /** Writes these chunks (by index) as they are. */
   putChunks(runId: string, chunks: ReadonlyMap<number, TaskRunChunk>): Promise<void>;
+  /** The stop request on a RUNNING run. Throws TaskRunNotFoundError, or SessionNotStoppableError once it has ended. */
+  requestStop(runId: string): Promise<TaskRunRecord>;
   /**
    * Applies an increment: the record's fields replaced and `increment` bumped, if it is still at
    * `expectedIncrement`; else StaleWriteError (another attempt applied it).

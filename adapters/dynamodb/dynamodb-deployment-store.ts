@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DeploymentNotFoundError, SessionNotCancellableError, StaleWriteError } from '../../core/errors';
+import { DeploymentNotFoundError, SessionNotCancellableError, SessionNotStoppableError, StaleWriteError } from '../../core/errors';
 import type { DeploymentPhase, DeploymentPlan, DeploymentRunState } from '../../core/group-deployment';
 import { ENDED_DEPLOYMENT_STATUSES, type BatchResult, type DeploymentRecord, type DeploymentStatus, type DeploymentStore } from '../../ports/deployment-store';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys } from './items';
@@ -127,16 +127,34 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
     );
   }
 
-  async requestCancel(deploymentId: string): Promise<DeploymentRecord> {
+  requestCancel(deploymentId: string): Promise<DeploymentRecord> {
+    // A stopped deployment is cancelled too: its resume winds it down to CANCELLED.
+    return this.changeStatus(deploymentId, ['RUNNING', 'CANCELLING', 'STOPPING', 'STOPPED'], 'CANCELLING', (status) => new SessionNotCancellableError(deploymentId, status));
+  }
+
+  requestStop(deploymentId: string): Promise<DeploymentRecord> {
+    return this.changeStatus(deploymentId, ['RUNNING', 'STOPPING'], 'STOPPING', (status) => new SessionNotStoppableError(deploymentId, status));
+  }
+
+  async reopenStopped(deploymentId: string): Promise<DeploymentRecord> {
+    const current = await this.getDeployment(deploymentId);
+    if (!current) throw new DeploymentNotFoundError(deploymentId);
+    if (current.status !== 'STOPPED') return current;
+    return this.changeStatus(deploymentId, ['STOPPED'], 'RUNNING', (status) => new SessionNotStoppableError(deploymentId, status));
+  }
+
+  /** One conditional write from one of `from` to `to`; `refused` says why when the status was another. */
+  private async changeStatus(deploymentId: string, from: readonly DeploymentStatus[], to: DeploymentStatus, refused: (status: string) => Error): Promise<DeploymentRecord> {
+    const values = Object.fromEntries(from.map((status, i) => [`:from${i}`, status]));
     const out = await conditionalWrite(
       this.options.client.send(
         new UpdateCommand({
           TableName: this.table,
           Key: deploymentKey(deploymentId),
-          UpdateExpression: 'SET #status = :cancelling',
-          ConditionExpression: '#status IN (:running, :cancelling)',
+          UpdateExpression: 'SET #status = :to',
+          ConditionExpression: `#status IN (${Object.keys(values).join(', ')})`,
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':running': 'RUNNING' satisfies DeploymentStatus, ':cancelling': 'CANCELLING' satisfies DeploymentStatus },
+          ExpressionAttributeValues: { ':to': to, ...values },
           ReturnValues: 'ALL_NEW',
         }),
       ),
@@ -145,8 +163,7 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
     // The failed condition does not say why (dynalite ignores ReturnValuesOnConditionCheckFailure): read it.
     const current = await this.getDeployment(deploymentId);
     if (!current) throw new DeploymentNotFoundError(deploymentId);
-    // Only an ended deployment fails the condition, and it never runs again.
-    throw new SessionNotCancellableError(deploymentId, current.status);
+    throw refused(current.status);
   }
 
   async removeEndedDeployment(deploymentId: string): Promise<DeploymentRecord> {

@@ -3,7 +3,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } fr
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../../core/clock';
 import { systemClock } from '../../core/clock';
-import { SessionNotCancellableError, SessionNotFoundError, StaleWriteError } from '../../core/errors';
+import { SessionNotCancellableError, SessionNotFoundError, SessionNotStoppableError, StaleWriteError } from '../../core/errors';
 import { stepCount } from '../../core/rolling-upgrade/step-plan';
 import type { NodeRecord, Progress, SessionState, UpgradeSession } from '../../core/rolling-upgrade/session';
 import type { NodeLock, SessionStore } from '../../ports/session-store';
@@ -171,9 +171,15 @@ export class DynamoDbSessionStore implements SessionStore {
             TableName: this.tableName,
             Key: sessionKey(upgradeId),
             UpdateExpression: 'SET #state = :deleting',
-            ConditionExpression: '#state = :updating',
+            // A stopped (or stopping) session can be cancelled too: its resume applies the deletion rules.
+            ConditionExpression: '#state IN (:updating, :stopping, :stopped)',
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':deleting': 'DELETING' satisfies SessionState, ':updating': 'UPDATING' satisfies SessionState },
+            ExpressionAttributeValues: {
+              ':deleting': 'DELETING' satisfies SessionState,
+              ':updating': 'UPDATING' satisfies SessionState,
+              ':stopping': 'STOPPING' satisfies SessionState,
+              ':stopped': 'STOPPED' satisfies SessionState,
+            },
             ReturnValues: 'ALL_NEW',
           }),
         ),
@@ -182,10 +188,56 @@ export class DynamoDbSessionStore implements SessionStore {
       // The failed condition does not say why (dynalite ignores ReturnValuesOnConditionCheckFailure): read it.
       const current = await this.getSession(upgradeId);
       if (!current) throw new SessionNotFoundError(upgradeId);
-      if (current.state !== 'UPDATING') throw new SessionNotCancellableError(upgradeId, current.state);
+      if (!['UPDATING', 'STOPPING', 'STOPPED'].includes(current.state)) throw new SessionNotCancellableError(upgradeId, current.state);
       // Back to UPDATING in between: try again.
     }
     throw new SessionNotCancellableError(upgradeId, 'changing state');
+  }
+
+  async requestStop(upgradeId: string): Promise<UpgradeSession> {
+    const out = await conditionalWrite(
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: sessionKey(upgradeId),
+          UpdateExpression: 'SET #state = :stopping',
+          ConditionExpression: '#state IN (:updating, :stopping)',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':stopping': 'STOPPING' satisfies SessionState, ':updating': 'UPDATING' satisfies SessionState },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    if (out !== CONDITION_FAILED) return withoutKeys<UpgradeSession>(out.Attributes ?? {});
+    const current = await this.getSession(upgradeId);
+    if (!current) throw new SessionNotFoundError(upgradeId);
+    throw new SessionNotStoppableError(upgradeId, current.state);
+  }
+
+  async reopenStopped(upgradeId: string, progress: Progress): Promise<UpgradeSession> {
+    const stopped = 'STOPPED' satisfies SessionState;
+    // Either the stopped session (state and stage), or one cancelled while stopped (the stage alone).
+    const out = await conditionalWrite(
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: sessionKey(upgradeId),
+          UpdateExpression: 'SET #progress = :progress, #state = :updating',
+          ConditionExpression: '#state = :stopped AND #progress.#stage = :stopped',
+          ExpressionAttributeNames: { '#progress': 'progress', '#stage': 'stage', '#state': 'state' },
+          ExpressionAttributeValues: { ':progress': withoutUndefined(progress), ':updating': 'UPDATING' satisfies SessionState, ':stopped': stopped },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    if (out !== CONDITION_FAILED) return withoutKeys<UpgradeSession>(out.Attributes ?? {});
+    const current = await this.getSession(upgradeId);
+    if (!current) throw new SessionNotFoundError(upgradeId);
+    if (current.progress.stage === 'STOPPED') {
+      await this.saveProgress(upgradeId, current.progress, progress);
+      return { ...current, progress };
+    }
+    return current;
   }
 
   async setOperatorGate(upgradeId: string, change: { paused?: boolean; approveWave?: number }): Promise<UpgradeSession> {
@@ -336,6 +388,18 @@ export class DynamoDbSessionStore implements SessionStore {
       ConsistentRead: true,
     });
     return items.map((item) => item.text as string);
+  }
+
+  async listTimedMessages(upgradeId: string): Promise<{ at: string; text: string }[]> {
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': sessionPk(upgradeId), ':prefix': MSG_SK_PREFIX },
+      ProjectionExpression: '#text, #at',
+      ExpressionAttributeNames: { '#text': 'text', '#at': 'at' },
+      ConsistentRead: true,
+    });
+    return items.map((item) => ({ at: item.at as string, text: item.text as string }));
   }
 
   getPlanSlice(upgradeId: string, start: number, end: number): Promise<string[]> {

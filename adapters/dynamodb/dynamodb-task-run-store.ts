@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { StaleWriteError, TaskRunNotFoundError } from '../../core/errors';
+import { SessionNotStoppableError, StaleWriteError, TaskRunNotFoundError } from '../../core/errors';
 import type { ScheduleFields, TaskRunChunk, TaskRunPlan } from '../../core/task-graph';
-import type { TaskRunRecord, TaskRunStore } from '../../ports/task-run-store';
+import type { TaskRunRecord, TaskRunStatus, TaskRunStore } from '../../ports/task-run-store';
 import { batchGetAll, batchWriteAll } from './batch';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys, withoutUndefined } from './items';
 import { pack, packParts, unpack, unpackParts } from './packed';
@@ -91,6 +91,25 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
       this.table,
       [...chunks].map(([chunk, content]) => ({ PutRequest: { Item: { ...taskRunChunkKey(runId, chunk), chunk, data: pack(content) } } })),
     );
+  }
+
+  async requestStop(runId: string): Promise<TaskRunRecord> {
+    const written = await conditionalWrite(
+      this.options.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: taskRunKey(runId),
+          UpdateExpression: 'SET stopRequested = :true',
+          ConditionExpression: '#status = :running',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':true': true, ':running': 'RUNNING' satisfies TaskRunStatus },
+        }),
+      ),
+    );
+    const current = await this.getRun(runId);
+    if (!current) throw new TaskRunNotFoundError(runId);
+    if (written === CONDITION_FAILED) throw new SessionNotStoppableError(runId, current.status);
+    return current;
   }
 
   async commitIncrement(runId: string, expectedIncrement: number, update: Pick<TaskRunRecord, 'schedule' | 'counts' | 'status'> & { finishedAt?: number }): Promise<void> {

@@ -14,6 +14,7 @@ import { numberOrRaw } from '../option-values';
 import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
 import { showTaskRunProgress } from '../task-run-progress';
 import { renderTaskRunSummary } from '../task-run-summary';
+import { handleInterrupts, reportDetached } from '../run-control';
 
 /** `rollout deploy --graph`'s own options, beside the site, target and output options deploy has. */
 export interface TaskGraphDeployOptions extends SiteSourceOptions, TargetOptions, TaskSelectionOptions {
@@ -25,6 +26,7 @@ export interface TaskGraphDeployOptions extends SiteSourceOptions, TargetOptions
   json?: boolean;
   siteStateOut?: string;
   dataDir?: string;
+  detach?: boolean;
 }
 
 /**
@@ -78,8 +80,11 @@ export async function runTaskGraphDeploy(options: TaskGraphDeployOptions & { gra
     const startedReal = performance.now();
     const startedSimulated = runtime.now();
     const run = await runtime.run('taskGraph', request);
+    if (options.detach) return reportDetached(run, options);
     const progress = showTaskRunProgress(runtime, run.id);
+    const stopListening = handleInterrupts({ kind: 'tasks', id: run.id }, runtime, options, target !== undefined);
     const outcome = await run.outcome;
+    stopListening();
     await progress.stop();
     if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
     if (options.siteStateOut) await writeSiteState(options.siteStateOut, source!, runtime);

@@ -17,6 +17,7 @@ import type { SiteSource } from '../../engine/open-runtime';
 import type { RolloutClient } from '../../engine/client/rollout-client';
 import { isDeploymentEnded } from '../../ports/deployment-store';
 import { loadStrategyFile } from '../strategy-file';
+import { checkDetach, handleInterrupts, reportDetached } from '../run-control';
 import { addTaskSelectionOptions } from '../graph-file';
 import { groupTaskRuns, renderGroupTaskRuns, runTaskGraphDeploy, taskRunRequestOf, type TaskGraphDeployOptions } from './deploy-tasks';
 
@@ -31,6 +32,7 @@ interface DeployOptions extends SiteSourceOptions, TargetOptions, TaskGraphDeplo
   json?: boolean;
   siteStateOut?: string;
   dataDir?: string;
+  detach?: boolean;
 }
 
 export function registerDeployCommand(program: Command): void {
@@ -48,6 +50,7 @@ export function registerDeployCommand(program: Command): void {
     .option('--json', 'print the result as one JSON object')
     .option('--site-state-out <file>', "write the simulated site's final state to this file")
     .option('--data-dir <dir>', 'keep deployments on disk here')
+    .option('--detach', 'with --endpoint/--aws: start the deployment (or task run) and return at once, printing its id and how to watch, stop or cancel it')
     .option('--graph <file>', "task graph (YAML, or JSON by its .json extension): run it over the site's nodes, or, with --strategy, as each group's deploy phase")
     .option('--max-in-transition <n>', 'with --graph: node tasks running at once over all role groups (default 100)')
     .option('--task-timeout <seconds>', "with --graph: the timeout of a task whose parameters give none (default 3600)");
@@ -58,6 +61,7 @@ export function registerDeployCommand(program: Command): void {
 
 async function runDeploy(options: DeployOptions): Promise<number> {
   const graph = options.graph;
+  checkDetach(options, remoteTarget(options) !== undefined);
   if (graph !== undefined && options.strategy === undefined) return runTaskGraphDeploy({ ...options, graph });
   const target = remoteTarget(options);
   checkSiteOptions(options, target !== undefined);
@@ -92,7 +96,7 @@ async function runDeploy(options: DeployOptions): Promise<number> {
 }
 
 /** Where and how a deployment runs and reports: shared by `rollout deploy` and `rollout session resume`. */
-export type DeploymentRunOptions = Pick<DeployOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir'> & TargetOptions;
+export type DeploymentRunOptions = Pick<DeployOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir' | 'detach'> & TargetOptions;
 
 /**
  * Runs the group-deployment workflow with `input` (a request, or `{resumeDeploymentId}` to carry a
@@ -101,6 +105,7 @@ export type DeploymentRunOptions = Pick<DeployOptions, 'site' | 'siteConfig' | '
 export async function runDeploymentWorkflow(options: DeploymentRunOptions, input: Record<string, unknown>, loaded?: SiteSource): Promise<number> {
   const target = remoteTarget(options);
   checkSiteOptions(options, target !== undefined);
+  checkDetach(options, target !== undefined);
   const source = target ? undefined : (loaded ?? (await loadSiteSource(options)));
 
   // One code path: a remote control plane, or the embedded one served in this process, through the SDK.
@@ -112,8 +117,11 @@ export async function runDeploymentWorkflow(options: DeploymentRunOptions, input
     if (resumed !== undefined) await checkResumable(runtime, resumed);
     const run = resumed !== undefined ? await runtime.resume('deployment', resumed) : await runtime.run('groupDeployment', input);
     const deploymentId = resumed ?? run.id;
+    if (options.detach) return reportDetached({ ...run, id: deploymentId }, options);
     const progress = showDeploymentProgress(runtime, deploymentId);
+    const stopListening = handleInterrupts({ kind: 'deployment', id: deploymentId }, runtime, options, target !== undefined);
     const outcome = await run.outcome;
+    stopListening();
     await progress.stop();
 
     if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') throw new CliError(causeMessage(outcome), ExitCode.invalidInput);

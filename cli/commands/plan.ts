@@ -17,6 +17,7 @@ import { addTaskSelectionOptions, loadGraphFile, taskSelectionOf, type TaskSelec
 import { inventoryOf } from '../inventory-from-site';
 import { loadSiteSource, type SiteSourceOptions } from '../site-source';
 import { loadStrategyFile } from '../strategy-file';
+import { registerPlanUpgradeCommand } from '../upgrade-plan-command';
 
 const FORMATS = ['text', 'json', 'mermaid'] as const;
 type PlanFormat = (typeof FORMATS)[number];
@@ -49,6 +50,8 @@ export function registerPlanCommands(program: Command): void {
     .action(async (options: PlanDeployOptions) => {
       await planDeploy(options);
     });
+
+  registerPlanUpgradeCommand(plan);
 
   addTaskSelectionOptions(
     plan

@@ -1,8 +1,11 @@
 import type { Command } from 'commander';
-import { DeploymentNotFoundError, SessionGateError, SessionNotCancellableError, SessionNotFoundError } from '../../core/errors';
+import { createInterface } from 'node:readline';
+import { DeploymentNotFoundError, SessionGateError, SessionNotCancellableError, SessionNotFoundError, SessionNotStoppableError } from '../../core/errors';
+import { cancelImpact } from '../../core/rolling-upgrade/cancel-decisions';
 import { RolloutClient } from '../../engine/client/rollout-client';
 import { openSessions } from '../../engine/open-runtime';
-import type { CancelResult, GateResult, RolloutSessions, SessionKind, SessionListing } from '../../engine/runtime';
+import type { CancelResult, GateResult, RolloutSessions, SessionKind, SessionListing, StopResult } from '../../engine/runtime';
+import { targetArgs } from '../run-control';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
@@ -49,7 +52,7 @@ export function registerSessionCommands(program: Command): void {
           process.stdout.write('no sessions\n');
           return;
         }
-        for (const entry of listed) process.stdout.write(`${listingLine(entry)}\n`);
+        process.stdout.write(`${renderListing(listed)}\n`);
       }),
     );
 
@@ -153,12 +156,38 @@ export function registerSessionCommands(program: Command): void {
       }),
     );
 
-  sessionSource(session.command('cancel'))
-    .description('Cancel an upgrade (CRUS deletion rules, then cleanup) or a deployment (no group or batch starts after it; actions in flight finish; it ends CANCELLED)')
-    .argument('<id>', 'upgrade or deployment id')
-    .option('--json', 'print the outcome as one JSON object: {id, kind, state, running}')
+  sessionSource(session.command('stop'))
+    .description(
+      'Stop an upgrade, a deployment or a task run: what is in flight finishes (nodes rebooting, site actions, tasks), nothing new starts, nodes not started are left exactly as they were (a drain not yet followed by a reboot is lifted); it ends STOPPED and `rollout session resume ID` carries it on',
+    )
+    .argument('<id>', 'upgrade, deployment or task run id')
+    .option('--json', 'print the result as one JSON object')
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
+        let result: StopResult;
+        try {
+          result = await sessions.stop(id);
+        } catch (err) {
+          if (err instanceof SessionNotFoundError || err instanceof DeploymentNotFoundError) throw new CliError(`no upgrade, deployment or task run with id '${id}'`, ExitCode.invalidInput);
+          if (err instanceof SessionNotStoppableError) throw new CliError(err.message, ExitCode.notCompleted);
+          throw err;
+        }
+        if (options.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+        else process.stdout.write(`${stopMessage(result, options)}\n`);
+        if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
+      }),
+    );
+
+  sessionSource(session.command('cancel'))
+    .description(
+      'Cancel an upgrade (CRUS deletion rules, then cleanup: after the first boot, lock-step fails every node not yet upgraded, untouched ones included; it asks first, or give --yes) or a deployment (no group or batch starts after it; actions in flight finish; it ends CANCELLED). To end a run without failing nodes, use `rollout session stop`',
+    )
+    .argument('<id>', 'upgrade or deployment id')
+    .option('--json', 'print the outcome as one JSON object: {id, kind, state, running}')
+    .option('--yes', 'cancel without asking, even when the deletion rules fail nodes that were never started (needed without a terminal)')
+    .action(async (id: string, options: SessionOptions & { yes?: boolean }) =>
+      withSessions(options, async (sessions) => {
+        await confirmCancel(sessions, id, options);
         let result: CancelResult;
         try {
           result = await sessions.cancel(id);
@@ -174,6 +203,46 @@ export function registerSessionCommands(program: Command): void {
         if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
       }),
     );
+}
+
+/**
+ * Before a cancel fails nodes that were never started (CRUS's rule for a lock-step session past its
+ * first boot), it says how many and asks; without a terminal it is refused unless --yes. A cancel
+ * that fails nothing untouched (a window, step 0 before its boot, a deployment) does not ask.
+ */
+async function confirmCancel(sessions: RolloutSessions, id: string, options: { yes?: boolean }): Promise<void> {
+  if (options.yes) return;
+  const found = await sessions.session(id);
+  if (found?.kind !== 'upgrade') return;
+  const stored = { ...found.report, mode: found.report.controls.mode, nodeCount: Object.keys(found.report.nodes).length, planTaken: found.report.stepCount > 0, progress: found.report.progress };
+  const { untouched, inFlight } = cancelImpact(stored);
+  if (untouched === 0) return;
+  const what =
+    `cancelling ${id} fails ${untouched} node(s) that were never started` +
+    (inFlight > 0 ? `, and those of the step in flight (up to ${inFlight}) not yet back,` : '') +
+    ` by CRUS's deletion rules (State=FAIL in Slurm, into the failed group '${found.report.failedLabel}'). To end it and leave them as they are, use: rollout session stop ${id}`;
+  if (!process.stdin.isTTY) throw new CliError(`${what}; give --yes to cancel anyway (no terminal to ask on)`, ExitCode.invalidInput);
+  const answer = await ask(`${what}.\nCancel anyway? [y/N] `);
+  if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('not cancelled', ExitCode.notCompleted);
+}
+
+function ask(question: string): Promise<string> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  return new Promise((resolve) => {
+    rl.question(question, (answer) => {
+      rl.close();
+      resolve(answer);
+    });
+    rl.on('close', () => resolve(''));
+  });
+}
+
+/** What a stop request leads to: the running workflow applies it, or (nothing runs it) it is stopped as it stands. */
+function stopMessage({ id, kind, state, running }: StopResult, options: SessionOptions): string {
+  const noun = kind === 'tasks' ? 'task run' : kind;
+  if (!running) return `${noun} ${id} is ${state}, but no execution runs it (stopped, or its process died): nothing is in flight; rollout session resume ${id} carries it on`;
+  const resume = kind === 'tasks' ? '' : `; then rollout session resume ${id} ${targetArgs(options)} carries it on`;
+  return `${noun} ${id} is ${state}: what is in flight finishes, nothing new starts, and it ends STOPPED${resume}`;
 }
 
 /** What a cancel request leads to: the running workflow applies it, or nothing does until the session is resumed. */
@@ -203,17 +272,27 @@ function listingJson(entry: SessionListing): Record<string, unknown> {
   return { kind: 'GroupDeployment', ...rest };
 }
 
-function listingLine(entry: SessionListing): string {
-  if (entry.kind === 'deployment') {
-    const d = entry.deployment;
-    return `${d.deploymentId}  ${d.status.padEnd(8)} deployment ${d.createdAt}  ${d.groupCount} group(s), ${d.nodeCount} node(s)`;
-  }
-  const s = entry.session;
-  return (
-    `${s.upgradeId}  ${s.state.padEnd(8)} ${s.completed ? 'completed ' : 'open      '} ${s.createdAt}  ` +
-    `${s.startingLabel} -> ${s.upgradeTemplateId}  ${stepText(s)} ${s.progress.stage}`
-  );
+/**
+ * The listing as a table with a header. CREATED is the wall clock: a session on simulated time shows
+ * when it was created on the wall clock (its simulated instants are not dates), marked `(sim)`.
+ */
+function renderListing(listed: readonly SessionListing[]): string {
+  const rows = listed.map((entry): string[] => {
+    if (entry.kind === 'deployment') {
+      const d = entry.deployment;
+      return [d.deploymentId, 'deployment', d.status, formatCreated(d.createdAt), `${d.groupCount} group(s), ${d.nodeCount} node(s)`, ''];
+    }
+    const s = entry.session;
+    const done = (s.progress.counts?.upgraded ?? 0) + (s.progress.counts?.failed ?? 0);
+    const created = s.simulatedTime ? (s.wallCreatedAt ? `${formatCreated(s.wallCreatedAt)} (sim)` : 'simulated') : formatCreated(s.createdAt);
+    return [s.upgradeId, 'upgrade', s.state, created, `${s.startingLabel} -> ${s.upgradeTemplateId}`, `${stepText(s)} ${s.progress.stage}, ${done}/${s.nodeCount} done`];
+  });
+  const header = ['ID', 'KIND', 'STATE', 'CREATED', 'WHAT', 'PROGRESS'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [header, ...rows].map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
 }
+
+const formatCreated = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
 
 /**
  * How watch polls: a local table and control plane every quarter second; a deployed stack (no

@@ -4,7 +4,6 @@ import { SessionNotFoundError } from '../../core/errors';
 import { parseUpgradeRequest, type UpgradeRequestInput } from '../../core/rolling-upgrade/upgrade-request';
 import { causeMessage } from '../../engine/execution-cause';
 import { DEFAULT_TIME_SCALE } from '../../engine/open-runtime';
-import type { RolloutRuntime } from '../../engine/runtime';
 import { addTargetOptions, checkSiteOptions, connectRunTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
@@ -14,8 +13,10 @@ import { renderSessionSummary } from '../summary';
 import { namingFlags, UPGRADE_REQUEST_FLAGS } from '../request-flags';
 import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
 import { checkUpgradeGroups } from '../upgrade-groups';
+import { checkDetach, handleInterrupts, reportDetached } from '../run-control';
 
-interface UpgradeOptions extends SiteSourceOptions, TargetOptions {
+/** The options that make the upgrade request. */
+export interface UpgradeRequestOptions {
   startingLabel: string;
   upgradingLabel: string;
   failedLabel: string;
@@ -40,18 +41,38 @@ interface UpgradeOptions extends SiteSourceOptions, TargetOptions {
   healthCheck?: string;
   healthCheckTimeout?: string;
   maintenanceWindow?: string[];
+}
+
+interface UpgradeOptions extends UpgradeRequestOptions, SiteSourceOptions, TargetOptions {
   timeScale?: string;
   json?: boolean;
   siteStateOut?: string;
   dataDir?: string;
   waitForGroups?: boolean;
+  detach?: boolean;
 }
 
 export function registerUpgradeCommand(program: Command): void {
-  addTargetOptions(program.command('upgrade'))
-    .description('Run a rolling upgrade (CRUS model) on the embedded default against a simulated site or a site profile')
-    .option('--site <file>', 'simulated site file (YAML or JSON); not with --endpoint/--aws, whose control plane has its site')
-    .addOption(new Option('--site-config <file>', 'site connection profile: run against the services it names; not with --endpoint/--aws').conflicts('site'))
+  addUpgradeRequestOptions(
+    addTargetOptions(program.command('upgrade'))
+      .description('Run a rolling upgrade (CRUS model) on the embedded default against a simulated site or a site profile')
+      .option('--site <file>', 'simulated site file (YAML or JSON); not with --endpoint/--aws, whose control plane has its site')
+      .addOption(new Option('--site-config <file>', 'site connection profile: run against the services it names; not with --endpoint/--aws').conflicts('site')),
+  )
+    .option('--time-scale <n>', `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host (--site only: a --site-config site runs on the wall clock, or on the scaled clock of the rollout simulate it names)`)
+    .option('--json', 'print the final session as one JSON object')
+    .option('--site-state-out <file>', "write the simulated site's final state to this file")
+    .option('--data-dir <dir>', 'keep sessions on disk here (so `rollout session` can see them)')
+    .option('--wait-for-groups', "start even when a group the labels name is not in the site's inventory yet, and wait for it (by default that is refused)")
+    .option('--detach', 'with --endpoint/--aws: start the session and return at once, printing its id and how to watch, stop or cancel it')
+    .action(async (options: UpgradeOptions) => {
+      process.exitCode = await runUpgrade(options);
+    });
+}
+
+/** The upgrade request's options, one set for `rollout upgrade` and `rollout plan upgrade`. */
+export function addUpgradeRequestOptions(command: Command): Command {
+  return command
     .requiredOption('--starting-label <label>', 'group of nodes to upgrade')
     .requiredOption('--upgrading-label <label>', 'group that holds the nodes being booted')
     .requiredOption('--failed-label <label>', 'group that receives nodes that failed')
@@ -75,15 +96,7 @@ export function registerUpgradeCommand(program: Command): void {
     .option('--bake-seconds <seconds>', 'window with batches: wait this long after each batch')
     .option('--health-check <command>', "a node returns to service only once this command exits 0, run on the site's head node with {node} its name, e.g. 'ssh {node} /usr/sbin/nhc'")
     .option('--health-check-timeout <seconds>', 'longest a health check command may run before the node fails (default 300)')
-    .option('--maintenance-window <cron,minutes[,tz]>', 'new nodes start only inside this window (repeatable), e.g. "0 22 * * *,240,Europe/Zurich"', collect, [])
-    .option('--time-scale <n>', `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host (--site only: a --site-config site runs on the wall clock, or on the scaled clock of the rollout simulate it names)`)
-    .option('--json', 'print the final session as one JSON object')
-    .option('--site-state-out <file>', "write the simulated site's final state to this file")
-    .option('--data-dir <dir>', 'keep sessions on disk here (so `rollout session` can see them)')
-    .option('--wait-for-groups', "start even when a group the labels name is not in the site's inventory yet, and wait for it (by default that is refused)")
-    .action(async (options: UpgradeOptions) => {
-      process.exitCode = await runUpgrade(options);
-    });
+    .option('--maintenance-window <cron,minutes[,tz]>', 'new nodes start only inside this window (repeatable), e.g. "0 22 * * *,240,Europe/Zurich"', collect, []);
 }
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -105,7 +118,7 @@ function maintenanceWindowOption(value: string): Record<string, unknown> {
   return { cron: parts.join(','), durationMinutes: numberOrRaw(duration), ...(timeZone ? { timeZone } : {}) };
 }
 
-function requestFrom(options: UpgradeOptions): UpgradeRequestInput {
+export function requestFrom(options: UpgradeRequestOptions): UpgradeRequestInput {
   const optional = {
     quiesceTimeoutSeconds: numberOrRaw(options.quiesceTimeout),
     bootTimeoutSeconds: numberOrRaw(options.bootTimeout),
@@ -148,7 +161,7 @@ async function runUpgrade(options: UpgradeOptions): Promise<number> {
 }
 
 /** Where and how an upgrade runs and reports: shared by `rollout upgrade` and `rollout session resume`. */
-export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir' | 'waitForGroups'> & TargetOptions;
+export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir' | 'waitForGroups' | 'detach'> & TargetOptions;
 
 /**
  * Runs the rolling-upgrade workflow with `input` (a request, or `{resumeUpgradeId}` to take a
@@ -157,6 +170,7 @@ export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'ti
 export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: UpgradeRequestInput | { resumeUpgradeId: string }): Promise<number> {
   const target = remoteTarget(options);
   checkSiteOptions(options, target !== undefined);
+  checkDetach(options, target !== undefined);
   const source = target ? undefined : await loadSiteSource(options);
   // A remote control plane's site is not reachable from here: its progress shows the workflow's message instead.
   if (source && !('resumeUpgradeId' in input)) {
@@ -174,10 +188,11 @@ export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: Upgr
     }
     const run = 'resumeUpgradeId' in input ? await runtime.resume('upgrade', input.resumeUpgradeId) : await runtime.run('rollingUpgrade', input);
     const upgradeId = 'resumeUpgradeId' in input ? input.resumeUpgradeId : run.id;
+    if (options.detach) return reportDetached({ ...run, id: upgradeId }, options);
     const progress = showSessionProgress(runtime, upgradeId);
-    const stopOnInterrupt = cancelOnInterrupt(runtime, upgradeId);
+    const stopListening = handleInterrupts({ kind: 'upgrade', id: upgradeId }, runtime, options, target !== undefined);
     const outcome = await run.outcome;
-    stopOnInterrupt();
+    stopListening();
     await progress.stop();
 
     if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') {
@@ -203,17 +218,4 @@ export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: Upgr
   } finally {
     await runtime.close();
   }
-}
-
-/** Ctrl-C cancels the session the CRUS way (its deletion rules); a second Ctrl-C leaves at once. */
-function cancelOnInterrupt(runtime: RolloutRuntime, upgradeId: string): () => void {
-  let interrupted = false;
-  const onInterrupt = () => {
-    if (interrupted) process.exit(ExitCode.notCompleted);
-    interrupted = true;
-    process.stderr.write('\ncancelling the session (Ctrl-C again to leave at once)...\n');
-    runtime.cancel(upgradeId).catch((err: unknown) => process.stderr.write(`cancel failed: ${String(err)}\n`));
-  };
-  process.on('SIGINT', onInterrupt);
-  return () => process.off('SIGINT', onInterrupt);
 }

@@ -40,8 +40,8 @@ const common = {
 const sessionStarted = z.strictObject({ ...common, summary: z.string().describe('What runs: the label and step size, or the node and group counts') });
 const sessionFinished = z.strictObject({
   ...common,
-  outcome: z.enum(['COMPLETED', 'FAILED', 'CANCELLED']),
-  state: z.string().describe('The stored end state: READY, DELETED, HALTED (upgrades); SUCCEEDED, FAILED, CANCELLED (deployments)'),
+  outcome: z.enum(['COMPLETED', 'FAILED', 'CANCELLED', 'STOPPED']),
+  state: z.string().describe('The stored end state: READY, DELETED, HALTED, STOPPED (upgrades); SUCCEEDED, FAILED, CANCELLED, STOPPED (deployments). STOPPED: a resume carries it on'),
   detail: z.string().optional(),
 });
 const stepStarted = z.strictObject({

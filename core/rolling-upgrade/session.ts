@@ -1,11 +1,23 @@
 import type { UpgradeRequest } from './upgrade-request';
 
-/** CRUS's stages, plus ROLLING (mode window: every node moves through its own phases in one stage), plus CANCELLING (CRUS's delete sequence) and COMPLETE (the workflow's end). */
-export const STAGES = ['STARTING', 'QUIESCING', 'QUIESCED', 'BOOTING', 'BOOTED', 'WLM_WAITING', 'ROLLING', 'CANCELLING', 'CLEANUP', 'COMPLETE'] as const;
+/**
+ * CRUS's stages, plus ROLLING (mode window: every node moves through its own phases in one stage), plus
+ * CANCELLING (CRUS's delete sequence), COMPLETE (the workflow's end) and STOPPED (the workflow's end for
+ * a session that was stopped: `progress.stop` says where a resume carries on).
+ */
+export const STAGES = ['STARTING', 'QUIESCING', 'QUIESCED', 'BOOTING', 'BOOTED', 'WLM_WAITING', 'ROLLING', 'CANCELLING', 'CLEANUP', 'COMPLETE', 'STOPPED'] as const;
 export type Stage = (typeof STAGES)[number];
 
-/** CRUS's session states; DELETED is a tombstone kept for audit once a cancelled session is cleaned up; HALTED: mode window stopped on its failure budget (the reason is in progress.window.halted). */
-export type SessionState = 'UPDATING' | 'READY' | 'DELETING' | 'DELETED' | 'HALTED';
+/**
+ * CRUS's session states; DELETED is a tombstone kept for audit once a cancelled session is cleaned up;
+ * HALTED: stopped on its failure budget (the reason is in progress.halted, or progress.window.halted);
+ * STOPPING: an operator asked it to stop (nodes in flight finish, nothing new starts, untouched nodes
+ * are left as they were); STOPPED: it did, and `rollout session resume` carries it on.
+ */
+export type SessionState = 'UPDATING' | 'READY' | 'DELETING' | 'DELETED' | 'HALTED' | 'STOPPING' | 'STOPPED';
+
+/** States in which no execution works on the session any more (STOPPED waits for a resume). */
+export const SETTLED_SESSION_STATES: readonly SessionState[] = ['READY', 'DELETED', 'HALTED', 'STOPPED'];
 
 export type NodeStatus = 'NOT_STARTED' | 'IN_PROGRESS' | 'UPGRADED' | 'FAILED';
 
@@ -51,6 +63,15 @@ export interface Progress {
   cancelCursor?: number;
   /** Mode window: the scheduler's session-wide state (the per-op state lives in the node records). */
   window?: WindowProgress;
+  /** The session is stopping (then STOPPED): where a resume carries on. */
+  stop?: { stage: Stage; step: number };
+  /** Lock-step: halted on its failure budget (maxFailed) before the next step; the window keeps its own in window.halted. */
+  halted?: { reason: string; at: number };
+  /**
+   * When the session is expected to end, on its clock, from the pace so far (nodes done per second
+   * since the first node started): written with the counts, so a display reads it from the session item.
+   */
+  estimate?: { endsAt: number; basis: string };
   /**
    * Nodes upgraded and failed so far, for a progress display that reads the session item alone.
    * Lock-step adds a step's nodes when the step ends (and a cancel's chunks as they are failed);
@@ -99,6 +120,10 @@ export interface WindowProgress {
   releasedAhead?: string;
   /** Nodes in flight still draining, as of the last increment (the progress display). */
   draining?: number;
+  /** Nodes in flight drained ahead, without a slot (not counted against maxUnavailable), as of the last increment. */
+  ahead?: number;
+  /** Nodes in flight by phase (DRAINING, BOOTING, BOOTED, CHECKING), as of the last increment: the progress display's live view. */
+  phases?: Partial<Record<NodePhase, number>>;
 }
 
 export interface UpgradeSession extends UpgradeRequest {
@@ -106,7 +131,12 @@ export interface UpgradeSession extends UpgradeRequest {
   kind: 'ComputeUpgradeSession';
   state: SessionState;
   completed: boolean;
+  /** On the session's clock: a simulated instant when `simulatedTime` (see wallCreatedAt). */
   createdAt: string;
+  /** The session runs on simulated time (a simulated site): its instants are not dates, and are never shown as such. */
+  simulatedTime?: boolean;
+  /** On simulated time: the wall-clock instant it was created, for listing it among others. */
+  wallCreatedAt?: string;
   /** Whether the plan snapshot (the starting group's members, in order) has been taken; it is taken once, at step 0. */
   planTaken: boolean;
   /** Nodes in the plan snapshot, and the number of steps they make (0 until the plan is taken). */
@@ -144,6 +174,12 @@ export interface NodeRecord {
   boot?: { session: string; requestedAt: number; finishedAt?: number };
   /** Phase CHECKING: the health check command started on the site's command transport (its id there) and when. */
   check?: { id: string; startedAt: number };
+  /**
+   * When the node entered each phase it went through (epoch ms, the session's clock): the live view's
+   * "since" and the report's timeline. Stamped when a record is written in a new phase; kept per node
+   * record (never in a payload), so it costs nothing at fleet scale.
+   */
+  phaseTimes?: Partial<Record<NodePhase, number>>;
 }
 
 /** A node's op as the annealer keeps it (core/scheduling Operation), minus what the plan gives (id, rank). */

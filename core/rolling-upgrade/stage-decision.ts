@@ -127,7 +127,9 @@ export function isOurDrain(node: WlmNode | undefined): boolean {
 export function recordNodes(nodes: readonly NodeRecord[], record: Omit<NodeRecord, 'name' | 'index'>): NodeAction[] {
   // The lock token stays with the record while the lock is held: the node's later actions are checked against it.
   const keep = (n: NodeRecord) => (n.lockToken !== undefined && record.status === 'IN_PROGRESS' ? { lockToken: n.lockToken } : {});
-  return nodes.length === 0 ? [] : [{ type: 'recordNodes', records: nodes.map((n) => ({ name: n.name, index: n.index, ...keep(n), ...record })) }];
+  // The phases it went through stay with it (the new one is stamped when written); a node put back starts afresh.
+  const times = (n: NodeRecord) => (n.phaseTimes !== undefined && record.status !== 'NOT_STARTED' ? { phaseTimes: n.phaseTimes } : {});
+  return nodes.length === 0 ? [] : [{ type: 'recordNodes', records: nodes.map((n) => ({ name: n.name, index: n.index, ...keep(n), ...times(n), ...record })) }];
 }
 
 export function releaseLocks(nodes: readonly { name: string }[]): NodeAction[] {
@@ -165,4 +167,10 @@ export function failInSite(
     ...(toFail.length > 0 ? [{ type: 'fail' as const, nodes: toFail, reason }] : []),
     { type: 'addToGroup', label: session.failedLabel, nodes: names(nodes) },
   ];
+}
+
+/** A record entering its phase now: the phase's time stamped, unless it was in that phase already (a retried write keeps the first time). */
+export function stampPhase(record: NodeRecord, now: number): NodeRecord {
+  if (record.phase === undefined || record.phaseTimes?.[record.phase] !== undefined) return record;
+  return { ...record, phaseTimes: { ...record.phaseTimes, [record.phase]: now } };
 }

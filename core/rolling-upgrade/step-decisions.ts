@@ -18,6 +18,7 @@ import {
 import { isQuiet } from './wlm-readiness';
 import { describeHealthFailures, returnVerdict, startChecks, type HealthCheckResult } from './health-check';
 import { healthCheckCommand } from './upgrade-request';
+import { upgradePolicy } from './upgrade-policy';
 
 /**
  * The decisions of one step, stage by stage (CRUS's watcher): each is given what the activity
@@ -52,6 +53,18 @@ export function decideStartStep({ session, progress, nodes, observed, now }: Sta
       : [];
   if (progress.step >= session.stepCount) {
     return { progress: enterStage('CLEANUP', progress.step, now), waitSeconds: 0, actions: emptyFailed, message: 'No nodes left to upgrade' };
+  }
+  // The failure budget, as the window keeps it: the step in flight finished; no new step starts.
+  const budget = upgradePolicy(session, session.nodeCount).maxFailedNodes;
+  const failed = progress.counts?.failed ?? 0;
+  if (budget !== undefined && failed > budget) {
+    const halted = { reason: `${failed} failed nodes exceed maxFailed (${budget})`, at: now };
+    return {
+      progress: enterStage('CLEANUP', progress.step, now, { halted, ...(progress.counts ? { counts: progress.counts } : {}) }),
+      waitSeconds: 0,
+      actions: emptyFailed,
+      message: `Halted before step ${progress.step}: ${halted.reason}; the steps after it are not started`,
+    };
   }
   if (nodes.length === 0) return nextStep(progress.step, now, emptyFailed);
 
@@ -94,14 +107,17 @@ export function decideQuiesce({ session, progress, nodes, observed, now }: Stage
     return {
       progress: enterStage('QUIESCED', progress.step, now),
       waitSeconds: 0,
-      actions: [],
+      actions: recordNodes(nodes.filter((n) => n.phase !== 'QUIESCED'), { status: 'IN_PROGRESS', phase: 'QUIESCED' }),
       message: `Step ${progress.step}: ${nodes.length} node(s) quiesced`,
     };
   }
+  // The live view: each node that became quiet is recorded so, with the time (only those that changed: one write at most per node).
+  const quietNow = nodes.filter((n) => n.phase !== 'QUIESCED' && !busy.includes(n));
+  const quiet = recordNodes(quietNow, { status: 'IN_PROGRESS', phase: 'QUIESCED' });
   if (now - progress.stageStartedAt < session.quiesceTimeoutSeconds * 1000) {
-    return { progress, waitSeconds: session.pollIntervalSeconds, actions: [] };
+    return { progress, waitSeconds: session.pollIntervalSeconds, actions: quiet };
   }
-  const actions = failNodes(session, busy, FailureReason.quiesceTimeout, observed.wlm);
+  const actions = [...quiet, ...failNodes(session, busy, FailureReason.quiesceTimeout, observed.wlm)];
   const message = `Step ${progress.step}: ${busy.length} node(s) still busy after ${session.quiesceTimeoutSeconds} s failed: ${shortList(names(busy))}`;
   if (busy.length === nodes.length) return nextStep(progress.step, now, actions, message);
   return { progress: enterStage('QUIESCED', progress.step, now), waitSeconds: 0, actions, message };

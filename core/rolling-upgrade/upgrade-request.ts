@@ -48,6 +48,19 @@ const maintenanceWindowSchema = z
 const WINDOW_ONLY = ['maxUnavailable', 'drainAhead', 'maxUnavailablePerRack', 'batches'] as const;
 
 /**
+ * Why each is refused in lock-step, and what to give instead. maxUnavailable is refused rather than
+ * read as the step size: a lock-step step takes all its nodes out of service together, so the step
+ * size is the cap already, and a second number for it could only agree with it or contradict it.
+ */
+const WINDOW_ONLY_REASONS: Record<(typeof WINDOW_ONLY)[number], string> = {
+  maxUnavailable:
+    "maxUnavailable applies to mode 'window' only: in mode 'lockstep' each step takes exactly upgradeStepSize nodes out of service at once, so the step size is the cap (give --step-size N, or --mode window --max-unavailable N)",
+  drainAhead: "drainAhead applies to mode 'window' only (lockstep drains each step when it starts)",
+  maxUnavailablePerRack: "maxUnavailablePerRack applies to mode 'window' only (lockstep takes upgradeStepSize nodes per step in plan order, whatever their rack)",
+  batches: "batches applies to mode 'window' only (lockstep's batches are its steps of upgradeStepSize)",
+};
+
+/**
  * The request that starts a rolling upgrade: CRUS's upgrade session fields in camelCase,
  * plus the timeouts and poll interval CRUS lacks. Plain JSON, so it can be pasted into the console.
  */
@@ -124,9 +137,7 @@ export const upgradeRequestSchema = z
   .superRefine((req, ctx) => {
     if (req.mode === 'lockstep') {
       for (const field of WINDOW_ONLY) {
-        if (req[field] !== undefined) {
-          ctx.addIssue({ code: 'custom', path: [field], message: `${field} applies to mode 'window' only (lockstep takes upgradeStepSize nodes per step)` });
-        }
+        if (req[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: WINDOW_ONLY_REASONS[field] });
       }
       if (req.order !== 'plan') ctx.addIssue({ code: 'custom', path: ['order'], message: "order 'idle-first' applies to mode 'window' only (lockstep keeps plan order)" });
     } else {
@@ -207,7 +218,6 @@ export function unsupportedControls(request: UpgradeRequest): FieldProblem[] {
   const problems: FieldProblem[] = [];
   const notYet = (field: string, what: string) => problems.push({ field, message: `${what} is not supported by the workflow yet` });
   if (request.mode === 'lockstep') {
-    if (request.maxFailed !== undefined) notYet('maxFailed', "a failure budget in mode 'lockstep'");
     if (request.approval !== 'none') notYet('approval', "approval in mode 'lockstep'");
     if (request.pauseAfterBatches !== undefined) notYet('pauseAfterBatches', "pausing for approval in mode 'lockstep'");
     if (request.haltOnOutsideFailures) notYet('haltOnOutsideFailures', "halting on failures outside the plan in mode 'lockstep'");

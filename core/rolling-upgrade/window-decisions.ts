@@ -1,7 +1,7 @@
 import { applyDecision, commitSchedule, proposeSchedule, recordOutcome, schedule, type Decision, type Observations, type ScheduleState } from '../scheduling';
 import type { BootSessionStatus, InventoryNode, WlmNode } from '../site/site-nodes';
 import { shortList } from '../text';
-import { DRAIN_REASON, FailureReason, type NodeRecord, type WindowProgress } from './session';
+import { DRAIN_REASON, FailureReason, type NodePhase, type NodeRecord, type WindowProgress } from './session';
 import { enterStage, failInSite, isDrained, isOurDrain, names, releaseLocks, type NodeAction, type StageDecision } from './stage-decision';
 import { upgradeOperations, upgradeOpId, upgradePolicy } from './upgrade-policy';
 import { emptyMarks, hasPosition, Mark, withMarks, withPositions } from './plan-marks';
@@ -176,6 +176,10 @@ export function scheduleWindow({ session, progress, view, observed, now }: Windo
   const window = gatedWindow(session, progress.window ?? initialWindowProgress(session.nodeCount));
   const state = windowScheduleState(view, window, progress.counts);
   const decision = schedule(state, upgradePolicy(session, session.nodeCount), now, windowObservations([...view.inFlight, ...view.candidates], observed, now, window));
+  if (session.state === 'STOPPING') {
+    // Stopping: start nothing and open no wave; the run finishes by the scheduler only if nothing was left to start (or it halted).
+    return { ...decision, start: [], admit: [], wave: window.wave, ...(decision.finished ? {} : { leftAlone: [], blocked: [] }) };
+  }
   if (session.state !== 'DELETING') return decision;
   // Deleting: start nothing, and no run "finishes" by the scheduler: the delete sequence takes over.
   return { ...decision, start: [], admit: [], finished: false, leftAlone: [], blocked: [] };
@@ -203,6 +207,8 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   const opNode = (opId: string) => opId.slice(0, -'/upgrade'.length);
   const decision: Decision = { ...input.decision, start: input.decision.start.filter((s) => !lockedByOthers.has(opNode(s.op))) };
   const deleting = session.state === 'DELETING';
+  // A stop puts back what is not rebooted yet, as a cancel does, but the session ends STOPPED (resumable) instead.
+  const stopping = session.state === 'STOPPING';
 
   let state = applyDecision(windowScheduleState(view, window, progress.counts), decision, now);
   const changed = new Map<string, NodeRecord>();
@@ -246,7 +252,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   // Released (gated, no free slot when due) or, when deleting, not booted yet: our drain is lifted.
   const lift = (name: string, reason?: string) => {
     if (isOurDrain(observed.wlm.get(name))) resume.push(name);
-    const { op: _op, phase: _phase, boot: _boot, check: _check, reason: _reason, lockToken: _token, ...rest } = current(name);
+    const { op: _op, phase: _phase, boot: _boot, check: _check, reason: _reason, lockToken: _token, phaseTimes: _times, ...rest } = current(name);
     put({ ...rest, status: 'NOT_STARTED', ...(reason ? { reason } : {}) });
     release.push(name);
   };
@@ -263,7 +269,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     if (op.state !== 'TRANSITION' || startedNow.has(record.name)) continue;
     const wlm = observed.wlm.get(record.name);
     const phase = record.phase;
-    if (deleting && (phase === 'DRAINING' || phase === 'QUIESCED')) {
+    if ((deleting || stopping) && (phase === 'DRAINING' || phase === 'QUIESCED')) {
       state = { ...state, ops: state.ops.map((o) => (o.id === op.id ? { ...o, state: 'TODO' as const } : o)) };
       lift(record.name);
       continue;
@@ -330,7 +336,11 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   const boots: NodeAction[] = [];
   if (toBoot.length > 0) {
     const name = windowBootSessionName(session.upgradeId, bootCount++);
-    for (const node of toBoot) put({ ...current(node), phase: 'BOOTING', boot: { session: name, requestedAt: now } });
+    // Quiet now (drained, no job), and rebooted now: both phases stamped (the quiet one was never written on its own).
+    for (const node of toBoot) {
+      const record = current(node);
+      put({ ...record, phase: 'BOOTING', boot: { session: name, requestedAt: now }, phaseTimes: { ...record.phaseTimes, QUIESCED: record.phaseTimes?.QUIESCED ?? now } });
+    }
     boots.push({ type: 'startBoot', name, template: session.upgradeTemplateId, limit: toBoot.join(',') });
     messages.push(`Window: boot session ${name} started for ${toBoot.length} node(s) with template ${session.upgradeTemplateId}`);
   }
@@ -347,6 +357,14 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   // A settled entry ended in an increment whose progress write was lost: its wave counts it now.
   const endedInWave = leaving.filter((r) => r.phase !== 'LOCK_LOST' && r.op?.wave === state.wave).length;
   const draining = state.ops.filter((op) => op.state === 'TRANSITION' && (current(op.node).phase ?? 'DRAINING') === 'DRAINING').length;
+  // Drained ahead: in flight without a slot (not counted against maxUnavailable).
+  const ahead = state.ops.filter((op) => op.state === 'TRANSITION' && op.holdsSlot === false).length;
+  const phases: Partial<Record<NodePhase, number>> = {};
+  for (const op of state.ops) {
+    if (op.state !== 'TRANSITION') continue;
+    const phase = current(op.node).phase ?? 'DRAINING';
+    phases[phase] = (phases[phase] ?? 0) + 1;
+  }
 
   const nextWindow: WindowProgress = {
     wave: state.wave,
@@ -367,6 +385,8 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     ...(newWave ? { waveStartCounts: counts } : window.waveStartCounts ? { waveStartCounts: window.waveStartCounts } : {}),
     ...(endedInWave > 0 ? { waveLastEndedAt: now } : !newWave && window.waveLastEndedAt !== undefined ? { waveLastEndedAt: window.waveLastEndedAt } : {}),
     draining,
+    ahead,
+    phases,
     ...(decision.release.length > 0 || window.releasedAhead !== undefined
       ? { releasedAhead: withPositions(window.releasedAhead, session.nodeCount, decision.release.map(({ op }) => byName.get(opNode(op))!.index)) }
       : {}),
@@ -388,8 +408,12 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
 
   let next: Progress = { ...progress, window: nextWindow, counts };
   if (deleting && !inFlight) {
-    // Nothing booting any more: the rest of the plan is recorded failed (the delete sequence, in chunks).
+    // Nothing booting any more: the rest of the plan is recorded left alone (the delete sequence, in chunks).
     next = enterStage('CANCELLING', 0, now, { cancelMode: 'record-remaining', cancelCursor: 0, window: nextWindow, counts });
+  } else if (stopping && !inFlight && !decision.finished) {
+    // Nothing in flight any more: the cleanup closes the session STOPPED; a resume carries the window on.
+    next = enterStage('CLEANUP', 0, now, { stop: { stage: 'ROLLING', step: 0 }, window: nextWindow, counts });
+    messages.push('Window stopped: nothing in flight; the nodes not started are left as they were');
   } else if (decision.finished) {
     const reasons = new Map(decision.leftAlone.map(({ op, reason }) => [opNode(op), reason]));
     for (const record of input.outsideTodo ?? []) if (decision.leftAloneOutside !== undefined) reasons.set(record.name, decision.leftAloneOutside);

@@ -9,7 +9,7 @@ import type { WorkflowName } from '../../contracts';
 import { idForExecution } from '../../core/execution-id';
 import type { SiteState } from '../../simulator';
 import { executionRunsSession, SESSION_CONTROL_KEYS } from '../../core/session-control';
-import { runKindOf, type CancelResult, type GateResult, type RolloutRuntime, type RunOutcome, type SessionKind, type SessionListing, type SessionProgress, type SessionStatus, type SessionView, type StartedRun } from '../runtime';
+import { runKindOf, type CancelResult, type GateResult, type RolloutRuntime, type RunOutcome, type SessionKind, type SessionListing, type SessionProgress, type SessionStatus, type SessionView, type StartedRun, type StopResult } from '../runtime';
 import type { TaskRunView } from '../reports/task-run-report';
 import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
 import type { ControlPlaneEndpoints } from '../sfn-endpoint';
@@ -118,8 +118,8 @@ export class RolloutClient implements RolloutRuntime {
     return false;
   }
 
-  /** Aborts an execution as StopExecution does on AWS: no cleanup (drained nodes stay drained, locks stay). */
-  async stop(executionArn: string, cause?: string): Promise<void> {
+  /** Aborts an execution as StopExecution does on AWS: no cleanup (drained nodes stay drained, locks stay). Not a session's stop (see stop). */
+  async abortExecution(executionArn: string, cause?: string): Promise<void> {
     await this.sfn.send(new StopExecutionCommand({ executionArn, ...(cause ? { cause } : {}) }));
   }
 
@@ -180,6 +180,13 @@ export class RolloutClient implements RolloutRuntime {
   async cancel(id: string): Promise<CancelResult> {
     const result = await this.reads.cancel(id);
     return { ...result, running: await this.isRunning(result.kind, id) };
+  }
+
+  /** The stop request; `running` says whether an execution is there to pick it up. */
+  async stop(id: string): Promise<StopResult> {
+    const result = await this.reads.stop(id);
+    // A task run has no session executions to list (it runs as the TaskGraph workflow's own): the stored answer stands.
+    return result.kind === 'tasks' ? result : { ...result, running: await this.isRunning(result.kind, id) };
   }
 
   gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {

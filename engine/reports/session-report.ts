@@ -1,4 +1,5 @@
-import type { NodeStatus, Progress, SessionState, UpgradeSession } from '../../core/rolling-upgrade/session';
+import { FailureReason, SETTLED_SESSION_STATES, type NodeStatus, type Progress, type SessionState, type UpgradeSession } from '../../core/rolling-upgrade/session';
+import { livePhase, livePhaseSince, outOfService, type LivePhase } from '../../core/rolling-upgrade/live-phase';
 import type { UpgradeControls } from '../../core/rolling-upgrade/upgrade-request';
 import type { SessionStore } from '../../ports/session-store';
 
@@ -7,6 +8,14 @@ export interface NodeReport {
   reason?: string;
   /** The workload manager's name of the node where it differs from the inventory's (CSM: `nid000006` for `x3000c0s19b1n0`). */
   wlmName?: string;
+  /** Where it is now (core/rolling-upgrade/live-phase.ts): waiting, draining, quiet, booting, returning, checking, back, failed, ... */
+  phase: LivePhase;
+  /** When it entered that phase (ISO, the session's clock: see the report's timeBase). */
+  since?: string;
+  /** Out of service from, and to (ISO, the session's clock): quiet or rebooting until back or failed. */
+  outOfService?: { from: string; to?: string };
+  /** Mode window: the wave (batch) it started in, 1-based. */
+  wave?: number;
 }
 
 /** A session as `rollout upgrade --json` and `rollout session get` print it. */
@@ -26,6 +35,8 @@ export interface SessionReport {
   wlmReturnTimeoutSeconds: number;
   pollIntervalSeconds: number;
   createdAt: string;
+  /** On simulated time: the wall-clock instant it was created. */
+  wallCreatedAt?: string;
   stepCount: number;
   /** The rolling-upgrade controls the session ran with (absent fields: not asked for). */
   controls: SessionControls;
@@ -39,9 +50,26 @@ export interface SessionReport {
   waiting?: string;
   /** The batch (1-based) that waits for `rollout session approve`, also while paused. */
   awaitingApprovalOfBatch?: number;
-  progress: Pick<Progress, 'step' | 'stage'>;
+  /** Where it is; `stop`: a stopped session, where a resume carries on. */
+  progress: Pick<Progress, 'step' | 'stage' | 'stop'>;
   counts: Record<NodeStatus, number>;
+  /** Nodes by live phase. */
+  phases: Partial<Record<LivePhase, number>>;
+  /**
+   * What the instants are: `wall-clock` dates, or `simulated` instants of a simulated site's clock
+   * (not dates: shown as offsets from the session's start).
+   */
+  timeBase: 'wall-clock' | 'simulated';
+  /** Lock-step cancels: failed nodes that the deletion rules failed (most never started). */
+  failedByCancel?: number;
+  /** Mode window: the waves (batches) that opened, 1-based, with what each did. */
+  waves?: { wave: number; nodes: number; upgraded: number; failed: number }[];
+  /** When it should end at the pace so far (ISO, the session's clock), while it runs. */
+  estimate?: { endsAt: string; basis: string };
+  /** CRUS's messages (text only). */
   messages: string[];
+  /** The messages with the instant each was posted (ISO, the session's clock). */
+  messageLog: { at: string; text: string }[];
   nodes: Record<string, NodeReport>;
 }
 
@@ -54,29 +82,59 @@ function controlsOf(session: UpgradeSession): SessionControls {
   return Object.fromEntries(Object.entries(all).filter(([, v]) => v !== undefined)) as SessionControls;
 }
 
-/** From the session's creation to the instant it reached COMPLETE. */
+/**
+ * From the session's creation to the instant it reached COMPLETE. Never negative: a session resumed
+ * on a fresh simulated clock from before its start (an older data directory) reports 0, not minus.
+ */
 export function makespanSeconds(session: UpgradeSession): number | undefined {
   if (session.progress.stage !== 'COMPLETE') return undefined;
-  return (session.progress.stageStartedAt - Date.parse(session.createdAt)) / 1000;
+  return Math.max(0, (session.progress.stageStartedAt - Date.parse(session.createdAt)) / 1000);
 }
 
+const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
+
 export async function buildSessionReport(store: SessionStore, session: UpgradeSession): Promise<SessionReport> {
-  const [messages, plan, wlmNames, records] = await Promise.all([
-    store.listMessages(session.upgradeId),
+  const [messageLog, plan, wlmNames, records] = await Promise.all([
+    store.listTimedMessages(session.upgradeId),
     session.planTaken ? store.getPlanSlice(session.upgradeId, 0, session.nodeCount) : Promise.resolve([]),
     session.planTaken ? store.getPlanWlmNames(session.upgradeId, 0, session.nodeCount) : Promise.resolve([]),
     store.listNodes(session.upgradeId),
   ]);
   const byName = new Map(records.map((r) => [r.name, r]));
   const counts: Record<NodeStatus, number> = { NOT_STARTED: 0, IN_PROGRESS: 0, UPGRADED: 0, FAILED: 0 };
+  const phases: Partial<Record<LivePhase, number>> = {};
   const nodes: Record<string, NodeReport> = {};
+  const ended = SETTLED_SESSION_STATES.includes(session.state);
+  const waves = new Map<number, { wave: number; nodes: number; upgraded: number; failed: number }>();
+  let failedByCancel = 0;
   plan.forEach((name, i) => {
     const record = byName.get(name);
     const status = record?.status ?? 'NOT_STARTED';
     counts[status]++;
-    const wlmName = wlmNames[i];
-    nodes[name] = { status, ...(record?.reason ? { reason: record.reason } : {}), ...(wlmName && wlmName !== name ? { wlmName } : {}) };
+    const phase = livePhase(record, ended);
+    phases[phase] = (phases[phase] ?? 0) + 1;
+    const since = iso(livePhaseSince(record));
+    const out = record && outOfService(record);
+    const wave = record?.op?.wave;
+    nodes[name] = {
+      status,
+      ...(record?.reason ? { reason: record.reason } : {}),
+      ...(wlmNames[i] && wlmNames[i] !== name ? { wlmName: wlmNames[i] } : {}),
+      phase,
+      ...(since ? { since } : {}),
+      ...(out ? { outOfService: { from: iso(out.from)!, ...(out.to !== undefined ? { to: iso(out.to)! } : {}) } } : {}),
+      ...(wave !== undefined ? { wave: wave + 1 } : {}),
+    };
+    if (status === 'FAILED' && record?.reason === FailureReason.sessionDeleted) failedByCancel++;
+    if (wave !== undefined) {
+      const w = waves.get(wave) ?? { wave: wave + 1, nodes: 0, upgraded: 0, failed: 0 };
+      w.nodes++;
+      if (status === 'UPGRADED') w.upgraded++;
+      if (status === 'FAILED') w.failed++;
+      waves.set(wave, w);
+    }
   });
+  const estimate = session.progress.estimate;
   return {
     upgradeId: session.upgradeId,
     kind: session.kind,
@@ -93,18 +151,25 @@ export async function buildSessionReport(store: SessionStore, session: UpgradeSe
     wlmReturnTimeoutSeconds: session.wlmReturnTimeoutSeconds,
     pollIntervalSeconds: session.pollIntervalSeconds,
     createdAt: session.createdAt,
+    ...(session.wallCreatedAt ? { wallCreatedAt: session.wallCreatedAt } : {}),
     stepCount: session.stepCount,
     controls: controlsOf(session),
     ...(makespanSeconds(session) !== undefined ? { makespanSeconds: makespanSeconds(session)! } : {}),
-    ...(session.progress.window?.halted ? { haltedReason: session.progress.window.halted.reason } : {}),
+    ...((session.progress.window?.halted ?? session.progress.halted) ? { haltedReason: (session.progress.window?.halted ?? session.progress.halted)!.reason } : {}),
     ...(session.operator?.paused ? { paused: true } : {}),
     ...(session.progress.window?.waiting && !session.completed ? { waiting: session.progress.window.waiting } : {}),
     ...(session.progress.window?.awaitingApproval !== undefined && session.state === 'UPDATING' && !session.operator?.approvedWaves?.includes(session.progress.window.awaitingApproval)
       ? { awaitingApprovalOfBatch: session.progress.window.awaitingApproval + 1 }
       : {}),
-    progress: { step: session.progress.step, stage: session.progress.stage },
+    progress: { step: session.progress.step, stage: session.progress.stage, ...(session.progress.stop ? { stop: session.progress.stop } : {}) },
     counts,
-    messages,
+    phases,
+    timeBase: session.simulatedTime ? 'simulated' : 'wall-clock',
+    ...(failedByCancel > 0 ? { failedByCancel } : {}),
+    ...(session.mode === 'window' ? { waves: [...waves.values()].sort((a, b) => a.wave - b.wave) } : {}),
+    ...(estimate && !ended ? { estimate: { endsAt: iso(estimate.endsAt)!, basis: estimate.basis } } : {}),
+    messages: messageLog.map((m) => m.text),
+    messageLog,
     nodes,
   };
 }

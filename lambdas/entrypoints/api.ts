@@ -65,6 +65,7 @@ export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = ne
     cancel: (id) => reads.cancel(id),
     // Pause, unpause and approve wake a rolling upgrade parked for its operator the same way.
     gate: (id, action) => reads.gate(id, action),
+    stop: (id) => reads.stop(id),
     async run(workflow, input) {
       const stateMachineArn = stateMachines[workflow];
       if (!stateMachineArn) throw new Error(`the REST API does not start ${workflow} workflows`);

@@ -12,6 +12,7 @@ import {
   sessionSummarySchema,
   startedDeploymentSchema,
   startedSessionSchema,
+  stopResultSchema,
 } from '../../api/schemas';
 import { problemSchema } from '../../api/problems';
 import { call, startServedApi, type ApiReply } from '../support/api';
@@ -74,6 +75,30 @@ describe('upgrade sessions over HTTP (CRUS semantics)', () => {
     expectProblem(await request('DELETE', `/sessions/${id}`), 404);
   });
 
+  it('stops a session (POST /sessions/{id}/stop: 200 STOPPING, then STOPPED: its draining step put back, nothing failed); 409 once stopped; DELETE of the stopped session applies the deletion rules', async () => {
+    const created = await request('POST', '/sessions', upgradeRequest());
+    const id = created.body.id as string;
+    await eventually(runtime, async () => ((await runtime.store.getSession(id))?.progress.stage === 'QUIESCING' ? true : undefined), 'QUIESCING');
+
+    const stopped = await request('POST', `/sessions/${id}/stop`);
+    expect(stopped.status).toBe(200);
+    expect(stopResultSchema.parse(stopped.body)).toEqual({ id, kind: 'upgrade', state: 'STOPPING', running: true });
+    await eventually(runtime, async () => ((await runtime.store.getSession(id))?.state === 'STOPPED' ? true : undefined), 'STOPPED');
+    const got = sessionReportSchema.parse((await request('GET', `/sessions/${id}`)).body);
+    expect(got).toMatchObject({ state: 'STOPPED', counts: { FAILED: 0, NOT_STARTED: 4 } });
+    expect(runtime.simulator.state().nodes[nodeName(0)]!.wlmState).toBe('IDLE');
+    expectProblem(await request('POST', `/sessions/${id}/stop`), 409);
+    expectProblem(await request('POST', '/sessions/no-such-id/stop'), 404);
+    expectProblem(await request('GET', `/sessions/${id}/stop`), 405);
+
+    // A DELETE of it is stored (DELETING); nothing runs a stopped session, so its resume applies the deletion rules.
+    const deleted = await request('DELETE', `/sessions/${id}`);
+    expect(cancelResultSchema.parse(deleted.body)).toMatchObject({ id, state: 'DELETING' });
+    await (await runtime.clock.busy(() => runtime.run('rollingUpgrade', { resumeUpgradeId: id }))).outcome;
+    expect((await request('GET', `/sessions/${id}`)).body).toMatchObject({ state: 'DELETED', counts: { FAILED: 0 } });
+    await request('DELETE', `/sessions/${id}`);
+  });
+
   it('refuses invalid fields with a 422 naming each, and a body that is not a JSON object with a 400', async () => {
     expectProblem(await request('POST', '/sessions', upgradeRequest({ upgradeStepSize: 0, failedLabel: undefined })), 422, ['failedLabel', 'upgradeStepSize']);
     expectProblem(await request('POST', '/sessions', upgradeRequest({ colour: 'blue' })), 422, ['colour']);
@@ -128,6 +153,9 @@ describe('group deployments over HTTP', () => {
 
     expect((await request('PUT', `/deployments/${id}`)).headers.get('allow')).toBe('GET, DELETE, HEAD');
     expectProblem(await request('DELETE', '/deployments/no-such-id'), 404);
+    // Stop beside DELETE: an ended deployment cannot be stopped (409), an unknown one is a 404.
+    expectProblem(await request('POST', `/deployments/${id}/stop`), 409);
+    expectProblem(await request('POST', '/deployments/no-such-id/stop'), 404);
     expectProblem(await request('GET', '/deployments/no-such-id'), 404);
     expectProblem(await request('POST', '/deployments', { maxParallelGroups: 0 }), 422, ['maxParallelGroups']);
     expectProblem(await request('POST', '/deployments', '{"nodes": ['), 400);

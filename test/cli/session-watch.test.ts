@@ -60,7 +60,7 @@ describe('rollout session watch and cancel, over an endpoint', () => {
     };
     const stopped = await client.run('rollingUpgrade', upgradeRequest({ startingLabel: 'compute', upgradeStepSize: 2 }));
     await until(() => quiescing(stopped.id), 'the first upgrade QUIESCING');
-    await client.stop(stopped.executionArn);
+    await client.abortExecution(stopped.executionArn);
     expect((await stopped.outcome).status).toBe('ABORTED');
     // An unrelated upgrade runs meanwhile (its own nodes: the stopped one still holds the first two).
     const other = await client.run('rollingUpgrade', upgradeRequest({ startingLabel: 'compute', upgradeStepSize: 4 }));

@@ -1,3 +1,4 @@
+import { isDeploymentWindingDown } from '../../../ports/deployment-store';
 import {
   applyInterruptedPhase,
   applyPhaseResult,
@@ -29,7 +30,7 @@ export interface PhaseOutcome extends PhaseRef {
  * its stage: it is not judged on work it never did).
  */
 export async function evaluatePhase(event: PhaseRef, deps: GroupDeploymentDependencies): Promise<PhaseOutcome> {
-  const cancelling = (await loadRun(deps, event.deploymentId)).record.status === 'CANCELLING';
+  const cancelling = isDeploymentWindingDown((await loadRun(deps, event.deploymentId)).record.status);
   const { succeededNodes, failedNodes } = await outcomesOf(event, deps);
   const reported = new Set([...succeededNodes, ...failedNodes]);
   const state = await updateRunState(deps, event.deploymentId, (plan, current) => {

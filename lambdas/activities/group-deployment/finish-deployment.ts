@@ -6,7 +6,7 @@ import { loadRun } from './run-state';
 
 export interface DeploymentOutcome {
   deploymentId: string;
-  status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
+  status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'STOPPED';
   criticalGroupsFailed: string[];
   /** For the workflow's Fail state: names the critical groups that failed (a cancelled run: what it left undone). */
   cause: string;
@@ -19,9 +19,12 @@ export interface DeploymentOutcome {
 export async function finishDeployment(event: { deploymentId: string }, deps: GroupDeploymentDependencies): Promise<DeploymentOutcome> {
   const { record, plan } = await loadRun(deps, event.deploymentId);
   let outcome: DeploymentOutcome;
-  if (record.status === 'CANCELLING' || record.status === 'CANCELLED') {
+  if (record.status === 'CANCELLING' || record.status === 'CANCELLED' || record.status === 'STOPPING' || record.status === 'STOPPED') {
     const criticalGroupsFailed = plan.order.filter((name) => plannedGroup(plan, name).critical && groupRunState(record.state, name).stage === 'FAILED');
-    outcome = { deploymentId: event.deploymentId, status: 'CANCELLED', criticalGroupsFailed, cause: summarizeCancelledRun(plan, record.state).cause };
+    // A stopped run ends STOPPED (a resume carries it on), a cancelled one CANCELLED.
+    const stopped = record.status === 'STOPPING' || record.status === 'STOPPED';
+    const { cause } = summarizeCancelledRun(plan, record.state);
+    outcome = { deploymentId: event.deploymentId, status: stopped ? 'STOPPED' : 'CANCELLED', criticalGroupsFailed, cause: stopped ? cause.replace(/^Deployment cancelled/, 'Deployment stopped') : cause };
   } else {
     const result = summarizeDeploymentRun(plan, record.state);
     const failed = [...result.criticalGroupsFailed];

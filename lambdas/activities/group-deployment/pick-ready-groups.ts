@@ -1,3 +1,4 @@
+import { isDeploymentWindingDown } from '../../../ports/deployment-store';
 import { groupsToStart, interruptedGroups } from '../../../core/group-deployment';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
@@ -18,7 +19,7 @@ export interface ReadyGroups extends DeploymentPointer {
  */
 export async function pickReadyGroups(event: DeploymentPointer, deps: GroupDeploymentDependencies): Promise<ReadyGroups> {
   const { record, plan } = await loadRun(deps, event.deploymentId);
-  if (record.status === 'CANCELLING') return { deploymentId: event.deploymentId, maxParallelGroups: event.maxParallelGroups, ready: [], done: true };
+  if (isDeploymentWindingDown(record.status)) return { deploymentId: event.deploymentId, maxParallelGroups: event.maxParallelGroups, ready: [], done: true };
   const interrupted = interruptedGroups(plan, record.state).slice(0, event.maxParallelGroups);
   const ready = [...interrupted, ...groupsToStart(plan, record.state, event.maxParallelGroups - interrupted.length)];
   const at = eventTime(deps.clock.now());

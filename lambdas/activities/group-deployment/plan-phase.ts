@@ -1,3 +1,4 @@
+import { isDeploymentWindingDown } from '../../../ports/deployment-store';
 import { groupRunState } from '../../../core/group-deployment';
 import { batchesPerPage } from '../../../core/group-deployment/batch-pages';
 import type { GroupDeploymentDependencies } from './dependencies';
@@ -24,7 +25,7 @@ export async function planPhase(event: PhaseRef, deps: GroupDeploymentDependenci
   const run = await loadRun(deps, event.deploymentId);
   const resumedDeploy = event.phase === 'PREPARE' && groupRunState(run.record.state, event.group).stage === 'PREPARED';
   const ref: PhaseRef = { deploymentId: event.deploymentId, group: event.group, phase: resumedDeploy ? 'DEPLOY' : event.phase };
-  if (run.record.status === 'CANCELLING' || !isPhaseDue(run, event.group, ref.phase)) return { ...ref, skip: true, batchCount: 0, maxConcurrency: 1, pages: [], taskGraph: false };
+  if (isDeploymentWindingDown(run.record.status) || !isPhaseDue(run, event.group, ref.phase)) return { ...ref, skip: true, batchCount: 0, maxConcurrency: 1, pages: [], taskGraph: false };
   if (ref.phase === 'DEPLOY' && run.record.settings.taskGraph) return { ...ref, skip: false, batchCount: 0, maxConcurrency: 1, pages: [], taskGraph: true };
   const work = batchesOf(run, event.group, ref.phase);
   const { settings } = run.record;

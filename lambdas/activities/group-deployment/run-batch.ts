@@ -1,3 +1,4 @@
+import { isDeploymentWindingDown } from '../../../ports/deployment-store';
 import { pollWaitSeconds } from '../../../core/group-deployment/poll-schedule';
 import { nodesFailedEvents } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
@@ -28,7 +29,7 @@ export async function startBatch(event: BatchRef, deps: GroupDeploymentDependenc
   const ref: BatchRef = { deploymentId: event.deploymentId, group: event.group, phase: event.phase, batch: event.batch };
   const startedAt = deps.clock.now();
   const name = actionName(ref, event.batch);
-  const starts = nodes.length > 0 && (run.record.status !== 'CANCELLING' || (await deps.provisioner.getAction(name)) !== undefined);
+  const starts = nodes.length > 0 && (!isDeploymentWindingDown(run.record.status) || (await deps.provisioner.getAction(name)) !== undefined);
   if (starts) await deps.provisioner.startAction({ name, action: event.phase === 'PREPARE' ? 'prepare' : 'deploy', nodes });
   return { ...ref, startedAt, polls: 0, done: !starts, waitSeconds: pollWaitSeconds(scheduleOf(run.record.settings, deps), 0) };
 }

@@ -1,6 +1,6 @@
 import { DeploymentNotFoundError, InvalidInputError } from '../../../core/errors';
 import { idForExecution } from '../../../core/execution-id';
-import { SESSION_CONTROL_KEYS, sessionControlOf, type CancelRequested } from '../../../core/session-control';
+import { SESSION_CONTROL_KEYS, sessionControlOf, type CancelRequested, type StopRequested } from '../../../core/session-control';
 import { isDeploymentEnded } from '../../../ports/deployment-store';
 import { recordRefusal } from '../run-starts';
 import { planDeployment, selectDeploymentStrategy, startDeploymentRun } from '../../../core/group-deployment';
@@ -25,11 +25,15 @@ export interface DeploymentPointer {
  * plan and a run with every group and node NOT_STARTED. The control inputs (core/session-control.ts)
  * resume a deployment, or write a cancel request and end the execution (the console's cancel).
  */
-export async function startDeployment(event: StartDeploymentEvent, deps: GroupDeploymentDependencies): Promise<DeploymentPointer | CancelRequested> {
-  const control = sessionControlOf(event.input, 'deployment', ['cancel', 'resume']);
+export async function startDeployment(event: StartDeploymentEvent, deps: GroupDeploymentDependencies): Promise<DeploymentPointer | CancelRequested | StopRequested> {
+  const control = sessionControlOf(event.input, 'deployment', ['cancel', 'resume', 'stop']);
   if (control?.action === 'cancel') {
     const record = await deps.store.requestCancel(control.id);
     return { cancelRequested: { id: control.id, kind: 'deployment', state: record.status } };
+  }
+  if (control?.action === 'stop') {
+    const record = await deps.store.requestStop(control.id);
+    return { stopRequested: { id: control.id, kind: 'deployment', state: record.status } };
   }
   if (control?.action === 'resume') return resumeDeployment(control.id, deps);
   const deploymentId = idForExecution(event.executionId);
@@ -75,5 +79,7 @@ async function resumeDeployment(deploymentId: string, deps: GroupDeploymentDepen
   if (isDeploymentEnded(record.status)) {
     throw new InvalidInputError('resume request', [{ field: SESSION_CONTROL_KEYS.deployment.resume, message: `deployment ${deploymentId} has ended (${record.status}): nothing to resume` }]);
   }
+  // A stopped deployment runs again: its groups in flight when it stopped start their phase again.
+  if (record.status === 'STOPPED') await deps.store.reopenStopped(deploymentId);
   return { deploymentId, maxParallelGroups: record.settings.maxParallelGroups };
 }

@@ -1,8 +1,10 @@
 import { InvalidInputError, LockLostError, SessionNotFoundError, StaleWriteError } from '../../../core/errors';
 import { cancelSwitchesAt, decideCancelRequested } from '../../../core/rolling-upgrade/cancel-decisions';
+import { decideStopRequested, stopSwitchesAt } from '../../../core/rolling-upgrade/stop-decisions';
 import { activeNodes, addCounts, decideFailedAttempt, decideLocksLost, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
 import type { NodeRecord, Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import { applyDecision } from './apply-decision';
+import { estimateEnd } from '../../../core/rolling-upgrade/estimate';
 import { loadStepNodes, renewLocks } from './observe';
 import { loadWindowInFlight } from './advance-window';
 import type { RollingUpgradeDependencies } from './dependencies';
@@ -49,6 +51,11 @@ export async function runActivity(
     await save(deps, session, progress, cancelling);
     return next(cancelling.progress, cancelling.waitSeconds);
   }
+  if (stopSwitchesAt(session, stage)) {
+    const stopping = decideStopRequested(stage, progress, now);
+    await save(deps, session, progress, stopping);
+    return next(stopping.progress, stopping.waitSeconds);
+  }
 
   try {
     await heartbeat(deps, session, progress);
@@ -58,6 +65,10 @@ export async function runActivity(
     // A lock-step step ended: its nodes are counted in the same conditional write that moves the session on.
     const finishedStep = saved.step > progress.step && session.mode !== 'window' && session.planTaken ? await loadStepNodes(deps, session, progress.step) : undefined;
     if (finishedStep) saved = { ...saved, counts: addCounts(progress.counts, finishedStep) };
+    // The ETA moves with the counts; between two changes it stays as it was (a stage's new progress starts without it).
+    const estimate = JSON.stringify(saved.counts) !== JSON.stringify(progress.counts) ? estimateEnd(session, saved.counts, now) : progress.estimate;
+    const { estimate: _previous, ...withoutEstimate } = saved;
+    saved = saved.stage === 'COMPLETE' || saved.stage === 'STOPPED' || !estimate ? withoutEstimate : { ...withoutEstimate, estimate };
     if (JSON.stringify(saved) !== JSON.stringify(progress)) await deps.store.saveProgress(session.upgradeId, progress, saved);
     if (outcome.message) await deps.store.appendMessage(session.upgradeId, outcome.message);
     if (saved.step > progress.step && session.mode !== 'window') await publishStepFinished(deps, session, progress.step, finishedStep ?? []);

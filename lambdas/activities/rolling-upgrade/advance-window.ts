@@ -118,8 +118,13 @@ export const advanceWindow: ActivityBody = async ({ session, progress, deps, now
     observeHealthChecks(deps, inFlight),
   ]);
   // Candidates only while the run may start nodes (the delete sequence starts none).
+  // A stopping window looks at none either, but counts what is left to start (so it stops rather than finishes).
   const { candidates, todo } =
-    session.state === 'DELETING' ? { candidates: [], todo: [] } : await findCandidates(deps, session, window, inFlight, inventory, wlm);
+    session.state === 'DELETING'
+      ? { candidates: [], todo: [] }
+      : session.state === 'STOPPING'
+        ? { candidates: [], todo: todoPositions(window.marks!, session.nodeCount, new Set(window.inFlight ?? [])) }
+        : await findCandidates(deps, session, window, inFlight, inventory, wlm);
   const wantsJobEnds = session.order === 'idle-first' || (session.drainAhead ?? 0) > 0;
   const looked = [...names(inFlight), ...names(candidates)];
   const jobEnds = looked.length > 0 && wantsJobEnds && wm.getJobEnds ? await wm.getJobEnds(looked) : undefined;

@@ -1,4 +1,4 @@
-import type { NodeAction, StageDecision, StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
+import { stampPhase, type NodeAction, type StageDecision, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
 import { LockLostError } from '../../../core/errors';
 import type { NodeRecord, UpgradeSession } from '../../../core/rolling-upgrade/session';
 import pLimit from 'p-limit';
@@ -29,7 +29,7 @@ async function apply(deps: RollingUpgradeDependencies, upgradeId: string, action
       await site.bootService.createSession({ name: action.name, operation: 'reboot', templateName: action.template, limit: action.limit });
       return;
     case 'recordNodes':
-      return store.putNodes(upgradeId, action.records);
+      return store.putNodes(upgradeId, action.records.map((record) => stampPhase(record, deps.clock.now())));
     case 'startHealthChecks': {
       // Started first, recorded with the command's id after: a crash in between starts the (read-only) check again.
       const limit = pLimit(deps.settings.siteConcurrency);
@@ -38,7 +38,7 @@ async function apply(deps: RollingUpgradeDependencies, upgradeId: string, action
           limit(async () => ({ ...record, check: { id: await startHealthCheck(deps, action.command, record.name, action.timeoutSeconds), startedAt: record.check?.startedAt ?? deps.clock.now() } })),
         ),
       );
-      return store.putNodes(upgradeId, started);
+      return store.putNodes(upgradeId, started.map((record) => stampPhase(record, deps.clock.now())));
     }
     case 'releaseLocks':
       return store.releaseNodeLocks(upgradeId, action.nodes);
@@ -88,7 +88,7 @@ function decisionEvents(deps: RollingUpgradeDependencies, session: UpgradeSessio
   return decision.actions.flatMap((action, index): StatusEvent[] => {
     if (action.type === 'fail') return nodesFailedEvents({ ...common, reason: action.reason, ...where }, action.nodes, `step-${step}:${stage}:${index}`);
     if (action.type === 'closeSession') {
-      const outcome = action.completed ? 'COMPLETED' : action.state === 'DELETED' ? 'CANCELLED' : 'FAILED';
+      const outcome = action.completed ? 'COMPLETED' : action.state === 'DELETED' ? 'CANCELLED' : action.state === 'STOPPED' ? 'STOPPED' : 'FAILED';
       return [statusEvent(DETAIL_TYPES.sessionFinished, { ...common, outcome, state: action.state }, 'session')];
     }
     return [];

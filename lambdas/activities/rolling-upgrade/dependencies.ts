@@ -13,6 +13,8 @@ export interface RollingUpgradeDependencies {
   site: Site;
   clock: Clock;
   settings: RollingUpgradeSettings;
+  /** The clock is a simulated one (a simulated site): sessions say so, and their instants are never shown as dates. */
+  simulatedTime?: boolean;
   /** The activities' structured logger; by default one at POWERTOOLS_LOG_LEVEL (lambdas/activities/middleware.ts). */
   logger?: Logger;
   /** Where status events go (an EventBridge bus, the data dir's events file); none without it. */

@@ -3,7 +3,8 @@ import { InvalidInputError, SessionNotFoundError } from '../../../core/errors';
 import { parseOrThrow } from '../../../core/validation';
 import { idForExecution } from '../../../core/execution-id';
 import { parseUpgradeRequest, unsupportedControls, type UpgradeRequest } from '../../../core/rolling-upgrade/upgrade-request';
-import { sessionControlOf, type CancelRequested } from '../../../core/session-control';
+import { sessionControlOf, type CancelRequested, type StopRequested } from '../../../core/session-control';
+import { resumedProgress } from '../../../core/rolling-upgrade/stop-decisions';
 import type { Site } from '../../../ports/site';
 import { recordRefusal } from '../run-starts';
 import type { UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
@@ -68,7 +69,7 @@ export async function checkUpgradeRequest(input: unknown, site: Pick<Site, 'boot
  * template must exist) before anything is written, so bad input touches no node. `{cancelUpgradeId}`
  * only writes a cancel request (core/session-control.ts).
  */
-export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeDependencies): Promise<WorkflowState | CancelRequested> {
+export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeDependencies): Promise<WorkflowState | CancelRequested | StopRequested> {
   const { store, site, clock, settings } = deps;
   const pointer = (session: UpgradeSession, generation: number): WorkflowState => ({
     upgradeId: session.upgradeId,
@@ -80,17 +81,25 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
     generation,
   });
 
-  // The console's cancel: write the request the running upgrade picks up, and end this execution.
-  const cancel = sessionControlOf(event.input, 'upgrade', ['cancel']);
-  if (cancel) {
-    const { id } = cancel;
-    const session = await store.requestCancel(id);
-    return { cancelRequested: { id, kind: 'upgrade', state: session.state } };
+  // The console's cancel and stop: write the request the running upgrade picks up, and end this execution.
+  const control = sessionControlOf(event.input, 'upgrade', ['cancel', 'stop']);
+  if (control?.action === 'cancel') {
+    const session = await store.requestCancel(control.id);
+    return { cancelRequested: { id: control.id, kind: 'upgrade', state: session.state } };
+  }
+  if (control?.action === 'stop') {
+    const session = await store.requestStop(control.id);
+    return { stopRequested: { id: control.id, kind: 'upgrade', state: session.state } };
   }
   if (isContinuation(event.input)) {
     const continuation: ContinuationInput = parseOrThrow(continuationSchema, event.input, 'continuation request');
-    const session = await store.getSession(continuation.resumeUpgradeId);
+    let session = await store.getSession(continuation.resumeUpgradeId);
     if (!session) throw new SessionNotFoundError(continuation.resumeUpgradeId);
+    // A person's resume (the CLI's, the console's: no generation, which continue-as-new always carries) carries a stopped session on.
+    if (continuation.generation === undefined && session.progress.stage === 'STOPPED') {
+      session = await store.reopenStopped(session.upgradeId, resumedProgress(session.progress, clock.now()));
+      await store.appendMessage(session.upgradeId, `Resumed at ${session.progress.stage === 'ROLLING' ? 'the window' : `step ${session.progress.step}`} after a stop`);
+    }
     return pointer(session, continuation.generation ?? 0);
   }
 
@@ -116,6 +125,7 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
     state: 'UPDATING',
     completed: false,
     createdAt: new Date(now).toISOString(),
+    ...(deps.simulatedTime ? { simulatedTime: true, wallCreatedAt: new Date().toISOString() } : {}),
     planTaken: false,
     nodeCount: 0,
     stepCount: 0,

@@ -67,6 +67,9 @@ export async function advanceTaskRun(event: TaskRunPointer, deps: TaskGraphDepen
   }
   state = recordTaskOutcomes(state, ended, now);
 
+  // A stop request pauses the annealer: no task starts; once none is in flight the run ends STOPPED.
+  const stopping = record.stopRequested === true;
+  if (stopping) state = { ...state, paused: true };
   const pass = nextTaskStarts(state, taskRunPolicy(plan, record.settings.maxInTransition), now, await observe(deps, state));
   state = pass.state;
   const toStart = [...unstarted, ...pass.starts.map((start) => start.op)];
@@ -75,7 +78,9 @@ export async function advanceTaskRun(event: TaskRunPointer, deps: TaskGraphDepen
     for (const [op, execution] of started) executions.set(op, execution);
   }
 
-  const status = pass.finished ? (taskRunReport(state).status === 'succeeded' ? 'SUCCEEDED' : 'FAILED') : 'RUNNING';
+  const stopped = stopping && !pass.finished && !state.ops.some((op) => op.state === 'TRANSITION' && !isBarrier(op.id));
+  const status = pass.finished ? (taskRunReport(state).status === 'succeeded' ? 'SUCCEEDED' : 'FAILED') : stopped ? 'STOPPED' : 'RUNNING';
+  const over = pass.finished || stopped;
   const chunks = chunkSchedule(plan, state, executions, results);
   const changed = new Map(chunks.flatMap((chunk, i) => (JSON.stringify(chunk) === JSON.stringify(stored[i]) ? [] : [[i, chunk] as const])));
   await deps.store.putChunks(record.runId, changed);
@@ -84,14 +89,14 @@ export async function advanceTaskRun(event: TaskRunPointer, deps: TaskGraphDepen
       schedule: scheduleFieldsOf(state),
       counts: countTaskStates(state),
       status,
-      ...(pass.finished ? { finishedAt: now } : {}),
+      ...(over ? { finishedAt: now } : {}),
     });
   } catch (err) {
     if (!(err instanceof StaleWriteError)) throw err;
     const fresh = await deps.store.getRun(record.runId);
     return next(fresh ?? record, 0);
   }
-  return next({ increment: record.increment + 1, status }, pass.finished ? 0 : waitSeconds(state, record, plan, pass.recheckAt, now));
+  return next({ increment: record.increment + 1, status }, over ? 0 : waitSeconds(state, record, plan, pass.recheckAt, now));
 }
 
 /** Each operation's invocation: its node's planned task, the merged parameters, its timeout and a name unique to the run. */

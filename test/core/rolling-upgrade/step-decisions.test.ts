@@ -79,21 +79,24 @@ describe('QUIESCING', () => {
 
   it('moves on once every node is drained of jobs', () => {
     const d = decideQuiesce({ session: session(), progress: progress({ stage: 'QUIESCING' }), nodes: STEP, observed: { wlm: wlmMap(quiet('n0'), quiet('n1')) }, now: NOW });
-    expect(d).toMatchObject({ progress: { stage: 'QUIESCED' }, actions: [], message: 'Step 0: 2 node(s) quiesced' });
+    // The live view: each node is recorded quiet (the time is stamped when the record is written).
+    expect(d).toMatchObject({ progress: { stage: 'QUIESCED' }, message: 'Step 0: 2 node(s) quiesced' });
+    expect(d.actions).toEqual([{ type: 'recordNodes', records: STEP.map((n) => ({ name: n.name, index: n.index, status: 'IN_PROGRESS', phase: 'QUIESCED' })) }]);
   });
 
   it('polls while a job runs, and fails the busy node past the timeout', () => {
     const wlm = wlmMap(quiet('n0'), wlmNode('n1', 'ALLOCATED', ['DRAIN'], { reason: 'rolling-upgrade' }));
     const start = progress({ stage: 'QUIESCING', stageStartedAt: NOW });
-    expect(decideQuiesce({ session: session(), progress: start, nodes: STEP, observed: { wlm }, now: NOW + 99_000 })).toEqual({
-      progress: start,
-      waitSeconds: 30,
-      actions: [],
-    });
+    // While n1 runs its job, n0 is recorded quiet (once: a record already QUIESCED is not written again).
+    const quietN0 = { type: 'recordNodes', records: [{ name: 'n0', index: 0, status: 'IN_PROGRESS', phase: 'QUIESCED' }] };
+    expect(decideQuiesce({ session: session(), progress: start, nodes: STEP, observed: { wlm }, now: NOW + 99_000 })).toEqual({ progress: start, waitSeconds: 30, actions: [quietN0] });
+    const recorded = STEP.map((n) => (n.name === 'n0' ? { ...n, status: 'IN_PROGRESS' as const, phase: 'QUIESCED' as const } : n));
+    expect(decideQuiesce({ session: session(), progress: start, nodes: recorded, observed: { wlm }, now: NOW + 99_000 }).actions).toEqual([]);
     const late = decideQuiesce({ session: session(), progress: start, nodes: STEP, observed: { wlm }, now: NOW + 100_000 });
     expect(late.progress.stage).toBe('QUIESCED');
     expect(late.message).toBe('Step 0: 1 node(s) still busy after 100 s failed: n1');
     expect(late.actions).toEqual([
+      quietN0,
       { type: 'fail', nodes: ['n1'], reason: 'upgrading-time-out-quiescing' },
       { type: 'addToGroup', label: 'failed', nodes: ['n1'] },
       { type: 'recordNodes', records: [{ name: 'n1', index: 1, status: 'FAILED', phase: 'DONE', reason: 'upgrading-time-out-quiescing' }] },

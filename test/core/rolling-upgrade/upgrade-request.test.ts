@@ -74,10 +74,10 @@ describe('parseUpgradeRequest: the window controls', () => {
 
   it('rejects window-only controls with lockstep, naming each', () => {
     expect(problems({ maxUnavailable: 4, drainAhead: 2, maxUnavailablePerRack: 1, batches: [1], order: 'idle-first' })).toEqual([
-      "maxUnavailable: maxUnavailable applies to mode 'window' only (lockstep takes upgradeStepSize nodes per step)",
-      "drainAhead: drainAhead applies to mode 'window' only (lockstep takes upgradeStepSize nodes per step)",
-      "maxUnavailablePerRack: maxUnavailablePerRack applies to mode 'window' only (lockstep takes upgradeStepSize nodes per step)",
-      "batches: batches applies to mode 'window' only (lockstep takes upgradeStepSize nodes per step)",
+      "maxUnavailable: maxUnavailable applies to mode 'window' only: in mode 'lockstep' each step takes exactly upgradeStepSize nodes out of service at once, so the step size is the cap (give --step-size N, or --mode window --max-unavailable N)",
+      "drainAhead: drainAhead applies to mode 'window' only (lockstep drains each step when it starts)",
+      "maxUnavailablePerRack: maxUnavailablePerRack applies to mode 'window' only (lockstep takes upgradeStepSize nodes per step in plan order, whatever their rack)",
+      "batches: batches applies to mode 'window' only (lockstep's batches are its steps of upgradeStepSize)",
       "order: order 'idle-first' applies to mode 'window' only (lockstep keeps plan order)",
     ]);
   });

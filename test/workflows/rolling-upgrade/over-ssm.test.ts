@@ -47,8 +47,8 @@ describe('rolling upgrade through scontrol over SSM, slurm-reboot and the slurm 
     const { overHttp, overSsm } = await compare(site, upgradeRequest({ wlmReturnTimeoutSeconds: 300, bootTimeoutSeconds: 900 }));
     // Without a boot service, a node that booted but whose slurmd never registers looks to Slurm like a
     // boot that never ended: it fails at the boot timeout rather than the return timeout. All else is equal.
-    expect(overHttp.nodes[nodeName(4)]).toEqual({ status: 'FAILED', reason: 'upgrading-time-out-wlm-waiting' });
-    expect(overSsm.nodes[nodeName(4)]).toEqual({ status: 'FAILED', reason: 'upgrading-time-out-booting' });
+    expect(overHttp.nodes[nodeName(4)]).toMatchObject({ status: 'FAILED', reason: 'upgrading-time-out-wlm-waiting' });
+    expect(overSsm.nodes[nodeName(4)]).toMatchObject({ status: 'FAILED', reason: 'upgrading-time-out-booting' });
     expect({ ...overSsm.nodes, [nodeName(4)]: undefined }).toEqual({ ...overHttp.nodes, [nodeName(4)]: undefined });
     expect(overSsm.nodes[nodeName(1)]).toEqual(overHttp.nodes[nodeName(1)]);
     expect(overSsm.counts).toEqual(overHttp.counts);

@@ -93,9 +93,9 @@ describe('mode window controls, end to end', () => {
     expect((await run.outcome).status).toBe('SUCCEEDED');
 
     const report = await buildSessionReport(rt.store, (await rt.store.getSession(run.id))!);
-    expect(report.nodes[nodeName(0)]).toEqual({ status: 'UPGRADED' });
-    expect(report.nodes[nodeName(4)]).toEqual({ status: 'NOT_STARTED', reason: 'left alone: node-unavailable' });
-    for (const i of [1, 2, 3, 5]) expect(report.nodes[nodeName(i)]).toEqual({ status: 'UPGRADED' });
+    expect(report.nodes[nodeName(0)]).toMatchObject({ status: 'UPGRADED' });
+    expect(report.nodes[nodeName(4)]).toMatchObject({ status: 'NOT_STARTED', reason: 'left alone: node-unavailable' });
+    for (const i of [1, 2, 3, 5]) expect(report.nodes[nodeName(i)]).toMatchObject({ status: 'UPGRADED' });
     expect(report.counts.FAILED).toBe(0);
     const site = rt.simulator.state();
     expect(site.nodes[nodeName(4)]).toMatchObject({ drainCount: 0, bootCount: 0, wlmState: 'IDLE' });

@@ -68,7 +68,7 @@ describe('mode window, a process that died', () => {
     await runtime.clock.busy(() => runtime!.gate(run.id, 'pause'));
     await eventually(runtime, async () => (runtime!.engine.tokens.waiting === 1 ? true : undefined), 'parked, paused');
     const paused = await runtime.clock.busy(async () => buildSessionReport(runtime!.store, (await session())!));
-    expect(paused.nodes[nodeName(0)]).toEqual({ status: 'UPGRADED' });
+    expect(paused.nodes[nodeName(0)]).toMatchObject({ status: 'UPGRADED' });
     expect(paused.counts).toMatchObject({ UPGRADED: 1, NOT_STARTED: 3 });
     await runtime.clock.busy(() => runtime!.gate(run.id, 'unpause'));
     expect((await run.outcome).status).toBe('SUCCEEDED');

@@ -1,0 +1,79 @@
+import type { RunKind, RolloutSessions } from '../engine/runtime';
+import { describeError } from '../core/errors';
+import { CliError } from './errors';
+import { ExitCode } from './exit-codes';
+import type { TargetOptions } from './control-plane-target';
+
+/**
+ * What Ctrl-C and `--detach` do to a run the CLI follows, one rule for `upgrade`, `deploy` and
+ * `deploy --graph`:
+ * - the embedded control plane runs in this process: the first Ctrl-C stops the session (nodes in
+ *   flight finish, nothing new starts, the rest is left as it was) and the run ends STOPPED with its
+ *   summary; a second Ctrl-C leaves at once (the session stays as stored: `session resume` carries it on);
+ * - a client of a remote control plane (`--endpoint`, `--aws`) only follows a run that goes on
+ *   without it: Ctrl-C detaches, saying how to watch, stop or cancel it;
+ * - `--detach` starts the run and returns at once (a remote control plane only: the embedded one
+ *   would end with the process).
+ */
+
+/** Exit status of a client that detached on Ctrl-C (128 + SIGINT, as shells report an interrupted command). */
+export const DETACHED_ON_INTERRUPT = 130;
+
+/** The options that reach the same control plane again, as the user typed them. */
+export function targetArgs(options: TargetOptions & { dataDir?: string }): string {
+  if (options.endpoint) return [`--endpoint ${options.endpoint}`, options.stack ? `--stack ${options.stack}` : '', options.region ? `--region ${options.region}` : ''].filter(Boolean).join(' ');
+  if (options.aws) return ['--aws', options.stack ? `--stack ${options.stack}` : '', options.region ? `--region ${options.region}` : '', options.profile ? `--profile ${options.profile}` : ''].filter(Boolean).join(' ');
+  return options.dataDir ? `--data-dir ${options.dataDir}` : '';
+}
+
+const NOUN: Record<RunKind, string> = { upgrade: 'upgrade', deployment: 'deployment', tasks: 'task run' };
+
+/** How to watch, stop or cancel a run that goes on without this process. */
+export function followHints(kind: RunKind, id: string, options: TargetOptions): string {
+  const where = targetArgs(options);
+  if (kind === 'tasks') return `  watch:  rollout session watch ${id} ${where}`;
+  return [
+    `  watch:  rollout session watch ${id} ${where}`,
+    `  stop:   rollout session stop ${id} ${where}    (what is in flight finishes; resume later)`,
+    `  cancel: rollout session cancel ${id} ${where}`,
+  ].join('\n');
+}
+
+/** `--detach` needs a control plane that outlives this process. */
+export function checkDetach(options: { detach?: boolean }, remote: boolean): void {
+  if (options.detach && !remote) {
+    throw new CliError('--detach needs --endpoint URL or --aws: the embedded control plane (--site, --site-config) runs in this process and would end with it (start `rollout serve` and give --endpoint)', ExitCode.invalidInput);
+  }
+}
+
+/** Prints what `--detach` started (the id, or with --json `{id, kind, executionArn}`) and how to follow it. */
+export function reportDetached(run: { id: string; kind: RunKind; executionArn: string }, options: TargetOptions & { json?: boolean }): number {
+  if (options.json) process.stdout.write(`${JSON.stringify({ id: run.id, kind: run.kind, executionArn: run.executionArn })}\n`);
+  else process.stdout.write(`${NOUN[run.kind]} ${run.id} started\n${followHints(run.kind, run.id, options)}\n`);
+  return ExitCode.completed;
+}
+
+/**
+ * Handles Ctrl-C while the CLI follows `id` (see the rules above). Returns the function that stops
+ * listening, once the run has ended.
+ */
+export function handleInterrupts(run: { kind: RunKind; id: string }, sessions: Pick<RolloutSessions, 'stop'>, options: TargetOptions & { dataDir?: string }, remote: boolean): () => void {
+  let interrupted = false;
+  const noun = NOUN[run.kind];
+  const onInterrupt = () => {
+    if (remote) {
+      process.stderr.write(`\ndetached: ${noun} ${run.id} goes on without this process\n${followHints(run.kind, run.id, options)}\n`);
+      process.exit(DETACHED_ON_INTERRUPT);
+    }
+    if (interrupted) {
+      const resume = run.kind === 'tasks' ? '' : ` (carry it on with rollout session resume ${run.id} ${targetArgs(options)} --site/--site-config ...)`;
+      process.stderr.write(`\nleaving at once: ${noun} ${run.id} is left as stored${resume}\n`);
+      process.exit(DETACHED_ON_INTERRUPT);
+    }
+    interrupted = true;
+    process.stderr.write(`\nstopping ${noun} ${run.id}: what is in flight finishes, nothing new starts (Ctrl-C again to leave at once)\n`);
+    sessions.stop(run.id).catch((err: unknown) => process.stderr.write(`stop failed: ${describeError(err)}\n`));
+  };
+  process.on('SIGINT', onInterrupt);
+  return () => process.off('SIGINT', onInterrupt);
+}

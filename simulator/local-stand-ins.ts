@@ -30,7 +30,7 @@ url='${execUrl}'
 out=$(mktemp) || exit 70
 trap 'rm -f "$out"' EXIT
 # SLURM_TIME_FORMAT (e.g. %s for epoch times) changes what Slurm prints: it goes along.
-if [ -n "\${SLURM_TIME_FORMAT:-}" ]; then set -- env "SLURM_TIME_FORMAT=\$SLURM_TIME_FORMAT" '${program}' "$@"; else set -- '${program}' "$@"; fi
+if [ -n "\${SLURM_TIME_FORMAT:-}" ]; then set -- env "SLURM_TIME_FORMAT=$SLURM_TIME_FORMAT" '${program}' "$@"; else set -- '${program}' "$@"; fi
 printf '%s\\0' "$@" | curl -sS --fail --data-binary @- -o "$out" "$url" || exit 70
 while read -r state code id < "$out" && [ "$state" = running ]; do
   curl -sS --fail -o "$out" "$url/$id" || exit 70

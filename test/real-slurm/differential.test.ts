@@ -77,8 +77,21 @@ class Scenario {
     readonly sim: SlurmSide,
   ) {}
 
+  /**
+   * The latest BootTime seen of each node, per side: a RESUME zeroes it until slurmd registers again
+   * (node_mgr.c _require_node_reg), which may happen steps later, with the same boot.
+   */
+  private readonly boots = new Map<SlurmSide, Map<string, number>>();
+
+  private bootsOf(side: SlurmSide, nodes: RealNode[]): Map<string, number> {
+    const seen = this.boots.get(side) ?? new Map<string, number>();
+    for (const n of nodes) seen.set(n.name, Math.max(seen.get(n.name) ?? 0, n.bootTime));
+    this.boots.set(side, seen);
+    return seen;
+  }
+
   async step(step: Step): Promise<void> {
-    const bootTimes = async (side: SlurmSide) => new Map((await side.nodes()).map((n) => [n.name, n.bootTime]));
+    const bootTimes = async (side: SlurmSide) => new Map(this.bootsOf(side, await side.nodes()));
     const [realBoots, simBoots] = await Promise.all([bootTimes(this.real), bootTimes(this.sim)]);
     const [realResult, simResult] = await Promise.all([step.act(this.real), step.act(this.sim)]);
     const until = step.until ?? ((nodes: RealNode[]) => nodes.every((n) => this.stopped.has(n.name) || !n.flags.includes('NOT_RESPONDING')));
@@ -86,9 +99,12 @@ class Scenario {
     const [realSettled, simSettled] = await Promise.all([this.real.settle(until, limits), this.sim.settle(until, limits)]);
     if (!realSettled) throw new Error(`${this.name}: ${step.operation}: the real Slurm never got there in ${limits.realSeconds} s: ${(await this.real.nodes()).map(describeNode).join('; ')}`);
     const [realNodes, simNodes] = await Promise.all([this.real.nodes(), this.sim.nodes()]);
-    // A reboot shows as a new BootTime (the clocks differ, so only "it moved" is compared).
-    const rebooted = (nodes: RealNode[], before: Map<string, number>) => new Set(nodes.filter((n) => n.bootTime > (before.get(n.name) ?? 0)).map((n) => n.name));
+    // A reboot shows as a new BootTime (the clocks differ, so only "it moved" is compared). slurmd derives a boot it
+    // did not make from /proc/uptime, which can move it by a second when it registers again: a reboot moves it more.
+    const rebooted = (nodes: RealNode[], before: Map<string, number>) => new Set(nodes.filter((n) => n.bootTime > (before.get(n.name) ?? 0) + 2).map((n) => n.name));
     const [realRebooted, simRebooted] = [rebooted(realNodes, realBoots), rebooted(simNodes, simBoots)];
+    this.bootsOf(this.real, realNodes);
+    this.bootsOf(this.sim, simNodes);
     const describe = (n: RealNode | undefined, booted: Set<string>) => `${describeNode(n)}${n && booted.has(n.name) ? ' (new BootTime)' : ''}`;
     const differing = realNodes.filter((n) => describe(n, realRebooted) !== describe(node(simNodes, n.name), simRebooted));
     const exitCodesDiffer = (realResult?.code ?? 0) !== (simResult?.code ?? 0);

@@ -74,7 +74,7 @@ export class SiteSimulator {
       drained: (name: string, reason: string, jobEndsAt?: number) => this.tasks.drained(names.site(name), reason, jobEndsAt),
       resumed: (name: string, reason?: string) => this.tasks.resumed(names.site(name), reason),
     };
-    this.workloadManager = new WorkloadManagerModel(slurmNodes, timeline, site.workload, names.mapped ? taskObserver : this.tasks);
+    this.workloadManager = new WorkloadManagerModel(slurmNodes, timeline, site.workload, names.mapped ? taskObserver : this.tasks, { ...site.slurm, epilogSeconds: site.timing.epilogSeconds });
     this.inventory = new InventoryModel(site);
     this.bootService = new BootServiceModel({
       templates: site.bootTemplates,

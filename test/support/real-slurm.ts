@@ -276,12 +276,9 @@ export class RealSlurmCluster {
 
   /** Every node (or those named) as slurmctld holds it now. */
   async readNodes(): Promise<RealNode[]> {
-    if (jsonFromScontrol(this.version)) {
-      const { stdout } = await this.run('scontrol', ['--json', 'show', 'node']);
-      return (JSON.parse(stdout) as { nodes: ScontrolJsonNode[] }).nodes.map(fromScontrolJson);
-    }
-    const { stdout } = await this.run('sinfo', ['--json']);
-    return (JSON.parse(stdout) as { nodes: SinfoV38Node[] }).nodes.map(fromSinfoV38);
+    const [command, ...args] = nodesCommand(this.version);
+    const { stdout } = await this.run(command!, args);
+    return parseNodes(this.version, stdout);
   }
 
   async node(name: string): Promise<RealNode> {
@@ -319,7 +316,8 @@ export class RealSlurmCluster {
    * cluster's dir, so stop() finds it). Resolves with the job id once it runs (the node is ALLOCATED).
    */
   async submitJob(node: string, options: { seconds: number; timeLimitMinutes?: number; name?: string; wait?: boolean }): Promise<number> {
-    const limit = options.timeLimitMinutes ?? Math.max(1, Math.ceil(options.seconds / 60) + 1);
+    // A limit past the partition's MaxTime would leave the job PENDING.
+    const limit = Math.min(options.timeLimitMinutes ?? Math.max(1, Math.ceil(options.seconds / 60) + 1), this.options.maxTimeMinutes);
     const { stdout } = await this.run('sbatch', ['--parsable', '-w', node, '-t', String(limit), '-J', options.name ?? 'busy', '-D', path.join(this.dir, 'jobs'), '-o', '/dev/null', '--wrap', `sleep ${options.seconds}`]);
     const jobId = Number(stdout.trim().split(';')[0]);
     if (!Number.isInteger(jobId)) throw new Error(`sbatch printed no job id: ${stdout}`);
@@ -545,6 +543,17 @@ function jsonFromScontrol(version: string): boolean {
   return major! > 23 || (major === 23 && minor! >= 2);
 }
 
+/** The command that prints every node as JSON on this Slurm release: `scontrol --json show node` from 23.02, `sinfo --json` before. */
+export function nodesCommand(version: string): string[] {
+  return jsonFromScontrol(version) ? ['scontrol', '--json', 'show', 'node'] : ['sinfo', '--json'];
+}
+
+/** What `nodesCommand(version)` printed, as nodes. */
+export function parseNodes(version: string, stdout: string): RealNode[] {
+  if (jsonFromScontrol(version)) return (JSON.parse(stdout) as { nodes: ScontrolJsonNode[] }).nodes.map(fromScontrolJson);
+  return (JSON.parse(stdout) as { nodes: SinfoV38Node[] }).nodes.map(fromSinfoV38);
+}
+
 interface SinfoV38Node {
   name: string;
   state: string;
@@ -756,10 +765,13 @@ async function killAndWait(pids: number[], { graceful }: { graceful: boolean }):
     }
     for (const pid of alive) signal(pid, 'SIGKILL');
   }
-  while (alive.length > 0) {
+  // SIGKILL cannot be ignored; a process still there after 10 s is stuck in the kernel: say so, do not wait for ever.
+  const killDeadline = Date.now() + 10_000;
+  while (alive.length > 0 && Date.now() < killDeadline) {
     await sleep(20);
     alive = alive.filter(running);
   }
+  if (alive.length > 0) throw new Error(`processes ${alive.join(', ')} did not end after SIGKILL`);
 }
 
 function running(pid: number): boolean {

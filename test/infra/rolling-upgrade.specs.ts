@@ -29,7 +29,7 @@ export function rollingUpgradeSpecs(stack: TemplateQueries): void {
         [ENVIRONMENT.bootServiceUrl]: { Ref: 'BootServiceUrl' },
         [ENVIRONMENT.inventoryUrl]: { Ref: 'InventoryUrl' },
       });
-      stack.template.hasParameter('SlurmApiVersion', { Default: 'v0.0.41' });
+      stack.template.hasParameter('SlurmApiVersion', { Default: 'v0.0.42' });
     });
 
     it.each(ROLLING_UPGRADE_FUNCTION_NAMES)('%s: gets the ARN of the Slurm JWT secret, never the token, and may read just that secret', (name) => {

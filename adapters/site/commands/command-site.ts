@@ -4,6 +4,7 @@ import type { ConnectorState } from '../../../ports/connector-state';
 import type { Site } from '../../../ports/site';
 import { ScontrolWorkloadManager } from './scontrol-workload-manager';
 import { SlurmInventory } from './slurm-inventory';
+import { SlurmNodeReader } from './slurm-node-reader';
 import { SlurmRebootBootService, type SlurmRebootSession } from './slurm-reboot-boot-service';
 
 export interface CommandSiteOptions {
@@ -20,9 +21,10 @@ export interface CommandSiteOptions {
 export function createCommandSite({ transport, prepareCommand, templates, clock, connectorState }: CommandSiteOptions): Site {
   const inventory = new SlurmInventory({ transport });
   const sessions = connectorState.records<SlurmRebootSession>('slurm-reboot');
+  const reader = new SlurmNodeReader(transport);
   return {
-    workloadManager: new ScontrolWorkloadManager({ transport, ...(clock ? { clock } : {}) }),
-    bootService: new SlurmRebootBootService({ transport, inventory, ...(prepareCommand ? { prepareCommand } : {}), ...(templates ? { templates } : {}), ...(clock ? { clock } : {}), sessions }),
+    workloadManager: new ScontrolWorkloadManager({ transport, reader, ...(clock ? { clock } : {}) }),
+    bootService: new SlurmRebootBootService({ transport, inventory, reader, ...(prepareCommand ? { prepareCommand } : {}), ...(templates ? { templates } : {}), ...(clock ? { clock } : {}), sessions }),
     inventory,
   };
 }

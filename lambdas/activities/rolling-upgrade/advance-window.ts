@@ -113,7 +113,9 @@ export const advanceWindow: ActivityBody = async ({ session, progress, deps, now
   const inventory = () => (listed ??= deps.site.inventory.listNodes().then((nodes) => new Map(nodes.map((n) => [n.name, n]))));
   const bootNames = [...new Set(inFlight.flatMap((r) => (r.phase === 'BOOTING' && r.boot ? [r.boot.session] : [])))];
   const [wlm, boots, checks] = await Promise.all([
-    inFlight.length > 0 ? wm.getNodes(names(inFlight)) : Promise.resolve(new Map<string, WlmNode>()),
+    inFlight.length > 0
+      ? wm.getNodes(names(inFlight), { freshBootTime: names(inFlight.filter((r) => r.phase === 'BOOTED' || r.phase === 'CHECKING')) })
+      : Promise.resolve(new Map<string, WlmNode>()),
     Promise.all(bootNames.map(async (name) => [name, await deps.site.bootService.getSession(name)] as [string, BootSessionStatus | undefined])),
     observeHealthChecks(deps, inFlight),
   ]);

@@ -142,13 +142,14 @@ describe('SlurmRestWorkloadManager on the simulator', () => {
     expect(t.state().nodes.n1!.wlmState).toBe('FAIL');
     expect(t.state().nodes.n2!.wlmState).toBe('IDLE');
     await expect(v42.drainNodes(['n1', 'ghost'], 'x')).rejects.toMatchObject({ service: 'workload-manager', status: 404 });
-    await expect(wlm().resumeNodes(['n2'])).rejects.toMatchObject({ status: 500 });
+    const v41 = new SlurmRestWorkloadManager({ baseUrl: t.site.url, apiVersion: 'v0.0.41' });
+    await expect(v41.resumeNodes(['n2'])).rejects.toMatchObject({ status: 500 });
   });
 
   it('turns an unknown node on update into a SiteServiceError with the status', async () => {
     const err = await wlm().drain('ghost', 'x').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SiteServiceError);
     expect(err).toMatchObject({ service: 'workload-manager', status: 404 });
-    expect((err as Error).message).toMatch(/POST .*\/slurm\/v0\.0\.41\/node\/ghost answered 404/);
+    expect((err as Error).message).toMatch(/POST .*\/slurm\/v0\.0\.42\/node\/ghost answered 404/);
   });
 });

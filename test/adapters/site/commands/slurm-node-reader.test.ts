@@ -1,0 +1,155 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { SiteServiceError } from '../../../../core/errors';
+import { parseCompactLine, parseOneLiner, parseSlurmVersion, SlurmNodeReader } from '../../../../adapters/site/commands/slurm-node-reader';
+import type { CommandResult, CommandTransport } from '../../../../ports/command-transport';
+
+const FIXTURES = path.join(__dirname, '..', '..', '..', 'fixtures', 'slurm');
+const fixture = (name: string) => readFileSync(path.join(FIXTURES, name), 'utf8');
+
+/** A head node answering each command from a table (unit test: the real-Slurm suite runs the real commands). */
+class ScriptedHeadNode implements CommandTransport {
+  readonly scripts: string[] = [];
+  constructor(private readonly answer: (script: string) => Partial<CommandResult>) {}
+  async run(script: string): Promise<CommandResult> {
+    this.scripts.push(script);
+    return { exitCode: 0, stdout: '', stderr: '', stdoutTruncated: false, ...this.answer(script) };
+  }
+  start(): Promise<string> {
+    throw new Error('not used');
+  }
+  findStarted(): Promise<string | undefined> {
+    throw new Error('not used');
+  }
+  poll(): Promise<CommandResult | undefined> {
+    throw new Error('not used');
+  }
+}
+
+const kinds = (scripts: readonly string[]) => scripts.map((s) => (s.includes("'--version'") ? 'version' : s.includes("'sinfo'") ? 'compact' : 'detail'));
+
+describe('the Slurm version, asked once', () => {
+  it('reads upstream and Debian version lines', () => {
+    expect(parseSlurmVersion('slurm 24.11.7\n')).toMatchObject({ major: 24, minor: 11 });
+    expect(parseSlurmVersion('slurm-wlm 22.05.8\n')).toMatchObject({ major: 22, minor: 5 });
+    expect(parseSlurmVersion('slurm 25.05.0-0rc1')).toMatchObject({ major: 25, minor: 5 });
+    expect(parseSlurmVersion('scontrol: error: resolve_ctls_from_dns_srv')).toBeUndefined();
+  });
+});
+
+describe('Slurm 22.05: the compact listing, then `scontrol -o show node` for what changed', () => {
+  const compact = fixture('sinfo-compact-22.05.8.txt');
+  const detail = fixture('scontrol-o-show-node-22.05.8.txt');
+  const headNode = (overrides: (script: string) => Partial<CommandResult> | undefined = () => undefined) =>
+    new ScriptedHeadNode((script) => {
+      const special = overrides(script);
+      if (special) return special;
+      if (script.includes("'--version'")) return { stdout: 'slurm-wlm 22.05.8\n' };
+      if (script.includes("'sinfo'")) return { stdout: compact };
+      return { stdout: detail };
+    });
+
+  it('parses the real one-liners: state words, the reason up to its [user@time], the boot time as epoch', () => {
+    const nodes = detail.split('\n').filter(Boolean).map(parseOneLiner);
+    expect(nodes.map((n) => [n?.name, n?.base, n?.flags, n?.reason])).toEqual([
+      ['c01', 'IDLE', [], undefined],
+      ['c02', 'IDLE', ['DRAIN'], 'rolling-upgrade'],
+      ['c03', 'IDLE', ['DRAIN'], 'admin: bad dimm'],
+      ['c04', 'IDLE', ['DRAIN'], 'rolling-upgrade'],
+    ]);
+    expect(nodes.every((n) => typeof n?.bootTime === 'number' && n.bootTime > 1.7e12)).toBe(true);
+    expect(parseOneLiner('NodeName=x State=DOWN+DRAIN+NOT_RESPONDING BootTime=None Reason=rolling-upgrade : Not responding [slurm@1795722523] Comment=a b')).toEqual({
+      name: 'x',
+      base: 'DOWN',
+      flags: ['DRAIN', 'NOT_RESPONDING'],
+      reason: 'rolling-upgrade : Not responding',
+    });
+  });
+
+  it('parses compact lines: lowercase state words, none as no reason, a reason with any character', () => {
+    expect(parseCompactLine('c03|idle+drain+completing|bad | dimm')).toEqual({ node: { name: 'c03', base: 'IDLE', flags: ['DRAIN', 'COMPLETING'], reason: 'bad | dimm' }, line: 'idle+drain+completing|bad | dimm' });
+    expect(parseCompactLine('c01|down+drain+reboot_issued|rolling-upgrade : reboot issued')?.node).toMatchObject({ base: 'DOWN', flags: ['DRAIN', 'REBOOT_ISSUED'] });
+    expect(parseCompactLine('c01|idle|none')?.node.reason).toBeUndefined();
+    expect(parseCompactLine('garbage')).toBeUndefined();
+  });
+
+  it('reads every node in full the first time, then only the listing while nothing changes', async () => {
+    const transport = headNode();
+    const reader = new SlurmNodeReader(transport);
+    const first = await reader.read('workload-manager', ['c01', 'c02', 'c03', 'c04']);
+    expect(first.get('c03')).toMatchObject({ base: 'IDLE', flags: ['DRAIN'], reason: 'admin: bad dimm' });
+    expect(first.get('c03')!.bootTime).toBeGreaterThan(0);
+    const second = await reader.read('workload-manager', ['c01', 'c02', 'c03', 'c04']);
+    // The boot time comes from what was read before: the listing has none.
+    expect(second).toEqual(first);
+    expect(kinds(transport.scripts)).toEqual(['compact', 'version', 'detail', 'compact']);
+    expect(transport.scripts[0]).toBe("'sinfo' '-h' '-N' '-n' 'c[01-04]' '-O' 'NodeList:0|,StateComplete:0|,Reason:0'");
+    expect(transport.scripts[2]).toBe("env SLURM_TIME_FORMAT=%s 'scontrol' '-o' 'show' 'node' 'c[01-04]'");
+  });
+
+  it('reads in full only the nodes whose line changed, and those whose boot time is being judged', async () => {
+    let changed = false;
+    const transport = headNode((script) => (changed && script.includes("'sinfo'") ? { stdout: compact.replace('c02|idle+drain|rolling-upgrade', 'c02|down+drain+reboot_issued|rolling-upgrade : reboot issued') } : undefined));
+    const reader = new SlurmNodeReader(transport);
+    await reader.read('workload-manager', ['c01', 'c02', 'c03', 'c04']);
+    changed = true;
+    const after = await reader.read('workload-manager', ['c01', 'c02', 'c03', 'c04'], { freshBootTime: ['c03', 'c04'] });
+    expect(transport.scripts.at(-1)).toBe("env SLURM_TIME_FORMAT=%s 'scontrol' '-o' 'show' 'node' 'c[02-04]'");
+    expect(after.get('c01')).toMatchObject({ base: 'IDLE' });
+    // Still rebooting (REBOOT_ISSUED): its boot time cannot have moved, so judging it needs no detail.
+    await reader.read('workload-manager', ['c02'], { freshBootTime: ['c02'] });
+    expect(kinds(transport.scripts).at(-1)).toBe('compact');
+  });
+
+  it('says so, naming the command and its error, when a command fails or prints what cannot be read, instead of reporting nodes unknown', async () => {
+    const noJson = new SlurmNodeReader(headNode((s) => (s.includes("'--version'") ? { stdout: 'slurm 23.11.1\n' } : s.includes("'--json'") ? { exitCode: 1, stderr: "scontrol: unrecognized option '--json'\n" } : undefined)));
+    await expect(noJson.read('workload-manager', ['c01'])).rejects.toThrow(/'scontrol' '--json' 'show' 'node' 'c01' exited 1: scontrol: unrecognized option '--json'/);
+    const noController = new SlurmNodeReader(headNode((s) => (s.includes("'sinfo'") ? { exitCode: 1, stderr: 'slurm_load_node: Unable to contact slurm controller (connect failure)\n' } : undefined)));
+    const err = await noController.read('workload-manager', ['c01']).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SiteServiceError);
+    expect((err as Error).message).toMatch(/'sinfo' .* exited 1: slurm_load_node: Unable to contact slurm controller/);
+    const garbled = new SlurmNodeReader(headNode((s) => (s.includes("'sinfo'") ? { stdout: 'sinfo: error: Invalid job format specification: StateComplete\n' } : undefined)));
+    await expect(garbled.read('workload-manager', ['c01'])).rejects.toThrow(/printed an unexpected line/);
+    const noVersion = new SlurmNodeReader(headNode((s) => (s.includes("'--version'") ? { exitCode: 1, stderr: 'scontrol: fatal: Could not establish a configuration source\n' } : undefined)));
+    await expect(noVersion.read('workload-manager', ['c01'])).rejects.toThrow(/'scontrol' '--version' exited 1: scontrol: fatal: Could not establish a configuration source/);
+  });
+
+  it('leaves out only the names Slurm says it does not know', async () => {
+    const transport = headNode((s) =>
+      s.includes("'sinfo'") ? { stdout: 'c01|idle|none\n' } : s.includes("'-o'") ? { exitCode: 1, stdout: `${detail.split('\n')[0]}\nNode ghost not found\n` } : undefined,
+    );
+    const nodes = await new SlurmNodeReader(transport).read('workload-manager', ['c01', 'ghost']);
+    expect([...nodes.keys()]).toEqual(['c01']);
+  });
+
+  it('asks again in halves when the transport cut the listing short', async () => {
+    const lines = Array.from({ length: 8 }, (_, i) => `n${i}|idle|none`);
+    const transport = new ScriptedHeadNode((s) => {
+      if (s.includes("'--version'")) return { stdout: 'slurm 24.11.7\n' };
+      if (s.includes("'sinfo'")) return s.includes('n[0-7]') ? { stdout: lines.join('\n').slice(0, 30), stdoutTruncated: true } : { stdout: lines.filter((l) => s.includes(l.split('|')[0]!) || s.includes('n[0-3]') || s.includes('n[4-7]')).join('\n') };
+      return { stdout: JSON.stringify({ nodes: lines.map((l) => ({ name: l.split('|')[0], state: ['IDLE'], boot_time: { set: true, number: 1 } })) }) };
+    });
+    const nodes = await new SlurmNodeReader(transport).read('workload-manager', lines.map((l) => l.split('|')[0]!));
+    expect(nodes.size).toBe(8);
+    expect(transport.scripts.filter((s) => s.includes("'sinfo'")).map((s) => /'-n' '([^']+)'/.exec(s)![1])).toEqual(['n[0-7]', 'n[0-3]', 'n[4-7]']);
+  });
+});
+
+describe('Slurm 23.02 and later: `scontrol --json show node` for what changed', () => {
+  it.each(['v0.0.39', 'v0.0.40', 'v0.0.41', 'v0.0.42', 'v0.0.43', 'v0.0.44', 'v0.0.45'])('reads the node shape of data_parser %s', async (version) => {
+    const json = fixture(`nodes-${version}.json`);
+    const transport = new ScriptedHeadNode((s) => {
+      if (s.includes("'--version'")) return { stdout: 'slurm 25.11.2\n' };
+      if (s.includes("'sinfo'")) return { stdout: 'c01|idle+drain|x\nc02|down+drain+not_responding|y\nc03|idle+drain+completing|z\nc04|mixed|none\n' };
+      return { stdout: json };
+    });
+    const nodes = await new SlurmNodeReader(transport).read('workload-manager', ['c01', 'c02', 'c03', 'c04']);
+    expect([...nodes.values()]).toEqual([
+      { name: 'c01', base: 'IDLE', flags: ['DRAIN'], reason: 'rolling-upgrade : reboot issued', bootTime: 1767225600000 },
+      { name: 'c02', base: 'DOWN', flags: ['DRAIN', 'NOT_RESPONDING'], reason: 'rolling-upgrade : Not responding', bootTime: 1767225000000 },
+      { name: 'c03', base: 'IDLE', flags: ['DRAIN', 'COMPLETING'], reason: 'bad dimm', bootTime: 1767220000000 },
+      { name: 'c04', base: 'MIXED', flags: [], bootTime: 1767225700000 },
+    ]);
+    expect(transport.scripts.at(-1)).toBe("'scontrol' '--json' 'show' 'node' 'c[01-04]'");
+  });
+});

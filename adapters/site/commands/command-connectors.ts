@@ -6,7 +6,7 @@ import type { ConnectorBuilders, ConnectorContext } from '../site-from-profile';
 import { CommandProvisioner, type CommandAction } from './command-provisioner';
 import { LocalTransport } from './local-transport';
 import { ScontrolWorkloadManager } from './scontrol-workload-manager';
-import { SlurmInventory } from './slurm-inventory';
+import { SlurmInventory, type GroupMembership } from './slurm-inventory';
 import { SlurmRebootBootService, type SlurmRebootSession } from './slurm-reboot-boot-service';
 import { SlurmNodeReader } from './slurm-node-reader';
 import { SsmTransport } from './ssm-transport';
@@ -68,7 +68,13 @@ export function commandConnectors(): ConnectorBuilders & { transportOf(service: 
       slurm: (config, context) => {
         const { sinfo, scontrol } = paths(context);
         const roleKey = context.profile.inventory.type === 'slurm' ? context.profile.inventory.roleKey : undefined;
-        return new SlurmInventory({ transport: transportOf(config, context), ...(sinfo ? { sinfo } : {}), ...(scontrol ? { scontrol } : {}), ...(roleKey ? { roleKey } : {}) });
+        return new SlurmInventory({
+          transport: transportOf(config, context),
+          memberships: context.connectorState.records<GroupMembership>('slurm-inventory'),
+          ...(sinfo ? { sinfo } : {}),
+          ...(scontrol ? { scontrol } : {}),
+          ...(roleKey ? { roleKey } : {}),
+        });
       },
       file: (config, context) => new FileInventory({ path: resolve(context.baseDir, config.path) }),
     },

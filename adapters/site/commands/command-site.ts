@@ -3,7 +3,7 @@ import type { CommandTransport } from '../../../ports/command-transport';
 import type { ConnectorState } from '../../../ports/connector-state';
 import type { Site } from '../../../ports/site';
 import { ScontrolWorkloadManager } from './scontrol-workload-manager';
-import { SlurmInventory } from './slurm-inventory';
+import { SlurmInventory, type GroupMembership } from './slurm-inventory';
 import { SlurmNodeReader } from './slurm-node-reader';
 import { SlurmRebootBootService, type SlurmRebootSession } from './slurm-reboot-boot-service';
 
@@ -19,7 +19,7 @@ export interface CommandSiteOptions {
 
 /** A plain Slurm site reached by commands alone: scontrol, `scontrol reboot`, partitions and features as groups. */
 export function createCommandSite({ transport, prepareCommand, templates, clock, connectorState }: CommandSiteOptions): Site {
-  const inventory = new SlurmInventory({ transport });
+  const inventory = new SlurmInventory({ transport, memberships: connectorState.records<GroupMembership>('slurm-inventory') });
   const sessions = connectorState.records<SlurmRebootSession>('slurm-reboot');
   const reader = new SlurmNodeReader(transport);
   return {

@@ -12,11 +12,12 @@ export type { BootNodeOutcome, BootSessionStatus, InventoryNode, WlmBaseState, W
 
 export interface WlmReadOptions {
   /**
-   * Nodes whose boot time the caller judges by now (waiting to be back after their reboot): a
-   * connector that reads only what changed since its last poll reads these in full whenever they
-   * look up, since a reboot shorter than a poll can leave every other field as it was.
+   * Nodes whose boot the caller judges now, each with the time (epoch ms) it must have booted
+   * after: a connector that reads only what changed since its last poll reads such a node in full
+   * while it looks up and the boot time it last read is older, since a reboot shorter than a poll
+   * can leave every other field as it was.
    */
-  freshBootTime?: Iterable<string>;
+  bootedSince?: ReadonlyMap<string, number>;
 }
 
 export interface WorkloadManager {

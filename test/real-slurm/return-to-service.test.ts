@@ -38,7 +38,7 @@ describeRealSlurm('back after a reboot longer than SlurmdTimeout, under each Ret
     // ReturnToService 0 and 1 keep it DOWN (1 only returns a node whose reason is exactly "Not responding"); 2 returns it, still drained.
     expect([registered.base, registered.flags.includes('DRAIN')]).toEqual(rts === 2 ? ['IDLE', true] : ['DOWN', true]);
 
-    const observed = await wlm.getNodes(['c01'], { freshBootTime: ['c01'] });
+    const observed = await wlm.getNodes(['c01'], { bootedSince: new Map([['c01', requestedAt]]) });
     const s = session({ nodeCount: 1, stepCount: 1 });
     const decision = decideReturnToService({
       session: s,

@@ -36,7 +36,7 @@ export function commandConnectors(): ConnectorBuilders & { transportOf(service: 
     const key = JSON.stringify([context.transport(service), scontrol, sinfo]);
     let reader = readers.get(key);
     if (!reader) {
-      reader = new SlurmNodeReader(transportOf(service, context), { ...(scontrol ? { scontrol } : {}), ...(sinfo ? { sinfo } : {}) });
+      reader = new SlurmNodeReader(transportOf(service, context), { ...(scontrol ? { scontrol } : {}), ...(sinfo ? { sinfo } : {}), clock: context.clock });
       readers.set(key, reader);
     }
     return reader;

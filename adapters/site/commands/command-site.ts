@@ -21,7 +21,7 @@ export interface CommandSiteOptions {
 export function createCommandSite({ transport, prepareCommand, templates, clock, connectorState }: CommandSiteOptions): Site {
   const inventory = new SlurmInventory({ transport, memberships: connectorState.records<GroupMembership>('slurm-inventory') });
   const sessions = connectorState.records<SlurmRebootSession>('slurm-reboot');
-  const reader = new SlurmNodeReader(transport);
+  const reader = new SlurmNodeReader(transport, clock ? { clock } : {});
   return {
     workloadManager: new ScontrolWorkloadManager({ transport, reader, ...(clock ? { clock } : {}) }),
     bootService: new SlurmRebootBootService({ transport, inventory, reader, ...(prepareCommand ? { prepareCommand } : {}), ...(templates ? { templates } : {}), ...(clock ? { clock } : {}), sessions }),

@@ -38,7 +38,14 @@ export class ScontrolWorkloadManager implements WorkloadManager {
   constructor(private readonly options: ScontrolOptions) {
     this.scontrol = options.scontrol ?? 'scontrol';
     this.squeue = options.squeue ?? 'squeue';
-    this.reader = options.reader ?? new SlurmNodeReader(options.transport, { scontrol: this.scontrol, ...(options.sinfo ? { sinfo: options.sinfo } : {}) }, options.showChunk);
+    this.reader =
+      options.reader ??
+      new SlurmNodeReader(options.transport, {
+        scontrol: this.scontrol,
+        ...(options.sinfo ? { sinfo: options.sinfo } : {}),
+        ...(options.showChunk ? { fixedChunk: options.showChunk } : {}),
+        ...(options.clock ? { clock: options.clock } : {}),
+      });
   }
 
   getNodes(names: readonly string[], options?: ReadOptions): Promise<Map<string, WlmNode>> {
@@ -100,6 +107,7 @@ export class ScontrolWorkloadManager implements WorkloadManager {
     const why = reason === undefined ? undefined : validReason(reason);
     for (const hostlist of chunkHostlist(nodes, 500)) {
       const argv = [this.scontrol, 'update', `NodeName=${hostlist}`, `State=${state}`, ...(why === undefined ? [] : [`Reason=${why}`])];
+      this.reader.invalidate(expandHostlist(hostlist));
       await runChecked('workload-manager', this.options.transport, shellCommand(argv));
     }
   }

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../../../core/clock';
 import { SiteServiceError, describeError } from '../../../core/errors';
 import { compressHostlist } from '../../../core/site/hostlist';
 import { validNodeNames } from '../../../core/site/names';
@@ -50,7 +51,29 @@ interface Seen {
   bootTime?: number;
 }
 
+interface Listed {
+  node: WlmNode;
+  line: string;
+  /** When it was listed (the site's clock). */
+  at: number;
+}
+
+/** A listing this young is reused by the next read (one increment's reads: the workload manager's, then each boot session's). */
+const LISTING_REUSE_MS = 500;
+
 export type ReadOptions = WlmReadOptions;
+
+export interface SlurmNodeReaderOptions {
+  /** Paths or names of the commands on the head node; default `scontrol`, `sinfo`. */
+  scontrol?: string;
+  sinfo?: string;
+  /** Nodes per read command, fixed; default: sized from the output seen so far. */
+  fixedChunk?: number;
+  /** false: every read is the full detail of every node, as before the compact listing (what the benchmarks compare with). Default true. */
+  compact?: boolean;
+  /** The site's clock, by which a listing is young enough to reuse; default the system clock. */
+  clock?: Clock;
+}
 
 /**
  * Reads Slurm nodes over a command transport, cheaply: one compact `sinfo` listing of every node
@@ -69,17 +92,21 @@ export type ReadOptions = WlmReadOptions;
 export class SlurmNodeReader {
   private version: SlurmVersion | undefined;
   private readonly seen = new Map<string, Seen>();
+  private readonly listings = new Map<string, Listed>();
   private detailChars = FIRST_DETAIL_CHARS;
   private compactChars = FIRST_COMPACT_CHARS;
 
   constructor(
     private readonly transport: CommandTransport,
-    private readonly commands: { scontrol?: string; sinfo?: string } = {},
-    private readonly fixedChunk?: number,
+    private readonly options: SlurmNodeReaderOptions = {},
   ) {}
 
   private get scontrol(): string {
-    return this.commands.scontrol ?? 'scontrol';
+    return this.options.scontrol ?? 'scontrol';
+  }
+
+  private get fixedChunk(): number | undefined {
+    return this.options.fixedChunk;
   }
 
   /** The site's Slurm release, asked once (a failed ask is asked again next time). */
@@ -98,9 +125,23 @@ export class SlurmNodeReader {
     const wanted = [...new Set(validNodeNames(names))];
     const out = new Map<string, WlmNode>();
     if (wanted.length === 0) return out;
-    const fresh = new Set(options.freshBootTime ?? []);
-    const listed = new Map<string, { node: WlmNode; line: string }>();
-    await this.inChunks(wanted, () => this.compactChars, (chunk) => this.compact(service, chunk, listed));
+    const since = options.bootedSince ?? new Map<string, number>();
+    const listed = new Map<string, Listed>();
+    if (this.options.compact !== false) {
+      const now = (this.options.clock ?? systemClock).now();
+      const toList: string[] = [];
+      for (const name of wanted) {
+        const recent = this.listings.get(name);
+        if (recent && now - recent.at >= 0 && now - recent.at < LISTING_REUSE_MS) listed.set(name, recent);
+        else toList.push(name);
+      }
+      const fresh = new Map<string, Listed>();
+      await this.inChunks(toList, () => this.compactChars, (chunk) => this.compact(service, chunk, fresh, now));
+      for (const [name, entry] of fresh) {
+        listed.set(name, entry);
+        this.listings.set(name, entry);
+      }
+    }
 
     const detail: string[] = [];
     for (const name of wanted) {
@@ -108,7 +149,7 @@ export class SlurmNodeReader {
       const seen = this.seen.get(name);
       // Not listed (a node in no partition, or no node at all): the detail read says which.
       if (!entry || !seen || seen.line !== entry.line) detail.push(name);
-      else if (fresh.has(name) && !entry.node.flags.some((f) => WAITING_FLAGS.includes(f))) detail.push(name);
+      else if (since.has(name) && (seen.bootTime ?? 0) < since.get(name)! && !entry.node.flags.some((f) => WAITING_FLAGS.includes(f))) detail.push(name);
       else out.set(name, { ...entry.node, ...(seen.bootTime !== undefined ? { bootTime: seen.bootTime } : {}) });
     }
     if (detail.length > 0) {
@@ -128,6 +169,11 @@ export class SlurmNodeReader {
       }
     }
     return out;
+  }
+
+  /** Forgets the listing of nodes just changed (drained, resumed, rebooted): the next read lists them again. */
+  invalidate(names: readonly string[]): void {
+    for (const name of names) this.listings.delete(name);
   }
 
   private async inChunks(names: readonly string[], charsPerNode: () => number, read: (chunk: string[]) => Promise<void>): Promise<void> {
@@ -150,9 +196,9 @@ export class SlurmNodeReader {
     return undefined;
   }
 
-  private async compact(service: Service, names: string[], out: Map<string, { node: WlmNode; line: string }>): Promise<void> {
-    const script = shellCommand([this.commands.sinfo ?? 'sinfo', '-h', '-N', '-n', compressHostlist(names), '-O', COMPACT_FORMAT]);
-    const result = await this.runRead(service, names, script, (c) => (this.compactChars = Math.max(this.compactChars, c)), (half) => this.compact(service, half, out));
+  private async compact(service: Service, names: string[], out: Map<string, Listed>, at: number): Promise<void> {
+    const script = shellCommand([this.options.sinfo ?? 'sinfo', '-h', '-N', '-n', compressHostlist(names), '-O', COMPACT_FORMAT]);
+    const result = await this.runRead(service, names, script, (c) => (this.compactChars = Math.max(this.compactChars, c)), (half) => this.compact(service, half, out, at));
     if (!result) return;
     if (result.exitCode !== 0) throw failed(service, script, result);
     const wanted = new Set(names);
@@ -162,7 +208,7 @@ export class SlurmNodeReader {
       const parsed = parseCompactLine(line);
       if (!parsed) throw new SiteServiceError(service, `${script} printed an unexpected line: ${JSON.stringify(line.slice(0, 120))}`);
       if (!wanted.has(parsed.node.name) || out.has(parsed.node.name)) continue;
-      out.set(parsed.node.name, parsed);
+      out.set(parsed.node.name, { ...parsed, at });
       count++;
     }
     if (count > 0) this.compactChars = Math.max(FIRST_COMPACT_CHARS, Math.ceil(result.stdout.length / count));

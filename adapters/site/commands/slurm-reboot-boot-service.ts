@@ -95,7 +95,9 @@ export class SlurmRebootBootService implements BootService {
   private readonly maxAttempts: number;
 
   constructor(private readonly options: SlurmRebootOptions) {
-    this.reader = options.reader ?? new SlurmNodeReader(options.transport, { ...(options.scontrol ? { scontrol: options.scontrol } : {}), ...(options.sinfo ? { sinfo: options.sinfo } : {}) });
+    this.reader =
+      options.reader ??
+      new SlurmNodeReader(options.transport, { ...(options.scontrol ? { scontrol: options.scontrol } : {}), ...(options.sinfo ? { sinfo: options.sinfo } : {}), ...(options.clock ? { clock: options.clock } : {}) });
     this.clock = options.clock ?? systemClock;
     this.sessions = options.sessions;
     this.maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
@@ -157,6 +159,7 @@ export class SlurmRebootBootService implements BootService {
       session = { ...session, requestedAt: this.clock.now() };
       await this.sessions.update(session);
     }
+    this.reader.invalidate(toReboot);
     if (toReboot.length > 0) await runChecked('boot-service', transport, shellCommand([this.options.scontrol ?? 'scontrol', 'reboot', compressHostlist(toReboot)]));
     session = { ...session, rebooted: true };
     await this.sessions.update(session);
@@ -165,7 +168,7 @@ export class SlurmRebootBootService implements BootService {
 
   /** Of `names`, those with no reboot pending and none done since `since`. */
   private async withoutReboot(names: readonly string[], since: number): Promise<string[]> {
-    const found = await this.reader.read('boot-service', names, { freshBootTime: names });
+    const found = await this.reader.read('boot-service', names, { bootedSince: new Map(names.map((n) => [n, since])) });
     return names.filter((name) => {
       const node = found.get(name);
       return node !== undefined && !node.flags.some((f) => PENDING.includes(f)) && !(node.bootTime !== undefined && node.bootTime >= since);
@@ -202,7 +205,7 @@ export class SlurmRebootBootService implements BootService {
       };
     }
     const requestedAt = session.requestedAt!;
-    const found = await this.reader.read('boot-service', session.nodes, { freshBootTime: session.nodes });
+    const found = await this.reader.read('boot-service', session.nodes, { bootedSince: new Map(session.nodes.map((n) => [n, requestedAt])) });
     const nodes: Record<string, BootNodeOutcome> = {};
     for (const name of session.nodes) {
       const node = found.get(name);

@@ -22,11 +22,11 @@ export async function loadPlanNodes(
   return deps.store.getNodes(session.upgradeId, names.map((name, i) => ({ name, index: start + i })));
 }
 
-/** The nodes as the workload manager reports them (no call for no nodes); `judgingBoot`: their boot time decides now. */
-export async function observeWlm(deps: RollingUpgradeDependencies, nodes: readonly NodeRecord[], judgingBoot = false): Promise<Map<string, WlmNode>> {
+/** The nodes as the workload manager reports them (no call for no nodes); `bootedSince`: their boot after this time (epoch ms) decides now. */
+export async function observeWlm(deps: RollingUpgradeDependencies, nodes: readonly NodeRecord[], bootedSince?: number): Promise<Map<string, WlmNode>> {
   if (nodes.length === 0) return new Map();
   const names = nodes.map((n) => n.name);
-  return deps.site.workloadManager.getNodes(names, judgingBoot ? { freshBootTime: names } : undefined);
+  return deps.site.workloadManager.getNodes(names, bootedSince === undefined ? undefined : { bootedSince: new Map(names.map((n) => [n, bootedSince])) });
 }
 
 /**

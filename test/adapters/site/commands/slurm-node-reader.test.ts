@@ -26,6 +26,10 @@ class ScriptedHeadNode implements CommandTransport {
   }
 }
 
+/** A site clock the test moves: a listing is reused only within the same moment (one increment). */
+const clock = { at: 0, now() { return this.at; } };
+const later = () => (clock.at += 10_000);
+
 const kinds = (scripts: readonly string[]) => scripts.map((s) => (s.includes("'--version'") ? 'version' : s.includes("'sinfo'") ? 'compact' : 'detail'));
 
 describe('the Slurm version, asked once', () => {
@@ -75,8 +79,9 @@ describe('Slurm 22.05: the compact listing, then `scontrol -o show node` for wha
 
   it('reads every node in full the first time, then only the listing while nothing changes', async () => {
     const transport = headNode();
-    const reader = new SlurmNodeReader(transport);
+    const reader = new SlurmNodeReader(transport, { clock });
     const first = await reader.read('workload-manager', ['c01', 'c02', 'c03', 'c04']);
+    later();
     expect(first.get('c03')).toMatchObject({ base: 'IDLE', flags: ['DRAIN'], reason: 'admin: bad dimm' });
     expect(first.get('c03')!.bootTime).toBeGreaterThan(0);
     const second = await reader.read('workload-manager', ['c01', 'c02', 'c03', 'c04']);
@@ -90,15 +95,29 @@ describe('Slurm 22.05: the compact listing, then `scontrol -o show node` for wha
   it('reads in full only the nodes whose line changed, and those whose boot time is being judged', async () => {
     let changed = false;
     const transport = headNode((script) => (changed && script.includes("'sinfo'") ? { stdout: compact.replace('c02|idle+drain|rolling-upgrade', 'c02|down+drain+reboot_issued|rolling-upgrade : reboot issued') } : undefined));
-    const reader = new SlurmNodeReader(transport);
+    const reader = new SlurmNodeReader(transport, { clock });
     await reader.read('workload-manager', ['c01', 'c02', 'c03', 'c04']);
+    later();
     changed = true;
-    const after = await reader.read('workload-manager', ['c01', 'c02', 'c03', 'c04'], { freshBootTime: ['c03', 'c04'] });
+    const after = await reader.read('workload-manager', ['c01', 'c02', 'c03', 'c04'], { bootedSince: new Map([['c03', Infinity], ['c04', Infinity], ['c01', 0]]) });
     expect(transport.scripts.at(-1)).toBe("env SLURM_TIME_FORMAT=%s 'scontrol' '-o' 'show' 'node' 'c[02-04]'");
     expect(after.get('c01')).toMatchObject({ base: 'IDLE' });
     // Still rebooting (REBOOT_ISSUED): its boot time cannot have moved, so judging it needs no detail.
-    await reader.read('workload-manager', ['c02'], { freshBootTime: ['c02'] });
+    later();
+    await reader.read('workload-manager', ['c02'], { bootedSince: new Map([['c02', Infinity]]) });
     expect(kinds(transport.scripts).at(-1)).toBe('compact');
+  });
+
+  it("reuses a listing within one moment (an increment's reads), but not for nodes it was told changed", async () => {
+    const transport = headNode();
+    const reader = new SlurmNodeReader(transport, { clock });
+    later();
+    await reader.read('workload-manager', ['c01', 'c02']);
+    await reader.read('boot-service', ['c01', 'c02']);
+    expect(kinds(transport.scripts)).toEqual(['compact', 'version', 'detail']);
+    reader.invalidate(['c02']);
+    await reader.read('boot-service', ['c01', 'c02']);
+    expect(transport.scripts.at(-1)).toBe("'sinfo' '-h' '-N' '-n' 'c02' '-O' 'NodeList:0|,StateComplete:0|,Reason:0'");
   });
 
   it('says so, naming the command and its error, when a command fails or prints what cannot be read, instead of reporting nodes unknown', async () => {

@@ -70,6 +70,7 @@ export function commandConnectors(): ConnectorBuilders & { transportOf(service: 
         const roleKey = context.profile.inventory.type === 'slurm' ? context.profile.inventory.roleKey : undefined;
         return new SlurmInventory({
           transport: transportOf(config, context),
+          clock: context.clock,
           // A run keeps its groups' members in the table; a one-off read (the CLI's group check) reads Slurm alone.
           ...(context.hasConnectorState ? { memberships: context.connectorState.records<GroupMembership>('slurm-inventory') } : {}),
           ...(sinfo ? { sinfo } : {}),

@@ -19,7 +19,7 @@ export interface CommandSiteOptions {
 
 /** A plain Slurm site reached by commands alone: scontrol, `scontrol reboot`, partitions and features as groups. */
 export function createCommandSite({ transport, prepareCommand, templates, clock, connectorState }: CommandSiteOptions): Site {
-  const inventory = new SlurmInventory({ transport, memberships: connectorState.records<GroupMembership>('slurm-inventory') });
+  const inventory = new SlurmInventory({ transport, memberships: connectorState.records<GroupMembership>('slurm-inventory'), ...(clock ? { clock } : {}) });
   const sessions = connectorState.records<SlurmRebootSession>('slurm-reboot');
   const reader = new SlurmNodeReader(transport, clock ? { clock } : {});
   return {

@@ -3,6 +3,7 @@ import { chunkHostlist, compressHostlist, expandHostlist } from '../../../core/s
 import { validLabel, validNodeNames } from '../../../core/site/names';
 import { readNodeLabels } from '../../../core/site/node-labels';
 import type { CommandTransport } from '../../../ports/command-transport';
+import { systemClock, type Clock } from '../../../core/clock';
 import type { ConnectorRecords } from '../../../ports/connector-state';
 import type { Inventory, InventoryNode } from '../../../ports/site';
 import { run, runChecked } from './scontrol-workload-manager';
@@ -21,7 +22,15 @@ export interface SlurmInventoryOptions {
    * group. Without it, a group's members are what Slurm shows.
    */
   memberships?: ConnectorRecords<GroupMembership>;
+  /** The site's clock, by which a node listing is young enough to reuse; default the system clock. */
+  clock?: Clock;
 }
+
+/**
+ * How long `listNodes` reuses its listing (site clock): a window increment asks for the nodes' racks
+ * and gates every poll, and features change rarely. Edits made here drop it; group reads and edits never use it.
+ */
+const LISTING_REUSE_MS = 30_000;
 
 /** A group the inventory edits: its members as the inventory set them. */
 export interface GroupMembership {
@@ -67,6 +76,8 @@ export class SlurmInventory implements Inventory {
   private readonly scontrol: string;
   private readonly roleKey: string;
 
+  private listed: { at: number; view: SlurmView } | undefined;
+
   constructor(private readonly options: SlurmInventoryOptions) {
     this.sinfo = options.sinfo ?? 'sinfo';
     this.scontrol = options.scontrol ?? 'scontrol';
@@ -111,7 +122,9 @@ export class SlurmInventory implements Inventory {
   }
 
   async listNodes(): Promise<InventoryNode[]> {
-    const { features } = await this.view();
+    const now = (this.options.clock ?? systemClock).now();
+    if (!this.listed || now - this.listed.at < 0 || now - this.listed.at >= LISTING_REUSE_MS) this.listed = { at: now, view: await this.view() };
+    const { features } = this.listed.view;
     return [...features.keys()].sort(natural).map((name, i) => toInventoryNode(name, features.get(name)!, i + 1, this.roleKey));
   }
 
@@ -125,6 +138,7 @@ export class SlurmInventory implements Inventory {
     validLabel(label);
     const wanted = validNodeNames([...new Set(names)]);
     if (wanted.length === 0) return;
+    this.listed = undefined;
     const view = seen ?? (await this.view());
     if (view.partitions.has(label)) throw new SiteServiceError('inventory', `'${label}' is a Slurm partition: its members are set in slurm.conf, not by a rollout`);
     const unknown = wanted.filter((n) => !view.features.has(n));

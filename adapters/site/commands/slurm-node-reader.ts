@@ -44,13 +44,6 @@ const MAX_CHUNK = 500;
 /** Flags under which a node's boot time cannot have moved on since its last detail read (it is still down or rebooting). */
 const WAITING_FLAGS = ['NOT_RESPONDING', 'REBOOT_REQUESTED', 'REBOOT_ISSUED', 'POWERING_UP'];
 
-interface Seen {
-  /** The compact line last read for the node (state words and reason). */
-  line: string;
-  /** From the last detail read. */
-  bootTime?: number;
-}
-
 interface Listed {
   node: WlmNode;
   line: string;
@@ -77,8 +70,10 @@ export interface SlurmNodeReaderOptions {
 
 /**
  * Reads Slurm nodes over a command transport, cheaply: one compact `sinfo` listing of every node
- * asked for (a line of ~50 characters each), then the full detail only for the nodes whose line
- * changed since this reader last saw them, or whose boot time is being judged. The detail is
+ * asked for (a line of ~40 characters each: state words and reason, all a decision needs but the
+ * boot time), then the full detail only of the nodes the listing leaves out (to learn whether Slurm
+ * knows them) and of those whose boot is judged now, look up, and whose boot time as last read is
+ * older than their reboot (so a node's detail is read about once per reboot). The detail is
  * `scontrol --json show node <hostlist>` on Slurm 23.02 and later, `scontrol -o show node` (one
  * `Key=Value` line per node, times as epoch seconds through SLURM_TIME_FORMAT) on 22.05, decided
  * once from `scontrol --version`. Reads are chunked to fit the transport's output, and a chunk the
@@ -86,12 +81,14 @@ export interface SlurmNodeReaderOptions {
  * controller that does not answer) or prints what cannot be read throws SiteServiceError naming the
  * command and its error: a node is absent from the answer only when Slurm says it does not know it.
  *
- * What was last seen is kept in this process (a cold reader, a fresh Lambda container, reads every
- * node in full once): a stale boot time is only ever older, so it delays a verdict, never makes one.
+ * Boot times last read are kept in this process (a cold reader, a fresh Lambda container, reads the
+ * nodes being judged in full once): a stale boot time is only ever older, so it can delay a verdict,
+ * never make one.
  */
 export class SlurmNodeReader {
   private version: SlurmVersion | undefined;
-  private readonly seen = new Map<string, Seen>();
+  /** Each node's boot time as its last detail read gave it (epoch ms). */
+  private readonly bootTimes = new Map<string, number>();
   private readonly listings = new Map<string, Listed>();
   private detailChars = FIRST_DETAIL_CHARS;
   private compactChars = FIRST_COMPACT_CHARS;
@@ -146,11 +143,12 @@ export class SlurmNodeReader {
     const detail: string[] = [];
     for (const name of wanted) {
       const entry = listed.get(name);
-      const seen = this.seen.get(name);
+      const bootTime = this.bootTimes.get(name);
       // Not listed (a node in no partition, or no node at all): the detail read says which.
-      if (!entry || !seen || seen.line !== entry.line) detail.push(name);
-      else if (since.has(name) && (seen.bootTime ?? 0) < since.get(name)! && !entry.node.flags.some((f) => WAITING_FLAGS.includes(f))) detail.push(name);
-      else out.set(name, { ...entry.node, ...(seen.bootTime !== undefined ? { bootTime: seen.bootTime } : {}) });
+      if (!entry) detail.push(name);
+      // Its boot is judged now, it looks up, and the boot time last read is older than the reboot: read it again.
+      else if (since.has(name) && (bootTime ?? -Infinity) < since.get(name)! && !entry.node.flags.some((f) => WAITING_FLAGS.includes(f))) detail.push(name);
+      else out.set(name, { ...entry.node, ...(bootTime !== undefined ? { bootTime } : {}) });
     }
     if (detail.length > 0) {
       const version = await this.slurmVersion(service);
@@ -160,12 +158,11 @@ export class SlurmNodeReader {
       for (const name of detail) {
         const node = found.get(name);
         if (!node) {
-          this.seen.delete(name);
+          this.bootTimes.delete(name);
           continue;
         }
         out.set(name, node);
-        const line = listed.get(name)?.line;
-        if (line !== undefined) this.seen.set(name, { line, ...(node.bootTime !== undefined ? { bootTime: node.bootTime } : {}) });
+        if (node.bootTime !== undefined) this.bootTimes.set(name, node.bootTime);
       }
     }
     return out;

@@ -24,7 +24,7 @@ describe('LocalTransport with a fake scontrol on PATH', () => {
     const wlm = new ScontrolWorkloadManager({ transport });
     await wlm.update(['n1', 'n2', 'n3'], 'DRAIN', 'rolling-upgrade');
     expect(calls().at(-1)).toEqual(['update', 'NodeName=n[1-3]', 'State=DRAIN', 'Reason=rolling-upgrade']);
-    const nodes = await wlm.getNodes(['n1']);
+    const nodes = await wlm.getNodes(['n1'], { bootedSince: new Map([['n1', 0]]) });
     expect(nodes.get('n1')).toEqual({ name: 'n1', base: 'IDLE', flags: ['DRAIN'], reason: "it's $(id)", bootTime: 1767225600000 });
     expect(calls().slice(-3)).toEqual([['-h', '-N', '-n', 'n1', '-O', 'NodeList:0|,StateComplete:0|,Reason:0'], ['--version'], ['--json', 'show', 'node', 'n1']]);
   });

@@ -77,35 +77,45 @@ describe('Slurm 22.05: the compact listing, then `scontrol -o show node` for wha
     expect(parseCompactLine('garbage')).toBeUndefined();
   });
 
-  it('reads every node in full the first time, then only the listing while nothing changes', async () => {
+  it('reads the listing alone, and the detail only of nodes whose boot is judged, once per reboot', async () => {
     const transport = headNode();
     const reader = new SlurmNodeReader(transport, { clock });
     const first = await reader.read('workload-manager', ['c01', 'c02', 'c03', 'c04']);
-    later();
-    expect(first.get('c03')).toMatchObject({ base: 'IDLE', flags: ['DRAIN'], reason: 'admin: bad dimm' });
-    expect(first.get('c03')!.bootTime).toBeGreaterThan(0);
-    const second = await reader.read('workload-manager', ['c01', 'c02', 'c03', 'c04']);
-    // The boot time comes from what was read before: the listing has none.
-    expect(second).toEqual(first);
-    expect(kinds(transport.scripts)).toEqual(['compact', 'version', 'detail', 'compact']);
+    expect(first.get('c03')).toEqual({ name: 'c03', base: 'IDLE', flags: ['DRAIN'], reason: 'admin: bad dimm' });
+    expect(kinds(transport.scripts)).toEqual(['compact']);
     expect(transport.scripts[0]).toBe("'sinfo' '-h' '-N' '-n' 'c[01-04]' '-O' 'NodeList:0|,StateComplete:0|,Reason:0'");
-    expect(transport.scripts[2]).toBe("env SLURM_TIME_FORMAT=%s 'scontrol' '-o' 'show' 'node' 'c[01-04]'");
+    // c03 is judged by its boot after a reboot asked at `since`: its detail gives the boot time.
+    const since = 1_000;
+    later();
+    const judged = await reader.read('workload-manager', ['c01', 'c02', 'c03', 'c04'], { bootedSince: new Map([['c03', since]]) });
+    expect(transport.scripts.slice(1)).toEqual([
+      "'sinfo' '-h' '-N' '-n' 'c[01-04]' '-O' 'NodeList:0|,StateComplete:0|,Reason:0'",
+      "'scontrol' '--version'",
+      "env SLURM_TIME_FORMAT=%s 'scontrol' '-o' 'show' 'node' 'c03'",
+    ]);
+    expect(judged.get('c03')!.bootTime).toBeGreaterThan(since);
+    expect(judged.get('c01')!.bootTime).toBeUndefined();
+    // Its boot time read is after `since`: the next reads need the listing alone, and keep that boot time.
+    later();
+    const again = await reader.read('workload-manager', ['c03'], { bootedSince: new Map([['c03', since]]) });
+    expect(kinds(transport.scripts).slice(4)).toEqual(['compact']);
+    expect(again.get('c03')!.bootTime).toBe(judged.get('c03')!.bootTime);
   });
 
-  it('reads in full only the nodes whose line changed, and those whose boot time is being judged', async () => {
-    let changed = false;
-    const transport = headNode((script) => (changed && script.includes("'sinfo'") ? { stdout: compact.replace('c02|idle+drain|rolling-upgrade', 'c02|down+drain+reboot_issued|rolling-upgrade : reboot issued') } : undefined));
+  it('reads a judged node again while its boot time is older than its reboot, except while it is still down or rebooting', async () => {
+    let rebooting = true;
+    const transport = headNode((script) => (rebooting && script.includes("'sinfo'") ? { stdout: compact.replace('c02|idle+drain|rolling-upgrade', 'c02|down+drain+reboot_issued|rolling-upgrade : reboot issued') } : undefined));
     const reader = new SlurmNodeReader(transport, { clock });
-    await reader.read('workload-manager', ['c01', 'c02', 'c03', 'c04']);
+    const rebootAt = Date.now() + 3_600_000;
+    await reader.read('workload-manager', ['c02'], { bootedSince: new Map([['c02', rebootAt]]) });
+    expect(kinds(transport.scripts)).toEqual(['compact']);
+    rebooting = false;
     later();
-    changed = true;
-    const after = await reader.read('workload-manager', ['c01', 'c02', 'c03', 'c04'], { bootedSince: new Map([['c03', Infinity], ['c04', Infinity], ['c01', 0]]) });
-    expect(transport.scripts.at(-1)).toBe("env SLURM_TIME_FORMAT=%s 'scontrol' '-o' 'show' 'node' 'c[02-04]'");
-    expect(after.get('c01')).toMatchObject({ base: 'IDLE' });
-    // Still rebooting (REBOOT_ISSUED): its boot time cannot have moved, so judging it needs no detail.
+    await reader.read('workload-manager', ['c02'], { bootedSince: new Map([['c02', rebootAt]]) });
     later();
-    await reader.read('workload-manager', ['c02'], { bootedSince: new Map([['c02', Infinity]]) });
-    expect(kinds(transport.scripts).at(-1)).toBe('compact');
+    await reader.read('workload-manager', ['c02'], { bootedSince: new Map([['c02', rebootAt]]) });
+    // The fixture's boot time is before `rebootAt`: every poll reads it again (a reboot shorter than a poll changes nothing else).
+    expect(kinds(transport.scripts)).toEqual(['compact', 'compact', 'version', 'detail', 'compact', 'detail']);
   });
 
   it("reuses a listing within one moment (an increment's reads), but not for nodes it was told changed", async () => {
@@ -114,7 +124,7 @@ describe('Slurm 22.05: the compact listing, then `scontrol -o show node` for wha
     later();
     await reader.read('workload-manager', ['c01', 'c02']);
     await reader.read('boot-service', ['c01', 'c02']);
-    expect(kinds(transport.scripts)).toEqual(['compact', 'version', 'detail']);
+    expect(kinds(transport.scripts)).toEqual(['compact']);
     reader.invalidate(['c02']);
     await reader.read('boot-service', ['c01', 'c02']);
     expect(transport.scripts.at(-1)).toBe("'sinfo' '-h' '-N' '-n' 'c02' '-O' 'NodeList:0|,StateComplete:0|,Reason:0'");
@@ -122,7 +132,7 @@ describe('Slurm 22.05: the compact listing, then `scontrol -o show node` for wha
 
   it('says so, naming the command and its error, when a command fails or prints what cannot be read, instead of reporting nodes unknown', async () => {
     const noJson = new SlurmNodeReader(headNode((s) => (s.includes("'--version'") ? { stdout: 'slurm 23.11.1\n' } : s.includes("'--json'") ? { exitCode: 1, stderr: "scontrol: unrecognized option '--json'\n" } : undefined)));
-    await expect(noJson.read('workload-manager', ['c01'])).rejects.toThrow(/'scontrol' '--json' 'show' 'node' 'c01' exited 1: scontrol: unrecognized option '--json'/);
+    await expect(noJson.read('workload-manager', ['c01'], { bootedSince: new Map([['c01', Infinity]]) })).rejects.toThrow(/'scontrol' '--json' 'show' 'node' 'c01' exited 1: scontrol: unrecognized option '--json'/);
     const noController = new SlurmNodeReader(headNode((s) => (s.includes("'sinfo'") ? { exitCode: 1, stderr: 'slurm_load_node: Unable to contact slurm controller (connect failure)\n' } : undefined)));
     const err = await noController.read('workload-manager', ['c01']).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SiteServiceError);
@@ -130,7 +140,7 @@ describe('Slurm 22.05: the compact listing, then `scontrol -o show node` for wha
     const garbled = new SlurmNodeReader(headNode((s) => (s.includes("'sinfo'") ? { stdout: 'sinfo: error: Invalid job format specification: StateComplete\n' } : undefined)));
     await expect(garbled.read('workload-manager', ['c01'])).rejects.toThrow(/printed an unexpected line/);
     const noVersion = new SlurmNodeReader(headNode((s) => (s.includes("'--version'") ? { exitCode: 1, stderr: 'scontrol: fatal: Could not establish a configuration source\n' } : undefined)));
-    await expect(noVersion.read('workload-manager', ['c01'])).rejects.toThrow(/'scontrol' '--version' exited 1: scontrol: fatal: Could not establish a configuration source/);
+    await expect(noVersion.read('workload-manager', ['c01'], { bootedSince: new Map([['c01', Infinity]]) })).rejects.toThrow(/'scontrol' '--version' exited 1: scontrol: fatal: Could not establish a configuration source/);
   });
 
   it('leaves out only the names Slurm says it does not know', async () => {
@@ -159,10 +169,11 @@ describe('Slurm 23.02 and later: `scontrol --json show node` for what changed', 
     const json = fixture(`nodes-${version}.json`);
     const transport = new ScriptedHeadNode((s) => {
       if (s.includes("'--version'")) return { stdout: 'slurm 25.11.2\n' };
-      if (s.includes("'sinfo'")) return { stdout: 'c01|idle+drain|x\nc02|down+drain+not_responding|y\nc03|idle+drain+completing|z\nc04|mixed|none\n' };
+      if (s.includes("'sinfo'")) return { stdout: 'c01|idle+drain|x\nc02|down+drain|y\nc03|idle+drain+completing|z\nc04|mixed|none\n' };
       return { stdout: json };
     });
-    const nodes = await new SlurmNodeReader(transport).read('workload-manager', ['c01', 'c02', 'c03', 'c04']);
+    const names = ['c01', 'c02', 'c03', 'c04'];
+    const nodes = await new SlurmNodeReader(transport).read('workload-manager', names, { bootedSince: new Map(names.map((n) => [n, Infinity])) });
     expect([...nodes.values()]).toEqual([
       { name: 'c01', base: 'IDLE', flags: ['DRAIN'], reason: 'rolling-upgrade : reboot issued', bootTime: 1767225600000 },
       { name: 'c02', base: 'DOWN', flags: ['DRAIN', 'NOT_RESPONDING'], reason: 'rolling-upgrade : Not responding', bootTime: 1767225000000 },

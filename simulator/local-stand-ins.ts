@@ -2,7 +2,7 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** The programs the command connectors and a simulated profile's templates run on a head node. */
-export const HEAD_NODE_PROGRAMS = ['scontrol', 'sinfo', 'squeue', 'wwctl', 'nodeset', 'provision'] as const;
+export const HEAD_NODE_PROGRAMS = ['scontrol', 'sinfo', 'squeue', 'sbatch', 'scancel', 'wwctl', 'nodeset', 'provision'] as const;
 export type HeadNodeProgram = (typeof HEAD_NODE_PROGRAMS)[number];
 
 /**
@@ -29,7 +29,9 @@ function standIn(program: string, execUrl: string): string {
 url='${execUrl}'
 out=$(mktemp) || exit 70
 trap 'rm -f "$out"' EXIT
-printf '%s\\0' '${program}' "$@" | curl -sS --fail --data-binary @- -o "$out" "$url" || exit 70
+# SLURM_TIME_FORMAT (e.g. %s for epoch times) changes what Slurm prints: it goes along.
+if [ -n "\${SLURM_TIME_FORMAT:-}" ]; then set -- env "SLURM_TIME_FORMAT=$SLURM_TIME_FORMAT" '${program}' "$@"; else set -- '${program}' "$@"; fi
+printf '%s\\0' "$@" | curl -sS --fail --data-binary @- -o "$out" "$url" || exit 70
 while read -r state code id < "$out" && [ "$state" = running ]; do
   curl -sS --fail -o "$out" "$url/$id" || exit 70
 done

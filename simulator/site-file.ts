@@ -4,6 +4,7 @@ import { environmentSchema, releaseSchema, siteEnvironmentsSchema } from '../cor
 import { InvalidInputError } from '../core/errors';
 import { groupLabel, nodeName } from '../core/site/names';
 import { parseOrThrow, seconds as secondsOf } from '../core/validation';
+import { SlurmVersion } from './models/slurm-version';
 
 export const WLM_STATES = ['IDLE', 'ALLOCATED', 'MIXED', 'COMPLETING', 'DRAINING', 'DRAINED', 'DOWN', 'FAIL'] as const;
 export type SiteWlmState = (typeof WLM_STATES)[number];
@@ -99,6 +100,33 @@ const commandFaultSchema = z.strictObject({
   afterCalls: z.number().int().min(0, 'must not be negative').default(0),
 });
 
+/**
+ * The simulated Slurm's release and slurm.conf settings that shape what a node does (see
+ * simulator/README.md). The defaults keep a default site's reboots (bootSeconds 300 + returnSeconds
+ * 60) inside both timeouts; Slurm's own defaults are ReturnToService=0, SlurmdTimeout=300, ResumeTimeout=60.
+ */
+const slurmSchema = z.strictObject({
+  /** MAJOR.MINOR[.MICRO], e.g. `22.05.8`: decides the CLI (scontrol --json from 23.02), the slurmrestd versions served and the rules that changed. */
+  version: z
+    .string({ error: 'version must be a Slurm release such as 24.11.5' })
+    .default('24.11.5')
+    .superRefine((value, ctx) => {
+      try {
+        new SlurmVersion(value);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    }),
+  /** slurm.conf ReturnToService: what a DOWN node that registers again becomes (0: stays DOWN; 1: only after `Not responding` with no reboot; 2: back). */
+  returnToService: z.union([z.literal(0), z.literal(1), z.literal(2)], { error: 'returnToService must be 0, 1 or 2' }).default(2),
+  /** slurm.conf SlurmdTimeout: a node whose slurmd is gone this long (a reboot through the boot service) is set DOWN, ` : Not responding` appended to its reason. */
+  slurmdTimeoutSeconds: secondsOf(undefined, { min: 1, whole: true }).default(600),
+  /** slurm.conf ResumeTimeout: a `scontrol reboot` not back by then is set DOWN, ` : reboot timed out` appended. */
+  resumeTimeoutSeconds: secondsOf(undefined, { min: 1, whole: true }).default(600),
+  /** slurm.conf AccountingStorageType: from 23.11, without one a node coming up keeps its reason. */
+  accountingStorage: z.enum(['slurmdbd', 'none'], { error: "must be 'slurmdbd' or 'none'" }).default('slurmdbd'),
+});
+
 export const siteDefinitionSchema = z
   .strictObject({
     nodes: z.array(nodeSchema, { error: 'nodes is required and must be a list' }).min(1, 'at least one node is required'),
@@ -112,10 +140,13 @@ export const siteDefinitionSchema = z
         deploySeconds: seconds.default(600),
         /** How long a task-graph task (shell, puppet, ...) runs on a node. */
         taskSeconds: seconds.default(30),
+        /** How long the Epilog runs after a job ends: the node shows COMPLETING meanwhile. */
+        epilogSeconds: seconds.default(0),
       })
       .prefault({}),
     apiFaults: z.array(apiFaultSchema).default([]),
     workload: workloadSchema.optional(),
+    slurm: slurmSchema.prefault({}),
     commandFaults: z.array(commandFaultSchema).default([]),
     /** Fuel's releases and environments (clusters), kept by the store and served by the API. */
     releases: z.array(releaseSchema, { error: 'releases must be a list' }).default([]),
@@ -166,6 +197,7 @@ export type SiteTiming = SiteDefinition['timing'];
 export type ApiFault = SiteDefinition['apiFaults'][number];
 export type SiteWorkload = NonNullable<SiteDefinition['workload']>;
 export type CommandFault = SiteDefinition['commandFaults'][number];
+export type SiteSlurm = SiteDefinition['slurm'];
 
 export function parseSiteDefinition(input: unknown, subject = 'site definition'): SiteDefinition {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {

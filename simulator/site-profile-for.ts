@@ -12,12 +12,12 @@ export type SimulatedTransport = 'http' | 'ssm' | 'local';
  * (local-stand-ins.ts), named by absolute path. Either way task-graph commands go through the head
  * node over SSM.
  */
-export function siteProfileFor(urls: SimulatorUrls, transport: SimulatedTransport, timeScale: number, programs?: Record<HeadNodeProgram, string>): SiteProfileInput {
+export function siteProfileFor(urls: SimulatorUrls, transport: SimulatedTransport, timeScale: number, programs?: Record<HeadNodeProgram, string>, slurmrestdVersions?: readonly string[]): SiteProfileInput {
   const common = { simulatedTime: { timeScale, controlUrl: urls.control }, allowInsecureHttp: true };
   const headNode = { type: 'ssm' as const, instanceIds: [HEAD_NODE_INSTANCE_ID], region: 'us-east-1', endpoint: urls.ssm };
   if (transport === 'http') {
     return {
-      workloadManager: { type: 'slurmrestd', url: urls.slurmrestd, apiVersion: 'v0.0.41' },
+      workloadManager: { type: 'slurmrestd', url: urls.slurmrestd, apiVersion: restdVersionFor(slurmrestdVersions) },
       bootService: { type: 'bos', url: urls.bos },
       inventory: { type: 'hsm', url: urls.hsm },
       provisioner: { type: 'http', url: urls.provisioner },
@@ -38,4 +38,19 @@ export function siteProfileFor(urls: SimulatorUrls, transport: SimulatedTranspor
     provisioner: { type: 'command', commands: { prepare: `${run('provision')} prepare {nodes}`, deploy: `${run('provision')} deploy {nodes}` } },
     ...common,
   };
+}
+
+/** The versions a profile's slurmrestd connector speaks, the one it is given first when the site serves it. */
+const PROFILE_RESTD_VERSIONS = ['v0.0.41', 'v0.0.42', 'v0.0.40'];
+
+/**
+ * The slurmrestd version to name for a simulated Slurm that serves `served` (all of them when not
+ * said). A release whose slurmrestd cannot update nodes (22.05's v0.0.36-38) has none: its profile
+ * must reach Slurm by commands.
+ */
+function restdVersionFor(served: readonly string[] | undefined): string {
+  if (served === undefined) return PROFILE_RESTD_VERSIONS[0]!;
+  const version = PROFILE_RESTD_VERSIONS.find((v) => served.includes(v));
+  if (!version) throw new Error(`the simulated Slurm's slurmrestd serves ${served.join(', ')}, none of which a profile's slurmrestd connector speaks (${PROFILE_RESTD_VERSIONS.join(', ')}): use a command transport (ssm or local), which runs scontrol`);
+  return version;
 }

@@ -64,7 +64,7 @@ export class SiteSimulator {
     const violations = this.violationLog;
     this.timeline = timeline;
     this.tasks = new TaskRunnerModel({ timing: site.timing, nodes: site.nodes, timeline, violations });
-    this.workloadManager = new WorkloadManagerModel(site.nodes, timeline, site.workload, this.tasks);
+    this.workloadManager = new WorkloadManagerModel(site.nodes, timeline, site.workload, this.tasks, { ...site.slurm, epilogSeconds: site.timing.epilogSeconds });
     this.inventory = new InventoryModel(site);
     this.bootService = new BootServiceModel({
       templates: site.bootTemplates,

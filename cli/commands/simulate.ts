@@ -56,7 +56,13 @@ async function simulate(options: SimulateOptions): Promise<void> {
     const urls = options.profileHost ? simulatorUrls(`http://${options.profileHost}:${new URL(running.url).port}`) : running.urls;
     // The local transport runs programs on this host: stand-ins beside the profile pass each command to the simulated head node.
     const programs = options.transport === 'local' ? await writeHeadNodeStandIns(`${options.profileOut}.bin`, `${running.urls.control}/sim/exec`) : undefined;
-    const profile = siteProfileFor(urls, options.transport, timeScale, programs);
+    let profile;
+    try {
+      profile = siteProfileFor(urls, options.transport, timeScale, programs, running.simulator.workloadManager.version.restdVersions);
+    } catch (err) {
+      await running.close();
+      throw new CliError(`--transport ${options.transport}: ${(err as Error).message}`, ExitCode.invalidInput);
+    }
     parseSiteProfile(profile, 'generated site profile');
     await writeFile(options.profileOut, stringify(profile));
   }

@@ -7,11 +7,11 @@ import type { InventoryNode } from '../../core/site/site-nodes';
 import type { InventoryModel } from './inventory';
 import type { ProvisionerModel } from './provisioner';
 import { scontrolShowNodeJson } from './scontrol-json';
+import { SIMULATED_PARTITION, scontrolShowNodeText, sinfoJsonV38, sinfoLongFormat, type NodeFeatures } from './slurm-output';
 import type { TaskLogEntry, TaskRunnerModel } from './task-runner';
 import type { WorkloadManagerModel } from './workload-manager';
 
-/** The simulated cluster's one partition, holding every node. */
-export const SIMULATED_PARTITION = 'batch';
+export { SIMULATED_PARTITION };
 
 /** The instance id SSM knows the simulated head node by. */
 export const HEAD_NODE_INSTANCE_ID = 'i-00000000000000001';
@@ -63,13 +63,17 @@ export interface Output {
 
 /**
  * A Slurm head node reached through SSM Run Command: runs the commands the command connectors send
- * (`scontrol update|reboot|show node`, `sinfo`, `wwctl node set`, `nodeset`) against the site models.
- * Anything else exits 127, as a shell answers an unknown command.
+ * (`scontrol update|reboot|show node|reconfigure`, `sinfo`, `squeue`, `sbatch`, `scancel`, `wwctl
+ * node set`, `nodeset`) against the site models, as the site's Slurm release prints them (the site
+ * file's `slurm.version`: 22.05 has no `scontrol --json`). Anything else exits 127, as a shell
+ * answers an unknown command.
  *
  * Slurm's view of the inventory: one partition `batch` with every node; a node's features are
  * `rack:<rack>`, `role:<role>`, `<key>:<value>` for its labels, its tags, and the label
  * of every site-file group it is in. Setting a node's features edits those groups (a new feature
- * label makes a group), so the HSM and Slurm views of one simulated site always agree.
+ * label makes a group), so the HSM and Slurm views of one simulated site always agree. As in Slurm,
+ * features set with `scontrol update` last until slurmctld reads slurm.conf again (`scontrol
+ * reconfigure`, a restart): then the group edits they made are undone.
  */
 export class HeadNodeModel {
   private readonly invocations = new Map<string, Invocation>();
@@ -85,10 +89,13 @@ export class HeadNodeModel {
   readonly healthChecks = new Map<string, number>();
   private nextId = 1;
   private provisionRuns = 0;
+  /** Per node, what `scontrol update` changed of its features since slurmctld last read slurm.conf. */
+  private readonly featureEdits = new Map<string, { added: Set<string>; removed: Set<string>; active?: string[] }>();
 
   constructor(private readonly deps: HeadNodeDeps) {
     this.faultSeen = deps.commandFaults.map(() => 0);
     this.nodeFaults = new Map(deps.nodes.map((n) => [n.name, n.faults]));
+    deps.workloadManager.setRebootProgram((name) => this.rebootProgram(name));
   }
 
   bootCount(node: string): number {
@@ -193,36 +200,67 @@ export class HeadNodeModel {
     return { exitCode: last.exitCode, stdout, stderr };
   }
 
-  private run(argv: string[]): Output {
+  private run(argv: string[], env: ReadonlyMap<string, string> = new Map()): Output {
     const [program, ...args] = argv;
     const base = program!.split('/').pop();
-    if (base === 'scontrol') return this.scontrol(args);
+    // `env NAME=value... command`: what the connectors use to set SLURM_TIME_FORMAT.
+    if (base === 'env') {
+      const assignments = new Map(env);
+      let i = 0;
+      for (; i < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[i]!); i++) assignments.set(args[i]!.slice(0, args[i]!.indexOf('=')), args[i]!.slice(args[i]!.indexOf('=') + 1));
+      if (i === args.length) return { exitCode: 0, stdout: [...assignments].map(([k, v]) => `${k}=${v}\n`).join('') };
+      return this.run(args.slice(i), assignments);
+    }
+    if (base === 'scontrol') return this.scontrol(args, env);
     if (base === 'wwctl' && args[0] === 'node' && args[1] === 'set') return this.wwctl(args.slice(2));
     if (base === 'nodeset') return this.nodeset(args);
     if (base === 'sinfo') return this.sinfo(args);
     if (base === 'squeue') return this.squeue(args);
+    if (base === 'sbatch') return this.sbatch(args);
+    if (base === 'scancel') return this.scancel(args);
     if (base === 'provision') return this.provision(args);
     if (base === 'pdsh') return this.pdsh(args);
     if (base === 'ssh') return this.ssh(args);
     return { exitCode: 127, stderr: `sh: ${program}: command not found\n` };
   }
 
-  private scontrol(args: string[]): Output {
-    const json = args[0] === '--json';
-    const rest = json ? args.slice(1) : args;
-    const [verb, ...more] = rest;
-    if (verb === 'show' && more[0] === 'node' && json) return this.showNodes(more[1]);
+  private scontrol(args: string[], env: ReadonlyMap<string, string> = new Map()): Output {
+    const version = this.deps.workloadManager.version;
+    let json = false;
+    let oneLiner = false;
+    let i = 0;
+    for (; i < args.length && args[i]!.startsWith('-'); i++) {
+      const option = args[i]!;
+      if (option === '--version' || option === '-V') return { exitCode: 0, stdout: `slurm ${version.full}\n` };
+      if (option === '--json' && version.scontrolJson) json = true;
+      else if (option === '-o' || option === '--oneliner') oneLiner = true;
+      else return { exitCode: 1, stderr: `scontrol: unrecognized option '${option}'\nTry "scontrol --help" for more information\n` };
+    }
+    const [verb, ...more] = args.slice(i);
+    if (verb === 'show' && (more[0] === 'node' || more[0] === 'nodes')) return this.showNodes(more[1], json, oneLiner, env.get('SLURM_TIME_FORMAT') === '%s' ? 'epoch' : 'iso');
     if (verb === 'update') return this.update(more);
-    if (verb === 'reboot') return this.reboot(more);
-    return { exitCode: 1, stderr: `scontrol: unsupported command: ${rest.join(' ')}\n` };
+    if (verb === 'reboot' || verb === 'reboot_nodes') return this.reboot(more);
+    if (verb === 'reconfigure' || verb === 'reconfig') {
+      this.readSlurmConf();
+      return { exitCode: 0 };
+    }
+    return { exitCode: 1, stderr: `scontrol: unsupported command: ${args.join(' ')}\n` };
   }
 
-  private showNodes(hostlist: string | undefined): Output {
+  /** `scontrol [--json|-o] show node [hostlist]`: the nodes found; `Node <name> not found` and exit 1 for any other. */
+  private showNodes(hostlist: string | undefined, json: boolean, oneLiner: boolean, timeFormat: 'iso' | 'epoch'): Output {
     const wlm = this.deps.workloadManager;
-    const nodes = hostlist === undefined ? wlm.list() : expandHostlist(hostlist).flatMap((n) => wlm.get(n) ?? []);
-    if (nodes.length === 0) return { exitCode: 1, stdout: JSON.stringify({ nodes: [], errors: [{ error: 'Node not found' }] }), stderr: `Node ${hostlist} not found\n` };
-    const features = this.features();
-    return { exitCode: 0, stdout: scontrolShowNodeJson(nodes, (name) => features.get(name) ?? [], this.deps.timeline.sync()) };
+    const names = hostlist === undefined ? undefined : expandHostlist(hostlist);
+    const nodes = names === undefined ? wlm.list() : names.flatMap((n) => wlm.get(n) ?? []);
+    const missing = names === undefined ? [] : names.filter((n) => !wlm.get(n));
+    const now = this.deps.timeline.sync();
+    const featuresOf = (name: string) => this.nodeFeatures(name);
+    if (json) {
+      if (nodes.length === 0) return { exitCode: 1, stdout: JSON.stringify({ nodes: [], errors: [{ error: 'Node not found' }] }), stderr: `Node ${hostlist} not found\n` };
+      return { exitCode: 0, stdout: scontrolShowNodeJson(nodes, featuresOf, now, wlm.version) };
+    }
+    const text = scontrolShowNodeText(nodes, featuresOf, wlm.version, now, oneLiner, timeFormat);
+    return { exitCode: missing.length > 0 ? 1 : 0, stdout: text + missing.map((n) => `Node ${n} not found\n`).join('') };
   }
 
   private keyValues(args: readonly string[]): Map<string, string> {
@@ -235,82 +273,99 @@ export class HeadNodeModel {
     return pairs;
   }
 
-  private nodesOf(hostlist: string | undefined): string[] {
-    if (!hostlist) throw new Error('scontrol: no nodes given');
+  /** The nodes of a hostlist; undefined when one is unknown to slurmctld (it refuses the whole request). */
+  private nodesOf(hostlist: string | undefined): string[] | undefined {
+    if (!hostlist) return undefined;
     const names = expandHostlist(hostlist);
-    const unknown = names.filter((n) => !this.deps.workloadManager.get(n));
-    if (unknown.length > 0) throw new Error(`scontrol: Invalid node name specified: ${unknown.join(',')}`);
-    return names;
+    return names.some((n) => !this.deps.workloadManager.get(n)) ? undefined : names;
   }
 
+  /** `scontrol update NodeName=<hostlist> State=DRAIN|FAIL|RESUME [Reason=...]` or feature edits, with scontrol's own messages (src/scontrol/update_node.c). */
   private update(args: readonly string[]): Output {
     const kv = this.keyValues(args);
     const names = this.nodesOf(kv.get('nodename'));
+    if (!names) return { exitCode: 1, stderr: 'slurm_update error: Invalid node name specified\n' };
     const available = kv.get('availablefeatures') ?? kv.get('features');
-    if (available !== undefined) return this.setFeatures(names, available, kv.get('activefeatures'));
+    const active = kv.get('activefeatures');
+    if (available !== undefined || active !== undefined) return this.setFeatures(names, available, active);
     const state = kv.get('state')?.toUpperCase();
     const reason = kv.get('reason');
     const wlm = this.deps.workloadManager;
-    if ((state === 'DRAIN' || state === 'FAIL') && !reason?.trim()) return { exitCode: 1, stderr: `scontrol: a reason is required to set ${state}\n` };
+    if ((state === 'DRAIN' || state === 'FAIL' || state === 'DOWN') && !reason?.trim()) return { exitCode: 1, stderr: 'You must specify a reason when DOWNING or DRAINING a node. Request denied\n' };
+    if (state !== 'DRAIN' && state !== 'FAIL' && state !== 'RESUME') return { exitCode: 1, stderr: `scontrol: unsupported State=${state ?? ''} (the simulator does DRAIN, FAIL, RESUME)\n` };
+    let invalid = false;
     for (const name of names) {
       if (state === 'DRAIN') wlm.drain(name, reason!);
       else if (state === 'FAIL') wlm.fail(name, reason!);
-      else if (state === 'RESUME') wlm.resume(name, reason);
-      else return { exitCode: 1, stderr: `scontrol: unsupported State=${state ?? ''}\n` };
+      else {
+        try {
+          wlm.resume(name, reason);
+        } catch {
+          // slurmctld updates the nodes it can and answers with the error.
+          invalid = true;
+        }
+      }
     }
-    return { exitCode: 0 };
+    return invalid ? { exitCode: 1, stderr: 'slurm_update error: Invalid node state specified\n' } : { exitCode: 0 };
   }
 
-  /** `scontrol reboot [ASAP] [nextstate=RESUME|DOWN] [reason=...] <hostlist>` */
+  /** `scontrol reboot [ASAP] [nextstate=RESUME|DOWN] [reason=...] <hostlist>` (src/scontrol/scontrol.c): slurmctld does the rest (workload-manager.ts). */
   private reboot(args: string[]): Output {
     const asap = args[0]?.toUpperCase() === 'ASAP';
-    const rest = asap ? args.slice(1) : args;
-    const hostlist = rest.pop();
+    const rest = asap ? args.slice(1) : [...args];
+    const hostlist = rest.at(-1)?.includes('=') ? undefined : rest.pop();
     const kv = this.keyValues(rest);
-    const nextState = (kv.get('nextstate') ?? 'DOWN').toUpperCase();
-    if (nextState !== 'RESUME' && nextState !== 'DOWN') return { exitCode: 1, stderr: `scontrol: invalid nextstate ${nextState}\n` };
+    const nextState = kv.get('nextstate')?.toUpperCase();
+    if (nextState !== undefined && nextState !== 'RESUME' && nextState !== 'DOWN') return { exitCode: 1, stderr: `Invalid state: ${kv.get('nextstate')}\nValid states: DOWN, RESUME\n` };
     const names = this.nodesOf(hostlist);
+    if (!names) return { exitCode: 1, stderr: 'scontrol_reboot_nodes error: Invalid node name specified\n' };
     const wlm = this.deps.workloadManager;
-    for (const name of names) {
-      const node = wlm.get(name)!;
-      if (node.flags.includes('REBOOT_REQUESTED') || node.flags.includes('REBOOT_ISSUED')) continue;
-      // nextstate=RESUME lifts only the drain this reboot set: a drain that was there before stays.
-      const drainedBefore = node.flags.includes('DRAIN');
-      if (asap && !drainedBefore) wlm.drain(name, kv.get('reason') ?? 'Reboot ASAP');
-      wlm.setRebootPending(name, 'REBOOT_REQUESTED');
-      this.issueWhenIdle(name, nextState === 'RESUME' && !drainedBefore);
-    }
+    const reason = kv.get('reason');
+    for (const name of names) wlm.requestReboot(name, { asap, ...(nextState ? { nextState: nextState as 'RESUME' | 'DOWN' } : {}), ...(reason ? { reason } : {}) });
     return { exitCode: 0 };
   }
 
-  private issueWhenIdle(name: string, clearDrain: boolean): void {
+  /**
+   * The RebootProgram stand-in: runs on the node once slurmctld issued its reboot. The node goes down
+   * and, after bootSeconds + returnSeconds, its slurmd registers; one that fails to boot or never
+   * returns is left to ResumeTimeout.
+   */
+  private rebootProgram(name: string): void {
     const { workloadManager: wlm, timeline } = this.deps;
-    const endsAt = wlm.jobEndsAt(name);
-    if (endsAt === Infinity) return;
-    if (endsAt !== undefined) {
-      timeline.at(endsAt, () => this.issueWhenIdle(name, clearDrain));
-      return;
-    }
     const now = timeline.sync();
     if (this.rebooting.has(name)) this.deps.violations.push(`${new Date(now).toISOString()} node ${name} rebooted by scontrol while still rebooting`);
     this.rebooting.add(name);
     this.bootCounts.set(name, this.bootCount(name) + 1);
-    wlm.setRebootPending(name, 'REBOOT_ISSUED');
     const generation = wlm.reboot(name);
     const faults: Partial<SiteNode['faults']> = this.nodeFaults.get(name) ?? {};
     if (faults.boot === 'hang' || faults.returnToService === 'never') return;
     const { bootSeconds, returnSeconds } = this.deps.timing;
     if (faults.boot === 'fail') {
-      timeline.at(now + bootSeconds * 1000, () => {
-        this.rebooting.delete(name);
-        wlm.markDown(name, 'reboot timed out');
-      });
+      timeline.at(now + bootSeconds * 1000, () => this.rebooting.delete(name));
       return;
     }
     timeline.at(now + (bootSeconds + returnSeconds) * 1000, () => {
       this.rebooting.delete(name);
-      wlm.register(name, generation, { clearDrain });
+      wlm.register(name, generation);
     });
+  }
+
+  /** slurmctld read slurm.conf again (`scontrol reconfigure`, a restart): features set by `scontrol update` are gone. */
+  private readSlurmConf(): void {
+    const inventory = this.deps.inventory;
+    for (const [name, edit] of this.featureEdits) {
+      for (const label of edit.added) if (inventory.hasGroup(label) && inventory.getGroup(label).members.includes(name)) inventory.removeMember(label, name);
+      for (const label of edit.removed) {
+        if (!inventory.hasGroup(label)) inventory.createGroup(label);
+        if (!inventory.getGroup(label).members.includes(name)) inventory.addMember(label, name);
+      }
+    }
+    this.featureEdits.clear();
+  }
+
+  /** slurmctld restarts (`systemctl restart slurmctld`): node states survive in its state file, features come from slurm.conf. */
+  restartController(): void {
+    this.readSlurmConf();
   }
 
   /** Every node's features: the fixed ones from the site file, then its groups' labels. */
@@ -321,24 +376,54 @@ export class HeadNodeModel {
     return features;
   }
 
-  /** `scontrol update NodeName=<hostlist> AvailableFeatures=<list> [ActiveFeatures=<list>]`: group features become group memberships. */
-  private setFeatures(names: readonly string[], available: string, active: string | undefined): Output {
-    const wanted = available.split(',').filter(Boolean);
-    if (active !== undefined && active.split(',').filter(Boolean).some((f) => !wanted.includes(f))) return { exitCode: 1, stderr: 'scontrol: ActiveFeatures must be a subset of AvailableFeatures\n' };
+  /** A node's AvailableFeatures (its fixed features and groups) and ActiveFeatures (the same, unless `scontrol update` set them apart). */
+  nodeFeatures(name: string): NodeFeatures {
+    const available = this.features().get(name) ?? [];
+    const active = this.featureEdits.get(name)?.active;
+    return { available, active: active ? active.filter((f) => available.includes(f)) : available };
+  }
+
+  /**
+   * `scontrol update NodeName=<hostlist> [AvailableFeatures=<list>] [ActiveFeatures=<list>]`: group
+   * features become group memberships; the active ones must stay a subset of the available ones
+   * (node_mgr.c _valid_features_act), else nothing changes.
+   */
+  private setFeatures(names: readonly string[], available: string | undefined, active: string | undefined): Output {
+    const list = (value: string) => value.split(',').filter(Boolean);
+    for (const name of names) {
+      const current = this.nodeFeatures(name);
+      const wanted = available === undefined ? [...current.available] : list(available);
+      const wantedActive = active === undefined ? [...current.active] : list(active);
+      if (wantedActive.some((f) => !wanted.includes(f))) return { exitCode: 1, stderr: 'slurm_update error: Active features not subset of available features\n' };
+    }
     const inventory = this.deps.inventory;
     const nodes = new Map(inventory.listNodes().map((n) => [n.name, n]));
     for (const name of names) {
+      const current = this.nodeFeatures(name);
+      const wanted = available === undefined ? [...current.available] : list(available);
+      const wantedActive = active === undefined ? [...current.active] : list(active);
       const fixed = fixedFeatures(nodes.get(name)!);
       const lost = fixed.filter((f) => !wanted.includes(f));
       if (lost.length > 0) return { exitCode: 1, stderr: `sim-head-node: removing site-file features (${lost.join(',')}) is not simulated\n` };
+      const edit = this.featureEdits.get(name) ?? { added: new Set<string>(), removed: new Set<string>() };
       const groups = new Set(wanted.filter((f) => !fixed.includes(f)));
       for (const group of inventory.listGroups()) {
-        if (group.members.includes(name) && !groups.has(group.label)) inventory.removeMember(group.label, name);
+        if (group.members.includes(name) && !groups.has(group.label)) {
+          inventory.removeMember(group.label, name);
+          if (!edit.added.delete(group.label)) edit.removed.add(group.label);
+        }
       }
       for (const label of groups) {
         if (!inventory.hasGroup(label)) inventory.createGroup(label);
-        if (!inventory.getGroup(label).members.includes(name)) inventory.addMember(label, name);
+        if (!inventory.getGroup(label).members.includes(name)) {
+          inventory.addMember(label, name);
+          if (!edit.removed.delete(label)) edit.added.add(label);
+        }
       }
+      const sameAsAvailable = wantedActive.length === wanted.length && wanted.every((f) => wantedActive.includes(f));
+      if (sameAsAvailable) delete edit.active;
+      else edit.active = wantedActive;
+      this.featureEdits.set(name, edit);
     }
     return { exitCode: 0 };
   }
@@ -348,6 +433,9 @@ export class HeadNodeModel {
    * features), %N (hostlist): like sinfo, one line per distinct value of the other fields.
    */
   private sinfo(args: string[]): Output {
+    if (args.includes('--json')) return this.sinfoJson(args);
+    const long = args.indexOf('-O') >= 0 ? args[args.indexOf('-O') + 1] : args.find((a) => a.startsWith('--Format='))?.slice('--Format='.length);
+    if (long !== undefined) return this.sinfoLong(args, long);
     const format = args.find((a) => a.startsWith('--format='))?.slice('--format='.length) ?? args[args.indexOf('-o') + 1];
     const nodesArg = args.find((a) => a.startsWith('--nodes='))?.slice('--nodes='.length);
     const known = new Set(['--noheader', '-h']);
@@ -367,6 +455,78 @@ export class HeadNodeModel {
     }
     const lines = [...records].map(([line, nodes]) => line.replace(/%N/g, compressHostlist(nodes)));
     return { exitCode: 0, stdout: lines.map((l) => `${l}\n`).join('') };
+  }
+
+  /** `sinfo -h -N [-n <hostlist>] -O <fields>`: one line per node asked that Slurm knows (an unknown name is just absent). */
+  private sinfoLong(args: string[], format: string): Output {
+    let hostlist: string | undefined;
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i]!;
+      if (arg === '-h' || arg === '--noheader' || arg === '-N' || arg === '--Node') continue;
+      if (arg === '-O' || arg === '-n' || arg === '--nodes') {
+        if (arg !== '-O') hostlist = args[i + 1];
+        i++;
+      } else if (arg.startsWith('--nodes=')) hostlist = arg.slice('--nodes='.length);
+      else if (!arg.startsWith('--Format=')) return { exitCode: 1, stderr: `sinfo: unsupported arguments: ${args.join(' ')}\n` };
+    }
+    if (!args.includes('-N') && !args.includes('--Node')) return { exitCode: 1, stderr: 'sim-head-node: sinfo -O is simulated node by node (-N) only\n' };
+    const wanted = hostlist === undefined ? undefined : new Set(expandHostlist(hostlist));
+    const nodes = this.deps.workloadManager.list().filter((n) => !wanted || wanted.has(n.name));
+    const stdout = sinfoLongFormat(nodes, (name) => this.nodeFeatures(name), format);
+    return stdout === undefined ? { exitCode: 1, stderr: `sim-head-node: sinfo -O ${format}: a field the simulator does not print\n` } : { exitCode: 0, stdout };
+  }
+
+  /**
+   * `sinfo --json [-n <hostlist>]` as 22.05 prints it: openapi v0.0.38's shape, every node whatever
+   * `-n` says. Later releases print data_parser shapes grouped by partition, which is not simulated.
+   */
+  private sinfoJson(args: string[]): Output {
+    const wlm = this.deps.workloadManager;
+    if (!wlm.version.sinfoJsonIsV38) return { exitCode: 1, stderr: `sim-head-node: sinfo --json is simulated for Slurm 22.05 only (this site runs ${wlm.version.full}); use scontrol --json show node\n` };
+    const known = (a: string, i: number) => a === '--json' || a === '-N' || a === '-h' || a === '--noheader' || a.startsWith('--nodes=') || a === '-n' || args[i - 1] === '-n';
+    if (!args.every(known)) return { exitCode: 1, stderr: `sinfo: unsupported arguments: ${args.join(' ')}\n` };
+    return { exitCode: 0, stdout: sinfoJsonV38(wlm.list(), (name) => this.nodeFeatures(name), wlm.version) };
+  }
+
+  /**
+   * `sbatch [--parsable] -w <node> [-t <minutes>] [-J name] [-D dir] [-o file] --wrap 'sleep <seconds>'`:
+   * a job that runs at once on a node that can take it (the simulator has no queue), ending after its
+   * sleep or its time limit.
+   */
+  private sbatch(args: string[]): Output {
+    let node: string | undefined;
+    let wrap: string | undefined;
+    let limitMinutes = Infinity;
+    let parsable = false;
+    const valueOf = (i: number) => (args[i]!.includes('=') ? args[i]!.slice(args[i]!.indexOf('=') + 1) : args[i + 1]);
+    for (let i = 0; i < args.length; i++) {
+      const arg = args[i]!;
+      const name = arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
+      const inline = arg.includes('=');
+      if (name === '--parsable') parsable = true;
+      else if (['-w', '--nodelist', '-t', '--time', '-J', '--job-name', '-D', '--chdir', '-o', '--output', '--wrap'].includes(name)) {
+        const value = valueOf(i);
+        if (!inline) i++;
+        if (value === undefined) return { exitCode: 1, stderr: `sbatch: option ${name} needs a value\n` };
+        if (name === '-w' || name === '--nodelist') node = value;
+        else if (name === '-t' || name === '--time') limitMinutes = Number(value);
+        else if (name === '--wrap') wrap = value;
+      } else return { exitCode: 1, stderr: `sbatch: unsupported argument ${arg}\n` };
+    }
+    const sleep = /^sleep (\d+(\.\d+)?)$/.exec(wrap?.trim() ?? '');
+    if (!node || !sleep || Number.isNaN(limitMinutes) || limitMinutes <= 0) return { exitCode: 1, stderr: "sim-head-node: only `sbatch -w <node> [-t <minutes>] --wrap 'sleep <seconds>'` is simulated\n" };
+    const names = this.nodesOf(node);
+    if (!names || names.length !== 1) return { exitCode: 1, stderr: 'sbatch: error: Batch job submission failed: Invalid node name specified\n' };
+    const seconds = Math.min(Number(sleep[1]), limitMinutes * 60);
+    const jobId = this.deps.workloadManager.submitJob(names[0]!, seconds);
+    return { exitCode: 0, stdout: parsable ? `${jobId}\n` : `Submitted batch job ${jobId}\n` };
+  }
+
+  /** `scancel <job id>...` */
+  private scancel(args: string[]): Output {
+    if (args.length === 0 || args.some((a) => !/^\d+$/.test(a))) return { exitCode: 1, stderr: 'sim-head-node: only `scancel <job id>...` is simulated\n' };
+    for (const id of args) this.deps.workloadManager.cancelJob(Number(id));
+    return { exitCode: 0 };
   }
 
   /** `squeue -h -t RUNNING -w <hostlist> -o '%N %L'`: each running job's nodes and time left (the only form the connectors use). */
@@ -490,7 +650,9 @@ export class HeadNodeModel {
     if (i < 0 || words[i + 1] === undefined || words.length !== 3) return { exitCode: 1, stderr: 'wwctl: usage: wwctl node set --image IMAGE NODES\n' };
     const image = words[i + 1]!;
     const nodes = words.filter((_, k) => k !== i && k !== i + 1)[0]!;
-    for (const name of this.nodesOf(nodes)) this.images.set(name, image);
+    const names = this.nodesOf(nodes);
+    if (!names) return { exitCode: 1, stderr: `wwctl: no such node in ${nodes}\n` };
+    for (const name of names) this.images.set(name, image);
     return { exitCode: 0, stdout: '' };
   }
 
@@ -498,7 +660,9 @@ export class HeadNodeModel {
     const image = args.find((a) => a.startsWith('osimage='))?.slice('osimage='.length);
     const nodes = args.filter((a) => !a.startsWith('osimage='));
     if (!image || nodes.length !== 1) return { exitCode: 1, stderr: 'nodeset: usage: nodeset NODERANGE osimage=IMAGE\n' };
-    for (const name of this.nodesOf(nodes[0])) this.images.set(name, image);
+    const names = this.nodesOf(nodes[0]);
+    if (!names) return { exitCode: 1, stderr: `nodeset: no such node in ${nodes[0]}\n` };
+    for (const name of names) this.images.set(name, image);
     return { exitCode: 0, stdout: `${nodes[0]}: install ${image}\n` };
   }
 }

@@ -87,6 +87,20 @@ describe('rollout simulate', () => {
     expect(bad).toMatchObject({ code: 2, stderr: expect.stringMatching(/--profile-host must be a host name or an IP address/) });
   });
 
+  it('writes a profile a simulated Slurm 22.05 can serve: scontrol over SSM, never its GET-only slurmrestd', async () => {
+    const site2205 = path.join(dir, 'slurm-22.05.yaml');
+    await writeFile(site2205, 'nodes: [{name: c01, nid: 1}]\nslurm: {version: 22.05.8}\n');
+    const http = await runCliInProcess(['simulate', '--site', site2205, '--profile-out', path.join(dir, 'p-http.yaml')]);
+    expect(http).toMatchObject({ code: 2, stderr: expect.stringMatching(/--transport http: .*serves v0\.0\.36, v0\.0\.37, v0\.0\.38.*use a command transport/) });
+    const sim = await simulate(site2205, dir, ['--transport', 'ssm']);
+    try {
+      expect((await loadSiteProfileFile(sim.profile)).profile.workloadManager).toMatchObject({ type: 'scontrol' });
+      expect((await fetch(`${sim.urls.slurmrestd}/slurm/v0.0.41/nodes`)).status).toBe(404);
+    } finally {
+      await sim.stop();
+    }
+  });
+
   it('refuses a bad site file with exit 2 before serving', async () => {
     const result = await runCliInProcess(['simulate', '--site', path.join(dir, 'missing.yaml')]);
     expect(result.code).toBe(2);

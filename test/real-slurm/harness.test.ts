@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describeRealSlurm, RealSlurmCluster } from '../support/real-slurm';
-import { parseSdiag, sdiagDelta } from '../support/sdiag';
+import { parseSdiag, rpcsDuring, sdiagDelta } from '../support/sdiag';
 
 /** Processes whose command line or working directory is inside `dir`: what stop() must leave none of. */
 function processesInside(dir: string): string[] {
@@ -89,8 +89,13 @@ describeRealSlurm('a real Slurm cluster on this machine (test/support/real-slurm
   });
 
   test('sdiag counts the RPCs by type, and sdiag -r resets them', async () => {
+    const busy = await cluster.sdiag();
+    expect(busy.byType.MESSAGE_NODE_REGISTRATION_STATUS).toBeGreaterThanOrEqual(8);
     await cluster.sdiagReset();
     const before = await cluster.sdiag();
+    // Only the reset itself and this reading's RPCs are counted since.
+    expect(before.total).toBeLessThanOrEqual(2);
+    expect(before.since).toBeGreaterThanOrEqual(busy.since);
     for (let i = 0; i < 3; i++) await cluster.run('sinfo', ['-h']);
     const after = await cluster.sdiag();
     const delta = sdiagDelta(before, after);
@@ -98,6 +103,11 @@ describeRealSlurm('a real Slurm cluster on this machine (test/support/real-slurm
     expect(delta.byType.REQUEST_PARTITION_INFO).toBe(3);
     expect(delta.byType.REQUEST_NODE_INFO).toBe(3);
     expect(after.byUser.root).toBeGreaterThanOrEqual(delta.total);
+    // rpcsDuring counts what the work sent, not its own readings.
+    const measured = await rpcsDuring(cluster.env, () => cluster.scontrol('update', 'NodeName=c01', 'State=DRAIN', 'Reason=sdiag'));
+    expect(measured.byType).toEqual({ REQUEST_UPDATE_NODE: 1 });
+    expect(measured.total).toBe(1);
+    expect(await rpcsDuring(cluster.env, async () => undefined)).toMatchObject({ byType: {}, total: 0 });
   });
 
   test('stop() leaves nothing running and removes the cluster dir', async () => {

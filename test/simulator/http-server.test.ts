@@ -25,26 +25,28 @@ describe('site simulator HTTP API', () => {
   afterEach(() => t.close());
 
   describe('slurmrestd', () => {
-    it.each(['v0.0.41', 'v0.0.42', 'v0.0.43'])('serves nodes under %s', async (version) => {
+    // The default site runs Slurm 24.11, whose slurmrestd ships v0.0.40-42 (slurm-version.ts).
+    it.each(['v0.0.40', 'v0.0.41', 'v0.0.42'])('serves nodes under %s', async (version) => {
       const { status, body } = await call('GET', `/slurm/${version}/nodes`);
       expect(status).toBe(200);
       expect((body.nodes as { name: string }[]).map((n) => n.name)).toEqual(NODES);
       expect(body.errors).toEqual([]);
     });
 
-    it('does not serve versions outside v0.0.4x', async () => {
-      expect((await call('GET', '/slurm/v0.0.39/nodes')).status).toBe(404);
+    it.each(['v0.0.39', 'v0.0.43'])('does not serve %s, which Slurm 24.11 does not ship', async (version) => {
+      expect((await call('GET', `/slurm/${version}/nodes`)).status).toBe(404);
     });
 
     it('describes a node as slurmrestd v0.0.41 does', async () => {
       const { body } = await call('GET', `/slurm/v0.0.41/node/${NODES[0]}`);
-      expect(body.nodes).toEqual([{ name: NODES[0], state: ['ALLOCATED'], reason: '', boot_time: { set: false, infinite: false, number: 0 } }]);
+      expect(body.nodes).toEqual([{ name: NODES[0], state: ['ALLOCATED'], reason: '', boot_time: { set: false, infinite: false, number: 0 }, features: ['role:Compute', 'compute'], active_features: ['role:Compute', 'compute'] }]);
     });
 
-    it('answers 404 with an errors list for an unknown node', async () => {
+    it('answers an unknown node 200 with errors[] and no nodes, as slurmrestd v0.0.40+ does', async () => {
       const { status, body } = await call('GET', '/slurm/v0.0.41/node/nope');
-      expect(status).toBe(404);
-      expect(body.errors).toEqual([expect.objectContaining({ error: expect.stringContaining('nope') })]);
+      expect(status).toBe(200);
+      expect(body.errors).toEqual([expect.objectContaining({ error: 'Invalid node name specified', description: expect.stringContaining('nope') })]);
+      expect(body).not.toHaveProperty('nodes');
     });
 
     it.each([
@@ -229,5 +231,45 @@ describe('site simulator apiFaults that hang', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe("site simulator slurmrestd of Slurm 22.05 (what a real 22.05.8's slurmrestd answered)", () => {
+  let t: TestSite;
+  beforeEach(async () => {
+    t = await startTestSite({ nodes: NODES.map((name, i) => ({ name, nid: i + 1 })), slurm: { version: '22.05.8' } });
+  });
+  afterEach(() => t.close());
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(t.site.url + path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    return { status: res.status, text, body: (text.startsWith('{') ? JSON.parse(text) : undefined) as Record<string, unknown> | undefined };
+  };
+
+  it('serves v0.0.36 to v0.0.38 only', async () => {
+    for (const version of ['v0.0.36', 'v0.0.37', 'v0.0.38']) expect((await call('GET', `/slurm/${version}/nodes`)).status).toBe(200);
+    for (const version of ['v0.0.35', 'v0.0.39', 'v0.0.41']) expect((await call('GET', `/slurm/${version}/nodes`)).status).toBe(404);
+  });
+
+  it("prints v0.0.38's shape: the base state a lowercase string, flags apart, plain times, comma-separated features", async () => {
+    await fetch(`${t.site.url}/slurm/v0.0.38/nodes`);
+    t.site.simulator.workloadManager.drain(NODES[1]!, 'admin: bad dimm');
+    const { body } = await call('GET', `/slurm/v0.0.38/node/${NODES[1]}`);
+    expect(body!.meta).toEqual({ plugin: { type: 'openapi/v0.0.38', name: 'Slurm OpenAPI v0.0.38' }, Slurm: { version: { major: 22, micro: 8, minor: 5 }, release: '22.05.8' } });
+    expect((body!.nodes as unknown[])[0]).toMatchObject({ name: NODES[1], state: 'idle', state_flags: ['DRAIN'], reason: 'admin: bad dimm', boot_time: 0, features: 'role:Compute', active_features: 'role:Compute' });
+  });
+
+  it('answers an unknown node 500 with errors[] and an empty nodes list', async () => {
+    const { status, body } = await call('GET', '/slurm/v0.0.38/node/nope');
+    expect(status).toBe(500);
+    expect(body!.errors).toEqual([{ error: 'Invalid node name specified', errno: 2018 }]);
+    expect(body!.nodes).toEqual([]);
+  });
+
+  it('cannot update a node: POST is not defined (405)', async () => {
+    const { status, text } = await call('POST', `/slurm/v0.0.38/node/${NODES[0]}`, { state: ['DRAIN'], reason: 'x' });
+    expect(status).toBe(405);
+    expect(text).toContain('Requested REST method is not defined at URL');
+    expect(t.state().nodes[NODES[0]!]!.drainCount).toBe(0);
   });
 });

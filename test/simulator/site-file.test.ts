@@ -40,14 +40,15 @@ describe('parseSiteDefinition', () => {
     expect(site.nodes[1]!.tags).toEqual([]);
     expect(site.nodes[1]!.labels).toEqual({});
     expect(site.nodes[1]!.roles).toEqual([]);
-    expect(site.timing).toEqual({ bootSeconds: 300, returnSeconds: 60, prepareSeconds: 120, deploySeconds: 600, taskSeconds: 30 });
+    expect(site.timing).toEqual({ bootSeconds: 300, returnSeconds: 60, prepareSeconds: 120, deploySeconds: 600, taskSeconds: 30, epilogSeconds: 0 });
+    expect(site.slurm).toEqual({ version: '24.11.5', returnToService: 2, slurmdTimeoutSeconds: 600, resumeTimeoutSeconds: 600, accountingStorage: 'slurmdbd' });
     expect(site.apiFaults).toEqual([]);
     expect(site.groups['slurm-nodes']).toEqual(validSite().groups['slurm-nodes']);
   });
 
   it('fills the defaults of a partly given timing and apiFault', () => {
     const site = parseSiteDefinition({ ...validSite(), timing: { bootSeconds: 5 }, apiFaults: [{ service: 'inventory', status: 503 }] });
-    expect(site.timing).toEqual({ bootSeconds: 5, returnSeconds: 60, prepareSeconds: 120, deploySeconds: 600, taskSeconds: 30 });
+    expect(site.timing).toEqual({ bootSeconds: 5, returnSeconds: 60, prepareSeconds: 120, deploySeconds: 600, taskSeconds: 30, epilogSeconds: 0 });
     expect(site.apiFaults[0]).toEqual({ service: 'inventory', status: 503, count: 1, afterCalls: 0 });
   });
 
@@ -68,6 +69,10 @@ describe('parseSiteDefinition', () => {
     ['an empty role', (s: Site) => Object.assign(s.nodes[0]!, { roles: ['controller', ''] }), 'nodes[0].roles[1]'],
     ['a non-string label value', (s: Site) => Object.assign(s.nodes[0]!, { labels: { rack: 3 } }), 'nodes[0].labels.rack'],
     ['a negative timing', (s: Site) => Object.assign(s, { timing: { bootSeconds: -1 } }), 'timing.bootSeconds'],
+    ['a Slurm version the simulator does not know', (s: Site) => Object.assign(s, { slurm: { version: '21.08' } }), 'slurm.version'],
+    ['a ReturnToService outside 0-2', (s: Site) => Object.assign(s, { slurm: { returnToService: 3 } }), 'slurm.returnToService'],
+    ['a zero SlurmdTimeout', (s: Site) => Object.assign(s, { slurm: { slurmdTimeoutSeconds: 0 } }), 'slurm.slurmdTimeoutSeconds'],
+    ['an unknown accounting storage', (s: Site) => Object.assign(s, { slurm: { accountingStorage: 'mysql' } }), 'slurm.accountingStorage'],
     ['a bad apiFault service', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'dns', status: 503 }] }), 'apiFaults[0].service'],
     ['an apiFault status that is not an error', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'inventory', status: 200 }] }), 'apiFaults[0].status'],
     ['an apiFault with both a status and a hang', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'inventory', status: 503, hang: true }] }), 'apiFaults[0].status'],

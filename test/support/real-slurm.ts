@@ -276,12 +276,9 @@ export class RealSlurmCluster {
 
   /** Every node (or those named) as slurmctld holds it now. */
   async readNodes(): Promise<RealNode[]> {
-    if (jsonFromScontrol(this.version)) {
-      const { stdout } = await this.run('scontrol', ['--json', 'show', 'node']);
-      return (JSON.parse(stdout) as { nodes: ScontrolJsonNode[] }).nodes.map(fromScontrolJson);
-    }
-    const { stdout } = await this.run('sinfo', ['--json']);
-    return (JSON.parse(stdout) as { nodes: SinfoV38Node[] }).nodes.map(fromSinfoV38);
+    const [command, ...args] = nodesCommand(this.version);
+    const { stdout } = await this.run(command!, args);
+    return parseNodes(this.version, stdout);
   }
 
   async node(name: string): Promise<RealNode> {
@@ -319,7 +316,8 @@ export class RealSlurmCluster {
    * cluster's dir, so stop() finds it). Resolves with the job id once it runs (the node is ALLOCATED).
    */
   async submitJob(node: string, options: { seconds: number; timeLimitMinutes?: number; name?: string; wait?: boolean }): Promise<number> {
-    const limit = options.timeLimitMinutes ?? Math.max(1, Math.ceil(options.seconds / 60) + 1);
+    // A limit past the partition's MaxTime would leave the job PENDING.
+    const limit = Math.min(options.timeLimitMinutes ?? Math.max(1, Math.ceil(options.seconds / 60) + 1), this.options.maxTimeMinutes);
     const { stdout } = await this.run('sbatch', ['--parsable', '-w', node, '-t', String(limit), '-J', options.name ?? 'busy', '-D', path.join(this.dir, 'jobs'), '-o', '/dev/null', '--wrap', `sleep ${options.seconds}`]);
     const jobId = Number(stdout.trim().split(';')[0]);
     if (!Number.isInteger(jobId)) throw new Error(`sbatch printed no job id: ${stdout}`);
@@ -543,6 +541,17 @@ function sortVersions(versions: string[]): string[] {
 function jsonFromScontrol(version: string): boolean {
   const [major, minor] = version.split('.').map(Number);
   return major! > 23 || (major === 23 && minor! >= 2);
+}
+
+/** The command that prints every node as JSON on this Slurm release: `scontrol --json show node` from 23.02, `sinfo --json` before. */
+export function nodesCommand(version: string): string[] {
+  return jsonFromScontrol(version) ? ['scontrol', '--json', 'show', 'node'] : ['sinfo', '--json'];
+}
+
+/** What `nodesCommand(version)` printed, as nodes. */
+export function parseNodes(version: string, stdout: string): RealNode[] {
+  if (jsonFromScontrol(version)) return (JSON.parse(stdout) as { nodes: ScontrolJsonNode[] }).nodes.map(fromScontrolJson);
+  return (JSON.parse(stdout) as { nodes: SinfoV38Node[] }).nodes.map(fromSinfoV38);
 }
 
 interface SinfoV38Node {

@@ -64,3 +64,24 @@ export async function readSdiag(env: NodeJS.ProcessEnv): Promise<SdiagCounts> {
 export async function resetSdiag(env: NodeJS.ProcessEnv): Promise<void> {
   await run('sdiag', ['-r'], { env, timeout: 30_000 });
 }
+
+/** The RPC the `before` reading of rpcsDuring() itself sent, counted in the `after` one. */
+const READING_RPC = 'REQUEST_STATS_INFO';
+
+/**
+ * The slurmctld RPCs `work` caused, by type: sdiag read before and after (the counters are never
+ * reset, so other measurements and other readers of the same cluster are not disturbed); the
+ * `before` reading's own REQUEST_STATS_INFO is taken out. Only what reaches this cluster's
+ * slurmctld counts, from every client: measure on a cluster nothing else uses meanwhile.
+ */
+export async function rpcsDuring<T>(env: NodeJS.ProcessEnv, work: () => Promise<T>): Promise<{ result: T; byType: Record<string, number>; total: number }> {
+  const before = await readSdiag(env);
+  const result = await work();
+  const after = await readSdiag(env);
+  const { byType, total } = sdiagDelta(before, after);
+  if ((byType[READING_RPC] ?? 0) > 0) {
+    byType[READING_RPC]! -= 1;
+    if (byType[READING_RPC] === 0) delete byType[READING_RPC];
+  }
+  return { result, byType, total: total - 1 };
+}

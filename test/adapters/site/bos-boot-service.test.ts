@@ -38,7 +38,8 @@ describe('BosBootService on the simulator', () => {
     const created = await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'upgrading' });
     expect(created).toEqual({ name: 's1', status: 'running', nodes: {} });
     expect(await boot().getSession('s1')).toEqual({ name: 's1', status: 'running', nodes: { [ok!]: 'booting', [failing!]: 'booting', [hanging!]: 'booting', [lost!]: 'booting' } });
-    expect(await wlmNode(ok!)).toMatchObject({ base: 'DOWN', flags: ['NOT_RESPONDING'] });
+    // As in Slurm, a node whose slurmd went away is only not responding until SlurmdTimeout (600 s on this site).
+    expect(await wlmNode(ok!)).toMatchObject({ base: 'IDLE', flags: ['NOT_RESPONDING'] });
 
     t.advance(BOOT - 1);
     expect(Object.values((await boot().getSession('s1'))!.nodes)).toEqual(['booting', 'booting', 'booting', 'booting']);
@@ -49,16 +50,17 @@ describe('BosBootService on the simulator', () => {
     // A hung node keeps the session running for ever: the caller's boot timeout has to end it.
     expect(booted.status).toBe('running');
     // slurmd has not registered yet.
-    expect(await wlmNode(ok!)).toMatchObject({ base: 'DOWN', flags: ['NOT_RESPONDING'], bootTime: undefined });
+    expect(await wlmNode(ok!)).toMatchObject({ base: 'IDLE', flags: ['NOT_RESPONDING'], bootTime: undefined });
 
     t.advance(RETURN);
     const returned = await t.clients.workloadManager.getNodes([ok!, failing!, hanging!, lost!]);
     expect(returned.get(ok!)).toMatchObject({ base: 'IDLE', flags: [] });
-    for (const name of [failing!, hanging!, lost!]) expect(returned.get(name)).toMatchObject({ base: 'DOWN', flags: ['NOT_RESPONDING'] });
+    for (const name of [failing!, hanging!, lost!]) expect(returned.get(name)).toMatchObject({ base: 'IDLE', flags: ['NOT_RESPONDING'] });
 
     t.advance(365 * 24 * 3600);
     expect((await boot().getSession('s1'))!.nodes[hanging!]).toBe('booting');
-    expect((await wlmNode(lost!)).base).toBe('DOWN');
+    // Past SlurmdTimeout: DOWN, `Not responding`.
+    expect(await wlmNode(lost!)).toMatchObject({ base: 'DOWN', reason: 'Not responding' });
     expect(t.state().nodes[lost!]!.wlmState).toBe('DOWN*');
   });
 
@@ -120,7 +122,7 @@ describe('BosBootService on the simulator', () => {
     // The superseded boot's registration is ignored: the node returns after the second boot only.
     const secondAt = t.site.simulator.clock.now();
     t.advance(BOOT / 2 + RETURN);
-    expect((await wlmNode(ok!)).base).toBe('DOWN');
+    expect((await wlmNode(ok!)).flags).toEqual(['NOT_RESPONDING']);
     t.advance(BOOT / 2);
     expect((await wlmNode(ok!)).bootTime).toBe(secondAt + (BOOT + RETURN) * 1000);
   });

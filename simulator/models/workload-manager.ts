@@ -531,9 +531,13 @@ export class WorkloadManagerModel {
   }
 }
 
-/** Can take jobs: not drained or failed, no reboot pending, responding and up. */
+/**
+ * Can take jobs: not drained or failed, responding and up, and no reboot that returns it with
+ * nextstate=RESUME pending (src/slurmctld/node_scheduler.c leaves out rs_node_bitmap; a plain
+ * `scontrol reboot` still lets jobs in until the node is idle).
+ */
 function inService(node: NodeState): boolean {
-  return !node.drain && !node.fail && !node.rebootRequested && !node.rebootIssued && node.responding && node.base !== 'DOWN';
+  return !node.drain && !node.fail && !(node.rebootRequested && node.nextState === 'RESUME') && !node.rebootIssued && node.responding && node.base !== 'DOWN';
 }
 
 function canTakeJob(node: NodeState): boolean {

@@ -765,10 +765,13 @@ async function killAndWait(pids: number[], { graceful }: { graceful: boolean }):
     }
     for (const pid of alive) signal(pid, 'SIGKILL');
   }
-  while (alive.length > 0) {
+  // SIGKILL cannot be ignored; a process still there after 10 s is stuck in the kernel: say so, do not wait for ever.
+  const killDeadline = Date.now() + 10_000;
+  while (alive.length > 0 && Date.now() < killDeadline) {
     await sleep(20);
     alive = alive.filter(running);
   }
+  if (alive.length > 0) throw new Error(`processes ${alive.join(', ')} did not end after SIGKILL`);
 }
 
 function running(pid: number): boolean {

@@ -2,6 +2,7 @@ import { benchRollingUpgrade, type RollingUpgradeScenario } from './rolling-upgr
 import { renderFigures } from './figures';
 import { benchGroupDeployment, type GroupDeploymentScenario } from './group-deployment-bench';
 import { benchSsmRollingUpgrade } from './ssm-bench';
+import { benchRealSlurm } from './real-slurm-bench';
 import { benchWindow, benchWindowScale, type WindowBenchScenario } from './window-bench';
 import { benchTaskGraph } from './task-graph-bench';
 import { measureBundles, renderBundleFigures } from './bundle-figures';
@@ -56,6 +57,10 @@ if (only === 'cost') {
     const figures = await benchRollingUpgrade({ name: `rolling upgrade, ${fleetSize} nodes, step size ${stepSize}`, nodes: fleetSize, stepSize });
     process.stdout.write(`${renderCost(figures)}\n\n`);
   }
+}
+if (only === 'real-slurm') {
+  // On a real Slurm of this host (root, Debian's packages): slurmctld RPCs per node-upgrade, and our window beside Slurm's own reboot ASAP.
+  process.stdout.write(`${await benchRealSlurm({ ...(flag('seed') ? { seed: Number(flag('seed')) } : {}), ...(flag('poll') ? { pollSeconds: Number(flag('poll')) } : {}) })}\n\n`);
 }
 if (only === 'ssm') {
   // `--ssm-nodes=N`: another fleet size (the step-100 scenario's busy, failing fleet).

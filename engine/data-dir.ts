@@ -29,6 +29,7 @@ export interface DataDirClaim {
 }
 
 const FILE = 'runtime.json';
+const WAITING_FILE = 'runtime.waiting.json';
 const POLL_MS = 50;
 /** A claim reads as nothing only while its owner writes it: one that stays unreadable this long is damaged. */
 const CLAIM_WRITE_GRACE_MS = 2_000;
@@ -68,14 +69,46 @@ export async function claimDataDir(dataDir: string): Promise<DataDirClaim | unde
   };
 }
 
-/** Claims the directory, waiting up to `timeoutMs` while another live process owns it. */
+/**
+ * Claims the directory, waiting up to `timeoutMs` while another live process owns it. While it
+ * waits it says so in `runtime.waiting.json`, so that short readers let it in first (see
+ * `runWaitingFor`).
+ */
 export async function claimDataDirWaiting(dataDir: string, timeoutMs: number): Promise<DataDirClaim> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const claim = await claimDataDir(dataDir);
-    if (claim) return claim;
-    if (Date.now() > deadline) throw new DataDirInUseError(dataDir, (await readAnnouncement(dataDir))?.pid);
-    await sleep(POLL_MS);
+  const waiting = path.join(dataDir, WAITING_FILE);
+  let said = false;
+  try {
+    for (;;) {
+      const claim = await claimDataDir(dataDir);
+      if (claim) return claim;
+      if (Date.now() > deadline) throw new DataDirInUseError(dataDir, (await readAnnouncement(dataDir))?.pid);
+      if (!said) await writeFile(waiting, JSON.stringify({ pid: process.pid }));
+      said = true;
+      await sleep(POLL_MS);
+    }
+  } finally {
+    if (said && (await readWaiting(dataDir)) === process.pid) await rm(waiting, { force: true });
+  }
+}
+
+/**
+ * Whether a live process that runs workflows waits for the directory. A reader that finds no owner
+ * would claim the directory for its command; a reader in a loop (`watch rollout session list`, a
+ * script polling for a session) then takes it back each time it lets go, and the run starves until
+ * it gives up. Readers wait for such a run to come up and reach it instead.
+ */
+export async function runWaitingFor(dataDir: string): Promise<boolean> {
+  const pid = await readWaiting(dataDir);
+  return pid !== undefined && isAlive(pid);
+}
+
+async function readWaiting(dataDir: string): Promise<number | undefined> {
+  try {
+    const { pid } = JSON.parse(await readFile(path.join(dataDir, WAITING_FILE), 'utf8')) as { pid?: unknown };
+    return Number.isInteger(pid) && (pid as number) > 0 ? (pid as number) : undefined;
+  } catch {
+    return undefined; // none, or being written
   }
 }
 
@@ -194,6 +227,10 @@ export async function openDataDir(options: OpenDataDirOptions): Promise<OpenedDa
           announceStepFunctions: async () => undefined,
           close: () => dynamoDb.close(),
         };
+      }
+      if (await runWaitingFor(dataDir)) {
+        await sleep(POLL_MS); // a run goes first: reach it once it serves
+        continue;
       }
     }
     const claim = options.runsWorkflows ? await claimDataDirWaiting(dataDir, waitMs) : await claimDataDir(dataDir);

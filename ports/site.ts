@@ -10,9 +10,23 @@ import type { CommandTransport } from './command-transport';
 
 export type { BootNodeOutcome, BootSessionStatus, BootSetSpec, InventoryNode, WlmBaseState, WlmNode } from '../core/site/site-nodes';
 
+export interface WlmReadOptions {
+  /**
+   * Nodes whose boot the caller judges now, each with the time (epoch ms) it must have booted
+   * after: a connector that reads only what changed since its last poll reads such a node in full
+   * while it looks up and the boot time it last read is older, since a reboot shorter than a poll
+   * can leave every other field as it was.
+   */
+  bootedSince?: ReadonlyMap<string, number>;
+}
+
 export interface WorkloadManager {
-  /** Nodes by name; a name the WLM does not know is absent from the map. */
-  getNodes(names: readonly string[]): Promise<Map<string, WlmNode>>;
+  /**
+   * Nodes by name; a name the WLM does not know is absent from the map. A WLM that cannot be read
+   * (a failing command, an unknown option, an answer that cannot be parsed) throws
+   * SiteServiceError naming the command and its error: it never reports nodes as unknown for it.
+   */
+  getNodes(names: readonly string[], options?: WlmReadOptions): Promise<Map<string, WlmNode>>;
   /** `scontrol update NodeName=<n> State=DRAIN Reason=<reason>` */
   drain(name: string, reason: string): Promise<void>;
   /**

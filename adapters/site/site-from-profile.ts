@@ -40,6 +40,8 @@ export interface ConnectorContext {
   baseDir: string;
   /** Where slurm-reboot and the command provisioner keep what they remember between activities. */
   connectorState: ConnectorState;
+  /** Whether the caller gave a ConnectorState (a run does; a one-off read such as the CLI's group check does not). */
+  hasConnectorState: boolean;
   /** The site's inventory as the profile describes it (slurm-reboot resolves a group-label limit through it). */
   inventory(): Promise<Inventory>;
 }
@@ -132,7 +134,17 @@ export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFrom
   const connectorState = deps.connectorState ?? NO_CONNECTOR_STATE;
   let inventoryBuilt: Promise<Inventory> | undefined;
   const siteInventory = () => (inventoryBuilt ??= build<Inventory>('inventory', profile.inventory));
-  const context = (path: string): ConnectorContext => ({ profile, path, transport: (s) => transportFor(profile, s), resolveSecret, clock, baseDir, connectorState, inventory: siteInventory });
+  const context = (path: string): ConnectorContext => ({
+    profile,
+    path,
+    transport: (s) => transportFor(profile, s),
+    resolveSecret,
+    clock,
+    baseDir,
+    connectorState,
+    hasConnectorState: deps.connectorState !== undefined,
+    inventory: siteInventory,
+  });
   const build = async <T>(service: keyof ConnectorBuilders, config: { type: string }): Promise<T> => {
     const builder = (builders[service] as Record<string, ((c: unknown, x: ConnectorContext) => T | Promise<T>) | undefined>)[config.type];
     if (!builder) {

@@ -11,6 +11,8 @@ const slurmTime = z.union([z.number(), z.object({ set: z.boolean(), infinite: z.
 export const slurmJsonNode = z.object({
   name: z.string(),
   state: z.union([z.array(z.string()), z.string().transform((s) => s.split('+'))]),
+  /** v0.0.38 (Slurm 22.05's `sinfo --json`, slurmrestd): the flags apart from a lowercase base `state`. */
+  state_flags: z.array(z.string()).optional(),
   reason: z.string().optional(),
   boot_time: slurmTime,
   slurmd_start_time: slurmTime,
@@ -32,14 +34,24 @@ function seconds(time: z.output<typeof slurmTime>): number | undefined {
   return value ? value : undefined;
 }
 
+/**
+ * Slurm's state words (`IDLE+DRAIN+COMPLETING`, sinfo's `idle+drain`, v0.0.38's `state` plus
+ * `state_flags`) as a base state and flags. COMPLETING is a flag beside a base state from Slurm
+ * 23.02's data_parser on; it stands as the base only when no other base word is there.
+ */
+export function slurmStateWords(words: readonly string[]): { base: WlmBaseState; flags: string[] } {
+  const state = words.map((s) => s.trim().toUpperCase()).filter((s) => s !== '');
+  const base = state.find((s) => BASE_STATES.has(s) && s !== 'COMPLETING') ?? state.find((s) => s === 'COMPLETING') ?? 'UNKNOWN';
+  return { base: base as WlmBaseState, flags: state.filter((s) => s !== base) };
+}
+
 export function toWlmNode(node: SlurmJsonNode): WlmNode {
-  const state = node.state.map((s) => s.toUpperCase());
-  const base = state.find((s) => BASE_STATES.has(s)) ?? 'UNKNOWN';
+  const { base, flags } = slurmStateWords([...node.state, ...(node.state_flags ?? [])]);
   const boot = seconds(node.boot_time);
   return {
     name: node.name,
-    base: base as WlmBaseState,
-    flags: state.filter((s) => s !== base),
+    base,
+    flags,
     reason: node.reason || undefined,
     bootTime: boot === undefined ? undefined : boot * 1000,
   };

@@ -1,6 +1,7 @@
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import { SiteServiceError } from '../../core/errors';
+import { DEFAULT_SLURMRESTD_VERSION } from '../../core/site/site-profile';
 import { validNodeName, validNodeNames, validReason } from '../../core/site/names';
 import type { WlmNode, WorkloadManager } from '../../ports/site';
 import { runningJobEnds, slurmJsonJobs, slurmJsonNodes, toWlmNode } from './slurm-json';
@@ -9,7 +10,7 @@ import type { Token } from './secret-token';
 
 export interface SlurmRestOptions {
   baseUrl: string;
-  /** slurmrestd's data_parser version; v0.0.40 is gone from Slurm 25.11. Default v0.0.41. */
+  /** slurmrestd's data_parser version (core/site/site-profile.ts SLURMRESTD_VERSIONS); default DEFAULT_SLURMRESTD_VERSION. */
   apiVersion?: string;
   userName?: string;
   token?: Token;
@@ -22,6 +23,10 @@ const CONCURRENCY = 16;
 /** Node names per batch `POST /nodes` (v0.0.42+): keeps a request body small. */
 const BATCH_SIZE = 500;
 const updateResponse = z.object({ errors: slurmJsonNodes.shape.errors });
+/** A single-node read: `nodes` is absent when slurmrestd could not read the node. */
+const nodeResponse = z.object({ nodes: slurmJsonNodes.shape.nodes.optional(), errors: slurmJsonNodes.shape.errors });
+/** slurm_strerror(ESLURM_INVALID_NODE_NAME), and what older releases say of a node they do not have. */
+const UNKNOWN_NODE = /invalid node name|not found|unknown node/i;
 
 /** Slurm through slurmrestd: node states and `scontrol update` equivalents. */
 export class SlurmRestWorkloadManager implements WorkloadManager {
@@ -29,7 +34,7 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
   private readonly prefix: string;
   private readonly batchUpdates: boolean;
 
-  constructor({ baseUrl, apiVersion = 'v0.0.41', userName, token, timeoutMs }: SlurmRestOptions) {
+  constructor({ baseUrl, apiVersion = DEFAULT_SLURMRESTD_VERSION, userName, token, timeoutMs }: SlurmRestOptions) {
     const headers: Record<string, string> = {};
     if (userName) headers['X-SLURM-USER-NAME'] = userName;
     this.http = new HttpJsonClient({ service: 'workload-manager', baseUrl, timeoutMs, headers, ...(token ? { tokenHeader: { name: 'X-SLURM-USER-TOKEN', token } } : {}) });
@@ -49,10 +54,18 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
     await Promise.all(
       [...wanted].map((name) =>
         limit(async () => {
-          const response = await this.http.request('GET', `${this.prefix}${urlPath`/node/${name}`}`, { accept: [404] });
+          const response = await this.http.request('GET', `${this.prefix}${urlPath`/node/${name}`}`, { accept: [404, 500] });
           if (response.status === 404) return;
-          const node = this.http.parse(slurmJsonNodes, response).nodes.find((n) => n.name === name);
-          if (node) found.set(name, toWlmNode(node));
+          // An unknown name is answered 200 with errors[] and no nodes, or 500 (nodes.c _dump_nodes: "Failure to query node"): that node is absent, the rest of the poll stands.
+          const body = this.http.parse(nodeResponse, response);
+          const node = body.nodes?.find((n) => n.name === name);
+          if (node) {
+            found.set(name, toWlmNode(node));
+            return;
+          }
+          const errors = (body.errors ?? []).map((e) => [e.error, e.description].filter(Boolean).join(': ')).join('; ');
+          if (UNKNOWN_NODE.test(errors) || (response.status !== 500 && errors === '')) return;
+          throw new SiteServiceError('workload-manager', `${response.request} answered ${response.status}: ${errors || 'no node and no error'}`, response.status);
         }),
       ),
     );

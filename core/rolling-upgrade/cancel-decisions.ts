@@ -1,6 +1,6 @@
 import type { WlmNode } from '../site/site-nodes';
 import { deletionOutcome } from './deletion-rules';
-import { COMPLETED_MESSAGE, FailureReason, type Progress, type Stage, type UpgradeSession } from './session';
+import { COMPLETED_MESSAGE, NOT_COMPLETED_MESSAGE, FailureReason, type Progress, type Stage, type UpgradeSession } from './session';
 import { enterStage, failNodes, isOurDrain, names, recordNodes, releaseLocks, type StageDecision, type StageInput } from './stage-decision';
 import { stepRange } from './step-plan';
 
@@ -84,6 +84,8 @@ export function decideCancel({
 export function decideCleanUp({ session, progress, nodes, observed, now }: StageInput<{ upgradingMembers: readonly string[] }>): StageDecision {
   const deleting = session.state === 'DELETING';
   const halted = progress.window?.halted ?? progress.halted;
+  // A run that touched no node (every one left alone: not alive, unavailable, locked elsewhere) did not upgrade anything: not a success.
+  const noneDone = !deleting && !halted && session.nodeCount > 0 && (progress.counts?.upgraded ?? 0) === 0 && (progress.counts?.failed ?? 0) === 0;
   const emptyUpgrading =
     observed.upgradingMembers.length > 0 ? [{ type: 'removeFromGroup' as const, label: session.upgradingLabel, nodes: [...observed.upgradingMembers] }] : [];
   if (progress.stop && !deleting) {
@@ -106,9 +108,15 @@ export function decideCleanUp({ session, progress, nodes, observed, now }: Stage
     actions: [
       ...emptyUpgrading,
       ...releaseLocks(nodes),
-      { type: 'closeSession', state: deleting ? 'DELETED' : halted ? 'HALTED' : 'READY', completed: !deleting && !halted },
+      { type: 'closeSession', state: deleting ? 'DELETED' : halted ? 'HALTED' : 'READY', completed: !deleting && !halted && !noneDone },
     ],
-    message: deleting ? 'Upgrade Session Deleted' : halted ? `Upgrade Session Halted: ${halted.reason}` : COMPLETED_MESSAGE,
+    message: deleting
+      ? 'Upgrade Session Deleted'
+      : halted
+        ? `Upgrade Session Halted: ${halted.reason}`
+        : noneDone
+          ? `${NOT_COMPLETED_MESSAGE}: none of its ${session.nodeCount} node(s) was upgraded or failed: every node was left alone (each node's reason says why)`
+          : COMPLETED_MESSAGE,
   };
 }
 

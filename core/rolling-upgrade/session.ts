@@ -39,7 +39,28 @@ export const FailureReason = {
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
 
 export const DRAIN_REASON = 'rolling-upgrade';
+
+/**
+ * Whether a Slurm node reason is our drain's: by its prefix, the one place that decides. Slurm
+ * appends to a reason (` : reboot issued`, ` : Not responding`, ` : reboot timed out`:
+ * node_mgr.c's set_node_reboot_reason and set_node_down), and the reason may carry more after the
+ * prefix (the session holding the node), so an exact comparison would lose our own nodes.
+ */
+export function isOurDrainReason(reason: string | undefined): boolean {
+  return reason !== undefined && reason.startsWith(DRAIN_REASON) && !/^[A-Za-z0-9_-]/.test(reason.slice(DRAIN_REASON.length));
+}
+
+/** What Slurm appends to a node's reason as it reboots or loses it (src/slurmctld/node_mgr.c, controller.c). */
+const SLURM_REASON_SUFFIX = / : (?:reboot issued|reboot complete|reboot timed out|Not responding)$/;
+
+/** A reason without what Slurm appended to it since it was set (an admin's reason as the admin wrote it). */
+export function reasonAsSet(reason: string): string {
+  let text = reason;
+  while (SLURM_REASON_SUFFIX.test(text)) text = text.replace(SLURM_REASON_SUFFIX, '');
+  return text;
+}
 export const COMPLETED_MESSAGE = 'Upgrade Session Completed';
+export const NOT_COMPLETED_MESSAGE = 'Upgrade Session Not Completed';
 
 /** Where the session stands; the only state a handler trusts (the workflow payload only points at it). */
 export interface Progress {

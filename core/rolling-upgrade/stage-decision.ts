@@ -2,7 +2,8 @@ import { shortList } from '../text';
 import { describeError, type RolloutError } from '../errors';
 import { retryDelaySeconds } from './deletion-rules';
 import type { WlmNode } from '../site/site-nodes';
-import { DRAIN_REASON, type NodeRecord, type Progress, type SessionState, type Stage, type UpgradeSession } from './session';
+import { isValidReason } from '../site/names';
+import { isOurDrainReason, reasonAsSet, type NodeRecord, type Progress, type SessionState, type Stage, type UpgradeSession } from './session';
 
 /**
  * What an activity does to the site and the store, as data. The activity layer performs them in
@@ -118,9 +119,38 @@ export function isDrained(node: WlmNode | undefined): boolean {
   return node?.flags.includes('DRAIN') ?? false;
 }
 
-/** Our drain, and only ours: the one a cancel lifts. */
+/**
+ * Our drain, and only ours: the one a cancel or a return to service lifts. Drained (or set DOWN by
+ * Slurm while it was ours: a reboot that outlasted SlurmdTimeout or ResumeTimeout) with our reason;
+ * a reason left on a node in service (RESUME keeps it) is not a drain.
+ */
 export function isOurDrain(node: WlmNode | undefined): boolean {
-  return isDrained(node) && node?.reason === DRAIN_REASON;
+  return node !== undefined && (isDrained(node) || node.base === 'DOWN') && isOurDrainReason(node.reason);
+}
+
+/**
+ * Nodes judged back in service: our drain lifted (RESUME, which also brings a node Slurm kept DOWN
+ * after its reboot back up), and a drain that is not ours kept, with its reason as it was set:
+ * Slurm appended ` : reboot issued` or ` : Not responding` to it while the node rebooted.
+ */
+export function returnToService(nodes: readonly string[], wlm: ReadonlyMap<string, WlmNode>): NodeAction[] {
+  const resume: string[] = [];
+  const restore = new Map<string, string[]>();
+  for (const name of nodes) {
+    const node = wlm.get(name);
+    if (node === undefined) continue;
+    if (isOurDrain(node)) {
+      resume.push(name);
+      continue;
+    }
+    if (!isDrained(node) || node.reason === undefined) continue;
+    const asSet = reasonAsSet(node.reason);
+    if (asSet !== node.reason && isValidReason(asSet)) restore.set(asSet, [...(restore.get(asSet) ?? []), name]);
+  }
+  return [
+    ...(resume.length > 0 ? [{ type: 'resume' as const, nodes: resume }] : []),
+    ...[...restore].map(([reason, named]) => ({ type: 'drain' as const, nodes: named, reason })),
+  ];
 }
 
 /** Records of `nodes` in a new status (and phase). */

@@ -6,7 +6,7 @@ import {
   enterStage,
   failNodes,
   isDrained,
-  isOurDrain,
+  returnToService,
   names,
   nextStep,
   recordNodes,
@@ -236,10 +236,9 @@ export function decideReturnToService({ session, progress, nodes, observed, now 
     else if (verdict.kind === 'failed') unhealthy.push({ node, detail: verdict.detail });
     else (verdict.checking ? checking : notBack).push(node);
   }
-  const drained = back.filter((n) => isOurDrain(observed.wlm.get(n.name)));
   const command = healthCheckCommand(session);
   const actions: NodeAction[] = [
-    ...(drained.length > 0 ? [{ type: 'resume' as const, nodes: names(drained) }] : []),
+    ...returnToService(names(back), observed.wlm),
     ...recordNodes(back, { status: 'UPGRADED', phase: 'DONE' }),
     ...releaseLocks(back),
     ...(toCheck.length > 0 && command ? [startChecks(toCheck, command, now)] : []),

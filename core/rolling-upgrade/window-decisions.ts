@@ -2,10 +2,10 @@ import { applyDecision, commitSchedule, proposeSchedule, recordOutcome, schedule
 import type { BootSessionStatus, InventoryNode, WlmNode } from '../site/site-nodes';
 import { shortList } from '../text';
 import { DRAIN_REASON, FailureReason, type NodePhase, type NodeRecord, type WindowProgress } from './session';
-import { enterStage, failInSite, isDrained, isOurDrain, names, releaseLocks, type NodeAction, type StageDecision } from './stage-decision';
+import { enterStage, failInSite, isDrained, isOurDrain, names, releaseLocks, returnToService, type NodeAction, type StageDecision } from './stage-decision';
 import { upgradeOperations, upgradeOpId, upgradePolicy } from './upgrade-policy';
 import { emptyMarks, hasPosition, Mark, withMarks, withPositions } from './plan-marks';
-import { isQuiet } from './wlm-readiness';
+import { hasNoJob, isQuiet } from './wlm-readiness';
 import { describeHealthFailures, returnVerdict, startChecks, type HealthCheckResult } from './health-check';
 import { healthCheckCommand } from './upgrade-request';
 import type { Progress, UpgradeSession } from './session';
@@ -158,7 +158,7 @@ export function windowObservations(records: readonly NodeRecord[], observed: Win
 
 function remainingJob(name: string, wlm: WlmNode | undefined, jobEnds: ReadonlyMap<string, number> | undefined, now: number): { remainingJobSeconds?: number } {
   if (wlm === undefined) return {};
-  if (wlm.base === 'IDLE' || isQuiet(wlm)) return { remainingJobSeconds: 0 };
+  if (hasNoJob(wlm)) return { remainingJobSeconds: 0 };
   const end = jobEnds?.get(name);
   return end === undefined ? {} : { remainingJobSeconds: Math.max(0, (end - now) / 1000) };
 }
@@ -263,6 +263,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   const toCheck: NodeRecord[] = [];
   const unhealthy: { name: string; detail: string }[] = [];
   const rebootMissing = new Map<string, string[]>();
+  const back: string[] = [];
   const startedNow = new Set(decision.start.map((s) => opNode(s.op)));
   for (const record of view.inFlight) {
     const op = opOf(record.name);
@@ -301,7 +302,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     if ((phase === 'BOOTED' || phase === 'CHECKING') && record.boot) {
       const verdict = returnVerdict(session, record, wlm, record.boot.requestedAt, observed.checks?.get(record.name), now);
       if (verdict.kind === 'back') {
-        if (isOurDrain(wlm)) resume.push(record.name);
+        back.push(record.name);
         end(record.name, { ok: true });
       } else if (verdict.kind === 'check') {
         toCheck.push(current(record.name));
@@ -403,6 +404,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     ...(started.length > 0 ? [{ type: 'recordNodes' as const, records: started }] : []),
     ...(drain.length > 0 ? [{ type: 'drain' as const, nodes: drain, reason: DRAIN_REASON }] : []),
     ...(resume.length > 0 ? [{ type: 'resume' as const, nodes: resume }] : []),
+    ...returnToService(back, observed.wlm),
     ...failedActions,
   ];
 

@@ -65,6 +65,11 @@ export function validReason(value: unknown, field = 'reason'): string {
   return check('reason', REASON, 'printable words (letters, digits, space and . _ , : = + @ / ( ) -), starting with a letter or digit, at most 200 characters', value, field);
 }
 
+/** Whether `value` may be sent as a reason (the non-throwing form of validReason). */
+export function isValidReason(value: string): boolean {
+  return REASON.test(value);
+}
+
 /** Every node name checked, the first bad one named by its index (`nodes[3]`). */
 export function validNodeNames(values: readonly unknown[], field = 'nodes'): string[] {
   return values.map((v, i) => validNodeName(v, `${field}[${i}]`));

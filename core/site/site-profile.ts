@@ -71,6 +71,24 @@ const commandTemplate = (what: string, placeholders: readonly string[]) =>
 
 const timeoutSeconds = z.number({ error: 'must be a number of seconds' }).positive('must be positive').max(300, 'at most 300 s per request').optional();
 
+/**
+ * slurmrestd's data_parser versions the connector speaks: v0.0.39 (Slurm 23.02) to v0.0.45 (26.05),
+ * from SchedMD/slurm's src/plugins/data_parser/ and src/slurmrestd/plugins/openapi/slurmctld/nodes.c.
+ * Slurm ships each for about three releases (24.05: v0.0.39-41; 24.11: v0.0.40-42; 25.05: v0.0.40-43;
+ * 25.11: v0.0.41-44; 26.05: v0.0.42-45): the default is the one every release from 24.11 to 26.05 serves.
+ */
+export const SLURMRESTD_VERSIONS = ['v0.0.39', 'v0.0.40', 'v0.0.41', 'v0.0.42', 'v0.0.43', 'v0.0.44', 'v0.0.45'] as const;
+export const DEFAULT_SLURMRESTD_VERSION = 'v0.0.42';
+
+/** Why a slurmrestd version cannot drive a rolling upgrade, or undefined when it can. */
+export function slurmrestdVersionProblem(version: string): string | undefined {
+  if ((SLURMRESTD_VERSIONS as readonly string[]).includes(version)) return undefined;
+  if (/^v0\.0\.3[0-8]$/.test(version)) {
+    return `${version} cannot update nodes (Slurm 22.05's slurmrestd serves GET /slurm/${version}/node/{name} only: no drain, resume or fail); use workloadManager: {type: scontrol} with a transport to the head node, or a slurmrestd of Slurm 23.02 or later (${SLURMRESTD_VERSIONS[0]} to ${SLURMRESTD_VERSIONS.at(-1)})`;
+  }
+  return `must be one of ${SLURMRESTD_VERSIONS.join(', ')} (slurmrestd's data_parser versions from Slurm 23.02 to 26.05)`;
+}
+
 export const workloadManagerProfileSchema = z.discriminatedUnion(
   'type',
   [
@@ -79,8 +97,11 @@ export const workloadManagerProfileSchema = z.discriminatedUnion(
       url,
       apiVersion: z
         .string()
-        .regex(/^v0\.0\.4[0-2]$/, 'must be v0.0.40, v0.0.41 or v0.0.42 (the versions these connectors are tested against)')
-        .default('v0.0.41'),
+        .superRefine((version, ctx) => {
+          const problem = slurmrestdVersionProblem(version);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        })
+        .default(DEFAULT_SLURMRESTD_VERSION),
       user: nonEmpty('user').optional().describe('Sent as X-SLURM-USER-NAME'),
       token: secretReferenceSchema.optional().describe('Slurm JWT, sent as X-SLURM-USER-TOKEN'),
       timeoutSeconds,

@@ -4,7 +4,7 @@ import { Construct } from 'constructs';
 import { ENVIRONMENT } from '../../contracts';
 import { InvalidInputError, type FieldProblem } from '../../core/errors';
 import { CSM_NID_NAME_PATTERN } from '../../core/site/node-names';
-import type { SecretReference, SiteProfile, TransportProfile } from '../../core/site/site-profile';
+import { DEFAULT_SLURMRESTD_VERSION, SLURMRESTD_VERSIONS, type SecretReference, type SiteProfile, type TransportProfile } from '../../core/site/site-profile';
 
 const SECRET_ARN = 'arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\\d{12}:secret:.+';
 /** Tokens travel to every site service (Slurm's always; BOS, HSM and the provisioner's when given): https only, unless a lab allows http. */
@@ -62,9 +62,9 @@ export class SiteConnection extends Construct {
 
     const workloadManagerUrl = parameter('WorkloadManagerUrl', { description: 'Base URL of slurmrestd.', allowedPattern: URL_PATTERN });
     const slurmApiVersion = parameter('SlurmApiVersion', {
-      description: "slurmrestd's data_parser version (v0.0.40 is gone from Slurm 25.11).",
-      default: 'v0.0.41',
-      allowedPattern: '^v\\d+\\.\\d+\\.\\d+$',
+      description: `slurmrestd's data_parser version: ${SLURMRESTD_VERSIONS.join(', ')} (Slurm 22.05's v0.0.38 cannot update nodes).`,
+      default: DEFAULT_SLURMRESTD_VERSION,
+      allowedValues: [...SLURMRESTD_VERSIONS],
     });
     const slurmUserName = parameter('SlurmUserName', {
       description: 'Sent as X-SLURM-USER-NAME; leave empty unless the token is a SlurmUser token acting for this user.',

@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { runCli, runCliInProcess, startCli } from '../support/cli';
 
@@ -159,15 +160,18 @@ describe('rollout session, from a second process', () => {
     const dataDir = path.join(dir, 'data');
     const upgrade = startCli(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--json', '--data-dir', dataDir]);
 
-    // The session appears to a second process while the first one runs it.
+    // The session appears to a second process while the first one runs it. The first process's cold
+    // start (tsx, dynalite, the engine, the simulator) took 21 to 29 s on a loaded 2-core host: wait
+    // while it runs, not a fixed 30 s; the listing in a loop must not keep the directory from it.
     let upgradeId: string | undefined;
-    const deadline = Date.now() + 120_000;
-    while (!upgradeId && Date.now() < deadline) {
+    let exited = false;
+    void upgrade.done.then(() => (exited = true));
+    for (const deadline = Date.now() + 120_000; !upgradeId && !exited && Date.now() < deadline; await sleep(200)) {
       const listed = await runCliInProcess(['session', 'list', '--data-dir', dataDir, '--json']);
       const sessions = listed.code === 0 ? (JSON.parse(listed.stdout) as { upgradeId: string; stage: string }[]) : [];
       upgradeId = sessions.find((s) => s.stage === 'QUIESCING')?.upgradeId;
     }
-    expect(upgradeId).toBeDefined();
+    expect({ upgradeId, exited }).toMatchObject({ upgradeId: expect.any(String), exited: false });
 
     const cancel = await runCli(['session', 'cancel', upgradeId!, '--data-dir', dataDir, '--json']);
     expect({ ...cancel, stdout: JSON.parse(cancel.stdout) as unknown }).toEqual({ code: 0, stdout: { id: upgradeId, kind: 'upgrade', state: 'DELETING', running: true }, stderr: '' });

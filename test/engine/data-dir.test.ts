@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { claimDataDir, claimDataDirWaiting, findLiveRuntime } from '../../engine/data-dir';
+import { claimDataDir, claimDataDirWaiting, findLiveRuntime, runWaitingFor } from '../../engine/data-dir';
 
 const tempDir = () => mkdtemp(path.join(os.tmpdir(), 'rollout-registry-'));
 
@@ -43,5 +43,25 @@ describe('data directory ownership', () => {
     const held = (await claimDataDir(dir))!;
     await expect(claimDataDirWaiting(dir, 150)).rejects.toThrow(`data directory ${dir} is in use by process ${process.pid}`);
     await held.release();
+  });
+
+  it('says that a run waits for the directory while it waits, so readers in a loop let it in first', async () => {
+    const dir = await tempDir();
+    const reader = (await claimDataDir(dir))!;
+    expect(await runWaitingFor(dir)).toBe(false);
+    const run = claimDataDirWaiting(dir, 10_000);
+    for (const deadline = Date.now() + 5_000; !(await runWaitingFor(dir)) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+    expect(await runWaitingFor(dir)).toBe(true);
+    await reader.release();
+    const claim = await run;
+    expect(await runWaitingFor(dir)).toBe(false);
+    await claim.release();
+  });
+
+  it("ignores a dead run's word that it waits", async () => {
+    const dir = await tempDir();
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString();
+    await writeFile(path.join(dir, 'runtime.waiting.json'), JSON.stringify({ pid: Number(dead) }));
+    expect(await runWaitingFor(dir)).toBe(false);
   });
 });

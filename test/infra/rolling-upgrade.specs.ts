@@ -30,7 +30,7 @@ export function rollingUpgradeSpecs(stack: TemplateQueries): void {
         [ENVIRONMENT.inventoryUrl]: { Ref: 'InventoryUrl' },
         [ENVIRONMENT.nodeNames]: { Ref: 'NodeNames' },
       });
-      stack.template.hasParameter('SlurmApiVersion', { Default: 'v0.0.41' });
+      stack.template.hasParameter('SlurmApiVersion', { Default: 'v0.0.42' });
       stack.template.hasParameter('NodeNames', { Default: 'nid{nid:06}' });
     });
 

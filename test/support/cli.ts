@@ -11,8 +11,8 @@ export interface CliResult {
 }
 
 /** Starts `rollout ARGS` as its own process, as an operator would run it. */
-export function startCli(args: string[]): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: 'true' } });
+export function startCli(args: string[], env: NodeJS.ProcessEnv = process.env): { child: ChildProcess; done: Promise<CliResult> } {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...env, CI: 'true' } });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));

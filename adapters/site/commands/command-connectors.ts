@@ -6,8 +6,9 @@ import type { ConnectorBuilders, ConnectorContext } from '../site-from-profile';
 import { CommandProvisioner, type CommandAction } from './command-provisioner';
 import { LocalTransport } from './local-transport';
 import { ScontrolWorkloadManager } from './scontrol-workload-manager';
-import { SlurmInventory } from './slurm-inventory';
+import { SlurmInventory, type GroupMembership } from './slurm-inventory';
 import { SlurmRebootBootService, type SlurmRebootSession } from './slurm-reboot-boot-service';
+import { SlurmNodeReader } from './slurm-node-reader';
 import { SsmTransport } from './ssm-transport';
 
 /**
@@ -28,12 +29,24 @@ export function commandConnectors(): ConnectorBuilders & { transportOf(service: 
     return transport;
   };
   const paths = (context: ConnectorContext) => context.profile.commandPaths ?? {};
+  // One node reader per transport and commands: the workload manager and slurm-reboot share its version and what it saw.
+  const readers = new Map<string, SlurmNodeReader>();
+  const readerOf = (service: { transport?: TransportProfile }, context: ConnectorContext): SlurmNodeReader => {
+    const { scontrol, sinfo } = paths(context);
+    const key = JSON.stringify([context.transport(service), scontrol, sinfo]);
+    let reader = readers.get(key);
+    if (!reader) {
+      reader = new SlurmNodeReader(transportOf(service, context), { ...(scontrol ? { scontrol } : {}), ...(sinfo ? { sinfo } : {}), clock: context.clock });
+      readers.set(key, reader);
+    }
+    return reader;
+  };
   return {
     transportOf,
     workloadManager: {
       scontrol: (config, context) => {
         const { scontrol, squeue } = paths(context);
-        return new ScontrolWorkloadManager({ transport: transportOf(config, context), ...(scontrol ? { scontrol } : {}), ...(squeue ? { squeue } : {}) });
+        return new ScontrolWorkloadManager({ transport: transportOf(config, context), reader: readerOf(config, context), ...(scontrol ? { scontrol } : {}), ...(squeue ? { squeue } : {}) });
       },
     },
     bootService: {
@@ -46,6 +59,7 @@ export function commandConnectors(): ConnectorBuilders & { transportOf(service: 
           ...(config.prepareCommand ? { prepareCommand: config.prepareCommand } : {}),
           clock: context.clock,
           sessions: context.connectorState.records<SlurmRebootSession>('slurm-reboot'),
+          reader: readerOf(config, context),
           ...(paths(context).scontrol ? { scontrol: paths(context).scontrol } : {}),
         });
       },
@@ -54,7 +68,15 @@ export function commandConnectors(): ConnectorBuilders & { transportOf(service: 
       slurm: (config, context) => {
         const { sinfo, scontrol } = paths(context);
         const roleKey = context.profile.inventory.type === 'slurm' ? context.profile.inventory.roleKey : undefined;
-        return new SlurmInventory({ transport: transportOf(config, context), ...(sinfo ? { sinfo } : {}), ...(scontrol ? { scontrol } : {}), ...(roleKey ? { roleKey } : {}) });
+        return new SlurmInventory({
+          transport: transportOf(config, context),
+          clock: context.clock,
+          // A run keeps its groups' members in the table; a one-off read (the CLI's group check) reads Slurm alone.
+          ...(context.hasConnectorState ? { memberships: context.connectorState.records<GroupMembership>('slurm-inventory') } : {}),
+          ...(sinfo ? { sinfo } : {}),
+          ...(scontrol ? { scontrol } : {}),
+          ...(roleKey ? { roleKey } : {}),
+        });
       },
       file: (config, context) => new FileInventory({ path: resolve(context.baseDir, config.path) }),
     },

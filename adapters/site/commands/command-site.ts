@@ -3,7 +3,8 @@ import type { CommandTransport } from '../../../ports/command-transport';
 import type { ConnectorState } from '../../../ports/connector-state';
 import type { Site } from '../../../ports/site';
 import { ScontrolWorkloadManager } from './scontrol-workload-manager';
-import { SlurmInventory } from './slurm-inventory';
+import { SlurmInventory, type GroupMembership } from './slurm-inventory';
+import { SlurmNodeReader } from './slurm-node-reader';
 import { SlurmRebootBootService, type SlurmRebootSession } from './slurm-reboot-boot-service';
 
 export interface CommandSiteOptions {
@@ -18,11 +19,12 @@ export interface CommandSiteOptions {
 
 /** A plain Slurm site reached by commands alone: scontrol, `scontrol reboot`, partitions and features as groups. */
 export function createCommandSite({ transport, prepareCommand, templates, clock, connectorState }: CommandSiteOptions): Site {
-  const inventory = new SlurmInventory({ transport });
+  const inventory = new SlurmInventory({ transport, memberships: connectorState.records<GroupMembership>('slurm-inventory'), ...(clock ? { clock } : {}) });
   const sessions = connectorState.records<SlurmRebootSession>('slurm-reboot');
+  const reader = new SlurmNodeReader(transport, clock ? { clock } : {});
   return {
-    workloadManager: new ScontrolWorkloadManager({ transport, ...(clock ? { clock } : {}) }),
-    bootService: new SlurmRebootBootService({ transport, inventory, ...(prepareCommand ? { prepareCommand } : {}), ...(templates ? { templates } : {}), ...(clock ? { clock } : {}), sessions }),
+    workloadManager: new ScontrolWorkloadManager({ transport, reader, ...(clock ? { clock } : {}) }),
+    bootService: new SlurmRebootBootService({ transport, inventory, reader, ...(prepareCommand ? { prepareCommand } : {}), ...(templates ? { templates } : {}), ...(clock ? { clock } : {}), sessions }),
     inventory,
   };
 }

@@ -1,13 +1,11 @@
 import { systemClock, type Clock } from '../../../core/clock';
-import { SiteServiceError, describeError } from '../../../core/errors';
-import { chunkHostlist, compressHostlist, expandHostlist } from '../../../core/site/hostlist';
+import { SiteServiceError } from '../../../core/errors';
+import { chunkHostlist, expandHostlist } from '../../../core/site/hostlist';
 import { validNodeName, validNodeNames, validReason } from '../../../core/site/names';
 import type { CommandTransport } from '../../../ports/command-transport';
 import type { WlmNode, WorkloadManager } from '../../../ports/site';
 import { shellCommand } from './shell-quote';
-import { slurmJsonNodes, toWlmNode, type SlurmJsonNode } from '../slurm-json';
-
-type Service = SiteServiceError['service'];
+import { checked, run as runScript, SlurmNodeReader, type ReadOptions } from './slurm-node-reader';
 
 export interface ScontrolOptions {
   transport: CommandTransport;
@@ -15,98 +13,21 @@ export interface ScontrolOptions {
   scontrol?: string;
   /** Path or name of squeue on the head node; default `squeue`. */
   squeue?: string;
+  /** Path or name of sinfo on the head node (the compact poll); default `sinfo`. */
+  sinfo?: string;
+  /** The site's node reader, shared with its other Slurm connectors (one version ask, one view of what changed); default its own. */
+  reader?: SlurmNodeReader;
   /** The site's clock: squeue prints time left, turned into ends by it. Default the system clock. */
   clock?: Clock;
-  /** Nodes per `scontrol --json show node` call, fixed; default: sized from the output seen so far (see SlurmNodeReader). */
+  /** Nodes per read command, fixed; default: sized from the output seen so far (see SlurmNodeReader). */
   showChunk?: number;
 }
 
-/** Output characters a `show node` call plans for: SSM keeps 24,000; the rest is margin for longer nodes. */
-const OUTPUT_BUDGET = 20_000;
-/** Before any answer was seen: a node as Slurm 24's `scontrol --json` prints it (pretty, ~60 fields), with its share of the header. */
-const FIRST_CHARS_PER_NODE = 3_000;
-const MAX_CHUNK = 500;
-
-/**
- * Reads Slurm node JSON in hostlist chunks sized to fit the transport's output: `scontrol --json`
- * prints each node pretty, with every field, about 3 KB, so SSM's 24,000 characters hold only a few.
- * The chunk follows the characters per node of the last answer (a site's nodes print alike), and a
- * chunk the transport cut short anyway is asked again in halves instead of failing to parse.
- * Shared by the Slurm connectors.
- */
-export class SlurmNodeReader {
-  private charsPerNode = FIRST_CHARS_PER_NODE;
-
-  constructor(
-    private readonly service: Service,
-    private readonly transport: CommandTransport,
-    private readonly scontrol = 'scontrol',
-    private readonly fixedChunk?: number,
-  ) {}
-
-  async show(names: readonly string[]): Promise<SlurmJsonNode[]> {
-    const out: SlurmJsonNode[] = [];
-    const pending = [...new Set(validNodeNames(names))];
-    for (let i = 0; i < pending.length; ) {
-      const chunk = this.chunkSize();
-      await this.showChunk(pending.slice(i, i + chunk), out);
-      i += chunk;
-    }
-    return out;
-  }
-
-  private chunkSize(): number {
-    return this.fixedChunk ?? Math.max(1, Math.min(MAX_CHUNK, Math.floor(OUTPUT_BUDGET / this.charsPerNode)));
-  }
-
-  private async showChunk(names: string[], out: SlurmJsonNode[]): Promise<void> {
-    const script = shellCommand([this.scontrol, '--json', 'show', 'node', compressHostlist(names)]);
-    const result = await run(this.service, this.transport, script);
-    if (result.stdoutTruncated) {
-      if (names.length === 1) throw new SiteServiceError(this.service, `${script}: the output of one node exceeds the transport's output limit`);
-      // At least this much per node: later chunks start smaller.
-      this.charsPerNode = Math.max(this.charsPerNode, Math.ceil(result.stdout.length / names.length) * 2);
-      const half = Math.ceil(names.length / 2);
-      await this.showChunk(names.slice(0, half), out);
-      await this.showChunk(names.slice(half), out);
-      return;
-    }
-    // scontrol exits 1 when none of the names is a node; the JSON still lists what it found.
-    let body: unknown;
-    try {
-      body = JSON.parse(result.stdout);
-    } catch (err) {
-      if (result.exitCode !== 0) return;
-      throw new SiteServiceError(this.service, `${script} printed invalid JSON: ${describeError(err)}`);
-    }
-    const parsed = slurmJsonNodes.safeParse(body);
-    if (!parsed.success) throw new SiteServiceError(this.service, `${script} printed unexpected JSON: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-    const wanted = new Set(names);
-    let found = 0;
-    for (const node of parsed.data.nodes) {
-      if (!wanted.has(node.name)) continue;
-      out.push(node);
-      found++;
-    }
-    if (found > 0) this.charsPerNode = Math.ceil(result.stdout.length / found);
-  }
-}
-
 /** Runs a script; transport failures become SiteServiceError (retryable) naming the command. */
-export async function run(service: Service, transport: CommandTransport, script: string) {
-  try {
-    return await transport.run(script);
-  } catch (err) {
-    throw new SiteServiceError(service, `${script}: ${describeError(err)}`, undefined, { cause: err });
-  }
-}
+export const run = runScript;
 
-/** Runs a script that must exit 0. */
-export async function runChecked(service: Service, transport: CommandTransport, script: string) {
-  const result = await run(service, transport, script);
-  if (result.exitCode !== 0) throw new SiteServiceError(service, `${script} exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500) || 'no stderr'}`);
-  return result;
-}
+/** Runs a script that must exit 0 (a non-zero exit is a SiteServiceError with the command and its stderr). */
+export const runChecked = checked;
 
 /** Slurm through `scontrol` on a head node (SSM or local): the same node view as slurmrestd's. */
 export class ScontrolWorkloadManager implements WorkloadManager {
@@ -117,12 +38,18 @@ export class ScontrolWorkloadManager implements WorkloadManager {
   constructor(private readonly options: ScontrolOptions) {
     this.scontrol = options.scontrol ?? 'scontrol';
     this.squeue = options.squeue ?? 'squeue';
-    this.reader = new SlurmNodeReader('workload-manager', options.transport, this.scontrol, options.showChunk);
+    this.reader =
+      options.reader ??
+      new SlurmNodeReader(options.transport, {
+        scontrol: this.scontrol,
+        ...(options.sinfo ? { sinfo: options.sinfo } : {}),
+        ...(options.showChunk ? { fixedChunk: options.showChunk } : {}),
+        ...(options.clock ? { clock: options.clock } : {}),
+      });
   }
 
-  async getNodes(names: readonly string[]): Promise<Map<string, WlmNode>> {
-    const nodes = await this.reader.show(names);
-    return new Map(nodes.map((n) => [n.name, toWlmNode(n)]));
+  getNodes(names: readonly string[], options?: ReadOptions): Promise<Map<string, WlmNode>> {
+    return this.reader.read('workload-manager', names, options);
   }
 
   /**
@@ -180,6 +107,7 @@ export class ScontrolWorkloadManager implements WorkloadManager {
     const why = reason === undefined ? undefined : validReason(reason);
     for (const hostlist of chunkHostlist(nodes, 500)) {
       const argv = [this.scontrol, 'update', `NodeName=${hostlist}`, `State=${state}`, ...(why === undefined ? [] : [`Reason=${why}`])];
+      this.reader.invalidate(expandHostlist(hostlist));
       await runChecked('workload-manager', this.options.transport, shellCommand(argv));
     }
   }

@@ -3,6 +3,8 @@ import { chunkHostlist, compressHostlist, expandHostlist } from '../../../core/s
 import { validLabel, validNodeNames } from '../../../core/site/names';
 import { readNodeLabels } from '../../../core/site/node-labels';
 import type { CommandTransport } from '../../../ports/command-transport';
+import { systemClock, type Clock } from '../../../core/clock';
+import type { ConnectorRecords } from '../../../ports/connector-state';
 import type { Inventory, InventoryNode } from '../../../ports/site';
 import { run, runChecked } from './scontrol-workload-manager';
 import { shellCommand } from './shell-quote';
@@ -13,6 +15,28 @@ export interface SlurmInventoryOptions {
   scontrol?: string;
   /** The feature key of the nodes' deployment roles: `role` reads `role:controller`, `role:compute`. */
   roleKey?: string;
+  /**
+   * The members this inventory gave each group it edits (the rollout table: `ConnectorState.records('slurm-inventory')`).
+   * Slurm forgets features set with `scontrol update` on `scontrol reconfigure` and on a slurmctld
+   * restart without `-R`; with this record the inventory puts them back when it next reads the
+   * group. Without it, a group's members are what Slurm shows.
+   */
+  memberships?: ConnectorRecords<GroupMembership>;
+  /** The site's clock, by which a node listing is young enough to reuse; default the system clock. */
+  clock?: Clock;
+}
+
+/**
+ * How long `listNodes` reuses its listing (site clock): a window increment asks for the nodes' racks
+ * and gates every poll, and features change rarely. Edits made here drop it; group reads and edits never use it.
+ */
+const LISTING_REUSE_MS = 30_000;
+
+/** A group the inventory edits: its members as the inventory set them. */
+export interface GroupMembership {
+  /** The group label (a feature). */
+  name: string;
+  members: string[];
 }
 
 /** `sinfo` prints one line per partition, feature set and state with a compressed hostlist: short even for thousands of nodes. */
@@ -28,6 +52,7 @@ interface SlurmView {
 }
 
 const natural = new Intl.Collator('en', { numeric: true }).compare;
+const add = (label: string) => (features: string[]) => (features.includes(label) ? features : [...features, label]);
 
 /**
  * The inventory a plain Slurm cluster has: its partitions and node features, read with one `sinfo`
@@ -51,6 +76,8 @@ export class SlurmInventory implements Inventory {
   private readonly scontrol: string;
   private readonly roleKey: string;
 
+  private listed: { at: number; view: SlurmView } | undefined;
+
   constructor(private readonly options: SlurmInventoryOptions) {
     this.sinfo = options.sinfo ?? 'sinfo';
     this.scontrol = options.scontrol ?? 'scontrol';
@@ -59,19 +86,45 @@ export class SlurmInventory implements Inventory {
 
   async getGroupMembers(label: string): Promise<string[]> {
     validLabel(label);
-    return this.members(await this.view(), label);
+    const view = await this.view();
+    const shown = this.members(view, label);
+    const recorded = view.partitions.has(label) ? undefined : await this.options.memberships?.get(label);
+    if (!recorded) return shown;
+    // Slurm lost some (reconfigure, restart): put the feature back on those it still knows.
+    const lost = recorded.members.filter((name) => view.features.has(name) && !view.features.get(name)!.includes(label));
+    if (lost.length > 0) await this.editFeature(label, lost, add(label), view);
+    return [...new Set([...shown, ...lost])].sort(natural);
   }
 
   async addGroupMembers(label: string, names: readonly string[]): Promise<void> {
-    await this.editFeature(label, names, (features) => (features.includes(label) ? features : [...features, label]));
+    await this.record(label, (members) => [...new Set([...members, ...names])]);
+    await this.editFeature(label, names, add(label));
   }
 
   async removeGroupMembers(label: string, names: readonly string[]): Promise<void> {
+    await this.record(label, (members) => members.filter((m) => !names.includes(m)));
     await this.editFeature(label, names, (features) => features.filter((f) => f !== label));
   }
 
+  /** The recorded members of a group the inventory edits, changed before Slurm is (so a lost feature can be put back). */
+  private async record(label: string, change: (members: string[]) => string[]): Promise<void> {
+    const records = this.options.memberships;
+    if (!records) return;
+    validLabel(label);
+    const existing = await records.get(label);
+    if (!existing) {
+      const created = await records.create({ name: label, members: change([]) });
+      if (created.created) return;
+      await records.update({ name: label, members: change(created.record.members) });
+      return;
+    }
+    await records.update({ name: label, members: change(existing.members) });
+  }
+
   async listNodes(): Promise<InventoryNode[]> {
-    const { features } = await this.view();
+    const now = (this.options.clock ?? systemClock).now();
+    if (!this.listed || now - this.listed.at < 0 || now - this.listed.at >= LISTING_REUSE_MS) this.listed = { at: now, view: await this.view() };
+    const { features } = this.listed.view;
     return [...features.keys()].sort(natural).map((name, i) => toInventoryNode(name, features.get(name)!, i + 1, this.roleKey));
   }
 
@@ -81,11 +134,12 @@ export class SlurmInventory implements Inventory {
     return [...view.features].filter(([, features]) => features.includes(label)).map(([name]) => name).sort(natural);
   }
 
-  private async editFeature(label: string, names: readonly string[], change: (features: string[]) => string[]): Promise<void> {
+  private async editFeature(label: string, names: readonly string[], change: (features: string[]) => string[], seen?: SlurmView): Promise<void> {
     validLabel(label);
     const wanted = validNodeNames([...new Set(names)]);
     if (wanted.length === 0) return;
-    const view = await this.view();
+    this.listed = undefined;
+    const view = seen ?? (await this.view());
     if (view.partitions.has(label)) throw new SiteServiceError('inventory', `'${label}' is a Slurm partition: its members are set in slurm.conf, not by a rollout`);
     const unknown = wanted.filter((n) => !view.features.has(n));
     if (unknown.length > 0) throw new SiteServiceError('inventory', `Slurm does not know node(s) ${unknown.slice(0, 5).join(', ')}`);

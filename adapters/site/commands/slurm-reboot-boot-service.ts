@@ -1,13 +1,12 @@
 import { systemClock, type Clock } from '../../../core/clock';
 import { describeError, SiteServiceError } from '../../../core/errors';
 import { compressHostlist, expandHostlist } from '../../../core/site/hostlist';
-import { validLabel, validNodeNames, validReason, validTemplate } from '../../../core/site/names';
+import { validLabel, validNodeNames, validTemplate } from '../../../core/site/names';
 import type { CommandTransport } from '../../../ports/command-transport';
 import type { ConnectorRecords } from '../../../ports/connector-state';
 import type { BootNodeOutcome, BootService, BootSessionRequest, BootSessionStatus, Inventory } from '../../../ports/site';
-import { runChecked, SlurmNodeReader } from './scontrol-workload-manager';
+import { checked as runChecked, SlurmNodeReader } from './slurm-node-reader';
 import { fillTemplate, shellCommand } from './shell-quote';
-import { toWlmNode } from '../slurm-json';
 
 /**
  * What a boot session is, kept from its request: its nodes, how far its commands got, and when the
@@ -43,9 +42,10 @@ export interface SlurmRebootOptions {
   prepareCommand?: string;
   /** Templates that exist; none given: every valid template name is accepted (Slurm has no template list). */
   templates?: readonly string[];
-  /** Reason shown on the nodes while their reboot is pending. Default `rolling-upgrade reboot`. */
-  reason?: string;
   scontrol?: string;
+  sinfo?: string;
+  /** The site's node reader, shared with its other Slurm connectors; default its own. */
+  reader?: SlurmNodeReader;
   /** The site's clock: boot times are compared with it. */
   clock?: Clock;
   /** Where sessions are kept between createSession and getSession: the rollout table (`ConnectorState.records('slurm-reboot')`). */
@@ -61,13 +61,20 @@ const DEFAULT_MAX_ATTEMPTS = 3;
  */
 const ATTEMPT_STALE_MS = 15 * 60_000;
 
-/** Reasons slurmctld gives a node whose reboot went wrong. */
-const REBOOT_FAILURE = /reboot|resumetimeout|resume timeout/i;
+/** What slurmctld appends to a node's reason when its reboot did not come back within ResumeTimeout (node_mgr.c). */
+const REBOOT_FAILURE = /reboot timed out|resumetimeout|resume timeout/i;
 const PENDING = ['REBOOT_REQUESTED', 'REBOOT_ISSUED'];
 
 /**
- * Reboots through Slurm itself (`scontrol reboot ASAP nextstate=RESUME`) for sites without a boot
- * service, after an optional prepare command that selects the image.
+ * Reboots through Slurm itself for sites without a boot service, after an optional prepare command
+ * that selects the image: `scontrol reboot <hostlist>` of nodes the run has drained and quiesced,
+ * with no `ASAP`, no `nextstate` and no `reason`. Slurm's own options would put the nodes back in
+ * service behind the run's back: `nextstate=RESUME` (and `ASAP`, which implies it) clears every
+ * drain when the node registers, ours and an admin's (`node_flags &= ~NODE_STATE_DRAIN` when
+ * next_state is set: src/slurmctld/node_mgr.c validate_node_specs, 22.05 to 25.x), so a node would
+ * take jobs before the run judged it; `reason=` replaces the node's reason (an admin's included,
+ * proc_req.c _slurm_rpc_reboot_nodes). Without them the node keeps its drain and its reason, to
+ * which slurmctld appends ` : reboot issued`; the run lifts its own drain once it judged the node.
  *
  * A node's outcome is derived from Slurm alone: succeeded once slurmd registered (boot_time) at or
  * after the request and no reboot is pending; failed when the node is DOWN or FAIL with a reboot
@@ -88,11 +95,12 @@ export class SlurmRebootBootService implements BootService {
   private readonly maxAttempts: number;
 
   constructor(private readonly options: SlurmRebootOptions) {
-    this.reader = new SlurmNodeReader('boot-service', options.transport, options.scontrol);
+    this.reader =
+      options.reader ??
+      new SlurmNodeReader(options.transport, { ...(options.scontrol ? { scontrol: options.scontrol } : {}), ...(options.sinfo ? { sinfo: options.sinfo } : {}), ...(options.clock ? { clock: options.clock } : {}) });
     this.clock = options.clock ?? systemClock;
     this.sessions = options.sessions;
     this.maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-    if (options.reason !== undefined) validReason(options.reason, 'reason');
   }
 
   async templateExists(templateName: string): Promise<boolean> {
@@ -151,10 +159,8 @@ export class SlurmRebootBootService implements BootService {
       session = { ...session, requestedAt: this.clock.now() };
       await this.sessions.update(session);
     }
-    if (toReboot.length > 0) {
-      const reason = this.options.reason ?? 'rolling-upgrade reboot';
-      await runChecked('boot-service', transport, shellCommand([this.options.scontrol ?? 'scontrol', 'reboot', 'ASAP', 'nextstate=RESUME', `reason=${reason}`, compressHostlist(toReboot)]));
-    }
+    this.reader.invalidate(toReboot);
+    if (toReboot.length > 0) await runChecked('boot-service', transport, shellCommand([this.options.scontrol ?? 'scontrol', 'reboot', compressHostlist(toReboot)]));
     session = { ...session, rebooted: true };
     await this.sessions.update(session);
     return session;
@@ -162,7 +168,7 @@ export class SlurmRebootBootService implements BootService {
 
   /** Of `names`, those with no reboot pending and none done since `since`. */
   private async withoutReboot(names: readonly string[], since: number): Promise<string[]> {
-    const found = new Map((await this.reader.show(names)).map((n) => [n.name, toWlmNode(n)]));
+    const found = await this.reader.read('boot-service', names, { bootedSince: new Map(names.map((n) => [n, since])) });
     return names.filter((name) => {
       const node = found.get(name);
       return node !== undefined && !node.flags.some((f) => PENDING.includes(f)) && !(node.bootTime !== undefined && node.bootTime >= since);
@@ -199,7 +205,7 @@ export class SlurmRebootBootService implements BootService {
       };
     }
     const requestedAt = session.requestedAt!;
-    const found = new Map((await this.reader.show(session.nodes)).map((n) => [n.name, toWlmNode(n)]));
+    const found = await this.reader.read('boot-service', session.nodes, { bootedSince: new Map(session.nodes.map((n) => [n, requestedAt])) });
     const nodes: Record<string, BootNodeOutcome> = {};
     for (const name of session.nodes) {
       const node = found.get(name);

@@ -58,7 +58,8 @@ async function findCandidates(
   window: WindowProgress,
   inFlight: readonly NodeRecord[],
   inventory: () => Promise<ReadonlyMap<string, InventoryNode>>,
-  wlm: Map<string, WlmNode>,
+  wlm: ReadonlyMap<string, WlmNode>,
+  readWlm: (names: readonly string[]) => Promise<void>,
 ): Promise<{ candidates: NodeRecord[]; todo: number[] }> {
   const policy = upgradePolicy(session, session.nodeCount);
   const index = new Set(window.inFlight ?? []);
@@ -66,8 +67,7 @@ async function findCandidates(
   const plan = planCacheOf(deps);
   const observe = async (positions: readonly number[]) => {
     const nodes = await plan.at(session, positions);
-    const unseen = nodes.map((n) => n.name).filter((name) => !wlm.has(name));
-    if (unseen.length > 0) for (const [name, node] of await deps.site.workloadManager.getNodes(unseen)) wlm.set(name, node);
+    await readWlm(nodes.map((n) => n.name));
     return nodes.map(({ name, index: i }): NodeRecord => ({ name, index: i, status: 'NOT_STARTED' }));
   };
   if (policy.order === 'idle-first') return { candidates: await observe(todo), todo };
@@ -112,11 +112,15 @@ export const advanceWindow: ActivityBody = async ({ session, progress, deps, now
   let listed: Promise<ReadonlyMap<string, InventoryNode>> | undefined;
   const inventory = () => (listed ??= deps.site.inventory.listNodes().then((nodes) => new Map(nodes.map((n) => [n.name, n]))));
   const bootNames = [...new Set(inFlight.flatMap((r) => (r.phase === 'BOOTING' && r.boot ? [r.boot.session] : [])))];
-  const [wlm, boots, checks] = await Promise.all([
-    inFlight.length > 0 ? wm.getNodes(names(inFlight)) : Promise.resolve(new Map<string, WlmNode>()),
-    Promise.all(bootNames.map(async (name) => [name, await deps.site.bootService.getSession(name)] as [string, BootSessionStatus | undefined])),
-    observeHealthChecks(deps, inFlight),
-  ]);
+  // One workload manager read for the nodes in flight and the first candidates (one command per poll on a command transport).
+  const wlm = new Map<string, WlmNode>();
+  const bootedSince = new Map(inFlight.flatMap((r) => ((r.phase === 'BOOTED' || r.phase === 'CHECKING') && r.boot ? [[r.name, r.boot.requestedAt] as const] : [])));
+  let pending = names(inFlight);
+  const readWlm = async (more: readonly string[]) => {
+    const ask = [...new Set([...pending, ...more])].filter((name) => !wlm.has(name));
+    pending = [];
+    if (ask.length > 0) for (const [name, node] of await wm.getNodes(ask, { bootedSince })) wlm.set(name, node);
+  };
   // Candidates only while the run may start nodes (the delete sequence starts none).
   // A stopping window looks at none either, but counts what is left to start (so it stops rather than finishes).
   const { candidates, todo } =
@@ -124,7 +128,13 @@ export const advanceWindow: ActivityBody = async ({ session, progress, deps, now
       ? { candidates: [], todo: [] }
       : session.state === 'STOPPING'
         ? { candidates: [], todo: todoPositions(window.marks!, session.nodeCount, new Set(window.inFlight ?? [])) }
-        : await findCandidates(deps, session, window, inFlight, inventory, wlm);
+        : await findCandidates(deps, session, window, inFlight, inventory, wlm, readWlm);
+  await readWlm([]);
+  // After the listing: a boot session's read of the same nodes reuses it.
+  const [boots, checks] = await Promise.all([
+    Promise.all(bootNames.map(async (name) => [name, await deps.site.bootService.getSession(name)] as [string, BootSessionStatus | undefined])),
+    observeHealthChecks(deps, inFlight),
+  ]);
   const wantsJobEnds = session.order === 'idle-first' || (session.drainAhead ?? 0) > 0;
   const looked = [...names(inFlight), ...names(candidates)];
   const jobEnds = looked.length > 0 && wantsJobEnds && wm.getJobEnds ? await wm.getJobEnds(looked) : undefined;

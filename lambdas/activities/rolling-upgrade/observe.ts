@@ -22,9 +22,11 @@ export async function loadPlanNodes(
   return deps.store.getNodes(session.upgradeId, names.map((name, i) => ({ name, index: start + i })));
 }
 
-/** The nodes as the workload manager reports them (no call for no nodes). */
-export async function observeWlm(deps: RollingUpgradeDependencies, nodes: readonly NodeRecord[]): Promise<Map<string, WlmNode>> {
-  return nodes.length === 0 ? new Map() : deps.site.workloadManager.getNodes(nodes.map((n) => n.name));
+/** The nodes as the workload manager reports them (no call for no nodes); `bootedSince`: their boot after this time (epoch ms) decides now. */
+export async function observeWlm(deps: RollingUpgradeDependencies, nodes: readonly NodeRecord[], bootedSince?: number): Promise<Map<string, WlmNode>> {
+  if (nodes.length === 0) return new Map();
+  const names = nodes.map((n) => n.name);
+  return deps.site.workloadManager.getNodes(names, bootedSince === undefined ? undefined : { bootedSince: new Map(names.map((n) => [n, bootedSince])) });
 }
 
 /**

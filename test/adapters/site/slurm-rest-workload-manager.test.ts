@@ -146,7 +146,8 @@ describe('SlurmRestWorkloadManager on the simulator', () => {
     expect(t.state().nodes.n2!.wlmState).toBe('IDLE');
     // slurmrestd v0.0.40+ answers an unknown node 200 with errors[] (src/slurmrestd/plugins/openapi/slurmctld/nodes.c).
     await expect(v42.drainNodes(['n1', 'ghost'], 'x')).rejects.toMatchObject({ service: 'workload-manager', status: 200, message: expect.stringContaining('Invalid node name specified') });
-    await expect(wlm().resumeNodes(['n2'])).rejects.toMatchObject({ status: 500 });
+    const v41 = new SlurmRestWorkloadManager({ baseUrl: t.site.url, apiVersion: 'v0.0.41' });
+    await expect(v41.resumeNodes(['n2'])).rejects.toMatchObject({ status: 500 });
   });
 
   it('turns an unknown node on update into a SiteServiceError with the status and the error Slurm reported (200 with errors[], as slurmrestd v0.0.40+ answers)', async () => {

@@ -70,13 +70,22 @@ describe('CANCELLING', () => {
 
 describe('CLEANUP', () => {
   it('empties the upgrading group, releases the step locks and closes the session READY', () => {
-    const d = decideCleanUp({ session: session(), progress: progress({ stage: 'CLEANUP' }), nodes: [node('n0', 0)], observed: { upgradingMembers: ['n0'] }, now: NOW });
+    const d = decideCleanUp({ session: session(), progress: progress({ stage: 'CLEANUP', counts: { upgraded: 3, failed: 1 } }), nodes: [node('n0', 0)], observed: { upgradingMembers: ['n0'] }, now: NOW });
     expect(d.actions).toEqual([
       { type: 'removeFromGroup', label: 'upgrading', nodes: ['n0'] },
       { type: 'releaseLocks', nodes: ['n0'] },
       { type: 'closeSession', state: 'READY', completed: true },
     ]);
     expect(d).toMatchObject({ progress: { stage: 'COMPLETE' }, message: 'Upgrade Session Completed' });
+  });
+
+  it('closes a session that upgraded and failed nothing (every node left alone) not completed, saying why', () => {
+    const d = decideCleanUp({ session: session(), progress: progress({ stage: 'CLEANUP', counts: { upgraded: 0, failed: 0 } }), nodes: [], observed: { upgradingMembers: [] }, now: NOW });
+    expect(d.actions).toEqual([{ type: 'closeSession', state: 'READY', completed: false }]);
+    expect(d.message).toBe("Upgrade Session Not Completed: none of its 4 node(s) was upgraded or failed: every node was left alone (each node's reason says why)");
+    // One node failed is a run that did something: completed, as CRUS counts failed nodes.
+    const one = decideCleanUp({ session: session(), progress: progress({ stage: 'CLEANUP', counts: { upgraded: 0, failed: 1 } }), nodes: [], observed: { upgradingMembers: [] }, now: NOW });
+    expect(one.actions).toEqual([{ type: 'closeSession', state: 'READY', completed: true }]);
   });
 
   it('closes a cancelled session DELETED, not completed', () => {

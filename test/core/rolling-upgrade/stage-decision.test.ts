@@ -1,5 +1,7 @@
 import { SiteServiceError } from '../../../core/errors';
-import { activeNodes, decideFailedAttempt, failNodes, isDrained, isOurDrain } from '../../../core/rolling-upgrade/stage-decision';
+import { activeNodes, decideFailedAttempt, failNodes, isDrained, isOurDrain, returnToService } from '../../../core/rolling-upgrade/stage-decision';
+import { isOurDrainReason, reasonAsSet } from '../../../core/rolling-upgrade/session';
+import { isBackAfterBoot, isQuiet } from '../../../core/rolling-upgrade/wlm-readiness';
 import { node, progress, session, wlmMap, wlmNode } from '../../support/upgrade-sessions';
 
 describe('a failed attempt', () => {
@@ -25,6 +27,71 @@ describe('the shared pieces of every decision', () => {
     expect([isDrained(admin), isOurDrain(admin)]).toEqual([true, false]);
     expect([isDrained(ours), isOurDrain(ours)]).toEqual([true, true]);
     expect([isDrained(undefined), isOurDrain(wlmNode('c', 'IDLE'))]).toEqual([false, false]);
+  });
+
+  it('recognises our drain by its prefix, whatever Slurm or the session appended, and only while drained or DOWN', () => {
+    const reasons = ['rolling-upgrade', 'rolling-upgrade : reboot issued', 'rolling-upgrade : Not responding', 'rolling-upgrade session=u1', 'rolling-upgrade:u1'];
+    for (const reason of reasons) {
+      expect(isOurDrainReason(reason)).toBe(true);
+      expect(isOurDrain(wlmNode('a', 'IDLE', ['DRAIN'], { reason }))).toBe(true);
+      // ReturnToService 0/1 kept it DOWN after SlurmdTimeout: still ours to resume.
+      expect(isOurDrain(wlmNode('a', 'DOWN', ['NOT_RESPONDING'], { reason }))).toBe(true);
+    }
+    for (const reason of ['rolling-upgrades', 'rolling-upgrade-x', 'bad dimm rolling-upgrade', 'Reboot ASAP', '', undefined]) expect(isOurDrainReason(reason)).toBe(false);
+    // Fix 7: RESUME leaves the reason on a node in service; a reason is not a drain.
+    expect(isOurDrain(wlmNode('a', 'IDLE', [], { reason: 'rolling-upgrade : reboot issued' }))).toBe(false);
+    expect(isDrained(wlmNode('a', 'IDLE', [], { reason: 'rolling-upgrade' }))).toBe(false);
+  });
+
+  it("gives an admin's reason back as the admin set it", () => {
+    expect(reasonAsSet('bad dimm : reboot issued')).toBe('bad dimm');
+    expect(reasonAsSet('bad dimm : reboot issued : Not responding')).toBe('bad dimm');
+    expect(reasonAsSet('bad dimm')).toBe('bad dimm');
+  });
+
+  it("returns nodes to service: our drain lifted (also from DOWN), an admin's kept with its reason as set", () => {
+    const wlm = wlmMap(
+      wlmNode('a', 'IDLE', ['DRAIN'], { reason: 'rolling-upgrade : reboot issued' }),
+      wlmNode('b', 'DOWN', ['DRAIN'], { reason: 'rolling-upgrade : Not responding' }),
+      wlmNode('c', 'IDLE', ['DRAIN'], { reason: 'bad dimm : reboot issued' }),
+      wlmNode('d', 'IDLE', ['DRAIN'], { reason: 'bad dimm' }),
+      wlmNode('e', 'ALLOCATED', [], { reason: 'rolling-upgrade' }),
+      wlmNode('f', 'IDLE', ['DRAIN'], { reason: 'ticket #42 : reboot issued' }),
+    );
+    expect(returnToService(['a', 'b', 'c', 'd', 'e', 'f', 'unknown'], wlm)).toEqual([
+      { type: 'resume', nodes: ['a', 'b'] },
+      { type: 'drain', nodes: ['c'], reason: 'bad dimm' },
+    ]);
+  });
+
+  it('counts a node quiet only drained with no job, finishing ones included (DRAIN+COMPLETING is draining)', () => {
+    expect(isQuiet(wlmNode('a', 'IDLE', ['DRAIN']))).toBe(true);
+    expect(isQuiet(wlmNode('a', 'DOWN', ['DRAIN', 'NOT_RESPONDING']))).toBe(true);
+    expect(isQuiet(wlmNode('a', 'IDLE', ['DRAIN', 'COMPLETING']))).toBe(false);
+    expect(isQuiet(wlmNode('a', 'IDLE', ['COMPLETING', 'DRAIN']))).toBe(false);
+    expect(isQuiet(wlmNode('a', 'COMPLETING', ['DRAIN']))).toBe(false);
+    expect(isQuiet(wlmNode('a', 'MIXED', ['DRAIN']))).toBe(false);
+    expect(isQuiet(wlmNode('a', 'IDLE', []))).toBe(false);
+  });
+
+  it('counts a node back once slurmd registered after the boot and answers: idle, busy again, or kept DOWN when drained', () => {
+    const at = 5_000;
+    const booted = { bootTime: at };
+    expect(isBackAfterBoot(wlmNode('a', 'IDLE', ['DRAIN'], booted), at)).toBe(true);
+    // It took a job after it came back (something lifted the drain): back, not a timeout.
+    expect(isBackAfterBoot(wlmNode('a', 'ALLOCATED', [], booted), at)).toBe(true);
+    expect(isBackAfterBoot(wlmNode('a', 'MIXED', [], booted), at)).toBe(true);
+    // Kept DOWN after registering (ReturnToService 0/1 after SlurmdTimeout): back when ours or drained, not when an admin set it DOWN.
+    expect(isBackAfterBoot(wlmNode('a', 'DOWN', ['DRAIN'], { ...booted, reason: 'rolling-upgrade : Not responding' }), at)).toBe(true);
+    expect(isBackAfterBoot(wlmNode('a', 'DOWN', [], { ...booted, reason: 'rolling-upgrade : Not responding' }), at)).toBe(true);
+    expect(isBackAfterBoot(wlmNode('a', 'DOWN', [], { ...booted, reason: 'cable cut' }), at)).toBe(false);
+    // Not answering, failed, or its reboot still pending; or booted before the request.
+    expect(isBackAfterBoot(wlmNode('a', 'DOWN', ['DRAIN', 'NOT_RESPONDING'], { ...booted, reason: 'rolling-upgrade' }), at)).toBe(false);
+    expect(isBackAfterBoot(wlmNode('a', 'IDLE', ['NOT_RESPONDING'], booted), at)).toBe(false);
+    expect(isBackAfterBoot(wlmNode('a', 'IDLE', ['FAIL'], booted), at)).toBe(false);
+    expect(isBackAfterBoot(wlmNode('a', 'IDLE', ['DRAIN', 'REBOOT_REQUESTED'], booted), at)).toBe(false);
+    expect(isBackAfterBoot(wlmNode('a', 'IDLE', [], { bootTime: at - 1 }), at)).toBe(false);
+    expect(isBackAfterBoot(wlmNode('a', 'IDLE', []), at)).toBe(false);
   });
 
   it('fails nothing for no nodes', () => {

@@ -39,7 +39,11 @@ describe('site profile', () => {
   it('accepts the shapes of the issue, with defaults', () => {
     expect(parseSiteProfile(CSM)).toMatchObject({ workloadManager: { apiVersion: 'v0.0.41' }, allowInsecureHttp: false });
     const { workloadManager: _w, ...rest } = CSM;
-    expect(parseSiteProfile({ ...rest, workloadManager: { type: 'slurmrestd', url: 'https://s' } }).workloadManager).toMatchObject({ apiVersion: 'v0.0.41' });
+    // The default is a version every Slurm from 24.11 to 26.05 still serves.
+    expect(parseSiteProfile({ ...rest, workloadManager: { type: 'slurmrestd', url: 'https://s' } }).workloadManager).toMatchObject({ apiVersion: 'v0.0.42' });
+    for (const apiVersion of ['v0.0.39', 'v0.0.40', 'v0.0.43', 'v0.0.44', 'v0.0.45']) {
+      expect(parseSiteProfile({ ...CSM, workloadManager: { ...CSM.workloadManager, apiVersion } }).workloadManager).toMatchObject({ apiVersion });
+    }
     const warewulf = parseSiteProfile(WAREWULF);
     expect(transportFor(warewulf, warewulf.bootService as { transport?: never })).toEqual(SSM);
     const local = parseSiteProfile({ ...WAREWULF, transport: undefined, workloadManager: { type: 'scontrol', transport: { type: 'local' } }, bootService: { type: 'slurm-reboot', transport: { type: 'local' } }, inventory: { type: 'file', path: 'inventory.yaml' }, provisioner: undefined });
@@ -54,7 +58,8 @@ describe('site profile', () => {
     ['a token given two ways', { ...CSM, bootService: { type: 'bos', url: 'https://b', token: { env: 'T', file: 'f' } } }, 'bootService.token: give exactly one of env, file, secretArn'],
     ['a token given inline', { ...CSM, bootService: { type: 'bos', url: 'https://b', token: 'eyJhbGciOi' } }, 'bootService.token: '],
     ['a secretArn that is not one', { ...CSM, bootService: { type: 'bos', url: 'https://b', token: { secretArn: 'arn:aws:s3:::bucket' } } }, 'bootService.token.secretArn: must be the ARN of a Secrets Manager secret'],
-    ['an unsupported Slurm API version', { ...CSM, workloadManager: { ...CSM.workloadManager, apiVersion: 'v0.0.39' } }, 'workloadManager.apiVersion: must be v0.0.40, v0.0.41 or v0.0.42'],
+    ['an unknown Slurm API version', { ...CSM, workloadManager: { ...CSM.workloadManager, apiVersion: 'v0.0.46' } }, 'workloadManager.apiVersion: must be one of v0.0.39, v0.0.40, v0.0.41, v0.0.42, v0.0.43, v0.0.44, v0.0.45'],
+    ["Slurm 22.05's slurmrestd, which cannot update nodes", { ...CSM, workloadManager: { ...CSM.workloadManager, apiVersion: 'v0.0.38' } }, 'workloadManager.apiVersion: v0.0.38 cannot update nodes (Slurm 22.05\'s slurmrestd serves GET /slurm/v0.0.38/node/{name} only: no drain, resume or fail); use workloadManager: {type: scontrol}'],
     ['an unknown key', { ...CSM, inventory: { type: 'hsm', url: 'https://h', user: 'x' } }, 'inventory.user: unknown key'],
     ['a command connector without a transport', { ...WAREWULF, transport: undefined }, 'workloadManager.transport: a scontrol connector needs a transport (here or at the top level)'],
     ['a bad instance id', { ...WAREWULF, transport: { ...SSM, instanceIds: ['i-0abc; reboot'] } }, 'transport.instanceIds[0]: must be an EC2 or managed instance id'],

@@ -8,6 +8,7 @@ import { shellCommand } from '../../../../adapters/site/commands/shell-quote';
 describe('LocalTransport with a fake scontrol on PATH', () => {
   const dir = mkdtempSync(join(tmpdir(), 'fake-scontrol-'));
   symlinkSync(resolve('test/support/fake-scontrol.sh'), join(dir, 'scontrol'));
+  symlinkSync(resolve('test/support/fake-scontrol.sh'), join(dir, 'sinfo'));
   const log = join(dir, 'argv.log');
   const transport = new LocalTransport({ env: { PATH: `${dir}:/usr/bin:/bin`, FAKE_SCONTROL_LOG: log } });
   const calls = () => readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => line.split('\0').slice(0, -1));
@@ -19,12 +20,13 @@ describe('LocalTransport with a fake scontrol on PATH', () => {
     expect(calls().at(-1)).toEqual(hostile);
   });
 
-  it('drives the scontrol connector: one update per hostlist, JSON parsed', async () => {
+  it('drives the scontrol connector: one update per hostlist, the compact listing and then the JSON parsed', async () => {
     const wlm = new ScontrolWorkloadManager({ transport });
     await wlm.update(['n1', 'n2', 'n3'], 'DRAIN', 'rolling-upgrade');
     expect(calls().at(-1)).toEqual(['update', 'NodeName=n[1-3]', 'State=DRAIN', 'Reason=rolling-upgrade']);
-    const nodes = await wlm.getNodes(['n1']);
+    const nodes = await wlm.getNodes(['n1'], { bootedSince: new Map([['n1', 0]]) });
     expect(nodes.get('n1')).toEqual({ name: 'n1', base: 'IDLE', flags: ['DRAIN'], reason: "it's $(id)", bootTime: 1767225600000 });
+    expect(calls().slice(-3)).toEqual([['-h', '-N', '-n', 'n1', '-O', 'NodeList:0|,StateComplete:0|,Reason:0'], ['--version'], ['--json', 'show', 'node', 'n1']]);
   });
 
   it('returns a non-zero exit as a result', async () => {

@@ -1,4 +1,5 @@
-import { SlurmInventory } from '../../../../adapters/site/commands/slurm-inventory';
+import { SlurmInventory, type GroupMembership } from '../../../../adapters/site/commands/slurm-inventory';
+import { memoryConnectorState } from '../../../support/connector-state';
 import { SiteServiceError } from '../../../../core/errors';
 import { nodeNames, nodesOf } from '../../../support/simulator';
 import { startSsmTestSite, type SsmTestSite } from '../../../support/ssm-site';
@@ -90,6 +91,21 @@ describe('slurm inventory over SSM: partitions and node features', () => {
     ]);
     expect(await inventory.getGroupMembers('batch')).toEqual(many);
     expect(await inventory.getGroupMembers('compute')).toEqual(many);
+  });
+
+  it('puts back the features of a group it edits when Slurm lost them (reconfigure, restart), from its record in the rollout table', async () => {
+    t = await start();
+    const memberships = memoryConnectorState().records<GroupMembership>('slurm-inventory');
+    const inventory = new SlurmInventory({ transport: t.transport, memberships });
+    await inventory.addGroupMembers('upgrading', [names[2]!, names[3]!]);
+    // What `scontrol reconfigure` does to features set by scontrol (slurm.conf's come back), done by hand: the feature is gone.
+    await new SlurmInventory({ transport: t.transport }).removeGroupMembers('upgrading', [names[2]!]);
+    expect(await new SlurmInventory({ transport: t.transport }).getGroupMembers('upgrading')).toEqual([names[3]]);
+    expect(await inventory.getGroupMembers('upgrading')).toEqual([names[2], names[3]]);
+    expect(await new SlurmInventory({ transport: t.transport }).getGroupMembers('upgrading')).toEqual([names[2], names[3]]);
+    await inventory.removeGroupMembers('upgrading', [names[2]!, names[3]!]);
+    expect(await memberships.get('upgrading')).toEqual({ name: 'upgrading', members: [] });
+    expect(await inventory.getGroupMembers('upgrading')).toEqual([]);
   });
 
   it('rejects a hostile label before any command runs', async () => {

@@ -1,3 +1,4 @@
+import { compressHostlist } from '../../../../core/site/hostlist';
 import { ScontrolWorkloadManager } from '../../../../adapters/site/commands/scontrol-workload-manager';
 import { SlurmRebootBootService, type SlurmRebootSession } from '../../../../adapters/site/commands/slurm-reboot-boot-service';
 import { CommandTransportError } from '../../../../adapters/site/commands/command-errors';
@@ -62,18 +63,24 @@ describe('scontrol over SSM on the simulated head node', () => {
     expect(names.map((n) => t.state().nodes[n]!.wlmState)).toEqual(['FAIL', 'DRAINED', 'FAIL', 'IDLE', 'IDLE', 'IDLE']);
   });
 
-  it('sizes its show-node chunks to what fits SSM\'s output, from the characters per node it saw', async () => {
+  it('reads 60 nodes with one compact listing, and the detail of nodes judged by their boot in chunks sized to what fits SSM\'s output', async () => {
     const many = nodeNames(60);
     t = await startSsmTestSite({ nodes: nodesOf(many) });
     const wlm = new ScontrolWorkloadManager({ transport: t.transport });
     expect((await wlm.getNodes(many)).size).toBe(60);
+    expect(t.site.simulator.headNode.commandLog).toHaveLength(1);
+    expect(t.site.simulator.headNode.commandLog[0]).toMatch(/^'?sinfo'? /);
+    const judged = { bootedSince: new Map(many.map((n) => [n, Date.now() + 3_600_000])) };
+    t.advance(1);
+    expect((await wlm.getNodes(many, judged)).size).toBe(60);
     const first = t.site.simulator.headNode.commandLog.length;
     // The simulator prints nodes as Slurm 24 does (~2.6 KB each, pretty): 6 per call at first, then as many as
-    // fit 20,000 characters, 7 or 8 (a fixed 20, cut short and halved twice, took 21 calls for these 60).
-    expect(first).toBeGreaterThanOrEqual(8);
-    expect(first).toBeLessThanOrEqual(9);
-    expect((await wlm.getNodes(many)).size).toBe(60);
-    expect(t.site.simulator.headNode.commandLog.length - first).toBeLessThanOrEqual(Math.ceil(60 / 7));
+    // fit 20,000 characters, 7 or 8; with the listing and `scontrol --version` before them.
+    expect(first).toBeGreaterThanOrEqual(9);
+    expect(first).toBeLessThanOrEqual(12);
+    t.advance(1);
+    expect((await wlm.getNodes(many, judged)).size).toBe(60);
+    expect(t.site.simulator.headNode.commandLog.length - first).toBeLessThanOrEqual(1 + Math.ceil(60 / 7));
     // Never cut short: every answer was whole.
     expect(t.transport.stats.outputBytes / t.transport.stats.sendCommand).toBeLessThan(24_000);
   });
@@ -82,9 +89,9 @@ describe('scontrol over SSM on the simulated head node', () => {
     const many = nodeNames(400);
     t = await startSsmTestSite({ nodes: nodesOf(many) });
     const wlm = new ScontrolWorkloadManager({ transport: t.transport, showChunk: 400 });
-    const nodes = await wlm.getNodes(many);
+    const nodes = await wlm.getNodes(many, { bootedSince: new Map(many.map((n) => [n, Date.now() + 3_600_000])) });
     expect(nodes.size).toBe(400);
-    expect(t.site.simulator.headNode.commandLog.length).toBeGreaterThan(1);
+    expect(t.site.simulator.headNode.commandLog.filter((c) => c.includes('show')).length).toBeGreaterThan(1);
   });
 
   it('turns a failing command into a SiteServiceError with its stderr', async () => {
@@ -159,11 +166,15 @@ describe('slurm-reboot boot sessions over SSM', () => {
     t.advance(360);
     const done = await boot.getSession(request.name);
     expect(done).toEqual({ name: request.name, status: 'complete', nodes: { [names[0]!]: 'succeeded', [names[1]!]: 'failed', [names[2]!]: 'succeeded' } });
-    // nextstate=RESUME lifts the reboot's own drain only: the admin's drain on the third node stays.
+    // No nextstate: every node keeps its state and drain through the reboot, and Slurm appends to the reason;
+    // the admin's drain on the third node stays (the run gives its reason back once it judged the node).
     expect(t.state().nodes[names[0]!]).toMatchObject({ wlmState: 'IDLE' });
-    expect(t.state().nodes[names[2]!]).toMatchObject({ wlmState: 'DRAINED', wlmReason: 'bad dimm' });
-    // ResumeTimeout appends to the reboot's reason (node_mgr.c check_reboot_nodes); 24.11 keeps the drain.
-    expect(t.state().nodes[names[1]!]).toMatchObject({ wlmState: 'DRAINED*', wlmReason: 'rolling-upgrade reboot : reboot issued : reboot timed out' });
+    // (its reboot outlasted ResumeTimeout here too, so Slurm appended that as well before it registered)
+    expect(t.state().nodes[names[2]!]).toMatchObject({ wlmState: 'DRAINED' });
+    expect(t.state().nodes[names[2]!]!.wlmReason).toMatch(/^bad dimm : reboot issued/);
+    // ResumeTimeout appends to the reason (node_mgr.c check_reboot_nodes).
+    expect(t.state().nodes[names[1]!]!.wlmReason).toMatch(/ : reboot issued : reboot timed out$/);
+    expect(t.site.simulator.headNode.commandLog.filter((c) => c.includes('reboot'))).toEqual([`'scontrol' 'reboot' '${compressHostlist(names.slice(0, 3))}'`]);
   });
 
   it('rejects a hostile template before any command runs', async () => {

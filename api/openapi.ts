@@ -162,8 +162,17 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     description: 'Behind API Gateway (the stack): IAM auth, every request signed with AWS Signature Version 4 for execute-api. `rollout serve` asks for none.',
   });
 
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: { title: 'baremetal-rollout', version: '1', description: 'Upgrade sessions (CRUS), group deployments (Shipyard) and environments with upgrade seeds (Fuel).' },
   });
+  // What the router answers on every route before the handler: a body that is not JSON (415).
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations as Record<string, { requestBody?: unknown; responses?: Record<string, unknown> }>)) {
+      if (operation.requestBody && operation.responses) {
+        operation.responses['415'] = { description: `The body is not ${JSON_TYPE} (UTF-8)`, content: { [PROBLEM_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } } };
+      }
+    }
+  }
+  return document;
 }

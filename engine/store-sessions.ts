@@ -6,6 +6,7 @@ import { buildTaskRunView, type TaskRunView } from './reports/task-run-report';
 import { buildDeploymentReport } from './reports/deployment-report';
 import { buildSessionReport } from './reports/session-report';
 import { describeError, SessionGateError, SessionNotFoundError } from '../core/errors';
+import { isPossibleSessionId } from '../core/execution-id';
 import type { UpgradeSession } from '../core/rolling-upgrade/session';
 import type { OperatorWake } from './operator-wake';
 import type { CancelResult, GateResult, RolloutSessions, SessionListing, SessionProgress, SessionStatus, SessionView } from './runtime';
@@ -37,6 +38,8 @@ export class StoreSessions implements RolloutSessions {
   }
 
   async session(id: string): Promise<SessionView | undefined> {
+    // An id no session can have is not looked up (a key over DynamoDB's limit is an error, not "not found").
+    if (!isPossibleSessionId(id)) return undefined;
     const upgrade = await this.upgrades.getSession(id);
     if (upgrade) return { kind: 'upgrade', report: await buildSessionReport(this.upgrades, upgrade) };
     const deployment = await this.deployments.getDeployment(id);
@@ -45,6 +48,7 @@ export class StoreSessions implements RolloutSessions {
   }
 
   async cancel(id: string): Promise<CancelResult> {
+    if (!isPossibleSessionId(id)) throw new SessionNotFoundError(id);
     if (!(await this.upgrades.getSession(id)) && (await this.deployments.getDeployment(id))) {
       const deployment = await this.deployments.requestCancel(id);
       return { id, kind: 'deployment', state: deployment.status, running: this.running };
@@ -56,6 +60,7 @@ export class StoreSessions implements RolloutSessions {
   }
 
   async gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
+    if (!isPossibleSessionId(id)) throw new SessionNotFoundError(id);
     const session = await this.upgrades.getSession(id);
     if (!session) throw new SessionNotFoundError(id);
     if (session.mode !== 'window') throw new SessionGateError(id, action, "only a session in mode 'window' has the gate");
@@ -89,6 +94,7 @@ export class StoreSessions implements RolloutSessions {
   }
 
   async progress(id: string): Promise<SessionProgress | undefined> {
+    if (!isPossibleSessionId(id)) return undefined;
     const session = await this.upgrades.getSession(id);
     if (session) {
       // The session item (the workflow keeps the counts there: Progress.counts, the window's in-flight index) and the newest message.
@@ -134,6 +140,7 @@ export class StoreSessions implements RolloutSessions {
 
   /** The status of an upgrade or a deployment from its one item (no node records, no messages): what a watcher polls. */
   async status(id: string): Promise<SessionStatus | undefined> {
+    if (!isPossibleSessionId(id)) return undefined;
     const session = await this.upgrades.getSession(id);
     if (session) return { kind: 'upgrade', state: session.state, ended: session.completed || session.state === 'DELETED' || session.state === 'HALTED' || session.state === 'READY' };
     const deployment = await this.deployments.getDeployment(id);
@@ -141,6 +148,7 @@ export class StoreSessions implements RolloutSessions {
   }
 
   async taskRun(id: string): Promise<TaskRunView | undefined> {
+    if (!isPossibleSessionId(id)) return undefined;
     const run = await this.taskRuns.getRun(id);
     return run && buildTaskRunView(this.taskRuns, run);
   }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { DeploymentNotFoundError, SessionGateError, SessionNotCancellableError, SessionNotFoundError } from '../../core/errors';
+import { quotedSessionId } from '../../core/execution-id';
 import { RolloutClient } from '../../engine/client/rollout-client';
 import { openSessions } from '../../engine/open-runtime';
 import type { CancelResult, GateResult, RolloutSessions, SessionKind, SessionListing } from '../../engine/runtime';
@@ -114,7 +115,7 @@ export function registerSessionCommands(program: Command): void {
         if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
         resumedRunning = result.running;
       });
-      if (kind === undefined) throw new CliError(`no upgrade or deployment with id '${id}'`, ExitCode.invalidInput);
+      if (kind === undefined) throw new CliError(`no upgrade or deployment with id ${quotedSessionId(id)}`, ExitCode.invalidInput);
       if (resumedRunning) {
         process.stdout.write(`session ${id} resumed: the running upgrade starts new nodes again\n`);
         return;

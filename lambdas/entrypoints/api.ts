@@ -23,6 +23,14 @@ export interface ApiGatewayProxyEvent {
   path: string;
   body?: string | null;
   isBase64Encoded?: boolean;
+  /** As sent: API Gateway keeps the client's case for header names. */
+  headers?: Record<string, string | undefined> | null;
+}
+
+/** A header of a proxy event, whatever the case of its name. */
+function header(event: ApiGatewayProxyEvent, name: string): string | undefined {
+  const entry = Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === name);
+  return entry?.[1] ?? undefined;
 }
 
 export interface ApiGatewayProxyResult {
@@ -56,6 +64,7 @@ export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = ne
     sessions: () => reads.sessions(),
     session: (id) => reads.session(id),
     cancel: (id) => reads.cancel(id),
+    status: (id) => reads.status(id),
     async run(workflow, input) {
       const stateMachineArn = stateMachines[workflow];
       if (!stateMachineArn) throw new Error(`the REST API does not start ${workflow} workflows`);
@@ -88,7 +97,7 @@ export function toLambdaHandler(api: () => ApiHandler | Promise<ApiHandler>): (e
     try {
       // A binary body comes base64-encoded: its bytes are checked as UTF-8, as `rollout serve` checks them.
       const body = event.body == null ? undefined : event.isBase64Encoded ? bodyText(Buffer.from(event.body, 'base64')) : event.body;
-      response = await (await api())({ method: event.httpMethod, path: event.path, body });
+      response = await (await api())({ method: event.httpMethod, path: event.path, body, contentType: header(event, 'content-type') });
     } catch (err) {
       if (!(err instanceof MalformedRequestError)) throw err;
       response = problemFor(err, 400);

@@ -74,9 +74,9 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
           await api({ method: 'GET', path: '/sessions' });
           await api({ method: 'GET', path: `/sessions/${busy.id}` });
           expect((await api({ method: 'DELETE', path: `/sessions/${busy.id}` })).status).toBe(200);
-          expect((await api({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }) })).status).toBe(200);
+          expect((await api({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }), contentType: 'application/json' })).status).toBe(200);
           // A clone that cannot be made: its claim is released (DeleteItem).
-          expect((await api({ method: 'POST', path: '/environments/2/upgrade/clone', body: JSON.stringify({ name: 'legacy-8.0', release_id: 2 }) })).status).toBe(409);
+          expect((await api({ method: 'POST', path: '/environments/2/upgrade/clone', body: JSON.stringify({ name: 'legacy-8.0', release_id: 2 }), contentType: 'application/json' })).status).toBe(409);
           await api({ method: 'GET', path: '/deployments' });
         }),
       );
@@ -97,7 +97,7 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
     // starts), whose controllers' upgrade fails (a controller does not boot): Fail Environment Upgrade records it.
     await withRuntime({ site: buildCloudSite((name) => (name === 'ctl-2' ? { faults: { boot: 'fail' } } : {})) }, async (runtime) => {
       const api = createApi({ controlPlane: runtime, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts, site: runtime.site });
-      const created = await invokedFunction.run('Api', () => runtime.clock.busy(() => api({ method: 'POST', path: '/environments/5/upgrade', body: JSON.stringify(environmentUpgradeRequest()) })));
+      const created = await invokedFunction.run('Api', () => runtime.clock.busy(() => api({ method: 'POST', path: '/environments/5/upgrade', body: JSON.stringify(environmentUpgradeRequest()), contentType: 'application/json' })));
       expect(created.status).toBe(201);
       const { id } = created.body as { id: string };
       await eventually(

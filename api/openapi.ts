@@ -14,6 +14,7 @@ import {
   deploymentSummarySchema,
   environmentUpgradeReportSchema,
   environmentUpgradeSummarySchema,
+  removedEnvironmentSchema,
   startedDeploymentSchema,
   startedSessionSchema,
   sessionReportSchema,
@@ -48,6 +49,7 @@ const schemas = {
   EnvironmentUpgradeReport: environmentUpgradeReportSchema.meta({ id: 'EnvironmentUpgradeReport' }),
   StartedSession: startedSessionSchema.meta({ id: 'StartedSession' }),
   StartedDeployment: startedDeploymentSchema.meta({ id: 'StartedDeployment' }),
+  RemovedEnvironment: removedEnvironmentSchema.meta({ id: 'RemovedEnvironment' }),
 };
 
 /** The OpenAPI 3.1 document of the API, generated from the same zod schemas the handlers validate with. */
@@ -104,7 +106,7 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       201: body(schemas.Environment, 'Registered (generated attributes masked)'),
       200: body(schemas.Environment, 'The same environment was registered already'),
       400: problem("Invalid fields, each named: the schema, an unknown release or original, a node the site's inventory lacks"),
-      409: problem('Another environment of this id, or a node, name or seed another environment holds'),
+      409: problem('Another environment of this id, or a node (by id or site name), name or seed another environment holds: of concurrent registrations wanting one, exactly one gets it'),
     },
   });
   path('get', '/releases', 'List releases', { responses: { 200: body(z.array(schemas.Release), 'The releases') } });
@@ -122,6 +124,14 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     request: numericIdParam('the environment id'),
     responses: { 200: body(schemas.Environment, 'The environment'), 404: problem('No such environment') },
   });
+  path('delete', '/environments/{id}', 'Delete an environment: its nodes leave it, its name and upgrade relations are released', {
+    request: numericIdParam('the environment id'),
+    responses: {
+      200: body(schemas.RemovedEnvironment, 'Deleted'),
+      404: problem('No such environment'),
+      409: problem('An environment upgrade of it, or of the original it is the seed of, is running'),
+    },
+  });
   path('post', '/environments/{id}/upgrade/clone', "Create the environment's upgrade seed on a newer release", {
     request: { ...numericIdParam('the original environment id'), ...requestBody(schemas.CloneRequest) },
     responses: {
@@ -129,7 +139,7 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       400: problem('Malformed body or missing field'),
       404: problem('No such environment or release'),
       405: problem('The environment already has an upgrade seed, or is one'),
-      409: problem('An attribute set in the environment is removed by the release with no rename'),
+      409: problem('An attribute set in the environment is removed by the release with no rename, or another environment has the name (of concurrent clones wanting one name, exactly one gets it)'),
     },
   });
   path('post', '/environments/{id}/upgrade/assign', 'Move a node of the original environment into its upgrade seed', {

@@ -174,7 +174,8 @@ export const commandPathsSchema = z
   .strictObject({ scontrol: programPath('scontrol'), sinfo: programPath('sinfo'), squeue: programPath('squeue') })
   .describe('Absolute paths of scontrol, sinfo and squeue; each defaults to its name, found on PATH');
 
-const TRANSPORT_USERS = [
+/** The command-driven connector of each service: it reaches the site through a transport (its own, or the profile's). */
+export const TRANSPORT_USERS = [
   ['workloadManager', 'scontrol'],
   ['bootService', 'slurm-reboot'],
   ['inventory', 'slurm'],

@@ -1,0 +1,89 @@
+// A real Slurm cluster by hand: `npm run slurm:start [-- --nodes 4 ...]` starts one (as the tests do,
+// through test/support/real-slurm.ts) and leaves it running; `npm run slurm:stop` stops it.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command, InvalidArgumentError } from 'commander';
+import { handStartedClusterFile, RealSlurmCluster, stopClusterDir } from '../../test/support/real-slurm';
+
+const repoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const recordFile = handStartedClusterFile(repoDir);
+
+interface Recorded {
+  dir: string;
+  conf: string;
+  nodes: string[];
+  restd?: { url: string; versions: string[] };
+}
+
+function whole(name: string, min: number, max: number) {
+  return (value: string) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a whole number from ${min} to ${max}`);
+    return n;
+  };
+}
+
+const program = new Command('slurm').description('a real Slurm cluster on this machine, for development');
+
+program
+  .command('start')
+  .description('start a cluster and leave it running; prints the SLURM_CONF to export')
+  .option('--nodes <n>', 'nodes', whole('--nodes', 1, 99), 8)
+  .option('--node-prefix <prefix>', 'node names: <prefix>01, <prefix>02, ...', 'c')
+  .option('--slurmd-timeout <s>', 'slurm.conf SlurmdTimeout', whole('--slurmd-timeout', 1, 65533), 30)
+  .option('--resume-timeout <s>', 'slurm.conf ResumeTimeout', whole('--resume-timeout', 1, 65533), 60)
+  .option('--return-to-service <0|1|2>', 'slurm.conf ReturnToService', whole('--return-to-service', 0, 2), 2)
+  .option('--reboot-delay <s>', 'seconds the RebootProgram stand-in keeps a node down', whole('--reboot-delay', 0, 3600), 5)
+  .option('--no-restd', 'do not start slurmrestd')
+  .action(async (options: { nodes: number; nodePrefix: string; slurmdTimeout: number; resumeTimeout: number; returnToService: 0 | 1 | 2; rebootDelay: number; restd: boolean }) => {
+    if (existsSync(recordFile)) {
+      const recorded = JSON.parse(readFileSync(recordFile, 'utf8')) as Recorded;
+      if (existsSync(recorded.conf)) throw new Error(`a cluster started by hand is running already (SLURM_CONF=${recorded.conf}); npm run slurm:stop first`);
+    }
+    const cluster = await RealSlurmCluster.start({
+      nodes: options.nodes,
+      nodePrefix: options.nodePrefix,
+      slurmdTimeout: options.slurmdTimeout,
+      resumeTimeout: options.resumeTimeout,
+      returnToService: options.returnToService,
+      rebootDelaySeconds: options.rebootDelay,
+      restd: options.restd,
+      repoDir,
+    });
+    cluster.keepAfterExit();
+    const recorded: Recorded = { dir: cluster.dir, conf: cluster.conf, nodes: [...cluster.nodes], ...(cluster.restd ? { restd: cluster.restd } : {}) };
+    mkdirSync(path.dirname(recordFile), { recursive: true });
+    writeFileSync(recordFile, `${JSON.stringify(recorded, null, 2)}\n`);
+    const lines = [
+      `Slurm ${cluster.version}: ${cluster.nodes.length} nodes (${cluster.nodes[0]}..${cluster.nodes.at(-1)}), one slurmd each, in ${cluster.dir}`,
+      ...(cluster.restd ? [`slurmrestd ${cluster.restd.url} (openapi ${cluster.restd.versions.join(', ')}); a token: scontrol token username=root`] : []),
+      `reboots the RebootProgram stand-in ran: ${path.join(cluster.dir, 'reboots.log')}; logs: ${path.join(cluster.dir, 'log')}`,
+      'stop it with: npm run slurm:stop',
+      '',
+    ];
+    process.stderr.write(lines.join('\n'));
+    process.stdout.write(`export SLURM_CONF=${cluster.conf}\n`);
+  });
+
+program
+  .command('stop')
+  .description('stop the cluster slurm:start started (every process it started, by pid) and remove its dir')
+  .option('--keep-dir', 'keep its dir (logs)')
+  .action(async (options: { keepDir?: boolean }) => {
+    if (!existsSync(recordFile)) {
+      process.stderr.write('no cluster started by hand (npm run slurm:start) is recorded\n');
+      return;
+    }
+    const recorded = JSON.parse(readFileSync(recordFile, 'utf8')) as Recorded;
+    if (existsSync(recorded.conf)) await stopClusterDir(recorded.dir, { keepDir: options.keepDir ?? false });
+    rmSync(recordFile, { force: true });
+    process.stderr.write(`stopped the cluster in ${recorded.dir}\n`);
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+}

@@ -8,7 +8,7 @@ import type { RolloutSessions, StartedRun, WorkflowName } from '../engine/runtim
  * What the API needs of a control plane: the engine facade's run and its session reads and cancel.
  * The embedded runtime is one; the deployed Lambda builds one over Step Functions and the table.
  */
-export interface ApiControlPlane extends Pick<RolloutSessions, 'sessions' | 'session' | 'cancel' | 'gate' | 'stop'> {
+export interface ApiControlPlane extends Pick<RolloutSessions, 'sessions' | 'session' | 'cancel' | 'gate' | 'stop' | 'status'> {
   run(workflow: WorkflowName, input: unknown): Promise<Pick<StartedRun, 'id' | 'kind' | 'executionArn'>>;
   /**
    * Starts the side-by-side environment upgrade (statemachines/environment-upgrade.asl.json) with

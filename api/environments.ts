@@ -164,6 +164,26 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
     return json(outcome === 'created' ? 201 : 200, maskEnvironment(stored), outcome === 'created' ? { location: `/environments/${environment.id}` } : {});
   };
 
+  /**
+   * Fuel's DELETE /clusters/{id}, done at once: the environment's nodes leave it (their site nodes can be
+   * registered again), its name and upgrade relations are released. 409 while an environment upgrade of it,
+   * or of the original it is the seed of, is running (it reads both).
+   */
+  const removeEnvironment = async (params: Record<string, string>) => {
+    const id = environmentId(params['id']);
+    // One whose delete did not finish (a crash) is no longer listed: the store finishes it.
+    const stored = (await store.getEnvironment(id))?.environment;
+    const upgradedBy = stored ? [id, ...(stored.original_cluster_id === undefined ? [] : [stored.original_cluster_id])] : [];
+    for (const upgraded of upgradedBy) {
+      const running = await environmentUpgrades.activeUpgradeOf(upgraded);
+      if (running !== undefined) {
+        throw new UpgradeConflictError(`environment ${id} cannot be deleted now`, [{ field: '', message: `environment upgrade ${running} of environment ${upgraded} is running: delete it once that has ended` }]);
+      }
+    }
+    await store.deleteEnvironment(id);
+    return json(200, { id, removed: true });
+  };
+
   const releaseId = (text: string | undefined) => {
     if (!NUMERIC_ID.test(text ?? '')) throw new EnvironmentResourceNotFoundError('release', text ?? '');
     return Number(text);
@@ -180,7 +200,7 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
     {
       pattern: '/environments/{id}',
       invalidStatus: 400,
-      methods: { GET: async ({ id }) => json(200, maskEnvironment((await environment(environmentId(id))).environment)) },
+      methods: { GET: async ({ id }) => json(200, maskEnvironment((await environment(environmentId(id))).environment)), DELETE: removeEnvironment },
     },
     { pattern: '/environments/{id}/upgrade/clone', invalidStatus: 400, methods: { POST: clone } },
     { pattern: '/environments/{id}/upgrade/assign', invalidStatus: 400, methods: { POST: assign } },

@@ -27,7 +27,7 @@ export async function serveApiRequest(api: ApiHandler, req: IncomingMessage, res
   let response: ApiResponse;
   try {
     const url = new URL(req.url ?? '/', 'http://api.invalid');
-    response = await api({ method: req.method ?? 'GET', path: url.pathname, body: await readBody(req) });
+    response = await api({ method: req.method ?? 'GET', path: url.pathname, body: await readBody(req), contentType: req.headers['content-type'] });
   } catch (err) {
     response =
       err instanceof BodyTooLargeError

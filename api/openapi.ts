@@ -16,6 +16,7 @@ import {
   environmentUpgradeReportSchema,
   environmentUpgradeSummarySchema,
   gateResultSchema,
+  removedEnvironmentSchema,
   startedDeploymentSchema,
   startedSessionSchema,
   sessionReportSchema,
@@ -61,6 +62,7 @@ const schemas = {
   EnvironmentUpgradeReport: environmentUpgradeReportSchema.meta({ id: 'EnvironmentUpgradeReport' }),
   StartedSession: startedSessionSchema.meta({ id: 'StartedSession' }),
   StartedDeployment: startedDeploymentSchema.meta({ id: 'StartedDeployment' }),
+  RemovedEnvironment: removedEnvironmentSchema.meta({ id: 'RemovedEnvironment' }),
 };
 
 /** The OpenAPI 3.1 document of the API, generated from the same zod schemas the handlers validate with. */
@@ -147,7 +149,7 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       201: body(schemas.Environment, 'Registered (generated attributes masked)'),
       200: body(schemas.Environment, 'The same environment was registered already'),
       400: problem("Invalid fields, each named: the schema, an unknown release or original, a node the site's inventory lacks"),
-      409: problem('Another environment of this id, or a node, name or seed another environment holds'),
+      409: problem('Another environment of this id, or a node (by id or site name), name or seed another environment holds: of concurrent registrations wanting one, exactly one gets it'),
     },
   });
   path('get', '/releases', 'List releases', { responses: { 200: body(z.array(schemas.Release), 'The releases') } });
@@ -165,6 +167,14 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     request: numericIdParam('the environment id'),
     responses: { 200: body(schemas.Environment, 'The environment'), 404: problem('No such environment') },
   });
+  path('delete', '/environments/{id}', 'Delete an environment: its nodes leave it, its name and upgrade relations are released', {
+    request: numericIdParam('the environment id'),
+    responses: {
+      200: body(schemas.RemovedEnvironment, 'Deleted'),
+      404: problem('No such environment'),
+      409: problem('An environment upgrade of it, or of the original it is the seed of, is running'),
+    },
+  });
   path('post', '/environments/{id}/upgrade/clone', "Create the environment's upgrade seed on a newer release", {
     request: { ...numericIdParam('the original environment id'), ...requestBody(schemas.CloneRequest) },
     responses: {
@@ -172,7 +182,7 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       400: problem('Malformed body or missing field'),
       404: problem('No such environment or release'),
       405: problem('The environment already has an upgrade seed, or is one'),
-      409: problem('An attribute set in the environment is removed by the release with no rename'),
+      409: problem('An attribute set in the environment is removed by the release with no rename, or another environment has the name (of concurrent clones wanting one name, exactly one gets it)'),
     },
   });
   path('post', '/environments/{id}/upgrade/assign', 'Move a node of the original environment into its upgrade seed', {
@@ -205,8 +215,17 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     description: 'Behind API Gateway (the stack): IAM auth, every request signed with AWS Signature Version 4 for execute-api. `rollout serve` asks for none.',
   });
 
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: { title: 'baremetal-rollout', version: '1', description: 'Upgrade sessions (CRUS), group deployments (Shipyard) and environments with upgrade seeds (Fuel).' },
   });
+  // What the router answers on every route before the handler: a body that is not JSON (415).
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations as Record<string, { requestBody?: unknown; responses?: Record<string, unknown> }>)) {
+      if (operation.requestBody && operation.responses) {
+        operation.responses['415'] = { description: `The body is not ${JSON_TYPE} (UTF-8)`, content: { [PROBLEM_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } } };
+      }
+    }
+  }
+  return document;
 }

@@ -44,6 +44,7 @@ const TITLES: Record<number, string> = {
   405: 'Method Not Allowed',
   409: 'Conflict',
   413: 'Content Too Large',
+  415: 'Unsupported Media Type',
   422: 'Unprocessable Entity',
   500: 'Internal Server Error',
 };

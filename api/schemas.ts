@@ -12,6 +12,9 @@ import type { DeploymentStatus } from '../ports/deployment-store';
 const SESSION_STATES = ['UPDATING', 'READY', 'DELETING', 'DELETED', 'HALTED', 'STOPPING', 'STOPPED'] as const satisfies readonly SessionState[];
 const DEPLOYMENT_STATUSES = ['RUNNING', 'CANCELLING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPING', 'STOPPED'] as const satisfies readonly DeploymentStatus[];
 
+/** DELETE /environments/{id}: the environment is gone, its nodes and name free. */
+export const removedEnvironmentSchema = z.object({ id: z.number().int(), removed: z.literal(true) });
+
 export const startedRunSchema = z.object({
   id: z.string(),
   kind: z.enum(['upgrade', 'deployment', 'environment-upgrade']),

@@ -74,7 +74,9 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
       methods: {
         GET: async ({ id }) => {
           const report = await upgrade(id!);
-          if (report) return json(200, report);
+          // An ended session removed while its report was read (its item goes first, then its nodes): gone, not half a report.
+          if (report && (!ENDED_STATES.has(report.state) || (await controlPlane.status(id!)))) return json(200, report);
+          if (report) return problem(404, `no session with id '${id}'`);
           const environment = await environmentUpgrade(id!);
           if (environment) return json(200, await buildEnvironmentUpgradeReport(controlPlane, environment));
           const start = await started(id!, 'upgrade');
@@ -94,9 +96,9 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
               (upgrade) => !upgradeHasEnded(upgrade) && [upgrade.progress.controllers, upgrade.progress.nodes].some((child) => child?.upgradeId === id),
             );
             if (parent) return problem(409, `session ${id} is a rolling upgrade of environment upgrade ${parent.upgradeId}, which is still running and reads it: delete it once that has ended`);
-            const { state } = await controlPlane.removeSession(id!);
-            // Its start record goes too: it would answer PENDING for a session that is gone.
+            // Its start record goes first: after the session, it would answer PENDING to a read in between.
             await runStarts.remove(id!);
+            const { state } = await controlPlane.removeSession(id!);
             return removed('upgrade', state);
           }
           const environment = await environmentUpgrade(id!);
@@ -213,6 +215,9 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
     },
   ];
 }
+
+/** The states of an upgrade session that a DELETE removes (SessionStore.removeEndedSession). */
+const ENDED_STATES: ReadonlySet<string> = new Set(['READY', 'DELETED', 'HALTED']);
 
 /** A deployment record without its run state (the report has it, per group and node). */
 function summary<T extends { state: unknown }>(record: T): Omit<T, 'state'> {

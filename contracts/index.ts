@@ -7,5 +7,6 @@ export * from './environment';
 export * from './functions';
 export * from './paths';
 export * from './placeholders';
+export * from './site-access';
 export * from './state-machines';
 export * from './table-access';

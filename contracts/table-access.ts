@@ -65,6 +65,85 @@ export const TABLE_ACTIONS: Readonly<Record<FunctionName | 'Api', readonly Table
   FailEnvironmentUpgrade: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
   // Reports (GetItem, BatchGetItem, Query on the table and its index), a cancel (UpdateItem), and the
   // environment store's clone and assign (PutItem, UpdateItem; DeleteItem releases a clone's claim when the clone fails),
-  // and the DELETE of an ended session or deployment (DeleteItem, then BatchWriteItem for the rest of its partition).
+  // Removing an ended session or deployment deletes its item, then its plan, node and message items in batches (BatchWriteItem).
   Api: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
 };
+
+/**
+ * The table's partitions, as IAM's `dynamodb:LeadingKeys` patterns (adapters/dynamodb/table-design.ts
+ * names the keys): sessions with their plans, nodes and messages; node locks; connector records;
+ * deployments; task runs; run starts; Fuel's environments; environment upgrades.
+ */
+export type TablePartition = 'SESSION#*' | 'LOCK#*' | 'CONNECTOR#*' | 'DEPLOYMENT#*' | 'TASKRUN#*' | 'RUN#*' | 'ENVIRONMENTS' | 'ENVUPGRADE#*';
+
+/**
+ * What any function may do to a node lock: read it and change it with a condition (acquire, renew,
+ * release, each fenced by owner and token in the store's condition). No PutItem, DeleteItem or
+ * BatchWriteItem on a lock for anyone: no function can replace or delete a lock, its own or another's.
+ */
+export const LOCK_PARTITION: TablePartition = 'LOCK#*';
+export const LOCK_ACTIONS: readonly TableAction[] = ['GetItem', 'BatchGetItem', 'UpdateItem'];
+
+const ROLLING_UPGRADE_STAGE_PARTITIONS: readonly TablePartition[] = ['SESSION#*', 'LOCK#*', 'CONNECTOR#*'];
+const ENVIRONMENT_UPGRADE_PARTITIONS: readonly TablePartition[] = ['ENVIRONMENTS', 'ENVUPGRADE#*', 'SESSION#*', 'CONNECTOR#*'];
+
+/**
+ * The partitions each function's stores reach (a function gets TABLE_ACTIONS on these only, and on the
+ * locks only LOCK_ACTIONS): a deployment's function cannot touch a session, a lock or an environment, the
+ * API no lock. test/workflows/table-access.test.ts holds every call of runs of every workflow to it.
+ */
+export const TABLE_PARTITIONS: Readonly<Record<FunctionName | 'Api', readonly TablePartition[]>> = {
+  // A new session, or a refusal on its run start; slurm-reboot's records when it checks a boot template.
+  OpenSession: ['SESSION#*', 'RUN#*', 'CONNECTOR#*'],
+  StartStep: ROLLING_UPGRADE_STAGE_PARTITIONS,
+  CheckQuiesce: ROLLING_UPGRADE_STAGE_PARTITIONS,
+  BootStep: ROLLING_UPGRADE_STAGE_PARTITIONS,
+  CheckBoot: ROLLING_UPGRADE_STAGE_PARTITIONS,
+  EvaluateBoot: ROLLING_UPGRADE_STAGE_PARTITIONS,
+  CheckReturnToService: ROLLING_UPGRADE_STAGE_PARTITIONS,
+  AdvanceWindow: ROLLING_UPGRADE_STAGE_PARTITIONS,
+  CancelSession: ROLLING_UPGRADE_STAGE_PARTITIONS,
+  CleanUp: ROLLING_UPGRADE_STAGE_PARTITIONS,
+  AwaitOperator: ['SESSION#*'],
+  StartDeployment: ['DEPLOYMENT#*', 'RUN#*'],
+  PickReadyGroups: ['DEPLOYMENT#*'],
+  PlanPhase: ['DEPLOYMENT#*'],
+  StartBatch: ['DEPLOYMENT#*', 'CONNECTOR#*'],
+  CheckBatch: ['DEPLOYMENT#*', 'CONNECTOR#*'],
+  EvaluatePhase: ['DEPLOYMENT#*', 'TASKRUN#*'],
+  FailGroup: ['DEPLOYMENT#*'],
+  FinishDeployment: ['DEPLOYMENT#*'],
+  OpenTaskRun: ['TASKRUN#*', 'DEPLOYMENT#*', 'CONNECTOR#*'],
+  AdvanceTaskRun: ['TASKRUN#*', 'DEPLOYMENT#*', 'CONNECTOR#*'],
+  OpenEnvironmentUpgrade: ENVIRONMENT_UPGRADE_PARTITIONS,
+  CloneSeed: ENVIRONMENT_UPGRADE_PARTITIONS,
+  AssignControllers: ENVIRONMENT_UPGRADE_PARTITIONS,
+  PrepareRollingUpgrade: ENVIRONMENT_UPGRADE_PARTITIONS,
+  FollowRollingUpgrade: ENVIRONMENT_UPGRADE_PARTITIONS,
+  FailEnvironmentUpgrade: ['ENVIRONMENTS', 'ENVUPGRADE#*'],
+  // Sessions, deployments, run starts, environments and their upgrades; slurm-reboot's records when it checks a template. No lock.
+  Api: ['SESSION#*', 'DEPLOYMENT#*', 'RUN#*', 'ENVIRONMENTS', 'ENVUPGRADE#*', 'CONNECTOR#*'],
+};
+
+/** One statement of a function's grant on the table: `actions` on items whose partition key matches `partitions`, or Query on the index. */
+export interface TableGrant {
+  actions: readonly TableAction[];
+  /** `dynamodb:LeadingKeys` (ForAllValues:StringLike): every key a request names must match one. */
+  partitions: readonly TablePartition[];
+}
+
+/**
+ * A function's grants on the table: its actions on its partitions but the locks; LOCK_ACTIONS of them on
+ * the locks; and (`index`) Query on the sessions index, whose partitions are listings (SESSIONS,
+ * DEPLOYMENTS, ENV_UPGRADES) and carry no condition.
+ */
+export function tableGrants(name: FunctionName | 'Api'): { table: TableGrant[]; indexQuery: boolean } {
+  const actions = TABLE_ACTIONS[name];
+  const partitions = TABLE_PARTITIONS[name];
+  const table: TableGrant[] = [];
+  const items = partitions.filter((partition) => partition !== LOCK_PARTITION);
+  if (items.length > 0) table.push({ actions, partitions: items });
+  const lockActions = actions.filter((action) => LOCK_ACTIONS.includes(action));
+  if (partitions.includes(LOCK_PARTITION) && lockActions.length > 0) table.push({ actions: lockActions, partitions: [LOCK_PARTITION] });
+  return { table, indexQuery: actions.includes('Query') };
+}

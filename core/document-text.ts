@@ -4,8 +4,8 @@
  * decimal integers (`0x10`, `0o17` and `1e3` are refused: a typo or a trick, never what an
  * operator means by sixteen or a thousand). Every refusal is a FieldProblem naming where.
  */
-import { visit as visitJson } from 'jsonc-parser';
-import { isPair, isScalar, isSeq, parseAllDocuments, visit as visitYaml, type Document } from 'yaml';
+import { createScanner, visit as visitJson } from 'jsonc-parser';
+import { CST, Lexer, isPair, isScalar, isSeq, parseAllDocuments, visit as visitYaml, type Document } from 'yaml';
 import { describeError, type FieldProblem } from './errors';
 import { formatPath } from './validation';
 
@@ -14,6 +14,14 @@ export type ParsedDocuments = { values: unknown[] } | { problems: FieldProblem[]
 
 /** Alias nodes one YAML document may expand (yaml's `maxAliasCount`): enough for any real file, far too few for a "billion laughs". */
 export const MAX_YAML_ALIASES = 100;
+
+/**
+ * How deep collections may nest in any document (a site file, a profile, a strategy, a graph, an HTTP
+ * body): real ones nest fewer than 15 levels. Checked before the document is parsed, because the
+ * parsers and the code that walks a value recurse: a small body nested 5,000 deep overflowed the stack,
+ * and a YAML one ran the process out of memory.
+ */
+export const MAX_DOCUMENT_DEPTH = 64;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -43,6 +51,8 @@ export function parseDocumentText(text: string, format: 'json' | 'yaml'): Parsed
 
 /** Every document of a YAML stream (a site design bundle holds several), each checked as parseDocumentText checks one. */
 export function parseYamlDocuments(text: string): ParsedDocuments {
+  const tooDeep = yamlNestingProblem(text);
+  if (tooDeep) return { problems: [tooDeep] };
   const documents = parseAllDocuments(text, { uniqueKeys: true });
   const list = Array.isArray(documents) ? documents : [];
   const errors = list.flatMap((document) => document.errors);
@@ -93,6 +103,8 @@ function yamlPath(chain: readonly unknown[]): string {
 }
 
 function parseJson(text: string): ParsedDocument {
+  const tooDeep = jsonNestingProblem(text);
+  if (tooDeep) return { problems: [tooDeep] };
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -136,4 +148,68 @@ function jsonSourceProblems(text: string): FieldProblem[] {
     { disallowComments: true, allowTrailingComma: false },
   );
   return problems;
+}
+
+function tooDeep(format: 'JSON' | 'YAML', line: number, column: number): FieldProblem {
+  return { field: '', message: `invalid ${format}: nested more than ${MAX_DOCUMENT_DEPTH} levels deep at line ${line}, column ${column} (no document of this tool nests that deep)` };
+}
+
+/**
+ * A JSON text whose objects and arrays nest deeper than MAX_DOCUMENT_DEPTH, found by jsonc-parser's
+ * scanner (one pass, no recursion, stops at the first level too deep); undefined when it does not.
+ */
+export function jsonNestingProblem(text: string): FieldProblem | undefined {
+  // jsonc-parser's SyntaxKind is a const enum, which isolated modules cannot import: its values.
+  const [OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, EOF] = [1, 2, 3, 4, 17];
+  const scanner = createScanner(text, true);
+  let depth = 0;
+  for (let token = scanner.scan(); token !== EOF; token = scanner.scan()) {
+    if (token === OPEN_BRACE || token === OPEN_BRACKET) {
+      if (++depth > MAX_DOCUMENT_DEPTH) return tooDeep('JSON', scanner.getTokenStartLine() + 1, scanner.getTokenStartCharacter() + 1);
+    } else if (token === CLOSE_BRACE || token === CLOSE_BRACKET) depth = Math.max(0, depth - 1);
+  }
+  return undefined;
+}
+
+/**
+ * The same for YAML, from yaml's lexer (a generator: it stops at the first level too deep). Flow
+ * collections count by their brackets; block ones by the columns of the nodes open at a line (a node
+ * at a column closes every open node at that column or right of it). A scalar is the last open node,
+ * so the depth is one less than the nodes open.
+ */
+function yamlNestingProblem(text: string): FieldProblem | undefined {
+  const open: number[] = [];
+  let flow = 0;
+  let line = 1;
+  let column = 0;
+  let scalarNext = false;
+  for (const token of new Lexer().lex(text)) {
+    const start = column;
+    const newlines = token.split('\n').length - 1;
+    if (newlines > 0) {
+      line += newlines;
+      column = token.length - token.lastIndexOf('\n') - 1;
+    } else if (token !== CST.SCALAR && token !== CST.DOCUMENT && token !== CST.FLOW_END && token !== CST.BOM) column += token.length;
+
+    if (token === CST.DOCUMENT) {
+      open.length = 0;
+      flow = 0;
+      continue;
+    }
+    if (token === CST.SCALAR) {
+      scalarNext = true;
+      continue;
+    }
+    const isScalar = scalarNext;
+    scalarNext = false;
+    const opensFlow = token === '{' || token === '[';
+    if (flow === 0 && (isScalar || opensFlow || token === '-' || token === '?')) {
+      while (open.length > 0 && open.at(-1)! >= start) open.pop();
+      open.push(start);
+    }
+    if (opensFlow) flow++;
+    else if (token === '}' || token === ']') flow = Math.max(0, flow - 1);
+    if (open.length + flow - 1 > MAX_DOCUMENT_DEPTH) return tooDeep('YAML', line - newlines, start + 1);
+  }
+  return undefined;
 }

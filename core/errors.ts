@@ -4,6 +4,7 @@
  * to act on it, and keeps what caused it in `cause`.
  */
 import type { DeploymentPhase, DeploymentStage } from './group-deployment/stages';
+import { quotedSessionId } from './execution-id';
 import { shortList } from './text';
 
 /** The base of every error this project throws on purpose: callers can tell ours from bugs. */
@@ -92,7 +93,7 @@ export class UnknownNodesError extends RolloutError {
 export class SessionNotFoundError extends RolloutError {
   override readonly name = 'SessionNotFoundError';
   constructor(readonly upgradeId: string) {
-    super(`no session with id '${upgradeId}'`);
+    super(`no session with id ${quotedSessionId(upgradeId)}`);
   }
 }
 
@@ -103,7 +104,7 @@ export class DeploymentNotFoundError extends RolloutError {
     readonly deploymentId: string,
     detail = 'no deployment with that id',
   ) {
-    super(`deployment '${deploymentId}': ${detail}`);
+    super(`deployment ${quotedSessionId(deploymentId)}: ${detail}`);
   }
 }
 
@@ -114,7 +115,7 @@ export class TaskRunNotFoundError extends RolloutError {
     readonly runId: string,
     detail = 'no task run with that id',
   ) {
-    super(`task run '${runId}': ${detail}`);
+    super(`task run ${quotedSessionId(runId)}: ${detail}`);
   }
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { idForExecution } from './execution-id';
+import { MAX_SESSION_ID_LENGTH, idForExecution } from './execution-id';
 import { parseOrThrow } from './validation';
 
 /**
@@ -43,7 +43,7 @@ export function sessionControlOf(input: unknown, kind: SessionControlKind, actio
   const keys = actions.map((action) => SESSION_CONTROL_KEYS[kind][action]);
   const named = keys.filter((key) => key in input);
   if (named.length === 0) return undefined;
-  const id = z.string({ error: 'must be a session id (a string)' }).min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+  const id = z.string({ error: 'must be a session id (a string)' }).min(1, 'must not be empty').max(MAX_SESSION_ID_LENGTH, `must be at most ${MAX_SESSION_ID_LENGTH} characters`);
   const shape = Object.fromEntries(keys.map((key) => [key, id.optional()]));
   const parsed = parseOrThrow(
     z

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { jsonNestingProblem } from '../core/document-text';
 import { listenHttp, type HttpListener } from './http-listener';
 import { TaskTokenError } from './task-tokens';
 import { localExecutionArn, type ExecutionRecord, type ExecutionStatus, type HistoryEntry, type LocalStepFunctions } from './local-step-functions';
@@ -157,6 +158,9 @@ export class StepFunctionsEndpoint {
     const name = stringField(request, 'name') || randomUUID();
     if (!EXECUTION_NAME.test(name)) throw new ServiceError('InvalidName', `Invalid Name: '${name}'`);
     const inputText = stringField(request, 'input') || '{}';
+    // The engine copies inputs as JSON, which recursion cannot do past a few thousand levels: refused first.
+    const tooDeep = jsonNestingProblem(inputText);
+    if (tooDeep) throw new ServiceError('InvalidExecutionInput', `Invalid State Machine Execution Input: ${tooDeep.message}`);
     let input: unknown;
     try {
       input = JSON.parse(inputText);

@@ -8,6 +8,7 @@ import { buildSessionReport } from './reports/session-report';
 import { describeError, SessionGateError, SessionNotFoundError } from '../core/errors';
 import { SETTLED_SESSION_STATES, type UpgradeSession } from '../core/rolling-upgrade/session';
 import { upgradePolicy } from '../core/rolling-upgrade/upgrade-policy';
+import { isPossibleSessionId } from '../core/execution-id';
 import type { OperatorWake } from './operator-wake';
 import type { CancelResult, GateResult, RolloutSessions, SessionListing, SessionProgress, SessionStatus, SessionView, StopResult } from './runtime';
 
@@ -38,6 +39,8 @@ export class StoreSessions implements RolloutSessions {
   }
 
   async session(id: string): Promise<SessionView | undefined> {
+    // An id no session can have is not looked up (a key over DynamoDB's limit is an error, not "not found").
+    if (!isPossibleSessionId(id)) return undefined;
     const upgrade = await this.upgrades.getSession(id);
     if (upgrade) return { kind: 'upgrade', report: await buildSessionReport(this.upgrades, upgrade) };
     const deployment = await this.deployments.getDeployment(id);
@@ -46,6 +49,7 @@ export class StoreSessions implements RolloutSessions {
   }
 
   async cancel(id: string): Promise<CancelResult> {
+    if (!isPossibleSessionId(id)) throw new SessionNotFoundError(id);
     const before = await this.upgrades.getSession(id);
     if (!before) {
       const deployment = await this.deployments.getDeployment(id);
@@ -78,6 +82,7 @@ export class StoreSessions implements RolloutSessions {
   }
 
   async gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
+    if (!isPossibleSessionId(id)) throw new SessionNotFoundError(id);
     const session = await this.upgrades.getSession(id);
     if (!session) throw new SessionNotFoundError(id);
     if (session.mode !== 'window') throw new SessionGateError(id, action, "only a session in mode 'window' has the gate");
@@ -111,6 +116,7 @@ export class StoreSessions implements RolloutSessions {
   }
 
   async progress(id: string): Promise<SessionProgress | undefined> {
+    if (!isPossibleSessionId(id)) return undefined;
     const session = await this.upgrades.getSession(id);
     if (session) {
       // The session item (the workflow keeps the counts there: Progress.counts, the window's in-flight index) and the newest message.
@@ -163,6 +169,7 @@ export class StoreSessions implements RolloutSessions {
 
   /** The status of an upgrade or a deployment from its one item (no node records, no messages): what a watcher polls. */
   async status(id: string): Promise<SessionStatus | undefined> {
+    if (!isPossibleSessionId(id)) return undefined;
     const session = await this.upgrades.getSession(id);
     // STOPPED counts as ended here: no execution works on it until someone resumes it.
     if (session) return { kind: 'upgrade', state: session.state, ended: session.completed || SETTLED_SESSION_STATES.includes(session.state) };
@@ -171,6 +178,7 @@ export class StoreSessions implements RolloutSessions {
   }
 
   async taskRun(id: string): Promise<TaskRunView | undefined> {
+    if (!isPossibleSessionId(id)) return undefined;
     const run = await this.taskRuns.getRun(id);
     return run && buildTaskRunView(this.taskRuns, run);
   }

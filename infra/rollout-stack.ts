@@ -23,6 +23,9 @@ export class RolloutStack extends Stack {
     new CfnOutput(this, 'SessionsTableName', { value: this.rollout.table.tableName });
     new CfnOutput(this, 'DashboardName', { value: this.rollout.monitoring.dashboard.dashboardName });
     new CfnOutput(this, 'ApiUrl', { value: this.rollout.api.url });
+    // Attach to operators' roles: read (GET, HEAD) and change (POST, DELETE) access to the REST API.
+    new CfnOutput(this, 'ApiReadAccessPolicyArn', { value: this.rollout.apiReadAccess.managedPolicyArn });
+    new CfnOutput(this, 'ApiChangeAccessPolicyArn', { value: this.rollout.apiChangeAccess.managedPolicyArn });
     new CfnOutput(this, 'EventBusName', { value: this.rollout.eventBus.eventBusName });
     new CfnOutput(this, 'ScheduleGroupName', { value: this.rollout.schedules.group.ref });
     new CfnOutput(this, 'SchedulerRoleArn', { value: this.rollout.schedules.role.roleArn });

@@ -16,7 +16,9 @@ export interface NodeOwnership {
  * Fuel's releases and environments, and the 1:1 upgrade relation between an environment and its
  * upgrade seed. Single-item conditional writes only (no transactions): each node has one ownership
  * record naming its environment, and an environment's node list is derived from them, so a node is
- * in exactly one environment at every point and moves with one conditional write.
+ * in exactly one environment at every point and moves with one conditional write. Names and site
+ * nodes are claimed the same way: of concurrent registrations or clones wanting one name or one site
+ * node, exactly one gets it; a claim left by a crash is taken over once its lease ran out.
  */
 export interface EnvironmentStore {
   listReleases(): Promise<Release[]>;
@@ -43,19 +45,29 @@ export interface EnvironmentStore {
    */
   addRelease(release: Release): Promise<'created' | 'unchanged'>;
   /**
-   * Registers an environment with its nodes (POST /environments): each item a conditional put, so a
-   * node another environment holds is never taken (ResourceConflictError naming it; what was written
-   * stays, and registering the same again completes it). 'unchanged' when all of it was stored already.
+   * Registers an environment with its nodes (POST /environments): its name, each site node (by name)
+   * and each node id claimed with a conditional put, so a name, a site node or a node another
+   * environment holds is never taken (ResourceConflictError naming each; what this registration wrote
+   * is given back). Readers see it only once all of it holds. 'unchanged' when all of it was stored already.
    */
   addEnvironment(environment: Environment): Promise<'created' | 'unchanged'>;
   /**
-   * Claims the upgrade relation of `draft.original_cluster_id` and stores the seed under a new id.
-   * Of concurrent creates for one original exactly one wins; the others get UpgradeNotAllowedError.
+   * Claims the upgrade relation of `draft.original_cluster_id` and the seed's name, and stores the seed
+   * under a new id. Of concurrent creates for one original exactly one wins (the others get
+   * UpgradeNotAllowedError); of concurrent ones for one name, too (ResourceConflictError naming `name`).
    */
   createSeed(draft: SeedDraft): Promise<Environment>;
   /**
    * Replaces an environment's own fields (name, status, attributes) read at `revision`; StaleWriteError
-   * if it changed since. A node list it carries is ignored: nodes move with moveNode only.
+   * if it changed since; a new name is claimed first (ResourceConflictError if another has it). A node
+   * list it carries is ignored: nodes move with moveNode only.
    */
   replaceEnvironment(environment: EnvironmentFields | Environment, revision: number): Promise<void>;
+  /**
+   * Removes an environment (Fuel's DELETE /clusters/{id}): its nodes leave it (their site nodes and ids
+   * can be registered again), its name and upgrade relations are released. EnvironmentResourceNotFoundError
+   * for an unknown one. Marked first: a crash midway leaves it unlisted and its claims free, and a delete
+   * again finishes it.
+   */
+  deleteEnvironment(id: number): Promise<void>;
 }

@@ -13,8 +13,10 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
  * | lock       | LOCK#<node>      | LOCK                                | owner, leaseExpiresAt, fencingToken, acquiredAt |
  * | connector  | CONNECTOR#<kind>#<name> | CONNECTOR                    | record (a boot session, an action), expiresAt |
  * | release    | ENVIRONMENTS     | RELEASE#<id, 10 digits>             | release                                  |
- * | environment| ENVIRONMENTS     | ENV#<id, 10 digits>                 | environment (without nodes), revision    |
+ * | environment| ENVIRONMENTS     | ENV#<id, 10 digits>                 | environment (without nodes), revision, registration? (pending), deleting? |
  * | env node   | ENVIRONMENTS     | ENVNODE#<node id, 10 digits>        | node, clusterId (the one environment holding it) |
+ * | env name   | ENVIRONMENTS     | ENVNAME#<name>                      | environmentId (the one environment named so) |
+ * | site node  | ENVIRONMENTS     | ENVSITENODE#<site node name>        | nodeId (the environment node it is), environmentId (who claimed it) |
  * | upgrade    | ENVIRONMENTS     | UPGRADE#<original id, 10 digits>    | seedId (the 1:1 relation)                |
  * | env ids    | ENVIRONMENTS     | LAST_ID                             | lastId                                   |
  * | upgrading  | ENVIRONMENTS     | UPGRADING#<env id, 10 digits>       | upgradeId (the environment upgrade holding it) |
@@ -137,6 +139,8 @@ export const RELEASE_SK_PREFIX = 'RELEASE#';
 export const ENVIRONMENT_SK_PREFIX = 'ENV#';
 export const UPGRADE_SK_PREFIX = 'UPGRADE#';
 export const ENVIRONMENT_NODE_SK_PREFIX = 'ENVNODE#';
+export const ENVIRONMENT_NAME_SK_PREFIX = 'ENVNAME#';
+export const SITE_NODE_CLAIM_SK_PREFIX = 'ENVSITENODE#';
 const paddedId = (id: number): string => String(id).padStart(10, '0');
 export const releaseKey = (id: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${RELEASE_SK_PREFIX}${paddedId(id)}` });
 export const environmentKey = (id: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${ENVIRONMENT_SK_PREFIX}${paddedId(id)}` });
@@ -144,6 +148,10 @@ export const environmentKey = (id: number): ItemKey => ({ pk: ENVIRONMENTS_PK, s
 export const environmentNodeKey = (nodeId: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${ENVIRONMENT_NODE_SK_PREFIX}${paddedId(nodeId)}` });
 export const upgradeRelationKey = (originalId: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${UPGRADE_SK_PREFIX}${paddedId(originalId)}` });
 export const environmentIdCounterKey = (): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: 'LAST_ID' });
+/** An environment's name, claimed with a conditional put: one environment per name. */
+export const environmentNameKey = (name: string): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${ENVIRONMENT_NAME_SK_PREFIX}${name}` });
+/** A site node (by its site name), claimed for the one environment node (Fuel id) that is it: a site node is in one environment. */
+export const siteNodeClaimKey = (siteNodeName: string): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `${SITE_NODE_CLAIM_SK_PREFIX}${siteNodeName}` });
 /** Which environment upgrade holds an environment: one item per environment, claimed with a conditional put. */
 export const environmentClaimKey = (environmentId: number): ItemKey => ({ pk: ENVIRONMENTS_PK, sk: `UPGRADING#${paddedId(environmentId)}` });
 /** Environment upgrades list through the sessions index, in their own partition of it. */

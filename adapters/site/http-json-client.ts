@@ -65,19 +65,22 @@ export class HttpJsonClient {
   async request(method: HttpMethod, path: string, options: { body?: unknown; accept?: readonly number[] } = {}): Promise<JsonResponse> {
     const url = this.baseUrl + path;
     const request = `${method} ${url}`;
-    let status: number;
-    let text: string;
-    try {
-      ({ status, text } = await this.send(method, url, options.body));
-      // A token refused may have been rotated: read it afresh and try once more.
-      if (status === 401 && this.auth?.source.refused()) ({ status, text } = await this.send(method, url, options.body));
-    } catch (err) {
-      // A DOMException, which is not always `instanceof Error` (e.g. across jest realms): match the name.
-      const timedOut = (err as { name?: unknown } | null)?.name === 'TimeoutError';
-      // fetch's own message is just "fetch failed"; the cause says why (ECONNREFUSED, ...).
-      const why = timedOut ? `timed out after ${this.timeoutMs} ms` : `failed: ${describeError((err as { cause?: unknown }).cause ?? err)}`;
-      throw new SiteServiceError(this.service, `${request} ${why}`, undefined, { cause: err });
-    }
+    const attempt = async () => {
+      // The token first, outside the request: a secret that cannot be read is that error (naming its field), not the site's.
+      const auth = this.auth ? { [this.auth.name]: `${this.auth.prefix}${await this.auth.source.current()}` } : {};
+      try {
+        return await this.send(method, url, options.body, auth);
+      } catch (err) {
+        // A DOMException, which is not always `instanceof Error` (e.g. across jest realms): match the name.
+        const timedOut = (err as { name?: unknown } | null)?.name === 'TimeoutError';
+        // fetch's own message is just "fetch failed"; the cause says why (ECONNREFUSED, ...).
+        const why = timedOut ? `timed out after ${this.timeoutMs} ms` : `failed: ${describeError((err as { cause?: unknown }).cause ?? err)}`;
+        throw new SiteServiceError(this.service, `${request} ${why}`, undefined, { cause: err });
+      }
+    };
+    let { status, text } = await attempt();
+    // A token refused may have been rotated: read it afresh and try once more.
+    if (status === 401 && this.auth?.source.refused()) ({ status, text } = await attempt());
 
     let body: unknown;
     try {
@@ -91,8 +94,8 @@ export class HttpJsonClient {
     return { request, status, body };
   }
 
-  private async send(method: HttpMethod, url: string, body: unknown): Promise<{ status: number; text: string }> {
-    const headers = { ...this.headers, ...(this.auth ? { [this.auth.name]: `${this.auth.prefix}${await this.auth.source.current()}` } : {}) };
+  private async send(method: HttpMethod, url: string, body: unknown, auth: Record<string, string>): Promise<{ status: number; text: string }> {
+    const headers = { ...this.headers, ...auth };
     const res = await fetch(url, {
       method,
       headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },

@@ -16,8 +16,8 @@ export interface SecretResolution {
 }
 
 /**
- * The token a profile refers to. A secret named by ARN is read from Secrets Manager when the
- * connector is built (a Lambda's cold start), never copied into configuration.
+ * The token a profile refers to, read now. A secret named by ARN is read from Secrets Manager (cached
+ * for `maxAge` by Powertools), never copied into configuration.
  */
 export async function resolveSecretReference(reference: SecretReference, field: string, options: SecretResolution & { forceFetch?: boolean } = {}): Promise<string> {
   const fail = (message: string, cause?: unknown): never => {
@@ -48,20 +48,15 @@ export async function resolveSecretReference(reference: SecretReference, field: 
 }
 
 /**
- * The token a reference names, read now (a secret that cannot be read fails the build of the
- * connector, naming `field`); a secret's token is then read again every SECRET_MAX_AGE_SECONDS and
- * after the site refused it, so that a rotation reaches a warm Lambda.
+ * The token a reference names. A variable or a file is read now (naming `field` when it cannot be); a
+ * secret is read when the connector first sends it, not when the connector is built, so that a function
+ * reads only the secrets of the connectors it calls (the stack grants it only those), then again every
+ * SECRET_MAX_AGE_SECONDS and after the site refused it, so that a rotation reaches a warm Lambda. A secret
+ * that cannot be read fails that first call, naming `field`.
  */
 export async function secretToken(reference: SecretReference, field: string, options: SecretResolution = {}): Promise<Token> {
-  const first = await resolveSecretReference(reference, field, options);
-  if (reference.secretArn === undefined) return first;
-  let fresh: string | undefined = first;
-  return secretTokenSource(async (forceFetch) => {
-    // The value read to check the reference is the first one used.
-    const value = fresh ?? (await resolveSecretReference(reference, field, { ...options, forceFetch }));
-    fresh = undefined;
-    return value;
-  });
+  if (reference.secretArn === undefined) return resolveSecretReference(reference, field, options);
+  return secretTokenSource((forceFetch) => resolveSecretReference(reference, field, { ...options, forceFetch }));
 }
 
 async function getSecretString(arn: string, options: { maxAge: number; forceFetch: boolean }): Promise<string | undefined> {

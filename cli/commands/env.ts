@@ -3,7 +3,7 @@ import { siteEnvironmentsSchema, type Environment, type Release } from '../../co
 import { loadDocumentFile } from '../../adapters/document-file';
 import { parseOrThrow } from '../../core/validation';
 import { z } from 'zod';
-import { assignedNodeSchema, cancelResultSchema, environmentUpgradeReportSchema, startedRunSchema } from '../../api/schemas';
+import { assignedNodeSchema, cancelResultSchema, environmentUpgradeReportSchema, removedEnvironmentSchema, startedRunSchema } from '../../api/schemas';
 import { environmentSchema, releaseSchema } from '../../core/environments';
 import { DEFAULT_STACK } from '../../engine/client/targets';
 import { callApi, callApiWithStatus, resolveApiTarget, type ApiTarget, type ApiTargetOptions } from '../api-client';
@@ -191,6 +191,14 @@ export function registerEnvCommands(program: Command): void {
       }
       print(options, { registered: items.length - refused, refused, lines }, lines.join('\n'));
       if (refused > 0) process.exitCode = ExitCode.notCompleted;
+    });
+
+  withTarget(env.command('remove'))
+    .description("Delete an environment (DELETE /environments/{id}, Fuel's cluster delete): its nodes leave it and can be registered again, its name is free")
+    .argument('<id>', 'the environment id')
+    .action(async (id: string, options: EnvOptions) => {
+      const removed = await callApi(await resolveApiTarget(options), 'DELETE', `/environments/${wholeId(id, 'the environment id')}`, undefined, removedEnvironmentSchema);
+      print(options, removed, `environment ${removed.id} removed: its nodes and its name are free`);
     });
 
   withTarget(env.command('delete'))

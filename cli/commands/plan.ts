@@ -116,13 +116,16 @@ function renderTaskPlanText(plan: TaskPlan, graphFile: string): string {
 async function planDeploy(options: PlanDeployOptions): Promise<void> {
   const inventory = await inventoryOf(await loadSiteSource(options));
   const { strategy, source } = await strategyFor(options, inventory);
-  const plan = planDeployment(strategy, inventory);
+  // A criterion that can never be met is shown, not refused: the plan is what an operator fixes it with (deploy refuses it).
+  const plan = planDeployment(strategy, inventory, { unreachableCriteria: 'report' });
   const format: PlanFormat = options.json ? 'json' : (options.format ?? 'text');
 
   if (format === 'text') {
     process.stdout.write(renderPlanText(plan, inventory, source));
     return;
   }
+  // stdout must stay a valid JSON document or diagram, so warnings go to stderr.
+  for (const line of unreachableWarnings(plan)) process.stderr.write(`${line}\n`);
   process.stdout.write(format === 'json' ? `${JSON.stringify(previewDeploymentPlan(plan), null, 2)}\n` : deploymentPlanMermaid(plan));
 }
 
@@ -166,7 +169,14 @@ function renderPlanText(plan: DeploymentPlan, inventory: readonly InventoryNode[
 
   const unselected = inventory.map((node) => node.name).filter((node) => !handledBy.has(node));
   if (unselected.length > 0) lines.push('', `Not in any group (not deployed): ${abbreviate([...new Set(unselected)])}`);
+  const warnings = unreachableWarnings(plan);
+  if (warnings.length > 0) lines.push('', ...warnings);
   return `${lines.join('\n')}\n`;
+}
+
+/** The criteria the plan shows can never be met, as `rollout deploy` (and the API, and the workflow) would refuse them. */
+function unreachableWarnings(plan: DeploymentPlan): string[] {
+  return (plan.unreachableCriteria ?? []).map((problem) => `warning: ${problem.field}: ${problem.message} (deploy refuses this strategy)`);
 }
 
 function describeSource(source: StrategySource): string {

@@ -10,6 +10,12 @@ const id = (field: string) =>
   z.number({ error: `${field} is required and must be a whole number` }).int(`${field} must be a whole number`).min(1, `${field} must be at least 1`);
 const text = (field: string) => z.string({ error: `${field} is required and must be a string` }).trim().min(1, `${field} must not be empty`);
 const role = text('a role');
+/**
+ * An environment's name: unique among environments (Nailgun's is 50 characters at most); 200 keeps its
+ * claim's key far inside DynamoDB's 1,024-byte sort key.
+ */
+export const MAX_ENVIRONMENT_NAME_LENGTH = 200;
+const environmentName = (field: string) => text(field).max(MAX_ENVIRONMENT_NAME_LENGTH, `${field} must be at most ${MAX_ENVIRONMENT_NAME_LENGTH} characters`);
 
 /**
  * A dotted path into an environment's attributes, starting at `editable` or `generated`:
@@ -56,7 +62,7 @@ export const ENVIRONMENT_STATUSES = ['new', 'deployment', 'stopped', 'operationa
 
 export const environmentSchema = z.strictObject({
   id: id('id'),
-  name: text('name'),
+  name: environmentName('name'),
   release_id: id('release_id'),
   status: z.enum(ENVIRONMENT_STATUSES, { error: `status must be one of ${ENVIRONMENT_STATUSES.join(', ')}` }).default('operational'),
   attributes: attributesSchema.prefault({}),
@@ -67,7 +73,7 @@ export const environmentSchema = z.strictObject({
 
 /** `POST /environments/{id}/upgrade/clone`: Fuel's "Cluster Clone Parameters", both required. */
 export const cloneRequestSchema = z.strictObject({
-  name: text('name'),
+  name: environmentName('name'),
   release_id: id('release_id'),
 });
 
@@ -82,7 +88,7 @@ export const assignRequestSchema = z.strictObject({
  * of the nodes, as `POST /sessions` takes it, without `upgradeTemplateId` (the release's bootTemplate).
  */
 export const environmentUpgradeRequestSchema = z.strictObject({
-  name: text('name').optional(),
+  name: environmentName('name').optional(),
   release_id: id('release_id').optional(),
   /** Nodes with any of these roles are the controllers: assigned to the seed and reimaged first. */
   controller_roles: z.array(role, { error: 'controller_roles must be a list of role names' }).min(1, 'controller_roles must not be empty').default(['controller']),

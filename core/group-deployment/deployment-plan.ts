@@ -9,6 +9,7 @@ import { shortList } from '../text';
 import { findDependencyProblems } from './dependency-problems';
 import { UnknownDeploymentGroupError } from '../errors';
 import { stableTopologicalOrder } from './graph-algorithms';
+import { groupFieldPath } from './strategy-problems';
 import { ownValue } from './records';
 import { findUnknownNodeNames, resolveSelectors } from './selectors';
 import type { DeploymentStrategy, NodeConcurrency, StrategyGroup, SuccessCriteria } from './strategy';
@@ -37,10 +38,24 @@ export interface DeploymentPlan {
   groups: Readonly<Record<string, PlannedGroup>>;
   /** Every node some group picks, in inventory order. */
   nodes: readonly string[];
+  /** Only with `unreachableCriteria: 'report'`: the criteria no outcome can meet (else they are refused). */
+  unreachableCriteria?: readonly FieldProblem[];
 }
 
-/** Throws InvalidInputError if the groups reference each other badly (a strategy not from parseDeploymentStrategy). */
-export function planDeployment(strategy: DeploymentStrategy, inventory: readonly InventoryNode[]): DeploymentPlan {
+export interface PlanOptions {
+  /**
+   * `refuse` (the default: every surface that starts a deployment): a success criterion the plan shows
+   * can never be met is an InvalidInputError, before any node is touched. `report`: it is returned in
+   * `unreachableCriteria` instead (`rollout plan deploy` shows the plan and warns).
+   */
+  unreachableCriteria?: 'refuse' | 'report';
+}
+
+/**
+ * Throws InvalidInputError if the groups reference each other badly (a strategy not from
+ * parseDeploymentStrategy), name nodes the site lacks, or ask what their nodes can never give.
+ */
+export function planDeployment(strategy: DeploymentStrategy, inventory: readonly InventoryNode[], options: PlanOptions = {}): DeploymentPlan {
   const problems = findDependencyProblems(
     strategy.groups.map((group, index) => ({ index, name: group.name, dependsOn: group.dependsOn })),
   );
@@ -78,11 +93,37 @@ export function planDeployment(strategy: DeploymentStrategy, inventory: readonly
     };
   });
 
+  const unreachable = unreachableCriteria(strategy, planned);
+  if (unreachable.length > 0 && options.unreachableCriteria !== 'report') throw new InvalidInputError('deployment strategy', unreachable);
   return {
     order,
     groups: Object.fromEntries(planned.map((group) => [group.name, group])),
     nodes: [...new Set(inventory.map((node) => node.name))].filter((node) => handled.has(node)),
+    ...(unreachable.length > 0 ? { unreachableCriteria: unreachable } : {}),
   };
+}
+
+/**
+ * The success criteria that no outcome can meet, each named with its group, what it needs and the most
+ * the group can reach: `minimum_successful_nodes` above the nodes the group selects (every one of them
+ * counts, whichever group submits it, so that is the most that can succeed). A percentage is always
+ * reachable (all nodes succeeding; an empty group counts as 100%), and so is `maximum_failed_nodes`.
+ * Refused before anything runs: Shipyard ran such a group, prepared its nodes, then failed it.
+ */
+function unreachableCriteria(strategy: DeploymentStrategy, planned: readonly PlannedGroup[]): FieldProblem[] {
+  const selected = new Map(planned.map((group) => [group.name, group.nodes.length]));
+  return strategy.groups.flatMap((group, index) => {
+    const minimum = group.successCriteria?.minimumSuccessfulNodes;
+    const most = selected.get(group.name) ?? 0;
+    if (minimum === undefined || minimum <= most) return [];
+    const selects = most === 0 ? 'selects no node' : `selects ${most} node${most === 1 ? '' : 's'}`;
+    return [
+      {
+        field: `${groupFieldPath(index, group.name)}.success_criteria.minimum_successful_nodes`,
+        message: `needs ${minimum} successful nodes, but the group ${selects}: at most ${most} can succeed, so it can never be met`,
+      },
+    ];
+  });
 }
 
 /** The planned group of that name; throws UnknownDeploymentGroupError (also for "constructor" and friends). */

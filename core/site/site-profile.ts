@@ -225,7 +225,8 @@ export const nodeNamesSchema = z
   })
   .describe("How the workload manager names the inventory's nodes (default: nid{nid:06} with an hsm inventory, else the same names)");
 
-const TRANSPORT_USERS = [
+/** The command-driven connector of each service: it reaches the site through a transport (its own, or the profile's). */
+export const TRANSPORT_USERS = [
   ['workloadManager', 'scontrol'],
   ['bootService', 'slurm-reboot'],
   ['inventory', 'slurm'],

@@ -1,13 +1,14 @@
-import { Duration, Validations, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, Stack, Validations, type CfnElement, type RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat, AuthorizationType, LambdaRestApi, LogGroupLogDestination, MethodLoggingLevel } from 'aws-cdk-lib/aws-apigateway';
-import { ManagedPolicy, Role, ServicePrincipal, type PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { ENVIRONMENT, PROJECT_PATHS, PROJECT_ROOT } from '../../contracts';
+import { ENVIRONMENT, PROJECT_PATHS, PROJECT_ROOT, SITE_SERVICES } from '../../contracts';
+import type { SiteAccess } from './site-connection';
 import { acknowledgeFunctionFindings, DEPS_LOCK_FILE, grantTableActions, LAMBDA_BUNDLING, type FunctionNetwork } from './workflow-functions';
 
 export interface RolloutApiProps {
@@ -16,21 +17,41 @@ export interface RolloutApiProps {
   groupDeployment: IStateMachine;
   environmentUpgrade: IStateMachine;
   /** The site connection (its variables and the policies its secrets need): the API checks requests against the boot service and the inventory. */
-  site?: { environment: Readonly<Record<string, string>>; policies: readonly PolicyStatement[] };
+  site?: { environment: Readonly<Record<string, string>>; access: SiteAccess };
   logRetention?: RetentionDays;
   removalPolicy?: RemovalPolicy;
   /** The functions' VPC, subnets and security groups, as the workflow functions have them. */
   network?: FunctionNetwork;
+  /** The stage's throttling (requests per second, steady and burst). Default: 25 and 50, far above what operators and their tools send. */
+  throttling?: ApiThrottling;
 }
 
+export interface ApiThrottling {
+  rateLimit: number;
+  burstLimit: number;
+}
+
+/** The stage the API is deployed in: its URL and its execute-api ARNs name it. */
+export const API_STAGE = 'v1';
+
+/** The methods that read (read access) and those that change something (change access): every route is one or the other. */
+export const API_READ_METHODS = ['GET', 'HEAD'] as const;
+export const API_CHANGE_METHODS = ['POST', 'DELETE'] as const;
+
 /**
- * The REST API (sessions, deployments, environments) behind API Gateway: every path and method
- * proxied to one Lambda running the same routes `rollout serve` serves, every method behind IAM
- * auth (SigV4): callers need execute-api:Invoke on the API.
+ * The REST API (sessions, deployments, environments) behind API Gateway: every path proxied to one
+ * Lambda running the same routes `rollout serve` serves, each of the methods the routes use (GET,
+ * HEAD, POST, DELETE) its own API Gateway method behind IAM auth (SigV4), so that a caller's
+ * `execute-api:Invoke` names the verb and path it may use: `readAccess` lets a principal read
+ * everything, `changeAccess` start, cancel, register and delete; finer grants name routes.
  */
 export class RolloutApi extends Construct {
   readonly api: LambdaRestApi;
   readonly handler: NodejsFunction;
+  /** execute-api:Invoke with GET and HEAD on every route: sessions, deployments, environments, releases, reports. Attach it to operators' roles. */
+  readonly readAccess: ManagedPolicy;
+  /** execute-api:Invoke with POST and DELETE on every route: starts, cancels and removals, registrations, clones, assigns, environment upgrades. */
+  readonly changeAccess: ManagedPolicy;
 
   constructor(scope: Construct, id: string, props: RolloutApiProps) {
     super(scope, id);
@@ -42,6 +63,7 @@ export class RolloutApi extends Construct {
       managedPolicies: props.network ? [ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole')] : [],
     });
     logGroup.grantWrite(role);
+    props.site?.access.grant(role, SITE_SERVICES.Api);
     this.handler = new NodejsFunction(this, 'Handler', {
       role,
       entry: PROJECT_PATHS.apiEntry,
@@ -61,7 +83,6 @@ export class RolloutApi extends Construct {
         [ENVIRONMENT.environmentUpgradeStateMachineArn]: props.environmentUpgrade.stateMachineArn,
         NODE_OPTIONS: '--enable-source-maps',
       },
-      initialPolicy: [...(props.site?.policies ?? [])],
       tracing: Tracing.ACTIVE,
       logGroup,
       ...props.network,
@@ -74,13 +95,18 @@ export class RolloutApi extends Construct {
     props.groupDeployment.grantStartExecution(this.handler);
     props.environmentUpgrade.grantStartExecution(this.handler);
 
+    const throttling = props.throttling ?? { rateLimit: 25, burstLimit: 50 };
     this.api = new LambdaRestApi(this, 'RestApi', {
       handler: this.handler,
-      proxy: true,
+      // Each verb its own method (not ANY), on the root and on every path: IAM policies grant by verb and path.
+      proxy: false,
       description: 'baremetal-rollout: upgrade sessions, group deployments and environments',
       defaultMethodOptions: { authorizationType: AuthorizationType.IAM },
       deployOptions: {
-        stageName: 'v1',
+        stageName: API_STAGE,
+        // Every method of the stage: a runaway client is answered 429 before it reaches the function and the table.
+        throttlingRateLimit: throttling.rateLimit,
+        throttlingBurstLimit: throttling.burstLimit,
         tracingEnabled: true,
         loggingLevel: MethodLoggingLevel.OFF,
         accessLogDestination: new LogGroupLogDestination(new LogGroup(this, 'AccessLogs', { retention, removalPolicy: props.removalPolicy })),
@@ -89,14 +115,38 @@ export class RolloutApi extends Construct {
       // Execution logging needs an account-wide API Gateway role; access logs and X-Ray cover the calls.
       cloudWatchRole: false,
     });
+    const proxy = this.api.root.addProxy({ anyMethod: false });
+    for (const method of [...API_READ_METHODS, ...API_CHANGE_METHODS]) {
+      this.api.root.addMethod(method);
+      proxy.addMethod(method);
+    }
+    const invoke = (name: string, description: string, methods: readonly string[]) =>
+      new ManagedPolicy(this, name, {
+        description,
+        statements: [
+          new PolicyStatement({
+            actions: ['execute-api:Invoke'],
+            resources: methods.flatMap((method) => [this.api.arnForExecuteApi(method, '/', API_STAGE), this.api.arnForExecuteApi(method, '/*', API_STAGE)]),
+          }),
+        ],
+      });
+    this.readAccess = invoke('ReadAccess', 'baremetal-rollout REST API: read sessions, deployments, environments and releases (GET, HEAD)', API_READ_METHODS);
+    this.changeAccess = invoke('ChangeAccess', 'baremetal-rollout REST API: start, cancel and remove sessions and deployments; register, clone, assign, upgrade and delete environments (POST, DELETE)', API_CHANGE_METHODS);
     acknowledgeFunctionFindings(this, props);
-    acknowledgeApiFindings(this);
+    acknowledgeApiFindings(this, this.api);
   }
 }
 
 /** cdk-nag AwsSolutions findings on the API that its design answers, each with its reason. */
-function acknowledgeApiFindings(scope: Construct): void {
+function acknowledgeApiFindings(scope: Construct, api: LambdaRestApi): void {
   const validations = Validations.of(scope);
+  const apiId = Stack.of(api).getLogicalId(api.node.defaultChild as CfnElement);
+  for (const method of [...API_READ_METHODS, ...API_CHANGE_METHODS]) {
+    validations.acknowledge({
+      id: `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/${API_STAGE}/${method}/*]`,
+      reason: `The read and change access policies grant one verb (${method}) on every path of this API's stage: read vs change is the verb; a finer grant names routes (README, the REST API).`,
+    });
+  }
   validations.acknowledge({ id: 'AwsSolutions::AwsSolutions-APIG2', reason: 'Every request is validated by the handlers with the domain zod schemas (the OpenAPI document is generated from them) and refused as problem+json naming the fields.' });
   validations.acknowledge({ id: 'AwsSolutions::AwsSolutions-APIG3', reason: 'Every method requires IAM (SigV4) auth; a WAF web ACL is the operator\'s choice to associate, not part of the service.' });
   validations.acknowledge({ id: 'AwsSolutions::AwsSolutions-APIG6', reason: 'Execution logging needs an account-wide API Gateway CloudWatch role, which a construct must not set; the stage keeps access logs and X-Ray traces.' });

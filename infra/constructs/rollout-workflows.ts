@@ -17,7 +17,8 @@ import { RollingUpgradeWorkflow } from './rolling-upgrade-workflow';
 import type { EventBus } from 'aws-cdk-lib/aws-events';
 import type { LambdaRestApi } from 'aws-cdk-lib/aws-apigateway';
 import { ENVIRONMENT } from '../../contracts';
-import { RolloutApi } from './rollout-api';
+import { RolloutApi, type ApiThrottling } from './rollout-api';
+import type { ManagedPolicy } from 'aws-cdk-lib/aws-iam';
 import { RolloutMonitoring } from './rollout-monitoring';
 import { RolloutEvents, RolloutSchedules, type DeclaredSchedule } from './schedules-and-events';
 import { SessionsTable } from './sessions-table';
@@ -68,6 +69,13 @@ export interface RolloutWorkflowsProps {
   tableEncryptionKey?: IKey;
   /** Name of the CloudWatch dashboard. Default: CloudFormation names it. */
   dashboardName?: string;
+  /** The REST API stage's throttling. Default: 25 requests per second, bursts of 50. */
+  apiThrottling?: ApiThrottling;
+  /**
+   * DynamoDB deletion protection on the table (the only record of sessions in flight and of node locks): a
+   * delete of the table is refused until it is turned off. Default: on, unless `removalPolicy` is DESTROY.
+   */
+  tableDeletionProtection?: boolean;
 }
 
 /**
@@ -98,6 +106,10 @@ export class RolloutWorkflows extends Construct {
   readonly monitoring: RolloutMonitoring;
   /** The REST API (sessions, deployments, environments) behind IAM auth. */
   readonly api: LambdaRestApi;
+  /** Read access to the REST API (GET, HEAD on every route), to attach to operators' roles. */
+  readonly apiReadAccess: ManagedPolicy;
+  /** Change access to the REST API (POST, DELETE on every route): starts, cancels, registrations, removals. */
+  readonly apiChangeAccess: ManagedPolicy;
   /** The bus of the status events the workflows publish. */
   readonly eventBus: EventBus;
   /** The EventBridge Scheduler group and role that `rollout schedule --aws` uses. */
@@ -108,11 +120,15 @@ export class RolloutWorkflows extends Construct {
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     const site = new SiteConnection(this, 'Site', { profile: props.siteProfile, ssmTargets: props.ssmTargets, allowInsecureHttp: props.allowInsecureHttp === true });
-    this.table = new SessionsTable(this, 'Sessions', { removalPolicy, encryptionKey: props.tableEncryptionKey }).table;
+    this.table = new SessionsTable(this, 'Sessions', {
+      removalPolicy,
+      encryptionKey: props.tableEncryptionKey,
+      deletionProtection: props.tableDeletionProtection ?? removalPolicy !== RemovalPolicy.DESTROY,
+    }).table;
     const network: FunctionNetwork | undefined = props.vpc
       ? { vpc: props.vpc, vpcSubnets: props.vpcSubnets, securityGroups: props.securityGroups }
       : undefined;
-    const common = { table: this.table, policies: site.policies, logRetention, removalPolicy, network };
+    const common = { table: this.table, site, logRetention, removalPolicy, network };
     const events = new RolloutEvents(this, 'Events', { removalPolicy });
     this.eventBus = events.bus;
     const eventsEnvironment = { [ENVIRONMENT.eventBusName]: events.bus.eventBusName };
@@ -152,12 +168,15 @@ export class RolloutWorkflows extends Construct {
       groupDeployment: this.groupDeployment,
       environmentUpgrade: this.environmentUpgrade,
       // The API checks requests against the boot service and the inventory before it answers.
-      site: { environment: site.rollingUpgradeEnvironment, policies: site.policies },
+      site: { environment: site.rollingUpgradeEnvironment, access: site },
       logRetention,
       removalPolicy,
       ...(network ? { network } : {}),
+      ...(props.apiThrottling ? { throttling: props.apiThrottling } : {}),
     });
     this.api = api.api;
+    this.apiReadAccess = api.readAccess;
+    this.apiChangeAccess = api.changeAccess;
 
     this.monitoring = new RolloutMonitoring(this, 'Monitoring', {
       stateMachines: {

@@ -16,6 +16,8 @@ export interface SessionsTableProps {
   removalPolicy?: RemovalPolicy;
   /** A customer-managed key; default: the AWS-managed DynamoDB key. */
   encryptionKey?: IKey;
+  /** DynamoDB deletion protection. Default: on. */
+  deletionProtection?: boolean;
 }
 
 /** The single table of sessions, plans, nodes, messages and node locks, declared from the same constants as the store. */
@@ -36,6 +38,8 @@ export class SessionsTable extends Construct {
         : { encryption: TableEncryption.AWS_MANAGED }),
       // The table holds the only record of sessions in flight and of node locks: by default a stack deletion does not take it along.
       removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+      // Nor does a delete of the table itself (console, API, a replacement) go through while this is on.
+      deletionProtection: props.deletionProtection ?? true,
     });
     this.table.addGlobalSecondaryIndex({
       indexName: SESSIONS_BY_CREATION_INDEX,

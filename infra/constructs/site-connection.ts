@@ -1,10 +1,10 @@
 import { Aws, CfnCondition, CfnParameter, Fn, Stack, Validations, type CfnParameterProps } from 'aws-cdk-lib';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Policy, PolicyStatement, type CfnPolicy, type IRole } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { ENVIRONMENT } from '../../contracts';
+import { ENVIRONMENT, type SiteService } from '../../contracts';
 import { InvalidInputError, type FieldProblem } from '../../core/errors';
 import { CSM_NID_NAME_PATTERN } from '../../core/site/node-names';
-import { DEFAULT_SLURMRESTD_VERSION, SLURMRESTD_VERSIONS, type SecretReference, type SiteProfile, type TransportProfile } from '../../core/site/site-profile';
+import { DEFAULT_SLURMRESTD_VERSION, SLURMRESTD_VERSIONS, TRANSPORT_USERS, type SecretReference, type SiteProfile, type TransportProfile } from '../../core/site/site-profile';
 
 const SECRET_ARN = 'arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\\d{12}:secret:.+';
 /** Tokens travel to every site service (Slurm's always; BOS, HSM and the provisioner's when given): https only, unless a lab allows http. */
@@ -36,23 +36,32 @@ export interface SsmTarget {
   instanceIds: readonly string[];
 }
 
-export class SiteConnection extends Construct {
+/** What a function needs of the site beyond its variables: the secrets and the SSM targets of the services it calls. */
+export interface SiteAccess {
+  /** Lets `role` read the secrets of `services` and command their SSM targets (contracts/site-access.ts names each function's). */
+  grant(role: IRole, services: readonly SiteService[]): void;
+}
+
+export class SiteConnection extends Construct implements SiteAccess {
   /** Slurm, BOS and HSM. */
   readonly rollingUpgradeEnvironment: Record<string, string>;
   /** HSM and the provisioner. */
   readonly groupDeploymentEnvironment: Record<string, string>;
-  /** What the functions need to reach the site: its secrets (read at cold start) and SSM. */
-  readonly policies: PolicyStatement[] = [];
+  /** The statements a function calling these services needs (its secrets, SSM). */
+  private readonly statementsFor: (services: ReadonlySet<SiteService>) => PolicyStatement[];
+  /** Without a profile: the site API token's secret, whose grant exists only when the parameter names one. */
+  private siteApiTokenReaders?: Policy;
+  private readonly siteApiTokenGrant?: () => Policy;
 
   constructor(scope: Construct, id: string, props: SiteConnectionProps = {}) {
     super(scope, id);
     if (props.profile) {
       const profile = checkDeployable(props.profile, props.ssmTargets);
-      // The profile travels whole; secrets stay ARNs in it and are read by the functions at cold start.
+      // The profile travels whole; secrets stay ARNs in it, read by a function when it first calls their connector.
       const environment = { [ENVIRONMENT.siteProfile]: JSON.stringify(profile) };
       this.rollingUpgradeEnvironment = environment;
       this.groupDeploymentEnvironment = environment;
-      this.policies.push(...sitePolicies(profile, props.ssmTargets));
+      this.statementsFor = (services) => sitePolicies(profile, services);
       return;
     }
     // The scope is the stack, so the parameters keep their plain logical ids (WorkloadManagerUrl, ...).
@@ -94,17 +103,23 @@ export class SiteConnection extends Construct {
     });
     const provisionerUrl = parameter('ProvisionerUrl', { description: 'Base URL of the provisioner (group deployments).', allowedPattern: URL_PATTERN });
 
-    // Only the ARNs reach the functions; each reads its secrets at cold start through Powertools parameters
-    // (lambdas/entrypoints/environment.ts), so a token is in no template, environment or execution input, and
-    // a rotated token reaches the next cold start without a deploy.
-    // Fn::If, so that a site without a token deploys without a secret: the functions read an empty value as unset.
+    // Only the ARNs reach the functions; each reads a secret when it first calls its connector, through Powertools
+    // parameters (lambdas/entrypoints/environment.ts), so a token is in no template, environment or execution input,
+    // and a rotated token reaches warm containers without a deploy. Each function may read only the secrets of the
+    // services it calls: the Slurm JWT for the workload manager, the site API token for BOS, HSM and the provisioner.
+    // The latter's grant is a policy of its own that exists only when the parameter names a secret.
     const hasSiteApiToken = new CfnCondition(scope, 'HasSiteApiToken', { expression: Fn.conditionNot(Fn.conditionEquals(siteApiTokenSecretArn, '')) });
-    this.policies.push(
-      new PolicyStatement({
-        actions: ['secretsmanager:GetSecretValue'],
-        resources: [slurmTokenSecretArn, Fn.conditionIf(hasSiteApiToken.logicalId, siteApiTokenSecretArn, Aws.NO_VALUE).toString()],
-      }),
-    );
+    this.statementsFor = (services) =>
+      services.has('workloadManager') ? [new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [slurmTokenSecretArn] })] : [];
+    this.siteApiTokenGrant = () => {
+      if (!this.siteApiTokenReaders) {
+        this.siteApiTokenReaders = new Policy(this, 'SiteApiTokenReaders', {
+          statements: [new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [siteApiTokenSecretArn] })],
+        });
+        (this.siteApiTokenReaders.node.defaultChild as CfnPolicy).cfnOptions.condition = hasSiteApiToken;
+      }
+      return this.siteApiTokenReaders;
+    };
     this.rollingUpgradeEnvironment = {
       [ENVIRONMENT.workloadManagerUrl]: workloadManagerUrl,
       [ENVIRONMENT.slurmApiVersion]: slurmApiVersion,
@@ -123,6 +138,12 @@ export class SiteConnection extends Construct {
       [ENVIRONMENT.siteApiTokenSecretArn]: siteApiTokenSecretArn,
       ...insecure,
     };
+  }
+
+  grant(role: IRole, services: readonly SiteService[]): void {
+    const used = new Set(services);
+    for (const statement of this.statementsFor(used)) role.addToPrincipalPolicy(statement);
+    if (this.siteApiTokenGrant && (['bootService', 'inventory', 'provisioner'] as const).some((service) => used.has(service))) this.siteApiTokenGrant().attachToRole(role);
   }
 }
 
@@ -160,17 +181,30 @@ function checkDeployable(profile: SiteProfile, ssmTargets: readonly SsmTarget[] 
   return profile;
 }
 
-function sitePolicies(profile: SiteProfile, ssmTargets: readonly SsmTarget[] | undefined): PolicyStatement[] {
+/**
+ * A function's statements for the services it calls: the secrets of those services' connectors, and SSM on the
+ * targets of the transports it reaches: each command-driven service's (its own or the profile's), slurm-reboot's
+ * inventory (it reads a boot limit's group members), and for `commands` the head node (health checks) and the
+ * tasks' transport.
+ */
+function sitePolicies(profile: SiteProfile, services: ReadonlySet<SiteService>): PolicyStatement[] {
+  const reached = new Set<Service>(SERVICES.filter((service) => services.has(service) && profile[service] !== undefined));
+  if (reached.has('bootService') && profile.bootService.type === 'slurm-reboot') reached.add('inventory');
   const secretArns = new Set<string>();
-  const transports: TransportProfile[] = [profile.transport, profile.tasks?.transport].filter((t): t is TransportProfile => t !== undefined);
-  for (const key of SERVICES) {
-    const service = profile[key] as { token?: SecretReference; transport?: TransportProfile } | undefined;
-    if (service?.token?.secretArn) secretArns.add(service.token.secretArn);
-    if (service?.transport) transports.push(service.transport);
+  const transports: TransportProfile[] = [];
+  for (const key of reached) {
+    const service = profile[key] as { type: string; token?: SecretReference; transport?: TransportProfile };
+    if (service.token?.secretArn) secretArns.add(service.token.secretArn);
+    const commandDriven = TRANSPORT_USERS.some(([user, type]) => user === key && type === service.type);
+    const transport = commandDriven ? (service.transport ?? profile.transport) : undefined;
+    if (transport) transports.push(transport);
   }
+  if (services.has('commands')) transports.push(...[profile.transport, profile.tasks?.transport ?? profile.transport].filter((t): t is TransportProfile => t !== undefined));
   const policies: PolicyStatement[] = [];
   if (secretArns.size > 0) policies.push(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [...secretArns] }));
-  const ssm: readonly SsmTarget[] = ssmTargets ?? transports.filter((t): t is Extract<TransportProfile, { type: 'ssm' }> => t.type === 'ssm');
+  const ssmTransports = transports.filter((t): t is Extract<TransportProfile, { type: 'ssm' }> => t.type === 'ssm');
+  // The instances its transports name (within the construct's ssmTargets allow-list: checkDeployable holds the profile to it).
+  const ssm: readonly SsmTarget[] = ssmTransports;
   if (ssm.length > 0) {
     const resources = new Set<string>();
     for (const { region, instanceIds } of ssm) {

@@ -3,12 +3,13 @@ import path from 'node:path';
 import { Stack, Validations, type CfnElement, type Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { ISecurityGroup, IVpc, SubnetSelection } from 'aws-cdk-lib/aws-ec2';
-import { ManagedPolicy, Role, ServicePrincipal, type IGrantable, type PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ENVIRONMENT, PROJECT_PATHS, PROJECT_ROOT, TABLE_ACTIONS, type FunctionName } from '../../contracts';
+import { ENVIRONMENT, PROJECT_PATHS, PROJECT_ROOT, SITE_SERVICES, TABLE_ACTIONS, tableGrants, type FunctionName } from '../../contracts';
+import type { SiteAccess } from './site-connection';
 
 /**
  * The lock file that roots the functions' bundling: the repository's; an installed package has none
@@ -41,8 +42,8 @@ export interface WorkflowFunctionsProps<Name extends string> {
   table: ITable;
   /** The site connection; the table name is added here. */
   environment: Readonly<Record<string, string>>;
-  /** What the site connection needs beyond the table (its secrets, SSM). */
-  policies?: readonly PolicyStatement[];
+  /** What the site connection needs beyond the table: each function gets the secrets and SSM targets of the services it calls. */
+  site?: SiteAccess;
   logRetention?: RetentionDays;
   /** Of the log groups. Default: CDK's (RETAIN). */
   removalPolicy?: RemovalPolicy;
@@ -81,6 +82,7 @@ export class WorkflowFunctions<Name extends string> extends Construct {
         managedPolicies: props.network ? [ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole')] : [],
       });
       logGroup.grantWrite(role);
+      props.site?.grant(role, SITE_SERVICES[name as unknown as FunctionName]);
       const fn = new NodejsFunction(this, name, {
         role,
         entry: props.entry,
@@ -92,7 +94,6 @@ export class WorkflowFunctions<Name extends string> extends Construct {
         memorySize: 512,
         timeout,
         environment,
-        initialPolicy: [...(props.policies ?? [])],
         tracing: Tracing.ACTIVE,
         logGroup,
         ...props.network,
@@ -108,13 +109,25 @@ export class WorkflowFunctions<Name extends string> extends Construct {
 }
 
 /**
- * Least privilege on the table: the function gets the actions its stores call (contracts/table-access.ts),
- * on the table and its index, and the key's use that those need when the table has a customer-managed key.
+ * Least privilege on the table (contracts/table-access.ts): the function gets the actions its stores call, on
+ * items of the partitions they reach only (`dynamodb:LeadingKeys`), on node locks only reads and conditional
+ * updates (no function can put over or delete a lock), Query on the index when it lists; and the key's use that
+ * those need when the table has a customer-managed key.
  */
 export function grantTableActions(table: ITable, grantee: IGrantable, name: string): void {
   const actions = (TABLE_ACTIONS as Readonly<Record<string, readonly string[]>>)[name];
   if (!actions) throw new Error(`contracts/table-access.ts names no table actions for function '${name as FunctionName}'`);
-  table.grant(grantee, ...actions.map((action) => `dynamodb:${action}`));
+  const grants = tableGrants(name as FunctionName);
+  for (const grant of grants.table) {
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: grant.actions.map((action) => `dynamodb:${action}`),
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...grant.partitions] } },
+      }),
+    );
+  }
+  if (grants.indexQuery) grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions: ['dynamodb:Query'], resources: [`${table.tableArn}/index/*`] }));
   const writes = actions.some((action) => !['GetItem', 'BatchGetItem', 'Query'].includes(action));
   if (writes) table.encryptionKey?.grantEncryptDecrypt(grantee);
   else table.encryptionKey?.grantDecrypt(grantee);

@@ -29,6 +29,14 @@ export interface ApiGatewayProxyEvent {
   path: string;
   body?: string | null;
   isBase64Encoded?: boolean;
+  /** As sent: API Gateway keeps the client's case for header names. */
+  headers?: Record<string, string | undefined> | null;
+}
+
+/** A header of a proxy event, whatever the case of its name. */
+function header(event: ApiGatewayProxyEvent, name: string): string | undefined {
+  const entry = Object.entries(event.headers ?? {}).find(([key]) => key.toLowerCase() === name);
+  return entry?.[1] ?? undefined;
 }
 
 export interface ApiGatewayProxyResult {
@@ -66,6 +74,7 @@ export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = ne
     // Pause, unpause and approve wake a rolling upgrade parked for its operator the same way.
     gate: (id, action) => reads.gate(id, action),
     stop: (id) => reads.stop(id),
+    status: (id) => reads.status(id),
     async run(workflow, input) {
       const stateMachineArn = stateMachines[workflow];
       if (!stateMachineArn) throw new Error(`the REST API does not start ${workflow} workflows`);
@@ -109,7 +118,7 @@ export function toLambdaHandler(
     try {
       // A binary body comes base64-encoded: its bytes are checked as UTF-8, as `rollout serve` checks them.
       const body = event.body == null ? undefined : event.isBase64Encoded ? bodyText(Buffer.from(event.body, 'base64')) : event.body;
-      response = await (await api())({ ...request, body });
+      response = await (await api())({ ...request, body, contentType: header(event, 'content-type') });
     } catch (err) {
       if (!(err instanceof MalformedRequestError)) {
         logger.error('request failed', { ...request, latencyMs: Math.round(performance.now() - started), error: normalizeError(err) });

@@ -26,8 +26,8 @@ import { defaultTaskGraphSettings, type TaskGraphDependencies } from '../activit
 import { defaultEnvironmentUpgradeSettings, type EnvironmentUpgradeDependencies } from '../activities/environment-upgrade/dependencies';
 
 /**
- * The site a SITE_PROFILE names (its secrets read from Secrets Manager at cold start, then again
- * every SECRET_MAX_AGE_SECONDS and after a 401); undefined
+ * The site a SITE_PROFILE names (its secrets read from Secrets Manager when their connector is first
+ * used, then again every SECRET_MAX_AGE_SECONDS and after a 401); undefined
  * without one. slurm-reboot and the command provisioner keep their records in the rollout table:
  * the next activity may run in another container.
  */
@@ -54,8 +54,9 @@ export interface SiteTokens {
 }
 
 /**
- * The tokens whose secrets the stack names (`*_SECRET_ARN`), read at cold start through Powertools
- * parameters and again every SECRET_MAX_AGE_SECONDS and after a 401 (a rotation reaches a warm
+ * The tokens whose secrets the stack names (`*_SECRET_ARN`), read through Powertools parameters when a
+ * connector first sends them (a function reads only the secrets of the services it calls, all the stack
+ * grants it), and again every SECRET_MAX_AGE_SECONDS and after a 401 (a rotation reaches a warm
  * container); without an ARN, the token variables (a local run). The deployed functions get ARNs, never tokens.
  */
 export async function siteTokens(env: NodeJS.ProcessEnv, options: Pick<SecretResolution, 'getSecret'> = {}): Promise<SiteTokens> {

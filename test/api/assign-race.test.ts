@@ -39,7 +39,7 @@ function pausingClient(client: DynamoDBDocumentClient, pauseAfter: number, atPau
 }
 
 const assign = (api: ApiHandler, seedId: number, nodeId: number) =>
-  api({ method: 'POST', path: `/environments/${seedId}/upgrade/assign`, body: JSON.stringify({ node_id: nodeId }) });
+  api({ method: 'POST', path: `/environments/${seedId}/upgrade/assign`, body: JSON.stringify({ node_id: nodeId }), contentType: 'application/json' });
 
 describe('concurrent assigns to one upgrade seed', () => {
   let db: LocalDynamoDb;
@@ -61,7 +61,7 @@ describe('concurrent assigns to one upgrade seed', () => {
       await db.rawClient.send(new CreateTableCommand(createTableInput(`race-${k}`)));
       await store.seed(fuelEnvironments());
       const plain = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: store });
-      const seed = (await plain({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }) })).body as { id: number };
+      const seed = (await plain({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }), contentType: 'application/json' })).body as { id: number };
 
       let b: Awaited<ReturnType<ApiHandler>> | undefined;
       let atPause: Record<number, number[]> = {};
@@ -88,7 +88,7 @@ describe('concurrent assigns to one upgrade seed', () => {
     const store = new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client });
     await store.seed(fuelEnvironments());
     const api = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: store });
-    const seed = (await api({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }) })).body as { id: number };
+    const seed = (await api({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }), contentType: 'application/json' })).body as { id: number };
 
     const replies = await Promise.all([11, 11, 11, 11, 12, 12, 12, 12].map((node) => assign(api, seed.id, node)));
     const statuses = (node: number) => replies.filter((_, i) => [11, 11, 11, 11, 12, 12, 12, 12][i] === node).map((r) => r.status).sort();
@@ -102,7 +102,7 @@ describe('concurrent assigns to one upgrade seed', () => {
     const store = new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client });
     await store.seed(fuelEnvironments());
     const api = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: store });
-    const seed = (await api({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }) })).body as { id: number };
+    const seed = (await api({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }), contentType: 'application/json' })).body as { id: number };
     const paused = pausingClient(db.client, 1, async () => {
       const read = (await store.getEnvironment(1))!;
       await store.replaceEnvironment({ ...read.environment, name: 'prod (renamed)' }, read.revision);

@@ -46,6 +46,11 @@ describe('rollout env, a client of the REST API that rollout serve serves', () =
     expect(conflict.stderr).toContain('409');
     expect(conflict.stderr).toContain('attributes.editable.storage.iser');
 
+    // An environment removed gives its name and nodes back; it is gone.
+    const removed = await runCli(['env', 'remove', '3', ...endpoint]);
+    expect({ code: removed.code, stdout: removed.stdout }).toEqual({ code: 0, stdout: 'environment 3 removed: its nodes and its name are free\n' });
+    expect((await runCli(['env', 'get', '3', ...endpoint])).code).not.toBe(0);
+
     const assigned = await runCli(['env', 'assign', '6', '--node', '11', '--api', serve.endpoints.apiEndpoint!]);
     expect(assigned.stderr).toBe('');
     expect(assigned.stdout).toBe('assigned node 11 (node-11, controller, 10.20.0.11) to environment 6\n');

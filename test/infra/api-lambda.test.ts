@@ -72,7 +72,7 @@ describe('the API Lambda', () => {
 
   const event = (httpMethod: string, path: string, body?: unknown, isBase64Encoded = false): ApiGatewayProxyEvent => {
     const text = body === undefined ? null : JSON.stringify(body);
-    return { httpMethod, path, body: text && isBase64Encoded ? Buffer.from(text).toString('base64') : text, isBase64Encoded };
+    return { httpMethod, path, body: text && isBase64Encoded ? Buffer.from(text).toString('base64') : text, isBase64Encoded, headers: { 'Content-Type': 'application/json' } };
   };
 
   it('logs each request with Powertools: method, path, status and latency, with the invocation\'s request id', async () => {
@@ -133,10 +133,10 @@ describe('the API Lambda', () => {
 
   it('refuses a base64 body that is not UTF-8, and one with a duplicate key, with a 400 naming it, starting nothing', async () => {
     const before = started.length;
-    const notUtf8 = await handler({ httpMethod: 'POST', path: '/sessions', body: Buffer.from([0x7b, 0xff, 0x7d]).toString('base64'), isBase64Encoded: true });
+    const notUtf8 = await handler({ httpMethod: 'POST', path: '/sessions', body: Buffer.from([0x7b, 0xff, 0x7d]).toString('base64'), isBase64Encoded: true, headers: { 'content-type': 'application/json' } });
     expect(notUtf8.statusCode).toBe(400);
     expect(JSON.parse(notUtf8.body).errors).toEqual([{ field: '', message: 'the body is not UTF-8 text' }]);
-    const duplicate = await handler({ httpMethod: 'POST', path: '/sessions', body: JSON.stringify(upgradeRequest()).replace('{', '{"upgradeStepSize":9,'), isBase64Encoded: false });
+    const duplicate = await handler({ httpMethod: 'POST', path: '/sessions', body: JSON.stringify(upgradeRequest()).replace('{', '{"upgradeStepSize":9,'), isBase64Encoded: false, headers: { 'content-type': 'application/json' } });
     expect(duplicate.statusCode).toBe(400);
     expect(JSON.parse(duplicate.body).errors).toContainEqual({ field: 'upgradeStepSize', message: expect.stringMatching(/^duplicate key "upgradeStepSize"/) });
     expect(started).toHaveLength(before);

@@ -120,17 +120,20 @@ describe('dependencies from the environment', () => {
     await expect(loadGroupDeploymentDependencies(env)).rejects.toThrow('provisioner: group deployments need a provisioner');
   });
 
-  it('the tokens whose secret ARNs the stack sets are read at cold start, into the variables the connectors read', async () => {
+  it('the tokens whose secret ARNs the stack sets are read when their connector is first used, each only by a function that calls it', async () => {
     const secrets: Record<string, string> = { 'arn:slurm': ' slurm-jwt\n', 'arn:site': 'site-token' };
     const requested: string[] = [];
     const getSecret = async (arn: string) => (requested.push(arn), secrets[arn]);
     const env = rollingEnvironment({ [ENVIRONMENT.slurmTokenSecretArn]: 'arn:slurm', [ENVIRONMENT.siteApiTokenSecretArn]: 'arn:site' });
     const tokens = await siteTokens(env, { getSecret });
-    expect(requested).toEqual(['arn:slurm', 'arn:site']);
+    // Building the connectors reads no secret: a function that never calls Slurm never reads (nor may read) its JWT.
+    expect(requested).toEqual([]);
     // NODE_NAMES same: n1 goes to Slurm as it is (the default would read HSM's nids first).
     const { site } = dependenciesFromEnvironment({ ...env, [ENVIRONMENT.nodeNames]: 'same' }, tokens);
     await site.workloadManager.getNodes(['n1']).catch(() => undefined);
+    expect(requested).toEqual(['arn:slurm']);
     await site.inventory.getGroupMembers('compute').catch(() => undefined);
+    expect(requested).toEqual(['arn:slurm', 'arn:site']);
     expect(seen.map((headers) => [headers['x-slurm-user-token'], headers.authorization])).toEqual([
       ['slurm-jwt', undefined],
       [undefined, 'Bearer site-token'],
@@ -142,9 +145,10 @@ describe('dependencies from the environment', () => {
       throw new Error('AccessDeniedException');
     };
     await expect(siteTokens(rollingEnvironment({ [ENVIRONMENT.siteApiTokenSecretArn]: '' }), { getSecret })).resolves.toEqual({});
-    await expect(siteTokens(rollingEnvironment({ [ENVIRONMENT.slurmTokenSecretArn]: 'arn:slurm' }), { getSecret })).rejects.toThrow(
-      /SLURM_TOKEN_SECRET_ARN: cannot read secret arn:slurm: AccessDeniedException/,
-    );
+    const env = rollingEnvironment({ [ENVIRONMENT.slurmTokenSecretArn]: 'arn:slurm' });
+    const { site } = dependenciesFromEnvironment(env, await siteTokens(env, { getSecret }));
+    // The call that first needs it fails, naming the variable (a function not granted the secret: AccessDenied).
+    await expect(site.workloadManager.getNodes(['n1'])).rejects.toThrow(/SLURM_TOKEN_SECRET_ARN: cannot read secret arn:slurm: AccessDeniedException/);
   });
 
   it('task graph: with a profile, shell tasks reach the nodes through its transport; without one, only reboot, drain and resume run', async () => {

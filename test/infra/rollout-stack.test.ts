@@ -7,6 +7,7 @@ import { restApiSpecs } from './rest-api.specs';
 import { rollingUpgradeSpecs } from './rolling-upgrade.specs';
 import { taskGraphSpecs } from './task-graph.specs';
 import { tableGrantSpecs } from './table-grants.specs';
+import { leastPrivilegeSpecs } from './least-privilege.specs';
 import { RolloutStack } from '../../infra/rollout-stack';
 import { synthRolloutStack, testApp } from '../support/synth-stack';
 import { TemplateQueries } from '../support/template-queries';
@@ -72,6 +73,7 @@ describe('RolloutStack', () => {
   describe('task graph', () => taskGraphSpecs(stack));
   describe('REST API', () => restApiSpecs(stack));
   describe('table grants', () => tableGrantSpecs(stack));
+  describe('least privilege', () => leastPrivilegeSpecs(stack));
   describe('environment upgrade', () => environmentUpgradeSpecs(stack));
 });
 

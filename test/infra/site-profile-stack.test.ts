@@ -98,3 +98,56 @@ describe('RolloutStack with a plain Slurm site: scontrol, slurm-reboot, slurm in
     }
   });
 });
+
+describe('RolloutStack with a site profile: each function reads the secrets and commands the instances of the services it calls, no others', () => {
+  const secret = (name: string) => `arn:aws:secretsmanager:eu-west-1:123456789012:secret:${name}-AbCdEf`;
+  const tasksHost = 'i-0fedcba9876543210';
+  const profile = parseSiteProfile({
+    workloadManager: { type: 'slurmrestd', url: 'https://slurm:6820', token: { secretArn: secret('slurm') } },
+    bootService: { type: 'bos', url: 'https://api-gw/apis/bos', token: { secretArn: secret('bos') } },
+    inventory: { type: 'hsm', url: 'https://api-gw/apis/smd', token: { secretArn: secret('hsm') } },
+    provisioner: { type: 'http', url: 'https://provisioner', token: { secretArn: secret('provisioner') } },
+    tasks: { transport: { type: 'ssm', instanceIds: [tasksHost], region: 'eu-west-1' } },
+  });
+  const template = Template.fromStack(new RolloutStack(testApp(), 'PerFunction', { siteProfile: profile }));
+  const resources = (template.toJSON() as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> }).Resources;
+  const grants = (handler: string) => {
+    const [, fn] = Object.entries(resources).find(([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties['Handler'] === handler)!;
+    const role = (fn.Properties['Role'] as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+    const statements = Object.values(resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties['Roles']).includes(`"${role}"`))
+      .flatMap((r) => (r.Properties['PolicyDocument'] as { Statement: Statement[] }).Statement);
+    const secrets = grantedOn(statements, 'secretsmanager:GetSecretValue').map((arn) => String(arn).replace(/^.*secret:(\w+)-AbCdEf$/, '$1'));
+    return { secrets: secrets.sort(), commands: grantedOn(statements, 'ssm:SendCommand').some((r) => JSON.stringify(r).includes(tasksHost)) };
+  };
+
+  it.each([
+    ['index.AwaitOperator', [], false],
+    ['index.OpenSession', ['bos'], false],
+    ['index.StartStep', ['bos', 'hsm', 'slurm'], true],
+    ['index.PickReadyGroups', [], false],
+    ['index.StartDeployment', ['hsm'], false],
+    ['index.StartBatch', ['provisioner'], false],
+    ['index.AdvanceTaskRun', ['bos', 'hsm', 'slurm'], true],
+    ['index.CloneSeed', [], false],
+    ['index.OpenEnvironmentUpgrade', ['bos', 'hsm'], false],
+    ['index.handler', ['bos', 'hsm'], false],
+  ] as const)('%s reads %j, commands the tasks host: %s', (handler, secrets, commands) => {
+    expect(grants(handler)).toEqual({ secrets: [...secrets], commands });
+  });
+
+  it("counts slurm-reboot's own use of the inventory (a boot limit's group) and of its transport", () => {
+    const rebootSite = parseSiteProfile({
+      transport: { type: 'ssm', instanceIds: [tasksHost], region: 'eu-west-1' },
+      workloadManager: { type: 'scontrol' },
+      bootService: { type: 'slurm-reboot' },
+      inventory: { type: 'hsm', url: 'https://api-gw/apis/smd', token: { secretArn: secret('hsm') } },
+    });
+    const rebootTemplate = Template.fromStack(new RolloutStack(testApp(), 'RebootSite', { siteProfile: rebootSite })).toJSON() as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+    const [, open] = Object.entries(rebootTemplate.Resources).find(([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties['Handler'] === 'index.OpenSession')!;
+    const role = (open.Properties['Role'] as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+    const text = JSON.stringify(Object.values(rebootTemplate.Resources).filter((r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties['Roles']).includes(`"${role}"`)));
+    expect(text).toContain(secret('hsm'));
+    expect(text).toContain(`instance/${tasksHost}`);
+  });
+});

@@ -1,29 +1,52 @@
-import { TABLE_ACTIONS } from '../../contracts';
-import { getAttArn, type Resource, type TemplateQueries } from '../support/template-queries';
+import { TABLE_ACTIONS, tableGrants, type FunctionName } from '../../contracts';
+import { getAttArn, type Resource, type Statement, type TemplateQueries } from '../support/template-queries';
 
-/** Least privilege on the sessions table: each function gets exactly the actions its stores call (contracts/table-access.ts). */
+/**
+ * Least privilege on the sessions table (contracts/table-access.ts): each function gets exactly the actions its
+ * stores call, on the partitions they reach only (dynamodb:LeadingKeys), on node locks reads and conditional
+ * updates only, and Query on the index when it lists.
+ */
 export function tableGrantSpecs(stack: TemplateQueries): void {
   const tableArn = () => getAttArn(stack.onlyOne('AWS::DynamoDB::Table')[0]);
-  /** The table actions a function's role grants, each with the resources it is granted on. */
-  const tableGrants = (name: string): Map<string, unknown[]> => {
-    const grants = new Map<string, unknown[]>();
-    for (const statement of stack.statementsOf(stack.resources[stack.functionId(name === 'Api' ? 'handler' : name)] as Resource)) {
-      for (const action of [statement.Action].flat().filter((a) => a.startsWith('dynamodb:'))) {
-        grants.set(action, [...(grants.get(action) ?? []), ...[statement.Resource].flat()]);
-      }
-    }
-    return grants;
-  };
+  const indexArn = () => ({ 'Fn::Join': ['', [tableArn(), '/index/*']] });
+  const functionOf = (name: string) => stack.resources[stack.functionId(name === 'Api' ? 'handler' : name)] as Resource;
+  /** The statements of a function's role that name DynamoDB actions. */
+  const tableStatements = (name: string): Statement[] =>
+    stack.statementsOf(functionOf(name)).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('dynamodb:')));
+  const leadingKeys = (statement: Statement) => statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
 
-  it.each(Object.entries(TABLE_ACTIONS))('%s: exactly the actions its stores call, on the table and its index', (name, actions) => {
-    const grants = tableGrants(name);
-    expect([...grants.keys()].sort()).toEqual(actions.map((action) => `dynamodb:${action}`).sort());
-    for (const resources of grants.values()) expect(resources).toEqual([tableArn(), { 'Fn::Join': ['', [tableArn(), '/index/*']] }]);
+  it.each(Object.keys(TABLE_ACTIONS))('%s: exactly the actions its stores call, on the partitions they reach; Query on the index', (name) => {
+    const grants = tableGrants(name as FunctionName | 'Api');
+    const statements = tableStatements(name);
+    const onTable = statements.filter((statement) => JSON.stringify(statement.Resource) === JSON.stringify(tableArn()));
+    const onIndex = statements.filter((statement) => JSON.stringify(statement.Resource) === JSON.stringify(indexArn()));
+    expect(onTable.length + onIndex.length).toBe(statements.length);
+    expect(onTable.map((statement) => ({ actions: [statement.Action].flat().sort(), partitions: leadingKeys(statement) }))).toEqual(
+      grants.table.map((grant) => ({ actions: grant.actions.map((action) => `dynamodb:${action}`).sort(), partitions: grant.partitions })),
+    );
+    // Every statement on the table names its partitions: none reaches the whole table.
+    for (const statement of onTable) expect(leadingKeys(statement)?.length).toBeGreaterThan(0);
+    expect(onIndex.map((statement) => statement.Action)).toEqual(grants.indexQuery ? ['dynamodb:Query'] : []);
   });
 
-  it('gives no function Scan, and DeleteItem or BatchWriteItem only to those whose stores call them', () => {
-    const holders = (action: string) => Object.keys(TABLE_ACTIONS).filter((name) => tableGrants(name).has(`dynamodb:${action}`));
-    expect(holders('Scan')).toEqual([]);
+  it('gives no function Scan, and no function a way to put over or delete a node lock', () => {
+    for (const name of Object.keys(TABLE_ACTIONS)) {
+      for (const statement of tableStatements(name)) {
+        const actions = [statement.Action].flat();
+        expect(actions).not.toContain('dynamodb:Scan');
+        if (leadingKeys(statement)?.includes('LOCK#*')) {
+          expect({ name, writes: actions.filter((a) => ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'].includes(a)) }).toEqual({ name, writes: [] });
+          expect({ name, partitions: leadingKeys(statement) }).toEqual({ name, partitions: ['LOCK#*'] });
+        }
+      }
+    }
+  });
+
+  it('lets the REST API function delete sessions, run starts, environments and environment upgrades, never a lock', () => {
+    const deletes = tableStatements('Api').filter((statement) => [statement.Action].flat().includes('dynamodb:DeleteItem'));
+    expect(deletes.flatMap((statement) => leadingKeys(statement) ?? ['(anything)'])).not.toContain('LOCK#*');
+    expect(deletes.flatMap((statement) => leadingKeys(statement) ?? [])).toEqual(expect.arrayContaining(['SESSION#*', 'RUN#*', 'ENVIRONMENTS', 'ENVUPGRADE#*']));
+    const holders = (action: string) => Object.keys(TABLE_ACTIONS).filter((name) => tableStatements(name).some((statement) => [statement.Action].flat().includes(`dynamodb:${action}`)));
     expect(holders('DeleteItem')).toEqual(['CloneSeed', 'Api']);
     // The REST API removes an ended session's or deployment's partition (DELETE /sessions|deployments/{id}) in batches.
     expect(holders('BatchWriteItem').sort()).toEqual(['AdvanceTaskRun', 'AdvanceWindow', 'Api', 'BootStep', 'CancelSession', 'CheckBoot', 'CheckQuiesce', 'CheckReturnToService', 'CleanUp', 'EvaluateBoot', 'OpenTaskRun', 'StartStep']);

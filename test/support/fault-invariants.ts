@@ -1,5 +1,6 @@
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
 import { buildDeploymentReport } from '../../engine/reports/deployment-report';
+import type { EnvironmentStore } from '../../ports/environment-store';
 import type { SiteState } from '../../simulator';
 import { deploymentNodeRuns } from './deployment-sites';
 
@@ -91,4 +92,23 @@ export async function observeDeployment(runtime: EmbeddedRuntime, deploymentId: 
     };
   });
   return invariantViolations(nodes, site, new Map());
+}
+
+/**
+ * Environments (Fuel's): each site node in at most one environment, each node id in one, each name on
+ * one, as a reader of the store sees them.
+ */
+export async function observeEnvironments(store: EnvironmentStore): Promise<string[]> {
+  const holders = { 'site node': new Map<string, number[]>(), 'node id': new Map<string, number[]>(), name: new Map<string, number[]>() };
+  const add = (map: Map<string, number[]>, key: string, id: number) => map.set(key, [...(map.get(key) ?? []), id]);
+  for (const environment of await store.listEnvironments()) {
+    add(holders.name, environment.name, environment.id);
+    for (const node of environment.nodes) {
+      add(holders['site node'], node.name, environment.id);
+      add(holders['node id'], String(node.id), environment.id);
+    }
+  }
+  return Object.entries(holders).flatMap(([what, map]) =>
+    [...map].filter(([, ids]) => ids.length > 1).map(([key, ids]) => `${what} ${key}: in environments ${ids.join(', ')}`),
+  );
 }

@@ -8,6 +8,7 @@ export interface Resource {
 export interface Statement {
   Action: string | string[];
   Resource: unknown;
+  Condition?: Record<string, Record<string, string[]>>;
 }
 
 export const getAttArn = (logicalId: string) => ({ 'Fn::GetAtt': [logicalId, 'Arn'] });

@@ -1,7 +1,8 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createApi } from '../../api';
 import { defaultEnvironmentUpgradeSettings } from '../../lambdas/activities/environment-upgrade/dependencies';
 import { failEnvironmentUpgrade } from '../../lambdas/activities/environment-upgrade/fail-environment-upgrade';
-import { TABLE_ACTIONS, type TableAction } from '../../contracts';
+import { SITE_SERVICES, TABLE_ACTIONS, tableGrants, type FunctionName, type TableAction } from '../../contracts';
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
 import { invokedFunction } from '../../engine/local-step-functions';
 import { parseSiteDefinition } from '../../simulator';
@@ -19,21 +20,86 @@ import { EXAMPLE_GRAPH, exampleSite } from '../support/task-graph-runs';
  * attributed to the function the engine is running (invokedFunction) when they are made.
  */
 const calls = new Map<string, Set<string>>();
+/** Per function, each call's action and the leading keys it names (`index:<partition>` for a Query of the index). */
+const keyed = new Map<string, Map<string, { action: string; keys: string[] }>>();
+
+type AttributeMap = Record<string, { S?: string } | string>;
+/** A value as the document client gives it (plain) or marshalled ({S}). */
+const text = (value: { S?: string } | string | undefined) => (typeof value === 'string' ? value : value?.S);
+/** The partition key values a call names (IAM's dynamodb:LeadingKeys), or the index partition it queries. */
+function leadingKeys(action: string, input: Record<string, unknown>): string[] {
+  const pk = (item: unknown) => text((item as AttributeMap | undefined)?.['pk']) ?? '?';
+  const perTable = (requests: unknown) => Object.values((requests ?? {}) as Record<string, unknown>);
+  switch (action) {
+    case 'GetItem':
+    case 'UpdateItem':
+    case 'DeleteItem':
+      return [pk(input['Key'])];
+    case 'PutItem':
+      return [pk(input['Item'])];
+    case 'BatchGetItem':
+      return perTable(input['RequestItems']).flatMap((request) => ((request as { Keys: unknown[] }).Keys ?? []).map(pk));
+    case 'BatchWriteItem':
+      return perTable(input['RequestItems']).flatMap((writes) =>
+        (writes as { PutRequest?: { Item: unknown }; DeleteRequest?: { Key: unknown } }[]).map((w) => pk(w.PutRequest?.Item ?? w.DeleteRequest?.Key)),
+      );
+    case 'Query': {
+      const condition = String(input['KeyConditionExpression'] ?? '');
+      const placeholder = /^\s*(\w+)\s*=\s*(:\w+)/.exec(condition);
+      const value = placeholder ? text((input['ExpressionAttributeValues'] as AttributeMap)[placeholder[2]!]) : undefined;
+      return [input['IndexName'] ? `index:${value}` : (value ?? '?')];
+    }
+    default:
+      return ['?'];
+  }
+}
 
 function recordCalls(runtime: EmbeddedRuntime): void {
   runtime.dynamoDb.rawClient.middlewareStack.add(
     (next, context) => (args) => {
       const fn = invokedFunction.getStore();
-      if (fn) calls.set(fn, (calls.get(fn) ?? new Set()).add((context.commandName ?? '').replace(/Command$/, '')));
+      if (fn) {
+        const action = (context.commandName ?? '').replace(/Command$/, '');
+        calls.set(fn, (calls.get(fn) ?? new Set()).add(action));
+        const keys = [...new Set(leadingKeys(action, args.input as Record<string, unknown>))].sort();
+        const seen = keyed.get(fn) ?? new Map<string, { action: string; keys: string[] }>();
+        seen.set(`${action} ${keys.join(' ')}`, { action, keys });
+        keyed.set(fn, seen);
+      }
       return next(args);
     },
     { step: 'initialize' },
   );
 }
 
+/** Per function, the site services it called (each port method call, attributed as the DynamoDB calls are; a connector's own calls to another port, such as a command-driven one's to its transport, count as its own). */
+const services = new Map<string, Set<string>>();
+const insideService = new AsyncLocalStorage<true>();
+
+function recordServices(runtime: EmbeddedRuntime): void {
+  const site = runtime.site as unknown as Record<string, Record<string, unknown> | undefined>;
+  for (const service of ['workloadManager', 'bootService', 'inventory', 'provisioner', 'commands']) {
+    const port = site[service];
+    if (!port) continue;
+    const methods = new Set<string>();
+    for (let proto: object | null = port; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+      for (const name of Object.getOwnPropertyNames(proto)) if (name !== 'constructor' && typeof port[name] === 'function') methods.add(name);
+    }
+    for (const method of methods) {
+      const original = port[method] as (...args: unknown[]) => unknown;
+      port[method] = function (this: unknown, ...args: unknown[]) {
+        const fn = invokedFunction.getStore();
+        if (fn && !insideService.getStore()) services.set(fn, (services.get(fn) ?? new Set()).add(service));
+        return insideService.run(true, () => original.apply(this, args));
+      };
+    }
+  }
+}
+
 async function withRuntime(options: Parameters<typeof startTestRuntime>[0], work: (runtime: EmbeddedRuntime) => Promise<void>): Promise<void> {
   const runtime = await startTestRuntime(options);
   recordCalls(runtime);
+  recordServices(runtime);
   try {
     await work(runtime);
   } finally {
@@ -74,13 +140,29 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
           await api({ method: 'GET', path: '/sessions' });
           await api({ method: 'GET', path: `/sessions/${busy.id}` });
           expect((await api({ method: 'DELETE', path: `/sessions/${busy.id}` })).status).toBe(200);
-          expect((await api({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }) })).status).toBe(200);
+          expect((await api({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }), contentType: 'application/json' })).status).toBe(200);
           // A clone that cannot be made: its claim is released (DeleteItem).
-          expect((await api({ method: 'POST', path: '/environments/2/upgrade/clone', body: JSON.stringify({ name: 'legacy-8.0', release_id: 2 }) })).status).toBe(409);
+          expect((await api({ method: 'POST', path: '/environments/2/upgrade/clone', body: JSON.stringify({ name: 'legacy-8.0', release_id: 2 }), contentType: 'application/json' })).status).toBe(409);
           await api({ method: 'GET', path: '/deployments' });
         }),
       );
       expect((await busy.outcome).status).toBe('SUCCEEDED');
+      // Then the ended session is removed (DeleteItem, BatchWriteItem), an environment deleted, and runs the site would
+      // refuse are started through an API that does not check the site: their first states record the refusal on the run start.
+      const blind = createApi({ controlPlane: runtime, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts });
+      const json = 'application/json';
+      const refusedRuns = await invokedFunction.run('Api', () =>
+        runtime.clock.busy(async () => {
+          expect((await api({ method: 'DELETE', path: `/sessions/${busy.id}` })).body).toMatchObject({ removed: true });
+          expect((await api({ method: 'DELETE', path: '/environments/3' })).status).toBe(200);
+          const session = await blind({ method: 'POST', path: '/sessions', body: JSON.stringify(upgradeRequest({ upgradeTemplateId: 'no-such-image' })), contentType: json });
+          const deployment = await blind({ method: 'POST', path: '/deployments', body: JSON.stringify({ nodes: ['no-such-node'] }), contentType: json });
+          expect([session.status, deployment.status]).toEqual([201, 201]);
+          return [(session.body as { id: string }).id, (deployment.body as { id: string }).id] as const;
+        }),
+      );
+      await eventually(runtime, async () => ((await runtime.runStarts.get(refusedRuns[1]))?.refused && (await runtime.runStarts.get(refusedRuns[0]))?.refused ? true : undefined), 'the refusals');
+      await invokedFunction.run('Api', () => runtime.clock.busy(() => api({ method: 'DELETE', path: `/sessions/${refusedRuns[0]}` })));
     });
     // Group deployments: over SSM (the command provisioner's records), and over HTTP with a group whose actions cannot be polled (Fail Group).
     const nodes = ['a-n', 'b-n', 'c-n'].map((name, i) => ({ name, nid: i + 1 }));
@@ -97,7 +179,7 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
     // starts), whose controllers' upgrade fails (a controller does not boot): Fail Environment Upgrade records it.
     await withRuntime({ site: buildCloudSite((name) => (name === 'ctl-2' ? { faults: { boot: 'fail' } } : {})) }, async (runtime) => {
       const api = createApi({ controlPlane: runtime, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts, site: runtime.site });
-      const created = await invokedFunction.run('Api', () => runtime.clock.busy(() => api({ method: 'POST', path: '/environments/5/upgrade', body: JSON.stringify(environmentUpgradeRequest()) })));
+      const created = await invokedFunction.run('Api', () => runtime.clock.busy(() => api({ method: 'POST', path: '/environments/5/upgrade', body: JSON.stringify(environmentUpgradeRequest()), contentType: 'application/json' })));
       expect(created.status).toBe(201);
       const { id } = created.body as { id: string };
       await eventually(
@@ -127,13 +209,46 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
     });
   }, 300_000);
 
-  it('covers every function (the runs reach each of them)', () => {
+  it('covers every function (the runs reach each of them), and the paths that write outside their own partition', () => {
     expect([...calls.keys()].sort()).toEqual(Object.keys(TABLE_ACTIONS).sort());
+    const made = (fn: string) => [...(keyed.get(fn)?.keys() ?? [])].map((call) => call.replace(/#\S*/g, '#*'));
+    // The API removes an ended session (its item, then the rest in batches) and refused run starts, and deletes environments.
+    expect(made('Api')).toEqual(expect.arrayContaining(['BatchWriteItem SESSION#*', 'DeleteItem SESSION#*', 'DeleteItem RUN#*', 'DeleteItem ENVIRONMENTS']));
+    // A first state that refuses records it on the run start.
+    expect(made('OpenSession')).toContain('PutItem RUN#*');
+    expect(made('StartDeployment')).toContain('PutItem RUN#*');
   });
 
   it.each(Object.keys(TABLE_ACTIONS))('%s', (name) => {
     const granted = new Set<string>(TABLE_ACTIONS[name as keyof typeof TABLE_ACTIONS] as readonly TableAction[]);
     expect([...(calls.get(name) ?? [])].filter((action) => !granted.has(action))).toEqual([]);
+  });
+
+  /** IAM's ForAllValues:StringLike on dynamodb:LeadingKeys: every key the call names matches one of the patterns. */
+  const allowedBy = (patterns: readonly string[], keys: readonly string[]) =>
+    keys.every((key) => patterns.some((pattern) => (pattern.endsWith('*') ? key.startsWith(pattern.slice(0, -1)) : key === pattern)));
+
+  it.each(Object.keys(TABLE_ACTIONS))('%s: each call is on partitions one of its grants names (locks: read and conditional update only)', (name) => {
+    const grants = tableGrants(name as FunctionName | 'Api');
+    const refused = [...(keyed.get(name)?.values() ?? [])].filter(({ action, keys }) => {
+      if (keys.every((key) => key.startsWith('index:'))) return !(action === 'Query' && grants.indexQuery);
+      return !grants.table.some((grant) => grant.actions.includes(action as TableAction) && allowedBy(grant.partitions, keys));
+    });
+    expect(refused).toEqual([]);
+  });
+
+  it('no function may put over or delete a lock; the API function may touch none', () => {
+    for (const name of Object.keys(TABLE_ACTIONS)) {
+      for (const grant of tableGrants(name as FunctionName | 'Api').table) {
+        if (grant.partitions.includes('LOCK#*')) expect({ name, actions: grant.actions.filter((a) => ['PutItem', 'DeleteItem', 'BatchWriteItem'].includes(a)) }).toEqual({ name, actions: [] });
+      }
+    }
+    expect(tableGrants('Api').table.flatMap((grant) => grant.partitions)).not.toContain('LOCK#*');
+  });
+
+  it.each(Object.keys(SITE_SERVICES))('%s: calls only the site services the stack grants it the secrets and targets of', (name) => {
+    const granted = new Set<string>(SITE_SERVICES[name as FunctionName | 'Api']);
+    expect([...(services.get(name) ?? [])].filter((service) => !granted.has(service))).toEqual([]);
   });
 
   it('no call is a Scan', () => {

@@ -1,6 +1,6 @@
 import { ENVIRONMENT_UPGRADE_KIND, withMessages, type EnvironmentUpgradePlan, type EnvironmentUpgradePointer, type EnvironmentUpgradeSession } from '../../../core/environments';
 import { InvalidInputError, SessionNotFoundError, UpgradeConflictError } from '../../../core/errors';
-import { idForExecution } from '../../../core/execution-id';
+import { idForExecution, isPossibleSessionId } from '../../../core/execution-id';
 import type { EnvironmentUpgradeDependencies } from './dependencies';
 import { failed, isRefusal, pointerTo, problemsOf, setEnvironmentStatus } from './phase-runner';
 import { checkOnSite, planFromStore } from './validate-request';
@@ -33,6 +33,9 @@ const isContinuation = (input: unknown): input is ContinuationInput => typeof in
 export async function openEnvironmentUpgrade(event: OpenEnvironmentUpgradeEvent, deps: EnvironmentUpgradeDependencies): Promise<EnvironmentUpgradePointer> {
   const limits = { iteration: 0, iterationLimit: deps.settings.iterationsPerExecution, generation: 0 };
   if (isContinuation(event.input)) {
+    const { resumeUpgradeId } = event.input;
+    // An id no session can have is not looked up: a key over DynamoDB's limit is an error, not "not found".
+    if (typeof resumeUpgradeId !== 'string' || !isPossibleSessionId(resumeUpgradeId)) throw new SessionNotFoundError(String(resumeUpgradeId));
     const stored = await deps.upgrades.getUpgrade(event.input.resumeUpgradeId);
     if (!stored) throw new SessionNotFoundError(event.input.resumeUpgradeId);
     return pointerTo(stored.session, { ...limits, generation: event.input.generation ?? 0 });

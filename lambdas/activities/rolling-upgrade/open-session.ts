@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { InvalidInputError, SessionNotFoundError } from '../../../core/errors';
 import { parseOrThrow } from '../../../core/validation';
-import { idForExecution } from '../../../core/execution-id';
+import { MAX_SESSION_ID_LENGTH, idForExecution } from '../../../core/execution-id';
 import { parseUpgradeRequest, unsupportedControls, type UpgradeRequest } from '../../../core/rolling-upgrade/upgrade-request';
 import { sessionControlOf, type CancelRequested, type StopRequested } from '../../../core/session-control';
 import { resumedProgress } from '../../../core/rolling-upgrade/stop-decisions';
@@ -26,7 +26,7 @@ export interface ContinuationInput {
 
 /** `{resumeUpgradeId}` alone: a continuation that also carries request fields (or a non-string id) is refused, not silently resumed. */
 const continuationSchema = z.strictObject({
-  resumeUpgradeId: z.string({ error: 'resumeUpgradeId must be a session id (a string)' }).min(1, 'resumeUpgradeId must not be empty'),
+  resumeUpgradeId: z.string({ error: 'resumeUpgradeId must be a session id (a string)' }).min(1, 'resumeUpgradeId must not be empty').max(MAX_SESSION_ID_LENGTH, `resumeUpgradeId must be at most ${MAX_SESSION_ID_LENGTH} characters`),
   generation: z.number({ error: 'generation must be a whole number' }).int('generation must be a whole number').min(0, 'generation must not be negative').optional(),
   /** Step Functions links a child execution to its parent with it (continue-as-new). */
   AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID: z.string().optional(),

@@ -91,9 +91,11 @@ describe('DynamoDbEnvironmentStore', () => {
       name: 'ResourceConflictError',
       problems: [{ field: 'nodes[0].id', message: 'node 21 belongs to environment 2' }],
     });
-    // What could be written was: registering it again without the held node completes it.
+    // All or nothing: what it wrote was given back (no node, no environment), and its name is free.
+    expect(await store.getNode(81)).toBeUndefined();
+    expect(await store.getEnvironment(8)).toBeUndefined();
+    expect(await store.addEnvironment({ id: 8, name: 'new', release_id: 1, status: 'operational', attributes: { editable: {}, generated: {} }, nodes: [{ ...node, id: 81, name: 'node-81' }] })).toBe('created');
     expect((await store.getNode(81))?.clusterId).toBe(8);
-    expect(await store.addEnvironment({ id: 8, name: 'new', release_id: 1, status: 'operational', attributes: { editable: {}, generated: {} }, nodes: [{ ...node, id: 81, name: 'node-81' }] })).toBe('unchanged');
     // And new seeds take ids above it.
     expect((await store.createSeed(draft(3, 'idle-8.0'))).id).toBe(9);
   });

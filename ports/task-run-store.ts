@@ -1,7 +1,12 @@
 import type { OperationState } from '../core/scheduling';
 import type { ScheduleFields, TaskRunChunk, TaskRunPlan, TaskRunSettings } from '../core/task-graph';
+import type { RunMessages } from './run-messages';
 
-export type TaskRunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+/** RUNNING, then SUCCEEDED or FAILED; a cancel request turns RUNNING into CANCELLING, which the workflow picks up and ends CANCELLED. */
+export type TaskRunStatus = 'RUNNING' | 'CANCELLING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
+
+/** The statuses a task run ends in: no workflow works on it any more. */
+export const ENDED_TASK_RUN_STATUSES: readonly TaskRunStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 
 /** A task run: its settings, where its schedule is, and counts for a cheap progress read. */
 export interface TaskRunRecord {
@@ -27,10 +32,18 @@ export interface TaskRunRecord {
  * Durable state of task runs: the plan (written once, in parts), the record, and each chunk of
  * nodes' task states. Single-item conditional writes only.
  */
-export interface TaskRunStore {
+export interface TaskRunStore extends RunMessages {
   /** Writes the plan and the chunks, then the record. Idempotent: an existing run is left as it is. */
   createRun(record: Omit<TaskRunRecord, 'increment'>, plan: TaskRunPlan, chunks: readonly TaskRunChunk[]): Promise<void>;
   getRun(runId: string): Promise<TaskRunRecord | undefined>;
+  /** Standalone runs (not a group deployment's deploy phase), newest first. */
+  listRuns(): Promise<TaskRunRecord[]>;
+  /**
+   * The cancel request: RUNNING -> CANCELLING (a conditional write; the workflow reads it at its next
+   * pass). Throws TaskRunNotFoundError, or SessionNotCancellableError once it has ended. Asking again
+   * while CANCELLING is no error.
+   */
+  requestCancel(runId: string): Promise<TaskRunRecord>;
   getPlan(runId: string): Promise<TaskRunPlan>;
   /** Every chunk, in order. */
   getChunks(runId: string, chunkCount: number): Promise<TaskRunChunk[]>;
@@ -38,7 +51,8 @@ export interface TaskRunStore {
   putChunks(runId: string, chunks: ReadonlyMap<number, TaskRunChunk>): Promise<void>;
   /**
    * Applies an increment: the record's fields replaced and `increment` bumped, if it is still at
-   * `expectedIncrement`; else StaleWriteError (another attempt applied it).
+   * `expectedIncrement`; else StaleWriteError (another attempt applied it). The status is written
+   * only when the run ends, so a cancel request written meanwhile is never overwritten.
    */
   commitIncrement(runId: string, expectedIncrement: number, update: Pick<TaskRunRecord, 'schedule' | 'counts' | 'status'> & { finishedAt?: number }): Promise<void>;
 }

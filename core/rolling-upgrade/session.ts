@@ -1,3 +1,4 @@
+import { DRAIN_PREFIX } from '../site/node-claims';
 import type { UpgradeRequest } from './upgrade-request';
 
 /** CRUS's stages, plus ROLLING (mode window: every node moves through its own phases in one stage), plus CANCELLING (CRUS's delete sequence) and COMPLETE (the workflow's end). */
@@ -24,7 +25,8 @@ export const FailureReason = {
 } as const;
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
 
-export const DRAIN_REASON = 'rolling-upgrade';
+/** The prefix of a rolling upgrade's drain reason (`rolling-upgrade <session id>`: core/site/node-claims.ts). */
+export const DRAIN_REASON = DRAIN_PREFIX.upgrade;
 export const COMPLETED_MESSAGE = 'Upgrade Session Completed';
 
 /** Where the session stands; the only state a handler trusts (the workflow payload only points at it). */

@@ -1,7 +1,8 @@
 import { SiteServiceError, UnknownNodesError } from '../errors';
 import type { BootSessionStatus, WlmNode } from '../site/site-nodes';
 import { shortList } from '../text';
-import { DRAIN_REASON, FailureReason, type NodeRecord } from './session';
+import { drainClaim } from '../site/node-claims';
+import { FailureReason, type NodeRecord } from './session';
 import {
   enterStage,
   failNodes,
@@ -77,7 +78,7 @@ export function decideStartStep({ session, progress, nodes, observed, now }: Sta
     waitSeconds: 0,
     actions: [
       ...emptyFailed,
-      ...(toDrain.length > 0 ? [{ type: 'drain' as const, nodes: names(toDrain), reason: DRAIN_REASON }] : []),
+      ...(toDrain.length > 0 ? [{ type: 'drain' as const, nodes: names(toDrain), reason: drainClaim('upgrade', session.upgradeId) }] : []),
       ...recordNodes(nodes, { status: 'IN_PROGRESS', phase: 'DRAINING' }),
     ],
     message: `Step ${progress.step} of ${session.stepCount}: draining ${nodes.length} node(s): ${shortList(names(nodes))}`,

@@ -1,6 +1,6 @@
-import { InvalidInputError, LockLostError, SessionNotFoundError, StaleWriteError } from '../../../core/errors';
+import { ClaimedElsewhereError, InvalidInputError, LockLostError, SessionNotFoundError, StaleWriteError } from '../../../core/errors';
 import { cancelSwitchesAt, decideCancelRequested } from '../../../core/rolling-upgrade/cancel-decisions';
-import { activeNodes, addCounts, decideFailedAttempt, decideLocksLost, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
+import { activeNodes, addCounts, decideClaimedElsewhere, decideFailedAttempt, decideLocksLost, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
 import type { NodeRecord, Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import { applyDecision } from './apply-decision';
 import { loadStepNodes, renewLocks } from './observe';
@@ -67,10 +67,12 @@ export async function runActivity(
       const fresh = await deps.store.getSession(state.upgradeId);
       return next(fresh?.progress ?? progress, 0);
     }
-    if (err instanceof LockLostError) {
-      // Another session holds these nodes now: record the loss and go on at once without them.
+    if (err instanceof LockLostError || err instanceof ClaimedElsewhereError) {
+      // Another session holds these nodes now, or another control plane's run claims them at the site:
+      // record them left alone and go on at once without them.
       const nodes = session.mode === 'window' ? await loadWindowInFlight(deps, session) : await loadStepNodes(deps, session, progress.step);
-      await recordLostLocks(deps, session, progress, nodes, err.lost);
+      if (err instanceof LockLostError) await recordLostLocks(deps, session, progress, nodes, err.lost);
+      else await recordClaimedElsewhere(deps, session, progress, nodes, err.claims);
       return next(progress, 0);
     }
     if (err instanceof InvalidInputError || err instanceof SessionNotFoundError) throw err;
@@ -106,6 +108,19 @@ async function recordLostLocks(
   lost: ReadonlyMap<string, string | undefined>,
 ): Promise<void> {
   const decision = decideLocksLost(session.mode === 'window' ? 'window' : progress.step, nodes, lost);
+  if (!decision) return;
+  await applyDecision(deps, session, { progress, waitSeconds: 0, actions: decision.actions });
+  await deps.store.appendMessage(session.upgradeId, decision.message);
+}
+
+async function recordClaimedElsewhere(
+  deps: RollingUpgradeDependencies,
+  session: UpgradeSession,
+  progress: Progress,
+  nodes: readonly NodeRecord[],
+  claims: ReadonlyMap<string, string>,
+): Promise<void> {
+  const decision = decideClaimedElsewhere(session.mode === 'window' ? 'window' : progress.step, nodes, claims);
   if (!decision) return;
   await applyDecision(deps, session, { progress, waitSeconds: 0, actions: decision.actions });
   await deps.store.appendMessage(session.upgradeId, decision.message);

@@ -33,7 +33,7 @@ export const startStep: ActivityBody = async ({ session, progress, deps, now }) 
   const step = progress.step < planned.stepCount ? activeNodes(await loadStepNodes(deps, planned, progress.step)) : [];
   const { heldByOthers, locked } = await lockAllOrNone(deps, planned, step);
   const nodes = heldByOthers.size === 0 ? locked : step;
-  const wlm = heldByOthers.size === 0 ? await observeWlm(deps, nodes) : new Map();
+  const wlm = heldByOthers.size === 0 ? await observeWlm(deps, planned, nodes) : new Map();
   const outcome = await applyDecision(deps, planned, decideStartStep({ session: planned, progress, nodes, observed: { failedMembers, heldByOthers, wlm }, now }), nodes);
   if (outcome.progress.stage !== 'STARTING' && outcome.progress.step === progress.step && progress.step < planned.stepCount) {
     await publishStatusEvents(deps, [

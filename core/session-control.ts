@@ -7,11 +7,13 @@ import { parseOrThrow } from './validation';
  * Functions console (Start execution on the same state machine) can reach them:
  * `{"cancelUpgradeId": ID}` / `{"cancelDeploymentId": ID}` write the cancel request and end;
  * `{"resumeDeploymentId": ID}` carries a deployment on from the store. (An upgrade's
- * `{"resumeUpgradeId"}` is its continue-as-new input too: Open Session reads it itself.)
+ * `{"resumeUpgradeId"}` and a task run's `{"resumeRunId"}` are their continue-as-new inputs too:
+ * Open Session and Open Task Run read them themselves.)
  */
 export const SESSION_CONTROL_KEYS = {
   upgrade: { cancel: 'cancelUpgradeId', resume: 'resumeUpgradeId' },
   deployment: { cancel: 'cancelDeploymentId', resume: 'resumeDeploymentId' },
+  tasks: { cancel: 'cancelRunId', resume: 'resumeRunId' },
 } as const;
 
 export type SessionControlKind = keyof typeof SESSION_CONTROL_KEYS;

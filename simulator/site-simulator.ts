@@ -7,6 +7,7 @@ import { InventoryModel } from './models/inventory';
 import { ProvisionerModel } from './models/provisioner';
 import { TaskRunnerModel, type TaskLogEntry } from './models/task-runner';
 import { WorkloadManagerModel } from './models/workload-manager';
+import { NodeChangeLog, type NodeChange } from './models/node-changes';
 
 export interface SiteNodeState {
   /** sinfo-style: IDLE, DRAINING, DRAINED, DOWN*, FAILING, ... */
@@ -41,6 +42,8 @@ export interface SiteState {
   violations: string[];
   /** Every task-graph task run, in start order. */
   taskLog: TaskLogEntry[];
+  /** Every drain, resume, fail, boot, prepare and deploy, in order, with the run the site says made it. */
+  changes: NodeChange[];
 }
 
 /** The simulated site: its four services sharing one simulated timeline. */
@@ -55,6 +58,7 @@ export class SiteSimulator {
   /** The Slurm head node that SSM Run Command reaches. */
   readonly headNode: HeadNodeModel;
   private readonly violationLog: string[] = [];
+  private readonly changeLog = new NodeChangeLog();
 
   constructor(
     site: SiteDefinition,
@@ -64,7 +68,8 @@ export class SiteSimulator {
     const violations = this.violationLog;
     this.timeline = timeline;
     this.tasks = new TaskRunnerModel({ timing: site.timing, nodes: site.nodes, timeline, violations });
-    this.workloadManager = new WorkloadManagerModel(site.nodes, timeline, site.workload, this.tasks);
+    const changes = this.changeLog;
+    this.workloadManager = new WorkloadManagerModel(site.nodes, timeline, site.workload, this.tasks, changes);
     this.inventory = new InventoryModel(site);
     this.bootService = new BootServiceModel({
       templates: site.bootTemplates,
@@ -75,8 +80,9 @@ export class SiteSimulator {
       timeline,
       violations,
       observer: this.tasks,
+      changes,
     });
-    this.provisioner = new ProvisionerModel({ timing: site.timing, nodes: site.nodes, timeline, violations });
+    this.provisioner = new ProvisionerModel({ timing: site.timing, nodes: site.nodes, timeline, violations, changes });
     this.headNode = new HeadNodeModel({
       workloadManager: this.workloadManager,
       inventory: this.inventory,
@@ -87,6 +93,7 @@ export class SiteSimulator {
       commandFaults: site.commandFaults,
       timeline,
       violations,
+      changes,
     });
   }
 
@@ -114,6 +121,6 @@ export class SiteSimulator {
       };
     }
     const groups = Object.fromEntries(this.inventory.listGroups().map((g) => [g.label, g.members]));
-    return { now, groups, nodes, violations: [...this.violationLog], taskLog: this.tasks.taskLog() };
+    return { now, groups, nodes, violations: [...this.violationLog], taskLog: this.tasks.taskLog(), changes: this.changeLog.entries() };
   }
 }

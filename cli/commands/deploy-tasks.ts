@@ -73,17 +73,36 @@ export async function runTaskGraphDeploy(options: TaskGraphDeployOptions & { gra
     const parsed = parseTaskRunRequest(request);
     requireTaskRuns(planTaskGraph(parsed.graph, taskGraphNodes(await inventoryOf(source)), parsed.selection));
   }
+  return runTaskGraphWorkflow(options, request, source);
+}
+
+/**
+ * Runs the TaskGraph workflow with `input` (a request, or `{resumeRunId}` to carry a run on from the
+ * store after its process died), says the run's id at once (on stderr: `rollout session` finds it by
+ * it), shows its progress, and prints the run at the end. Ctrl-C cancels the run (no task starts after
+ * it, tasks in flight finish, its own drains are lifted); a second Ctrl-C leaves at once. Returns the exit code.
+ */
+export async function runTaskGraphWorkflow(options: TaskGraphDeployOptions, input: TaskRunRequestInput | { resumeRunId: string }, loaded?: SiteSource): Promise<number> {
+  const target = remoteTarget(options);
+  checkSiteOptions(options, target !== undefined);
+  const source = target ? undefined : (loaded ?? (await loadSiteSource(options)));
   const runtime = await connectRunTarget(target, source, options);
   try {
     const startedReal = performance.now();
     const startedSimulated = runtime.now();
-    const run = await runtime.run('taskGraph', request);
-    const progress = showTaskRunProgress(runtime, run.id);
+    const resumed = 'resumeRunId' in input ? input.resumeRunId : undefined;
+    if (resumed !== undefined) await checkResumable(runtime, resumed);
+    const run = resumed !== undefined ? await runtime.resume('tasks', resumed) : await runtime.run('taskGraph', input);
+    const runId = resumed ?? run.id;
+    process.stderr.write(`task run ${runId} ${resumed !== undefined ? 'resumed' : 'started'} (rollout session get ${runId}; Ctrl-C cancels it)\n`);
+    const progress = showTaskRunProgress(runtime, runId);
+    const stopOnInterrupt = cancelOnInterrupt(runtime, runId);
     const outcome = await run.outcome;
+    stopOnInterrupt();
     await progress.stop();
     if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
     if (options.siteStateOut) await writeSiteState(options.siteStateOut, source!, runtime);
-    const view = await runtime.taskRun(run.id);
+    const view = await runtime.taskRun(runId);
     if (!view) throw new CliError(`the workflow ended (${outcome.status}) before opening the task run: ${causeMessage(outcome)}`, ExitCode.notCompleted);
     if (options.json) process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
     else {
@@ -98,6 +117,25 @@ export async function runTaskGraphDeploy(options: TaskGraphDeployOptions & { gra
   } finally {
     await runtime.close();
   }
+}
+
+async function checkResumable(runtime: RolloutRuntime, runId: string): Promise<void> {
+  const found = await runtime.status(runId);
+  if (found?.kind !== 'tasks') throw new CliError(`no task run with id '${runId}'`, ExitCode.invalidInput);
+  if (found.ended) throw new CliError(`task run ${runId} has ended (${found.state}): nothing to resume`, ExitCode.notCompleted);
+}
+
+/** Ctrl-C cancels the run; a second Ctrl-C leaves at once. */
+function cancelOnInterrupt(runtime: RolloutRuntime, runId: string): () => void {
+  let interrupted = false;
+  const onInterrupt = () => {
+    if (interrupted) process.exit(ExitCode.notCompleted);
+    interrupted = true;
+    process.stderr.write('\ncancelling the task run (Ctrl-C again to leave at once)...\n');
+    runtime.cancel(runId).catch((err: unknown) => process.stderr.write(`cancel failed: ${String(err)}\n`));
+  };
+  process.on('SIGINT', onInterrupt);
+  return () => process.off('SIGINT', onInterrupt);
 }
 
 /** The task runs of a deployment's groups (those whose deploy phase ran the graph), by group. */

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { DeploymentNotFoundError, SessionGateError, SessionNotCancellableError, SessionNotFoundError } from '../../core/errors';
 import { RolloutClient } from '../../engine/client/rollout-client';
 import { openSessions } from '../../engine/open-runtime';
-import type { CancelResult, GateResult, RolloutSessions, SessionKind, SessionListing } from '../../engine/runtime';
+import type { CancelResult, GateResult, RolloutSessions, SessionKind, SessionListing, SessionView } from '../../engine/runtime';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
@@ -12,6 +12,9 @@ import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
 import { runDeploymentWorkflow } from './deploy';
 import { runUpgradeWorkflow, type UpgradeRunOptions } from './upgrade';
+import { runTaskGraphWorkflow } from './deploy-tasks';
+import { showTaskRunProgress } from '../task-run-progress';
+import { renderTaskRunSummary } from '../task-run-summary';
 
 interface SessionOptions extends TargetOptions {
   dataDir?: string;
@@ -19,7 +22,7 @@ interface SessionOptions extends TargetOptions {
   kind?: string;
 }
 
-const KINDS: readonly SessionKind[] = ['upgrade', 'deployment'];
+const KINDS: readonly SessionKind[] = ['upgrade', 'deployment', 'tasks'];
 
 /** Where the sessions are: a data directory, a running `rollout serve`, or a deployed stack. */
 function sessionSource(command: Command): Command {
@@ -29,11 +32,11 @@ function sessionSource(command: Command): Command {
 export function registerSessionCommands(program: Command): void {
   const session = program
     .command('session')
-    .description('Inspect, watch, cancel and resume upgrades and deployments: of a data directory, a `rollout serve` (--endpoint) or a deployed stack (--aws)');
+    .description('Inspect, watch, cancel and resume upgrades, deployments and task runs: of a data directory, a `rollout serve` (--endpoint) or a deployed stack (--aws)');
 
   sessionSource(session.command('list'))
-    .description('List upgrades and deployments, newest first')
-    .option('--kind <kind>', 'only upgrades or only deployments (upgrade|deployment)')
+    .description('List upgrades, deployments and task runs, newest first')
+    .option('--kind <kind>', 'only upgrades, deployments or task runs (upgrade|deployment|tasks)')
     .option('--json', 'print JSON')
     .action(async (options: SessionOptions) =>
       withSessions(options, async (sessions) => {
@@ -53,15 +56,14 @@ export function registerSessionCommands(program: Command): void {
     );
 
   sessionSource(session.command('get'))
-    .description('Show one upgrade (nodes and messages) or deployment (groups and nodes)')
-    .argument('<id>', 'upgrade or deployment id')
+    .description('Show one upgrade (nodes and messages), deployment (groups and nodes) or task run (each node\'s tasks and messages)')
+    .argument('<id>', 'upgrade, deployment or task run id')
     .option('--json', 'print it as one JSON object')
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
         const found = await sessions.session(id);
         if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
-        const text = found.kind === 'upgrade' ? renderSessionSummary(found.report) : renderDeploymentSummary(found.report);
-        process.stdout.write(options.json ? `${JSON.stringify(found.report, null, 2)}\n` : `${text}\n`);
+        process.stdout.write(options.json ? `${JSON.stringify(found.report, null, 2)}\n` : `${renderView(found)}\n`);
       }),
     );
 
@@ -74,13 +76,17 @@ export function registerSessionCommands(program: Command): void {
         const found = await sessions.status(id);
         if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
         const pace = watchPace(sessions);
-        const display = found.kind === 'upgrade' ? showSessionProgress(sessions, id, pace.displayMs) : showDeploymentProgress(sessions, id, pace.displayMs);
+        const display =
+          found.kind === 'upgrade'
+            ? showSessionProgress(sessions, id, pace.displayMs)
+            : found.kind === 'deployment'
+              ? showDeploymentProgress(sessions, id, pace.displayMs)
+              : showTaskRunProgress(sessions, id, pace.displayMs);
         const { ended } = await untilEnded(sessions, id, found.kind, pace);
         await display.stop();
         const report = await sessions.session(id);
         if (!report) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
-        const text = report.kind === 'upgrade' ? renderSessionSummary(report.report) : renderDeploymentSummary(report.report);
-        process.stdout.write(options.json ? `${JSON.stringify(report.report, null, 2)}\n` : `${text}\n`);
+        process.stdout.write(options.json ? `${JSON.stringify(report.report, null, 2)}\n` : `${renderView(report)}\n`);
         if (!ended) {
           process.stderr.write(`${found.kind} ${id} has not ended, but no execution runs it (stopped, or its process died): carry it on with rollout session resume ${id}\n`);
           process.exitCode = ExitCode.notCompleted;
@@ -90,9 +96,9 @@ export function registerSessionCommands(program: Command): void {
 
   addTargetOptions(session.command('resume'))
     .description(
-      'Carry on an upgrade or a deployment whose process or execution died, from the store: an upgrade with {resumeUpgradeId} keeps its own locks (same owner), even if their lease ran out; a deployment with {resumeDeploymentId} starts its groups in flight again without re-running the site actions that ran. A paused window is unpaused. Locally (--data-dir) or on --endpoint/--aws',
+      'Carry on an upgrade, a deployment or a task run whose process or execution died, from the store: an upgrade with {resumeUpgradeId} keeps its own locks (same owner), even if their lease ran out; a deployment with {resumeDeploymentId} starts its groups in flight again without re-running the site actions that ran; a task run with {resumeRunId} follows its tasks in flight (a reboot is found again by its boot session, not started again). A paused window is unpaused. Locally (--data-dir) or on --endpoint/--aws',
     )
-    .argument('<id>', 'upgrade or deployment id')
+    .argument('<id>', 'upgrade, deployment or task run id')
     .option('--data-dir <dir>', 'data directory of the sessions (a local takeover)')
     .option('--site <file>', 'simulated site file (YAML or JSON)')
     .option('--site-config <file>', 'site connection profile: run against the services it names')
@@ -114,12 +120,17 @@ export function registerSessionCommands(program: Command): void {
         if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
         resumedRunning = result.running;
       });
-      if (kind === undefined) throw new CliError(`no upgrade or deployment with id '${id}'`, ExitCode.invalidInput);
+      if (kind === undefined) throw new CliError(`no upgrade, deployment or task run with id '${id}'`, ExitCode.invalidInput);
       if (resumedRunning) {
         process.stdout.write(`session ${id} resumed: the running upgrade starts new nodes again\n`);
         return;
       }
-      process.exitCode = kind === 'upgrade' ? await runUpgradeWorkflow(options, { resumeUpgradeId: id }) : await runDeploymentWorkflow(options, { resumeDeploymentId: id });
+      process.exitCode =
+        kind === 'upgrade'
+          ? await runUpgradeWorkflow(options, { resumeUpgradeId: id })
+          : kind === 'deployment'
+            ? await runDeploymentWorkflow(options, { resumeDeploymentId: id })
+            : await runTaskGraphWorkflow(options, { resumeRunId: id });
     });
 
   sessionSource(session.command('pause'))
@@ -148,8 +159,10 @@ export function registerSessionCommands(program: Command): void {
     );
 
   sessionSource(session.command('cancel'))
-    .description('Cancel an upgrade (CRUS deletion rules, then cleanup) or a deployment (no group or batch starts after it; actions in flight finish; it ends CANCELLED)')
-    .argument('<id>', 'upgrade or deployment id')
+    .description(
+      'Cancel an upgrade (CRUS deletion rules, then cleanup), a deployment (no group or batch starts after it; actions in flight finish; it ends CANCELLED) or a task run (no task starts after it; tasks in flight finish; its own drains are lifted; it ends CANCELLED)',
+    )
+    .argument('<id>', 'upgrade, deployment or task run id')
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
         let result: CancelResult;
@@ -169,12 +182,22 @@ export function registerSessionCommands(program: Command): void {
     );
 }
 
+/** The text of one session's report. */
+function renderView(found: SessionView): string {
+  if (found.kind === 'upgrade') return renderSessionSummary(found.report);
+  if (found.kind === 'deployment') return renderDeploymentSummary(found.report);
+  const messages = found.report.messages.length > 0 ? `\n\n  Messages:\n${found.report.messages.map((m) => `    ${m}`).join('\n')}` : '';
+  return `${renderTaskRunSummary(found.report)}${messages}`;
+}
+
 /** What a cancel request leads to: the running workflow applies it, or nothing does until the session is resumed. */
 function cancelMessage({ id, kind, state, running }: CancelResult): string {
   const applies =
     kind === 'upgrade'
       ? 'the running upgrade applies the deletion rules and cleans up'
-      : 'the running deployment starts no group or batch any more; actions in flight finish, then it ends CANCELLED';
+      : kind === 'deployment'
+        ? 'the running deployment starts no group or batch any more; actions in flight finish, then it ends CANCELLED'
+        : 'the running task run starts no task any more; tasks in flight finish, its own drains are lifted, then it ends CANCELLED';
   if (running) return `${kind} ${id} is ${state}: ${applies}`;
   return `${kind} ${id} is ${state}, but no execution runs it (stopped, or its process died): the cancel applies when it is resumed: rollout session resume ${id}`;
 }
@@ -192,11 +215,19 @@ function listingJson(entry: SessionListing): Record<string, unknown> {
     const { progress, ...rest } = entry.session;
     return { ...rest, step: progress.step, stage: progress.stage };
   }
+  if (entry.kind === 'tasks') {
+    const { schedule: _schedule, ...rest } = entry.taskRun;
+    return { kind: 'TaskRun', ...rest };
+  }
   const { state: _state, version: _version, ...rest } = entry.deployment;
   return { kind: 'GroupDeployment', ...rest };
 }
 
 function listingLine(entry: SessionListing): string {
+  if (entry.kind === 'tasks') {
+    const r = entry.taskRun;
+    return `${r.runId}  ${r.status.padEnd(8)} tasks      ${r.createdAt}  ${r.nodeCount} node(s), ${r.counts.ACTIVE} task(s) done, ${r.counts.ERROR} failed`;
+  }
   if (entry.kind === 'deployment') {
     const d = entry.deployment;
     return `${d.deploymentId}  ${d.status.padEnd(8)} deployment ${d.createdAt}  ${d.groupCount} group(s), ${d.nodeCount} node(s)`;

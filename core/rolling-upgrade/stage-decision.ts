@@ -2,7 +2,7 @@ import { shortList } from '../text';
 import { describeError, type RolloutError } from '../errors';
 import { retryDelaySeconds } from './deletion-rules';
 import type { WlmNode } from '../site/site-nodes';
-import { failureMark, HELD_BY_ANOTHER_CONTROL_PLANE, isFailureReason, isUpgradeDrainReason } from '../site/node-claims';
+import { claimantOf, failureMark, HELD_BY_ANOTHER_CONTROL_PLANE, isFailureReason, isUpgradeDrainReason } from '../site/node-claims';
 import type { NodeRecord, Progress, SessionState, Stage, UpgradeSession } from './session';
 
 /**
@@ -145,6 +145,17 @@ export function isDrained(node: WlmNode | undefined): boolean {
  */
 export function isOurDrain(node: WlmNode | undefined): boolean {
   return isDrained(node) && isUpgradeDrainReason(node?.reason);
+}
+
+/**
+ * Whether the session drains the node: it is not drained, or drained by another rolling upgrade of
+ * this store whose lock the session took over (a dead session's): drained again, with this session's
+ * claim, so the site names the session at work on it. An admin's drain (a task run's included) is kept.
+ */
+export function needsOurDrain(node: WlmNode | undefined, upgradeId: string): boolean {
+  if (!isDrained(node)) return true;
+  const claimant = claimantOf(node?.reason);
+  return isUpgradeDrainReason(node?.reason) && claimant !== undefined && claimant !== upgradeId;
 }
 
 /** Records of `nodes` in a new status (and phase). */

@@ -6,7 +6,7 @@ import { FailureReason, type NodeRecord } from './session';
 import {
   enterStage,
   failNodes,
-  isDrained,
+  needsOurDrain,
   isOurDrain,
   names,
   nextStep,
@@ -72,7 +72,7 @@ export function decideStartStep({ session, progress, nodes, observed, now }: Sta
   if (unknown.length > 0) {
     return { progress, waitSeconds: 0, actions: emptyFailed, error: new UnknownNodesError('workload-manager', names(unknown)) };
   }
-  const toDrain = nodes.filter((n) => !isDrained(observed.wlm.get(n.name)));
+  const toDrain = nodes.filter((n) => needsOurDrain(observed.wlm.get(n.name), session.upgradeId));
   return {
     progress: enterStage('QUIESCING', progress.step, now),
     waitSeconds: 0,

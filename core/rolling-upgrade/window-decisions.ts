@@ -3,7 +3,7 @@ import type { BootSessionStatus, InventoryNode, WlmNode } from '../site/site-nod
 import { shortList } from '../text';
 import { drainClaim } from '../site/node-claims';
 import { FailureReason, type NodeRecord, type WindowProgress } from './session';
-import { enterStage, failInSite, isDrained, isOurDrain, names, releaseLocks, type NodeAction, type StageDecision } from './stage-decision';
+import { enterStage, failInSite, isDrained, isOurDrain, names, needsOurDrain, releaseLocks, type NodeAction, type StageDecision } from './stage-decision';
 import { upgradeOperations, upgradeOpId, upgradePolicy } from './upgrade-policy';
 import { emptyMarks, hasPosition, Mark, withMarks, withPositions } from './plan-marks';
 import { isQuiet } from './wlm-readiness';
@@ -241,7 +241,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   const started: NodeRecord[] = [];
   for (const { op } of decision.start) {
     const name = opNode(op);
-    if (!isDrained(observed.wlm.get(name))) drain.push(name);
+    if (needsOurDrain(observed.wlm.get(name), session.upgradeId)) drain.push(name);
     started.push(withOp({ ...current(name), status: 'IN_PROGRESS', phase: 'DRAINING' }));
   }
   if (decision.start.length > 0) messages.push(`Window: draining ${decision.start.length} node(s): ${shortList(decision.start.map((s) => opNode(s.op)))}`);

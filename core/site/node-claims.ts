@@ -80,6 +80,30 @@ export function isFailureReason(siteReason: string | undefined, reason: string):
   return siteReason === reason || parseSiteMark(siteReason)?.word === reason;
 }
 
+const RUN_ID_IN_NAME = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
+/** A task run's reboot session: `t-<the run id's first 8 hex>-...` (adapters/site/tasks/site-tasks.ts). */
+const TASK_BOOT_SESSION = /^t-([0-9a-f]{8})-/;
+
+/**
+ * The run a boot session or provisioner action name names: the full run id where the name has it
+ * (`rollout-<id>-step-2`, `deploy-<id>-grp-prepare-0`, `r-<id>-<digest>`), else the first 8 hex of it
+ * (a task run's reboot `t-<8 hex>-...`). Undefined for a name of no run of ours.
+ */
+export function runIdInName(name: string): string | undefined {
+  return RUN_ID_IN_NAME.exec(name)?.[0] ?? TASK_BOOT_SESSION.exec(name)?.[1];
+}
+
+/**
+ * A name cut to `max` characters that still names its run: `r-<run id>-<digest of the whole name>`
+ * (the digest keeps two names of one run apart), or undefined when the name carries no full run id.
+ */
+export function shortNameWithRun(name: string, max: number, digest: (text: string) => string): string | undefined {
+  const runId = RUN_ID_IN_NAME.exec(name)?.[0];
+  if (runId === undefined) return undefined;
+  const head = `r-${runId}-`;
+  return max - head.length >= 6 ? head + digest(name).slice(0, max - head.length) : undefined;
+}
+
 function withDetail(head: string, detail: string | undefined): string {
   const text = detail?.trim();
   if (!text) return head;

@@ -1,4 +1,5 @@
 import { compressHostlist, expandHostlist } from '../../core/site/hostlist';
+import type { NodeChangeLog } from './node-changes';
 import { describeError } from '../../core/errors';
 import type { CommandFault, SiteNode, SiteTiming } from '../site-file';
 import { shellWords } from '../shell-words';
@@ -51,6 +52,8 @@ export interface HeadNodeDeps {
   commandFaults: readonly CommandFault[];
   timeline: Timeline;
   violations: string[];
+  /** Where every `scontrol reboot` is logged with the run the node's reason names. */
+  changes?: NodeChangeLog;
 }
 
 export interface Output {
@@ -295,6 +298,7 @@ export class HeadNodeModel {
     if (this.rebooting.has(name)) this.deps.violations.push(`${new Date(now).toISOString()} node ${name} rebooted by scontrol while still rebooting`);
     this.rebooting.add(name);
     this.bootCounts.set(name, this.bootCount(name) + 1);
+    this.deps.changes?.byNodeReason(now, name, 'boot', wlm.get(name)?.reason);
     wlm.setRebootPending(name, 'REBOOT_ISSUED');
     const generation = wlm.reboot(name);
     const faults: Partial<SiteNode['faults']> = this.nodeFaults.get(name) ?? {};

@@ -3,6 +3,7 @@ import { SimRequestError } from '../errors';
 import type { Timeline } from '../timeline';
 import { cappedLognormalMean, exponential, lognormal, randomStream, type Random } from '../seeded-random';
 import type { SiteTaskObserver } from './task-runner';
+import type { NodeChangeLog } from './node-changes';
 
 export type WlmBase = 'IDLE' | 'ALLOCATED' | 'MIXED' | 'COMPLETING' | 'DOWN';
 
@@ -90,6 +91,8 @@ export class WorkloadManagerModel {
     private readonly workload?: SiteWorkload,
     /** Told of drains and resumes, so that those of task-graph tasks reach the task log. */
     private readonly observer?: Pick<SiteTaskObserver, 'drained' | 'resumed'>,
+    /** Where every drain, resume and fail is logged with the run its reason names. */
+    private readonly changes?: NodeChangeLog,
   ) {
     const now = timeline.sync();
     this.startedAt = now;
@@ -158,12 +161,14 @@ export class WorkloadManagerModel {
     node.reason = reason;
     node.drainCount++;
     this.refreshService(node, now);
+    this.changes?.byReason(now, name, 'drain', reason);
     this.observer?.drained(name, reason, node.jobEndsAt);
   }
 
   /** `scontrol update State=RESUME`: clears DRAIN, FAIL and the reason; a DOWN node that responds comes back IDLE. `reason` only reaches the observer (Slurm clears it). */
   resume(name: string, reason?: string): void {
     const { node, now } = this.require(name);
+    this.changes?.byReason(now, name, 'resume', reason, node.reason);
     node.drain = false;
     node.fail = false;
     node.reason = undefined;
@@ -181,6 +186,7 @@ export class WorkloadManagerModel {
     node.drain = true;
     node.reason = reason;
     node.failCount++;
+    this.changes?.byReason(now, name, 'fail', reason);
     this.refreshService(node, now);
   }
 

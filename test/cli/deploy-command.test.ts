@@ -105,6 +105,6 @@ describe('rollout session cancel and resume, for a deployment another process ru
     const again = await runCliInProcess(['session', 'resume', deploymentId, '--data-dir', dataDir, '--site', siteFile]);
     expect(again).toMatchObject({ code: 1, stderr: expect.stringMatching(/has ended \(SUCCEEDED\): nothing to resume/) });
     const unknown = await runCliInProcess(['session', 'resume', 'no-such-id', '--data-dir', dataDir, '--site', siteFile]);
-    expect(unknown).toMatchObject({ code: 2, stderr: expect.stringMatching(/no upgrade or deployment with id 'no-such-id'/) });
+    expect(unknown).toMatchObject({ code: 2, stderr: expect.stringMatching(/no upgrade, deployment or task run with id 'no-such-id'/) });
   }, 120_000);
 });

@@ -249,6 +249,6 @@ describe('rollout session resume', () => {
 
     const unknown = await runCliInProcess(['session', 'resume', 'no-such-id', '--data-dir', dataDir, '--site', site]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/no upgrade or deployment with id 'no-such-id'/);
+    expect(unknown.stderr).toMatch(/no upgrade, deployment or task run with id 'no-such-id'/);
   }, 150_000);
 });

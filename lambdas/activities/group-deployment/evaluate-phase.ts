@@ -4,6 +4,7 @@ import {
   cascadeFailure,
   groupRunState,
   phaseNodes,
+  plannedGroup,
   type DeploymentStage,
 } from '../../../core/group-deployment';
 import { TaskRunNotFoundError, UnexpectedPhaseResultError } from '../../../core/errors';
@@ -46,7 +47,10 @@ export async function evaluatePhase(event: PhaseRef, deps: GroupDeploymentDepend
   });
   const stage = groupRunState(state, event.group).stage;
   const next = !cancelling && event.phase === 'PREPARE' && stage === 'PREPARED' ? 'DEPLOY' : 'DONE';
-  if (next === 'DONE') await publishGroupFinished(deps, event.deploymentId, event.group, stage);
+  if (next === 'DONE') {
+    await releaseGroupLocks(deps, event.deploymentId, event.group);
+    await publishGroupFinished(deps, event.deploymentId, event.group, stage);
+  }
   return {
     deploymentId: event.deploymentId,
     group: event.group,
@@ -85,8 +89,15 @@ export async function failGroup(event: { deploymentId: string; group: string; er
     const stage = groupRunState(current, event.group).stage;
     return stage === 'FAILED' || stage === 'DEPLOYED' ? current : cascadeFailure(plan, current, event.group, [], cause);
   });
+  await releaseGroupLocks(deps, event.deploymentId, event.group);
   await publishGroupFinished(deps, event.deploymentId, event.group, 'FAILED');
   return { deploymentId: event.deploymentId, group: event.group };
+}
+
+/** The group is done (deployed, failed, or left where a cancel found it): the deployment gives its nodes' locks back. */
+export async function releaseGroupLocks(deps: GroupDeploymentDependencies, deploymentId: string, group: string): Promise<void> {
+  const plan = await deps.store.getPlan(deploymentId);
+  await deps.locks.releaseNodeLocks(deploymentId, plannedGroup(plan, group).actionableNodes);
 }
 
 function publishGroupFinished(deps: GroupDeploymentDependencies, deploymentId: string, group: string, stage: string): Promise<void> {

@@ -9,6 +9,11 @@ import { groupOf, QUICK_POLL, QUICK_TIMING } from '../support/deployment-sites';
 import { interleavedRuns, invariantViolations, observeDeployment, observeMixedRuns, observeUpgrades, type NodeObservation } from '../support/fault-invariants';
 import { EmbeddedRuntime as Runtime } from '../../engine/embedded-runtime';
 import { HELD_BY_ANOTHER_CONTROL_PLANE } from '../../core/site/node-claims';
+import { ScontrolWorkloadManager, SsmTransport } from '../../adapters/site/commands';
+import type { CommandTransport } from '../../ports/command-transport';
+import { HEAD_NODE_INSTANCE_ID, siteProfileFor } from '../../simulator';
+import { profileConnectors } from '../support/ssm-connectors';
+import { startSilentEndpoint } from '../support/silent-endpoint';
 import { buildSite, nodeName, upgradeRequest } from '../support/sites';
 
 /**
@@ -472,5 +477,97 @@ describe('fault matrix: runs of other workflows, and of another control plane, o
     expect(await runtime.store.getLockOwners(Object.keys(state.nodes))).toEqual(new Map());
     expect(await runtime.taskRuns.listMessages(run.id)).toContainEqual(expect.stringMatching(/^Cancelled: /));
     record('task run cancelled mid-reboot', outcome, { CANCELLED: 1 }, startedAt);
+  });
+});
+
+describe('fault matrix: SSM calls that get no answer (the client gives up at its timeout and says so)', () => {
+  /** The site a `rollout simulate --transport ssm` profile drives (scontrol, slurm-reboot, the slurm inventory over SSM), each SSM call given up after 250 ms. */
+  const quickSsm = profileConnectors((urls) => {
+    const profile = siteProfileFor(urls, 'ssm', 1);
+    return { ...profile, transport: { ...(profile.transport as object), requestTimeoutSeconds: HANG_TIMEOUT_MS / 1000 } } as typeof profile;
+  });
+
+  it('SendCommand and GetCommandInvocation get no answer (×2 each): the stalled call is given up, said at once, and retried; every node upgraded once', async () => {
+    runtime = await startTestRuntime({
+      site: matrixSite(4, {
+        apiFaults: [
+          { service: 'ssm', method: 'POST', path: 'GetCommandInvocation', hang: true, count: 2, afterCalls: 6 },
+          { service: 'ssm', method: 'POST', path: 'SendCommand', hang: true, count: 2, afterCalls: 10 },
+        ],
+      }),
+      connectors: quickSsm,
+    });
+    const ids = await upgradeCell('SSM hangs', [upgradeRequest()]);
+    expect(await observeUpgrades(runtime, ids)).toEqual([]);
+    await expectAllUpgraded(ids);
+    const said = await runtime.store.listMessages(ids[0]!);
+    expect(said).toContainEqual(expect.stringMatching(/failed - .*SSM (GetCommandInvocation|SendCommand) .* timed out after 250 ms: the SSM endpoint did not answer/));
+  });
+
+  it('a cancel asked for while an SSM call stalls is acted on at once after the call is given up, not after a backoff', async () => {
+    const silent = await startSilentEndpoint();
+    const stalled: string[] = [];
+    let cancelDuringStall: (() => Promise<void>) | undefined;
+    try {
+      runtime = await startTestRuntime({
+        // A job on n001 keeps step 0 quiescing for a while: the cancel comes then.
+        site: matrixSite(4, { node: (i) => (i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 60 } } : {}) }),
+        connectors: (simulator) => {
+          const ssm = (endpoint: string) =>
+            new SsmTransport({ instanceIds: [HEAD_NODE_INSTANCE_ID], region: 'local', endpoint, credentials: { accessKeyId: 's', secretAccessKey: 's' }, pollIntervalMs: 2, maxPollIntervalMs: 10, requestTimeoutMs: HANG_TIMEOUT_MS });
+          const site = ssm(simulator.urls.ssm);
+          const dead = ssm(silent.url);
+          // The first scontrol call once a cancel is armed goes to an SSM endpoint that never answers; the cancel is asked for as it stalls.
+          const transport: CommandTransport = {
+            run: async (script, options) => {
+              const arm = cancelDuringStall;
+              if (!arm || stalled.length > 0) return site.run(script, options);
+              stalled.push(script);
+              const call = dead.run(script, options);
+              await arm();
+              return call;
+            },
+            start: (script, options) => site.start(script, options),
+            poll: (id) => site.poll(id),
+            findStarted: (tag, since) => site.findStarted(tag, since),
+          };
+          return { ...createSiteClients(siteUrls(simulator)), workloadManager: new ScontrolWorkloadManager({ transport }) };
+        },
+      });
+      const startedAt = runtime.clock.now();
+      const run = await runtime.run('rollingUpgrade', upgradeRequest());
+      const rt = runtime;
+      await eventually(rt, async () => ((await rt.store.getSession(run.id))?.progress.stage === 'QUIESCING' ? true : undefined), 'step 0 QUIESCING');
+      let cancelledAt = 0;
+      cancelDuringStall = async () => {
+        cancelledAt = rt.clock.now();
+        await rt.store.requestCancel(run.id);
+      };
+      const cancelling = await eventually(rt, async () => {
+        const session = await rt.store.getSession(run.id);
+        return session?.progress.stage === 'CANCELLING' || session?.progress.stage === 'CLEANUP' || session?.progress.stage === 'COMPLETE' ? rt.clock.now() : undefined;
+      }, 'the cancel acted on');
+      const outcome = await run.outcome;
+      expect(outcome.status).toBe('SUCCEEDED');
+      expect(stalled).toHaveLength(1);
+      expect((await runtime.store.getSession(run.id))?.state).toBe('DELETED');
+      // Said at once, and the cancel acted on at the same simulated instant (no backoff after the stalled call).
+      expect(await runtime.store.listMessages(run.id)).toContainEqual(expect.stringMatching(/failed - .*SSM (SendCommand|GetCommandInvocation) .* timed out after 250 ms: the SSM endpoint did not answer/));
+      expect(cancelling - cancelledAt).toBe(0);
+      // The CRUS deletion rules for a cancel during a step (resume-step): the step's nodes, not booting yet, get their
+      // drain lifted and stay NOT_STARTED; the rest of the plan is not touched. None booted, none left locked.
+      const records = await runtime.store.listNodes(run.id);
+      const state = runtime.simulator.state();
+      expect(records.map((r) => [r.name, r.status])).toEqual([
+        [nodeName(0), 'NOT_STARTED'],
+        [nodeName(1), 'NOT_STARTED'],
+      ]);
+      expect([0, 1, 2, 3].map((i) => [state.nodes[nodeName(i)]!.wlmState, state.nodes[nodeName(i)]!.bootCount])).toEqual([['IDLE', 0], ['ALLOCATED', 0], ['IDLE', 0], ['IDLE', 0]]);
+      expect(interleavedRuns(state.changes)).toEqual([]);
+      expect(await runtime.store.getLockOwners([0, 1, 2, 3].map(nodeName))).toEqual(new Map());
+      record('SSM call stalls, cancel meanwhile', outcome, { cancelled: 1 }, startedAt, (await runtime.store.listMessages(run.id)).filter((m) => / failed - /.test(m)).length);
+    } finally {
+      await silent.close();
+    }
   });
 });

@@ -78,13 +78,15 @@ export async function runActivity(
     if (err instanceof InvalidInputError || err instanceof SessionNotFoundError) throw err;
     // What the attempt saved before it failed (the boot request time; a window's intent: nodes entering
     // the index before their drain) is kept: the error count goes on the progress as stored now.
-    const stored = (await deps.store.getSession(state.upgradeId))?.progress ?? progress;
+    const fresh = await deps.store.getSession(state.upgradeId);
+    const stored = fresh?.progress ?? progress;
     if (stored.stage !== progress.stage || stored.step !== progress.step) return next(stored, 0);
     const { message, ...failed } = decideFailedAttempt(session, stage, stored, err);
     // A fault that lasts (a group that does not exist yet) is said once, not at every retry.
     const repeated = message === (await deps.store.latestMessage(session.upgradeId));
     await save(deps, session, stored, repeated ? failed : { ...failed, message });
-    return next(failed.progress, failed.waitSeconds);
+    // A cancel asked for while the site call stalled is acted on at once, not after the backoff.
+    return next(failed.progress, fresh && cancelSwitchesAt(fresh, stage) ? 0 : failed.waitSeconds);
   }
 }
 

@@ -78,7 +78,13 @@ async function outcomesOf(event: PhaseRef, deps: GroupDeploymentDependencies): P
   const { state } = assembleSchedule(taskPlan, run.schedule, await deps.taskRuns.getChunks(run.runId, run.chunkCount));
   const succeeded = nodesAllActive(nodes, state);
   const active = new Set(succeeded);
-  return { succeededNodes: succeeded, failedNodes: nodes.filter((node) => !active.has(node)) };
+  // A run the deployment's cancel stopped reports only the nodes it settled: one with a task that failed,
+  // or all tasks ended; the others it never finished are left unreported (the group keeps its stage).
+  const failedNodes =
+    run.status === 'CANCELLED'
+      ? nodes.filter((node) => !active.has(node) && state.ops.some((op) => op.node === node && op.state === 'ERROR'))
+      : nodes.filter((node) => !active.has(node));
+  return { succeededNodes: succeeded, failedNodes };
 }
 
 /** A group whose workflow broke (not a node failure: those are judged by the criteria) fails with its descendants. */

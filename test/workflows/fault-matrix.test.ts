@@ -13,6 +13,7 @@ import { ScontrolWorkloadManager, SsmTransport } from '../../adapters/site/comma
 import type { CommandTransport } from '../../ports/command-transport';
 import { HEAD_NODE_INSTANCE_ID, siteProfileFor } from '../../simulator';
 import { profileConnectors } from '../support/ssm-connectors';
+import { CLOUD_NODES, buildCloudSite, environmentUpgradeRequest } from '../support/environments';
 import { startSilentEndpoint } from '../support/silent-endpoint';
 import { buildSite, nodeName, upgradeRequest } from '../support/sites';
 
@@ -395,6 +396,24 @@ describe('fault matrix: runs of other workflows, and of another control plane, o
     const said = [...(await runtime.store.listMessages(upgrade.id)), ...(await runtime.deployments.listMessages(deployment.id)), ...(await runtime.taskRuns.listMessages(tasks.id))];
     expect(said.filter((m) => /locked by (run|session) [0-9a-f-]{36}/.test(m)).length).toBeGreaterThan(0);
     record('other workflows on the same nodes', outcomes[0]!, { 'upgraded+deployed+tasks': 4 }, startedAt);
+  });
+
+  it('an environment upgrade and a task graph rebooting the same nodes: the environment upgrade\'s rolling upgrades and the task run take turns on each node', async () => {
+    runtime = await startTestRuntime({ site: buildCloudSite((name) => (CLOUD_NODES.some((n) => n.name === name) ? { roles: ['compute'] } : {})) });
+    const startedAt = runtime.clock.now();
+    const [environment, tasks] = await Promise.all([
+      runtime.startEnvironmentUpgrade({ environmentId: 5, request: environmentUpgradeRequest() }),
+      runtime.run('taskGraph', { graph: REBOOT_GRAPH, pollIntervalSeconds: 10 }),
+    ]);
+    const outcomes = await Promise.all([environment.outcome, tasks.outcome]);
+    expect(outcomes.map((o) => o.status)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+    const upgrade = (await runtime.environmentUpgrades.getUpgrade(environment.id))!.session;
+    expect(upgrade).toMatchObject({ state: 'READY', completed: true });
+    const children = [upgrade.progress.controllers?.upgradeId, upgrade.progress.nodes?.upgradeId].filter((id): id is string => id !== undefined);
+    expect(children).toHaveLength(2);
+    expect(await observeMixedRuns(runtime, { upgrades: children, taskRuns: [tasks.id] })).toEqual([]);
+    for (const { name } of CLOUD_NODES) expect({ name, booted: runtime.simulator.state().nodes[name]!.bootCount }).toEqual({ name, booted: 2 });
+    record('environment upgrade and task graph on the same nodes', outcomes[0]!, { 'upgraded+tasks': CLOUD_NODES.length }, startedAt);
   });
 
   it('two control planes (two stores) upgrade the same nodes at once: never both on a node; a node the other claims is left alone (held-by-another-control-plane)', async () => {

@@ -38,12 +38,14 @@ export const TABLE_ACTIONS: Readonly<Record<FunctionName | 'Api', readonly Table
   StartDeployment: ['GetItem', 'PutItem', 'UpdateItem'],
   PickReadyGroups: DEPLOYMENT_READ,
   PlanPhase: DEPLOYMENT_READ,
-  // The command provisioner's records (GetItem, PutItem).
-  StartBatch: [...DEPLOYMENT_READ, 'PutItem'],
-  // The action's record, and the batch result (PutItem).
-  CheckBatch: [...DEPLOYMENT_READ, 'PutItem'],
+  // The command provisioner's records (GetItem, PutItem); the batch's node locks (UpdateItem, read back with
+  // BatchGetItem, as is which runs the table knows when the site shows a claim); a wait's message (PutItem).
+  StartBatch: [...DEPLOYMENT_READ, 'BatchGetItem', 'PutItem', 'UpdateItem'],
+  // The action's record, and the batch result (PutItem); the locks' heartbeat and release (BatchGetItem, UpdateItem).
+  CheckBatch: [...DEPLOYMENT_READ, 'BatchGetItem', 'PutItem', 'UpdateItem'],
   // The run state is saved with a conditional UpdateItem.
   // A deploy phase run as a task graph reads its task run's node-state chunks (BatchGetItem).
+  // A group done gives its nodes' locks back (UpdateItem); so do a failed group and the deployment's end.
   EvaluatePhase: [...DEPLOYMENT_READ, 'BatchGetItem', 'UpdateItem'],
   FailGroup: [...DEPLOYMENT_READ, 'UpdateItem'],
   FinishDeployment: [...DEPLOYMENT_READ, 'UpdateItem'],
@@ -51,7 +53,8 @@ export const TABLE_ACTIONS: Readonly<Record<FunctionName | 'Api', readonly Table
   // its plan parts and node-state chunks (PutItem, BatchWriteItem).
   OpenTaskRun: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'BatchWriteItem'],
   // One annealer pass: the run and its plan and chunks (GetItem, Query, BatchGetItem), the changed
-  // chunks (BatchWriteItem) and the run's conditional update (UpdateItem).
+  // chunks (BatchWriteItem) and the run's conditional update (UpdateItem); its node locks (UpdateItem,
+  // BatchGetItem) and messages (PutItem, Query).
   AdvanceTaskRun: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'BatchWriteItem'],
   // The environment upgrade (lambdas/activities/environment-upgrade): its session and the environments are
   // read (GetItem, Query) and moved on with conditional writes (UpdateItem); a new session, a seed environment

@@ -257,6 +257,22 @@ export class LockLostError extends RolloutError {
   }
 }
 
+/**
+ * The site shows nodes claimed by a run of another control plane (another store: their Slurm reason
+ * names a run this store does not know). They are left alone, never touched: reported
+ * `held-by-another-control-plane`.
+ */
+export class ClaimedElsewhereError extends RolloutError {
+  override readonly name = 'ClaimedElsewhereError';
+  constructor(
+    readonly owner: string,
+    /** Each claimed node, with the run the site says claims it. */
+    readonly claims: ReadonlyMap<string, string>,
+  ) {
+    super(`${shortList([...claims.keys()])} claimed at the site by run ${[...new Set(claims.values())].join(', ')} of another control plane`);
+  }
+}
+
 /** An environment, release or node of the environments (Fuel's clusters) that the store does not know. Maps to 404. */
 export class EnvironmentResourceNotFoundError extends RolloutError {
   override readonly name = 'EnvironmentResourceNotFoundError';

@@ -8,11 +8,13 @@ import { parseOrThrow } from './validation';
  * `{"cancelUpgradeId": ID}` / `{"cancelDeploymentId": ID}` write the cancel request and end;
  * `{"stopUpgradeId": ID}` / `{"stopDeploymentId": ID}` write the stop request and end;
  * `{"resumeDeploymentId": ID}` carries a deployment on from the store. (An upgrade's
- * `{"resumeUpgradeId"}` is its continue-as-new input too: Open Session reads it itself.)
+ * `{"resumeUpgradeId"}` and a task run's `{"resumeRunId"}` are their continue-as-new inputs too:
+ * Open Session and Open Task Run read them themselves.)
  */
 export const SESSION_CONTROL_KEYS = {
   upgrade: { cancel: 'cancelUpgradeId', resume: 'resumeUpgradeId', stop: 'stopUpgradeId' },
   deployment: { cancel: 'cancelDeploymentId', resume: 'resumeDeploymentId', stop: 'stopDeploymentId' },
+  tasks: { cancel: 'cancelRunId', resume: 'resumeRunId' },
 } as const;
 
 export type SessionControlKind = keyof typeof SESSION_CONTROL_KEYS;
@@ -40,7 +42,8 @@ export interface StopRequested {
  */
 export function sessionControlOf(input: unknown, kind: SessionControlKind, actions: readonly SessionControlAction[]): SessionControl | undefined {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return undefined;
-  const keys = actions.map((action) => SESSION_CONTROL_KEYS[kind][action]);
+  const keysOf: Partial<Record<SessionControlAction, string>> = SESSION_CONTROL_KEYS[kind];
+  const keys = actions.flatMap((action) => keysOf[action] ?? []);
   const named = keys.filter((key) => key in input);
   if (named.length === 0) return undefined;
   const id = z.string({ error: 'must be a session id (a string)' }).min(1, 'must not be empty').max(MAX_SESSION_ID_LENGTH, `must be at most ${MAX_SESSION_ID_LENGTH} characters`);
@@ -52,7 +55,7 @@ export function sessionControlOf(input: unknown, kind: SessionControlKind, actio
     input,
     `${kind} control input`,
   ) as Record<string, string | undefined>;
-  const action = actions.find((candidate) => SESSION_CONTROL_KEYS[kind][candidate] === named[0])!;
+  const action = actions.find((candidate) => keysOf[candidate] === named[0])!;
   return { action, id: parsed[named[0]!]! };
 }
 

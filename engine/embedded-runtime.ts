@@ -170,9 +170,9 @@ export class EmbeddedRuntime implements RolloutRuntime {
         : new SimClock({ timeScale: options.timeScale, ...(startAt ? { startAt } : {}) });
     const dynamoDbRequests = countRequests(dynamoDb.rawClient);
     const simulator = options.site ? await startSiteSimulator({ site: options.site, clock }) : undefined;
-    const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
-    const deployments = new DynamoDbDeploymentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
-    const taskRuns = new DynamoDbTaskRunStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
+    const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock, ...(options.settings?.lockLeaseSeconds ? { lockLeaseSeconds: options.settings.lockLeaseSeconds } : {}) });
+    const deployments = new DynamoDbDeploymentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
+    const taskRuns = new DynamoDbTaskRunStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
     const environments = new DynamoDbEnvironmentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
     if (options.site) await environments.seed(options.site);
     // What slurm-reboot and the command provisioner remember, in the table, as the deployed stack keeps it.
@@ -205,6 +205,8 @@ export class EmbeddedRuntime implements RolloutRuntime {
       store: deployments,
       inventory: site.inventory,
       provisioner: site.provisioner ?? missingProvisioner,
+      locks: store.locks,
+      workloadManager: site.workloadManager,
       taskRuns,
       clock,
       events,
@@ -217,6 +219,8 @@ export class EmbeddedRuntime implements RolloutRuntime {
       store: taskRuns,
       deployments,
       inventory: site.inventory,
+      locks: store.locks,
+      workloadManager: site.workloadManager,
       executor: new SiteTaskExecutor({ site, clock, ...(taskCommands ? { commands: taskCommands } : {}) }),
       clock,
       settings: { ...defaultTaskGraphSettings, ...options.taskGraphSettings },
@@ -304,7 +308,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
   }
 
   isRunning(kind: SessionKind, id: string): Promise<boolean> {
-    const arn = this.stateMachineArns[WORKFLOWS[kind === 'upgrade' ? 'rollingUpgrade' : 'groupDeployment']];
+    const arn = this.stateMachineArns[WORKFLOWS[kind === 'upgrade' ? 'rollingUpgrade' : kind === 'deployment' ? 'groupDeployment' : 'taskGraph']];
     const running = this.engine.listExecutions(arn).filter((execution) => execution.status === 'RUNNING');
     return Promise.resolve(running.some((execution) => executionRunsSession(kind, id, execution, execution.input)));
   }

@@ -7,7 +7,7 @@ import type { DeploymentReport } from './reports/deployment-report';
 import type { SessionReport } from './reports/session-report';
 import type { TaskRunView } from './reports/task-run-report';
 import type { OperationState } from '../core/scheduling';
-import type { TaskRunStatus } from '../ports/task-run-store';
+import type { TaskRunRecord, TaskRunStatus } from '../ports/task-run-store';
 
 export type { WorkflowName } from '../contracts';
 
@@ -20,15 +20,16 @@ export type { WorkflowName } from '../contracts';
  * request that the workflow picks up.
  */
 export interface RolloutSessions {
-  /** Upgrades and deployments, newest first. */
+  /** Upgrades, deployments and task runs (standalone: a group's deploy phase is its deployment's), newest first. */
   sessions(): Promise<SessionListing[]>;
-  /** One session's report, or undefined for an id no session or deployment has. */
+  /** One session's report, or undefined for an id no upgrade, deployment or task run has. */
   session(id: string): Promise<SessionView | undefined>;
   /**
    * Cancel an upgrade the CRUS way (UPDATING -> DELETING, and the workflow applies the deletion
-   * rules) or a deployment (RUNNING -> CANCELLING: no group or batch starts after it, actions in
-   * flight finish, it ends CANCELLED). Throws SessionNotFoundError, DeploymentNotFoundError or
-   * SessionNotCancellableError.
+   * rules), a deployment (RUNNING -> CANCELLING: no group or batch starts after it, actions in
+   * flight finish, it ends CANCELLED) or a task run (RUNNING -> CANCELLING: no task starts after it,
+   * tasks in flight finish, its own drains are lifted, it ends CANCELLED). Throws SessionNotFoundError,
+   * DeploymentNotFoundError or SessionNotCancellableError.
    */
   cancel(id: string): Promise<CancelResult>;
   /**
@@ -67,9 +68,9 @@ export interface RolloutRuntime extends RolloutSessions {
   now(): number;
 }
 
-export type SessionKind = 'upgrade' | 'deployment';
-/** What a started workflow makes: a session, a deployment, or a task run. */
-export type RunKind = SessionKind | 'tasks';
+/** What a started workflow makes, each a session: an upgrade, a deployment, or a task run. */
+export type SessionKind = 'upgrade' | 'deployment' | 'tasks';
+export type RunKind = SessionKind;
 
 /** The kind of record a workflow makes, as its first activity names it. */
 export function runKindOf(workflow: WorkflowName): RunKind {
@@ -109,11 +110,15 @@ export interface StartedRun<Outcome extends RunOutcome = RunOutcome> {
 
 export type SessionListing =
   | { kind: 'upgrade'; id: string; createdAt: string; session: UpgradeSession }
-  | { kind: 'deployment'; id: string; createdAt: string; deployment: DeploymentRecord };
+  | { kind: 'deployment'; id: string; createdAt: string; deployment: DeploymentRecord }
+  | { kind: 'tasks'; id: string; createdAt: string; taskRun: TaskRunRecord };
 
-export type SessionView = { kind: 'upgrade'; report: SessionReport } | { kind: 'deployment'; report: DeploymentReport };
+export type SessionView =
+  | { kind: 'upgrade'; report: SessionReport }
+  | { kind: 'deployment'; report: DeploymentReport }
+  | { kind: 'tasks'; report: TaskRunView & { messages: string[] } };
 
-export type CancelResult = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus }) & {
+export type CancelResult = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus } | { kind: 'tasks'; state: TaskRunStatus }) & {
   id: string;
   /** Whether an execution (a process that runs workflows) works on the session now: if not, the cancel applies when it is resumed. */
   running: boolean;
@@ -129,7 +134,7 @@ export type StopResult = ({ kind: 'upgrade'; state: SessionState } | { kind: 'de
   wakeError?: string;
 };
 
-export type SessionStatus = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus }) & { ended: boolean };
+export type SessionStatus = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus } | { kind: 'tasks'; state: TaskRunStatus }) & { ended: boolean };
 
 export type SessionProgress =
   | {
@@ -154,4 +159,4 @@ export type SessionProgress =
       message?: string;
     }
   | { kind: 'deployment'; status: DeploymentStatus; groups: Record<DeploymentStage, number>; nodes: Record<DeploymentStage, number> }
-  | { kind: 'tasks'; status: TaskRunStatus; counts: Record<OperationState, number>; nodeCount: number };
+  | { kind: 'tasks'; status: TaskRunStatus; counts: Record<OperationState, number>; nodeCount: number; message?: string };

@@ -1,7 +1,7 @@
 import { DEPLOYMENT_STAGES, type DeploymentStage } from '../core/group-deployment';
 import { isDeploymentEnded, type DeploymentStore } from '../ports/deployment-store';
 import type { SessionStore } from '../ports/session-store';
-import type { TaskRunStore } from '../ports/task-run-store';
+import { ENDED_TASK_RUN_STATUSES, type TaskRunStore } from '../ports/task-run-store';
 import { buildTaskRunView, type TaskRunView } from './reports/task-run-report';
 import { buildDeploymentReport } from './reports/deployment-report';
 import { buildSessionReport } from './reports/session-report';
@@ -29,10 +29,11 @@ export class StoreSessions implements RolloutSessions {
   ) {}
 
   async sessions(): Promise<SessionListing[]> {
-    const [upgrades, deployments] = await Promise.all([this.upgrades.listSessions(), this.deployments.listDeployments()]);
+    const [upgrades, deployments, taskRuns] = await Promise.all([this.upgrades.listSessions(), this.deployments.listDeployments(), this.taskRuns.listRuns()]);
     const listed: SessionListing[] = [
       ...upgrades.map((session) => ({ kind: 'upgrade' as const, id: session.upgradeId, createdAt: session.createdAt, session })),
       ...deployments.map((deployment) => ({ kind: 'deployment' as const, id: deployment.deploymentId, createdAt: deployment.createdAt, deployment })),
+      ...taskRuns.map((taskRun) => ({ kind: 'tasks' as const, id: taskRun.runId, createdAt: taskRun.createdAt, taskRun })),
     ];
     // Newest first, as each store lists them; ISO timestamps sort as text.
     return listed.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
@@ -45,6 +46,8 @@ export class StoreSessions implements RolloutSessions {
     if (upgrade) return { kind: 'upgrade', report: await buildSessionReport(this.upgrades, upgrade) };
     const deployment = await this.deployments.getDeployment(id);
     if (deployment) return { kind: 'deployment', report: await buildDeploymentReport(this.deployments, deployment) };
+    const run = await this.taskRuns.getRun(id);
+    if (run) return { kind: 'tasks', report: { ...(await buildTaskRunView(this.taskRuns, run)), messages: await this.taskRuns.listMessages(id) } };
     return undefined;
   }
 
@@ -58,6 +61,10 @@ export class StoreSessions implements RolloutSessions {
         // Nothing runs a stopped deployment: its resume winds it down.
         return { id, kind: 'deployment', state: cancelled.status, running: this.running && deployment.status !== 'STOPPED' };
       }
+    }
+    if (!(await this.upgrades.getSession(id)) && (await this.taskRuns.getRun(id))) {
+      const run = await this.taskRuns.requestCancel(id);
+      return { id, kind: 'tasks', state: run.status, running: this.running };
     }
     const session = await this.upgrades.requestCancel(id);
     // A workflow parked for its operator must wake to apply the deletion rules.
@@ -153,7 +160,8 @@ export class StoreSessions implements RolloutSessions {
     const deployment = await this.deployments.getDeployment(id);
     if (!deployment) {
       const run = await this.taskRuns.getRun(id);
-      return run && { kind: 'tasks', status: run.status, counts: run.counts, nodeCount: run.nodeCount };
+      const message = run && (await this.taskRuns.latestMessage(id));
+      return run && { kind: 'tasks', status: run.status, counts: run.counts, nodeCount: run.nodeCount, ...(message === undefined ? {} : { message }) };
     }
     return {
       kind: 'deployment',
@@ -174,7 +182,9 @@ export class StoreSessions implements RolloutSessions {
     // STOPPED counts as ended here: no execution works on it until someone resumes it.
     if (session) return { kind: 'upgrade', state: session.state, ended: session.completed || SETTLED_SESSION_STATES.includes(session.state) };
     const deployment = await this.deployments.getDeployment(id);
-    return deployment && { kind: 'deployment', state: deployment.status, ended: isDeploymentEnded(deployment.status) || deployment.status === 'STOPPED' };
+    if (deployment) return { kind: 'deployment', state: deployment.status, ended: isDeploymentEnded(deployment.status) || deployment.status === 'STOPPED' };
+    const run = await this.taskRuns.getRun(id);
+    return run && { kind: 'tasks', state: run.status, ended: ENDED_TASK_RUN_STATUSES.includes(run.status) || run.status === 'STOPPED' };
   }
 
   async taskRun(id: string): Promise<TaskRunView | undefined> {

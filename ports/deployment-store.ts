@@ -1,6 +1,7 @@
 import type { DeploymentPlan, DeploymentRunState } from '../core/group-deployment';
 import type { DeploymentPhase } from '../core/group-deployment';
 import type { TaskRunRequest } from '../core/task-graph/task-run-request';
+import type { RunMessages } from './run-messages';
 
 /**
  * RUNNING, then SUCCEEDED or FAILED; a cancel request turns RUNNING into CANCELLING, which the
@@ -55,7 +56,7 @@ export interface BatchResult {
  * Durable state of group deployments: the plan (fixed at start), the run state, and each batch's
  * result. Single-item conditional writes only.
  */
-export interface DeploymentStore {
+export interface DeploymentStore extends RunMessages {
   /** Writes the plan, then the record. Idempotent: an existing id is left as it is. */
   createDeployment(record: Omit<DeploymentRecord, 'version'>, plan: DeploymentPlan): Promise<void>;
   getDeployment(deploymentId: string): Promise<DeploymentRecord | undefined>;

@@ -1,12 +1,16 @@
 import type { NodeRecord, Progress, SessionState, UpgradeSession } from '../core/rolling-upgrade/session';
 import type { OperatorWait } from '../core/rolling-upgrade/operator-gate';
+import type { NodeLockStore } from './node-locks';
+import type { RunMessages } from './run-messages';
+
+export type { NodeLock } from './node-locks';
 
 /**
  * Durable state of rolling-upgrade sessions: the session and its progress, the plan snapshot,
  * each node's status, the messages, and per-node locks shared by every session.
  * Only single-item conditional writes: no transactions (DynamoDB Local stand-ins lack them).
  */
-export interface SessionStore {
+export interface SessionStore extends NodeLockStore, RunMessages {
   /** Writes the plan snapshot (may be empty), then the session. Idempotent: creating an existing id again is a no-op. */
   createSession(session: UpgradeSession, plan: readonly string[]): Promise<void>;
   /**
@@ -56,14 +60,6 @@ export interface SessionStore {
    */
   parkForOperator(upgradeId: string, taskToken: string, wait: OperatorWait): Promise<boolean>;
 
-  appendMessage(upgradeId: string, message: string): Promise<void>;
-  /** Oldest first. */
-  listMessages(upgradeId: string): Promise<string[]>;
-  /** Oldest first, each with the instant it was posted (ISO, the session's clock). */
-  listTimedMessages(upgradeId: string): Promise<{ at: string; text: string }[]>;
-  /** The newest message (one read, for a progress display), undefined before the first. */
-  latestMessage(upgradeId: string): Promise<string | undefined>;
-
   /** Node names at plan positions [start, end). */
   getPlanSlice(upgradeId: string, start: number, end: number): Promise<string[]>;
   /**
@@ -76,35 +72,4 @@ export interface SessionStore {
   putNodes(upgradeId: string, records: readonly NodeRecord[]): Promise<void>;
   /** Every node ever written for the session (nodes never touched are absent: they are NOT_STARTED). */
   listNodes(upgradeId: string): Promise<NodeRecord[]>;
-
-  /**
-   * Takes the lock of each node for `owner` with a lease of `leaseSeconds` (default: the store's):
-   * a free node, one `owner` already holds, or one whose lease ran out (a takeover). Every
-   * acquisition bumps the node's fencing token. Returns the nodes held by someone else under a
-   * live lease, with their owner. Partial success is possible: callers that want all-or-nothing
-   * release what they took.
-   */
-  tryLockNodes(owner: string, nodes: readonly string[], leaseSeconds?: number): Promise<Map<string, string>>;
-  /**
-   * The heartbeat, and the check before acting on a node: extends the lease of each lock `owner`
-   * holds with the given fencing token (node → token). Returns the locks lost (another owner or a
-   * newer token, or no lock at all), with the current lock if any.
-   */
-  renewNodeLocks(owner: string, held: ReadonlyMap<string, number>, leaseSeconds?: number): Promise<Map<string, NodeLock | undefined>>;
-  /** Releases the locks `owner` holds on these nodes; others' locks are left alone. */
-  releaseNodeLocks(owner: string, nodes: readonly string[]): Promise<void>;
-  /** Owner of each locked node among these (expired leases included: the item is there until taken over or released). */
-  getLockOwners(nodes: readonly string[]): Promise<Map<string, string>>;
-  /** The lock of each locked node among these: owner, lease end, fencing token. */
-  getNodeLocks(nodes: readonly string[]): Promise<Map<string, NodeLock>>;
-}
-
-/** A node's lock, in the manner of the DynamoDB lock client: who holds it, until when, and its fencing token. */
-export interface NodeLock {
-  /** The session id that holds it. */
-  owner: string;
-  /** Epoch ms (the store's clock) after which another session may take it over. */
-  leaseExpiresAt: number;
-  /** Bumped on every acquisition: a node-changing call is made only with the token of the current holder. */
-  fencingToken: number;
 }

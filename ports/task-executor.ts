@@ -21,6 +21,8 @@ export interface TaskInvocation {
   timeoutSeconds: number;
   /** Unique to this run and operation, stable across retries: a site call named by it is made once. */
   name: string;
+  /** The run: named in the node's Slurm reason and boot session, so the site shows who works on it. */
+  runId: string;
 }
 
 export interface TaskOutcome {

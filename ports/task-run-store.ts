@@ -1,8 +1,16 @@
 import type { OperationState } from '../core/scheduling';
 import type { ScheduleFields, TaskRunChunk, TaskRunPlan, TaskRunSettings } from '../core/task-graph';
+import type { RunMessages } from './run-messages';
 
-/** STOPPED: an operator stopped it (tasks in flight finished, none started after the request). */
-export type TaskRunStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'STOPPED';
+/**
+ * RUNNING, then SUCCEEDED or FAILED; a cancel request turns RUNNING into CANCELLING, which the workflow
+ * picks up and ends CANCELLED; a stop request lets the tasks in flight finish, starts none and ends
+ * STOPPED (an operator's stop; a resume carries it on).
+ */
+export type TaskRunStatus = 'RUNNING' | 'CANCELLING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'STOPPED';
+
+/** The statuses a task run ends in: no workflow works on it any more (a STOPPED one until it is resumed). */
+export const ENDED_TASK_RUN_STATUSES: readonly TaskRunStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
 
 /** A task run: its settings, where its schedule is, and counts for a cheap progress read. */
 export interface TaskRunRecord {
@@ -33,10 +41,18 @@ export interface TaskRunRecord {
  * Durable state of task runs: the plan (written once, in parts), the record, and each chunk of
  * nodes' task states. Single-item conditional writes only.
  */
-export interface TaskRunStore {
+export interface TaskRunStore extends RunMessages {
   /** Writes the plan and the chunks, then the record. Idempotent: an existing run is left as it is. */
   createRun(record: Omit<TaskRunRecord, 'increment'>, plan: TaskRunPlan, chunks: readonly TaskRunChunk[]): Promise<void>;
   getRun(runId: string): Promise<TaskRunRecord | undefined>;
+  /** Standalone runs (not a group deployment's deploy phase), newest first. */
+  listRuns(): Promise<TaskRunRecord[]>;
+  /**
+   * The cancel request: RUNNING -> CANCELLING (a conditional write; the workflow reads it at its next
+   * pass). Throws TaskRunNotFoundError, or SessionNotCancellableError once it has ended. Asking again
+   * while CANCELLING is no error.
+   */
+  requestCancel(runId: string): Promise<TaskRunRecord>;
   getPlan(runId: string): Promise<TaskRunPlan>;
   /** Every chunk, in order. */
   getChunks(runId: string, chunkCount: number): Promise<TaskRunChunk[]>;
@@ -44,9 +60,12 @@ export interface TaskRunStore {
   putChunks(runId: string, chunks: ReadonlyMap<number, TaskRunChunk>): Promise<void>;
   /** The stop request on a RUNNING run. Throws TaskRunNotFoundError, or SessionNotStoppableError once it has ended. */
   requestStop(runId: string): Promise<TaskRunRecord>;
+  /** A STOPPED run made RUNNING again, its stop request gone (a resume); any other run is returned as it is. */
+  reopenStopped(runId: string): Promise<TaskRunRecord>;
   /**
    * Applies an increment: the record's fields replaced and `increment` bumped, if it is still at
-   * `expectedIncrement`; else StaleWriteError (another attempt applied it).
+   * `expectedIncrement`; else StaleWriteError (another attempt applied it). The status is written
+   * only when the run ends or stops, so a cancel request written meanwhile is never overwritten.
    */
   commitIncrement(runId: string, expectedIncrement: number, update: Pick<TaskRunRecord, 'schedule' | 'counts' | 'status'> & { finishedAt?: number }): Promise<void>;
 }

@@ -8,6 +8,7 @@ import { InventoryModel } from './models/inventory';
 import { ProvisionerModel } from './models/provisioner';
 import { TaskRunnerModel, type TaskLogEntry } from './models/task-runner';
 import { WorkloadManagerModel } from './models/workload-manager';
+import { NodeChangeLog, type NodeChange } from './models/node-changes';
 
 export interface SiteNodeState {
   /** sinfo-style: IDLE, DRAINING, DRAINED, DOWN*, FAILING, ... */
@@ -42,6 +43,8 @@ export interface SiteState {
   violations: string[];
   /** Every task-graph task run, in start order. */
   taskLog: TaskLogEntry[];
+  /** Every drain, resume, fail, boot, prepare and deploy, in order, with the run the site says made it. */
+  changes: NodeChange[];
 }
 
 /** The simulated site: its four services sharing one simulated timeline. */
@@ -58,6 +61,7 @@ export class SiteSimulator {
   private readonly violationLog: string[] = [];
   /** One node, two names (a CSM-style site): Slurm's name of each site node, and back. Identity elsewhere. */
   readonly names: SiteNodeNames;
+  private readonly changeLog = new NodeChangeLog();
 
   constructor(
     site: SiteDefinition,
@@ -68,13 +72,14 @@ export class SiteSimulator {
     this.timeline = timeline;
     const names = (this.names = siteNodeNames(site));
     this.tasks = new TaskRunnerModel({ timing: site.timing, nodes: site.nodes, timeline, violations });
+    const changes = this.changeLog;
     // Slurm's view names nodes its own way: its model holds Slurm's names; the task log keeps the site's.
     const slurmNodes = site.nodes.map((n) => ({ ...n, name: names.slurm(n.name) }));
     const taskObserver = {
       drained: (name: string, reason: string, jobEndsAt?: number) => this.tasks.drained(names.site(name), reason, jobEndsAt),
       resumed: (name: string, reason?: string) => this.tasks.resumed(names.site(name), reason),
     };
-    this.workloadManager = new WorkloadManagerModel(slurmNodes, timeline, site.workload, names.mapped ? taskObserver : this.tasks, { ...site.slurm, epilogSeconds: site.timing.epilogSeconds });
+    this.workloadManager = new WorkloadManagerModel(slurmNodes, timeline, site.workload, names.mapped ? taskObserver : this.tasks, { ...site.slurm, epilogSeconds: site.timing.epilogSeconds }, changes);
     this.inventory = new InventoryModel(site);
     this.bootService = new BootServiceModel({
       templates: site.bootTemplates,
@@ -86,8 +91,9 @@ export class SiteSimulator {
       timeline,
       violations,
       observer: this.tasks,
+      changes,
     });
-    this.provisioner = new ProvisionerModel({ timing: site.timing, nodes: site.nodes, timeline, violations });
+    this.provisioner = new ProvisionerModel({ timing: site.timing, nodes: site.nodes, timeline, violations, changes });
     this.headNode = new HeadNodeModel({
       workloadManager: this.workloadManager,
       inventory: this.inventory,
@@ -99,6 +105,7 @@ export class SiteSimulator {
       timeline,
       violations,
       ...(names.mapped ? { slurmHostName: (host: string) => (this.inventory.hasNode(host) ? names.slurm(host) : host), siteHostName: names.site } : {}),
+      changes,
     });
   }
 
@@ -128,7 +135,7 @@ export class SiteSimulator {
       };
     }
     const groups = Object.fromEntries(this.inventory.listGroups().map((g) => [g.label, g.members]));
-    return { now, groups, nodes, violations: [...this.violationLog], taskLog: this.tasks.taskLog() };
+    return { now, groups, nodes, violations: [...this.violationLog], taskLog: this.tasks.taskLog(), changes: this.changeLog.entries() };
   }
 }
 

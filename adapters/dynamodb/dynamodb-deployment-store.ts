@@ -3,6 +3,9 @@ import { DeploymentNotFoundError, SessionNotCancellableError, SessionNotStoppabl
 import type { DeploymentPhase, DeploymentPlan, DeploymentRunState } from '../../core/group-deployment';
 import { ENDED_DEPLOYMENT_STATUSES, type BatchResult, type DeploymentRecord, type DeploymentStatus, type DeploymentStore } from '../../ports/deployment-store';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys } from './items';
+import type { Clock } from '../../core/clock';
+import { systemClock } from '../../core/clock';
+import { DynamoDbMessageLog } from './message-log';
 import { pack, packParts, unpack, unpackParts } from './packed';
 import { batchWriteAll } from './batch';
 import { queryAll } from './query';
@@ -34,8 +37,27 @@ interface StoredRecord extends Omit<DeploymentRecord, 'state'> {
  */
 export class DynamoDbDeploymentStore implements DeploymentStore {
   private readonly plans = new Map<string, DeploymentPlan>();
+  private readonly messages: DynamoDbMessageLog;
 
-  constructor(private readonly options: { tableName: string; client: DynamoDBDocumentClient }) {}
+  constructor(private readonly options: { tableName: string; client: DynamoDBDocumentClient; clock?: Clock }) {
+    this.messages = new DynamoDbMessageLog({ tableName: options.tableName, client: options.client, clock: options.clock ?? systemClock, partitionOf: deploymentPk });
+  }
+
+  appendMessage(deploymentId: string, message: string): Promise<void> {
+    return this.messages.appendMessage(deploymentId, message);
+  }
+
+  listMessages(deploymentId: string): Promise<string[]> {
+    return this.messages.listMessages(deploymentId);
+  }
+
+  listTimedMessages(deploymentId: string): Promise<{ at: string; text: string }[]> {
+    return this.messages.listTimedMessages(deploymentId);
+  }
+
+  latestMessage(deploymentId: string): Promise<string | undefined> {
+    return this.messages.latestMessage(deploymentId);
+  }
 
   private get table() {
     return this.options.tableName;

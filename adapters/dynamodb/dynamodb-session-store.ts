@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../../core/clock';
 import { systemClock } from '../../core/clock';
@@ -10,15 +9,16 @@ import type { NodeLock, SessionStore } from '../../ports/session-store';
 import type { OperatorWait } from '../../core/rolling-upgrade/operator-gate';
 import { batchGetAll, batchWriteAll } from './batch';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys, withoutUndefined } from './items';
+import { DynamoDbMessageLog } from './message-log';
 import { DynamoDbNodeLocks } from './node-locks';
+
+export { DEFAULT_LOCK_LEASE_SECONDS } from './node-locks';
 import { planChunkWrites, readPlanSlice, surplusPlanChunkDeletes } from './plan-chunks';
 import { queryAll } from './query';
 import {
-  MSG_SK_PREFIX,
   NODE_SK_PREFIX,
   SESSIONS_BY_CREATION_INDEX,
   SESSIONS_GSI_PARTITION,
-  messageKey,
   nodeKey,
   sessionGsi1Sk,
   sessionKey,
@@ -35,13 +35,6 @@ export interface DynamoDbSessionStoreOptions {
   lockLeaseSeconds?: number;
 }
 
-/**
- * A lock's default lease: several times the longest wait between two increments of a session
- * (a poll backoff capped at 300 s, plus a Lambda running at most 15 min), so that only a dead
- * session loses its nodes.
- */
-export const DEFAULT_LOCK_LEASE_SECONDS = 3600;
-
 /** A requestCancel that keeps losing a race to state changes gives up after this many rounds. */
 const MAX_CANCEL_ATTEMPTS = 3;
 
@@ -50,21 +43,16 @@ export class DynamoDbSessionStore implements SessionStore {
   private readonly tableName: string;
   private readonly client: DynamoDBDocumentClient;
   private readonly clock: Clock;
-  private readonly locks: DynamoDbNodeLocks;
-  private readonly lockLeaseSeconds: number;
-  /**
-   * Last epoch ms used in each session's message keys, kept strictly increasing so that its
-   * messages keep their order, across processes too: a resumed session (whose clock may restart
-   * earlier, as the simulated one does) starts after the newest stored message.
-   */
-  private readonly lastMessageMs = new Map<string, number>();
+  /** The node locks every workflow of this table shares. */
+  readonly locks: DynamoDbNodeLocks;
+  private readonly messages: DynamoDbMessageLog;
 
   constructor(options: DynamoDbSessionStoreOptions) {
     this.tableName = options.tableName;
     this.client = options.client;
     this.clock = options.clock ?? systemClock;
-    this.locks = new DynamoDbNodeLocks(this.client, this.tableName, () => this.clock.now());
-    this.lockLeaseSeconds = options.lockLeaseSeconds ?? DEFAULT_LOCK_LEASE_SECONDS;
+    this.locks = new DynamoDbNodeLocks({ client: this.client, tableName: this.tableName, clock: this.clock, ...(options.lockLeaseSeconds ? { lockLeaseSeconds: options.lockLeaseSeconds } : {}) });
+    this.messages = new DynamoDbMessageLog({ client: this.client, tableName: this.tableName, clock: this.clock, partitionOf: sessionPk });
   }
 
   async createSession(session: UpgradeSession, plan: readonly string[]): Promise<void> {
@@ -293,7 +281,7 @@ export class DynamoDbSessionStore implements SessionStore {
       ConsistentRead: true,
     });
     await batchWriteAll(this.client, this.tableName, rest.map((key) => ({ DeleteRequest: { Key: { pk: key['pk'], sk: key['sk'] } } })));
-    this.lastMessageMs.delete(upgradeId);
+    this.messages.forget(upgradeId);
     return withoutKeys<UpgradeSession>(out.Attributes);
   }
 
@@ -335,71 +323,20 @@ export class DynamoDbSessionStore implements SessionStore {
     );
   }
 
-  async appendMessage(upgradeId: string, message: string): Promise<void> {
-    const now = this.clock.now();
-    if (!this.lastMessageMs.has(upgradeId)) {
-      const newest = await this.newestMessageMs(upgradeId);
-      // A concurrent append may have set it meanwhile: never move it back.
-      this.lastMessageMs.set(upgradeId, Math.max(newest, this.lastMessageMs.get(upgradeId) ?? 0));
-    }
-    const keyMs = Math.max(now, this.lastMessageMs.get(upgradeId)! + 1);
-    this.lastMessageMs.set(upgradeId, keyMs);
-    await this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: { ...messageKey(upgradeId, keyMs, randomBytes(3).toString('hex')), text: message, at: new Date(now).toISOString() },
-      }),
-    );
+  appendMessage(upgradeId: string, message: string): Promise<void> {
+    return this.messages.appendMessage(upgradeId, message);
   }
 
-  /** Epoch ms in the key of the session's newest message (0 if none). */
-  private async newestMessageMs(upgradeId: string): Promise<number> {
-    const sk = (await this.newestMessage(upgradeId))?.sk as string | undefined;
-    return sk ? Number(sk.slice(MSG_SK_PREFIX.length).split('#')[0]) : 0;
+  latestMessage(upgradeId: string): Promise<string | undefined> {
+    return this.messages.latestMessage(upgradeId);
   }
 
-  async latestMessage(upgradeId: string): Promise<string | undefined> {
-    return (await this.newestMessage(upgradeId))?.text as string | undefined;
+  listMessages(upgradeId: string): Promise<string[]> {
+    return this.messages.listMessages(upgradeId);
   }
 
-  private async newestMessage(upgradeId: string): Promise<Record<string, unknown> | undefined> {
-    const out = await this.client.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': sessionPk(upgradeId), ':prefix': MSG_SK_PREFIX },
-        ProjectionExpression: 'sk, #text',
-        ExpressionAttributeNames: { '#text': 'text' },
-        ScanIndexForward: false,
-        Limit: 1,
-        ConsistentRead: true,
-      }),
-    );
-    return out.Items?.[0];
-  }
-
-  async listMessages(upgradeId: string): Promise<string[]> {
-    const items = await queryAll(this.client, {
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': sessionPk(upgradeId), ':prefix': MSG_SK_PREFIX },
-      ProjectionExpression: '#text',
-      ExpressionAttributeNames: { '#text': 'text' },
-      ConsistentRead: true,
-    });
-    return items.map((item) => item.text as string);
-  }
-
-  async listTimedMessages(upgradeId: string): Promise<{ at: string; text: string }[]> {
-    const items = await queryAll(this.client, {
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': sessionPk(upgradeId), ':prefix': MSG_SK_PREFIX },
-      ProjectionExpression: '#text, #at',
-      ExpressionAttributeNames: { '#text': 'text', '#at': 'at' },
-      ConsistentRead: true,
-    });
-    return items.map((item) => ({ at: item.at as string, text: item.text as string }));
+  listTimedMessages(upgradeId: string): Promise<{ at: string; text: string }[]> {
+    return this.messages.listTimedMessages(upgradeId);
   }
 
   getPlanSlice(upgradeId: string, start: number, end: number): Promise<string[]> {
@@ -441,24 +378,27 @@ export class DynamoDbSessionStore implements SessionStore {
     return items.map((item) => withoutKeys<NodeRecord>(item)).sort((a, b) => a.index - b.index);
   }
 
-  tryLockNodes(owner: string, nodes: readonly string[], leaseSeconds = this.lockLeaseSeconds): Promise<Map<string, string>> {
-    return this.locks.tryLock(owner, nodes, leaseSeconds * 1000);
+  tryLockNodes(owner: string, nodes: readonly string[], leaseSeconds?: number): Promise<Map<string, string>> {
+    return this.locks.tryLockNodes(owner, nodes, leaseSeconds);
   }
 
-  renewNodeLocks(owner: string, held: ReadonlyMap<string, number>, leaseSeconds = this.lockLeaseSeconds): Promise<Map<string, NodeLock | undefined>> {
-    return this.locks.renew(owner, held, leaseSeconds * 1000);
+  renewNodeLocks(owner: string, held: ReadonlyMap<string, number>, leaseSeconds?: number): Promise<Map<string, NodeLock | undefined>> {
+    return this.locks.renewNodeLocks(owner, held, leaseSeconds);
   }
 
   releaseNodeLocks(owner: string, nodes: readonly string[]): Promise<void> {
-    return this.locks.release(owner, nodes);
+    return this.locks.releaseNodeLocks(owner, nodes);
   }
 
-  async getLockOwners(nodes: readonly string[]): Promise<Map<string, string>> {
-    const locks = await this.locks.locks(nodes);
-    return new Map([...locks].map(([node, lock]) => [node, lock.owner]));
+  getLockOwners(nodes: readonly string[]): Promise<Map<string, string>> {
+    return this.locks.getLockOwners(nodes);
   }
 
   getNodeLocks(nodes: readonly string[]): Promise<Map<string, NodeLock>> {
-    return this.locks.locks(nodes);
+    return this.locks.getNodeLocks(nodes);
+  }
+
+  knownRuns(ids: readonly string[]): Promise<Set<string>> {
+    return this.locks.knownRuns(ids);
   }
 }

@@ -1,12 +1,28 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { SessionNotStoppableError, StaleWriteError, TaskRunNotFoundError } from '../../core/errors';
+import { SessionNotCancellableError, SessionNotStoppableError, StaleWriteError, TaskRunNotFoundError } from '../../core/errors';
+import type { Clock } from '../../core/clock';
+import { systemClock } from '../../core/clock';
 import type { ScheduleFields, TaskRunChunk, TaskRunPlan } from '../../core/task-graph';
-import type { TaskRunRecord, TaskRunStatus, TaskRunStore } from '../../ports/task-run-store';
+import { ENDED_TASK_RUN_STATUSES, type TaskRunRecord, type TaskRunStatus, type TaskRunStore } from '../../ports/task-run-store';
+import { DynamoDbMessageLog } from './message-log';
 import { batchGetAll, batchWriteAll } from './batch';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys, withoutUndefined } from './items';
 import { pack, packParts, unpack, unpackParts } from './packed';
 import { queryAll } from './query';
-import { TASK_RUN_PLAN_SK_PREFIX, taskRunChunkKey, taskRunKey, taskRunPk, taskRunPlanKey } from './table-design';
+import {
+  GSI1_PARTITION_KEY,
+  GSI1_SORT_KEY,
+  SESSIONS_BY_CREATION_INDEX,
+  TASK_RUN_PLAN_SK_PREFIX,
+  TASK_RUNS_GSI_PARTITION,
+  taskRunChunkKey,
+  taskRunKey,
+  taskRunPk,
+  taskRunPlanKey,
+} from './table-design';
+
+/** A requestCancel that keeps losing a race to the run's end gives up after this many rounds. */
+const MAX_CANCEL_ATTEMPTS = 3;
 
 /** Plans never change: a warm Lambda container reads each one once. */
 const PLAN_CACHE_SIZE = 16;
@@ -22,8 +38,11 @@ interface StoredRecord extends Omit<TaskRunRecord, 'schedule'> {
  */
 export class DynamoDbTaskRunStore implements TaskRunStore {
   private readonly plans = new Map<string, TaskRunPlan>();
+  private readonly messages: DynamoDbMessageLog;
 
-  constructor(private readonly options: { tableName: string; client: DynamoDBDocumentClient }) {}
+  constructor(private readonly options: { tableName: string; client: DynamoDBDocumentClient; clock?: Clock }) {
+    this.messages = new DynamoDbMessageLog({ tableName: options.tableName, client: options.client, clock: options.clock ?? systemClock, partitionOf: taskRunPk });
+  }
 
   private get table() {
     return this.options.tableName;
@@ -44,7 +63,14 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
       client.send(
         new PutCommand({
           TableName: this.table,
-          Item: { ...taskRunKey(record.runId), ...withoutUndefined(rest), increment: 0, scheduleGz: pack(schedule) },
+          Item: {
+            ...taskRunKey(record.runId),
+            // Standalone runs are listed as sessions; a group's deploy phase is its deployment's.
+            ...(record.deployment ? {} : { [GSI1_PARTITION_KEY]: TASK_RUNS_GSI_PARTITION, [GSI1_SORT_KEY]: `${record.createdAt}#${record.runId}` }),
+            ...withoutUndefined(rest),
+            increment: 0,
+            scheduleGz: pack(schedule),
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       ),
@@ -53,9 +79,60 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
 
   async getRun(runId: string): Promise<TaskRunRecord | undefined> {
     const { Item } = await this.options.client.send(new GetCommand({ TableName: this.table, Key: taskRunKey(runId), ConsistentRead: true }));
-    if (!Item) return undefined;
-    const { scheduleGz, ...rest } = withoutKeys<StoredRecord>(Item);
-    return { ...rest, schedule: unpack<ScheduleFields>(scheduleGz) };
+    return Item ? toRecord(Item) : undefined;
+  }
+
+  async listRuns(): Promise<TaskRunRecord[]> {
+    // GSIs cannot be read consistently: a run created a moment ago may be missing.
+    const items = await queryAll(this.options.client, {
+      TableName: this.table,
+      IndexName: SESSIONS_BY_CREATION_INDEX,
+      KeyConditionExpression: '#p = :p',
+      ExpressionAttributeNames: { '#p': GSI1_PARTITION_KEY },
+      ExpressionAttributeValues: { ':p': TASK_RUNS_GSI_PARTITION },
+      ScanIndexForward: false,
+    });
+    return items.map(toRecord);
+  }
+
+  async requestCancel(runId: string): Promise<TaskRunRecord> {
+    for (let attempt = 0; attempt < MAX_CANCEL_ATTEMPTS; attempt++) {
+      const out = await conditionalWrite(
+        this.options.client.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: taskRunKey(runId),
+            // A STOPPED run can be cancelled too: nothing runs it, its resume winds it down.
+            UpdateExpression: 'SET #status = :cancelling',
+            ConditionExpression: '#status IN (:running, :cancelling, :stopped)',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':cancelling': 'CANCELLING' satisfies TaskRunStatus, ':running': 'RUNNING' satisfies TaskRunStatus, ':stopped': 'STOPPED' satisfies TaskRunStatus },
+            ReturnValues: 'ALL_NEW',
+          }),
+        ),
+      );
+      if (out !== CONDITION_FAILED) return toRecord(out.Attributes ?? {});
+      const current = await this.getRun(runId);
+      if (!current) throw new TaskRunNotFoundError(runId);
+      if (ENDED_TASK_RUN_STATUSES.includes(current.status)) throw new SessionNotCancellableError(runId, current.status);
+    }
+    throw new SessionNotCancellableError(runId, 'changing state');
+  }
+
+  appendMessage(runId: string, message: string): Promise<void> {
+    return this.messages.appendMessage(runId, message);
+  }
+
+  listMessages(runId: string): Promise<string[]> {
+    return this.messages.listMessages(runId);
+  }
+
+  listTimedMessages(runId: string): Promise<{ at: string; text: string }[]> {
+    return this.messages.listTimedMessages(runId);
+  }
+
+  latestMessage(runId: string): Promise<string | undefined> {
+    return this.messages.latestMessage(runId);
   }
 
   async getPlan(runId: string): Promise<TaskRunPlan> {
@@ -112,19 +189,41 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
     return current;
   }
 
+  async reopenStopped(runId: string): Promise<TaskRunRecord> {
+    const out = await conditionalWrite(
+      this.options.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: taskRunKey(runId),
+          UpdateExpression: 'SET #status = :running REMOVE stopRequested, finishedAt',
+          ConditionExpression: '#status = :stopped',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':running': 'RUNNING' satisfies TaskRunStatus, ':stopped': 'STOPPED' satisfies TaskRunStatus },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    if (out !== CONDITION_FAILED) return toRecord(out.Attributes ?? {});
+    const current = await this.getRun(runId);
+    if (!current) throw new TaskRunNotFoundError(runId);
+    return current;
+  }
+
   async commitIncrement(runId: string, expectedIncrement: number, update: Pick<TaskRunRecord, 'schedule' | 'counts' | 'status'> & { finishedAt?: number }): Promise<void> {
+    // Only an end (or a stop) is written: RUNNING or CANCELLING stays as stored, so a cancel written since the read stands.
+    const ends = ENDED_TASK_RUN_STATUSES.includes(update.status) || update.status === 'STOPPED';
     const written = await conditionalWrite(
       this.options.client.send(
         new UpdateCommand({
           TableName: this.table,
           Key: taskRunKey(runId),
-          UpdateExpression: `SET scheduleGz = :s, counts = :c, #status = :st, #increment = :next${update.finishedAt === undefined ? '' : ', finishedAt = :f'}`,
+          UpdateExpression: `SET scheduleGz = :s, counts = :c, #increment = :next${ends ? ', #status = :st' : ''}${update.finishedAt === undefined ? '' : ', finishedAt = :f'}`,
           ConditionExpression: '#increment = :v',
-          ExpressionAttributeNames: { '#status': 'status', '#increment': 'increment' },
+          ExpressionAttributeNames: { '#increment': 'increment', ...(ends ? { '#status': 'status' } : {}) },
           ExpressionAttributeValues: {
             ':s': pack(update.schedule),
             ':c': update.counts,
-            ':st': update.status,
+            ...(ends ? { ':st': update.status } : {}),
             ':v': expectedIncrement,
             ':next': expectedIncrement + 1,
             ...(update.finishedAt === undefined ? {} : { ':f': update.finishedAt }),
@@ -134,4 +233,9 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
     );
     if (written === CONDITION_FAILED) throw new StaleWriteError(`task run ${runId}`, `increment ${expectedIncrement}`);
   }
+}
+
+function toRecord(item: Record<string, unknown>): TaskRunRecord {
+  const { scheduleGz, ...rest } = withoutKeys<StoredRecord>(item);
+  return { ...rest, schedule: unpack<ScheduleFields>(scheduleGz) };
 }

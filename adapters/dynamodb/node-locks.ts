@@ -1,11 +1,19 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
-import type { NodeLock } from '../../ports/session-store';
+import type { Clock } from '../../core/clock';
+import type { NodeLock, NodeLockStore } from '../../ports/node-locks';
 import { batchGetAll } from './batch';
 import { CONDITION_FAILED, conditionalWrite } from './items';
 import { LockContentionError } from '../errors';
-import { lockKey } from './table-design';
+import { deploymentKey, environmentUpgradeKey, lockKey, sessionKey, taskRunKey, type ItemKey } from './table-design';
+
+/**
+ * A lock's default lease: several times the longest wait between two increments of a session
+ * (a poll backoff capped at 300 s, plus a Lambda running at most 15 min), so that only a dead
+ * session loses its nodes.
+ */
+export const DEFAULT_LOCK_LEASE_SECONDS = 3600;
 
 /** Lock writes in flight per call: one conditional write per node, so a 1,000-node step must not go one by one. */
 const LOCK_CONCURRENCY = 16;
@@ -25,20 +33,68 @@ function asLock(item: Record<string, unknown> | undefined): NodeLock | undefined
   };
 }
 
+export interface DynamoDbNodeLocksOptions {
+  client: DynamoDBDocumentClient;
+  tableName: string;
+  /** Lease ends are on this clock: the simulated one on the embedded default. */
+  clock: Clock;
+  /** Lease of a node lock when the caller names none. Default DEFAULT_LOCK_LEASE_SECONDS. */
+  lockLeaseSeconds?: number;
+}
+
 /**
- * Per-node leased locks shared by every session, in the manner of the DynamoDB lock client: one
+ * Per-node leased locks shared by every workflow, in the manner of the DynamoDB lock client: one
  * item per node with its owner, the end of its lease and a fencing token bumped on every
  * acquisition. Single-item conditional writes only, because dynalite (the local engine) has no transactions.
  */
-export class DynamoDbNodeLocks {
-  constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly tableName: string,
-    private readonly now: () => number,
-  ) {}
+export class DynamoDbNodeLocks implements NodeLockStore {
+  private readonly client: DynamoDBDocumentClient;
+  private readonly tableName: string;
+  private readonly leaseSeconds: number;
+
+  constructor(private readonly options: DynamoDbNodeLocksOptions) {
+    this.client = options.client;
+    this.tableName = options.tableName;
+    this.leaseSeconds = options.lockLeaseSeconds ?? DEFAULT_LOCK_LEASE_SECONDS;
+  }
+
+  private now(): number {
+    return this.options.clock.now();
+  }
+
+  tryLockNodes(owner: string, nodes: readonly string[], leaseSeconds = this.leaseSeconds): Promise<Map<string, string>> {
+    return this.tryLock(owner, nodes, leaseSeconds * 1000);
+  }
+
+  renewNodeLocks(owner: string, held: ReadonlyMap<string, number>, leaseSeconds = this.leaseSeconds): Promise<Map<string, NodeLock | undefined>> {
+    return this.renew(owner, held, leaseSeconds * 1000);
+  }
+
+  releaseNodeLocks(owner: string, nodes: readonly string[]): Promise<void> {
+    return this.release(owner, nodes);
+  }
+
+  async getLockOwners(nodes: readonly string[]): Promise<Map<string, string>> {
+    const locks = await this.locks(nodes);
+    return new Map([...locks].map(([node, lock]) => [node, lock.owner]));
+  }
+
+  getNodeLocks(nodes: readonly string[]): Promise<Map<string, NodeLock>> {
+    return this.locks(nodes);
+  }
+
+  async knownRuns(ids: readonly string[]): Promise<Set<string>> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return new Set();
+    // The record of every kind of run, by the id: one BatchGetItem of keys only.
+    const keysOf = (id: string): ItemKey[] => [sessionKey(id), deploymentKey(id), taskRunKey(id), environmentUpgradeKey(id)];
+    const idOfPk = new Map(unique.flatMap((id) => keysOf(id).map((key) => [key.pk, id] as const)));
+    const items = await batchGetAll(this.client, this.tableName, unique.flatMap(keysOf), { projection: 'pk' });
+    return new Set(items.flatMap((item) => (idOfPk.has(item.pk as string) ? [idOfPk.get(item.pk as string)!] : [])));
+  }
 
   /** Nodes held by someone else (under a live lease), with their owner. */
-  async tryLock(owner: string, nodes: readonly string[], leaseMs: number): Promise<Map<string, string>> {
+  private async tryLock(owner: string, nodes: readonly string[], leaseMs: number): Promise<Map<string, string>> {
     const heldByOthers = new Map<string, string>();
     await forEach(nodes, async (node) => {
       const holder = await this.lockOne(owner, node, leaseMs);
@@ -79,7 +135,7 @@ export class DynamoDbNodeLocks {
    * the given fencing token. Returns the locks lost (taken over, or released), with their current
    * holder if any. A lease that ran out but that nobody took is still ours (as in the lock client).
    */
-  async renew(owner: string, held: ReadonlyMap<string, number>, leaseMs: number): Promise<Map<string, NodeLock | undefined>> {
+  private async renew(owner: string, held: ReadonlyMap<string, number>, leaseMs: number): Promise<Map<string, NodeLock | undefined>> {
     const lost = new Map<string, NodeLock | undefined>();
     await forEach([...held.keys()], async (node) => {
       const renewed = await conditionalWrite(
@@ -104,7 +160,7 @@ export class DynamoDbNodeLocks {
     return asLock(out.Item);
   }
 
-  async release(owner: string, nodes: readonly string[]): Promise<void> {
+  private async release(owner: string, nodes: readonly string[]): Promise<void> {
     await forEach(nodes, async (node) => {
       // Not ours (or already gone): leaving it is exactly what release means. The item stays, without
       // an owner, so that the node's fencing token keeps growing across holders.
@@ -124,7 +180,7 @@ export class DynamoDbNodeLocks {
   }
 
   /** Every held lock among these nodes, its lease running or not. */
-  async locks(nodes: readonly string[]): Promise<Map<string, NodeLock>> {
+  private async locks(nodes: readonly string[]): Promise<Map<string, NodeLock>> {
     const nodeByPk = new Map(nodes.map((node) => [lockKey(node).pk, node]));
     const items = await batchGetAll(this.client, this.tableName, nodes.map(lockKey));
     const held = new Map<string, NodeLock>();

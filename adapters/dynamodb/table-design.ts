@@ -9,7 +9,7 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
  * | session    | SESSION#<id>     | SESSION                             | every UpgradeSession field, gsi1pk/gsi1sk |
  * | plan chunk | SESSION#<id>     | PLAN#<chunk, 6 digits>              | nodes (≤ 1,000 names, plan order)         |
  * | node       | SESSION#<id>     | NODE#<name>                         | name, index, status, phase, reason        |
- * | message    | SESSION#<id>     | MSG#<epoch ms, 15 digits>#<6 hex>   | text, at                                  |
+ * | message    | SESSION#<id>     | MSG#<epoch ms, 15 digits>#<6 hex>   | text, at (deployments and task runs keep theirs in their own partitions too) |
  * | lock       | LOCK#<node>      | LOCK                                | owner, leaseExpiresAt, fencingToken, acquiredAt |
  * | connector  | CONNECTOR#<kind>#<name> | CONNECTOR                    | record (a boot session, an action), expiresAt |
  * | release    | ENVIRONMENTS     | RELEASE#<id, 10 digits>             | release                                  |
@@ -23,7 +23,7 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
  * | env upgrade| ENVUPGRADE#<id>  | SESSION                             | session, revision, gsi1pk/gsi1sk          |
  * | run start  | RUN#<id>         | START                               | id, kind, at, executionArn?, refused?     |
  * | schedule   | SCHEDULES        | SCHEDULE#<group>#<name>             | every ScheduleRecord field (embedded control plane only) |
- * | task run   | TASKRUN#<id>     | TASKRUN                             | every TaskRunRecord field but the schedule, scheduleGz |
+ * | task run   | TASKRUN#<id>     | TASKRUN                             | every TaskRunRecord field but the schedule, scheduleGz; gsi1pk/gsi1sk (standalone runs) |
  * | run plan   | TASKRUN#<id>     | TPLAN#<part, 3 digits>              | data (a part of the gzipped TaskRunPlan)  |
  * | run chunk  | TASKRUN#<id>     | TCHUNK#<chunk, 6 digits>            | data (gzipped task states of ≤ 2,000 node tasks) |
  */
@@ -70,10 +70,8 @@ export const planChunkKey = (upgradeId: string, chunk: number): ItemKey => ({
 export const nodeKey = (upgradeId: string, name: string): ItemKey => ({ pk: sessionPk(upgradeId), sk: `${NODE_SK_PREFIX}${name}` });
 
 /** Zero-padded epoch ms so that messages sort oldest first; the random suffix keeps concurrent writers apart. */
-export const messageKey = (upgradeId: string, epochMs: number, suffix: string): ItemKey => ({
-  pk: sessionPk(upgradeId),
-  sk: `${MSG_SK_PREFIX}${String(epochMs).padStart(15, '0')}#${suffix}`,
-});
+export const messageSk = (epochMs: number, suffix: string): string => `${MSG_SK_PREFIX}${String(epochMs).padStart(15, '0')}#${suffix}`;
+export const messageKey = (upgradeId: string, epochMs: number, suffix: string): ItemKey => ({ pk: sessionPk(upgradeId), sk: messageSk(epochMs, suffix) });
 
 /** Locks are per node, outside any session partition: every session contends for the same node. */
 export const lockKey = (node: string): ItemKey => ({ pk: `LOCK#${node}`, sk: LOCK_SK });
@@ -163,6 +161,8 @@ export const SCHEDULE_SK_PREFIX = 'SCHEDULE#';
 export const scheduleKey = (groupName: string, name: string): ItemKey => ({ pk: SCHEDULES_PK, sk: `${SCHEDULE_SK_PREFIX}${groupName}#${name}` });
 // Task-graph runs: the record, the gzipped plan in parts, and the nodes' task states in chunks.
 export const TASK_RUN_SK = 'TASKRUN';
+/** Standalone task runs list through the sessions index, in their own partition of it. */
+export const TASK_RUNS_GSI_PARTITION = 'TASK_RUNS';
 export const TASK_RUN_PLAN_SK_PREFIX = 'TPLAN#';
 export const TASK_RUN_CHUNK_SK_PREFIX = 'TCHUNK#';
 export const taskRunPk = (runId: string): string => `TASKRUN#${runId}`;

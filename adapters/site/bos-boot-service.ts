@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { shortNameWithRun } from '../../core/site/node-claims';
 import { z } from 'zod';
 import { validLabel, validTemplate } from '../../core/site/names';
 import type { BootNodeOutcome, BootService, BootSessionRequest, BootSessionStatus, BootSetSpec } from '../../ports/site';
@@ -136,11 +137,14 @@ export class BosBootService implements BootService {
 
 /**
  * Our session names (`rollout-<uuid>-step-N`) are longer than BOS allows; a name that does not fit
- * is replaced by a digest of it, the same every time, so a retried create still meets its session.
+ * is replaced by `r-<run id>-<digest of it>`, the same every time, so a retried create still meets
+ * its session and BOS still shows which run made it (core/site/node-claims.ts).
  */
 export function bosSessionName(name: string): string {
   if (name.length <= BOS_NAME_MAX && BOS_NAME.test(name)) return name;
-  return `rollout-${createHash('sha256').update(name).digest('hex').slice(0, 32)}`;
+  const digest = (text: string) => createHash('sha256').update(text).digest('hex');
+  // Still naming the run (`r-<run id>-<digest>`), so BOS's session list shows who booted the node.
+  return shortNameWithRun(name, BOS_NAME_MAX, digest) ?? `rollout-${digest(name).slice(0, 32)}`;
 }
 
 /**

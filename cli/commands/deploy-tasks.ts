@@ -75,20 +75,38 @@ export async function runTaskGraphDeploy(options: TaskGraphDeployOptions & { gra
     const parsed = parseTaskRunRequest(request);
     requireTaskRuns(planTaskGraph(parsed.graph, taskGraphNodes(await inventoryOf(source)), parsed.selection));
   }
+  return runTaskGraphWorkflow(options, request, source);
+}
+
+/**
+ * Runs the TaskGraph workflow with `input` (a request, or `{resumeRunId}` to carry a run on from the
+ * store after its process died or it was stopped), says the run's id at once (on stderr: `rollout session`
+ * finds it by it), shows its progress, and prints the run at the end. Ctrl-C stops the run (no task starts after
+ * it, tasks in flight finish, it ends STOPPED and `rollout session resume` carries it on; a client detaches); a second
+ * Ctrl-C leaves at once. Returns the exit code.
+ */
+export async function runTaskGraphWorkflow(options: TaskGraphDeployOptions, input: TaskRunRequestInput | { resumeRunId: string }, loaded?: SiteSource): Promise<number> {
+  const target = remoteTarget(options);
+  checkSiteOptions(options, target !== undefined);
+  const source = target ? undefined : (loaded ?? (await loadSiteSource(options)));
   const runtime = await connectRunTarget(target, source, options);
   try {
     const startedReal = performance.now();
     const startedSimulated = runtime.now();
-    const run = await runtime.run('taskGraph', request);
+    const resumed = 'resumeRunId' in input ? input.resumeRunId : undefined;
+    if (resumed !== undefined) await checkResumable(runtime, resumed);
+    const run = resumed !== undefined ? await runtime.resume('tasks', resumed) : await runtime.run('taskGraph', input);
     if (options.detach) return reportDetached(run, options);
-    const progress = showTaskRunProgress(runtime, run.id);
-    const stopListening = handleInterrupts({ kind: 'tasks', id: run.id }, runtime, options, target !== undefined);
+    const runId = resumed ?? run.id;
+    process.stderr.write(`task run ${runId} ${resumed !== undefined ? 'resumed' : 'started'} (rollout session get ${runId}; Ctrl-C ${target ? 'detaches' : 'stops it'})\n`);
+    const progress = showTaskRunProgress(runtime, runId);
+    const stopListening = handleInterrupts({ kind: 'tasks', id: runId }, runtime, options, target !== undefined);
     const outcome = await run.outcome;
     stopListening();
     await progress.stop();
     if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
     if (options.siteStateOut) await writeSiteState(options.siteStateOut, source!, runtime);
-    const view = await runtime.taskRun(run.id);
+    const view = await runtime.taskRun(runId);
     if (!view) throw new CliError(`the workflow ended (${outcome.status}) before opening the task run: ${causeMessage(outcome)}`, ExitCode.notCompleted);
     if (options.json) process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
     else {
@@ -103,6 +121,13 @@ export async function runTaskGraphDeploy(options: TaskGraphDeployOptions & { gra
   } finally {
     await runtime.close();
   }
+}
+
+async function checkResumable(runtime: RolloutRuntime, runId: string): Promise<void> {
+  const found = await runtime.status(runId);
+  if (found?.kind !== 'tasks') throw new CliError(`no task run with id '${runId}'`, ExitCode.invalidInput);
+  // A STOPPED run waits for its resume; the others have ended.
+  if (found.ended && found.state !== 'STOPPED') throw new CliError(`task run ${runId} has ended (${found.state}): nothing to resume`, ExitCode.notCompleted);
 }
 
 /** The task runs of a deployment's groups (those whose deploy phase ran the graph), by group. */

@@ -4,7 +4,7 @@ import { DeploymentNotFoundError, SessionGateError, SessionNotCancellableError, 
 import { cancelImpact } from '../../core/rolling-upgrade/cancel-decisions';
 import { RolloutClient } from '../../engine/client/rollout-client';
 import { openSessions } from '../../engine/open-runtime';
-import type { CancelResult, GateResult, RolloutSessions, SessionKind, SessionListing, StopResult } from '../../engine/runtime';
+import type { CancelResult, GateResult, RolloutSessions, SessionKind, SessionListing, SessionView, StopResult } from '../../engine/runtime';
 import { targetArgs } from '../run-control';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { showDeploymentProgress } from '../deployment-progress';
@@ -16,6 +16,9 @@ import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
 import { runDeploymentWorkflow } from './deploy';
 import { runUpgradeWorkflow, type UpgradeRunOptions } from './upgrade';
+import { runTaskGraphWorkflow } from './deploy-tasks';
+import { showTaskRunProgress } from '../task-run-progress';
+import { renderTaskRunSummary } from '../task-run-summary';
 
 interface SessionOptions extends TargetOptions {
   dataDir?: string;
@@ -23,7 +26,7 @@ interface SessionOptions extends TargetOptions {
   kind?: string;
 }
 
-const KINDS: readonly SessionKind[] = ['upgrade', 'deployment'];
+const KINDS: readonly SessionKind[] = ['upgrade', 'deployment', 'tasks'];
 
 /** Where the sessions are: a data directory, a running `rollout serve`, or a deployed stack. */
 function sessionSource(command: Command): Command {
@@ -33,11 +36,11 @@ function sessionSource(command: Command): Command {
 export function registerSessionCommands(program: Command): void {
   const session = program
     .command('session')
-    .description('Inspect, watch, cancel and resume upgrades and deployments: of a data directory, a `rollout serve` (--endpoint) or a deployed stack (--aws)');
+    .description('Inspect, watch, cancel and resume upgrades, deployments and task runs: of a data directory, a `rollout serve` (--endpoint) or a deployed stack (--aws)');
 
   sessionSource(session.command('list'))
-    .description('List upgrades and deployments, newest first')
-    .option('--kind <kind>', 'only upgrades or only deployments (upgrade|deployment)')
+    .description('List upgrades, deployments and task runs, newest first')
+    .option('--kind <kind>', 'only upgrades, deployments or task runs (upgrade|deployment|tasks)')
     .option('--json', 'print JSON')
     .action(async (options: SessionOptions) =>
       withSessions(options, async (sessions) => {
@@ -57,15 +60,14 @@ export function registerSessionCommands(program: Command): void {
     );
 
   sessionSource(session.command('get'))
-    .description('Show one upgrade (nodes and messages) or deployment (groups and nodes)')
-    .argument('<id>', 'upgrade or deployment id')
+    .description('Show one upgrade (nodes and messages), deployment (groups and nodes) or task run (each node\'s tasks and messages)')
+    .argument('<id>', 'upgrade, deployment or task run id')
     .option('--json', 'print it as one JSON object')
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
         const found = await sessions.session(id);
         if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
-        const text = found.kind === 'upgrade' ? renderSessionSummary(found.report) : renderDeploymentSummary(found.report);
-        process.stdout.write(options.json ? `${JSON.stringify(found.report, null, 2)}\n` : `${text}\n`);
+        process.stdout.write(options.json ? `${JSON.stringify(found.report, null, 2)}\n` : `${renderView(found)}\n`);
       }),
     );
 
@@ -78,13 +80,17 @@ export function registerSessionCommands(program: Command): void {
         const found = await sessions.status(id);
         if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
         const pace = watchPace(sessions);
-        const display = found.kind === 'upgrade' ? showSessionProgress(sessions, id, pace.displayMs) : showDeploymentProgress(sessions, id, pace.displayMs);
+        const display =
+          found.kind === 'upgrade'
+            ? showSessionProgress(sessions, id, pace.displayMs)
+            : found.kind === 'deployment'
+              ? showDeploymentProgress(sessions, id, pace.displayMs)
+              : showTaskRunProgress(sessions, id, pace.displayMs);
         const { ended } = await untilEnded(sessions, id, found.kind, pace);
         await display.stop();
         const report = await sessions.session(id);
         if (!report) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
-        const text = report.kind === 'upgrade' ? renderSessionSummary(report.report) : renderDeploymentSummary(report.report);
-        process.stdout.write(options.json ? `${JSON.stringify(report.report, null, 2)}\n` : `${text}\n`);
+        process.stdout.write(options.json ? `${JSON.stringify(report.report, null, 2)}\n` : `${renderView(report)}\n`);
         if (!ended) {
           process.stderr.write(`${found.kind} ${id} has not ended, but no execution runs it (stopped, or its process died): carry it on with rollout session resume ${id}\n`);
           process.exitCode = ExitCode.notCompleted;
@@ -94,9 +100,9 @@ export function registerSessionCommands(program: Command): void {
 
   addTargetOptions(session.command('resume'))
     .description(
-      'Carry on an upgrade or a deployment whose process or execution died, from the store: an upgrade with {resumeUpgradeId} keeps its own locks (same owner), even if their lease ran out; a deployment with {resumeDeploymentId} starts its groups in flight again without re-running the site actions that ran. A paused window is unpaused. Locally (--data-dir) or on --endpoint/--aws',
+      'Carry on an upgrade, a deployment or a task run whose process or execution died, from the store: an upgrade with {resumeUpgradeId} keeps its own locks (same owner), even if their lease ran out; a deployment with {resumeDeploymentId} starts its groups in flight again without re-running the site actions that ran; a task run with {resumeRunId} follows its tasks in flight (a reboot is found again by its boot session, not started again). A paused window is unpaused. Locally (--data-dir) or on --endpoint/--aws',
     )
-    .argument('<id>', 'upgrade or deployment id')
+    .argument('<id>', 'upgrade, deployment or task run id')
     .option('--data-dir <dir>', 'data directory of the sessions (a local takeover)')
     .option('--site <file>', 'simulated site file (YAML or JSON)')
     .option('--site-config <file>', 'site connection profile: run against the services it names')
@@ -123,7 +129,12 @@ export function registerSessionCommands(program: Command): void {
         process.stdout.write(options.json ? `${JSON.stringify({ id, action: 'unpause', running: true }, null, 2)}\n` : `session ${id} resumed: the running upgrade starts new nodes again\n`);
         return;
       }
-      process.exitCode = kind === 'upgrade' ? await runUpgradeWorkflow(options, { resumeUpgradeId: id }) : await runDeploymentWorkflow(options, { resumeDeploymentId: id });
+      process.exitCode =
+        kind === 'upgrade'
+          ? await runUpgradeWorkflow(options, { resumeUpgradeId: id })
+          : kind === 'deployment'
+            ? await runDeploymentWorkflow(options, { resumeDeploymentId: id })
+            : await runTaskGraphWorkflow(options, { resumeRunId: id });
     });
 
   sessionSource(session.command('pause'))
@@ -180,9 +191,9 @@ export function registerSessionCommands(program: Command): void {
 
   sessionSource(session.command('cancel'))
     .description(
-      'Cancel an upgrade (CRUS deletion rules, then cleanup: after the first boot, lock-step fails every node not yet upgraded, untouched ones included; it asks first, or give --yes) or a deployment (no group or batch starts after it; actions in flight finish; it ends CANCELLED). To end a run without failing nodes, use `rollout session stop`',
+      'Cancel an upgrade (CRUS deletion rules, then cleanup: after the first boot, lock-step fails every node not yet upgraded, untouched ones included; it asks first, or give --yes) a deployment (no group or batch starts after it; actions in flight finish; it ends CANCELLED) or a task run (no task starts after it; tasks in flight finish; its own drains are lifted; it ends CANCELLED). To end a run without failing nodes, use `rollout session stop`',
     )
-    .argument('<id>', 'upgrade or deployment id')
+    .argument('<id>', 'upgrade, deployment or task run id')
     .option('--json', 'print the outcome as one JSON object: {id, kind, state, running}')
     .option('--yes', 'cancel without asking, even when the deletion rules fail nodes that were never started (needed without a terminal)')
     .action(async (id: string, options: SessionOptions & { yes?: boolean }) =>
@@ -245,12 +256,23 @@ function stopMessage({ id, kind, state, running }: StopResult, options: SessionO
   return `${noun} ${id} is ${state}: what is in flight finishes, nothing new starts, and it ends STOPPED${resume}`;
 }
 
+/** The text of one session's report. */
+/** The text of one session's report. */
+function renderView(found: SessionView): string {
+  if (found.kind === 'upgrade') return renderSessionSummary(found.report);
+  if (found.kind === 'deployment') return renderDeploymentSummary(found.report);
+  const messages = found.report.messages.length > 0 ? `\n\n  Messages:\n${found.report.messages.map((m) => `    ${m}`).join('\n')}` : '';
+  return `${renderTaskRunSummary(found.report)}${messages}`;
+}
+
 /** What a cancel request leads to: the running workflow applies it, or nothing does until the session is resumed. */
 function cancelMessage({ id, kind, state, running }: CancelResult): string {
   const applies =
     kind === 'upgrade'
       ? 'the running upgrade applies the deletion rules and cleans up'
-      : 'the running deployment starts no group or batch any more; actions in flight finish, then it ends CANCELLED';
+      : kind === 'deployment'
+        ? 'the running deployment starts no group or batch any more; actions in flight finish, then it ends CANCELLED'
+        : 'the running task run starts no task any more; tasks in flight finish, its own drains are lifted, then it ends CANCELLED';
   if (running) return `${kind} ${id} is ${state}: ${applies}`;
   return `${kind} ${id} is ${state}, but no execution runs it (stopped, or its process died): the cancel applies when it is resumed: rollout session resume ${id}`;
 }
@@ -268,6 +290,10 @@ function listingJson(entry: SessionListing): Record<string, unknown> {
     const { progress, ...rest } = entry.session;
     return { ...rest, step: progress.step, stage: progress.stage };
   }
+  if (entry.kind === 'tasks') {
+    const { schedule: _schedule, ...rest } = entry.taskRun;
+    return { kind: 'TaskRun', ...rest };
+  }
   const { state: _state, version: _version, ...rest } = entry.deployment;
   return { kind: 'GroupDeployment', ...rest };
 }
@@ -278,6 +304,10 @@ function listingJson(entry: SessionListing): Record<string, unknown> {
  */
 function renderListing(listed: readonly SessionListing[]): string {
   const rows = listed.map((entry): string[] => {
+    if (entry.kind === 'tasks') {
+      const r = entry.taskRun;
+      return [r.runId, 'tasks', r.status, formatCreated(r.createdAt), `${r.nodeCount} node(s)`, `${r.counts.ACTIVE} task(s) done, ${r.counts.ERROR} failed`];
+    }
     if (entry.kind === 'deployment') {
       const d = entry.deployment;
       return [d.deploymentId, 'deployment', d.status, formatCreated(d.createdAt), `${d.groupCount} group(s), ${d.nodeCount} node(s)`, ''];

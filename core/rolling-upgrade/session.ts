@@ -1,3 +1,4 @@
+import { DRAIN_PREFIX } from '../site/node-claims';
 import type { UpgradeRequest } from './upgrade-request';
 
 /**
@@ -38,17 +39,8 @@ export const FailureReason = {
 } as const;
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
 
-export const DRAIN_REASON = 'rolling-upgrade';
-
-/**
- * Whether a Slurm node reason is our drain's: by its prefix, the one place that decides. Slurm
- * appends to a reason (` : reboot issued`, ` : Not responding`, ` : reboot timed out`:
- * node_mgr.c's set_node_reboot_reason and set_node_down), and the reason may carry more after the
- * prefix (the session holding the node), so an exact comparison would lose our own nodes.
- */
-export function isOurDrainReason(reason: string | undefined): boolean {
-  return reason !== undefined && reason.startsWith(DRAIN_REASON) && !/^[A-Za-z0-9_-]/.test(reason.slice(DRAIN_REASON.length));
-}
+/** The prefix of a rolling upgrade's drain reason (`rolling-upgrade <session id>`: core/site/node-claims.ts). */
+export const DRAIN_REASON = DRAIN_PREFIX.upgrade;
 
 /** What Slurm appends to a node's reason as it reboots or loses it (src/slurmctld/node_mgr.c, controller.c). */
 const SLURM_REASON_SUFFIX = / : (?:reboot issued|reboot complete|reboot timed out|Not responding)$/;

@@ -3,7 +3,8 @@ import { describeError, type RolloutError } from '../errors';
 import { retryDelaySeconds } from './deletion-rules';
 import type { WlmNode } from '../site/site-nodes';
 import { isValidReason } from '../site/names';
-import { isOurDrainReason, reasonAsSet, type NodeRecord, type Progress, type SessionState, type Stage, type UpgradeSession } from './session';
+import { claimantOf, failureMark, HELD_BY_ANOTHER_CONTROL_PLANE, isFailureReason, isUpgradeDrainReason } from '../site/node-claims';
+import { reasonAsSet, type NodeRecord, type Progress, type SessionState, type Stage, type UpgradeSession } from './session';
 
 /**
  * What an activity does to the site and the store, as data. The activity layer performs them in
@@ -14,8 +15,8 @@ export type NodeAction =
   | { type: 'saveProgress'; expected: Pick<Progress, 'step' | 'stage'>; progress: Progress }
   | { type: 'drain'; nodes: string[]; reason: string }
   | { type: 'resume'; nodes: string[] }
-  /** `State=FAIL Reason=<reason>` in the workload manager. */
-  | { type: 'fail'; nodes: string[]; reason: string }
+  /** `State=FAIL Reason=<siteReason>` in the workload manager: CRUS's `reason` (what records and events carry), marked with the session. */
+  | { type: 'fail'; nodes: string[]; reason: string; siteReason: string }
   | { type: 'addToGroup'; label: string; nodes: string[] }
   | { type: 'removeFromGroup'; label: string; nodes: string[] }
   | { type: 'startBoot'; name: string; template: string; limit: string }
@@ -106,6 +107,25 @@ export function decideLocksLost(step: number | 'window', nodes: readonly NodeRec
   };
 }
 
+/**
+ * Nodes the site shows claimed by a run of another control plane (its Slurm reason names a run
+ * this store does not know): left alone, never touched. Recorded with the status we last knew and
+ * `held-by-another-control-plane`, their locks given back (they are this store's locks, and no run
+ * of this store works on the nodes), and said once.
+ */
+export function decideClaimedElsewhere(step: number | 'window', nodes: readonly NodeRecord[], claims: ReadonlyMap<string, string>): { actions: NodeAction[]; message: string } | undefined {
+  const claimed = nodes.filter((n) => claims.has(n.name));
+  if (claimed.length === 0) return undefined;
+  const records: NodeRecord[] = claimed.map((n) => ({ name: n.name, index: n.index, status: n.status, phase: 'LOCK_LOST', reason: HELD_BY_ANOTHER_CONTROL_PLANE }));
+  const runs = [...new Set(claimed.map((n) => claims.get(n.name)!))];
+  return {
+    actions: [{ type: 'recordNodes', records }, ...releaseLocks(claimed)],
+    message:
+      `${step === 'window' ? 'Window' : `Step ${step}`}: ${claimed.length} node(s) left alone, ${HELD_BY_ANOTHER_CONTROL_PLANE}: ` +
+      `the site shows them claimed by run ${runs.join(', ')}, which this control plane does not know: ${shortList(names(claimed))}`,
+  };
+}
+
 export const names = (nodes: readonly { name: string }[]): string[] => nodes.map((n) => n.name);
 
 /** `counts` plus the upgraded and failed nodes among `records` (minus those among `already`, counted before). */
@@ -120,12 +140,25 @@ export function isDrained(node: WlmNode | undefined): boolean {
 }
 
 /**
- * Our drain, and only ours: the one a cancel or a return to service lifts. Drained (or set DOWN by
- * Slurm while it was ours: a reboot that outlasted SlurmdTimeout or ResumeTimeout) with our reason;
- * a reason left on a node in service (RESUME keeps it) is not a drain.
+ * A rolling upgrade's drain, by its prefix (core/site/node-claims.ts): the one a cancel or a return
+ * to service lifts. Ours, or a dead session's of this store whose lock we took over: a node another
+ * control plane's run claims is left alone before any decision sees it. Drained, or set DOWN by Slurm
+ * while it was ours (a reboot that outlasted SlurmdTimeout or ResumeTimeout); a reason left on a node
+ * in service (RESUME keeps it) is not a drain.
  */
 export function isOurDrain(node: WlmNode | undefined): boolean {
-  return node !== undefined && (isDrained(node) || node.base === 'DOWN') && isOurDrainReason(node.reason);
+  return node !== undefined && (isDrained(node) || node.base === 'DOWN') && isUpgradeDrainReason(node.reason);
+}
+
+/**
+ * Whether the session drains the node: it is not drained, or drained by another rolling upgrade of
+ * this store whose lock the session took over (a dead session's): drained again, with this session's
+ * claim, so the site names the session at work on it. An admin's drain (a task run's included) is kept.
+ */
+export function needsOurDrain(node: WlmNode | undefined, upgradeId: string): boolean {
+  if (!isDrained(node)) return true;
+  const claimant = claimantOf(node?.reason);
+  return isUpgradeDrainReason(node?.reason) && claimant !== undefined && claimant !== upgradeId;
 }
 
 /**
@@ -191,10 +224,10 @@ export function failInSite(
   if (nodes.length === 0) return [];
   const toFail = names(nodes).filter((name) => {
     const node = wlm.get(name);
-    return node !== undefined && !(node.flags.includes('FAIL') && node.reason === reason);
+    return node !== undefined && !(node.flags.includes('FAIL') && isFailureReason(node.reason, reason));
   });
   return [
-    ...(toFail.length > 0 ? [{ type: 'fail' as const, nodes: toFail, reason }] : []),
+    ...(toFail.length > 0 ? [{ type: 'fail' as const, nodes: toFail, reason, siteReason: failureMark(reason, session.upgradeId) }] : []),
     { type: 'addToGroup', label: session.failedLabel, nodes: names(nodes) },
   ];
 }

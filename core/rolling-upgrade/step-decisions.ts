@@ -1,12 +1,13 @@
 import { SiteServiceError, UnknownNodesError } from '../errors';
 import type { BootSessionStatus, WlmNode } from '../site/site-nodes';
 import { shortList } from '../text';
-import { DRAIN_REASON, FailureReason, type NodeRecord } from './session';
+import { drainClaim } from '../site/node-claims';
+import { FailureReason, type NodeRecord } from './session';
 import {
   enterStage,
   failNodes,
-  isDrained,
   returnToService,
+  needsOurDrain,
   names,
   nextStep,
   recordNodes,
@@ -84,13 +85,13 @@ export function decideStartStep({ session, progress, nodes, observed, now }: Sta
   if (unknown.length > 0) {
     return { progress, waitSeconds: 0, actions: emptyFailed, error: new UnknownNodesError('workload-manager', names(unknown)) };
   }
-  const toDrain = nodes.filter((n) => !isDrained(observed.wlm.get(n.name)));
+  const toDrain = nodes.filter((n) => needsOurDrain(observed.wlm.get(n.name), session.upgradeId));
   return {
     progress: enterStage('QUIESCING', progress.step, now),
     waitSeconds: 0,
     actions: [
       ...emptyFailed,
-      ...(toDrain.length > 0 ? [{ type: 'drain' as const, nodes: names(toDrain), reason: DRAIN_REASON }] : []),
+      ...(toDrain.length > 0 ? [{ type: 'drain' as const, nodes: names(toDrain), reason: drainClaim('upgrade', session.upgradeId) }] : []),
       ...recordNodes(nodes, { status: 'IN_PROGRESS', phase: 'DRAINING' }),
     ],
     message: `Step ${progress.step} of ${session.stepCount}: draining ${nodes.length} node(s): ${shortList(names(nodes))}`,

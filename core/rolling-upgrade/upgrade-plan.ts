@@ -1,6 +1,6 @@
 import { applyDecision, approveWave, commitSchedule, proposeSchedule, recordOutcomes, schedule, type NodeObservation, type OperationOutcome, type ScheduleState } from '../scheduling';
 import type { WlmNode } from '../site/site-nodes';
-import { DRAIN_REASON } from './session';
+import { isUpgradeDrainReason } from '../site/node-claims';
 import { upgradeOperations, upgradePolicy } from './upgrade-policy';
 import type { UpgradeRequest } from './upgrade-request';
 import { isQuiet } from './wlm-readiness';
@@ -92,7 +92,7 @@ export function planUpgrade({ request, plan, site, now, serviceSeconds, formatTi
   for (const name of plan) {
     const node = site.get(name);
     const wlm = node?.wlm;
-    if (wlm?.flags.includes('DRAIN') && wlm.reason !== DRAIN_REASON) gates.get(name)!.add(`admin-drained${wlm.reason ? ` (${wlm.reason})` : ''}: no drain of ours, its drain is kept`);
+    if (wlm?.flags.includes('DRAIN') && !isUpgradeDrainReason(wlm.reason)) gates.get(name)!.add(`admin-drained${wlm.reason ? ` (${wlm.reason})` : ''}: no drain of ours, its drain is kept`);
     const end = jobEnd(name);
     if (wlm && end === undefined) {
       unknownJobs.push(name);

@@ -1,8 +1,9 @@
 import { applyDecision, commitSchedule, proposeSchedule, recordOutcome, schedule, type Decision, type Observations, type ScheduleState } from '../scheduling';
 import type { BootSessionStatus, InventoryNode, WlmNode } from '../site/site-nodes';
 import { shortList } from '../text';
-import { DRAIN_REASON, FailureReason, type NodePhase, type NodeRecord, type WindowProgress } from './session';
-import { enterStage, failInSite, isDrained, isOurDrain, names, releaseLocks, returnToService, type NodeAction, type StageDecision } from './stage-decision';
+import { drainClaim } from '../site/node-claims';
+import { FailureReason, type NodePhase, type NodeRecord, type WindowProgress } from './session';
+import { enterStage, failInSite, isDrained, isOurDrain, names, needsOurDrain, releaseLocks, returnToService, type NodeAction, type StageDecision } from './stage-decision';
 import { upgradeOperations, upgradeOpId, upgradePolicy } from './upgrade-policy';
 import { emptyMarks, hasPosition, Mark, withMarks, withPositions } from './plan-marks';
 import { hasNoJob, isQuiet } from './wlm-readiness';
@@ -121,6 +122,8 @@ export interface WindowObserved {
   outside?: ReadonlyMap<string, WlmNode>;
   /** The health check commands of the nodes in phase CHECKING. */
   checks?: ReadonlyMap<string, HealthCheckResult>;
+  /** Candidates the site shows claimed by a run of another control plane (core/site/node-claims.ts), with that run: left alone while it does. */
+  claimedElsewhere?: ReadonlyMap<string, string>;
 }
 
 /** DOWN or FAIL in Slurm: what haltOnOutsideFailures watches outside the plan. */
@@ -147,6 +150,7 @@ export function windowObservations(records: readonly NodeRecord[], observed: Win
     nodes[record.name] = {
       alive: wlm !== undefined && inv?.alive !== false,
       available: inv?.available !== false,
+      ...(observed.claimedElsewhere?.has(record.name) ? { claimedElsewhere: true } : {}),
       ...(inv?.rack !== undefined ? { rack: inv.rack } : {}),
       ...remainingJob(record.name, wlm, observed.jobEnds, now),
     };
@@ -243,7 +247,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   const started: NodeRecord[] = [];
   for (const { op } of decision.start) {
     const name = opNode(op);
-    if (!isDrained(observed.wlm.get(name))) drain.push(name);
+    if (needsOurDrain(observed.wlm.get(name), session.upgradeId)) drain.push(name);
     started.push(withOp({ ...current(name), status: 'IN_PROGRESS', phase: 'DRAINING' }));
   }
   if (decision.start.length > 0) messages.push(`Window: draining ${decision.start.length} node(s): ${shortList(decision.start.map((s) => opNode(s.op)))}`);
@@ -402,7 +406,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
   const actions: NodeAction[] = [
     ...(intent ? [{ type: 'saveProgress' as const, expected: progress, progress: { ...progress, window: { ...window, bootCount, inFlight: intentIndex } } }] : []),
     ...(started.length > 0 ? [{ type: 'recordNodes' as const, records: started }] : []),
-    ...(drain.length > 0 ? [{ type: 'drain' as const, nodes: drain, reason: DRAIN_REASON }] : []),
+    ...(drain.length > 0 ? [{ type: 'drain' as const, nodes: drain, reason: drainClaim('upgrade', session.upgradeId) }] : []),
     ...(resume.length > 0 ? [{ type: 'resume' as const, nodes: resume }] : []),
     ...returnToService(back, observed.wlm),
     ...failedActions,

@@ -1,5 +1,5 @@
 import type { WlmNode } from '../site/site-nodes';
-import { isOurDrainReason } from './session';
+import { isUpgradeDrainReason } from '../site/node-claims';
 
 const BUSY_STATES = new Set(['ALLOCATED', 'MIXED', 'COMPLETING']);
 /** Flags under which a node is not (yet) serving, whatever its base state. */
@@ -26,5 +26,5 @@ export function isBackAfterBoot(node: WlmNode, bootRequestedAt: number): boolean
   if (node.bootTime === undefined || node.bootTime < bootRequestedAt) return false;
   if (node.flags.some((f) => NOT_SERVING.includes(f))) return false;
   if (node.base === 'IDLE' || node.base === 'ALLOCATED' || node.base === 'MIXED') return true;
-  return node.base === 'DOWN' && (isOurDrainReason(node.reason) || node.flags.includes('DRAIN'));
+  return node.base === 'DOWN' && (isUpgradeDrainReason(node.reason) || node.flags.includes('DRAIN'));
 }

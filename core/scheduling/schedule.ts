@@ -9,6 +9,10 @@ export interface NodeObservation {
   rack?: string;
   /** The node's lock went to another session: no op of ours may touch it any more. */
   lockLost?: boolean;
+  /** The site shows the node claimed by a run of another control plane: left alone while it does. */
+  claimedElsewhere?: boolean;
+  /** Another run of this control plane holds the node's lock: its ops wait (not left alone) until it is free. */
+  heldBy?: string;
   /**
    * Seconds left on the node's running job: 0 when idle; undefined when unknown; Infinity when it
    * never ends. Idle-first orders by it; a node is drained ahead of its slot only when it is known.
@@ -22,7 +26,7 @@ export interface Observations {
   outsideFailures?: readonly string[];
 }
 
-export type GateReason = 'node-not-alive' | 'node-unavailable' | 'node-lock-lost';
+export type GateReason = 'node-not-alive' | 'node-unavailable' | 'node-lock-lost' | 'held-by-another-control-plane';
 
 export type WaitReason =
   | { kind: 'approval'; wave: number }
@@ -41,6 +45,8 @@ export interface Decision {
   release: { op: string; reason: string }[];
   /** TODO ops left alone now because their node is not alive or not available (OpenCrowbar: not failed). */
   gated: { op: string; reason: GateReason }[];
+  /** TODO ops that wait for their node's lock, which another run holds: the run does not finish while any waits. */
+  lockWaits?: { op: string; holder: string }[];
   /** Set when the run halts now (failure budget, outside failures): no new op starts from now on. */
   halt?: { reason: string };
   /** Why startable ops are not starting; undefined when nothing holds them back but caps. */
@@ -68,6 +74,7 @@ export interface Decision {
 function gateOf(observations: Observations, node: string): GateReason | undefined {
   const seen = observations.nodes[node];
   if (seen?.lockLost === true) return 'node-lock-lost';
+  if (seen?.claimedElsewhere === true) return 'held-by-another-control-plane';
   if (seen?.alive === false) return 'node-not-alive';
   if (seen?.available === false) return 'node-unavailable';
   return undefined;
@@ -167,12 +174,16 @@ export function schedule(state: ScheduleState, policy: SchedulingPolicy, now: nu
   }
 
   const candidates: Operation[] = [];
+  const lockWaits: { op: string; holder: string }[] = [];
   for (const op of state.ops) {
     if (op.state !== 'TODO' || busyNodes.has(op.node)) continue;
     const gate = gateOf(observations, op.node);
+    const holder = observations.nodes[op.node]?.heldBy;
     if (gate) decision.gated.push({ op: op.id, reason: gate });
+    else if (holder !== undefined) lockWaits.push({ op: op.id, holder });
     else candidates.push(op);
   }
+  if (lockWaits.length > 0) decision.lockWaits = lockWaits;
   // Released ops are candidates again only in a later pass (this one releases them because nothing may start).
 
   const inFlightAfter = () => busyNodes.size - decision.release.length + decision.start.length;
@@ -188,7 +199,7 @@ export function schedule(state: ScheduleState, policy: SchedulingPolicy, now: nu
 
   recheckForAhead(state, policy, decision, now, remaining);
 
-  if (inFlightAfter() === 0 && decision.start.length === 0 && (halted !== undefined || (candidates.length === 0 && !state.outside?.todo))) {
+  if (inFlightAfter() === 0 && decision.start.length === 0 && (halted !== undefined || (candidates.length === 0 && lockWaits.length === 0 && !state.outside?.todo))) {
     finish(state, decision, halted);
   }
   return decision;

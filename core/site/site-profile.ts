@@ -51,6 +51,8 @@ export const transportSchema = z
           region: z.string({ error: 'region is required' }).regex(REGION, 'must be an AWS region such as us-east-1'),
           /** An SSM endpoint override: a VPC endpoint, or the simulator's. */
           endpoint: url.optional(),
+          /** How long one SSM API call may take before it is given up and said (default 10, as the HTTP connectors'). */
+          requestTimeoutSeconds: z.number({ error: 'must be a number of seconds' }).min(0.05, 'must be at least 0.05').max(300, 'must be at most 300').optional(),
         })
         .describe('SSM Run Command (AWS-RunShellScript) on a head node'),
       z.strictObject({ type: z.literal('local') }).describe('Commands run on this host (an admin or head node)'),

@@ -22,8 +22,19 @@ export type OperationProgress = Omit<Operation, 'id' | 'node' | 'group' | 'requi
   result?: TaskResult;
 };
 
-/** One stored chunk: owner (a node, or a barrier's id) -> task id (`@` for a barrier) -> its progress. */
-export type TaskRunChunk = Record<string, Record<string, OperationProgress>>;
+/** The run's hold on a node while its tasks change it: the fencing token of the node's lock (ports/node-locks.ts). */
+export interface NodeLockProgress {
+  lockToken: number;
+}
+
+/** Under each node of a chunk, the run's lock on it (task ids start with a letter or digit, so the key is no task's). */
+export const NODE_LOCK_KEY = '#lock';
+
+/**
+ * One stored chunk: owner (a node, or a barrier's id) -> task id (`@` for a barrier) -> its progress;
+ * and, under NODE_LOCK_KEY, the token of the node's lock while the run holds it.
+ */
+export type TaskRunChunk = Record<string, Record<string, OperationProgress | NodeLockProgress>>;
 
 /** The plan a run keeps: the task plan, and which owners each chunk holds (nodes in plan order, then barriers). */
 export interface TaskRunPlan extends TaskPlan {
@@ -68,20 +79,27 @@ export function assembleSchedule(
   plan: Pick<TaskRunPlan, 'operations'>,
   fields: ScheduleFields,
   chunks: readonly TaskRunChunk[],
-): { state: ScheduleState; executions: Map<string, TaskExecution>; results: Map<string, TaskResult> } {
-  const stored = new Map<string, Record<string, OperationProgress>>();
-  for (const chunk of chunks) for (const [owner, ops] of Object.entries(chunk)) stored.set(owner, ops);
+): { state: ScheduleState; executions: Map<string, TaskExecution>; results: Map<string, TaskResult>; lockTokens: Map<string, number> } {
+  const stored = new Map<string, TaskRunChunk[string]>();
+  const lockTokens = new Map<string, number>();
+  for (const chunk of chunks) {
+    for (const [owner, ops] of Object.entries(chunk)) {
+      stored.set(owner, ops);
+      const lock = ops[NODE_LOCK_KEY] as NodeLockProgress | undefined;
+      if (lock) lockTokens.set(owner, lock.lockToken);
+    }
+  }
   const executions = new Map<string, TaskExecution>();
   const results = new Map<string, TaskResult>();
   const ops = plan.operations.map((spec, rank): Operation => {
-    const progress = stored.get(spec.node)?.[taskKeyOf(spec)];
+    const progress = stored.get(spec.node)?.[taskKeyOf(spec)] as OperationProgress | undefined;
     if (!progress) throw new Error(`task run state: no stored progress for operation ${spec.id}`);
     const { execution, result, ...fieldsOfOp } = progress;
     if (execution) executions.set(spec.id, execution);
     if (result) results.set(spec.id, result);
     return { ...fieldsOfOp, id: spec.id, node: spec.node, ...(spec.group === undefined ? {} : { group: spec.group }), requires: [...(spec.requires ?? [])], rank };
   });
-  return { state: { ...fields, ops }, executions, results };
+  return { state: { ...fields, ops }, executions, results, lockTokens };
 }
 
 /** The chunks of a schedule, each op's changing fields under its owner (what assembleSchedule reads back). */
@@ -90,8 +108,9 @@ export function chunkSchedule(
   state: ScheduleState,
   executions: ReadonlyMap<string, TaskExecution>,
   results: ReadonlyMap<string, TaskResult>,
+  lockTokens: ReadonlyMap<string, number> = new Map(),
 ): TaskRunChunk[] {
-  const byOwner = new Map<string, Record<string, OperationProgress>>();
+  const byOwner = new Map<string, TaskRunChunk[string]>();
   for (const op of state.ops) {
     const { id, node, group: _group, requires: _requires, rank: _rank, ...progress } = op;
     const execution = op.state === 'TRANSITION' ? executions.get(id) : undefined;
@@ -100,6 +119,10 @@ export function chunkSchedule(
     const owned = byOwner.get(node) ?? {};
     owned[taskKeyOf(op)] = entry;
     byOwner.set(node, owned);
+  }
+  for (const [node, lockToken] of lockTokens) {
+    const owned = byOwner.get(node);
+    if (owned) owned[NODE_LOCK_KEY] = { lockToken } satisfies NodeLockProgress;
   }
   return plan.chunks.map((owners) => Object.fromEntries(owners.map((owner) => [owner, byOwner.get(owner) ?? {}])));
 }

@@ -48,6 +48,8 @@ export interface TaskPass {
   finished: boolean;
   wait?: WaitReason;
   recheckAt?: number;
+  /** Node tasks that wait for their node's lock, which another run holds (they start once it is free). */
+  lockWaits?: { op: string; holder: string }[];
 }
 
 /** One pass of the annealer: starts what may start now (barriers settle at once, they do no work). */
@@ -64,10 +66,39 @@ export function nextTaskStarts(state: ScheduleState, policy: SchedulingPolicy, n
     }
     const barriers = decision.start.filter((s) => isBarrier(s.op));
     if (barriers.length === 0 || decision.finished) {
-      return { state, starts, finished: decision.finished, ...(decision.wait ? { wait: decision.wait } : {}), ...(decision.recheckAt === undefined ? {} : { recheckAt: decision.recheckAt }) };
+      return {
+        state,
+        starts,
+        finished: decision.finished,
+        ...(decision.wait ? { wait: decision.wait } : {}),
+        ...(decision.recheckAt === undefined ? {} : { recheckAt: decision.recheckAt }),
+        ...(decision.lockWaits ? { lockWaits: decision.lockWaits } : {}),
+      };
     }
     for (const { op } of barriers) state = recordOutcome(state, op, { ok: true }, now);
   }
+}
+
+/**
+ * The nodes the run is done with: no task of theirs runs or may still start (each is ACTIVE, ERROR,
+ * left alone, or blocked behind a failure). Their locks go back at once, not at the run's end.
+ */
+export function settledNodes(state: ScheduleState, nodes: Iterable<string>): string[] {
+  const open = new Set<string>();
+  for (const op of state.ops) {
+    if (isBarrier(op.id) || open.has(op.node)) continue;
+    const pending = op.state === 'TODO' || op.state === 'TRANSITION' || op.state === 'PROPOSED' || (op.state === 'BLOCKED' && op.leftAlone === undefined && failedAncestors(state, op.id).length === 0);
+    if (pending) open.add(op.node);
+  }
+  return [...nodes].filter((node) => !open.has(node));
+}
+
+/** The reason a cancelled run halts with: nothing starts after it, the tasks in flight finish, the rest is left alone. */
+export const CANCELLED_REASON = 'cancelled';
+
+/** Cancels a run: it halts (no task starts; those in flight run to their end), once. */
+export function cancelTaskRun(state: ScheduleState, now: number): ScheduleState {
+  return state.halted ? state : { ...state, halted: { reason: CANCELLED_REASON, at: now } };
 }
 
 /** A node task ended: `ok`, or failed with what went wrong. A failure blocks the node's later tasks and its dependants on other nodes. */

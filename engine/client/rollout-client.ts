@@ -34,7 +34,7 @@ export interface ClientConnection {
 
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
-const WORKFLOW_OF: Readonly<Record<SessionKind, WorkflowName>> = { upgrade: 'rollingUpgrade', deployment: 'groupDeployment' };
+const WORKFLOW_OF: Readonly<Record<SessionKind, WorkflowName>> = { upgrade: 'rollingUpgrade', deployment: 'groupDeployment', tasks: 'taskGraph' };
 
 /**
  * The engine facade over the Step Functions and DynamoDB APIs: run = StartExecution (then
@@ -90,8 +90,9 @@ export class RolloutClient implements RolloutRuntime {
   }
 
   /**
-   * Carries an upgrade or a deployment on from the store: a new execution with `{resumeUpgradeId}` /
-   * `{resumeDeploymentId}`, named after the session so that watch and cancel know it is the session's.
+   * Carries an upgrade, a deployment or a task run on from the store: a new execution with
+   * `{resumeUpgradeId}` / `{resumeDeploymentId}` / `{resumeRunId}`, named after the session so that
+   * watch and cancel know it is the session's.
    */
   resume(kind: SessionKind, id: string): Promise<StartedRun> {
     return this.run(WORKFLOW_OF[kind], { [SESSION_CONTROL_KEYS[kind].resume]: id }, `${id}-resume-${Date.now().toString(36)}`);
@@ -102,7 +103,7 @@ export class RolloutClient implements RolloutRuntime {
     let nextToken: string | undefined;
     do {
       const page = await this.sfn.send(
-        new ListExecutionsCommand({ stateMachineArn: this.connection.endpoints.stateMachines[WORKFLOW_OF[kind]], statusFilter: 'RUNNING', ...(nextToken ? { nextToken } : {}) }),
+        new ListExecutionsCommand({ stateMachineArn: this.stateMachineArn(WORKFLOW_OF[kind]), statusFilter: 'RUNNING', ...(nextToken ? { nextToken } : {}) }),
       );
       for (const { executionArn, name } of page.executions ?? []) {
         if (!executionArn) continue;

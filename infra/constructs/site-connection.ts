@@ -133,6 +133,11 @@ export class SiteConnection extends Construct implements SiteAccess {
       ...insecure,
     };
     this.groupDeploymentEnvironment = {
+      // Read only: a batch's nodes the site shows claimed by another control plane's run are left alone.
+      [ENVIRONMENT.workloadManagerUrl]: workloadManagerUrl,
+      [ENVIRONMENT.slurmApiVersion]: slurmApiVersion,
+      [ENVIRONMENT.slurmUserName]: slurmUserName,
+      [ENVIRONMENT.slurmTokenSecretArn]: slurmTokenSecretArn,
       [ENVIRONMENT.inventoryUrl]: inventoryUrl,
       [ENVIRONMENT.provisionerUrl]: provisionerUrl,
       [ENVIRONMENT.siteApiTokenSecretArn]: siteApiTokenSecretArn,

@@ -9,9 +9,11 @@ import { DynamoDbEnvironmentStore } from '../../adapters/dynamodb/dynamodb-envir
 import { DynamoDbEnvironmentUpgradeStore } from '../../adapters/dynamodb/dynamodb-environment-upgrade-store';
 import { DynamoDbRunStartStore } from '../../adapters/dynamodb/dynamodb-run-start-store';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
+import { DynamoDbNodeLocks } from '../../adapters/dynamodb/node-locks';
 import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
 import { SiteTaskExecutor } from '../../adapters/site/tasks/site-tasks';
 import { BosBootService, HsmInventory, HttpProvisioner, createSiteClients, createSiteFromProfile, type SecretResolution, type SiteFromProfile } from '../../adapters/site';
+import { SlurmRestWorkloadManager } from '../../adapters/site/slurm-rest-workload-manager';
 import { secretToken } from '../../adapters/site/secret-reference';
 import type { Token } from '../../adapters/site/secret-token';
 import { ENVIRONMENT } from '../../contracts';
@@ -97,6 +99,8 @@ export async function loadGroupDeploymentDependencies(env: NodeJS.ProcessEnv = p
     starts: new DynamoDbRunStartStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     inventory: connected.site.inventory,
     provisioner: connected.provisioner,
+    locks: nodeLocks(env),
+    workloadManager: connected.site.workloadManager,
     taskRuns: taskRunStore(env),
     clock: systemClock,
     ...eventsFromEnvironment(env),
@@ -118,10 +122,17 @@ export async function loadTaskGraphDependencies(env: NodeJS.ProcessEnv = process
     store: taskRunStore(env),
     deployments: new DynamoDbDeploymentStore({ tableName, client: documentClient() }),
     inventory: site.inventory,
+    locks: nodeLocks(env),
+    workloadManager: site.workloadManager,
     executor: new SiteTaskExecutor({ site, clock: systemClock, ...(connected?.taskCommands ? { commands: connected.taskCommands } : {}) }),
     clock: systemClock,
-    settings: { iterationsPerExecution: iterations > 0 ? iterations : defaultTaskGraphSettings.iterationsPerExecution },
+    settings: { ...defaultTaskGraphSettings, iterationsPerExecution: iterations > 0 ? iterations : defaultTaskGraphSettings.iterationsPerExecution },
   };
+}
+
+/** The node locks every workflow of the table shares. */
+function nodeLocks(env: NodeJS.ProcessEnv): DynamoDbNodeLocks {
+  return new DynamoDbNodeLocks({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient(), clock: systemClock });
 }
 
 function taskRunStore(env: NodeJS.ProcessEnv): DynamoDbTaskRunStore {
@@ -199,15 +210,26 @@ export function dependenciesFromEnvironment(env: NodeJS.ProcessEnv = process.env
 
 /**
  * The dependencies of a deployed group-deployment function, from its environment (built once per
- * container). Only HSM and the provisioner: createSiteClients would also want Slurm and BOS URLs,
- * which these functions neither get nor use.
+ * container). HSM, the provisioner and, where the stack names it, slurmrestd (read only: a batch's
+ * nodes claimed at the site by another control plane are left alone); createSiteClients would also
+ * want a BOS URL, which these functions neither get nor use.
  */
 export function groupDeploymentDependenciesFromEnvironment(env: NodeJS.ProcessEnv = process.env, tokens: SiteTokens = plainTokens(env)): GroupDeploymentDependencies {
   const bearerToken = tokens.siteApiToken;
+  const workloadManager = optional(env, ENVIRONMENT.workloadManagerUrl)
+    ? new SlurmRestWorkloadManager({
+        baseUrl: tokenUrl(env, ENVIRONMENT.workloadManagerUrl, tokens.slurmToken),
+        apiVersion: optional(env, ENVIRONMENT.slurmApiVersion),
+        userName: optional(env, ENVIRONMENT.slurmUserName),
+        token: tokens.slurmToken,
+      })
+    : undefined;
   return {
     store: new DynamoDbDeploymentStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     inventory: new HsmInventory({ baseUrl: tokenUrl(env, ENVIRONMENT.inventoryUrl, bearerToken), bearerToken }),
     provisioner: new HttpProvisioner({ baseUrl: tokenUrl(env, ENVIRONMENT.provisionerUrl, bearerToken), bearerToken }),
+    locks: nodeLocks(env),
+    ...(workloadManager ? { workloadManager } : {}),
     taskRuns: taskRunStore(env),
     starts: new DynamoDbRunStartStore({ tableName: required(env, ENVIRONMENT.tableName), client: documentClient() }),
     clock: systemClock,

@@ -2,6 +2,7 @@ import { templateName, type SiteBootSet, type SiteBootTemplate, type SiteNode, t
 import { SimRequestError } from '../errors';
 import type { Timeline } from '../timeline';
 import type { InventoryModel } from './inventory';
+import type { NodeChangeLog } from './node-changes';
 import type { SiteTaskObserver } from './task-runner';
 import type { WorkloadManagerModel } from './workload-manager';
 
@@ -54,6 +55,8 @@ export interface BootServiceDeps {
   violations: string[];
   /** Told of every node's boot, so that those of task-graph reboot tasks reach the task log. */
   observer?: Pick<SiteTaskObserver, 'bootStarted' | 'bootEnded'>;
+  /** Where every boot is logged with the run its session's name names. */
+  changes?: NodeChangeLog;
 }
 
 /** BOS: boot sessions that reboot the nodes of a limit, each node ending succeeded, failed or hung. */
@@ -184,6 +187,7 @@ export class BootServiceModel {
     session.components.set(node, 'booting');
     this.deps.observer?.bootStarted(session.name, node);
     const slurmName = this.deps.slurmName?.(node) ?? node;
+    this.deps.changes?.byName(now, slurmName, 'boot', session.name);
     const generation = workloadManager.reboot(slurmName);
     const faults: Partial<SiteNode['faults']> = this.faults.get(node) ?? {};
     if (faults.boot === 'hang') return;

@@ -1,4 +1,5 @@
 import { compressHostlist, expandHostlist } from '../../core/site/hostlist';
+import type { NodeChangeLog } from './node-changes';
 import { describeError } from '../../core/errors';
 import type { CommandFault, SiteNode, SiteTiming } from '../site-file';
 import { shellWords } from '../shell-words';
@@ -55,6 +56,8 @@ export interface HeadNodeDeps {
   slurmHostName?: (host: string) => string;
   /** The site's name of a host Slurm names (a CSM node's nid name: its xname), which the task log keeps. */
   siteHostName?: (host: string) => string;
+  /** Where every `scontrol reboot` is logged with the run the node's reason names. */
+  changes?: NodeChangeLog;
 }
 
 export interface Output {
@@ -340,6 +343,7 @@ export class HeadNodeModel {
     if (this.rebooting.has(name)) this.deps.violations.push(`${new Date(now).toISOString()} node ${name} rebooted by scontrol while still rebooting`);
     this.rebooting.add(name);
     this.bootCounts.set(name, this.bootCount(name) + 1);
+    this.deps.changes?.byNodeReason(now, name, 'boot', wlm.get(name)?.reason);
     const generation = wlm.reboot(name);
     const faults: Partial<SiteNode['faults']> = this.nodeFaults.get(name) ?? {};
     if (faults.boot === 'hang' || faults.returnToService === 'never') return;

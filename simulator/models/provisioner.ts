@@ -1,3 +1,4 @@
+import type { NodeChangeLog } from './node-changes';
 import type { SiteNode, SiteTiming } from '../site-file';
 import { SimRequestError } from '../errors';
 import type { Timeline } from '../timeline';
@@ -35,6 +36,8 @@ export interface ProvisionerDeps {
   timeline: Timeline;
   /** Site-wide list this model appends to when two actions work on one node at once. */
   violations: string[];
+  /** Where every prepare and deploy is logged with the run its action's name names. */
+  changes?: NodeChangeLog;
 }
 
 /** A Shipyard/Drydock-like provisioner: prepare and deploy actions over a list of nodes. */
@@ -90,6 +93,7 @@ export class ProvisionerModel {
     action.nodes.set(node, 'running');
     const record: ProvisionNodeRun = { action: action.name, kind: action.action, node, startedAt: now };
     this.runs.push(record);
+    this.deps.changes?.byName(now, node, action.action, action.name);
     const fault = this.faults.get(node)?.[action.action];
     if (fault === 'hang') return;
 

@@ -41,8 +41,8 @@ export function taskOfReason(reason: string | undefined): string | undefined {
   return reason === undefined ? undefined : REASON_TAG.exec(reason)?.[1];
 }
 
-/** A reboot task's boot session: `t-<task id in base32>-<8 hex>` (adapters/site/tasks/site-tasks.ts names them so). */
-const BOOT_SESSION = /^t-([a-z2-7]+)-[0-9a-f]{8}$/;
+/** A reboot task's boot session: `t-<8 hex of the run>-<task id in base32>-<8 hex>` (adapters/site/tasks/site-tasks.ts names them so). */
+const BOOT_SESSION = /^t-(?:[0-9a-f]{8}-)?([a-z2-7]+)-[0-9a-f]{8}$/;
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
 /** The task a boot session was created for, or undefined for any other session. */

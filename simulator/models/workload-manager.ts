@@ -4,6 +4,7 @@ import type { Timeline } from '../timeline';
 import { cappedLognormalMean, exponential, lognormal, randomStream, type Random } from '../seeded-random';
 import { SlurmVersion } from './slurm-version';
 import type { SiteTaskObserver } from './task-runner';
+import type { NodeChangeLog } from './node-changes';
 
 /** A node's base state in slurmctld (NODE_STATE_BASE); COMPLETING, DRAIN, FAIL, ... are flags. */
 export type WlmBase = 'IDLE' | 'ALLOCATED' | 'MIXED' | 'DOWN';
@@ -134,6 +135,8 @@ export class WorkloadManagerModel {
     /** Told of drains and resumes, so that those of task-graph tasks reach the task log. */
     private readonly observer?: Pick<SiteTaskObserver, 'drained' | 'resumed'>,
     settings: Partial<WlmSettings> = {},
+    /** Where every drain, resume and fail is logged with the run its reason names. */
+    private readonly changes?: NodeChangeLog,
   ) {
     // A definition built in code rather than parsed may leave settings out: the defaults stand for them.
     const given = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
@@ -245,6 +248,7 @@ export class WorkloadManagerModel {
     node.fail = false;
     node.drainCount++;
     this.refreshService(node, now);
+    this.changes?.byReason(now, name, 'drain', reason);
     this.observer?.drained(name, reason, node.job?.endsAt);
   }
 
@@ -258,6 +262,7 @@ export class WorkloadManagerModel {
   resume(name: string, reason?: string): void {
     const { node, now } = this.require(name);
     if (!(node.base === 'DOWN' || node.drain || node.fail || node.rebootRequested)) throw new SimRequestError(400, 'Invalid node state specified');
+    this.changes?.byReason(now, name, 'resume', reason, node.reason);
     const comesUp = node.base === 'DOWN' || (node.base === 'IDLE' && (node.drain || node.fail));
     if (this.version.clearsReasonWhenUp(this.settings.accountingStorage) && (comesUp || this.version.resumeClearsBusyReason)) node.reason = undefined;
     node.drain = false;
@@ -287,6 +292,7 @@ export class WorkloadManagerModel {
     node.fail = true;
     node.drain = false;
     node.failCount++;
+    this.changes?.byReason(now, name, 'fail', reason);
     this.refreshService(node, now);
   }
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { isOurDrainReason } from '../../core/rolling-upgrade/session';
+import { isUpgradeDrainReason } from '../../core/site/node-claims';
 import { startCli, type CliResult } from '../support/cli';
 import { describeRealSlurm, RealSlurmCluster, type RealNode } from '../support/real-slurm';
 
@@ -67,7 +67,7 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
   const expectClusterAsBefore = async () => {
     const nodes = await cluster.readNodes();
     for (const node of nodes) {
-      expect([node.name, isOurDrainReason(node.reason) && (node.flags.includes('DRAIN') || node.base === 'DOWN')]).toEqual([node.name, false]);
+      expect([node.name, isUpgradeDrainReason(node.reason) && (node.flags.includes('DRAIN') || node.base === 'DOWN')]).toEqual([node.name, false]);
       expect([node.name, node.features.filter((f) => f === 'upgrading' || f === 'failed')]).toEqual([node.name, []]);
       if (node.name === 'c05') expect([state(node), node.reason]).toEqual(['IDLE+DRAIN', ADMIN_REASON]);
       else expect([node.name, state(node)]).toEqual([node.name, 'IDLE']);
@@ -141,7 +141,7 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
   test('Ctrl-C mid-run: the deletion rules leave no node drained by us', async () => {
     const job = await cluster.submitJob('c01', { seconds: 120 });
     const run = rollout(upgradeArgs(['--step-size', '2']));
-    await cluster.waitForNode('c01', (n) => n.flags.includes('DRAIN') && isOurDrainReason(n.reason), 'drained by the run', 90_000);
+    await cluster.waitForNode('c01', (n) => n.flags.includes('DRAIN') && isUpgradeDrainReason(n.reason), 'drained by the run', 90_000);
     run.child.kill('SIGINT');
     const result = await run.done;
     expect(result.code).toBe(1);

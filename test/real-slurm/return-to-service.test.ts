@@ -1,7 +1,8 @@
 import { LocalTransport } from '../../adapters/site/commands/local-transport';
 import { ScontrolWorkloadManager } from '../../adapters/site/commands/scontrol-workload-manager';
 import { decideReturnToService } from '../../core/rolling-upgrade/step-decisions';
-import { DRAIN_REASON, isOurDrainReason } from '../../core/rolling-upgrade/session';
+import { DRAIN_REASON } from '../../core/rolling-upgrade/session';
+import { isUpgradeDrainReason } from '../../core/site/node-claims';
 import { describeRealSlurm, RealSlurmCluster } from '../support/real-slurm';
 import { node, progress, session } from '../support/upgrade-sessions';
 
@@ -32,7 +33,7 @@ describeRealSlurm('back after a reboot longer than SlurmdTimeout, under each Ret
     const down = await cluster.waitForNode('c01', (n) => n.base === 'DOWN' && n.flags.includes('NOT_RESPONDING'), 'DOWN, not responding', 60_000);
     // 22.05 keeps a reason that is there (node_mgr.c set_node_down_ptr); later releases append " : Not responding": ours either way.
     expect([`${DRAIN_REASON} : Not responding`, DRAIN_REASON]).toContain(down.reason);
-    expect(isOurDrainReason(down.reason)).toBe(true);
+    expect(isUpgradeDrainReason(down.reason)).toBe(true);
     await cluster.startSlurmd('c01', { booted: true });
     const registered = await cluster.waitForNode('c01', (n) => !n.flags.includes('NOT_RESPONDING'), 'answering again', 60_000);
     // ReturnToService 0 and 1 keep it DOWN (1 only returns a node whose reason is exactly "Not responding"); 2 returns it, still drained.

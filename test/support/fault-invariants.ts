@@ -1,14 +1,18 @@
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
 import { buildDeploymentReport } from '../../engine/reports/deployment-report';
 import type { EnvironmentStore } from '../../ports/environment-store';
+import { isFailureReason } from '../../core/site/node-claims';
 import type { SiteState } from '../../simulator';
+import type { NodeChange } from '../../simulator/models/node-changes';
 import { deploymentNodeRuns } from './deployment-sites';
 
 /**
  * The fault matrix's one invariant checker: whatever went wrong, no node is lost (each has a
  * terminal recorded status), no node is changed more often than the finished runs over it account
  * for (drained or booted twice; prepared or deployed twice), each node's last recorded status is what
- * the site shows, the site saw no safety breach, and no node lock is left behind.
+ * the site shows, the site saw no safety breach, no node was worked on by two runs at once (the
+ * site's own log of who changed it, by the run its Slurm reason, boot session or action names: one
+ * run's changes of a node never interleave with another's), and no node lock is left behind.
  */
 export interface NodeObservation {
   name: string;
@@ -19,6 +23,8 @@ export interface NodeObservation {
   changes: Record<string, number>;
   /** Finished runs whose plan holds the node: each may change it once. */
   allowed: number;
+  /** Per change, when runs of different kinds allow different changes (an upgrade drains, a deployment prepares): overrides `allowed`. */
+  allowedBy?: Record<string, number>;
   /** What the site shows for it, for the message. */
   siteShows: string;
   agrees: boolean;
@@ -29,12 +35,35 @@ export function invariantViolations(nodes: readonly NodeObservation[], site: Sit
   for (const node of nodes) {
     if (!node.terminal) found.push(`${node.name}: lost (recorded ${node.recorded ?? 'nothing'})`);
     for (const [change, count] of Object.entries(node.changes)) {
-      if (count > node.allowed) found.push(`${node.name}: ${change} ${count} times (at most ${node.allowed})`);
+      const allowed = node.allowedBy?.[change] ?? node.allowed;
+      if (count > allowed) found.push(`${node.name}: ${change} ${count} times (at most ${allowed})`);
     }
     if (!node.agrees) found.push(`${node.name}: recorded ${node.recorded ?? 'nothing'} but the site shows ${node.siteShows}`);
   }
   for (const violation of site.violations) found.push(`site: ${violation}`);
+  found.push(...interleavedRuns(site.changes ?? []));
   for (const [name, owner] of lockOwners) found.push(`${name}: still locked by ${owner}`);
+  return found;
+}
+
+/**
+ * Nodes two runs worked on at once: per node, the runs the site's changes name, in order; a run that
+ * changes the node again after another run did is a breach (`a, b, a`). Runs are compared by their
+ * first 8 hex (a task run's reboot session names no more of it).
+ */
+export function interleavedRuns(changes: readonly NodeChange[]): string[] {
+  const found: string[] = [];
+  const byNode = new Map<string, { runs: string[]; trail: string[] }>();
+  for (const change of changes) {
+    if (change.by === undefined) continue;
+    const run = change.by.slice(0, 8);
+    const seen = byNode.get(change.node) ?? { runs: [], trail: [] };
+    byNode.set(change.node, seen);
+    seen.trail.push(`${change.change} by ${run}`);
+    if (seen.runs.at(-1) === run) continue;
+    if (seen.runs.includes(run)) found.push(`${change.node}: worked on by run ${run} again after run ${seen.runs.at(-1)} (${seen.trail.join(', ')})`);
+    seen.runs.push(run);
+  }
   return found;
 }
 
@@ -57,7 +86,7 @@ export async function observeUpgrades(runtime: EmbeddedRuntime, finished: readon
     const state = site.nodes[name]!;
     const inGroups = Object.keys(site.groups).filter((label) => site.groups[label]!.includes(name));
     const upgradedAgrees = state.bootCount >= 1 && !OUT_OF_SERVICE.test(state.wlmState) && !inGroups.includes(record.failedLabel) && !inGroups.includes(record.upgradingLabel);
-    const failedAgrees = inGroups.includes(record.failedLabel) && OUT_OF_SERVICE.test(state.wlmState) && state.wlmReason === record.reason;
+    const failedAgrees = inGroups.includes(record.failedLabel) && OUT_OF_SERVICE.test(state.wlmState) && isFailureReason(state.wlmReason, record.reason ?? '');
     return {
       name,
       recorded: record.reason ? `${record.status} (${record.reason})` : record.status,
@@ -111,4 +140,75 @@ export async function observeEnvironments(store: EnvironmentStore): Promise<stri
   return Object.entries(holders).flatMap(([what, map]) =>
     [...map].filter(([, ids]) => ids.length > 1).map(([key, ids]) => `${what} ${key}: in environments ${ids.join(', ')}`),
   );
+}
+/** The runs of several workflows over one site, each to its end. */
+export interface MixedRuns {
+  upgrades?: readonly string[];
+  deployments?: readonly string[];
+  taskRuns?: readonly string[];
+}
+
+/**
+ * Runs of different workflows over the same nodes: each node's record in every run is terminal
+ * (upgraded or failed; deployed or failed; every task ended), each run changed it at most once in
+ * its own way (an upgrade or a task run drains and boots it, a deployment prepares and deploys it),
+ * a node no run failed is back in service, no two runs worked on it at once (the site's own log),
+ * and no run holds a lock any more.
+ */
+export async function observeMixedRuns(runtime: EmbeddedRuntime, runs: MixedRuns): Promise<string[]> {
+  const site = runtime.simulator.state();
+  const records = new Map<string, { recorded: string[]; terminal: boolean; failed: boolean; drains: number; boots: number; provisions: number }>();
+  const of = (name: string) => {
+    const found = records.get(name) ?? { recorded: [], terminal: true, failed: false, drains: 0, boots: 0, provisions: 0 };
+    records.set(name, found);
+    return found;
+  };
+  for (const id of runs.upgrades ?? []) {
+    for (const node of await runtime.store.listNodes(id)) {
+      const seen = of(node.name);
+      seen.recorded.push(`upgrade ${node.status}`);
+      seen.terminal &&= node.status === 'UPGRADED' || node.status === 'FAILED';
+      seen.failed ||= node.status === 'FAILED';
+      seen.drains++;
+      seen.boots++;
+    }
+  }
+  for (const id of runs.deployments ?? []) {
+    const record = await runtime.deployments.getDeployment(id);
+    if (!record) throw new Error(`no deployment ${id}`);
+    for (const [name, stage] of Object.entries((await buildDeploymentReport(runtime.deployments, record)).nodes)) {
+      const seen = of(name);
+      seen.recorded.push(`deployment ${stage}`);
+      seen.terminal &&= stage === 'DEPLOYED' || stage === 'FAILED';
+      seen.failed ||= stage === 'FAILED';
+      seen.provisions++;
+    }
+  }
+  for (const id of runs.taskRuns ?? []) {
+    const view = await runtime.taskRun(id);
+    if (!view) throw new Error(`no task run ${id}`);
+    for (const [name, tasks] of Object.entries(view.nodes)) {
+      const seen = of(name);
+      const states = Object.values(tasks);
+      seen.recorded.push(`tasks ${states.join('/')}`);
+      seen.terminal &&= states.every((state) => state === 'ACTIVE' || state === 'ERROR' || (state === 'BLOCKED' && view.blocked[name] !== undefined));
+      seen.failed ||= states.some((state) => state !== 'ACTIVE');
+      seen.drains++;
+      seen.boots++;
+    }
+  }
+  const nodes = [...records].map(([name, seen]): NodeObservation => {
+    const state = site.nodes[name]!;
+    return {
+      name,
+      recorded: seen.recorded.join(', '),
+      terminal: seen.terminal,
+      changes: { drained: state.drainCount, booted: state.bootCount, prepared: state.prepareCount, deployed: state.deployCount },
+      allowed: 0,
+      allowedBy: { drained: seen.drains, booted: seen.boots, prepared: seen.provisions, deployed: seen.provisions },
+      siteShows: `${state.wlmState}${state.wlmReason ? ` (${state.wlmReason})` : ''}, booted ${state.bootCount}`,
+      agrees: seen.failed || !OUT_OF_SERVICE.test(state.wlmState),
+    };
+  });
+  return invariantViolations(nodes, site, await runtime.store.getLockOwners([...records.keys()]));
 }

@@ -9,7 +9,10 @@ export interface SsmTestSite extends TestSite {
 }
 
 /** A simulated site and an SSM transport to its head node (dummy credentials, endpoint override). */
-export async function startSsmTestSite(input: SiteDefinitionInput, { pollSeconds = 0, instanceIds = [HEAD_NODE_INSTANCE_ID] } = {}): Promise<SsmTestSite> {
+export async function startSsmTestSite(
+  input: SiteDefinitionInput,
+  { pollSeconds = 0, instanceIds = [HEAD_NODE_INSTANCE_ID], requestTimeoutMs }: { pollSeconds?: number; instanceIds?: string[]; requestTimeoutMs?: number } = {},
+): Promise<SsmTestSite> {
   const t = await startTestSite(input);
   const transport = new SsmTransport({
     instanceIds,
@@ -17,6 +20,7 @@ export async function startSsmTestSite(input: SiteDefinitionInput, { pollSeconds
     endpoint: t.site.url,
     credentials: { accessKeyId: 'sim', secretAccessKey: 'sim' },
     sleep: async () => t.advance(pollSeconds),
+    ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
   });
   return { ...t, transport };
 }

@@ -1,8 +1,9 @@
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
+import { DynamoDbNodeLocks } from '../../adapters/dynamodb/node-locks';
 import type { LocalDynamoDb } from '../../engine/local-dynamodb';
 import type { TaskType } from '../../core/task-graph';
-import type { TaskGraphDependencies } from '../../lambdas/activities/task-graph/dependencies';
+import { defaultTaskGraphSettings, type TaskGraphDependencies } from '../../lambdas/activities/task-graph/dependencies';
 import type { InventoryNode } from '../../ports/site';
 import type { RunningTask, TaskExecution, TaskExecutor, TaskInvocation, TaskOutcome } from '../../ports/task-executor';
 
@@ -45,9 +46,12 @@ export function taskGraphDeps(db: LocalDynamoDb, nodes: readonly InventoryNode[]
     store: new DynamoDbTaskRunStore({ tableName, client }),
     deployments: new DynamoDbDeploymentStore({ tableName, client }),
     inventory: { listNodes: async () => [...nodes] } as TaskGraphDependencies['inventory'],
+    locks: new DynamoDbNodeLocks({ tableName, client, clock }),
+    // Nodes unknown to this workload manager carry no claim; nothing drained, nothing to lift.
+    workloadManager: { getNodes: async () => new Map(), resumeNodes: async () => undefined },
     executor,
     clock,
-    settings: { iterationsPerExecution: 1000 },
+    settings: { ...defaultTaskGraphSettings },
   };
 }
 

@@ -7,7 +7,15 @@ import { parseSiteDefinition, type SiteDefinitionInput } from '../../simulator';
 import type { RunningSiteSimulator } from '../../simulator/http-server';
 import { eventually, startTestRuntime } from '../support/embedded';
 import { groupOf, QUICK_POLL, QUICK_TIMING } from '../support/deployment-sites';
-import { invariantViolations, observeDeployment, observeUpgrades, type NodeObservation } from '../support/fault-invariants';
+import { interleavedRuns, invariantViolations, observeDeployment, observeMixedRuns, observeUpgrades, type NodeObservation } from '../support/fault-invariants';
+import { EmbeddedRuntime as Runtime } from '../../engine/embedded-runtime';
+import { HELD_BY_ANOTHER_CONTROL_PLANE } from '../../core/site/node-claims';
+import { ScontrolWorkloadManager, SsmTransport } from '../../adapters/site/commands';
+import type { CommandTransport } from '../../ports/command-transport';
+import { HEAD_NODE_INSTANCE_ID, siteProfileFor } from '../../simulator';
+import { profileConnectors } from '../support/ssm-connectors';
+import { CLOUD_NODES, buildCloudSite, environmentUpgradeRequest } from '../support/environments';
+import { startSilentEndpoint } from '../support/silent-endpoint';
 import { buildSite, nodeName, upgradeRequest } from '../support/sites';
 
 /**
@@ -133,7 +141,7 @@ async function deploymentCell(cell: string, apiFaults: SiteDefinitionInput['apiF
 
 describe('the invariant checker', () => {
   const good: NodeObservation = { name: 'n0', recorded: 'UPGRADED', terminal: true, changes: { drained: 1, booted: 1 }, allowed: 1, siteShows: 'IDLE', agrees: true };
-  const site = { now: 0, groups: {}, nodes: {}, violations: [], taskLog: [] };
+  const site = { now: 0, groups: {}, nodes: {}, violations: [], taskLog: [], changes: [] };
 
   it('finds nothing wrong in a node upgraded once, as the site shows', () => {
     expect(invariantViolations([good], site, new Map())).toEqual([]);
@@ -329,7 +337,11 @@ describe('fault matrix: sessions', () => {
     expect(outcome.status).toBe('SUCCEEDED');
     expect(await runtime.store.listMessages(taker.id)).toContainEqual(expect.stringContaining(`waits for nodes locked by session ${dead.id}`));
     await recordUpgrades('lease expiry, takeover', [taker.id], outcome, startedAt);
-    expect(await observeUpgrades(runtime, [taker.id])).toEqual([]);
+    // The dead session drained step 0; the taker drains those nodes again, with its own claim (the site then names
+    // the session at work on them), and boots each once.
+    expect(await observeUpgrades(runtime, [dead.id, taker.id])).toEqual([]);
+    const nodes = runtime.simulator.state().nodes;
+    expect([0, 1, 2, 3].map((i) => [nodes[nodeName(i)]!.drainCount, nodes[nodeName(i)]!.bootCount])).toEqual([[2, 1], [2, 1], [1, 1], [1, 1]]);
   });
 
   it('two sessions over overlapping nodes: never both on a node, each shared node upgraded once per session', async () => {
@@ -345,5 +357,230 @@ describe('fault matrix: sessions', () => {
     ]);
     expect(await observeUpgrades(runtime, ids)).toEqual([]);
     for (const name of [2, 3].map(nodeName)) expect(runtime.simulator.state().nodes[name]!.bootCount).toBe(2);
+  });
+});
+
+describe('fault matrix: runs of other workflows, and of another control plane, over the same nodes', () => {
+  /** Every node of role compute drained, rebooted into img-2 and resumed (Fuel tasks over the site's services). */
+  const REBOOT_GRAPH = {
+    tasks: [
+      { id: 'drain', type: 'drain', role: ['compute'] },
+      { id: 'reboot', type: 'reboot', role: ['compute'], requires: ['drain'], parameters: { template: 'img-2' } },
+      { id: 'resume', type: 'resume', role: ['compute'], requires: ['reboot'] },
+    ],
+  };
+  /** Compute nodes with the matrix's quick boots, and provisioner actions of 30 s. */
+  const computeSite = (count: number) => buildSite(count, { node: () => ({ roles: ['compute'] }), timing: { ...QUICK_SITE_TIMING, prepareSeconds: 30, deploySeconds: 30 } });
+
+  it('an upgrade, a deployment and a drain/reboot/resume task graph started together: one run at a time on each node, the others wait naming the holder', async () => {
+    runtime = await startTestRuntime({ site: computeSite(4) });
+    const startedAt = runtime.clock.now();
+    const names = [0, 1, 2, 3].map(nodeName);
+    const [upgrade, deployment, tasks] = await Promise.all([
+      runtime.run('rollingUpgrade', upgradeRequest()),
+      runtime.run('groupDeployment', { strategy: { groups: [groupOf('all', names)] }, ...QUICK_POLL }),
+      runtime.run('taskGraph', { graph: REBOOT_GRAPH, pollIntervalSeconds: 10 }),
+    ]);
+    const outcomes = await Promise.all([upgrade.outcome, deployment.outcome, tasks.outcome]);
+    expect(outcomes.map((o) => o.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+    expect(await observeMixedRuns(runtime, { upgrades: [upgrade.id], deployments: [deployment.id], taskRuns: [tasks.id] })).toEqual([]);
+    // Every node changed by all three, one after the other.
+    for (const name of names) expect(new Set(runtime.simulator.state().changes.filter((c) => c.node === name).map((c) => c.by?.slice(0, 8))).size).toBe(3);
+    // Whoever waited said for whom.
+    const said = [...(await runtime.store.listMessages(upgrade.id)), ...(await runtime.deployments.listMessages(deployment.id)), ...(await runtime.taskRuns.listMessages(tasks.id))];
+    expect(said.filter((m) => /locked by (run|session) [0-9a-f-]{36}/.test(m)).length).toBeGreaterThan(0);
+    record('other workflows on the same nodes', outcomes[0]!, { 'upgraded+deployed+tasks': 4 }, startedAt);
+  });
+
+  it('an environment upgrade and a task graph rebooting the same nodes: the environment upgrade\'s rolling upgrades and the task run take turns on each node', async () => {
+    runtime = await startTestRuntime({ site: buildCloudSite((name) => (CLOUD_NODES.some((n) => n.name === name) ? { roles: ['compute'] } : {})) });
+    const startedAt = runtime.clock.now();
+    const [environment, tasks] = await Promise.all([
+      runtime.startEnvironmentUpgrade({ environmentId: 5, request: environmentUpgradeRequest() }),
+      runtime.run('taskGraph', { graph: REBOOT_GRAPH, pollIntervalSeconds: 10 }),
+    ]);
+    const outcomes = await Promise.all([environment.outcome, tasks.outcome]);
+    expect(outcomes.map((o) => o.status)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+    const upgrade = (await runtime.environmentUpgrades.getUpgrade(environment.id))!.session;
+    expect(upgrade).toMatchObject({ state: 'READY', completed: true });
+    const children = [upgrade.progress.controllers?.upgradeId, upgrade.progress.nodes?.upgradeId].filter((id): id is string => id !== undefined);
+    expect(children).toHaveLength(2);
+    expect(await observeMixedRuns(runtime, { upgrades: children, taskRuns: [tasks.id] })).toEqual([]);
+    for (const { name } of CLOUD_NODES) expect({ name, booted: runtime.simulator.state().nodes[name]!.bootCount }).toEqual({ name, booted: 2 });
+    record('environment upgrade and task graph on the same nodes', outcomes[0]!, { 'upgraded+tasks': CLOUD_NODES.length }, startedAt);
+  });
+
+  it('two control planes (two stores) upgrade the same nodes at once: never both on a node; a node the other claims is left alone (held-by-another-control-plane)', async () => {
+    runtime = await startTestRuntime({ site: computeSite(4) });
+    const site = runtime.simulator;
+    const other = await Runtime.start({ connectedSite: { connect: async () => ({ site: simulatedSiteClients(site) }), clock: runtime.clock } });
+    try {
+      const startedAt = runtime.clock.now();
+      const [a, b] = await Promise.all([runtime.run('rollingUpgrade', upgradeRequest()), other.run('rollingUpgrade', upgradeRequest())]);
+      const outcomes = await Promise.all([a.outcome, b.outcome]);
+      expect(outcomes.map((o) => o.status)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+      const recordsA = await runtime.store.listNodes(a.id);
+      const recordsB = await other.store.listNodes(b.id);
+      const state = site.state();
+      let leftAlone = 0;
+      for (const name of [0, 1, 2, 3].map(nodeName)) {
+        const mine = [recordsA.find((r) => r.name === name), recordsB.find((r) => r.name === name)];
+        const upgradedBy = mine.filter((r) => r?.status === 'UPGRADED').length;
+        leftAlone += mine.filter((r) => r?.reason === HELD_BY_ANOTHER_CONTROL_PLANE).length;
+        // Upgraded by one of them at least; booted once by each that upgraded it (one after the other: the
+        // second found it back in service, unclaimed); every other record of it says why it was left alone.
+        expect({ name, upgradedBy: upgradedBy > 0, booted: state.nodes[name]!.bootCount, others: mine.filter((r) => r && r.status !== 'UPGRADED' && r.reason !== HELD_BY_ANOTHER_CONTROL_PLANE) }).toEqual({
+          name,
+          upgradedBy: true,
+          booted: upgradedBy,
+          others: [],
+        });
+        expect(state.nodes[name]!.wlmState).toBe('IDLE');
+      }
+      // Both started on step 0 at one instant: one of them found the other's claim and left those nodes alone.
+      expect(leftAlone).toBeGreaterThan(0);
+      expect(interleavedRuns(state.changes)).toEqual([]);
+      expect(state.violations).toEqual([]);
+      const said = [...(await runtime.store.listMessages(a.id)), ...(await other.store.listMessages(b.id))];
+      expect(said).toContainEqual(expect.stringContaining(`left alone, ${HELD_BY_ANOTHER_CONTROL_PLANE}`));
+      expect(await runtime.store.getLockOwners([0, 1, 2, 3].map(nodeName))).toEqual(new Map());
+      expect(await other.store.getLockOwners([0, 1, 2, 3].map(nodeName))).toEqual(new Map());
+      figures.push({ cell: 'two control planes, one site', outcome: 'SUCCEEDED', nodes: `${recordsA.filter((r) => r.status === 'UPGRADED').length} + ${recordsB.filter((r) => r.status === 'UPGRADED').length} upgraded`, simulatedSeconds: Math.round((runtime.clock.now() - startedAt) / 1000), errorsReported: undefined });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a task run whose execution dies mid-reboot (kill -9) is resumed: no node rebooted twice, none left drained', async () => {
+    runtime = await startTestRuntime({ site: computeSite(4) });
+    const startedAt = runtime.clock.now();
+    const dead = await runtime.run('taskGraph', { graph: REBOOT_GRAPH, pollIntervalSeconds: 10 });
+    const rt = runtime;
+    await eventually(rt, async () => (Object.values(rt.simulator.state().nodes).some((n) => n.bootCount > 0) ? true : undefined), 'a reboot under way');
+    await rt.clock.busy(async () => rt.engine.stop(dead.executionArn));
+    expect((await dead.outcome).status).toBe('ABORTED');
+    const resumed = await runtime.run('taskGraph', { resumeRunId: dead.id });
+    const outcome = await resumed.outcome;
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(await observeMixedRuns(runtime, { taskRuns: [dead.id] })).toEqual([]);
+    for (const node of Object.values(runtime.simulator.state().nodes)) expect([node.bootCount, node.drainCount, node.wlmState]).toEqual([1, 1, 'IDLE']);
+    record('task run killed mid-reboot, resumed', outcome, { 'tasks done': 4 }, startedAt);
+  });
+
+  it('a task run cancelled mid-run starts no task after it, lets its reboots finish and lifts its own drains', async () => {
+    runtime = await startTestRuntime({ site: computeSite(4) });
+    const startedAt = runtime.clock.now();
+    const run = await runtime.run('taskGraph', { graph: REBOOT_GRAPH, pollIntervalSeconds: 10, maxInTransition: 2 });
+    const rt = runtime;
+    await eventually(rt, async () => (Object.values(rt.simulator.state().nodes).some((n) => n.bootCount > 0) ? true : undefined), 'a reboot under way');
+    expect(await rt.clock.busy(() => rt.cancel(run.id))).toMatchObject({ kind: 'tasks', state: 'CANCELLING' });
+    const outcome = await run.outcome;
+    expect(outcome.status).toBe('SUCCEEDED');
+    const view = (await runtime.taskRun(run.id))!;
+    expect(view.status).toBe('CANCELLED');
+    const state = runtime.simulator.state();
+    // The nodes it had started kept going to the end of their reboot; none is left drained; the others were never touched.
+    for (const [name, node] of Object.entries(state.nodes)) {
+      // Not drained (a node it rebooted may still be on its way back: DOWN* until slurmd registers).
+      expect({ name, drained: /DRAIN/.test(node.wlmState), reason: node.wlmReason }).toEqual({ name, drained: false, reason: undefined });
+      expect(node.bootCount).toBeLessThanOrEqual(1);
+    }
+    expect(Object.values(state.nodes).filter((n) => n.drainCount === 0).length).toBeGreaterThan(0);
+    expect(interleavedRuns(state.changes)).toEqual([]);
+    expect(await runtime.store.getLockOwners(Object.keys(state.nodes))).toEqual(new Map());
+    expect(await runtime.taskRuns.listMessages(run.id)).toContainEqual(expect.stringMatching(/^Cancelled: /));
+    record('task run cancelled mid-reboot', outcome, { CANCELLED: 1 }, startedAt);
+  });
+});
+
+describe('fault matrix: SSM calls that get no answer (the client gives up at its timeout and says so)', () => {
+  /** The site a `rollout simulate --transport ssm` profile drives (scontrol, slurm-reboot, the slurm inventory over SSM), each SSM call given up after 250 ms. */
+  const quickSsm = profileConnectors((urls) => {
+    const profile = siteProfileFor(urls, 'ssm', 1);
+    return { ...profile, transport: { ...(profile.transport as object), requestTimeoutSeconds: HANG_TIMEOUT_MS / 1000 } } as typeof profile;
+  });
+
+  it('SendCommand and GetCommandInvocation get no answer (×2 each): the stalled call is given up, said at once, and retried; every node upgraded once', async () => {
+    runtime = await startTestRuntime({
+      site: matrixSite(4, {
+        apiFaults: [
+          { service: 'ssm', method: 'POST', path: 'GetCommandInvocation', hang: true, count: 2, afterCalls: 6 },
+          { service: 'ssm', method: 'POST', path: 'SendCommand', hang: true, count: 2, afterCalls: 10 },
+        ],
+      }),
+      connectors: quickSsm,
+    });
+    const ids = await upgradeCell('SSM hangs', [upgradeRequest()]);
+    expect(await observeUpgrades(runtime, ids)).toEqual([]);
+    await expectAllUpgraded(ids);
+    const said = await runtime.store.listMessages(ids[0]!);
+    expect(said).toContainEqual(expect.stringMatching(/failed - .*SSM (GetCommandInvocation|SendCommand) .* timed out after 250 ms: the SSM endpoint did not answer/));
+  });
+
+  it('a cancel asked for while an SSM call stalls is acted on at once after the call is given up, not after a backoff', async () => {
+    const silent = await startSilentEndpoint();
+    const stalled: string[] = [];
+    let cancelDuringStall: (() => Promise<void>) | undefined;
+    try {
+      runtime = await startTestRuntime({
+        // A job on n001 keeps step 0 quiescing for a while: the cancel comes then.
+        site: matrixSite(4, { node: (i) => (i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 60 } } : {}) }),
+        connectors: (simulator) => {
+          const ssm = (endpoint: string) =>
+            new SsmTransport({ instanceIds: [HEAD_NODE_INSTANCE_ID], region: 'local', endpoint, credentials: { accessKeyId: 's', secretAccessKey: 's' }, pollIntervalMs: 2, maxPollIntervalMs: 10, requestTimeoutMs: HANG_TIMEOUT_MS });
+          const site = ssm(simulator.urls.ssm);
+          const dead = ssm(silent.url);
+          // The first scontrol call once a cancel is armed goes to an SSM endpoint that never answers; the cancel is asked for as it stalls.
+          const transport: CommandTransport = {
+            run: async (script, options) => {
+              const arm = cancelDuringStall;
+              if (!arm || stalled.length > 0) return site.run(script, options);
+              stalled.push(script);
+              const call = dead.run(script, options);
+              await arm();
+              return call;
+            },
+            start: (script, options) => site.start(script, options),
+            poll: (id) => site.poll(id),
+            findStarted: (tag, since) => site.findStarted(tag, since),
+          };
+          return { ...simulatedSiteClients(simulator), workloadManager: new ScontrolWorkloadManager({ transport }) };
+        },
+      });
+      const startedAt = runtime.clock.now();
+      const run = await runtime.run('rollingUpgrade', upgradeRequest());
+      const rt = runtime;
+      await eventually(rt, async () => ((await rt.store.getSession(run.id))?.progress.stage === 'QUIESCING' ? true : undefined), 'step 0 QUIESCING');
+      let cancelledAt = 0;
+      cancelDuringStall = async () => {
+        cancelledAt = rt.clock.now();
+        await rt.store.requestCancel(run.id);
+      };
+      const cancelling = await eventually(rt, async () => {
+        const session = await rt.store.getSession(run.id);
+        return session?.progress.stage === 'CANCELLING' || session?.progress.stage === 'CLEANUP' || session?.progress.stage === 'COMPLETE' ? rt.clock.now() : undefined;
+      }, 'the cancel acted on');
+      const outcome = await run.outcome;
+      expect(outcome.status).toBe('SUCCEEDED');
+      expect(stalled).toHaveLength(1);
+      expect((await runtime.store.getSession(run.id))?.state).toBe('DELETED');
+      // Said at once, and the cancel acted on at the same simulated instant (no backoff after the stalled call).
+      expect(await runtime.store.listMessages(run.id)).toContainEqual(expect.stringMatching(/failed - .*SSM (SendCommand|GetCommandInvocation) .* timed out after 250 ms: the SSM endpoint did not answer/));
+      expect(cancelling - cancelledAt).toBe(0);
+      // The CRUS deletion rules for a cancel during a step (resume-step): the step's nodes, not booting yet, get their
+      // drain lifted and stay NOT_STARTED; the rest of the plan is not touched. None booted, none left locked.
+      const records = await runtime.store.listNodes(run.id);
+      const state = runtime.simulator.state();
+      expect(records.map((r) => [r.name, r.status])).toEqual([
+        [nodeName(0), 'NOT_STARTED'],
+        [nodeName(1), 'NOT_STARTED'],
+      ]);
+      expect([0, 1, 2, 3].map((i) => [state.nodes[nodeName(i)]!.wlmState, state.nodes[nodeName(i)]!.bootCount])).toEqual([['IDLE', 0], ['ALLOCATED', 0], ['IDLE', 0], ['IDLE', 0]]);
+      expect(interleavedRuns(state.changes)).toEqual([]);
+      expect(await runtime.store.getLockOwners([0, 1, 2, 3].map(nodeName))).toEqual(new Map());
+      record('SSM call stalls, cancel meanwhile', outcome, { cancelled: 1 }, startedAt, (await runtime.store.listMessages(run.id)).filter((m) => / failed - /.test(m)).length);
+    } finally {
+      await silent.close();
+    }
   });
 });

@@ -101,6 +101,7 @@ export function commandTransport(config: TransportProfile, { profile }: Pick<Con
     instanceIds: config.instanceIds,
     region: config.region,
     ...(config.endpoint ? { endpoint: config.endpoint } : {}),
+    ...(config.requestTimeoutSeconds !== undefined ? { requestTimeoutMs: config.requestTimeoutSeconds * 1000 } : {}),
     ...(simulated ? { pollIntervalMs: 2, maxPollIntervalMs: 10, credentials: { accessKeyId: 'simulated', secretAccessKey: 'simulated' } } : {}),
   });
 }

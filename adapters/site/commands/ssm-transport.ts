@@ -27,8 +27,17 @@ export interface SsmTransportOptions {
   credentials?: SSMClientConfig['credentials'];
   /** Or a client built elsewhere (then region/endpoint/credentials are ignored). */
   client?: SSMClient;
-  /** SSM's executionTimeout per command; default 600 s. */
+  /** SSM's executionTimeout per command (it runs on the site's clock, on the instance); default 600 s. */
   timeoutSeconds?: number;
+  /**
+   * How long one SSM API call (SendCommand, GetCommandInvocation, ListCommandInvocations) may take in
+   * all, the SDK's own retries included, before it is given up with a CommandTransportError saying so:
+   * default 10 s, as the HTTP connectors'. An endpoint that never answers costs this much, not the
+   * Lambda's (or the Task's) 15 minutes.
+   */
+  requestTimeoutMs?: number;
+  /** How long a connection to the SSM endpoint may take to open; default 3 s (within requestTimeoutMs). */
+  connectionTimeoutMs?: number;
   /** First and largest wait between GetCommandInvocation polls; default 200 ms and 5 s. */
   pollIntervalMs?: number;
   maxPollIntervalMs?: number;
@@ -49,18 +58,49 @@ const CLOCK_SKEW_MS = 5 * 60_000;
 const TERMINAL = new Set(['Success', 'Failed', 'TimedOut', 'Cancelled']);
 /** Retries of InvocationDoesNotExist right after SendCommand and of throttling, each. */
 const MAX_RETRIES = 8;
+/** An SSM API call's deadline, as the HTTP connectors' (adapters/site/http-json-client.ts DEFAULT_TIMEOUT_MS). */
+export const DEFAULT_SSM_REQUEST_TIMEOUT_MS = 10_000;
+const DEFAULT_SSM_CONNECTION_TIMEOUT_MS = 3_000;
 
 /** Runs commands on a head node through SSM Run Command (AWS-RunShellScript) and polls their result. */
 export class SsmTransport implements CommandTransport {
   readonly stats: SsmTransportStats = { sendCommand: 0, getCommandInvocation: 0, listCommandInvocations: 0, outputBytes: 0 };
   private readonly client: SSMClient;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly requestTimeoutMs: number;
   private instance = 0;
 
   constructor(private readonly options: SsmTransportOptions) {
     if (options.instanceIds.length === 0) throw new Error('SsmTransport needs at least one instance id');
-    this.client = options.client ?? new SSMClient({ region: options.region, endpoint: options.endpoint, credentials: options.credentials });
+    this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_SSM_REQUEST_TIMEOUT_MS;
+    const connectionTimeout = Math.min(options.connectionTimeoutMs ?? DEFAULT_SSM_CONNECTION_TIMEOUT_MS, this.requestTimeoutMs);
+    this.client =
+      options.client ??
+      new SSMClient({
+        region: options.region,
+        endpoint: options.endpoint,
+        credentials: options.credentials,
+        // Each attempt bounded too (the SDK only warns about a slow answer unless told to throw).
+        requestHandler: { connectionTimeout, requestTimeout: this.requestTimeoutMs, throwOnRequestTimeout: true },
+      });
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+  }
+
+  /**
+   * One SSM API call with its deadline: the whole call (the SDK's retries included) is aborted at
+   * `requestTimeoutMs`, and the error says which call timed out after how long.
+   */
+  private async call<Output>(what: string, send: (options: { abortSignal: AbortSignal }) => Promise<Output>, details: Omit<CommandTransportError['details'], 'transport'> = {}): Promise<Output> {
+    const deadline = AbortSignal.timeout(this.requestTimeoutMs);
+    try {
+      return await send({ abortSignal: deadline });
+    } catch (err) {
+      const name = errorName(err);
+      if (deadline.aborted || name === 'TimeoutError' || name === 'AbortError') {
+        throw new CommandTransportError(`SSM ${what} timed out after ${this.requestTimeoutMs} ms: the SSM endpoint did not answer`, { transport: 'ssm', ...details, timedOut: true }, { cause: err });
+      }
+      throw err;
+    }
   }
 
   async run(script: string, { timeoutSeconds }: { timeoutSeconds?: number } = {}): Promise<CommandResult> {
@@ -82,10 +122,10 @@ export class SsmTransport implements CommandTransport {
       let out;
       try {
         this.stats.listCommandInvocations++;
-        out = await this.client.send(
-          new ListCommandInvocationsCommand({ Filters: [{ key: 'InvokedAfter', value: new Date(since - CLOCK_SKEW_MS).toISOString() }], MaxResults: 50, ...(nextToken ? { NextToken: nextToken } : {}) }),
-        );
+        const filter = { Filters: [{ key: 'InvokedAfter' as const, value: new Date(since - CLOCK_SKEW_MS).toISOString() }], MaxResults: 50, ...(nextToken ? { NextToken: nextToken } : {}) };
+        out = await this.call('ListCommandInvocations', (options) => this.client.send(new ListCommandInvocationsCommand(filter), options));
       } catch (err) {
+        if (err instanceof CommandTransportError) throw err;
         if (errorName(err) === 'ThrottlingException' && attempt++ < MAX_RETRIES) {
           await this.sleep(this.backoff(attempt));
           continue;
@@ -107,9 +147,9 @@ export class SsmTransport implements CommandTransport {
       let out: GetCommandInvocationCommandOutput;
       try {
         this.stats.getCommandInvocation++;
-        out = await this.client.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }));
+        out = await this.call(`GetCommandInvocation ${commandId} on ${instanceId}`, (options) => this.client.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }), options), { commandId, instanceId });
       } catch (err) {
-        // The command ended TimedOut, Cancelled, ...: its own error, with its status, not a failed poll.
+        // A call that timed out says so; the command ended TimedOut, Cancelled, ...: its own error, with its status, not a failed poll.
         if (err instanceof CommandTransportError) throw err;
         const name = errorName(err);
         // Right after SendCommand the invocation may not be visible yet: running, as far as we know.
@@ -143,15 +183,14 @@ export class SsmTransport implements CommandTransport {
       const instanceId = this.options.instanceIds[this.instance]!;
       try {
         this.stats.sendCommand++;
-        const out = await this.client.send(
-          new SendCommandCommand({
-            DocumentName: 'AWS-RunShellScript',
-            InstanceIds: [instanceId],
-            Parameters: { commands: [script], executionTimeout: [String(timeoutSeconds)] },
-            TimeoutSeconds: 60,
-            ...(comment ? { Comment: comment } : {}),
-          }),
-        );
+        const request = new SendCommandCommand({
+          DocumentName: 'AWS-RunShellScript',
+          InstanceIds: [instanceId],
+          Parameters: { commands: [script], executionTimeout: [String(timeoutSeconds)] },
+          TimeoutSeconds: 60,
+          ...(comment ? { Comment: comment } : {}),
+        });
+        const out = await this.call(`SendCommand to ${instanceId}`, (options) => this.client.send(request, options), { instanceId });
         const commandId = out.Command?.CommandId;
         if (!commandId) throw new CommandTransportError('SSM SendCommand answered no CommandId', { transport: 'ssm', instanceId });
         return { commandId, instanceId };
@@ -178,9 +217,10 @@ export class SsmTransport implements CommandTransport {
       await this.sleep(this.backoff(attempt));
       try {
         this.stats.getCommandInvocation++;
-        const out = await this.client.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }));
+        const out = await this.call(`GetCommandInvocation ${commandId} on ${instanceId}`, (options) => this.client.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }), options), { commandId, instanceId });
         if (out.Status && TERMINAL.has(out.Status)) return out;
       } catch (err) {
+        if (err instanceof CommandTransportError) throw err;
         const name = errorName(err);
         // Right after SendCommand the invocation may not be visible yet.
         if (name === 'InvocationDoesNotExist' && ++missing <= MAX_RETRIES) continue;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../../../core/clock';
 import { describeError, SiteServiceError } from '../../../core/errors';
 import { validNodeName, validReason, validTemplate } from '../../../core/site/names';
+import { drainClaim } from '../../../core/site/node-claims';
 import type { TaskType } from '../../../core/task-graph/graph-document';
 import type { CommandTransport } from '../../../ports/command-transport';
 import type { Site } from '../../../ports/site';
@@ -40,7 +41,7 @@ const COMMAND_GRACE_SECONDS = 60;
  * command transport and the node-exec form (alike tasks of one pass go out as one command over a
  * hostlist); reboot through the boot service (one boot session per task and node, named so that a
  * retried start meets it); drain and resume through the workload manager. Drains and resumes carry
- * `task=<id>` in their Slurm reason, so the operators (and the simulated site) see which task did it.
+ * the run's claim and `task=<id>` in their Slurm reason, so the operators (and the simulated site) see which run and task did it.
  */
 export class SiteTaskExecutor implements TaskExecutor {
   constructor(private readonly options: SiteTaskExecutorOptions) {}
@@ -147,12 +148,12 @@ export class SiteTaskExecutor implements TaskExecutor {
     const node = validNodeName(invocation.node, 'node');
     switch (invocation.type) {
       case 'drain': {
-        const reason = validReason(taskReason(invocation, 'rollout'), `${invocation.task}.parameters.reason`);
+        const reason = validReason(taskReason(invocation), `${invocation.task}.parameters.reason`);
         await site.workloadManager.drain(node, reason);
         return { kind: 'drain' };
       }
       case 'resume':
-        await site.workloadManager.resume(node, validReason(taskReason(invocation, 'rollout'), 'reason'));
+        await site.workloadManager.resume(node, validReason(taskReason(invocation), 'reason'));
         return { kind: 'resume' };
       case 'reboot': {
         const template = invocation.parameters.template;
@@ -186,20 +187,24 @@ export class SiteTaskExecutor implements TaskExecutor {
   }
 }
 
-/** The Slurm reason of a drain or resume task: its own (or the default), tagged with the task. */
-function taskReason(invocation: TaskInvocation, fallback: string): string {
+/**
+ * The Slurm reason of a drain or resume task: the run's claim (`rollout-task <run id>`,
+ * core/site/node-claims.ts), the task's own reason if it gives one, and the task (`task=<id>`, last).
+ */
+function taskReason(invocation: TaskInvocation): string {
   const own = invocation.parameters.reason;
-  return `${typeof own === 'string' && own.trim() !== '' ? own.trim() : fallback} task=${invocation.task}`;
+  return drainClaim('tasks', invocation.runId, `${typeof own === 'string' && own.trim() !== '' ? `${own.trim()} ` : ''}task=${invocation.task}`);
 }
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
 /**
- * A reboot task's boot session: `t-<task id in base32>-<8 hex of the run and operation>`, a
- * Kubernetes name as BOS wants, unique to the run and node (a retried start meets it), and naming
- * its task. Past BOS's 45 characters (task ids over ~21 characters) the BOS connector shortens it.
+ * A reboot task's boot session: `t-<the run id's first 8 hex>-<task id in base32>-<8 hex of the run
+ * and operation>`, a Kubernetes name as BOS wants, unique to the run and node (a retried start meets
+ * it), naming its run and its task. Past BOS's 45 characters (task ids over ~15 characters) the BOS
+ * connector shortens it.
  */
-export function bootSessionName(invocation: Pick<TaskInvocation, 'task' | 'name'>): string {
+export function bootSessionName(invocation: Pick<TaskInvocation, 'task' | 'name' | 'runId'>): string {
   let bits = 0;
   let value = 0;
   let encoded = '';
@@ -213,7 +218,7 @@ export function bootSessionName(invocation: Pick<TaskInvocation, 'task' | 'name'
     value &= (1 << bits) - 1;
   }
   if (bits > 0) encoded += BASE32[(value << (5 - bits)) & 31];
-  return `t-${encoded}-${createHash('sha256').update(invocation.name).digest('hex').slice(0, 8)}`;
+  return `t-${invocation.runId.slice(0, 8)}-${encoded}-${createHash('sha256').update(invocation.name).digest('hex').slice(0, 8)}`;
 }
 
 /** The site's services have no timeout of their own for a drain or a boot: the task's timeout applies here. */

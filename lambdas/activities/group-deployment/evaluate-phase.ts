@@ -5,6 +5,7 @@ import {
   cascadeFailure,
   groupRunState,
   phaseNodes,
+  plannedGroup,
   type DeploymentStage,
 } from '../../../core/group-deployment';
 import { TaskRunNotFoundError, UnexpectedPhaseResultError } from '../../../core/errors';
@@ -47,7 +48,10 @@ export async function evaluatePhase(event: PhaseRef, deps: GroupDeploymentDepend
   });
   const stage = groupRunState(state, event.group).stage;
   const next = !cancelling && event.phase === 'PREPARE' && stage === 'PREPARED' ? 'DEPLOY' : 'DONE';
-  if (next === 'DONE') await publishGroupFinished(deps, event.deploymentId, event.group, stage);
+  if (next === 'DONE') {
+    await releaseGroupLocks(deps, event.deploymentId, event.group);
+    await publishGroupFinished(deps, event.deploymentId, event.group, stage);
+  }
   return {
     deploymentId: event.deploymentId,
     group: event.group,
@@ -75,7 +79,13 @@ async function outcomesOf(event: PhaseRef, deps: GroupDeploymentDependencies): P
   const { state } = assembleSchedule(taskPlan, run.schedule, await deps.taskRuns.getChunks(run.runId, run.chunkCount));
   const succeeded = nodesAllActive(nodes, state);
   const active = new Set(succeeded);
-  return { succeededNodes: succeeded, failedNodes: nodes.filter((node) => !active.has(node)) };
+  // A run the deployment's cancel stopped reports only the nodes it settled: one with a task that failed,
+  // or all tasks ended; the others it never finished are left unreported (the group keeps its stage).
+  const failedNodes =
+    run.status === 'CANCELLED'
+      ? nodes.filter((node) => !active.has(node) && state.ops.some((op) => op.node === node && op.state === 'ERROR'))
+      : nodes.filter((node) => !active.has(node));
+  return { succeededNodes: succeeded, failedNodes };
 }
 
 /** A group whose workflow broke (not a node failure: those are judged by the criteria) fails with its descendants. */
@@ -86,8 +96,15 @@ export async function failGroup(event: { deploymentId: string; group: string; er
     const stage = groupRunState(current, event.group).stage;
     return stage === 'FAILED' || stage === 'DEPLOYED' ? current : cascadeFailure(plan, current, event.group, [], cause);
   });
+  await releaseGroupLocks(deps, event.deploymentId, event.group);
   await publishGroupFinished(deps, event.deploymentId, event.group, 'FAILED');
   return { deploymentId: event.deploymentId, group: event.group };
+}
+
+/** The group is done (deployed, failed, or left where a cancel found it): the deployment gives its nodes' locks back. */
+export async function releaseGroupLocks(deps: GroupDeploymentDependencies, deploymentId: string, group: string): Promise<void> {
+  const plan = await deps.store.getPlan(deploymentId);
+  await deps.locks.releaseNodeLocks(deploymentId, plannedGroup(plan, group).actionableNodes);
 }
 
 function publishGroupFinished(deps: GroupDeploymentDependencies, deploymentId: string, group: string, stage: string): Promise<void> {

@@ -31,6 +31,8 @@ export async function finishDeployment(event: { deploymentId: string }, deps: Gr
     const cause = failed.length > 0 ? `Critical groups failed: ${failed.join(', ')}` : 'Every critical group deployed';
     outcome = { deploymentId: event.deploymentId, status: result.status, criticalGroupsFailed: failed, cause };
   }
+  // Every lock the deployment may still hold goes back with its end (a group its cancel cut short, say).
+  await deps.locks.releaseNodeLocks(event.deploymentId, plan.order.flatMap((name) => plannedGroup(plan, name).actionableNodes));
   await deps.store.setStatus(event.deploymentId, outcome.status);
   await publishStatusEvents(deps, [
     statusEvent(

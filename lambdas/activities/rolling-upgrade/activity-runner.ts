@@ -1,7 +1,7 @@
-import { InvalidInputError, LockLostError, SessionNotFoundError, StaleWriteError } from '../../../core/errors';
+import { ClaimedElsewhereError, InvalidInputError, LockLostError, SessionNotFoundError, StaleWriteError } from '../../../core/errors';
 import { cancelSwitchesAt, decideCancelRequested } from '../../../core/rolling-upgrade/cancel-decisions';
 import { decideStopRequested, stopSwitchesAt } from '../../../core/rolling-upgrade/stop-decisions';
-import { activeNodes, addCounts, decideFailedAttempt, decideLocksLost, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
+import { activeNodes, addCounts, decideClaimedElsewhere, decideFailedAttempt, decideLocksLost, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
 import type { NodeRecord, Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import { applyDecision } from './apply-decision';
 import { estimateEnd } from '../../../core/rolling-upgrade/estimate';
@@ -78,22 +78,26 @@ export async function runActivity(
       const fresh = await deps.store.getSession(state.upgradeId);
       return next(fresh?.progress ?? progress, 0);
     }
-    if (err instanceof LockLostError) {
-      // Another session holds these nodes now: record the loss and go on at once without them.
+    if (err instanceof LockLostError || err instanceof ClaimedElsewhereError) {
+      // Another session holds these nodes now, or another control plane's run claims them at the site:
+      // record them left alone and go on at once without them.
       const nodes = session.mode === 'window' ? await loadWindowInFlight(deps, session) : await loadStepNodes(deps, session, progress.step);
-      await recordLostLocks(deps, session, progress, nodes, err.lost);
+      if (err instanceof LockLostError) await recordLostLocks(deps, session, progress, nodes, err.lost);
+      else await recordClaimedElsewhere(deps, session, progress, nodes, err.claims);
       return next(progress, 0);
     }
     if (err instanceof InvalidInputError || err instanceof SessionNotFoundError) throw err;
     // What the attempt saved before it failed (the boot request time; a window's intent: nodes entering
     // the index before their drain) is kept: the error count goes on the progress as stored now.
-    const stored = (await deps.store.getSession(state.upgradeId))?.progress ?? progress;
+    const fresh = await deps.store.getSession(state.upgradeId);
+    const stored = fresh?.progress ?? progress;
     if (stored.stage !== progress.stage || stored.step !== progress.step) return next(stored, 0);
     const { message, ...failed } = decideFailedAttempt(session, stage, stored, err);
     // A fault that lasts (a group that does not exist yet) is said once, not at every retry.
     const repeated = message === (await deps.store.latestMessage(session.upgradeId));
     await save(deps, session, stored, repeated ? failed : { ...failed, message });
-    return next(failed.progress, failed.waitSeconds);
+    // A cancel asked for while the site call stalled is acted on at once, not after the backoff.
+    return next(failed.progress, fresh && cancelSwitchesAt(fresh, stage) ? 0 : failed.waitSeconds);
   }
 }
 
@@ -117,6 +121,19 @@ async function recordLostLocks(
   lost: ReadonlyMap<string, string | undefined>,
 ): Promise<void> {
   const decision = decideLocksLost(session.mode === 'window' ? 'window' : progress.step, nodes, lost);
+  if (!decision) return;
+  await applyDecision(deps, session, { progress, waitSeconds: 0, actions: decision.actions });
+  await deps.store.appendMessage(session.upgradeId, decision.message);
+}
+
+async function recordClaimedElsewhere(
+  deps: RollingUpgradeDependencies,
+  session: UpgradeSession,
+  progress: Progress,
+  nodes: readonly NodeRecord[],
+  claims: ReadonlyMap<string, string>,
+): Promise<void> {
+  const decision = decideClaimedElsewhere(session.mode === 'window' ? 'window' : progress.step, nodes, claims);
   if (!decision) return;
   await applyDecision(deps, session, { progress, waitSeconds: 0, actions: decision.actions });
   await deps.store.appendMessage(session.upgradeId, decision.message);

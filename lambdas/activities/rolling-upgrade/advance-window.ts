@@ -12,6 +12,8 @@ import { PlanCache } from './plan-cache';
 import type { ActivityBody } from './activity-runner';
 import { eventTime, publishStatusEvents } from '../status-events';
 import { windowEvents } from './window-events';
+import { ClaimedElsewhereError } from '../../../core/errors';
+import { foreignClaims } from '../site-claims';
 
 const planCacheOf = (deps: RollingUpgradeDependencies) => deps.planCache ?? new PlanCache(deps.store);
 
@@ -135,6 +137,11 @@ export const advanceWindow: ActivityBody = async ({ session, progress, deps, now
     Promise.all(bootNames.map(async (name) => [name, await deps.site.bootService.getSession(name)] as [string, BootSessionStatus | undefined])),
     observeHealthChecks(deps, inFlight),
   ]);
+  // The site's claims: a node in flight that another control plane's run claims now is left alone
+  // (the runner records it); a candidate it claims does not start while it does.
+  const claimed = await foreignClaims(deps.store, session.upgradeId, wlm);
+  const claimedInFlight = new Map([...claimed].filter(([name]) => inFlight.some((r) => r.name === name)));
+  if (claimedInFlight.size > 0) throw new ClaimedElsewhereError(session.upgradeId, claimedInFlight);
   const wantsJobEnds = session.order === 'idle-first' || (session.drainAhead ?? 0) > 0;
   const looked = [...names(inFlight), ...names(candidates)];
   const jobEnds = looked.length > 0 && wantsJobEnds && wm.getJobEnds ? await wm.getJobEnds(looked) : undefined;
@@ -152,6 +159,7 @@ export const advanceWindow: ActivityBody = async ({ session, progress, deps, now
     checks,
     ...(jobEnds ? { jobEnds } : {}),
     ...(outside ? { outside } : {}),
+    ...(claimed.size > 0 ? { claimedElsewhere: claimed } : {}),
   };
   const view: WindowView = { ...sorted, candidates, todoOutside: todo.length - candidates.length };
   const decision = scheduleWindow({ session, progress, view, observed, now });

@@ -20,7 +20,7 @@ async function apply(deps: RollingUpgradeDependencies, upgradeId: string, action
     case 'resume':
       return site.workloadManager.resumeNodes(action.nodes);
     case 'fail':
-      return site.workloadManager.failNodes(action.nodes, action.reason);
+      return site.workloadManager.failNodes(action.nodes, action.siteReason);
     case 'addToGroup':
       return site.inventory.addGroupMembers(action.label, action.nodes);
     case 'removeFromGroup':

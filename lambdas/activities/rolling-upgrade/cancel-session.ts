@@ -20,7 +20,7 @@ export const cancelSession: ActivityBody = async ({ session, progress, deps, now
       : await loadPlanNodes(deps, session, chunk.from, chunk.to);
   const active = activeNodes(records);
   const { nodes, heldByOthers } = await lockForCancel(deps, session, active);
-  const wlm = await observeWlm(deps, nodes);
+  const wlm = await observeWlm(deps, session, nodes);
   const decided = decideCancel({ session, progress, nodes, observed: { wlm, chunk }, now });
   const decision = { ...decided, progress: { ...decided.progress, counts: countsAfter(session, progress, records, decided.actions, chunk) } };
   const others = decideLocksLost(progress.step, active, heldByOthers);

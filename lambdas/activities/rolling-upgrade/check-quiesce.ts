@@ -7,6 +7,6 @@ import type { ActivityBody } from './activity-runner';
 /** QUIESCING: observe the step's nodes in the workload manager (core: decideQuiesce). */
 export const checkQuiesce: ActivityBody = async ({ session, progress, deps, now }) => {
   const nodes = activeNodes(await loadStepNodes(deps, session, progress.step));
-  const wlm = await observeWlm(deps, nodes);
+  const wlm = await observeWlm(deps, session, nodes);
   return applyDecision(deps, session, decideQuiesce({ session, progress, nodes, observed: { wlm }, now }), nodes);
 };

@@ -8,6 +8,6 @@ import type { ActivityBody } from './activity-runner';
 /** WLM_WAITING: observe the step's nodes in the workload manager and their health checks (core: decideReturnToService). */
 export const checkReturnToService: ActivityBody = async ({ session, progress, deps, now }) => {
   const nodes = activeNodes(await loadStepNodes(deps, session, progress.step));
-  const [wlm, checks] = await Promise.all([observeWlm(deps, nodes, progress.bootRequestedAt), observeHealthChecks(deps, nodes)]);
+  const [wlm, checks] = await Promise.all([observeWlm(deps, session, nodes, progress.bootRequestedAt), observeHealthChecks(deps, nodes)]);
   return applyDecision(deps, session, decideReturnToService({ session, progress, nodes, observed: { wlm, checks }, now }), nodes);
 };

@@ -8,6 +8,6 @@ import type { ActivityBody } from './activity-runner';
 export const evaluateBoot: ActivityBody = async ({ session, progress, deps, now }) => {
   const nodes = activeNodes(await loadStepNodes(deps, session, progress.step));
   const boot = await deps.site.bootService.getSession(progress.bootSessionName!);
-  const wlm = boot ? await observeWlm(deps, nodes) : new Map();
+  const wlm = boot ? await observeWlm(deps, session, nodes) : new Map();
   return applyDecision(deps, session, decideEvaluateBoot({ session, progress, nodes, observed: { boot, wlm }, now }), nodes);
 };

@@ -2,7 +2,10 @@
 import type { NodeRecord, UpgradeSession } from '../../../core/rolling-upgrade/session';
 import { stepRange } from '../../../core/rolling-upgrade/step-plan';
 import type { WlmNode } from '../../../core/site/site-nodes';
-import { heldLocks } from '../../../core/rolling-upgrade/stage-decision';
+import { heldLocks, names } from '../../../core/rolling-upgrade/stage-decision';
+import { renewHeld, takeLocks } from '../node-claims';
+import { ClaimedElsewhereError } from '../../../core/errors';
+import { foreignClaims } from '../site-claims';
 import { lockLeaseSeconds, type RollingUpgradeDependencies } from './dependencies';
 
 /** The nodes of `step` with their records, from the plan snapshot (never the live group). */
@@ -22,11 +25,19 @@ export async function loadPlanNodes(
   return deps.store.getNodes(session.upgradeId, names.map((name, i) => ({ name, index: start + i })));
 }
 
-/** The nodes as the workload manager reports them (no call for no nodes); `bootedSince`: their boot after this time (epoch ms) decides now. */
-export async function observeWlm(deps: RollingUpgradeDependencies, nodes: readonly NodeRecord[], bootedSince?: number): Promise<Map<string, WlmNode>> {
+/**
+ * The nodes as the workload manager reports them (no call for no nodes); `bootedSince`: their boot
+ * after this time (epoch ms) decides now. Nodes the site shows claimed by a run of another control
+ * plane stop the increment before anything is done to them (ClaimedElsewhereError: the runner leaves
+ * them alone, then the increment goes on without them).
+ */
+export async function observeWlm(deps: RollingUpgradeDependencies, session: UpgradeSession, nodes: readonly NodeRecord[], bootedSince?: number): Promise<Map<string, WlmNode>> {
   if (nodes.length === 0) return new Map();
   const names = nodes.map((n) => n.name);
-  return deps.site.workloadManager.getNodes(names, bootedSince === undefined ? undefined : { bootedSince: new Map(names.map((n) => [n, bootedSince])) });
+  const wlm = await deps.site.workloadManager.getNodes(names, bootedSince === undefined ? undefined : { bootedSince: new Map(names.map((n) => [n, bootedSince])) });
+  const claimed = await foreignClaims(deps.store, session.upgradeId, wlm);
+  if (claimed.size > 0) throw new ClaimedElsewhereError(session.upgradeId, claimed);
+  return wlm;
 }
 
 /**
@@ -38,18 +49,9 @@ export async function lockAllOrNone(
   session: UpgradeSession,
   nodes: readonly NodeRecord[],
 ): Promise<{ heldByOthers: Map<string, string>; locked: NodeRecord[] }> {
-  if (nodes.length === 0) return { heldByOthers: new Map(), locked: [] };
-  const owner = session.upgradeId;
-  const names = nodes.map((n) => n.name);
-  const heldByOthers = await deps.store.tryLockNodes(owner, names, lockLeaseSeconds(deps.settings, session));
-  if (heldByOthers.size > 0) {
-    await deps.store.releaseNodeLocks(owner, names.filter((n) => !heldByOthers.has(n)));
-    return { heldByOthers, locked: [] };
-  }
+  const { locked, heldByOthers } = await takeLocks(deps.store, session.upgradeId, names(nodes), lockLeaseSeconds(deps.settings, session), 'all-or-none');
   // The tokens of the acquisition: recorded with the nodes, every later node-changing call is checked against them.
-  const locks = await deps.store.getNodeLocks(names);
-  const tokenOf = (name: string) => (locks.get(name)?.owner === owner ? { lockToken: locks.get(name)!.fencingToken } : {});
-  return { heldByOthers, locked: nodes.map((n) => ({ ...n, ...tokenOf(n.name) })) };
+  return { heldByOthers, locked: heldByOthers.size > 0 ? [] : nodes.map((n) => ({ ...n, lockToken: locked.get(n.name)! })) };
 }
 
 /**
@@ -62,15 +64,8 @@ export async function lockEachNode(
   session: UpgradeSession,
   nodes: readonly NodeRecord[],
 ): Promise<{ heldByOthers: Map<string, string>; locked: NodeRecord[] }> {
-  if (nodes.length === 0) return { heldByOthers: new Map(), locked: [] };
-  const owner = session.upgradeId;
-  const heldByOthers = await deps.store.tryLockNodes(owner, nodes.map((n) => n.name), lockLeaseSeconds(deps.settings, session));
-  const taken = nodes.filter((n) => !heldByOthers.has(n.name));
-  const locks = taken.length > 0 ? await deps.store.getNodeLocks(taken.map((n) => n.name)) : new Map();
-  // Taken, then taken over before we read it back (a stall past the lease): not ours, so not started.
-  const ours = taken.filter((n) => locks.get(n.name)?.owner === owner);
-  for (const n of taken) if (locks.get(n.name)?.owner !== owner) heldByOthers.set(n.name, locks.get(n.name)?.owner ?? 'unknown');
-  return { heldByOthers, locked: ours.map((n) => ({ ...n, lockToken: locks.get(n.name)!.fencingToken })) };
+  const { locked, heldByOthers } = await takeLocks(deps.store, session.upgradeId, names(nodes), lockLeaseSeconds(deps.settings, session), 'each');
+  return { heldByOthers, locked: nodes.filter((n) => locked.has(n.name)).map((n) => ({ ...n, lockToken: locked.get(n.name)! })) };
 }
 
 /**
@@ -82,8 +77,5 @@ export async function renewLocks(
   session: UpgradeSession,
   nodes: readonly NodeRecord[],
 ): Promise<Map<string, string | undefined>> {
-  const held = heldLocks(nodes);
-  if (held.size === 0) return new Map();
-  const lost = await deps.store.renewNodeLocks(session.upgradeId, held, lockLeaseSeconds(deps.settings, session));
-  return new Map([...lost].map(([node, lock]) => [node, lock?.owner === session.upgradeId ? undefined : lock?.owner]));
+  return renewHeld(deps.store, session.upgradeId, heldLocks(nodes), lockLeaseSeconds(deps.settings, session));
 }

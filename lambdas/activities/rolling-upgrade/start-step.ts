@@ -94,7 +94,7 @@ export const startStep: ActivityBody = async ({ session, progress, deps, now }) 
   const step = progress.step < planned.stepCount ? activeNodes(await loadStepNodes(deps, planned, progress.step)) : [];
   const { heldByOthers, locked } = await lockAllOrNone(deps, planned, step);
   const nodes = heldByOthers.size === 0 ? locked : step;
-  const wlm = heldByOthers.size === 0 ? await observeWlm(deps, nodes) : new Map();
+  const wlm = heldByOthers.size === 0 ? await observeWlm(deps, planned, nodes) : new Map();
   const observed = { failedMembers: skipped.length > 0 ? [] : failedMembers, heldByOthers, wlm };
   const outcome = await applyDecision(deps, planned, decideStartStep({ session: planned, progress, nodes, observed, now }), nodes);
   if (outcome.progress.stage !== 'STARTING' && outcome.progress.step === progress.step && progress.step < planned.stepCount) {

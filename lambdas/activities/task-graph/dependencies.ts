@@ -1,7 +1,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Clock } from '../../../core/clock';
 import type { DeploymentStore } from '../../../ports/deployment-store';
-import type { Inventory } from '../../../ports/site';
+import type { NodeLockStore } from '../../../ports/node-locks';
+import type { Inventory, WorkloadManager } from '../../../ports/site';
 import type { TaskExecutor } from '../../../ports/task-executor';
 import type { TaskRunStore } from '../../../ports/task-run-store';
 
@@ -12,6 +13,10 @@ export interface TaskGraphDependencies {
   deployments: DeploymentStore;
   /** Nodes, their roles, and the alive / available gates. */
   inventory: Inventory;
+  /** The per-node locks every workflow of the store shares: a task changes a node only while the run holds its lock. */
+  locks: NodeLockStore;
+  /** The site's claims (Slurm reasons naming a run) read before a node is touched, and a cancelled run's drains lifted. */
+  workloadManager: Pick<WorkloadManager, 'getNodes' | 'resumeNodes'>;
   executor: TaskExecutor;
   clock: Clock;
   settings: TaskGraphSettings;
@@ -26,6 +31,16 @@ export interface TaskGraphSettings {
    * so 1,000 keeps an execution near 9,000 of the 25,000 allowed.
    */
   iterationsPerExecution: number;
+  /**
+   * Lease of the run's node locks, renewed on every pass (the heartbeat): several times the longest
+   * wait between two passes, so that only a dead run lets it run out. A run polling slower gets 4 poll intervals.
+   */
+  lockLeaseSeconds: number;
 }
 
-export const defaultTaskGraphSettings: TaskGraphSettings = { iterationsPerExecution: 1000 };
+export const defaultTaskGraphSettings: TaskGraphSettings = { iterationsPerExecution: 1000, lockLeaseSeconds: 3600 };
+
+/** The lease a run's locks get: the configured one, or 4 poll intervals if the run polls slower. */
+export function taskRunLeaseSeconds(settings: TaskGraphSettings, pollIntervalSeconds: number): number {
+  return Math.max(settings.lockLeaseSeconds, 4 * pollIntervalSeconds);
+}

@@ -18,7 +18,7 @@ import {
   type TaskPlan,
 } from '../../../core/task-graph';
 import { parseOrThrow } from '../../../core/validation';
-import type { TaskRunRecord, TaskRunStatus } from '../../../ports/task-run-store';
+import { ENDED_TASK_RUN_STATUSES, type TaskRunRecord, type TaskRunStatus } from '../../../ports/task-run-store';
 import type { TaskGraphDependencies } from './dependencies';
 
 export interface OpenTaskRunEvent {
@@ -39,6 +39,8 @@ export interface TaskRunPointer {
   /** A group's deploy phase: at the iteration limit the execution hands back to its parent instead of continuing as new. */
   child: boolean;
   generation: number;
+  /** When the run's node locks were last renewed (the heartbeat runs a quarter lease apart); absent: at the next pass. */
+  locksRenewedAt?: number;
 }
 
 /** What Step Functions adds to the input of an execution another one starts (a parent, or continue-as-new). */
@@ -60,15 +62,17 @@ export async function openTaskRun(event: OpenTaskRunEvent, deps: TaskGraphDepend
     iteration: 0,
     iterationLimit: deps.settings.iterationsPerExecution,
     waitSeconds: 0,
-    done: record.status !== 'RUNNING',
+    done: ENDED_TASK_RUN_STATUSES.includes(record.status),
     status: record.status,
     child,
     generation,
   });
   if (isObjectWith(input, 'resumeRunId')) {
     const { resumeRunId, generation } = parseOrThrow(resumeInput, input, 'task run resume');
-    const record = await deps.store.getRun(resumeRunId);
-    if (!record) throw new InvalidInputError('task run resume', [{ field: 'resumeRunId', message: `no task run '${resumeRunId}'` }]);
+    const found = await deps.store.getRun(resumeRunId);
+    if (!found) throw new InvalidInputError('task run resume', [{ field: 'resumeRunId', message: `no task run '${resumeRunId}'` }]);
+    // A stopped run carries on from where it stopped; a continued execution finds it RUNNING already.
+    const record = found.status === 'STOPPED' ? await deps.store.reopenStopped(resumeRunId) : found;
     return pointer(record, record.deployment !== undefined, generation);
   }
   if (isObjectWith(input, 'deploymentId')) {

@@ -16,11 +16,12 @@ const EXAMPLE_NODES = inventoryNodes({
   'node-8': ['compute'],
 });
 
+// A table per test: a run left unfinished keeps its nodes' locks, which the next test's run would wait for.
 let db: LocalDynamoDb;
-beforeAll(async () => {
+beforeEach(async () => {
   db = await startLocalDynamoDb();
 });
-afterAll(() => db.close());
+afterEach(() => db.close());
 
 describe('Open Task Run', () => {
   it('plans the graph once: a retried first task finds the run it made', async () => {

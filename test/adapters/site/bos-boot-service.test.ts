@@ -150,7 +150,11 @@ describe('BosBootService on the simulator', () => {
     const request = { name: ours, operation: 'reboot', templateName: 'cos-2.4', limit: 'healthy' } as const;
     const created = await boot().createSession(request);
     expect(created.name).toBe(ours);
-    expect(bosSessionName(ours)).toMatch(/^rollout-[0-9a-f]{32}$/);
+    // Cut to 45 characters, still naming the run; two steps of one run get two names.
+    expect(bosSessionName(ours)).toMatch(/^r-8f14e45f-ceea-467a-a866-051d5f4e1b2c-[0-9a-f]{6}$/);
+    expect(bosSessionName(ours)).toHaveLength(45);
+    expect(bosSessionName(ours.replace('step-12', 'step-13'))).not.toBe(bosSessionName(ours));
+    expect(bosSessionName(`a-name-of-no-run-${'x'.repeat(40)}`)).toMatch(/^rollout-[0-9a-f]{32}$/);
     expect(bosSessionName('s1')).toBe('s1');
     // The simulator refuses names real BOS refuses, so the session exists under the BOS name.
     expect(t.site.simulator.bootService.getSession(bosSessionName(ours))).toBeDefined();

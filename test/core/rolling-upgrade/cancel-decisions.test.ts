@@ -60,7 +60,7 @@ describe('CANCELLING', () => {
     });
     expect(first.progress).toEqual({ ...cancelling, cancelCursor: 3 });
     expect(first.message).toBe('Cancelled: 3 node(s) at plan positions 0-2 failed');
-    expect(first.actions[0]).toEqual({ type: 'fail', nodes: ['n0'], reason: 'upgrade-session-deleted-before-completion' });
+    expect(first.actions[0]).toEqual({ type: 'fail', nodes: ['n0'], reason: 'upgrade-session-deleted-before-completion', siteReason: 'upgrade-session-deleted-before-completion u1' });
 
     expect(cancelChunk(s, first.progress, 3)).toEqual({ from: 3, to: 4 });
     const last = decideCancel({ session: s, progress: first.progress, nodes: [], observed: { wlm: wlmMap(), chunk: { from: 3, to: 4 } }, now: NOW });

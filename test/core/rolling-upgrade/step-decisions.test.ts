@@ -24,7 +24,7 @@ describe('STARTING', () => {
     const d = decideStartStep({ session: session(), progress: progress(), nodes: STEP, observed: observed(), now: NOW });
     expect(d.progress).toEqual({ step: 0, stage: 'QUIESCING', stageStartedAt: NOW, errorCount: 0 });
     expect(d.actions).toEqual([
-      { type: 'drain', nodes: ['n0', 'n1'], reason: 'rolling-upgrade' },
+      { type: 'drain', nodes: ['n0', 'n1'], reason: 'rolling-upgrade u1' },
       { type: 'recordNodes', records: STEP.map((n) => ({ name: n.name, index: n.index, status: 'IN_PROGRESS', phase: 'DRAINING' })) },
     ]);
     expect(d.message).toBe('Step 0 of 2: draining 2 node(s): n0, n1');
@@ -97,7 +97,7 @@ describe('QUIESCING', () => {
     expect(late.message).toBe('Step 0: 1 node(s) still busy after 100 s failed: n1');
     expect(late.actions).toEqual([
       quietN0,
-      { type: 'fail', nodes: ['n1'], reason: 'upgrading-time-out-quiescing' },
+      { type: 'fail', nodes: ['n1'], reason: 'upgrading-time-out-quiescing', siteReason: 'upgrading-time-out-quiescing u1' },
       { type: 'addToGroup', label: 'failed', nodes: ['n1'] },
       { type: 'recordNodes', records: [{ name: 'n1', index: 1, status: 'FAILED', phase: 'DONE', reason: 'upgrading-time-out-quiescing' }] },
       { type: 'releaseLocks', nodes: ['n1'] },
@@ -175,8 +175,8 @@ describe('BOOTING and BOOTED', () => {
     expect(d.progress).toMatchObject({ stage: 'WLM_WAITING', bootFinishedAt: NOW });
     expect(d.message).toBe('Step 0: 1 node(s) booted, 2 failed to boot: n1, n2');
     expect(d.actions.filter((a) => a.type === 'fail')).toEqual([
-      { type: 'fail', nodes: ['n1'], reason: 'upgrading-boot-session-failed' },
-      { type: 'fail', nodes: ['n2'], reason: 'upgrading-time-out-booting' },
+      { type: 'fail', nodes: ['n1'], reason: 'upgrading-boot-session-failed', siteReason: 'upgrading-boot-session-failed u1' },
+      { type: 'fail', nodes: ['n2'], reason: 'upgrading-time-out-booting', siteReason: 'upgrading-time-out-booting u1' },
     ]);
     expect(d.actions.at(-1)).toEqual({ type: 'recordNodes', records: [{ name: 'n0', index: 0, status: 'IN_PROGRESS', phase: 'BOOTED' }] });
   });
@@ -228,7 +228,7 @@ describe('WLM_WAITING', () => {
   it('fails the nodes that did not return within the timeout', () => {
     const d = decideReturnToService({ session: session(), progress: waiting, nodes: STEP, observed: { wlm: wlmMap(back('n0'), wlmNode('n1', 'DOWN')) }, now: NOW + 300_000 });
     expect(d.message).toBe('Step 0: 1 node(s) back in service: n0; 1 node(s) did not return within 300 s: n1');
-    expect(d.actions).toContainEqual({ type: 'fail', nodes: ['n1'], reason: 'upgrading-time-out-wlm-waiting' });
+    expect(d.actions).toContainEqual({ type: 'fail', nodes: ['n1'], reason: 'upgrading-time-out-wlm-waiting', siteReason: 'upgrading-time-out-wlm-waiting u1' });
     expect(d.progress).toMatchObject({ stage: 'STARTING', step: 1 });
   });
 });

@@ -134,6 +134,7 @@ describe('page sizing against the phase timeouts a request may set', () => {
           store: runtime.deployments,
           inventory: site.inventory,
           provisioner: site.provisioner!,
+          locks: runtime.store.locks,
           taskRuns: runtime.taskRuns,
           clock: runtime.clock,
           settings: defaultGroupDeploymentSettings,

@@ -105,15 +105,18 @@ tasks:
     const site = parseSiteDefinition({ nodes: [{ name: 'c1', nid: 1, roles: ['compute'], faults: { boot: 'fail' } }], bootTemplates: ['cos-2.4'], timing: { bootSeconds: 60 } });
     const runtime = await startTestRuntime({ site });
     try {
-      const { view, site: state } = await runTaskGraph(runtime, { graph });
+      const { view, site: state, runId } = await runTaskGraph(runtime, { graph });
       expect(view.nodes.c1).toEqual({ drain_compute: 'ACTIVE', reboot_compute: 'ERROR', resume_compute: 'BLOCKED' });
-      expect(view.errors.c1?.reboot_compute).toMatch(/^failed: boot session t-[a-z2-7]+-[0-9a-f]{8} failed to boot the node$/);
+      expect(view.errors.c1?.reboot_compute).toMatch(/^failed: boot session t-[0-9a-f]{8}-[a-z2-7]+-[0-9a-f]{8} failed to boot the node$/);
       expect(view.blocked.c1).toEqual({ resume_compute: ['c1/reboot_compute'] });
       expect(state.taskLog.map((e) => [e.task, e.result])).toEqual([
         ['drain_compute', 'ok'],
         ['reboot_compute', 'failed'],
       ]);
-      expect(state.nodes.c1?.wlmReason).toBe('kernel update task=drain_compute');
+      // The node stays drained with the run's claim: the site says which run and task drained it.
+      expect(state.nodes.c1?.wlmReason).toBe(`rollout-task ${runId} kernel update task=drain_compute`);
+      // Its lock went back when nothing more could run on it.
+      expect(await runtime.store.getLockOwners(['c1'])).toEqual(new Map());
     } finally {
       await runtime.close();
     }

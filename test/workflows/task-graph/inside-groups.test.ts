@@ -1,6 +1,6 @@
 import { groupTaskRunId } from '../../../core/task-graph';
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { startTestRuntime } from '../../support/embedded';
+import { eventually, startTestRuntime } from '../../support/embedded';
 import { groupOf, runDeployment } from '../../support/deployment-sites';
 import { EXAMPLE_GRAPH, exampleSite, startsBySecond } from '../../support/task-graph-runs';
 
@@ -71,6 +71,32 @@ describe('a task graph as each Shipyard group\'s deploy phase', () => {
       const runs = await taskRunsOf(runtime, finished.deploymentId);
       expect(runs.workers?.errors).toEqual({ 'node-7': { setup_services: 'timeout: stopped on the node after 360 s' } });
       expect(runs.workers?.blocked['node-8']).toEqual({ setup_network: ['node-7/setup_services'], setup_services: ['node-7/setup_services'] });
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('a cancel during a group\'s task-graph deploy phase stops its run: no task starts after it, those in flight finish, the group keeps its stage and the deployment ends CANCELLED', async () => {
+    const runtime = await startTestRuntime({ site: exampleSite() });
+    try {
+      const run = await runtime.run('groupDeployment', request);
+      const runId = groupTaskRunId(run.id, 'control-plane');
+      // node-1's first task started (the control plane's deploy phase is under way): cancel then.
+      await eventually(runtime, async () => ((await runtime.taskRun(runId))?.nodes['node-1']?.setup_network === 'TRANSITION' ? true : undefined), 'the first task in flight');
+      const cancelledAt = runtime.clock.now();
+      await runtime.clock.busy(() => runtime.cancel(run.id));
+      const outcome = await run.outcome;
+      expect(outcome.output).toMatchObject({ status: 'CANCELLED' });
+      const view = (await runtime.taskRun(runId))!;
+      expect(view.status).toBe('CANCELLED');
+      // The task in flight ran to its end; nothing else started, on any node.
+      const log = runtime.simulator.state().taskLog;
+      expect(log.map((e) => `${e.node}/${e.task}`)).toEqual(['node-1/setup_network']);
+      expect(log.every((e) => e.start <= (cancelledAt - runtime.clock.startAt) / 1000 && e.result === 'ok')).toBe(true);
+      expect(view.leftAlone['node-1']).toEqual({ setup_services: 'halted: cancelled' });
+      const deployment = await runtime.session(run.id);
+      expect(deployment?.kind === 'deployment' && deployment.report).toMatchObject({ status: 'CANCELLED', groups: { 'control-plane': { stage: 'PREPARED' }, workers: { stage: 'NOT_STARTED' } } });
+      expect(await runtime.store.getLockOwners([...CONTROL, ...WORKERS])).toEqual(new Map());
     } finally {
       await runtime.close();
     }

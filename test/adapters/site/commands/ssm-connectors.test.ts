@@ -125,6 +125,18 @@ describe('scontrol over SSM on the simulated head node', () => {
     expect(t.state().nodes[names[2]!]!.healthCheckCount).toBe(1);
   });
 
+  it.each([
+    ['SendCommand', () => t.transport.start('true', { timeoutSeconds: 60 }), 'SendCommand to i-'],
+    ['GetCommandInvocation', async () => t.transport.poll(await t.transport.start('true')), 'GetCommandInvocation '],
+    ['ListCommandInvocations', () => t.transport.findStarted('a-tag', 0), 'ListCommandInvocations'],
+  ])('gives %s up when the SSM endpoint never answers, saying which call timed out after how long', async (operation, call, named) => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), apiFaults: [{ service: 'ssm', path: operation, hang: true, count: 5 }] }, { requestTimeoutMs: 300 });
+    const outcome = await Promise.race([call().then(() => 'answered', (e: unknown) => e), new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000))]);
+    expect(outcome).toBeInstanceOf(CommandTransportError);
+    expect((outcome as CommandTransportError).message).toMatch(new RegExp(`^SSM ${named}.*timed out after 300 ms: the SSM endpoint did not answer$`));
+    expect((outcome as CommandTransportError).details).toMatchObject({ transport: 'ssm', timedOut: true });
+  });
+
   it('retries throttling, and falls back to the next instance when SSM refuses the first', async () => {
     t = await startSsmTestSite(
       { nodes: nodesOf(names), apiFaults: [{ service: 'ssm', path: 'GetCommandInvocation', status: 400, count: 4 }] },

@@ -11,6 +11,7 @@ import type { BootService, WorkloadManager, WlmNode } from '../../../../ports/si
 import type { RunningTask, TaskExecution, TaskInvocation, TaskOutcome } from '../../../../ports/task-executor';
 import { taskOfBootSession } from '../../../../simulator/models/task-runner';
 
+const RUN_ID = '0a1b2c3d-0000-4000-a000-000000000001';
 const invocation = (node: string, task: string, type: TaskType, parameters: Record<string, unknown>, timeoutSeconds = 60): TaskInvocation => ({
   op: `${node}/${task}`,
   node,
@@ -19,6 +20,7 @@ const invocation = (node: string, task: string, type: TaskType, parameters: Reco
   parameters,
   timeoutSeconds,
   name: `rollout-task-run1-${node}-${task}`,
+  runId: RUN_ID,
 });
 
 const noSite = { workloadManager: {} as WorkloadManager, bootService: {} as BootService };
@@ -182,7 +184,7 @@ describe('SiteTaskExecutor: drain, resume and reboot through the site services',
     const executor = new SiteTaskExecutor({ site, clock });
     const task = invocation('n1', 'drain_it', 'drain', { reason: 'kernel update' }, 100);
     const execution = (await executor.start([task])).get(task.op)!;
-    expect(calls).toEqual(['drain n1 kernel update task=drain_it']);
+    expect(calls).toEqual([`drain n1 rollout-task ${RUN_ID} kernel update task=drain_it`]);
     const look = async (at: number) => ((now = at), (await executor.poll([{ invocation: task, execution, startedAt: 0 }])).get(task.op)?.outcome);
     state.flags = ['DRAIN'];
     expect(await look(10)).toBeUndefined();
@@ -198,9 +200,9 @@ describe('SiteTaskExecutor: drain, resume and reboot through the site services',
     const reboot = invocation('n1', 'reboot_it', 'reboot', { template: 'cos-2.4' });
     const started = await executor.start([resume, reboot]);
     const session = bootSessionName(reboot);
-    expect(calls).toEqual(['resume n1 rollout task=resume_it', `boot ${session} cos-2.4 n1`]);
+    expect(calls).toEqual([`resume n1 rollout-task ${RUN_ID} task=resume_it`, `boot ${session} cos-2.4 n1`]);
     expect(taskOfBootSession(session)).toBe('reboot_it');
-    expect(session).toMatch(/^t-[a-z2-7]+-[0-9a-f]{8}$/);
+    expect(session).toMatch(/^t-0a1b2c3d-[a-z2-7]+-[0-9a-f]{8}$/);
     const look = async () => executor.poll([resume, reboot].map((i) => ({ invocation: i, execution: started.get(i.op)!, startedAt: 0 })));
     expect((await look()).size).toBe(0);
     state.flags = [];

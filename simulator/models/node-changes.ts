@@ -1,0 +1,44 @@
+import { parseSiteMark, runIdInName } from '../../core/site/node-claims';
+
+export type NodeChangeKind = 'drain' | 'resume' | 'fail' | 'boot' | 'prepare' | 'deploy';
+
+/** One change of a node at the site, and the run the site says made it (by its Slurm reason, boot session or action name). */
+export interface NodeChange {
+  /** Simulated epoch ms. */
+  at: number;
+  node: string;
+  change: NodeChangeKind;
+  /** The run's id (or the first 8 hex of it, from a task run's reboot session); undefined when the site cannot tell. */
+  by?: string;
+}
+
+/**
+ * Every change the site saw, in order, with the run that made it as the site itself shows it
+ * (core/site/node-claims.ts): what a judge of "no node touched by two runs at once" reads.
+ */
+export class NodeChangeLog {
+  private readonly changes: NodeChange[] = [];
+
+  /** A drain, fail or resume: the run its Slurm reason names; a resume that names none lifts the claim it finds (`before`). */
+  byReason(at: number, node: string, change: 'drain' | 'resume' | 'fail', reason: string | undefined, before?: string): void {
+    this.push({ at, node, change, by: parseSiteMark(reason)?.runId ?? (change === 'resume' ? parseSiteMark(before)?.runId : undefined) });
+  }
+
+  /** A boot or a provisioner action: the run its session or action name names. */
+  byName(at: number, node: string, change: 'boot' | 'prepare' | 'deploy', name: string): void {
+    this.push({ at, node, change, by: runIdInName(name) });
+  }
+
+  /** A boot by `scontrol reboot`: the run the node's Slurm reason names as the reboot is issued. */
+  byNodeReason(at: number, node: string, change: 'boot', reason: string | undefined): void {
+    this.push({ at, node, change, by: parseSiteMark(reason)?.runId });
+  }
+
+  entries(): NodeChange[] {
+    return this.changes.map((change) => ({ ...change }));
+  }
+
+  private push(change: NodeChange): void {
+    this.changes.push(change.by === undefined ? { at: change.at, node: change.node, change: change.change } : change);
+  }
+}

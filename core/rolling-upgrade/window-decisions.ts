@@ -134,10 +134,12 @@ export function outsideDown(outside: ReadonlyMap<string, WlmNode> | undefined): 
 }
 
 /**
- * What the scheduler sees of the nodes in the view. An idle node has 0 s left; a busy one what its
- * jobs have left when the workload manager tells their end (else unknown: idle-first takes idle
- * nodes first, then plan order, and it is never drained ahead). A node the workload manager does
- * not know is not alive: left alone, never drained.
+ * What the scheduler sees of the nodes in the view. An idle node has 0 s left; a busy one at most
+ * what its jobs have left when the workload manager tells their end (else unknown: idle-first takes
+ * idle nodes first, then plan order). Slurm's end_time is the end of the job's time limit and jobs
+ * end before it, so it is an upper bound only: no lower bound is given, and no node is drained
+ * ahead of its slot (its job may end at any moment, leaving it idle and drained without a slot).
+ * A node the workload manager does not know is not alive: left alone, never drained.
  */
 export function windowObservations(records: readonly NodeRecord[], observed: WindowObserved, now: number, window: WindowProgress): Observations {
   const nodes: Record<string, Observations['nodes'][string]> = {};

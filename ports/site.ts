@@ -7,6 +7,7 @@
 
 import type { BootSessionStatus, InventoryNode, WlmNode } from '../core/site/site-nodes';
 import type { CommandTransport } from './command-transport';
+import type { MaintenanceReservations } from './reservations';
 
 export type { BootNodeOutcome, BootSessionStatus, InventoryNode, WlmBaseState, WlmNode } from '../core/site/site-nodes';
 
@@ -78,4 +79,9 @@ export interface Site {
    * reached by HTTP alone has none, and a request with `healthCheck.command` is refused for it.
    */
   commands?: CommandTransport;
+  /**
+   * Slurm maintenance reservations (request `reserveSlots`): `scontrol` on the head node, so present
+   * where `commands` is and the workload manager is Slurm. A request with reserveSlots is refused without.
+   */
+  reservations?: MaintenanceReservations;
 }

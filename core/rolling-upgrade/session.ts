@@ -97,6 +97,8 @@ export interface WindowProgress {
   releasedAhead?: string;
   /** Nodes in flight still draining, as of the last increment (the progress display). */
   draining?: number;
+  /** reserveSlots: how long a node holds its slot, learned from the nodes upgraded so far (core/rolling-upgrade/slot-plan.ts). */
+  slotSeconds?: number;
 }
 
 export interface UpgradeSession extends UpgradeRequest {

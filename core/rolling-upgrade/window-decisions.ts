@@ -9,6 +9,7 @@ import { isQuiet } from './wlm-readiness';
 import { describeHealthFailures, returnVerdict, startChecks, type HealthCheckResult } from './health-check';
 import { healthCheckCommand } from './upgrade-request';
 import type { Progress, UpgradeSession } from './session';
+import { learnSlotSeconds } from './slot-plan';
 
 /**
  * Mode window (stage ROLLING): one increment moves every node in flight through its own phases
@@ -184,6 +185,13 @@ export function scheduleWindow({ session, progress, view, observed, now }: Windo
 }
 
 type Outcome = { ok: true } | { ok: false; error: string };
+
+/** The slot length learned from the nodes upgraded in this increment (admitted to back in service). */
+function slotLearned(previous: number | undefined, ended: readonly NodeRecord[], now: number): { slotSeconds?: number } {
+  const held = ended.flatMap((r) => (r.status === 'UPGRADED' && r.op?.admittedAt !== undefined ? [(now - r.op.admittedAt) / 1000] : []));
+  const learned = learnSlotSeconds(previous, held);
+  return learned === undefined ? {} : { slotSeconds: Math.round(learned) };
+}
 
 const MARK_OF_STATUS: Partial<Record<NodeRecord['status'], Mark>> = { UPGRADED: Mark.upgraded, FAILED: Mark.failed };
 
@@ -369,6 +377,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     ...(newWave ? { waveStartCounts: counts } : window.waveStartCounts ? { waveStartCounts: window.waveStartCounts } : {}),
     ...(endedInWave > 0 ? { waveLastEndedAt: now } : !newWave && window.waveLastEndedAt !== undefined ? { waveLastEndedAt: window.waveLastEndedAt } : {}),
     draining,
+    ...(session.reserveSlots ? slotLearned(window.slotSeconds, ended, now) : {}),
     ...(decision.release.length > 0 || window.releasedAhead !== undefined
       ? { releasedAhead: withPositions(window.releasedAhead, session.nodeCount, decision.release.map(({ op }) => byName.get(opNode(op))!.index)) }
       : {}),

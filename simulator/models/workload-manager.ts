@@ -208,10 +208,12 @@ export class WorkloadManagerModel {
    * `scontrol update reservationname=`: the given fields change. Nodes must exist.
    */
   putReservation(reservation: WlmReservation, mode: 'create' | 'update'): void {
-    this.timeline.sync();
+    const now = this.timeline.sync();
     const existing = this.reservations.get(reservation.name);
     if (mode === 'create' && existing) throw new SimRequestError(409, `Error creating the reservation: Duplicate reservation name`);
     if (mode === 'update' && !existing) throw new SimRequestError(404, `Error updating the reservation: Invalid reservation name specified`);
+    // update_resv (reservation.c): the start of a reservation that has begun cannot move.
+    if (mode === 'update' && existing && existing.startsAt <= now && reservation.startsAt !== existing.startsAt) throw new SimRequestError(400, 'Error updating the reservation: Reservation already started');
     for (const node of reservation.nodes) if (!this.nodes.has(node)) throw new SimRequestError(400, `Error creating the reservation: Invalid node name specified: ${node}`);
     if (!(reservation.endsAt > reservation.startsAt)) throw new SimRequestError(400, 'Error creating the reservation: Invalid time specification (end before start)');
     this.reservations.set(reservation.name, { ...reservation, nodes: [...reservation.nodes], flags: [...reservation.flags] });

@@ -31,6 +31,27 @@ describe('mode window controls, end to end', () => {
     expect(runtime.simulator.state().violations).toEqual([]);
   }, 120_000);
 
+  it('reserveSlots: each planned slot held by a maintenance reservation, none left once the run ends; never over the cap', async () => {
+    // Jobs keep arriving on an idle fleet: without reservations nodes not yet upgraded pick up jobs of up to 90 min.
+    const site = busyFleetSite({ ...BUSY_FLEET, nodes: 16, busyAtStart: 0, jobSeconds: { median: 900, sigma: 1, max: 5400 }, bootSeconds: 300, returnSeconds: 60, bootFailures: 0, nodesPerRack: 8, seed: 5 });
+    runtime = await startTestRuntime({ site });
+    const request = upgradeRequest({ mode: 'window', maxUnavailable: 2, order: 'idle-first', reserveSlots: true, upgradeTemplateId: 'cos-2.4', pollIntervalSeconds: 60, quiesceTimeoutSeconds: 86400 });
+    const { report, upgradeId } = await runUpgrade(runtime, request);
+
+    expect(report).toMatchObject({ state: 'READY', completed: true });
+    expect(report.counts).toMatchObject({ UPGRADED: 16, FAILED: 0 });
+    const created = runtime.simulator.simulator.headNode.commandLog.filter((c) => c.includes("'create' 'reservation'"));
+    // Every node but those started at the first increment had its slot held, under the session's name.
+    expect(new Set(created.flatMap((c) => [...c.matchAll(/ReservationName=rollout-[0-9a-f-]+-(\S+?)'/g)].map((m) => m[1]))).size).toBeGreaterThanOrEqual(12);
+    expect(created.every((c) => c.includes(`ReservationName=rollout-${upgradeId}-`))).toBe(true);
+    expect(runtime.simulator.simulator.workloadManager.listReservations()).toEqual([]);
+    const nodes = runtime.simulator.state().nodes;
+    for (const n of site.nodes) expect(nodes[n.name]).toMatchObject({ drainCount: 1, bootCount: 1, killedJobs: 0 });
+    expect(peak(Object.values(nodes).flatMap((n) => n.outOfService))).toBeLessThanOrEqual(2);
+    expect((await runtime.store.getSession(upgradeId))!.progress.window?.slotSeconds).toBeGreaterThan(0);
+    expect(runtime.simulator.state().violations).toEqual([]);
+  }, 120_000);
+
   it('order idle-first: idle nodes first, then the busy ones by the shortest remaining job', async () => {
     const busy: Record<number, number> = { 0: 2000, 1: 1000, 2: 500 };
     runtime = await startTestRuntime({ site: buildSite(6, { node: (i) => (busy[i] ? { wlm: { state: 'ALLOCATED', busySeconds: busy[i] } } : {}) }) });

@@ -5,7 +5,7 @@
  * `scontrol show reservation`) sees whose they are.
  */
 export interface MaintenanceReservation {
-  /** `rollout-<session>-<node>`: see core/rolling-upgrade/slot-plan.ts. */
+  /** `rollout-<session>-<start>`: see core/rolling-upgrade/slot-plan.ts. */
   name: string;
   nodes: string[];
   /** Epoch ms. */
@@ -17,10 +17,9 @@ export interface MaintenanceReservations {
   /** The reservations whose name starts with `prefix`, not yet over. */
   list(prefix: string): Promise<MaintenanceReservation[]>;
   /**
-   * Makes the site hold exactly these changes, in one round trip where the transport allows:
-   * creates (`flags=maint`), moves (`scontrol update reservationname=`) and deletes. A delete of a
-   * reservation that is gone already, or a create of one that exists, is not an error (a retried
-   * increment repeats them).
+   * Makes the site hold these changes: creates (`flags=maint`), node changes (`scontrol update
+   * reservationname= nodes=`) and deletes, in one round trip per few dozen commands. A failure
+   * stops there and throws: the increment's retry lists again.
    */
-  apply(changes: { put: readonly MaintenanceReservation[]; move: readonly MaintenanceReservation[]; remove: readonly string[] }): Promise<void>;
+  apply(changes: { put: readonly MaintenanceReservation[]; update: readonly MaintenanceReservation[]; remove: readonly string[] }): Promise<void>;
 }

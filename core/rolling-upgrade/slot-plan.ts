@@ -3,8 +3,8 @@
  * node gets the time its slot is expected to free, and a Slurm maintenance reservation on it from
  * then on: Slurm starts no job on the node whose time limit runs past that time (reservation.c), so
  * the node is idle when its slot comes instead of having picked up a day-long job meanwhile. The
- * plan is made again every increment; a reservation moves only when its start moved by more than
- * the tolerance, and goes when its node starts (the drain holds it from then on) or the run stops
+ * plan is made again every increment; a node changes reservation only when its slot moved by more
+ * than the tolerance, and leaves it when it starts (the drain holds it from then on) or the run stops
  * starting nodes. Pure: the increment (lambdas/activities/rolling-upgrade/advance-window.ts) reads
  * the site's reservations and applies the changes.
  */
@@ -16,9 +16,8 @@ export interface MaintenanceReservationView {
   endsAt: number;
 }
 
-/** Our reservations are named for the session: `rollout-<upgradeId>-<node>` (an admin sees whose they are). */
+/** Our reservations are named for the session: `rollout-<upgradeId>-<start, epoch s>` (an admin sees whose they are). */
 export const reservationPrefix = (upgradeId: string) => `rollout-${upgradeId}-`;
-export const reservationName = (upgradeId: string, node: string) => `${reservationPrefix(upgradeId)}${node}`;
 
 /** Before any node of the run finished: the slot a node holds is taken to last this long (boot + return, typical). */
 export const DEFAULT_SLOT_SECONDS = 900;
@@ -59,16 +58,20 @@ export function planSlots({ now, maxUnavailable, slotSeconds, holders, todo }: S
 
 export interface ReservationChanges {
   put: MaintenanceReservationView[];
-  move: MaintenanceReservationView[];
+  /** Reservations whose nodes change (their times never do: Slurm cannot move one that has begun). */
+  update: MaintenanceReservationView[];
   remove: string[];
 }
 
 /**
- * What to change at the site so that it holds the plan: a reservation per planned node, starting at
- * its slot (never before the next increment can start it: `leadSeconds`) and lasting twice the slot
- * (a run that dies leaves nothing held for long: each reservation ends on its own); every other
- * reservation of the session goes. A start that moved by at most `toleranceSeconds` is left; one
- * that has started and whose slot moved further away is deleted and made again (removes apply first).
+ * What to change at the site so that it holds the plan. Nodes share a reservation per slot bucket
+ * (starts rounded down to `toleranceSeconds`), named for its start: `rollout-<upgradeId>-<epoch s>`,
+ * so a 10,000-node plan is held by a few dozen reservations and one listing reads them all. A
+ * bucket starts no earlier than the next increment can act (`leadSeconds`) and lasts two slots (a
+ * run that dies leaves nothing held for long). A node stays in its reservation while its slot is
+ * within the tolerance of the reservation's start (or, once it has begun, within the tolerance of
+ * now); otherwise it moves to its bucket's. Empty reservations go, as do those of nodes no longer
+ * planned (they started, or the run starts no node).
  */
 export function reservationChanges(
   upgradeId: string,
@@ -76,33 +79,48 @@ export function reservationChanges(
   existing: readonly MaintenanceReservationView[],
   { now, slotSeconds, leadSeconds, toleranceSeconds }: { now: number; slotSeconds: number; leadSeconds: number; toleranceSeconds: number },
 ): ReservationChanges {
-  const byName = new Map(existing.map((r) => [r.name, r]));
-  const changes: ReservationChanges = { put: [], move: [], remove: [] };
-  const wanted = new Set<string>();
+  const bucketMs = Math.max(1, toleranceSeconds) * 1000;
+  const holderOf = new Map<string, MaintenanceReservationView>();
+  for (const r of existing) for (const node of r.nodes) if (!holderOf.has(node)) holderOf.set(node, r);
+  const wanted = new Map<string, { startsAt: number; endsAt: number; nodes: string[] }>(existing.map((r) => [r.name, { startsAt: r.startsAt, endsAt: r.endsAt, nodes: [] }]));
   for (const [node, slot] of plan) {
-    const name = reservationName(upgradeId, node);
-    wanted.add(name);
-    const startsAt = Math.max(slot, now + leadSeconds * 1000);
-    const want = { name, nodes: [node], startsAt, endsAt: startsAt + 2 * slotSeconds * 1000 };
-    const have = byName.get(name);
-    const tolerance = toleranceSeconds * 1000;
-    if (!have) changes.put.push(want);
-    else if (have.startsAt <= now) {
-      // Started already: Slurm refuses to move it (update_resv: ESLURM_RSV_ALREADY_STARTED), so a slot
-      // that moved away is made again; one near enough keeps the node free of new jobs until it starts.
-      if (slot - now > tolerance) {
-        changes.remove.push(name);
-        changes.put.push(want);
-      }
-    } else if (Math.abs(have.startsAt - startsAt) > tolerance) changes.move.push(want);
+    const have = holderOf.get(node);
+    const keep = have !== undefined && (have.startsAt <= now ? slot - now <= bucketMs : Math.abs(slot - have.startsAt) <= bucketMs);
+    if (keep) {
+      wanted.get(have.name)!.nodes.push(node);
+      continue;
+    }
+    const bucket = Math.floor(slot / bucketMs) * bucketMs;
+    const name = `${reservationPrefix(upgradeId)}${Math.round(bucket / 1000)}`;
+    let target = wanted.get(name);
+    if (!target) {
+      const startsAt = Math.max(bucket, now + leadSeconds * 1000);
+      target = { startsAt, endsAt: startsAt + 2 * slotSeconds * 1000, nodes: [] };
+      wanted.set(name, target);
+    }
+    target.nodes.push(node);
   }
-  for (const r of existing) if (!wanted.has(r.name)) changes.remove.push(r.name);
+  const byName = new Map(existing.map((r) => [r.name, r]));
+  const changes: ReservationChanges = { put: [], update: [], remove: [] };
+  const sameNodes = (a: readonly string[], b: readonly string[]) => a.length === b.length && [...a].sort().join(',') === [...b].sort().join(',');
+  for (const [name, want] of wanted) {
+    const have = byName.get(name);
+    if (want.nodes.length === 0) {
+      if (have) changes.remove.push(name);
+    } else if (!have) changes.put.push({ name, nodes: want.nodes, startsAt: want.startsAt, endsAt: want.endsAt });
+    else if (!sameNodes(have.nodes, want.nodes)) changes.update.push({ ...have, nodes: want.nodes });
+  }
   return changes;
 }
 
-/** The slot length learned so far: a moving average of the upgraded nodes' slot times (admitted to back in service). */
+/**
+ * The slot length learned so far: a moving average of the upgraded nodes' slot times (admitted to
+ * back in service), each time counted at most 1.5 x the estimate: a node that waited long in its
+ * slot (a job it had picked up) says little of the next, and a long estimate spreads the plan (and
+ * the makespan) out, while a short one only holds an idle node a little early.
+ */
 export function learnSlotSeconds(previous: number | undefined, heldSeconds: readonly number[]): number | undefined {
   let estimate = previous;
-  for (const s of heldSeconds) estimate = estimate === undefined ? s : 0.8 * estimate + 0.2 * s;
+  for (const s of heldSeconds) estimate = estimate === undefined ? s : 0.8 * estimate + 0.2 * Math.min(s, 1.5 * estimate);
   return estimate;
 }

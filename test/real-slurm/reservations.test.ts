@@ -1,6 +1,5 @@
 import { LocalTransport } from '../../adapters/site/commands/local-transport';
 import { ScontrolReservations } from '../../adapters/site/commands/scontrol-reservations';
-import { reservationName } from '../../core/rolling-upgrade/slot-plan';
 import { describeRealSlurm, RealSlurmCluster } from '../support/real-slurm';
 
 /**
@@ -20,10 +19,10 @@ describeRealSlurm('maintenance reservations on a real Slurm (scontrol-reservatio
     await cluster?.stop();
   }, 60_000);
 
-  test('a reservation from the slot on keeps a longer job off the node, a job that ends before it runs; list, move and delete', async () => {
+  test('a reservation from the slot on keeps a longer job off the node, a job that ends before it runs; list, node changes and delete', async () => {
     const now = Date.now();
-    const held = { name: reservationName('u1', 'c01'), nodes: ['c01'], startsAt: now + 600_000, endsAt: now + 1_800_000 };
-    await reservations.apply({ put: [held], move: [], remove: [] });
+    const held = { name: 'rollout-u1-1000', nodes: ['c01'], startsAt: now + 600_000, endsAt: now + 1_800_000 };
+    await reservations.apply({ put: [held], update: [], remove: [] });
     const listed = await reservations.list('rollout-u1-');
     expect(listed.map((r) => r.name)).toEqual([held.name]);
     expect(listed[0]!.nodes).toEqual(['c01']);
@@ -40,22 +39,24 @@ describeRealSlurm('maintenance reservations on a real Slurm (scontrol-reservatio
     expect(reason.trim()).toMatch(/Reserv|ReqNodeNotAvail/);
     await cluster.cancelJob(short);
 
-    // A move of a reservation not yet started is an update; the listing follows it.
-    await reservations.apply({ put: [], move: [{ ...held, startsAt: now + 900_000, endsAt: now + 2_100_000 }], remove: [] });
-    expect(Math.abs((await reservations.list('rollout-u1-'))[0]!.startsAt - (now + 900_000))).toBeLessThanOrEqual(2000);
-
-    // Once the reservation is gone, the long job may run there.
-    await reservations.apply({ put: [], move: [], remove: [held.name] });
-    expect(await reservations.list('rollout-u1-')).toEqual([]);
-    await cluster.waitForJob(long, (state) => state === 'RUNNING', 'running once the reservation was deleted', 120_000);
+    // c01 leaves the reservation (it started, say) for c02: the long job may run on c01 now.
+    await reservations.apply({ put: [], update: [{ ...held, nodes: ['c02'] }], remove: [] });
+    expect((await reservations.list('rollout-u1-'))[0]!.nodes).toEqual(['c02']);
+    await cluster.waitForJob(long, (state) => state === 'RUNNING', 'running once c01 left the reservation', 120_000);
     await cluster.cancelJob(long);
+    await reservations.apply({ put: [], update: [], remove: [held.name] });
+    expect(await reservations.list('rollout-u1-')).toEqual([]);
   }, 240_000);
 
-  test('slurmctld refuses to move the start of a reservation that has begun, as the simulator does', async () => {
+  test('a reservation that has begun: its nodes change, its start does not (slurmctld refuses, as the simulator does)', async () => {
     const now = Date.now();
-    const begun = { name: reservationName('u2', 'c02'), nodes: ['c02'], startsAt: now, endsAt: now + 600_000 };
-    await reservations.apply({ put: [begun], move: [], remove: [] });
-    await expect(reservations.apply({ put: [], move: [{ ...begun, startsAt: now + 300_000 }], remove: [] })).rejects.toThrow(/already started/i);
-    await reservations.apply({ put: [], move: [], remove: [begun.name] });
+    const begun = { name: 'rollout-u2-1000', nodes: ['c02'], startsAt: now, endsAt: now + 600_000 };
+    await reservations.apply({ put: [begun], update: [], remove: [] });
+    await reservations.apply({ put: [], update: [{ ...begun, nodes: ['c01', 'c02'] }], remove: [] });
+    expect((await reservations.list('rollout-u2-'))[0]!.nodes).toEqual(['c01', 'c02']);
+    const moved = await cluster.tryRun('scontrol', ['update', `ReservationName=${begun.name}`, 'StartTime=now+300']);
+    expect(moved.code).not.toBe(0);
+    expect(moved.stdout + moved.stderr).toMatch(/already started/i);
+    await reservations.apply({ put: [], update: [], remove: [begun.name] });
   }, 60_000);
 });

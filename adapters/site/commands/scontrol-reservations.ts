@@ -24,7 +24,7 @@ const fromNow = (at: number, now: number) => `now+${Math.max(0, Math.round((at -
 /**
  * Maintenance reservations through `scontrol` on the head node (SSM or local), one script per
  * call: `scontrol create reservation ReservationName=... Nodes=... StartTime=now+S EndTime=now+E
- * Users=root Flags=MAINT,IGNORE_JOBS`, `scontrol update ReservationName=... StartTime=... EndTime=...`,
+ * Users=root Flags=MAINT,IGNORE_JOBS`, `scontrol update ReservationName=... Nodes=...` (a reservation's times never move: Slurm refuses for one that has begun),
  * `scontrol delete ReservationName=...`, and `env SLURM_TIME_FORMAT=%s scontrol -o show reservation` to list
  * (epoch times). Works on every Slurm with scontrol (22.05 included); slurmrestd can create
  * reservations only from its newest data parsers, so the command transport is the one path here.
@@ -47,8 +47,8 @@ export class ScontrolReservations implements MaintenanceReservations {
     return parseReservations(result.stdout).filter((r) => r.name.startsWith(prefix));
   }
 
-  async apply({ put, move, remove }: Parameters<MaintenanceReservations['apply']>[0]): Promise<void> {
-    if (put.length + move.length + remove.length === 0) return;
+  async apply({ put, update, remove }: Parameters<MaintenanceReservations['apply']>[0]): Promise<void> {
+    if (put.length + update.length + remove.length === 0) return;
     const now = this.clock.now();
     const times = (r: MaintenanceReservation) => [`StartTime=${fromNow(r.startsAt, now)}`, `EndTime=${fromNow(r.endsAt, now)}`];
     const nodes = (r: MaintenanceReservation) => `Nodes=${compressHostlist(validNodeNames(r.nodes))}`;
@@ -57,7 +57,7 @@ export class ScontrolReservations implements MaintenanceReservations {
     const lines = [
       ...remove.map((name) => shellCommand([this.scontrol, 'delete', `ReservationName=${validReservationName(name)}`])),
       ...put.map((r) => shellCommand([this.scontrol, 'create', 'reservation', `ReservationName=${validReservationName(r.name)}`, nodes(r), ...times(r), `Users=${this.users}`, 'Flags=MAINT,IGNORE_JOBS'])),
-      ...move.map((r) => shellCommand([this.scontrol, 'update', `ReservationName=${validReservationName(r.name)}`, ...times(r)])),
+      ...update.map((r) => shellCommand([this.scontrol, 'update', `ReservationName=${validReservationName(r.name)}`, nodes(r)])),
     ];
     // One script, stopping at the first refusal: the increment fails and its retry lists again, so a
     // create already done or a delete of one gone (it ended) is not repeated.

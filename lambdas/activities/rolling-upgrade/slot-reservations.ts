@@ -58,5 +58,5 @@ export async function releaseSlots(deps: RollingUpgradeDependencies, session: Up
   if (!session.reserveSlots) return;
   const reservations = reservationsOf(deps);
   const existing = await reservations.list(reservationPrefix(session.upgradeId));
-  await reservations.apply({ put: [], move: [], remove: existing.map((r) => r.name) });
+  await reservations.apply({ put: [], update: [], remove: existing.map((r) => r.name) });
 }

@@ -1,4 +1,4 @@
-import { learnSlotSeconds, planSlots, reservationChanges, reservationName } from '../../../core/rolling-upgrade/slot-plan';
+import { learnSlotSeconds, planSlots, reservationChanges } from '../../../core/rolling-upgrade/slot-plan';
 
 const T0 = Date.UTC(2026, 0, 1);
 const s = (seconds: number) => T0 + seconds * 1000;
@@ -36,42 +36,45 @@ describe('planSlots', () => {
 });
 
 describe('reservationChanges', () => {
+  // Buckets of 300 s; slots last 600 s; nothing starts before the next increment, 60 s on.
   const options = { now: T0, slotSeconds: 600, leadSeconds: 60, toleranceSeconds: 300 };
-  const name = (node: string) => reservationName('u1', node);
+  const prefix = 'rollout-u1-';
+  const bucket = (seconds: number) => `${prefix}${Math.round(T0 / 1000) + seconds}`;
 
-  it('creates a reservation per planned node from its slot (not before the next increment), lasting two slots', () => {
-    const changes = reservationChanges('u1', new Map([['n1', T0], ['n2', s(3600)]]), [], options);
+  it('holds nodes whose slots fall in one bucket with one reservation from its start (not before the next increment), lasting two slots', () => {
+    const changes = reservationChanges('u1', new Map([['n1', T0], ['n2', s(100)], ['n3', s(3700)]]), [], options);
     expect(changes).toEqual({
       put: [
-        { name: name('n1'), nodes: ['n1'], startsAt: s(60), endsAt: s(60 + 1200) },
-        { name: name('n2'), nodes: ['n2'], startsAt: s(3600), endsAt: s(3600 + 1200) },
+        { name: bucket(0), nodes: ['n1', 'n2'], startsAt: s(60), endsAt: s(60 + 1200) },
+        { name: bucket(3600), nodes: ['n3'], startsAt: s(3600), endsAt: s(3600 + 1200) },
       ],
-      move: [],
+      update: [],
       remove: [],
     });
   });
 
-  it('moves a future reservation only past the tolerance, and removes those of nodes no longer planned', () => {
+  it('leaves a node whose slot moved within the tolerance, moves one whose slot moved further, and deletes a reservation left empty', () => {
     const existing = [
-      { name: name('near'), nodes: ['near'], startsAt: s(3700), endsAt: s(4900) },
-      { name: name('far'), nodes: ['far'], startsAt: s(1000), endsAt: s(2200) },
-      { name: name('started-node'), nodes: ['started-node'], startsAt: s(500), endsAt: s(1700) },
+      { name: bucket(3600), nodes: ['near', 'far'], startsAt: s(3600), endsAt: s(4800) },
+      { name: bucket(900), nodes: ['started'], startsAt: s(900), endsAt: s(2100) },
     ];
-    const changes = reservationChanges('u1', new Map([['near', s(3600)], ['far', s(5000)]]), existing, options);
-    expect(changes.put).toEqual([]);
-    expect(changes.move).toEqual([{ name: name('far'), nodes: ['far'], startsAt: s(5000), endsAt: s(6200) }]);
-    expect(changes.remove).toEqual([name('started-node')]);
+    const changes = reservationChanges('u1', new Map([['near', s(3800)], ['far', s(5000)]]), existing, options);
+    expect(changes.put).toEqual([{ name: bucket(4800), nodes: ['far'], startsAt: s(4800), endsAt: s(6000) }]);
+    expect(changes.update).toEqual([{ ...existing[0], nodes: ['near'] }]);
+    expect(changes.remove).toEqual([bucket(900)]);
   });
 
-  it('leaves a reservation that has begun while its slot is near, and makes it again when the slot moved away (Slurm cannot move a started one)', () => {
-    const existing = [
-      { name: name('due'), nodes: ['due'], startsAt: s(-100), endsAt: s(1100) },
-      { name: name('later'), nodes: ['later'], startsAt: s(-100), endsAt: s(1100) },
-    ];
+  it('keeps a node in a reservation that has begun while its slot is near, and takes it out once its slot moved away (Slurm cannot move a started one)', () => {
+    const existing = [{ name: bucket(-300), nodes: ['due', 'later'], startsAt: s(-100), endsAt: s(1100) }];
     const changes = reservationChanges('u1', new Map([['due', s(200)], ['later', s(2000)]]), existing, options);
-    expect(changes.move).toEqual([]);
-    expect(changes.remove).toEqual([name('later')]);
-    expect(changes.put).toEqual([{ name: name('later'), nodes: ['later'], startsAt: s(2000), endsAt: s(3200) }]);
+    expect(changes.update).toEqual([{ ...existing[0], nodes: ['due'] }]);
+    expect(changes.put).toEqual([{ name: bucket(1800), nodes: ['later'], startsAt: s(1800), endsAt: s(3000) }]);
+    expect(changes.remove).toEqual([]);
+  });
+
+  it('changes nothing when the plan still fits what the site holds', () => {
+    const existing = [{ name: bucket(0), nodes: ['a', 'b'], startsAt: s(60), endsAt: s(1260) }];
+    expect(reservationChanges('u1', new Map([['b', s(120)], ['a', s(30)]]), existing, options)).toEqual({ put: [], update: [], remove: [] });
   });
 });
 
@@ -80,5 +83,7 @@ describe('learnSlotSeconds', () => {
     expect(learnSlotSeconds(undefined, [])).toBeUndefined();
     expect(learnSlotSeconds(undefined, [700])).toBe(700);
     expect(learnSlotSeconds(700, [800])).toBeCloseTo(720);
+    // A node that waited in its slot counts as 1.5 x the estimate at most.
+    expect(learnSlotSeconds(700, [7000])).toBeCloseTo(0.8 * 700 + 0.2 * 1050);
   });
 });

@@ -4,6 +4,7 @@ import { BUSY_FLEET, busyFleetSite } from '../../../bench/busy-fleet';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';
 import { buildSessionReport } from '../../../engine/reports/session-report';
+import { expandHostlist } from '../../../core/site/hostlist';
 
 describe('mode window controls, end to end', () => {
   let runtime: EmbeddedRuntime | undefined;
@@ -42,7 +43,8 @@ describe('mode window controls, end to end', () => {
     expect(report.counts).toMatchObject({ UPGRADED: 16, FAILED: 0 });
     const created = runtime.simulator.simulator.headNode.commandLog.filter((c) => c.includes("'create' 'reservation'"));
     // Every node but those started at the first increment had its slot held, under the session's name.
-    expect(new Set(created.flatMap((c) => [...c.matchAll(/ReservationName=rollout-[0-9a-f-]+-(\S+?)'/g)].map((m) => m[1]))).size).toBeGreaterThanOrEqual(12);
+    const held = new Set(created.flatMap((c) => [...c.matchAll(/'Nodes=([^']+)'/g)].flatMap((m) => expandHostlist(m[1]!))));
+    expect(held.size).toBeGreaterThanOrEqual(12);
     expect(created.every((c) => c.includes(`ReservationName=rollout-${upgradeId}-`))).toBe(true);
     expect(runtime.simulator.simulator.workloadManager.listReservations()).toEqual([]);
     const nodes = runtime.simulator.state().nodes;

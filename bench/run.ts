@@ -36,12 +36,22 @@ const deployment: GroupDeploymentScenario = quick
 const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const maxUnavailable = Number(flag('max-unavailable') ?? (quick ? 8 : 32));
 const idleFirstOnly = process.argv.includes('--idle-first-only');
-const idleFirst = { label: `window, idle-first, drainAhead ${maxUnavailable}`, controls: { order: 'idle-first', drainAhead: maxUnavailable } };
+// `--reserve-slots`: the idle-first window holds each node's planned slot with a maintenance reservation (issue 21 goal 8).
+const reserveSlots = process.argv.includes('--reserve-slots');
+const idleFirst = {
+  label: `window, idle-first, drainAhead ${maxUnavailable}${reserveSlots ? ', reserveSlots' : ''}`,
+  controls: { order: 'idle-first', drainAhead: maxUnavailable, ...(reserveSlots ? { reserveSlots: true } : {}) },
+};
+// `--job-ends=exact`: every job runs to its time limit, so the reported end is the true one (the model before issue 21);
+// the default, `limit`: jobs end at 20-100% of their limit and Slurm reports the limit. `--arriving`: no job at the start,
+// jobs arrive at 60% utilisation (issue 21 goal 8).
+const exactEnds = flag('job-ends') === 'exact';
 const window: WindowBenchScenario = {
   nodes: Number(flag('window-nodes') ?? (quick ? 64 : 512)),
   maxUnavailable,
   windows: idleFirstOnly ? [idleFirst] : [{ label: 'window, plan order', controls: {} }, idleFirst],
   skipLockstep: idleFirstOnly,
+  fleet: { ...(exactEnds ? { jobEndFraction: { min: 1, max: 1 } } : {}), ...(process.argv.includes('--arriving') ? { busyAtStart: 0 } : {}) },
 };
 
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);

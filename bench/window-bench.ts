@@ -3,7 +3,7 @@ import { EmbeddedRuntime, itemsReadPerCall } from '../engine/embedded-runtime';
 import { makespanSeconds } from '../engine/reports/session-report';
 import { formatDuration } from '../cli/summary';
 import type { SiteDefinition } from '../simulator';
-import { BUSY_FLEET, boundNodes, busyFleetSite } from './busy-fleet';
+import { BUSY_FLEET, boundNodes, busyFleetSite, type BusyFleetSpec } from './busy-fleet';
 import { makespanLowerBound } from './lower-bound';
 import { fleet } from './rolling-upgrade-bench';
 import { summarizeExecutions } from './figures';
@@ -16,6 +16,8 @@ export interface WindowBenchScenario {
   windows: { label: string; controls: Record<string, unknown> }[];
   /** Leave lock-step out (its figure is known): the ratios are then against the bound only. */
   skipLockstep?: boolean;
+  /** Changes to the busy fleet (BUSY_FLEET): e.g. jobEndFraction {1, 1} for exact job ends, busyAtStart 0 for arriving jobs only. */
+  fleet?: Partial<Omit<BusyFleetSpec, 'nodes'>>;
 }
 
 interface RunFigures {
@@ -121,10 +123,12 @@ function renderRun(r: RunFigures, bound: number | undefined, lockstep: number): 
  * the lower bound. Each run is written as it ends (`write`), so a long bench shows what it has.
  */
 export async function benchWindow(s: WindowBenchScenario, write: (text: string) => void): Promise<void> {
-  const site = () => busyFleetSite({ nodes: s.nodes, ...BUSY_FLEET });
+  const spec = { nodes: s.nodes, ...BUSY_FLEET, ...s.fleet };
+  const site = () => busyFleetSite(spec);
   const bound = makespanLowerBound(boundNodes(site()), s.maxUnavailable);
+  const ends = spec.jobEndFraction.min === 1 && spec.jobEndFraction.max === 1 ? 'jobs end at their limit' : `jobs end at ${spec.jobEndFraction.min * 100}-${spec.jobEndFraction.max * 100}% of their limit, Slurm reports the limit`;
   write(
-    `rolling upgrade, lock-step vs window: busy fleet of ${s.nodes} nodes (60% busy, jobs lognormal median 2 h, max 24 h; boot 600 s, return 120 s), maxUnavailable ${s.maxUnavailable}\n` +
+    `rolling upgrade, lock-step vs window: busy fleet of ${s.nodes} nodes (${(spec.busyAtStart ?? spec.utilisation) * 100}% busy at the start, ${spec.utilisation * 100}% utilisation; time limits lognormal median 2 h, max 24 h; ${ends}; boot 600 s, return 120 s), maxUnavailable ${s.maxUnavailable}\n` +
       `  lower bound                         ${formatDuration(bound).padEnd(14)} (${bound} s)\n`,
   );
   let lockstep = NaN;

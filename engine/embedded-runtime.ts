@@ -9,6 +9,7 @@ import { DynamoDbRunStartStore } from '../adapters/dynamodb/dynamodb-run-start-s
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import { DynamoDbTaskRunStore } from '../adapters/dynamodb/dynamodb-task-run-store';
 import { SsmTransport } from '../adapters/site/commands/ssm-transport';
+import { ScontrolReservations } from '../adapters/site/commands/scontrol-reservations';
 import { SiteTaskExecutor, type TaskCommands } from '../adapters/site/tasks/site-tasks';
 import { DEFAULT_FANOUT, DEFAULT_NODE_EXEC } from '../core/site/site-profile';
 import { defaultTaskGraphSettings, type TaskGraphSettings } from '../lambdas/activities/task-graph/dependencies';
@@ -184,7 +185,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
       const connected = connectedSite && (await connectedSite.connect({ connectorState }));
       site = simulator
         ? ((await options.connectors?.(simulator, { connectorState })) ??
-          { ...simulatedSiteClients(simulator), commands: headNode!.transport })
+          { ...simulatedSiteClients(simulator), commands: headNode!.transport, reservations: new ScontrolReservations(headNode!.transport, { clock }) })
         : {
             ...connected!.site,
             ...(connected!.provisioner ? { provisioner: connected!.provisioner } : {}),

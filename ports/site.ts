@@ -7,6 +7,7 @@
 
 import type { BootSessionStatus, BootSetSpec, InventoryNode, WlmNode } from '../core/site/site-nodes';
 import type { CommandTransport } from './command-transport';
+import type { MaintenanceReservations } from './reservations';
 
 export type { BootNodeOutcome, BootSessionStatus, BootSetSpec, InventoryNode, WlmBaseState, WlmNode } from '../core/site/site-nodes';
 
@@ -116,4 +117,9 @@ export interface Site {
   commands?: CommandTransport;
   /** Where the workload manager names nodes otherwise than the inventory (CSM: nids and xnames); absent: one name. */
   nodeNames?: NodeNameMap;
+  /**
+   * Slurm maintenance reservations (request `reserveSlots`): `scontrol` on the head node, so present
+   * where `commands` is and the workload manager is Slurm. A request with reserveSlots is refused without.
+   */
+  reservations?: MaintenanceReservations;
 }

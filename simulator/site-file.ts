@@ -27,6 +27,11 @@ const wlmSchema = z.strictObject({
   state: z.enum(WLM_STATES, { error: `must be one of ${WLM_STATES.join(', ')}` }).default('IDLE'),
   /** Time left on the node's running job; a busy state without it runs a job that never ends. */
   busySeconds: jobSeconds.default(0),
+  /**
+   * Time left until the running job's time limit, what Slurm reports as its end (`end_time`, squeue's
+   * `%L`); at least `busySeconds`. Absent: the job ends at its limit (`busySeconds`).
+   */
+  timeLimitSeconds: jobSeconds.optional(),
   reason: z.string().optional(),
   responding: z.boolean({ error: 'must be true or false' }).default(true),
 });
@@ -74,6 +79,17 @@ const workloadSchema = z.strictObject({
     })
     .refine((j) => j.max >= j.median, { error: 'max must be at least the median', path: ['max'] }),
   seed: z.number({ error: 'seed must be a whole number' }).int('seed must be a whole number').default(1),
+  /**
+   * Each job's length is its time limit (drawn from `jobSeconds`) times a fraction uniform in
+   * [min, max]: real jobs end before their limit, and Slurm reports only the limit's end.
+   */
+  endFraction: z
+    .strictObject({
+      min: z.number({ error: 'min must be a number' }).gt(0, 'min must be above 0').max(1, 'min must be at most 1'),
+      max: z.number({ error: 'max must be a number' }).gt(0, 'max must be above 0').max(1, 'max must be at most 1'),
+    })
+    .refine((f) => f.max >= f.min, { error: 'max must be at least min', path: ['max'] })
+    .default({ min: 1, max: 1 }),
 });
 
 const httpError = 'status is required and must be an HTTP error status (400-599)';
@@ -212,6 +228,9 @@ export const siteDefinitionSchema = z
       else ctx.addIssue({ code: 'custom', path: ['nodes', i, 'nid'], message: `duplicate nid ${node.nid} (also nodes[${sameNid}])` });
       if (node.wlm.busySeconds > 0 && JOBLESS_STATES.includes(node.wlm.state)) {
         ctx.addIssue({ code: 'custom', path: ['nodes', i, 'wlm', 'busySeconds'], message: `a ${node.wlm.state} node runs no job` });
+      }
+      if (node.wlm.timeLimitSeconds !== undefined && node.wlm.timeLimitSeconds < node.wlm.busySeconds) {
+        ctx.addIssue({ code: 'custom', path: ['nodes', i, 'wlm', 'timeLimitSeconds'], message: 'a job ends by its time limit: timeLimitSeconds must be at least busySeconds' });
       }
     });
     // An environment's nodes are site nodes (by name): the side-by-side upgrade reimages them. A release installs with one of the site's templates.

@@ -18,6 +18,7 @@ import type { Provisioner } from '../../ports/provisioner';
 import type { BootService, Inventory, Site, WorkloadManager } from '../../ports/site';
 import { BosBootService } from './bos-boot-service';
 import { commandConnectors } from './commands/command-connectors';
+import { ScontrolReservations } from './commands/scontrol-reservations';
 import { HsmInventory } from './hsm-inventory';
 import { HttpProvisioner } from './http-provisioner';
 import { NameMappedWorkloadManager, NidNameMap } from './node-name-map';
@@ -169,8 +170,12 @@ export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFrom
       : undefined;
   // The profile's own transport reaches the head node: health check commands run there.
   const headNode = profile.transport ? commands.transportOf({}, context('transport')) : undefined;
+  // Maintenance reservations (reserveSlots) by scontrol, where scontrol reaches slurmctld: the scontrol connector's transport, else the head node's.
+  const slurmCommands = profile.workloadManager.type === 'scontrol' ? commands.transportOf(profile.workloadManager, context('workloadManager')) : headNode;
+  const scontrol = profile.commandPaths?.scontrol;
+  const reservations = slurmCommands ? new ScontrolReservations(slurmCommands, { clock, ...(scontrol ? { scontrol } : {}) }) : undefined;
   return {
-    site: { workloadManager, bootService, inventory, ...(headNode ? { commands: headNode } : {}), ...(nodeNames ? { nodeNames } : {}) },
+    site: { workloadManager, bootService, inventory, ...(headNode ? { commands: headNode } : {}), ...(nodeNames ? { nodeNames } : {}), ...(reservations ? { reservations } : {}) },
     ...(provisioner ? { provisioner } : {}),
     ...(taskCommands ? { taskCommands } : {}),
   };

@@ -37,6 +37,7 @@ export interface UpgradeRequestOptions {
   approval?: string;
   maxFailed?: string;
   haltOnOutsideFailures?: boolean;
+  reserveSlots?: boolean;
   bakeSeconds?: string;
   healthCheck?: string;
   healthCheckTimeout?: string;
@@ -93,6 +94,7 @@ export function addUpgradeRequestOptions(command: Command): Command {
     .option('--approval <kind>', 'window with batches: none (default) or each-batch (wait for `rollout session approve ID` after every batch)')
     .option('--max-failed <n|p%>', 'halt (state HALTED) once more nodes than this failed, a count or a share of the plan')
     .option('--halt-on-outside-failures', 'window: halt when a node outside the plan (in the inventory, not in the starting group) goes DOWN or FAIL during the run')
+    .option('--reserve-slots', "window: hold each node's planned slot with a Slurm maintenance reservation, so no job that would outlast it starts there")
     .option('--bake-seconds <seconds>', 'window with batches: wait this long after each batch')
     .option('--health-check <command>', "a node returns to service only once this command exits 0, run on the site's head node with {node} its name, e.g. 'ssh {node} /usr/sbin/nhc'")
     .option('--health-check-timeout <seconds>', 'longest a health check command may run before the node fails (default 300)')
@@ -134,6 +136,7 @@ export function requestFrom(options: UpgradeRequestOptions): UpgradeRequestInput
     approval: options.approval,
     maxFailed: numberOrRaw(options.maxFailed),
     haltOnOutsideFailures: options.haltOnOutsideFailures,
+    reserveSlots: options.reserveSlots,
     bakeSeconds: numberOrRaw(options.bakeSeconds),
     healthCheck:
       options.healthCheck !== undefined || options.healthCheckTimeout !== undefined

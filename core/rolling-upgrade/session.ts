@@ -137,6 +137,8 @@ export interface WindowProgress {
   ahead?: number;
   /** Nodes in flight by phase (DRAINING, BOOTING, BOOTED, CHECKING), as of the last increment: the progress display's live view. */
   phases?: Partial<Record<NodePhase, number>>;
+  /** reserveSlots: how long a node holds its slot, learned from the nodes upgraded so far (core/rolling-upgrade/slot-plan.ts). */
+  slotSeconds?: number;
 }
 
 export interface UpgradeSession extends UpgradeRequest {

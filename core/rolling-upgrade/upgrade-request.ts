@@ -105,6 +105,12 @@ export const upgradeRequestSchema = z
     maxFailed: countOrPercent('maxFailed', 0).optional(),
     /** Halt too when a node outside the plan goes DOWN or FAIL during the run. */
     haltOnOutsideFailures: z.boolean({ error: 'haltOnOutsideFailures must be true or false' }).default(false),
+    /**
+     * Window: plan each node's slot and hold it with a Slurm maintenance reservation from then on, so
+     * that no job whose time limit runs past the slot starts on the node meanwhile (needs the site's
+     * command transport: `scontrol create reservation`).
+     */
+    reserveSlots: z.boolean({ error: 'reserveSlots must be true or false' }).optional(),
     /** Wait this long after each batch (lock-step: step) before the next one starts. */
     bakeSeconds: seconds('bakeSeconds', { min: 0 }).default(0),
     /**
@@ -191,6 +197,7 @@ export type UpgradeControls = Pick<
   | 'approval'
   | 'maxFailed'
   | 'haltOnOutsideFailures'
+  | 'reserveSlots'
   | 'bakeSeconds'
   | 'healthCheck'
   | 'maintenanceWindows'
@@ -221,6 +228,7 @@ export function unsupportedControls(request: UpgradeRequest): FieldProblem[] {
     if (request.approval !== 'none') notYet('approval', "approval in mode 'lockstep'");
     if (request.pauseAfterBatches !== undefined) notYet('pauseAfterBatches', "pausing for approval in mode 'lockstep'");
     if (request.haltOnOutsideFailures) notYet('haltOnOutsideFailures', "halting on failures outside the plan in mode 'lockstep'");
+    if (request.reserveSlots) notYet('reserveSlots', "maintenance reservations in mode 'lockstep'");
     if (request.bakeSeconds > 0) notYet('bakeSeconds', "bake time in mode 'lockstep'");
     if (request.maintenanceWindows !== undefined) notYet('maintenanceWindows', "maintenance windows in mode 'lockstep'");
   }

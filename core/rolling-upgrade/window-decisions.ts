@@ -10,6 +10,7 @@ import { hasNoJob, isQuiet } from './wlm-readiness';
 import { describeHealthFailures, returnVerdict, startChecks, type HealthCheckResult } from './health-check';
 import { healthCheckCommand } from './upgrade-request';
 import type { Progress, UpgradeSession } from './session';
+import { learnSlotSeconds } from './slot-plan';
 
 /**
  * Mode window (stage ROLLING): one increment moves every node in flight through its own phases
@@ -137,10 +138,12 @@ export function outsideDown(outside: ReadonlyMap<string, WlmNode> | undefined): 
 }
 
 /**
- * What the scheduler sees of the nodes in the view. An idle node has 0 s left; a busy one what its
- * jobs have left when the workload manager tells their end (else unknown: idle-first takes idle
- * nodes first, then plan order, and it is never drained ahead). A node the workload manager does
- * not know is not alive: left alone, never drained.
+ * What the scheduler sees of the nodes in the view. An idle node has 0 s left; a busy one at most
+ * what its jobs have left when the workload manager tells their end (else unknown: idle-first takes
+ * idle nodes first, then plan order). Slurm's end_time is the end of the job's time limit and jobs
+ * end before it, so it is an upper bound only: no lower bound is given, and no node is drained
+ * ahead of its slot (its job may end at any moment, leaving it idle and drained without a slot).
+ * A node the workload manager does not know is not alive: left alone, never drained.
  */
 export function windowObservations(records: readonly NodeRecord[], observed: WindowObserved, now: number, window: WindowProgress): Observations {
   const nodes: Record<string, Observations['nodes'][string]> = {};
@@ -190,6 +193,13 @@ export function scheduleWindow({ session, progress, view, observed, now }: Windo
 }
 
 type Outcome = { ok: true } | { ok: false; error: string };
+
+/** The slot length learned from the nodes upgraded in this increment (admitted to back in service). */
+function slotLearned(previous: number | undefined, ended: readonly NodeRecord[], now: number): { slotSeconds?: number } {
+  const held = ended.flatMap((r) => (r.status === 'UPGRADED' && r.op?.admittedAt !== undefined ? [(now - r.op.admittedAt) / 1000] : []));
+  const learned = learnSlotSeconds(previous, held);
+  return learned === undefined ? {} : { slotSeconds: Math.round(learned) };
+}
 
 const MARK_OF_STATUS: Partial<Record<NodeRecord['status'], Mark>> = { UPGRADED: Mark.upgraded, FAILED: Mark.failed };
 
@@ -392,6 +402,7 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     draining,
     ahead,
     phases,
+    ...(session.reserveSlots ? slotLearned(window.slotSeconds, ended, now) : {}),
     ...(decision.release.length > 0 || window.releasedAhead !== undefined
       ? { releasedAhead: withPositions(window.releasedAhead, session.nodeCount, decision.release.map(({ op }) => byName.get(opNode(op))!.index)) }
       : {}),

@@ -14,10 +14,17 @@ export interface NodeObservation {
   /** Another run of this control plane holds the node's lock: its ops wait (not left alone) until it is free. */
   heldBy?: string;
   /**
-   * Seconds left on the node's running job: 0 when idle; undefined when unknown; Infinity when it
-   * never ends. Idle-first orders by it; a node is drained ahead of its slot only when it is known.
+   * Seconds left on the node's running job at the most: 0 when idle; undefined when unknown;
+   * Infinity when it has no end. Slurm reports a job's end as the end of its time limit, and jobs
+   * end before it, so this is an upper bound. Idle-first orders by it.
    */
   remainingJobSeconds?: number;
+  /**
+   * Seconds the node's running job surely still runs (a lower bound; absent: it may end at any
+   * moment). A node is drained ahead of its slot only when this outlasts the next decision, so that
+   * it is never drained and idle without a slot. Slurm tells no such bound.
+   */
+  minRemainingJobSeconds?: number;
 }
 
 export interface Observations {
@@ -137,6 +144,7 @@ export function schedule(state: ScheduleState, policy: SchedulingPolicy, now: nu
   const decision: Decision = { start: [], admit: [], release: [], gated: [], wave: state.wave, finished: false, leftAlone: [], blocked: [] };
   const rankOrder = (a: Operation, b: Operation) => a.rank - b.rank;
   const remaining = (op: Operation) => observations.nodes[op.node]?.remainingJobSeconds;
+  const surely = (op: Operation) => observations.nodes[op.node]?.minRemainingJobSeconds;
   const sortKey = (op: Operation) => remaining(op) ?? Number.MAX_VALUE;
   const byOrder = policy.order === 'idle-first' ? (a: Operation, b: Operation) => sortKey(a) - sortKey(b) || rankOrder(a, b) : rankOrder;
 
@@ -194,10 +202,10 @@ export function schedule(state: ScheduleState, policy: SchedulingPolicy, now: nu
   if (stopped) {
     decision.wait = stopped;
   } else if (candidates.length > 0 || keptAhead.length > 0) {
-    startInWave(state, policy, now, decision, candidates, keptAhead, slots, byOrder, remaining);
+    startInWave(state, policy, now, decision, candidates, keptAhead, slots, byOrder, surely);
   }
 
-  recheckForAhead(state, policy, decision, now, remaining);
+  recheckForAhead(state, policy, decision, now, surely);
 
   if (inFlightAfter() === 0 && decision.start.length === 0 && (halted !== undefined || (candidates.length === 0 && lockWaits.length === 0 && !state.outside?.todo))) {
     finish(state, decision, halted);
@@ -214,7 +222,7 @@ function startInWave(
   keptAhead: Operation[],
   slots: SlotCounter,
   byOrder: (a: Operation, b: Operation) => number,
-  remaining: (op: Operation) => number | undefined,
+  surely: (op: Operation) => number | undefined,
 ): void {
   let wave = state.wave;
   const waveOps = wave < 0 ? [] : state.ops.filter((op) => op.wave === wave);
@@ -248,7 +256,8 @@ function startInWave(
   // a slot now or goes back to service (drained and idle without a slot, it would be over the cap).
   // Then the other ops started ahead and fresh candidates compete in the policy's order.
   const aheadIds = new Set(keptAhead.map((op) => op.id));
-  const due = (op: Operation) => !((remaining(op) ?? 0) > policy.aheadHorizonSeconds);
+  // Due: the job may end before the next decision (only a job known to run longer is not).
+  const due = (op: Operation) => !((surely(op) ?? 0) > policy.aheadHorizonSeconds);
   const dueAhead = keptAhead.filter(due).sort(byOrder);
   let givenBack = 0;
   for (const op of dueAhead) {
@@ -305,12 +314,12 @@ function approvalDue(state: ScheduleState, policy: SchedulingPolicy, startable: 
 }
 
 /** The next decision must come before the job of any op started ahead may end (minus the horizon). */
-function recheckForAhead(state: ScheduleState, policy: SchedulingPolicy, decision: Decision, now: number, remaining: (op: Operation) => number | undefined): void {
+function recheckForAhead(state: ScheduleState, policy: SchedulingPolicy, decision: Decision, now: number, surely: (op: Operation) => number | undefined): void {
   const starting = new Set(decision.start.filter((s) => !s.holdsSlot).map((s) => s.op));
   const admitted = new Set([...decision.admit, ...decision.release.map((r) => r.op)]);
   for (const op of state.ops) {
     const ahead = (op.state === 'TRANSITION' && !op.holdsSlot && !admitted.has(op.id)) || starting.has(op.id);
-    const left = remaining(op);
+    const left = surely(op);
     if (!ahead || left === undefined || !Number.isFinite(left)) continue;
     const at = now + Math.max(0, left - policy.aheadHorizonSeconds) * 1000;
     decision.recheckAt = Math.min(decision.recheckAt ?? Infinity, at);

@@ -8,6 +8,7 @@ import type { InventoryNode } from '../../core/site/site-nodes';
 import type { InventoryModel } from './inventory';
 import type { ProvisionerModel } from './provisioner';
 import { scontrolShowNodeJson } from './scontrol-json';
+import { deleteReservation, putReservation, showReservations } from './scontrol-reservations';
 import { SIMULATED_PARTITION, scontrolShowNodeText, sinfoJsonV38, sinfoLongFormat, type NodeFeatures } from './slurm-output';
 import type { TaskLogEntry, TaskRunnerModel } from './task-runner';
 import type { WorkloadManagerModel } from './workload-manager';
@@ -194,7 +195,9 @@ export class HeadNodeModel {
     let last: Output = { exitCode: 0 };
     let stdout = '';
     let stderr = '';
-    for (const line of commands) {
+    // A script's lines run in turn and the first failure ends it: `set -e` (what the reservation connector asks for) is how the simulator runs every script.
+    for (const line of commands.flatMap((c) => c.split('\n'))) {
+      if (line.trim() === 'set -e') continue;
       const argv = shellWords(line);
       if (argv === undefined) return { exitCode: 127, stdout, stderr: `${stderr}sim-head-node: unsupported shell syntax in: ${line}\n` };
       if (argv.length === 0) continue;
@@ -245,6 +248,12 @@ export class HeadNodeModel {
     }
     const [verb, ...more] = args.slice(i);
     if (verb === 'show' && (more[0] === 'node' || more[0] === 'nodes')) return this.showNodes(more[1], json, oneLiner, env.get('SLURM_TIME_FORMAT') === '%s' ? 'epoch' : 'iso');
+    const now = () => this.deps.timeline.sync();
+    const wlm = this.deps.workloadManager;
+    if (verb === 'show' && (more[0] === 'reservation' || more[0] === 'reservations' || more[0] === 'res')) return showReservations(wlm, more[1], oneLiner, env.get('SLURM_TIME_FORMAT') === '%s', now());
+    if (verb === 'create' && (more[0] === 'reservation' || more[0] === 'res')) return putReservation(wlm, more.slice(1), 'create', now());
+    if (verb === 'update' && /^reservation(name)?=/i.test(more[0] ?? '')) return putReservation(wlm, more, 'update', now());
+    if (verb === 'delete' && /^reservation(name)?=/i.test(more[0] ?? '')) return deleteReservation(wlm, more);
     if (verb === 'update') return this.update(more);
     if (verb === 'reboot' || verb === 'reboot_nodes') return this.reboot(more);
     if (verb === 'reconfigure' || verb === 'reconfig') {

@@ -55,8 +55,11 @@ interface NodeState {
   completingUntil?: number;
   reason?: string;
   bootTime?: number;
-  /** The running job: its id and end (Infinity: no end); undefined when the node runs none. */
-  job?: { id: number; endsAt: number };
+  /**
+   * The running job: its id, its end (Infinity: no end) and its time limit's end, which is what
+   * Slurm reports as its end (`end_time`, squeue `%L`); undefined when the node runs none.
+   */
+  job?: { id: number; endsAt: number; limitEndsAt: number };
   /** Bumped by every reboot, so the registration of a superseded boot is ignored. */
   bootGeneration: number;
   rebootRequested: boolean;
@@ -101,6 +104,17 @@ const FROM_SITE_STATE: Record<SiteWlmState, { base: WlmBase; drain: boolean; fai
   FAIL: { base: 'IDLE', drain: false, fail: true, busy: false },
 };
 
+/** An advanced reservation as slurmctld holds it (times in epoch ms). */
+export interface WlmReservation {
+  name: string;
+  nodes: string[];
+  startsAt: number;
+  endsAt: number;
+  /** e.g. MAINT, IGNORE_JOBS. */
+  flags: string[];
+  users: string[];
+}
+
 /** A `scontrol reboot`: ASAP drains at once; nextstate and reason as given. */
 export interface RebootRequest {
   asap: boolean;
@@ -119,6 +133,8 @@ export interface RebootRequest {
  */
 export class WorkloadManagerModel {
   private readonly nodes = new Map<string, NodeState>();
+  /** Advanced reservations by name (`scontrol create reservation`). */
+  private readonly reservations = new Map<string, WlmReservation>();
   private readonly startedAt: number;
   /** Mean idle gap between jobs (ms) that keeps a node busy `utilisation` of the time. */
   private readonly meanGapMs: number;
@@ -144,7 +160,10 @@ export class WorkloadManagerModel {
     this.version = new SlurmVersion(this.settings.version);
     const now = timeline.sync();
     this.startedAt = now;
-    this.meanGapMs = workload ? ((cappedLognormalMean(workload.jobSeconds) * (1 - workload.utilisation)) / workload.utilisation) * 1000 : 0;
+    // Jobs run a fraction of their time limit: the mean length is the mean limit times the mean fraction.
+    const fraction = workload?.endFraction ?? { min: 1, max: 1 };
+    const meanJobSeconds = workload ? cappedLognormalMean(workload.jobSeconds) * ((fraction.min + fraction.max) / 2) : 0;
+    this.meanGapMs = workload ? ((meanJobSeconds * (1 - workload.utilisation)) / workload.utilisation) * 1000 : 0;
     for (const { name, wlm } of siteNodes) {
       const initial = FROM_SITE_STATE[wlm.state];
       // busySeconds on an IDLE node means a job is running: slurmctld would call it ALLOCATED.
@@ -173,11 +192,54 @@ export class WorkloadManagerModel {
       };
       const endsAt = wlm.busySeconds > 0 ? now + wlm.busySeconds * 1000 : Infinity;
       if (completing) this.startEpilog(node, endsAt);
-      else if (busy) this.startJob(node, endsAt);
+      else if (busy) this.startJob(node, endsAt, wlm.timeLimitSeconds !== undefined && Number.isFinite(endsAt) ? now + wlm.timeLimitSeconds * 1000 : endsAt);
       else this.scheduleArrival(node, now);
       if (!node.responding) this.scheduleNotResponding(node, now);
       this.nodes.set(name, node);
     }
+  }
+
+  /** `scontrol show reservation`: every reservation not yet over, in name order. */
+  listReservations(): WlmReservation[] {
+    const now = this.timeline.sync();
+    for (const [name, r] of this.reservations) if (r.endsAt <= now) this.reservations.delete(name);
+    return [...this.reservations.values()].sort((a, b) => a.name.localeCompare(b.name)).map((r) => ({ ...r, nodes: [...r.nodes], flags: [...r.flags] }));
+  }
+
+  /**
+   * `scontrol create reservation` (an existing name is refused, as Slurm does) or, with `update`,
+   * `scontrol update reservationname=`: the given fields change. Nodes must exist.
+   */
+  putReservation(reservation: WlmReservation, mode: 'create' | 'update'): void {
+    const now = this.timeline.sync();
+    const existing = this.reservations.get(reservation.name);
+    if (mode === 'create' && existing) throw new SimRequestError(409, `Error creating the reservation: Duplicate reservation name`);
+    if (mode === 'update' && !existing) throw new SimRequestError(404, `Error updating the reservation: Invalid reservation name specified`);
+    // update_resv (reservation.c): the start of a reservation that has begun cannot move.
+    if (mode === 'update' && existing && existing.startsAt <= now && reservation.startsAt !== existing.startsAt) throw new SimRequestError(400, 'Error updating the reservation: Reservation already started');
+    for (const node of reservation.nodes) if (!this.nodes.has(node)) throw new SimRequestError(400, `Error creating the reservation: Invalid node name specified: ${node}`);
+    if (!(reservation.endsAt > reservation.startsAt)) throw new SimRequestError(400, 'Error creating the reservation: Invalid time specification (end before start)');
+    this.reservations.set(reservation.name, { ...reservation, nodes: [...reservation.nodes], flags: [...reservation.flags] });
+  }
+
+  /** `scontrol delete reservationname=`. */
+  deleteReservation(name: string): void {
+    this.timeline.sync();
+    if (!this.reservations.delete(name)) throw new SimRequestError(404, `Error deleting the reservation: Invalid reservation name specified`);
+  }
+
+  /**
+   * Slurm's rule for a job that asks for no reservation (src/slurmctld/reservation.c,
+   * _foreach_job_test_no_resv): a reservation on the node keeps the job off it unless the job's
+   * time limit ends by the reservation's start, or the reservation ends before the job starts.
+   */
+  private reservationRefuses(node: string, jobStart: number, jobLimitEnd: number): boolean {
+    for (const r of this.reservations.values()) {
+      if (!r.nodes.includes(node)) continue;
+      if (r.startsAt >= jobLimitEnd || r.endsAt <= jobStart) continue;
+      return true;
+    }
+    return false;
   }
 
   /** Installs the RebootProgram: called with the node's name once slurmctld issues its reboot. */
@@ -209,10 +271,13 @@ export class WorkloadManagerModel {
     return Array.from(this.nodes.values(), snapshot);
   }
 
-  /** The running jobs and when each ends (epoch ms; Infinity: never). */
+  /**
+   * The running jobs and when each ends as Slurm reports it: the end of its time limit (epoch ms;
+   * Infinity: none), which the job may end well before (slurmctld sets end_time = start + time limit).
+   */
   runningJobs(): { jobId: number; node: string; endsAt: number }[] {
     const now = this.timeline.sync();
-    return [...this.nodes.values()].flatMap((node) => (node.job && node.job.endsAt > now ? [{ jobId: node.job.id, node: node.name, endsAt: node.job.endsAt }] : []));
+    return [...this.nodes.values()].flatMap((node) => (node.job && node.job.endsAt > now ? [{ jobId: node.job.id, node: node.name, endsAt: node.job.limitEndsAt }] : []));
   }
 
   /**
@@ -474,8 +539,8 @@ export class WorkloadManagerModel {
     this.rebootProgram(node.name);
   }
 
-  private startJob(node: NodeState, endsAt: number): void {
-    const job = { id: this.nextJobId++, endsAt };
+  private startJob(node: NodeState, endsAt: number, limitEndsAt = endsAt): void {
+    const job = { id: this.nextJobId++, endsAt, limitEndsAt: Math.max(endsAt, limitEndsAt) };
     node.job = job;
     if (endsAt === Infinity) return;
     this.timeline.at(endsAt, (at) => {
@@ -517,8 +582,17 @@ export class WorkloadManagerModel {
     const generation = ++node.arrivalGeneration;
     this.timeline.at(from + Math.round(exponential(random, this.meanGapMs)), (at) => {
       if (node.arrivalGeneration !== generation || !canTakeJob(node)) return;
+      const limitMs = Math.round(lognormal(random, workload.jobSeconds) * 1000);
+      const { min, max } = workload.endFraction;
+      // The draw only when jobs end before their limit, so a site without endFraction replays as before.
+      const lengthMs = min === 1 && max === 1 ? limitMs : Math.round(limitMs * (min + (max - min) * random()));
+      if (this.reservationRefuses(node.name, at, at + limitMs)) {
+        // Slurm holds this job back from the node (it runs elsewhere): the node waits for the next one.
+        this.scheduleArrival(node, at);
+        return;
+      }
       node.base = 'ALLOCATED';
-      this.startJob(node, at + Math.round(lognormal(random, workload.jobSeconds) * 1000));
+      this.startJob(node, at + lengthMs, at + limitMs);
     });
   }
 

@@ -18,6 +18,8 @@ export interface ModelNode {
   rack?: string;
   /** Seconds left on its job at the start (0: idle). While not drained it stays busy until then. */
   jobSeconds: number;
+  /** Seconds left to its job's time limit at the start (at least jobSeconds; default jobSeconds): what `jobEnds: 'limit'` reports. */
+  jobLimitSeconds?: number;
   /** Seconds an op holds its slot once the node is idle (boot + return). */
   workSeconds: number;
   fails: boolean;
@@ -41,7 +43,8 @@ export interface DriveResult {
 export function drive(
   nodes: readonly ModelNode[],
   policy: SchedulingPolicy,
-  options: { specs?: OperationSpec[]; approvalDelaySeconds?: number; outsideFailureAt?: number; maxPasses?: number } = {},
+  /** `jobEnds: 'limit'`: the scheduler sees each job's limit as its end, an upper bound, as Slurm reports it (default `exact`: the true end, known to hold). */
+  options: { specs?: OperationSpec[]; approvalDelaySeconds?: number; outsideFailureAt?: number; maxPasses?: number; jobEnds?: 'exact' | 'limit' } = {},
 ): DriveResult {
   const byName = new Map(nodes.map((n) => [n.name, n]));
   const specs = options.specs ?? nodes.map((n) => ({ id: `${n.name}/upgrade`, node: n.name }));
@@ -67,7 +70,14 @@ export function drive(
       nodes: Object.fromEntries(
         nodes.map((n) => [
           n.name,
-          { alive: n.alive ?? true, available: available(n, now), rack: n.rack, remainingJobSeconds: Math.max(0, (jobEnd(n) - now) / 1000) },
+          {
+            alive: n.alive ?? true,
+            available: available(n, now),
+            rack: n.rack,
+            ...(options.jobEnds === 'limit'
+              ? { remainingJobSeconds: jobEnd(n) > now ? Math.max(0, START / 1000 + (n.jobLimitSeconds ?? n.jobSeconds) - now / 1000) : 0 }
+              : { remainingJobSeconds: Math.max(0, (jobEnd(n) - now) / 1000), minRemainingJobSeconds: Math.max(0, (jobEnd(n) - now) / 1000) }),
+          },
         ]),
       ),
       outsideFailures: options.outsideFailureAt !== undefined && now >= START + options.outsideFailureAt * 1000 ? ['outsider'] : [],

@@ -45,6 +45,7 @@ export const freshSsmConnectorsPerCall: Connect = async (simulator, deps) => {
     inventory: fresh('inventory'),
     provisioner: fresh('provisioner'),
     commands: fresh('commands'),
+    reservations: fresh('reservations'),
     taskCommands: {
       nodeExec,
       fanout,
@@ -65,4 +66,5 @@ const PORT_METHODS = {
   inventory: ['getGroupMembers', 'addGroupMembers', 'removeGroupMembers', 'listNodes'],
   provisioner: ['startAction', 'getAction'],
   commands: ['run', 'start', 'poll', 'findStarted'],
+  reservations: ['list', 'apply'],
 } as const satisfies { [S in Exclude<keyof Required<SiteClients>, 'taskCommands' | 'nodeNames'>]: readonly (keyof NonNullable<SiteClients[S]>)[] };

@@ -3,6 +3,7 @@ import { upgradeOpId, upgradePolicy } from '../../../core/rolling-upgrade/upgrad
 import { decideLocksLost, names } from '../../../core/rolling-upgrade/stage-decision';
 import { todoPositions } from '../../../core/rolling-upgrade/plan-marks';
 import type { NodeRecord, UpgradeSession, WindowProgress } from '../../../core/rolling-upgrade/session';
+import { holdPlannedSlots } from './slot-reservations';
 import type { BootSessionStatus, InventoryNode, WlmNode } from '../../../core/site/site-nodes';
 import type { RollingUpgradeDependencies } from './dependencies';
 import { applyDecision } from './apply-decision';
@@ -142,7 +143,7 @@ export const advanceWindow: ActivityBody = async ({ session, progress, deps, now
   const claimed = await foreignClaims(deps.store, session.upgradeId, wlm);
   const claimedInFlight = new Map([...claimed].filter(([name]) => inFlight.some((r) => r.name === name)));
   if (claimedInFlight.size > 0) throw new ClaimedElsewhereError(session.upgradeId, claimedInFlight);
-  const wantsJobEnds = session.order === 'idle-first' || (session.drainAhead ?? 0) > 0;
+  const wantsJobEnds = session.order === 'idle-first' || (session.drainAhead ?? 0) > 0 || session.reserveSlots === true;
   const looked = [...names(inFlight), ...names(candidates)];
   const jobEnds = looked.length > 0 && wantsJobEnds && wm.getJobEnds ? await wm.getJobEnds(looked) : undefined;
   // haltOnOutsideFailures: the workload manager's view of every inventory node outside the plan.
@@ -179,6 +180,7 @@ export const advanceWindow: ActivityBody = async ({ session, progress, deps, now
       : [];
   const stageDecision = decideWindow({ session, progress, view: withTokens, observed, now, decision, lockedByOthers: new Set(heldByOthers.keys()), outsideTodo });
   const outcome = await applyDecision(deps, session, stageDecision, windowHeldNodes(inFlight).concat(locked));
+  if (session.reserveSlots) await holdPlannedSlots(deps, session, { progress: stageDecision.progress, decision, candidates, inFlight, wlm, jobEnds, now });
   await publishStatusEvents(deps, windowEvents(session, progress, stageDecision.progress, eventTime(now)));
   return outcome;
 };

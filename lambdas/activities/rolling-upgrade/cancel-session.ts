@@ -3,6 +3,7 @@ import { activeNodes, addCounts, decideLocksLost, type NodeAction } from '../../
 import { markCounts } from '../../../core/rolling-upgrade/plan-marks';
 import type { NodeRecord, Progress, UpgradeSession } from '../../../core/rolling-upgrade/session';
 import { applyDecision } from './apply-decision';
+import { releaseSlots } from './slot-reservations';
 import { lockLeaseSeconds, type RollingUpgradeDependencies } from './dependencies';
 import { loadPlanNodes, loadStepNodes, observeWlm } from './observe';
 import type { ActivityBody } from './activity-runner';
@@ -13,6 +14,7 @@ import type { ActivityBody } from './activity-runner';
  * nodes another session holds (one it was waiting for, say) are left alone, with a message.
  */
 export const cancelSession: ActivityBody = async ({ session, progress, deps, now }) => {
+  await releaseSlots(deps, session);
   const chunk = cancelChunk(session, progress, deps.settings.cancelChunkSize);
   const records =
     progress.cancelMode === 'resume-step'

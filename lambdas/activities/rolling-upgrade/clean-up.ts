@@ -1,6 +1,7 @@
 import { decideCleanUp } from '../../../core/rolling-upgrade/cancel-decisions';
 import { GroupNotFoundError } from '../../../core/errors';
 import { applyDecision } from './apply-decision';
+import { releaseSlots } from './slot-reservations';
 import { loadStepNodes } from './observe';
 import type { ActivityBody } from './activity-runner';
 
@@ -12,5 +13,6 @@ export const cleanUp: ActivityBody = async ({ session, progress, deps, now }) =>
     throw err;
   });
   const nodes = session.planTaken && progress.step < session.stepCount ? await loadStepNodes(deps, session, progress.step) : [];
+  await releaseSlots(deps, session);
   return applyDecision(deps, session, decideCleanUp({ session, progress, nodes, observed: { upgradingMembers }, now }), nodes);
 };

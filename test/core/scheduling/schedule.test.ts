@@ -52,6 +52,15 @@ describe('schedule', () => {
       expect(run.decisions[0]!.decision.recheckAt).toBe(START + 470_000);
     });
 
+    it('with job ends known only as time limits (Slurm), drains nothing ahead: a job may end at any moment, and its node would be idle without a slot', () => {
+      // b's limit says 500 s, its job ends at 150 s; c's limit 900, ends at 300.
+      const nodes = [node('a'), node('b', { jobSeconds: 150, jobLimitSeconds: 500 }), node('c', { jobSeconds: 300, jobLimitSeconds: 900 })];
+      const run = drive(nodes, basePolicy({ maxInTransition: 1, drainAhead: 2, aheadHorizonSeconds: 30, order: 'idle-first' }), { jobEnds: 'limit' });
+      expect(run.decisions.flatMap((d) => d.decision.start.filter((s) => !s.holdsSlot))).toEqual([]);
+      // Idle first, then by the reported end: b (limit 500) before c (limit 900).
+      expect(startsOf(run).map((s) => s.start)).toEqual([['a/upgrade'], ['b/upgrade'], ['c/upgrade']]);
+    });
+
     it('idle-first gives a free slot to the node with the shortest remaining job', () => {
       const nodes = [node('a', { jobSeconds: 900 }), node('b', { jobSeconds: 300 }), node('c')];
       const run = drive(nodes, basePolicy({ maxInTransition: 1, order: 'idle-first' }));

@@ -1,10 +1,10 @@
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { hasPosition } from '../../../core/rolling-upgrade/plan-marks';
 import { peakOutOfService as peak } from '../../../simulator/out-of-service';
 import { BUSY_FLEET, busyFleetSite } from '../../../bench/busy-fleet';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';
 import { buildSessionReport } from '../../../engine/reports/session-report';
+import { expandHostlist } from '../../../core/site/hostlist';
 
 describe('mode window controls, end to end', () => {
   let runtime: EmbeddedRuntime | undefined;
@@ -13,9 +13,12 @@ describe('mode window controls, end to end', () => {
     runtime = undefined;
   });
 
-  it('drainAhead on a busy site: a node whose drain ahead was lifted is drained again only with its slot, never a third time', async () => {
-    // A small busy fleet: jobs keep arriving on nodes in service, so a node whose drain is lifted gets a new job.
+  it('drainAhead on a busy site whose jobs end before their time limits: never over the cap, no node drained twice', async () => {
+    // Jobs keep arriving; each ends at 20-100% of its limit and the simulated Slurm reports the limit's end.
+    // A node drained ahead could be idle without a slot the moment its job ended early, so none is drained
+    // ahead of its slot: every node is drained once, when it takes its slot.
     const site = busyFleetSite({ ...BUSY_FLEET, nodes: 24, jobSeconds: { median: 900, sigma: 1, max: 5400 }, bootSeconds: 300, returnSeconds: 60, bootFailures: 0, nodesPerRack: 8, seed: 3 });
+    expect(site.nodes.some((n) => (n.wlm.timeLimitSeconds ?? 0) > n.wlm.busySeconds)).toBe(true);
     runtime = await startTestRuntime({ site });
     const request = upgradeRequest({ mode: 'window', maxUnavailable: 2, drainAhead: 6, order: 'idle-first', upgradeTemplateId: 'cos-2.4', pollIntervalSeconds: 60, quiesceTimeoutSeconds: 86400 });
     const { report, upgradeId } = await runUpgrade(runtime, request);
@@ -23,13 +26,31 @@ describe('mode window controls, end to end', () => {
     expect(report).toMatchObject({ state: 'READY', completed: true });
     expect(report.counts).toMatchObject({ UPGRADED: 24, FAILED: 0 });
     const nodes = runtime.simulator.state().nodes;
-    const released = (await runtime.store.getSession(upgradeId))!.progress.window?.releasedAhead;
-    const drainedTwice = site.nodes.map((n, index) => ({ name: n.name, index, drains: nodes[n.name]!.drainCount })).filter((n) => n.drains > 1);
-    // Some drains ahead were lifted on this site (no free slot when the job ended): the case under test happened.
-    expect(drainedTwice.length).toBeGreaterThan(0);
-    for (const node of drainedTwice) expect({ ...node, releasedAhead: hasPosition(released, node.index) }).toEqual({ ...node, drains: 2, releasedAhead: true });
-    for (const n of site.nodes) expect(nodes[n.name]!.bootCount).toBe(1);
+    expect((await runtime.store.getSession(upgradeId))!.progress.window?.releasedAhead).toBeUndefined();
+    for (const n of site.nodes) expect(nodes[n.name]).toMatchObject({ drainCount: 1, bootCount: 1, killedJobs: 0 });
     expect(peak(Object.values(nodes).flatMap((n) => n.outOfService))).toBeLessThanOrEqual(2);
+    expect(runtime.simulator.state().violations).toEqual([]);
+  }, 120_000);
+
+  it('reserveSlots: each planned slot held by a maintenance reservation, none left once the run ends; never over the cap', async () => {
+    // Jobs keep arriving on an idle fleet: without reservations nodes not yet upgraded pick up jobs of up to 90 min.
+    const site = busyFleetSite({ ...BUSY_FLEET, nodes: 16, busyAtStart: 0, jobSeconds: { median: 900, sigma: 1, max: 5400 }, bootSeconds: 300, returnSeconds: 60, bootFailures: 0, nodesPerRack: 8, seed: 5 });
+    runtime = await startTestRuntime({ site });
+    const request = upgradeRequest({ mode: 'window', maxUnavailable: 2, order: 'idle-first', reserveSlots: true, upgradeTemplateId: 'cos-2.4', pollIntervalSeconds: 60, quiesceTimeoutSeconds: 86400 });
+    const { report, upgradeId } = await runUpgrade(runtime, request);
+
+    expect(report).toMatchObject({ state: 'READY', completed: true });
+    expect(report.counts).toMatchObject({ UPGRADED: 16, FAILED: 0 });
+    const created = runtime.simulator.simulator.headNode.commandLog.filter((c) => c.includes("'create' 'reservation'"));
+    // Every node but those started at the first increment had its slot held, under the session's name.
+    const held = new Set(created.flatMap((c) => [...c.matchAll(/'Nodes=([^']+)'/g)].flatMap((m) => expandHostlist(m[1]!))));
+    expect(held.size).toBeGreaterThanOrEqual(12);
+    expect(created.every((c) => c.includes(`ReservationName=rollout-${upgradeId}-`))).toBe(true);
+    expect(runtime.simulator.simulator.workloadManager.listReservations()).toEqual([]);
+    const nodes = runtime.simulator.state().nodes;
+    for (const n of site.nodes) expect(nodes[n.name]).toMatchObject({ drainCount: 1, bootCount: 1, killedJobs: 0 });
+    expect(peak(Object.values(nodes).flatMap((n) => n.outOfService))).toBeLessThanOrEqual(2);
+    expect((await runtime.store.getSession(upgradeId))!.progress.window?.slotSeconds).toBeGreaterThan(0);
     expect(runtime.simulator.state().violations).toEqual([]);
   }, 120_000);
 

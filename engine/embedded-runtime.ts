@@ -14,6 +14,7 @@ import { DEFAULT_FANOUT, DEFAULT_NODE_EXEC } from '../core/site/site-profile';
 import { defaultTaskGraphSettings, type TaskGraphSettings } from '../lambdas/activities/task-graph/dependencies';
 import { createTaskGraphHandlers } from '../lambdas/activities/task-graph/handlers';
 import { createSiteClients, type SiteClients, type SiteFromProfile } from '../adapters/site';
+import { serveInProcess } from '../adapters/site/in-process-endpoints';
 import { InvalidInputError } from '../core/errors';
 import { idForExecution } from '../core/execution-id';
 import { executionRunsSession } from '../core/session-control';
@@ -126,6 +127,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     readonly site: Site,
     /** Runs accepted by the API or refused by their first state, before (or instead of) their records. */
     readonly runStarts: DynamoDbRunStartStore,
+    private readonly stopServingInProcess: () => void,
   ) {
     this.reads = new StoreSessions(store, deployments, taskRuns, true, undefined, (token) => this.wakeInProcess(token));
   }
@@ -167,6 +169,8 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const { dynamoDb } = data;
     const dynamoDbRequests = countRequests(dynamoDb.rawClient);
     const simulator = options.site ? await startSiteSimulator({ site: options.site, clock }) : undefined;
+    // The connectors reach the in-process simulator without the loopback round trip; it still serves HTTP for everyone else.
+    const stopServingInProcess = simulator ? serveInProcess(simulator.url, (request) => simulator.handle(request)) : () => undefined;
     const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
     const deployments = new DynamoDbDeploymentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
     const taskRuns = new DynamoDbTaskRunStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
@@ -196,6 +200,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
           };
     } catch (err) {
       // A profile that cannot connect (a secret not found, say) leaves nothing open behind it.
+      stopServingInProcess();
       await simulator?.close();
       await data.close();
       throw err;
@@ -243,7 +248,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const arns = Object.fromEntries(
       (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])]),
     ) as Record<StateMachineName, string>;
-    return new EmbeddedRuntime(engine, store, deployments, taskRuns, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, data, environments, environmentUpgrades, site, runStarts);
+    return new EmbeddedRuntime(engine, store, deployments, taskRuns, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, data, environments, environmentUpgrades, site, runStarts, stopServingInProcess);
   }
 
   /** Starts a workflow on the local engine; `executionName` is a fresh UUID unless given (tests name theirs). */
@@ -316,6 +321,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
   }
 
   async close(): Promise<void> {
+    this.stopServingInProcess();
     await this.runningSimulator?.close();
     await this.data.close();
   }

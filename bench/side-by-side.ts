@@ -26,10 +26,20 @@ function shortSha(ref: string): string {
   return execFileSync('git', ['rev-parse', '--short', `${ref}^{commit}`], { encoding: 'utf8' }).trim();
 }
 
-/** A worktree of `ref` with its dependencies installed (made under the temporary directory once, reused by later runs). */
+/**
+ * A worktree of `ref` with its dependencies installed: `BENCH_BEFORE_DIR` if set (it must be checked out at
+ * that commit with no tracked file changed), else one made under the temporary directory once and reused.
+ */
 export function worktreeOf(ref: string): string {
   const repo = process.cwd();
   const sha = shortSha(ref);
+  const given = process.env['BENCH_BEFORE_DIR'];
+  if (given) {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: given, encoding: 'utf8' }).trim();
+    const changed = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: given, encoding: 'utf8' }).trim();
+    if (head !== sha || changed !== '' || !existsSync(path.join(given, 'node_modules'))) throw new Error(`BENCH_BEFORE_DIR ${given}: not a clean checkout of ${sha} with node_modules`);
+    return given;
+  }
   const dir = path.join(os.tmpdir(), 'baremetal-rollout-bench', sha);
   if (!existsSync(path.join(dir, 'package.json'))) {
     mkdirSync(path.dirname(dir), { recursive: true });

@@ -2,6 +2,7 @@ import { createApi } from '../../api';
 import { defaultEnvironmentUpgradeSettings } from '../../lambdas/activities/environment-upgrade/dependencies';
 import { failEnvironmentUpgrade } from '../../lambdas/activities/environment-upgrade/fail-environment-upgrade';
 import { TABLE_ACTIONS, type TableAction } from '../../contracts';
+import { inProcessListeners } from '../../engine/dynamodb-store/in-process-clients';
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
 import { invokedFunction } from '../../engine/local-step-functions';
 import { parseSiteDefinition } from '../../simulator';
@@ -21,10 +22,19 @@ import { EXAMPLE_GRAPH, exampleSite } from '../support/task-graph-runs';
 const calls = new Map<string, Set<string>>();
 
 function recordCalls(runtime: EmbeddedRuntime): void {
+  const record = (commandName: string) => {
+    const fn = invokedFunction.getStore();
+    if (fn) calls.set(fn, (calls.get(fn) ?? new Set()).add(commandName.replace(/Command$/, '')));
+  };
+  // The embedded store's in-process clients run no middleware: they report each command to their listeners.
+  const listeners = inProcessListeners(runtime.dynamoDb.rawClient);
+  if (listeners) {
+    listeners.add((commandName) => record(commandName));
+    return;
+  }
   runtime.dynamoDb.rawClient.middlewareStack.add(
     (next, context) => (args) => {
-      const fn = invokedFunction.getStore();
-      if (fn) calls.set(fn, (calls.get(fn) ?? new Set()).add((context.commandName ?? '').replace(/Command$/, '')));
+      record(context.commandName ?? '');
       return next(args);
     },
     { step: 'initialize' },

@@ -97,7 +97,7 @@ export const EVENTS_FILE = 'events.jsonl';
 export const DEFAULT_TIME_SCALE = 1000;
 
 /**
- * The embedded default, whole: dynalite as DynamoDB, the site simulator over HTTP as the site,
+ * The embedded default, whole: the in-memory store (engine/dynamodb-store) as DynamoDB, the site simulator over HTTP as the site,
  * the Lambda handlers in-process, and the workflow files run by the local engine. The facade
  * (RolloutRuntime) is what callers use; the parts stay readable for tests and the bench.
  */

@@ -24,17 +24,26 @@ export interface BundleFigures {
 
 /**
  * A first invocation that builds everything a handler builds and fails before any call leaves the
- * process: input refused by the activity's own validation, or an API path that does not exist.
+ * host: input refused by the activity's own validation, an API path that does not exist, or (an
+ * activity that reads its session first) its first DynamoDB request refused by the closed port below.
  */
 const PROBES: Readonly<Record<string, unknown>> = {
   'index.OpenSession': { input: {}, executionId: 'arn:aws:states:us-east-1:000000000000:execution:probe:cold' },
   'index.StartDeployment': { input: { maxParallelGroups: 0 }, executionId: 'arn:aws:states:us-east-1:000000000000:execution:probe:cold' },
+  'index.OpenTaskRun': { input: {}, executionId: 'arn:aws:states:us-east-1:000000000000:execution:probe:cold' },
+  'index.OpenEnvironmentUpgrade': { input: {}, executionId: 'arn:aws:states:us-east-1:000000000000:execution:probe:cold' },
   'index.handler': { httpMethod: 'GET', path: '/no/such/path', resource: '/{proxy+}', headers: {}, queryStringParameters: null, body: null, isBase64Encoded: false, requestContext: {} },
 };
 
-/** What the functions find in their environment (no secrets, no bus: nothing the probe would call). */
+/**
+ * What the functions find in their environment (no secrets, no bus). Every AWS endpoint is a closed
+ * loopback port, tried once: a probe that gets as far as its first DynamoDB call pays for building and
+ * sending it, and not for a DNS lookup that this host cannot answer.
+ */
 const PROBE_ENVIRONMENT = {
   AWS_REGION: 'us-east-1',
+  AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+  AWS_MAX_ATTEMPTS: '1',
   AWS_ACCESS_KEY_ID: 'probe',
   AWS_SECRET_ACCESS_KEY: 'probe',
   TABLE_NAME: 'rollout',

@@ -7,6 +7,8 @@ import { benchWindow, benchWindowScale, type WindowBenchScenario } from './windo
 import { benchTaskGraph } from './task-graph-bench';
 import { measureBundles, renderBundleFigures } from './bundle-figures';
 import { renderCost } from './cost';
+import { runSideBySide, worktreeOf } from './side-by-side';
+import { renderSoak, soakServe } from './soak';
 
 /**
  * `npm run bench`: fleet-scale runs on the embedded default, printing figures (not asserting them).
@@ -54,6 +56,21 @@ const window: WindowBenchScenario = {
   fleet: { ...(exactEnds ? { jobEndFraction: { min: 1, max: 1 } } : {}), ...(process.argv.includes('--arriving') ? { busyAtStart: 0 } : {}) },
 };
 
+// `--before=REF`: this same bench on REF's code, then on this tree, one after the other (bench/side-by-side.ts).
+const beforeRef = flag('before');
+if (beforeRef !== undefined && process.argv.includes('--only=soak')) {
+  // The soak drives a `rollout serve` process: this bench's driver against REF's service, then against this tree's.
+  const soak = { requests: Number(flag('soak-requests') ?? 100_000), increments: Number(flag('soak-increments') ?? 1000) };
+  for (const [label, root] of [[`before (${beforeRef})`, worktreeOf(beforeRef)], ['after (this tree)', process.cwd()]] as const) {
+    process.stdout.write(`==== ${label}\n${renderSoak(await soakServe({ ...soak, root }))}\n\n`);
+  }
+  process.exit(0);
+}
+if (beforeRef !== undefined) {
+  runSideBySide(beforeRef, process.argv.slice(2).filter((a) => !a.startsWith('--before=')), (text) => process.stdout.write(text));
+  process.exit(0);
+}
+
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 if (only === 'bundles') {
   // Not in the default run: needs a `npm run synth` first. `--cdk-out=DIR` measures another synth's output.
@@ -71,6 +88,12 @@ if (only === 'cost') {
 if (only === 'real-slurm') {
   // On a real Slurm of this host (root, Debian's packages): slurmctld RPCs per node-upgrade, and our window beside Slurm's own reboot ASAP.
   process.stdout.write(`${await benchRealSlurm({ ...(flag('seed') ? { seed: Number(flag('seed')) } : {}), ...(flag('poll') ? { pollSeconds: Number(flag('poll')) } : {}) })}\n\n`);
+}
+
+if (only === 'soak') {
+  // `rollout serve` under 100,000 mixed requests and a 1,000-increment workflow (`--soak-requests=N --soak-increments=N`).
+  const figures = await soakServe({ requests: Number(flag('soak-requests') ?? (quick ? 10_000 : 100_000)), increments: Number(flag('soak-increments') ?? (quick ? 200 : 1000)) });
+  process.stdout.write(`${renderSoak(figures)}\n\n`);
 }
 if (only === 'ssm') {
   // `--ssm-nodes=N`: another fleet size (the step-100 scenario's busy, failing fleet).

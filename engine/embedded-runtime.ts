@@ -16,6 +16,7 @@ import { defaultTaskGraphSettings, type TaskGraphSettings } from '../lambdas/act
 import { createTaskGraphHandlers } from '../lambdas/activities/task-graph/handlers';
 import type { SiteClients, SiteFromProfile } from '../adapters/site';
 import { simulatedSiteClients } from './simulated-site-clients';
+import { serveInProcess } from '../adapters/site/in-process-endpoints';
 import { InvalidInputError } from '../core/errors';
 import { idForExecution } from '../core/execution-id';
 import { executionRunsSession } from '../core/session-control';
@@ -98,7 +99,7 @@ export const EVENTS_FILE = 'events.jsonl';
 export const DEFAULT_TIME_SCALE = 1000;
 
 /**
- * The embedded default, whole: dynalite as DynamoDB, the site simulator over HTTP as the site,
+ * The embedded default, whole: the in-memory store (engine/dynamodb-store) as DynamoDB, the site simulator over HTTP as the site,
  * the Lambda handlers in-process, and the workflow files run by the local engine. The facade
  * (RolloutRuntime) is what callers use; the parts stay readable for tests and the bench.
  */
@@ -128,6 +129,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     readonly site: Site,
     /** Runs accepted by the API or refused by their first state, before (or instead of) their records. */
     readonly runStarts: DynamoDbRunStartStore,
+    private readonly stopServingInProcess: () => void,
   ) {
     this.reads = new StoreSessions(store, deployments, taskRuns, true, undefined, (token) => this.wakeInProcess(token));
   }
@@ -171,6 +173,8 @@ export class EmbeddedRuntime implements RolloutRuntime {
         : new SimClock({ timeScale: options.timeScale, ...(startAt ? { startAt } : {}) });
     const dynamoDbRequests = countRequests(dynamoDb.rawClient);
     const simulator = options.site ? await startSiteSimulator({ site: options.site, clock }) : undefined;
+    // The connectors reach the in-process simulator without the loopback round trip; it still serves HTTP for everyone else.
+    const stopServingInProcess = simulator ? serveInProcess(simulator.url, (request) => simulator.handle(request)) : () => undefined;
     const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock, ...(options.settings?.lockLeaseSeconds ? { lockLeaseSeconds: options.settings.lockLeaseSeconds } : {}) });
     const deployments = new DynamoDbDeploymentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
     const taskRuns = new DynamoDbTaskRunStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
@@ -193,6 +197,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
           };
     } catch (err) {
       // A profile that cannot connect (a secret not found, say) leaves nothing open behind it.
+      stopServingInProcess();
       await simulator?.close();
       await data.close();
       throw err;
@@ -246,7 +251,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const arns = Object.fromEntries(
       (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])]),
     ) as Record<StateMachineName, string>;
-    return new EmbeddedRuntime(engine, store, deployments, taskRuns, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, data, environments, environmentUpgrades, site, runStarts);
+    return new EmbeddedRuntime(engine, store, deployments, taskRuns, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, data, environments, environmentUpgrades, site, runStarts, stopServingInProcess);
   }
 
   /** Starts a workflow on the local engine; `executionName` is a fresh UUID unless given (tests name theirs). */
@@ -327,6 +332,7 @@ export class EmbeddedRuntime implements RolloutRuntime {
   }
 
   async close(): Promise<void> {
+    this.stopServingInProcess();
     await this.runningSimulator?.close();
     await this.data.close();
   }

@@ -1,13 +1,13 @@
 import { access, mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import dynalite from 'dynalite';
-import { Level } from 'level';
+import { DynamoDBDocumentClient, type TranslateConfig } from '@aws-sdk/lib-dynamodb';
 import { createTableInput } from '../adapters/dynamodb/table-design';
 import { describeError } from '../core/errors';
+import { DiskTables } from './dynamodb-store/disk';
+import { serveDynamoDb } from './dynamodb-store/http-endpoint';
+import { inProcessClients, inProcessListeners } from './dynamodb-store/in-process-clients';
+import { DynamoDbStore } from './dynamodb-store/store';
 import { DataDirDamagedError, DataDirInUseError } from './errors';
 
 export const DEFAULT_TABLE_NAME = 'rollout';
@@ -18,7 +18,7 @@ export interface LocalDynamoDb {
   tableName: string;
   client: DynamoDBDocumentClient;
   rawClient: DynamoDBClient;
-  /** Stops the clients (and the dynalite server, if this process started it). */
+  /** Stops the clients (and the store's endpoint and database, if this process started them). */
   close(): Promise<void>;
 }
 
@@ -28,64 +28,76 @@ export interface StartLocalDynamoDbOptions {
   tableName?: string;
 }
 
-const TABLE_ACTIVE_TIMEOUT_MS = 10_000;
+/** How every client of the sessions marshals: optional fields left unset are dropped, not refused. */
+const TRANSLATE: TranslateConfig = { marshallOptions: { removeUndefinedValues: true } };
 
 /**
- * Starts dynalite on a free local port with the rollout table: the embedded default's DynamoDB.
- * Only one process may open a data directory at a time (LevelDB holds a lock; a second open crashes);
- * other processes reach it with connectDynamoDb.
+ * Starts the embedded DynamoDB (engine/dynamodb-store: in memory, written through to a LevelDB in
+ * `dataDir` when given) with the rollout table, served on a free loopback port for other processes,
+ * and returns clients that reach it in-process (the same SDK classes, without the HTTP round trip).
+ * Only one process may open a data directory at a time (LevelDB holds a lock); other processes
+ * reach it with connectDynamoDb.
  */
 export async function startLocalDynamoDb(options: StartLocalDynamoDbOptions = {}): Promise<LocalDynamoDb> {
   const tableName = options.tableName ?? DEFAULT_TABLE_NAME;
-  const existed = options.dataDir ? await checkDatabaseOpens(options.dataDir) : false;
-  const server = dynalite({ createTableMs: 0, ...(options.dataDir ? { path: options.dataDir } : {}) });
-  const port = await listen(server);
-  const connection = connectDynamoDb({ endpoint: `http://127.0.0.1:${port}`, tableName });
+  const disk = options.dataDir ? await openDisk(options.dataDir) : undefined;
+  const store = new DynamoDbStore(disk?.tables);
+  let endpoint: Awaited<ReturnType<typeof serveDynamoDb>> | undefined;
   try {
+    if (disk) {
+      await disk.tables.loadInto(store).catch((err: unknown) => {
+        throw new DataDirDamagedError(options.dataDir!, `its database cannot be read (${describeError(err)})`, DAMAGED_DATABASE_REMEDY, { cause: err });
+      });
+    }
+    endpoint = await serveDynamoDb(store);
+    const { rawClient, client } = inProcessClients(store, endpoint.url, TRANSLATE);
     // Every run creates the table at once: a database without it lost its data (a truncated log), and is not quietly started afresh.
-    if (existed && !(await tableExists(connection.rawClient, tableName))) {
+    if (disk?.existed && !(await tableExists(rawClient, tableName))) {
       throw new DataDirDamagedError(options.dataDir!, `its database has no '${tableName}' table (files truncated or removed)`, DAMAGED_DATABASE_REMEDY);
     }
-    await ensureTable(connection.rawClient, tableName);
+    await ensureTable(rawClient, tableName);
+    const listener = endpoint;
+    return {
+      endpoint: listener.url,
+      tableName,
+      client,
+      rawClient,
+      async close() {
+        client.destroy();
+        rawClient.destroy();
+        await listener.close();
+        // Once the writes are on disk and the database is closed, the directory can be opened again.
+        await disk?.tables.close();
+      },
+    };
   } catch (err) {
-    await connection.close();
-    await closeServer(server);
+    await endpoint?.close();
+    await disk?.tables.close();
     throw err;
   }
-  return {
-    ...connection,
-    async close() {
-      // Clients first: the server's close waits for open connections.
-      await connection.close();
-      await closeServer(server);
-    },
-  };
 }
 
+const TABLE_ACTIVE_TIMEOUT_MS = 10_000;
 const DAMAGED_DATABASE_REMEDY = 'restore the directory from a backup, or move it aside to start again with no sessions';
 
 /**
- * Opens the directory's LevelDB once before dynalite does: dynalite throws a failed open from a
- * request callback, which would crash the process with "Database is closed". Returns whether a
- * database was there already (its CURRENT file).
+ * Opens the directory's LevelDB, saying what is wrong when it cannot: held by another process, or
+ * damaged (a broken CURRENT or MANIFEST). Also tells whether a database was there already (its
+ * CURRENT file), which must then hold the table.
  */
-async function checkDatabaseOpens(dataDir: string): Promise<boolean> {
+async function openDisk(dataDir: string): Promise<{ tables: DiskTables; existed: boolean }> {
   await mkdir(dataDir, { recursive: true });
   const existed = await access(path.join(dataDir, 'CURRENT')).then(
     () => true,
     () => false,
   );
-  const db = new Level(dataDir);
   try {
-    await db.open();
+    return { tables: await DiskTables.open(dataDir), existed };
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     if (cause?.code === 'LEVEL_LOCKED') throw new DataDirInUseError(dataDir);
     throw new DataDirDamagedError(dataDir, `its database does not open (${cause?.message ?? describeError(err)})`, DAMAGED_DATABASE_REMEDY, { cause: err });
-  } finally {
-    await db.close();
   }
-  return existed;
 }
 
 async function tableExists(rawClient: DynamoDBClient, tableName: string): Promise<boolean> {
@@ -98,15 +110,15 @@ async function tableExists(rawClient: DynamoDBClient, tableName: string): Promis
   }
 }
 
-/** Clients for an endpoint another process serves (a second CLI reaching the first one's dynalite). */
+/** Clients for an endpoint another process serves (a second CLI reaching the first one's store). */
 export function connectDynamoDb(options: { endpoint: string; tableName: string }): LocalDynamoDb {
   const rawClient = new DynamoDBClient({
     endpoint: options.endpoint,
     region: 'local',
-    // dynalite checks no signature, but the SDK refuses to sign without credentials.
+    // The embedded store checks no signature, but the SDK refuses to sign without credentials.
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
-  const client = DynamoDBDocumentClient.from(rawClient, { marshallOptions: { removeUndefinedValues: true } });
+  const client = DynamoDBDocumentClient.from(rawClient, TRANSLATE);
   return {
     endpoint: options.endpoint,
     tableName: options.tableName,
@@ -130,23 +142,35 @@ export interface RequestCounter {
 
 /**
  * Counts commands with an `initialize` middleware: once per command sent, not per HTTP retry.
- * DocumentClients share the stack of the client they wrap, so their commands count under the low-level name.
+ * DocumentClients share the stack of the client they wrap, so their commands count under the low-level name;
+ * the in-process clients of the embedded store report theirs the same way.
  */
 export function countRequests(rawClient: DynamoDBClient): RequestCounter {
   const counts: Record<string, number> = {};
   let total = 0;
   let itemsRead = 0;
-  rawClient.middlewareStack.add(
-    (next, context) => async (args) => {
-      total++;
-      const name = context.commandName ?? 'unknown';
-      counts[name] = (counts[name] ?? 0) + 1;
-      const result = await next(args);
-      itemsRead += itemsOf(result.output as ReadOutput);
-      return result;
-    },
-    { step: 'initialize' },
-  );
+  const sent = (name: string) => {
+    total++;
+    counts[name] = (counts[name] ?? 0) + 1;
+  };
+  // A client of the in-process store runs no middleware: it reports each command itself (failed ones too).
+  const listeners = inProcessListeners(rawClient);
+  if (listeners) {
+    listeners.add((name, output) => {
+      sent(name);
+      itemsRead += itemsOf(output as ReadOutput);
+    });
+  } else {
+    rawClient.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent(context.commandName ?? 'unknown');
+        const result = await next(args);
+        itemsRead += itemsOf(result.output as ReadOutput);
+        return result;
+      },
+      { step: 'initialize' },
+    );
+  }
   return {
     get total() {
       return total;
@@ -165,21 +189,6 @@ function itemsOf(output: ReadOutput): number {
   if (output.Responses) return Object.values(output.Responses).reduce((sum, items) => sum + items.length, 0);
   if (typeof output.Count === 'number') return output.Count;
   return output.Item ? 1 : 0;
-}
-
-function listen(server: Server): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
-function closeServer(server: Server): Promise<void> {
-  // dynalite's close also closes its LevelDB, so the same directory can be opened again afterwards.
-  return new Promise((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
 }
 
 /** Creates the table unless it exists, then waits until it is ACTIVE. */

@@ -5,6 +5,7 @@ import { ExecutionAbortedError, StateMachine } from 'aws-local-stepfunctions';
 import { placeholderValues, resolvePlaceholders } from '../contracts';
 import type { TimeSource } from '../simulator/sim-clock';
 import { historyEventsOf, type EngineEvent } from './history-events';
+import { markValidated, wasValidated } from './validated-definitions';
 import { namedError, TaskTokens, type TaskTimers } from './task-tokens';
 
 /** A function the local engine runs in place of a Lambda: takes the payload, returns the result. */
@@ -126,9 +127,6 @@ interface OpenExecution {
 /** The function an invocation runs, for the calls it makes (a test attributes each DynamoDB call to its function with it). */
 export const invokedFunction = new AsyncLocalStorage<string>();
 
-/** Resolved definitions this process validated already (the same text is as valid the next time). */
-const VALIDATED_DEFINITIONS = new Set<string>();
-
 /**
  * The embedded Step Functions: runs the workflow files as they are deployed (the `${...}` ARNs
  * substituted as CDK does), with Lambda functions run in-process behind the `lambda:invoke`
@@ -176,10 +174,11 @@ export class LocalStepFunctions {
       waits.add(stateName);
       runWaitAsTask(state);
     }
-    // Validated once per process: the validator compiles its schemas at every call (~0.15 s a machine),
-    // which made every embedded runtime's start cost most of a second.
-    const machine = new StateMachine(runnable as never, { validationOptions: VALIDATED_DEFINITIONS.has(text) ? { noValidate: true } : { checkArn: true, checkPaths: true } });
-    VALIDATED_DEFINITIONS.add(text);
+    // Validated once (per text, remembered across processes): the validator compiles its schemas at every
+    // call (~0.15 s a machine), which made every embedded runtime's start cost most of a second.
+    const validated = wasValidated(text);
+    const machine = new StateMachine(runnable as never, { validationOptions: validated ? { noValidate: true } : { checkArn: true, checkPaths: true } });
+    if (!validated) markValidated(text);
     const arn = localStateMachineArn(name);
     this.machines.set(arn, { name, arn, definition, text, createdAt: this.time.now(), waits, callbacks, machine });
     return arn;

@@ -52,7 +52,28 @@ export interface RunningSiteSimulator {
   /** The models, for in-process inspection. */
   simulator: SiteSimulator;
   state(): SiteState;
+  /**
+   * Answers one request in this process, as the HTTP server would answer it (the same routing,
+   * parsing, faults and error bodies): what an embedded runtime's connectors reach the site through
+   * instead of loopback HTTP. Undefined: an injected hang (no answer, ever).
+   */
+  handle(request: SimRequest): Promise<SimAnswer | undefined>;
   close(): Promise<void>;
+}
+
+/** One request: the method, the path with its query, the headers (lower-case names) and the body's bytes. */
+export interface SimRequest {
+  method: string;
+  url: string;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  body: Buffer | string;
+}
+
+/** The answer as sent: status, content type and body text. */
+export interface SimAnswer {
+  status: number;
+  contentType: string;
+  text: string;
 }
 
 /** Largest request body accepted: a provisioner action naming 10,000 nodes is ~300 KB. */
@@ -66,12 +87,21 @@ export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port
   const ssm = ssmApi(simulator);
   const exec = execApi(simulator);
 
+  const handle = async (request: SimRequest): Promise<SimAnswer | undefined> => {
+    let response: SimResponse | undefined;
+    try {
+      response = await serve(request, apis, ssm, exec, faults);
+    } catch (err) {
+      response = { status: 500, body: { detail: `simulator error: ${describeError(err)}` } };
+    }
+    return response && answerOf(response);
+  };
   const server = createServer((req, res) => {
-    serve(req, apis, ssm, exec, faults).then(
+    readRequest(req)
+      .then(handle)
       // No response: an injected hang, left open until the client gives up (or close()).
-      (response) => response && send(res, response),
-      (err: unknown) => send(res, { status: 500, body: { detail: `simulator error: ${describeError(err)}` } }),
-    );
+      .then((answer) => answer && send(res, answer))
+      .catch((err: unknown) => send(res, answerOf({ status: 500, body: { detail: `simulator error: ${describeError(err)}` } })));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -86,6 +116,7 @@ export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port
     urls: simulatorUrls(url),
     simulator,
     state: () => simulator.state(),
+    handle,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));
@@ -95,15 +126,15 @@ export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port
   };
 }
 
-async function serve(req: IncomingMessage, apis: readonly ServiceApi[], ssm: SsmApi, exec: ExecApi, faults: ApiFaults): Promise<SimResponse | undefined> {
-  const method = req.method ?? 'GET';
-  const [path = '/', search = ''] = (req.url ?? '/').split('?', 2);
+async function serve(req: SimRequest, apis: readonly ServiceApi[], ssm: SsmApi, exec: ExecApi, faults: ApiFaults): Promise<SimResponse | undefined> {
+  const method = req.method;
+  const [path = '/', search = ''] = req.url.split('?', 2);
   // AWS JSON 1.1 names the operation in a header, not the path.
   const target = req.headers['x-amz-target'];
-  if (typeof target === 'string' && target.startsWith('AmazonSSM.')) return ssm.serve(target.slice('AmazonSSM.'.length), await readText(req), faults);
+  if (typeof target === 'string' && target.startsWith('AmazonSSM.')) return ssm.serve(target.slice('AmazonSSM.'.length), readText(req), faults);
   // The local transport's stand-in programs: argv in, plain text out.
   if (path.startsWith('/sim/exec')) {
-    const answer = exec.serve(method, path, await readText(req));
+    const answer = exec.serve(method, path, readText(req));
     if (answer) return answer;
   }
   const api = apis.find((a) => a.prefix.test(path));
@@ -112,7 +143,7 @@ async function serve(req: IncomingMessage, apis: readonly ServiceApi[], ssm: Ssm
 
   let text: string;
   try {
-    text = await readText(req);
+    text = readText(req);
   } catch (err) {
     return fail(400, describeError(err));
   }
@@ -144,21 +175,38 @@ function parseJson(text: string): unknown {
   return parsed.value;
 }
 
-async function readText(req: IncomingMessage): Promise<string> {
+/** The request as the routes take it, its body read whole (up to MAX_BODY_BYTES; past it, the body is marked too large). */
+async function readRequest(req: IncomingMessage): Promise<SimRequest> {
   const chunks: Buffer[] = [];
   let size = 0;
+  let tooLarge = false;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new Error(`the body exceeds ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk as Buffer);
+    if (size > MAX_BODY_BYTES) tooLarge = true;
+    else chunks.push(chunk as Buffer);
   }
-  const decoded = decodeDocumentBytes(Buffer.concat(chunks));
+  return { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: tooLarge ? TOO_LARGE : Buffer.concat(chunks) };
+}
+
+/** Stands for a body past MAX_BODY_BYTES (not kept). */
+const TOO_LARGE = Buffer.alloc(0);
+
+function readText(req: SimRequest): string {
+  if (typeof req.body === 'string') {
+    if (Buffer.byteLength(req.body) > MAX_BODY_BYTES) throw new Error(`the body exceeds ${MAX_BODY_BYTES} bytes`);
+    return req.body;
+  }
+  if (req.body === TOO_LARGE) throw new Error(`the body exceeds ${MAX_BODY_BYTES} bytes`);
+  const decoded = decodeDocumentBytes(req.body);
   if ('problems' in decoded) throw new Error('the body is not UTF-8 text');
   return decoded.text;
 }
 
-function send(res: ServerResponse, { status, body, contentType = 'application/json' }: SimResponse): void {
-  const payload = contentType.startsWith('text/') && typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) });
-  res.end(payload);
+function answerOf({ status, body, contentType = 'application/json' }: SimResponse): SimAnswer {
+  return { status, contentType, text: contentType.startsWith('text/') && typeof body === 'string' ? body : JSON.stringify(body) };
+}
+
+function send(res: ServerResponse, { status, contentType, text }: SimAnswer): void {
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
+  res.end(text);
 }

@@ -45,7 +45,7 @@ export interface DynamoDbNodeLocksOptions {
 /**
  * Per-node leased locks shared by every workflow, in the manner of the DynamoDB lock client: one
  * item per node with its owner, the end of its lease and a fencing token bumped on every
- * acquisition. Single-item conditional writes only, because dynalite (the local engine) has no transactions.
+ * acquisition. Single-item conditional writes only (a transaction holds at most 100 items and costs two write units per item).
  */
 export class DynamoDbNodeLocks implements NodeLockStore {
   private readonly client: DynamoDBDocumentClient;

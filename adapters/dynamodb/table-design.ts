@@ -36,7 +36,7 @@ export const GSI1_PARTITION_KEY = 'gsi1pk';
 export const GSI1_SORT_KEY = 'gsi1sk';
 export const SESSIONS_GSI_PARTITION = 'SESSIONS';
 
-/** Honoured on AWS (the stack enables TTL on it); dynalite ignores TTL, so nothing may depend on expiry. */
+/** Honoured on AWS (the stack enables TTL on it); the embedded store ignores TTL, so nothing may depend on expiry. */
 export const TTL_ATTRIBUTE = 'expiresAt';
 
 /** Key attributes: stripped from every object the store returns. */

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { InvalidInputError, SiteServiceError, describeError } from '../../core/errors';
+import { inProcessEndpoint, sendInProcess } from './in-process-endpoints';
 import { tokenSource, type Token, type TokenSource } from './secret-token';
 
 export type SiteServiceName = SiteServiceError['service'];
@@ -95,13 +96,13 @@ export class HttpJsonClient {
   }
 
   private async send(method: HttpMethod, url: string, body: unknown, auth: Record<string, string>): Promise<{ status: number; text: string }> {
-    const headers = { ...this.headers, ...auth };
-    const res = await fetch(url, {
-      method,
-      headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(this.timeoutMs),
-    });
+    const base = { ...this.headers, ...auth };
+    const headers = body === undefined ? base : { ...base, 'content-type': 'application/json' };
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    // A service of this very process (the embedded runtime's simulator) answers without the loopback round trip.
+    const local = inProcessEndpoint(url);
+    if (local) return sendInProcess(local, method, headers, text, this.timeoutMs);
+    const res = await fetch(url, { method, headers, body: text, signal: AbortSignal.timeout(this.timeoutMs) });
     return { status: res.status, text: await res.text() };
   }
 

@@ -25,10 +25,10 @@ export const LAMBDA_BUNDLING: BundlingOptions = {
   mainFields: ['module', 'main'],
   // CommonJS dependencies bundled into an ESM file still call require(); ESM has none, so define it.
   banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-  // The Node.js 22 runtime ships the AWS SDK for JavaScript v3 (and the @smithy packages it is built from):
-  // leaving both out makes the bundles a fraction of the size and their cold start shorter. Both together,
-  // so that a bundled @smithy package never meets a runtime @aws-sdk client of another version.
-  externalModules: ['@aws-sdk/*', '@smithy/*'],
+  // Everything the functions use is bundled, the AWS SDK too (tree-shaken from its ES modules): left out,
+  // the runtime's SDK loaded as hundreds of CommonJS files, and a cold start took 2.2 times as long
+  // (bench/README.md, "Lambda bundles"). It also pins the SDK version the functions were tested with.
+  externalModules: [],
   minify: true,
   sourceMap: true,
   sourcesContent: false,

@@ -3,6 +3,7 @@ import { createApi } from '../../api';
 import { defaultEnvironmentUpgradeSettings } from '../../lambdas/activities/environment-upgrade/dependencies';
 import { failEnvironmentUpgrade } from '../../lambdas/activities/environment-upgrade/fail-environment-upgrade';
 import { SITE_SERVICES, TABLE_ACTIONS, tableGrants, type FunctionName, type TableAction } from '../../contracts';
+import { inProcessListeners } from '../../engine/dynamodb-store/in-process-clients';
 import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
 import { invokedFunction } from '../../engine/local-step-functions';
 import { parseSiteDefinition } from '../../simulator';
@@ -55,17 +56,25 @@ function leadingKeys(action: string, input: Record<string, unknown>): string[] {
 }
 
 function recordCalls(runtime: EmbeddedRuntime): void {
+  const record = (commandName: string, input: Record<string, unknown>) => {
+    const fn = invokedFunction.getStore();
+    if (!fn) return;
+    const action = commandName.replace(/Command$/, '');
+    calls.set(fn, (calls.get(fn) ?? new Set()).add(action));
+    const keys = [...new Set(leadingKeys(action, input))].sort();
+    const seen = keyed.get(fn) ?? new Map<string, { action: string; keys: string[] }>();
+    seen.set(`${action} ${keys.join(' ')}`, { action, keys });
+    keyed.set(fn, seen);
+  };
+  // The embedded store's in-process clients run no middleware: they report each command to their listeners.
+  const listeners = inProcessListeners(runtime.dynamoDb.rawClient);
+  if (listeners) {
+    listeners.add((commandName, _output, input) => record(commandName, input));
+    return;
+  }
   runtime.dynamoDb.rawClient.middlewareStack.add(
     (next, context) => (args) => {
-      const fn = invokedFunction.getStore();
-      if (fn) {
-        const action = (context.commandName ?? '').replace(/Command$/, '');
-        calls.set(fn, (calls.get(fn) ?? new Set()).add(action));
-        const keys = [...new Set(leadingKeys(action, args.input as Record<string, unknown>))].sort();
-        const seen = keyed.get(fn) ?? new Map<string, { action: string; keys: string[] }>();
-        seen.set(`${action} ${keys.join(' ')}`, { action, keys });
-        keyed.set(fn, seen);
-      }
+      record(context.commandName ?? '', args.input as Record<string, unknown>);
       return next(args);
     },
     { step: 'initialize' },

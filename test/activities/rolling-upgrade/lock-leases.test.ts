@@ -11,7 +11,7 @@ import type { Site } from '../../../ports/site';
 import { session as makeSession } from '../../support/upgrade-sessions';
 
 /**
- * The lease, heartbeat and fencing of node locks as the activities use them: the store on dynalite,
+ * The lease, heartbeat and fencing of node locks as the activities use them: the store on the embedded DynamoDB,
  * a mocked clock and a mocked site that records every node-changing call.
  */
 let db: LocalDynamoDb;

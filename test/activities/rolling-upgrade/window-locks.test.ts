@@ -12,7 +12,7 @@ import { session as makeSession } from '../../support/upgrade-sessions';
 
 /**
  * Mode window takes each node's lock (lease + fencing token) before it acts on it: two sessions
- * over overlapping nodes, the store on dynalite, a mocked site shared by both that records who did what.
+ * over overlapping nodes, the store on the embedded DynamoDB, a mocked site shared by both that records who did what.
  */
 let db: LocalDynamoDb;
 beforeAll(async () => {

@@ -6,7 +6,7 @@ import type { DocWriteRequest } from '../../../adapters/dynamodb/batch';
 import { DynamoDbNodeLocks } from '../../../adapters/dynamodb/node-locks';
 
 /*
- * dynalite never throttles, so it never returns unprocessed items and its locks never vanish mid-call.
+ * The embedded DynamoDB never throttles, so it never returns unprocessed items and its locks never vanish mid-call.
  * These paths are driven here by a scripted client instead.
  */
 

@@ -18,8 +18,8 @@ const ROLLING_UPGRADE_STAGE: readonly SiteService[] = ['workloadManager', 'bootS
  * table in runs of every workflow.
  */
 export const SITE_SERVICES: Readonly<Record<FunctionName | 'Api', readonly SiteService[]>> = {
-  // The boot template must exist (Open Session's check).
-  OpenSession: ['bootService'],
+  // The boot template must exist, and the labels name groups of the inventory (Open Session's checks).
+  OpenSession: ['bootService', 'inventory'],
   StartStep: ROLLING_UPGRADE_STAGE,
   CheckQuiesce: ROLLING_UPGRADE_STAGE,
   BootStep: ROLLING_UPGRADE_STAGE,
@@ -35,8 +35,9 @@ export const SITE_SERVICES: Readonly<Record<FunctionName | 'Api', readonly SiteS
   StartDeployment: ['inventory'],
   PickReadyGroups: [],
   PlanPhase: [],
-  StartBatch: ['provisioner'],
-  CheckBatch: ['provisioner'],
+  // The provisioner; Slurm's reasons show which nodes another control plane's run claims (left out of the batch).
+  StartBatch: ['provisioner', 'workloadManager'],
+  CheckBatch: ['provisioner', 'workloadManager'],
   EvaluatePhase: [],
   FailGroup: [],
   FinishDeployment: [],

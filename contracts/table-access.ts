@@ -111,21 +111,23 @@ export const TABLE_PARTITIONS: Readonly<Record<FunctionName | 'Api', readonly Ta
   StartDeployment: ['DEPLOYMENT#*', 'RUN#*'],
   PickReadyGroups: ['DEPLOYMENT#*'],
   PlanPhase: ['DEPLOYMENT#*'],
-  StartBatch: ['DEPLOYMENT#*', 'CONNECTOR#*'],
-  CheckBatch: ['DEPLOYMENT#*', 'CONNECTOR#*'],
-  EvaluatePhase: ['DEPLOYMENT#*', 'TASKRUN#*'],
-  FailGroup: ['DEPLOYMENT#*'],
-  FinishDeployment: ['DEPLOYMENT#*'],
-  OpenTaskRun: ['TASKRUN#*', 'DEPLOYMENT#*', 'CONNECTOR#*'],
-  AdvanceTaskRun: ['TASKRUN#*', 'DEPLOYMENT#*', 'CONNECTOR#*'],
+  // A batch holds its nodes' locks from its prepare to its deploy (all or none).
+  StartBatch: ['DEPLOYMENT#*', 'CONNECTOR#*', 'LOCK#*'],
+  CheckBatch: ['DEPLOYMENT#*', 'CONNECTOR#*', 'LOCK#*'],
+  EvaluatePhase: ['DEPLOYMENT#*', 'TASKRUN#*', 'LOCK#*'],
+  FailGroup: ['DEPLOYMENT#*', 'LOCK#*'],
+  FinishDeployment: ['DEPLOYMENT#*', 'LOCK#*'],
+  OpenTaskRun: ['TASKRUN#*', 'DEPLOYMENT#*', 'CONNECTOR#*', 'LOCK#*'],
+  // A task run holds the locks of the nodes it changes, each until the node is settled.
+  AdvanceTaskRun: ['TASKRUN#*', 'DEPLOYMENT#*', 'CONNECTOR#*', 'LOCK#*'],
   OpenEnvironmentUpgrade: ENVIRONMENT_UPGRADE_PARTITIONS,
   CloneSeed: ENVIRONMENT_UPGRADE_PARTITIONS,
   AssignControllers: ENVIRONMENT_UPGRADE_PARTITIONS,
   PrepareRollingUpgrade: ENVIRONMENT_UPGRADE_PARTITIONS,
   FollowRollingUpgrade: ENVIRONMENT_UPGRADE_PARTITIONS,
   FailEnvironmentUpgrade: ['ENVIRONMENTS', 'ENVUPGRADE#*'],
-  // Sessions, deployments, run starts, environments and their upgrades; slurm-reboot's records when it checks a template. No lock.
-  Api: ['SESSION#*', 'DEPLOYMENT#*', 'RUN#*', 'ENVIRONMENTS', 'ENVUPGRADE#*', 'CONNECTOR#*'],
+  // Sessions, deployments, task runs (read, stopped, cancelled), run starts, environments and their upgrades; slurm-reboot's records when it checks a template. No lock.
+  Api: ['SESSION#*', 'DEPLOYMENT#*', 'TASKRUN#*', 'RUN#*', 'ENVIRONMENTS', 'ENVUPGRADE#*', 'CONNECTOR#*'],
 };
 
 /** One statement of a function's grant on the table: `actions` on items whose partition key matches `partitions`, or Query on the index. */

@@ -145,7 +145,8 @@ describe('dependencies from the environment', () => {
       throw new Error('AccessDeniedException');
     };
     await expect(siteTokens(rollingEnvironment({ [ENVIRONMENT.siteApiTokenSecretArn]: '' }), { getSecret })).resolves.toEqual({});
-    const env = rollingEnvironment({ [ENVIRONMENT.slurmTokenSecretArn]: 'arn:slurm' });
+    // NODE_NAMES same: the first call is Slurm's (the default would read HSM's nids first).
+    const env = rollingEnvironment({ [ENVIRONMENT.slurmTokenSecretArn]: 'arn:slurm', [ENVIRONMENT.nodeNames]: 'same' });
     const { site } = dependenciesFromEnvironment(env, await siteTokens(env, { getSecret }));
     // The call that first needs it fails, naming the variable (a function not granted the secret: AccessDenied).
     await expect(site.workloadManager.getNodes(['n1'])).rejects.toThrow(/SLURM_TOKEN_SECRET_ARN: cannot read secret arn:slurm: AccessDeniedException/);
@@ -232,13 +233,13 @@ describe('dependencies from the environment', () => {
     try {
       const env = rollingEnvironment({ [ENVIRONMENT.workloadManagerUrl]: csmUrl, [ENVIRONMENT.inventoryUrl]: csmUrl });
       await dependenciesFromEnvironment(env).site.workloadManager.getNodes(['x3000c0s19b1n0']);
-      expect(paths).toEqual(['/hsm/v2/State/Components?type=Node&nidonly=true', '/slurm/v0.0.41/node/nid000006']);
+      expect(paths).toEqual(['/hsm/v2/State/Components?type=Node&nidonly=true', '/slurm/v0.0.42/node/nid000006']);
       paths.length = 0;
       await dependenciesFromEnvironment({ ...env, [ENVIRONMENT.nodeNames]: 'node{nid}' }).site.workloadManager.getNodes(['x3000c0s19b1n0']);
-      expect(paths).toEqual(['/hsm/v2/State/Components?type=Node&nidonly=true', '/slurm/v0.0.41/node/node6']);
+      expect(paths).toEqual(['/hsm/v2/State/Components?type=Node&nidonly=true', '/slurm/v0.0.42/node/node6']);
       paths.length = 0;
       await dependenciesFromEnvironment({ ...env, [ENVIRONMENT.nodeNames]: 'same' }).site.workloadManager.getNodes(['x3000c0s19b1n0']);
-      expect(paths).toEqual(['/slurm/v0.0.41/node/x3000c0s19b1n0']);
+      expect(paths).toEqual(['/slurm/v0.0.42/node/x3000c0s19b1n0']);
     } finally {
       await new Promise<void>((resolve) => csm.close(() => resolve()));
     }

@@ -11,7 +11,8 @@ import { startSimulate, type SimulateProcess } from '../support/simulate-process
  * Issue 22's scenario, as an operator with several terminals runs it against one standalone
  * `rollout simulate` site: an upgrade, a deployment and a drain/reboot/resume task graph over the
  * same nodes, through one `rollout serve`; two `rollout upgrade` processes with two data dirs; a task
- * run killed with kill -9 and resumed. Judged by the site's own log of who changed each node.
+ * run killed with kill -9 and resumed; a task run cancelled from another terminal. Judged by the
+ * site's own log of who changed each node.
  */
 
 const NODES = Array.from({ length: 8 }, (_, i) => `n0${i + 1}`);
@@ -53,6 +54,28 @@ async function expectSiteClean(): Promise<void> {
   expect(state.violations).toEqual([]);
   expect(interleavedRuns(state.changes)).toEqual([]);
   for (const name of NODES) expect({ name, state: state.nodes[name]!.wlmState }).toEqual({ name, state: 'IDLE' });
+}
+
+/** Starts `rollout deploy --graph` as its own process; resolves with its id (printed at start) once a reboot is under way. */
+async function startGraphRun(args: string[]): Promise<{ runId: string; child: ReturnType<typeof startCli>['child']; done: Promise<CliResult> }> {
+  const { child, done } = startCli(['deploy', '--site-config', sim!.profile, '--graph', graphFile, '--poll-interval', '10', '--max-in-transition', '4', ...args]);
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const runId = await new Promise<string>((resolve, reject) => {
+    void done.then((r) => reject(new Error(`rollout deploy --graph ended (${r.code}) before saying its id: ${r.stderr}`)));
+    const look = () => {
+      const match = /task run ([0-9a-f-]{36}) started/.exec(stderr);
+      if (match) resolve(match[1]!);
+      else setTimeout(look, 50);
+    };
+    look();
+  });
+  for (;;) {
+    const state = await sim!.fullState();
+    if (Object.values(state.nodes).some((n) => n.bootCount > 0)) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { runId, child, done };
 }
 
 const expectExit = (result: CliResult, code: number) => expect({ code: result.code, stderr: result.code === code ? '' : result.stderr }).toEqual({ code, stderr: '' });
@@ -107,29 +130,18 @@ it('two `rollout upgrade` processes with two data dirs (two control planes) neve
 
 it('a task run killed with kill -9 is a session: listed, shown, and resumed to its end without rebooting a node twice or leaving one drained', async () => {
   const dataDir = path.join(dir, 'data');
-  const { child, done } = startCli(['deploy', '--site-config', sim!.profile, '--graph', graphFile, '--poll-interval', '10', '--max-in-transition', '4', '--data-dir', dataDir]);
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   // Its id, printed as it starts; then kill -9 while reboots are under way.
-  const runId = await new Promise<string>((resolve) => {
-    const look = () => {
-      const match = /task run ([0-9a-f-]{36}) started/.exec(stderr);
-      if (match) resolve(match[1]!);
-      else setTimeout(look, 50);
-    };
-    look();
-  });
-  for (;;) {
-    const state = await sim!.fullState();
-    if (Object.values(state.nodes).some((n) => n.bootCount > 0)) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const { runId, child, done } = await startGraphRun(['--data-dir', dataDir]);
   child.kill('SIGKILL');
   expect((await done).code).toBeNull();
 
   const listed = await runCli(['session', 'list', '--data-dir', dataDir, '--json']);
   expectExit(listed, 0);
   expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ kind: 'TaskRun', runId, status: 'RUNNING' })]);
+  // One process at a time opens a data directory: the two lists one after the other.
+  const tasksOnly = await runCli(['session', 'list', '--data-dir', dataDir, '--kind', 'tasks', '--json']);
+  const upgradesOnly = await runCli(['session', 'list', '--data-dir', dataDir, '--kind', 'upgrade', '--json']);
+  expect([JSON.parse(tasksOnly.stdout), JSON.parse(upgradesOnly.stdout)]).toEqual([[expect.objectContaining({ runId })], []]);
   const shown = await runCli(['session', 'get', runId, '--data-dir', dataDir]);
   expectExit(shown, 0);
   expect(shown.stdout).toContain(runId);
@@ -140,4 +152,28 @@ it('a task run killed with kill -9 is a session: listed, shown, and resumed to i
   const state = await sim!.fullState();
   for (const name of NODES) expect({ name, booted: state.nodes[name]!.bootCount, drained: state.nodes[name]!.drainCount }).toEqual({ name, booted: 1, drained: 1 });
   await expectSiteClean();
+}, 240_000);
+
+it('a task run another terminal cancels (`rollout session cancel ID --data-dir`) starts no task after it, lets its reboots end and leaves no node drained', async () => {
+  // 5 simulated seconds a second: a reboot takes 12 s, time for another process to start and cancel.
+  await sim!.stop();
+  sim = await startSimulate(siteFile, dir, ['--time-scale', '5']);
+  const dataDir = path.join(dir, 'data');
+  const { runId, done } = await startGraphRun(['--data-dir', dataDir, '--json']);
+  const cancelled = await runCli(['session', 'cancel', runId, '--data-dir', dataDir]);
+  expectExit(cancelled, 0);
+  expect(cancelled.stdout).toContain(`tasks ${runId} is CANCELLING`);
+  const run = await done;
+  expect(run.code).toBe(1);
+  const view = JSON.parse(run.stdout) as { status: string; nodes: Record<string, Record<string, string>> };
+  expect(view.status).toBe('CANCELLED');
+  const state = await sim!.fullState();
+  // Reboots in flight ended; nothing started after the cancel (at most 4 in transition: the other nodes never drained).
+  for (const name of NODES) expect({ name, booted: state.nodes[name]!.bootCount <= 1, drained: /DRAIN/.test(state.nodes[name]!.wlmState) }).toEqual({ name, booted: true, drained: false });
+  expect(NODES.filter((name) => state.nodes[name]!.drainCount === 0).length).toBeGreaterThan(0);
+  expect(state.violations).toEqual([]);
+  expect(interleavedRuns(state.changes)).toEqual([]);
+  const shown = await runCli(['session', 'get', runId, '--data-dir', dataDir, '--json']);
+  expectExit(shown, 0);
+  expect(JSON.parse(shown.stdout)).toMatchObject({ status: 'CANCELLED' });
 }, 240_000);

@@ -92,18 +92,33 @@ export class SlurmNodeReader {
   }
 }
 
-/** Runs a script; transport failures become SiteServiceError (retryable) naming the command. */
-export async function run(service: Service, transport: CommandTransport, script: string) {
+/**
+ * How long a Slurm command (scontrol, sinfo, squeue) may run on the head node before it is ended and
+ * said: 60 s, on the site's clock (SSM's executionTimeout runs on the instance; the local transport
+ * kills it). Six times scontrol's own default MessageTimeout of 10 s, so a slow slurmctld still
+ * answers; without it a hung command held a run for the transport's default of 600 s.
+ */
+export const SLURM_COMMAND_TIMEOUT_SECONDS = 60;
+
+/**
+ * Runs a script with a deadline: a Slurm command's by default, or `'transport-default'` for a site's
+ * own command of unknown length (a prepareCommand). Transport failures, a command past its deadline
+ * included, become SiteServiceError (retryable) naming the command.
+ */
+export async function run(service: Service, transport: CommandTransport, script: string, deadline: Deadline = SLURM_COMMAND_TIMEOUT_SECONDS) {
   try {
-    return await transport.run(script);
+    return await transport.run(script, deadline === 'transport-default' ? {} : { timeoutSeconds: deadline });
   } catch (err) {
     throw new SiteServiceError(service, `${script}: ${describeError(err)}`, undefined, { cause: err });
   }
 }
 
+/** Seconds a command may run, or the transport's own default. */
+type Deadline = number | 'transport-default';
+
 /** Runs a script that must exit 0. */
-export async function runChecked(service: Service, transport: CommandTransport, script: string) {
-  const result = await run(service, transport, script);
+export async function runChecked(service: Service, transport: CommandTransport, script: string, deadline: Deadline = SLURM_COMMAND_TIMEOUT_SECONDS) {
+  const result = await run(service, transport, script, deadline);
   if (result.exitCode !== 0) throw new SiteServiceError(service, `${script} exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500) || 'no stderr'}`);
   return result;
 }

@@ -56,7 +56,7 @@ describe('rollout upgrade', () => {
     const state = JSON.parse(await readFile(stateFile, 'utf8')) as { groups: Record<string, string[]>; nodes: Record<string, Record<string, unknown>> };
     expect(state.groups.failed).toEqual(['x1000c0s1b0n1']);
     expect(state.nodes['x1000c0s0b0n0']).toEqual({ wlmState: 'IDLE', bootCount: 1, initialBusySeconds: 0, outOfService: [[expect.any(Number), expect.any(Number)]] });
-    expect(state.nodes['x1000c0s1b0n1']).toMatchObject({ wlmReason: 'upgrading-time-out-wlm-waiting', bootCount: 1 });
+    expect(state.nodes['x1000c0s1b0n1']).toMatchObject({ wlmReason: `upgrading-time-out-wlm-waiting ${report.upgradeId}`, bootCount: 1 });
   });
 
   it('prints a readable summary without --json', async () => {

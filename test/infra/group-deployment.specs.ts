@@ -88,15 +88,18 @@ export function groupDeploymentSpecs(stack: TemplateQueries): void {
       expect(new Set(logGroups).size).toBe(GROUP_DEPLOYMENT_FUNCTION_NAMES.length);
     });
 
-    it.each(GROUP_DEPLOYMENT_FUNCTION_NAMES)('%s: gets the table, HSM and the provisioner, and none of the Slurm settings', (name) => {
+    // Slurm's URL and token are there to read only: a batch's nodes whose Slurm reason shows another control plane's claim are left alone.
+    it.each(GROUP_DEPLOYMENT_FUNCTION_NAMES)('%s: gets the table, HSM, the provisioner and Slurm (to read claims), and not the boot service', (name) => {
       const variables = (functionProperties(name).Environment as { Variables: Record<string, unknown> }).Variables;
       expect(variables).toMatchObject({
         [ENVIRONMENT.tableName]: { Ref: stack.onlyOne('AWS::DynamoDB::Table')[0] },
         [ENVIRONMENT.inventoryUrl]: { Ref: 'InventoryUrl' },
         [ENVIRONMENT.provisionerUrl]: { Ref: 'ProvisionerUrl' },
         [ENVIRONMENT.siteApiTokenSecretArn]: { Ref: 'SiteApiTokenSecretArn' },
+        [ENVIRONMENT.workloadManagerUrl]: { Ref: 'WorkloadManagerUrl' },
+        [ENVIRONMENT.slurmTokenSecretArn]: { Ref: 'SlurmTokenSecretArn' },
       });
-      for (const unused of [ENVIRONMENT.slurmToken, ENVIRONMENT.slurmTokenSecretArn, ENVIRONMENT.workloadManagerUrl, ENVIRONMENT.bootServiceUrl]) {
+      for (const unused of [ENVIRONMENT.slurmToken, ENVIRONMENT.bootServiceUrl]) {
         expect(variables).not.toHaveProperty(unused);
       }
       stack.template.hasParameter('ProvisionerUrl', { AllowedPattern: '^https://.+' });

@@ -29,6 +29,8 @@ export const run = runScript;
 /** Runs a script that must exit 0 (a non-zero exit is a SiteServiceError with the command and its stderr). */
 export const runChecked = checked;
 
+export { SLURM_COMMAND_TIMEOUT_SECONDS } from './slurm-node-reader';
+
 /** Slurm through `scontrol` on a head node (SSM or local): the same node view as slurmrestd's. */
 export class ScontrolWorkloadManager implements WorkloadManager {
   private readonly reader: SlurmNodeReader;

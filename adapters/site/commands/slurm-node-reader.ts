@@ -310,18 +310,29 @@ function failed(service: Service, script: string, result: CommandResult): SiteSe
   return new SiteServiceError(service, `${script} exited ${result.exitCode}: ${words}`);
 }
 
-/** Runs a script; transport failures become SiteServiceError (retryable) naming the command. */
-export async function run(service: Service, transport: CommandTransport, script: string): Promise<CommandResult> {
+/**
+ * How long a Slurm command (scontrol, sinfo, squeue) may run on the head node before it is ended and
+ * said: 60 s, on the site's clock (SSM's executionTimeout runs on the instance; the local transport
+ * kills it). Six times scontrol's own default MessageTimeout of 10 s, so a slow slurmctld still
+ * answers; without it a hung command held a run for the transport's default of 600 s.
+ */
+export const SLURM_COMMAND_TIMEOUT_SECONDS = 60;
+
+/** Seconds a command may run, or the transport's own default (a site's own command of unknown length, such as a prepareCommand). */
+export type Deadline = number | 'transport-default';
+
+/** Runs a script with a deadline (a Slurm command's by default); transport failures, a command past its deadline included, become SiteServiceError (retryable) naming the command. */
+export async function run(service: Service, transport: CommandTransport, script: string, deadline: Deadline = SLURM_COMMAND_TIMEOUT_SECONDS): Promise<CommandResult> {
   try {
-    return await transport.run(script);
+    return await transport.run(script, deadline === 'transport-default' ? {} : { timeoutSeconds: deadline });
   } catch (err) {
     throw new SiteServiceError(service, `${script}: ${describeError(err)}`, undefined, { cause: err });
   }
 }
 
 /** Runs a script that must exit 0. */
-export async function checked(service: Service, transport: CommandTransport, script: string): Promise<CommandResult> {
-  const result = await run(service, transport, script);
+export async function checked(service: Service, transport: CommandTransport, script: string, deadline: Deadline = SLURM_COMMAND_TIMEOUT_SECONDS): Promise<CommandResult> {
+  const result = await run(service, transport, script, deadline);
   if (result.exitCode !== 0) throw failed(service, script, result);
   return result;
 }

@@ -148,7 +148,9 @@ export class SlurmRebootBootService implements BootService {
     let session = start;
     const { transport, prepareCommand } = this.options;
     if (!session.prepared && prepareCommand !== undefined) {
-      await runChecked('boot-service', transport, fillTemplate(prepareCommand, { template: validTemplate(session.templateName, 'templateName'), nodes: compressHostlist(session.nodes) }));
+      // The site's own command (wwctl, an image build): its length is the site's, so the transport's deadline, not a Slurm command's.
+      const prepare = fillTemplate(prepareCommand, { template: validTemplate(session.templateName, 'templateName'), nodes: compressHostlist(session.nodes) });
+      await runChecked('boot-service', transport, prepare, 'transport-default');
       session = { ...session, prepared: true };
       await this.sessions.update(session);
     }

@@ -24,7 +24,7 @@ describe("an admin's drain on a node of the upgrade", () => {
     }, 'step 0 to quiesce');
     const drained = runtime.simulator.state().nodes;
     expect(drained[nodeName(0)]).toMatchObject({ wlmState: 'DRAINED', wlmReason: 'bad dimm', drainCount: 0 });
-    expect(drained[nodeName(1)]).toMatchObject({ wlmReason: 'rolling-upgrade', drainCount: 1 });
+    expect(drained[nodeName(1)]).toMatchObject({ wlmReason: `rolling-upgrade ${run.id}`, drainCount: 1 });
 
     const live = runtime;
     await live.clock.busy(() => live.store.requestCancel(run.id));

@@ -36,8 +36,8 @@ describe('rolling upgrade health check', () => {
     const site = runtime.simulator.state();
     for (let i = 0; i < 4; i++) expect(site.nodes[nodeName(i)]).toMatchObject({ bootCount: 1, drainCount: 1, healthCheckCount: 1 });
     // The failed ones are failed in Slurm (never resumed) and in the failed group; the healthy ones are back.
-    expect(site.nodes[nodeName(1)]).toMatchObject({ resumeCount: 0, wlmReason: 'upgrading-health-check-failed' });
-    expect(site.nodes[nodeName(2)]).toMatchObject({ resumeCount: 0, wlmReason: 'upgrading-health-check-failed' });
+    expect(site.nodes[nodeName(1)]).toMatchObject({ resumeCount: 0, wlmReason: `upgrading-health-check-failed ${upgradeId}` });
+    expect(site.nodes[nodeName(2)]).toMatchObject({ resumeCount: 0, wlmReason: `upgrading-health-check-failed ${upgradeId}` });
     expect([...site.groups.failed!].sort()).toEqual([nodeName(1), nodeName(2)]);
     for (const i of [0, 3]) expect(site.nodes[nodeName(i)]).toMatchObject({ wlmState: 'IDLE', resumeCount: 1 });
     // Every command reached the head node quoted, with the node in place of {node}.

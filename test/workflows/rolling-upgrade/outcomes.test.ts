@@ -39,7 +39,7 @@ describe('rolling-upgrade workflow on the embedded engine', () => {
     const site = runtime.simulator.state();
     expect(site.groups.failed).toEqual([nodeName(1)]);
     expect(site.nodes[nodeName(1)]!.wlmState).toMatch(/^FAIL/);
-    expect(site.nodes[nodeName(1)]!.wlmReason).toBe('upgrading-time-out-wlm-waiting');
+    expect(site.nodes[nodeName(1)]!.wlmReason).toMatch(/^upgrading-time-out-wlm-waiting [0-9a-f-]{36}$/);
   });
 
   it('fails every node with upgrading-boot-session-failed when every boot fails', async () => {

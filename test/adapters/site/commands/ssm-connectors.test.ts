@@ -1,5 +1,5 @@
 import { compressHostlist } from '../../../../core/site/hostlist';
-import { ScontrolWorkloadManager } from '../../../../adapters/site/commands/scontrol-workload-manager';
+import { SLURM_COMMAND_TIMEOUT_SECONDS, ScontrolWorkloadManager } from '../../../../adapters/site/commands/scontrol-workload-manager';
 import { SlurmRebootBootService, type SlurmRebootSession } from '../../../../adapters/site/commands/slurm-reboot-boot-service';
 import { CommandTransportError } from '../../../../adapters/site/commands/command-errors';
 import { createSiteFromProfile } from '../../../../adapters/site';
@@ -107,6 +107,18 @@ describe('scontrol over SSM on the simulated head node', () => {
     expect(err).toBeInstanceOf(CommandTransportError);
     expect((err as CommandTransportError).details).toMatchObject({ transport: 'ssm', status: 'TimedOut', instanceId: HEAD_NODE_INSTANCE_ID });
     expect((err as CommandTransportError).details.commandId).toMatch(/^\d{8}-/);
+  });
+
+  it('ends a Slurm command that never finishes at 60 s of the site\'s clock and says so, not at the transport\'s default of 600 s', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: "'show' 'node'", hang: true }] }, { pollSeconds: 10 });
+    const wlm = new ScontrolWorkloadManager({ transport: t.transport });
+    const startedAt = t.site.simulator.clock.now();
+    const err = await wlm.getNodes([names[0]!]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SiteServiceError);
+    expect((err as SiteServiceError).message).toMatch(/'scontrol' '--json' 'show' 'node' .*: SSM command .* ended TimedOut/);
+    const waited = (t.site.simulator.clock.now() - startedAt) / 1000;
+    expect(waited).toBeGreaterThanOrEqual(SLURM_COMMAND_TIMEOUT_SECONDS);
+    expect(waited).toBeLessThan(SLURM_COMMAND_TIMEOUT_SECONDS + 30);
   });
 
   it('runs NHC on a compute node over ssh: it passes, fails with its ERROR line, or never returns (a poll then reports TimedOut)', async () => {

@@ -42,13 +42,14 @@ describe('rolling upgrade through scontrol over SSM, slurm-reboot and the slurm 
     for (let i = 0; i < 7; i++) expect(r.simulator.simulator.headNode.images.get(nodeName(i))).toBe('img-2');
   });
 
-  it('fails the same nodes when boots fail and a node never returns (a boot without slurmd counts as a boot time-out)', async () => {
+  it('fails the same nodes when boots fail and a node never returns (a boot without slurmd is Slurm's reboot timed out)', async () => {
     const site = () => buildSite(6, { node: (i) => (i === 1 ? { faults: { boot: 'fail' } } : i === 4 ? { faults: { returnToService: 'never' } } : {}) });
     const { overHttp, overSsm } = await compare(site, upgradeRequest({ wlmReturnTimeoutSeconds: 300, bootTimeoutSeconds: 900 }));
-    // Without a boot service, a node that booted but whose slurmd never registers looks to Slurm like a
-    // boot that never ended: it fails at the boot timeout rather than the return timeout. All else is equal.
+    // Without a boot service, a node that booted but whose slurmd never registers is a reboot Slurm never
+    // saw end: at ResumeTimeout (600 s, before the 900 s boot timeout) check_reboot_nodes() sets it DOWN
+    // "reboot timed out", which slurm-reboot reports as a failed boot. All else is equal.
     expect(overHttp.nodes[nodeName(4)]).toEqual({ status: 'FAILED', reason: 'upgrading-time-out-wlm-waiting' });
-    expect(overSsm.nodes[nodeName(4)]).toEqual({ status: 'FAILED', reason: 'upgrading-time-out-booting' });
+    expect(overSsm.nodes[nodeName(4)]).toEqual({ status: 'FAILED', reason: 'upgrading-boot-session-failed' });
     expect({ ...overSsm.nodes, [nodeName(4)]: undefined }).toEqual({ ...overHttp.nodes, [nodeName(4)]: undefined });
     expect(overSsm.nodes[nodeName(1)]).toEqual(overHttp.nodes[nodeName(1)]);
     expect(overSsm.counts).toEqual(overHttp.counts);

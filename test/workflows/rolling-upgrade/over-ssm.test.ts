@@ -42,7 +42,7 @@ describe('rolling upgrade through scontrol over SSM, slurm-reboot and the slurm 
     for (let i = 0; i < 7; i++) expect(r.simulator.simulator.headNode.images.get(nodeName(i))).toBe('img-2');
   });
 
-  it('fails the same nodes when boots fail and a node never returns (a boot without slurmd is Slurm's reboot timed out)', async () => {
+  it('fails the same nodes when boots fail and a node never returns (a boot without slurmd: Slurm times the reboot out)', async () => {
     const site = () => buildSite(6, { node: (i) => (i === 1 ? { faults: { boot: 'fail' } } : i === 4 ? { faults: { returnToService: 'never' } } : {}) });
     const { overHttp, overSsm } = await compare(site, upgradeRequest({ wlmReturnTimeoutSeconds: 300, bootTimeoutSeconds: 900 }));
     // Without a boot service, a node that booted but whose slurmd never registers is a reboot Slurm never

@@ -92,7 +92,7 @@ export const STALLED_ERROR = 'LocalEngine.Stalled';
  * sleeps on the wall clock). The engine evaluates the duration's path into these parameters.
  */
 const WAIT_RESOURCE = 'arn:aws:lambda:local:000000000000:function:LocalWait';
-/** Task timeouts run on the wall clock: a sleeping Wait must never hit one (setTimeout's limit is ~24.8 days). */
+/** Task timeouts run on the wall clock: a sleeping Wait, or a Task AWS gives no timeout, must never hit one (setTimeout's limit is ~24.8 days). */
 const WAIT_TIMEOUT_SECONDS = 2_000_000;
 interface WaitParameters {
   seconds?: number;
@@ -170,6 +170,9 @@ export class LocalStepFunctions {
     const callbacks = new Map<string, TaskTimers>();
     for (const [stateName, state] of allStates(runnable)) {
       if (state.Type === 'Task' && String(state.Resource).endsWith(CALLBACK_SUFFIX)) callbacks.set(stateName, runCallbackWithToken(name, stateName, state));
+      // AWS sets no timeout on a Task without TimeoutSeconds; the engine's default is 60 s of wall time, which
+      // failed a group's task-graph child (startExecution.sync:2) with States.Timeout against a real site.
+      if (state.Type === 'Task' && state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined) state.TimeoutSeconds = WAIT_TIMEOUT_SECONDS;
       if (state.Type !== 'Wait') continue;
       waits.add(stateName);
       runWaitAsTask(state);

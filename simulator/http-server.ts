@@ -11,6 +11,7 @@ import type { Method, ServiceApi, SimResponse } from './routes/route';
 import { slurmApi } from './routes/slurm';
 import { execApi, type ExecApi } from './routes/exec';
 import { ssmApi, type SsmApi } from './routes/ssm';
+import { LocalSsmAgent, type LocalSsmAgentOptions } from './models/ssm-agent';
 import type { TimeSource } from './sim-clock';
 import { SimRequestError } from './errors';
 import type { SiteDefinition } from './site-file';
@@ -22,6 +23,11 @@ export interface SiteSimulatorOptions {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
+  /**
+   * Instance ids whose SSM commands run on this machine (an SSM agent stand-in), e.g. a real Slurm
+   * head node's; every other id is the simulated head node's.
+   */
+  ssmAgent?: LocalSsmAgentOptions;
 }
 
 /** Where each simulated service answers, as a site profile or the connectors take them. */
@@ -51,6 +57,8 @@ export interface RunningSiteSimulator {
   urls: SimulatorUrls;
   /** The models, for in-process inspection. */
   simulator: SiteSimulator;
+  /** The SSM agent stand-in, when `ssmAgent` was given: its commandLog is what ran on this machine. */
+  ssmAgent?: LocalSsmAgent;
   state(): SiteState;
   /**
    * Answers one request in this process, as the HTTP server would answer it (the same routing,
@@ -80,11 +88,12 @@ export interface SimAnswer {
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 /** Serves the simulated site over HTTP (node:http only) until `close()`. */
-export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port = 0 }: SiteSimulatorOptions): Promise<RunningSiteSimulator> {
+export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port = 0, ssmAgent: agentOptions }: SiteSimulatorOptions): Promise<RunningSiteSimulator> {
   const simulator = new SiteSimulator(site, clock);
   const faults = new ApiFaults(site.apiFaults);
   const apis = [slurmApi(simulator), bosApi(simulator), hsmApi(simulator), provisionerApi(simulator), controlApi(simulator)];
-  const ssm = ssmApi(simulator);
+  const ssmAgent = agentOptions ? new LocalSsmAgent(agentOptions) : undefined;
+  const ssm = ssmApi(simulator, ssmAgent);
   const exec = execApi(simulator);
 
   const handle = async (request: SimRequest): Promise<SimAnswer | undefined> => {
@@ -115,10 +124,12 @@ export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port
     url,
     urls: simulatorUrls(url),
     simulator,
+    ...(ssmAgent ? { ssmAgent } : {}),
     state: () => simulator.state(),
     handle,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        ssmAgent?.close();
         server.close((err) => (err ? reject(err) : resolve()));
         // Keep-alive connections from fetch would otherwise hold close() open.
         server.closeAllConnections();

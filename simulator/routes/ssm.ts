@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ApiFaults } from '../api-faults';
 import { ssmCommandOutput } from '../../core/site/ssm-output';
 import { HEAD_NODE_INSTANCE_ID, type Invocation, type InvocationStatus } from '../models/head-node';
+import type { LocalSsmAgent } from '../models/ssm-agent';
 import type { SiteSimulator } from '../site-simulator';
 import type { SimResponse } from './route';
 
@@ -38,10 +39,13 @@ const FAULT_TYPES: Record<number, string> = { 400: 'ThrottlingException', 429: '
 
 /**
  * SSM Run Command as far as the command transport uses it (SendCommand with AWS-RunShellScript,
- * GetCommandInvocation, ListCommandInvocations), driving the simulated head node.
+ * GetCommandInvocation, ListCommandInvocations), driving the simulated head node, or, for the
+ * instance ids of `agent`, running the commands on this machine.
  */
-export function ssmApi(sim: SiteSimulator): SsmApi {
-  const head = sim.headNode;
+export function ssmApi(sim: SiteSimulator, agent?: LocalSsmAgent): SsmApi {
+  const simulated = sim.headNode;
+  const headFor = (instanceId: string) => (agent?.owns(instanceId) ? agent : simulated);
+  const known = (instanceId: string) => instanceId === HEAD_NODE_INSTANCE_ID || agent?.owns(instanceId) === true;
   return {
     serve(operation, text, faults) {
       const injected = faults.check('ssm', 'POST', operation);
@@ -61,18 +65,20 @@ export function ssmApi(sim: SiteSimulator): SsmApi {
         const request = parse(sendCommand);
         if ('status' in request) return request;
         if (request.DocumentName !== 'AWS-RunShellScript') return awsError(400, 'InvalidDocument', `document ${request.DocumentName} is not simulated`);
-        const unknown = request.InstanceIds.find((id) => id !== HEAD_NODE_INSTANCE_ID);
+        const unknown = request.InstanceIds.find((id) => !known(id));
         if (unknown) return awsError(400, 'InvalidInstanceId', `Instances [[${unknown}]] not in a valid state for account`);
+        if (new Set(request.InstanceIds.map(headFor)).size > 1) return awsError(400, 'InvalidInstanceId', 'the simulated head node and the machine\'s SSM agent take separate commands');
         const timeout = Number(request.Parameters.executionTimeout?.[0] ?? 3600);
-        const invocation = head.send(HEAD_NODE_INSTANCE_ID, request.Parameters.commands, Number.isFinite(timeout) && timeout > 0 ? timeout : 3600, request.Comment);
+        const instanceId = request.InstanceIds[0]!;
+        const invocation = headFor(instanceId).send(instanceId, request.Parameters.commands, Number.isFinite(timeout) && timeout > 0 ? timeout : 3600, request.Comment);
         return answer({
-          Command: { CommandId: invocation.commandId, DocumentName: request.DocumentName, Comment: request.Comment ?? '', InstanceIds: [HEAD_NODE_INSTANCE_ID], Status: 'Pending', RequestedDateTime: invocation.requestedAt / 1000 },
+          Command: { CommandId: invocation.commandId, DocumentName: request.DocumentName, Comment: request.Comment ?? '', InstanceIds: [instanceId], Status: 'Pending', RequestedDateTime: invocation.requestedAt / 1000 },
         });
       }
       if (operation === 'GetCommandInvocation') {
         const request = parse(getInvocation);
         if ('status' in request) return request;
-        const found = head.get(request.CommandId, request.InstanceId);
+        const found = headFor(request.InstanceId).get(request.CommandId, request.InstanceId);
         if (!found) return awsError(400, 'InvocationDoesNotExist', `no invocation ${request.CommandId} on ${request.InstanceId}`);
         return answer(invocationBody(found.invocation, found.status));
       }
@@ -82,8 +88,8 @@ export function ssmApi(sim: SiteSimulator): SsmApi {
         const filter = (key: string) => request.Filters?.find((f) => f.key === key)?.value;
         const after = filter('InvokedAfter');
         const before = filter('InvokedBefore');
-        const invocations = head
-          .list(request.CommandId)
+        const head = request.InstanceId !== undefined ? headFor(request.InstanceId) : undefined;
+        const invocations = (head ? head.list(request.CommandId) : [...simulated.list(request.CommandId), ...(agent?.list(request.CommandId) ?? [])].sort((a, b) => a.requestedAt - b.requestedAt))
           .filter((i) => request.InstanceId === undefined || i.instanceId === request.InstanceId)
           .filter((i) => (after === undefined || i.requestedAt >= Date.parse(after)) && (before === undefined || i.requestedAt <= Date.parse(before)))
           // As AWS lists them: newest first, a page at a time.
@@ -93,7 +99,7 @@ export function ssmApi(sim: SiteSimulator): SsmApi {
         const page = invocations.slice(from, from + pageSize);
         return answer({
           CommandInvocations: page.map((i) => {
-            const status = head.peek(i);
+            const status = headFor(i.instanceId).peek(i);
             return { CommandId: i.commandId, InstanceId: i.instanceId, Comment: i.comment ?? '', DocumentName: 'AWS-RunShellScript', Status: status, StatusDetails: status, RequestedDateTime: i.requestedAt / 1000 };
           }),
           ...(from + pageSize < invocations.length ? { NextToken: String(from + pageSize) } : {}),

@@ -14,6 +14,14 @@ function expectProblem(reply: ApiReply, status: number, fields?: string[]) {
   return problem;
 }
 
+/**
+ * These runs are on virtual time: a stalled run fails at once (the clock's settled() throws), so the
+ * wall-clock limits here only guard against a hang. They are generous: the first case alone is ~17 s of
+ * CPU, and under the whole suite on a loaded 2-core host it overran jest's 60 s default and a 60 s guard.
+ */
+const HANG_GUARD_MS = 240_000;
+jest.setTimeout(300_000);
+
 /** Polls GET /sessions/{id} (on the runtime's virtual time) until the upgrade's phase is COMPLETE or FAILED. */
 async function untilEnded(served: Served, id: string) {
   const request = (path: string) => call(served.runtime, served.apiEndpoint, 'GET', path);
@@ -24,7 +32,7 @@ async function untilEnded(served: Served, id: string) {
       return got.status === 200 && ['COMPLETE', 'FAILED'].includes(got.body.progress.phase) ? environmentUpgradeReportSchema.parse(got.body) : undefined;
     },
     `environment upgrade ${id} to end`,
-    60_000,
+    HANG_GUARD_MS,
   );
 }
 
@@ -152,7 +160,7 @@ describe('POST /environments/{id}/upgrade: the side-by-side upgrade as a workflo
     expectProblem(await request('POST', '/environments/5/upgrade', environmentUpgradeRequest()), 409);
 
     // cmp-1 runs a long job: the node phase waits in QUIESCING until the deletion.
-    await eventually(runtime, async () => ((await request('GET', `/sessions/${id}`)).body.rollingUpgrades?.nodes?.stage === 'QUIESCING' ? true : undefined), 'the nodes quiescing');
+    await eventually(runtime, async () => ((await request('GET', `/sessions/${id}`)).body.rollingUpgrades?.nodes?.stage === 'QUIESCING' ? true : undefined), 'the nodes quiescing', HANG_GUARD_MS);
     const deleted = await request('DELETE', `/sessions/${id}`);
     expect(deleted).toMatchObject({ status: 200, body: { id, kind: 'environment-upgrade', state: 'DELETING', running: true } });
     const report = await untilEnded(served, id);

@@ -158,11 +158,12 @@ describe('--site-config against rollout simulate gives the outcome of --site', (
     const returnTimeouts = Object.keys(expected.nodes).filter((n) => expected.nodes[n]!.reason === 'upgrading-time-out-wlm-waiting');
     const [siteState, connectedState] = states as [{ nodes: Record<string, unknown> }, { nodes: Record<string, unknown> }];
     if (simulateArgs.includes('ssm') || simulateArgs.includes('local')) {
-      // Without a boot service, a node that booted but whose slurmd never registers looks to Slurm like a
-      // boot that never ended: it fails at the boot timeout rather than the return timeout. All else is equal.
+      // Without a boot service, a node that booted but whose slurmd never registers is a reboot Slurm never
+      // saw end: at ResumeTimeout check_reboot_nodes() sets it DOWN "reboot timed out", which slurm-reboot
+      // reports as a failed boot (rather than the return timeout). All else is equal.
       expect(returnTimeouts.length).toBeGreaterThan(0);
       for (const n of returnTimeouts) {
-        expected.nodes[n] = { status: 'FAILED', reason: 'upgrading-time-out-booting' };
+        expected.nodes[n] = { status: 'FAILED', reason: 'upgrading-boot-session-failed' };
         delete siteState.nodes[n];
         delete connectedState.nodes[n];
       }

@@ -11,6 +11,8 @@ export interface RollingUpgradeScenario {
   bootFailEvery?: number;
   neverReturnsEvery?: number;
   busyEvery?: number;
+  /** Request controls on top (e.g. `{ mode: 'window', maxUnavailable: 32 }`): stepSize is then lock-step's only. */
+  controls?: Record<string, unknown>;
 }
 
 /** A fleet of `nodes` compute nodes, 64 per rack, with a sprinkling of faults. */
@@ -46,6 +48,7 @@ export async function benchRollingUpgrade(s: RollingUpgradeScenario): Promise<Be
       upgradeTemplateId: 'cos-2.4',
       workloadManagerType: 'slurm',
       pollIntervalSeconds: 10,
+      ...s.controls,
     });
     const outcome = await run.outcome;
     const wallSeconds = (performance.now() - started) / 1000;

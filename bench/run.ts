@@ -16,7 +16,7 @@ import { renderSoak, soakServe } from './soak';
  * (`ssm`: the step-size-100 upgrade through scontrol over SSM, with SSM calls and output bytes per node, `--ssm-nodes=N` for
  * another fleet size; `bundles`: the Lambda
  * bundles of the last `npm run synth`, sizes and import time; `cost`: dollars per 1,000 node-upgrades at step size 1, 10
- * and 100; none of these in the default run).
+ * and 100 and in mode window at maxUnavailable 1 and 32; none of these in the default run).
  */
 const quick = process.argv.includes('--quick');
 const nodes = quick ? 200 : 2000;
@@ -82,6 +82,12 @@ if (only === 'cost') {
   const fleetSize = quick ? 200 : 1000;
   for (const stepSize of [1, 10, 100]) {
     const figures = await benchRollingUpgrade({ name: `rolling upgrade, ${fleetSize} nodes, step size ${stepSize}`, nodes: fleetSize, stepSize });
+    process.stdout.write(`${renderCost(figures)}\n\n`);
+  }
+  // Mode window at maxUnavailable 1 and 32 (issue 21 goal 3), the same spotless fleet and poll interval.
+  for (const maxUnavailable of [1, 32]) {
+    const controls = { mode: 'window', maxUnavailable };
+    const figures = await benchRollingUpgrade({ name: `rolling upgrade, ${fleetSize} nodes, window maxUnavailable ${maxUnavailable}`, nodes: fleetSize, stepSize: 1, controls });
     process.stdout.write(`${renderCost(figures)}\n\n`);
   }
 }

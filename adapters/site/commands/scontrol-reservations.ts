@@ -44,6 +44,10 @@ export class ScontrolReservations implements MaintenanceReservations {
 
   async list(prefix: string): Promise<MaintenanceReservation[]> {
     const result = await runChecked('workload-manager', this.transport, shellCommand(['env', 'SLURM_TIME_FORMAT=%s', this.scontrol, '-o', 'show', 'reservation']));
+    // A listing cut short (SSM keeps 24,000 characters) would make held reservations look missing: created twice, never deleted.
+    if (result.stdoutTruncated) {
+      throw new SiteServiceError('workload-manager', `scontrol show reservation printed more than the transport returns (${result.stdout.length} characters kept): too many reservations on the site to read them in one listing`);
+    }
     return parseReservations(result.stdout).filter((r) => r.name.startsWith(prefix));
   }
 

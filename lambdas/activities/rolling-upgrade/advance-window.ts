@@ -180,8 +180,9 @@ export const advanceWindow: ActivityBody = async ({ session, progress, deps, now
       : [];
   const stageDecision = decideWindow({ session, progress, view: withTokens, observed, now, decision, lockedByOthers: new Set(heldByOthers.keys()), outsideTodo });
   const outcome = await applyDecision(deps, session, stageDecision, windowHeldNodes(inFlight).concat(locked));
-  if (session.reserveSlots) await holdPlannedSlots(deps, session, { progress: stageDecision.progress, decision, candidates, inFlight, wlm, jobEnds, now });
   await publishStatusEvents(deps, windowEvents(session, progress, stageDecision.progress, eventTime(now)));
+  // Last: the increment's decision is applied and told whatever the reservations do (a failure here is retried as the increment).
+  if (session.reserveSlots) await holdPlannedSlots(deps, session, { progress: stageDecision.progress, decision, candidates, inFlight, wlm, jobEnds, now });
   return outcome;
 };
 

@@ -152,4 +152,12 @@ describe('unsupportedControls', () => {
       { field: 'haltOnOutsideFailures', message: "halting on failures outside the plan in mode 'lockstep' is not supported by the workflow yet" },
     ]);
   });
+
+  it('runs reserveSlots in mode window, and refuses it in lockstep naming the field', () => {
+    expect(unsupportedControls(parseUpgradeRequest({ ...base, mode: 'window', reserveSlots: true }))).toEqual([]);
+    expect(unsupportedControls(parseUpgradeRequest({ ...base, reserveSlots: true }))).toEqual([
+      { field: 'reserveSlots', message: "maintenance reservations in mode 'lockstep' is not supported by the workflow yet" },
+    ]);
+    expect(() => parseUpgradeRequest({ ...base, mode: 'window', reserveSlots: 'yes' })).toThrow(/reserveSlots must be true or false/);
+  });
 });

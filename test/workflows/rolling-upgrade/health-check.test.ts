@@ -68,4 +68,16 @@ describe('rolling upgrade health check', () => {
     expect(outcome.cause).toContain('healthCheck.command');
     expect(runtime.simulator.state().nodes[nodeName(0)]!.drainCount).toBe(0);
   });
+
+  it('refuses reserveSlots at Open Session on a site with no command transport, naming the field', async () => {
+    runtime = await startTestRuntime({
+      site: buildSite(2),
+      connectors: (simulator) => createSiteClients({ workloadManagerUrl: simulator.urls.slurmrestd, bootServiceUrl: simulator.urls.bos, inventoryUrl: simulator.urls.hsm }),
+    });
+    const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', reserveSlots: true }));
+    const outcome = await run.outcome;
+    expect(outcome).toMatchObject({ status: 'FAILED', error: 'InvalidInputError' });
+    expect(outcome.cause).toContain('reserveSlots');
+    expect(runtime.simulator.state().nodes[nodeName(0)]!.drainCount).toBe(0);
+  });
 });

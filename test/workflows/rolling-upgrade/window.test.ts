@@ -143,6 +143,18 @@ describe('rolling upgrade in mode window', () => {
     expect(cancelled).toMatchObject({ state: 'DELETED', counts: { UPGRADED: 1, FAILED: 0, NOT_STARTED: 2 } });
   });
 
+  it('reserveSlots: a cancelled session leaves no reservation behind', async () => {
+    runtime = await startTestRuntime({ site: buildSite(6) });
+    const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 1, order: 'idle-first', reserveSlots: true }));
+    const held = () => runtime!.simulator.simulator.workloadManager.listReservations();
+    await eventually(runtime, async () => (held().length > 0 ? true : undefined), 'the slots held');
+    expect(held().every((r) => r.name.startsWith(`rollout-${run.id}-`) && r.flags.includes('MAINT'))).toBe(true);
+    await runtime.clock.busy(() => runtime!.cancel(run.id));
+    expect((await run.outcome).status).toBe('SUCCEEDED');
+    expect((await runtime.store.getSession(run.id))?.state).toBe('DELETED');
+    expect(held()).toEqual([]);
+  });
+
   it('refuses an approval when the session waits for none, naming why', async () => {
     runtime = await startTestRuntime({ site: buildSite(2) });
     const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 2 }));

@@ -56,6 +56,16 @@ describe('maintenance reservations by scontrol over SSM on the simulated head no
     expect(t.site.simulator.headNode.commandLog).toEqual([]);
   });
 
+  it('refuses a listing the transport cut short, rather than take held reservations for missing', async () => {
+    const many = nodeNames(200);
+    t = await startSsmTestSite({ nodes: nodesOf(many) });
+    const reservations = new ScontrolReservations(t.transport, { clock: clock(t) });
+    const now = t.site.simulator.clock.now();
+    // One reservation per node, ~330 characters each: past SSM's 24,000.
+    await reservations.apply({ put: many.map((n, i) => ({ name: `rollout-u1-${i}`, nodes: [n], startsAt: now + 60_000, endsAt: now + 600_000 })), update: [], remove: [] });
+    await expect(reservations.list('rollout-u1-')).rejects.toThrow(/more than the transport returns/);
+  });
+
   it('keeps jobs whose time limit runs past its start off the reserved node, as slurmctld does (reservation.c)', async () => {
     t = await startSsmTestSite({
       nodes: nodesOf(names.slice(0, 2)),

@@ -90,6 +90,9 @@ function overrideSend(target: { send: unknown }, send: (command: never) => Promi
       result.then((data) => cb(null, data), (err: unknown) => cb(err));
       return undefined;
     },
+    // Writable, as the SDK's own send is: a test may wrap a client (Object.create) and put its own send on the wrapper.
+    writable: true,
+    configurable: true,
   });
 }
 

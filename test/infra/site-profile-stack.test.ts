@@ -123,11 +123,11 @@ describe('RolloutStack with a site profile: each function reads the secrets and 
 
   it.each([
     ['index.AwaitOperator', [], false],
-    ['index.OpenSession', ['bos'], false],
+    ['index.OpenSession', ['bos', 'hsm'], false],
     ['index.StartStep', ['bos', 'hsm', 'slurm'], true],
     ['index.PickReadyGroups', [], false],
     ['index.StartDeployment', ['hsm'], false],
-    ['index.StartBatch', ['provisioner'], false],
+    ['index.StartBatch', ['provisioner', 'slurm'], false],
     ['index.AdvanceTaskRun', ['bos', 'hsm', 'slurm'], true],
     ['index.CloneSeed', [], false],
     ['index.OpenEnvironmentUpgrade', ['bos', 'hsm'], false],

@@ -37,12 +37,12 @@ describe('the compiled CLI', () => {
     expect(help).toEqual({ code: 0, stdout: texts.get('rollout session list'), stderr: '' });
   });
 
-  it('gives every command --json, but the servers (their first line is JSON already) and the completion script', () => {
+  it('gives every command --json, but the servers (their first line is JSON already), the completion script and the HTML report (`session get --json` is its JSON)', () => {
     const withoutJson: string[] = [];
     eachCommand(rolloutProgram(), (command, words) => {
       if (command.commands.length === 0 && !command.options.some((option) => option.long === '--json')) withoutJson.push(words.join(' '));
     });
-    expect(withoutJson).toEqual(['rollout simulate', 'rollout serve', 'rollout completion']);
+    expect(withoutJson).toEqual(['rollout report', 'rollout simulate', 'rollout serve', 'rollout completion']);
   });
 
   it('says a mistyped or missing option, argument or command in one line with where to look, exit 2', async () => {
@@ -96,7 +96,7 @@ describe('rollout completion', () => {
       return (await run('bash', ['-c', script])).stdout.trim().split('\n').filter(Boolean);
     };
     expect(await complete(['rollout', 'se'])).toEqual(['session', 'serve']);
-    expect(await complete(['rollout', 'session', ''])).toEqual(['list', 'get', 'watch', 'resume', 'pause', 'approve', 'cancel', '-h', '--help']);
+    expect(await complete(['rollout', 'session', ''])).toEqual(['list', 'get', 'watch', 'resume', 'pause', 'approve', 'stop', 'cancel', '-h', '--help']);
     expect(await complete(['rollout', 'session', 'list', '--j'])).toEqual(['--json']);
     expect(await complete(['rollout', 'plan', 'deploy', '--format', ''])).toEqual(['text', 'json', 'mermaid']);
     expect(await complete(['rollout', 'completion', ''])).toEqual(['-h', '--help']);

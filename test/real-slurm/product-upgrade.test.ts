@@ -65,6 +65,9 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
   };
   /** At the end of every run: every node in service with no reason of ours, c05 as the admin left it, no node in our groups. */
   const expectClusterAsBefore = async () => {
+    // A node's slurmd may miss a ping on a loaded host (IDLE+NOT_RESPONDING for a few seconds, unrelated to the run): let that pass first.
+    const settle = Date.now() + 30_000;
+    while ((await cluster.readNodes()).some((n) => n.flags.includes('NOT_RESPONDING')) && Date.now() < settle) await new Promise((r) => setTimeout(r, 500));
     const nodes = await cluster.readNodes();
     for (const node of nodes) {
       expect([node.name, isUpgradeDrainReason(node.reason) && (node.flags.includes('DRAIN') || node.base === 'DOWN')]).toEqual([node.name, false]);
@@ -124,7 +127,7 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
     const result = await rollout(upgradeArgs(['--step-size', '8', '--boot-timeout', '15'])).done;
     const session = report(result);
     expect(result.code).toBe(0);
-    expect(session.nodes.c08).toEqual({ status: 'FAILED', reason: 'upgrading-time-out-booting' });
+    expect(session.nodes.c08).toMatchObject({ status: 'FAILED', reason: 'upgrading-time-out-booting', phase: 'failed' });
     expect(Object.entries(session.nodes).filter(([name]) => name !== 'c08').map(([, n]) => n.status)).toEqual(Array(7).fill('UPGRADED'));
     const c08 = await cluster.node('c08');
     expect(c08.features).toContain('failed');
@@ -138,17 +141,21 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
     await cluster.waitForNode('c08', (n) => n.base === 'IDLE' && n.flags.length === 0, 'back idle', 60_000);
   }, 180_000);
 
-  test('Ctrl-C mid-run: the deletion rules leave no node drained by us', async () => {
+  test('Ctrl-C mid-run: the session stops, and no node is left drained by us', async () => {
     const job = await cluster.submitJob('c01', { seconds: 120 });
     const run = rollout(upgradeArgs(['--step-size', '2']));
-    await cluster.waitForNode('c01', (n) => n.flags.includes('DRAIN') && isUpgradeDrainReason(n.reason), 'drained by the run', 90_000);
-    run.child.kill('SIGINT');
-    const result = await run.done;
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('cancelling the session');
-    const session = report(result);
-    expect(session.state).toBe('DELETED');
-    await cluster.cancelJob(job);
+    try {
+      await cluster.waitForNode('c01', (n) => n.flags.includes('DRAIN') && isUpgradeDrainReason(n.reason), 'drained by the run', 90_000);
+      run.child.kill('SIGINT');
+      const result = await run.done;
+      expect(result.code).toBe(1);
+      // The first Ctrl-C stops the run (issue 20): what is in flight finishes, the drain not yet followed by a reboot is lifted.
+      expect(result.stderr).toContain('stopping upgrade');
+      const session = report(result);
+      expect(session.state).toBe('STOPPED');
+    } finally {
+      await cluster.cancelJob(job);
+    }
     await cluster.waitForNode('c01', (n) => n.base === 'IDLE', 'idle after its job', 30_000);
     await expectClusterAsBefore();
   }, 180_000);

@@ -544,7 +544,9 @@ describe('fault matrix: SSM calls that get no answer (the client gives up at its
             poll: (id) => site.poll(id),
             findStarted: (tag, since) => site.findStarted(tag, since),
           };
-          return { ...simulatedSiteClients(simulator), workloadManager: new ScontrolWorkloadManager({ transport }) };
+          // On the site's clock, as the product's connectors build it: on the system clock its compact listing, reused for
+          // 500 ms, was reused across ~50 polls of virtual time, and the cancel came after the job had ended.
+          return { ...simulatedSiteClients(simulator), workloadManager: new ScontrolWorkloadManager({ transport, clock: simulator.simulator.clock }) };
         },
       });
       const startedAt = runtime.clock.now();

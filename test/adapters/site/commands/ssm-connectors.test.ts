@@ -110,12 +110,13 @@ describe('scontrol over SSM on the simulated head node', () => {
   });
 
   it('ends a Slurm command that never finishes at 60 s of the site\'s clock and says so, not at the transport\'s default of 600 s', async () => {
-    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: "'show' 'node'", hang: true }] }, { pollSeconds: 10 });
+    // The read's first command is the compact sinfo listing (the scontrol detail read follows only for some nodes): it is the one that hangs.
+    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: "'sinfo' '-h' '-N'", hang: true }] }, { pollSeconds: 10 });
     const wlm = new ScontrolWorkloadManager({ transport: t.transport });
     const startedAt = t.site.simulator.clock.now();
     const err = await wlm.getNodes([names[0]!]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SiteServiceError);
-    expect((err as SiteServiceError).message).toMatch(/'scontrol' '--json' 'show' 'node' .*: SSM command .* ended TimedOut/);
+    expect((err as SiteServiceError).message).toMatch(/'sinfo' '-h' '-N' '-n' .*: SSM command .* ended TimedOut/);
     const waited = (t.site.simulator.clock.now() - startedAt) / 1000;
     expect(waited).toBeGreaterThanOrEqual(SLURM_COMMAND_TIMEOUT_SECONDS);
     expect(waited).toBeLessThan(SLURM_COMMAND_TIMEOUT_SECONDS + 30);

@@ -1,3 +1,4 @@
+import { createSiteClients } from '../../../adapters/site';
 import { simulatedSiteClients } from '../../../engine/simulated-site-clients';
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';

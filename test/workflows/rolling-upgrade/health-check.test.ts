@@ -1,4 +1,3 @@
-import { createSiteClients } from '../../../adapters/site/create-site-clients';
 import { simulatedSiteClients } from '../../../engine/simulated-site-clients';
 import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';

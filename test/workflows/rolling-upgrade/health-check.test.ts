@@ -72,7 +72,7 @@ describe('rolling upgrade health check', () => {
   it('refuses reserveSlots at Open Session on a site with no command transport, naming the field', async () => {
     runtime = await startTestRuntime({
       site: buildSite(2),
-      connectors: (simulator) => createSiteClients({ workloadManagerUrl: simulator.urls.slurmrestd, bootServiceUrl: simulator.urls.bos, inventoryUrl: simulator.urls.hsm }),
+      connectors: (simulator) => simulatedSiteClients(simulator),
     });
     const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', reserveSlots: true }));
     const outcome = await run.outcome;

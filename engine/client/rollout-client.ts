@@ -179,15 +179,27 @@ export class RolloutClient implements RolloutRuntime {
 
   /** The cancel request; `running` says whether an execution is there to pick it up (else: `rollout session resume`). */
   async cancel(id: string): Promise<CancelResult> {
+    const runningBefore = await this.runningBeforeRequest(id);
     const result = await this.reads.cancel(id);
-    return { ...result, running: await this.isRunning(result.kind, id) };
+    return { ...result, running: runningBefore || (await this.isRunning(result.kind, id)) };
   }
 
   /** The stop request; `running` says whether an execution is there to pick it up. */
   async stop(id: string): Promise<StopResult> {
+    const runningBefore = await this.runningBeforeRequest(id);
     const result = await this.reads.stop(id);
     // A task run has no session executions to list (it runs as the TaskGraph workflow's own): the stored answer stands.
-    return result.kind === 'tasks' ? result : { ...result, running: await this.isRunning(result.kind, id) };
+    return result.kind === 'tasks' ? result : { ...result, running: runningBefore || (await this.isRunning(result.kind, id)) };
+  }
+
+  /**
+   * Whether an execution works on the session just before a cancel or stop request is written: the
+   * execution that picks the request up may end at once (on virtual time, within milliseconds), and
+   * it was there to pick it up all the same.
+   */
+  private async runningBeforeRequest(id: string): Promise<boolean> {
+    const status = await this.reads.status(id);
+    return status !== undefined && !status.ended && (await this.isRunning(status.kind, id));
   }
 
   gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {

@@ -46,8 +46,8 @@ describe('the stage table and the workflow', () => {
     expect(dispatchProblems(readAsl())).toEqual([]);
   });
 
-  it('names every stage but COMPLETE (where the workflow ends)', () => {
-    expect([...TABLE.keys(), 'COMPLETE'].sort()).toEqual([...STAGES].sort());
+  it('names every stage but COMPLETE and STOPPED (where the workflow ends)', () => {
+    expect([...TABLE.keys(), 'COMPLETE', 'STOPPED'].sort()).toEqual([...STAGES].sort());
   });
 
   it('catches a swapped route, a missing stage and a stage the table lacks', () => {

@@ -19,6 +19,11 @@ async function waitFor(runtime: EmbeddedRuntime, upgradeId: string, what: string
 }
 
 const report = async (runtime: EmbeddedRuntime, id: string) => buildSessionReport(runtime.store, (await runtime.store.getSession(id))!);
+/** The report once Open Session has stored the session (right after `run` it may not have yet), else undefined. */
+const reportOnceOpen = async (runtime: EmbeddedRuntime, id: string) => {
+  const session = await runtime.store.getSession(id);
+  return session && buildSessionReport(runtime.store, session);
+};
 
 describe('stopping a rolling upgrade', () => {
   let runtime: EmbeddedRuntime | undefined;
@@ -145,8 +150,8 @@ describe('the live view: each node\'s phase and since when, from its record', ()
     try {
       const run = await runtime.run('rollingUpgrade', upgradeRequest());
       const quiet = await eventually(runtime, async () => {
-        const r = await report(runtime, run.id);
-        return r.nodes[nodeName(0)]?.phase === 'quiet' ? r : undefined;
+        const r = await reportOnceOpen(runtime, run.id);
+        return r?.nodes[nodeName(0)]?.phase === 'quiet' ? r : undefined;
       }, 'node 0 quiet');
       expect(quiet.nodes[nodeName(1)]).toMatchObject({ status: 'IN_PROGRESS', phase: 'draining' });
       expect(quiet.nodes[nodeName(2)]).toEqual({ status: 'NOT_STARTED', phase: 'waiting' });

@@ -64,10 +64,13 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
     return counts;
   };
   /** At the end of every run: every node in service with no reason of ours, c05 as the admin left it, no node in our groups. */
-  const expectClusterAsBefore = async () => {
-    // A node's slurmd may miss a ping on a loaded host (IDLE+NOT_RESPONDING for a few seconds, unrelated to the run): let that pass first.
+  /** A node's slurmd may miss a ping on a loaded host (IDLE+NOT_RESPONDING for a few seconds, unrelated to the run): let that pass first. */
+  const settleNotResponding = async () => {
     const settle = Date.now() + 30_000;
     while ((await cluster.readNodes()).some((n) => n.flags.includes('NOT_RESPONDING')) && Date.now() < settle) await new Promise((r) => setTimeout(r, 500));
+  };
+  const expectClusterAsBefore = async () => {
+    await settleNotResponding();
     const nodes = await cluster.readNodes();
     for (const node of nodes) {
       expect([node.name, isUpgradeDrainReason(node.reason) && (node.flags.includes('DRAIN') || node.base === 'DOWN')]).toEqual([node.name, false]);
@@ -177,6 +180,7 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
     const session = report(resumed);
     expect([resumed.code, session.state]).toEqual([0, 'READY']);
     expect(perNode(rebootsSince(before))).toEqual(Object.fromEntries(cluster.nodes.map((n) => [n, 1])));
+    await settleNotResponding();
     const nodes = await cluster.readNodes();
     for (const node of nodes) expect([node.name, session.nodes[node.name]?.status, node.name === 'c05' || state(node) === 'IDLE']).toEqual([node.name, 'UPGRADED', true]);
     await expectClusterAsBefore();

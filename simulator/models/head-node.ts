@@ -270,7 +270,7 @@ export class HeadNodeModel {
     const nodes = names === undefined ? wlm.list() : names.flatMap((n) => wlm.get(n) ?? []);
     const missing = names === undefined ? [] : names.filter((n) => !wlm.get(n));
     const now = this.deps.timeline.sync();
-    const featuresOf = (name: string) => this.nodeFeatures(name);
+    const featuresOf = this.featuresReader();
     if (json) {
       if (nodes.length === 0) return { exitCode: 1, stdout: JSON.stringify({ nodes: [], errors: [{ error: 'Node not found' }] }), stderr: `Node ${hostlist} not found\n` };
       return { exitCode: 0, stdout: scontrolShowNodeJson(nodes, featuresOf, now, wlm.version) };
@@ -393,9 +393,15 @@ export class HeadNodeModel {
     return features;
   }
 
+  /** The features of many nodes, the site's groups read once (a listing of 10,000 nodes read them once per node: quadratic). */
+  featuresReader(): (name: string) => NodeFeatures {
+    const all = this.features();
+    return (name) => this.nodeFeatures(name, all);
+  }
+
   /** A node's AvailableFeatures (its fixed features and groups) and ActiveFeatures (the same, unless `scontrol update` set them apart). */
-  nodeFeatures(name: string): NodeFeatures {
-    const available = this.features().get(name) ?? [];
+  nodeFeatures(name: string, all: ReadonlyMap<string, string[]> = this.features()): NodeFeatures {
+    const available = all.get(name) ?? [];
     const active = this.featureEdits.get(name)?.active;
     return { available, active: active ? active.filter((f) => available.includes(f)) : available };
   }
@@ -489,7 +495,7 @@ export class HeadNodeModel {
     if (!args.includes('-N') && !args.includes('--Node')) return { exitCode: 1, stderr: 'sim-head-node: sinfo -O is simulated node by node (-N) only\n' };
     const wanted = hostlist === undefined ? undefined : new Set(expandHostlist(hostlist));
     const nodes = this.deps.workloadManager.list().filter((n) => !wanted || wanted.has(n.name));
-    const stdout = sinfoLongFormat(nodes, (name) => this.nodeFeatures(name), format);
+    const stdout = sinfoLongFormat(nodes, this.featuresReader(), format);
     return stdout === undefined ? { exitCode: 1, stderr: `sim-head-node: sinfo -O ${format}: a field the simulator does not print\n` } : { exitCode: 0, stdout };
   }
 
@@ -502,7 +508,7 @@ export class HeadNodeModel {
     if (!wlm.version.sinfoJsonIsV38) return { exitCode: 1, stderr: `sim-head-node: sinfo --json is simulated for Slurm 22.05 only (this site runs ${wlm.version.full}); use scontrol --json show node\n` };
     const known = (a: string, i: number) => a === '--json' || a === '-N' || a === '-h' || a === '--noheader' || a.startsWith('--nodes=') || a === '-n' || args[i - 1] === '-n';
     if (!args.every(known)) return { exitCode: 1, stderr: `sinfo: unsupported arguments: ${args.join(' ')}\n` };
-    return { exitCode: 0, stdout: sinfoJsonV38(wlm.list(), (name) => this.nodeFeatures(name), wlm.version) };
+    return { exitCode: 0, stdout: sinfoJsonV38(wlm.list(), this.featuresReader(), wlm.version) };
   }
 
   /**

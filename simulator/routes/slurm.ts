@@ -34,7 +34,6 @@ export function slurmApi(sim: SiteSimulator): ServiceApi {
   const wlm = sim.workloadManager;
   const version = wlm.version;
   const served = new Set(version.restdVersions);
-  const featuresOf = (name: string) => sim.headNode.nodeFeatures(name);
 
   /** The version of a path, or a 404 as slurmrestd answers a plugin it did not load. */
   const apiVersion = (v: string): string => {
@@ -52,6 +51,7 @@ export function slurmApi(sim: SiteSimulator): ServiceApi {
   };
 
   const nodesBody = (v: string, nodes: readonly WlmNodeSnapshot[]) => {
+    const featuresOf = sim.headNode.featuresReader();
     const n = apiVersionNumber(v);
     if (n <= 38) return { meta: metaV38(version, v), errors: [], nodes: nodes.map((node, i) => nodeV38(node, featuresOf(node.name), i, version)) };
     return { nodes: nodes.map((node) => toSlurmNode(node, n, featuresOf(node.name))), errors: [], warnings: [], meta: meta(v) };

@@ -321,7 +321,8 @@ export class RealSlurmCluster {
     const { stdout } = await this.run('sbatch', ['--parsable', '-w', node, '-t', String(limit), '-J', options.name ?? 'busy', '-D', path.join(this.dir, 'jobs'), '-o', '/dev/null', '--wrap', `sleep ${options.seconds}`]);
     const jobId = Number(stdout.trim().split(';')[0]);
     if (!Number.isInteger(jobId)) throw new Error(`sbatch printed no job id: ${stdout}`);
-    if (options.wait !== false) await this.waitForJob(jobId, (state) => state === 'RUNNING', 'running', 30_000);
+    // slurmctld starts a job at submission when it can, else at its next scheduling pass (sched_interval, 60 s by default): a loaded host can miss the first.
+    if (options.wait !== false) await this.waitForJob(jobId, (state) => state === 'RUNNING', 'running', 90_000);
     return jobId;
   }
 

@@ -309,7 +309,14 @@ describe('plans of random graphs', () => {
   it('respects requires on each node, group order across nodes, and runs every op once', () => {
     fc.assert(
       fc.property(arbitraryGraph, ({ graph, nodes }) => {
-        const plan = planTaskGraph(graph, nodes);
+        let plan: ReturnType<typeof planTaskGraph>;
+        try {
+          plan = planTaskGraph(graph, nodes);
+        } catch (err) {
+          // A random graph can require a task of a group that runs later: the planner refuses it (its own test), so it is no input for this property.
+          if (err instanceof Error && /waits on itself/.test(err.message)) return fc.pre(false);
+          throw err;
+        }
         const requires = new Map(graph.tasks.map((t) => [t.id, t.requires]));
         for (const tasks of Object.values(plan.nodes)) {
           const ids = tasks.map((t) => t.id);

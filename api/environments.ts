@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  failedUpgrade,
   ENVIRONMENT_UPGRADE_KIND,
   assignRequestSchema,
   checkAssignment,
@@ -21,9 +22,9 @@ import {
   describeError,
 } from '../core/errors';
 import { parseOrThrow } from '../core/validation';
-import { failed } from '../lambdas/activities/environment-upgrade/phase-runner';
-import { checkOnSite, planFromStore } from '../lambdas/activities/environment-upgrade/validate-request';
-import type { ApiDependencies } from './control-plane';
+
+import { checkOnSite, planFromStore } from '../control-plane/request-checks/environment-upgrade-request';
+import type { ApiDependencies } from './dependencies';
 import { json, type ApiRequest } from './http';
 import { readJsonObject } from './problems';
 import type { Route } from './router';
@@ -125,7 +126,7 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
     try {
       started = await controlPlane.startEnvironmentUpgrade({ environmentId: id, request: body }, executionName);
     } catch (err) {
-      await environmentUpgrades.saveUpgrade(failed(session, 'StartExecutionFailed', [{ field: '', message: `the workflow could not be started: ${describeError(err)}` }], now), revision);
+      await environmentUpgrades.saveUpgrade(failedUpgrade(session, 'StartExecutionFailed', [{ field: '', message: `the workflow could not be started: ${describeError(err)}` }], now), revision);
       throw err;
     }
     return json(201, { id: upgradeId, kind: 'environment-upgrade', executionArn: started.executionArn }, { location: `/sessions/${encodeURIComponent(upgradeId)}` });

@@ -1,11 +1,12 @@
-import type { ApiDependencies } from './control-plane';
+import type { ApiDependencies } from './dependencies';
 import { environmentRoutes } from './environments';
 import { json, type ApiHandler } from './http';
 import type { buildOpenApiDocument } from './openapi';
 import { createRouter, type Route } from './router';
 import { sessionRoutes } from './sessions';
 
-export type { ApiControlPlane, ApiDependencies } from './control-plane';
+export type { ApiDependencies } from './dependencies';
+export type { ApiControlPlane } from '../control-plane/runtime';
 export type { ApiHandler, ApiRequest, ApiResponse } from './http';
 
 /** Every route of the API, in one table (the OpenAPI test checks the document lists each). */

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { listenHttp, type HttpListener } from '../engine/http-listener';
+import { listenHttp, type HttpListener } from './http-listener';
 import type { ApiHandler, ApiResponse } from './http';
 import { bodyText, MalformedRequestError, problem, problemFor } from './problems';
 import { MAX_BODY_BYTES } from './router';

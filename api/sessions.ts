@@ -3,11 +3,11 @@ import { parseDeploymentStrategy, planDeployment, selectDeploymentStrategy } fro
 import { parseDeploymentRequest } from '../core/group-deployment/deployment-request';
 import { parseUpgradeRequest, unsupportedControls } from '../core/rolling-upgrade/upgrade-request';
 import { upgradeHasEnded } from '../core/environments';
-import { buildEnvironmentUpgradeReport, summarizeEnvironmentUpgrade } from '../engine/reports/environment-upgrade-report';
-import { checkUpgradeRequest } from '../lambdas/activities/rolling-upgrade/open-session';
-import { checkUpgradeGroups } from '../lambdas/activities/rolling-upgrade/upgrade-groups';
+import { buildEnvironmentUpgradeReport, summarizeEnvironmentUpgrade } from '../control-plane/reports/environment-upgrade-report';
+import { checkUpgradeRequest } from '../control-plane/request-checks/upgrade-request';
+import { checkUpgradeGroups } from '../control-plane/request-checks/upgrade-groups';
 import type { RunStart } from '../ports/run-start-store';
-import type { ApiDependencies } from './control-plane';
+import type { ApiDependencies } from './dependencies';
 import { json } from './http';
 import { problem, readJsonObject } from './problems';
 import type { Route } from './router';

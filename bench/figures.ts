@@ -1,4 +1,4 @@
-import type { ExecutionFigures } from '../engine/local-step-functions';
+import type { ExecutionFigures } from '../local/local-step-functions';
 
 export interface BenchFigures {
   scenario: string;
@@ -11,7 +11,7 @@ export interface BenchFigures {
   largestPayloadState: string;
   stateTransitions: number;
   lambdaInvocations: number;
-  /** Billed milliseconds of those invocations, measured in-process (engine/local-step-functions.ts). */
+  /** Billed milliseconds of those invocations, measured in-process (local/local-step-functions.ts). */
   lambdaBilledMs: number;
   dynamoDbRequests: number;
   /** e.g. { PutItemCommand: 12, QueryCommand: 3 }: what the cost figures split into writes and reads. */

@@ -5,7 +5,7 @@ import { ScontrolWorkloadManager } from '../adapters/site/commands/scontrol-work
 import { SlurmInventory, type GroupMembership } from '../adapters/site/commands/slurm-inventory';
 import { SlurmNodeReader } from '../adapters/site/commands/slurm-node-reader';
 import { SlurmRebootBootService, type SlurmRebootSession } from '../adapters/site/commands/slurm-reboot-boot-service';
-import { EmbeddedRuntime } from '../engine/embedded-runtime';
+import { EmbeddedRuntime } from '../local/embedded-runtime';
 import { randomStream } from '../simulator/seeded-random';
 import { RealSlurmCluster } from '../test/support/real-slurm';
 import type { SdiagCounts } from '../test/support/sdiag';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { EmbeddedRuntime } from '../engine/embedded-runtime';
+import { EmbeddedRuntime } from '../local/embedded-runtime';
 import { parseSiteDefinition } from '../simulator';
 import { summarizeExecutions, type BenchFigures } from './figures';
 

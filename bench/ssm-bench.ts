@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { createCommandSite, SsmTransport } from '../adapters/site/commands';
-import { EmbeddedRuntime } from '../engine/embedded-runtime';
+import { EmbeddedRuntime } from '../local/embedded-runtime';
 import { HEAD_NODE_INSTANCE_ID } from '../simulator/models/head-node';
 import { fleet, type RollingUpgradeScenario } from './rolling-upgrade-bench';
 

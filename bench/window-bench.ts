@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { EmbeddedRuntime, itemsReadPerCall } from '../engine/embedded-runtime';
-import { makespanSeconds } from '../engine/reports/session-report';
+import { EmbeddedRuntime, itemsReadPerCall } from '../local/embedded-runtime';
+import { makespanSeconds } from '../control-plane/reports/session-report';
 import { formatDuration } from '../cli/summary';
 import type { SiteDefinition } from '../simulator';
 import { BUSY_FLEET, boundNodes, busyFleetSite, type BusyFleetSpec } from './busy-fleet';

@@ -4,7 +4,7 @@ import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { z } from 'zod';
 import { toFieldProblems } from '../core/validation';
-import { DEFAULT_STACK, discoverEndpoints, resolveApiUrl } from '../engine/client/targets';
+import { DEFAULT_STACK, discoverEndpoints, resolveApiUrl } from './targets';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
 

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import { connectControlPlane, DEFAULT_STACK, type ControlPlaneTarget } from '../engine/client/targets';
-import type { RolloutClient } from '../engine/client/rollout-client';
+import { connectControlPlane, DEFAULT_STACK, type ControlPlaneTarget } from './targets';
+import type { RolloutClient } from '../control-plane/aws-client/rollout-client';
 import { dataDirForRun } from './data-dir-option';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
-import type { SiteSource } from '../engine/open-runtime';
+import type { SiteSource } from '../local/open-runtime';
 import { timeScaleOption } from './option-values';
 
 /** The options that name a remote control plane: a `rollout serve` (or LocalStack) URL, or a deployed stack. */

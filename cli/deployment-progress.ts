@@ -1,5 +1,5 @@
 import type { DeploymentStage } from '../core/group-deployment';
-import type { RolloutSessions } from '../engine/runtime';
+import type { RolloutSessions } from '../control-plane/runtime';
 import { showProgressLine } from './progress-line';
 
 const SHOWN_STAGES: readonly DeploymentStage[] = ['DEPLOYED', 'PREPARED', 'FAILED', 'NOT_STARTED'];

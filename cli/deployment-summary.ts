@@ -1,5 +1,5 @@
 import { shortList } from '../core/text';
-import type { DeploymentReport } from '../engine/reports/deployment-report';
+import type { DeploymentReport } from '../control-plane/reports/deployment-report';
 import { formatDuration } from './summary';
 
 /** Shipyard's end of run: a group summary, then a node summary. */

@@ -1,5 +1,5 @@
 import { createSiteFromProfile } from '../adapters/site';
-import type { SiteSource } from '../engine/open-runtime';
+import type { SiteSource } from '../local/open-runtime';
 import type { InventoryNode } from '../ports/site';
 import type { SiteDefinition } from '../simulator/site-file';
 

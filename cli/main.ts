@@ -1,4 +1,4 @@
-import '../engine/polyfills';
+import '../local/polyfills';
 import { reportError, runRollout } from './program';
 import { endQuietlyOnClosedPipe } from './quiet-pipe';
 

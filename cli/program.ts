@@ -11,7 +11,7 @@ import { registerServeCommand } from './commands/serve';
 import { registerSessionCommands } from './commands/session';
 import { registerSimulateCommand } from './commands/simulate';
 import { registerUpgradeCommand } from './commands/upgrade';
-import { DataDirDamagedError } from '../engine/errors';
+import { DataDirDamagedError } from '../local/errors';
 import { describeCommand } from './command-spec';
 import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './completion';
 import { CliError } from './errors';

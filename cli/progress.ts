@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress';
-import type { RolloutSessions } from '../engine/runtime';
+import type { RolloutSessions } from '../control-plane/runtime';
 import { repeatRender } from './repeat-render';
 import { formatDuration } from './summary';
 

@@ -1,4 +1,4 @@
-import type { RunKind, RolloutSessions } from '../engine/runtime';
+import type { RunKind, RolloutSessions } from '../control-plane/runtime';
 import { describeError } from '../core/errors';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';

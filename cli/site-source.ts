@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { loadSiteProfileFile } from '../adapters/site';
 import { describeError } from '../core/errors';
-import type { SiteSource } from '../engine/open-runtime';
-import type { RolloutRuntime } from '../engine/runtime';
+import type { SiteSource } from '../local/open-runtime';
+import type { RolloutRuntime } from '../control-plane/runtime';
 import { loadSiteFile, siteStateContract, type SiteStateFile } from '../simulator';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';

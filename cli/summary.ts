@@ -1,5 +1,5 @@
 import { bothNames } from '../core/site/node-names';
-import type { SessionReport } from '../engine/reports/session-report';
+import type { SessionReport } from '../control-plane/reports/session-report';
 
 /**
  * An instant of the session's clock as a person should read it: a wall-clock date (UTC), or, on

@@ -1,5 +1,5 @@
 import type { OperationState } from '../core/scheduling';
-import type { RolloutSessions } from '../engine/runtime';
+import type { RolloutSessions } from '../control-plane/runtime';
 import { showProgressLine } from './progress-line';
 
 const SHOWN: readonly OperationState[] = ['ACTIVE', 'TRANSITION', 'TODO', 'BLOCKED', 'ERROR'];

@@ -1,6 +1,6 @@
 import { compressHostlist } from '../core/site/hostlist';
 import type { OperationState } from '../core/scheduling';
-import type { TaskRunView } from '../engine/reports/task-run-report';
+import type { TaskRunView } from '../control-plane/reports/task-run-report';
 import { formatDuration } from './summary';
 
 /** Rows of node tasks listed one by one before the rest are counted: a fleet-sized run stays readable. */

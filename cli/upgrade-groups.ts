@@ -1,11 +1,11 @@
 import { createSiteFromProfile } from '../adapters/site';
 import { GroupNotFoundError } from '../core/errors';
-import type { SiteSource } from '../engine/open-runtime';
-import { checkUpgradeGroups as checkGroups, type UpgradeLabels } from '../lambdas/activities/rolling-upgrade/upgrade-groups';
+import type { SiteSource } from '../local/open-runtime';
+import { checkUpgradeGroups as checkGroups, type UpgradeLabels } from '../control-plane/request-checks/upgrade-groups';
 
 /**
  * The groups an upgrade names, checked through the site's inventory before it starts (exit 2, naming
- * the label) unless the operator asks to wait (lambdas/activities/rolling-upgrade/upgrade-groups.ts).
+ * the label) unless the operator asks to wait (control-plane/request-checks/upgrade-groups.ts).
  */
 export async function checkUpgradeGroups(source: SiteSource, labels: UpgradeLabels, waitForGroups: boolean): Promise<void> {
   if (source.kind === 'simulated') {

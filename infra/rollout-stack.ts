@@ -13,7 +13,7 @@ export class RolloutStack extends Stack {
     // 'Default' is left out of logical ids: the resources keep the ids they had when the stack declared them itself.
     this.rollout = new RolloutWorkflows(this, 'Default', props);
 
-    // Read by `rollout --aws` (engine/client/targets.ts, STACK_OUTPUTS).
+    // Read by `rollout --aws` (cli/targets.ts, STACK_OUTPUTS).
     new CfnOutput(this, 'RollingUpgradeStateMachineArn', { value: this.rollout.rollingUpgrade.stateMachineArn });
     new CfnOutput(this, 'GroupDeploymentStateMachineArn', { value: this.rollout.groupDeployment.stateMachineArn });
     new CfnOutput(this, 'DeployGroupStateMachineArn', { value: this.rollout.deployGroup.stateMachineArn });

@@ -9,8 +9,8 @@ const ours = (dir) => (url) => !url.includes('/node_modules/') && url.includes(`
 const dependency = (pattern) => (url) => pattern.test(url);
 const PARTS = [
   ['DynamoDB: dynalite (and its LevelDB stack)', dependency(/\/node_modules\/(dynalite|levelup|memdown|leveldown|abstract-leveldown|lazy|once|async)\//)],
-  ['DynamoDB: the embedded store (engine/dynamodb-store)', ours('engine/dynamodb-store')],
-  ['engine (local Step Functions glue, engine/)', ours('engine')],
+  ['DynamoDB: the embedded store (local/dynamodb-store)', ours('local/dynamodb-store')],
+  ['the local stand-ins for AWS (local/)', ours('local')],
   ['ASL interpreter (aws-local-stepfunctions, jsonpath-plus)', dependency(/\/node_modules\/(aws-local-stepfunctions|jsonpath-plus)\//)],
   ['AWS SDK (serialise, sign, send, parse)', dependency(/\/node_modules\/@(aws-sdk|smithy)\//)],
   ['zod validation', dependency(/\/node_modules\/zod\//)],

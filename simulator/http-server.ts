@@ -12,7 +12,7 @@ import { slurmApi } from './routes/slurm';
 import { execApi, type ExecApi } from './routes/exec';
 import { ssmApi, type SsmApi } from './routes/ssm';
 import { LocalSsmAgent, type LocalSsmAgentOptions } from './models/ssm-agent';
-import type { TimeSource } from './sim-clock';
+import type { TimeSource } from '../time/sim-clock';
 import { SimRequestError } from './errors';
 import type { SiteDefinition } from './site-file';
 import { SiteSimulator, type SiteState } from './site-simulator';

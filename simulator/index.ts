@@ -1,6 +1,6 @@
 /** The site simulator: a Slurm/BOS/HSM-like site (plus a provisioner) over real HTTP, on simulated time. */
 export { simulatorUrls, startSiteSimulator, type RunningSiteSimulator, type SimulatorUrls, type SiteSimulatorOptions } from './http-server';
-export { SimClock, SIMULATED_EPOCH, type SimClockOptions, type TimeSource } from './sim-clock';
+export { SimClock, SIMULATED_EPOCH, type SimClockOptions, type TimeSource } from '../time/sim-clock';
 export { SiteSimulator, type SiteNodeState, type SiteState } from './site-simulator';
 export { loadSiteFile, parseSiteDefinition, siteDefinitionSchema, type SiteDefinition, type SiteDefinitionInput } from './site-file';
 export { siteStateContract, type SiteStateFile } from './site-state-file';

@@ -1,51 +1,19 @@
 import { nidName, parseNidNamePattern } from '../core/site/node-names';
 import type { SiteDefinition } from './site-file';
-import type { TimeSource } from './sim-clock';
+import type { TimeSource } from '../time/sim-clock';
 import { Timeline } from './timeline';
 import { BootServiceModel } from './models/boot-service';
 import { HeadNodeModel } from './models/head-node';
 import { InventoryModel } from './models/inventory';
 import { ProvisionerModel } from './models/provisioner';
-import { TaskRunnerModel, type TaskLogEntry } from './models/task-runner';
+import { TaskRunnerModel } from './models/task-runner';
 import { WorkloadManagerModel } from './models/workload-manager';
-import { NodeChangeLog, type NodeChange } from './models/node-changes';
+import { NodeChangeLog } from './models/node-changes';
+import type { SiteNodeState, SiteState } from '../core/site/site-state';
 
-export interface SiteNodeState {
-  /** sinfo-style: IDLE, DRAINING, DRAINED, DOWN*, FAILING, ... */
-  wlmState: string;
-  wlmReason?: string;
-  bootCount: number;
-  drainCount: number;
-  resumeCount: number;
-  failCount: number;
-  killedJobs: number;
-  prepareCount: number;
-  deployCount: number;
-  /** Health checks (`ssh <node> nhc`) the head node ran on it. */
-  healthCheckCount: number;
-  /** What the node's first job had left at the start: the lower bound's release time (null: a job that never ends). */
-  initialBusySeconds: number | null;
-  /**
-   * [start, end] in simulated seconds from the simulator's start (the session's start on the embedded
-   * default): from the moment the node is drained and runs no job (the drain of an idle node, the end
-   * or the kill of the job of a drained one) until it is back in service (resumed, responding, up)
-   * or failed. end is null while it lasts.
-   */
-  outOfService: [number, number | null][];
-}
+export type { SiteNodeState, SiteState } from '../core/site/site-state';
 
-/** Everything a test needs to judge what a workflow did to the site. */
-export interface SiteState {
-  now: number;
-  groups: Record<string, string[]>;
-  nodes: Record<string, SiteNodeState>;
-  /** Safety breaches seen, e.g. a node rebooted by two boot sessions at once. */
-  violations: string[];
-  /** Every task-graph task run, in start order. */
-  taskLog: TaskLogEntry[];
-  /** Every drain, resume, fail, boot, prepare and deploy, in order, with the run the site says made it. */
-  changes: NodeChange[];
-}
+
 
 /** The simulated site: its four services sharing one simulated timeline. */
 export class SiteSimulator {

@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock';
-import { EventQueue } from './event-queue';
+import { EventQueue } from '../time/event-queue';
 
 /**
  * The simulator's only notion of time passing: no timers. Every model calls `sync()` before it

@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { COMMAND_TASK_TYPES } from '../../adapters/site/tasks/node-commands';
 import { groupTaskRunId, parseTaskRunRequest, planTaskGraph, requireTaskRuns, taskGraphNodes, type TaskGraph, type TaskRunRequestInput } from '../../core/task-graph';
-import type { SiteSource } from '../../engine/open-runtime';
-import { causeMessage } from '../../engine/execution-cause';
-import type { TaskRunView } from '../../engine/reports/task-run-report';
-import type { RolloutRuntime } from '../../engine/runtime';
+import type { SiteSource } from '../../local/open-runtime';
+import { causeMessage } from '../../control-plane/execution-cause';
+import type { TaskRunView } from '../../control-plane/reports/task-run-report';
+import type { RolloutRuntime } from '../../control-plane/runtime';
 import { checkSiteOptions, connectRunTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';

@@ -5,7 +5,7 @@ import { parseOrThrow } from '../../core/validation';
 import { z } from 'zod';
 import { assignedNodeSchema, cancelResultSchema, environmentUpgradeReportSchema, removedEnvironmentSchema, startedRunSchema } from '../../api/schemas';
 import { environmentSchema, releaseSchema } from '../../core/environments';
-import { DEFAULT_STACK } from '../../engine/client/targets';
+import { DEFAULT_STACK } from '../targets';
 import { callApi, callApiWithStatus, resolveApiTarget, type ApiTarget, type ApiTargetOptions } from '../api-client';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';

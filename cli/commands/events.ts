@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { readEventLines } from '../../adapters/events/event-logs';
-import { EVENTS_FILE } from '../../engine/embedded-runtime';
-import { fetchEvents } from '../../engine/events-endpoint';
+import { EVENTS_FILE } from '../../local/embedded-runtime';
+import { fetchEvents } from '../../local/events-endpoint';
 import type { PublishedEvent } from '../../ports/status-events';
 import { existingDataDir } from '../data-dir-option';
 import { CliError } from '../errors';

@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { SessionNotFoundError } from '../../core/errors';
-import { openSessions } from '../../engine/open-runtime';
-import { renderSessionHtml } from '../../engine/reports/session-html';
+import { openSessions } from '../../local/open-runtime';
+import { renderSessionHtml } from '../../control-plane/reports/session-html';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
@@ -12,7 +12,7 @@ interface ReportOptions extends TargetOptions {
   dataDir?: string;
 }
 
-/** `rollout report ID --html FILE`: the session as one self-contained page (engine/reports/session-html.ts). */
+/** `rollout report ID --html FILE`: the session as one self-contained page (control-plane/reports/session-html.ts). */
 export function registerReportCommand(program: Command): void {
   addTargetOptions(program.command('report'))
     .description('Write an upgrade session as one self-contained HTML page: the timeline of nodes out of service against its cap (plotted with uPlot, inlined: it works offline) and the per-node table')

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { loadDocumentFile } from '../../adapters/document-file';
 import type { ScheduledWorkflow } from '../../core/schedules/schedule';
-import type { RolloutClient } from '../../engine/client/rollout-client';
+import type { RolloutClient } from '../../control-plane/aws-client/rollout-client';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';

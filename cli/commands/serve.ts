@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import type { Command } from 'commander';
-import { DEFAULT_TIME_SCALE } from '../../engine/open-runtime';
-import { startServedControlPlane } from '../../engine/serve';
+import { DEFAULT_TIME_SCALE } from '../../local/open-runtime';
+import { startServedControlPlane } from '../../local/serve';
 import { dataDirForRun } from '../data-dir-option';
 import { CliError } from '../errors';
 import { numberOrRaw, timeScaleOption } from '../option-values';

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { stringify } from 'yaml';
 import { parseSiteProfile } from '../../core/site/site-profile';
-import { DEFAULT_TIME_SCALE } from '../../engine/embedded-runtime';
+import { DEFAULT_TIME_SCALE } from '../../local/embedded-runtime';
 import { SimClock, loadSiteFile, siteProfileFor, simulatorUrls, startSiteSimulator, writeHeadNodeStandIns, type SimulatedTransport } from '../../simulator';
 import { CliError } from '../errors';
 import { numberOrRaw, timeScaleOption } from '../option-values';

@@ -3,3 +3,4 @@ export * from './schemas';
 export * from './upgrade-seed';
 export * from './environment-upgrade';
 export * from './registration';
+export * from './session-transitions';

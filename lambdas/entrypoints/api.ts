@@ -1,21 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import type { SFNClient } from '@aws-sdk/client-sfn';
 import { createApi, type ApiControlPlane, type ApiHandler } from '../../api';
-import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbEnvironmentStore } from '../../adapters/dynamodb/dynamodb-environment-store';
 import { DynamoDbEnvironmentUpgradeStore } from '../../adapters/dynamodb/dynamodb-environment-upgrade-store';
 import { DynamoDbRunStartStore } from '../../adapters/dynamodb/dynamodb-run-start-store';
-import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
-import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
-import { ENVIRONMENT, type WorkflowName } from '../../contracts';
-import { executionArnOf } from '../../core/environments';
-import { idForExecution } from '../../core/execution-id';
-import { runKindOf } from '../../engine/runtime';
+import { ENVIRONMENT } from '../../contracts';
+import { deployedControlPlane } from '../../control-plane/deployed-control-plane';
 import { bodyText, MalformedRequestError, problemFor } from '../../api/problems';
-import { StoreSessions } from '../../engine/store-sessions';
-import { wakeThroughSfn } from '../../engine/operator-wake';
 import { createRequestLogger, normalizeError } from '../activities/middleware';
 import { documentClient, loadBootAndInventory, required } from './environment';
 
@@ -45,47 +37,21 @@ export interface ApiGatewayProxyResult {
   body: string;
 }
 
-/**
- * The deployed control plane as the API sees it: sessions read and cancelled in the table (as any
- * observer of it does), workflows started with StartExecution under a fresh name.
- */
-export function deployedControlPlane(env: NodeJS.ProcessEnv, sfn: SFNClient = new SFNClient({})): ApiControlPlane {
-  const tableName = required(env, ENVIRONMENT.tableName);
-  const client = documentClient();
-  const sessionStore = new DynamoDbSessionStore({ tableName, client });
-  const deploymentStore = new DynamoDbDeploymentStore({ tableName, client });
-  // A cancel wakes a rolling upgrade parked for its operator (SendTaskSuccess with the token stored on the session).
-  const reads = new StoreSessions(sessionStore, deploymentStore, new DynamoDbTaskRunStore({ tableName, client }), true, undefined, wakeThroughSfn(sfn));
-  // The REST API starts upgrades and deployments; task runs are started through Step Functions.
-  const stateMachines: Partial<Record<WorkflowName, string>> = {
-    rollingUpgrade: required(env, ENVIRONMENT.rollingUpgradeStateMachineArn),
-    groupDeployment: required(env, ENVIRONMENT.groupDeploymentStateMachineArn),
-  };
-  const start = async (stateMachineArn: string, input: unknown, name: string = randomUUID()) => {
-    const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
-    if (!executionArn) throw new Error('StartExecution answered without an executionArn');
-    // As the first activity of each workflow derives it from $$.Execution.Id.
-    return { id: idForExecution(executionArn), executionArn };
-  };
-  return {
-    sessions: () => reads.sessions(),
-    session: (id) => reads.session(id),
-    cancel: (id) => reads.cancel(id),
-    // Pause, unpause and approve wake a rolling upgrade parked for its operator the same way.
-    gate: (id, action) => reads.gate(id, action),
-    stop: (id) => reads.stop(id),
-    status: (id) => reads.status(id),
-    async run(workflow, input) {
-      const stateMachineArn = stateMachines[workflow];
-      if (!stateMachineArn) throw new Error(`the REST API does not start ${workflow} workflows`);
-      return { ...(await start(stateMachineArn, input)), kind: runKindOf(workflow) };
+/** The deployed control plane, from the function's environment (the stack sets the table and state machine ARNs). */
+export function deployedControlPlaneFromEnvironment(env: NodeJS.ProcessEnv, sfn?: SFNClient): ApiControlPlane {
+  return deployedControlPlane({
+    tableName: required(env, ENVIRONMENT.tableName),
+    client: documentClient(),
+    stateMachines: {
+      rollingUpgrade: required(env, ENVIRONMENT.rollingUpgradeStateMachineArn),
+      groupDeployment: required(env, ENVIRONMENT.groupDeploymentStateMachineArn),
+      // Read when an environment upgrade starts: a stack without it answers that request, not every one.
+      get environmentUpgrade() {
+        return required(env, ENVIRONMENT.environmentUpgradeStateMachineArn);
+      },
     },
-    startEnvironmentUpgrade: (input, executionName) => start(required(env, ENVIRONMENT.environmentUpgradeStateMachineArn), input, executionName),
-    environmentUpgradeId: (executionName) => idForExecution(executionArnOf(required(env, ENVIRONMENT.environmentUpgradeStateMachineArn), executionName)),
-    now: () => Date.now(),
-    removeSession: (id) => sessionStore.removeEndedSession(id),
-    removeDeployment: (id) => deploymentStore.removeEndedDeployment(id),
-  };
+    ...(sfn ? { sfn } : {}),
+  });
 }
 
 /** The deployed API over the table, Step Functions and (when the stack gave it one) the site connection. */
@@ -93,7 +59,7 @@ export async function apiFromEnvironment(env: NodeJS.ProcessEnv = process.env): 
   const tableName = required(env, ENVIRONMENT.tableName);
   const site = await loadBootAndInventory(env);
   return createApi({
-    controlPlane: deployedControlPlane(env),
+    controlPlane: deployedControlPlaneFromEnvironment(env),
     environments: new DynamoDbEnvironmentStore({ tableName, client: documentClient() }),
     environmentUpgrades: new DynamoDbEnvironmentUpgradeStore({ tableName, client: documentClient() }),
     runStarts: new DynamoDbRunStartStore({ tableName, client: documentClient() }),

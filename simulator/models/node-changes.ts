@@ -1,16 +1,8 @@
 import { parseSiteMark, runIdInName } from '../../core/site/node-claims';
 
-export type NodeChangeKind = 'drain' | 'resume' | 'fail' | 'boot' | 'prepare' | 'deploy';
+import type { NodeChange, NodeChangeKind } from '../../core/site/site-state';
 
-/** One change of a node at the site, and the run the site says made it (by its Slurm reason, boot session or action name). */
-export interface NodeChange {
-  /** Simulated epoch ms. */
-  at: number;
-  node: string;
-  change: NodeChangeKind;
-  /** The run's id (or the first 8 hex of it, from a task run's reboot session); undefined when the site cannot tell. */
-  by?: string;
-}
+export type { NodeChange, NodeChangeKind } from '../../core/site/site-state';
 
 /**
  * Every change the site saw, in order, with the run that made it as the site itself shows it

@@ -2,16 +2,11 @@ import type { SiteNode, SiteTiming } from '../site-file';
 import { SimRequestError } from '../errors';
 import type { Timeline } from '../timeline';
 
-export type TaskResult = 'ok' | 'failed' | 'timeout';
+import type { TaskLogEntry } from '../../core/site/site-state';
+import type { TaskResult } from '../../core/task-graph/task-run-state';
 
-/** One task run on one node, in simulated seconds from the simulator's start; `end` and `result` are absent while it runs. */
-export interface TaskLogEntry {
-  node: string;
-  task: string;
-  start: number;
-  end?: number;
-  result?: TaskResult;
-}
+export type { TaskLogEntry } from '../../core/site/site-state';
+
 
 export interface TaskRunnerDeps {
   timing: Pick<SiteTiming, 'taskSeconds'>;

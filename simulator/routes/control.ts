@@ -1,4 +1,4 @@
-import { SimClock } from '../sim-clock';
+import { SimClock } from '../../time/sim-clock';
 import { siteStateContract } from '../site-state-file';
 import type { SiteSimulator } from '../site-simulator';
 import { z } from 'zod';

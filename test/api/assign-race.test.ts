@@ -3,7 +3,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createTableInput } from '../../adapters/dynamodb/table-design';
 import { createApi, type ApiControlPlane, type ApiHandler } from '../../api';
 import { DynamoDbEnvironmentStore } from '../../adapters/dynamodb/dynamodb-environment-store';
-import { startLocalDynamoDb, type LocalDynamoDb } from '../../engine/local-dynamodb';
+import { startLocalDynamoDb, type LocalDynamoDb } from '../../local/local-dynamodb';
 import type { EnvironmentUpgradeStore } from '../../ports/environment-upgrade-store';
 import type { RunStartStore } from '../../ports/run-start-store';
 import { fuelEnvironments } from '../support/environments';

@@ -2,7 +2,7 @@ import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { createApi, type ApiControlPlane, type ApiHandler, type ApiRequest } from '../../api';
 import { MAX_DOCUMENT_DEPTH } from '../../core/document-text';
 import { MAX_SESSION_ID_LENGTH } from '../../core/execution-id';
-import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
+import type { EmbeddedRuntime } from '../../local/embedded-runtime';
 import { toLambdaHandler } from '../../lambdas/entrypoints/api';
 import { checkContract } from '../support/api-contract';
 import { startServedApi, type ApiReply } from '../support/api';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { parseSiteProfile } from '../../core/site/site-profile';
-import { startServedControlPlane, type ServedControlPlane } from '../../engine/serve';
+import { startServedControlPlane, type ServedControlPlane } from '../../local/serve';
 import { SimClock, siteProfileFor, startSiteSimulator, type RunningSiteSimulator } from '../../simulator';
 import { checkContract } from '../support/api-contract';
 import { pollUntil } from '../support/simulator';

@@ -1,6 +1,6 @@
 import { environmentUpgradeReportSchema, environmentUpgradeSummarySchema, startedRunSchema } from '../../api/schemas';
 import { problemSchema } from '../../api/problems';
-import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
+import type { EmbeddedRuntime } from '../../local/embedded-runtime';
 import { call, startServedApi, type ApiReply } from '../support/api';
 import { eventually, startTestRuntime } from '../support/embedded';
 import { CLOUD_NODES, buildCloudSite, environmentUpgradeRequest } from '../support/environments';

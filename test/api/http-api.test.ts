@@ -1,5 +1,5 @@
 import { MASKED_VALUE, environmentSchema } from '../../core/environments';
-import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
+import type { EmbeddedRuntime } from '../../local/embedded-runtime';
 import { createApi } from '../../api';
 import { listenApi } from '../../api/node-http';
 import {

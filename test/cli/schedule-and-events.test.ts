@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startServedControlPlane, type ServedControlPlane } from '../../engine/serve';
+import { startServedControlPlane, type ServedControlPlane } from '../../local/serve';
 import { runCli, runCliInProcess } from '../support/cli';
 import { buildSite, upgradeRequest } from '../support/sites';
 

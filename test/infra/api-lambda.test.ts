@@ -9,9 +9,9 @@ import { DynamoDbRunStartStore } from '../../adapters/dynamodb/dynamodb-run-star
 import { ENVIRONMENT } from '../../contracts';
 import { MASKED_VALUE } from '../../core/environments';
 import { idForExecution } from '../../core/execution-id';
-import { startLocalDynamoDb, type LocalDynamoDb } from '../../engine/local-dynamodb';
+import { startLocalDynamoDb, type LocalDynamoDb } from '../../local/local-dynamodb';
 import * as apiEntry from '../../lambdas/entrypoints/api';
-import { deployedControlPlane, toLambdaHandler, type ApiGatewayProxyEvent } from '../../lambdas/entrypoints/api';
+import { deployedControlPlaneFromEnvironment, toLambdaHandler, type ApiGatewayProxyEvent } from '../../lambdas/entrypoints/api';
 import { buildCloudSite, environmentUpgradeRequest, fuelEnvironments } from '../support/environments';
 import { upgradeRequest } from '../support/sites';
 
@@ -60,7 +60,7 @@ describe('the API Lambda', () => {
     const environments = new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client });
     const environmentUpgrades = new DynamoDbEnvironmentUpgradeStore({ tableName: db.tableName, client: db.client });
     const runStarts = new DynamoDbRunStartStore({ tableName: db.tableName, client: db.client });
-    const api = createApi({ controlPlane: deployedControlPlane(env, sfn), environments, environmentUpgrades, runStarts });
+    const api = createApi({ controlPlane: deployedControlPlaneFromEnvironment(env, sfn), environments, environmentUpgrades, runStarts });
     handlerApi = api;
     handler = toLambdaHandler(() => api);
   });

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../contracts/paths';
-import { STACK_OUTPUTS } from '../../engine/client/targets';
+import { STACK_OUTPUTS } from '../../cli/targets';
 
 /** The TypeScript block of a README section, as written there. */
 function codeBlock(readme: string, heading: string): string {

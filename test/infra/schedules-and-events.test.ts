@@ -1,6 +1,6 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ENVIRONMENT } from '../../contracts';
-import { STACK_OUTPUTS } from '../../engine/client/targets';
+import { STACK_OUTPUTS } from '../../cli/targets';
 import { RolloutStack } from '../../infra/rollout-stack';
 import { synthRolloutStack, testApp } from '../support/synth-stack';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { isUpgradeDrainReason } from '../../core/site/node-claims';
 import { parseSiteDefinition } from '../../simulator';
 import { startSiteSimulator, type RunningSiteSimulator } from '../../simulator/http-server';
-import { SimClock } from '../../simulator/sim-clock';
+import { SimClock } from '../../time/sim-clock';
 import { startCli, type CliResult } from '../support/cli';
 import { describeRealSlurm, RealSlurmCluster } from '../support/real-slurm';
 

@@ -1,5 +1,5 @@
 import { startSiteSimulator, type RunningSiteSimulator } from '../../simulator/http-server';
-import { SimClock } from '../../simulator/sim-clock';
+import { SimClock } from '../../time/sim-clock';
 import { parseSiteDefinition } from '../../simulator/site-file';
 import { createSiteClients, type SiteClients } from '../../adapters/site';
 import { pollUntil } from '../support/simulator';

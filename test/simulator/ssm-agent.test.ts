@@ -3,7 +3,7 @@ import { SsmTransport } from '../../adapters/site/commands/ssm-transport';
 import { parseSiteDefinition } from '../../simulator';
 import { startSiteSimulator, type RunningSiteSimulator } from '../../simulator/http-server';
 import { HEAD_NODE_INSTANCE_ID } from '../../simulator/models/head-node';
-import { SimClock } from '../../simulator/sim-clock';
+import { SimClock } from '../../time/sim-clock';
 
 /** The simulator's SSM endpoint with its agent stand-in: the instance ids given run commands on this machine. */
 describe('SSM agent stand-in (commands of the given instance ids run on this machine)', () => {

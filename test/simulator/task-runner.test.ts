@@ -1,6 +1,6 @@
 import { parseSiteDefinition, type SiteDefinitionInput } from '../../simulator';
 import { siteStateContract } from '../../simulator/site-state-file';
-import { SimClock } from '../../simulator/sim-clock';
+import { SimClock } from '../../time/sim-clock';
 import { SiteSimulator } from '../../simulator/site-simulator';
 
 /** A simulator whose clock the test moves by hand (simulated ms since the start). */

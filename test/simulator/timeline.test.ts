@@ -1,4 +1,4 @@
-import { EventQueue } from '../../simulator/event-queue';
+import { EventQueue } from '../../time/event-queue';
 import { Timeline } from '../../simulator/timeline';
 
 describe('EventQueue', () => {

@@ -1,6 +1,6 @@
 import type { InvalidInputError } from '../../core/errors';
 import { parseSiteDefinition, type SiteDefinitionInput } from '../../simulator';
-import { SimClock } from '../../simulator/sim-clock';
+import { SimClock } from '../../time/sim-clock';
 import { SiteSimulator } from '../../simulator/site-simulator';
 
 const HOUR = 3600_000;

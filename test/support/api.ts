@@ -1,5 +1,5 @@
-import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
-import { startServedControlPlane, type ServedControlPlane } from '../../engine/serve';
+import type { EmbeddedRuntime } from '../../local/embedded-runtime';
+import { startServedControlPlane, type ServedControlPlane } from '../../local/serve';
 import type { SiteDefinition } from '../../simulator';
 import { checkContract } from './api-contract';
 

@@ -1,8 +1,8 @@
-import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
-import type { ExecutionOutcome } from '../../engine/local-step-functions';
-import { causeMessage } from '../../engine/execution-cause';
+import type { EmbeddedRuntime } from '../../local/embedded-runtime';
+import type { ExecutionOutcome } from '../../local/local-step-functions';
+import { causeMessage } from '../../control-plane/execution-cause';
 import type { DeploymentRecord } from '../../ports/deployment-store';
-import { buildDeploymentReport, type DeploymentReport } from '../../engine/reports/deployment-report';
+import { buildDeploymentReport, type DeploymentReport } from '../../control-plane/reports/deployment-report';
 import { parseSiteDefinition, type SiteDefinition, type SiteDefinitionInput, type SiteState } from '../../simulator';
 import type { ProvisionNodeRun } from '../../simulator/models/provisioner';
 

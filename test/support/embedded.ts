@@ -1,6 +1,6 @@
-import { EmbeddedRuntime, type EmbeddedRuntimeOptions } from '../../engine/embedded-runtime';
-import type { ExecutionOutcome } from '../../engine/local-step-functions';
-import type { SessionReport } from '../../engine/reports/session-report';
+import { EmbeddedRuntime, type EmbeddedRuntimeOptions } from '../../local/embedded-runtime';
+import type { ExecutionOutcome } from '../../local/local-step-functions';
+import type { SessionReport } from '../../control-plane/reports/session-report';
 
 /** An embedded runtime on virtual time (unless the options give a timeScale): simulated durations are exact. */
 export async function startTestRuntime(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {

@@ -1,5 +1,5 @@
-import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
-import { buildDeploymentReport } from '../../engine/reports/deployment-report';
+import type { EmbeddedRuntime } from '../../local/embedded-runtime';
+import { buildDeploymentReport } from '../../control-plane/reports/deployment-report';
 import type { EnvironmentStore } from '../../ports/environment-store';
 import { isFailureReason } from '../../core/site/node-claims';
 import type { SiteState } from '../../simulator';

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline';
-import type { ControlPlaneEndpoints } from '../../engine/sfn-endpoint';
+import type { ControlPlaneEndpoints } from '../../control-plane/endpoints';
 import { startCli, type CliResult } from './cli';
 
 export interface RunningServe {

@@ -1,6 +1,6 @@
 import { createSiteClients, type SiteClients } from '../../adapters/site';
 import { startSiteSimulator, type RunningSiteSimulator } from '../../simulator/http-server';
-import { SimClock } from '../../simulator/sim-clock';
+import { SimClock } from '../../time/sim-clock';
 import type { SiteState } from '../../simulator/site-simulator';
 import { parseSiteDefinition, type SiteDefinitionInput } from '../../simulator/site-file';
 

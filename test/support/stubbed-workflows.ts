@@ -1,5 +1,5 @@
-import { LocalStepFunctions, type ExecutionFigures, type ExecutionOutcome, type LocalFunction } from '../../engine/local-step-functions';
-import { VirtualClock } from '../../engine/virtual-clock';
+import { LocalStepFunctions, type ExecutionFigures, type ExecutionOutcome, type LocalFunction } from '../../local/local-step-functions';
+import { VirtualClock } from '../../time/virtual-clock';
 import { STATE_MACHINES, type StateMachineName, type WorkflowName } from '../../contracts';
 import type { ProvisionNodeRun } from '../../simulator/models/provisioner';
 import { maxInFlight } from './deployment-sites';

@@ -1,7 +1,7 @@
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
 import { DynamoDbNodeLocks } from '../../adapters/dynamodb/node-locks';
-import type { LocalDynamoDb } from '../../engine/local-dynamodb';
+import type { LocalDynamoDb } from '../../local/local-dynamodb';
 import type { TaskType } from '../../core/task-graph';
 import { defaultTaskGraphSettings, type TaskGraphDependencies } from '../../lambdas/activities/task-graph/dependencies';
 import type { InventoryNode } from '../../ports/site';

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
-import type { ExecutionOutcome } from '../../engine/local-step-functions';
-import type { TaskRunView } from '../../engine/reports/task-run-report';
+import type { EmbeddedRuntime } from '../../local/embedded-runtime';
+import type { ExecutionOutcome } from '../../local/local-step-functions';
+import type { TaskRunView } from '../../control-plane/reports/task-run-report';
 import { parseSiteDefinition, type SiteDefinition, type SiteDefinitionInput, type SiteState } from '../../simulator';
 import type { TaskLogEntry } from '../../simulator/models/task-runner';
 

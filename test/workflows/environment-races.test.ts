@@ -4,8 +4,8 @@ import { DynamoDbEnvironmentStore, SEED_CLAIM_LEASE_MS } from '../../adapters/dy
 import { createTableInput } from '../../adapters/dynamodb/table-design';
 import { environmentSchema, type Environment } from '../../core/environments';
 import { ResourceConflictError, UpgradeNotAllowedError } from '../../core/errors';
-import type { EmbeddedRuntime } from '../../engine/embedded-runtime';
-import { startLocalDynamoDb, type LocalDynamoDb } from '../../engine/local-dynamodb';
+import type { EmbeddedRuntime } from '../../local/embedded-runtime';
+import { startLocalDynamoDb, type LocalDynamoDb } from '../../local/local-dynamodb';
 import { parseSiteDefinition } from '../../simulator';
 import { call, startServedApi, type ApiReply } from '../support/api';
 import { eventually } from '../support/embedded';

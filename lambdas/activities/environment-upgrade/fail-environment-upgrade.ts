@@ -1,7 +1,7 @@
-import { ENVIRONMENT_UPGRADE_KIND, upgradeHasEnded, type EnvironmentUpgradePointer } from '../../../core/environments';
+import { failedUpgrade, ENVIRONMENT_UPGRADE_KIND, upgradeHasEnded, type EnvironmentUpgradePointer } from '../../../core/environments';
 import { idForExecution } from '../../../core/execution-id';
 import type { EnvironmentUpgradeDependencies } from './dependencies';
-import { failed, pointerTo } from './phase-runner';
+import { pointerTo } from './phase-runner';
 
 /** What Record Failure hands the function: the state the error was caught in (with `error`), and the execution's id. */
 export interface FailEnvironmentUpgradeEvent {
@@ -42,7 +42,7 @@ export async function failEnvironmentUpgrade(event: FailEnvironmentUpgradeEvent,
       messages: [],
     }));
   if (upgradeHasEnded(stored.session)) return pointerTo(stored.session, limits);
-  const failure = failed(stored.session, state.error?.Error ?? 'States.Runtime', [{ field: '', message: causeText(state.error?.Cause) }], now);
+  const failure = failedUpgrade(stored.session, state.error?.Error ?? 'States.Runtime', [{ field: '', message: causeText(state.error?.Cause) }], now);
   await deps.upgrades.saveUpgrade(failure, stored.revision);
   return pointerTo(failure, limits);
 }

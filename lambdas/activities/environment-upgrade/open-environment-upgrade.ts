@@ -1,9 +1,9 @@
-import { ENVIRONMENT_UPGRADE_KIND, withMessages, type EnvironmentUpgradePlan, type EnvironmentUpgradePointer, type EnvironmentUpgradeSession } from '../../../core/environments';
+import { failedUpgrade, ENVIRONMENT_UPGRADE_KIND, withMessages, type EnvironmentUpgradePlan, type EnvironmentUpgradePointer, type EnvironmentUpgradeSession } from '../../../core/environments';
 import { InvalidInputError, SessionNotFoundError, UpgradeConflictError } from '../../../core/errors';
 import { idForExecution, isPossibleSessionId } from '../../../core/execution-id';
 import type { EnvironmentUpgradeDependencies } from './dependencies';
-import { failed, isRefusal, pointerTo, problemsOf, setEnvironmentStatus } from './phase-runner';
-import { checkOnSite, planFromStore } from './validate-request';
+import { isRefusal, pointerTo, problemsOf, setEnvironmentStatus } from './phase-runner';
+import { checkOnSite, planFromStore } from '../../../control-plane/request-checks/environment-upgrade-request';
 
 /** What the workflow hands Open: its input and the execution's id. */
 export interface OpenEnvironmentUpgradeEvent {
@@ -78,7 +78,7 @@ export async function openEnvironmentUpgrade(event: OpenEnvironmentUpgradeEvent,
     await setEnvironmentStatus(deps, environmentId, 'update');
   } catch (err) {
     if (!isRefusal(err)) throw err;
-    opened = failed(session, err.name, problemsOf(err), now);
+    opened = failedUpgrade(session, err.name, problemsOf(err), now);
   }
   await deps.upgrades.saveUpgrade(opened, revision);
   return pointerTo(opened, limits);

@@ -1,4 +1,6 @@
 import {
+  failedUpgrade,
+  deletedUpgrade,
   phaseBackoffSeconds,
   withMessages,
   type EnvironmentUpgradePhase,
@@ -66,25 +68,6 @@ export function problemsOf(err: unknown): FieldProblem[] {
   return [{ field: '', message: describeError(err) }];
 }
 
-/** The session FAILED (phase FAILED), saying why. */
-export function failed(session: EnvironmentUpgradeSession, error: string, problems: FieldProblem[], now: number): EnvironmentUpgradeSession {
-  const line = problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message)).join('; ');
-  return withMessages(
-    { ...session, state: 'FAILED', completed: false, failure: { error, problems }, progress: { ...session.progress, phase: 'FAILED', phaseStartedAt: now } },
-    `Environment upgrade failed in phase ${session.progress.phase} - ${line}`,
-  );
-}
-
-/** The session ended by a deletion (state DELETED, phase COMPLETE). */
-export function deleted(session: EnvironmentUpgradeSession, note: string, now: number): EnvironmentUpgradeSession {
-  return withMessages({ ...session, state: 'DELETED', completed: false, progress: { ...session.progress, phase: 'COMPLETE', phaseStartedAt: now } }, `Environment upgrade deleted in phase ${session.progress.phase}: ${note}`);
-}
-
-/** The session moved on to `phase`. */
-export function inPhase(session: EnvironmentUpgradeSession, phase: EnvironmentUpgradePhase, now: number): EnvironmentUpgradeSession {
-  return { ...session, progress: { ...session.progress, phase, phaseStartedAt: now } };
-}
-
 /**
  * Runs one idempotent increment of `phase`, as the rolling upgrade's stages run:
  * - the stored session is the truth: an increment that finds it elsewhere points the workflow there;
@@ -105,7 +88,7 @@ export async function runPhase(phase: EnvironmentUpgradePhase, pointer: Environm
   };
 
   if (session.state === 'DELETING' && (phase === 'CLONING' || phase === 'ASSIGNING')) {
-    return pointerTo(await save(deleted(session, 'nothing more is done (the seed and assignments made so far stay)', now)), next);
+    return pointerTo(await save(deletedUpgrade(session, 'nothing more is done (the seed and assignments made so far stay)', now)), next);
   }
   try {
     const outcome = await body({ session, deps, now });
@@ -121,7 +104,7 @@ export async function runPhase(phase: EnvironmentUpgradePhase, pointer: Environm
       return pointerTo(fresh?.session ?? session, next);
     }
     if (err instanceof SessionNotFoundError && err.upgradeId === session.upgradeId) throw err;
-    if (isRefusal(err)) return pointerTo(await save(failed(session, err.name, problemsOf(err), now)), next);
+    if (isRefusal(err)) return pointerTo(await save(failedUpgrade(session, err.name, problemsOf(err), now)), next);
     if (!(err instanceof RolloutError)) throw err;
     const errorCount = session.progress.errorCount + 1;
     const retried = await save(withMessages({ ...session, progress: { ...session.progress, errorCount } }, `Processing phase ${phase} failed - ${err.message}`));

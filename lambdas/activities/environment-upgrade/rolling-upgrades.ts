@@ -1,9 +1,9 @@
-import { childExecutionName, childUpgradeRequest, executionArnOf, withMessages, type ChildUpgrade, type EnvironmentUpgradeSession } from '../../../core/environments';
+import { failedUpgrade, deletedUpgrade, upgradeInPhase, childExecutionName, childUpgradeRequest, executionArnOf, withMessages, type ChildUpgrade, type EnvironmentUpgradeSession } from '../../../core/environments';
 import { EnvironmentResourceNotFoundError, InvalidInputError, SessionNotCancellableError, StaleWriteError } from '../../../core/errors';
 import { idForExecution } from '../../../core/execution-id';
 import type { NodeRecord } from '../../../core/rolling-upgrade/session';
 import type { EnvironmentUpgradeDependencies } from './dependencies';
-import { deleted, failed, inPhase, setEnvironmentStatus, type PhaseBody, type PhaseContext, type PhaseOutcome } from './phase-runner';
+import { setEnvironmentStatus, type PhaseBody, type PhaseContext, type PhaseOutcome } from './phase-runner';
 import { isController } from './seed-phases';
 
 type ChildPhase = 'CONTROLLERS' | 'NODES';
@@ -58,7 +58,7 @@ export function prepareRollingUpgrade(rollingUpgradeStateMachineArn: string): Ph
     const key = childKey(phase);
     const recorded = session.progress[key];
     if (recorded && (await deps.sessions.getSession(recorded.upgradeId))) return { session, waitSeconds: 0 };
-    if (session.state === 'DELETING' && !recorded) return { session: deleted(session, `the rolling upgrade of the ${key} was not started`, now), waitSeconds: 0 };
+    if (session.state === 'DELETING' && !recorded) return { session: deletedUpgrade(session, `the rolling upgrade of the ${key} was not started`, now), waitSeconds: 0 };
 
     const nodes = recorded?.nodes ?? (await phaseNodes(deps, session, phase));
     if (nodes.length === 0) {
@@ -95,7 +95,7 @@ export const followRollingUpgrade: PhaseBody = async (context) => {
   const run = await deps.sessions.getSession(child.upgradeId);
   if (!run) {
     if (now - session.progress.phaseStartedAt > deps.settings.childOpenTimeoutSeconds * 1000) {
-      return { session: failed(session, 'RollingUpgradeNotOpened', [{ field: '', message: `rolling upgrade ${child.executionName} did not open session ${child.upgradeId} within ${deps.settings.childOpenTimeoutSeconds} s` }], now), waitSeconds: 0 };
+      return { session: failedUpgrade(session, 'RollingUpgradeNotOpened', [{ field: '', message: `rolling upgrade ${child.executionName} did not open session ${child.upgradeId} within ${deps.settings.childOpenTimeoutSeconds} s` }], now), waitSeconds: 0 };
     }
     return { session, waitSeconds: poll, following: true };
   }
@@ -119,16 +119,16 @@ async function ended(context: PhaseContext, phase: ChildPhase, child: ChildUpgra
   const why = (name: string) => byName.get(name)?.reason ?? (byName.get(name)?.status ?? 'NOT_STARTED').toLowerCase().replace('_', ' ');
 
   if (phase === 'NODES') return { session: await completed(deps, session, upgraded, notUpgraded.map((name) => `${name} (${why(name)})`), now), waitSeconds: 0 };
-  if (session.state === 'DELETING') return { session: deleted(session, `the rolling upgrade of the controllers ended ${childState}`, now), waitSeconds: 0 };
+  if (session.state === 'DELETING') return { session: deletedUpgrade(session, `the rolling upgrade of the controllers ended ${childState}`, now), waitSeconds: 0 };
   if (notUpgraded.length > 0 || childState === 'DELETED') {
     await setEnvironmentStatus(deps, session.progress.seedId!, 'error');
     await setEnvironmentStatus(deps, session.environmentId, 'update_error');
     const problems = notUpgraded.map((name) => ({ field: 'nodes', message: `controller '${name}' did not come back on release ${session.releaseId}: ${why(name)}` }));
     if (childState === 'DELETED') problems.push({ field: '', message: `rolling upgrade ${child.upgradeId} was deleted` });
-    return { session: failed(session, 'ControllerUpgradeFailed', problems, now), waitSeconds: 0 };
+    return { session: failedUpgrade(session, 'ControllerUpgradeFailed', problems, now), waitSeconds: 0 };
   }
   await setEnvironmentStatus(deps, session.progress.seedId!, 'operational');
-  return { session: withMessages(inPhase(session, 'NODES', now), `Controllers back in service on release ${session.releaseId}: ${upgraded.join(', ')}`), waitSeconds: 0 };
+  return { session: withMessages(upgradeInPhase(session, 'NODES', now), `Controllers back in service on release ${session.releaseId}: ${upgraded.join(', ')}`), waitSeconds: 0 };
 }
 
 /**
@@ -153,6 +153,6 @@ async function completed(deps: EnvironmentUpgradeDependencies, session: Environm
   await setEnvironmentStatus(deps, seedId, 'operational');
   await setEnvironmentStatus(deps, session.environmentId, remaining > 0 ? 'update_error' : 'stopped');
   const summary = `${upgraded.length} node(s) upgraded and moved to upgrade seed ${seedId}${left.length > 0 ? `; left in environment ${session.environmentId}: ${left.join(', ')}` : ''}`;
-  if (session.state === 'DELETING') return deleted(session, summary, now);
+  if (session.state === 'DELETING') return deletedUpgrade(session, summary, now);
   return withMessages({ ...session, state: 'READY', completed: true, progress: { ...session.progress, phase: 'COMPLETE', phaseStartedAt: now } }, `Environment Upgrade Completed: ${summary}`);
 }

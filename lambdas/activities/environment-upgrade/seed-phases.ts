@@ -1,7 +1,7 @@
-import { checkAssignment, cloneEnvironment, withMessages, type EnvironmentNode } from '../../../core/environments';
+import { upgradeInPhase, checkAssignment, cloneEnvironment, withMessages, type EnvironmentNode } from '../../../core/environments';
 import { EnvironmentResourceNotFoundError, InvalidInputError, StaleWriteError, UpgradeNotAllowedError } from '../../../core/errors';
 import type { EnvironmentUpgradeDependencies } from './dependencies';
-import { inPhase, setEnvironmentStatus, type PhaseBody } from './phase-runner';
+import { setEnvironmentStatus, type PhaseBody } from './phase-runner';
 
 async function environmentOf(deps: EnvironmentUpgradeDependencies, id: number) {
   const stored = await deps.environments.getEnvironment(id);
@@ -37,7 +37,7 @@ export const cloneSeed: PhaseBody = async ({ session, deps, now }) => {
     throw new InvalidInputError('environment upgrade', [{ field: 'release_id', message: `upgrade seed ${seedId} of environment ${environmentId} is on release ${seed.release_id}, not ${session.releaseId}` }]);
   }
   await setEnvironmentStatus(deps, seedId, 'deployment');
-  const next = inPhase({ ...session, progress: { ...session.progress, seedId } }, 'ASSIGNING', now);
+  const next = upgradeInPhase({ ...session, progress: { ...session.progress, seedId } }, 'ASSIGNING', now);
   return { session: withMessages(next, `Upgrade seed ${seedId} '${seed.name}' on release ${seed.release_id}: attributes copied and upgraded from environment ${environmentId}`), waitSeconds: 0 };
 };
 
@@ -67,5 +67,5 @@ export const assignControllers: PhaseBody = async ({ session, deps, now }) => {
     throw new InvalidInputError('environment upgrade', [{ field: 'controller_roles', message: `neither environment ${session.environmentId} nor its seed ${seedId} has a controller any more` }]);
   }
   const note = moved.length > 0 ? `Assigned controller(s) ${moved.map((n) => `${n.id} '${n.name}'`).join(', ')} to upgrade seed ${seedId}` : `The controllers are in upgrade seed ${seedId} already`;
-  return { session: withMessages(inPhase(session, 'CONTROLLERS', now), note), waitSeconds: 0 };
+  return { session: withMessages(upgradeInPhase(session, 'CONTROLLERS', now), note), waitSeconds: 0 };
 };

@@ -2,7 +2,7 @@ import { jest } from '@jest/globals';
 import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-session-store';
 import type { UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import type { WlmNode } from '../../../core/site/site-nodes';
-import { startLocalDynamoDb, type LocalDynamoDb } from '../../../engine/local-dynamodb';
+import { startLocalDynamoDb, type LocalDynamoDb } from '../../../local/local-dynamodb';
 import { runActivity } from '../../../lambdas/activities/rolling-upgrade/activity-runner';
 import { advanceWindow } from '../../../lambdas/activities/rolling-upgrade/advance-window';
 import { startStep } from '../../../lambdas/activities/rolling-upgrade/start-step';

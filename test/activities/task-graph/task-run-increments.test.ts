@@ -1,5 +1,5 @@
 import { StaleWriteError } from '../../../core/errors';
-import { startLocalDynamoDb, type LocalDynamoDb } from '../../../engine/local-dynamodb';
+import { startLocalDynamoDb, type LocalDynamoDb } from '../../../local/local-dynamodb';
 import { advanceTaskRun } from '../../../lambdas/activities/task-graph/advance-task-run';
 import { openTaskRun, type TaskRunPointer } from '../../../lambdas/activities/task-graph/open-task-run';
 import { FakeExecutor, inventoryNodes, taskGraphDeps } from '../../support/task-graph-activities';

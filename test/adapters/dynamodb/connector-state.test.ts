@@ -2,7 +2,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbConnectorState } from '../../../adapters/dynamodb/dynamodb-connector-state';
 import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-session-store';
 import { ConnectorRecordMissingError } from '../../../adapters/errors';
-import { startLocalDynamoDb, type LocalDynamoDb } from '../../../engine/local-dynamodb';
+import { startLocalDynamoDb, type LocalDynamoDb } from '../../../local/local-dynamodb';
 import { makeSession } from '../../support/dynamodb';
 
 let db: LocalDynamoDb;

@@ -2,7 +2,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbEnvironmentStore, SEED_CLAIM_LEASE_MS } from '../../../adapters/dynamodb/dynamodb-environment-store';
 import { upgradeRelationKey } from '../../../adapters/dynamodb/table-design';
 import { cloneEnvironment } from '../../../core/environments';
-import { startLocalDynamoDb, type LocalDynamoDb } from '../../../engine/local-dynamodb';
+import { startLocalDynamoDb, type LocalDynamoDb } from '../../../local/local-dynamodb';
 import { fuelEnvironments } from '../../support/environments';
 
 let db: LocalDynamoDb;

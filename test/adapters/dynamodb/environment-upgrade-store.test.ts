@@ -1,6 +1,6 @@
 import { DynamoDbEnvironmentUpgradeStore } from '../../../adapters/dynamodb/dynamodb-environment-upgrade-store';
 import { ENVIRONMENT_UPGRADE_KIND, type EnvironmentUpgradeSession } from '../../../core/environments';
-import { startLocalDynamoDb, type LocalDynamoDb } from '../../../engine/local-dynamodb';
+import { startLocalDynamoDb, type LocalDynamoDb } from '../../../local/local-dynamodb';
 
 let db: LocalDynamoDb;
 let store: DynamoDbEnvironmentUpgradeStore;

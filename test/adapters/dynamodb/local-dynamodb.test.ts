@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-session-store';
 import { SESSIONS_BY_CREATION_INDEX } from '../../../adapters/dynamodb/table-design';
-import { connectDynamoDb, countRequests, startLocalDynamoDb } from '../../../engine/local-dynamodb';
-import type { LocalDynamoDb } from '../../../engine/local-dynamodb';
+import { connectDynamoDb, countRequests, startLocalDynamoDb } from '../../../local/local-dynamodb';
+import type { LocalDynamoDb } from '../../../local/local-dynamodb';
 import { makePlan, makeSession } from '../../support/dynamodb';
 
 let db: LocalDynamoDb;

@@ -1,6 +1,6 @@
 import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-session-store';
-import { countRequests, startLocalDynamoDb } from '../../../engine/local-dynamodb';
-import type { LocalDynamoDb, RequestCounter } from '../../../engine/local-dynamodb';
+import { countRequests, startLocalDynamoDb } from '../../../local/local-dynamodb';
+import type { LocalDynamoDb, RequestCounter } from '../../../local/local-dynamodb';
 import { makeSession } from '../../support/dynamodb';
 
 let db: LocalDynamoDb;

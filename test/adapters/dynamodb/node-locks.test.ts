@@ -1,6 +1,6 @@
 import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-session-store';
-import { startLocalDynamoDb } from '../../../engine/local-dynamodb';
-import type { LocalDynamoDb } from '../../../engine/local-dynamodb';
+import { startLocalDynamoDb } from '../../../local/local-dynamodb';
+import type { LocalDynamoDb } from '../../../local/local-dynamodb';
 
 let db: LocalDynamoDb;
 let store: DynamoDbSessionStore;

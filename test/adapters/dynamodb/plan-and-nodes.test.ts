@@ -3,8 +3,8 @@ import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-sessio
 import { KEY_ATTRIBUTES, PLAN_CHUNK_SIZE, sessionPk } from '../../../adapters/dynamodb/table-design';
 import type { NodeRecord } from '../../../core/rolling-upgrade/session';
 import { stepCount, stepRange } from '../../../core/rolling-upgrade/step-plan';
-import { countRequests, startLocalDynamoDb } from '../../../engine/local-dynamodb';
-import type { LocalDynamoDb, RequestCounter } from '../../../engine/local-dynamodb';
+import { countRequests, startLocalDynamoDb } from '../../../local/local-dynamodb';
+import type { LocalDynamoDb, RequestCounter } from '../../../local/local-dynamodb';
 import { makePlan, makeSession } from '../../support/dynamodb';
 
 let db: LocalDynamoDb;

@@ -3,8 +3,8 @@ import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-sessio
 import { KEY_ATTRIBUTES, PLAN_CHUNK_SIZE, sessionKey, sessionPk } from '../../../adapters/dynamodb/table-design';
 import { SessionNotCancellableError, SessionNotFoundError, StaleWriteError } from '../../../core/errors';
 import type { Progress } from '../../../core/rolling-upgrade/session';
-import { ensureTable, startLocalDynamoDb } from '../../../engine/local-dynamodb';
-import type { LocalDynamoDb } from '../../../engine/local-dynamodb';
+import { ensureTable, startLocalDynamoDb } from '../../../local/local-dynamodb';
+import type { LocalDynamoDb } from '../../../local/local-dynamodb';
 import { makePlan, makeSession } from '../../support/dynamodb';
 
 let db: LocalDynamoDb;

@@ -1,6 +1,6 @@
 import { createSiteClients } from '../../../adapters/site/create-site-clients';
 import { startSiteSimulator } from '../../../simulator/http-server';
-import { SimClock } from '../../../simulator/sim-clock';
+import { SimClock } from '../../../time/sim-clock';
 import { parseSiteDefinition } from '../../../simulator/site-file';
 
 describe('createSiteClients', () => {

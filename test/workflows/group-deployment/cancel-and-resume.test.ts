@@ -1,6 +1,6 @@
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { causeMessage } from '../../../engine/execution-cause';
-import { buildDeploymentReport } from '../../../engine/reports/deployment-report';
+import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
+import { causeMessage } from '../../../control-plane/execution-cause';
+import { buildDeploymentReport } from '../../../control-plane/reports/deployment-report';
 import { eventually, startTestRuntime } from '../../support/embedded';
 import { deploymentNodeRuns, deploymentSite, groupOf, namedNodes, namesOf, QUICK_POLL, type DeploymentNodeInput } from '../../support/deployment-sites';
 

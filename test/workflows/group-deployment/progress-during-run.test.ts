@@ -1,4 +1,4 @@
-import { buildDeploymentReport } from '../../../engine/reports/deployment-report';
+import { buildDeploymentReport } from '../../../control-plane/reports/deployment-report';
 import { eventually, startTestRuntime } from '../../support/embedded';
 import { deploymentSite, groupOf, namedNodes, namesOf, QUICK_POLL } from '../../support/deployment-sites';
 

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { simulatedSiteClients } from '../../../engine/simulated-site-clients';
+import { simulatedSiteClients } from '../../../local/simulated-site-clients';
 import { defaultGroupDeploymentSettings, type GroupDeploymentDependencies } from '../../../lambdas/activities/group-deployment/dependencies';
 import { planPhase } from '../../../lambdas/activities/group-deployment/plan-phase';
 import { startDeployment, type DeploymentPointer } from '../../../lambdas/activities/group-deployment/start-deployment';
-import type { ExecutionFigures } from '../../../engine/local-step-functions';
+import type { ExecutionFigures } from '../../../local/local-step-functions';
 import { ASL_FILES } from '../../../contracts';
 import { HISTORY_EVENTS } from '../../../core/history-events';
 import { pageHistoryEvents } from '../../../core/group-deployment/batch-pages';

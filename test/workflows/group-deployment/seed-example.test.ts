@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse } from 'yaml';
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { buildDeploymentReport } from '../../../engine/reports/deployment-report';
+import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
+import { buildDeploymentReport } from '../../../control-plane/reports/deployment-report';
 import { loadSiteFile } from '../../../simulator';
 import { startTestRuntime } from '../../support/embedded';
 

@@ -1,4 +1,4 @@
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
 import { startTestRuntime } from '../../support/embedded';
 import {
   deploymentSite,

@@ -5,7 +5,7 @@ import { stringify } from 'yaml';
 import { inventoryFromSite } from '../../../cli/inventory-from-site';
 import { InvalidInputError } from '../../../core/errors';
 import { parseDeploymentStrategy, planDeployment } from '../../../core/group-deployment';
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
 import { parseSiteDefinition } from '../../../simulator';
 import { call, startServedApi } from '../../support/api';
 import { runCliInProcess } from '../../support/cli';

@@ -1,5 +1,5 @@
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { buildSessionReport } from '../../../engine/reports/session-report';
+import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
+import { buildSessionReport } from '../../../control-plane/reports/session-report';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, startTestRuntime } from '../../support/embedded';
 

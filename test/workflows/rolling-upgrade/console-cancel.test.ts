@@ -1,5 +1,5 @@
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { causeMessage } from '../../../engine/execution-cause';
+import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
+import { causeMessage } from '../../../control-plane/execution-cause';
 import { runUpgrade, startTestRuntime } from '../../support/embedded';
 import { buildSite, upgradeRequest } from '../../support/sites';
 

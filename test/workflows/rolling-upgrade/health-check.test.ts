@@ -1,5 +1,5 @@
-import { simulatedSiteClients } from '../../../engine/simulated-site-clients';
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import { simulatedSiteClients } from '../../../local/simulated-site-clients';
+import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { runUpgrade, startTestRuntime } from '../../support/embedded';
 

@@ -1,4 +1,4 @@
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { runUpgrade, startTestRuntime } from '../../support/embedded';
 

@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createSiteFromProfile } from '../../../adapters/site';
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
 import { parseSiteProfile } from '../../../core/site/site-profile';
 import { runUpgrade, startTestRuntime } from '../../support/embedded';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';

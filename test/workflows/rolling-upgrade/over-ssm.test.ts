@@ -5,7 +5,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { parse } from 'yaml';
 import { HEAD_NODE_INSTANCE_ID } from '../../../simulator/models/head-node';
 import type { SlurmRebootSession } from '../../../adapters/site/commands';
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
 import type { SiteDefinition } from '../../../simulator';
 import { runUpgrade, startTestRuntime } from '../../support/embedded';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';

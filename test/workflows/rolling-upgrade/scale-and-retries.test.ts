@@ -1,5 +1,5 @@
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { simulatedSiteClients } from '../../../engine/simulated-site-clients';
+import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
+import { simulatedSiteClients } from '../../../local/simulated-site-clients';
 import type { WorkflowState } from '../../../core/rolling-upgrade/session';
 import { bootStep } from '../../../lambdas/activities/rolling-upgrade/boot-step';
 import { startStep } from '../../../lambdas/activities/rolling-upgrade/start-step';

@@ -1,9 +1,9 @@
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
 import { peakOutOfService as peak } from '../../../simulator/out-of-service';
 import { BUSY_FLEET, busyFleetSite } from '../../../bench/busy-fleet';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';
-import { buildSessionReport } from '../../../engine/reports/session-report';
+import { buildSessionReport } from '../../../control-plane/reports/session-report';
 import { expandHostlist } from '../../../core/site/hostlist';
 
 describe('mode window controls, end to end', () => {

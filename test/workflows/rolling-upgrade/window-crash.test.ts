@@ -1,6 +1,6 @@
-import { simulatedSiteClients } from '../../../engine/simulated-site-clients';
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { buildSessionReport } from '../../../engine/reports/session-report';
+import { simulatedSiteClients } from '../../../local/simulated-site-clients';
+import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
+import { buildSessionReport } from '../../../control-plane/reports/session-report';
 import type { WorkloadManager } from '../../../ports/site';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, startTestRuntime } from '../../support/embedded';

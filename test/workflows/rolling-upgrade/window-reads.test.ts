@@ -1,4 +1,4 @@
-import { itemsReadPerCall, type EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import { itemsReadPerCall, type EmbeddedRuntime } from '../../../local/embedded-runtime';
 import { buildSite, upgradeRequest } from '../../support/sites';
 import { runUpgrade, startTestRuntime } from '../../support/embedded';
 

@@ -1,6 +1,6 @@
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
-import { ClockStalledError } from '../../../engine/virtual-clock';
-import { buildSessionReport } from '../../../engine/reports/session-report';
+import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
+import { ClockStalledError } from '../../../time/virtual-clock';
+import { buildSessionReport } from '../../../control-plane/reports/session-report';
 import { peakOutOfService } from '../../../simulator/out-of-service';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';

@@ -1,5 +1,5 @@
 import { groupTaskRunId } from '../../../core/task-graph';
-import type { EmbeddedRuntime } from '../../../engine/embedded-runtime';
+import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
 import { eventually, startTestRuntime } from '../../support/embedded';
 import { groupOf, runDeployment } from '../../support/deployment-sites';
 import { EXAMPLE_GRAPH, exampleSite, startsBySecond } from '../../support/task-graph-runs';

@@ -1,0 +1,369 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { STATE_MACHINES, WORKFLOWS, type StateMachineName, type WorkflowName } from '../contracts';
+import { DynamoDbConnectorState } from '../adapters/dynamodb/dynamodb-connector-state';
+import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
+import { DynamoDbEnvironmentStore } from '../adapters/dynamodb/dynamodb-environment-store';
+import { DynamoDbEnvironmentUpgradeStore } from '../adapters/dynamodb/dynamodb-environment-upgrade-store';
+import { DynamoDbRunStartStore } from '../adapters/dynamodb/dynamodb-run-start-store';
+import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
+import { DynamoDbTaskRunStore } from '../adapters/dynamodb/dynamodb-task-run-store';
+import { SsmTransport } from '../adapters/site/commands/ssm-transport';
+import { ScontrolReservations } from '../adapters/site/commands/scontrol-reservations';
+import { SiteTaskExecutor, type TaskCommands } from '../adapters/site/tasks/site-tasks';
+import { DEFAULT_FANOUT, DEFAULT_NODE_EXEC } from '../core/site/site-profile';
+import { defaultTaskGraphSettings, type TaskGraphSettings } from '../lambdas/activities/task-graph/dependencies';
+import { createTaskGraphHandlers } from '../lambdas/activities/task-graph/handlers';
+import type { SiteClients, SiteFromProfile } from '../adapters/site';
+import { simulatedSiteClients } from './simulated-site-clients';
+import { serveInProcess } from '../adapters/site/in-process-endpoints';
+import { InvalidInputError } from '../core/errors';
+import { idForExecution } from '../core/execution-id';
+import { executionRunsSession } from '../core/session-control';
+import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activities/rolling-upgrade/dependencies';
+import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/activities/group-deployment/dependencies';
+import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deployment/handlers';
+import { defaultEnvironmentUpgradeSettings, type EnvironmentUpgradeSettings } from '../lambdas/activities/environment-upgrade/dependencies';
+import { createEnvironmentUpgradeHandlers } from '../lambdas/activities/environment-upgrade/handlers';
+import type { Site } from '../ports/site';
+import { createRollingUpgradeHandlers, type RollingUpgradeHandlers } from '../lambdas/activities/rolling-upgrade/handlers';
+import type { ConnectorState } from '../ports/connector-state';
+import type { Provisioner } from '../ports/provisioner';
+import { HEAD_NODE_INSTANCE_ID, SIMULATED_EPOCH, SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
+import { JsonLinesEventLog, MemoryEventLog } from '../adapters/events/event-logs';
+import type { StatusEventLog } from '../ports/status-events';
+import { openDataDir, type OpenedDataDir } from './data-dir';
+import { isGoneToken, OPERATOR_WAKE_OUTPUT } from '../control-plane/operator-wake';
+import { TaskTokenError } from './task-tokens';
+import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
+import { LocalStepFunctions, localExecutionArn, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
+import { runKindOf, type CancelResult, type GateResult, type RolloutRuntime, type SessionListing, type SessionKind, type SessionProgress, type SessionStatus, type SessionView, type StartedRun, type StopResult } from '../control-plane/runtime';
+import type { TaskRunView } from '../control-plane/reports/task-run-report';
+import { StoreSessions } from '../control-plane/store-sessions';
+import { VirtualClock } from '../time/virtual-clock';
+
+export interface EmbeddedRuntimeOptions {
+  /** The simulated site to start; or give `connectedSite`. */
+  site?: SiteDefinition;
+  /**
+   * A site reached through its connectors (a site profile) instead of the in-process simulator,
+   * built once the table is open (its command connectors keep their records there).
+   */
+  connectedSite?: {
+    connect(deps: { connectorState: ConnectorState }): Promise<SiteFromProfile>;
+    /**
+     * The site's clock: a `rollout simulate` site's own scaled clock; without it the wall clock
+     * (virtual time cannot jump a real site's reboots, nor span two processes).
+     */
+    clock?: TimeSource;
+  };
+  /** Keep sessions on disk here (LevelDB); in memory without it. */
+  dataDir?: string;
+  /**
+   * Run on the wall clock sped up this many times (simulated seconds per real second), for
+   * watching a run. Without it, on virtual time: the clock jumps to the next due Wait whenever
+   * every execution waits, so a makespan is the same on a fast or a slow host.
+   */
+  timeScale?: number;
+  settings?: Partial<RollingUpgradeSettings>;
+  deploymentSettings?: Partial<GroupDeploymentSettings>;
+  taskGraphSettings?: Partial<TaskGraphSettings>;
+  environmentUpgradeSettings?: Partial<EnvironmentUpgradeSettings>;
+  /**
+   * Reach the simulated site through other connectors than its HTTP APIs (the command-driven ones
+   * over its SSM endpoint, say), keeping their records in the runtime's table (`connectorState`).
+   * Default: slurmrestd, BOS, HSM and the provisioner API over HTTP.
+   */
+  connectors?: (simulator: RunningSiteSimulator, deps: { connectorState: ConnectorState }) => SiteClients | Promise<SiteClients>;
+  /** Wraps each function as the engine invokes it (the bench and tests measure an increment's reads this way). */
+  wrapFunction?: (name: string, fn: LocalFunction) => LocalFunction;
+}
+
+/** A `wrapFunction` that pushes onto `reads` the DynamoDB items each call of the function `name` read (the counter is looked up per call). */
+export function itemsReadPerCall(name: string, reads: number[], counter: () => { itemsRead: number }): NonNullable<EmbeddedRuntimeOptions['wrapFunction']> {
+  return (fnName, fn) =>
+    fnName !== name
+      ? fn
+      : async (payload) => {
+          const before = counter().itemsRead;
+          const result = await fn(payload);
+          reads.push(counter().itemsRead - before);
+          return result;
+        };
+}
+
+/** The status events' JSON-lines file in a data directory. */
+export const EVENTS_FILE = 'events.jsonl';
+
+/** A speed of scaled simulated time good for watching: a 5-minute boot takes 0.3 s. */
+export const DEFAULT_TIME_SCALE = 1000;
+
+/**
+ * The embedded default, whole: the in-memory store (local/dynamodb-store) as DynamoDB, the site simulator over HTTP as the site,
+ * the Lambda handlers in-process, and the workflow files run by the local engine. The facade
+ * (RolloutRuntime) is what callers use; the parts stay readable for tests and the bench.
+ */
+export class EmbeddedRuntime implements RolloutRuntime {
+  private readonly reads: StoreSessions;
+
+  private constructor(
+    readonly engine: LocalStepFunctions,
+    readonly store: DynamoDbSessionStore,
+    readonly deployments: DynamoDbDeploymentStore,
+    readonly taskRuns: DynamoDbTaskRunStore,
+    private readonly runningSimulator: RunningSiteSimulator | undefined,
+    readonly clock: TimeSource,
+    readonly dynamoDb: LocalDynamoDb,
+    readonly dynamoDbRequests: RequestCounter,
+    /** ARN of each registered state machine, by its contracts name. */
+    readonly stateMachineArns: Readonly<Record<StateMachineName, string>>,
+    readonly handlers: RollingUpgradeHandlers,
+    /** The workflows' status events: the data directory's events.jsonl, or memory without one. */
+    readonly events: StatusEventLog,
+    private readonly data: OpenedDataDir,
+    /** Fuel's releases and environments, seeded from the site file. */
+    readonly environments: DynamoDbEnvironmentStore,
+    /** The side-by-side environment upgrades' sessions. */
+    readonly environmentUpgrades: DynamoDbEnvironmentUpgradeStore,
+    /** The site's clients, as the workflows reach it (the API checks requests against it before it starts one). */
+    readonly site: Site,
+    /** Runs accepted by the API or refused by their first state, before (or instead of) their records. */
+    readonly runStarts: DynamoDbRunStartStore,
+    private readonly stopServingInProcess: () => void,
+  ) {
+    this.reads = new StoreSessions({ upgrades: store, deployments, taskRuns, running: true, wake: (token) => this.wakeInProcess(token) });
+  }
+
+  /** An in-process caller (tests, the facade) wakes a parked workflow on this very engine, as SendTaskSuccess would. */
+  private async wakeInProcess(taskToken: string): Promise<void> {
+    try {
+      this.engine.tokens.succeed(taskToken, OPERATOR_WAKE_OUTPUT);
+    } catch (err) {
+      if (err instanceof TaskTokenError && isGoneToken(err.code)) return;
+      throw err;
+    }
+  }
+
+  /** Once the engine is served (local/serve.ts): other processes of the data directory wake parked workflows there. */
+  announceStepFunctionsEndpoint(url: string): Promise<void> {
+    return this.data.announceStepFunctions(url);
+  }
+
+  /** The in-process simulator; absent when the runtime drives a site through a profile. */
+  get simulator(): RunningSiteSimulator {
+    if (!this.runningSimulator) throw new Error('this runtime drives a site through its profile, not the simulator');
+    return this.runningSimulator;
+  }
+
+  get hasSimulator(): boolean {
+    return this.runningSimulator !== undefined;
+  }
+
+  static async start(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {
+    const { connectedSite } = options;
+    if ((options.site === undefined) === (connectedSite === undefined)) throw new Error('give exactly one of site (the simulator) and connectedSite');
+    const data = await openDataDir({ runsWorkflows: true, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+    const { dynamoDb } = data;
+    // Simulated time never runs backwards in a data directory: a new process (a resume) starts after what is stored.
+    const startAt = connectedSite ? undefined : await latestStoredInstant(new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client }));
+    const clock: TimeSource = connectedSite
+      ? (connectedSite.clock ?? new SimClock({ timeScale: 1, startAt: Date.now() }))
+      : options.timeScale === undefined
+        ? new VirtualClock(startAt ? { startAt } : {})
+        : new SimClock({ timeScale: options.timeScale, ...(startAt ? { startAt } : {}) });
+    const dynamoDbRequests = countRequests(dynamoDb.rawClient);
+    const simulator = options.site ? await startSiteSimulator({ site: options.site, clock }) : undefined;
+    // The connectors reach the in-process simulator without the loopback round trip; it still serves HTTP for everyone else.
+    const stopServingInProcess = simulator ? serveInProcess(simulator.url, (request) => simulator.handle(request)) : () => undefined;
+    const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock, ...(options.settings?.lockLeaseSeconds ? { lockLeaseSeconds: options.settings.lockLeaseSeconds } : {}) });
+    const deployments = new DynamoDbDeploymentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
+    const taskRuns = new DynamoDbTaskRunStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
+    const environments = new DynamoDbEnvironmentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
+    if (options.site) await environments.seed(options.site);
+    // What slurm-reboot and the command provisioner remember, in the table, as the deployed stack keeps it.
+    const connectorState = new DynamoDbConnectorState({ tableName: dynamoDb.tableName, client: dynamoDb.client });
+    let site: SiteClients;
+    // The simulated site's head node over its SSM endpoint, one client: health checks run there, and task commands reach the nodes through it.
+    const headNode = simulator ? simulatedHeadNode(simulator) : undefined;
+    try {
+      const connected = connectedSite && (await connectedSite.connect({ connectorState }));
+      site = simulator
+        ? ((await options.connectors?.(simulator, { connectorState })) ??
+          { ...simulatedSiteClients(simulator), commands: headNode!.transport, reservations: new ScontrolReservations(headNode!.transport, { clock }) })
+        : {
+            ...connected!.site,
+            ...(connected!.provisioner ? { provisioner: connected!.provisioner } : {}),
+            ...(connected!.taskCommands ? { taskCommands: connected!.taskCommands } : {}),
+          };
+    } catch (err) {
+      // A profile that cannot connect (a secret not found, say) leaves nothing open behind it.
+      stopServingInProcess();
+      await simulator?.close();
+      await data.close();
+      throw err;
+    }
+    const events = options.dataDir ? new JsonLinesEventLog(path.join(options.dataDir, EVENTS_FILE)) : new MemoryEventLog();
+    const runStarts = new DynamoDbRunStartStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
+    // A profile's site on the wall clock is real time; the simulator's, or a `rollout simulate` site's scaled clock, is simulated.
+    const simulatedTime = !connectedSite || connectedSite.clock !== undefined;
+    const handlers = createRollingUpgradeHandlers({ store, site, clock, events, starts: runStarts, simulatedTime, settings: { ...defaultSettings, ...options.settings } });
+    const deploymentHandlers = createGroupDeploymentHandlers({
+      store: deployments,
+      inventory: site.inventory,
+      provisioner: site.provisioner ?? missingProvisioner,
+      locks: store.locks,
+      workloadManager: site.workloadManager,
+      taskRuns,
+      clock,
+      events,
+      starts: runStarts,
+      settings: { ...defaultGroupDeploymentSettings, ...options.deploymentSettings },
+    });
+    // Connectors that bring no task transport: the simulated head node, as a profile's SSM transport would reach it.
+    const taskCommands = site.taskCommands ?? headNode;
+    const taskGraphHandlers = createTaskGraphHandlers({
+      store: taskRuns,
+      deployments,
+      inventory: site.inventory,
+      locks: store.locks,
+      workloadManager: site.workloadManager,
+      executor: new SiteTaskExecutor({ site, clock, ...(taskCommands ? { commands: taskCommands } : {}) }),
+      clock,
+      settings: { ...defaultTaskGraphSettings, ...options.taskGraphSettings },
+    });
+    const environmentUpgrades = new DynamoDbEnvironmentUpgradeStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
+    const environmentUpgradeHandlers = createEnvironmentUpgradeHandlers({
+      upgrades: environmentUpgrades,
+      environments,
+      sessions: store,
+      site,
+      clock,
+      settings: { ...defaultEnvironmentUpgradeSettings, ...options.environmentUpgradeSettings },
+    });
+    const functions: Record<string, LocalFunction> = {};
+    for (const [name, handler] of [...Object.entries(handlers), ...Object.entries(deploymentHandlers), ...Object.entries(taskGraphHandlers), ...Object.entries(environmentUpgradeHandlers)]) {
+      const fn: LocalFunction = (payload) => handler(payload as never, {});
+      functions[name] = options.wrapFunction?.(name, fn) ?? fn;
+    }
+
+    const engine = new LocalStepFunctions({ functions, time: clock });
+    // Every machine under its contracts name, children first (STATE_MACHINES lists them so), as CDK deploys them.
+    const arns = Object.fromEntries(
+      (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])]),
+    ) as Record<StateMachineName, string>;
+    return new EmbeddedRuntime(engine, store, deployments, taskRuns, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, data, environments, environmentUpgrades, site, runStarts, stopServingInProcess);
+  }
+
+  /** Starts a workflow on the local engine; `executionName` is a fresh UUID unless given (tests name theirs). */
+  async run(workflow: WorkflowName, input: unknown, executionName: string = randomUUID()): Promise<StartedRun<ExecutionOutcome>> {
+    const started = this.engine.start(this.stateMachineArns[WORKFLOWS[workflow]], input, executionName);
+    return {
+      workflow,
+      kind: runKindOf(workflow),
+      // As Open Session and Start Deployment derive it.
+      id: idForExecution(started.executionArn),
+      executionArn: started.executionArn,
+      outcome: this.engine.follow(started.outcome),
+    };
+  }
+
+  /** Starts the side-by-side upgrade of an environment (statemachines/environment-upgrade.asl.json) with `{environmentId, request}`. */
+  async startEnvironmentUpgrade(input: unknown, executionName: string = randomUUID()): Promise<{ id: string; executionArn: string; outcome: Promise<ExecutionOutcome> }> {
+    const started = this.engine.start(this.stateMachineArns.EnvironmentUpgrade, input, executionName);
+    return { id: idForExecution(started.executionArn), executionArn: started.executionArn, outcome: this.engine.follow(started.outcome) };
+  }
+
+  removeSession(id: string): Promise<{ state: string }> {
+    return this.store.removeEndedSession(id);
+  }
+
+  removeDeployment(id: string): Promise<{ status: string }> {
+    return this.deployments.removeEndedDeployment(id);
+  }
+
+  environmentUpgradeId(executionName: string): string {
+    return idForExecution(localExecutionArn(this.stateMachineArns.EnvironmentUpgrade, executionName));
+  }
+
+  sessions(): Promise<SessionListing[]> {
+    return this.reads.sessions();
+  }
+
+  session(id: string): Promise<SessionView | undefined> {
+    return this.reads.session(id);
+  }
+
+  cancel(id: string): Promise<CancelResult> {
+    return this.reads.cancel(id);
+  }
+
+  stop(id: string): Promise<StopResult> {
+    return this.reads.stop(id);
+  }
+
+  gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
+    return this.reads.gate(id, action);
+  }
+
+  progress(id: string): Promise<SessionProgress | undefined> {
+    return this.reads.progress(id);
+  }
+
+  status(id: string): Promise<SessionStatus | undefined> {
+    return this.reads.status(id);
+  }
+
+  isRunning(kind: SessionKind, id: string): Promise<boolean> {
+    const arn = this.stateMachineArns[WORKFLOWS[kind === 'upgrade' ? 'rollingUpgrade' : kind === 'deployment' ? 'groupDeployment' : 'taskGraph']];
+    const running = this.engine.listExecutions(arn).filter((execution) => execution.status === 'RUNNING');
+    return Promise.resolve(running.some((execution) => executionRunsSession(kind, id, execution, execution.input)));
+  }
+
+  taskRun(id: string): Promise<TaskRunView | undefined> {
+    return this.reads.taskRun(id);
+  }
+
+  siteState(): SiteState | undefined {
+    return this.runningSimulator?.state();
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  async close(): Promise<void> {
+    this.stopServingInProcess();
+    await this.runningSimulator?.close();
+    await this.data.close();
+  }
+}
+
+/** The in-process simulator's head node through its SSM endpoint (the real SSM client; it answers at once: poll fast): health check commands run there, task commands reach the nodes with pdsh. */
+function simulatedHeadNode(simulator: RunningSiteSimulator): TaskCommands & { transport: SsmTransport } {
+  const transport = new SsmTransport({
+    instanceIds: [HEAD_NODE_INSTANCE_ID],
+    region: 'local',
+    endpoint: simulator.urls.ssm,
+    credentials: { accessKeyId: 'simulated', secretAccessKey: 'simulated' },
+    pollIntervalMs: 2,
+    maxPollIntervalMs: 10,
+  });
+  return { transport, nodeExec: DEFAULT_NODE_EXEC, fanout: DEFAULT_FANOUT };
+}
+
+/** Group deployments need a provisioner; a profile without one fails them with this, not at start. */
+const missingProvisioner: Provisioner = {
+  startAction: () => Promise.reject(new InvalidInputError('site profile', [{ field: 'provisioner', message: 'group deployments need a provisioner' }])),
+  getAction: () => Promise.reject(new InvalidInputError('site profile', [{ field: 'provisioner', message: 'group deployments need a provisioner' }])),
+};
+
+/**
+ * The instant after the newest stored in the data directory's sessions (their creation and their
+ * stages' starts), a second on; undefined for an empty store. A resumed session's makespan is then
+ * never negative, and its messages keep their order.
+ */
+async function latestStoredInstant(store: DynamoDbSessionStore): Promise<number | undefined> {
+  const sessions = await store.listSessions();
+  const latest = Math.max(...sessions.flatMap((s) => [Date.parse(s.createdAt), s.progress.stageStartedAt]).filter(Number.isFinite));
+  return Number.isFinite(latest) && latest > SIMULATED_EPOCH ? latest + 1000 : undefined;
+}

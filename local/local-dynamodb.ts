@@ -1,0 +1,209 @@
+import { access, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, type TranslateConfig } from '@aws-sdk/lib-dynamodb';
+import { createTableInput } from '../adapters/dynamodb/table-design';
+import { describeError } from '../core/errors';
+import { DiskTables } from './dynamodb-store/disk';
+import { serveDynamoDb } from './dynamodb-store/http-endpoint';
+import { inProcessClients, inProcessListeners } from './dynamodb-store/in-process-clients';
+import { DynamoDbStore } from './dynamodb-store/store';
+import { DataDirDamagedError, DataDirInUseError } from './errors';
+
+export const DEFAULT_TABLE_NAME = 'rollout';
+
+/** A DynamoDB endpoint with the rollout table, and clients for it. */
+export interface LocalDynamoDb {
+  endpoint: string;
+  tableName: string;
+  client: DynamoDBDocumentClient;
+  rawClient: DynamoDBClient;
+  /** Stops the clients (and the store's endpoint and database, if this process started them). */
+  close(): Promise<void>;
+}
+
+export interface StartLocalDynamoDbOptions {
+  /** LevelDB directory (created if missing) that keeps sessions across runs; in memory without it. */
+  dataDir?: string;
+  tableName?: string;
+}
+
+/** How every client of the sessions marshals: optional fields left unset are dropped, not refused. */
+const TRANSLATE: TranslateConfig = { marshallOptions: { removeUndefinedValues: true } };
+
+/**
+ * Starts the embedded DynamoDB (local/dynamodb-store: in memory, written through to a LevelDB in
+ * `dataDir` when given) with the rollout table, served on a free loopback port for other processes,
+ * and returns clients that reach it in-process (the same SDK classes, without the HTTP round trip).
+ * Only one process may open a data directory at a time (LevelDB holds a lock); other processes
+ * reach it with connectDynamoDb.
+ */
+export async function startLocalDynamoDb(options: StartLocalDynamoDbOptions = {}): Promise<LocalDynamoDb> {
+  const tableName = options.tableName ?? DEFAULT_TABLE_NAME;
+  const disk = options.dataDir ? await openDisk(options.dataDir) : undefined;
+  const store = new DynamoDbStore(disk?.tables);
+  let endpoint: Awaited<ReturnType<typeof serveDynamoDb>> | undefined;
+  try {
+    if (disk) {
+      await disk.tables.loadInto(store).catch((err: unknown) => {
+        throw new DataDirDamagedError(options.dataDir!, `its database cannot be read (${describeError(err)})`, DAMAGED_DATABASE_REMEDY, { cause: err });
+      });
+    }
+    endpoint = await serveDynamoDb(store);
+    const { rawClient, client } = inProcessClients(store, endpoint.url, TRANSLATE);
+    // Every run creates the table at once: a database without it lost its data (a truncated log), and is not quietly started afresh.
+    if (disk?.existed && !(await tableExists(rawClient, tableName))) {
+      throw new DataDirDamagedError(options.dataDir!, `its database has no '${tableName}' table (files truncated or removed)`, DAMAGED_DATABASE_REMEDY);
+    }
+    await ensureTable(rawClient, tableName);
+    const listener = endpoint;
+    return {
+      endpoint: listener.url,
+      tableName,
+      client,
+      rawClient,
+      async close() {
+        client.destroy();
+        rawClient.destroy();
+        await listener.close();
+        // Once the writes are on disk and the database is closed, the directory can be opened again.
+        await disk?.tables.close();
+      },
+    };
+  } catch (err) {
+    await endpoint?.close();
+    await disk?.tables.close();
+    throw err;
+  }
+}
+
+const TABLE_ACTIVE_TIMEOUT_MS = 10_000;
+const DAMAGED_DATABASE_REMEDY = 'restore the directory from a backup, or move it aside to start again with no sessions';
+
+/**
+ * Opens the directory's LevelDB, saying what is wrong when it cannot: held by another process, or
+ * damaged (a broken CURRENT or MANIFEST). Also tells whether a database was there already (its
+ * CURRENT file), which must then hold the table.
+ */
+async function openDisk(dataDir: string): Promise<{ tables: DiskTables; existed: boolean }> {
+  await mkdir(dataDir, { recursive: true });
+  const existed = await access(path.join(dataDir, 'CURRENT')).then(
+    () => true,
+    () => false,
+  );
+  try {
+    return { tables: await DiskTables.open(dataDir), existed };
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    if (cause?.code === 'LEVEL_LOCKED') throw new DataDirInUseError(dataDir);
+    throw new DataDirDamagedError(dataDir, `its database does not open (${cause?.message ?? describeError(err)})`, DAMAGED_DATABASE_REMEDY, { cause: err });
+  }
+}
+
+async function tableExists(rawClient: DynamoDBClient, tableName: string): Promise<boolean> {
+  try {
+    await rawClient.send(new DescribeTableCommand({ TableName: tableName }));
+    return true;
+  } catch (err) {
+    if ((err as { name?: string }).name === 'ResourceNotFoundException') return false;
+    throw err;
+  }
+}
+
+/** Clients for an endpoint another process serves (a second CLI reaching the first one's store). */
+export function connectDynamoDb(options: { endpoint: string; tableName: string }): LocalDynamoDb {
+  const rawClient = new DynamoDBClient({
+    endpoint: options.endpoint,
+    region: 'local',
+    // The embedded store checks no signature, but the SDK refuses to sign without credentials.
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const client = DynamoDBDocumentClient.from(rawClient, TRANSLATE);
+  return {
+    endpoint: options.endpoint,
+    tableName: options.tableName,
+    client,
+    rawClient,
+    async close() {
+      client.destroy();
+      rawClient.destroy();
+    },
+  };
+}
+
+/** Counts of the DynamoDB commands sent through one client (and every DocumentClient built on it). */
+export interface RequestCounter {
+  readonly total: number;
+  /** Items the reads returned (GetItem, BatchGetItem, Query, Scan): what an increment's cost grows with. */
+  readonly itemsRead: number;
+  /** e.g. { PutItemCommand: 12, QueryCommand: 3 } */
+  byCommand(): Record<string, number>;
+}
+
+/**
+ * Counts commands with an `initialize` middleware: once per command sent, not per HTTP retry.
+ * DocumentClients share the stack of the client they wrap, so their commands count under the low-level name;
+ * the in-process clients of the embedded store report theirs the same way.
+ */
+export function countRequests(rawClient: DynamoDBClient): RequestCounter {
+  const counts: Record<string, number> = {};
+  let total = 0;
+  let itemsRead = 0;
+  const sent = (name: string) => {
+    total++;
+    counts[name] = (counts[name] ?? 0) + 1;
+  };
+  // A client of the in-process store runs no middleware: it reports each command itself (failed ones too).
+  const listeners = inProcessListeners(rawClient);
+  if (listeners) {
+    listeners.add((name, output) => {
+      sent(name);
+      itemsRead += itemsOf(output as ReadOutput);
+    });
+  } else {
+    rawClient.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent(context.commandName ?? 'unknown');
+        const result = await next(args);
+        itemsRead += itemsOf(result.output as ReadOutput);
+        return result;
+      },
+      { step: 'initialize' },
+    );
+  }
+  return {
+    get total() {
+      return total;
+    },
+    get itemsRead() {
+      return itemsRead;
+    },
+    byCommand: () => ({ ...counts }),
+  };
+}
+
+type ReadOutput = { Item?: unknown; Responses?: Record<string, unknown[]>; Count?: number } | undefined;
+
+function itemsOf(output: ReadOutput): number {
+  if (!output) return 0;
+  if (output.Responses) return Object.values(output.Responses).reduce((sum, items) => sum + items.length, 0);
+  if (typeof output.Count === 'number') return output.Count;
+  return output.Item ? 1 : 0;
+}
+
+/** Creates the table unless it exists, then waits until it is ACTIVE. */
+export async function ensureTable(rawClient: DynamoDBClient, tableName: string): Promise<void> {
+  try {
+    await rawClient.send(new CreateTableCommand(createTableInput(tableName)));
+  } catch (err) {
+    // Already there: a data directory from an earlier run.
+    if (!(err instanceof Error && err.name === 'ResourceInUseException')) throw err;
+  }
+  const deadline = Date.now() + TABLE_ACTIVE_TIMEOUT_MS;
+  for (;;) {
+    const { Table } = await rawClient.send(new DescribeTableCommand({ TableName: tableName }));
+    if (Table?.TableStatus === 'ACTIVE') return;
+    if (Date.now() > deadline) throw new Error(`table ${tableName} is still ${Table?.TableStatus ?? 'unknown'} after ${TABLE_ACTIVE_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

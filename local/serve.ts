@@ -1,0 +1,92 @@
+import { createApi } from '../api';
+import { listenApi, type ListeningApi } from '../api/node-http';
+import { WORKFLOWS } from '../contracts';
+import type { EmbeddedRuntime } from './embedded-runtime';
+import { DynamoDbScheduleStore } from '../adapters/dynamodb/dynamodb-schedule-store';
+import { LOCAL_SCHEDULE_GROUP, LOCAL_SCHEDULER_ROLE_ARN, LocalScheduler, SYSTEM_WALL_CLOCK, type WallClock } from './local-scheduler';
+import { openRuntime, type OpenRuntimeOptions } from './open-runtime';
+import { SchedulerEndpoint } from './scheduler-endpoint';
+import { eventsRoute } from './events-endpoint';
+import type { ControlPlaneEndpoints } from '../control-plane/endpoints';
+import { LOCAL_REGION, StepFunctionsEndpoint } from './sfn-endpoint';
+
+export interface ServedControlPlane {
+  endpoints: ControlPlaneEndpoints;
+  /** The runtime behind the endpoint (in-process callers read the simulated site and its clock from it). */
+  runtime: EmbeddedRuntime;
+  /** The local EventBridge Scheduler: schedules in the store, fired on the wall clock. */
+  scheduler: LocalScheduler;
+  close(): Promise<void>;
+}
+
+/**
+ * The embedded control plane as a service: the local engine behind a Step Functions-compatible
+ * endpoint (with the discovery route), the runtime's DynamoDB endpoint, and the REST API (the
+ * routes the stack serves behind API Gateway) over the same runtime, all on loopback.
+ * `rollout serve` runs one until a signal; the CLI's default target runs one in-process on an
+ * ephemeral port and talks to it through the SDK like any other target.
+ */
+export async function startServedControlPlane(options: OpenRuntimeOptions & { port?: number; apiPort?: number; scheduleClock?: WallClock }): Promise<ServedControlPlane> {
+  // Whatever site openRuntime takes (a simulated site; a site profile with issue 7's `--site-config`), served alike.
+  const runtime = await openRuntime(options);
+  // Known once the server listens; the discovery route answers from it.
+  const announced: { endpoints?: ControlPlaneEndpoints } = {};
+  const scheduled = {
+    rollingUpgrade: runtime.stateMachineArns[WORKFLOWS.rollingUpgrade],
+    groupDeployment: runtime.stateMachineArns[WORKFLOWS.groupDeployment],
+  };
+  const stateMachines = { ...scheduled, taskGraph: runtime.stateMachineArns[WORKFLOWS.taskGraph] };
+  const scheduler = new LocalScheduler({
+    store: new DynamoDbScheduleStore({ tableName: runtime.dynamoDb.tableName, client: runtime.dynamoDb.client }),
+    engine: runtime.engine,
+    // Schedules name the operator's calendar: the wall clock, never the control plane's virtual or scaled one.
+    clock: options.scheduleClock ?? SYSTEM_WALL_CLOCK,
+    stateMachines: scheduled,
+  });
+  const schedulerEndpoint = new SchedulerEndpoint(scheduler, options.scheduleClock ?? SYSTEM_WALL_CLOCK, LOCAL_REGION);
+  const endpoint = new StepFunctionsEndpoint(runtime.engine, () => announced.endpoints, [(req, res) => schedulerEndpoint.route(req, res), eventsRoute(runtime.events)]);
+  let listening: Awaited<ReturnType<StepFunctionsEndpoint['listen']>>;
+  let api: ListeningApi;
+  try {
+    listening = await endpoint.listen(options.port ?? 0);
+    // `rollout session approve|resume|cancel --data-dir` wake parked workflows through it.
+    await runtime.announceStepFunctionsEndpoint(listening.url);
+    // Schedules a previous run of this data directory stored fire again.
+    await scheduler.start();
+  } catch (err) {
+    scheduler.close();
+    await runtime.close();
+    throw err;
+  }
+  try {
+    api = await listenApi(createApi({ controlPlane: runtime, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts, site: runtime.site }), options.apiPort ?? 0);
+  } catch (err) {
+    scheduler.close();
+    await listening.close();
+    await runtime.close();
+    throw err;
+  }
+  const endpoints: ControlPlaneEndpoints = {
+    stepFunctionsEndpoint: listening.url,
+    dynamodbEndpoint: runtime.dynamoDb.endpoint,
+    region: LOCAL_REGION,
+    tableName: runtime.dynamoDb.tableName,
+    stateMachines,
+    apiEndpoint: api.url,
+    schedulerEndpoint: listening.url,
+    scheduleGroup: LOCAL_SCHEDULE_GROUP,
+    schedulerRoleArn: LOCAL_SCHEDULER_ROLE_ARN,
+  };
+  announced.endpoints = endpoints;
+  return {
+    endpoints,
+    runtime,
+    scheduler,
+    async close() {
+      await api.close();
+      scheduler.close();
+      await listening.close();
+      await runtime.close();
+    },
+  };
+}

@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import { loadDocumentFile } from '../adapters/document-file';
-import { environmentSchema, releaseSchema, siteEnvironmentsSchema } from '../core/environments';
 import { InvalidInputError } from '../core/errors';
-import { groupLabel, nodeName } from '../core/site/names';
-import { CSM_NID_NAME_PATTERN, isNodeXname, parseNidNamePattern, nidName } from '../core/site/node-names';
+import { checkSiteInventory, inventoryNodeShape, siteInventoryShape } from '../core/site/site-definition';
 import { parseOrThrow, seconds as secondsOf } from '../core/validation';
 import { SlurmVersion } from './models/slurm-version';
 
@@ -48,19 +46,9 @@ const faultsSchema = z.strictObject({
 });
 
 const nodeSchema = z.strictObject({
-  name: nodeName('name'),
-  nid: z.number({ error: 'nid is required and must be a whole number' }).int('nid must be a whole number').min(0, 'nid must not be negative'),
-  rack: nonEmpty('rack').optional(),
-  role: nonEmpty('role').default('Compute'),
-  tags: z.array(nonEmpty('a tag')).default([]),
-  /** Deployment roles for task graphs (core/task-graph). */
-  roles: z.array(nonEmpty('a role'), { error: 'roles must be a list of role names' }).default([]),
-  labels: z.record(z.string(), z.string({ error: 'label values must be strings' })).default({}),
+  ...inventoryNodeShape,
   wlm: wlmSchema.prefault({}),
   faults: faultsSchema.prefault({}),
-  /** OpenCrowbar's gates, served by the inventory: a scheduler operates only on nodes alive and available. */
-  alive: z.boolean({ error: 'alive must be true or false' }).default(true),
-  available: z.boolean({ error: 'available must be true or false' }).default(true),
 });
 
 const positiveSeconds = (field: string) => z.number({ error: `${field} must be a number of seconds` }).positive(`${field} must be above 0`);
@@ -118,47 +106,6 @@ const commandFaultSchema = z.strictObject({
 });
 
 /**
- * A BOS v2 boot set (Cray-HPE/bos api/openapi.yaml.in, V2BootSet): which nodes a session template
- * boots. BOS's session setup (src/bos/operators/session_setup.py) unites node_list, the members of
- * node_groups and the nodes of node_roles_groups (HSM Role, or Role_SubRole), then intersects that
- * with the session's limit and drops nodes disabled in HSM.
- */
-const bootSetSchema = z.strictObject({
-  node_list: z.array(nodeName('a node_list entry')).optional(),
-  node_groups: z.array(z.string({ error: 'a node_groups entry must be a group label' })).optional(),
-  node_roles_groups: z.array(z.string({ error: 'a node_roles_groups entry must be a role' })).optional(),
-  /** HSM's Arch of the nodes booted (X86 also takes nodes of unknown arch); the simulated nodes are X86. */
-  arch: z.enum(['X86', 'ARM', 'Other', 'Unknown'], { error: 'arch must be X86, ARM, Other or Unknown' }).optional(),
-});
-
-/** A boot template: a name alone (the limit says which nodes it boots), or a BOS session template with its boot sets. */
-const bootTemplateSchema = z.union(
-  [
-    nonEmpty('a template name'),
-    z.strictObject({
-      name: nonEmpty('name'),
-      bootSets: z.record(nonEmpty('a boot set name'), bootSetSchema, { error: 'bootSets must map boot set names to boot sets' }).refine((sets) => Object.keys(sets).length > 0, 'a session template has at least one boot set'),
-    }),
-  ],
-  { error: 'a boot template is a name, or {name, bootSets: {<set>: {node_list, node_groups, node_roles_groups}}}' },
-);
-
-/**
- * A CSM-style site (Cray's System Management): its nodes are xnames in HSM and BOS, and Slurm
- * names them from their nid by `slurmNodeNames` (CSM's `nid{nid:06}`); its HSM checks labels and
- * member ids as SMD does.
- */
-const csmSchema = z.strictObject({
-  slurmNodeNames: z
-    .string({ error: 'slurmNodeNames must be a pattern such as nid{nid:06}' })
-    .default(CSM_NID_NAME_PATTERN)
-    .superRefine((text, ctx) => {
-      const parsed = parseNidNamePattern(text);
-      if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed });
-    }),
-});
-
-/**
  * The simulated Slurm's release and slurm.conf settings that shape what a node does (see
  * simulator/README.md). The defaults keep a default site's reboots (bootSeconds 300 + returnSeconds
  * 60) inside both timeouts; Slurm's own defaults are ReturnToService=0, SlurmdTimeout=300, ResumeTimeout=60.
@@ -185,14 +132,10 @@ const slurmSchema = z.strictObject({
   accountingStorage: z.enum(['slurmdbd', 'none'], { error: "must be 'slurmdbd' or 'none'" }).default('slurmdbd'),
 });
 
+/** A simulated site: the inventory part (core/site/site-definition.ts) and what only a simulation has. */
 export const siteDefinitionSchema = z
   .strictObject({
-    nodes: z.array(nodeSchema, { error: 'nodes is required and must be a list' }).min(1, 'at least one node is required'),
-    groups: z.record(groupLabel(), z.array(nodeName('a member'), { error: 'must be a list of node names' })).default({}),
-    bootTemplates: z.array(bootTemplateSchema).default([]),
-    /** HSM exclusive groups: a node is a member of at most one group of each (Cray-HPE/hms-smd pkg/sm/groups.go ExclusiveGroup). */
-    exclusiveGroups: z.record(nonEmpty('an exclusive group name'), z.array(groupLabel('a group label'), { error: 'must be a list of group labels' })).default({}),
-    csm: csmSchema.optional(),
+    ...siteInventoryShape(nodeSchema),
     timing: z
       .strictObject({
         bootSeconds: seconds.default(300),
@@ -209,23 +152,10 @@ export const siteDefinitionSchema = z
     workload: workloadSchema.optional(),
     slurm: slurmSchema.prefault({}),
     commandFaults: z.array(commandFaultSchema).default([]),
-    /** Fuel's releases and environments (clusters), kept by the store and served by the API. */
-    releases: z.array(releaseSchema, { error: 'releases must be a list' }).default([]),
-    environments: z.array(environmentSchema, { error: 'environments must be a list' }).default([]),
   })
   .superRefine((site, ctx) => {
-    // The cross checks of releases and environments live with their schemas.
-    const environments = siteEnvironmentsSchema.safeParse({ releases: site.releases, environments: site.environments });
-    if (!environments.success) for (const issue of environments.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
-    const firstByName = new Map<string, number>();
-    const firstByNid = new Map<number, number>();
+    checkSiteInventory(site, ctx);
     site.nodes.forEach((node, i) => {
-      const sameName = firstByName.get(node.name);
-      if (sameName === undefined) firstByName.set(node.name, i);
-      else ctx.addIssue({ code: 'custom', path: ['nodes', i, 'name'], message: `duplicate node name '${node.name}' (also nodes[${sameName}])` });
-      const sameNid = firstByNid.get(node.nid);
-      if (sameNid === undefined) firstByNid.set(node.nid, i);
-      else ctx.addIssue({ code: 'custom', path: ['nodes', i, 'nid'], message: `duplicate nid ${node.nid} (also nodes[${sameNid}])` });
       if (node.wlm.busySeconds > 0 && JOBLESS_STATES.includes(node.wlm.state)) {
         ctx.addIssue({ code: 'custom', path: ['nodes', i, 'wlm', 'busySeconds'], message: `a ${node.wlm.state} node runs no job` });
       }
@@ -233,59 +163,6 @@ export const siteDefinitionSchema = z
         ctx.addIssue({ code: 'custom', path: ['nodes', i, 'wlm', 'timeLimitSeconds'], message: 'a job ends by its time limit: timeLimitSeconds must be at least busySeconds' });
       }
     });
-    // An environment's nodes are site nodes (by name): the side-by-side upgrade reimages them. A release installs with one of the site's templates.
-    site.environments.forEach((env, e) =>
-      env.nodes.forEach((node, n) => {
-        if (!firstByName.has(node.name)) ctx.addIssue({ code: 'custom', path: ['environments', e, 'nodes', n, 'name'], message: `'${node.name}' is not a node of the site` });
-      }),
-    );
-    const templateNames = site.bootTemplates.map((t) => (typeof t === 'string' ? t : t.name));
-    site.releases.forEach((release, r) => {
-      if (!templateNames.includes(release.bootTemplate)) {
-        ctx.addIssue({ code: 'custom', path: ['releases', r, 'bootTemplate'], message: `'${release.bootTemplate}' is not one of the site's bootTemplates` });
-      }
-    });
-    if (site.csm) {
-      const pattern = parseNidNamePattern(site.csm.slurmNodeNames);
-      const slurmNames = new Map<string, number>();
-      site.nodes.forEach((node, i) => {
-        if (!isNodeXname(node.name)) ctx.addIssue({ code: 'custom', path: ['nodes', i, 'name'], message: `'${node.name}' is not a node xname (xXcCsSbBnN): a CSM site names its nodes by xname` });
-        if (typeof pattern !== 'string') {
-          const slurmName = nidName(pattern, node.nid);
-          const clash = slurmNames.get(slurmName);
-          if (clash !== undefined) ctx.addIssue({ code: 'custom', path: ['nodes', i, 'nid'], message: `Slurm name ${slurmName} also names nodes[${clash}]` });
-          slurmNames.set(slurmName, i);
-        }
-      });
-      for (const label of Object.keys(site.groups)) {
-        if (!/^[-a-z0-9:._]+$/.test(label)) ctx.addIssue({ code: 'custom', path: ['groups', label], message: `'${label}' is not an HSM group label: lowercase letters, digits, '-', ':', '.', '_'` });
-      }
-    }
-    const exclusiveOf = new Map<string, string>();
-    for (const [exclusive, labels] of Object.entries(site.exclusiveGroups)) {
-      labels.forEach((label, k) => {
-        if (!(label in site.groups)) ctx.addIssue({ code: 'custom', path: ['exclusiveGroups', exclusive, k], message: `'${label}' is not a group of the site` });
-        const other = exclusiveOf.get(label);
-        if (other !== undefined) ctx.addIssue({ code: 'custom', path: ['exclusiveGroups', exclusive, k], message: `'${label}' is in exclusive group '${other}' already` });
-        exclusiveOf.set(label, exclusive);
-      });
-      const holder = new Map<string, string>();
-      for (const label of labels) {
-        for (const member of site.groups[label] ?? []) {
-          const first = holder.get(member);
-          if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['groups', label], message: `'${member}' is also in '${first}', of the same exclusive group '${exclusive}'` });
-          holder.set(member, label);
-        }
-      }
-    }
-    for (const [label, members] of Object.entries(site.groups)) {
-      const seen = new Set<string>();
-      members.forEach((member, k) => {
-        if (!firstByName.has(member)) ctx.addIssue({ code: 'custom', path: ['groups', label, k], message: `'${member}' is not a node of the site` });
-        else if (seen.has(member)) ctx.addIssue({ code: 'custom', path: ['groups', label, k], message: `'${member}' is listed twice` });
-        seen.add(member);
-      });
-    }
   });
 
 export type SiteDefinition = z.output<typeof siteDefinitionSchema>;
@@ -295,11 +172,8 @@ export type SiteTiming = SiteDefinition['timing'];
 export type ApiFault = SiteDefinition['apiFaults'][number];
 export type SiteWorkload = NonNullable<SiteDefinition['workload']>;
 export type CommandFault = SiteDefinition['commandFaults'][number];
-export type SiteBootTemplate = SiteDefinition['bootTemplates'][number];
-export type SiteBootSet = z.output<typeof bootSetSchema>;
-
-/** The name of a site boot template, whichever form it has. */
-export const templateName = (template: SiteBootTemplate): string => (typeof template === 'string' ? template : template.name);
+export type { SiteBootSet, SiteBootTemplate } from '../core/site/site-definition';
+export { templateName } from '../core/site/site-definition';
 export type SiteSlurm = SiteDefinition['slurm'];
 
 export function parseSiteDefinition(input: unknown, subject = 'site definition'): SiteDefinition {

@@ -5,7 +5,7 @@ import { GroupNotFoundError, InvalidInputError } from '../../core/errors';
 import { documentFormat, readDocumentFile } from '../document-file';
 import { validLabel, validNodeNames } from '../../core/site/names';
 import type { Inventory, InventoryNode } from '../../ports/site';
-import { parseSiteDefinition, type SiteDefinition } from '../../simulator/site-file';
+import { parseSiteInventory, type SiteInventory } from '../../core/site/site-definition';
 
 export interface FileInventoryOptions {
   /** A site file (YAML or JSON): `nodes` (name, nid, rack, role, roles, tags, labels) and `groups` (label → ordered members). */
@@ -16,13 +16,13 @@ export interface FileInventoryOptions {
 
 interface Loaded {
   document: Document;
-  site: SiteDefinition;
+  site: SiteInventory;
   groups: Map<string, string[]>;
 }
 
 /**
- * An inventory kept in a file, in the simulator's site-file node format (the simulation-only keys
- * `wlm` and `faults` are accepted and ignored). Read once; group edits (the upgrading and failed
+ * An inventory kept in a file: a site file's inventory part (core/site/site-definition.ts; the simulation keys
+ * such as `wlm`, `faults` and `slurm` are passed over unread). Read once; group edits (the upgrading and failed
  * groups) change the groups in memory and are written back atomically (a temporary file renamed
  * over the original), editing only `groups` so the operator's comments and layout survive in YAML.
  * One writer at a time: two processes editing the same file would lose each other's edits.
@@ -92,7 +92,7 @@ export class FileInventory implements Inventory {
       // Read strictly once; the YAML document is kept only to write edits back with the operator's layout.
       const strict = parseDocumentText(text, documentFormat(this.options.path));
       if ('problems' in strict) throw new InvalidInputError(subject, strict.problems);
-      const site = parseSiteDefinition(strict.value, subject);
+      const site = parseSiteInventory(strict.value, subject);
       const document = parseDocument(text);
       return { document, site, groups: new Map(Object.entries(site.groups).map(([label, members]) => [label, [...members]])) };
     })().catch((err: unknown) => {

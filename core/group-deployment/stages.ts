@@ -1,11 +1,8 @@
 import { IllegalStageTransitionError } from '../errors';
 
-/** Where a group or a node stands in a deployment, as Shipyard names the stages. */
-export const DEPLOYMENT_STAGES = ['NOT_STARTED', 'PREPARED', 'DEPLOYED', 'FAILED'] as const;
-export type DeploymentStage = (typeof DEPLOYMENT_STAGES)[number];
+import { DEPLOYMENT_STAGES, type DeploymentPhase, type DeploymentStage } from './stage-names';
 
-/** The two phases a group goes through: prepare its nodes, then deploy them. */
-export type DeploymentPhase = 'PREPARE' | 'DEPLOY';
+export { DEPLOYMENT_STAGES, type DeploymentPhase, type DeploymentStage };
 
 const NEXT_STAGES: Readonly<Record<DeploymentStage, readonly DeploymentStage[]>> = {
   NOT_STARTED: ['PREPARED', 'FAILED'],

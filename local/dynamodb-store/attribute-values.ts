@@ -1,23 +1,8 @@
 import { ValidationError } from './errors';
 
-/**
- * DynamoDB's AttributeValue in its wire (JSON) form: exactly one type key; numbers as decimal
- * strings, binaries as base64 strings. The store keeps items in this form, whoever sent them.
- */
-export type AttributeValue =
-  | { S: string }
-  | { N: string }
-  | { B: string }
-  | { BOOL: boolean }
-  | { NULL: true }
-  | { SS: string[] }
-  | { NS: string[] }
-  | { BS: string[] }
-  | { L: AttributeValue[] }
-  | { M: Item };
+import type { AttributeType, AttributeValue, Item } from './attribute-types';
 
-export type Item = Record<string, AttributeValue>;
-export type AttributeType = 'S' | 'N' | 'B' | 'BOOL' | 'NULL' | 'SS' | 'NS' | 'BS' | 'L' | 'M';
+export type { AttributeType, AttributeValue, Item } from './attribute-types';
 
 const TYPES: ReadonlySet<string> = new Set(['S', 'N', 'B', 'BOOL', 'NULL', 'SS', 'NS', 'BS', 'L', 'M']);
 const EMPTY_SET: Record<string, string> = { SS: 'An string set  may not be empty', NS: 'An number set  may not be empty', BS: 'Binary sets should not be empty' };

@@ -1,4 +1,4 @@
-import type { Item } from './attribute-values';
+import type { Item } from './attribute-types';
 
 /** The `__type` prefixes DynamoDB answers with: its own errors, and the request validator's. */
 const DYNAMODB = 'com.amazonaws.dynamodb.v20120810#';

@@ -12,6 +12,7 @@ import { deleteReservation, putReservation, showReservations } from './scontrol-
 import { SIMULATED_PARTITION, scontrolShowNodeText, sinfoJsonV38, sinfoLongFormat, type NodeFeatures } from './slurm-output';
 import type { TaskLogEntry, TaskRunnerModel } from './task-runner';
 import type { WorkloadManagerModel } from './workload-manager';
+import { TASK_EXIT_MARKER } from '../../core/site/task-exit-marker';
 
 export { SIMULATED_PARTITION };
 
@@ -693,7 +694,6 @@ export class HeadNodeModel {
   }
 }
 
-const TASK_EXIT_MARKER = 'rollout-task-exit=';
 /** What a node's shell reports: 0 ok, 1 failed, coreutils `timeout`'s 124. */
 const EXIT_CODES = { ok: 0, failed: 1, timeout: 124 } as const;
 const TASK_COMMAND_END = `; echo "${TASK_EXIT_MARKER}$?"`;

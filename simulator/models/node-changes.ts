@@ -1,6 +1,6 @@
 import { parseSiteMark, runIdInName } from '../../core/site/node-claims';
 
-import type { NodeChange, NodeChangeKind } from '../../core/site/site-state';
+import type { NodeChange } from '../../core/site/site-state';
 
 export type { NodeChange, NodeChangeKind } from '../../core/site/site-state';
 

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { TransportProfile } from '../../../core/site/site-profile';
 import type { CommandTransport } from '../../../ports/command-transport';
 import { FileInventory } from '../file-inventory';
-import type { ConnectorBuilders, ConnectorContext } from '../site-from-profile';
+import type { ConnectorBuilders, ConnectorContext } from '../connector-builders';
 import { CommandProvisioner, type CommandAction } from './command-provisioner';
 import { LocalTransport } from './local-transport';
 import { ScontrolWorkloadManager } from './scontrol-workload-manager';

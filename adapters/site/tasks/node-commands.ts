@@ -4,6 +4,7 @@ import type { TaskType } from '../../../core/task-graph/graph-document';
 import type { CommandResult } from '../../../ports/command-transport';
 import type { TaskOutcome } from '../../../ports/task-executor';
 import { fillTemplate, shellQuote } from '../commands/shell-quote';
+import { TASK_EXIT_MARKER } from '../../../core/site/task-exit-marker';
 
 /**
  * The commands a task-graph task runs: its script on the node, wrapped so that it stops at its
@@ -14,8 +15,6 @@ import { fillTemplate, shellQuote } from '../commands/shell-quote';
 /** The task types that run a command on the node. */
 export const COMMAND_TASK_TYPES: readonly TaskType[] = ['shell', 'puppet', 'upload_file', 'rsync'];
 
-/** What each node prints last: `rollout-task-exit=<status>` (pdsh prefixes it with `<node>: `). */
-export const TASK_EXIT_MARKER = 'rollout-task-exit=';
 /** coreutils `timeout`'s exit status when it stopped the command. */
 const TIMEOUT_EXIT = 124;
 

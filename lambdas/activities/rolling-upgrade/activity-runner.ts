@@ -5,8 +5,7 @@ import { activeNodes, addCounts, decideClaimedElsewhere, decideFailedAttempt, de
 import type { NodeRecord, Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import { applyDecision } from './apply-decision';
 import { estimateEnd } from '../../../core/rolling-upgrade/estimate';
-import { loadStepNodes, renewLocks } from './observe';
-import { loadWindowInFlight } from './advance-window';
+import { loadStepNodes, loadWindowInFlight, renewLocks } from './observe';
 import type { RollingUpgradeDependencies } from './dependencies';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';

@@ -1,4 +1,5 @@
 import { decideWindow, initialWindowProgress, scheduleWindow, sortInFlight, type WindowObserved, type WindowView } from '../../../core/rolling-upgrade/window-decisions';
+import { loadWindowInFlight, planCacheOf } from './observe';
 import { upgradeOpId, upgradePolicy } from '../../../core/rolling-upgrade/upgrade-policy';
 import { decideLocksLost, names } from '../../../core/rolling-upgrade/stage-decision';
 import { todoPositions } from '../../../core/rolling-upgrade/plan-marks';
@@ -9,21 +10,12 @@ import type { RollingUpgradeDependencies } from './dependencies';
 import { applyDecision } from './apply-decision';
 import { lockEachNode, renewLocks } from './observe';
 import { observeHealthChecks } from './health-checks';
-import { PlanCache } from './plan-cache';
 import type { ActivityBody } from './activity-runner';
 import { eventTime, publishStatusEvents } from '../status-events';
 import { windowEvents } from './window-events';
 import { ClaimedElsewhereError } from '../../../core/errors';
 import { foreignClaims } from '../site-claims';
 
-const planCacheOf = (deps: RollingUpgradeDependencies) => deps.planCache ?? new PlanCache(deps.store);
-
-/** The records of the window's in-flight index: the only node records an increment reads. */
-export async function loadWindowInFlight(deps: RollingUpgradeDependencies, session: UpgradeSession): Promise<NodeRecord[]> {
-  const positions = session.progress.window?.inFlight ?? [];
-  if (positions.length === 0) return [];
-  return deps.store.getNodes(session.upgradeId, await planCacheOf(deps).at(session, positions));
-}
 
 /** The nodes the window holds the lock of: in flight, with the token of their lock. */
 export function windowHeldNodes(records: readonly NodeRecord[]): NodeRecord[] {

@@ -7,6 +7,7 @@ import { renewHeld, takeLocks } from '../node-claims';
 import { ClaimedElsewhereError } from '../../../core/errors';
 import { foreignClaims } from '../site-claims';
 import { lockLeaseSeconds, type RollingUpgradeDependencies } from './dependencies';
+import { PlanCache } from './plan-cache';
 
 /** The nodes of `step` with their records, from the plan snapshot (never the live group). */
 export async function loadStepNodes(deps: RollingUpgradeDependencies, session: UpgradeSession, step: number): Promise<NodeRecord[]> {
@@ -78,4 +79,14 @@ export async function renewLocks(
   nodes: readonly NodeRecord[],
 ): Promise<Map<string, string | undefined>> {
   return renewHeld(deps.store, session.upgradeId, heldLocks(nodes), lockLeaseSeconds(deps.settings, session));
+}
+
+/** The session's plan positions, read through the container's cache. */
+export const planCacheOf = (deps: RollingUpgradeDependencies) => deps.planCache ?? new PlanCache(deps.store);
+
+/** The records of the window's in-flight index: the only node records an increment reads. */
+export async function loadWindowInFlight(deps: RollingUpgradeDependencies, session: UpgradeSession): Promise<NodeRecord[]> {
+  const positions = session.progress.window?.inFlight ?? [];
+  if (positions.length === 0) return [];
+  return deps.store.getNodes(session.upgradeId, await planCacheOf(deps).at(session, positions));
 }

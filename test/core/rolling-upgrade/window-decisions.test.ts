@@ -660,7 +660,7 @@ describe('properties of one increment', () => {
         expect(w.inFlight!.length - w.ahead!).toBeLessThanOrEqual(c.maxUnavailable);
         expect(w.ahead!).toBeLessThanOrEqual(c.drainAhead);
       }),
-      { numRuns: 300 },
+      { numRuns: 150 },
     );
   });
 
@@ -680,7 +680,7 @@ describe('properties of one increment', () => {
         // Nothing starts while stopping or deleting.
         if (c.state !== 'UPDATING') expect(actionsOf(d.actions, 'recordNodes').flatMap((a) => a.records).filter((r) => r.phase === 'DRAINING')).toEqual([]);
       }),
-      { numRuns: 300 },
+      { numRuns: 150 },
     );
   });
 });

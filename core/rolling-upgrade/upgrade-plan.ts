@@ -1,7 +1,7 @@
 import { applyDecision, approveWave, commitSchedule, proposeSchedule, recordOutcomes, schedule, type NodeObservation, type OperationOutcome, type ScheduleState } from '../scheduling';
 import type { WlmNode } from '../site/site-nodes';
 import { isUpgradeDrainReason } from '../site/node-claims';
-import { upgradeOperations, upgradePolicy } from './upgrade-policy';
+import { upgradeOperations, upgradeOpNode, upgradePolicy } from './upgrade-policy';
 import type { UpgradeRequest } from './upgrade-request';
 import { isQuiet } from './wlm-readiness';
 
@@ -79,7 +79,6 @@ const MAX_DECISIONS = 1_000_000;
 export function planUpgrade({ request, plan, site, now, serviceSeconds, formatTime = (ms) => new Date(ms).toISOString() }: UpgradePlanInput): UpgradePlan {
   const policy = upgradePolicy(request, plan.length);
   let state: ScheduleState = commitSchedule(proposeSchedule(upgradeOperations(plan)));
-  const opNode = (opId: string) => opId.slice(0, -'/upgrade'.length);
   const jobEnd = (name: string): number | undefined => {
     const node = site.get(name);
     if (!node?.wlm) return undefined;
@@ -129,11 +128,11 @@ export function planUpgrade({ request, plan, site, now, serviceSeconds, formatTi
     if (decision.wait?.kind === 'maintenance-window') pendingWaits.push(`maintenance window${decision.wait.until !== undefined ? ` until ${formatTime(decision.wait.until)}` : ' (none opens)'}`);
     if (decision.wait?.kind === 'bake') pendingWaits.push(`bake until ${formatTime(decision.wait.until)}`);
     state = applyDecision(state, decision, t);
-    for (const { op } of decision.gated) leftAlone[opNode(op)] = observations.nodes[opNode(op)]?.alive === false ? 'node-not-alive' : 'node-unavailable';
+    for (const { op } of decision.gated) leftAlone[upgradeOpNode(op)] = observations.nodes[upgradeOpNode(op)]?.alive === false ? 'node-not-alive' : 'node-unavailable';
 
     const admitted = [...decision.start.filter((s) => s.holdsSlot).map((s) => s.op), ...decision.admit];
     for (const { op } of decision.start) {
-      const name = opNode(op);
+      const name = upgradeOpNode(op);
       const wave = decision.wave + 1;
       const planned = waves.get(wave) ?? { wave, startsAt: t, endsAt: t, nodes: [], waits: pendingWaits.splice(0) };
       planned.nodes.push(name);
@@ -141,7 +140,7 @@ export function planUpgrade({ request, plan, site, now, serviceSeconds, formatTi
       nodes[name] = { wave, drainAt: t, outOfServiceAt: t, backAt: t, gates: [] };
     }
     for (const op of admitted) {
-      const name = opNode(op);
+      const name = upgradeOpNode(op);
       const quietAt = Math.max(t, jobEnd(name) ?? t);
       const backAt = quietAt + serviceSeconds * 1000;
       endsAt.set(op, backAt);

@@ -10,6 +10,11 @@ export function upgradeOpId(node: string): string {
   return `${node}/upgrade`;
 }
 
+/** The node of an `upgrade` op (upgradeOpId's inverse). */
+export function upgradeOpNode(opId: string): string {
+  return opId.slice(0, -'/upgrade'.length);
+}
+
 type PolicyFields = UpgradeControls & Pick<UpgradeRequest, 'upgradeStepSize' | 'pollIntervalSeconds'>;
 
 /**

@@ -1,16 +1,17 @@
-import { applyDecision, commitSchedule, proposeSchedule, recordOutcome, schedule, type Decision, type Observations, type ScheduleState } from '../scheduling';
+import { applyDecision, commitSchedule, proposeSchedule, recordOutcome, schedule, type Decision, type Observations, type Operation, type OperationOutcome, type ScheduleState } from '../scheduling';
 import type { BootSessionStatus, InventoryNode, WlmNode } from '../site/site-nodes';
 import { shortList } from '../text';
 import { drainClaim } from '../site/node-claims';
-import { FailureReason, type NodePhase, type NodeRecord, type WindowProgress } from './session';
-import { enterStage, failInSite, isDrained, isOurDrain, names, needsOurDrain, releaseLocks, returnToService, type NodeAction, type StageDecision } from './stage-decision';
-import { upgradeOperations, upgradeOpId, upgradePolicy } from './upgrade-policy';
+import { FailureReason, type NodePhase, type NodeRecord, type WindowOp, type WindowProgress } from './session';
+import { enterStage, failInSite, names, needsOurDrain, releaseLocks, returnToService, type NodeAction, type StageDecision } from './stage-decision';
+import { upgradeOperations, upgradeOpId, upgradeOpNode, upgradePolicy } from './upgrade-policy';
 import { emptyMarks, hasPosition, Mark, withMarks, withPositions } from './plan-marks';
-import { hasNoJob, isQuiet } from './wlm-readiness';
-import { describeHealthFailures, returnVerdict, startChecks, type HealthCheckResult } from './health-check';
+import { hasNoJob } from './wlm-readiness';
+import { describeHealthFailures, startChecks, type HealthCheckResult } from './health-check';
 import { healthCheckCommand } from './upgrade-request';
 import type { Progress, UpgradeSession } from './session';
 import { learnSlotSeconds } from './slot-plan';
+import { advanceInFlight, decidePutBack, type RecordsNow } from './window-in-flight';
 
 /**
  * Mode window (stage ROLLING): one increment moves every node in flight through its own phases
@@ -192,7 +193,115 @@ export function scheduleWindow({ session, progress, view, observed, now }: Windo
   return { ...decision, start: [], admit: [], finished: false, leftAlone: [], blocked: [] };
 }
 
-type Outcome = { ok: true } | { ok: false; error: string };
+/** A record with its op as the schedule has it now; an op that never started, or was put back, is not stored. */
+export function withStoredOp(record: NodeRecord, op: Operation | undefined): NodeRecord {
+  const { op: _old, ...rest } = record;
+  if (op === undefined || (op.state !== 'TRANSITION' && op.state !== 'ACTIVE' && op.state !== 'ERROR')) return rest;
+  const { state, holdsSlot, wave, startedAt, admittedAt, endedAt } = op;
+  const stored: WindowOp = {
+    state,
+    ...(holdsSlot !== undefined ? { holdsSlot } : {}),
+    ...(wave !== undefined ? { wave } : {}),
+    ...(startedAt !== undefined ? { startedAt } : {}),
+    ...(admittedAt !== undefined ? { admittedAt } : {}),
+    ...(endedAt !== undefined ? { endedAt } : {}),
+  };
+  return { ...rest, op: stored };
+}
+
+export interface StartsInput {
+  session: Pick<UpgradeSession, 'upgradeId'>;
+  /** Nodes the decision starts, and nodes drained ahead it admits to a slot; their ops as applied. */
+  start: readonly string[];
+  admit: readonly string[];
+  ops: ReadonlyMap<string, Operation>;
+  records: RecordsNow;
+  wlm: ReadonlyMap<string, WlmNode>;
+}
+
+export interface Starts {
+  /** The started nodes recorded IN_PROGRESS, DRAINING, with their ops (the intent: written before any drain). */
+  started: NodeRecord[];
+  /** The started nodes to drain: a node already drained, by us or an admin, keeps its drain and reason. */
+  drain: string[];
+  /** The admitted nodes, recorded with their ops (now holding a slot). */
+  admitted: NodeRecord[];
+  message?: string;
+}
+
+/** Phase "start and admit": the nodes the scheduler starts enter flight DRAINING; those drained ahead it admits take their slot. */
+export function decideStarts({ session, start, admit, ops, records, wlm }: StartsInput): Starts {
+  return {
+    started: start.map((name) => withStoredOp({ ...records.get(name)!, status: 'IN_PROGRESS', phase: 'DRAINING' }, ops.get(name))),
+    drain: start.filter((name) => needsOurDrain(wlm.get(name), session.upgradeId)),
+    admitted: admit.map((name) => withStoredOp(records.get(name)!, ops.get(name))),
+    ...(start.length > 0 ? { message: `Window: draining ${start.length} node(s): ${shortList(start)}` } : {}),
+  };
+}
+
+/** The failed nodes by reason, in the order the reasons first came. */
+export function failuresByReason(outcomes: readonly [string, OperationOutcome][]): Map<string, string[]> {
+  const failures = new Map<string, string[]>();
+  for (const [name, outcome] of outcomes) if (!outcome.ok) failures.set(outcome.error, [...(failures.get(outcome.error) ?? []), name]);
+  return failures;
+}
+
+export interface EndedInput {
+  /** The schedule's ops with this increment's outcomes recorded. */
+  ops: readonly Operation[];
+  /** Nodes whose lock is given back in this increment: those among them whose op ended are recorded done. */
+  released: readonly string[];
+  records: RecordsNow;
+  failures: ReadonlyMap<string, readonly string[]>;
+  unhealthy: readonly { name: string; detail: string }[];
+}
+
+/** Phase "settle ended": the nodes whose op ended are recorded DONE, UPGRADED or FAILED with the reason, lock token dropped. */
+export function settleEnded({ ops, released, records, failures, unhealthy }: EndedInput): { ended: NodeRecord[]; messages: string[] } {
+  const releasedNow = new Set(released);
+  const ended: NodeRecord[] = [];
+  for (const op of ops) {
+    if (!releasedNow.has(op.node) || (op.state !== 'ACTIVE' && op.state !== 'ERROR')) continue;
+    const { lockToken: _token, ...record } = records.get(op.node)!;
+    ended.push(withStoredOp({ ...record, status: op.state === 'ACTIVE' ? 'UPGRADED' : 'FAILED', phase: 'DONE', ...(op.error ? { reason: op.error } : {}) }, op));
+  }
+  const upgraded = ended.filter((r) => r.status === 'UPGRADED').map((r) => r.name);
+  const messages = upgraded.length > 0 ? [`Window: ${upgraded.length} node(s) back in service: ${shortList(upgraded)}`] : [];
+  for (const [reason, nodes] of failures) {
+    messages.push(`Window: ${nodes.length} node(s) failed with ${reason}: ${reason === FailureReason.healthCheckFailed ? describeHealthFailures(unhealthy) : shortList(nodes)}`);
+  }
+  return { ended, messages };
+}
+
+export interface BootsInput {
+  session: Pick<UpgradeSession, 'upgradeId' | 'upgradeTemplateId'>;
+  toBoot: readonly string[];
+  restartBoots: ReadonlyMap<string, readonly string[]>;
+  bootCount: number;
+  records: RecordsNow;
+  now: number;
+}
+
+/**
+ * Phase "boot": the newly quiet nodes boot together, in one boot session (the next number) limited
+ * to exactly them, recorded BOOTING first; a boot session the boot service lost starts again, same name.
+ */
+export function decideBoots({ session, toBoot, restartBoots, bootCount, records, now }: BootsInput): { writes: NodeRecord[]; actions: NodeAction[]; bootCount: number; message?: string } {
+  const restarts: NodeAction[] = [...restartBoots].map(([name, nodes]) => ({ type: 'startBoot', name, template: session.upgradeTemplateId, limit: nodes.join(',') }));
+  if (toBoot.length === 0) return { writes: [], actions: restarts, bootCount };
+  const name = windowBootSessionName(session.upgradeId, bootCount);
+  // Quiet now (drained, no job), and rebooted now: both phases stamped (the quiet one was never written on its own).
+  const writes = toBoot.map((node): NodeRecord => {
+    const record = records.get(node)!;
+    return { ...record, phase: 'BOOTING', boot: { session: name, requestedAt: now }, phaseTimes: { ...record.phaseTimes, QUIESCED: record.phaseTimes?.QUIESCED ?? now } };
+  });
+  return {
+    writes,
+    actions: [{ type: 'startBoot', name, template: session.upgradeTemplateId, limit: toBoot.join(',') }, ...restarts],
+    bootCount: bootCount + 1,
+    message: `Window: boot session ${name} started for ${toBoot.length} node(s) with template ${session.upgradeTemplateId}`,
+  };
+}
 
 /** The slot length learned from the nodes upgraded in this increment (admitted to back in service). */
 function slotLearned(previous: number | undefined, ended: readonly NodeRecord[], now: number): { slotSeconds?: number } {
@@ -203,185 +312,43 @@ function slotLearned(previous: number | undefined, ended: readonly NodeRecord[],
 
 const MARK_OF_STATUS: Partial<Record<NodeRecord['status'], Mark>> = { UPGRADED: Mark.upgraded, FAILED: Mark.failed };
 
+export interface WindowAfterInput {
+  session: Pick<UpgradeSession, 'nodeCount' | 'reserveSlots'>;
+  /** The window as the increment found it (gated), and the schedule after it. */
+  window: WindowProgress;
+  state: ScheduleState;
+  decision: Decision;
+  counts: Progress['counts'];
+  view: Pick<WindowView, 'settled' | 'dropped'>;
+  /** Recorded done in this increment. */
+  ended: readonly NodeRecord[];
+  records: RecordsNow;
+  bootCount: number;
+  outside: WindowObserved['outside'];
+  now: number;
+}
+
 /**
- * One ROLLING increment, given the scheduler's decision, the nodes whose lock another session holds
- * (those do not start) and, when the run finishes halted, the TODO nodes outside the view (recorded
- * left alone). The order of the actions makes a crash anywhere safe to retry: the started nodes
- * enter the in-flight index (with the boot count) before they are recorded, and are recorded before
- * they are drained; a node is resumed or failed before it is recorded done, recorded done before it
- * leaves the index, and leaves the index in the progress write that counts it; a node is recorded
- * BOOTING before its boot starts (a boot session the boot service does not know is started again
- * for the nodes recorded in it).
+ * Phase "recount": the window after the increment. The in-flight index holds the ops in TRANSITION;
+ * the nodes that left it (ended now, or settled by an increment whose progress write was lost) are
+ * marked and counted in the same write; the wave's quota, bake and start counts; the live view.
  */
-export function decideWindow(input: WindowInput & { decision: Decision; lockedByOthers: ReadonlySet<string>; outsideTodo?: readonly NodeRecord[] }): StageDecision {
-  const { session, progress, view, observed, now, lockedByOthers } = input;
-  const window = gatedWindow(session, progress.window ?? initialWindowProgress(session.nodeCount));
-  const viewRecords = [...view.inFlight, ...view.candidates, ...(input.outsideTodo ?? [])];
-  const byName = new Map(viewRecords.map((r) => [r.name, r]));
-  const opNode = (opId: string) => opId.slice(0, -'/upgrade'.length);
-  const decision: Decision = { ...input.decision, start: input.decision.start.filter((s) => !lockedByOthers.has(opNode(s.op))) };
-  const deleting = session.state === 'DELETING';
-  // A stop puts back what is not rebooted yet, as a cancel does, but the session ends STOPPED (resumable) instead.
-  const stopping = session.state === 'STOPPING';
-
-  let state = applyDecision(windowScheduleState(view, window, progress.counts), decision, now);
-  const changed = new Map<string, NodeRecord>();
-  const put = (record: NodeRecord) => changed.set(record.name, record);
-  const current = (name: string) => changed.get(name) ?? byName.get(name)!;
-  const opOf = (name: string) => state.ops.find((op) => op.node === name)!;
-  const storedOp = (name: string): NodeRecord['op'] => {
-    const op = opOf(name);
-    if (op.state !== 'TRANSITION' && op.state !== 'ACTIVE' && op.state !== 'ERROR') return undefined;
-    const { state: s, holdsSlot, wave, startedAt, admittedAt, endedAt } = op;
-    return { state: s, ...(holdsSlot !== undefined ? { holdsSlot } : {}), ...(wave !== undefined ? { wave } : {}),
-      ...(startedAt !== undefined ? { startedAt } : {}), ...(admittedAt !== undefined ? { admittedAt } : {}), ...(endedAt !== undefined ? { endedAt } : {}) };
-  };
-  const withOp = (record: NodeRecord): NodeRecord => {
-    const op = storedOp(record.name);
-    const { op: _old, ...rest } = record;
-    return op ? { ...rest, op } : rest;
-  };
-
-  const drain: string[] = [];
-  const resume: string[] = [];
-  const failures = new Map<string, string[]>();
-  const release: string[] = [];
-  const messages: string[] = [];
-  const end = (name: string, outcome: Outcome) => {
-    state = recordOutcome(state, upgradeOpId(name), outcome, now);
-    if (!outcome.ok) failures.set(outcome.error, [...(failures.get(outcome.error) ?? []), name]);
-    release.push(name);
-  };
-
-  // Started now: recorded in flight (intent), then drained (a node already drained, by us or an admin, keeps its drain and reason).
-  const started: NodeRecord[] = [];
-  for (const { op } of decision.start) {
-    const name = opNode(op);
-    if (needsOurDrain(observed.wlm.get(name), session.upgradeId)) drain.push(name);
-    started.push(withOp({ ...current(name), status: 'IN_PROGRESS', phase: 'DRAINING' }));
-  }
-  if (decision.start.length > 0) messages.push(`Window: draining ${decision.start.length} node(s): ${shortList(decision.start.map((s) => opNode(s.op)))}`);
-  for (const op of decision.admit) put(withOp(current(opNode(op))));
-
-  // Released (gated, no free slot when due) or, when deleting, not booted yet: our drain is lifted.
-  const lift = (name: string, reason?: string) => {
-    if (isOurDrain(observed.wlm.get(name))) resume.push(name);
-    const { op: _op, phase: _phase, boot: _boot, check: _check, reason: _reason, lockToken: _token, phaseTimes: _times, ...rest } = current(name);
-    put({ ...rest, status: 'NOT_STARTED', ...(reason ? { reason } : {}) });
-    release.push(name);
-  };
-  for (const { op } of decision.release) lift(opNode(op));
-
-  // Every node in flight, one phase at a time.
-  const toBoot: string[] = [];
-  const toCheck: NodeRecord[] = [];
-  const unhealthy: { name: string; detail: string }[] = [];
-  const rebootMissing = new Map<string, string[]>();
-  const back: string[] = [];
-  const startedNow = new Set(decision.start.map((s) => opNode(s.op)));
-  for (const record of view.inFlight) {
-    const op = opOf(record.name);
-    if (op.state !== 'TRANSITION' || startedNow.has(record.name)) continue;
-    const wlm = observed.wlm.get(record.name);
-    const phase = record.phase;
-    if ((deleting || stopping) && (phase === 'DRAINING' || phase === 'QUIESCED')) {
-      state = { ...state, ops: state.ops.map((o) => (o.id === op.id ? { ...o, state: 'TODO' as const } : o)) };
-      lift(record.name);
-      continue;
-    }
-    if (phase === 'DRAINING' || phase === 'QUIESCED') {
-      // Recorded in flight, but the increment that did it died before its drain: drain it now (once: it is not drained).
-      if (phase === 'DRAINING' && wlm !== undefined && !isDrained(wlm)) drain.push(record.name);
-      if (!op.holdsSlot) {
-        if (phase === 'DRAINING' && now - (op.startedAt ?? now) >= session.quiesceTimeoutSeconds * 1000) end(record.name, { ok: false, error: FailureReason.quiesceTimeout });
-        continue;
-      }
-      if (phase === 'QUIESCED' || (wlm !== undefined && isQuiet(wlm))) toBoot.push(record.name);
-      else if (now - (op.startedAt ?? now) >= session.quiesceTimeoutSeconds * 1000) end(record.name, { ok: false, error: FailureReason.quiesceTimeout });
-      continue;
-    }
-    if (phase === 'BOOTING' && record.boot) {
-      const boot = observed.boots.get(record.boot.session);
-      if (!boot) {
-        rebootMissing.set(record.boot.session, [...(rebootMissing.get(record.boot.session) ?? []), record.name]);
-        continue;
-      }
-      const timedOut = now - record.boot.requestedAt >= session.bootTimeoutSeconds * 1000;
-      const outcome = boot.error ? 'failed' : boot.nodes[record.name];
-      if (outcome === 'succeeded') put({ ...current(record.name), phase: 'BOOTED', boot: { ...record.boot, finishedAt: now } });
-      else if (boot.status === 'complete' || outcome === 'failed') end(record.name, { ok: false, error: FailureReason.bootFailed });
-      else if (timedOut) end(record.name, { ok: false, error: FailureReason.bootTimeout });
-      continue;
-    }
-    if ((phase === 'BOOTED' || phase === 'CHECKING') && record.boot) {
-      const verdict = returnVerdict(session, record, wlm, record.boot.requestedAt, observed.checks?.get(record.name), now);
-      if (verdict.kind === 'back') {
-        back.push(record.name);
-        end(record.name, { ok: true });
-      } else if (verdict.kind === 'check') {
-        toCheck.push(current(record.name));
-      } else if (verdict.kind === 'failed') {
-        unhealthy.push({ name: record.name, detail: verdict.detail });
-        end(record.name, { ok: false, error: verdict.reason });
-      } else if (!verdict.checking && now - (record.boot.finishedAt ?? record.boot.requestedAt) >= session.wlmReturnTimeoutSeconds * 1000) {
-        end(record.name, { ok: false, error: FailureReason.wlmTimeout });
-      }
-    }
-  }
-
-  // Ended: upgraded or failed, with the reason; locks released below.
-  const ended: NodeRecord[] = [];
-  for (const op of state.ops) {
-    if (!release.includes(op.node) || (op.state !== 'ACTIVE' && op.state !== 'ERROR')) continue;
-    const { lockToken: _token, ...record } = current(op.node);
-    const done = withOp({ ...record, status: op.state === 'ACTIVE' ? 'UPGRADED' : 'FAILED', phase: 'DONE', ...(op.error ? { reason: op.error } : {}) });
-    put(done);
-    ended.push(done);
-  }
-  const upgraded = ended.filter((r) => r.status === 'UPGRADED').map((r) => r.name);
-  if (upgraded.length > 0) messages.push(`Window: ${upgraded.length} node(s) back in service: ${shortList(upgraded)}`);
-  for (const [reason, nodes] of failures) {
-    messages.push(`Window: ${nodes.length} node(s) failed with ${reason}: ${reason === FailureReason.healthCheckFailed ? describeHealthFailures(unhealthy) : shortList(nodes)}`);
-  }
-  const command = healthCheckCommand(session);
-  if (toCheck.length > 0) messages.push(`Window: health check started on ${toCheck.length} node(s): ${shortList(names(toCheck))}`);
-
-  // The newly quiet nodes boot together: one boot session, limited to exactly them.
-  let bootCount = window.bootCount;
-  const boots: NodeAction[] = [];
-  if (toBoot.length > 0) {
-    const name = windowBootSessionName(session.upgradeId, bootCount++);
-    // Quiet now (drained, no job), and rebooted now: both phases stamped (the quiet one was never written on its own).
-    for (const node of toBoot) {
-      const record = current(node);
-      put({ ...record, phase: 'BOOTING', boot: { session: name, requestedAt: now }, phaseTimes: { ...record.phaseTimes, QUIESCED: record.phaseTimes?.QUIESCED ?? now } });
-    }
-    boots.push({ type: 'startBoot', name, template: session.upgradeTemplateId, limit: toBoot.join(',') });
-    messages.push(`Window: boot session ${name} started for ${toBoot.length} node(s) with template ${session.upgradeTemplateId}`);
-  }
-  for (const [name, nodes] of rebootMissing) boots.push({ type: 'startBoot', name, template: session.upgradeTemplateId, limit: nodes.join(',') });
-
-  // The index after this increment: in flight now; the nodes that left it marked and counted, in the same write.
-  const positionOf = new Map([...viewRecords, ...view.settled, ...view.dropped].map((r) => [r.name, r.index]));
-  const inFlightNow = state.ops.filter((op) => op.state === 'TRANSITION').map((op) => positionOf.get(op.node)!);
+export function windowAfter({ session, window, state, decision, counts: before, view, ended, records, bootCount, outside, now }: WindowAfterInput): { window: WindowProgress; counts: NonNullable<Progress['counts']> } {
+  const positionOf = new Map([...records.values(), ...view.settled, ...view.dropped].map((r) => [r.name, r.index]));
+  const inFlight = state.ops.filter((op) => op.state === 'TRANSITION');
   const leaving = [...ended, ...view.settled];
-  const marks = new Map<number, Mark>(leaving.map((r) => [r.index, r.phase === 'LOCK_LOST' ? Mark.gone : MARK_OF_STATUS[r.status] ?? Mark.gone]));
+  const marks = new Map<number, Mark>(leaving.map((r) => [r.index, r.phase === 'LOCK_LOST' ? Mark.gone : (MARK_OF_STATUS[r.status] ?? Mark.gone)]));
   const counted = (status: NodeRecord['status']) => leaving.filter((r) => r.status === status && r.phase !== 'LOCK_LOST').length;
-  const counts = { upgraded: (progress.counts?.upgraded ?? 0) + counted('UPGRADED'), failed: (progress.counts?.failed ?? 0) + counted('FAILED') };
+  const counts = { upgraded: (before?.upgraded ?? 0) + counted('UPGRADED'), failed: (before?.failed ?? 0) + counted('FAILED') };
   const newWave = state.wave !== window.wave;
   // A settled entry ended in an increment whose progress write was lost: its wave counts it now.
   const endedInWave = leaving.filter((r) => r.phase !== 'LOCK_LOST' && r.op?.wave === state.wave).length;
-  const draining = state.ops.filter((op) => op.state === 'TRANSITION' && (current(op.node).phase ?? 'DRAINING') === 'DRAINING').length;
-  // Drained ahead: in flight without a slot (not counted against maxUnavailable).
-  const ahead = state.ops.filter((op) => op.state === 'TRANSITION' && op.holdsSlot === false).length;
   const phases: Partial<Record<NodePhase, number>> = {};
-  for (const op of state.ops) {
-    if (op.state !== 'TRANSITION') continue;
-    const phase = current(op.node).phase ?? 'DRAINING';
+  for (const op of inFlight) {
+    const phase = records.get(op.node)!.phase ?? 'DRAINING';
     phases[phase] = (phases[phase] ?? 0) + 1;
   }
-
-  const nextWindow: WindowProgress = {
+  const next: WindowProgress = {
     wave: state.wave,
     approvedWaves: state.approvedWaves,
     paused: state.paused,
@@ -390,66 +357,224 @@ export function decideWindow(input: WindowInput & { decision: Decision; lockedBy
     // Kept while paused too: an operator may approve the batch before lifting the pause.
     ...(decision.approvalDue !== undefined ? { awaitingApproval: decision.approvalDue } : {}),
     bootCount,
-    ...(window.outsideDownAtStart !== undefined || observed.outside !== undefined
-      ? { outsideDownAtStart: window.outsideDownAtStart ?? outsideDown(observed.outside) }
-      : {}),
-    inFlight: inFlightNow,
+    ...(window.outsideDownAtStart !== undefined || outside !== undefined ? { outsideDownAtStart: window.outsideDownAtStart ?? outsideDown(outside) } : {}),
+    inFlight: inFlight.map((op) => positionOf.get(op.node)!),
     marks: withMarks(window.marks ?? emptyMarks(session.nodeCount), marks),
     waveEnded: (newWave ? 0 : (window.waveEnded ?? 0)) + endedInWave,
     // A batch's counts when it closes are the counts then less these (every node of the wave before has ended when a wave opens).
     ...(newWave ? { waveStartCounts: counts } : window.waveStartCounts ? { waveStartCounts: window.waveStartCounts } : {}),
     ...(endedInWave > 0 ? { waveLastEndedAt: now } : !newWave && window.waveLastEndedAt !== undefined ? { waveLastEndedAt: window.waveLastEndedAt } : {}),
-    draining,
-    ahead,
+    draining: phases.DRAINING ?? 0,
+    // Drained ahead: in flight without a slot (not counted against maxUnavailable).
+    ahead: inFlight.filter((op) => op.holdsSlot === false).length,
     phases,
     ...(session.reserveSlots ? slotLearned(window.slotSeconds, ended, now) : {}),
     ...(decision.release.length > 0 || window.releasedAhead !== undefined
-      ? { releasedAhead: withPositions(window.releasedAhead, session.nodeCount, decision.release.map(({ op }) => byName.get(opNode(op))!.index)) }
+      ? { releasedAhead: withPositions(window.releasedAhead, session.nodeCount, decision.release.map(({ op }) => records.get(upgradeOpNode(op))!.index)) }
       : {}),
   };
-  if (decision.halt) messages.push(`Window halted: ${decision.halt.reason}; nodes in flight finish, no new node starts`);
-  const inFlight = inFlightNow.length > 0;
+  return { window: next, counts };
+}
 
-  const failedActions = [...failures].flatMap(([reason, nodes]) => failInSite(session, nodes.map((name) => ({ name })), reason, observed.wlm));
-  // The intent: the started nodes enter the index (and the boot count is saved) before anything is done to them.
-  const intentIndex = [...new Set([...(window.inFlight ?? []), ...started.map((r) => r.index)])];
-  const intent = started.length > 0 || bootCount !== window.bootCount;
-  const actions: NodeAction[] = [
-    ...(intent ? [{ type: 'saveProgress' as const, expected: progress, progress: { ...progress, window: { ...window, bootCount, inFlight: intentIndex } } }] : []),
-    ...(started.length > 0 ? [{ type: 'recordNodes' as const, records: started }] : []),
-    ...(drain.length > 0 ? [{ type: 'drain' as const, nodes: drain, reason: drainClaim('upgrade', session.upgradeId) }] : []),
-    ...(resume.length > 0 ? [{ type: 'resume' as const, nodes: resume }] : []),
-    ...returnToService(back, observed.wlm),
-    ...failedActions,
-  ];
+export interface WindowEndInput {
+  session: Pick<UpgradeSession, 'state'>;
+  progress: Progress;
+  decision: Decision;
+  /** The window and counts after the increment; whether any node is still in flight; the run's halt. */
+  window: WindowProgress;
+  counts: NonNullable<Progress['counts']>;
+  inFlight: boolean;
+  halted: ScheduleState['halted'];
+  /** The TODO nodes outside the view (when the run finishes halted), recorded left alone. */
+  outsideTodo: readonly NodeRecord[];
+  records: RecordsNow;
+  now: number;
+}
 
-  let next: Progress = { ...progress, window: nextWindow, counts };
-  if (deleting && !inFlight) {
-    // Nothing booting any more: the rest of the plan is recorded left alone (the delete sequence, in chunks).
-    next = enterStage('CANCELLING', 0, now, { cancelMode: 'record-remaining', cancelCursor: 0, window: nextWindow, counts });
-  } else if (stopping && !inFlight && !decision.finished) {
-    // Nothing in flight any more: the cleanup closes the session STOPPED; a resume carries the window on.
-    next = enterStage('CLEANUP', 0, now, { stop: { stage: 'ROLLING', step: 0 }, window: nextWindow, counts });
-    messages.push('Window stopped: nothing in flight; the nodes not started are left as they were');
-  } else if (decision.finished) {
-    const reasons = new Map(decision.leftAlone.map(({ op, reason }) => [opNode(op), reason]));
-    for (const record of input.outsideTodo ?? []) if (decision.leftAloneOutside !== undefined) reasons.set(record.name, decision.leftAloneOutside);
-    for (const [name, reason] of reasons) {
-      const { op: _op, phase: _phase, ...rest } = current(name);
-      put({ ...rest, status: 'NOT_STARTED', reason: `left alone: ${reason}` });
-    }
-    next = enterStage('CLEANUP', 0, now, { window: { ...nextWindow, finishedAt: now }, counts });
-    messages.push(state.halted ? `Window finished halted: ${state.halted.reason}` : 'Window: every node of the plan is done');
+/**
+ * Phase "end": a deleted run with nothing in flight hands over to the delete sequence (CANCELLING,
+ * the rest recorded left alone in chunks); a stopped one with nothing in flight closes STOPPED
+ * (through CLEANUP); a finished one records the nodes left alone and why, and cleans up. Else the
+ * window rolls on.
+ */
+export function decideWindowEnd({ session, progress, decision, window, counts, inFlight, halted, outsideTodo, records, now }: WindowEndInput): { progress: Progress; writes: NodeRecord[]; message?: string } {
+  if (session.state === 'DELETING' && !inFlight) {
+    return { progress: enterStage('CANCELLING', 0, now, { cancelMode: 'record-remaining', cancelCursor: 0, window, counts }), writes: [] };
   }
-  if (changed.size > 0) actions.push({ type: 'recordNodes', records: [...changed.values()] });
-  if (toCheck.length > 0 && command) actions.push(startChecks(toCheck, command, now));
-  // Index entries that had left flight (settled) or were bare intents (dropped) give back the lock taken for them.
-  actions.push(...boots, ...releaseLocks([...release, ...view.settled.filter((r) => r.phase !== 'LOCK_LOST').map((r) => r.name), ...names(view.dropped)].map((name) => ({ name }))));
+  if (session.state === 'STOPPING' && !inFlight && !decision.finished) {
+    // A resume carries the window on.
+    return {
+      progress: enterStage('CLEANUP', 0, now, { stop: { stage: 'ROLLING', step: 0 }, window, counts }),
+      writes: [],
+      message: 'Window stopped: nothing in flight; the nodes not started are left as they were',
+    };
+  }
+  if (!decision.finished) return { progress: { ...progress, window, counts }, writes: [] };
+  const reasons = new Map(decision.leftAlone.map(({ op, reason }) => [upgradeOpNode(op), reason]));
+  for (const record of outsideTodo) if (decision.leftAloneOutside !== undefined) reasons.set(record.name, decision.leftAloneOutside);
+  const writes = [...reasons].map(([name, reason]): NodeRecord => {
+    const { op: _op, phase: _phase, ...rest } = records.get(name)!;
+    return { ...rest, status: 'NOT_STARTED', reason: `left alone: ${reason}` };
+  });
+  return {
+    progress: enterStage('CLEANUP', 0, now, { window: { ...window, finishedAt: now }, counts }),
+    writes,
+    message: halted ? `Window finished halted: ${halted.reason}` : 'Window: every node of the plan is done',
+  };
+}
 
-  const moved = decision.start.length + decision.admit.length + release.length + toBoot.length + view.settled.length + view.dropped.length > 0;
+export interface WindowWaitInput {
+  session: Pick<UpgradeSession, 'state' | 'pollIntervalSeconds'>;
+  decision: Pick<Decision, 'recheckAt' | 'wait'>;
+  next: Progress;
+  /** Something moved in this increment (a node started, admitted, released, booted; an index entry settled). */
+  moved: boolean;
+  inFlight: boolean;
+  now: number;
+}
+
+/**
+ * Phase "wait": on at once when something moved or the stage changed; else poll (sooner when the
+ * scheduler's decision may change by itself: a bake's end, a maintenance window). When only the
+ * operator can move it (an approval or a pause, nothing in flight), park on a task token rather than poll.
+ */
+export function windowWait({ session, decision, next, moved, inFlight, now }: WindowWaitInput): { waitSeconds: number; waitForOperator?: true } {
   const recheck = decision.recheckAt !== undefined ? Math.max(1, Math.ceil((decision.recheckAt - now) / 1000)) : Infinity;
   const waitSeconds = next.stage !== 'ROLLING' || moved ? 0 : Math.min(session.pollIntervalSeconds, recheck);
-  // Only the operator can move it now (nothing in flight to watch): park on a task token rather than poll.
-  const operatorOnly = (decision.wait?.kind === 'approval' || decision.wait?.kind === 'paused') && !inFlight && !moved && !deleting && next.stage === 'ROLLING';
-  return { progress: next, waitSeconds, ...(operatorOnly ? { waitForOperator: true } : {}), actions, ...(messages.length > 0 ? { message: messages.join('\n') } : {}) };
+  const operatorOnly = (decision.wait?.kind === 'approval' || decision.wait?.kind === 'paused') && !inFlight && !moved && session.state !== 'DELETING' && next.stage === 'ROLLING';
+  return { waitSeconds, ...(operatorOnly ? { waitForOperator: true as const } : {}) };
+}
+
+export interface WindowActionsInput {
+  session: UpgradeSession;
+  /** The intent (the started nodes in the index, the boot count), saved before anything is done; absent when nothing starts or boots. */
+  intent?: { expected: Progress; progress: Progress };
+  started: readonly NodeRecord[];
+  drain: readonly string[];
+  resume: readonly string[];
+  back: readonly string[];
+  failures: ReadonlyMap<string, readonly string[]>;
+  wlm: ReadonlyMap<string, WlmNode>;
+  /** Every record the increment changed (other than the started ones). */
+  written: readonly NodeRecord[];
+  checks?: NodeAction;
+  boots: readonly NodeAction[];
+  /** Nodes whose lock is given back. */
+  unlock: readonly string[];
+}
+
+/**
+ * The increment's actions, in the order that makes a crash anywhere safe to retry: the intent is
+ * saved before the started nodes are recorded, and they are recorded before they are drained; a node
+ * is resumed or failed before it is recorded done; records (BOOTING included) are written before
+ * boots start; locks are given back last.
+ */
+export function orderWindowActions({ session, intent, started, drain, resume, back, failures, wlm, written, checks, boots, unlock }: WindowActionsInput): NodeAction[] {
+  return [
+    ...(intent ? [{ type: 'saveProgress' as const, ...intent }] : []),
+    ...(started.length > 0 ? [{ type: 'recordNodes' as const, records: [...started] }] : []),
+    ...(drain.length > 0 ? [{ type: 'drain' as const, nodes: [...drain], reason: drainClaim('upgrade', session.upgradeId) }] : []),
+    ...(resume.length > 0 ? [{ type: 'resume' as const, nodes: [...resume] }] : []),
+    ...returnToService(back, wlm),
+    ...[...failures].flatMap(([reason, nodes]) => failInSite(session, nodes.map((name) => ({ name })), reason, wlm)),
+    ...(written.length > 0 ? [{ type: 'recordNodes' as const, records: [...written] }] : []),
+    ...(checks ? [checks] : []),
+    ...boots,
+    ...releaseLocks(unlock.map((name) => ({ name }))),
+  ];
+}
+
+export interface DecideWindowInput extends WindowInput {
+  /** The scheduler's decision for this increment (scheduleWindow). */
+  decision: Decision;
+  /** Nodes whose lock another session holds: they do not start. */
+  lockedByOthers: ReadonlySet<string>;
+  /** When the run finishes halted: the TODO nodes outside the view, recorded left alone. */
+  outsideTodo?: readonly NodeRecord[];
+}
+
+/**
+ * One ROLLING increment, given the scheduler's decision, the nodes whose lock another session holds
+ * (those do not start) and, when the run finishes halted, the TODO nodes outside the view (recorded
+ * left alone): the phases above, in order, each reading the records as the earlier ones wrote them.
+ * The order of the actions makes a crash anywhere safe to retry (orderWindowActions): the started nodes
+ * enter the in-flight index (with the boot count) before they are recorded, and are recorded before
+ * they are drained; a node is resumed or failed before it is recorded done, recorded done before it
+ * leaves the index, and leaves the index in the progress write that counts it; a node is recorded
+ * BOOTING before its boot starts (a boot session the boot service does not know is started again
+ * for the nodes recorded in it).
+ */
+export function decideWindow(input: DecideWindowInput): StageDecision {
+  const { session, progress, view, observed, now } = input;
+  const window = gatedWindow(session, progress.window ?? initialWindowProgress(session.nodeCount));
+  const outsideTodo = input.outsideTodo ?? [];
+  const decision: Decision = { ...input.decision, start: input.decision.start.filter((s) => !input.lockedByOthers.has(upgradeOpNode(s.op))) };
+  const records = new Map([...view.inFlight, ...view.candidates, ...outsideTodo].map((r) => [r.name, r]));
+  const written = new Map<string, NodeRecord>();
+  const write = (changed: readonly NodeRecord[]) => {
+    for (const record of changed) {
+      written.set(record.name, record);
+      records.set(record.name, record);
+    }
+  };
+  const opsOf = (s: ScheduleState) => new Map(s.ops.map((op) => [op.node, op]));
+
+  let state = applyDecision(windowScheduleState(view, window, progress.counts), decision, now);
+  const startNames = decision.start.map((s) => upgradeOpNode(s.op));
+  const starts = decideStarts({ session, start: startNames, admit: decision.admit.map(upgradeOpNode), ops: opsOf(state), records, wlm: observed.wlm });
+  write(starts.admitted);
+  const releasedAhead = decision.release.map(({ op }) => upgradeOpNode(op));
+  const putBack = decidePutBack(releasedAhead, records, observed.wlm);
+  write(putBack.records);
+
+  const advance = advanceInFlight({ session, inFlight: view.inFlight, startedNow: new Set(startNames), ops: opsOf(state), records, observed, now });
+  write(advance.writes);
+  const putBackNow = new Set(advance.putBack);
+  state = { ...state, ops: state.ops.map((o) => (putBackNow.has(o.node) ? { ...o, state: 'TODO' as const } : o)) };
+  for (const [name, outcome] of advance.outcomes) state = recordOutcome(state, upgradeOpId(name), outcome, now);
+
+  const released = [...releasedAhead, ...advance.released];
+  const failures = failuresByReason(advance.outcomes);
+  const settled = settleEnded({ ops: state.ops, released, records, failures, unhealthy: advance.unhealthy });
+  write(settled.ended);
+  const command = healthCheckCommand(session);
+  const checks = advance.toCheck.length > 0 && command ? startChecks(advance.toCheck, command, now) : undefined;
+  const boots = decideBoots({ session, toBoot: advance.toBoot, restartBoots: advance.restartBoots, bootCount: window.bootCount, records, now });
+  write(boots.writes);
+
+  const after = windowAfter({ session, window, state, decision, counts: progress.counts, view, ended: settled.ended, records, bootCount: boots.bootCount, outside: observed.outside, now });
+  const inFlight = after.window.inFlight!.length > 0;
+  const end = decideWindowEnd({ session, progress, decision, window: after.window, counts: after.counts, inFlight, halted: state.halted, outsideTodo, records, now });
+  write(end.writes);
+
+  // The intent: the started nodes enter the index (and the boot count is saved) before anything is done to them.
+  const intentIndex = [...new Set([...(window.inFlight ?? []), ...starts.started.map((r) => r.index)])];
+  const intent = starts.started.length > 0 || boots.bootCount !== window.bootCount;
+  const actions = orderWindowActions({
+    session,
+    ...(intent ? { intent: { expected: progress, progress: { ...progress, window: { ...window, bootCount: boots.bootCount, inFlight: intentIndex } } } } : {}),
+    started: starts.started,
+    drain: [...starts.drain, ...advance.drain],
+    resume: [...putBack.resume, ...advance.resume],
+    back: advance.back,
+    failures,
+    wlm: observed.wlm,
+    written: [...written.values()],
+    ...(checks ? { checks } : {}),
+    boots: boots.actions,
+    // Index entries that had left flight (settled) or were bare intents (dropped) give back the lock taken for them.
+    unlock: [...released, ...view.settled.filter((r) => r.phase !== 'LOCK_LOST').map((r) => r.name), ...names(view.dropped)],
+  });
+  const messages = [
+    starts.message,
+    ...settled.messages,
+    advance.toCheck.length > 0 ? `Window: health check started on ${advance.toCheck.length} node(s): ${shortList(names(advance.toCheck))}` : undefined,
+    boots.message,
+    decision.halt ? `Window halted: ${decision.halt.reason}; nodes in flight finish, no new node starts` : undefined,
+    end.message,
+  ].filter((m) => m !== undefined);
+
+  const moved = decision.start.length + decision.admit.length + released.length + advance.toBoot.length + view.settled.length + view.dropped.length > 0;
+  const wait = windowWait({ session, decision, next: end.progress, moved, inFlight, now });
+  return { progress: end.progress, ...wait, actions, ...(messages.length > 0 ? { message: messages.join('\n') } : {}) };
 }

@@ -3,6 +3,7 @@ import { parseDeploymentStrategy, planDeployment, selectDeploymentStrategy } fro
 import { parseDeploymentRequest } from '../core/group-deployment/deployment-request';
 import { parseUpgradeRequest, unsupportedControls } from '../core/rolling-upgrade/upgrade-request';
 import { upgradeHasEnded } from '../core/environments';
+import { isSessionCancellable, isSessionEnded } from '../core/rolling-upgrade/session';
 import { buildEnvironmentUpgradeReport, summarizeEnvironmentUpgrade } from '../control-plane/reports/environment-upgrade-report';
 import { checkUpgradeRequest } from '../control-plane/request-checks/upgrade-request';
 import { checkUpgradeGroups } from '../control-plane/request-checks/upgrade-groups';
@@ -75,7 +76,7 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
         GET: async ({ id }) => {
           const report = await upgrade(id!);
           // An ended session removed while its report was read (its item goes first, then its nodes): gone, not half a report.
-          if (report && (!ENDED_STATES.has(report.state) || (await controlPlane.status(id!)))) return json(200, report);
+          if (report && (!isSessionEnded(report.state) || (await controlPlane.status(id!)))) return json(200, report);
           if (report) return problem(404, `no session with id '${id}'`);
           const environment = await environmentUpgrade(id!);
           if (environment) return json(200, await buildEnvironmentUpgradeReport(controlPlane, environment));
@@ -89,7 +90,7 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
           const report = await upgrade(id!);
           if (report) {
             // A stopped session turns DELETING too; nothing runs it, so its resume applies the deletion rules (running: false says so).
-            if (report.state === 'UPDATING' || report.state === 'STOPPING' || report.state === 'STOPPED') return json(200, await controlPlane.cancel(id!));
+            if (isSessionCancellable(report.state)) return json(200, await controlPlane.cancel(id!));
             if (report.state === 'DELETING') return problem(409, `session ${id} is being deleted: it is removed by a DELETE once it has ended`);
             // An environment upgrade still running reads its rolling upgrades' sessions to finish (which nodes move).
             const parent = (await environmentUpgrades.listUpgrades()).find(
@@ -215,9 +216,6 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
     },
   ];
 }
-
-/** The states of an upgrade session that a DELETE removes (SessionStore.removeEndedSession). */
-const ENDED_STATES: ReadonlySet<string> = new Set(['READY', 'DELETED', 'HALTED']);
 
 /** A deployment record without its run state (the report has it, per group and node). */
 function summary<T extends { state: unknown }>(record: T): Omit<T, 'state'> {

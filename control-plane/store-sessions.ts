@@ -6,7 +6,7 @@ import { buildTaskRunView, type TaskRunView } from './reports/task-run-report';
 import { buildDeploymentReport } from './reports/deployment-report';
 import { buildSessionReport } from './reports/session-report';
 import { describeError, SessionGateError, SessionNotFoundError } from '../core/errors';
-import { SETTLED_SESSION_STATES, type UpgradeSession } from '../core/rolling-upgrade/session';
+import { isSessionSettled, type UpgradeSession } from '../core/rolling-upgrade/session';
 import { upgradePolicy } from '../core/rolling-upgrade/upgrade-policy';
 import { isPossibleSessionId } from '../core/execution-id';
 import type { OperatorWake } from './operator-wake';
@@ -197,7 +197,7 @@ export class StoreSessions implements RolloutSessions {
     if (!isPossibleSessionId(id)) return undefined;
     const session = await this.upgrades.getSession(id);
     // STOPPED counts as ended here: no execution works on it until someone resumes it.
-    if (session) return { kind: 'upgrade', state: session.state, ended: session.completed || SETTLED_SESSION_STATES.includes(session.state) };
+    if (session) return { kind: 'upgrade', state: session.state, ended: session.completed || isSessionSettled(session.state) };
     const deployment = await this.deployments.getDeployment(id);
     if (deployment) return { kind: 'deployment', state: deployment.status, ended: isDeploymentEnded(deployment.status) || deployment.status === 'STOPPED' };
     const run = await this.taskRuns.getRun(id);

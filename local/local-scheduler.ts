@@ -1,6 +1,6 @@
 import { InvalidInputError, type FieldProblem } from '../core/errors';
-import { parseScheduledRequest, scheduleTimingProblems, type ScheduledWorkflow, type ScheduleRecord } from '../core/schedules/schedule';
-import { nextFiring, parseScheduleExpression } from '../core/schedules/schedule-expression';
+import { parseScheduledRequest, scheduleTimingProblems, type ScheduledWorkflow, type ScheduleRecord } from '../core/run-schedules/schedule';
+import { nextFiring, parseScheduleExpression } from '../core/run-schedules/schedule-expression';
 import type { ScheduleStore } from '../ports/schedule-store';
 import { localExecutionArn, type LocalStepFunctions } from './local-step-functions';
 
@@ -48,7 +48,7 @@ export interface ScheduleFiring {
 
 /**
  * The embedded control plane's EventBridge Scheduler: schedules kept in the store (a restarted
- * `rollout serve` arms them again), firings computed by croner (core/schedules) and slept for on
+ * `rollout serve` arms them again), firings computed by croner (core/run-schedules) and slept for on
  * the wall clock, whatever the control plane's clock: a schedule names dates of the operator's
  * calendar (`at()` Christmas, a Mon-Fri cron), so virtual time (which jumps to the next due wait)
  * never fires one early, and a scaled clock never fires one faster. The executions a firing starts

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidInputError } from '../core/errors';
-import type { ScheduleRecord } from '../core/schedules/schedule';
+import type { ScheduleRecord } from '../core/run-schedules/schedule';
 import { LOCAL_SCHEDULE_GROUP, type LocalScheduler, type WallClock } from './local-scheduler';
 
 const LOCAL_ACCOUNT = '000000000000';

@@ -1,4 +1,4 @@
-import type { ScheduleRecord } from '../core/schedules/schedule';
+import type { ScheduleRecord } from '../core/run-schedules/schedule';
 
 /** Where the embedded control plane keeps its schedules, so a restarted `rollout serve` picks them up. */
 export interface ScheduleStore {

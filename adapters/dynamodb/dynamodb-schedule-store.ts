@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { ScheduleRecord } from '../../core/schedules/schedule';
+import type { ScheduleRecord } from '../../core/run-schedules/schedule';
 import type { ScheduleStore } from '../../ports/schedule-store';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys, withoutUndefined } from './items';
 import { queryAll } from './query';

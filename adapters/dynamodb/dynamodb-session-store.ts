@@ -4,7 +4,7 @@ import type { Clock } from '../../core/clock';
 import { systemClock } from '../../core/clock';
 import { SessionNotCancellableError, SessionNotFoundError, SessionNotStoppableError, StaleWriteError } from '../../core/errors';
 import { stepCount } from '../../core/rolling-upgrade/step-plan';
-import type { NodeRecord, Progress, SessionState, UpgradeSession } from '../../core/rolling-upgrade/session';
+import { ENDED_SESSION_STATES, SESSION_CANCEL, SESSION_STOP, isSessionCancellable, type NodeRecord, type Progress, type SessionState, type UpgradeSession } from '../../core/rolling-upgrade/session';
 import type { NodeLock, SessionStore } from '../../ports/session-store';
 import type { OperatorWait } from '../../core/rolling-upgrade/operator-gate';
 import { batchGetAll, batchWriteAll } from './batch';
@@ -34,6 +34,12 @@ export interface DynamoDbSessionStoreOptions {
   /** Lease of a node lock when the caller names none. Default DEFAULT_LOCK_LEASE_SECONDS. */
   lockLeaseSeconds?: number;
 }
+
+/** A condition that the item's `#state` is one of `states` (the rules of which are core's: session.ts), and its values. */
+const stateIn = {
+  expression: (states: readonly SessionState[]) => `#state IN (${states.map((_, i) => `:state${i}`).join(', ')})`,
+  values: (states: readonly SessionState[]) => Object.fromEntries(states.map((state, i) => [`:state${i}`, state])),
+};
 
 /** A requestCancel that keeps losing a race to state changes gives up after this many rounds. */
 const MAX_CANCEL_ATTEMPTS = 3;
@@ -158,16 +164,10 @@ export class DynamoDbSessionStore implements SessionStore {
           new UpdateCommand({
             TableName: this.tableName,
             Key: sessionKey(upgradeId),
-            UpdateExpression: 'SET #state = :deleting',
-            // A stopped (or stopping) session can be cancelled too: its resume applies the deletion rules.
-            ConditionExpression: '#state IN (:updating, :stopping, :stopped)',
+            UpdateExpression: 'SET #state = :to',
+            ConditionExpression: stateIn.expression(SESSION_CANCEL.from),
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: {
-              ':deleting': 'DELETING' satisfies SessionState,
-              ':updating': 'UPDATING' satisfies SessionState,
-              ':stopping': 'STOPPING' satisfies SessionState,
-              ':stopped': 'STOPPED' satisfies SessionState,
-            },
+            ExpressionAttributeValues: { ':to': SESSION_CANCEL.to, ...stateIn.values(SESSION_CANCEL.from) },
             ReturnValues: 'ALL_NEW',
           }),
         ),
@@ -176,7 +176,7 @@ export class DynamoDbSessionStore implements SessionStore {
       // The failed condition does not say why (dynalite ignores ReturnValuesOnConditionCheckFailure): read it.
       const current = await this.getSession(upgradeId);
       if (!current) throw new SessionNotFoundError(upgradeId);
-      if (!['UPDATING', 'STOPPING', 'STOPPED'].includes(current.state)) throw new SessionNotCancellableError(upgradeId, current.state);
+      if (!isSessionCancellable(current.state)) throw new SessionNotCancellableError(upgradeId, current.state);
       // Back to UPDATING in between: try again.
     }
     throw new SessionNotCancellableError(upgradeId, 'changing state');
@@ -188,10 +188,10 @@ export class DynamoDbSessionStore implements SessionStore {
         new UpdateCommand({
           TableName: this.tableName,
           Key: sessionKey(upgradeId),
-          UpdateExpression: 'SET #state = :stopping',
-          ConditionExpression: '#state IN (:updating, :stopping)',
+          UpdateExpression: 'SET #state = :to',
+          ConditionExpression: stateIn.expression(SESSION_STOP.from),
           ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':stopping': 'STOPPING' satisfies SessionState, ':updating': 'UPDATING' satisfies SessionState },
+          ExpressionAttributeValues: { ':to': SESSION_STOP.to, ...stateIn.values(SESSION_STOP.from) },
           ReturnValues: 'ALL_NEW',
         }),
       ),
@@ -253,15 +253,14 @@ export class DynamoDbSessionStore implements SessionStore {
   }
 
   async removeEndedSession(upgradeId: string): Promise<UpgradeSession> {
-    const ended: SessionState[] = ['READY', 'DELETED', 'HALTED'];
     const out = await conditionalWrite(
       this.client.send(
         new DeleteCommand({
           TableName: this.tableName,
           Key: sessionKey(upgradeId),
-          ConditionExpression: '#state IN (:a, :b, :c)',
+          ConditionExpression: stateIn.expression(ENDED_SESSION_STATES),
           ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':a': ended[0], ':b': ended[1], ':c': ended[2] },
+          ExpressionAttributeValues: stateIn.values(ENDED_SESSION_STATES),
           ReturnValues: 'ALL_OLD',
         }),
       ),

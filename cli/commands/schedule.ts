@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { loadDocumentFile } from '../../adapters/document-file';
-import type { ScheduledWorkflow } from '../../core/schedules/schedule';
+import type { ScheduledWorkflow } from '../../core/run-schedules/schedule';
 import type { RolloutClient } from '../../control-plane/aws-client/rollout-client';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';

@@ -10,7 +10,7 @@ import {
   type GetScheduleCommandOutput,
 } from '@aws-sdk/client-scheduler';
 import { InvalidInputError } from '../../core/errors';
-import { parseScheduledRequest, scheduleTimingProblems, type ScheduledWorkflow } from '../../core/schedules/schedule';
+import { parseScheduledRequest, scheduleTimingProblems, type ScheduledWorkflow } from '../../core/run-schedules/schedule';
 
 /** What `rollout schedule create` asks for. */
 export interface ScheduleRequest {

@@ -1,4 +1,4 @@
-import { FailureReason, SETTLED_SESSION_STATES, type NodeStatus, type Progress, type SessionState, type UpgradeSession } from '../../core/rolling-upgrade/session';
+import { FailureReason, isSessionSettled, type NodeStatus, type Progress, type SessionState, type UpgradeSession } from '../../core/rolling-upgrade/session';
 import { livePhase, livePhaseSince, outOfService, type LivePhase } from '../../core/rolling-upgrade/live-phase';
 import type { UpgradeControls } from '../../core/rolling-upgrade/upgrade-request';
 import type { SessionStore } from '../../ports/session-store';
@@ -104,7 +104,7 @@ export async function buildSessionReport(store: SessionStore, session: UpgradeSe
   const counts: Record<NodeStatus, number> = { NOT_STARTED: 0, IN_PROGRESS: 0, UPGRADED: 0, FAILED: 0 };
   const phases: Partial<Record<LivePhase, number>> = {};
   const nodes: Record<string, NodeReport> = {};
-  const ended = SETTLED_SESSION_STATES.includes(session.state);
+  const ended = isSessionSettled(session.state);
   const waves = new Map<number, { wave: number; nodes: number; upgraded: number; failed: number }>();
   let failedByCancel = 0;
   plan.forEach((name, i) => {

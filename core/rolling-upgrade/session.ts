@@ -17,8 +17,32 @@ export type Stage = (typeof STAGES)[number];
  */
 export type SessionState = 'UPDATING' | 'READY' | 'DELETING' | 'DELETED' | 'HALTED' | 'STOPPING' | 'STOPPED';
 
-/** States in which no execution works on the session any more (STOPPED waits for a resume). */
-export const SETTLED_SESSION_STATES: readonly SessionState[] = ['READY', 'DELETED', 'HALTED', 'STOPPED'];
+/** The states a session's workflow ends in and never leaves: a DELETE may remove a session in one of them. */
+export const ENDED_SESSION_STATES = ['READY', 'DELETED', 'HALTED'] as const satisfies readonly SessionState[];
+
+/** Whether the session's workflow has ended (READY, DELETED or HALTED); STOPPED has not: a resume carries it on. */
+export function isSessionEnded(state: SessionState): boolean {
+  return (ENDED_SESSION_STATES as readonly SessionState[]).includes(state);
+}
+
+/** Whether no execution works on the session any more: it has ended, or it is STOPPED and waits for a resume. */
+export function isSessionSettled(state: SessionState): boolean {
+  return isSessionEnded(state) || state === 'STOPPED';
+}
+
+/**
+ * An operator's cancel: the states it is accepted in (a stopped or stopping session too: its resume
+ * applies CRUS's deletion rules) and the state it moves the session to.
+ */
+export const SESSION_CANCEL = { from: ['UPDATING', 'STOPPING', 'STOPPED'], to: 'DELETING' } as const satisfies { from: readonly SessionState[]; to: SessionState };
+
+/** An operator's stop: accepted while UPDATING (asking again while STOPPING is no error), it moves the session to STOPPING. */
+export const SESSION_STOP = { from: ['UPDATING', 'STOPPING'], to: 'STOPPING' } as const satisfies { from: readonly SessionState[]; to: SessionState };
+
+/** Whether a session in `state` accepts a cancel (SESSION_CANCEL). */
+export function isSessionCancellable(state: SessionState): boolean {
+  return (SESSION_CANCEL.from as readonly SessionState[]).includes(state);
+}
 
 export type NodeStatus = 'NOT_STARTED' | 'IN_PROGRESS' | 'UPGRADED' | 'FAILED';
 

@@ -6,7 +6,7 @@ import { CfnSchedule, CfnScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { InvalidInputError } from '../../core/errors';
-import { parseScheduledRequest, scheduleTimingProblems, type ScheduledWorkflow } from '../../core/schedules/schedule';
+import { parseScheduledRequest, scheduleTimingProblems, type ScheduledWorkflow } from '../../core/run-schedules/schedule';
 
 /** A schedule declared with the stack (beside the ones `rollout schedule create --aws` adds at run time). */
 export interface DeclaredSchedule {

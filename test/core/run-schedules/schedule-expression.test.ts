@@ -1,4 +1,4 @@
-import { nextFiring, parseScheduleExpression } from '../../../core/schedules/schedule-expression';
+import { nextFiring, parseScheduleExpression } from '../../../core/run-schedules/schedule-expression';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z'); // a Thursday
 const next = (text: string, timeZone = 'UTC', after = T0) => {

@@ -93,19 +93,28 @@ export function stringField(event: unknown, key: string): string | undefined {
 /** A Lambda handler as the embedded engine and the AWS runtime both call it. */
 export type ActivityHandler = (event: never, context: unknown) => Promise<unknown>;
 
+/** What one function of a workflow runs: an activity, given its event and the workflow's injected dependencies. */
+export type WorkflowActivity<Deps> = (event: never, deps: Deps) => Promise<unknown>;
+
+/** The handlers of a table of activities: each takes the activity's event and resolves to what the activity does. */
+export type ActivityHandlers<Activities extends Record<string, WorkflowActivity<never>>> = {
+  [Name in keyof Activities]: (event: Parameters<Activities[Name]>[0], context: unknown) => ReturnType<Activities[Name]>;
+};
+
 /**
- * One handler per activity of a workflow, each an activity body (event, dependencies) under the
- * activity middleware, its logs keyed by the id `idOf` finds in the event under `idKey`.
+ * One handler per activity of a workflow (every workflow builds its handlers here), each an activity
+ * (event, dependencies) under the activity middleware, its logs keyed by the id `idOf` finds in the
+ * event under `idKey`.
  */
-export function createActivityHandlers<Name extends string, Deps extends { logger?: Logger }>(
-  activities: Readonly<Record<Name, (event: never, deps: Deps) => Promise<unknown>>>,
+export function createActivityHandlers<Deps extends { logger?: Logger }, Activities extends Record<string, WorkflowActivity<Deps>>>(
+  activities: Activities,
   deps: Deps,
   ids: Pick<ActivityMiddlewareOptions, 'idKey' | 'idOf'>,
-): Record<Name, ActivityHandler> {
+): ActivityHandlers<Activities> {
   const logger = deps.logger ?? createActivityLogger();
-  const entries = (Object.entries(activities) as [Name, (event: never, deps: Deps) => Promise<unknown>][]).map(([name, activity]) => [
+  const entries = (Object.entries(activities) as [string, WorkflowActivity<Deps>][]).map(([name, activity]) => [
     name,
     withActivityMiddleware(async (event: never) => activity(event, deps), { logger, activity: name, ...ids }),
   ]);
-  return Object.fromEntries(entries) as Record<Name, ActivityHandler>;
+  return Object.fromEntries(entries) as ActivityHandlers<Activities>;
 }

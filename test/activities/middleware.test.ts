@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { SiteServiceError } from '../../core/errors';
 import { activityMiddleware, createActivityLogger, defaultLogLevel, stringField, withActivityMiddleware } from '../../lambdas/activities/middleware';
-import { upgradeIdOf } from '../../lambdas/activities/rolling-upgrade/handlers';
+import { rollingUpgradeIdOf } from '../../lambdas/activities/rolling-upgrade/handlers';
 import { deploymentIdOf } from '../../lambdas/activities/group-deployment/handlers';
 import { upgradeIdFor } from '../../lambdas/activities/rolling-upgrade/open-session';
 
@@ -97,9 +97,9 @@ describe('the activity middleware', () => {
   });
 
   it('finds the id in every workflow event, including the first task of an execution', () => {
-    expect(upgradeIdOf({ upgradeId: 'u-5', stage: 'STARTING' })).toBe('u-5');
-    expect(upgradeIdOf({ input: { resumeUpgradeId: 'u-6' }, executionId: 'arn:x' })).toBe('u-6');
-    expect(upgradeIdOf({ input: {}, executionId: 'arn:x' })).toBe(upgradeIdFor('arn:x'));
+    expect(rollingUpgradeIdOf({ upgradeId: 'u-5', stage: 'STARTING' })).toBe('u-5');
+    expect(rollingUpgradeIdOf({ input: { resumeUpgradeId: 'u-6' }, executionId: 'arn:x' })).toBe('u-6');
+    expect(rollingUpgradeIdOf({ input: {}, executionId: 'arn:x' })).toBe(upgradeIdFor('arn:x'));
     expect(deploymentIdOf({ deploymentId: 'd-1', group: 'g' })).toBe('d-1');
     expect(deploymentIdOf({ input: {}, executionId: 'arn:y' })).toBe(upgradeIdFor('arn:y'));
     expect(deploymentIdOf('not an event')).toBeUndefined();

@@ -1,9 +1,9 @@
 import type { EnvironmentUpgradeFunctionName } from '../../../contracts';
 import type { EnvironmentUpgradePointer } from '../../../core/environments';
-import { createActivityLogger, stringField, withActivityMiddleware } from '../middleware';
+import { createActivityHandlers, stringField, type WorkflowActivity } from '../middleware';
 import type { EnvironmentUpgradeDependencies } from './dependencies';
-import { failEnvironmentUpgrade, type FailEnvironmentUpgradeEvent } from './fail-environment-upgrade';
-import { openEnvironmentUpgrade, type OpenEnvironmentUpgradeEvent } from './open-environment-upgrade';
+import { failEnvironmentUpgrade } from './fail-environment-upgrade';
+import { openEnvironmentUpgrade } from './open-environment-upgrade';
 import { runPhase } from './phase-runner';
 import { followRollingUpgrade, prepareRollingUpgrade } from './rolling-upgrades';
 import { assignControllers, cloneSeed } from './seed-phases';
@@ -13,7 +13,7 @@ import { idForExecution } from '../../../core/execution-id';
 export type EnvironmentUpgradeHandler = (event: never, context: unknown) => Promise<EnvironmentUpgradePointer>;
 
 /** The session an event is about, for the log lines. */
-function upgradeIdOf(event: unknown): string | undefined {
+export function environmentUpgradeIdOf(event: unknown): string | undefined {
   const nested = (key: string) => (typeof event === 'object' && event !== null ? (event as Record<string, unknown>)[key] : undefined);
   const executionId = stringField(event, 'executionId');
   return (
@@ -24,19 +24,18 @@ function upgradeIdOf(event: unknown): string | undefined {
   );
 }
 
+/** The environment-upgrade functions, keyed by their names in contracts/: one missing is a compile error. */
+const ENVIRONMENT_UPGRADE_ACTIVITIES = {
+  OpenEnvironmentUpgrade: openEnvironmentUpgrade,
+  CloneSeed: (pointer: EnvironmentUpgradePointer, deps: EnvironmentUpgradeDependencies) => runPhase('CLONING', pointer, deps, cloneSeed),
+  AssignControllers: (pointer: EnvironmentUpgradePointer, deps: EnvironmentUpgradeDependencies) => runPhase('ASSIGNING', pointer, deps, assignControllers),
+  PrepareRollingUpgrade: (event: EnvironmentUpgradePointer & { rollingUpgradeStateMachineArn: string }, deps: EnvironmentUpgradeDependencies) =>
+    runPhase(event.phase, event, deps, prepareRollingUpgrade(event.rollingUpgradeStateMachineArn)),
+  FollowRollingUpgrade: (pointer: EnvironmentUpgradePointer, deps: EnvironmentUpgradeDependencies) => runPhase(pointer.phase, pointer, deps, followRollingUpgrade),
+  FailEnvironmentUpgrade: failEnvironmentUpgrade,
+} satisfies Record<EnvironmentUpgradeFunctionName, WorkflowActivity<EnvironmentUpgradeDependencies>>;
+
 /** Builds every environment-upgrade handler from one set of dependencies. */
 export function createEnvironmentUpgradeHandlers(deps: EnvironmentUpgradeDependencies): Record<EnvironmentUpgradeFunctionName, EnvironmentUpgradeHandler> {
-  const logger = deps.logger ?? createActivityLogger();
-  const logging = (activity: string) => ({ logger, activity, idKey: 'upgradeId', idOf: upgradeIdOf });
-  const handler = <E>(name: EnvironmentUpgradeFunctionName, body: (event: E) => Promise<EnvironmentUpgradePointer>) => withActivityMiddleware(body, logging(name)) as unknown as EnvironmentUpgradeHandler;
-  return {
-    OpenEnvironmentUpgrade: handler('OpenEnvironmentUpgrade', (event: OpenEnvironmentUpgradeEvent) => openEnvironmentUpgrade(event, deps)),
-    CloneSeed: handler('CloneSeed', (pointer: EnvironmentUpgradePointer) => runPhase('CLONING', pointer, deps, cloneSeed)),
-    AssignControllers: handler('AssignControllers', (pointer: EnvironmentUpgradePointer) => runPhase('ASSIGNING', pointer, deps, assignControllers)),
-    PrepareRollingUpgrade: handler('PrepareRollingUpgrade', (event: EnvironmentUpgradePointer & { rollingUpgradeStateMachineArn: string }) =>
-      runPhase(event.phase, event, deps, prepareRollingUpgrade(event.rollingUpgradeStateMachineArn)),
-    ),
-    FollowRollingUpgrade: handler('FollowRollingUpgrade', (pointer: EnvironmentUpgradePointer) => runPhase(pointer.phase, pointer, deps, followRollingUpgrade)),
-    FailEnvironmentUpgrade: handler('FailEnvironmentUpgrade', (event: FailEnvironmentUpgradeEvent) => failEnvironmentUpgrade(event, deps)),
-  };
+  return createActivityHandlers(ENVIRONMENT_UPGRADE_ACTIVITIES, deps, { idKey: 'upgradeId', idOf: environmentUpgradeIdOf });
 }

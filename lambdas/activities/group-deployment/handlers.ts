@@ -1,6 +1,6 @@
 import type { GroupDeploymentFunctionName } from '../../../contracts';
 import { idForExecution } from '../../../core/execution-id';
-import { createActivityHandlers, stringField, type ActivityHandler } from '../middleware';
+import { createActivityHandlers, stringField, type ActivityHandler, type WorkflowActivity } from '../middleware';
 import type { GroupDeploymentDependencies } from './dependencies';
 import { evaluatePhase, failGroup } from './evaluate-phase';
 import { finishDeployment } from './finish-deployment';
@@ -8,9 +8,6 @@ import { pickReadyGroups } from './pick-ready-groups';
 import { planPhase } from './plan-phase';
 import { checkBatch, startBatch } from './run-batch';
 import { startDeployment } from './start-deployment';
-
-/** What one group-deployment function runs: an activity, given its event and the injected dependencies. */
-type ActivityBody = (event: never, deps: GroupDeploymentDependencies) => Promise<unknown>;
 
 /** The group-deployment functions, keyed by their names in contracts/ (`${<Key>FunctionArn}` in the workflows): one missing is a compile error. */
 const GROUP_DEPLOYMENT_ACTIVITIES = {
@@ -22,7 +19,7 @@ const GROUP_DEPLOYMENT_ACTIVITIES = {
   EvaluatePhase: evaluatePhase,
   FailGroup: failGroup,
   FinishDeployment: finishDeployment,
-} satisfies Record<GroupDeploymentFunctionName, ActivityBody>;
+} satisfies Record<GroupDeploymentFunctionName, WorkflowActivity<GroupDeploymentDependencies>>;
 
 export type GroupDeploymentHandler = ActivityHandler;
 

@@ -3,14 +3,14 @@ import { cancelSwitchesAt, decideCancelRequested } from '../../../core/rolling-u
 import { decideStopRequested, stopSwitchesAt } from '../../../core/rolling-upgrade/stop-decisions';
 import { activeNodes, addCounts, decideClaimedElsewhere, decideFailedAttempt, decideLocksLost, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
 import type { NodeRecord, Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
-import { applyDecision } from './apply-decision';
+import { performDecision } from './perform-decision';
 import { estimateEnd } from '../../../core/rolling-upgrade/estimate';
 import { loadStepNodes, loadWindowInFlight, renewLocks } from './observe';
 import type { RollingUpgradeDependencies } from './dependencies';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
 
-export interface ActivityContext {
+export interface StageIncrementContext {
   session: UpgradeSession;
   progress: Progress;
   deps: RollingUpgradeDependencies;
@@ -18,7 +18,7 @@ export interface ActivityContext {
 }
 
 /** One increment of a stage: load what the decision needs, decide (core), apply the decision. */
-export type ActivityBody = (context: ActivityContext) => Promise<StageOutcome>;
+export type StageIncrement = (context: StageIncrementContext) => Promise<StageOutcome>;
 
 /**
  * Runs one idempotent increment of `stage`, the way CRUS's watcher runs a handler:
@@ -32,7 +32,7 @@ export async function runActivity(
   stage: Stage,
   state: WorkflowState,
   deps: RollingUpgradeDependencies,
-  body: ActivityBody,
+  body: StageIncrement,
 ): Promise<WorkflowState> {
   const session = await deps.store.getSession(state.upgradeId);
   if (!session) throw new SessionNotFoundError(state.upgradeId);
@@ -121,7 +121,7 @@ async function recordLostLocks(
 ): Promise<void> {
   const decision = decideLocksLost(session.mode === 'window' ? 'window' : progress.step, nodes, lost);
   if (!decision) return;
-  await applyDecision(deps, session, { progress, waitSeconds: 0, actions: decision.actions });
+  await performDecision(deps, session, { progress, waitSeconds: 0, actions: decision.actions });
   await deps.store.appendMessage(session.upgradeId, decision.message);
 }
 
@@ -134,7 +134,7 @@ async function recordClaimedElsewhere(
 ): Promise<void> {
   const decision = decideClaimedElsewhere(session.mode === 'window' ? 'window' : progress.step, nodes, claims);
   if (!decision) return;
-  await applyDecision(deps, session, { progress, waitSeconds: 0, actions: decision.actions });
+  await performDecision(deps, session, { progress, waitSeconds: 0, actions: decision.actions });
   await deps.store.appendMessage(session.upgradeId, decision.message);
 }
 

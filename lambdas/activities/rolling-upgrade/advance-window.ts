@@ -7,10 +7,10 @@ import type { NodeRecord, UpgradeSession, WindowProgress } from '../../../core/r
 import { holdPlannedSlots } from './slot-reservations';
 import type { BootSessionStatus, InventoryNode, WlmNode } from '../../../core/site/site-nodes';
 import type { RollingUpgradeDependencies } from './dependencies';
-import { applyDecision } from './apply-decision';
+import { performDecision } from './perform-decision';
 import { lockEachNode, renewLocks } from './observe';
 import { observeHealthChecks } from './health-checks';
-import type { ActivityBody } from './activity-runner';
+import type { StageIncrement } from './activity-runner';
 import { eventTime, publishStatusEvents } from '../status-events';
 import { windowEvents } from './window-events';
 import { ClaimedElsewhereError } from '../../../core/errors';
@@ -32,7 +32,7 @@ async function heartbeatWindow(deps: RollingUpgradeDependencies, session: Upgrad
   const lost = await renewLocks(deps, session, held);
   const decision = decideLocksLost('window', held, lost);
   if (!decision) return records;
-  await applyDecision(deps, session, { progress: session.progress, waitSeconds: 0, actions: decision.actions });
+  await performDecision(deps, session, { progress: session.progress, waitSeconds: 0, actions: decision.actions });
   await deps.store.appendMessage(session.upgradeId, decision.message);
   const changed = new Map(decision.actions.flatMap((a) => (a.type === 'recordNodes' ? a.records : [])).map((r) => [r.name, r]));
   return records.map((r) => changed.get(r.name) ?? r);
@@ -99,7 +99,7 @@ async function findCandidates(
  * another session holds does not start), then apply (core: decideWindow). Every node-changing call
  * is made only after the locks of the nodes it acts on are checked against their tokens.
  */
-export const advanceWindow: ActivityBody = async ({ session, progress, deps, now }) => {
+export const advanceWindow: StageIncrement = async ({ session, progress, deps, now }) => {
   const window = progress.window ?? initialWindowProgress(session.nodeCount);
   const sorted = sortInFlight(await heartbeatWindow(deps, session, await loadWindowInFlight(deps, session)));
   const { inFlight } = sorted;
@@ -171,7 +171,7 @@ export const advanceWindow: ActivityBody = async ({ session, progress, deps, now
       ? (await planCacheOf(deps).at(session, todo.filter((p) => !lookedAt.has(p)))).map(({ name, index }): NodeRecord => ({ name, index, status: 'NOT_STARTED' }))
       : [];
   const stageDecision = decideWindow({ session, progress, view: withTokens, observed, now, decision, lockedByOthers: new Set(heldByOthers.keys()), outsideTodo });
-  const outcome = await applyDecision(deps, session, stageDecision, windowHeldNodes(inFlight).concat(locked));
+  const outcome = await performDecision(deps, session, stageDecision, windowHeldNodes(inFlight).concat(locked));
   await publishStatusEvents(deps, windowEvents(session, progress, stageDecision.progress, eventTime(now)));
   // Last: the increment's decision is applied and told whatever the reservations do (a failure here is retried as the increment).
   if (session.reserveSlots) await holdPlannedSlots(deps, session, { progress: stageDecision.progress, decision, candidates, inFlight, wlm, jobEnds, now });

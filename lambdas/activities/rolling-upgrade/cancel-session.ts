@@ -2,18 +2,18 @@ import { cancelChunk, decideCancel } from '../../../core/rolling-upgrade/cancel-
 import { activeNodes, addCounts, decideLocksLost, type NodeAction } from '../../../core/rolling-upgrade/stage-decision';
 import { markCounts } from '../../../core/rolling-upgrade/plan-marks';
 import type { NodeRecord, Progress, UpgradeSession } from '../../../core/rolling-upgrade/session';
-import { applyDecision } from './apply-decision';
+import { performDecision } from './perform-decision';
 import { releaseSlots } from './slot-reservations';
 import { lockLeaseSeconds, type RollingUpgradeDependencies } from './dependencies';
 import { loadPlanNodes, loadStepNodes, observeWlm } from './observe';
-import type { ActivityBody } from './activity-runner';
+import type { StageIncrement } from './activity-runner';
 
 /**
  * CANCELLING: observe the step's nodes (resume-step) or the next chunk of the plan (fail-remaining)
  * (core: decideCancel). A session acts only on nodes it holds: it locks the chunk first, and the
  * nodes another session holds (one it was waiting for, say) are left alone, with a message.
  */
-export const cancelSession: ActivityBody = async ({ session, progress, deps, now }) => {
+export const cancelSession: StageIncrement = async ({ session, progress, deps, now }) => {
   await releaseSlots(deps, session);
   const chunk = cancelChunk(session, progress, deps.settings.cancelChunkSize);
   const records =
@@ -26,9 +26,9 @@ export const cancelSession: ActivityBody = async ({ session, progress, deps, now
   const decided = decideCancel({ session, progress, nodes, observed: { wlm, chunk }, now });
   const decision = { ...decided, progress: { ...decided.progress, counts: countsAfter(session, progress, records, decided.actions, chunk) } };
   const others = decideLocksLost(progress.step, active, heldByOthers);
-  if (!others) return applyDecision(deps, session, decision, nodes);
+  if (!others) return performDecision(deps, session, decision, nodes);
   const message = [others.message, decision.message].filter((m) => m !== undefined).join('; ');
-  return applyDecision(deps, session, { ...decision, actions: [...others.actions, ...decision.actions], message }, nodes);
+  return performDecision(deps, session, { ...decision, actions: [...others.actions, ...decision.actions], message }, nodes);
 };
 
 /**

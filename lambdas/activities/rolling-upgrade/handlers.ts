@@ -1,10 +1,10 @@
 import type { Stage, WorkflowState } from '../../../core/rolling-upgrade/session';
-import { createActivityLogger, stringField, withActivityMiddleware } from '../middleware';
+import { createActivityHandlers, stringField } from '../middleware';
 import type { RollingUpgradeDependencies } from './dependencies';
-import { runActivity, type ActivityBody } from './activity-runner';
+import { runActivity, type StageIncrement } from './activity-runner';
 import { advanceWindow } from './advance-window';
 import { PlanCache } from './plan-cache';
-import { awaitOperator, type AwaitOperatorEvent } from './await-operator';
+import { awaitOperator } from './await-operator';
 import { bootStep } from './boot-step';
 import { cancelSession } from './cancel-session';
 import { checkBoot } from './check-boot';
@@ -12,7 +12,7 @@ import { checkQuiesce } from './check-quiesce';
 import { checkReturnToService } from './check-return-to-service';
 import { cleanUp } from './clean-up';
 import { evaluateBoot } from './evaluate-boot';
-import { openSession, upgradeIdFor, type OpenSessionEvent } from './open-session';
+import { openSession, upgradeIdFor } from './open-session';
 import { startStep } from './start-step';
 import { storeNamingSlurmNodes } from './node-names';
 
@@ -31,7 +31,7 @@ export const ROLLING_UPGRADE_STAGE_FUNCTIONS = {
   AdvanceWindow: { stage: 'ROLLING', activity: advanceWindow },
   CancelSession: { stage: 'CANCELLING', activity: cancelSession },
   CleanUp: { stage: 'CLEANUP', activity: cleanUp },
-} as const satisfies Record<string, { stage: Stage; activity: ActivityBody }>;
+} as const satisfies Record<string, { stage: Stage; activity: StageIncrement }>;
 
 export type RollingUpgradeFunctionName = 'OpenSession' | 'AwaitOperator' | keyof typeof ROLLING_UPGRADE_STAGE_FUNCTIONS;
 export const ROLLING_UPGRADE_FUNCTION_NAMES: readonly RollingUpgradeFunctionName[] = [
@@ -49,7 +49,7 @@ export type RollingUpgradeHandlers = Record<Exclude<RollingUpgradeFunctionName, 
 };
 
 /** The session an event is about: the workflow state's `upgradeId`, or for Open Session the one it resumes or creates. */
-export function upgradeIdOf(event: unknown): string | undefined {
+export function rollingUpgradeIdOf(event: unknown): string | undefined {
   const input = typeof event === 'object' && event !== null ? (event as { input?: unknown }).input : undefined;
   const executionId = stringField(event, 'executionId');
   return (
@@ -63,15 +63,10 @@ export function createRollingUpgradeHandlers(given: RollingUpgradeDependencies):
   // A site whose Slurm names nodes otherwise (CSM): every message names both.
   const store = given.site.nodeNames ? storeNamingSlurmNodes(given.store, given.site.nodeNames) : given.store;
   const deps = { ...given, store, planCache: given.planCache ?? new PlanCache(store) };
-  const logger = deps.logger ?? createActivityLogger();
-  const logging = (activity: string) => ({ logger, activity, idKey: 'upgradeId', idOf: upgradeIdOf });
-  const stageHandlers = Object.entries(ROLLING_UPGRADE_STAGE_FUNCTIONS).map(([name, { stage, activity }]) => [
+  const stageActivities = Object.entries(ROLLING_UPGRADE_STAGE_FUNCTIONS).map(([name, { stage, activity }]) => [
     name,
-    withActivityMiddleware(async (state: WorkflowState) => runActivity(stage, state, deps, activity), logging(name)),
+    (state: WorkflowState, stageDeps: RollingUpgradeDependencies) => runActivity(stage, state, stageDeps, activity),
   ]);
-  return {
-    OpenSession: withActivityMiddleware(async (event: OpenSessionEvent) => openSession(event, deps), logging('OpenSession')),
-    AwaitOperator: withActivityMiddleware(async (event: AwaitOperatorEvent) => awaitOperator(event, deps), logging('AwaitOperator')),
-    ...Object.fromEntries(stageHandlers),
-  } as RollingUpgradeHandlers;
+  const activities = { OpenSession: openSession, AwaitOperator: awaitOperator, ...Object.fromEntries(stageActivities) };
+  return createActivityHandlers(activities, deps, { idKey: 'upgradeId', idOf: rollingUpgradeIdOf }) as unknown as RollingUpgradeHandlers;
 }

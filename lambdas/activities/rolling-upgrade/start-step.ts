@@ -6,9 +6,9 @@ import type { UpgradeSession } from '../../../core/rolling-upgrade/session';
 import { InvalidInputError } from '../../../core/errors';
 import { NODE_NAME_PATTERN, NODE_NAME_RULE } from '../../../core/site/names';
 import type { RollingUpgradeDependencies } from './dependencies';
-import { applyDecision } from './apply-decision';
+import { performDecision } from './perform-decision';
 import { loadStepNodes, lockAllOrNone, observeWlm } from './observe';
-import type { ActivityBody } from './activity-runner';
+import type { StageIncrement } from './activity-runner';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
 import { bootSetGroups, nodesOutsideBootSets } from '../../../core/rolling-upgrade/boot-sets';
@@ -70,7 +70,7 @@ async function failOutsideBootSets(deps: RollingUpgradeDependencies, session: Up
 }
 
 /** STARTING: take the plan; mode window goes on to ROLLING; lock-step locks the step's nodes (all or none), observe them, then drain (core: decideStartStep). */
-export const startStep: ActivityBody = async ({ session, progress, deps, now }) => {
+export const startStep: StageIncrement = async ({ session, progress, deps, now }) => {
   const planned = await withPlan(deps, session);
   // The nodes the boot service would skip fail first, each retry of step 0 again (idempotent), so that none is ever drained.
   const skipped = progress.step === 0 ? await outsideBootSets(deps, planned) : [];
@@ -89,14 +89,14 @@ export const startStep: ActivityBody = async ({ session, progress, deps, now }) 
       window && skipped.length > 0
         ? { ...decision, progress: { ...decision.progress, window: { ...window, marks: withMarks(window.marks!, new Map(skipped.map((r) => [r.index, Mark.failed]))) }, counts: { upgraded: 0, failed: skipped.length } } }
         : decision;
-    return applyDecision(deps, planned, started);
+    return performDecision(deps, planned, started);
   }
   const step = progress.step < planned.stepCount ? activeNodes(await loadStepNodes(deps, planned, progress.step)) : [];
   const { heldByOthers, locked } = await lockAllOrNone(deps, planned, step);
   const nodes = heldByOthers.size === 0 ? locked : step;
   const wlm = heldByOthers.size === 0 ? await observeWlm(deps, planned, nodes) : new Map();
   const observed = { failedMembers: skipped.length > 0 ? [] : failedMembers, heldByOthers, wlm };
-  const outcome = await applyDecision(deps, planned, decideStartStep({ session: planned, progress, nodes, observed, now }), nodes);
+  const outcome = await performDecision(deps, planned, decideStartStep({ session: planned, progress, nodes, observed, now }), nodes);
   if (outcome.progress.stage !== 'STARTING' && outcome.progress.step === progress.step && progress.step < planned.stepCount) {
     await publishStatusEvents(deps, [
       statusEvent(DETAIL_TYPES.stepStarted, { kind: 'upgrade', sessionId: planned.upgradeId, at: eventTime(now), step: progress.step, stepCount: planned.stepCount, nodeCount: nodes.length }, `step-${progress.step}`),

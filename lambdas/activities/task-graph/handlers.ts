@@ -1,17 +1,15 @@
 import type { TaskGraphFunctionName } from '../../../contracts';
 import { idForExecution } from '../../../core/execution-id';
-import { createActivityHandlers, stringField, type ActivityHandler } from '../middleware';
+import { createActivityHandlers, stringField, type ActivityHandler, type WorkflowActivity } from '../middleware';
 import { advanceTaskRun } from './advance-task-run';
 import type { TaskGraphDependencies } from './dependencies';
 import { openTaskRun } from './open-task-run';
-
-type ActivityBody = (event: never, deps: TaskGraphDependencies) => Promise<unknown>;
 
 /** The task-graph functions, keyed by their names in contracts/ (`${<Key>FunctionArn}` in the workflow): one missing is a compile error. */
 const TASK_GRAPH_ACTIVITIES = {
   OpenTaskRun: openTaskRun,
   AdvanceTaskRun: advanceTaskRun,
-} satisfies Record<TaskGraphFunctionName, ActivityBody>;
+} satisfies Record<TaskGraphFunctionName, WorkflowActivity<TaskGraphDependencies>>;
 
 export type TaskGraphHandler = ActivityHandler;
 

@@ -56,7 +56,7 @@ const NODE_CHANGING: ReadonlySet<NodeAction['type']> = new Set(['drain', 'resume
  * tokens the session recorded) are renewed with a check: if another session took any over, nothing
  * is done to the site and LockLostError says which (the runner records the loss).
  */
-export async function applyDecision(
+export async function performDecision(
   deps: RollingUpgradeDependencies,
   session: UpgradeSession,
   decision: StageDecision,

@@ -98,6 +98,27 @@ export const EVENTS_FILE = 'events.jsonl';
 /** A speed of scaled simulated time good for watching: a 5-minute boot takes 0.3 s. */
 export const DEFAULT_TIME_SCALE = 1000;
 
+/** What open() builds an embedded runtime from (each part as the field of the same name says). */
+interface EmbeddedRuntimeParts {
+  engine: LocalStepFunctions;
+  store: DynamoDbSessionStore;
+  deployments: DynamoDbDeploymentStore;
+  taskRuns: DynamoDbTaskRunStore;
+  runningSimulator: RunningSiteSimulator | undefined;
+  clock: TimeSource;
+  dynamoDb: LocalDynamoDb;
+  dynamoDbRequests: RequestCounter;
+  stateMachineArns: Readonly<Record<StateMachineName, string>>;
+  handlers: RollingUpgradeHandlers;
+  events: StatusEventLog;
+  data: OpenedDataDir;
+  environments: DynamoDbEnvironmentStore;
+  environmentUpgrades: DynamoDbEnvironmentUpgradeStore;
+  site: Site;
+  runStarts: DynamoDbRunStartStore;
+  stopServingInProcess: () => void;
+}
+
 /**
  * The embedded default, whole: the in-memory store (local/dynamodb-store) as DynamoDB, the site simulator over HTTP as the site,
  * the Lambda handlers in-process, and the workflow files run by the local engine. The facade
@@ -106,32 +127,49 @@ export const DEFAULT_TIME_SCALE = 1000;
 export class EmbeddedRuntime implements RolloutRuntime {
   private readonly reads: StoreSessions;
 
-  private constructor(
-    readonly engine: LocalStepFunctions,
-    readonly store: DynamoDbSessionStore,
-    readonly deployments: DynamoDbDeploymentStore,
-    readonly taskRuns: DynamoDbTaskRunStore,
-    private readonly runningSimulator: RunningSiteSimulator | undefined,
-    readonly clock: TimeSource,
-    readonly dynamoDb: LocalDynamoDb,
-    readonly dynamoDbRequests: RequestCounter,
-    /** ARN of each registered state machine, by its contracts name. */
-    readonly stateMachineArns: Readonly<Record<StateMachineName, string>>,
-    readonly handlers: RollingUpgradeHandlers,
-    /** The workflows' status events: the data directory's events.jsonl, or memory without one. */
-    readonly events: StatusEventLog,
-    private readonly data: OpenedDataDir,
-    /** Fuel's releases and environments, seeded from the site file. */
-    readonly environments: DynamoDbEnvironmentStore,
-    /** The side-by-side environment upgrades' sessions. */
-    readonly environmentUpgrades: DynamoDbEnvironmentUpgradeStore,
-    /** The site's clients, as the workflows reach it (the API checks requests against it before it starts one). */
-    readonly site: Site,
-    /** Runs accepted by the API or refused by their first state, before (or instead of) their records. */
-    readonly runStarts: DynamoDbRunStartStore,
-    private readonly stopServingInProcess: () => void,
-  ) {
-    this.reads = new StoreSessions({ upgrades: store, deployments, taskRuns, running: true, wake: (token) => this.wakeInProcess(token) });
+  readonly engine: LocalStepFunctions;
+  readonly store: DynamoDbSessionStore;
+  readonly deployments: DynamoDbDeploymentStore;
+  readonly taskRuns: DynamoDbTaskRunStore;
+  private readonly runningSimulator: RunningSiteSimulator | undefined;
+  readonly clock: TimeSource;
+  readonly dynamoDb: LocalDynamoDb;
+  readonly dynamoDbRequests: RequestCounter;
+  /** ARN of each registered state machine, by its contracts name. */
+  readonly stateMachineArns: Readonly<Record<StateMachineName, string>>;
+  readonly handlers: RollingUpgradeHandlers;
+  /** The workflows' status events: the data directory's events.jsonl, or memory without one. */
+  readonly events: StatusEventLog;
+  private readonly data: OpenedDataDir;
+  /** Fuel's releases and environments, seeded from the site file. */
+  readonly environments: DynamoDbEnvironmentStore;
+  /** The side-by-side environment upgrades' sessions. */
+  readonly environmentUpgrades: DynamoDbEnvironmentUpgradeStore;
+  /** The site's clients, as the workflows reach it (the API checks requests against it before it starts one). */
+  readonly site: Site;
+  /** Runs accepted by the API or refused by their first state, before (or instead of) their records. */
+  readonly runStarts: DynamoDbRunStartStore;
+  private readonly stopServingInProcess: () => void;
+
+  private constructor(parts: EmbeddedRuntimeParts) {
+    this.engine = parts.engine;
+    this.store = parts.store;
+    this.deployments = parts.deployments;
+    this.taskRuns = parts.taskRuns;
+    this.runningSimulator = parts.runningSimulator;
+    this.clock = parts.clock;
+    this.dynamoDb = parts.dynamoDb;
+    this.dynamoDbRequests = parts.dynamoDbRequests;
+    this.stateMachineArns = parts.stateMachineArns;
+    this.handlers = parts.handlers;
+    this.events = parts.events;
+    this.data = parts.data;
+    this.environments = parts.environments;
+    this.environmentUpgrades = parts.environmentUpgrades;
+    this.site = parts.site;
+    this.runStarts = parts.runStarts;
+    this.stopServingInProcess = parts.stopServingInProcess;
+    this.reads = new StoreSessions({ upgrades: this.store, deployments: this.deployments, taskRuns: this.taskRuns, running: true, wake: (token) => this.wakeInProcess(token) });
   }
 
   /** An in-process caller (tests, the facade) wakes a parked workflow on this very engine, as SendTaskSuccess would. */
@@ -251,7 +289,25 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const arns = Object.fromEntries(
       (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])]),
     ) as Record<StateMachineName, string>;
-    return new EmbeddedRuntime(engine, store, deployments, taskRuns, simulator, clock, dynamoDb, dynamoDbRequests, arns, handlers, events, data, environments, environmentUpgrades, site, runStarts, stopServingInProcess);
+    return new EmbeddedRuntime({
+      engine,
+      store,
+      deployments,
+      taskRuns,
+      runningSimulator: simulator,
+      clock,
+      dynamoDb,
+      dynamoDbRequests,
+      stateMachineArns: arns,
+      handlers,
+      events,
+      data,
+      environments,
+      environmentUpgrades,
+      site,
+      runStarts,
+      stopServingInProcess,
+    });
   }
 
   /** Starts a workflow on the local engine; `executionName` is a fresh UUID unless given (tests name theirs). */

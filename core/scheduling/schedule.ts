@@ -202,7 +202,7 @@ export function schedule(state: ScheduleState, policy: SchedulingPolicy, now: nu
   if (stopped) {
     decision.wait = stopped;
   } else if (candidates.length > 0 || keptAhead.length > 0) {
-    startInWave(state, policy, now, decision, candidates, keptAhead, slots, byOrder, surely);
+    startInWave({ state, policy, now, candidates, keptAhead, slots, byOrder, surely }, decision);
   }
 
   recheckForAhead(state, policy, decision, now, surely);
@@ -213,17 +213,26 @@ export function schedule(state: ScheduleState, policy: SchedulingPolicy, now: nu
   return decision;
 }
 
-function startInWave(
-  state: ScheduleState,
-  policy: SchedulingPolicy,
-  now: number,
-  decision: Decision,
-  candidates: Operation[],
-  keptAhead: Operation[],
-  slots: SlotCounter,
-  byOrder: (a: Operation, b: Operation) => number,
-  surely: (op: Operation) => number | undefined,
-): void {
+/** What schedule() has found when it comes to starting ops: the pass's inputs and the ops that may start. */
+interface WaveStartInput {
+  state: ScheduleState;
+  policy: SchedulingPolicy;
+  now: number;
+  /** TODO ops on a free, ungated, unlocked node. */
+  candidates: Operation[];
+  /** Ops started ahead (no slot) that stay in TRANSITION this pass. */
+  keptAhead: Operation[];
+  /** The slots held by ops in TRANSITION; startInWave takes more. */
+  slots: SlotCounter;
+  /** The policy's start order. */
+  byOrder: (a: Operation, b: Operation) => number;
+  /** Seconds the op's node's job surely still runs, if known. */
+  surely: (op: Operation) => number | undefined;
+}
+
+/** Opens the next wave when it may, then starts (or admits) ops into the wave, and drains ahead: into `decision`. */
+function startInWave(input: WaveStartInput, decision: Decision): void {
+  const { state, policy, now, candidates, keptAhead, slots, byOrder, surely } = input;
   let wave = state.wave;
   const waveOps = wave < 0 ? [] : state.ops.filter((op) => op.wave === wave);
   const waveInFlight = waveOps.some((op) => op.state === 'TRANSITION');

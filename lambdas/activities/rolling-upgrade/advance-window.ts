@@ -41,21 +41,26 @@ async function heartbeatWindow(deps: RollingUpgradeDependencies, session: Upgrad
 /** TODO nodes looked at in one go while scanning the plan for candidates (plan order). */
 const SCAN_BATCH = 32;
 
+/** What findCandidates looks from: the session, its window and nodes in flight, and the site as read so far. */
+interface CandidateScan {
+  session: UpgradeSession;
+  window: WindowProgress;
+  inFlight: readonly NodeRecord[];
+  /** The inventory, read once on first use. */
+  inventory: () => Promise<ReadonlyMap<string, InventoryNode>>;
+  /** The workload manager's nodes read so far; readWlm adds the named ones. */
+  wlm: ReadonlyMap<string, WlmNode>;
+  readWlm: (names: readonly string[]) => Promise<void>;
+}
+
 /**
  * The candidates of this increment and what the site says of them. Idle-first ranks every TODO node
  * by its running job, so it looks at all of them (one workload manager listing). Plan order looks at
  * the next TODO nodes in plan order until it has enough that could start now (alive, available, a
  * rack with room), so an increment looks at O(slots) nodes plus those it has to pass over.
  */
-async function findCandidates(
-  deps: RollingUpgradeDependencies,
-  session: UpgradeSession,
-  window: WindowProgress,
-  inFlight: readonly NodeRecord[],
-  inventory: () => Promise<ReadonlyMap<string, InventoryNode>>,
-  wlm: ReadonlyMap<string, WlmNode>,
-  readWlm: (names: readonly string[]) => Promise<void>,
-): Promise<{ candidates: NodeRecord[]; todo: number[] }> {
+async function findCandidates(deps: RollingUpgradeDependencies, scan: CandidateScan): Promise<{ candidates: NodeRecord[]; todo: number[] }> {
+  const { session, window, inFlight, inventory, wlm, readWlm } = scan;
   const policy = upgradePolicy(session, session.nodeCount);
   const index = new Set(window.inFlight ?? []);
   const todo = todoPositions(window.marks!, session.nodeCount, index);
@@ -123,7 +128,7 @@ export const advanceWindow: StageIncrement = async ({ session, progress, deps, n
       ? { candidates: [], todo: [] }
       : session.state === 'STOPPING'
         ? { candidates: [], todo: todoPositions(window.marks!, session.nodeCount, new Set(window.inFlight ?? [])) }
-        : await findCandidates(deps, session, window, inFlight, inventory, wlm, readWlm);
+        : await findCandidates(deps, { session, window, inFlight, inventory, wlm, readWlm });
   await readWlm([]);
   // After the listing: a boot session's read of the same nodes reuses it.
   const [boots, checks] = await Promise.all([

@@ -3,40 +3,16 @@ import { parseScheduledRequest, scheduleTimingProblems, type ScheduledWorkflow, 
 import { nextFiring, parseScheduleExpression } from '../core/run-schedules/schedule-expression';
 import type { ScheduleStore } from '../ports/schedule-store';
 import { localExecutionArn, type LocalStepFunctions } from './local-step-functions';
+import type { WallClock } from '../time/wall-clock';
 
 /** The one group of the embedded control plane (the stack's group on AWS). */
 export const LOCAL_SCHEDULE_GROUP = 'rollout';
 /** The role a local schedule names: accepted and not assumed (nothing checks permissions locally). */
 export const LOCAL_SCHEDULER_ROLE_ARN = 'arn:aws:iam::000000000000:role/rollout-scheduler';
 
-/** The clock schedules fire on: the host's date and time (tests give one they move by hand). */
-export interface WallClock {
-  /** Epoch ms. */
-  now(): number;
-  /** Resolves once `ms` have passed, or early once `signal` aborts. */
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
-}
-
 /** How late a firing may be and still start its execution. */
 const LATE_FIRING_MS = 60_000;
 
-/** setTimeout's longest delay (about 24.8 days): longer sleeps are taken in parts. */
-const LONGEST_TIMEOUT_MS = 2 ** 31 - 1;
-
-export const SYSTEM_WALL_CLOCK: WallClock = {
-  now: () => Date.now(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve) => {
-      if (signal.aborted) return resolve();
-      const timer = setTimeout(done, Math.min(Math.max(0, ms), LONGEST_TIMEOUT_MS));
-      signal.addEventListener('abort', done, { once: true });
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        resolve();
-      }
-    }),
-};
 
 /** What a firing did, for tests and the serve log. */
 export interface ScheduleFiring {

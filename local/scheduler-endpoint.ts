@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidInputError } from '../core/errors';
 import type { ScheduleRecord } from '../core/run-schedules/schedule';
-import { LOCAL_SCHEDULE_GROUP, type LocalScheduler, type WallClock } from './local-scheduler';
+import { LOCAL_SCHEDULE_GROUP, type LocalScheduler } from './local-scheduler';
+import type { WallClock } from '../time/wall-clock';
 
 const LOCAL_ACCOUNT = '000000000000';
 const SCHEDULES = /^\/schedules(?:\/([^/?]+))?$/;

@@ -41,6 +41,24 @@ export interface Invocation {
   pending?: () => Output | undefined;
 }
 
+/** What SendCommand records of a command when it is accepted (AWS-RunShellScript's parameters, the Comment); `running`: it ends later (the local agent runs it in a shell), else its result is filled in now. */
+export function acceptedInvocation(fields: { commandId: string; instanceId: string; commands: readonly string[]; executionTimeoutSeconds: number; comment: string | undefined; now: number; running: boolean }): Invocation {
+  const { commandId, instanceId, commands, executionTimeoutSeconds, comment, now, running } = fields;
+  return {
+    commandId,
+    instanceId,
+    commandLine: commands.join('\n'),
+    ...(comment !== undefined ? { comment } : {}),
+    requestedAt: now,
+    doneAt: running ? Infinity : now,
+    timeoutAt: now + executionTimeoutSeconds * 1000,
+    exitCode: running ? -1 : 0,
+    stdout: '',
+    stderr: '',
+    polls: 0,
+  };
+}
+
 export interface HeadNodeDeps {
   workloadManager: WorkloadManagerModel;
   /** What `provision prepare|deploy <hostlist>` drives. */
@@ -115,20 +133,8 @@ export class HeadNodeModel {
   send(instanceId: string, commands: readonly string[], executionTimeoutSeconds: number, comment?: string): Invocation {
     const now = this.deps.timeline.sync();
     const commandId = `${String(this.nextId++).padStart(8, '0')}-0000-4000-8000-000000000000`;
-    const commandLine = commands.join('\n');
-    const invocation: Invocation = {
-      commandId,
-      instanceId,
-      commandLine,
-      ...(comment !== undefined ? { comment } : {}),
-      requestedAt: now,
-      doneAt: now,
-      timeoutAt: now + executionTimeoutSeconds * 1000,
-      exitCode: 0,
-      stdout: '',
-      stderr: '',
-      polls: 0,
-    };
+    const invocation = acceptedInvocation({ commandId, instanceId, commands, executionTimeoutSeconds, comment, now, running: false });
+    const { commandLine } = invocation;
     this.invocations.set(commandId, invocation);
     this.commandLog.push(commandLine);
     const fault = this.matchFault(commandLine);

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Invocation, InvocationStatus } from './head-node';
+import { acceptedInvocation, type Invocation, type InvocationStatus } from './head-node';
 
 export interface LocalSsmAgentOptions {
   /** The instance ids this machine answers to, as managed instances do. */
@@ -47,20 +47,7 @@ export class LocalSsmAgent {
   send(instanceId: string, commands: readonly string[], executionTimeoutSeconds: number, comment?: string): Invocation {
     const now = Date.now();
     const commandId = `${String(this.nextId++).padStart(8, '0')}-0000-4000-8000-00000000a9e7`;
-    const commandLine = commands.join('\n');
-    const invocation: Invocation = {
-      commandId,
-      instanceId,
-      commandLine,
-      ...(comment !== undefined ? { comment } : {}),
-      requestedAt: now,
-      doneAt: Infinity,
-      timeoutAt: now + executionTimeoutSeconds * 1000,
-      exitCode: -1,
-      stdout: '',
-      stderr: '',
-      polls: 0,
-    };
+    const invocation = acceptedInvocation({ commandId, instanceId, commands, executionTimeoutSeconds, comment, now, running: true });
     const running: Running = { invocation };
     this.runs.set(commandId, running);
     this.commandLog.push(invocation);
@@ -68,7 +55,7 @@ export class LocalSsmAgent {
     const dir = path.join(this.workDir, commandId);
     mkdirSync(dir, { recursive: true });
     const script = path.join(dir, '_script.sh');
-    writeFileSync(script, `${commandLine}\n`, { mode: 0o700 });
+    writeFileSync(script, `${invocation.commandLine}\n`, { mode: 0o700 });
     const child = spawn('sh', ['-c', script], { cwd: dir, env: this.options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     running.child = child;
     child.stdout!.on('data', (chunk: Buffer) => (invocation.stdout += chunk.toString('utf8')));

@@ -38,7 +38,7 @@ describe('resolving a deployed stack from its CloudFormation outputs', () => {
 
   it('the infra stack declares those outputs', async () => {
     const { readFile } = await import('node:fs/promises');
-    const stack = await readFile(new URL('../../../infra/rollout-stack.ts', import.meta.url), 'utf8');
+    const stack = await readFile(new URL('../../infra/rollout-stack.ts', import.meta.url), 'utf8');
     for (const output of Object.values(STACK_OUTPUTS)) expect(stack).toContain(`'${output}'`);
   });
 

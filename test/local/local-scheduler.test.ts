@@ -1,4 +1,4 @@
-import type { WallClock } from '../../local/local-scheduler';
+import type { WallClock } from '../../time/wall-clock';
 import { startServedControlPlane, type ServedControlPlane } from '../../local/serve';
 import { RolloutClient } from '../../control-plane/aws-client/rollout-client';
 import type { VirtualClock } from '../../time/virtual-clock';

@@ -1,10 +1,10 @@
 import middy from '@middy/core';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { SiteServiceError } from '../../core/errors';
-import { activityMiddleware, createActivityLogger, defaultLogLevel, stringField, withActivityMiddleware } from '../../lambdas/activities/middleware';
-import { rollingUpgradeIdOf } from '../../lambdas/activities/rolling-upgrade/handlers';
-import { deploymentIdOf } from '../../lambdas/activities/group-deployment/handlers';
-import { upgradeIdFor } from '../../lambdas/activities/rolling-upgrade/open-session';
+import { SiteServiceError } from '../../../core/errors';
+import { activityMiddleware, createActivityLogger, defaultLogLevel, stringField, withActivityMiddleware } from '../../../lambdas/activities/middleware';
+import { rollingUpgradeIdOf } from '../../../lambdas/activities/rolling-upgrade/handlers';
+import { deploymentIdOf } from '../../../lambdas/activities/group-deployment/handlers';
+import { upgradeIdFor } from '../../../lambdas/activities/rolling-upgrade/open-session';
 
 /** The JSON lines the logger printed while `run` ran. */
 async function logLines(run: () => Promise<unknown>): Promise<Record<string, unknown>[]> {

@@ -1,10 +1,10 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import * as environmentUpgradeEntry from '../../lambdas/entrypoints/environment-upgrade';
-import * as groupDeploymentEntry from '../../lambdas/entrypoints/group-deployment';
-import * as rollingUpgradeEntry from '../../lambdas/entrypoints/rolling-upgrade';
-import * as taskGraphEntry from '../../lambdas/entrypoints/task-graph';
-import { ENVIRONMENT, ENVIRONMENT_UPGRADE_FUNCTION_NAMES, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES, TASK_GRAPH_FUNCTION_NAMES } from '../../contracts';
+import * as environmentUpgradeEntry from '../../../lambdas/entrypoints/environment-upgrade';
+import * as groupDeploymentEntry from '../../../lambdas/entrypoints/group-deployment';
+import * as rollingUpgradeEntry from '../../../lambdas/entrypoints/rolling-upgrade';
+import * as taskGraphEntry from '../../../lambdas/entrypoints/task-graph';
+import { ENVIRONMENT, ENVIRONMENT_UPGRADE_FUNCTION_NAMES, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES, TASK_GRAPH_FUNCTION_NAMES } from '../../../contracts';
 import {
   dependenciesFromEnvironment,
   groupDeploymentDependenciesFromEnvironment,
@@ -14,7 +14,7 @@ import {
   loadRollingUpgradeDependencies,
   loadTaskGraphDependencies,
   siteTokens,
-} from '../../lambdas/entrypoints/environment';
+} from '../../../lambdas/entrypoints/environment';
 
 // What the stack relies on in the deployed code: one export per Lambda (handler `index.<Name>`),
 // and the meaning of the environment variables it sets.

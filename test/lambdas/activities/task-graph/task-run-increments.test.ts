@@ -1,9 +1,9 @@
-import { StaleWriteError } from '../../../core/errors';
-import { startLocalDynamoDb, type LocalDynamoDb } from '../../../local/local-dynamodb';
-import { advanceTaskRun } from '../../../lambdas/activities/task-graph/advance-task-run';
-import { openTaskRun, type TaskRunPointer } from '../../../lambdas/activities/task-graph/open-task-run';
-import { FakeExecutor, inventoryNodes, taskGraphDeps } from '../../support/task-graph-activities';
-import { EXAMPLE_GRAPH } from '../../support/task-graph-runs';
+import { StaleWriteError } from '../../../../core/errors';
+import { startLocalDynamoDb, type LocalDynamoDb } from '../../../../local/local-dynamodb';
+import { advanceTaskRun } from '../../../../lambdas/activities/task-graph/advance-task-run';
+import { openTaskRun, type TaskRunPointer } from '../../../../lambdas/activities/task-graph/open-task-run';
+import { FakeExecutor, inventoryNodes, taskGraphDeps } from '../../../support/task-graph-activities';
+import { EXAMPLE_GRAPH } from '../../../support/task-graph-runs';
 
 const EXAMPLE_NODES = inventoryNodes({
   'node-1': ['primary-controller'],

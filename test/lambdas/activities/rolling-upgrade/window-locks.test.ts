@@ -1,14 +1,14 @@
 import { jest } from '@jest/globals';
-import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-session-store';
-import type { UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
-import type { WlmNode } from '../../../core/site/site-nodes';
-import { startLocalDynamoDb, type LocalDynamoDb } from '../../../local/local-dynamodb';
-import { runActivity } from '../../../lambdas/activities/rolling-upgrade/activity-runner';
-import { advanceWindow } from '../../../lambdas/activities/rolling-upgrade/advance-window';
-import { startStep } from '../../../lambdas/activities/rolling-upgrade/start-step';
-import { defaultSettings, type RollingUpgradeDependencies } from '../../../lambdas/activities/rolling-upgrade/dependencies';
-import type { Site } from '../../../ports/site';
-import { session as makeSession } from '../../support/upgrade-sessions';
+import { DynamoDbSessionStore } from '../../../../adapters/dynamodb/dynamodb-session-store';
+import type { UpgradeSession, WorkflowState } from '../../../../core/rolling-upgrade/session';
+import type { WlmNode } from '../../../../core/site/site-nodes';
+import { startLocalDynamoDb, type LocalDynamoDb } from '../../../../local/local-dynamodb';
+import { runActivity } from '../../../../lambdas/activities/rolling-upgrade/activity-runner';
+import { advanceWindow } from '../../../../lambdas/activities/rolling-upgrade/advance-window';
+import { startStep } from '../../../../lambdas/activities/rolling-upgrade/start-step';
+import { defaultSettings, type RollingUpgradeDependencies } from '../../../../lambdas/activities/rolling-upgrade/dependencies';
+import type { Site } from '../../../../ports/site';
+import { session as makeSession } from '../../../support/upgrade-sessions';
 
 /**
  * Mode window takes each node's lock (lease + fencing token) before it acts on it: two sessions

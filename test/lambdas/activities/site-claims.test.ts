@@ -1,6 +1,6 @@
-import { drainClaim } from '../../core/site/node-claims';
-import type { WlmNode } from '../../core/site/site-nodes';
-import { foreignClaims } from '../../lambdas/activities/site-claims';
+import { drainClaim } from '../../../core/site/node-claims';
+import type { WlmNode } from '../../../core/site/site-nodes';
+import { foreignClaims } from '../../../lambdas/activities/site-claims';
 
 const SELF = '11111111-1111-4111-a111-111111111111';
 const OTHER = '22222222-2222-4222-a222-222222222222';

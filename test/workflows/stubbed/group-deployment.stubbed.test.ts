@@ -24,6 +24,19 @@ function deployment(options: { waves: string[][]; maxParallelGroups: number; bat
   };
 }
 
+/** Groups `ok` and `broken` at once; broken's child execution breaks (its Plan Phase cannot find the deployment). */
+function withBrokenGroup(): Record<string, Stub> {
+  const stubs = deployment({ waves: [['ok', 'broken']], maxParallelGroups: 2 });
+  const plan = stubs.PlanPhase!;
+  return {
+    ...stubs,
+    PlanPhase: (p, call) => {
+      if (p.group === 'broken') throw activityError('DeploymentNotFoundError', 'no such deployment');
+      return plan(p, call);
+    },
+  };
+}
+
 /** [first call, last call] of each key's calls: a group's or a batch's time in flight. */
 function spans(calls: readonly StubCall[], key: (call: StubCall) => string): { from: number; to: number }[] {
   const byKey = new Map<string, { from: number; to: number }>();
@@ -77,16 +90,7 @@ describe('group deployment workflow with stubbed activities, on virtual time', (
   });
 
   it('hands a group whose child execution breaks to Fail Group, and the other groups go on', async () => {
-    const stubs = deployment({ waves: [['ok', 'broken']], maxParallelGroups: 2 });
-    const plan = stubs.PlanPhase!;
-    flows.use({
-      ...stubs,
-      PlanPhase: (p, call) => {
-        if (p.group === 'broken') throw activityError('DeploymentNotFoundError', 'no such deployment');
-        return plan(p, call);
-      },
-      FailGroup: () => ({}),
-    });
+    flows.use({ ...withBrokenGroup(), FailGroup: () => ({}) });
 
     const outcome = await flows.run('groupDeployment', {});
 
@@ -135,17 +139,7 @@ describe('group deployment workflow with stubbed activities, on virtual time', (
   });
 
   it('ends at Deployment Failed when Fail Group keeps failing: the iteration ends at Group Failure Not Recorded, the Map fails, and Record Failure records that error', async () => {
-    const stubs = deployment({ waves: [['ok', 'broken']], maxParallelGroups: 2 });
-    const plan = stubs.PlanPhase!;
-    flows.use({
-      ...stubs,
-      PlanPhase: (p, call) => {
-        if (p.group === 'broken') throw activityError('DeploymentNotFoundError', 'no such deployment');
-        return plan(p, call);
-      },
-      FailGroup: siteDown,
-      FailDeployment: (p) => ({ deploymentId: p.deploymentId, status: 'FAILED' }),
-    });
+    flows.use({ ...withBrokenGroup(), FailGroup: siteDown, FailDeployment: (p) => ({ deploymentId: p.deploymentId, status: 'FAILED' }) });
 
     const outcome = await flows.run('groupDeployment', {});
 

@@ -27,8 +27,8 @@ describe('RolloutWorkflows embedded in an app of its own (the README sample, exa
 
   it('runs the functions in the VPC with the given security group', () => {
     const functions = Object.values(template.findResources('AWS::Lambda::Function')) as { Properties: { VpcConfig?: { SecurityGroupIds: unknown[] } } }[];
-    // 27 workflow activities and the REST API's function, every one in the VPC.
-    expect(functions).toHaveLength(28);
+    // 28 workflow activities and the REST API's function, every one in the VPC.
+    expect(functions).toHaveLength(29);
     for (const fn of functions) expect(fn.Properties.VpcConfig?.SecurityGroupIds).toEqual([{ 'Fn::GetAtt': [expect.stringMatching(/^SlurmrestdClients/), 'GroupId'] }]);
   });
 

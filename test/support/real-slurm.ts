@@ -307,7 +307,12 @@ export class RealSlurmCluster {
   }
 
   async waitForNode(name: string, holds: (node: RealNode) => boolean, what: string, timeoutMs = 60_000): Promise<RealNode> {
-    const nodes = await this.waitForNodes((all) => all.some((n) => n.name === name && holds(n)), `${name}: ${what}`, timeoutMs);
+    let nodes: RealNode[];
+    try {
+      nodes = await this.waitForNodes((all) => all.some((n) => n.name === name && holds(n)), `${name}: ${what}`, timeoutMs);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${this.nodeDiagnostics(name)}`, { cause: err });
+    }
     return nodes.find((n) => n.name === name)!;
   }
 

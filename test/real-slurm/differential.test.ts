@@ -33,12 +33,12 @@ const has = (name: string, flag: string) => (nodes: RealNode[]) => node(nodes, n
 const not = (check: (nodes: RealNode[]) => boolean) => (nodes: RealNode[]) => !check(nodes);
 const both = (...checks: ((nodes: RealNode[]) => boolean)[]) => (nodes: RealNode[]) => checks.every((check) => check(nodes));
 const isDown = (name: string) => (nodes: RealNode[]) => node(nodes, name)?.base === 'DOWN';
-/** No reboot pending and slurmd answering. */
 /**
  * The node's slurmd registered a boot newer than it had before the step (the margin as in Scenario.step's "new
  * BootTime"): what to wait for after a boot, rather than for a flag that may not have been set yet.
  */
 const booted = (name: string) => (nodes: RealNode[], before: ReadonlyMap<string, number>) => (node(nodes, name)?.bootTime ?? 0) > (before.get(name) ?? 0) + 2;
+/** No reboot pending and slurmd answering. */
 const rebootDone = (name: string) => both(not(has(name, 'REBOOT_REQUESTED')), not(has(name, 'REBOOT_ISSUED')), not(has(name, 'NOT_RESPONDING')));
 const scontrol = (...args: string[]) => (side: SlurmSide) => side.run(['scontrol', ...args]);
 
@@ -105,7 +105,7 @@ class Scenario {
     const limits = { realSeconds: step.realSeconds ?? 60, simSeconds: step.simSeconds ?? 5 };
     const [realSettled, simSettled] = await Promise.all([this.real.settle((nodes) => until(nodes, realBoots), limits), this.sim.settle((nodes) => until(nodes, simBoots), limits)]);
     if (!realSettled) {
-      const nodes = (await this.real.nodes()).map((n) => `${n.name} ${describeNode(n)}`).join("; ");
+      const nodes = (await this.real.nodes()).map((n) => `${n.name} ${describeNode(n)}`).join('; ');
       throw new Error(`${this.name}: ${step.operation}: the real Slurm never got there in ${limits.realSeconds} s: ${nodes}\n${this.real.diagnose(step.show)}`);
     }
     const [realNodes, simNodes] = await Promise.all([this.real.nodes(), this.sim.nodes()]);

@@ -88,6 +88,7 @@ export const deploymentReportSchema = z.looseObject({
   deploymentId: z.string(),
   status: z.enum(DEPLOYMENT_STATUSES),
   criticalGroupsFailed: z.boolean(),
+  failedCriticalGroups: z.array(z.string()),
   groups: z.record(z.string(), z.looseObject({ stage: z.string() })),
   nodes: z.record(z.string(), z.string()),
 });

@@ -102,8 +102,9 @@ async function connect(source: Awaited<ReturnType<typeof loadSiteSource>>): Prom
     const { site } = await createSiteFromProfile(source.profile, { baseDir: source.baseDir });
     return { site, now: () => Date.now(), close: async () => undefined };
   }
-  // The simulator's clock stands still (a plan reads one instant): a huge time scale would only blur it, so scale 1.
-  const clock = new SimClock({ timeScale: 1 });
+  // The simulator's clock stands still (a plan reads one instant): on a real clock, a second passing between two
+  // reads (a loaded host) would move every estimate across a minute boundary.
+  const clock = new SimClock({ timeScale: 1, realNow: () => 0 });
   const simulator = await startSiteSimulator({ site: source.definition, clock });
   const site = createSiteClients({ workloadManagerUrl: simulator.urls.slurmrestd, bootServiceUrl: simulator.urls.bos, inventoryUrl: simulator.urls.hsm, provisionerUrl: simulator.urls.provisioner });
   return { site, now: () => clock.now(), close: () => simulator.close() };

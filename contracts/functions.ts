@@ -28,6 +28,7 @@ export const GROUP_DEPLOYMENT_FUNCTION_NAMES = [
   'EvaluatePhase',
   'FailGroup',
   'FinishDeployment',
+  'FailDeployment',
 ] as const;
 export type GroupDeploymentFunctionName = (typeof GROUP_DEPLOYMENT_FUNCTION_NAMES)[number];
 

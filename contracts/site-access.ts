@@ -41,6 +41,7 @@ export const SITE_SERVICES: Readonly<Record<FunctionName | 'Api', readonly SiteS
   EvaluatePhase: [],
   FailGroup: [],
   FinishDeployment: [],
+  FailDeployment: [],
   // Plans over the inventory's nodes; a pass runs drain, resume and reboot tasks and commands on the nodes.
   OpenTaskRun: ['inventory'],
   AdvanceTaskRun: ['workloadManager', 'bootService', 'inventory', 'commands'],

@@ -15,7 +15,7 @@ export const STATE_MACHINES = {
   DeployGroup: { file: ASL_FILES.deployGroup, functions: ['PlanPhase', 'EvaluatePhase'], children: ['RunNodeBatches', 'TaskGraph'] },
   GroupDeployment: {
     file: ASL_FILES.groupDeployment,
-    functions: ['StartDeployment', 'PickReadyGroups', 'FailGroup', 'FinishDeployment'],
+    functions: ['StartDeployment', 'PickReadyGroups', 'FailGroup', 'FinishDeployment', 'FailDeployment'],
     children: ['DeployGroup'],
   },
   EnvironmentUpgrade: { file: ASL_FILES.environmentUpgrade, functions: ENVIRONMENT_UPGRADE_FUNCTION_NAMES, children: ['RollingUpgrade'] },

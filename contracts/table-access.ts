@@ -49,6 +49,8 @@ export const TABLE_ACTIONS: Readonly<Record<FunctionName | 'Api', readonly Table
   EvaluatePhase: [...DEPLOYMENT_READ, 'BatchGetItem', 'UpdateItem'],
   FailGroup: [...DEPLOYMENT_READ, 'UpdateItem'],
   FinishDeployment: [...DEPLOYMENT_READ, 'UpdateItem'],
+  // Record Failure: the status and the locks (UpdateItem), and a message saying why (Query for the newest, PutItem).
+  FailDeployment: [...DEPLOYMENT_READ, 'PutItem', 'UpdateItem'],
   // Plans the graph: the deployment's run and plan when inside a group (GetItem, Query), then the run,
   // its plan parts and node-state chunks (PutItem, BatchWriteItem).
   OpenTaskRun: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'BatchWriteItem'],
@@ -117,6 +119,7 @@ export const TABLE_PARTITIONS: Readonly<Record<FunctionName | 'Api', readonly Ta
   EvaluatePhase: ['DEPLOYMENT#*', 'TASKRUN#*', 'LOCK#*'],
   FailGroup: ['DEPLOYMENT#*', 'LOCK#*'],
   FinishDeployment: ['DEPLOYMENT#*', 'LOCK#*'],
+  FailDeployment: ['DEPLOYMENT#*', 'LOCK#*'],
   OpenTaskRun: ['TASKRUN#*', 'DEPLOYMENT#*', 'CONNECTOR#*', 'LOCK#*'],
   // A task run holds the locks of the nodes it changes, each until the node is settled.
   AdvanceTaskRun: ['TASKRUN#*', 'DEPLOYMENT#*', 'CONNECTOR#*', 'LOCK#*'],

@@ -55,6 +55,6 @@ export {
 } from './deployment-run-step';
 export { groupsToStart, nodeOwners } from './groups-to-start';
 export { applyInterruptedPhase, interruptedGroups, summarizeCancelledRun, type CancelledRunSummary, type InterruptedPhase } from './deployment-cancel';
-export { summarizeDeploymentRun, type DeploymentRunResult, type GroupRunResult } from './deployment-run-result';
+export { summarizeDeployment, summarizeDeploymentRun, type DeploymentRunResult, type DeploymentSummary, type GroupRunResult } from './deployment-run-result';
 export { previewDeploymentPlan, type DeploymentPlanPreview, type GroupPreview } from './plan-preview';
 export { deploymentPlanMermaid } from './plan-mermaid';

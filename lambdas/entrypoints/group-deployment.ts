@@ -17,3 +17,4 @@ export const CheckBatch = handlerFor('CheckBatch');
 export const EvaluatePhase = handlerFor('EvaluatePhase');
 export const FailGroup = handlerFor('FailGroup');
 export const FinishDeployment = handlerFor('FinishDeployment');
+export const FailDeployment = handlerFor('FailDeployment');

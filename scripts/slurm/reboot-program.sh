@@ -46,16 +46,24 @@ echo "$node $(date +%s) $outcome" >>"$dir/reboots.log"
 
 pidfile=$dir/run/slurmd-$node.pid
 setsid sh -c '
+  # Timestamped lines (epoch seconds) in log/reboot-<node>.log: what a failed wait for the node shows.
   slurmd_pid=$(cat "$1" 2>/dev/null)
+  echo "$(date +%s) $3: reboot: stopping slurmd ${slurmd_pid:-(no pid file)}"
   if [ -n "$slurmd_pid" ]; then
     kill -TERM "$slurmd_pid" 2>/dev/null
     i=0
     while kill -0 "$slurmd_pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-    kill -KILL "$slurmd_pid" 2>/dev/null
+    if kill -0 "$slurmd_pid" 2>/dev/null; then
+      echo "$(date +%s) $3: slurmd $slurmd_pid still there after SIGTERM: SIGKILL"
+      kill -KILL "$slurmd_pid" 2>/dev/null
+    fi
   fi
-  [ "$5" = never ] && exit 0
+  [ "$5" = never ] && echo "$(date +%s) $3: down for good (never)" && exit 0
   sleep "$4"
+  # The health check slurmd runs as it starts lets two seconds pass before it registers (see real-slurm.ts).
+  : >"$6/control/booting-$3"
+  echo "$(date +%s) $3: booted: starting slurmd -b"
   exec slurmd -f "$2" -N "$3" -b
-' reboot "$pidfile" "$conf" "$node" "$delay" "$control" </dev/null >>"$dir/log/reboot-$node.log" 2>&1 &
+' reboot "$pidfile" "$conf" "$node" "$delay" "$control" "$dir" </dev/null >>"$dir/log/reboot-$node.log" 2>&1 &
 echo $! >"$dir/run/reboot-$node.pid"
 exit 0

@@ -28,7 +28,7 @@ describe('GroupDeploymentWorkflow', () => {
 describe('createAslStateMachine', () => {
   it('fails the synth, naming the ASL file and the placeholder, when a child state machine is missing', () => {
     const stack = new Stack(testApp(), 'NoChild');
-    const names = ['StartDeployment', 'PickReadyGroups', 'FailGroup', 'FinishDeployment'] as const;
+    const names = ['StartDeployment', 'PickReadyGroups', 'FailGroup', 'FinishDeployment', 'FailDeployment'] as const;
     expect(() =>
       createAslStateMachine(stack, { file: ASL_FILES.groupDeployment, stateMachineName: 'Parent', functions: importedFunctions(stack, names) }),
     ).toThrow('statemachines/group-deployment.asl.json: no value for ${DeployGroupStateMachineArn}');

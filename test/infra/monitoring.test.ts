@@ -1,6 +1,6 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { LOG_MESSAGES } from '../../contracts';
+import { GROUP_DEPLOYMENT_FUNCTION_NAMES, LOG_MESSAGES, ROLLING_UPGRADE_FUNCTION_NAMES } from '../../contracts';
 import { RolloutStack } from '../../infra/rollout-stack';
 import { synthRolloutStack, testApp } from '../support/synth-stack';
 
@@ -12,7 +12,7 @@ const alarmDescribed = (start: string) => Object.values(resources('AWS::CloudWat
 describe('RolloutStack monitoring', () => {
   it('counts the REST API function in the Lambda error and throttle alarms, with every workflow function', () => {
     const functionIds = Object.keys(resources('AWS::Lambda::Function'));
-    expect(functionIds).toHaveLength(28);
+    expect(functionIds).toHaveLength(29);
     for (const kind of ['A Lambda error', 'A Lambda throttle']) {
       const alarmed = JSON.stringify(alarmDescribed(kind).map((a) => a.Properties.Metrics));
       for (const id of functionIds) expect({ kind, id, alarmed: alarmed.includes(`"${id}"`) }).toEqual({ kind, id, alarmed: true });
@@ -34,14 +34,16 @@ describe('RolloutStack monitoring', () => {
 
   it("counts refused PutEvents from every publishing function's log and alarms on them", () => {
     const filters = Object.values(resources('AWS::Logs::MetricFilter'));
-    // The 19 rolling-upgrade and group-deployment functions publish; the task-graph, environment-upgrade and REST API functions do not.
-    expect(filters).toHaveLength(19);
+    // The rolling-upgrade and group-deployment functions publish (20); the task-graph, environment-upgrade and REST API functions do not.
+    const publishing = ROLLING_UPGRADE_FUNCTION_NAMES.length + GROUP_DEPLOYMENT_FUNCTION_NAMES.length;
+    expect(publishing).toBe(20);
+    expect(filters).toHaveLength(publishing);
     for (const filter of filters) {
       expect(filter.Properties.FilterPattern).toBe(`{ $.message = "${LOG_MESSAGES.statusEventsNotPublished}" }`);
       expect(filter.Properties.MetricTransformations).toEqual([{ MetricNamespace: 'BaremetalRollout/BaremetalRollout', MetricName: 'StatusEventsNotPublished', MetricValue: '1' }]);
     }
     const logGroups = new Set(filters.map((f) => JSON.stringify(f.Properties.LogGroupName)));
-    expect(logGroups.size).toBe(19);
+    expect(logGroups.size).toBe(publishing);
     const [alarm] = alarmDescribed('The event bus refused');
     expect(alarm!.Properties).toMatchObject({ Namespace: 'BaremetalRollout/BaremetalRollout', MetricName: 'StatusEventsNotPublished', Statistic: 'Sum', Threshold: 1 });
   });

@@ -21,7 +21,7 @@ type Step = {
   operation: string;
   act: (side: SlurmSide) => Promise<CommandResult | void>;
   /** What to wait for on each side before comparing (default: every node whose slurmd runs answers). */
-  until?: (nodes: RealNode[]) => boolean;
+  until?: (nodes: RealNode[], bootsBefore: ReadonlyMap<string, number>) => boolean;
   realSeconds?: number;
   simSeconds?: number;
   /** The nodes the table shows (every node is compared). */
@@ -33,6 +33,11 @@ const has = (name: string, flag: string) => (nodes: RealNode[]) => node(nodes, n
 const not = (check: (nodes: RealNode[]) => boolean) => (nodes: RealNode[]) => !check(nodes);
 const both = (...checks: ((nodes: RealNode[]) => boolean)[]) => (nodes: RealNode[]) => checks.every((check) => check(nodes));
 const isDown = (name: string) => (nodes: RealNode[]) => node(nodes, name)?.base === 'DOWN';
+/**
+ * The node's slurmd registered a boot newer than it had before the step (the margin as in Scenario.step's "new
+ * BootTime"): what to wait for after a boot, rather than for a flag that may not have been set yet.
+ */
+const booted = (name: string) => (nodes: RealNode[], before: ReadonlyMap<string, number>) => (node(nodes, name)?.bootTime ?? 0) > (before.get(name) ?? 0) + 2;
 /** No reboot pending and slurmd answering. */
 const rebootDone = (name: string) => both(not(has(name, 'REBOOT_REQUESTED')), not(has(name, 'REBOOT_ISSUED')), not(has(name, 'NOT_RESPONDING')));
 const scontrol = (...args: string[]) => (side: SlurmSide) => side.run(['scontrol', ...args]);
@@ -95,9 +100,14 @@ class Scenario {
     const [realBoots, simBoots] = await Promise.all([bootTimes(this.real), bootTimes(this.sim)]);
     const [realResult, simResult] = await Promise.all([step.act(this.real), step.act(this.sim)]);
     const until = step.until ?? ((nodes: RealNode[]) => nodes.every((n) => this.stopped.has(n.name) || !n.flags.includes('NOT_RESPONDING')));
-    const limits = { realSeconds: step.realSeconds ?? 15, simSeconds: step.simSeconds ?? 5 };
-    const [realSettled, simSettled] = await Promise.all([this.real.settle(until, limits), this.sim.settle(until, limits)]);
-    if (!realSettled) throw new Error(`${this.name}: ${step.operation}: the real Slurm never got there in ${limits.realSeconds} s: ${(await this.real.nodes()).map(describeNode).join('; ')}`);
+    // The real budgets only cost time when a step fails (settle returns as soon as its condition holds): a loaded
+    // host delays slurmd's registrations and their retries (1, 2, 4, 8... s apart) by seconds, not by a minute.
+    const limits = { realSeconds: step.realSeconds ?? 60, simSeconds: step.simSeconds ?? 5 };
+    const [realSettled, simSettled] = await Promise.all([this.real.settle((nodes) => until(nodes, realBoots), limits), this.sim.settle((nodes) => until(nodes, simBoots), limits)]);
+    if (!realSettled) {
+      const nodes = (await this.real.nodes()).map((n) => `${n.name} ${describeNode(n)}`).join('; ');
+      throw new Error(`${this.name}: ${step.operation}: the real Slurm never got there in ${limits.realSeconds} s: ${nodes}\n${this.real.diagnose(step.show)}`);
+    }
     const [realNodes, simNodes] = await Promise.all([this.real.nodes(), this.sim.nodes()]);
     // A reboot shows as a new BootTime (the clocks differ, so only "it moved" is compared). slurmd derives a boot it
     // did not make from /proc/uptime, which can move it by a second when it registers again: a reboot moves it more.
@@ -126,14 +136,18 @@ class Scenario {
     this.rows.push({ scenario: this.name, operation, slurm, simulator, same: slurm === simulator });
   }
 
+  /** Set when a step failed: the real cluster's dir (its logs) is kept then, and the error names it. */
+  failed = false;
+
   async stop(): Promise<void> {
-    await Promise.all([this.real.stop(), this.sim.stop()]);
+    await Promise.all([this.real.stop({ keep: this.failed }), this.sim.stop()]);
   }
 }
 
 /** Drains, jobs, reboots with and without nextstate, resume, fail, features, reconfigure, a controller restart, slurmrestd. */
 async function mainScript(): Promise<DifferentialRow[]> {
-  const { real, sim } = await pair(8, { returnToService: 1, slurmdTimeout: 30, resumeTimeout: 60 }, { real: { restd: true } });
+  // ResumeTimeout past every wait for a reboot (90 s): a slow reboot fails its step, saying so, instead of becoming a "reboot timed out" DOWN.
+  const { real, sim } = await pair(8, { returnToService: 1, slurmdTimeout: 30, resumeTimeout: 120 }, { real: { restd: true } });
   const s = new Scenario('8 nodes, ReturnToService=1', real, sim);
   const jobs = new Map<SlurmSide, number>();
   try {
@@ -145,10 +159,10 @@ async function mainScript(): Promise<DifferentialRow[]> {
       operation: "scontrol reboot ASAP nextstate=RESUME reason=rolling-upgrade on the admin-drained c03, until it registered",
       act: scontrol('reboot', 'ASAP', 'nextstate=RESUME', 'reason=rolling-upgrade', 'c03'),
       until: rebootDone('c03'),
-      realSeconds: 30,
+      realSeconds: 90,
       show: ['c03'],
     });
-    await s.step({ operation: 'scontrol reboot ASAP reason=rolling-upgrade (no nextstate) on the idle, undrained c04, until it registered', act: scontrol('reboot', 'ASAP', 'reason=rolling-upgrade', 'c04'), until: rebootDone('c04'), realSeconds: 30, show: ['c04'] });
+    await s.step({ operation: 'scontrol reboot ASAP reason=rolling-upgrade (no nextstate) on the idle, undrained c04, until it registered', act: scontrol('reboot', 'ASAP', 'reason=rolling-upgrade', 'c04'), until: rebootDone('c04'), realSeconds: 90, show: ['c04'] });
     await s.step({ operation: 'scontrol reboot ASAP nextstate=RESUME on the busy, drained c02: it waits for the job', act: scontrol('reboot', 'ASAP', 'nextstate=RESUME', 'reason=rolling-upgrade', 'c02'), show: ['c02'] });
     await s.output("sinfo -h -N -O 'NodeList:0|,StateComplete:0|,Reason:0' (the connectors' compact poll)", ['sinfo', '-h', '-N', '-n', 'c0[1-4],nope', '-O', 'NodeList:0|,StateComplete:0|,Reason:0']);
     await s.output('env SLURM_TIME_FORMAT=%s scontrol -o show node c0[1-3],nope: NodeName, features, State and Reason of each line', ['env', 'SLURM_TIME_FORMAT=%s', 'scontrol', '-o', 'show', 'node', 'c0[1-3],nope'], (stdout) =>
@@ -161,14 +175,14 @@ async function mainScript(): Promise<DifferentialRow[]> {
       operation: 'scancel the job on c02, until the reboot it waited for is done',
       act: (side) => side.run(['scancel', String(jobs.get(side))]),
       until: rebootDone('c02'),
-      realSeconds: 30,
+      realSeconds: 90,
       simSeconds: 10,
       show: ['c02'],
     });
-    await s.step({ operation: 'scontrol reboot nextstate=RESUME (not ASAP) on our drained c01, until it registered', act: scontrol('reboot', 'nextstate=RESUME', 'c01'), until: rebootDone('c01'), realSeconds: 30, show: ['c01'] });
+    await s.step({ operation: 'scontrol reboot nextstate=RESUME (not ASAP) on our drained c01, until it registered', act: scontrol('reboot', 'nextstate=RESUME', 'c01'), until: rebootDone('c01'), realSeconds: 90, show: ['c01'] });
     await s.step({ operation: "an admin's drain on c05", act: scontrol('update', 'NodeName=c05', 'State=DRAIN', 'Reason=admin: keep drained'), show: ['c05'] });
-    await s.step({ operation: 'scontrol reboot ASAP reason=rolling-upgrade (no nextstate) on the drained c05, until it registered', act: scontrol('reboot', 'ASAP', 'reason=rolling-upgrade', 'c05'), until: rebootDone('c05'), realSeconds: 30, show: ['c05'] });
-    await s.step({ operation: 'scontrol reboot nextstate=DOWN reason=rolling-upgrade on c06, until it registered', act: scontrol('reboot', 'nextstate=DOWN', 'reason=rolling-upgrade', 'c06'), until: rebootDone('c06'), realSeconds: 30, show: ['c06'] });
+    await s.step({ operation: 'scontrol reboot ASAP reason=rolling-upgrade (no nextstate) on the drained c05, until it registered', act: scontrol('reboot', 'ASAP', 'reason=rolling-upgrade', 'c05'), until: rebootDone('c05'), realSeconds: 90, show: ['c05'] });
+    await s.step({ operation: 'scontrol reboot nextstate=DOWN reason=rolling-upgrade on c06, until it registered', act: scontrol('reboot', 'nextstate=DOWN', 'reason=rolling-upgrade', 'c06'), until: rebootDone('c06'), realSeconds: 90, show: ['c06'] });
     await s.step({ operation: 'resume the DOWN c06', act: scontrol('update', 'NodeName=c06', 'State=RESUME'), show: ['c06'] });
     await s.step({ operation: 'resume c04, which is neither drained nor down', act: scontrol('update', 'NodeName=c04', 'State=RESUME'), show: ['c04'] });
     await s.step({ operation: 'fail c05: scontrol update State=FAIL Reason=upgrading-boot-session-failed', act: scontrol('update', 'NodeName=c05', 'State=FAIL', 'Reason=upgrading-boot-session-failed'), show: ['c05'] });
@@ -178,7 +192,7 @@ async function mainScript(): Promise<DifferentialRow[]> {
     await s.step({ operation: 'feature edit: scontrol update NodeName=c08 AvailableFeatures=role:Compute,compute,upgrading ActiveFeatures=role:Compute,compute,upgrading', act: scontrol('update', 'NodeName=c08', 'AvailableFeatures=role:Compute,compute,upgrading', 'ActiveFeatures=role:Compute,compute,upgrading'), show: ['c08'] });
     await s.step({ operation: 'AvailableFeatures=role:Compute,compute,failed alone (the active ones are no longer a subset)', act: scontrol('update', 'NodeName=c08', 'AvailableFeatures=role:Compute,compute,failed'), show: ['c08'] });
     await s.step({ operation: 'scontrol reconfigure', act: scontrol('reconfigure'), show: ['c08'] });
-    await s.step({ operation: 'feature edit again, then slurmctld restarts', act: async (side) => (await side.run(['scontrol', 'update', 'NodeName=c08', 'AvailableFeatures=role:Compute,compute,failed', 'ActiveFeatures=role:Compute,compute,failed']), side.restartController()), until: (nodes) => nodes.every((n) => n.base !== 'UNKNOWN' && !n.flags.includes('NOT_RESPONDING')), realSeconds: 30, show: ['c08'] });
+    await s.step({ operation: 'feature edit again, then slurmctld restarts', act: async (side) => (await side.run(['scontrol', 'update', 'NodeName=c08', 'AvailableFeatures=role:Compute,compute,failed', 'ActiveFeatures=role:Compute,compute,failed']), side.restartController()), until: (nodes) => nodes.every((n) => n.base !== 'UNKNOWN' && !n.flags.includes('NOT_RESPONDING')), realSeconds: 90, show: ['c08'] });
 
     // slurmrestd: the versions, an unknown node, a node update.
     const versions = [real.restdVersions.join(', '), sim.restdVersions.join(', ')];
@@ -200,6 +214,9 @@ async function mainScript(): Promise<DifferentialRow[]> {
       s.fact(`slurmrestd: ${operation}`, await answer(real, method, path, body), await answer(sim, method, path, body));
     }
     return s.rows;
+  } catch (err) {
+    s.failed = true;
+    throw err;
   } finally {
     await s.stop();
   }
@@ -212,9 +229,9 @@ async function outOfBandReboots(rts: 0 | 1 | 2): Promise<DifferentialRow[]> {
   try {
     await s.step({ operation: 'drain c01 (our reason)', act: scontrol('update', 'NodeName=c01', 'State=DRAIN', 'Reason=rolling-upgrade'), show: ['c01'] });
     s.stopped.add('c01');
-    await s.step({ operation: 'c01 reboots through the boot service and stays down past SlurmdTimeout', act: (side) => side.stopNode('c01'), until: isDown('c01'), realSeconds: 40, simSeconds: 10, show: ['c01'] });
+    await s.step({ operation: 'c01 reboots through the boot service and stays down past SlurmdTimeout', act: (side) => side.stopNode('c01'), until: isDown('c01'), realSeconds: 60, simSeconds: 10, show: ['c01'] });
     s.stopped.delete('c01');
-    await s.step({ operation: 'c01 boots and its slurmd registers', act: (side) => side.startNode('c01'), until: not(has('c01', 'NOT_RESPONDING')), realSeconds: 20, show: ['c01'] });
+    await s.step({ operation: 'c01 boots and its slurmd registers', act: (side) => side.startNode('c01'), until: not(has('c01', 'NOT_RESPONDING')), realSeconds: 60, show: ['c01'] });
     await s.step({
       operation: 'c02 (in service) reboots through the boot service and is back within SlurmdTimeout',
       act: async (side) => {
@@ -223,10 +240,14 @@ async function outOfBandReboots(rts: 0 | 1 | 2): Promise<DifferentialRow[]> {
         else await new Promise((resolve) => setTimeout(resolve, 1000));
         await side.startNode('c02');
       },
-      until: not(has('c02', 'NOT_RESPONDING')),
+      // slurmd registers a moment after it started (as after a real boot): until then c02 has been gone too briefly to be NOT_RESPONDING.
+      until: (nodes, before) => booted('c02')(nodes, before) && !has('c02', 'NOT_RESPONDING')(nodes),
       show: ['c02'],
     });
     return s.rows;
+  } catch (err) {
+    s.failed = true;
+    throw err;
   } finally {
     await s.stop();
   }
@@ -244,29 +265,42 @@ async function rebootNeverBack(): Promise<DifferentialRow[]> {
       operation: 'scontrol reboot ASAP nextstate=RESUME on c01, which never comes back, until ResumeTimeout',
       act: scontrol('reboot', 'ASAP', 'nextstate=RESUME', 'reason=rolling-upgrade', 'c01'),
       until: both(not(has('c01', 'REBOOT_ISSUED')), not(has('c01', 'REBOOT_REQUESTED')), has('c01', 'NOT_RESPONDING')),
-      realSeconds: 90,
+      realSeconds: 120,
       simSeconds: 20,
       show: ['c01'],
     });
     return s.rows;
+  } catch (err) {
+    s.failed = true;
+    throw err;
   } finally {
     await s.stop();
   }
 }
 
-/** COMPLETING: the node's Epilog runs after its job (5 s here); a drain and a reboot meanwhile. */
+/**
+ * COMPLETING: the node's Epilog runs after its job; a drain and a reboot meanwhile. The simulator's Epilog
+ * lasts 5 simulated seconds (its clock stands still between steps); the real one is held until the step
+ * that ends it releases it: a few seconds of wall time could run out between two steps on a loaded host.
+ */
 async function epilog(): Promise<DifferentialRow[]> {
-  const { real, sim } = await pair(2, { returnToService: 1, slurmdTimeout: 30, resumeTimeout: 60 }, { site: { timing: { bootSeconds: 1, returnSeconds: 1, epilogSeconds: 5 } } });
-  for (const name of nodeNames(2)) await (real as RealSide).cluster.setEpilogSeconds(name, 5);
+  const { real, sim } = await pair(2, { returnToService: 1, slurmdTimeout: 30, resumeTimeout: 120 }, { site: { timing: { bootSeconds: 1, returnSeconds: 1, epilogSeconds: 5 } } });
+  for (const name of nodeNames(2)) await (real as RealSide).cluster.holdEpilog(name);
+  const endEpilog = (name: string) => async (side: SlurmSide) => {
+    if (side instanceof RealSide) side.cluster.releaseEpilog(name);
+  };
   const s = new Scenario('Epilog of 5 s', real, sim);
   try {
-    await s.step({ operation: 'a 1 s job on c01, until its Epilog runs', act: async (side) => void (await side.submitJob('c01', 1)), until: has('c01', 'COMPLETING'), simSeconds: 5, show: ['c01'] });
+    await s.step({ operation: 'a 1 s job on c01, until its Epilog runs', act: async (side) => void (await side.submitJob('c01', 1)), until: has('c01', 'COMPLETING'), realSeconds: 60, simSeconds: 5, show: ['c01'] });
     await s.step({ operation: 'drain c01 during its Epilog', act: scontrol('update', 'NodeName=c01', 'State=DRAIN', 'Reason=rolling-upgrade'), show: ['c01'] });
-    await s.step({ operation: 'the Epilog ends', act: async () => {}, until: not(has('c01', 'COMPLETING')), simSeconds: 10, show: ['c01'] });
-    await s.step({ operation: 'a 1 s job on c02, until its Epilog runs', act: async (side) => void (await side.submitJob('c02', 1)), until: has('c02', 'COMPLETING'), simSeconds: 5, show: ['c02'] });
+    await s.step({ operation: 'the Epilog ends', act: endEpilog('c01'), until: not(has('c01', 'COMPLETING')), realSeconds: 60, simSeconds: 10, show: ['c01'] });
+    await s.step({ operation: 'a 1 s job on c02, until its Epilog runs', act: async (side) => void (await side.submitJob('c02', 1)), until: has('c02', 'COMPLETING'), realSeconds: 60, simSeconds: 5, show: ['c02'] });
     await s.step({ operation: 'scontrol reboot ASAP nextstate=RESUME on c02 during its Epilog', act: scontrol('reboot', 'ASAP', 'nextstate=RESUME', 'reason=rolling-upgrade', 'c02'), show: ['c02'] });
-    await s.step({ operation: '...until the reboot is done', act: async () => {}, until: both(not(has('c02', 'COMPLETING')), rebootDone('c02')), realSeconds: 30, simSeconds: 15, show: ['c02'] });
+    await s.step({ operation: '...until the reboot is done', act: endEpilog('c02'), until: both(not(has('c02', 'COMPLETING')), rebootDone('c02')), realSeconds: 90, simSeconds: 15, show: ['c02'] });
     return s.rows;
+  } catch (err) {
+    s.failed = true;
+    throw err;
   } finally {
     await s.stop();
   }

@@ -21,7 +21,8 @@ describeRealSlurm('a real Slurm cluster on this machine (test/support/real-slurm
   let cluster: RealSlurmCluster;
 
   beforeAll(async () => {
-    cluster = await RealSlurmCluster.start({ rebootDelaySeconds: 1 });
+    // keepDir false whatever REAL_SLURM_KEEP_DIR says: the last test checks that stop() removes the dir.
+    cluster = await RealSlurmCluster.start({ rebootDelaySeconds: 1, keepDir: false });
   }, 60_000);
 
   afterAll(async () => {
@@ -50,7 +51,7 @@ describeRealSlurm('a real Slurm cluster on this machine (test/support/real-slurm
     // While it reboots Slurm shows the reboot and its reason.
     const rebooting = await cluster.waitForNode('c05', (n) => n.flags.includes('REBOOT_ISSUED'), 'reboot issued', 20_000);
     expect(rebooting.reason).toBe('smoke : reboot issued');
-    const back = await cluster.waitForNode('c05', (n) => n.base === 'IDLE' && n.flags.length === 0, 'back in service', 30_000);
+    const back = await cluster.waitForNode('c05', (n) => n.base === 'IDLE' && n.flags.length === 0, 'back in service', 90_000);
     expect(back.bootTime).toBeGreaterThan(before.bootTime);
     expect(back.reason).toBe('');
     expect(cluster.rebootCounts()).toEqual({ c01: 0, c02: 0, c03: 0, c04: 0, c05: 1, c06: 0, c07: 0, c08: 0 });

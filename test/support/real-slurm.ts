@@ -213,7 +213,7 @@ export class RealSlurmCluster {
       rebootDelaySeconds: options.rebootDelaySeconds ?? 1,
       restd: options.restd ?? true,
       maxTimeMinutes: options.maxTimeMinutes ?? 10,
-      keepDir: options.keepDir ?? false,
+      keepDir: options.keepDir ?? process.env.REAL_SLURM_KEEP_DIR === '1',
       repoDir: options.repoDir ?? DEFAULT_REPO_DIR,
       features: options.features,
       partitions: options.partitions,
@@ -307,7 +307,12 @@ export class RealSlurmCluster {
   }
 
   async waitForNode(name: string, holds: (node: RealNode) => boolean, what: string, timeoutMs = 60_000): Promise<RealNode> {
-    const nodes = await this.waitForNodes((all) => all.some((n) => n.name === name && holds(n)), `${name}: ${what}`, timeoutMs);
+    let nodes: RealNode[];
+    try {
+      nodes = await this.waitForNodes((all) => all.some((n) => n.name === name && holds(n)), `${name}: ${what}`, timeoutMs);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n${this.nodeDiagnostics(name)}`, { cause: err });
+    }
     return nodes.find((n) => n.name === name)!;
   }
 
@@ -321,24 +326,59 @@ export class RealSlurmCluster {
     const { stdout } = await this.run('sbatch', ['--parsable', '-w', node, '-t', String(limit), '-J', options.name ?? 'busy', '-D', path.join(this.dir, 'jobs'), '-o', '/dev/null', '--wrap', `sleep ${options.seconds}`]);
     const jobId = Number(stdout.trim().split(';')[0]);
     if (!Number.isInteger(jobId)) throw new Error(`sbatch printed no job id: ${stdout}`);
-    // slurmctld starts a job at submission when it can, else at its next scheduling pass (sched_interval, 60 s by default): a loaded host can miss the first.
-    if (options.wait !== false) await this.waitForJob(jobId, (state) => state === 'RUNNING', 'running', 90_000);
+    // slurmctld starts a job at submission when it can, else at its next scheduling pass (sched_interval, 5 s in
+    // these clusters): the budget only costs time when it never starts. A short job may have run and ended
+    // (COMPLETING in its Epilog, or gone) before the first look: it started all the same.
+    if (options.wait !== false) await this.waitForJob(jobId, (state) => state !== 'PENDING' && state !== 'CONFIGURING', 'started', 90_000);
     return jobId;
   }
 
-  /** The job's state (`RUNNING`, `PENDING`, `COMPLETING`, ...), undefined once slurmctld forgot it. */
+  /**
+   * The job's state (`RUNNING`, `PENDING`, `COMPLETING`, ...), undefined once it left the queue (squeue shows
+   * no line, or no longer knows the id). Rejects when squeue itself failed (slurmctld restarting, overloaded):
+   * that is not a job that ended.
+   */
   async jobState(jobId: number): Promise<string | undefined> {
-    const { stdout } = await this.tryRun('squeue', ['-h', '-j', String(jobId), '-o', '%T']);
+    const { code, stdout, stderr } = await this.tryRun('squeue', ['-h', '-j', String(jobId), '-o', '%T']);
+    if (code !== 0 && !/Invalid job id/i.test(stderr)) throw new Error(`squeue -j ${jobId} failed (exit ${code}): ${stderr.trim()}`);
     return stdout.trim() || undefined;
   }
 
+  /** Polls the job's state until `holds` does; a failed squeue is asked again. Fails with the state last seen and slurmctld's lines about the job. */
   async waitForJob(jobId: number, holds: (state: string | undefined) => boolean, what: string, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
+    let last: string;
     for (;;) {
-      const state = await this.jobState(jobId);
-      if (holds(state)) return;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for job ${jobId} to be ${what} (it is ${state ?? 'gone'})`);
+      try {
+        const state = await this.jobState(jobId);
+        if (holds(state)) return;
+        last = state ?? 'gone';
+      } catch (err) {
+        last = (err as Error).message;
+      }
+      if (Date.now() > deadline) {
+        const lines = this.logLines('slurmctld.log', new RegExp(`JobId=${jobId}\\b`)).slice(-20).join('\n');
+        throw new Error(`timed out after ${timeoutMs} ms waiting for job ${jobId} to be ${what} (it is ${last}); slurmctld about it:\n${lines}`);
+      }
       await sleep(200);
+    }
+  }
+
+  /** When slurmctld recorded the job's end, epoch seconds (undefined: it has not ended, or is forgotten). */
+  async jobEndTime(jobId: number): Promise<number | undefined> {
+    // SLURM_TIME_FORMAT=%s: times as epoch seconds, whatever the host's time zone.
+    const { code, stdout } = await this.tryRun('env', ['SLURM_TIME_FORMAT=%s', 'scontrol', '-o', 'show', 'job', String(jobId)]);
+    if (code !== 0 || !/ JobState=(COMPLETED|CANCELLED|FAILED|TIMEOUT|NODE_FAIL|PREEMPTED|OUT_OF_MEMORY)\b/.test(stdout)) return undefined;
+    const end = / EndTime=(\d+)/.exec(stdout)?.[1];
+    return end === undefined ? undefined : Number(end);
+  }
+
+  /** Lines of one of the cluster's logs that match. */
+  logLines(file: string, match: RegExp): string[] {
+    try {
+      return readFileSync(path.join(this.dir, 'log', file), 'utf8').split('\n').filter((line) => match.test(line));
+    } catch {
+      return [];
     }
   }
 
@@ -349,6 +389,19 @@ export class RealSlurmCluster {
   /** Makes the node's job end slowly: its Epilog sleeps this long (0: at once), so the node shows COMPLETING meanwhile. */
   async setEpilogSeconds(node: string, seconds: number): Promise<void> {
     await writeFile(path.join(this.dir, 'control', `epilog-${node}`), `${seconds}\n`);
+  }
+
+  /**
+   * Holds the node's next Epilogs until `releaseEpilog`: the node stays COMPLETING for as long as a test
+   * needs it to, however slow the host, instead of for a number of seconds (an Epilog ends on its own
+   * after 10 minutes, so a test that forgets to release it cannot hang a cluster).
+   */
+  async holdEpilog(node: string): Promise<void> {
+    await writeFile(path.join(this.dir, 'control', `epilog-hold-${node}`), '');
+  }
+
+  releaseEpilog(node: string): void {
+    rmSync(path.join(this.dir, 'control', `epilog-hold-${node}`), { force: true });
   }
 
   /** How the RebootProgram stand-in treats this node's next reboots: `fail` exits 1 without rebooting, `never` stops slurmd for good. */
@@ -388,6 +441,8 @@ export class RealSlurmCluster {
   /** Starts the node's slurmd; `booted` (-b) reports a fresh boot (a new BootTime), as after a reboot. */
   async startSlurmd(node: string, options: { booted?: boolean } = {}): Promise<void> {
     if (!this.nodes.includes(node)) throw new Error(`no node ${node} in this cluster`);
+    // As after a real boot, slurmd registers some time after the boot it reports (see writeCluster's HealthCheckProgram).
+    if (options.booted) await writeFile(path.join(this.dir, 'control', `booting-${node}`), '');
     await this.run('slurmd', ['-f', this.conf, '-N', node, ...(options.booted ? ['-b'] : [])]);
   }
 
@@ -458,6 +513,42 @@ export class RealSlurmCluster {
         return `--- ${path.join(dir, file)}\n${text}`;
       })
       .join('\n');
+  }
+
+  /**
+   * What a failure about `node` needs to be understood: the RebootProgram stand-in's lines for it
+   * (reboots.log and its restart log), whether its slurmd runs, the tail of its slurmd log and
+   * slurmctld's lines naming it.
+   */
+  nodeDiagnostics(node: string, lines = 25): string {
+    const read = (file: string) => {
+      try {
+        return readFileSync(path.join(this.dir, file), 'utf8').trimEnd().split('\n');
+      } catch {
+        return [`(no ${file})`];
+      }
+    };
+    const tail = (text: string[]) => text.slice(-lines).join('\n');
+    const pidFile = path.join(this.dir, 'run', `slurmd-${node}.pid`);
+    let slurmd = 'no pid file';
+    try {
+      const pid = Number(readFileSync(pidFile, 'utf8').trim());
+      slurmd = `pid ${pid} ${running(pid) && belongsTo(pid, this.dir) ? 'running' : 'not running'}`;
+    } catch {
+      // no pid file: stopped, or rebooting
+    }
+    const named = new RegExp(`\\b${node}\\b`);
+    return [
+      `--- ${node}: reboots.log (epoch seconds; now ${Math.floor(Date.now() / 1000)})`,
+      tail(read('reboots.log').filter((line) => line.startsWith(`${node} `))) || '(no reboot)',
+      `--- ${node}: slurmd ${slurmd}`,
+      `--- ${path.join(this.dir, 'log', `reboot-${node}.log`)}`,
+      tail(read(path.join('log', `reboot-${node}.log`))),
+      `--- ${path.join(this.dir, 'log', `slurmd-${node}.log`)}`,
+      tail(read(path.join('log', `slurmd-${node}.log`))),
+      `--- ${path.join(this.dir, 'log', 'slurmctld.log')}, lines naming ${node}`,
+      tail(read(path.join('log', 'slurmctld.log')).filter((line) => named.test(line))),
+    ].join('\n');
   }
 
   /**
@@ -655,8 +746,42 @@ async function writeCluster(options: {
   await writeFile(jwtKey, randomBytes(32), { mode: 0o600 });
   const rebootProgram = path.join(dir, 'reboot-program');
   await writeFile(rebootProgram, `#!/bin/sh\nexec /bin/sh ${shellQuote(path.join(options.repoDir, 'scripts', 'slurm', 'reboot-program.sh'))} ${shellQuote(dir)}\n`, { mode: 0o755 });
+  const control = shellQuote(path.join(dir, 'control'));
   const epilog = path.join(dir, 'epilog');
-  await writeFile(epilog, `#!/bin/sh\n# Sleeps as long as control/epilog-<node> says: a test sees the node COMPLETING meanwhile.\nsleep "$(cat ${shellQuote(dir)}/control/epilog-"$SLURMD_NODENAME" 2>/dev/null || echo 0)"\nexit 0\n`, { mode: 0o755 });
+  await writeFile(
+    epilog,
+    [
+      '#!/bin/sh',
+      '# Sleeps as long as control/epilog-<node> says, then waits while control/epilog-hold-<node> exists (10 minutes at most):',
+      '# a test sees the node COMPLETING meanwhile.',
+      `sleep "$(cat ${control}/epilog-"$SLURMD_NODENAME" 2>/dev/null || echo 0)"`,
+      'i=0',
+      `while [ -e ${control}/epilog-hold-"$SLURMD_NODENAME" ] && [ $i -lt 3000 ]; do sleep 0.2; i=$((i + 1)); done`,
+      'exit 0',
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  const healthCheck = path.join(dir, 'health-check');
+  await writeFile(
+    healthCheck,
+    [
+      '#!/bin/sh',
+      '# slurmd runs HealthCheckProgram as it starts, before it registers. After a reboot (control/booting-<node>, written by',
+      '# the RebootProgram stand-in and startSlurmd({ booted })) it lets the clock turn two whole seconds first, as a real',
+      "# node's slurmd registers a while after its boot: slurmctld takes the boot as (now - uptime) in whole seconds, and a",
+      '# slurmd that reports its start as its boot (-b) and registers within that same second can, at its next registration,',
+      '# seem to have booted after it last answered: "Node unexpectedly rebooted" (node_mgr.c validate_node_specs).',
+      `flag=${control}/booting-"$SLURMD_NODENAME"`,
+      '[ -e "$flag" ] || exit 0',
+      'rm -f "$flag"',
+      'until=$(($(date +%s) + 2))',
+      'while [ "$(date +%s)" -lt "$until" ]; do sleep 0.1; done',
+      'exit 0',
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
   await writeFile(path.join(dir, 'reboot-delay'), `${options.rebootDelaySeconds}\n`);
   const partitions = options.partitions ?? [{ name: 'batch', default: true }];
   const lines = [
@@ -684,6 +809,14 @@ async function writeCluster(options: {
     'JobAcctGatherType=jobacct_gather/none',
     'AccountingStorageType=accounting_storage/none',
     'KillWait=2',
+    // A job not started at submission waits for the next pass of the main scheduler: every 5 s instead of 60.
+    'SchedulerParameters=sched_interval=5',
+    // Debug level: a failure's message carries the daemons' lines about its node ("Still waiting for boot", registration retries).
+    'SlurmctldDebug=debug',
+    'SlurmdDebug=debug',
+    `HealthCheckProgram=${healthCheck}`,
+    // slurmd runs it as it starts; slurmctld would ask for it only after this long (18 hours, the most it takes).
+    'HealthCheckInterval=65535',
     `SlurmdTimeout=${options.slurmdTimeout}`,
     `ResumeTimeout=${options.resumeTimeout}`,
     `ReturnToService=${options.returnToService}`,

@@ -37,7 +37,10 @@ export interface SlurmSide {
   /** slurmrestd: status and body of a GET or POST. */
   restd(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: unknown; text: string }>;
   readonly restdVersions: readonly string[];
-  stop(): Promise<void>;
+  /** What a failure about these nodes needs to be understood (the real side: reboot and slurmd logs). */
+  diagnose(nodes: readonly string[]): string;
+  /** `keep`: leave what explains a failure (the real cluster's dir, its logs) in place. */
+  stop(options?: { keep?: boolean }): Promise<void>;
 }
 
 export class RealSide implements SlurmSide {
@@ -93,8 +96,12 @@ export class RealSide implements SlurmSide {
     return this.cluster.restdRequest(path, { method, ...(body !== undefined ? { body } : {}) });
   }
 
-  stop(): Promise<void> {
-    return this.cluster.stop();
+  diagnose(nodes: readonly string[]): string {
+    return nodes.map((name) => this.cluster.nodeDiagnostics(name)).join('\n');
+  }
+
+  stop({ keep = false }: { keep?: boolean } = {}): Promise<void> {
+    return this.cluster.stop(keep ? { keepDir: true } : {});
   }
 }
 
@@ -180,6 +187,10 @@ export class SimulatedSide implements SlurmSide {
       // plain text
     }
     return { status: response.status, body: parsed, text };
+  }
+
+  diagnose(): string {
+    return '';
   }
 
   stop(): Promise<void> {

@@ -5,7 +5,8 @@ import { failEnvironmentUpgrade } from '../../lambdas/activities/environment-upg
 import { SITE_SERVICES, TABLE_ACTIONS, tableGrants, type FunctionName, type TableAction } from '../../contracts';
 import { inProcessListeners } from '../../local/dynamodb-store/in-process-clients';
 import type { EmbeddedRuntime } from '../../local/embedded-runtime';
-import { invokedFunction } from '../../local/local-step-functions';
+import { invokedFunction, type LocalFunction } from '../../local/local-step-functions';
+import { SiteServiceError } from '../../core/errors';
 import { parseSiteDefinition } from '../../simulator';
 import { groupOf, QUICK_POLL, QUICK_TIMING, runDeployment } from '../support/deployment-sites';
 import { eventually, runUpgrade, startTestRuntime } from '../support/embedded';
@@ -204,6 +205,12 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
       const deps = { upgrades: runtime.environmentUpgrades, environments: runtime.environments, sessions: runtime.store, site: runtime.site, clock: runtime.clock, settings: defaultEnvironmentUpgradeSettings };
       const executionId = 'arn:aws:states:local:000000000000:execution:EnvironmentUpgrade:table-access';
       await invokedFunction.run('FailEnvironmentUpgrade', () => failEnvironmentUpgrade({ state: { environmentId: 5, error: { Error: 'Error', Cause: 'a bug' } }, executionId }, deps));
+    });
+    // A deployment whose Finish Deployment keeps failing: Record Failure (FailDeployment) marks it FAILED.
+    const brokenFinish = (name: string, fn: LocalFunction): LocalFunction => (name === 'FinishDeployment' ? () => Promise.reject(new SiteServiceError('provisioner', 'answered 500', 500)) : fn);
+    await withRuntime({ site: parseSiteDefinition({ nodes, timing: QUICK_TIMING }), wrapFunction: brokenFinish }, async (runtime) => {
+      const run = await runDeployment(runtime, { strategy: { groups }, ...QUICK_POLL });
+      expect([run.outcome.error, run.record?.status]).toEqual(['SiteServiceError', 'FAILED']);
     });
     // A task graph as a group's deploy phase (OpenTaskRun, AdvanceTaskRun; EvaluatePhase reads the task run),
     // and a deployment cancelled from the console ({cancelDeploymentId}: Start Deployment writes the request).

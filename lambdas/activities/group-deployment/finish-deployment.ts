@@ -1,4 +1,4 @@
-import { groupRunState, plannedGroup, summarizeCancelledRun, summarizeDeploymentRun } from '../../../core/group-deployment';
+import { plannedGroup, summarizeCancelledRun, summarizeDeployment, summarizeDeploymentRun } from '../../../core/group-deployment';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
 import type { GroupDeploymentDependencies } from './dependencies';
@@ -7,7 +7,9 @@ import { loadRun } from './run-state';
 export interface DeploymentOutcome {
   deploymentId: string;
   status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'STOPPED';
-  criticalGroupsFailed: string[];
+  /** As in the deployment's report: whether a critical group failed, and which (core/group-deployment/deployment-run-result.ts). */
+  criticalGroupsFailed: boolean;
+  failedCriticalGroups: string[];
   /** For the workflow's Fail state: names the critical groups that failed (a cancelled run: what it left undone). */
   cause: string;
 }
@@ -20,16 +22,20 @@ export async function finishDeployment(event: { deploymentId: string }, deps: Gr
   const { record, plan } = await loadRun(deps, event.deploymentId);
   let outcome: DeploymentOutcome;
   if (record.status === 'CANCELLING' || record.status === 'CANCELLED' || record.status === 'STOPPING' || record.status === 'STOPPED') {
-    const criticalGroupsFailed = plan.order.filter((name) => plannedGroup(plan, name).critical && groupRunState(record.state, name).stage === 'FAILED');
+    const { criticalGroupsFailed, failedCriticalGroups } = summarizeDeployment(plan, record.state);
     // A stopped run ends STOPPED (a resume carries it on), a cancelled one CANCELLED.
     const stopped = record.status === 'STOPPING' || record.status === 'STOPPED';
     const { cause } = summarizeCancelledRun(plan, record.state);
-    outcome = { deploymentId: event.deploymentId, status: stopped ? 'STOPPED' : 'CANCELLED', criticalGroupsFailed, cause: stopped ? cause.replace(/^Deployment cancelled/, 'Deployment stopped') : cause };
+    outcome = {
+      deploymentId: event.deploymentId,
+      status: stopped ? 'STOPPED' : 'CANCELLED',
+      criticalGroupsFailed,
+      failedCriticalGroups,
+      cause: stopped ? cause.replace(/^Deployment cancelled/, 'Deployment stopped') : cause,
+    };
   } else {
-    const result = summarizeDeploymentRun(plan, record.state);
-    const failed = [...result.criticalGroupsFailed];
-    const cause = failed.length > 0 ? `Critical groups failed: ${failed.join(', ')}` : 'Every critical group deployed';
-    outcome = { deploymentId: event.deploymentId, status: result.status, criticalGroupsFailed: failed, cause };
+    const { status, criticalGroupsFailed, failedCriticalGroups, cause } = summarizeDeploymentRun(plan, record.state);
+    outcome = { deploymentId: event.deploymentId, status, criticalGroupsFailed, failedCriticalGroups, cause };
   }
   // Every lock the deployment may still hold goes back with its end (a group its cancel cut short, say).
   await deps.locks.releaseNodeLocks(event.deploymentId, plan.order.flatMap((name) => plannedGroup(plan, name).actionableNodes));

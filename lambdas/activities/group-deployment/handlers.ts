@@ -3,6 +3,7 @@ import { idForExecution } from '../../../core/execution-id';
 import { createActivityHandlers, stringField, type ActivityHandler, type WorkflowActivity } from '../middleware';
 import type { GroupDeploymentDependencies } from './dependencies';
 import { evaluatePhase, failGroup } from './evaluate-phase';
+import { failDeployment } from './fail-deployment';
 import { finishDeployment } from './finish-deployment';
 import { pickReadyGroups } from './pick-ready-groups';
 import { planPhase } from './plan-phase';
@@ -19,6 +20,7 @@ const GROUP_DEPLOYMENT_ACTIVITIES = {
   EvaluatePhase: evaluatePhase,
   FailGroup: failGroup,
   FinishDeployment: finishDeployment,
+  FailDeployment: failDeployment,
 } satisfies Record<GroupDeploymentFunctionName, WorkflowActivity<GroupDeploymentDependencies>>;
 
 export type GroupDeploymentHandler = ActivityHandler;

@@ -31,7 +31,7 @@ describe('defaultDeploymentStrategy', () => {
     const plan = planDeployment(defaultDeploymentStrategy(), seedInventory());
     // 16 of the 17 selected nodes.
     const { result } = runToEnd(plan, (a) => a.nodes.filter((n) => n !== 'cmp203'));
-    expect(result).toMatchObject({ status: 'FAILED', criticalGroupsFailed: ['default'] });
+    expect(result).toMatchObject({ status: 'FAILED', criticalGroupsFailed: true, failedCriticalGroups: ['default'], cause: 'Critical groups failed: default' });
     expect(result.groups.default?.failures).toEqual([{ criteria: 'percent_successful_nodes', needed: 100, actual: 94.11 }]);
   });
 });

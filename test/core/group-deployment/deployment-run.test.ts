@@ -1,5 +1,5 @@
 import { planDeployment, type DeploymentPlan, plannedGroup } from '../../../core/group-deployment/deployment-plan';
-import { summarizeDeploymentRun } from '../../../core/group-deployment/deployment-run-result';
+import { summarizeDeployment, summarizeDeploymentRun } from '../../../core/group-deployment/deployment-run-result';
 import {
   cascadeFailure,
   groupRunState,
@@ -82,7 +82,7 @@ describe('a deployment run of the seed example', () => {
       maxConcurrency: 1,
     });
     expect(result.status).toBe('SUCCEEDED');
-    expect(result.criticalGroupsFailed).toEqual([]);
+    expect(result).toMatchObject({ criticalGroupsFailed: false, failedCriticalGroups: [], cause: 'Every critical group deployed' });
     expect(Object.values(result.nodes).every((stage) => stage === 'DEPLOYED')).toBe(true);
     expect(result.groups['control-nodes']).toEqual({
       stage: 'DEPLOYED',
@@ -96,7 +96,7 @@ describe('a deployment run of the seed example', () => {
     const { actions, result } = runToEnd(seedPlan(), (a) => (a.group === 'ntp-node' ? [] : a.nodes));
     expect(describeActions(actions)).toEqual(['PREPARE monitoring-nodes', 'DEPLOY monitoring-nodes', 'PREPARE ntp-node']);
     expect(result.status).toBe('FAILED');
-    expect(result.criticalGroupsFailed).toEqual(['ntp-node', 'control-nodes']);
+    expect(result).toMatchObject({ criticalGroupsFailed: true, failedCriticalGroups: ['ntp-node', 'control-nodes'], cause: 'Critical groups failed: ntp-node, control-nodes' });
     expect(result.groups['ntp-node']).toMatchObject({
       stage: 'FAILED',
       failures: [{ criteria: 'minimum_successful_nodes', needed: 1, actual: 0 }],
@@ -150,7 +150,7 @@ describe('cascading failure', () => {
     expect(describeActions(actions)).toEqual(['PREPARE top', 'DEPLOY top', 'PREPARE left', 'DEPLOY left', 'PREPARE right', 'DEPLOY right']);
     expect(result.groups.right?.stage).toBe('DEPLOYED');
     expect(result.groups.bottom).toMatchObject({ stage: 'FAILED', blockedBy: 'left' });
-    expect(result).toMatchObject({ status: 'FAILED', criticalGroupsFailed: ['bottom'] });
+    expect(result).toMatchObject({ status: 'FAILED', criticalGroupsFailed: true, failedCriticalGroups: ['bottom'] });
   });
 
   it('fails a whole diamond once when its top fails', () => {
@@ -316,5 +316,42 @@ describe('results the run does not expect', () => {
     const err = thrownBy(() => summarizeDeploymentRun(p, startDeploymentRun(p)));
     expect(err).toBeInstanceOf(DeploymentRunNotFinishedError);
     expect(err).toMatchObject({ pendingGroups: ['a', 'b'] });
+  });
+});
+
+describe('summarizeDeployment: the one summary the report and Finish Deployment read', () => {
+  const plan = () => planOf({ a: { nodes: ['n1'], critical: true }, b: { dependsOn: ['a'], nodes: ['n2'], critical: true }, c: { nodes: ['n3'] }, d: { nodes: ['n4'], critical: true } });
+
+  it('mid-run: the failed critical groups (a flag and their names, in plan order), the groups not finished, each group and node', () => {
+    const p = plan();
+    // a's workflow broke (b, its dependant, fails with it; their nodes keep their stage); d is prepared; c has not started.
+    const broken = cascadeFailure(p, startDeploymentRun(p), 'a', [], 'SiteServiceError: provisioner: answered 500');
+    const state = applyPhaseResult(p, broken, { group: 'd', phase: 'PREPARE', succeededNodes: ['n4'] });
+
+    const summary = summarizeDeployment(p, state);
+
+    expect(summary).toEqual({
+      criticalGroupsFailed: true,
+      failedCriticalGroups: ['a', 'b'],
+      groups: {
+        a: { stage: 'FAILED', critical: true, nodes: ['n1'], failures: [], cause: 'SiteServiceError: provisioner: answered 500' },
+        b: { stage: 'FAILED', critical: true, nodes: ['n2'], failures: [], blockedBy: 'a' },
+        c: { stage: 'NOT_STARTED', critical: false, nodes: ['n3'], failures: [] },
+        d: { stage: 'PREPARED', critical: true, nodes: ['n4'], failures: [] },
+      },
+      nodes: { n1: 'NOT_STARTED', n2: 'NOT_STARTED', n3: 'NOT_STARTED', n4: 'PREPARED' },
+      unfinishedGroups: ['c', 'd'],
+    });
+    expect(Object.keys(summary.groups)).toEqual(p.order);
+    // Not finished: no final result yet, naming the same groups.
+    expect(thrownBy(() => summarizeDeploymentRun(p, state))).toMatchObject({ pendingGroups: ['c', 'd'] });
+  });
+
+  it('a failed non-critical group alone: criticalGroupsFailed false, and the finished run succeeds', () => {
+    const p = planOf({ a: { nodes: ['n1'], critical: true }, c: { nodes: ['n3'], criteria: { percent_successful_nodes: 100 } } });
+    const { result } = runToEnd(p, (action) => (action.group === 'c' ? [] : action.nodes));
+    expect(summarizeDeployment(p, startDeploymentRun(p))).toMatchObject({ criticalGroupsFailed: false, failedCriticalGroups: [], unfinishedGroups: ['a', 'c'] });
+    expect(result).toMatchObject({ status: 'SUCCEEDED', criticalGroupsFailed: false, failedCriticalGroups: [], cause: 'Every critical group deployed' });
+    expect(result.groups['c']!.stage).toBe('FAILED');
   });
 });

@@ -24,6 +24,19 @@ function deployment(options: { waves: string[][]; maxParallelGroups: number; bat
   };
 }
 
+/** Groups `ok` and `broken` at once; broken's child execution breaks (its Plan Phase cannot find the deployment). */
+function withBrokenGroup(): Record<string, Stub> {
+  const stubs = deployment({ waves: [['ok', 'broken']], maxParallelGroups: 2 });
+  const plan = stubs.PlanPhase!;
+  return {
+    ...stubs,
+    PlanPhase: (p, call) => {
+      if (p.group === 'broken') throw activityError('DeploymentNotFoundError', 'no such deployment');
+      return plan(p, call);
+    },
+  };
+}
+
 /** [first call, last call] of each key's calls: a group's or a batch's time in flight. */
 function spans(calls: readonly StubCall[], key: (call: StubCall) => string): { from: number; to: number }[] {
   const byKey = new Map<string, { from: number; to: number }>();
@@ -77,16 +90,7 @@ describe('group deployment workflow with stubbed activities, on virtual time', (
   });
 
   it('hands a group whose child execution breaks to Fail Group, and the other groups go on', async () => {
-    const stubs = deployment({ waves: [['ok', 'broken']], maxParallelGroups: 2 });
-    const plan = stubs.PlanPhase!;
-    flows.use({
-      ...stubs,
-      PlanPhase: (p, call) => {
-        if (p.group === 'broken') throw activityError('DeploymentNotFoundError', 'no such deployment');
-        return plan(p, call);
-      },
-      FailGroup: () => ({}),
-    });
+    flows.use({ ...withBrokenGroup(), FailGroup: () => ({}) });
 
     const outcome = await flows.run('groupDeployment', {});
 
@@ -107,6 +111,64 @@ describe('group deployment workflow with stubbed activities, on virtual time', (
     const outcome = await flows.run('groupDeployment', {});
 
     expect(outcome).toMatchObject({ status: 'FAILED', error: 'CriticalGroupFailed', cause: "critical group 'a' failed" });
+  });
+
+  /** The Fail states an execution entered, in order (a Map iteration's included). */
+  const failStatesOf = (executionArn: string) =>
+    (flows.engine.execution(executionArn)?.history ?? []).filter((e) => e.type === 'FailStateEntered').map((e) => e.stateName);
+  const siteDown = () => {
+    throw activityError('SiteServiceError', 'deployment store: UpdateItem answered 500');
+  };
+
+  it.each([
+    ['Pick Ready Groups', 'PickReadyGroups'],
+    ['Finish Deployment', 'FinishDeployment'],
+  ])('ends at Deployment Failed when %s keeps failing: its retries run out, Record Failure marks the deployment FAILED with the error', async (_state, fn) => {
+    flows.use({ ...deployment({ waves: [['a']], maxParallelGroups: 1 }), [fn]: siteDown, FailDeployment: (p) => ({ deploymentId: p.deploymentId, status: 'FAILED' }) });
+
+    const outcome = await flows.run('groupDeployment', {});
+
+    expect(outcome).toMatchObject({ status: 'FAILED', error: 'SiteServiceError' });
+    expect(outcome.cause).toContain('UpdateItem answered 500');
+    // The first attempt and the 12 retries of the site-error rule (States.TaskFailed's).
+    expect(flows.callsOf(fn)).toHaveLength(13);
+    expect(flows.callsOf('FailDeployment').map((c) => c.payload)).toEqual([
+      { deploymentId: 'd1', error: { Error: 'SiteServiceError', Cause: expect.stringContaining('UpdateItem answered 500') } },
+    ]);
+    expect(failStatesOf(outcome.executionArn)).toEqual(['Deployment Failed']);
+  });
+
+  it('ends at Deployment Failed when Fail Group keeps failing: the iteration ends at Group Failure Not Recorded, the Map fails, and Record Failure records that error', async () => {
+    flows.use({ ...withBrokenGroup(), FailGroup: siteDown, FailDeployment: (p) => ({ deploymentId: p.deploymentId, status: 'FAILED' }) });
+
+    const outcome = await flows.run('groupDeployment', {});
+
+    expect(outcome).toMatchObject({ status: 'FAILED', error: 'SiteServiceError' });
+    expect(outcome.cause).toContain('UpdateItem answered 500');
+    expect(flows.callsOf('FailGroup')).toHaveLength(13);
+    expect(flows.callsOf('FailDeployment').map((c) => c.payload)).toEqual([
+      { deploymentId: 'd1', error: { Error: 'SiteServiceError', Cause: expect.stringContaining('UpdateItem answered 500') } },
+    ]);
+    expect(flows.callsOf('FinishDeployment')).toEqual([]);
+    expect(failStatesOf(outcome.executionArn)).toEqual(['Group Failure Not Recorded', 'Deployment Failed']);
+  });
+
+  it('ends at Failure Not Recorded, with the original error, when Record Failure fails too', async () => {
+    flows.use({
+      ...deployment({ waves: [['a']], maxParallelGroups: 1 }),
+      FinishDeployment: () => {
+        throw activityError('DeploymentRunNotFinishedError', "groups not finished: 'a'");
+      },
+      FailDeployment: siteDown,
+    });
+
+    const outcome = await flows.run('groupDeployment', {});
+
+    expect(outcome).toMatchObject({ status: 'FAILED', error: 'DeploymentRunNotFinishedError' });
+    expect(outcome.cause).toContain("groups not finished: 'a'");
+    // Record Failure retries a site error 6 times, then gives up.
+    expect(flows.callsOf('FailDeployment')).toHaveLength(7);
+    expect(failStatesOf(outcome.executionArn)).toEqual(['Failure Not Recorded']);
   });
 
   it('fails at Invalid Strategy on InvalidInputError before any group is picked', async () => {

@@ -126,10 +126,17 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
     try {
       started = await controlPlane.startEnvironmentUpgrade({ environmentId: id, request: body }, executionName);
     } catch (err) {
-      await environmentUpgrades.saveUpgrade(failedUpgrade(session, 'StartExecutionFailed', [{ field: '', message: `the workflow could not be started: ${describeError(err)}` }], now), revision);
+      await environmentUpgrades.saveUpgrade(
+        failedUpgrade(session, 'StartExecutionFailed', [{ field: '', message: `the workflow could not be started: ${describeError(err)}` }], now),
+        revision,
+      );
       throw err;
     }
-    return json(201, { id: upgradeId, kind: 'environment-upgrade', executionArn: started.executionArn }, { location: `/sessions/${encodeURIComponent(upgradeId)}` });
+    return json(
+      201,
+      { id: upgradeId, kind: 'environment-upgrade', executionArn: started.executionArn },
+      { location: `/sessions/${encodeURIComponent(upgradeId)}` },
+    );
   };
 
   /**
@@ -141,7 +148,9 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
     const release = parseOrThrow(releaseSchema, readJsonObject(request.body), 'release');
     await unlessSiteFails(async () => {
       if (site && !(await site.bootService.templateExists(release.bootTemplate))) {
-        throw new InvalidInputError('release', [{ field: 'bootTemplate', message: `boot template '${release.bootTemplate}' does not exist in the boot service` }]);
+        throw new InvalidInputError('release', [
+          { field: 'bootTemplate', message: `boot template '${release.bootTemplate}' does not exist in the boot service` },
+        ]);
       }
     });
     const outcome = await store.addRelease(release);
@@ -178,7 +187,9 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
     for (const upgraded of upgradedBy) {
       const running = await environmentUpgrades.activeUpgradeOf(upgraded);
       if (running !== undefined) {
-        throw new UpgradeConflictError(`environment ${id} cannot be deleted now`, [{ field: '', message: `environment upgrade ${running} of environment ${upgraded} is running: delete it once that has ended` }]);
+        throw new UpgradeConflictError(`environment ${id} cannot be deleted now`, [
+          { field: '', message: `environment upgrade ${running} of environment ${upgraded} is running: delete it once that has ended` },
+        ]);
       }
     }
     await store.deleteEnvironment(id);

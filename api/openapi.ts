@@ -39,7 +39,9 @@ const schemas = {
       waitForGroups: z
         .boolean()
         .optional()
-        .describe("Start even when a group the labels name is not in the site's inventory yet: the workflow waits for it (CRUS). Without it such a label is a 422 naming the field"),
+        .describe(
+          "Start even when a group the labels name is not in the site's inventory yet: the workflow waits for it (CRUS). Without it such a label is a 422 naming the field",
+        ),
     })
     .meta({ id: 'SessionRequest' }),
   GateResult: gateResultSchema.meta({ id: 'GateResult' }),
@@ -85,7 +87,9 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     responses: {
       201: body(schemas.StartedRun, 'Started'),
       400: problem('The body is not a JSON object'),
-      422: problem("Invalid fields, each named: the request's own, a boot template the boot service lacks, a label naming no group of the inventory (unless waitForGroups)"),
+      422: problem(
+        "Invalid fields, each named: the request's own, a boot template the boot service lacks, a label naming no group of the inventory (unless waitForGroups)",
+      ),
     },
   });
   for (const [action, summary] of [
@@ -105,7 +109,10 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
   path('get', '/sessions/{id}', 'An upgrade session or environment upgrade report', {
     request: idParam('the upgrade id'),
     responses: {
-      200: body(z.union([schemas.SessionReport, schemas.EnvironmentUpgradeReport, schemas.StartedSession]), 'The session; or, before it has opened, PENDING; or REFUSED, saying why'),
+      200: body(
+        z.union([schemas.SessionReport, schemas.EnvironmentUpgradeReport, schemas.StartedSession]),
+        'The session; or, before it has opened, PENDING; or REFUSED, saying why',
+      ),
       404: problem('No such session'),
     },
   });
@@ -117,10 +124,19 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       409: problem('The session is being deleted, has not opened yet, or is a rolling upgrade an environment upgrade still running reads'),
     },
   });
-  path('post', '/sessions/{id}/stop', 'Stop an upgrade session: nodes rebooting finish, nothing new starts, nodes not rebooted yet are left as they were; it ends STOPPED and a resume carries it on (DELETE applies the CRUS deletion rules instead)', {
-    request: idParam('the upgrade id'),
-    responses: { 200: body(schemas.StopResult, 'STOPPING'), 404: problem('No such session'), 409: problem('The session is not running (ended, stopped, or being deleted)') },
-  });
+  path(
+    'post',
+    '/sessions/{id}/stop',
+    'Stop an upgrade session: nodes rebooting finish, nothing new starts, nodes not rebooted yet are left as they were; it ends STOPPED and a resume carries it on (DELETE applies the CRUS deletion rules instead)',
+    {
+      request: idParam('the upgrade id'),
+      responses: {
+        200: body(schemas.StopResult, 'STOPPING'),
+        404: problem('No such session'),
+        409: problem('The session is not running (ended, stopped, or being deleted)'),
+      },
+    },
+  );
   path('get', '/deployments', 'List group deployments, newest first', { responses: { 200: body(z.array(schemas.DeploymentSummary), 'The deployments') } });
   path('post', '/deployments', 'Start a group deployment', {
     request: requestBody(schemas.DeploymentRequest),
@@ -128,28 +144,45 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
   });
   path('get', '/deployments/{id}', 'A group deployment report', {
     request: idParam('the deployment id'),
-    responses: { 200: body(z.union([schemas.DeploymentReport, schemas.StartedDeployment]), 'The deployment; or PENDING; or REFUSED, saying why'), 404: problem('No such deployment') },
-  });
-  path('delete', '/deployments/{id}', 'Cancel a running group deployment (no group or batch starts after it, actions in flight finish, it ends CANCELLED), or remove one that has ended', {
-    request: idParam('the deployment id'),
     responses: {
-      200: body(schemas.DeploymentCancelResult, 'CANCELLING, or removed (it had ended, or its start was refused)'),
+      200: body(z.union([schemas.DeploymentReport, schemas.StartedDeployment]), 'The deployment; or PENDING; or REFUSED, saying why'),
       404: problem('No such deployment'),
-      409: problem('The deployment is being cancelled, or has not started yet'),
     },
   });
-  path('post', '/deployments/{id}/stop', 'Stop a group deployment: no group or batch starts after it, actions in flight finish, it ends STOPPED and a resume carries it on', {
-    request: idParam('the deployment id'),
-    responses: { 200: body(schemas.StopResult, 'STOPPING'), 404: problem('No such deployment'), 409: problem('The deployment is not running') },
+  path(
+    'delete',
+    '/deployments/{id}',
+    'Cancel a running group deployment (no group or batch starts after it, actions in flight finish, it ends CANCELLED), or remove one that has ended',
+    {
+      request: idParam('the deployment id'),
+      responses: {
+        200: body(schemas.DeploymentCancelResult, 'CANCELLING, or removed (it had ended, or its start was refused)'),
+        404: problem('No such deployment'),
+        409: problem('The deployment is being cancelled, or has not started yet'),
+      },
+    },
+  );
+  path(
+    'post',
+    '/deployments/{id}/stop',
+    'Stop a group deployment: no group or batch starts after it, actions in flight finish, it ends STOPPED and a resume carries it on',
+    {
+      request: idParam('the deployment id'),
+      responses: { 200: body(schemas.StopResult, 'STOPPING'), 404: problem('No such deployment'), 409: problem('The deployment is not running') },
+    },
+  );
+  path('get', '/environments', 'List environments (generated attributes masked)', {
+    responses: { 200: body(z.array(schemas.Environment), 'The environments') },
   });
-  path('get', '/environments', 'List environments (generated attributes masked)', { responses: { 200: body(z.array(schemas.Environment), 'The environments') } });
   path('post', '/environments', 'Register an environment with its nodes (a stack or a profile-driven serve has no site file to seed from)', {
     request: requestBody(schemas.Environment),
     responses: {
       201: body(schemas.Environment, 'Registered (generated attributes masked)'),
       200: body(schemas.Environment, 'The same environment was registered already'),
       400: problem("Invalid fields, each named: the schema, an unknown release or original, a node the site's inventory lacks"),
-      409: problem('Another environment of this id, or a node (by id or site name), name or seed another environment holds: of concurrent registrations wanting one, exactly one gets it'),
+      409: problem(
+        'Another environment of this id, or a node (by id or site name), name or seed another environment holds: of concurrent registrations wanting one, exactly one gets it',
+      ),
     },
   });
   path('get', '/releases', 'List releases', { responses: { 200: body(z.array(schemas.Release), 'The releases') } });
@@ -158,11 +191,14 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     responses: {
       201: body(schemas.Release, 'Registered'),
       200: body(schemas.Release, 'The same release was registered already'),
-      400: problem("Invalid fields, each named (a bootTemplate the boot service lacks included)"),
+      400: problem('Invalid fields, each named (a bootTemplate the boot service lacks included)'),
       409: problem('Another release of this id'),
     },
   });
-  path('get', '/releases/{id}', 'One release', { request: numericIdParam('the release id'), responses: { 200: body(schemas.Release, 'The release'), 404: problem('No such release') } });
+  path('get', '/releases/{id}', 'One release', {
+    request: numericIdParam('the release id'),
+    responses: { 200: body(schemas.Release, 'The release'), 404: problem('No such release') },
+  });
   path('get', '/environments/{id}', 'One environment (generated attributes masked)', {
     request: numericIdParam('the environment id'),
     responses: { 200: body(schemas.Environment, 'The environment'), 404: problem('No such environment') },
@@ -182,7 +218,9 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       400: problem('Malformed body or missing field'),
       404: problem('No such environment or release'),
       405: problem('The environment already has an upgrade seed, or is one'),
-      409: problem('An attribute set in the environment is removed by the release with no rename, or another environment has the name (of concurrent clones wanting one name, exactly one gets it)'),
+      409: problem(
+        'An attribute set in the environment is removed by the release with no rename, or another environment has the name (of concurrent clones wanting one name, exactly one gets it)',
+      ),
     },
   });
   path('post', '/environments/{id}/upgrade/assign', 'Move a node of the original environment into its upgrade seed', {
@@ -206,7 +244,9 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       422: problem('Invalid fields, each named: the request, its rolling upgrade, the site (template, nodes, groups)'),
     },
   });
-  path('get', '/openapi.json', 'This document', { responses: { 200: { description: 'The OpenAPI document', content: { [JSON_TYPE]: { schema: z.record(z.string(), z.unknown()) } } } } });
+  path('get', '/openapi.json', 'This document', {
+    responses: { 200: { description: 'The OpenAPI document', content: { [JSON_TYPE]: { schema: z.record(z.string(), z.unknown()) } } } },
+  });
 
   registry.registerComponent('securitySchemes', 'sigv4', {
     type: 'apiKey',
@@ -217,13 +257,20 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
 
   const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
-    info: { title: 'baremetal-rollout', version: '1', description: 'Upgrade sessions (CRUS), group deployments (Shipyard) and environments with upgrade seeds (Fuel).' },
+    info: {
+      title: 'baremetal-rollout',
+      version: '1',
+      description: 'Upgrade sessions (CRUS), group deployments (Shipyard) and environments with upgrade seeds (Fuel).',
+    },
   });
   // What the router answers on every route before the handler: a body that is not JSON (415).
   for (const operations of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(operations as Record<string, { requestBody?: unknown; responses?: Record<string, unknown> }>)) {
       if (operation.requestBody && operation.responses) {
-        operation.responses['415'] = { description: `The body is not ${JSON_TYPE} (UTF-8)`, content: { [PROBLEM_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } } };
+        operation.responses['415'] = {
+          description: `The body is not ${JSON_TYPE} (UTF-8)`,
+          content: { [PROBLEM_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } },
+        };
       }
     }
   }

@@ -54,7 +54,9 @@ export const cancelResultSchema = z.object({
 export const deploymentCancelResultSchema = z.object({
   id: z.string(),
   kind: z.literal('deployment'),
-  state: z.enum([...DEPLOYMENT_STATUSES, 'REFUSED']).describe('CANCELLING: no group or batch starts any more; actions in flight finish, then it ends CANCELLED'),
+  state: z
+    .enum([...DEPLOYMENT_STATUSES, 'REFUSED'])
+    .describe('CANCELLING: no group or batch starts any more; actions in flight finish, then it ends CANCELLED'),
   running: z.boolean().describe('Whether an execution works on it now; if not, the cancel applies when it is resumed'),
   /** Set when the deployment had ended and is removed; absent for a cancel under way. */
   removed: z.literal(true).optional(),
@@ -66,13 +68,18 @@ export const gateResultSchema = z.object({
   action: z.enum(['approve', 'pause', 'unpause']),
   batch: z.number().int().optional().describe('approve: the batch approved, from 1'),
   running: z.boolean().describe('Whether a process that runs workflows holds the session; if not, the gate applies when it is resumed'),
-  wakeError: z.string().optional().describe('The gate is stored, but the workflow parked for its operator could not be woken: the same request sends its task token again'),
+  wakeError: z
+    .string()
+    .optional()
+    .describe('The gate is stored, but the workflow parked for its operator could not be woken: the same request sends its task token again'),
 });
 
 export const stopResultSchema = z.object({
   id: z.string(),
   kind: z.enum(['upgrade', 'deployment']),
-  state: z.enum([...SESSION_STATES, ...DEPLOYMENT_STATUSES]).describe('STOPPING: what is in flight finishes, nothing new starts, then it ends STOPPED (a resume carries it on)'),
+  state: z
+    .enum([...SESSION_STATES, ...DEPLOYMENT_STATUSES])
+    .describe('STOPPING: what is in flight finishes, nothing new starts, then it ends STOPPED (a resume carries it on)'),
   running: z.boolean().describe('Whether an execution works on it now; if not, nothing is in flight and it stays as it is until resumed'),
 });
 

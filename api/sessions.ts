@@ -50,11 +50,15 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
             ...environmentUpgradeSessions.map(summarizeEnvironmentUpgrade),
           ];
           // Newest first, as each store lists them; ISO timestamps sort as text.
-          return json(200, all.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0)));
+          return json(
+            200,
+            all.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0)),
+          );
         },
         POST: async (_params, { body: text }) => {
           const { waitForGroups, ...body } = readJsonObject(text);
-          if (waitForGroups !== undefined && typeof waitForGroups !== 'boolean') throw new InvalidInputError('upgrade request', [{ field: 'waitForGroups', message: 'waitForGroups must be true or false' }]);
+          if (waitForGroups !== undefined && typeof waitForGroups !== 'boolean')
+            throw new InvalidInputError('upgrade request', [{ field: 'waitForGroups', message: 'waitForGroups must be true or false' }]);
           // Checked here, before anything starts, so that the client gets the 422 naming the fields.
           const upgrade = parseUpgradeRequest(body);
           const problems = unsupportedControls(upgrade);
@@ -96,7 +100,11 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
             const parent = (await environmentUpgrades.listUpgrades()).find(
               (upgrade) => !upgradeHasEnded(upgrade) && [upgrade.progress.controllers, upgrade.progress.nodes].some((child) => child?.upgradeId === id),
             );
-            if (parent) return problem(409, `session ${id} is a rolling upgrade of environment upgrade ${parent.upgradeId}, which is still running and reads it: delete it once that has ended`);
+            if (parent)
+              return problem(
+                409,
+                `session ${id} is a rolling upgrade of environment upgrade ${parent.upgradeId}, which is still running and reads it: delete it once that has ended`,
+              );
             // Its start record goes first: after the session, it would answer PENDING to a read in between.
             await runStarts.remove(id!);
             const { state } = await controlPlane.removeSession(id!);
@@ -165,7 +173,11 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
       pattern: '/deployments',
       invalidStatus: 422,
       methods: {
-        GET: async () => json(200, (await controlPlane.sessions()).flatMap((listed) => (listed.kind === 'deployment' ? [summary(listed.deployment)] : []))),
+        GET: async () =>
+          json(
+            200,
+            (await controlPlane.sessions()).flatMap((listed) => (listed.kind === 'deployment' ? [summary(listed.deployment)] : [])),
+          ),
         POST: async (_params, request) => {
           const body = readJsonObject(request.body);
           const parsed = parseDeploymentRequest(body);
@@ -229,7 +241,10 @@ function inStrategyField(check: () => unknown): void {
     check();
   } catch (err) {
     if (!(err instanceof InvalidInputError) || err.subject !== 'deployment strategy') throw err;
-    throw new InvalidInputError('deployment request', err.problems.map((p) => ({ ...p, field: p.field ? `strategy.${p.field}` : 'strategy' })));
+    throw new InvalidInputError(
+      'deployment request',
+      err.problems.map((p) => ({ ...p, field: p.field ? `strategy.${p.field}` : 'strategy' })),
+    );
   }
 }
 

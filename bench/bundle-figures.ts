@@ -32,7 +32,16 @@ const PROBES: Readonly<Record<string, unknown>> = {
   'index.StartDeployment': { input: { maxParallelGroups: 0 }, executionId: 'arn:aws:states:us-east-1:000000000000:execution:probe:cold' },
   'index.OpenTaskRun': { input: {}, executionId: 'arn:aws:states:us-east-1:000000000000:execution:probe:cold' },
   'index.OpenEnvironmentUpgrade': { input: {}, executionId: 'arn:aws:states:us-east-1:000000000000:execution:probe:cold' },
-  'index.handler': { httpMethod: 'GET', path: '/no/such/path', resource: '/{proxy+}', headers: {}, queryStringParameters: null, body: null, isBase64Encoded: false, requestContext: {} },
+  'index.handler': {
+    httpMethod: 'GET',
+    path: '/no/such/path',
+    resource: '/{proxy+}',
+    headers: {},
+    queryStringParameters: null,
+    body: null,
+    isBase64Encoded: false,
+    requestContext: {},
+  },
 };
 
 /**
@@ -67,7 +76,9 @@ export function measureBundles(cdkOut: string, runs = 7): BundleFigures[] {
   if (!existsSync(cdkOut)) throw new Error(`${cdkOut} not found: run \`npm run synth\` first`);
   const handlers = new Map<string, string[]>();
   for (const file of readdirSync(cdkOut).filter((f) => f.endsWith('.template.json'))) {
-    const template = JSON.parse(readFileSync(path.join(cdkOut, file), 'utf8')) as { Resources: Record<string, { Type: string; Properties?: { Handler?: string }; Metadata?: Record<string, string> }> };
+    const template = JSON.parse(readFileSync(path.join(cdkOut, file), 'utf8')) as {
+      Resources: Record<string, { Type: string; Properties?: { Handler?: string }; Metadata?: Record<string, string> }>;
+    };
     for (const resource of Object.values(template.Resources)) {
       const asset = resource.Metadata?.['aws:asset:path'];
       if (resource.Type !== 'AWS::Lambda::Function' || !asset || !resource.Properties?.Handler) continue;
@@ -84,7 +95,10 @@ export function measureBundles(cdkOut: string, runs = 7): BundleFigures[] {
       // One fresh process per run, as a new Lambda container: the import, then (if probed) the first invocation.
       const invoke = probed ? `try { await module[${JSON.stringify(probed.slice('index.'.length))}](${JSON.stringify(PROBES[probed])}, {}); } catch {}` : '';
       const script = `const t = performance.now(); const module = await import(${JSON.stringify(path.resolve(bundle))}); const loaded = performance.now() - t; ${invoke} process.stdout.write(JSON.stringify([loaded, performance.now() - t]));`;
-      const out = execFileSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, ...PROBE_ENVIRONMENT } });
+      const out = execFileSync(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
+        encoding: 'utf8',
+        env: { ...process.env, ...PROBE_ENVIRONMENT },
+      });
       const [loaded, first] = JSON.parse(out.slice(out.lastIndexOf('['))) as [number, number];
       imports.push(loaded);
       firsts.push(first);
@@ -112,7 +126,9 @@ export function renderBundleFigures(cdkOut: string, bundles: readonly BundleFigu
         `  ${b.handlers[0] ?? b.dir} and ${Math.max(0, b.handlers.length - 1)} more (${b.dir.slice(0, 18)}…)`,
         `    index.mjs                      ${kb(b.bytes)} (${kb(b.gzipBytes)} gzipped), source map ${kb(b.sourceMapBytes)}`,
         `    import (cold-start init)       ${b.importMsMedian.toFixed(0)} ms (median of ${b.runs})`,
-        ...(b.firstInvocationMsMedian !== undefined ? [`    import + first invocation      ${b.firstInvocationMsMedian.toFixed(0)} ms (median of ${b.runs})`] : []),
+        ...(b.firstInvocationMsMedian !== undefined
+          ? [`    import + first invocation      ${b.firstInvocationMsMedian.toFixed(0)} ms (median of ${b.runs})`]
+          : []),
       ].join('\n'),
     ),
   ].join('\n');

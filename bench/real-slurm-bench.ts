@@ -24,7 +24,14 @@ const execFileAsync = promisify(execFile);
  * completions, epilogs, and sdiag's); the sinfo sampler runs as user `slurm` and its RPCs are taken out.
  */
 const NODES = 8;
-const DAEMON_TYPES = new Set(['MESSAGE_NODE_REGISTRATION_STATUS', 'REQUEST_COMPLETE_BATCH_SCRIPT', 'MESSAGE_EPILOG_COMPLETE', 'REQUEST_COMPLETE_PROLOG', 'REQUEST_STATS_INFO', 'REQUEST_PING']);
+const DAEMON_TYPES = new Set([
+  'MESSAGE_NODE_REGISTRATION_STATUS',
+  'REQUEST_COMPLETE_BATCH_SCRIPT',
+  'MESSAGE_EPILOG_COMPLETE',
+  'REQUEST_COMPLETE_PROLOG',
+  'REQUEST_STATS_INFO',
+  'REQUEST_PING',
+]);
 const SAMPLER_USER = 'slurm';
 
 interface Measured {
@@ -52,12 +59,24 @@ export async function benchRealSlurm(options: { seed?: number; pollSeconds?: num
     }
     const slurm = await measureSlurmReboot(cluster, seed);
     const ours = rows.find((r) => r.label === 'window, after')!;
-    lines.push('', '| run | nodes upgraded | slurmctld RPCs | per node-upgrade | makespan | peak out of service | rebooted twice |', '| --- | --- | --- | --- | --- | --- | --- |');
+    lines.push(
+      '',
+      '| run | nodes upgraded | slurmctld RPCs | per node-upgrade | makespan | peak out of service | rebooted twice |',
+      '| --- | --- | --- | --- | --- | --- | --- |',
+    );
     for (const r of [...rows, slurm]) {
-      lines.push(`| ${r.label} | ${r.upgraded}${r.failed ? ` (+${r.failed} failed)` : ''} | ${r.rpcs} | ${(r.rpcs / Math.max(1, r.upgraded)).toFixed(2)} | ${r.makespanSeconds.toFixed(1)} s | ${r.peakOut} | ${r.rebootedTwice} |`);
+      lines.push(
+        `| ${r.label} | ${r.upgraded}${r.failed ? ` (+${r.failed} failed)` : ''} | ${r.rpcs} | ${(r.rpcs / Math.max(1, r.upgraded)).toFixed(2)} | ${r.makespanSeconds.toFixed(1)} s | ${r.peakOut} | ${r.rebootedTwice} |`,
+      );
     }
     lines.push('', 'RPCs by type:');
-    for (const r of [...rows, slurm]) lines.push(`- ${r.label}: ${Object.entries(r.rpcsByType).sort((a, b) => b[1] - a[1]).map(([t, n]) => `${t} ${n}`).join(', ')}`);
+    for (const r of [...rows, slurm])
+      lines.push(
+        `- ${r.label}: ${Object.entries(r.rpcsByType)
+          .sort((a, b) => b[1] - a[1])
+          .map(([t, n]) => `${t} ${n}`)
+          .join(', ')}`,
+      );
     lines.push('', `our window / Slurm's reboot ASAP makespan: ${(ours.makespanSeconds / slurm.makespanSeconds).toFixed(2)} x (cap 2 against none)`);
     return lines.join('\n');
   } finally {
@@ -86,7 +105,11 @@ async function clientRpcs(cluster: RealSlurmCluster, before: SdiagCounts): Promi
 
 /** `sinfo` as the sampler's own user, so that sdiag's count by user tells its RPCs apart. */
 async function sinfoAsSampler(cluster: RealSlurmCluster): Promise<string> {
-  const { stdout } = await execFileAsync('runuser', ['-u', SAMPLER_USER, '--', 'env', `SLURM_CONF=${cluster.conf}`, 'sinfo', '-h', '-N', '-O', 'NodeList:0|,StateComplete:0|'], { env: cluster.env });
+  const { stdout } = await execFileAsync(
+    'runuser',
+    ['-u', SAMPLER_USER, '--', 'env', `SLURM_CONF=${cluster.conf}`, 'sinfo', '-h', '-N', '-O', 'NodeList:0|,StateComplete:0|'],
+    { env: cluster.env },
+  );
   return stdout;
 }
 
@@ -98,7 +121,12 @@ function sampleOutOfService(cluster: RealSlurmCluster): { stop(): Promise<number
     while (running) {
       try {
         const stdout = await sinfoAsSampler(cluster);
-        const out = new Set(stdout.split('\n').filter((l) => /drain|down|reboot|fail/.test(l.split('|')[1] ?? '')).map((l) => l.split('|')[0]));
+        const out = new Set(
+          stdout
+            .split('\n')
+            .filter((l) => /drain|down|reboot|fail/.test(l.split('|')[1] ?? ''))
+            .map((l) => l.split('|')[0]),
+        );
         peak = Math.max(peak, out.size);
       } catch {
         // a missed sample
@@ -119,7 +147,10 @@ async function waitAllIdle(cluster: RealSlurmCluster): Promise<void> {
   await cluster.waitForNodes((nodes) => nodes.every((n) => n.base === 'IDLE' && n.flags.length === 0), 'every node idle', 120_000);
 }
 
-async function measureRollout(cluster: RealSlurmCluster, { mode, compact, seed, pollSeconds }: { mode: 'lockstep' | 'window'; compact: boolean; seed: number; pollSeconds: number }): Promise<Measured> {
+async function measureRollout(
+  cluster: RealSlurmCluster,
+  { mode, compact, seed, pollSeconds }: { mode: 'lockstep' | 'window'; compact: boolean; seed: number; pollSeconds: number },
+): Promise<Measured> {
   await waitAllIdle(cluster);
   await submitSeededJobs(cluster, seed);
   const transport = new LocalTransport({ env: cluster.env });
@@ -198,11 +229,23 @@ async function measureSlurmReboot(cluster: RealSlurmCluster, seed: number): Prom
   const peakOut = await sampler.stop();
   const rpcs = await clientRpcs(cluster, before);
   const counts = perNode(cluster.rebootLog().slice(rebootsBefore));
-  return { label: "Slurm's scontrol reboot ASAP nextstate=RESUME", makespanSeconds, upgraded: NODES, failed: 0, rpcs: rpcs.total, rpcsByType: rpcs.byType, peakOut, rebootedTwice: Object.values(counts).filter((n) => n > 1).length };
+  return {
+    label: "Slurm's scontrol reboot ASAP nextstate=RESUME",
+    makespanSeconds,
+    upgraded: NODES,
+    failed: 0,
+    rpcs: rpcs.total,
+    rpcsByType: rpcs.byType,
+    peakOut,
+    rebootedTwice: Object.values(counts).filter((n) => n > 1).length,
+  };
 }
 
 function parseStates(stdout: string): string[] {
-  return stdout.split('\n').filter(Boolean).map((l) => l.split('|')[1] ?? '');
+  return stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split('|')[1] ?? '');
 }
 
 function perNode(entries: readonly { node: string }[]): Record<string, number> {

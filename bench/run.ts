@@ -22,7 +22,14 @@ const quick = process.argv.includes('--quick');
 const nodes = quick ? 200 : 2000;
 
 const scenarios: RollingUpgradeScenario[] = [
-  { name: `rolling upgrade, ${nodes} nodes, step size 1 (the history-quota worst case)`, nodes, stepSize: 1, bootFailEvery: 97, neverReturnsEvery: 251, busyEvery: 50 },
+  {
+    name: `rolling upgrade, ${nodes} nodes, step size 1 (the history-quota worst case)`,
+    nodes,
+    stepSize: 1,
+    bootFailEvery: 97,
+    neverReturnsEvery: 251,
+    busyEvery: 50,
+  },
   { name: `rolling upgrade, ${nodes} nodes, step size 100`, nodes, stepSize: 100, bootFailEvery: 97, neverReturnsEvery: 251, busyEvery: 50 },
 ];
 
@@ -61,13 +68,20 @@ const beforeRef = flag('before');
 if (beforeRef !== undefined && process.argv.includes('--only=soak')) {
   // The soak drives a `rollout serve` process: this bench's driver against REF's service, then against this tree's.
   const soak = { requests: Number(flag('soak-requests') ?? 100_000), increments: Number(flag('soak-increments') ?? 1000) };
-  for (const [label, root] of [[`before (${beforeRef})`, worktreeOf(beforeRef)], ['after (this tree)', process.cwd()]] as const) {
+  for (const [label, root] of [
+    [`before (${beforeRef})`, worktreeOf(beforeRef)],
+    ['after (this tree)', process.cwd()],
+  ] as const) {
     process.stdout.write(`==== ${label}\n${renderSoak(await soakServe({ ...soak, root }))}\n\n`);
   }
   process.exit(0);
 }
 if (beforeRef !== undefined) {
-  runSideBySide(beforeRef, process.argv.slice(2).filter((a) => !a.startsWith('--before=')), (text) => process.stdout.write(text));
+  runSideBySide(
+    beforeRef,
+    process.argv.slice(2).filter((a) => !a.startsWith('--before=')),
+    (text) => process.stdout.write(text),
+  );
   process.exit(0);
 }
 
@@ -87,18 +101,28 @@ if (only === 'cost') {
   // Mode window at maxUnavailable 1 and 32 (issue 21 goal 3), the same spotless fleet and poll interval.
   for (const maxUnavailable of [1, 32]) {
     const controls = { mode: 'window', maxUnavailable };
-    const figures = await benchRollingUpgrade({ name: `rolling upgrade, ${fleetSize} nodes, window maxUnavailable ${maxUnavailable}`, nodes: fleetSize, stepSize: 1, controls });
+    const figures = await benchRollingUpgrade({
+      name: `rolling upgrade, ${fleetSize} nodes, window maxUnavailable ${maxUnavailable}`,
+      nodes: fleetSize,
+      stepSize: 1,
+      controls,
+    });
     process.stdout.write(`${renderCost(figures)}\n\n`);
   }
 }
 if (only === 'real-slurm') {
   // On a real Slurm of this host (root, Debian's packages): slurmctld RPCs per node-upgrade, and our window beside Slurm's own reboot ASAP.
-  process.stdout.write(`${await benchRealSlurm({ ...(flag('seed') ? { seed: Number(flag('seed')) } : {}), ...(flag('poll') ? { pollSeconds: Number(flag('poll')) } : {}) })}\n\n`);
+  process.stdout.write(
+    `${await benchRealSlurm({ ...(flag('seed') ? { seed: Number(flag('seed')) } : {}), ...(flag('poll') ? { pollSeconds: Number(flag('poll')) } : {}) })}\n\n`,
+  );
 }
 
 if (only === 'soak') {
   // `rollout serve` under 100,000 mixed requests and a 1,000-increment workflow (`--soak-requests=N --soak-increments=N`).
-  const figures = await soakServe({ requests: Number(flag('soak-requests') ?? (quick ? 10_000 : 100_000)), increments: Number(flag('soak-increments') ?? (quick ? 200 : 1000)) });
+  const figures = await soakServe({
+    requests: Number(flag('soak-requests') ?? (quick ? 10_000 : 100_000)),
+    increments: Number(flag('soak-increments') ?? (quick ? 200 : 1000)),
+  });
   process.stdout.write(`${renderSoak(figures)}\n\n`);
 }
 if (only === 'ssm') {
@@ -125,6 +149,12 @@ if (only === 'window-scale') {
 if (only === undefined || only === 'deploy') process.stdout.write(`${renderFigures(await benchGroupDeployment(deployment))}\n\n`);
 if (only === undefined || only === 'tasks') {
   const taskNodes = quick ? 1000 : 10_000;
-  const figures = await benchTaskGraph({ name: `task graph, ${taskNodes} nodes, compute in chunks of ${quick ? 100 : 1000}`, nodes: taskNodes, amount: quick ? 100 : 1000 });
-  process.stdout.write(`${renderFigures(figures)}\n  task runs logged by the site       ${figures.taskRuns}\n  node-state chunks                ${figures.chunks}\n  makespan (simulated)             ${figures.makespanSeconds} s\n\n`);
+  const figures = await benchTaskGraph({
+    name: `task graph, ${taskNodes} nodes, compute in chunks of ${quick ? 100 : 1000}`,
+    nodes: taskNodes,
+    amount: quick ? 100 : 1000,
+  });
+  process.stdout.write(
+    `${renderFigures(figures)}\n  task runs logged by the site       ${figures.taskRuns}\n  node-state chunks                ${figures.chunks}\n  makespan (simulated)             ${figures.makespanSeconds} s\n\n`,
+  );
 }

@@ -16,7 +16,10 @@ export function runSideBySide(ref: string, benchArgs: readonly string[], write: 
   const head = shortSha('HEAD');
   const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: here, encoding: 'utf8' }).trim() !== '';
   const before = worktreeOf(ref);
-  for (const [label, tree] of [[`before (${ref} = ${sha})`, before], [`after (${head}${dirty ? ' + uncommitted changes' : ''})`, here]] as const) {
+  for (const [label, tree] of [
+    [`before (${ref} = ${sha})`, before],
+    [`after (${head}${dirty ? ' + uncommitted changes' : ''})`, here],
+  ] as const) {
     write(`==== ${label}\n`);
     write(`${runMeasured(tree, benchArgs)}\n`);
   }
@@ -37,7 +40,8 @@ export function worktreeOf(ref: string): string {
   if (given) {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: given, encoding: 'utf8' }).trim();
     const changed = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: given, encoding: 'utf8' }).trim();
-    if (head !== sha || changed !== '' || !existsSync(path.join(given, 'node_modules'))) throw new Error(`BENCH_BEFORE_DIR ${given}: not a clean checkout of ${sha} with node_modules`);
+    if (head !== sha || changed !== '' || !existsSync(path.join(given, 'node_modules')))
+      throw new Error(`BENCH_BEFORE_DIR ${given}: not a clean checkout of ${sha} with node_modules`);
     return given;
   }
   const dir = path.join(os.tmpdir(), 'baremetal-rollout-bench', sha);
@@ -58,7 +62,11 @@ function runMeasured(tree: string, benchArgs: readonly string[]): string {
   writeFileSync(reporter, REPORTER);
   const loadBefore = os.loadavg();
   const started = performance.now();
-  const result = spawnSync(process.execPath, ['--require', reporter, 'bin/run-ts.js', 'bench/run.ts', ...benchArgs], { cwd: tree, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const result = spawnSync(process.execPath, ['--require', reporter, 'bin/run-ts.js', 'bench/run.ts', ...benchArgs], {
+    cwd: tree,
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
   const wallSeconds = (performance.now() - started) / 1000;
   const loadAfter = os.loadavg();
   const marker = /@@bench-resources (\{.*\})/.exec(result.stderr ?? '');

@@ -98,7 +98,15 @@ export async function soakServe(options: SoakOptions): Promise<SoakFigures> {
       [
         'DynamoDB Query',
         15,
-        () => dynamodb.send(new QueryCommand({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: `SESSION#${id}` } }, Limit: 50 })),
+        () =>
+          dynamodb.send(
+            new QueryCommand({
+              TableName: tableName,
+              KeyConditionExpression: 'pk = :pk',
+              ExpressionAttributeValues: { ':pk': { S: `SESSION#${id}` } },
+              Limit: 50,
+            }),
+          ),
       ],
     ];
     const weights = kinds.reduce((sum, [, w]) => sum + w, 0);
@@ -217,9 +225,14 @@ async function startServe(root: string, args: string[]): Promise<ServeProcess> {
 export function renderSoak(f: SoakFigures): string {
   const mb = (x: number) => `${x.toFixed(0)} MB`;
   return [
-    `rollout serve soak: ${f.requests.toLocaleString('en')} mixed requests (${Object.entries(f.byKind).map(([k, n]) => `${k} ${n}`).join(', ')}), ${f.failedRequests} failed, ${f.wallSeconds.toFixed(0)} s wall`,
+    `rollout serve soak: ${f.requests.toLocaleString('en')} mixed requests (${Object.entries(f.byKind)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}), ${f.failedRequests} failed, ${f.wallSeconds.toFixed(0)} s wall`,
     `  RSS after warm-up ${mb(f.rssAfterWarmupMb)}, most after it ${mb(f.rssMaxAfterWarmupMb)}, at the end ${mb(f.rssEndMb)}: growth ${(f.growth * 100).toFixed(1)}% (flat: within 20%)`,
-    `  RSS by requests: ${f.samples.filter((_, i) => i % 10 === 0).map((s) => `${s.requests}: ${s.rssMb.toFixed(0)}`).join(', ')}`,
+    `  RSS by requests: ${f.samples
+      .filter((_, i) => i % 10 === 0)
+      .map((s) => `${s.requests}: ${s.rssMb.toFixed(0)}`)
+      .join(', ')}`,
     `  the workflow: ${f.workflow.increments} increments, ${f.workflow.status}`,
   ].join('\n');
 }

@@ -53,7 +53,10 @@ export async function benchSsmRollingUpgrade(s: RollingUpgradeScenario): Promise
       `SSM SendCommand: ${sendCommand} (${perNode(sendCommand)} per node)`,
       `SSM GetCommandInvocation: ${getCommandInvocation} (${perNode(getCommandInvocation)} per node; the simulator answers InProgress at least once per command)`,
       `command output: ${outputBytes} bytes (${perNode(outputBytes)} per node)`,
-      `commands sent: ${[...byCommand].sort((a, b) => b[1] - a[1]).map(([kind, count]) => `${kind} ${count}`).join(', ')}`,
+      `commands sent: ${[...byCommand]
+        .sort((a, b) => b[1] - a[1])
+        .map(([kind, count]) => `${kind} ${count}`)
+        .join(', ')}`,
     ].join('\n');
   } finally {
     await runtime.close();

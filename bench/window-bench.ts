@@ -126,7 +126,10 @@ export async function benchWindow(s: WindowBenchScenario, write: (text: string) 
   const spec = { nodes: s.nodes, ...BUSY_FLEET, ...s.fleet };
   const site = () => busyFleetSite(spec);
   const bound = makespanLowerBound(boundNodes(site()), s.maxUnavailable);
-  const ends = spec.jobEndFraction.min === 1 && spec.jobEndFraction.max === 1 ? 'jobs end at their limit' : `jobs end at ${spec.jobEndFraction.min * 100}-${spec.jobEndFraction.max * 100}% of their limit, Slurm reports the limit`;
+  const ends =
+    spec.jobEndFraction.min === 1 && spec.jobEndFraction.max === 1
+      ? 'jobs end at their limit'
+      : `jobs end at ${spec.jobEndFraction.min * 100}-${spec.jobEndFraction.max * 100}% of their limit, Slurm reports the limit`;
   write(
     `rolling upgrade, lock-step vs window: busy fleet of ${s.nodes} nodes (${(spec.busyAtStart ?? spec.utilisation) * 100}% busy at the start, ${spec.utilisation * 100}% utilisation; time limits lognormal median 2 h, max 24 h; ${ends}; boot 600 s, return 120 s), maxUnavailable ${s.maxUnavailable}\n` +
       `  lower bound                         ${formatDuration(bound).padEnd(14)} (${bound} s)\n`,
@@ -147,7 +150,12 @@ export async function benchWindow(s: WindowBenchScenario, write: (text: string) 
  * The window at fleet scale: a spotless-but-for-faults fleet (every 97th boot fails, every 50th node
  * runs a 20 min job; boot 30 s, return 5 s) at each maxUnavailable, with the Step Functions quota figures.
  */
-export async function benchWindowScale(nodes: number, maxUnavailables: readonly number[], write: (text: string) => void, stopAfterNodes?: number): Promise<void> {
+export async function benchWindowScale(
+  nodes: number,
+  maxUnavailables: readonly number[],
+  write: (text: string) => void,
+  stopAfterNodes?: number,
+): Promise<void> {
   for (const maxUnavailable of maxUnavailables) {
     const site = fleet({ name: 'scale', nodes, stepSize: maxUnavailable, bootFailEvery: 97, busyEvery: 50 });
     const stop = stopAfterNodes !== undefined && stopAfterNodes < nodes ? stopAfterNodes : undefined;

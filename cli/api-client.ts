@@ -27,7 +27,13 @@ export interface ApiTarget {
 const EXECUTE_API_HOST = /\.execute-api\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$/;
 
 function signerFor(region: string, profile: string | undefined): SignatureV4 {
-  return new SignatureV4({ service: 'execute-api', region, credentials: defaultProvider(profile ? { profile } : {}), sha256: Hash.bind(null, 'sha256'), applyChecksum: true });
+  return new SignatureV4({
+    service: 'execute-api',
+    region,
+    credentials: defaultProvider(profile ? { profile } : {}),
+    sha256: Hash.bind(null, 'sha256'),
+    applyChecksum: true,
+  });
 }
 
 /**
@@ -37,7 +43,8 @@ function signerFor(region: string, profile: string | undefined): SignatureV4 {
  */
 export async function resolveApiTarget(options: ApiTargetOptions): Promise<ApiTarget> {
   const given = [options.endpoint !== undefined, options.api !== undefined, options.aws === true].filter(Boolean).length;
-  if (given !== 1) throw new CliError('give one of --endpoint (a `rollout serve`), --api (the REST API URL) and --aws (the deployed stack)', ExitCode.invalidInput);
+  if (given !== 1)
+    throw new CliError('give one of --endpoint (a `rollout serve`), --api (the REST API URL) and --aws (the deployed stack)', ExitCode.invalidInput);
   if (options.stack !== undefined && !options.aws) throw new CliError('--stack goes with --aws', ExitCode.invalidInput);
   if ((options.region !== undefined || options.profile !== undefined) && options.endpoint !== undefined) {
     throw new CliError('--region and --profile go with --aws or an API Gateway --api', ExitCode.invalidInput);
@@ -60,12 +67,16 @@ export async function resolveApiTarget(options: ApiTargetOptions): Promise<ApiTa
       if (err instanceof Error && err.name === 'InvalidInputError') throw err;
       throw new CliError(err instanceof Error ? err.message : String(err), ExitCode.notCompleted);
     }
-    if (!discovered) throw new CliError(`${options.endpoint} is not a \`rollout serve\` (no discovery route): give the REST API's URL with --api`, ExitCode.notCompleted);
+    if (!discovered)
+      throw new CliError(`${options.endpoint} is not a \`rollout serve\` (no discovery route): give the REST API's URL with --api`, ExitCode.notCompleted);
     const { apiEndpoint } = discovered;
     if (!apiEndpoint) throw new CliError(`the control plane at ${options.endpoint} serves no REST API`, ExitCode.notCompleted);
     return { base: apiEndpoint };
   }
-  const cloudFormation = new CloudFormationClient({ ...(options.region ? { region: options.region } : {}), ...(options.profile ? { profile: options.profile } : {}) });
+  const cloudFormation = new CloudFormationClient({
+    ...(options.region ? { region: options.region } : {}),
+    ...(options.profile ? { profile: options.profile } : {}),
+  });
   try {
     const region = options.region ?? (await cloudFormation.config.region());
     return { base: await resolveApiUrl(cloudFormation, options.stack ?? DEFAULT_STACK, region), signer: signerFor(region, options.profile) };
@@ -93,7 +104,13 @@ export async function callApi<T>(target: ApiTarget, method: 'GET' | 'POST' | 'DE
 }
 
 /** callApi, with the status of a successful answer (201 created, 200 unchanged, ...). */
-export async function callApiWithStatus<T>(target: ApiTarget, method: 'GET' | 'POST' | 'DELETE', path: string, body: unknown, schema: z.ZodType<T>): Promise<{ status: number; body: T }> {
+export async function callApiWithStatus<T>(
+  target: ApiTarget,
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  body: unknown,
+  schema: z.ZodType<T>,
+): Promise<{ status: number; body: T }> {
   const url = new URL(`${target.base}${path}`);
   const text = body === undefined ? undefined : JSON.stringify(body);
   let headers: Record<string, string> = { accept: 'application/json', ...(text === undefined ? {} : { 'content-type': 'application/json' }) };
@@ -119,7 +136,10 @@ export async function callApiWithStatus<T>(target: ApiTarget, method: 'GET' | 'P
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     const credentials = err instanceof Error && /credential/i.test(`${err.name} ${reason}`);
-    throw new CliError(credentials ? `no AWS credentials to sign the request with: ${reason}` : `cannot reach the REST API at ${target.base}: ${reason}`, ExitCode.notCompleted);
+    throw new CliError(
+      credentials ? `no AWS credentials to sign the request with: ${reason}` : `cannot reach the REST API at ${target.base}: ${reason}`,
+      ExitCode.notCompleted,
+    );
   }
   const answer = await response.text();
   const type = response.headers.get('content-type') ?? '';
@@ -128,18 +148,25 @@ export async function callApiWithStatus<T>(target: ApiTarget, method: 'GET' | 'P
     parsed = answer === '' ? undefined : JSON.parse(answer);
   } catch {
     const excerpt = answer.replace(/\s+/g, ' ').trim().slice(0, 120);
-    throw new CliError(`${url.origin}${url.pathname} answered ${response.status} with ${type || 'no content type'}, not the REST API's JSON${excerpt ? `: ${excerpt}` : ''}`, ExitCode.notCompleted);
+    throw new CliError(
+      `${url.origin}${url.pathname} answered ${response.status} with ${type || 'no content type'}, not the REST API's JSON${excerpt ? `: ${excerpt}` : ''}`,
+      ExitCode.notCompleted,
+    );
   }
   if (response.ok) {
     const checked = schema.safeParse(parsed);
     if (checked.success) return { status: response.status, body: checked.data };
-    const problems = toFieldProblems(checked.error, parsed).slice(0, 3).map((p) => (p.field ? `${p.field}: ${p.message}` : p.message));
+    const problems = toFieldProblems(checked.error, parsed)
+      .slice(0, 3)
+      .map((p) => (p.field ? `${p.field}: ${p.message}` : p.message));
     throw new CliError(`unexpected answer from ${method} ${path} (${response.status}): ${problems.join('; ')}`, ExitCode.notCompleted);
   }
   // API Gateway's own refusals (403 without a valid signature, 429, 5xx) carry `message`, not a problem.
   const problem = (parsed ?? {}) as Problem & { message?: unknown };
   const detail = problem.detail ?? (typeof problem.message === 'string' ? problem.message : response.statusText);
-  const fields = (Array.isArray(problem.errors) ? problem.errors : []).filter((e) => e.field !== '' && !detail.includes(e.message)).map((e) => `${e.field}: ${e.message}`);
+  const fields = (Array.isArray(problem.errors) ? problem.errors : [])
+    .filter((e) => e.field !== '' && !detail.includes(e.message))
+    .map((e) => `${e.field}: ${e.message}`);
   const message = [`${response.status}: ${detail}`, ...fields].join('; ');
   // Only the API's own problem documents say that the input was bad.
   const badInput = (response.status === 400 || response.status === 422) && type.startsWith('application/problem+json');

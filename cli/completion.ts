@@ -67,9 +67,15 @@ function bashScript(root: CommandSpec): string {
   const cases = all.map(({ path, spec }) => {
     const flags = allFlags(spec);
     const valued = flags.filter((f) => f.value !== undefined);
-    const names = (pick: (f: Flag) => boolean) => valued.filter(pick).flatMap((f) => f.names).join('|');
+    const names = (pick: (f: Flag) => boolean) =>
+      valued
+        .filter(pick)
+        .flatMap((f) => f.names)
+        .join('|');
     const valueCases = [
-      ...valued.filter((f) => f.choices).map((f) => `        ${f.names.join('|')}) COMPREPLY=($(compgen -W ${quote(f.choices!.join(' '))} -- "$cur")); return ;;`),
+      ...valued
+        .filter((f) => f.choices)
+        .map((f) => `        ${f.names.join('|')}) COMPREPLY=($(compgen -W ${quote(f.choices!.join(' '))} -- "$cur")); return ;;`),
       ...[
         [names((f) => !f.choices && isDir(f.value!)), 'compopt -o filenames; COMPREPLY=($(compgen -d -- "$cur")); '],
         [names((f) => !f.choices && !isDir(f.value!) && isFile(f.value!)), 'compopt -o filenames; COMPREPLY=($(compgen -f -- "$cur")); '],
@@ -112,7 +118,16 @@ function zshScript(root: CommandSpec): string {
   const parents = all.filter((node) => node.path !== root.name).map((node) => `"${node.path}"`);
   const cases = all.map(({ path, spec }) => {
     const specs = allFlags(spec).flatMap((f) => {
-      const action = f.value === undefined ? '' : f.choices ? `:${f.value}:(${f.choices.join(' ')})` : isDir(f.value) ? `:${f.value}:_files -/` : isFile(f.value) ? `:${f.value}:_files` : `:${zshText(f.value)}: `;
+      const action =
+        f.value === undefined
+          ? ''
+          : f.choices
+            ? `:${f.value}:(${f.choices.join(' ')})`
+            : isDir(f.value)
+              ? `:${f.value}:_files -/`
+              : isFile(f.value)
+                ? `:${f.value}:_files`
+                : `:${zshText(f.value)}: `;
       return f.names.map((name) => quote(`${f.repeatable ? '*' : ''}${name}[${zshText(brief(f.description))}]${action}`));
     });
     const lines = [`    "${path}")`];

@@ -8,7 +8,11 @@ import { ExitCode } from './exit-codes';
  */
 export async function existingDataDir(dataDir: string): Promise<string> {
   const found = await stat(dataDir).catch(() => undefined);
-  if (!found) throw new CliError(`--data-dir '${dataDir}' does not exist: give the directory a run kept its sessions in (\`rollout upgrade\`, \`deploy\` or \`serve\` with --data-dir create it)`, ExitCode.invalidInput);
+  if (!found)
+    throw new CliError(
+      `--data-dir '${dataDir}' does not exist: give the directory a run kept its sessions in (\`rollout upgrade\`, \`deploy\` or \`serve\` with --data-dir create it)`,
+      ExitCode.invalidInput,
+    );
   if (!found.isDirectory()) throw new CliError(`--data-dir '${dataDir}' is not a directory`, ExitCode.invalidInput);
   return dataDir;
 }

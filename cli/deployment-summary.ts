@@ -5,9 +5,14 @@ import { formatDuration } from './summary';
 /** Shipyard's end of run: a group summary, then a node summary. */
 export function renderDeploymentSummary(report: DeploymentReport, extra: { realSeconds?: number; simulatedSeconds?: number } = {}): string {
   const lines: string[] = [];
-  lines.push(`Deployment ${report.deploymentId}: ${report.status}` + (report.criticalGroupsFailed ? ` (critical groups failed: ${report.failedCriticalGroups.join(', ')})` : ''));
+  lines.push(
+    `Deployment ${report.deploymentId}: ${report.status}` +
+      (report.criticalGroupsFailed ? ` (critical groups failed: ${report.failedCriticalGroups.join(', ')})` : ''),
+  );
   if (extra.realSeconds !== undefined) {
-    lines.push(`  took ${extra.realSeconds.toFixed(1)} s` + (extra.simulatedSeconds !== undefined ? ` (${formatDuration(extra.simulatedSeconds)} simulated)` : ''));
+    lines.push(
+      `  took ${extra.realSeconds.toFixed(1)} s` + (extra.simulatedSeconds !== undefined ? ` (${formatDuration(extra.simulatedSeconds)} simulated)` : ''),
+    );
   }
   lines.push('', '  Groups:');
   const width = Math.max(5, ...Object.keys(report.groups).map((n) => n.length));
@@ -15,7 +20,9 @@ export function renderDeploymentSummary(report: DeploymentReport, extra: { realS
     const why = group.blockedBy
       ? `blocked by ${group.blockedBy}`
       : [...group.failures.map((f) => `${f.criteria} needed ${f.needed}, got ${f.actual}`), ...(group.cause ? [group.cause] : [])].join('; ');
-    lines.push(`    ${name.padEnd(width)}  ${group.stage.padEnd(11)} ${group.critical ? 'critical ' : '         '} ${String(group.nodes.length).padStart(5)} nodes  ${why}`);
+    lines.push(
+      `    ${name.padEnd(width)}  ${group.stage.padEnd(11)} ${group.critical ? 'critical ' : '         '} ${String(group.nodes.length).padStart(5)} nodes  ${why}`,
+    );
   }
   const byStage = new Map<string, string[]>();
   for (const [node, stage] of Object.entries(report.nodes)) byStage.set(stage, [...(byStage.get(stage) ?? []), node]);

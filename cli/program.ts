@@ -82,6 +82,9 @@ function errorLine(err: unknown): string {
   const { name, message, cause } = (err ?? {}) as { name?: unknown; message?: unknown; cause?: unknown };
   if (typeof message !== 'string') return String(err);
   const why = cause === undefined ? '' : describeError(cause);
-  const line = `${typeof name === 'string' && name !== 'Error' ? `${name}: ` : ''}${message}${why && !message.includes(why) ? `: ${why}` : ''}`.replace(/\s*\n\s*/g, ' ');
+  const line = `${typeof name === 'string' && name !== 'Error' ? `${name}: ` : ''}${message}${why && !message.includes(why) ? `: ${why}` : ''}`.replace(
+    /\s*\n\s*/g,
+    ' ',
+  );
   return line.length > 500 ? `${line.slice(0, 500)}...` : line;
 }

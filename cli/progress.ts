@@ -7,7 +7,11 @@ import { formatDuration } from './summary';
  * Shows a running session's progress on stderr: a bar on a terminal, one line per step change
  * elsewhere (CI logs). Reads through the facade, as any second observer would.
  */
-export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'> & { now?: () => number }, upgradeId: string, intervalMs = 250): { stop(): Promise<void> } {
+export function showSessionProgress(
+  sessions: Pick<RolloutSessions, 'progress'> & { now?: () => number },
+  upgradeId: string,
+  intervalMs = 250,
+): { stop(): Promise<void> } {
   const tty = process.stderr.isTTY === true;
   const bar = tty
     ? new cliProgress.SingleBar(
@@ -29,7 +33,12 @@ export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'> 
     if (snapshot?.kind !== 'upgrade') return;
     const w = snapshot.window;
     // In flight against the cap (slot holders only), then the drained-ahead ones, then the phases of the nodes in flight.
-    const phaseText = w ? Object.entries(w.phases).filter(([, n]) => n > 0).map(([phase, n]) => `${n} ${PHASE_WORDS[phase] ?? phase.toLowerCase()}`).join(', ') : '';
+    const phaseText = w
+      ? Object.entries(w.phases)
+          .filter(([, n]) => n > 0)
+          .map(([phase, n]) => `${n} ${PHASE_WORDS[phase] ?? phase.toLowerCase()}`)
+          .join(', ')
+      : '';
     const windowText = w
       ? `window ${w.inFlight}/${w.cap} out of service${w.ahead > 0 ? `, ${w.ahead} drained ahead` : ''}${phaseText ? ` (${phaseText})` : ''}` +
         (w.halted ? `, halted (${w.halted})` : w.waiting ? `, waiting for ${w.waiting}` : '')
@@ -38,7 +47,12 @@ export function showSessionProgress(sessions: Pick<RolloutSessions, 'progress'> 
     const stopping = snapshot.state === 'STOPPING' ? ' | stopping' : '';
     // The newest message, shown as soon as it is posted (e.g. that a group does not exist): the bar carries it, a log gets it once.
     const note = snapshot.message === undefined ? '' : ` | ${snapshot.message.length > 100 ? `${snapshot.message.slice(0, 100)}...` : snapshot.message}`;
-    const payload = { ...snapshot, note: `${stopping}${eta}${note}`, step: Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1)), where: windowText ?? `step ${Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1))}/${snapshot.steps}` };
+    const payload = {
+      ...snapshot,
+      note: `${stopping}${eta}${note}`,
+      step: Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1)),
+      where: windowText ?? `step ${Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1))}/${snapshot.steps}`,
+    };
     const done = snapshot.upgraded + snapshot.failed;
     if (bar) {
       if (!started) bar.start(Math.max(snapshot.total, 1), done, payload);
@@ -74,7 +88,11 @@ const PHASE_WORDS: Record<string, string> = { DRAINING: 'draining', QUIESCED: 'q
  * says simulated and gives no date.
  */
 function etaText(endsAt: number, now: number | undefined, simulated: boolean | undefined): string {
-  if (!simulated) return `${new Date(endsAt).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z')} (in ${formatDuration(Math.max(0, (endsAt - Date.now()) / 1000))})`;
+  if (!simulated)
+    return `${new Date(endsAt)
+      .toISOString()
+      .replace('T', ' ')
+      .replace(/\.\d+Z$/, 'Z')} (in ${formatDuration(Math.max(0, (endsAt - Date.now()) / 1000))})`;
   const onItsClock = now !== undefined && Math.abs(endsAt - now) < 365 * 86_400_000 && Math.abs(now - Date.now()) > 86_400_000;
   return onItsClock ? `in ${formatDuration(Math.max(0, (endsAt - now) / 1000))} of simulated time` : 'on simulated time';
 }

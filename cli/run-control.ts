@@ -21,8 +21,19 @@ export const DETACHED_ON_INTERRUPT = 130;
 
 /** The options that reach the same control plane again, as the user typed them. */
 export function targetArgs(options: TargetOptions & { dataDir?: string }): string {
-  if (options.endpoint) return [`--endpoint ${options.endpoint}`, options.stack ? `--stack ${options.stack}` : '', options.region ? `--region ${options.region}` : ''].filter(Boolean).join(' ');
-  if (options.aws) return ['--aws', options.stack ? `--stack ${options.stack}` : '', options.region ? `--region ${options.region}` : '', options.profile ? `--profile ${options.profile}` : ''].filter(Boolean).join(' ');
+  if (options.endpoint)
+    return [`--endpoint ${options.endpoint}`, options.stack ? `--stack ${options.stack}` : '', options.region ? `--region ${options.region}` : '']
+      .filter(Boolean)
+      .join(' ');
+  if (options.aws)
+    return [
+      '--aws',
+      options.stack ? `--stack ${options.stack}` : '',
+      options.region ? `--region ${options.region}` : '',
+      options.profile ? `--profile ${options.profile}` : '',
+    ]
+      .filter(Boolean)
+      .join(' ');
   return options.dataDir ? `--data-dir ${options.dataDir}` : '';
 }
 
@@ -42,7 +53,10 @@ export function followHints(kind: RunKind, id: string, options: TargetOptions): 
 /** `--detach` needs a control plane that outlives this process. */
 export function checkDetach(options: { detach?: boolean }, remote: boolean): void {
   if (options.detach && !remote) {
-    throw new CliError('--detach needs --endpoint URL or --aws: the embedded control plane (--site, --site-config) runs in this process and would end with it (start `rollout serve` and give --endpoint)', ExitCode.invalidInput);
+    throw new CliError(
+      '--detach needs --endpoint URL or --aws: the embedded control plane (--site, --site-config) runs in this process and would end with it (start `rollout serve` and give --endpoint)',
+      ExitCode.invalidInput,
+    );
   }
 }
 
@@ -57,7 +71,12 @@ export function reportDetached(run: { id: string; kind: RunKind; executionArn: s
  * Handles Ctrl-C while the CLI follows `id` (see the rules above). Returns the function that stops
  * listening, once the run has ended.
  */
-export function handleInterrupts(run: { kind: RunKind; id: string }, sessions: Pick<RolloutSessions, 'stop'>, options: TargetOptions & { dataDir?: string }, remote: boolean): () => void {
+export function handleInterrupts(
+  run: { kind: RunKind; id: string },
+  sessions: Pick<RolloutSessions, 'stop'>,
+  options: TargetOptions & { dataDir?: string },
+  remote: boolean,
+): () => void {
   let interrupted = false;
   const noun = NOUN[run.kind];
   const onInterrupt = () => {

@@ -35,7 +35,10 @@ async function siteStateOf(source: SiteSource, runtime: RolloutRuntime): Promise
   if (state) return siteStateContract(state);
   const controlUrl = source.kind === 'profile' ? source.profile.simulatedTime?.controlUrl : undefined;
   if (!controlUrl) {
-    throw new CliError('--site-state-out needs a simulated site (--site, or a profile written by rollout simulate): a real site has no simulated state to write', ExitCode.invalidInput);
+    throw new CliError(
+      '--site-state-out needs a simulated site (--site, or a profile written by rollout simulate): a real site has no simulated state to write',
+      ExitCode.invalidInput,
+    );
   }
   const url = `${controlUrl}/sim/state`;
   try {

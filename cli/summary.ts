@@ -48,11 +48,15 @@ export function renderSessionSummary(report: SessionReport, extra: { realSeconds
     ? `mode window: at most ${report.controls.maxUnavailable ?? report.upgradeStepSize} out of service, ${report.controls.drainAhead ?? 0} drained ahead, order ${report.controls.order}`
     : 'mode lockstep';
   lines.push(`  ${mode}${report.makespanSeconds !== undefined ? `, makespan ${formatDuration(report.makespanSeconds)}` : ''}`);
-  lines.push(`  times: ${report.timeBase === 'simulated' ? `simulated time, shown from the session's start (+h:mm:ss)${report.wallCreatedAt ? `; created ${formatInstant(report.wallCreatedAt, { timeBase: 'wall-clock', createdAt: report.createdAt })} (wall clock)` : ''}` : 'wall clock (UTC)'}`);
+  lines.push(
+    `  times: ${report.timeBase === 'simulated' ? `simulated time, shown from the session's start (+h:mm:ss)${report.wallCreatedAt ? `; created ${formatInstant(report.wallCreatedAt, { timeBase: 'wall-clock', createdAt: report.createdAt })} (wall clock)` : ''}` : 'wall clock (UTC)'}`,
+  );
   if (report.haltedReason) lines.push(`  halted: ${report.haltedReason}`);
-  if (report.state === 'STOPPED') lines.push(`  stopped: what was in flight finished, the rest was left as it was; \`rollout session resume ${report.upgradeId}\` carries it on`);
+  if (report.state === 'STOPPED')
+    lines.push(`  stopped: what was in flight finished, the rest was left as it was; \`rollout session resume ${report.upgradeId}\` carries it on`);
   if (report.paused) lines.push(`  paused by its operator: no new node starts until \`rollout session resume ${report.upgradeId}\``);
-  if (report.awaitingApprovalOfBatch !== undefined) lines.push(`  waiting for the approval of batch ${report.awaitingApprovalOfBatch}: \`rollout session approve ${report.upgradeId}\``);
+  if (report.awaitingApprovalOfBatch !== undefined)
+    lines.push(`  waiting for the approval of batch ${report.awaitingApprovalOfBatch}: \`rollout session approve ${report.upgradeId}\``);
   else if (report.waiting && report.waiting !== 'paused') lines.push(`  waiting: ${report.waiting}`);
   if (report.estimate) lines.push(`  estimated end: ${formatInstant(report.estimate.endsAt, report)} (${report.estimate.basis})`);
   const total = Object.keys(report.nodes).length;
@@ -72,7 +76,8 @@ export function renderSessionSummary(report: SessionReport, extra: { realSeconds
   if (inFlight.length > 0) {
     lines.push('', '  In flight:');
     const width = Math.max(...inFlight.map(([name]) => name.length));
-    for (const [name, node] of inFlight.slice(0, MAX_LISTED_IN_FLIGHT)) lines.push(`    ${name.padEnd(width)}  ${node.phase}${node.since ? ` since ${formatInstant(node.since, report)}` : ''}`);
+    for (const [name, node] of inFlight.slice(0, MAX_LISTED_IN_FLIGHT))
+      lines.push(`    ${name.padEnd(width)}  ${node.phase}${node.since ? ` since ${formatInstant(node.since, report)}` : ''}`);
     if (inFlight.length > MAX_LISTED_IN_FLIGHT) lines.push(`    ... and ${inFlight.length - MAX_LISTED_IN_FLIGHT} more`);
   }
   const failed = Object.entries(report.nodes).filter(([, n]) => n.status === 'FAILED');

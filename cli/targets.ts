@@ -32,10 +32,16 @@ export async function connectControlPlane(target: ControlPlaneTarget): Promise<R
     }
     case 'endpoint': {
       const discovered = await discoverEndpoints(target.url);
-      return new RolloutClient({ endpoints: discovered ?? (await stackAtEndpoint(target.url, target.stack ?? DEFAULT_STACK, target.region)), localCredentials: true });
+      return new RolloutClient({
+        endpoints: discovered ?? (await stackAtEndpoint(target.url, target.stack ?? DEFAULT_STACK, target.region)),
+        localCredentials: true,
+      });
     }
     case 'aws': {
-      const cloudFormation = new CloudFormationClient({ ...(target.region ? { region: target.region } : {}), ...(target.profile ? { profile: target.profile } : {}) });
+      const cloudFormation = new CloudFormationClient({
+        ...(target.region ? { region: target.region } : {}),
+        ...(target.profile ? { profile: target.profile } : {}),
+      });
       try {
         const region = target.region ?? (await cloudFormation.config.region());
         const endpoints = await resolveStack(cloudFormation, target.stack, region);
@@ -142,6 +148,10 @@ export async function resolveStack(
     ...(scheduleGroup ? { scheduleGroup } : {}),
     ...(schedulerRoleArn ? { schedulerRoleArn } : {}),
     tableName: output(STACK_OUTPUTS.tableName),
-    stateMachines: { rollingUpgrade: output(STACK_OUTPUTS.rollingUpgrade), groupDeployment: output(STACK_OUTPUTS.groupDeployment), ...(taskGraph ? { taskGraph } : {}) },
+    stateMachines: {
+      rollingUpgrade: output(STACK_OUTPUTS.rollingUpgrade),
+      groupDeployment: output(STACK_OUTPUTS.groupDeployment),
+      ...(taskGraph ? { taskGraph } : {}),
+    },
   };
 }

@@ -14,7 +14,9 @@ const STATES: readonly OperationState[] = ['ACTIVE', 'ERROR', 'BLOCKED', 'TRANSI
 export function renderTaskRunSummary(view: TaskRunView, extra: { title?: string; realSeconds?: number; simulatedSeconds?: number } = {}): string {
   const taskRuns = STATES.reduce((sum, state) => sum + view.counts[state], 0);
   const counts = STATES.filter((state) => view.counts[state] > 0).map((state) => `${view.counts[state]} ${state.toLowerCase()}`);
-  const lines = [`${extra.title ?? `Task run ${view.runId}`}: ${view.status} (${taskRuns} task runs on ${view.nodeCount} nodes: ${counts.join(', ') || 'none'})`];
+  const lines = [
+    `${extra.title ?? `Task run ${view.runId}`}: ${view.status} (${taskRuns} task runs on ${view.nodeCount} nodes: ${counts.join(', ') || 'none'})`,
+  ];
   if (extra.realSeconds !== undefined) {
     const simulated = extra.simulatedSeconds !== undefined ? ` (${formatDuration(extra.simulatedSeconds)} simulated)` : '';
     lines.push(`  took ${extra.realSeconds.toFixed(1)} s${simulated}`);
@@ -22,7 +24,9 @@ export function renderTaskRunSummary(view: TaskRunView, extra: { title?: string;
 
   const alike = new Map<string, string[]>();
   for (const [node, tasks] of Object.entries(view.nodes)) {
-    const row = Object.entries(tasks).map(([task, state]) => `${task} ${state}`).join(', ');
+    const row = Object.entries(tasks)
+      .map(([task, state]) => `${task} ${state}`)
+      .join(', ');
     alike.set(row, [...(alike.get(row) ?? []), node]);
   }
   if (alike.size > 0) {
@@ -37,7 +41,9 @@ export function renderTaskRunSummary(view: TaskRunView, extra: { title?: string;
     return view.errors[op.slice(0, slash)]?.[op.slice(slash + 1)];
   };
   section(lines, 'Failed', view.errors, (error) => error);
-  section(lines, 'Blocked (behind the failed tasks named)', view.blocked, (behind) => behind.map((op) => `${op}${errorOf(op) ? ` (${errorOf(op)})` : ''}`).join(', '));
+  section(lines, 'Blocked (behind the failed tasks named)', view.blocked, (behind) =>
+    behind.map((op) => `${op}${errorOf(op) ? ` (${errorOf(op)})` : ''}`).join(', '),
+  );
   section(lines, 'Left alone', view.leftAlone, (why) => why);
   if (view.dropped.length > 0) lines.push('', '  Not run:', ...view.dropped.map((d) => `    ${d.task} (${d.reason})`));
   if (view.warnings.length > 0) lines.push('', ...view.warnings.map((w) => `  warning: ${w}`));

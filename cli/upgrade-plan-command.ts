@@ -35,11 +35,16 @@ export function registerPlanUpgradeCommand(plan: Command): void {
   addUpgradeRequestOptions(
     plan
       .command('upgrade')
-      .description("Show the steps (lock-step) or waves (window) a rolling upgrade would take on the site as it is now: node by node, each wave's estimated start and end from the running jobs' ends, and what holds each node back (busy, admin-drained, unavailable, rack caps, maintenance windows)")
+      .description(
+        "Show the steps (lock-step) or waves (window) a rolling upgrade would take on the site as it is now: node by node, each wave's estimated start and end from the running jobs' ends, and what holds each node back (busy, admin-drained, unavailable, rack caps, maintenance windows)",
+      )
       .option('--site <file>', 'simulated site file (YAML or JSON)')
       .addOption(new Option('--site-config <file>', 'site connection profile: plan against the services it names').conflicts('site')),
   )
-    .option('--service-estimate <seconds>', `how long a node is out of service once drained and idle (its reboot and return); default: the site file's boot and return timing, or ${DEFAULT_SERVICE_SECONDS} s for a real site`)
+    .option(
+      '--service-estimate <seconds>',
+      `how long a node is out of service once drained and idle (its reboot and return); default: the site file's boot and return timing, or ${DEFAULT_SERVICE_SECONDS} s for a real site`,
+    )
     .addOption(new Option('--json', 'print the plan as one JSON object (same as --format json)').conflicts('format'))
     .addOption(new Option('--format <format>', 'text, json, or mermaid (a Gantt chart of the waves)').choices(['text', 'json', 'mermaid']))
     .action(async (options: PlanUpgradeOptions) => {
@@ -90,14 +95,17 @@ export function registerPlanUpgradeCommand(plan: Command): void {
 
 function positiveSeconds(value: string): number {
   const seconds = numberOrRaw(value);
-  if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 0) throw new CliError(`--service-estimate must be a whole number of seconds, got '${value}'`, ExitCode.invalidInput);
+  if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 0)
+    throw new CliError(`--service-estimate must be a whole number of seconds, got '${value}'`, ExitCode.invalidInput);
   return seconds;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 
 /** The site's clients and clock: the simulated site started in-process (its HTTP APIs, as the workflow reads them), or the profile's services. */
-async function connect(source: Awaited<ReturnType<typeof loadSiteSource>>): Promise<{ site: Pick<Site, 'workloadManager' | 'inventory'>; now: () => number; close: () => Promise<void> }> {
+async function connect(
+  source: Awaited<ReturnType<typeof loadSiteSource>>,
+): Promise<{ site: Pick<Site, 'workloadManager' | 'inventory'>; now: () => number; close: () => Promise<void> }> {
   if (source.kind === 'profile') {
     const { site } = await createSiteFromProfile(source.profile, { baseDir: source.baseDir });
     return { site, now: () => Date.now(), close: async () => undefined };
@@ -106,7 +114,12 @@ async function connect(source: Awaited<ReturnType<typeof loadSiteSource>>): Prom
   // reads (a loaded host) would move every estimate across a minute boundary.
   const clock = new SimClock({ timeScale: 1, realNow: () => 0 });
   const simulator = await startSiteSimulator({ site: source.definition, clock });
-  const site = createSiteClients({ workloadManagerUrl: simulator.urls.slurmrestd, bootServiceUrl: simulator.urls.bos, inventoryUrl: simulator.urls.hsm, provisionerUrl: simulator.urls.provisioner });
+  const site = createSiteClients({
+    workloadManagerUrl: simulator.urls.slurmrestd,
+    bootServiceUrl: simulator.urls.bos,
+    inventoryUrl: simulator.urls.hsm,
+    provisionerUrl: simulator.urls.provisioner,
+  });
   return { site, now: () => clock.now(), close: () => simulator.close() };
 }
 
@@ -121,7 +134,9 @@ function planJson(plan: UpgradePlan, simulated: boolean): unknown {
     endsAt: iso(plan.endsAt),
     estimatedSeconds: (plan.endsAt - plan.startsAt) / 1000,
     waves: plan.waves.map((w) => ({ ...w, startsAt: iso(w.startsAt), endsAt: iso(w.endsAt) })),
-    nodes: Object.fromEntries(Object.entries(plan.nodes).map(([name, n]) => [name, { ...n, drainAt: iso(n.drainAt), outOfServiceAt: iso(n.outOfServiceAt), backAt: iso(n.backAt) }])),
+    nodes: Object.fromEntries(
+      Object.entries(plan.nodes).map(([name, n]) => [name, { ...n, drainAt: iso(n.drainAt), outOfServiceAt: iso(n.outOfServiceAt), backAt: iso(n.backAt) }]),
+    ),
     leftAlone: plan.leftAlone,
     assumptions: plan.assumptions,
   };
@@ -135,7 +150,9 @@ function renderPlan(plan: UpgradePlan, label: string, time: (ms: number) => stri
     '',
   ];
   for (const wave of plan.waves) {
-    lines.push(`  ${unit} ${wave.wave}: ${wave.nodes.length} node(s), starts ${time(wave.startsAt)}, ends ${time(wave.endsAt)}${wave.waits.length > 0 ? `; waits for ${wave.waits.join(', ')}` : ''}`);
+    lines.push(
+      `  ${unit} ${wave.wave}: ${wave.nodes.length} node(s), starts ${time(wave.startsAt)}, ends ${time(wave.endsAt)}${wave.waits.length > 0 ? `; waits for ${wave.waits.join(', ')}` : ''}`,
+    );
     for (const name of wave.nodes.slice(0, LISTED_PER_WAVE)) {
       const node = plan.nodes[name]!;
       const gates = node.gates.length > 0 ? `  [${node.gates.join('; ')}]` : '';

@@ -36,7 +36,6 @@ export type GroupDeploymentFunctionName = (typeof GROUP_DEPLOYMENT_FUNCTION_NAME
 export const TASK_GRAPH_FUNCTION_NAMES = ['OpenTaskRun', 'AdvanceTaskRun'] as const;
 export type TaskGraphFunctionName = (typeof TASK_GRAPH_FUNCTION_NAMES)[number];
 
-
 /** The side-by-side environment upgrade (statemachines/environment-upgrade.asl.json). */
 export const ENVIRONMENT_UPGRADE_FUNCTION_NAMES = [
   'OpenEnvironmentUpgrade',

@@ -29,7 +29,13 @@ export function deployedControlPlane({ tableName, client, stateMachines, sfn = n
   const sessionStore = new DynamoDbSessionStore({ tableName, client });
   const deploymentStore = new DynamoDbDeploymentStore({ tableName, client });
   // A cancel wakes a rolling upgrade parked for its operator (SendTaskSuccess with the token stored on the session).
-  const reads = new StoreSessions({ upgrades: sessionStore, deployments: deploymentStore, taskRuns: new DynamoDbTaskRunStore({ tableName, client }), running: true, wake: wakeThroughSfn(sfn) });
+  const reads = new StoreSessions({
+    upgrades: sessionStore,
+    deployments: deploymentStore,
+    taskRuns: new DynamoDbTaskRunStore({ tableName, client }),
+    running: true,
+    wake: wakeThroughSfn(sfn),
+  });
   // The REST API starts upgrades and deployments; task runs are started through Step Functions.
   const startable: Partial<Record<WorkflowName, string>> = { rollingUpgrade: stateMachines.rollingUpgrade, groupDeployment: stateMachines.groupDeployment };
   const start = async (stateMachineArn: string, input: unknown, name: string = randomUUID()) => {

@@ -118,15 +118,23 @@ export type SessionView =
   | { kind: 'deployment'; report: DeploymentReport }
   | { kind: 'tasks'; report: TaskRunView & { messages: string[] } };
 
-export type CancelResult = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus } | { kind: 'tasks'; state: TaskRunStatus }) & {
+export type CancelResult = (
+  | { kind: 'upgrade'; state: SessionState }
+  | { kind: 'deployment'; state: DeploymentStatus }
+  | { kind: 'tasks'; state: TaskRunStatus }
+) & {
   id: string;
   /** Whether an execution (a process that runs workflows) works on the session now: if not, the cancel applies when it is resumed. */
   running: boolean;
   /** The cancel is stored, but a workflow parked for its operator could not be woken: why. */
   wakeError?: string;
-}
+};
 
-export type StopResult = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus } | { kind: 'tasks'; state: TaskRunStatus }) & {
+export type StopResult = (
+  | { kind: 'upgrade'; state: SessionState }
+  | { kind: 'deployment'; state: DeploymentStatus }
+  | { kind: 'tasks'; state: TaskRunStatus }
+) & {
   id: string;
   /** Whether an execution works on the session now: if not, nothing is in flight and it stops when resumed (or stays as it is). */
   running: boolean;
@@ -134,7 +142,11 @@ export type StopResult = ({ kind: 'upgrade'; state: SessionState } | { kind: 'de
   wakeError?: string;
 };
 
-export type SessionStatus = ({ kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus } | { kind: 'tasks'; state: TaskRunStatus }) & { ended: boolean };
+export type SessionStatus = (
+  | { kind: 'upgrade'; state: SessionState }
+  | { kind: 'deployment'; state: DeploymentStatus }
+  | { kind: 'tasks'; state: TaskRunStatus }
+) & { ended: boolean };
 
 export type SessionProgress =
   | {

@@ -110,7 +110,8 @@ export class StoreSessions implements RolloutSessions {
     const session = await this.upgrades.getSession(id);
     if (!session) throw new SessionNotFoundError(id);
     if (session.mode !== 'window') throw new SessionGateError(id, action, "only a session in mode 'window' has the gate");
-    if (session.completed || (session.state !== 'UPDATING' && session.state !== 'DELETING')) throw new SessionGateError(id, action, `the session is ${session.state}`);
+    if (session.completed || (session.state !== 'UPDATING' && session.state !== 'DELETING'))
+      throw new SessionGateError(id, action, `the session is ${session.state}`);
     if (action !== 'approve') {
       const updated = await this.upgrades.setOperatorGate(id, { paused: action === 'pause' });
       // A pause closes the gate further: nothing parked needs waking for it.
@@ -118,7 +119,12 @@ export class StoreSessions implements RolloutSessions {
       return { id, action, running: this.running, ...(wakeError ? { wakeError } : {}) };
     }
     const wave = session.progress.window?.awaitingApproval;
-    if (wave === undefined) throw new SessionGateError(id, action, `it is not waiting for an approval${session.progress.window?.waiting ? ` (waiting: ${session.progress.window.waiting})` : ''}`);
+    if (wave === undefined)
+      throw new SessionGateError(
+        id,
+        action,
+        `it is not waiting for an approval${session.progress.window?.waiting ? ` (waiting: ${session.progress.window.waiting})` : ''}`,
+      );
     const wakeError = await this.wakeUp(await this.upgrades.setOperatorGate(id, { approveWave: wave }));
     return { id, action, batch: wave + 1, running: this.running, ...(wakeError ? { wakeError } : {}) };
   }

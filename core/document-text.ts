@@ -134,7 +134,10 @@ function jsonSourceProblems(text: string): FieldProblem[] {
       onObjectProperty: (property, _offset, _length, line, column, pathSupplier) => {
         const keys = keysOfOpenObjects.at(-1);
         if (keys?.has(property)) {
-          problems.push({ field: formatPath([...pathSupplier(), property]), message: `duplicate key ${JSON.stringify(property)} (again at line ${line + 1}, column ${column + 1})` });
+          problems.push({
+            field: formatPath([...pathSupplier(), property]),
+            message: `duplicate key ${JSON.stringify(property)} (again at line ${line + 1}, column ${column + 1})`,
+          });
         }
         keys?.add(property);
       },
@@ -151,7 +154,10 @@ function jsonSourceProblems(text: string): FieldProblem[] {
 }
 
 function tooDeep(format: 'JSON' | 'YAML', line: number, column: number): FieldProblem {
-  return { field: '', message: `invalid ${format}: nested more than ${MAX_DOCUMENT_DEPTH} levels deep at line ${line}, column ${column} (no document of this tool nests that deep)` };
+  return {
+    field: '',
+    message: `invalid ${format}: nested more than ${MAX_DOCUMENT_DEPTH} levels deep at line ${line}, column ${column} (no document of this tool nests that deep)`,
+  };
 }
 
 /**

@@ -46,7 +46,10 @@ export function sessionControlOf(input: unknown, kind: SessionControlKind, actio
   const keys = actions.flatMap((action) => keysOf[action] ?? []);
   const named = keys.filter((key) => key in input);
   if (named.length === 0) return undefined;
-  const id = z.string({ error: 'must be a session id (a string)' }).min(1, 'must not be empty').max(MAX_SESSION_ID_LENGTH, `must be at most ${MAX_SESSION_ID_LENGTH} characters`);
+  const id = z
+    .string({ error: 'must be a session id (a string)' })
+    .min(1, 'must not be empty')
+    .max(MAX_SESSION_ID_LENGTH, `must be at most ${MAX_SESSION_ID_LENGTH} characters`);
   const shape = Object.fromEntries(keys.map((key) => [key, id.optional()]));
   const parsed = parseOrThrow(
     z
@@ -64,7 +67,12 @@ export function sessionControlOf(input: unknown, kind: SessionControlKind, actio
  * one named after it (continue-as-new `<id>-g<n>`, a CLI resume `<id>-resume-...`), or one whose
  * input resumes it (a console start; pass the input to check that).
  */
-export function executionRunsSession(kind: SessionControlKind, id: string, execution: { executionArn: string; name?: string | undefined }, input?: unknown): boolean {
+export function executionRunsSession(
+  kind: SessionControlKind,
+  id: string,
+  execution: { executionArn: string; name?: string | undefined },
+  input?: unknown,
+): boolean {
   if (idForExecution(execution.executionArn) === id || execution.name?.startsWith(`${id}-`)) return true;
   return typeof input === 'object' && input !== null && (input as Record<string, unknown>)[SESSION_CONTROL_KEYS[kind].resume] === id;
 }

@@ -3,9 +3,7 @@ import { InvalidInputError, type FieldProblem } from './errors';
 
 /** Renders a zod issue path as `nodes[3].wlm.state`. */
 export function formatPath(path: readonly PropertyKey[]): string {
-  return path
-    .map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`))
-    .join('');
+  return path.map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`)).join('');
 }
 
 /** The longest wait any request or file may ask for: a week (a longer one is a typo, or seconds meant as milliseconds). */

@@ -144,7 +144,11 @@ async function readClaim(dataDir: string): Promise<RuntimeAnnouncement | undefin
     if (read !== 'unreadable') return read;
     if (Date.now() > deadline) {
       const file = path.join(dataDir, FILE);
-      throw new DataDirDamagedError(dataDir, `${FILE} is not a claim a rollout process wrote (no JSON object with a pid)`, `if no rollout process uses the directory, remove ${file}`);
+      throw new DataDirDamagedError(
+        dataDir,
+        `${FILE} is not a claim a rollout process wrote (no JSON object with a pid)`,
+        `if no rollout process uses the directory, remove ${file}`,
+      );
     }
     await sleep(POLL_MS);
   }

@@ -29,7 +29,16 @@ import type { Site } from '../ports/site';
 import { createRollingUpgradeHandlers, type RollingUpgradeHandlers } from '../lambdas/activities/rolling-upgrade/handlers';
 import type { ConnectorState } from '../ports/connector-state';
 import type { Provisioner } from '../ports/provisioner';
-import { HEAD_NODE_INSTANCE_ID, SIMULATED_EPOCH, SimClock, startSiteSimulator, type RunningSiteSimulator, type SiteDefinition, type SiteState, type TimeSource } from '../simulator';
+import {
+  HEAD_NODE_INSTANCE_ID,
+  SIMULATED_EPOCH,
+  SimClock,
+  startSiteSimulator,
+  type RunningSiteSimulator,
+  type SiteDefinition,
+  type SiteState,
+  type TimeSource,
+} from '../simulator';
 import { JsonLinesEventLog, MemoryEventLog } from '../adapters/events/event-logs';
 import type { StatusEventLog } from '../ports/status-events';
 import { openDataDir, type OpenedDataDir } from './data-dir';
@@ -37,7 +46,19 @@ import { isGoneToken, OPERATOR_WAKE_OUTPUT } from '../control-plane/operator-wak
 import { TaskTokenError } from './task-tokens';
 import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
 import { LocalStepFunctions, localExecutionArn, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
-import { runKindOf, type CancelResult, type GateResult, type RolloutRuntime, type SessionListing, type SessionKind, type SessionProgress, type SessionStatus, type SessionView, type StartedRun, type StopResult } from '../control-plane/runtime';
+import {
+  runKindOf,
+  type CancelResult,
+  type GateResult,
+  type RolloutRuntime,
+  type SessionListing,
+  type SessionKind,
+  type SessionProgress,
+  type SessionStatus,
+  type SessionView,
+  type StartedRun,
+  type StopResult,
+} from '../control-plane/runtime';
 import type { TaskRunView } from '../control-plane/reports/task-run-report';
 import { StoreSessions } from '../control-plane/store-sessions';
 import { VirtualClock } from '../time/virtual-clock';
@@ -169,7 +190,13 @@ export class EmbeddedRuntime implements RolloutRuntime {
     this.site = parts.site;
     this.runStarts = parts.runStarts;
     this.stopServingInProcess = parts.stopServingInProcess;
-    this.reads = new StoreSessions({ upgrades: this.store, deployments: this.deployments, taskRuns: this.taskRuns, running: true, wake: (token) => this.wakeInProcess(token) });
+    this.reads = new StoreSessions({
+      upgrades: this.store,
+      deployments: this.deployments,
+      taskRuns: this.taskRuns,
+      running: true,
+      wake: (token) => this.wakeInProcess(token),
+    });
   }
 
   /** An in-process caller (tests, the facade) wakes a parked workflow on this very engine, as SendTaskSuccess would. */
@@ -213,7 +240,12 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const simulator = options.site ? await startSiteSimulator({ site: options.site, clock }) : undefined;
     // The connectors reach the in-process simulator without the loopback round trip; it still serves HTTP for everyone else.
     const stopServingInProcess = simulator ? serveInProcess(simulator.url, (request) => simulator.handle(request)) : () => undefined;
-    const store = new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock, ...(options.settings?.lockLeaseSeconds ? { lockLeaseSeconds: options.settings.lockLeaseSeconds } : {}) });
+    const store = new DynamoDbSessionStore({
+      tableName: dynamoDb.tableName,
+      client: dynamoDb.client,
+      clock,
+      ...(options.settings?.lockLeaseSeconds ? { lockLeaseSeconds: options.settings.lockLeaseSeconds } : {}),
+    });
     const deployments = new DynamoDbDeploymentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
     const taskRuns = new DynamoDbTaskRunStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
     const environments = new DynamoDbEnvironmentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
@@ -226,8 +258,11 @@ export class EmbeddedRuntime implements RolloutRuntime {
     try {
       const connected = connectedSite && (await connectedSite.connect({ connectorState }));
       site = simulator
-        ? ((await options.connectors?.(simulator, { connectorState })) ??
-          { ...simulatedSiteClients(simulator), commands: headNode!.transport, reservations: new ScontrolReservations(headNode!.transport, { clock }) })
+        ? ((await options.connectors?.(simulator, { connectorState })) ?? {
+            ...simulatedSiteClients(simulator),
+            commands: headNode!.transport,
+            reservations: new ScontrolReservations(headNode!.transport, { clock }),
+          })
         : {
             ...connected!.site,
             ...(connected!.provisioner ? { provisioner: connected!.provisioner } : {}),
@@ -244,7 +279,15 @@ export class EmbeddedRuntime implements RolloutRuntime {
     const runStarts = new DynamoDbRunStartStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
     // A profile's site on the wall clock is real time; the simulator's, or a `rollout simulate` site's scaled clock, is simulated.
     const simulatedTime = !connectedSite || connectedSite.clock !== undefined;
-    const handlers = createRollingUpgradeHandlers({ store, site, clock, events, starts: runStarts, simulatedTime, settings: { ...defaultSettings, ...options.settings } });
+    const handlers = createRollingUpgradeHandlers({
+      store,
+      site,
+      clock,
+      events,
+      starts: runStarts,
+      simulatedTime,
+      settings: { ...defaultSettings, ...options.settings },
+    });
     const deploymentHandlers = createGroupDeploymentHandlers({
       store: deployments,
       inventory: site.inventory,
@@ -279,7 +322,12 @@ export class EmbeddedRuntime implements RolloutRuntime {
       settings: { ...defaultEnvironmentUpgradeSettings, ...options.environmentUpgradeSettings },
     });
     const functions: Record<string, LocalFunction> = {};
-    for (const [name, handler] of [...Object.entries(handlers), ...Object.entries(deploymentHandlers), ...Object.entries(taskGraphHandlers), ...Object.entries(environmentUpgradeHandlers)]) {
+    for (const [name, handler] of [
+      ...Object.entries(handlers),
+      ...Object.entries(deploymentHandlers),
+      ...Object.entries(taskGraphHandlers),
+      ...Object.entries(environmentUpgradeHandlers),
+    ]) {
       const fn: LocalFunction = (payload) => handler(payload as never, {});
       functions[name] = options.wrapFunction?.(name, fn) ?? fn;
     }
@@ -324,7 +372,10 @@ export class EmbeddedRuntime implements RolloutRuntime {
   }
 
   /** Starts the side-by-side upgrade of an environment (statemachines/environment-upgrade.asl.json) with `{environmentId, request}`. */
-  async startEnvironmentUpgrade(input: unknown, executionName: string = randomUUID()): Promise<{ id: string; executionArn: string; outcome: Promise<ExecutionOutcome> }> {
+  async startEnvironmentUpgrade(
+    input: unknown,
+    executionName: string = randomUUID(),
+  ): Promise<{ id: string; executionArn: string; outcome: Promise<ExecutionOutcome> }> {
     const started = this.engine.start(this.stateMachineArns.EnvironmentUpgrade, input, executionName);
     return { id: idForExecution(started.executionArn), executionArn: started.executionArn, outcome: this.engine.follow(started.outcome) };
   }

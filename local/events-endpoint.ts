@@ -9,7 +9,10 @@ export function eventsRoute(log: StatusEventLog) {
     const url = new URL(req.url ?? '/', 'http://local');
     if (url.pathname !== EVENTS_PATH || req.method !== 'GET') return false;
     const after = Number(url.searchParams.get('after') ?? 0);
-    const body = Number.isInteger(after) && after >= 0 ? { events: await log.read(after) } : { message: `after must be a whole number, got '${url.searchParams.get('after')}'` };
+    const body =
+      Number.isInteger(after) && after >= 0
+        ? { events: await log.read(after) }
+        : { message: `after must be a whole number, got '${url.searchParams.get('after')}'` };
     const text = JSON.stringify(body);
     res.writeHead('events' in body ? 200 : 400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);

@@ -13,7 +13,6 @@ export const LOCAL_SCHEDULER_ROLE_ARN = 'arn:aws:iam::000000000000:role/rollout-
 /** How late a firing may be and still start its execution. */
 const LATE_FIRING_MS = 60_000;
 
-
 /** What a firing did, for tests and the serve log. */
 export interface ScheduleFiring {
   schedule: string;
@@ -56,7 +55,11 @@ export class LocalScheduler {
   async create(record: ScheduleRecord): Promise<boolean> {
     const problems: FieldProblem[] = scheduleTimingProblems(record);
     const workflow = this.workflowOf(record.target.arn);
-    if (!workflow) problems.push({ field: 'target.arn', message: `'${record.target.arn}' is not a state machine of this control plane (${Object.values(this.options.stateMachines).join(', ')})` });
+    if (!workflow)
+      problems.push({
+        field: 'target.arn',
+        message: `'${record.target.arn}' is not a state machine of this control plane (${Object.values(this.options.stateMachines).join(', ')})`,
+      });
     if (problems.length > 0) throw new InvalidInputError('schedule', problems);
     parseScheduledRequest(workflow!, record.target.input);
     if (!(await this.options.store.createSchedule(record))) return false;

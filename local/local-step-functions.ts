@@ -264,7 +264,14 @@ export class LocalStepFunctions {
   }
 
   private async run(registered: Registered, arn: string, name: string, input: unknown): Promise<ExecutionOutcome> {
-    const figures: ExecutionFigures = { executionArn: arn, historyEvents: 0, stateTransitions: 0, lambdaInvocations: 0, lambdaBilledMs: 0, largestPayloadBytes: 0 };
+    const figures: ExecutionFigures = {
+      executionArn: arn,
+      historyEvents: 0,
+      stateTransitions: 0,
+      lambdaInvocations: 0,
+      lambdaBilledMs: 0,
+      largestPayloadBytes: 0,
+    };
     this.executions.push(figures);
     // Ends this execution's sleeping Waits when it stops, so no timer outlives it.
     const waits = new AbortController();
@@ -468,13 +475,17 @@ const TOKEN_PLACEHOLDER = '@@rollout-local-task-token@@';
  */
 function runCallbackWithToken(machine: string, stateName: string, state: StateDefinition): TaskTimers {
   if (state.TimeoutSecondsPath !== undefined || state.HeartbeatSecondsPath !== undefined) {
-    throw new Error(`${machine}: state '${stateName}': TimeoutSecondsPath and HeartbeatSecondsPath are not supported by the embedded engine on a callback task`);
+    throw new Error(
+      `${machine}: state '${stateName}': TimeoutSecondsPath and HeartbeatSecondsPath are not supported by the embedded engine on a callback task`,
+    );
   }
   const replace = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(replace);
     if (value === null || typeof value !== 'object') return value;
     return Object.fromEntries(
-      Object.entries(value as Record<string, unknown>).map(([key, v]) => (key.endsWith('.$') && v === '$$.Task.Token' ? [key.slice(0, -2), TOKEN_PLACEHOLDER] : [key, replace(v)])),
+      Object.entries(value as Record<string, unknown>).map(([key, v]) =>
+        key.endsWith('.$') && v === '$$.Task.Token' ? [key.slice(0, -2), TOKEN_PLACEHOLDER] : [key, replace(v)],
+      ),
     );
   };
   state.Parameters = replace(state.Parameters);
@@ -532,7 +543,7 @@ function historyEntryOf(event: EngineEvent, timestamp: number): HistoryEntry | u
 }
 
 function errorOf(event: EngineEvent): { error?: string; cause?: string } {
-  const { Error: error, Cause: cause } = (event as { Error?: unknown; Cause?: unknown });
+  const { Error: error, Cause: cause } = event as { Error?: unknown; Cause?: unknown };
   return { ...(typeof error === 'string' ? { error } : {}), ...(typeof cause === 'string' ? { cause } : {}) };
 }
 

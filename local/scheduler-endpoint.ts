@@ -67,7 +67,8 @@ export class SchedulerEndpoint {
     const mode = optionalString(window, 'Mode', 'FlexibleTimeWindow.Mode');
     if (mode !== 'OFF' && mode !== 'FLEXIBLE') throw new SchedulerError('ValidationException', 400, "FlexibleTimeWindow.Mode must be 'OFF' or 'FLEXIBLE'");
     const maximum = window.MaximumWindowInMinutes;
-    if (mode === 'FLEXIBLE' && typeof maximum !== 'number') throw new SchedulerError('ValidationException', 400, 'FlexibleTimeWindow.MaximumWindowInMinutes is required in FLEXIBLE mode');
+    if (mode === 'FLEXIBLE' && typeof maximum !== 'number')
+      throw new SchedulerError('ValidationException', 400, 'FlexibleTimeWindow.MaximumWindowInMinutes is required in FLEXIBLE mode');
     const state = optionalString(body, 'State') ?? 'ENABLED';
     if (state !== 'ENABLED' && state !== 'DISABLED') throw new SchedulerError('ValidationException', 400, "State must be 'ENABLED' or 'DISABLED'");
     const after = optionalString(body, 'ActionAfterCompletion') ?? 'NONE';
@@ -84,7 +85,11 @@ export class SchedulerEndpoint {
       ...(description !== undefined ? { description } : {}),
       ...(typeof body.StartDate === 'number' ? { startDate: body.StartDate * 1000 } : {}),
       ...(typeof body.EndDate === 'number' ? { endDate: body.EndDate * 1000 } : {}),
-      target: { arn: requiredString(target, 'Arn', 'Target.Arn'), roleArn: requiredString(target, 'RoleArn', 'Target.RoleArn'), input: optionalString(target, 'Input', 'Target.Input') ?? '{}' },
+      target: {
+        arn: requiredString(target, 'Arn', 'Target.Arn'),
+        roleArn: requiredString(target, 'RoleArn', 'Target.RoleArn'),
+        input: optionalString(target, 'Input', 'Target.Input') ?? '{}',
+      },
       actionAfterCompletion: after,
       createdAt: now,
       lastModifiedAt: now,
@@ -109,7 +114,8 @@ export class SchedulerEndpoint {
       CreationDate: record.createdAt / 1000,
       LastModificationDate: record.lastModifiedAt / 1000,
       Target: { Arn: record.target.arn, RoleArn: record.target.roleArn, Input: record.target.input },
-      FlexibleTimeWindow: record.flexibleWindowMinutes === undefined ? { Mode: 'OFF' } : { Mode: 'FLEXIBLE', MaximumWindowInMinutes: record.flexibleWindowMinutes },
+      FlexibleTimeWindow:
+        record.flexibleWindowMinutes === undefined ? { Mode: 'OFF' } : { Mode: 'FLEXIBLE', MaximumWindowInMinutes: record.flexibleWindowMinutes },
       ActionAfterCompletion: record.actionAfterCompletion,
     };
   }
@@ -143,7 +149,11 @@ export class SchedulerEndpoint {
 
   private knownGroup(groupName: string): void {
     if (groupName !== LOCAL_SCHEDULE_GROUP && groupName !== 'default') {
-      throw new SchedulerError('ResourceNotFoundException', 404, `Schedule group ${groupName} does not exist (this control plane has '${LOCAL_SCHEDULE_GROUP}' and 'default').`);
+      throw new SchedulerError(
+        'ResourceNotFoundException',
+        404,
+        `Schedule group ${groupName} does not exist (this control plane has '${LOCAL_SCHEDULE_GROUP}' and 'default').`,
+      );
     }
   }
 }

@@ -27,7 +27,9 @@ export interface ServedControlPlane {
  * `rollout serve` runs one until a signal; the CLI's default target runs one in-process on an
  * ephemeral port and talks to it through the SDK like any other target.
  */
-export async function startServedControlPlane(options: OpenRuntimeOptions & { port?: number; apiPort?: number; scheduleClock?: WallClock }): Promise<ServedControlPlane> {
+export async function startServedControlPlane(
+  options: OpenRuntimeOptions & { port?: number; apiPort?: number; scheduleClock?: WallClock },
+): Promise<ServedControlPlane> {
   // Whatever site openRuntime takes (a simulated site; a site profile with issue 7's `--site-config`), served alike.
   const runtime = await openRuntime(options);
   // Known once the server listens; the discovery route answers from it.
@@ -45,7 +47,10 @@ export async function startServedControlPlane(options: OpenRuntimeOptions & { po
     stateMachines: scheduled,
   });
   const schedulerEndpoint = new SchedulerEndpoint(scheduler, options.scheduleClock ?? SYSTEM_WALL_CLOCK, LOCAL_REGION);
-  const endpoint = new StepFunctionsEndpoint(runtime.engine, () => announced.endpoints, [(req, res) => schedulerEndpoint.route(req, res), eventsRoute(runtime.events)]);
+  const endpoint = new StepFunctionsEndpoint(runtime.engine, () => announced.endpoints, [
+    (req, res) => schedulerEndpoint.route(req, res),
+    eventsRoute(runtime.events),
+  ]);
   let listening: Awaited<ReturnType<StepFunctionsEndpoint['listen']>>;
   let api: ListeningApi;
   try {
@@ -60,7 +65,16 @@ export async function startServedControlPlane(options: OpenRuntimeOptions & { po
     throw err;
   }
   try {
-    api = await listenApi(createApi({ controlPlane: runtime, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts, site: runtime.site }), options.apiPort ?? 0);
+    api = await listenApi(
+      createApi({
+        controlPlane: runtime,
+        environments: runtime.environments,
+        environmentUpgrades: runtime.environmentUpgrades,
+        runStarts: runtime.runStarts,
+        site: runtime.site,
+      }),
+      options.apiPort ?? 0,
+    );
   } catch (err) {
     scheduler.close();
     await listening.close();

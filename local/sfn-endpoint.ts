@@ -92,7 +92,8 @@ export class StepFunctionsEndpoint {
     }
     const target = String(req.headers['x-amz-target'] ?? '');
     try {
-      if (req.method !== 'POST' || !target.startsWith(TARGET_PREFIX)) throw new ServiceError('UnknownOperationException', `expected a POST with X-Amz-Target: ${TARGET_PREFIX}<Operation>`);
+      if (req.method !== 'POST' || !target.startsWith(TARGET_PREFIX))
+        throw new ServiceError('UnknownOperationException', `expected a POST with X-Amz-Target: ${TARGET_PREFIX}<Operation>`);
       const operation = this.operations[target.slice(TARGET_PREFIX.length)];
       if (!operation) throw new ServiceError('UnknownOperationException', `${target} is not an operation of this endpoint`);
       const body = await readBody(req);
@@ -197,7 +198,16 @@ export class StepFunctionsEndpoint {
 const LOCAL_ROLE_ARN = 'arn:aws:iam::000000000000:role/rollout-embedded-engine';
 
 function describeStateMachine({ name, arn, definition, createdAt }: ReturnType<LocalStepFunctions['stateMachines']>[number]): unknown {
-  return { stateMachineArn: arn, name, status: 'ACTIVE', definition, roleArn: LOCAL_ROLE_ARN, type: 'STANDARD', creationDate: seconds(createdAt), loggingConfiguration: { level: 'OFF', includeExecutionData: false } };
+  return {
+    stateMachineArn: arn,
+    name,
+    status: 'ACTIVE',
+    definition,
+    roleArn: LOCAL_ROLE_ARN,
+    type: 'STANDARD',
+    creationDate: seconds(createdAt),
+    loggingConfiguration: { level: 'OFF', includeExecutionData: false },
+  };
 }
 
 function describe(record: ExecutionRecord): unknown {
@@ -241,7 +251,13 @@ function historyDetails(entry: HistoryEntry, record: ExecutionRecord, includeDat
     case 'ExecutionFailed':
       return { executionFailedEventDetails: { error: entry.error ?? record.error, cause: entry.cause ?? record.cause } };
     case 'ExecutionAborted':
-      return { executionAbortedEventDetails: { ...(record.error !== undefined ? { error: record.error } : {}), ...(record.cause !== undefined ? { cause: record.cause } : {}), ...failure } };
+      return {
+        executionAbortedEventDetails: {
+          ...(record.error !== undefined ? { error: record.error } : {}),
+          ...(record.cause !== undefined ? { cause: record.cause } : {}),
+          ...failure,
+        },
+      };
     case 'ExecutionTimedOut':
       return { executionTimedOutEventDetails: failure };
     case 'MapIterationStarted':
@@ -271,7 +287,11 @@ function paginate<T>(items: T[], request: Request): { items: T[]; nextToken?: st
 function stringField(request: Request, field: string, required = false): string {
   const value = request[field];
   if (value === undefined || value === null) {
-    if (required) throw new ServiceError('ValidationException', `1 validation error detected: Value null at '${field}' failed to satisfy constraint: Member must not be null`);
+    if (required)
+      throw new ServiceError(
+        'ValidationException',
+        `1 validation error detected: Value null at '${field}' failed to satisfy constraint: Member must not be null`,
+      );
     return '';
   }
   if (typeof value !== 'string') throw new ServiceError('ValidationException', `'${field}' must be a string`);

@@ -82,7 +82,10 @@ export class TaskTokens {
         beat = new AbortController();
         const signal = AbortSignal.any([beat.signal, timerStop.signal]);
         void this.time.sleep(timers.heartbeatSeconds, signal).then(() => {
-          if (!signal.aborted) end('timed-out', () => reject(namedError('States.Timeout', `task ${stateName} sent no heartbeat for ${timers.heartbeatSeconds} s (States.HeartbeatTimeout)`)));
+          if (!signal.aborted)
+            end('timed-out', () =>
+              reject(namedError('States.Timeout', `task ${stateName} sent no heartbeat for ${timers.heartbeatSeconds} s (States.HeartbeatTimeout)`)),
+            );
         });
       };
       this.pending.set(token, {
@@ -95,7 +98,8 @@ export class TaskTokens {
       if (stopped.aborted) onStop();
       if (timers.timeoutSeconds !== undefined) {
         void this.time.sleep(timers.timeoutSeconds, timerStop.signal).then(() => {
-          if (!timerStop.signal.aborted) end('timed-out', () => reject(namedError('States.Timeout', `task ${stateName} timed out after ${timers.timeoutSeconds} s`)));
+          if (!timerStop.signal.aborted)
+            end('timed-out', () => reject(namedError('States.Timeout', `task ${stateName} timed out after ${timers.timeoutSeconds} s`)));
         });
       }
       armHeartbeat();
@@ -136,7 +140,8 @@ export class TaskTokens {
     if (task) return task;
     const closed = this.closed.get(token);
     // As AWS: a task that timed out, or whose execution ended, answers TaskTimedOut; an unknown or used token TaskDoesNotExist.
-    if (closed === 'timed-out' || closed === 'closed') throw new TaskTokenError('TaskTimedOut', 'Task Timed Out: the task of this token has already been closed');
+    if (closed === 'timed-out' || closed === 'closed')
+      throw new TaskTokenError('TaskTimedOut', 'Task Timed Out: the task of this token has already been closed');
     throw new TaskTokenError('TaskDoesNotExist', `Task Does Not Exist: ${closed === 'used' ? 'this token was already used' : 'no task has this token'}`);
   }
 }

@@ -67,5 +67,9 @@ export interface TaskRunStore extends RunMessages {
    * `expectedIncrement`; else StaleWriteError (another attempt applied it). The status is written
    * only when the run ends or stops, so a cancel request written meanwhile is never overwritten.
    */
-  commitIncrement(runId: string, expectedIncrement: number, update: Pick<TaskRunRecord, 'schedule' | 'counts' | 'status'> & { finishedAt?: number }): Promise<void>;
+  commitIncrement(
+    runId: string,
+    expectedIncrement: number,
+    update: Pick<TaskRunRecord, 'schedule' | 'counts' | 'status'> & { finishedAt?: number },
+  ): Promise<void>;
 }

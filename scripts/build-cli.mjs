@@ -60,7 +60,11 @@ export async function buildCli() {
   });
   mkdirSync(dist, { recursive: true });
   // Chunks first (content-hashed names: a concurrent build writes the same bytes), the entries last.
-  const entries = new Set(Object.keys(result.metafile.outputs).filter((output) => result.metafile.outputs[output].entryPoint).map((output) => path.join(root, output)));
+  const entries = new Set(
+    Object.keys(result.metafile.outputs)
+      .filter((output) => result.metafile.outputs[output].entryPoint)
+      .map((output) => path.join(root, output)),
+  );
   const files = [...result.outputFiles].sort((a, b) => Number(entries.has(a.path)) - Number(entries.has(b.path)));
   for (const file of files) writeWhole(file.path, file.contents);
 

@@ -28,7 +28,9 @@ await build({
   logLevel: 'warning',
 });
 
-execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')], {
+  stdio: 'inherit',
+});
 
 /** `from './x'` → `from './x.js'` (or `./x/index.js`), as the emitted declaration files are laid out. */
 function withExtensions(file) {

@@ -88,7 +88,13 @@ export interface SimAnswer {
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 /** Serves the simulated site over HTTP (node:http only) until `close()`. */
-export async function startSiteSimulator({ site, clock, host = '127.0.0.1', port = 0, ssmAgent: agentOptions }: SiteSimulatorOptions): Promise<RunningSiteSimulator> {
+export async function startSiteSimulator({
+  site,
+  clock,
+  host = '127.0.0.1',
+  port = 0,
+  ssmAgent: agentOptions,
+}: SiteSimulatorOptions): Promise<RunningSiteSimulator> {
   const simulator = new SiteSimulator(site, clock);
   const faults = new ApiFaults(site.apiFaults);
   const apis = [slurmApi(simulator), bosApi(simulator), hsmApi(simulator), provisionerApi(simulator), controlApi(simulator)];
@@ -168,7 +174,10 @@ async function serve(req: SimRequest, apis: readonly ServiceApi[], ssm: SsmApi, 
   if (!route) return candidates.length > 0 ? fail(405, `${method} is not allowed on ${path}`) : fail(404, `no such resource: ${path}`);
 
   try {
-    const params = route.path.exec(path)!.slice(1).map((p) => decodeURIComponent(p));
+    const params = route.path
+      .exec(path)!
+      .slice(1)
+      .map((p) => decodeURIComponent(p));
     const body = method === 'POST' ? parseJson(text) : undefined;
     return route.handle(params, body, new URLSearchParams(search));
   } catch (err) {
@@ -182,7 +191,11 @@ async function serve(req: SimRequest, apis: readonly ServiceApi[], ssm: SsmApi, 
 function parseJson(text: string): unknown {
   if (text.trim() === '') throw new SimRequestError(400, 'a JSON body is required');
   const parsed = parseDocumentText(text, 'json');
-  if ('problems' in parsed) throw new SimRequestError(400, `the body is not valid JSON: ${parsed.problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message.replace(/^invalid JSON:? ?/, ''))).join('; ')}`);
+  if ('problems' in parsed)
+    throw new SimRequestError(
+      400,
+      `the body is not valid JSON: ${parsed.problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message.replace(/^invalid JSON:? ?/, ''))).join('; ')}`,
+    );
   return parsed.value;
 }
 

@@ -15,7 +15,11 @@ export type SiteServiceName = (typeof SITE_SERVICES)[number];
 /** States in which a node cannot be running a job, so `busySeconds` would contradict them. */
 const JOBLESS_STATES: readonly SiteWlmState[] = ['DRAINED', 'DOWN', 'FAIL'];
 
-const nonEmpty = (what: string) => z.string({ error: `${what} must be a string` }).trim().min(1, `${what} must not be empty`);
+const nonEmpty = (what: string) =>
+  z
+    .string({ error: `${what} must be a string` })
+    .trim()
+    .min(1, `${what} must not be empty`);
 const seconds = secondsOf(undefined, { min: 0, whole: false });
 /** A job may run for longer than any wait the workflow takes: a year at most. */
 const jobSeconds = secondsOf(undefined, { min: 0, whole: false, max: 365 * 24 * 3600 });
@@ -81,18 +85,20 @@ const workloadSchema = z.strictObject({
 });
 
 const httpError = 'status is required and must be an HTTP error status (400-599)';
-const apiFaultSchema = z.strictObject({
-  service: z.enum(SITE_SERVICES, { error: `must be one of ${SITE_SERVICES.join(', ')}` }),
-  method: z.enum(['GET', 'POST', 'DELETE'], { error: 'must be GET, POST or DELETE' }).optional(),
-  /** Matches when the request path contains this text. */
-  path: nonEmpty('path').optional(),
-  status: z.number({ error: httpError }).int(httpError).min(400, httpError).max(599, httpError).optional(),
-  /** Leave the request unanswered instead (not served either): the client meets its timeout. */
-  hang: z.literal(true, { error: 'must be true' }).optional(),
-  count: z.number().int().min(1, 'must be at least 1').default(1),
-  /** Matching calls let through before the faults start. */
-  afterCalls: z.number().int().min(0, 'must not be negative').default(0),
-}).refine((f) => (f.status === undefined) !== (f.hang === undefined), { error: `give exactly one of status (${httpError}) and hang: true`, path: ['status'] });
+const apiFaultSchema = z
+  .strictObject({
+    service: z.enum(SITE_SERVICES, { error: `must be one of ${SITE_SERVICES.join(', ')}` }),
+    method: z.enum(['GET', 'POST', 'DELETE'], { error: 'must be GET, POST or DELETE' }).optional(),
+    /** Matches when the request path contains this text. */
+    path: nonEmpty('path').optional(),
+    status: z.number({ error: httpError }).int(httpError).min(400, httpError).max(599, httpError).optional(),
+    /** Leave the request unanswered instead (not served either): the client meets its timeout. */
+    hang: z.literal(true, { error: 'must be true' }).optional(),
+    count: z.number().int().min(1, 'must be at least 1').default(1),
+    /** Matching calls let through before the faults start. */
+    afterCalls: z.number().int().min(0, 'must not be negative').default(0),
+  })
+  .refine((f) => (f.status === undefined) !== (f.hang === undefined), { error: `give exactly one of status (${httpError}) and hang: true`, path: ['status'] });
 
 /** A command run on the simulated head node (through SSM) that misbehaves: exits non-zero, or never finishes (SSM TimedOut). */
 const commandFaultSchema = z.strictObject({
@@ -160,7 +166,11 @@ export const siteDefinitionSchema = z
         ctx.addIssue({ code: 'custom', path: ['nodes', i, 'wlm', 'busySeconds'], message: `a ${node.wlm.state} node runs no job` });
       }
       if (node.wlm.timeLimitSeconds !== undefined && node.wlm.timeLimitSeconds < node.wlm.busySeconds) {
-        ctx.addIssue({ code: 'custom', path: ['nodes', i, 'wlm', 'timeLimitSeconds'], message: 'a job ends by its time limit: timeLimitSeconds must be at least busySeconds' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['nodes', i, 'wlm', 'timeLimitSeconds'],
+          message: 'a job ends by its time limit: timeLimitSeconds must be at least busySeconds',
+        });
       }
     });
   });

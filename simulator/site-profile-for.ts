@@ -40,7 +40,9 @@ export function siteProfileFor(
   const run = (program: HeadNodeProgram) => (transport === 'local' ? programs![program] : program);
   return {
     transport: transport === 'local' ? { type: 'local' } : headNode,
-    ...(transport === 'local' ? { commandPaths: { scontrol: run('scontrol'), sinfo: run('sinfo'), squeue: run('squeue') }, tasks: { transport: headNode } } : {}),
+    ...(transport === 'local'
+      ? { commandPaths: { scontrol: run('scontrol'), sinfo: run('sinfo'), squeue: run('squeue') }, tasks: { transport: headNode } }
+      : {}),
     workloadManager: { type: 'scontrol' },
     // --yes: Warewulf asks for confirmation otherwise, and a command over SSM has no terminal to answer it.
     bootService: { type: 'slurm-reboot', prepareCommand: `${run('wwctl')} node set --yes --image {template} {nodes}` },
@@ -61,6 +63,9 @@ const PROFILE_RESTD_VERSIONS = ['v0.0.41', 'v0.0.42', 'v0.0.40'];
 function restdVersionFor(served: readonly string[] | undefined): string {
   if (served === undefined) return PROFILE_RESTD_VERSIONS[0]!;
   const version = PROFILE_RESTD_VERSIONS.find((v) => served.includes(v));
-  if (!version) throw new Error(`the simulated Slurm's slurmrestd serves ${served.join(', ')}, none of which a profile's slurmrestd connector speaks (${PROFILE_RESTD_VERSIONS.join(', ')}): use a command transport (ssm or local), which runs scontrol`);
+  if (!version)
+    throw new Error(
+      `the simulated Slurm's slurmrestd serves ${served.join(', ')}, none of which a profile's slurmrestd connector speaks (${PROFILE_RESTD_VERSIONS.join(', ')}): use a command transport (ssm or local), which runs scontrol`,
+    );
   return version;
 }

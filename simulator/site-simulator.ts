@@ -13,8 +13,6 @@ import type { SiteNodeState, SiteState } from '../core/site/site-state';
 
 export type { SiteNodeState, SiteState } from '../core/site/site-state';
 
-
-
 /** The simulated site: its four services sharing one simulated timeline. */
 export class SiteSimulator {
   private readonly timeline: Timeline;
@@ -47,7 +45,14 @@ export class SiteSimulator {
       drained: (name: string, reason: string, jobEndsAt?: number) => this.tasks.drained(names.site(name), reason, jobEndsAt),
       resumed: (name: string, reason?: string) => this.tasks.resumed(names.site(name), reason),
     };
-    this.workloadManager = new WorkloadManagerModel(slurmNodes, timeline, site.workload, names.mapped ? taskObserver : this.tasks, { ...site.slurm, epilogSeconds: site.timing.epilogSeconds }, changes);
+    this.workloadManager = new WorkloadManagerModel(
+      slurmNodes,
+      timeline,
+      site.workload,
+      names.mapped ? taskObserver : this.tasks,
+      { ...site.slurm, epilogSeconds: site.timing.epilogSeconds },
+      changes,
+    );
     this.inventory = new InventoryModel(site);
     this.bootService = new BootServiceModel({
       templates: site.bootTemplates,

@@ -83,10 +83,13 @@ export class SimClock implements TimeSource {
         clearTimeout(timer);
         resolve();
       };
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, this.realMsFor(Math.max(0, simSeconds)));
+      const timer = setTimeout(
+        () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        this.realMsFor(Math.max(0, simSeconds)),
+      );
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }

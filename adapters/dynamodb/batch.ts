@@ -52,7 +52,12 @@ async function writeOneBatch(client: DynamoDBDocumentClient, tableName: string, 
  * Reads the items at these keys (consistently), 100 per BatchGetItem, retrying unprocessed keys with backoff.
  * Duplicate keys are collapsed (DynamoDB rejects them). Missing items are absent; the order is not the input's.
  */
-export async function batchGetAll(client: DynamoDBDocumentClient, tableName: string, keys: readonly ItemKey[], options: { projection?: string } = {}): Promise<Item[]> {
+export async function batchGetAll(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  keys: readonly ItemKey[],
+  options: { projection?: string } = {},
+): Promise<Item[]> {
   const unique: Item[] = [...new Map(keys.map((k) => [`${k.pk}\u0000${k.sk}`, { pk: k.pk, sk: k.sk }])).values()];
   const limit = pLimit(BATCH_CONCURRENCY);
   const results = await Promise.all(chunks(unique, BATCH_GET_MAX).map((batch) => limit(() => getOneBatch(client, tableName, batch, options.projection))));
@@ -64,7 +69,11 @@ async function getOneBatch(client: DynamoDBDocumentClient, tableName: string, ba
   let pending = batch;
   for (let attempt = 0; attempt < MAX_BATCH_ATTEMPTS; attempt++) {
     if (attempt > 0) await backoff(attempt);
-    const out = await client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true, ...(projection ? { ProjectionExpression: projection } : {}) } } }));
+    const out = await client.send(
+      new BatchGetCommand({
+        RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true, ...(projection ? { ProjectionExpression: projection } : {}) } },
+      }),
+    );
     found.push(...(out.Responses?.[tableName] ?? []));
     pending = out.UnprocessedKeys?.[tableName]?.Keys ?? [];
     if (pending.length === 0) return found;

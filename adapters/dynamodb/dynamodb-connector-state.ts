@@ -33,7 +33,12 @@ export class DynamoDbConnectorState implements ConnectorState {
       client.send(
         new PutCommand({
           TableName: tableName,
-          Item: { ...connectorRecordKey(kind, record.name), kind, record: withoutUndefined(record), [TTL_ATTRIBUTE]: Math.floor(clock.now() / 1000) + RECORD_TTL_SECONDS },
+          Item: {
+            ...connectorRecordKey(kind, record.name),
+            kind,
+            record: withoutUndefined(record),
+            [TTL_ATTRIBUTE]: Math.floor(clock.now() / 1000) + RECORD_TTL_SECONDS,
+          },
           ConditionExpression: condition,
         }),
       );

@@ -40,7 +40,12 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
   private readonly messages: DynamoDbMessageLog;
 
   constructor(private readonly options: { tableName: string; client: DynamoDBDocumentClient; clock?: Clock }) {
-    this.messages = new DynamoDbMessageLog({ tableName: options.tableName, client: options.client, clock: options.clock ?? systemClock, partitionOf: deploymentPk });
+    this.messages = new DynamoDbMessageLog({
+      tableName: options.tableName,
+      client: options.client,
+      clock: options.clock ?? systemClock,
+      partitionOf: deploymentPk,
+    });
   }
 
   appendMessage(deploymentId: string, message: string): Promise<void> {
@@ -151,7 +156,12 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
 
   requestCancel(deploymentId: string): Promise<DeploymentRecord> {
     // A stopped deployment is cancelled too: its resume winds it down to CANCELLED.
-    return this.changeStatus(deploymentId, ['RUNNING', 'CANCELLING', 'STOPPING', 'STOPPED'], 'CANCELLING', (status) => new SessionNotCancellableError(deploymentId, status));
+    return this.changeStatus(
+      deploymentId,
+      ['RUNNING', 'CANCELLING', 'STOPPING', 'STOPPED'],
+      'CANCELLING',
+      (status) => new SessionNotCancellableError(deploymentId, status),
+    );
   }
 
   requestStop(deploymentId: string): Promise<DeploymentRecord> {
@@ -166,7 +176,12 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
   }
 
   /** One conditional write from one of `from` to `to`; `refused` says why when the status was another. */
-  private async changeStatus(deploymentId: string, from: readonly DeploymentStatus[], to: DeploymentStatus, refused: (status: string) => Error): Promise<DeploymentRecord> {
+  private async changeStatus(
+    deploymentId: string,
+    from: readonly DeploymentStatus[],
+    to: DeploymentStatus,
+    refused: (status: string) => Error,
+  ): Promise<DeploymentRecord> {
     const values = Object.fromEntries(from.map((status, i) => [`:from${i}`, status]));
     const out = await conditionalWrite(
       this.options.client.send(
@@ -216,7 +231,11 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
       ProjectionExpression: 'pk, sk',
       ConsistentRead: true,
     });
-    await batchWriteAll(this.options.client, this.table, rest.map((key) => ({ DeleteRequest: { Key: { pk: key['pk'], sk: key['sk'] } } })));
+    await batchWriteAll(
+      this.options.client,
+      this.table,
+      rest.map((key) => ({ DeleteRequest: { Key: { pk: key['pk'], sk: key['sk'] } } })),
+    );
     this.plans.delete(deploymentId);
     return toRecord(out.Attributes);
   }
@@ -242,4 +261,3 @@ function toRecord(item: Record<string, unknown>): DeploymentRecord {
   const { stateGz, planParts: _parts, ...rest } = withoutKeys<StoredRecord>(item);
   return { ...rest, state: unpack<DeploymentRunState>(stateGz) };
 }
-

@@ -146,7 +146,13 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
       ExpressionAttributeValues: { ':pk': ENVIRONMENTS_PK, ':prefix': ENVIRONMENT_NODE_SK_PREFIX, ':id': id },
       ConsistentRead: true,
     });
-    return { environment: withNodes(item.environment, owned.map((o) => withoutKeys<NodeOwnership>(o))), revision: item.revision };
+    return {
+      environment: withNodes(
+        item.environment,
+        owned.map((o) => withoutKeys<NodeOwnership>(o)),
+      ),
+      revision: item.revision,
+    };
   }
 
   async getNode(nodeId: number): Promise<NodeOwnership | undefined> {
@@ -196,7 +202,9 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
     if ((await this.putNew({ ...releaseKey(release.id), release })) !== CONDITION_FAILED) return 'created';
     const stored = await this.getRelease(release.id);
     if (sameJson(stored, release)) return 'unchanged';
-    throw new ResourceConflictError(`release ${release.id}`, [{ field: 'id', message: `release ${release.id} is stored with other content (${stored?.name} ${stored?.version})` }]);
+    throw new ResourceConflictError(`release ${release.id}`, [
+      { field: 'id', message: `release ${release.id} is stored with other content (${stored?.name} ${stored?.version})` },
+    ]);
   }
 
   async addEnvironment(environment: Environment): Promise<'created' | 'unchanged'> {
@@ -218,7 +226,9 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
     try {
       // 2. Its name, its site nodes (in name order, so that of registrations racing for several, one gets them all), its node ids.
       await claim(() => this.claimName(environment.name, id, written));
-      const nodes = environment.nodes.map((node, index) => ({ node, index })).sort((a, b) => (a.node.name < b.node.name ? -1 : a.node.name > b.node.name ? 1 : 0));
+      const nodes = environment.nodes
+        .map((node, index) => ({ node, index }))
+        .sort((a, b) => (a.node.name < b.node.name ? -1 : a.node.name > b.node.name ? 1 : 0));
       for (const { node, index } of nodes) {
         if (conflicts.length > 0) break;
         await claim(() => this.claimSiteNode(node, index, id, written));
@@ -252,10 +262,14 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
         const { status: _given, ...givenFields } = fieldsOf(environment);
         // The status is the upgrade's to change: a re-import of the same environment is not a conflict for it.
         if (sameJson(storedFields, givenFields)) return 'stored';
-        throw new ResourceConflictError(`environment ${environment.id}`, [{ field: 'id', message: `environment ${environment.id} is stored with other fields` }]);
+        throw new ResourceConflictError(`environment ${environment.id}`, [
+          { field: 'id', message: `environment ${environment.id} is stored with other fields` },
+        ]);
       }
       if (this.isLive(stored)) {
-        throw new ResourceConflictError(`environment ${environment.id}`, [{ field: 'id', message: `environment ${environment.id} is being registered by another request` }]);
+        throw new ResourceConflictError(`environment ${environment.id}`, [
+          { field: 'id', message: `environment ${environment.id} is being registered by another request` },
+        ]);
       }
       // A registration that never committed (a crash): voided, then this one takes its place.
       await this.voidRegistration(environment.id, stored);
@@ -277,7 +291,9 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
       ),
       () =>
         // Voided: this registration stalled past the lease and another took what it claimed.
-        new ResourceConflictError(`environment ${id}`, [{ field: 'id', message: `the registration of environment ${id} took too long and was taken over: register it again` }]),
+        new ResourceConflictError(`environment ${id}`, [
+          { field: 'id', message: `the registration of environment ${id} took too long and was taken over: register it again` },
+        ]),
     );
   }
 
@@ -340,7 +356,9 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
       const problem = await held.liveProblem(Item);
       if (problem) throw new Held(problem);
       const { condition, values } = held.unchanged(Item);
-      const taken = await conditionalWrite(this.client.send(new PutCommand({ TableName: this.table, Item: full, ConditionExpression: condition, ExpressionAttributeValues: values })));
+      const taken = await conditionalWrite(
+        this.client.send(new PutCommand({ TableName: this.table, Item: full, ConditionExpression: condition, ExpressionAttributeValues: values })),
+      );
       if (taken !== CONDITION_FAILED) {
         written.push({ key, condition: held.mine.condition, values: held.mine.values });
         return;
@@ -437,7 +455,9 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
   }
 
   private putNew(item: Record<string, unknown>) {
-    return conditionalWrite(this.client.send(new PutCommand({ TableName: this.table, Item: withoutUndefined(item), ConditionExpression: 'attribute_not_exists(pk)' })));
+    return conditionalWrite(
+      this.client.send(new PutCommand({ TableName: this.table, Item: withoutUndefined(item), ConditionExpression: 'attribute_not_exists(pk)' })),
+    );
   }
 
   private async environmentItem(id: number): Promise<EnvironmentItem | undefined> {
@@ -472,7 +492,13 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
     if (before && before.seedId === undefined && before.pendingSeedId !== undefined && isCommittedItem(await this.environmentItem(before.pendingSeedId))) {
       await conditionalWrite(
         this.client.send(
-          new UpdateCommand({ TableName: this.table, Key: relation, UpdateExpression: 'SET seedId = :seed', ConditionExpression: 'claimToken = :token', ExpressionAttributeValues: { ':seed': before.pendingSeedId, ':token': before.claimToken } }),
+          new UpdateCommand({
+            TableName: this.table,
+            Key: relation,
+            UpdateExpression: 'SET seedId = :seed',
+            ConditionExpression: 'claimToken = :token',
+            ExpressionAttributeValues: { ':seed': before.pendingSeedId, ':token': before.claimToken },
+          }),
         ),
       );
       throw alreadyUpgraded(await this.seedOf(originalId));
@@ -504,7 +530,13 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
       environment = { ...draft, id: await this.nextEnvironmentId() };
       await conditionalWrite(
         this.client.send(
-          new UpdateCommand({ TableName: this.table, Key: relation, UpdateExpression: 'SET pendingSeedId = :seed', ConditionExpression: 'claimToken = :token', ExpressionAttributeValues: { ':seed': environment.id, ':token': claim.token } }),
+          new UpdateCommand({
+            TableName: this.table,
+            Key: relation,
+            UpdateExpression: 'SET pendingSeedId = :seed',
+            ConditionExpression: 'claimToken = :token',
+            ExpressionAttributeValues: { ':seed': environment.id, ':token': claim.token },
+          }),
         ),
         (cause) => new StaleWriteError(`upgrade relation of environment ${originalId}`, `claim ${claim.token}`, { cause }),
       );
@@ -576,7 +608,8 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
       throw err;
     }
     // A crash before this leaves the old name's claim naming an environment of another name: it no longer holds.
-    if (renamed) await this.giveBack([{ key: environmentNameKey(stored.environment.name), condition: 'environmentId = :mine', values: { ':mine': environment.id } }]);
+    if (renamed)
+      await this.giveBack([{ key: environmentNameKey(stored.environment.name), condition: 'environmentId = :mine', values: { ':mine': environment.id } }]);
   }
 
   async deleteEnvironment(id: number): Promise<void> {
@@ -659,7 +692,12 @@ function sameJson(a: unknown, b: unknown): boolean {
     Array.isArray(value)
       ? value.map(canonical)
       : value !== null && typeof value === 'object'
-        ? Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).sort(([x], [y]) => (x < y ? -1 : 1)).map(([k, v]) => [k, canonical(v)]))
+        ? Object.fromEntries(
+            Object.entries(value)
+              .filter(([, v]) => v !== undefined)
+              .sort(([x], [y]) => (x < y ? -1 : 1))
+              .map(([k, v]) => [k, canonical(v)]),
+          )
         : value;
   return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
 }

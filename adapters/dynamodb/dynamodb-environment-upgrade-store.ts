@@ -37,7 +37,9 @@ export class DynamoDbEnvironmentUpgradeStore implements EnvironmentUpgradeStore 
       session: withoutUndefined(session),
       revision: 0,
     };
-    const put = await conditionalWrite(this.options.client.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })));
+    const put = await conditionalWrite(
+      this.options.client.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })),
+    );
     if (put !== CONDITION_FAILED) return { session, revision: 0 };
     return (await this.getUpgrade(session.upgradeId))!;
   }

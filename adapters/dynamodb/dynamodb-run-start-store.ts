@@ -10,7 +10,13 @@ export class DynamoDbRunStartStore implements RunStartStore {
   async accept(start: Omit<RunStart, 'refused'>): Promise<void> {
     // A refusal written first (the first state can be that quick) stays.
     await conditionalWrite(
-      this.options.client.send(new PutCommand({ TableName: this.options.tableName, Item: withoutUndefined({ ...runStartKey(start.id), ...start }), ConditionExpression: 'attribute_not_exists(pk)' })),
+      this.options.client.send(
+        new PutCommand({
+          TableName: this.options.tableName,
+          Item: withoutUndefined({ ...runStartKey(start.id), ...start }),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      ),
     );
   }
 

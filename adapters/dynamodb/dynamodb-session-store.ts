@@ -4,7 +4,16 @@ import type { Clock } from '../../core/clock';
 import { systemClock } from '../../core/clock';
 import { SessionNotCancellableError, SessionNotFoundError, SessionNotStoppableError, StaleWriteError } from '../../core/errors';
 import { stepCount } from '../../core/rolling-upgrade/step-plan';
-import { ENDED_SESSION_STATES, SESSION_CANCEL, SESSION_STOP, isSessionCancellable, type NodeRecord, type Progress, type SessionState, type UpgradeSession } from '../../core/rolling-upgrade/session';
+import {
+  ENDED_SESSION_STATES,
+  SESSION_CANCEL,
+  SESSION_STOP,
+  isSessionCancellable,
+  type NodeRecord,
+  type Progress,
+  type SessionState,
+  type UpgradeSession,
+} from '../../core/rolling-upgrade/session';
 import type { NodeLock, SessionStore } from '../../ports/session-store';
 import type { OperatorWait } from '../../core/rolling-upgrade/operator-gate';
 import { batchGetAll, batchWriteAll } from './batch';
@@ -15,15 +24,7 @@ import { DynamoDbNodeLocks } from './node-locks';
 export { DEFAULT_LOCK_LEASE_SECONDS } from './node-locks';
 import { planChunkWrites, readPlanSlice, surplusPlanChunkDeletes } from './plan-chunks';
 import { queryAll } from './query';
-import {
-  NODE_SK_PREFIX,
-  SESSIONS_BY_CREATION_INDEX,
-  SESSIONS_GSI_PARTITION,
-  nodeKey,
-  sessionGsi1Sk,
-  sessionKey,
-  sessionPk,
-} from './table-design';
+import { NODE_SK_PREFIX, SESSIONS_BY_CREATION_INDEX, SESSIONS_GSI_PARTITION, nodeKey, sessionGsi1Sk, sessionKey, sessionPk } from './table-design';
 
 export interface DynamoDbSessionStoreOptions {
   tableName: string;
@@ -57,7 +58,12 @@ export class DynamoDbSessionStore implements SessionStore {
     this.tableName = options.tableName;
     this.client = options.client;
     this.clock = options.clock ?? systemClock;
-    this.locks = new DynamoDbNodeLocks({ client: this.client, tableName: this.tableName, clock: this.clock, ...(options.lockLeaseSeconds ? { lockLeaseSeconds: options.lockLeaseSeconds } : {}) });
+    this.locks = new DynamoDbNodeLocks({
+      client: this.client,
+      tableName: this.tableName,
+      clock: this.clock,
+      ...(options.lockLeaseSeconds ? { lockLeaseSeconds: options.lockLeaseSeconds } : {}),
+    });
     this.messages = new DynamoDbMessageLog({ client: this.client, tableName: this.tableName, clock: this.clock, partitionOf: sessionPk });
   }
 
@@ -246,7 +252,13 @@ export class DynamoDbSessionStore implements SessionStore {
     }
     if (sets.length > 0) {
       await this.client.send(
-        new UpdateCommand({ TableName: this.tableName, Key: sessionKey(upgradeId), UpdateExpression: `SET ${sets.join(', ')}`, ExpressionAttributeNames: names, ExpressionAttributeValues: values }),
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: sessionKey(upgradeId),
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
       );
     }
     return (await this.getSession(upgradeId))!;
@@ -279,17 +291,18 @@ export class DynamoDbSessionStore implements SessionStore {
       ProjectionExpression: 'pk, sk',
       ConsistentRead: true,
     });
-    await batchWriteAll(this.client, this.tableName, rest.map((key) => ({ DeleteRequest: { Key: { pk: key['pk'], sk: key['sk'] } } })));
+    await batchWriteAll(
+      this.client,
+      this.tableName,
+      rest.map((key) => ({ DeleteRequest: { Key: { pk: key['pk'], sk: key['sk'] } } })),
+    );
     this.messages.forget(upgradeId);
     return withoutKeys<UpgradeSession>(out.Attributes);
   }
 
   async parkForOperator(upgradeId: string, taskToken: string, wait: OperatorWait): Promise<boolean> {
     await this.ensureOperatorMap(upgradeId);
-    const gate =
-      'paused' in wait
-        ? '#operator.#paused = :true'
-        : '(attribute_not_exists(#operator.#approved) OR NOT contains(#operator.#approved, :wave))';
+    const gate = 'paused' in wait ? '#operator.#paused = :true' : '(attribute_not_exists(#operator.#approved) OR NOT contains(#operator.#approved, :wave))';
     const out = await conditionalWrite(
       this.client.send(
         new UpdateCommand({
@@ -297,8 +310,17 @@ export class DynamoDbSessionStore implements SessionStore {
           Key: sessionKey(upgradeId),
           UpdateExpression: 'SET #operator.#token = :token',
           ConditionExpression: `#state = :updating AND ${gate}`,
-          ExpressionAttributeNames: { '#operator': 'operator', '#token': 'taskToken', '#state': 'state', ...('paused' in wait ? { '#paused': 'paused' } : { '#approved': 'approvedWaves' }) },
-          ExpressionAttributeValues: { ':token': taskToken, ':updating': 'UPDATING' satisfies SessionState, ...('paused' in wait ? { ':true': true } : { ':wave': wait.wave }) },
+          ExpressionAttributeNames: {
+            '#operator': 'operator',
+            '#token': 'taskToken',
+            '#state': 'state',
+            ...('paused' in wait ? { '#paused': 'paused' } : { '#approved': 'approvedWaves' }),
+          },
+          ExpressionAttributeValues: {
+            ':token': taskToken,
+            ':updating': 'UPDATING' satisfies SessionState,
+            ...('paused' in wait ? { ':true': true } : { ':wave': wait.wave }),
+          },
         }),
       ),
     );

@@ -41,7 +41,12 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
   private readonly messages: DynamoDbMessageLog;
 
   constructor(private readonly options: { tableName: string; client: DynamoDBDocumentClient; clock?: Clock }) {
-    this.messages = new DynamoDbMessageLog({ tableName: options.tableName, client: options.client, clock: options.clock ?? systemClock, partitionOf: taskRunPk });
+    this.messages = new DynamoDbMessageLog({
+      tableName: options.tableName,
+      client: options.client,
+      clock: options.clock ?? systemClock,
+      partitionOf: taskRunPk,
+    });
   }
 
   private get table() {
@@ -106,7 +111,11 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
             UpdateExpression: 'SET #status = :cancelling',
             ConditionExpression: '#status IN (:running, :cancelling, :stopped)',
             ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':cancelling': 'CANCELLING' satisfies TaskRunStatus, ':running': 'RUNNING' satisfies TaskRunStatus, ':stopped': 'STOPPED' satisfies TaskRunStatus },
+            ExpressionAttributeValues: {
+              ':cancelling': 'CANCELLING' satisfies TaskRunStatus,
+              ':running': 'RUNNING' satisfies TaskRunStatus,
+              ':stopped': 'STOPPED' satisfies TaskRunStatus,
+            },
             ReturnValues: 'ALL_NEW',
           }),
         ),
@@ -209,7 +218,11 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
     return current;
   }
 
-  async commitIncrement(runId: string, expectedIncrement: number, update: Pick<TaskRunRecord, 'schedule' | 'counts' | 'status'> & { finishedAt?: number }): Promise<void> {
+  async commitIncrement(
+    runId: string,
+    expectedIncrement: number,
+    update: Pick<TaskRunRecord, 'schedule' | 'counts' | 'status'> & { finishedAt?: number },
+  ): Promise<void> {
     // Only an end (or a stop) is written: RUNNING or CANCELLING stays as stored, so a cancel written since the read stands.
     const ends = ENDED_TASK_RUN_STATUSES.includes(update.status) || update.status === 'STOPPED';
     const written = await conditionalWrite(

@@ -18,9 +18,7 @@ export class DynamoDbMessageLog implements RunMessages {
    */
   private readonly lastMessageMs = new Map<string, number>();
 
-  constructor(
-    private readonly options: { tableName: string; client: DynamoDBDocumentClient; clock: Clock; partitionOf: (id: string) => string },
-  ) {}
+  constructor(private readonly options: { tableName: string; client: DynamoDBDocumentClient; clock: Clock; partitionOf: (id: string) => string }) {}
 
   async appendMessage(id: string, message: string): Promise<void> {
     const now = this.options.clock.now();

@@ -29,7 +29,14 @@ export function surplusPlanChunkDeletes(upgradeId: string, oldLength: number, ne
 const chunkCount = (length: number): number => Math.ceil(length / PLAN_CHUNK_SIZE);
 
 /** Names at plan positions [start, end), like Array.prototype.slice: positions past the plan's end are simply absent. */
-export async function readPlanSlice(client: DynamoDBDocumentClient, tableName: string, upgradeId: string, start: number, end: number, field: 'nodes' | 'wlmNodes' = 'nodes'): Promise<string[]> {
+export async function readPlanSlice(
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  upgradeId: string,
+  start: number,
+  end: number,
+  field: 'nodes' | 'wlmNodes' = 'nodes',
+): Promise<string[]> {
   if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0) {
     throw new RangeError(`invalid plan slice [${start}, ${end}) of session ${upgradeId}`);
   }

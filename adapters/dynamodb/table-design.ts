@@ -167,8 +167,14 @@ export const TASK_RUN_PLAN_SK_PREFIX = 'TPLAN#';
 export const TASK_RUN_CHUNK_SK_PREFIX = 'TCHUNK#';
 export const taskRunPk = (runId: string): string => `TASKRUN#${runId}`;
 export const taskRunKey = (runId: string): ItemKey => ({ pk: taskRunPk(runId), sk: TASK_RUN_SK });
-export const taskRunPlanKey = (runId: string, part: number): ItemKey => ({ pk: taskRunPk(runId), sk: `${TASK_RUN_PLAN_SK_PREFIX}${String(part).padStart(3, '0')}` });
-export const taskRunChunkKey = (runId: string, chunk: number): ItemKey => ({ pk: taskRunPk(runId), sk: `${TASK_RUN_CHUNK_SK_PREFIX}${String(chunk).padStart(6, '0')}` });
+export const taskRunPlanKey = (runId: string, part: number): ItemKey => ({
+  pk: taskRunPk(runId),
+  sk: `${TASK_RUN_PLAN_SK_PREFIX}${String(part).padStart(3, '0')}`,
+});
+export const taskRunChunkKey = (runId: string, chunk: number): ItemKey => ({
+  pk: taskRunPk(runId),
+  sk: `${TASK_RUN_CHUNK_SK_PREFIX}${String(chunk).padStart(6, '0')}`,
+});
 
 /** A started run's acceptance or refusal, kept apart from its session or deployment partition. */
 export const runStartKey = (id: string): ItemKey => ({ pk: `RUN#${id}`, sk: 'START' });

@@ -35,7 +35,9 @@ export class JsonLinesEventLog implements StatusEventLog {
         this.seq = (await readEventLines(this.file)).length;
         endTornLine = !(await readFile(this.file, 'utf8').catch(() => '\n')).endsWith('\n');
       }
-      const lines = events.map((event) => JSON.stringify({ seq: ++this.seq!, source: EVENT_SOURCE, detailType: event.detailType, detail: event.detail } satisfies PublishedEvent));
+      const lines = events.map((event) =>
+        JSON.stringify({ seq: ++this.seq!, source: EVENT_SOURCE, detailType: event.detailType, detail: event.detail } satisfies PublishedEvent),
+      );
       if (lines.length > 0) await appendFile(this.file, `${endTornLine ? '\n' : ''}${lines.join('\n')}\n`);
     });
     this.tail = write.catch(() => undefined);

@@ -10,7 +10,9 @@ export const MAX_BYTES_PER_PUT = 256 * 1024;
 export class EventPublishError extends Error {
   override readonly name = 'EventPublishError';
   constructor(readonly failures: { detailType: string; errorCode?: string; errorMessage?: string }[]) {
-    super(`EventBridge refused ${failures.length} event(s): ${failures.map((f) => `${f.detailType} (${f.errorCode ?? 'unknown'}: ${f.errorMessage ?? ''})`).join('; ')}`);
+    super(
+      `EventBridge refused ${failures.length} event(s): ${failures.map((f) => `${f.detailType} (${f.errorCode ?? 'unknown'}: ${f.errorMessage ?? ''})`).join('; ')}`,
+    );
   }
 }
 
@@ -66,7 +68,13 @@ export class EventBridgePublisher implements StatusEventPublisher {
         if (!answer.FailedEntryCount) break;
         const failed = pending.flatMap((entry, i) => (answer.Entries?.[i]?.ErrorCode ? [{ entry, result: answer.Entries[i]! }] : []));
         if (attempt >= 2) {
-          throw new EventPublishError(failed.map(({ entry, result }) => ({ detailType: entry.DetailType!, ...(result.ErrorCode ? { errorCode: result.ErrorCode } : {}), ...(result.ErrorMessage ? { errorMessage: result.ErrorMessage } : {}) })));
+          throw new EventPublishError(
+            failed.map(({ entry, result }) => ({
+              detailType: entry.DetailType!,
+              ...(result.ErrorCode ? { errorCode: result.ErrorCode } : {}),
+              ...(result.ErrorMessage ? { errorMessage: result.ErrorMessage } : {}),
+            })),
+          );
         }
         pending = failed.map(({ entry }) => entry);
       }

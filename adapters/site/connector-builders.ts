@@ -1,5 +1,13 @@
 import type { Clock } from '../../core/clock';
-import type { BootServiceProfile, InventoryProfile, ProvisionerProfile, SecretReference, SiteProfile, TransportProfile, WorkloadManagerProfile } from '../../core/site/site-profile';
+import type {
+  BootServiceProfile,
+  InventoryProfile,
+  ProvisionerProfile,
+  SecretReference,
+  SiteProfile,
+  TransportProfile,
+  WorkloadManagerProfile,
+} from '../../core/site/site-profile';
 import type { ConnectorState } from '../../ports/connector-state';
 import type { Provisioner } from '../../ports/provisioner';
 import type { BootService, Inventory, WorkloadManager } from '../../ports/site';

@@ -47,7 +47,12 @@ export function createSiteClients(config: SiteClientsConfig): SiteClients {
     token: config.slurmToken,
     timeoutMs,
   });
-  const inventory = new HsmInventory({ baseUrl: config.inventoryUrl, bearerToken, timeoutMs, ...(config.xnames !== undefined ? { xnames: config.xnames } : {}) });
+  const inventory = new HsmInventory({
+    baseUrl: config.inventoryUrl,
+    bearerToken,
+    timeoutMs,
+    ...(config.xnames !== undefined ? { xnames: config.xnames } : {}),
+  });
   const nodeNames = config.nodeNames && config.nodeNames !== 'same' ? new NidNameMap(inventory, config.nodeNames, config.now) : undefined;
   return {
     workloadManager: nodeNames ? new NameMappedWorkloadManager(slurm, nodeNames) : slurm,

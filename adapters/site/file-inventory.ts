@@ -55,7 +55,15 @@ export class FileInventory implements Inventory {
 
   async listNodes(): Promise<InventoryNode[]> {
     const { site } = await this.load();
-    return site.nodes.map(({ name, nid, rack, role, roles, tags, labels }) => ({ name, nid, ...(rack !== undefined ? { rack } : {}), role, roles, tags, labels }));
+    return site.nodes.map(({ name, nid, rack, role, roles, tags, labels }) => ({
+      name,
+      nid,
+      ...(rack !== undefined ? { rack } : {}),
+      role,
+      roles,
+      tags,
+      labels,
+    }));
   }
 
   private edit(label: string, names: readonly string[], change: (members: string[], wanted: string[]) => string[]): Promise<void> {
@@ -67,7 +75,10 @@ export class FileInventory implements Inventory {
       if (!members) throw new GroupNotFoundError(label);
       const known = new Set(loaded.site.nodes.map((n) => n.name));
       const unknown = wanted.filter((n) => !known.has(n));
-      if (unknown.length > 0) throw new InvalidInputError('inventory', [{ field: `groups.${label}`, message: `not nodes of ${this.options.path}: ${unknown.slice(0, 5).join(', ')}` }]);
+      if (unknown.length > 0)
+        throw new InvalidInputError('inventory', [
+          { field: `groups.${label}`, message: `not nodes of ${this.options.path}: ${unknown.slice(0, 5).join(', ')}` },
+        ]);
       const next = change(members, wanted);
       if (next.length === members.length && next.every((n, i) => n === members[i])) return;
       loaded.groups.set(label, next);

@@ -138,9 +138,7 @@ export class HsmInventory implements Inventory {
     this.checkMembers(names);
     const present = new Set(await this.getGroupMembers(label));
     const toRemove = [...new Set(names)].filter((n) => present.has(n));
-    const statuses = await this.eachLimited(toRemove, (id) =>
-      this.http.request('DELETE', urlPath`/hsm/v2/groups/${label}/members/${id}`, { accept: [404] }),
-    );
+    const statuses = await this.eachLimited(toRemove, (id) => this.http.request('DELETE', urlPath`/hsm/v2/groups/${label}/members/${id}`, { accept: [404] }));
     if (!statuses.includes(404)) return;
     // A 404 is not proof of removal (a proxy or a transient HSM fault answers it too): done only once a read shows the member gone.
     const after = new Set(await this.getGroupMembers(label));
@@ -168,7 +166,16 @@ export class HsmInventory implements Inventory {
   private checkMembers(names: readonly string[]): void {
     validNodeNames(names);
     if (!this.xnames) return;
-    const bad = names.flatMap((name, i) => (isNodeXname(name) ? [] : [{ field: `nodes[${i}]`, message: `${JSON.stringify(name)} is not a node xname (${NODE_XNAME_PATTERN.source}): HSM accepts only xnames as member ids` }]));
+    const bad = names.flatMap((name, i) =>
+      isNodeXname(name)
+        ? []
+        : [
+            {
+              field: `nodes[${i}]`,
+              message: `${JSON.stringify(name)} is not a node xname (${NODE_XNAME_PATTERN.source}): HSM accepts only xnames as member ids`,
+            },
+          ],
+    );
     if (bad.length > 0) throw new InvalidInputError('HSM group members', bad);
   }
 

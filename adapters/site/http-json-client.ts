@@ -36,7 +36,9 @@ export interface JsonResponse {
 export function urlPath(strings: TemplateStringsArray, ...values: string[]): string {
   for (const value of values) {
     if (value === '' || value === '.' || value === '..') {
-      throw new InvalidInputError('URL path segment', [{ field: 'path', message: `${JSON.stringify(value)} would not name one resource in ${strings.join('{}')}` }]);
+      throw new InvalidInputError('URL path segment', [
+        { field: 'path', message: `${JSON.stringify(value)} would not name one resource in ${strings.join('{}')}` },
+      ]);
     }
   }
   return strings.reduce((out, s, i) => out + s + (i < values.length ? encodeURIComponent(values[i]!) : ''), '');

@@ -42,7 +42,13 @@ export function inProcessEndpoint(url: string): { handler: InProcessHandler; pat
 }
 
 /** A request to an in-process handler under the client's timeout, failing as fetch fails on one (a DOMException named TimeoutError). */
-export function sendInProcess(endpoint: { handler: InProcessHandler; path: string }, method: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<InProcessAnswer> {
+export function sendInProcess(
+  endpoint: { handler: InProcessHandler; path: string },
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  timeoutMs: number,
+): Promise<InProcessAnswer> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), timeoutMs);
     const lowerCase = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));

@@ -5,7 +5,14 @@ export { HsmInventory, type HsmOptions } from './hsm-inventory';
 export { HttpProvisioner, type HttpProvisionerOptions } from './http-provisioner';
 export { SlurmRestWorkloadManager, type SlurmRestOptions } from './slurm-rest-workload-manager';
 export { HttpJsonClient, DEFAULT_TIMEOUT_MS, urlPath, type HttpJsonClientOptions, type JsonResponse } from './http-json-client';
-export { createSiteFromProfile, HTTP_CONNECTORS, type ConnectorBuilders, type ConnectorContext, type SiteFromProfile, type SiteFromProfileDeps } from './site-from-profile';
+export {
+  createSiteFromProfile,
+  HTTP_CONNECTORS,
+  type ConnectorBuilders,
+  type ConnectorContext,
+  type SiteFromProfile,
+  type SiteFromProfileDeps,
+} from './site-from-profile';
 export { loadSiteProfileFile } from './site-profile-file';
 export { resolveSecretReference, type SecretResolution } from './secret-reference';
 export { FileInventory, type FileInventoryOptions } from './file-inventory';

@@ -19,7 +19,11 @@ export interface SecretResolution {
  * The token a profile refers to, read now. A secret named by ARN is read from Secrets Manager (cached
  * for `maxAge` by Powertools), never copied into configuration.
  */
-export async function resolveSecretReference(reference: SecretReference, field: string, options: SecretResolution & { forceFetch?: boolean } = {}): Promise<string> {
+export async function resolveSecretReference(
+  reference: SecretReference,
+  field: string,
+  options: SecretResolution & { forceFetch?: boolean } = {},
+): Promise<string> {
   const fail = (message: string, cause?: unknown): never => {
     throw Object.assign(new InvalidInputError('site profile', [{ field, message }]), cause === undefined ? {} : { cause });
   };

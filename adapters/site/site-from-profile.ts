@@ -1,13 +1,6 @@
 import { systemClock, type Clock } from '../../core/clock';
 import { InvalidInputError } from '../../core/errors';
-import {
-  DEFAULT_NODE_EXEC,
-  DEFAULT_FANOUT,
-  transportFor,
-  workloadManagerNames,
-  type SecretReference,
-  type SiteProfile,
-} from '../../core/site/site-profile';
+import { DEFAULT_NODE_EXEC, DEFAULT_FANOUT, transportFor, workloadManagerNames, type SecretReference, type SiteProfile } from '../../core/site/site-profile';
 import type { ConnectorRecords, ConnectorState } from '../../ports/connector-state';
 import type { Provisioner } from '../../ports/provisioner';
 import type { BootService, Inventory, Site, WorkloadManager } from '../../ports/site';
@@ -43,14 +36,16 @@ export const HTTP_CONNECTORS: ConnectorBuilders = {
       }),
   },
   bootService: {
-    bos: async (config, context) => new BosBootService({ baseUrl: config.url, bearerToken: await token(config, context), timeoutMs: timeoutMs(config.timeoutSeconds) }),
+    bos: async (config, context) =>
+      new BosBootService({ baseUrl: config.url, bearerToken: await token(config, context), timeoutMs: timeoutMs(config.timeoutSeconds) }),
   },
   inventory: {
     hsm: async (config, context) =>
       new HsmInventory({ baseUrl: config.url, bearerToken: await token(config, context), timeoutMs: timeoutMs(config.timeoutSeconds), xnames: config.xnames }),
   },
   provisioner: {
-    http: async (config, context) => new HttpProvisioner({ baseUrl: config.url, bearerToken: await token(config, context), timeoutMs: timeoutMs(config.timeoutSeconds) }),
+    http: async (config, context) =>
+      new HttpProvisioner({ baseUrl: config.url, bearerToken: await token(config, context), timeoutMs: timeoutMs(config.timeoutSeconds) }),
   },
 };
 
@@ -135,7 +130,11 @@ export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFrom
   const tasks = { transport: profile.tasks?.transport };
   const taskCommands: TaskCommands | undefined =
     (tasks.transport ?? profile.transport)
-      ? { transport: commands.transportOf(tasks, context('tasks')), nodeExec: profile.tasks?.nodeExec ?? DEFAULT_NODE_EXEC, fanout: profile.tasks?.fanout ?? DEFAULT_FANOUT }
+      ? {
+          transport: commands.transportOf(tasks, context('tasks')),
+          nodeExec: profile.tasks?.nodeExec ?? DEFAULT_NODE_EXEC,
+          fanout: profile.tasks?.fanout ?? DEFAULT_FANOUT,
+        }
       : undefined;
   // The profile's own transport reaches the head node: health check commands run there.
   const headNode = profile.transport ? commands.transportOf({}, context('transport')) : undefined;
@@ -144,7 +143,14 @@ export async function createSiteFromProfile(profile: SiteProfile, deps: SiteFrom
   const scontrol = profile.commandPaths?.scontrol;
   const reservations = slurmCommands ? new ScontrolReservations(slurmCommands, { clock, ...(scontrol ? { scontrol } : {}) }) : undefined;
   return {
-    site: { workloadManager, bootService, inventory, ...(headNode ? { commands: headNode } : {}), ...(nodeNames ? { nodeNames } : {}), ...(reservations ? { reservations } : {}) },
+    site: {
+      workloadManager,
+      bootService,
+      inventory,
+      ...(headNode ? { commands: headNode } : {}),
+      ...(nodeNames ? { nodeNames } : {}),
+      ...(reservations ? { reservations } : {}),
+    },
     ...(provisioner ? { provisioner } : {}),
     ...(taskCommands ? { taskCommands } : {}),
   };

@@ -37,7 +37,13 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
   constructor({ baseUrl, apiVersion = DEFAULT_SLURMRESTD_VERSION, userName, token, timeoutMs }: SlurmRestOptions) {
     const headers: Record<string, string> = {};
     if (userName) headers['X-SLURM-USER-NAME'] = userName;
-    this.http = new HttpJsonClient({ service: 'workload-manager', baseUrl, timeoutMs, headers, ...(token ? { tokenHeader: { name: 'X-SLURM-USER-TOKEN', token } } : {}) });
+    this.http = new HttpJsonClient({
+      service: 'workload-manager',
+      baseUrl,
+      timeoutMs,
+      headers,
+      ...(token ? { tokenHeader: { name: 'X-SLURM-USER-TOKEN', token } } : {}),
+    });
     this.prefix = urlPath`/slurm/${apiVersion}`;
     this.batchUpdates = Number(/^v0\.0\.(\d+)$/.exec(apiVersion)?.[1] ?? 0) >= 42;
   }
@@ -65,7 +71,11 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
           }
           const errors = (body.errors ?? []).map((e) => [e.error, e.description].filter(Boolean).join(': ')).join('; ');
           if (UNKNOWN_NODE.test(errors) || (response.status !== 500 && errors === '')) return;
-          throw new SiteServiceError('workload-manager', `${response.request} answered ${response.status}: ${errors || 'no node and no error'}`, response.status);
+          throw new SiteServiceError(
+            'workload-manager',
+            `${response.request} answered ${response.status}: ${errors || 'no node and no error'}`,
+            response.status,
+          );
         }),
       ),
     );

@@ -1,6 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import { COMMAND_TASK_TYPES } from '../../adapters/site/tasks/node-commands';
-import { groupTaskRunId, parseTaskRunRequest, planTaskGraph, requireTaskRuns, taskGraphNodes, type TaskGraph, type TaskRunRequestInput } from '../../core/task-graph';
+import {
+  groupTaskRunId,
+  parseTaskRunRequest,
+  planTaskGraph,
+  requireTaskRuns,
+  taskGraphNodes,
+  type TaskGraph,
+  type TaskRunRequestInput,
+} from '../../core/task-graph';
 import type { SiteSource } from '../../local/open-runtime';
 import { causeMessage } from '../../control-plane/execution-cause';
 import type { TaskRunView } from '../../control-plane/reports/task-run-report';
@@ -34,7 +42,11 @@ export interface TaskGraphDeployOptions extends SiteSourceOptions, TargetOptions
  * `taskGraph`), checked as the workflow checks it: bad input stops here, naming the field.
  * `forGroups`: the nodes come from the strategy, so `--nodes` is not the graph's.
  */
-export async function taskRunRequestOf(options: TaskGraphDeployOptions & { graph: string }, forGroups: boolean, source?: SiteSource): Promise<TaskRunRequestInput> {
+export async function taskRunRequestOf(
+  options: TaskGraphDeployOptions & { graph: string },
+  forGroups: boolean,
+  source?: SiteSource,
+): Promise<TaskRunRequestInput> {
   const { request: graph, graph: parsedGraph } = await readGraphFile(options.graph);
   refuseCommandsWithoutTransport(parsedGraph, source);
   const selection = taskSelectionOf(forGroups ? { ...options, nodes: undefined } : options);
@@ -85,7 +97,11 @@ export async function runTaskGraphDeploy(options: TaskGraphDeployOptions & { gra
  * it, tasks in flight finish, it ends STOPPED and `rollout session resume` carries it on; a client detaches); a second
  * Ctrl-C leaves at once. Returns the exit code.
  */
-export async function runTaskGraphWorkflow(options: TaskGraphDeployOptions, input: TaskRunRequestInput | { resumeRunId: string }, loaded?: SiteSource): Promise<number> {
+export async function runTaskGraphWorkflow(
+  options: TaskGraphDeployOptions,
+  input: TaskRunRequestInput | { resumeRunId: string },
+  loaded?: SiteSource,
+): Promise<number> {
   const target = remoteTarget(options);
   checkSiteOptions(options, target !== undefined);
   const source = target ? undefined : (loaded ?? (await loadSiteSource(options)));
@@ -98,7 +114,9 @@ export async function runTaskGraphWorkflow(options: TaskGraphDeployOptions, inpu
     const run = resumed !== undefined ? await runtime.resume('tasks', resumed) : await runtime.run('taskGraph', input);
     if (options.detach) return reportDetached(run, options);
     const runId = resumed ?? run.id;
-    process.stderr.write(`task run ${runId} ${resumed !== undefined ? 'resumed' : 'started'} (rollout session get ${runId}; Ctrl-C ${target ? 'detaches' : 'stops it'})\n`);
+    process.stderr.write(
+      `task run ${runId} ${resumed !== undefined ? 'resumed' : 'started'} (rollout session get ${runId}; Ctrl-C ${target ? 'detaches' : 'stops it'})\n`,
+    );
     const progress = showTaskRunProgress(runtime, runId);
     const stopListening = handleInterrupts({ kind: 'tasks', id: runId }, runtime, options, target !== undefined);
     const outcome = await run.outcome;
@@ -131,7 +149,11 @@ async function checkResumable(runtime: RolloutRuntime, runId: string): Promise<v
 }
 
 /** The task runs of a deployment's groups (those whose deploy phase ran the graph), by group. */
-export async function groupTaskRuns(runtime: Pick<RolloutRuntime, 'taskRun'>, deploymentId: string, groups: readonly string[]): Promise<Record<string, TaskRunView>> {
+export async function groupTaskRuns(
+  runtime: Pick<RolloutRuntime, 'taskRun'>,
+  deploymentId: string,
+  groups: readonly string[],
+): Promise<Record<string, TaskRunView>> {
   const runs: Record<string, TaskRunView> = {};
   for (const group of groups) {
     const view = await runtime.taskRun(groupTaskRunId(deploymentId, group));

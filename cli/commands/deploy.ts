@@ -37,7 +37,9 @@ interface DeployOptions extends SiteSourceOptions, TargetOptions, TaskGraphDeplo
 
 export function registerDeployCommand(program: Command): void {
   const deploy = addTargetOptions(program.command('deploy'))
-    .description('Deploy groups of nodes by a DeploymentStrategy (Shipyard model), or run a task graph (Fuel model), on the embedded default against a simulated site or a site profile')
+    .description(
+      'Deploy groups of nodes by a DeploymentStrategy (Shipyard model), or run a task graph (Fuel model), on the embedded default against a simulated site or a site profile',
+    )
     .option('--site <file>', 'simulated site file (YAML or JSON); not with --endpoint/--aws, whose control plane has its site')
     .addOption(new Option('--site-config <file>', 'site connection profile: run against the services it names; not with --endpoint/--aws').conflicts('site'))
     .addOption(new Option('--strategy <file>', 'DeploymentStrategy (YAML or JSON, whole document or {groups: [...]})').conflicts('nodes'))
@@ -46,14 +48,20 @@ export function registerDeployCommand(program: Command): void {
     .option('--prepare-timeout <seconds>', 'longest a site action may take to prepare (default 1800)')
     .option('--deploy-timeout <seconds>', 'longest a site action may take to deploy (default 3600)')
     .option('--poll-interval <seconds>', 'first wait between polls of a site action (default 30)')
-    .option('--time-scale <n>', `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host (--site only: a --site-config site runs on the wall clock, or on the scaled clock of the rollout simulate it names)`)
+    .option(
+      '--time-scale <n>',
+      `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host (--site only: a --site-config site runs on the wall clock, or on the scaled clock of the rollout simulate it names)`,
+    )
     .option('--json', 'print the result as one JSON object')
     .option('--site-state-out <file>', "write the simulated site's final state to this file")
     .option('--data-dir <dir>', 'keep deployments on disk here')
     .option('--detach', 'with --endpoint/--aws: start the deployment (or task run) and return at once, printing its id and how to watch, stop or cancel it')
-    .option('--graph <file>', "task graph (YAML, or JSON by its .json extension): run it over the site's nodes, or, with --strategy, as each group's deploy phase")
+    .option(
+      '--graph <file>',
+      "task graph (YAML, or JSON by its .json extension): run it over the site's nodes, or, with --strategy, as each group's deploy phase",
+    )
     .option('--max-in-transition <n>', 'with --graph: node tasks running at once over all role groups (default 100)')
-    .option('--task-timeout <seconds>', "with --graph: the timeout of a task whose parameters give none (default 3600)");
+    .option('--task-timeout <seconds>', 'with --graph: the timeout of a task whose parameters give none (default 3600)');
   addTaskSelectionOptions(deploy, { nodes: false }).action(async (options: DeployOptions) => {
     process.exitCode = await namingFlags(DEPLOYMENT_REQUEST_FLAGS, () => runDeploy(options));
   });
@@ -127,7 +135,8 @@ export async function runDeploymentWorkflow(options: DeploymentRunOptions, input
     if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
     if (options.siteStateOut) await writeSiteState(options.siteStateOut, source!, runtime);
     const found = await runtime.session(deploymentId);
-    if (found?.kind !== 'deployment') throw new CliError(`the workflow ended (${outcome.status}) before creating the deployment: ${causeMessage(outcome)}`, ExitCode.notCompleted);
+    if (found?.kind !== 'deployment')
+      throw new CliError(`the workflow ended (${outcome.status}) before creating the deployment: ${causeMessage(outcome)}`, ExitCode.notCompleted);
     const { report } = found;
     // A deployment whose deploy phase runs a task graph (started here or resumed) has a task run per group.
     const taskRuns = await groupTaskRuns(runtime, deploymentId, Object.keys(report.groups));
@@ -157,5 +166,6 @@ export async function runDeploymentWorkflow(options: DeploymentRunOptions, input
 async function checkResumable(runtime: RolloutClient, deploymentId: string): Promise<void> {
   const found = await runtime.session(deploymentId);
   if (found?.kind !== 'deployment') throw new CliError(`no deployment with id '${deploymentId}'`, ExitCode.notCompleted);
-  if (isDeploymentEnded(found.report.status)) throw new CliError(`deployment ${deploymentId} has ended (${found.report.status}): nothing to resume`, ExitCode.notCompleted);
+  if (isDeploymentEnded(found.report.status))
+    throw new CliError(`deployment ${deploymentId} has ended (${found.report.status}): nothing to resume`, ExitCode.notCompleted);
 }

@@ -31,7 +31,8 @@ type UpgradeReport = z.output<typeof environmentUpgradeReportSchema>;
 /** GET /sessions/{id}, which must be an environment upgrade. */
 async function environmentUpgradeReport(target: ApiTarget, id: string): Promise<UpgradeReport> {
   const session = await callApi(target, 'GET', `/sessions/${encodeURIComponent(id)}`, undefined, z.looseObject({ kind: z.string() }));
-  if (session.kind !== 'EnvironmentUpgradeSession') throw new CliError(`session ${id} is not an environment upgrade (see rollout session get)`, ExitCode.invalidInput);
+  if (session.kind !== 'EnvironmentUpgradeSession')
+    throw new CliError(`session ${id} is not an environment upgrade (see rollout session get)`, ExitCode.invalidInput);
   const checked = environmentUpgradeReportSchema.safeParse(session);
   if (!checked.success) throw new CliError(`unexpected answer from GET /sessions/${id}: ${checked.error.issues[0]?.message ?? ''}`, ExitCode.notCompleted);
   return checked.data;
@@ -88,7 +89,9 @@ function upgradeBody(options: UpgradeOptions): Record<string, unknown> {
 
 const upgradeLine = (report: UpgradeReport) => {
   const child = (label: string, run: UpgradeReport['rollingUpgrades']['controllers']) =>
-    run ? `	${label} ${run.state ?? 'starting'}${run.counts ? ` (${run.counts.UPGRADED} upgraded, ${run.counts.FAILED} failed of ${run.nodes.length})` : ''}` : '';
+    run
+      ? `	${label} ${run.state ?? 'starting'}${run.counts ? ` (${run.counts.UPGRADED} upgraded, ${run.counts.FAILED} failed of ${run.nodes.length})` : ''}`
+      : '';
   return (
     `environment upgrade ${report.upgradeId}: environment ${report.environmentId}${report.seedId === undefined ? '' : ` -> seed ${report.seedId}`}` +
     `	${report.state}	${report.progress.phase}${child('controllers', report.rollingUpgrades.controllers)}${child('nodes', report.rollingUpgrades.nodes)}`
@@ -99,7 +102,9 @@ const upgradeLine = (report: UpgradeReport) => {
 export function registerEnvCommands(program: Command): void {
   const env = program
     .command('env')
-    .description("Environments and Fuel's upgrade seeds (clone, assign, the side-by-side upgrade), through the REST API of a `rollout serve` (--endpoint) or given (--api)");
+    .description(
+      "Environments and Fuel's upgrade seeds (clone, assign, the side-by-side upgrade), through the REST API of a `rollout serve` (--endpoint) or given (--api)",
+    );
 
   withTarget(env.command('list'))
     .description('List environments (generated attributes masked)')
@@ -112,7 +117,13 @@ export function registerEnvCommands(program: Command): void {
     .description('Show one environment: attributes (generated ones masked) and nodes')
     .argument('<id>', 'environment id')
     .action(async (id: string, options: EnvOptions) => {
-      const environment = await callApi(await resolveApiTarget(options), 'GET', `/environments/${wholeId(id, 'the environment id')}`, undefined, environmentSchema);
+      const environment = await callApi(
+        await resolveApiTarget(options),
+        'GET',
+        `/environments/${wholeId(id, 'the environment id')}`,
+        undefined,
+        environmentSchema,
+      );
       const nodes = environment.nodes.map((n) => `  node ${n.id}\t${n.name}\t${n.roles.join(',')}\t${n.ip}\t${n.mac}`);
       print(options, environment, [environmentLine(environment), ...nodes].join('\n'));
     });
@@ -124,7 +135,13 @@ export function registerEnvCommands(program: Command): void {
     .requiredOption('--release <id>', 'the release to upgrade to')
     .action(async (id: string, options: EnvOptions & { name: string; release: string }) => {
       const body = { name: options.name, release_id: wholeId(options.release, '--release') };
-      const seed = await callApi(await resolveApiTarget(options), 'POST', `/environments/${wholeId(id, 'the environment id')}/upgrade/clone`, body, environmentSchema);
+      const seed = await callApi(
+        await resolveApiTarget(options),
+        'POST',
+        `/environments/${wholeId(id, 'the environment id')}/upgrade/clone`,
+        body,
+        environmentSchema,
+      );
       print(options, seed, `created upgrade seed ${seed.id} '${seed.name}' (release ${seed.release_id}) of environment ${seed.original_cluster_id}`);
     });
 
@@ -134,12 +151,20 @@ export function registerEnvCommands(program: Command): void {
     .requiredOption('--node <id>', 'the node id')
     .action(async (seedId: string, options: EnvOptions & { node: string }) => {
       const body = { node_id: wholeId(options.node, '--node') };
-      const node = await callApi(await resolveApiTarget(options), 'POST', `/environments/${wholeId(seedId, 'the seed id')}/upgrade/assign`, body, assignedNodeSchema);
+      const node = await callApi(
+        await resolveApiTarget(options),
+        'POST',
+        `/environments/${wholeId(seedId, 'the seed id')}/upgrade/assign`,
+        body,
+        assignedNodeSchema,
+      );
       print(options, node, `assigned node ${node.id} (${node.name}, ${node.roles.join(',')}, ${node.ip}) to environment ${node.cluster_id}`);
     });
 
   withTarget(env.command('upgrade'))
-    .description('Upgrade the environment side by side, as one workflow: clone the seed (unless it has one), assign and reimage the controllers, then roll the other nodes')
+    .description(
+      'Upgrade the environment side by side, as one workflow: clone the seed (unless it has one), assign and reimage the controllers, then roll the other nodes',
+    )
     .argument('<id>', 'the environment id')
     .option('--name <name>', 'name of the upgrade seed to clone (when the environment has none)')
     .option('--release <id>', 'the release to upgrade to (when the environment has no seed); its bootTemplate reimages the nodes')
@@ -166,7 +191,9 @@ export function registerEnvCommands(program: Command): void {
     });
 
   withTarget(env.command('import'))
-    .description("Register releases and environments (a site file's `releases` and `environments`, YAML or JSON) through the API: for a stack or a --site-config serve, which have no site file to seed from")
+    .description(
+      "Register releases and environments (a site file's `releases` and `environments`, YAML or JSON) through the API: for a stack or a --site-config serve, which have no site file to seed from",
+    )
     .argument('<file>', 'a file with `releases` and `environments`, as the site file declares them')
     .action(async (file: string, options: EnvOptions) => {
       const declared = await loadEnvironmentsFile(file);
@@ -197,12 +224,20 @@ export function registerEnvCommands(program: Command): void {
     .description("Delete an environment (DELETE /environments/{id}, Fuel's cluster delete): its nodes leave it and can be registered again, its name is free")
     .argument('<id>', 'the environment id')
     .action(async (id: string, options: EnvOptions) => {
-      const removed = await callApi(await resolveApiTarget(options), 'DELETE', `/environments/${wholeId(id, 'the environment id')}`, undefined, removedEnvironmentSchema);
+      const removed = await callApi(
+        await resolveApiTarget(options),
+        'DELETE',
+        `/environments/${wholeId(id, 'the environment id')}`,
+        undefined,
+        removedEnvironmentSchema,
+      );
       print(options, removed, `environment ${removed.id} removed: its nodes and its name are free`);
     });
 
   withTarget(env.command('delete'))
-    .description('Delete an environment upgrade (DELETE /sessions/{id}): a running one stops, its rolling upgrade applying the CRUS deletion rules; one that has ended is removed')
+    .description(
+      'Delete an environment upgrade (DELETE /sessions/{id}): a running one stops, its rolling upgrade applying the CRUS deletion rules; one that has ended is removed',
+    )
     .argument('<session-id>', 'the environment upgrade id')
     .action(async (sessionId: string, options: EnvOptions) => {
       const target = await resolveApiTarget(options);

@@ -21,13 +21,16 @@ const FOLLOW_POLL_MS = 500;
 export function registerEventsCommand(program: Command): void {
   program
     .command('events')
-    .description('Show the status events of the embedded control plane: of a data directory (its events.jsonl) or of a running `rollout serve`. On AWS they go to the stack\'s EventBridge bus: subscribe with a rule.')
+    .description(
+      "Show the status events of the embedded control plane: of a data directory (its events.jsonl) or of a running `rollout serve`. On AWS they go to the stack's EventBridge bus: subscribe with a rule.",
+    )
     .option('--data-dir <dir>', 'data directory of the sessions')
     .option('--endpoint <url>', 'a running `rollout serve`')
     .option('--follow', 'keep showing new events until interrupted')
     .option('--json', 'print each event as one JSON line, as stored')
     .action(async (options: EventsOptions) => {
-      if ((options.dataDir === undefined) === (options.endpoint === undefined)) throw new CliError('give exactly one of --data-dir DIR and --endpoint URL', ExitCode.invalidInput);
+      if ((options.dataDir === undefined) === (options.endpoint === undefined))
+        throw new CliError('give exactly one of --data-dir DIR and --endpoint URL', ExitCode.invalidInput);
       const file = options.dataDir === undefined ? '' : path.join(await existingDataDir(options.dataDir), EVENTS_FILE);
       const warned = new Set<number>();
       const warnTorn = (line: number) => {
@@ -36,9 +39,10 @@ export function registerEventsCommand(program: Command): void {
       };
       const read = options.dataDir
         ? async (after: number) => (await readEventLines(file, warnTorn)).slice(after)
-        : (after: number) => fetchEvents(options.endpoint!, after).catch((err: unknown) => {
-            throw new CliError(err instanceof Error ? err.message : String(err), ExitCode.notCompleted);
-          });
+        : (after: number) =>
+            fetchEvents(options.endpoint!, after).catch((err: unknown) => {
+              throw new CliError(err instanceof Error ? err.message : String(err), ExitCode.notCompleted);
+            });
       let seen = 0;
       let stop = false;
       const interrupt = () => (stop = true);

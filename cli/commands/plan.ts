@@ -129,10 +129,7 @@ async function planDeploy(options: PlanDeployOptions): Promise<void> {
   process.stdout.write(format === 'json' ? `${JSON.stringify(previewDeploymentPlan(plan), null, 2)}\n` : deploymentPlanMermaid(plan));
 }
 
-async function strategyFor(
-  options: PlanDeployOptions,
-  inventory: readonly InventoryNode[],
-): Promise<{ strategy: DeploymentStrategy; source: StrategySource }> {
+async function strategyFor(options: PlanDeployOptions, inventory: readonly InventoryNode[]): Promise<{ strategy: DeploymentStrategy; source: StrategySource }> {
   // The file is read here so that its problems name it; which strategy applies is the core's rule.
   const text = options.strategy !== undefined ? (await loadStrategyFile(options.strategy)).text : undefined;
   const nodes = options.nodes !== undefined ? parseNodeNameList(options.nodes) : undefined;

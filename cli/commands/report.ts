@@ -15,7 +15,9 @@ interface ReportOptions extends TargetOptions {
 /** `rollout report ID --html FILE`: the session as one self-contained page (control-plane/reports/session-html.ts). */
 export function registerReportCommand(program: Command): void {
   addTargetOptions(program.command('report'))
-    .description('Write an upgrade session as one self-contained HTML page: the timeline of nodes out of service against its cap (plotted with uPlot, inlined: it works offline) and the per-node table')
+    .description(
+      'Write an upgrade session as one self-contained HTML page: the timeline of nodes out of service against its cap (plotted with uPlot, inlined: it works offline) and the per-node table',
+    )
     .argument('<id>', 'upgrade id')
     .requiredOption('--html <file>', 'the page to write')
     .option('--data-dir <dir>', 'data directory of the sessions')

@@ -22,7 +22,9 @@ const KIND: Record<ScheduledWorkflow, string> = { rollingUpgrade: 'upgrade', gro
 export function registerScheduleCommands(program: Command): void {
   const schedule = program
     .command('schedule')
-    .description('Schedules that start an upgrade or a deployment with a stored request: EventBridge Scheduler on AWS (--aws), the local scheduler of a `rollout serve` (--endpoint)');
+    .description(
+      'Schedules that start an upgrade or a deployment with a stored request: EventBridge Scheduler on AWS (--aws), the local scheduler of a `rollout serve` (--endpoint)',
+    );
 
   addTargetOptions(schedule.command('create'))
     .description('Create a schedule; its request is checked as the workflow checks it, before anything is created')
@@ -36,11 +38,13 @@ export function registerScheduleCommands(program: Command): void {
     .option('--delete-after-completion', 'delete the schedule after its last firing (one-time schedules)')
     .option('--json', 'print the created schedule as one JSON object')
     .action(async (name: string, options: CreateOptions) => {
-      if ((options.upgrade === undefined) === (options.deployment === undefined)) throw new CliError('give exactly one of --upgrade FILE and --deployment FILE', ExitCode.invalidInput);
+      if ((options.upgrade === undefined) === (options.deployment === undefined))
+        throw new CliError('give exactly one of --upgrade FILE and --deployment FILE', ExitCode.invalidInput);
       const workflow: ScheduledWorkflow = options.upgrade !== undefined ? 'rollingUpgrade' : 'groupDeployment';
       const request = await readRequest((options.upgrade ?? options.deployment)!);
       const flexibleWindowMinutes = options.flexibleWindow === undefined ? undefined : Number(options.flexibleWindow);
-      if (flexibleWindowMinutes !== undefined && !Number.isFinite(flexibleWindowMinutes)) throw new CliError(`--flexible-window must be a number of minutes, got '${options.flexibleWindow}'`, ExitCode.invalidInput);
+      if (flexibleWindowMinutes !== undefined && !Number.isFinite(flexibleWindowMinutes))
+        throw new CliError(`--flexible-window must be a number of minutes, got '${options.flexibleWindow}'`, ExitCode.invalidInput);
       await withSchedules(options, async (client) => {
         const arn = await client.schedules.create({
           name,
@@ -53,7 +57,11 @@ export function registerScheduleCommands(program: Command): void {
           ...(options.deleteAfterCompletion ? { deleteAfterCompletion: true } : {}),
         });
         const created = { name, arn, kind: KIND[workflow], expression: options.expression, timeZone: options.timeZone ?? 'UTC' };
-        process.stdout.write(options.json ? `${JSON.stringify(created, null, 2)}\n` : `created ${arn}: ${KIND[workflow]} on ${options.expression}${options.timeZone ? ` (${options.timeZone})` : ''}\n`);
+        process.stdout.write(
+          options.json
+            ? `${JSON.stringify(created, null, 2)}\n`
+            : `created ${arn}: ${KIND[workflow]} on ${options.expression}${options.timeZone ? ` (${options.timeZone})` : ''}\n`,
+        );
       });
     });
 

@@ -38,16 +38,22 @@ export function registerServeCommand(program: Command): void {
 
 async function serve(options: ServeOptions): Promise<void> {
   const port = numberOrRaw(options.port);
-  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number (0-65535), got '${options.port}'`, ExitCode.invalidInput);
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw new CliError(`--port must be a port number (0-65535), got '${options.port}'`, ExitCode.invalidInput);
   const timeScale = timeScaleOption(options.timeScale);
   const apiPort = numberOrRaw(options.apiPort);
-  if (typeof apiPort !== 'number' || !Number.isInteger(apiPort) || apiPort < 0 || apiPort > 65535) throw new CliError(`--api-port must be a port number (0-65535), got '${options.apiPort}'`, ExitCode.invalidInput);
+  if (typeof apiPort !== 'number' || !Number.isInteger(apiPort) || apiPort < 0 || apiPort > 65535)
+    throw new CliError(`--api-port must be a port number (0-65535), got '${options.apiPort}'`, ExitCode.invalidInput);
   // Before the control plane starts (seconds): a busy port is said at once.
-  for (const [option, value] of [['--port', port], ['--api-port', apiPort]] as const) {
+  for (const [option, value] of [
+    ['--port', port],
+    ['--api-port', apiPort],
+  ] as const) {
     if (value !== 0) await portFree(value).catch((err: unknown) => Promise.reject(portInUse(err, { [option]: value }) ?? err));
   }
   const site = await loadSiteSource(options);
-  if (site.kind === 'profile' && timeScale !== undefined) throw new CliError('--time-scale goes with --site: a real site runs on the wall clock', ExitCode.invalidInput);
+  if (site.kind === 'profile' && timeScale !== undefined)
+    throw new CliError('--time-scale goes with --site: a real site runs on the wall clock', ExitCode.invalidInput);
   const dataDir = options.dataDir ? await dataDirForRun(options.dataDir) : undefined;
   const served = await startServedControlPlane({
     site,
@@ -58,8 +64,11 @@ async function serve(options: ServeOptions): Promise<void> {
   }).catch((err: unknown) => {
     throw portInUse(err, { '--port': port, '--api-port': apiPort }) ?? err;
   });
-  const { stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName, apiEndpoint, schedulerEndpoint, scheduleGroup, schedulerRoleArn } = served.endpoints;
-  process.stdout.write(`${JSON.stringify({ stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName, apiEndpoint, schedulerEndpoint, scheduleGroup, schedulerRoleArn })}\n`);
+  const { stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName, apiEndpoint, schedulerEndpoint, scheduleGroup, schedulerRoleArn } =
+    served.endpoints;
+  process.stdout.write(
+    `${JSON.stringify({ stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName, apiEndpoint, schedulerEndpoint, scheduleGroup, schedulerRoleArn })}\n`,
+  );
   await new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
@@ -87,5 +96,8 @@ function portInUse(err: unknown, ports: Record<string, number>): CliError | unde
   const { code, port } = (err ?? {}) as { code?: unknown; port?: unknown };
   if (code !== 'EADDRINUSE') return undefined;
   const option = Object.entries(ports).find(([, value]) => value === port)?.[0] ?? '--port';
-  return new CliError(`port ${String(port)} on 127.0.0.1 is already in use (another rollout serve?): stop what listens there, or give another ${option} (${option} 0 takes any free port)`, ExitCode.notCompleted);
+  return new CliError(
+    `port ${String(port)} on 127.0.0.1 is already in use (another rollout serve?): stop what listens there, or give another ${option} (${option} 0 takes any free port)`,
+    ExitCode.notCompleted,
+  );
 }

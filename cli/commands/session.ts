@@ -36,7 +36,9 @@ function sessionSource(command: Command): Command {
 export function registerSessionCommands(program: Command): void {
   const session = program
     .command('session')
-    .description('Inspect, watch, cancel and resume upgrades, deployments and task runs: of a data directory, a `rollout serve` (--endpoint) or a deployed stack (--aws)');
+    .description(
+      'Inspect, watch, cancel and resume upgrades, deployments and task runs: of a data directory, a `rollout serve` (--endpoint) or a deployed stack (--aws)',
+    );
 
   sessionSource(session.command('list'))
     .description('List upgrades, deployments and task runs, newest first')
@@ -45,7 +47,8 @@ export function registerSessionCommands(program: Command): void {
     .action(async (options: SessionOptions) =>
       withSessions(options, async (sessions) => {
         const kind = options.kind;
-        if (kind !== undefined && !KINDS.includes(kind as SessionKind)) throw new CliError(`--kind must be one of ${KINDS.join(', ')}, got '${kind}'`, ExitCode.invalidInput);
+        if (kind !== undefined && !KINDS.includes(kind as SessionKind))
+          throw new CliError(`--kind must be one of ${KINDS.join(', ')}, got '${kind}'`, ExitCode.invalidInput);
         const listed = (await sessions.sessions()).filter((entry) => kind === undefined || entry.kind === kind);
         if (options.json) {
           process.stdout.write(`${JSON.stringify(listed.map(listingJson), null, 2)}\n`);
@@ -60,7 +63,7 @@ export function registerSessionCommands(program: Command): void {
     );
 
   sessionSource(session.command('get'))
-    .description('Show one upgrade (nodes and messages), deployment (groups and nodes) or task run (each node\'s tasks and messages)')
+    .description("Show one upgrade (nodes and messages), deployment (groups and nodes) or task run (each node's tasks and messages)")
     .argument('<id>', 'upgrade, deployment or task run id')
     .option('--json', 'print it as one JSON object')
     .action(async (id: string, options: SessionOptions) =>
@@ -92,7 +95,9 @@ export function registerSessionCommands(program: Command): void {
         if (!report) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
         process.stdout.write(options.json ? `${JSON.stringify(report.report, null, 2)}\n` : `${renderView(report)}\n`);
         if (!ended) {
-          process.stderr.write(`${found.kind} ${id} has not ended, but no execution runs it (stopped, or its process died): carry it on with rollout session resume ${id}\n`);
+          process.stderr.write(
+            `${found.kind} ${id} has not ended, but no execution runs it (stopped, or its process died): carry it on with rollout session resume ${id}\n`,
+          );
           process.exitCode = ExitCode.notCompleted;
         }
       }),
@@ -126,7 +131,11 @@ export function registerSessionCommands(program: Command): void {
       });
       if (kind === undefined) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
       if (resumedRunning) {
-        process.stdout.write(options.json ? `${JSON.stringify({ id, action: 'unpause', running: true }, null, 2)}\n` : `session ${id} resumed: the running upgrade starts new nodes again\n`);
+        process.stdout.write(
+          options.json
+            ? `${JSON.stringify({ id, action: 'unpause', running: true }, null, 2)}\n`
+            : `session ${id} resumed: the running upgrade starts new nodes again\n`,
+        );
         return;
       }
       process.exitCode =
@@ -148,8 +157,8 @@ export function registerSessionCommands(program: Command): void {
           options.json
             ? `${JSON.stringify(result, null, 2)}\n`
             : result.running
-            ? `session ${id} paused: no new node starts; nodes in flight finish. Resume with: rollout session resume ${id}\n`
-            : `session ${id} paused; no rollout process is running it. \`rollout session resume ${id}\` lifts the pause and takes it over\n`,
+              ? `session ${id} paused: no new node starts; nodes in flight finish. Resume with: rollout session resume ${id}\n`
+              : `session ${id} paused; no rollout process is running it. \`rollout session resume ${id}\` lifts the pause and takes it over\n`,
         );
       }),
     );
@@ -162,7 +171,10 @@ export function registerSessionCommands(program: Command): void {
       withSessions(options, async (sessions) => {
         const result = await gateOrExit(sessions, id, 'approve');
         if (options.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-        else process.stdout.write(`session ${id}: batch ${result.batch} approved${result.running ? '' : ' (no rollout process is running it: it starts when the session is resumed)'}\n`);
+        else
+          process.stdout.write(
+            `session ${id}: batch ${result.batch} approved${result.running ? '' : ' (no rollout process is running it: it starts when the session is resumed)'}\n`,
+          );
         if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
       }),
     );
@@ -179,7 +191,8 @@ export function registerSessionCommands(program: Command): void {
         try {
           result = await sessions.stop(id);
         } catch (err) {
-          if (err instanceof SessionNotFoundError || err instanceof DeploymentNotFoundError) throw new CliError(`no upgrade, deployment or task run with id '${id}'`, ExitCode.invalidInput);
+          if (err instanceof SessionNotFoundError || err instanceof DeploymentNotFoundError)
+            throw new CliError(`no upgrade, deployment or task run with id '${id}'`, ExitCode.invalidInput);
           if (err instanceof SessionNotStoppableError) throw new CliError(err.message, ExitCode.notCompleted);
           throw err;
         }
@@ -225,7 +238,13 @@ async function confirmCancel(sessions: RolloutSessions, id: string, options: { y
   if (options.yes) return;
   const found = await sessions.session(id);
   if (found?.kind !== 'upgrade') return;
-  const stored = { ...found.report, mode: found.report.controls.mode, nodeCount: Object.keys(found.report.nodes).length, planTaken: found.report.stepCount > 0, progress: found.report.progress };
+  const stored = {
+    ...found.report,
+    mode: found.report.controls.mode,
+    nodeCount: Object.keys(found.report.nodes).length,
+    planTaken: found.report.stepCount > 0,
+    progress: found.report.progress,
+  };
   const { untouched, inFlight } = cancelImpact(stored);
   if (untouched === 0) return;
   const what =
@@ -251,7 +270,8 @@ function ask(question: string): Promise<string> {
 /** What a stop request leads to: the running workflow applies it, or (nothing runs it) it is stopped as it stands. */
 function stopMessage({ id, kind, state, running }: StopResult, options: SessionOptions): string {
   const noun = kind === 'tasks' ? 'task run' : kind;
-  if (!running) return `${noun} ${id} is ${state}, but no execution runs it (stopped, or its process died): nothing is in flight; rollout session resume ${id} carries it on`;
+  if (!running)
+    return `${noun} ${id} is ${state}, but no execution runs it (stopped, or its process died): nothing is in flight; rollout session resume ${id} carries it on`;
   const resume = kind === 'tasks' ? '' : `; then rollout session resume ${id} ${targetArgs(options)} carries it on`;
   return `${noun} ${id} is ${state}: what is in flight finishes, nothing new starts, and it ends STOPPED${resume}`;
 }
@@ -315,11 +335,25 @@ function renderListing(listed: readonly SessionListing[]): string {
     const s = entry.session;
     const done = (s.progress.counts?.upgraded ?? 0) + (s.progress.counts?.failed ?? 0);
     const created = s.simulatedTime ? (s.wallCreatedAt ? `${formatCreated(s.wallCreatedAt)} (sim)` : 'simulated') : formatCreated(s.createdAt);
-    return [s.upgradeId, 'upgrade', s.state, created, `${s.startingLabel} -> ${s.upgradeTemplateId}`, `${stepText(s)} ${s.progress.stage}, ${done}/${s.nodeCount} done`];
+    return [
+      s.upgradeId,
+      'upgrade',
+      s.state,
+      created,
+      `${s.startingLabel} -> ${s.upgradeTemplateId}`,
+      `${stepText(s)} ${s.progress.stage}, ${done}/${s.nodeCount} done`,
+    ];
   });
   const header = ['ID', 'KIND', 'STATE', 'CREATED', 'WHAT', 'PROGRESS'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [header, ...rows].map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return [header, ...rows]
+    .map((r) =>
+      r
+        .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 const formatCreated = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
@@ -343,7 +377,13 @@ function watchPace(sessions: RolloutSessions): WatchPace {
 }
 
 /** The AWS errors that mean "ask again later", which the SDK's own retries did not absorb. */
-const THROTTLING = new Set(['ThrottlingException', 'TooManyRequestsException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'LimitExceededException']);
+const THROTTLING = new Set([
+  'ThrottlingException',
+  'TooManyRequestsException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'LimitExceededException',
+]);
 
 /**
  * Polls until the session has ended (any end state: READY, DELETED, HALTED; SUCCEEDED, FAILED,

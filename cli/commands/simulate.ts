@@ -30,9 +30,14 @@ export function registerSimulateCommand(program: Command): void {
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--time-scale <n>', 'simulated seconds per real second', String(DEFAULT_TIME_SCALE))
     .option('--profile-out <file>', 'write a site connection profile that points at this site')
-    .option('--profile-host <host>', "the host the written profile's URLs name (default: the listen address), e.g. the Docker bridge gateway when LocalStack's Lambdas reach a site listening on 0.0.0.0")
+    .option(
+      '--profile-host <host>',
+      "the host the written profile's URLs name (default: the listen address), e.g. the Docker bridge gateway when LocalStack's Lambdas reach a site listening on 0.0.0.0",
+    )
     .addOption(
-      new Option('--transport <kind>', 'what the written profile uses (local: stand-in scontrol, sinfo, wwctl... written beside it, run on this host)').choices(['http', 'ssm', 'local']).default('http'),
+      new Option('--transport <kind>', 'what the written profile uses (local: stand-in scontrol, sinfo, wwctl... written beside it, run on this host)')
+        .choices(['http', 'ssm', 'local'])
+        .default('http'),
     )
     .action(async (options: SimulateOptions) => {
       await simulate(options);
@@ -42,7 +47,8 @@ export function registerSimulateCommand(program: Command): void {
 async function simulate(options: SimulateOptions): Promise<void> {
   const timeScale = timeScaleOption(options.timeScale)!;
   const port = numberOrRaw(options.port);
-  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`--port must be a port number, got '${options.port}'`, ExitCode.invalidInput);
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw new CliError(`--port must be a port number, got '${options.port}'`, ExitCode.invalidInput);
   if (options.profileHost !== undefined && !PROFILE_HOST.test(options.profileHost)) {
     throw new CliError(`--profile-host must be a host name or an IP address, got '${options.profileHost}'`, ExitCode.invalidInput);
   }
@@ -80,6 +86,11 @@ async function simulate(options: SimulateOptions): Promise<void> {
 /** The address cannot be listened on (no such host, a port in use or privileged): the options' fault, said as such. */
 function listenRefused(err: unknown, host: string, port: number): unknown {
   const code = (err as NodeJS.ErrnoException).code;
-  const why: Record<string, string> = { ENOTFOUND: `--host '${host}' is not a known host or address`, EADDRNOTAVAIL: `--host '${host}' is not an address of this machine`, EADDRINUSE: `--port ${port} is in use`, EACCES: `--port ${port} needs privileges` };
+  const why: Record<string, string> = {
+    ENOTFOUND: `--host '${host}' is not a known host or address`,
+    EADDRNOTAVAIL: `--host '${host}' is not an address of this machine`,
+    EADDRINUSE: `--port ${port} is in use`,
+    EACCES: `--port ${port} needs privileges`,
+  };
   return code && why[code] ? new CliError(`cannot serve the simulated site: ${why[code]}`, ExitCode.invalidInput) : err;
 }

@@ -60,7 +60,10 @@ export function registerUpgradeCommand(program: Command): void {
       .option('--site <file>', 'simulated site file (YAML or JSON); not with --endpoint/--aws, whose control plane has its site')
       .addOption(new Option('--site-config <file>', 'site connection profile: run against the services it names; not with --endpoint/--aws').conflicts('site')),
   )
-    .option('--time-scale <n>', `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host (--site only: a --site-config site runs on the wall clock, or on the scaled clock of the rollout simulate it names)`)
+    .option(
+      '--time-scale <n>',
+      `run on the wall clock sped up n times, to watch a run (e.g. ${DEFAULT_TIME_SCALE}); without it, on virtual time: the makespan is the same on any host (--site only: a --site-config site runs on the wall clock, or on the scaled clock of the rollout simulate it names)`,
+    )
     .option('--json', 'print the final session as one JSON object')
     .option('--site-state-out <file>', "write the simulated site's final state to this file")
     .option('--data-dir <dir>', 'keep sessions on disk here (so `rollout session` can see them)')
@@ -93,12 +96,23 @@ export function addUpgradeRequestOptions(command: Command): Command {
     .option('--pause-after-batches <list>', 'window with batches: wait for `rollout session approve ID` after these batches, e.g. 1')
     .option('--approval <kind>', 'window with batches: none (default) or each-batch (wait for `rollout session approve ID` after every batch)')
     .option('--max-failed <n|p%>', 'halt (state HALTED) once more nodes than this failed, a count or a share of the plan')
-    .option('--halt-on-outside-failures', 'window: halt when a node outside the plan (in the inventory, not in the starting group) goes DOWN or FAIL during the run')
+    .option(
+      '--halt-on-outside-failures',
+      'window: halt when a node outside the plan (in the inventory, not in the starting group) goes DOWN or FAIL during the run',
+    )
     .option('--reserve-slots', "window: hold each node's planned slot with a Slurm maintenance reservation, so no job that would outlast it starts there")
     .option('--bake-seconds <seconds>', 'window with batches: wait this long after each batch')
-    .option('--health-check <command>', "a node returns to service only once this command exits 0, run on the site's head node with {node} its name, e.g. 'ssh {node} /usr/sbin/nhc'")
+    .option(
+      '--health-check <command>',
+      "a node returns to service only once this command exits 0, run on the site's head node with {node} its name, e.g. 'ssh {node} /usr/sbin/nhc'",
+    )
     .option('--health-check-timeout <seconds>', 'longest a health check command may run before the node fails (default 300)')
-    .option('--maintenance-window <cron,minutes[,tz]>', 'new nodes start only inside this window (repeatable), e.g. "0 22 * * *,240,Europe/Zurich"', collect, []);
+    .option(
+      '--maintenance-window <cron,minutes[,tz]>',
+      'new nodes start only inside this window (repeatable), e.g. "0 22 * * *,240,Europe/Zurich"',
+      collect,
+      [],
+    );
 }
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -140,7 +154,10 @@ export function requestFrom(options: UpgradeRequestOptions): UpgradeRequestInput
     bakeSeconds: numberOrRaw(options.bakeSeconds),
     healthCheck:
       options.healthCheck !== undefined || options.healthCheckTimeout !== undefined
-        ? { ...(options.healthCheck !== undefined ? { command: options.healthCheck } : {}), ...(options.healthCheckTimeout !== undefined ? { timeoutSeconds: numberOrRaw(options.healthCheckTimeout) } : {}) }
+        ? {
+            ...(options.healthCheck !== undefined ? { command: options.healthCheck } : {}),
+            ...(options.healthCheckTimeout !== undefined ? { timeoutSeconds: numberOrRaw(options.healthCheckTimeout) } : {}),
+          }
         : undefined,
     maintenanceWindows: options.maintenanceWindow && options.maintenanceWindow.length > 0 ? options.maintenanceWindow.map(maintenanceWindowOption) : undefined,
   };
@@ -164,7 +181,8 @@ async function runUpgrade(options: UpgradeOptions): Promise<number> {
 }
 
 /** Where and how an upgrade runs and reports: shared by `rollout upgrade` and `rollout session resume`. */
-export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir' | 'waitForGroups' | 'detach'> & TargetOptions;
+export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir' | 'waitForGroups' | 'detach'> &
+  TargetOptions;
 
 /**
  * Runs the rolling-upgrade workflow with `input` (a request, or `{resumeUpgradeId}` to take a
@@ -203,7 +221,8 @@ export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: Upgr
     }
     const found = await runtime.session(upgradeId);
     if (options.siteStateOut) await writeSiteState(options.siteStateOut, source!, runtime);
-    if (found?.kind !== 'upgrade') throw new CliError(`the workflow ended (${outcome.status}) before creating a session: ${causeMessage(outcome)}`, ExitCode.notCompleted);
+    if (found?.kind !== 'upgrade')
+      throw new CliError(`the workflow ended (${outcome.status}) before creating a session: ${causeMessage(outcome)}`, ExitCode.notCompleted);
 
     const { report } = found;
     if (options.json) {

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { DescribeExecutionCommand, ListExecutionsCommand, SFNClient, StartExecutionCommand, StopExecutionCommand, type ExecutionStatus } from '@aws-sdk/client-sfn';
+import {
+  DescribeExecutionCommand,
+  ListExecutionsCommand,
+  SFNClient,
+  StartExecutionCommand,
+  StopExecutionCommand,
+  type ExecutionStatus,
+} from '@aws-sdk/client-sfn';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -9,7 +16,20 @@ import type { WorkflowName } from '../../contracts';
 import { idForExecution } from '../../core/execution-id';
 import type { SiteState } from '../../core/site/site-state';
 import { executionRunsSession, SESSION_CONTROL_KEYS } from '../../core/session-control';
-import { runKindOf, type CancelResult, type GateResult, type RolloutRuntime, type RunOutcome, type SessionKind, type SessionListing, type SessionProgress, type SessionStatus, type SessionView, type StartedRun, type StopResult } from '../runtime';
+import {
+  runKindOf,
+  type CancelResult,
+  type GateResult,
+  type RolloutRuntime,
+  type RunOutcome,
+  type SessionKind,
+  type SessionListing,
+  type SessionProgress,
+  type SessionStatus,
+  type SessionView,
+  type StartedRun,
+  type StopResult,
+} from '../runtime';
 import type { TaskRunView } from '../reports/task-run-report';
 import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
 import type { ControlPlaneEndpoints } from '../endpoints';
@@ -80,7 +100,9 @@ export class RolloutClient implements RolloutRuntime {
   }
 
   async run(workflow: WorkflowName, input: unknown, executionName: string = randomUUID()): Promise<StartedRun> {
-    const started = await this.sfn.send(new StartExecutionCommand({ stateMachineArn: this.stateMachineArn(workflow), name: executionName, input: JSON.stringify(input) }));
+    const started = await this.sfn.send(
+      new StartExecutionCommand({ stateMachineArn: this.stateMachineArn(workflow), name: executionName, input: JSON.stringify(input) }),
+    );
     const executionArn = started.executionArn!;
     const outcome = this.follow(executionArn);
     // A caller that never awaits the outcome must not see an unhandled rejection.
@@ -224,11 +246,14 @@ export class RolloutClient implements RolloutRuntime {
   /** The control plane's schedules, through `@aws-sdk/client-scheduler` (made on first use). */
   get schedules(): ScheduleClient {
     const { endpoints } = this.connection;
-    this.scheduleClient ??= new ScheduleClient(new SchedulerClient({ ...this.common, ...(endpoints.schedulerEndpoint ? { endpoint: endpoints.schedulerEndpoint } : {}) }), {
-      stateMachines: endpoints.stateMachines,
-      ...(endpoints.scheduleGroup ? { scheduleGroup: endpoints.scheduleGroup } : {}),
-      ...(endpoints.schedulerRoleArn ? { schedulerRoleArn: endpoints.schedulerRoleArn } : {}),
-    });
+    this.scheduleClient ??= new ScheduleClient(
+      new SchedulerClient({ ...this.common, ...(endpoints.schedulerEndpoint ? { endpoint: endpoints.schedulerEndpoint } : {}) }),
+      {
+        stateMachines: endpoints.stateMachines,
+        ...(endpoints.scheduleGroup ? { scheduleGroup: endpoints.scheduleGroup } : {}),
+        ...(endpoints.schedulerRoleArn ? { schedulerRoleArn: endpoints.schedulerRoleArn } : {}),
+      },
+    );
     return this.scheduleClient;
   }
 

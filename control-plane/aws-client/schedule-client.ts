@@ -64,7 +64,12 @@ export class ScheduleClient {
 
   async create(request: ScheduleRequest): Promise<string> {
     const timeZone = request.timeZone ?? 'UTC';
-    const problems = scheduleTimingProblems({ name: request.name, scheduleExpression: request.scheduleExpression, timeZone, ...(request.flexibleWindowMinutes !== undefined ? { flexibleWindowMinutes: request.flexibleWindowMinutes } : {}) });
+    const problems = scheduleTimingProblems({
+      name: request.name,
+      scheduleExpression: request.scheduleExpression,
+      timeZone,
+      ...(request.flexibleWindowMinutes !== undefined ? { flexibleWindowMinutes: request.flexibleWindowMinutes } : {}),
+    });
     if (problems.length > 0) throw new InvalidInputError('schedule', problems);
     const input = JSON.stringify(request.request);
     parseScheduledRequest(request.workflow, input);
@@ -76,7 +81,8 @@ export class ScheduleClient {
           GroupName: groupName,
           ScheduleExpression: request.scheduleExpression,
           ScheduleExpressionTimezone: timeZone,
-          FlexibleTimeWindow: request.flexibleWindowMinutes === undefined ? { Mode: 'OFF' } : { Mode: 'FLEXIBLE', MaximumWindowInMinutes: request.flexibleWindowMinutes },
+          FlexibleTimeWindow:
+            request.flexibleWindowMinutes === undefined ? { Mode: 'OFF' } : { Mode: 'FLEXIBLE', MaximumWindowInMinutes: request.flexibleWindowMinutes },
           Target: { Arn: this.target.stateMachines[request.workflow], RoleArn: this.target.schedulerRoleArn, Input: input },
           ...(request.description ? { Description: request.description } : {}),
           ...(request.deleteAfterCompletion ? { ActionAfterCompletion: 'DELETE' } : {}),
@@ -85,7 +91,10 @@ export class ScheduleClient {
       );
       return created.ScheduleArn!;
     } catch (err) {
-      if (err instanceof ConflictException) throw new InvalidInputError('schedule', [{ field: 'name', message: `a schedule named '${request.name}' exists in group ${groupName}` }], { cause: err });
+      if (err instanceof ConflictException)
+        throw new InvalidInputError('schedule', [{ field: 'name', message: `a schedule named '${request.name}' exists in group ${groupName}` }], {
+          cause: err,
+        });
       if (err instanceof ValidationException) throw new InvalidInputError('schedule', [{ field: '', message: err.message }], { cause: err });
       throw err;
     }
@@ -100,7 +109,13 @@ export class ScheduleClient {
       for (const schedule of page.Schedules ?? []) {
         const targetArn = schedule.Target?.Arn ?? '';
         const workflow = this.workflowOf(targetArn);
-        summaries.push({ name: schedule.Name!, groupName: schedule.GroupName ?? groupName, state: schedule.State ?? 'ENABLED', targetArn, ...(workflow ? { workflow } : {}) });
+        summaries.push({
+          name: schedule.Name!,
+          groupName: schedule.GroupName ?? groupName,
+          state: schedule.State ?? 'ENABLED',
+          targetArn,
+          ...(workflow ? { workflow } : {}),
+        });
       }
       nextToken = page.NextToken;
     } while (nextToken);

@@ -49,7 +49,10 @@ export function summarizeEnvironmentUpgrade(session: EnvironmentUpgradeSession):
   };
 }
 
-export async function buildEnvironmentUpgradeReport(sessions: Pick<RolloutSessions, 'session'>, session: EnvironmentUpgradeSession): Promise<EnvironmentUpgradeReport> {
+export async function buildEnvironmentUpgradeReport(
+  sessions: Pick<RolloutSessions, 'session'>,
+  session: EnvironmentUpgradeSession,
+): Promise<EnvironmentUpgradeReport> {
   const child = async (run: ChildUpgrade | undefined): Promise<ChildUpgradeReport | undefined> => {
     if (!run) return undefined;
     const view = await sessions.session(run.upgradeId);

@@ -44,7 +44,10 @@ const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u0
 
 async function uplotAssets(): Promise<{ js: string; css: string }> {
   const require = createRequire(path.join(PROJECT_ROOT, 'package.json'));
-  const [js, css] = await Promise.all([readFile(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'), readFile(require.resolve('uplot/dist/uPlot.min.css'), 'utf8')]);
+  const [js, css] = await Promise.all([
+    readFile(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
+    readFile(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
+  ]);
   return { js, css };
 }
 
@@ -53,19 +56,25 @@ export async function renderSessionHtml(report: SessionReport, now?: number): Pr
   const { js, css } = await uplotAssets();
   const simulated = report.timeBase === 'simulated';
   const start = Date.parse(report.createdAt);
-  const lastEnd = Math.max(start, ...Object.values(report.nodes).flatMap((n) => (n.outOfService ? [Date.parse(n.outOfService.from), n.outOfService.to ? Date.parse(n.outOfService.to) : 0] : [])));
+  const lastEnd = Math.max(
+    start,
+    ...Object.values(report.nodes).flatMap((n) =>
+      n.outOfService ? [Date.parse(n.outOfService.from), n.outOfService.to ? Date.parse(n.outOfService.to) : 0] : [],
+    ),
+  );
   const endsAt = report.makespanSeconds !== undefined ? start + report.makespanSeconds * 1000 : Math.max(lastEnd, now ?? lastEnd);
   const steps = outOfServiceSteps(report, endsAt);
   const cap = sessionCap(report);
   const peak = Math.max(0, ...steps.map(([, n]) => n));
-  const when = (iso: string | undefined) => (iso === undefined ? '' : simulated ? `+${((Date.parse(iso) - start) / 1000).toFixed(0)} s` : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z'));
+  const when = (iso: string | undefined) =>
+    iso === undefined ? '' : simulated ? `+${((Date.parse(iso) - start) / 1000).toFixed(0)} s` : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
   const rows = Object.entries(report.nodes).map(([name, n]) => {
     const out = n.outOfService;
     const seconds = out?.to ? ((Date.parse(out.to) - Date.parse(out.from)) / 1000).toFixed(0) : '';
     return `<tr class="${n.status.toLowerCase()}"><td>${escapeHtml(name)}</td><td>${n.status}</td><td>${escapeHtml(n.phase)}</td><td>${when(n.since)}</td><td>${n.wave ?? ''}</td><td>${when(out?.from)}</td><td>${when(out?.to)}</td><td>${seconds}</td><td>${escapeHtml(n.reason ?? '')}</td></tr>`;
   });
   const title = `Upgrade session ${report.upgradeId}`;
-  const timeNote = simulated ? 'simulated time: instants are shown as seconds from the session\'s start, not as dates' : 'wall clock (UTC)';
+  const timeNote = simulated ? "simulated time: instants are shown as seconds from the session's start, not as dates" : 'wall clock (UTC)';
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -77,8 +77,36 @@ export interface SessionReport {
 export type SessionControls = UpgradeControls;
 
 function controlsOf(session: UpgradeSession): SessionControls {
-  const { mode, maxUnavailable, drainAhead, order, maxUnavailablePerRack, batches, pauseAfterBatches, approval, maxFailed, haltOnOutsideFailures, bakeSeconds, healthCheck, maintenanceWindows } = session;
-  const all = { mode, maxUnavailable, drainAhead, order, maxUnavailablePerRack, batches, pauseAfterBatches, approval, maxFailed, haltOnOutsideFailures, bakeSeconds, healthCheck, maintenanceWindows };
+  const {
+    mode,
+    maxUnavailable,
+    drainAhead,
+    order,
+    maxUnavailablePerRack,
+    batches,
+    pauseAfterBatches,
+    approval,
+    maxFailed,
+    haltOnOutsideFailures,
+    bakeSeconds,
+    healthCheck,
+    maintenanceWindows,
+  } = session;
+  const all = {
+    mode,
+    maxUnavailable,
+    drainAhead,
+    order,
+    maxUnavailablePerRack,
+    batches,
+    pauseAfterBatches,
+    approval,
+    maxFailed,
+    haltOnOutsideFailures,
+    bakeSeconds,
+    healthCheck,
+    maintenanceWindows,
+  };
   return Object.fromEntries(Object.entries(all).filter(([, v]) => v !== undefined)) as SessionControls;
 }
 
@@ -155,10 +183,14 @@ export async function buildSessionReport(store: SessionStore, session: UpgradeSe
     stepCount: session.stepCount,
     controls: controlsOf(session),
     ...(makespanSeconds(session) !== undefined ? { makespanSeconds: makespanSeconds(session)! } : {}),
-    ...((session.progress.window?.halted ?? session.progress.halted) ? { haltedReason: (session.progress.window?.halted ?? session.progress.halted)!.reason } : {}),
+    ...((session.progress.window?.halted ?? session.progress.halted)
+      ? { haltedReason: (session.progress.window?.halted ?? session.progress.halted)!.reason }
+      : {}),
     ...(session.operator?.paused ? { paused: true } : {}),
     ...(session.progress.window?.waiting && !session.completed ? { waiting: session.progress.window.waiting } : {}),
-    ...(session.progress.window?.awaitingApproval !== undefined && session.state === 'UPDATING' && !session.operator?.approvedWaves?.includes(session.progress.window.awaitingApproval)
+    ...(session.progress.window?.awaitingApproval !== undefined &&
+    session.state === 'UPDATING' &&
+    !session.operator?.approvedWaves?.includes(session.progress.window.awaitingApproval)
       ? { awaitingApprovalOfBatch: session.progress.window.awaitingApproval + 1 }
       : {}),
     progress: { step: session.progress.step, stage: session.progress.stage, ...(session.progress.stop ? { stop: session.progress.stop } : {}) },

@@ -1,4 +1,11 @@
-import { checkSeedName, parseEnvironmentUpgradeRequest, planEnvironmentUpgrade, siteProblems, type EnvironmentUpgradePlan, type SiteObservation } from '../../core/environments';
+import {
+  checkSeedName,
+  parseEnvironmentUpgradeRequest,
+  planEnvironmentUpgrade,
+  siteProblems,
+  type EnvironmentUpgradePlan,
+  type SiteObservation,
+} from '../../core/environments';
 import { EnvironmentResourceNotFoundError, GroupNotFoundError, InvalidInputError } from '../../core/errors';
 import type { EnvironmentStore } from '../../ports/environment-store';
 import type { Site } from '../../ports/site';
@@ -18,7 +25,9 @@ export async function planFromStore(environments: EnvironmentStore, environmentI
   if (releaseId === undefined) {
     throw new InvalidInputError('environment upgrade request', [
       { field: 'release_id', message: `is required: environment ${environmentId} has no upgrade seed yet, and the clone needs it` },
-      ...(request.name === undefined ? [{ field: 'name', message: `is required: environment ${environmentId} has no upgrade seed yet, and the clone needs it` }] : []),
+      ...(request.name === undefined
+        ? [{ field: 'name', message: `is required: environment ${environmentId} has no upgrade seed yet, and the clone needs it` }]
+        : []),
     ]);
   }
   const target = await environments.getRelease(releaseId);

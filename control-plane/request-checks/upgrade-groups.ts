@@ -15,7 +15,11 @@ export interface UpgradeLabels {
  * in case is refused either way, naming both: it is a typo, not a group that is coming. Site errors
  * pass through (the caller decides whether the check waits for the site or falls to the workflow).
  */
-export async function checkUpgradeGroups(inventory: Pick<Inventory, 'getGroupMembers' | 'listGroupLabels'>, labels: UpgradeLabels, waitForGroups: boolean): Promise<void> {
+export async function checkUpgradeGroups(
+  inventory: Pick<Inventory, 'getGroupMembers' | 'listGroupLabels'>,
+  labels: UpgradeLabels,
+  waitForGroups: boolean,
+): Promise<void> {
   // Just the three labels, whatever else the object carries (a whole request).
   const named = { startingLabel: labels.startingLabel, upgradingLabel: labels.upgradingLabel, failedLabel: labels.failedLabel };
   const wanted = [...new Set(Object.values(named))];

@@ -6,7 +6,10 @@ import type { Site } from '../../ports/site';
  * A new request validated in full: CRUS's 422 cases, and the boot template must exist. The API runs
  * it before its 201 (when it reaches the site); Open Session runs it again.
  */
-export async function checkUpgradeRequest(input: unknown, site: Pick<Site, 'bootService' | 'commands' | 'reservations'> & { inventory?: Pick<Site['inventory'], 'labelProblem'> }): Promise<UpgradeRequest> {
+export async function checkUpgradeRequest(
+  input: unknown,
+  site: Pick<Site, 'bootService' | 'commands' | 'reservations'> & { inventory?: Pick<Site['inventory'], 'labelProblem'> },
+): Promise<UpgradeRequest> {
   const request = parseUpgradeRequest(input);
   const unsupported = unsupportedControls(request);
   if (unsupported.length > 0) throw new InvalidInputError('upgrade request', unsupported);
@@ -23,7 +26,11 @@ export async function checkUpgradeRequest(input: unknown, site: Pick<Site, 'boot
   }
   if (request.reserveSlots && !site.reservations) {
     throw new InvalidInputError('upgrade request', [
-      { field: 'reserveSlots', message: "the site has no way to make Slurm reservations: it needs a command transport to the head node (a site profile's `transport`: ssm or local) and a Slurm workload manager" },
+      {
+        field: 'reserveSlots',
+        message:
+          "the site has no way to make Slurm reservations: it needs a command transport to the head node (a site profile's `transport`: ssm or local) and a Slurm workload manager",
+      },
     ]);
   }
   if (!(await site.bootService.templateExists(request.upgradeTemplateId))) {

@@ -59,7 +59,13 @@ export function upgradeAttributes(
   const renameConflicts = moved.flatMap(({ from, to }) => {
     if (readPath(tree, to) !== undefined) return [{ path: to, message: `${from} is renamed to ${to}, which is set already` }];
     const keys = to.split('.');
-    const blocking = keys.slice(1, -1).map((_, i) => keys.slice(0, i + 2).join('.')).find((parent) => { const v = readPath(tree, parent); return v !== undefined && !isTree(v); });
+    const blocking = keys
+      .slice(1, -1)
+      .map((_, i) => keys.slice(0, i + 2).join('.'))
+      .find((parent) => {
+        const v = readPath(tree, parent);
+        return v !== undefined && !isTree(v);
+      });
     return blocking ? [{ path: to, message: `${from} is renamed to ${to}, but ${blocking} is a value, not a group` }] : [];
   });
   if (renameConflicts.length === 0) for (const { to, value } of moved) writePath(tree, to, value);

@@ -132,7 +132,8 @@ export function planEnvironmentUpgrade(
     }
   } else {
     for (const field of ['name', 'release_id'] as const) {
-      if (request[field] === undefined) problems.push({ field, message: `is required: environment ${original.id} has no upgrade seed yet, and the clone needs it` });
+      if (request[field] === undefined)
+        problems.push({ field, message: `is required: environment ${original.id} has no upgrade seed yet, and the clone needs it` });
     }
     // The clone's own checks (409 for an attribute the release removes), before anything is written.
     if (problems.length === 0) seedDraft = cloneEnvironment(original, target, { name: request.name!, release_id: target.id }, undefined, originalRelease);
@@ -143,12 +144,18 @@ export function planEnvironmentUpgrade(
   const controllers = [...original.nodes, ...(seed?.nodes ?? [])].filter(isController).sort(byId);
   const others = original.nodes.filter((node) => !isController(node)).sort(byId);
   if (controllers.length === 0) {
-    problems.push({ field: 'controller_roles', message: `environment ${original.id} has no node with role ${request.controller_roles.map((r) => `'${r}'`).join(' or ')}` });
+    problems.push({
+      field: 'controller_roles',
+      message: `environment ${original.id} has no node with role ${request.controller_roles.map((r) => `'${r}'`).join(' or ')}`,
+    });
   }
 
   let rollingUpgrade: UpgradeRequest | undefined;
   if ('upgradeTemplateId' in request.rolling_upgrade) {
-    problems.push({ field: 'rolling_upgrade.upgradeTemplateId', message: `leave it out: the nodes are reimaged with release ${target.id}'s bootTemplate '${target.bootTemplate}'` });
+    problems.push({
+      field: 'rolling_upgrade.upgradeTemplateId',
+      message: `leave it out: the nodes are reimaged with release ${target.id}'s bootTemplate '${target.bootTemplate}'`,
+    });
   } else {
     try {
       rollingUpgrade = parseUpgradeRequest({ ...request.rolling_upgrade, upgradeTemplateId: target.bootTemplate });
@@ -161,7 +168,12 @@ export function planEnvironmentUpgrade(
   if (problems.length > 0) throw new InvalidInputError('environment upgrade request', problems);
 
   const undefinedRoles = [...controllers, ...others].flatMap((node) =>
-    node.roles.filter((role) => !target.roles.includes(role)).map((role) => ({ field: 'nodes', message: `role '${role}' of node ${node.id} (${node.name}) is not defined in release ${target.id} (${target.name} ${target.version})` })),
+    node.roles
+      .filter((role) => !target.roles.includes(role))
+      .map((role) => ({
+        field: 'nodes',
+        message: `role '${role}' of node ${node.id} (${node.name}) is not defined in release ${target.id} (${target.name} ${target.version})`,
+      })),
   );
   if (undefinedRoles.length > 0) throw new UpgradeConflictError(`environment ${original.id} cannot be upgraded to release ${target.id}`, undefinedRoles);
   return { request, original, target, ...(seedDraft ? { seedDraft } : {}), controllers, others, rollingUpgrade: rollingUpgrade! };
@@ -179,14 +191,22 @@ export interface SiteObservation {
 export function siteProblems(plan: EnvironmentUpgradePlan, observed: SiteObservation): FieldProblem[] {
   const problems: FieldProblem[] = [];
   if (!observed.templateExists) {
-    problems.push({ field: 'release_id', message: `release ${plan.target.id}'s bootTemplate '${plan.target.bootTemplate}' does not exist in the boot service` });
+    problems.push({
+      field: 'release_id',
+      message: `release ${plan.target.id}'s bootTemplate '${plan.target.bootTemplate}' does not exist in the boot service`,
+    });
   }
   const nodes = [...plan.controllers, ...plan.others];
   for (const node of nodes) {
-    if (!observed.siteNodes.has(node.name)) problems.push({ field: 'nodes', message: `node ${node.id} '${node.name}' of the environment is not a node of the site` });
+    if (!observed.siteNodes.has(node.name))
+      problems.push({ field: 'nodes', message: `node ${node.id} '${node.name}' of the environment is not a node of the site` });
   }
   const { startingLabel, upgradingLabel, failedLabel } = plan.rollingUpgrade;
-  for (const [field, label] of [['startingLabel', startingLabel], ['upgradingLabel', upgradingLabel], ['failedLabel', failedLabel]] as const) {
+  for (const [field, label] of [
+    ['startingLabel', startingLabel],
+    ['upgradingLabel', upgradingLabel],
+    ['failedLabel', failedLabel],
+  ] as const) {
     if (observed.groups[label] === undefined) problems.push({ field: `rolling_upgrade.${field}`, message: `group '${label}' does not exist` });
   }
   const ours = new Set(nodes.map((node) => node.name));
@@ -207,7 +227,17 @@ export function siteProblems(plan: EnvironmentUpgradePlan, observed: SiteObserva
  */
 export function childUpgradeRequest(plan: Pick<EnvironmentUpgradePlan, 'rollingUpgrade'>, phase: 'CONTROLLERS' | 'NODES', nodeCount: number): UpgradeRequest {
   if (phase === 'NODES') return plan.rollingUpgrade;
-  const { startingLabel, upgradingLabel, failedLabel, upgradeTemplateId, workloadManagerType, quiesceTimeoutSeconds, bootTimeoutSeconds, wlmReturnTimeoutSeconds, pollIntervalSeconds } = plan.rollingUpgrade;
+  const {
+    startingLabel,
+    upgradingLabel,
+    failedLabel,
+    upgradeTemplateId,
+    workloadManagerType,
+    quiesceTimeoutSeconds,
+    bootTimeoutSeconds,
+    wlmReturnTimeoutSeconds,
+    pollIntervalSeconds,
+  } = plan.rollingUpgrade;
   return parseUpgradeRequest({
     startingLabel,
     upgradingLabel,

@@ -7,14 +7,19 @@ import type { Environment, Release } from './schemas';
  * original that does not exist, a node id or name twice), `conflicts` for what another environment
  * holds (a node, a node name, its own name, the original's one seed). An environment of the same id is the store's to compare.
  */
-export function registrationProblems(environment: Environment, stored: { releases: readonly Release[]; environments: readonly Environment[] }): { invalid: FieldProblem[]; conflicts: FieldProblem[] } {
+export function registrationProblems(
+  environment: Environment,
+  stored: { releases: readonly Release[]; environments: readonly Environment[] },
+): { invalid: FieldProblem[]; conflicts: FieldProblem[] } {
   const invalid: FieldProblem[] = [];
   const conflicts: FieldProblem[] = [];
-  if (!stored.releases.some((release) => release.id === environment.release_id)) invalid.push({ field: 'release_id', message: `no release with id ${environment.release_id}` });
+  if (!stored.releases.some((release) => release.id === environment.release_id))
+    invalid.push({ field: 'release_id', message: `no release with id ${environment.release_id}` });
   const { original_cluster_id: originalId } = environment;
   if (originalId !== undefined) {
     const original = stored.environments.find((env) => env.id === originalId);
-    if (originalId === environment.id || !original) invalid.push({ field: 'original_cluster_id', message: `no environment with id ${originalId} to be the original of` });
+    if (originalId === environment.id || !original)
+      invalid.push({ field: 'original_cluster_id', message: `no environment with id ${originalId} to be the original of` });
     const otherSeed = stored.environments.find((env) => env.original_cluster_id === originalId && env.id !== environment.id);
     if (otherSeed) conflicts.push({ field: 'original_cluster_id', message: `environment ${originalId} already has upgrade seed ${otherSeed.id}` });
   }

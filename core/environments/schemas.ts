@@ -7,8 +7,15 @@ import { bootTemplateName, nodeName } from '../site/names';
  */
 
 const id = (field: string) =>
-  z.number({ error: `${field} is required and must be a whole number` }).int(`${field} must be a whole number`).min(1, `${field} must be at least 1`);
-const text = (field: string) => z.string({ error: `${field} is required and must be a string` }).trim().min(1, `${field} must not be empty`);
+  z
+    .number({ error: `${field} is required and must be a whole number` })
+    .int(`${field} must be a whole number`)
+    .min(1, `${field} must be at least 1`);
+const text = (field: string) =>
+  z
+    .string({ error: `${field} is required and must be a string` })
+    .trim()
+    .min(1, `${field} must not be empty`);
 const role = text('a role');
 /**
  * An environment's name: unique among environments (Nailgun's is 50 characters at most); 200 keeps its
@@ -91,7 +98,10 @@ export const environmentUpgradeRequestSchema = z.strictObject({
   name: environmentName('name').optional(),
   release_id: id('release_id').optional(),
   /** Nodes with any of these roles are the controllers: assigned to the seed and reimaged first. */
-  controller_roles: z.array(role, { error: 'controller_roles must be a list of role names' }).min(1, 'controller_roles must not be empty').default(['controller']),
+  controller_roles: z
+    .array(role, { error: 'controller_roles must be a list of role names' })
+    .min(1, 'controller_roles must not be empty')
+    .default(['controller']),
   rolling_upgrade: z.record(z.string(), z.unknown(), {
     error: 'rolling_upgrade is required: the rolling upgrade of the nodes (the fields of POST /sessions without upgradeTemplateId)',
   }),
@@ -130,16 +140,42 @@ export const siteEnvironmentsSchema = z
         else ctx.addIssue({ code: 'custom', path: path(i), message: `duplicate ${what} ${JSON.stringify(k)} (also at ${seen})` });
       });
     };
-    duplicates(site.releases, (r) => r.id, (i) => ['releases', i, 'id'], 'release id');
-    duplicates(site.environments, (e) => e.id, (i) => ['environments', i, 'id'], 'environment id');
-    duplicates(site.environments, (e) => e.name, (i) => ['environments', i, 'name'], 'environment name');
+    duplicates(
+      site.releases,
+      (r) => r.id,
+      (i) => ['releases', i, 'id'],
+      'release id',
+    );
+    duplicates(
+      site.environments,
+      (e) => e.id,
+      (i) => ['environments', i, 'id'],
+      'environment id',
+    );
+    duplicates(
+      site.environments,
+      (e) => e.name,
+      (i) => ['environments', i, 'name'],
+      'environment name',
+    );
     const nodes = site.environments.flatMap((env, e) => env.nodes.map((node, n) => ({ node, path: ['environments', e, 'nodes', n] })));
-    duplicates(nodes, ({ node }) => node.id, (i) => [...nodes[i]!.path, 'id'], 'node id');
-    duplicates(nodes, ({ node }) => node.name, (i) => [...nodes[i]!.path, 'name'], 'node name');
+    duplicates(
+      nodes,
+      ({ node }) => node.id,
+      (i) => [...nodes[i]!.path, 'id'],
+      'node id',
+    );
+    duplicates(
+      nodes,
+      ({ node }) => node.name,
+      (i) => [...nodes[i]!.path, 'name'],
+      'node name',
+    );
     const releases = new Set(site.releases.map((r) => r.id));
     const environments = new Set(site.environments.map((e) => e.id));
     site.environments.forEach((env, e) => {
-      if (!releases.has(env.release_id)) ctx.addIssue({ code: 'custom', path: ['environments', e, 'release_id'], message: `no release with id ${env.release_id}` });
+      if (!releases.has(env.release_id))
+        ctx.addIssue({ code: 'custom', path: ['environments', e, 'release_id'], message: `no release with id ${env.release_id}` });
       if (env.original_cluster_id !== undefined && !environments.has(env.original_cluster_id)) {
         ctx.addIssue({ code: 'custom', path: ['environments', e, 'original_cluster_id'], message: `no environment with id ${env.original_cluster_id}` });
       }

@@ -14,7 +14,10 @@ export function failedUpgrade(session: EnvironmentUpgradeSession, error: string,
 
 /** The session ended by a deletion (state DELETED, phase COMPLETE). */
 export function deletedUpgrade(session: EnvironmentUpgradeSession, note: string, now: number): EnvironmentUpgradeSession {
-  return withMessages({ ...session, state: 'DELETED', completed: false, progress: { ...session.progress, phase: 'COMPLETE', phaseStartedAt: now } }, `Environment upgrade deleted in phase ${session.progress.phase}: ${note}`);
+  return withMessages(
+    { ...session, state: 'DELETED', completed: false, progress: { ...session.progress, phase: 'COMPLETE', phaseStartedAt: now } },
+    `Environment upgrade deleted in phase ${session.progress.phase}: ${note}`,
+  );
 }
 
 /** The session moved on to `phase`. */

@@ -34,11 +34,18 @@ export function checkSeedName(name: string, environments: readonly Environment[]
  * `existingSeed`: the original's seed per the upgrade relation, if it has one. `originalRelease`,
  * when known: as Nailgun, a release equal to or older than it is refused (naming release_id).
  */
-export function cloneEnvironment(original: Environment, target: Release, request: CloneRequest, existingSeed: number | undefined, originalRelease?: Release): SeedDraft {
+export function cloneEnvironment(
+  original: Environment,
+  target: Release,
+  request: CloneRequest,
+  existingSeed: number | undefined,
+  originalRelease?: Release,
+): SeedDraft {
   if (original.original_cluster_id !== undefined) {
     throw new UpgradeNotAllowedError(`environment ${original.id} is itself the upgrade seed of environment ${original.original_cluster_id}`);
   }
-  if (existingSeed !== undefined) throw new UpgradeNotAllowedError(`environment ${original.id} is already being upgraded: its upgrade seed is environment ${existingSeed}`);
+  if (existingSeed !== undefined)
+    throw new UpgradeNotAllowedError(`environment ${original.id} is already being upgraded: its upgrade seed is environment ${existingSeed}`);
   const older = target.id === original.release_id || (originalRelease !== undefined && isNewerRelease(target, originalRelease) === false);
   if (older) {
     const current = originalRelease ? `release ${originalRelease.id} (${originalRelease.version})` : `release ${original.release_id}`;
@@ -49,7 +56,10 @@ export function cloneEnvironment(original: Environment, target: Release, request
   const { attributes, removedButSet, renameConflicts } = upgradeAttributes(original.attributes, target.attributeChanges);
   if (removedButSet.length > 0 || renameConflicts.length > 0) {
     throw new UpgradeConflictError(`environment ${original.id} cannot be upgraded to release ${target.id} (${target.name} ${target.version})`, [
-      ...removedButSet.map((path) => ({ field: `attributes.${path}`, message: `is set in environment ${original.id} but release ${target.id} removes it with no rename` })),
+      ...removedButSet.map((path) => ({
+        field: `attributes.${path}`,
+        message: `is set in environment ${original.id} but release ${target.id} removes it with no rename`,
+      })),
       ...renameConflicts.map(({ path, message }) => ({ field: `attributes.${path}`, message })),
     ]);
   }
@@ -64,18 +74,27 @@ export function cloneEnvironment(original: Environment, target: Release, request
 export function checkAssignment(seed: Environment, seedRelease: Release, holder: { node: EnvironmentNode; clusterId: number }): { from: number } {
   const originalId = seed.original_cluster_id;
   if (originalId === undefined) {
-    throw new UpgradeNotAllowedError(`environment ${seed.id} is not an upgrade seed: only nodes of a seed's original environment can be assigned to it`, 'node_id');
+    throw new UpgradeNotAllowedError(
+      `environment ${seed.id} is not an upgrade seed: only nodes of a seed's original environment can be assigned to it`,
+      'node_id',
+    );
   }
   const { node, clusterId } = holder;
   if (clusterId !== originalId) {
     const where = clusterId === seed.id ? 'it is in the seed already' : `it is in environment ${clusterId}`;
-    throw new UpgradeNotAllowedError(`node ${node.id} does not belong to environment ${originalId}, the original of upgrade seed ${seed.id}: ${where}`, 'node_id');
+    throw new UpgradeNotAllowedError(
+      `node ${node.id} does not belong to environment ${originalId}, the original of upgrade seed ${seed.id}: ${where}`,
+      'node_id',
+    );
   }
   const undefinedRoles = node.roles.filter((role) => !seedRelease.roles.includes(role));
   if (undefinedRoles.length > 0) {
     throw new UpgradeConflictError(
       `node ${node.id} cannot join upgrade seed ${seed.id}`,
-      undefinedRoles.map((role) => ({ field: 'roles', message: `role '${role}' of node ${node.id} is not defined in release ${seedRelease.id} (${seedRelease.name} ${seedRelease.version})` })),
+      undefinedRoles.map((role) => ({
+        field: 'roles',
+        message: `role '${role}' of node ${node.id} is not defined in release ${seedRelease.id} (${seedRelease.name} ${seedRelease.version})`,
+      })),
     );
   }
   return { from: originalId };

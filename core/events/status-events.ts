@@ -41,7 +41,11 @@ const sessionStarted = z.strictObject({ ...common, summary: z.string().describe(
 const sessionFinished = z.strictObject({
   ...common,
   outcome: z.enum(['COMPLETED', 'FAILED', 'CANCELLED', 'STOPPED']),
-  state: z.string().describe('The stored end state: READY, DELETED, HALTED, STOPPED (upgrades); SUCCEEDED, FAILED, CANCELLED, STOPPED (deployments). STOPPED: a resume carries it on'),
+  state: z
+    .string()
+    .describe(
+      'The stored end state: READY, DELETED, HALTED, STOPPED (upgrades); SUCCEEDED, FAILED, CANCELLED, STOPPED (deployments). STOPPED: a resume carries it on',
+    ),
   detail: z.string().optional(),
 });
 const stepStarted = z.strictObject({
@@ -67,9 +71,18 @@ const batchFinished = z.strictObject({
   upgraded: z.int().min(0).describe("The batch's nodes upgraded"),
   failed: z.int().min(0).describe("The batch's nodes failed"),
 });
-const batchAwaitingApproval = z.strictObject({ ...common, kind: z.literal('upgrade'), batch: batch.describe('The batch waiting: `rollout session approve ID` lets it start') });
+const batchAwaitingApproval = z.strictObject({
+  ...common,
+  kind: z.literal('upgrade'),
+  batch: batch.describe('The batch waiting: `rollout session approve ID` lets it start'),
+});
 const groupStarted = z.strictObject({ ...common, kind: z.literal('deployment'), group: z.string().min(1) });
-const groupFinished = z.strictObject({ ...common, kind: z.literal('deployment'), group: z.string().min(1), stage: z.string().describe('DEPLOYED or FAILED; NOT_STARTED or PREPARED when a cancel stopped the group') });
+const groupFinished = z.strictObject({
+  ...common,
+  kind: z.literal('deployment'),
+  group: z.string().min(1),
+  stage: z.string().describe('DEPLOYED or FAILED; NOT_STARTED or PREPARED when a cancel stopped the group'),
+});
 const nodesFailed = z.strictObject({
   ...common,
   nodes: z.array(z.string()).min(1).max(FAILED_NODES_PER_EVENT),
@@ -103,12 +116,19 @@ export const schemaFileOf = (detailType: DetailType): string => `${detailType.to
 
 /** The JSON Schema of a detail-type's detail (draft 2020-12). */
 export function statusEventJsonSchema(detailType: DetailType): Record<string, unknown> {
-  return { $id: `https://baremetal-rollout/schemas/events/${schemaFileOf(detailType)}`, title: detailType, ...z.toJSONSchema(STATUS_EVENT_SCHEMAS[detailType]) };
+  return {
+    $id: `https://baremetal-rollout/schemas/events/${schemaFileOf(detailType)}`,
+    title: detailType,
+    ...z.toJSONSchema(STATUS_EVENT_SCHEMAS[detailType]),
+  };
 }
 
 /** Builds an event whose id is derived from the session and `where` (stable across retries). */
 export function statusEvent<T extends DetailType>(detailType: T, detail: Omit<StatusEventDetail<T>, 'eventId'>, where: string): StatusEvent {
-  const eventId = `${detail.sessionId}:${where}:${detailType.replace(/^Rollout /, '').toLowerCase().replace(/ /g, '-')}`;
+  const eventId = `${detail.sessionId}:${where}:${detailType
+    .replace(/^Rollout /, '')
+    .toLowerCase()
+    .replace(/ /g, '-')}`;
   return { detailType, detail: { eventId, ...detail } } as unknown as StatusEvent;
 }
 
@@ -117,11 +137,18 @@ export function statusEvent<T extends DetailType>(detailType: T, detail: Omit<St
  * a digest: the same failure published again (a retry) keeps its id; another failure at the same
  * place (mode window fails nodes at many increments of one stage) gets its own.
  */
-export function nodesFailedEvents(detail: Omit<StatusEventDetail<typeof DETAIL_TYPES.nodesFailed>, 'eventId' | 'nodes'>, nodes: readonly string[], where: string): StatusEvent[] {
+export function nodesFailedEvents(
+  detail: Omit<StatusEventDetail<typeof DETAIL_TYPES.nodesFailed>, 'eventId' | 'nodes'>,
+  nodes: readonly string[],
+  where: string,
+): StatusEvent[] {
   const events: StatusEvent[] = [];
   for (let start = 0; start < nodes.length; start += FAILED_NODES_PER_EVENT) {
     const chunk = nodes.slice(start, start + FAILED_NODES_PER_EVENT);
-    const digest = createHash('sha256').update(JSON.stringify([detail.reason, [...chunk].sort()])).digest('hex').slice(0, 16);
+    const digest = createHash('sha256')
+      .update(JSON.stringify([detail.reason, [...chunk].sort()]))
+      .digest('hex')
+      .slice(0, 16);
     events.push(statusEvent(DETAIL_TYPES.nodesFailed, { ...detail, nodes: chunk }, `${where}:${digest}`));
   }
   return events;

@@ -30,24 +30,26 @@ export function defaultDeploymentStrategy(): DeploymentStrategy {
 }
 
 /** Throws InvalidInputError naming each unknown node (`nodes[i]`), or when the list is empty. */
-export function deploymentStrategyForNodes(
-  nodeNames: readonly string[],
-  inventory: readonly InventoryNode[],
-): DeploymentStrategy {
+export function deploymentStrategyForNodes(nodeNames: readonly string[], inventory: readonly InventoryNode[]): DeploymentStrategy {
   if (nodeNames.length === 0) {
     throw new InvalidInputError('node selection', [{ field: 'nodes', message: 'name at least one node' }]);
   }
   const known = new Set(inventory.map((node) => node.name));
-  const problems = nodeNames.flatMap((name, i) =>
-    known.has(name) ? [] : [{ field: `nodes[${i}]`, message: `unknown node '${name}'` }],
-  );
+  const problems = nodeNames.flatMap((name, i) => (known.has(name) ? [] : [{ field: `nodes[${i}]`, message: `unknown node '${name}'` }]));
   if (problems.length > 0) throw new InvalidInputError('node selection', problems);
   return defaultStrategy([{ nodeNames: [...new Set(nodeNames)], nodeLabels: [], nodeTags: [], rackNames: [] }]);
 }
 
 /** `"a, b,,c"` → `['a', 'b', 'c']`: trimmed, blanks dropped (a trailing comma is harmless), repeats removed. */
 export function parseNodeNameList(text: string): string[] {
-  return [...new Set(text.split(',').map((name) => name.trim()).filter((name) => name !== ''))];
+  return [
+    ...new Set(
+      text
+        .split(',')
+        .map((name) => name.trim())
+        .filter((name) => name !== ''),
+    ),
+  ];
 }
 
 /**

@@ -40,10 +40,7 @@ export function findDependencyProblems(groups: readonly GroupDependencies[]): Fi
   return [...problems, ...circularDependencyProblems(groups, firstIndex)];
 }
 
-function circularDependencyProblems(
-  groups: readonly GroupDependencies[],
-  firstIndex: ReadonlyMap<string, number>,
-): FieldProblem[] {
+function circularDependencyProblems(groups: readonly GroupDependencies[], firstIndex: ReadonlyMap<string, number>): FieldProblem[] {
   // Duplicated names share one vertex whose edges are the union of their depends_on.
   const edges = new Map<string, string[]>();
   for (const group of groups) {

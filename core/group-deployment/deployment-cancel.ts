@@ -25,7 +25,9 @@ export interface InterruptedPhase {
 export function applyInterruptedPhase(plan: DeploymentPlan, state: DeploymentRunState, result: InterruptedPhase): DeploymentRunState {
   const submitted = new Set(phaseNodes(plan, state, result.group, result.phase));
   const outcome = (nodes: readonly string[], to: DeploymentStage) =>
-    nodes.filter((node) => submitted.has(node)).map((node): [string, DeploymentStage] => [node, transitionStage(`node ${node}`, nodeRunStage(state, node), to)]);
+    nodes
+      .filter((node) => submitted.has(node))
+      .map((node): [string, DeploymentStage] => [node, transitionStage(`node ${node}`, nodeRunStage(state, node), to)]);
   const updates = [...outcome(result.succeededNodes, stageAfter(result.phase)), ...outcome(result.failedNodes, 'FAILED')];
   return updates.length === 0 ? state : { ...state, nodes: withEntries(state.nodes, updates) };
 }

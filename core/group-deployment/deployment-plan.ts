@@ -56,9 +56,7 @@ export interface PlanOptions {
  * parseDeploymentStrategy), name nodes the site lacks, or ask what their nodes can never give.
  */
 export function planDeployment(strategy: DeploymentStrategy, inventory: readonly InventoryNode[], options: PlanOptions = {}): DeploymentPlan {
-  const problems = findDependencyProblems(
-    strategy.groups.map((group, index) => ({ index, name: group.name, dependsOn: group.dependsOn })),
-  );
+  const problems = findDependencyProblems(strategy.groups.map((group, index) => ({ index, name: group.name, dependsOn: group.dependsOn })));
   problems.push(...groupsNamingUnknownNodes(strategy, inventory));
   if (problems.length > 0) throw new InvalidInputError('deployment strategy', problems);
 
@@ -143,6 +141,11 @@ function groupsNamingUnknownNodes(strategy: DeploymentStrategy, inventory: reado
   return strategy.groups.flatMap((group, index) => {
     const names = [...new Set(unknown.filter((entry) => entry.group === group.name).map((entry) => entry.nodeName))];
     if (names.length === 0) return [];
-    return [{ field: `groups[${index}] (${group.name}).node_names`, message: `no node of the site is named ${shortList(names.map((n) => `'${n}'`))}: every node a group names must exist` }];
+    return [
+      {
+        field: `groups[${index}] (${group.name}).node_names`,
+        message: `no node of the site is named ${shortList(names.map((n) => `'${n}'`))}: every node a group names must exist`,
+      },
+    ];
   });
 }

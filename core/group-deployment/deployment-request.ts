@@ -18,7 +18,11 @@ export const deploymentRequestSchema = z
     strategy: z.unknown().optional(),
     nodes: z.array(nodeName(), { error: 'nodes must be a list of node names' }).min(1, 'nodes must name at least one node').optional(),
     /** Ready groups that run at once; Shipyard runs one at a time. */
-    maxParallelGroups: z.number({ error: 'maxParallelGroups must be a number' }).int('maxParallelGroups must be a whole number').min(1, 'maxParallelGroups must be at least 1').default(1),
+    maxParallelGroups: z
+      .number({ error: 'maxParallelGroups must be a number' })
+      .int('maxParallelGroups must be a whole number')
+      .min(1, 'maxParallelGroups must be at least 1')
+      .default(1),
     prepareTimeoutSeconds: seconds('prepareTimeoutSeconds', 1800),
     deployTimeoutSeconds: seconds('deployTimeoutSeconds', 3600),
     pollIntervalSeconds: seconds('pollIntervalSeconds', 30, MAX_POLL_INTERVAL_SECONDS),
@@ -41,7 +45,11 @@ export function parseDeploymentRequest(input: unknown): DeploymentRequest {
       parseTaskRunRequest(request.taskGraph);
     } catch (err) {
       if (!(err instanceof InvalidInputError)) throw err;
-      throw new InvalidInputError('deployment request', err.problems.map((p) => ({ ...p, field: `taskGraph.${p.field}` })), { cause: err });
+      throw new InvalidInputError(
+        'deployment request',
+        err.problems.map((p) => ({ ...p, field: `taskGraph.${p.field}` })),
+        { cause: err },
+      );
     }
   }
   return request;

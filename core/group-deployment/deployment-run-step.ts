@@ -3,13 +3,7 @@
  * groupsToStart's decision (Pick Ready Groups), the phases of a group the DeployGroup workflow's.
  */
 import { plannedGroup, type DeploymentPlan } from './deployment-plan';
-import {
-  cascadeFailure,
-  groupRunState,
-  isGroupReady,
-  nodeRunStage,
-  type DeploymentRunState,
-} from './deployment-run-state';
+import { cascadeFailure, groupRunState, isGroupReady, nodeRunStage, type DeploymentRunState } from './deployment-run-state';
 import { UnexpectedPhaseResultError } from '../errors';
 import { ownValue, withEntries } from './records';
 import { stageAfter, transitionStage, type DeploymentPhase, type DeploymentStage } from './stages';
@@ -19,12 +13,7 @@ import { countPhaseSuccesses, evaluateSuccessCriteria } from './success-criteria
  * The nodes a phase submits: the group's actionable nodes still at the stage the phase starts from
  * (NOT_STARTED to prepare; PREPARED to deploy, so nodes that failed to prepare are left out).
  */
-export function phaseNodes(
-  plan: DeploymentPlan,
-  state: DeploymentRunState,
-  group: string,
-  phase: DeploymentPhase,
-): string[] {
+export function phaseNodes(plan: DeploymentPlan, state: DeploymentRunState, group: string, phase: DeploymentPhase): string[] {
   const from: DeploymentStage = phase === 'PREPARE' ? 'NOT_STARTED' : 'PREPARED';
   return plannedGroup(plan, group).actionableNodes.filter((node) => nodeRunStage(state, node) === from);
 }
@@ -42,11 +31,7 @@ export interface PhaseResult {
  * Reported nodes that were not submitted are ignored. Throws UnexpectedPhaseResultError for a
  * group not waiting for this phase (e.g. a replayed result).
  */
-export function applyPhaseResult(
-  plan: DeploymentPlan,
-  state: DeploymentRunState,
-  result: PhaseResult,
-): DeploymentRunState {
+export function applyPhaseResult(plan: DeploymentPlan, state: DeploymentRunState, result: PhaseResult): DeploymentRunState {
   const { group, phase } = result;
   const planned = plannedGroup(plan, group);
   const groupStage = groupRunState(state, group).stage;
@@ -67,13 +52,7 @@ export function applyPhaseResult(
   return { ...withNodes, groups: withEntries(state.groups, [[group, { stage, failures: [] }]]) };
 }
 
-function expectPhase(
-  plan: DeploymentPlan,
-  state: DeploymentRunState,
-  group: string,
-  phase: DeploymentPhase,
-  stage: DeploymentStage,
-): void {
+function expectPhase(plan: DeploymentPlan, state: DeploymentRunState, group: string, phase: DeploymentPhase, stage: DeploymentStage): void {
   if (phase === 'DEPLOY' && stage !== 'PREPARED') {
     throw new UnexpectedPhaseResultError(group, phase, stage, 'only a PREPARED group is deployed');
   }

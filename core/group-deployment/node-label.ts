@@ -42,9 +42,7 @@ export const nodeLabelEntrySchema = z
   .union(
     [
       z.string().meta({ pattern: LABEL_TEXT.source }),
-      z
-        .record(z.string().meta({ pattern: LABEL_PART.source }), z.string().meta({ pattern: LABEL_PART.source }))
-        .meta({ minProperties: 1, maxProperties: 1 }),
+      z.record(z.string().meta({ pattern: LABEL_PART.source }), z.string().meta({ pattern: LABEL_PART.source })).meta({ minProperties: 1, maxProperties: 1 }),
     ],
     { error: () => LABEL_FORMS },
   )

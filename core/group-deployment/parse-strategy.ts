@@ -8,13 +8,7 @@ import { InvalidInputError, type FieldProblem } from '../errors';
 import { findDependencyProblems, type GroupDependencies } from './dependency-problems';
 import type { DeploymentStrategy, StrategyGroup, SuccessCriteria } from './strategy';
 import { groupNamesIn, strategyIssueProblems } from './strategy-problems';
-import {
-  DEPLOYMENT_STRATEGY_SCHEMA_ID,
-  KNOWN_KEYS,
-  strategyDataSchema,
-  strategyDocumentSchema,
-  type StrategyData,
-} from './strategy-schema';
+import { DEPLOYMENT_STRATEGY_SCHEMA_ID, KNOWN_KEYS, strategyDataSchema, strategyDocumentSchema, type StrategyData } from './strategy-schema';
 
 const SUBJECT = 'deployment strategy';
 
@@ -22,9 +16,7 @@ const SUBJECT = 'deployment strategy';
 export function parseDeploymentStrategy(input: unknown): DeploymentStrategy {
   const value = typeof input === 'string' ? readStrategyText(input) : input;
   if (!isRecord(value)) {
-    throw new InvalidInputError(SUBJECT, [
-      { field: '', message: `expected a mapping with groups, or a whole '${DEPLOYMENT_STRATEGY_SCHEMA_ID}' document` },
-    ]);
+    throw new InvalidInputError(SUBJECT, [{ field: '', message: `expected a mapping with groups, or a whole '${DEPLOYMENT_STRATEGY_SCHEMA_ID}' document` }]);
   }
   const isDocument = ['schema', 'metadata', 'data'].some((key) => Object.hasOwn(value, key));
   const rawGroups: unknown = isDocument ? (isRecord(value.data) ? value.data.groups : undefined) : value.groups;

@@ -58,9 +58,7 @@ export function findUnknownNodeNames(strategy: DeploymentStrategy, inventory: re
   const known = new Set(inventory.map((node) => node.name));
   return strategy.groups.flatMap((group) =>
     group.selectors.flatMap((selector, index) =>
-      selector.nodeNames
-        .filter((nodeName) => !known.has(nodeName))
-        .map((nodeName) => ({ group: group.name, selector: index, nodeName })),
+      selector.nodeNames.filter((nodeName) => !known.has(nodeName)).map((nodeName) => ({ group: group.name, selector: index, nodeName })),
     ),
   );
 }

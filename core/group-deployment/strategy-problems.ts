@@ -51,11 +51,7 @@ function knownKeysAt(path: readonly PropertyKey[], rootKeys: readonly string[]):
 }
 
 /** One problem per issue, and one per unknown key (naming the keys that were expected). */
-export function strategyIssueProblems(
-  issues: readonly StrategyIssue[],
-  groupNameAt: GroupNameAt,
-  rootKeys: readonly string[],
-): FieldProblem[] {
+export function strategyIssueProblems(issues: readonly StrategyIssue[], groupNameAt: GroupNameAt, rootKeys: readonly string[]): FieldProblem[] {
   return issues.flatMap((issue) => {
     if (issue.code !== 'unrecognized_keys') {
       return [{ field: formatStrategyPath(issue.path, groupNameAt), message: issue.message }];

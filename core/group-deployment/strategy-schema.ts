@@ -27,7 +27,9 @@ const wholeNumber = (what: string, min: number, max?: number) => {
 
 export const selectorSchema = z.strictObject(
   {
-    node_names: z.array(z.string(expecting('a node name')).regex(NODE_NAME_PATTERN, `is not a valid node name: ${NODE_NAME_RULE}`), expecting('a list of node names')).optional(),
+    node_names: z
+      .array(z.string(expecting('a node name')).regex(NODE_NAME_PATTERN, `is not a valid node name: ${NODE_NAME_RULE}`), expecting('a list of node names'))
+      .optional(),
     node_labels: z.array(nodeLabelEntrySchema, expecting("a list of labels ('key:value' or key: value)")).optional(),
     node_tags: stringList('tag').optional(),
     rack_names: stringList('rack name').optional(),
@@ -105,8 +107,7 @@ export function deploymentStrategyJsonSchema(): Record<string, unknown> {
   const either = z.union([strategyDocumentSchema, strategyDataSchema]).meta({
     title: 'DeploymentStrategy',
     description:
-      `Groups of bare-metal nodes deployed in dependency order: a whole '${DEPLOYMENT_STRATEGY_SCHEMA_ID}' ` +
-      'document or just its data ({groups: [...]}).',
+      `Groups of bare-metal nodes deployed in dependency order: a whole '${DEPLOYMENT_STRATEGY_SCHEMA_ID}' ` + 'document or just its data ({groups: [...]}).',
   });
   return z.toJSONSchema(either, { io: 'input', target: 'draft-2020-12' });
 }

@@ -49,11 +49,7 @@ export function successPercentForDisplay(counts: NodeCounts): number {
 }
 
 /** Counts a group's nodes that succeeded `phase`, whichever group handled them. */
-export function countPhaseSuccesses(
-  nodes: readonly string[],
-  stageOf: (node: string) => DeploymentStage,
-  phase: DeploymentPhase,
-): NodeCounts {
+export function countPhaseSuccesses(nodes: readonly string[], stageOf: (node: string) => DeploymentStage, phase: DeploymentPhase): NodeCounts {
   let succeeded = 0;
   for (const node of nodes) if (isSuccessfulAfter(phase, stageOf(node))) succeeded++;
   return { total: nodes.length, succeeded };

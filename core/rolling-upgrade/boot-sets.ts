@@ -28,7 +28,8 @@ export function nodesOutsideBootSets(plan: readonly string[], bootSets: readonly
   for (const set of bootSets) {
     // Boot sets for another architecture than the simulated and usual X86 take no X86 node (BOS's _apply_arch).
     for (const name of set.nodeList ?? []) covered.add(name);
-    for (const label of set.nodeGroups ?? []) for (const name of inventory.groupMembers.get(label.toLowerCase()) ?? inventory.groupMembers.get(label) ?? []) covered.add(name);
+    for (const label of set.nodeGroups ?? [])
+      for (const name of inventory.groupMembers.get(label.toLowerCase()) ?? inventory.groupMembers.get(label) ?? []) covered.add(name);
     for (const role of set.nodeRolesGroups ?? []) for (const name of roles.get(role) ?? []) covered.add(name);
   }
   const outside = new Map<string, string>();

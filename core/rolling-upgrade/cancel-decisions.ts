@@ -70,7 +70,11 @@ export function decideCancel({
     ? [...recordNodes(nodes, { status: 'NOT_STARTED', reason: `left alone: ${FailureReason.sessionDeleted}` }), ...releaseLocks(nodes)]
     : failNodes(session, nodes, FailureReason.sessionDeleted, observed.wlm);
   const message =
-    nodes.length === 0 ? undefined : window ? `Cancelled: ${nodes.length} node(s) at plan positions ${from}-${to - 1} left alone, not started` : `Cancelled: ${nodes.length} node(s) at plan positions ${from}-${to - 1} failed`;
+    nodes.length === 0
+      ? undefined
+      : window
+        ? `Cancelled: ${nodes.length} node(s) at plan positions ${from}-${to - 1} left alone, not started`
+        : `Cancelled: ${nodes.length} node(s) at plan positions ${from}-${to - 1} failed`;
   const next = to >= session.nodeCount ? cleanup : { ...progress, cancelCursor: to };
   return { progress: next, waitSeconds: 0, actions, ...(message ? { message } : {}) };
 }
@@ -103,7 +107,10 @@ export function decideCleanUp({ session, progress, nodes, observed, now }: Stage
     };
   }
   return {
-    progress: enterStage('COMPLETE', progress.step, now, { ...(progress.window ? { window: progress.window } : {}), ...(progress.halted ? { halted: progress.halted } : {}) }),
+    progress: enterStage('COMPLETE', progress.step, now, {
+      ...(progress.window ? { window: progress.window } : {}),
+      ...(progress.halted ? { halted: progress.halted } : {}),
+    }),
     waitSeconds: 0,
     actions: [
       ...emptyUpgrading,
@@ -126,7 +133,9 @@ export function decideCleanUp({ session, progress, nodes, observed, now }: Stage
  * window fails none (its untouched nodes are left alone, NOT_STARTED); a lock-step cancel before
  * booting step 0 fails none either.
  */
-export function cancelImpact(session: Pick<UpgradeSession, 'mode' | 'state' | 'nodeCount' | 'upgradeStepSize' | 'planTaken'> & { progress: Pick<Progress, 'step' | 'stage' | 'stop'> }): { untouched: number; inFlight: number } {
+export function cancelImpact(
+  session: Pick<UpgradeSession, 'mode' | 'state' | 'nodeCount' | 'upgradeStepSize' | 'planTaken'> & { progress: Pick<Progress, 'step' | 'stage' | 'stop'> },
+): { untouched: number; inFlight: number } {
   const none = { untouched: 0, inFlight: 0 };
   if (session.mode === 'window' || !session.planTaken || !['UPDATING', 'STOPPING', 'STOPPED'].includes(session.state)) return none;
   const where = session.progress.stage === 'STOPPED' && session.progress.stop ? session.progress.stop : session.progress;

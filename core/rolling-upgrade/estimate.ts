@@ -10,5 +10,8 @@ export function estimateEnd(session: Pick<UpgradeSession, 'createdAt' | 'nodeCou
   const started = Date.parse(session.createdAt);
   if (done === 0 || done >= session.nodeCount || !(now > started)) return undefined;
   const perNode = (now - started) / done;
-  return { endsAt: Math.round(now + perNode * (session.nodeCount - done)), basis: `${done} of ${session.nodeCount} node(s) done in ${Math.round((now - started) / 1000)} s` };
+  return {
+    endsAt: Math.round(now + perNode * (session.nodeCount - done)),
+    basis: `${done} of ${session.nodeCount} node(s) done in ${Math.round((now - started) / 1000)} s`,
+  };
 }

@@ -69,6 +69,11 @@ export function describeHealthFailures(failures: readonly { name: string; detail
 
 /** Records `nodes` CHECKING as their health check command starts (the activity fills in each command's id). */
 export function startChecks(nodes: readonly NodeRecord[], command: { command: string; timeoutSeconds: number }, now: number): NodeAction {
-  const records = nodes.map(({ check: _check, ...node }) => ({ ...node, status: 'IN_PROGRESS' as const, phase: 'CHECKING' as const, check: { id: '', startedAt: now } }));
+  const records = nodes.map(({ check: _check, ...node }) => ({
+    ...node,
+    status: 'IN_PROGRESS' as const,
+    phase: 'CHECKING' as const,
+    check: { id: '', startedAt: now },
+  }));
   return { type: 'startHealthChecks', command: command.command, timeoutSeconds: command.timeoutSeconds, records };
 }

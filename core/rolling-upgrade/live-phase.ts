@@ -4,7 +4,20 @@ import type { NodeRecord } from './session';
  * A node's phase as an operator reads it: where it is in its upgrade, from its record (the live view
  * of `rollout session get`, `--json`, the REST API and the HTML report).
  */
-export const LIVE_PHASES = ['waiting', 'draining', 'draining ahead', 'quiet', 'booting', 'returning', 'checking', 'back', 'failed', 'not started', 'left alone', 'lock lost'] as const;
+export const LIVE_PHASES = [
+  'waiting',
+  'draining',
+  'draining ahead',
+  'quiet',
+  'booting',
+  'returning',
+  'checking',
+  'back',
+  'failed',
+  'not started',
+  'left alone',
+  'lock lost',
+] as const;
 export type LivePhase = (typeof LIVE_PHASES)[number];
 
 /** `ended`: the session is over (a node still waiting then was never started). */

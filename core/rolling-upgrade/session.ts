@@ -6,7 +6,19 @@ import type { UpgradeRequest } from './upgrade-request';
  * CANCELLING (CRUS's delete sequence), COMPLETE (the workflow's end) and STOPPED (the workflow's end for
  * a session that was stopped: `progress.stop` says where a resume carries on).
  */
-export const STAGES = ['STARTING', 'QUIESCING', 'QUIESCED', 'BOOTING', 'BOOTED', 'WLM_WAITING', 'ROLLING', 'CANCELLING', 'CLEANUP', 'COMPLETE', 'STOPPED'] as const;
+export const STAGES = [
+  'STARTING',
+  'QUIESCING',
+  'QUIESCED',
+  'BOOTING',
+  'BOOTED',
+  'WLM_WAITING',
+  'ROLLING',
+  'CANCELLING',
+  'CLEANUP',
+  'COMPLETE',
+  'STOPPED',
+] as const;
 export type Stage = (typeof STAGES)[number];
 
 /**
@@ -34,7 +46,10 @@ export function isSessionSettled(state: SessionState): boolean {
  * An operator's cancel: the states it is accepted in (a stopped or stopping session too: its resume
  * applies CRUS's deletion rules) and the state it moves the session to.
  */
-export const SESSION_CANCEL = { from: ['UPDATING', 'STOPPING', 'STOPPED'], to: 'DELETING' } as const satisfies { from: readonly SessionState[]; to: SessionState };
+export const SESSION_CANCEL = { from: ['UPDATING', 'STOPPING', 'STOPPED'], to: 'DELETING' } as const satisfies {
+  from: readonly SessionState[];
+  to: SessionState;
+};
 
 /** An operator's stop: accepted while UPDATING (asking again while STOPPING is no error), it moves the session to STOPPING. */
 export const SESSION_STOP = { from: ['UPDATING', 'STOPPING'], to: 'STOPPING' } as const satisfies { from: readonly SessionState[]; to: SessionState };

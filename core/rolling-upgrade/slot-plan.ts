@@ -39,7 +39,10 @@ export interface SlotPlanInput {
  */
 export function planSlots({ now, maxUnavailable, slotSeconds, holders, todo }: SlotPlanInput): Map<string, number> {
   const hold = slotSeconds * 1000;
-  const free = holders.map((h) => Math.max(now, h.admittedAt + hold)).sort((a, b) => a - b).slice(0, maxUnavailable);
+  const free = holders
+    .map((h) => Math.max(now, h.admittedAt + hold))
+    .sort((a, b) => a - b)
+    .slice(0, maxUnavailable);
   while (free.length < maxUnavailable) free.unshift(now);
   const ordered = [...todo].sort((a, b) => a.readyAt - b.readyAt);
   const plan = new Map<string, number>();
@@ -82,7 +85,9 @@ export function reservationChanges(
   const bucketMs = Math.max(1, toleranceSeconds) * 1000;
   const holderOf = new Map<string, MaintenanceReservationView>();
   for (const r of existing) for (const node of r.nodes) if (!holderOf.has(node)) holderOf.set(node, r);
-  const wanted = new Map<string, { startsAt: number; endsAt: number; nodes: string[] }>(existing.map((r) => [r.name, { startsAt: r.startsAt, endsAt: r.endsAt, nodes: [] }]));
+  const wanted = new Map<string, { startsAt: number; endsAt: number; nodes: string[] }>(
+    existing.map((r) => [r.name, { startsAt: r.startsAt, endsAt: r.endsAt, nodes: [] }]),
+  );
   for (const [node, slot] of plan) {
     const have = holderOf.get(node);
     const keep = have !== undefined && (have.startsAt <= now ? slot - now <= bucketMs : Math.abs(slot - have.startsAt) <= bucketMs);

@@ -90,7 +90,11 @@ export function heldLocks(records: readonly NodeRecord[]): Map<string, number> {
  * are no longer ours. Recorded as lost, keeping the status we last knew, and said once; nothing is
  * done to them (the holder decides their fate).
  */
-export function decideLocksLost(step: number | 'window', nodes: readonly NodeRecord[], holders: ReadonlyMap<string, string | undefined>): { actions: NodeAction[]; message: string } | undefined {
+export function decideLocksLost(
+  step: number | 'window',
+  nodes: readonly NodeRecord[],
+  holders: ReadonlyMap<string, string | undefined>,
+): { actions: NodeAction[]; message: string } | undefined {
   const lost = nodes.filter((n) => holders.has(n.name));
   if (lost.length === 0) return undefined;
   const records: NodeRecord[] = lost.map((n) => {
@@ -113,10 +117,20 @@ export function decideLocksLost(step: number | 'window', nodes: readonly NodeRec
  * `held-by-another-control-plane`, their locks given back (they are this store's locks, and no run
  * of this store works on the nodes), and said once.
  */
-export function decideClaimedElsewhere(step: number | 'window', nodes: readonly NodeRecord[], claims: ReadonlyMap<string, string>): { actions: NodeAction[]; message: string } | undefined {
+export function decideClaimedElsewhere(
+  step: number | 'window',
+  nodes: readonly NodeRecord[],
+  claims: ReadonlyMap<string, string>,
+): { actions: NodeAction[]; message: string } | undefined {
   const claimed = nodes.filter((n) => claims.has(n.name));
   if (claimed.length === 0) return undefined;
-  const records: NodeRecord[] = claimed.map((n) => ({ name: n.name, index: n.index, status: n.status, phase: 'LOCK_LOST', reason: HELD_BY_ANOTHER_CONTROL_PLANE }));
+  const records: NodeRecord[] = claimed.map((n) => ({
+    name: n.name,
+    index: n.index,
+    status: n.status,
+    phase: 'LOCK_LOST',
+    reason: HELD_BY_ANOTHER_CONTROL_PLANE,
+  }));
   const runs = [...new Set(claimed.map((n) => claims.get(n.name)!))];
   return {
     actions: [{ type: 'recordNodes', records }, ...releaseLocks(claimed)],
@@ -129,9 +143,16 @@ export function decideClaimedElsewhere(step: number | 'window', nodes: readonly 
 export const names = (nodes: readonly { name: string }[]): string[] => nodes.map((n) => n.name);
 
 /** `counts` plus the upgraded and failed nodes among `records` (minus those among `already`, counted before). */
-export function addCounts(counts: Progress['counts'], records: readonly Pick<NodeRecord, 'status'>[], already: Progress['counts'] = { upgraded: 0, failed: 0 }): NonNullable<Progress['counts']> {
+export function addCounts(
+  counts: Progress['counts'],
+  records: readonly Pick<NodeRecord, 'status'>[],
+  already: Progress['counts'] = { upgraded: 0, failed: 0 },
+): NonNullable<Progress['counts']> {
   const of = (status: NodeRecord['status']) => records.filter((r) => r.status === status).length;
-  return { upgraded: (counts?.upgraded ?? 0) + of('UPGRADED') - (already?.upgraded ?? 0), failed: (counts?.failed ?? 0) + of('FAILED') - (already?.failed ?? 0) };
+  return {
+    upgraded: (counts?.upgraded ?? 0) + of('UPGRADED') - (already?.upgraded ?? 0),
+    failed: (counts?.failed ?? 0) + of('FAILED') - (already?.failed ?? 0),
+  };
 }
 
 /** Drained, by us or by anyone: a node an admin drained is drained already for our purposes. */
@@ -204,23 +225,13 @@ export function releaseLocks(nodes: readonly { name: string }[]): NodeAction[] {
  * records them FAILED and releases their locks. A node already failed with that reason is not
  * failed again; a node the workload manager does not know is only recorded.
  */
-export function failNodes(
-  session: UpgradeSession,
-  nodes: readonly NodeRecord[],
-  reason: string,
-  wlm: ReadonlyMap<string, WlmNode>,
-): NodeAction[] {
+export function failNodes(session: UpgradeSession, nodes: readonly NodeRecord[], reason: string, wlm: ReadonlyMap<string, WlmNode>): NodeAction[] {
   if (nodes.length === 0) return [];
   return [...failInSite(session, nodes, reason, wlm), ...recordNodes(nodes, { status: 'FAILED', phase: 'DONE', reason }), ...releaseLocks(nodes)];
 }
 
 /** The site half of failing nodes: `State=FAIL Reason=<reason>` (once) and into the failed group. */
-export function failInSite(
-  session: UpgradeSession,
-  nodes: readonly { name: string }[],
-  reason: string,
-  wlm: ReadonlyMap<string, WlmNode>,
-): NodeAction[] {
+export function failInSite(session: UpgradeSession, nodes: readonly { name: string }[], reason: string, wlm: ReadonlyMap<string, WlmNode>): NodeAction[] {
   if (nodes.length === 0) return [];
   const toFail = names(nodes).filter((name) => {
     const node = wlm.get(name);

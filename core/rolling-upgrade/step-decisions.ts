@@ -108,7 +108,10 @@ export function decideQuiesce({ session, progress, nodes, observed, now }: Stage
     return {
       progress: enterStage('QUIESCED', progress.step, now),
       waitSeconds: 0,
-      actions: recordNodes(nodes.filter((n) => n.phase !== 'QUIESCED'), { status: 'IN_PROGRESS', phase: 'QUIESCED' }),
+      actions: recordNodes(
+        nodes.filter((n) => n.phase !== 'QUIESCED'),
+        { status: 'IN_PROGRESS', phase: 'QUIESCED' },
+      ),
       message: `Step ${progress.step}: ${nodes.length} node(s) quiesced`,
     };
   }
@@ -224,7 +227,13 @@ export function decideEvaluateBoot({ session, progress, nodes, observed, now }: 
  * return timeout, fail the nodes still not back with `upgrading-time-out-wlm-waiting`. Only our drain
  * is lifted: a node an admin drained for another reason is upgraded and stays drained.
  */
-export function decideReturnToService({ session, progress, nodes, observed, now }: StageInput<WlmObserved & { checks?: ReadonlyMap<string, HealthCheckResult> }>): StageDecision {
+export function decideReturnToService({
+  session,
+  progress,
+  nodes,
+  observed,
+  now,
+}: StageInput<WlmObserved & { checks?: ReadonlyMap<string, HealthCheckResult> }>): StageDecision {
   const back: NodeRecord[] = [];
   const toCheck: NodeRecord[] = [];
   const checking: NodeRecord[] = [];
@@ -243,13 +252,20 @@ export function decideReturnToService({ session, progress, nodes, observed, now 
     ...recordNodes(back, { status: 'UPGRADED', phase: 'DONE' }),
     ...releaseLocks(back),
     ...(toCheck.length > 0 && command ? [startChecks(toCheck, command, now)] : []),
-    ...failNodes(session, unhealthy.map((u) => u.node), FailureReason.healthCheckFailed, observed.wlm),
+    ...failNodes(
+      session,
+      unhealthy.map((u) => u.node),
+      FailureReason.healthCheckFailed,
+      observed.wlm,
+    ),
   ];
 
   const parts = [
     ...(back.length > 0 ? [`${back.length} node(s) back in service: ${shortList(names(back))}`] : []),
     ...(toCheck.length > 0 ? [`health check started on ${toCheck.length} node(s): ${shortList(names(toCheck))}`] : []),
-    ...(unhealthy.length > 0 ? [`${unhealthy.length} node(s) failed their health check: ${describeHealthFailures(unhealthy.map((u) => ({ name: u.node.name, detail: u.detail })))}`] : []),
+    ...(unhealthy.length > 0
+      ? [`${unhealthy.length} node(s) failed their health check: ${describeHealthFailures(unhealthy.map((u) => ({ name: u.node.name, detail: u.detail })))}`]
+      : []),
   ];
   const backMessage = parts.length > 0 ? `Step ${progress.step}: ${parts.join('; ')}` : undefined;
   if (notBack.length === 0 && checking.length === 0 && toCheck.length === 0) return nextStep(progress.step, now, actions, backMessage);

@@ -34,7 +34,12 @@ export function decideStopRequested(stage: Stage, progress: Progress, now: numbe
   const stop = { stage: 'STARTING' as const, step: progress.step };
   const carry = { stop, ...(progress.counts ? { counts: progress.counts } : {}), ...(progress.halted ? { halted: progress.halted } : {}) };
   if (stage === 'STARTING') {
-    return { progress: enterStage('CLEANUP', progress.step, now, carry), waitSeconds: 0, actions: [], message: `Stopping before step ${progress.step}: no node of it was touched` };
+    return {
+      progress: enterStage('CLEANUP', progress.step, now, carry),
+      waitSeconds: 0,
+      actions: [],
+      message: `Stopping before step ${progress.step}: no node of it was touched`,
+    };
   }
   return {
     progress: enterStage('CANCELLING', progress.step, now, { ...carry, cancelMode: 'resume-step' }),

@@ -1,4 +1,14 @@
-import { applyDecision, approveWave, commitSchedule, proposeSchedule, recordOutcomes, schedule, type NodeObservation, type OperationOutcome, type ScheduleState } from '../scheduling';
+import {
+  applyDecision,
+  approveWave,
+  commitSchedule,
+  proposeSchedule,
+  recordOutcomes,
+  schedule,
+  type NodeObservation,
+  type OperationOutcome,
+  type ScheduleState,
+} from '../scheduling';
 import type { WlmNode } from '../site/site-nodes';
 import { isUpgradeDrainReason } from '../site/node-claims';
 import { upgradeOperations, upgradeOpNode, upgradePolicy } from './upgrade-policy';
@@ -91,7 +101,8 @@ export function planUpgrade({ request, plan, site, now, serviceSeconds, formatTi
   for (const name of plan) {
     const node = site.get(name);
     const wlm = node?.wlm;
-    if (wlm?.flags.includes('DRAIN') && !isUpgradeDrainReason(wlm.reason)) gates.get(name)!.add(`admin-drained${wlm.reason ? ` (${wlm.reason})` : ''}: no drain of ours, its drain is kept`);
+    if (wlm?.flags.includes('DRAIN') && !isUpgradeDrainReason(wlm.reason))
+      gates.get(name)!.add(`admin-drained${wlm.reason ? ` (${wlm.reason})` : ''}: no drain of ours, its drain is kept`);
     const end = jobEnd(name);
     if (wlm && end === undefined) {
       unknownJobs.push(name);
@@ -103,7 +114,15 @@ export function planUpgrade({ request, plan, site, now, serviceSeconds, formatTi
       plan.map((name) => {
         const node = site.get(name);
         const end = jobEnd(name) ?? t;
-        return [name, { alive: node?.wlm !== undefined && node.alive, available: node?.available !== false, ...(node?.rack !== undefined ? { rack: node.rack } : {}), remainingJobSeconds: Math.max(0, (end - t) / 1000) }];
+        return [
+          name,
+          {
+            alive: node?.wlm !== undefined && node.alive,
+            available: node?.available !== false,
+            ...(node?.rack !== undefined ? { rack: node.rack } : {}),
+            remainingJobSeconds: Math.max(0, (end - t) / 1000),
+          },
+        ];
       }),
     );
 
@@ -125,10 +144,12 @@ export function planUpgrade({ request, plan, site, now, serviceSeconds, formatTi
       state = approveWave(state, decision.wait.wave);
       continue;
     }
-    if (decision.wait?.kind === 'maintenance-window') pendingWaits.push(`maintenance window${decision.wait.until !== undefined ? ` until ${formatTime(decision.wait.until)}` : ' (none opens)'}`);
+    if (decision.wait?.kind === 'maintenance-window')
+      pendingWaits.push(`maintenance window${decision.wait.until !== undefined ? ` until ${formatTime(decision.wait.until)}` : ' (none opens)'}`);
     if (decision.wait?.kind === 'bake') pendingWaits.push(`bake until ${formatTime(decision.wait.until)}`);
     state = applyDecision(state, decision, t);
-    for (const { op } of decision.gated) leftAlone[upgradeOpNode(op)] = observations.nodes[upgradeOpNode(op)]?.alive === false ? 'node-not-alive' : 'node-unavailable';
+    for (const { op } of decision.gated)
+      leftAlone[upgradeOpNode(op)] = observations.nodes[upgradeOpNode(op)]?.alive === false ? 'node-not-alive' : 'node-unavailable';
 
     const admitted = [...decision.start.filter((s) => s.holdsSlot).map((s) => s.op), ...decision.admit];
     for (const { op } of decision.start) {
@@ -158,7 +179,8 @@ export function planUpgrade({ request, plan, site, now, serviceSeconds, formatTi
       }
       for (const op of state.ops) {
         const rack = observations.nodes[op.node]?.rack;
-        if (op.state === 'TODO' && rack !== undefined && (perRack.get(rack) ?? 0) >= policy.maxPerRack) gates.get(op.node)!.add(`waited for its rack ${rack} (cap ${policy.maxPerRack})`);
+        if (op.state === 'TODO' && rack !== undefined && (perRack.get(rack) ?? 0) >= policy.maxPerRack)
+          gates.get(op.node)!.add(`waited for its rack ${rack} (cap ${policy.maxPerRack})`);
       }
     }
     if (decision.finished) break;
@@ -170,7 +192,8 @@ export function planUpgrade({ request, plan, site, now, serviceSeconds, formatTi
     );
     if (!Number.isFinite(next)) {
       // Nothing in flight and nothing will change by itself (a maintenance window that never opens): what is left never starts.
-      for (const op of state.ops) if (op.state === 'TODO') leftAlone[op.node] ??= decision.wait?.kind === 'maintenance-window' ? 'no maintenance window opens' : 'not started';
+      for (const op of state.ops)
+        if (op.state === 'TODO') leftAlone[op.node] ??= decision.wait?.kind === 'maintenance-window' ? 'no maintenance window opens' : 'not started';
       break;
     }
     t = Math.max(next, t + (decision.start.length > 0 || ended.size > 0 ? 0 : 1000));

@@ -6,20 +6,25 @@ import { compileWindow } from '../scheduling/maintenance-windows';
 
 export const WORKLOAD_MANAGER_TYPES = ['slurm'] as const;
 
-
 const PERCENT = /^(\d+(\.\d+)?)%$/;
 const wholeNumber = (field: string, min: number) =>
-  z.number({ error: `${field} must be a whole number` }).int(`${field} must be a whole number`).min(min, `${field} must be at least ${min}`);
+  z
+    .number({ error: `${field} must be a whole number` })
+    .int(`${field} must be a whole number`)
+    .min(min, `${field} must be at least ${min}`);
 /** A count, or a share of the plan written "20%" (above 0, at most 100). */
 const countOrPercent = (field: string, min: number) =>
-  z.union([
-    wholeNumber(field, min),
-    z
-      .string({ error: `${field} must be a whole number or a percentage such as "20%"` })
-      .refine((v) => PERCENT.test(v) && Number(v.slice(0, -1)) <= 100 && (min === 0 || Number(v.slice(0, -1)) > 0), {
-        error: `${field} must be a whole number or a percentage such as "20%" (${min === 0 ? '0' : 'above 0'} to 100)`,
-      }),
-  ], { error: `${field} must be a whole number or a percentage such as "20%"` });
+  z.union(
+    [
+      wholeNumber(field, min),
+      z
+        .string({ error: `${field} must be a whole number or a percentage such as "20%"` })
+        .refine((v) => PERCENT.test(v) && Number(v.slice(0, -1)) <= 100 && (min === 0 || Number(v.slice(0, -1)) > 0), {
+          error: `${field} must be a whole number or a percentage such as "20%" (${min === 0 ? '0' : 'above 0'} to 100)`,
+        }),
+    ],
+    { error: `${field} must be a whole number or a percentage such as "20%"` },
+  );
 
 export const UPGRADE_MODES = ['lockstep', 'window'] as const;
 export const UPGRADE_ORDERS = ['plan', 'idle-first'] as const;
@@ -56,7 +61,8 @@ const WINDOW_ONLY_REASONS: Record<(typeof WINDOW_ONLY)[number], string> = {
   maxUnavailable:
     "maxUnavailable applies to mode 'window' only: in mode 'lockstep' each step takes exactly upgradeStepSize nodes out of service at once, so the step size is the cap (give --step-size N, or --mode window --max-unavailable N)",
   drainAhead: "drainAhead applies to mode 'window' only (lockstep drains each step when it starts)",
-  maxUnavailablePerRack: "maxUnavailablePerRack applies to mode 'window' only (lockstep takes upgradeStepSize nodes per step in plan order, whatever their rack)",
+  maxUnavailablePerRack:
+    "maxUnavailablePerRack applies to mode 'window' only (lockstep takes upgradeStepSize nodes per step in plan order, whatever their rack)",
   batches: "batches applies to mode 'window' only (lockstep's batches are its steps of upgradeStepSize)",
 };
 
@@ -119,44 +125,61 @@ export const upgradeRequestSchema = z
      * node's quoted name (e.g. `ssh {node} /usr/sbin/nhc`), exits 0 within timeoutSeconds.
      */
     healthCheck: z
-      .strictObject({
-        command: z
-          .string({ error: 'healthCheck.command must be a string' })
-          .trim()
-          .min(1, 'healthCheck.command must not be empty')
-          .refine((c) => !/[\n\r\0]/.test(c), { error: 'healthCheck.command must be one line' })
-          .refine((c) => c.includes('{node}'), { error: 'healthCheck.command must name the node to check as {node} (e.g. "ssh {node} /usr/sbin/nhc")' })
-          .refine((c) => [...c.matchAll(/\{([^{}]*)\}/g)].every((m) => m[1] === 'node'), { error: 'healthCheck.command may use only the placeholder {node}' })
-          .optional(),
-        /** How long the command may run (its execution timeout on the transport); default 300 s. */
-        timeoutSeconds: seconds('healthCheck.timeoutSeconds').optional(),
-      }, { error: 'healthCheck must be an object with command and timeoutSeconds' })
+      .strictObject(
+        {
+          command: z
+            .string({ error: 'healthCheck.command must be a string' })
+            .trim()
+            .min(1, 'healthCheck.command must not be empty')
+            .refine((c) => !/[\n\r\0]/.test(c), { error: 'healthCheck.command must be one line' })
+            .refine((c) => c.includes('{node}'), { error: 'healthCheck.command must name the node to check as {node} (e.g. "ssh {node} /usr/sbin/nhc")' })
+            .refine((c) => [...c.matchAll(/\{([^{}]*)\}/g)].every((m) => m[1] === 'node'), { error: 'healthCheck.command may use only the placeholder {node}' })
+            .optional(),
+          /** How long the command may run (its execution timeout on the transport); default 300 s. */
+          timeoutSeconds: seconds('healthCheck.timeoutSeconds').optional(),
+        },
+        { error: 'healthCheck must be an object with command and timeoutSeconds' },
+      )
       .superRefine((check, ctx) => {
         if (check.timeoutSeconds !== undefined && check.command === undefined) {
-          ctx.addIssue({ code: 'custom', path: ['timeoutSeconds'], message: 'healthCheck.timeoutSeconds bounds the health check command: give healthCheck.command too' });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['timeoutSeconds'],
+            message: 'healthCheck.timeoutSeconds bounds the health check command: give healthCheck.command too',
+          });
         }
       })
       .optional(),
     /** New nodes start only inside one of these windows; nodes in flight finish. */
-    maintenanceWindows: z.array(maintenanceWindowSchema, { error: 'maintenanceWindows must be a list' }).min(1, 'maintenanceWindows must not be empty').optional(),
+    maintenanceWindows: z
+      .array(maintenanceWindowSchema, { error: 'maintenanceWindows must be a list' })
+      .min(1, 'maintenanceWindows must not be empty')
+      .optional(),
   })
   .superRefine((req, ctx) => {
     if (req.mode === 'lockstep') {
       for (const field of WINDOW_ONLY) {
         if (req[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: WINDOW_ONLY_REASONS[field] });
       }
-      if (req.order !== 'plan') ctx.addIssue({ code: 'custom', path: ['order'], message: "order 'idle-first' applies to mode 'window' only (lockstep keeps plan order)" });
+      if (req.order !== 'plan')
+        ctx.addIssue({ code: 'custom', path: ['order'], message: "order 'idle-first' applies to mode 'window' only (lockstep keeps plan order)" });
     } else {
       // Without batches the window is one wave: there is no batch to pause or bake after.
       const batchCount = req.batches?.length ?? 0;
       if (batchCount === 0) {
-        if (req.approval === 'each-batch') ctx.addIssue({ code: 'custom', path: ['approval'], message: "approval 'each-batch' needs batches in mode 'window'" });
-        if (req.pauseAfterBatches !== undefined) ctx.addIssue({ code: 'custom', path: ['pauseAfterBatches'], message: "pauseAfterBatches needs batches in mode 'window'" });
+        if (req.approval === 'each-batch')
+          ctx.addIssue({ code: 'custom', path: ['approval'], message: "approval 'each-batch' needs batches in mode 'window'" });
+        if (req.pauseAfterBatches !== undefined)
+          ctx.addIssue({ code: 'custom', path: ['pauseAfterBatches'], message: "pauseAfterBatches needs batches in mode 'window'" });
         if (req.bakeSeconds > 0) ctx.addIssue({ code: 'custom', path: ['bakeSeconds'], message: "bakeSeconds needs batches in mode 'window'" });
       } else {
         req.pauseAfterBatches?.forEach((batch, i) => {
           if (batch > batchCount) {
-            ctx.addIssue({ code: 'custom', path: ['pauseAfterBatches', i], message: `there are ${batchCount} batches before the window; cannot pause after batch ${batch}` });
+            ctx.addIssue({
+              code: 'custom',
+              path: ['pauseAfterBatches', i],
+              message: `there are ${batchCount} batches before the window; cannot pause after batch ${batch}`,
+            });
           }
         });
       }

@@ -1,4 +1,15 @@
-import { applyDecision, commitSchedule, proposeSchedule, recordOutcome, schedule, type Decision, type Observations, type Operation, type OperationOutcome, type ScheduleState } from '../scheduling';
+import {
+  applyDecision,
+  commitSchedule,
+  proposeSchedule,
+  recordOutcome,
+  schedule,
+  type Decision,
+  type Observations,
+  type Operation,
+  type OperationOutcome,
+  type ScheduleState,
+} from '../scheduling';
 import type { BootSessionStatus, InventoryNode, WlmNode } from '../site/site-nodes';
 import { shortList } from '../text';
 import { drainClaim } from '../site/node-claims';
@@ -97,7 +108,17 @@ export function windowScheduleState(view: WindowView, window: WindowProgress, co
     const released = !record.op && hasPosition(window.releasedAhead, record.index) ? { releasedAhead: true } : {};
     return { ...op, rank: record.index, ...released, ...(record.op ?? {}) };
   });
-  const { bootCount: _count, outsideDownAtStart: _outside, inFlight: _index, marks: _marks, waveEnded, waveLastEndedAt, draining: _draining, releasedAhead: _released, ...rest } = window;
+  const {
+    bootCount: _count,
+    outsideDownAtStart: _outside,
+    inFlight: _index,
+    marks: _marks,
+    waveEnded,
+    waveLastEndedAt,
+    draining: _draining,
+    releasedAhead: _released,
+    ...rest
+  } = window;
   const settledFailed = view.settled.filter((r) => r.status === 'FAILED').length;
   return {
     ...rest,
@@ -135,7 +156,12 @@ function isDownOrFailed(node: WlmNode): boolean {
 
 /** Nodes outside the plan DOWN or FAIL now, by name (sorted). */
 export function outsideDown(outside: ReadonlyMap<string, WlmNode> | undefined): string[] {
-  return outside === undefined ? [] : [...outside.values()].filter(isDownOrFailed).map((n) => n.name).sort();
+  return outside === undefined
+    ? []
+    : [...outside.values()]
+        .filter(isDownOrFailed)
+        .map((n) => n.name)
+        .sort();
 }
 
 /**
@@ -183,7 +209,12 @@ export interface WindowInput {
 export function scheduleWindow({ session, progress, view, observed, now }: WindowInput): Decision {
   const window = gatedWindow(session, progress.window ?? initialWindowProgress(session.nodeCount));
   const state = windowScheduleState(view, window, progress.counts);
-  const decision = schedule(state, upgradePolicy(session, session.nodeCount), now, windowObservations([...view.inFlight, ...view.candidates], observed, now, window));
+  const decision = schedule(
+    state,
+    upgradePolicy(session, session.nodeCount),
+    now,
+    windowObservations([...view.inFlight, ...view.candidates], observed, now, window),
+  );
   if (session.state === 'STOPPING') {
     // Stopping: start nothing and open no wave; the run finishes by the scheduler only if nothing was left to start (or it halted).
     return { ...decision, start: [], admit: [], wave: window.wave, ...(decision.finished ? {} : { leftAlone: [], blocked: [] }) };
@@ -263,12 +294,16 @@ export function settleEnded({ ops, released, records, failures, unhealthy }: End
   for (const op of ops) {
     if (!releasedNow.has(op.node) || (op.state !== 'ACTIVE' && op.state !== 'ERROR')) continue;
     const { lockToken: _token, ...record } = records.get(op.node)!;
-    ended.push(withStoredOp({ ...record, status: op.state === 'ACTIVE' ? 'UPGRADED' : 'FAILED', phase: 'DONE', ...(op.error ? { reason: op.error } : {}) }, op));
+    ended.push(
+      withStoredOp({ ...record, status: op.state === 'ACTIVE' ? 'UPGRADED' : 'FAILED', phase: 'DONE', ...(op.error ? { reason: op.error } : {}) }, op),
+    );
   }
   const upgraded = ended.filter((r) => r.status === 'UPGRADED').map((r) => r.name);
   const messages = upgraded.length > 0 ? [`Window: ${upgraded.length} node(s) back in service: ${shortList(upgraded)}`] : [];
   for (const [reason, nodes] of failures) {
-    messages.push(`Window: ${nodes.length} node(s) failed with ${reason}: ${reason === FailureReason.healthCheckFailed ? describeHealthFailures(unhealthy) : shortList(nodes)}`);
+    messages.push(
+      `Window: ${nodes.length} node(s) failed with ${reason}: ${reason === FailureReason.healthCheckFailed ? describeHealthFailures(unhealthy) : shortList(nodes)}`,
+    );
   }
   return { ended, messages };
 }
@@ -286,14 +321,29 @@ export interface BootsInput {
  * Phase "boot": the newly quiet nodes boot together, in one boot session (the next number) limited
  * to exactly them, recorded BOOTING first; a boot session the boot service lost starts again, same name.
  */
-export function decideBoots({ session, toBoot, restartBoots, bootCount, records, now }: BootsInput): { writes: NodeRecord[]; actions: NodeAction[]; bootCount: number; message?: string } {
-  const restarts: NodeAction[] = [...restartBoots].map(([name, nodes]) => ({ type: 'startBoot', name, template: session.upgradeTemplateId, limit: nodes.join(',') }));
+export function decideBoots({ session, toBoot, restartBoots, bootCount, records, now }: BootsInput): {
+  writes: NodeRecord[];
+  actions: NodeAction[];
+  bootCount: number;
+  message?: string;
+} {
+  const restarts: NodeAction[] = [...restartBoots].map(([name, nodes]) => ({
+    type: 'startBoot',
+    name,
+    template: session.upgradeTemplateId,
+    limit: nodes.join(','),
+  }));
   if (toBoot.length === 0) return { writes: [], actions: restarts, bootCount };
   const name = windowBootSessionName(session.upgradeId, bootCount);
   // Quiet now (drained, no job), and rebooted now: both phases stamped (the quiet one was never written on its own).
   const writes = toBoot.map((node): NodeRecord => {
     const record = records.get(node)!;
-    return { ...record, phase: 'BOOTING', boot: { session: name, requestedAt: now }, phaseTimes: { ...record.phaseTimes, QUIESCED: record.phaseTimes?.QUIESCED ?? now } };
+    return {
+      ...record,
+      phase: 'BOOTING',
+      boot: { session: name, requestedAt: now },
+      phaseTimes: { ...record.phaseTimes, QUIESCED: record.phaseTimes?.QUIESCED ?? now },
+    };
   });
   return {
     writes,
@@ -333,7 +383,10 @@ export interface WindowAfterInput {
  * the nodes that left it (ended now, or settled by an increment whose progress write was lost) are
  * marked and counted in the same write; the wave's quota, bake and start counts; the live view.
  */
-export function windowAfter({ session, window, state, decision, counts: before, view, ended, records, bootCount, outside, now }: WindowAfterInput): { window: WindowProgress; counts: NonNullable<Progress['counts']> } {
+export function windowAfter({ session, window, state, decision, counts: before, view, ended, records, bootCount, outside, now }: WindowAfterInput): {
+  window: WindowProgress;
+  counts: NonNullable<Progress['counts']>;
+} {
   const positionOf = new Map([...records.values(), ...view.settled, ...view.dropped].map((r) => [r.name, r.index]));
   const inFlight = state.ops.filter((op) => op.state === 'TRANSITION');
   const leaving = [...ended, ...view.settled];
@@ -370,7 +423,13 @@ export function windowAfter({ session, window, state, decision, counts: before, 
     phases,
     ...(session.reserveSlots ? slotLearned(window.slotSeconds, ended, now) : {}),
     ...(decision.release.length > 0 || window.releasedAhead !== undefined
-      ? { releasedAhead: withPositions(window.releasedAhead, session.nodeCount, decision.release.map(({ op }) => records.get(upgradeOpNode(op))!.index)) }
+      ? {
+          releasedAhead: withPositions(
+            window.releasedAhead,
+            session.nodeCount,
+            decision.release.map(({ op }) => records.get(upgradeOpNode(op))!.index),
+          ),
+        }
       : {}),
   };
   return { window: next, counts };
@@ -397,7 +456,11 @@ export interface WindowEndInput {
  * (through CLEANUP); a finished one records the nodes left alone and why, and cleans up. Else the
  * window rolls on.
  */
-export function decideWindowEnd({ session, progress, decision, window, counts, inFlight, halted, outsideTodo, records, now }: WindowEndInput): { progress: Progress; writes: NodeRecord[]; message?: string } {
+export function decideWindowEnd({ session, progress, decision, window, counts, inFlight, halted, outsideTodo, records, now }: WindowEndInput): {
+  progress: Progress;
+  writes: NodeRecord[];
+  message?: string;
+} {
   if (session.state === 'DELETING' && !inFlight) {
     return { progress: enterStage('CANCELLING', 0, now, { cancelMode: 'record-remaining', cancelCursor: 0, window, counts }), writes: [] };
   }
@@ -441,7 +504,8 @@ export interface WindowWaitInput {
 export function windowWait({ session, decision, next, moved, inFlight, now }: WindowWaitInput): { waitSeconds: number; waitForOperator?: true } {
   const recheck = decision.recheckAt !== undefined ? Math.max(1, Math.ceil((decision.recheckAt - now) / 1000)) : Infinity;
   const waitSeconds = next.stage !== 'ROLLING' || moved ? 0 : Math.min(session.pollIntervalSeconds, recheck);
-  const operatorOnly = (decision.wait?.kind === 'approval' || decision.wait?.kind === 'paused') && !inFlight && !moved && session.state !== 'DELETING' && next.stage === 'ROLLING';
+  const operatorOnly =
+    (decision.wait?.kind === 'approval' || decision.wait?.kind === 'paused') && !inFlight && !moved && session.state !== 'DELETING' && next.stage === 'ROLLING';
   return { waitSeconds, ...(operatorOnly ? { waitForOperator: true as const } : {}) };
 }
 
@@ -469,14 +533,34 @@ export interface WindowActionsInput {
  * is resumed or failed before it is recorded done; records (BOOTING included) are written before
  * boots start; locks are given back last.
  */
-export function orderWindowActions({ session, intent, started, drain, resume, back, failures, wlm, written, checks, boots, unlock }: WindowActionsInput): NodeAction[] {
+export function orderWindowActions({
+  session,
+  intent,
+  started,
+  drain,
+  resume,
+  back,
+  failures,
+  wlm,
+  written,
+  checks,
+  boots,
+  unlock,
+}: WindowActionsInput): NodeAction[] {
   return [
     ...(intent ? [{ type: 'saveProgress' as const, ...intent }] : []),
     ...(started.length > 0 ? [{ type: 'recordNodes' as const, records: [...started] }] : []),
     ...(drain.length > 0 ? [{ type: 'drain' as const, nodes: [...drain], reason: drainClaim('upgrade', session.upgradeId) }] : []),
     ...(resume.length > 0 ? [{ type: 'resume' as const, nodes: [...resume] }] : []),
     ...returnToService(back, wlm),
-    ...[...failures].flatMap(([reason, nodes]) => failInSite(session, nodes.map((name) => ({ name })), reason, wlm)),
+    ...[...failures].flatMap(([reason, nodes]) =>
+      failInSite(
+        session,
+        nodes.map((name) => ({ name })),
+        reason,
+        wlm,
+      ),
+    ),
     ...(written.length > 0 ? [{ type: 'recordNodes' as const, records: [...written] }] : []),
     ...(checks ? [checks] : []),
     ...boots,
@@ -542,9 +626,32 @@ export function decideWindow(input: DecideWindowInput): StageDecision {
   const boots = decideBoots({ session, toBoot: advance.toBoot, restartBoots: advance.restartBoots, bootCount: window.bootCount, records, now });
   write(boots.writes);
 
-  const after = windowAfter({ session, window, state, decision, counts: progress.counts, view, ended: settled.ended, records, bootCount: boots.bootCount, outside: observed.outside, now });
+  const after = windowAfter({
+    session,
+    window,
+    state,
+    decision,
+    counts: progress.counts,
+    view,
+    ended: settled.ended,
+    records,
+    bootCount: boots.bootCount,
+    outside: observed.outside,
+    now,
+  });
   const inFlight = after.window.inFlight!.length > 0;
-  const end = decideWindowEnd({ session, progress, decision, window: after.window, counts: after.counts, inFlight, halted: state.halted, outsideTodo, records, now });
+  const end = decideWindowEnd({
+    session,
+    progress,
+    decision,
+    window: after.window,
+    counts: after.counts,
+    inFlight,
+    halted: state.halted,
+    outsideTodo,
+    records,
+    now,
+  });
   write(end.writes);
 
   // The intent: the started nodes enter the index (and the boot count is saved) before anything is done to them.

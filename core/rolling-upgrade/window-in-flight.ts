@@ -70,7 +70,10 @@ export interface NodePhaseInput {
  * and times out only while its drain has not taken (DRAINING). A node recorded DRAINING that is not
  * drained (the increment that recorded it died before its drain) is drained again.
  */
-export function decideQuiescing({ session, record, op, wlm, now }: NodePhaseInput & { op: Operation; wlm: WlmNode | undefined }): { drainAgain: boolean; step: InFlightStep } {
+export function decideQuiescing({ session, record, op, wlm, now }: NodePhaseInput & { op: Operation; wlm: WlmNode | undefined }): {
+  drainAgain: boolean;
+  step: InFlightStep;
+} {
   const drainAgain = record.phase === 'DRAINING' && wlm !== undefined && !isDrained(wlm);
   const timedOut = now - (op.startedAt ?? now) >= session.quiesceTimeoutSeconds * 1000;
   const timeout: InFlightStep = { kind: 'fail', reason: FailureReason.quiesceTimeout };
@@ -83,7 +86,12 @@ export function decideQuiescing({ session, record, op, wlm, now }: NodePhaseInpu
  * Phase BOOTING: booted when its boot session says so; failed when the session failed or completed
  * without it, or when bootTimeoutSeconds passed since the boot was requested.
  */
-export function decideBooting({ session, record, boot, now }: NodePhaseInput & { record: { boot: NonNullable<NodeRecord['boot']> }; boot: BootSessionStatus | undefined }): InFlightStep {
+export function decideBooting({
+  session,
+  record,
+  boot,
+  now,
+}: NodePhaseInput & { record: { boot: NonNullable<NodeRecord['boot']> }; boot: BootSessionStatus | undefined }): InFlightStep {
   if (!boot) return { kind: 'restart-boot', bootSession: record.boot.session };
   const outcome = boot.error ? 'failed' : boot.nodes[record.name];
   if (outcome === 'succeeded') return { kind: 'booted' };
@@ -97,7 +105,13 @@ export function decideBooting({ session, record, boot, now }: NodePhaseInput & {
  * health check to start, a failed check, or a wait; a node not back in Slurm within
  * wlmReturnTimeoutSeconds of its boot's end fails (a running health check has its own timeout).
  */
-export function decideReturning({ session, record, wlm, check, now }: NodePhaseInput & { record: { boot: NonNullable<NodeRecord['boot']> }; wlm: WlmNode | undefined; check: HealthCheckResult | undefined }): InFlightStep {
+export function decideReturning({
+  session,
+  record,
+  wlm,
+  check,
+  now,
+}: NodePhaseInput & { record: { boot: NonNullable<NodeRecord['boot']> }; wlm: WlmNode | undefined; check: HealthCheckResult | undefined }): InFlightStep {
   const verdict = returnVerdict(session, record, wlm, record.boot.requestedAt, check, now);
   if (verdict.kind === 'back' || verdict.kind === 'check') return { kind: verdict.kind };
   if (verdict.kind === 'failed') return { kind: 'fail', reason: verdict.reason, detail: verdict.detail };
@@ -106,14 +120,21 @@ export function decideReturning({ session, record, wlm, check, now }: NodePhaseI
 }
 
 /** One node in flight, by its phase; a stopping or deleted run puts back every node not rebooted yet. */
-export function decideInFlightNode({ session, record, op, observed, now }: NodePhaseInput & { session: Pick<UpgradeSession, 'state'>; op: Operation; observed: InFlightObserved }): { drainAgain: boolean; step: InFlightStep } {
+export function decideInFlightNode({
+  session,
+  record,
+  op,
+  observed,
+  now,
+}: NodePhaseInput & { session: Pick<UpgradeSession, 'state'>; op: Operation; observed: InFlightObserved }): { drainAgain: boolean; step: InFlightStep } {
   const wlm = observed.wlm.get(record.name);
   const { phase, boot } = record;
   if (phase === 'DRAINING' || phase === 'QUIESCED') {
     if (session.state === 'DELETING' || session.state === 'STOPPING') return { drainAgain: false, step: { kind: 'put-back' } };
     return decideQuiescing({ session, record, op, wlm, now });
   }
-  if (phase === 'BOOTING' && boot) return { drainAgain: false, step: decideBooting({ session, record: { ...record, boot }, boot: observed.boots.get(boot.session), now }) };
+  if (phase === 'BOOTING' && boot)
+    return { drainAgain: false, step: decideBooting({ session, record: { ...record, boot }, boot: observed.boots.get(boot.session), now }) };
   if ((phase === 'BOOTED' || phase === 'CHECKING') && boot) {
     return { drainAgain: false, step: decideReturning({ session, record: { ...record, boot }, wlm, check: observed.checks?.get(record.name), now }) };
   }
@@ -161,7 +182,19 @@ export interface InFlightAdvance {
 
 /** Phase "advance in flight": each node in flight moves through its own phase (an op released now, or started now, does not). */
 export function advanceInFlight({ session, inFlight, startedNow, ops, records, observed, now }: InFlightInput): InFlightAdvance {
-  const advance: InFlightAdvance = { writes: [], putBack: [], outcomes: [], released: [], drain: [], resume: [], toBoot: [], toCheck: [], back: [], unhealthy: [], restartBoots: new Map() };
+  const advance: InFlightAdvance = {
+    writes: [],
+    putBack: [],
+    outcomes: [],
+    released: [],
+    drain: [],
+    resume: [],
+    toBoot: [],
+    toCheck: [],
+    back: [],
+    unhealthy: [],
+    restartBoots: new Map(),
+  };
   for (const record of inFlight) {
     const op = ops.get(record.name)!;
     if (op.state !== 'TRANSITION' || startedNow.has(record.name)) continue;
@@ -205,4 +238,3 @@ export function advanceInFlight({ session, inFlight, startedNow, ops, records, o
   }
   return advance;
 }
-

@@ -77,7 +77,14 @@ export function nextFiring(expression: ScheduleExpression, timeZone: string, aft
 function croner(expression: Exclude<ScheduleExpression, { kind: 'rate' }>, timeZone: string): Cron {
   if (expression.kind === 'at') return new Cron(expression.localTime, { timezone: timeZone, paused: true });
   // EventBridge's six fields are croner's seven-field Quartz form with the seconds at 0.
-  return new Cron(`0 ${expression.fields}`, { timezone: timeZone, paused: true, mode: '7-part', alternativeWeekdays: true, sloppyRanges: true, domAndDow: false });
+  return new Cron(`0 ${expression.fields}`, {
+    timezone: timeZone,
+    paused: true,
+    mode: '7-part',
+    alternativeWeekdays: true,
+    sloppyRanges: true,
+    domAndDow: false,
+  });
 }
 
 function checkCron(expression: Exclude<ScheduleExpression, { kind: 'rate' }>, timeZone: string, field: string): void {

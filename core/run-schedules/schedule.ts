@@ -52,12 +52,17 @@ export function parseScheduledRequest(workflow: ScheduledWorkflow, inputText: st
   return input;
 }
 
-const flexibleWindow = z.number().int('flexibleWindowMinutes must be whole minutes').min(1, 'flexibleWindowMinutes must be at least 1').max(1440, 'flexibleWindowMinutes must be at most 1440');
+const flexibleWindow = z
+  .number()
+  .int('flexibleWindowMinutes must be whole minutes')
+  .min(1, 'flexibleWindowMinutes must be at least 1')
+  .max(1440, 'flexibleWindowMinutes must be at most 1440');
 
 /** Checks the timing fields of a schedule, naming each bad one. */
 export function scheduleTimingProblems(record: Pick<ScheduleRecord, 'name' | 'scheduleExpression' | 'timeZone' | 'flexibleWindowMinutes'>): FieldProblem[] {
   const problems: FieldProblem[] = [];
-  if (!SCHEDULE_NAME.test(record.name)) problems.push({ field: 'name', message: `must be 1-64 letters, digits, '-', '_' or '.', got '${record.name.slice(0, 80)}'` });
+  if (!SCHEDULE_NAME.test(record.name))
+    problems.push({ field: 'name', message: `must be 1-64 letters, digits, '-', '_' or '.', got '${record.name.slice(0, 80)}'` });
   problems.push(...timeZoneProblems(record.timeZone));
   if (problems.length === 0) {
     try {

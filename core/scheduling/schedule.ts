@@ -207,7 +207,11 @@ export function schedule(state: ScheduleState, policy: SchedulingPolicy, now: nu
 
   recheckForAhead(state, policy, decision, now, surely);
 
-  if (inFlightAfter() === 0 && decision.start.length === 0 && (halted !== undefined || (candidates.length === 0 && lockWaits.length === 0 && !state.outside?.todo))) {
+  if (
+    inFlightAfter() === 0 &&
+    decision.start.length === 0 &&
+    (halted !== undefined || (candidates.length === 0 && lockWaits.length === 0 && !state.outside?.todo))
+  ) {
     finish(state, decision, halted);
   }
   return decision;

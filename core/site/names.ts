@@ -45,7 +45,8 @@ const REASON = /^[A-Za-z0-9][A-Za-z0-9 ._,:=+@/()-]{0,199}$/;
 function check(kind: NameKind, pattern: RegExp, rule: string, value: unknown, field: string): string {
   if (typeof value !== 'string') throw new InvalidNameError(kind, field, String(value), 'is not a string');
   if (!pattern.test(value)) throw new InvalidNameError(kind, field, value, `is not a valid ${kind}: ${rule}`);
-  if (kind !== 'reason' && value.split('/').some((part) => part === '..' || part === '.')) throw new InvalidNameError(kind, field, value, `is not a valid ${kind}: '..' is not allowed`);
+  if (kind !== 'reason' && value.split('/').some((part) => part === '..' || part === '.'))
+    throw new InvalidNameError(kind, field, value, `is not a valid ${kind}: '..' is not allowed`);
   return value;
 }
 
@@ -62,7 +63,13 @@ export function validTemplate(value: unknown, field = 'template'): string {
 }
 
 export function validReason(value: unknown, field = 'reason'): string {
-  return check('reason', REASON, 'printable words (letters, digits, space and . _ , : = + @ / ( ) -), starting with a letter or digit, at most 200 characters', value, field);
+  return check(
+    'reason',
+    REASON,
+    'printable words (letters, digits, space and . _ , : = + @ / ( ) -), starting with a letter or digit, at most 200 characters',
+    value,
+    field,
+  );
 }
 
 /** Whether `value` may be sent as a reason (the non-throwing form of validReason). */
@@ -86,7 +93,8 @@ function patterned(kind: NameKind, pattern: RegExp, rule: string, field: string 
   return z.string({ error: (issue) => (issue.input === undefined ? `${subject} is required` : `${subject} must be a string`) }).superRefine((value, ctx) => {
     if (value.trim() === '') ctx.addIssue({ code: 'custom', message: `${subject} must not be empty` });
     else if (!pattern.test(value)) ctx.addIssue({ code: 'custom', message: `${field ? `${field} ` : ''}${shown(value)} is not a valid ${kind}: ${rule}` });
-    else if (value.split('/').some((part) => part === '..' || part === '.')) ctx.addIssue({ code: 'custom', message: `${field ? `${field} ` : ''}${shown(value)} is not a valid ${kind}: '..' is not allowed` });
+    else if (value.split('/').some((part) => part === '..' || part === '.'))
+      ctx.addIssue({ code: 'custom', message: `${field ? `${field} ` : ''}${shown(value)} is not a valid ${kind}: '..' is not allowed` });
   });
 }
 

@@ -23,7 +23,10 @@ export const DEPLOY_ROLE_KEY = 'deploy-role';
  * `rolesKey`: the key of the deployment-role words. `role` of the result: the `role:` word's value,
  * or with `roleFromRoles` the first deployment role (Slurm, where `role:` words are the roles).
  */
-export function readNodeLabels(words: readonly string[], { rolesKey = DEPLOY_ROLE_KEY, roleFromRoles = false }: { rolesKey?: string; roleFromRoles?: boolean } = {}): NodeLabels {
+export function readNodeLabels(
+  words: readonly string[],
+  { rolesKey = DEPLOY_ROLE_KEY, roleFromRoles = false }: { rolesKey?: string; roleFromRoles?: boolean } = {},
+): NodeLabels {
   // Built without object spreads and rest patterns: this runs for every node of a fleet listing (10,000 per increment).
   const labels: Record<string, string> = {};
   const tags: string[] = [];

@@ -6,7 +6,6 @@
  * `nid{nid:06}`), or is the same name where both services agree.
  */
 
-
 /** CSM's Slurm node names: `nid` and the NID on six digits (Cray-HPE/docs-csm operations/boot_orchestration/Rolling_Upgrades.md: `nid00000[6-7]`). */
 export const CSM_NID_NAME_PATTERN = 'nid{nid:06}';
 

@@ -16,7 +16,12 @@ export function shellCommand(argv: readonly string[]): string {
 export function fillTemplate(template: string, values: Record<string, string>): string {
   return template.replace(/\{(\w+)\}/g, (whole, key: string) => {
     const value = values[key];
-    if (value === undefined) throw new Error(`command template ${JSON.stringify(template)} uses {${key}}, which is not one of ${Object.keys(values).map((k) => `{${k}}`).join(', ')}`);
+    if (value === undefined)
+      throw new Error(
+        `command template ${JSON.stringify(template)} uses {${key}}, which is not one of ${Object.keys(values)
+          .map((k) => `{${k}}`)
+          .join(', ')}`,
+      );
     return shellQuote(value);
   });
 }

@@ -13,7 +13,11 @@ import { CSM_NID_NAME_PATTERN, isNodeXname, nidName, parseNidNamePattern } from 
  * site file is read by both, each checking its own part and no key going unnoticed.
  */
 
-const nonEmpty = (what: string) => z.string({ error: `${what} must be a string` }).trim().min(1, `${what} must not be empty`);
+const nonEmpty = (what: string) =>
+  z
+    .string({ error: `${what} must be a string` })
+    .trim()
+    .min(1, `${what} must not be empty`);
 
 /** A node as the inventory knows it. */
 export const inventoryNodeShape = {
@@ -50,7 +54,9 @@ const bootTemplateSchema = z.union(
     nonEmpty('a template name'),
     z.strictObject({
       name: nonEmpty('name'),
-      bootSets: z.record(nonEmpty('a boot set name'), bootSetSchema, { error: 'bootSets must map boot set names to boot sets' }).refine((sets) => Object.keys(sets).length > 0, 'a session template has at least one boot set'),
+      bootSets: z
+        .record(nonEmpty('a boot set name'), bootSetSchema, { error: 'bootSets must map boot set names to boot sets' })
+        .refine((sets) => Object.keys(sets).length > 0, 'a session template has at least one boot set'),
     }),
   ],
   { error: 'a boot template is a name, or {name, bootSets: {<set>: {node_list, node_groups, node_roles_groups}}}' },
@@ -78,7 +84,9 @@ export function siteInventoryShape<Node extends z.ZodType>(node: Node) {
     groups: z.record(groupLabel(), z.array(nodeName('a member'), { error: 'must be a list of node names' })).default({}),
     bootTemplates: z.array(bootTemplateSchema).default([]),
     /** HSM exclusive groups: a node is a member of at most one group of each (Cray-HPE/hms-smd pkg/sm/groups.go ExclusiveGroup). */
-    exclusiveGroups: z.record(nonEmpty('an exclusive group name'), z.array(groupLabel('a group label'), { error: 'must be a list of group labels' })).default({}),
+    exclusiveGroups: z
+      .record(nonEmpty('an exclusive group name'), z.array(groupLabel('a group label'), { error: 'must be a list of group labels' }))
+      .default({}),
     csm: csmSchema.optional(),
     /** Fuel's releases and environments (clusters), kept by the store and served by the API. */
     releases: z.array(releaseSchema, { error: 'releases must be a list' }).default([]),
@@ -90,7 +98,8 @@ export function siteInventoryShape<Node extends z.ZodType>(node: Node) {
 export const SIMULATION_NODE_KEYS = ['wlm', 'faults'] as const;
 export const SIMULATION_SITE_KEYS = ['timing', 'apiFaults', 'workload', 'slurm', 'commandFaults'] as const;
 
-const passedOver = <Keys extends readonly string[]>(keys: Keys) => Object.fromEntries(keys.map((key) => [key, z.unknown().optional()])) as Record<Keys[number], z.ZodOptional<z.ZodUnknown>>;
+const passedOver = <Keys extends readonly string[]>(keys: Keys) =>
+  Object.fromEntries(keys.map((key) => [key, z.unknown().optional()])) as Record<Keys[number], z.ZodOptional<z.ZodUnknown>>;
 
 const inventoryNodeSchema = z.strictObject({ ...inventoryNodeShape, ...passedOver(SIMULATION_NODE_KEYS) });
 
@@ -115,7 +124,8 @@ export function checkSiteInventory(site: InventoryChecked, ctx: z.RefinementCtx)
   // An environment's nodes are site nodes (by name): the side-by-side upgrade reimages them. A release installs with one of the site's templates.
   site.environments.forEach((env, e) =>
     env.nodes.forEach((node, n) => {
-      if (!firstByName.has(node.name)) ctx.addIssue({ code: 'custom', path: ['environments', e, 'nodes', n, 'name'], message: `'${node.name}' is not a node of the site` });
+      if (!firstByName.has(node.name))
+        ctx.addIssue({ code: 'custom', path: ['environments', e, 'nodes', n, 'name'], message: `'${node.name}' is not a node of the site` });
     }),
   );
   const templateNames = site.bootTemplates.map((t) => (typeof t === 'string' ? t : t.name));
@@ -128,7 +138,12 @@ export function checkSiteInventory(site: InventoryChecked, ctx: z.RefinementCtx)
     const pattern = parseNidNamePattern(site.csm.slurmNodeNames);
     const slurmNames = new Map<string, number>();
     site.nodes.forEach((node, i) => {
-      if (!isNodeXname(node.name)) ctx.addIssue({ code: 'custom', path: ['nodes', i, 'name'], message: `'${node.name}' is not a node xname (xXcCsSbBnN): a CSM site names its nodes by xname` });
+      if (!isNodeXname(node.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['nodes', i, 'name'],
+          message: `'${node.name}' is not a node xname (xXcCsSbBnN): a CSM site names its nodes by xname`,
+        });
       if (typeof pattern !== 'string') {
         const slurmName = nidName(pattern, node.nid);
         const clash = slurmNames.get(slurmName);
@@ -137,7 +152,12 @@ export function checkSiteInventory(site: InventoryChecked, ctx: z.RefinementCtx)
       }
     });
     for (const label of Object.keys(site.groups)) {
-      if (!/^[-a-z0-9:._]+$/.test(label)) ctx.addIssue({ code: 'custom', path: ['groups', label], message: `'${label}' is not an HSM group label: lowercase letters, digits, '-', ':', '.', '_'` });
+      if (!/^[-a-z0-9:._]+$/.test(label))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['groups', label],
+          message: `'${label}' is not an HSM group label: lowercase letters, digits, '-', ':', '.', '_'`,
+        });
     }
   }
   const exclusiveOf = new Map<string, string>();
@@ -145,14 +165,16 @@ export function checkSiteInventory(site: InventoryChecked, ctx: z.RefinementCtx)
     labels.forEach((label, k) => {
       if (!(label in site.groups)) ctx.addIssue({ code: 'custom', path: ['exclusiveGroups', exclusive, k], message: `'${label}' is not a group of the site` });
       const other = exclusiveOf.get(label);
-      if (other !== undefined) ctx.addIssue({ code: 'custom', path: ['exclusiveGroups', exclusive, k], message: `'${label}' is in exclusive group '${other}' already` });
+      if (other !== undefined)
+        ctx.addIssue({ code: 'custom', path: ['exclusiveGroups', exclusive, k], message: `'${label}' is in exclusive group '${other}' already` });
       exclusiveOf.set(label, exclusive);
     });
     const holder = new Map<string, string>();
     for (const label of labels) {
       for (const member of site.groups[label] ?? []) {
         const first = holder.get(member);
-        if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['groups', label], message: `'${member}' is also in '${first}', of the same exclusive group '${exclusive}'` });
+        if (first !== undefined)
+          ctx.addIssue({ code: 'custom', path: ['groups', label], message: `'${member}' is also in '${first}', of the same exclusive group '${exclusive}'` });
         holder.set(member, label);
       }
     }
@@ -171,7 +193,9 @@ export function checkSiteInventory(site: InventoryChecked, ctx: z.RefinementCtx)
  * A site file as an inventory reads it: the inventory part checked, the simulation keys passed over
  * unread (the simulator checks them when it runs the site).
  */
-export const siteInventorySchema = z.strictObject({ ...siteInventoryShape(inventoryNodeSchema), ...passedOver(SIMULATION_SITE_KEYS) }).superRefine(checkSiteInventory);
+export const siteInventorySchema = z
+  .strictObject({ ...siteInventoryShape(inventoryNodeSchema), ...passedOver(SIMULATION_SITE_KEYS) })
+  .superRefine(checkSiteInventory);
 
 export type SiteInventory = z.output<typeof siteInventorySchema>;
 export type SiteBootTemplate = z.output<typeof bootTemplateSchema>;

@@ -7,7 +7,11 @@ import { z } from 'zod';
 import { parseOrThrow, timeScale } from '../validation';
 import { CSM_NID_NAME_PATTERN, parseNidNamePattern } from './node-names';
 
-const nonEmpty = (what: string) => z.string({ error: `${what} must be a string` }).trim().min(1, `${what} must not be empty`);
+const nonEmpty = (what: string) =>
+  z
+    .string({ error: `${what} must be a string` })
+    .trim()
+    .min(1, `${what} must not be empty`);
 
 const url = nonEmpty('the URL').refine((value) => {
   try {
@@ -52,12 +56,16 @@ export const transportSchema = z
           /** An SSM endpoint override: a VPC endpoint, or the simulator's. */
           endpoint: url.optional(),
           /** How long one SSM API call may take before it is given up and said (default 10, as the HTTP connectors'). */
-          requestTimeoutSeconds: z.number({ error: 'must be a number of seconds' }).min(0.05, 'must be at least 0.05').max(300, 'must be at most 300').optional(),
+          requestTimeoutSeconds: z
+            .number({ error: 'must be a number of seconds' })
+            .min(0.05, 'must be at least 0.05')
+            .max(300, 'must be at most 300')
+            .optional(),
         })
         .describe('SSM Run Command (AWS-RunShellScript) on a head node'),
       z.strictObject({ type: z.literal('local') }).describe('Commands run on this host (an admin or head node)'),
     ],
-    { error: "must be {type: ssm, instanceIds, region} or {type: local}" },
+    { error: 'must be {type: ssm, instanceIds, region} or {type: local}' },
   )
   .describe('How commands reach the cluster');
 
@@ -136,7 +144,10 @@ export const inventoryProfileSchema = z.discriminatedUnion(
       token: secretReferenceSchema.optional(),
       timeoutSeconds,
       /** A lab flag: false for an HSM-like service whose node ids are not xnames (the simulator serving a non-Cray site). */
-      xnames: z.boolean({ error: 'xnames must be true or false' }).default(true).describe('Check member ids as node xnames before sending them (HSM accepts nothing else); false only for an HSM-like stand-in'),
+      xnames: z
+        .boolean({ error: 'xnames must be true or false' })
+        .default(true)
+        .describe('Check member ids as node xnames before sending them (HSM accepts nothing else); false only for an HSM-like stand-in'),
     }),
     z.strictObject({
       type: z.literal('slurm'),
@@ -175,7 +186,11 @@ export const DEFAULT_FANOUT = 256;
 const nodeExec = commandTemplate('nodeExec', ['nodes', 'node', 'command']).superRefine((text, ctx) => {
   const uses = (name: string) => text.includes(`{${name}}`);
   if (!uses('command')) ctx.addIssue({ code: 'custom', message: 'must place the command: {command}' });
-  if (uses('nodes') === uses('node')) ctx.addIssue({ code: 'custom', message: 'must name the nodes once: {nodes} (a hostlist, e.g. pdsh -w {nodes}) or {node} (one per command, e.g. ssh {node})' });
+  if (uses('nodes') === uses('node'))
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must name the nodes once: {nodes} (a hostlist, e.g. pdsh -w {nodes}) or {node} (one per command, e.g. ssh {node})',
+    });
 });
 
 /** Task-graph tasks that run commands on the nodes (shell, puppet, upload_file, rsync), through the head node. */
@@ -183,9 +198,16 @@ export const taskExecutionProfileSchema = z
   .strictObject({
     /** The head node's transport; default the profile's. */
     transport: transportSchema.optional(),
-    nodeExec: nodeExec.default(DEFAULT_NODE_EXEC).describe('How the head node runs a command on nodes, e.g. "pdsh -S -w {nodes} {command}" or "ssh -o BatchMode=yes {node} {command}"'),
+    nodeExec: nodeExec
+      .default(DEFAULT_NODE_EXEC)
+      .describe('How the head node runs a command on nodes, e.g. "pdsh -S -w {nodes} {command}" or "ssh -o BatchMode=yes {node} {command}"'),
     /** Nodes one `{nodes}` command reaches at most (a longer list goes in several commands). */
-    fanout: z.number({ error: 'fanout must be a number of nodes' }).int('fanout must be a whole number').min(1, 'fanout must be at least 1').max(1000, 'fanout must be at most 1000').default(DEFAULT_FANOUT),
+    fanout: z
+      .number({ error: 'fanout must be a number of nodes' })
+      .int('fanout must be a whole number')
+      .min(1, 'fanout must be at least 1')
+      .max(1000, 'fanout must be at most 1000')
+      .default(DEFAULT_FANOUT),
   })
   .describe('How task-graph commands reach the nodes');
 
@@ -277,7 +299,10 @@ export const siteProfileSchema = z
       }
     }
   })
-  .meta({ title: 'Site connection profile', description: 'How baremetal-rollout reaches the workload manager, boot service, inventory and provisioner of one site' });
+  .meta({
+    title: 'Site connection profile',
+    description: 'How baremetal-rollout reaches the workload manager, boot service, inventory and provisioner of one site',
+  });
 
 export type SiteProfile = z.output<typeof siteProfileSchema>;
 export type SiteProfileInput = z.input<typeof siteProfileSchema>;

@@ -30,7 +30,10 @@ export function ssmStringPrefix(text: string, maxBytes: number, marker = SSM_TRU
 export function ssmCommandOutput(stdout: string, stderr: string): { stdout: string; stderr: string } {
   const err = ssmStringPrefix(stderr, SSM_STDOUT_BYTES);
   const errBytes = Buffer.from(err, 'utf8');
-  return { stdout: ssmStringPrefix(stdout, SSM_STDOUT_BYTES), stderr: errBytes.length > SSM_STDERR_BYTES ? decoder.decode(errBytes.subarray(0, SSM_STDERR_BYTES)) : err };
+  return {
+    stdout: ssmStringPrefix(stdout, SSM_STDOUT_BYTES),
+    stderr: errBytes.length > SSM_STDERR_BYTES ? decoder.decode(errBytes.subarray(0, SSM_STDERR_BYTES)) : err,
+  };
 }
 
 /**

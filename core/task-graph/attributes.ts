@@ -16,7 +16,11 @@ export function deepMerge(...layers: readonly (Plain | undefined)[]): Plain {
     if (layer === undefined) continue;
     for (const [key, value] of Object.entries(layer)) {
       const before = Object.prototype.hasOwnProperty.call(out, key) ? out[key] : undefined;
-      const merged = isPlainObject(value) ? deepMerge(isPlainObject(before) ? before : undefined, value) : Array.isArray(value) ? [...(value as unknown[])] : value;
+      const merged = isPlainObject(value)
+        ? deepMerge(isPlainObject(before) ? before : undefined, value)
+        : Array.isArray(value)
+          ? [...(value as unknown[])]
+          : value;
       Object.defineProperty(out, key, { value: merged, enumerable: true, writable: true, configurable: true });
     }
   }

@@ -90,7 +90,9 @@ function check(expr: jsep.Expression): { node: ConditionNode; type: ValueType } 
       throw new ConditionProblem(`unknown name ${describe(expr)}: the only attribute is cluster.status`);
     }
     case 'Identifier':
-      throw new ConditionProblem(`unknown name '${(expr as jsep.Identifier).name}': names are cluster.status, nodes_count(), role_in_deployment('r'), role_in_cluster('r')`);
+      throw new ConditionProblem(
+        `unknown name '${(expr as jsep.Identifier).name}': names are cluster.status, nodes_count(), role_in_deployment('r'), role_in_cluster('r')`,
+      );
     case 'CallExpression':
       return checkCall(expr as jsep.CallExpression);
     case 'UnaryExpression': {
@@ -105,7 +107,8 @@ function check(expr: jsep.Expression): { node: ConditionNode; type: ValueType } 
       const left = check(binary.left);
       const right = check(binary.right);
       if (binary.operator === 'and' || binary.operator === 'or') {
-        if (left.type !== 'boolean' || right.type !== 'boolean') throw new ConditionProblem(`${binary.operator} joins true or false values, not a ${left.type === 'boolean' ? right.type : left.type}`);
+        if (left.type !== 'boolean' || right.type !== 'boolean')
+          throw new ConditionProblem(`${binary.operator} joins true or false values, not a ${left.type === 'boolean' ? right.type : left.type}`);
         return { node: { kind: 'logical', operator: binary.operator, left: left.node, right: right.node }, type: 'boolean' };
       }
       if (!(COMPARE_OPERATORS as readonly string[]).includes(binary.operator)) {

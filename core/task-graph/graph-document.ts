@@ -26,10 +26,14 @@ const idList = z.array(itemId, { error: 'must be a list of ids' }).default([]);
 /** Fuel writes a single role as a string too. */
 const nameList = (what: string) =>
   z
-    .union([z.string().min(1, `${what} must not be empty`), z.array(z.string().min(1, `${what} must not be empty`))], { error: `must be a ${what} or a list of them` })
+    .union([z.string().min(1, `${what} must not be empty`), z.array(z.string().min(1, `${what} must not be empty`))], {
+      error: `must be a ${what} or a list of them`,
+    })
     .transform((v) => (typeof v === 'string' ? [v] : v));
 const everyOrList = (what: string) =>
-  z.union([z.literal('*'), z.array(z.string().min(1, `${what} must not be empty`))], { error: `must be '*' or a list of ${what}s` }).transform((v) => (v === '*' ? ['*'] : v));
+  z
+    .union([z.literal('*'), z.array(z.string().min(1, `${what} must not be empty`))], { error: `must be '*' or a list of ${what}s` })
+    .transform((v) => (v === '*' ? ['*'] : v));
 
 const strategySchema = z.discriminatedUnion(
   'type',
@@ -38,7 +42,11 @@ const strategySchema = z.discriminatedUnion(
     z.strictObject({
       type: z.literal('parallel'),
       /** Nodes of the group deployed together, chunk after chunk; absent: all at once. */
-      amount: z.number({ error: 'amount must be a whole number of nodes' }).int('amount must be a whole number of nodes').min(1, 'amount must be at least 1').optional(),
+      amount: z
+        .number({ error: 'amount must be a whole number of nodes' })
+        .int('amount must be a whole number of nodes')
+        .min(1, 'amount must be at least 1')
+        .optional(),
     }),
   ],
   { error: "must be 'one_by_one' or 'parallel'" },
@@ -66,7 +74,9 @@ const timeout = z.number({ error: 'timeout must be a number of seconds' }).posit
 const text = (what: string) => z.string({ error: `${what} is required and must be a string` }).min(1, `${what} must not be empty`);
 
 const params = <S extends z.ZodRawShape>(shape: S) =>
-  z.looseObject(shape, { error: (issue) => (issue.input === undefined ? `parameters are required (${Object.keys(shape).join(', ')})` : 'parameters must be a mapping') });
+  z.looseObject(shape, {
+    error: (issue) => (issue.input === undefined ? `parameters are required (${Object.keys(shape).join(', ')})` : 'parameters must be a mapping'),
+  });
 
 /** Parameters by task type: what each needs, plus anything else the attribute layers or a runner use. */
 const parametersByType = {
@@ -143,7 +153,10 @@ export const graphItemSchema = itemSchema;
 /** The file's two forms, for the JSON Schema. */
 const taskGraphFileSchema = z
   .union([graphObjectSchema, z.array(itemSchema)])
-  .meta({ title: 'Task graph', description: "A deployment's task graph: role groups, stages and tasks ordered by requires and required_for (Fuel's granular deployment)" });
+  .meta({
+    title: 'Task graph',
+    description: "A deployment's task graph: role groups, stages and tasks ordered by requires and required_for (Fuel's granular deployment)",
+  });
 
 export type TaskGraphDocument = z.output<typeof graphObjectSchema>;
 export type GraphItem = TaskGraphDocument['tasks'][number];

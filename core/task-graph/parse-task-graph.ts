@@ -113,7 +113,10 @@ export function validateTaskGraph(input: unknown, subject = 'task graph'): TaskG
   };
 
   // Stages: the defaults in order, then declared ones; requires/required_for order them.
-  const stageIds = [...DEFAULT_STAGES, ...items.filter((item) => item.type === 'stage' && !(DEFAULT_STAGES as readonly string[]).includes(item.id)).map((item) => item.id)];
+  const stageIds = [
+    ...DEFAULT_STAGES,
+    ...items.filter((item) => item.type === 'stage' && !(DEFAULT_STAGES as readonly string[]).includes(item.id)).map((item) => item.id),
+  ];
   const stageAfter = new Map<string, Set<string>>(stageIds.map((id) => [id, new Set<string>()]));
   DEFAULT_STAGES.forEach((id, k) => k > 0 && stageAfter.get(id)!.add(DEFAULT_STAGES[k - 1]!));
   const groupAfter = new Map<string, Set<string>>();
@@ -130,8 +133,7 @@ export function validateTaskGraph(input: unknown, subject = 'task graph'): TaskG
         item[key].forEach((id, k) => {
           if (!isStage(id)) {
             if (!badIds.has(id)) problems.push({ field: `${atItem(i)}.${key}[${k}]`, message: `unknown stage '${id}'` });
-          }
-          else if (id === item.id) problems.push({ field: `${atItem(i)}.${key}[${k}]`, message: `'${id}' names itself` });
+          } else if (id === item.id) problems.push({ field: `${atItem(i)}.${key}[${k}]`, message: `'${id}' names itself` });
         });
       check('requires');
       check('required_for');
@@ -148,11 +150,17 @@ export function validateTaskGraph(input: unknown, subject = 'task graph'): TaskG
     } else {
       refs(i, 'requires', item.requires, 'task', item.id).forEach((id) => taskRequires.get(item.id)!.add(id));
       refs(i, 'required_for', item.required_for, 'task', item.id).forEach((id) => taskRequires.get(id)!.add(item.id));
-      if (item.stage !== undefined && !isStage(item.stage) && !badIds.has(item.stage)) problems.push({ field: `${atItem(i)}.stage`, message: `unknown stage '${item.stage}'` });
+      if (item.stage !== undefined && !isStage(item.stage) && !badIds.has(item.stage))
+        problems.push({ field: `${atItem(i)}.stage`, message: `unknown stage '${item.stage}'` });
       (item.groups ?? []).forEach((id, k) => {
         if (id !== '*' && !isGroup(id) && !badIds.has(id)) problems.push({ field: `${atItem(i)}.groups[${k}]`, message: `unknown group '${id}'` });
       });
-      if (item.role === undefined && item.groups === undefined && !groupTasks.has(item.id) && !items.some((g) => g.type === 'group' && g.tasks.includes(item.id))) {
+      if (
+        item.role === undefined &&
+        item.groups === undefined &&
+        !groupTasks.has(item.id) &&
+        !items.some((g) => g.type === 'group' && g.tasks.includes(item.id))
+      ) {
         problems.push({ field: atItem(i), message: "names no role and no groups: say where it runs (role: '*' for every node)" });
       }
       if (item.condition !== undefined) {
@@ -197,12 +205,18 @@ export function validateTaskGraph(input: unknown, subject = 'task graph'): TaskG
       // A stage a task names in requires must end before its own stage starts; one in required_for must start after its own ends.
       item.requires.forEach((id, k) => {
         if (isStage(id) && stageRank.get(id)! >= stageRank.get(own)!) {
-          problems.push({ field: `${at}.requires[${k}]`, message: `waits for stage ${id}, which does not end before the task's own stage ${own}: name a task, or move the task to a later stage` });
+          problems.push({
+            field: `${at}.requires[${k}]`,
+            message: `waits for stage ${id}, which does not end before the task's own stage ${own}: name a task, or move the task to a later stage`,
+          });
         }
       });
       item.required_for.forEach((id, k) => {
         if (isStage(id) && stageRank.get(id)! <= stageRank.get(own)!) {
-          problems.push({ field: `${at}.required_for[${k}]`, message: `is needed by stage ${id}, which does not start after the task's own stage ${own}: move the task to an earlier stage` });
+          problems.push({
+            field: `${at}.required_for[${k}]`,
+            message: `is needed by stage ${id}, which does not start after the task's own stage ${own}: move the task to an earlier stage`,
+          });
         }
       });
     });

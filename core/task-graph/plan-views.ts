@@ -37,7 +37,10 @@ export function taskPlanMermaid(plan: TaskPlan, graph: TaskGraph): string {
   const byGroup = new Map<string, number[]>();
   plan.batches.forEach((batch, i) => {
     byGroup.set(batch.group, [...(byGroup.get(batch.group) ?? []), i]);
-    const shown = batch.nodes.length > MAX_LABEL_NODES ? `${batch.nodes.slice(0, MAX_LABEL_NODES - 1).join(', ')}, ... (${batch.nodes.length} nodes)` : batch.nodes.join(', ');
+    const shown =
+      batch.nodes.length > MAX_LABEL_NODES
+        ? `${batch.nodes.slice(0, MAX_LABEL_NODES - 1).join(', ')}, ... (${batch.nodes.length} nodes)`
+        : batch.nodes.join(', ');
     lines.push(`  b${i}["${mermaidText(batch.group)}<br/>${mermaidText(shown)}"]`);
   });
   const groups = new Map(graph.groups.map((group) => [group.id, group]));

@@ -41,8 +41,24 @@ export function tasksLeftOut(graph: TaskGraph, selection: TaskSelection): Map<st
 
   // As in Fuel, where the stages are nodes of the graph: after a task come its dependants and every
   // task of a later stage; before it, what it requires and every task of an earlier stage.
-  const from = selection.start === undefined ? undefined : reach(selection.start, (id) => dependants.get(id) ?? [], (rank, stage) => rank >= stage, (rank, stage) => rank > stage);
-  const upTo = selection.end === undefined ? undefined : reach(selection.end, (id) => requires.get(id) ?? [], (rank, stage) => rank <= stage, (rank, stage) => rank < stage);
+  const from =
+    selection.start === undefined
+      ? undefined
+      : reach(
+          selection.start,
+          (id) => dependants.get(id) ?? [],
+          (rank, stage) => rank >= stage,
+          (rank, stage) => rank > stage,
+        );
+  const upTo =
+    selection.end === undefined
+      ? undefined
+      : reach(
+          selection.end,
+          (id) => requires.get(id) ?? [],
+          (rank, stage) => rank <= stage,
+          (rank, stage) => rank < stage,
+        );
   function reach(
     start: string,
     next: (id: string) => readonly string[],
@@ -56,7 +72,9 @@ export function tasksLeftOut(graph: TaskGraph, selection: TaskSelection): Map<st
     return reached;
   }
   if (from && upTo && ![...from].some((id) => upTo.has(id))) {
-    throw new InvalidInputError('task selection', [{ field: 'end', message: `'${selection.end}' does not come after --start '${selection.start}': no task is between them` }]);
+    throw new InvalidInputError('task selection', [
+      { field: 'end', message: `'${selection.end}' does not come after --start '${selection.start}': no task is between them` },
+    ]);
   }
 
   const only = selection.tasks === undefined ? undefined : new Set(selection.tasks);

@@ -72,7 +72,11 @@ export function planTaskGraph(graph: TaskGraph, siteNodes: readonly TaskGraphNod
   const leftOut = tasksLeftOut(graph, selection);
   const siteNames = new Set(siteNodes.map((node) => node.name));
   const unknownNodes = (selection.nodes ?? []).filter((name) => !siteNames.has(name));
-  if (unknownNodes.length > 0) throw new InvalidInputError('task selection', unknownNodes.map((name) => ({ field: 'nodes', message: `unknown node '${name}'` })));
+  if (unknownNodes.length > 0)
+    throw new InvalidInputError(
+      'task selection',
+      unknownNodes.map((name) => ({ field: 'nodes', message: `unknown node '${name}'` })),
+    );
   const wanted = selection.nodes === undefined ? undefined : new Set(selection.nodes);
   const candidates = siteNodes.filter((node) => (wanted ? wanted.has(node.name) : true) && node.roles.length > 0);
 
@@ -86,7 +90,8 @@ export function planTaskGraph(graph: TaskGraph, siteNodes: readonly TaskGraphNod
   const kept = graph.tasks.filter((task) => {
     const reason = leftOut.get(task.id);
     if (reason) dropped.push({ task: task.id, reason });
-    else if (task.condition && !evaluateCondition(task.condition.tree, context)) dropped.push({ task: task.id, reason: `condition false: ${task.condition.text}` });
+    else if (task.condition && !evaluateCondition(task.condition.tree, context))
+      dropped.push({ task: task.id, reason: `condition false: ${task.condition.text}` });
     else return true;
     return false;
   });
@@ -123,7 +128,8 @@ export function planTaskGraph(graph: TaskGraph, siteNodes: readonly TaskGraphNod
       if (!checked.success) {
         for (const p of toFieldProblems(checked.error)) {
           const field = `${task.path}.parameters${p.field ? `.${p.field}` : ''}`;
-          if (!parameterProblems.has(field)) parameterProblems.set(field, { field, message: `${p.message} (its parameters merged with the attribute layers, on node ${node.name})` });
+          if (!parameterProblems.has(field))
+            parameterProblems.set(field, { field, message: `${p.message} (its parameters merged with the attribute layers, on node ${node.name})` });
         }
       }
       return { id: task.id, type: task.type, stage: task.stage, parameters };
@@ -139,16 +145,23 @@ function planWarnings(graph: TaskGraph, siteNodes: readonly TaskGraphNode[], dep
   const names = new Set(siteNodes.map((node) => node.name));
   const warnings: FieldProblem[] = graph.groups
     .filter((group) => !group.roles.some((role) => roles.has(role)))
-    .map((group) => ({ field: `${group.path}.role`, message: `no node of the site has role ${group.roles.map((r) => `'${r}'`).join(' or ')}: group ${group.id} deploys nothing` }));
+    .map((group) => ({
+      field: `${group.path}.role`,
+      message: `no node of the site has role ${group.roles.map((r) => `'${r}'`).join(' or ')}: group ${group.id} deploys nothing`,
+    }));
   for (const role of Object.keys(graph.attributes.roles)) {
-    if (!roles.has(role)) warnings.push({ field: `attributes.roles.${role}`, message: `no node of the site has role '${role}': these parameters reach no task` });
+    if (!roles.has(role))
+      warnings.push({ field: `attributes.roles.${role}`, message: `no node of the site has role '${role}': these parameters reach no task` });
   }
   for (const node of Object.keys(graph.attributes.nodes)) {
     if (!names.has(node)) warnings.push({ field: `attributes.nodes.${node}`, message: `'${node}' is not a node of the site: these parameters reach no task` });
   }
   if (deployed.length === 0) {
     const roleless = (selection.nodes ?? []).filter((name) => siteNodes.find((node) => node.name === name)?.roles.length === 0);
-    const why = roleless.length > 0 ? `the nodes selected have no role (${roleless.join(', ')})` : 'no selected node has a role a task runs on, or the selection left no task';
+    const why =
+      roleless.length > 0
+        ? `the nodes selected have no role (${roleless.join(', ')})`
+        : 'no selected node has a role a task runs on, or the selection left no task';
     warnings.push({ field: 'selection', message: `the plan runs no task: ${why}` });
   }
   return warnings;
@@ -169,7 +182,9 @@ function refuseCycles(graph: TaskGraph, operations: readonly OperationSpec[]): v
       err.problems.map((p) => {
         // The cycle's operations are `node/task`, `@task:<task>` and other barriers: its tasks, in graph order.
         const ops = p.message.replace(/^dependency cycle: /, '').split(' -> ');
-        const inCycle = new Set(ops.map((op) => (op.startsWith('@task:') ? op.slice('@task:'.length) : op.startsWith('@') ? '' : op.slice(op.indexOf('/') + 1))));
+        const inCycle = new Set(
+          ops.map((op) => (op.startsWith('@task:') ? op.slice('@task:'.length) : op.startsWith('@') ? '' : op.slice(op.indexOf('/') + 1))),
+        );
         const tasks = graph.tasks.filter((task) => inCycle.has(task.id));
         const first = tasks[0] && byId.get(tasks[0].id);
         return {
@@ -208,7 +223,13 @@ function batchesOf(groups: readonly GraphGroup[], deployed: readonly TaskGraphNo
     lastStep.set(group.id, first + groupChunks.length - 1);
   }
   // Groups come in group order; batches start by step, group order breaking ties.
-  return { batches: batches.map((batch, i) => ({ batch, i })).sort((a, b) => a.batch.step - b.batch.step || a.i - b.i).map(({ batch }) => batch), chunks };
+  return {
+    batches: batches
+      .map((batch, i) => ({ batch, i }))
+      .sort((a, b) => a.batch.step - b.batch.step || a.i - b.i)
+      .map(({ batch }) => batch),
+    chunks,
+  };
 }
 
 /**
@@ -245,7 +266,10 @@ function operationsOf(
 
   const stagesInUse = graph.stages;
   const lastOpIn = (node: string, stage: string) => {
-    const task = nodeTasks.get(node)!.filter((t) => t.stage === stage).at(-1);
+    const task = nodeTasks
+      .get(node)!
+      .filter((t) => t.stage === stage)
+      .at(-1);
     return task && operationId(node, task.id);
   };
   const nodesRunning = new Map<string, string[]>();
@@ -282,7 +306,11 @@ function operationsOf(
   }
 
   const crossNode = new Set(deployed.flatMap((node) => nodeTasks.get(node.name)!.flatMap((task) => effectiveRequires(task.id))));
-  for (const task of crossNode) barrier(`@task:${task}`, nodesRunning.get(task)!.map((node) => operationId(node, task)));
+  for (const task of crossNode)
+    barrier(
+      `@task:${task}`,
+      nodesRunning.get(task)!.map((node) => operationId(node, task)),
+    );
 
   stagesInUse.forEach((stage, k) => {
     const stageNeeds: string[] = k > 0 ? [`@stage:${stagesInUse[k - 1]}`] : [];
@@ -292,7 +320,10 @@ function operationsOf(
         groupChunks.forEach((chunk, c) => {
           const ends = chunk.map((node) => lastOpIn(node, stage)).filter((op): op is string => op !== undefined);
           // An empty chunk passes the order on: it ends when the chunk before it (or the groups before) did.
-          barrier(`@${stage}:group:${group.id}:${c}`, [...ends, ...(c > 0 ? [`@${stage}:group:${group.id}:${c - 1}`] : group.after.map((id) => `@${stage}:group:${id}`))]);
+          barrier(`@${stage}:group:${group.id}:${c}`, [
+            ...ends,
+            ...(c > 0 ? [`@${stage}:group:${group.id}:${c - 1}`] : group.after.map((id) => `@${stage}:group:${id}`)),
+          ]);
         });
         const last = groupChunks.length > 0 ? [`@${stage}:group:${group.id}:${groupChunks.length - 1}`] : group.after.map((id) => `@${stage}:group:${id}`);
         barrier(`@${stage}:group:${group.id}`, last);

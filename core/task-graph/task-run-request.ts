@@ -74,7 +74,11 @@ function checkSelection(graph: TaskGraph, selection: TaskSelection, subject: str
     tasksLeftOut(graph, selection);
   } catch (err) {
     if (!(err instanceof InvalidInputError)) throw err;
-    throw new InvalidInputError(subject, err.problems.map((p) => ({ ...p, field: `selection.${p.field}` })), { cause: err });
+    throw new InvalidInputError(
+      subject,
+      err.problems.map((p) => ({ ...p, field: `selection.${p.field}` })),
+      { cause: err },
+    );
   }
 }
 

@@ -97,7 +97,14 @@ export function assembleSchedule(
     const { execution, result, ...fieldsOfOp } = progress;
     if (execution) executions.set(spec.id, execution);
     if (result) results.set(spec.id, result);
-    return { ...fieldsOfOp, id: spec.id, node: spec.node, ...(spec.group === undefined ? {} : { group: spec.group }), requires: [...(spec.requires ?? [])], rank };
+    return {
+      ...fieldsOfOp,
+      id: spec.id,
+      node: spec.node,
+      ...(spec.group === undefined ? {} : { group: spec.group }),
+      requires: [...(spec.requires ?? [])],
+      rank,
+    };
   });
   return { state: { ...fields, ops }, executions, results, lockTokens };
 }

@@ -87,7 +87,11 @@ export function settledNodes(state: ScheduleState, nodes: Iterable<string>): str
   const open = new Set<string>();
   for (const op of state.ops) {
     if (isBarrier(op.id) || open.has(op.node)) continue;
-    const pending = op.state === 'TODO' || op.state === 'TRANSITION' || op.state === 'PROPOSED' || (op.state === 'BLOCKED' && op.leftAlone === undefined && failedAncestors(state, op.id).length === 0);
+    const pending =
+      op.state === 'TODO' ||
+      op.state === 'TRANSITION' ||
+      op.state === 'PROPOSED' ||
+      (op.state === 'BLOCKED' && op.leftAlone === undefined && failedAncestors(state, op.id).length === 0);
     if (pending) open.add(op.node);
   }
   return [...nodes].filter((node) => !open.has(node));

@@ -98,7 +98,14 @@ export function grantContinueAsNew(stateMachine: StateMachine): void {
   stateMachine.addToRolePolicy(
     new PolicyStatement({
       actions: ['states:StartExecution'],
-      resources: [Stack.of(stateMachine).formatArn({ service: 'states', resource: 'stateMachine', resourceName: fixedName(stateMachine), arnFormat: ArnFormat.COLON_RESOURCE_NAME })],
+      resources: [
+        Stack.of(stateMachine).formatArn({
+          service: 'states',
+          resource: 'stateMachine',
+          resourceName: fixedName(stateMachine),
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
+      ],
     }),
   );
 }

@@ -22,7 +22,10 @@ export type EnvironmentUpgradeFunctionsProps = Omit<WorkflowFunctionsProps<strin
 /** One Lambda per environment-upgrade function, from lambdas/entrypoints/environment-upgrade.ts. */
 export class EnvironmentUpgradeFunctions extends WorkflowFunctions<EnvironmentUpgradeFunctionName> {
   constructor(scope: Construct, id: string, props: EnvironmentUpgradeFunctionsProps) {
-    const timeouts = Object.fromEntries(ENVIRONMENT_UPGRADE_FUNCTION_NAMES.map((name) => [name, ENVIRONMENT_UPGRADE_TIMEOUTS[name]])) as Record<EnvironmentUpgradeFunctionName, Duration>;
+    const timeouts = Object.fromEntries(ENVIRONMENT_UPGRADE_FUNCTION_NAMES.map((name) => [name, ENVIRONMENT_UPGRADE_TIMEOUTS[name]])) as Record<
+      EnvironmentUpgradeFunctionName,
+      Duration
+    >;
     super(scope, id, { ...props, entry: PROJECT_PATHS.environmentUpgradeEntry, timeouts });
   }
 }

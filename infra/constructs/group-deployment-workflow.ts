@@ -41,7 +41,7 @@ export class GroupDeploymentWorkflow extends Construct {
         functions: pick(props.functions, STATE_MACHINES[name].functions),
         children,
         logRetention: props.logRetention,
-      removalPolicy: props.removalPolicy,
+        removalPolicy: props.removalPolicy,
       });
 
     this.runNodeBatches = machine('RunNodeBatches', {});

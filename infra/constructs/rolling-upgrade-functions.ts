@@ -20,7 +20,10 @@ export type RollingUpgradeFunctionsProps = Omit<WorkflowFunctionsProps<string>, 
 export class RollingUpgradeFunctions extends WorkflowFunctions<RollingUpgradeFunctionName> {
   constructor(scope: Construct, id: string, props: RollingUpgradeFunctionsProps) {
     const timeouts = Object.fromEntries(
-      ROLLING_UPGRADE_FUNCTION_NAMES.map((name) => [name, name === 'OpenSession' ? OPEN_SESSION_TIMEOUT : name === 'AwaitOperator' ? AWAIT_OPERATOR_TIMEOUT : STAGE_TIMEOUT]),
+      ROLLING_UPGRADE_FUNCTION_NAMES.map((name) => [
+        name,
+        name === 'OpenSession' ? OPEN_SESSION_TIMEOUT : name === 'AwaitOperator' ? AWAIT_OPERATOR_TIMEOUT : STAGE_TIMEOUT,
+      ]),
     ) as Record<RollingUpgradeFunctionName, Duration>;
     super(scope, id, { ...props, entry: PROJECT_PATHS.rollingUpgradeEntry, timeouts });
   }

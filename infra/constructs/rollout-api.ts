@@ -131,7 +131,11 @@ export class RolloutApi extends Construct {
         ],
       });
     this.readAccess = invoke('ReadAccess', 'baremetal-rollout REST API: read sessions, deployments, environments and releases (GET, HEAD)', API_READ_METHODS);
-    this.changeAccess = invoke('ChangeAccess', 'baremetal-rollout REST API: start, cancel and remove sessions and deployments; register, clone, assign, upgrade and delete environments (POST, DELETE)', API_CHANGE_METHODS);
+    this.changeAccess = invoke(
+      'ChangeAccess',
+      'baremetal-rollout REST API: start, cancel and remove sessions and deployments; register, clone, assign, upgrade and delete environments (POST, DELETE)',
+      API_CHANGE_METHODS,
+    );
     acknowledgeFunctionFindings(this, props);
     acknowledgeApiFindings(this, this.api);
   }
@@ -147,8 +151,22 @@ function acknowledgeApiFindings(scope: Construct, api: LambdaRestApi): void {
       reason: `The read and change access policies grant one verb (${method}) on every path of this API's stage: read vs change is the verb; a finer grant names routes (README, the REST API).`,
     });
   }
-  validations.acknowledge({ id: 'AwsSolutions::AwsSolutions-APIG2', reason: 'Every request is validated by the handlers with the domain zod schemas (the OpenAPI document is generated from them) and refused as problem+json naming the fields.' });
-  validations.acknowledge({ id: 'AwsSolutions::AwsSolutions-APIG3', reason: 'Every method requires IAM (SigV4) auth; a WAF web ACL is the operator\'s choice to associate, not part of the service.' });
-  validations.acknowledge({ id: 'AwsSolutions::AwsSolutions-APIG6', reason: 'Execution logging needs an account-wide API Gateway CloudWatch role, which a construct must not set; the stage keeps access logs and X-Ray traces.' });
-  validations.acknowledge({ id: 'AwsSolutions::AwsSolutions-COG4', reason: 'The API is for operators and their tools under IAM (SigV4) auth, not for Cognito users.' });
+  validations.acknowledge({
+    id: 'AwsSolutions::AwsSolutions-APIG2',
+    reason:
+      'Every request is validated by the handlers with the domain zod schemas (the OpenAPI document is generated from them) and refused as problem+json naming the fields.',
+  });
+  validations.acknowledge({
+    id: 'AwsSolutions::AwsSolutions-APIG3',
+    reason: "Every method requires IAM (SigV4) auth; a WAF web ACL is the operator's choice to associate, not part of the service.",
+  });
+  validations.acknowledge({
+    id: 'AwsSolutions::AwsSolutions-APIG6',
+    reason:
+      'Execution logging needs an account-wide API Gateway CloudWatch role, which a construct must not set; the stage keeps access logs and X-Ray traces.',
+  });
+  validations.acknowledge({
+    id: 'AwsSolutions::AwsSolutions-COG4',
+    reason: 'The API is for operators and their tools under IAM (SigV4) auth, not for Cognito users.',
+  });
 }

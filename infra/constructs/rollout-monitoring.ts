@@ -89,8 +89,16 @@ export class RolloutMonitoring extends Construct {
       });
     functionGroups.forEach((group, i) => {
       const names = group.map(([name]) => name).join(', ');
-      alarm(`FunctionErrors${i + 1}`, `A Lambda error in ${names}: an activity failed (its Task's Retry may still recover it).`, sum('errors', group, (fn) => fn.metricErrors()));
-      alarm(`FunctionThrottles${i + 1}`, `A Lambda throttle in ${names}: the account's or the function's concurrency is short.`, sum('throttles', group, (fn) => fn.metricThrottles()));
+      alarm(
+        `FunctionErrors${i + 1}`,
+        `A Lambda error in ${names}: an activity failed (its Task's Retry may still recover it).`,
+        sum('errors', group, (fn) => fn.metricErrors()),
+      );
+      alarm(
+        `FunctionThrottles${i + 1}`,
+        `A Lambda throttle in ${names}: the account's or the function's concurrency is short.`,
+        sum('throttles', group, (fn) => fn.metricThrottles()),
+      );
     });
 
     if (props.scheduleGroupName) {
@@ -129,7 +137,10 @@ export class RolloutMonitoring extends Construct {
       );
     }
 
-    this.dashboard = new Dashboard(this, 'Dashboard', { ...(props.dashboardName ? { dashboardName: props.dashboardName } : {}), defaultInterval: Duration.days(1) });
+    this.dashboard = new Dashboard(this, 'Dashboard', {
+      ...(props.dashboardName ? { dashboardName: props.dashboardName } : {}),
+      defaultInterval: Duration.days(1),
+    });
     this.dashboard.addWidgets(new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24 }));
     this.dashboard.addWidgets(
       new GraphWidget({

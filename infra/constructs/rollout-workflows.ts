@@ -119,42 +119,70 @@ export class RolloutWorkflows extends Construct {
     super(scope, id);
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
-    const site = new SiteConnection(this, 'Site', { profile: props.siteProfile, ssmTargets: props.ssmTargets, allowInsecureHttp: props.allowInsecureHttp === true });
+    const site = new SiteConnection(this, 'Site', {
+      profile: props.siteProfile,
+      ssmTargets: props.ssmTargets,
+      allowInsecureHttp: props.allowInsecureHttp === true,
+    });
     this.table = new SessionsTable(this, 'Sessions', {
       removalPolicy,
       encryptionKey: props.tableEncryptionKey,
       deletionProtection: props.tableDeletionProtection ?? removalPolicy !== RemovalPolicy.DESTROY,
     }).table;
-    const network: FunctionNetwork | undefined = props.vpc
-      ? { vpc: props.vpc, vpcSubnets: props.vpcSubnets, securityGroups: props.securityGroups }
-      : undefined;
+    const network: FunctionNetwork | undefined = props.vpc ? { vpc: props.vpc, vpcSubnets: props.vpcSubnets, securityGroups: props.securityGroups } : undefined;
     const common = { table: this.table, site, logRetention, removalPolicy, network };
     const events = new RolloutEvents(this, 'Events', { removalPolicy });
     this.eventBus = events.bus;
     const eventsEnvironment = { [ENVIRONMENT.eventBusName]: events.bus.eventBusName };
 
-    const rollingUpgradeFunctions = new RollingUpgradeFunctions(this, 'RollingUpgradeFunctions', { ...common, environment: { ...site.rollingUpgradeEnvironment, ...eventsEnvironment } });
-    this.rollingUpgrade = new RollingUpgradeWorkflow(this, 'RollingUpgrade', { functions: rollingUpgradeFunctions.functions, logRetention, removalPolicy }).stateMachine;
+    const rollingUpgradeFunctions = new RollingUpgradeFunctions(this, 'RollingUpgradeFunctions', {
+      ...common,
+      environment: { ...site.rollingUpgradeEnvironment, ...eventsEnvironment },
+    });
+    this.rollingUpgrade = new RollingUpgradeWorkflow(this, 'RollingUpgrade', {
+      functions: rollingUpgradeFunctions.functions,
+      logRetention,
+      removalPolicy,
+    }).stateMachine;
 
     // The task graph runs drains, resumes and reboots, and commands through the head node: the rolling upgrade's site.
-    const taskGraphFunctions = new TaskGraphFunctions(this, 'TaskGraphFunctions', { ...common, environment: { ...site.rollingUpgradeEnvironment, ...eventsEnvironment } });
+    const taskGraphFunctions = new TaskGraphFunctions(this, 'TaskGraphFunctions', {
+      ...common,
+      environment: { ...site.rollingUpgradeEnvironment, ...eventsEnvironment },
+    });
     this.taskGraph = new TaskGraphWorkflow(this, 'TaskGraph', { functions: taskGraphFunctions.functions, logRetention, removalPolicy }).stateMachine;
 
-    const groupDeploymentFunctions = new GroupDeploymentFunctions(this, 'GroupDeploymentFunctions', { ...common, environment: { ...site.groupDeploymentEnvironment, ...eventsEnvironment } });
-    const groupDeployment = new GroupDeploymentWorkflow(this, 'GroupDeployment', { functions: groupDeploymentFunctions.functions, taskGraph: this.taskGraph, logRetention, removalPolicy });
+    const groupDeploymentFunctions = new GroupDeploymentFunctions(this, 'GroupDeploymentFunctions', {
+      ...common,
+      environment: { ...site.groupDeploymentEnvironment, ...eventsEnvironment },
+    });
+    const groupDeployment = new GroupDeploymentWorkflow(this, 'GroupDeployment', {
+      functions: groupDeploymentFunctions.functions,
+      taskGraph: this.taskGraph,
+      logRetention,
+      removalPolicy,
+    });
     this.groupDeployment = groupDeployment.groupDeployment;
     this.deployGroup = groupDeployment.deployGroup;
     this.runNodeBatches = groupDeployment.runNodeBatches;
 
     // Boot service and inventory, as the rolling-upgrade functions reach them.
-    const environmentUpgradeFunctions = new EnvironmentUpgradeFunctions(this, 'EnvironmentUpgradeFunctions', { ...common, environment: site.rollingUpgradeEnvironment });
+    const environmentUpgradeFunctions = new EnvironmentUpgradeFunctions(this, 'EnvironmentUpgradeFunctions', {
+      ...common,
+      environment: site.rollingUpgradeEnvironment,
+    });
     this.environmentUpgrade = new EnvironmentUpgradeWorkflow(this, 'EnvironmentUpgrade', {
       functions: environmentUpgradeFunctions.functions,
       rollingUpgrade: this.rollingUpgrade,
       logRetention,
       removalPolicy,
     }).stateMachine;
-    this.functions = { ...rollingUpgradeFunctions.functions, ...groupDeploymentFunctions.functions, ...taskGraphFunctions.functions, ...environmentUpgradeFunctions.functions };
+    this.functions = {
+      ...rollingUpgradeFunctions.functions,
+      ...groupDeploymentFunctions.functions,
+      ...taskGraphFunctions.functions,
+      ...environmentUpgradeFunctions.functions,
+    };
     events.grantPublish(...Object.values(this.functions));
     this.schedules = new RolloutSchedules(this, 'Schedules', {
       stateMachines: [this.rollingUpgrade, this.groupDeployment],

@@ -83,7 +83,12 @@ export class RolloutSchedules extends Construct {
   private declare(declared: DeclaredSchedule, targets: RolloutSchedulesProps['targets']): void {
     const timeZone = declared.timeZone ?? 'UTC';
     const input = JSON.stringify(declared.request);
-    const problems = scheduleTimingProblems({ name: declared.name, scheduleExpression: declared.expression, timeZone, ...(declared.flexibleWindowMinutes !== undefined ? { flexibleWindowMinutes: declared.flexibleWindowMinutes } : {}) });
+    const problems = scheduleTimingProblems({
+      name: declared.name,
+      scheduleExpression: declared.expression,
+      timeZone,
+      ...(declared.flexibleWindowMinutes !== undefined ? { flexibleWindowMinutes: declared.flexibleWindowMinutes } : {}),
+    });
     try {
       parseScheduledRequest(declared.workflow, input);
     } catch (err) {

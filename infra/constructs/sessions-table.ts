@@ -2,14 +2,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Construct } from 'constructs';
-import {
-  GSI1_PARTITION_KEY,
-  GSI1_SORT_KEY,
-  PARTITION_KEY,
-  SESSIONS_BY_CREATION_INDEX,
-  SORT_KEY,
-  TTL_ATTRIBUTE,
-} from '../../adapters/dynamodb/table-design';
+import { GSI1_PARTITION_KEY, GSI1_SORT_KEY, PARTITION_KEY, SESSIONS_BY_CREATION_INDEX, SORT_KEY, TTL_ATTRIBUTE } from '../../adapters/dynamodb/table-design';
 
 export interface SessionsTableProps {
   /** Default: RETAIN. */

@@ -4,7 +4,14 @@ import { Construct } from 'constructs';
 import { ENVIRONMENT, type SiteService } from '../../contracts';
 import { InvalidInputError, type FieldProblem } from '../../core/errors';
 import { CSM_NID_NAME_PATTERN } from '../../core/site/node-names';
-import { DEFAULT_SLURMRESTD_VERSION, SLURMRESTD_VERSIONS, TRANSPORT_USERS, type SecretReference, type SiteProfile, type TransportProfile } from '../../core/site/site-profile';
+import {
+  DEFAULT_SLURMRESTD_VERSION,
+  SLURMRESTD_VERSIONS,
+  TRANSPORT_USERS,
+  type SecretReference,
+  type SiteProfile,
+  type TransportProfile,
+} from '../../core/site/site-profile';
 
 const SECRET_ARN = 'arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\\d{12}:secret:.+';
 /** Tokens travel to every site service (Slurm's always; BOS, HSM and the provisioner's when given): https only, unless a lab allows http. */
@@ -148,7 +155,8 @@ export class SiteConnection extends Construct implements SiteAccess {
   grant(role: IRole, services: readonly SiteService[]): void {
     const used = new Set(services);
     for (const statement of this.statementsFor(used)) role.addToPrincipalPolicy(statement);
-    if (this.siteApiTokenGrant && (['bootService', 'inventory', 'provisioner'] as const).some((service) => used.has(service))) this.siteApiTokenGrant().attachToRole(role);
+    if (this.siteApiTokenGrant && (['bootService', 'inventory', 'provisioner'] as const).some((service) => used.has(service)))
+      this.siteApiTokenGrant().attachToRole(role);
   }
 }
 
@@ -170,7 +178,8 @@ function checkDeployable(profile: SiteProfile, ssmTargets: readonly SsmTarget[] 
   for (const key of SERVICES) {
     const service = profile[key] as { type: string; token?: SecretReference; transport?: TransportProfile } | undefined;
     if (!service) continue;
-    if (service.token && service.token.secretArn === undefined) problems.push({ field: `${key}.token`, message: 'a deployed stack reads tokens from Secrets Manager: give {secretArn: ARN}' });
+    if (service.token && service.token.secretArn === undefined)
+      problems.push({ field: `${key}.token`, message: 'a deployed stack reads tokens from Secrets Manager: give {secretArn: ARN}' });
     if (service.type === 'file') problems.push({ field: `${key}.type`, message: 'a file inventory is not available to the deployed functions' });
     transports.push([`${key}.transport`, service.transport]);
   }
@@ -179,7 +188,8 @@ function checkDeployable(profile: SiteProfile, ssmTargets: readonly SsmTarget[] 
     if (transport?.type === 'local') problems.push({ field, message: 'the deployed functions have no local cluster commands: use {type: ssm, ...}' });
     if (transport?.type === 'ssm' && ssmTargets) {
       const outside = transport.instanceIds.filter((id) => !allowed.has(`${transport.region}/${id}`));
-      if (outside.length > 0) problems.push({ field: `${field}.instanceIds`, message: `${outside.join(', ')} (${transport.region}) not in the construct's ssmTargets` });
+      if (outside.length > 0)
+        problems.push({ field: `${field}.instanceIds`, message: `${outside.join(', ')} (${transport.region}) not in the construct's ssmTargets` });
     }
   }
   if (problems.length > 0) throw new InvalidInputError('site profile for the stack', problems);
@@ -204,7 +214,8 @@ function sitePolicies(profile: SiteProfile, services: ReadonlySet<SiteService>):
     const transport = commandDriven ? (service.transport ?? profile.transport) : undefined;
     if (transport) transports.push(transport);
   }
-  if (services.has('commands')) transports.push(...[profile.transport, profile.tasks?.transport ?? profile.transport].filter((t): t is TransportProfile => t !== undefined));
+  if (services.has('commands'))
+    transports.push(...[profile.transport, profile.tasks?.transport ?? profile.transport].filter((t): t is TransportProfile => t !== undefined));
   const policies: PolicyStatement[] = [];
   if (secretArns.size > 0) policies.push(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [...secretArns] }));
   const ssmTransports = transports.filter((t): t is Extract<TransportProfile, { type: 'ssm' }> => t.type === 'ssm');

@@ -127,7 +127,8 @@ export function grantTableActions(table: ITable, grantee: IGrantable, name: stri
       }),
     );
   }
-  if (grants.indexQuery) grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions: ['dynamodb:Query'], resources: [`${table.tableArn}/index/*`] }));
+  if (grants.indexQuery)
+    grantee.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions: ['dynamodb:Query'], resources: [`${table.tableArn}/index/*`] }));
   const writes = actions.some((action) => !['GetItem', 'BatchGetItem', 'Query'].includes(action));
   if (writes) table.encryptionKey?.grantEncryptDecrypt(grantee);
   else table.encryptionKey?.grantDecrypt(grantee);
@@ -138,7 +139,8 @@ export function acknowledgeFunctionFindings(scope: Construct, props: { table: IT
   const validations = Validations.of(scope);
   validations.acknowledge({
     id: 'AwsSolutions::AwsSolutions-IAM5[Resource::*]',
-    reason: 'X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) and, with an SSM transport, ssm:GetCommandInvocation and ssm:ListCommandInvocations take no resource narrower than *.',
+    reason:
+      'X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) and, with an SSM transport, ssm:GetCommandInvocation and ssm:ListCommandInvocations take no resource narrower than *.',
   });
   validations.acknowledge({
     id: 'AwsSolutions::AwsSolutions-L1',
@@ -148,7 +150,7 @@ export function acknowledgeFunctionFindings(scope: Construct, props: { table: IT
   if (cfnTable) {
     validations.acknowledge({
       id: `AwsSolutions::AwsSolutions-IAM5[Resource::<${Stack.of(cfnTable).getLogicalId(cfnTable)}.Arn>/index/*]`,
-      reason: 'The stores Query the sessions table\'s one index (SessionsByCreation); the grant names the table\'s indexes, of which there is only that one.',
+      reason: "The stores Query the sessions table's one index (SessionsByCreation); the grant names the table's indexes, of which there is only that one.",
     });
   }
   if (props.table.encryptionKey) {
@@ -162,7 +164,8 @@ export function acknowledgeFunctionFindings(scope: Construct, props: { table: IT
   if (props.network) {
     validations.acknowledge({
       id: 'AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
-      reason: 'A function in a VPC creates and deletes its network interfaces; ec2:CreateNetworkInterface and ec2:DescribeNetworkInterfaces take no narrower resource.',
+      reason:
+        'A function in a VPC creates and deletes its network interfaces; ec2:CreateNetworkInterface and ec2:DescribeNetworkInterfaces take no narrower resource.',
     });
   }
 }

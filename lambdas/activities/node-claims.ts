@@ -22,7 +22,13 @@ export interface TakenLocks {
  * given back at once (so two runs never deadlock). Each on its own otherwise. A lock taken, then taken
  * over before it could be read back (a stall past the lease), counts as held by the other.
  */
-export async function takeLocks(locks: NodeLockStore, owner: string, nodes: readonly string[], leaseSeconds: number, mode: 'all-or-none' | 'each'): Promise<TakenLocks> {
+export async function takeLocks(
+  locks: NodeLockStore,
+  owner: string,
+  nodes: readonly string[],
+  leaseSeconds: number,
+  mode: 'all-or-none' | 'each',
+): Promise<TakenLocks> {
   const unique = [...new Set(nodes)];
   if (unique.length === 0) return { locked: new Map(), heldByOthers: new Map() };
   const heldByOthers = await locks.tryLockNodes(owner, unique, leaseSeconds);
@@ -70,13 +76,19 @@ export async function sayOnce(messages: RunMessages, id: string, message: string
 export function holdersText(heldByOthers: ReadonlyMap<string, string>): string {
   const byHolder = new Map<string, string[]>();
   for (const [node, holder] of heldByOthers) byHolder.set(holder, [...(byHolder.get(holder) ?? []), node]);
-  return [...byHolder].map(([holder, held]) => `${held.slice(0, 10).join(', ')}${held.length > 10 ? ` and ${held.length - 10} more` : ''} (locked by run ${holder})`).join('; ');
+  return [...byHolder]
+    .map(([holder, held]) => `${held.slice(0, 10).join(', ')}${held.length > 10 ? ` and ${held.length - 10} more` : ''} (locked by run ${holder})`)
+    .join('; ');
 }
 
 /** Renews the leases of the nodes held (node → token) in bounded parallel: the heartbeat. Returns those lost, with their holder now. */
-export async function renewHeld(locks: NodeLockStore, owner: string, held: ReadonlyMap<string, number>, leaseSeconds: number): Promise<Map<string, string | undefined>> {
+export async function renewHeld(
+  locks: NodeLockStore,
+  owner: string,
+  held: ReadonlyMap<string, number>,
+  leaseSeconds: number,
+): Promise<Map<string, string | undefined>> {
   if (held.size === 0) return new Map();
   const lost = await locks.renewNodeLocks(owner, held, leaseSeconds);
   return new Map([...lost].map(([node, lock]) => [node, lock?.owner === owner ? undefined : lock?.owner]));
 }
-

@@ -8,7 +8,12 @@ import type { NodeLockStore } from '../../ports/node-locks';
  * control plane's. A claim by a run of this store is not one of them: the store's locks decide
  * between its own runs. One BatchGetItem, and only when some claim names another run.
  */
-export async function foreignClaims(locks: Pick<NodeLockStore, 'knownRuns'>, self: string, wlm: ReadonlyMap<string, WlmNode>, nodes: Iterable<string> = wlm.keys()): Promise<Map<string, string>> {
+export async function foreignClaims(
+  locks: Pick<NodeLockStore, 'knownRuns'>,
+  self: string,
+  wlm: ReadonlyMap<string, WlmNode>,
+  nodes: Iterable<string> = wlm.keys(),
+): Promise<Map<string, string>> {
   const others = new Map<string, string>();
   for (const node of nodes) {
     const claimant = siteClaimant(wlm.get(node));

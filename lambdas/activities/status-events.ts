@@ -17,7 +17,10 @@ export async function publishStatusEvents(deps: { events?: StatusEventPublisher;
     await deps.events.publish(events);
   } catch (err) {
     fallbackLogger ??= createActivityLogger();
-    (deps.logger ?? fallbackLogger).warn(LOG_MESSAGES.statusEventsNotPublished, { detailTypes: events.map((e) => e.detailType), error: err instanceof Error ? err.message : String(err) });
+    (deps.logger ?? fallbackLogger).warn(LOG_MESSAGES.statusEventsNotPublished, {
+      detailTypes: events.map((e) => e.detailType),
+      error: err instanceof Error ? err.message : String(err),
+    });
   }
 }
 

@@ -12,7 +12,15 @@ import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-s
 import { DynamoDbNodeLocks } from '../../adapters/dynamodb/node-locks';
 import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
 import { SiteTaskExecutor } from '../../adapters/site/tasks/site-tasks';
-import { BosBootService, HsmInventory, HttpProvisioner, createSiteClients, createSiteFromProfile, type SecretResolution, type SiteFromProfile } from '../../adapters/site';
+import {
+  BosBootService,
+  HsmInventory,
+  HttpProvisioner,
+  createSiteClients,
+  createSiteFromProfile,
+  type SecretResolution,
+  type SiteFromProfile,
+} from '../../adapters/site';
 import { SlurmRestWorkloadManager } from '../../adapters/site/slurm-rest-workload-manager';
 import { secretToken } from '../../adapters/site/secret-reference';
 import type { Token } from '../../adapters/site/secret-token';
@@ -159,7 +167,10 @@ export async function loadBootAndInventory(env: NodeJS.ProcessEnv = process.env)
 export async function loadEnvironmentUpgradeDependencies(env: NodeJS.ProcessEnv = process.env): Promise<EnvironmentUpgradeDependencies> {
   const tableName = required(env, ENVIRONMENT.tableName);
   const site = await loadBootAndInventory(env);
-  if (!site) throw new InvalidInputError('Lambda environment', [{ field: ENVIRONMENT.siteProfile, message: `is not set, nor are ${ENVIRONMENT.bootServiceUrl} and ${ENVIRONMENT.inventoryUrl}` }]);
+  if (!site)
+    throw new InvalidInputError('Lambda environment', [
+      { field: ENVIRONMENT.siteProfile, message: `is not set, nor are ${ENVIRONMENT.bootServiceUrl} and ${ENVIRONMENT.inventoryUrl}` },
+    ]);
   const iterations = Number(env[ENVIRONMENT.iterationsPerExecution] ?? defaultEnvironmentUpgradeSettings.iterationsPerExecution);
   return {
     upgrades: new DynamoDbEnvironmentUpgradeStore({ tableName, client: documentClient() }),
@@ -214,7 +225,10 @@ export function dependenciesFromEnvironment(env: NodeJS.ProcessEnv = process.env
  * nodes claimed at the site by another control plane are left alone); createSiteClients would also
  * want a BOS URL, which these functions neither get nor use.
  */
-export function groupDeploymentDependenciesFromEnvironment(env: NodeJS.ProcessEnv = process.env, tokens: SiteTokens = plainTokens(env)): GroupDeploymentDependencies {
+export function groupDeploymentDependenciesFromEnvironment(
+  env: NodeJS.ProcessEnv = process.env,
+  tokens: SiteTokens = plainTokens(env),
+): GroupDeploymentDependencies {
   const bearerToken = tokens.siteApiToken;
   const workloadManager = optional(env, ENVIRONMENT.workloadManagerUrl)
     ? new SlurmRestWorkloadManager({
@@ -245,7 +259,8 @@ export function groupDeploymentDependenciesFromEnvironment(env: NodeJS.ProcessEn
 function nodeNamesFromEnvironment(env: NodeJS.ProcessEnv): string {
   const value = optional(env, ENVIRONMENT.nodeNames) ?? CSM_NID_NAME_PATTERN;
   const parsed = value === 'same' ? value : parseNidNamePattern(value);
-  if (typeof parsed === 'string' && parsed !== 'same') throw new InvalidInputError('Lambda environment', [{ field: ENVIRONMENT.nodeNames, message: `'same' or ${parsed}` }]);
+  if (typeof parsed === 'string' && parsed !== 'same')
+    throw new InvalidInputError('Lambda environment', [{ field: ENVIRONMENT.nodeNames, message: `'same' or ${parsed}` }]);
   return value;
 }
 
@@ -256,7 +271,9 @@ function nodeNamesFromEnvironment(env: NodeJS.ProcessEnv): string {
 function tokenUrl(env: NodeJS.ProcessEnv, name: string, token: Token | undefined): string {
   const url = required(env, name);
   if (token !== undefined && !url.startsWith('https://') && env[ENVIRONMENT.allowInsecureHttp] !== 'true') {
-    throw new InvalidInputError('Lambda environment', [{ field: name, message: `a token is only sent over https, not to ${url} (${ENVIRONMENT.allowInsecureHttp}=true in a lab)` }]);
+    throw new InvalidInputError('Lambda environment', [
+      { field: name, message: `a token is only sent over https, not to ${url} (${ENVIRONMENT.allowInsecureHttp}=true in a lab)` },
+    ]);
   }
   return url;
 }

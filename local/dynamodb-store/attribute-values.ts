@@ -5,7 +5,11 @@ import type { AttributeType, AttributeValue, Item } from './attribute-types';
 export type { AttributeType, AttributeValue, Item } from './attribute-types';
 
 const TYPES: ReadonlySet<string> = new Set(['S', 'N', 'B', 'BOOL', 'NULL', 'SS', 'NS', 'BS', 'L', 'M']);
-const EMPTY_SET: Record<string, string> = { SS: 'An string set  may not be empty', NS: 'An number set  may not be empty', BS: 'Binary sets should not be empty' };
+const EMPTY_SET: Record<string, string> = {
+  SS: 'An string set  may not be empty',
+  NS: 'An number set  may not be empty',
+  BS: 'Binary sets should not be empty',
+};
 
 /** The type key of a value the store holds (validated on the way in, so exactly one). */
 export function typeOf(value: AttributeValue): AttributeType {
@@ -143,10 +147,12 @@ export function compareScalars(type: 'S' | 'N' | 'B', a: string, b: string): num
  * canonical, sets without order significance checked for duplicates and emptiness).
  */
 export function normalizeValue(value: unknown, where = ''): AttributeValue {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ValidationError(`Supplied AttributeValue is empty, must contain exactly one of the supported datatypes${where}`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new ValidationError(`Supplied AttributeValue is empty, must contain exactly one of the supported datatypes${where}`);
   const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined && (value as Record<string, unknown>)[k] !== null);
   if (keys.length === 0) throw new ValidationError(`Supplied AttributeValue is empty, must contain exactly one of the supported datatypes${where}`);
-  if (keys.length > 1) throw new ValidationError(`Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes${where}`);
+  if (keys.length > 1)
+    throw new ValidationError(`Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes${where}`);
   const type = keys[0]!;
   const payload = (value as Record<string, unknown>)[type];
   if (!TYPES.has(type)) throw new ValidationError(`Supplied AttributeValue is empty, must contain exactly one of the supported datatypes${where}`);
@@ -163,7 +169,8 @@ export function normalizeValue(value: unknown, where = ''): AttributeValue {
       if (typeof payload !== 'boolean') throw new ValidationError(`Supplied AttributeValue has a BOOL type that is not a boolean${where}`);
       return { BOOL: payload };
     case 'NULL':
-      if (payload !== true) throw new ValidationError(`One or more parameter values were invalid: Null attribute value types must have the value of true${where}`);
+      if (payload !== true)
+        throw new ValidationError(`One or more parameter values were invalid: Null attribute value types must have the value of true${where}`);
       return { NULL: true };
     case 'SS':
     case 'NS':
@@ -171,14 +178,16 @@ export function normalizeValue(value: unknown, where = ''): AttributeValue {
       // AWS's own wording, double space included.
       if (!Array.isArray(payload) || payload.length === 0) throw new ValidationError(`One or more parameter values were invalid: ${EMPTY_SET[type]}${where}`);
       const members = payload.map((m) => (type === 'SS' ? stringMember(m) : type === 'NS' ? canonicalNumber(numberMember(m)) : base64Of(m)));
-      if (new Set(members).size !== members.length) throw new ValidationError(`One or more parameter values were invalid: Input collection [${members.join(', ')}] contains duplicates.`);
+      if (new Set(members).size !== members.length)
+        throw new ValidationError(`One or more parameter values were invalid: Input collection [${members.join(', ')}] contains duplicates.`);
       return { [type]: members } as AttributeValue;
     }
     case 'L':
       if (!Array.isArray(payload)) throw new ValidationError(`Supplied AttributeValue has a list type that is not a list${where}`);
       return { L: payload.map((v) => normalizeValue(v, where)) };
     default: {
-      if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) throw new ValidationError(`Supplied AttributeValue has a map type that is not a map${where}`);
+      if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
+        throw new ValidationError(`Supplied AttributeValue has a map type that is not a map${where}`);
       return { M: normalizeItem(payload as Record<string, unknown>, where) };
     }
   }

@@ -1,13 +1,4 @@
-import {
-  addNumbers,
-  compareScalars,
-  payloadOf,
-  typeOf,
-  valuesEqual,
-  type AttributeType,
-  type AttributeValue,
-  type Item,
-} from './attribute-values';
+import { addNumbers, compareScalars, payloadOf, typeOf, valuesEqual, type AttributeType, type AttributeValue, type Item } from './attribute-values';
 import { ValidationError } from './errors';
 import { RESERVED_WORDS } from './reserved-words';
 
@@ -264,10 +255,12 @@ class Parser {
     this.expectPunct(')');
     const arity: Record<string, number> = { attribute_exists: 1, attribute_not_exists: 1, attribute_type: 2, begins_with: 2, contains: 2, size: 1 };
     if (!(name in arity)) {
-      if (name === 'if_not_exists' || name === 'list_append') throw new ValidationError(`The function is not allowed in a condition expression; function: ${name}`);
+      if (name === 'if_not_exists' || name === 'list_append')
+        throw new ValidationError(`The function is not allowed in a condition expression; function: ${name}`);
       throw new ValidationError(`Invalid function name; function: ${name}`);
     }
-    if (args.length !== arity[name]) throw new ValidationError(`Incorrect number of operands for operator or function; operator or function: ${name}, number of operands: ${args.length}`);
+    if (args.length !== arity[name])
+      throw new ValidationError(`Incorrect number of operands for operator or function; operator or function: ${name}, number of operands: ${args.length}`);
     if (name !== 'begins_with' && name !== 'contains' && args[0]!.kind !== 'path') {
       throw new ValidationError(`Operator or function requires a document path; operator or function: ${name}`);
     }
@@ -460,7 +453,18 @@ export type BoundUpdateAction =
   | { kind: 'REMOVE'; path: Path }
   | { kind: 'ADD' | 'DELETE'; path: Path; value: AttributeValue };
 
-const TYPE_NAMES: Record<string, string> = { S: 'STRING', N: 'NUMBER', B: 'BINARY', BOOL: 'BOOLEAN', NULL: 'NULL', SS: 'SS', NS: 'NS', BS: 'BS', L: 'LIST', M: 'MAP' };
+const TYPE_NAMES: Record<string, string> = {
+  S: 'STRING',
+  N: 'NUMBER',
+  B: 'BINARY',
+  BOOL: 'BOOLEAN',
+  NULL: 'NULL',
+  SS: 'SS',
+  NS: 'NS',
+  BS: 'BS',
+  L: 'LIST',
+  M: 'MAP',
+};
 const VALID_TYPES = ['B', 'NULL', 'SS', 'BOOL', 'L', 'BS', 'N', 'NS', 'S', 'M'];
 
 function bindOperand(operand: Operand, context: ExpressionContext): BoundOperand {
@@ -504,15 +508,27 @@ export function bindCondition(condition: Condition, context: ExpressionContext):
     case 'not':
       return { kind: 'not', operand: bindCondition(condition.operand, context) };
     case 'compare': {
-      const bound: BoundCondition = { kind: 'compare', op: condition.op, left: bindOperand(condition.left, context), right: bindOperand(condition.right, context) };
+      const bound: BoundCondition = {
+        kind: 'compare',
+        op: condition.op,
+        left: bindOperand(condition.left, context),
+        right: bindOperand(condition.right, context),
+      };
       if (condition.op !== '=' && condition.op !== '<>') {
-        for (const side of [bound.left, bound.right]) if (side.kind === 'value' && !SCALAR.has(typeOf(side.value))) throw incorrectOperand(condition.op, side.value);
+        for (const side of [bound.left, bound.right])
+          if (side.kind === 'value' && !SCALAR.has(typeOf(side.value))) throw incorrectOperand(condition.op, side.value);
       }
       return bound;
     }
     case 'between': {
-      const bound = { kind: 'between' as const, operand: bindOperand(condition.operand, context), low: bindOperand(condition.low, context), high: bindOperand(condition.high, context) };
-      for (const side of [bound.operand, bound.low, bound.high]) if (side.kind === 'value' && !SCALAR.has(typeOf(side.value))) throw incorrectOperand('BETWEEN', side.value);
+      const bound = {
+        kind: 'between' as const,
+        operand: bindOperand(condition.operand, context),
+        low: bindOperand(condition.low, context),
+        high: bindOperand(condition.high, context),
+      };
+      for (const side of [bound.operand, bound.low, bound.high])
+        if (side.kind === 'value' && !SCALAR.has(typeOf(side.value))) throw incorrectOperand('BETWEEN', side.value);
       if (bound.low.kind === 'value' && bound.high.kind === 'value') {
         const [low, high] = [bound.low.value, bound.high.value];
         if (typeOf(low) === typeOf(high) && compareScalars(typeOf(low) as 'S', payloadOf(low) as string, payloadOf(high) as string) > 0) {
@@ -529,12 +545,18 @@ export function bindCondition(condition: Condition, context: ExpressionContext):
       const args = condition.args.map((a) => bindOperand(a, context));
       if (condition.name === 'attribute_type') {
         const type = args[1]!;
-        if (type.kind !== 'value' || typeOf(type.value) !== 'S') throw new ValidationError('Incorrect operand type for operator or function; operator or function: attribute_type, operand type: ' + (type.kind === 'value' ? TYPE_NAMES[typeOf(type.value)] : 'PATH'));
+        if (type.kind !== 'value' || typeOf(type.value) !== 'S')
+          throw new ValidationError(
+            'Incorrect operand type for operator or function; operator or function: attribute_type, operand type: ' +
+              (type.kind === 'value' ? TYPE_NAMES[typeOf(type.value)] : 'PATH'),
+          );
         const name = (type.value as { S: string }).S;
-        if (!VALID_TYPES.includes(name)) throw new ValidationError(`Invalid attribute type name found; type: ${name}, valid types: { ${VALID_TYPES.join(', ')} }`);
+        if (!VALID_TYPES.includes(name))
+          throw new ValidationError(`Invalid attribute type name found; type: ${name}, valid types: { ${VALID_TYPES.join(', ')} }`);
       }
       if (condition.name === 'begins_with') {
-        for (const side of args) if (side.kind === 'value' && typeOf(side.value) !== 'S' && typeOf(side.value) !== 'B') throw incorrectOperand('begins_with', side.value);
+        for (const side of args)
+          if (side.kind === 'value' && typeOf(side.value) !== 'S' && typeOf(side.value) !== 'B') throw incorrectOperand('begins_with', side.value);
       }
       return { kind: 'function', name: condition.name, args };
     }
@@ -562,7 +584,9 @@ export function bindUpdate(tree: UpdateTree, context: ExpressionContext): BoundU
       if (a.slice(0, shorter).every((step, k) => step === b[k])) {
         const describe = (p: Path) => `[${p.join(', ')}]`;
         const what = a.length === b.length ? 'conflict' : 'overlap';
-        throw new ValidationError(`Two document paths ${what} with each other; must remove or rewrite one of these paths; path one: ${describe(a)}, path two: ${describe(b)}`);
+        throw new ValidationError(
+          `Two document paths ${what} with each other; must remove or rewrite one of these paths; path one: ${describe(a)}, path two: ${describe(b)}`,
+        );
       }
     }
   }
@@ -579,7 +603,9 @@ export function bindProjection(paths: readonly RawPath[], context: ExpressionCon
       const shorter = Math.min(a.length, b.length);
       if (a.slice(0, shorter).every((step, k) => step === b[k])) {
         const what = a.length === b.length ? 'conflict' : 'overlap';
-        throw new ValidationError(`Two document paths ${what} with each other; must remove or rewrite one of these paths; path one: [${a.join(', ')}], path two: [${b.join(', ')}]`);
+        throw new ValidationError(
+          `Two document paths ${what} with each other; must remove or rewrite one of these paths; path one: [${a.join(', ')}], path two: [${b.join(', ')}]`,
+        );
       }
     }
   }
@@ -681,7 +707,10 @@ export function evaluate(condition: BoundCondition, item: Item): boolean {
           const prefix = operandValue(second!, item);
           if (value === undefined || prefix === undefined || typeOf(value) !== typeOf(prefix)) return false;
           if (typeOf(value) === 'S') return (value as { S: string }).S.startsWith((prefix as { S: string }).S);
-          if (typeOf(value) === 'B') return Buffer.from((value as { B: string }).B, 'base64').subarray(0, Buffer.byteLength((prefix as { B: string }).B, 'base64')).equals(Buffer.from((prefix as { B: string }).B, 'base64'));
+          if (typeOf(value) === 'B')
+            return Buffer.from((value as { B: string }).B, 'base64')
+              .subarray(0, Buffer.byteLength((prefix as { B: string }).B, 'base64'))
+              .equals(Buffer.from((prefix as { B: string }).B, 'base64'));
           return false;
         }
         case 'contains':
@@ -696,7 +725,8 @@ function contains(container: AttributeValue | undefined, member: AttributeValue 
   const type = typeOf(container);
   const memberType = typeOf(member);
   if (type === 'S') return memberType === 'S' && (container as { S: string }).S.includes((member as { S: string }).S);
-  if (type === 'B') return memberType === 'B' && Buffer.from((container as { B: string }).B, 'base64').includes(Buffer.from((member as { B: string }).B, 'base64'));
+  if (type === 'B')
+    return memberType === 'B' && Buffer.from((container as { B: string }).B, 'base64').includes(Buffer.from((member as { B: string }).B, 'base64'));
   if (type === 'SS' || type === 'NS' || type === 'BS') {
     if (memberType !== type.slice(0, 1)) return false;
     return (payloadOf(container) as string[]).some((m) => valuesEqual({ [memberType]: m } as AttributeValue, member));
@@ -777,14 +807,16 @@ export function applyUpdate(original: Item, actions: BoundUpdateAction[]): Item 
   const item: Item = { ...original };
   const values = actions.map((a) => (a.kind === 'SET' ? resolveSetValue(a.value, original) : undefined));
   // List removals shift later elements: remove the highest indices first, so each index names the original element.
-  const order = actions.map((_, i) => i).sort((i, j) => {
-    const a = actions[i]!;
-    const b = actions[j]!;
-    if (a.kind === 'REMOVE' && b.kind === 'REMOVE' && typeof a.path[a.path.length - 1] === 'number' && typeof b.path[b.path.length - 1] === 'number') {
-      return (b.path[b.path.length - 1] as number) - (a.path[a.path.length - 1] as number);
-    }
-    return 0;
-  });
+  const order = actions
+    .map((_, i) => i)
+    .sort((i, j) => {
+      const a = actions[i]!;
+      const b = actions[j]!;
+      if (a.kind === 'REMOVE' && b.kind === 'REMOVE' && typeof a.path[a.path.length - 1] === 'number' && typeof b.path[b.path.length - 1] === 'number') {
+        return (b.path[b.path.length - 1] as number) - (a.path[a.path.length - 1] as number);
+      }
+      return 0;
+    });
   for (const i of order) {
     const action = actions[i]!;
     const parent = writableParent(item, action.path);

@@ -32,7 +32,13 @@ async function handle(store: DynamoDbStore, req: IncomingMessage): Promise<{ sta
     if (req.method !== 'POST' || typeof target !== 'string' || !target.startsWith(TARGET_PREFIX)) {
       // Drain what was sent, then say what this endpoint is.
       for await (const _ of req) void _;
-      return { status: 400, body: { __type: 'com.amazon.coral.service#UnknownOperationException', message: 'A DynamoDB endpoint: POST with X-Amz-Target DynamoDB_20120810.<Operation>' } };
+      return {
+        status: 400,
+        body: {
+          __type: 'com.amazon.coral.service#UnknownOperationException',
+          message: 'A DynamoDB endpoint: POST with X-Amz-Target DynamoDB_20120810.<Operation>',
+        },
+      };
     }
     const text = await readBody(req);
     let input: unknown;

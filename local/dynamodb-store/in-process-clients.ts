@@ -33,14 +33,24 @@ export function inProcessListeners(client: DynamoDBClient): Set<CommandListener>
  * classes with AWS's names and messages. A DocumentClient built on the raw client elsewhere
  * (`DynamoDBDocumentClient.from(rawClient)`) takes the SDK's path to the wire endpoint, to the same store.
  */
-export function inProcessClients(store: DynamoDbStore, endpoint: string, translateConfig: TranslateConfig): { rawClient: DynamoDBClient; client: DynamoDBDocumentClient } {
+export function inProcessClients(
+  store: DynamoDbStore,
+  endpoint: string,
+  translateConfig: TranslateConfig,
+): { rawClient: DynamoDBClient; client: DynamoDBDocumentClient } {
   const rawClient = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const client = DynamoDBDocumentClient.from(rawClient, translateConfig);
   const listeners = new Set<CommandListener>();
   Object.defineProperty(rawClient, LISTENERS, { value: listeners });
 
-  const marshallOptions: marshallOptions = { ...translateConfig.marshallOptions, convertTopLevelContainer: translateConfig.marshallOptions?.convertTopLevelContainer ?? true };
-  const unmarshallOptions: unmarshallOptions = { ...translateConfig.unmarshallOptions, convertWithoutMapWrapper: translateConfig.unmarshallOptions?.convertWithoutMapWrapper ?? true };
+  const marshallOptions: marshallOptions = {
+    ...translateConfig.marshallOptions,
+    convertTopLevelContainer: translateConfig.marshallOptions?.convertTopLevelContainer ?? true,
+  };
+  const unmarshallOptions: unmarshallOptions = {
+    ...translateConfig.unmarshallOptions,
+    convertWithoutMapWrapper: translateConfig.unmarshallOptions?.convertWithoutMapWrapper ?? true,
+  };
 
   const execute = async (commandName: string, input: Record<string, unknown>): Promise<Record<string, unknown>> => {
     const operation = commandName.replace(/Command$/, '');
@@ -64,7 +74,9 @@ export function inProcessClients(store: DynamoDbStore, endpoint: string, transla
     const input = processKeys(command.input, command.inputKeyNodes, (value) => marshall(value, marshallOptions));
     const output = await execute(lowLevel.constructor.name, input as Record<string, unknown>);
     // unmarshall builds new objects, so the store's own need not be copied first: only its binaries become bytes.
-    const unmarshalled = processKeys(withBytes(output) as Record<string, unknown>, command.outputKeyNodes, (value) => unmarshall(value as Record<string, never>, unmarshallOptions));
+    const unmarshalled = processKeys(withBytes(output) as Record<string, unknown>, command.outputKeyNodes, (value) =>
+      unmarshall(value as Record<string, never>, unmarshallOptions),
+    );
     return { ...(unmarshalled as Record<string, unknown>), $metadata: metadata(200) };
   };
   overrideSend(rawClient, sendRaw as never);
@@ -87,7 +99,10 @@ function overrideSend(target: { send: unknown }, send: (command: never) => Promi
       const cb = (typeof optionsOrCallback === 'function' ? optionsOrCallback : callback) as ((err: unknown, data?: unknown) => void) | undefined;
       const result = send(command);
       if (!cb) return result;
-      result.then((data) => cb(null, data), (err: unknown) => cb(err));
+      result.then(
+        (data) => cb(null, data),
+        (err: unknown) => cb(err),
+      );
       return undefined;
     },
     // Writable, as the SDK's own send is: a test may wrap a client (Object.create) and put its own send on the wrapper.

@@ -129,7 +129,8 @@ export class DynamoDbStore {
   // ---- Tables ----------------------------------------------------------------------------------
 
   private table(name: unknown, describing = false): Table {
-    if (typeof name !== 'string' || name === '') throw new ValidationError("1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null");
+    if (typeof name !== 'string' || name === '')
+      throw new ValidationError("1 validation error detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null");
     const table = this.tables.get(name);
     if (!table) throw new ResourceNotFoundError(describing ? `Requested resource not found: Table: ${name} not found` : 'Requested resource not found');
     return table;
@@ -137,13 +138,16 @@ export class DynamoDbStore {
 
   private createTable(input: Input, changes: Change[]): Output {
     const name = input.TableName;
-    if (typeof name !== 'string' || !TABLE_NAME.test(name)) throw new ValidationError(`TableName must be 3 to 255 characters of a-z, A-Z, 0-9, '_', '-' and '.'`);
+    if (typeof name !== 'string' || !TABLE_NAME.test(name))
+      throw new ValidationError(`TableName must be 3 to 255 characters of a-z, A-Z, 0-9, '_', '-' and '.'`);
     if (this.tables.has(name)) throw new ResourceInUseError(`Table already exists: ${name}`);
     const definitions = (input.AttributeDefinitions ?? []) as { AttributeName: string; AttributeType: KeyType }[];
     const typeOfAttribute = (attribute: string): KeyType => {
       const found = definitions.find((d) => d.AttributeName === attribute);
       if (!found || !['S', 'N', 'B'].includes(found.AttributeType)) {
-        throw new ValidationError(`One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [${attribute}], AttributeDefinitions: [${definitions.map((d) => d.AttributeName).join(', ')}]`);
+        throw new ValidationError(
+          `One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: [${attribute}], AttributeDefinitions: [${definitions.map((d) => d.AttributeName).join(', ')}]`,
+        );
       }
       return found.AttributeType;
     };
@@ -151,18 +155,37 @@ export class DynamoDbStore {
       const list = (Array.isArray(elements) ? elements : []) as { AttributeName: string; KeyType: string }[];
       const hash = list.find((e) => e.KeyType === 'HASH');
       const range = list.find((e) => e.KeyType === 'RANGE');
-      if (!hash || list.length > 2 || (list.length === 2 && !range)) throw new ValidationError('Invalid KeySchema: a HASH key and at most one RANGE key are required');
-      return { hash: hash.AttributeName, hashType: typeOfAttribute(hash.AttributeName), ...(range ? { range: range.AttributeName, rangeType: typeOfAttribute(range.AttributeName) } : {}) };
+      if (!hash || list.length > 2 || (list.length === 2 && !range))
+        throw new ValidationError('Invalid KeySchema: a HASH key and at most one RANGE key are required');
+      return {
+        hash: hash.AttributeName,
+        hashType: typeOfAttribute(hash.AttributeName),
+        ...(range ? { range: range.AttributeName, rangeType: typeOfAttribute(range.AttributeName) } : {}),
+      };
     };
     const schema = schemaOf(input.KeySchema);
     const indexes: IndexDefinition[] = [];
-    for (const [kind, list] of [['GLOBAL', input.GlobalSecondaryIndexes], ['LOCAL', input.LocalSecondaryIndexes]] as const) {
-      for (const index of (Array.isArray(list) ? list : []) as { IndexName: string; KeySchema: unknown; Projection?: { ProjectionType?: string; NonKeyAttributes?: string[] } }[]) {
-        if (indexes.some((i) => i.name === index.IndexName)) throw new ValidationError(`One or more parameter values were invalid: Duplicate index name: ${index.IndexName}`);
+    for (const [kind, list] of [
+      ['GLOBAL', input.GlobalSecondaryIndexes],
+      ['LOCAL', input.LocalSecondaryIndexes],
+    ] as const) {
+      for (const index of (Array.isArray(list) ? list : []) as {
+        IndexName: string;
+        KeySchema: unknown;
+        Projection?: { ProjectionType?: string; NonKeyAttributes?: string[] };
+      }[]) {
+        if (indexes.some((i) => i.name === index.IndexName))
+          throw new ValidationError(`One or more parameter values were invalid: Duplicate index name: ${index.IndexName}`);
         const indexSchema = schemaOf(index.KeySchema);
-        if (kind === 'LOCAL' && indexSchema.hash !== schema.hash) throw new ValidationError('One or more parameter values were invalid: Index KeySchema does not have the same leading hash key as table KeySchema');
+        if (kind === 'LOCAL' && indexSchema.hash !== schema.hash)
+          throw new ValidationError('One or more parameter values were invalid: Index KeySchema does not have the same leading hash key as table KeySchema');
         const type = (index.Projection?.ProjectionType ?? 'ALL') as 'ALL' | 'KEYS_ONLY' | 'INCLUDE';
-        indexes.push({ name: index.IndexName, kind, schema: indexSchema, projection: { type, ...(index.Projection?.NonKeyAttributes ? { nonKeyAttributes: index.Projection.NonKeyAttributes } : {}) } });
+        indexes.push({
+          name: index.IndexName,
+          kind,
+          schema: indexSchema,
+          projection: { type, ...(index.Projection?.NonKeyAttributes ? { nonKeyAttributes: index.Projection.NonKeyAttributes } : {}) },
+        });
       }
     }
     const definition: TableDefinition = {
@@ -192,7 +215,9 @@ export class DynamoDbStore {
           IndexName: i.name,
           KeySchema: keySchema(i.schema),
           Projection: { ProjectionType: i.projection.type, ...(i.projection.nonKeyAttributes ? { NonKeyAttributes: i.projection.nonKeyAttributes } : {}) },
-          ...(kind === 'GLOBAL' ? { IndexStatus: 'ACTIVE', ProvisionedThroughput: { ReadCapacityUnits: 0, WriteCapacityUnits: 0, NumberOfDecreasesToday: 0 } } : {}),
+          ...(kind === 'GLOBAL'
+            ? { IndexStatus: 'ACTIVE', ProvisionedThroughput: { ReadCapacityUnits: 0, WriteCapacityUnits: 0, NumberOfDecreasesToday: 0 } }
+            : {}),
           IndexSizeBytes: 0,
           ItemCount: 0,
           IndexArn: `${arn}/index/${i.name}`,
@@ -209,8 +234,14 @@ export class DynamoDbStore {
       KeySchema: keySchema(d.schema),
       ItemCount: table.itemCount,
       TableSizeBytes: table.sizeBytes,
-      ProvisionedThroughput: { ReadCapacityUnits: d.provisionedThroughput?.ReadCapacityUnits ?? 0, WriteCapacityUnits: d.provisionedThroughput?.WriteCapacityUnits ?? 0, NumberOfDecreasesToday: 0 },
-      ...(d.billingMode === 'PAY_PER_REQUEST' ? { BillingModeSummary: { BillingMode: 'PAY_PER_REQUEST', LastUpdateToPayPerRequestDateTime: d.createdAt } } : {}),
+      ProvisionedThroughput: {
+        ReadCapacityUnits: d.provisionedThroughput?.ReadCapacityUnits ?? 0,
+        WriteCapacityUnits: d.provisionedThroughput?.WriteCapacityUnits ?? 0,
+        NumberOfDecreasesToday: 0,
+      },
+      ...(d.billingMode === 'PAY_PER_REQUEST'
+        ? { BillingModeSummary: { BillingMode: 'PAY_PER_REQUEST', LastUpdateToPayPerRequestDateTime: d.createdAt } }
+        : {}),
       ...(global.length > 0 ? { GlobalSecondaryIndexes: global } : {}),
       ...(local.length > 0 ? { LocalSecondaryIndexes: local } : {}),
       DeletionProtectionEnabled: false,
@@ -244,7 +275,8 @@ export class DynamoDbStore {
   private putItem(input: Input, changes: Change[]): Output {
     refuseLegacy(input, ['Expected', 'ConditionalOperator']);
     const table = this.table(input.TableName);
-    if (!isObject(input.Item)) throw new ValidationError("1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be null");
+    if (!isObject(input.Item))
+      throw new ValidationError("1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be null");
     const item = normalizeItem(input.Item as Record<string, unknown>);
     const returnValues = oneOf(input.ReturnValues, ['NONE', 'ALL_OLD'], 'ReturnValues', 'PutItem');
     const context = new ExpressionContext(names(input), values(input));
@@ -270,7 +302,10 @@ export class DynamoDbStore {
     const { hash, sort } = table.keyOf(key);
     const keyNames = [table.definition.schema.hash, ...(table.definition.schema.range ? [table.definition.schema.range] : [])];
     for (const action of actions) {
-      if (keyNames.includes(action.path[0] as string)) throw new ValidationError(`One or more parameter values were invalid: Cannot update attribute ${String(action.path[0])}. This attribute is part of the key`);
+      if (keyNames.includes(action.path[0] as string))
+        throw new ValidationError(
+          `One or more parameter values were invalid: Cannot update attribute ${String(action.path[0])}. This attribute is part of the key`,
+        );
     }
     const old = table.get(hash, sort);
     this.check(condition, old, input);
@@ -324,7 +359,8 @@ export class DynamoDbStore {
     if (indexName !== undefined && !index) throw new ValidationError(`The table does not have the specified index: ${indexName}`);
     if (index?.kind === 'GLOBAL' && input.ConsistentRead === true) throw new ValidationError('Consistent reads are not supported on global secondary indexes');
     const schema = index?.schema ?? table.definition.schema;
-    if (typeof input.KeyConditionExpression !== 'string') throw new ValidationError('Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.');
+    if (typeof input.KeyConditionExpression !== 'string')
+      throw new ValidationError('Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.');
     const context = new ExpressionContext(names(input), values(input));
     const keyCondition = bindExpression('KeyConditionExpression', input.KeyConditionExpression, (text) => bindCondition(parseCondition(text), context))!;
     const filter = bindExpression('FilterExpression', input.FilterExpression, (text) => bindCondition(parseCondition(text), context));
@@ -347,7 +383,13 @@ export class DynamoDbStore {
       }
     }
     const source = table.partition(index?.name, hash, forward, after, rangeCondition ? boundsOf(rangeCondition) : {});
-    return this.page(table, index, source, { input, filter, projection, select, ...(rangeCondition ? { keep: (item: Item) => evaluate(rangeCondition, item) } : {}) });
+    return this.page(table, index, source, {
+      input,
+      filter,
+      projection,
+      select,
+      ...(rangeCondition ? { keep: (item: Item) => evaluate(rangeCondition, item) } : {}),
+    });
   }
 
   private scan(input: Input): Output {
@@ -362,7 +404,17 @@ export class DynamoDbStore {
     context.checkAllUsed();
     const select = selectOf(input, projection, index);
     const segments = input.TotalSegments === undefined ? undefined : { segment: Number(input.Segment), total: Number(input.TotalSegments) };
-    if (segments && !(Number.isInteger(segments.total) && segments.total >= 1 && segments.total <= 1_000_000 && Number.isInteger(segments.segment) && segments.segment >= 0 && segments.segment < segments.total)) {
+    if (
+      segments &&
+      !(
+        Number.isInteger(segments.total) &&
+        segments.total >= 1 &&
+        segments.total <= 1_000_000 &&
+        Number.isInteger(segments.segment) &&
+        segments.segment >= 0 &&
+        segments.segment < segments.total
+      )
+    ) {
       throw new ValidationError('The Segment parameter must be less than TotalSegments, both whole numbers (TotalSegments from 1 to 1000000)');
     }
     const start = isObject(input.ExclusiveStartKey) ? normalizeItem(input.ExclusiveStartKey as Record<string, unknown>) : undefined;
@@ -370,7 +422,7 @@ export class DynamoDbStore {
     const schema = index?.schema ?? table.definition.schema;
     function* source(): Generator<Item> {
       let i = 0;
-        let after: Position | undefined;
+      let after: Position | undefined;
       if (start) {
         let position: Position & { hash: string };
         if (index) {
@@ -402,7 +454,9 @@ export class DynamoDbStore {
   ): Output {
     const given = options.input.Limit;
     if (given !== undefined && !(typeof given === 'number' && Number.isInteger(given) && given >= 1)) {
-      throw new ValidationError(`1 validation error detected: Value '${String(given)}' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1`);
+      throw new ValidationError(
+        `1 validation error detected: Value '${String(given)}' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1`,
+      );
     }
     const limit = given ?? Infinity;
     const items: Item[] = [];
@@ -436,7 +490,8 @@ export class DynamoDbStore {
 
   private batchGet(input: Input): Output {
     const requests = input.RequestItems;
-    if (!isObject(requests) || Object.keys(requests as object).length === 0) throw new ValidationError("1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: Member must not be null");
+    if (!isObject(requests) || Object.keys(requests as object).length === 0)
+      throw new ValidationError("1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: Member must not be null");
     const responses: Record<string, Item[]> = {};
     let total = 0;
     for (const [tableName, request] of Object.entries(requests as Record<string, Input>)) {
@@ -446,7 +501,10 @@ export class DynamoDbStore {
       const projection = bindExpression('ProjectionExpression', request.ProjectionExpression, (text) => bindProjection(parseProjection(text), context));
       context.checkAllUsed();
       const keys = (Array.isArray(request.Keys) ? request.Keys : []).map(normalizeKey);
-      if (keys.length === 0) throw new ValidationError("1 validation error detected: Value '[]' at 'requestItems.keys' failed to satisfy constraint: Member must have length greater than or equal to 1");
+      if (keys.length === 0)
+        throw new ValidationError(
+          "1 validation error detected: Value '[]' at 'requestItems.keys' failed to satisfy constraint: Member must have length greater than or equal to 1",
+        );
       total += keys.length;
       if (total > BATCH_GET_MAX) throw new ValidationError(`Too many items requested for the BatchGetItem call`);
       const seen = new Set<string>();
@@ -466,7 +524,8 @@ export class DynamoDbStore {
 
   private batchWrite(input: Input, changes: Change[]): Output {
     const requests = input.RequestItems;
-    if (!isObject(requests) || Object.keys(requests as object).length === 0) throw new ValidationError("1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: Member must not be null");
+    if (!isObject(requests) || Object.keys(requests as object).length === 0)
+      throw new ValidationError("1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: Member must not be null");
     // Everything is checked before anything is written: a refused batch writes nothing, as DynamoDB's.
     const writes: { table: Table; hash: string; sort: string | undefined; size?: number; item?: Item }[] = [];
     for (const [tableName, list] of Object.entries(requests as Record<string, unknown>)) {
@@ -475,7 +534,10 @@ export class DynamoDbStore {
       for (const request of (Array.isArray(list) ? list : []) as { PutRequest?: { Item?: unknown }; DeleteRequest?: { Key?: unknown } }[]) {
         let write: (typeof writes)[number];
         if (request.PutRequest && !request.DeleteRequest) {
-          if (!isObject(request.PutRequest.Item)) throw new ValidationError("1 validation error detected: Value null at 'requestItems.member.putRequest.item' failed to satisfy constraint: Member must not be null");
+          if (!isObject(request.PutRequest.Item))
+            throw new ValidationError(
+              "1 validation error detected: Value null at 'requestItems.member.putRequest.item' failed to satisfy constraint: Member must not be null",
+            );
           const item = normalizeItem(request.PutRequest.Item as Record<string, unknown>);
           write = { table, ...table.checkItem(item), item };
         } else if (request.DeleteRequest && !request.PutRequest) {
@@ -489,8 +551,14 @@ export class DynamoDbStore {
         writes.push(write);
       }
     }
-    if (writes.length === 0) throw new ValidationError("1 validation error detected: Value at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: Member must have length greater than or equal to 1");
-    if (writes.length > BATCH_WRITE_MAX) throw new ValidationError("1 validation error detected: Value at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: Member must have length less than or equal to 25");
+    if (writes.length === 0)
+      throw new ValidationError(
+        "1 validation error detected: Value at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: Member must have length greater than or equal to 1",
+      );
+    if (writes.length > BATCH_WRITE_MAX)
+      throw new ValidationError(
+        "1 validation error detected: Value at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: Member must have length less than or equal to 25",
+      );
     for (const write of writes) {
       if (write.item) write.table.put(write.hash, write.sort, write.item, write.size!);
       else write.table.delete(write.hash, write.sort);
@@ -501,9 +569,19 @@ export class DynamoDbStore {
 
   private transactWrite(input: Input, changes: Change[]): Output {
     const items = Array.isArray(input.TransactItems) ? (input.TransactItems as Input[]) : [];
-    if (items.length === 0 || items.length > TRANSACT_MAX) throw new ValidationError(`1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length between 1 and ${TRANSACT_MAX}`);
+    if (items.length === 0 || items.length > TRANSACT_MAX)
+      throw new ValidationError(
+        `1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length between 1 and ${TRANSACT_MAX}`,
+      );
     // Every action is checked and prepared against the items as they are; all conditions hold, or nothing is written.
-    const prepared: { table: Table; hash: string; sort: string | undefined; condition?: BoundCondition; apply?: (old: Item | undefined) => { item: Item; size: number } | undefined; returnOld: boolean }[] = [];
+    const prepared: {
+      table: Table;
+      hash: string;
+      sort: string | undefined;
+      condition?: BoundCondition;
+      apply?: (old: Item | undefined) => { item: Item; size: number } | undefined;
+      returnOld: boolean;
+    }[] = [];
     const seen = new Set<string>();
     for (const entry of items) {
       const kinds = ['ConditionCheck', 'Put', 'Delete', 'Update'].filter((k) => entry[k] !== undefined);
@@ -538,7 +616,8 @@ export class DynamoDbStore {
       const id = `${table.definition.name}\u0000${itemDiskKey(position.hash, position.sort)}`;
       if (seen.has(id)) throw new ValidationError('Transaction request cannot include multiple operations on one item');
       seen.add(id);
-      const returnOld = oneOf(action.ReturnValuesOnConditionCheckFailure, ['NONE', 'ALL_OLD'], 'ReturnValuesOnConditionCheckFailure', 'TransactWriteItems') === 'ALL_OLD';
+      const returnOld =
+        oneOf(action.ReturnValuesOnConditionCheckFailure, ['NONE', 'ALL_OLD'], 'ReturnValuesOnConditionCheckFailure', 'TransactWriteItems') === 'ALL_OLD';
       prepared.push({ table, ...position, ...(condition ? { condition } : {}), ...(apply ? { apply } : {}), returnOld });
     }
     const reasons: CancellationReason[] = prepared.map((p) => {
@@ -560,7 +639,10 @@ export class DynamoDbStore {
 
   private transactGet(input: Input): Output {
     const items = Array.isArray(input.TransactItems) ? (input.TransactItems as Input[]) : [];
-    if (items.length === 0 || items.length > TRANSACT_MAX) throw new ValidationError(`1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length between 1 and ${TRANSACT_MAX}`);
+    if (items.length === 0 || items.length > TRANSACT_MAX)
+      throw new ValidationError(
+        `1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length between 1 and ${TRANSACT_MAX}`,
+      );
     const responses = items.map((entry) => {
       const get = entry.Get as Input | undefined;
       if (!isObject(get)) throw new ValidationError('TransactItems of TransactGetItems must each hold a Get');
@@ -598,7 +680,8 @@ function names(input: Input): Record<string, string> | undefined {
   if (!isObject(names) || Object.keys(names).length === 0) throw new ValidationError('ExpressionAttributeNames must not be empty');
   for (const [key, value] of Object.entries(names)) {
     if (!/^#[0-9a-zA-Z_]+$/.test(key)) throw new ValidationError(`ExpressionAttributeNames contains invalid key: Syntax error; key: "${key}"`);
-    if (typeof value !== 'string' || value === '') throw new ValidationError(`ExpressionAttributeNames contains invalid value: Empty attribute name for key ${key}`);
+    if (typeof value !== 'string' || value === '')
+      throw new ValidationError(`ExpressionAttributeNames contains invalid value: Empty attribute name for key ${key}`);
   }
   return names as Record<string, string>;
 }
@@ -622,13 +705,15 @@ function values(input: Input): Record<string, AttributeValue> | undefined {
 
 /** A request that reads only (GetItem, BatchGet) may not carry ExpressionAttributeValues. */
 function refuseValues(input: Input): void {
-  if (input.ExpressionAttributeValues !== undefined) throw new ValidationError('ExpressionAttributeValues can only be specified when using expressions: ConditionExpression is null');
+  if (input.ExpressionAttributeValues !== undefined)
+    throw new ValidationError('ExpressionAttributeValues can only be specified when using expressions: ConditionExpression is null');
 }
 
 /** The parameters DynamoDB kept from before expressions: the embedded store takes expressions only, and says so. */
 function refuseLegacy(input: Input, parameters: string[]): void {
   for (const parameter of parameters) {
-    if (input[parameter] !== undefined) throw new ValidationError(`The embedded DynamoDB does not take the legacy parameter ${parameter}: use the expression parameters instead`);
+    if (input[parameter] !== undefined)
+      throw new ValidationError(`The embedded DynamoDB does not take the legacy parameter ${parameter}: use the expression parameters instead`);
   }
 }
 
@@ -659,10 +744,16 @@ function optionalString(value: unknown, field: string): string | undefined {
 
 function selectOf(input: Input, projection: Path[] | undefined, index: IndexDefinition | undefined): string {
   const select = input.Select ?? (projection ? 'SPECIFIC_ATTRIBUTES' : index ? 'ALL_PROJECTED_ATTRIBUTES' : 'ALL_ATTRIBUTES');
-  if (!['ALL_ATTRIBUTES', 'ALL_PROJECTED_ATTRIBUTES', 'SPECIFIC_ATTRIBUTES', 'COUNT'].includes(select as string)) throw new ValidationError(`Select ${String(select)} is not one of ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES, SPECIFIC_ATTRIBUTES, COUNT`);
+  if (!['ALL_ATTRIBUTES', 'ALL_PROJECTED_ATTRIBUTES', 'SPECIFIC_ATTRIBUTES', 'COUNT'].includes(select as string))
+    throw new ValidationError(`Select ${String(select)} is not one of ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES, SPECIFIC_ATTRIBUTES, COUNT`);
   if (projection && select !== 'SPECIFIC_ATTRIBUTES') throw new ValidationError('Cannot specify the ProjectionExpression when choosing to get ALL_ATTRIBUTES');
   if (select === 'ALL_PROJECTED_ATTRIBUTES' && !index) throw new ValidationError('ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName');
-  if (select === 'ALL_ATTRIBUTES' && index && index.projection.type !== 'ALL' && index.kind === 'GLOBAL') throw new ValidationError('One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index ' + index.name + ' because its projection type is not ALL');
+  if (select === 'ALL_ATTRIBUTES' && index && index.projection.type !== 'ALL' && index.kind === 'GLOBAL')
+    throw new ValidationError(
+      'One or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index ' +
+        index.name +
+        ' because its projection type is not ALL',
+    );
   return select as string;
 }
 
@@ -696,29 +787,43 @@ function splitKeyCondition(condition: BoundCondition, schema: KeySchema): { hash
       if (part.op === '<>') throw new ValidationError('Invalid KeyConditionExpression: Invalid operator used in KeyConditionExpression: <>');
       const left = attributeOf(part.left);
       const right = attributeOf(part.right);
-      if (left && right) throw new ValidationError('Invalid KeyConditionExpression: Invalid condition in KeyConditionExpression: Multiple attribute names used in one condition');
+      if (left && right)
+        throw new ValidationError(
+          'Invalid KeyConditionExpression: Invalid condition in KeyConditionExpression: Multiple attribute names used in one condition',
+        );
       attribute = left ?? right;
     } else if (part.kind === 'between') {
       attribute = attributeOf(part.operand);
-      if (!attribute) throw new ValidationError('Invalid KeyConditionExpression: Invalid condition in KeyConditionExpression: BETWEEN operator must have the key attribute as its first operand');
+      if (!attribute)
+        throw new ValidationError(
+          'Invalid KeyConditionExpression: Invalid condition in KeyConditionExpression: BETWEEN operator must have the key attribute as its first operand',
+        );
     } else if (part.kind === 'function' && part.name === 'begins_with') {
       attribute = attributeOf(part.args[0]!);
-      if (!attribute) throw new ValidationError('Invalid KeyConditionExpression: Invalid condition in KeyConditionExpression: begins_with operator must have the key attribute as its first operand');
+      if (!attribute)
+        throw new ValidationError(
+          'Invalid KeyConditionExpression: Invalid condition in KeyConditionExpression: begins_with operator must have the key attribute as its first operand',
+        );
     } else {
-      throw new ValidationError(`Invalid KeyConditionExpression: Invalid operator used in KeyConditionExpression: ${part.kind === 'function' ? part.name : part.kind.toUpperCase()}`);
+      throw new ValidationError(
+        `Invalid KeyConditionExpression: Invalid operator used in KeyConditionExpression: ${part.kind === 'function' ? part.name : part.kind.toUpperCase()}`,
+      );
     }
     if (!attribute) throw new ValidationError('Invalid KeyConditionExpression: Invalid condition in KeyConditionExpression: No key attribute specified');
     if (attribute === schema.hash) {
       if (hash !== undefined) throw new ValidationError('Invalid KeyConditionExpression: KeyConditionExpressions must only contain one condition per key');
       if (part.kind !== 'compare' || part.op !== '=') throw new ValidationError('Query key condition not supported');
       const value = part.left.kind === 'value' ? part.left.value : (part.right as { value: AttributeValue }).value;
-      if (typeOf(value) !== schema.hashType) throw new ValidationError('One or more parameter values were invalid: Condition parameter type does not match schema type');
+      if (typeOf(value) !== schema.hashType)
+        throw new ValidationError('One or more parameter values were invalid: Condition parameter type does not match schema type');
       hash = (value as { S?: string }).S ?? (value as { N?: string }).N ?? (value as { B: string }).B;
     } else if (attribute === schema.range) {
       if (rangeCondition) throw new ValidationError('Invalid KeyConditionExpression: KeyConditionExpressions must only contain one condition per key');
-      const operands = part.kind === 'compare' ? [part.left, part.right] : part.kind === 'between' ? [part.low, part.high] : part.kind === 'function' ? part.args : [];
+      const operands =
+        part.kind === 'compare' ? [part.left, part.right] : part.kind === 'between' ? [part.low, part.high] : part.kind === 'function' ? part.args : [];
       for (const operand of operands) {
-        if (operand.kind === 'value' && typeOf(operand.value) !== schema.rangeType) throw new ValidationError('One or more parameter values were invalid: Condition parameter type does not match schema type');
+        if (operand.kind === 'value' && typeOf(operand.value) !== schema.rangeType)
+          throw new ValidationError('One or more parameter values were invalid: Condition parameter type does not match schema type');
       }
       rangeCondition = part;
     } else {
@@ -739,7 +844,10 @@ function boundsOf(condition: BoundCondition): SortBounds {
   if (condition.kind === 'between') {
     const low = valueOf(condition.low);
     const high = valueOf(condition.high);
-    return { ...(low !== undefined ? { low: { value: low, inclusive: true } } : {}), ...(high !== undefined ? { high: { value: high, inclusive: true } } : {}) };
+    return {
+      ...(low !== undefined ? { low: { value: low, inclusive: true } } : {}),
+      ...(high !== undefined ? { high: { value: high, inclusive: true } } : {}),
+    };
   }
   if (condition.kind === 'function') {
     const prefix = condition.args[1];
@@ -771,7 +879,13 @@ function boundsOf(condition: BoundCondition): SortBounds {
 /** The attributes an index holds of an item: all, the keys only, or the keys and the named ones. */
 function projectToIndex(table: Table, index: IndexDefinition, item: Item): Item {
   if (index.projection.type === 'ALL') return item;
-  const keep = new Set([table.definition.schema.hash, table.definition.schema.range, index.schema.hash, index.schema.range, ...(index.projection.nonKeyAttributes ?? [])]);
+  const keep = new Set([
+    table.definition.schema.hash,
+    table.definition.schema.range,
+    index.schema.hash,
+    index.schema.range,
+    ...(index.projection.nonKeyAttributes ?? []),
+  ]);
   const out: Item = {};
   for (const name in item) if (keep.has(name)) out[name] = item[name]!;
   return out;

@@ -127,14 +127,20 @@ export class Table {
     for (const [name, type] of [[hashName, hashType], ...(range ? [[range, rangeType!]] : [])] as [string, KeyType][]) {
       const value = item[name];
       if (!value) throw new ValidationError(`One or more parameter values were invalid: Missing the key ${name} in the item`);
-      if (typeOf(value) !== type) throw new ValidationError(`One or more parameter values were invalid: Type mismatch for key ${name} expected: ${type} actual: ${typeOf(value)}`);
+      if (typeOf(value) !== type)
+        throw new ValidationError(`One or more parameter values were invalid: Type mismatch for key ${name} expected: ${type} actual: ${typeOf(value)}`);
     }
     for (const index of this.definition.indexes) {
-      for (const [name, type] of [[index.schema.hash, index.schema.hashType], ...(index.schema.range ? [[index.schema.range, index.schema.rangeType!]] : [])] as [string, KeyType][]) {
+      for (const [name, type] of [
+        [index.schema.hash, index.schema.hashType],
+        ...(index.schema.range ? [[index.schema.range, index.schema.rangeType!]] : []),
+      ] as [string, KeyType][]) {
         const value = item[name];
         if (!value) continue;
         if (typeOf(value) !== type) {
-          throw new ValidationError(`One or more parameter values were invalid: Type mismatch for Index Key ${name} Expected: ${type} Actual: ${typeOf(value)} IndexName: ${index.name}`);
+          throw new ValidationError(
+            `One or more parameter values were invalid: Type mismatch for Index Key ${name} Expected: ${type} Actual: ${typeOf(value)} IndexName: ${index.name}`,
+          );
         }
         if (scalar(value) === '') {
           throw new ValidationError(
@@ -225,7 +231,10 @@ export class Table {
       if (bounds.prefix !== undefined) {
         const prefix = bounds.prefix;
         from = Math.max(from, firstFalse(run, below(prefix, true)));
-        to = Math.min(to, firstFalse(run, (e) => compareScalars(type, e.sort!, prefix) < 0 || e.sort!.startsWith(prefix)));
+        to = Math.min(
+          to,
+          firstFalse(run, (e) => compareScalars(type, e.sort!, prefix) < 0 || e.sort!.startsWith(prefix)),
+        );
       }
     }
     if (after) {
@@ -324,7 +333,8 @@ export class Table {
     const table = this.definition.schema;
     const tableHash = key[table.hash];
     const tableSort = table.range ? key[table.range] : undefined;
-    if (!hash || (schema.range && !sort) || !tableHash || (table.range && !tableSort)) throw new ValidationError('The provided starting key is invalid: The provided key element does not match the schema');
+    if (!hash || (schema.range && !sort) || !tableHash || (table.range && !tableSort))
+      throw new ValidationError('The provided starting key is invalid: The provided key element does not match the schema');
     return { hash: scalar(hash), sort: sort && scalar(sort), tableHash: scalar(tableHash), tableSort: tableSort && scalar(tableSort) };
   }
 
@@ -336,7 +346,10 @@ export class Table {
 
 function checkKeyValue(name: string, value: AttributeValue, maxBytes: number): string {
   const text = scalar(value);
-  if (text === '') throw new ValidationError(`One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: ${name}`);
+  if (text === '')
+    throw new ValidationError(
+      `One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: ${name}`,
+    );
   const bytes = 'B' in value ? Buffer.byteLength(text, 'base64') : Buffer.byteLength(text);
   if (bytes > maxBytes) {
     throw new ValidationError(

@@ -36,35 +36,45 @@ program
   .option('--return-to-service <0|1|2>', 'slurm.conf ReturnToService', whole('--return-to-service', 0, 2), 2)
   .option('--reboot-delay <s>', 'seconds the RebootProgram stand-in keeps a node down', whole('--reboot-delay', 0, 3600), 5)
   .option('--no-restd', 'do not start slurmrestd')
-  .action(async (options: { nodes: number; nodePrefix: string; slurmdTimeout: number; resumeTimeout: number; returnToService: 0 | 1 | 2; rebootDelay: number; restd: boolean }) => {
-    if (existsSync(recordFile)) {
-      const recorded = JSON.parse(readFileSync(recordFile, 'utf8')) as Recorded;
-      if (existsSync(recorded.conf)) throw new Error(`a cluster started by hand is running already (SLURM_CONF=${recorded.conf}); npm run slurm:stop first`);
-    }
-    const cluster = await RealSlurmCluster.start({
-      nodes: options.nodes,
-      nodePrefix: options.nodePrefix,
-      slurmdTimeout: options.slurmdTimeout,
-      resumeTimeout: options.resumeTimeout,
-      returnToService: options.returnToService,
-      rebootDelaySeconds: options.rebootDelay,
-      restd: options.restd,
-      repoDir,
-    });
-    cluster.keepAfterExit();
-    const recorded: Recorded = { dir: cluster.dir, conf: cluster.conf, nodes: [...cluster.nodes], ...(cluster.restd ? { restd: cluster.restd } : {}) };
-    mkdirSync(path.dirname(recordFile), { recursive: true });
-    writeFileSync(recordFile, `${JSON.stringify(recorded, null, 2)}\n`);
-    const lines = [
-      `Slurm ${cluster.version}: ${cluster.nodes.length} nodes (${cluster.nodes[0]}..${cluster.nodes.at(-1)}), one slurmd each, in ${cluster.dir}`,
-      ...(cluster.restd ? [`slurmrestd ${cluster.restd.url} (openapi ${cluster.restd.versions.join(', ')}); a token: scontrol token username=root`] : []),
-      `reboots the RebootProgram stand-in ran: ${path.join(cluster.dir, 'reboots.log')}; logs: ${path.join(cluster.dir, 'log')}`,
-      'stop it with: npm run slurm:stop',
-      '',
-    ];
-    process.stderr.write(lines.join('\n'));
-    process.stdout.write(`export SLURM_CONF=${cluster.conf}\n`);
-  });
+  .action(
+    async (options: {
+      nodes: number;
+      nodePrefix: string;
+      slurmdTimeout: number;
+      resumeTimeout: number;
+      returnToService: 0 | 1 | 2;
+      rebootDelay: number;
+      restd: boolean;
+    }) => {
+      if (existsSync(recordFile)) {
+        const recorded = JSON.parse(readFileSync(recordFile, 'utf8')) as Recorded;
+        if (existsSync(recorded.conf)) throw new Error(`a cluster started by hand is running already (SLURM_CONF=${recorded.conf}); npm run slurm:stop first`);
+      }
+      const cluster = await RealSlurmCluster.start({
+        nodes: options.nodes,
+        nodePrefix: options.nodePrefix,
+        slurmdTimeout: options.slurmdTimeout,
+        resumeTimeout: options.resumeTimeout,
+        returnToService: options.returnToService,
+        rebootDelaySeconds: options.rebootDelay,
+        restd: options.restd,
+        repoDir,
+      });
+      cluster.keepAfterExit();
+      const recorded: Recorded = { dir: cluster.dir, conf: cluster.conf, nodes: [...cluster.nodes], ...(cluster.restd ? { restd: cluster.restd } : {}) };
+      mkdirSync(path.dirname(recordFile), { recursive: true });
+      writeFileSync(recordFile, `${JSON.stringify(recorded, null, 2)}\n`);
+      const lines = [
+        `Slurm ${cluster.version}: ${cluster.nodes.length} nodes (${cluster.nodes[0]}..${cluster.nodes.at(-1)}), one slurmd each, in ${cluster.dir}`,
+        ...(cluster.restd ? [`slurmrestd ${cluster.restd.url} (openapi ${cluster.restd.versions.join(', ')}); a token: scontrol token username=root`] : []),
+        `reboots the RebootProgram stand-in ran: ${path.join(cluster.dir, 'reboots.log')}; logs: ${path.join(cluster.dir, 'log')}`,
+        'stop it with: npm run slurm:stop',
+        '',
+      ];
+      process.stderr.write(lines.join('\n'));
+      process.stdout.write(`export SLURM_CONF=${cluster.conf}\n`);
+    },
+  );
 
 program
   .command('stop')

@@ -155,7 +155,12 @@ export class BootServiceModel {
         const op = part[0] === '&' ? 'and' : part[0] === '!' ? 'not' : 'or';
         const key = op === 'or' ? part : part.slice(1);
         const these = key === 'all' || key === '*' ? nodes : (inventoryKey(key) ?? new Set([key]));
-        limited = op === 'or' ? new Set([...limited, ...these]) : op === 'and' ? new Set([...limited].filter((n) => these.has(n))) : new Set([...limited].filter((n) => !these.has(n)));
+        limited =
+          op === 'or'
+            ? new Set([...limited, ...these])
+            : op === 'and'
+              ? new Set([...limited].filter((n) => these.has(n)))
+              : new Set([...limited].filter((n) => !these.has(n)));
       }
       nodes = new Set([...nodes].filter((n) => limited.has(n)));
       if ((bootSet.arch ?? 'X86') !== 'X86' && bootSet.arch !== 'Unknown') nodes.clear();
@@ -168,7 +173,14 @@ export class BootServiceModel {
   private resolveLimit(limit: string): string[] {
     const { inventory } = this.deps;
     if (inventory.hasGroup(limit)) return inventory.getGroup(limit).members;
-    const names = [...new Set(limit.split(',').map((s) => s.trim()).filter(Boolean))];
+    const names = [
+      ...new Set(
+        limit
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      ),
+    ];
     const unknown = names.filter((n) => !inventory.hasNode(n));
     if (names.length === 1 && unknown.length === 1) throw new SimRequestError(400, `limit '${limit}' is neither a group nor a node`);
     if (names.length === 0 || unknown.length > 0) throw new SimRequestError(400, `limit names unknown nodes: ${unknown.join(', ') || '(none given)'}`);

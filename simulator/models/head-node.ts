@@ -42,7 +42,15 @@ export interface Invocation {
 }
 
 /** What SendCommand records of a command when it is accepted (AWS-RunShellScript's parameters, the Comment); `running`: it ends later (the local agent runs it in a shell), else its result is filled in now. */
-export function acceptedInvocation(fields: { commandId: string; instanceId: string; commands: readonly string[]; executionTimeoutSeconds: number; comment: string | undefined; now: number; running: boolean }): Invocation {
+export function acceptedInvocation(fields: {
+  commandId: string;
+  instanceId: string;
+  commands: readonly string[];
+  executionTimeoutSeconds: number;
+  comment: string | undefined;
+  now: number;
+  running: boolean;
+}): Invocation {
   const { commandId, instanceId, commands, executionTimeoutSeconds, comment, now, running } = fields;
   return {
     commandId,
@@ -224,7 +232,8 @@ export class HeadNodeModel {
     if (base === 'env') {
       const assignments = new Map(env);
       let i = 0;
-      for (; i < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[i]!); i++) assignments.set(args[i]!.slice(0, args[i]!.indexOf('=')), args[i]!.slice(args[i]!.indexOf('=') + 1));
+      for (; i < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[i]!); i++)
+        assignments.set(args[i]!.slice(0, args[i]!.indexOf('=')), args[i]!.slice(args[i]!.indexOf('=') + 1));
       if (i === args.length) return { exitCode: 0, stdout: [...assignments].map(([k, v]) => `${k}=${v}\n`).join('') };
       return this.run(args.slice(i), assignments);
     }
@@ -254,10 +263,12 @@ export class HeadNodeModel {
       else return { exitCode: 1, stderr: `scontrol: unrecognized option '${option}'\nTry "scontrol --help" for more information\n` };
     }
     const [verb, ...more] = args.slice(i);
-    if (verb === 'show' && (more[0] === 'node' || more[0] === 'nodes')) return this.showNodes(more[1], json, oneLiner, env.get('SLURM_TIME_FORMAT') === '%s' ? 'epoch' : 'iso');
+    if (verb === 'show' && (more[0] === 'node' || more[0] === 'nodes'))
+      return this.showNodes(more[1], json, oneLiner, env.get('SLURM_TIME_FORMAT') === '%s' ? 'epoch' : 'iso');
     const now = () => this.deps.timeline.sync();
     const wlm = this.deps.workloadManager;
-    if (verb === 'show' && (more[0] === 'reservation' || more[0] === 'reservations' || more[0] === 'res')) return showReservations(wlm, more[1], oneLiner, env.get('SLURM_TIME_FORMAT') === '%s', now());
+    if (verb === 'show' && (more[0] === 'reservation' || more[0] === 'reservations' || more[0] === 'res'))
+      return showReservations(wlm, more[1], oneLiner, env.get('SLURM_TIME_FORMAT') === '%s', now());
     if (verb === 'create' && (more[0] === 'reservation' || more[0] === 'res')) return putReservation(wlm, more.slice(1), 'create', now());
     if (verb === 'update' && /^reservation(name)?=/i.test(more[0] ?? '')) return putReservation(wlm, more, 'update', now());
     if (verb === 'delete' && /^reservation(name)?=/i.test(more[0] ?? '')) return deleteReservation(wlm, more);
@@ -279,7 +290,8 @@ export class HeadNodeModel {
     const now = this.deps.timeline.sync();
     const featuresOf = this.featuresReader();
     if (json) {
-      if (nodes.length === 0) return { exitCode: 1, stdout: JSON.stringify({ nodes: [], errors: [{ error: 'Node not found' }] }), stderr: `Node ${hostlist} not found\n` };
+      if (nodes.length === 0)
+        return { exitCode: 1, stdout: JSON.stringify({ nodes: [], errors: [{ error: 'Node not found' }] }), stderr: `Node ${hostlist} not found\n` };
       return { exitCode: 0, stdout: scontrolShowNodeJson(nodes, featuresOf, now, wlm.version) };
     }
     const text = scontrolShowNodeText(nodes, featuresOf, wlm.version, now, oneLiner, timeFormat);
@@ -314,8 +326,10 @@ export class HeadNodeModel {
     const state = kv.get('state')?.toUpperCase();
     const reason = kv.get('reason');
     const wlm = this.deps.workloadManager;
-    if ((state === 'DRAIN' || state === 'FAIL' || state === 'DOWN') && !reason?.trim()) return { exitCode: 1, stderr: 'You must specify a reason when DOWNING or DRAINING a node. Request denied\n' };
-    if (state !== 'DRAIN' && state !== 'FAIL' && state !== 'RESUME') return { exitCode: 1, stderr: `scontrol: unsupported State=${state ?? ''} (the simulator does DRAIN, FAIL, RESUME)\n` };
+    if ((state === 'DRAIN' || state === 'FAIL' || state === 'DOWN') && !reason?.trim())
+      return { exitCode: 1, stderr: 'You must specify a reason when DOWNING or DRAINING a node. Request denied\n' };
+    if (state !== 'DRAIN' && state !== 'FAIL' && state !== 'RESUME')
+      return { exitCode: 1, stderr: `scontrol: unsupported State=${state ?? ''} (the simulator does DRAIN, FAIL, RESUME)\n` };
     let invalid = false;
     for (const name of names) {
       if (state === 'DRAIN') wlm.drain(name, reason!);
@@ -339,12 +353,14 @@ export class HeadNodeModel {
     const hostlist = rest.at(-1)?.includes('=') ? undefined : rest.pop();
     const kv = this.keyValues(rest);
     const nextState = kv.get('nextstate')?.toUpperCase();
-    if (nextState !== undefined && nextState !== 'RESUME' && nextState !== 'DOWN') return { exitCode: 1, stderr: `Invalid state: ${kv.get('nextstate')}\nValid states: DOWN, RESUME\n` };
+    if (nextState !== undefined && nextState !== 'RESUME' && nextState !== 'DOWN')
+      return { exitCode: 1, stderr: `Invalid state: ${kv.get('nextstate')}\nValid states: DOWN, RESUME\n` };
     const names = this.nodesOf(hostlist);
     if (!names) return { exitCode: 1, stderr: 'scontrol_reboot_nodes error: Invalid node name specified\n' };
     const wlm = this.deps.workloadManager;
     const reason = kv.get('reason');
-    for (const name of names) wlm.requestReboot(name, { asap, ...(nextState ? { nextState: nextState as 'RESUME' | 'DOWN' } : {}), ...(reason ? { reason } : {}) });
+    for (const name of names)
+      wlm.requestReboot(name, { asap, ...(nextState ? { nextState: nextState as 'RESUME' | 'DOWN' } : {}), ...(reason ? { reason } : {}) });
     return { exitCode: 0 };
   }
 
@@ -424,7 +440,8 @@ export class HeadNodeModel {
       const current = this.nodeFeatures(name);
       const wanted = available === undefined ? [...current.available] : list(available);
       const wantedActive = active === undefined ? [...current.active] : list(active);
-      if (wantedActive.some((f) => !wanted.includes(f))) return { exitCode: 1, stderr: 'slurm_update error: Active features not subset of available features\n' };
+      if (wantedActive.some((f) => !wanted.includes(f)))
+        return { exitCode: 1, stderr: 'slurm_update error: Active features not subset of available features\n' };
     }
     const inventory = this.deps.inventory;
     const nodes = new Map(inventory.listNodes().map((n) => [n.name, n]));
@@ -503,7 +520,9 @@ export class HeadNodeModel {
     const wanted = hostlist === undefined ? undefined : new Set(expandHostlist(hostlist));
     const nodes = this.deps.workloadManager.list().filter((n) => !wanted || wanted.has(n.name));
     const stdout = sinfoLongFormat(nodes, this.featuresReader(), format);
-    return stdout === undefined ? { exitCode: 1, stderr: `sim-head-node: sinfo -O ${format}: a field the simulator does not print\n` } : { exitCode: 0, stdout };
+    return stdout === undefined
+      ? { exitCode: 1, stderr: `sim-head-node: sinfo -O ${format}: a field the simulator does not print\n` }
+      : { exitCode: 0, stdout };
   }
 
   /**
@@ -512,8 +531,13 @@ export class HeadNodeModel {
    */
   private sinfoJson(args: string[]): Output {
     const wlm = this.deps.workloadManager;
-    if (!wlm.version.sinfoJsonIsV38) return { exitCode: 1, stderr: `sim-head-node: sinfo --json is simulated for Slurm 22.05 only (this site runs ${wlm.version.full}); use scontrol --json show node\n` };
-    const known = (a: string, i: number) => a === '--json' || a === '-N' || a === '-h' || a === '--noheader' || a.startsWith('--nodes=') || a === '-n' || args[i - 1] === '-n';
+    if (!wlm.version.sinfoJsonIsV38)
+      return {
+        exitCode: 1,
+        stderr: `sim-head-node: sinfo --json is simulated for Slurm 22.05 only (this site runs ${wlm.version.full}); use scontrol --json show node\n`,
+      };
+    const known = (a: string, i: number) =>
+      a === '--json' || a === '-N' || a === '-h' || a === '--noheader' || a.startsWith('--nodes=') || a === '-n' || args[i - 1] === '-n';
     if (!args.every(known)) return { exitCode: 1, stderr: `sinfo: unsupported arguments: ${args.join(' ')}\n` };
     return { exitCode: 0, stdout: sinfoJsonV38(wlm.list(), this.featuresReader(), wlm.version) };
   }
@@ -544,7 +568,8 @@ export class HeadNodeModel {
       } else return { exitCode: 1, stderr: `sbatch: unsupported argument ${arg}\n` };
     }
     const sleep = /^sleep (\d+(\.\d+)?)$/.exec(wrap?.trim() ?? '');
-    if (!node || !sleep || Number.isNaN(limitMinutes) || limitMinutes <= 0) return { exitCode: 1, stderr: "sim-head-node: only `sbatch -w <node> [-t <minutes>] --wrap 'sleep <seconds>'` is simulated\n" };
+    if (!node || !sleep || Number.isNaN(limitMinutes) || limitMinutes <= 0)
+      return { exitCode: 1, stderr: "sim-head-node: only `sbatch -w <node> [-t <minutes>] --wrap 'sleep <seconds>'` is simulated\n" };
     const names = this.nodesOf(node);
     if (!names || names.length !== 1) return { exitCode: 1, stderr: 'sbatch: error: Batch job submission failed: Invalid node name specified\n' };
     const seconds = Math.min(Number(sleep[1]), limitMinutes * 60);
@@ -581,7 +606,8 @@ export class HeadNodeModel {
    */
   private provision(args: string[]): Output {
     const [kind, hostlist] = args;
-    if ((kind !== 'prepare' && kind !== 'deploy') || !hostlist || args.length !== 2) return { exitCode: 2, stderr: 'provision: usage: provision prepare|deploy HOSTLIST\n' };
+    if ((kind !== 'prepare' && kind !== 'deploy') || !hostlist || args.length !== 2)
+      return { exitCode: 2, stderr: 'provision: usage: provision prepare|deploy HOSTLIST\n' };
     const name = `head-node-${++this.provisionRuns}`;
     this.deps.provisioner.startAction({ name, action: kind, nodes: expandHostlist(hostlist) });
     return {
@@ -592,7 +618,10 @@ export class HeadNodeModel {
         const nodes = Object.entries(action.nodes);
         const ok = nodes.filter(([, outcome]) => outcome === 'succeeded').map(([node]) => node);
         const failed = nodes.filter(([, outcome]) => outcome !== 'succeeded').map(([node]) => node);
-        const lines = [...(ok.length > 0 ? [`node=${compressHostlist(ok)} ok\n`] : []), ...(failed.length > 0 ? [`node=${compressHostlist(failed)} failed\n`] : [])];
+        const lines = [
+          ...(ok.length > 0 ? [`node=${compressHostlist(ok)} ok\n`] : []),
+          ...(failed.length > 0 ? [`node=${compressHostlist(failed)} failed\n`] : []),
+        ];
         return { exitCode: failed.length > 0 ? 1 : 0, stdout: lines.join('') };
       },
     };
@@ -648,12 +677,14 @@ export class HeadNodeModel {
     if (program.split('/').pop() !== 'nhc') return { exitCode: 0, pending: this.onNode(host, args.slice(i + 1).join(' ')) };
     const node = this.deps.workloadManager.get(host);
     if (!node) return { exitCode: 255, stderr: `ssh: Could not resolve hostname ${host}: Name or service not known\n` };
-    if (node.flags.includes('NOT_RESPONDING') || node.base === 'DOWN') return { exitCode: 255, stderr: `ssh: connect to host ${host} port 22: Connection refused\n` };
+    if (node.flags.includes('NOT_RESPONDING') || node.base === 'DOWN')
+      return { exitCode: 255, stderr: `ssh: connect to host ${host} port 22: Connection refused\n` };
     if (rest.some((a) => a !== '-q' && a !== '-v')) return { exitCode: 2, stderr: `nhc: unsupported arguments: ${rest.join(' ')}\n` };
     this.healthChecks.set(host, (this.healthChecks.get(host) ?? 0) + 1);
     const fault = this.nodeFaults.get(host)?.healthCheck;
     if (fault === 'hang') return { exitCode: 0, pending: () => undefined };
-    if (fault === 'fail') return { exitCode: 1, stdout: `ERROR:  nhc:  Health check failed:  check_fs_mount:  /scratch not mounted (simulated fault on ${host})\n` };
+    if (fault === 'fail')
+      return { exitCode: 1, stdout: `ERROR:  nhc:  Health check failed:  check_fs_mount:  /scratch not mounted (simulated fault on ${host})\n` };
     return { exitCode: 0, stdout: '' };
   }
 
@@ -710,7 +741,8 @@ function parseTaskCommand(command: string): { task: string; timeoutSeconds: numb
   if (!command.endsWith(TASK_COMMAND_END)) return undefined;
   const run = command.slice(0, -TASK_COMMAND_END.length).replace(REDIRECTIONS, '');
   const words = shellWords(run);
-  if (!words || words.length !== 6 || !words[0]!.startsWith('ROLLOUT_TASK=') || words[1] !== 'timeout' || words[3] !== '/bin/sh' || words[4] !== '-c') return undefined;
+  if (!words || words.length !== 6 || !words[0]!.startsWith('ROLLOUT_TASK=') || words[1] !== 'timeout' || words[3] !== '/bin/sh' || words[4] !== '-c')
+    return undefined;
   const timeoutSeconds = Number(words[2]);
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) return undefined;
   return { task: words[0]!.slice('ROLLOUT_TASK='.length), timeoutSeconds };
@@ -726,7 +758,12 @@ function lines(text: string | undefined): string[] {
  */
 function fixedFeatures(node: InventoryNode): string[] {
   const roles = node.roles && node.roles.length > 0 ? node.roles : [node.role];
-  return [...(node.rack ? [`rack:${node.rack}`] : []), ...roles.map((role) => `role:${role}`), ...Object.entries(node.labels).map(([k, v]) => `${k}:${v}`), ...node.tags];
+  return [
+    ...(node.rack ? [`rack:${node.rack}`] : []),
+    ...roles.map((role) => `role:${role}`),
+    ...Object.entries(node.labels).map(([k, v]) => `${k}:${v}`),
+    ...node.tags,
+  ];
 }
 
 /** squeue's %L: `[days-]hours:minutes:seconds`, as Slurm prints it (minutes:seconds under an hour). */

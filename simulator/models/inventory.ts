@@ -50,7 +50,11 @@ export class InventoryModel {
   /** OpenCrowbar's gates changed while the site runs (an operator marks a node unavailable mid-run, or it dies). */
   setGates(name: string, gates: { alive?: boolean | undefined; available?: boolean | undefined }): InventoryNodeRecord {
     this.requireNode(name);
-    const node = { ...this.nodes.get(name)!, ...(gates.alive !== undefined ? { alive: gates.alive } : {}), ...(gates.available !== undefined ? { available: gates.available } : {}) };
+    const node = {
+      ...this.nodes.get(name)!,
+      ...(gates.alive !== undefined ? { alive: gates.alive } : {}),
+      ...(gates.available !== undefined ? { available: gates.available } : {}),
+    };
     this.nodes.set(name, node);
     return node;
   }
@@ -124,5 +128,11 @@ export class InventoryModel {
 }
 
 function toRecord(group: Group): GroupRecord {
-  return { label: group.label, description: group.description, tags: group.tags, ...(group.exclusiveGroup ? { exclusiveGroup: group.exclusiveGroup } : {}), members: [...group.members] };
+  return {
+    label: group.label,
+    description: group.description,
+    tags: group.tags,
+    ...(group.exclusiveGroup ? { exclusiveGroup: group.exclusiveGroup } : {}),
+    members: [...group.members],
+  };
 }

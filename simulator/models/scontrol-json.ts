@@ -18,7 +18,11 @@ export function scontrolShowNodeJson(nodes: readonly WlmNodeSnapshot[], features
       plugin: { type: '', name: '', data_parser: `data_parser/${parser}`, accounting_storage: 'accounting_storage/slurmdbd' },
       client: { source: '/dev/pts/0', user: 'root', group: 'root' },
       command: ['show', 'node'],
-      slurm: { version: { major: String(version.major), micro: String(version.micro), minor: String(version.minor).padStart(2, '0') }, release: version.full, cluster: 'simulated' },
+      slurm: {
+        version: { major: String(version.major), micro: String(version.micro), minor: String(version.minor).padStart(2, '0') },
+        release: version.full,
+        cluster: 'simulated',
+      },
     },
     errors: [],
     warnings: [],

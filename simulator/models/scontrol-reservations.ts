@@ -9,7 +9,20 @@ export interface ReservationCommandOutput {
   stderr?: string;
 }
 
-const UNIT_SECONDS: Record<string, number> = { '': 1, s: 1, sec: 1, secs: 1, second: 1, seconds: 1, minute: 60, minutes: 60, hour: 3600, hours: 3600, day: 86400, days: 86400 };
+const UNIT_SECONDS: Record<string, number> = {
+  '': 1,
+  s: 1,
+  sec: 1,
+  secs: 1,
+  second: 1,
+  seconds: 1,
+  minute: 60,
+  minutes: 60,
+  hour: 3600,
+  hours: 3600,
+  day: 86400,
+  days: 86400,
+};
 
 /**
  * A reservation time as scontrol takes it (src/common/parse_time.c): `now`, `now+N[units]`, or an
@@ -66,7 +79,12 @@ export function putReservation(wlm: WorkloadManagerModel, args: readonly string[
   const startsAt = time('starttime') ?? existing?.startsAt ?? (mode === 'create' ? undefined : now);
   const duration = kv.get('duration');
   const endsAt = time('endtime') ?? (duration !== undefined && startsAt !== undefined ? startsAt + Number(duration) * 60_000 : existing?.endsAt);
-  if ((kv.has('starttime') && time('starttime') === undefined) || (kv.has('endtime') && time('endtime') === undefined) || startsAt === undefined || endsAt === undefined) {
+  if (
+    (kv.has('starttime') && time('starttime') === undefined) ||
+    (kv.has('endtime') && time('endtime') === undefined) ||
+    startsAt === undefined ||
+    endsAt === undefined
+  ) {
     return fail(`Error ${mode === 'create' ? 'creating' : 'updating'} the reservation: Invalid time specification`);
   }
   const nodes = kv.has('nodes') ? expandHostlist(kv.get('nodes')!) : (existing?.nodes ?? []);
@@ -78,7 +96,8 @@ export function putReservation(wlm: WorkloadManagerModel, args: readonly string[
     flags: kv.has('flags') ? kv.get('flags')!.toUpperCase().split(',').filter(Boolean) : (existing?.flags ?? []),
     users: kv.has('users') ? kv.get('users')!.split(',').filter(Boolean) : (existing?.users ?? []),
   };
-  if (mode === 'create' && reservation.users.length === 0 && !kv.has('accounts')) return fail('Error creating the reservation: Either Users or Accounts must be specified');
+  if (mode === 'create' && reservation.users.length === 0 && !kv.has('accounts'))
+    return fail('Error creating the reservation: Either Users or Accounts must be specified');
   const refused = attempt(mode, () => wlm.putReservation(reservation, mode));
   if (refused) return refused;
   return { exitCode: 0, stdout: mode === 'create' ? `Reservation created: ${name}\n` : 'Reservation updated.\n' };
@@ -97,7 +116,13 @@ export function deleteReservation(wlm: WorkloadManagerModel, args: readonly stri
  * slurm_sprint_reservation_info): four lines per reservation, or one with -o; times as
  * SLURM_TIME_FORMAT asks (`%s`: epoch seconds).
  */
-export function showReservations(wlm: WorkloadManagerModel, name: string | undefined, oneLiner: boolean, epochTimes: boolean, now: number): ReservationCommandOutput {
+export function showReservations(
+  wlm: WorkloadManagerModel,
+  name: string | undefined,
+  oneLiner: boolean,
+  epochTimes: boolean,
+  now: number,
+): ReservationCommandOutput {
   const all = wlm.listReservations().filter((r) => name === undefined || r.name === name);
   if (all.length === 0) return name === undefined ? { exitCode: 0, stdout: 'No reservations in the system\n' } : fail(`Reservation ${name} not found`);
   const time = (at: number) => (epochTimes ? String(Math.floor(at / 1000)) : new Date(at).toISOString().slice(0, 19));

@@ -38,7 +38,14 @@ export function stateComplete(node: WlmNodeSnapshot): string {
  * slurm_sprint_node_table), on one line with `-o`, else over several indented lines. `Reason=`
  * comes last, with who set it and when, as the value may hold spaces.
  */
-export function scontrolShowNodeText(nodes: readonly WlmNodeSnapshot[], featuresOf: FeaturesOf, version: SlurmVersion, now: number, oneLiner: boolean, timeFormat: TimeFormat = 'iso'): string {
+export function scontrolShowNodeText(
+  nodes: readonly WlmNodeSnapshot[],
+  featuresOf: FeaturesOf,
+  version: SlurmVersion,
+  now: number,
+  oneLiner: boolean,
+  timeFormat: TimeFormat = 'iso',
+): string {
   const time = (ms: number | undefined) => slurmTime(ms, timeFormat);
   return nodes
     .map((node, i) => {
@@ -64,7 +71,9 @@ export function scontrolShowNodeText(nodes: readonly WlmNodeSnapshot[], features
         ['ExtSensorsJoules=n/s', 'ExtSensorsWatts=0', 'ExtSensorsTemp=n/s'],
         ...(node.reason ? [[`Reason=${node.reason} [root@${time(now)}]`]] : []),
       ];
-      return oneLiner ? `${lines.map((words) => words.join(' ')).join(' ')}\n` : `${lines.map((words, k) => `${k === 0 ? '' : '   '}${words.join(' ')}`).join('\n')}\n\n`;
+      return oneLiner
+        ? `${lines.map((words) => words.join(' ')).join(' ')}\n`
+        : `${lines.map((words, k) => `${k === 0 ? '' : '   '}${words.join(' ')}`).join('\n')}\n\n`;
     })
     .join('');
 }
@@ -177,7 +186,8 @@ export function sinfoLongFormat(nodes: readonly WlmNodeSnapshot[], featuresOf: F
       const features = featuresOf(node.name);
       const words = fields.map((field) => {
         const text = field!.print(node, features);
-        const padded = field!.size === 0 ? text : field!.right ? text.slice(0, field!.size).padStart(field!.size) : text.slice(0, field!.size).padEnd(field!.size);
+        const padded =
+          field!.size === 0 ? text : field!.right ? text.slice(0, field!.size).padStart(field!.size) : text.slice(0, field!.size).padEnd(field!.size);
         return `${padded}${field!.suffix}`;
       });
       return `${words.join('').trimEnd()}\n`;

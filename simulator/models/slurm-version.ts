@@ -48,7 +48,8 @@ export class SlurmVersion {
   constructor(version: string) {
     const match = /^(\d{2})\.(\d{2})(?:\.(\d+))?$/.exec(version);
     const release = match ? (`${match[1]}.${match[2]}` as SlurmRelease) : undefined;
-    if (!match || !release || !SLURM_RELEASES.includes(release)) throw new Error(`unknown Slurm version '${version}': one of ${SLURM_RELEASES.join(', ')} (MAJOR.MINOR[.MICRO])`);
+    if (!match || !release || !SLURM_RELEASES.includes(release))
+      throw new Error(`unknown Slurm version '${version}': one of ${SLURM_RELEASES.join(', ')} (MAJOR.MINOR[.MICRO])`);
     this.release = release;
     this.major = Number(match[1]);
     this.minor = Number(match[2]);

@@ -7,7 +7,6 @@ import type { TaskResult } from '../../core/task-graph/task-run-state';
 
 export type { TaskLogEntry } from '../../core/site/site-state';
 
-
 export interface TaskRunnerDeps {
   timing: Pick<SiteTiming, 'taskSeconds'>;
   nodes: readonly Pick<SiteNode, 'name' | 'faults'>[];

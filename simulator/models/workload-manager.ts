@@ -216,9 +216,12 @@ export class WorkloadManagerModel {
     if (mode === 'create' && existing) throw new SimRequestError(409, `Error creating the reservation: Duplicate reservation name`);
     if (mode === 'update' && !existing) throw new SimRequestError(404, `Error updating the reservation: Invalid reservation name specified`);
     // update_resv (reservation.c): the start of a reservation that has begun cannot move.
-    if (mode === 'update' && existing && existing.startsAt <= now && reservation.startsAt !== existing.startsAt) throw new SimRequestError(400, 'Error updating the reservation: Reservation already started');
-    for (const node of reservation.nodes) if (!this.nodes.has(node)) throw new SimRequestError(400, `Error creating the reservation: Invalid node name specified: ${node}`);
-    if (!(reservation.endsAt > reservation.startsAt)) throw new SimRequestError(400, 'Error creating the reservation: Invalid time specification (end before start)');
+    if (mode === 'update' && existing && existing.startsAt <= now && reservation.startsAt !== existing.startsAt)
+      throw new SimRequestError(400, 'Error updating the reservation: Reservation already started');
+    for (const node of reservation.nodes)
+      if (!this.nodes.has(node)) throw new SimRequestError(400, `Error creating the reservation: Invalid node name specified: ${node}`);
+    if (!(reservation.endsAt > reservation.startsAt))
+      throw new SimRequestError(400, 'Error creating the reservation: Invalid time specification (end before start)');
     this.reservations.set(reservation.name, { ...reservation, nodes: [...reservation.nodes], flags: [...reservation.flags] });
   }
 
@@ -277,7 +280,9 @@ export class WorkloadManagerModel {
    */
   runningJobs(): { jobId: number; node: string; endsAt: number }[] {
     const now = this.timeline.sync();
-    return [...this.nodes.values()].flatMap((node) => (node.job && node.job.endsAt > now ? [{ jobId: node.job.id, node: node.name, endsAt: node.job.limitEndsAt }] : []));
+    return [...this.nodes.values()].flatMap((node) =>
+      node.job && node.job.endsAt > now ? [{ jobId: node.job.id, node: node.name, endsAt: node.job.limitEndsAt }] : [],
+    );
   }
 
   /**
@@ -287,7 +292,10 @@ export class WorkloadManagerModel {
   submitJob(name: string, seconds: number): number {
     const { node, now } = this.require(name);
     if (!inService(node) || node.job || node.completingUntil !== undefined) {
-      throw new SimRequestError(409, `node ${name} cannot start a job now (${displayState(node)}): the simulator runs a job only on a node that can take it at once`);
+      throw new SimRequestError(
+        409,
+        `node ${name} cannot start a job now (${displayState(node)}): the simulator runs a job only on a node that can take it at once`,
+      );
     }
     node.base = 'ALLOCATED';
     this.startJob(node, Number.isFinite(seconds) ? now + seconds * 1000 : Infinity);

@@ -5,7 +5,11 @@ import type { SiteSimulator } from '../site-simulator';
 import { SimRequestError } from '../errors';
 import { ok, problem, readBody, type ServiceApi } from './route';
 
-const required = (field: string) => z.string({ error: `${field} is required` }).trim().min(1, `${field} must not be empty`);
+const required = (field: string) =>
+  z
+    .string({ error: `${field} is required` })
+    .trim()
+    .min(1, `${field} must not be empty`);
 
 /** V2SessionCreate (Cray-HPE/bos api/openapi.yaml): the name is optional (BOS makes one), a Kubernetes name. */
 const sessionSchema = z.strictObject({
@@ -59,7 +63,11 @@ export function bosApi(sim: SiteSimulator): ServiceApi {
         },
       },
       { method: 'GET', path: /^\/bos\/v2\/sessions\/([^/]+)$/, handle: ([name]) => ok(toBosSession(session(name!))) },
-      { method: 'GET', path: /^\/bos\/v2\/sessions\/([^/]+)\/status$/, handle: ([name]) => ok(extendedStatus(session(name!), boot.components({ session: name! }))) },
+      {
+        method: 'GET',
+        path: /^\/bos\/v2\/sessions\/([^/]+)\/status$/,
+        handle: ([name]) => ok(extendedStatus(session(name!), boot.components({ session: name! }))),
+      },
       {
         method: 'GET',
         path: /^\/bos\/v2\/components$/,
@@ -144,8 +152,16 @@ function extendedStatus(session: BootSessionRecord, components: readonly BootCom
     percent_successful: percent('succeeded'),
     percent_failed: percent('failed'),
     percent_staged: 0,
-    phases: { percent_complete: percent('succeeded') + percent('failed'), percent_powering_on: percent('booting'), percent_powering_off: 0, percent_configuring: 0 },
+    phases: {
+      percent_complete: percent('succeeded') + percent('failed'),
+      percent_powering_on: percent('booting'),
+      percent_powering_off: 0,
+      percent_configuring: 0,
+    },
     error_summary: {},
-    timing: { start_time: new Date(session.createdAt).toISOString(), end_time: session.completedAt === undefined ? null : new Date(session.completedAt).toISOString() },
+    timing: {
+      start_time: new Date(session.createdAt).toISOString(),
+      end_time: session.completedAt === undefined ? null : new Date(session.completedAt).toISOString(),
+    },
   };
 }

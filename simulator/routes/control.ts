@@ -15,10 +15,18 @@ export function controlApi(sim: SiteSimulator): ServiceApi {
     prefix: /^\/sim\//,
     errorBody: (_status, message) => ({ detail: message }),
     routes: [
-      { method: 'GET', path: /^\/sim\/time$/, handle: () => ok({ now: sim.clock.now(), ...(sim.clock instanceof SimClock ? { timeScale: sim.clock.timeScale } : {}) }) },
+      {
+        method: 'GET',
+        path: /^\/sim\/time$/,
+        handle: () => ok({ now: sim.clock.now(), ...(sim.clock instanceof SimClock ? { timeScale: sim.clock.timeScale } : {}) }),
+      },
       { method: 'GET', path: /^\/sim\/state$/, handle: () => ok(siteStateContract(sim.state())) },
       { method: 'GET', path: /^\/sim\/full-state$/, handle: () => ok(sim.state()) },
-      { method: 'POST', path: /^\/sim\/nodes\/([^/]+)\/gates$/, handle: ([name], body) => ok(sim.inventory.setGates(decodeURIComponent(name!), readBody(gatesSchema, body))) },
+      {
+        method: 'POST',
+        path: /^\/sim\/nodes\/([^/]+)\/gates$/,
+        handle: ([name], body) => ok(sim.inventory.setGates(decodeURIComponent(name!), readBody(gatesSchema, body))),
+      },
     ],
   };
 }

@@ -100,7 +100,11 @@ export function hsmApi(sim: SiteSimulator): ServiceApi {
         path: /^\/hsm\/v2\/State\/Components$/,
         // nidonly=true: "only component NID field (plus xname/ID and type)" (api/swagger_v2.yaml).
         handle: (_params, _body, query) =>
-          ok({ Components: selectNodes(sim, query).map((node) => (query.get('nidonly') === 'true' ? { ID: node.name, Type: 'Node', NID: node.nid } : toSmdComponent(node))) }),
+          ok({
+            Components: selectNodes(sim, query).map((node) =>
+              query.get('nidonly') === 'true' ? { ID: node.name, Type: 'Node', NID: node.nid } : toSmdComponent(node),
+            ),
+          }),
       },
       {
         method: 'GET',
@@ -108,7 +112,9 @@ export function hsmApi(sim: SiteSimulator): ServiceApi {
         handle: (_params, _body, query) => {
           const groupsOf = new Map<string, string[]>();
           for (const group of inventory.listGroups()) for (const member of group.members) groupsOf.set(member, [...(groupsOf.get(member) ?? []), group.label]);
-          return ok(selectNodes(sim, query).map((node) => ({ id: node.name, groupLabels: groupLabelsOf(node, groupsOf.get(node.name) ?? []), partitionName: '' })));
+          return ok(
+            selectNodes(sim, query).map((node) => ({ id: node.name, groupLabels: groupLabelsOf(node, groupsOf.get(node.name) ?? []), partitionName: '' })),
+          );
         },
       },
     ],
@@ -163,5 +169,11 @@ function groupLabelsOf(node: InventoryNodeRecord, siteGroups: readonly string[])
 }
 
 function toHsmGroup(group: GroupRecord) {
-  return { label: group.label, description: group.description, tags: group.tags, ...(group.exclusiveGroup ? { exclusiveGroup: group.exclusiveGroup } : {}), members: { ids: group.members } };
+  return {
+    label: group.label,
+    description: group.description,
+    tags: group.tags,
+    ...(group.exclusiveGroup ? { exclusiveGroup: group.exclusiveGroup } : {}),
+    members: { ids: group.members },
+  };
 }

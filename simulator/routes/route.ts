@@ -45,6 +45,13 @@ export function readBody<S extends z.ZodType>(schema: S, body: unknown): z.outpu
 }
 
 function titleOf(status: number): string {
-  const titles: Record<number, string> = { 400: 'Bad Request', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict', 500: 'Internal Server Error', 503: 'Service Unavailable' };
+  const titles: Record<number, string> = {
+    400: 'Bad Request',
+    404: 'Not Found',
+    405: 'Method Not Allowed',
+    409: 'Conflict',
+    500: 'Internal Server Error',
+    503: 'Service Unavailable',
+  };
   return titles[status] ?? 'Error';
 }

@@ -37,11 +37,15 @@ export function slurmApi(sim: SiteSimulator): ServiceApi {
 
   /** The version of a path, or a 404 as slurmrestd answers a plugin it did not load. */
   const apiVersion = (v: string): string => {
-    if (!served.has(v)) throw new SimRequestError(404, `Unable to find requested URL: Slurm ${version.full} serves openapi ${version.restdVersions.join(', ')}`);
+    if (!served.has(v))
+      throw new SimRequestError(404, `Unable to find requested URL: Slurm ${version.full} serves openapi ${version.restdVersions.join(', ')}`);
     return v;
   };
 
-  const meta = (v: string) => ({ plugin: { type: 'openapi/slurmctld', name: 'Slurm OpenAPI slurmctld', data_parser: `data_parser/${v}`, accounting_storage: '' }, slurm: { release: version.full } });
+  const meta = (v: string) => ({
+    plugin: { type: 'openapi/slurmctld', name: 'Slurm OpenAPI slurmctld', data_parser: `data_parser/${v}`, accounting_storage: '' },
+    slurm: { release: version.full },
+  });
 
   const errorAnswer = (v: string, error: { errno: number; text: string }, description: string, extra: object = {}): SimResponse => {
     const n = apiVersionNumber(v);
@@ -61,7 +65,8 @@ export function slurmApi(sim: SiteSimulator): ServiceApi {
     const wanted = state[0]!.toUpperCase();
     // slurmctld refuses DRAIN and FAIL without a reason.
     if ((wanted === 'DRAIN' || wanted === 'FAIL') && !reason?.trim()) throw new SimRequestError(400, `a reason is required to set ${wanted}`);
-    if (wanted !== 'DRAIN' && wanted !== 'FAIL' && wanted !== 'RESUME') throw new SimRequestError(400, `unsupported node state '${state[0]}': use DRAIN, RESUME or FAIL`);
+    if (wanted !== 'DRAIN' && wanted !== 'FAIL' && wanted !== 'RESUME')
+      throw new SimRequestError(400, `unsupported node state '${state[0]}': use DRAIN, RESUME or FAIL`);
     let invalid = false;
     for (const name of names) {
       if (wanted === 'DRAIN') wlm.drain(name, reason!);

@@ -59,7 +59,9 @@ export function ssmApi(sim: SiteSimulator, agent?: LocalSsmAgent): SsmApi {
       }
       const parse = <S extends z.ZodType>(schema: S): z.output<S> | SimResponse => {
         const result = schema.safeParse(input);
-        return result.success ? result.data : awsError(400, 'ValidationException', `${operation}: ${result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        return result.success
+          ? result.data
+          : awsError(400, 'ValidationException', `${operation}: ${result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
       };
       if (operation === 'SendCommand') {
         const request = parse(sendCommand);
@@ -67,12 +69,25 @@ export function ssmApi(sim: SiteSimulator, agent?: LocalSsmAgent): SsmApi {
         if (request.DocumentName !== 'AWS-RunShellScript') return awsError(400, 'InvalidDocument', `document ${request.DocumentName} is not simulated`);
         const unknown = request.InstanceIds.find((id) => !known(id));
         if (unknown) return awsError(400, 'InvalidInstanceId', `Instances [[${unknown}]] not in a valid state for account`);
-        if (new Set(request.InstanceIds.map(headFor)).size > 1) return awsError(400, 'InvalidInstanceId', 'the simulated head node and the machine\'s SSM agent take separate commands');
+        if (new Set(request.InstanceIds.map(headFor)).size > 1)
+          return awsError(400, 'InvalidInstanceId', "the simulated head node and the machine's SSM agent take separate commands");
         const timeout = Number(request.Parameters.executionTimeout?.[0] ?? 3600);
         const instanceId = request.InstanceIds[0]!;
-        const invocation = headFor(instanceId).send(instanceId, request.Parameters.commands, Number.isFinite(timeout) && timeout > 0 ? timeout : 3600, request.Comment);
+        const invocation = headFor(instanceId).send(
+          instanceId,
+          request.Parameters.commands,
+          Number.isFinite(timeout) && timeout > 0 ? timeout : 3600,
+          request.Comment,
+        );
         return answer({
-          Command: { CommandId: invocation.commandId, DocumentName: request.DocumentName, Comment: request.Comment ?? '', InstanceIds: [instanceId], Status: 'Pending', RequestedDateTime: invocation.requestedAt / 1000 },
+          Command: {
+            CommandId: invocation.commandId,
+            DocumentName: request.DocumentName,
+            Comment: request.Comment ?? '',
+            InstanceIds: [instanceId],
+            Status: 'Pending',
+            RequestedDateTime: invocation.requestedAt / 1000,
+          },
         });
       }
       if (operation === 'GetCommandInvocation') {
@@ -89,7 +104,11 @@ export function ssmApi(sim: SiteSimulator, agent?: LocalSsmAgent): SsmApi {
         const after = filter('InvokedAfter');
         const before = filter('InvokedBefore');
         const head = request.InstanceId !== undefined ? headFor(request.InstanceId) : undefined;
-        const invocations = (head ? head.list(request.CommandId) : [...simulated.list(request.CommandId), ...(agent?.list(request.CommandId) ?? [])].sort((a, b) => a.requestedAt - b.requestedAt))
+        const invocations = (
+          head
+            ? head.list(request.CommandId)
+            : [...simulated.list(request.CommandId), ...(agent?.list(request.CommandId) ?? [])].sort((a, b) => a.requestedAt - b.requestedAt)
+        )
           .filter((i) => request.InstanceId === undefined || i.instanceId === request.InstanceId)
           .filter((i) => (after === undefined || i.requestedAt >= Date.parse(after)) && (before === undefined || i.requestedAt <= Date.parse(before)))
           // As AWS lists them: newest first, a page at a time.
@@ -100,7 +119,15 @@ export function ssmApi(sim: SiteSimulator, agent?: LocalSsmAgent): SsmApi {
         return answer({
           CommandInvocations: page.map((i) => {
             const status = headFor(i.instanceId).peek(i);
-            return { CommandId: i.commandId, InstanceId: i.instanceId, Comment: i.comment ?? '', DocumentName: 'AWS-RunShellScript', Status: status, StatusDetails: status, RequestedDateTime: i.requestedAt / 1000 };
+            return {
+              CommandId: i.commandId,
+              InstanceId: i.instanceId,
+              Comment: i.comment ?? '',
+              DocumentName: 'AWS-RunShellScript',
+              Status: status,
+              StatusDetails: status,
+              RequestedDateTime: i.requestedAt / 1000,
+            };
           }),
           ...(from + pageSize < invocations.length ? { NextToken: String(from + pageSize) } : {}),
         });

@@ -61,7 +61,14 @@ describe('concurrent assigns to one upgrade seed', () => {
       await db.rawClient.send(new CreateTableCommand(createTableInput(`race-${k}`)));
       await store.seed(fuelEnvironments());
       const plain = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: store });
-      const seed = (await plain({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }), contentType: 'application/json' })).body as { id: number };
+      const seed = (
+        await plain({
+          method: 'POST',
+          path: '/environments/1/upgrade/clone',
+          body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }),
+          contentType: 'application/json',
+        })
+      ).body as { id: number };
 
       let b: Awaited<ReturnType<ApiHandler>> | undefined;
       let atPause: Record<number, number[]> = {};
@@ -69,14 +76,23 @@ describe('concurrent assigns to one upgrade seed', () => {
         atPause = await holders(store);
         b = await assign(plain, seed.id, 12);
       });
-      const a = await assign(createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: new DynamoDbEnvironmentStore({ tableName: `race-${k}`, client: paused.client }) }), seed.id, 11);
+      const a = await assign(
+        createApi({
+          controlPlane: noControlPlane,
+          environmentUpgrades: noUpgrades,
+          runStarts: noStarts,
+          environments: new DynamoDbEnvironmentStore({ tableName: `race-${k}`, client: paused.client }),
+        }),
+        seed.id,
+        11,
+      );
       if (paused.writes() < k) break;
       interleaved++;
 
       expectEachNodeOnce(atPause);
       expect({ a: a.status, b: b?.status }).toEqual({ a: 200, b: 200 });
       expectEachNodeOnce(await holders(store));
-      expect((await holders(store))).toMatchObject({ 11: [seed.id], 12: [seed.id], 13: [1] });
+      expect(await holders(store)).toMatchObject({ 11: [seed.id], 12: [seed.id], 13: [1] });
       // Asked again, A is refused (the node is in the seed already) and nothing is duplicated.
       expect((await assign(plain, seed.id, 11)).status).toBe(405);
       expectEachNodeOnce(await holders(store));
@@ -88,10 +104,21 @@ describe('concurrent assigns to one upgrade seed', () => {
     const store = new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client });
     await store.seed(fuelEnvironments());
     const api = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: store });
-    const seed = (await api({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }), contentType: 'application/json' })).body as { id: number };
+    const seed = (
+      await api({
+        method: 'POST',
+        path: '/environments/1/upgrade/clone',
+        body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }),
+        contentType: 'application/json',
+      })
+    ).body as { id: number };
 
     const replies = await Promise.all([11, 11, 11, 11, 12, 12, 12, 12].map((node) => assign(api, seed.id, node)));
-    const statuses = (node: number) => replies.filter((_, i) => [11, 11, 11, 11, 12, 12, 12, 12][i] === node).map((r) => r.status).sort();
+    const statuses = (node: number) =>
+      replies
+        .filter((_, i) => [11, 11, 11, 11, 12, 12, 12, 12][i] === node)
+        .map((r) => r.status)
+        .sort();
     expect(statuses(11)).toEqual([200, 405, 405, 405]);
     expect(statuses(12)).toEqual([200, 405, 405, 405]);
     expectEachNodeOnce(await holders(store));
@@ -102,13 +129,29 @@ describe('concurrent assigns to one upgrade seed', () => {
     const store = new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client });
     await store.seed(fuelEnvironments());
     const api = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: store });
-    const seed = (await api({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }), contentType: 'application/json' })).body as { id: number };
+    const seed = (
+      await api({
+        method: 'POST',
+        path: '/environments/1/upgrade/clone',
+        body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }),
+        contentType: 'application/json',
+      })
+    ).body as { id: number };
     const paused = pausingClient(db.client, 1, async () => {
       const read = (await store.getEnvironment(1))!;
       await store.replaceEnvironment({ ...read.environment, name: 'prod (renamed)' }, read.revision);
     });
     // The first write of a clone-free store is the assign's own: the rename lands right after it.
-    const reply = await assign(createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: new DynamoDbEnvironmentStore({ tableName: db.tableName, client: paused.client }) }), seed.id, 11);
+    const reply = await assign(
+      createApi({
+        controlPlane: noControlPlane,
+        environmentUpgrades: noUpgrades,
+        runStarts: noStarts,
+        environments: new DynamoDbEnvironmentStore({ tableName: db.tableName, client: paused.client }),
+      }),
+      seed.id,
+      11,
+    );
     expect(reply.status).toBe(200);
     expectEachNodeOnce(await holders(store));
     expect((await store.getEnvironment(1))?.environment).toMatchObject({ name: 'prod (renamed)', nodes: [{ id: 12 }, { id: 13 }] });

@@ -40,7 +40,13 @@ const overHttp: Send = (method, path, body, contentType = 'application/json') =>
 /** The API Lambda: API Gateway's proxy event in, its result out. */
 const overLambda: Send = (method, path, body, contentType = 'application/json') =>
   runtime.clock.busy(async () => {
-    const result = await lambda({ httpMethod: method, path, body: body ?? null, isBase64Encoded: false, headers: contentType === null ? {} : { 'Content-Type': contentType } });
+    const result = await lambda({
+      httpMethod: method,
+      path,
+      body: body ?? null,
+      isBase64Encoded: false,
+      headers: contentType === null ? {} : { 'Content-Type': contentType },
+    });
     const reply = { status: result.statusCode, headers: new Headers(result.headers), body: result.body ? JSON.parse(result.body) : undefined };
     checkContract(method, path, reply.status, reply.headers.get('content-type'), reply.body);
     return reply;
@@ -49,7 +55,9 @@ const overLambda: Send = (method, path, body, contentType = 'application/json') 
 beforeAll(async () => {
   served = await startServedApi(buildSite(2));
   runtime = served.runtime;
-  lambda = toLambdaHandler(() => createApi({ controlPlane: runtime, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts }));
+  lambda = toLambdaHandler(() =>
+    createApi({ controlPlane: runtime, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts }),
+  );
 });
 afterAll(() => served.close());
 
@@ -70,7 +78,9 @@ describe.each([
     const strategy = `groups:\n${'- '.repeat(1000)}x\n`;
     const yaml = await send('POST', '/deployments', JSON.stringify({ strategy }));
     expect(yaml.status).toBe(422);
-    expect(yaml.body.errors).toEqual([{ field: 'strategy', message: expect.stringContaining(`invalid YAML: nested more than ${MAX_DOCUMENT_DEPTH} levels deep`) }]);
+    expect(yaml.body.errors).toEqual([
+      { field: 'strategy', message: expect.stringContaining(`invalid YAML: nested more than ${MAX_DOCUMENT_DEPTH} levels deep`) },
+    ]);
     // Just within the limit, the body is read (and then refused for what it says).
     expect((await send('POST', '/sessions', nested(MAX_DOCUMENT_DEPTH - 1))).status).toBe(422);
   });
@@ -97,7 +107,9 @@ describe.each([
       const reply = await send('POST', '/sessions', body, type);
       expect({ type, status: reply.status }).toEqual({ type, status: 415 });
       expect(reply.headers.get('accept-post')).toBe('application/json');
-      expect(reply.body.detail).toBe(`the body must be application/json (UTF-8); the request has ${type === null ? 'no Content-Type' : `Content-Type ${type}`}`);
+      expect(reply.body.detail).toBe(
+        `the body must be application/json (UTF-8); the request has ${type === null ? 'no Content-Type' : `Content-Type ${type}`}`,
+      );
     }
     expect((await send('POST', '/deployments', '{"nodes":["n000"]}', 'text/plain')).status).toBe(415);
     // JSON is JSON whatever the case of its type, with a UTF-8 charset or none.
@@ -135,7 +147,12 @@ describe('removing an ended session while it is read', () => {
         return removed;
       },
     };
-    const api: ApiHandler = createApi({ controlPlane, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts });
+    const api: ApiHandler = createApi({
+      controlPlane,
+      environments: runtime.environments,
+      environmentUpgrades: runtime.environmentUpgrades,
+      runStarts: runtime.runStarts,
+    });
     const removed = await runtime.clock.busy(() => api({ method: 'DELETE', path: `/sessions/${id}` }));
     expect(removed.status).toBe(200);
     expect(seen.map((reply) => ({ status: reply.status, state: reply.body?.state }))).toEqual([{ status: 404, state: undefined }]);
@@ -162,7 +179,11 @@ describe('removing an ended session while it is read', () => {
 describe('the CLI and the Step Functions endpoint', () => {
   it(`rollout session get with an id over ${MAX_SESSION_ID_LENGTH} characters exits 2 naming the limit`, async () => {
     const endpoint = served.endpoints.stepFunctionsEndpoint;
-    for (const command of [['session', 'get'], ['session', 'cancel'], ['session', 'watch']]) {
+    for (const command of [
+      ['session', 'get'],
+      ['session', 'cancel'],
+      ['session', 'watch'],
+    ]) {
       const result = await runCliInProcess([...command, LONG_ID, '--endpoint', endpoint]);
       expect({ command, code: result.code }).toEqual({ command, code: 2 });
       expect(result.stderr).toContain(`(3000 characters; ids are at most ${MAX_SESSION_ID_LENGTH})`);
@@ -172,8 +193,13 @@ describe('the CLI and the Step Functions endpoint', () => {
   it(`refuses an execution input nested deeper than ${MAX_DOCUMENT_DEPTH} levels as AWS refuses bad input (InvalidExecutionInput)`, async () => {
     const sfn = new SFNClient({ endpoint: served.endpoints.stepFunctionsEndpoint, region: 'local', credentials: { accessKeyId: 'x', secretAccessKey: 'y' } });
     try {
-      const start = sfn.send(new StartExecutionCommand({ stateMachineArn: served.endpoints.stateMachines.rollingUpgrade, input: `[${'['.repeat(5000)}${']'.repeat(5000)}]` }));
-      await expect(start).rejects.toMatchObject({ name: 'InvalidExecutionInput', message: expect.stringContaining(`nested more than ${MAX_DOCUMENT_DEPTH} levels deep`) });
+      const start = sfn.send(
+        new StartExecutionCommand({ stateMachineArn: served.endpoints.stateMachines.rollingUpgrade, input: `[${'['.repeat(5000)}${']'.repeat(5000)}]` }),
+      );
+      await expect(start).rejects.toMatchObject({
+        name: 'InvalidExecutionInput',
+        message: expect.stringContaining(`nested more than ${MAX_DOCUMENT_DEPTH} levels deep`),
+      });
     } finally {
       sfn.destroy();
     }

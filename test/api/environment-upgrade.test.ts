@@ -65,7 +65,10 @@ describe('POST /environments/{id}/upgrade: the side-by-side upgrade as a workflo
     expect(report.failure).toBeUndefined();
     expect(report.rollingUpgrades.controllers).toMatchObject({ nodes: ['ctl-1', 'ctl-2'], state: 'READY', counts: { UPGRADED: 2, FAILED: 0 } });
     expect(report.rollingUpgrades.nodes).toMatchObject({ nodes: ['cmp-1', 'cmp-2', 'cmp-3'], state: 'READY', counts: { UPGRADED: 3, FAILED: 0 } });
-    expect(report.messages.slice(0, 2)).toEqual(['Accepted: upgrade of environment 5 to release 2', expect.stringContaining("Environment upgrade of environment 5 'cloud' to release 2")]);
+    expect(report.messages.slice(0, 2)).toEqual([
+      'Accepted: upgrade of environment 5 to release 2',
+      expect.stringContaining("Environment upgrade of environment 5 'cloud' to release 2"),
+    ]);
     expect(report.messages.at(-1)).toContain('Environment Upgrade Completed: 3 node(s) upgraded and moved to upgrade seed');
 
     // The seed holds every node with its id, roles and addresses; the original none.
@@ -84,20 +87,34 @@ describe('POST /environments/{id}/upgrade: the side-by-side upgrade as a workflo
     expect(lastControllerBack).toBeLessThanOrEqual(firstOtherDown);
 
     const listed = await request('GET', '/sessions');
-    expect(listed.body.filter((s: { upgradeId: string }) => s.upgradeId === started.id).map((s: unknown) => environmentUpgradeSummarySchema.parse(s).state)).toEqual(['READY']);
+    expect(
+      listed.body.filter((s: { upgradeId: string }) => s.upgradeId === started.id).map((s: unknown) => environmentUpgradeSummarySchema.parse(s).state),
+    ).toEqual(['READY']);
     // Its rolling upgrades are sessions of their own.
     const child = report.rollingUpgrades.nodes!.upgradeId;
     expect((await request('GET', `/sessions/${child}`)).body).toMatchObject({ kind: 'ComputeUpgradeSession', upgradeTemplateId: 'img-2' });
 
     // An ended rolling upgrade that a running environment upgrade still reads is not removed (409 naming it).
     const { session } = (await runtime.environmentUpgrades.getUpgrade(started.id))!;
-    const reader = { ...session, upgradeId: 'still-following', state: 'UPDATING' as const, completed: false, progress: { ...session.progress, phase: 'NODES' as const } };
+    const reader = {
+      ...session,
+      upgradeId: 'still-following',
+      state: 'UPDATING' as const,
+      completed: false,
+      progress: { ...session.progress, phase: 'NODES' as const },
+    };
     await runtime.environmentUpgrades.createUpgrade(reader);
     expect(expectProblem(await request('DELETE', `/sessions/${child}`), 409).detail).toContain('environment upgrade still-following');
     await runtime.environmentUpgrades.deleteUpgrade(reader.upgradeId);
     // Once nothing reads it, a DELETE removes it, and so the ended environment upgrade (CRUS removes ended sessions).
     expect((await request('DELETE', `/sessions/${child}`)).body).toEqual({ id: child, kind: 'upgrade', state: 'READY', running: false, removed: true });
-    expect((await request('DELETE', `/sessions/${started.id}`)).body).toEqual({ id: started.id, kind: 'environment-upgrade', state: 'READY', running: false, removed: true });
+    expect((await request('DELETE', `/sessions/${started.id}`)).body).toEqual({
+      id: started.id,
+      kind: 'environment-upgrade',
+      state: 'READY',
+      running: false,
+      removed: true,
+    });
     for (const id of [child, started.id]) expectProblem(await request('GET', `/sessions/${id}`), 404);
   });
 
@@ -131,18 +148,43 @@ describe('POST /environments/{id}/upgrade: the side-by-side upgrade as a workflo
     expectProblem(await request('POST', '/environments/5/upgrade', '{"name":'), 400);
     expectProblem(await request('POST', '/environments/5/upgrade', { name: 'x', release_id: 2 }), 422, ['rolling_upgrade']);
     expectProblem(await request('POST', '/environments/5/upgrade', environmentUpgradeRequest({ name: undefined })), 422, ['name']);
-    expectProblem(await request('POST', '/environments/5/upgrade', environmentUpgradeRequest({}, { upgradeStepSize: 0, upgradeTemplateId: 'img-2' })), 422, ['rolling_upgrade.upgradeTemplateId']);
-    expectProblem(await request('POST', '/environments/5/upgrade', environmentUpgradeRequest({}, { upgradeStepSize: 0 })), 422, ['rolling_upgrade.upgradeStepSize']);
+    expectProblem(await request('POST', '/environments/5/upgrade', environmentUpgradeRequest({}, { upgradeStepSize: 0, upgradeTemplateId: 'img-2' })), 422, [
+      'rolling_upgrade.upgradeTemplateId',
+    ]);
+    expectProblem(await request('POST', '/environments/5/upgrade', environmentUpgradeRequest({}, { upgradeStepSize: 0 })), 422, [
+      'rolling_upgrade.upgradeStepSize',
+    ]);
     expectProblem(await request('POST', '/environments/5/upgrade', environmentUpgradeRequest({ controller_roles: ['nova'] })), 422, ['controller_roles']);
     // The site: a group that does not exist, and a starting group holding another's node.
-    expectProblem(await request('POST', '/environments/5/upgrade', environmentUpgradeRequest({}, { upgradingLabel: 'no-such-group' })), 422, ['rolling_upgrade.upgradingLabel']);
-    expectProblem(await request('POST', '/environments/5/upgrade', environmentUpgradeRequest({}, { startingLabel: 'compute' })), 422, ['rolling_upgrade.startingLabel']);
+    expectProblem(await request('POST', '/environments/5/upgrade', environmentUpgradeRequest({}, { upgradingLabel: 'no-such-group' })), 422, [
+      'rolling_upgrade.upgradingLabel',
+    ]);
+    expectProblem(await request('POST', '/environments/5/upgrade', environmentUpgradeRequest({}, { startingLabel: 'compute' })), 422, [
+      'rolling_upgrade.startingLabel',
+    ]);
     // A release whose boot template the boot service lacks.
-    await runtime.environments.seed({ releases: [{ id: 3, name: 'Mitaka', version: '9.0', roles: ['controller', 'compute', 'cinder'], bootTemplate: 'img-9', attributeChanges: { renamed: {}, removed: [] } }], environments: [] });
+    await runtime.environments.seed({
+      releases: [
+        {
+          id: 3,
+          name: 'Mitaka',
+          version: '9.0',
+          roles: ['controller', 'compute', 'cinder'],
+          bootTemplate: 'img-9',
+          attributeChanges: { renamed: {}, removed: [] },
+        },
+      ],
+      environments: [],
+    });
     expectProblem(await request('POST', '/environments/5/upgrade', environmentUpgradeRequest({ release_id: 3 })), 422, ['release_id']);
     // 409: a role release 2 drops (environment 1's mongo node), an attribute it removes (environment 2).
-    expect(expectProblem(await request('POST', '/environments/1/upgrade', environmentUpgradeRequest()), 409, ['nodes']).detail).toContain("role 'mongo' of node 13");
-    expectProblem(await request('POST', '/environments/2/upgrade', environmentUpgradeRequest()), 409, ['attributes.editable.storage.iser', 'attributes.editable.common.nova_quota']);
+    expect(expectProblem(await request('POST', '/environments/1/upgrade', environmentUpgradeRequest()), 409, ['nodes']).detail).toContain(
+      "role 'mongo' of node 13",
+    );
+    expectProblem(await request('POST', '/environments/2/upgrade', environmentUpgradeRequest()), 409, [
+      'attributes.editable.storage.iser',
+      'attributes.editable.common.nova_quota',
+    ]);
     // 405: a seed is not upgraded itself; and the route takes POST only.
     const seed = await request('POST', '/environments/3/upgrade/clone', { name: 'idle-8.0', release_id: 2 });
     expectProblem(await request('POST', `/environments/${seed.body.id}/upgrade`, environmentUpgradeRequest()), 405);
@@ -160,7 +202,12 @@ describe('POST /environments/{id}/upgrade: the side-by-side upgrade as a workflo
     expectProblem(await request('POST', '/environments/5/upgrade', environmentUpgradeRequest()), 409);
 
     // cmp-1 runs a long job: the node phase waits in QUIESCING until the deletion.
-    await eventually(runtime, async () => ((await request('GET', `/sessions/${id}`)).body.rollingUpgrades?.nodes?.stage === 'QUIESCING' ? true : undefined), 'the nodes quiescing', HANG_GUARD_MS);
+    await eventually(
+      runtime,
+      async () => ((await request('GET', `/sessions/${id}`)).body.rollingUpgrades?.nodes?.stage === 'QUIESCING' ? true : undefined),
+      'the nodes quiescing',
+      HANG_GUARD_MS,
+    );
     const deleted = await request('DELETE', `/sessions/${id}`);
     expect(deleted).toMatchObject({ status: 200, body: { id, kind: 'environment-upgrade', state: 'DELETING', running: true } });
     const report = await untilEnded(served, id);
@@ -181,8 +228,15 @@ describe('POST /environments/{id}/upgrade: the side-by-side upgrade as a workflo
       direct = await startTestRuntime({ site: buildCloudSite() });
       const run = await direct.startEnvironmentUpgrade({ environmentId: 5, request: environmentUpgradeRequest({}, { startingLabel: 'compute' }) });
       const outcome = await run.outcome;
-      expect(outcome).toMatchObject({ status: 'FAILED', error: 'EnvironmentUpgradeFailed', cause: expect.stringContaining("rolling_upgrade.startingLabel: group 'compute' holds nodes outside environment 5 (other)") });
-      expect((await direct.environmentUpgrades.getUpgrade(run.id))?.session).toMatchObject({ state: 'FAILED', failure: { error: 'InvalidInputError', problems: [{ field: 'rolling_upgrade.startingLabel' }] } });
+      expect(outcome).toMatchObject({
+        status: 'FAILED',
+        error: 'EnvironmentUpgradeFailed',
+        cause: expect.stringContaining("rolling_upgrade.startingLabel: group 'compute' holds nodes outside environment 5 (other)"),
+      });
+      expect((await direct.environmentUpgrades.getUpgrade(run.id))?.session).toMatchObject({
+        state: 'FAILED',
+        failure: { error: 'InvalidInputError', problems: [{ field: 'rolling_upgrade.startingLabel' }] },
+      });
       expect(Object.values(direct.siteState()!.nodes).every((node) => node.bootCount === 0)).toBe(true);
     });
 
@@ -192,7 +246,11 @@ describe('POST /environments/{id}/upgrade: the side-by-side upgrade as a workflo
       const outcome = await run.outcome;
       expect(outcome.status).toBe('SUCCEEDED');
       expect(direct.engine.listExecutions(direct.stateMachineArns.EnvironmentUpgrade).length).toBeGreaterThan(2);
-      expect((await direct.environmentUpgrades.getUpgrade(run.id))?.session).toMatchObject({ state: 'READY', completed: true, progress: { phase: 'COMPLETE' } });
+      expect((await direct.environmentUpgrades.getUpgrade(run.id))?.session).toMatchObject({
+        state: 'READY',
+        completed: true,
+        progress: { phase: 'COMPLETE' },
+      });
       expect(nodeIds((await direct.environments.getEnvironment(5))!.environment)).toEqual([]);
     });
   });

@@ -40,7 +40,9 @@ beforeAll(async () => {
   // Node 1 runs a long job: a session holds in step 0 QUIESCING until it is deleted.
   const site = buildSiteWithEnvironments(4);
   // The REST API as `rollout serve` serves it, in-process (on virtual time).
-  served = await startServedApi(parseSiteDefinition({ ...site, nodes: site.nodes.map((n, i) => (i === 1 ? { ...n, wlm: { state: 'ALLOCATED', busySeconds: 90_000 } } : n)) }));
+  served = await startServedApi(
+    parseSiteDefinition({ ...site, nodes: site.nodes.map((n, i) => (i === 1 ? { ...n, wlm: { state: 'ALLOCATED', busySeconds: 90_000 } } : n)) }),
+  );
   runtime = served.runtime;
 });
 afterAll(() => served.close());
@@ -122,7 +124,11 @@ describe('upgrade sessions over HTTP (CRUS semantics)', () => {
   it('answers HEAD as GET without the body, and a body over 1 MiB with 413 before reading it whole', async () => {
     const head = await request('HEAD', '/openapi.json');
     const get = await request('GET', '/openapi.json');
-    expect({ status: head.status, body: head.body, length: head.headers.get('content-length') }).toEqual({ status: 200, body: undefined, length: String(Buffer.byteLength(JSON.stringify(get.body))) });
+    expect({ status: head.status, body: head.body, length: head.headers.get('content-length') }).toEqual({
+      status: 200,
+      body: undefined,
+      length: String(Buffer.byteLength(JSON.stringify(get.body))),
+    });
     expect((await request('HEAD', '/sessions/no-such-id')).status).toBe(404);
     expect((await request('HEAD', '/environments/1/upgrade')).status).toBe(405);
     const large = await request('POST', '/sessions', JSON.stringify({ padding: 'x'.repeat(1024 * 1024) }));
@@ -195,7 +201,7 @@ describe('group deployments over HTTP', () => {
   });
 });
 
-describe('the CLI\'s checks and controls over HTTP', () => {
+describe("the CLI's checks and controls over HTTP", () => {
   it('a label naming no group of the inventory is a 422 naming the field, unless waitForGroups (a case variant: always)', async () => {
     expectProblem(await request('POST', '/sessions', upgradeRequest({ startingLabel: 'computee' })), 422, ['startingLabel']);
     const typo = expectProblem(await request('POST', '/sessions', upgradeRequest({ failedLabel: 'Failed' })), 422, ['failedLabel']);
@@ -208,7 +214,11 @@ describe('the CLI\'s checks and controls over HTTP', () => {
     const waiting = await request('POST', '/sessions', upgradeRequest({ startingLabel: 'coming-later', waitForGroups: true }));
     expect(waiting.status).toBe(201);
     const id = waiting.body.id as string;
-    await eventually(runtime, async () => ((await runtime.store.listMessages(id)).some((m) => m.includes("failed to obtain Node Group named 'coming-later'")) ? true : undefined), 'the message');
+    await eventually(
+      runtime,
+      async () => ((await runtime.store.listMessages(id)).some((m) => m.includes("failed to obtain Node Group named 'coming-later'")) ? true : undefined),
+      'the message',
+    );
     expect((await request('DELETE', `/sessions/${id}`)).status).toBe(200);
     await eventually(runtime, async () => ((await runtime.store.getSession(id))?.state === 'DELETED' ? true : undefined), 'DELETED');
     expect((await request('DELETE', `/sessions/${id}`)).body).toMatchObject({ removed: true });
@@ -217,7 +227,9 @@ describe('the CLI\'s checks and controls over HTTP', () => {
   it('pause, unpause and approve a window (200 with the gate stored); 409 where the session cannot take it, 404 for no session', async () => {
     const window = await request('POST', '/sessions', upgradeRequest({ mode: 'window', maxUnavailable: 1, upgradeStepSize: 1 }));
     const id = window.body.id as string;
-    await eventually(runtime, async () => ((await runtime.store.getSession(id))?.progress.stage === 'ROLLING' ? true : undefined), 'ROLLING').catch(() => undefined);
+    await eventually(runtime, async () => ((await runtime.store.getSession(id))?.progress.stage === 'ROLLING' ? true : undefined), 'ROLLING').catch(
+      () => undefined,
+    );
     expect((await runtime.store.getSession(id))?.progress.stage).toBe('ROLLING');
 
     const paused = await request('POST', `/sessions/${id}/pause`);
@@ -239,7 +251,8 @@ describe('the CLI\'s checks and controls over HTTP', () => {
 
 describe('requests the workflow would refuse', () => {
   it('are refused before the 201 when the request and the site tell (422 naming the field): nothing is started', async () => {
-    const executions = () => [runtime.stateMachineArns.RollingUpgrade, runtime.stateMachineArns.GroupDeployment].flatMap((arn) => runtime.engine.listExecutions(arn)).length;
+    const executions = () =>
+      [runtime.stateMachineArns.RollingUpgrade, runtime.stateMachineArns.GroupDeployment].flatMap((arn) => runtime.engine.listExecutions(arn)).length;
     const before = executions();
     expectProblem(await request('POST', '/sessions', upgradeRequest({ upgradeTemplateId: 'no-such-image' })), 422, ['upgradeTemplateId']);
     const strategy = { groups: [{ name: 'a', critical: true, depends_on: ['b'], selectors: [{ node_names: [nodeName(0)] }] }] };
@@ -258,20 +271,43 @@ describe('requests the workflow would refuse', () => {
     try {
       const session = await blindRequest('POST', '/sessions', upgradeRequest({ upgradeTemplateId: 'no-such-image' }));
       expect(session.status).toBe(201);
-      const refused = await eventually(runtime, async () => ((await request('GET', session.headers.get('location')!)).body.state === 'REFUSED' ? (await request('GET', session.headers.get('location')!)).body : undefined), 'the refusal');
+      const refused = await eventually(
+        runtime,
+        async () =>
+          (await request('GET', session.headers.get('location')!)).body.state === 'REFUSED'
+            ? (await request('GET', session.headers.get('location')!)).body
+            : undefined,
+        'the refusal',
+      );
       expect(startedSessionSchema.parse(refused)).toMatchObject({
         upgradeId: session.body.id,
         state: 'REFUSED',
         refused: { error: 'InvalidInputError', problems: [{ field: 'upgradeTemplateId', message: "boot template 'no-such-image' does not exist" }] },
         messages: ["Upgrade session refused - upgradeTemplateId: boot template 'no-such-image' does not exist"],
       });
-      expect((await request('DELETE', `/sessions/${session.body.id}`)).body).toEqual({ id: session.body.id, kind: 'upgrade', state: 'REFUSED', running: false, removed: true });
+      expect((await request('DELETE', `/sessions/${session.body.id}`)).body).toEqual({
+        id: session.body.id,
+        kind: 'upgrade',
+        state: 'REFUSED',
+        running: false,
+        removed: true,
+      });
       expectProblem(await request('GET', `/sessions/${session.body.id}`), 404);
 
       const deployment = await blindRequest('POST', '/deployments', { nodes: ['no-such-node'] });
       expect(deployment.status).toBe(201);
-      const refusedDeployment = await eventually(runtime, async () => ((await request('GET', `/deployments/${deployment.body.id}`)).body.status === 'REFUSED' ? (await request('GET', `/deployments/${deployment.body.id}`)).body : undefined), 'the refusal');
-      expect(startedDeploymentSchema.parse(refusedDeployment)).toMatchObject({ status: 'REFUSED', refused: { problems: [{ field: 'nodes[0]', message: "unknown node 'no-such-node'" }] } });
+      const refusedDeployment = await eventually(
+        runtime,
+        async () =>
+          (await request('GET', `/deployments/${deployment.body.id}`)).body.status === 'REFUSED'
+            ? (await request('GET', `/deployments/${deployment.body.id}`)).body
+            : undefined,
+        'the refusal',
+      );
+      expect(startedDeploymentSchema.parse(refusedDeployment)).toMatchObject({
+        status: 'REFUSED',
+        refused: { problems: [{ field: 'nodes[0]', message: "unknown node 'no-such-node'" }] },
+      });
     } finally {
       await blind.close();
     }
@@ -299,10 +335,17 @@ describe('environments over HTTP (Fuel upgrade seed)', () => {
     expectProblem(await clone(99, { name: 'x', release_id: 2 }), 404);
     expectProblem(await clone(1, { name: 'x', release_id: 99 }), 404, ['release_id']);
     // As Nailgun: a name another environment has is a 409 (AlreadyExists), before anything is written.
-    expect(expectProblem(await clone(1, { name: 'legacy', release_id: 2 }), 409, ['name']).errors?.[0]?.message).toMatch(/^environment \d+ is named 'legacy' already$/);
+    expect(expectProblem(await clone(1, { name: 'legacy', release_id: 2 }), 409, ['name']).errors?.[0]?.message).toMatch(
+      /^environment \d+ is named 'legacy' already$/,
+    );
     // As Nailgun: a seed needs a newer release than the original's (here its own).
-    expect(expectProblem(await clone(1, { name: 'x', release_id: 1 }), 400, ['release_id']).errors?.[0]?.message).toContain('is not newer than release 1 (2015.1.0-7.0)');
-    const conflict = expectProblem(await clone(2, { name: 'legacy-8.0', release_id: 2 }), 409, ['attributes.editable.storage.iser', 'attributes.editable.common.nova_quota']);
+    expect(expectProblem(await clone(1, { name: 'x', release_id: 1 }), 400, ['release_id']).errors?.[0]?.message).toContain(
+      'is not newer than release 1 (2015.1.0-7.0)',
+    );
+    const conflict = expectProblem(await clone(2, { name: 'legacy-8.0', release_id: 2 }), 409, [
+      'attributes.editable.storage.iser',
+      'attributes.editable.common.nova_quota',
+    ]);
     expect(conflict.detail).toContain('editable.storage.iser');
 
     const seeded = await clone(1, { name: 'prod-8.0', release_id: 2 });
@@ -314,7 +357,10 @@ describe('environments over HTTP (Fuel upgrade seed)', () => {
       generated: { keystone: { token: MASKED_VALUE }, mysql: { root_password: MASKED_VALUE } },
     });
     // Copied in clear into the store, never returned so.
-    expect((await runtime.environments.getEnvironment(seed.id))?.environment.attributes.generated).toEqual({ keystone: { token: 's3cret-token' }, mysql: { root_password: 'r00t' } });
+    expect((await runtime.environments.getEnvironment(seed.id))?.environment.attributes.generated).toEqual({
+      keystone: { token: 's3cret-token' },
+      mysql: { root_password: 'r00t' },
+    });
     expect((await request('GET', `/environments/${seed.id}`)).body).toEqual(seeded.body);
 
     expect(expectProblem(await clone(1, { name: 'again', release_id: 2 }), 405).detail).toContain(`its upgrade seed is environment ${seed.id}`);
@@ -334,7 +380,14 @@ describe('environments over HTTP (Fuel upgrade seed)', () => {
 
     const assigned = await assign(seed.id, { node_id: 11 });
     expect(assigned.status).toBe(200);
-    expect(assignedNodeSchema.parse(assigned.body)).toEqual({ id: 11, name: 'node-11', roles: ['controller'], ip: '10.20.0.11', mac: '52:54:00:00:00:11', cluster_id: seed.id });
+    expect(assignedNodeSchema.parse(assigned.body)).toEqual({
+      id: 11,
+      name: 'node-11',
+      roles: ['controller'],
+      ip: '10.20.0.11',
+      mac: '52:54:00:00:00:11',
+      cluster_id: seed.id,
+    });
     expect((await request('GET', `/environments/${seed.id}`)).body.nodes.map((n: { id: number }) => n.id)).toEqual([11]);
     expect((await request('GET', '/environments/1')).body.nodes.map((n: { id: number }) => n.id)).toEqual([12, 13]);
     // Assigned once: it is no longer in the original.
@@ -342,7 +395,9 @@ describe('environments over HTTP (Fuel upgrade seed)', () => {
   });
 
   it('of concurrent clones of one environment exactly one gets 200, the others 405', async () => {
-    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => request('POST', '/environments/3/upgrade/clone', { name: `idle-${i}`, release_id: 2 })));
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => request('POST', '/environments/3/upgrade/clone', { name: `idle-${i}`, release_id: 2 })),
+    );
     expect(replies.map((r) => r.status).sort()).toEqual([200, 405, 405, 405, 405, 405, 405, 405]);
     const winner = replies.find((r) => r.status === 200)!;
     expect(await runtime.environments.seedOf(3)).toBe(winner.body.id);

@@ -20,7 +20,9 @@ describe('the OpenAPI document', () => {
   it('documents every route and method the router serves, and nothing else', () => {
     const served = apiRoutes(dependencies).flatMap((route) => Object.keys(route.methods).map((method) => `${method.toLowerCase()} ${route.pattern}`));
     const documented = Object.entries(buildOpenApiDocument().paths ?? {}).flatMap(([path, item]) =>
-      Object.keys(item as object).filter((key) => ['get', 'post', 'put', 'delete', 'patch'].includes(key)).map((method) => `${method} ${path}`),
+      Object.keys(item as object)
+        .filter((key) => ['get', 'post', 'put', 'delete', 'patch'].includes(key))
+        .map((method) => `${method} ${path}`),
     );
     expect(documented.sort()).toEqual(served.sort());
   });

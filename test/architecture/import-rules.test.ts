@@ -34,34 +34,34 @@ async function importProblems(cases: [file: string, specifier: string][]): Promi
 }
 
 const WRONG: [file: string, specifier: string, message: string][] = [
-    ['api/routes.ts', '../local/serve', 'api/ imports only'],
-    ['api/routes.ts', '../simulator', 'api/ imports only'],
-    ['lambdas/activities/rolling-upgrade/step.ts', '../../../local/embedded-runtime', 'lambdas/activities/ imports only'],
-    ['lambdas/activities/rolling-upgrade/step.ts', '../../entrypoints/environment', 'lambdas/activities/ imports only'],
-    ['lambdas/activities/rolling-upgrade/step.ts', '../../../simulator/site-file', 'lambdas/activities/ imports only'],
-    ['lambdas/entrypoints/handler.ts', '../../local/local-dynamodb', 'lambdas/entrypoints/ imports only'],
-    ['lambdas/entrypoints/handler.ts', '../../simulator', 'lambdas/entrypoints/ imports only'],
-    ['adapters/site/reader.ts', '../../simulator/site-file', 'adapters/ imports only'],
-    ['control-plane/reads.ts', '../api', 'control-plane/ imports only'],
-    ['control-plane/reads.ts', '../lambdas/entrypoints/api', 'control-plane/ imports only'],
-    ['control-plane/reads.ts', '../cli/targets', 'control-plane/ imports only'],
-    ['core/rolling-upgrade/rule.ts', '../../ports/site', 'core/ imports only'],
-    ['core/rolling-upgrade/rule.ts', '../../adapters/site', 'core/ imports only'],
-    ['core/rolling-upgrade/rule.ts', '@aws-sdk/client-sfn', 'core/ imports only'],
-    ['simulator/models/model.ts', '../../control-plane/runtime', 'simulator/ imports only'],
-    ['time/clock.ts', '../simulator', 'time/ imports only'],
+  ['api/routes.ts', '../local/serve', 'api/ imports only'],
+  ['api/routes.ts', '../simulator', 'api/ imports only'],
+  ['lambdas/activities/rolling-upgrade/step.ts', '../../../local/embedded-runtime', 'lambdas/activities/ imports only'],
+  ['lambdas/activities/rolling-upgrade/step.ts', '../../entrypoints/environment', 'lambdas/activities/ imports only'],
+  ['lambdas/activities/rolling-upgrade/step.ts', '../../../simulator/site-file', 'lambdas/activities/ imports only'],
+  ['lambdas/entrypoints/handler.ts', '../../local/local-dynamodb', 'lambdas/entrypoints/ imports only'],
+  ['lambdas/entrypoints/handler.ts', '../../simulator', 'lambdas/entrypoints/ imports only'],
+  ['adapters/site/reader.ts', '../../simulator/site-file', 'adapters/ imports only'],
+  ['control-plane/reads.ts', '../api', 'control-plane/ imports only'],
+  ['control-plane/reads.ts', '../lambdas/entrypoints/api', 'control-plane/ imports only'],
+  ['control-plane/reads.ts', '../cli/targets', 'control-plane/ imports only'],
+  ['core/rolling-upgrade/rule.ts', '../../ports/site', 'core/ imports only'],
+  ['core/rolling-upgrade/rule.ts', '../../adapters/site', 'core/ imports only'],
+  ['core/rolling-upgrade/rule.ts', '@aws-sdk/client-sfn', 'core/ imports only'],
+  ['simulator/models/model.ts', '../../control-plane/runtime', 'simulator/ imports only'],
+  ['time/clock.ts', '../simulator', 'time/ imports only'],
 ];
 
 const RIGHT: [file: string, specifier: string][] = [
-    ['api/routes.ts', '../control-plane/runtime'],
-    ['lambdas/activities/rolling-upgrade/step.ts', '../../../control-plane/request-checks/upgrade-request'],
-    ['lambdas/entrypoints/handler.ts', '../activities/middleware'],
-    ['lambdas/entrypoints/handler.ts', '../../api'],
-    ['local/runtime.ts', '../lambdas/activities/rolling-upgrade/handlers'],
-    ['local/runtime.ts', '../simulator'],
-    ['cli/command.ts', '../local/open-runtime'],
-    ['simulator/models/model.ts', '../../time/sim-clock'],
-    ['core/rolling-upgrade/rule.ts', '../site/names'],
+  ['api/routes.ts', '../control-plane/runtime'],
+  ['lambdas/activities/rolling-upgrade/step.ts', '../../../control-plane/request-checks/upgrade-request'],
+  ['lambdas/entrypoints/handler.ts', '../activities/middleware'],
+  ['lambdas/entrypoints/handler.ts', '../../api'],
+  ['local/runtime.ts', '../lambdas/activities/rolling-upgrade/handlers'],
+  ['local/runtime.ts', '../simulator'],
+  ['cli/command.ts', '../local/open-runtime'],
+  ['simulator/models/model.ts', '../../time/sim-clock'],
+  ['core/rolling-upgrade/rule.ts', '../site/names'],
 ];
 
 describe('the import rules of each folder', () => {
@@ -82,7 +82,11 @@ describe('the import rules of each folder', () => {
 
 describe('no import cycles', () => {
   const depcruise = (args: string[]) =>
-    promisify(execFile)(process.execPath, [path.join(root, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'), '--config', '.dependency-cruiser.cjs', ...args], { cwd: root }).then(
+    promisify(execFile)(
+      process.execPath,
+      [path.join(root, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs'), '--config', '.dependency-cruiser.cjs', ...args],
+      { cwd: root },
+    ).then(
       ({ stdout }) => ({ code: 0, stdout }),
       (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
     );
@@ -91,7 +95,10 @@ describe('no import cycles', () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'cycle-'));
     try {
       await writeFile(path.join(dir, 'stages.ts'), "import { StageError } from './errors';\nexport const stage = (): never => { throw new StageError(); };\n");
-      await writeFile(path.join(dir, 'errors.ts'), "import type { stage } from './stages';\nexport class StageError extends Error {}\nexport type Stage = typeof stage;\n");
+      await writeFile(
+        path.join(dir, 'errors.ts'),
+        "import type { stage } from './stages';\nexport class StageError extends Error {}\nexport type Stage = typeof stage;\n",
+      );
       const { code, stdout } = await depcruise([dir]);
       expect(code).not.toBe(0);
       expect(stdout).toMatch(/no-circular: .*errors\.ts/);

@@ -27,8 +27,24 @@ describe('makespanLowerBound', () => {
 
   it("never falls below the latest node's release plus its own hold", () => {
     // With the shortest hold (4) the list schedule ends at 8; node a alone needs 10.
-    expect(makespanLowerBound([{ releaseSeconds: 0, holdSeconds: 10 }, { releaseSeconds: 0, holdSeconds: 4 }], 1)).toBe(10);
-    expect(makespanLowerBound([{ releaseSeconds: 86400, holdSeconds: 720 }, { releaseSeconds: 0, holdSeconds: 720 }], 32)).toBe(87120);
+    expect(
+      makespanLowerBound(
+        [
+          { releaseSeconds: 0, holdSeconds: 10 },
+          { releaseSeconds: 0, holdSeconds: 4 },
+        ],
+        1,
+      ),
+    ).toBe(10);
+    expect(
+      makespanLowerBound(
+        [
+          { releaseSeconds: 86400, holdSeconds: 720 },
+          { releaseSeconds: 0, holdSeconds: 720 },
+        ],
+        32,
+      ),
+    ).toBe(87120);
   });
 });
 

@@ -74,7 +74,10 @@ describe('the compiled CLI', () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-epipe-'));
     try {
       // The compiled entry's own output (completion) and a command's (session list, through the program).
-      for (const args of [['completion', 'zsh'], ['session', 'list', '--data-dir', dir]]) {
+      for (const args of [
+        ['completion', 'zsh'],
+        ['session', 'list', '--data-dir', dir],
+      ]) {
         const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
         child.stdout.destroy();
         let stderr = '';
@@ -135,7 +138,10 @@ describe('rollout serve on a busy port', () => {
     busy = createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     const port = (busy.address() as { port: number }).port;
-    const results: CliResult[] = [await runCli(['serve', '--site', SITE, '--port', String(port)]), await runCli(['serve', '--site', SITE, '--api-port', String(port)])];
+    const results: CliResult[] = [
+      await runCli(['serve', '--site', SITE, '--port', String(port)]),
+      await runCli(['serve', '--site', SITE, '--api-port', String(port)]),
+    ];
     expect(results.map((result) => ({ ...result, stderr: result.stderr.trim() }))).toEqual(
       ['--port', '--api-port'].map((option) => ({
         code: 1,
@@ -152,8 +158,35 @@ describe('--data-dir', () => {
     try {
       const dataDir = path.join(dir, 'new');
       const site = path.join(dir, 'site.yaml');
-      await writeFile(site, stringify({ nodes: [{ name: 'n1', nid: 1 }, { name: 'n2', nid: 2 }], groups: { compute: ['n1', 'n2'], upgrading: [], failed: [] }, bootTemplates: ['cos-2.4'] }));
-      const args = ['upgrade', '--site', site, '--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--step-size', '2', '--template', 'cos-2.4', '--json', '--data-dir', dataDir];
+      await writeFile(
+        site,
+        stringify({
+          nodes: [
+            { name: 'n1', nid: 1 },
+            { name: 'n2', nid: 2 },
+          ],
+          groups: { compute: ['n1', 'n2'], upgrading: [], failed: [] },
+          bootTemplates: ['cos-2.4'],
+        }),
+      );
+      const args = [
+        'upgrade',
+        '--site',
+        site,
+        '--starting-label',
+        'compute',
+        '--upgrading-label',
+        'upgrading',
+        '--failed-label',
+        'failed',
+        '--step-size',
+        '2',
+        '--template',
+        'cos-2.4',
+        '--json',
+        '--data-dir',
+        dataDir,
+      ];
       const first = await runCli(args);
       expect(first.stderr.split('\n').filter((line) => line.includes('data directory'))).toEqual([`creating the data directory ${dataDir}`]);
       expect((await stat(dataDir)).isDirectory()).toBe(true);

@@ -8,7 +8,20 @@ import { runCli, runCliInProcess, startCli, type CliResult } from '../support/cl
 const examples = path.resolve(__dirname, '..', '..', 'examples');
 const CSM_SITE = path.join(examples, 'sites', 'cray-csm-64.yaml');
 const SLURM_NAMES_SITE = path.join(examples, 'sites', 'rolling-upgrade-64.yaml');
-const upgrade = ['upgrade', '--starting-label', 'compute-nodes', '--upgrading-label', 'upgrading-nodes', '--failed-label', 'failed-nodes', '--step-size', '8', '--template', 'cos-2.4', '--json'];
+const upgrade = [
+  'upgrade',
+  '--starting-label',
+  'compute-nodes',
+  '--upgrading-label',
+  'upgrading-nodes',
+  '--failed-label',
+  'failed-nodes',
+  '--step-size',
+  '8',
+  '--template',
+  'cos-2.4',
+  '--json',
+];
 
 interface Report {
   state: string;

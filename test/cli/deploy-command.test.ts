@@ -72,12 +72,28 @@ describe('rollout session cancel and resume, for a deployment another process ru
     await writeFile(siteFile, slowSite);
     await writeFile(strategyFile, strategyYaml);
     const dataDir = path.join(dir, 'data');
-    const deploy = startCli(['deploy', '--site', siteFile, '--strategy', strategyFile, '--time-scale', '1', '--poll-interval', '1', '--json', '--data-dir', dataDir]);
+    const deploy = startCli([
+      'deploy',
+      '--site',
+      siteFile,
+      '--strategy',
+      strategyFile,
+      '--time-scale',
+      '1',
+      '--poll-interval',
+      '1',
+      '--json',
+      '--data-dir',
+      dataDir,
+    ]);
     let deploymentId: string | undefined;
     const deadline = Date.now() + 60_000;
     while (!deploymentId && Date.now() < deadline) {
       const listed = await runCliInProcess(['session', 'list', '--kind', 'deployment', '--data-dir', dataDir, '--json']);
-      deploymentId = listed.code === 0 ? (JSON.parse(listed.stdout) as { deploymentId: string; status: string }[]).find((d) => d.status === 'RUNNING')?.deploymentId : undefined;
+      deploymentId =
+        listed.code === 0
+          ? (JSON.parse(listed.stdout) as { deploymentId: string; status: string }[]).find((d) => d.status === 'RUNNING')?.deploymentId
+          : undefined;
     }
     expect(deploymentId).toBeDefined();
     return { siteFile, dataDir, deploy, deploymentId: deploymentId! };
@@ -86,7 +102,10 @@ describe('rollout session cancel and resume, for a deployment another process ru
   it('cancels it: the running process stops after the prepare in flight and prints it CANCELLED (exit 1)', async () => {
     const { dataDir, deploy, deploymentId } = await startSlowDeploy();
     const cancel = await runCliInProcess(['session', 'cancel', deploymentId, '--data-dir', dataDir]);
-    expect(cancel).toMatchObject({ code: 0, stdout: expect.stringMatching(/deployment .* is CANCELLING: the running deployment starts no group or batch any more/) });
+    expect(cancel).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/deployment .* is CANCELLING: the running deployment starts no group or batch any more/),
+    });
     const finished = await deploy.done;
     expect(finished.code).toBe(1);
     const report = JSON.parse(finished.stdout) as { status: string; nodes: Record<string, string> };

@@ -33,11 +33,19 @@ describe('rollout deploy --graph', () => {
   it('a failed task: exit 1, and the summary says what failed and why each blocked task waits', async () => {
     const site = path.join(dir, 'failing.yaml');
     const text = await readFile(SITE, 'utf8');
-    await writeFile(site, text.replace('{name: node-5, nid: 5, rack: rack01, roles: [controller]}', '{name: node-5, nid: 5, rack: rack01, roles: [controller], faults: {tasks: {setup_services: fail}}}'));
+    await writeFile(
+      site,
+      text.replace(
+        '{name: node-5, nid: 5, rack: rack01, roles: [controller]}',
+        '{name: node-5, nid: 5, rack: rack01, roles: [controller], faults: {tasks: {setup_services: fail}}}',
+      ),
+    );
     const result = await runCliInProcess(['deploy', '--site', site, '--graph', GRAPH]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^Task run [0-9a-f-]+: FAILED \(16 task runs on 8 nodes: 9 active, 1 error, 6 blocked\)/);
-    expect(result.stdout).toContain('    node-[1-4] (4)  setup_network ACTIVE, setup_services ACTIVE\n    node-5          setup_network ACTIVE, setup_services ERROR');
+    expect(result.stdout).toContain(
+      '    node-[1-4] (4)  setup_network ACTIVE, setup_services ACTIVE\n    node-5          setup_network ACTIVE, setup_services ERROR',
+    );
     expect(result.stdout).toContain('    node-[6-8] (3)  setup_network BLOCKED, setup_services BLOCKED');
     expect(result.stdout).toContain('  Failed:\n    node-5 setup_services: failed: exit 1');
     expect(result.stdout).toContain('    node-8 setup_services: node-5/setup_services (failed: exit 1)');
@@ -60,21 +68,24 @@ describe('rollout deploy --graph', () => {
 
   it('a site profile with no transport refuses the command tasks it could never run, naming them, before anything starts', async () => {
     const profile = path.join(dir, 'http-only.yaml');
-    await writeFile(profile, [
-      'workloadManager: {type: slurmrestd, url: "http://127.0.0.1:9", apiVersion: v0.0.41, user: root, token: {env: SLURM_JWT}}',
-      'allowInsecureHttp: true',
-      'bootService: {type: bos, url: "http://127.0.0.1:9/apis/bos"}',
-      'inventory: {type: hsm, url: "http://127.0.0.1:9/apis/smd"}',
-      'provisioner: {type: http, url: "http://127.0.0.1:9"}',
-      '',
-    ].join('\n'));
+    await writeFile(
+      profile,
+      [
+        'workloadManager: {type: slurmrestd, url: "http://127.0.0.1:9", apiVersion: v0.0.41, user: root, token: {env: SLURM_JWT}}',
+        'allowInsecureHttp: true',
+        'bootService: {type: bos, url: "http://127.0.0.1:9/apis/bos"}',
+        'inventory: {type: hsm, url: "http://127.0.0.1:9/apis/smd"}',
+        'provisioner: {type: http, url: "http://127.0.0.1:9"}',
+        '',
+      ].join('\n'),
+    );
     const result = await runCliInProcess(['deploy', '--site-config', profile, '--graph', GRAPH]);
-    expect(result.stderr).toContain('site profile: tasks.transport: the graph\'s shell task setup_network');
+    expect(result.stderr).toContain("site profile: tasks.transport: the graph's shell task setup_network");
     expect(result.stderr).toContain('names no transport to reach them');
     expect(result.code).toBe(2);
   });
 
-  it('with --strategy, runs the graph as each group\'s deploy phase: --json is the deployment report plus each group\'s task run', async () => {
+  it("with --strategy, runs the graph as each group's deploy phase: --json is the deployment report plus each group's task run", async () => {
     const strategy = path.join(dir, 'strategy.yaml');
     await writeFile(
       strategy,

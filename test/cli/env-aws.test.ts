@@ -16,7 +16,8 @@ interface Seen {
   expected?: string;
 }
 
-const listen = (server: Server) => new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+const listen = (server: Server) =>
+  new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
 const readBody = async (req: IncomingMessage) => {
   let text = '';
   for await (const chunk of req) text += (chunk as Buffer).toString('utf8');
@@ -33,7 +34,16 @@ async function expectedAuthorization(req: IncomingMessage, body: string): Promis
   const signer = new SignatureV4({ service: 'execute-api', region: REGION, credentials: CREDENTIALS, sha256: Hash.bind(null, 'sha256'), applyChecksum: true });
   const when = new Date(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 11)}:${date.slice(11, 13)}:${date.slice(13)}`);
   const signed = await signer.sign(
-    { method: req.method!, protocol: 'http:', hostname: url.hostname, port: Number(url.port), path: url.pathname, query: Object.fromEntries(url.searchParams), headers, ...(body ? { body } : {}) },
+    {
+      method: req.method!,
+      protocol: 'http:',
+      hostname: url.hostname,
+      port: Number(url.port),
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers,
+      ...(body ? { body } : {}),
+    },
     { signingDate: when },
   );
   return signed.headers['authorization'];
@@ -52,27 +62,42 @@ describe('rollout env against the deployed (IAM) API', () => {
     api = createServer((req, res) => {
       void (async () => {
         const body = await readBody(req);
-        seen.push({ method: req.method!, path: req.url!, ...(req.headers.authorization ? { authorization: req.headers.authorization, expected: await expectedAuthorization(req, body) } : {}) });
+        seen.push({
+          method: req.method!,
+          path: req.url!,
+          ...(req.headers.authorization ? { authorization: req.headers.authorization, expected: await expectedAuthorization(req, body) } : {}),
+        });
         const send = (status: number, type: string, text: string) => res.writeHead(status, { 'content-type': type }).end(text);
         const path = req.url!.replace(/^\/v1/, '');
         if (!req.headers.authorization) return send(403, 'application/json', JSON.stringify({ message: 'Missing Authentication Token' }));
         if (path === '/environments' && req.method === 'GET') return send(200, 'application/json', JSON.stringify(fuelEnvironments().environments));
-        if (path === '/environments/1/upgrade/clone') return send(200, 'application/json', JSON.stringify({ ...fuelEnvironments().environments[2], id: 9, name: JSON.parse(body).name, original_cluster_id: 1, release_id: 2 }));
+        if (path === '/environments/1/upgrade/clone')
+          return send(
+            200,
+            'application/json',
+            JSON.stringify({ ...fuelEnvironments().environments[2], id: 9, name: JSON.parse(body).name, original_cluster_id: 1, release_id: 2 }),
+          );
         if (path === '/environments/7') return send(502, 'text/html', '<html><body><h1>502 Bad Gateway</h1></body></html>');
         if (path === '/environments/8') return send(200, 'application/json', JSON.stringify({ id: 8, name: 'half' }));
         if (path === '/environments/6') return send(400, 'text/plain', 'bad request');
-        return send(404, 'application/problem+json', JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail: `no resource at ${path}` }));
+        return send(
+          404,
+          'application/problem+json',
+          JSON.stringify({ type: 'about:blank', title: 'Not Found', status: 404, detail: `no resource at ${path}` }),
+        );
       })();
     });
     const apiUrl = await listen(api);
     cloudFormation = createServer((req, res) => {
       void readBody(req).then(() =>
-        res.writeHead(200, { 'content-type': 'text/xml' }).end(
-          `<DescribeStacksResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><DescribeStacksResult><Stacks><member>` +
-            `<StackName>BaremetalRollout</StackName><StackStatus>CREATE_COMPLETE</StackStatus><CreationTime>2025-01-01T00:00:00Z</CreationTime>` +
-            `<Outputs><member><OutputKey>ApiUrl</OutputKey><OutputValue>${apiUrl}/v1/</OutputValue></member></Outputs>` +
-            `</member></Stacks></DescribeStacksResult><ResponseMetadata><RequestId>r-1</RequestId></ResponseMetadata></DescribeStacksResponse>`,
-        ),
+        res
+          .writeHead(200, { 'content-type': 'text/xml' })
+          .end(
+            `<DescribeStacksResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><DescribeStacksResult><Stacks><member>` +
+              `<StackName>BaremetalRollout</StackName><StackStatus>CREATE_COMPLETE</StackStatus><CreationTime>2025-01-01T00:00:00Z</CreationTime>` +
+              `<Outputs><member><OutputKey>ApiUrl</OutputKey><OutputValue>${apiUrl}/v1/</OutputValue></member></Outputs>` +
+              `</member></Stacks></DescribeStacksResult><ResponseMetadata><RequestId>r-1</RequestId></ResponseMetadata></DescribeStacksResponse>`,
+          ),
       );
     });
     Object.assign(process.env, {
@@ -96,7 +121,9 @@ describe('rollout env against the deployed (IAM) API', () => {
     expect(cloned.stdout).toBe("created upgrade seed 9 'prod-8.0' (release 2) of environment 1\n");
     expect(seen.map((s) => `${s.method} ${s.path}`)).toEqual(['GET /v1/environments', 'POST /v1/environments/1/upgrade/clone']);
     for (const request of seen) {
-      expect(request.authorization).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/\\d{8}/${REGION}/execute-api/aws4_request, SignedHeaders=[^,]*host`));
+      expect(request.authorization).toMatch(
+        new RegExp(`^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/\\d{8}/${REGION}/execute-api/aws4_request, SignedHeaders=[^,]*host`),
+      );
       expect(request.authorization).toBe(request.expected);
     }
   });
@@ -113,7 +140,12 @@ describe('rollout env against the deployed (IAM) API', () => {
     expect(plain.code).toBe(1);
     for (const result of [html, half, plain]) expect(result.stderr).not.toMatch(/^\s+at /m);
     // Unsigned (an --api URL that is not API Gateway's), API Gateway's own refusal, with its message.
-    const unsigned = await runCliInProcess(['env', 'list', '--api', `${process.env.AWS_ENDPOINT_URL_CLOUDFORMATION!.replace(/:\d+$/, '')}:${(api.address() as AddressInfo).port}/v1`]);
+    const unsigned = await runCliInProcess([
+      'env',
+      'list',
+      '--api',
+      `${process.env.AWS_ENDPOINT_URL_CLOUDFORMATION!.replace(/:\d+$/, '')}:${(api.address() as AddressInfo).port}/v1`,
+    ]);
     expect(unsigned).toMatchObject({ code: 1, stderr: expect.stringContaining('403: Missing Authentication Token') });
     expect((await runCliInProcess(['env', 'list', '--aws', '--endpoint', 'http://127.0.0.1:1'])).code).toBe(2);
   });

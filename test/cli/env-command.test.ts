@@ -70,10 +70,27 @@ describe('rollout env, a client of the REST API that rollout serve serves', () =
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('rolling_upgrade.upgradeStepSize');
 
-    const upgraded = await runCli(['env', 'upgrade', '5', '--name', 'cloud-8.0', '--release', '2', ...labels, '--step-size', '2', '--wait', '--poll-ms', '50', ...endpoint]);
+    const upgraded = await runCli([
+      'env',
+      'upgrade',
+      '5',
+      '--name',
+      'cloud-8.0',
+      '--release',
+      '2',
+      ...labels,
+      '--step-size',
+      '2',
+      '--wait',
+      '--poll-ms',
+      '50',
+      ...endpoint,
+    ]);
     expect(upgraded.code).toBe(0);
     expect(upgraded.stderr.split('\n').filter(Boolean)).toEqual(expect.arrayContaining(['CONTROLLERS', 'NODES', 'COMPLETE']));
-    expect(upgraded.stdout).toMatch(/environment upgrade \S+: environment 5 -> seed 7\tREADY\tCOMPLETE\tcontrollers READY \(2 upgraded, 0 failed of 2\)\tnodes READY \(3 upgraded, 0 failed of 3\)/);
+    expect(upgraded.stdout).toMatch(
+      /environment upgrade \S+: environment 5 -> seed 7\tREADY\tCOMPLETE\tcontrollers READY \(2 upgraded, 0 failed of 2\)\tnodes READY \(3 upgraded, 0 failed of 3\)/,
+    );
     expect(upgraded.stdout).toContain('Environment Upgrade Completed: 3 node(s) upgraded and moved to upgrade seed 7');
 
     const id = /environment upgrade (\S+):/.exec(upgraded.stdout)![1]!;

@@ -32,7 +32,11 @@ describe('errors reach the user as one line', () => {
   it('a control plane that does not answer: named with why, exit 1; --debug adds the stack', async () => {
     const endpoint = `http://127.0.0.1:${await closedPort()}`;
     const plain = await runCliInProcess(['env', 'list', '--endpoint', endpoint]);
-    expect(plain).toEqual({ code: 1, stdout: '', stderr: `error: cannot reach a rollout control plane at ${endpoint}: connect ECONNREFUSED 127.0.0.1:${endpoint.split(':')[2]}\n` });
+    expect(plain).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `error: cannot reach a rollout control plane at ${endpoint}: connect ECONNREFUSED 127.0.0.1:${endpoint.split(':')[2]}\n`,
+    });
 
     const debug = await runCliInProcess(['env', 'list', '--endpoint', endpoint, '--debug']);
     expect(debug.code).toBe(1);
@@ -59,7 +63,10 @@ describe('errors reach the user as one line', () => {
   it('a --data-dir that does not exist, or is a file, is refused where sessions are read: exit 2 naming it', async () => {
     const notADirectory = path.join(dir, 'a-file');
     await writeFile(notADirectory, 'x');
-    for (const [dataDir, why] of [[path.join(dir, 'no-such-dir'), 'does not exist'], [notADirectory, 'is not a directory']] as const) {
+    for (const [dataDir, why] of [
+      [path.join(dir, 'no-such-dir'), 'does not exist'],
+      [notADirectory, 'is not a directory'],
+    ] as const) {
       for (const command of [['session', 'list'], ['session', 'get', 'x'], ['session', 'cancel', 'x'], ['events']]) {
         const result = await runCliInProcess([...command, '--data-dir', dataDir]);
         expect(result).toEqual({ code: 2, stdout: '', stderr: expect.stringMatching(new RegExp(`^error: --data-dir '${dataDir}' ${why}`)) });
@@ -72,7 +79,8 @@ describe('rollout events over a log a crash tore', () => {
   it('leaves the torn line out with a warning naming it, and the next writer does not glue its event to it', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'rollout-events-'));
     const file = path.join(dataDir, 'events.jsonl');
-    const event = (step: number) => statusEvent(DETAIL_TYPES.stepFinished, { kind: 'upgrade', sessionId: 's1', at: '2030-01-01T00:00:00.000Z', step }, `step-${step}`);
+    const event = (step: number) =>
+      statusEvent(DETAIL_TYPES.stepFinished, { kind: 'upgrade', sessionId: 's1', at: '2030-01-01T00:00:00.000Z', step }, `step-${step}`);
     await new JsonLinesEventLog(file).publish([event(0)]);
     // A process killed mid-append: half a line, no newline.
     await writeFile(file, `${await readFile(file, 'utf8')}{"seq":2,"source":"rollo`);
@@ -80,7 +88,12 @@ describe('rollout events over a log a crash tore', () => {
 
     const result = await runCliInProcess(['events', '--data-dir', dataDir, '--json']);
     expect(result.code).toBe(0);
-    expect(result.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { detail: { step: number } }).detail.step)).toEqual([0, 1]);
+    expect(
+      result.stdout
+        .trim()
+        .split('\n')
+        .map((line) => (JSON.parse(line) as { detail: { step: number } }).detail.step),
+    ).toEqual([0, 1]);
     expect(result.stderr).toBe(`warning: ${file} line 2 is not a whole event (a write cut short by a crash?): left out\n`);
   });
 });

@@ -27,7 +27,20 @@ const GRAPH = `tasks:
   - {id: reboot, type: reboot, role: [compute], requires: [drain], parameters: {template: cos-2.4}}
   - {id: resume, type: resume, role: [compute], requires: [reboot]}
 `;
-const UPGRADE = ['--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--step-size', '4', '--template', 'cos-2.4', '--poll-interval', '10'];
+const UPGRADE = [
+  '--starting-label',
+  'compute',
+  '--upgrading-label',
+  'upgrading',
+  '--failed-label',
+  'failed',
+  '--step-size',
+  '4',
+  '--template',
+  'cos-2.4',
+  '--poll-interval',
+  '10',
+];
 
 let dir: string;
 let siteFile: string;
@@ -58,7 +71,18 @@ async function expectSiteClean(): Promise<void> {
 
 /** Starts `rollout deploy --graph` as its own process; resolves with its id (printed at start) once a reboot is under way. */
 async function startGraphRun(args: string[]): Promise<{ runId: string; child: ReturnType<typeof startCli>['child']; done: Promise<CliResult> }> {
-  const { child, done } = startCli(['deploy', '--site-config', sim!.profile, '--graph', graphFile, '--poll-interval', '10', '--max-in-transition', '4', ...args]);
+  const { child, done } = startCli([
+    'deploy',
+    '--site-config',
+    sim!.profile,
+    '--graph',
+    graphFile,
+    '--poll-interval',
+    '10',
+    '--max-in-transition',
+    '4',
+    ...args,
+  ]);
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const runId = await new Promise<string>((resolve, reject) => {
@@ -78,7 +102,8 @@ async function startGraphRun(args: string[]): Promise<{ runId: string; child: Re
   return { runId, child, done };
 }
 
-const expectExit = (result: CliResult, code: number) => expect({ code: result.code, stderr: result.code === code ? '' : result.stderr }).toEqual({ code, stderr: '' });
+const expectExit = (result: CliResult, code: number) =>
+  expect({ code: result.code, stderr: result.code === code ? '' : result.stderr }).toEqual({ code, stderr: '' });
 
 it('one `rollout serve`: an upgrade, a deployment and a drain/reboot/resume task graph started together work on each node one at a time', async () => {
   const serve = await startServe(['--site-config', sim!.profile]);
@@ -150,7 +175,8 @@ it('a task run killed with kill -9 is a session: listed, shown, and resumed to i
   expectExit(resumed, 0);
   expect(JSON.parse(resumed.stdout)).toMatchObject({ runId, status: 'SUCCEEDED' });
   const state = await sim!.fullState();
-  for (const name of NODES) expect({ name, booted: state.nodes[name]!.bootCount, drained: state.nodes[name]!.drainCount }).toEqual({ name, booted: 1, drained: 1 });
+  for (const name of NODES)
+    expect({ name, booted: state.nodes[name]!.bootCount, drained: state.nodes[name]!.drainCount }).toEqual({ name, booted: 1, drained: 1 });
   await expectSiteClean();
 }, 240_000);
 
@@ -169,7 +195,12 @@ it('a task run another terminal cancels (`rollout session cancel ID --data-dir`)
   expect(view.status).toBe('CANCELLED');
   const state = await sim!.fullState();
   // Reboots in flight ended; nothing started after the cancel (at most 4 in transition: the other nodes never drained).
-  for (const name of NODES) expect({ name, booted: state.nodes[name]!.bootCount <= 1, drained: /DRAIN/.test(state.nodes[name]!.wlmState) }).toEqual({ name, booted: true, drained: false });
+  for (const name of NODES)
+    expect({ name, booted: state.nodes[name]!.bootCount <= 1, drained: /DRAIN/.test(state.nodes[name]!.wlmState) }).toEqual({
+      name,
+      booted: true,
+      drained: false,
+    });
   expect(NODES.filter((name) => state.nodes[name]!.drainCount === 0).length).toBeGreaterThan(0);
   expect(state.violations).toEqual([]);
   expect(interleavedRuns(state.changes)).toEqual([]);

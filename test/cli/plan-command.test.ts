@@ -144,7 +144,15 @@ describe('rollout plan deploy', () => {
   });
 
   it('exits 2 on an invalid site file, naming it and the field', async () => {
-    const site = await file('bad-site.yaml', stringify({ nodes: [{ name: 'n1', nid: 1 }, { name: 'n2', nid: 1 }] }));
+    const site = await file(
+      'bad-site.yaml',
+      stringify({
+        nodes: [
+          { name: 'n1', nid: 1 },
+          { name: 'n2', nid: 1 },
+        ],
+      }),
+    );
     const result = await runCliInProcess(['plan', 'deploy', '--site', site]);
 
     expect(result.code).toBe(2);
@@ -154,7 +162,22 @@ describe('rollout plan deploy', () => {
 
 describe('rollout plan upgrade (its own process)', () => {
   it('prints the steps node by node with gates and estimates, --json the same, and a Mermaid Gantt chart', async () => {
-    const args = ['plan', 'upgrade', '--site', 'examples/sites/rolling-upgrade-64.yaml', '--starting-label', 'compute-nodes', '--upgrading-label', 'upgrading-nodes', '--failed-label', 'failed-nodes', '--step-size', '8', '--template', 'cos-2.4'];
+    const args = [
+      'plan',
+      'upgrade',
+      '--site',
+      'examples/sites/rolling-upgrade-64.yaml',
+      '--starting-label',
+      'compute-nodes',
+      '--upgrading-label',
+      'upgrading-nodes',
+      '--failed-label',
+      'failed-nodes',
+      '--step-size',
+      '8',
+      '--template',
+      'cos-2.4',
+    ];
     const text = await runCli(args);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^Upgrade plan for 'compute-nodes': 64 node\(s\) in 8 step\(s\), mode lockstep, at most 8 out of service at once/);
@@ -162,14 +185,23 @@ describe('rollout plan upgrade (its own process)', () => {
     expect(text.stdout).toMatch(/x3000c0s3b0n0 {2}drain \+0 s, out \+1 h 30 min, back \+1 h 36 min {2}\[busy until \+1 h 30 min\]/);
 
     const json = JSON.parse((await runCli([...args, '--mode', 'window', '--max-unavailable', '6', '--batches', '1', '--json'])).stdout) as {
-      timeBase: string; cap: number; waves: { wave: number; nodes: string[] }[]; nodes: Record<string, { wave: number; gates: string[] }>;
+      timeBase: string;
+      cap: number;
+      waves: { wave: number; nodes: string[] }[];
+      nodes: Record<string, { wave: number; gates: string[] }>;
     };
     expect(json).toMatchObject({ timeBase: 'simulated', cap: 6 });
     expect(json.waves.map((w) => w.nodes.length)).toEqual([1, 63]);
     expect(Object.keys(json.nodes)).toHaveLength(64);
 
     const mermaid = await runCli([...args, '--format', 'mermaid']);
-    expect(mermaid.stdout.split('\n').slice(0, 5)).toEqual(['gantt', '  title Upgrade plan: 64 node(s), at most 8 out of service', '  dateFormat X', '  axisFormat %H:%M', '  section Step 1']);
+    expect(mermaid.stdout.split('\n').slice(0, 5)).toEqual([
+      'gantt',
+      '  title Upgrade plan: 64 node(s), at most 8 out of service',
+      '  dateFormat X',
+      '  axisFormat %H:%M',
+      '  section Step 1',
+    ]);
 
     const refused = await runCli([...args.map((a) => (a === 'compute-nodes' ? 'compute-nodez' : a))]);
     expect(refused).toMatchObject({ code: 2, stderr: expect.stringMatching(/startingLabel: no group 'compute-nodez'/) });

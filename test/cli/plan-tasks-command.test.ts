@@ -34,7 +34,9 @@ describe('rollout plan tasks', () => {
   it('prints a readable plan and a Mermaid flowchart', async () => {
     const text = await planTasks('--graph', GRAPH);
     expect(text.code).toBe(0);
-    expect(text.stdout).toContain('step 1  controller: node-4, node-2\n  step 2  controller: node-3, node-5\n  step 3  cinder: node-6\n  step 3  network: node-7');
+    expect(text.stdout).toContain(
+      'step 1  controller: node-4, node-2\n  step 2  controller: node-3, node-5\n  step 3  cinder: node-6\n  step 3  network: node-7',
+    );
     expect(text.stdout).toContain('1. setup_network {"cmd":"run_setup_network.sh","timeout":120}');
     const mermaid = await planTasks('--graph', GRAPH, '--format', 'mermaid');
     expect(mermaid.stdout.split('\n')).toEqual(expect.arrayContaining(['flowchart TD', '  b1["controller<br/>node-4, node-2"]', '  b1 --> b2', '  b4 --> b5']));

@@ -23,12 +23,29 @@ describe('rollout schedule and rollout events against a served control plane', (
     const request = path.join(dir, 'upgrade.json');
     await writeFile(request, JSON.stringify(upgradeRequest()));
     // Far ahead of the control plane's clock: nothing fires while the test looks.
-    const created = await runCliInProcess(['schedule', 'create', 'weekly', '--upgrade', request, '--expression', 'cron(0 3 ? * SUN 2099)', '--time-zone', 'Europe/Paris', '--endpoint', url]);
+    const created = await runCliInProcess([
+      'schedule',
+      'create',
+      'weekly',
+      '--upgrade',
+      request,
+      '--expression',
+      'cron(0 3 ? * SUN 2099)',
+      '--time-zone',
+      'Europe/Paris',
+      '--endpoint',
+      url,
+    ]);
     expect(created).toMatchObject({ code: 0, stdout: expect.stringContaining('created arn:aws:scheduler:local:000000000000:schedule/rollout/weekly') });
     const listed = await runCliInProcess(['schedule', 'list', '--endpoint', url, '--json']);
-    expect(JSON.parse(listed.stdout)).toEqual([{ name: 'weekly', kind: 'upgrade', state: 'ENABLED', expression: 'cron(0 3 ? * SUN 2099)', timeZone: 'Europe/Paris' }]);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      { name: 'weekly', kind: 'upgrade', state: 'ENABLED', expression: 'cron(0 3 ? * SUN 2099)', timeZone: 'Europe/Paris' },
+    ]);
     expect(await runCliInProcess(['schedule', 'delete', 'weekly', '--endpoint', url])).toMatchObject({ code: 0, stdout: 'deleted weekly\n' });
-    expect(await runCliInProcess(['schedule', 'delete', 'weekly', '--endpoint', url])).toMatchObject({ code: 2, stderr: expect.stringContaining("no schedule named 'weekly'") });
+    expect(await runCliInProcess(['schedule', 'delete', 'weekly', '--endpoint', url])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("no schedule named 'weekly'"),
+    });
   });
 
   it('says what it created and deleted as JSON with --json (as processes)', async () => {
@@ -37,7 +54,13 @@ describe('rollout schedule and rollout events against a served control plane', (
     const created = await runCli(['schedule', 'create', 'monthly', '--upgrade', request, '--expression', 'cron(0 3 1 * ? 2099)', '--endpoint', url, '--json']);
     expect({ ...created, stdout: JSON.parse(created.stdout) as unknown }).toEqual({
       code: 0,
-      stdout: { name: 'monthly', arn: 'arn:aws:scheduler:local:000000000000:schedule/rollout/monthly', kind: 'upgrade', expression: 'cron(0 3 1 * ? 2099)', timeZone: 'UTC' },
+      stdout: {
+        name: 'monthly',
+        arn: 'arn:aws:scheduler:local:000000000000:schedule/rollout/monthly',
+        kind: 'upgrade',
+        expression: 'cron(0 3 1 * ? 2099)',
+        timeZone: 'UTC',
+      },
       stderr: '',
     });
     const deleted = await runCli(['schedule', 'delete', 'monthly', '--endpoint', url, '--json']);
@@ -61,7 +84,10 @@ describe('rollout schedule and rollout events against a served control plane', (
     expect(readable.stdout).toContain('Step Finished');
     expect(readable.stdout).toContain('COMPLETED (READY)');
     const json = await runCliInProcess(['events', '--endpoint', url, '--json']);
-    const lines = json.stdout.trim().split('\n').map((line) => JSON.parse(line) as { detailType: string });
+    const lines = json.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { detailType: string });
     expect(lines.map((line) => line.detailType).at(-1)).toBe('Rollout Session Finished');
     expect(await runCliInProcess(['events'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--data-dir DIR and --endpoint URL') });
   });

@@ -127,10 +127,32 @@ describe('rollout session approve through a served control plane', () => {
   it('wakes the execution parked for the approval with SendTaskSuccess, from a second process (--endpoint)', async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-approve-'));
     const site = path.join(dir, 'site.yaml');
-    await writeFile(site, stringify({ nodes: names.map((name, i) => ({ name, nid: i + 1 })), groups: { compute: names, upgrading: [], failed: [] }, bootTemplates: ['cos-2.4'], timing: { bootSeconds: 60, returnSeconds: 10 } }));
+    await writeFile(
+      site,
+      stringify({
+        nodes: names.map((name, i) => ({ name, nid: i + 1 })),
+        groups: { compute: names, upgrading: [], failed: [] },
+        bootTemplates: ['cos-2.4'],
+        timing: { bootSeconds: 60, returnSeconds: 10 },
+      }),
+    );
     serve = await startServe(['--site', site]);
     const endpoint = serve.endpoints.stepFunctionsEndpoint;
-    const upgrade = runCli(['upgrade', '--endpoint', endpoint, ...upgradeArgs, '--mode', 'window', '--max-unavailable', '2', '--batches', '1', '--approval', 'each-batch', '--json']);
+    const upgrade = runCli([
+      'upgrade',
+      '--endpoint',
+      endpoint,
+      ...upgradeArgs,
+      '--mode',
+      'window',
+      '--max-unavailable',
+      '2',
+      '--batches',
+      '1',
+      '--approval',
+      'each-batch',
+      '--json',
+    ]);
 
     // The session parks after batch 1: its token is stored and `session get` says what it waits for.
     let id: string | undefined;

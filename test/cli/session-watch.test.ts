@@ -21,10 +21,27 @@ describe('rollout session watch, on a data directory', () => {
   it('ends for a HALTED session (no process holds the directory) with its summary', async () => {
     const site = path.join(dir, 'site.yaml');
     const definition = buildSite(3, { node: (i) => (i === 0 ? { faults: { boot: 'fail' } } : {}) });
-    await writeFile(site, stringify({ ...definition, nodes: definition.nodes.map(({ name, nid, rack, faults }) => ({ name, nid, rack, ...(faults ? { faults } : {}) })) }));
+    await writeFile(
+      site,
+      stringify({ ...definition, nodes: definition.nodes.map(({ name, nid, rack, faults }) => ({ name, nid, rack, ...(faults ? { faults } : {}) })) }),
+    );
     const dataDir = path.join(dir, 'data');
     const args = ['--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--template', 'img-2', '--step-size', '1'];
-    const halted = await runCliInProcess(['upgrade', '--site', site, ...args, '--mode', 'window', '--max-unavailable', '1', '--max-failed', '0', '--data-dir', dataDir, '--json']);
+    const halted = await runCliInProcess([
+      'upgrade',
+      '--site',
+      site,
+      ...args,
+      '--mode',
+      'window',
+      '--max-unavailable',
+      '1',
+      '--max-failed',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--json',
+    ]);
     const { upgradeId, state } = JSON.parse(halted.stdout) as { upgradeId: string; state: string };
     expect(state).toBe('HALTED');
 
@@ -33,7 +50,9 @@ describe('rollout session watch, on a data directory', () => {
     expect(JSON.parse(watched.stdout)).toMatchObject({ upgradeId, state: 'HALTED', completed: false });
 
     // The list shows a finished lock-step session at its last step (not one past it), a window as such.
-    const lockstep = JSON.parse((await runCliInProcess(['upgrade', '--site', site, ...args.slice(0, -1), '2', '--data-dir', dataDir, '--json'])).stdout) as { upgradeId: string };
+    const lockstep = JSON.parse((await runCliInProcess(['upgrade', '--site', site, ...args.slice(0, -1), '2', '--data-dir', dataDir, '--json'])).stdout) as {
+      upgradeId: string;
+    };
     const listed = (await runCliInProcess(['session', 'list', '--data-dir', dataDir])).stdout;
     expect(listed).toMatch(new RegExp(`${lockstep.upgradeId} .* step 2/2 COMPLETE`));
     expect(listed).toMatch(new RegExp(`${upgradeId} .* window COMPLETE`));
@@ -45,7 +64,9 @@ describe('rollout session watch and cancel, over an endpoint', () => {
   let client: RolloutClient;
   beforeAll(async () => {
     // Every node runs a long job: an upgrade holds in step 0 QUIESCING.
-    served = await startServedControlPlane({ site: { kind: 'simulated', definition: buildSite(4, { node: () => ({ wlm: { state: 'ALLOCATED', busySeconds: 10_000_000 } }) }) } });
+    served = await startServedControlPlane({
+      site: { kind: 'simulated', definition: buildSite(4, { node: () => ({ wlm: { state: 'ALLOCATED', busySeconds: 10_000_000 } }) }) },
+    });
     client = new RolloutClient({ endpoints: served.endpoints, localCredentials: true, pollMs: 10 });
   });
   afterAll(async () => {
@@ -69,10 +90,14 @@ describe('rollout session watch and cancel, over an endpoint', () => {
     const url = served.endpoints.stepFunctionsEndpoint;
     const watched = await runCliInProcess(['session', 'watch', stopped.id, '--endpoint', url]);
     expect(watched.code).toBe(1);
-    expect(watched.stderr).toContain(`upgrade ${stopped.id} has not ended, but no execution runs it (stopped, or its process died): carry it on with rollout session resume ${stopped.id}`);
+    expect(watched.stderr).toContain(
+      `upgrade ${stopped.id} has not ended, but no execution runs it (stopped, or its process died): carry it on with rollout session resume ${stopped.id}`,
+    );
 
     const cancelled = await runCliInProcess(['session', 'cancel', stopped.id, '--endpoint', url]);
-    expect(cancelled.stdout).toContain(`upgrade ${stopped.id} is DELETING, but no execution runs it (stopped, or its process died): the cancel applies when it is resumed: rollout session resume ${stopped.id}`);
+    expect(cancelled.stdout).toContain(
+      `upgrade ${stopped.id} is DELETING, but no execution runs it (stopped, or its process died): the cancel applies when it is resumed: rollout session resume ${stopped.id}`,
+    );
     const running = await runCliInProcess(['session', 'cancel', other.id, '--endpoint', url]);
     expect(running.stdout).toContain(`upgrade ${other.id} is DELETING: the running upgrade applies the deletion rules and cleans up`);
 
@@ -86,7 +111,9 @@ describe('rollout session watch and cancel, over an endpoint', () => {
 
 describe('the counts on the session item (what progress reads: one item per poll)', () => {
   it('agree with the node records at the end of a lock-step run, a window run and a cancelled run', async () => {
-    const runtime = await startTestRuntime({ site: buildSite(6, { node: (i) => (i === 1 ? { faults: { boot: 'fail' } } : i === 5 ? { wlm: { state: 'ALLOCATED', busySeconds: 10_000_000 } } : {}) }) });
+    const runtime = await startTestRuntime({
+      site: buildSite(6, { node: (i) => (i === 1 ? { faults: { boot: 'fail' } } : i === 5 ? { wlm: { state: 'ALLOCATED', busySeconds: 10_000_000 } } : {}) }),
+    });
     const fromRecords = async (id: string) => {
       const nodes = await runtime.store.listNodes(id);
       return { upgraded: nodes.filter((n) => n.status === 'UPGRADED').length, failed: nodes.filter((n) => n.status === 'FAILED').length };
@@ -102,7 +129,11 @@ describe('the counts on the session item (what progress reads: one item per poll
       }
       // Cancelled in step 0 after its boot (node 1's failed): the deletion rules fail every node not completed, counted too.
       const cancelled = await runtime.run('rollingUpgrade', upgradeRequest({ upgradeStepSize: 2, startingLabel: 'compute' }));
-      await eventually(runtime, async () => ((await runtime.store.getSession(cancelled.id))?.progress.stage === 'WLM_WAITING' ? true : undefined), 'WLM_WAITING');
+      await eventually(
+        runtime,
+        async () => ((await runtime.store.getSession(cancelled.id))?.progress.stage === 'WLM_WAITING' ? true : undefined),
+        'WLM_WAITING',
+      );
       await runtime.clock.busy(() => runtime.cancel(cancelled.id));
       await cancelled.outcome;
       expect(await fromRecords(cancelled.id)).toEqual({ upgraded: 0, failed: 6 });

@@ -18,7 +18,20 @@ const siteYaml = (busySeconds: number) =>
     bootTemplates: ['cos-2.4'],
     timing: { bootSeconds: 60, returnSeconds: 10 },
   });
-const upgradeArgs = ['--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--template', 'cos-2.4', '--step-size', '2', '--poll-interval', '30'];
+const upgradeArgs = [
+  '--starting-label',
+  'compute',
+  '--upgrading-label',
+  'upgrading',
+  '--failed-label',
+  'failed',
+  '--template',
+  'cos-2.4',
+  '--step-size',
+  '2',
+  '--poll-interval',
+  '30',
+];
 const STEP_1_DRAINING = 'Step 1 of 3: draining 2 node(s)';
 
 async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 300_000): Promise<T> {
@@ -80,7 +93,12 @@ describe('Ctrl-C of an embedded deployment', () => {
     const deploySite = path.join(dir, 'deploy-site.yaml');
     await writeFile(
       deploySite,
-      stringify({ nodes: names.map((name, i) => ({ name, nid: i + 1 })), groups: { compute: names }, bootTemplates: ['cos-2.4'], timing: { prepareSeconds: 600, deploySeconds: 600 } }),
+      stringify({
+        nodes: names.map((name, i) => ({ name, nid: i + 1 })),
+        groups: { compute: names },
+        bootTemplates: ['cos-2.4'],
+        timing: { prepareSeconds: 600, deploySeconds: 600 },
+      }),
     );
     // On the wall clock sped up 100 times (a prepare takes 6 s): on virtual time the whole deployment ends before a Ctrl-C can arrive.
     const deploy = startCli(['deploy', '--site', deploySite, '--nodes', names.join(','), '--poll-interval', '30', '--time-scale', '100', '--json']);
@@ -120,10 +138,17 @@ describe('a client of rollout serve', () => {
     // No terminal to ask on: a cancel that would fail nodes never started is refused without --yes, saying how many.
     const refused = await runCli(['session', 'cancel', id, ...where]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(new RegExp(`cancelling ${id} fails 2 node\\(s\\) that were never started, and those of the step in flight \\(up to 2\\) not yet back,.*rollout session stop ${id}.*give --yes`));
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `cancelling ${id} fails 2 node\\(s\\) that were never started, and those of the step in flight \\(up to 2\\) not yet back,.*rollout session stop ${id}.*give --yes`,
+      ),
+    );
 
     const stop = await runCli(['session', 'stop', id, ...where]);
-    expect(stop).toMatchObject({ code: 0, stdout: expect.stringContaining(`upgrade ${id} is STOPPING: what is in flight finishes, nothing new starts, and it ends STOPPED`) });
+    expect(stop).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining(`upgrade ${id} is STOPPING: what is in flight finishes, nothing new starts, and it ends STOPPED`),
+    });
     const watched = await runCliInProcess(['session', 'watch', id, ...where, '--json']);
     expect(JSON.parse(watched.stdout)).toMatchObject({ state: 'STOPPED', counts: { UPGRADED: 2, FAILED: 0, NOT_STARTED: 4 } });
     expect((await runCliInProcess(['session', 'stop', id, ...where])).code).toBe(1);

@@ -32,7 +32,9 @@ describe('resolving a deployed stack from its CloudFormation outputs', () => {
   });
 
   it('names the missing output, and a stack that is not there', async () => {
-    await expect(resolveStack(cloudFormationWith({ [STACK_OUTPUTS.tableName]: 't' }).client, 'S', 'r')).rejects.toThrow(`stack S has no output ${STACK_OUTPUTS.rollingUpgrade}`);
+    await expect(resolveStack(cloudFormationWith({ [STACK_OUTPUTS.tableName]: 't' }).client, 'S', 'r')).rejects.toThrow(
+      `stack S has no output ${STACK_OUTPUTS.rollingUpgrade}`,
+    );
     await expect(resolveStack(cloudFormationWith(undefined).client, 'Gone', 'r')).rejects.toThrow('stack Gone not found in r');
   });
 

@@ -34,7 +34,19 @@ describe('rollout upgrade', () => {
 
   it('runs a session to completion and prints it as JSON, with the site state written out', async () => {
     const stateFile = path.join(dir, 'state.json');
-    const result = await runCliInProcess(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--wlm-timeout', '300', '--json', '--site-state-out', stateFile]);
+    const result = await runCliInProcess([
+      'upgrade',
+      '--site',
+      site,
+      ...baseArgs,
+      '--step-size',
+      '2',
+      '--wlm-timeout',
+      '300',
+      '--json',
+      '--site-state-out',
+      stateFile,
+    ]);
 
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as Record<string, unknown> & { nodes: Record<string, { status: string; reason?: string }> };
@@ -55,7 +67,12 @@ describe('rollout upgrade', () => {
 
     const state = JSON.parse(await readFile(stateFile, 'utf8')) as { groups: Record<string, string[]>; nodes: Record<string, Record<string, unknown>> };
     expect(state.groups.failed).toEqual(['x1000c0s1b0n1']);
-    expect(state.nodes['x1000c0s0b0n0']).toEqual({ wlmState: 'IDLE', bootCount: 1, initialBusySeconds: 0, outOfService: [[expect.any(Number), expect.any(Number)]] });
+    expect(state.nodes['x1000c0s0b0n0']).toEqual({
+      wlmState: 'IDLE',
+      bootCount: 1,
+      initialBusySeconds: 0,
+      outOfService: [[expect.any(Number), expect.any(Number)]],
+    });
     expect(state.nodes['x1000c0s1b0n1']).toMatchObject({ wlmReason: `upgrading-time-out-wlm-waiting ${report.upgradeId}`, bootCount: 1 });
   });
 
@@ -81,20 +98,67 @@ describe('rollout upgrade', () => {
 
   it('runs mode window from the kebab-case options; the report carries the controls and the simulated makespan', async () => {
     const result = await runCliInProcess([
-      'upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--wlm-timeout', '300',
-      '--mode', 'window', '--max-unavailable', '50%', '--max-unavailable-per-rack', '2', '--batches', '1,2', '--json',
-      '--health-check', 'ssh {node} /usr/sbin/nhc', '--health-check-timeout', '120',
+      'upgrade',
+      '--site',
+      site,
+      ...baseArgs,
+      '--step-size',
+      '2',
+      '--wlm-timeout',
+      '300',
+      '--mode',
+      'window',
+      '--max-unavailable',
+      '50%',
+      '--max-unavailable-per-rack',
+      '2',
+      '--batches',
+      '1,2',
+      '--json',
+      '--health-check',
+      'ssh {node} /usr/sbin/nhc',
+      '--health-check-timeout',
+      '120',
     ]);
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as Record<string, unknown> & { makespanSeconds: number };
-    expect(report).toMatchObject({ state: 'READY', completed: true, controls: { mode: 'window', maxUnavailable: '50%', maxUnavailablePerRack: 2, batches: [1, 2], order: 'plan', healthCheck: { command: 'ssh {node} /usr/sbin/nhc', timeoutSeconds: 120 } } });
+    expect(report).toMatchObject({
+      state: 'READY',
+      completed: true,
+      controls: {
+        mode: 'window',
+        maxUnavailable: '50%',
+        maxUnavailablePerRack: 2,
+        batches: [1, 2],
+        order: 'plan',
+        healthCheck: { command: 'ssh {node} /usr/sbin/nhc', timeoutSeconds: 120 },
+      },
+    });
     // At least one boot (60 s) and return (10 s) in each of the two batches and the window after them.
     expect(report.makespanSeconds).toBeGreaterThanOrEqual(3 * 70);
-    expect(report.nodes).toMatchObject({ x1000c0s0b0n0: { status: 'UPGRADED' }, x1000c0s1b0n1: { status: 'FAILED', reason: 'upgrading-time-out-wlm-waiting' } });
+    expect(report.nodes).toMatchObject({
+      x1000c0s0b0n0: { status: 'UPGRADED' },
+      x1000c0s1b0n1: { status: 'FAILED', reason: 'upgrading-time-out-wlm-waiting' },
+    });
   });
 
   it('shows the mode and the makespan in the summary, and exits 1 with state HALTED once maxFailed is exceeded', async () => {
-    const result = await runCliInProcess(['upgrade', '--site', site, ...baseArgs, '--step-size', '1', '--wlm-timeout', '300', '--mode', 'window', '--max-unavailable', '1', '--max-failed', '0']);
+    const result = await runCliInProcess([
+      'upgrade',
+      '--site',
+      site,
+      ...baseArgs,
+      '--step-size',
+      '1',
+      '--wlm-timeout',
+      '300',
+      '--mode',
+      'window',
+      '--max-unavailable',
+      '1',
+      '--max-failed',
+      '0',
+    ]);
     // The last node in plan order fails: the budget of 0 is exceeded only then, with nothing left to start.
     expect(result.stdout).toMatch(/mode window: at most 1 out of service, 0 drained ahead, order plan, makespan \d+ min/);
     expect(result.stdout).toMatch(/halted \(state HALTED\)/);
@@ -111,7 +175,10 @@ describe('rollout upgrade', () => {
     [['--approval', 'each-batch'], /--approval in mode 'lockstep' is not supported by the workflow yet/],
     [['--health-check', '/usr/sbin/nhc'], /--health-check must name the node to check as \{node\}/],
     [['--health-check-timeout', '60'], /--health-check-timeout bounds the health check command: give --health-check too/],
-    [['--halt-on-outside-failures'], /--halt-on-outside-failures: halting on failures outside the plan in mode 'lockstep' is not supported by the workflow yet/],
+    [
+      ['--halt-on-outside-failures'],
+      /--halt-on-outside-failures: halting on failures outside the plan in mode 'lockstep' is not supported by the workflow yet/,
+    ],
   ])('exits 2 on invalid window options %j, naming the flag', async (extra, message) => {
     const result = await runCliInProcess(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', ...extra]);
     expect(result.code).toBe(2);
@@ -121,14 +188,30 @@ describe('rollout upgrade', () => {
   it('refuses a starting group the site does not have (exit 2, naming it), and a case variant of one, naming both', async () => {
     const withStarting = (label: string) => baseArgs.map((arg) => (arg === 'compute' ? label : arg));
     const missing = await runCliInProcess(['upgrade', '--site', site, ...withStarting('nosuch'), '--step-size', '2']);
-    expect({ code: missing.code, stderr: missing.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(/--starting-label: no group 'nosuch' in the site's inventory \(create it first, or ask to wait until it exists: --wait-for-groups\)/) });
+    expect({ code: missing.code, stderr: missing.stderr }).toEqual({
+      code: 2,
+      stderr: expect.stringMatching(
+        /--starting-label: no group 'nosuch' in the site's inventory \(create it first, or ask to wait until it exists: --wait-for-groups\)/,
+      ),
+    });
     const variant = await runCliInProcess(['upgrade', '--site', site, ...withStarting('Compute'), '--step-size', '2', '--wait-for-groups']);
-    expect({ code: variant.code, stderr: variant.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(/--starting-label: no group 'Compute' in the site's inventory, but there is 'compute'/) });
+    expect({ code: variant.code, stderr: variant.stderr }).toEqual({
+      code: 2,
+      stderr: expect.stringMatching(/--starting-label: no group 'Compute' in the site's inventory, but there is 'compute'/),
+    });
   });
 
   it("with --wait-for-groups, starts on a missing group and shows the workflow's message at once, and once", async () => {
     const message = "Processing step 0 in stage STARTING failed - failed to obtain Node Group named 'nosuch'";
-    const { child, done } = startCli(['upgrade', '--site', site, ...baseArgs.map((arg) => (arg === 'compute' ? 'nosuch' : arg)), '--step-size', '2', '--wait-for-groups']);
+    const { child, done } = startCli([
+      'upgrade',
+      '--site',
+      site,
+      ...baseArgs.map((arg) => (arg === 'compute' ? 'nosuch' : arg)),
+      '--step-size',
+      '2',
+      '--wait-for-groups',
+    ]);
     let seen = '';
     child.stderr!.on('data', (chunk: Buffer) => {
       const first = !seen.includes(message);
@@ -174,7 +257,11 @@ describe('rollout session, from a second process', () => {
     expect({ upgradeId, exited }).toMatchObject({ upgradeId: expect.any(String), exited: false });
 
     const cancel = await runCli(['session', 'cancel', upgradeId!, '--data-dir', dataDir, '--json']);
-    expect({ ...cancel, stdout: JSON.parse(cancel.stdout) as unknown }).toEqual({ code: 0, stdout: { id: upgradeId, kind: 'upgrade', state: 'DELETING', running: true }, stderr: '' });
+    expect({ ...cancel, stdout: JSON.parse(cancel.stdout) as unknown }).toEqual({
+      code: 0,
+      stdout: { id: upgradeId, kind: 'upgrade', state: 'DELETING', running: true },
+      stderr: '',
+    });
 
     const finished = await upgrade.done;
     expect(finished.code).toBe(1); // cancelled: not completed
@@ -194,12 +281,26 @@ describe('rollout session, from a second process', () => {
 });
 
 describe('rollout session pause, approve and resume, from a second process (--data-dir)', () => {
-  it('parks the running window for its operator; approve and resume wake it through the owner\'s Step Functions endpoint', async () => {
+  it("parks the running window for its operator; approve and resume wake it through the owner's Step Functions endpoint", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-cli-'));
     const site = path.join(dir, 'site.yaml');
     await writeFile(site, siteYaml());
     const dataDir = path.join(dir, 'data');
-    const args = ['--step-size', '2', '--mode', 'window', '--max-unavailable', '2', '--batches', '1', '--approval', 'each-batch', '--json', '--data-dir', dataDir];
+    const args = [
+      '--step-size',
+      '2',
+      '--mode',
+      'window',
+      '--max-unavailable',
+      '2',
+      '--batches',
+      '1',
+      '--approval',
+      'each-batch',
+      '--json',
+      '--data-dir',
+      dataDir,
+    ];
     const upgrade = startCli(['upgrade', '--site', site, ...baseArgs, ...args]);
 
     const shown = async (id: string) => (await runCliInProcess(['session', 'get', id, '--data-dir', dataDir])).stdout;
@@ -215,8 +316,16 @@ describe('rollout session pause, approve and resume, from a second process (--da
     expect((await runCliInProcess(['session', 'pause', upgradeId!, '--data-dir', dataDir])).stdout).toMatch(/paused: no new node starts/);
     // The same as JSON, from a process of its own.
     const pausedJson = await runCli(['session', 'pause', upgradeId!, '--data-dir', dataDir, '--json']);
-    expect({ ...pausedJson, stdout: JSON.parse(pausedJson.stdout) as unknown }).toEqual({ code: 0, stdout: { id: upgradeId, action: 'pause', running: true }, stderr: '' });
-    expect(await runCliInProcess(['session', 'approve', upgradeId!, '--data-dir', dataDir])).toMatchObject({ code: 0, stdout: `session ${upgradeId}: batch 2 approved\n`, stderr: '' });
+    expect({ ...pausedJson, stdout: JSON.parse(pausedJson.stdout) as unknown }).toEqual({
+      code: 0,
+      stdout: { id: upgradeId, action: 'pause', running: true },
+      stderr: '',
+    });
+    expect(await runCliInProcess(['session', 'approve', upgradeId!, '--data-dir', dataDir])).toMatchObject({
+      code: 0,
+      stdout: `session ${upgradeId}: batch 2 approved\n`,
+      stderr: '',
+    });
     expect(await shown(upgradeId!)).toMatch(/paused by its operator: no new node starts until `rollout session resume/);
 
     const resumed = await runCliInProcess(['session', 'resume', upgradeId!, '--data-dir', dataDir]);

@@ -23,14 +23,12 @@ describe('aslSubstitutions', () => {
   });
 
   it('fails, naming the file and the placeholder, when a placeholder has no value', () => {
-    expect(() => aslSubstitutions('x.asl.json', definition, { AFunctionArn: 'arn:a' })).toThrow(
-      'x.asl.json: no value for ${BFunctionArn}',
-    );
+    expect(() => aslSubstitutions('x.asl.json', definition, { AFunctionArn: 'arn:a' })).toThrow('x.asl.json: no value for ${BFunctionArn}');
   });
 
   it('fails when a value has no placeholder (the ASL and the stack have drifted apart)', () => {
-    expect(() =>
-      aslSubstitutions('x.asl.json', definition, { AFunctionArn: 'arn:a', BFunctionArn: 'arn:b', CFunctionArn: 'arn:c' }),
-    ).toThrow('x.asl.json: no placeholder for CFunctionArn');
+    expect(() => aslSubstitutions('x.asl.json', definition, { AFunctionArn: 'arn:a', BFunctionArn: 'arn:b', CFunctionArn: 'arn:c' })).toThrow(
+      'x.asl.json: no placeholder for CFunctionArn',
+    );
   });
 });

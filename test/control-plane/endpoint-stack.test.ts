@@ -53,10 +53,19 @@ describe('--endpoint on an AWS-API endpoint (LocalStack): the stack outputs thro
           const stack = form.get('StackName')!;
           describedStacks.push(stack);
           if (stack !== 'Rollout') {
-            res.writeHead(400, { 'content-type': 'text/xml' }).end(`<ErrorResponse><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id ${xml(stack)} does not exist</Message></Error></ErrorResponse>`);
+            res
+              .writeHead(400, { 'content-type': 'text/xml' })
+              .end(
+                `<ErrorResponse><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id ${xml(stack)} does not exist</Message></Error></ErrorResponse>`,
+              );
             return;
           }
-          const outputs = { [STACK_OUTPUTS.rollingUpgrade]: stateMachines.rollingUpgrade, [STACK_OUTPUTS.groupDeployment]: stateMachines.groupDeployment, [STACK_OUTPUTS.taskGraph]: stateMachines.taskGraph!, [STACK_OUTPUTS.tableName]: tableName };
+          const outputs = {
+            [STACK_OUTPUTS.rollingUpgrade]: stateMachines.rollingUpgrade,
+            [STACK_OUTPUTS.groupDeployment]: stateMachines.groupDeployment,
+            [STACK_OUTPUTS.taskGraph]: stateMachines.taskGraph!,
+            [STACK_OUTPUTS.tableName]: tableName,
+          };
           res.writeHead(200, { 'content-type': 'text/xml' }).end(describeStacksXml(stack, outputs));
           return;
         }
@@ -65,9 +74,13 @@ describe('--endpoint on an AWS-API endpoint (LocalStack): the stack outputs thro
           return;
         }
         const upstream = target.startsWith('AWSStepFunctions.') ? stepFunctionsEndpoint : dynamodbEndpoint;
-        const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => name !== 'host' && name !== 'content-length' && name !== 'connection')) as Record<string, string>;
+        const headers = Object.fromEntries(
+          Object.entries(req.headers).filter(([name]) => name !== 'host' && name !== 'content-length' && name !== 'connection'),
+        ) as Record<string, string>;
         const forwarded = await fetch(upstream, { method: 'POST', headers, body });
-        res.writeHead(forwarded.status, { 'content-type': forwarded.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await forwarded.arrayBuffer()));
+        res
+          .writeHead(forwarded.status, { 'content-type': forwarded.headers.get('content-type') ?? 'application/json' })
+          .end(Buffer.from(await forwarded.arrayBuffer()));
       })().catch((err: unknown) => res.writeHead(500).end(String(err)));
     });
     await new Promise<void>((resolve) => awsEndpoint.listen(0, '127.0.0.1', resolve));
@@ -82,7 +95,12 @@ describe('--endpoint on an AWS-API endpoint (LocalStack): the stack outputs thro
   it('connects by the named stack and runs an upgrade through it, as against a rollout serve', async () => {
     const client = await connectControlPlane({ kind: 'endpoint', url, stack: 'Rollout' });
     try {
-      expect(client.endpoints).toMatchObject({ stateMachines: served.endpoints.stateMachines, tableName: served.endpoints.tableName, stepFunctionsEndpoint: url, dynamodbEndpoint: url });
+      expect(client.endpoints).toMatchObject({
+        stateMachines: served.endpoints.stateMachines,
+        tableName: served.endpoints.tableName,
+        stepFunctionsEndpoint: url,
+        dynamodbEndpoint: url,
+      });
       const run = await client.run('rollingUpgrade', upgradeRequest({ upgradeStepSize: 2 }));
       expect((await run.outcome).status).toBe('SUCCEEDED');
       expect(await client.session(run.id)).toMatchObject({ kind: 'upgrade', report: { state: 'READY', completed: true } });
@@ -98,7 +116,9 @@ describe('--endpoint on an AWS-API endpoint (LocalStack): the stack outputs thro
 
     const missing = await runCliInProcess(['session', 'list', '--endpoint', url]);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/is no `rollout serve` .*nor an AWS endpoint describing stack BaremetalRollout.*Stack with id BaremetalRollout does not exist/);
+    expect(missing.stderr).toMatch(
+      /is no `rollout serve` .*nor an AWS endpoint describing stack BaremetalRollout.*Stack with id BaremetalRollout does not exist/,
+    );
     expect(describedStacks).toEqual(['Rollout', 'Rollout', 'BaremetalRollout']);
   });
 });

@@ -1,6 +1,7 @@
 import { decodeDocumentBytes, parseDocumentText, parseYamlDocuments } from '../../core/document-text';
 
-const problemsOf = (result: object): string => ('problems' in result ? (result.problems as { field: string; message: string }[]).map((p) => `${p.field}: ${p.message}`).join('; ') : 'accepted');
+const problemsOf = (result: object): string =>
+  'problems' in result ? (result.problems as { field: string; message: string }[]).map((p) => `${p.field}: ${p.message}`).join('; ') : 'accepted';
 
 describe('strict document text', () => {
   it.each<[string, 'json' | 'yaml', string, RegExp]>([
@@ -14,7 +15,17 @@ describe('strict document text', () => {
     ['an octal number in YAML', 'yaml', 'a: 0o17\n', /^a: "0o17" is not a decimal integer/],
     ['a whole number in exponent form in YAML', 'yaml', 'a: 1e3\n', /^a: "1e3" is not a decimal integer/],
     ['two documents where one is expected', 'yaml', 'a: 1\n---\nb: 2\n', /holds 2 documents; expected one/],
-    ['an alias bomb', 'yaml', ['a: &a [x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]', 'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]'].join('\n'), /aliases expand too far/],
+    [
+      'an alias bomb',
+      'yaml',
+      [
+        'a: &a [x, x, x, x, x, x, x, x, x]',
+        'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]',
+        'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]',
+        'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c]',
+      ].join('\n'),
+      /aliases expand too far/,
+    ],
   ])('refuses %s', (_case, format, text, message) => {
     expect(problemsOf(parseDocumentText(text, format))).toMatch(message);
   });

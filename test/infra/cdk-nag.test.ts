@@ -25,7 +25,12 @@ describe('cdk-nag AwsSolutionsChecks', () => {
     const app = testApp();
     new RolloutStack(app, 'BaremetalRollout');
     const stack = new Stack(app, 'Embedded');
-    const vpc = Vpc.fromVpcAttributes(stack, 'Vpc', { vpcId: 'vpc-0123456789abcdef0', availabilityZones: ['eu-west-1a'], privateSubnetIds: ['subnet-0123456789abcdef0'], privateSubnetRouteTableIds: ['rtb-0123456789abcdef0'] });
+    const vpc = Vpc.fromVpcAttributes(stack, 'Vpc', {
+      vpcId: 'vpc-0123456789abcdef0',
+      availabilityZones: ['eu-west-1a'],
+      privateSubnetIds: ['subnet-0123456789abcdef0'],
+      privateSubnetRouteTableIds: ['rtb-0123456789abcdef0'],
+    });
     new RolloutWorkflows(stack, 'Rollout', {
       siteProfile: parseSiteProfile({
         workloadManager: { type: 'scontrol' },

@@ -1,6 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { ASL_FILES, ENVIRONMENT, ENVIRONMENT_UPGRADE_FUNCTION_NAMES, TABLE_ACTIONS, aslPlaceholders } from '../../contracts';
-import { deployedAslProperties, deployedFunctionProperties, getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
+import {
+  deployedAslProperties,
+  deployedFunctionProperties,
+  getAttArn,
+  grantedOn,
+  stackArn,
+  taskTimeouts,
+  type Resource,
+  type TemplateQueries,
+} from '../support/template-queries';
 
 const asl = readFileSync(ASL_FILES.environmentUpgrade, 'utf8');
 const STATE_MACHINE_NAME = 'BaremetalRollout-EnvironmentUpgrade';
@@ -55,14 +64,18 @@ export function environmentUpgradeSpecs(stack: TemplateQueries): void {
 
     it('may start the rolling upgrade (a child it polls, never stops) and itself (continue-as-new)', () => {
       const statements = stack.statementsOf(stateMachine()[1]);
-      expect(grantedOn(statements, 'states:StartExecution')).toEqual(expect.arrayContaining([{ Ref: rollingUpgrade()[0] }, stackArn('states', `stateMachine:${STATE_MACHINE_NAME}`)]));
+      expect(grantedOn(statements, 'states:StartExecution')).toEqual(
+        expect.arrayContaining([{ Ref: rollingUpgrade()[0] }, stackArn('states', `stateMachine:${STATE_MACHINE_NAME}`)]),
+      );
       expect(grantedOn(statements, 'states:StartExecution')).toHaveLength(2);
       expect(grantedOn(statements, 'states:StopExecution')).toEqual([]);
     });
 
     it('is what the API Lambda starts, and outputs its ARN', () => {
       const api = stack.resources[stack.functionId('handler')] as Resource;
-      expect((api.Properties.Environment as { Variables: Record<string, unknown> }).Variables[ENVIRONMENT.environmentUpgradeStateMachineArn]).toEqual({ Ref: stateMachine()[0] });
+      expect((api.Properties.Environment as { Variables: Record<string, unknown> }).Variables[ENVIRONMENT.environmentUpgradeStateMachineArn]).toEqual({
+        Ref: stateMachine()[0],
+      });
       expect(grantedOn(stack.statementsOf(api), 'states:StartExecution')).toContainEqual({ Ref: stateMachine()[0] });
       stack.template.hasOutput('EnvironmentUpgradeStateMachineArn', { Value: { Ref: stateMachine()[0] } });
     });

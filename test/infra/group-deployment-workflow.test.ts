@@ -9,7 +9,9 @@ describe('GroupDeploymentWorkflow', () => {
   it('builds with every function of the workflow', () => {
     const stack = new Stack(testApp(), 'Complete');
     const taskGraph = new TaskGraphWorkflow(stack, 'TaskGraph', { functions: importedFunctions(stack, TASK_GRAPH_FUNCTION_NAMES) }).stateMachine;
-    expect(() => new GroupDeploymentWorkflow(stack, 'Workflow', { functions: importedFunctions(stack, GROUP_DEPLOYMENT_FUNCTION_NAMES), taskGraph })).not.toThrow();
+    expect(
+      () => new GroupDeploymentWorkflow(stack, 'Workflow', { functions: importedFunctions(stack, GROUP_DEPLOYMENT_FUNCTION_NAMES), taskGraph }),
+    ).not.toThrow();
   });
 
   it('fails the synth, naming the ASL file and the placeholder, when a function is missing', () => {

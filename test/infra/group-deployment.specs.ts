@@ -1,7 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { ASL_FILES, ENVIRONMENT, GROUP_DEPLOYMENT_FUNCTION_NAMES, aslPlaceholders } from '../../contracts';
 import { SYNC_EVENTS_RULE_NAME } from '../../infra/constructs/asl-state-machine';
-import { deployedAslProperties, deployedFunctionProperties, getAttArn, grantedOn, stackArn, taskTimeouts, type Resource, type TemplateQueries } from '../support/template-queries';
+import {
+  deployedAslProperties,
+  deployedFunctionProperties,
+  getAttArn,
+  grantedOn,
+  stackArn,
+  taskTimeouts,
+  type Resource,
+  type TemplateQueries,
+} from '../support/template-queries';
 
 /** The three machines, children first, each with the children it starts with startExecution.sync:2 (a deploy phase may run a task graph). */
 const MACHINES = [
@@ -18,8 +27,7 @@ export function groupDeploymentSpecs(stack: TemplateQueries): void {
   const machineStatements = (name: string) => stack.statementsOf(machine(name)[1]);
   const functionProperties = (name: string) => (stack.resources[stack.functionId(name)] as Resource).Properties;
   /** The placeholders of a file that name functions, as function names. */
-  const functionsOf = (file: string) =>
-    aslPlaceholders(aslOf(file)).flatMap((key) => (key.endsWith('FunctionArn') ? [key.replace(/FunctionArn$/, '')] : []));
+  const functionsOf = (file: string) => aslPlaceholders(aslOf(file)).flatMap((key) => (key.endsWith('FunctionArn') ? [key.replace(/FunctionArn$/, '')] : []));
 
   describe.each(MACHINES)('$name state machine', ({ name, file, children }) => {
     it('deploys its ASL file inline, under a fixed name', () => {
@@ -84,7 +92,9 @@ export function groupDeploymentSpecs(stack: TemplateQueries): void {
     });
 
     it('each log to a log group of their own', () => {
-      const logGroups = GROUP_DEPLOYMENT_FUNCTION_NAMES.map((name) => JSON.stringify((functionProperties(name).LoggingConfig as { LogGroup: unknown }).LogGroup));
+      const logGroups = GROUP_DEPLOYMENT_FUNCTION_NAMES.map((name) =>
+        JSON.stringify((functionProperties(name).LoggingConfig as { LogGroup: unknown }).LogGroup),
+      );
       expect(new Set(logGroups).size).toBe(GROUP_DEPLOYMENT_FUNCTION_NAMES.length);
     });
 
@@ -104,6 +114,5 @@ export function groupDeploymentSpecs(stack: TemplateQueries): void {
       }
       stack.template.hasParameter('ProvisionerUrl', { AllowedPattern: '^https://.+' });
     });
-
   });
 }

@@ -11,7 +11,8 @@ export function leastPrivilegeSpecs(stack: TemplateQueries): void {
   const functionOf = (name: string) => stack.resources[stack.functionId(name === 'Api' ? 'handler' : name)] as Resource;
   const roleOf = (name: string) => (functionOf(name).Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
   /** The site API token's conditional policy and the roles it is attached to. */
-  const siteTokenPolicy = () => stack.ofType('AWS::IAM::Policy').filter(([, policy]) => (policy as Resource & { Condition?: string }).Condition === 'HasSiteApiToken');
+  const siteTokenPolicy = () =>
+    stack.ofType('AWS::IAM::Policy').filter(([, policy]) => (policy as Resource & { Condition?: string }).Condition === 'HasSiteApiToken');
 
   describe('secrets', () => {
     it.each(Object.keys(SITE_SERVICES))('%s: may read the secrets of the services it calls, and no other', (name) => {
@@ -32,7 +33,11 @@ export function leastPrivilegeSpecs(stack: TemplateQueries): void {
 
     it('leaves most functions without the Slurm JWT: only those that call the workload manager read it', () => {
       const readers = Object.keys(SITE_SERVICES).filter((name) => grantedOn(stack.statementsOf(functionOf(name)), 'secretsmanager:GetSecretValue').length > 0);
-      expect(readers.sort()).toEqual(Object.keys(SITE_SERVICES).filter((name) => SITE_SERVICES[name as FunctionName].includes('workloadManager')).sort());
+      expect(readers.sort()).toEqual(
+        Object.keys(SITE_SERVICES)
+          .filter((name) => SITE_SERVICES[name as FunctionName].includes('workloadManager'))
+          .sort(),
+      );
       expect(readers).not.toContain('Api');
       expect(readers).not.toContain('AwaitOperator');
       expect(readers.length).toBeLessThan(Object.keys(SITE_SERVICES).length / 2);
@@ -50,7 +55,9 @@ export function leastPrivilegeSpecs(stack: TemplateQueries): void {
 
     it('has a read access policy (GET, HEAD) and a change access policy (POST, DELETE), output for operators to attach', () => {
       const [apiId] = stack.onlyOne('AWS::ApiGateway::RestApi');
-      const managed = stack.ofType('AWS::IAM::ManagedPolicy').map(([id, policy]) => ({ id, statements: (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement }));
+      const managed = stack
+        .ofType('AWS::IAM::ManagedPolicy')
+        .map(([id, policy]) => ({ id, statements: (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement }));
       const verbsOf = (statements: Statement[]) => {
         expect(statements.map((statement) => statement.Action)).toEqual(['execute-api:Invoke']);
         return [statements[0]!.Resource].flat().map((resource) => {
@@ -71,7 +78,9 @@ export function leastPrivilegeSpecs(stack: TemplateQueries): void {
 
     it('throttles the stage', () => {
       const [, stage] = stack.onlyOne('AWS::ApiGateway::Stage');
-      expect(stage.Properties.MethodSettings).toEqual([expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 25, ThrottlingBurstLimit: 50 })]);
+      expect(stage.Properties.MethodSettings).toEqual([
+        expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', ThrottlingRateLimit: 25, ThrottlingBurstLimit: 50 }),
+      ]);
     });
   });
 

@@ -7,7 +7,8 @@ import { synthRolloutStack, testApp } from '../support/synth-stack';
 type Resource = { Properties: Record<string, unknown>; DeletionPolicy?: string };
 const template = synthRolloutStack();
 const resources = (type: string) => template.findResources(type) as Record<string, Resource>;
-const alarmDescribed = (start: string) => Object.values(resources('AWS::CloudWatch::Alarm')).filter((a) => String(a.Properties.AlarmDescription).startsWith(start));
+const alarmDescribed = (start: string) =>
+  Object.values(resources('AWS::CloudWatch::Alarm')).filter((a) => String(a.Properties.AlarmDescription).startsWith(start));
 
 describe('RolloutStack monitoring', () => {
   it('counts the REST API function in the Lambda error and throttle alarms, with every workflow function', () => {
@@ -23,7 +24,9 @@ describe('RolloutStack monitoring', () => {
   it("alarms when a schedule of the stack's group fails to start its workflow or is dropped", () => {
     const [alarm] = alarmDescribed('A schedule of');
     const [groupId] = Object.keys(resources('AWS::Scheduler::ScheduleGroup'));
-    const metrics = (alarm!.Properties.Metrics as { MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: unknown[] }; Stat: string } }[]).flatMap((m) => (m.MetricStat ? [m.MetricStat] : []));
+    const metrics = (
+      alarm!.Properties.Metrics as { MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: unknown[] }; Stat: string } }[]
+    ).flatMap((m) => (m.MetricStat ? [m.MetricStat] : []));
     expect(metrics.map((m) => m.Metric.MetricName).sort()).toEqual(['InvocationDroppedCount', 'TargetErrorCount']);
     for (const m of metrics) {
       expect(m.Metric.Namespace).toBe('AWS/Scheduler');
@@ -40,12 +43,19 @@ describe('RolloutStack monitoring', () => {
     expect(filters).toHaveLength(publishing);
     for (const filter of filters) {
       expect(filter.Properties.FilterPattern).toBe(`{ $.message = "${LOG_MESSAGES.statusEventsNotPublished}" }`);
-      expect(filter.Properties.MetricTransformations).toEqual([{ MetricNamespace: 'BaremetalRollout/BaremetalRollout', MetricName: 'StatusEventsNotPublished', MetricValue: '1' }]);
+      expect(filter.Properties.MetricTransformations).toEqual([
+        { MetricNamespace: 'BaremetalRollout/BaremetalRollout', MetricName: 'StatusEventsNotPublished', MetricValue: '1' },
+      ]);
     }
     const logGroups = new Set(filters.map((f) => JSON.stringify(f.Properties.LogGroupName)));
     expect(logGroups.size).toBe(publishing);
     const [alarm] = alarmDescribed('The event bus refused');
-    expect(alarm!.Properties).toMatchObject({ Namespace: 'BaremetalRollout/BaremetalRollout', MetricName: 'StatusEventsNotPublished', Statistic: 'Sum', Threshold: 1 });
+    expect(alarm!.Properties).toMatchObject({
+      Namespace: 'BaremetalRollout/BaremetalRollout',
+      MetricName: 'StatusEventsNotPublished',
+      Statistic: 'Sum',
+      Threshold: 1,
+    });
   });
 
   it('applies the removal policy to the event bus and the schedule group (RETAIN by default)', () => {

@@ -19,7 +19,9 @@ describe('baremetal-rollout/infra from outside the repository', () => {
     app = await mkdtemp(path.join(os.tmpdir(), 'rollout-consumer-'));
     await run(process.execPath, [path.join(PROJECT_ROOT, 'scripts', 'build-infra.mjs')], { cwd: PROJECT_ROOT });
     const npm = process.env.npm_execpath;
-    const pack = npm ? [process.execPath, [npm, 'pack', '--ignore-scripts', '--json', '--pack-destination', app]] as const : ['npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', app]] as const;
+    const pack = npm
+      ? ([process.execPath, [npm, 'pack', '--ignore-scripts', '--json', '--pack-destination', app]] as const)
+      : (['npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', app]] as const);
     const { stdout } = await run(pack[0], [...pack[1]], { cwd: PROJECT_ROOT, maxBuffer: 64 * 1024 * 1024 });
     const { filename } = (JSON.parse(stdout) as { filename: string }[])[0]!;
 
@@ -63,7 +65,18 @@ export function typed(scope: Construct): RolloutWorkflows {
     await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'my-hpc-app', private: true, type: 'module' }));
     await writeFile(
       path.join(app, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: true, noEmit: true, types: ['node'] }, include: ['*.ts'] }),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          skipLibCheck: true,
+          noEmit: true,
+          types: ['node'],
+        },
+        include: ['*.ts'],
+      }),
     );
   }, 240_000);
   afterAll(() => rm(app, { recursive: true, force: true }));
@@ -72,7 +85,14 @@ export function typed(scope: Construct): RolloutWorkflows {
     const shipped = path.join(app, 'node_modules', 'baremetal-rollout');
     const listed = async (dir: string) => (await readdir(path.join(shipped, dir))).sort();
     expect(await listed('dist')).toEqual(expect.arrayContaining(['infra.js', 'types']));
-    expect(await listed('statemachines')).toEqual(['deploy-group.asl.json', 'environment-upgrade.asl.json', 'group-deployment.asl.json', 'rolling-upgrade.asl.json', 'run-node-batches.asl.json', 'task-graph.asl.json']);
+    expect(await listed('statemachines')).toEqual([
+      'deploy-group.asl.json',
+      'environment-upgrade.asl.json',
+      'group-deployment.asl.json',
+      'rolling-upgrade.asl.json',
+      'run-node-batches.asl.json',
+      'task-graph.asl.json',
+    ]);
     expect(await listed('lambdas/entrypoints')).toEqual(expect.arrayContaining(['api.ts', 'group-deployment.ts', 'rolling-upgrade.ts', 'task-graph.ts']));
     const top = await listed('.');
     expect(top).not.toContain('test');
@@ -85,10 +105,15 @@ export function typed(scope: Construct): RolloutWorkflows {
     expect(checked.stdout).toBe('');
   }, 120_000);
 
-  it('synthesizes it: the workflows from the package, the app\'s aws-cdk-lib', async () => {
+  it("synthesizes it: the workflows from the package, the app's aws-cdk-lib", async () => {
     const out = path.join(app, 'cdk.out');
-    await run(process.execPath, ['--import', 'tsx', 'app.ts', out], { cwd: app, env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' } });
-    const template = JSON.parse(await readFile(path.join(out, 'MyHpc.template.json'), 'utf8')) as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+    await run(process.execPath, ['--import', 'tsx', 'app.ts', out], {
+      cwd: app,
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    });
+    const template = JSON.parse(await readFile(path.join(out, 'MyHpc.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+    };
     const resources = Object.values(template.Resources);
     const machines = resources.filter((r) => r.Type === 'AWS::StepFunctions::StateMachine');
     expect(machines).toHaveLength(6);

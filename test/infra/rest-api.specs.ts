@@ -21,7 +21,9 @@ export function restApiSpecs(stack: TemplateQueries): void {
       expect(integration.IntegrationHttpMethod).toBe('POST');
       expect(JSON.stringify(integration.Uri)).toContain(JSON.stringify(getAttArn(apiFunction())));
     }
-    const permissions = stack.ofType('AWS::Lambda::Permission').filter(([, p]) => JSON.stringify(p.Properties.FunctionName) === JSON.stringify(getAttArn(apiFunction())));
+    const permissions = stack
+      .ofType('AWS::Lambda::Permission')
+      .filter(([, p]) => JSON.stringify(p.Properties.FunctionName) === JSON.stringify(getAttArn(apiFunction())));
     expect(permissions.length).toBeGreaterThan(0);
     for (const [, permission] of permissions) expect(permission.Properties.Principal).toBe('apigateway.amazonaws.com');
   });

@@ -1,6 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { ASL_FILES, ENVIRONMENT, ROLLING_UPGRADE_FUNCTION_NAMES, aslPlaceholders } from '../../contracts';
-import { deployedAslProperties, deployedFunctionProperties, getAttArn, grantedOn, stackArn, taskTimeouts, type TemplateQueries } from '../support/template-queries';
+import {
+  deployedAslProperties,
+  deployedFunctionProperties,
+  getAttArn,
+  grantedOn,
+  stackArn,
+  taskTimeouts,
+  type TemplateQueries,
+} from '../support/template-queries';
 
 const asl = readFileSync(ASL_FILES.rollingUpgrade, 'utf8');
 const STATE_MACHINE_NAME = 'BaremetalRollout-RollingUpgrade';
@@ -9,8 +17,7 @@ const STATE_MACHINE_NAME = 'BaremetalRollout-RollingUpgrade';
 export function rollingUpgradeSpecs(stack: TemplateQueries): void {
   const stateMachine = () => stack.stateMachine(STATE_MACHINE_NAME);
   const tableId = () => stack.onlyOne('AWS::DynamoDB::Table')[0];
-  const environmentOf = (name: string) =>
-    (stack.resources[stack.functionId(name)]?.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+  const environmentOf = (name: string) => (stack.resources[stack.functionId(name)]?.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
 
   describe('functions', () => {
     it.each(ROLLING_UPGRADE_FUNCTION_NAMES)('%s: Node 22 on arm64, traced, with the timeout of the Task that invokes it', (name) => {
@@ -39,7 +46,6 @@ export function rollingUpgradeSpecs(stack: TemplateQueries): void {
       expect(environmentOf(name)[ENVIRONMENT.slurmTokenSecretArn]).toEqual({ Ref: 'SlurmTokenSecretArn' });
       expect(environmentOf(name)).not.toHaveProperty(ENVIRONMENT.slurmToken);
     });
-
   });
 
   describe('state machine', () => {

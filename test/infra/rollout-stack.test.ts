@@ -1,6 +1,12 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { createTableInput, TTL_ATTRIBUTE } from '../../adapters/dynamodb/table-design';
-import { ENVIRONMENT, ENVIRONMENT_UPGRADE_FUNCTION_NAMES, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES, TASK_GRAPH_FUNCTION_NAMES } from '../../contracts';
+import {
+  ENVIRONMENT,
+  ENVIRONMENT_UPGRADE_FUNCTION_NAMES,
+  GROUP_DEPLOYMENT_FUNCTION_NAMES,
+  ROLLING_UPGRADE_FUNCTION_NAMES,
+  TASK_GRAPH_FUNCTION_NAMES,
+} from '../../contracts';
 import { environmentUpgradeSpecs } from './environment-upgrade.specs';
 import { groupDeploymentSpecs } from './group-deployment.specs';
 import { restApiSpecs } from './rest-api.specs';
@@ -13,7 +19,12 @@ import { synthRolloutStack, testApp } from '../support/synth-stack';
 import { TemplateQueries } from '../support/template-queries';
 
 const tableDesign = createTableInput('unused');
-const ALL_FUNCTION_NAMES = [...ROLLING_UPGRADE_FUNCTION_NAMES, ...GROUP_DEPLOYMENT_FUNCTION_NAMES, ...TASK_GRAPH_FUNCTION_NAMES, ...ENVIRONMENT_UPGRADE_FUNCTION_NAMES];
+const ALL_FUNCTION_NAMES = [
+  ...ROLLING_UPGRADE_FUNCTION_NAMES,
+  ...GROUP_DEPLOYMENT_FUNCTION_NAMES,
+  ...TASK_GRAPH_FUNCTION_NAMES,
+  ...ENVIRONMENT_UPGRADE_FUNCTION_NAMES,
+];
 
 // One synthesis for every spec below, the workflow specs included.
 const stack = new TemplateQueries(synthRolloutStack);
@@ -60,8 +71,10 @@ describe('RolloutStack', () => {
   });
 
   it('takes https:// site URLs only (tokens travel to them), and tells no function that http is allowed', () => {
-    for (const name of ['WorkloadManagerUrl', 'BootServiceUrl', 'InventoryUrl', 'ProvisionerUrl']) stack.template.hasParameter(name, { AllowedPattern: '^https://.+' });
-    for (const name of ALL_FUNCTION_NAMES) expect(stack.resources[stack.functionId(name)]?.Properties.Environment).not.toHaveProperty(`Variables.${ENVIRONMENT.allowInsecureHttp}`);
+    for (const name of ['WorkloadManagerUrl', 'BootServiceUrl', 'InventoryUrl', 'ProvisionerUrl'])
+      stack.template.hasParameter(name, { AllowedPattern: '^https://.+' });
+    for (const name of ALL_FUNCTION_NAMES)
+      expect(stack.resources[stack.functionId(name)]?.Properties.Environment).not.toHaveProperty(`Variables.${ENVIRONMENT.allowInsecureHttp}`);
   });
 
   it('resolves no secret at deploy time: the functions read them at cold start', () => {
@@ -80,7 +93,9 @@ describe('RolloutStack', () => {
 describe('a lab stack (allowInsecureHttp)', () => {
   it('takes http:// URL parameters, and tells the functions so', () => {
     const lab = new TemplateQueries(() => Template.fromStack(new RolloutStack(testApp(), 'Lab', { allowInsecureHttp: true })));
-    for (const name of ['WorkloadManagerUrl', 'BootServiceUrl', 'InventoryUrl', 'ProvisionerUrl']) lab.template.hasParameter(name, { AllowedPattern: '^https?://.+' });
-    for (const name of ALL_FUNCTION_NAMES) expect(lab.resources[lab.functionId(name)]?.Properties.Environment).toHaveProperty(`Variables.${ENVIRONMENT.allowInsecureHttp}`, 'true');
+    for (const name of ['WorkloadManagerUrl', 'BootServiceUrl', 'InventoryUrl', 'ProvisionerUrl'])
+      lab.template.hasParameter(name, { AllowedPattern: '^https?://.+' });
+    for (const name of ALL_FUNCTION_NAMES)
+      expect(lab.resources[lab.functionId(name)]?.Properties.Environment).toHaveProperty(`Variables.${ENVIRONMENT.allowInsecureHttp}`, 'true');
   });
 });

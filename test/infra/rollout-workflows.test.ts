@@ -30,12 +30,16 @@ describe('RolloutWorkflows embedded in an app of its own (the README sample, exa
     const functions = Object.values(template.findResources('AWS::Lambda::Function')) as { Properties: { VpcConfig?: { SecurityGroupIds: unknown[] } } }[];
     // Every workflow activity and the REST API's function (TABLE_ACTIONS names each once), every one in the VPC.
     expect(functions).toHaveLength(Object.keys(TABLE_ACTIONS).length);
-    for (const fn of functions) expect(fn.Properties.VpcConfig?.SecurityGroupIds).toEqual([{ 'Fn::GetAtt': [expect.stringMatching(/^SlurmrestdClients/), 'GroupId'] }]);
+    for (const fn of functions)
+      expect(fn.Properties.VpcConfig?.SecurityGroupIds).toEqual([{ 'Fn::GetAtt': [expect.stringMatching(/^SlurmrestdClients/), 'GroupId'] }]);
   });
 
   it('alarms on failed executions (per state machine) and on Lambda errors and throttles, to the topic, and draws a dashboard', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as { Properties: { AlarmActions: unknown[]; AlarmDescription: string } }[];
-    const machines = alarms.map((a) => a.Properties.AlarmDescription).filter((d) => d.includes('an execution failed')).map((d) => d.split(':')[0]);
+    const machines = alarms
+      .map((a) => a.Properties.AlarmDescription)
+      .filter((d) => d.includes('an execution failed'))
+      .map((d) => d.split(':')[0]);
     expect(machines.sort()).toEqual(['DeployGroup', 'EnvironmentUpgrade', 'GroupDeployment', 'RollingUpgrade', 'RunNodeBatches', 'TaskGraph']);
     // The functions' errors and throttles summed in groups of at most 10 metrics: 26 make 3, the REST API's one more.
     expect(alarms.filter((a) => a.Properties.AlarmDescription.startsWith('A Lambda error'))).toHaveLength(3);
@@ -45,25 +49,38 @@ describe('RolloutWorkflows embedded in an app of its own (the README sample, exa
   });
 
   it('keeps the outputs the CLI reads, and the given log retention', () => {
-    for (const output of ['RollingUpgradeStateMachineArn', 'GroupDeploymentStateMachineArn', 'TaskGraphStateMachineArn', 'SessionsTableName']) template.hasOutput(output, {});
+    for (const output of ['RollingUpgradeStateMachineArn', 'GroupDeploymentStateMachineArn', 'TaskGraphStateMachineArn', 'SessionsTableName'])
+      template.hasOutput(output, {});
     template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
   });
 });
 
 describe('RolloutWorkflows ssmTargets', () => {
   it('refuses a profile that commands an instance outside the allow-list, naming the field', () => {
-    expect(() => new RolloutWorkflows(new Stack(testApp(), 'S'), 'Rollout', { siteProfile: PROFILE, ssmTargets: [{ region: 'eu-west-1', instanceIds: ['i-0fedcba9876543210'] }] })).toThrow(
-      "transport.instanceIds: i-0123456789abcdef0 (eu-west-1) not in the construct's ssmTargets",
-    );
+    expect(
+      () =>
+        new RolloutWorkflows(new Stack(testApp(), 'S'), 'Rollout', {
+          siteProfile: PROFILE,
+          ssmTargets: [{ region: 'eu-west-1', instanceIds: ['i-0fedcba9876543210'] }],
+        }),
+    ).toThrow("transport.instanceIds: i-0123456789abcdef0 (eu-west-1) not in the construct's ssmTargets");
   });
 
   it("holds the task graph's own transport to the same rules: SSM to allowed instances only, no local commands", () => {
-    const tasks = { transport: { type: 'ssm' as const, instanceIds: ['i-0fedcba9876543210'], region: 'eu-west-1' }, nodeExec: 'pdsh -S -w {nodes} {command}', fanout: 256 };
-    expect(() => new RolloutWorkflows(new Stack(testApp(), 'T'), 'Rollout', { siteProfile: { ...PROFILE, tasks }, ssmTargets: [{ region: 'eu-west-1', instanceIds: ['i-0123456789abcdef0'] }] })).toThrow(
-      "tasks.transport.instanceIds: i-0fedcba9876543210 (eu-west-1) not in the construct's ssmTargets",
-    );
-    expect(() => new RolloutWorkflows(new Stack(testApp(), 'L'), 'Rollout', { siteProfile: { ...PROFILE, tasks: { ...tasks, transport: { type: 'local' } } } })).toThrow(
-      'tasks.transport: the deployed functions have no local cluster commands',
-    );
+    const tasks = {
+      transport: { type: 'ssm' as const, instanceIds: ['i-0fedcba9876543210'], region: 'eu-west-1' },
+      nodeExec: 'pdsh -S -w {nodes} {command}',
+      fanout: 256,
+    };
+    expect(
+      () =>
+        new RolloutWorkflows(new Stack(testApp(), 'T'), 'Rollout', {
+          siteProfile: { ...PROFILE, tasks },
+          ssmTargets: [{ region: 'eu-west-1', instanceIds: ['i-0123456789abcdef0'] }],
+        }),
+    ).toThrow("tasks.transport.instanceIds: i-0fedcba9876543210 (eu-west-1) not in the construct's ssmTargets");
+    expect(
+      () => new RolloutWorkflows(new Stack(testApp(), 'L'), 'Rollout', { siteProfile: { ...PROFILE, tasks: { ...tasks, transport: { type: 'local' } } } }),
+    ).toThrow('tasks.transport: the deployed functions have no local cluster commands');
   });
 });

@@ -10,7 +10,9 @@ describe('RolloutStack: schedules and events', () => {
   it('has a schedule group and a role the scheduler assumes only for that group (aws:SourceArn = the group ARN) in this account', () => {
     template.resourceCountIs('AWS::Scheduler::ScheduleGroup', 1);
     const [groupId] = Object.keys(template.findResources('AWS::Scheduler::ScheduleGroup'));
-    const roles = Object.values(template.findResources('AWS::IAM::Role')).filter((role) => JSON.stringify(role.Properties.AssumeRolePolicyDocument).includes('scheduler.amazonaws.com'));
+    const roles = Object.values(template.findResources('AWS::IAM::Role')).filter((role) =>
+      JSON.stringify(role.Properties.AssumeRolePolicyDocument).includes('scheduler.amazonaws.com'),
+    );
     expect(roles).toHaveLength(1);
     expect(roles[0]!.Properties.AssumeRolePolicyDocument.Statement).toEqual([
       {
@@ -24,7 +26,9 @@ describe('RolloutStack: schedules and events', () => {
   });
 
   it('lets the scheduler role start the two workflows and nothing else', () => {
-    const roles = template.findResources('AWS::IAM::Role', { Properties: { AssumeRolePolicyDocument: { Statement: [Match.objectLike({ Principal: { Service: 'scheduler.amazonaws.com' } })] } } });
+    const roles = template.findResources('AWS::IAM::Role', {
+      Properties: { AssumeRolePolicyDocument: { Statement: [Match.objectLike({ Principal: { Service: 'scheduler.amazonaws.com' } })] } },
+    });
     const [roleId] = Object.keys(roles);
     const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) => JSON.stringify(policy.Properties.Roles).includes(roleId!));
     const statements = policies.flatMap((policy) => policy.Properties.PolicyDocument.Statement as { Action: string; Resource: unknown }[]);
@@ -60,15 +64,33 @@ describe('RolloutStack: schedules and events', () => {
 });
 
 describe('RolloutWorkflows: schedules declared in its props', () => {
-  const upgradeRequest = { startingLabel: 'compute', upgradingLabel: 'upgrading', failedLabel: 'failed', upgradeStepSize: 8, upgradeTemplateId: 'cos-2.4', workloadManagerType: 'slurm' };
+  const upgradeRequest = {
+    startingLabel: 'compute',
+    upgradingLabel: 'upgrading',
+    failedLabel: 'failed',
+    upgradeStepSize: 8,
+    upgradeTemplateId: 'cos-2.4',
+    workloadManagerType: 'slurm',
+  };
 
   it('creates each in the schedule group, starting its workflow with the stored request through the group role', () => {
     const stack = new RolloutStack(testApp(), 'Declared', {
-      schedules: [{ name: 'weekly-compute', expression: 'cron(0 2 ? * SUN *)', timeZone: 'Europe/Paris', flexibleWindowMinutes: 30, workflow: 'rollingUpgrade', request: upgradeRequest }],
+      schedules: [
+        {
+          name: 'weekly-compute',
+          expression: 'cron(0 2 ? * SUN *)',
+          timeZone: 'Europe/Paris',
+          flexibleWindowMinutes: 30,
+          workflow: 'rollingUpgrade',
+          request: upgradeRequest,
+        },
+      ],
     });
     const template = Template.fromStack(stack);
     template.resourceCountIs('AWS::Scheduler::Schedule', 1);
-    const [schedule] = Object.values(template.findResources('AWS::Scheduler::Schedule')) as { Properties: Record<string, unknown> & { Target: { Arn: unknown; RoleArn: unknown; Input: string } } }[];
+    const [schedule] = Object.values(template.findResources('AWS::Scheduler::Schedule')) as {
+      Properties: Record<string, unknown> & { Target: { Arn: unknown; RoleArn: unknown; Input: string } };
+    }[];
     expect(schedule!.Properties).toMatchObject({
       Name: 'weekly-compute',
       ScheduleExpression: 'cron(0 2 ? * SUN *)',
@@ -81,11 +103,17 @@ describe('RolloutWorkflows: schedules declared in its props', () => {
   });
 
   it('refuses at synth a schedule whose request or expression is bad, naming the schedule and the field', () => {
-    expect(() => new RolloutStack(testApp(), 'BadRequest', { schedules: [{ name: 'nightly', expression: 'rate(1 day)', workflow: 'rollingUpgrade', request: { ...upgradeRequest, upgradeStepSize: 0 } }] })).toThrow(
-      /schedule 'nightly'.*request\.upgradeStepSize/s,
-    );
-    expect(() => new RolloutStack(testApp(), 'BadExpression', { schedules: [{ name: 'nightly', expression: 'cron(99 * * * ? *)', workflow: 'rollingUpgrade', request: upgradeRequest }] })).toThrow(
-      /schedule 'nightly'.*scheduleExpression/s,
-    );
+    expect(
+      () =>
+        new RolloutStack(testApp(), 'BadRequest', {
+          schedules: [{ name: 'nightly', expression: 'rate(1 day)', workflow: 'rollingUpgrade', request: { ...upgradeRequest, upgradeStepSize: 0 } }],
+        }),
+    ).toThrow(/schedule 'nightly'.*request\.upgradeStepSize/s);
+    expect(
+      () =>
+        new RolloutStack(testApp(), 'BadExpression', {
+          schedules: [{ name: 'nightly', expression: 'cron(99 * * * ? *)', workflow: 'rollingUpgrade', request: upgradeRequest }],
+        }),
+    ).toThrow(/schedule 'nightly'.*scheduleExpression/s);
   });
 });

@@ -15,7 +15,9 @@ const PROFILE: SiteProfileInput = {
 
 describe('RolloutStack with a site profile', () => {
   const template = Template.fromStack(new RolloutStack(testApp(), 'WithProfile', { siteProfile: parseSiteProfile(PROFILE) }));
-  const allFunctions = Object.values(template.findResources('AWS::Lambda::Function')) as { Properties: { Handler: string; Environment: { Variables: Record<string, unknown> } } }[];
+  const allFunctions = Object.values(template.findResources('AWS::Lambda::Function')) as {
+    Properties: { Handler: string; Environment: { Variables: Record<string, unknown> } };
+  }[];
   // The workflow functions and the API Lambda (index.handler), which checks requests against the boot service and the inventory.
   const functions = allFunctions;
   const statements = JSON.stringify(template.findResources('AWS::IAM::Policy'));
@@ -71,10 +73,15 @@ describe('RolloutStack with a plain Slurm site: scontrol, slurm-reboot, slurm in
   const statements = policies.flatMap((p) => p.Properties.PolicyDocument.Statement);
   const ssmActions = new Set(statements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith('ssm:')));
 
-  it('passes the profile to every workflow function (the REST API\'s function reaches no site)', () => {
-    const functions = Object.values(template.findResources('AWS::Lambda::Function')) as { Properties: { Handler: string; Environment: { Variables: Record<string, string> } } }[];
+  it("passes the profile to every workflow function (the REST API's function reaches no site)", () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')) as {
+      Properties: { Handler: string; Environment: { Variables: Record<string, string> } };
+    }[];
     for (const fn of functions.filter((f) => f.Properties.Handler !== 'index.handler')) {
-      expect(JSON.parse(fn.Properties.Environment.Variables[ENVIRONMENT.siteProfile]!)).toMatchObject({ bootService: { type: 'slurm-reboot' }, provisioner: { type: 'command' } });
+      expect(JSON.parse(fn.Properties.Environment.Variables[ENVIRONMENT.siteProfile]!)).toMatchObject({
+        bootService: { type: 'slurm-reboot' },
+        provisioner: { type: 'command' },
+      });
     }
   });
 
@@ -143,10 +150,16 @@ describe('RolloutStack with a site profile: each function reads the secrets and 
       bootService: { type: 'slurm-reboot' },
       inventory: { type: 'hsm', url: 'https://api-gw/apis/smd', token: { secretArn: secret('hsm') } },
     });
-    const rebootTemplate = Template.fromStack(new RolloutStack(testApp(), 'RebootSite', { siteProfile: rebootSite })).toJSON() as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
-    const [, open] = Object.entries(rebootTemplate.Resources).find(([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties['Handler'] === 'index.OpenSession')!;
+    const rebootTemplate = Template.fromStack(new RolloutStack(testApp(), 'RebootSite', { siteProfile: rebootSite })).toJSON() as {
+      Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+    };
+    const [, open] = Object.entries(rebootTemplate.Resources).find(
+      ([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties['Handler'] === 'index.OpenSession',
+    )!;
     const role = (open.Properties['Role'] as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
-    const text = JSON.stringify(Object.values(rebootTemplate.Resources).filter((r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties['Roles']).includes(`"${role}"`)));
+    const text = JSON.stringify(
+      Object.values(rebootTemplate.Resources).filter((r) => r.Type === 'AWS::IAM::Policy' && JSON.stringify(r.Properties['Roles']).includes(`"${role}"`)),
+    );
     expect(text).toContain(secret('hsm'));
     expect(text).toContain(`instance/${tasksHost}`);
   });

@@ -35,7 +35,10 @@ export function tableGrantSpecs(stack: TemplateQueries): void {
         const actions = [statement.Action].flat();
         expect(actions).not.toContain('dynamodb:Scan');
         if (leadingKeys(statement)?.includes('LOCK#*')) {
-          expect({ name, writes: actions.filter((a) => ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'].includes(a)) }).toEqual({ name, writes: [] });
+          expect({ name, writes: actions.filter((a) => ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'].includes(a)) }).toEqual({
+            name,
+            writes: [],
+          });
           expect({ name, partitions: leadingKeys(statement) }).toEqual({ name, partitions: ['LOCK#*'] });
         }
       }
@@ -45,11 +48,27 @@ export function tableGrantSpecs(stack: TemplateQueries): void {
   it('lets the REST API function delete sessions, run starts, environments and environment upgrades, never a lock', () => {
     const deletes = tableStatements('Api').filter((statement) => [statement.Action].flat().includes('dynamodb:DeleteItem'));
     expect(deletes.flatMap((statement) => leadingKeys(statement) ?? ['(anything)'])).not.toContain('LOCK#*');
-    expect(deletes.flatMap((statement) => leadingKeys(statement) ?? [])).toEqual(expect.arrayContaining(['SESSION#*', 'RUN#*', 'ENVIRONMENTS', 'ENVUPGRADE#*']));
-    const holders = (action: string) => Object.keys(TABLE_ACTIONS).filter((name) => tableStatements(name).some((statement) => [statement.Action].flat().includes(`dynamodb:${action}`)));
+    expect(deletes.flatMap((statement) => leadingKeys(statement) ?? [])).toEqual(
+      expect.arrayContaining(['SESSION#*', 'RUN#*', 'ENVIRONMENTS', 'ENVUPGRADE#*']),
+    );
+    const holders = (action: string) =>
+      Object.keys(TABLE_ACTIONS).filter((name) => tableStatements(name).some((statement) => [statement.Action].flat().includes(`dynamodb:${action}`)));
     expect(holders('DeleteItem')).toEqual(['CloneSeed', 'Api']);
     // The REST API removes an ended session's or deployment's partition (DELETE /sessions|deployments/{id}) in batches.
-    expect(holders('BatchWriteItem').sort()).toEqual(['AdvanceTaskRun', 'AdvanceWindow', 'Api', 'BootStep', 'CancelSession', 'CheckBoot', 'CheckQuiesce', 'CheckReturnToService', 'CleanUp', 'EvaluateBoot', 'OpenTaskRun', 'StartStep']);
+    expect(holders('BatchWriteItem').sort()).toEqual([
+      'AdvanceTaskRun',
+      'AdvanceWindow',
+      'Api',
+      'BootStep',
+      'CancelSession',
+      'CheckBoot',
+      'CheckQuiesce',
+      'CheckReturnToService',
+      'CleanUp',
+      'EvaluateBoot',
+      'OpenTaskRun',
+      'StartStep',
+    ]);
     expect(holders('BatchWriteItem')).not.toContain('OpenSession');
   });
 }

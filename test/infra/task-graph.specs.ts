@@ -17,22 +17,32 @@ export function taskGraphSpecs(stack: TemplateQueries): void {
       expect(stack.resources[stack.functionId(name)]?.Properties).toMatchObject(deployedFunctionProperties(timeout, 'TaskGraphFunctions'));
     });
 
-    it.each(TASK_GRAPH_FUNCTION_NAMES)('%s: gets the table and the site its tasks reach (Slurm for drain and resume, BOS for reboot, HSM for roles and gates)', (name) => {
-      expect(environmentOf(name)).toMatchObject({
-        [ENVIRONMENT.tableName]: { Ref: stack.onlyOne('AWS::DynamoDB::Table')[0] },
-        [ENVIRONMENT.workloadManagerUrl]: { Ref: 'WorkloadManagerUrl' },
-        [ENVIRONMENT.slurmTokenSecretArn]: { Ref: 'SlurmTokenSecretArn' },
-        [ENVIRONMENT.bootServiceUrl]: { Ref: 'BootServiceUrl' },
-        [ENVIRONMENT.inventoryUrl]: { Ref: 'InventoryUrl' },
-      });
-      expect(environmentOf(name)).not.toHaveProperty(ENVIRONMENT.provisionerUrl);
-      expect(environmentOf(name)).not.toHaveProperty(ENVIRONMENT.slurmToken);
-    });
+    it.each(TASK_GRAPH_FUNCTION_NAMES)(
+      '%s: gets the table and the site its tasks reach (Slurm for drain and resume, BOS for reboot, HSM for roles and gates)',
+      (name) => {
+        expect(environmentOf(name)).toMatchObject({
+          [ENVIRONMENT.tableName]: { Ref: stack.onlyOne('AWS::DynamoDB::Table')[0] },
+          [ENVIRONMENT.workloadManagerUrl]: { Ref: 'WorkloadManagerUrl' },
+          [ENVIRONMENT.slurmTokenSecretArn]: { Ref: 'SlurmTokenSecretArn' },
+          [ENVIRONMENT.bootServiceUrl]: { Ref: 'BootServiceUrl' },
+          [ENVIRONMENT.inventoryUrl]: { Ref: 'InventoryUrl' },
+        });
+        expect(environmentOf(name)).not.toHaveProperty(ENVIRONMENT.provisionerUrl);
+        expect(environmentOf(name)).not.toHaveProperty(ENVIRONMENT.slurmToken);
+      },
+    );
 
     it.each(TASK_GRAPH_FUNCTION_NAMES)('%s: may read and write the table (the run, its plan and its chunks)', (name) => {
       const statements = stack.statementsOf(stack.resources[stack.functionId(name)] as Resource);
       const tableArn = getAttArn(stack.onlyOne('AWS::DynamoDB::Table')[0]);
-      for (const action of ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem', 'dynamodb:BatchGetItem', 'dynamodb:Query']) {
+      for (const action of [
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:BatchWriteItem',
+        'dynamodb:BatchGetItem',
+        'dynamodb:Query',
+      ]) {
         expect(grantedOn(statements, action)).toContainEqual(tableArn);
       }
     });

@@ -29,14 +29,30 @@ const manifestOf = async (dir: string) => path.join(dir, (await readdir(dir)).fi
 const logOf = async (dir: string) => path.join(dir, (await readdir(dir)).find((f) => f.endsWith('.log') && f !== 'LOG')!);
 
 const CASES: [string, (dir: string) => Promise<unknown>, RegExp][] = [
-  ['runtime.json holding garbage', (dir) => writeFile(path.join(dir, 'runtime.json'), '{{{ garbage'), /runtime\.json is not a claim a rollout process wrote .*; if no rollout process uses the directory, remove .*runtime\.json$/],
+  [
+    'runtime.json holding garbage',
+    (dir) => writeFile(path.join(dir, 'runtime.json'), '{{{ garbage'),
+    /runtime\.json is not a claim a rollout process wrote .*; if no rollout process uses the directory, remove .*runtime\.json$/,
+  ],
   ['runtime.json truncated', (dir) => writeFile(path.join(dir, 'runtime.json'), '{"pid":12'), /runtime\.json is not a claim a rollout process wrote/],
-  ['runtime.json without a pid', (dir) => writeFile(path.join(dir, 'runtime.json'), '{"startedAt":"2030-01-01"}'), /runtime\.json is not a claim a rollout process wrote/],
-  ['CURRENT naming no manifest', (dir) => writeFile(path.join(dir, 'CURRENT'), 'garbage\n'), new RegExp(`its database does not open \\(IO error: .*garbage: No such file or directory\\); ${REMEDY_DB}$`)],
+  [
+    'runtime.json without a pid',
+    (dir) => writeFile(path.join(dir, 'runtime.json'), '{"startedAt":"2030-01-01"}'),
+    /runtime\.json is not a claim a rollout process wrote/,
+  ],
+  [
+    'CURRENT naming no manifest',
+    (dir) => writeFile(path.join(dir, 'CURRENT'), 'garbage\n'),
+    new RegExp(`its database does not open \\(IO error: .*garbage: No such file or directory\\); ${REMEDY_DB}$`),
+  ],
   ['CURRENT truncated to nothing', (dir) => truncate(path.join(dir, 'CURRENT'), 0), new RegExp(`its database does not open \\(.*\\); ${REMEDY_DB}$`)],
   ['the MANIFEST removed', async (dir) => rm(await manifestOf(dir)), /its database does not open \(IO error: .*MANIFEST-\d+: No such file or directory\)/],
   ['the MANIFEST truncated', async (dir) => truncate(await manifestOf(dir), 10), /its database does not open \(.*\)/],
-  ['the log truncated to nothing (the table lost)', async (dir) => truncate(await logOf(dir), 0), new RegExp(`its database has no 'rollout' table \\(files truncated or removed\\); ${REMEDY_DB}$`)],
+  [
+    'the log truncated to nothing (the table lost)',
+    async (dir) => truncate(await logOf(dir), 0),
+    new RegExp(`its database has no 'rollout' table \\(files truncated or removed\\); ${REMEDY_DB}$`),
+  ],
 ];
 
 describe('a damaged data directory', () => {
@@ -60,7 +76,25 @@ describe('a damaged data directory', () => {
     const site = path.join(root, 'site.yaml');
     await writeFile(site, 'nodes: [{name: n1, nid: 1}]\ngroups: {compute: [n1], upgrading: [], failed: []}\nbootTemplates: [cos]\n');
     const stateOut = path.join(root, 'state.json');
-    const result = await runCliInProcess(['upgrade', '--site', site, '--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--step-size', '1', '--template', 'cos', '--data-dir', dir, '--site-state-out', stateOut]);
+    const result = await runCliInProcess([
+      'upgrade',
+      '--site',
+      site,
+      '--starting-label',
+      'compute',
+      '--upgrading-label',
+      'upgrading',
+      '--failed-label',
+      'failed',
+      '--step-size',
+      '1',
+      '--template',
+      'cos',
+      '--data-dir',
+      dir,
+      '--site-state-out',
+      stateOut,
+    ]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^error: data directory .* is damaged: its database does not open/);
     expect(existsSync(stateOut)).toBe(false);

@@ -1,7 +1,6 @@
-import type { DynamoDBClient} from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateTableCommand, DescribeTableCommand, PutItemCommand, GetItemCommand, type DynamoDBServiceException } from '@aws-sdk/client-dynamodb';
-import type {
-  DynamoDBDocumentClient} from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   BatchGetCommand,
   BatchWriteCommand,
@@ -77,7 +76,12 @@ async function failure(promise: Promise<unknown>): Promise<{ name: string; messa
     await promise;
   } catch (err) {
     const e = err as DynamoDBServiceException & { Item?: unknown; CancellationReasons?: unknown };
-    return { name: e.name, message: e.message, ...(e.Item ? { Item: e.Item } : {}), ...(e.CancellationReasons ? { CancellationReasons: e.CancellationReasons } : {}) };
+    return {
+      name: e.name,
+      message: e.message,
+      ...(e.Item ? { Item: e.Item } : {}),
+      ...(e.CancellationReasons ? { CancellationReasons: e.CancellationReasons } : {}),
+    };
   }
   throw new Error('expected a failure');
 }
@@ -107,7 +111,14 @@ describe.each(paths)('the embedded DynamoDB, %s', (path, clientOf) => {
     await c.send(new PutCommand({ TableName: T, Item: item }));
     const { Item } = await c.send(new GetCommand({ TableName: T, Key: { pk, sk: 'types' } }));
     expect(Item).toEqual({ ...item, bin: new Uint8Array([1, 2, 3]) });
-    const projected = await c.send(new GetCommand({ TableName: T, Key: { pk, sk: 'types' }, ProjectionExpression: 'mp.nested.deep, #list[2].m, #s', ExpressionAttributeNames: { '#s': 's', '#list': 'list' } }));
+    const projected = await c.send(
+      new GetCommand({
+        TableName: T,
+        Key: { pk, sk: 'types' },
+        ProjectionExpression: 'mp.nested.deep, #list[2].m, #s',
+        ExpressionAttributeNames: { '#s': 's', '#list': 'list' },
+      }),
+    );
     expect(projected.Item).toEqual({ mp: { nested: { deep: 'x' } }, list: [{ m: false }], s: 'text' });
   });
 
@@ -145,7 +156,11 @@ describe.each(paths)('the embedded DynamoDB, %s', (path, clientOf) => {
         }),
       ),
     );
-    expect(err).toEqual({ name: 'ConditionalCheckFailedException', message: 'The conditional request failed', Item: { pk: { S: pk }, sk: { S: 'held' }, owner: { S: 'someone' } } });
+    expect(err).toEqual({
+      name: 'ConditionalCheckFailedException',
+      message: 'The conditional request failed',
+      Item: { pk: { S: pk }, sk: { S: 'held' }, owner: { S: 'someone' } },
+    });
   });
 
   it('evaluates conditions as DynamoDB does (comparisons, BETWEEN, IN, functions, absent attributes, NOT/AND/OR)', async () => {
@@ -194,55 +209,126 @@ describe.each(paths)('the embedded DynamoDB, %s', (path, clientOf) => {
   });
 
   it('applies update expressions: SET with arithmetic, if_not_exists and list_append, REMOVE, ADD and DELETE on sets', async () => {
-    await c.send(new PutCommand({ TableName: T, Item: { pk, sk: 'upd', n: 10, l: [1, 2, 3], q: ['a', 'b'], s: new Set(['a', 'b', 'c']), m: { x: 1 }, gone: 'bye' } }));
+    await c.send(
+      new PutCommand({ TableName: T, Item: { pk, sk: 'upd', n: 10, l: [1, 2, 3], q: ['a', 'b'], s: new Set(['a', 'b', 'c']), m: { x: 1 }, gone: 'bye' } }),
+    );
     const out = await c.send(
       new UpdateCommand({
         TableName: T,
         Key: { pk, sk: 'upd' },
-        UpdateExpression: 'SET n = n + :one, fresh = if_not_exists(fresh, :zero), l = list_append(l, :more), m.y = :two REMOVE gone, q[0] ADD hitcount :one, s :add DELETE tags :none',
+        UpdateExpression:
+          'SET n = n + :one, fresh = if_not_exists(fresh, :zero), l = list_append(l, :more), m.y = :two REMOVE gone, q[0] ADD hitcount :one, s :add DELETE tags :none',
         ExpressionAttributeValues: { ':one': 1, ':zero': 0, ':more': [4], ':two': 2, ':add': new Set(['d']), ':none': new Set(['z']) },
         ReturnValues: 'ALL_NEW',
       }),
     );
-    expect(out.Attributes).toEqual({ pk, sk: 'upd', n: 11, fresh: 0, l: [1, 2, 3, 4], q: ['b'], m: { x: 1, y: 2 }, hitcount: 1, s: new Set(['a', 'b', 'c', 'd']) });
+    expect(out.Attributes).toEqual({
+      pk,
+      sk: 'upd',
+      n: 11,
+      fresh: 0,
+      l: [1, 2, 3, 4],
+      q: ['b'],
+      m: { x: 1, y: 2 },
+      hitcount: 1,
+      s: new Set(['a', 'b', 'c', 'd']),
+    });
     const removed = await c.send(
-      new UpdateCommand({ TableName: T, Key: { pk, sk: 'upd' }, UpdateExpression: 'REMOVE l[0], l[2] DELETE s :ab', ExpressionAttributeValues: { ':ab': new Set(['a', 'b']) }, ReturnValues: 'ALL_NEW' }),
+      new UpdateCommand({
+        TableName: T,
+        Key: { pk, sk: 'upd' },
+        UpdateExpression: 'REMOVE l[0], l[2] DELETE s :ab',
+        ExpressionAttributeValues: { ':ab': new Set(['a', 'b']) },
+        ReturnValues: 'ALL_NEW',
+      }),
     );
     // Both indices name elements of the list as it was.
     expect(removed.Attributes).toMatchObject({ l: [2, 4], s: new Set(['c', 'd']) });
-    const old = await c.send(new UpdateCommand({ TableName: T, Key: { pk, sk: 'upd' }, UpdateExpression: 'SET n = :v', ExpressionAttributeValues: { ':v': 0.1 }, ReturnValues: 'UPDATED_OLD' }));
+    const old = await c.send(
+      new UpdateCommand({
+        TableName: T,
+        Key: { pk, sk: 'upd' },
+        UpdateExpression: 'SET n = :v',
+        ExpressionAttributeValues: { ':v': 0.1 },
+        ReturnValues: 'UPDATED_OLD',
+      }),
+    );
     expect(old.Attributes).toEqual({ n: 11 });
     // An update of an item that does not exist creates it from its key.
-    const created = await c.send(new UpdateCommand({ TableName: T, Key: { pk, sk: 'new' }, UpdateExpression: 'ADD hits :one', ExpressionAttributeValues: { ':one': 1 }, ReturnValues: 'ALL_NEW' }));
+    const created = await c.send(
+      new UpdateCommand({
+        TableName: T,
+        Key: { pk, sk: 'new' },
+        UpdateExpression: 'ADD hits :one',
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
     expect(created.Attributes).toEqual({ pk, sk: 'new', hits: 1 });
   });
 
   it('refuses what DynamoDB refuses, with its error names and messages', async () => {
-    const validation = (message: string | RegExp) => ({ name: 'ValidationException', message: typeof message === 'string' ? message : (expect.stringMatching(message) as unknown) });
+    const validation = (message: string | RegExp) => ({
+      name: 'ValidationException',
+      message: typeof message === 'string' ? message : (expect.stringMatching(message) as unknown),
+    });
     expect(await failure(c.send(new GetCommand({ TableName: T, Key: { pk } })))).toEqual(validation('The provided key element does not match the schema'));
-    expect(await failure(c.send(new GetCommand({ TableName: 'nope', Key: { pk, sk: 'x' } })))).toEqual({ name: 'ResourceNotFoundException', message: 'Requested resource not found' });
-    expect(await failure(c.send(new PutCommand({ TableName: T, Item: { sk: 'x' } })))).toEqual(validation('One or more parameter values were invalid: Missing the key pk in the item'));
-    expect(await failure(c.send(new PutCommand({ TableName: T, Item: { pk: '', sk: 'x' } })))).toEqual(validation(/cannot contain an empty string value. Key: pk/));
-    expect(await failure(c.send(new PutCommand({ TableName: T, Item: { pk: 'x'.repeat(2049), sk: 'x' } })))).toEqual(validation('One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes'));
-    expect(await failure(c.send(new PutCommand({ TableName: T, Item: { pk, sk: 'big', data: 'x'.repeat(410 * 1024) } })))).toEqual(validation('Item size has exceeded the maximum allowed size'));
-    expect(
-      await failure(c.send(new UpdateCommand({ TableName: T, Key: { pk, sk: 'x' }, UpdateExpression: 'SET status = :s', ExpressionAttributeValues: { ':s': 'a' } }))),
-    ).toEqual(validation('Invalid UpdateExpression: Attribute name is a reserved keyword; reserved keyword: status'));
-    expect(await failure(c.send(new UpdateCommand({ TableName: T, Key: { pk, sk: 'x' }, UpdateExpression: 'SET a = :a', ExpressionAttributeValues: { ':a': 1, ':b': 2 } })))).toEqual(
-      validation('Value provided in ExpressionAttributeValues unused in expressions: keys: {:b}'),
+    expect(await failure(c.send(new GetCommand({ TableName: 'nope', Key: { pk, sk: 'x' } })))).toEqual({
+      name: 'ResourceNotFoundException',
+      message: 'Requested resource not found',
+    });
+    expect(await failure(c.send(new PutCommand({ TableName: T, Item: { sk: 'x' } })))).toEqual(
+      validation('One or more parameter values were invalid: Missing the key pk in the item'),
     );
+    expect(await failure(c.send(new PutCommand({ TableName: T, Item: { pk: '', sk: 'x' } })))).toEqual(
+      validation(/cannot contain an empty string value. Key: pk/),
+    );
+    expect(await failure(c.send(new PutCommand({ TableName: T, Item: { pk: 'x'.repeat(2049), sk: 'x' } })))).toEqual(
+      validation('One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes'),
+    );
+    expect(await failure(c.send(new PutCommand({ TableName: T, Item: { pk, sk: 'big', data: 'x'.repeat(410 * 1024) } })))).toEqual(
+      validation('Item size has exceeded the maximum allowed size'),
+    );
+    expect(
+      await failure(
+        c.send(new UpdateCommand({ TableName: T, Key: { pk, sk: 'x' }, UpdateExpression: 'SET status = :s', ExpressionAttributeValues: { ':s': 'a' } })),
+      ),
+    ).toEqual(validation('Invalid UpdateExpression: Attribute name is a reserved keyword; reserved keyword: status'));
+    expect(
+      await failure(
+        c.send(new UpdateCommand({ TableName: T, Key: { pk, sk: 'x' }, UpdateExpression: 'SET a = :a', ExpressionAttributeValues: { ':a': 1, ':b': 2 } })),
+      ),
+    ).toEqual(validation('Value provided in ExpressionAttributeValues unused in expressions: keys: {:b}'));
     expect(await failure(c.send(new UpdateCommand({ TableName: T, Key: { pk, sk: 'x' }, UpdateExpression: 'SET a = :absent' })))).toEqual(
       validation('Invalid UpdateExpression: An expression attribute value used in expression is not defined; attribute value: :absent'),
     );
-    expect(await failure(c.send(new UpdateCommand({ TableName: T, Key: { pk, sk: 'x' }, UpdateExpression: 'SET a = :a, a.b = :a', ExpressionAttributeValues: { ':a': 1 } })))).toEqual(
-      validation('Invalid UpdateExpression: Two document paths overlap with each other; must remove or rewrite one of these paths; path one: [a], path two: [a, b]'),
+    expect(
+      await failure(
+        c.send(new UpdateCommand({ TableName: T, Key: { pk, sk: 'x' }, UpdateExpression: 'SET a = :a, a.b = :a', ExpressionAttributeValues: { ':a': 1 } })),
+      ),
+    ).toEqual(
+      validation(
+        'Invalid UpdateExpression: Two document paths overlap with each other; must remove or rewrite one of these paths; path one: [a], path two: [a, b]',
+      ),
     );
-    expect(await failure(c.send(new UpdateCommand({ TableName: T, Key: { pk, sk: 'x' }, UpdateExpression: 'SET sk = :a', ExpressionAttributeValues: { ':a': 'y' } })))).toEqual(
-      validation('One or more parameter values were invalid: Cannot update attribute sk. This attribute is part of the key'),
-    );
-    expect(await failure(c.send(new UpdateCommand({ TableName: T, Key: { pk, sk: 'x' }, UpdateExpression: 'SET a = :a', ConditionExpression: 'a = = :a', ExpressionAttributeValues: { ':a': 1 } })))).toEqual(
-      validation(/^Invalid ConditionExpression: Syntax error; token: "="/),
-    );
+    expect(
+      await failure(
+        c.send(new UpdateCommand({ TableName: T, Key: { pk, sk: 'x' }, UpdateExpression: 'SET sk = :a', ExpressionAttributeValues: { ':a': 'y' } })),
+      ),
+    ).toEqual(validation('One or more parameter values were invalid: Cannot update attribute sk. This attribute is part of the key'));
+    expect(
+      await failure(
+        c.send(
+          new UpdateCommand({
+            TableName: T,
+            Key: { pk, sk: 'x' },
+            UpdateExpression: 'SET a = :a',
+            ConditionExpression: 'a = = :a',
+            ExpressionAttributeValues: { ':a': 1 },
+          }),
+        ),
+      ),
+    ).toEqual(validation(/^Invalid ConditionExpression: Syntax error; token: "="/));
     expect(await failure(c.send(new PutCommand({ TableName: T, Item: { pk, sk: 'gsi', g: 'x', n: 'not a number' } })))).toEqual(
       validation('One or more parameter values were invalid: Type mismatch for Index Key n Expected: N Actual: S IndexName: byG'),
     );
@@ -250,10 +336,23 @@ describe.each(paths)('the embedded DynamoDB, %s', (path, clientOf) => {
 
   it('queries a key range in order, pages with Limit and LastEvaluatedKey, filters after reading, counts', async () => {
     const qpk = `${pk}-query`;
-    await c.send(new BatchWriteCommand({ RequestItems: { [T]: Array.from({ length: 20 }, (_, i) => ({ PutRequest: { Item: { pk: qpk, sk: `N#${String(i).padStart(2, '0')}`, even: i % 2 === 0 } } })) } }));
+    await c.send(
+      new BatchWriteCommand({
+        RequestItems: {
+          [T]: Array.from({ length: 20 }, (_, i) => ({ PutRequest: { Item: { pk: qpk, sk: `N#${String(i).padStart(2, '0')}`, even: i % 2 === 0 } } })),
+        },
+      }),
+    );
     await c.send(new PutCommand({ TableName: T, Item: { pk: qpk, sk: 'O#other' } }));
     const query = (extra: Record<string, unknown>) =>
-      c.send(new QueryCommand({ TableName: T, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': qpk, ':p': 'N#' }, ...extra }));
+      c.send(
+        new QueryCommand({
+          TableName: T,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+          ExpressionAttributeValues: { ':pk': qpk, ':p': 'N#' },
+          ...extra,
+        }),
+      );
     const all = await query({});
     expect(all.Items!.map((i) => i.sk)).toEqual(Array.from({ length: 20 }, (_, i) => `N#${String(i).padStart(2, '0')}`));
     const first = await query({ Limit: 7, ScanIndexForward: false });
@@ -263,11 +362,23 @@ describe.each(paths)('the embedded DynamoDB, %s', (path, clientOf) => {
     expect(second.Items![0]!.sk).toBe('N#12');
     // Limit counts items read, before the filter.
     const filtered = await c.send(
-      new QueryCommand({ TableName: T, KeyConditionExpression: 'pk = :pk AND sk BETWEEN :a AND :b', FilterExpression: 'even = :t', ExpressionAttributeValues: { ':pk': qpk, ':a': 'N#05', ':b': 'N#10', ':t': true } }),
+      new QueryCommand({
+        TableName: T,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :a AND :b',
+        FilterExpression: 'even = :t',
+        ExpressionAttributeValues: { ':pk': qpk, ':a': 'N#05', ':b': 'N#10', ':t': true },
+      }),
     );
     expect(filtered.Items!.map((i) => i.sk)).toEqual(['N#06', 'N#08', 'N#10']);
     expect([filtered.Count, filtered.ScannedCount]).toEqual([3, 6]);
-    const counted = await c.send(new QueryCommand({ TableName: T, KeyConditionExpression: 'pk = :pk AND sk > :a', ExpressionAttributeValues: { ':pk': qpk, ':a': 'N#17' }, Select: 'COUNT' }));
+    const counted = await c.send(
+      new QueryCommand({
+        TableName: T,
+        KeyConditionExpression: 'pk = :pk AND sk > :a',
+        ExpressionAttributeValues: { ':pk': qpk, ':a': 'N#17' },
+        Select: 'COUNT',
+      }),
+    );
     expect(counted).toMatchObject({ Count: 3, ScannedCount: 3 });
     expect(counted.Items).toBeUndefined();
   });
@@ -275,11 +386,14 @@ describe.each(paths)('the embedded DynamoDB, %s', (path, clientOf) => {
   it('stops a page at 1 MB read and goes on from its LastEvaluatedKey', async () => {
     const mpk = `${pk}-mb`;
     const items = Array.from({ length: 30 }, (_, i) => ({ pk: mpk, sk: `x${String(i).padStart(2, '0')}`, data: 'y'.repeat(100 * 1024) }));
-    for (let i = 0; i < items.length; i += 5) await c.send(new BatchWriteCommand({ RequestItems: { [T]: items.slice(i, i + 5).map((Item) => ({ PutRequest: { Item } })) } }));
+    for (let i = 0; i < items.length; i += 5)
+      await c.send(new BatchWriteCommand({ RequestItems: { [T]: items.slice(i, i + 5).map((Item) => ({ PutRequest: { Item } })) } }));
     const pages: number[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const page = await c.send(new QueryCommand({ TableName: T, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': mpk }, ExclusiveStartKey: start }));
+      const page = await c.send(
+        new QueryCommand({ TableName: T, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': mpk }, ExclusiveStartKey: start }),
+      );
       pages.push(page.Items!.length);
       start = page.LastEvaluatedKey;
     } while (start);
@@ -293,15 +407,26 @@ describe.each(paths)('the embedded DynamoDB, %s', (path, clientOf) => {
     await c.send(new PutCommand({ TableName: T, Item: { pk, sk: 'g2', g, n: 1 } }));
     await c.send(new PutCommand({ TableName: T, Item: { pk, sk: 'g3', g, n: 2 } }));
     await c.send(new PutCommand({ TableName: T, Item: { pk, sk: 'g4' } }));
-    const list = async () => (await c.send(new QueryCommand({ TableName: T, IndexName: 'byG', KeyConditionExpression: 'g = :g', ExpressionAttributeValues: { ':g': g } }))).Items!.map((i) => i.sk);
+    const list = async () =>
+      (await c.send(new QueryCommand({ TableName: T, IndexName: 'byG', KeyConditionExpression: 'g = :g', ExpressionAttributeValues: { ':g': g } }))).Items!.map(
+        (i) => i.sk,
+      );
     expect(await list()).toEqual(['g2', 'g3', 'g1']);
     await c.send(new UpdateCommand({ TableName: T, Key: { pk, sk: 'g2' }, UpdateExpression: 'SET n = :n', ExpressionAttributeValues: { ':n': 10 } }));
     await c.send(new UpdateCommand({ TableName: T, Key: { pk, sk: 'g3' }, UpdateExpression: 'REMOVE g' }));
     await c.send(new DeleteCommand({ TableName: T, Key: { pk, sk: 'g1' } }));
     expect(await list()).toEqual(['g2']);
-    const page = await c.send(new QueryCommand({ TableName: T, IndexName: 'byG', KeyConditionExpression: 'g = :g', ExpressionAttributeValues: { ':g': g }, Limit: 1 }));
+    const page = await c.send(
+      new QueryCommand({ TableName: T, IndexName: 'byG', KeyConditionExpression: 'g = :g', ExpressionAttributeValues: { ':g': g }, Limit: 1 }),
+    );
     expect(page.LastEvaluatedKey).toEqual({ pk, sk: 'g2', g, n: 10 });
-    expect(await failure(c.send(new QueryCommand({ TableName: T, IndexName: 'byG', KeyConditionExpression: 'g = :g', ExpressionAttributeValues: { ':g': g }, ConsistentRead: true })))).toEqual({
+    expect(
+      await failure(
+        c.send(
+          new QueryCommand({ TableName: T, IndexName: 'byG', KeyConditionExpression: 'g = :g', ExpressionAttributeValues: { ':g': g }, ConsistentRead: true }),
+        ),
+      ),
+    ).toEqual({
       name: 'ValidationException',
       message: 'Consistent reads are not supported on global secondary indexes',
     });
@@ -309,11 +434,40 @@ describe.each(paths)('the embedded DynamoDB, %s', (path, clientOf) => {
 
   it('batches: BatchGet reads what exists, refuses duplicate keys; BatchWrite writes all or nothing', async () => {
     await c.send(new BatchWriteCommand({ RequestItems: { [T]: [{ PutRequest: { Item: { pk, sk: 'b1' } } }, { PutRequest: { Item: { pk, sk: 'b2' } } }] } }));
-    const got = await c.send(new BatchGetCommand({ RequestItems: { [T]: { Keys: [{ pk, sk: 'b1' }, { pk, sk: 'b2' }, { pk, sk: 'b9' }] } } }));
+    const got = await c.send(
+      new BatchGetCommand({
+        RequestItems: {
+          [T]: {
+            Keys: [
+              { pk, sk: 'b1' },
+              { pk, sk: 'b2' },
+              { pk, sk: 'b9' },
+            ],
+          },
+        },
+      }),
+    );
     expect(got.Responses![T]!.map((i) => i.sk).sort()).toEqual(['b1', 'b2']);
     expect(got.UnprocessedKeys).toEqual({});
-    expect(await failure(c.send(new BatchGetCommand({ RequestItems: { [T]: { Keys: [{ pk, sk: 'b1' }, { pk, sk: 'b1' }] } } })))).toEqual({ name: 'ValidationException', message: 'Provided list of item keys contains duplicates' });
-    const refused = await failure(c.send(new BatchWriteCommand({ RequestItems: { [T]: [{ PutRequest: { Item: { pk, sk: 'b3' } } }, { PutRequest: { Item: { sk: 'no pk' } } }] } })));
+    expect(
+      await failure(
+        c.send(
+          new BatchGetCommand({
+            RequestItems: {
+              [T]: {
+                Keys: [
+                  { pk, sk: 'b1' },
+                  { pk, sk: 'b1' },
+                ],
+              },
+            },
+          }),
+        ),
+      ),
+    ).toEqual({ name: 'ValidationException', message: 'Provided list of item keys contains duplicates' });
+    const refused = await failure(
+      c.send(new BatchWriteCommand({ RequestItems: { [T]: [{ PutRequest: { Item: { pk, sk: 'b3' } } }, { PutRequest: { Item: { sk: 'no pk' } } }] } })),
+    );
     expect(refused.name).toBe('ValidationException');
     expect((await c.send(new GetCommand({ TableName: T, Key: { pk, sk: 'b3' } }))).Item).toBeUndefined();
   });
@@ -323,7 +477,15 @@ describe.each(paths)('the embedded DynamoDB, %s', (path, clientOf) => {
     await c.send(
       new TransactWriteCommand({
         TransactItems: [
-          { Update: { TableName: T, Key: { pk, sk: 't1' }, UpdateExpression: 'SET v = v + :one', ConditionExpression: 'v = :one', ExpressionAttributeValues: { ':one': 1 } } },
+          {
+            Update: {
+              TableName: T,
+              Key: { pk, sk: 't1' },
+              UpdateExpression: 'SET v = v + :one',
+              ConditionExpression: 'v = :one',
+              ExpressionAttributeValues: { ':one': 1 },
+            },
+          },
           { Put: { TableName: T, Item: { pk, sk: 't2', v: 1 }, ConditionExpression: 'attribute_not_exists(pk)' } },
         ],
       }),
@@ -339,7 +501,9 @@ describe.each(paths)('the embedded DynamoDB, %s', (path, clientOf) => {
       ),
     );
     expect(err).toMatchObject({ name: 'TransactionCanceledException', CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }] });
-    const read = await c.send(new TransactGetCommand({ TransactItems: [{ Get: { TableName: T, Key: { pk, sk: 't1' } } }, { Get: { TableName: T, Key: { pk, sk: 't3' } } }] }));
+    const read = await c.send(
+      new TransactGetCommand({ TransactItems: [{ Get: { TableName: T, Key: { pk, sk: 't1' } } }, { Get: { TableName: T, Key: { pk, sk: 't3' } } }] }),
+    );
     expect(read.Responses).toEqual([{ Item: { pk, sk: 't1', v: 2 } }, {}]);
   });
 
@@ -372,7 +536,12 @@ describe('the store, whichever client wrote', () => {
     await db.client.send(new PutCommand({ TableName: T, Item: { pk: 'shared', sk: 'x', v: 1 } }));
     expect((await wire.client.send(new GetCommand({ TableName: T, Key: { pk: 'shared', sk: 'x' } }))).Item).toEqual({ pk: 'shared', sk: 'x', v: 1 });
     const { Table } = await wire.rawClient.send(new DescribeTableCommand({ TableName: T }));
-    expect(Table).toMatchObject({ TableName: T, TableStatus: 'ACTIVE', TableArn: `arn:aws:dynamodb:local:000000000000:table/${T}`, GlobalSecondaryIndexes: [{ IndexName: 'byG', IndexStatus: 'ACTIVE' }] });
+    expect(Table).toMatchObject({
+      TableName: T,
+      TableStatus: 'ACTIVE',
+      TableArn: `arn:aws:dynamodb:local:000000000000:table/${T}`,
+      GlobalSecondaryIndexes: [{ IndexName: 'byG', IndexStatus: 'ACTIVE' }],
+    });
     expect(Table!.ItemCount).toBeGreaterThan(0);
   });
 
@@ -388,9 +557,16 @@ describe('the store, whichever client wrote', () => {
   });
 
   it('refuses an operation it does not implement by name', async () => {
-    const res = await fetch(db.endpoint, { method: 'POST', headers: { 'x-amz-target': 'DynamoDB_20120810.ExecuteStatement', 'content-type': 'application/x-amz-json-1.0' }, body: '{}' });
+    const res = await fetch(db.endpoint, {
+      method: 'POST',
+      headers: { 'x-amz-target': 'DynamoDB_20120810.ExecuteStatement', 'content-type': 'application/x-amz-json-1.0' },
+      body: '{}',
+    });
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ __type: 'com.amazon.coral.service#UnknownOperationException', message: 'The embedded DynamoDB does not implement ExecuteStatement' });
+    expect(await res.json()).toEqual({
+      __type: 'com.amazon.coral.service#UnknownOperationException',
+      message: 'The embedded DynamoDB does not implement ExecuteStatement',
+    });
   });
 });
 
@@ -422,15 +598,28 @@ describe('a data directory', () => {
   it('keeps every write once answered, through a close and a reopen', async () => {
     const dir = join(root, 'kept');
     const first = await startLocalDynamoDb({ dataDir: dir });
-    await Promise.all(Array.from({ length: 200 }, (_, i) => first.client.send(new PutCommand({ TableName: first.tableName, Item: { pk: `P${i % 7}`, sk: `S${i}`, i } }))));
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) => first.client.send(new PutCommand({ TableName: first.tableName, Item: { pk: `P${i % 7}`, sk: `S${i}`, i } }))),
+    );
     await first.client.send(new DeleteCommand({ TableName: first.tableName, Key: { pk: 'P0', sk: 'S0' } }));
-    await first.client.send(new UpdateCommand({ TableName: first.tableName, Key: { pk: 'P1', sk: 'S1' }, UpdateExpression: 'SET i = i + :d', ExpressionAttributeValues: { ':d': 1000 } }));
+    await first.client.send(
+      new UpdateCommand({
+        TableName: first.tableName,
+        Key: { pk: 'P1', sk: 'S1' },
+        UpdateExpression: 'SET i = i + :d',
+        ExpressionAttributeValues: { ':d': 1000 },
+      }),
+    );
     await first.close();
     const second = await startLocalDynamoDb({ dataDir: dir });
     try {
       const all = await second.client.send(new ScanCommand({ TableName: second.tableName }));
       expect(all.Count).toBe(199);
-      expect((await second.client.send(new GetCommand({ TableName: second.tableName, Key: { pk: 'P1', sk: 'S1' } }))).Item).toEqual({ pk: 'P1', sk: 'S1', i: 1001 });
+      expect((await second.client.send(new GetCommand({ TableName: second.tableName, Key: { pk: 'P1', sk: 'S1' } }))).Item).toEqual({
+        pk: 'P1',
+        sk: 'S1',
+        i: 1001,
+      });
     } finally {
       await second.close();
     }
@@ -439,20 +628,42 @@ describe('a data directory', () => {
   it('converts a directory the previous store (dynalite) wrote, keeping its table, items and index', async () => {
     const dir = join(root, 'legacy');
     const legacy = new Level<string, unknown>(dir, { valueEncoding: 'json' });
-    const session = { pk: { S: 'SESSION#s-1' }, sk: { S: 'SESSION' }, gsi1pk: { S: 'SESSIONS' }, gsi1sk: { S: '2026-01-01T00:00:00.000Z#s-1' }, upgradeId: { S: 's-1' } };
+    const session = {
+      pk: { S: 'SESSION#s-1' },
+      sk: { S: 'SESSION' },
+      gsi1pk: { S: 'SESSIONS' },
+      gsi1sk: { S: '2026-01-01T00:00:00.000Z#s-1' },
+      upgradeId: { S: 's-1' },
+    };
     await legacy.batch([
       { type: 'put', key: 'table~rollout', value: { ...createTableInput('rollout'), TableStatus: 'ACTIVE', CreationDateTime: 1_700_000_000 } },
       { type: 'put', key: 'item-rollout~a9c1ee/53455353494f4e/53455353494f4e/', value: session },
-      { type: 'put', key: 'item-rollout~547807/4c4f434b/4c4f434b/', value: { pk: { S: 'LOCK#n1' }, sk: { S: 'LOCK' }, owner: { S: 's-1' }, fencingToken: { N: '3' } } },
+      {
+        type: 'put',
+        key: 'item-rollout~547807/4c4f434b/4c4f434b/',
+        value: { pk: { S: 'LOCK#n1' }, sk: { S: 'LOCK' }, owner: { S: 's-1' }, fencingToken: { N: '3' } },
+      },
       { type: 'put', key: 'index-global~rollout~sessionsByCreation~6a788c/5345/', value: session },
     ]);
     await legacy.close();
     for (let open = 0; open < 2; open++) {
       const db = await startLocalDynamoDb({ dataDir: dir });
       try {
-        const listed = await db.client.send(new QueryCommand({ TableName: db.tableName, IndexName: SESSIONS_BY_CREATION_INDEX, KeyConditionExpression: 'gsi1pk = :p', ExpressionAttributeValues: { ':p': 'SESSIONS' } }));
+        const listed = await db.client.send(
+          new QueryCommand({
+            TableName: db.tableName,
+            IndexName: SESSIONS_BY_CREATION_INDEX,
+            KeyConditionExpression: 'gsi1pk = :p',
+            ExpressionAttributeValues: { ':p': 'SESSIONS' },
+          }),
+        );
         expect(listed.Items).toEqual([{ pk: 'SESSION#s-1', sk: 'SESSION', gsi1pk: 'SESSIONS', gsi1sk: '2026-01-01T00:00:00.000Z#s-1', upgradeId: 's-1' }]);
-        expect((await db.client.send(new GetCommand({ TableName: db.tableName, Key: { pk: 'LOCK#n1', sk: 'LOCK' } }))).Item).toEqual({ pk: 'LOCK#n1', sk: 'LOCK', owner: 's-1', fencingToken: 3 });
+        expect((await db.client.send(new GetCommand({ TableName: db.tableName, Key: { pk: 'LOCK#n1', sk: 'LOCK' } }))).Item).toEqual({
+          pk: 'LOCK#n1',
+          sk: 'LOCK',
+          owner: 's-1',
+          fencingToken: 3,
+        });
       } finally {
         await db.close();
       }

@@ -51,13 +51,23 @@ describe('schedules on the embedded control plane, through @aws-sdk/client-sched
       flexibleWindowMinutes: 15,
     });
     expect(arn).toMatch(/:schedule\/rollout\/christmas-upgrade$/);
-    await client.schedules.create({ name: 'weekdays', workflow: 'groupDeployment', request: { nodes: ['n001'] }, scheduleExpression: 'cron(0 2 ? * MON-FRI *)', timeZone: 'UTC' });
+    await client.schedules.create({
+      name: 'weekdays',
+      workflow: 'groupDeployment',
+      request: { nodes: ['n001'] },
+      scheduleExpression: 'cron(0 2 ? * MON-FRI *)',
+      timeZone: 'UTC',
+    });
     expect(await client.schedules.list()).toEqual([
       expect.objectContaining({ name: 'christmas-upgrade', workflow: 'rollingUpgrade', state: 'ENABLED' }),
       expect.objectContaining({ name: 'weekdays', workflow: 'groupDeployment', state: 'ENABLED' }),
     ]);
     const got = await client.schedules.get('christmas-upgrade');
-    expect(got).toMatchObject({ ScheduleExpression: 'at(2030-12-24T22:00:00)', FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 15 }, Target: { Arn: served.endpoints.stateMachines.rollingUpgrade } });
+    expect(got).toMatchObject({
+      ScheduleExpression: 'at(2030-12-24T22:00:00)',
+      FlexibleTimeWindow: { Mode: 'FLEXIBLE', MaximumWindowInMinutes: 15 },
+      Target: { Arn: served.endpoints.stateMachines.rollingUpgrade },
+    });
 
     // Nothing else runs: virtual time has nothing to jump to, and whatever it does, no schedule fires.
     const clock = served.runtime.clock as VirtualClock;
@@ -79,7 +89,9 @@ describe('schedules on the embedded control plane, through @aws-sdk/client-sched
     // Christmas eve, with the weekday firings in between missed (the clock set forward): the at() fires, the missed ones are not caught up.
     await wall.set('2030-12-24T22:00:00Z');
     const christmas = served.scheduler.firings.filter((firing) => firing.schedule === 'rollout/christmas-upgrade');
-    expect(christmas).toEqual([{ schedule: 'rollout/christmas-upgrade', at: Date.parse('2030-12-24T22:00:00Z'), executionArn: expect.stringContaining(':christmas-upgrade-') }]);
+    expect(christmas).toEqual([
+      { schedule: 'rollout/christmas-upgrade', at: Date.parse('2030-12-24T22:00:00Z'), executionArn: expect.stringContaining(':christmas-upgrade-') },
+    ]);
     expect(served.scheduler.firings).toHaveLength(3);
     const outcome = await client.follow(christmas[0]!.executionArn!);
     expect(outcome.status).toBe('SUCCEEDED');
@@ -96,13 +108,19 @@ describe('schedules on the embedded control plane, through @aws-sdk/client-sched
     await expect(
       client.schedules.create({ name: 'bad', workflow: 'rollingUpgrade', request: upgradeRequest({ upgradeStepSize: 0 }), scheduleExpression: 'rate(1 day)' }),
     ).rejects.toMatchObject({ name: 'InvalidInputError', message: expect.stringContaining('upgradeStepSize') });
-    await expect(client.schedules.create({ name: 'bad', workflow: 'groupDeployment', request: { pollIntervalSeconds: 'soon' }, scheduleExpression: 'rate(1 day)' })).rejects.toMatchObject({
+    await expect(
+      client.schedules.create({ name: 'bad', workflow: 'groupDeployment', request: { pollIntervalSeconds: 'soon' }, scheduleExpression: 'rate(1 day)' }),
+    ).rejects.toMatchObject({
       message: expect.stringContaining('pollIntervalSeconds'),
     });
-    await expect(client.schedules.create({ name: 'bad', workflow: 'groupDeployment', request: {}, scheduleExpression: 'cron(0 3 * * 1 *)' })).rejects.toMatchObject({
+    await expect(
+      client.schedules.create({ name: 'bad', workflow: 'groupDeployment', request: {}, scheduleExpression: 'cron(0 3 * * 1 *)' }),
+    ).rejects.toMatchObject({
       message: expect.stringContaining('scheduleExpression: in cron(...), exactly one of day-of-month and day-of-week must be ?'),
     });
-    await expect(client.schedules.create({ name: 'bad', workflow: 'groupDeployment', request: {}, scheduleExpression: 'rate(1 day)', timeZone: 'Mars/Olympus' })).rejects.toMatchObject({
+    await expect(
+      client.schedules.create({ name: 'bad', workflow: 'groupDeployment', request: {}, scheduleExpression: 'rate(1 day)', timeZone: 'Mars/Olympus' }),
+    ).rejects.toMatchObject({
       message: expect.stringContaining('scheduleExpressionTimezone'),
     });
     expect(await client.schedules.list()).toEqual([]);
@@ -117,7 +135,11 @@ describe('schedules on the embedded control plane, through @aws-sdk/client-sched
           GroupName: 'rollout',
           ScheduleExpression: 'rate(1 day)',
           FlexibleTimeWindow: { Mode: 'OFF' },
-          Target: { Arn: served.endpoints.stateMachines.rollingUpgrade, RoleArn: served.endpoints.schedulerRoleArn!, Input: JSON.stringify(upgradeRequest({ upgradeTemplateId: '' })) },
+          Target: {
+            Arn: served.endpoints.stateMachines.rollingUpgrade,
+            RoleArn: served.endpoints.schedulerRoleArn!,
+            Input: JSON.stringify(upgradeRequest({ upgradeTemplateId: '' })),
+          },
         }),
       ),
     ).rejects.toMatchObject({ name: 'ValidationException', message: expect.stringContaining('upgradeTemplateId') });

@@ -31,7 +31,10 @@ let dynamodb: DynamoDBClient;
 
 beforeAll(async () => {
   const site = parseSiteDefinition({
-    nodes: [{ name: 'n01', nid: 1 }, { name: 'n02', nid: 2 }],
+    nodes: [
+      { name: 'n01', nid: 1 },
+      { name: 'n02', nid: 2 },
+    ],
     groups: { compute: ['n01', 'n02'], upgrading: [], failed: [] },
     bootTemplates: ['cos'],
   });
@@ -52,7 +55,14 @@ it('keeps no memory per request: session lists, reports, execution reads and Dyn
   const created = await fetch(`${api}/sessions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ startingLabel: 'compute', upgradingLabel: 'upgrading', failedLabel: 'failed', upgradeStepSize: 2, upgradeTemplateId: 'cos', workloadManagerType: 'slurm' }),
+    body: JSON.stringify({
+      startingLabel: 'compute',
+      upgradingLabel: 'upgrading',
+      failedLabel: 'failed',
+      upgradeStepSize: 2,
+      upgradeTemplateId: 'cos',
+      workloadManagerType: 'slurm',
+    }),
   });
   expect(created.status).toBe(201);
   const { id, executionArn } = (await created.json()) as { id: string; executionArn: string };
@@ -68,7 +78,14 @@ it('keeps no memory per request: session lists, reports, execution reads and Dyn
     list,
     () => sfn.send(new DescribeExecutionCommand({ executionArn })),
     list,
-    () => dynamodb.send(new QueryCommand({ TableName: served.endpoints.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: `SESSION#${id}` } } })),
+    () =>
+      dynamodb.send(
+        new QueryCommand({
+          TableName: served.endpoints.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': { S: `SESSION#${id}` } },
+        }),
+      ),
   ];
   const run = async (count: number) => {
     let next = 0;
@@ -86,6 +103,8 @@ it('keeps no memory per request: session lists, reports, execution reads and Dyn
   const middle = heapAfterCollection();
   await run(2_000);
   const grown = heapAfterCollection() - middle;
-  process.stdout.write(`heap grown by ${((middle - start) / 1024).toFixed(0)} KB, then by ${(grown / 1024).toFixed(0)} KB, over two windows of 2,000 requests\n`);
+  process.stdout.write(
+    `heap grown by ${((middle - start) / 1024).toFixed(0)} KB, then by ${(grown / 1024).toFixed(0)} KB, over two windows of 2,000 requests\n`,
+  );
   expect(grown).toBeLessThan(640 * 1024);
 }, 300_000);

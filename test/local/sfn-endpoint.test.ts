@@ -16,7 +16,11 @@ import { buildSite, upgradeRequest } from '../support/sites';
 
 /** The real SDK client, as a user configures it for a local endpoint. */
 function sfnClient(served: ServedControlPlane): SFNClient {
-  return new SFNClient({ endpoint: served.endpoints.stepFunctionsEndpoint, region: served.endpoints.region, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+  return new SFNClient({
+    endpoint: served.endpoints.stepFunctionsEndpoint,
+    region: served.endpoints.region,
+    credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+  });
 }
 
 async function until(sfn: SFNClient, executionArn: string, done: (status: string | undefined) => boolean) {
@@ -66,13 +70,18 @@ describe('the Step Functions-compatible endpoint, through @aws-sdk/client-sfn', 
 
     const page = await sfn.send(new GetExecutionHistoryCommand({ executionArn: started.executionArn!, maxResults: 2, reverseOrder: true }));
     expect(page.events!.map((e) => e.type)[0]).toBe('ExecutionSucceeded');
-    const next = await sfn.send(new GetExecutionHistoryCommand({ executionArn: started.executionArn!, maxResults: 2, reverseOrder: true, nextToken: page.nextToken }));
+    const next = await sfn.send(
+      new GetExecutionHistoryCommand({ executionArn: started.executionArn!, maxResults: 2, reverseOrder: true, nextToken: page.nextToken }),
+    );
     expect(next.events!.map((e) => e.id)).toEqual([events.length - 2, events.length - 3]);
   });
 
   it('reports a failed execution with its error and cause', async () => {
     const started = await sfn.send(
-      new StartExecutionCommand({ stateMachineArn: served.endpoints.stateMachines.rollingUpgrade, input: JSON.stringify(upgradeRequest({ upgradeStepSize: 0 })) }),
+      new StartExecutionCommand({
+        stateMachineArn: served.endpoints.stateMachines.rollingUpgrade,
+        input: JSON.stringify(upgradeRequest({ upgradeStepSize: 0 })),
+      }),
     );
     const described = await until(sfn, started.executionArn!, (status) => status !== 'RUNNING');
     expect(described).toMatchObject({ status: 'FAILED', error: 'InvalidInputError', cause: expect.stringContaining('upgradeStepSize') });
@@ -82,13 +91,18 @@ describe('the Step Functions-compatible endpoint, through @aws-sdk/client-sfn', 
 
   it('answers with the AWS error shapes', async () => {
     const unknownArn = served.endpoints.stateMachines.rollingUpgrade.replace(':stateMachine:', ':execution:') + ':nope';
-    await expect(sfn.send(new DescribeExecutionCommand({ executionArn: unknownArn }))).rejects.toMatchObject({ name: 'ExecutionDoesNotExist', $metadata: { httpStatusCode: 400 } });
+    await expect(sfn.send(new DescribeExecutionCommand({ executionArn: unknownArn }))).rejects.toMatchObject({
+      name: 'ExecutionDoesNotExist',
+      $metadata: { httpStatusCode: 400 },
+    });
     await expect(sfn.send(new StopExecutionCommand({ executionArn: unknownArn }))).rejects.toMatchObject({ name: 'ExecutionDoesNotExist' });
     await expect(sfn.send(new GetExecutionHistoryCommand({ executionArn: unknownArn }))).rejects.toMatchObject({ name: 'ExecutionDoesNotExist' });
     await expect(sfn.send(new StartExecutionCommand({ stateMachineArn: 'arn:aws:states:local:000000000000:stateMachine:Nope' }))).rejects.toMatchObject({
       name: 'StateMachineDoesNotExist',
     });
-    await expect(sfn.send(new StartExecutionCommand({ stateMachineArn: served.endpoints.stateMachines.rollingUpgrade, input: '{not json' }))).rejects.toMatchObject({
+    await expect(
+      sfn.send(new StartExecutionCommand({ stateMachineArn: served.endpoints.stateMachines.rollingUpgrade, input: '{not json' })),
+    ).rejects.toMatchObject({
       name: 'InvalidExecutionInput',
     });
     await expect(sfn.send(new SendTaskSuccessCommand({ taskToken: 'token', output: '{}' }))).rejects.toMatchObject({ name: 'TaskDoesNotExist' });
@@ -118,19 +132,43 @@ describe('the Step Functions-compatible endpoint, through @aws-sdk/client-sfn', 
 
     const stateMachineArn = served.endpoints.stateMachines.groupDeployment;
     const described = await sfn.send(new DescribeStateMachineCommand({ stateMachineArn }));
-    expect(described).toMatchObject({ stateMachineArn, name: 'GroupDeployment', status: 'ACTIVE', type: 'STANDARD', roleArn: expect.stringMatching(/^arn:aws:iam::000000000000:role\//) });
-    const definition = JSON.parse(described.definition!) as { StartAt: string; States: Record<string, { Resource?: string; Parameters?: Record<string, unknown> }> };
+    expect(described).toMatchObject({
+      stateMachineArn,
+      name: 'GroupDeployment',
+      status: 'ACTIVE',
+      type: 'STANDARD',
+      roleArn: expect.stringMatching(/^arn:aws:iam::000000000000:role\//),
+    });
+    const definition = JSON.parse(described.definition!) as {
+      StartAt: string;
+      States: Record<string, { Resource?: string; Parameters?: Record<string, unknown> }>;
+    };
     expect(definition.States[definition.StartAt]).toBeDefined();
     // Substituted as CloudFormation deploys it: no `${...}` left, local ARNs instead.
     expect(described.definition).not.toContain('${');
     expect(described.definition).toContain(served.endpoints.stateMachines.groupDeployment.replace(':GroupDeployment', ':DeployGroup'));
-    await expect(sfn.send(new DescribeStateMachineCommand({ stateMachineArn: `${stateMachineArn}x` }))).rejects.toMatchObject({ name: 'StateMachineDoesNotExist' });
+    await expect(sfn.send(new DescribeStateMachineCommand({ stateMachineArn: `${stateMachineArn}x` }))).rejects.toMatchObject({
+      name: 'StateMachineDoesNotExist',
+    });
 
-    const started = await sfn.send(new StartExecutionCommand({ stateMachineArn: served.endpoints.stateMachines.rollingUpgrade, input: JSON.stringify(upgradeRequest({ upgradeStepSize: 4 })) }));
+    const started = await sfn.send(
+      new StartExecutionCommand({
+        stateMachineArn: served.endpoints.stateMachines.rollingUpgrade,
+        input: JSON.stringify(upgradeRequest({ upgradeStepSize: 4 })),
+      }),
+    );
     const forExecution = await sfn.send(new DescribeStateMachineForExecutionCommand({ executionArn: started.executionArn! }));
-    expect(forExecution).toMatchObject({ stateMachineArn: served.endpoints.stateMachines.rollingUpgrade, name: 'RollingUpgrade', updateDate: expect.any(Date) });
-    expect(JSON.parse(forExecution.definition!)).toEqual(JSON.parse((await sfn.send(new DescribeStateMachineCommand({ stateMachineArn: forExecution.stateMachineArn! }))).definition!));
-    await expect(sfn.send(new DescribeStateMachineForExecutionCommand({ executionArn: `${started.executionArn!}x` }))).rejects.toMatchObject({ name: 'ExecutionDoesNotExist' });
+    expect(forExecution).toMatchObject({
+      stateMachineArn: served.endpoints.stateMachines.rollingUpgrade,
+      name: 'RollingUpgrade',
+      updateDate: expect.any(Date),
+    });
+    expect(JSON.parse(forExecution.definition!)).toEqual(
+      JSON.parse((await sfn.send(new DescribeStateMachineCommand({ stateMachineArn: forExecution.stateMachineArn! }))).definition!),
+    );
+    await expect(sfn.send(new DescribeStateMachineForExecutionCommand({ executionArn: `${started.executionArn!}x` }))).rejects.toMatchObject({
+      name: 'ExecutionDoesNotExist',
+    });
     await until(sfn, started.executionArn!, (status) => status !== 'RUNNING');
   });
 
@@ -155,7 +193,10 @@ describe('StopExecution on the endpoint', () => {
 
   it('aborts a running execution as AWS does: ABORTED, with the error and cause given, no cleanup', async () => {
     const started = await sfn.send(
-      new StartExecutionCommand({ stateMachineArn: served.endpoints.stateMachines.rollingUpgrade, input: JSON.stringify(upgradeRequest({ pollIntervalSeconds: 3600 })) }),
+      new StartExecutionCommand({
+        stateMachineArn: served.endpoints.stateMachines.rollingUpgrade,
+        input: JSON.stringify(upgradeRequest({ pollIntervalSeconds: 3600 })),
+      }),
     );
     const running = await sfn.send(new DescribeExecutionCommand({ executionArn: started.executionArn! }));
     expect(running.status).toBe('RUNNING');

@@ -70,7 +70,11 @@ describe('status events of the embedded control plane', () => {
       const types = events.map((e) => e.detailType);
       expect(types[0]).toBe(DETAIL_TYPES.sessionStarted);
       expect(types).toContain(DETAIL_TYPES.groupStarted);
-      expect(events.find((e) => e.detailType === DETAIL_TYPES.nodesFailed)?.detail).toMatchObject({ nodes: [site.nodes[1]!.name], group: 'default', phase: 'DEPLOY' });
+      expect(events.find((e) => e.detailType === DETAIL_TYPES.nodesFailed)?.detail).toMatchObject({
+        nodes: [site.nodes[1]!.name],
+        group: 'default',
+        phase: 'DEPLOY',
+      });
       expect(events.find((e) => e.detailType === DETAIL_TYPES.groupFinished)?.detail).toMatchObject({ group: 'default', stage: 'FAILED' });
       expect(events.at(-1)).toMatchObject({ detailType: DETAIL_TYPES.sessionFinished, detail: { outcome: 'FAILED', state: 'FAILED' } });
     } finally {

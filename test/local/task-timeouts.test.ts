@@ -23,7 +23,14 @@ describe('Task timeouts on the embedded engine', () => {
   const machine = (timeout: Record<string, number>) => ({
     StartAt: 'Slow',
     States: {
-      Slow: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Parameters: { FunctionName: '${SlowFunctionArn}', Payload: {} }, ...timeout, OutputPath: '$.Payload', End: true },
+      Slow: {
+        Type: 'Task',
+        Resource: 'arn:aws:states:::lambda:invoke',
+        Parameters: { FunctionName: '${SlowFunctionArn}', Payload: {} },
+        ...timeout,
+        OutputPath: '$.Payload',
+        End: true,
+      },
     },
   });
 

@@ -70,7 +70,9 @@ function scenarios(connect: () => Promise<RolloutClient>, options: ScenarioOptio
 
   /** StartExecution as the Step Functions console does it: the real SDK, the state machine's ARN, the input as text. */
   async function startFromConsole(workflow: WorkflowName, input: Record<string, unknown>) {
-    const started = await client.sfn.send(new StartExecutionCommand({ stateMachineArn: client.endpoints.stateMachines[workflow], input: JSON.stringify(input) }));
+    const started = await client.sfn.send(
+      new StartExecutionCommand({ stateMachineArn: client.endpoints.stateMachines[workflow], input: JSON.stringify(input) }),
+    );
     return client.follow(started.executionArn!);
   }
 
@@ -89,7 +91,9 @@ function scenarios(connect: () => Promise<RolloutClient>, options: ScenarioOptio
 
   it('from the console: StartExecution with {"cancelDeploymentId"} writes the cancel request and ends; the deployment ends CANCELLED', async () => {
     const [first, second] = SCENARIO_SITE.slow;
-    const strategy = { groups: [{ name: 'slow', critical: true, depends_on: [], selectors: [{ node_names: [first, second] }], strategy: { type: 'one_by_one' } }] };
+    const strategy = {
+      groups: [{ name: 'slow', critical: true, depends_on: [], selectors: [{ node_names: [first, second] }], strategy: { type: 'one_by_one' } }],
+    };
     const run = await client.run('groupDeployment', { strategy, pollIntervalSeconds: 10, prepareTimeoutSeconds: options.hangSeconds });
     await until(async () => (await client.session(run.id)) !== undefined, `deployment ${run.id} stored`);
 
@@ -104,7 +108,10 @@ function scenarios(connect: () => Promise<RolloutClient>, options: ScenarioOptio
     expect(['NOT_STARTED', 'FAILED']).toContain(found.report.nodes[first]);
     expect(found.report.groups['slow']!.stage).toBe('NOT_STARTED');
     // An id that names nothing: the execution fails, saying so.
-    expect(await startFromConsole('groupDeployment', { cancelDeploymentId: 'no-such-deployment' })).toMatchObject({ status: 'FAILED', error: 'DeploymentNotFoundError' });
+    expect(await startFromConsole('groupDeployment', { cancelDeploymentId: 'no-such-deployment' })).toMatchObject({
+      status: 'FAILED',
+      error: 'DeploymentNotFoundError',
+    });
   });
 
   it('a deployment with a critical failure fails the run, with the failed group and node', async () => {
@@ -122,7 +129,14 @@ function scenarios(connect: () => Promise<RolloutClient>, options: ScenarioOptio
     it("a schedule is created in the stack's group with its role and stored request (not fired: LocalStack's EventBridge Scheduler stores schedules but never fires them; the firing is tested against rollout serve)", async () => {
       const { schedules } = client;
       const request = upgrade({ startingLabel: 'scheduled' });
-      await schedules.create({ name: 'stored-upgrade', workflow: 'rollingUpgrade', request, scheduleExpression: 'cron(0 2 ? * SUN *)', timeZone: 'Europe/Paris', flexibleWindowMinutes: 30 });
+      await schedules.create({
+        name: 'stored-upgrade',
+        workflow: 'rollingUpgrade',
+        request,
+        scheduleExpression: 'cron(0 2 ? * SUN *)',
+        timeZone: 'Europe/Paris',
+        flexibleWindowMinutes: 30,
+      });
       try {
         const stored = await schedules.get('stored-upgrade');
         expect(stored).toMatchObject({
@@ -151,7 +165,11 @@ function scenarios(connect: () => Promise<RolloutClient>, options: ScenarioOptio
         State: 'DISABLED',
         ScheduleExpression: 'rate(1 day)',
         FlexibleTimeWindow: { Mode: 'OFF' },
-        Target: { Arn: client.endpoints.stateMachines.rollingUpgrade, RoleArn: client.endpoints.schedulerRoleArn!, Input: JSON.stringify(upgrade({ startingLabel: 'scheduled' })) },
+        Target: {
+          Arn: client.endpoints.stateMachines.rollingUpgrade,
+          RoleArn: client.endpoints.schedulerRoleArn!,
+          Input: JSON.stringify(upgrade({ startingLabel: 'scheduled' })),
+        },
       }),
     );
     const now = (await schedules.scheduler.send(new GetScheduleCommand({ Name: 'clock-probe', GroupName: group }))).CreationDate!.getTime();
@@ -212,8 +230,13 @@ const LOCALSTACK_ENDPOINT = process.env.LOCALSTACK_ENDPOINT;
  */
 const localStack = LOCALSTACK_ENDPOINT ? describe : describe.skip;
 localStack(
-  LOCALSTACK_ENDPOINT ? `end-to-end scenarios through the client, against LocalStack at ${LOCALSTACK_ENDPOINT}` : 'end-to-end scenarios against LocalStack: skipped, LOCALSTACK_ENDPOINT is not set (run them after a cdklocal deploy)',
+  LOCALSTACK_ENDPOINT
+    ? `end-to-end scenarios through the client, against LocalStack at ${LOCALSTACK_ENDPOINT}`
+    : 'end-to-end scenarios against LocalStack: skipped, LOCALSTACK_ENDPOINT is not set (run them after a cdklocal deploy)',
   () => {
-    scenarios(() => connectControlPlane({ kind: 'endpoint', url: LOCALSTACK_ENDPOINT!, stack: process.env.ROLLOUT_STACK ?? DEFAULT_STACK }), { hangSeconds: 60, schedulesFire: false });
+    scenarios(() => connectControlPlane({ kind: 'endpoint', url: LOCALSTACK_ENDPOINT!, stack: process.env.ROLLOUT_STACK ?? DEFAULT_STACK }), {
+      hangSeconds: 60,
+      schedulesFire: false,
+    });
   },
 );

@@ -20,7 +20,14 @@ describeRealSlurm('rollout deploy over the slurm inventory against a real Slurm'
       rebootDelaySeconds: 1,
       restd: false,
       // Roles and tags as a site would keep them in slurm.conf: the slurm inventory reads role:<role> and tags.
-      features: { c01: ['role:controller', 'control', 'rack:r1'], c02: ['role:compute', 'compute', 'rack:r1'], c03: ['role:compute', 'compute', 'rack:r1'], c04: ['role:compute', 'compute', 'rack:r2'], c05: ['role:compute', 'compute', 'rack:r2'], c06: ['role:compute', 'compute', 'rack:r2'] },
+      features: {
+        c01: ['role:controller', 'control', 'rack:r1'],
+        c02: ['role:compute', 'compute', 'rack:r1'],
+        c03: ['role:compute', 'compute', 'rack:r1'],
+        c04: ['role:compute', 'compute', 'rack:r2'],
+        c05: ['role:compute', 'compute', 'rack:r2'],
+        c06: ['role:compute', 'compute', 'rack:r2'],
+      },
     });
     dir = mkdtempSync(path.join(tmpdir(), 'rollout-real-slurm-deploy-'));
   }, 90_000);
@@ -78,14 +85,27 @@ describeRealSlurm('rollout deploy over the slurm inventory against a real Slurm'
           { id: 'setup_network', type: 'shell', groups: on, parameters: { cmd: `echo "task $ROLLOUT_NODE setup_network" >> '${log}'` } },
           { id: 'quiesce', type: 'drain', groups: on, requires: ['setup_network'], parameters: { reason: 'deploying' } },
           // Runs while Slurm shows the node drained, as scontrol tells the task; fails on c06.
-          { id: 'setup_services', type: 'shell', groups: on, requires: ['quiesce'], parameters: { cmd: `echo "task $ROLLOUT_NODE setup_services $(scontrol show node "$ROLLOUT_NODE" | grep -o 'State=[A-Z+_]*')" >> '${log}'; [ "$ROLLOUT_NODE" != c06 ]` } },
+          {
+            id: 'setup_services',
+            type: 'shell',
+            groups: on,
+            requires: ['quiesce'],
+            parameters: {
+              cmd: `echo "task $ROLLOUT_NODE setup_services $(scontrol show node "$ROLLOUT_NODE" | grep -o 'State=[A-Z+_]*')" >> '${log}'; [ "$ROLLOUT_NODE" != c06 ]`,
+            },
+          },
           { id: 'back', type: 'resume', groups: on, requires: ['setup_services'] },
         ],
       }),
     );
 
-    const result = await startCli(['deploy', '--site-config', profile, '--strategy', strategy, '--graph', graph, '--poll-interval', '1', '--json'], cluster.env).done;
-    const report = json<{ status: string; nodes: Record<string, string>; taskRuns: Record<string, { status: string; nodes: Record<string, Record<string, string>> }> }>(result);
+    const result = await startCli(['deploy', '--site-config', profile, '--strategy', strategy, '--graph', graph, '--poll-interval', '1', '--json'], cluster.env)
+      .done;
+    const report = json<{
+      status: string;
+      nodes: Record<string, string>;
+      taskRuns: Record<string, { status: string; nodes: Record<string, Record<string, string>> }>;
+    }>(result);
     // The compute group meets its 50% with c06 failed; no critical group failed.
     expect([result.code, report.status]).toEqual([0, 'SUCCEEDED']);
     expect(report.nodes).toEqual({ c01: 'DEPLOYED', c02: 'DEPLOYED', c03: 'DEPLOYED', c04: 'DEPLOYED', c05: 'DEPLOYED', c06: 'FAILED' });
@@ -99,11 +119,17 @@ describeRealSlurm('rollout deploy over the slurm inventory against a real Slurm'
     expect(lines.filter((l) => /^(prepare|deploy) /.test(l))).toEqual(['prepare c01', 'prepare c[02-06]']);
     const tasks = lines.filter((l) => l.startsWith('task '));
     // Every node ran each shell task once, setup_network before setup_services, the controller before any compute node.
-    expect(tasks.filter((l) => l.includes('setup_network')).map((l) => l.split(' ')[1]).sort()).toEqual(['c01', 'c02', 'c03', 'c04', 'c05', 'c06']);
+    expect(
+      tasks
+        .filter((l) => l.includes('setup_network'))
+        .map((l) => l.split(' ')[1])
+        .sort(),
+    ).toEqual(['c01', 'c02', 'c03', 'c04', 'c05', 'c06']);
     const services = tasks.filter((l) => l.includes('setup_services'));
     expect(services.map((l) => l.split(' ')[1]).sort()).toEqual(['c01', 'c02', 'c03', 'c04', 'c05', 'c06']);
     for (const line of services) expect(line).toMatch(/State=IDLE\+DRAIN/);
-    for (const node of cluster.nodes) expect(tasks.indexOf(`task ${node} setup_network`)).toBeLessThan(tasks.findIndex((l) => l.startsWith(`task ${node} setup_services`)));
+    for (const node of cluster.nodes)
+      expect(tasks.indexOf(`task ${node} setup_network`)).toBeLessThan(tasks.findIndex((l) => l.startsWith(`task ${node} setup_services`)));
     expect(tasks.findIndex((l) => l.startsWith('task c01 setup_services'))).toBeLessThan(tasks.findIndex((l) => / c0[2-6] /.test(l)));
 
     // Resumed where the graph got that far; c06 stays drained by its task, with the task's reason.

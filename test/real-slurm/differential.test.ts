@@ -1,6 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { describeRealSlurm, type RealNode, type RealSlurmOptions } from '../support/real-slurm';
-import { describeNode, differentialTable, RealSide, SimulatedSide, type CommandResult, type DifferentialRow, type SlurmSide } from '../support/slurm-differential';
+import {
+  describeNode,
+  differentialTable,
+  RealSide,
+  SimulatedSide,
+  type CommandResult,
+  type DifferentialRow,
+  type SlurmSide,
+} from '../support/slurm-differential';
 import type { SiteDefinitionInput } from '../../simulator/site-file';
 
 /**
@@ -31,7 +39,10 @@ type Step = {
 const node = (nodes: RealNode[], name: string) => nodes.find((n) => n.name === name);
 const has = (name: string, flag: string) => (nodes: RealNode[]) => node(nodes, name)?.flags.includes(flag) ?? false;
 const not = (check: (nodes: RealNode[]) => boolean) => (nodes: RealNode[]) => !check(nodes);
-const both = (...checks: ((nodes: RealNode[]) => boolean)[]) => (nodes: RealNode[]) => checks.every((check) => check(nodes));
+const both =
+  (...checks: ((nodes: RealNode[]) => boolean)[]) =>
+  (nodes: RealNode[]) =>
+    checks.every((check) => check(nodes));
 const isDown = (name: string) => (nodes: RealNode[]) => node(nodes, name)?.base === 'DOWN';
 /**
  * The node's slurmd registered a boot newer than it had before the step (the margin as in Scenario.step's "new
@@ -40,14 +51,21 @@ const isDown = (name: string) => (nodes: RealNode[]) => node(nodes, name)?.base 
 const booted = (name: string) => (nodes: RealNode[], before: ReadonlyMap<string, number>) => (node(nodes, name)?.bootTime ?? 0) > (before.get(name) ?? 0) + 2;
 /** No reboot pending and slurmd answering. */
 const rebootDone = (name: string) => both(not(has(name, 'REBOOT_REQUESTED')), not(has(name, 'REBOOT_ISSUED')), not(has(name, 'NOT_RESPONDING')));
-const scontrol = (...args: string[]) => (side: SlurmSide) => side.run(['scontrol', ...args]);
+const scontrol =
+  (...args: string[]) =>
+  (side: SlurmSide) =>
+    side.run(['scontrol', ...args]);
 
 function nodeNames(count: number): string[] {
   return Array.from({ length: count }, (_, i) => `c${String(i + 1).padStart(2, '0')}`);
 }
 
 /** A real cluster and a simulated site with the same nodes, features and Slurm settings. */
-async function pair(count: number, slurm: { returnToService: 0 | 1 | 2; slurmdTimeout: number; resumeTimeout: number }, extra: { real?: Partial<RealSlurmOptions>; site?: Partial<SiteDefinitionInput> } = {}) {
+async function pair(
+  count: number,
+  slurm: { returnToService: 0 | 1 | 2; slurmdTimeout: number; resumeTimeout: number },
+  extra: { real?: Partial<RealSlurmOptions>; site?: Partial<SiteDefinitionInput> } = {},
+) {
   const names = nodeNames(count);
   const real = await RealSide.start({
     nodes: count,
@@ -64,7 +82,13 @@ async function pair(count: number, slurm: { returnToService: 0 | 1 | 2; slurmdTi
     groups: { compute: names },
     bootTemplates: ['img-2'],
     timing: { bootSeconds: 1, returnSeconds: 1 },
-    slurm: { version: real.cluster.version, returnToService: slurm.returnToService, slurmdTimeoutSeconds: slurm.slurmdTimeout, resumeTimeoutSeconds: slurm.resumeTimeout, accountingStorage: 'none' },
+    slurm: {
+      version: real.cluster.version,
+      returnToService: slurm.returnToService,
+      slurmdTimeoutSeconds: slurm.slurmdTimeout,
+      resumeTimeoutSeconds: slurm.resumeTimeout,
+      accountingStorage: 'none',
+    },
     ...extra.site,
   };
   const sim = await SimulatedSide.start(site);
@@ -103,7 +127,10 @@ class Scenario {
     // The real budgets only cost time when a step fails (settle returns as soon as its condition holds): a loaded
     // host delays slurmd's registrations and their retries (1, 2, 4, 8... s apart) by seconds, not by a minute.
     const limits = { realSeconds: step.realSeconds ?? 60, simSeconds: step.simSeconds ?? 5 };
-    const [realSettled, simSettled] = await Promise.all([this.real.settle((nodes) => until(nodes, realBoots), limits), this.sim.settle((nodes) => until(nodes, simBoots), limits)]);
+    const [realSettled, simSettled] = await Promise.all([
+      this.real.settle((nodes) => until(nodes, realBoots), limits),
+      this.sim.settle((nodes) => until(nodes, simBoots), limits),
+    ]);
     if (!realSettled) {
       const nodes = (await this.real.nodes()).map((n) => `${n.name} ${describeNode(n)}`).join('; ');
       throw new Error(`${this.name}: ${step.operation}: the real Slurm never got there in ${limits.realSeconds} s: ${nodes}\n${this.real.diagnose(step.show)}`);
@@ -111,7 +138,8 @@ class Scenario {
     const [realNodes, simNodes] = await Promise.all([this.real.nodes(), this.sim.nodes()]);
     // A reboot shows as a new BootTime (the clocks differ, so only "it moved" is compared). slurmd derives a boot it
     // did not make from /proc/uptime, which can move it by a second when it registers again: a reboot moves it more.
-    const rebooted = (nodes: RealNode[], before: Map<string, number>) => new Set(nodes.filter((n) => n.bootTime > (before.get(n.name) ?? 0) + 2).map((n) => n.name));
+    const rebooted = (nodes: RealNode[], before: Map<string, number>) =>
+      new Set(nodes.filter((n) => n.bootTime > (before.get(n.name) ?? 0) + 2).map((n) => n.name));
     const [realRebooted, simRebooted] = [rebooted(realNodes, realBoots), rebooted(simNodes, simBoots)];
     this.bootsOf(this.real, realNodes);
     this.bootsOf(this.sim, simNodes);
@@ -120,8 +148,18 @@ class Scenario {
     const exitCodesDiffer = (realResult?.code ?? 0) !== (simResult?.code ?? 0);
     const shown = [...new Set([...step.show, ...differing.map((n) => n.name)])];
     const cell = (nodes: RealNode[], booted: Set<string>, result: CommandResult | void, settled: boolean) =>
-      [...(result && result.code !== 0 ? [`exit ${result.code}: ${result.stderr.trim().split('\n')[0]}`] : []), ...shown.map((name) => `${name} ${describe(node(nodes, name), booted)}`), ...(settled ? [] : ['(did not settle)'])].join('\n');
-    this.rows.push({ scenario: this.name, operation: step.operation, slurm: cell(realNodes, realRebooted, realResult, true), simulator: cell(simNodes, simRebooted, simResult, simSettled), same: differing.length === 0 && !exitCodesDiffer });
+      [
+        ...(result && result.code !== 0 ? [`exit ${result.code}: ${result.stderr.trim().split('\n')[0]}`] : []),
+        ...shown.map((name) => `${name} ${describe(node(nodes, name), booted)}`),
+        ...(settled ? [] : ['(did not settle)']),
+      ].join('\n');
+    this.rows.push({
+      scenario: this.name,
+      operation: step.operation,
+      slurm: cell(realNodes, realRebooted, realResult, true),
+      simulator: cell(simNodes, simRebooted, simResult, simSettled),
+      same: differing.length === 0 && !exitCodesDiffer,
+    });
   }
 
   /** A row comparing what a command prints on both sides, through `normalize` (what may differ: hardware, times). */
@@ -151,25 +189,59 @@ async function mainScript(): Promise<DifferentialRow[]> {
   const s = new Scenario('8 nodes, ReturnToService=1', real, sim);
   const jobs = new Map<SlurmSide, number>();
   try {
-    await s.step({ operation: 'drain an idle node (our reason): scontrol update NodeName=c01 State=DRAIN Reason=rolling-upgrade', act: scontrol('update', 'NodeName=c01', 'State=DRAIN', 'Reason=rolling-upgrade'), show: ['c01'] });
+    await s.step({
+      operation: 'drain an idle node (our reason): scontrol update NodeName=c01 State=DRAIN Reason=rolling-upgrade',
+      act: scontrol('update', 'NodeName=c01', 'State=DRAIN', 'Reason=rolling-upgrade'),
+      show: ['c01'],
+    });
     await s.step({ operation: 'a real job on c02 (sbatch -w c02)', act: async (side) => void jobs.set(side, await side.submitJob('c02', 600)), show: ['c02'] });
     await s.step({ operation: 'drain the busy node', act: scontrol('update', 'NodeName=c02', 'State=DRAIN', 'Reason=rolling-upgrade'), show: ['c02'] });
-    await s.step({ operation: "an admin's drain with its own reason", act: scontrol('update', 'NodeName=c03', 'State=DRAIN', 'Reason=admin: bad dimm'), show: ['c03'] });
     await s.step({
-      operation: "scontrol reboot ASAP nextstate=RESUME reason=rolling-upgrade on the admin-drained c03, until it registered",
+      operation: "an admin's drain with its own reason",
+      act: scontrol('update', 'NodeName=c03', 'State=DRAIN', 'Reason=admin: bad dimm'),
+      show: ['c03'],
+    });
+    await s.step({
+      operation: 'scontrol reboot ASAP nextstate=RESUME reason=rolling-upgrade on the admin-drained c03, until it registered',
       act: scontrol('reboot', 'ASAP', 'nextstate=RESUME', 'reason=rolling-upgrade', 'c03'),
       until: rebootDone('c03'),
       realSeconds: 90,
       show: ['c03'],
     });
-    await s.step({ operation: 'scontrol reboot ASAP reason=rolling-upgrade (no nextstate) on the idle, undrained c04, until it registered', act: scontrol('reboot', 'ASAP', 'reason=rolling-upgrade', 'c04'), until: rebootDone('c04'), realSeconds: 90, show: ['c04'] });
-    await s.step({ operation: 'scontrol reboot ASAP nextstate=RESUME on the busy, drained c02: it waits for the job', act: scontrol('reboot', 'ASAP', 'nextstate=RESUME', 'reason=rolling-upgrade', 'c02'), show: ['c02'] });
-    await s.output("sinfo -h -N -O 'NodeList:0|,StateComplete:0|,Reason:0' (the connectors' compact poll)", ['sinfo', '-h', '-N', '-n', 'c0[1-4],nope', '-O', 'NodeList:0|,StateComplete:0|,Reason:0']);
-    await s.output('env SLURM_TIME_FORMAT=%s scontrol -o show node c0[1-3],nope: NodeName, features, State and Reason of each line', ['env', 'SLURM_TIME_FORMAT=%s', 'scontrol', '-o', 'show', 'node', 'c0[1-3],nope'], (stdout) =>
-      stdout
-        .split('\n')
-        .map((line) => (line.startsWith('NodeName=') ? ['NodeName', 'AvailableFeatures', 'ActiveFeatures', 'State'].map((key) => new RegExp(`(?:^| )(${key}=\\S*)`).exec(line)?.[1]).join(' ') + (/ Reason=(.*) \[root@\d+\]$/.exec(line) ? ` Reason=${/ Reason=(.*) \[root@\d+\]$/.exec(line)![1]}` : '') : line))
-        .join('\n'),
+    await s.step({
+      operation: 'scontrol reboot ASAP reason=rolling-upgrade (no nextstate) on the idle, undrained c04, until it registered',
+      act: scontrol('reboot', 'ASAP', 'reason=rolling-upgrade', 'c04'),
+      until: rebootDone('c04'),
+      realSeconds: 90,
+      show: ['c04'],
+    });
+    await s.step({
+      operation: 'scontrol reboot ASAP nextstate=RESUME on the busy, drained c02: it waits for the job',
+      act: scontrol('reboot', 'ASAP', 'nextstate=RESUME', 'reason=rolling-upgrade', 'c02'),
+      show: ['c02'],
+    });
+    await s.output("sinfo -h -N -O 'NodeList:0|,StateComplete:0|,Reason:0' (the connectors' compact poll)", [
+      'sinfo',
+      '-h',
+      '-N',
+      '-n',
+      'c0[1-4],nope',
+      '-O',
+      'NodeList:0|,StateComplete:0|,Reason:0',
+    ]);
+    await s.output(
+      'env SLURM_TIME_FORMAT=%s scontrol -o show node c0[1-3],nope: NodeName, features, State and Reason of each line',
+      ['env', 'SLURM_TIME_FORMAT=%s', 'scontrol', '-o', 'show', 'node', 'c0[1-3],nope'],
+      (stdout) =>
+        stdout
+          .split('\n')
+          .map((line) =>
+            line.startsWith('NodeName=')
+              ? ['NodeName', 'AvailableFeatures', 'ActiveFeatures', 'State'].map((key) => new RegExp(`(?:^| )(${key}=\\S*)`).exec(line)?.[1]).join(' ') +
+                (/ Reason=(.*) \[root@\d+\]$/.exec(line) ? ` Reason=${/ Reason=(.*) \[root@\d+\]$/.exec(line)![1]}` : '')
+              : line,
+          )
+          .join('\n'),
     );
     await s.step({
       operation: 'scancel the job on c02, until the reboot it waited for is done',
@@ -179,20 +251,63 @@ async function mainScript(): Promise<DifferentialRow[]> {
       simSeconds: 10,
       show: ['c02'],
     });
-    await s.step({ operation: 'scontrol reboot nextstate=RESUME (not ASAP) on our drained c01, until it registered', act: scontrol('reboot', 'nextstate=RESUME', 'c01'), until: rebootDone('c01'), realSeconds: 90, show: ['c01'] });
+    await s.step({
+      operation: 'scontrol reboot nextstate=RESUME (not ASAP) on our drained c01, until it registered',
+      act: scontrol('reboot', 'nextstate=RESUME', 'c01'),
+      until: rebootDone('c01'),
+      realSeconds: 90,
+      show: ['c01'],
+    });
     await s.step({ operation: "an admin's drain on c05", act: scontrol('update', 'NodeName=c05', 'State=DRAIN', 'Reason=admin: keep drained'), show: ['c05'] });
-    await s.step({ operation: 'scontrol reboot ASAP reason=rolling-upgrade (no nextstate) on the drained c05, until it registered', act: scontrol('reboot', 'ASAP', 'reason=rolling-upgrade', 'c05'), until: rebootDone('c05'), realSeconds: 90, show: ['c05'] });
-    await s.step({ operation: 'scontrol reboot nextstate=DOWN reason=rolling-upgrade on c06, until it registered', act: scontrol('reboot', 'nextstate=DOWN', 'reason=rolling-upgrade', 'c06'), until: rebootDone('c06'), realSeconds: 90, show: ['c06'] });
+    await s.step({
+      operation: 'scontrol reboot ASAP reason=rolling-upgrade (no nextstate) on the drained c05, until it registered',
+      act: scontrol('reboot', 'ASAP', 'reason=rolling-upgrade', 'c05'),
+      until: rebootDone('c05'),
+      realSeconds: 90,
+      show: ['c05'],
+    });
+    await s.step({
+      operation: 'scontrol reboot nextstate=DOWN reason=rolling-upgrade on c06, until it registered',
+      act: scontrol('reboot', 'nextstate=DOWN', 'reason=rolling-upgrade', 'c06'),
+      until: rebootDone('c06'),
+      realSeconds: 90,
+      show: ['c06'],
+    });
     await s.step({ operation: 'resume the DOWN c06', act: scontrol('update', 'NodeName=c06', 'State=RESUME'), show: ['c06'] });
     await s.step({ operation: 'resume c04, which is neither drained nor down', act: scontrol('update', 'NodeName=c04', 'State=RESUME'), show: ['c04'] });
-    await s.step({ operation: 'fail c05: scontrol update State=FAIL Reason=upgrading-boot-session-failed', act: scontrol('update', 'NodeName=c05', 'State=FAIL', 'Reason=upgrading-boot-session-failed'), show: ['c05'] });
+    await s.step({
+      operation: 'fail c05: scontrol update State=FAIL Reason=upgrading-boot-session-failed',
+      act: scontrol('update', 'NodeName=c05', 'State=FAIL', 'Reason=upgrading-boot-session-failed'),
+      show: ['c05'],
+    });
     await s.step({ operation: 'resume the failed c05', act: scontrol('update', 'NodeName=c05', 'State=RESUME'), show: ['c05'] });
-    await s.step({ operation: 'a job on c07, drained with a reason', act: async (side) => (await side.submitJob('c07', 600), side.run(['scontrol', 'update', 'NodeName=c07', 'State=DRAIN', 'Reason=keep me'])), show: ['c07'] });
+    await s.step({
+      operation: 'a job on c07, drained with a reason',
+      act: async (side) => (await side.submitJob('c07', 600), side.run(['scontrol', 'update', 'NodeName=c07', 'State=DRAIN', 'Reason=keep me'])),
+      show: ['c07'],
+    });
     await s.step({ operation: 'resume the busy, drained c07: does the reason stay?', act: scontrol('update', 'NodeName=c07', 'State=RESUME'), show: ['c07'] });
-    await s.step({ operation: 'feature edit: scontrol update NodeName=c08 AvailableFeatures=role:Compute,compute,upgrading ActiveFeatures=role:Compute,compute,upgrading', act: scontrol('update', 'NodeName=c08', 'AvailableFeatures=role:Compute,compute,upgrading', 'ActiveFeatures=role:Compute,compute,upgrading'), show: ['c08'] });
-    await s.step({ operation: 'AvailableFeatures=role:Compute,compute,failed alone (the active ones are no longer a subset)', act: scontrol('update', 'NodeName=c08', 'AvailableFeatures=role:Compute,compute,failed'), show: ['c08'] });
+    await s.step({
+      operation: 'feature edit: scontrol update NodeName=c08 AvailableFeatures=role:Compute,compute,upgrading ActiveFeatures=role:Compute,compute,upgrading',
+      act: scontrol('update', 'NodeName=c08', 'AvailableFeatures=role:Compute,compute,upgrading', 'ActiveFeatures=role:Compute,compute,upgrading'),
+      show: ['c08'],
+    });
+    await s.step({
+      operation: 'AvailableFeatures=role:Compute,compute,failed alone (the active ones are no longer a subset)',
+      act: scontrol('update', 'NodeName=c08', 'AvailableFeatures=role:Compute,compute,failed'),
+      show: ['c08'],
+    });
     await s.step({ operation: 'scontrol reconfigure', act: scontrol('reconfigure'), show: ['c08'] });
-    await s.step({ operation: 'feature edit again, then slurmctld restarts', act: async (side) => (await side.run(['scontrol', 'update', 'NodeName=c08', 'AvailableFeatures=role:Compute,compute,failed', 'ActiveFeatures=role:Compute,compute,failed']), side.restartController()), until: (nodes) => nodes.every((n) => n.base !== 'UNKNOWN' && !n.flags.includes('NOT_RESPONDING')), realSeconds: 90, show: ['c08'] });
+    await s.step({
+      operation: 'feature edit again, then slurmctld restarts',
+      act: async (side) => (
+        await side.run(['scontrol', 'update', 'NodeName=c08', 'AvailableFeatures=role:Compute,compute,failed', 'ActiveFeatures=role:Compute,compute,failed']),
+        side.restartController()
+      ),
+      until: (nodes) => nodes.every((n) => n.base !== 'UNKNOWN' && !n.flags.includes('NOT_RESPONDING')),
+      realSeconds: 90,
+      show: ['c08'],
+    });
 
     // slurmrestd: the versions, an unknown node, a node update.
     const versions = [real.restdVersions.join(', '), sim.restdVersions.join(', ')];
@@ -202,7 +317,8 @@ async function mainScript(): Promise<DifferentialRow[]> {
       const { status, body: parsed, text } = await side.restd(method, path, body);
       if (typeof parsed !== 'object' || parsed === null) return `${status}: ${text.trim()}`;
       const record = parsed as { errors?: { error?: string }[]; nodes?: Record<string, unknown>[] };
-      const nodes = record.nodes === undefined ? 'no nodes' : `${record.nodes.length} nodes${record.nodes[0] ? ` with ${Object.keys(record.nodes[0]).length} fields` : ''}`;
+      const nodes =
+        record.nodes === undefined ? 'no nodes' : `${record.nodes.length} nodes${record.nodes[0] ? ` with ${Object.keys(record.nodes[0]).length} fields` : ''}`;
       return `${status}: errors ${JSON.stringify((record.errors ?? []).map((e) => e.error))}, ${nodes}`;
     };
     for (const [operation, method, path, body] of [
@@ -229,9 +345,22 @@ async function outOfBandReboots(rts: 0 | 1 | 2): Promise<DifferentialRow[]> {
   try {
     await s.step({ operation: 'drain c01 (our reason)', act: scontrol('update', 'NodeName=c01', 'State=DRAIN', 'Reason=rolling-upgrade'), show: ['c01'] });
     s.stopped.add('c01');
-    await s.step({ operation: 'c01 reboots through the boot service and stays down past SlurmdTimeout', act: (side) => side.stopNode('c01'), until: isDown('c01'), realSeconds: 60, simSeconds: 10, show: ['c01'] });
+    await s.step({
+      operation: 'c01 reboots through the boot service and stays down past SlurmdTimeout',
+      act: (side) => side.stopNode('c01'),
+      until: isDown('c01'),
+      realSeconds: 60,
+      simSeconds: 10,
+      show: ['c01'],
+    });
     s.stopped.delete('c01');
-    await s.step({ operation: 'c01 boots and its slurmd registers', act: (side) => side.startNode('c01'), until: not(has('c01', 'NOT_RESPONDING')), realSeconds: 60, show: ['c01'] });
+    await s.step({
+      operation: 'c01 boots and its slurmd registers',
+      act: (side) => side.startNode('c01'),
+      until: not(has('c01', 'NOT_RESPONDING')),
+      realSeconds: 60,
+      show: ['c01'],
+    });
     await s.step({
       operation: 'c02 (in service) reboots through the boot service and is back within SlurmdTimeout',
       act: async (side) => {
@@ -255,7 +384,11 @@ async function outOfBandReboots(rts: 0 | 1 | 2): Promise<DifferentialRow[]> {
 
 /** A `scontrol reboot` whose node never comes back: ResumeTimeout (slurmctld checks it every 30 s). */
 async function rebootNeverBack(): Promise<DifferentialRow[]> {
-  const { real, sim } = await pair(2, { returnToService: 1, slurmdTimeout: 30, resumeTimeout: 5 }, { site: { nodes: nodeNames(2).map((name, i) => ({ name, nid: i + 1, ...(name === 'c01' ? { faults: { returnToService: 'never' as const } } : {}) })) } });
+  const { real, sim } = await pair(
+    2,
+    { returnToService: 1, slurmdTimeout: 30, resumeTimeout: 5 },
+    { site: { nodes: nodeNames(2).map((name, i) => ({ name, nid: i + 1, ...(name === 'c01' ? { faults: { returnToService: 'never' as const } } : {}) })) } },
+  );
   await (real as RealSide).cluster.setRebootBehaviour('c01', 'never');
   const s = new Scenario('ResumeTimeout=5, ReturnToService=1', real, sim);
   try {
@@ -284,19 +417,48 @@ async function rebootNeverBack(): Promise<DifferentialRow[]> {
  * that ends it releases it: a few seconds of wall time could run out between two steps on a loaded host.
  */
 async function epilog(): Promise<DifferentialRow[]> {
-  const { real, sim } = await pair(2, { returnToService: 1, slurmdTimeout: 30, resumeTimeout: 120 }, { site: { timing: { bootSeconds: 1, returnSeconds: 1, epilogSeconds: 5 } } });
+  const { real, sim } = await pair(
+    2,
+    { returnToService: 1, slurmdTimeout: 30, resumeTimeout: 120 },
+    { site: { timing: { bootSeconds: 1, returnSeconds: 1, epilogSeconds: 5 } } },
+  );
   for (const name of nodeNames(2)) await (real as RealSide).cluster.holdEpilog(name);
   const endEpilog = (name: string) => async (side: SlurmSide) => {
     if (side instanceof RealSide) side.cluster.releaseEpilog(name);
   };
   const s = new Scenario('Epilog of 5 s', real, sim);
   try {
-    await s.step({ operation: 'a 1 s job on c01, until its Epilog runs', act: async (side) => void (await side.submitJob('c01', 1)), until: has('c01', 'COMPLETING'), realSeconds: 60, simSeconds: 5, show: ['c01'] });
+    await s.step({
+      operation: 'a 1 s job on c01, until its Epilog runs',
+      act: async (side) => void (await side.submitJob('c01', 1)),
+      until: has('c01', 'COMPLETING'),
+      realSeconds: 60,
+      simSeconds: 5,
+      show: ['c01'],
+    });
     await s.step({ operation: 'drain c01 during its Epilog', act: scontrol('update', 'NodeName=c01', 'State=DRAIN', 'Reason=rolling-upgrade'), show: ['c01'] });
     await s.step({ operation: 'the Epilog ends', act: endEpilog('c01'), until: not(has('c01', 'COMPLETING')), realSeconds: 60, simSeconds: 10, show: ['c01'] });
-    await s.step({ operation: 'a 1 s job on c02, until its Epilog runs', act: async (side) => void (await side.submitJob('c02', 1)), until: has('c02', 'COMPLETING'), realSeconds: 60, simSeconds: 5, show: ['c02'] });
-    await s.step({ operation: 'scontrol reboot ASAP nextstate=RESUME on c02 during its Epilog', act: scontrol('reboot', 'ASAP', 'nextstate=RESUME', 'reason=rolling-upgrade', 'c02'), show: ['c02'] });
-    await s.step({ operation: '...until the reboot is done', act: endEpilog('c02'), until: both(not(has('c02', 'COMPLETING')), rebootDone('c02')), realSeconds: 90, simSeconds: 15, show: ['c02'] });
+    await s.step({
+      operation: 'a 1 s job on c02, until its Epilog runs',
+      act: async (side) => void (await side.submitJob('c02', 1)),
+      until: has('c02', 'COMPLETING'),
+      realSeconds: 60,
+      simSeconds: 5,
+      show: ['c02'],
+    });
+    await s.step({
+      operation: 'scontrol reboot ASAP nextstate=RESUME on c02 during its Epilog',
+      act: scontrol('reboot', 'ASAP', 'nextstate=RESUME', 'reason=rolling-upgrade', 'c02'),
+      show: ['c02'],
+    });
+    await s.step({
+      operation: '...until the reboot is done',
+      act: endEpilog('c02'),
+      until: both(not(has('c02', 'COMPLETING')), rebootDone('c02')),
+      realSeconds: 90,
+      simSeconds: 15,
+      show: ['c02'],
+    });
     return s.rows;
   } catch (err) {
     s.failed = true;
@@ -334,7 +496,10 @@ describeRealSlurm('the simulated Slurm against a real Slurm on this machine, ste
     allRows.push(rows);
     const unexpected = rows.filter((row) => !row.same && KNOWN_DIFFERENCES[`${row.scenario}: ${row.operation}`] === undefined);
     const fixed = rows.filter((row) => row.same && KNOWN_DIFFERENCES[`${row.scenario}: ${row.operation}`] !== undefined);
-    expect({ unexpected: differentialTable(unexpected), fixed: fixed.map((r) => `${r.scenario}: ${r.operation}`) }).toEqual({ unexpected: differentialTable([]), fixed: [] });
+    expect({ unexpected: differentialTable(unexpected), fixed: fixed.map((r) => `${r.scenario}: ${r.operation}`) }).toEqual({
+      unexpected: differentialTable([]),
+      fixed: [],
+    });
   };
 
   test('drains, jobs, reboots with and without nextstate, resume, fail, features, reconfigure, a restart, slurmrestd', () => check('main'), 240_000);

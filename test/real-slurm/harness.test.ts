@@ -67,7 +67,11 @@ describeRealSlurm('a real Slurm cluster on this machine (test/support/real-slurm
     const log = () => cluster.rebootLog().filter((e) => e.node !== 'c05');
     const deadline = Date.now() + 10_000;
     while (log().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(log().map((e) => [e.node, e.outcome]).sort()).toEqual([
+    expect(
+      log()
+        .map((e) => [e.node, e.outcome])
+        .sort(),
+    ).toEqual([
       ['c06', 'never-back'],
       ['c07', 'failed'],
     ]);

@@ -134,7 +134,11 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
     const session = report(result);
     expect(result.code).toBe(0);
     expect(session.nodes.c08).toMatchObject({ status: 'FAILED', reason: 'upgrading-time-out-booting', phase: 'failed' });
-    expect(Object.entries(session.nodes).filter(([name]) => name !== 'c08').map(([, n]) => n.status)).toEqual(Array(7).fill('UPGRADED'));
+    expect(
+      Object.entries(session.nodes)
+        .filter(([name]) => name !== 'c08')
+        .map(([, n]) => n.status),
+    ).toEqual(Array(7).fill('UPGRADED'));
     const c08 = await cluster.node('c08');
     expect(c08.features).toContain('failed');
     expect(c08.flags).toContain('FAIL');
@@ -185,7 +189,8 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
     expect(perNode(rebootsSince(before))).toEqual(Object.fromEntries(cluster.nodes.map((n) => [n, 1])));
     await settleNotResponding();
     const nodes = await cluster.readNodes();
-    for (const node of nodes) expect([node.name, session.nodes[node.name]?.status, node.name === 'c05' || state(node) === 'IDLE']).toEqual([node.name, 'UPGRADED', true]);
+    for (const node of nodes)
+      expect([node.name, session.nodes[node.name]?.status, node.name === 'c05' || state(node) === 'IDLE']).toEqual([node.name, 'UPGRADED', true]);
     await expectClusterAsBefore();
   }, 240_000);
 });

@@ -16,7 +16,11 @@ describeRealSlurm('back after a reboot longer than SlurmdTimeout, under each Ret
   const clusters = new Map<number, RealSlurmCluster>();
 
   beforeAll(async () => {
-    await Promise.all([0, 1, 2].map(async (rts) => clusters.set(rts, await RealSlurmCluster.start({ nodes: 2, restd: false, slurmdTimeout: 5, returnToService: rts as 0 | 1 | 2 }))));
+    await Promise.all(
+      [0, 1, 2].map(async (rts) =>
+        clusters.set(rts, await RealSlurmCluster.start({ nodes: 2, restd: false, slurmdTimeout: 5, returnToService: rts as 0 | 1 | 2 })),
+      ),
+    );
   }, 120_000);
 
   afterAll(async () => {

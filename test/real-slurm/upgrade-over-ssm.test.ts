@@ -75,7 +75,24 @@ describeRealSlurm('rollout upgrade over SSM against a real Slurm', () => {
     const before = cluster.rebootLog().length;
     const job = await cluster.submitJob('c03', { seconds: 10 });
     const env = { ...cluster.env, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: 'us-east-1' };
-    const args = ['upgrade', '--site-config', profile, '--starting-label', 'batch', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--template', 'img-2', '--step-size', '3', '--poll-interval', '1', '--json'];
+    const args = [
+      'upgrade',
+      '--site-config',
+      profile,
+      '--starting-label',
+      'batch',
+      '--upgrading-label',
+      'upgrading',
+      '--failed-label',
+      'failed',
+      '--template',
+      'img-2',
+      '--step-size',
+      '3',
+      '--poll-interval',
+      '1',
+      '--json',
+    ];
     const result = await startCli(args, env).done;
     const session = json<{ state: string; completed: boolean; nodes: Record<string, { status: string }> }>(result);
     expect([result.code, session.state, session.completed]).toEqual([0, 'READY', true]);

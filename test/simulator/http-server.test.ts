@@ -39,7 +39,16 @@ describe('site simulator HTTP API', () => {
 
     it('describes a node as slurmrestd v0.0.41 does', async () => {
       const { body } = await call('GET', `/slurm/v0.0.41/node/${NODES[0]}`);
-      expect(body.nodes).toEqual([{ name: NODES[0], state: ['ALLOCATED'], reason: '', boot_time: { set: false, infinite: false, number: 0 }, features: ['role:Compute', 'compute'], active_features: ['role:Compute', 'compute'] }]);
+      expect(body.nodes).toEqual([
+        {
+          name: NODES[0],
+          state: ['ALLOCATED'],
+          reason: '',
+          boot_time: { set: false, infinite: false, number: 0 },
+          features: ['role:Compute', 'compute'],
+          active_features: ['role:Compute', 'compute'],
+        },
+      ]);
     });
 
     it('answers an unknown node 200 with errors[] and no nodes, as slurmrestd v0.0.40+ does', async () => {
@@ -106,7 +115,14 @@ describe('site simulator HTTP API', () => {
       const created = await call('POST', '/bos/v2/sessions', session);
       expect(created.status).toBe(201);
       // As BOS stores it: pending, no components yet, nullable fields null.
-      expect(created.body).toMatchObject({ name: 's1', template_name: 'cos-2.4', limit: 'compute', components: '', tenant: null, status: { status: 'pending', end_time: null, error: null } });
+      expect(created.body).toMatchObject({
+        name: 's1',
+        template_name: 'cos-2.4',
+        limit: 'compute',
+        components: '',
+        tenant: null,
+        status: { status: 'pending', end_time: null, error: null },
+      });
       // V2Session.components: the nodes as one comma-separated string.
       expect((await call('GET', '/bos/v2/sessions/s1')).body).toMatchObject({ components: NODES.join(','), status: { status: 'running' } });
       expect((await call('POST', '/bos/v2/sessions', session)).status).toBe(409);
@@ -118,7 +134,15 @@ describe('site simulator HTTP API', () => {
       const components = await call('GET', '/bos/v2/components?session=s1');
       expect(components.status).toBe(200);
       expect(components.body).toEqual(
-        NODES.map((id) => expect.objectContaining({ id, session: 's1', enabled: true, error: '', status: { phase: 'powering_on', status: 'power_on_called', status_override: '' } })),
+        NODES.map((id) =>
+          expect.objectContaining({
+            id,
+            session: 's1',
+            enabled: true,
+            error: '',
+            status: { phase: 'powering_on', status: 'power_on_called', status_override: '' },
+          }),
+        ),
       );
       expect((await call('GET', `/bos/v2/components?ids=${NODES[1]}`)).body).toHaveLength(1);
       expect((await call('GET', '/bos/v2/components?session=other')).body).toEqual([]);
@@ -176,7 +200,9 @@ describe('site simulator HTTP API', () => {
       const groups = await call('GET', '/hsm/v2/groups');
       expect(groups.body).toEqual([{ label: 'compute', description: '', tags: [], members: { ids: NODES } }]);
       const components = await call('GET', '/hsm/v2/State/Components?type=Node');
-      expect((components.body.Components as { ID: string; Role: string; Type: string }[]).map((c) => [c.ID, c.Role, c.Type])).toEqual(NODES.map((n) => [n, 'Compute', 'Node']));
+      expect((components.body.Components as { ID: string; Role: string; Type: string }[]).map((c) => [c.ID, c.Role, c.Type])).toEqual(
+        NODES.map((n) => [n, 'Compute', 'Node']),
+      );
       expect((await call('GET', '/hsm/v2/State/Components?type=NodeBMC')).body).toEqual({ Components: [] });
       expect((await call('GET', `/hsm/v2/State/Components?id=${NODES[1]}`)).body.Components).toHaveLength(1);
       const memberships = (await call('GET', '/hsm/v2/memberships?type=Node')) as unknown as { body: { id: string; groupLabels: string[] }[] };
@@ -241,7 +267,11 @@ describe("site simulator slurmrestd of Slurm 22.05 (what a real 22.05.8's slurmr
   });
   afterEach(() => t.close());
   const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(t.site.url + path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(t.site.url + path, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     return { status: res.status, text, body: (text.startsWith('{') ? JSON.parse(text) : undefined) as Record<string, unknown> | undefined };
   };
@@ -255,8 +285,19 @@ describe("site simulator slurmrestd of Slurm 22.05 (what a real 22.05.8's slurmr
     await fetch(`${t.site.url}/slurm/v0.0.38/nodes`);
     t.site.simulator.workloadManager.drain(NODES[1]!, 'admin: bad dimm');
     const { body } = await call('GET', `/slurm/v0.0.38/node/${NODES[1]}`);
-    expect(body!.meta).toEqual({ plugin: { type: 'openapi/v0.0.38', name: 'Slurm OpenAPI v0.0.38' }, Slurm: { version: { major: 22, micro: 8, minor: 5 }, release: '22.05.8' } });
-    expect((body!.nodes as unknown[])[0]).toMatchObject({ name: NODES[1], state: 'idle', state_flags: ['DRAIN'], reason: 'admin: bad dimm', boot_time: 0, features: 'role:Compute', active_features: 'role:Compute' });
+    expect(body!.meta).toEqual({
+      plugin: { type: 'openapi/v0.0.38', name: 'Slurm OpenAPI v0.0.38' },
+      Slurm: { version: { major: 22, micro: 8, minor: 5 }, release: '22.05.8' },
+    });
+    expect((body!.nodes as unknown[])[0]).toMatchObject({
+      name: NODES[1],
+      state: 'idle',
+      state_flags: ['DRAIN'],
+      reason: 'admin: bad dimm',
+      boot_time: 0,
+      features: 'role:Compute',
+      active_features: 'role:Compute',
+    });
   });
 
   it('answers an unknown node 500 with errors[] and an empty nodes list', async () => {

@@ -75,7 +75,11 @@ describe('parseSiteDefinition', () => {
     ['an unknown accounting storage', (s: Site) => Object.assign(s, { slurm: { accountingStorage: 'mysql' } }), 'slurm.accountingStorage'],
     ['a bad apiFault service', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'dns', status: 503 }] }), 'apiFaults[0].service'],
     ['an apiFault status that is not an error', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'inventory', status: 200 }] }), 'apiFaults[0].status'],
-    ['an apiFault with both a status and a hang', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'inventory', status: 503, hang: true }] }), 'apiFaults[0].status'],
+    [
+      'an apiFault with both a status and a hang',
+      (s: Site) => Object.assign(s, { apiFaults: [{ service: 'inventory', status: 503, hang: true }] }),
+      'apiFaults[0].status',
+    ],
     ['an apiFault with neither a status nor a hang', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'inventory' }] }), 'apiFaults[0].status'],
     ['an apiFault hang that is not true', (s: Site) => Object.assign(s, { apiFaults: [{ service: 'inventory', hang: 'yes' }] }), 'apiFaults[0].hang'],
     ['a job on a DRAINED node', (s: Site) => Object.assign(s.nodes[0]!, { wlm: { state: 'DRAINED', busySeconds: 10 } }), 'nodes[0].wlm.busySeconds'],

@@ -90,10 +90,15 @@ describe.each(['22.05.8', '24.11.5'])('the simulated Slurm %s', (version) => {
   });
 
   test('a scontrol reboot that never comes back is DOWN at ResumeTimeout; 22.05 also dropped the drain (node_mgr.c check_reboot_nodes)', async () => {
-    side = await site(version, { nodes: NAMES.map((name, i) => ({ name, nid: i + 1, ...(name === 'c01' ? { faults: { returnToService: 'never' as const } } : {}) })) });
+    side = await site(version, {
+      nodes: NAMES.map((name, i) => ({ name, nid: i + 1, ...(name === 'c01' ? { faults: { returnToService: 'never' as const } } : {}) })),
+    });
     await ok(side, 'scontrol', 'reboot', 'ASAP', 'nextstate=RESUME', 'reason=rolling-upgrade', 'c01');
     side.advance(60);
-    expect(await nodeOf(side, 'c01')).toEqual({ state: modern ? 'DOWN+DRAIN+NOT_RESPONDING' : 'DOWN+NOT_RESPONDING', reason: 'rolling-upgrade : reboot issued : reboot timed out' });
+    expect(await nodeOf(side, 'c01')).toEqual({
+      state: modern ? 'DOWN+DRAIN+NOT_RESPONDING' : 'DOWN+NOT_RESPONDING',
+      reason: 'rolling-upgrade : reboot issued : reboot timed out',
+    });
   });
 
   test('features set with scontrol update are gone after scontrol reconfigure and after a slurmctld restart', async () => {
@@ -141,7 +146,10 @@ describe.each(['22.05.8', '24.11.5'])('the simulated Slurm %s', (version) => {
 
   test('RESUME of a node neither drained, failed nor down is refused, as scontrol says', async () => {
     side = await site(version);
-    expect(await side.run(['scontrol', 'update', 'NodeName=c01', 'State=RESUME'])).toMatchObject({ code: 1, stderr: 'slurm_update error: Invalid node state specified\n' });
+    expect(await side.run(['scontrol', 'update', 'NodeName=c01', 'State=RESUME'])).toMatchObject({
+      code: 1,
+      stderr: 'slurm_update error: Invalid node state specified\n',
+    });
   });
 
   test('State=FAIL sets FAIL without DRAIN (node_mgr.c update_node)', async () => {
@@ -159,7 +167,11 @@ describe("the simulated Slurm 22.05's command line (what a real 22.05.8 printed)
   afterEach(() => side.stop());
 
   test("scontrol has no --json: exit 1, scontrol's own message", async () => {
-    expect(await side.run(['scontrol', '--json', 'show', 'node', 'c01'])).toEqual({ code: 1, stdout: '', stderr: "scontrol: unrecognized option '--json'\nTry \"scontrol --help\" for more information\n" });
+    expect(await side.run(['scontrol', '--json', 'show', 'node', 'c01'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'scontrol: unrecognized option \'--json\'\nTry "scontrol --help" for more information\n',
+    });
   });
 
   test('scontrol --version names the release', async () => {
@@ -168,10 +180,19 @@ describe("the simulated Slurm 22.05's command line (what a real 22.05.8 printed)
 
   test("sinfo --json prints v0.0.38's shape, every node whatever -n says", async () => {
     await ok(side, 'scontrol', 'update', 'NodeName=c02', 'State=DRAIN', 'Reason=admin: bad dimm');
-    const printed = JSON.parse((await ok(side, 'sinfo', '--json', '-n', 'c02')).stdout) as { meta: { plugin: { type: string } }; nodes: Record<string, unknown>[] };
+    const printed = JSON.parse((await ok(side, 'sinfo', '--json', '-n', 'c02')).stdout) as {
+      meta: { plugin: { type: string } };
+      nodes: Record<string, unknown>[];
+    };
     expect(printed.meta.plugin.type).toBe('openapi/v0.0.38');
     expect(printed.nodes.map((n) => n.name)).toEqual(NAMES);
-    expect(printed.nodes[1]).toMatchObject({ state: 'idle', state_flags: ['DRAIN'], reason: 'admin: bad dimm', features: 'role:Compute,compute', active_features: 'role:Compute,compute' });
+    expect(printed.nodes[1]).toMatchObject({
+      state: 'idle',
+      state_flags: ['DRAIN'],
+      reason: 'admin: bad dimm',
+      features: 'role:Compute,compute',
+      active_features: 'role:Compute,compute',
+    });
   });
 
   test('scontrol -o show node prints one Key=Value line per node, State with its flags, Reason last; an unknown node is "not found", exit 1', async () => {
@@ -180,16 +201,27 @@ describe("the simulated Slurm 22.05's command line (what a real 22.05.8 printed)
     const lines = stdout.trimEnd().split('\n');
     expect(code).toBe(1);
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^NodeName=c02 .* AvailableFeatures=role:Compute,compute ActiveFeatures=role:Compute,compute .* State=IDLE\+DRAIN .* BootTime=None .* Reason=admin: bad dimm \[root@[\d-]+T[\d:]+\]$/);
+    expect(lines[0]).toMatch(
+      /^NodeName=c02 .* AvailableFeatures=role:Compute,compute ActiveFeatures=role:Compute,compute .* State=IDLE\+DRAIN .* BootTime=None .* Reason=admin: bad dimm \[root@[\d-]+T[\d:]+\]$/,
+    );
     expect(lines[1]).toMatch(/^NodeName=c03 .* State=IDLE /);
     expect(lines[1]).not.toContain('Reason=');
     expect(lines[2]).toBe('Node nope not found');
   });
 
   test('scontrol refuses an unknown node and a drain without a reason with its own messages', async () => {
-    expect(await side.run(['scontrol', 'update', 'NodeName=nope', 'State=DRAIN', 'Reason=x'])).toMatchObject({ code: 1, stderr: 'slurm_update error: Invalid node name specified\n' });
-    expect(await side.run(['scontrol', 'update', 'NodeName=c01', 'State=DRAIN'])).toMatchObject({ code: 1, stderr: 'You must specify a reason when DOWNING or DRAINING a node. Request denied\n' });
-    expect(await side.run(['scontrol', 'reboot', 'nextstate=bogus', 'c01'])).toMatchObject({ code: 1, stderr: 'Invalid state: bogus\nValid states: DOWN, RESUME\n' });
+    expect(await side.run(['scontrol', 'update', 'NodeName=nope', 'State=DRAIN', 'Reason=x'])).toMatchObject({
+      code: 1,
+      stderr: 'slurm_update error: Invalid node name specified\n',
+    });
+    expect(await side.run(['scontrol', 'update', 'NodeName=c01', 'State=DRAIN'])).toMatchObject({
+      code: 1,
+      stderr: 'You must specify a reason when DOWNING or DRAINING a node. Request denied\n',
+    });
+    expect(await side.run(['scontrol', 'reboot', 'nextstate=bogus', 'c01'])).toMatchObject({
+      code: 1,
+      stderr: 'Invalid state: bogus\nValid states: DOWN, RESUME\n',
+    });
   });
 });
 
@@ -197,7 +229,10 @@ describe('the simulated Slurm 24.11: scontrol --json in data_parser v0.0.42', ()
   test('prints the nodes with the release and its data_parser', async () => {
     const side = await site('24.11.5');
     try {
-      const printed = JSON.parse((await ok(side, 'scontrol', '--json', 'show', 'node', 'c01')).stdout) as { meta: { plugin: { data_parser: string }; slurm: { release: string } }; nodes: { name: string; state: string[]; boot_time: unknown }[] };
+      const printed = JSON.parse((await ok(side, 'scontrol', '--json', 'show', 'node', 'c01')).stdout) as {
+        meta: { plugin: { data_parser: string }; slurm: { release: string } };
+        nodes: { name: string; state: string[]; boot_time: unknown }[];
+      };
       expect(printed.meta.plugin.data_parser).toBe('data_parser/v0.0.42');
       expect(printed.meta.slurm.release).toBe('24.11.5');
       expect(printed.nodes.map((n) => [n.name, n.state, n.boot_time])).toEqual([['c01', ['IDLE'], { set: false, infinite: false, number: 0 }]]);

@@ -10,7 +10,14 @@ describe('SSM agent stand-in (commands of the given instance ids run on this mac
   const HERE = 'mi-0123456789abcdef0';
   let sim: RunningSiteSimulator;
   const transport = (instanceIds: string[]) =>
-    new SsmTransport({ instanceIds, region: 'us-east-1', endpoint: sim.url, credentials: { accessKeyId: 'sim', secretAccessKey: 'sim' }, pollIntervalMs: 20, maxPollIntervalMs: 100 });
+    new SsmTransport({
+      instanceIds,
+      region: 'us-east-1',
+      endpoint: sim.url,
+      credentials: { accessKeyId: 'sim', secretAccessKey: 'sim' },
+      pollIntervalMs: 20,
+      maxPollIntervalMs: 100,
+    });
 
   beforeAll(async () => {
     sim = await startSiteSimulator({

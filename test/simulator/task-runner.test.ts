@@ -53,7 +53,8 @@ describe('the head node runs task-graph commands on the nodes (pdsh, ssh)', () =
     { name: 'node-2', nid: 2, faults: { tasks: { net: 'fail' } } },
     { name: 'node-3', nid: 3 },
   ];
-  const taskCommand = (task: string, timeout: number) => `ROLLOUT_TASK='${task}' timeout ${timeout} /bin/sh -c 'x.sh' </dev/null >>'/var/tmp/rollout-task-${task}.log' 2>&1; echo "rollout-task-exit=$?"`;
+  const taskCommand = (task: string, timeout: number) =>
+    `ROLLOUT_TASK='${task}' timeout ${timeout} /bin/sh -c 'x.sh' </dev/null >>'/var/tmp/rollout-task-${task}.log' 2>&1; echo "rollout-task-exit=$?"`;
   const quoted = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
   it("pdsh over a hostlist: each node runs the task in simulated time; a hung one ends as timeout at its timeout (124); each status on its node's line", () => {

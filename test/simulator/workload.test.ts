@@ -19,7 +19,12 @@ const busy = (display: string | undefined) => display === 'ALLOCATED' || display
 
 describe('the busy-fleet workload', () => {
   it('without a workload, an idle node stays idle and a busy one runs only its first job', () => {
-    const { at } = simulate({ nodes: [{ name: 'a', nid: 1 }, { name: 'b', nid: 2, wlm: { state: 'ALLOCATED', busySeconds: 100 } }] });
+    const { at } = simulate({
+      nodes: [
+        { name: 'a', nid: 1 },
+        { name: 'b', nid: 2, wlm: { state: 'ALLOCATED', busySeconds: 100 } },
+      ],
+    });
     expect(at(50_000).state().nodes['b']).toMatchObject({ wlmState: 'ALLOCATED', initialBusySeconds: 100 });
     const later = at(30 * 24 * HOUR).state().nodes;
     expect([later['a']!.wlmState, later['b']!.wlmState]).toEqual(['IDLE', 'IDLE']);
@@ -86,7 +91,12 @@ describe('the busy-fleet workload', () => {
 
 describe('site file: workload and gates', () => {
   it('defaults alive and available to true and serves them from the inventory', () => {
-    const { sim } = simulate({ nodes: [{ name: 'a', nid: 1, available: false }, { name: 'b', nid: 2, alive: false }] });
+    const { sim } = simulate({
+      nodes: [
+        { name: 'a', nid: 1, available: false },
+        { name: 'b', nid: 2, alive: false },
+      ],
+    });
     expect(sim.inventory.listNodes().map((n) => [n.name, n.alive, n.available])).toEqual([
       ['a', true, false],
       ['b', false, true],

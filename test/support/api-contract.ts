@@ -5,7 +5,9 @@ import type { ValidateFunction } from 'ajv';
 import { buildOpenApiDocument } from '../../api/openapi';
 
 const DOCUMENT_ID = 'https://rollout.invalid/openapi.json';
-const document = buildOpenApiDocument() as unknown as { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>> };
+const document = buildOpenApiDocument() as unknown as {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>>;
+};
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
 // zod-to-openapi writes z.ipv4() and z.ipv6() as format "ip" (an open format in OpenAPI): either address.
@@ -49,9 +51,12 @@ export function contractViolation(method: string, path: string, status: number, 
   if (method.toUpperCase() === 'HEAD' || body === undefined) return undefined;
   const type = (contentType ?? '').split(';')[0]!;
   const ref = generic ? 'components/schemas/Problem' : pointer('paths', template!, verb, 'responses', String(status), 'content', type, 'schema');
-  if (!generic && !operation.responses[String(status)]?.content?.[type]) return `${method} ${path}: ${status} answered ${type}, which the document does not list`;
+  if (!generic && !operation.responses[String(status)]?.content?.[type])
+    return `${method} ${path}: ${status} answered ${type}, which the document does not list`;
   const validate = validator(ref);
-  return validate(body) ? undefined : `${method} ${path}: the ${status} body does not match ${template ?? ''} in the document: ${ajv.errorsText(validate.errors)}`;
+  return validate(body)
+    ? undefined
+    : `${method} ${path}: the ${status} body does not match ${template ?? ''} in the document: ${ajv.errorsText(validate.errors)}`;
 }
 
 /** Throws what contractViolation finds: the test helpers that call the API run every answer through it. */

@@ -26,10 +26,7 @@ export function readStrategyFixture(file: string): string {
 }
 
 let nid = 0;
-export function inventoryNode(
-  name: string,
-  extra: { rack?: string; tags?: string[]; labels?: Record<string, string>; role?: string } = {},
-): InventoryNode {
+export function inventoryNode(name: string, extra: { rack?: string; tags?: string[]; labels?: Record<string, string>; role?: string } = {}): InventoryNode {
   return {
     name,
     nid: ++nid,

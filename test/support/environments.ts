@@ -102,7 +102,15 @@ export function environmentUpgradeRequest(overrides: Record<string, unknown> = {
   return {
     name: 'cloud-8.0',
     release_id: 2,
-    rolling_upgrade: { startingLabel: 'cloud-nodes', upgradingLabel: 'upgrading', failedLabel: 'failed', upgradeStepSize: 2, workloadManagerType: 'slurm', pollIntervalSeconds: 10, ...rolling },
+    rolling_upgrade: {
+      startingLabel: 'cloud-nodes',
+      upgradingLabel: 'upgrading',
+      failedLabel: 'failed',
+      upgradeStepSize: 2,
+      workloadManagerType: 'slurm',
+      pollIntervalSeconds: 10,
+      ...rolling,
+    },
     ...overrides,
   };
 }

@@ -79,13 +79,19 @@ export async function observeUpgrades(runtime: EmbeddedRuntime, finished: readon
     if (!session) throw new Error(`no session ${upgradeId}`);
     for (const node of await runtime.store.listNodes(upgradeId)) {
       allowed.set(node.name, (allowed.get(node.name) ?? 0) + 1);
-      last.set(node.name, { status: node.status, ...(node.reason ? { reason: node.reason } : {}), upgradingLabel: session.upgradingLabel, failedLabel: session.failedLabel });
+      last.set(node.name, {
+        status: node.status,
+        ...(node.reason ? { reason: node.reason } : {}),
+        upgradingLabel: session.upgradingLabel,
+        failedLabel: session.failedLabel,
+      });
     }
   }
   const nodes = [...last].map(([name, record]): NodeObservation => {
     const state = site.nodes[name]!;
     const inGroups = Object.keys(site.groups).filter((label) => site.groups[label]!.includes(name));
-    const upgradedAgrees = state.bootCount >= 1 && !OUT_OF_SERVICE.test(state.wlmState) && !inGroups.includes(record.failedLabel) && !inGroups.includes(record.upgradingLabel);
+    const upgradedAgrees =
+      state.bootCount >= 1 && !OUT_OF_SERVICE.test(state.wlmState) && !inGroups.includes(record.failedLabel) && !inGroups.includes(record.upgradingLabel);
     const failedAgrees = inGroups.includes(record.failedLabel) && OUT_OF_SERVICE.test(state.wlmState) && isFailureReason(state.wlmReason, record.reason ?? '');
     return {
       name,

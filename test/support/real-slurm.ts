@@ -50,7 +50,8 @@ function findUnavailableReason(): string | undefined {
   if (process.platform !== 'linux') return `a real Slurm runs on Linux only (this is ${process.platform})`;
   const missing = REQUIRED_COMMANDS.filter((command) => !onPath(command));
   if (missing.length > 0) return `Slurm is not installed here (missing ${missing.join(', ')}): ${install}`;
-  if (process.getuid?.() !== 0) return 'a real Slurm cluster on one machine needs root (slurmd runs as root, and so does the RebootProgram stand-in that restarts it)';
+  if (process.getuid?.() !== 0)
+    return 'a real Slurm cluster on one machine needs root (slurmd runs as root, and so does the RebootProgram stand-in that restarts it)';
   try {
     execFileSync('id', ['-u', SLURMRESTD_USER], { stdio: 'ignore' });
   } catch {
@@ -189,7 +190,8 @@ export class RealSlurmCluster {
 
   private constructor(
     layout: ClusterLayout,
-    private readonly options: Required<Omit<RealSlurmOptions, 'features' | 'partitions' | 'repoDir'>> & Pick<RealSlurmOptions, 'features' | 'partitions'> & { repoDir: string },
+    private readonly options: Required<Omit<RealSlurmOptions, 'features' | 'partitions' | 'repoDir'>> &
+      Pick<RealSlurmOptions, 'features' | 'partitions'> & { repoDir: string },
   ) {
     this.dir = layout.dir;
     this.conf = layout.conf;
@@ -218,9 +220,13 @@ export class RealSlurmCluster {
       features: options.features,
       partitions: options.partitions,
     };
-    if (!Number.isInteger(resolved.nodes) || resolved.nodes < 1 || resolved.nodes > 99) throw new Error(`nodes must be a whole number from 1 to 99, not ${resolved.nodes}`);
-    if (!/^[a-z][a-z0-9-]*$/.test(resolved.nodePrefix)) throw new Error(`nodePrefix must be lowercase letters, digits and '-', starting with a letter: '${resolved.nodePrefix}'`);
-    await execFileAsync('sh', [path.join(resolved.repoDir, 'scripts', 'slurm', 'munge.sh')], { env: { ...process.env, PATH: `${process.env.PATH ?? ''}:${SBIN_PATH}` } });
+    if (!Number.isInteger(resolved.nodes) || resolved.nodes < 1 || resolved.nodes > 99)
+      throw new Error(`nodes must be a whole number from 1 to 99, not ${resolved.nodes}`);
+    if (!/^[a-z][a-z0-9-]*$/.test(resolved.nodePrefix))
+      throw new Error(`nodePrefix must be lowercase letters, digits and '-', starting with a letter: '${resolved.nodePrefix}'`);
+    await execFileAsync('sh', [path.join(resolved.repoDir, 'scripts', 'slurm', 'munge.sh')], {
+      env: { ...process.env, PATH: `${process.env.PATH ?? ''}:${SBIN_PATH}` },
+    });
 
     // Ports are picked free, then bound by the daemons: another process may take one between the two, so try again.
     let lastError: unknown;
@@ -264,7 +270,7 @@ export class RealSlurmCluster {
   async tryRun(command: string, args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
       execFile(command, args, { env: this.env, timeout: 30_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
         resolve({ code, stdout: String(stdout), stderr: String(stderr) });
       });
     });
@@ -323,7 +329,21 @@ export class RealSlurmCluster {
   async submitJob(node: string, options: { seconds: number; timeLimitMinutes?: number; name?: string; wait?: boolean }): Promise<number> {
     // A limit past the partition's MaxTime would leave the job PENDING.
     const limit = Math.min(options.timeLimitMinutes ?? Math.max(1, Math.ceil(options.seconds / 60) + 1), this.options.maxTimeMinutes);
-    const { stdout } = await this.run('sbatch', ['--parsable', '-w', node, '-t', String(limit), '-J', options.name ?? 'busy', '-D', path.join(this.dir, 'jobs'), '-o', '/dev/null', '--wrap', `sleep ${options.seconds}`]);
+    const { stdout } = await this.run('sbatch', [
+      '--parsable',
+      '-w',
+      node,
+      '-t',
+      String(limit),
+      '-J',
+      options.name ?? 'busy',
+      '-D',
+      path.join(this.dir, 'jobs'),
+      '-o',
+      '/dev/null',
+      '--wrap',
+      `sleep ${options.seconds}`,
+    ]);
     const jobId = Number(stdout.trim().split(';')[0]);
     if (!Number.isInteger(jobId)) throw new Error(`sbatch printed no job id: ${stdout}`);
     // slurmctld starts a job at submission when it can, else at its next scheduling pass (sched_interval, 5 s in
@@ -357,7 +377,9 @@ export class RealSlurmCluster {
         last = (err as Error).message;
       }
       if (Date.now() > deadline) {
-        const lines = this.logLines('slurmctld.log', new RegExp(`JobId=${jobId}\\b`)).slice(-20).join('\n');
+        const lines = this.logLines('slurmctld.log', new RegExp(`JobId=${jobId}\\b`))
+          .slice(-20)
+          .join('\n');
         throw new Error(`timed out after ${timeoutMs} ms waiting for job ${jobId} to be ${what} (it is ${last}); slurmctld about it:\n${lines}`);
       }
       await sleep(200);
@@ -376,7 +398,9 @@ export class RealSlurmCluster {
   /** Lines of one of the cluster's logs that match. */
   logLines(file: string, match: RegExp): string[] {
     try {
-      return readFileSync(path.join(this.dir, 'log', file), 'utf8').split('\n').filter((line) => match.test(line));
+      return readFileSync(path.join(this.dir, 'log', file), 'utf8')
+        .split('\n')
+        .filter((line) => match.test(line));
     } catch {
       return [];
     }
@@ -466,12 +490,19 @@ export class RealSlurmCluster {
   }
 
   /** A request to this cluster's slurmrestd, with a fresh token for root (unless `token` is given). */
-  async restdRequest(pathname: string, init: { method?: string; body?: unknown; token?: string; user?: string } = {}): Promise<{ status: number; body: unknown; text: string }> {
+  async restdRequest(
+    pathname: string,
+    init: { method?: string; body?: unknown; token?: string; user?: string } = {},
+  ): Promise<{ status: number; body: unknown; text: string }> {
     if (!this.restd) throw new Error('this cluster runs no slurmrestd (restd: false)');
     const token = init.token ?? (await this.token({ user: init.user }));
     const response = await fetch(`${this.restd.url}${pathname}`, {
       method: init.method ?? 'GET',
-      headers: { 'X-SLURM-USER-NAME': init.user ?? 'root', 'X-SLURM-USER-TOKEN': token, ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+      headers: {
+        'X-SLURM-USER-NAME': init.user ?? 'root',
+        'X-SLURM-USER-TOKEN': token,
+        ...(init.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      },
       ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
     });
     const text = await response.text();
@@ -578,9 +609,27 @@ export class RealSlurmCluster {
     const versions = await this.openapiVersions();
     const plugins = versions.plugins;
     const logFd = openSync(path.join(this.dir, 'log', 'slurmrestd.log'), 'a');
-    const args = ['-f', this.conf, '-a', 'rest_auth/jwt', '-s', plugins.join(','), ...(versions.dataParsers ? ['-d', versions.dataParsers.join(',')] : []), '-u', SLURMRESTD_USER, '-g', SLURMRESTD_USER, `127.0.0.1:${this.ports.restd}`];
+    const args = [
+      '-f',
+      this.conf,
+      '-a',
+      'rest_auth/jwt',
+      '-s',
+      plugins.join(','),
+      ...(versions.dataParsers ? ['-d', versions.dataParsers.join(',')] : []),
+      '-u',
+      SLURMRESTD_USER,
+      '-g',
+      SLURMRESTD_USER,
+      `127.0.0.1:${this.ports.restd}`,
+    ];
     // SLURM_JWT=daemon: slurmrestd passes the client's token through to slurmctld (Slurm's jwt.shtml).
-    const child = spawn('slurmrestd', args, { env: { ...this.env, SLURM_JWT: 'daemon' }, detached: true, stdio: ['ignore', logFd, logFd], cwd: path.join(this.dir, 'log') });
+    const child = spawn('slurmrestd', args, {
+      env: { ...this.env, SLURM_JWT: 'daemon' },
+      detached: true,
+      stdio: ['ignore', logFd, logFd],
+      cwd: path.join(this.dir, 'log'),
+    });
     closeSync(logFd);
     child.unref();
     if (child.pid === undefined) throw new Error('slurmrestd did not start');
@@ -745,7 +794,11 @@ async function writeCluster(options: {
   const jwtKey = path.join(dir, 'jwt.key');
   await writeFile(jwtKey, randomBytes(32), { mode: 0o600 });
   const rebootProgram = path.join(dir, 'reboot-program');
-  await writeFile(rebootProgram, `#!/bin/sh\nexec /bin/sh ${shellQuote(path.join(options.repoDir, 'scripts', 'slurm', 'reboot-program.sh'))} ${shellQuote(dir)}\n`, { mode: 0o755 });
+  await writeFile(
+    rebootProgram,
+    `#!/bin/sh\nexec /bin/sh ${shellQuote(path.join(options.repoDir, 'scripts', 'slurm', 'reboot-program.sh'))} ${shellQuote(dir)}\n`,
+    { mode: 0o755 },
+  );
   const control = shellQuote(path.join(dir, 'control'));
   const epilog = path.join(dir, 'epilog');
   await writeFile(
@@ -826,7 +879,10 @@ async function writeCluster(options: {
       const features = options.features?.[name];
       return `NodeName=${name} NodeHostname=${host} NodeAddr=127.0.0.1 Port=${nodePorts[i]} CPUs=1 RealMemory=1${features && features.length > 0 ? ` Feature=${features.join(',')}` : ''} State=UNKNOWN`;
     }),
-    ...partitions.map((p) => `PartitionName=${p.name} Nodes=${p.nodes ? p.nodes.join(',') : 'ALL'}${p.default ? ' Default=YES' : ''} MaxTime=${options.maxTimeMinutes} State=UP`),
+    ...partitions.map(
+      (p) =>
+        `PartitionName=${p.name} Nodes=${p.nodes ? p.nodes.join(',') : 'ALL'}${p.default ? ' Default=YES' : ''} MaxTime=${options.maxTimeMinutes} State=UP`,
+    ),
   ];
   await writeFile(conf, `${lines.join('\n')}\n`, { mode: 0o644 });
   return { dir, conf, nodes, ports: { controller: controller!, restd: restd!, nodes: nodePorts } };
@@ -950,7 +1006,9 @@ export async function stopClusterDir(dir: string, options: { keepDir?: boolean }
   // Reboot restarters first (they would start a slurmd again), then the rest at once.
   const run = path.join(dir, 'run');
   const restarters = existsSync(run) ? readdirSync(run).filter((f) => f.startsWith('reboot-') && f.endsWith('.pid')) : [];
-  const pids = restarters.map((f) => Number(readFileSync(path.join(run, f), 'utf8').trim())).filter((pid) => Number.isInteger(pid) && pid > 1 && belongsTo(pid, dir));
+  const pids = restarters
+    .map((f) => Number(readFileSync(path.join(run, f), 'utf8').trim()))
+    .filter((pid) => Number.isInteger(pid) && pid > 1 && belongsTo(pid, dir));
   await killAndWait(pids, { graceful: false });
   await killInside(dir);
   if (!options.keepDir) rmSync(dir, { recursive: true, force: true });

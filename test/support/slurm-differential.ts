@@ -178,7 +178,11 @@ export class SimulatedSide implements SlurmSide {
   }
 
   async restd(method: 'GET' | 'POST', path: string, body?: unknown) {
-    const response = await fetch(`${this.site.urls.slurmrestd}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const response = await fetch(`${this.site.urls.slurmrestd}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
     const text = await response.text();
     let parsed: unknown = text;
     try {

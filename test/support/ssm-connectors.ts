@@ -21,7 +21,11 @@ export const ssmConnectors: Connect = (simulator, deps) => profileConnectors((ur
 export function profileConnectors(profileOf: (urls: RunningSiteSimulator['urls']) => SiteProfileInput, baseDir?: string): Connect {
   return async (simulator, { connectorState }) => {
     const profile = parseSiteProfile(profileOf(simulator.urls));
-    const { site, provisioner, taskCommands } = await createSiteFromProfile(profile, { connectorState, clock: { now: () => simulator.simulator.clock.now() }, ...(baseDir ? { baseDir } : {}) });
+    const { site, provisioner, taskCommands } = await createSiteFromProfile(profile, {
+      connectorState,
+      clock: { now: () => simulator.simulator.clock.now() },
+      ...(baseDir ? { baseDir } : {}),
+    });
     return { ...site, ...(provisioner ? { provisioner } : {}), ...(taskCommands ? { taskCommands } : {}) };
   };
 }
@@ -35,7 +39,10 @@ export const freshSsmConnectorsPerCall: Connect = async (simulator, deps) => {
   const build = () => ssmConnectors(simulator, deps);
   const fresh = <S extends keyof typeof PORT_METHODS>(service: S) =>
     Object.fromEntries(
-      PORT_METHODS[service].map((method) => [method, async (...args: unknown[]) => ((await build())[service] as unknown as Record<string, (...a: unknown[]) => unknown>)[method]!(...args)]),
+      PORT_METHODS[service].map((method) => [
+        method,
+        async (...args: unknown[]) => ((await build())[service] as unknown as Record<string, (...a: unknown[]) => unknown>)[method]!(...args),
+      ]),
     ) as unknown as NonNullable<SiteClients[S]>;
   const { nodeExec, fanout } = (await build()).taskCommands!;
   const transport = async () => (await build()).taskCommands!.transport;

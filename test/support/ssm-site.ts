@@ -11,7 +11,11 @@ export interface SsmTestSite extends TestSite {
 /** A simulated site and an SSM transport to its head node (dummy credentials, endpoint override). */
 export async function startSsmTestSite(
   input: SiteDefinitionInput,
-  { pollSeconds = 0, instanceIds = [HEAD_NODE_INSTANCE_ID], requestTimeoutMs }: { pollSeconds?: number; instanceIds?: string[]; requestTimeoutMs?: number } = {},
+  {
+    pollSeconds = 0,
+    instanceIds = [HEAD_NODE_INSTANCE_ID],
+    requestTimeoutMs,
+  }: { pollSeconds?: number; instanceIds?: string[]; requestTimeoutMs?: number } = {},
 ): Promise<SsmTestSite> {
   const t = await startTestSite(input);
   const transport = new SsmTransport({

@@ -21,4 +21,3 @@ export async function stubServer(reply: (path: string, method: string) => { stat
     });
   return { url, seen, close };
 }
-

@@ -85,7 +85,8 @@ export class StubbedWorkflows {
   executionsOf(machine: string): string[] {
     return this.engine.executions
       .slice(this.executionsBefore)
-      .map((e) => e.executionArn).filter((arn) => arn.includes(`:execution:${machine}:`));
+      .map((e) => e.executionArn)
+      .filter((arn) => arn.includes(`:execution:${machine}:`));
   }
 }
 

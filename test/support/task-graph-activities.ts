@@ -56,6 +56,17 @@ export function taskGraphDeps(db: LocalDynamoDb, nodes: readonly InventoryNode[]
 }
 
 /** Inventory nodes with deployment roles. */
-export function inventoryNodes(roles: Record<string, readonly string[]>, gates: Record<string, Partial<Pick<InventoryNode, 'alive' | 'available'>>> = {}): InventoryNode[] {
-  return Object.entries(roles).map(([name, nodeRoles], i) => ({ name, nid: i + 1, role: 'Compute', tags: [], labels: {}, roles: [...nodeRoles], ...gates[name] }));
+export function inventoryNodes(
+  roles: Record<string, readonly string[]>,
+  gates: Record<string, Partial<Pick<InventoryNode, 'alive' | 'available'>>> = {},
+): InventoryNode[] {
+  return Object.entries(roles).map(([name, nodeRoles], i) => ({
+    name,
+    nid: i + 1,
+    role: 'Compute',
+    tags: [],
+    labels: {},
+    roles: [...nodeRoles],
+    ...gates[name],
+  }));
 }

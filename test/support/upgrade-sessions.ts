@@ -44,4 +44,3 @@ export const wlmNode = (name: string, base: WlmNode['base'], flags: string[] = [
   ...extra,
 });
 export const wlmMap = (...nodes: WlmNode[]) => new Map(nodes.map((n) => [n.name, n]));
-

@@ -85,7 +85,9 @@ describe('the embedded engine on virtual time', () => {
       file,
       JSON.stringify({
         StartAt: 'Ask',
-        States: { Ask: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Parameters: { FunctionName: '${AskFunctionArn}', Payload: {} }, End: true } },
+        States: {
+          Ask: { Type: 'Task', Resource: 'arn:aws:states:::lambda:invoke', Parameters: { FunctionName: '${AskFunctionArn}', Payload: {} }, End: true },
+        },
       }),
     );
     const clock = new VirtualClock();

@@ -29,7 +29,12 @@ const environment = (id: number, name: string, nodes: { id: number; name: string
   id,
   name,
   release_id: 1,
-  nodes: nodes.map((node, i) => ({ ...node, roles: ['compute'], ip: `10.50.${id % 250}.${i + 1}`, mac: `52:54:00:50:${String(id % 100).padStart(2, '0')}:${String(i + 10).padStart(2, '0')}` })),
+  nodes: nodes.map((node, i) => ({
+    ...node,
+    roles: ['compute'],
+    ip: `10.50.${id % 250}.${i + 1}`,
+    mac: `52:54:00:50:${String(id % 100).padStart(2, '0')}:${String(i + 10).padStart(2, '0')}`,
+  })),
 });
 
 describe('racing registrations, clones and upgrades over the REST API', () => {
@@ -57,7 +62,10 @@ describe('racing registrations, clones and upgrades over the REST API', () => {
     for (let round = 0; round < ROUNDS; round++) {
       const { replies, statuses } = await race(4, () => request('POST', '/environments', environment(nextId++, `dup-${round}`)));
       expect(statuses).toEqual([201, 409, 409, 409]);
-      for (const reply of replies.filter((r) => r.status === 409)) expect(reply.body.errors).toEqual([{ field: 'name', message: expect.stringMatching(new RegExp(`^environment \\d+ is named 'dup-${round}' already$`)) }]);
+      for (const reply of replies.filter((r) => r.status === 409))
+        expect(reply.body.errors).toEqual([
+          { field: 'name', message: expect.stringMatching(new RegExp(`^environment \\d+ is named 'dup-${round}' already$`)) },
+        ]);
     }
     expect((await request('GET', '/environments')).body.filter((env: { name: string }) => env.name.startsWith('dup-'))).toHaveLength(ROUNDS);
   });
@@ -70,7 +78,8 @@ describe('racing registrations, clones and upgrades over the REST API', () => {
         return request('POST', '/environments', environment(id, `holds-${site}-${i}`, [{ id: 1000 + id, name: site }]));
       });
       expect(statuses).toEqual([201, 409, 409, 409, 409, 409]);
-      for (const reply of replies.filter((r) => r.status === 409)) expect(reply.body.errors).toEqual([{ field: 'nodes[0].name', message: expect.stringContaining(`'${site}' is node `) }]);
+      for (const reply of replies.filter((r) => r.status === 409))
+        expect(reply.body.errors).toEqual([{ field: 'nodes[0].name', message: expect.stringContaining(`'${site}' is node `) }]);
     }
   });
 
@@ -79,8 +88,23 @@ describe('racing registrations, clones and upgrades over the REST API', () => {
     expect(sameId.statuses).toEqual([201, 409, 409, 409]);
     // Overlapping sets given in different orders: claimed in name order, so one gets all of its nodes.
     const [a, b, c] = [SPARE_NODES[8]!, SPARE_NODES[9]!, SPARE_NODES[10]!];
-    const sets = [[a, b], [b, c], [c, a], [b, a]];
-    const overlapping = await race(4, (i) => request('POST', '/environments', environment(nextId++, `overlap-${i}`, sets[i]!.map((name, k) => ({ id: 5000 + 10 * i + k, name })))));
+    const sets = [
+      [a, b],
+      [b, c],
+      [c, a],
+      [b, a],
+    ];
+    const overlapping = await race(4, (i) =>
+      request(
+        'POST',
+        '/environments',
+        environment(
+          nextId++,
+          `overlap-${i}`,
+          sets[i]!.map((name, k) => ({ id: 5000 + 10 * i + k, name })),
+        ),
+      ),
+    );
     // Every two of the sets share a node: exactly one can be created, and one is.
     expect(overlapping.statuses).toEqual([201, 409, 409, 409]);
   });
@@ -93,11 +117,14 @@ describe('racing registrations, clones and upgrades over the REST API', () => {
         expect((await request('POST', '/environments', environment(id, `original-${round}-${i}`))).status).toBe(201);
         originals.push(id);
       }
-      const { replies, statuses } = await race(4, (i) => request('POST', `/environments/${originals[i]}/upgrade/clone`, { name: `seed-${round}`, release_id: 2 }));
+      const { replies, statuses } = await race(4, (i) =>
+        request('POST', `/environments/${originals[i]}/upgrade/clone`, { name: `seed-${round}`, release_id: 2 }),
+      );
       // Seeds draw their ids above every registered one: registrations here go above theirs.
       nextId += 10;
       expect(statuses).toEqual([200, 409, 409, 409]);
-      for (const reply of replies.filter((r) => r.status === 409)) expect(reply.body.errors).toEqual([{ field: 'name', message: expect.stringContaining(`is named 'seed-${round}' already`) }]);
+      for (const reply of replies.filter((r) => r.status === 409))
+        expect(reply.body.errors).toEqual([{ field: 'name', message: expect.stringContaining(`is named 'seed-${round}' already`) }]);
       // The losers' originals can be cloned again under another name (their relation claim was given back).
       const loser = originals[replies.findIndex((r) => r.status === 409)]!;
       expect((await request('POST', `/environments/${loser}/upgrade/clone`, { name: `seed-${round}-again`, release_id: 2 })).status).toBe(200);
@@ -165,7 +192,13 @@ describe('a registration, clone or delete that dies between its writes', () => {
     await store().seed(fuelEnvironments());
     return { store, later: () => (clock += SEED_CLAIM_LEASE_MS + 1) };
   };
-  const env = (id: number, name: string, site: string): Environment => environmentSchema.parse(environment(id, name, [{ id: 900 + id, name: site }, { id: 950 + id, name: `${site}-b` }]));
+  const env = (id: number, name: string, site: string): Environment =>
+    environmentSchema.parse(
+      environment(id, name, [
+        { id: 900 + id, name: site },
+        { id: 950 + id, name: `${site}-b` },
+      ]),
+    );
   const conflict = async (work: Promise<unknown>) => {
     try {
       await work;
@@ -181,7 +214,12 @@ describe('a registration, clone or delete that dies between its writes', () => {
     for (let k = 1; ; k++) {
       const { store, later } = await fresh(`register-crash-${k}`);
       const dying = dyingClient(db.client, k);
-      const died = await store(dying.client).addEnvironment(env(10, 'crashed', 'site-x')).then(() => false, () => true);
+      const died = await store(dying.client)
+        .addEnvironment(env(10, 'crashed', 'site-x'))
+        .then(
+          () => false,
+          () => true,
+        );
       if (!died) break;
       cells++;
       expect(await observeEnvironments(store())).toEqual([]);
@@ -211,7 +249,9 @@ describe('a registration, clone or delete that dies between its writes', () => {
 
   it('a registration retried after it died completes it (same environment, past the lease)', async () => {
     const { store, later } = await fresh('register-retry');
-    await store(dyingClient(db.client, 3).client).addEnvironment(env(20, 'retried', 'site-y')).catch(() => undefined);
+    await store(dyingClient(db.client, 3).client)
+      .addEnvironment(env(20, 'retried', 'site-y'))
+      .catch(() => undefined);
     later();
     expect(await store().addEnvironment(env(20, 'retried', 'site-y'))).toBe('created');
     expect(await store().addEnvironment(env(20, 'retried', 'site-y'))).toBe('unchanged');
@@ -222,7 +262,12 @@ describe('a registration, clone or delete that dies between its writes', () => {
     for (let k = 1; ; k++) {
       const { store, later } = await fresh(`clone-crash-${k}`);
       const draft = { name: 'prod-8.0', release_id: 2, status: 'new' as const, attributes: { editable: {}, generated: {} }, nodes: [], original_cluster_id: 1 };
-      const died = await store(dyingClient(db.client, k).client).createSeed(draft).then(() => false, () => true);
+      const died = await store(dyingClient(db.client, k).client)
+        .createSeed(draft)
+        .then(
+          () => false,
+          () => true,
+        );
       if (!died) break;
       cells++;
       later();
@@ -248,7 +293,12 @@ describe('a registration, clone or delete that dies between its writes', () => {
     for (let k = 1; k <= 5; k++) {
       const { store } = await fresh(`delete-crash-${k}`);
       expect(await store().addEnvironment(env(30, 'doomed', 'site-z'))).toBe('created');
-      const died = await store(dyingClient(db.client, k).client).deleteEnvironment(30).then(() => false, () => true);
+      const died = await store(dyingClient(db.client, k).client)
+        .deleteEnvironment(30)
+        .then(
+          () => false,
+          () => true,
+        );
       expect(await store().getEnvironment(30)).toBeUndefined();
       // Its name and nodes are free at once (no lease: a delete is not undone).
       expect(await store().addEnvironment(env(31, 'doomed', 'site-z'))).toBe('created');

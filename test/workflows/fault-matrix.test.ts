@@ -30,7 +30,8 @@ import { buildSite, nodeName, upgradeRequest } from '../support/sites';
 const QUICK_SITE_TIMING = { bootSeconds: 20, returnSeconds: 10 };
 
 /** A site of `count` nodes in `compute` with the matrix's quick timing. */
-const matrixSite = (count: number, options: Omit<Parameters<typeof buildSite>[1] & object, 'timing'> = {}) => buildSite(count, { ...options, timing: QUICK_SITE_TIMING });
+const matrixSite = (count: number, options: Omit<Parameters<typeof buildSite>[1] & object, 'timing'> = {}) =>
+  buildSite(count, { ...options, timing: QUICK_SITE_TIMING });
 
 /** Per request: a hung site call costs this much real time before the client gives up and the retry comes. */
 const HANG_TIMEOUT_MS = 250;
@@ -87,7 +88,9 @@ function record(cell: string, outcome: ExecutionOutcome, counts: Record<string, 
   figures.push({
     cell,
     outcome: outcome.status,
-    nodes: Object.entries(counts).map(([status, n]) => `${n} ${status}`).join(', '),
+    nodes: Object.entries(counts)
+      .map(([status, n]) => `${n} ${status}`)
+      .join(', '),
     simulatedSeconds: Math.round((runtime!.clock.now() - startedAt) / 1000),
     errorsReported,
   });
@@ -106,7 +109,8 @@ async function upgradeCell(cell: string, requests: Record<string, unknown>[]): P
 
 /** A transient fault ridden out: every node of the sessions upgraded, none failed for it. */
 async function expectAllUpgraded(ids: readonly string[]) {
-  for (const id of ids) for (const node of await runtime!.store.listNodes(id)) expect({ name: node.name, status: node.status }).toEqual({ name: node.name, status: 'UPGRADED' });
+  for (const id of ids)
+    for (const node of await runtime!.store.listNodes(id)) expect({ name: node.name, status: node.status }).toEqual({ name: node.name, status: 'UPGRADED' });
 }
 
 async function recordUpgrades(cell: string, ids: readonly string[], outcome: ExecutionOutcome, startedAt: number) {
@@ -119,7 +123,11 @@ async function recordUpgrades(cell: string, ids: readonly string[], outcome: Exe
   record(cell, outcome, counts, startedAt, errorsReported);
 }
 
-async function deploymentCell(cell: string, apiFaults: SiteDefinitionInput['apiFaults'], options: { hangs?: boolean; crashAfter?: string; crashes?: string[] } = {}) {
+async function deploymentCell(
+  cell: string,
+  apiFaults: SiteDefinitionInput['apiFaults'],
+  options: { hangs?: boolean; crashAfter?: string; crashes?: string[] } = {},
+) {
   const nodes = ['a0', 'a1', 'b0', 'b1'].map((name, i) => ({ name, nid: i + 1 }));
   runtime = await startTestRuntime({
     site: parseSiteDefinition({ nodes, timing: QUICK_TIMING, apiFaults }),
@@ -129,7 +137,10 @@ async function deploymentCell(cell: string, apiFaults: SiteDefinitionInput['apiF
     },
   });
   const startedAt = runtime.clock.now();
-  const run = await runtime.run('groupDeployment', { strategy: { groups: [groupOf('a', ['a0', 'a1']), groupOf('b', ['b0', 'b1'], { depends_on: ['a'] })] }, ...QUICK_POLL });
+  const run = await runtime.run('groupDeployment', {
+    strategy: { groups: [groupOf('a', ['a0', 'a1']), groupOf('b', ['b0', 'b1'], { depends_on: ['a'] })] },
+    ...QUICK_POLL,
+  });
   const outcome = await run.outcome;
   expect(outcome.status).toBe('SUCCEEDED');
   const report = await buildDeploymentReport(runtime.deployments, (await runtime.deployments.getDeployment(run.id))!);
@@ -140,7 +151,15 @@ async function deploymentCell(cell: string, apiFaults: SiteDefinitionInput['apiF
 }
 
 describe('the invariant checker', () => {
-  const good: NodeObservation = { name: 'n0', recorded: 'UPGRADED', terminal: true, changes: { drained: 1, booted: 1 }, allowed: 1, siteShows: 'IDLE', agrees: true };
+  const good: NodeObservation = {
+    name: 'n0',
+    recorded: 'UPGRADED',
+    terminal: true,
+    changes: { drained: 1, booted: 1 },
+    allowed: 1,
+    siteShows: 'IDLE',
+    agrees: true,
+  };
   const site = { now: 0, groups: {}, nodes: {}, violations: [], taskLog: [], changes: [] };
 
   it('finds nothing wrong in a node upgraded once, as the site shows', () => {
@@ -179,19 +198,28 @@ describe('fault matrix: no fault (the baseline the figures compare with)', () =>
 describe('fault matrix: site API errors (5xx) per service', () => {
   // Boot service: retried past the nodes' own reboot, the boot request time saved before the failure is kept, so they count as back.
   it.each([
-    ['workload manager', [
-      { service: 'workload-manager', method: 'GET', status: 503, count: 3, afterCalls: 2 },
-      { service: 'workload-manager', method: 'POST', status: 502, count: 2, afterCalls: 1 },
-    ]],
-    ['boot service', [
-      { service: 'boot-service', method: 'POST', status: 503, count: 2 },
-      { service: 'boot-service', method: 'GET', status: 500, count: 3, afterCalls: 1 },
-    ]],
-    ['inventory', [
-      { service: 'inventory', method: 'POST', status: 503, count: 2 },
-      { service: 'inventory', method: 'DELETE', status: 503, count: 2 },
-      { service: 'inventory', method: 'GET', status: 500, count: 2, afterCalls: 3 },
-    ]],
+    [
+      'workload manager',
+      [
+        { service: 'workload-manager', method: 'GET', status: 503, count: 3, afterCalls: 2 },
+        { service: 'workload-manager', method: 'POST', status: 502, count: 2, afterCalls: 1 },
+      ],
+    ],
+    [
+      'boot service',
+      [
+        { service: 'boot-service', method: 'POST', status: 503, count: 2 },
+        { service: 'boot-service', method: 'GET', status: 500, count: 3, afterCalls: 1 },
+      ],
+    ],
+    [
+      'inventory',
+      [
+        { service: 'inventory', method: 'POST', status: 503, count: 2 },
+        { service: 'inventory', method: 'DELETE', status: 503, count: 2 },
+        { service: 'inventory', method: 'GET', status: 500, count: 2, afterCalls: 3 },
+      ],
+    ],
   ] as const)('%s: its reads and writes answer 5xx for a while; the errors are reported, every node upgraded once', async (service, apiFaults) => {
     runtime = await startTestRuntime({ site: matrixSite(4, { apiFaults: [...apiFaults] }) });
     const ids = await upgradeCell(`${service} 5xx`, [upgradeRequest()]);
@@ -201,7 +229,9 @@ describe('fault matrix: site API errors (5xx) per service', () => {
   });
 
   it('inventory: a member DELETE answers 404 while the member stays; the node is not rebooted by the next step', async () => {
-    runtime = await startTestRuntime({ site: matrixSite(4, { apiFaults: [{ service: 'inventory', method: 'DELETE', path: '/groups/upgrading/', status: 404, count: 1 }] }) });
+    runtime = await startTestRuntime({
+      site: matrixSite(4, { apiFaults: [{ service: 'inventory', method: 'DELETE', path: '/groups/upgrading/', status: 404, count: 1 }] }),
+    });
     const ids = await upgradeCell('inventory DELETE 404, member stays', [upgradeRequest()]);
     expect(await observeUpgrades(runtime, ids)).toEqual([]);
     await expectAllUpgraded(ids);
@@ -218,7 +248,13 @@ describe('fault matrix: site API errors (5xx) per service', () => {
 });
 
 describe('fault matrix: site API calls that hang (the client times out)', () => {
-  const hangs = (service: 'workload-manager' | 'boot-service' | 'inventory', method: 'GET' | 'POST' | 'DELETE', afterCalls = 0) => ({ service, method, hang: true as const, count: 2, afterCalls });
+  const hangs = (service: 'workload-manager' | 'boot-service' | 'inventory', method: 'GET' | 'POST' | 'DELETE', afterCalls = 0) => ({
+    service,
+    method,
+    hang: true as const,
+    count: 2,
+    afterCalls,
+  });
 
   it.each([
     ['workload manager', [hangs('workload-manager', 'GET', 2), hangs('workload-manager', 'POST', 1)]],
@@ -288,7 +324,7 @@ describe('fault matrix: a handler that dies between a site call and its store wr
   });
 });
 
-describe('fault matrix: mode window (nodes in flight on their own, the annealer\'s scheduler)', () => {
+describe("fault matrix: mode window (nodes in flight on their own, the annealer's scheduler)", () => {
   const windowRequest = upgradeRequest({ mode: 'window', maxUnavailable: 2 });
 
   it('boot service 5xx: every node upgraded once', async () => {
@@ -341,14 +377,22 @@ describe('fault matrix: sessions', () => {
     // the session at work on them), and boots each once.
     expect(await observeUpgrades(runtime, [dead.id, taker.id])).toEqual([]);
     const nodes = runtime.simulator.state().nodes;
-    expect([0, 1, 2, 3].map((i) => [nodes[nodeName(i)]!.drainCount, nodes[nodeName(i)]!.bootCount])).toEqual([[2, 1], [2, 1], [1, 1], [1, 1]]);
+    expect([0, 1, 2, 3].map((i) => [nodes[nodeName(i)]!.drainCount, nodes[nodeName(i)]!.bootCount])).toEqual([
+      [2, 1],
+      [2, 1],
+      [1, 1],
+      [1, 1],
+    ]);
   });
 
   it('two sessions over overlapping nodes: never both on a node, each shared node upgraded once per session', async () => {
     const a = [0, 1, 2, 3].map(nodeName);
     const b = [3, 2, 4, 5].map(nodeName);
     runtime = await startTestRuntime({
-      site: matrixSite(6, { groups: { a, b, upA: [], upB: [], failA: [], failB: [] }, node: (i) => (i === 2 ? { wlm: { state: 'ALLOCATED', busySeconds: 300 } } : {}) }),
+      site: matrixSite(6, {
+        groups: { a, b, upA: [], upB: [], failA: [], failB: [] },
+        node: (i) => (i === 2 ? { wlm: { state: 'ALLOCATED', busySeconds: 300 } } : {}),
+      }),
     });
     const common = { upgradeStepSize: 2, pollIntervalSeconds: 60 };
     const ids = await upgradeCell('two overlapping sessions', [
@@ -370,7 +414,8 @@ describe('fault matrix: runs of other workflows, and of another control plane, o
     ],
   };
   /** Compute nodes with the matrix's quick boots, and provisioner actions of 30 s. */
-  const computeSite = (count: number) => buildSite(count, { node: () => ({ roles: ['compute'] }), timing: { ...QUICK_SITE_TIMING, prepareSeconds: 30, deploySeconds: 30 } });
+  const computeSite = (count: number) =>
+    buildSite(count, { node: () => ({ roles: ['compute'] }), timing: { ...QUICK_SITE_TIMING, prepareSeconds: 30, deploySeconds: 30 } });
 
   it('an upgrade, a deployment and a drain/reboot/resume task graph started together: one run at a time on each node, the others wait naming the holder', async () => {
     runtime = await startTestRuntime({ site: computeSite(4) });
@@ -385,14 +430,26 @@ describe('fault matrix: runs of other workflows, and of another control plane, o
     expect(outcomes.map((o) => o.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
     expect(await observeMixedRuns(runtime, { upgrades: [upgrade.id], deployments: [deployment.id], taskRuns: [tasks.id] })).toEqual([]);
     // Every node changed by all three, one after the other.
-    for (const name of names) expect(new Set(runtime.simulator.state().changes.filter((c) => c.node === name).map((c) => c.by?.slice(0, 8))).size).toBe(3);
+    for (const name of names)
+      expect(
+        new Set(
+          runtime.simulator
+            .state()
+            .changes.filter((c) => c.node === name)
+            .map((c) => c.by?.slice(0, 8)),
+        ).size,
+      ).toBe(3);
     // Whoever waited said for whom.
-    const said = [...(await runtime.store.listMessages(upgrade.id)), ...(await runtime.deployments.listMessages(deployment.id)), ...(await runtime.taskRuns.listMessages(tasks.id))];
+    const said = [
+      ...(await runtime.store.listMessages(upgrade.id)),
+      ...(await runtime.deployments.listMessages(deployment.id)),
+      ...(await runtime.taskRuns.listMessages(tasks.id)),
+    ];
     expect(said.filter((m) => /locked by (run|session) [0-9a-f-]{36}/.test(m)).length).toBeGreaterThan(0);
     record('other workflows on the same nodes', outcomes[0]!, { 'upgraded+deployed+tasks': 4 }, startedAt);
   });
 
-  it('an environment upgrade and a task graph rebooting the same nodes: the environment upgrade\'s rolling upgrades and the task run take turns on each node', async () => {
+  it("an environment upgrade and a task graph rebooting the same nodes: the environment upgrade's rolling upgrades and the task run take turns on each node", async () => {
     runtime = await startTestRuntime({ site: buildCloudSite((name) => (CLOUD_NODES.some((n) => n.name === name) ? { roles: ['compute'] } : {})) });
     const startedAt = runtime.clock.now();
     const [environment, tasks] = await Promise.all([
@@ -429,7 +486,12 @@ describe('fault matrix: runs of other workflows, and of another control plane, o
         leftAlone += mine.filter((r) => r?.reason === HELD_BY_ANOTHER_CONTROL_PLANE).length;
         // Upgraded by one of them at least; booted once by each that upgraded it (one after the other: the
         // second found it back in service, unclaimed); every other record of it says why it was left alone.
-        expect({ name, upgradedBy: upgradedBy > 0, booted: state.nodes[name]!.bootCount, others: mine.filter((r) => r && r.status !== 'UPGRADED' && r.reason !== HELD_BY_ANOTHER_CONTROL_PLANE) }).toEqual({
+        expect({
+          name,
+          upgradedBy: upgradedBy > 0,
+          booted: state.nodes[name]!.bootCount,
+          others: mine.filter((r) => r && r.status !== 'UPGRADED' && r.reason !== HELD_BY_ANOTHER_CONTROL_PLANE),
+        }).toEqual({
           name,
           upgradedBy: true,
           booted: upgradedBy,
@@ -445,7 +507,13 @@ describe('fault matrix: runs of other workflows, and of another control plane, o
       expect(said).toContainEqual(expect.stringContaining(`left alone, ${HELD_BY_ANOTHER_CONTROL_PLANE}`));
       expect(await runtime.store.getLockOwners([0, 1, 2, 3].map(nodeName))).toEqual(new Map());
       expect(await other.store.getLockOwners([0, 1, 2, 3].map(nodeName))).toEqual(new Map());
-      figures.push({ cell: 'two control planes, one site', outcome: 'SUCCEEDED', nodes: `${recordsA.filter((r) => r.status === 'UPGRADED').length} + ${recordsB.filter((r) => r.status === 'UPGRADED').length} upgraded`, simulatedSeconds: Math.round((runtime.clock.now() - startedAt) / 1000), errorsReported: undefined });
+      figures.push({
+        cell: 'two control planes, one site',
+        outcome: 'SUCCEEDED',
+        nodes: `${recordsA.filter((r) => r.status === 'UPGRADED').length} + ${recordsB.filter((r) => r.status === 'UPGRADED').length} upgraded`,
+        simulatedSeconds: Math.round((runtime.clock.now() - startedAt) / 1000),
+        errorsReported: undefined,
+      });
     } finally {
       await other.close();
     }
@@ -514,7 +582,9 @@ describe('fault matrix: SSM calls that get no answer (the client gives up at its
     expect(await observeUpgrades(runtime, ids)).toEqual([]);
     await expectAllUpgraded(ids);
     const said = await runtime.store.listMessages(ids[0]!);
-    expect(said).toContainEqual(expect.stringMatching(/failed - .*SSM (GetCommandInvocation|SendCommand) .* timed out after 250 ms: the SSM endpoint did not answer/));
+    expect(said).toContainEqual(
+      expect.stringMatching(/failed - .*SSM (GetCommandInvocation|SendCommand) .* timed out after 250 ms: the SSM endpoint did not answer/),
+    );
   });
 
   it('a cancel asked for while an SSM call stalls is acted on at once after the call is given up, not after a backoff', async () => {
@@ -527,7 +597,15 @@ describe('fault matrix: SSM calls that get no answer (the client gives up at its
         site: matrixSite(4, { node: (i) => (i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 60 } } : {}) }),
         connectors: (simulator) => {
           const ssm = (endpoint: string) =>
-            new SsmTransport({ instanceIds: [HEAD_NODE_INSTANCE_ID], region: 'local', endpoint, credentials: { accessKeyId: 's', secretAccessKey: 's' }, pollIntervalMs: 2, maxPollIntervalMs: 10, requestTimeoutMs: HANG_TIMEOUT_MS });
+            new SsmTransport({
+              instanceIds: [HEAD_NODE_INSTANCE_ID],
+              region: 'local',
+              endpoint,
+              credentials: { accessKeyId: 's', secretAccessKey: 's' },
+              pollIntervalMs: 2,
+              maxPollIntervalMs: 10,
+              requestTimeoutMs: HANG_TIMEOUT_MS,
+            });
           const site = ssm(simulator.urls.ssm);
           const dead = ssm(silent.url);
           // The first scontrol call once a cancel is armed goes to an SSM endpoint that never answers; the cancel is asked for as it stalls.
@@ -558,16 +636,24 @@ describe('fault matrix: SSM calls that get no answer (the client gives up at its
         cancelledAt = rt.clock.now();
         await rt.store.requestCancel(run.id);
       };
-      const cancelling = await eventually(rt, async () => {
-        const session = await rt.store.getSession(run.id);
-        return session?.progress.stage === 'CANCELLING' || session?.progress.stage === 'CLEANUP' || session?.progress.stage === 'COMPLETE' ? rt.clock.now() : undefined;
-      }, 'the cancel acted on');
+      const cancelling = await eventually(
+        rt,
+        async () => {
+          const session = await rt.store.getSession(run.id);
+          return session?.progress.stage === 'CANCELLING' || session?.progress.stage === 'CLEANUP' || session?.progress.stage === 'COMPLETE'
+            ? rt.clock.now()
+            : undefined;
+        },
+        'the cancel acted on',
+      );
       const outcome = await run.outcome;
       expect(outcome.status).toBe('SUCCEEDED');
       expect(stalled).toHaveLength(1);
       expect((await runtime.store.getSession(run.id))?.state).toBe('DELETED');
       // Said at once, and the cancel acted on at the same simulated instant (no backoff after the stalled call).
-      expect(await runtime.store.listMessages(run.id)).toContainEqual(expect.stringMatching(/failed - .*SSM (SendCommand|GetCommandInvocation) .* timed out after 250 ms: the SSM endpoint did not answer/));
+      expect(await runtime.store.listMessages(run.id)).toContainEqual(
+        expect.stringMatching(/failed - .*SSM (SendCommand|GetCommandInvocation) .* timed out after 250 ms: the SSM endpoint did not answer/),
+      );
       expect(cancelling - cancelledAt).toBe(0);
       // The CRUS deletion rules for a cancel during a step (resume-step): the step's nodes, not booting yet, get their
       // drain lifted and stay NOT_STARTED; the rest of the plan is not touched. None booted, none left locked.
@@ -577,10 +663,21 @@ describe('fault matrix: SSM calls that get no answer (the client gives up at its
         [nodeName(0), 'NOT_STARTED'],
         [nodeName(1), 'NOT_STARTED'],
       ]);
-      expect([0, 1, 2, 3].map((i) => [state.nodes[nodeName(i)]!.wlmState, state.nodes[nodeName(i)]!.bootCount])).toEqual([['IDLE', 0], ['ALLOCATED', 0], ['IDLE', 0], ['IDLE', 0]]);
+      expect([0, 1, 2, 3].map((i) => [state.nodes[nodeName(i)]!.wlmState, state.nodes[nodeName(i)]!.bootCount])).toEqual([
+        ['IDLE', 0],
+        ['ALLOCATED', 0],
+        ['IDLE', 0],
+        ['IDLE', 0],
+      ]);
       expect(interleavedRuns(state.changes)).toEqual([]);
       expect(await runtime.store.getLockOwners([0, 1, 2, 3].map(nodeName))).toEqual(new Map());
-      record('SSM call stalls, cancel meanwhile', outcome, { cancelled: 1 }, startedAt, (await runtime.store.listMessages(run.id)).filter((m) => / failed - /.test(m)).length);
+      record(
+        'SSM call stalls, cancel meanwhile',
+        outcome,
+        { cancelled: 1 },
+        startedAt,
+        (await runtime.store.listMessages(run.id)).filter((m) => / failed - /.test(m)).length,
+      );
     } finally {
       await silent.close();
     }

@@ -117,7 +117,14 @@ async function withRuntime(options: Parameters<typeof startTestRuntime>[0], work
   }
 }
 
-const failingNodes = (i: number) => (i === 1 ? { faults: { boot: 'fail' as const } } : i === 2 ? { faults: { returnToService: 'never' as const } } : i === 0 ? { wlm: { state: 'ALLOCATED' as const, busySeconds: 30 } } : {});
+const failingNodes = (i: number) =>
+  i === 1
+    ? { faults: { boot: 'fail' as const } }
+    : i === 2
+      ? { faults: { returnToService: 'never' as const } }
+      : i === 0
+        ? { wlm: { state: 'ALLOCATED' as const, busySeconds: 30 } }
+        : {};
 
 describe('every DynamoDB call a function makes is one the stack grants it', () => {
   beforeAll(async () => {
@@ -128,12 +135,19 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
     // Lockstep and mode window with a busy node, a failed boot and a node that never returns.
     await withRuntime({ site: buildSite(4, { node: failingNodes }) }, async (runtime) => {
       await runUpgrade(runtime, upgradeRequest({ wlmReturnTimeoutSeconds: 60 }));
-      await runUpgrade(runtime, upgradeRequest({ startingLabel: 'failed', failedLabel: 'compute', mode: 'window', maxUnavailable: 2, wlmReturnTimeoutSeconds: 60 }));
+      await runUpgrade(
+        runtime,
+        upgradeRequest({ startingLabel: 'failed', failedLabel: 'compute', mode: 'window', maxUnavailable: 2, wlmReturnTimeoutSeconds: 60 }),
+      );
     });
     // A window that waits for its operator's approval after its first batch (AwaitOperator parks it on a task token).
     await withRuntime({ site: buildSite(4) }, async (runtime) => {
       const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 2, batches: [2, 2], pauseAfterBatches: [1] }));
-      await eventually(runtime, async () => ((await runtime.store.getSession(run.id))?.progress.window?.awaitingApproval === 1 ? true : undefined), 'the wait for batch 2');
+      await eventually(
+        runtime,
+        async () => ((await runtime.store.getSession(run.id))?.progress.window?.awaitingApproval === 1 ? true : undefined),
+        'the wait for batch 2',
+      );
       await runtime.clock.busy(() => runtime.gate(run.id, 'approve'));
       expect((await run.outcome).status).toBe('SUCCEEDED');
     });
@@ -141,39 +155,80 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
     const busyFirst = (i: number) => (i === 0 ? { wlm: { state: 'ALLOCATED' as const, busySeconds: 100_000 } } : failingNodes(i));
     const withEnvironments = buildSite(4, { node: busyFirst });
     const environmentNodes = ENVIRONMENT_NODE_NAMES.map((name, i) => ({ name, nid: 100 + i }));
-    await withRuntime({ site: parseSiteDefinition({ ...withEnvironments, nodes: [...withEnvironments.nodes, ...environmentNodes], ...fuelEnvironments() }) }, async (runtime) => {
-      const busy = await runtime.run('rollingUpgrade', upgradeRequest());
-      await eventually(runtime, async () => ((await runtime.store.getSession(busy.id))?.progress.stage === 'QUIESCING' ? true : undefined), 'QUIESCING');
-      const api = createApi({ controlPlane: runtime, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts, site: runtime.site });
-      await invokedFunction.run('Api', () =>
-        runtime.clock.busy(async () => {
-          await api({ method: 'GET', path: '/sessions' });
-          await api({ method: 'GET', path: `/sessions/${busy.id}` });
-          expect((await api({ method: 'DELETE', path: `/sessions/${busy.id}` })).status).toBe(200);
-          expect((await api({ method: 'POST', path: '/environments/1/upgrade/clone', body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }), contentType: 'application/json' })).status).toBe(200);
-          // A clone that cannot be made: its claim is released (DeleteItem).
-          expect((await api({ method: 'POST', path: '/environments/2/upgrade/clone', body: JSON.stringify({ name: 'legacy-8.0', release_id: 2 }), contentType: 'application/json' })).status).toBe(409);
-          await api({ method: 'GET', path: '/deployments' });
-        }),
-      );
-      expect((await busy.outcome).status).toBe('SUCCEEDED');
-      // Then the ended session is removed (DeleteItem, BatchWriteItem), an environment deleted, and runs the site would
-      // refuse are started through an API that does not check the site: their first states record the refusal on the run start.
-      const blind = createApi({ controlPlane: runtime, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts });
-      const json = 'application/json';
-      const refusedRuns = await invokedFunction.run('Api', () =>
-        runtime.clock.busy(async () => {
-          expect((await api({ method: 'DELETE', path: `/sessions/${busy.id}` })).body).toMatchObject({ removed: true });
-          expect((await api({ method: 'DELETE', path: '/environments/3' })).status).toBe(200);
-          const session = await blind({ method: 'POST', path: '/sessions', body: JSON.stringify(upgradeRequest({ upgradeTemplateId: 'no-such-image' })), contentType: json });
-          const deployment = await blind({ method: 'POST', path: '/deployments', body: JSON.stringify({ nodes: ['no-such-node'] }), contentType: json });
-          expect([session.status, deployment.status]).toEqual([201, 201]);
-          return [(session.body as { id: string }).id, (deployment.body as { id: string }).id] as const;
-        }),
-      );
-      await eventually(runtime, async () => ((await runtime.runStarts.get(refusedRuns[1]))?.refused && (await runtime.runStarts.get(refusedRuns[0]))?.refused ? true : undefined), 'the refusals');
-      await invokedFunction.run('Api', () => runtime.clock.busy(() => api({ method: 'DELETE', path: `/sessions/${refusedRuns[0]}` })));
-    });
+    await withRuntime(
+      { site: parseSiteDefinition({ ...withEnvironments, nodes: [...withEnvironments.nodes, ...environmentNodes], ...fuelEnvironments() }) },
+      async (runtime) => {
+        const busy = await runtime.run('rollingUpgrade', upgradeRequest());
+        await eventually(runtime, async () => ((await runtime.store.getSession(busy.id))?.progress.stage === 'QUIESCING' ? true : undefined), 'QUIESCING');
+        const api = createApi({
+          controlPlane: runtime,
+          environments: runtime.environments,
+          environmentUpgrades: runtime.environmentUpgrades,
+          runStarts: runtime.runStarts,
+          site: runtime.site,
+        });
+        await invokedFunction.run('Api', () =>
+          runtime.clock.busy(async () => {
+            await api({ method: 'GET', path: '/sessions' });
+            await api({ method: 'GET', path: `/sessions/${busy.id}` });
+            expect((await api({ method: 'DELETE', path: `/sessions/${busy.id}` })).status).toBe(200);
+            expect(
+              (
+                await api({
+                  method: 'POST',
+                  path: '/environments/1/upgrade/clone',
+                  body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }),
+                  contentType: 'application/json',
+                })
+              ).status,
+            ).toBe(200);
+            // A clone that cannot be made: its claim is released (DeleteItem).
+            expect(
+              (
+                await api({
+                  method: 'POST',
+                  path: '/environments/2/upgrade/clone',
+                  body: JSON.stringify({ name: 'legacy-8.0', release_id: 2 }),
+                  contentType: 'application/json',
+                })
+              ).status,
+            ).toBe(409);
+            await api({ method: 'GET', path: '/deployments' });
+          }),
+        );
+        expect((await busy.outcome).status).toBe('SUCCEEDED');
+        // Then the ended session is removed (DeleteItem, BatchWriteItem), an environment deleted, and runs the site would
+        // refuse are started through an API that does not check the site: their first states record the refusal on the run start.
+        const blind = createApi({
+          controlPlane: runtime,
+          environments: runtime.environments,
+          environmentUpgrades: runtime.environmentUpgrades,
+          runStarts: runtime.runStarts,
+        });
+        const json = 'application/json';
+        const refusedRuns = await invokedFunction.run('Api', () =>
+          runtime.clock.busy(async () => {
+            expect((await api({ method: 'DELETE', path: `/sessions/${busy.id}` })).body).toMatchObject({ removed: true });
+            expect((await api({ method: 'DELETE', path: '/environments/3' })).status).toBe(200);
+            const session = await blind({
+              method: 'POST',
+              path: '/sessions',
+              body: JSON.stringify(upgradeRequest({ upgradeTemplateId: 'no-such-image' })),
+              contentType: json,
+            });
+            const deployment = await blind({ method: 'POST', path: '/deployments', body: JSON.stringify({ nodes: ['no-such-node'] }), contentType: json });
+            expect([session.status, deployment.status]).toEqual([201, 201]);
+            return [(session.body as { id: string }).id, (deployment.body as { id: string }).id] as const;
+          }),
+        );
+        await eventually(
+          runtime,
+          async () => ((await runtime.runStarts.get(refusedRuns[1]))?.refused && (await runtime.runStarts.get(refusedRuns[0]))?.refused ? true : undefined),
+          'the refusals',
+        );
+        await invokedFunction.run('Api', () => runtime.clock.busy(() => api({ method: 'DELETE', path: `/sessions/${refusedRuns[0]}` })));
+      },
+    );
     // Group deployments: over SSM (the command provisioner's records), and over HTTP with a group whose actions cannot be polled (Fail Group).
     const nodes = ['a-n', 'b-n', 'c-n'].map((name, i) => ({ name, nid: i + 1 }));
     const groups = [groupOf('a', ['a-n']), groupOf('b', ['b-n'], { depends_on: ['a'] }), groupOf('c', ['c-n'])];
@@ -188,8 +243,18 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
     // A side-by-side environment upgrade started through the REST API (its six functions, and the rolling upgrade it
     // starts), whose controllers' upgrade fails (a controller does not boot): Fail Environment Upgrade records it.
     await withRuntime({ site: buildCloudSite((name) => (name === 'ctl-2' ? { faults: { boot: 'fail' } } : {})) }, async (runtime) => {
-      const api = createApi({ controlPlane: runtime, environments: runtime.environments, environmentUpgrades: runtime.environmentUpgrades, runStarts: runtime.runStarts, site: runtime.site });
-      const created = await invokedFunction.run('Api', () => runtime.clock.busy(() => api({ method: 'POST', path: '/environments/5/upgrade', body: JSON.stringify(environmentUpgradeRequest()), contentType: 'application/json' })));
+      const api = createApi({
+        controlPlane: runtime,
+        environments: runtime.environments,
+        environmentUpgrades: runtime.environmentUpgrades,
+        runStarts: runtime.runStarts,
+        site: runtime.site,
+      });
+      const created = await invokedFunction.run('Api', () =>
+        runtime.clock.busy(() =>
+          api({ method: 'POST', path: '/environments/5/upgrade', body: JSON.stringify(environmentUpgradeRequest()), contentType: 'application/json' }),
+        ),
+      );
       expect(created.status).toBe(201);
       const { id } = created.body as { id: string };
       await eventually(
@@ -202,12 +267,22 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
         'the environment upgrade to end',
       );
       // An error no phase absorbs reaches Record Failure (none of the runs above has one): its function, as the state calls it.
-      const deps = { upgrades: runtime.environmentUpgrades, environments: runtime.environments, sessions: runtime.store, site: runtime.site, clock: runtime.clock, settings: defaultEnvironmentUpgradeSettings };
+      const deps = {
+        upgrades: runtime.environmentUpgrades,
+        environments: runtime.environments,
+        sessions: runtime.store,
+        site: runtime.site,
+        clock: runtime.clock,
+        settings: defaultEnvironmentUpgradeSettings,
+      };
       const executionId = 'arn:aws:states:local:000000000000:execution:EnvironmentUpgrade:table-access';
-      await invokedFunction.run('FailEnvironmentUpgrade', () => failEnvironmentUpgrade({ state: { environmentId: 5, error: { Error: 'Error', Cause: 'a bug' } }, executionId }, deps));
+      await invokedFunction.run('FailEnvironmentUpgrade', () =>
+        failEnvironmentUpgrade({ state: { environmentId: 5, error: { Error: 'Error', Cause: 'a bug' } }, executionId }, deps),
+      );
     });
     // A deployment whose Finish Deployment keeps failing: Record Failure (FailDeployment) marks it FAILED.
-    const brokenFinish = (name: string, fn: LocalFunction): LocalFunction => (name === 'FinishDeployment' ? () => Promise.reject(new SiteServiceError('provisioner', 'answered 500', 500)) : fn);
+    const brokenFinish = (name: string, fn: LocalFunction): LocalFunction =>
+      name === 'FinishDeployment' ? () => Promise.reject(new SiteServiceError('provisioner', 'answered 500', 500)) : fn;
     await withRuntime({ site: parseSiteDefinition({ nodes, timing: QUICK_TIMING }), wrapFunction: brokenFinish }, async (runtime) => {
       const run = await runDeployment(runtime, { strategy: { groups }, ...QUICK_POLL });
       expect([run.outcome.error, run.record?.status]).toEqual(['SiteServiceError', 'FAILED']);
@@ -215,7 +290,9 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
     // A task graph as a group's deploy phase (OpenTaskRun, AdvanceTaskRun; EvaluatePhase reads the task run),
     // and a deployment cancelled from the console ({cancelDeploymentId}: Start Deployment writes the request).
     await withRuntime({ site: exampleSite() }, async (runtime) => {
-      const strategy = { groups: [groupOf('control-plane', ['node-1', 'node-4']), groupOf('workers', ['node-6', 'node-7'], { depends_on: ['control-plane'] })] };
+      const strategy = {
+        groups: [groupOf('control-plane', ['node-1', 'node-4']), groupOf('workers', ['node-6', 'node-7'], { depends_on: ['control-plane'] })],
+      };
       expect((await runDeployment(runtime, { strategy, taskGraph: { graph: EXAMPLE_GRAPH }, pollIntervalSeconds: 10 })).outcome.status).toBe('SUCCEEDED');
       const running = await runtime.run('groupDeployment', { strategy, ...QUICK_POLL });
       await eventually(runtime, async () => ((await runtime.deployments.getDeployment(running.id)) ? true : undefined), 'the deployment started');
@@ -256,7 +333,8 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
   it('no function may put over or delete a lock; the API function may touch none', () => {
     for (const name of Object.keys(TABLE_ACTIONS)) {
       for (const grant of tableGrants(name as FunctionName | 'Api').table) {
-        if (grant.partitions.includes('LOCK#*')) expect({ name, actions: grant.actions.filter((a) => ['PutItem', 'DeleteItem', 'BatchWriteItem'].includes(a)) }).toEqual({ name, actions: [] });
+        if (grant.partitions.includes('LOCK#*'))
+          expect({ name, actions: grant.actions.filter((a) => ['PutItem', 'DeleteItem', 'BatchWriteItem'].includes(a)) }).toEqual({ name, actions: [] });
       }
     }
     expect(tableGrants('Api').table.flatMap((grant) => grant.partitions)).not.toContain('LOCK#*');

@@ -16,7 +16,9 @@ import { SsmTransport } from './ssm-transport';
  * inventories and the command provisioner. Services naming the same transport share one (one SSM
  * client, one set of statistics).
  */
-export function commandConnectors(): ConnectorBuilders & { transportOf(service: { transport?: TransportProfile }, context: ConnectorContext): CommandTransport } {
+export function commandConnectors(): ConnectorBuilders & {
+  transportOf(service: { transport?: TransportProfile }, context: ConnectorContext): CommandTransport;
+} {
   const transports = new Map<string, CommandTransport>();
   const transportOf = (service: { transport?: TransportProfile }, context: ConnectorContext): CommandTransport => {
     const config = context.transport(service);
@@ -46,7 +48,12 @@ export function commandConnectors(): ConnectorBuilders & { transportOf(service: 
     workloadManager: {
       scontrol: (config, context) => {
         const { scontrol, squeue } = paths(context);
-        return new ScontrolWorkloadManager({ transport: transportOf(config, context), reader: readerOf(config, context), ...(scontrol ? { scontrol } : {}), ...(squeue ? { squeue } : {}) });
+        return new ScontrolWorkloadManager({
+          transport: transportOf(config, context),
+          reader: readerOf(config, context),
+          ...(scontrol ? { scontrol } : {}),
+          ...(squeue ? { squeue } : {}),
+        });
       },
     },
     bootService: {

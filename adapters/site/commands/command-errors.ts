@@ -5,7 +5,14 @@ export class CommandTransportError extends Error {
   override name = 'CommandTransportError';
   constructor(
     message: string,
-    readonly details: { transport: 'local' | 'ssm'; commandId?: string; instanceId?: string; status?: string; stderr?: string; /** The transport's own call got no answer in time (not the command's status). */ timedOut?: boolean },
+    readonly details: {
+      transport: 'local' | 'ssm';
+      commandId?: string;
+      instanceId?: string;
+      status?: string;
+      stderr?: string /** The transport's own call got no answer in time (not the command's status). */;
+      timedOut?: boolean;
+    },
     options?: { cause?: unknown },
   ) {
     super(message, options);

@@ -24,7 +24,15 @@ export function createCommandSite({ transport, prepareCommand, templates, clock,
   const reader = new SlurmNodeReader(transport, clock ? { clock } : {});
   return {
     workloadManager: new ScontrolWorkloadManager({ transport, reader, ...(clock ? { clock } : {}) }),
-    bootService: new SlurmRebootBootService({ transport, inventory, reader, ...(prepareCommand ? { prepareCommand } : {}), ...(templates ? { templates } : {}), ...(clock ? { clock } : {}), sessions }),
+    bootService: new SlurmRebootBootService({
+      transport,
+      inventory,
+      reader,
+      ...(prepareCommand ? { prepareCommand } : {}),
+      ...(templates ? { templates } : {}),
+      ...(clock ? { clock } : {}),
+      sessions,
+    }),
     inventory,
   };
 }

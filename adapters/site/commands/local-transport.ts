@@ -37,7 +37,11 @@ export class LocalTransport implements CommandTransport {
 
   async start(script: string, options: { timeoutSeconds?: number; tag?: string } = {}): Promise<string> {
     const id = randomUUID();
-    const entry: Started = { child: this.spawn(script, options, (outcome) => void (entry.outcome = outcome)), startedAt: Date.now(), ...(options.tag ? { tag: options.tag } : {}) };
+    const entry: Started = {
+      child: this.spawn(script, options, (outcome) => void (entry.outcome = outcome)),
+      startedAt: Date.now(),
+      ...(options.tag ? { tag: options.tag } : {}),
+    };
     this.started.set(id, entry);
     return id;
   }
@@ -58,13 +62,24 @@ export class LocalTransport implements CommandTransport {
 
   private spawn(script: string, { timeoutSeconds }: { timeoutSeconds?: number }, done: (outcome: NonNullable<Started['outcome']>) => void): ChildProcess {
     const timeout = (timeoutSeconds ?? this.options.timeoutSeconds ?? 600) * 1000;
-    return execFile('/bin/sh', ['-c', script], { timeout, maxBuffer: MAX_OUTPUT_BYTES, env: this.options.env ?? process.env, encoding: 'utf8' }, (err, stdout, stderr) => {
-      if (err && typeof err.code !== 'number') {
-        const why = err.killed ? `timed out after ${timeout / 1000} s` : err.message;
-        done({ error: new CommandTransportError(`local command ${why}`, { transport: 'local', status: err.killed ? 'TimedOut' : 'Failed', stderr }, { cause: err }) });
-        return;
-      }
-      done({ result: { exitCode: err ? (err.code as number) : 0, stdout, stderr, stdoutTruncated: false } });
-    });
+    return execFile(
+      '/bin/sh',
+      ['-c', script],
+      { timeout, maxBuffer: MAX_OUTPUT_BYTES, env: this.options.env ?? process.env, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        if (err && typeof err.code !== 'number') {
+          const why = err.killed ? `timed out after ${timeout / 1000} s` : err.message;
+          done({
+            error: new CommandTransportError(
+              `local command ${why}`,
+              { transport: 'local', status: err.killed ? 'TimedOut' : 'Failed', stderr },
+              { cause: err },
+            ),
+          });
+          return;
+        }
+        done({ result: { exitCode: err ? (err.code as number) : 0, stdout, stderr, stdoutTruncated: false } });
+      },
+    );
   }
 }

@@ -43,10 +43,17 @@ export class ScontrolReservations implements MaintenanceReservations {
   private readonly users: string;
 
   async list(prefix: string): Promise<MaintenanceReservation[]> {
-    const result = await runChecked('workload-manager', this.transport, shellCommand(['env', 'SLURM_TIME_FORMAT=%s', this.scontrol, '-o', 'show', 'reservation']));
+    const result = await runChecked(
+      'workload-manager',
+      this.transport,
+      shellCommand(['env', 'SLURM_TIME_FORMAT=%s', this.scontrol, '-o', 'show', 'reservation']),
+    );
     // A listing cut short (SSM keeps 24,000 characters) would make held reservations look missing: created twice, never deleted.
     if (result.stdoutTruncated) {
-      throw new SiteServiceError('workload-manager', `scontrol show reservation printed more than the transport returns (${result.stdout.length} characters kept): too many reservations on the site to read them in one listing`);
+      throw new SiteServiceError(
+        'workload-manager',
+        `scontrol show reservation printed more than the transport returns (${result.stdout.length} characters kept): too many reservations on the site to read them in one listing`,
+      );
     }
     return parseReservations(result.stdout).filter((r) => r.name.startsWith(prefix));
   }
@@ -60,7 +67,18 @@ export class ScontrolReservations implements MaintenanceReservations {
     const script = (lines: string[]) => ['set -e', ...lines].join('\n');
     const lines = [
       ...remove.map((name) => shellCommand([this.scontrol, 'delete', `ReservationName=${validReservationName(name)}`])),
-      ...put.map((r) => shellCommand([this.scontrol, 'create', 'reservation', `ReservationName=${validReservationName(r.name)}`, nodes(r), ...times(r), `Users=${this.users}`, 'Flags=MAINT,IGNORE_JOBS'])),
+      ...put.map((r) =>
+        shellCommand([
+          this.scontrol,
+          'create',
+          'reservation',
+          `ReservationName=${validReservationName(r.name)}`,
+          nodes(r),
+          ...times(r),
+          `Users=${this.users}`,
+          'Flags=MAINT,IGNORE_JOBS',
+        ]),
+      ),
       ...update.map((r) => shellCommand([this.scontrol, 'update', `ReservationName=${validReservationName(r.name)}`, nodes(r)])),
     ];
     // One script, stopping at the first refusal: the increment fails and its retry lists again, so a
@@ -75,10 +93,20 @@ export function parseReservations(stdout: string): MaintenanceReservation[] {
   const out: MaintenanceReservation[] = [];
   for (const line of stdout.split('\n')) {
     if (!line.startsWith('ReservationName=')) continue;
-    const fields = new Map(line.trim().split(/\s+/).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)] as [string, string]));
+    const fields = new Map(
+      line
+        .trim()
+        .split(/\s+/)
+        .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)] as [string, string]),
+    );
     const epoch = (key: string) => Number(fields.get(key)) * 1000;
     const nodes = fields.get('Nodes');
-    out.push({ name: fields.get('ReservationName')!, nodes: nodes && nodes !== '(null)' ? expandHostlist(nodes) : [], startsAt: epoch('StartTime'), endsAt: epoch('EndTime') });
+    out.push({
+      name: fields.get('ReservationName')!,
+      nodes: nodes && nodes !== '(null)' ? expandHostlist(nodes) : [],
+      startsAt: epoch('StartTime'),
+      endsAt: epoch('EndTime'),
+    });
   }
   return out;
 }

@@ -71,7 +71,8 @@ export class ScontrolWorkloadManager implements WorkloadManager {
         const [jobNodes, left] = line.trim().split(/\s+/);
         if (!jobNodes || !left) continue;
         const seconds = parseTimeLeft(left);
-        if (seconds === undefined) throw new SiteServiceError('workload-manager', `${script} printed an unexpected time left: ${JSON.stringify(left.slice(0, 40))}`);
+        if (seconds === undefined)
+          throw new SiteServiceError('workload-manager', `${script} printed an unexpected time left: ${JSON.stringify(left.slice(0, 40))}`);
         const at = seconds === Infinity ? Infinity : asked + seconds * 1000;
         for (const node of expandHostlist(jobNodes)) if (wanted.has(node)) ends.set(node, Math.max(ends.get(node) ?? 0, at));
       }

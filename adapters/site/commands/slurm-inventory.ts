@@ -131,7 +131,10 @@ export class SlurmInventory implements Inventory {
   private members(view: SlurmView, label: string): string[] {
     const partition = view.partitions.get(label);
     if (partition) return [...partition].sort(natural);
-    return [...view.features].filter(([, features]) => features.includes(label)).map(([name]) => name).sort(natural);
+    return [...view.features]
+      .filter(([, features]) => features.includes(label))
+      .map(([name]) => name)
+      .sort(natural);
   }
 
   private async editFeature(label: string, names: readonly string[], change: (features: string[]) => string[], seen?: SlurmView): Promise<void> {
@@ -140,7 +143,8 @@ export class SlurmInventory implements Inventory {
     if (wanted.length === 0) return;
     this.listed = undefined;
     const view = seen ?? (await this.view());
-    if (view.partitions.has(label)) throw new SiteServiceError('inventory', `'${label}' is a Slurm partition: its members are set in slurm.conf, not by a rollout`);
+    if (view.partitions.has(label))
+      throw new SiteServiceError('inventory', `'${label}' is a Slurm partition: its members are set in slurm.conf, not by a rollout`);
     const unknown = wanted.filter((n) => !view.features.has(n));
     if (unknown.length > 0) throw new SiteServiceError('inventory', `Slurm does not know node(s) ${unknown.slice(0, 5).join(', ')}`);
     // Nodes whose features end up the same share one command.
@@ -202,7 +206,8 @@ export class SlurmInventory implements Inventory {
   private async sinfoRun(format: string, nodes?: string): Promise<{ stdout: string | undefined; script: string }> {
     const script = shellCommand([this.sinfo, '--noheader', ...(nodes !== undefined ? [`--nodes=${nodes}`] : []), format]);
     const result = await run('inventory', this.options.transport, script);
-    if (result.exitCode !== 0) throw new SiteServiceError('inventory', `${script} exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500) || 'no stderr'}`);
+    if (result.exitCode !== 0)
+      throw new SiteServiceError('inventory', `${script} exited ${result.exitCode}: ${result.stderr.trim().slice(0, 500) || 'no stderr'}`);
     return { stdout: result.stdoutTruncated ? undefined : result.stdout, script };
   }
 }
@@ -230,5 +235,13 @@ export function parseSinfo(stdout: string, script = 'sinfo'): SlurmView {
 
 function toInventoryNode(name: string, features: readonly string[], position: number, roleKey: string): InventoryNode {
   const { rack, role, nid, roles, labels, tags } = readNodeLabels(features, { rolesKey: roleKey, roleFromRoles: true });
-  return { name, nid: nid ?? position, ...(rack !== undefined ? { rack } : {}), role: role ?? DEFAULT_ROLE, tags, labels, ...(roles.length > 0 ? { roles } : {}) };
+  return {
+    name,
+    nid: nid ?? position,
+    ...(rack !== undefined ? { rack } : {}),
+    role: role ?? DEFAULT_ROLE,
+    tags,
+    labels,
+    ...(roles.length > 0 ? { roles } : {}),
+  };
 }

@@ -133,7 +133,11 @@ export class SlurmNodeReader {
         else toList.push(name);
       }
       const fresh = new Map<string, Listed>();
-      await this.inChunks(toList, () => this.compactChars, (chunk) => this.compact(service, chunk, fresh, now));
+      await this.inChunks(
+        toList,
+        () => this.compactChars,
+        (chunk) => this.compact(service, chunk, fresh, now),
+      );
       for (const [name, entry] of fresh) {
         listed.set(name, entry);
         this.listings.set(name, entry);
@@ -153,7 +157,9 @@ export class SlurmNodeReader {
     if (detail.length > 0) {
       const version = await this.slurmVersion(service);
       const found = new Map<string, WlmNode>();
-      const read = hasScontrolJson(version) ? (chunk: string[]) => this.showJson(service, chunk, found) : (chunk: string[]) => this.showOneLiners(service, chunk, found);
+      const read = hasScontrolJson(version)
+        ? (chunk: string[]) => this.showJson(service, chunk, found)
+        : (chunk: string[]) => this.showOneLiners(service, chunk, found);
       await this.inChunks(detail, () => this.detailChars, read);
       for (const name of detail) {
         const node = found.get(name);
@@ -182,7 +188,13 @@ export class SlurmNodeReader {
   }
 
   /** Runs a read of `names`; a cut output is read again in halves (and later chunks start smaller). */
-  private async runRead(service: Service, names: string[], script: string, grow: (charsPerNode: number) => void, again: (half: string[]) => Promise<void>): Promise<CommandResult | undefined> {
+  private async runRead(
+    service: Service,
+    names: string[],
+    script: string,
+    grow: (charsPerNode: number) => void,
+    again: (half: string[]) => Promise<void>,
+  ): Promise<CommandResult | undefined> {
     const result = await run(service, this.transport, script);
     if (!result.stdoutTruncated) return result;
     if (names.length === 1) throw new SiteServiceError(service, `${script}: the output of one node exceeds the transport's output limit`);
@@ -195,7 +207,13 @@ export class SlurmNodeReader {
 
   private async compact(service: Service, names: string[], out: Map<string, Listed>, at: number): Promise<void> {
     const script = shellCommand([this.options.sinfo ?? 'sinfo', '-h', '-N', '-n', compressHostlist(names), '-O', COMPACT_FORMAT]);
-    const result = await this.runRead(service, names, script, (c) => (this.compactChars = Math.max(this.compactChars, c)), (half) => this.compact(service, half, out, at));
+    const result = await this.runRead(
+      service,
+      names,
+      script,
+      (c) => (this.compactChars = Math.max(this.compactChars, c)),
+      (half) => this.compact(service, half, out, at),
+    );
     if (!result) return;
     if (result.exitCode !== 0) throw failed(service, script, result);
     const wanted = new Set(names);
@@ -213,7 +231,13 @@ export class SlurmNodeReader {
 
   private async showJson(service: Service, names: string[], out: Map<string, WlmNode>): Promise<void> {
     const script = shellCommand([this.scontrol, '--json', 'show', 'node', compressHostlist(names)]);
-    const result = await this.runRead(service, names, script, (c) => (this.detailChars = Math.max(this.detailChars, c)), (half) => this.showJson(service, half, out));
+    const result = await this.runRead(
+      service,
+      names,
+      script,
+      (c) => (this.detailChars = Math.max(this.detailChars, c)),
+      (half) => this.showJson(service, half, out),
+    );
     if (!result) return;
     let body: unknown;
     try {
@@ -232,7 +256,13 @@ export class SlurmNodeReader {
 
   private async showOneLiners(service: Service, names: string[], out: Map<string, WlmNode>): Promise<void> {
     const script = `env SLURM_TIME_FORMAT=%s ${shellCommand([this.scontrol, '-o', 'show', 'node', compressHostlist(names)])}`;
-    const result = await this.runRead(service, names, script, (c) => (this.detailChars = Math.max(this.detailChars, c)), (half) => this.showOneLiners(service, half, out));
+    const result = await this.runRead(
+      service,
+      names,
+      script,
+      (c) => (this.detailChars = Math.max(this.detailChars, c)),
+      (half) => this.showOneLiners(service, half, out),
+    );
     if (!result) return;
     const nodes: WlmNode[] = [];
     for (const line of result.stdout.split('\n')) {
@@ -322,7 +352,12 @@ export const SLURM_COMMAND_TIMEOUT_SECONDS = 60;
 export type Deadline = number | 'transport-default';
 
 /** Runs a script with a deadline (a Slurm command's by default); transport failures, a command past its deadline included, become SiteServiceError (retryable) naming the command. */
-export async function run(service: Service, transport: CommandTransport, script: string, deadline: Deadline = SLURM_COMMAND_TIMEOUT_SECONDS): Promise<CommandResult> {
+export async function run(
+  service: Service,
+  transport: CommandTransport,
+  script: string,
+  deadline: Deadline = SLURM_COMMAND_TIMEOUT_SECONDS,
+): Promise<CommandResult> {
   try {
     return await transport.run(script, deadline === 'transport-default' ? {} : { timeoutSeconds: deadline });
   } catch (err) {
@@ -331,7 +366,12 @@ export async function run(service: Service, transport: CommandTransport, script:
 }
 
 /** Runs a script that must exit 0. */
-export async function checked(service: Service, transport: CommandTransport, script: string, deadline: Deadline = SLURM_COMMAND_TIMEOUT_SECONDS): Promise<CommandResult> {
+export async function checked(
+  service: Service,
+  transport: CommandTransport,
+  script: string,
+  deadline: Deadline = SLURM_COMMAND_TIMEOUT_SECONDS,
+): Promise<CommandResult> {
   const result = await run(service, transport, script, deadline);
   if (result.exitCode !== 0) throw failed(service, script, result);
   return result;

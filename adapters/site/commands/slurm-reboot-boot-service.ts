@@ -97,7 +97,11 @@ export class SlurmRebootBootService implements BootService {
   constructor(private readonly options: SlurmRebootOptions) {
     this.reader =
       options.reader ??
-      new SlurmNodeReader(options.transport, { ...(options.scontrol ? { scontrol: options.scontrol } : {}), ...(options.sinfo ? { sinfo: options.sinfo } : {}), ...(options.clock ? { clock: options.clock } : {}) });
+      new SlurmNodeReader(options.transport, {
+        ...(options.scontrol ? { scontrol: options.scontrol } : {}),
+        ...(options.sinfo ? { sinfo: options.sinfo } : {}),
+        ...(options.clock ? { clock: options.clock } : {}),
+      });
     this.clock = options.clock ?? systemClock;
     this.sessions = options.sessions;
     this.maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
@@ -116,7 +120,15 @@ export class SlurmRebootBootService implements BootService {
       const nodes = await this.resolveLimit(request.limit);
       const prepared = this.options.prepareCommand === undefined;
       // Written before any command: of two concurrent requests only the one that wrote it runs them.
-      const written = await this.sessions.create({ name: request.name, templateName: template, nodes, prepared, rebooted: false, attempts: 1, attemptStartedAt: now });
+      const written = await this.sessions.create({
+        name: request.name,
+        templateName: template,
+        nodes,
+        prepared,
+        rebooted: false,
+        attempts: 1,
+        attemptStartedAt: now,
+      });
       if (!written.created) return this.status(written.record);
       session = written.record;
     } else {
@@ -131,7 +143,8 @@ export class SlurmRebootBootService implements BootService {
       // What the failed attempt got done is in the table (each step recorded as it succeeded).
       const failed = { ...((await this.sessions.get(session.name)) ?? session), error: describeError(err) };
       await this.sessions.update(failed);
-      if (failed.attempts < this.maxAttempts) throw err instanceof SiteServiceError ? err : new SiteServiceError('boot-service', failed.error, undefined, { cause: err });
+      if (failed.attempts < this.maxAttempts)
+        throw err instanceof SiteServiceError ? err : new SiteServiceError('boot-service', failed.error, undefined, { cause: err });
       return this.status(failed);
     }
     return this.status(session);
@@ -162,7 +175,8 @@ export class SlurmRebootBootService implements BootService {
       await this.sessions.update(session);
     }
     this.reader.invalidate(toReboot);
-    if (toReboot.length > 0) await runChecked('boot-service', transport, shellCommand([this.options.scontrol ?? 'scontrol', 'reboot', compressHostlist(toReboot)]));
+    if (toReboot.length > 0)
+      await runChecked('boot-service', transport, shellCommand([this.options.scontrol ?? 'scontrol', 'reboot', compressHostlist(toReboot)]));
     session = { ...session, rebooted: true };
     await this.sessions.update(session);
     return session;

@@ -90,14 +90,22 @@ export class SsmTransport implements CommandTransport {
    * One SSM API call with its deadline: the whole call (the SDK's retries included) is aborted at
    * `requestTimeoutMs`, and the error says which call timed out after how long.
    */
-  private async call<Output>(what: string, send: (options: { abortSignal: AbortSignal }) => Promise<Output>, details: Omit<CommandTransportError['details'], 'transport'> = {}): Promise<Output> {
+  private async call<Output>(
+    what: string,
+    send: (options: { abortSignal: AbortSignal }) => Promise<Output>,
+    details: Omit<CommandTransportError['details'], 'transport'> = {},
+  ): Promise<Output> {
     const deadline = AbortSignal.timeout(this.requestTimeoutMs);
     try {
       return await send({ abortSignal: deadline });
     } catch (err) {
       const name = errorName(err);
       if (deadline.aborted || name === 'TimeoutError' || name === 'AbortError') {
-        throw new CommandTransportError(`SSM ${what} timed out after ${this.requestTimeoutMs} ms: the SSM endpoint did not answer`, { transport: 'ssm', ...details, timedOut: true }, { cause: err });
+        throw new CommandTransportError(
+          `SSM ${what} timed out after ${this.requestTimeoutMs} ms: the SSM endpoint did not answer`,
+          { transport: 'ssm', ...details, timedOut: true },
+          { cause: err },
+        );
       }
       throw err;
     }
@@ -122,7 +130,11 @@ export class SsmTransport implements CommandTransport {
       let out;
       try {
         this.stats.listCommandInvocations++;
-        const filter = { Filters: [{ key: 'InvokedAfter' as const, value: new Date(since - CLOCK_SKEW_MS).toISOString() }], MaxResults: 50, ...(nextToken ? { NextToken: nextToken } : {}) };
+        const filter = {
+          Filters: [{ key: 'InvokedAfter' as const, value: new Date(since - CLOCK_SKEW_MS).toISOString() }],
+          MaxResults: 50,
+          ...(nextToken ? { NextToken: nextToken } : {}),
+        };
         out = await this.call('ListCommandInvocations', (options) => this.client.send(new ListCommandInvocationsCommand(filter), options));
       } catch (err) {
         if (err instanceof CommandTransportError) throw err;
@@ -147,7 +159,11 @@ export class SsmTransport implements CommandTransport {
       let out: GetCommandInvocationCommandOutput;
       try {
         this.stats.getCommandInvocation++;
-        out = await this.call(`GetCommandInvocation ${commandId} on ${instanceId}`, (options) => this.client.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }), options), { commandId, instanceId });
+        out = await this.call(
+          `GetCommandInvocation ${commandId} on ${instanceId}`,
+          (options) => this.client.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }), options),
+          { commandId, instanceId },
+        );
       } catch (err) {
         // A call that timed out says so; the command ended TimedOut, Cancelled, ...: its own error, with its status, not a failed poll.
         if (err instanceof CommandTransportError) throw err;
@@ -158,7 +174,11 @@ export class SsmTransport implements CommandTransport {
           await this.sleep(this.backoff(attempt));
           continue;
         }
-        throw new CommandTransportError(`SSM GetCommandInvocation ${commandId} on ${instanceId} failed: ${name}: ${describeError(err)}`, { transport: 'ssm', commandId, instanceId }, { cause: err });
+        throw new CommandTransportError(
+          `SSM GetCommandInvocation ${commandId} on ${instanceId} failed: ${name}: ${describeError(err)}`,
+          { transport: 'ssm', commandId, instanceId },
+          { cause: err },
+        );
       }
       // Outside the try: a command that ended TimedOut or Cancelled is reported as such (its status in the error's details).
       return out.Status && TERMINAL.has(out.Status) ? this.result(commandId, instanceId, out) : undefined;
@@ -175,7 +195,10 @@ export class SsmTransport implements CommandTransport {
     if (invocation.Status === 'Success' || (invocation.Status === 'Failed' && exitCode >= 0)) {
       return { exitCode, stdout, stderr, stdoutTruncated: truncated };
     }
-    throw new CommandTransportError(`SSM command ${commandId} on ${instanceId} ended ${invocation.Status}${invocation.StatusDetails ? ` (${invocation.StatusDetails})` : ''}: ${stderr.trim().slice(0, 500) || 'no stderr'}`, details);
+    throw new CommandTransportError(
+      `SSM command ${commandId} on ${instanceId} ended ${invocation.Status}${invocation.StatusDetails ? ` (${invocation.StatusDetails})` : ''}: ${stderr.trim().slice(0, 500) || 'no stderr'}`,
+      details,
+    );
   }
 
   private async send(script: string, timeoutSeconds: number, comment?: string): Promise<{ commandId: string; instanceId: string }> {
@@ -205,7 +228,11 @@ export class SsmTransport implements CommandTransport {
           continue;
         }
         if (err instanceof CommandTransportError) throw err;
-        throw new CommandTransportError(`SSM SendCommand to ${instanceId} failed: ${name}: ${describeError(err)}`, { transport: 'ssm', instanceId }, { cause: err });
+        throw new CommandTransportError(
+          `SSM SendCommand to ${instanceId} failed: ${name}: ${describeError(err)}`,
+          { transport: 'ssm', instanceId },
+          { cause: err },
+        );
       }
     }
   }
@@ -217,7 +244,11 @@ export class SsmTransport implements CommandTransport {
       await this.sleep(this.backoff(attempt));
       try {
         this.stats.getCommandInvocation++;
-        const out = await this.call(`GetCommandInvocation ${commandId} on ${instanceId}`, (options) => this.client.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }), options), { commandId, instanceId });
+        const out = await this.call(
+          `GetCommandInvocation ${commandId} on ${instanceId}`,
+          (options) => this.client.send(new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }), options),
+          { commandId, instanceId },
+        );
         if (out.Status && TERMINAL.has(out.Status)) return out;
       } catch (err) {
         if (err instanceof CommandTransportError) throw err;
@@ -225,7 +256,11 @@ export class SsmTransport implements CommandTransport {
         // Right after SendCommand the invocation may not be visible yet.
         if (name === 'InvocationDoesNotExist' && ++missing <= MAX_RETRIES) continue;
         if (name === 'ThrottlingException' && ++throttled <= MAX_RETRIES) continue;
-        throw new CommandTransportError(`SSM GetCommandInvocation ${commandId} on ${instanceId} failed: ${name}: ${describeError(err)}`, { transport: 'ssm', commandId, instanceId }, { cause: err });
+        throw new CommandTransportError(
+          `SSM GetCommandInvocation ${commandId} on ${instanceId} failed: ${name}: ${describeError(err)}`,
+          { transport: 'ssm', commandId, instanceId },
+          { cause: err },
+        );
       }
     }
   }

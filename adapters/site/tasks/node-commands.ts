@@ -18,7 +18,8 @@ export const COMMAND_TASK_TYPES: readonly TaskType[] = ['shell', 'puppet', 'uplo
 /** coreutils `timeout`'s exit status when it stopped the command. */
 const TIMEOUT_EXIT = 124;
 
-const text = (parameters: Record<string, unknown>, key: string): string | undefined => (typeof parameters[key] === 'string' ? (parameters[key] as string) : undefined);
+const text = (parameters: Record<string, unknown>, key: string): string | undefined =>
+  typeof parameters[key] === 'string' ? (parameters[key] as string) : undefined;
 const needed = (parameters: Record<string, unknown>, key: string, type: TaskType): string => {
   const value = text(parameters, key);
   if (value === undefined || value === '') throw new Error(`a ${type} task needs parameters.${key}`);
@@ -38,7 +39,11 @@ export function taskScript(type: TaskType, parameters: Record<string, unknown>):
       return inDir(text(parameters, 'cwd'), needed(parameters, 'cmd', type));
     case 'puppet': {
       const modules = text(parameters, 'puppet_modules');
-      const apply = ['puppet apply --detailed-exitcodes', ...(modules ? [`--modulepath=${shellQuote(modules)}`] : []), shellQuote(needed(parameters, 'puppet_manifest', type))].join(' ');
+      const apply = [
+        'puppet apply --detailed-exitcodes',
+        ...(modules ? [`--modulepath=${shellQuote(modules)}`] : []),
+        shellQuote(needed(parameters, 'puppet_manifest', type)),
+      ].join(' ');
       return inDir(text(parameters, 'cwd'), `${apply}; rc=$?; [ $rc -eq 0 ] || [ $rc -eq 2 ]`);
     }
     case 'upload_file': {

@@ -28,10 +28,7 @@ export interface SiteTaskExecutorOptions {
 
 type Execution =
   /** A head-node command running the task on this node (maybe among others). */
-  | { kind: 'command'; id: string; nodes: number }
-  | { kind: 'drain' }
-  | { kind: 'resume' }
-  | { kind: 'reboot'; session: string };
+  { kind: 'command'; id: string; nodes: number } | { kind: 'drain' } | { kind: 'resume' } | { kind: 'reboot'; session: string };
 
 /** How long past its timeout a head-node command may run: the node's `timeout` stops the task first, its status still has to come back. */
 const COMMAND_GRACE_SECONDS = 60;
@@ -98,7 +95,12 @@ export class SiteTaskExecutor implements TaskExecutor {
       const onNode = nodeTaskCommand(task, timeoutSeconds, taskScript(type, parameters));
       const hosts = await this.hostNames(group.map((i) => i.node));
       const opOf = new Map(group.map((invocation) => [hosts.get(invocation.node)!, invocation.op]));
-      for (const { nodes, script } of headNodeCommands(commands.nodeExec, group.map((i) => hosts.get(i.node)!), onNode, commands.fanout)) {
+      for (const { nodes, script } of headNodeCommands(
+        commands.nodeExec,
+        group.map((i) => hosts.get(i.node)!),
+        onNode,
+        commands.fanout,
+      )) {
         let id: string;
         try {
           id = await commands.transport.start(script, { timeoutSeconds: timeoutSeconds + COMMAND_GRACE_SECONDS });
@@ -122,13 +124,20 @@ export class SiteTaskExecutor implements TaskExecutor {
       // The transport gave up on the command (SSM TimedOut, Failed, Cancelled), or a local command's process is gone: the tasks end here.
       const ended = status !== undefined || (err instanceof CommandTransportError && err.details.transport === 'local');
       if (!ended) throw new SiteServiceError('head-node', `task command ${id}: ${describeError(err)}`, undefined, { cause: err });
-      const outcome: TaskOutcome = status === 'TimedOut' ? { result: 'timeout', detail: `the head-node command outlived ${timeoutSeconds + COMMAND_GRACE_SECONDS} s` } : { result: 'failed', detail: describeError(err) };
+      const outcome: TaskOutcome =
+        status === 'TimedOut'
+          ? { result: 'timeout', detail: `the head-node command outlived ${timeoutSeconds + COMMAND_GRACE_SECONDS} s` }
+          : { result: 'failed', detail: describeError(err) };
       for (const task of tasks) outcomes.set(task.invocation.op, outcome);
       return outcomes;
     }
     if (!result) return outcomes;
     const hosts = await this.hostNames(tasks.map((t) => t.invocation.node));
-    const byNode = nodeTaskOutcomes(tasks.map((t) => hosts.get(t.invocation.node)!), result, timeoutSeconds);
+    const byNode = nodeTaskOutcomes(
+      tasks.map((t) => hosts.get(t.invocation.node)!),
+      result,
+      timeoutSeconds,
+    );
     for (const task of tasks) outcomes.set(task.invocation.op, byNode.get(hosts.get(task.invocation.node)!)!);
     return outcomes;
   }
@@ -157,9 +166,15 @@ export class SiteTaskExecutor implements TaskExecutor {
         return { kind: 'resume' };
       case 'reboot': {
         const template = invocation.parameters.template;
-        if (typeof template !== 'string') throw new SiteServiceError('boot-service', `reboot task ${invocation.task} on ${node}: parameters.template (the boot template) is missing`);
+        if (typeof template !== 'string')
+          throw new SiteServiceError('boot-service', `reboot task ${invocation.task} on ${node}: parameters.template (the boot template) is missing`);
         const session = bootSessionName(invocation);
-        await site.bootService.createSession({ name: session, operation: 'reboot', templateName: validTemplate(template, `${invocation.task}.parameters.template`), limit: node });
+        await site.bootService.createSession({
+          name: session,
+          operation: 'reboot',
+          templateName: validTemplate(template, `${invocation.task}.parameters.template`),
+          limit: node,
+        });
         return { kind: 'reboot', session };
       }
       default:
@@ -223,5 +238,7 @@ export function bootSessionName(invocation: Pick<TaskInvocation, 'task' | 'name'
 
 /** The site's services have no timeout of their own for a drain or a boot: the task's timeout applies here. */
 function timedOut(task: RunningTask, now: number): TaskOutcome | undefined {
-  return now - task.startedAt >= task.invocation.timeoutSeconds * 1000 ? { result: 'timeout', detail: `not done within ${task.invocation.timeoutSeconds} s` } : undefined;
+  return now - task.startedAt >= task.invocation.timeoutSeconds * 1000
+    ? { result: 'timeout', detail: `not done within ${task.invocation.timeoutSeconds} s` }
+    : undefined;
 }

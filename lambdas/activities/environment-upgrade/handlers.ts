@@ -31,7 +31,8 @@ const ENVIRONMENT_UPGRADE_ACTIVITIES = {
   AssignControllers: (pointer: EnvironmentUpgradePointer, deps: EnvironmentUpgradeDependencies) => runPhase('ASSIGNING', pointer, deps, assignControllers),
   PrepareRollingUpgrade: (event: EnvironmentUpgradePointer & { rollingUpgradeStateMachineArn: string }, deps: EnvironmentUpgradeDependencies) =>
     runPhase(event.phase, event, deps, prepareRollingUpgrade(event.rollingUpgradeStateMachineArn)),
-  FollowRollingUpgrade: (pointer: EnvironmentUpgradePointer, deps: EnvironmentUpgradeDependencies) => runPhase(pointer.phase, pointer, deps, followRollingUpgrade),
+  FollowRollingUpgrade: (pointer: EnvironmentUpgradePointer, deps: EnvironmentUpgradeDependencies) =>
+    runPhase(pointer.phase, pointer, deps, followRollingUpgrade),
   FailEnvironmentUpgrade: failEnvironmentUpgrade,
 } satisfies Record<EnvironmentUpgradeFunctionName, WorkflowActivity<EnvironmentUpgradeDependencies>>;
 

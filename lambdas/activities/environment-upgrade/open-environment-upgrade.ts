@@ -1,4 +1,11 @@
-import { failedUpgrade, ENVIRONMENT_UPGRADE_KIND, withMessages, type EnvironmentUpgradePlan, type EnvironmentUpgradePointer, type EnvironmentUpgradeSession } from '../../../core/environments';
+import {
+  failedUpgrade,
+  ENVIRONMENT_UPGRADE_KIND,
+  withMessages,
+  type EnvironmentUpgradePlan,
+  type EnvironmentUpgradePointer,
+  type EnvironmentUpgradeSession,
+} from '../../../core/environments';
 import { InvalidInputError, SessionNotFoundError, UpgradeConflictError } from '../../../core/errors';
 import { idForExecution, isPossibleSessionId } from '../../../core/execution-id';
 import type { EnvironmentUpgradeDependencies } from './dependencies';
@@ -59,11 +66,15 @@ export async function openEnvironmentUpgrade(event: OpenEnvironmentUpgradeEvent,
 
   let opened: EnvironmentUpgradeSession;
   try {
-    if (environmentId === 0) throw new InvalidInputError('environment upgrade', [{ field: 'environmentId', message: 'must be the id of an environment (a whole number from 1)' }]);
+    if (environmentId === 0)
+      throw new InvalidInputError('environment upgrade', [{ field: 'environmentId', message: 'must be the id of an environment (a whole number from 1)' }]);
     const plan = await planFromStore(deps.environments, environmentId, input.request);
     await checkOnSite(deps.site, plan);
     const holder = await deps.upgrades.claimEnvironment(environmentId, session.upgradeId);
-    if (holder !== undefined) throw new UpgradeConflictError(`environment ${environmentId} cannot be upgraded now`, [{ field: '', message: `environment upgrade ${holder} is upgrading it` }]);
+    if (holder !== undefined)
+      throw new UpgradeConflictError(`environment ${environmentId} cannot be upgraded now`, [
+        { field: '', message: `environment upgrade ${holder} is upgrading it` },
+      ]);
     const seedId = plan.seedDraft ? undefined : await deps.environments.seedOf(environmentId);
     opened = withMessages(
       {

@@ -38,7 +38,11 @@ export interface PhaseOutcome {
 export type PhaseBody = (context: PhaseContext) => Promise<PhaseOutcome>;
 
 /** The workflow's pointer at a stored session. */
-export function pointerTo(session: EnvironmentUpgradeSession, from: Pick<EnvironmentUpgradePointer, 'iteration' | 'iterationLimit' | 'generation'>, extra: Partial<EnvironmentUpgradePointer> = {}): EnvironmentUpgradePointer {
+export function pointerTo(
+  session: EnvironmentUpgradeSession,
+  from: Pick<EnvironmentUpgradePointer, 'iteration' | 'iterationLimit' | 'generation'>,
+  extra: Partial<EnvironmentUpgradePointer> = {},
+): EnvironmentUpgradePointer {
   return {
     upgradeId: session.upgradeId,
     phase: session.progress.phase,
@@ -58,7 +62,12 @@ function failureLine(session: EnvironmentUpgradeSession): string {
 
 /** Errors that no retry can fix: the request or the environments refuse the upgrade. */
 export function isRefusal(err: unknown): err is InvalidInputError | UpgradeConflictError | UpgradeNotAllowedError | EnvironmentResourceNotFoundError {
-  return err instanceof InvalidInputError || err instanceof UpgradeConflictError || err instanceof UpgradeNotAllowedError || err instanceof EnvironmentResourceNotFoundError;
+  return (
+    err instanceof InvalidInputError ||
+    err instanceof UpgradeConflictError ||
+    err instanceof UpgradeNotAllowedError ||
+    err instanceof EnvironmentResourceNotFoundError
+  );
 }
 
 /** The problems an error names, for the session's failure. */
@@ -75,7 +84,12 @@ export function problemsOf(err: unknown): FieldProblem[] {
  * - a refusal (the request, the environments) fails the session naming the fields; any other error
  *   posts "Processing phase P failed - <detail>" and the phase is tried again after a backoff.
  */
-export async function runPhase(phase: EnvironmentUpgradePhase, pointer: EnvironmentUpgradePointer, deps: EnvironmentUpgradeDependencies, body: PhaseBody): Promise<EnvironmentUpgradePointer> {
+export async function runPhase(
+  phase: EnvironmentUpgradePhase,
+  pointer: EnvironmentUpgradePointer,
+  deps: EnvironmentUpgradeDependencies,
+  body: PhaseBody,
+): Promise<EnvironmentUpgradePointer> {
   const stored = await deps.upgrades.getUpgrade(pointer.upgradeId);
   if (!stored) throw new SessionNotFoundError(pointer.upgradeId);
   const { session, revision } = stored;
@@ -107,7 +121,9 @@ export async function runPhase(phase: EnvironmentUpgradePhase, pointer: Environm
     if (isRefusal(err)) return pointerTo(await save(failedUpgrade(session, err.name, problemsOf(err), now)), next);
     if (!(err instanceof RolloutError)) throw err;
     const errorCount = session.progress.errorCount + 1;
-    const retried = await save(withMessages({ ...session, progress: { ...session.progress, errorCount } }, `Processing phase ${phase} failed - ${err.message}`));
+    const retried = await save(
+      withMessages({ ...session, progress: { ...session.progress, errorCount } }, `Processing phase ${phase} failed - ${err.message}`),
+    );
     return pointerTo(retried, next, { waitSeconds: phaseBackoffSeconds(session.rollingUpgrade?.pollIntervalSeconds ?? 30, errorCount - 1) });
   }
 }

@@ -1,4 +1,14 @@
-import { failedUpgrade, deletedUpgrade, upgradeInPhase, childExecutionName, childUpgradeRequest, executionArnOf, withMessages, type ChildUpgrade, type EnvironmentUpgradeSession } from '../../../core/environments';
+import {
+  failedUpgrade,
+  deletedUpgrade,
+  upgradeInPhase,
+  childExecutionName,
+  childUpgradeRequest,
+  executionArnOf,
+  withMessages,
+  type ChildUpgrade,
+  type EnvironmentUpgradeSession,
+} from '../../../core/environments';
 import { EnvironmentResourceNotFoundError, InvalidInputError, SessionNotCancellableError, StaleWriteError } from '../../../core/errors';
 import { idForExecution } from '../../../core/execution-id';
 import type { NodeRecord } from '../../../core/rolling-upgrade/session';
@@ -33,11 +43,18 @@ async function phaseNodes(deps: EnvironmentUpgradeDependencies, session: Environ
  */
 async function setStartingGroup(deps: EnvironmentUpgradeDependencies, session: EnvironmentUpgradeSession, nodes: readonly string[]): Promise<void> {
   const label = session.rollingUpgrade!.startingLabel;
-  const ours = new Set([...(await environmentOf(deps, session.environmentId)).nodes, ...(await environmentOf(deps, session.progress.seedId!)).nodes].map((n) => n.name));
+  const ours = new Set(
+    [...(await environmentOf(deps, session.environmentId)).nodes, ...(await environmentOf(deps, session.progress.seedId!)).nodes].map((n) => n.name),
+  );
   const members = await deps.site.inventory.getGroupMembers(label);
   const foreign = members.filter((member) => !ours.has(member));
   if (foreign.length > 0) {
-    throw new InvalidInputError('environment upgrade', [{ field: 'rolling_upgrade.startingLabel', message: `group '${label}' now holds nodes outside environment ${session.environmentId}: ${foreign.slice(0, 5).join(', ')}` }]);
+    throw new InvalidInputError('environment upgrade', [
+      {
+        field: 'rolling_upgrade.startingLabel',
+        message: `group '${label}' now holds nodes outside environment ${session.environmentId}: ${foreign.slice(0, 5).join(', ')}`,
+      },
+    ]);
   }
   const wanted = new Set(nodes);
   const remove = members.filter((member) => !wanted.has(member));
@@ -58,11 +75,15 @@ export function prepareRollingUpgrade(rollingUpgradeStateMachineArn: string): Ph
     const key = childKey(phase);
     const recorded = session.progress[key];
     if (recorded && (await deps.sessions.getSession(recorded.upgradeId))) return { session, waitSeconds: 0 };
-    if (session.state === 'DELETING' && !recorded) return { session: deletedUpgrade(session, `the rolling upgrade of the ${key} was not started`, now), waitSeconds: 0 };
+    if (session.state === 'DELETING' && !recorded)
+      return { session: deletedUpgrade(session, `the rolling upgrade of the ${key} was not started`, now), waitSeconds: 0 };
 
     const nodes = recorded?.nodes ?? (await phaseNodes(deps, session, phase));
     if (nodes.length === 0) {
-      if (phase === 'CONTROLLERS') throw new InvalidInputError('environment upgrade', [{ field: 'controller_roles', message: `upgrade seed ${session.progress.seedId} holds no controller` }]);
+      if (phase === 'CONTROLLERS')
+        throw new InvalidInputError('environment upgrade', [
+          { field: 'controller_roles', message: `upgrade seed ${session.progress.seedId} holds no controller` },
+        ]);
       return { session: await completed(deps, session, [], [], now), waitSeconds: 0 };
     }
     if (!recorded) await setStartingGroup(deps, session, nodes);
@@ -95,7 +116,20 @@ export const followRollingUpgrade: PhaseBody = async (context) => {
   const run = await deps.sessions.getSession(child.upgradeId);
   if (!run) {
     if (now - session.progress.phaseStartedAt > deps.settings.childOpenTimeoutSeconds * 1000) {
-      return { session: failedUpgrade(session, 'RollingUpgradeNotOpened', [{ field: '', message: `rolling upgrade ${child.executionName} did not open session ${child.upgradeId} within ${deps.settings.childOpenTimeoutSeconds} s` }], now), waitSeconds: 0 };
+      return {
+        session: failedUpgrade(
+          session,
+          'RollingUpgradeNotOpened',
+          [
+            {
+              field: '',
+              message: `rolling upgrade ${child.executionName} did not open session ${child.upgradeId} within ${deps.settings.childOpenTimeoutSeconds} s`,
+            },
+          ],
+          now,
+        ),
+        waitSeconds: 0,
+      };
     }
     return { session, waitSeconds: poll, following: true };
   }
@@ -106,7 +140,11 @@ export const followRollingUpgrade: PhaseBody = async (context) => {
     } catch (err) {
       if (!(err instanceof SessionNotCancellableError)) throw err;
     }
-    return { session: withMessages(session, `Deletion passed on to rolling upgrade ${child.upgradeId}: it applies the CRUS deletion rules`), waitSeconds: poll, following: true };
+    return {
+      session: withMessages(session, `Deletion passed on to rolling upgrade ${child.upgradeId}: it applies the CRUS deletion rules`),
+      waitSeconds: poll,
+      following: true,
+    };
   }
   return ended(context, phase, child, run.state, await deps.sessions.listNodes(child.upgradeId));
 };
@@ -118,17 +156,34 @@ async function ended(context: PhaseContext, phase: ChildPhase, child: ChildUpgra
   const notUpgraded = child.nodes.filter((name) => byName.get(name)?.status !== 'UPGRADED');
   const why = (name: string) => byName.get(name)?.reason ?? (byName.get(name)?.status ?? 'NOT_STARTED').toLowerCase().replace('_', ' ');
 
-  if (phase === 'NODES') return { session: await completed(deps, session, upgraded, notUpgraded.map((name) => `${name} (${why(name)})`), now), waitSeconds: 0 };
-  if (session.state === 'DELETING') return { session: deletedUpgrade(session, `the rolling upgrade of the controllers ended ${childState}`, now), waitSeconds: 0 };
+  if (phase === 'NODES')
+    return {
+      session: await completed(
+        deps,
+        session,
+        upgraded,
+        notUpgraded.map((name) => `${name} (${why(name)})`),
+        now,
+      ),
+      waitSeconds: 0,
+    };
+  if (session.state === 'DELETING')
+    return { session: deletedUpgrade(session, `the rolling upgrade of the controllers ended ${childState}`, now), waitSeconds: 0 };
   if (notUpgraded.length > 0 || childState === 'DELETED') {
     await setEnvironmentStatus(deps, session.progress.seedId!, 'error');
     await setEnvironmentStatus(deps, session.environmentId, 'update_error');
-    const problems = notUpgraded.map((name) => ({ field: 'nodes', message: `controller '${name}' did not come back on release ${session.releaseId}: ${why(name)}` }));
+    const problems = notUpgraded.map((name) => ({
+      field: 'nodes',
+      message: `controller '${name}' did not come back on release ${session.releaseId}: ${why(name)}`,
+    }));
     if (childState === 'DELETED') problems.push({ field: '', message: `rolling upgrade ${child.upgradeId} was deleted` });
     return { session: failedUpgrade(session, 'ControllerUpgradeFailed', problems, now), waitSeconds: 0 };
   }
   await setEnvironmentStatus(deps, session.progress.seedId!, 'operational');
-  return { session: withMessages(upgradeInPhase(session, 'NODES', now), `Controllers back in service on release ${session.releaseId}: ${upgraded.join(', ')}`), waitSeconds: 0 };
+  return {
+    session: withMessages(upgradeInPhase(session, 'NODES', now), `Controllers back in service on release ${session.releaseId}: ${upgraded.join(', ')}`),
+    waitSeconds: 0,
+  };
 }
 
 /**
@@ -136,7 +191,13 @@ async function ended(context: PhaseContext, phase: ChildPhase, child: ChildUpgra
  * stays); the others stay in the original, named. READY and completed, as CRUS ends a session
  * whose nodes partly failed; DELETED when a deletion ended it.
  */
-async function completed(deps: EnvironmentUpgradeDependencies, session: EnvironmentUpgradeSession, upgraded: readonly string[], left: readonly string[], now: number): Promise<EnvironmentUpgradeSession> {
+async function completed(
+  deps: EnvironmentUpgradeDependencies,
+  session: EnvironmentUpgradeSession,
+  upgraded: readonly string[],
+  left: readonly string[],
+  now: number,
+): Promise<EnvironmentUpgradeSession> {
   const seedId = session.progress.seedId!;
   const original = await environmentOf(deps, session.environmentId);
   const idOf = new Map(original.nodes.map((node) => [node.name, node.id]));
@@ -154,5 +215,8 @@ async function completed(deps: EnvironmentUpgradeDependencies, session: Environm
   await setEnvironmentStatus(deps, session.environmentId, remaining > 0 ? 'update_error' : 'stopped');
   const summary = `${upgraded.length} node(s) upgraded and moved to upgrade seed ${seedId}${left.length > 0 ? `; left in environment ${session.environmentId}: ${left.join(', ')}` : ''}`;
   if (session.state === 'DELETING') return deletedUpgrade(session, summary, now);
-  return withMessages({ ...session, state: 'READY', completed: true, progress: { ...session.progress, phase: 'COMPLETE', phaseStartedAt: now } }, `Environment Upgrade Completed: ${summary}`);
+  return withMessages(
+    { ...session, state: 'READY', completed: true, progress: { ...session.progress, phase: 'COMPLETE', phaseStartedAt: now } },
+    `Environment Upgrade Completed: ${summary}`,
+  );
 }

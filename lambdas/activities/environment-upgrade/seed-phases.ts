@@ -22,7 +22,13 @@ export const cloneSeed: PhaseBody = async ({ session, deps, now }) => {
   if (seedId === undefined) {
     const target = await releaseOf(deps, session.releaseId!);
     const original = await environmentOf(deps, environmentId);
-    const draft = cloneEnvironment(original, target, { name: session.request!.name!, release_id: target.id }, undefined, await deps.environments.getRelease(original.release_id));
+    const draft = cloneEnvironment(
+      original,
+      target,
+      { name: session.request!.name!, release_id: target.id },
+      undefined,
+      await deps.environments.getRelease(original.release_id),
+    );
     try {
       seedId = (await deps.environments.createSeed(draft)).id;
     } catch (err) {
@@ -34,11 +40,19 @@ export const cloneSeed: PhaseBody = async ({ session, deps, now }) => {
   }
   const seed = await environmentOf(deps, seedId);
   if (seed.release_id !== session.releaseId) {
-    throw new InvalidInputError('environment upgrade', [{ field: 'release_id', message: `upgrade seed ${seedId} of environment ${environmentId} is on release ${seed.release_id}, not ${session.releaseId}` }]);
+    throw new InvalidInputError('environment upgrade', [
+      { field: 'release_id', message: `upgrade seed ${seedId} of environment ${environmentId} is on release ${seed.release_id}, not ${session.releaseId}` },
+    ]);
   }
   await setEnvironmentStatus(deps, seedId, 'deployment');
   const next = upgradeInPhase({ ...session, progress: { ...session.progress, seedId } }, 'ASSIGNING', now);
-  return { session: withMessages(next, `Upgrade seed ${seedId} '${seed.name}' on release ${seed.release_id}: attributes copied and upgraded from environment ${environmentId}`), waitSeconds: 0 };
+  return {
+    session: withMessages(
+      next,
+      `Upgrade seed ${seedId} '${seed.name}' on release ${seed.release_id}: attributes copied and upgraded from environment ${environmentId}`,
+    ),
+    waitSeconds: 0,
+  };
 };
 
 /** Whether the session's request counts this node as a controller. */
@@ -64,8 +78,13 @@ export const assignControllers: PhaseBody = async ({ session, deps, now }) => {
   }
   const controllers = [...seed.nodes, ...moved].filter(controller);
   if (controllers.length === 0) {
-    throw new InvalidInputError('environment upgrade', [{ field: 'controller_roles', message: `neither environment ${session.environmentId} nor its seed ${seedId} has a controller any more` }]);
+    throw new InvalidInputError('environment upgrade', [
+      { field: 'controller_roles', message: `neither environment ${session.environmentId} nor its seed ${seedId} has a controller any more` },
+    ]);
   }
-  const note = moved.length > 0 ? `Assigned controller(s) ${moved.map((n) => `${n.id} '${n.name}'`).join(', ')} to upgrade seed ${seedId}` : `The controllers are in upgrade seed ${seedId} already`;
+  const note =
+    moved.length > 0
+      ? `Assigned controller(s) ${moved.map((n) => `${n.id} '${n.name}'`).join(', ')} to upgrade seed ${seedId}`
+      : `The controllers are in upgrade seed ${seedId} already`;
   return { session: withMessages(upgradeInPhase(session, 'CONTROLLERS', now), note), waitSeconds: 0 };
 };

@@ -89,7 +89,10 @@ async function outcomesOf(event: PhaseRef, deps: GroupDeploymentDependencies): P
 }
 
 /** A group whose workflow broke (not a node failure: those are judged by the criteria) fails with its descendants. */
-export async function failGroup(event: { deploymentId: string; group: string; error?: { Error?: unknown; Cause?: unknown } }, deps: GroupDeploymentDependencies) {
+export async function failGroup(
+  event: { deploymentId: string; group: string; error?: { Error?: unknown; Cause?: unknown } },
+  deps: GroupDeploymentDependencies,
+) {
   // The error the workflow caught is kept on the group: the report names what broke it.
   const cause = event.error === undefined ? undefined : executionErrorLine(event.error);
   await updateRunState(deps, event.deploymentId, (plan, current) => {
@@ -108,5 +111,7 @@ export async function releaseGroupLocks(deps: GroupDeploymentDependencies, deplo
 }
 
 function publishGroupFinished(deps: GroupDeploymentDependencies, deploymentId: string, group: string, stage: string): Promise<void> {
-  return publishStatusEvents(deps, [statusEvent(DETAIL_TYPES.groupFinished, { kind: 'deployment', sessionId: deploymentId, at: eventTime(deps.clock.now()), group, stage }, `group-${group}`)]);
+  return publishStatusEvents(deps, [
+    statusEvent(DETAIL_TYPES.groupFinished, { kind: 'deployment', sessionId: deploymentId, at: eventTime(deps.clock.now()), group, stage }, `group-${group}`),
+  ]);
 }

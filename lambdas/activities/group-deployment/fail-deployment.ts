@@ -33,7 +33,10 @@ export async function failDeployment(event: FailDeploymentEvent, deps: GroupDepl
   // Message and locks before the status: a retry after a partial write does the rest (the message once).
   await sayOnce(deps.store, deploymentId, cause);
   const plan = await deps.store.getPlan(deploymentId);
-  await deps.locks.releaseNodeLocks(deploymentId, plan.order.flatMap((name) => plannedGroup(plan, name).actionableNodes));
+  await deps.locks.releaseNodeLocks(
+    deploymentId,
+    plan.order.flatMap((name) => plannedGroup(plan, name).actionableNodes),
+  );
   await deps.store.setStatus(deploymentId, 'FAILED');
   await publishStatusEvents(deps, [
     statusEvent(

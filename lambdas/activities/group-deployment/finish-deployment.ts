@@ -38,7 +38,10 @@ export async function finishDeployment(event: { deploymentId: string }, deps: Gr
     outcome = { deploymentId: event.deploymentId, status, criticalGroupsFailed, failedCriticalGroups, cause };
   }
   // Every lock the deployment may still hold goes back with its end (a group its cancel cut short, say).
-  await deps.locks.releaseNodeLocks(event.deploymentId, plan.order.flatMap((name) => plannedGroup(plan, name).actionableNodes));
+  await deps.locks.releaseNodeLocks(
+    event.deploymentId,
+    plan.order.flatMap((name) => plannedGroup(plan, name).actionableNodes),
+  );
   await deps.store.setStatus(event.deploymentId, outcome.status);
   await publishStatusEvents(deps, [
     statusEvent(

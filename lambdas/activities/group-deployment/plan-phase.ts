@@ -25,12 +25,17 @@ export async function planPhase(event: PhaseRef, deps: GroupDeploymentDependenci
   const run = await loadRun(deps, event.deploymentId);
   const resumedDeploy = event.phase === 'PREPARE' && groupRunState(run.record.state, event.group).stage === 'PREPARED';
   const ref: PhaseRef = { deploymentId: event.deploymentId, group: event.group, phase: resumedDeploy ? 'DEPLOY' : event.phase };
-  if (isDeploymentWindingDown(run.record.status) || !isPhaseDue(run, event.group, ref.phase)) return { ...ref, skip: true, batchCount: 0, maxConcurrency: 1, pages: [], taskGraph: false };
+  if (isDeploymentWindingDown(run.record.status) || !isPhaseDue(run, event.group, ref.phase))
+    return { ...ref, skip: true, batchCount: 0, maxConcurrency: 1, pages: [], taskGraph: false };
   if (ref.phase === 'DEPLOY' && run.record.settings.taskGraph) return { ...ref, skip: false, batchCount: 0, maxConcurrency: 1, pages: [], taskGraph: true };
   const work = batchesOf(run, event.group, ref.phase);
   const { settings } = run.record;
   const timeout = ref.phase === 'PREPARE' ? settings.prepareTimeoutSeconds : settings.deployTimeoutSeconds;
-  const size = batchesPerPage(timeout, { pollIntervalSeconds: settings.pollIntervalSeconds, maxPollSeconds: deps.settings.maxPollSeconds }, deps.settings.batchesPerPage);
+  const size = batchesPerPage(
+    timeout,
+    { pollIntervalSeconds: settings.pollIntervalSeconds, maxPollSeconds: deps.settings.maxPollSeconds },
+    deps.settings.batchesPerPage,
+  );
   const pages: PhasePlan['pages'] = [];
   for (let first = 0; first < work.batches.length; first += size) {
     pages.push({ first, last: Math.min(first + size, work.batches.length) - 1 });

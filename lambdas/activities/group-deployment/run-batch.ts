@@ -58,7 +58,11 @@ async function tryStart(event: BatchRef, deps: GroupDeploymentDependencies, poll
   const lease = deploymentLeaseSeconds(deps.settings, run.record.settings.pollIntervalSeconds);
   const { heldByOthers } = await takeLocks(deps.locks, ref.deploymentId, nodes, lease, 'all-or-none');
   if (heldByOthers.size > 0 && (await existing()) === undefined) {
-    await sayOnce(deps.store, ref.deploymentId, `Group ${ref.group} ${ref.phase.toLowerCase()} batch ${ref.batch + 1} waits for nodes another run holds: ${holdersText(heldByOthers)}`);
+    await sayOnce(
+      deps.store,
+      ref.deploymentId,
+      `Group ${ref.group} ${ref.phase.toLowerCase()} batch ${ref.batch + 1} waits for nodes another run holds: ${holdersText(heldByOthers)}`,
+    );
     return { ...ref, startedAt, polls: polls + 1, done: false, started: false, waitSeconds: pollWaitSeconds(schedule, polls + 1) };
   }
   const claimed = await claimsOf(deps, ref.deploymentId, nodes);
@@ -71,7 +75,14 @@ async function tryStart(event: BatchRef, deps: GroupDeploymentDependencies, poll
   }
   if (acting.length === 0) {
     // Nothing left to act on: every node of the batch failed it, at once.
-    await deps.store.putBatchResult(ref.deploymentId, { group: ref.group, phase: ref.phase, batch: ref.batch, succeeded: [], failed: [...nodes], timedOut: false });
+    await deps.store.putBatchResult(ref.deploymentId, {
+      group: ref.group,
+      phase: ref.phase,
+      batch: ref.batch,
+      succeeded: [],
+      failed: [...nodes],
+      timedOut: false,
+    });
     await deps.locks.releaseNodeLocks(ref.deploymentId, nodes);
     return { ...ref, startedAt, polls, done: true, started: true, waitSeconds: 0 };
   }
@@ -112,11 +123,25 @@ async function poll(event: BatchProgress, deps: GroupDeploymentDependencies): Pr
     const succeededSet = new Set(succeeded);
     const failed = nodes.filter((n) => !succeededSet.has(n));
     const unfinished = action?.status !== 'complete';
-    await deps.store.putBatchResult(event.deploymentId, { group: event.group, phase: event.phase, batch: event.batch, succeeded, failed, timedOut: unfinished });
+    await deps.store.putBatchResult(event.deploymentId, {
+      group: event.group,
+      phase: event.phase,
+      batch: event.batch,
+      succeeded,
+      failed,
+      timedOut: unfinished,
+    });
     await publishStatusEvents(
       deps,
       nodesFailedEvents(
-        { kind: 'deployment', sessionId: event.deploymentId, at: eventTime(deps.clock.now()), reason: unfinished ? `${event.phase} timed out` : `${event.phase} failed`, group: event.group, phase: event.phase },
+        {
+          kind: 'deployment',
+          sessionId: event.deploymentId,
+          at: eventTime(deps.clock.now()),
+          reason: unfinished ? `${event.phase} timed out` : `${event.phase} failed`,
+          group: event.group,
+          phase: event.phase,
+        },
         failed,
         `group-${event.group}:${event.phase}:batch-${event.batch}`,
       ),
@@ -137,7 +162,13 @@ async function poll(event: BatchProgress, deps: GroupDeploymentDependencies): Pr
     renewedAt = now;
   }
   const untilTimeout = Math.max(1, Math.ceil(timeoutSeconds - elapsedSeconds));
-  return { ...event, polls: event.polls + 1, done: false, waitSeconds: pollWaitSeconds(scheduleOf(settings, deps), event.polls + 1, untilTimeout), ...(renewedAt !== undefined ? { renewedAt } : {}) };
+  return {
+    ...event,
+    polls: event.polls + 1,
+    done: false,
+    waitSeconds: pollWaitSeconds(scheduleOf(settings, deps), event.polls + 1, untilTimeout),
+    ...(renewedAt !== undefined ? { renewedAt } : {}),
+  };
 }
 
 /** A site call that failed or timed out is said at once in the deployment's messages (once while it lasts); the workflow retries. */
@@ -145,7 +176,8 @@ async function reportSiteErrors<T>(deps: GroupDeploymentDependencies, ref: Batch
   try {
     return await step();
   } catch (err) {
-    if (err instanceof SiteServiceError) await sayOnce(deps.store, ref.deploymentId, `Group ${ref.group} ${ref.phase.toLowerCase()} batch ${ref.batch + 1} failed - ${describeError(err)}`);
+    if (err instanceof SiteServiceError)
+      await sayOnce(deps.store, ref.deploymentId, `Group ${ref.group} ${ref.phase.toLowerCase()} batch ${ref.batch + 1} failed - ${describeError(err)}`);
     throw err;
   }
 }

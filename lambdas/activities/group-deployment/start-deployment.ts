@@ -25,7 +25,10 @@ export interface DeploymentPointer {
  * plan and a run with every group and node NOT_STARTED. The control inputs (core/session-control.ts)
  * resume a deployment, or write a cancel request and end the execution (the console's cancel).
  */
-export async function startDeployment(event: StartDeploymentEvent, deps: GroupDeploymentDependencies): Promise<DeploymentPointer | CancelRequested | StopRequested> {
+export async function startDeployment(
+  event: StartDeploymentEvent,
+  deps: GroupDeploymentDependencies,
+): Promise<DeploymentPointer | CancelRequested | StopRequested> {
   const control = sessionControlOf(event.input, 'deployment', ['cancel', 'resume', 'stop']);
   if (control?.action === 'cancel') {
     const record = await deps.store.requestCancel(control.id);
@@ -64,7 +67,9 @@ export async function startDeployment(event: StartDeploymentEvent, deps: GroupDe
     plan,
   );
   const summary = `Deployment of ${plan.nodes.length} node(s) in ${plan.order.length} group(s)`;
-  await publishStatusEvents(deps, [statusEvent(DETAIL_TYPES.sessionStarted, { kind: 'deployment', sessionId: deploymentId, at: eventTime(deps.clock.now()), summary }, 'session')]);
+  await publishStatusEvents(deps, [
+    statusEvent(DETAIL_TYPES.sessionStarted, { kind: 'deployment', sessionId: deploymentId, at: eventTime(deps.clock.now()), summary }, 'session'),
+  ]);
   return { deploymentId, maxParallelGroups: settings.maxParallelGroups };
 }
 
@@ -77,7 +82,9 @@ async function resumeDeployment(deploymentId: string, deps: GroupDeploymentDepen
   const record = await deps.store.getDeployment(deploymentId);
   if (!record) throw new DeploymentNotFoundError(deploymentId);
   if (isDeploymentEnded(record.status)) {
-    throw new InvalidInputError('resume request', [{ field: SESSION_CONTROL_KEYS.deployment.resume, message: `deployment ${deploymentId} has ended (${record.status}): nothing to resume` }]);
+    throw new InvalidInputError('resume request', [
+      { field: SESSION_CONTROL_KEYS.deployment.resume, message: `deployment ${deploymentId} has ended (${record.status}): nothing to resume` },
+    ]);
   }
   // A stopped deployment runs again: its groups in flight when it stopped start their phase again.
   if (record.status === 'STOPPED') await deps.store.reopenStopped(deploymentId);

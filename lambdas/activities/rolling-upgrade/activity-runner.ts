@@ -1,7 +1,14 @@
 import { ClaimedElsewhereError, InvalidInputError, LockLostError, SessionNotFoundError, StaleWriteError } from '../../../core/errors';
 import { cancelSwitchesAt, decideCancelRequested } from '../../../core/rolling-upgrade/cancel-decisions';
 import { decideStopRequested, stopSwitchesAt } from '../../../core/rolling-upgrade/stop-decisions';
-import { activeNodes, addCounts, decideClaimedElsewhere, decideFailedAttempt, decideLocksLost, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
+import {
+  activeNodes,
+  addCounts,
+  decideClaimedElsewhere,
+  decideFailedAttempt,
+  decideLocksLost,
+  type StageOutcome,
+} from '../../../core/rolling-upgrade/stage-decision';
 import type { NodeRecord, Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import { performDecision } from './perform-decision';
 import { estimateEnd } from '../../../core/rolling-upgrade/estimate';
@@ -28,12 +35,7 @@ export type StageIncrement = (context: StageIncrementContext) => Promise<StageOu
  * - an error posts "Processing step N in stage S failed - <detail>" and asks the workflow to
  *   retry after a backoff, instead of failing the execution.
  */
-export async function runActivity(
-  stage: Stage,
-  state: WorkflowState,
-  deps: RollingUpgradeDependencies,
-  body: StageIncrement,
-): Promise<WorkflowState> {
+export async function runActivity(stage: Stage, state: WorkflowState, deps: RollingUpgradeDependencies, body: StageIncrement): Promise<WorkflowState> {
   const session = await deps.store.getSession(state.upgradeId);
   if (!session) throw new SessionNotFoundError(state.upgradeId);
   const progress = session.progress;
@@ -62,7 +64,8 @@ export async function runActivity(
     // A stage that got through resets its error count; an unchanged progress is not written again.
     let saved: Progress = { ...withCounts(outcome.progress, progress), errorCount: 0 };
     // A lock-step step ended: its nodes are counted in the same conditional write that moves the session on.
-    const finishedStep = saved.step > progress.step && session.mode !== 'window' && session.planTaken ? await loadStepNodes(deps, session, progress.step) : undefined;
+    const finishedStep =
+      saved.step > progress.step && session.mode !== 'window' && session.planTaken ? await loadStepNodes(deps, session, progress.step) : undefined;
     if (finishedStep) saved = { ...saved, counts: addCounts(progress.counts, finishedStep) };
     // The ETA moves with the counts; between two changes it stays as it was (a stage's new progress starts without it).
     const estimate = JSON.stringify(saved.counts) !== JSON.stringify(progress.counts) ? estimateEnd(session, saved.counts, now) : progress.estimate;
@@ -154,7 +157,13 @@ async function publishStepFinished(deps: RollingUpgradeDependencies, session: Up
   await publishStatusEvents(deps, [
     statusEvent(
       DETAIL_TYPES.stepFinished,
-      { kind: 'upgrade', sessionId: session.upgradeId, at: eventTime(deps.clock.now()), step, ...(session.planTaken ? { upgraded: count('UPGRADED'), failed: count('FAILED') } : {}) },
+      {
+        kind: 'upgrade',
+        sessionId: session.upgradeId,
+        at: eventTime(deps.clock.now()),
+        step,
+        ...(session.planTaken ? { upgraded: count('UPGRADED'), failed: count('FAILED') } : {}),
+      },
       `step-${step}`,
     ),
   ]);

@@ -1,4 +1,11 @@
-import { decideWindow, initialWindowProgress, scheduleWindow, sortInFlight, type WindowObserved, type WindowView } from '../../../core/rolling-upgrade/window-decisions';
+import {
+  decideWindow,
+  initialWindowProgress,
+  scheduleWindow,
+  sortInFlight,
+  type WindowObserved,
+  type WindowView,
+} from '../../../core/rolling-upgrade/window-decisions';
 import { loadWindowInFlight, planCacheOf } from './observe';
 import { upgradeOpId, upgradePolicy } from '../../../core/rolling-upgrade/upgrade-policy';
 import { decideLocksLost, names } from '../../../core/rolling-upgrade/stage-decision';
@@ -15,7 +22,6 @@ import { eventTime, publishStatusEvents } from '../status-events';
 import { windowEvents } from './window-events';
 import { ClaimedElsewhereError } from '../../../core/errors';
 import { foreignClaims } from '../site-claims';
-
 
 /** The nodes the window holds the lock of: in flight, with the token of their lock. */
 export function windowHeldNodes(records: readonly NodeRecord[]): NodeRecord[] {
@@ -114,7 +120,9 @@ export const advanceWindow: StageIncrement = async ({ session, progress, deps, n
   const bootNames = [...new Set(inFlight.flatMap((r) => (r.phase === 'BOOTING' && r.boot ? [r.boot.session] : [])))];
   // One workload manager read for the nodes in flight and the first candidates (one command per poll on a command transport).
   const wlm = new Map<string, WlmNode>();
-  const bootedSince = new Map(inFlight.flatMap((r) => ((r.phase === 'BOOTED' || r.phase === 'CHECKING') && r.boot ? [[r.name, r.boot.requestedAt] as const] : [])));
+  const bootedSince = new Map(
+    inFlight.flatMap((r) => ((r.phase === 'BOOTED' || r.phase === 'CHECKING') && r.boot ? [[r.name, r.boot.requestedAt] as const] : [])),
+  );
   let pending = names(inFlight);
   const readWlm = async (more: readonly string[]) => {
     const ask = [...new Set([...pending, ...more])].filter((name) => !wlm.has(name));
@@ -173,13 +181,26 @@ export const advanceWindow: StageIncrement = async ({ session, progress, deps, n
   const lookedAt = new Set(candidates.map((r) => r.index));
   const outsideTodo =
     decision.finished && decision.leftAloneOutside !== undefined
-      ? (await planCacheOf(deps).at(session, todo.filter((p) => !lookedAt.has(p)))).map(({ name, index }): NodeRecord => ({ name, index, status: 'NOT_STARTED' }))
+      ? (
+          await planCacheOf(deps).at(
+            session,
+            todo.filter((p) => !lookedAt.has(p)),
+          )
+        ).map(({ name, index }): NodeRecord => ({ name, index, status: 'NOT_STARTED' }))
       : [];
-  const stageDecision = decideWindow({ session, progress, view: withTokens, observed, now, decision, lockedByOthers: new Set(heldByOthers.keys()), outsideTodo });
+  const stageDecision = decideWindow({
+    session,
+    progress,
+    view: withTokens,
+    observed,
+    now,
+    decision,
+    lockedByOthers: new Set(heldByOthers.keys()),
+    outsideTodo,
+  });
   const outcome = await performDecision(deps, session, stageDecision, windowHeldNodes(inFlight).concat(locked));
   await publishStatusEvents(deps, windowEvents(session, progress, stageDecision.progress, eventTime(now)));
   // Last: the increment's decision is applied and told whatever the reservations do (a failure here is retried as the increment).
   if (session.reserveSlots) await holdPlannedSlots(deps, session, { progress: stageDecision.progress, decision, candidates, inFlight, wlm, jobEnds, now });
   return outcome;
 };
-

@@ -17,9 +17,7 @@ export const cancelSession: StageIncrement = async ({ session, progress, deps, n
   await releaseSlots(deps, session);
   const chunk = cancelChunk(session, progress, deps.settings.cancelChunkSize);
   const records =
-    progress.cancelMode === 'resume-step'
-      ? await loadStepNodes(deps, session, progress.step)
-      : await loadPlanNodes(deps, session, chunk.from, chunk.to);
+    progress.cancelMode === 'resume-step' ? await loadStepNodes(deps, session, progress.step) : await loadPlanNodes(deps, session, chunk.from, chunk.to);
   const active = activeNodes(records);
   const { nodes, heldByOthers } = await lockForCancel(deps, session, active);
   const wlm = await observeWlm(deps, session, nodes);
@@ -36,7 +34,13 @@ export const cancelSession: StageIncrement = async ({ session, progress, deps, n
  * nodes counted from their records as they will stand, absolutely, so a retried increment counts the
  * same; in mode window minus those the window counted already (its plan marks, frozen since ROLLING).
  */
-function countsAfter(session: UpgradeSession, progress: Progress, records: readonly NodeRecord[], actions: readonly NodeAction[], chunk: { from: number; to: number }): Progress['counts'] {
+function countsAfter(
+  session: UpgradeSession,
+  progress: Progress,
+  records: readonly NodeRecord[],
+  actions: readonly NodeAction[],
+  chunk: { from: number; to: number },
+): Progress['counts'] {
   const written = new Map(actions.flatMap((a) => (a.type === 'recordNodes' ? a.records : [])).map((r) => [r.name, r]));
   const after = records.map((r) => written.get(r.name) ?? r);
   const marks = progress.window?.marks;
@@ -51,7 +55,11 @@ async function lockForCancel(
   nodes: readonly NodeRecord[],
 ): Promise<{ nodes: NodeRecord[]; heldByOthers: Map<string, string> }> {
   if (nodes.length === 0) return { nodes: [], heldByOthers: new Map() };
-  const heldByOthers = await deps.store.tryLockNodes(session.upgradeId, nodes.map((n) => n.name), lockLeaseSeconds(deps.settings, session));
+  const heldByOthers = await deps.store.tryLockNodes(
+    session.upgradeId,
+    nodes.map((n) => n.name),
+    lockLeaseSeconds(deps.settings, session),
+  );
   const ours = nodes.filter((n) => !heldByOthers.has(n.name));
   const locks = await deps.store.getNodeLocks(ours.map((n) => n.name));
   return {

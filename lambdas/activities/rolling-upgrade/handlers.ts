@@ -52,9 +52,7 @@ export type RollingUpgradeHandlers = Record<Exclude<RollingUpgradeFunctionName, 
 export function rollingUpgradeIdOf(event: unknown): string | undefined {
   const input = typeof event === 'object' && event !== null ? (event as { input?: unknown }).input : undefined;
   const executionId = stringField(event, 'executionId');
-  return (
-    stringField(event, 'upgradeId') ?? stringField(input, 'resumeUpgradeId') ?? (executionId !== undefined ? upgradeIdFor(executionId) : undefined)
-  );
+  return stringField(event, 'upgradeId') ?? stringField(input, 'resumeUpgradeId') ?? (executionId !== undefined ? upgradeIdFor(executionId) : undefined);
 }
 
 /** Builds every rolling-upgrade handler from one set of dependencies (a factory, as activities are built in Temporal). */

@@ -28,7 +28,8 @@ export async function observeHealthChecks(deps: RollingUpgradeDependencies, reco
         // The transport's CommandTransportError carries the command's status when it ended (TimedOut, ...).
         const status = (err as { details?: { status?: string } }).details?.status;
         if (status === 'TimedOut') results.set(record.name, { state: 'timed-out' });
-        else if (status !== undefined && ENDED_WITHOUT_EXIT.has(status)) results.set(record.name, { state: 'failed', detail: `${status}: ${describeError(err)}` });
+        else if (status !== undefined && ENDED_WITHOUT_EXIT.has(status))
+          results.set(record.name, { state: 'failed', detail: `${status}: ${describeError(err)}` });
         else results.set(record.name, { state: 'lost', detail: describeError(err) });
       }
     }),
@@ -43,11 +44,14 @@ export async function startHealthCheck(deps: RollingUpgradeDependencies, command
 
 function siteCommands(deps: RollingUpgradeDependencies) {
   // Open Session refuses healthCheck.command for a site without a command transport; a site changed under a running session lands here.
-  if (!deps.site.commands) throw new SiteServiceError('workload-manager', 'healthCheck.command needs the site\'s command transport, and this site has none');
+  if (!deps.site.commands) throw new SiteServiceError('workload-manager', "healthCheck.command needs the site's command transport, and this site has none");
   return deps.site.commands;
 }
 
 function firstLine(stdout: string, stderr: string): string {
-  const line = `${stdout}\n${stderr}`.split('\n').map((l) => l.trim()).find((l) => l.length > 0);
+  const line = `${stdout}\n${stderr}`
+    .split('\n')
+    .map((l) => l.trim())
+    .find((l) => l.length > 0);
   return line ? `: ${line.slice(0, 200)}` : '';
 }

@@ -15,15 +15,13 @@ export async function loadStepNodes(deps: RollingUpgradeDependencies, session: U
   return loadPlanNodes(deps, session, start, end);
 }
 
-export async function loadPlanNodes(
-  deps: RollingUpgradeDependencies,
-  session: UpgradeSession,
-  start: number,
-  end: number,
-): Promise<NodeRecord[]> {
+export async function loadPlanNodes(deps: RollingUpgradeDependencies, session: UpgradeSession, start: number, end: number): Promise<NodeRecord[]> {
   if (end <= start) return [];
   const names = await deps.store.getPlanSlice(session.upgradeId, start, end);
-  return deps.store.getNodes(session.upgradeId, names.map((name, i) => ({ name, index: start + i })));
+  return deps.store.getNodes(
+    session.upgradeId,
+    names.map((name, i) => ({ name, index: start + i })),
+  );
 }
 
 /**
@@ -32,10 +30,18 @@ export async function loadPlanNodes(
  * plane stop the increment before anything is done to them (ClaimedElsewhereError: the runner leaves
  * them alone, then the increment goes on without them).
  */
-export async function observeWlm(deps: RollingUpgradeDependencies, session: UpgradeSession, nodes: readonly NodeRecord[], bootedSince?: number): Promise<Map<string, WlmNode>> {
+export async function observeWlm(
+  deps: RollingUpgradeDependencies,
+  session: UpgradeSession,
+  nodes: readonly NodeRecord[],
+  bootedSince?: number,
+): Promise<Map<string, WlmNode>> {
   if (nodes.length === 0) return new Map();
   const names = nodes.map((n) => n.name);
-  const wlm = await deps.site.workloadManager.getNodes(names, bootedSince === undefined ? undefined : { bootedSince: new Map(names.map((n) => [n, bootedSince])) });
+  const wlm = await deps.site.workloadManager.getNodes(
+    names,
+    bootedSince === undefined ? undefined : { bootedSince: new Map(names.map((n) => [n, bootedSince])) },
+  );
   const claimed = await foreignClaims(deps.store, session.upgradeId, wlm);
   if (claimed.size > 0) throw new ClaimedElsewhereError(session.upgradeId, claimed);
   return wlm;

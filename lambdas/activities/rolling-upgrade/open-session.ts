@@ -25,8 +25,15 @@ export interface ContinuationInput {
 
 /** `{resumeUpgradeId}` alone: a continuation that also carries request fields (or a non-string id) is refused, not silently resumed. */
 const continuationSchema = z.strictObject({
-  resumeUpgradeId: z.string({ error: 'resumeUpgradeId must be a session id (a string)' }).min(1, 'resumeUpgradeId must not be empty').max(MAX_SESSION_ID_LENGTH, `resumeUpgradeId must be at most ${MAX_SESSION_ID_LENGTH} characters`),
-  generation: z.number({ error: 'generation must be a whole number' }).int('generation must be a whole number').min(0, 'generation must not be negative').optional(),
+  resumeUpgradeId: z
+    .string({ error: 'resumeUpgradeId must be a session id (a string)' })
+    .min(1, 'resumeUpgradeId must not be empty')
+    .max(MAX_SESSION_ID_LENGTH, `resumeUpgradeId must be at most ${MAX_SESSION_ID_LENGTH} characters`),
+  generation: z
+    .number({ error: 'generation must be a whole number' })
+    .int('generation must be a whole number')
+    .min(0, 'generation must not be negative')
+    .optional(),
   /** Step Functions links a child execution to its parent with it (continue-as-new). */
   AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID: z.string().optional(),
 });
@@ -72,7 +79,10 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
     // A person's resume (the CLI's, the console's: no generation, which continue-as-new always carries) carries a stopped session on.
     if (continuation.generation === undefined && session.progress.stage === 'STOPPED') {
       session = await store.reopenStopped(session.upgradeId, resumedProgress(session.progress, clock.now()));
-      await store.appendMessage(session.upgradeId, `Resumed at ${session.progress.stage === 'ROLLING' ? 'the window' : `step ${session.progress.step}`} after a stop`);
+      await store.appendMessage(
+        session.upgradeId,
+        `Resumed at ${session.progress.stage === 'ROLLING' ? 'the window' : `step ${session.progress.step}`} after a stop`,
+      );
     }
     return pointer(session, continuation.generation ?? 0);
   }
@@ -108,6 +118,8 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
   await store.createSession(session, []);
   const summary = `Upgrade session created: ${request.startingLabel} in steps of ${request.upgradeStepSize}`;
   await store.appendMessage(upgradeId, summary);
-  await publishStatusEvents(deps, [statusEvent(DETAIL_TYPES.sessionStarted, { kind: 'upgrade', sessionId: upgradeId, at: eventTime(now), summary }, 'session')]);
+  await publishStatusEvents(deps, [
+    statusEvent(DETAIL_TYPES.sessionStarted, { kind: 'upgrade', sessionId: upgradeId, at: eventTime(now), summary }, 'session'),
+  ]);
   return pointer(session, 0);
 }

@@ -29,16 +29,28 @@ async function apply(deps: RollingUpgradeDependencies, upgradeId: string, action
       await site.bootService.createSession({ name: action.name, operation: 'reboot', templateName: action.template, limit: action.limit });
       return;
     case 'recordNodes':
-      return store.putNodes(upgradeId, action.records.map((record) => stampPhase(record, deps.clock.now())));
+      return store.putNodes(
+        upgradeId,
+        action.records.map((record) => stampPhase(record, deps.clock.now())),
+      );
     case 'startHealthChecks': {
       // Started first, recorded with the command's id after: a crash in between starts the (read-only) check again.
       const limit = pLimit(deps.settings.siteConcurrency);
       const started = await Promise.all(
         action.records.map((record) =>
-          limit(async () => ({ ...record, check: { id: await startHealthCheck(deps, action.command, record.name, action.timeoutSeconds), startedAt: record.check?.startedAt ?? deps.clock.now() } })),
+          limit(async () => ({
+            ...record,
+            check: {
+              id: await startHealthCheck(deps, action.command, record.name, action.timeoutSeconds),
+              startedAt: record.check?.startedAt ?? deps.clock.now(),
+            },
+          })),
         ),
       );
-      return store.putNodes(upgradeId, started.map((record) => stampPhase(record, deps.clock.now())));
+      return store.putNodes(
+        upgradeId,
+        started.map((record) => stampPhase(record, deps.clock.now())),
+      );
     }
     case 'releaseLocks':
       return store.releaseNodeLocks(upgradeId, action.nodes);

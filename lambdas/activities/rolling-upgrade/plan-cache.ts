@@ -29,7 +29,12 @@ export class PlanCache {
 
   /** Every name of the plan (haltOnOutsideFailures tells the plan's nodes from the others). */
   async all(session: Pick<UpgradeSession, 'upgradeId' | 'nodeCount'>): Promise<string[]> {
-    return (await this.at(session, Array.from({ length: session.nodeCount }, (_, i) => i))).map((n) => n.name);
+    return (
+      await this.at(
+        session,
+        Array.from({ length: session.nodeCount }, (_, i) => i),
+      )
+    ).map((n) => n.name);
   }
 
   private blocksOf(upgradeId: string): Map<number, Promise<string[]>> {

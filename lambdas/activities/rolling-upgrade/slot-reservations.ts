@@ -23,7 +23,15 @@ function reservationsOf(deps: RollingUpgradeDependencies): MaintenanceReservatio
 export async function holdPlannedSlots(
   deps: RollingUpgradeDependencies,
   session: UpgradeSession,
-  input: { progress: Progress; decision: Decision; candidates: readonly NodeRecord[]; inFlight: readonly NodeRecord[]; wlm: ReadonlyMap<string, WlmNode>; jobEnds: ReadonlyMap<string, number> | undefined; now: number },
+  input: {
+    progress: Progress;
+    decision: Decision;
+    candidates: readonly NodeRecord[];
+    inFlight: readonly NodeRecord[];
+    wlm: ReadonlyMap<string, WlmNode>;
+    jobEnds: ReadonlyMap<string, number> | undefined;
+    now: number;
+  },
 ): Promise<void> {
   const reservations = reservationsOf(deps);
   const { progress, decision, candidates, inFlight, wlm, jobEnds, now } = input;

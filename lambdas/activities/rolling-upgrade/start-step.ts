@@ -22,7 +22,11 @@ async function withPlan(deps: RollingUpgradeDependencies, session: UpgradeSessio
   if (session.planTaken) return session;
   const plan = await deps.site.inventory.getGroupMembers(session.startingLabel);
   // A name that cannot be a node ('..', 5,000 characters) is refused before any node is touched.
-  const bad = plan.flatMap((name, i) => (NODE_NAME_PATTERN.test(name) ? [] : [{ field: `${session.startingLabel}[${i}]`, message: `${JSON.stringify(name.slice(0, 80))} is not a valid node name: ${NODE_NAME_RULE}` }]));
+  const bad = plan.flatMap((name, i) =>
+    NODE_NAME_PATTERN.test(name)
+      ? []
+      : [{ field: `${session.startingLabel}[${i}]`, message: `${JSON.stringify(name.slice(0, 80))} is not a valid node name: ${NODE_NAME_RULE}` }],
+  );
   if (bad.length > 0) throw new InvalidInputError(`members of group '${session.startingLabel}'`, bad);
   // One node, two names: the workload manager's names are kept beside the plan's, for every report to show both.
   const wlmNames = deps.site.nodeNames ? await deps.site.nodeNames.toWorkloadManager(plan) : undefined;
@@ -43,13 +47,17 @@ async function outsideBootSets(deps: RollingUpgradeDependencies, session: Upgrad
   const [nodes, members] = await Promise.all([
     deps.site.inventory.listNodes(),
     // A boot set's group that does not exist adds no node (BOS logs "No hardware matching label" and goes on).
-    Promise.all(labels.map((label) => deps.site.inventory.getGroupMembers(label).catch((err: unknown) => (err instanceof GroupNotFoundError ? [] : Promise.reject(err))))),
+    Promise.all(
+      labels.map((label) => deps.site.inventory.getGroupMembers(label).catch((err: unknown) => (err instanceof GroupNotFoundError ? [] : Promise.reject(err)))),
+    ),
   ]);
   const outside = nodesOutsideBootSets(plan, bootSets, {
     groupMembers: new Map(labels.map((label, i) => [label.toLowerCase(), new Set(members[i])])),
     nodes: new Map(nodes.map((n) => [n.name, { role: n.role, ...(n.labels.subrole ? { subrole: n.labels.subrole } : {}), enabled: n.available !== false }])),
   });
-  return plan.flatMap((name, index): NodeRecord[] => (outside.has(name) ? [{ name, index, status: 'FAILED', phase: 'DONE', reason: FailureReason.notInBootSet }] : []));
+  return plan.flatMap((name, index): NodeRecord[] =>
+    outside.has(name) ? [{ name, index, status: 'FAILED', phase: 'DONE', reason: FailureReason.notInBootSet }] : [],
+  );
 }
 
 /**
@@ -60,7 +68,10 @@ async function outsideBootSets(deps: RollingUpgradeDependencies, session: Upgrad
 async function failOutsideBootSets(deps: RollingUpgradeDependencies, session: UpgradeSession, records: readonly NodeRecord[]): Promise<void> {
   if (records.length === 0) return;
   await deps.store.putNodes(session.upgradeId, records);
-  await deps.site.inventory.addGroupMembers(session.failedLabel, records.map((r) => r.name));
+  await deps.site.inventory.addGroupMembers(
+    session.failedLabel,
+    records.map((r) => r.name),
+  );
   // The store adds Slurm's names of the nodes a message names (node-names.ts).
   const shown = shortList(records.map((r) => r.name));
   await deps.store.appendMessage(
@@ -87,7 +98,14 @@ export const startStep: StageIncrement = async ({ session, progress, deps, now }
     // The window starts with those nodes marked failed and counted, so the scheduler never picks them.
     const started =
       window && skipped.length > 0
-        ? { ...decision, progress: { ...decision.progress, window: { ...window, marks: withMarks(window.marks!, new Map(skipped.map((r) => [r.index, Mark.failed]))) }, counts: { upgraded: 0, failed: skipped.length } } }
+        ? {
+            ...decision,
+            progress: {
+              ...decision.progress,
+              window: { ...window, marks: withMarks(window.marks!, new Map(skipped.map((r) => [r.index, Mark.failed]))) },
+              counts: { upgraded: 0, failed: skipped.length },
+            },
+          }
         : decision;
     return performDecision(deps, planned, started);
   }
@@ -99,7 +117,11 @@ export const startStep: StageIncrement = async ({ session, progress, deps, now }
   const outcome = await performDecision(deps, planned, decideStartStep({ session: planned, progress, nodes, observed, now }), nodes);
   if (outcome.progress.stage !== 'STARTING' && outcome.progress.step === progress.step && progress.step < planned.stepCount) {
     await publishStatusEvents(deps, [
-      statusEvent(DETAIL_TYPES.stepStarted, { kind: 'upgrade', sessionId: planned.upgradeId, at: eventTime(now), step: progress.step, stepCount: planned.stepCount, nodeCount: nodes.length }, `step-${progress.step}`),
+      statusEvent(
+        DETAIL_TYPES.stepStarted,
+        { kind: 'upgrade', sessionId: planned.upgradeId, at: eventTime(now), step: progress.step, stepCount: planned.stepCount, nodeCount: nodes.length },
+        `step-${progress.step}`,
+      ),
     ]);
   }
   return outcome;

@@ -41,4 +41,3 @@ function closedThrough(window: WindowProgress | undefined, ended: boolean): numb
   const atBoundary = ended || window.waiting === 'bake' || window.awaitingApproval === window.wave + 1;
   return atBoundary ? window.wave : window.wave - 1;
 }
-

@@ -97,7 +97,9 @@ async function pass(
   // The tasks in flight: record each that ended; start again any whose start was never stored.
   const inFlight = state.ops.filter((op) => op.state === 'TRANSITION' && !isBarrier(op.id) && !lost.has(op.node));
   const unstarted = inFlight.filter((op) => !executions.has(op.id)).map((op) => op.id);
-  const running: RunningTask[] = inFlight.filter((op) => executions.has(op.id)).map((op) => ({ invocation: invocationOf(op.id), execution: executions.get(op.id)!, startedAt: op.startedAt ?? now }));
+  const running: RunningTask[] = inFlight
+    .filter((op) => executions.has(op.id))
+    .map((op) => ({ invocation: invocationOf(op.id), execution: executions.get(op.id)!, startedAt: op.startedAt ?? now }));
   const looked = running.length > 0 ? await deps.executor.poll(running) : new Map<string, { outcome?: TaskOutcome; execution?: TaskExecution }>();
   const ended = new Map<string, OperationOutcome>();
   for (const task of running) {
@@ -111,7 +113,8 @@ async function pass(
     executions.delete(op);
   }
   // A task in flight on a node whose lock was lost ends here: the run no longer acts on that node.
-  for (const op of state.ops) if (op.state === 'TRANSITION' && lost.has(op.node)) ended.set(op.id, { ok: false, error: `lock lost to ${lost.get(op.node) ?? 'nobody'}` });
+  for (const op of state.ops)
+    if (op.state === 'TRANSITION' && lost.has(op.node)) ended.set(op.id, { ok: false, error: `lock lost to ${lost.get(op.node) ?? 'nobody'}` });
   state = recordTaskOutcomes(state, ended, now);
 
   // What may start: the gates, then the nodes' locks (a node another run holds waits; one another
@@ -156,11 +159,18 @@ async function pass(
   if (idle.length > 0) await deps.locks.releaseNodeLocks(owner, idle);
   if (waits.size > 0) messages.push(`Waiting for nodes another run holds: ${holdersText(waits)}`);
   if (claimedElsewhere.size > 0) {
-    messages.push(`${claimedElsewhere.size} node(s) left alone, ${HELD_BY_ANOTHER_CONTROL_PLANE}: the site shows them claimed by run ${[...new Set(claimedElsewhere.values())].join(', ')}, which this control plane does not know: ${shortList([...claimedElsewhere.keys()])}`);
+    messages.push(
+      `${claimedElsewhere.size} node(s) left alone, ${HELD_BY_ANOTHER_CONTROL_PLANE}: the site shows them claimed by run ${[...new Set(claimedElsewhere.values())].join(', ')}, which this control plane does not know: ${shortList([...claimedElsewhere.keys()])}`,
+    );
   }
 
   // Fencing: the nodes about to change are checked against their tokens right before the first site call.
-  const fenced = await renewHeld(deps.locks, owner, new Map([...starting].filter((node) => !takenNow.has(node)).map((node) => [node, lockTokens.get(node)!])), lease);
+  const fenced = await renewHeld(
+    deps.locks,
+    owner,
+    new Map([...starting].filter((node) => !takenNow.has(node)).map((node) => [node, lockTokens.get(node)!])),
+    lease,
+  );
   if (fenced.size > 0) {
     // Taken over since the last heartbeat: nothing was done nor stored; the pass runs again at once, with a heartbeat that records the loss.
     const { locksRenewedAt: _renewed, ...again } = next(record, 0);
@@ -232,7 +242,13 @@ async function cancelRequested(deps: TaskGraphDependencies, record: TaskRunRecor
  */
 async function liftOwnDrains(deps: TaskGraphDependencies, record: TaskRunRecord, state: ScheduleState, results: ReadonlyMap<string, string>): Promise<string> {
   const plan = await deps.store.getPlan(record.runId);
-  const drained = [...new Set(state.ops.filter((op) => results.get(op.id) === 'ok' && plan.nodes[op.node]?.find((t) => `${op.node}/${t.id}` === op.id)?.type === 'drain').map((op) => op.node))];
+  const drained = [
+    ...new Set(
+      state.ops
+        .filter((op) => results.get(op.id) === 'ok' && plan.nodes[op.node]?.find((t) => `${op.node}/${t.id}` === op.id)?.type === 'drain')
+        .map((op) => op.node),
+    ),
+  ];
   const wlm = drained.length > 0 ? await deps.workloadManager.getNodes(drained) : new Map();
   const ours = drained.filter((node) => claimantOf(wlm.get(node)?.reason) === record.runId && wlm.get(node)?.flags.includes('DRAIN'));
   if (ours.length > 0) await deps.workloadManager.resumeNodes(ours);
@@ -291,7 +307,8 @@ async function observe(deps: TaskGraphDependencies, state: ScheduleState): Promi
   if (waiting.size === 0) return { nodes: {} };
   const nodes: Record<string, { alive?: boolean; available?: boolean }> = {};
   for (const node of await deps.inventory.listNodes()) {
-    if (waiting.has(node.name) && (node.alive === false || node.available === false)) nodes[node.name] = { alive: node.alive !== false, available: node.available !== false };
+    if (waiting.has(node.name) && (node.alive === false || node.available === false))
+      nodes[node.name] = { alive: node.alive !== false, available: node.available !== false };
   }
   return { nodes };
 }

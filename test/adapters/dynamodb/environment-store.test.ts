@@ -39,14 +39,19 @@ describe('DynamoDbEnvironmentStore', () => {
     expect(seed.id).toBe(4);
     expect(await store.seedOf(1)).toBe(4);
     expect((await store.getEnvironment(4))?.environment).toEqual(seed);
-    await expect(store.createSeed(draft(1, 'again'))).rejects.toMatchObject({ name: 'UpgradeNotAllowedError', message: expect.stringContaining('environment 4') });
+    await expect(store.createSeed(draft(1, 'again'))).rejects.toMatchObject({
+      name: 'UpgradeNotAllowedError',
+      message: expect.stringContaining('environment 4'),
+    });
   });
 
   it('lets exactly one of concurrent seeds of one original win', async () => {
     const results = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => store.createSeed(draft(3, `seed-${i}`))));
     const won = results.filter((r) => r.status === 'fulfilled');
     expect(won).toHaveLength(1);
-    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.name)).toEqual(Array(7).fill('UpgradeNotAllowedError'));
+    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.name)).toEqual(
+      Array(7).fill('UpgradeNotAllowedError'),
+    );
     expect(await store.seedOf(3)).toBe((won[0] as PromiseFulfilledResult<{ id: number }>).value.id);
     expect((await store.listEnvironments()).filter((e) => e.original_cluster_id === 3)).toHaveLength(1);
     // Only the winner drew an id: the next seed takes the one after it.
@@ -58,10 +63,16 @@ describe('DynamoDbEnvironmentStore', () => {
     await db.client.send(new PutCommand({ TableName: db.tableName, Item: { ...upgradeRelationKey(1), claimToken: 'dead', claimedAt: 0 } }));
     const at = (ms: number) => new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client, now: () => ms });
     expect(await store.seedOf(1)).toBeUndefined();
-    await expect(at(SEED_CLAIM_LEASE_MS - 1).createSeed(draft(1, 'early'))).rejects.toMatchObject({ name: 'UpgradeNotAllowedError', message: expect.stringContaining('(being created)') });
+    await expect(at(SEED_CLAIM_LEASE_MS - 1).createSeed(draft(1, 'early'))).rejects.toMatchObject({
+      name: 'UpgradeNotAllowedError',
+      message: expect.stringContaining('(being created)'),
+    });
     const seed = await at(SEED_CLAIM_LEASE_MS + 1).createSeed(draft(1, 'prod-8.0'));
     expect(await store.seedOf(1)).toBe(seed.id);
-    await expect(at(10 * SEED_CLAIM_LEASE_MS).createSeed(draft(1, 'again'))).rejects.toMatchObject({ name: 'UpgradeNotAllowedError', message: expect.stringContaining(`environment ${seed.id}`) });
+    await expect(at(10 * SEED_CLAIM_LEASE_MS).createSeed(draft(1, 'again'))).rejects.toMatchObject({
+      name: 'UpgradeNotAllowedError',
+      message: expect.stringContaining(`environment ${seed.id}`),
+    });
   });
 
   it('moves a node with one conditional write, refusing a move from where the node no longer is', async () => {
@@ -78,7 +89,10 @@ describe('DynamoDbEnvironmentStore', () => {
   it('registers releases and environments once: the same again is unchanged, other content or a held node a conflict naming it', async () => {
     expect(await store.addRelease(site.releases[0]!)).toBe('unchanged');
     expect(await store.addRelease({ ...site.releases[0]!, id: 7 })).toBe('created');
-    await expect(store.addRelease({ ...site.releases[0]!, name: 'other' })).rejects.toMatchObject({ name: 'ResourceConflictError', problems: [{ field: 'id' }] });
+    await expect(store.addRelease({ ...site.releases[0]!, name: 'other' })).rejects.toMatchObject({
+      name: 'ResourceConflictError',
+      problems: [{ field: 'id' }],
+    });
 
     // Re-registered after one of its nodes moved to its seed: unchanged, the node stays in the seed.
     const seed = await store.createSeed(draft(1, 'prod-8.0'));
@@ -87,14 +101,32 @@ describe('DynamoDbEnvironmentStore', () => {
     expect((await store.getNode(11))?.clusterId).toBe(seed.id);
 
     const node = { id: 21, name: 'node-21', roles: ['controller'], ip: '10.20.1.21', mac: '52:54:00:00:00:21' };
-    await expect(store.addEnvironment({ id: 8, name: 'new', release_id: 1, status: 'operational', attributes: { editable: {}, generated: {} }, nodes: [node, { ...node, id: 81, name: 'node-81' }] })).rejects.toMatchObject({
+    await expect(
+      store.addEnvironment({
+        id: 8,
+        name: 'new',
+        release_id: 1,
+        status: 'operational',
+        attributes: { editable: {}, generated: {} },
+        nodes: [node, { ...node, id: 81, name: 'node-81' }],
+      }),
+    ).rejects.toMatchObject({
       name: 'ResourceConflictError',
       problems: [{ field: 'nodes[0].id', message: 'node 21 belongs to environment 2' }],
     });
     // All or nothing: what it wrote was given back (no node, no environment), and its name is free.
     expect(await store.getNode(81)).toBeUndefined();
     expect(await store.getEnvironment(8)).toBeUndefined();
-    expect(await store.addEnvironment({ id: 8, name: 'new', release_id: 1, status: 'operational', attributes: { editable: {}, generated: {} }, nodes: [{ ...node, id: 81, name: 'node-81' }] })).toBe('created');
+    expect(
+      await store.addEnvironment({
+        id: 8,
+        name: 'new',
+        release_id: 1,
+        status: 'operational',
+        attributes: { editable: {}, generated: {} },
+        nodes: [{ ...node, id: 81, name: 'node-81' }],
+      }),
+    ).toBe('created');
     expect((await store.getNode(81))?.clusterId).toBe(8);
     // And new seeds take ids above it.
     expect((await store.createSeed(draft(3, 'idle-8.0'))).id).toBe(9);

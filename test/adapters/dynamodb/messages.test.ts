@@ -43,7 +43,13 @@ describe('messages', () => {
     let now = 1_700_000_000_000;
     const second = new DynamoDbSessionStore({ tableName: db.tableName, client: db.client, clock: { now: () => now++ } });
     for (let i = 1; i <= 3; i++) await second.appendMessage('resumed', `after the resume ${i}`);
-    expect(await store.listMessages('resumed')).toEqual(['before the crash 1', 'before the crash 2', 'after the resume 1', 'after the resume 2', 'after the resume 3']);
+    expect(await store.listMessages('resumed')).toEqual([
+      'before the crash 1',
+      'before the crash 2',
+      'after the resume 1',
+      'after the resume 2',
+      'after the resume 3',
+    ]);
   });
 
   it('reads the newest message alone (what a progress display shows), and none before the first', async () => {

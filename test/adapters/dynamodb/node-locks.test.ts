@@ -88,7 +88,10 @@ describe('node locks', () => {
 
   it('answers owners in batches past 100 nodes and omits unlocked ones', async () => {
     const nodes = Array.from({ length: 230 }, (_, i) => `n-many${i}`);
-    await store.tryLockNodes('bulk', nodes.filter((_, i) => i % 3 === 0));
+    await store.tryLockNodes(
+      'bulk',
+      nodes.filter((_, i) => i % 3 === 0),
+    );
     const lockOwners = await store.getLockOwners([...nodes, nodes[0]!]);
     expect([...lockOwners.keys()].sort()).toEqual(nodes.filter((_, i) => i % 3 === 0).sort());
     expect(new Set(lockOwners.values())).toEqual(new Set(['bulk']));
@@ -131,11 +134,19 @@ describe('leased locks with fencing tokens', () => {
 
   it('renews the leases of the holder with its current token (the heartbeat), pushing takeover back', async () => {
     await leased.tryLockNodes('A', ['l-3', 'l-4'], 60);
-    const held = new Map([['l-3', await tokenOf('l-3')], ['l-4', await tokenOf('l-4')]]);
+    const held = new Map([
+      ['l-3', await tokenOf('l-3')],
+      ['l-4', await tokenOf('l-4')],
+    ]);
     now += 50_000;
     expect((await leased.renewNodeLocks('A', held, 60)).size).toBe(0);
     now += 50_000; // 100 s after the lock, 50 s after the renewal
-    expect(await leased.tryLockNodes('B', ['l-3', 'l-4'])).toEqual(new Map([['l-3', 'A'], ['l-4', 'A']]));
+    expect(await leased.tryLockNodes('B', ['l-3', 'l-4'])).toEqual(
+      new Map([
+        ['l-3', 'A'],
+        ['l-4', 'A'],
+      ]),
+    );
     expect((await leased.getNodeLocks(['l-3'])).get('l-3')!.leaseExpiresAt).toBe(now + 10_000);
   });
 
@@ -166,7 +177,13 @@ describe('leased locks with fencing tokens', () => {
     const old = await tokenOf('l-7');
     await leased.tryLockNodes('A', ['l-7']); // the resumed session re-acquires: new token
     await leased.releaseNodeLocks('A', ['l-8']);
-    const lost = await leased.renewNodeLocks('A', new Map([['l-7', old], ['l-8', 1]]));
+    const lost = await leased.renewNodeLocks(
+      'A',
+      new Map([
+        ['l-7', old],
+        ['l-8', 1],
+      ]),
+    );
     expect([...lost.keys()].sort()).toEqual(['l-7', 'l-8']);
     expect(lost.get('l-7')).toMatchObject({ owner: 'A', fencingToken: old + 1 });
     expect(lost.get('l-8')).toBeUndefined();

@@ -99,7 +99,9 @@ describe('node lock that vanishes between a failed put and the read of its holde
       if (command instanceof GetCommand) return gets++ === 0 ? {} : { Item: { owner: 'late-comer' } };
       throw new Error('unexpected command');
     });
-    expect(await new DynamoDbNodeLocks({ client, tableName: 't', clock: { now: () => 0 } }).tryLockNodes('me', ['n1'], 60)).toEqual(new Map([['n1', 'late-comer']]));
+    expect(await new DynamoDbNodeLocks({ client, tableName: 't', clock: { now: () => 0 } }).tryLockNodes('me', ['n1'], 60)).toEqual(
+      new Map([['n1', 'late-comer']]),
+    );
   });
 
   it('fails with LockContentionError if it keeps changing hands', async () => {
@@ -107,6 +109,9 @@ describe('node lock that vanishes between a failed put and the read of its holde
       if (command instanceof UpdateCommand) throw conditionFailed();
       return {};
     });
-    await expect(new DynamoDbNodeLocks({ client, tableName: 't', clock: { now: () => 0 } }).tryLockNodes('me', ['n1'], 60)).rejects.toMatchObject({ name: 'LockContentionError', node: 'n1' });
+    await expect(new DynamoDbNodeLocks({ client, tableName: 't', clock: { now: () => 0 } }).tryLockNodes('me', ['n1'], 60)).rejects.toMatchObject({
+      name: 'LockContentionError',
+      node: 'n1',
+    });
   });
 });

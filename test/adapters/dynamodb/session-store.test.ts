@@ -198,7 +198,9 @@ describe('removeEndedSession', () => {
 
     await store.setState(running.upgradeId, 'DELETED', false);
     expect(await store.removeEndedSession(running.upgradeId)).toMatchObject({ upgradeId: running.upgradeId, state: 'DELETED' });
-    const left = await db.client.send(new QueryCommand({ TableName: db.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': sessionPk(running.upgradeId) } }));
+    const left = await db.client.send(
+      new QueryCommand({ TableName: db.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': sessionPk(running.upgradeId) } }),
+    );
     expect(left.Items).toEqual([]);
     await expect(store.removeEndedSession(running.upgradeId)).rejects.toBeInstanceOf(SessionNotFoundError);
   });

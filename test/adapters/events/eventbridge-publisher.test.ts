@@ -14,7 +14,9 @@ function fakeClient(fail: (detail: string, call: number) => boolean = () => fals
       send: async (command: PutEventsCommand) => {
         const entries = command.input.Entries ?? [];
         calls.push(entries);
-        const results = entries.map((entry) => (fail(entry.Detail!, calls.length) ? { ErrorCode: 'InternalFailure', ErrorMessage: 'try again' } : { EventId: 'id' }));
+        const results = entries.map((entry) =>
+          fail(entry.Detail!, calls.length) ? { ErrorCode: 'InternalFailure', ErrorMessage: 'try again' } : { EventId: 'id' },
+        );
         return { FailedEntryCount: results.filter((r) => 'ErrorCode' in r).length, Entries: results };
       },
     } as never,
@@ -43,6 +45,9 @@ describe('the EventBridge publisher', () => {
     expect(retried.calls.map((c) => c.map((e) => JSON.parse(e.Detail!).sessionId as string))).toEqual([['u-0', 'u-1'], ['u-1']]);
 
     const refused = fakeClient((detail) => detail.includes('u-1"'));
-    await expect(new EventBridgePublisher(refused.client, 'bus').publish([event(0), event(1)])).rejects.toMatchObject({ name: 'EventPublishError', message: expect.stringContaining('InternalFailure') });
+    await expect(new EventBridgePublisher(refused.client, 'bus').publish([event(0), event(1)])).rejects.toMatchObject({
+      name: 'EventPublishError',
+      message: expect.stringContaining('InternalFailure'),
+    });
   });
 });

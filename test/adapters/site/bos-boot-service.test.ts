@@ -37,7 +37,11 @@ describe('BosBootService on the simulator', () => {
     // As from real BOS, the POST answers a pending session whose components are not listed yet.
     const created = await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'upgrading' });
     expect(created).toEqual({ name: 's1', status: 'running', nodes: {} });
-    expect(await boot().getSession('s1')).toEqual({ name: 's1', status: 'running', nodes: { [ok!]: 'booting', [failing!]: 'booting', [hanging!]: 'booting', [lost!]: 'booting' } });
+    expect(await boot().getSession('s1')).toEqual({
+      name: 's1',
+      status: 'running',
+      nodes: { [ok!]: 'booting', [failing!]: 'booting', [hanging!]: 'booting', [lost!]: 'booting' },
+    });
     // As in Slurm, a node whose slurmd went away is only not responding until SlurmdTimeout (600 s on this site).
     expect(await wlmNode(ok!)).toMatchObject({ base: 'IDLE', flags: ['NOT_RESPONDING'] });
 
@@ -200,7 +204,12 @@ describe('BosBootService against BOS v2 bodies with null fields', () => {
     {
       id: 'x3000c0s1b0n0',
       actual_state: { boot_artifacts: { kernel: '', kernel_parameters: '', initrd: '' }, bss_token: '', last_updated: '2024-05-01T10:05:00' },
-      desired_state: { boot_artifacts: { kernel: 's3://k', kernel_parameters: 'console=ttyS0', initrd: 's3://i' }, configuration: '', bss_token: '', last_updated: '2024-05-01T10:00:01' },
+      desired_state: {
+        boot_artifacts: { kernel: 's3://k', kernel_parameters: 'console=ttyS0', initrd: 's3://i' },
+        configuration: '',
+        bss_token: '',
+        last_updated: '2024-05-01T10:00:01',
+      },
       staged_state: {},
       last_action: { last_updated: '2024-05-01T10:05:00', action: 'powering_on', failed: false },
       event_stats: { power_on_attempts: 1, power_off_graceful_attempts: 1, power_off_forceful_attempts: 0 },
@@ -235,7 +244,10 @@ describe('BosBootService against BOS v2 bodies with null fields', () => {
   });
 
   it('reports the error of a session BOS could not run', async () => {
-    const failed = { ...running, status: { ...running.status, status: 'complete', end_time: '2024-05-01T10:01:00', error: 'No nodes were found to act upon.' } };
+    const failed = {
+      ...running,
+      status: { ...running.status, status: 'complete', end_time: '2024-05-01T10:01:00', error: 'No nodes were found to act upon.' },
+    };
     const stub = await stubServer((path, method) => (path === '/v2/sessions/s1' ? { status: 200, text: JSON.stringify(failed) } : routes(path, method)));
     try {
       const status = await new BosBootService({ baseUrl: stub.url }).getSession('s1');

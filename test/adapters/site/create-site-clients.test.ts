@@ -10,7 +10,13 @@ describe('createSiteClients', () => {
       clock: new SimClock({ timeScale: 1000 }),
     });
     try {
-      const clients = createSiteClients({ workloadManagerUrl: site.urls.slurmrestd, bootServiceUrl: site.urls.bos, inventoryUrl: site.urls.hsm, provisionerUrl: site.urls.provisioner, slurmApiVersion: 'v0.0.42' });
+      const clients = createSiteClients({
+        workloadManagerUrl: site.urls.slurmrestd,
+        bootServiceUrl: site.urls.bos,
+        inventoryUrl: site.urls.hsm,
+        provisionerUrl: site.urls.provisioner,
+        slurmApiVersion: 'v0.0.42',
+      });
       await expect(clients.workloadManager.getNodes(['n1'])).resolves.toHaveProperty('size', 1);
       await expect(clients.bootService.templateExists('t')).resolves.toBe(true);
       await expect(clients.inventory.getGroupMembers('all')).resolves.toEqual(['n1']);

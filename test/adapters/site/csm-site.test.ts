@@ -23,7 +23,10 @@ function csmSite(extra: { disabled?: number; application?: number } = {}): SiteD
     nodes,
     groups: { compute: nodes.map((n) => n.name), upgrading: [], failed: [], 'uan-nodes': [], 'spare-pool': [] },
     exclusiveGroups: { kind: ['compute', 'uan-nodes'] },
-    bootTemplates: [{ name: 'cos', bootSets: { compute: { node_roles_groups: ['Compute'] } } }, { name: 'uan', bootSets: { uan: { node_groups: ['uan-nodes'] } } }],
+    bootTemplates: [
+      { name: 'cos', bootSets: { compute: { node_roles_groups: ['Compute'] } } },
+      { name: 'uan', bootSets: { uan: { node_groups: ['uan-nodes'] } } },
+    ],
     timing: { bootSeconds: 60, returnSeconds: 10 },
   };
 }
@@ -44,8 +47,12 @@ describe('node names: one node, two names', () => {
     const base = { workloadManager: { type: 'slurmrestd', url: 'https://s' }, bootService: { type: 'bos', url: 'https://b' } };
     expect(workloadManagerNames(parseSiteProfile({ ...base, inventory: { type: 'hsm', url: 'https://h' } }))).toBe('nid{nid:06}');
     expect(workloadManagerNames(parseSiteProfile({ ...base, inventory: { type: 'file', path: 'x.yaml' } }))).toBe('same');
-    expect(workloadManagerNames(parseSiteProfile({ ...base, inventory: { type: 'hsm', url: 'https://h' }, nodeNames: { workloadManager: 'same' } }))).toBe('same');
-    expect(() => parseSiteProfile({ ...base, inventory: { type: 'hsm', url: 'https://h' }, nodeNames: { workloadManager: 'node{id}' } })).toThrow(/nodeNames\.workloadManager/);
+    expect(workloadManagerNames(parseSiteProfile({ ...base, inventory: { type: 'hsm', url: 'https://h' }, nodeNames: { workloadManager: 'same' } }))).toBe(
+      'same',
+    );
+    expect(() => parseSiteProfile({ ...base, inventory: { type: 'hsm', url: 'https://h' }, nodeNames: { workloadManager: 'node{id}' } })).toThrow(
+      /nodeNames\.workloadManager/,
+    );
   });
 });
 
@@ -86,10 +93,18 @@ describe('a CSM-style simulated site through the connectors', () => {
     expect(badId).toBeInstanceOf(InvalidInputError);
     expect((badId as InvalidInputError).problems[0]).toMatchObject({ field: 'nodes[0]' });
     // The simulated HSM answers the same refusal when the check is skipped.
-    const direct = await fetch(`${t.site.urls.hsm}/hsm/v2/groups/upgrading/members`, { method: 'POST', body: JSON.stringify({ id: 'nid000006' }), headers: { 'content-type': 'application/json' } });
+    const direct = await fetch(`${t.site.urls.hsm}/hsm/v2/groups/upgrading/members`, {
+      method: 'POST',
+      body: JSON.stringify({ id: 'nid000006' }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(direct.status).toBe(400);
     // HSM's answer to a member POST: [{"URI": ...}].
-    const added = await fetch(`${t.site.urls.hsm}/hsm/v2/groups/upgrading/members`, { method: 'POST', body: JSON.stringify({ id: xname(0) }), headers: { 'content-type': 'application/json' } });
+    const added = await fetch(`${t.site.urls.hsm}/hsm/v2/groups/upgrading/members`, {
+      method: 'POST',
+      body: JSON.stringify({ id: xname(0) }),
+      headers: { 'content-type': 'application/json' },
+    });
     expect(added.status).toBe(201);
     expect(await added.json()).toEqual([{ URI: `/hsm/v2/groups/upgrading/members/${xname(0)}` }]);
     // Already a member: done. In another group of the exclusive group: refused, naming that group.
@@ -105,10 +120,14 @@ describe('a CSM-style simulated site through the connectors', () => {
     const sets = await boot.templateBootSets!('cos');
     expect(sets).toEqual([{ name: 'compute', nodeRolesGroups: ['Compute'] }]);
     const inventory = await t.clients.inventory.listNodes();
-    const outside = nodesOutsideBootSets(inventory.map((n) => n.name), sets!, {
-      groupMembers: new Map(),
-      nodes: new Map(inventory.map((n) => [n.name, { role: n.role, enabled: n.available !== false }])),
-    });
+    const outside = nodesOutsideBootSets(
+      inventory.map((n) => n.name),
+      sets!,
+      {
+        groupMembers: new Map(),
+        nodes: new Map(inventory.map((n) => [n.name, { role: n.role, enabled: n.available !== false }])),
+      },
+    );
     expect([...outside.keys()]).toEqual([xname(1), xname(2)]);
     await boot.createSession({ name: 'rollout-test-1', operation: 'reboot', templateName: 'cos', limit: [0, 1, 2, 3].map(xname).join(',') });
     t.advance(5);
@@ -121,6 +140,8 @@ describe('a CSM-style simulated site through the connectors', () => {
   });
 
   it('refuses a CSM site whose nodes are not xnames or whose labels HSM would refuse', () => {
-    expect(() => parseSiteDefinition({ csm: {}, nodes: [{ name: 'n1', nid: 1 }], groups: { Compute: ['n1'] } })).toThrow(/nodes\[0\]\.name: 'n1' is not a node xname[\s\S]*groups\.Compute/);
+    expect(() => parseSiteDefinition({ csm: {}, nodes: [{ name: 'n1', nid: 1 }], groups: { Compute: ['n1'] } })).toThrow(
+      /nodes\[0\]\.name: 'n1' is not a node xname[\s\S]*groups\.Compute/,
+    );
   });
 });

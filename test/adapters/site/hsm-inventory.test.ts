@@ -13,7 +13,14 @@ describe('HsmInventory on the simulator', () => {
 
   beforeEach(async () => {
     t = await startTestSite({
-      nodes: NODES.map((name, i) => ({ name, nid: 100 + i, rack: 'x3000', tags: i % 2 ? ['gpu'] : [], roles: i % 2 ? ['compute'] : [], labels: { slot: String(i) } })),
+      nodes: NODES.map((name, i) => ({
+        name,
+        nid: 100 + i,
+        rack: 'x3000',
+        tags: i % 2 ? ['gpu'] : [],
+        roles: i % 2 ? ['compute'] : [],
+        labels: { slot: String(i) },
+      })),
       groups: { starting: STARTING, upgrading: [] },
     });
   });
@@ -61,8 +68,28 @@ describe('HsmInventory on the simulator', () => {
   it('lists the nodes from SMD State/Components and memberships: the site groups a node is in are tags too', async () => {
     const nodes = await inventory().listNodes();
     expect(nodes.map((n) => n.name)).toEqual(NODES);
-    expect(nodes[1]).toEqual({ name: NODES[1], nid: 101, rack: 'x3000', role: 'Compute', tags: ['starting', 'gpu'], roles: ['compute'], labels: { slot: '1' }, alive: true, available: true });
-    expect(nodes[2]).toEqual({ name: NODES[2], nid: 102, rack: 'x3000', role: 'Compute', tags: [], roles: [], labels: { slot: '2' }, alive: true, available: true });
+    expect(nodes[1]).toEqual({
+      name: NODES[1],
+      nid: 101,
+      rack: 'x3000',
+      role: 'Compute',
+      tags: ['starting', 'gpu'],
+      roles: ['compute'],
+      labels: { slot: '1' },
+      alive: true,
+      available: true,
+    });
+    expect(nodes[2]).toEqual({
+      name: NODES[2],
+      nid: 102,
+      rack: 'x3000',
+      role: 'Compute',
+      tags: [],
+      roles: [],
+      labels: { slot: '2' },
+      alive: true,
+      available: true,
+    });
   });
 
   it('turns injected API faults into SiteServiceError naming the request, and works again after them', async () => {
@@ -74,7 +101,9 @@ describe('HsmInventory on the simulator', () => {
     });
     await expect(inventory().getGroupMembers('starting')).resolves.toEqual(STARTING);
     for (let i = 0; i < 2; i++) {
-      const err = await inventory().getGroupMembers('starting').catch((e: unknown) => e);
+      const err = await inventory()
+        .getGroupMembers('starting')
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(SiteServiceError);
       expect(err).toMatchObject({ service: 'inventory', status: 503 });
       expect((err as Error).message).toMatch(/GET http:\/\/.*\/hsm\/v2\/groups\/starting answered 503: injected fault/);
@@ -89,7 +118,9 @@ describe('HsmInventory on the simulator', () => {
       groups: { upgrading: [NODES[0]!, NODES[1]!] },
       apiFaults: [{ service: 'inventory', method: 'DELETE', path: `/members/${NODES[0]!}`, status: 404, count: 1 }],
     });
-    const err = await inventory().removeGroupMembers('upgrading', [NODES[0]!, NODES[1]!]).catch((e: unknown) => e);
+    const err = await inventory()
+      .removeGroupMembers('upgrading', [NODES[0]!, NODES[1]!])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SiteServiceError);
     expect(err).toMatchObject({ service: 'inventory', status: 404 });
     expect((err as Error).message).toMatch(new RegExp(`${NODES[0]!} from group 'upgrading' answered 404, yet they are still members`));
@@ -104,8 +135,34 @@ describe('HsmInventory on the simulator', () => {
 describe('HsmInventory.listNodes against SMD bodies', () => {
   const components = {
     Components: [
-      { ID: 'x3000c0s19b1n0', Type: 'Node', State: 'Ready', Flag: 'OK', Enabled: true, SoftwareStatus: '', Role: 'Compute', SubRole: 'Worker', NID: 1, NetType: 'Sling', Arch: 'X86', Class: 'River', ReservationDisabled: false, Locked: false },
-      { ID: 'x3000c0s19b2n0', Type: 'Node', State: 'Off', Flag: 'OK', Enabled: false, Role: 'Application', NID: 2, NetType: 'Sling', Arch: 'X86', Class: 'River' },
+      {
+        ID: 'x3000c0s19b1n0',
+        Type: 'Node',
+        State: 'Ready',
+        Flag: 'OK',
+        Enabled: true,
+        SoftwareStatus: '',
+        Role: 'Compute',
+        SubRole: 'Worker',
+        NID: 1,
+        NetType: 'Sling',
+        Arch: 'X86',
+        Class: 'River',
+        ReservationDisabled: false,
+        Locked: false,
+      },
+      {
+        ID: 'x3000c0s19b2n0',
+        Type: 'Node',
+        State: 'Off',
+        Flag: 'OK',
+        Enabled: false,
+        Role: 'Application',
+        NID: 2,
+        NetType: 'Sling',
+        Arch: 'X86',
+        Class: 'River',
+      },
       { ID: 'x1000c1s7b1n0', Type: 'Node', State: 'On', Flag: 'Warning', Enabled: true, Role: 'Compute', NID: 1000, Arch: 'ARM', Class: 'Mountain' },
     ],
   };
@@ -126,7 +183,17 @@ describe('HsmInventory.listNodes against SMD bodies', () => {
     try {
       const nodes = await new HsmInventory({ baseUrl: stub.url }).listNodes();
       expect(nodes).toEqual([
-        { name: 'x3000c0s19b1n0', nid: 1, rack: 'x3000', role: 'Compute', tags: ['compute', 'gpu'], roles: ['controller'], labels: { subrole: 'Worker', partition: 'p1', ucp_control_plane: 'enabled' }, alive: true, available: true },
+        {
+          name: 'x3000c0s19b1n0',
+          nid: 1,
+          rack: 'x3000',
+          role: 'Compute',
+          tags: ['compute', 'gpu'],
+          roles: ['controller'],
+          labels: { subrole: 'Worker', partition: 'p1', ucp_control_plane: 'enabled' },
+          alive: true,
+          available: true,
+        },
         { name: 'x3000c0s19b2n0', nid: 2, rack: 'x3000', role: 'Application', tags: [], roles: [], labels: {}, alive: false, available: false },
         { name: 'x1000c1s7b1n0', nid: 1000, rack: 'row7', role: 'Compute', tags: [], roles: [], labels: {}, alive: true, available: true },
       ]);

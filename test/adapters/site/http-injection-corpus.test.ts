@@ -42,7 +42,9 @@ describe('the HTTP connectors and the injection corpus', () => {
 
   it('a path segment that a URL resolves away (., .., empty) is refused, naming the path', () => {
     for (const value of ['.', '..', '']) {
-      expect(() => urlPath`/v2/sessiontemplates/${value}`).toThrow(`Invalid URL path segment: path: ${JSON.stringify(value)} would not name one resource in /v2/sessiontemplates/{}`);
+      expect(() => urlPath`/v2/sessiontemplates/${value}`).toThrow(
+        `Invalid URL path segment: path: ${JSON.stringify(value)} would not name one resource in /v2/sessiontemplates/{}`,
+      );
     }
     expect(urlPath`/v2/sessiontemplates/${'a b/..c'}`).toBe('/v2/sessiontemplates/a%20b%2F..c');
   });

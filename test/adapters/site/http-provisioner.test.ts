@@ -24,7 +24,12 @@ describe('HttpProvisioner on the simulator', () => {
 
   it('prepares each node after prepareSeconds with its own outcome; a hung node keeps the action running', async () => {
     const started = await provisioner().startAction({ name: 'p1', action: 'prepare', nodes: [ok!, badPrepare!, hangPrepare!] });
-    expect(started).toEqual({ name: 'p1', action: 'prepare', status: 'running', nodes: { [ok!]: 'running', [badPrepare!]: 'running', [hangPrepare!]: 'running' } });
+    expect(started).toEqual({
+      name: 'p1',
+      action: 'prepare',
+      status: 'running',
+      nodes: { [ok!]: 'running', [badPrepare!]: 'running', [hangPrepare!]: 'running' },
+    });
     t.advance(PREPARE - 1);
     expect(Object.values((await provisioner().getAction('p1'))!.nodes)).toEqual(['running', 'running', 'running']);
     t.advance(1);

@@ -49,7 +49,15 @@ describe('createSiteFromProfile', () => {
     expect(err).toBeInstanceOf(InvalidInputError);
     expect((err as Error).message).toBe("Invalid site profile: workloadManager.type: no 'pbs' connector is available in this build");
 
-    const fake = { getNodes: async () => new Map(), drain: async () => {}, resume: async () => {}, fail: async () => {}, drainNodes: async () => {}, resumeNodes: async () => {}, failNodes: async () => {} };
+    const fake = {
+      getNodes: async () => new Map(),
+      drain: async () => {},
+      resume: async () => {},
+      fail: async () => {},
+      drainNodes: async () => {},
+      resumeNodes: async () => {},
+      failNodes: async () => {},
+    };
     const seen: unknown[] = [];
     const { site, provisioner } = await createSiteFromProfile(profile, {
       connectors: {
@@ -84,7 +92,9 @@ describe('createSiteFromProfile', () => {
 
     const without = await createSiteFromProfile(profile);
     await expect(without.site.inventory.getGroupMembers('all')).resolves.toEqual(['n1']);
-    await expect(without.site.bootService.getSession('s')).rejects.toThrow(/slurm-reboot connector keeps its records in the rollout table, and this caller gave it none/);
+    await expect(without.site.bootService.getSession('s')).rejects.toThrow(
+      /slurm-reboot connector keeps its records in the rollout table, and this caller gave it none/,
+    );
     await expect(without.provisioner!.getAction('a1')).rejects.toThrow(/command-provisioner connector keeps its records/);
   });
 });
@@ -102,16 +112,23 @@ describe('resolveSecretReference', () => {
     await expect(resolveSecretReference({ env: 'T' }, 'f', { env: { T: 'from-env' } })).resolves.toBe('from-env');
     await expect(resolveSecretReference({ file: 'token' }, 'f', { baseDir: dir })).resolves.toBe('from-file');
     const arn = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:slurm-AbCdEf';
-    await expect(resolveSecretReference({ secretArn: arn }, 'f', { getSecret: async (a) => (a === arn ? 'from-secret' : undefined) })).resolves.toBe('from-secret');
+    await expect(resolveSecretReference({ secretArn: arn }, 'f', { getSecret: async (a) => (a === arn ? 'from-secret' : undefined) })).resolves.toBe(
+      'from-secret',
+    );
   });
 
   it.each([
     [{ env: 'UNSET_VAR' }, 'workloadManager.token: environment variable UNSET_VAR is not set'],
     [{ file: 'missing' }, 'workloadManager.token: cannot read'],
     [{ file: 'empty' }, 'workloadManager.token: '],
-    [{ secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:x' }, 'workloadManager.token: secret arn:aws:secretsmanager:us-east-1:123456789012:secret:x has no SecretString'],
+    [
+      { secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:x' },
+      'workloadManager.token: secret arn:aws:secretsmanager:us-east-1:123456789012:secret:x has no SecretString',
+    ],
   ])('reports %j with the field', async (reference, expected) => {
-    const err = await resolveSecretReference(reference, 'workloadManager.token', { env: {}, baseDir: dir, getSecret: async () => undefined }).catch((e: unknown) => e);
+    const err = await resolveSecretReference(reference, 'workloadManager.token', { env: {}, baseDir: dir, getSecret: async () => undefined }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(InvalidInputError);
     expect((err as InvalidInputError).problems.map((p) => `${p.field}: ${p.message}`)[0]).toContain(expected);
   });

@@ -136,7 +136,10 @@ describe('SlurmRestWorkloadManager on the simulator', () => {
     await t.close();
     const names = ['n1', 'n2', 'n3'];
     // Every per-node update fails: only the batch endpoint can succeed.
-    t = await startTestSite({ nodes: names.map((name, i) => ({ name, nid: i + 1 })), apiFaults: [{ service: 'workload-manager', method: 'POST', path: '/node/', status: 500, count: 100 }] });
+    t = await startTestSite({
+      nodes: names.map((name, i) => ({ name, nid: i + 1 })),
+      apiFaults: [{ service: 'workload-manager', method: 'POST', path: '/node/', status: 500, count: 100 }],
+    });
     const v42 = new SlurmRestWorkloadManager({ baseUrl: t.site.url, apiVersion: 'v0.0.42' });
     await v42.drainNodes(names, 'rolling-upgrade');
     expect([...(await v42.getNodes(names)).values()].map((n) => [n.name, n.flags, n.reason])).toEqual(names.map((n) => [n, ['DRAIN'], 'rolling-upgrade']));
@@ -145,13 +148,19 @@ describe('SlurmRestWorkloadManager on the simulator', () => {
     expect(t.state().nodes.n1!.wlmState).toBe('FAIL');
     expect(t.state().nodes.n2!.wlmState).toBe('IDLE');
     // slurmrestd v0.0.40+ answers an unknown node 200 with errors[] (src/slurmrestd/plugins/openapi/slurmctld/nodes.c).
-    await expect(v42.drainNodes(['n1', 'ghost'], 'x')).rejects.toMatchObject({ service: 'workload-manager', status: 200, message: expect.stringContaining('Invalid node name specified') });
+    await expect(v42.drainNodes(['n1', 'ghost'], 'x')).rejects.toMatchObject({
+      service: 'workload-manager',
+      status: 200,
+      message: expect.stringContaining('Invalid node name specified'),
+    });
     const v41 = new SlurmRestWorkloadManager({ baseUrl: t.site.url, apiVersion: 'v0.0.41' });
     await expect(v41.resumeNodes(['n2'])).rejects.toMatchObject({ status: 500 });
   });
 
   it('turns an unknown node on update into a SiteServiceError with the status and the error Slurm reported (200 with errors[], as slurmrestd v0.0.40+ answers)', async () => {
-    const err = await wlm().drain('ghost', 'x').catch((e: unknown) => e);
+    const err = await wlm()
+      .drain('ghost', 'x')
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SiteServiceError);
     expect(err).toMatchObject({ service: 'workload-manager', status: 200 });
     expect((err as Error).message).toContain('Invalid node name specified');

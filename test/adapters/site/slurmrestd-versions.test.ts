@@ -20,13 +20,21 @@ describe.each(SLURMRESTD_VERSIONS)('slurmrestd %s', (version) => {
       const name = /\/node\/([^/?]+)$/.exec(url)?.[1];
       const node = all.nodes!.find((n) => n.name === name);
       if (!url.startsWith(`/slurm/${version}/`)) return { status: 404, text: '{}' };
-      return node ? { status: 200, text: JSON.stringify({ ...all, nodes: [node] }) } : { status: 200, text: JSON.stringify(fixture('node-unknown-v0.0.42.json')) };
+      return node
+        ? { status: 200, text: JSON.stringify({ ...all, nodes: [node] }) }
+        : { status: 200, text: JSON.stringify(fixture('node-unknown-v0.0.42.json')) };
     });
     try {
       const wlm = new SlurmRestWorkloadManager({ baseUrl: stub.url, apiVersion: version });
       const nodes = await wlm.getNodes(['c01', 'c02', 'c03', 'ghost']);
       expect([...nodes.keys()].sort()).toEqual(['c01', 'c02', 'c03']);
-      expect(nodes.get('c02')).toEqual({ name: 'c02', base: 'DOWN', flags: ['DRAIN', 'NOT_RESPONDING'], reason: 'rolling-upgrade : Not responding', bootTime: 1767225000000 });
+      expect(nodes.get('c02')).toEqual({
+        name: 'c02',
+        base: 'DOWN',
+        flags: ['DRAIN', 'NOT_RESPONDING'],
+        reason: 'rolling-upgrade : Not responding',
+        bootTime: 1767225000000,
+      });
       expect(nodes.get('c03')).toMatchObject({ base: 'IDLE', flags: ['DRAIN', 'COMPLETING'] });
     } finally {
       await stub.close();
@@ -35,7 +43,9 @@ describe.each(SLURMRESTD_VERSIONS)('slurmrestd %s', (version) => {
 
   it('reads a fleet in one GET /nodes', async () => {
     const many = Array.from({ length: 20 }, (_, i) => ({ ...all.nodes![0]!, name: `n${i}` }));
-    const stub = await stubServer((url) => (url === `/slurm/${version}/nodes` ? { status: 200, text: JSON.stringify({ ...all, nodes: many }) } : { status: 404, text: '{}' }));
+    const stub = await stubServer((url) =>
+      url === `/slurm/${version}/nodes` ? { status: 200, text: JSON.stringify({ ...all, nodes: many }) } : { status: 404, text: '{}' },
+    );
     try {
       const nodes = await new SlurmRestWorkloadManager({ baseUrl: stub.url, apiVersion: version }).getNodes(many.map((n) => n.name));
       expect(nodes.size).toBe(20);
@@ -58,7 +68,9 @@ describe('slurmrestd errors on a single node', () => {
     try {
       const wlm = new SlurmRestWorkloadManager({ baseUrl: stub.url, apiVersion: 'v0.0.42' });
       expect([...(await wlm.getNodes(['c01', 'ghost'])).keys()]).toEqual(['c01']);
-      await expect(wlm.getNodes(['c01', 'c04'])).rejects.toThrow(/GET .*\/slurm\/v0\.0\.42\/node\/c04 answered 500: Unable to contact slurm controller \(connect failure\): Failure to query node c01/);
+      await expect(wlm.getNodes(['c01', 'c04'])).rejects.toThrow(
+        /GET .*\/slurm\/v0\.0\.42\/node\/c04 answered 500: Unable to contact slurm controller \(connect failure\): Failure to query node c01/,
+      );
     } finally {
       await stub.close();
     }

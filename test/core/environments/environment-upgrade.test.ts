@@ -31,7 +31,12 @@ describe('planEnvironmentUpgrade', () => {
   it('with a seed already: no clone, its release, its controllers counted; a different release_id is refused', () => {
     const seed: Environment = { ...plan().seedDraft!, id: 9, nodes: [cloud.nodes[0]!] };
     const original = { ...cloud, nodes: cloud.nodes.slice(1) };
-    const planned = planEnvironmentUpgrade(parseEnvironmentUpgradeRequest(environmentUpgradeRequest({ name: undefined, release_id: undefined })), original, seed, release(2));
+    const planned = planEnvironmentUpgrade(
+      parseEnvironmentUpgradeRequest(environmentUpgradeRequest({ name: undefined, release_id: undefined })),
+      original,
+      seed,
+      release(2),
+    );
     expect(planned.seedDraft).toBeUndefined();
     expect(planned.controllers.map((n) => n.id)).toEqual([51, 52]);
     expect(() => planEnvironmentUpgrade(parseEnvironmentUpgradeRequest(environmentUpgradeRequest({ release_id: 1 })), original, seed, release(2))).toThrow(
@@ -39,7 +44,7 @@ describe('planEnvironmentUpgrade', () => {
     );
   });
 
-  it('names every bad field at once, the rolling upgrade\'s under rolling_upgrade', () => {
+  it("names every bad field at once, the rolling upgrade's under rolling_upgrade", () => {
     expect(() => plan({ name: undefined, controller_roles: ['nova'] }, { upgradeStepSize: 0, mode: 'sideways' })).toThrow(
       expect.objectContaining({
         name: 'InvalidInputError',
@@ -51,16 +56,21 @@ describe('planEnvironmentUpgrade', () => {
         ]),
       }),
     );
-    expect(() => parseEnvironmentUpgradeRequest({ rolling_upgrade: {}, colour: 'red' })).toThrow(expect.objectContaining({ problems: [expect.objectContaining({ field: 'colour' })] }));
+    expect(() => parseEnvironmentUpgradeRequest({ rolling_upgrade: {}, colour: 'red' })).toThrow(
+      expect.objectContaining({ problems: [expect.objectContaining({ field: 'colour' })] }),
+    );
   });
 
   it('refuses a seed (405) and a node role the release does not define (409)', () => {
-    expect(() => planEnvironmentUpgrade(parseEnvironmentUpgradeRequest(environmentUpgradeRequest()), { ...cloud, original_cluster_id: 1 }, undefined, release(2))).toThrow(
-      expect.objectContaining({ name: 'UpgradeNotAllowedError' }),
-    );
+    expect(() =>
+      planEnvironmentUpgrade(parseEnvironmentUpgradeRequest(environmentUpgradeRequest()), { ...cloud, original_cluster_id: 1 }, undefined, release(2)),
+    ).toThrow(expect.objectContaining({ name: 'UpgradeNotAllowedError' }));
     const mongo = { ...cloud, nodes: [...cloud.nodes, { id: 56, name: 'mdb-1', roles: ['mongo'], ip: '10.30.0.56', mac: '52:54:00:00:01:56' }] };
     expect(() => planEnvironmentUpgrade(parseEnvironmentUpgradeRequest(environmentUpgradeRequest()), mongo, undefined, release(2))).toThrow(
-      expect.objectContaining({ name: 'UpgradeConflictError', problems: [{ field: 'nodes', message: "role 'mongo' of node 56 (mdb-1) is not defined in release 2 (Liberty on Ubuntu 14.04 liberty-8.0)" }] }),
+      expect.objectContaining({
+        name: 'UpgradeConflictError',
+        problems: [{ field: 'nodes', message: "role 'mongo' of node 56 (mdb-1) is not defined in release 2 (Liberty on Ubuntu 14.04 liberty-8.0)" }],
+      }),
     );
   });
 
@@ -75,7 +85,7 @@ describe('planEnvironmentUpgrade', () => {
 
 describe('siteProblems', () => {
   const names = new Set(cloud.nodes.map((n) => n.name));
-  it('names the template, every node the site lacks, every missing group and a starting group holding another\'s node', () => {
+  it("names the template, every node the site lacks, every missing group and a starting group holding another's node", () => {
     const problems = siteProblems(plan(), {
       templateExists: false,
       siteNodes: new Set([...names].filter((n) => n !== 'cmp-3')),
@@ -94,14 +104,22 @@ describe('siteProblems', () => {
 describe('the child rolling upgrades', () => {
   it('runs the controllers in one lock-step step with the labels and timeouts of the request, the others as asked', () => {
     const planned = plan({}, { mode: 'window', maxUnavailable: 1, bootTimeoutSeconds: 900 });
-    expect(childUpgradeRequest(planned, 'CONTROLLERS', 2)).toMatchObject({ mode: 'lockstep', upgradeStepSize: 2, bootTimeoutSeconds: 900, startingLabel: 'cloud-nodes', upgradeTemplateId: 'img-2' });
+    expect(childUpgradeRequest(planned, 'CONTROLLERS', 2)).toMatchObject({
+      mode: 'lockstep',
+      upgradeStepSize: 2,
+      bootTimeoutSeconds: 900,
+      startingLabel: 'cloud-nodes',
+      upgradeTemplateId: 'img-2',
+    });
     expect(childUpgradeRequest(planned, 'CONTROLLERS', 2)).not.toHaveProperty('maxUnavailable');
     expect(childUpgradeRequest(planned, 'NODES', 3)).toBe(planned.rollingUpgrade);
   });
 
   it('names each child after the session and phase, with the ARN Step Functions gives it', () => {
     expect(childExecutionName('u-1', 'CONTROLLERS')).toBe('u-1-controllers');
-    expect(executionArnOf('arn:aws:states:eu-west-1:123456789012:stateMachine:S-RollingUpgrade', 'u-1-nodes')).toBe('arn:aws:states:eu-west-1:123456789012:execution:S-RollingUpgrade:u-1-nodes');
+    expect(executionArnOf('arn:aws:states:eu-west-1:123456789012:stateMachine:S-RollingUpgrade', 'u-1-nodes')).toBe(
+      'arn:aws:states:eu-west-1:123456789012:execution:S-RollingUpgrade:u-1-nodes',
+    );
     expect(() => executionArnOf('arn:aws:lambda:x', 'n')).toThrow('not a state machine ARN');
   });
 });

@@ -1,4 +1,16 @@
-import { MASKED_VALUE, checkAssignment, checkSeedName, cloneEnvironment, isNewerRelease, maskEnvironment, releaseSchema, siteEnvironmentsSchema, upgradeAttributes, type Environment, type Release } from '../../../core/environments';
+import {
+  MASKED_VALUE,
+  checkAssignment,
+  checkSeedName,
+  cloneEnvironment,
+  isNewerRelease,
+  maskEnvironment,
+  releaseSchema,
+  siteEnvironmentsSchema,
+  upgradeAttributes,
+  type Environment,
+  type Release,
+} from '../../../core/environments';
 import { parseSiteDefinition } from '../../../simulator';
 import { buildSiteWithEnvironments, fuelEnvironments } from '../../support/environments';
 import { buildSite } from '../../support/sites';
@@ -26,7 +38,8 @@ describe('upgrade seed clone', () => {
   });
 
   it('refuses a release that is not newer than the one of the original (Nailgun), by id or by environment version, naming release_id', () => {
-    const refused = (target: Release, originalRelease?: Release) => () => cloneEnvironment(environment(1), target, { name: 'x', release_id: target.id }, undefined, originalRelease);
+    const refused = (target: Release, originalRelease?: Release) => () =>
+      cloneEnvironment(environment(1), target, { name: 'x', release_id: target.id }, undefined, originalRelease);
     const badRelease = expect.objectContaining({ name: 'InvalidInputError', problems: [expect.objectContaining({ field: 'release_id' })] });
     expect(refused(release(1))).toThrow(badRelease);
     const older = { ...release(2), id: 7, version: '2014.2-6.1' };
@@ -36,7 +49,11 @@ describe('upgrade seed clone', () => {
     // A version that is not Fuel's <openstack>-<n.n> cannot be ordered: only the same release is refused.
     expect(isNewerRelease({ ...older, version: 'custom' }, release(1))).toBeUndefined();
     expect(refused({ ...older, version: 'custom' }, release(1))()).toMatchObject({ release_id: 7 });
-    expect([isNewerRelease(release(2), release(1)), isNewerRelease(release(1), release(2)), isNewerRelease({ ...older, version: 'x-8.0.1' }, release(2))]).toEqual([true, false, true]);
+    expect([
+      isNewerRelease(release(2), release(1)),
+      isNewerRelease(release(1), release(2)),
+      isNewerRelease({ ...older, version: 'x-8.0.1' }, release(2)),
+    ]).toEqual([true, false, true]);
   });
 
   it('refuses an attribute set in the original that the target removes with no rename, naming every one', () => {
@@ -73,10 +90,15 @@ describe('upgrade seed clone', () => {
     const onto = upgradeAttributes({ editable: { a: 1, b: 2 }, generated: {} }, { renamed: { 'editable.a': 'editable.b' }, removed: [] });
     expect(onto.renameConflicts).toEqual([{ path: 'editable.b', message: 'editable.a is renamed to editable.b, which is set already' }]);
     const through = upgradeAttributes({ editable: { a: 1, c: 'flat' }, generated: {} }, { renamed: { 'editable.a': 'editable.c.d' }, removed: [] });
-    expect(through.renameConflicts).toEqual([{ path: 'editable.c.d', message: 'editable.a is renamed to editable.c.d, but editable.c is a value, not a group' }]);
+    expect(through.renameConflicts).toEqual([
+      { path: 'editable.c.d', message: 'editable.a is renamed to editable.c.d, but editable.c is a value, not a group' },
+    ]);
     const target = { ...release(2), attributeChanges: { renamed: { 'editable.common.libvirt_type': 'editable.common.debug' }, removed: [] } };
     expect(() => cloneEnvironment(environment(1), target, { name: 'x', release_id: 2 }, undefined)).toThrow(
-      expect.objectContaining({ name: 'UpgradeConflictError', problems: [{ field: 'attributes.editable.common.debug', message: expect.stringContaining('which is set already') }] }),
+      expect.objectContaining({
+        name: 'UpgradeConflictError',
+        problems: [{ field: 'attributes.editable.common.debug', message: expect.stringContaining('which is set already') }],
+      }),
     );
   });
 });
@@ -90,11 +112,18 @@ describe('upgrade seed assign', () => {
   });
 
   it('refuses a node outside the original or in the seed already (405) and a role the seed release lacks (409)', () => {
-    expect(() => checkAssignment(seed, release(2), held(21, 2))).toThrow(expect.objectContaining({ name: 'UpgradeNotAllowedError', field: 'node_id', message: expect.stringContaining('environment 2') }));
-    expect(() => checkAssignment(seed, release(2), held(11, 4))).toThrow(expect.objectContaining({ name: 'UpgradeNotAllowedError', message: expect.stringContaining('in the seed already') }));
+    expect(() => checkAssignment(seed, release(2), held(21, 2))).toThrow(
+      expect.objectContaining({ name: 'UpgradeNotAllowedError', field: 'node_id', message: expect.stringContaining('environment 2') }),
+    );
+    expect(() => checkAssignment(seed, release(2), held(11, 4))).toThrow(
+      expect.objectContaining({ name: 'UpgradeNotAllowedError', message: expect.stringContaining('in the seed already') }),
+    );
     expect(() => checkAssignment(environment(3), release(1), held(11, 1))).toThrow(expect.objectContaining({ name: 'UpgradeNotAllowedError' }));
     expect(() => checkAssignment(seed, release(2), held(13, 1))).toThrow(
-      expect.objectContaining({ name: 'UpgradeConflictError', problems: [expect.objectContaining({ field: 'roles', message: expect.stringContaining("role 'mongo'") })] }),
+      expect.objectContaining({
+        name: 'UpgradeConflictError',
+        problems: [expect.objectContaining({ field: 'roles', message: expect.stringContaining("role 'mongo'") })],
+      }),
     );
   });
 });
@@ -114,9 +143,14 @@ describe('environments in the site file', () => {
   });
 
   it('refuses two environments of one name, in a site file and for a seed', () => {
-    const twice = siteEnvironmentsSchema.safeParse({ releases: site.releases, environments: [environment(1), { ...environment(2), name: environment(1).name }] });
+    const twice = siteEnvironmentsSchema.safeParse({
+      releases: site.releases,
+      environments: [environment(1), { ...environment(2), name: environment(1).name }],
+    });
     expect(twice.error?.issues.map((issue) => issue.path.join('.'))).toEqual(['environments.1.name']);
-    expect(() => checkSeedName('prod', site.environments)).toThrow(expect.objectContaining({ name: 'ResourceConflictError', problems: [{ field: 'name', message: "environment 1 is named 'prod' already" }] }));
+    expect(() => checkSeedName('prod', site.environments)).toThrow(
+      expect.objectContaining({ name: 'ResourceConflictError', problems: [{ field: 'name', message: "environment 1 is named 'prod' already" }] }),
+    );
     expect(() => checkSeedName('prod-8.0', site.environments)).not.toThrow();
   });
 
@@ -155,9 +189,16 @@ describe('environments in the site file', () => {
     );
     expect(releaseSchema.safeParse({ id: 3, name: 'r', version: '3', roles: [] }).error?.issues.map((i) => i.path.join('.'))).toEqual(['bootTemplate']);
     expect(releaseSchema.safeParse({ id: 3, name: 'r', version: '3', roles: [], bootTemplate: '../x' }).success).toBe(false);
-    expect(siteEnvironmentsSchema.safeParse({ releases: site.releases, environments: [{ id: 1, name: 'a', release_id: 5 }, { id: 1, name: 'b', release_id: 1 }] }).error?.issues.map((i) => i.path.join('.'))).toEqual([
-      'environments.1.id',
-      'environments.0.release_id',
-    ]);
+    expect(
+      siteEnvironmentsSchema
+        .safeParse({
+          releases: site.releases,
+          environments: [
+            { id: 1, name: 'a', release_id: 5 },
+            { id: 1, name: 'b', release_id: 1 },
+          ],
+        })
+        .error?.issues.map((i) => i.path.join('.')),
+    ).toEqual(['environments.1.id', 'environments.0.release_id']);
   });
 });

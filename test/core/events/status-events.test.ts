@@ -1,5 +1,13 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { DETAIL_TYPES, FAILED_NODES_PER_EVENT, nodesFailedEvents, schemaFileOf, STATUS_EVENT_SCHEMAS, statusEvent, statusEventJsonSchema } from '../../../core/events/status-events';
+import {
+  DETAIL_TYPES,
+  FAILED_NODES_PER_EVENT,
+  nodesFailedEvents,
+  schemaFileOf,
+  STATUS_EVENT_SCHEMAS,
+  statusEvent,
+  statusEventJsonSchema,
+} from '../../../core/events/status-events';
 
 const schemasDir = new URL('../../../schemas/events/', import.meta.url);
 
@@ -24,7 +32,11 @@ describe('status events', () => {
 
   it('batches node failures: at most FAILED_NODES_PER_EVENT names an event, every node once', () => {
     const nodes = Array.from({ length: 1234 }, (_, i) => `n${i}`);
-    const events = nodesFailedEvents({ kind: 'deployment', sessionId: 'd-1', at: '2026-01-01T00:00:00.000Z', reason: 'DEPLOY failed', group: 'g' }, nodes, 'group-g:DEPLOY:batch-0');
+    const events = nodesFailedEvents(
+      { kind: 'deployment', sessionId: 'd-1', at: '2026-01-01T00:00:00.000Z', reason: 'DEPLOY failed', group: 'g' },
+      nodes,
+      'group-g:DEPLOY:batch-0',
+    );
     expect(events).toHaveLength(Math.ceil(nodes.length / FAILED_NODES_PER_EVENT));
     expect(events.flatMap((event) => (event.detail as { nodes: string[] }).nodes)).toEqual(nodes);
     expect(new Set(events.map((event) => event.detail.eventId)).size).toBe(events.length);

@@ -1,10 +1,5 @@
 import { InvalidInputError } from '../../../core/errors';
-import {
-  DEFAULT_GROUP_NAME,
-  defaultDeploymentStrategy,
-  deploymentStrategyForNodes,
-  parseNodeNameList,
-} from '../../../core/group-deployment/default-strategy';
+import { DEFAULT_GROUP_NAME, defaultDeploymentStrategy, deploymentStrategyForNodes, parseNodeNameList } from '../../../core/group-deployment/default-strategy';
 import { planDeployment, plannedGroup } from '../../../core/group-deployment/deployment-plan';
 import { inventoryNode, runToEnd, seedInventory, thrownBy } from '../../support/deployment-runs';
 

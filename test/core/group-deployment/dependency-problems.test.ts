@@ -32,9 +32,7 @@ describe('findDependencyProblems', () => {
   });
 
   it('reports each cycle separately, its groups in document order, and leaves bystanders out', () => {
-    const problems = findDependencyProblems(
-      deps(['ok', []], ['c', ['b']], ['x', ['y']], ['a', ['c', 'ok']], ['b', ['a']], ['y', ['x']], ['after', ['a']]),
-    );
+    const problems = findDependencyProblems(deps(['ok', []], ['c', ['b']], ['x', ['y']], ['a', ['c', 'ok']], ['b', ['a']], ['y', ['x']], ['after', ['a']]));
     expect(problems).toEqual([
       { field: 'groups[1] (c).depends_on', message: 'The following are involved in a circular dependency: c, a, b' },
       { field: 'groups[2] (x).depends_on', message: 'The following are involved in a circular dependency: x, y' },
@@ -70,7 +68,12 @@ describe('semantic problems through parseDeploymentStrategy', () => {
 
   it('still finds cycles among groups that have schema errors elsewhere', () => {
     const err = thrownBy(() =>
-      parseDeploymentStrategy({ groups: [{ ...group('a', ['b']), critical: 'y' }, { ...group('b', ['a']), selectors: 3 }] }),
+      parseDeploymentStrategy({
+        groups: [
+          { ...group('a', ['b']), critical: 'y' },
+          { ...group('b', ['a']), selectors: 3 },
+        ],
+      }),
     ) as InvalidInputError;
     expect(err.problems.map((p) => p.field)).toEqual(['groups[0] (a).critical', 'groups[1] (b).selectors', 'groups[0] (a).depends_on']);
   });

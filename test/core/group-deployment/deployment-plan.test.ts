@@ -62,13 +62,22 @@ describe('planDeployment', () => {
 
     it('lists every selected node once in inventory order, leaving unselected nodes out', () => {
       expect(plan.nodes).not.toContain('spare01');
-      expect(plan.nodes).toEqual(seedInventory().map((n) => n.name).filter((n) => n !== 'spare01'));
+      expect(plan.nodes).toEqual(
+        seedInventory()
+          .map((n) => n.name)
+          .filter((n) => n !== 'spare01'),
+      );
     });
 
     it.each<[string, boolean, string[], RegExp]>([
       ['a critical group naming only unknown nodes', true, ['n404'], /^groups\[1\] \(g\)\.node_names: no node of the site is named 'n404'/],
       ['a non-critical group naming only unknown nodes', false, ['n404'], /^groups\[1\] \(g\)\.node_names: no node of the site is named 'n404'/],
-      ['a critical group mixing known and unknown nodes', true, ['n1', 'n404', 'n405'], /^groups\[1\] \(g\)\.node_names: no node of the site is named 'n404', 'n405'/],
+      [
+        'a critical group mixing known and unknown nodes',
+        true,
+        ['n1', 'n404', 'n405'],
+        /^groups\[1\] \(g\)\.node_names: no node of the site is named 'n404', 'n405'/,
+      ],
       ['a non-critical group mixing known and unknown nodes', false, ['n1', 'n404'], /^groups\[1\] \(g\)\.node_names: no node of the site is named 'n404'/],
     ])('refuses %s before anything runs, naming the group and the names', (_case, critical, names, message) => {
       const strategy = parseDeploymentStrategy({
@@ -85,7 +94,9 @@ describe('planDeployment', () => {
         }
       })();
       expect(err).toBeInstanceOf(InvalidInputError);
-      expect((err as InvalidInputError).problems).toEqual([{ field: 'groups[1] (g).node_names', message: expect.stringMatching(/^no node of the site is named .*: every node a group names must exist$/) }]);
+      expect((err as InvalidInputError).problems).toEqual([
+        { field: 'groups[1] (g).node_names', message: expect.stringMatching(/^no node of the site is named .*: every node a group names must exist$/) },
+      ]);
       expect(`${(err as InvalidInputError).problems[0]!.field}: ${(err as InvalidInputError).problems[0]!.message}`).toMatch(message);
     });
 

@@ -1,21 +1,10 @@
 import { planDeployment, type DeploymentPlan, plannedGroup } from '../../../core/group-deployment/deployment-plan';
 import { summarizeDeployment, summarizeDeploymentRun } from '../../../core/group-deployment/deployment-run-result';
-import {
-  cascadeFailure,
-  groupRunState,
-  readyGroups,
-  startDeploymentRun,
-  type DeploymentRunState,
-} from '../../../core/group-deployment/deployment-run-state';
+import { cascadeFailure, groupRunState, readyGroups, startDeploymentRun, type DeploymentRunState } from '../../../core/group-deployment/deployment-run-state';
 import { applyPhaseResult, phaseNodes } from '../../../core/group-deployment/deployment-run-step';
 import { groupsToStart } from '../../../core/group-deployment/groups-to-start';
 import { phaseWork } from '../../../core/group-deployment/node-batches';
-import {
-  DeploymentRunNotFinishedError,
-  IllegalStageTransitionError,
-  UnexpectedPhaseResultError,
-  UnknownDeploymentGroupError,
-} from '../../../core/errors';
+import { DeploymentRunNotFinishedError, IllegalStageTransitionError, UnexpectedPhaseResultError, UnknownDeploymentGroupError } from '../../../core/errors';
 import { parseDeploymentStrategy } from '../../../core/group-deployment/parse-strategy';
 import type { InventoryNode } from '../../../ports/site';
 import { describeActions, inventoryNode, readStrategyFixture, runToEnd, seedInventory, thrownBy } from '../../support/deployment-runs';
@@ -96,7 +85,11 @@ describe('a deployment run of the seed example', () => {
     const { actions, result } = runToEnd(seedPlan(), (a) => (a.group === 'ntp-node' ? [] : a.nodes));
     expect(describeActions(actions)).toEqual(['PREPARE monitoring-nodes', 'DEPLOY monitoring-nodes', 'PREPARE ntp-node']);
     expect(result.status).toBe('FAILED');
-    expect(result).toMatchObject({ criticalGroupsFailed: true, failedCriticalGroups: ['ntp-node', 'control-nodes'], cause: 'Critical groups failed: ntp-node, control-nodes' });
+    expect(result).toMatchObject({
+      criticalGroupsFailed: true,
+      failedCriticalGroups: ['ntp-node', 'control-nodes'],
+      cause: 'Critical groups failed: ntp-node, control-nodes',
+    });
     expect(result.groups['ntp-node']).toMatchObject({
       stage: 'FAILED',
       failures: [{ criteria: 'minimum_successful_nodes', needed: 1, actual: 0 }],
@@ -109,9 +102,7 @@ describe('a deployment run of the seed example', () => {
   });
 
   it('succeeds with a non-critical group failed when compute-nodes-2 fails to deploy', () => {
-    const { actions, result } = runToEnd(seedPlan(), (a) =>
-      a.group === 'compute-nodes-2' && a.type === 'DEPLOY' ? [] : a.nodes,
-    );
+    const { actions, result } = runToEnd(seedPlan(), (a) => (a.group === 'compute-nodes-2' && a.type === 'DEPLOY' ? [] : a.nodes));
     expect(actions).toHaveLength(10);
     expect(result.status).toBe('SUCCEEDED');
     // mon02, deployed by monitoring-nodes, still counts: 1 of 5.
@@ -124,7 +115,13 @@ describe('a deployment run of the seed example', () => {
 });
 
 describe('cascading failure', () => {
-  const chain = () => planOf({ a: { nodes: ['n1'] }, b: { dependsOn: ['a'], nodes: ['n2'], criteria: { minimum_successful_nodes: 1 } }, c: { dependsOn: ['b'], nodes: ['n3'] }, d: { dependsOn: ['c'], nodes: ['n4'] } });
+  const chain = () =>
+    planOf({
+      a: { nodes: ['n1'] },
+      b: { dependsOn: ['a'], nodes: ['n2'], criteria: { minimum_successful_nodes: 1 } },
+      c: { dependsOn: ['b'], nodes: ['n3'] },
+      d: { dependsOn: ['c'], nodes: ['n4'] },
+    });
 
   it('fails everything down a chain, each blocked by the group that failed', () => {
     const { actions, result } = runToEnd(chain(), (a) => (a.group === 'b' ? [] : a.nodes));
@@ -292,9 +289,7 @@ describe('results the run does not expect', () => {
 
   it('rejects a DEPLOY result for a group that was not prepared', () => {
     const p = plan();
-    expect(() => applyPhaseResult(p, startDeploymentRun(p), { group: 'a', phase: 'DEPLOY', succeededNodes: [] })).toThrow(
-      UnexpectedPhaseResultError,
-    );
+    expect(() => applyPhaseResult(p, startDeploymentRun(p), { group: 'a', phase: 'DEPLOY', succeededNodes: [] })).toThrow(UnexpectedPhaseResultError);
   });
 
   it('rejects a PREPARE result for a group whose dependencies are not deployed', () => {
@@ -306,9 +301,7 @@ describe('results the run does not expect', () => {
 
   it('rejects an unknown group', () => {
     const p = plan();
-    expect(() => applyPhaseResult(p, startDeploymentRun(p), { group: 'zz', phase: 'PREPARE', succeededNodes: [] })).toThrow(
-      UnknownDeploymentGroupError,
-    );
+    expect(() => applyPhaseResult(p, startDeploymentRun(p), { group: 'zz', phase: 'PREPARE', succeededNodes: [] })).toThrow(UnknownDeploymentGroupError);
   });
 
   it('refuses a final result before the run is done', () => {
@@ -320,7 +313,13 @@ describe('results the run does not expect', () => {
 });
 
 describe('summarizeDeployment: the one summary the report and Finish Deployment read', () => {
-  const plan = () => planOf({ a: { nodes: ['n1'], critical: true }, b: { dependsOn: ['a'], nodes: ['n2'], critical: true }, c: { nodes: ['n3'] }, d: { nodes: ['n4'], critical: true } });
+  const plan = () =>
+    planOf({
+      a: { nodes: ['n1'], critical: true },
+      b: { dependsOn: ['a'], nodes: ['n2'], critical: true },
+      c: { nodes: ['n3'] },
+      d: { nodes: ['n4'], critical: true },
+    });
 
   it('mid-run: the failed critical groups (a flag and their names, in plan order), the groups not finished, each group and node', () => {
     const p = plan();
@@ -350,7 +349,11 @@ describe('summarizeDeployment: the one summary the report and Finish Deployment 
   it('a failed non-critical group alone: criticalGroupsFailed false, and the finished run succeeds', () => {
     const p = planOf({ a: { nodes: ['n1'], critical: true }, c: { nodes: ['n3'], criteria: { percent_successful_nodes: 100 } } });
     const { result } = runToEnd(p, (action) => (action.group === 'c' ? [] : action.nodes));
-    expect(summarizeDeployment(p, startDeploymentRun(p))).toMatchObject({ criticalGroupsFailed: false, failedCriticalGroups: [], unfinishedGroups: ['a', 'c'] });
+    expect(summarizeDeployment(p, startDeploymentRun(p))).toMatchObject({
+      criticalGroupsFailed: false,
+      failedCriticalGroups: [],
+      unfinishedGroups: ['a', 'c'],
+    });
     expect(result).toMatchObject({ status: 'SUCCEEDED', criticalGroupsFailed: false, failedCriticalGroups: [], cause: 'Every critical group deployed' });
     expect(result.groups['c']!.stage).toBe('FAILED');
   });

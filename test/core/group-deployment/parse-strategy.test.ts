@@ -21,13 +21,7 @@ describe('parseDeploymentStrategy', () => {
   describe('document forms', () => {
     it("reads the seed's example document (YAML, whole Deckhand document)", () => {
       const strategy = parseDeploymentStrategy(readStrategyFixture('shipyard-example.yaml'));
-      expect(strategy.groups.map((g) => g.name)).toEqual([
-        'control-nodes',
-        'compute-nodes-1',
-        'compute-nodes-2',
-        'monitoring-nodes',
-        'ntp-node',
-      ]);
+      expect(strategy.groups.map((g) => g.name)).toEqual(['control-nodes', 'compute-nodes-1', 'compute-nodes-2', 'monitoring-nodes', 'ntp-node']);
       expect(strategy.groups[0]).toEqual({
         name: 'control-nodes',
         critical: true,
@@ -42,11 +36,12 @@ describe('parseDeploymentStrategy', () => {
     it('reads the bare form as JSON text, and both forms as objects', () => {
       const bare = { groups: [group({ name: 'a' }), group({ name: 'b', depends_on: ['a'] })] };
       const fromText = parseDeploymentStrategy(JSON.stringify(bare));
-      expect(fromText.groups.map((g) => [g.name, g.dependsOn])).toEqual([['a', []], ['b', ['a']]]);
+      expect(fromText.groups.map((g) => [g.name, g.dependsOn])).toEqual([
+        ['a', []],
+        ['b', ['a']],
+      ]);
       expect(parseDeploymentStrategy(bare)).toEqual(fromText);
-      expect(parseDeploymentStrategy({ schema: 'shipyard/DeploymentStrategy/v1', metadata: { name: 'x' }, data: bare })).toEqual(
-        fromText,
-      );
+      expect(parseDeploymentStrategy({ schema: 'shipyard/DeploymentStrategy/v1', metadata: { name: 'x' }, data: bare })).toEqual(fromText);
     });
 
     it('fills absent selector criteria with empty lists', () => {
@@ -86,7 +81,16 @@ describe('parseDeploymentStrategy', () => {
     });
 
     it('accepts the map form as YAML writes it', () => {
-      const yaml = ['groups:', '  - name: g', '    critical: true', '    depends_on: []', '    selectors:', '      - node_labels:', '          - ucp_control_plane: enabled', '          - label1:label1'].join('\n');
+      const yaml = [
+        'groups:',
+        '  - name: g',
+        '    critical: true',
+        '    depends_on: []',
+        '    selectors:',
+        '      - node_labels:',
+        '          - ucp_control_plane: enabled',
+        '          - label1:label1',
+      ].join('\n');
       expect(parseDeploymentStrategy(yaml).groups[0]?.selectors[0]?.nodeLabels).toEqual([
         { key: 'ucp_control_plane', value: 'enabled' },
         { key: 'label1', value: 'label1' },
@@ -152,21 +156,66 @@ describe('parseDeploymentStrategy', () => {
       ['node_tags entry not a string', { selectors: [{ node_tags: [3] }] }, 'groups[0] (g).selectors[0].node_tags[0]', /must be a tag/],
       ['rack_names not a list', { selectors: [{ rack_names: 'r' }] }, 'groups[0] (g).selectors[0].rack_names', /list of rack names/],
       ['node_labels not a list', { selectors: [{ node_labels: 'a:b' }] }, 'groups[0] (g).selectors[0].node_labels', /list of labels/],
-      ['unknown selector key', { selectors: [{ node_name: ['n1'] }] }, 'groups[0] (g).selectors[0].node_name', /unknown key \(expected one of: node_names, node_labels, node_tags, rack_names\)/],
+      [
+        'unknown selector key',
+        { selectors: [{ node_name: ['n1'] }] },
+        'groups[0] (g).selectors[0].node_name',
+        /unknown key \(expected one of: node_names, node_labels, node_tags, rack_names\)/,
+      ],
       ['success_criteria not a mapping', { success_criteria: 90 }, 'groups[0] (g).success_criteria', /must be a mapping of success criteria/],
-      ['percent above 100', { success_criteria: { percent_successful_nodes: 101 } }, 'groups[0] (g).success_criteria.percent_successful_nodes', /whole number from 0 to 100/],
-      ['percent below 0', { success_criteria: { percent_successful_nodes: -1 } }, 'groups[0] (g).success_criteria.percent_successful_nodes', /whole number from 0 to 100/],
-      ['fractional percent', { success_criteria: { percent_successful_nodes: 99.5 } }, 'groups[0] (g).success_criteria.percent_successful_nodes', /whole number from 0 to 100/],
-      ['percent as text', { success_criteria: { percent_successful_nodes: '90' } }, 'groups[0] (g).success_criteria.percent_successful_nodes', /whole number from 0 to 100/],
-      ['negative minimum', { success_criteria: { minimum_successful_nodes: -1 } }, 'groups[0] (g).success_criteria.minimum_successful_nodes', /whole number >= 0/],
-      ['fractional maximum failed', { success_criteria: { maximum_failed_nodes: 0.5 } }, 'groups[0] (g).success_criteria.maximum_failed_nodes', /whole number >= 0/],
-      ['unknown criterion', { success_criteria: { min_successful_nodes: 1 } }, 'groups[0] (g).success_criteria.min_successful_nodes', /unknown key \(expected one of: percent_successful_nodes/],
-      ['unknown group key', { dependsOn: [] }, 'groups[0] (g).dependsOn', /unknown key \(expected one of: name, critical, depends_on, selectors, success_criteria, strategy\)/],
+      [
+        'percent above 100',
+        { success_criteria: { percent_successful_nodes: 101 } },
+        'groups[0] (g).success_criteria.percent_successful_nodes',
+        /whole number from 0 to 100/,
+      ],
+      [
+        'percent below 0',
+        { success_criteria: { percent_successful_nodes: -1 } },
+        'groups[0] (g).success_criteria.percent_successful_nodes',
+        /whole number from 0 to 100/,
+      ],
+      [
+        'fractional percent',
+        { success_criteria: { percent_successful_nodes: 99.5 } },
+        'groups[0] (g).success_criteria.percent_successful_nodes',
+        /whole number from 0 to 100/,
+      ],
+      [
+        'percent as text',
+        { success_criteria: { percent_successful_nodes: '90' } },
+        'groups[0] (g).success_criteria.percent_successful_nodes',
+        /whole number from 0 to 100/,
+      ],
+      [
+        'negative minimum',
+        { success_criteria: { minimum_successful_nodes: -1 } },
+        'groups[0] (g).success_criteria.minimum_successful_nodes',
+        /whole number >= 0/,
+      ],
+      [
+        'fractional maximum failed',
+        { success_criteria: { maximum_failed_nodes: 0.5 } },
+        'groups[0] (g).success_criteria.maximum_failed_nodes',
+        /whole number >= 0/,
+      ],
+      [
+        'unknown criterion',
+        { success_criteria: { min_successful_nodes: 1 } },
+        'groups[0] (g).success_criteria.min_successful_nodes',
+        /unknown key \(expected one of: percent_successful_nodes/,
+      ],
+      [
+        'unknown group key',
+        { dependsOn: [] },
+        'groups[0] (g).dependsOn',
+        /unknown key \(expected one of: name, critical, depends_on, selectors, success_criteria, strategy\)/,
+      ],
     ])('%s', (_case, overrides, field, message) => {
       expect(problemsOf({ groups: [group(overrides)] })).toEqual([{ field, message: expect.stringMatching(message) }]);
     });
 
-    it('names the group by its name in the brief\'s example path', () => {
+    it("names the group by its name in the brief's example path", () => {
       const groups = [group({ name: 'ntp' }), group({ name: 'ctl' }), group({ name: 'compute-nodes-1', success_criteria: { percent_successful_nodes: 150 } })];
       expect(problemsOf({ groups })).toEqual([
         { field: 'groups[2] (compute-nodes-1).success_criteria.percent_successful_nodes', message: 'must be a whole number from 0 to 100' },
@@ -190,9 +239,7 @@ describe('parseDeploymentStrategy', () => {
       expect(problemsOf({ schema: 'shipyard/DeploymentStrategy/v1', data: { groups: [] }, extra: 1 })).toEqual([
         { field: 'extra', message: 'unknown key (expected one of: schema, metadata, data)' },
       ]);
-      expect(
-        problemsOf({ schema: 'shipyard/DeploymentStrategy/v1', data: { groups: [group({ name: 'a', critical: 1, depends_on: ['zz'] })] } }),
-      ).toEqual([
+      expect(problemsOf({ schema: 'shipyard/DeploymentStrategy/v1', data: { groups: [group({ name: 'a', critical: 1, depends_on: ['zz'] })] } })).toEqual([
         { field: 'data.groups[0] (a).critical', message: 'must be true or false' },
         { field: 'data.groups[0] (a).depends_on[0]', message: "unknown group 'zz'" },
       ]);

@@ -7,7 +7,12 @@ import type { InventoryNode } from '../../../ports/site';
 
 const node = (name: string): InventoryNode => ({ name, nid: 0, role: 'Compute', tags: [], labels: {} });
 const inventory = ['ntp1', 'ctl1', 'shared', 'mon1'].map(node);
-const group = (name: string, nodes: string[], dependsOn: string[] = []) => ({ name, critical: false, depends_on: dependsOn, selectors: [{ node_names: nodes }] });
+const group = (name: string, nodes: string[], dependsOn: string[] = []) => ({
+  name,
+  critical: false,
+  depends_on: dependsOn,
+  selectors: [{ node_names: nodes }],
+});
 
 describe('groupsToStart', () => {
   // Plan order: ntp, ctl, mon. `shared` is owned by ctl (first to select it) but counted by mon too.
@@ -22,7 +27,10 @@ describe('groupsToStart', () => {
 
   it('starts it once the owner has finished', () => {
     let state = startDeploymentRun(plan);
-    for (const [group, nodes] of [['ntp', ['ntp1']], ['ctl', ['ctl1', 'shared']]] as const) {
+    for (const [group, nodes] of [
+      ['ntp', ['ntp1']],
+      ['ctl', ['ctl1', 'shared']],
+    ] as const) {
       state = applyPhaseResult(plan, state, { group, phase: 'PREPARE', succeededNodes: nodes });
       state = applyPhaseResult(plan, state, { group, phase: 'DEPLOY', succeededNodes: nodes });
     }

@@ -30,10 +30,7 @@ function strategyText(): string {
     // Listed in reverse, so the order must come from depends_on rather than the document.
     const rack = RACKS - 1 - g;
     const dependsOn = rack === 0 ? [] : [`rack-${rack - 1}`];
-    const selectors =
-      rack % 10 === 0
-        ? [{ rack_names: [`x${rack}`] }, { node_tags: ['gpu'], node_labels: ['tier:even'] }]
-        : [{ rack_names: [`x${rack}`] }];
+    const selectors = rack % 10 === 0 ? [{ rack_names: [`x${rack}`] }, { node_tags: ['gpu'], node_labels: ['tier:even'] }] : [{ rack_names: [`x${rack}`] }];
     return { name: `rack-${rack}`, critical: rack === 0, depends_on: dependsOn, selectors, success_criteria: { percent_successful_nodes: 95 } };
   });
   return JSON.stringify({ schema: 'shipyard/DeploymentStrategy/v1', metadata: { name: 'big' }, data: { groups } });

@@ -35,9 +35,9 @@ describe('resolveSelectors', () => {
 
   it('intersects the criteria of one selector', () => {
     expect(resolveSelectors([selector({ rackNames: ['r1'], nodeTags: ['compute'] })], inventory)).toEqual(['n2']);
-    expect(
-      resolveSelectors([selector({ nodeNames: ['n1', 'n2', 'n3'], nodeLabels: [{ key: 'tier', value: 'gold' }], rackNames: ['r2'] })], inventory),
-    ).toEqual(['n3']);
+    expect(resolveSelectors([selector({ nodeNames: ['n1', 'n2', 'n3'], nodeLabels: [{ key: 'tier', value: 'gold' }], rackNames: ['r2'] })], inventory)).toEqual(
+      ['n3'],
+    );
   });
 
   it('unions selectors, in inventory order and without repeats', () => {

@@ -1,12 +1,5 @@
 import { IllegalStageTransitionError } from '../../../core/errors';
-import {
-  DEPLOYMENT_STAGES,
-  canTransition,
-  isSuccessfulAfter,
-  stageAfter,
-  transitionStage,
-  type DeploymentStage,
-} from '../../../core/group-deployment/stages';
+import { DEPLOYMENT_STAGES, canTransition, isSuccessfulAfter, stageAfter, transitionStage, type DeploymentStage } from '../../../core/group-deployment/stages';
 import { thrownBy } from '../../support/deployment-runs';
 
 describe('stage transitions', () => {

@@ -1,8 +1,4 @@
-import {
-  countPhaseSuccesses,
-  evaluateSuccessCriteria,
-  successPercentForDisplay,
-} from '../../../core/group-deployment/success-criteria';
+import { countPhaseSuccesses, evaluateSuccessCriteria, successPercentForDisplay } from '../../../core/group-deployment/success-criteria';
 import type { DeploymentStage } from '../../../core/group-deployment/stages';
 
 describe('evaluateSuccessCriteria', () => {
@@ -12,8 +8,8 @@ describe('evaluateSuccessCriteria', () => {
   });
 
   describe('percent_successful_nodes, decided exactly', () => {
-    it('meets 29% with 29 of 100 (Shipyard\'s float check fails it)', () => {
-      expect(29 / 100 * 100 >= 29).toBe(false); // the float comparison Shipyard makes
+    it("meets 29% with 29 of 100 (Shipyard's float check fails it)", () => {
+      expect((29 / 100) * 100 >= 29).toBe(false); // the float comparison Shipyard makes
       expect(evaluateSuccessCriteria({ percentSuccessfulNodes: 29 }, { total: 100, succeeded: 29 })).toEqual([]);
     });
 
@@ -23,7 +19,7 @@ describe('evaluateSuccessCriteria', () => {
       ]);
     });
 
-    it('meets 75% with 3 of 4 and fails it with 2 of 4 (the seed\'s example)', () => {
+    it("meets 75% with 3 of 4 and fails it with 2 of 4 (the seed's example)", () => {
       expect(evaluateSuccessCriteria({ percentSuccessfulNodes: 75 }, { total: 4, succeeded: 3 })).toEqual([]);
       expect(evaluateSuccessCriteria({ percentSuccessfulNodes: 75 }, { total: 4, succeeded: 2 })).toHaveLength(1);
     });

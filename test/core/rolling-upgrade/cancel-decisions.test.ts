@@ -1,10 +1,4 @@
-import {
-  cancelChunk,
-  cancelSwitchesAt,
-  decideCancel,
-  decideCancelRequested,
-  decideCleanUp,
-} from '../../../core/rolling-upgrade/cancel-decisions';
+import { cancelChunk, cancelSwitchesAt, decideCancel, decideCancelRequested, decideCleanUp } from '../../../core/rolling-upgrade/cancel-decisions';
 import { NOW, node, progress, session, wlmMap, wlmNode } from '../../support/upgrade-sessions';
 
 describe('a cancel seen by a stage', () => {
@@ -28,10 +22,7 @@ describe('CANCELLING', () => {
   const step = [node('n0', 0), node('n1', 1)];
 
   it("before booting step 0 lifts only our drain: an admin's drain stays, with its reason", () => {
-    const wlm = wlmMap(
-      wlmNode('n0', 'IDLE', ['DRAIN'], { reason: 'rolling-upgrade' }),
-      wlmNode('n1', 'IDLE', ['DRAIN'], { reason: 'bad dimm' }),
-    );
+    const wlm = wlmMap(wlmNode('n0', 'IDLE', ['DRAIN'], { reason: 'rolling-upgrade' }), wlmNode('n1', 'IDLE', ['DRAIN'], { reason: 'bad dimm' }));
     const d = decideCancel({
       session: session({ state: 'DELETING' }),
       progress: progress({ stage: 'CANCELLING', cancelMode: 'resume-step' }),
@@ -60,7 +51,12 @@ describe('CANCELLING', () => {
     });
     expect(first.progress).toEqual({ ...cancelling, cancelCursor: 3 });
     expect(first.message).toBe('Cancelled: 3 node(s) at plan positions 0-2 failed');
-    expect(first.actions[0]).toEqual({ type: 'fail', nodes: ['n0'], reason: 'upgrade-session-deleted-before-completion', siteReason: 'upgrade-session-deleted-before-completion u1' });
+    expect(first.actions[0]).toEqual({
+      type: 'fail',
+      nodes: ['n0'],
+      reason: 'upgrade-session-deleted-before-completion',
+      siteReason: 'upgrade-session-deleted-before-completion u1',
+    });
 
     expect(cancelChunk(s, first.progress, 3)).toEqual({ from: 3, to: 4 });
     const last = decideCancel({ session: s, progress: first.progress, nodes: [], observed: { wlm: wlmMap(), chunk: { from: 3, to: 4 } }, now: NOW });
@@ -70,7 +66,13 @@ describe('CANCELLING', () => {
 
 describe('CLEANUP', () => {
   it('empties the upgrading group, releases the step locks and closes the session READY', () => {
-    const d = decideCleanUp({ session: session(), progress: progress({ stage: 'CLEANUP', counts: { upgraded: 3, failed: 1 } }), nodes: [node('n0', 0)], observed: { upgradingMembers: ['n0'] }, now: NOW });
+    const d = decideCleanUp({
+      session: session(),
+      progress: progress({ stage: 'CLEANUP', counts: { upgraded: 3, failed: 1 } }),
+      nodes: [node('n0', 0)],
+      observed: { upgradingMembers: ['n0'] },
+      now: NOW,
+    });
     expect(d.actions).toEqual([
       { type: 'removeFromGroup', label: 'upgrading', nodes: ['n0'] },
       { type: 'releaseLocks', nodes: ['n0'] },
@@ -80,16 +82,36 @@ describe('CLEANUP', () => {
   });
 
   it('closes a session that upgraded and failed nothing (every node left alone) not completed, saying why', () => {
-    const d = decideCleanUp({ session: session(), progress: progress({ stage: 'CLEANUP', counts: { upgraded: 0, failed: 0 } }), nodes: [], observed: { upgradingMembers: [] }, now: NOW });
+    const d = decideCleanUp({
+      session: session(),
+      progress: progress({ stage: 'CLEANUP', counts: { upgraded: 0, failed: 0 } }),
+      nodes: [],
+      observed: { upgradingMembers: [] },
+      now: NOW,
+    });
     expect(d.actions).toEqual([{ type: 'closeSession', state: 'READY', completed: false }]);
-    expect(d.message).toBe("Upgrade Session Not Completed: none of its 4 node(s) was upgraded or failed: every node was left alone (each node's reason says why)");
+    expect(d.message).toBe(
+      "Upgrade Session Not Completed: none of its 4 node(s) was upgraded or failed: every node was left alone (each node's reason says why)",
+    );
     // One node failed is a run that did something: completed, as CRUS counts failed nodes.
-    const one = decideCleanUp({ session: session(), progress: progress({ stage: 'CLEANUP', counts: { upgraded: 0, failed: 1 } }), nodes: [], observed: { upgradingMembers: [] }, now: NOW });
+    const one = decideCleanUp({
+      session: session(),
+      progress: progress({ stage: 'CLEANUP', counts: { upgraded: 0, failed: 1 } }),
+      nodes: [],
+      observed: { upgradingMembers: [] },
+      now: NOW,
+    });
     expect(one.actions).toEqual([{ type: 'closeSession', state: 'READY', completed: true }]);
   });
 
   it('closes a cancelled session DELETED, not completed', () => {
-    const d = decideCleanUp({ session: session({ state: 'DELETING' }), progress: progress({ stage: 'CLEANUP' }), nodes: [], observed: { upgradingMembers: [] }, now: NOW });
+    const d = decideCleanUp({
+      session: session({ state: 'DELETING' }),
+      progress: progress({ stage: 'CLEANUP' }),
+      nodes: [],
+      observed: { upgradingMembers: [] },
+      now: NOW,
+    });
     expect(d.actions).toEqual([{ type: 'closeSession', state: 'DELETED', completed: false }]);
     expect(d.message).toBe('Upgrade Session Deleted');
   });

@@ -42,7 +42,16 @@ describe('reservationChanges', () => {
   const bucket = (seconds: number) => `${prefix}${Math.round(T0 / 1000) + seconds}`;
 
   it('holds nodes whose slots fall in one bucket with one reservation from its start (not before the next increment), lasting two slots', () => {
-    const changes = reservationChanges('u1', new Map([['n1', T0], ['n2', s(100)], ['n3', s(3700)]]), [], options);
+    const changes = reservationChanges(
+      'u1',
+      new Map([
+        ['n1', T0],
+        ['n2', s(100)],
+        ['n3', s(3700)],
+      ]),
+      [],
+      options,
+    );
     expect(changes).toEqual({
       put: [
         { name: bucket(0), nodes: ['n1', 'n2'], startsAt: s(60), endsAt: s(60 + 1200) },
@@ -58,7 +67,15 @@ describe('reservationChanges', () => {
       { name: bucket(3600), nodes: ['near', 'far'], startsAt: s(3600), endsAt: s(4800) },
       { name: bucket(900), nodes: ['started'], startsAt: s(900), endsAt: s(2100) },
     ];
-    const changes = reservationChanges('u1', new Map([['near', s(3800)], ['far', s(5000)]]), existing, options);
+    const changes = reservationChanges(
+      'u1',
+      new Map([
+        ['near', s(3800)],
+        ['far', s(5000)],
+      ]),
+      existing,
+      options,
+    );
     expect(changes.put).toEqual([{ name: bucket(4800), nodes: ['far'], startsAt: s(4800), endsAt: s(6000) }]);
     expect(changes.update).toEqual([{ ...existing[0], nodes: ['near'] }]);
     expect(changes.remove).toEqual([bucket(900)]);
@@ -66,7 +83,15 @@ describe('reservationChanges', () => {
 
   it('keeps a node in a reservation that has begun while its slot is near, and takes it out once its slot moved away (Slurm cannot move a started one)', () => {
     const existing = [{ name: bucket(-300), nodes: ['due', 'later'], startsAt: s(-100), endsAt: s(1100) }];
-    const changes = reservationChanges('u1', new Map([['due', s(200)], ['later', s(2000)]]), existing, options);
+    const changes = reservationChanges(
+      'u1',
+      new Map([
+        ['due', s(200)],
+        ['later', s(2000)],
+      ]),
+      existing,
+      options,
+    );
     expect(changes.update).toEqual([{ ...existing[0], nodes: ['due'] }]);
     expect(changes.put).toEqual([{ name: bucket(1800), nodes: ['later'], startsAt: s(1800), endsAt: s(3000) }]);
     expect(changes.remove).toEqual([]);
@@ -74,7 +99,17 @@ describe('reservationChanges', () => {
 
   it('changes nothing when the plan still fits what the site holds', () => {
     const existing = [{ name: bucket(0), nodes: ['a', 'b'], startsAt: s(60), endsAt: s(1260) }];
-    expect(reservationChanges('u1', new Map([['b', s(120)], ['a', s(30)]]), existing, options)).toEqual({ put: [], update: [], remove: [] });
+    expect(
+      reservationChanges(
+        'u1',
+        new Map([
+          ['b', s(120)],
+          ['a', s(30)],
+        ]),
+        existing,
+        options,
+      ),
+    ).toEqual({ put: [], update: [], remove: [] });
   });
 });
 

@@ -7,7 +7,12 @@ import { node, progress, session, wlmMap, wlmNode } from '../../support/upgrade-
 
 describe('a failed attempt', () => {
   it('counts the error, backs off and tells the operator', () => {
-    const d = decideFailedAttempt(session(), 'BOOTING', progress({ stage: 'BOOTING', step: 1, errorCount: 2 }), new SiteServiceError('boot-service', 'HTTP 503'));
+    const d = decideFailedAttempt(
+      session(),
+      'BOOTING',
+      progress({ stage: 'BOOTING', step: 1, errorCount: 2 }),
+      new SiteServiceError('boot-service', 'HTTP 503'),
+    );
     expect(d).toEqual({
       progress: progress({ stage: 'BOOTING', step: 1, errorCount: 3 }),
       waitSeconds: 120,
@@ -31,14 +36,21 @@ describe('the shared pieces of every decision', () => {
   });
 
   it('recognises our drain by its prefix, whatever Slurm or the session appended, and only while drained or DOWN', () => {
-    const reasons = ['rolling-upgrade', 'rolling-upgrade : reboot issued', 'rolling-upgrade : Not responding', 'rolling-upgrade session=u1', 'rolling-upgrade 0f8fad5b-d9cb-469f-a165-70867728950e : Not responding'];
+    const reasons = [
+      'rolling-upgrade',
+      'rolling-upgrade : reboot issued',
+      'rolling-upgrade : Not responding',
+      'rolling-upgrade session=u1',
+      'rolling-upgrade 0f8fad5b-d9cb-469f-a165-70867728950e : Not responding',
+    ];
     for (const reason of reasons) {
       expect(isUpgradeDrainReason(reason)).toBe(true);
       expect(isOurDrain(wlmNode('a', 'IDLE', ['DRAIN'], { reason }))).toBe(true);
       // ReturnToService 0/1 kept it DOWN after SlurmdTimeout: still ours to resume.
       expect(isOurDrain(wlmNode('a', 'DOWN', ['NOT_RESPONDING'], { reason }))).toBe(true);
     }
-    for (const reason of ['rolling-upgrades', 'rolling-upgrade-x', 'bad dimm rolling-upgrade', 'Reboot ASAP', '', undefined]) expect(isUpgradeDrainReason(reason)).toBe(false);
+    for (const reason of ['rolling-upgrades', 'rolling-upgrade-x', 'bad dimm rolling-upgrade', 'Reboot ASAP', '', undefined])
+      expect(isUpgradeDrainReason(reason)).toBe(false);
     // Fix 7: RESUME leaves the reason on a node in service; a reason is not a drain.
     expect(isOurDrain(wlmNode('a', 'IDLE', [], { reason: 'rolling-upgrade : reboot issued' }))).toBe(false);
     expect(isDrained(wlmNode('a', 'IDLE', [], { reason: 'rolling-upgrade' }))).toBe(false);

@@ -78,10 +78,18 @@ describe('QUIESCING', () => {
   const quiet = (name: string) => wlmNode(name, 'IDLE', ['DRAIN'], { reason: 'rolling-upgrade' });
 
   it('moves on once every node is drained of jobs', () => {
-    const d = decideQuiesce({ session: session(), progress: progress({ stage: 'QUIESCING' }), nodes: STEP, observed: { wlm: wlmMap(quiet('n0'), quiet('n1')) }, now: NOW });
+    const d = decideQuiesce({
+      session: session(),
+      progress: progress({ stage: 'QUIESCING' }),
+      nodes: STEP,
+      observed: { wlm: wlmMap(quiet('n0'), quiet('n1')) },
+      now: NOW,
+    });
     // The live view: each node is recorded quiet (the time is stamped when the record is written).
     expect(d).toMatchObject({ progress: { stage: 'QUIESCED' }, message: 'Step 0: 2 node(s) quiesced' });
-    expect(d.actions).toEqual([{ type: 'recordNodes', records: STEP.map((n) => ({ name: n.name, index: n.index, status: 'IN_PROGRESS', phase: 'QUIESCED' })) }]);
+    expect(d.actions).toEqual([
+      { type: 'recordNodes', records: STEP.map((n) => ({ name: n.name, index: n.index, status: 'IN_PROGRESS', phase: 'QUIESCED' })) },
+    ]);
   });
 
   it('polls while a job runs, and fails the busy node past the timeout', () => {
@@ -89,7 +97,11 @@ describe('QUIESCING', () => {
     const start = progress({ stage: 'QUIESCING', stageStartedAt: NOW });
     // While n1 runs its job, n0 is recorded quiet (once: a record already QUIESCED is not written again).
     const quietN0 = { type: 'recordNodes', records: [{ name: 'n0', index: 0, status: 'IN_PROGRESS', phase: 'QUIESCED' }] };
-    expect(decideQuiesce({ session: session(), progress: start, nodes: STEP, observed: { wlm }, now: NOW + 99_000 })).toEqual({ progress: start, waitSeconds: 30, actions: [quietN0] });
+    expect(decideQuiesce({ session: session(), progress: start, nodes: STEP, observed: { wlm }, now: NOW + 99_000 })).toEqual({
+      progress: start,
+      waitSeconds: 30,
+      actions: [quietN0],
+    });
     const recorded = STEP.map((n) => (n.name === 'n0' ? { ...n, status: 'IN_PROGRESS' as const, phase: 'QUIESCED' as const } : n));
     expect(decideQuiesce({ session: session(), progress: start, nodes: recorded, observed: { wlm }, now: NOW + 99_000 }).actions).toEqual([]);
     const late = decideQuiesce({ session: session(), progress: start, nodes: STEP, observed: { wlm }, now: NOW + 100_000 });
@@ -120,7 +132,13 @@ describe('QUIESCING', () => {
 
 describe('QUIESCED', () => {
   it('saves the boot time before booting, replaces strangers in the upgrading group and boots the step', () => {
-    const d = decideBootStep({ session: session(), progress: progress({ stage: 'QUIESCED' }), nodes: STEP, observed: { upgradingMembers: ['x9', 'n0'] }, now: NOW });
+    const d = decideBootStep({
+      session: session(),
+      progress: progress({ stage: 'QUIESCED' }),
+      nodes: STEP,
+      observed: { upgradingMembers: ['x9', 'n0'] },
+      now: NOW,
+    });
     const name = bootSessionName('u1', 0);
     expect(d.actions.map((a) => a.type)).toEqual(['saveProgress', 'removeFromGroup', 'addToGroup', 'startBoot', 'recordNodes']);
     expect(d.actions[0]).toMatchObject({ progress: { stage: 'QUIESCED', bootRequestedAt: NOW, bootSessionName: name } });
@@ -151,7 +169,10 @@ describe('BOOTING and BOOTED', () => {
     const running = boot('running', { n0: 'booting' });
     expect(decideCheckBoot({ session: session(), progress: booting, nodes: [], observed: { boot: running }, now: NOW + 1000 }).waitSeconds).toBe(30);
     const late = decideCheckBoot({ session: session(), progress: booting, nodes: [], observed: { boot: running }, now: NOW + 200_000 });
-    expect(late).toMatchObject({ progress: { stage: 'BOOTED', bootFinishedAt: NOW + 200_000 }, message: 'Step 0: boot session b-0 did not finish within 200 s' });
+    expect(late).toMatchObject({
+      progress: { stage: 'BOOTED', bootFinishedAt: NOW + 200_000 },
+      message: 'Step 0: boot session b-0 did not finish within 200 s',
+    });
     const done = decideCheckBoot({ session: session(), progress: booting, nodes: [], observed: { boot: boot('complete', {}) }, now: NOW });
     expect(done.message).toBe('Step 0: boot session b-0 complete');
   });
@@ -197,7 +218,7 @@ describe('BOOTING and BOOTED', () => {
 });
 
 describe('WLM_WAITING', () => {
-  it("lifts only our drain: a node an admin drained is upgraded and stays drained", () => {
+  it('lifts only our drain: a node an admin drained is upgraded and stays drained', () => {
     const admin = wlmNode('n1', 'IDLE', ['DRAIN'], { bootTime: NOW, reason: 'bad dimm' });
     const d = decideReturnToService({ session: session(), progress: waiting, nodes: STEP, observed: { wlm: wlmMap(back('n0', ['DRAIN']), admin) }, now: NOW });
     expect(d.actions.filter((a) => a.type === 'resume')).toEqual([{ type: 'resume', nodes: ['n0'] }]);
@@ -206,7 +227,8 @@ describe('WLM_WAITING', () => {
 
   const waiting = progress({ stage: 'WLM_WAITING', stageStartedAt: NOW, bootRequestedAt: NOW - 10, bootFinishedAt: NOW });
   // Back after the boot, still carrying our drain (or none).
-  const back = (name: string, flags: string[] = []) => wlmNode(name, 'IDLE', flags, { bootTime: NOW, ...(flags.includes('DRAIN') ? { reason: 'rolling-upgrade' } : {}) });
+  const back = (name: string, flags: string[] = []) =>
+    wlmNode(name, 'IDLE', flags, { bootTime: NOW, ...(flags.includes('DRAIN') ? { reason: 'rolling-upgrade' } : {}) });
 
   it('resumes the drained nodes that really rebooted, counts them upgraded and waits for the rest', () => {
     const wlm = wlmMap(back('n0', ['DRAIN']), wlmNode('n1', 'IDLE', ['DRAIN'], { bootTime: NOW - 60_000 }));
@@ -226,9 +248,20 @@ describe('WLM_WAITING', () => {
   });
 
   it('fails the nodes that did not return within the timeout', () => {
-    const d = decideReturnToService({ session: session(), progress: waiting, nodes: STEP, observed: { wlm: wlmMap(back('n0'), wlmNode('n1', 'DOWN')) }, now: NOW + 300_000 });
+    const d = decideReturnToService({
+      session: session(),
+      progress: waiting,
+      nodes: STEP,
+      observed: { wlm: wlmMap(back('n0'), wlmNode('n1', 'DOWN')) },
+      now: NOW + 300_000,
+    });
     expect(d.message).toBe('Step 0: 1 node(s) back in service: n0; 1 node(s) did not return within 300 s: n1');
-    expect(d.actions).toContainEqual({ type: 'fail', nodes: ['n1'], reason: 'upgrading-time-out-wlm-waiting', siteReason: 'upgrading-time-out-wlm-waiting u1' });
+    expect(d.actions).toContainEqual({
+      type: 'fail',
+      nodes: ['n1'],
+      reason: 'upgrading-time-out-wlm-waiting',
+      siteReason: 'upgrading-time-out-wlm-waiting u1',
+    });
     expect(d.progress).toMatchObject({ stage: 'STARTING', step: 1 });
   });
 });

@@ -2,11 +2,29 @@ import { planUpgrade, type PlannedNodeSite } from '../../../core/rolling-upgrade
 import { parseUpgradeRequest } from '../../../core/rolling-upgrade/upgrade-request';
 
 const NOW = Date.UTC(2026, 0, 5, 12); // a Monday, 12:00 UTC
-const base = { startingLabel: 'compute', upgradingLabel: 'upgrading', failedLabel: 'failed', upgradeStepSize: 2, upgradeTemplateId: 'img', workloadManagerType: 'slurm' };
+const base = {
+  startingLabel: 'compute',
+  upgradingLabel: 'upgrading',
+  failedLabel: 'failed',
+  upgradeStepSize: 2,
+  upgradeTemplateId: 'img',
+  workloadManagerType: 'slurm',
+};
 const idle = (rack?: string): PlannedNodeSite => ({ wlm: { name: 'x', base: 'IDLE', flags: [] }, alive: true, available: true, ...(rack ? { rack } : {}) });
-const busy = (seconds: number): PlannedNodeSite => ({ wlm: { name: 'x', base: 'ALLOCATED', flags: [] }, alive: true, available: true, jobEndsAt: NOW + seconds * 1000 });
+const busy = (seconds: number): PlannedNodeSite => ({
+  wlm: { name: 'x', base: 'ALLOCATED', flags: [] },
+  alive: true,
+  available: true,
+  jobEndsAt: NOW + seconds * 1000,
+});
 const plan = (request: Record<string, unknown>, site: Record<string, PlannedNodeSite>) =>
-  planUpgrade({ request: parseUpgradeRequest({ ...base, ...request }), plan: Object.keys(site), site: new Map(Object.entries(site)), now: NOW, serviceSeconds: 60 });
+  planUpgrade({
+    request: parseUpgradeRequest({ ...base, ...request }),
+    plan: Object.keys(site),
+    site: new Map(Object.entries(site)),
+    now: NOW,
+    serviceSeconds: 60,
+  });
 const s = (ms: number) => (ms - NOW) / 1000;
 
 describe('planUpgrade: the workflow scheduler run forward on the site as it is', () => {
@@ -16,7 +34,13 @@ describe('planUpgrade: the workflow scheduler run forward on the site as it is',
       [1, ['a', 'b'], 0, 160],
       [2, ['c', 'd'], 160, 220],
     ]);
-    expect(planned.nodes['b']).toMatchObject({ wave: 1, drainAt: NOW, outOfServiceAt: NOW + 100_000, backAt: NOW + 160_000, gates: [`busy until ${new Date(NOW + 100_000).toISOString()}`] });
+    expect(planned.nodes['b']).toMatchObject({
+      wave: 1,
+      drainAt: NOW,
+      outOfServiceAt: NOW + 100_000,
+      backAt: NOW + 160_000,
+      gates: [`busy until ${new Date(NOW + 100_000).toISOString()}`],
+    });
     expect(planned).toMatchObject({ cap: 2, nodeCount: 4 });
     expect(s(planned.endsAt)).toBe(220);
   });

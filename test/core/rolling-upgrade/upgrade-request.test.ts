@@ -46,7 +46,10 @@ describe('parseUpgradeRequest: the window controls', () => {
     });
     expect(request.healthCheck).toEqual({ command: 'ssh {node} /usr/sbin/nhc' });
     expect(healthCheckCommand(request)).toEqual({ command: 'ssh {node} /usr/sbin/nhc', timeoutSeconds: 300 });
-    expect(healthCheckCommand({ healthCheck: { command: 'pdsh -w {node} nhc', timeoutSeconds: 60 } })).toEqual({ command: 'pdsh -w {node} nhc', timeoutSeconds: 60 });
+    expect(healthCheckCommand({ healthCheck: { command: 'pdsh -w {node} nhc', timeoutSeconds: 60 } })).toEqual({
+      command: 'pdsh -w {node} nhc',
+      timeoutSeconds: 60,
+    });
     expect(healthCheckCommand({ healthCheck: {} })).toBeUndefined();
     expect(upgradePolicy(request, 512)).toEqual({
       admission: 'refill',
@@ -101,14 +104,24 @@ describe('parseUpgradeRequest: the window controls', () => {
   it('rejects malformed values, naming the field', () => {
     expect(problems({ mode: 'rolling' })).toEqual(['mode: mode must be one of: lockstep, window']);
     expect(problems({ mode: 'window', maxUnavailable: 0 })).toEqual(['maxUnavailable: maxUnavailable must be at least 1']);
-    expect(problems({ mode: 'window', maxUnavailable: '0%' })).toEqual(['maxUnavailable: maxUnavailable must be a whole number or a percentage such as "20%" (above 0 to 100)']);
-    expect(problems({ mode: 'window', batches: [1, '120%'] })).toEqual(['batches[1]: batches must be a whole number or a percentage such as "20%" (above 0 to 100)']);
+    expect(problems({ mode: 'window', maxUnavailable: '0%' })).toEqual([
+      'maxUnavailable: maxUnavailable must be a whole number or a percentage such as "20%" (above 0 to 100)',
+    ]);
+    expect(problems({ mode: 'window', batches: [1, '120%'] })).toEqual([
+      'batches[1]: batches must be a whole number or a percentage such as "20%" (above 0 to 100)',
+    ]);
     expect(problems({ maxFailed: -1 })).toEqual(['maxFailed: maxFailed must be at least 0']);
     expect(problems({ mode: 'window', drainAhead: 1.5 })).toEqual(['drainAhead: drainAhead must be a whole number']);
     expect(problems({ healthCheck: { command: 'ssh {node} nhc\nreboot' } })).toEqual(['healthCheck.command: healthCheck.command must be one line']);
-    expect(problems({ healthCheck: { command: '/usr/sbin/nhc' } })).toEqual(['healthCheck.command: healthCheck.command must name the node to check as {node} (e.g. "ssh {node} /usr/sbin/nhc")']);
-    expect(problems({ healthCheck: { command: 'ssh {node} nhc {template}' } })).toEqual(['healthCheck.command: healthCheck.command may use only the placeholder {node}']);
-    expect(problems({ healthCheck: { timeoutSeconds: 60 } })).toEqual(['healthCheck.timeoutSeconds: healthCheck.timeoutSeconds bounds the health check command: give healthCheck.command too']);
+    expect(problems({ healthCheck: { command: '/usr/sbin/nhc' } })).toEqual([
+      'healthCheck.command: healthCheck.command must name the node to check as {node} (e.g. "ssh {node} /usr/sbin/nhc")',
+    ]);
+    expect(problems({ healthCheck: { command: 'ssh {node} nhc {template}' } })).toEqual([
+      'healthCheck.command: healthCheck.command may use only the placeholder {node}',
+    ]);
+    expect(problems({ healthCheck: { timeoutSeconds: 60 } })).toEqual([
+      'healthCheck.timeoutSeconds: healthCheck.timeoutSeconds bounds the health check command: give healthCheck.command too',
+    ]);
     expect(problems({ healthCheck: { command: 'ssh {node} nhc', timeoutSeconds: 0 } })[0]).toMatch(/^healthCheck\.timeoutSeconds: /);
     expect(problems({ healthCheck: { cmd: 'nhc' } })).toEqual(['healthCheck.cmd: unknown key']);
   });
@@ -119,7 +132,9 @@ describe('parseUpgradeRequest: the window controls', () => {
     expect(problems({ maintenanceWindows: [{ cron: '0 22 * * *', durationMinutes: 60, timeZone: 'Mars/Olympus' }] })).toEqual([
       "maintenanceWindows[0].timeZone: unknown time zone 'Mars/Olympus'",
     ]);
-    expect(problems({ maintenanceWindows: [{ cron: '0 22 * * *', durationMinutes: 0 }] })).toEqual(['maintenanceWindows[0].durationMinutes: durationMinutes must be at least 1']);
+    expect(problems({ maintenanceWindows: [{ cron: '0 22 * * *', durationMinutes: 0 }] })).toEqual([
+      'maintenanceWindows[0].durationMinutes: durationMinutes must be at least 1',
+    ]);
   });
 });
 
@@ -141,7 +156,9 @@ describe('parseUpgradeRequest: group labels', () => {
   });
 
   it('accepts the labels HSM and Slurm use', () => {
-    expect(parseUpgradeRequest({ ...base, startingLabel: 'rack=x3000', upgradingLabel: 'upgrading_nodes-2.0', failedLabel: 'role:failed' })).toMatchObject({ startingLabel: 'rack=x3000' });
+    expect(parseUpgradeRequest({ ...base, startingLabel: 'rack=x3000', upgradingLabel: 'upgrading_nodes-2.0', failedLabel: 'role:failed' })).toMatchObject({
+      startingLabel: 'rack=x3000',
+    });
   });
 });
 

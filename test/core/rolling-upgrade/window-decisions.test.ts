@@ -20,7 +20,14 @@ import {
   type WindowObserved,
   type WindowView,
 } from '../../../core/rolling-upgrade/window-decisions';
-import { advanceInFlight, decideBooting, decideInFlightNode, decidePutBack, decideQuiescing, decideReturning } from '../../../core/rolling-upgrade/window-in-flight';
+import {
+  advanceInFlight,
+  decideBooting,
+  decideInFlightNode,
+  decidePutBack,
+  decideQuiescing,
+  decideReturning,
+} from '../../../core/rolling-upgrade/window-in-flight';
 import { NOW, wlmMap, wlmNode } from '../../support/upgrade-sessions';
 
 /**
@@ -72,7 +79,12 @@ const backAfterBoot = (name: string, bootTime = NOW - 10_000) => wlmNode(name, '
 
 const todo = (name: string, index: number): NodeRecord => ({ name, index, status: 'NOT_STARTED' });
 /** A node in flight in `phase`, started (and admitted, with a slot) `secondsAgo` before NOW. */
-function flying(name: string, index: number, phase: NodeRecord['phase'], opts: { secondsAgo?: number; holdsSlot?: boolean; boot?: NodeRecord['boot']; extra?: Partial<NodeRecord> } = {}): NodeRecord {
+function flying(
+  name: string,
+  index: number,
+  phase: NodeRecord['phase'],
+  opts: { secondsAgo?: number; holdsSlot?: boolean; boot?: NodeRecord['boot']; extra?: Partial<NodeRecord> } = {},
+): NodeRecord {
   const startedAt = NOW - (opts.secondsAgo ?? 10) * 1000;
   const holdsSlot = opts.holdsSlot ?? true;
   const op: WindowOp = { state: 'TRANSITION', holdsSlot, wave: 0, startedAt, ...(holdsSlot ? { admittedAt: startedAt } : {}) };
@@ -92,25 +104,46 @@ function observe(wlm: WlmNode[], more: Partial<WindowObserved> = {}): WindowObse
 }
 
 /** One increment as the activity runs it: the real scheduler's decision, then decideWindow. */
-function increment(session: UpgradeSession, progress: Progress, v: WindowView, observed: WindowObserved, more: { lockedByOthers?: Set<string>; outsideTodo?: NodeRecord[]; now?: number } = {}) {
+function increment(
+  session: UpgradeSession,
+  progress: Progress,
+  v: WindowView,
+  observed: WindowObserved,
+  more: { lockedByOthers?: Set<string>; outsideTodo?: NodeRecord[]; now?: number } = {},
+) {
   const now = more.now ?? NOW;
   const input = { session, progress: { ...progress, window: { ...progress.window!, inFlight: v.inFlight.map((r) => r.index) } }, view: v, observed, now };
   const decision = scheduleWindow(input);
   return decideWindow({ ...input, decision, lockedByOthers: more.lockedByOthers ?? new Set(), ...(more.outsideTodo ? { outsideTodo: more.outsideTodo } : {}) });
 }
 
-const actionsOf = <T extends NodeAction['type']>(actions: NodeAction[], type: T) => actions.filter((a): a is Extract<NodeAction, { type: T }> => a.type === type);
+const actionsOf = <T extends NodeAction['type']>(actions: NodeAction[], type: T) =>
+  actions.filter((a): a is Extract<NodeAction, { type: T }> => a.type === type);
 const drained = (actions: NodeAction[]) => actionsOf(actions, 'drain').flatMap((a) => a.nodes);
 const recorded = (actions: NodeAction[]) => actionsOf(actions, 'recordNodes').flatMap((a) => a.records);
 const unlocked = (actions: NodeAction[]) => actionsOf(actions, 'releaseLocks').flatMap((a) => a.nodes);
 const typesOf = (actions: NodeAction[]) => actions.map((a) => a.type);
-const op = (name: string, fields: Partial<Operation> = {}): Operation => ({ id: `${name}/upgrade`, node: name, requires: [], rank: 0, state: 'TRANSITION', holdsSlot: true, startedAt: NOW - 10_000, ...fields });
+const op = (name: string, fields: Partial<Operation> = {}): Operation => ({
+  id: `${name}/upgrade`,
+  node: name,
+  requires: [],
+  rank: 0,
+  state: 'TRANSITION',
+  holdsSlot: true,
+  startedAt: NOW - 10_000,
+  ...fields,
+});
 const opsOf = (...ops: Operation[]) => new Map(ops.map((o) => [o.node, o]));
 const recordsOf = (...records: NodeRecord[]) => new Map(records.map((r) => [r.name, r]));
 
 describe('decideWindow: starts under the caps', () => {
   it('starts no more than maxUnavailable nodes, in plan order, saving the intent before recording and recording before draining', () => {
-    const d = increment(windowSession({ maxUnavailable: 2 }), rolling(), view([], [todo('n0', 0), todo('n1', 1), todo('n2', 2)]), observe([idle('n0'), idle('n1'), idle('n2')]));
+    const d = increment(
+      windowSession({ maxUnavailable: 2 }),
+      rolling(),
+      view([], [todo('n0', 0), todo('n1', 1), todo('n2', 2)]),
+      observe([idle('n0'), idle('n1'), idle('n2')]),
+    );
     expect(drained(d.actions)).toEqual(['n0', 'n1']);
     expect(typesOf(d.actions).slice(0, 3)).toEqual(['saveProgress', 'recordNodes', 'drain']);
     const intent = actionsOf(d.actions, 'saveProgress')[0]!;
@@ -156,7 +189,16 @@ describe('decideWindow: starts under the caps', () => {
       observed: observe([drainedByUs('n0'), idle('n1')]),
       now: NOW,
     };
-    const decision = { start: [{ op: 'n1/upgrade', holdsSlot: true }], admit: [], release: [], gated: [], wave: 0, finished: false, leftAlone: [], blocked: [] };
+    const decision = {
+      start: [{ op: 'n1/upgrade', holdsSlot: true }],
+      admit: [],
+      release: [],
+      gated: [],
+      wave: 0,
+      finished: false,
+      leftAlone: [],
+      blocked: [],
+    };
     const d = decideWindow({ ...input, decision, lockedByOthers: new Set() });
     expect(actionsOf(d.actions, 'startBoot')).toEqual([]);
     expect(drained(d.actions)).toEqual(['n1']);
@@ -170,7 +212,9 @@ describe('decideWindow: starts under the caps', () => {
   });
 
   it('does not start a node whose lock another session holds', () => {
-    const d = increment(windowSession(), rolling(), view([], [todo('n0', 0), todo('n1', 1)]), observe([idle('n0'), idle('n1')]), { lockedByOthers: new Set(['n0']) });
+    const d = increment(windowSession(), rolling(), view([], [todo('n0', 0), todo('n1', 1)]), observe([idle('n0'), idle('n1')]), {
+      lockedByOthers: new Set(['n0']),
+    });
     expect(drained(d.actions)).toEqual(['n1']);
     expect(d.progress.window!.inFlight).toEqual([1]);
     expect(actionsOf(d.actions, 'saveProgress')[0]!.progress.window!.inFlight).toEqual([1]);
@@ -200,9 +244,15 @@ describe('decideWindow: failures, the failure budget and halting', () => {
   });
 
   it('finishes halted once nothing is in flight: every TODO node, in the view or outside it, is recorded left alone', () => {
-    const d = increment(windowSession({ maxFailed: 0 }), rolling({}, { upgraded: 2, failed: 1 }), view([], [todo('n3', 3)], { todoOutside: 1 }), observe([idle('n3')]), {
-      outsideTodo: [todo('n5', 5)],
-    });
+    const d = increment(
+      windowSession({ maxFailed: 0 }),
+      rolling({}, { upgraded: 2, failed: 1 }),
+      view([], [todo('n3', 3)], { todoOutside: 1 }),
+      observe([idle('n3')]),
+      {
+        outsideTodo: [todo('n5', 5)],
+      },
+    );
     expect(d.progress).toMatchObject({ stage: 'CLEANUP', window: { finishedAt: NOW, halted: { reason: '1 failed nodes exceed maxFailed (0)' } } });
     expect(recorded(d.actions)).toEqual([
       { name: 'n3', index: 3, status: 'NOT_STARTED', reason: 'left alone: halted: 1 failed nodes exceed maxFailed (0)' },
@@ -282,21 +332,23 @@ describe('decideWindow: back in service, boots and the index', () => {
 });
 
 describe('decideWindow: stop and cancel', () => {
-  const mid = () =>
-    view([
-      flying('n0', 0, 'DRAINING'),
-      flying('n1', 1, 'BOOTING', { boot: { session: 'b0', requestedAt: NOW - 5000 } }),
-    ]);
-  const site = () => observe([drainedByUs('n0', 'ALLOCATED'), drainedByUs('n1', 'DOWN')], { boots: new Map([['b0', { name: 'b0', status: 'running', nodes: { n1: 'booting' } }]]) });
+  const mid = () => view([flying('n0', 0, 'DRAINING'), flying('n1', 1, 'BOOTING', { boot: { session: 'b0', requestedAt: NOW - 5000 } })]);
+  const site = () =>
+    observe([drainedByUs('n0', 'ALLOCATED'), drainedByUs('n1', 'DOWN')], {
+      boots: new Map([['b0', { name: 'b0', status: 'running', nodes: { n1: 'booting' } }]]),
+    });
 
-  it.each(['STOPPING', 'DELETING'] as const)('%s puts back a node not rebooted yet (our drain lifted, recorded NOT_STARTED, lock released) and lets a booting one finish', (state) => {
-    const d = increment(windowSession({}, { state }), rolling(), mid(), site());
-    expect(actionsOf(d.actions, 'resume')).toEqual([{ type: 'resume', nodes: ['n0'] }]);
-    expect(recorded(d.actions)).toEqual([{ name: 'n0', index: 0, status: 'NOT_STARTED' }]);
-    expect(unlocked(d.actions)).toEqual(['n0']);
-    expect(d.progress).toMatchObject({ stage: 'ROLLING', window: { inFlight: [1] } });
-    expect(drained(d.actions)).toEqual([]);
-  });
+  it.each(['STOPPING', 'DELETING'] as const)(
+    '%s puts back a node not rebooted yet (our drain lifted, recorded NOT_STARTED, lock released) and lets a booting one finish',
+    (state) => {
+      const d = increment(windowSession({}, { state }), rolling(), mid(), site());
+      expect(actionsOf(d.actions, 'resume')).toEqual([{ type: 'resume', nodes: ['n0'] }]);
+      expect(recorded(d.actions)).toEqual([{ name: 'n0', index: 0, status: 'NOT_STARTED' }]);
+      expect(unlocked(d.actions)).toEqual(['n0']);
+      expect(d.progress).toMatchObject({ stage: 'ROLLING', window: { inFlight: [1] } });
+      expect(drained(d.actions)).toEqual([]);
+    },
+  );
 
   it('a stopped window with nothing in flight closes through CLEANUP, resumable at ROLLING', () => {
     const d = increment(windowSession({}, { state: 'STOPPING' }), rolling(), view([flying('n0', 0, 'QUIESCED')]), observe([drainedByUs('n0')]));
@@ -324,13 +376,26 @@ describe('phase: start and admit (decideStarts)', () => {
     const wlm = wlmMap(idle('a'), drainedByAdmin('b'), wlmNode('c', 'IDLE', ['DRAIN'], { reason: `rolling-upgrade ${DEAD_SESSION}` }));
     const s = decideStarts({ session: { upgradeId: 'u1' }, start: ['a', 'b', 'c'], admit: [], ops, records, wlm });
     expect(s.drain).toEqual(['a', 'c']);
-    expect(s.started[0]).toEqual({ name: 'a', index: 0, status: 'IN_PROGRESS', phase: 'DRAINING', op: { state: 'TRANSITION', holdsSlot: true, wave: 2, startedAt: NOW - 10_000 } });
+    expect(s.started[0]).toEqual({
+      name: 'a',
+      index: 0,
+      status: 'IN_PROGRESS',
+      phase: 'DRAINING',
+      op: { state: 'TRANSITION', holdsSlot: true, wave: 2, startedAt: NOW - 10_000 },
+    });
     expect(s.admitted).toEqual([]);
   });
 
   it('records an admitted node with its op now holding a slot, and starts no drain for it', () => {
     const ahead = flying('a', 0, 'DRAINING', { holdsSlot: false });
-    const s = decideStarts({ session: { upgradeId: 'u1' }, start: [], admit: ['a'], ops: opsOf(op('a', { holdsSlot: true, admittedAt: NOW })), records: recordsOf(ahead), wlm: wlmMap(drainedByUs('a')) });
+    const s = decideStarts({
+      session: { upgradeId: 'u1' },
+      start: [],
+      admit: ['a'],
+      ops: opsOf(op('a', { holdsSlot: true, admittedAt: NOW })),
+      records: recordsOf(ahead),
+      wlm: wlmMap(drainedByUs('a')),
+    });
     expect(s.admitted).toEqual([{ ...ahead, op: { state: 'TRANSITION', holdsSlot: true, startedAt: NOW - 10_000, admittedAt: NOW } }]);
     expect(s.drain).toEqual([]);
     expect(s.message).toBeUndefined();
@@ -348,7 +413,8 @@ describe('phase: put back (decidePutBack)', () => {
 
 describe('phase: quiescing (decideQuiescing)', () => {
   const session = windowSession();
-  const at = (phase: 'DRAINING' | 'QUIESCED', wlm: WlmNode | undefined, o: Operation, now = NOW) => decideQuiescing({ session, record: flying('a', 0, phase), op: o, wlm, now });
+  const at = (phase: 'DRAINING' | 'QUIESCED', wlm: WlmNode | undefined, o: Operation, now = NOW) =>
+    decideQuiescing({ session, record: flying('a', 0, phase), op: o, wlm, now });
 
   it('boots a node with a slot once it is quiet (drained, no job), or once recorded QUIESCED', () => {
     expect(at('DRAINING', drainedByUs('a'), op('a')).step).toEqual({ kind: 'boot' });
@@ -380,13 +446,24 @@ describe('phase: quiescing (decideQuiescing)', () => {
 describe('phase: booting (decideBooting)', () => {
   const session = windowSession();
   const record = { ...flying('a', 0, 'BOOTING'), boot: { session: 'b0', requestedAt: NOW - 10_000 } };
-  const bootOf = (nodes: BootSessionStatus['nodes'], more: Partial<BootSessionStatus> = {}): BootSessionStatus => ({ name: 'b0', status: 'running', nodes, ...more });
+  const bootOf = (nodes: BootSessionStatus['nodes'], more: Partial<BootSessionStatus> = {}): BootSessionStatus => ({
+    name: 'b0',
+    status: 'running',
+    nodes,
+    ...more,
+  });
 
   it('is booted when its session says so, failed when the session failed or completed without it', () => {
     expect(decideBooting({ session, record, boot: bootOf({ a: 'succeeded' }), now: NOW })).toEqual({ kind: 'booted' });
     expect(decideBooting({ session, record, boot: bootOf({ a: 'failed' }), now: NOW })).toEqual({ kind: 'fail', reason: FailureReason.bootFailed });
-    expect(decideBooting({ session, record, boot: bootOf({ a: 'booting' }, { status: 'complete' }), now: NOW })).toEqual({ kind: 'fail', reason: FailureReason.bootFailed });
-    expect(decideBooting({ session, record, boot: bootOf({ a: 'succeeded' }, { error: 'template gone' }), now: NOW })).toEqual({ kind: 'fail', reason: FailureReason.bootFailed });
+    expect(decideBooting({ session, record, boot: bootOf({ a: 'booting' }, { status: 'complete' }), now: NOW })).toEqual({
+      kind: 'fail',
+      reason: FailureReason.bootFailed,
+    });
+    expect(decideBooting({ session, record, boot: bootOf({ a: 'succeeded' }, { error: 'template gone' }), now: NOW })).toEqual({
+      kind: 'fail',
+      reason: FailureReason.bootFailed,
+    });
   });
 
   it('times out bootTimeoutSeconds after the boot was requested, not before', () => {
@@ -408,7 +485,10 @@ describe('phase: returning to service (decideReturning)', () => {
     const session = windowSession();
     expect(decideReturning({ session, record, wlm: backAfterBoot('a', NOW - 350_000), check: undefined, now: NOW })).toEqual({ kind: 'back' });
     expect(decideReturning({ session, record, wlm: backAfterBoot('a', NOW - 500_000), check: undefined, now: NOW - 1 })).toEqual({ kind: 'wait' });
-    expect(decideReturning({ session, record, wlm: backAfterBoot('a', NOW - 500_000), check: undefined, now: NOW })).toEqual({ kind: 'fail', reason: FailureReason.wlmTimeout });
+    expect(decideReturning({ session, record, wlm: backAfterBoot('a', NOW - 500_000), check: undefined, now: NOW })).toEqual({
+      kind: 'fail',
+      reason: FailureReason.wlmTimeout,
+    });
   });
 
   it('with a health check: starts it when back, fails on its failure with the detail, and a running check is not cut off by the return timeout', () => {
@@ -417,10 +497,17 @@ describe('phase: returning to service (decideReturning)', () => {
     expect(decideReturning({ session, record, wlm, check: undefined, now: NOW })).toEqual({ kind: 'check' });
     const checking = { ...record, phase: 'CHECKING' as const, check: { id: 'c1', startedAt: NOW - 1000 } };
     const failed: HealthCheckResult = { state: 'failed', detail: 'exit 1' };
-    expect(decideReturning({ session, record: checking, wlm, check: failed, now: NOW })).toEqual({ kind: 'fail', reason: FailureReason.healthCheckFailed, detail: 'exit 1' });
+    expect(decideReturning({ session, record: checking, wlm, check: failed, now: NOW })).toEqual({
+      kind: 'fail',
+      reason: FailureReason.healthCheckFailed,
+      detail: 'exit 1',
+    });
     // The boot ended wlmReturnTimeoutSeconds ago: a node not checking would fail now, a checking one waits for its check.
     expect(decideReturning({ session, record: checking, wlm, check: { state: 'running' }, now: NOW })).toEqual({ kind: 'wait' });
-    expect(decideReturning({ session, record: checking, wlm, check: { state: 'running' }, now: NOW - 1000 + 600_000 })).toMatchObject({ kind: 'fail', reason: FailureReason.healthCheckFailed });
+    expect(decideReturning({ session, record: checking, wlm, check: { state: 'running' }, now: NOW - 1000 + 600_000 })).toMatchObject({
+      kind: 'fail',
+      reason: FailureReason.healthCheckFailed,
+    });
     expect(decideReturning({ session, record: checking, wlm, check: { state: 'passed' }, now: NOW })).toEqual({ kind: 'back' });
   });
 });
@@ -428,10 +515,22 @@ describe('phase: returning to service (decideReturning)', () => {
 describe('phase: one node in flight (decideInFlightNode) and all of them (advanceInFlight)', () => {
   it('a stopping or deleted run puts back a node not rebooted yet, whatever its drain', () => {
     for (const state of ['STOPPING', 'DELETING'] as const) {
-      const d = decideInFlightNode({ session: windowSession({}, { state }), record: flying('a', 0, 'QUIESCED'), op: op('a'), observed: observe([drainedByUs('a')]), now: NOW });
+      const d = decideInFlightNode({
+        session: windowSession({}, { state }),
+        record: flying('a', 0, 'QUIESCED'),
+        op: op('a'),
+        observed: observe([drainedByUs('a')]),
+        now: NOW,
+      });
       expect(d.step).toEqual({ kind: 'put-back' });
     }
-    const running = decideInFlightNode({ session: windowSession(), record: flying('a', 0, 'QUIESCED'), op: op('a'), observed: observe([drainedByUs('a')]), now: NOW });
+    const running = decideInFlightNode({
+      session: windowSession(),
+      record: flying('a', 0, 'QUIESCED'),
+      op: op('a'),
+      observed: observe([drainedByUs('a')]),
+      now: NOW,
+    });
     expect(running.step).toEqual({ kind: 'boot' });
   });
 
@@ -451,7 +550,12 @@ describe('phase: one node in flight (decideInFlightNode) and all of them (advanc
 
   it('gathers outcomes, released locks and lost boot sessions in the index order', () => {
     const boot = (session: string) => ({ session, requestedAt: NOW - 1000 });
-    const records = [flying('a', 0, 'BOOTING', { boot: boot('lost') }), flying('b', 1, 'BOOTING', { boot: boot('b0') }), flying('c', 2, 'BOOTING', { boot: boot('lost') }), flying('d', 3, 'BOOTING', { boot: boot('b0') })];
+    const records = [
+      flying('a', 0, 'BOOTING', { boot: boot('lost') }),
+      flying('b', 1, 'BOOTING', { boot: boot('b0') }),
+      flying('c', 2, 'BOOTING', { boot: boot('lost') }),
+      flying('d', 3, 'BOOTING', { boot: boot('b0') }),
+    ];
     const a = advanceInFlight({
       session: windowSession(),
       inFlight: records,
@@ -471,7 +575,11 @@ describe('phase: one node in flight (decideInFlightNode) and all of them (advanc
 describe('phase: settle ended (settleEnded)', () => {
   it('records DONE only the released nodes whose op ended, with the reason, without the lock token', () => {
     const records = recordsOf(flying('a', 0, 'BOOTED'), flying('b', 1, 'BOOTING'), flying('c', 2, 'DRAINING'));
-    const ops = [op('a', { state: 'ACTIVE', endedAt: NOW }), op('b', { state: 'ERROR', error: FailureReason.bootTimeout, endedAt: NOW }), op('c', { state: 'TODO' })];
+    const ops = [
+      op('a', { state: 'ACTIVE', endedAt: NOW }),
+      op('b', { state: 'ERROR', error: FailureReason.bootTimeout, endedAt: NOW }),
+      op('c', { state: 'TODO' }),
+    ];
     const s = settleEnded({ ops, released: ['a', 'b', 'c'], records, failures: new Map([[FailureReason.bootTimeout, ['b']]]), unhealthy: [] });
     expect(s.ended.map((r) => [r.name, r.status, r.phase, r.reason, r.lockToken])).toEqual([
       ['a', 'UPGRADED', 'DONE', undefined, undefined],
@@ -482,7 +590,13 @@ describe('phase: settle ended (settleEnded)', () => {
   });
 
   it('names each node that failed its health check with the detail', () => {
-    const s = settleEnded({ ops: [], released: [], records: new Map(), failures: new Map([[FailureReason.healthCheckFailed, ['a']]]), unhealthy: [{ name: 'a', detail: 'exit 1: ERROR' }] });
+    const s = settleEnded({
+      ops: [],
+      released: [],
+      records: new Map(),
+      failures: new Map([[FailureReason.healthCheckFailed, ['a']]]),
+      unhealthy: [{ name: 'a', detail: 'exit 1: ERROR' }],
+    });
     expect(s.messages).toEqual([`Window: 1 node(s) failed with ${FailureReason.healthCheckFailed}: a (exit 1: ERROR)`]);
   });
 });
@@ -490,7 +604,14 @@ describe('phase: settle ended (settleEnded)', () => {
 describe('phase: boot (decideBoots)', () => {
   it('starts one session for the quiet nodes, named by the count, then restarts lost sessions under their own names', () => {
     const records = recordsOf(flying('a', 0, 'DRAINING', { extra: { phaseTimes: { DRAINING: 5, QUIESCED: 6 } } }), flying('b', 1, 'QUIESCED'));
-    const b = decideBoots({ session: { upgradeId: 'u1', upgradeTemplateId: 'img' }, toBoot: ['a', 'b'], restartBoots: new Map([['old', ['c']]]), bootCount: 2, records, now: NOW });
+    const b = decideBoots({
+      session: { upgradeId: 'u1', upgradeTemplateId: 'img' },
+      toBoot: ['a', 'b'],
+      restartBoots: new Map([['old', ['c']]]),
+      bootCount: 2,
+      records,
+      now: NOW,
+    });
     expect(b.bootCount).toBe(3);
     expect(b.actions).toEqual([
       { type: 'startBoot', name: 'rollout-u1-boot-2', template: 'img', limit: 'a,b' },
@@ -500,7 +621,14 @@ describe('phase: boot (decideBoots)', () => {
   });
 
   it('starts no session and keeps the count when nothing is quiet', () => {
-    const b = decideBoots({ session: { upgradeId: 'u1', upgradeTemplateId: 'img' }, toBoot: [], restartBoots: new Map(), bootCount: 2, records: new Map(), now: NOW });
+    const b = decideBoots({
+      session: { upgradeId: 'u1', upgradeTemplateId: 'img' },
+      toBoot: [],
+      restartBoots: new Map(),
+      bootCount: 2,
+      records: new Map(),
+      now: NOW,
+    });
     expect(b).toEqual({ writes: [], actions: [], bootCount: 2 });
   });
 });
@@ -524,14 +652,21 @@ describe('phase: recount (windowAfter)', () => {
     });
 
   it('indexes the ops in TRANSITION by plan position and counts those without a slot as ahead, apart from the phases', () => {
-    const w = base([op('a', { holdsSlot: false }), op('b'), op('c', { state: 'ACTIVE' })], [flying('a', 3, 'DRAINING', { holdsSlot: false }), flying('b', 5, 'BOOTING'), flying('c', 1, 'DONE')]);
+    const w = base(
+      [op('a', { holdsSlot: false }), op('b'), op('c', { state: 'ACTIVE' })],
+      [flying('a', 3, 'DRAINING', { holdsSlot: false }), flying('b', 5, 'BOOTING'), flying('c', 1, 'DONE')],
+    );
     expect(w.window).toMatchObject({ inFlight: [3, 5], ahead: 1, draining: 1, phases: { DRAINING: 1, BOOTING: 1 } });
     expect(w.counts).toEqual({ upgraded: 2, failed: 1 });
   });
 
   it('opens a wave with its start counts, and restarts the wave quota', () => {
     const ended: NodeRecord = { name: 'a', index: 0, status: 'UPGRADED', phase: 'DONE', op: { state: 'ACTIVE', wave: 1 } };
-    const w = base([], [], { state: { ops: [], wave: 1, approvedWaves: [], paused: false }, ended: [ended], window: { ...initialWindowProgress(6), wave: 0, waveEnded: 4 } });
+    const w = base([], [], {
+      state: { ops: [], wave: 1, approvedWaves: [], paused: false },
+      ended: [ended],
+      window: { ...initialWindowProgress(6), wave: 0, waveEnded: 4 },
+    });
     expect(w.counts).toEqual({ upgraded: 3, failed: 1 });
     expect(w.window).toMatchObject({ wave: 1, waveEnded: 1, waveStartCounts: { upgraded: 3, failed: 1 }, waveLastEndedAt: NOW });
   });
@@ -547,14 +682,28 @@ describe('phase: end (decideWindowEnd) and wait (windowWait)', () => {
   const decision = { start: [], admit: [], release: [], gated: [], wave: 0, finished: false, leftAlone: [], blocked: [] };
   const window = initialWindowProgress(6);
   const end = (state: UpgradeSession['state'], inFlight: boolean, finished = false) =>
-    decideWindowEnd({ session: { state }, progress: rolling(), decision: { ...decision, finished }, window, counts: { upgraded: 0, failed: 0 }, inFlight, halted: undefined, outsideTodo: [], records: new Map(), now: NOW });
+    decideWindowEnd({
+      session: { state },
+      progress: rolling(),
+      decision: { ...decision, finished },
+      window,
+      counts: { upgraded: 0, failed: 0 },
+      inFlight,
+      halted: undefined,
+      outsideTodo: [],
+      records: new Map(),
+      now: NOW,
+    });
 
   it('rolls on while anything is in flight, whatever the state', () => {
     for (const state of ['UPDATING', 'STOPPING', 'DELETING'] as const) expect(end(state, true).progress.stage).toBe('ROLLING');
   });
 
   it('a finished run cleans up; a stopping run that finished anyway cleans up as finished, not stopped', () => {
-    expect(end('UPDATING', false, true)).toMatchObject({ progress: { stage: 'CLEANUP', window: { finishedAt: NOW } }, message: 'Window: every node of the plan is done' });
+    expect(end('UPDATING', false, true)).toMatchObject({
+      progress: { stage: 'CLEANUP', window: { finishedAt: NOW } },
+      message: 'Window: every node of the plan is done',
+    });
     expect(end('STOPPING', false, true).progress.stop).toBeUndefined();
     expect(end('UPDATING', false).progress.stage).toBe('ROLLING');
   });
@@ -570,7 +719,14 @@ describe('phase: end (decideWindowEnd) and wait (windowWait)', () => {
 
   it('parks for the operator only when nothing is in flight and the run is not being deleted', () => {
     const wait = (state: UpgradeSession['state'], inFlight: boolean) =>
-      windowWait({ session: windowSession({}, { state }), decision: { wait: { kind: 'approval', wave: 1 } }, next: rolling(), moved: false, inFlight, now: NOW }).waitForOperator;
+      windowWait({
+        session: windowSession({}, { state }),
+        decision: { wait: { kind: 'approval', wave: 1 } },
+        next: rolling(),
+        moved: false,
+        inFlight,
+        now: NOW,
+      }).waitForOperator;
     expect(wait('UPDATING', false)).toBe(true);
     expect(wait('UPDATING', true)).toBeUndefined();
     expect(wait('DELETING', false)).toBeUndefined();
@@ -594,7 +750,19 @@ describe('action order (orderWindowActions)', () => {
       boots: [{ type: 'startBoot', name: 'b', template: 't', limit: 'w' }],
       unlock: ['f'],
     });
-    expect(typesOf(actions)).toEqual(['saveProgress', 'recordNodes', 'drain', 'resume', 'resume', 'fail', 'addToGroup', 'recordNodes', 'startHealthChecks', 'startBoot', 'releaseLocks']);
+    expect(typesOf(actions)).toEqual([
+      'saveProgress',
+      'recordNodes',
+      'drain',
+      'resume',
+      'resume',
+      'fail',
+      'addToGroup',
+      'recordNodes',
+      'startHealthChecks',
+      'startBoot',
+      'releaseLocks',
+    ]);
   });
 });
 
@@ -632,7 +800,15 @@ describe('properties of one increment', () => {
     let ahead = 0;
     c.nodes.forEach((n, i) => {
       const name = `n${i}`;
-      const site = { idle: idle(name), busy: busy(name), 'ours-idle': drainedByUs(name), 'ours-busy': drainedByUs(name, 'ALLOCATED'), admin: drainedByAdmin(name), back: backAfterBoot(name, NOW - 1000), down: wlmNode(name, 'DOWN', ['DRAIN'], { reason: OUR_DRAIN }) }[n.wlm];
+      const site = {
+        idle: idle(name),
+        busy: busy(name),
+        'ours-idle': drainedByUs(name),
+        'ours-busy': drainedByUs(name, 'ALLOCATED'),
+        admin: drainedByAdmin(name),
+        back: backAfterBoot(name, NOW - 1000),
+        down: wlmNode(name, 'DOWN', ['DRAIN'], { reason: OUR_DRAIN }),
+      }[n.wlm];
       wlm.push(site);
       const kind = n.kind === 'ahead' ? (ahead < c.drainAhead ? 'ahead' : 'todo') : n.kind !== 'todo' && slots >= c.maxUnavailable ? 'todo' : n.kind;
       if (kind === 'todo') return void candidates.push(todo(name, i));
@@ -646,7 +822,10 @@ describe('properties of one increment', () => {
       if (boot && n.boot !== 'missing') boots.set(boot.session, { name: boot.session, status: 'running', nodes: { [name]: n.boot } });
       inFlight.push(flying(name, i, phase, { secondsAgo: n.secondsAgo, ...(boot ? { boot } : {}) }));
     });
-    const session = windowSession({ maxUnavailable: c.maxUnavailable, drainAhead: c.drainAhead, ...(c.maxFailed !== undefined ? { maxFailed: c.maxFailed } : {}) }, { state: c.state, nodeCount: c.nodes.length });
+    const session = windowSession(
+      { maxUnavailable: c.maxUnavailable, drainAhead: c.drainAhead, ...(c.maxFailed !== undefined ? { maxFailed: c.maxFailed } : {}) },
+      { state: c.state, nodeCount: c.nodes.length },
+    );
     const progress: Progress = { ...rolling({}, { upgraded: 0, failed: c.failed }), window: { ...initialWindowProgress(c.nodes.length), wave: 0 } };
     return { session, progress, view: view(inFlight, candidates), observed: observe(wlm, { boots, jobEnds: new Map() }) };
   }
@@ -678,7 +857,12 @@ describe('properties of one increment', () => {
         const unlockedNow = new Set(unlocked(d.actions));
         for (const record of v.inFlight) expect(after.has(record.index)).toBe(!unlockedNow.has(record.name));
         // Nothing starts while stopping or deleting.
-        if (c.state !== 'UPDATING') expect(actionsOf(d.actions, 'recordNodes').flatMap((a) => a.records).filter((r) => r.phase === 'DRAINING')).toEqual([]);
+        if (c.state !== 'UPDATING')
+          expect(
+            actionsOf(d.actions, 'recordNodes')
+              .flatMap((a) => a.records)
+              .filter((r) => r.phase === 'DRAINING'),
+          ).toEqual([]);
       }),
       { numRuns: 150 },
     );

@@ -6,18 +6,27 @@ import { terminalStatus, waveSize, windowStatus, type SchedulingPolicy } from '.
 import { drive, START, type DriveResult, type ModelNode } from '../../support/scheduling-site';
 
 const nodeArb = (i: number) =>
-  fc.record({
-    rack: fc.constantFrom('r0', 'r1', 'r2', 'r3'),
-    jobSeconds: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 20_000 })),
-    workSeconds: fc.integer({ min: 60, max: 1200 }),
-    fails: fc.boolean().map((b) => b && i % 3 === 0),
-    unavailable: fc.option(fc.tuple(fc.integer({ min: 0, max: 20_000 }), fc.integer({ min: 1, max: 20_000 })).map(([a, d]) => [[a, a + d]] as [number, number][]), { nil: undefined }),
-    alive: fc.boolean().map((b) => b || i % 7 !== 3),
-  }).map((n): ModelNode => ({ name: `n${String(i).padStart(2, '0')}`, ...n }));
+  fc
+    .record({
+      rack: fc.constantFrom('r0', 'r1', 'r2', 'r3'),
+      jobSeconds: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 20_000 })),
+      workSeconds: fc.integer({ min: 60, max: 1200 }),
+      fails: fc.boolean().map((b) => b && i % 3 === 0),
+      unavailable: fc.option(
+        fc.tuple(fc.integer({ min: 0, max: 20_000 }), fc.integer({ min: 1, max: 20_000 })).map(([a, d]) => [[a, a + d]] as [number, number][]),
+        { nil: undefined },
+      ),
+      alive: fc.boolean().map((b) => b || i % 7 !== 3),
+    })
+    .map((n): ModelNode => ({ name: `n${String(i).padStart(2, '0')}`, ...n }));
 
 const fleetArb = fc.integer({ min: 1, max: 30 }).chain((count) => fc.tuple(...Array.from({ length: count }, (_, i) => nodeArb(i))));
 
-const countOrPercent = (min: number) => fc.oneof(fc.integer({ min, max: 12 }), fc.integer({ min: Math.max(min, 1), max: 100 }).map((p) => `${p}%`));
+const countOrPercent = (min: number) =>
+  fc.oneof(
+    fc.integer({ min, max: 12 }),
+    fc.integer({ min: Math.max(min, 1), max: 100 }).map((p) => `${p}%`),
+  );
 
 const sharedControls = {
   maxFailed: fc.option(countOrPercent(0), { nil: undefined }),
@@ -46,7 +55,10 @@ const requestArb = fc.oneof(
       bakeSeconds: fc.constantFrom(0, 600),
       ...sharedControls,
     })
-    .map(({ eachBatch, bakeSeconds, ...r }) => ({ ...r, ...(r.batches ? { approval: eachBatch ? ('each-batch' as const) : ('none' as const), bakeSeconds } : {}) })),
+    .map(({ eachBatch, bakeSeconds, ...r }) => ({
+      ...r,
+      ...(r.batches ? { approval: eachBatch ? ('each-batch' as const) : ('none' as const), bakeSeconds } : {}),
+    })),
 );
 
 function policyFor(request: Record<string, unknown>, nodeCount: number): SchedulingPolicy {

@@ -3,11 +3,13 @@ import { drive, START, type ModelNode } from '../../support/scheduling-site';
 
 const node = (name: string, over: Partial<ModelNode> = {}): ModelNode => ({ name, jobSeconds: 0, workSeconds: 100, fails: false, ...over });
 const startsOf = (run: ReturnType<typeof drive>) =>
-  run.decisions.filter((d) => d.decision.start.length + d.decision.admit.length > 0).map((d) => ({
-    t: (d.at - START) / 1000,
-    start: d.decision.start.map((s) => (s.holdsSlot ? s.op : `${s.op} (ahead)`)),
-    admit: d.decision.admit,
-  }));
+  run.decisions
+    .filter((d) => d.decision.start.length + d.decision.admit.length > 0)
+    .map((d) => ({
+      t: (d.at - START) / 1000,
+      start: d.decision.start.map((s) => (s.holdsSlot ? s.op : `${s.op} (ahead)`)),
+      admit: d.decision.admit,
+    }));
 
 describe('schedule', () => {
   describe('the window', () => {
@@ -176,7 +178,9 @@ describe('schedule', () => {
           specs.push({ id: `${n}/setup_services`, node: n, group: role, requires: [`${n}/setup_network`] });
         }
       }
-      const nodes = Object.values(roles).flat().map((n) => node(n, { fails: n === failing }));
+      const nodes = Object.values(roles)
+        .flat()
+        .map((n) => node(n, { fails: n === failing }));
       return drive(nodes, basePolicy({ maxInTransition: 10, groupLimits: { controller: 2 } }), { specs });
     }
 
@@ -205,9 +209,19 @@ describe('schedule', () => {
 
   describe('proposeSchedule', () => {
     it('rejects duplicate ids, unknown requirements and cycles, naming them', () => {
-      expect(() => proposeSchedule([{ id: 'a', node: 'n' }, { id: 'a', node: 'n' }])).toThrow("operations[1].id: duplicate operation id 'a'");
+      expect(() =>
+        proposeSchedule([
+          { id: 'a', node: 'n' },
+          { id: 'a', node: 'n' },
+        ]),
+      ).toThrow("operations[1].id: duplicate operation id 'a'");
       expect(() => proposeSchedule([{ id: 'a', node: 'n', requires: ['z'] }])).toThrow("operations[0].requires[0]: unknown operation 'z'");
-      expect(() => proposeSchedule([{ id: 'a', node: 'n', requires: ['b'] }, { id: 'b', node: 'n', requires: ['a'] }])).toThrow(/dependency cycle/);
+      expect(() =>
+        proposeSchedule([
+          { id: 'a', node: 'n', requires: ['b'] },
+          { id: 'b', node: 'n', requires: ['a'] },
+        ]),
+      ).toThrow(/dependency cycle/);
     });
   });
 

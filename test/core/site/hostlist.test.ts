@@ -46,7 +46,12 @@ describe('compressHostlist', () => {
     const names = [
       ...Array.from({ length: 40 }, (_, i) => `nid${String(i * 3).padStart(6, '0')}`),
       ...Array.from({ length: 12 }, (_, i) => `x${3000 + (i % 2)}c0s${i % 3}b0n${i % 2}`),
-      'gpu9', 'gpu10', 'gpu011', 'head', 'login-1', 'login-2',
+      'gpu9',
+      'gpu10',
+      'gpu011',
+      'head',
+      'login-1',
+      'login-2',
     ];
     const expression = compressHostlist(names);
     expect(expression.length).toBeLessThan(names.join(',').length);

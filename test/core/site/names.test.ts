@@ -2,7 +2,6 @@ import { InvalidInputError } from '../../../core/errors';
 import { InvalidNameError, validLabel, validNodeName, validReason, validTemplate } from '../../../core/site/names';
 import { INJECTION_CORPUS } from '../../support/injection-corpus';
 
-
 describe('name validation', () => {
   it.each(INJECTION_CORPUS)('rejects %j as a node name, label and template, naming the field and value', (value) => {
     for (const check of [validNodeName, validLabel, validTemplate]) {

@@ -46,36 +46,107 @@ describe('site profile', () => {
     }
     const warewulf = parseSiteProfile(WAREWULF);
     expect(transportFor(warewulf, warewulf.bootService as { transport?: never })).toEqual(SSM);
-    const local = parseSiteProfile({ ...WAREWULF, transport: undefined, workloadManager: { type: 'scontrol', transport: { type: 'local' } }, bootService: { type: 'slurm-reboot', transport: { type: 'local' } }, inventory: { type: 'file', path: 'inventory.yaml' }, provisioner: undefined });
+    const local = parseSiteProfile({
+      ...WAREWULF,
+      transport: undefined,
+      workloadManager: { type: 'scontrol', transport: { type: 'local' } },
+      bootService: { type: 'slurm-reboot', transport: { type: 'local' } },
+      inventory: { type: 'file', path: 'inventory.yaml' },
+      provisioner: undefined,
+    });
     expect(local.workloadManager).toEqual({ type: 'scontrol', transport: { type: 'local' } });
   });
 
   it.each([
-    ['an unknown connector type', { ...CSM, workloadManager: { type: 'slurmrest', url: 'https://s' } }, 'workloadManager.type: type must be slurmrestd or scontrol'],
+    [
+      'an unknown connector type',
+      { ...CSM, workloadManager: { type: 'slurmrest', url: 'https://s' } },
+      'workloadManager.type: type must be slurmrestd or scontrol',
+    ],
     ['a missing service', { workloadManager: CSM.workloadManager, bootService: CSM.bootService }, 'inventory: '],
     ['a URL that is not one', { ...CSM, bootService: { type: 'bos', url: 'api-gw/apis/bos' } }, 'bootService.url: must be an http:// or https:// URL'],
-    ['a token over plain http', { ...CSM, inventory: { type: 'hsm', url: 'http://api-gw/apis/smd', token: { env: 'T' } } }, 'inventory.url: a token is only sent over https (set allowInsecureHttp: true in a lab)'],
-    ['a token given two ways', { ...CSM, bootService: { type: 'bos', url: 'https://b', token: { env: 'T', file: 'f' } } }, 'bootService.token: give exactly one of env, file, secretArn'],
+    [
+      'a token over plain http',
+      { ...CSM, inventory: { type: 'hsm', url: 'http://api-gw/apis/smd', token: { env: 'T' } } },
+      'inventory.url: a token is only sent over https (set allowInsecureHttp: true in a lab)',
+    ],
+    [
+      'a token given two ways',
+      { ...CSM, bootService: { type: 'bos', url: 'https://b', token: { env: 'T', file: 'f' } } },
+      'bootService.token: give exactly one of env, file, secretArn',
+    ],
     ['a token given inline', { ...CSM, bootService: { type: 'bos', url: 'https://b', token: 'eyJhbGciOi' } }, 'bootService.token: '],
-    ['a secretArn that is not one', { ...CSM, bootService: { type: 'bos', url: 'https://b', token: { secretArn: 'arn:aws:s3:::bucket' } } }, 'bootService.token.secretArn: must be the ARN of a Secrets Manager secret'],
-    ['an unknown Slurm API version', { ...CSM, workloadManager: { ...CSM.workloadManager, apiVersion: 'v0.0.46' } }, 'workloadManager.apiVersion: must be one of v0.0.39, v0.0.40, v0.0.41, v0.0.42, v0.0.43, v0.0.44, v0.0.45'],
-    ["Slurm 22.05's slurmrestd, which cannot update nodes", { ...CSM, workloadManager: { ...CSM.workloadManager, apiVersion: 'v0.0.38' } }, 'workloadManager.apiVersion: v0.0.38 cannot update nodes (Slurm 22.05\'s slurmrestd serves GET /slurm/v0.0.38/node/{name} only: no drain, resume or fail); use workloadManager: {type: scontrol}'],
+    [
+      'a secretArn that is not one',
+      { ...CSM, bootService: { type: 'bos', url: 'https://b', token: { secretArn: 'arn:aws:s3:::bucket' } } },
+      'bootService.token.secretArn: must be the ARN of a Secrets Manager secret',
+    ],
+    [
+      'an unknown Slurm API version',
+      { ...CSM, workloadManager: { ...CSM.workloadManager, apiVersion: 'v0.0.46' } },
+      'workloadManager.apiVersion: must be one of v0.0.39, v0.0.40, v0.0.41, v0.0.42, v0.0.43, v0.0.44, v0.0.45',
+    ],
+    [
+      "Slurm 22.05's slurmrestd, which cannot update nodes",
+      { ...CSM, workloadManager: { ...CSM.workloadManager, apiVersion: 'v0.0.38' } },
+      "workloadManager.apiVersion: v0.0.38 cannot update nodes (Slurm 22.05's slurmrestd serves GET /slurm/v0.0.38/node/{name} only: no drain, resume or fail); use workloadManager: {type: scontrol}",
+    ],
     ['an unknown key', { ...CSM, inventory: { type: 'hsm', url: 'https://h', user: 'x' } }, 'inventory.user: unknown key'],
-    ['a command connector without a transport', { ...WAREWULF, transport: undefined }, 'workloadManager.transport: a scontrol connector needs a transport (here or at the top level)'],
-    ['a bad instance id', { ...WAREWULF, transport: { ...SSM, instanceIds: ['i-0abc; reboot'] } }, 'transport.instanceIds[0]: must be an EC2 or managed instance id'],
-    ['more than 50 instances', { ...WAREWULF, transport: { ...SSM, instanceIds: Array.from({ length: 51 }, (_, i) => `i-${String(i).padStart(8, '0')}`) } }, 'transport.instanceIds: SSM sends a command to at most 50 instances by id'],
+    [
+      'a command connector without a transport',
+      { ...WAREWULF, transport: undefined },
+      'workloadManager.transport: a scontrol connector needs a transport (here or at the top level)',
+    ],
+    [
+      'a bad instance id',
+      { ...WAREWULF, transport: { ...SSM, instanceIds: ['i-0abc; reboot'] } },
+      'transport.instanceIds[0]: must be an EC2 or managed instance id',
+    ],
+    [
+      'more than 50 instances',
+      { ...WAREWULF, transport: { ...SSM, instanceIds: Array.from({ length: 51 }, (_, i) => `i-${String(i).padStart(8, '0')}`) } },
+      'transport.instanceIds: SSM sends a command to at most 50 instances by id',
+    ],
     ['a bad region', { ...WAREWULF, transport: { ...SSM, region: 'mars' } }, 'transport.region: must be an AWS region such as us-east-1'],
-    ['an unknown transport', { ...WAREWULF, transport: { type: 'ssh', host: 'head' } }, 'transport.type: must be {type: ssm, instanceIds, region} or {type: local}'],
-    ['an unknown placeholder', { ...WAREWULF, bootService: { type: 'slurm-reboot', prepareCommand: 'wwctl node set --image {image} {nodes}' } }, 'bootService.prepareCommand: unknown placeholder {image}: use {template}, {nodes}'],
+    [
+      'an unknown transport',
+      { ...WAREWULF, transport: { type: 'ssh', host: 'head' } },
+      'transport.type: must be {type: ssm, instanceIds, region} or {type: local}',
+    ],
+    [
+      'an unknown placeholder',
+      { ...WAREWULF, bootService: { type: 'slurm-reboot', prepareCommand: 'wwctl node set --image {image} {nodes}' } },
+      'bootService.prepareCommand: unknown placeholder {image}: use {template}, {nodes}',
+    ],
     ['a provisioner command missing', { ...WAREWULF, provisioner: { type: 'command', commands: { prepare: 'p {nodes}' } } }, 'provisioner.commands.deploy: '],
     ['a file inventory without a path', { ...CSM, inventory: { type: 'file' } }, 'inventory.path: '],
     ['a node-exec form without the command', { ...WAREWULF, tasks: { nodeExec: 'pdsh -w {nodes}' } }, 'tasks.nodeExec: must place the command: {command}'],
-    ['a node-exec form naming the nodes twice', { ...WAREWULF, tasks: { nodeExec: 'pdsh -w {nodes} ssh {node} {command}' } }, 'tasks.nodeExec: must name the nodes once'],
+    [
+      'a node-exec form naming the nodes twice',
+      { ...WAREWULF, tasks: { nodeExec: 'pdsh -w {nodes} ssh {node} {command}' } },
+      'tasks.nodeExec: must name the nodes once',
+    ],
     ['a node-exec form naming no node', { ...WAREWULF, tasks: { nodeExec: 'sh -c {command}' } }, 'tasks.nodeExec: must name the nodes once'],
-    ['a node-exec placeholder it does not know', { ...WAREWULF, tasks: { nodeExec: 'ssh {user}@{node} {command}' } }, 'tasks.nodeExec: unknown placeholder {user}: use {nodes}, {node}, {command}'],
-    ['a role key that is not a feature key', { ...WAREWULF, inventory: { type: 'slurm', roleKey: 'role:' } }, 'inventory.roleKey: roleKey must be a feature key'],
-    ['a relative program path', { ...WAREWULF, commandPaths: { scontrol: 'bin/scontrol' } }, 'commandPaths.scontrol: must be an absolute path such as /opt/slurm/bin/scontrol'],
-    ['a program path with shell characters', { ...WAREWULF, commandPaths: { sinfo: '/opt/slurm/bin/sinfo; id' } }, 'commandPaths.sinfo: must be an absolute path'],
+    [
+      'a node-exec placeholder it does not know',
+      { ...WAREWULF, tasks: { nodeExec: 'ssh {user}@{node} {command}' } },
+      'tasks.nodeExec: unknown placeholder {user}: use {nodes}, {node}, {command}',
+    ],
+    [
+      'a role key that is not a feature key',
+      { ...WAREWULF, inventory: { type: 'slurm', roleKey: 'role:' } },
+      'inventory.roleKey: roleKey must be a feature key',
+    ],
+    [
+      'a relative program path',
+      { ...WAREWULF, commandPaths: { scontrol: 'bin/scontrol' } },
+      'commandPaths.scontrol: must be an absolute path such as /opt/slurm/bin/scontrol',
+    ],
+    [
+      'a program path with shell characters',
+      { ...WAREWULF, commandPaths: { sinfo: '/opt/slurm/bin/sinfo; id' } },
+      'commandPaths.sinfo: must be an absolute path',
+    ],
     ['an unknown program', { ...WAREWULF, commandPaths: { sbatch: '/opt/slurm/bin/sbatch' } }, 'commandPaths.sbatch: unknown key'],
   ])('reports %s with its path', (_case, profile, expected) => {
     expect(problemsOf(profile).some((p) => p.startsWith(expected))).toBe(true);

@@ -24,8 +24,8 @@ describe('stages named by a task (B1)', () => {
         ]),
       ),
     ).toEqual([
-      '[0].requires[0]: waits for stage post_deployment, which does not end before the task\'s own stage pre_deployment: name a task, or move the task to a later stage',
-      '[1].required_for[0]: is needed by stage pre_deployment, which does not start after the task\'s own stage post_deployment: move the task to an earlier stage',
+      "[0].requires[0]: waits for stage post_deployment, which does not end before the task's own stage pre_deployment: name a task, or move the task to a later stage",
+      "[1].required_for[0]: is needed by stage pre_deployment, which does not start after the task's own stage post_deployment: move the task to an earlier stage",
       "[2].requires[0]: waits for stage deployment, which does not end before the task's own stage deployment: name a task, or move the task to a later stage",
     ]);
     expect(() => validateTaskGraph([{ id: 'deploy', type: 'stage' }, shell('a', { requires: ['pre_deployment'], required_for: ['deploy'] })])).not.toThrow();
@@ -79,7 +79,9 @@ describe('--start and --end across stages (B4, B5)', () => {
   });
 
   it('refuses an inverted --start/--end, and warns when the plan runs nothing, saying why', () => {
-    expect(problemsOf(() => planTaskGraph(graph, nodes, { start: 'svc', end: 'net' }))).toEqual(["end: 'net' does not come after --start 'svc': no task is between them"]);
+    expect(problemsOf(() => planTaskGraph(graph, nodes, { start: 'svc', end: 'net' }))).toEqual([
+      "end: 'net' does not come after --start 'svc': no task is between them",
+    ]);
     expect(problemsOf(() => planTaskGraph(graph, nodes, { start: 'hosts', end: 'pre_deployment' }))).toHaveLength(1);
     const empty = planTaskGraph(graph, [...nodes, { name: 'bare', roles: [] }], { nodes: ['bare'] });
     expect(empty.nodes).toEqual({});
@@ -94,7 +96,10 @@ describe('role-group caps (B6)', () => {
       shell('pre', { stage: 'pre_deployment' }),
       shell('main', { groups: ['compute'], role: undefined }),
     ]);
-    const plan = planTaskGraph(graph, ['c1', 'c2', 'c3', 'c4'].map((name) => ({ name, roles: ['compute'] })));
+    const plan = planTaskGraph(
+      graph,
+      ['c1', 'c2', 'c3', 'c4'].map((name) => ({ name, roles: ['compute'] })),
+    );
     const pass = nextTaskStarts(startTaskRun(plan), taskRunPolicy(plan, 100), 0);
     expect(pass.starts.map((s) => s.op)).toEqual(['c1/pre', 'c2/pre', 'c3/pre', 'c4/pre']);
   });
@@ -102,10 +107,16 @@ describe('role-group caps (B6)', () => {
 
 describe('validation reports every problem (B7)', () => {
   it('a task cycle does not hide a task waiting for a later stage', () => {
-    expect(problemsOf(() => validateTaskGraph([shell('a', { requires: ['b'] }), shell('b', { requires: ['a'] }), shell('p', { stage: 'pre_deployment', requires: ['c'] }), shell('c')]))).toEqual([
-      '[0]: tasks in a cycle: a -> b -> a',
-      "[2]: runs in stage pre_deployment but waits for 'c' of the later stage deployment",
-    ]);
+    expect(
+      problemsOf(() =>
+        validateTaskGraph([
+          shell('a', { requires: ['b'] }),
+          shell('b', { requires: ['a'] }),
+          shell('p', { stage: 'pre_deployment', requires: ['c'] }),
+          shell('c'),
+        ]),
+      ),
+    ).toEqual(['[0]: tasks in a cycle: a -> b -> a', "[2]: runs in stage pre_deployment but waits for 'c' of the later stage deployment"]);
   });
 
   it('a graph that waits on itself once laid over the nodes names its tasks (in execution order) and where the first one is', () => {
@@ -115,7 +126,14 @@ describe('validation reports every problem (B7)', () => {
       shell('early', { role: ['a'], requires: ['late'] }),
       shell('late', { role: ['b'] }),
     ]);
-    const [problem] = problemsOf(() => planTaskGraph(graph, [{ name: 'n1', roles: ['a'] }, { name: 'n2', roles: ['b'] }]));
-    expect(problem).toMatch(/^\[3\]: laid over the nodes, the graph waits on itself \(a task requires one of a group that starts after it\): tasks late, early; dependency cycle: .*n1\/early/);
+    const [problem] = problemsOf(() =>
+      planTaskGraph(graph, [
+        { name: 'n1', roles: ['a'] },
+        { name: 'n2', roles: ['b'] },
+      ]),
+    );
+    expect(problem).toMatch(
+      /^\[3\]: laid over the nodes, the graph waits on itself \(a task requires one of a group that starts after it\): tasks late, early; dependency cycle: .*n1\/early/,
+    );
   });
 });

@@ -24,8 +24,8 @@ describe('task conditions', () => {
     ["not (cluster.status != 'operational')", true],
     ['nodes_count() >= 12 and nodes_count() < 13 and true', true],
     // and binds tighter than or
-    ["false and false or true", true],
-    ["true or false and false", true],
+    ['false and false or true', true],
+    ['true or false and false', true],
   ])('%s is %s', (text, expected) => {
     expect(evaluate(text)).toBe(expected);
   });
@@ -33,12 +33,12 @@ describe('task conditions', () => {
   it.each([
     ['nodes_count', "unknown name 'nodes_count'"],
     ["nodes_count('x') > 1", 'nodes_count() takes no argument'],
-    ["role_in_cluster('a', 'b')", "role_in_cluster() takes one role name in quotes"],
+    ["role_in_cluster('a', 'b')", 'role_in_cluster() takes one role name in quotes'],
     ["cluster.__proto__ == 'x'", "unknown name 'cluster.__proto__'"],
     ["cluster['status'] == 'x'", "unknown name 'cluster[...]'"],
     ['nodes_count() + 1 > 2', "operator '+' is not allowed"],
     ["cluster.status == 'a' ? true : false", 'ConditionalExpression is not allowed'],
-    ["cluster.status", 'the condition gives a string, not true or false'],
+    ['cluster.status', 'the condition gives a string, not true or false'],
     ["cluster.status < 'b'", '< compares numbers, not strings'],
     ['!true', "operator '!' is not allowed: use and, or, not"],
     ['true && true', "operator '&&' is not allowed"],

@@ -54,13 +54,10 @@ describe('the worked example of the granular deployment spec', () => {
   it('on the annealer, starts the tasks in exactly that order', () => {
     const { ticks } = runOnAnnealer(plan);
     const both = (node: string, task: string) => `${node}/${task}`;
-    const expected = [
-      ['node-1'],
-      ['node-2', 'node-4'],
-      ['node-3', 'node-5'],
-      ['node-6', 'node-7'],
-      ['node-8'],
-    ].flatMap((nodes) => [nodes.map((n) => both(n, 'setup_network')), nodes.map((n) => both(n, 'setup_services'))]);
+    const expected = [['node-1'], ['node-2', 'node-4'], ['node-3', 'node-5'], ['node-6', 'node-7'], ['node-8']].flatMap((nodes) => [
+      nodes.map((n) => both(n, 'setup_network')),
+      nodes.map((n) => both(n, 'setup_services')),
+    ]);
     expect(ticks).toEqual(expected);
   });
 
@@ -136,7 +133,9 @@ describe('validation', () => {
     ]);
     expect(problemsOf([shell('a'), shell('a')])).toEqual(["[1].id: duplicate id 'a' (first at [0])"]);
     // A bad item hides no other problem, and references to it are not reported twice.
-    expect(problemsOf([{ id: 'x', type: 'shell', role: '*' }, shell('a', { requires: ['x', 'y'] }), { id: 'g', type: 'group', role: 'r', requires: ['nope'] }])).toEqual([
+    expect(
+      problemsOf([{ id: 'x', type: 'shell', role: '*' }, shell('a', { requires: ['x', 'y'] }), { id: 'g', type: 'group', role: 'r', requires: ['nope'] }]),
+    ).toEqual([
       '[0].parameters: parameters are required (cmd, timeout, cwd)',
       "[1].requires[1]: unknown task or stage 'y'",
       "[2].requires[0]: unknown group or stage 'nope'",
@@ -157,7 +156,7 @@ describe('validation', () => {
       '[0].condition: the condition is several expressions side by side: join them with and, or',
       "[1].condition: unknown function 'process.exit': functions are nodes_count(), role_in_deployment('r'), role_in_cluster('r')",
       "[2].condition: unknown name 'cluster.name': the only attribute is cluster.status",
-      "[4].condition: > compares a number with a string",
+      '[4].condition: > compares a number with a string',
       "[5].condition: unknown name 'constructor': names are cluster.status, nodes_count(), role_in_deployment('r'), role_in_cluster('r')",
     ]);
   });
@@ -175,7 +174,12 @@ describe('validation', () => {
       shell('early', { role: ['a'], requires: ['late'] }),
       shell('late', { role: ['b'] }),
     ]);
-    expect(() => planTaskGraph(graph, [{ name: 'n1', roles: ['a'] }, { name: 'n2', roles: ['b'] }])).toThrow(/waits on itself/);
+    expect(() =>
+      planTaskGraph(graph, [
+        { name: 'n1', roles: ['a'] },
+        { name: 'n2', roles: ['b'] },
+      ]),
+    ).toThrow(/waits on itself/);
   });
 
   it('warns about a group whose role no node has', () => {
@@ -203,8 +207,22 @@ describe('conditions, stages, selection and attributes', () => {
       { id: 'netconfig', type: 'shell', groups: '*', parameters: { cmd: 'net' } },
       { id: 'migrate_vms', type: 'shell', role: ['controller'], requires: ['netconfig'], parameters: { cmd: 'migrate' } },
       { id: 'evacuate', type: 'shell', role: ['controller'], requires: ['migrate_vms'], parameters: { cmd: 'evacuate' } },
-      { id: 'zabbix', type: 'puppet', role: '*', requires: ['netconfig'], condition: "role_in_cluster('zabbix-server')", parameters: { puppet_manifest: 'z.pp' } },
-      { id: 'galera', type: 'puppet', role: ['controller'], requires: ['netconfig'], condition: "cluster.status == 'operational' and nodes_count() >= 3", parameters: { puppet_manifest: 'g.pp' } },
+      {
+        id: 'zabbix',
+        type: 'puppet',
+        role: '*',
+        requires: ['netconfig'],
+        condition: "role_in_cluster('zabbix-server')",
+        parameters: { puppet_manifest: 'z.pp' },
+      },
+      {
+        id: 'galera',
+        type: 'puppet',
+        role: ['controller'],
+        requires: ['netconfig'],
+        condition: "cluster.status == 'operational' and nodes_count() >= 3",
+        parameters: { puppet_manifest: 'g.pp' },
+      },
       { id: 'reboot', type: 'reboot', groups: ['cmp'], requires: ['netconfig', 'drain', 'evacuate'] },
       { id: 'resume', type: 'resume', groups: ['cmp'], requires: ['reboot'] },
       { id: 'hosts', type: 'shell', role: '*', stage: 'post_deployment', parameters: { cmd: 'hosts', files: { z: 0 } } },
@@ -240,7 +258,10 @@ describe('conditions, stages, selection and attributes', () => {
     const only = (selection: Parameters<typeof planTaskGraph>[2]) => tasksOf(planTaskGraph(graph, nodes, selection));
     expect(only({ tasks: ['netconfig', 'hosts'], nodes: ['c1'] })).toEqual({ c1: ['netconfig', 'hosts'] });
     expect(only({ skip: ['rsync_puppet', 'hosts', 'galera'], nodes: ['c2'] })).toEqual({ c2: ['drain', 'netconfig', 'reboot', 'resume'] });
-    expect(only({ start: 'netconfig', end: 'reboot', nodes: ['c1', 'ctl1'] })).toEqual({ ctl1: ['netconfig', 'migrate_vms', 'evacuate'], c1: ['netconfig', 'reboot'] });
+    expect(only({ start: 'netconfig', end: 'reboot', nodes: ['c1', 'ctl1'] })).toEqual({
+      ctl1: ['netconfig', 'migrate_vms', 'evacuate'],
+      c1: ['netconfig', 'reboot'],
+    });
     expect(only({ end: 'pre_deployment' })).toEqual({ ctl1: ['rsync_puppet'], c1: ['rsync_puppet'], c2: ['rsync_puppet'] });
     expect(only({ start: 'post_deployment', nodes: ['c2'] })).toEqual({ c2: ['hosts'] });
     expect(() => planTaskGraph(graph, nodes, { tasks: ['nope'], start: 'never', nodes: ['n9'] })).toThrow(
@@ -300,7 +321,14 @@ describe('plans of random graphs', () => {
       tasks.forEach((task, i) => {
         // Parents only among earlier tasks of the same or earlier stages: a DAG by construction.
         const parents = [...new Set(task.parents.filter((p) => p < i && tasks[p]!.stage <= task.stage).map((p) => `t${p}`))];
-        items.push({ id: `t${i}`, type: 'shell', role: [`r${task.role % groupCount}`], requires: parents, stage: stages[task.stage], parameters: { cmd: 'true' } });
+        items.push({
+          id: `t${i}`,
+          type: 'shell',
+          role: [`r${task.role % groupCount}`],
+          requires: parents,
+          stage: stages[task.stage],
+          parameters: { cmd: 'true' },
+        });
       });
       const nodes = nodeRoles.map((r, i) => ({ name: `n${i}`, roles: [`r${r % groupCount}`] }));
       return { graph: validateTaskGraph(items), nodes };
@@ -320,7 +348,12 @@ describe('plans of random graphs', () => {
         const requires = new Map(graph.tasks.map((t) => [t.id, t.requires]));
         for (const tasks of Object.values(plan.nodes)) {
           const ids = tasks.map((t) => t.id);
-          ids.forEach((id, i) => requires.get(id)!.filter((p) => ids.includes(p)).forEach((p) => expect(ids.indexOf(p)).toBeLessThan(i)));
+          ids.forEach((id, i) =>
+            requires
+              .get(id)!
+              .filter((p) => ids.includes(p))
+              .forEach((p) => expect(ids.indexOf(p)).toBeLessThan(i)),
+          );
         }
         const { ticks } = runOnAnnealer(plan);
         const startedAt = new Map(ticks.flatMap((ops, t) => ops.map((op) => [op, t] as const)));
@@ -328,7 +361,9 @@ describe('plans of random graphs', () => {
         // Deployment-stage ops of a group start after every deployment-stage op of the group before it.
         const groupOf = new Map(nodes.map((n) => [n.name, n.roles[0]!.slice(1)]));
         const deploymentTicks = (g: number) =>
-          [...startedAt].filter(([op]) => groupOf.get(op.split('/')[0]!) === String(g) && graph.tasks.find((t) => t.id === op.split('/')[1])!.stage === 'deployment').map(([, t]) => t);
+          [...startedAt]
+            .filter(([op]) => groupOf.get(op.split('/')[0]!) === String(g) && graph.tasks.find((t) => t.id === op.split('/')[1])!.stage === 'deployment')
+            .map(([, t]) => t);
         for (let g = 1; g < graph.groups.length; g++) {
           const before = deploymentTicks(g - 1);
           const after = deploymentTicks(g);

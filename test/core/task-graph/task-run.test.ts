@@ -1,11 +1,24 @@
-import { nextTaskStarts, parseTaskGraph, planTaskGraph, recordTaskOutcome, startTaskRun, taskRunPolicy, taskRunReport, type TaskStart } from '../../../core/task-graph';
+import {
+  nextTaskStarts,
+  parseTaskGraph,
+  planTaskGraph,
+  recordTaskOutcome,
+  startTaskRun,
+  taskRunPolicy,
+  taskRunReport,
+  type TaskStart,
+} from '../../../core/task-graph';
 import type { Observations, ScheduleState } from '../../../core/scheduling';
 import { EXAMPLE_GRAPH, EXAMPLE_NODES } from './fixtures';
 
 const plan = planTaskGraph(parseTaskGraph(EXAMPLE_GRAPH), EXAMPLE_NODES);
 
 /** Drives a run to its end, each started task ending at the next pass with the outcome `outcomeOf` gives. */
-function drive(maxInTransition: number, outcomeOf: (start: TaskStart) => { ok: true } | { ok: false; error: string }, observations: Observations = { nodes: {} }) {
+function drive(
+  maxInTransition: number,
+  outcomeOf: (start: TaskStart) => { ok: true } | { ok: false; error: string },
+  observations: Observations = { nodes: {} },
+) {
   const policy = taskRunPolicy(plan, maxInTransition);
   let state: ScheduleState = startTaskRun(plan);
   let widest = 0;

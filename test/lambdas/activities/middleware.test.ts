@@ -63,7 +63,12 @@ describe('the activity middleware', () => {
     expect(caught).toBe(thrown);
     expect((caught as Error).name).toBe('SiteServiceError');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 'WARN', message: 'activity failed', upgradeId: 'u-2', error: { name: 'SiteServiceError', message: 'boot-service: HTTP 503' } });
+    expect(lines[0]).toMatchObject({
+      level: 'WARN',
+      message: 'activity failed',
+      upgradeId: 'u-2',
+      error: { name: 'SiteServiceError', message: 'boot-service: HTTP 503' },
+    });
   });
 
   it('logs any other error at ERROR with its stack, and makes a thrown non-error an Error', async () => {

@@ -23,6 +23,11 @@ describe('foreignClaims: the nodes another control plane claims at the site', ()
         node('admin', 'IDLE', ['DRAIN'], 'bad DIMM'),
       ].map((n) => [n.name, n]),
     );
-    expect(await foreignClaims(locks, SELF, wlm)).toEqual(new Map([['drained', OTHER], ['down', OTHER]]));
+    expect(await foreignClaims(locks, SELF, wlm)).toEqual(
+      new Map([
+        ['drained', OTHER],
+        ['down', OTHER],
+      ]),
+    );
   });
 });

@@ -72,10 +72,16 @@ describe('the API Lambda', () => {
 
   const event = (httpMethod: string, path: string, body?: unknown, isBase64Encoded = false): ApiGatewayProxyEvent => {
     const text = body === undefined ? null : JSON.stringify(body);
-    return { httpMethod, path, body: text && isBase64Encoded ? Buffer.from(text).toString('base64') : text, isBase64Encoded, headers: { 'Content-Type': 'application/json' } };
+    return {
+      httpMethod,
+      path,
+      body: text && isBase64Encoded ? Buffer.from(text).toString('base64') : text,
+      isBase64Encoded,
+      headers: { 'Content-Type': 'application/json' },
+    };
   };
 
-  it('logs each request with Powertools: method, path, status and latency, with the invocation\'s request id', async () => {
+  it("logs each request with Powertools: method, path, status and latency, with the invocation's request id", async () => {
     const logger = new Logger({ serviceName: 'baremetal-rollout', logLevel: 'INFO' });
     const logged = toLambdaHandler(() => handlerApi!, logger);
     const lines: Record<string, unknown>[] = [];
@@ -84,13 +90,27 @@ describe('the API Lambda', () => {
       return true;
     });
     try {
-      await logged(event('GET', '/environments/1'), { awsRequestId: 'req-1', functionName: 'Api', functionVersion: '$LATEST', invokedFunctionArn: 'arn:aws:lambda:us-east-1:1:function:Api', memoryLimitInMB: '512' } as never);
+      await logged(event('GET', '/environments/1'), {
+        awsRequestId: 'req-1',
+        functionName: 'Api',
+        functionVersion: '$LATEST',
+        invokedFunctionArn: 'arn:aws:lambda:us-east-1:1:function:Api',
+        memoryLimitInMB: '512',
+      } as never);
       await logged(event('GET', '/environments/42'));
     } finally {
       spy.mockRestore();
     }
     expect(lines).toEqual([
-      expect.objectContaining({ level: 'INFO', message: 'request', method: 'GET', path: '/environments/1', status: 200, latencyMs: expect.any(Number), function_request_id: 'req-1' }),
+      expect.objectContaining({
+        level: 'INFO',
+        message: 'request',
+        method: 'GET',
+        path: '/environments/1',
+        status: 200,
+        latencyMs: expect.any(Number),
+        function_request_id: 'req-1',
+      }),
       expect.objectContaining({ level: 'INFO', message: 'request', method: 'GET', path: '/environments/42', status: 404, latencyMs: expect.any(Number) }),
     ]);
   });
@@ -118,7 +138,11 @@ describe('the API Lambda', () => {
     expect(started[0]!.target).toBe('AWSStepFunctions.StartExecution');
     expect(started[0]!.body).toMatchObject({ stateMachineArn: ROLLING_UPGRADE_ARN, input: JSON.stringify(upgradeRequest()) });
     const body = JSON.parse(created.body);
-    expect(body).toEqual({ id: idForExecution(body.executionArn), kind: 'upgrade', executionArn: expect.stringContaining(':execution:BaremetalRollout-RollingUpgrade:') });
+    expect(body).toEqual({
+      id: idForExecution(body.executionArn),
+      kind: 'upgrade',
+      executionArn: expect.stringContaining(':execution:BaremetalRollout-RollingUpgrade:'),
+    });
 
     // No workflow runs here: the Location answers PENDING (not 404) until Open Session makes the session.
     const pending = await handler(event('GET', `/sessions/${body.id}`));
@@ -133,10 +157,22 @@ describe('the API Lambda', () => {
 
   it('refuses a base64 body that is not UTF-8, and one with a duplicate key, with a 400 naming it, starting nothing', async () => {
     const before = started.length;
-    const notUtf8 = await handler({ httpMethod: 'POST', path: '/sessions', body: Buffer.from([0x7b, 0xff, 0x7d]).toString('base64'), isBase64Encoded: true, headers: { 'content-type': 'application/json' } });
+    const notUtf8 = await handler({
+      httpMethod: 'POST',
+      path: '/sessions',
+      body: Buffer.from([0x7b, 0xff, 0x7d]).toString('base64'),
+      isBase64Encoded: true,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(notUtf8.statusCode).toBe(400);
     expect(JSON.parse(notUtf8.body).errors).toEqual([{ field: '', message: 'the body is not UTF-8 text' }]);
-    const duplicate = await handler({ httpMethod: 'POST', path: '/sessions', body: JSON.stringify(upgradeRequest()).replace('{', '{"upgradeStepSize":9,'), isBase64Encoded: false, headers: { 'content-type': 'application/json' } });
+    const duplicate = await handler({
+      httpMethod: 'POST',
+      path: '/sessions',
+      body: JSON.stringify(upgradeRequest()).replace('{', '{"upgradeStepSize":9,'),
+      isBase64Encoded: false,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(duplicate.statusCode).toBe(400);
     expect(JSON.parse(duplicate.body).errors).toContainEqual({ field: 'upgradeStepSize', message: expect.stringMatching(/^duplicate key "upgradeStepSize"/) });
     expect(started).toHaveLength(before);
@@ -144,14 +180,29 @@ describe('the API Lambda', () => {
 
   it('starts an environment upgrade under the name whose execution ARN gives the session id it stored, and claims the environment', async () => {
     const site = buildCloudSite();
-    await new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client }).seed({ releases: [], environments: site.environments.filter((e) => e.id === 5) });
+    await new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client }).seed({
+      releases: [],
+      environments: site.environments.filter((e) => e.id === 5),
+    });
     const created = await handler(event('POST', '/environments/5/upgrade', environmentUpgradeRequest()));
     expect(created.statusCode).toBe(201);
     const body = JSON.parse(created.body);
     const last = started.at(-1)!;
-    expect(last.body).toMatchObject({ stateMachineArn: ENVIRONMENT_UPGRADE_ARN, input: JSON.stringify({ environmentId: 5, request: environmentUpgradeRequest() }) });
-    expect(body).toEqual({ id: idForExecution(`${ENVIRONMENT_UPGRADE_ARN.replace(':stateMachine:', ':execution:')}:${String(last.body['name'])}`), kind: 'environment-upgrade', executionArn: expect.any(String) });
-    expect(JSON.parse((await handler(event('GET', `/sessions/${body.id}`))).body)).toMatchObject({ upgradeId: body.id, state: 'UPDATING', environmentId: 5, messages: ['Accepted: upgrade of environment 5 to release 2'] });
+    expect(last.body).toMatchObject({
+      stateMachineArn: ENVIRONMENT_UPGRADE_ARN,
+      input: JSON.stringify({ environmentId: 5, request: environmentUpgradeRequest() }),
+    });
+    expect(body).toEqual({
+      id: idForExecution(`${ENVIRONMENT_UPGRADE_ARN.replace(':stateMachine:', ':execution:')}:${String(last.body['name'])}`),
+      kind: 'environment-upgrade',
+      executionArn: expect.any(String),
+    });
+    expect(JSON.parse((await handler(event('GET', `/sessions/${body.id}`))).body)).toMatchObject({
+      upgradeId: body.id,
+      state: 'UPDATING',
+      environmentId: 5,
+      messages: ['Accepted: upgrade of environment 5 to release 2'],
+    });
     expect((await handler(event('POST', '/environments/5/upgrade', environmentUpgradeRequest()))).statusCode).toBe(409);
   });
 });

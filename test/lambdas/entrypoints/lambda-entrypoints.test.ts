@@ -4,7 +4,13 @@ import * as environmentUpgradeEntry from '../../../lambdas/entrypoints/environme
 import * as groupDeploymentEntry from '../../../lambdas/entrypoints/group-deployment';
 import * as rollingUpgradeEntry from '../../../lambdas/entrypoints/rolling-upgrade';
 import * as taskGraphEntry from '../../../lambdas/entrypoints/task-graph';
-import { ENVIRONMENT, ENVIRONMENT_UPGRADE_FUNCTION_NAMES, GROUP_DEPLOYMENT_FUNCTION_NAMES, ROLLING_UPGRADE_FUNCTION_NAMES, TASK_GRAPH_FUNCTION_NAMES } from '../../../contracts';
+import {
+  ENVIRONMENT,
+  ENVIRONMENT_UPGRADE_FUNCTION_NAMES,
+  GROUP_DEPLOYMENT_FUNCTION_NAMES,
+  ROLLING_UPGRADE_FUNCTION_NAMES,
+  TASK_GRAPH_FUNCTION_NAMES,
+} from '../../../contracts';
 import {
   dependenciesFromEnvironment,
   groupDeploymentDependenciesFromEnvironment,
@@ -99,7 +105,9 @@ describe('dependencies from the environment', () => {
     expect(await site.bootService.templateExists('img-2')).toBe(false);
     expect(seen.map((headers) => headers.authorization)).toEqual(['Bearer t0k3n', 'Bearer t0k3n']);
     expect(await loadBootAndInventory({ [ENVIRONMENT.tableName]: 'table' })).toBeUndefined();
-    await expect(loadEnvironmentUpgradeDependencies({ [ENVIRONMENT.tableName]: 'table' })).rejects.toThrow(/SITE_PROFILE: is not set, nor are BOOT_SERVICE_URL and INVENTORY_URL/);
+    await expect(loadEnvironmentUpgradeDependencies({ [ENVIRONMENT.tableName]: 'table' })).rejects.toThrow(
+      /SITE_PROFILE: is not set, nor are BOOT_SERVICE_URL and INVENTORY_URL/,
+    );
   });
 
   it('SITE_PROFILE: builds the site from the profile, its tokens resolved at cold start', async () => {
@@ -114,7 +122,10 @@ describe('dependencies from the environment', () => {
     // An hsm inventory: Slurm's names come from HSM's NID (CSM's nid{nid:06}); the 404 server knows no node, so no Slurm call.
     await expect(site.workloadManager.getNodes(['n1'])).rejects.toThrow();
     seen.length = 0;
-    const { site: sameNames } = await loadRollingUpgradeDependencies({ ...env, [ENVIRONMENT.siteProfile]: JSON.stringify({ ...profile, nodeNames: { workloadManager: 'same' } }) });
+    const { site: sameNames } = await loadRollingUpgradeDependencies({
+      ...env,
+      [ENVIRONMENT.siteProfile]: JSON.stringify({ ...profile, nodeNames: { workloadManager: 'same' } }),
+    });
     await sameNames.workloadManager.getNodes(['n1']);
     expect(seen.map((headers) => headers['x-slurm-user-token'])).toEqual(['jwt-from-env']);
     await expect(loadGroupDeploymentDependencies(env)).rejects.toThrow('provisioner: group deployments need a provisioner');
@@ -187,7 +198,13 @@ describe('dependencies from the environment', () => {
         if (options.forceFetch || cached === undefined) cached = stored[arn];
         return cached;
       };
-      const env = { [ENVIRONMENT.tableName]: 'table', [ENVIRONMENT.allowInsecureHttp]: 'true', [ENVIRONMENT.inventoryUrl]: strictUrl, [ENVIRONMENT.provisionerUrl]: strictUrl, [ENVIRONMENT.siteApiTokenSecretArn]: 'arn:site' };
+      const env = {
+        [ENVIRONMENT.tableName]: 'table',
+        [ENVIRONMENT.allowInsecureHttp]: 'true',
+        [ENVIRONMENT.inventoryUrl]: strictUrl,
+        [ENVIRONMENT.provisionerUrl]: strictUrl,
+        [ENVIRONMENT.siteApiTokenSecretArn]: 'arn:site',
+      };
       const { provisioner } = groupDeploymentDependenciesFromEnvironment(env, await siteTokens(env, { getSecret }));
       await expect(provisioner.getAction('deploy-1')).resolves.toBeUndefined();
 
@@ -196,7 +213,11 @@ describe('dependencies from the environment', () => {
       valid = 'token-2';
       await expect(provisioner.getAction('deploy-1')).resolves.toBeUndefined();
       expect(used).toEqual(['Bearer token-1', 'Bearer token-1', 'Bearer token-2']);
-      expect(reads).toEqual([{ maxAge: 300, forceFetch: false }, { maxAge: 300, forceFetch: false }, { maxAge: 300, forceFetch: true }]);
+      expect(reads).toEqual([
+        { maxAge: 300, forceFetch: false },
+        { maxAge: 300, forceFetch: false },
+        { maxAge: 300, forceFetch: true },
+      ]);
 
       // A token that stays refused is an error after the one retry, not a loop.
       valid = 'token-3';
@@ -209,13 +230,23 @@ describe('dependencies from the environment', () => {
 
   it('refuses to send a token over http:// unless the stack says this is a lab (ALLOW_INSECURE_HTTP), naming the variable', async () => {
     const { [ENVIRONMENT.allowInsecureHttp]: _, ...production } = rollingEnvironment({ [ENVIRONMENT.siteApiToken]: 't0k3n' });
-    expect(() => dependenciesFromEnvironment(production)).toThrow(/BOOT_SERVICE_URL: a token is only sent over https, not to http:\/\/127\.0\.0\.1:\d+ \(ALLOW_INSECURE_HTTP=true in a lab\)/);
-    expect(() => dependenciesFromEnvironment({ ...production, [ENVIRONMENT.slurmToken]: 'jwt', [ENVIRONMENT.siteApiToken]: '' })).toThrow(/WORKLOAD_MANAGER_URL: a token is only sent over https/);
+    expect(() => dependenciesFromEnvironment(production)).toThrow(
+      /BOOT_SERVICE_URL: a token is only sent over https, not to http:\/\/127\.0\.0\.1:\d+ \(ALLOW_INSECURE_HTTP=true in a lab\)/,
+    );
+    expect(() => dependenciesFromEnvironment({ ...production, [ENVIRONMENT.slurmToken]: 'jwt', [ENVIRONMENT.siteApiToken]: '' })).toThrow(
+      /WORKLOAD_MANAGER_URL: a token is only sent over https/,
+    );
     const { [ENVIRONMENT.allowInsecureHttp]: __, ...groupProduction } = groupEnvironment({ [ENVIRONMENT.siteApiToken]: 't0k3n' });
     expect(() => groupDeploymentDependenciesFromEnvironment(groupProduction)).toThrow(/INVENTORY_URL: a token is only sent over https/);
     // No token, nothing to protect; https is always fine.
     expect(() => dependenciesFromEnvironment({ ...production, [ENVIRONMENT.siteApiToken]: '' })).not.toThrow();
-    expect(() => groupDeploymentDependenciesFromEnvironment({ ...groupProduction, [ENVIRONMENT.inventoryUrl]: 'https://hsm', [ENVIRONMENT.provisionerUrl]: 'https://prov' })).not.toThrow();
+    expect(() =>
+      groupDeploymentDependenciesFromEnvironment({
+        ...groupProduction,
+        [ENVIRONMENT.inventoryUrl]: 'https://hsm',
+        [ENVIRONMENT.provisionerUrl]: 'https://prov',
+      }),
+    ).not.toThrow();
   });
 
   it("NODE_NAMES: Slurm's names from HSM's NID, CSM's nid{nid:06} by default; a bad pattern names the variable", async () => {

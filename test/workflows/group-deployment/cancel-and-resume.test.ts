@@ -69,7 +69,10 @@ describe('cancelling a group deployment', () => {
       await runsStarted(runtime, run.id, 3);
       await runtime.clock.busy(() => runtime.cancel(run.id));
       const outcome = await run.outcome;
-      expect(outcome.output).toMatchObject({ status: 'CANCELLED', cause: 'Deployment cancelled: 0 of 2 group(s) finished; prepared, not deployed: a; not started: b' });
+      expect(outcome.output).toMatchObject({
+        status: 'CANCELLED',
+        cause: 'Deployment cancelled: 0 of 2 group(s) finished; prepared, not deployed: a; not started: b',
+      });
       const report = await buildDeploymentReport(runtime.deployments, (await runtime.deployments.getDeployment(run.id))!);
       expect(report.groups['a']!.stage).toBe('PREPARED');
       expect(deploymentNodeRuns(runtime, run.id).every((r) => r.phase === 'prepare' && r.group === 'a')).toBe(true);
@@ -129,7 +132,8 @@ describe('resuming a group deployment whose execution died', () => {
       expect(Object.values(report.nodes)).toEqual(Array(5).fill('DEPLOYED'));
       // Each node prepared once and deployed once, no two actions on a node at once.
       const site = runtime.simulator.state();
-      for (const node of [...namesOf(A), ...namesOf(B)]) expect({ node, prepares: site.nodes[node]!.prepareCount, deploys: site.nodes[node]!.deployCount }).toEqual({ node, prepares: 1, deploys: 1 });
+      for (const node of [...namesOf(A), ...namesOf(B)])
+        expect({ node, prepares: site.nodes[node]!.prepareCount, deploys: site.nodes[node]!.deployCount }).toEqual({ node, prepares: 1, deploys: 1 });
       expect(site.violations).toEqual([]);
       expect(await runtime.deployments.getDeployment(resumed.id)).toBeUndefined();
     });
@@ -145,7 +149,8 @@ describe('resuming a group deployment whose execution died', () => {
       const resumed = await runtime.run('groupDeployment', { resumeDeploymentId: run.id });
       expect((await resumed.outcome).output).toMatchObject({ status: 'SUCCEEDED' });
       const site = runtime.simulator.state();
-      for (const node of [...namesOf(A), ...namesOf(B)]) expect({ node, prepares: site.nodes[node]!.prepareCount, deploys: site.nodes[node]!.deployCount }).toEqual({ node, prepares: 1, deploys: 1 });
+      for (const node of [...namesOf(A), ...namesOf(B)])
+        expect({ node, prepares: site.nodes[node]!.prepareCount, deploys: site.nodes[node]!.deployCount }).toEqual({ node, prepares: 1, deploys: 1 });
     });
   });
 

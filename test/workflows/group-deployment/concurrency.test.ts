@@ -86,10 +86,9 @@ describe('how many nodes and groups are in flight at once', () => {
 
   it('maxParallelGroups 2: two independent groups run at the same time, never three', async () => {
     const oneByOne = { strategy: { type: 'one_by_one' } };
-    const { runs } = await deploy(
-      [groupOf('a', first(3, 0), oneByOne), groupOf('b', first(3, 3), oneByOne), groupOf('c', first(3, 6), oneByOne)],
-      { maxParallelGroups: 2 },
-    );
+    const { runs } = await deploy([groupOf('a', first(3, 0), oneByOne), groupOf('b', first(3, 3), oneByOne), groupOf('c', first(3, 6), oneByOne)], {
+      maxParallelGroups: 2,
+    });
     const a = runs.filter((r) => r.group === 'a');
     const b = runs.filter((r) => r.group === 'b');
 

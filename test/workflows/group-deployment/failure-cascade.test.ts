@@ -98,7 +98,13 @@ describe('a failed group fails every group that depends on it; the others go on'
     expect(report).toMatchObject({ status: 'FAILED', criticalGroupsFailed: true, failedCriticalGroups: ['crit'] });
     expect(report!.groups['after-crit']).toMatchObject({ stage: 'FAILED', blockedBy: 'crit' });
     for (const name of ['first', 'second', 'third']) expect(report!.groups[name]!.stage).toBe('DEPLOYED');
-    expect(report!.nodes).toMatchObject({ 'first-n': 'DEPLOYED', 'second-n': 'DEPLOYED', 'third-n': 'DEPLOYED', 'crit-n': 'FAILED', 'after-crit-n': 'NOT_STARTED' });
+    expect(report!.nodes).toMatchObject({
+      'first-n': 'DEPLOYED',
+      'second-n': 'DEPLOYED',
+      'third-n': 'DEPLOYED',
+      'crit-n': 'FAILED',
+      'after-crit-n': 'NOT_STARTED',
+    });
     // The independent groups ran after the critical group had already failed.
     const crit = spanOf(runs.filter((r) => r.group === 'crit'));
     expect(spanOf(runs.filter((r) => r.group === 'third')).from).toBeGreaterThan(crit.to);
@@ -106,11 +112,7 @@ describe('a failed group fails every group that depends on it; the others go on'
 
   it('a critical group blocked by a failed non-critical group fails the run', async () => {
     const nodes = [failsDeploy('base-n'), ok('crit-n'), ok('other-n')];
-    const groups = [
-      groupOf('base', ['base-n'], min1),
-      groupOf('crit', ['crit-n'], { critical: true, depends_on: ['base'] }),
-      groupOf('other', ['other-n']),
-    ];
+    const groups = [groupOf('base', ['base-n'], min1), groupOf('crit', ['crit-n'], { critical: true, depends_on: ['base'] }), groupOf('other', ['other-n'])];
     const { outcome, message, report, site } = await deploy(nodes, groups);
 
     expect(outcome.error).toBe('CriticalGroupFailed');

@@ -62,7 +62,10 @@ describe('invalid group-deployment input fails the execution at once, naming gro
   });
 
   it('fails at once: Start Deployment is called once, not retried', async () => {
-    const { outcome } = await runDeployment(runtime, withGroup(0, (g) => without(g, 'critical')));
+    const { outcome } = await runDeployment(
+      runtime,
+      withGroup(0, (g) => without(g, 'critical')),
+    );
 
     expect(outcome.error).toBe('InvalidInputError');
     // Invalid input cannot get better by retrying. On AWS each retry of the Task waits first

@@ -7,7 +7,14 @@ const min1 = { success_criteria: { minimum_successful_nodes: 1 } };
 
 describe('group deployment through the command provisioner over SSM', () => {
   it('gives the report and site state of the HTTP provisioner: failed phases per node, dependents failed', async () => {
-    const nodes: DeploymentNodeInput[] = [{ name: 'a00', faults: { prepare: 'fail' } }, ok('a01'), ok('b00'), { name: 'c00', faults: { deploy: 'fail' } }, ok('c01'), ok('d00')];
+    const nodes: DeploymentNodeInput[] = [
+      { name: 'a00', faults: { prepare: 'fail' } },
+      ok('a01'),
+      ok('b00'),
+      { name: 'c00', faults: { deploy: 'fail' } },
+      ok('c01'),
+      ok('d00'),
+    ];
     const groups = [
       groupOf('a', ['a00', 'a01'], { success_criteria: { minimum_successful_nodes: 2 } }),
       groupOf('b', ['b00'], { depends_on: ['a'] }),

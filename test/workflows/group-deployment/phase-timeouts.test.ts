@@ -45,7 +45,9 @@ describe('phase timeouts: a hung node fails after the configured timeout and the
 
   it('a node whose deploy hangs fails after deployTimeoutSeconds; the next node goes on', async () => {
     const nodes = [{ name: 'd0' }, { name: 'hung', faults: { deploy: 'hang' as const } }, { name: 'd2' }];
-    const groups = [groupOf('g', ['d0', 'hung', 'd2'], { critical: true, strategy: { type: 'one_by_one' }, success_criteria: { minimum_successful_nodes: 2 } })];
+    const groups = [
+      groupOf('g', ['d0', 'hung', 'd2'], { critical: true, strategy: { type: 'one_by_one' }, success_criteria: { minimum_successful_nodes: 2 } }),
+    ];
     const { outcome, report, site, runs } = await deploy(nodes, groups, { deployTimeoutSeconds: 200 });
 
     expect(outcome.status).toBe('SUCCEEDED');

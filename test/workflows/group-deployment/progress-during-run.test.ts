@@ -17,19 +17,27 @@ describe('the stored deployment is readable while it runs', () => {
       let ended = false;
       void run.outcome.then(() => (ended = true));
 
-      const first = await eventually(runtime, async () => {
-        const record = await runtime.deployments.getDeployment(run.id);
-        return record && record.state.groups['early']?.stage !== 'NOT_STARTED' ? record : undefined;
-      }, 'the early group to move');
+      const first = await eventually(
+        runtime,
+        async () => {
+          const record = await runtime.deployments.getDeployment(run.id);
+          return record && record.state.groups['early']?.stage !== 'NOT_STARTED' ? record : undefined;
+        },
+        'the early group to move',
+      );
       expect(first.status).toBe('RUNNING');
       expect(first.groupCount).toBe(2);
       expect(first.nodeCount).toBe(5);
       expect(first.state.groups['late']!.stage).toBe('NOT_STARTED');
 
-      const midway = await eventually(runtime, async () => {
-        const record = await runtime.deployments.getDeployment(run.id);
-        return record?.state.groups['late']?.stage === 'PREPARED' ? record : undefined;
-      }, 'the late group to be prepared');
+      const midway = await eventually(
+        runtime,
+        async () => {
+          const record = await runtime.deployments.getDeployment(run.id);
+          return record?.state.groups['late']?.stage === 'PREPARED' ? record : undefined;
+        },
+        'the late group to be prepared',
+      );
       expect(ended).toBe(false);
       // Read at the simulated instant the probe saw: the clock stands still meanwhile.
       await runtime.clock.busy(async () => {
@@ -42,7 +50,11 @@ describe('the stored deployment is readable while it runs', () => {
         // The site agrees: the late nodes were prepared, not all deployed yet.
         const site = runtime.simulator.state();
         expect(namesOf(late).map((n) => site.nodes[n]!.prepareCount)).toEqual([1, 1, 1]);
-        expect(namesOf(late).map((n) => site.nodes[n]!.deployCount).filter((c) => c === 1).length).toBeLessThan(3);
+        expect(
+          namesOf(late)
+            .map((n) => site.nodes[n]!.deployCount)
+            .filter((c) => c === 1).length,
+        ).toBeLessThan(3);
         expect((await runtime.deployments.listDeployments()).map((d) => d.deploymentId)).toContain(run.id);
       });
 

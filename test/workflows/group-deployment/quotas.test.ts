@@ -26,8 +26,7 @@ const maxChecks = (pollIntervalSeconds: number, timeoutSeconds: number, maxPollS
 const pageBound = pageHistoryEvents;
 
 /** deploy-group, per phase: Prepare/Deploy (Pass), Plan Phase, Phase Due, Run Batch Pages (Map of page Tasks), Evaluate Phase, Next Phase; then Group Done. */
-const groupBound = (pagesPerPhase: number) =>
-  EXECUTION + 2 * (SIMPLE + TASK + SIMPLE + MAP + pagesPerPhase * (ITERATION + TASK) + TASK + SIMPLE) + SIMPLE;
+const groupBound = (pagesPerPhase: number) => EXECUTION + 2 * (SIMPLE + TASK + SIMPLE + MAP + pagesPerPhase * (ITERATION + TASK) + TASK + SIMPLE) + SIMPLE;
 
 /** group-deployment with one group: Start, Cancel Only, one round (Pick, Any Ready, Map of one Deploy Group), then Pick, Any Ready, Finish, Outcome, Succeeded. */
 const parentBound = EXECUTION + TASK + SIMPLE + (TASK + SIMPLE + MAP + ITERATION + TASK) + TASK + SIMPLE + TASK + SIMPLE + SIMPLE;

@@ -4,11 +4,7 @@ import { startTestRuntime } from '../../support/embedded';
 import { groupOf, QUICK_POLL, QUICK_TIMING, runDeployment } from '../../support/deployment-sites';
 
 const NODES = ['flaky-n', 'after-n', 'other-n'].map((name, i) => ({ name, nid: i + 1 }));
-const GROUPS = [
-  groupOf('flaky', ['flaky-n']),
-  groupOf('after', ['after-n'], { depends_on: ['flaky'] }),
-  groupOf('other', ['other-n']),
-];
+const GROUPS = [groupOf('flaky', ['flaky-n']), groupOf('after', ['after-n'], { depends_on: ['flaky'] }), groupOf('other', ['other-n'])];
 
 async function deploy(apiFaults: SiteDefinitionInput['apiFaults'], groups = GROUPS) {
   const runtime = await startTestRuntime({ site: parseSiteDefinition({ nodes: NODES, timing: QUICK_TIMING, apiFaults }) });
@@ -40,7 +36,7 @@ describe('provisioner API trouble', () => {
     for (const node of Object.values(site.nodes)) expect(node).toMatchObject({ prepareCount: 1, deployCount: 1 });
   });
 
-  it("a group whose actions cannot be polled fails with its dependants; the others go on", async () => {
+  it('a group whose actions cannot be polled fails with its dependants; the others go on', async () => {
     const { outcome, report, site } = await deploy([{ service: 'provisioner', method: 'GET', path: '-flaky-prepare-', status: 500, count: 1000 }]);
 
     expect(outcome.status).toBe('SUCCEEDED');

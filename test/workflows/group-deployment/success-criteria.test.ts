@@ -38,7 +38,13 @@ const CASES: Case[] = [
   { group: 'maxfail1-2of5', size: 5, failing: 2, at: 'deploy', criteria: { maximum_failed_nodes: 1 } },
   { group: 'maxfail1-prepare-2of5', size: 5, failing: 2, at: 'prepare', criteria: { maximum_failed_nodes: 1 } },
   { group: 'maxfail0-0of3', size: 3, failing: 0, at: 'deploy', criteria: { maximum_failed_nodes: 0 } },
-  { group: 'all-three-one-misses', size: 5, failing: 2, at: 'deploy', criteria: { percent_successful_nodes: 60, minimum_successful_nodes: 4, maximum_failed_nodes: 2 } },
+  {
+    group: 'all-three-one-misses',
+    size: 5,
+    failing: 2,
+    at: 'deploy',
+    criteria: { percent_successful_nodes: 60, minimum_successful_nodes: 4, maximum_failed_nodes: 2 },
+  },
   { group: 'none-all-fail', size: 2, failing: 2, at: 'prepare' },
 ];
 

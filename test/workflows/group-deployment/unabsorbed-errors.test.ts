@@ -16,7 +16,12 @@ const GROUPS = [groupOf('a', namesOf(A), { critical: true }), groupOf('b', names
 const STORE_DOWN = 'POST /actions answered 500';
 
 /** A runtime whose `fn` fails with a site error from its `failFrom`-th call on (the calls before run the real function). */
-async function withFailing(fn: string, failFrom: number, test: (runtime: EmbeddedRuntime, calls: () => number) => Promise<void>, before?: (runtime: EmbeddedRuntime, payload: unknown) => Promise<void>) {
+async function withFailing(
+  fn: string,
+  failFrom: number,
+  test: (runtime: EmbeddedRuntime, calls: () => number) => Promise<void>,
+  before?: (runtime: EmbeddedRuntime, payload: unknown) => Promise<void>,
+) {
   let calls = 0;
   const wrapFunction = (name: string, real: LocalFunction): LocalFunction =>
     name !== fn
@@ -52,7 +57,12 @@ describe('group deployment: an error its own steps cannot absorb', () => {
         expect(run.outcome).toMatchObject({ status: 'FAILED', error: 'SiteServiceError' });
         expect(run.outcome.cause).toContain(STORE_DOWN);
         expect(calls()).toBe(13);
-        expect(runtime.engine.execution(run.outcome.executionArn)!.history.filter((e) => e.type === 'FailStateEntered').map((e) => e.stateName)).toEqual(['Deployment Failed']);
+        expect(
+          runtime.engine
+            .execution(run.outcome.executionArn)!
+            .history.filter((e) => e.type === 'FailStateEntered')
+            .map((e) => e.stateName),
+        ).toEqual(['Deployment Failed']);
         // Every group ran; the deployment did not stay RUNNING.
         expect(run.record!.status).toBe('FAILED');
         expect(run.report).toMatchObject({ status: 'FAILED', criticalGroupsFailed: false, failedCriticalGroups: [] });

@@ -30,8 +30,14 @@ const strategy = {
   ],
 };
 const PROBLEMS = [
-  { field: 'groups[1] (compute).success_criteria.minimum_successful_nodes', message: 'needs 1000 successful nodes, but the group selects 19 nodes: at most 19 can succeed, so it can never be met' },
-  { field: 'groups[2] (spare).success_criteria.minimum_successful_nodes', message: 'needs 1 successful nodes, but the group selects no node: at most 0 can succeed, so it can never be met' },
+  {
+    field: 'groups[1] (compute).success_criteria.minimum_successful_nodes',
+    message: 'needs 1000 successful nodes, but the group selects 19 nodes: at most 19 can succeed, so it can never be met',
+  },
+  {
+    field: 'groups[2] (spare).success_criteria.minimum_successful_nodes',
+    message: 'needs 1 successful nodes, but the group selects no node: at most 0 can succeed, so it can never be met',
+  },
 ];
 
 describe('a success criterion that can never be met', () => {

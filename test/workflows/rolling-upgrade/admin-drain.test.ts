@@ -13,15 +13,18 @@ describe("an admin's drain on a node of the upgrade", () => {
     // n000 drained by an admin; a long job on n001 keeps step 0 in QUIESCING until the cancel.
     runtime = await startTestRuntime({
       site: buildSite(4, {
-        node: (i) =>
-          i === 0 ? { wlm: { state: 'DRAINED', reason: 'bad dimm' } } : i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 50_000 } } : {},
+        node: (i) => (i === 0 ? { wlm: { state: 'DRAINED', reason: 'bad dimm' } } : i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 50_000 } } : {}),
       }),
     });
     const run = await runtime.run('rollingUpgrade', upgradeRequest());
-    await eventually(runtime, async () => {
-      const session = await runtime!.store.getSession(run.id);
-      return session?.progress.stage === 'QUIESCING' ? session : undefined;
-    }, 'step 0 to quiesce');
+    await eventually(
+      runtime,
+      async () => {
+        const session = await runtime!.store.getSession(run.id);
+        return session?.progress.stage === 'QUIESCING' ? session : undefined;
+      },
+      'step 0 to quiesce',
+    );
     const drained = runtime.simulator.state().nodes;
     expect(drained[nodeName(0)]).toMatchObject({ wlmState: 'DRAINED', wlmReason: 'bad dimm', drainCount: 0 });
     expect(drained[nodeName(1)]).toMatchObject({ wlmReason: `rolling-upgrade ${run.id}`, drainCount: 1 });

@@ -15,10 +15,14 @@ describe('labels and node names checked before any node is touched', () => {
   it('an upgrading group that does not exist: no node drained, the session says so, and a cancel ends it (no loop in CLEANUP)', async () => {
     runtime = await startTestRuntime({ site: buildSite(4) });
     const run = await runtime.run('rollingUpgrade', upgradeRequest({ upgradingLabel: 'upgrading-typo' }));
-    await eventually(runtime, async () => {
-      const messages = await runtime!.store.listMessages(run.id);
-      return messages.some((m) => m.includes("failed to obtain Node Group named 'upgrading-typo'")) || undefined;
-    }, 'the missing group reported');
+    await eventually(
+      runtime,
+      async () => {
+        const messages = await runtime!.store.listMessages(run.id);
+        return messages.some((m) => m.includes("failed to obtain Node Group named 'upgrading-typo'")) || undefined;
+      },
+      'the missing group reported',
+    );
     const site = runtime.simulator.state();
     for (let i = 0; i < 4; i++) expect(site.nodes[nodeName(i)]!.drainCount).toBe(0);
 

@@ -7,10 +7,14 @@ import { eventually, startTestRuntime } from '../../support/embedded';
 const cancel = (runtime: EmbeddedRuntime, upgradeId: string) => runtime.clock.busy(() => runtime.store.requestCancel(upgradeId));
 
 async function waitForStage(runtime: EmbeddedRuntime, upgradeId: string, step: number, stage: string) {
-  return eventually(runtime, async () => {
-    const session = await runtime.store.getSession(upgradeId);
-    return session && session.progress.step === step && session.progress.stage === stage ? session : undefined;
-  }, `step ${step} ${stage}`);
+  return eventually(
+    runtime,
+    async () => {
+      const session = await runtime.store.getSession(upgradeId);
+      return session && session.progress.step === step && session.progress.stage === stage ? session : undefined;
+    },
+    `step ${step} ${stage}`,
+  );
 }
 
 describe('cancelling a running rolling upgrade (CRUS deletion rules)', () => {

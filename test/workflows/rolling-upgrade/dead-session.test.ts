@@ -7,10 +7,14 @@ import { eventually, startTestRuntime } from '../../support/embedded';
 /** A session whose process died mid-step: resumed explicitly, or its nodes taken over once its leases ran out. */
 
 async function waitForStage(runtime: EmbeddedRuntime, upgradeId: string, step: number, stage: string) {
-  return eventually(runtime, async () => {
-    const session = await runtime.store.getSession(upgradeId);
-    return session && session.progress.step === step && session.progress.stage === stage ? session : undefined;
-  }, `step ${step} ${stage}`);
+  return eventually(
+    runtime,
+    async () => {
+      const session = await runtime.store.getSession(upgradeId);
+      return session && session.progress.step === step && session.progress.stage === stage ? session : undefined;
+    },
+    `step ${step} ${stage}`,
+  );
 }
 
 /**
@@ -47,7 +51,12 @@ describe('a session whose process died', () => {
     const rt = runtime;
     await rt.clock.busy(async () => rt.engine.stop(run.executionArn));
     expect((await run.outcome).status).toBe('ABORTED');
-    expect(await runtime.store.getLockOwners([nodeName(2), nodeName(3)])).toEqual(new Map([[nodeName(2), run.id], [nodeName(3), run.id]]));
+    expect(await runtime.store.getLockOwners([nodeName(2), nodeName(3)])).toEqual(
+      new Map([
+        [nodeName(2), run.id],
+        [nodeName(3), run.id],
+      ]),
+    );
 
     const resumed = await runtime.run('rollingUpgrade', { resumeUpgradeId: run.id });
     expect(resumed.id).not.toBe(run.id);
@@ -81,7 +90,7 @@ describe('a session whose process died', () => {
   });
 });
 
-describe('a session waiting for another session\'s locks', () => {
+describe("a session waiting for another session's locks", () => {
   let runtime: EmbeddedRuntime | undefined;
   afterEach(async () => {
     await runtime?.close();
@@ -94,10 +103,14 @@ describe('a session waiting for another session\'s locks', () => {
     const holder = await runtime.run('rollingUpgrade', upgradeRequest());
     await waitForStage(runtime, holder.id, 0, 'QUIESCING');
     const waiter = await runtime.run('rollingUpgrade', upgradeRequest());
-    await eventually(runtime, async () => {
-      const messages = await runtime!.store.listMessages(waiter.id);
-      return messages.some((m) => m.includes(`waits for nodes locked by session ${holder.id}`)) || undefined;
-    }, 'the second session waiting');
+    await eventually(
+      runtime,
+      async () => {
+        const messages = await runtime!.store.listMessages(waiter.id);
+        return messages.some((m) => m.includes(`waits for nodes locked by session ${holder.id}`)) || undefined;
+      },
+      'the second session waiting',
+    );
     const rt = runtime;
     await rt.clock.busy(() => rt.store.requestCancel(waiter.id));
     expect((await waiter.outcome).status).toBe('SUCCEEDED');
@@ -112,7 +125,7 @@ describe('a session waiting for another session\'s locks', () => {
     expect(report.state).toBe('READY');
   });
 
-  it('when cancelled after its first step, fails only nodes it could lock; the nodes the other session holds stay the holder\'s', async () => {
+  it("when cancelled after its first step, fails only nodes it could lock; the nodes the other session holds stay the holder's", async () => {
     // B's plan starts with n002, n003 (free), then n000, n001, which A holds in QUIESCING while n001 runs a long job.
     runtime = await startTestRuntime({
       site: buildSite(4, {
@@ -124,7 +137,11 @@ describe('a session waiting for another session\'s locks', () => {
     await waitForStage(runtime, holder.id, 0, 'QUIESCING');
     const waiter = await runtime.run('rollingUpgrade', upgradeRequest({ startingLabel: 'other', upgradingLabel: 'upgrading2', failedLabel: 'failed2' }));
     await waitForStage(runtime, waiter.id, 1, 'STARTING');
-    await eventually(runtime, async () => ((await runtime!.store.getSession(waiter.id))?.progress.lockWaitSince !== undefined ? true : undefined), 'B waiting at step 1');
+    await eventually(
+      runtime,
+      async () => ((await runtime!.store.getSession(waiter.id))?.progress.lockWaitSince !== undefined ? true : undefined),
+      'B waiting at step 1',
+    );
     const rt = runtime;
     await rt.clock.busy(() => rt.store.requestCancel(waiter.id));
     await waiter.outcome;
@@ -136,6 +153,11 @@ describe('a session waiting for another session\'s locks', () => {
     const cancelled = await buildSessionReport(runtime.store, (await runtime.store.getSession(waiter.id))!);
     expect(cancelled.counts.FAILED ?? 0).toBe(0);
     expect(await runtime.store.listMessages(waiter.id)).toContainEqual(expect.stringMatching(new RegExp(`not ours \\(locked by session ${holder.id}\\)`)));
-    expect(await runtime.store.getLockOwners([0, 1].map(nodeName))).toEqual(new Map([[nodeName(0), holder.id], [nodeName(1), holder.id]]));
+    expect(await runtime.store.getLockOwners([0, 1].map(nodeName))).toEqual(
+      new Map([
+        [nodeName(0), holder.id],
+        [nodeName(1), holder.id],
+      ]),
+    );
   });
 });

@@ -15,8 +15,19 @@ import { freshSsmConnectorsPerCall, profileConnectors, ssmConnectors } from '../
 async function outcomeOf(runtime: EmbeddedRuntime, request: Record<string, unknown>) {
   const { outcome, report } = await runUpgrade(runtime, request);
   const state = runtime.simulator.state();
-  const nodes = Object.fromEntries(Object.entries(state.nodes).map(([name, n]) => [name, { bootCount: n.bootCount, wlmState: n.wlmState, wlmReason: n.wlmReason }]));
-  return { status: outcome.status, state: report.state, completed: report.completed, nodes: report.nodes, counts: report.counts, site: nodes, groups: state.groups, violations: state.violations };
+  const nodes = Object.fromEntries(
+    Object.entries(state.nodes).map(([name, n]) => [name, { bootCount: n.bootCount, wlmState: n.wlmState, wlmReason: n.wlmReason }]),
+  );
+  return {
+    status: outcome.status,
+    state: report.state,
+    completed: report.completed,
+    nodes: report.nodes,
+    counts: report.counts,
+    site: nodes,
+    groups: state.groups,
+    violations: state.violations,
+  };
 }
 
 describe('rolling upgrade through scontrol over SSM, slurm-reboot and the slurm inventory', () => {
@@ -53,7 +64,8 @@ describe('rolling upgrade through scontrol over SSM, slurm-reboot and the slurm 
     // A boot that fails is seen later without a boot service: BOS says so when the boot ends (60 s), while
     // Slurm only sets the rebooting node DOWN `reboot timed out` at ResumeTimeout (600 s), as the real
     // slurmctld does (check_reboot_nodes). So the verdicts agree and the times differ.
-    const verdicts = (nodes: typeof overSsm.nodes) => Object.fromEntries(Object.entries(nodes).map(([name, n]) => [name, { status: n.status, phase: n.phase, reason: n.reason }]));
+    const verdicts = (nodes: typeof overSsm.nodes) =>
+      Object.fromEntries(Object.entries(nodes).map(([name, n]) => [name, { status: n.status, phase: n.phase, reason: n.reason }]));
     expect({ ...verdicts(overSsm.nodes), [nodeName(4)]: undefined }).toEqual({ ...verdicts(overHttp.nodes), [nodeName(4)]: undefined });
     expect(overSsm.nodes[nodeName(1)]).toMatchObject({ status: 'FAILED', reason: 'upgrading-boot-session-failed', since: '2026-01-01T00:10:00.000Z' });
     expect(overHttp.nodes[nodeName(1)]).toMatchObject({ status: 'FAILED', reason: 'upgrading-boot-session-failed', since: '2026-01-01T00:01:00.000Z' });
@@ -78,7 +90,7 @@ describe('rolling upgrade through scontrol over SSM, slurm-reboot and the slurm 
     }
   });
 
-  it('reboots the upgrading group of the profile\'s file inventory (slurmrestd + slurm-reboot with nodeset + file inventory, the xCAT shape)', async () => {
+  it("reboots the upgrading group of the profile's file inventory (slurmrestd + slurm-reboot with nodeset + file inventory, the xCAT shape)", async () => {
     const site = () => buildSite(5);
     runtime = await startTestRuntime({ site: site() });
     const overHttp = await outcomeOf(runtime, upgradeRequest());

@@ -19,7 +19,11 @@ describe('invalid rolling-upgrade requests (CRUS 422 cases) fail at once, naming
     ['an empty label', upgradeRequest({ failedLabel: '  ' }), /failedLabel: failedLabel must not be empty/],
     ['a label used twice', upgradeRequest({ failedLabel: 'compute' }), /failedLabel must differ from startingLabel/],
     ['an unknown key', upgradeRequest({ stepsize: 3 }), /stepsize: unknown key/],
-    ['a boot template the boot service does not know', upgradeRequest({ upgradeTemplateId: 'img-9' }), /upgradeTemplateId: boot template 'img-9' does not exist/],
+    [
+      'a boot template the boot service does not know',
+      upgradeRequest({ upgradeTemplateId: 'img-9' }),
+      /upgradeTemplateId: boot template 'img-9' does not exist/,
+    ],
     ['a timeout of zero', upgradeRequest({ bootTimeoutSeconds: 0 }), /bootTimeoutSeconds/],
   ])('rejects %s', async (_case, request, expected) => {
     const before = runtime.simulator.state();

@@ -56,10 +56,14 @@ describe('a stage increment retried after a crash', () => {
   it('boots no node twice when QUIESCED started the boot but crashed before saving', async () => {
     let state = await openSession();
     state = await runtime.handlers.StartStep(state as never, {});
-    state = await eventually(runtime, async () => {
-      const next = await runtime.handlers.CheckQuiesce(state as never, {});
-      return next.stage === 'QUIESCED' ? next : undefined;
-    }, 'the step to quiesce');
+    state = await eventually(
+      runtime,
+      async () => {
+        const next = await runtime.handlers.CheckQuiesce(state as never, {});
+        return next.stage === 'QUIESCED' ? next : undefined;
+      },
+      'the step to quiesce',
+    );
     const session = (await runtime.store.getSession(state.upgradeId))!;
     await bootStep({ session, progress: session.progress, deps: deps(), now: runtime.clock.now() });
     const next = await runtime.handlers.BootStep(state as never, {});
@@ -95,14 +99,20 @@ describe('an increment that fails after saving part of its progress', () => {
 
   it('keeps what it saved (the boot request time) and counts the error on top of it', async () => {
     // The boot request time is saved, then creating the boot session fails: the increment fails after saving it.
-    runtime = await startTestRuntime({ site: buildSite(2, { apiFaults: [{ service: 'boot-service', method: 'POST', path: '/sessions', status: 500, count: 1 }] }) });
+    runtime = await startTestRuntime({
+      site: buildSite(2, { apiFaults: [{ service: 'boot-service', method: 'POST', path: '/sessions', status: 500, count: 1 }] }),
+    });
     const rt = runtime;
     let state: WorkflowState = await rt.handlers.OpenSession({ input: upgradeRequest(), executionId: 'arn:test:exec-1' } as never, {});
     state = await rt.handlers.StartStep(state as never, {});
-    state = await eventually(rt, async () => {
-      const next = await rt.handlers.CheckQuiesce(state as never, {});
-      return next.stage === 'QUIESCED' ? next : undefined;
-    }, 'the step to quiesce');
+    state = await eventually(
+      rt,
+      async () => {
+        const next = await rt.handlers.CheckQuiesce(state as never, {});
+        return next.stage === 'QUIESCED' ? next : undefined;
+      },
+      'the step to quiesce',
+    );
     const failed = await rt.handlers.BootStep(state as never, {});
 
     expect(failed.stage).toBe('QUIESCED');

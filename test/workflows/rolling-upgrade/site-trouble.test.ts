@@ -12,10 +12,14 @@ describe('rolling upgrade when the site is in trouble', () => {
   it('posts a message for a missing group and goes on once the group exists', async () => {
     runtime = await startTestRuntime({ site: buildSite(4, { groups: { compute: [0, 1, 2, 3].map(nodeName), upgrading: [] } }) });
     const run = await runtime.run('rollingUpgrade', upgradeRequest());
-    const message = await eventually(runtime!, async () => {
-      const messages = await runtime!.store.listMessages(run.id);
-      return messages.find((m) => m.includes("failed to obtain Node Group named 'failed'"));
-    }, 'the missing-group message');
+    const message = await eventually(
+      runtime!,
+      async () => {
+        const messages = await runtime!.store.listMessages(run.id);
+        return messages.find((m) => m.includes("failed to obtain Node Group named 'failed'"));
+      },
+      'the missing-group message',
+    );
     expect(message).toBe("Processing step 0 in stage STARTING failed - failed to obtain Node Group named 'failed'");
     // Retried several times meanwhile, the message said once (not at every poll), and it is what a progress display shows.
     await eventually(runtime, async () => ((await runtime!.store.getSession(run.id))!.progress.errorCount >= 4 ? true : undefined), 'four retries');

@@ -58,7 +58,9 @@ describe('the stage table and the workflow', () => {
     choices.pop();
     choices.push({ Variable: '$.stage', StringEquals: 'REBOOTING', Next: 'Clean Up' });
     const problems = dispatchProblems(asl);
-    expect(problems).toContain(`stage ${first.StringEquals} goes to ${first.Next}, which invokes ${asl.States[first.Next]!.Parameters!.FunctionName}, not ${TABLE.get(first.StringEquals)}`);
+    expect(problems).toContain(
+      `stage ${first.StringEquals} goes to ${first.Next}, which invokes ${asl.States[first.Next]!.Parameters!.FunctionName}, not ${TABLE.get(first.StringEquals)}`,
+    );
     expect(problems).toContain('stage CLEANUP is not routed');
     expect(problems).toContain('stage REBOOTING is routed but not in the stage table');
   });

@@ -10,12 +10,16 @@ import { deploymentNodeRuns, deploymentSite, groupOf, namedNodes, namesOf, QUICK
  */
 
 async function waitFor(runtime: EmbeddedRuntime, upgradeId: string, what: string, ok: (s: { step: number; stage: string; inFlight: number }) => boolean) {
-  return eventually(runtime, async () => {
-    const session = await runtime.store.getSession(upgradeId);
-    if (!session) return undefined;
-    const seen = { step: session.progress.step, stage: session.progress.stage, inFlight: session.progress.window?.inFlight?.length ?? 0 };
-    return ok(seen) ? session : undefined;
-  }, what);
+  return eventually(
+    runtime,
+    async () => {
+      const session = await runtime.store.getSession(upgradeId);
+      if (!session) return undefined;
+      const seen = { step: session.progress.step, stage: session.progress.stage, inFlight: session.progress.window?.inFlight?.length ?? 0 };
+      return ok(seen) ? session : undefined;
+    },
+    what,
+  );
 }
 
 const report = async (runtime: EmbeddedRuntime, id: string) => buildSessionReport(runtime.store, (await runtime.store.getSession(id))!);
@@ -80,10 +84,14 @@ describe('stopping a rolling upgrade', () => {
     // Nodes 0-1 idle (they boot at once), 2-3 busy (they drain for a long time): a window of 4.
     runtime = await startTestRuntime({ site: buildSite(8, { node: (i) => (i === 2 || i === 3 ? { wlm: { state: 'ALLOCATED', busySeconds: 2000 } } : {}) }) });
     const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 4 }));
-    await eventually(runtime, async () => {
-      const nodes = await runtime!.store.listNodes(run.id);
-      return nodes.some((n) => n.phase === 'BOOTING') && nodes.filter((n) => n.phase === 'DRAINING').length === 2 ? true : undefined;
-    }, 'two booting and two draining');
+    await eventually(
+      runtime,
+      async () => {
+        const nodes = await runtime!.store.listNodes(run.id);
+        return nodes.some((n) => n.phase === 'BOOTING') && nodes.filter((n) => n.phase === 'DRAINING').length === 2 ? true : undefined;
+      },
+      'two booting and two draining',
+    );
     await runtime.clock.busy(() => runtime!.stop(run.id));
     await run.outcome;
 
@@ -125,7 +133,10 @@ describe('stopping a group deployment', () => {
     const A = namedNodes('a', 3);
     const runtime = await startTestRuntime({ site: deploymentSite(A) });
     try {
-      const run = await runtime.run('groupDeployment', { strategy: { groups: [groupOf('a', namesOf(A), { critical: true, strategy: { type: 'one_by_one' } })] }, ...QUICK_POLL });
+      const run = await runtime.run('groupDeployment', {
+        strategy: { groups: [groupOf('a', namesOf(A), { critical: true, strategy: { type: 'one_by_one' } })] },
+        ...QUICK_POLL,
+      });
       await eventually(runtime, async () => (deploymentNodeRuns(runtime, run.id).length >= 1 ? true : undefined), 'a node run');
       expect(await runtime.clock.busy(() => runtime.stop(run.id))).toEqual({ id: run.id, kind: 'deployment', state: 'STOPPING', running: true });
       const outcome = await run.outcome;
@@ -143,25 +154,33 @@ describe('stopping a group deployment', () => {
   });
 });
 
-describe('the live view: each node\'s phase and since when, from its record', () => {
+describe("the live view: each node's phase and since when, from its record", () => {
   it('shows quiet, booting and back with the instants they began; the ETA and timed messages; out-of-service intervals', async () => {
     // Node 1's job keeps step 0 draining while node 0 is already quiet.
     const runtime = await startTestRuntime({ site: buildSite(4, { node: (i) => (i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 300 } } : {}) }) });
     try {
       const run = await runtime.run('rollingUpgrade', upgradeRequest());
-      const quiet = await eventually(runtime, async () => {
-        const r = await reportOnceOpen(runtime, run.id);
-        return r?.nodes[nodeName(0)]?.phase === 'quiet' ? r : undefined;
-      }, 'node 0 quiet');
+      const quiet = await eventually(
+        runtime,
+        async () => {
+          const r = await reportOnceOpen(runtime, run.id);
+          return r?.nodes[nodeName(0)]?.phase === 'quiet' ? r : undefined;
+        },
+        'node 0 quiet',
+      );
       expect(quiet.nodes[nodeName(1)]).toMatchObject({ status: 'IN_PROGRESS', phase: 'draining' });
       expect(quiet.nodes[nodeName(2)]).toEqual({ status: 'NOT_STARTED', phase: 'waiting' });
       expect(Date.parse(quiet.nodes[nodeName(0)]!.since!)).toBeGreaterThanOrEqual(Date.parse(quiet.createdAt));
       expect(quiet.timeBase).toBe('simulated');
 
-      const booting = await eventually(runtime, async () => {
-        const r = await report(runtime, run.id);
-        return r.nodes[nodeName(0)]?.phase === 'booting' ? r : undefined;
-      }, 'node 0 booting');
+      const booting = await eventually(
+        runtime,
+        async () => {
+          const r = await report(runtime, run.id);
+          return r.nodes[nodeName(0)]?.phase === 'booting' ? r : undefined;
+        },
+        'node 0 booting',
+      );
       // The step booted once both were quiet: node 1's job ended 300 s in.
       expect(Date.parse(booting.nodes[nodeName(0)]!.since!) - Date.parse(booting.createdAt)).toBeGreaterThanOrEqual(300_000);
 

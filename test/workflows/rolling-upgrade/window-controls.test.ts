@@ -17,10 +17,27 @@ describe('mode window controls, end to end', () => {
     // Jobs keep arriving; each ends at 20-100% of its limit and the simulated Slurm reports the limit's end.
     // A node drained ahead could be idle without a slot the moment its job ended early, so none is drained
     // ahead of its slot: every node is drained once, when it takes its slot.
-    const site = busyFleetSite({ ...BUSY_FLEET, nodes: 24, jobSeconds: { median: 900, sigma: 1, max: 5400 }, bootSeconds: 300, returnSeconds: 60, bootFailures: 0, nodesPerRack: 8, seed: 3 });
+    const site = busyFleetSite({
+      ...BUSY_FLEET,
+      nodes: 24,
+      jobSeconds: { median: 900, sigma: 1, max: 5400 },
+      bootSeconds: 300,
+      returnSeconds: 60,
+      bootFailures: 0,
+      nodesPerRack: 8,
+      seed: 3,
+    });
     expect(site.nodes.some((n) => (n.wlm.timeLimitSeconds ?? 0) > n.wlm.busySeconds)).toBe(true);
     runtime = await startTestRuntime({ site });
-    const request = upgradeRequest({ mode: 'window', maxUnavailable: 2, drainAhead: 6, order: 'idle-first', upgradeTemplateId: 'cos-2.4', pollIntervalSeconds: 60, quiesceTimeoutSeconds: 86400 });
+    const request = upgradeRequest({
+      mode: 'window',
+      maxUnavailable: 2,
+      drainAhead: 6,
+      order: 'idle-first',
+      upgradeTemplateId: 'cos-2.4',
+      pollIntervalSeconds: 60,
+      quiesceTimeoutSeconds: 86400,
+    });
     const { report, upgradeId } = await runUpgrade(runtime, request);
 
     expect(report).toMatchObject({ state: 'READY', completed: true });
@@ -34,9 +51,27 @@ describe('mode window controls, end to end', () => {
 
   it('reserveSlots: each planned slot held by a maintenance reservation, none left once the run ends; never over the cap', async () => {
     // Jobs keep arriving on an idle fleet: without reservations nodes not yet upgraded pick up jobs of up to 90 min.
-    const site = busyFleetSite({ ...BUSY_FLEET, nodes: 16, busyAtStart: 0, jobSeconds: { median: 900, sigma: 1, max: 5400 }, bootSeconds: 300, returnSeconds: 60, bootFailures: 0, nodesPerRack: 8, seed: 5 });
+    const site = busyFleetSite({
+      ...BUSY_FLEET,
+      nodes: 16,
+      busyAtStart: 0,
+      jobSeconds: { median: 900, sigma: 1, max: 5400 },
+      bootSeconds: 300,
+      returnSeconds: 60,
+      bootFailures: 0,
+      nodesPerRack: 8,
+      seed: 5,
+    });
     runtime = await startTestRuntime({ site });
-    const request = upgradeRequest({ mode: 'window', maxUnavailable: 2, order: 'idle-first', reserveSlots: true, upgradeTemplateId: 'cos-2.4', pollIntervalSeconds: 60, quiesceTimeoutSeconds: 86400 });
+    const request = upgradeRequest({
+      mode: 'window',
+      maxUnavailable: 2,
+      order: 'idle-first',
+      reserveSlots: true,
+      upgradeTemplateId: 'cos-2.4',
+      pollIntervalSeconds: 60,
+      quiesceTimeoutSeconds: 86400,
+    });
     const { report, upgradeId } = await runUpgrade(runtime, request);
 
     expect(report).toMatchObject({ state: 'READY', completed: true });
@@ -83,7 +118,10 @@ describe('mode window controls, end to end', () => {
   it('maintenanceWindows: no node starts outside a window; a node in flight when it closes finishes', async () => {
     // Virtual time starts at 2026-01-01T00:00Z: the window opens at 00:30, 02:30, ... for 2 minutes each.
     runtime = await startTestRuntime({ site: buildSite(4) });
-    const { report } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 1, maintenanceWindows: [{ cron: '30 */2 * * *', durationMinutes: 2, timeZone: 'UTC' }] }));
+    const { report } = await runUpgrade(
+      runtime,
+      upgradeRequest({ mode: 'window', maxUnavailable: 1, maintenanceWindows: [{ cron: '30 */2 * * *', durationMinutes: 2, timeZone: 'UTC' }] }),
+    );
 
     expect(report.counts).toMatchObject({ UPGRADED: 4 });
     const nodes = runtime.simulator.state().nodes;
@@ -104,10 +142,18 @@ describe('mode window controls, end to end', () => {
     runtime = await startTestRuntime({ site: buildSite(6) });
     const rt = runtime;
     const run = await rt.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 1 }));
-    await eventually(rt, async () => ((await rt.store.listNodes(run.id)).some((n) => n.name === nodeName(0) && n.phase === 'BOOTING') ? true : undefined), 'node 0 booting');
+    await eventually(
+      rt,
+      async () => ((await rt.store.listNodes(run.id)).some((n) => n.name === nodeName(0) && n.phase === 'BOOTING') ? true : undefined),
+      'node 0 booting',
+    );
     // The operator marks node 0 (in flight) and node 4 (not started) unavailable, through the simulator's inventory API.
     const setGates = (name: string) =>
-      fetch(`${rt.simulator.urls.control}/sim/nodes/${name}/gates`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ available: false }) });
+      fetch(`${rt.simulator.urls.control}/sim/nodes/${name}/gates`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ available: false }),
+      });
     await rt.clock.busy(async () => {
       for (const name of [nodeName(0), nodeName(4)]) expect((await setGates(name)).status).toBe(200);
     });

@@ -12,7 +12,13 @@ async function expectEachNodeOnce(runtime: EmbeddedRuntime, upgradeId: string, c
   for (let i = 0; i < count; i++) {
     const name = nodeName(i);
     const node = site.nodes[name]!;
-    expect({ name, drains: node.drainCount, boots: node.bootCount, status: report.nodes[name]!.status, wlm: node.wlmState }).toEqual({ name, drains: 1, boots: 1, status: 'UPGRADED', wlm: 'IDLE' });
+    expect({ name, drains: node.drainCount, boots: node.bootCount, status: report.nodes[name]!.status, wlm: node.wlmState }).toEqual({
+      name,
+      drains: 1,
+      boots: 1,
+      status: 'UPGRADED',
+      wlm: 'IDLE',
+    });
   }
   expect(site.violations).toEqual([]);
   expect(report).toMatchObject({ state: 'READY', completed: true });
@@ -61,7 +67,10 @@ describe('mode window, a process that died', () => {
     // The drained node is in the index and recorded DRAINING: nothing drained is unknown to the session.
     const died = (await runtime.clock.busy(() => session()))!;
     expect(died.progress.window?.inFlight).toEqual([0]);
-    expect((await runtime.clock.busy(() => runtime!.store.getNodes(run.id, [{ name: nodeName(0), index: 0 }])))[0]).toMatchObject({ status: 'IN_PROGRESS', phase: 'DRAINING' });
+    expect((await runtime.clock.busy(() => runtime!.store.getNodes(run.id, [{ name: nodeName(0), index: 0 }])))[0]).toMatchObject({
+      status: 'IN_PROGRESS',
+      phase: 'DRAINING',
+    });
     expect(runtime.simulator.state().nodes[nodeName(0)]).toMatchObject({ drainCount: 1 });
 
     // Paused before the retry: the node in flight still finishes; nothing new starts until the pause is lifted.

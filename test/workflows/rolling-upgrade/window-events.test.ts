@@ -6,10 +6,19 @@ import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 describe('status events of a window', () => {
   it('publishes batch started/finished with counts, the approval wait, and one Nodes Failed event per failure, every id distinct', async () => {
     // Node 0 fails its boot (batch 1); node 3 never returns to service (batch 2): two failures at different increments of ROLLING.
-    const runtime = await startTestRuntime({ site: buildSite(5, { node: (i) => (i === 0 ? { faults: { boot: 'fail' } } : i === 3 ? { faults: { returnToService: 'never' } } : {}) }) });
+    const runtime = await startTestRuntime({
+      site: buildSite(5, { node: (i) => (i === 0 ? { faults: { boot: 'fail' } } : i === 3 ? { faults: { returnToService: 'never' } } : {}) }),
+    });
     try {
-      const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 2, batches: [2, 3], pauseAfterBatches: [1], wlmReturnTimeoutSeconds: 60, pollIntervalSeconds: 30 }));
-      await eventually(runtime, async () => ((await runtime.store.getSession(run.id))?.progress.window?.awaitingApproval === 1 ? true : undefined), 'the wait for batch 2');
+      const run = await runtime.run(
+        'rollingUpgrade',
+        upgradeRequest({ mode: 'window', maxUnavailable: 2, batches: [2, 3], pauseAfterBatches: [1], wlmReturnTimeoutSeconds: 60, pollIntervalSeconds: 30 }),
+      );
+      await eventually(
+        runtime,
+        async () => ((await runtime.store.getSession(run.id))?.progress.window?.awaitingApproval === 1 ? true : undefined),
+        'the wait for batch 2',
+      );
       await runtime.clock.busy(() => runtime.gate(run.id, 'approve'));
       expect((await run.outcome).status).toBe('SUCCEEDED');
 
@@ -18,7 +27,11 @@ describe('status events of a window', () => {
       expect(new Set(events.map((e) => e.detail.eventId)).size).toBe(events.length);
       const batchEvents = events
         .filter((e) => e.detailType.startsWith('Rollout Batch'))
-        .map(({ detailType, detail }) => ({ detailType, ...('batch' in detail ? { batch: detail.batch } : {}), ...('upgraded' in detail ? { upgraded: detail.upgraded, failed: detail.failed } : {}) }));
+        .map(({ detailType, detail }) => ({
+          detailType,
+          ...('batch' in detail ? { batch: detail.batch } : {}),
+          ...('upgraded' in detail ? { upgraded: detail.upgraded, failed: detail.failed } : {}),
+        }));
       expect(batchEvents).toEqual([
         { detailType: DETAIL_TYPES.batchStarted, batch: 1 },
         { detailType: DETAIL_TYPES.batchFinished, batch: 1, upgraded: 1, failed: 1 },

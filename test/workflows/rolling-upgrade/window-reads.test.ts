@@ -30,7 +30,10 @@ describe('mode window at scale: an increment reads what is in flight, not the fl
       const shown = await large.runtime.progress(large.upgradeId);
       expect(large.runtime.dynamoDbRequests.itemsRead - before).toBe(2);
       const found = await large.runtime.session(large.upgradeId);
-      expect(found?.kind === 'upgrade' && found.report.counts).toMatchObject({ UPGRADED: shown?.kind === 'upgrade' ? shown.upgraded : -1, FAILED: shown?.kind === 'upgrade' ? shown.failed : -1 });
+      expect(found?.kind === 'upgrade' && found.report.counts).toMatchObject({
+        UPGRADED: shown?.kind === 'upgrade' ? shown.upgraded : -1,
+        FAILED: shown?.kind === 'upgrade' ? shown.failed : -1,
+      });
       expect(shown).toMatchObject({ upgraded: 26, failed: 6 });
     } finally {
       await large.runtime.close();

@@ -81,13 +81,20 @@ describe('rolling upgrade in mode window', () => {
   it('haltOnOutsideFailures: halts when a node outside the plan goes DOWN or FAIL during the run, not for one down before it', async () => {
     const inPlan = [0, 1, 2, 3].map(nodeName);
     runtime = await startTestRuntime({
-      site: buildSite(6, { node: (i) => (i === 5 ? { wlm: { state: 'DOWN', reason: 'dead before the run' } } : {}), groups: { compute: inPlan, upgrading: [], failed: [] } }),
+      site: buildSite(6, {
+        node: (i) => (i === 5 ? { wlm: { state: 'DOWN', reason: 'dead before the run' } } : {}),
+        groups: { compute: inPlan, upgrading: [], failed: [] },
+      }),
     });
     const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 1, haltOnOutsideFailures: true }));
-    await eventually(runtime, async () => {
-      const nodes = await runtime!.store.listNodes(run.id);
-      return nodes.some((n) => n.status === 'UPGRADED') ? nodes : undefined;
-    }, 'a first node upgraded');
+    await eventually(
+      runtime,
+      async () => {
+        const nodes = await runtime!.store.listNodes(run.id);
+        return nodes.some((n) => n.status === 'UPGRADED') ? nodes : undefined;
+      },
+      'a first node upgraded',
+    );
     await runtime.clock.busy(async () => runtime!.simulator.simulator.workloadManager.fail(nodeName(4), 'bad psu'));
     await run.outcome;
     const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.id))!);
@@ -104,9 +111,17 @@ describe('rolling upgrade in mode window', () => {
     const report = async () => runtime!.clock.busy(async () => buildSessionReport(runtime!.store, (await session())!));
 
     // Paused while batch 1's node is in flight: it finishes, then the window waits for the pause and for batch 2's approval.
-    await eventually(runtime, async () => ((await runtime!.store.listNodes(run.id)).some((n) => n.status === 'IN_PROGRESS') ? true : undefined), 'batch 1 in flight');
+    await eventually(
+      runtime,
+      async () => ((await runtime!.store.listNodes(run.id)).some((n) => n.status === 'IN_PROGRESS') ? true : undefined),
+      'batch 1 in flight',
+    );
     await runtime.clock.busy(() => runtime!.gate(run.id, 'pause'));
-    await eventually(runtime, async () => ((await session())?.progress.window?.waiting === 'paused' && runtime!.engine.tokens.waiting === 1 ? true : undefined), 'parked, paused');
+    await eventually(
+      runtime,
+      async () => ((await session())?.progress.window?.waiting === 'paused' && runtime!.engine.tokens.waiting === 1 ? true : undefined),
+      'parked, paused',
+    );
     expect(await report()).toMatchObject({ paused: true, waiting: 'paused', awaitingApprovalOfBatch: 2, counts: { UPGRADED: 1, NOT_STARTED: 3 } });
 
     // Parked: nothing runs and nothing sleeps (no Wait, no poll), so virtual time has nowhere to go; the execution is not
@@ -134,7 +149,11 @@ describe('rolling upgrade in mode window', () => {
   it('wakes a session parked for an approval on cancel: the deletion rules run', async () => {
     runtime = await startTestRuntime({ site: buildSite(3) });
     const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 1, batches: [1], approval: 'each-batch' }));
-    await eventually(runtime, async () => ((await runtime!.store.getSession(run.id))?.progress.window?.awaitingApproval === 1 ? true : undefined), 'the wait for batch 2');
+    await eventually(
+      runtime,
+      async () => ((await runtime!.store.getSession(run.id))?.progress.window?.awaitingApproval === 1 ? true : undefined),
+      'the wait for batch 2',
+    );
     await eventually(runtime, async () => (runtime!.engine.tokens.waiting === 1 ? true : undefined), 'parked');
     await runtime.clock.busy(() => runtime!.cancel(run.id));
     expect((await run.outcome).status).toBe('SUCCEEDED');
@@ -176,19 +195,22 @@ describe('rolling upgrade in mode window', () => {
     expect(canaryStart).toBeLessThan(canaryEnd!);
   });
 
-  it.each([1, 6])('stays inside the quotas at maxUnavailable %i: continues as new past the iteration budget, small payloads, bounded history', async (maxUnavailable) => {
-    runtime = await startTestRuntime({ site: buildSite(12), settings: { iterationsPerExecution: 8 } });
-    const { report, outcome } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable }));
+  it.each([1, 6])(
+    'stays inside the quotas at maxUnavailable %i: continues as new past the iteration budget, small payloads, bounded history',
+    async (maxUnavailable) => {
+      runtime = await startTestRuntime({ site: buildSite(12), settings: { iterationsPerExecution: 8 } });
+      const { report, outcome } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable }));
 
-    expect(outcome.status).toBe('SUCCEEDED');
-    expect(report.counts.UPGRADED).toBe(12);
-    const executions = runtime.engine.executions;
-    expect(executions.length).toBeGreaterThan(2);
-    // The same bound as lock-step: an iteration costs the same events whatever the stage.
-    for (const e of executions) expect(e.historyEvents).toBeLessThanOrEqual(8 * 11 + 18);
-    for (const e of executions) expect(e.largestPayloadBytes).toBeLessThan(1024);
-    for (let i = 0; i < 12; i++) expect(runtime.simulator.state().nodes[nodeName(i)]).toMatchObject({ bootCount: 1, drainCount: 1 });
-  });
+      expect(outcome.status).toBe('SUCCEEDED');
+      expect(report.counts.UPGRADED).toBe(12);
+      const executions = runtime.engine.executions;
+      expect(executions.length).toBeGreaterThan(2);
+      // The same bound as lock-step: an iteration costs the same events whatever the stage.
+      for (const e of executions) expect(e.historyEvents).toBeLessThanOrEqual(8 * 11 + 18);
+      for (const e of executions) expect(e.largestPayloadBytes).toBeLessThan(1024);
+      for (let i = 0; i < 12; i++) expect(runtime.simulator.state().nodes[nodeName(i)]).toMatchObject({ bootCount: 1, drainCount: 1 });
+    },
+  );
 
   it('fails a node still busy at the quiesce timeout', async () => {
     runtime = await startTestRuntime({ site: buildSite(3, { node: (i) => (i === 2 ? { wlm: { state: 'ALLOCATED', busySeconds: 0 } } : {}) }) });
@@ -202,10 +224,14 @@ describe('rolling upgrade in mode window', () => {
     runtime = await startTestRuntime({ site: buildSite(3) });
     await runtime.store.tryLockNodes('someone-else', [nodeName(1)]);
     const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 3 }));
-    await eventually(runtime, async () => {
-      const nodes = await runtime!.store.listNodes(run.id);
-      return nodes.filter((n) => n.status === 'UPGRADED').length === 2 ? nodes : undefined;
-    }, 'the two free nodes upgraded');
+    await eventually(
+      runtime,
+      async () => {
+        const nodes = await runtime!.store.listNodes(run.id);
+        return nodes.filter((n) => n.status === 'UPGRADED').length === 2 ? nodes : undefined;
+      },
+      'the two free nodes upgraded',
+    );
     expect(runtime.simulator.state().nodes[nodeName(1)]!.drainCount).toBe(0);
     await runtime.clock.busy(() => runtime!.store.releaseNodeLocks('someone-else', [nodeName(1)]));
     const outcome = await run.outcome;
@@ -218,10 +244,14 @@ describe('rolling upgrade in mode window', () => {
     // Node 0 boots slowly (hang until the long boot timeout is not reached: it boots in 60 s); node 1 runs a long job.
     runtime = await startTestRuntime({ site: buildSite(6, { node: (i) => (i === 1 ? { wlm: { state: 'ALLOCATED', busySeconds: 50_000 } } : {}) }) });
     const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 2 }));
-    await eventually(runtime, async () => {
-      const nodes = await runtime!.store.listNodes(run.id);
-      return nodes.some((n) => n.name === nodeName(0) && n.phase === 'BOOTING') ? nodes : undefined;
-    }, 'node 0 booting');
+    await eventually(
+      runtime,
+      async () => {
+        const nodes = await runtime!.store.listNodes(run.id);
+        return nodes.some((n) => n.name === nodeName(0) && n.phase === 'BOOTING') ? nodes : undefined;
+      },
+      'node 0 booting',
+    );
     await runtime.clock.busy(() => runtime!.store.requestCancel(run.id));
     const outcome = await run.outcome;
 
@@ -229,7 +259,8 @@ describe('rolling upgrade in mode window', () => {
     const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.id))!);
     expect(report.state).toBe('DELETED');
     expect(report.nodes[nodeName(0)]!.status).toBe('UPGRADED');
-    for (let i = 1; i < 6; i++) expect(report.nodes[nodeName(i)]).toMatchObject({ status: 'NOT_STARTED', reason: 'left alone: upgrade-session-deleted-before-completion' });
+    for (let i = 1; i < 6; i++)
+      expect(report.nodes[nodeName(i)]).toMatchObject({ status: 'NOT_STARTED', reason: 'left alone: upgrade-session-deleted-before-completion' });
     const site = runtime.simulator.state();
     expect(site.nodes[nodeName(1)]!.wlmState).toBe('ALLOCATED'); // our drain lifted, its job undisturbed
     for (let i = 1; i < 6; i++) expect(site.nodes[nodeName(i)]!.bootCount).toBe(0);

@@ -95,7 +95,13 @@ describe('group deployment workflow with stubbed activities, on virtual time', (
     const outcome = await flows.run('groupDeployment', {});
 
     expect(outcome.status).toBe('SUCCEEDED');
-    expect(flows.callsOf('FailGroup').map((c) => c.payload)).toEqual([{ deploymentId: 'd1', group: 'broken', error: expect.objectContaining({ Error: 'States.TaskFailed', Cause: expect.stringContaining('DeploymentNotFoundError') }) }]);
+    expect(flows.callsOf('FailGroup').map((c) => c.payload)).toEqual([
+      {
+        deploymentId: 'd1',
+        group: 'broken',
+        error: expect.objectContaining({ Error: 'States.TaskFailed', Cause: expect.stringContaining('DeploymentNotFoundError') }),
+      },
+    ]);
     expect(flows.callsOf('EvaluatePhase').map((c) => c.payload.group)).toEqual(['ok', 'ok']);
   });
 
@@ -124,7 +130,11 @@ describe('group deployment workflow with stubbed activities, on virtual time', (
     ['Pick Ready Groups', 'PickReadyGroups'],
     ['Finish Deployment', 'FinishDeployment'],
   ])('ends at Deployment Failed when %s keeps failing: its retries run out, Record Failure marks the deployment FAILED with the error', async (_state, fn) => {
-    flows.use({ ...deployment({ waves: [['a']], maxParallelGroups: 1 }), [fn]: siteDown, FailDeployment: (p) => ({ deploymentId: p.deploymentId, status: 'FAILED' }) });
+    flows.use({
+      ...deployment({ waves: [['a']], maxParallelGroups: 1 }),
+      [fn]: siteDown,
+      FailDeployment: (p) => ({ deploymentId: p.deploymentId, status: 'FAILED' }),
+    });
 
     const outcome = await flows.run('groupDeployment', {});
 

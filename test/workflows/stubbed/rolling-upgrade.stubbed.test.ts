@@ -114,7 +114,9 @@ describe('rolling upgrade workflow with stubbed activities, on virtual time', ()
     expect(outcome.status).toBe('SUCCEEDED');
     const openings = flows.callsOf('OpenSession').map((c) => c.payload.input);
     expect(openings[0]).toEqual({});
-    expect(openings.slice(1)).toEqual([1, 2, 3].map((generation) => ({ resumeUpgradeId: 'u1', generation, AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID: expect.any(String) })));
+    expect(openings.slice(1)).toEqual(
+      [1, 2, 3].map((generation) => ({ resumeUpgradeId: 'u1', generation, AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID: expect.any(String) })),
+    );
     expect(flows.executionsOf('RollingUpgrade').map((arn) => arn.split(':').at(-1))).toEqual(['u1', 'u1-g1', 'u1-g2', 'u1-g3']);
     expect(outcome.executionArn).toMatch(/:u1-g3$/);
     // Continuing as new skips the Wait, and the resumed execution waits the stored waitSeconds

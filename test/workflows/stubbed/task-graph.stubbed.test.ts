@@ -72,9 +72,18 @@ describe('task-graph workflow with stubbed activities, on virtual time', () => {
   });
 
   it('invalid input fails at once with InvalidInputError; an increment that keeps failing fails the run with its error, after the retries', async () => {
-    flows.use({ OpenTaskRun: () => { throw activityError('InvalidInputError', 'Invalid task run request: graph: required'); } });
+    flows.use({
+      OpenTaskRun: () => {
+        throw activityError('InvalidInputError', 'Invalid task run request: graph: required');
+      },
+    });
     expect(await flows.run('taskGraph', {})).toMatchObject({ status: 'FAILED', error: 'InvalidInputError' });
-    flows.use({ ...taskRun(5), AdvanceTaskRun: () => { throw activityError('TaskRunNotFoundError', 'gone'); } });
+    flows.use({
+      ...taskRun(5),
+      AdvanceTaskRun: () => {
+        throw activityError('TaskRunNotFoundError', 'gone');
+      },
+    });
     const broken = await flows.run('taskGraph', { graph: 'stubbed' });
     expect(broken).toMatchObject({ status: 'FAILED', error: 'TaskRunNotFoundError' });
     // Lambda and site errors are retried, any task failure too (12 attempts with backoff), then the run stops.

@@ -6,7 +6,7 @@ const CONTROLLERS_AFTER_NODE_2 = ['node-3', 'node-5'];
 const AFTER_CONTROLLERS = ['node-6', 'node-7', 'node-8'];
 
 describe('task faults on the simulated site', () => {
-  it('a failed task blocks its node\'s later tasks and every dependant on other nodes, each saying behind what', async () => {
+  it("a failed task blocks its node's later tasks and every dependant on other nodes, each saying behind what", async () => {
     const runtime = await startTestRuntime({ site: exampleSite({ 'node-2': { faults: { tasks: { setup_network: 'fail' } } } }) });
     try {
       const { outcome, view, site } = await runTaskGraph(runtime, { graph: EXAMPLE_GRAPH });
@@ -102,7 +102,11 @@ tasks:
   });
 
   it('a node that fails to boot fails its reboot task, and its resume is blocked behind it', async () => {
-    const site = parseSiteDefinition({ nodes: [{ name: 'c1', nid: 1, roles: ['compute'], faults: { boot: 'fail' } }], bootTemplates: ['cos-2.4'], timing: { bootSeconds: 60 } });
+    const site = parseSiteDefinition({
+      nodes: [{ name: 'c1', nid: 1, roles: ['compute'], faults: { boot: 'fail' } }],
+      bootTemplates: ['cos-2.4'],
+      timing: { bootSeconds: 60 },
+    });
     const runtime = await startTestRuntime({ site });
     try {
       const { view, site: state, runId } = await runTaskGraph(runtime, { graph });

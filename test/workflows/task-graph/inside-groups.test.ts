@@ -16,11 +16,13 @@ const request = { strategy, taskGraph: { graph: EXAMPLE_GRAPH }, pollIntervalSec
 
 /** Each group's task run as the deployment left it. */
 async function taskRunsOf(runtime: EmbeddedRuntime, deploymentId: string) {
-  return Object.fromEntries(await Promise.all(['control-plane', 'workers'].map(async (group) => [group, await runtime.taskRun(groupTaskRunId(deploymentId, group))] as const)));
+  return Object.fromEntries(
+    await Promise.all(['control-plane', 'workers'].map(async (group) => [group, await runtime.taskRun(groupTaskRunId(deploymentId, group))] as const)),
+  );
 }
 
-describe('a task graph as each Shipyard group\'s deploy phase', () => {
-  it('prepares each group through the provisioner, deploys it by the graph over its own nodes, in the strategy\'s order', async () => {
+describe("a task graph as each Shipyard group's deploy phase", () => {
+  it("prepares each group through the provisioner, deploys it by the graph over its own nodes, in the strategy's order", async () => {
     const runtime = await startTestRuntime({ site: exampleSite() });
     try {
       const finished = await runDeployment(runtime, request);
@@ -76,13 +78,17 @@ describe('a task graph as each Shipyard group\'s deploy phase', () => {
     }
   });
 
-  it('a cancel during a group\'s task-graph deploy phase stops its run: no task starts after it, those in flight finish, the group keeps its stage and the deployment ends CANCELLED', async () => {
+  it("a cancel during a group's task-graph deploy phase stops its run: no task starts after it, those in flight finish, the group keeps its stage and the deployment ends CANCELLED", async () => {
     const runtime = await startTestRuntime({ site: exampleSite() });
     try {
       const run = await runtime.run('groupDeployment', request);
       const runId = groupTaskRunId(run.id, 'control-plane');
       // node-1's first task started (the control plane's deploy phase is under way): cancel then.
-      await eventually(runtime, async () => ((await runtime.taskRun(runId))?.nodes['node-1']?.setup_network === 'TRANSITION' ? true : undefined), 'the first task in flight');
+      await eventually(
+        runtime,
+        async () => ((await runtime.taskRun(runId))?.nodes['node-1']?.setup_network === 'TRANSITION' ? true : undefined),
+        'the first task in flight',
+      );
       const cancelledAt = runtime.clock.now();
       await runtime.clock.busy(() => runtime.cancel(run.id));
       const outcome = await run.outcome;
@@ -95,7 +101,10 @@ describe('a task graph as each Shipyard group\'s deploy phase', () => {
       expect(log.every((e) => e.start <= (cancelledAt - runtime.clock.startAt) / 1000 && e.result === 'ok')).toBe(true);
       expect(view.leftAlone['node-1']).toEqual({ setup_services: 'halted: cancelled' });
       const deployment = await runtime.session(run.id);
-      expect(deployment?.kind === 'deployment' && deployment.report).toMatchObject({ status: 'CANCELLED', groups: { 'control-plane': { stage: 'PREPARED' }, workers: { stage: 'NOT_STARTED' } } });
+      expect(deployment?.kind === 'deployment' && deployment.report).toMatchObject({
+        status: 'CANCELLED',
+        groups: { 'control-plane': { stage: 'PREPARED' }, workers: { stage: 'NOT_STARTED' } },
+      });
       expect(await runtime.store.getLockOwners([...CONTROL, ...WORKERS])).toEqual(new Map());
     } finally {
       await runtime.close();

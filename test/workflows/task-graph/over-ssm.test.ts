@@ -9,7 +9,10 @@ type Connectors = Parameters<typeof startTestRuntime>[0]['connectors'];
 
 /** The example's site with node-7 failing setup_services, run through `connectors` (none: the default HTTP site). */
 async function run(connectors: Connectors) {
-  const runtime = await startTestRuntime({ site: exampleSite({ 'node-7': { faults: { tasks: { setup_services: 'fail' } } } }), ...(connectors ? { connectors } : {}) });
+  const runtime = await startTestRuntime({
+    site: exampleSite({ 'node-7': { faults: { tasks: { setup_services: 'fail' } } } }),
+    ...(connectors ? { connectors } : {}),
+  });
   try {
     const finished = await runTaskGraph(runtime, { graph: EXAMPLE_GRAPH });
     return { ...finished, commands: runtime.simulator.simulator.headNode.commandLog };
@@ -31,7 +34,8 @@ describe('a task graph over SSM (scontrol, the slurm inventory, pdsh on the head
     expect(overSsm.view.blocked).toEqual(overHttp.view.blocked);
     expect(overSsm.view.errors).toEqual({ 'node-7': { setup_services: 'failed: exit 1' } });
     // HSM lists the nodes in the site's order (node-4 before node-2), sinfo by name: the controllers pair up differently, at the same times.
-    const byName = (log: typeof overSsm.site.taskLog) => [...log].sort((a, b) => a.start - b.start || a.node.localeCompare(b.node) || a.task.localeCompare(b.task));
+    const byName = (log: typeof overSsm.site.taskLog) =>
+      [...log].sort((a, b) => a.start - b.start || a.node.localeCompare(b.node) || a.task.localeCompare(b.task));
     expect(byName(overSsm.site.taskLog).map((e) => [e.start, e.end, e.result])).toEqual(byName(overHttp.site.taskLog).map((e) => [e.start, e.end, e.result]));
     expect(startsBySecond(overHttp.site.taskLog)[2]).toEqual([60, ['node-2/setup_network', 'node-4/setup_network']]);
     expect(startsBySecond(overSsm.site.taskLog)[2]).toEqual([60, ['node-2/setup_network', 'node-3/setup_network']]);

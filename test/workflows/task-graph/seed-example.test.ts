@@ -61,7 +61,16 @@ describe('the seed worked example on the embedded engine and the simulated site'
       const { view, site } = await runTaskGraph(runtime, { graph: EXAMPLE_GRAPH, maxInTransition: 1 });
       expect(view.status).toBe('SUCCEEDED');
       expect(maxConcurrentTasks(site.taskLog)).toBe(1);
-      expect(site.taskLog.map((e) => e.node).filter((n, i, all) => all.indexOf(n) === i)).toEqual(['node-1', 'node-4', 'node-2', 'node-3', 'node-5', 'node-6', 'node-7', 'node-8']);
+      expect(site.taskLog.map((e) => e.node).filter((n, i, all) => all.indexOf(n) === i)).toEqual([
+        'node-1',
+        'node-4',
+        'node-2',
+        'node-3',
+        'node-5',
+        'node-6',
+        'node-7',
+        'node-8',
+      ]);
     } finally {
       await runtime.close();
     }

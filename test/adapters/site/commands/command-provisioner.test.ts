@@ -12,7 +12,12 @@ const result = (exitCode: number, stdout = '') => ({ exitCode, stdout, stderr: '
 describe('command provisioner', () => {
   it('reads node=<name> ok|failed lines (names or hostlists); unnamed nodes take the exit code', () => {
     const nodes = ['n1', 'n2', 'n3', 'n4'];
-    expect(nodeOutcomes(nodes, result(1, 'node=n[1-2] ok\nnoise\nnode=n3 failed\nnode=other ok\n'))).toEqual({ n1: 'succeeded', n2: 'succeeded', n3: 'failed', n4: 'failed' });
+    expect(nodeOutcomes(nodes, result(1, 'node=n[1-2] ok\nnoise\nnode=n3 failed\nnode=other ok\n'))).toEqual({
+      n1: 'succeeded',
+      n2: 'succeeded',
+      n3: 'failed',
+      n4: 'failed',
+    });
     expect(nodeOutcomes(nodes, result(0, 'node=n3 failed\n'))).toEqual({ n1: 'succeeded', n2: 'succeeded', n3: 'failed', n4: 'succeeded' });
   });
 
@@ -42,7 +47,11 @@ describe('command provisioner', () => {
   });
 
   it('refuses a hostile node name before anything runs', async () => {
-    const provisioner = new CommandProvisioner({ transport: new LocalTransport(), commands: { prepare: 'touch /tmp/should-not-exist-{nodes}', deploy: 'true' }, actions: memoryConnectorState().records('command-provisioner') });
+    const provisioner = new CommandProvisioner({
+      transport: new LocalTransport(),
+      commands: { prepare: 'touch /tmp/should-not-exist-{nodes}', deploy: 'true' },
+      actions: memoryConnectorState().records('command-provisioner'),
+    });
     await expect(provisioner.startAction({ name: 'a', action: 'prepare', nodes: ['n1; reboot'] })).rejects.toThrow(/not a valid node name/);
   });
 });
@@ -62,11 +71,20 @@ describe('command provisioner over SSM: one command per action, whatever is retr
 
   const provisionLines = () => t.site.simulator.headNode.commandLog.filter((c) => c.startsWith('provision'));
   const build = (records = memoryConnectorState().records<CommandAction>('command-provisioner')) =>
-    new CommandProvisioner({ transport: t.transport, commands: { prepare: 'provision prepare {nodes}', deploy: 'provision deploy {nodes}' }, actions: records, clock: { now: () => t.site.simulator.clock.now() } });
+    new CommandProvisioner({
+      transport: t.transport,
+      commands: { prepare: 'provision prepare {nodes}', deploy: 'provision deploy {nodes}' },
+      actions: records,
+      clock: { now: () => t.site.simulator.clock.now() },
+    });
 
   it('records a start that failed and starts the command on the retry', async () => {
     // The SDK retries a 500 itself (3 attempts): four in a row fail the first start.
-    t = await startSsmTestSite({ nodes: nodesOf(names), timing: { deploySeconds: 60 }, apiFaults: [{ service: 'ssm', method: 'POST', path: 'SendCommand', status: 500, count: 4 }] });
+    t = await startSsmTestSite({
+      nodes: nodesOf(names),
+      timing: { deploySeconds: 60 },
+      apiFaults: [{ service: 'ssm', method: 'POST', path: 'SendCommand', status: 500, count: 4 }],
+    });
     const records = memoryConnectorState().records<CommandAction>('command-provisioner');
     const provisioner = build(records);
     await expect(provisioner.startAction({ name: 'a1', action: 'deploy', nodes: names })).rejects.toThrow(/SendCommand/);
@@ -114,7 +132,12 @@ describe('command provisioner over SSM: one command per action, whatever is retr
 
   it('fails every node of a command SSM reports TimedOut', async () => {
     t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: 'provision', hang: true }] });
-    const provisioner = new CommandProvisioner({ transport: t.transport, commands: { prepare: 'provision prepare {nodes}', deploy: 'provision deploy {nodes}' }, actions: memoryConnectorState().records('command-provisioner'), timeoutSeconds: 60 });
+    const provisioner = new CommandProvisioner({
+      transport: t.transport,
+      commands: { prepare: 'provision prepare {nodes}', deploy: 'provision deploy {nodes}' },
+      actions: memoryConnectorState().records('command-provisioner'),
+      timeoutSeconds: 60,
+    });
     await provisioner.startAction({ name: 'a1', action: 'deploy', nodes: names });
     t.advance(120);
     expect((await finished(provisioner, 'a1')).nodes).toEqual(Object.fromEntries(names.map((n) => [n, 'failed'])));

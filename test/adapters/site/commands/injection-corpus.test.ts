@@ -9,7 +9,13 @@ import { memoryConnectorState } from '../../../support/connector-state';
 function recordingTransport(): CommandTransport & { scripts: string[] } {
   const scripts: string[] = [];
   const ok = { exitCode: 0, stdout: '{"nodes":[]}', stderr: '', stdoutTruncated: false };
-  return { scripts, run: async (script) => (scripts.push(script), ok), start: async (script) => (scripts.push(script), 'id'), findStarted: async () => undefined, poll: async () => ok };
+  return {
+    scripts,
+    run: async (script) => (scripts.push(script), ok),
+    start: async (script) => (scripts.push(script), 'id'),
+    findStarted: async () => undefined,
+    poll: async () => ok,
+  };
 }
 
 describe.each(INJECTION_CORPUS)('the injection value %j', (value) => {
@@ -17,8 +23,18 @@ describe.each(INJECTION_CORPUS)('the injection value %j', (value) => {
     const transport = recordingTransport();
     const wlm = new ScontrolWorkloadManager({ transport });
     const groups: Record<string, string[]> = { upgrading: [value] };
-    const inventory = { getGroupMembers: async (l: string) => groups[l] ?? [], addGroupMembers: async () => {}, removeGroupMembers: async () => {}, listNodes: async () => [] };
-    const boot = new SlurmRebootBootService({ transport, inventory, prepareCommand: 'wwctl node set --image {template} {nodes}', sessions: memoryConnectorState().records('slurm-reboot') });
+    const inventory = {
+      getGroupMembers: async (l: string) => groups[l] ?? [],
+      addGroupMembers: async () => {},
+      removeGroupMembers: async () => {},
+      listNodes: async () => [],
+    };
+    const boot = new SlurmRebootBootService({
+      transport,
+      inventory,
+      prepareCommand: 'wwctl node set --image {template} {nodes}',
+      sessions: memoryConnectorState().records('slurm-reboot'),
+    });
     const attempts: (() => Promise<unknown>)[] = [
       () => wlm.getNodes(['nid001', value]),
       () => wlm.drain(value, 'rolling-upgrade'),

@@ -11,7 +11,11 @@ describe('LocalTransport with a fake scontrol on PATH', () => {
   symlinkSync(resolve('test/support/fake-scontrol.sh'), join(dir, 'sinfo'));
   const log = join(dir, 'argv.log');
   const transport = new LocalTransport({ env: { PATH: `${dir}:/usr/bin:/bin`, FAKE_SCONTROL_LOG: log } });
-  const calls = () => readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => line.split('\0').slice(0, -1));
+  const calls = () =>
+    readFileSync(log, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split('\0').slice(0, -1));
 
   it('delivers every argument intact, whatever quotes, dollars or spaces it holds', async () => {
     const hostile = ["it's", '$(id)', '`id`', 'a b', '"q"', '\\', '*', 'x; rm -rf /'];
@@ -26,7 +30,11 @@ describe('LocalTransport with a fake scontrol on PATH', () => {
     expect(calls().at(-1)).toEqual(['update', 'NodeName=n[1-3]', 'State=DRAIN', 'Reason=rolling-upgrade']);
     const nodes = await wlm.getNodes(['n1'], { bootedSince: new Map([['n1', 0]]) });
     expect(nodes.get('n1')).toEqual({ name: 'n1', base: 'IDLE', flags: ['DRAIN'], reason: "it's $(id)", bootTime: 1767225600000 });
-    expect(calls().slice(-3)).toEqual([['-h', '-N', '-n', 'n1', '-O', 'NodeList:0|,StateComplete:0|,Reason:0'], ['--version'], ['--json', 'show', 'node', 'n1']]);
+    expect(calls().slice(-3)).toEqual([
+      ['-h', '-N', '-n', 'n1', '-O', 'NodeList:0|,StateComplete:0|,Reason:0'],
+      ['--version'],
+      ['--json', 'show', 'node', 'n1'],
+    ]);
   });
 
   it('returns a non-zero exit as a result', async () => {

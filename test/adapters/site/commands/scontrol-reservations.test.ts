@@ -28,14 +28,25 @@ describe('maintenance reservations by scontrol over SSM on the simulated head no
     // Another session's reservation is not ours.
     await reservations.apply({ put: [{ ...r1, name: 'rollout-u2-1000', nodes: [names[3]!] }], update: [], remove: [] });
     expect(await reservations.list('rollout-u1-')).toEqual([r1, r2]);
-    expect(t.site.simulator.workloadManager.listReservations().map((r) => r.flags)).toEqual([['MAINT', 'IGNORE_JOBS'], ['MAINT', 'IGNORE_JOBS'], ['MAINT', 'IGNORE_JOBS']]);
+    expect(t.site.simulator.workloadManager.listReservations().map((r) => r.flags)).toEqual([
+      ['MAINT', 'IGNORE_JOBS'],
+      ['MAINT', 'IGNORE_JOBS'],
+      ['MAINT', 'IGNORE_JOBS'],
+    ]);
 
     t.advance(120);
     // r1 has begun: Slurm refuses to move its start (test/real-slurm/reservations.test.ts), and so does the simulator...
     const moved = await t.transport.run(`'scontrol' 'update' 'ReservationName=${r1.name}' 'StartTime=now+300'`);
     expect([moved.exitCode, moved.stderr]).toEqual([1, 'Error updating the reservation: Reservation already started\n']);
     // ...while its nodes still change (a node leaves it when it starts).
-    await reservations.apply({ put: [], update: [{ ...r1, nodes: [names[1]!] }, { ...r2, nodes: [names[2]!, names[0]!] }], remove: [] });
+    await reservations.apply({
+      put: [],
+      update: [
+        { ...r1, nodes: [names[1]!] },
+        { ...r2, nodes: [names[2]!, names[0]!] },
+      ],
+      remove: [],
+    });
     expect(t.site.simulator.headNode.commandLog.at(-1)).toContain(`'scontrol' 'update' 'ReservationName=${r1.name}' 'Nodes=${names[1]}'`);
     expect(await reservations.list('rollout-u1-')).toEqual([
       { ...r1, nodes: [names[1]!] },
@@ -52,7 +63,9 @@ describe('maintenance reservations by scontrol over SSM on the simulated head no
     const reservations = new ScontrolReservations(t.transport, { clock: clock(t) });
     const now = t.site.simulator.clock.now();
     await expect(reservations.apply({ put: [], update: [], remove: ["x'; scontrol delete ReservationName=all"] })).rejects.toThrow(SiteServiceError);
-    await expect(reservations.apply({ put: [{ name: 'ok', nodes: ['bad node'], startsAt: now, endsAt: now + 1000 }], update: [], remove: [] })).rejects.toThrow(/node name/);
+    await expect(reservations.apply({ put: [{ name: 'ok', nodes: ['bad node'], startsAt: now, endsAt: now + 1000 }], update: [], remove: [] })).rejects.toThrow(
+      /node name/,
+    );
     expect(t.site.simulator.headNode.commandLog).toEqual([]);
   });
 
@@ -62,7 +75,11 @@ describe('maintenance reservations by scontrol over SSM on the simulated head no
     const reservations = new ScontrolReservations(t.transport, { clock: clock(t) });
     const now = t.site.simulator.clock.now();
     // One reservation per node, ~330 characters each: past SSM's 24,000.
-    await reservations.apply({ put: many.map((n, i) => ({ name: `rollout-u1-${i}`, nodes: [n], startsAt: now + 60_000, endsAt: now + 600_000 })), update: [], remove: [] });
+    await reservations.apply({
+      put: many.map((n, i) => ({ name: `rollout-u1-${i}`, nodes: [n], startsAt: now + 60_000, endsAt: now + 600_000 })),
+      update: [],
+      remove: [],
+    });
     await expect(reservations.list('rollout-u1-')).rejects.toThrow(/more than the transport returns/);
   });
 
@@ -73,7 +90,11 @@ describe('maintenance reservations by scontrol over SSM on the simulated head no
     });
     const reservations = new ScontrolReservations(t.transport, { clock: clock(t) });
     const now = t.site.simulator.clock.now();
-    await reservations.apply({ put: [{ name: 'rollout-u1-held', nodes: [names[0]!], startsAt: now + 60_000, endsAt: now + 12 * 3600_000 }], update: [], remove: [] });
+    await reservations.apply({
+      put: [{ name: 'rollout-u1-held', nodes: [names[0]!], startsAt: now + 60_000, endsAt: now + 12 * 3600_000 }],
+      update: [],
+      remove: [],
+    });
     const busy = (node: string) => t.state().nodes[node]!.wlmState === 'ALLOCATED';
     let heldBusy = 0;
     let otherBusy = 0;

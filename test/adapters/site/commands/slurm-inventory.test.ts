@@ -12,7 +12,12 @@ describe('slurm inventory over SSM: partitions and node features', () => {
 
   const start = () =>
     startSsmTestSite({
-      nodes: nodesOf(names, (_, i) => ({ rack: i < 6 ? 'x3000' : 'x3001', role: i === 0 ? 'login' : 'compute', tags: i % 2 ? ['gpu'] : [], labels: { zone: 'a' } })),
+      nodes: nodesOf(names, (_, i) => ({
+        rack: i < 6 ? 'x3000' : 'x3001',
+        role: i === 0 ? 'login' : 'compute',
+        tags: i % 2 ? ['gpu'] : [],
+        labels: { zone: 'a' },
+      })),
       groups: { compute: names.slice(1), 'rollout-failed': [] },
     });
 

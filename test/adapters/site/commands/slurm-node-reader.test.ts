@@ -27,7 +27,12 @@ class ScriptedHeadNode implements CommandTransport {
 }
 
 /** A site clock the test moves: a listing is reused only within the same moment (one increment). */
-const clock = { at: 0, now() { return this.at; } };
+const clock = {
+  at: 0,
+  now() {
+    return this.at;
+  },
+};
 const later = () => (clock.at += 10_000);
 
 const kinds = (scripts: readonly string[]) => scripts.map((s) => (s.includes("'--version'") ? 'version' : s.includes("'sinfo'") ? 'compact' : 'detail'));
@@ -62,7 +67,9 @@ describe('Slurm 22.05: the compact listing, then `scontrol -o show node` for wha
       ['c04', 'IDLE', ['DRAIN'], 'rolling-upgrade'],
     ]);
     expect(nodes.every((n) => typeof n?.bootTime === 'number' && n.bootTime > 1.7e12)).toBe(true);
-    expect(parseOneLiner('NodeName=x State=DOWN+DRAIN+NOT_RESPONDING BootTime=None Reason=rolling-upgrade : Not responding [slurm@1795722523] Comment=a b')).toEqual({
+    expect(
+      parseOneLiner('NodeName=x State=DOWN+DRAIN+NOT_RESPONDING BootTime=None Reason=rolling-upgrade : Not responding [slurm@1795722523] Comment=a b'),
+    ).toEqual({
       name: 'x',
       base: 'DOWN',
       flags: ['DRAIN', 'NOT_RESPONDING'],
@@ -71,8 +78,14 @@ describe('Slurm 22.05: the compact listing, then `scontrol -o show node` for wha
   });
 
   it('parses compact lines: lowercase state words, none as no reason, a reason with any character', () => {
-    expect(parseCompactLine('c03|idle+drain+completing|bad | dimm')).toEqual({ node: { name: 'c03', base: 'IDLE', flags: ['DRAIN', 'COMPLETING'], reason: 'bad | dimm' }, line: 'idle+drain+completing|bad | dimm' });
-    expect(parseCompactLine('c01|down+drain+reboot_issued|rolling-upgrade : reboot issued')?.node).toMatchObject({ base: 'DOWN', flags: ['DRAIN', 'REBOOT_ISSUED'] });
+    expect(parseCompactLine('c03|idle+drain+completing|bad | dimm')).toEqual({
+      node: { name: 'c03', base: 'IDLE', flags: ['DRAIN', 'COMPLETING'], reason: 'bad | dimm' },
+      line: 'idle+drain+completing|bad | dimm',
+    });
+    expect(parseCompactLine('c01|down+drain+reboot_issued|rolling-upgrade : reboot issued')?.node).toMatchObject({
+      base: 'DOWN',
+      flags: ['DRAIN', 'REBOOT_ISSUED'],
+    });
     expect(parseCompactLine('c01|idle|none')?.node.reason).toBeUndefined();
     expect(parseCompactLine('garbage')).toBeUndefined();
   });
@@ -104,7 +117,11 @@ describe('Slurm 22.05: the compact listing, then `scontrol -o show node` for wha
 
   it('reads a judged node again while its boot time is older than its reboot, except while it is still down or rebooting', async () => {
     let rebooting = true;
-    const transport = headNode((script) => (rebooting && script.includes("'sinfo'") ? { stdout: compact.replace('c02|idle+drain|rolling-upgrade', 'c02|down+drain+reboot_issued|rolling-upgrade : reboot issued') } : undefined));
+    const transport = headNode((script) =>
+      rebooting && script.includes("'sinfo'")
+        ? { stdout: compact.replace('c02|idle+drain|rolling-upgrade', 'c02|down+drain+reboot_issued|rolling-upgrade : reboot issued') }
+        : undefined,
+    );
     const reader = new SlurmNodeReader(transport, { clock });
     const rebootAt = Date.now() + 3_600_000;
     await reader.read('workload-manager', ['c02'], { bootedSince: new Map([['c02', rebootAt]]) });
@@ -131,21 +148,43 @@ describe('Slurm 22.05: the compact listing, then `scontrol -o show node` for wha
   });
 
   it('says so, naming the command and its error, when a command fails or prints what cannot be read, instead of reporting nodes unknown', async () => {
-    const noJson = new SlurmNodeReader(headNode((s) => (s.includes("'--version'") ? { stdout: 'slurm 23.11.1\n' } : s.includes("'--json'") ? { exitCode: 1, stderr: "scontrol: unrecognized option '--json'\n" } : undefined)));
-    await expect(noJson.read('workload-manager', ['c01'], { bootedSince: new Map([['c01', Infinity]]) })).rejects.toThrow(/'scontrol' '--json' 'show' 'node' 'c01' exited 1: scontrol: unrecognized option '--json'/);
-    const noController = new SlurmNodeReader(headNode((s) => (s.includes("'sinfo'") ? { exitCode: 1, stderr: 'slurm_load_node: Unable to contact slurm controller (connect failure)\n' } : undefined)));
+    const noJson = new SlurmNodeReader(
+      headNode((s) =>
+        s.includes("'--version'")
+          ? { stdout: 'slurm 23.11.1\n' }
+          : s.includes("'--json'")
+            ? { exitCode: 1, stderr: "scontrol: unrecognized option '--json'\n" }
+            : undefined,
+      ),
+    );
+    await expect(noJson.read('workload-manager', ['c01'], { bootedSince: new Map([['c01', Infinity]]) })).rejects.toThrow(
+      /'scontrol' '--json' 'show' 'node' 'c01' exited 1: scontrol: unrecognized option '--json'/,
+    );
+    const noController = new SlurmNodeReader(
+      headNode((s) => (s.includes("'sinfo'") ? { exitCode: 1, stderr: 'slurm_load_node: Unable to contact slurm controller (connect failure)\n' } : undefined)),
+    );
     const err = await noController.read('workload-manager', ['c01']).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SiteServiceError);
     expect((err as Error).message).toMatch(/'sinfo' .* exited 1: slurm_load_node: Unable to contact slurm controller/);
-    const garbled = new SlurmNodeReader(headNode((s) => (s.includes("'sinfo'") ? { stdout: 'sinfo: error: Invalid job format specification: StateComplete\n' } : undefined)));
+    const garbled = new SlurmNodeReader(
+      headNode((s) => (s.includes("'sinfo'") ? { stdout: 'sinfo: error: Invalid job format specification: StateComplete\n' } : undefined)),
+    );
     await expect(garbled.read('workload-manager', ['c01'])).rejects.toThrow(/printed an unexpected line/);
-    const noVersion = new SlurmNodeReader(headNode((s) => (s.includes("'--version'") ? { exitCode: 1, stderr: 'scontrol: fatal: Could not establish a configuration source\n' } : undefined)));
-    await expect(noVersion.read('workload-manager', ['c01'], { bootedSince: new Map([['c01', Infinity]]) })).rejects.toThrow(/'scontrol' '--version' exited 1: scontrol: fatal: Could not establish a configuration source/);
+    const noVersion = new SlurmNodeReader(
+      headNode((s) => (s.includes("'--version'") ? { exitCode: 1, stderr: 'scontrol: fatal: Could not establish a configuration source\n' } : undefined)),
+    );
+    await expect(noVersion.read('workload-manager', ['c01'], { bootedSince: new Map([['c01', Infinity]]) })).rejects.toThrow(
+      /'scontrol' '--version' exited 1: scontrol: fatal: Could not establish a configuration source/,
+    );
   });
 
   it('leaves out only the names Slurm says it does not know', async () => {
     const transport = headNode((s) =>
-      s.includes("'sinfo'") ? { stdout: 'c01|idle|none\n' } : s.includes("'-o'") ? { exitCode: 1, stdout: `${detail.split('\n')[0]}\nNode ghost not found\n` } : undefined,
+      s.includes("'sinfo'")
+        ? { stdout: 'c01|idle|none\n' }
+        : s.includes("'-o'")
+          ? { exitCode: 1, stdout: `${detail.split('\n')[0]}\nNode ghost not found\n` }
+          : undefined,
     );
     const nodes = await new SlurmNodeReader(transport).read('workload-manager', ['c01', 'ghost']);
     expect([...nodes.keys()]).toEqual(['c01']);
@@ -155,10 +194,16 @@ describe('Slurm 22.05: the compact listing, then `scontrol -o show node` for wha
     const lines = Array.from({ length: 8 }, (_, i) => `n${i}|idle|none`);
     const transport = new ScriptedHeadNode((s) => {
       if (s.includes("'--version'")) return { stdout: 'slurm 24.11.7\n' };
-      if (s.includes("'sinfo'")) return s.includes('n[0-7]') ? { stdout: lines.join('\n').slice(0, 30), stdoutTruncated: true } : { stdout: lines.filter((l) => s.includes(l.split('|')[0]!) || s.includes('n[0-3]') || s.includes('n[4-7]')).join('\n') };
+      if (s.includes("'sinfo'"))
+        return s.includes('n[0-7]')
+          ? { stdout: lines.join('\n').slice(0, 30), stdoutTruncated: true }
+          : { stdout: lines.filter((l) => s.includes(l.split('|')[0]!) || s.includes('n[0-3]') || s.includes('n[4-7]')).join('\n') };
       return { stdout: JSON.stringify({ nodes: lines.map((l) => ({ name: l.split('|')[0], state: ['IDLE'], boot_time: { set: true, number: 1 } })) }) };
     });
-    const nodes = await new SlurmNodeReader(transport).read('workload-manager', lines.map((l) => l.split('|')[0]!));
+    const nodes = await new SlurmNodeReader(transport).read(
+      'workload-manager',
+      lines.map((l) => l.split('|')[0]!),
+    );
     expect(nodes.size).toBe(8);
     expect(transport.scripts.filter((s) => s.includes("'sinfo'")).map((s) => /'-n' '([^']+)'/.exec(s)![1])).toEqual(['n[0-7]', 'n[0-3]', 'n[4-7]']);
   });

@@ -30,13 +30,17 @@ describe('scontrol over SSM on the simulated head node', () => {
     expect(nodes.get(names[3]!)).toMatchObject({ flags: ['FAIL'], reason: 'upgrading-boot-session-failed' });
     await wlm.resume(names[0]!);
     expect((await wlm.getNodes([names[0]!])).get(names[0]!)).toMatchObject({ flags: [] });
-    expect(t.site.simulator.headNode.commandLog[0]).toBe("scontrol 'update' 'NodeName=x3000c0s[1-3]b0n0' 'State=DRAIN' 'Reason=rolling-upgrade'".replace("scontrol '", "'scontrol' '"));
+    expect(t.site.simulator.headNode.commandLog[0]).toBe(
+      "scontrol 'update' 'NodeName=x3000c0s[1-3]b0n0' 'State=DRAIN' 'Reason=rolling-upgrade'".replace("scontrol '", "'scontrol' '"),
+    );
     expect(t.transport.stats.sendCommand).toBe(t.site.simulator.headNode.commandLog.length);
   });
 
   it('reads when the running jobs end from squeue (time left, from the site clock); idle nodes are absent', async () => {
     t = await startSsmTestSite({
-      nodes: nodesOf(names).map((n, i) => (i === 0 ? { ...n, wlm: { state: 'ALLOCATED' as const, busySeconds: 90_061 } } : i === 1 ? { ...n, wlm: { state: 'MIXED' as const } } : n)),
+      nodes: nodesOf(names).map((n, i) =>
+        i === 0 ? { ...n, wlm: { state: 'ALLOCATED' as const, busySeconds: 90_061 } } : i === 1 ? { ...n, wlm: { state: 'MIXED' as const } } : n,
+      ),
       groups: { compute: names },
     });
     const wlm = new ScontrolWorkloadManager({ transport: t.transport, clock: clock(t) });
@@ -63,7 +67,7 @@ describe('scontrol over SSM on the simulated head node', () => {
     expect(names.map((n) => t.state().nodes[n]!.wlmState)).toEqual(['FAIL', 'DRAINED', 'FAIL', 'IDLE', 'IDLE', 'IDLE']);
   });
 
-  it('reads 60 nodes with one compact listing, and the detail of nodes judged by their boot in chunks sized to what fits SSM\'s output', async () => {
+  it("reads 60 nodes with one compact listing, and the detail of nodes judged by their boot in chunks sized to what fits SSM's output", async () => {
     const many = nodeNames(60);
     t = await startSsmTestSite({ nodes: nodesOf(many) });
     const wlm = new ScontrolWorkloadManager({ transport: t.transport });
@@ -109,7 +113,7 @@ describe('scontrol over SSM on the simulated head node', () => {
     expect((err as CommandTransportError).details.commandId).toMatch(/^\d{8}-/);
   });
 
-  it('ends a Slurm command that never finishes at 60 s of the site\'s clock and says so, not at the transport\'s default of 600 s', async () => {
+  it("ends a Slurm command that never finishes at 60 s of the site's clock and says so, not at the transport's default of 600 s", async () => {
     // The read's first command is the compact sinfo listing (the scontrol detail read follows only for some nodes): it is the one that hangs.
     t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: "'sinfo' '-h' '-N'", hang: true }] }, { pollSeconds: 10 });
     const wlm = new ScontrolWorkloadManager({ transport: t.transport });
@@ -126,7 +130,10 @@ describe('scontrol over SSM on the simulated head node', () => {
     const faults = (i: number) => (i === 1 ? { faults: { healthCheck: 'fail' as const } } : i === 2 ? { faults: { healthCheck: 'hang' as const } } : {});
     t = await startSsmTestSite({ nodes: nodesOf(names).map((n, i) => ({ ...n, ...faults(i) })) });
     expect(await t.transport.run(`ssh ${names[0]} /usr/sbin/nhc`)).toMatchObject({ exitCode: 0 });
-    expect(await t.transport.run(`ssh -o BatchMode=yes ${names[1]} nhc`)).toMatchObject({ exitCode: 1, stdout: expect.stringContaining('ERROR:  nhc:  Health check failed') });
+    expect(await t.transport.run(`ssh -o BatchMode=yes ${names[1]} nhc`)).toMatchObject({
+      exitCode: 1,
+      stdout: expect.stringContaining('ERROR:  nhc:  Health check failed'),
+    });
     expect(await t.transport.run('ssh x9999c0s1b0n0 nhc')).toMatchObject({ exitCode: 255, stderr: expect.stringContaining('Could not resolve hostname') });
     expect(await t.transport.run(`ssh ${names[0]} reboot`)).toMatchObject({ exitCode: 127 });
     const id = await t.transport.start(`ssh ${names[2]} nhc`, { timeoutSeconds: 60 });
@@ -144,7 +151,13 @@ describe('scontrol over SSM on the simulated head node', () => {
     ['ListCommandInvocations', () => t.transport.findStarted('a-tag', 0), 'ListCommandInvocations'],
   ])('gives %s up when the SSM endpoint never answers, saying which call timed out after how long', async (operation, call, named) => {
     t = await startSsmTestSite({ nodes: nodesOf(names), apiFaults: [{ service: 'ssm', path: operation, hang: true, count: 5 }] }, { requestTimeoutMs: 300 });
-    const outcome = await Promise.race([call().then(() => 'answered', (e: unknown) => e), new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000))]);
+    const outcome = await Promise.race([
+      call().then(
+        () => 'answered',
+        (e: unknown) => e,
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000)),
+    ]);
     expect(outcome).toBeInstanceOf(CommandTransportError);
     expect((outcome as CommandTransportError).message).toMatch(new RegExp(`^SSM ${named}.*timed out after 300 ms: the SSM endpoint did not answer$`));
     expect((outcome as CommandTransportError).details).toMatchObject({ transport: 'ssm', timedOut: true });
@@ -179,7 +192,13 @@ describe('slurm-reboot boot sessions over SSM', () => {
       // The failing node is set DOWN at ResumeTimeout, inside the 360 s this test waits.
       slurm: { resumeTimeoutSeconds: 300 },
     });
-    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({ upgrading: names.slice(0, 3) }), prepareCommand: 'wwctl node set --yes --image {template} {nodes}', clock: clock(t), sessions: sessions() });
+    const boot = new SlurmRebootBootService({
+      transport: t.transport,
+      inventory: fakeInventory({ upgrading: names.slice(0, 3) }),
+      prepareCommand: 'wwctl node set --yes --image {template} {nodes}',
+      clock: clock(t),
+      sessions: sessions(),
+    });
     const request = { name: 'rollout-u1-step-0', operation: 'reboot' as const, templateName: 'rocky-9.4', limit: 'upgrading' };
     const started = await boot.createSession(request);
     expect(started).toEqual({ name: request.name, status: 'running', nodes: { [names[0]!]: 'booting', [names[1]!]: 'booting', [names[2]!]: 'booting' } });
@@ -204,15 +223,32 @@ describe('slurm-reboot boot sessions over SSM', () => {
 
   it('rejects a hostile template before any command runs', async () => {
     t = await startSsmTestSite({ nodes: nodesOf(names), groups: { upgrading: names } });
-    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({ upgrading: names }), prepareCommand: 'nodeset {nodes} osimage={template}', sessions: sessions() });
-    await expect(boot.createSession({ name: 's', operation: 'reboot', templateName: 'img; reboot -f', limit: 'upgrading' })).rejects.toThrow(/templateName: "img; reboot -f" is not a valid boot template/);
+    const boot = new SlurmRebootBootService({
+      transport: t.transport,
+      inventory: fakeInventory({ upgrading: names }),
+      prepareCommand: 'nodeset {nodes} osimage={template}',
+      sessions: sessions(),
+    });
+    await expect(boot.createSession({ name: 's', operation: 'reboot', templateName: 'img; reboot -f', limit: 'upgrading' })).rejects.toThrow(
+      /templateName: "img; reboot -f" is not a valid boot template/,
+    );
     expect(t.site.simulator.headNode.commandLog).toEqual([]);
   });
 
   it('surfaces a failing prepare command as a retryable SiteServiceError, and the retry prepares and reboots', async () => {
-    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: 'nodeset', exitCode: 2, stderr: 'osimage not found' }], timing: { bootSeconds: 60, returnSeconds: 10 } });
+    t = await startSsmTestSite({
+      nodes: nodesOf(names),
+      commandFaults: [{ match: 'nodeset', exitCode: 2, stderr: 'osimage not found' }],
+      timing: { bootSeconds: 60, returnSeconds: 10 },
+    });
     const records = sessions();
-    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({}), prepareCommand: 'nodeset {nodes} osimage={template}', clock: clock(t), sessions: records });
+    const boot = new SlurmRebootBootService({
+      transport: t.transport,
+      inventory: fakeInventory({}),
+      prepareCommand: 'nodeset {nodes} osimage={template}',
+      clock: clock(t),
+      sessions: records,
+    });
     const request = { name: 's', operation: 'reboot' as const, templateName: 'img', limit: names.slice(0, 2).join(',') };
     const err = await boot.createSession(request).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SiteServiceError);
@@ -233,8 +269,18 @@ describe('slurm-reboot boot sessions over SSM', () => {
   });
 
   it('re-sends a failed reboot command, without preparing again', async () => {
-    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: "'reboot'", exitCode: 1, stderr: 'slurm_reboot_nodes error: Unable to contact slurm controller' }], timing: { bootSeconds: 60, returnSeconds: 10 } });
-    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({ upgrading: names.slice(0, 2) }), prepareCommand: 'nodeset {nodes} osimage={template}', clock: clock(t), sessions: sessions() });
+    t = await startSsmTestSite({
+      nodes: nodesOf(names),
+      commandFaults: [{ match: "'reboot'", exitCode: 1, stderr: 'slurm_reboot_nodes error: Unable to contact slurm controller' }],
+      timing: { bootSeconds: 60, returnSeconds: 10 },
+    });
+    const boot = new SlurmRebootBootService({
+      transport: t.transport,
+      inventory: fakeInventory({ upgrading: names.slice(0, 2) }),
+      prepareCommand: 'nodeset {nodes} osimage={template}',
+      clock: clock(t),
+      sessions: sessions(),
+    });
     const request = { name: 's', operation: 'reboot' as const, templateName: 'img', limit: 'upgrading' };
     await expect(boot.createSession(request)).rejects.toThrow(/Unable to contact slurm controller/);
     await boot.createSession(request);
@@ -258,18 +304,38 @@ describe('slurm-reboot boot sessions over SSM', () => {
     await records.update({ ...stored, nodes: names.slice(0, 4), rebooted: false, error: 'the process stopped' });
     await boot.createSession({ ...request, limit: names.slice(0, 4).join(',') });
     t.advance(70);
-    expect((await boot.getSession('s'))!.nodes).toEqual({ [names[0]!]: 'succeeded', [names[1]!]: 'succeeded', [names[2]!]: 'succeeded', [names[3]!]: 'succeeded' });
+    expect((await boot.getSession('s'))!.nodes).toEqual({
+      [names[0]!]: 'succeeded',
+      [names[1]!]: 'succeeded',
+      [names[2]!]: 'succeeded',
+      [names[3]!]: 'succeeded',
+    });
     expect(names.slice(0, 4).map((n) => t.state().nodes[n]!.bootCount)).toEqual([1, 1, 1, 1]);
     expect(t.site.simulator.headNode.commandLog.filter((c) => c.includes("'reboot'")).at(-1)).toContain(`'${names[3]}'`);
   });
 
-  it('fails the session with the command\'s own error once its attempts are spent', async () => {
-    t = await startSsmTestSite({ nodes: nodesOf(names), commandFaults: [{ match: 'wwctl', exitCode: 255, stderr: 'ERROR: image rocky-9.9 does not exist', count: 10 }] });
-    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({}), prepareCommand: 'wwctl node set --yes --image {template} {nodes}', clock: clock(t), sessions: sessions(), maxAttempts: 2 });
+  it("fails the session with the command's own error once its attempts are spent", async () => {
+    t = await startSsmTestSite({
+      nodes: nodesOf(names),
+      commandFaults: [{ match: 'wwctl', exitCode: 255, stderr: 'ERROR: image rocky-9.9 does not exist', count: 10 }],
+    });
+    const boot = new SlurmRebootBootService({
+      transport: t.transport,
+      inventory: fakeInventory({}),
+      prepareCommand: 'wwctl node set --yes --image {template} {nodes}',
+      clock: clock(t),
+      sessions: sessions(),
+      maxAttempts: 2,
+    });
     const request = { name: 's', operation: 'reboot' as const, templateName: 'rocky-9.9', limit: names[0]! };
     await expect(boot.createSession(request)).rejects.toThrow(/image rocky-9.9 does not exist/);
     const last = await boot.createSession(request);
-    expect(last).toEqual({ name: 's', status: 'complete', error: expect.stringMatching(/image rocky-9.9 does not exist.*after 2 attempts/), nodes: { [names[0]!]: 'failed' } });
+    expect(last).toEqual({
+      name: 's',
+      status: 'complete',
+      error: expect.stringMatching(/image rocky-9.9 does not exist.*after 2 attempts/),
+      nodes: { [names[0]!]: 'failed' },
+    });
     expect(await boot.getSession('s')).toEqual(last);
     expect(t.site.simulator.headNode.commandLog.filter((c) => c.includes('reboot'))).toEqual([]);
     expect(t.state().nodes[names[0]!]!.bootCount).toBe(0);
@@ -293,7 +359,7 @@ describe('commandPaths in a profile', () => {
   let t: SsmTestSite;
   afterEach(() => t.close());
 
-  it('runs scontrol, sinfo and squeue by the absolute paths the profile gives (SSM\'s PATH lacks /opt/slurm/bin)', async () => {
+  it("runs scontrol, sinfo and squeue by the absolute paths the profile gives (SSM's PATH lacks /opt/slurm/bin)", async () => {
     t = await startSsmTestSite({ nodes: nodesOf(names), groups: { compute: names } });
     const profile = parseSiteProfile({
       transport: { type: 'ssm', instanceIds: [HEAD_NODE_INSTANCE_ID], region: 'us-east-1', endpoint: t.site.url },

@@ -29,7 +29,9 @@ const noSite = { workloadManager: {} as WorkloadManager, bootService: {} as Boot
 async function untilDone(executor: SiteTaskExecutor, invocations: TaskInvocation[], started: Map<string, TaskExecution>): Promise<Map<string, TaskOutcome>> {
   const outcomes = new Map<string, TaskOutcome>();
   for (let round = 0; round < 400 && outcomes.size < invocations.length; round++) {
-    const running: RunningTask[] = invocations.filter((i) => !outcomes.has(i.op)).map((i) => ({ invocation: i, execution: started.get(i.op)!, startedAt: Date.now() }));
+    const running: RunningTask[] = invocations
+      .filter((i) => !outcomes.has(i.op))
+      .map((i) => ({ invocation: i, execution: started.get(i.op)!, startedAt: Date.now() }));
     for (const [op, seen] of await executor.poll(running)) if (seen.outcome) outcomes.set(op, seen.outcome);
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -51,7 +53,8 @@ describe('SiteTaskExecutor: command tasks through a head node (local transport, 
   writeFileSync(puppet, '#!/bin/sh\nexit "${PUPPET_EXIT:-0}"\n');
   chmodSync(puppet, 0o755);
   const transport = new LocalTransport({ env: { PATH: `${dir}:/usr/bin:/bin`, FAKE_PDSH_UNREACHABLE: 'n9', PUPPET_EXIT: '2' } });
-  const executor = (fanout = 256) => new SiteTaskExecutor({ site: noSite, clock: { now: () => Date.now() }, commands: { transport, nodeExec: 'pdsh -S -w {nodes} {command}', fanout } });
+  const executor = (fanout = 256) =>
+    new SiteTaskExecutor({ site: noSite, clock: { now: () => Date.now() }, commands: { transport, nodeExec: 'pdsh -S -w {nodes} {command}', fanout } });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('runs each type on its nodes: shell (in cwd, ROLLOUT_TASK set), upload_file, puppet (2 is success), each node one outcome', async () => {
@@ -67,7 +70,12 @@ describe('SiteTaskExecutor: command tasks through a head node (local transport, 
     // The two alike shell tasks went out as one pdsh command.
     expect(new Set(tasks.slice(0, 2).map((t) => (started.get(t.op) as { id: string }).id)).size).toBe(1);
     const outcomes = await untilDone(executor(), tasks, started);
-    expect(Object.fromEntries(outcomes)).toEqual({ 'n1/hello': { result: 'ok' }, 'n2/hello': { result: 'ok' }, 'n1/motd': { result: 'ok' }, 'n1/site_pp': { result: 'ok' } });
+    expect(Object.fromEntries(outcomes)).toEqual({
+      'n1/hello': { result: 'ok' },
+      'n2/hello': { result: 'ok' },
+      'n1/motd': { result: 'ok' },
+      'n1/site_pp': { result: 'ok' },
+    });
     expect(readFileSync(out, 'utf8').split('\n').filter(Boolean).sort()).toEqual([`hello n1 ${dir}`, `hello n2 ${dir}`]);
     expect(readFileSync(target, 'utf8')).toBe("it's $(id) `id`\n");
   });
@@ -99,14 +107,25 @@ describe('SiteTaskExecutor: command tasks through a head node (local transport, 
       poll: (id) => transport.poll(id),
       findStarted: (...args) => transport.findStarted(...args),
     };
-    const mapped = () => new SiteTaskExecutor({ site: { ...noSite, nodeNames }, clock: { now: () => Date.now() }, commands: { transport: seen, nodeExec: 'pdsh -S -w {nodes} {command}', fanout: 256 } });
+    const mapped = () =>
+      new SiteTaskExecutor({
+        site: { ...noSite, nodeNames },
+        clock: { now: () => Date.now() },
+        commands: { transport: seen, nodeExec: 'pdsh -S -w {nodes} {command}', fanout: 256 },
+      });
     const out = join(dir, 'mapped-out');
     // x3000c0s2b0n0 has no nid in the map: it keeps its own name.
-    const tasks = ['x3000c0s1b0n0', 'x3000c0s1b0n1', 'x3000c0s2b0n0'].map((node) => invocation(node, 'who', 'shell', { cmd: `echo "$ROLLOUT_NODE" >> '${out}'` }));
+    const tasks = ['x3000c0s1b0n0', 'x3000c0s1b0n1', 'x3000c0s2b0n0'].map((node) =>
+      invocation(node, 'who', 'shell', { cmd: `echo "$ROLLOUT_NODE" >> '${out}'` }),
+    );
     const outcomes = await untilDone(mapped(), tasks, await mapped().start(tasks));
     expect(scripts).toHaveLength(1);
     expect(scripts[0]).toMatch(/^pdsh -S -w 'nid\[000001-000002\],x3000c0s2b0n0' /);
-    expect(Object.fromEntries(outcomes)).toEqual({ 'x3000c0s1b0n0/who': { result: 'ok' }, 'x3000c0s1b0n1/who': { result: 'ok' }, 'x3000c0s2b0n0/who': { result: 'ok' } });
+    expect(Object.fromEntries(outcomes)).toEqual({
+      'x3000c0s1b0n0/who': { result: 'ok' },
+      'x3000c0s1b0n1/who': { result: 'ok' },
+      'x3000c0s2b0n0/who': { result: 'ok' },
+    });
     expect(readFileSync(out, 'utf8').split('\n').filter(Boolean).sort()).toEqual(['nid000001', 'nid000002', 'x3000c0s2b0n0']);
   });
 
@@ -121,7 +140,9 @@ describe('SiteTaskExecutor: command tasks through a head node (local transport, 
 
 describe('head-node commands', () => {
   it('quote every node and the command as one word each, and refuse a name that could reach a shell', () => {
-    expect(headNodeCommands('pdsh -S -w {nodes} {command}', ['n1', 'n2', 'n3'], "echo 'x'", 256)).toEqual([{ nodes: ['n1', 'n2', 'n3'], script: "pdsh -S -w 'n[1-3]' 'echo '\\''x'\\'''" }]);
+    expect(headNodeCommands('pdsh -S -w {nodes} {command}', ['n1', 'n2', 'n3'], "echo 'x'", 256)).toEqual([
+      { nodes: ['n1', 'n2', 'n3'], script: "pdsh -S -w 'n[1-3]' 'echo '\\''x'\\'''" },
+    ]);
     expect(headNodeCommands('ssh {node} {command}', ['a', 'b'], 'true', 256).map((c) => c.script)).toEqual(["ssh 'a' 'true'", "ssh 'b' 'true'"]);
     expect(() => headNodeCommands('ssh {node} {command}', ['n1', '$(id)'], 'true', 256)).toThrow('nodes[1]');
   });
@@ -134,15 +155,33 @@ function scriptedTransport(poll: () => Promise<CommandResult | undefined>): Comm
 
 describe('SiteTaskExecutor: what the transport says about a command', () => {
   const tasks = [invocation('n1', 't', 'shell', { cmd: 'true' }, 30)];
-  const running = (executor: SiteTaskExecutor) => executor.start(tasks).then((started) => tasks.map((i) => ({ invocation: i, execution: started.get(i.op)!, startedAt: 0 })));
+  const running = (executor: SiteTaskExecutor) =>
+    executor.start(tasks).then((started) => tasks.map((i) => ({ invocation: i, execution: started.get(i.op)!, startedAt: 0 })));
   const build = (commands: TaskCommands) => new SiteTaskExecutor({ site: noSite, clock: { now: () => 0 }, commands });
 
   it('SSM TimedOut ends the tasks as timeout; a local command whose process is gone fails them; an API error is the site failing (retried)', async () => {
-    const timedOut = build({ nodeExec: 'pdsh -w {nodes} {command}', fanout: 256, transport: scriptedTransport(() => Promise.reject(new CommandTransportError('x', { transport: 'ssm', status: 'TimedOut' }))) });
+    const timedOut = build({
+      nodeExec: 'pdsh -w {nodes} {command}',
+      fanout: 256,
+      transport: scriptedTransport(() => Promise.reject(new CommandTransportError('x', { transport: 'ssm', status: 'TimedOut' }))),
+    });
     expect((await timedOut.poll(await running(timedOut))).get('n1/t')?.outcome).toEqual({ result: 'timeout', detail: 'the head-node command outlived 90 s' });
-    const gone = build({ nodeExec: 'pdsh -w {nodes} {command}', fanout: 256, transport: scriptedTransport(() => Promise.reject(new CommandTransportError('no local command cmd-1 was started by this process', { transport: 'local' }))) });
-    expect((await gone.poll(await running(gone))).get('n1/t')?.outcome).toEqual({ result: 'failed', detail: 'no local command cmd-1 was started by this process' });
-    const throttled = build({ nodeExec: 'pdsh -w {nodes} {command}', fanout: 256, transport: scriptedTransport(() => Promise.reject(new CommandTransportError('ThrottlingException', { transport: 'ssm' }))) });
+    const gone = build({
+      nodeExec: 'pdsh -w {nodes} {command}',
+      fanout: 256,
+      transport: scriptedTransport(() =>
+        Promise.reject(new CommandTransportError('no local command cmd-1 was started by this process', { transport: 'local' })),
+      ),
+    });
+    expect((await gone.poll(await running(gone))).get('n1/t')?.outcome).toEqual({
+      result: 'failed',
+      detail: 'no local command cmd-1 was started by this process',
+    });
+    const throttled = build({
+      nodeExec: 'pdsh -w {nodes} {command}',
+      fanout: 256,
+      transport: scriptedTransport(() => Promise.reject(new CommandTransportError('ThrottlingException', { transport: 'ssm' }))),
+    });
     await expect(throttled.poll(await running(throttled))).rejects.toMatchObject({ name: 'SiteServiceError', service: 'head-node' });
   });
 
@@ -207,7 +246,10 @@ describe('SiteTaskExecutor: drain, resume and reboot through the site services',
     expect((await look()).size).toBe(0);
     state.flags = [];
     sessions.get(session)!.nodes.n1 = 'succeeded';
-    expect(Object.fromEntries([...(await look())].map(([op, seen]) => [op, seen.outcome]))).toEqual({ 'n1/resume_it': { result: 'ok' }, 'n1/reboot_it': { result: 'ok' } });
+    expect(Object.fromEntries([...(await look())].map(([op, seen]) => [op, seen.outcome]))).toEqual({
+      'n1/resume_it': { result: 'ok' },
+      'n1/reboot_it': { result: 'ok' },
+    });
   });
 
   it('a reboot without a template, or a drain whose reason could reach a shell, is refused before the site is touched', async () => {

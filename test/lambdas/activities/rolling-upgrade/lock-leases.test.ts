@@ -26,7 +26,8 @@ const clock = { now: () => now };
 
 function fakeSite() {
   const drained = new Set<string>();
-  const busy = (name: string): WlmNode => (drained.has(name) ? { name, base: 'MIXED', flags: ['DRAIN'], reason: 'rolling-upgrade' } : { name, base: 'MIXED', flags: [] });
+  const busy = (name: string): WlmNode =>
+    drained.has(name) ? { name, base: 'MIXED', flags: ['DRAIN'], reason: 'rolling-upgrade' } : { name, base: 'MIXED', flags: [] };
   const calls: string[] = [];
   const site: Site = {
     workloadManager: {
@@ -62,12 +63,27 @@ function fakeSite() {
 }
 
 async function sessionAt(store: DynamoDbSessionStore, id: string): Promise<UpgradeSession> {
-  const s = makeSession({ upgradeId: id, planTaken: false, nodeCount: 0, stepCount: 0, quiesceTimeoutSeconds: 1000, progress: { step: 0, stage: 'STARTING', stageStartedAt: now, errorCount: 0 } });
+  const s = makeSession({
+    upgradeId: id,
+    planTaken: false,
+    nodeCount: 0,
+    stepCount: 0,
+    quiesceTimeoutSeconds: 1000,
+    progress: { step: 0, stage: 'STARTING', stageStartedAt: now, errorCount: 0 },
+  });
   await store.createSession(s, []);
   return s;
 }
 
-const pointer = (upgradeId: string, stage: WorkflowState['stage']): WorkflowState => ({ upgradeId, stage, step: 0, waitSeconds: 0, iteration: 0, iterationLimit: 100, generation: 0 });
+const pointer = (upgradeId: string, stage: WorkflowState['stage']): WorkflowState => ({
+  upgradeId,
+  stage,
+  step: 0,
+  waitSeconds: 0,
+  iteration: 0,
+  iterationLimit: 100,
+  generation: 0,
+});
 
 describe('node locks in the activities: lease, heartbeat, fencing', () => {
   it('renews the leases on every increment, records the tokens, and a stale holder that lost its nodes does not act on them', async () => {
@@ -81,7 +97,10 @@ describe('node locks in the activities: lease, heartbeat, fencing', () => {
     expect(calls).toEqual(['drain a1', 'drain a2']);
     const locks = await store.getNodeLocks(['a1', 'a2']);
     expect(locks.get('a1')).toEqual({ owner: 'lease-a', leaseExpiresAt: now + LEASE_SECONDS * 1000, fencingToken: 1 });
-    const records = await store.getNodes(a.upgradeId, [{ name: 'a1', index: 0 }, { name: 'a2', index: 1 }]);
+    const records = await store.getNodes(a.upgradeId, [
+      { name: 'a1', index: 0 },
+      { name: 'a2', index: 1 },
+    ]);
     expect(records.map((r) => r.lockToken)).toEqual([1, 1]);
 
     // Each increment renews the leases (the heartbeat): past the first lease, they still run.
@@ -98,19 +117,26 @@ describe('node locks in the activities: lease, heartbeat, fencing', () => {
     calls.length = 0;
     await runActivity('QUIESCING', pointer(a.upgradeId, 'QUIESCING'), deps, checkQuiesce);
     expect(calls).toEqual(['fail a1', 'add failed a1']);
-    const after = await store.getNodes(a.upgradeId, [{ name: 'a1', index: 0 }, { name: 'a2', index: 1 }]);
+    const after = await store.getNodes(a.upgradeId, [
+      { name: 'a1', index: 0 },
+      { name: 'a2', index: 1 },
+    ]);
     expect(after.map((r) => [r.status, r.phase, r.reason])).toEqual([
       ['FAILED', 'DONE', 'upgrading-time-out-quiescing'],
       ['IN_PROGRESS', 'LOCK_LOST', 'lock-lost-to-lease-b'],
     ]);
-    expect(await store.listMessages(a.upgradeId)).toContainEqual(expect.stringMatching(/1 node\(s\) not ours \(locked by session lease-b\) are left alone: a2/));
+    expect(await store.listMessages(a.upgradeId)).toContainEqual(
+      expect.stringMatching(/1 node\(s\) not ours \(locked by session lease-b\) are left alone: a2/),
+    );
     expect(await store.getLockOwners(['a1', 'a2'])).toEqual(new Map([['a2', 'lease-b']]));
   });
 
   it('stops with LockLostError right before acting when the lock changed hands within the increment', async () => {
     const store = new DynamoDbSessionStore({ tableName: db.tableName, client: db.client, clock });
     const { site, calls } = fakeSite();
-    (site.inventory.getGroupMembers as jest.Mock<Site['inventory']['getGroupMembers']>).mockImplementation(async (label) => (label === 'compute' ? ['c1', 'c2'] : []));
+    (site.inventory.getGroupMembers as jest.Mock<Site['inventory']['getGroupMembers']>).mockImplementation(async (label) =>
+      label === 'compute' ? ['c1', 'c2'] : [],
+    );
     const deps: RollingUpgradeDependencies = { store, site, clock, settings: { ...defaultSettings, lockLeaseSeconds: LEASE_SECONDS } };
     const c = await sessionAt(store, 'lease-c');
     await runActivity('STARTING', pointer(c.upgradeId, 'STARTING'), deps, startStep);
@@ -125,7 +151,10 @@ describe('node locks in the activities: lease, heartbeat, fencing', () => {
     const state = await runActivity('QUIESCING', pointer(c.upgradeId, 'QUIESCING'), deps, checkQuiesce);
     expect(calls).toEqual([]);
     expect(state.stage).toBe('QUIESCING');
-    const records = await store.getNodes(c.upgradeId, [{ name: 'c1', index: 0 }, { name: 'c2', index: 1 }]);
+    const records = await store.getNodes(c.upgradeId, [
+      { name: 'c1', index: 0 },
+      { name: 'c2', index: 1 },
+    ]);
     expect(records.map((r) => r.phase)).toEqual(['LOCK_LOST', 'LOCK_LOST']);
     // With nothing left of the step, the next increment moves on without touching the nodes.
     await runActivity('QUIESCING', pointer(c.upgradeId, 'QUIESCING'), deps, checkQuiesce);

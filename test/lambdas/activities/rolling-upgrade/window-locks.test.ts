@@ -28,7 +28,8 @@ const clock = { now: () => now };
 function sharedSite(members: Record<string, string[]>) {
   const drained = new Set<string>();
   const calls: string[] = [];
-  const wlm = (name: string): WlmNode => (drained.has(name) ? { name, base: 'MIXED', flags: ['DRAIN'], reason: 'rolling-upgrade' } : { name, base: 'MIXED', flags: [] });
+  const wlm = (name: string): WlmNode =>
+    drained.has(name) ? { name, base: 'MIXED', flags: ['DRAIN'], reason: 'rolling-upgrade' } : { name, base: 'MIXED', flags: [] };
   const siteFor = (who: string): Site =>
     ({
       workloadManager: {
@@ -66,13 +67,26 @@ async function windowSession(store: DynamoDbSessionStore, id: string): Promise<U
   return s;
 }
 
-const pointer = (upgradeId: string, stage: WorkflowState['stage']): WorkflowState => ({ upgradeId, stage, step: 0, waitSeconds: 0, iteration: 0, iterationLimit: 100, generation: 0 });
+const pointer = (upgradeId: string, stage: WorkflowState['stage']): WorkflowState => ({
+  upgradeId,
+  stage,
+  step: 0,
+  waitSeconds: 0,
+  iteration: 0,
+  iterationLimit: 100,
+  generation: 0,
+});
 
 describe('node locks in mode window: each node locked with a lease and a fencing token before it is touched', () => {
   it('two sessions over overlapping nodes: none is touched twice, and a session never acts on a node it does not hold', async () => {
     const store = new DynamoDbSessionStore({ tableName: db.tableName, client: db.client, clock });
     const { siteFor, calls } = sharedSite({ 'A:compute': ['w1', 'w2', 'w3', 'w4'], 'B:compute': ['w3', 'w4', 'w5', 'w6'] });
-    const depsFor = (who: string): RollingUpgradeDependencies => ({ store, site: siteFor(who), clock, settings: { ...defaultSettings, lockLeaseSeconds: LEASE_SECONDS } });
+    const depsFor = (who: string): RollingUpgradeDependencies => ({
+      store,
+      site: siteFor(who),
+      clock,
+      settings: { ...defaultSettings, lockLeaseSeconds: LEASE_SECONDS },
+    });
     const [a, b] = [await windowSession(store, 'win-a'), await windowSession(store, 'win-b')];
     const step = async (who: 'A' | 'B', id: string) => {
       const session = (await store.getSession(id))!;
@@ -87,9 +101,7 @@ describe('node locks in mode window: each node locked with a lease and a fencing
     const aLocks = await store.getNodeLocks(['w1', 'w2', 'w3', 'w4']);
     expect([...aLocks.values()].map((l) => [l.owner, l.leaseExpiresAt])).toEqual(Array(4).fill(['win-a', now + LEASE_SECONDS * 1000]));
     const aRecords = await store.listNodes(a.upgradeId);
-    expect(aRecords.map((r) => [r.name, r.lockToken])).toEqual(
-      expect.arrayContaining(['w1', 'w2', 'w3', 'w4'].map((n) => [n, aLocks.get(n)!.fencingToken])),
-    );
+    expect(aRecords.map((r) => [r.name, r.lockToken])).toEqual(expect.arrayContaining(['w1', 'w2', 'w3', 'w4'].map((n) => [n, aLocks.get(n)!.fencingToken])));
 
     // B's window: w3 and w4 are A's, so B drains only w5 and w6, and keeps waiting for the others.
     await step('B', b.upgradeId);
@@ -108,7 +120,12 @@ describe('node locks in mode window: each node locked with a lease and a fencing
     // A stalls past its lease; B takes w3 and w4 over (w3, w4 were drained already: B records them in flight without a second drain).
     now += (LEASE_SECONDS + 1) * 1000;
     await step('B', b.upgradeId);
-    expect(await store.getLockOwners(['w3', 'w4'])).toEqual(new Map([['w3', 'win-b'], ['w4', 'win-b']]));
+    expect(await store.getLockOwners(['w3', 'w4'])).toEqual(
+      new Map([
+        ['w3', 'win-b'],
+        ['w4', 'win-b'],
+      ]),
+    );
 
     // A's next increment passes its quiesce timeout: it fails the nodes it still holds (w1, w2), and only those;
     // w3 and w4 are recorded lost to B, with a message, and left alone.
@@ -120,7 +137,9 @@ describe('node locks in mode window: each node locked with a lease and a fencing
     expect(aNow).toEqual(expect.arrayContaining(['A fail w1', 'A fail w2']));
     const after = new Map((await store.listNodes(a.upgradeId)).map((r) => [r.name, r]));
     expect([after.get('w3')!.phase, after.get('w3')!.reason]).toEqual(['LOCK_LOST', 'lock-lost-to-win-b']);
-    expect(await store.listMessages(a.upgradeId)).toContainEqual(expect.stringMatching(/^Window: 2 node\(s\) not ours \(locked by session win-b\) are left alone: w3, w4/));
+    expect(await store.listMessages(a.upgradeId)).toContainEqual(
+      expect.stringMatching(/^Window: 2 node\(s\) not ours \(locked by session win-b\) are left alone: w3, w4/),
+    );
 
     // No node was drained twice, and every drain came from the session holding the node's lock at that time.
     const drains = calls.filter((c) => c.includes(' drain '));

@@ -36,11 +36,17 @@ describe('Open Task Run', () => {
   it('refuses, naming each field, a bad graph, a selection that names no task of it, one that leaves nothing, and tasks the site cannot run', async () => {
     const deps = taskGraphDeps(db, EXAMPLE_NODES, new FakeExecutor({ unsupported: ['puppet'] }));
     const open = (input: unknown) => openTaskRun({ input, executionId: `bad-${JSON.stringify(input).length}` }, deps);
-    await expect(open({ graph: '- {id: a, type: shell, role: "*", parameters: {cmd: x}, requires: [b]}' })).rejects.toThrow("graph[0].requires[0]: unknown task or stage 'b'");
+    await expect(open({ graph: '- {id: a, type: shell, role: "*", parameters: {cmd: x}, requires: [b]}' })).rejects.toThrow(
+      "graph[0].requires[0]: unknown task or stage 'b'",
+    );
     await expect(open({ graph: EXAMPLE_GRAPH, selection: { tasks: ['nope'] } })).rejects.toThrow("selection.tasks: unknown task 'nope'");
     await expect(open({ graph: EXAMPLE_GRAPH, selection: { nodes: ['node-9'] } })).rejects.toThrow("nodes: unknown node 'node-9'");
-    await expect(open({ graph: EXAMPLE_GRAPH, maxInTransition: 0, pollIntervalSeconds: 'x' })).rejects.toThrow(/maxInTransition must be at least 1.*pollIntervalSeconds must be a number of seconds/);
-    await expect(open({ graph: '- {id: a, type: shell, role: [nobody], parameters: {cmd: x}}' })).rejects.toThrow('selection: no task would run on any node: a (no node runs it)');
+    await expect(open({ graph: EXAMPLE_GRAPH, maxInTransition: 0, pollIntervalSeconds: 'x' })).rejects.toThrow(
+      /maxInTransition must be at least 1.*pollIntervalSeconds must be a number of seconds/,
+    );
+    await expect(open({ graph: '- {id: a, type: shell, role: [nobody], parameters: {cmd: x}}' })).rejects.toThrow(
+      'selection: no task would run on any node: a (no node runs it)',
+    );
     await expect(open({ graph: EXAMPLE_GRAPH })).rejects.toThrow('graph.tasks[6]: puppet task setup_services cannot run on this site: not on this fake site');
   });
 });
@@ -101,6 +107,8 @@ describe('Advance Task Run', () => {
     ]);
     const record = await deps.store.getRun(pointer.runId);
     expect(record).toMatchObject({ status: 'SUCCEEDED', counts: { ACTIVE: 16, TODO: 0, BLOCKED: 0, TRANSITION: 0, ERROR: 0 } });
-    await expect(deps.store.commitIncrement(pointer.runId, 0, { schedule: record!.schedule, counts: record!.counts, status: 'RUNNING' })).rejects.toBeInstanceOf(StaleWriteError);
+    await expect(
+      deps.store.commitIncrement(pointer.runId, 0, { schedule: record!.schedule, counts: record!.counts, status: 'RUNNING' }),
+    ).rejects.toBeInstanceOf(StaleWriteError);
   });
 });

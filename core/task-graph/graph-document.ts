@@ -151,12 +151,10 @@ export const taskGraphShellSchema = graphObjectSchema.extend({ tasks: z.array(z.
 export const graphItemSchema = itemSchema;
 
 /** The file's two forms, for the JSON Schema. */
-const taskGraphFileSchema = z
-  .union([graphObjectSchema, z.array(itemSchema)])
-  .meta({
-    title: 'Task graph',
-    description: "A deployment's task graph: role groups, stages and tasks ordered by requires and required_for (Fuel's granular deployment)",
-  });
+const taskGraphFileSchema = z.union([graphObjectSchema, z.array(itemSchema)]).meta({
+  title: 'Task graph',
+  description: "A deployment's task graph: role groups, stages and tasks ordered by requires and required_for (Fuel's granular deployment)",
+});
 
 export type TaskGraphDocument = z.output<typeof graphObjectSchema>;
 export type GraphItem = TaskGraphDocument['tasks'][number];

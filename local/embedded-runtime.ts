@@ -438,8 +438,10 @@ export class EmbeddedRuntime implements RolloutRuntime {
     return this.clock.now();
   }
 
+  /** Ends what runs in this process (its executions stop as at a crash: their sessions resume in the next one), then closes the site and the store. */
   async close(): Promise<void> {
     this.stopServingInProcess();
+    await this.engine.stopAll('the embedded runtime closed');
     await this.runningSimulator?.close();
     await this.data.close();
   }

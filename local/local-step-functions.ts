@@ -248,6 +248,14 @@ export class LocalStepFunctions {
     return record;
   }
 
+  /**
+   * Stops every execution still open, as the process ending would (a closing runtime): each ends
+   * ABORTED at once; what they wrote stays, for the next process of the data directory to resume.
+   */
+  async stopAll(cause: string): Promise<void> {
+    await Promise.all([...this.open.keys()].map((arn) => this.stop(arn, 'States.Aborted', cause)));
+  }
+
   /** Runs an execution and every execution it continued as, returning the last one's outcome. */
   async runToEnd(stateMachineArn: string, input: unknown, name?: string): Promise<ExecutionOutcome> {
     return this.follow(this.start(stateMachineArn, input, name).outcome);

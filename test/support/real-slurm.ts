@@ -253,6 +253,10 @@ export class RealSlurmCluster {
     await this.startController({ clean: true });
     await Promise.all(this.nodes.map((node) => this.startSlurmd(node)));
     await this.waitForNodes((nodes) => nodes.every((n) => n.base === 'IDLE' && n.flags.length === 0), 'every node idle', 30_000);
+    // A node can look idle with its own slurmd gone: another cluster's slurmd that took the same port answers the
+    // controller's pings (one munge key on the machine). Each node's slurmd must run, bound to its port.
+    const notRunning = this.nodes.filter((node) => !this.slurmdRuns(node));
+    if (notRunning.length > 0) throw new Error(`the slurmd of ${notRunning.join(', ')} is not running (its port taken?):\n${this.logs()}`);
     if (this.options.restd) await this.startRestd();
   }
 
@@ -468,6 +472,16 @@ export class RealSlurmCluster {
     // As after a real boot, slurmd registers some time after the boot it reports (see writeCluster's HealthCheckProgram).
     if (options.booted) await writeFile(path.join(this.dir, 'control', `booting-${node}`), '');
     await this.run('slurmd', ['-f', this.conf, '-N', node, ...(options.booted ? ['-b'] : [])]);
+  }
+
+  /** Whether the node's own slurmd runs (its pid file names a live process). */
+  slurmdRuns(node: string): boolean {
+    try {
+      process.kill(Number(readFileSync(path.join(this.dir, 'run', `slurmd-${node}.pid`), 'utf8').trim()), 0);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Stops slurmctld and starts it again from its saved state (what `systemctl restart slurmctld` does). */
@@ -749,21 +763,30 @@ function fromScontrolJson(node: ScontrolJsonNode): RealNode {
   };
 }
 
+/**
+ * Ports for a cluster's daemons, free when picked. They are drawn at random below the kernel's
+ * ephemeral range (net.ipv4.ip_local_port_range, 32768-60999 by default), where the outgoing
+ * connections of every other test take theirs: a port from that range could be taken by one before a
+ * slurmd binds it. Two clusters started at once could still draw the same port: the one that loses
+ * fails to bind, which boot() sees (see RealSlurmCluster.start's retries).
+ */
+const CLUSTER_PORTS = { from: 10_000, to: 32_000 };
+
 async function freePorts(count: number): Promise<number[]> {
-  const servers: net.Server[] = [];
-  try {
-    const ports: number[] = [];
-    while (ports.length < count) {
-      const server = net.createServer();
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, resolve));
-      const port = (server.address() as net.AddressInfo).port;
-      if (!ports.includes(port)) ports.push(port);
-    }
-    return ports;
-  } finally {
-    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  const ports: number[] = [];
+  while (ports.length < count) {
+    const port = CLUSTER_PORTS.from + Math.floor(Math.random() * (CLUSTER_PORTS.to - CLUSTER_PORTS.from));
+    if (!ports.includes(port) && (await portIsFree(port))) ports.push(port);
   }
+  return ports;
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, () => server.close(() => resolve(true)));
+  });
 }
 
 function shellQuote(value: string): string {

@@ -118,11 +118,10 @@ export type SessionView =
   | { kind: 'deployment'; report: DeploymentReport }
   | { kind: 'tasks'; report: TaskRunView & { messages: string[] } };
 
-export type CancelResult = (
-  | { kind: 'upgrade'; state: SessionState }
-  | { kind: 'deployment'; state: DeploymentStatus }
-  | { kind: 'tasks'; state: TaskRunStatus }
-) & {
+/** A run's kind and its state in that kind's own terms. */
+export type RunState = { kind: 'upgrade'; state: SessionState } | { kind: 'deployment'; state: DeploymentStatus } | { kind: 'tasks'; state: TaskRunStatus };
+
+export type CancelResult = RunState & {
   id: string;
   /** Whether an execution (a process that runs workflows) works on the session now: if not, the cancel applies when it is resumed. */
   running: boolean;
@@ -130,11 +129,7 @@ export type CancelResult = (
   wakeError?: string;
 };
 
-export type StopResult = (
-  | { kind: 'upgrade'; state: SessionState }
-  | { kind: 'deployment'; state: DeploymentStatus }
-  | { kind: 'tasks'; state: TaskRunStatus }
-) & {
+export type StopResult = RunState & {
   id: string;
   /** Whether an execution works on the session now: if not, nothing is in flight and it stops when resumed (or stays as it is). */
   running: boolean;
@@ -142,11 +137,7 @@ export type StopResult = (
   wakeError?: string;
 };
 
-export type SessionStatus = (
-  | { kind: 'upgrade'; state: SessionState }
-  | { kind: 'deployment'; state: DeploymentStatus }
-  | { kind: 'tasks'; state: TaskRunStatus }
-) & { ended: boolean };
+export type SessionStatus = RunState & { ended: boolean };
 
 export type SessionProgress =
   | {

@@ -165,21 +165,9 @@ export class DynamoDbSessionStore implements SessionStore {
 
   async requestCancel(upgradeId: string): Promise<UpgradeSession> {
     for (let attempt = 0; attempt < MAX_CANCEL_ATTEMPTS; attempt++) {
-      const out = await conditionalWrite(
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: sessionKey(upgradeId),
-            UpdateExpression: 'SET #state = :to',
-            ConditionExpression: stateIn.expression(SESSION_CANCEL.from),
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':to': SESSION_CANCEL.to, ...stateIn.values(SESSION_CANCEL.from) },
-            ReturnValues: 'ALL_NEW',
-          }),
-        ),
-      );
-      if (out !== CONDITION_FAILED) return withoutKeys<UpgradeSession>(out.Attributes ?? {});
-      // The failed condition does not say why (dynalite ignores ReturnValuesOnConditionCheckFailure): read it.
+      const moved = await this.transition(upgradeId, SESSION_CANCEL);
+      if (moved !== CONDITION_FAILED) return moved;
+      // The failed condition does not say why: read it.
       const current = await this.getSession(upgradeId);
       if (!current) throw new SessionNotFoundError(upgradeId);
       if (!isSessionCancellable(current.state)) throw new SessionNotCancellableError(upgradeId, current.state);
@@ -189,23 +177,29 @@ export class DynamoDbSessionStore implements SessionStore {
   }
 
   async requestStop(upgradeId: string): Promise<UpgradeSession> {
+    const moved = await this.transition(upgradeId, SESSION_STOP);
+    if (moved !== CONDITION_FAILED) return moved;
+    const current = await this.getSession(upgradeId);
+    if (!current) throw new SessionNotFoundError(upgradeId);
+    throw new SessionNotStoppableError(upgradeId, current.state);
+  }
+
+  /** Moves the session's state by one of core's transitions, in one conditional write: the session after it, or CONDITION_FAILED when its state is not one the transition starts from. */
+  private async transition(upgradeId: string, rule: { from: readonly SessionState[]; to: SessionState }): Promise<UpgradeSession | typeof CONDITION_FAILED> {
     const out = await conditionalWrite(
       this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: sessionKey(upgradeId),
           UpdateExpression: 'SET #state = :to',
-          ConditionExpression: stateIn.expression(SESSION_STOP.from),
+          ConditionExpression: stateIn.expression(rule.from),
           ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':to': SESSION_STOP.to, ...stateIn.values(SESSION_STOP.from) },
+          ExpressionAttributeValues: { ':to': rule.to, ...stateIn.values(rule.from) },
           ReturnValues: 'ALL_NEW',
         }),
       ),
     );
-    if (out !== CONDITION_FAILED) return withoutKeys<UpgradeSession>(out.Attributes ?? {});
-    const current = await this.getSession(upgradeId);
-    if (!current) throw new SessionNotFoundError(upgradeId);
-    throw new SessionNotStoppableError(upgradeId, current.state);
+    return out === CONDITION_FAILED ? out : withoutKeys<UpgradeSession>(out.Attributes ?? {});
   }
 
   async reopenStopped(upgradeId: string, progress: Progress): Promise<UpgradeSession> {

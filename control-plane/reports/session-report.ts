@@ -1,6 +1,6 @@
 import { FailureReason, isSessionSettled, type NodeStatus, type Progress, type SessionState, type UpgradeSession } from '../../core/rolling-upgrade/session';
 import { livePhase, livePhaseSince, outOfService, type LivePhase } from '../../core/rolling-upgrade/live-phase';
-import type { UpgradeControls } from '../../core/rolling-upgrade/upgrade-request';
+import { UPGRADE_CONTROL_KEYS, type UpgradeControls } from '../../core/rolling-upgrade/upgrade-request';
 import type { SessionStore } from '../../ports/session-store';
 
 export interface NodeReport {
@@ -77,37 +77,9 @@ export interface SessionReport {
 export type SessionControls = UpgradeControls;
 
 function controlsOf(session: UpgradeSession): SessionControls {
-  const {
-    mode,
-    maxUnavailable,
-    drainAhead,
-    order,
-    maxUnavailablePerRack,
-    batches,
-    pauseAfterBatches,
-    approval,
-    maxFailed,
-    haltOnOutsideFailures,
-    bakeSeconds,
-    healthCheck,
-    maintenanceWindows,
-  } = session;
-  const all = {
-    mode,
-    maxUnavailable,
-    drainAhead,
-    order,
-    maxUnavailablePerRack,
-    batches,
-    pauseAfterBatches,
-    approval,
-    maxFailed,
-    haltOnOutsideFailures,
-    bakeSeconds,
-    healthCheck,
-    maintenanceWindows,
-  };
-  return Object.fromEntries(Object.entries(all).filter(([, v]) => v !== undefined)) as SessionControls;
+  // reserveSlots is left out of the report's controls, as it always was.
+  const shown = UPGRADE_CONTROL_KEYS.filter((key) => key !== 'reserveSlots' && session[key] !== undefined);
+  return Object.fromEntries(shown.map((key) => [key, session[key]])) as SessionControls;
 }
 
 /**

@@ -208,23 +208,24 @@ export type UpgradeRequestInput = z.input<typeof upgradeRequestSchema>;
 export type UpgradeRequest = z.output<typeof upgradeRequestSchema>;
 
 /** The controls beyond CRUS's fields: how nodes are scheduled, paced and halted (the README's controls table). */
-export type UpgradeControls = Pick<
-  UpgradeRequest,
-  | 'mode'
-  | 'maxUnavailable'
-  | 'drainAhead'
-  | 'order'
-  | 'maxUnavailablePerRack'
-  | 'batches'
-  | 'pauseAfterBatches'
-  | 'approval'
-  | 'maxFailed'
-  | 'haltOnOutsideFailures'
-  | 'reserveSlots'
-  | 'bakeSeconds'
-  | 'healthCheck'
-  | 'maintenanceWindows'
->;
+export const UPGRADE_CONTROL_KEYS = [
+  'mode',
+  'maxUnavailable',
+  'drainAhead',
+  'order',
+  'maxUnavailablePerRack',
+  'batches',
+  'pauseAfterBatches',
+  'approval',
+  'maxFailed',
+  'haltOnOutsideFailures',
+  'reserveSlots',
+  'bakeSeconds',
+  'healthCheck',
+  'maintenanceWindows',
+] as const satisfies readonly (keyof UpgradeRequest)[];
+
+export type UpgradeControls = Pick<UpgradeRequest, (typeof UPGRADE_CONTROL_KEYS)[number]>;
 
 /** A health check command may run this long unless the request says otherwise. */
 export const DEFAULT_HEALTH_CHECK_TIMEOUT_SECONDS = 300;

@@ -197,7 +197,7 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
       ),
     );
     if (out !== CONDITION_FAILED) return toRecord(out.Attributes ?? {});
-    // The failed condition does not say why (dynalite ignores ReturnValuesOnConditionCheckFailure): read it.
+    // The failed condition does not say why: read it.
     const current = await this.getDeployment(deploymentId);
     if (!current) throw new DeploymentNotFoundError(deploymentId);
     throw refused(current.status);

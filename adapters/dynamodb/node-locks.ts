@@ -122,7 +122,7 @@ export class DynamoDbNodeLocks implements NodeLockStore {
         ),
       );
       if (taken !== CONDITION_FAILED) return undefined;
-      // ReturnValuesOnConditionCheckFailure would save this read, but dynalite ignores it.
+      // ReturnValuesOnConditionCheckFailure would save this read (the embedded store answers it now; not yet used).
       const holder = await this.lockOf(node);
       if (holder?.owner === owner) return undefined; // released and re-taken by another call of the same owner meanwhile
       if (holder !== undefined && holder.leaseExpiresAt > this.now()) return holder.owner;

@@ -1,7 +1,7 @@
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 
 /**
- * The single-table design, shared by the session store, the local engine (dynalite) and the CDK stack,
+ * The single-table design, shared by the session store, the local engine's in-memory DynamoDB and the CDK stack,
  * so that the three can never disagree on a key name.
  *
  * | item       | pk               | sk                                  | other attributes                         |
@@ -84,7 +84,7 @@ export const lockKey = (node: string): ItemKey => ({ pk: `LOCK#${node}`, sk: LOC
 export const CONNECTOR_SK = 'CONNECTOR';
 export const connectorRecordKey = (kind: string, name: string): ItemKey => ({ pk: `CONNECTOR#${kind}#${name}`, sk: CONNECTOR_SK });
 
-/** The table for local creation (dynalite); the CDK stack declares the same keys and index from these constants. */
+/** The table for local creation (the embedded DynamoDB); the CDK stack declares the same keys and index from these constants. */
 export function createTableInput(tableName: string): CreateTableCommandInput {
   return {
     TableName: tableName,

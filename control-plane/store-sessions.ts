@@ -1,7 +1,7 @@
 import { DEPLOYMENT_STAGES, type DeploymentStage } from '../core/group-deployment';
 import { isDeploymentEnded, type DeploymentStore } from '../ports/deployment-store';
 import type { SessionStore } from '../ports/session-store';
-import { ENDED_TASK_RUN_STATUSES, type TaskRunStore } from '../ports/task-run-store';
+import { isTaskRunSettled, type TaskRunStore } from '../ports/task-run-store';
 import { buildTaskRunView, type TaskRunView } from './reports/task-run-report';
 import { buildDeploymentReport } from './reports/deployment-report';
 import { buildSessionReport } from './reports/session-report';
@@ -79,9 +79,11 @@ export class StoreSessions implements RolloutSessions {
         return { id, kind: 'deployment', state: cancelled.status, running: this.running && deployment.status !== 'STOPPED' };
       }
     }
-    if (!(await this.upgrades.getSession(id)) && (await this.taskRuns.getRun(id))) {
+    const taskRun = before ? undefined : await this.taskRuns.getRun(id);
+    if (taskRun) {
       const run = await this.taskRuns.requestCancel(id);
-      return { id, kind: 'tasks', state: run.status, running: this.running };
+      // Nothing runs a stopped task run: its resume winds it down.
+      return { id, kind: 'tasks', state: run.status, running: this.running && taskRun.status !== 'STOPPED' };
     }
     const session = await this.upgrades.requestCancel(id);
     // A workflow parked for its operator must wake to apply the deletion rules.
@@ -207,7 +209,7 @@ export class StoreSessions implements RolloutSessions {
     const deployment = await this.deployments.getDeployment(id);
     if (deployment) return { kind: 'deployment', state: deployment.status, ended: isDeploymentEnded(deployment.status) || deployment.status === 'STOPPED' };
     const run = await this.taskRuns.getRun(id);
-    return run && { kind: 'tasks', state: run.status, ended: ENDED_TASK_RUN_STATUSES.includes(run.status) || run.status === 'STOPPED' };
+    return run && { kind: 'tasks', state: run.status, ended: isTaskRunSettled(run.status) };
   }
 
   async taskRun(id: string): Promise<TaskRunView | undefined> {

@@ -4,13 +4,20 @@ import type { RunMessages } from './run-messages';
 
 /**
  * RUNNING, then SUCCEEDED or FAILED; a cancel request turns RUNNING into CANCELLING, which the workflow
- * picks up and ends CANCELLED; a stop request lets the tasks in flight finish, starts none and ends
- * STOPPED (an operator's stop; a resume carries it on).
+ * picks up and ends CANCELLED. A stop request turns it into STOPPING, as a deployment's
+ * (ports/deployment-store.ts) and an upgrade's (core/rolling-upgrade/session.ts SESSION_STOP): the
+ * tasks in flight finish, none starts, and the workflow ends with the run STOPPED; a person's resume
+ * turns STOPPED back into RUNNING. The status is the stop: it survives every pass and continue-as-new.
  */
-export type TaskRunStatus = 'RUNNING' | 'CANCELLING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'STOPPED';
+export type TaskRunStatus = 'RUNNING' | 'CANCELLING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'STOPPING' | 'STOPPED';
 
-/** The statuses a task run ends in: no workflow works on it any more (a STOPPED one until it is resumed). */
+/** The statuses a task run ends in: no workflow works on it any more, nothing resumes it. */
 export const ENDED_TASK_RUN_STATUSES: readonly TaskRunStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+
+/** Whether no workflow works on the run: it has ended, or it is STOPPED and waits for a resume (the workflow ends there). */
+export function isTaskRunSettled(status: TaskRunStatus): boolean {
+  return ENDED_TASK_RUN_STATUSES.includes(status) || status === 'STOPPED';
+}
 
 /** A task run: its settings, where its schedule is, and counts for a cheap progress read. */
 export interface TaskRunRecord {
@@ -28,10 +35,10 @@ export interface TaskRunRecord {
   /** Set when the run is a group deployment's deploy phase. */
   deployment?: { deploymentId: string; group: string };
   /**
-   * Set by an operator's stop (never written by an increment, so it cannot be lost to one): the run
-   * starts no task any more, lets those in flight finish, and ends STOPPED.
+   * The newest generation its executions continued as new to (`<runId>-g<n>`): a person's resume starts
+   * its chain after it, so that its own continue-as-new never meets a name an earlier chain used.
    */
-  stopRequested?: boolean;
+  generation?: number;
   /** Epoch ms (the site's clock) the run started and, once over, ended. */
   startedAt: number;
   finishedAt?: number;
@@ -58,14 +65,20 @@ export interface TaskRunStore extends RunMessages {
   getChunks(runId: string, chunkCount: number): Promise<TaskRunChunk[]>;
   /** Writes these chunks (by index) as they are. */
   putChunks(runId: string, chunks: ReadonlyMap<number, TaskRunChunk>): Promise<void>;
-  /** The stop request on a RUNNING run. Throws TaskRunNotFoundError, or SessionNotStoppableError once it has ended. */
+  /**
+   * The stop request: RUNNING -> STOPPING (asking again while STOPPING is no error; an increment never
+   * writes STOPPING or RUNNING, so the request is never lost to one). Throws TaskRunNotFoundError, or
+   * SessionNotStoppableError in any other status.
+   */
   requestStop(runId: string): Promise<TaskRunRecord>;
-  /** A STOPPED run made RUNNING again, its stop request gone (a resume); any other run is returned as it is. */
+  /** A STOPPED run made RUNNING again (a person's resume); any other run is returned as it is. */
   reopenStopped(runId: string): Promise<TaskRunRecord>;
+  /** Records that an execution of generation `generation` runs the run (kept only if newer than the stored one). */
+  noteGeneration(runId: string, generation: number): Promise<void>;
   /**
    * Applies an increment: the record's fields replaced and `increment` bumped, if it is still at
    * `expectedIncrement`; else StaleWriteError (another attempt applied it). The status is written
-   * only when the run ends or stops, so a cancel request written meanwhile is never overwritten.
+   * only when the run ends or stops, so a cancel or stop request written meanwhile is never overwritten.
    */
   commitIncrement(
     runId: string,

@@ -107,13 +107,14 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
           new UpdateCommand({
             TableName: this.table,
             Key: taskRunKey(runId),
-            // A STOPPED run can be cancelled too: nothing runs it, its resume winds it down.
+            // A stopping or STOPPED run can be cancelled too: the running pass (or the resume of a stopped one) winds it down.
             UpdateExpression: 'SET #status = :cancelling',
-            ConditionExpression: '#status IN (:running, :cancelling, :stopped)',
+            ConditionExpression: '#status IN (:running, :cancelling, :stopping, :stopped)',
             ExpressionAttributeNames: { '#status': 'status' },
             ExpressionAttributeValues: {
               ':cancelling': 'CANCELLING' satisfies TaskRunStatus,
               ':running': 'RUNNING' satisfies TaskRunStatus,
+              ':stopping': 'STOPPING' satisfies TaskRunStatus,
               ':stopped': 'STOPPED' satisfies TaskRunStatus,
             },
             ReturnValues: 'ALL_NEW',
@@ -180,22 +181,23 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
   }
 
   async requestStop(runId: string): Promise<TaskRunRecord> {
-    const written = await conditionalWrite(
+    const out = await conditionalWrite(
       this.options.client.send(
         new UpdateCommand({
           TableName: this.table,
           Key: taskRunKey(runId),
-          UpdateExpression: 'SET stopRequested = :true',
-          ConditionExpression: '#status = :running',
+          UpdateExpression: 'SET #status = :stopping',
+          ConditionExpression: '#status IN (:running, :stopping)',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':true': true, ':running': 'RUNNING' satisfies TaskRunStatus },
+          ExpressionAttributeValues: { ':running': 'RUNNING' satisfies TaskRunStatus, ':stopping': 'STOPPING' satisfies TaskRunStatus },
+          ReturnValues: 'ALL_NEW',
         }),
       ),
     );
+    if (out !== CONDITION_FAILED) return toRecord(out.Attributes ?? {});
     const current = await this.getRun(runId);
     if (!current) throw new TaskRunNotFoundError(runId);
-    if (written === CONDITION_FAILED) throw new SessionNotStoppableError(runId, current.status);
-    return current;
+    throw new SessionNotStoppableError(runId, current.status);
   }
 
   async reopenStopped(runId: string): Promise<TaskRunRecord> {
@@ -204,7 +206,7 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
         new UpdateCommand({
           TableName: this.table,
           Key: taskRunKey(runId),
-          UpdateExpression: 'SET #status = :running REMOVE stopRequested, finishedAt',
+          UpdateExpression: 'SET #status = :running REMOVE finishedAt',
           ConditionExpression: '#status = :stopped',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: { ':running': 'RUNNING' satisfies TaskRunStatus, ':stopped': 'STOPPED' satisfies TaskRunStatus },
@@ -216,6 +218,21 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
     const current = await this.getRun(runId);
     if (!current) throw new TaskRunNotFoundError(runId);
     return current;
+  }
+
+  async noteGeneration(runId: string, generation: number): Promise<void> {
+    await conditionalWrite(
+      this.options.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: taskRunKey(runId),
+          UpdateExpression: 'SET #generation = :g',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#generation) OR #generation < :g)',
+          ExpressionAttributeNames: { '#generation': 'generation' },
+          ExpressionAttributeValues: { ':g': generation },
+        }),
+      ),
+    );
   }
 
   async commitIncrement(

@@ -1,7 +1,7 @@
 import { describeError, SiteServiceError, StaleWriteError, TaskRunNotFoundError } from '../../../core/errors';
 import { claimantOf, HELD_BY_ANOTHER_CONTROL_PLANE } from '../../../core/site/node-claims';
 import { shortList } from '../../../core/text';
-import { ENDED_TASK_RUN_STATUSES, type TaskRunStatus } from '../../../ports/task-run-store';
+import { isTaskRunSettled, type TaskRunStatus } from '../../../ports/task-run-store';
 import { CommandTransportError } from '../../../adapters/site/commands/command-errors';
 import { holdersText, refuseClaimedElsewhere, renewHeld, sayOnce, takeLocks } from '../node-claims';
 import { taskRunLeaseSeconds } from './dependencies';
@@ -43,11 +43,12 @@ export async function advanceTaskRun(event: TaskRunPointer, deps: TaskGraphDepen
     ...event,
     increment: r.increment,
     status: r.status,
-    done: isEnded(r.status),
+    // STOPPED ends the workflow as an end does: a stopped run waits for a person's resume, not for another pass.
+    done: isTaskRunSettled(r.status),
     waitSeconds,
     iteration: event.iteration + 1,
   });
-  if (record.increment !== event.increment || isEnded(record.status)) return next(record, 0);
+  if (record.increment !== event.increment || isTaskRunSettled(record.status)) return next(record, 0);
   try {
     return await pass(event, record, deps, next);
   } catch (err) {
@@ -58,8 +59,6 @@ export async function advanceTaskRun(event: TaskRunPointer, deps: TaskGraphDepen
     throw err;
   }
 }
-
-const isEnded = (status: TaskRunStatus) => ENDED_TASK_RUN_STATUSES.includes(status);
 
 async function pass(
   event: TaskRunPointer,
@@ -82,9 +81,9 @@ async function pass(
   // A cancel (of the run, or of the deployment whose deploy phase it is) halts it: nothing starts, the tasks in flight finish.
   const cancelled = await cancelRequested(deps, record);
   if (cancelled) state = cancelTaskRun(state, now);
-  // A stop request (not a cancel) pauses the annealer: no task starts; once none is in flight the run ends STOPPED.
-  const stopping = !cancelled && record.stopRequested === true;
-  // Task runs pause for nothing else: a resumed run (its stop request gone) starts tasks again.
+  // A stop request (STOPPING, not a cancel) pauses the annealer: no task starts; once none is in flight the run ends STOPPED.
+  const stopping = !cancelled && record.status === 'STOPPING';
+  // Task runs pause for nothing else: a resumed run (RUNNING again) starts tasks again.
   if (state.paused !== stopping) state = { ...state, paused: stopping };
 
   // The heartbeat, a quarter lease apart: the leases of the nodes the run holds; a node another run
@@ -198,7 +197,9 @@ async function pass(
       ? 'STOPPED'
       : cancelled
         ? 'CANCELLING'
-        : 'RUNNING';
+        : stopping
+          ? 'STOPPING'
+          : 'RUNNING';
   const chunks = chunkSchedule(plan, state, executions, results, new Map([...lockTokens].filter(([node]) => !settled.includes(node))));
   const changed = new Map(chunks.flatMap((chunk, i) => (JSON.stringify(chunk) === JSON.stringify(stored[i]) ? [] : [[i, chunk] as const])));
   await deps.store.putChunks(record.runId, changed);

@@ -18,7 +18,7 @@ import {
   type TaskPlan,
 } from '../../../core/task-graph';
 import { parseOrThrow } from '../../../core/validation';
-import { ENDED_TASK_RUN_STATUSES, type TaskRunRecord, type TaskRunStatus } from '../../../ports/task-run-store';
+import { isTaskRunSettled, type TaskRunRecord, type TaskRunStatus } from '../../../ports/task-run-store';
 import type { TaskGraphDependencies } from './dependencies';
 
 export interface OpenTaskRunEvent {
@@ -46,7 +46,8 @@ export interface TaskRunPointer {
 /** What Step Functions adds to the input of an execution another one starts (a parent, or continue-as-new). */
 const startedBy = { AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID: z.string().optional() };
 const groupInput = z.strictObject({ deploymentId: z.string().min(1), group: z.string().min(1), ...startedBy });
-const resumeInput = z.strictObject({ resumeRunId: z.string().min(1), generation: z.number().int().min(0).default(0), ...startedBy });
+/** `generation` is continue-as-new's (it always carries one); a person's resume (the CLI's, the console's) has none. */
+const resumeInput = z.strictObject({ resumeRunId: z.string().min(1), generation: z.number().int().min(0).optional(), ...startedBy });
 
 /**
  * Opens a task run: validates the request and plans the graph over the inventory's nodes (every
@@ -62,7 +63,7 @@ export async function openTaskRun(event: OpenTaskRunEvent, deps: TaskGraphDepend
     iteration: 0,
     iterationLimit: deps.settings.iterationsPerExecution,
     waitSeconds: 0,
-    done: ENDED_TASK_RUN_STATUSES.includes(record.status),
+    done: isTaskRunSettled(record.status),
     status: record.status,
     child,
     generation,
@@ -71,9 +72,16 @@ export async function openTaskRun(event: OpenTaskRunEvent, deps: TaskGraphDepend
     const { resumeRunId, generation } = parseOrThrow(resumeInput, input, 'task run resume');
     const found = await deps.store.getRun(resumeRunId);
     if (!found) throw new InvalidInputError('task run resume', [{ field: 'resumeRunId', message: `no task run '${resumeRunId}'` }]);
-    // A stopped run carries on from where it stopped; a continued execution finds it RUNNING already.
-    const record = found.status === 'STOPPED' ? await deps.store.reopenStopped(resumeRunId) : found;
-    return pointer(record, record.deployment !== undefined, generation);
+    // A person's resume carries a stopped run on from where it stopped. Continue-as-new never does: a run
+    // stopping when its execution continued as new goes on stopping (STOPPING is stored), and a STOPPED one ends.
+    let record = found;
+    if (generation !== undefined) await deps.store.noteGeneration(resumeRunId, generation);
+    else if (found.status === 'STOPPED') {
+      record = await deps.store.reopenStopped(resumeRunId);
+      if (record.status === 'RUNNING') await deps.store.appendMessage(resumeRunId, 'Resumed after a stop');
+    }
+    // A person's resume continues as new after the newest generation of the run's earlier chains (their names are taken).
+    return pointer(record, record.deployment !== undefined, generation ?? found.generation ?? 0);
   }
   if (isObjectWith(input, 'deploymentId')) {
     const { deploymentId, group } = parseOrThrow(groupInput, input, 'group task run');

@@ -4,7 +4,7 @@
  */
 import type { DeploymentPlan } from './deployment-plan';
 import { groupRunState, nodeRunStage, type DeploymentRunState } from './deployment-run-state';
-import { phaseNodes } from './deployment-run-step';
+import { phaseNodes, phaseStartStage } from './deployment-run-step';
 import { withEntries } from './records';
 import { stageAfter, transitionStage, type DeploymentPhase, type DeploymentStage } from './stages';
 
@@ -18,18 +18,27 @@ export interface InterruptedPhase {
 }
 
 /**
- * A phase the cancel cut short (some of its batches never started): the nodes of the batches that
- * ran move on or fail as the provisioner reported; the others keep their stage, and so does the
- * group (NOT_STARTED or PREPARED): it is not judged on work it never did.
+ * A phase a cancel or a stop cut short (some of its batches never started): the nodes of the batches
+ * that ran move on or fail as the provisioner reported; the others keep their stage, and so does the
+ * group (NOT_STARTED or PREPARED): it is not judged on work it never did. The group remembers the
+ * phase's nodes (GroupRunState.interrupted), so that a resume finishes the same phase, with the same
+ * batches, before it is judged.
  */
 export function applyInterruptedPhase(plan: DeploymentPlan, state: DeploymentRunState, result: InterruptedPhase): DeploymentRunState {
-  const submitted = new Set(phaseNodes(plan, state, result.group, result.phase));
-  const outcome = (nodes: readonly string[], to: DeploymentStage) =>
-    nodes
+  const nodes = phaseNodes(plan, state, result.group, result.phase);
+  const from = phaseStartStage(result.phase);
+  // Only nodes still where the phase starts them: one an earlier cut of this phase recorded keeps its stage.
+  const submitted = new Set(nodes.filter((node) => nodeRunStage(state, node) === from));
+  const outcome = (reported: readonly string[], to: DeploymentStage) =>
+    reported
       .filter((node) => submitted.has(node))
       .map((node): [string, DeploymentStage] => [node, transitionStage(`node ${node}`, nodeRunStage(state, node), to)]);
   const updates = [...outcome(result.succeededNodes, stageAfter(result.phase)), ...outcome(result.failedNodes, 'FAILED')];
-  return updates.length === 0 ? state : { ...state, nodes: withEntries(state.nodes, updates) };
+  const group = groupRunState(state, result.group);
+  return {
+    groups: withEntries(state.groups, [[result.group, { ...group, interrupted: { phase: result.phase, nodes } }]]),
+    nodes: updates.length === 0 ? state.nodes : withEntries(state.nodes, updates),
+  };
 }
 
 export interface CancelledRunSummary {

@@ -6,7 +6,7 @@ import { plannedGroup, type DeploymentPlan } from './deployment-plan';
 import { UnknownDeploymentGroupError } from '../errors';
 import { descendantsOf } from './graph-algorithms';
 import { ownValue, withEntries } from './records';
-import { transitionStage, type DeploymentStage } from './stages';
+import { transitionStage, type DeploymentPhase, type DeploymentStage } from './stages';
 import type { CriterionFailure } from './success-criteria';
 
 export interface GroupRunState {
@@ -17,6 +17,13 @@ export interface GroupRunState {
   blockedBy?: string;
   /** Why the group's workflow broke, when it did (a site service that kept failing, ...): not a node failure. */
   cause?: string;
+  /**
+   * A phase a stop (or cancel) cut short: the nodes it submits, as when it began. Its nodes that ran are
+   * recorded already; a resumed run runs the same phase over the same nodes, so its batches keep their
+   * numbers (and the site actions named after them), the batches that ran are read back and the rest
+   * run; the phase is judged once it has finished, over all of them.
+   */
+  interrupted?: { phase: DeploymentPhase; nodes: readonly string[] };
 }
 
 export interface DeploymentRunState {

@@ -9,12 +9,21 @@ import { ownValue, withEntries } from './records';
 import { stageAfter, transitionStage, type DeploymentPhase, type DeploymentStage } from './stages';
 import { countPhaseSuccesses, evaluateSuccessCriteria } from './success-criteria';
 
+/** The stage a phase moves nodes on from: NOT_STARTED to prepare, PREPARED to deploy. */
+export function phaseStartStage(phase: DeploymentPhase): DeploymentStage {
+  return phase === 'PREPARE' ? 'NOT_STARTED' : 'PREPARED';
+}
+
 /**
  * The nodes a phase submits: the group's actionable nodes still at the stage the phase starts from
- * (NOT_STARTED to prepare; PREPARED to deploy, so nodes that failed to prepare are left out).
+ * (NOT_STARTED to prepare; PREPARED to deploy, so nodes that failed to prepare are left out). A phase
+ * a stop or cancel cut short submits the nodes it did when it began (GroupRunState.interrupted), its
+ * recorded ones included, so that it resumes with the same batches.
  */
 export function phaseNodes(plan: DeploymentPlan, state: DeploymentRunState, group: string, phase: DeploymentPhase): string[] {
-  const from: DeploymentStage = phase === 'PREPARE' ? 'NOT_STARTED' : 'PREPARED';
+  const interrupted = groupRunState(state, group).interrupted;
+  if (interrupted?.phase === phase) return [...interrupted.nodes];
+  const from = phaseStartStage(phase);
   return plannedGroup(plan, group).actionableNodes.filter((node) => nodeRunStage(state, node) === from);
 }
 
@@ -38,10 +47,14 @@ export function applyPhaseResult(plan: DeploymentPlan, state: DeploymentRunState
   expectPhase(plan, state, group, phase, groupStage);
 
   const succeeded = new Set(result.succeededNodes);
-  const nodeUpdates = phaseNodes(plan, state, group, phase).map((node): [string, DeploymentStage] => {
-    const to = succeeded.has(node) ? stageAfter(phase) : 'FAILED';
-    return [node, transitionStage(`node ${node}`, nodeRunStage(state, node), to)];
-  });
+  // Nodes a cut-short run of this phase recorded already keep their stage; the others move on or fail.
+  const from = phaseStartStage(phase);
+  const nodeUpdates = phaseNodes(plan, state, group, phase)
+    .filter((node) => nodeRunStage(state, node) === from)
+    .map((node): [string, DeploymentStage] => {
+      const to = succeeded.has(node) ? stageAfter(phase) : 'FAILED';
+      return [node, transitionStage(`node ${node}`, nodeRunStage(state, node), to)];
+    });
   const nodes = withEntries(state.nodes, nodeUpdates);
   const withNodes: DeploymentRunState = { ...state, nodes };
 

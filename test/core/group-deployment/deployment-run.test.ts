@@ -2,6 +2,7 @@ import { planDeployment, type DeploymentPlan, plannedGroup } from '../../../core
 import { summarizeDeployment, summarizeDeploymentRun } from '../../../core/group-deployment/deployment-run-result';
 import { cascadeFailure, groupRunState, readyGroups, startDeploymentRun, type DeploymentRunState } from '../../../core/group-deployment/deployment-run-state';
 import { applyPhaseResult, phaseNodes } from '../../../core/group-deployment/deployment-run-step';
+import { applyInterruptedPhase } from '../../../core/group-deployment/deployment-cancel';
 import { groupsToStart } from '../../../core/group-deployment/groups-to-start';
 import { phaseWork } from '../../../core/group-deployment/node-batches';
 import { DeploymentRunNotFinishedError, IllegalStageTransitionError, UnexpectedPhaseResultError, UnknownDeploymentGroupError } from '../../../core/errors';
@@ -253,6 +254,35 @@ describe('phases of one group', () => {
     const work = (plan: DeploymentPlan) => phaseWork(phaseNodes(plan, startDeploymentRun(plan), 'g', 'PREPARE'), plannedGroup(plan, 'g').concurrency);
     expect(work(single({ strategy: { type: 'one_by_one' } }))).toMatchObject({ batches: [['n1'], ['n2'], ['n3'], ['n4'], ['n5']] });
     expect(work(single({ strategy: { type: 'parallel', amount: 2 } }))).toMatchObject({ batches: [['n1'], ['n2'], ['n3'], ['n4'], ['n5']], maxConcurrency: 2 });
+  });
+
+  it('a phase a stop cut short keeps its nodes and batches: cut twice, it records what ran each time, and is judged once finished, over all of them', () => {
+    const plan = single({ strategy: { type: 'one_by_one' }, criteria: { percent_successful_nodes: 100 } });
+    const batches = (state: DeploymentRunState) => phaseWork(phaseNodes(plan, state, 'g', 'PREPARE'), plannedGroup(plan, 'g').concurrency).batches;
+    let state = startDeploymentRun(plan);
+    state = applyInterruptedPhase(plan, state, { group: 'g', phase: 'PREPARE', succeededNodes: ['n1'], failedNodes: ['n2'] });
+    expect(state.nodes).toEqual({ n1: 'PREPARED', n2: 'FAILED', n3: 'NOT_STARTED', n4: 'NOT_STARTED', n5: 'NOT_STARTED' });
+    expect(groupRunState(state, 'g').stage).toBe('NOT_STARTED');
+    // The resumed phase submits the same nodes in the same batches (batch 2 is n3, as before the stop).
+    expect(batches(state)).toEqual([['n1'], ['n2'], ['n3'], ['n4'], ['n5']]);
+    state = applyInterruptedPhase(plan, state, { group: 'g', phase: 'PREPARE', succeededNodes: ['n1', 'n3'], failedNodes: ['n2'] });
+    expect(state.nodes).toMatchObject({ n1: 'PREPARED', n2: 'FAILED', n3: 'PREPARED', n4: 'NOT_STARTED' });
+    expect(batches(state)).toEqual([['n1'], ['n2'], ['n3'], ['n4'], ['n5']]);
+    state = applyPhaseResult(plan, state, { group: 'g', phase: 'PREPARE', succeededNodes: ['n1', 'n3', 'n4', 'n5'] });
+    expect(state.nodes).toEqual({ n1: 'PREPARED', n2: 'FAILED', n3: 'PREPARED', n4: 'PREPARED', n5: 'PREPARED' });
+    // Judged over all five: n2 failed, so 80% misses 100%; the mark of the cut is gone with the judgement.
+    expect(groupRunState(state, 'g')).toEqual({ stage: 'FAILED', failures: [{ criteria: 'percent_successful_nodes', needed: 100, actual: 80 }] });
+  });
+
+  it('a deploy a stop cut short resumes over the nodes it had, not only those still PREPARED', () => {
+    const plan = single();
+    let state = applyPhaseResult(plan, startDeploymentRun(plan), { group: 'g', phase: 'PREPARE', succeededNodes: ['n1', 'n2', 'n3', 'n4', 'n5'] });
+    state = applyInterruptedPhase(plan, state, { group: 'g', phase: 'DEPLOY', succeededNodes: ['n1', 'n2'], failedNodes: [] });
+    expect(groupRunState(state, 'g').stage).toBe('PREPARED');
+    expect(phaseNodes(plan, state, 'g', 'DEPLOY')).toEqual(['n1', 'n2', 'n3', 'n4', 'n5']);
+    state = applyPhaseResult(plan, state, { group: 'g', phase: 'DEPLOY', succeededNodes: ['n1', 'n2', 'n3', 'n4', 'n5'] });
+    expect(Object.values(state.nodes)).toEqual(Array(5).fill('DEPLOYED'));
+    expect(groupRunState(state, 'g')).toEqual({ stage: 'DEPLOYED', failures: [] });
   });
 
   it('does not change the state it is given', () => {

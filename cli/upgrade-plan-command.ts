@@ -12,6 +12,7 @@ import { loadSiteSource, type SiteSourceOptions } from './site-source';
 import { checkUpgradeGroups } from './upgrade-groups';
 import { addUpgradeRequestOptions, requestFrom, type UpgradeRequestOptions } from './commands/upgrade';
 import { formatDuration } from './summary';
+import { namingFlags, UPGRADE_REQUEST_FLAGS } from './request-flags';
 
 /**
  * `rollout plan upgrade`: the steps or waves an upgrade would take, node by node, on the site as it
@@ -48,7 +49,8 @@ export function registerPlanUpgradeCommand(plan: Command): void {
     .addOption(new Option('--json', 'print the plan as one JSON object (same as --format json)').conflicts('format'))
     .addOption(new Option('--format <format>', 'text, json, or mermaid (a Gantt chart of the waves)').choices(['text', 'json', 'mermaid']))
     .action(async (options: PlanUpgradeOptions) => {
-      const request = parseUpgradeRequest(requestFrom(options));
+      // The same flags as `rollout upgrade` in its errors (`--maintenance-window #1 (cron): ...`), exit 2.
+      const request = await namingFlags(UPGRADE_REQUEST_FLAGS, async () => parseUpgradeRequest(requestFrom(options)));
       const source = await loadSiteSource(options);
       const { startingLabel, upgradingLabel, failedLabel } = request;
       await checkUpgradeGroups(source, { startingLabel, upgradingLabel, failedLabel }, false);

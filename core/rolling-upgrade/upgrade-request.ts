@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { MAX_POLL_INTERVAL_SECONDS, parseOrThrow, seconds } from '../validation';
 import { bootTemplate, groupLabel } from '../site/names';
 import type { FieldProblem } from '../errors';
-import { compileWindow } from '../scheduling/maintenance-windows';
+import { compileWindow, neverOpensProblem } from '../scheduling/maintenance-windows';
+import { systemClock } from '../clock';
 
 export const WORKLOAD_MANAGER_TYPES = ['slurm'] as const;
 
@@ -46,7 +47,11 @@ const maintenanceWindowSchema = z
       compileWindow(window);
     } catch (err) {
       ctx.addIssue({ code: 'custom', path: ['cron'], message: `invalid cron '${window.cron}': ${err instanceof Error ? err.message : String(err)}` });
+      return;
     }
+    // Every path parses here (the CLI, the REST API, Open Session, schedules): a window that never opens is refused on all.
+    const never = neverOpensProblem(window, systemClock.now());
+    if (never) ctx.addIssue({ code: 'custom', path: ['cron'], message: never });
   });
 
 /** Fields that only the window reads; lock-step keeps CRUS's steps of upgradeStepSize nodes in plan order. */

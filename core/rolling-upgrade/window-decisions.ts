@@ -9,6 +9,7 @@ import {
   type Operation,
   type OperationOutcome,
   type ScheduleState,
+  type WaitReason,
 } from '../scheduling';
 import type { BootSessionStatus, InventoryNode, WlmNode } from '../site/site-nodes';
 import { shortList } from '../text';
@@ -435,6 +436,60 @@ export function windowAfter({ session, window, state, decision, counts: before, 
   return { window: next, counts };
 }
 
+export interface WaitSayingInput {
+  session: Pick<UpgradeSession, 'upgradeId' | 'pollIntervalSeconds' | 'state'>;
+  /** The window as the increment found it, and after it (its `waiting` set from the decision). */
+  before: Pick<WindowProgress, 'waiting' | 'waitSaidAt' | 'halted'>;
+  after: WindowProgress;
+  wait: WaitReason | undefined;
+  now: number;
+}
+
+/**
+ * A run held back by a gate (a maintenance window, an approval, a bake, a pause, its failure budget)
+ * says why in a message when it starts waiting, and again at every poll while it waits (not more
+ * often: increments that come sooner, because something moved, say nothing new), so that a run that
+ * makes no progress is never silent. The instant it last said so is kept on the window.
+ */
+export function sayWhyWaiting({ session, before, after, wait, now }: WaitSayingInput): { window: WindowProgress; message?: string } {
+  const { waitSaidAt: _said, ...rest } = after;
+  if (!wait || session.state === 'STOPPING' || session.state === 'DELETING') return { window: rest };
+  const due = after.waiting !== before.waiting || before.waitSaidAt === undefined || now - before.waitSaidAt >= session.pollIntervalSeconds * 1000;
+  if (!due) return { window: { ...rest, waitSaidAt: before.waitSaidAt! } };
+  return {
+    window: { ...rest, waitSaidAt: now },
+    message: `Window waiting: ${waitText(wait, session.upgradeId, after.halted?.reason ?? before.halted?.reason, now)}`,
+  };
+}
+
+function waitText(wait: WaitReason, upgradeId: string, halted: string | undefined, now: number): string {
+  switch (wait.kind) {
+    case 'maintenance-window':
+      return wait.until === undefined
+        ? 'no maintenance window is open, and none opens: no node starts'
+        : `no maintenance window is open; the next opens in ${inWords(wait.until - now)}: no node starts until then`;
+    case 'approval':
+      return `batch ${wait.wave + 1} waits for its approval: rollout session approve ${upgradeId}`;
+    case 'bake':
+      return `baking after the last batch for ${inWords(wait.until - now)} more before the next starts`;
+    case 'paused':
+      return `paused by its operator: no node starts until rollout session resume ${upgradeId}`;
+    case 'halted':
+      return `halted${halted ? ` (${halted})` : ''}: no node starts; the nodes in flight finish`;
+  }
+}
+
+/** `45 s`, `12 min`, `3 h 20 min`, `41 d 2 h`: how long until a gate opens. */
+function inWords(ms: number): string {
+  const seconds = Math.max(0, Math.ceil(ms / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.ceil(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours} h${minutes % 60 ? ` ${minutes % 60} min` : ''}`;
+  return `${Math.floor(hours / 24)} d${hours % 24 ? ` ${hours % 24} h` : ''}`;
+}
+
 export interface WindowEndInput {
   session: Pick<UpgradeSession, 'state'>;
   progress: Progress;
@@ -626,7 +681,7 @@ export function decideWindow(input: DecideWindowInput): StageDecision {
   const boots = decideBoots({ session, toBoot: advance.toBoot, restartBoots: advance.restartBoots, bootCount: window.bootCount, records, now });
   write(boots.writes);
 
-  const after = windowAfter({
+  const counted = windowAfter({
     session,
     window,
     state,
@@ -639,6 +694,11 @@ export function decideWindow(input: DecideWindowInput): StageDecision {
     outside: observed.outside,
     now,
   });
+  // Said only while some node is held back by it (a gated node waits for no gate; nodes in flight finish regardless).
+  const gated = new Set(decision.gated.map((g) => g.op));
+  const held = state.ops.some((op) => op.state === 'TODO' && !gated.has(op.id));
+  const waitSaid = sayWhyWaiting({ session, before: window, after: counted.window, wait: held ? decision.wait : undefined, now });
+  const after = { ...counted, window: waitSaid.window };
   const inFlight = after.window.inFlight!.length > 0;
   const end = decideWindowEnd({
     session,
@@ -678,6 +738,7 @@ export function decideWindow(input: DecideWindowInput): StageDecision {
     advance.toCheck.length > 0 ? `Window: health check started on ${advance.toCheck.length} node(s): ${shortList(names(advance.toCheck))}` : undefined,
     boots.message,
     decision.halt ? `Window halted: ${decision.halt.reason}; nodes in flight finish, no new node starts` : undefined,
+    waitSaid.message,
     end.message,
   ].filter((m) => m !== undefined);
 

@@ -16,6 +16,21 @@ export function compileWindow(window: MaintenanceWindow): Cron {
   return new Cron(window.cron, { timezone: window.timeZone ?? 'UTC', paused: true });
 }
 
+/** How far ahead a maintenance window must open at least once: a request whose window does not is refused. */
+export const MAINTENANCE_WINDOW_HORIZON_MS = 366 * 24 * 3600 * 1000;
+
+/**
+ * Why `window` is refused, or undefined when it opens within MAINTENANCE_WINDOW_HORIZON_MS of `from`
+ * (epoch ms): a cron that matches no date (30 February), or not within a year (29 February, three
+ * years out), would leave a run waiting for ever, starting nothing. The cron must compile.
+ */
+export function neverOpensProblem(window: MaintenanceWindow, from: number): string | undefined {
+  const next = compileWindow(window).nextRun(new Date(from))?.getTime();
+  if (next !== undefined && next - from <= MAINTENANCE_WINDOW_HORIZON_MS) return undefined;
+  const when = next === undefined ? 'it matches no date at all' : `its next opening is ${new Date(next).toISOString()}`;
+  return `cron '${window.cron}' opens no maintenance window in the next year (from ${new Date(from).toISOString()}): ${when}, so no node would ever start`;
+}
+
 /**
  * Whether `now` (epoch ms) falls inside one of `windows`. A window that opened at s is open on
  * [s, s + duration): so `now` is inside iff the first opening after `now - duration` is at or before `now`.

@@ -142,8 +142,8 @@ export interface WindowProgress {
   finishedAt?: number;
   /** Why startable nodes are not starting, as of the last increment (approval, bake, maintenance-window, paused, halted). */
   waiting?: string;
-  /** When the run last said in a message why it waits (it says so again once a poll interval has passed, or when the reason changes). */
-  waitSaidAt?: number;
+  /** What the run last said in a message it waits for, and when (it says so again once a poll interval has passed, or at once for another gate). */
+  waitSaid?: { at: number; about: string };
   /** The batch (0-based wave) waiting for an operator's approval, as of the last increment. */
   awaitingApproval?: number;
   /** Boot sessions started so far: the next one is named `rollout-<id>-boot-<bootCount>`. */

@@ -70,11 +70,11 @@ export function decideStartStep({ session, progress, nodes, observed, now }: Sta
   if (nodes.length === 0) return nextStep(progress.step, now, emptyFailed);
 
   if (observed.heldByOthers.size > 0) {
-    // Nothing has been done to these nodes yet: wait our turn, and say so once.
-    if (progress.lockWaitSince !== undefined) return { progress, waitSeconds: session.pollIntervalSeconds, actions: emptyFailed };
+    // Nothing has been done to these nodes yet: wait our turn, and say so at each poll while it lasts (a run that
+    // makes no progress is never silent; the increment runs once a poll here).
     const owners = [...new Set(observed.heldByOthers.values())].join(', ');
     return {
-      progress: { ...progress, lockWaitSince: now },
+      progress: progress.lockWaitSince !== undefined ? progress : { ...progress, lockWaitSince: now },
       waitSeconds: session.pollIntervalSeconds,
       actions: emptyFailed,
       message: `Step ${progress.step} waits for nodes locked by session ${owners}: ${shortList([...observed.heldByOthers.keys()])}`,

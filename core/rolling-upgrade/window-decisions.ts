@@ -437,29 +437,53 @@ export function windowAfter({ session, window, state, decision, counts: before, 
 }
 
 export interface WaitSayingInput {
-  session: Pick<UpgradeSession, 'upgradeId' | 'pollIntervalSeconds' | 'state'>;
-  /** The window as the increment found it, and after it (its `waiting` set from the decision). */
-  before: Pick<WindowProgress, 'waiting' | 'waitSaidAt' | 'halted'>;
+  session: Pick<UpgradeSession, 'pollIntervalSeconds' | 'state'>;
+  /** The window as the increment found it, and after it. */
+  before: Pick<WindowProgress, 'waitSaid'>;
   after: WindowProgress;
-  wait: WaitReason | undefined;
+  /** What holds nodes back now, if anything: `about` names the gate (a change is said at once), `text` says it. */
+  wait: { about: string; text: string } | undefined;
   now: number;
 }
 
 /**
- * A run held back by a gate (a maintenance window, an approval, a bake, a pause, its failure budget)
- * says why in a message when it starts waiting, and again at every poll while it waits (not more
- * often: increments that come sooner, because something moved, say nothing new), so that a run that
- * makes no progress is never silent. The instant it last said so is kept on the window.
+ * A run held back by a gate (a maintenance window, an approval, a bake, a pause, its failure budget,
+ * nodes another session holds) says why in a message when it starts waiting, and again at every poll
+ * while it waits (not more often: increments that come sooner, because something moved, say nothing
+ * new), so that a run that makes no progress is never silent. What it said last, and when, is kept on the window.
  */
 export function sayWhyWaiting({ session, before, after, wait, now }: WaitSayingInput): { window: WindowProgress; message?: string } {
-  const { waitSaidAt: _said, ...rest } = after;
+  const { waitSaid: _said, ...rest } = after;
   if (!wait || session.state === 'STOPPING' || session.state === 'DELETING') return { window: rest };
-  const due = after.waiting !== before.waiting || before.waitSaidAt === undefined || now - before.waitSaidAt >= session.pollIntervalSeconds * 1000;
-  if (!due) return { window: { ...rest, waitSaidAt: before.waitSaidAt! } };
-  return {
-    window: { ...rest, waitSaidAt: now },
-    message: `Window waiting: ${waitText(wait, session.upgradeId, after.halted?.reason ?? before.halted?.reason, now)}`,
-  };
+  const last = before.waitSaid;
+  const due = last === undefined || last.about !== wait.about || now - last.at >= session.pollIntervalSeconds * 1000;
+  if (!due) return { window: { ...rest, waitSaid: last } };
+  return { window: { ...rest, waitSaid: { at: now, about: wait.about } }, message: `Window waiting: ${wait.text}` };
+}
+
+/** What holds nodes back in this increment, for sayWhyWaiting: a gate of the scheduler, or nodes whose lock another session holds. */
+function heldBack(input: {
+  session: Pick<UpgradeSession, 'upgradeId'>;
+  decision: Decision;
+  state: ScheduleState;
+  lockedOut: readonly string[];
+  halted: string | undefined;
+  now: number;
+}): { about: string; text: string } | undefined {
+  const { session, decision, state, lockedOut, halted, now } = input;
+  // A gate is said only while some node is held back by it (a gated node waits for no gate; nodes in flight finish regardless).
+  const gated = new Set(decision.gated.map((g) => g.op));
+  const held = state.ops.some((op) => op.state === 'TODO' && !gated.has(op.id));
+  if (held && decision.wait) {
+    const about = decision.wait.kind === 'approval' ? `approval of batch ${decision.wait.wave + 1}` : decision.wait.kind;
+    return { about, text: waitText(decision.wait, session.upgradeId, halted, now) };
+  }
+  if (lockedOut.length > 0)
+    return {
+      about: 'locked by another session',
+      text: `${lockedOut.length} node(s) could start, but another session holds their lock: ${shortList(lockedOut)}`,
+    };
+  return undefined;
 }
 
 function waitText(wait: WaitReason, upgradeId: string, halted: string | undefined, now: number): string {
@@ -694,10 +718,9 @@ export function decideWindow(input: DecideWindowInput): StageDecision {
     outside: observed.outside,
     now,
   });
-  // Said only while some node is held back by it (a gated node waits for no gate; nodes in flight finish regardless).
-  const gated = new Set(decision.gated.map((g) => g.op));
-  const held = state.ops.some((op) => op.state === 'TODO' && !gated.has(op.id));
-  const waitSaid = sayWhyWaiting({ session, before: window, after: counted.window, wait: held ? decision.wait : undefined, now });
+  const lockedOut = input.decision.start.map((s) => upgradeOpNode(s.op)).filter((name) => input.lockedByOthers.has(name));
+  const holding = heldBack({ session, decision, state, lockedOut, halted: counted.window.halted?.reason, now });
+  const waitSaid = sayWhyWaiting({ session, before: window, after: counted.window, wait: holding, now });
   const after = { ...counted, window: waitSaid.window };
   const inFlight = after.window.inFlight!.length > 0;
   const end = decideWindowEnd({

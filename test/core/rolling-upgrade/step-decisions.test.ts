@@ -50,13 +50,13 @@ describe('STARTING', () => {
     expect(at(1)).toEqual([]);
   });
 
-  it('waits for nodes locked by another session and says so once', () => {
+  it('waits for nodes locked by another session and says so at each poll', () => {
     const held = { ...observed(), heldByOthers: new Map([['n1', 'other']]) };
     const first = decideStartStep({ session: session(), progress: progress(), nodes: STEP, observed: held, now: NOW });
     expect(first).toMatchObject({ waitSeconds: 30, actions: [], message: 'Step 0 waits for nodes locked by session other: n1' });
     expect(first.progress.lockWaitSince).toBe(NOW);
     const again = decideStartStep({ session: session(), progress: first.progress, nodes: STEP, observed: held, now: NOW + 30_000 });
-    expect(again).toEqual({ progress: first.progress, waitSeconds: 30, actions: [] });
+    expect(again).toEqual({ progress: first.progress, waitSeconds: 30, actions: [], message: 'Step 0 waits for nodes locked by session other: n1' });
   });
 
   it('refuses nodes the workload manager does not know, touching none', () => {

@@ -103,4 +103,27 @@ describe('a run waiting on a gate', () => {
       await runtime.close();
     }
   });
+
+  it('says at every poll that the nodes it could start are locked by another session', async () => {
+    const runtime = await startTestRuntime({
+      site: buildSite(2, { groups: { compute: [nodeName(0), nodeName(1)], upgrading: [], failed: [], upB: [], failB: [] } }),
+    });
+    try {
+      const poll = 30;
+      const common = { mode: 'window', maxUnavailable: 2, pollIntervalSeconds: poll };
+      const first = await runtime.run('rollingUpgrade', upgradeRequest(common));
+      const second = await runtime.run('rollingUpgrade', upgradeRequest({ ...common, upgradingLabel: 'upB', failedLabel: 'failB' }));
+      const [a, b] = await Promise.all([first.outcome, second.outcome]);
+      expect([a.status, b.status]).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+      // Whichever waited said so at each poll while the other held the nodes; the site never saw both on a node at once.
+      const timed = [...(await runtime.store.listTimedMessages(first.id)), ...(await runtime.store.listTimedMessages(second.id))];
+      const waits = timed.filter((m) => m.text.includes('another session holds their lock')).map((m) => Date.parse(m.at));
+      expect(waits.length).toBeGreaterThan(1);
+      expect(waits.slice(1).every((at, i) => at - waits[i]! >= poll * 1000)).toBe(true);
+      expect(runtime.simulator.state().violations).toEqual([]);
+      for (let i = 0; i < 2; i++) expect(runtime.simulator.state().nodes[nodeName(i)]!.bootCount).toBe(2);
+    } finally {
+      await runtime.close();
+    }
+  });
 });

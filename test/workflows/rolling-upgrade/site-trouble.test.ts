@@ -72,9 +72,11 @@ describe('rolling upgrade when the site is in trouble', () => {
     const [nodesA, nodesB] = await Promise.all([runtime.store.listNodes(runA.id), runtime.store.listNodes(runB.id)]);
     expect(nodesA.every((n) => n.status === 'UPGRADED')).toBe(true);
     expect(nodesB.every((n) => n.status === 'UPGRADED')).toBe(true);
-    const messages = [...(await runtime.store.listMessages(runA.id)), ...(await runtime.store.listMessages(runB.id))];
-    // The wait happened, and was reported once rather than at every poll.
-    expect(messages.filter((m) => m.includes('waits for nodes locked by session'))).toHaveLength(1);
+    const timed = [...(await runtime.store.listTimedMessages(runA.id)), ...(await runtime.store.listTimedMessages(runB.id))];
+    // The wait happened, and was said at every poll while it lasted, never more often (issue 26: a waiting run is never silent).
+    const waits = timed.filter((m) => m.text.includes('waits for nodes locked by session')).map((m) => Date.parse(m.at));
+    expect(waits.length).toBeGreaterThan(1);
+    expect(waits.slice(1).every((at, i) => at - waits[i]! >= 60_000)).toBe(true);
     expect((await runtime.store.getLockOwners([...a, ...b])).size).toBe(0);
   });
 });

@@ -85,7 +85,7 @@ export function handleInterrupts(
       process.exit(DETACHED_ON_INTERRUPT);
     }
     if (interrupted) {
-      const resume = run.kind === 'tasks' ? '' : ` (carry it on with rollout session resume ${run.id} ${targetArgs(options)} --site/--site-config ...)`;
+      const resume = ` (carry it on with rollout session resume ${run.id} ${targetArgs(options)} --site/--site-config ...)`;
       process.stderr.write(`\nleaving at once: ${noun} ${run.id} is left as stored${resume}\n`);
       process.exit(DETACHED_ON_INTERRUPT);
     }

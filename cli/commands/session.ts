@@ -272,7 +272,7 @@ function stopMessage({ id, kind, state, running }: StopResult, options: SessionO
   const noun = kind === 'tasks' ? 'task run' : kind;
   if (!running)
     return `${noun} ${id} is ${state}, but no execution runs it (stopped, or its process died): nothing is in flight; rollout session resume ${id} carries it on`;
-  const resume = kind === 'tasks' ? '' : `; then rollout session resume ${id} ${targetArgs(options)} carries it on`;
+  const resume = `; then rollout session resume ${id} ${targetArgs(options)} carries it on`;
   return `${noun} ${id} is ${state}: what is in flight finishes, nothing new starts, and it ends STOPPED${resume}`;
 }
 

@@ -79,10 +79,11 @@ async function outcomesOf(event: PhaseRef, deps: GroupDeploymentDependencies): P
   const { state } = assembleSchedule(taskPlan, run.schedule, await deps.taskRuns.getChunks(run.runId, run.chunkCount));
   const succeeded = nodesAllActive(nodes, state);
   const active = new Set(succeeded);
-  // A run the deployment's cancel stopped reports only the nodes it settled: one with a task that failed,
-  // or all tasks ended; the others it never finished are left unreported (the group keeps its stage).
+  // A run the deployment's cancel or stop cut short reports only the nodes it settled: one with a task that failed,
+  // or all tasks ended; the others it never finished are left unreported (the group keeps its stage, and a
+  // resume carries the stopped run on before the phase is judged).
   const failedNodes =
-    run.status === 'CANCELLED'
+    run.status === 'CANCELLED' || run.status === 'STOPPED'
       ? nodes.filter((node) => !active.has(node) && state.ops.some((op) => op.node === node && op.state === 'ERROR'))
       : nodes.filter((node) => !active.has(node));
   return { succeededNodes: succeeded, failedNodes };

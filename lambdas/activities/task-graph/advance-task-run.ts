@@ -79,10 +79,11 @@ async function pass(
   const messages: string[] = [];
 
   // A cancel (of the run, or of the deployment whose deploy phase it is) halts it: nothing starts, the tasks in flight finish.
-  const cancelled = await cancelRequested(deps, record);
+  const windDown = await windingDown(deps, record);
+  const cancelled = windDown === 'cancel';
   if (cancelled) state = cancelTaskRun(state, now);
-  // A stop request (STOPPING, not a cancel) pauses the annealer: no task starts; once none is in flight the run ends STOPPED.
-  const stopping = !cancelled && record.status === 'STOPPING';
+  // A stop (the run's, or its deployment's) pauses the annealer: no task starts; once none is in flight the run ends STOPPED.
+  const stopping = windDown === 'stop';
   // Task runs pause for nothing else: a resumed run (RUNNING again) starts tasks again.
   if (state.paused !== stopping) state = { ...state, paused: stopping };
 
@@ -230,11 +231,15 @@ function describeHolders(lost: ReadonlyMap<string, string | undefined>): string 
   return holders.length > 0 ? ` to run ${holders.join(', ')}` : '';
 }
 
-/** The run's own cancel request, or its deployment's (a group's deploy phase stops with the deployment). */
-async function cancelRequested(deps: TaskGraphDependencies, record: TaskRunRecord): Promise<boolean> {
-  if (record.status === 'CANCELLING') return true;
-  if (!record.deployment) return false;
-  return (await deps.deployments.getDeployment(record.deployment.deploymentId))?.status === 'CANCELLING';
+/**
+ * The run's own cancel or stop request, or its deployment's: a group's deploy phase is cancelled or
+ * stopped with its deployment (a stopped one is carried on when the deployment is resumed).
+ */
+async function windingDown(deps: TaskGraphDependencies, record: TaskRunRecord): Promise<'cancel' | 'stop' | undefined> {
+  if (record.status === 'CANCELLING') return 'cancel';
+  const deployment = record.deployment && (await deps.deployments.getDeployment(record.deployment.deploymentId))?.status;
+  if (deployment === 'CANCELLING') return 'cancel';
+  return record.status === 'STOPPING' || deployment === 'STOPPING' ? 'stop' : undefined;
 }
 
 /**

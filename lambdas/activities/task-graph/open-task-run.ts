@@ -86,7 +86,12 @@ export async function openTaskRun(event: OpenTaskRunEvent, deps: TaskGraphDepend
   if (isObjectWith(input, 'deploymentId')) {
     const { deploymentId, group } = parseOrThrow(groupInput, input, 'group task run');
     const runId = groupTaskRunId(deploymentId, group);
-    const record = (await deps.store.getRun(runId)) ?? (await createGroupRun(deps, runId, deploymentId, group));
+    let record = (await deps.store.getRun(runId)) ?? (await createGroupRun(deps, runId, deploymentId, group));
+    // Stopped with its deployment: the deployment's resume (RUNNING again) carries the deploy phase on from where it stopped.
+    if (record.status === 'STOPPED' && (await deps.deployments.getDeployment(deploymentId))?.status === 'RUNNING') {
+      record = await deps.store.reopenStopped(runId);
+      if (record.status === 'RUNNING') await deps.store.appendMessage(runId, 'Resumed after a stop');
+    }
     return pointer(record, true, 0);
   }
   const runId = idForExecution(event.executionId);

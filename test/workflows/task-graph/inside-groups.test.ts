@@ -111,6 +111,42 @@ describe("a task graph as each Shipyard group's deploy phase", () => {
     }
   });
 
+  it("a stop during a group's task-graph deploy phase stops its run too (tasks in flight finish, none starts); the deployment's resume carries the run on and judges the phase once it finished: every task ran once", async () => {
+    const runtime = await startTestRuntime({ site: exampleSite() });
+    try {
+      const run = await runtime.run('groupDeployment', request);
+      const runId = groupTaskRunId(run.id, 'control-plane');
+      await eventually(
+        runtime,
+        async () => ((await runtime.taskRun(runId))?.nodes['node-1']?.setup_network === 'TRANSITION' ? true : undefined),
+        'the first task in flight',
+      );
+      expect(await runtime.clock.busy(() => runtime.stop(run.id))).toMatchObject({ kind: 'deployment', state: 'STOPPING' });
+      expect((await run.outcome).output).toMatchObject({ status: 'STOPPED' });
+      expect((await runtime.taskRun(runId))!.status).toBe('STOPPED');
+      // The task in flight ran to its end; nothing else started, on any node; the group was not judged.
+      expect(runtime.simulator.state().taskLog.map((e) => `${e.node}/${e.task} ${e.result}`)).toEqual(['node-1/setup_network ok']);
+      const stopped = await runtime.session(run.id);
+      expect(stopped?.kind === 'deployment' && stopped.report).toMatchObject({
+        status: 'STOPPED',
+        groups: { 'control-plane': { stage: 'PREPARED', failures: [] }, workers: { stage: 'NOT_STARTED' } },
+      });
+
+      const resumed = await runtime.run('groupDeployment', { resumeDeploymentId: run.id }, `${run.id}-resume-1`);
+      expect((await resumed.outcome).output).toMatchObject({ status: 'SUCCEEDED', criticalGroupsFailed: false });
+      const done = await runtime.session(run.id);
+      expect(done?.kind === 'deployment' && done.report.nodes).toEqual(Object.fromEntries([...CONTROL, ...WORKERS].map((node) => [node, 'DEPLOYED'])));
+      // The site: every node's two tasks ran once (node-1's first one before the stop, not again).
+      const log = runtime.simulator.state().taskLog;
+      expect(log.map((e) => `${e.node}/${e.task} ${e.result}`).sort()).toEqual(
+        [...CONTROL, ...WORKERS].flatMap((node) => [`${node}/setup_network ok`, `${node}/setup_services ok`]).sort(),
+      );
+      expect(runtime.simulator.state().violations).toEqual([]);
+    } finally {
+      await runtime.close();
+    }
+  });
+
   it('hands back to DeployGroup at the iteration budget and is started again until the run ends, with the same outcome', async () => {
     const runtime = await startTestRuntime({ site: exampleSite(), taskGraphSettings: { iterationsPerExecution: 4 } });
     try {

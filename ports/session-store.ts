@@ -40,6 +40,8 @@ export interface SessionStore extends NodeLockStore, RunMessages {
    * as it is after it. Throws SessionNotFoundError.
    */
   reopenStopped(upgradeId: string, progress: Progress): Promise<UpgradeSession>;
+  /** Records that an execution of generation `generation` runs the session (kept only if newer than the stored one). */
+  noteGeneration(upgradeId: string, generation: number): Promise<void>;
   /**
    * Removes a session that has ended (READY, DELETED, HALTED), its plan, node records and messages,
    * as CRUS removes a deleted session; returns it as it was. SessionNotFoundError; or

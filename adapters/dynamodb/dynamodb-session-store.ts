@@ -228,6 +228,21 @@ export class DynamoDbSessionStore implements SessionStore {
     return current;
   }
 
+  async noteGeneration(upgradeId: string, generation: number): Promise<void> {
+    await conditionalWrite(
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: sessionKey(upgradeId),
+          UpdateExpression: 'SET #generation = :g',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#generation) OR #generation < :g)',
+          ExpressionAttributeNames: { '#generation': 'generation' },
+          ExpressionAttributeValues: { ':g': generation },
+        }),
+      ),
+    );
+  }
+
   async setOperatorGate(upgradeId: string, change: { paused?: boolean; approveWave?: number }): Promise<UpgradeSession> {
     await this.ensureOperatorMap(upgradeId);
     const sets: string[] = [];

@@ -200,6 +200,11 @@ export interface UpgradeSession extends UpgradeRequest {
   stepCount: number;
   progress: Progress;
   /**
+   * The newest generation its executions continued as new to (`<upgradeId>-g<n>`): a person's resume
+   * starts its chain after it, so that its own continue-as-new never meets a name an earlier chain used.
+   */
+  generation?: number;
+  /**
    * Mode window, the operator's gate: `rollout session pause` sets paused, `resume` clears it, and
    * `approve` adds the batch (0-based wave) waited for. Kept apart from the progress, which only the
    * workflow writes, so an operator's write never races with it; each increment reads both.

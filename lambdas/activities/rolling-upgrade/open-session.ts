@@ -76,6 +76,7 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
     const continuation: ContinuationInput = parseOrThrow(continuationSchema, event.input, 'continuation request');
     let session = await store.getSession(continuation.resumeUpgradeId);
     if (!session) throw new SessionNotFoundError(continuation.resumeUpgradeId);
+    if (continuation.generation !== undefined) await store.noteGeneration(session.upgradeId, continuation.generation);
     // A person's resume (the CLI's, the console's: no generation, which continue-as-new always carries) carries a stopped session on.
     if (continuation.generation === undefined && session.progress.stage === 'STOPPED') {
       session = await store.reopenStopped(session.upgradeId, resumedProgress(session.progress, clock.now()));
@@ -84,7 +85,8 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
         `Resumed at ${session.progress.stage === 'ROLLING' ? 'the window' : `step ${session.progress.step}`} after a stop`,
       );
     }
-    return pointer(session, continuation.generation ?? 0);
+    // A person's resume continues as new after the newest generation of the session's earlier chains (their names are taken).
+    return pointer(session, continuation.generation ?? session.generation ?? 0);
   }
 
   const upgradeId = upgradeIdFor(event.executionId);

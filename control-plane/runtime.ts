@@ -33,7 +33,7 @@ export interface RolloutSessions {
    */
   cancel(id: string): Promise<CancelResult>;
   /**
-   * Stop an upgrade or a deployment (UPDATING -> STOPPING, RUNNING -> STOPPING): what is in flight
+   * Stop an upgrade, a deployment or a task run (UPDATING -> STOPPING, RUNNING -> STOPPING): what is in flight
    * finishes, nothing new starts, what was not started is left as it was, and it ends STOPPED, to be
    * carried on by a resume. Throws SessionNotFoundError, DeploymentNotFoundError or SessionNotStoppableError.
    */

@@ -68,7 +68,7 @@ export interface TaskRunStore extends RunMessages {
   /**
    * The stop request: RUNNING -> STOPPING (asking again while STOPPING is no error; an increment never
    * writes STOPPING or RUNNING, so the request is never lost to one). Throws TaskRunNotFoundError, or
-   * SessionNotStoppableError in any other status.
+   * SessionNotStoppableError in any other status and for a group's deploy phase (its deployment's stop stops it).
    */
   requestStop(runId: string): Promise<TaskRunRecord>;
   /** A STOPPED run made RUNNING again (a person's resume); any other run is returned as it is. */

@@ -187,7 +187,8 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
           TableName: this.table,
           Key: taskRunKey(runId),
           UpdateExpression: 'SET #status = :stopping',
-          ConditionExpression: '#status IN (:running, :stopping)',
+          // A group's deploy phase stops with its deployment (stopped alone, its group would be judged on work it never did).
+          ConditionExpression: '#status IN (:running, :stopping) AND attribute_not_exists(deployment)',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: { ':running': 'RUNNING' satisfies TaskRunStatus, ':stopping': 'STOPPING' satisfies TaskRunStatus },
           ReturnValues: 'ALL_NEW',
@@ -197,6 +198,8 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
     if (out !== CONDITION_FAILED) return toRecord(out.Attributes ?? {});
     const current = await this.getRun(runId);
     if (!current) throw new TaskRunNotFoundError(runId);
+    if (current.deployment)
+      throw new SessionNotStoppableError(runId, `the deploy phase of deployment ${current.deployment.deploymentId} (stop the deployment)`);
     throw new SessionNotStoppableError(runId, current.status);
   }
 

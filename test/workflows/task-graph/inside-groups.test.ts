@@ -121,6 +121,11 @@ describe("a task graph as each Shipyard group's deploy phase", () => {
         async () => ((await runtime.taskRun(runId))?.nodes['node-1']?.setup_network === 'TRANSITION' ? true : undefined),
         'the first task in flight',
       );
+      // The run itself is not stopped apart from its deployment (its group would be judged on work it never did).
+      await expect(runtime.clock.busy(() => runtime.stop(runId))).rejects.toMatchObject({
+        name: 'SessionNotStoppableError',
+        message: `session ${runId} is the deploy phase of deployment ${run.id} (stop the deployment) and cannot be stopped`,
+      });
       expect(await runtime.clock.busy(() => runtime.stop(run.id))).toMatchObject({ kind: 'deployment', state: 'STOPPING' });
       expect((await run.outcome).output).toMatchObject({ status: 'STOPPED' });
       expect((await runtime.taskRun(runId))!.status).toBe('STOPPED');

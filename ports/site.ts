@@ -5,11 +5,11 @@
  * where a named group does not exist.
  */
 
-import type { BootSessionStatus, BootSetSpec, InventoryNode, WlmNode } from '../core/site/site-nodes';
+import type { BootLimit, BootSessionStatus, BootSetSpec, InventoryNode, WlmNode } from '../core/site/site-nodes';
 import type { CommandTransport } from './command-transport';
 import type { MaintenanceReservations } from './reservations';
 
-export type { BootNodeOutcome, BootSessionStatus, BootSetSpec, InventoryNode, WlmBaseState, WlmNode } from '../core/site/site-nodes';
+export type { BootLimit, BootNodeOutcome, BootSessionStatus, BootSetSpec, InventoryNode, WlmBaseState, WlmNode } from '../core/site/site-nodes';
 
 export interface WlmReadOptions {
   /**
@@ -59,8 +59,8 @@ export interface BootSessionRequest {
   name: string;
   operation: 'reboot';
   templateName: string;
-  /** The group label (or comma-separated node names) the boot is limited to. */
-  limit: string;
+  /** The nodes, or the group, the boot is limited to. */
+  limit: BootLimit;
 }
 
 export interface BootService {
@@ -71,7 +71,10 @@ export interface BootService {
    * or a boot service that reboots whatever the limit names). Optional.
    */
   templateBootSets?(templateName: string): Promise<BootSetSpec[] | undefined>;
-  /** Starts a boot session, or returns the existing one of the same name. */
+  /**
+   * Starts a boot session, or returns the existing one of the same name. A limit that names no node
+   * (an empty list, a group with no members) throws EmptyBootSessionError before anything is booted.
+   */
   createSession(request: BootSessionRequest): Promise<BootSessionStatus>;
   /** Undefined when no session of that name exists. */
   getSession(name: string): Promise<BootSessionStatus | undefined>;

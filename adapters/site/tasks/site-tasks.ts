@@ -173,7 +173,7 @@ export class SiteTaskExecutor implements TaskExecutor {
           name: session,
           operation: 'reboot',
           templateName: validTemplate(template, `${invocation.task}.parameters.template`),
-          limit: node,
+          limit: { nodes: [node] },
         });
         return { kind: 'reboot', session };
       }

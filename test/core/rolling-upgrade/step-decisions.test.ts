@@ -1,4 +1,4 @@
-import { SiteServiceError, UnknownNodesError } from '../../../core/errors';
+import { EmptyBootSessionError, SiteServiceError, UnknownNodesError } from '../../../core/errors';
 import type { BootSessionStatus } from '../../../core/site/site-nodes';
 import {
   bootSessionName,
@@ -143,7 +143,7 @@ describe('QUIESCED', () => {
     expect(d.actions.map((a) => a.type)).toEqual(['saveProgress', 'removeFromGroup', 'addToGroup', 'startBoot', 'recordNodes']);
     expect(d.actions[0]).toMatchObject({ progress: { stage: 'QUIESCED', bootRequestedAt: NOW, bootSessionName: name } });
     expect(d.actions[1]).toEqual({ type: 'removeFromGroup', label: 'upgrading', nodes: ['x9'] });
-    expect(d.actions[3]).toEqual({ type: 'startBoot', name, template: 'image-2', limit: 'upgrading' });
+    expect(d.actions[3]).toEqual({ type: 'startBoot', name, template: 'image-2', limit: { label: 'upgrading' } });
     expect(d.progress).toMatchObject({ stage: 'BOOTING', bootRequestedAt: NOW, bootSessionName: name });
     expect(d.message).toBe(`Step 0: boot session ${name} started for 2 node(s) with template image-2`);
   });
@@ -214,6 +214,20 @@ describe('BOOTING and BOOTED', () => {
     expect(d.message).toBe('Step 0: 0 node(s) booted, 2 failed to boot: n0, n1 (boot session error: template vanished)');
     // Nodes the workload manager does not know are recorded failed, not failed in it.
     expect(d.actions.some((a) => a.type === 'fail')).toBe(false);
+  });
+
+  it('makes a boot session that acted upon no node an error of the run, failing none of the step', () => {
+    const d = decideEvaluateBoot({
+      session: session(),
+      progress: { ...booting, stage: 'BOOTED' },
+      nodes: STEP,
+      observed: { boot: boot('complete', {}, 'No nodes were found to act upon.'), wlm: wlmMap() },
+      now: NOW,
+    });
+    expect(d.actions).toEqual([]);
+    expect(d.progress).toMatchObject({ stage: 'BOOTED', step: 0 });
+    expect(d.error).toBeInstanceOf(EmptyBootSessionError);
+    expect(d.error!.message).toMatch(/boot session b-0 would reboot no node: the boot service says: No nodes were found to act upon/);
   });
 });
 

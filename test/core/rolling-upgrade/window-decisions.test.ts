@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { EmptyBootSessionError } from '../../../core/errors';
 import type { Operation } from '../../../core/scheduling';
 import type { BootSessionStatus, WlmNode } from '../../../core/site/site-nodes';
 import type { HealthCheckResult } from '../../../core/rolling-upgrade/health-check';
@@ -281,6 +282,23 @@ describe('decideWindow: failures, the failure budget and halting', () => {
   });
 });
 
+describe('decideWindow: a boot session that acted upon no node', () => {
+  it('is an error of the run: no node failed, recorded or released, nothing done to the site', () => {
+    const booting = flying('n2', 2, 'BOOTING', { boot: { session: 'b0', requestedAt: NOW - 5000 } });
+    const d = increment(
+      windowSession(),
+      rolling(),
+      view([booting]),
+      observe([drainedByUs('n2')], { boots: new Map([['b0', { name: 'b0', status: 'complete', error: 'No nodes were found to act upon.', nodes: {} }]]) }),
+    );
+    expect(d.actions).toEqual([]);
+    expect(d.error).toBeInstanceOf(EmptyBootSessionError);
+    expect(d.error!.message).toBe(
+      'boot-service: boot session b0 would reboot no node: the boot service says: No nodes were found to act upon.; nothing was booted',
+    );
+  });
+});
+
 describe('decideWindow: back in service, boots and the index', () => {
   it('boots the newly quiet nodes together in one numbered session, recorded BOOTING (and the boot count saved) before the boot starts', () => {
     const d = increment(
@@ -291,7 +309,7 @@ describe('decideWindow: back in service, boots and the index', () => {
     );
     expect(typesOf(d.actions)).toEqual(['saveProgress', 'recordNodes', 'startBoot']);
     expect(actionsOf(d.actions, 'saveProgress')[0]!.progress.window!.bootCount).toBe(4);
-    expect(d.actions[2]).toEqual({ type: 'startBoot', name: 'rollout-u1-boot-3', template: 'image-2', limit: 'n0,n1' });
+    expect(d.actions[2]).toEqual({ type: 'startBoot', name: 'rollout-u1-boot-3', template: 'image-2', limit: { nodes: ['n0', 'n1'] } });
     expect(recorded(d.actions)).toMatchObject([
       { name: 'n0', phase: 'BOOTING', boot: { session: 'rollout-u1-boot-3', requestedAt: NOW }, phaseTimes: { QUIESCED: NOW } },
       { name: 'n1', phase: 'BOOTING' },
@@ -614,8 +632,8 @@ describe('phase: boot (decideBoots)', () => {
     });
     expect(b.bootCount).toBe(3);
     expect(b.actions).toEqual([
-      { type: 'startBoot', name: 'rollout-u1-boot-2', template: 'img', limit: 'a,b' },
-      { type: 'startBoot', name: 'old', template: 'img', limit: 'c' },
+      { type: 'startBoot', name: 'rollout-u1-boot-2', template: 'img', limit: { nodes: ['a', 'b'] } },
+      { type: 'startBoot', name: 'old', template: 'img', limit: { nodes: ['c'] } },
     ]);
     expect(b.writes.map((r) => r.phaseTimes)).toEqual([{ DRAINING: 5, QUIESCED: 6 }, { QUIESCED: NOW }]);
   });
@@ -747,7 +765,7 @@ describe('action order (orderWindowActions)', () => {
       wlm: wlmMap(drainedByUs('k'), idle('f')),
       written: [todo('w', 1)],
       checks: { type: 'startHealthChecks', command: 'c {node}', timeoutSeconds: 1, records: [] },
-      boots: [{ type: 'startBoot', name: 'b', template: 't', limit: 'w' }],
+      boots: [{ type: 'startBoot', name: 'b', template: 't', limit: { nodes: ['w'] } }],
       unlock: ['f'],
     });
     expect(typesOf(actions)).toEqual([

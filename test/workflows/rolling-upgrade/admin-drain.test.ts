@@ -49,4 +49,18 @@ describe("an admin's drain on a node of the upgrade", () => {
     const nodes = await runtime.store.listNodes(run.id);
     expect(nodes.map((n) => n.status)).toEqual(['UPGRADED', 'UPGRADED', 'UPGRADED']);
   });
+
+  it.each([
+    ['lock-step', {}],
+    ['window', { mode: 'window', maxUnavailable: 1 }],
+  ])("whose reason begins with `rolling-upgrade` but names no run is an admin's: kept byte for byte (%s)", async (_mode, extra) => {
+    const reason = 'rolling-upgrade maintenance';
+    runtime = await startTestRuntime({ site: buildSite(3, { node: (i) => (i === 2 ? { wlm: { state: 'DRAINED', reason } } : {}) }) });
+    const run = await runtime.run('rollingUpgrade', upgradeRequest(extra));
+    await run.outcome;
+
+    const site = runtime.simulator.state();
+    expect(site.nodes[nodeName(2)]).toMatchObject({ bootCount: 1, wlmState: 'DRAINED', wlmReason: reason, resumeCount: 0, drainCount: 0 });
+    expect(site.nodes[nodeName(0)]).toMatchObject({ bootCount: 1, wlmState: 'IDLE', resumeCount: 1 });
+  });
 });

@@ -17,6 +17,13 @@ const batchUpdateSchema = updateSchema.extend({ name: z.array(z.string()).min(1,
 /** ESLURM_INVALID_NODE_NAME and ESLURM_INVALID_NODE_STATE (slurm_errno.h). */
 const INVALID_NODE_NAME = { errno: 2018, text: 'Invalid node name specified' };
 const INVALID_NODE_STATE = { errno: 2011, text: 'Invalid node state specified' };
+/**
+ * `GET /node/<name>` of a node slurmctld does not know, from v0.0.40 on, as Slurm 24.11.5 and 26.05.5
+ * answer it (captured: test/fixtures/slurm/node-unknown-24.11.5-v0.0.42.json and the others):
+ * `Failure to query node <name>` with errno 0, "No error" (src/slurmrestd/plugins/openapi/slurmctld/nodes.c
+ * _dump_nodes: slurm_load_node_single succeeded with no record, and resp_error is given errno).
+ */
+const NO_ERROR = { errno: 0, text: 'No error' };
 
 /** What slurmrestd answers on a path it has no handler for (src/slurmrestd/operations.c). */
 const NOT_DEFINED = 'Requested REST method is not defined at URL. Please view /openapi/v3 for API reference.';
@@ -109,7 +116,10 @@ export function slurmApi(sim: SiteSimulator): ServiceApi {
         path: /^\/slurm\/(v0\.0\.\d+)\/node\/([^/]+)$/,
         handle: ([v, name]) => {
           const node = wlm.get(name!);
-          if (!node) return errorAnswer(apiVersion(v!), INVALID_NODE_NAME, `Failure to query node ${name}`, apiVersionNumber(v!) <= 38 ? { nodes: [] } : {});
+          if (!node) {
+            const n = apiVersionNumber(apiVersion(v!));
+            return errorAnswer(v!, n >= 40 ? NO_ERROR : INVALID_NODE_NAME, `Failure to query node ${name}`, n <= 38 ? { nodes: [] } : {});
+          }
           return ok(nodesBody(apiVersion(v!), [node]));
         },
       },

@@ -32,7 +32,7 @@ export interface WorkloadManager {
   drain(name: string, reason: string): Promise<void>;
   /**
    * `scontrol update NodeName=<n> State=RESUME`; a reason (a task-graph resume task's `task=<id>`)
-   * travels with the request for the record, though Slurm clears the node's reason on resume.
+   * travels with the request for the record (Slurm 22.05 and 26.05 clear the node's reason on resume; 24.11 without accounting keeps it).
    */
   resume(name: string, reason?: string): Promise<void>;
   /** `scontrol update NodeName=<n> State=FAIL Reason=<reason>` */
@@ -52,6 +52,14 @@ export interface WorkloadManager {
   drainNodes(names: readonly string[], reason: string): Promise<void>;
   resumeNodes(names: readonly string[]): Promise<void>;
   failNodes(names: readonly string[], reason: string): Promise<void>;
+  /**
+   * Blanks the reason of nodes in service: `scontrol update NodeName=<hostlist> Reason=' '`, or
+   * slurmrestd's update with the reason alone. For a run's own claim left on a node it returned:
+   * Slurm 24.11 without accounting keeps the reason through RESUME and a reboot, and no release takes
+   * an empty reason (node_mgr.c update_node sets it only when `reason[0]`), so one blank is the closest
+   * to none (every reader trims it away). No call for no names.
+   */
+  clearReasons(names: readonly string[]): Promise<void>;
 }
 
 export interface BootSessionRequest {

@@ -1,6 +1,7 @@
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import { SiteServiceError } from '../../core/errors';
+import { BLANK_REASON } from '../../core/site/node-claims';
 import { DEFAULT_SLURMRESTD_VERSION } from '../../core/site/site-profile';
 import { validNodeName, validNodeNames, validReason } from '../../core/site/names';
 import type { WlmNode, WorkloadManager } from '../../ports/site';
@@ -131,10 +132,15 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
     return this.updateMany(names, { state: ['FAIL'], reason });
   }
 
+  /** The update with the reason alone (update_node_msg's state left unset: slurmctld sets the reason only). */
+  clearReasons(names: readonly string[]): Promise<void> {
+    return this.updateMany(names, { reason: BLANK_REASON });
+  }
+
   /** v0.0.42+: one `POST /nodes` naming every node; v0.0.41 has no batch update, so one request per node. */
-  private async updateMany(names: readonly string[], body: { state: string[]; reason?: string }): Promise<void> {
+  private async updateMany(names: readonly string[], body: { state?: string[]; reason?: string }): Promise<void> {
     const unique = [...new Set(validNodeNames(names))];
-    if (body.reason !== undefined) validReason(body.reason);
+    if (body.reason !== undefined && body.reason !== BLANK_REASON) validReason(body.reason);
     if (unique.length === 0) return;
     if (this.batchUpdates) {
       for (let i = 0; i < unique.length; i += BATCH_SIZE) await this.post(`${this.prefix}/nodes`, { ...body, name: unique.slice(i, i + BATCH_SIZE) });
@@ -144,19 +150,19 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
     await Promise.all(unique.map((name) => limit(() => this.update(name, body))));
   }
 
-  private async update(name: string, body: { state: string[]; reason?: string }): Promise<void> {
+  private async update(name: string, body: { state?: string[]; reason?: string }): Promise<void> {
     validNodeName(name);
-    if (body.reason !== undefined) validReason(body.reason);
+    if (body.reason !== undefined && body.reason !== BLANK_REASON) validReason(body.reason);
     return this.post(`${this.prefix}${urlPath`/node/${name}`}`, body);
   }
 
-  private async post(path: string, body: { state: string[]; reason?: string; name?: string[] }): Promise<void> {
+  private async post(path: string, body: { state?: string[]; reason?: string; name?: string[] }): Promise<void> {
     const response = await this.http.request('POST', path, { body });
     // slurmrestd may answer 200 and still report the update failed.
     const errors = this.http.parse(updateResponse, response).errors ?? [];
     if (errors.length > 0) {
       const detail = errors.map((e) => e.error ?? e.description ?? 'unknown error').join('; ');
-      throw new SiteServiceError('workload-manager', `${response.request} (${body.state[0]}) reported: ${detail}`, response.status);
+      throw new SiteServiceError('workload-manager', `${response.request} (${body.state?.[0] ?? 'reason'}) reported: ${detail}`, response.status);
     }
   }
 }

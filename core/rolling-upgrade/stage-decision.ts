@@ -3,7 +3,7 @@ import { describeError, EmptyBootSessionError, type RolloutError } from '../erro
 import { retryDelaySeconds } from './deletion-rules';
 import type { BootLimit, BootSessionStatus, WlmNode } from '../site/site-nodes';
 import { isValidReason } from '../site/names';
-import { claimantOf, failureMark, HELD_BY_ANOTHER_CONTROL_PLANE, isFailureReason, isUpgradeDrainReason } from '../site/node-claims';
+import { claimantOf, failureMark, HELD_BY_ANOTHER_CONTROL_PLANE, isClaimOf, isFailureReason, isUpgradeDrainReason } from '../site/node-claims';
 import { reasonAsSet, type NodeRecord, type Progress, type SessionState, type Stage, type UpgradeSession } from './session';
 
 /**
@@ -219,6 +219,20 @@ export function returnToService(nodes: readonly string[], wlm: ReadonlyMap<strin
     ...(resume.length > 0 ? [{ type: 'resume' as const, nodes: resume }] : []),
     ...[...restore].map(([reason, named]) => ({ type: 'drain' as const, nodes: named, reason })),
   ];
+}
+
+/**
+ * Of nodes the run returned (resumed), those back in service (not drained, failed or DOWN) whose
+ * reason is still this run's claim: Slurm 24.11 without accounting keeps the reason through RESUME
+ * (src/interfaces/accounting_storage.c clusteracct_storage_g_node_up returns before clearing it when
+ * no accounting plugin runs; 22.05 and 26.05 clear it first). Their reason is blanked; an admin's
+ * reason, or another run's, is never touched.
+ */
+export function claimsLeftInService(upgradeId: string, nodes: readonly string[], wlm: ReadonlyMap<string, WlmNode>): string[] {
+  return nodes.filter((name) => {
+    const node = wlm.get(name);
+    return node !== undefined && !isDrained(node) && !node.flags.includes('FAIL') && node.base !== 'DOWN' && isClaimOf(node.reason, upgradeId);
+  });
 }
 
 /** Records of `nodes` in a new status (and phase). */

@@ -76,6 +76,15 @@ export function isUpgradeDrainReason(reason: string | undefined): boolean {
   return parseSiteMark(reason)?.word === DRAIN_PREFIX.upgrade;
 }
 
+/** What a run writes to blank a reason: Slurm takes no empty one (core/site/names.ts validReason refuses it elsewhere). */
+export const BLANK_REASON = ' ';
+
+/** Whether a Slurm reason is run `runId`'s own drain claim (of any kind), whatever Slurm appended. */
+export function isClaimOf(reason: string | undefined, runId: string): boolean {
+  const mark = parseSiteMark(reason);
+  return mark !== undefined && mark.claim && mark.runId === runId;
+}
+
 /** Whether a Slurm reason marks the node failed with `reason` (CRUS's), by this run or, from before run marks, by none named. */
 export function isFailureReason(siteReason: string | undefined, reason: string): boolean {
   if (siteReason === undefined) return false;

@@ -7,12 +7,21 @@ import type { SiteSimulator } from '../site-simulator';
 import { SimRequestError } from '../errors';
 import { ok, readBody, type ServiceApi, type SimResponse } from './route';
 
-const updateSchema = z.object({
-  state: z.array(z.string()).length(1, 'state must hold exactly one of DRAIN, RESUME, FAIL'),
-  reason: z.string().optional(),
-});
+const updateSchema = z
+  .object({
+    // update_node_msg's state is optional: without it slurmctld sets the reason alone (node_mgr.c update_node).
+    state: z.array(z.string()).length(1, 'state must hold exactly one of DRAIN, RESUME, FAIL').optional(),
+    reason: z.string().optional(),
+  })
+  .refine((body) => body.state !== undefined || body.reason !== undefined, 'an update needs a state or a reason');
 /** v0.0.42's update_node_msg for `POST /nodes`: `name` is a hostlist given as a list. */
-const batchUpdateSchema = updateSchema.extend({ name: z.array(z.string()).min(1, 'name must list at least one node') });
+const batchUpdateSchema = z
+  .object({
+    state: z.array(z.string()).length(1, 'state must hold exactly one of DRAIN, RESUME, FAIL').optional(),
+    reason: z.string().optional(),
+    name: z.array(z.string()).min(1, 'name must list at least one node'),
+  })
+  .refine((body) => body.state !== undefined || body.reason !== undefined, 'an update needs a state or a reason');
 
 /** ESLURM_INVALID_NODE_NAME and ESLURM_INVALID_NODE_STATE (slurm_errno.h). */
 const INVALID_NODE_NAME = { errno: 2018, text: 'Invalid node name specified' };
@@ -69,6 +78,10 @@ export function slurmApi(sim: SiteSimulator): ServiceApi {
   };
 
   const update = (v: string, names: readonly string[], { state, reason }: z.output<typeof updateSchema>): SimResponse => {
+    if (state === undefined) {
+      for (const name of names) wlm.setReason(name, reason!);
+      return ok({ errors: [], warnings: [], meta: meta(v) });
+    }
     const wanted = state[0]!.toUpperCase();
     // slurmctld refuses DRAIN and FAIL without a reason.
     if ((wanted === 'DRAIN' || wanted === 'FAIL') && !reason?.trim()) throw new SimRequestError(400, `a reason is required to set ${wanted}`);

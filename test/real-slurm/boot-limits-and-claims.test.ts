@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ScontrolWorkloadManager } from '../../adapters/site/commands/scontrol-workload-manager';
+import { LocalTransport } from '../../adapters/site/commands/local-transport';
 import { parseSiteMark } from '../../core/site/node-claims';
 import { startCli, type CliResult } from '../support/cli';
 import { describeRealSlurm, RealSlurmCluster, type RealNode } from '../support/real-slurm';
@@ -10,7 +12,9 @@ import { describeRealSlurm, RealSlurmCluster, type RealNode } from '../support/r
  * --site-config` over scontrol, slurm-reboot and the slurm inventory on the local transport):
  * - a window that boots one node at a time reboots each node (its boot limit is that node, never a
  *   group label of the same name), the busy one only once its job ended, and exits 0;
- * - an admin's drain whose reason begins with our word but names no run is kept byte for byte.
+ * - an admin's drain whose reason begins with our word but names no run is kept byte for byte;
+ * - (item 7) the blank the run writes over its own claim on a node in service, as Slurm 24.11 leaves
+ *   it after RESUME, is taken by every release (`scontrol update NodeName=... Reason=' '`, no state).
  * The assertions hold on every release the harness runs (22.05, 24.11, 26.05): what Slurm shows at
  * the end is read, never our own record alone, and no claim of any run may be left in a reason.
  */
@@ -123,4 +127,26 @@ describeRealSlurm('window one node at a time, and an admin drain named like ours
     },
     240_000,
   );
+
+  test("clearReasons blanks a run's claim left on an idle node, and only on the nodes named", async () => {
+    // As Slurm 24.11 without accounting leaves a node the run resumed: set by hand. 22.05 drops the reason
+    // of a node in service at once (it reads empty before and after), so there only the command itself is checked.
+    const claim = 'rolling-upgrade a1b2c3d4-0000-4000-8000-000000000001 : reboot issued';
+    await cluster.scontrol('update', 'NodeName=c01,c02', `Reason=${claim}`);
+    await cluster.scontrol('update', 'NodeName=c03', 'Reason=admin note');
+    try {
+      const before = new Map((await cluster.readNodes()).map((n) => [n.name, n]));
+      // Base state only: a node may miss a ping on a loaded host (IDLE+NOT_RESPONDING for a few seconds).
+      for (const name of ['c01', 'c02', 'c03']) expect([name, before.get(name)!.base]).toEqual([name, 'IDLE']);
+      const wlm = new ScontrolWorkloadManager({ transport: new LocalTransport({ env: cluster.env }) });
+      await wlm.clearReasons(['c01']);
+      const after = new Map((await cluster.readNodes()).map((n) => [n.name, n]));
+      expect([after.get('c01')!.base, after.get('c01')!.reason.trim()]).toEqual(['IDLE', '']);
+      expect((await wlm.getNodes(['c01'])).get('c01')!.reason?.trim() || undefined).toBeUndefined();
+      // The others as the release kept them, byte for byte.
+      expect([after.get('c02')!.reason, after.get('c03')!.reason]).toEqual([before.get('c02')!.reason, before.get('c03')!.reason]);
+    } finally {
+      await cluster.tryRun('scontrol', ['update', 'NodeName=c01,c02,c03', 'Reason= ']);
+    }
+  }, 60_000);
 });

@@ -1,5 +1,13 @@
 import { SiteServiceError } from '../../../core/errors';
-import { activeNodes, decideFailedAttempt, failNodes, isDrained, isOurDrain, returnToService } from '../../../core/rolling-upgrade/stage-decision';
+import {
+  activeNodes,
+  claimsLeftInService,
+  decideFailedAttempt,
+  failNodes,
+  isDrained,
+  isOurDrain,
+  returnToService,
+} from '../../../core/rolling-upgrade/stage-decision';
 import { isUpgradeDrainReason } from '../../../core/site/node-claims';
 import { reasonAsSet } from '../../../core/rolling-upgrade/session';
 import { isBackAfterBoot, isQuiet } from '../../../core/rolling-upgrade/wlm-readiness';
@@ -88,6 +96,23 @@ describe('the shared pieces of every decision', () => {
       { type: 'drain', nodes: ['c'], reason: 'bad dimm' },
       { type: 'drain', nodes: ['g'], reason: 'rolling-upgrade maintenance' },
     ]);
+  });
+
+  it("finds this run's claim left on nodes it returned to service (Slurm 24.11 keeps it), and nothing else", () => {
+    const other = 'rolling-upgrade 0f8fad5b-d9cb-469f-a165-70867728950e : reboot issued';
+    const wlm = wlmMap(
+      wlmNode('a', 'IDLE', [], { reason: `${OUR_DRAIN} : reboot issued` }),
+      wlmNode('b', 'IDLE', ['NOT_RESPONDING'], { reason: OUR_DRAIN }),
+      wlmNode('c', 'IDLE', [], { reason: 'bad dimm' }),
+      wlmNode('d', 'IDLE', [], { reason: other }),
+      wlmNode('e', 'IDLE', ['DRAIN'], { reason: OUR_DRAIN }),
+      wlmNode('f', 'DOWN', [], { reason: OUR_DRAIN }),
+      wlmNode('g', 'IDLE', ['FAIL'], { reason: OUR_DRAIN }),
+      wlmNode('h', 'IDLE', [], { reason: `upgrading-boot-session-failed ${OUR_DRAIN.split(' ')[1]}` }),
+      wlmNode('i', 'IDLE', []),
+      wlmNode('j', 'ALLOCATED', [], { reason: OUR_DRAIN }),
+    );
+    expect(claimsLeftInService(session().upgradeId, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'unknown'], wlm)).toEqual(['a', 'b', 'j']);
   });
 
   it('counts a node quiet only drained with no job, finishing ones included (DRAIN+COMPLETING is draining)', () => {

@@ -89,6 +89,24 @@ export class UnknownNodesError extends RolloutError {
   }
 }
 
+/**
+ * A boot session that would act upon no node: its limit is an empty list, or a group with no
+ * members. The control plane's fault (or the inventory's), never the nodes': nothing is booted and
+ * no node is failed for it. Retryable (the group may be filled, the inventory fixed).
+ */
+export class EmptyBootSessionError extends RolloutError {
+  override readonly name = 'EmptyBootSessionError';
+  constructor(
+    readonly service: SiteService,
+    /** The boot session's name, as the run chose it. */
+    readonly session: string,
+    /** Why no node is left, naming the limit: `group 'upgrading' has no members`. */
+    readonly why: string,
+  ) {
+    super(`${service}: boot session ${session} would reboot no node: ${why}; nothing was booted`);
+  }
+}
+
 /** A rolling-upgrade session id that the store does not know. */
 export class SessionNotFoundError extends RolloutError {
   override readonly name = 'SessionNotFoundError';

@@ -5,11 +5,11 @@
  * where a named group does not exist.
  */
 
-import type { BootSessionStatus, BootSetSpec, InventoryNode, WlmNode } from '../core/site/site-nodes';
+import type { BootLimit, BootSessionStatus, BootSetSpec, InventoryNode, WlmNode } from '../core/site/site-nodes';
 import type { CommandTransport } from './command-transport';
 import type { MaintenanceReservations } from './reservations';
 
-export type { BootNodeOutcome, BootSessionStatus, BootSetSpec, InventoryNode, WlmBaseState, WlmNode } from '../core/site/site-nodes';
+export type { BootLimit, BootNodeOutcome, BootSessionStatus, BootSetSpec, InventoryNode, WlmBaseState, WlmNode } from '../core/site/site-nodes';
 
 export interface WlmReadOptions {
   /**
@@ -32,7 +32,7 @@ export interface WorkloadManager {
   drain(name: string, reason: string): Promise<void>;
   /**
    * `scontrol update NodeName=<n> State=RESUME`; a reason (a task-graph resume task's `task=<id>`)
-   * travels with the request for the record, though Slurm clears the node's reason on resume.
+   * travels with the request for the record (Slurm 22.05 and 26.05 clear the node's reason on resume; 24.11 without accounting keeps it).
    */
   resume(name: string, reason?: string): Promise<void>;
   /** `scontrol update NodeName=<n> State=FAIL Reason=<reason>` */
@@ -52,6 +52,14 @@ export interface WorkloadManager {
   drainNodes(names: readonly string[], reason: string): Promise<void>;
   resumeNodes(names: readonly string[]): Promise<void>;
   failNodes(names: readonly string[], reason: string): Promise<void>;
+  /**
+   * Blanks the reason of nodes in service: `scontrol update NodeName=<hostlist> Reason=' '`, or
+   * slurmrestd's update with the reason alone. For a run's own claim left on a node it returned:
+   * Slurm 24.11 without accounting keeps the reason through RESUME and a reboot, and no release takes
+   * an empty reason (node_mgr.c update_node sets it only when `reason[0]`), so one blank is the closest
+   * to none (every reader trims it away). No call for no names.
+   */
+  clearReasons(names: readonly string[]): Promise<void>;
 }
 
 export interface BootSessionRequest {
@@ -59,8 +67,8 @@ export interface BootSessionRequest {
   name: string;
   operation: 'reboot';
   templateName: string;
-  /** The group label (or comma-separated node names) the boot is limited to. */
-  limit: string;
+  /** The nodes, or the group, the boot is limited to. */
+  limit: BootLimit;
 }
 
 export interface BootService {
@@ -71,7 +79,10 @@ export interface BootService {
    * or a boot service that reboots whatever the limit names). Optional.
    */
   templateBootSets?(templateName: string): Promise<BootSetSpec[] | undefined>;
-  /** Starts a boot session, or returns the existing one of the same name. */
+  /**
+   * Starts a boot session, or returns the existing one of the same name. A limit that names no node
+   * (an empty list, a group with no members) throws EmptyBootSessionError before anything is booted.
+   */
   createSession(request: BootSessionRequest): Promise<BootSessionStatus>;
   /** Undefined when no session of that name exists. */
   getSession(name: string): Promise<BootSessionStatus | undefined>;

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { shortNameWithRun } from '../../core/site/node-claims';
 import { z } from 'zod';
 import { validLabel, validTemplate } from '../../core/site/names';
-import type { BootNodeOutcome, BootService, BootSessionRequest, BootSessionStatus, BootSetSpec } from '../../ports/site';
+import { EmptyBootSessionError } from '../../core/errors';
+import type { BootLimit, BootNodeOutcome, BootService, BootSessionRequest, BootSessionStatus, BootSetSpec } from '../../ports/site';
 import type { Token } from './secret-token';
 import { HttpJsonClient, urlPath, type JsonResponse } from './http-json-client';
 
@@ -95,11 +96,10 @@ export class BosBootService implements BootService {
 
   async createSession(request: BootSessionRequest): Promise<BootSessionStatus> {
     validTemplate(request.templateName, 'templateName');
-    // BOS's limit: a comma-separated list of xnames and group labels.
-    request.limit.split(',').forEach((part, i) => validLabel(part, `limit[${i}]`));
+    const limit = bosLimit(request.name, request.limit);
     return this.http.createOrRead(
       '/v2/sessions',
-      { name: bosSessionName(request.name), operation: request.operation, template_name: request.templateName, limit: request.limit },
+      { name: bosSessionName(request.name), operation: request.operation, template_name: request.templateName, limit },
       'session',
       () => this.getSession(request.name),
       (response) => this.toStatus(request.name, response),
@@ -133,6 +133,20 @@ export class BosBootService implements BootService {
       nodes,
     };
   }
+}
+
+/**
+ * BOS v2's limit (V2SessionCreate.limit) on the wire: a comma-separated list of xnames, group labels
+ * or roles, each part looked up as a group or role first and taken as an id otherwise
+ * (Cray-HPE/bos src/bos/operators/session_setup.py, _apply_limit). A group travels as its label, a
+ * list of nodes as their names joined by commas. An empty limit is never sent: BOS reads it as no
+ * limit at all (every node of the template's boot sets).
+ */
+function bosLimit(session: string, limit: BootLimit): string {
+  if ('label' in limit) return validLabel(limit.label, 'limit.label');
+  const nodes = [...new Set(limit.nodes.map((node, i) => validLabel(node, `limit.nodes[${i}]`)))];
+  if (nodes.length === 0) throw new EmptyBootSessionError('boot-service', session, 'its limit lists no node');
+  return nodes.join(',');
 }
 
 /**

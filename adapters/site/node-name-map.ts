@@ -135,6 +135,10 @@ export class NameMappedWorkloadManager implements WorkloadManager {
     return this.inner.failNodes(await this.all(names), reason);
   }
 
+  async clearReasons(names: readonly string[]): Promise<void> {
+    return this.inner.clearReasons(await this.all(names));
+  }
+
   private async one(name: string): Promise<string> {
     const [wlmName] = await this.all([name]);
     return wlmName!;

@@ -25,7 +25,7 @@ export type SlurmJsonNode = z.output<typeof slurmJsonNode>;
 
 export const slurmJsonNodes = z.object({
   nodes: z.array(slurmJsonNode),
-  errors: z.array(z.object({ error: z.string().optional(), description: z.string().optional() })).optional(),
+  errors: z.array(z.object({ error: z.string().optional(), description: z.string().optional(), error_number: z.number().optional() })).optional(),
 });
 
 function seconds(time: z.output<typeof slurmTime>): number | undefined {

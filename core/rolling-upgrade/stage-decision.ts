@@ -1,9 +1,9 @@
 import { shortList } from '../text';
-import { describeError, type RolloutError } from '../errors';
+import { describeError, EmptyBootSessionError, type RolloutError } from '../errors';
 import { retryDelaySeconds } from './deletion-rules';
-import type { WlmNode } from '../site/site-nodes';
+import type { BootLimit, BootSessionStatus, WlmNode } from '../site/site-nodes';
 import { isValidReason } from '../site/names';
-import { claimantOf, failureMark, HELD_BY_ANOTHER_CONTROL_PLANE, isFailureReason, isUpgradeDrainReason } from '../site/node-claims';
+import { claimantOf, failureMark, HELD_BY_ANOTHER_CONTROL_PLANE, isClaimOf, isFailureReason, isUpgradeDrainReason } from '../site/node-claims';
 import { reasonAsSet, type NodeRecord, type Progress, type SessionState, type Stage, type UpgradeSession } from './session';
 
 /**
@@ -19,7 +19,7 @@ export type NodeAction =
   | { type: 'fail'; nodes: string[]; reason: string; siteReason: string }
   | { type: 'addToGroup'; label: string; nodes: string[] }
   | { type: 'removeFromGroup'; label: string; nodes: string[] }
-  | { type: 'startBoot'; name: string; template: string; limit: string }
+  | { type: 'startBoot'; name: string; template: string; limit: BootLimit }
   | { type: 'recordNodes'; records: NodeRecord[] }
   /**
    * Starts `command` (with `{node}` the node's quoted name) on the site's command transport for each
@@ -63,6 +63,20 @@ export function decideFailedAttempt(session: UpgradeSession, stage: Stage, progr
     waitSeconds: retryDelaySeconds(failed.errorCount, session.pollIntervalSeconds),
     message: `Processing step ${progress.step} in stage ${stage} failed - ${describeError(err)}`,
   };
+}
+
+/**
+ * A boot session that ended having acted upon no node at all (BOS's session setup when no node of
+ * its limit is left: "No nodes were found to act upon.", Cray-HPE/bos session_setup.py): the run's
+ * error, said and retried, never a failure of the nodes it was meant for (nothing booted them).
+ */
+export function emptyBootSession(boot: BootSessionStatus | undefined): EmptyBootSessionError | undefined {
+  if (!boot || boot.status !== 'complete' || Object.keys(boot.nodes).length > 0) return undefined;
+  return new EmptyBootSessionError(
+    'boot-service',
+    boot.name,
+    boot.error ? `the boot service says: ${boot.error}` : 'the boot service acted upon none of its nodes',
+  );
 }
 
 /** Progress for the start of `stage` at `step`. */
@@ -205,6 +219,20 @@ export function returnToService(nodes: readonly string[], wlm: ReadonlyMap<strin
     ...(resume.length > 0 ? [{ type: 'resume' as const, nodes: resume }] : []),
     ...[...restore].map(([reason, named]) => ({ type: 'drain' as const, nodes: named, reason })),
   ];
+}
+
+/**
+ * Of nodes the run returned (resumed), those back in service (not drained, failed or DOWN) whose
+ * reason is still this run's claim: Slurm 24.11 without accounting keeps the reason through RESUME
+ * (src/interfaces/accounting_storage.c clusteracct_storage_g_node_up returns before clearing it when
+ * no accounting plugin runs; 22.05 and 26.05 clear it first). Their reason is blanked; an admin's
+ * reason, or another run's, is never touched.
+ */
+export function claimsLeftInService(upgradeId: string, nodes: readonly string[], wlm: ReadonlyMap<string, WlmNode>): string[] {
+  return nodes.filter((name) => {
+    const node = wlm.get(name);
+    return node !== undefined && !isDrained(node) && !node.flags.includes('FAIL') && node.base !== 'DOWN' && isClaimOf(node.reason, upgradeId);
+  });
 }
 
 /** Records of `nodes` in a new status (and phase). */

@@ -4,6 +4,7 @@ import { shortList } from '../text';
 import { drainClaim } from '../site/node-claims';
 import { FailureReason, type NodeRecord } from './session';
 import {
+  emptyBootSession,
   enterStage,
   failNodes,
   returnToService,
@@ -146,7 +147,7 @@ export function decideBootStep({ session, progress, nodes, observed, now }: Stag
       ...(known ? [] : [{ type: 'saveProgress' as const, expected: progress, progress: { ...progress, bootRequestedAt, bootSessionName: name } }]),
       ...(strangers.length > 0 ? [{ type: 'removeFromGroup' as const, label: session.upgradingLabel, nodes: strangers }] : []),
       { type: 'addToGroup', label: session.upgradingLabel, nodes: nodeNames },
-      { type: 'startBoot', name, template: session.upgradeTemplateId, limit: session.upgradingLabel },
+      { type: 'startBoot', name, template: session.upgradeTemplateId, limit: { label: session.upgradingLabel } },
       ...recordNodes(nodes, { status: 'IN_PROGRESS', phase: 'BOOTING' }),
     ],
     message: `Step ${progress.step}: boot session ${name} started for ${nodes.length} node(s) with template ${session.upgradeTemplateId}`,
@@ -188,6 +189,8 @@ export function decideCheckBoot({ session, progress, observed, now }: StageInput
 export function decideEvaluateBoot({ session, progress, nodes, observed, now }: StageInput<BootObserved & WlmObserved>): StageDecision {
   const { boot } = observed;
   if (!boot) return { progress, waitSeconds: 0, actions: [], error: unknownBootSession(progress) };
+  const empty = emptyBootSession(boot);
+  if (empty) return { progress, waitSeconds: 0, actions: [], error: empty };
   const booted: NodeRecord[] = [];
   const bootFailed: NodeRecord[] = [];
   const neverReported: NodeRecord[] = [];

@@ -15,7 +15,17 @@ import type { BootSessionStatus, InventoryNode, WlmNode } from '../site/site-nod
 import { shortList } from '../text';
 import { drainClaim } from '../site/node-claims';
 import { FailureReason, type NodePhase, type NodeRecord, type WindowOp, type WindowProgress } from './session';
-import { enterStage, failInSite, names, needsOurDrain, releaseLocks, returnToService, type NodeAction, type StageDecision } from './stage-decision';
+import {
+  emptyBootSession,
+  enterStage,
+  failInSite,
+  names,
+  needsOurDrain,
+  releaseLocks,
+  returnToService,
+  type NodeAction,
+  type StageDecision,
+} from './stage-decision';
 import { upgradeOperations, upgradeOpId, upgradeOpNode, upgradePolicy } from './upgrade-policy';
 import { emptyMarks, hasPosition, Mark, withMarks, withPositions } from './plan-marks';
 import { hasNoJob } from './wlm-readiness';
@@ -332,7 +342,7 @@ export function decideBoots({ session, toBoot, restartBoots, bootCount, records,
     type: 'startBoot',
     name,
     template: session.upgradeTemplateId,
-    limit: nodes.join(','),
+    limit: { nodes: [...nodes] },
   }));
   if (toBoot.length === 0) return { writes: [], actions: restarts, bootCount };
   const name = windowBootSessionName(session.upgradeId, bootCount);
@@ -348,7 +358,7 @@ export function decideBoots({ session, toBoot, restartBoots, bootCount, records,
   });
   return {
     writes,
-    actions: [{ type: 'startBoot', name, template: session.upgradeTemplateId, limit: toBoot.join(',') }, ...restarts],
+    actions: [{ type: 'startBoot', name, template: session.upgradeTemplateId, limit: { nodes: [...toBoot] } }, ...restarts],
     bootCount: bootCount + 1,
     message: `Window: boot session ${name} started for ${toBoot.length} node(s) with template ${session.upgradeTemplateId}`,
   };
@@ -669,6 +679,11 @@ export interface DecideWindowInput extends WindowInput {
  */
 export function decideWindow(input: DecideWindowInput): StageDecision {
   const { session, progress, view, observed, now } = input;
+  // A boot session that acted upon none of its nodes: the run's error, none of its nodes failed.
+  for (const record of view.inFlight) {
+    const empty = record.phase === 'BOOTING' && record.boot ? emptyBootSession(observed.boots.get(record.boot.session)) : undefined;
+    if (empty) return { progress, waitSeconds: 0, actions: [], error: empty };
+  }
   const window = gatedWindow(session, progress.window ?? initialWindowProgress(session.nodeCount));
   const outsideTodo = input.outsideTodo ?? [];
   const decision: Decision = { ...input.decision, start: input.decision.start.filter((s) => !input.lockedByOthers.has(upgradeOpNode(s.op))) };

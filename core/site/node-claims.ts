@@ -67,11 +67,22 @@ export function claimantOf(reason: string | undefined): string | undefined {
   return mark?.claim ? mark.runId : undefined;
 }
 
-/** Whether a Slurm reason is a rolling upgrade's drain (ours, of any session: a takeover lifts a dead session's drain), by its prefix. */
+/**
+ * Whether a Slurm reason is a rolling upgrade's drain (ours, of any session: a takeover lifts a dead
+ * session's drain): its prefix followed by a run id that parses. A reason that only begins with the
+ * word (`rolling-upgrade maintenance`, CRUS's bare `rolling-upgrade`) names no run: an admin's, kept.
+ */
 export function isUpgradeDrainReason(reason: string | undefined): boolean {
-  if (reason === undefined) return false;
-  const word = reason.trim().split(/\s+/)[0];
-  return word === DRAIN_PREFIX.upgrade;
+  return parseSiteMark(reason)?.word === DRAIN_PREFIX.upgrade;
+}
+
+/** What a run writes to blank a reason: Slurm takes no empty one (core/site/names.ts validReason refuses it elsewhere). */
+export const BLANK_REASON = ' ';
+
+/** Whether a Slurm reason is run `runId`'s own drain claim (of any kind), whatever Slurm appended. */
+export function isClaimOf(reason: string | undefined, runId: string): boolean {
+  const mark = parseSiteMark(reason);
+  return mark !== undefined && mark.claim && mark.runId === runId;
 }
 
 /** Whether a Slurm reason marks the node failed with `reason` (CRUS's), by this run or, from before run marks, by none named. */

@@ -19,6 +19,13 @@ export interface WlmNode {
 
 export type BootNodeOutcome = 'pending' | 'booting' | 'succeeded' | 'failed';
 
+/**
+ * What a boot session is limited to, by its type: exactly these nodes (a window's newly quiet
+ * nodes, a task's node), or the members of an inventory group (CRUS's upgrading label). Never told
+ * apart by the text (one node name has no comma, yet is no group label).
+ */
+export type BootLimit = { readonly nodes: readonly string[] } | { readonly label: string };
+
 /** A boot session as the boot service reports it (BOS, or a Slurm reboot). */
 export interface BootSessionStatus {
   name: string;

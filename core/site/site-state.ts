@@ -15,7 +15,8 @@ export interface TaskLogEntry {
   result?: TaskResult;
 }
 
-export type NodeChangeKind = 'drain' | 'resume' | 'fail' | 'boot' | 'prepare' | 'deploy';
+/** `reason`: the reason set alone (`scontrol update Reason=...`, no state), e.g. a run blanking its own claim. */
+export type NodeChangeKind = 'drain' | 'resume' | 'fail' | 'reason' | 'boot' | 'prepare' | 'deploy';
 
 /** One change of a node at the site, and the run the site says made it (by its Slurm reason, boot session or action name). */
 export interface NodeChange {

@@ -326,6 +326,11 @@ export class HeadNodeModel {
     const state = kv.get('state')?.toUpperCase();
     const reason = kv.get('reason');
     const wlm = this.deps.workloadManager;
+    if (state === undefined && reason !== undefined) {
+      // The reason alone (update_node.c sends it as given; slurmctld ignores an empty one).
+      for (const name of names) wlm.setReason(name, reason);
+      return { exitCode: 0 };
+    }
     if ((state === 'DRAIN' || state === 'FAIL' || state === 'DOWN') && !reason?.trim())
       return { exitCode: 1, stderr: 'You must specify a reason when DOWNING or DRAINING a node. Request denied\n' };
     if (state !== 'DRAIN' && state !== 'FAIL' && state !== 'RESUME')

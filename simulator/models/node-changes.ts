@@ -11,9 +11,10 @@ export type { NodeChange, NodeChangeKind } from '../../core/site/site-state';
 export class NodeChangeLog {
   private readonly changes: NodeChange[] = [];
 
-  /** A drain, fail or resume: the run its Slurm reason names; a resume that names none lifts the claim it finds (`before`). */
-  byReason(at: number, node: string, change: 'drain' | 'resume' | 'fail', reason: string | undefined, before?: string): void {
-    this.push({ at, node, change, by: parseSiteMark(reason)?.runId ?? (change === 'resume' ? parseSiteMark(before)?.runId : undefined) });
+  /** A drain, fail, resume or reason alone: the run its Slurm reason names; a resume or reason that names none lifts the claim it finds (`before`). */
+  byReason(at: number, node: string, change: 'drain' | 'resume' | 'fail' | 'reason', reason: string | undefined, before?: string): void {
+    const lifted = change === 'resume' || change === 'reason' ? parseSiteMark(before)?.runId : undefined;
+    this.push({ at, node, change, by: parseSiteMark(reason)?.runId ?? lifted });
   }
 
   /** A boot or a provisioner action: the run its session or action name names. */

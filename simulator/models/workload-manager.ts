@@ -358,6 +358,18 @@ export class WorkloadManagerModel {
     this.observer?.resumed(name, reason);
   }
 
+  /**
+   * `scontrol update Reason=...` with no state (slurmrestd: an update with the reason alone): the
+   * reason replaces the node's, whatever its state, and only when not empty (src/slurmctld/node_mgr.c
+   * update_node: `if (reason && reason[0])`, 22.05 to 26.05): an empty reason changes nothing.
+   */
+  setReason(name: string, reason: string): void {
+    const { node, now } = this.require(name);
+    if (!reason) return;
+    this.changes?.byReason(now, name, 'reason', reason, node.reason);
+    node.reason = reason;
+  }
+
   /** `scontrol update State=FAIL Reason=...`: FAIL (and no DRAIN: update_node clears it); a running job carries on (FAILING). */
   fail(name: string, reason: string): void {
     const { node, now } = this.require(name);

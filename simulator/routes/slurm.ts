@@ -7,16 +7,32 @@ import type { SiteSimulator } from '../site-simulator';
 import { SimRequestError } from '../errors';
 import { ok, readBody, type ServiceApi, type SimResponse } from './route';
 
-const updateSchema = z.object({
-  state: z.array(z.string()).length(1, 'state must hold exactly one of DRAIN, RESUME, FAIL'),
-  reason: z.string().optional(),
-});
+const updateSchema = z
+  .object({
+    // update_node_msg's state is optional: without it slurmctld sets the reason alone (node_mgr.c update_node).
+    state: z.array(z.string()).length(1, 'state must hold exactly one of DRAIN, RESUME, FAIL').optional(),
+    reason: z.string().optional(),
+  })
+  .refine((body) => body.state !== undefined || body.reason !== undefined, 'an update needs a state or a reason');
 /** v0.0.42's update_node_msg for `POST /nodes`: `name` is a hostlist given as a list. */
-const batchUpdateSchema = updateSchema.extend({ name: z.array(z.string()).min(1, 'name must list at least one node') });
+const batchUpdateSchema = z
+  .object({
+    state: z.array(z.string()).length(1, 'state must hold exactly one of DRAIN, RESUME, FAIL').optional(),
+    reason: z.string().optional(),
+    name: z.array(z.string()).min(1, 'name must list at least one node'),
+  })
+  .refine((body) => body.state !== undefined || body.reason !== undefined, 'an update needs a state or a reason');
 
 /** ESLURM_INVALID_NODE_NAME and ESLURM_INVALID_NODE_STATE (slurm_errno.h). */
 const INVALID_NODE_NAME = { errno: 2018, text: 'Invalid node name specified' };
 const INVALID_NODE_STATE = { errno: 2011, text: 'Invalid node state specified' };
+/**
+ * `GET /node/<name>` of a node slurmctld does not know, from v0.0.40 on, as Slurm 24.11.5 and 26.05.5
+ * answer it (captured: test/fixtures/slurm/node-unknown-24.11.5-v0.0.42.json and the others):
+ * `Failure to query node <name>` with errno 0, "No error" (src/slurmrestd/plugins/openapi/slurmctld/nodes.c
+ * _dump_nodes: slurm_load_node_single succeeded with no record, and resp_error is given errno).
+ */
+const NO_ERROR = { errno: 0, text: 'No error' };
 
 /** What slurmrestd answers on a path it has no handler for (src/slurmrestd/operations.c). */
 const NOT_DEFINED = 'Requested REST method is not defined at URL. Please view /openapi/v3 for API reference.';
@@ -62,6 +78,10 @@ export function slurmApi(sim: SiteSimulator): ServiceApi {
   };
 
   const update = (v: string, names: readonly string[], { state, reason }: z.output<typeof updateSchema>): SimResponse => {
+    if (state === undefined) {
+      for (const name of names) wlm.setReason(name, reason!);
+      return ok({ errors: [], warnings: [], meta: meta(v) });
+    }
     const wanted = state[0]!.toUpperCase();
     // slurmctld refuses DRAIN and FAIL without a reason.
     if ((wanted === 'DRAIN' || wanted === 'FAIL') && !reason?.trim()) throw new SimRequestError(400, `a reason is required to set ${wanted}`);
@@ -109,7 +129,10 @@ export function slurmApi(sim: SiteSimulator): ServiceApi {
         path: /^\/slurm\/(v0\.0\.\d+)\/node\/([^/]+)$/,
         handle: ([v, name]) => {
           const node = wlm.get(name!);
-          if (!node) return errorAnswer(apiVersion(v!), INVALID_NODE_NAME, `Failure to query node ${name}`, apiVersionNumber(v!) <= 38 ? { nodes: [] } : {});
+          if (!node) {
+            const n = apiVersionNumber(apiVersion(v!));
+            return errorAnswer(v!, n >= 40 ? NO_ERROR : INVALID_NODE_NAME, `Failure to query node ${name}`, n <= 38 ? { nodes: [] } : {});
+          }
           return ok(nodesBody(apiVersion(v!), [node]));
         },
       },

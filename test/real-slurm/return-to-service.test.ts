@@ -1,16 +1,15 @@
 import { LocalTransport } from '../../adapters/site/commands/local-transport';
 import { ScontrolWorkloadManager } from '../../adapters/site/commands/scontrol-workload-manager';
 import { decideReturnToService } from '../../core/rolling-upgrade/step-decisions';
-import { DRAIN_REASON } from '../../core/rolling-upgrade/session';
 import { isUpgradeDrainReason } from '../../core/site/node-claims';
 import { describeRealSlurm, RealSlurmCluster } from '../support/real-slurm';
-import { node, progress, session } from '../support/upgrade-sessions';
+import { node, OUR_DRAIN, progress, session } from '../support/upgrade-sessions';
 
 /**
  * A reboot through another service (BOS) that outlasts SlurmdTimeout: Slurm sets the node DOWN and
  * appends ` : Not responding` to our reason; under ReturnToService 0 or 1 it stays DOWN when slurmd
  * registers again, under 2 it comes back IDLE+DRAIN. Whatever the setting, the run recognises its
- * drain by its prefix, counts the node back once slurmd answers after the boot, and resumes it.
+ * drain by its prefix and run id, counts the node back once slurmd answers after the boot, and resumes it.
  */
 describeRealSlurm('back after a reboot longer than SlurmdTimeout, under each ReturnToService (real Slurm)', () => {
   const clusters = new Map<number, RealSlurmCluster>();
@@ -30,13 +29,14 @@ describeRealSlurm('back after a reboot longer than SlurmdTimeout, under each Ret
   const scenario = async (rts: 0 | 1 | 2) => {
     const cluster = clusters.get(rts)!;
     const wlm = new ScontrolWorkloadManager({ transport: new LocalTransport({ env: cluster.env }) });
-    await wlm.drainNodes(['c01'], DRAIN_REASON);
+    // The session's own claim, as the run drains: its prefix and its run id.
+    await wlm.drainNodes(['c01'], OUR_DRAIN);
     const requestedAt = Date.now() - 1000;
     // The boot service takes the node down longer than SlurmdTimeout, then it boots.
     await cluster.stopSlurmd('c01');
     const down = await cluster.waitForNode('c01', (n) => n.base === 'DOWN' && n.flags.includes('NOT_RESPONDING'), 'DOWN, not responding', 60_000);
     // 22.05 keeps a reason that is there (node_mgr.c set_node_down_ptr); later releases append " : Not responding": ours either way.
-    expect([`${DRAIN_REASON} : Not responding`, DRAIN_REASON]).toContain(down.reason);
+    expect([`${OUR_DRAIN} : Not responding`, OUR_DRAIN]).toContain(down.reason);
     expect(isUpgradeDrainReason(down.reason)).toBe(true);
     await cluster.startSlurmd('c01', { booted: true });
     const registered = await cluster.waitForNode('c01', (n) => !n.flags.includes('NOT_RESPONDING'), 'answering again', 60_000);

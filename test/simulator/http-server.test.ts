@@ -1,3 +1,5 @@
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { siteStateContract } from '../../simulator/site-state-file';
 import { startTestSite, type TestSite } from '../support/simulator';
 
@@ -51,10 +53,14 @@ describe('site simulator HTTP API', () => {
       ]);
     });
 
-    it('answers an unknown node 200 with errors[] and no nodes, as slurmrestd v0.0.40+ does', async () => {
-      const { status, body } = await call('GET', '/slurm/v0.0.41/node/nope');
-      expect(status).toBe(200);
-      expect(body.errors).toEqual([expect.objectContaining({ error: 'Invalid node name specified', description: expect.stringContaining('nope') })]);
+    it('answers an unknown node 200 with errors[] and no nodes, word for word as Slurm 24.11.5 does (captured)', async () => {
+      const { status, body } = await call('GET', '/slurm/v0.0.41/node/ghost01');
+      const real = JSON.parse(readFileSync(path.join(__dirname, '..', 'fixtures', 'slurm', 'node-unknown-24.11.5-v0.0.42.json'), 'utf8')) as {
+        _status: number;
+        errors: unknown[];
+      };
+      expect(status).toBe(real._status);
+      expect(body.errors).toEqual(real.errors);
       expect(body).not.toHaveProperty('nodes');
     });
 

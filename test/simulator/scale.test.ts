@@ -30,7 +30,7 @@ describe('the simulator at 10,000 nodes', () => {
   it('reboots every node through one boot session and reports each outcome', async () => {
     const requestedAt = site.simulator.clock.now();
     // BOS answers the create with the pending session, before it has listed its components.
-    const created = await clients.bootService.createSession({ name: 'all', operation: 'reboot', templateName: 'cos-2.4', limit: 'compute' });
+    const created = await clients.bootService.createSession({ name: 'all', operation: 'reboot', templateName: 'cos-2.4', limit: { label: 'compute' } });
     expect(created.status).toBe('running');
 
     const done = await pollUntil(async () => {

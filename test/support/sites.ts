@@ -16,6 +16,8 @@ export function buildSite(
     groups?: Record<string, string[]>;
     timing?: SiteDefinitionInput['timing'];
     apiFaults?: SiteDefinitionInput['apiFaults'];
+    /** The simulated Slurm release and accounting (default: the simulator's). */
+    slurm?: SiteDefinitionInput['slurm'];
   } = {},
 ): SiteDefinition {
   const nodes = Array.from({ length: count }, (_, i) => ({ name: nodeName(i), nid: i + 1, rack: `r${Math.floor(i / 16)}`, ...options.node?.(i) }));
@@ -25,6 +27,7 @@ export function buildSite(
     bootTemplates: ['img-1', 'img-2'],
     timing: options.timing ?? { bootSeconds: 60, returnSeconds: 10 },
     ...(options.apiFaults ? { apiFaults: options.apiFaults } : {}),
+    ...(options.slurm ? { slurm: options.slurm } : {}),
   });
 }
 

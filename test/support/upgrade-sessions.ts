@@ -4,10 +4,14 @@ import { parseUpgradeRequest } from '../../core/rolling-upgrade/upgrade-request'
 
 /** Inputs for the pure rolling-upgrade decisions: a two-step session of four nodes, and site observations. */
 export const NOW = 1_000_000;
+/** The session's run id: a UUID, as every run id is (a claim names its run by one that parses). */
+export const RUN_ID = 'a1b2c3d4-0000-4000-8000-000000000001';
+/** This session's drain as it sets it in Slurm (core/site/node-claims.ts drainClaim). */
+export const OUR_DRAIN = `rolling-upgrade ${RUN_ID}`;
 
 export function session(overrides: Partial<UpgradeSession> = {}): UpgradeSession {
   return {
-    upgradeId: 'u1',
+    upgradeId: RUN_ID,
     kind: 'ComputeUpgradeSession',
     state: 'UPDATING',
     completed: false,

@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../../../core/clock';
 import { SiteServiceError } from '../../../core/errors';
 import { chunkHostlist, expandHostlist } from '../../../core/site/hostlist';
+import { BLANK_REASON } from '../../../core/site/node-claims';
 import { validNodeName, validNodeNames, validReason } from '../../../core/site/names';
 import type { CommandTransport } from '../../../ports/command-transport';
 import type { WlmNode, WorkloadManager } from '../../../ports/site';
@@ -102,6 +103,15 @@ export class ScontrolWorkloadManager implements WorkloadManager {
 
   failNodes(names: readonly string[], reason: string): Promise<void> {
     return this.update(names, 'FAIL', reason);
+  }
+
+  /** `scontrol update NodeName=<hostlist> Reason=' '` (no state: update_node sets the reason alone; seen accepted on 22.05.8 and 24.11.5). */
+  async clearReasons(names: readonly string[]): Promise<void> {
+    const nodes = names.map((n, i) => validNodeName(n, `nodes[${i}]`));
+    for (const hostlist of chunkHostlist(nodes, 500)) {
+      this.reader.invalidate(expandHostlist(hostlist));
+      await runChecked('workload-manager', this.options.transport, shellCommand([this.scontrol, 'update', `NodeName=${hostlist}`, `Reason=${BLANK_REASON}`]));
+    }
   }
 
   /** One `scontrol update NodeName=<hostlist> State=...` for many nodes (chunks of 500 keep the command line short). */

@@ -1,10 +1,10 @@
 import { systemClock, type Clock } from '../../../core/clock';
-import { describeError, SiteServiceError } from '../../../core/errors';
-import { compressHostlist, expandHostlist } from '../../../core/site/hostlist';
+import { describeError, EmptyBootSessionError, SiteServiceError } from '../../../core/errors';
+import { compressHostlist } from '../../../core/site/hostlist';
 import { validLabel, validNodeNames, validTemplate } from '../../../core/site/names';
 import type { CommandTransport } from '../../../ports/command-transport';
 import type { ConnectorRecords } from '../../../ports/connector-state';
-import type { BootNodeOutcome, BootService, BootSessionRequest, BootSessionStatus, Inventory } from '../../../ports/site';
+import type { BootLimit, BootNodeOutcome, BootService, BootSessionRequest, BootSessionStatus, Inventory } from '../../../ports/site';
 import { checked as runChecked, SlurmNodeReader } from './slurm-node-reader';
 import { fillTemplate, shellCommand } from './shell-quote';
 
@@ -117,7 +117,7 @@ export class SlurmRebootBootService implements BootService {
     let session = await this.sessions.get(request.name);
     if (!session) {
       const template = validTemplate(request.templateName, 'templateName');
-      const nodes = await this.resolveLimit(request.limit);
+      const nodes = await this.resolveLimit(request.name, request.limit);
       const prepared = this.options.prepareCommand === undefined;
       // Written before any command: of two concurrent requests only the one that wrote it runs them.
       const written = await this.sessions.create({
@@ -196,16 +196,20 @@ export class SlurmRebootBootService implements BootService {
     return session && this.status(session);
   }
 
-  /** A group label (resolved through the inventory) or comma-separated node names / a hostlist. */
-  private async resolveLimit(limit: string): Promise<string[]> {
-    if (/[,[]/.test(limit) === false) {
-      try {
-        return validNodeNames(await this.options.inventory.getGroupMembers(validLabel(limit, 'limit')), 'limit members');
-      } catch (err) {
-        if ((err as { name?: string }).name !== 'GroupNotFoundError') throw err;
-      }
+  /**
+   * The nodes of a limit: its list, or its group's members through the inventory (GroupNotFoundError
+   * for a group that does not exist). A limit that names no node is the run's error: nothing is booted.
+   */
+  private async resolveLimit(session: string, limit: BootLimit): Promise<string[]> {
+    if ('label' in limit) {
+      const label = validLabel(limit.label, 'limit.label');
+      const members = validNodeNames(await this.options.inventory.getGroupMembers(label), 'limit members');
+      if (members.length === 0) throw new EmptyBootSessionError('boot-service', session, `group '${label}' has no members in the inventory`);
+      return [...new Set(members)];
     }
-    return validNodeNames(expandHostlist(limit), 'limit');
+    const nodes = validNodeNames(limit.nodes, 'limit.nodes');
+    if (nodes.length === 0) throw new EmptyBootSessionError('boot-service', session, 'its limit lists no node');
+    return [...new Set(nodes)];
   }
 
   private async status(session: SlurmRebootSession): Promise<BootSessionStatus> {

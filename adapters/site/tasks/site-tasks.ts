@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../../../core/clock';
 import { describeError, SiteServiceError } from '../../../core/errors';
 import { validNodeName, validReason, validTemplate } from '../../../core/site/names';
-import { drainClaim } from '../../../core/site/node-claims';
+import { drainClaim, isClaimOf } from '../../../core/site/node-claims';
 import type { TaskType } from '../../../core/task-graph/graph-document';
 import type { CommandTransport } from '../../../ports/command-transport';
 import type { Site } from '../../../ports/site';
@@ -173,7 +173,7 @@ export class SiteTaskExecutor implements TaskExecutor {
           name: session,
           operation: 'reboot',
           templateName: validTemplate(template, `${invocation.task}.parameters.template`),
-          limit: node,
+          limit: { nodes: [node] },
         });
         return { kind: 'reboot', session };
       }
@@ -198,7 +198,11 @@ export class SiteTaskExecutor implements TaskExecutor {
     const drained = found.flags.includes('DRAIN');
     // A drain is done once the node runs no job; a resume once the drain is lifted.
     if (execution.kind === 'drain') return drained && (found.base === 'IDLE' || found.base === 'DOWN') ? { result: 'ok' } : undefined;
-    return drained ? undefined : { result: 'ok' };
+    if (drained) return undefined;
+    // Slurm 24.11 without accounting keeps the reason the resume carried (our claim): blanked, as the upgrade's are (stage-decision.ts claimsLeftInService).
+    if (!found.flags.includes('FAIL') && found.base !== 'DOWN' && isClaimOf(found.reason, task.invocation.runId))
+      await site.workloadManager.clearReasons([node]);
+    return { result: 'ok' };
   }
 }
 

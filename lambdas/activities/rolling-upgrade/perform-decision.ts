@@ -1,4 +1,4 @@
-import { stampPhase, type NodeAction, type StageDecision, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
+import { claimsLeftInService, stampPhase, type NodeAction, type StageDecision, type StageOutcome } from '../../../core/rolling-upgrade/stage-decision';
 import { LockLostError } from '../../../core/errors';
 import type { NodeRecord, UpgradeSession } from '../../../core/rolling-upgrade/session';
 import pLimit from 'p-limit';
@@ -17,8 +17,13 @@ async function apply(deps: RollingUpgradeDependencies, upgradeId: string, action
     case 'drain':
       // One call for the step: one scontrol hostlist command, or slurmrestd's batch / bounded per-node requests.
       return site.workloadManager.drainNodes(action.nodes, action.reason);
-    case 'resume':
-      return site.workloadManager.resumeNodes(action.nodes);
+    case 'resume': {
+      await site.workloadManager.resumeNodes(action.nodes);
+      // Slurm 24.11 keeps the reason of a resumed node: our claim is blanked, so no finished run is read as the node's owner.
+      const left = claimsLeftInService(upgradeId, action.nodes, await site.workloadManager.getNodes(action.nodes));
+      if (left.length > 0) await site.workloadManager.clearReasons(left);
+      return;
+    }
     case 'fail':
       return site.workloadManager.failNodes(action.nodes, action.siteReason);
     case 'addToGroup':

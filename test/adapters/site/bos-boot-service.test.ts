@@ -1,5 +1,5 @@
 import { BosBootService, bosSessionName } from '../../../adapters/site/bos-boot-service';
-import { SiteServiceError } from '../../../core/errors';
+import { EmptyBootSessionError, SiteServiceError } from '../../../core/errors';
 import { nodeNames, startTestSite, type TestSite } from '../../support/simulator';
 import { stubServer } from '../../support/stub-server';
 
@@ -35,7 +35,7 @@ describe('BosBootService on the simulator', () => {
 
   it('reboots every node of the limit with its own outcome', async () => {
     // As from real BOS, the POST answers a pending session whose components are not listed yet.
-    const created = await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'upgrading' });
+    const created = await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: { label: 'upgrading' } });
     expect(created).toEqual({ name: 's1', status: 'running', nodes: {} });
     expect(await boot().getSession('s1')).toEqual({
       name: 's1',
@@ -69,14 +69,14 @@ describe('BosBootService on the simulator', () => {
   });
 
   it('completes a session once every node has succeeded or failed', async () => {
-    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: `${ok},${failing}` });
+    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: { nodes: [ok!, failing!] } });
     t.advance(BOOT);
     expect(await boot().getSession('s1')).toEqual({ name: 's1', status: 'complete', nodes: { [ok!]: 'succeeded', [failing!]: 'failed' } });
   });
 
   it('serves sessions as BOS does, the nullable fields as null until they are set', async () => {
     const read = async () => (await fetch(`${t.site.urls.bos}/v2/sessions/s1`)).json() as Promise<{ tenant: unknown; status: Record<string, unknown> }>;
-    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: `${ok},${failing}` });
+    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: { nodes: [ok!, failing!] } });
     expect(await read()).toMatchObject({ tenant: null, status: { status: 'running', end_time: null, error: null } });
     t.advance(BOOT);
     const done = await read();
@@ -91,7 +91,7 @@ describe('BosBootService on the simulator', () => {
     expect((await wlmNode(ok!)).bootTime).toBeUndefined();
 
     const requestedAt = t.site.simulator.clock.now();
-    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'healthy' });
+    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: { label: 'healthy' } });
     t.advance(BOOT + RETURN);
     expect(await wlmNode(ok!)).toEqual({
       name: ok,
@@ -104,7 +104,7 @@ describe('BosBootService on the simulator', () => {
   });
 
   it('kills the job of a busy node it reboots, and the killed job does not come back', async () => {
-    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: `${busy},${ok}` });
+    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: { nodes: [busy!, ok!] } });
     expect(t.state().nodes[busy!]!.killedJobs).toBe(1);
     expect(t.state().nodes[ok!]!.killedJobs).toBe(0);
 
@@ -116,9 +116,9 @@ describe('BosBootService on the simulator', () => {
   });
 
   it('records a violation when a node still booting is put in another session', async () => {
-    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'healthy' });
+    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: { label: 'healthy' } });
     t.advance(BOOT / 2);
-    await boot().createSession({ name: 's2', operation: 'reboot', templateName: 'cos-2.4', limit: `${ok},${lost}` });
+    await boot().createSession({ name: 's2', operation: 'reboot', templateName: 'cos-2.4', limit: { nodes: [ok!, lost!] } });
     const { violations } = t.state();
     expect(violations).toHaveLength(1);
     expect(violations[0]).toMatch(new RegExp(`${ok}.*'s2'.*'s1'`));
@@ -132,15 +132,15 @@ describe('BosBootService on the simulator', () => {
   });
 
   it('records no violation for sessions that follow one another', async () => {
-    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'healthy' });
+    await boot().createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: { label: 'healthy' } });
     t.advance(BOOT);
-    await boot().createSession({ name: 's2', operation: 'reboot', templateName: 'cos-2.4', limit: 'healthy' });
+    await boot().createSession({ name: 's2', operation: 'reboot', templateName: 'cos-2.4', limit: { label: 'healthy' } });
     t.advance(BOOT + RETURN);
     expect(t.state()).toMatchObject({ violations: [], nodes: { [ok!]: { bootCount: 2, wlmState: 'IDLE' } } });
   });
 
   it('treats creating the same session name again as the same session', async () => {
-    const request = { name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'healthy' } as const;
+    const request = { name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: { label: 'healthy' } } as const;
     const first = await boot().createSession(request);
     t.advance(BOOT);
     const again = await boot().createSession(request);
@@ -151,7 +151,7 @@ describe('BosBootService on the simulator', () => {
 
   it('gives BOS a valid session name for ours, the same one on every retry', async () => {
     const ours = 'rollout-8f14e45f-ceea-467a-a866-051d5f4e1b2c-step-12';
-    const request = { name: ours, operation: 'reboot', templateName: 'cos-2.4', limit: 'healthy' } as const;
+    const request = { name: ours, operation: 'reboot', templateName: 'cos-2.4', limit: { label: 'healthy' } } as const;
     const created = await boot().createSession(request);
     expect(created.name).toBe(ours);
     // Cut to 45 characters, still naming the run; two steps of one run get two names.
@@ -172,9 +172,9 @@ describe('BosBootService on the simulator', () => {
   });
 
   it('fails with a SiteServiceError for an unknown template or limit', async () => {
-    for (const change of [{ templateName: 'cos-9' }, { limit: 'no-such-group' }]) {
+    for (const change of [{ templateName: 'cos-9' }, { limit: { label: 'no-such-group' } }]) {
       const err = await boot()
-        .createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'healthy', ...change })
+        .createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: { label: 'healthy' }, ...change })
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(SiteServiceError);
       expect(err).toMatchObject({ service: 'boot-service', status: 400 });
@@ -232,12 +232,33 @@ describe('BosBootService against BOS v2 bodies with null fields', () => {
     const stub = await stubServer(routes);
     try {
       const bos = new BosBootService({ baseUrl: stub.url });
-      await expect(bos.createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: 'x3000c0s1b0n0,x3000c0s2b0n0' })).resolves.toEqual({
+      await expect(
+        bos.createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit: { nodes: ['x3000c0s1b0n0', 'x3000c0s2b0n0'] } }),
+      ).resolves.toEqual({
         name: 's1',
         status: 'running',
         nodes: {},
       });
       await expect(bos.getSession('s1')).resolves.toEqual({ name: 's1', status: 'running', nodes: { x3000c0s1b0n0: 'succeeded', x3000c0s2b0n0: 'booting' } });
+    } finally {
+      await stub.close();
+    }
+  });
+
+  it("sends a limit as BOS's comma-separated list: the nodes joined, one node alone, a group by its label; never an empty one", async () => {
+    const stub = await stubServer(routes);
+    try {
+      const bos = new BosBootService({ baseUrl: stub.url });
+      for (const limit of [{ nodes: ['x3000c0s1b0n0', 'x3000c0s2b0n0'] }, { nodes: ['x3000c0s1b0n0'] }, { label: 'upgrading' }])
+        await bos.createSession({ name: 's1', operation: 'reboot', templateName: 'cos-2.4', limit });
+      const posted = stub.seen.filter((r) => r.method === 'POST').map((r) => (JSON.parse(r.body) as { limit: string }).limit);
+      expect(posted).toEqual(['x3000c0s1b0n0,x3000c0s2b0n0', 'x3000c0s1b0n0', 'upgrading']);
+      // BOS reads an empty limit as none at all (every node of the template's boot sets): refused before the request.
+      const before = stub.seen.length;
+      const err = await bos.createSession({ name: 's2', operation: 'reboot', templateName: 'cos-2.4', limit: { nodes: [] } }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(EmptyBootSessionError);
+      expect((err as Error).message).toBe('boot-service: boot session s2 would reboot no node: its limit lists no node; nothing was booted');
+      expect(stub.seen.length).toBe(before);
     } finally {
       await stub.close();
     }

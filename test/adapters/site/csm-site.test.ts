@@ -129,12 +129,12 @@ describe('a CSM-style simulated site through the connectors', () => {
       },
     );
     expect([...outside.keys()]).toEqual([xname(1), xname(2)]);
-    await boot.createSession({ name: 'rollout-test-1', operation: 'reboot', templateName: 'cos', limit: [0, 1, 2, 3].map(xname).join(',') });
+    await boot.createSession({ name: 'rollout-test-1', operation: 'reboot', templateName: 'cos', limit: { nodes: [0, 1, 2, 3].map(xname) } });
     t.advance(5);
     const session = await boot.getSession('rollout-test-1');
     expect(Object.keys(session!.nodes).sort()).toEqual([xname(0), xname(3)]);
     // A limit that leaves nothing: BOS's session setup fails the session.
-    await boot.createSession({ name: 'rollout-test-2', operation: 'reboot', templateName: 'cos', limit: xname(1) });
+    await boot.createSession({ name: 'rollout-test-2', operation: 'reboot', templateName: 'cos', limit: { nodes: [xname(1)] } });
     t.advance(5);
     expect(await boot.getSession('rollout-test-2')).toMatchObject({ status: 'complete', error: 'No nodes were found to act upon.' });
   });

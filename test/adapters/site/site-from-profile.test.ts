@@ -57,6 +57,7 @@ describe('createSiteFromProfile', () => {
       drainNodes: async () => {},
       resumeNodes: async () => {},
       failNodes: async () => {},
+      clearReasons: async () => {},
     };
     const seen: unknown[] = [];
     const { site, provisioner } = await createSiteFromProfile(profile, {

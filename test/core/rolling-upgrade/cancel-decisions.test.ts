@@ -1,5 +1,5 @@
 import { cancelChunk, cancelSwitchesAt, decideCancel, decideCancelRequested, decideCleanUp } from '../../../core/rolling-upgrade/cancel-decisions';
-import { NOW, node, progress, session, wlmMap, wlmNode } from '../../support/upgrade-sessions';
+import { NOW, node, OUR_DRAIN, progress, RUN_ID, session, wlmMap, wlmNode } from '../../support/upgrade-sessions';
 
 describe('a cancel seen by a stage', () => {
   it('switches to the delete sequence by CRUS rules, keeping the boot session name', () => {
@@ -22,7 +22,7 @@ describe('CANCELLING', () => {
   const step = [node('n0', 0), node('n1', 1)];
 
   it("before booting step 0 lifts only our drain: an admin's drain stays, with its reason", () => {
-    const wlm = wlmMap(wlmNode('n0', 'IDLE', ['DRAIN'], { reason: 'rolling-upgrade' }), wlmNode('n1', 'IDLE', ['DRAIN'], { reason: 'bad dimm' }));
+    const wlm = wlmMap(wlmNode('n0', 'IDLE', ['DRAIN'], { reason: OUR_DRAIN }), wlmNode('n1', 'IDLE', ['DRAIN'], { reason: 'bad dimm' }));
     const d = decideCancel({
       session: session({ state: 'DELETING' }),
       progress: progress({ stage: 'CANCELLING', cancelMode: 'resume-step' }),
@@ -55,7 +55,7 @@ describe('CANCELLING', () => {
       type: 'fail',
       nodes: ['n0'],
       reason: 'upgrade-session-deleted-before-completion',
-      siteReason: 'upgrade-session-deleted-before-completion u1',
+      siteReason: `upgrade-session-deleted-before-completion ${RUN_ID}`,
     });
 
     expect(cancelChunk(s, first.progress, 3)).toEqual({ from: 3, to: 4 });

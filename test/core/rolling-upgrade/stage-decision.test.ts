@@ -1,9 +1,17 @@
 import { SiteServiceError } from '../../../core/errors';
-import { activeNodes, decideFailedAttempt, failNodes, isDrained, isOurDrain, returnToService } from '../../../core/rolling-upgrade/stage-decision';
+import {
+  activeNodes,
+  claimsLeftInService,
+  decideFailedAttempt,
+  failNodes,
+  isDrained,
+  isOurDrain,
+  returnToService,
+} from '../../../core/rolling-upgrade/stage-decision';
 import { isUpgradeDrainReason } from '../../../core/site/node-claims';
 import { reasonAsSet } from '../../../core/rolling-upgrade/session';
 import { isBackAfterBoot, isQuiet } from '../../../core/rolling-upgrade/wlm-readiness';
-import { node, progress, session, wlmMap, wlmNode } from '../../support/upgrade-sessions';
+import { node, OUR_DRAIN, progress, session, wlmMap, wlmNode } from '../../support/upgrade-sessions';
 
 describe('a failed attempt', () => {
   it('counts the error, backs off and tells the operator', () => {
@@ -29,18 +37,17 @@ describe('the shared pieces of every decision', () => {
 
   it("tells a drain of anyone's from our own", () => {
     const admin = wlmNode('a', 'IDLE', ['DRAIN'], { reason: 'bad dimm' });
-    const ours = wlmNode('b', 'IDLE', ['DRAIN'], { reason: 'rolling-upgrade' });
+    const ours = wlmNode('b', 'IDLE', ['DRAIN'], { reason: OUR_DRAIN });
     expect([isDrained(admin), isOurDrain(admin)]).toEqual([true, false]);
     expect([isDrained(ours), isOurDrain(ours)]).toEqual([true, true]);
     expect([isDrained(undefined), isOurDrain(wlmNode('c', 'IDLE'))]).toEqual([false, false]);
   });
 
-  it('recognises our drain by its prefix, whatever Slurm or the session appended, and only while drained or DOWN', () => {
+  it('recognises our drain by its prefix and a run id that parses, whatever Slurm or the session appended, and only while drained or DOWN', () => {
     const reasons = [
-      'rolling-upgrade',
-      'rolling-upgrade : reboot issued',
-      'rolling-upgrade : Not responding',
-      'rolling-upgrade session=u1',
+      OUR_DRAIN,
+      `${OUR_DRAIN} : reboot issued`,
+      `${OUR_DRAIN} : Not responding`,
       'rolling-upgrade 0f8fad5b-d9cb-469f-a165-70867728950e : Not responding',
     ];
     for (const reason of reasons) {
@@ -51,9 +58,20 @@ describe('the shared pieces of every decision', () => {
     }
     for (const reason of ['rolling-upgrades', 'rolling-upgrade-x', 'bad dimm rolling-upgrade', 'Reboot ASAP', '', undefined])
       expect(isUpgradeDrainReason(reason)).toBe(false);
+    // Issue 26, item 4: the word alone, or followed by no run id that parses, is an admin's (or CRUS's bare) drain, kept.
+    for (const reason of [
+      'rolling-upgrade',
+      'rolling-upgrade maintenance',
+      'rolling-upgrade : reboot issued',
+      'rolling-upgrade session=u1',
+      'rolling-upgrade 0f8fad5b-d9cb-469f-a165 : Not responding',
+    ]) {
+      expect([reason, isUpgradeDrainReason(reason)]).toEqual([reason, false]);
+      expect([reason, isOurDrain(wlmNode('a', 'IDLE', ['DRAIN'], { reason }))]).toEqual([reason, false]);
+    }
     // Fix 7: RESUME leaves the reason on a node in service; a reason is not a drain.
-    expect(isOurDrain(wlmNode('a', 'IDLE', [], { reason: 'rolling-upgrade : reboot issued' }))).toBe(false);
-    expect(isDrained(wlmNode('a', 'IDLE', [], { reason: 'rolling-upgrade' }))).toBe(false);
+    expect(isOurDrain(wlmNode('a', 'IDLE', [], { reason: `${OUR_DRAIN} : reboot issued` }))).toBe(false);
+    expect(isDrained(wlmNode('a', 'IDLE', [], { reason: OUR_DRAIN }))).toBe(false);
   });
 
   it("gives an admin's reason back as the admin set it", () => {
@@ -64,17 +82,37 @@ describe('the shared pieces of every decision', () => {
 
   it("returns nodes to service: our drain lifted (also from DOWN), an admin's kept with its reason as set", () => {
     const wlm = wlmMap(
-      wlmNode('a', 'IDLE', ['DRAIN'], { reason: 'rolling-upgrade : reboot issued' }),
-      wlmNode('b', 'DOWN', ['DRAIN'], { reason: 'rolling-upgrade : Not responding' }),
+      wlmNode('a', 'IDLE', ['DRAIN'], { reason: `${OUR_DRAIN} : reboot issued` }),
+      wlmNode('b', 'DOWN', ['DRAIN'], { reason: `${OUR_DRAIN} : Not responding` }),
       wlmNode('c', 'IDLE', ['DRAIN'], { reason: 'bad dimm : reboot issued' }),
       wlmNode('d', 'IDLE', ['DRAIN'], { reason: 'bad dimm' }),
-      wlmNode('e', 'ALLOCATED', [], { reason: 'rolling-upgrade' }),
+      wlmNode('e', 'ALLOCATED', [], { reason: OUR_DRAIN }),
       wlmNode('f', 'IDLE', ['DRAIN'], { reason: 'ticket #42 : reboot issued' }),
+      // An admin's reason that begins with our word but names no run: kept, with its reason as set.
+      wlmNode('g', 'IDLE', ['DRAIN'], { reason: 'rolling-upgrade maintenance : reboot issued' }),
     );
-    expect(returnToService(['a', 'b', 'c', 'd', 'e', 'f', 'unknown'], wlm)).toEqual([
+    expect(returnToService(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'unknown'], wlm)).toEqual([
       { type: 'resume', nodes: ['a', 'b'] },
       { type: 'drain', nodes: ['c'], reason: 'bad dimm' },
+      { type: 'drain', nodes: ['g'], reason: 'rolling-upgrade maintenance' },
     ]);
+  });
+
+  it("finds this run's claim left on nodes it returned to service (Slurm 24.11 keeps it), and nothing else", () => {
+    const other = 'rolling-upgrade 0f8fad5b-d9cb-469f-a165-70867728950e : reboot issued';
+    const wlm = wlmMap(
+      wlmNode('a', 'IDLE', [], { reason: `${OUR_DRAIN} : reboot issued` }),
+      wlmNode('b', 'IDLE', ['NOT_RESPONDING'], { reason: OUR_DRAIN }),
+      wlmNode('c', 'IDLE', [], { reason: 'bad dimm' }),
+      wlmNode('d', 'IDLE', [], { reason: other }),
+      wlmNode('e', 'IDLE', ['DRAIN'], { reason: OUR_DRAIN }),
+      wlmNode('f', 'DOWN', [], { reason: OUR_DRAIN }),
+      wlmNode('g', 'IDLE', ['FAIL'], { reason: OUR_DRAIN }),
+      wlmNode('h', 'IDLE', [], { reason: `upgrading-boot-session-failed ${OUR_DRAIN.split(' ')[1]}` }),
+      wlmNode('i', 'IDLE', []),
+      wlmNode('j', 'ALLOCATED', [], { reason: OUR_DRAIN }),
+    );
+    expect(claimsLeftInService(session().upgradeId, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'unknown'], wlm)).toEqual(['a', 'b', 'j']);
   });
 
   it('counts a node quiet only drained with no job, finishing ones included (DRAIN+COMPLETING is draining)', () => {
@@ -95,11 +133,11 @@ describe('the shared pieces of every decision', () => {
     expect(isBackAfterBoot(wlmNode('a', 'ALLOCATED', [], booted), at)).toBe(true);
     expect(isBackAfterBoot(wlmNode('a', 'MIXED', [], booted), at)).toBe(true);
     // Kept DOWN after registering (ReturnToService 0/1 after SlurmdTimeout): back when ours or drained, not when an admin set it DOWN.
-    expect(isBackAfterBoot(wlmNode('a', 'DOWN', ['DRAIN'], { ...booted, reason: 'rolling-upgrade : Not responding' }), at)).toBe(true);
-    expect(isBackAfterBoot(wlmNode('a', 'DOWN', [], { ...booted, reason: 'rolling-upgrade : Not responding' }), at)).toBe(true);
+    expect(isBackAfterBoot(wlmNode('a', 'DOWN', ['DRAIN'], { ...booted, reason: `${OUR_DRAIN} : Not responding` }), at)).toBe(true);
+    expect(isBackAfterBoot(wlmNode('a', 'DOWN', [], { ...booted, reason: `${OUR_DRAIN} : Not responding` }), at)).toBe(true);
     expect(isBackAfterBoot(wlmNode('a', 'DOWN', [], { ...booted, reason: 'cable cut' }), at)).toBe(false);
     // Not answering, failed, or its reboot still pending; or booted before the request.
-    expect(isBackAfterBoot(wlmNode('a', 'DOWN', ['DRAIN', 'NOT_RESPONDING'], { ...booted, reason: 'rolling-upgrade' }), at)).toBe(false);
+    expect(isBackAfterBoot(wlmNode('a', 'DOWN', ['DRAIN', 'NOT_RESPONDING'], { ...booted, reason: OUR_DRAIN }), at)).toBe(false);
     expect(isBackAfterBoot(wlmNode('a', 'IDLE', ['NOT_RESPONDING'], booted), at)).toBe(false);
     expect(isBackAfterBoot(wlmNode('a', 'IDLE', ['FAIL'], booted), at)).toBe(false);
     expect(isBackAfterBoot(wlmNode('a', 'IDLE', ['DRAIN', 'REBOOT_REQUESTED'], booted), at)).toBe(false);

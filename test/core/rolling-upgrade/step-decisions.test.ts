@@ -1,4 +1,4 @@
-import { SiteServiceError, UnknownNodesError } from '../../../core/errors';
+import { EmptyBootSessionError, SiteServiceError, UnknownNodesError } from '../../../core/errors';
 import type { BootSessionStatus } from '../../../core/site/site-nodes';
 import {
   bootSessionName,
@@ -9,7 +9,7 @@ import {
   decideReturnToService,
   decideStartStep,
 } from '../../../core/rolling-upgrade/step-decisions';
-import { NOW, node, progress, session, wlmMap, wlmNode } from '../../support/upgrade-sessions';
+import { NOW, node, OUR_DRAIN, progress, RUN_ID, session, wlmMap, wlmNode } from '../../support/upgrade-sessions';
 
 const STEP = [node('n0', 0, 'NOT_STARTED'), node('n1', 1, 'NOT_STARTED')];
 
@@ -24,14 +24,14 @@ describe('STARTING', () => {
     const d = decideStartStep({ session: session(), progress: progress(), nodes: STEP, observed: observed(), now: NOW });
     expect(d.progress).toEqual({ step: 0, stage: 'QUIESCING', stageStartedAt: NOW, errorCount: 0 });
     expect(d.actions).toEqual([
-      { type: 'drain', nodes: ['n0', 'n1'], reason: 'rolling-upgrade u1' },
+      { type: 'drain', nodes: ['n0', 'n1'], reason: `rolling-upgrade ${RUN_ID}` },
       { type: 'recordNodes', records: STEP.map((n) => ({ name: n.name, index: n.index, status: 'IN_PROGRESS', phase: 'DRAINING' })) },
     ]);
     expect(d.message).toBe('Step 0 of 2: draining 2 node(s): n0, n1');
   });
 
   it("keeps an admin's drain and its reason: a drained node is drained already", () => {
-    const wlm = wlmMap(wlmNode('n0', 'IDLE', ['DRAIN'], { reason: 'bad dimm' }), wlmNode('n1', 'IDLE', ['DRAIN'], { reason: 'rolling-upgrade' }));
+    const wlm = wlmMap(wlmNode('n0', 'IDLE', ['DRAIN'], { reason: 'bad dimm' }), wlmNode('n1', 'IDLE', ['DRAIN'], { reason: OUR_DRAIN }));
     const d = decideStartStep({ session: session(), progress: progress(), nodes: STEP, observed: observed(wlm), now: NOW });
     expect(d.actions.filter((a) => a.type === 'drain')).toEqual([]);
     expect(d.progress.stage).toBe('QUIESCING');
@@ -75,7 +75,7 @@ describe('STARTING', () => {
 });
 
 describe('QUIESCING', () => {
-  const quiet = (name: string) => wlmNode(name, 'IDLE', ['DRAIN'], { reason: 'rolling-upgrade' });
+  const quiet = (name: string) => wlmNode(name, 'IDLE', ['DRAIN'], { reason: OUR_DRAIN });
 
   it('moves on once every node is drained of jobs', () => {
     const d = decideQuiesce({
@@ -93,7 +93,7 @@ describe('QUIESCING', () => {
   });
 
   it('polls while a job runs, and fails the busy node past the timeout', () => {
-    const wlm = wlmMap(quiet('n0'), wlmNode('n1', 'ALLOCATED', ['DRAIN'], { reason: 'rolling-upgrade' }));
+    const wlm = wlmMap(quiet('n0'), wlmNode('n1', 'ALLOCATED', ['DRAIN'], { reason: OUR_DRAIN }));
     const start = progress({ stage: 'QUIESCING', stageStartedAt: NOW });
     // While n1 runs its job, n0 is recorded quiet (once: a record already QUIESCED is not written again).
     const quietN0 = { type: 'recordNodes', records: [{ name: 'n0', index: 0, status: 'IN_PROGRESS', phase: 'QUIESCED' }] };
@@ -109,7 +109,7 @@ describe('QUIESCING', () => {
     expect(late.message).toBe('Step 0: 1 node(s) still busy after 100 s failed: n1');
     expect(late.actions).toEqual([
       quietN0,
-      { type: 'fail', nodes: ['n1'], reason: 'upgrading-time-out-quiescing', siteReason: 'upgrading-time-out-quiescing u1' },
+      { type: 'fail', nodes: ['n1'], reason: 'upgrading-time-out-quiescing', siteReason: `upgrading-time-out-quiescing ${RUN_ID}` },
       { type: 'addToGroup', label: 'failed', nodes: ['n1'] },
       { type: 'recordNodes', records: [{ name: 'n1', index: 1, status: 'FAILED', phase: 'DONE', reason: 'upgrading-time-out-quiescing' }] },
       { type: 'releaseLocks', nodes: ['n1'] },
@@ -139,11 +139,11 @@ describe('QUIESCED', () => {
       observed: { upgradingMembers: ['x9', 'n0'] },
       now: NOW,
     });
-    const name = bootSessionName('u1', 0);
+    const name = bootSessionName(RUN_ID, 0);
     expect(d.actions.map((a) => a.type)).toEqual(['saveProgress', 'removeFromGroup', 'addToGroup', 'startBoot', 'recordNodes']);
     expect(d.actions[0]).toMatchObject({ progress: { stage: 'QUIESCED', bootRequestedAt: NOW, bootSessionName: name } });
     expect(d.actions[1]).toEqual({ type: 'removeFromGroup', label: 'upgrading', nodes: ['x9'] });
-    expect(d.actions[3]).toEqual({ type: 'startBoot', name, template: 'image-2', limit: 'upgrading' });
+    expect(d.actions[3]).toEqual({ type: 'startBoot', name, template: 'image-2', limit: { label: 'upgrading' } });
     expect(d.progress).toMatchObject({ stage: 'BOOTING', bootRequestedAt: NOW, bootSessionName: name });
     expect(d.message).toBe(`Step 0: boot session ${name} started for 2 node(s) with template image-2`);
   });
@@ -196,8 +196,8 @@ describe('BOOTING and BOOTED', () => {
     expect(d.progress).toMatchObject({ stage: 'WLM_WAITING', bootFinishedAt: NOW });
     expect(d.message).toBe('Step 0: 1 node(s) booted, 2 failed to boot: n1, n2');
     expect(d.actions.filter((a) => a.type === 'fail')).toEqual([
-      { type: 'fail', nodes: ['n1'], reason: 'upgrading-boot-session-failed', siteReason: 'upgrading-boot-session-failed u1' },
-      { type: 'fail', nodes: ['n2'], reason: 'upgrading-time-out-booting', siteReason: 'upgrading-time-out-booting u1' },
+      { type: 'fail', nodes: ['n1'], reason: 'upgrading-boot-session-failed', siteReason: `upgrading-boot-session-failed ${RUN_ID}` },
+      { type: 'fail', nodes: ['n2'], reason: 'upgrading-time-out-booting', siteReason: `upgrading-time-out-booting ${RUN_ID}` },
     ]);
     expect(d.actions.at(-1)).toEqual({ type: 'recordNodes', records: [{ name: 'n0', index: 0, status: 'IN_PROGRESS', phase: 'BOOTED' }] });
   });
@@ -215,6 +215,20 @@ describe('BOOTING and BOOTED', () => {
     // Nodes the workload manager does not know are recorded failed, not failed in it.
     expect(d.actions.some((a) => a.type === 'fail')).toBe(false);
   });
+
+  it('makes a boot session that acted upon no node an error of the run, failing none of the step', () => {
+    const d = decideEvaluateBoot({
+      session: session(),
+      progress: { ...booting, stage: 'BOOTED' },
+      nodes: STEP,
+      observed: { boot: boot('complete', {}, 'No nodes were found to act upon.'), wlm: wlmMap() },
+      now: NOW,
+    });
+    expect(d.actions).toEqual([]);
+    expect(d.progress).toMatchObject({ stage: 'BOOTED', step: 0 });
+    expect(d.error).toBeInstanceOf(EmptyBootSessionError);
+    expect(d.error!.message).toMatch(/boot session b-0 would reboot no node: the boot service says: No nodes were found to act upon/);
+  });
 });
 
 describe('WLM_WAITING', () => {
@@ -228,7 +242,7 @@ describe('WLM_WAITING', () => {
   const waiting = progress({ stage: 'WLM_WAITING', stageStartedAt: NOW, bootRequestedAt: NOW - 10, bootFinishedAt: NOW });
   // Back after the boot, still carrying our drain (or none).
   const back = (name: string, flags: string[] = []) =>
-    wlmNode(name, 'IDLE', flags, { bootTime: NOW, ...(flags.includes('DRAIN') ? { reason: 'rolling-upgrade' } : {}) });
+    wlmNode(name, 'IDLE', flags, { bootTime: NOW, ...(flags.includes('DRAIN') ? { reason: OUR_DRAIN } : {}) });
 
   it('resumes the drained nodes that really rebooted, counts them upgraded and waits for the rest', () => {
     const wlm = wlmMap(back('n0', ['DRAIN']), wlmNode('n1', 'IDLE', ['DRAIN'], { bootTime: NOW - 60_000 }));
@@ -260,7 +274,7 @@ describe('WLM_WAITING', () => {
       type: 'fail',
       nodes: ['n1'],
       reason: 'upgrading-time-out-wlm-waiting',
-      siteReason: 'upgrading-time-out-wlm-waiting u1',
+      siteReason: `upgrading-time-out-wlm-waiting ${RUN_ID}`,
     });
     expect(d.progress).toMatchObject({ stage: 'STARTING', step: 1 });
   });

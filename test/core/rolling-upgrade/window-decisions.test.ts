@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { EmptyBootSessionError } from '../../../core/errors';
 import type { Operation } from '../../../core/scheduling';
 import type { BootSessionStatus, WlmNode } from '../../../core/site/site-nodes';
 import type { HealthCheckResult } from '../../../core/rolling-upgrade/health-check';
@@ -28,7 +29,7 @@ import {
   decideQuiescing,
   decideReturning,
 } from '../../../core/rolling-upgrade/window-in-flight';
-import { NOW, wlmMap, wlmNode } from '../../support/upgrade-sessions';
+import { NOW, OUR_DRAIN, RUN_ID, wlmMap, wlmNode } from '../../support/upgrade-sessions';
 
 /**
  * The window's increment (decideWindow) and each of its phases, on small literal states. The
@@ -54,7 +55,7 @@ function windowSession(request: Partial<Request> = {}, over: Partial<UpgradeSess
     ...request,
   });
   return {
-    upgradeId: 'u1',
+    upgradeId: RUN_ID,
     kind: 'ComputeUpgradeSession',
     state: 'UPDATING',
     completed: false,
@@ -68,7 +69,6 @@ function windowSession(request: Partial<Request> = {}, over: Partial<UpgradeSess
   };
 }
 
-const OUR_DRAIN = 'rolling-upgrade u1';
 /** Another session of this store (run ids are UUIDs), dead: its drain is taken over. */
 const DEAD_SESSION = '11111111-2222-4333-8444-555555555555';
 const idle = (name: string) => wlmNode(name, 'IDLE');
@@ -281,6 +281,23 @@ describe('decideWindow: failures, the failure budget and halting', () => {
   });
 });
 
+describe('decideWindow: a boot session that acted upon no node', () => {
+  it('is an error of the run: no node failed, recorded or released, nothing done to the site', () => {
+    const booting = flying('n2', 2, 'BOOTING', { boot: { session: 'b0', requestedAt: NOW - 5000 } });
+    const d = increment(
+      windowSession(),
+      rolling(),
+      view([booting]),
+      observe([drainedByUs('n2')], { boots: new Map([['b0', { name: 'b0', status: 'complete', error: 'No nodes were found to act upon.', nodes: {} }]]) }),
+    );
+    expect(d.actions).toEqual([]);
+    expect(d.error).toBeInstanceOf(EmptyBootSessionError);
+    expect(d.error!.message).toBe(
+      'boot-service: boot session b0 would reboot no node: the boot service says: No nodes were found to act upon.; nothing was booted',
+    );
+  });
+});
+
 describe('decideWindow: back in service, boots and the index', () => {
   it('boots the newly quiet nodes together in one numbered session, recorded BOOTING (and the boot count saved) before the boot starts', () => {
     const d = increment(
@@ -291,9 +308,9 @@ describe('decideWindow: back in service, boots and the index', () => {
     );
     expect(typesOf(d.actions)).toEqual(['saveProgress', 'recordNodes', 'startBoot']);
     expect(actionsOf(d.actions, 'saveProgress')[0]!.progress.window!.bootCount).toBe(4);
-    expect(d.actions[2]).toEqual({ type: 'startBoot', name: 'rollout-u1-boot-3', template: 'image-2', limit: 'n0,n1' });
+    expect(d.actions[2]).toEqual({ type: 'startBoot', name: `rollout-${RUN_ID}-boot-3`, template: 'image-2', limit: { nodes: ['n0', 'n1'] } });
     expect(recorded(d.actions)).toMatchObject([
-      { name: 'n0', phase: 'BOOTING', boot: { session: 'rollout-u1-boot-3', requestedAt: NOW }, phaseTimes: { QUIESCED: NOW } },
+      { name: 'n0', phase: 'BOOTING', boot: { session: `rollout-${RUN_ID}-boot-3`, requestedAt: NOW }, phaseTimes: { QUIESCED: NOW } },
       { name: 'n1', phase: 'BOOTING' },
     ]);
     expect(d.progress.window).toMatchObject({ bootCount: 4, draining: 0, phases: { BOOTING: 2 } });
@@ -374,7 +391,7 @@ describe('phase: start and admit (decideStarts)', () => {
     const records = recordsOf(todo('a', 0), todo('b', 1), todo('c', 2));
     const ops = opsOf(op('a', { wave: 2 }), op('b'), op('c'));
     const wlm = wlmMap(idle('a'), drainedByAdmin('b'), wlmNode('c', 'IDLE', ['DRAIN'], { reason: `rolling-upgrade ${DEAD_SESSION}` }));
-    const s = decideStarts({ session: { upgradeId: 'u1' }, start: ['a', 'b', 'c'], admit: [], ops, records, wlm });
+    const s = decideStarts({ session: { upgradeId: RUN_ID }, start: ['a', 'b', 'c'], admit: [], ops, records, wlm });
     expect(s.drain).toEqual(['a', 'c']);
     expect(s.started[0]).toEqual({
       name: 'a',
@@ -389,7 +406,7 @@ describe('phase: start and admit (decideStarts)', () => {
   it('records an admitted node with its op now holding a slot, and starts no drain for it', () => {
     const ahead = flying('a', 0, 'DRAINING', { holdsSlot: false });
     const s = decideStarts({
-      session: { upgradeId: 'u1' },
+      session: { upgradeId: RUN_ID },
       start: [],
       admit: ['a'],
       ops: opsOf(op('a', { holdsSlot: true, admittedAt: NOW })),
@@ -605,7 +622,7 @@ describe('phase: boot (decideBoots)', () => {
   it('starts one session for the quiet nodes, named by the count, then restarts lost sessions under their own names', () => {
     const records = recordsOf(flying('a', 0, 'DRAINING', { extra: { phaseTimes: { DRAINING: 5, QUIESCED: 6 } } }), flying('b', 1, 'QUIESCED'));
     const b = decideBoots({
-      session: { upgradeId: 'u1', upgradeTemplateId: 'img' },
+      session: { upgradeId: RUN_ID, upgradeTemplateId: 'img' },
       toBoot: ['a', 'b'],
       restartBoots: new Map([['old', ['c']]]),
       bootCount: 2,
@@ -614,15 +631,15 @@ describe('phase: boot (decideBoots)', () => {
     });
     expect(b.bootCount).toBe(3);
     expect(b.actions).toEqual([
-      { type: 'startBoot', name: 'rollout-u1-boot-2', template: 'img', limit: 'a,b' },
-      { type: 'startBoot', name: 'old', template: 'img', limit: 'c' },
+      { type: 'startBoot', name: `rollout-${RUN_ID}-boot-2`, template: 'img', limit: { nodes: ['a', 'b'] } },
+      { type: 'startBoot', name: 'old', template: 'img', limit: { nodes: ['c'] } },
     ]);
     expect(b.writes.map((r) => r.phaseTimes)).toEqual([{ DRAINING: 5, QUIESCED: 6 }, { QUIESCED: NOW }]);
   });
 
   it('starts no session and keeps the count when nothing is quiet', () => {
     const b = decideBoots({
-      session: { upgradeId: 'u1', upgradeTemplateId: 'img' },
+      session: { upgradeId: RUN_ID, upgradeTemplateId: 'img' },
       toBoot: [],
       restartBoots: new Map(),
       bootCount: 2,
@@ -747,7 +764,7 @@ describe('action order (orderWindowActions)', () => {
       wlm: wlmMap(drainedByUs('k'), idle('f')),
       written: [todo('w', 1)],
       checks: { type: 'startHealthChecks', command: 'c {node}', timeoutSeconds: 1, records: [] },
-      boots: [{ type: 'startBoot', name: 'b', template: 't', limit: 'w' }],
+      boots: [{ type: 'startBoot', name: 'b', template: 't', limit: { nodes: ['w'] } }],
       unlock: ['f'],
     });
     expect(typesOf(actions)).toEqual([

@@ -1,6 +1,7 @@
 import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, startTestRuntime } from '../../support/embedded';
+import { parseSiteMark } from '../../../core/site/node-claims';
 
 describe("an admin's drain on a node of the upgrade", () => {
   let runtime: EmbeddedRuntime | undefined;
@@ -48,5 +49,54 @@ describe("an admin's drain on a node of the upgrade", () => {
     expect(site.nodes[nodeName(1)]).toMatchObject({ bootCount: 1, wlmState: 'IDLE', resumeCount: 1 });
     const nodes = await runtime.store.listNodes(run.id);
     expect(nodes.map((n) => n.status)).toEqual(['UPGRADED', 'UPGRADED', 'UPGRADED']);
+  });
+
+  it.each([
+    ['lock-step', {}],
+    ['window', { mode: 'window', maxUnavailable: 1 }],
+  ])("whose reason begins with `rolling-upgrade` but names no run is an admin's: kept byte for byte (%s)", async (_mode, extra) => {
+    const reason = 'rolling-upgrade maintenance';
+    runtime = await startTestRuntime({ site: buildSite(3, { node: (i) => (i === 2 ? { wlm: { state: 'DRAINED', reason } } : {}) }) });
+    const run = await runtime.run('rollingUpgrade', upgradeRequest(extra));
+    await run.outcome;
+
+    const site = runtime.simulator.state();
+    expect(site.nodes[nodeName(2)]).toMatchObject({ bootCount: 1, wlmState: 'DRAINED', wlmReason: reason, resumeCount: 0, drainCount: 0 });
+    expect(site.nodes[nodeName(0)]).toMatchObject({ bootCount: 1, wlmState: 'IDLE', resumeCount: 1 });
+  });
+});
+
+/**
+ * Issue 26, item 7: Slurm 24.11 without accounting keeps a node's reason through RESUME (the
+ * simulator follows it: slurm-version.ts clearsReasonWhenUp), so a finished run's claim would stay on
+ * every node it returned. The run blanks its own claim; an admin's reason stays byte for byte.
+ */
+describe('the reason a run leaves on the nodes it returns, on Slurm 24.11 without accounting', () => {
+  let runtime: EmbeddedRuntime | undefined;
+  afterEach(async () => {
+    await runtime?.close();
+    runtime = undefined;
+  });
+
+  it.each([
+    ['lock-step', {}],
+    ['window', { mode: 'window', maxUnavailable: 2 }],
+  ])('carries no claim of the run once it ended (%s); the admin-drained node keeps its reason', async (_mode, extra) => {
+    runtime = await startTestRuntime({
+      site: buildSite(4, {
+        node: (i) => (i === 3 ? { wlm: { state: 'DRAINED', reason: 'bad dimm' } } : {}),
+        slurm: { version: '24.11.5', accountingStorage: 'none' },
+      }),
+    });
+    const run = await runtime.run('rollingUpgrade', upgradeRequest(extra));
+    await run.outcome;
+    const nodes = runtime.simulator.state().nodes;
+    for (const i of [0, 1, 2]) {
+      const node = nodes[nodeName(i)]!;
+      expect([nodeName(i), node.bootCount, node.wlmState, parseSiteMark(node.wlmReason)]).toEqual([nodeName(i), 1, 'IDLE', undefined]);
+      expect(node.wlmReason?.trim() ?? '').toBe('');
+    }
+    expect(nodes[nodeName(3)]).toMatchObject({ bootCount: 1, wlmState: 'DRAINED', wlmReason: 'bad dimm' });
+    expect((await runtime.store.listNodes(run.id)).map((n) => n.status)).toEqual(['UPGRADED', 'UPGRADED', 'UPGRADED', 'UPGRADED']);
   });
 });

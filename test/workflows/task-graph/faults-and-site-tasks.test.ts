@@ -1,3 +1,4 @@
+import { parseSiteMark } from '../../../core/site/node-claims';
 import { parseSiteDefinition } from '../../../simulator';
 import { startTestRuntime } from '../../support/embedded';
 import { EXAMPLE_GRAPH, exampleSite, runTaskGraph } from '../../support/task-graph-runs';
@@ -96,6 +97,29 @@ tasks:
       ]);
       for (const node of ['c1', 'c2']) expect(state.nodes[node]).toMatchObject({ wlmState: 'IDLE', bootCount: 1, drainCount: 1, resumeCount: 1 });
       expect(state.violations).toEqual([]);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it("leaves no claim of the run in a resumed node's reason on Slurm 24.11 without accounting (which keeps it through RESUME)", async () => {
+    const site = parseSiteDefinition({
+      nodes: [
+        { name: 'c1', nid: 1, roles: ['compute'] },
+        { name: 'c2', nid: 2, roles: ['compute'] },
+      ],
+      bootTemplates: ['cos-2.4'],
+      timing: { bootSeconds: 60, returnSeconds: 10 },
+      slurm: { version: '24.11.5', accountingStorage: 'none' },
+    });
+    const runtime = await startTestRuntime({ site });
+    try {
+      const { view, site: state } = await runTaskGraph(runtime, { graph });
+      expect(view.status).toBe('SUCCEEDED');
+      for (const node of ['c1', 'c2']) {
+        expect(state.nodes[node]).toMatchObject({ wlmState: 'IDLE', bootCount: 1, resumeCount: 1 });
+        expect([node, parseSiteMark(state.nodes[node]!.wlmReason)]).toEqual([node, undefined]);
+      }
     } finally {
       await runtime.close();
     }

@@ -40,8 +40,8 @@ describe.each(INJECTION_CORPUS)('the injection value %j', (value) => {
       () => wlm.drain(value, 'rolling-upgrade'),
       () => wlm.fail('nid001', `${value}\n`),
       () => wlm.resume(value),
-      () => boot.createSession({ name: 'a', operation: 'reboot', templateName: value, limit: 'upgrading' }),
-      () => boot.createSession({ name: 'b', operation: 'reboot', templateName: 'img', limit: 'upgrading' }),
+      () => boot.createSession({ name: 'a', operation: 'reboot', templateName: value, limit: { label: 'upgrading' } }),
+      () => boot.createSession({ name: 'b', operation: 'reboot', templateName: 'img', limit: { label: 'upgrading' } }),
     ];
     for (const attempt of attempts) await expect(attempt()).rejects.toBeInstanceOf(InvalidInputError);
     expect(transport.scripts).toEqual([]);

@@ -3,7 +3,7 @@ import { SLURM_COMMAND_TIMEOUT_SECONDS, ScontrolWorkloadManager } from '../../..
 import { SlurmRebootBootService, type SlurmRebootSession } from '../../../../adapters/site/commands/slurm-reboot-boot-service';
 import { CommandTransportError } from '../../../../adapters/site/commands/command-errors';
 import { createSiteFromProfile } from '../../../../adapters/site';
-import { SiteServiceError } from '../../../../core/errors';
+import { EmptyBootSessionError, SiteServiceError } from '../../../../core/errors';
 import { parseSiteProfile } from '../../../../core/site/site-profile';
 import { HEAD_NODE_INSTANCE_ID } from '../../../../simulator/models/head-node';
 import { nodeNames, nodesOf } from '../../../support/simulator';
@@ -199,7 +199,7 @@ describe('slurm-reboot boot sessions over SSM', () => {
       clock: clock(t),
       sessions: sessions(),
     });
-    const request = { name: 'rollout-u1-step-0', operation: 'reboot' as const, templateName: 'rocky-9.4', limit: 'upgrading' };
+    const request = { name: 'rollout-u1-step-0', operation: 'reboot' as const, templateName: 'rocky-9.4', limit: { label: 'upgrading' } };
     const started = await boot.createSession(request);
     expect(started).toEqual({ name: request.name, status: 'running', nodes: { [names[0]!]: 'booting', [names[1]!]: 'booting', [names[2]!]: 'booting' } });
     expect(t.site.simulator.headNode.images.get(names[2]!)).toBe('rocky-9.4');
@@ -221,6 +221,36 @@ describe('slurm-reboot boot sessions over SSM', () => {
     expect(t.site.simulator.headNode.commandLog.filter((c) => c.includes('reboot'))).toEqual([`'scontrol' 'reboot' '${compressHostlist(names.slice(0, 3))}'`]);
   });
 
+  it('reboots the one node of a one-node limit (a list, never read as a group label)', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names), timing: { bootSeconds: 60, returnSeconds: 10 } });
+    const looked: string[] = [];
+    const inventory = { ...fakeInventory({}), getGroupMembers: async (label: string) => (looked.push(label), []) };
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory, clock: clock(t), sessions: sessions() });
+    const started = await boot.createSession({ name: 'rollout-u1-boot-0', operation: 'reboot', templateName: 'img', limit: { nodes: [names[1]!] } });
+    expect(started.nodes).toEqual({ [names[1]!]: 'booting' });
+    expect(looked).toEqual([]);
+    expect(t.site.simulator.headNode.commandLog.filter((c) => c.includes("'reboot'"))).toEqual([`'scontrol' 'reboot' '${names[1]}'`]);
+    t.advance(70);
+    expect(await boot.getSession('rollout-u1-boot-0')).toEqual({ name: 'rollout-u1-boot-0', status: 'complete', nodes: { [names[1]!]: 'succeeded' } });
+    expect(names.map((n) => t.state().nodes[n]!.bootCount)).toEqual([0, 1, 0, 0, 0, 0]);
+  });
+
+  it('refuses a session that would reboot no node (an empty list, a group with no members) before any command or record', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names) });
+    const records = sessions();
+    const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({ upgrading: [] }), clock: clock(t), sessions: records });
+    for (const [limit, why] of [
+      [{ label: 'upgrading' }, /boot session s would reboot no node: group 'upgrading' has no members in the inventory; nothing was booted/],
+      [{ nodes: [] }, /boot session s would reboot no node: its limit lists no node/],
+    ] as const) {
+      const err = await boot.createSession({ name: 's', operation: 'reboot', templateName: 'img', limit }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(EmptyBootSessionError);
+      expect(err).toMatchObject({ name: 'EmptyBootSessionError', service: 'boot-service', session: 's', message: expect.stringMatching(why) });
+    }
+    expect(await records.get('s')).toBeUndefined();
+    expect(t.site.simulator.headNode.commandLog).toEqual([]);
+  });
+
   it('rejects a hostile template before any command runs', async () => {
     t = await startSsmTestSite({ nodes: nodesOf(names), groups: { upgrading: names } });
     const boot = new SlurmRebootBootService({
@@ -229,7 +259,7 @@ describe('slurm-reboot boot sessions over SSM', () => {
       prepareCommand: 'nodeset {nodes} osimage={template}',
       sessions: sessions(),
     });
-    await expect(boot.createSession({ name: 's', operation: 'reboot', templateName: 'img; reboot -f', limit: 'upgrading' })).rejects.toThrow(
+    await expect(boot.createSession({ name: 's', operation: 'reboot', templateName: 'img; reboot -f', limit: { label: 'upgrading' } })).rejects.toThrow(
       /templateName: "img; reboot -f" is not a valid boot template/,
     );
     expect(t.site.simulator.headNode.commandLog).toEqual([]);
@@ -249,7 +279,7 @@ describe('slurm-reboot boot sessions over SSM', () => {
       clock: clock(t),
       sessions: records,
     });
-    const request = { name: 's', operation: 'reboot' as const, templateName: 'img', limit: names.slice(0, 2).join(',') };
+    const request = { name: 's', operation: 'reboot' as const, templateName: 'img', limit: { nodes: names.slice(0, 2) } };
     const err = await boot.createSession(request).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SiteServiceError);
     expect((err as Error).message).toMatch(/osimage not found/);
@@ -281,7 +311,7 @@ describe('slurm-reboot boot sessions over SSM', () => {
       clock: clock(t),
       sessions: sessions(),
     });
-    const request = { name: 's', operation: 'reboot' as const, templateName: 'img', limit: 'upgrading' };
+    const request = { name: 's', operation: 'reboot' as const, templateName: 'img', limit: { label: 'upgrading' } };
     await expect(boot.createSession(request)).rejects.toThrow(/Unable to contact slurm controller/);
     await boot.createSession(request);
     t.advance(70);
@@ -296,13 +326,13 @@ describe('slurm-reboot boot sessions over SSM', () => {
     t = await startSsmTestSite({ nodes: nodesOf(names), timing: { bootSeconds: 60, returnSeconds: 10 } });
     const records = sessions();
     const boot = new SlurmRebootBootService({ transport: t.transport, inventory: fakeInventory({}), clock: clock(t), sessions: records });
-    const request = { name: 's', operation: 'reboot' as const, templateName: 'img', limit: names.slice(0, 3).join(',') };
+    const request = { name: 's', operation: 'reboot' as const, templateName: 'img', limit: { nodes: names.slice(0, 3) } };
     await boot.createSession(request);
     t.advance(70);
     // As if the process died after `scontrol reboot` ran but before it recorded so, and a third node was left out of it.
     const stored = (await records.get('s'))!;
     await records.update({ ...stored, nodes: names.slice(0, 4), rebooted: false, error: 'the process stopped' });
-    await boot.createSession({ ...request, limit: names.slice(0, 4).join(',') });
+    await boot.createSession({ ...request, limit: { nodes: names.slice(0, 4) } });
     t.advance(70);
     expect((await boot.getSession('s'))!.nodes).toEqual({
       [names[0]!]: 'succeeded',
@@ -327,7 +357,7 @@ describe('slurm-reboot boot sessions over SSM', () => {
       sessions: sessions(),
       maxAttempts: 2,
     });
-    const request = { name: 's', operation: 'reboot' as const, templateName: 'rocky-9.9', limit: names[0]! };
+    const request = { name: 's', operation: 'reboot' as const, templateName: 'rocky-9.9', limit: { nodes: [names[0]!] } };
     await expect(boot.createSession(request)).rejects.toThrow(/image rocky-9.9 does not exist/);
     const last = await boot.createSession(request);
     expect(last).toEqual({
@@ -373,7 +403,7 @@ describe('commandPaths in a profile', () => {
     await site.workloadManager.drainNodes(names.slice(0, 2), 'rolling-upgrade');
     await site.workloadManager.getJobEnds!(names.slice(0, 2));
     await site.inventory.addGroupMembers('upgrading', names.slice(0, 2));
-    await site.bootService.createSession({ name: 's', operation: 'reboot', templateName: 'img', limit: 'upgrading' });
+    await site.bootService.createSession({ name: 's', operation: 'reboot', templateName: 'img', limit: { label: 'upgrading' } });
     const programs = new Set(t.site.simulator.headNode.commandLog.map((c) => c.split(' ')[0]));
     expect(programs).toEqual(new Set(["'/opt/slurm/bin/scontrol'", "'/opt/slurm/bin/sinfo'", "'/opt/slurm/bin/squeue'"]));
   });

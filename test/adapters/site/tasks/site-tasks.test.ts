@@ -203,8 +203,8 @@ describe('SiteTaskExecutor: drain, resume and reboot through the site services',
     } as unknown as WorkloadManager;
     const sessions = new Map<string, { nodes: Record<string, 'booting' | 'succeeded'> }>();
     const bootService = {
-      createSession: async (request: { name: string; templateName: string; limit: string }) => {
-        calls.push(`boot ${request.name} ${request.templateName} ${request.limit}`);
+      createSession: async (request: { name: string; templateName: string; limit: { nodes: string[] } }) => {
+        calls.push(`boot ${request.name} ${request.templateName} ${request.limit.nodes.join(',')}`);
         sessions.set(request.name, { nodes: { n1: 'booting' } });
         return { name: request.name, status: 'running', nodes: { n1: 'booting' } };
       },

@@ -56,8 +56,8 @@ export interface TaskRunStore extends RunMessages {
   listRuns(): Promise<TaskRunRecord[]>;
   /**
    * The cancel request: RUNNING -> CANCELLING (a conditional write; the workflow reads it at its next
-   * pass). Throws TaskRunNotFoundError, or SessionNotCancellableError once it has ended. Asking again
-   * while CANCELLING is no error.
+   * pass). Throws TaskRunNotFoundError, or SessionNotCancellableError once it has ended and for a group's
+   * deploy phase (its deployment's cancel cancels it). Asking again while CANCELLING is no error.
    */
   requestCancel(runId: string): Promise<TaskRunRecord>;
   getPlan(runId: string): Promise<TaskRunPlan>;

@@ -109,7 +109,8 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
             Key: taskRunKey(runId),
             // A stopping or STOPPED run can be cancelled too: the running pass (or the resume of a stopped one) winds it down.
             UpdateExpression: 'SET #status = :cancelling',
-            ConditionExpression: '#status IN (:running, :cancelling, :stopping, :stopped)',
+            // A group's deploy phase is cancelled with its deployment (cancelled alone, its group would be judged on work it never did).
+            ConditionExpression: '#status IN (:running, :cancelling, :stopping, :stopped) AND attribute_not_exists(deployment)',
             ExpressionAttributeNames: { '#status': 'status' },
             ExpressionAttributeValues: {
               ':cancelling': 'CANCELLING' satisfies TaskRunStatus,
@@ -124,6 +125,8 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
       if (out !== CONDITION_FAILED) return toRecord(out.Attributes ?? {});
       const current = await this.getRun(runId);
       if (!current) throw new TaskRunNotFoundError(runId);
+      if (current.deployment)
+        throw new SessionNotCancellableError(runId, `the deploy phase of deployment ${current.deployment.deploymentId} (cancel the deployment)`);
       if (ENDED_TASK_RUN_STATUSES.includes(current.status)) throw new SessionNotCancellableError(runId, current.status);
     }
     throw new SessionNotCancellableError(runId, 'changing state');

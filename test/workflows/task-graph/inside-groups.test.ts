@@ -111,6 +111,35 @@ describe("a task graph as each Shipyard group's deploy phase", () => {
     }
   });
 
+  it("a cancel of a group's task-graph deploy phase alone is refused, naming its deployment: the deployment runs on, every node DEPLOYED, every task ran once on the site", async () => {
+    const runtime = await startTestRuntime({ site: exampleSite() });
+    try {
+      const run = await runtime.run('groupDeployment', request);
+      const runId = groupTaskRunId(run.id, 'control-plane');
+      await eventually(
+        runtime,
+        async () => ((await runtime.taskRun(runId))?.nodes['node-1']?.setup_network === 'TRANSITION' ? true : undefined),
+        'the first task in flight',
+      );
+      // Cancelled alone, the run ended CANCELLED and Evaluate Phase recorded its unsettled nodes FAILED while the deployment ran on.
+      await expect(runtime.clock.busy(() => runtime.cancel(runId))).rejects.toMatchObject({
+        name: 'SessionNotCancellableError',
+        message: `session ${runId} is the deploy phase of deployment ${run.id} (cancel the deployment) and cannot be cancelled`,
+      });
+      expect((await runtime.taskRun(runId))!.status).toBe('RUNNING');
+      expect((await run.outcome).output).toMatchObject({ status: 'SUCCEEDED', criticalGroupsFailed: false });
+      const done = await runtime.session(run.id);
+      expect(done?.kind === 'deployment' && done.report.nodes).toEqual(Object.fromEntries([...CONTROL, ...WORKERS].map((node) => [node, 'DEPLOYED'])));
+      const log = runtime.simulator.state().taskLog;
+      expect(log.map((e) => `${e.node}/${e.task} ${e.result}`).sort()).toEqual(
+        [...CONTROL, ...WORKERS].flatMap((node) => [`${node}/setup_network ok`, `${node}/setup_services ok`]).sort(),
+      );
+      expect(runtime.simulator.state().violations).toEqual([]);
+    } finally {
+      await runtime.close();
+    }
+  });
+
   it("a stop during a group's task-graph deploy phase stops its run too (tasks in flight finish, none starts); the deployment's resume carries the run on and judges the phase once it finished: every task ran once", async () => {
     const runtime = await startTestRuntime({ site: exampleSite() });
     try {

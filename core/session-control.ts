@@ -5,8 +5,8 @@ import { parseOrThrow } from './validation';
 /**
  * Execution inputs that act on an existing session instead of starting one, so that the Step
  * Functions console (Start execution on the same state machine) can reach them:
- * `{"cancelUpgradeId": ID}` / `{"cancelDeploymentId": ID}` write the cancel request and end;
- * `{"stopUpgradeId": ID}` / `{"stopDeploymentId": ID}` write the stop request and end;
+ * `{"cancelUpgradeId": ID}` / `{"cancelDeploymentId": ID}` / `{"cancelRunId": ID}` write the cancel request and end;
+ * `{"stopUpgradeId": ID}` / `{"stopDeploymentId": ID}` / `{"stopRunId": ID}` write the stop request and end;
  * `{"resumeDeploymentId": ID}` carries a deployment on from the store. (An upgrade's
  * `{"resumeUpgradeId"}` and a task run's `{"resumeRunId"}` are their continue-as-new inputs too:
  * Open Session and Open Task Run read them themselves.)
@@ -14,7 +14,7 @@ import { parseOrThrow } from './validation';
 export const SESSION_CONTROL_KEYS = {
   upgrade: { cancel: 'cancelUpgradeId', resume: 'resumeUpgradeId', stop: 'stopUpgradeId' },
   deployment: { cancel: 'cancelDeploymentId', resume: 'resumeDeploymentId', stop: 'stopDeploymentId' },
-  tasks: { cancel: 'cancelRunId', resume: 'resumeRunId' },
+  tasks: { cancel: 'cancelRunId', resume: 'resumeRunId', stop: 'stopRunId' },
 } as const;
 
 export type SessionControlKind = keyof typeof SESSION_CONTROL_KEYS;
@@ -30,7 +30,7 @@ export interface CancelRequested {
   cancelRequested: { id: string; kind: SessionControlKind; state: string };
 }
 
-/** What a stop input's execution returns (`{"stopUpgradeId"}`, `{"stopDeploymentId"}`): the request written, and the state after it. */
+/** What a stop input's execution returns (`{"stopUpgradeId"}`, `{"stopDeploymentId"}`, `{"stopRunId"}`): the request written, and the state after it. */
 export interface StopRequested {
   stopRequested: { id: string; kind: SessionControlKind; state: string };
 }

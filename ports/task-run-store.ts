@@ -71,7 +71,10 @@ export interface TaskRunStore extends RunMessages {
    * SessionNotStoppableError in any other status and for a group's deploy phase (its deployment's stop stops it).
    */
   requestStop(runId: string): Promise<TaskRunRecord>;
-  /** A STOPPED run made RUNNING again (a person's resume); any other run is returned as it is. */
+  /**
+   * A person's resume: a STOPPED run, or a STOPPING one (its stop withdrawn), made RUNNING again
+   * (core/session-control.ts RESUME_CARRIES_ON); any other run is returned as it is.
+   */
   reopenStopped(runId: string): Promise<TaskRunRecord>;
   /** Records that an execution of generation `generation` runs the run (kept only if newer than the stored one). */
   noteGeneration(runId: string, generation: number): Promise<void>;

@@ -1,5 +1,6 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SessionNotCancellableError, SessionNotStoppableError, StaleWriteError, TaskRunNotFoundError } from '../../core/errors';
+import { RESUME_CARRIES_ON } from '../../core/session-control';
 import type { Clock } from '../../core/clock';
 import { systemClock } from '../../core/clock';
 import type { ScheduleFields, TaskRunChunk, TaskRunPlan } from '../../core/task-graph';
@@ -213,9 +214,14 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
           TableName: this.table,
           Key: taskRunKey(runId),
           UpdateExpression: 'SET #status = :running REMOVE finishedAt',
-          ConditionExpression: '#status = :stopped',
+          // A person's resume carries it on: a stop not finished is withdrawn, a STOPPED run reopens (core/session-control.ts).
+          ConditionExpression: '#status IN (:stopping, :stopped)',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':running': 'RUNNING' satisfies TaskRunStatus, ':stopped': 'STOPPED' satisfies TaskRunStatus },
+          ExpressionAttributeValues: {
+            ':running': 'RUNNING' satisfies TaskRunStatus,
+            ':stopping': RESUME_CARRIES_ON[0] satisfies TaskRunStatus,
+            ':stopped': RESUME_CARRIES_ON[1] satisfies TaskRunStatus,
+          },
           ReturnValues: 'ALL_NEW',
         }),
       ),

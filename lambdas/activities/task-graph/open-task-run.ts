@@ -17,7 +17,7 @@ import {
   type TaskGraph,
   type TaskPlan,
 } from '../../../core/task-graph';
-import { sessionControlOf, type CancelRequested, type StopRequested } from '../../../core/session-control';
+import { resumeCarriesOn, resumedMessage, sessionControlOf, type CancelRequested, type StopRequested } from '../../../core/session-control';
 import { parseOrThrow } from '../../../core/validation';
 import { isTaskRunSettled, type TaskRunRecord, type TaskRunStatus } from '../../../ports/task-run-store';
 import type { TaskGraphDependencies } from './dependencies';
@@ -84,13 +84,13 @@ export async function openTaskRun(event: OpenTaskRunEvent, deps: TaskGraphDepend
     const { resumeRunId, generation } = parseOrThrow(resumeInput, input, 'task run resume');
     const found = await deps.store.getRun(resumeRunId);
     if (!found) throw new InvalidInputError('task run resume', [{ field: 'resumeRunId', message: `no task run '${resumeRunId}'` }]);
-    // A person's resume carries a stopped run on from where it stopped. Continue-as-new never does: a run
-    // stopping when its execution continued as new goes on stopping (STOPPING is stored), and a STOPPED one ends.
+    // A person's resume carries the run on (a stop not finished withdrawn, a STOPPED run reopened: core/session-control.ts).
+    // Continue-as-new never does: a run stopping when its execution continued as new goes on stopping, and a STOPPED one ends.
     let record = found;
     if (generation !== undefined) await deps.store.noteGeneration(resumeRunId, generation);
-    else if (found.status === 'STOPPED') {
+    else if (resumeCarriesOn(found.status)) {
       record = await deps.store.reopenStopped(resumeRunId);
-      if (record.status === 'RUNNING') await deps.store.appendMessage(resumeRunId, 'Resumed after a stop');
+      if (record.status === 'RUNNING') await deps.store.appendMessage(resumeRunId, resumedMessage(found.status));
     }
     // A person's resume continues as new after the newest generation of the run's earlier chains (their names are taken).
     return pointer(record, record.deployment !== undefined, generation ?? found.generation ?? 0);

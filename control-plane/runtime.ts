@@ -131,7 +131,7 @@ export type CancelResult = RunState & {
 
 export type StopResult = RunState & {
   id: string;
-  /** Whether an execution works on the session now: if not, nothing is in flight and it stops when resumed (or stays as it is). */
+  /** Whether an execution works on the session now: if not, nothing is in flight; a resume withdraws the stop and carries the run on. */
   running: boolean;
   /** The stop is stored, but a workflow parked for its operator could not be woken: why. */
   wakeError?: string;

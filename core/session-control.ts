@@ -5,8 +5,8 @@ import { parseOrThrow } from './validation';
 /**
  * Execution inputs that act on an existing session instead of starting one, so that the Step
  * Functions console (Start execution on the same state machine) can reach them:
- * `{"cancelUpgradeId": ID}` / `{"cancelDeploymentId": ID}` write the cancel request and end;
- * `{"stopUpgradeId": ID}` / `{"stopDeploymentId": ID}` write the stop request and end;
+ * `{"cancelUpgradeId": ID}` / `{"cancelDeploymentId": ID}` / `{"cancelRunId": ID}` write the cancel request and end;
+ * `{"stopUpgradeId": ID}` / `{"stopDeploymentId": ID}` / `{"stopRunId": ID}` write the stop request and end;
  * `{"resumeDeploymentId": ID}` carries a deployment on from the store. (An upgrade's
  * `{"resumeUpgradeId"}` and a task run's `{"resumeRunId"}` are their continue-as-new inputs too:
  * Open Session and Open Task Run read them themselves.)
@@ -14,7 +14,7 @@ import { parseOrThrow } from './validation';
 export const SESSION_CONTROL_KEYS = {
   upgrade: { cancel: 'cancelUpgradeId', resume: 'resumeUpgradeId', stop: 'stopUpgradeId' },
   deployment: { cancel: 'cancelDeploymentId', resume: 'resumeDeploymentId', stop: 'stopDeploymentId' },
-  tasks: { cancel: 'cancelRunId', resume: 'resumeRunId' },
+  tasks: { cancel: 'cancelRunId', resume: 'resumeRunId', stop: 'stopRunId' },
 } as const;
 
 export type SessionControlKind = keyof typeof SESSION_CONTROL_KEYS;
@@ -25,12 +25,32 @@ export interface SessionControl {
   id: string;
 }
 
+/**
+ * A person's resume (`rollout session resume`, the console's resume input; never continue-as-new) asks
+ * the run to carry on, and one resume does, for an upgrade, a deployment and a task run alike: a stop not
+ * finished (STOPPING: asked of a run whose process died, or the process died while it stopped) is
+ * withdrawn, and a STOPPED run reopens. Either way the run carries on from where it is. (A stop that
+ * only a resume could finish used to need a second resume: the first one ended the run STOPPED.)
+ */
+export const RESUME_CARRIES_ON = ['STOPPING', 'STOPPED'] as const;
+
+/** Whether a person's resume of a run in `status` withdraws its stop or reopens it (RESUME_CARRIES_ON). */
+export function resumeCarriesOn(status: string): status is (typeof RESUME_CARRIES_ON)[number] {
+  return (RESUME_CARRIES_ON as readonly string[]).includes(status);
+}
+
+/** What the run says when a person's resume carries it on from `status` (`where`: where it carries on, if it says). */
+export function resumedMessage(status: (typeof RESUME_CARRIES_ON)[number], where?: string): string {
+  const at = where ? ` at ${where}` : '';
+  return status === 'STOPPING' ? `Stop withdrawn by a resume: carrying on${at}` : `Resumed${at} after a stop`;
+}
+
 /** What a cancel input's execution returns: the request written, and the session's state after it. */
 export interface CancelRequested {
   cancelRequested: { id: string; kind: SessionControlKind; state: string };
 }
 
-/** What a stop input's execution returns (`{"stopUpgradeId"}`, `{"stopDeploymentId"}`): the request written, and the state after it. */
+/** What a stop input's execution returns (`{"stopUpgradeId"}`, `{"stopDeploymentId"}`, `{"stopRunId"}`): the request written, and the state after it. */
 export interface StopRequested {
   stopRequested: { id: string; kind: SessionControlKind; state: string };
 }

@@ -80,7 +80,10 @@ export interface DeploymentStore extends RunMessages {
   removeEndedDeployment(deploymentId: string): Promise<DeploymentRecord>;
   /** RUNNING -> STOPPING (asking again while STOPPING is no error). Throws DeploymentNotFoundError or SessionNotStoppableError. */
   requestStop(deploymentId: string): Promise<DeploymentRecord>;
-  /** A resume of a STOPPED deployment: back to RUNNING (any other status is left as it is). Throws DeploymentNotFoundError. */
+  /**
+   * A person's resume of a STOPPED or STOPPING deployment (its stop withdrawn): back to RUNNING (any other
+   * status is left as it is; core/session-control.ts RESUME_CARRIES_ON). Throws DeploymentNotFoundError.
+   */
   reopenStopped(deploymentId: string): Promise<DeploymentRecord>;
   /** Idempotent: the same batch written twice keeps one result. */
   putBatchResult(deploymentId: string, result: BatchResult): Promise<void>;

@@ -16,6 +16,11 @@ export interface EnvironmentUpgradeStore {
   getUpgrade(upgradeId: string): Promise<StoredEnvironmentUpgrade | undefined>;
   /** Newest first. */
   listUpgrades(): Promise<EnvironmentUpgradeSession[]>;
+  /**
+   * Records that an execution of generation `generation` runs the session (kept only if newer than the
+   * stored one; apart from the revision, so that no save of a session read before it loses it).
+   */
+  noteGeneration(upgradeId: string, generation: number): Promise<void>;
   /** Replaces the session read at `revision`; StaleWriteError if it changed since (a cancel, another increment). */
   saveUpgrade(session: EnvironmentUpgradeSession, revision: number): Promise<void>;
   /** UPDATING → DELETING. Throws SessionNotFoundError or SessionNotCancellableError. */

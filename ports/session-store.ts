@@ -34,7 +34,7 @@ export interface SessionStore extends NodeLockStore, RunMessages {
   /** UPDATING → STOPPING (asking again while STOPPING is no error). Throws SessionNotFoundError or SessionNotStoppableError. */
   requestStop(upgradeId: string): Promise<UpgradeSession>;
   /**
-   * A person's resume of a stopped session: STOPPED → UPDATING with its progress back where it stopped
+   * A person's resume of a stopped session (a STOPPING one's stop is withdrawn first: SESSION_STOP_WITHDRAWN): STOPPED → UPDATING with its progress back where it stopped
    * (`progress` is that progress; written only while the session is still STOPPED in stage STOPPED), or,
    * for one cancelled while stopped (DELETING in stage STOPPED), the progress alone. Returns the session
    * as it is after it. Throws SessionNotFoundError.

@@ -56,8 +56,8 @@ export interface TaskRunStore extends RunMessages {
   listRuns(): Promise<TaskRunRecord[]>;
   /**
    * The cancel request: RUNNING -> CANCELLING (a conditional write; the workflow reads it at its next
-   * pass). Throws TaskRunNotFoundError, or SessionNotCancellableError once it has ended. Asking again
-   * while CANCELLING is no error.
+   * pass). Throws TaskRunNotFoundError, or SessionNotCancellableError once it has ended and for a group's
+   * deploy phase (its deployment's cancel cancels it). Asking again while CANCELLING is no error.
    */
   requestCancel(runId: string): Promise<TaskRunRecord>;
   getPlan(runId: string): Promise<TaskRunPlan>;
@@ -71,7 +71,10 @@ export interface TaskRunStore extends RunMessages {
    * SessionNotStoppableError in any other status and for a group's deploy phase (its deployment's stop stops it).
    */
   requestStop(runId: string): Promise<TaskRunRecord>;
-  /** A STOPPED run made RUNNING again (a person's resume); any other run is returned as it is. */
+  /**
+   * A person's resume: a STOPPED run, or a STOPPING one (its stop withdrawn), made RUNNING again
+   * (core/session-control.ts RESUME_CARRIES_ON); any other run is returned as it is.
+   */
   reopenStopped(runId: string): Promise<TaskRunRecord>;
   /** Records that an execution of generation `generation` runs the run (kept only if newer than the stored one). */
   noteGeneration(runId: string, generation: number): Promise<void>;

@@ -1,5 +1,6 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DeploymentNotFoundError, SessionNotCancellableError, SessionNotStoppableError, StaleWriteError } from '../../core/errors';
+import { RESUME_CARRIES_ON, resumeCarriesOn } from '../../core/session-control';
 import type { DeploymentPhase, DeploymentPlan, DeploymentRunState } from '../../core/group-deployment';
 import { ENDED_DEPLOYMENT_STATUSES, type BatchResult, type DeploymentRecord, type DeploymentStatus, type DeploymentStore } from '../../ports/deployment-store';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys } from './items';
@@ -171,8 +172,9 @@ export class DynamoDbDeploymentStore implements DeploymentStore {
   async reopenStopped(deploymentId: string): Promise<DeploymentRecord> {
     const current = await this.getDeployment(deploymentId);
     if (!current) throw new DeploymentNotFoundError(deploymentId);
-    if (current.status !== 'STOPPED') return current;
-    return this.changeStatus(deploymentId, ['STOPPED'], 'RUNNING', (status) => new SessionNotStoppableError(deploymentId, status));
+    // A person's resume carries it on: a stop not finished is withdrawn, a STOPPED deployment reopens (core/session-control.ts).
+    if (!resumeCarriesOn(current.status)) return current;
+    return this.changeStatus(deploymentId, RESUME_CARRIES_ON, 'RUNNING', (status) => new SessionNotStoppableError(deploymentId, status));
   }
 
   /** One conditional write from one of `from` to `to`; `refused` says why when the status was another. */

@@ -16,8 +16,12 @@ import {
 /** Rounds of a claim or cancel that keeps losing races before it gives up (each round is one read and one write). */
 const MAX_ROUNDS = 3;
 
+/** The session as saved, with the generation noted beside it (noteGeneration writes it apart from the saves). */
 const toStored = (item: Record<string, unknown>): StoredEnvironmentUpgrade => ({
-  session: item['session'] as EnvironmentUpgradeSession,
+  session: {
+    ...(item['session'] as EnvironmentUpgradeSession),
+    ...(typeof item['generation'] === 'number' ? { generation: item['generation'] } : {}),
+  },
   revision: item['revision'] as number,
 });
 
@@ -59,6 +63,21 @@ export class DynamoDbEnvironmentUpgradeStore implements EnvironmentUpgradeStore 
       ScanIndexForward: false,
     });
     return items.map((item) => toStored(item).session);
+  }
+
+  async noteGeneration(upgradeId: string, generation: number): Promise<void> {
+    await conditionalWrite(
+      this.options.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: environmentUpgradeKey(upgradeId),
+          UpdateExpression: 'SET #generation = :g',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#generation) OR #generation < :g)',
+          ExpressionAttributeNames: { '#generation': 'generation' },
+          ExpressionAttributeValues: { ':g': generation },
+        }),
+      ),
+    );
   }
 
   async saveUpgrade(session: EnvironmentUpgradeSession, revision: number): Promise<void> {

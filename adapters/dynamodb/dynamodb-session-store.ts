@@ -8,6 +8,7 @@ import {
   ENDED_SESSION_STATES,
   SESSION_CANCEL,
   SESSION_STOP,
+  SESSION_STOP_WITHDRAWN,
   isSessionCancellable,
   type NodeRecord,
   type Progress,
@@ -203,6 +204,8 @@ export class DynamoDbSessionStore implements SessionStore {
   }
 
   async reopenStopped(upgradeId: string, progress: Progress): Promise<UpgradeSession> {
+    // A stop nothing finished (STOPPING) is withdrawn: UPDATING again, its progress as it is (or, stopped in between, reopened below).
+    await this.transition(upgradeId, SESSION_STOP_WITHDRAWN);
     const stopped = 'STOPPED' satisfies SessionState;
     // Either the stopped session (state and stage), or one cancelled while stopped (the stage alone).
     const out = await conditionalWrite(

@@ -1,5 +1,6 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SessionNotCancellableError, SessionNotStoppableError, StaleWriteError, TaskRunNotFoundError } from '../../core/errors';
+import { RESUME_CARRIES_ON } from '../../core/session-control';
 import type { Clock } from '../../core/clock';
 import { systemClock } from '../../core/clock';
 import type { ScheduleFields, TaskRunChunk, TaskRunPlan } from '../../core/task-graph';
@@ -109,7 +110,8 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
             Key: taskRunKey(runId),
             // A stopping or STOPPED run can be cancelled too: the running pass (or the resume of a stopped one) winds it down.
             UpdateExpression: 'SET #status = :cancelling',
-            ConditionExpression: '#status IN (:running, :cancelling, :stopping, :stopped)',
+            // A group's deploy phase is cancelled with its deployment (cancelled alone, its group would be judged on work it never did).
+            ConditionExpression: '#status IN (:running, :cancelling, :stopping, :stopped) AND attribute_not_exists(deployment)',
             ExpressionAttributeNames: { '#status': 'status' },
             ExpressionAttributeValues: {
               ':cancelling': 'CANCELLING' satisfies TaskRunStatus,
@@ -124,6 +126,8 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
       if (out !== CONDITION_FAILED) return toRecord(out.Attributes ?? {});
       const current = await this.getRun(runId);
       if (!current) throw new TaskRunNotFoundError(runId);
+      if (current.deployment)
+        throw new SessionNotCancellableError(runId, `the deploy phase of deployment ${current.deployment.deploymentId} (cancel the deployment)`);
       if (ENDED_TASK_RUN_STATUSES.includes(current.status)) throw new SessionNotCancellableError(runId, current.status);
     }
     throw new SessionNotCancellableError(runId, 'changing state');
@@ -210,9 +214,14 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
           TableName: this.table,
           Key: taskRunKey(runId),
           UpdateExpression: 'SET #status = :running REMOVE finishedAt',
-          ConditionExpression: '#status = :stopped',
+          // A person's resume carries it on: a stop not finished is withdrawn, a STOPPED run reopens (core/session-control.ts).
+          ConditionExpression: '#status IN (:stopping, :stopped)',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':running': 'RUNNING' satisfies TaskRunStatus, ':stopped': 'STOPPED' satisfies TaskRunStatus },
+          ExpressionAttributeValues: {
+            ':running': 'RUNNING' satisfies TaskRunStatus,
+            ':stopping': RESUME_CARRIES_ON[0] satisfies TaskRunStatus,
+            ':stopped': RESUME_CARRIES_ON[1] satisfies TaskRunStatus,
+          },
           ReturnValues: 'ALL_NEW',
         }),
       ),

@@ -67,6 +67,11 @@ export interface EnvironmentUpgradeSession {
   messages: string[];
   /** Why the upgrade failed (state FAILED): the error's name and the fields or nodes at fault. */
   failure?: { error: string; problems: FieldProblem[] };
+  /**
+   * The newest generation its executions continued as new to (`<upgradeId>-g<n>`): a person's resume
+   * starts its chain after it, so that its own continue-as-new never meets a name an earlier chain used.
+   */
+  generation?: number;
 }
 
 /** Whether the session's workflow has nothing left to do (it may still be running its last state). */

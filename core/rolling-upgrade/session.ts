@@ -1,3 +1,4 @@
+import type { RESUME_CARRIES_ON } from '../session-control';
 import { DRAIN_PREFIX } from '../site/node-claims';
 import type { UpgradeRequest } from './upgrade-request';
 
@@ -53,6 +54,16 @@ export const SESSION_CANCEL = { from: ['UPDATING', 'STOPPING', 'STOPPED'], to: '
 
 /** An operator's stop: accepted while UPDATING (asking again while STOPPING is no error), it moves the session to STOPPING. */
 export const SESSION_STOP = { from: ['UPDATING', 'STOPPING'], to: 'STOPPING' } as const satisfies { from: readonly SessionState[]; to: SessionState };
+
+/**
+ * A person's resume of a session whose stop nothing finished (STOPPING: its process died): the stop is
+ * withdrawn and the session carries on (core/session-control.ts RESUME_CARRIES_ON). A lock-step stop
+ * sequence already under way (progress.stop) puts its step back, then carries on where it would have resumed.
+ */
+export const SESSION_STOP_WITHDRAWN = { from: ['STOPPING'], to: 'UPDATING' } as const satisfies {
+  from: readonly (SessionState & (typeof RESUME_CARRIES_ON)[number])[];
+  to: SessionState;
+};
 
 /** Whether a session in `state` accepts a cancel (SESSION_CANCEL). */
 export function isSessionCancellable(state: SessionState): boolean {

@@ -368,4 +368,34 @@ describe('rollout session resume', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/no session with id 'no-such-id'/);
   }, 150_000);
+
+  it('a session stopped after its process was killed carries on with one resume (the stop withdrawn), to READY', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-cli-'));
+    const site = path.join(dir, 'site.yaml');
+    await writeFile(site, siteYaml({ busyFirst: 1_000_000 }));
+    const dataDir = path.join(dir, 'data');
+    const upgrade = startCli(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--quiesce-timeout', '7200', '--json', '--data-dir', dataDir]);
+    let upgradeId: string | undefined;
+    const deadline = Date.now() + 60_000;
+    while (!upgradeId && Date.now() < deadline) {
+      const listed = await runCliInProcess(['session', 'list', '--data-dir', dataDir, '--json']);
+      const sessions = listed.code === 0 ? (JSON.parse(listed.stdout) as { upgradeId: string; state: string }[]) : [];
+      upgradeId = sessions.find((s) => s.state === 'UPDATING')?.upgradeId;
+    }
+    expect(upgradeId).toBeDefined();
+    upgrade.child.kill('SIGKILL');
+    expect((await upgrade.done).code).toBeNull();
+
+    const stop = await runCliInProcess(['session', 'stop', upgradeId!, '--data-dir', dataDir]);
+    expect(stop).toMatchObject({ code: 0, stderr: '' });
+    expect(stop.stdout).toContain(`upgrade ${upgradeId} is STOPPING`);
+    expect(stop.stdout).toContain(`rollout session resume ${upgradeId} carries it on`);
+
+    // One resume: it used to finish the stop (STOPPED, exit 1) and a second resume was needed.
+    const resumed = await runCliInProcess(['session', 'resume', upgradeId!, '--data-dir', dataDir, '--site', site, '--json']);
+    expect(resumed.code).toBe(0);
+    const report = JSON.parse(resumed.stdout) as { upgradeId: string; state: string; completed: boolean; counts: Record<string, number> };
+    expect(report).toMatchObject({ upgradeId, state: 'READY', completed: true });
+    expect((report.counts.FAILED ?? 0) + (report.counts.UPGRADED ?? 0)).toBe(4);
+  }, 150_000);
 });

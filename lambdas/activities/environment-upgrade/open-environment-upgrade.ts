@@ -45,7 +45,11 @@ export async function openEnvironmentUpgrade(event: OpenEnvironmentUpgradeEvent,
     if (typeof resumeUpgradeId !== 'string' || !isPossibleSessionId(resumeUpgradeId)) throw new SessionNotFoundError(String(resumeUpgradeId));
     const stored = await deps.upgrades.getUpgrade(event.input.resumeUpgradeId);
     if (!stored) throw new SessionNotFoundError(event.input.resumeUpgradeId);
-    return pointerTo(stored.session, { ...limits, generation: event.input.generation ?? 0 });
+    const { generation } = event.input;
+    if (generation !== undefined) await deps.upgrades.noteGeneration(resumeUpgradeId, generation);
+    // A person's resume (the console's: no generation, which continue-as-new always carries) continues as new
+    // after the newest generation of the session's earlier chains (their names, `<id>-g<n>`, are taken).
+    return pointerTo(stored.session, { ...limits, generation: generation ?? stored.session.generation ?? 0 });
   }
 
   const input = (typeof event.input === 'object' && event.input !== null ? event.input : {}) as Partial<EnvironmentUpgradeInput>;

@@ -1,6 +1,6 @@
 import { DeploymentNotFoundError, InvalidInputError } from '../../../core/errors';
 import { idForExecution } from '../../../core/execution-id';
-import { SESSION_CONTROL_KEYS, sessionControlOf, type CancelRequested, type StopRequested } from '../../../core/session-control';
+import { SESSION_CONTROL_KEYS, resumeCarriesOn, sessionControlOf, type CancelRequested, type StopRequested } from '../../../core/session-control';
 import { isDeploymentEnded } from '../../../ports/deployment-store';
 import { recordRefusal } from '../run-starts';
 import { planDeployment, selectDeploymentStrategy, startDeploymentRun } from '../../../core/group-deployment';
@@ -86,7 +86,7 @@ async function resumeDeployment(deploymentId: string, deps: GroupDeploymentDepen
       { field: SESSION_CONTROL_KEYS.deployment.resume, message: `deployment ${deploymentId} has ended (${record.status}): nothing to resume` },
     ]);
   }
-  // A stopped deployment runs again: its groups in flight when it stopped start their phase again.
-  if (record.status === 'STOPPED') await deps.store.reopenStopped(deploymentId);
+  // A stopped deployment, or one whose stop nothing finished (its process died), runs again: its groups in flight start their phase again.
+  if (resumeCarriesOn(record.status)) await deps.store.reopenStopped(deploymentId);
   return { deploymentId, maxParallelGroups: record.settings.maxParallelGroups };
 }

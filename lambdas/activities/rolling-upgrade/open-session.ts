@@ -3,7 +3,7 @@ import { InvalidInputError, SessionNotFoundError } from '../../../core/errors';
 import { parseOrThrow } from '../../../core/validation';
 import { MAX_SESSION_ID_LENGTH, idForExecution } from '../../../core/execution-id';
 import { checkUpgradeRequest } from '../../../control-plane/request-checks/upgrade-request';
-import { sessionControlOf, type CancelRequested, type StopRequested } from '../../../core/session-control';
+import { resumeCarriesOn, resumedMessage, sessionControlOf, type CancelRequested, type StopRequested } from '../../../core/session-control';
 import { resumedProgress } from '../../../core/rolling-upgrade/stop-decisions';
 import { recordRefusal } from '../run-starts';
 import type { UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
@@ -77,13 +77,12 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
     let session = await store.getSession(continuation.resumeUpgradeId);
     if (!session) throw new SessionNotFoundError(continuation.resumeUpgradeId);
     if (continuation.generation !== undefined) await store.noteGeneration(session.upgradeId, continuation.generation);
-    // A person's resume (the CLI's, the console's: no generation, which continue-as-new always carries) carries a stopped session on.
-    if (continuation.generation === undefined && session.progress.stage === 'STOPPED') {
+    // A person's resume (the CLI's, the console's: no generation, which continue-as-new always carries) carries the session on:
+    // a stop nothing finished is withdrawn, a stopped session reopens (core/session-control.ts).
+    if (continuation.generation === undefined && (session.progress.stage === 'STOPPED' || resumeCarriesOn(session.state))) {
+      const from = session.state === 'STOPPING' ? 'STOPPING' : 'STOPPED';
       session = await store.reopenStopped(session.upgradeId, resumedProgress(session.progress, clock.now()));
-      await store.appendMessage(
-        session.upgradeId,
-        `Resumed at ${session.progress.stage === 'ROLLING' ? 'the window' : `step ${session.progress.step}`} after a stop`,
-      );
+      await store.appendMessage(session.upgradeId, resumedMessage(from, session.progress.stage === 'ROLLING' ? 'the window' : `step ${session.progress.step}`));
     }
     // A person's resume continues as new after the newest generation of the session's earlier chains (their names are taken).
     return pointer(session, continuation.generation ?? session.generation ?? 0);

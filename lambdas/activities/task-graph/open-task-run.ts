@@ -17,6 +17,7 @@ import {
   type TaskGraph,
   type TaskPlan,
 } from '../../../core/task-graph';
+import { resumeCarriesOn, resumedMessage, sessionControlOf, type CancelRequested, type StopRequested } from '../../../core/session-control';
 import { parseOrThrow } from '../../../core/validation';
 import { isTaskRunSettled, type TaskRunRecord, type TaskRunStatus } from '../../../ports/task-run-store';
 import type { TaskGraphDependencies } from './dependencies';
@@ -54,9 +55,20 @@ const resumeInput = z.strictObject({ resumeRunId: z.string().min(1), generation:
  * problem named, nothing touched on invalid input), then stores the plan, every node task
  * committed (TODO or BLOCKED), and the record. Or finds the run again: a retried first task, a
  * continued execution (`{resumeRunId}`), a group's deploy phase handed back by its child.
+ * `{cancelRunId}` / `{stopRunId}` (the console's controls) only write the request (core/session-control.ts).
  */
-export async function openTaskRun(event: OpenTaskRunEvent, deps: TaskGraphDependencies): Promise<TaskRunPointer> {
+export async function openTaskRun(event: OpenTaskRunEvent, deps: TaskGraphDependencies): Promise<TaskRunPointer | CancelRequested | StopRequested> {
   const input = event.input;
+  // The console's cancel and stop: write the request the running run picks up (as `rollout session cancel|stop` does), and end this execution.
+  const control = sessionControlOf(input, 'tasks', ['cancel', 'stop']);
+  if (control?.action === 'cancel') {
+    const record = await deps.store.requestCancel(control.id);
+    return { cancelRequested: { id: control.id, kind: 'tasks', state: record.status } };
+  }
+  if (control?.action === 'stop') {
+    const record = await deps.store.requestStop(control.id);
+    return { stopRequested: { id: control.id, kind: 'tasks', state: record.status } };
+  }
   const pointer = (record: TaskRunRecord, child: boolean, generation: number): TaskRunPointer => ({
     runId: record.runId,
     increment: record.increment,
@@ -72,13 +84,13 @@ export async function openTaskRun(event: OpenTaskRunEvent, deps: TaskGraphDepend
     const { resumeRunId, generation } = parseOrThrow(resumeInput, input, 'task run resume');
     const found = await deps.store.getRun(resumeRunId);
     if (!found) throw new InvalidInputError('task run resume', [{ field: 'resumeRunId', message: `no task run '${resumeRunId}'` }]);
-    // A person's resume carries a stopped run on from where it stopped. Continue-as-new never does: a run
-    // stopping when its execution continued as new goes on stopping (STOPPING is stored), and a STOPPED one ends.
+    // A person's resume carries the run on (a stop not finished withdrawn, a STOPPED run reopened: core/session-control.ts).
+    // Continue-as-new never does: a run stopping when its execution continued as new goes on stopping, and a STOPPED one ends.
     let record = found;
     if (generation !== undefined) await deps.store.noteGeneration(resumeRunId, generation);
-    else if (found.status === 'STOPPED') {
+    else if (resumeCarriesOn(found.status)) {
       record = await deps.store.reopenStopped(resumeRunId);
-      if (record.status === 'RUNNING') await deps.store.appendMessage(resumeRunId, 'Resumed after a stop');
+      if (record.status === 'RUNNING') await deps.store.appendMessage(resumeRunId, resumedMessage(found.status));
     }
     // A person's resume continues as new after the newest generation of the run's earlier chains (their names are taken).
     return pointer(record, record.deployment !== undefined, generation ?? found.generation ?? 0);

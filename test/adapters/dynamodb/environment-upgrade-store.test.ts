@@ -32,6 +32,17 @@ describe('DynamoDbEnvironmentUpgradeStore', () => {
     expect(await store.getUpgrade('a')).toEqual({ session: { ...session('a'), messages: ['one'] }, revision: 1 });
   });
 
+  it('notes the newest generation apart from the revision: an older one is ignored, a save of a session read before it keeps it', async () => {
+    await store.createUpgrade(session('a'));
+    const before = (await store.getUpgrade('a'))!;
+    await store.noteGeneration('a', 2);
+    await store.noteGeneration('a', 1);
+    await store.saveUpgrade({ ...before.session, messages: ['saved'] }, before.revision);
+    expect(await store.getUpgrade('a')).toEqual({ session: { ...session('a'), messages: ['saved'], generation: 2 }, revision: 1 });
+    await expect(store.noteGeneration('nope', 1)).resolves.toBeUndefined();
+    expect(await store.getUpgrade('nope')).toBeUndefined();
+  });
+
   it('cancels an UPDATING session only, and an increment saved from before the cancel is refused', async () => {
     await store.createUpgrade(session('a'));
     expect((await store.requestCancel('a')).state).toBe('DELETING');

@@ -205,3 +205,34 @@ describe('removeEndedSession', () => {
     await expect(store.removeEndedSession(running.upgradeId)).rejects.toBeInstanceOf(SessionNotFoundError);
   });
 });
+
+describe("reopenStopped (a person's resume)", () => {
+  const at = (stage: Progress['stage'], extra: Partial<Progress> = {}): Progress => ({ step: 1, stage, stageStartedAt: 5, errorCount: 0, ...extra });
+
+  it('withdraws a stop nothing finished: STOPPING -> UPDATING, the progress as it was (a lock-step stop sequence under way kept, to put its step back first)', async () => {
+    const underWay = at('CANCELLING', { cancelMode: 'resume-step', stop: { stage: 'STARTING', step: 1 } });
+    const session = makeSession({ state: 'STOPPING', progress: underWay });
+    await store.createSession(session, makePlan(3));
+    const reopened = await store.reopenStopped(session.upgradeId, underWay);
+    expect(reopened).toMatchObject({ state: 'UPDATING', progress: underWay });
+    expect(await store.getSession(session.upgradeId)).toMatchObject({ state: 'UPDATING', progress: underWay });
+  });
+
+  it('reopens a STOPPED session at its resumed progress, and one that died between its STOPPED progress and its state too', async () => {
+    const resumed = at('STARTING');
+    for (const state of ['STOPPED', 'STOPPING'] as const) {
+      const session = makeSession({ upgradeId: `stopped-${state}`, state, progress: at('STOPPED', { stop: { stage: 'STARTING', step: 1 } }) });
+      await store.createSession(session, makePlan(3));
+      expect(await store.reopenStopped(session.upgradeId, resumed)).toMatchObject({ state: 'UPDATING', progress: resumed });
+      expect(await store.getSession(session.upgradeId)).toMatchObject({ state: 'UPDATING', progress: resumed });
+    }
+  });
+
+  it('leaves a running, cancelled or ended session as it is', async () => {
+    for (const state of ['UPDATING', 'DELETING', 'READY'] as const) {
+      const session = makeSession({ upgradeId: `left-${state}`, state, progress: at('BOOTING') });
+      await store.createSession(session, makePlan(3));
+      expect(await store.reopenStopped(session.upgradeId, at('STARTING'))).toMatchObject({ state, progress: at('BOOTING') });
+    }
+  });
+});

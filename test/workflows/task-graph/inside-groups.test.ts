@@ -1,5 +1,6 @@
 import { groupTaskRunId } from '../../../core/task-graph';
 import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
+import { call, startServedApi } from '../../support/api';
 import { eventually, startTestRuntime } from '../../support/embedded';
 import { groupOf, runDeployment } from '../../support/deployment-sites';
 import { EXAMPLE_GRAPH, exampleSite, startsBySecond } from '../../support/task-graph-runs';
@@ -108,6 +109,57 @@ describe("a task graph as each Shipyard group's deploy phase", () => {
       expect(await runtime.store.getLockOwners([...CONTROL, ...WORKERS])).toEqual(new Map());
     } finally {
       await runtime.close();
+    }
+  });
+
+  it("a cancel of a group's task-graph deploy phase alone is refused, naming its deployment: the deployment runs on, every node DEPLOYED, every task ran once on the site", async () => {
+    const runtime = await startTestRuntime({ site: exampleSite() });
+    try {
+      const run = await runtime.run('groupDeployment', request);
+      const runId = groupTaskRunId(run.id, 'control-plane');
+      await eventually(
+        runtime,
+        async () => ((await runtime.taskRun(runId))?.nodes['node-1']?.setup_network === 'TRANSITION' ? true : undefined),
+        'the first task in flight',
+      );
+      // Cancelled alone, the run ended CANCELLED and Evaluate Phase recorded its unsettled nodes FAILED while the deployment ran on.
+      await expect(runtime.clock.busy(() => runtime.cancel(runId))).rejects.toMatchObject({
+        name: 'SessionNotCancellableError',
+        message: `session ${runId} is the deploy phase of deployment ${run.id} (cancel the deployment) and cannot be cancelled`,
+      });
+      expect((await runtime.taskRun(runId))!.status).toBe('RUNNING');
+      expect((await run.outcome).output).toMatchObject({ status: 'SUCCEEDED', criticalGroupsFailed: false });
+      const done = await runtime.session(run.id);
+      expect(done?.kind === 'deployment' && done.report.nodes).toEqual(Object.fromEntries([...CONTROL, ...WORKERS].map((node) => [node, 'DEPLOYED'])));
+      const log = runtime.simulator.state().taskLog;
+      expect(log.map((e) => `${e.node}/${e.task} ${e.result}`).sort()).toEqual(
+        [...CONTROL, ...WORKERS].flatMap((node) => [`${node}/setup_network ok`, `${node}/setup_services ok`]).sort(),
+      );
+      expect(runtime.simulator.state().violations).toEqual([]);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it("the REST API reaches no group's deploy phase on its own: DELETE and POST stop of its id answer 404, and the run goes on", async () => {
+    const served = await startServedApi(exampleSite());
+    const { runtime } = served;
+    try {
+      const run = await runtime.run('groupDeployment', request);
+      const runId = groupTaskRunId(run.id, 'control-plane');
+      await eventually(
+        runtime,
+        async () => ((await runtime.taskRun(runId))?.nodes['node-1']?.setup_network === 'TRANSITION' ? true : undefined),
+        'the first task in flight',
+      );
+      expect((await call(runtime, served.apiEndpoint, 'DELETE', `/sessions/${runId}`)).status).toBe(404);
+      expect((await call(runtime, served.apiEndpoint, 'POST', `/sessions/${runId}/stop`)).status).toBe(404);
+      expect((await call(runtime, served.apiEndpoint, 'DELETE', `/deployments/${runId}`)).status).toBe(404);
+      expect((await runtime.taskRun(runId))!.status).toBe('RUNNING');
+      expect((await run.outcome).output).toMatchObject({ status: 'SUCCEEDED', criticalGroupsFailed: false });
+      expect(runtime.simulator.state().taskLog).toHaveLength(16);
+    } finally {
+      await served.close();
     }
   });
 

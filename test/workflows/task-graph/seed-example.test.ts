@@ -86,8 +86,8 @@ describe('the seed worked example on the embedded engine and the simulated site'
       const executions = runtime.engine.executions.filter((e) => e.executionArn.includes(':TaskGraph:'));
       expect(executions.length).toBeGreaterThan(5);
       for (const e of executions) {
-        // Open, then at most 5 increments of Check Run + Wait + Advance, then Check Run and the end.
-        expect(e.historyEvents).toBeLessThanOrEqual(2 + 5 + 5 * (2 + 2 + 5) + 2 + 5 + 2);
+        // Open and Control Only, then at most 5 increments of Check Run + Wait + Advance, then Check Run and the end.
+        expect(e.historyEvents).toBeLessThanOrEqual(2 + 5 + 2 + 5 * (2 + 2 + 5) + 2 + 5 + 2);
         expect(e.largestPayloadBytes).toBeLessThan(2000);
       }
     } finally {

@@ -1,7 +1,7 @@
 import { StaleWriteError } from '../../../../core/errors';
 import { startLocalDynamoDb, type LocalDynamoDb } from '../../../../local/local-dynamodb';
 import { advanceTaskRun } from '../../../../lambdas/activities/task-graph/advance-task-run';
-import { openTaskRun, type TaskRunPointer } from '../../../../lambdas/activities/task-graph/open-task-run';
+import { openTaskRun as openActivity, type TaskRunPointer } from '../../../../lambdas/activities/task-graph/open-task-run';
 import { FakeExecutor, inventoryNodes, taskGraphDeps } from '../../../support/task-graph-activities';
 import { EXAMPLE_GRAPH } from '../../../support/task-graph-runs';
 
@@ -15,6 +15,9 @@ const EXAMPLE_NODES = inventoryNodes({
   'node-7': ['network'],
   'node-8': ['compute'],
 });
+
+/** Open Task Run given a request or a resume (not a console control, which answers `{cancelRequested}` / `{stopRequested}`). */
+const openTaskRun = async (...args: Parameters<typeof openActivity>) => (await openActivity(...args)) as TaskRunPointer;
 
 // A table per test: a run left unfinished keeps its nodes' locks, which the next test's run would wait for.
 let db: LocalDynamoDb;

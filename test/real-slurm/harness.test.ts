@@ -17,12 +17,12 @@ function processesInside(dir: string): string[] {
   return found;
 }
 
-describeRealSlurm('a real Slurm cluster on this machine (test/support/real-slurm.ts)', () => {
+describeRealSlurm('a real Slurm cluster on this machine (test/support/real-slurm.ts)', (release) => {
   let cluster: RealSlurmCluster;
 
   beforeAll(async () => {
     // keepDir false whatever REAL_SLURM_KEEP_DIR says: the last test checks that stop() removes the dir.
-    cluster = await RealSlurmCluster.start({ rebootDelaySeconds: 1, keepDir: false });
+    cluster = await RealSlurmCluster.start({ release, rebootDelaySeconds: 1, keepDir: false });
   }, 60_000);
 
   afterAll(async () => {
@@ -75,7 +75,10 @@ describeRealSlurm('a real Slurm cluster on this machine (test/support/real-slurm
       ['c06', 'never-back'],
       ['c07', 'failed'],
     ]);
-    // c06's slurmd is gone for good; c07's still runs (the RebootProgram failed before stopping it).
+    // c06's slurmd is gone for good (the rebooter stops it a moment after the RebootProgram logged it); c07's still
+    // runs (the RebootProgram failed before asking for a restart).
+    const stopped = Date.now() + 15_000;
+    while (existsSync(`${cluster.dir}/run/slurmd-c06.pid`) && Date.now() < stopped) await new Promise((r) => setTimeout(r, 100));
     expect(existsSync(`${cluster.dir}/run/slurmd-c06.pid`)).toBe(false);
     expect(existsSync(`${cluster.dir}/run/slurmd-c07.pid`)).toBe(true);
   });

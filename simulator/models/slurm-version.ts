@@ -103,10 +103,12 @@ export class SlurmVersion {
    * A node coming up (RESUME of a drained/failed idle node, a DOWN node back in service) clears its
    * reason through clusteracct_storage_g_node_up(); from 23.11 that returns before clearing it when
    * no accounting storage is configured (src/interfaces/accounting_storage.c: `if (plugin_inited ==
-   * PLUGIN_NOOP) return SLURM_SUCCESS;`), so the reason stays.
+   * PLUGIN_NOOP) return SLURM_SUCCESS;`), so the reason stays (seen on a real 24.11.5: REFERENCE.md).
+   * 26.05 clears it before that return again (the same function at slurm-26-05-0-1: `xfree(node_ptr->reason)`
+   * comes first; seen on a real 26.05.5).
    */
   clearsReasonWhenUp(accounting: 'slurmdbd' | 'none'): boolean {
-    return accounting === 'slurmdbd' || !this.atLeast('23.11');
+    return accounting === 'slurmdbd' || !this.atLeast('23.11') || this.atLeast('26.05');
   }
 
   /**

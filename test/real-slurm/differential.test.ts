@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { describeRealSlurm, type RealNode, type RealSlurmOptions } from '../support/real-slurm';
+import { describeRealSlurm, type RealNode, type RealSlurmOptions, type RealSlurmRelease } from '../support/real-slurm';
 import {
   describeNode,
   differentialTable,
@@ -62,12 +62,14 @@ function nodeNames(count: number): string[] {
 
 /** A real cluster and a simulated site with the same nodes, features and Slurm settings. */
 async function pair(
+  release: RealSlurmRelease,
   count: number,
   slurm: { returnToService: 0 | 1 | 2; slurmdTimeout: number; resumeTimeout: number },
   extra: { real?: Partial<RealSlurmOptions>; site?: Partial<SiteDefinitionInput> } = {},
 ) {
   const names = nodeNames(count);
   const real = await RealSide.start({
+    release,
     nodes: count,
     returnToService: slurm.returnToService,
     slurmdTimeout: slurm.slurmdTimeout,
@@ -183,9 +185,9 @@ class Scenario {
 }
 
 /** Drains, jobs, reboots with and without nextstate, resume, fail, features, reconfigure, a controller restart, slurmrestd. */
-async function mainScript(): Promise<DifferentialRow[]> {
+async function mainScript(release: RealSlurmRelease): Promise<DifferentialRow[]> {
   // ResumeTimeout past every wait for a reboot (90 s): a slow reboot fails its step, saying so, instead of becoming a "reboot timed out" DOWN.
-  const { real, sim } = await pair(8, { returnToService: 1, slurmdTimeout: 30, resumeTimeout: 120 }, { real: { restd: true } });
+  const { real, sim } = await pair(release, 8, { returnToService: 1, slurmdTimeout: 30, resumeTimeout: 120 }, { real: { restd: true } });
   const s = new Scenario('8 nodes, ReturnToService=1', real, sim);
   const jobs = new Map<SlurmSide, number>();
   try {
@@ -339,8 +341,8 @@ async function mainScript(): Promise<DifferentialRow[]> {
 }
 
 /** A reboot through another service (the boot service, not Slurm) that outlasts SlurmdTimeout, and one that does not, under ReturnToService 0, 1 or 2. */
-async function outOfBandReboots(rts: 0 | 1 | 2): Promise<DifferentialRow[]> {
-  const { real, sim } = await pair(2, { returnToService: rts, slurmdTimeout: 6, resumeTimeout: 60 });
+async function outOfBandReboots(release: RealSlurmRelease, rts: 0 | 1 | 2): Promise<DifferentialRow[]> {
+  const { real, sim } = await pair(release, 2, { returnToService: rts, slurmdTimeout: 6, resumeTimeout: 60 });
   const s = new Scenario(`ReturnToService=${rts}, SlurmdTimeout=6`, real, sim);
   try {
     await s.step({ operation: 'drain c01 (our reason)', act: scontrol('update', 'NodeName=c01', 'State=DRAIN', 'Reason=rolling-upgrade'), show: ['c01'] });
@@ -383,8 +385,9 @@ async function outOfBandReboots(rts: 0 | 1 | 2): Promise<DifferentialRow[]> {
 }
 
 /** A `scontrol reboot` whose node never comes back: ResumeTimeout (slurmctld checks it every 30 s). */
-async function rebootNeverBack(): Promise<DifferentialRow[]> {
+async function rebootNeverBack(release: RealSlurmRelease): Promise<DifferentialRow[]> {
   const { real, sim } = await pair(
+    release,
     2,
     { returnToService: 1, slurmdTimeout: 30, resumeTimeout: 5 },
     { site: { nodes: nodeNames(2).map((name, i) => ({ name, nid: i + 1, ...(name === 'c01' ? { faults: { returnToService: 'never' as const } } : {}) })) } },
@@ -416,8 +419,9 @@ async function rebootNeverBack(): Promise<DifferentialRow[]> {
  * lasts 5 simulated seconds (its clock stands still between steps); the real one is held until the step
  * that ends it releases it: a few seconds of wall time could run out between two steps on a loaded host.
  */
-async function epilog(): Promise<DifferentialRow[]> {
+async function epilog(release: RealSlurmRelease): Promise<DifferentialRow[]> {
   const { real, sim } = await pair(
+    release,
     2,
     { returnToService: 1, slurmdTimeout: 30, resumeTimeout: 120 },
     { site: { timing: { bootSeconds: 1, returnSeconds: 1, epilogSeconds: 5 } } },
@@ -468,19 +472,19 @@ async function epilog(): Promise<DifferentialRow[]> {
   }
 }
 
-describeRealSlurm('the simulated Slurm against a real Slurm on this machine, step by step', () => {
+describeRealSlurm('the simulated Slurm against a real Slurm on this machine, step by step', (release) => {
   // Every scenario starts at once: each has its own cluster and simulator, and most of their time is waiting.
   let started: Record<string, Promise<DifferentialRow[]>> = {};
   const allRows: DifferentialRow[][] = [];
 
   beforeAll(() => {
     started = {
-      main: mainScript(),
-      rts0: outOfBandReboots(0),
-      rts1: outOfBandReboots(1),
-      rts2: outOfBandReboots(2),
-      never: rebootNeverBack(),
-      epilog: epilog(),
+      main: mainScript(release),
+      rts0: outOfBandReboots(release, 0),
+      rts1: outOfBandReboots(release, 1),
+      rts2: outOfBandReboots(release, 2),
+      never: rebootNeverBack(release),
+      epilog: epilog(release),
     };
     // Rejections are awaited by the tests; none is left unhandled meanwhile.
     for (const run of Object.values(started)) run.catch(() => {});

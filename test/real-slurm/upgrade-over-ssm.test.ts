@@ -14,18 +14,14 @@ import { describeRealSlurm, RealSlurmCluster } from '../support/real-slurm';
  * runs the commands on this machine, so SendCommand and GetCommandInvocation carry real scontrol and
  * sinfo output. One cluster of 6 slurmds.
  */
-describeRealSlurm('rollout upgrade over SSM against a real Slurm', () => {
+describeRealSlurm('rollout upgrade over SSM against a real Slurm', (release) => {
   const HEAD_NODE = 'i-0123456789abcdef0';
   let cluster: RealSlurmCluster;
   let dir: string;
   let simulator: RunningSiteSimulator;
 
   beforeAll(async () => {
-    cluster = await RealSlurmCluster.start({
-      nodes: 6,
-      rebootDelaySeconds: 1,
-      restd: false,
-    });
+    cluster = await RealSlurmCluster.start({ release, nodes: 6, rebootDelaySeconds: 1, restd: false });
     dir = mkdtempSync(path.join(tmpdir(), 'rollout-real-slurm-ssm-'));
     // The simulator only for its SSM endpoint: its own site is a placeholder; HEAD_NODE's commands run here.
     simulator = await startSiteSimulator({

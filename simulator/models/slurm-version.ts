@@ -85,9 +85,13 @@ export class SlurmVersion {
     return this.atLeast('23.02');
   }
 
-  /** 22.05.8 cleared the reason of a busy drained node on RESUME too (seen on a real 22.05.8; later releases keep it, node_mgr.c update_node). */
+  /**
+   * 22.05.8 cleared the reason of a busy drained node on RESUME too (seen on a real 22.05.8; 24.11.5 keeps it,
+   * node_mgr.c update_node), and so does 26.05 (seen on a real 26.05.5: the node-up path of
+   * src/interfaces/accounting_storage.c clears the reason before its no-accounting return from slurm-26-05-0-1).
+   */
   get resumeClearsBusyReason(): boolean {
-    return !this.atLeast('23.02');
+    return !this.atLeast('23.02') || this.atLeast('26.05');
   }
 
   /** At ResumeTimeout up to 23.02 check_reboot_nodes() also cleared DRAIN; from 23.11 it keeps a drain set by `scontrol update` (src/slurmctld/node_mgr.c). */

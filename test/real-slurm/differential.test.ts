@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { describeRealSlurm, type RealNode, type RealSlurmOptions, type RealSlurmRelease } from '../support/real-slurm';
+import { describeRealSlurm, type RealNode, type RealSlurmOptions, type RealSlurmRelease, shortSlurmdTimeout } from '../support/real-slurm';
 import {
   describeNode,
   differentialTable,
@@ -373,8 +373,9 @@ async function mainScript(release: RealSlurmRelease): Promise<DifferentialRow[]>
 
 /** A reboot through another service (the boot service, not Slurm) that outlasts SlurmdTimeout, and one that does not, under ReturnToService 0, 1 or 2. */
 async function outOfBandReboots(release: RealSlurmRelease, rts: 0 | 1 | 2): Promise<DifferentialRow[]> {
-  const { real, sim } = await pair(release, 2, { returnToService: rts, slurmdTimeout: 6, resumeTimeout: 60 });
-  const s = new Scenario(`ReturnToService=${rts}, SlurmdTimeout=6`, real, sim);
+  const slurmdTimeout = shortSlurmdTimeout(release);
+  const { real, sim } = await pair(release, 2, { returnToService: rts, slurmdTimeout, resumeTimeout: 60 });
+  const s = new Scenario(`ReturnToService=${rts}, SlurmdTimeout=${slurmdTimeout}`, real, sim);
   try {
     await s.step({ operation: 'drain c01 (our reason)', act: scontrol('update', 'NodeName=c01', 'State=DRAIN', 'Reason=rolling-upgrade'), show: ['c01'] });
     s.stopped.add('c01');
@@ -382,8 +383,8 @@ async function outOfBandReboots(release: RealSlurmRelease, rts: 0 | 1 | 2): Prom
       operation: 'c01 reboots through the boot service and stays down past SlurmdTimeout',
       act: (side) => side.stopNode('c01'),
       until: isDown('c01'),
-      realSeconds: 60,
-      simSeconds: 10,
+      realSeconds: 60 + slurmdTimeout,
+      simSeconds: 4 + slurmdTimeout,
       show: ['c01'],
     });
     s.stopped.delete('c01');

@@ -3,7 +3,7 @@ import { ScontrolWorkloadManager } from '../../adapters/site/commands/scontrol-w
 import { decideReturnToService } from '../../core/rolling-upgrade/step-decisions';
 import { DRAIN_REASON } from '../../core/rolling-upgrade/session';
 import { isUpgradeDrainReason } from '../../core/site/node-claims';
-import { describeRealSlurm, RealSlurmCluster } from '../support/real-slurm';
+import { describeRealSlurm, RealSlurmCluster, shortSlurmdTimeout } from '../support/real-slurm';
 import { node, progress, session } from '../support/upgrade-sessions';
 
 /**
@@ -18,7 +18,10 @@ describeRealSlurm('back after a reboot longer than SlurmdTimeout, under each Ret
   beforeAll(async () => {
     await Promise.all(
       [0, 1, 2].map(async (rts) =>
-        clusters.set(rts, await RealSlurmCluster.start({ release, nodes: 2, restd: false, slurmdTimeout: 5, returnToService: rts as 0 | 1 | 2 })),
+        clusters.set(
+          rts,
+          await RealSlurmCluster.start({ release, nodes: 2, restd: false, slurmdTimeout: shortSlurmdTimeout(release), returnToService: rts as 0 | 1 | 2 }),
+        ),
       ),
     );
   }, 120_000);

@@ -181,6 +181,16 @@ export function describeRealSlurm(title: string, body: (release: RealSlurmReleas
   }
 }
 
+/**
+ * The shortest SlurmdTimeout a test may give a cluster of `release` and still see only the nodes it stopped go
+ * DOWN. From 24.11 slurmctld's ping agent for every node waits about 11 s on a slurmd that is gone (connection
+ * retries, seen on 24.11.5), and pings no node again meanwhile: under a shorter SlurmdTimeout the healthy nodes
+ * of that agent are set DOWN `Not responding` too. 22.05 gives up at once.
+ */
+export function shortSlurmdTimeout(release: RealSlurmRelease | undefined): number {
+  return (release ?? hostSlurmRelease()) === '22.05' ? 6 : 20;
+}
+
 export interface PartitionSpec {
   name: string;
   /** Node names; every node when absent. */

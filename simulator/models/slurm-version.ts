@@ -99,6 +99,16 @@ export class SlurmVersion {
     return !this.atLeast('23.11');
   }
 
+  /**
+   * From 26.05 a reboot asked of an idle node is issued by the power-save thread at its next pass
+   * (src/slurmctld/power_save.c `_do_power_action_reboot`, `power_save_interval = 10`), not by the next
+   * background pass of controller.c (`_queue_reboot_msg`, up to 25.11): a real 26.05.5 held an idle node in
+   * REBOOT_REQUESTED up to about 10 s.
+   */
+  get rebootsOnPowerSavePass(): boolean {
+    return this.atLeast('26.05');
+  }
+
   get restdVersions(): readonly string[] {
     return RESTD_VERSIONS[this.release];
   }

@@ -152,7 +152,8 @@ class Scenario {
     const until = step.until ?? ((nodes: RealNode[]) => nodes.every((n) => this.stopped.has(n.name) || !n.flags.includes('NOT_RESPONDING')));
     // The real budgets only cost time when a step fails (settle returns as soon as its condition holds): a loaded
     // host delays slurmd's registrations and their retries (1, 2, 4, 8... s apart) by seconds, not by a minute.
-    const limits = { realSeconds: step.realSeconds ?? 60, simSeconds: step.simSeconds ?? 5 };
+    // 15 simulated seconds: 26.05 issues a reboot at its next power-save pass, up to 10 s later (slurm-version.ts).
+    const limits = { realSeconds: step.realSeconds ?? 60, simSeconds: step.simSeconds ?? 15 };
     const [realSettled, simSettled] = await Promise.all([
       this.real.settle((nodes) => until(nodes, realBoots), limits),
       this.sim.settle((nodes) => until(nodes, simBoots), limits),
@@ -274,7 +275,7 @@ async function mainScript(release: RealSlurmRelease): Promise<DifferentialRow[]>
       act: (side) => side.run(['scancel', String(jobs.get(side))]),
       until: rebootDone('c02'),
       realSeconds: 90,
-      simSeconds: 10,
+      simSeconds: 25,
       show: ['c02'],
     });
     await s.step({
@@ -434,7 +435,7 @@ async function rebootNeverBack(release: RealSlurmRelease): Promise<DifferentialR
       act: scontrol('reboot', 'ASAP', 'nextstate=RESUME', 'reason=rolling-upgrade', 'c01'),
       until: both(not(has('c01', 'REBOOT_ISSUED')), not(has('c01', 'REBOOT_REQUESTED')), has('c01', 'NOT_RESPONDING')),
       realSeconds: 120,
-      simSeconds: 20,
+      simSeconds: 30,
       show: ['c01'],
     });
     return s.rows;
@@ -492,7 +493,7 @@ async function epilog(release: RealSlurmRelease): Promise<DifferentialRow[]> {
       act: endEpilog('c02'),
       until: both(not(has('c02', 'COMPLETING')), rebootDone('c02')),
       realSeconds: 90,
-      simSeconds: 15,
+      simSeconds: 25,
       show: ['c02'],
     });
     return s.rows;

@@ -108,7 +108,8 @@ describeRealSlurm('rollout upgrade over SSM against a real Slurm', (release) => 
     expect(reboots.length).toBeGreaterThan(0);
     expect(reboots.map((i) => [i.exitCode, i.stderr])).toEqual(reboots.map(() => [0, '']));
     expect(ran.some((i) => words(i).includes('sinfo') && /^c0[1-6]\|/m.test(i.stdout))).toBe(true);
-    expect(ran.some((i) => words(i).includes('show node') && /NodeName=c0[1-6] /.test(i.stdout))).toBe(true);
+    // 22.05: `scontrol -o show node` (Key=Value lines); from 23.02 `scontrol --json show node`.
+    expect(ran.some((i) => words(i).includes('show node') && /NodeName=c0[1-6] |"name": ?"c0[1-6]"/.test(i.stdout))).toBe(true);
     // Every SendCommand was polled to its end with GetCommandInvocation.
     expect(ran.every((i) => i.polls > 0 && Number.isFinite(i.doneAt))).toBe(true);
   }, 240_000);

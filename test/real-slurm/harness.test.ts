@@ -53,7 +53,10 @@ describeRealSlurm('a real Slurm cluster on this machine (test/support/real-slurm
     expect(rebooting.reason).toBe('smoke : reboot issued');
     const back = await cluster.waitForNode('c05', (n) => n.base === 'IDLE' && n.flags.length === 0, 'back in service', 90_000);
     expect(back.bootTime).toBeGreaterThan(before.bootTime);
-    expect(back.reason).toBe('');
+    // 22.05 and 26.05 clear the reason as the node comes back; 24.11 keeps it (no accounting storage:
+    // accounting_storage.c's node-up returns before clearing it), though it was seen cleared once.
+    if (release === '24.11') expect(['', 'smoke : reboot issued']).toContain(back.reason);
+    else expect(back.reason).toBe('');
     expect(cluster.rebootCounts()).toEqual({ c01: 0, c02: 0, c03: 0, c04: 0, c05: 1, c06: 0, c07: 0, c08: 0 });
     expect(cluster.rebootLog()[0]).toMatchObject({ node: 'c05', outcome: 'rebooted' });
   });

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
-import { handStartedClusterFile, RealSlurmCluster, stopClusterDir } from '../../test/support/real-slurm';
+import { handStartedClusterFile, REAL_SLURM_RELEASES, RealSlurmCluster, type RealSlurmRelease, stopClusterDir } from '../../test/support/real-slurm';
 
 const repoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const recordFile = handStartedClusterFile(repoDir);
@@ -24,11 +24,21 @@ function whole(name: string, min: number, max: number) {
   };
 }
 
+function release(value: string): RealSlurmRelease {
+  if (!(REAL_SLURM_RELEASES as readonly string[]).includes(value)) throw new InvalidArgumentError(`--release must be one of ${REAL_SLURM_RELEASES.join(', ')}`);
+  return value as RealSlurmRelease;
+}
+
 const program = new Command('slurm').description('a real Slurm cluster on this machine, for development');
 
 program
   .command('start')
   .description('start a cluster and leave it running; prints the SLURM_CONF to export')
+  .option(
+    '--release <release>',
+    `Slurm release: ${REAL_SLURM_RELEASES.join(', ')} (default: the host's; another runs in its chroot, scripts/slurm/chroot.sh build RELEASE)`,
+    release,
+  )
   .option('--nodes <n>', 'nodes', whole('--nodes', 1, 99), 8)
   .option('--node-prefix <prefix>', 'node names: <prefix>01, <prefix>02, ...', 'c')
   .option('--slurmd-timeout <s>', 'slurm.conf SlurmdTimeout', whole('--slurmd-timeout', 1, 65533), 30)
@@ -38,6 +48,7 @@ program
   .option('--no-restd', 'do not start slurmrestd')
   .action(
     async (options: {
+      release?: RealSlurmRelease;
       nodes: number;
       nodePrefix: string;
       slurmdTimeout: number;
@@ -51,6 +62,7 @@ program
         if (existsSync(recorded.conf)) throw new Error(`a cluster started by hand is running already (SLURM_CONF=${recorded.conf}); npm run slurm:stop first`);
       }
       const cluster = await RealSlurmCluster.start({
+        ...(options.release ? { release: options.release } : {}),
         nodes: options.nodes,
         nodePrefix: options.nodePrefix,
         slurmdTimeout: options.slurmdTimeout,
@@ -65,14 +77,15 @@ program
       mkdirSync(path.dirname(recordFile), { recursive: true });
       writeFileSync(recordFile, `${JSON.stringify(recorded, null, 2)}\n`);
       const lines = [
-        `Slurm ${cluster.version}: ${cluster.nodes.length} nodes (${cluster.nodes[0]}..${cluster.nodes.at(-1)}), one slurmd each, in ${cluster.dir}`,
+        `Slurm ${cluster.version}${cluster.root ? ` (in the chroot ${cluster.root})` : ''}: ${cluster.nodes.length} nodes (${cluster.nodes[0]}..${cluster.nodes.at(-1)}), one slurmd each, in ${cluster.dir}`,
+        `its commands (scontrol, sinfo, squeue, sbatch, ...): ${path.join(cluster.dir, 'bin')}`,
         ...(cluster.restd ? [`slurmrestd ${cluster.restd.url} (openapi ${cluster.restd.versions.join(', ')}); a token: scontrol token username=root`] : []),
         `reboots the RebootProgram stand-in ran: ${path.join(cluster.dir, 'reboots.log')}; logs: ${path.join(cluster.dir, 'log')}`,
         'stop it with: npm run slurm:stop',
         '',
       ];
       process.stderr.write(lines.join('\n'));
-      process.stdout.write(`export SLURM_CONF=${cluster.conf}\n`);
+      process.stdout.write(`export SLURM_CONF=${cluster.conf} PATH=${path.join(cluster.dir, 'bin')}:$PATH\n`);
     },
   );
 

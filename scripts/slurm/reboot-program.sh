@@ -2,16 +2,17 @@
 # A RebootProgram stand-in for a cluster of `slurmd -N <name>` processes on one machine
 # (see test/support/real-slurm.ts). slurmd runs RebootProgram through `sh -c` with no argument naming
 # the node, so the node is found by walking up the process tree to the `slurmd ... -N <name>` process.
-# It logs the reboot, then stops that node's slurmd and starts it again with `-b` (as a node that
-# booted) after a delay, in a detached process, so slurmd's own exit does not take it along.
+# It only records the reboot: the cluster's rebooter (scripts/slurm/rebooter.sh, a long-running process
+# of its own) stops that node's slurmd and starts it again with `-b`. A restart forked from here
+# sometimes never ran on Slurm 26.05 (REFERENCE.md "Slurm 24.11 and 26.05 on the same machine"). It runs
+# inside the cluster's chroot for a release other than the host's: it needs sh, tr, awk and cat only.
 #
 # usage: reboot-program.sh CLUSTER_DIR
-# CLUSTER_DIR holds slurm.conf, reboot-delay (seconds), control/<node> (`fail`: exit 1 without
-# rebooting; `never`: stop slurmd and never start it again; `delay <s>`: this node's delay), and
-# gets reboots.log (`<node> <epoch seconds> <outcome>` a line) and run/reboot-<node>.pid.
+# CLUSTER_DIR holds control/<node> (`fail`: exit 1 without rebooting; `never`: stop slurmd and never start
+# it again; `delay <s>`: this node's delay), and gets reboots.log (`<node> <epoch seconds> <outcome>` a
+# line) and reboot-requests/<node> (what the rebooter acts on: the node's control line).
 set -u
 dir=$1
-conf=$dir/slurm.conf
 
 node=
 pid=$$
@@ -32,38 +33,14 @@ if [ -z "$node" ]; then
 fi
 
 control=$(cat "$dir/control/$node" 2>/dev/null || true)
-delay=$(cat "$dir/reboot-delay" 2>/dev/null || echo 2)
-case "$control" in
-  fail)
-    echo "$node $(date +%s) failed" >>"$dir/reboots.log"
-    exit 1
-    ;;
-  "delay "*) delay=${control#delay } ;;
-esac
+if [ "$control" = fail ]; then
+  echo "$node $(date +%s) failed" >>"$dir/reboots.log"
+  exit 1
+fi
 outcome=rebooted
 [ "$control" = never ] && outcome=never-back
 echo "$node $(date +%s) $outcome" >>"$dir/reboots.log"
-
-pidfile=$dir/run/slurmd-$node.pid
-setsid sh -c '
-  # Timestamped lines (epoch seconds) in log/reboot-<node>.log: what a failed wait for the node shows.
-  slurmd_pid=$(cat "$1" 2>/dev/null)
-  echo "$(date +%s) $3: reboot: stopping slurmd ${slurmd_pid:-(no pid file)}"
-  if [ -n "$slurmd_pid" ]; then
-    kill -TERM "$slurmd_pid" 2>/dev/null
-    i=0
-    while kill -0 "$slurmd_pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-    if kill -0 "$slurmd_pid" 2>/dev/null; then
-      echo "$(date +%s) $3: slurmd $slurmd_pid still there after SIGTERM: SIGKILL"
-      kill -KILL "$slurmd_pid" 2>/dev/null
-    fi
-  fi
-  [ "$5" = never ] && echo "$(date +%s) $3: down for good (never)" && exit 0
-  sleep "$4"
-  # The health check slurmd runs as it starts lets two seconds pass before it registers (see real-slurm.ts).
-  : >"$6/control/booting-$3"
-  echo "$(date +%s) $3: booted: starting slurmd -b"
-  exec slurmd -f "$2" -N "$3" -b
-' reboot "$pidfile" "$conf" "$node" "$delay" "$control" "$dir" </dev/null >>"$dir/log/reboot-$node.log" 2>&1 &
-echo $! >"$dir/run/reboot-$node.pid"
+mkdir -p "$dir/reboot-requests"
+echo "$control" >"$dir/reboot-requests/.$node.new"
+mv -f "$dir/reboot-requests/.$node.new" "$dir/reboot-requests/$node"
 exit 0

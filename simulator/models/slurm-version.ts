@@ -85,14 +85,28 @@ export class SlurmVersion {
     return this.atLeast('23.02');
   }
 
-  /** 22.05.8 cleared the reason of a busy drained node on RESUME too (seen on a real 22.05.8; later releases keep it, node_mgr.c update_node). */
+  /**
+   * 22.05.8 cleared the reason of a busy drained node on RESUME too (seen on a real 22.05.8; 24.11.5 keeps it,
+   * node_mgr.c update_node), and so does 26.05 (seen on a real 26.05.5: the node-up path of
+   * src/interfaces/accounting_storage.c clears the reason before its no-accounting return from slurm-26-05-0-1).
+   */
   get resumeClearsBusyReason(): boolean {
-    return !this.atLeast('23.02');
+    return !this.atLeast('23.02') || this.atLeast('26.05');
   }
 
   /** At ResumeTimeout up to 23.02 check_reboot_nodes() also cleared DRAIN; from 23.11 it keeps a drain set by `scontrol update` (src/slurmctld/node_mgr.c). */
   get rebootTimeoutClearsDrain(): boolean {
     return !this.atLeast('23.11');
+  }
+
+  /**
+   * From 26.05 a reboot asked of an idle node is issued by the power-save thread at its next pass
+   * (src/slurmctld/power_save.c `_do_power_action_reboot`, `power_save_interval = 10`), not by the next
+   * background pass of controller.c (`_queue_reboot_msg`, up to 25.11): a real 26.05.5 held an idle node in
+   * REBOOT_REQUESTED up to about 10 s.
+   */
+  get rebootsOnPowerSavePass(): boolean {
+    return this.atLeast('26.05');
   }
 
   get restdVersions(): readonly string[] {
@@ -103,10 +117,12 @@ export class SlurmVersion {
    * A node coming up (RESUME of a drained/failed idle node, a DOWN node back in service) clears its
    * reason through clusteracct_storage_g_node_up(); from 23.11 that returns before clearing it when
    * no accounting storage is configured (src/interfaces/accounting_storage.c: `if (plugin_inited ==
-   * PLUGIN_NOOP) return SLURM_SUCCESS;`), so the reason stays.
+   * PLUGIN_NOOP) return SLURM_SUCCESS;`), so the reason stays (seen on a real 24.11.5: REFERENCE.md).
+   * 26.05 clears it before that return again (the same function at slurm-26-05-0-1: `xfree(node_ptr->reason)`
+   * comes first; seen on a real 26.05.5).
    */
   clearsReasonWhenUp(accounting: 'slurmdbd' | 'none'): boolean {
-    return accounting === 'slurmdbd' || !this.atLeast('23.11');
+    return accounting === 'slurmdbd' || !this.atLeast('23.11') || this.atLeast('26.05');
   }
 
   /**

@@ -6,6 +6,9 @@ import { SlurmVersion } from './slurm-version';
 import type { SiteTaskObserver } from './task-runner';
 import type { NodeChangeLog } from './node-changes';
 
+/** power_save.c's default power_save_interval: how often 26.05 looks at the reboots asked. */
+const POWER_SAVE_INTERVAL_MS = 10_000;
+
 /** A node's base state in slurmctld (NODE_STATE_BASE); COMPLETING, DRAIN, FAIL, ... are flags. */
 export type WlmBase = 'IDLE' | 'ALLOCATED' | 'MIXED' | 'DOWN';
 
@@ -69,6 +72,8 @@ interface NodeState {
   undrainAfterReboot: boolean;
   /** boot_req_time: when the reboot was issued (ResumeTimeout counts from it). */
   rebootIssuedAt?: number;
+  /** From 26.05: the power-save pass at which the reboot asked will be looked at (slurm-version.ts rebootsOnPowerSavePass). */
+  rebootPassAt?: number;
   drainCount: number;
   resumeCount: number;
   failCount: number;
@@ -524,11 +529,27 @@ export class WorkloadManagerModel {
     });
   }
 
-  /** controller.c: a node with a reboot asked is rebooted once idle (no job, no Epilog, responding) or DOWN. */
-  private issueRebootIfIdle(node: NodeState, now: number): void {
+  /**
+   * controller.c: a node with a reboot asked is rebooted once idle (no job, no Epilog, responding) or DOWN, at
+   * once (the next background pass). From 26.05 power_save.c issues it, at its next pass (every
+   * power_save_interval, 10 s): passes are taken at each whole 10 s of the clock.
+   */
+  private issueRebootIfIdle(node: NodeState, now: number, onPass = false): void {
     if (!node.rebootRequested) return;
     const idle = node.base === 'IDLE' && node.job === undefined && node.completingUntil === undefined && node.responding;
     if (!idle && node.base !== 'DOWN') return;
+    if (this.version.rebootsOnPowerSavePass && !onPass) {
+      const pass = (Math.floor(now / POWER_SAVE_INTERVAL_MS) + 1) * POWER_SAVE_INTERVAL_MS;
+      if (node.rebootPassAt === pass) return;
+      node.rebootPassAt = pass;
+      this.timeline.at(pass, (at) => {
+        if (node.rebootPassAt !== pass) return;
+        node.rebootPassAt = undefined;
+        this.issueRebootIfIdle(node, at, true);
+      });
+      return;
+    }
+    node.rebootPassAt = undefined;
     node.base = 'DOWN';
     node.rebootRequested = false;
     node.rebootIssued = true;

@@ -18,13 +18,13 @@ import { describeRealSlurm, RealSlurmCluster, type RealNode } from '../support/r
  * The assertions hold on every release the harness runs (22.05, 24.11, 26.05): what Slurm shows at
  * the end is read, never our own record alone, and no claim of any run may be left in a reason.
  */
-describeRealSlurm('window one node at a time, and an admin drain named like ours, against a real Slurm', () => {
+describeRealSlurm('window one node at a time, and an admin drain named like ours, against a real Slurm', (release) => {
   let cluster: RealSlurmCluster;
   let dir: string;
   let profile: string;
 
   beforeAll(async () => {
-    cluster = await RealSlurmCluster.start({ nodes: 4, rebootDelaySeconds: 1, restd: false });
+    cluster = await RealSlurmCluster.start({ release, nodes: 4, rebootDelaySeconds: 1, restd: false });
     dir = mkdtempSync(path.join(tmpdir(), 'rollout-real-slurm-limits-'));
     profile = path.join(dir, 'profile.yaml');
     writeFileSync(profile, 'transport: {type: local}\nworkloadManager: {type: scontrol}\nbootService: {type: slurm-reboot}\ninventory: {type: slurm}\n');

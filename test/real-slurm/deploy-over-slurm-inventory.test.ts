@@ -10,12 +10,13 @@ import { describeRealSlurm, RealSlurmCluster } from '../support/real-slurm';
  * drain and resume tasks as each group's deploy phase, run on the nodes through a pdsh stand-in.
  * One cluster of 6 slurmds.
  */
-describeRealSlurm('rollout deploy over the slurm inventory against a real Slurm', () => {
+describeRealSlurm('rollout deploy over the slurm inventory against a real Slurm', (release) => {
   let cluster: RealSlurmCluster;
   let dir: string;
 
   beforeAll(async () => {
     cluster = await RealSlurmCluster.start({
+      release,
       nodes: 6,
       rebootDelaySeconds: 1,
       restd: false,

@@ -17,12 +17,12 @@ function processesInside(dir: string): string[] {
   return found;
 }
 
-describeRealSlurm('a real Slurm cluster on this machine (test/support/real-slurm.ts)', () => {
+describeRealSlurm('a real Slurm cluster on this machine (test/support/real-slurm.ts)', (release) => {
   let cluster: RealSlurmCluster;
 
   beforeAll(async () => {
     // keepDir false whatever REAL_SLURM_KEEP_DIR says: the last test checks that stop() removes the dir.
-    cluster = await RealSlurmCluster.start({ rebootDelaySeconds: 1, keepDir: false });
+    cluster = await RealSlurmCluster.start({ release, rebootDelaySeconds: 1, keepDir: false });
   }, 60_000);
 
   afterAll(async () => {
@@ -53,7 +53,10 @@ describeRealSlurm('a real Slurm cluster on this machine (test/support/real-slurm
     expect(rebooting.reason).toBe('smoke : reboot issued');
     const back = await cluster.waitForNode('c05', (n) => n.base === 'IDLE' && n.flags.length === 0, 'back in service', 90_000);
     expect(back.bootTime).toBeGreaterThan(before.bootTime);
-    expect(back.reason).toBe('');
+    // 22.05 and 26.05 clear the reason as the node comes back; 24.11 keeps it (no accounting storage:
+    // accounting_storage.c's node-up returns before clearing it), though it was seen cleared once.
+    if (release === '24.11') expect(['', 'smoke : reboot issued']).toContain(back.reason);
+    else expect(back.reason).toBe('');
     expect(cluster.rebootCounts()).toEqual({ c01: 0, c02: 0, c03: 0, c04: 0, c05: 1, c06: 0, c07: 0, c08: 0 });
     expect(cluster.rebootLog()[0]).toMatchObject({ node: 'c05', outcome: 'rebooted' });
   });
@@ -75,7 +78,10 @@ describeRealSlurm('a real Slurm cluster on this machine (test/support/real-slurm
       ['c06', 'never-back'],
       ['c07', 'failed'],
     ]);
-    // c06's slurmd is gone for good; c07's still runs (the RebootProgram failed before stopping it).
+    // c06's slurmd is gone for good (the rebooter stops it a moment after the RebootProgram logged it); c07's still
+    // runs (the RebootProgram failed before asking for a restart).
+    const stopped = Date.now() + 15_000;
+    while (existsSync(`${cluster.dir}/run/slurmd-c06.pid`) && Date.now() < stopped) await new Promise((r) => setTimeout(r, 100));
     expect(existsSync(`${cluster.dir}/run/slurmd-c06.pid`)).toBe(false);
     expect(existsSync(`${cluster.dir}/run/slurmd-c07.pid`)).toBe(true);
   });

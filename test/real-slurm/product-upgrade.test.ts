@@ -11,14 +11,14 @@ import { describeRealSlurm, RealSlurmCluster, type RealNode } from '../support/r
  * cluster of 8 slurmds whose RebootProgram stand-in logs every reboot. Scenarios run one after the
  * other on the same cluster, each leaving it as it found it.
  */
-describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm inventory)', () => {
+describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm inventory)', (release) => {
   let cluster: RealSlurmCluster;
   let dir: string;
   let profile: string;
   const ADMIN_REASON = 'admin: bad dimm';
 
   beforeAll(async () => {
-    cluster = await RealSlurmCluster.start({ nodes: 8, rebootDelaySeconds: 1, restd: false });
+    cluster = await RealSlurmCluster.start({ release, nodes: 8, rebootDelaySeconds: 1, restd: false });
     dir = mkdtempSync(path.join(tmpdir(), 'rollout-real-slurm-'));
     profile = path.join(dir, 'profile.yaml');
     writeFileSync(profile, 'transport: {type: local}\nworkloadManager: {type: scontrol}\nbootService: {type: slurm-reboot}\ninventory: {type: slurm}\n');

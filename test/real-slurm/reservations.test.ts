@@ -6,12 +6,12 @@ import { describeRealSlurm, RealSlurmCluster } from '../support/real-slurm';
  * reserveSlots' connector against slurmctld itself: a maintenance reservation keeps a job whose time
  * limit runs past its start off the node before the slot (reservation.c), and lets a shorter one run.
  */
-describeRealSlurm('maintenance reservations on a real Slurm (scontrol-reservations.ts)', () => {
+describeRealSlurm('maintenance reservations on a real Slurm (scontrol-reservations.ts)', (release) => {
   let cluster: RealSlurmCluster;
   let reservations: ScontrolReservations;
 
   beforeAll(async () => {
-    cluster = await RealSlurmCluster.start({ nodes: 2, restd: false, maxTimeMinutes: 30 });
+    cluster = await RealSlurmCluster.start({ release, nodes: 2, restd: false, maxTimeMinutes: 30 });
     reservations = new ScontrolReservations(new LocalTransport({ env: cluster.env }));
   }, 60_000);
 

@@ -2,7 +2,7 @@ import { LocalTransport } from '../../adapters/site/commands/local-transport';
 import { ScontrolWorkloadManager } from '../../adapters/site/commands/scontrol-workload-manager';
 import { decideReturnToService } from '../../core/rolling-upgrade/step-decisions';
 import { isUpgradeDrainReason } from '../../core/site/node-claims';
-import { describeRealSlurm, RealSlurmCluster } from '../support/real-slurm';
+import { describeRealSlurm, RealSlurmCluster, shortSlurmdTimeout } from '../support/real-slurm';
 import { node, OUR_DRAIN, progress, session } from '../support/upgrade-sessions';
 
 /**
@@ -11,13 +11,16 @@ import { node, OUR_DRAIN, progress, session } from '../support/upgrade-sessions'
  * registers again, under 2 it comes back IDLE+DRAIN. Whatever the setting, the run recognises its
  * drain by its prefix and run id, counts the node back once slurmd answers after the boot, and resumes it.
  */
-describeRealSlurm('back after a reboot longer than SlurmdTimeout, under each ReturnToService (real Slurm)', () => {
+describeRealSlurm('back after a reboot longer than SlurmdTimeout, under each ReturnToService (real Slurm)', (release) => {
   const clusters = new Map<number, RealSlurmCluster>();
 
   beforeAll(async () => {
     await Promise.all(
       [0, 1, 2].map(async (rts) =>
-        clusters.set(rts, await RealSlurmCluster.start({ nodes: 2, restd: false, slurmdTimeout: 5, returnToService: rts as 0 | 1 | 2 })),
+        clusters.set(
+          rts,
+          await RealSlurmCluster.start({ release, nodes: 2, restd: false, slurmdTimeout: shortSlurmdTimeout(release), returnToService: rts as 0 | 1 | 2 }),
+        ),
       ),
     );
   }, 120_000);

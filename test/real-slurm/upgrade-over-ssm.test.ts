@@ -14,18 +14,14 @@ import { describeRealSlurm, RealSlurmCluster } from '../support/real-slurm';
  * runs the commands on this machine, so SendCommand and GetCommandInvocation carry real scontrol and
  * sinfo output. One cluster of 6 slurmds.
  */
-describeRealSlurm('rollout upgrade over SSM against a real Slurm', () => {
+describeRealSlurm('rollout upgrade over SSM against a real Slurm', (release) => {
   const HEAD_NODE = 'i-0123456789abcdef0';
   let cluster: RealSlurmCluster;
   let dir: string;
   let simulator: RunningSiteSimulator;
 
   beforeAll(async () => {
-    cluster = await RealSlurmCluster.start({
-      nodes: 6,
-      rebootDelaySeconds: 1,
-      restd: false,
-    });
+    cluster = await RealSlurmCluster.start({ release, nodes: 6, rebootDelaySeconds: 1, restd: false });
     dir = mkdtempSync(path.join(tmpdir(), 'rollout-real-slurm-ssm-'));
     // The simulator only for its SSM endpoint: its own site is a placeholder; HEAD_NODE's commands run here.
     simulator = await startSiteSimulator({
@@ -112,7 +108,8 @@ describeRealSlurm('rollout upgrade over SSM against a real Slurm', () => {
     expect(reboots.length).toBeGreaterThan(0);
     expect(reboots.map((i) => [i.exitCode, i.stderr])).toEqual(reboots.map(() => [0, '']));
     expect(ran.some((i) => words(i).includes('sinfo') && /^c0[1-6]\|/m.test(i.stdout))).toBe(true);
-    expect(ran.some((i) => words(i).includes('show node') && /NodeName=c0[1-6] /.test(i.stdout))).toBe(true);
+    // 22.05: `scontrol -o show node` (Key=Value lines); from 23.02 `scontrol --json show node`.
+    expect(ran.some((i) => words(i).includes('show node') && /NodeName=c0[1-6] |"name": ?"c0[1-6]"/.test(i.stdout))).toBe(true);
     // Every SendCommand was polled to its end with GetCommandInvocation.
     expect(ran.every((i) => i.polls > 0 && Number.isFinite(i.doneAt))).toBe(true);
   }, 240_000);

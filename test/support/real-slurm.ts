@@ -14,8 +14,8 @@
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmod, copyFile, mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,16 +33,91 @@ export const SLURMRESTD_USER = 'slurm';
 const SBIN_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const REQUIRED_COMMANDS = ['slurmctld', 'slurmd', 'slurmrestd', 'scontrol', 'sinfo', 'squeue', 'sbatch', 'scancel', 'sdiag', 'munge', 'unmunge'];
 
-let unavailableReason: string | undefined | null = null;
+/**
+ * The Slurm releases the suite runs for real: Debian 12's 22.05, Debian 13's 24.11 and Debian sid's 26.05.
+ * The host's own release runs on the host; the others in a chroot of Debian's packages
+ * (scripts/slurm/chroot.sh), where everything of a cluster runs: its munged, slurmctld, slurmds, slurmrestd.
+ */
+export const REAL_SLURM_RELEASES = ['22.05', '24.11', '26.05'] as const;
+export type RealSlurmRelease = (typeof REAL_SLURM_RELEASES)[number];
+
+/** Where the chroots are cached (scripts/slurm/chroot.sh's SLURM_CHROOT_CACHE). */
+const CHROOT_CACHE = process.env.SLURM_CHROOT_CACHE ?? '/var/cache/baremetal-rollout';
+
+/** The chroot of a release (built by `scripts/slurm/chroot.sh build RELEASE`). */
+export function slurmChroot(release: RealSlurmRelease): string {
+  return path.join(CHROOT_CACHE, `slurm-${release}`);
+}
+
+let hostReleaseSeen: string | undefined | null = null;
+
+/** MAJOR.MINOR of the Slurm installed on the host (`scontrol --version`), undefined when none is. */
+export function hostSlurmRelease(): string | undefined {
+  if (hostReleaseSeen !== null) return hostReleaseSeen;
+  hostReleaseSeen = undefined;
+  const scontrol = SBIN_PATH.split(':')
+    .map((dir) => path.join(dir, 'scontrol'))
+    .find((file) => existsSync(file));
+  if (scontrol) {
+    // scontrol reads a slurm.conf even for --version: a minimal one.
+    const conf = path.join(os.tmpdir(), `real-slurm-version-${process.pid}.conf`);
+    try {
+      writeFileSync(conf, 'ClusterName=version\nSlurmctldHost=localhost\n');
+      const printed = execFileSync(scontrol, ['--version'], { encoding: 'utf8', env: { ...process.env, SLURM_CONF: conf }, stdio: ['ignore', 'pipe', 'pipe'] });
+      hostReleaseSeen = /(\d+\.\d+)\.\d+/.exec(printed)?.[1];
+    } catch {
+      // not runnable
+    } finally {
+      rmSync(conf, { force: true });
+    }
+  }
+  return hostReleaseSeen;
+}
+
+/** Whether the release runs from a chroot here (it is not the host's own). */
+function inChroot(release: RealSlurmRelease | undefined): release is RealSlurmRelease {
+  return release !== undefined && hostSlurmRelease() !== release;
+}
 
 /**
- * Why a real Slurm cannot run here (undefined: it can). Checked once per process: Linux, root (slurmd
- * and the reboot stand-in need it), the Slurm and munge commands, the jwt plugin and slurmrestd's user.
+ * The releases the real-Slurm suites run: `REAL_SLURM_RELEASES` (comma-separated, e.g. `24.11` or
+ * `22.05,26.05`), else every release (those that cannot run here skip, saying why).
  */
-export function realSlurmUnavailable(): string | undefined {
-  if (unavailableReason !== null) return unavailableReason;
-  unavailableReason = findUnavailableReason();
-  return unavailableReason;
+export function realSlurmReleases(): RealSlurmRelease[] {
+  const asked = process.env.REAL_SLURM_RELEASES?.split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
+  if (!asked || asked.length === 0) return [...REAL_SLURM_RELEASES];
+  const unknown = asked.filter((r) => !(REAL_SLURM_RELEASES as readonly string[]).includes(r));
+  if (unknown.length > 0) throw new Error(`REAL_SLURM_RELEASES names ${unknown.join(', ')}: one or more of ${REAL_SLURM_RELEASES.join(', ')}`);
+  return asked as RealSlurmRelease[];
+}
+
+const unavailableReasons = new Map<string, string | undefined>();
+
+/**
+ * Why a real Slurm (of `release`; default the host's) cannot run here (undefined: it can). Checked once
+ * per process and release: Linux, root (slurmd and the reboot stand-in need it), the Slurm and munge
+ * commands, the jwt plugin and slurmrestd's user; for a release other than the host's, its chroot.
+ */
+export function realSlurmUnavailable(release?: RealSlurmRelease): string | undefined {
+  const key = release ?? 'host';
+  if (!unavailableReasons.has(key)) unavailableReasons.set(key, inChroot(release) ? findChrootUnavailableReason(release) : findUnavailableReason());
+  return unavailableReasons.get(key);
+}
+
+function findChrootUnavailableReason(release: RealSlurmRelease): string | undefined {
+  if (process.platform !== 'linux') return `a real Slurm runs on Linux only (this is ${process.platform})`;
+  if (process.getuid?.() !== 0) return `Slurm ${release} runs in a chroot, which needs root`;
+  const root = slurmChroot(release);
+  const build = `build it (as root, about 30 s): scripts/slurm/chroot.sh build ${release}`;
+  if (!existsSync(path.join(root, '.baremetal-rollout-slurm'))) return `no Slurm ${release} chroot at ${root}: ${build}`;
+  const missing = ['usr/sbin/slurmctld', 'usr/sbin/slurmd', 'usr/sbin/slurmrestd', 'usr/bin/scontrol', 'usr/sbin/munged'].filter(
+    (file) => !existsSync(path.join(root, file)),
+  );
+  if (missing.length > 0) return `the Slurm ${release} chroot at ${root} lacks ${missing.join(', ')}: ${build}`;
+  if (!jwtPluginInstalled(root)) return `the Slurm ${release} chroot at ${root} has no auth_jwt.so: ${build}`;
+  return undefined;
 }
 
 function findUnavailableReason(): string | undefined {
@@ -57,7 +132,7 @@ function findUnavailableReason(): string | undefined {
   } catch {
     return `no user '${SLURMRESTD_USER}' for slurmrestd (Debian's Slurm packages create it): ${install}`;
   }
-  if (!jwtPluginInstalled()) return `Slurm's auth/jwt plugin (auth_jwt.so) is not installed: ${install}`;
+  if (!jwtPluginInstalled('/')) return `Slurm's auth/jwt plugin (auth_jwt.so) is not installed: ${install}`;
   return undefined;
 }
 
@@ -65,8 +140,8 @@ function onPath(command: string): boolean {
   return SBIN_PATH.split(':').some((dir) => existsSync(path.join(dir, command)));
 }
 
-function jwtPluginInstalled(): boolean {
-  const roots = ['/usr/lib', '/usr/lib64', '/usr/local/lib'];
+function jwtPluginInstalled(under: string): boolean {
+  const roots = ['/usr/lib', '/usr/lib64', '/usr/local/lib'].map((dir) => path.join(under, dir));
   const candidates = roots.flatMap((root) => {
     const dirs = [path.join(root, 'slurm'), path.join(root, 'slurm-wlm')];
     try {
@@ -80,26 +155,40 @@ function jwtPluginInstalled(): boolean {
 }
 
 /**
- * `describe` for a suite that needs a real Slurm. Where none can run it is skipped, saying why (in
- * the suite's name and on the console), never passing empty; with `REQUIRE_REAL_SLURM=1` (as
- * `.ci/run` sets it) it fails instead, with the reason.
+ * `describe` for a suite that needs a real Slurm, once per release (`realSlurmReleases()`, the release
+ * in the title): `body(release)` starts its clusters with `RealSlurmCluster.start({ release, ... })`.
+ * A release that cannot run here is skipped, saying why (in the suite's name and on the console),
+ * never passing empty; with `REQUIRE_REAL_SLURM=1` (as `.ci/run` sets it) it fails instead, with the reason.
  */
-export function describeRealSlurm(title: string, body: () => void): void {
-  const reason = realSlurmUnavailable();
-  if (reason === undefined) {
-    describe(title, body);
-    return;
-  }
-  if (process.env.REQUIRE_REAL_SLURM === '1') {
-    describe(title, () => {
-      test('a real Slurm is required here (REQUIRE_REAL_SLURM=1)', () => {
-        throw new Error(`cannot run a real Slurm: ${reason}`);
+export function describeRealSlurm(title: string, body: (release: RealSlurmRelease) => void): void {
+  for (const release of realSlurmReleases()) {
+    const titled = `${title} [Slurm ${release}]`;
+    const reason = realSlurmUnavailable(release);
+    if (reason === undefined) {
+      describe(titled, () => body(release));
+      continue;
+    }
+    if (process.env.REQUIRE_REAL_SLURM === '1') {
+      describe(titled, () => {
+        test(`a real Slurm ${release} is required here (REQUIRE_REAL_SLURM=1)`, () => {
+          throw new Error(`cannot run a real Slurm ${release}: ${reason}`);
+        });
       });
-    });
-    return;
+      continue;
+    }
+    console.warn(`${titled}: SKIPPED, ${reason}`);
+    describe.skip(`${titled} (SKIPPED: ${reason})`, () => body(release));
   }
-  console.warn(`${title}: SKIPPED, ${reason}`);
-  describe.skip(`${title} (SKIPPED: ${reason})`, body);
+}
+
+/**
+ * The shortest SlurmdTimeout a test may give a cluster of `release` and still see only the nodes it stopped go
+ * DOWN. From 24.11 slurmctld's ping agent for every node waits about 11 s on a slurmd that is gone (connection
+ * retries, seen on 24.11.5), and pings no node again meanwhile: under a shorter SlurmdTimeout the healthy nodes
+ * of that agent are set DOWN `Not responding` too. 22.05 gives up at once.
+ */
+export function shortSlurmdTimeout(release: RealSlurmRelease | undefined): number {
+  return (release ?? hostSlurmRelease()) === '22.05' ? 6 : 20;
 }
 
 export interface PartitionSpec {
@@ -110,6 +199,8 @@ export interface PartitionSpec {
 }
 
 export interface RealSlurmOptions {
+  /** The Slurm release (default: the host's). Another release than the host's runs in its chroot (scripts/slurm/chroot.sh). */
+  release?: RealSlurmRelease;
   /** How many nodes (default 8), named `<prefix>01`, `<prefix>02`, ... */
   nodes?: number;
   /** Node name prefix (default `c`). */
@@ -167,6 +258,8 @@ export interface RestdInfo {
 
 interface ClusterLayout {
   dir: string;
+  /** The dir as the kernel names it: inside the chroot for a release that runs there (`dir` is a link to it), else `dir`. */
+  realDir: string;
   conf: string;
   nodes: string[];
   ports: { controller: number; restd: number; nodes: number[] };
@@ -185,28 +278,39 @@ export class RealSlurmCluster {
   readonly env: NodeJS.ProcessEnv;
   /** `22.05.8`, ... */
   version = '';
+  /** The release asked for (undefined: the host's). */
+  readonly release?: RealSlurmRelease;
+  /** The chroot the cluster runs in (undefined: on the host). */
+  readonly root?: string;
   restd?: RestdInfo;
   private stopped = false;
 
   private constructor(
     layout: ClusterLayout,
-    private readonly options: Required<Omit<RealSlurmOptions, 'features' | 'partitions' | 'repoDir'>> &
-      Pick<RealSlurmOptions, 'features' | 'partitions'> & { repoDir: string },
+    private readonly options: Required<Omit<RealSlurmOptions, 'features' | 'partitions' | 'repoDir' | 'release'>> &
+      Pick<RealSlurmOptions, 'features' | 'partitions' | 'release'> & { repoDir: string; root?: string },
   ) {
     this.dir = layout.dir;
     this.conf = layout.conf;
     this.nodes = layout.nodes;
     this.ports = layout.ports;
-    this.env = { ...process.env, SLURM_CONF: layout.conf, PATH: `${process.env.PATH ?? ''}:${SBIN_PATH}` };
+    this.release = options.release;
+    this.root = options.root;
+    // The cluster's bin/ first: its Slurm commands (the chroot's, through `chroot`, for another release), for the
+    // tests and for the product's connectors alike (they find scontrol, sinfo and squeue on PATH).
+    this.env = { ...process.env, SLURM_CONF: layout.conf, PATH: `${path.join(layout.dir, 'bin')}:${process.env.PATH ?? ''}:${SBIN_PATH}` };
   }
 
   private readonly ports: ClusterLayout['ports'];
 
   /** Starts a cluster and waits until every node is idle (a few seconds). Throws with the reason when it cannot. */
   static async start(options: RealSlurmOptions = {}): Promise<RealSlurmCluster> {
-    const reason = realSlurmUnavailable();
-    if (reason) throw new Error(`cannot start a real Slurm: ${reason}`);
+    const reason = realSlurmUnavailable(options.release);
+    if (reason) throw new Error(`cannot start a real Slurm${options.release ? ` ${options.release}` : ''}: ${reason}`);
+    const root = inChroot(options.release) ? slurmChroot(options.release) : undefined;
     const resolved = {
+      release: options.release,
+      root,
       nodes: options.nodes ?? 8,
       nodePrefix: options.nodePrefix ?? 'c',
       slurmdTimeout: options.slurmdTimeout ?? 30,
@@ -224,7 +328,9 @@ export class RealSlurmCluster {
       throw new Error(`nodes must be a whole number from 1 to 99, not ${resolved.nodes}`);
     if (!/^[a-z][a-z0-9-]*$/.test(resolved.nodePrefix))
       throw new Error(`nodePrefix must be lowercase letters, digits and '-', starting with a letter: '${resolved.nodePrefix}'`);
-    await execFileAsync('sh', [path.join(resolved.repoDir, 'scripts', 'slurm', 'munge.sh')], {
+    // munge: the host's (one per machine), or the chroot's own (its key and socket under it), with /proc and /sys mounted there.
+    const scripts = path.join(resolved.repoDir, 'scripts', 'slurm');
+    await execFileAsync('sh', root ? [path.join(scripts, 'chroot.sh'), 'up', options.release!] : [path.join(scripts, 'munge.sh')], {
       env: { ...process.env, PATH: `${process.env.PATH ?? ''}:${SBIN_PATH}` },
     });
 
@@ -250,6 +356,9 @@ export class RealSlurmCluster {
 
   private async boot(): Promise<void> {
     this.version = (await this.run('scontrol', ['--version'])).stdout.trim().replace(/^slurm(-wlm)?\s+/, '');
+    if (this.release && !this.version.startsWith(`${this.release}.`))
+      throw new Error(`asked for Slurm ${this.release}, found ${this.version}${this.root ? ` in ${this.root}` : ' on the host'}`);
+    await this.startRebooter();
     await this.startController({ clean: true });
     await Promise.all(this.nodes.map((node) => this.startSlurmd(node)));
     await this.waitForNodes((nodes) => nodes.every((n) => n.base === 'IDLE' && n.flags.length === 0), 'every node idle', 30_000);
@@ -619,6 +728,21 @@ export class RealSlurmCluster {
     }
   }
 
+  /** The cluster's rebooter (scripts/slurm/rebooter.sh): carries out the reboots the RebootProgram stand-in records. */
+  private async startRebooter(): Promise<void> {
+    const logFd = openSync(path.join(this.dir, 'log', 'rebooter.log'), 'a');
+    const child = spawn('/bin/sh', [path.join(this.dir, 'rebooter.sh'), this.dir], {
+      env: this.env,
+      detached: true,
+      stdio: ['ignore', logFd, logFd],
+      cwd: this.dir,
+    });
+    closeSync(logFd);
+    child.unref();
+    if (child.pid === undefined) throw new Error('the rebooter did not start');
+    await writeFile(path.join(this.dir, 'run', 'rebooter.pid'), `${child.pid}\n`);
+  }
+
   private async startRestd(): Promise<void> {
     const versions = await this.openapiVersions();
     const plugins = versions.plugins;
@@ -802,13 +926,21 @@ async function writeCluster(options: {
   rebootDelaySeconds: number;
   maxTimeMinutes: number;
   repoDir: string;
+  release?: RealSlurmRelease;
+  root?: string;
   features?: Readonly<Record<string, readonly string[]>>;
   partitions?: readonly PartitionSpec[];
 }): Promise<ClusterLayout> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'real-slurm-'));
+  const { dir, realDir } = await clusterDir(options.root);
   // slurmrestd reads slurm.conf as an unprivileged user.
-  await chmod(dir, 0o755);
-  for (const sub of ['state', 'spool', 'log', 'run', 'control', 'jobs']) await mkdir(path.join(dir, sub));
+  await chmod(realDir, 0o755);
+  for (const sub of ['state', 'spool', 'log', 'run', 'control', 'jobs', 'bin', 'reboot-requests']) await mkdir(path.join(dir, sub));
+  await writeCommands(path.join(dir, 'bin'), options.root);
+  // 24.11 and later refuse to start slurmd with no cgroup filesystem, even with proctrack/linuxproc (REFERENCE.md).
+  if (options.release && options.release >= '24.11') await writeFile(path.join(dir, 'cgroup.conf'), 'CgroupPlugin=disabled\n', { mode: 0o644 });
+  // The RebootProgram runs under slurmd (in the chroot, for another release): a copy inside the cluster's dir.
+  await copyFile(path.join(options.repoDir, 'scripts', 'slurm', 'reboot-program.sh'), path.join(dir, 'reboot-program.sh'));
+  await copyFile(path.join(options.repoDir, 'scripts', 'slurm', 'rebooter.sh'), path.join(dir, 'rebooter.sh'));
   const nodes = Array.from({ length: options.nodes }, (_, i) => `${options.nodePrefix}${String(i + 1).padStart(2, '0')}`);
   for (const name of Object.keys(options.features ?? {})) if (!nodes.includes(name)) throw new Error(`features name an unknown node '${name}'`);
   const [controller, restd, ...nodePorts] = await freePorts(nodes.length + 2);
@@ -817,11 +949,7 @@ async function writeCluster(options: {
   const jwtKey = path.join(dir, 'jwt.key');
   await writeFile(jwtKey, randomBytes(32), { mode: 0o600 });
   const rebootProgram = path.join(dir, 'reboot-program');
-  await writeFile(
-    rebootProgram,
-    `#!/bin/sh\nexec /bin/sh ${shellQuote(path.join(options.repoDir, 'scripts', 'slurm', 'reboot-program.sh'))} ${shellQuote(dir)}\n`,
-    { mode: 0o755 },
-  );
+  await writeFile(rebootProgram, `#!/bin/sh\nexec /bin/sh ${shellQuote(path.join(dir, 'reboot-program.sh'))} ${shellQuote(dir)}\n`, { mode: 0o755 });
   const control = shellQuote(path.join(dir, 'control'));
   const epilog = path.join(dir, 'epilog');
   await writeFile(
@@ -908,7 +1036,69 @@ async function writeCluster(options: {
     ),
   ];
   await writeFile(conf, `${lines.join('\n')}\n`, { mode: 0o644 });
-  return { dir, conf, nodes, ports: { controller: controller!, restd: restd!, nodes: nodePorts } };
+  return { dir, realDir, conf, nodes, ports: { controller: controller!, restd: restd!, nodes: nodePorts } };
+}
+
+/**
+ * A new cluster dir. For a release in a chroot it is made inside the chroot at the path it has on the host
+ * (`<root>/tmp/real-slurm-XXXX`), and that host path is a link to it: slurm.conf's paths then name the same
+ * files inside the chroot (the daemons) and outside (the tests, the rebooter).
+ */
+async function clusterDir(root: string | undefined): Promise<{ dir: string; realDir: string }> {
+  if (!root) {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'real-slurm-'));
+    return { dir, realDir: dir };
+  }
+  const hostTmp = realpathSync(os.tmpdir());
+  for (let attempt = 0; ; attempt++) {
+    await mkdir(path.join(root, hostTmp), { recursive: true, mode: 0o1777 });
+    const realDir = await mkdtemp(path.join(root, hostTmp, 'real-slurm-'));
+    const dir = path.join(hostTmp, path.basename(realDir));
+    try {
+      symlinkSync(realDir, dir);
+      return { dir, realDir };
+    } catch (err) {
+      rmSync(realDir, { recursive: true, force: true });
+      if (attempt >= 5) throw err;
+    }
+  }
+}
+
+/** The Slurm commands the cluster's `bin/` offers: daemons and clients, the host's or (through `chroot`) the chroot's. */
+const CLUSTER_COMMANDS: Record<string, 'bin' | 'sbin'> = {
+  slurmctld: 'sbin',
+  slurmd: 'sbin',
+  slurmrestd: 'sbin',
+  scontrol: 'bin',
+  sinfo: 'bin',
+  squeue: 'bin',
+  sbatch: 'bin',
+  scancel: 'bin',
+  sdiag: 'bin',
+  strigger: 'bin',
+  srun: 'bin',
+};
+
+/**
+ * One wrapper a command: `exec chroot ROOT /usr/bin/scontrol "$@"` for a release in a chroot (SLURM_CONF and
+ * the rest of the environment pass through), `exec /usr/bin/scontrol "$@"` on the host. Run inside the chroot
+ * (a job's PATH is its submitter's) the chroot's own command is run.
+ */
+async function writeCommands(bin: string, root: string | undefined): Promise<void> {
+  for (const [command, where] of Object.entries(CLUSTER_COMMANDS)) {
+    let body: string;
+    if (root) {
+      const inside = `/usr/${where}/${command}`;
+      body = `if [ -d ${shellQuote(root)} ]; then exec chroot ${shellQuote(root)} ${inside} "$@"; fi\nexec ${inside} "$@"`;
+    } else {
+      const found = SBIN_PATH.split(':')
+        .map((dir) => path.join(dir, command))
+        .find((file) => existsSync(file));
+      if (!found) continue;
+      body = `exec ${shellQuote(found)} "$@"`;
+    }
+    await writeFile(path.join(bin, command), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  }
 }
 
 /**
@@ -926,16 +1116,35 @@ async function killByPidFile(file: string, dir: string): Promise<void> {
   rmSync(file, { force: true });
 }
 
-/** The process was started for the cluster in `dir`: its command line or working directory names the dir. */
+/**
+ * The process was started for the cluster in `dir`: its command line or working directory names the dir
+ * (or, for a cluster in a chroot, the dir the link `dir` points to: how the kernel names a chrooted cwd).
+ */
 function belongsTo(pid: number, dir: string): boolean {
   try {
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
     if (cmdline.includes(dir)) return true;
     const cwd = readlinkSync(`/proc/${pid}/cwd`);
-    return cwd === dir || cwd.startsWith(`${dir}/`);
+    return [dir, resolvedDir(dir)].some((d) => cwd === d || cwd.startsWith(`${d}/`));
   } catch {
     return false;
   }
+}
+
+const resolvedDirs = new Map<string, string>();
+
+/** Where `dir` really is (a chroot cluster's dir is a link), remembered: the link goes before the last processes do. */
+function resolvedDir(dir: string): string {
+  let real = resolvedDirs.get(dir);
+  if (real === undefined) {
+    try {
+      real = realpathSync(dir);
+    } catch {
+      real = dir;
+    }
+    resolvedDirs.set(dir, real);
+  }
+  return real;
 }
 
 /** Every process working for the cluster in `dir`: its daemons and reboot restarts name the dir; slurmstepd, jobs and epilogs run in it. */
@@ -1027,12 +1236,17 @@ export function handStartedClusterFile(repoDir = DEFAULT_REPO_DIR): string {
 export async function stopClusterDir(dir: string, options: { keepDir?: boolean } = {}): Promise<void> {
   if (!existsSync(path.join(dir, 'slurm.conf'))) throw new Error(`${dir} is not a real-Slurm cluster dir (no slurm.conf)`);
   // Reboot restarters first (they would start a slurmd again), then the rest at once.
+  resolvedDir(dir);
   const run = path.join(dir, 'run');
-  const restarters = existsSync(run) ? readdirSync(run).filter((f) => f.startsWith('reboot-') && f.endsWith('.pid')) : [];
+  const restarters = existsSync(run) ? readdirSync(run).filter((f) => (f.startsWith('reboot-') || f === 'rebooter.pid') && f.endsWith('.pid')) : [];
   const pids = restarters
     .map((f) => Number(readFileSync(path.join(run, f), 'utf8').trim()))
     .filter((pid) => Number.isInteger(pid) && pid > 1 && belongsTo(pid, dir));
   await killAndWait(pids, { graceful: false });
   await killInside(dir);
-  if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
+  if (!options.keepDir) {
+    const real = resolvedDir(dir);
+    rmSync(real, { recursive: true, force: true });
+    if (real !== dir) rmSync(dir, { force: true });
+  }
 }

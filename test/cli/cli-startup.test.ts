@@ -1,4 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
@@ -106,28 +107,35 @@ describe('rollout completion', () => {
     expect(await complete(['rollout', 'upgrade', '--step-size', ''])).toEqual([]);
   });
 
-  it('zsh: the script loads, and hands each command its own options and subcommands', async () => {
-    // zsh's completion functions stubbed to print what they were given: what our function chooses is what is checked.
-    const complete = async (line: string[]) => {
-      const words = line.map((word) => `'${word}'`).join(' ');
-      const script = [
-        'compdef() { :; }',
-        '_arguments() { printf "%s\\n" "$@"; }',
-        `source <("${process.execPath}" "${BIN}" completion zsh)`,
-        `words=(${words}); CURRENT=${line.length}`,
-        '_rollout',
-      ].join('\n');
-      return (await run('zsh', ['-f', '-c', script])).stdout.trim().split('\n');
-    };
-    const session = await complete(['rollout', 'session', '']);
-    expect(session).toContain('1: :{_describe command subcommands}');
-    const list = await complete(['rollout', 'session', 'list', '--']);
-    expect(list).toContain('--json[print JSON]');
-    expect(list).toContain('--data-dir[data directory of the sessions]:dir:_files -/');
-    expect(list).not.toContain('1: :{_describe command subcommands}');
-    const plan = await complete(['rollout', 'plan', 'deploy', '--format', '']);
-    expect(plan).toContain('--format[how to print the plan]:format:(text json mermaid)');
-  });
+  // zsh is not on a machine with only Node: skipped there, saying why; in CI (.ci/run installs it) it must run.
+  const haveZsh = ['/usr/bin/zsh', '/bin/zsh', '/usr/local/bin/zsh'].some((file) => existsSync(file));
+  if (!haveZsh && process.env.CI) throw new Error('zsh is missing: .ci/run installs it for the completion test');
+  if (!haveZsh) console.warn('cli-startup.test.ts: the zsh completion test is skipped: zsh is not installed (apt-get install zsh; .ci/run does)');
+  (haveZsh ? it : it.skip)(
+    `zsh: the script loads, and hands each command its own options and subcommands${haveZsh ? '' : ' (SKIPPED: zsh is not installed)'}`,
+    async () => {
+      // zsh's completion functions stubbed to print what they were given: what our function chooses is what is checked.
+      const complete = async (line: string[]) => {
+        const words = line.map((word) => `'${word}'`).join(' ');
+        const script = [
+          'compdef() { :; }',
+          '_arguments() { printf "%s\\n" "$@"; }',
+          `source <("${process.execPath}" "${BIN}" completion zsh)`,
+          `words=(${words}); CURRENT=${line.length}`,
+          '_rollout',
+        ].join('\n');
+        return (await run('zsh', ['-f', '-c', script])).stdout.trim().split('\n');
+      };
+      const session = await complete(['rollout', 'session', '']);
+      expect(session).toContain('1: :{_describe command subcommands}');
+      const list = await complete(['rollout', 'session', 'list', '--']);
+      expect(list).toContain('--json[print JSON]');
+      expect(list).toContain('--data-dir[data directory of the sessions]:dir:_files -/');
+      expect(list).not.toContain('1: :{_describe command subcommands}');
+      const plan = await complete(['rollout', 'plan', 'deploy', '--format', '']);
+      expect(plan).toContain('--format[how to print the plan]:format:(text json mermaid)');
+    },
+  );
 });
 
 describe('rollout serve on a busy port', () => {

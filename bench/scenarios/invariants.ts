@@ -37,6 +37,7 @@ export type Invariant =
   | 'site-left-clean'
   | 'site-safety'
   | 'run-error'
+  | 'says-why-it-waits'
   | 'no-progress';
 
 const OUT_OF_SERVICE = /DRAIN|DOWN|FAIL|REBOOT/;
@@ -86,6 +87,13 @@ export function checkInvariants(run: ScenarioRun): Violation[] {
       `the run had not ended after ${run.budgetExceeded} (state ${report?.state ?? 'none'}, last message: ${last ? `'${last.text}'` : 'none'})`,
     );
   }
+  const silent = run.silence[0];
+  if (silent)
+    add(
+      'says-why-it-waits',
+      `${run.silence.length} wait(s) of more than two polls with nothing in flight and no message, the first from +${silent.from}s to +${silent.to}s` +
+        ` (waiting: ${silent.waiting ?? 'not said'}; last message: '${silent.lastMessage ?? ''}')`,
+    );
   for (const outcome of run.outcomes)
     if (outcome.status === 'FAILED') add('run-error', `an execution failed: ${outcome.error ?? ''}: ${(outcome.cause ?? '').slice(0, 300)}`);
   if (!report) {
@@ -138,7 +146,12 @@ export function checkInvariants(run: ScenarioRun): Violation[] {
       const reason = record.reason ?? '';
       // Slurm forgets the features `scontrol update` set (the Slurm inventory's groups) on a reconfigure or restart; the run puts them back when it next reads the group (README, Slurm inventory conventions).
       const groupsForgotten = run.operator.some((o) => (o.action.kind === 'reconfigure' || o.action.kind === 'restart-slurmctld') && o.takenAt !== undefined);
-      if (!isFailureReason(state.wlmReason, reason) || !OUT_OF_SERVICE.test(state.wlmState) || (!inGroups.includes('failed') && !groupsForgotten))
+      // An admin who drains a node after the run failed it gives it their own reason (a drain clears FAIL): the site then shows the admin's word.
+      const adminAfter = admin !== undefined && admin.at > 0;
+      if (
+        !adminAfter &&
+        (!isFailureReason(state.wlmReason, reason) || !OUT_OF_SERVICE.test(state.wlmState) || (!inGroups.includes('failed') && !groupsForgotten))
+      )
         add('failed-as-site-shows', `recorded FAILED (${reason}) but the site shows ${shows}`, node.name);
       if (!siteCausedFailures(run, node).has(reason))
         add(

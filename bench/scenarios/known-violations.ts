@@ -37,7 +37,10 @@ export const KNOWN_VIOLATIONS: readonly KnownViolation[] = [
   {
     item: 5,
     what: 'a maintenance window that never opens hangs the run with no message',
-    matches: (scenario, v) => v.invariant === 'no-progress' && JSON.stringify(scenario.request.maintenanceWindows ?? []).includes('0 0 30 2 *'),
+    matches: (scenario, v) =>
+      (v.invariant === 'no-progress' && JSON.stringify(scenario.request.maintenanceWindows ?? []).includes('0 0 30 2 *')) ||
+      // The fix: "a run waiting on any gate posts why at least once per poll" (a maintenance window, a bake).
+      (v.invariant === 'says-why-it-waits' && (scenario.request.maintenanceWindows !== undefined || scenario.request.bakeSeconds !== undefined)),
   },
 ];
 

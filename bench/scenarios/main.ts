@@ -34,6 +34,7 @@ if (values.slurm !== undefined) {
   const byInvariant = new Map<string, number>();
   for (let seed = first; seed < first + count; seed++) {
     let checked;
+    if (!values.verbose) process.stderr.write(`\rscenario ${seed} (${seed - first + 1}/${count})`);
     try {
       checked = await checkScenario(seed);
     } catch (err) {

@@ -41,12 +41,26 @@ export interface ScenarioRun {
   operator: OperatorRecord[];
   /** The run outlasted its budget (simulated or real) and was ended by the runner. */
   budgetExceeded?: string;
+  /** Spans of more than two polls in which the running session had nothing in flight, and neither it nor the site changed or said anything. */
+  silence: SilentWait[];
   /** Simulated epoch ms at the run's start (the site's change log is in the same time). */
   startedAt: number;
   /** Simulated seconds from the start to the end. */
   simulatedSeconds: number;
   realMs: number;
 }
+
+export interface SilentWait {
+  /** Simulated seconds after the start. */
+  from: number;
+  to: number;
+  /** What the session's record says it waits for, if anything. */
+  waiting?: string;
+  lastMessage?: string;
+}
+
+/** Silence this long (simulated seconds) ends a run: it cannot progress (a longer wait for a gate is more than any scenario draws). */
+const STALL_SECONDS = 3 * 3600;
 
 export interface RunOptions {
   /** Simulated seconds after which a run that has not ended is judged stuck (default 3 days). */
@@ -88,6 +102,37 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
   let run = await runtime.run('rollingUpgrade', scenario.request);
   const upgradeId = run.id;
   let budgetExceeded: string | undefined;
+  // A run that never lets the clock settle is ended on the wall clock too.
+  const guard = setTimeout(() => {
+    budgetExceeded ??= `${Date.now() - startedReal} ms of real time (the clock never settled)`;
+    void killRunning(runtime).catch(() => undefined);
+  }, realDeadline - Date.now());
+  // Silence: the session runs (UPDATING), nothing in flight, and neither the site nor the session's messages change.
+  const pollSeconds = Number(scenario.request.pollIntervalSeconds);
+  const silence: SilentWait[] = [];
+  let seen = '';
+  let silentSince: number | undefined;
+  const watchSilence = async (elapsed: number) => {
+    const session = await runtime.store.getSession(upgradeId);
+    if (!session) return;
+    const [messages, nodes] = await Promise.all([runtime.store.listMessages(upgradeId), runtime.store.listNodes(upgradeId)]);
+    const inFlight = nodes.some((n) => n.status === 'IN_PROGRESS');
+    const now = `${runtime.simulator.simulator.state().changes.length}/${messages.length}/${session.state}/${inFlight}`;
+    const silent = session.state === 'UPDATING' && !inFlight && now === seen;
+    seen = now;
+    if (!silent) {
+      if (silentSince !== undefined && elapsed - silentSince > pollSeconds * 2)
+        silence.push({ from: silentSince, to: elapsed, waiting: session.progress.window?.waiting, lastMessage: messages.at(-1) });
+      silentSince = undefined;
+      return;
+    }
+    silentSince ??= elapsed;
+    if (elapsed - silentSince > STALL_SECONDS && budgetExceeded === undefined) {
+      budgetExceeded = `${STALL_SECONDS} simulated seconds with nothing in flight and nothing said or done`;
+      silence.push({ from: silentSince, to: elapsed, waiting: session.progress.window?.waiting, lastMessage: messages.at(-1) });
+      await killRunning(runtime);
+    }
+  };
   // Each execution to its end; a stop or kill with resume starts the next one.
   for (;;) {
     let ended = false;
@@ -101,12 +146,13 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
         const elapsed = (clock.now() - start) / 1000;
         while (pending.length > 0 && pending[0]!.atSeconds <= elapsed) {
           const action = pending.shift()!;
-          operator.push(await act(runtime, action, upgradeId, run.executionArn, elapsed));
+          operator.push(await act(runtime, action, upgradeId, elapsed));
         }
+        await watchSilence(elapsed);
         if (budgetExceeded === undefined && (clock.now() - start > simulatedBudgetMs || Date.now() > realDeadline)) {
           budgetExceeded =
             clock.now() - start > simulatedBudgetMs ? `${simulatedBudgetMs / 1000} simulated seconds` : `${Date.now() - startedReal} ms of real time`;
-          await runtime.engine.stop(run.executionArn);
+          await killRunning(runtime);
         }
       });
       if (ended) break;
@@ -128,6 +174,7 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
     // Actions whose moment passed while it stood still are dropped (the process was not running).
     run = await runtime.run('rollingUpgrade', { resumeUpgradeId: upgradeId });
   }
+  clearTimeout(guard);
   for (const action of pending) operator.push({ action });
 
   const session = await runtime.store.getSession(upgradeId);
@@ -146,13 +193,23 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
     ...(budgetExceeded ? { budgetExceeded } : {}),
     startedAt: start,
     simulatedSeconds: Math.round((clock.now() - start) / 1000),
+    silence,
     realMs: Date.now() - startedReal,
   };
 }
 
 type TakenAction = OperatorRecord & { resumed?: boolean };
 
-async function act(runtime: EmbeddedRuntime, action: OperatorAction, upgradeId: string, executionArn: string, elapsed: number): Promise<TakenAction> {
+/**
+ * Ends every running rolling-upgrade execution at once, as kill -9 ends the process that runs them: the
+ * one running now (a run that continued as new runs under another execution than the one started).
+ */
+async function killRunning(runtime: EmbeddedRuntime): Promise<void> {
+  const running = runtime.engine.listExecutions(runtime.stateMachineArns.RollingUpgrade).filter((e) => e.status === 'RUNNING');
+  await Promise.all(running.map((e) => runtime.engine.stop(e.executionArn)));
+}
+
+async function act(runtime: EmbeddedRuntime, action: OperatorAction, upgradeId: string, elapsed: number): Promise<TakenAction> {
   const stateBefore = (await runtime.store.getSession(upgradeId))?.state;
   const taken = { action, takenAt: Math.round(elapsed), ...(stateBefore ? { stateBefore } : {}) };
   const answer = async (work: () => Promise<unknown>) => {
@@ -169,7 +226,7 @@ async function act(runtime: EmbeddedRuntime, action: OperatorAction, upgradeId: 
     case 'cancel':
       return { ...taken, answer: await answer(() => runtime.cancel(upgradeId)) };
     case 'kill':
-      return { ...taken, answer: await answer(() => runtime.engine.stop(executionArn)) };
+      return { ...taken, answer: await answer(() => killRunning(runtime)) };
     case 'admin-drain':
       return { ...taken, answer: await answer(async () => sim.workloadManager.drain(action.node!, action.reason!)) };
     case 'restart-slurmctld':

@@ -131,6 +131,7 @@ export function generateScenario(seed: number): Scenario {
   };
   if (healthCheck) request.healthCheck = { command: 'ssh {node} nhc' };
   if (chance(random, 0.25)) request.maxFailed = chance(random, 0.5) ? int(random, 0, 2) : pick(random, ['20%', '50%']);
+  let neverOpens = false;
   if (mode === 'window') {
     request.maxUnavailable = chance(random, 0.75) ? int(random, 1, 4) : pick(random, ['25%', '50%']);
     request.order = pick(random, ['plan', 'idle-first']);
@@ -142,7 +143,12 @@ export function generateScenario(seed: number): Scenario {
       if (chance(random, 0.5)) request.bakeSeconds = int(random, 30, 300);
     }
     if (chance(random, 0.08)) request.maintenanceWindows = [{ cron: pick(random, ['*/20 * * * *', '30 */2 * * *']), durationMinutes: int(random, 5, 15) }];
-    else if (chance(random, 0.02)) request.maintenanceWindows = [{ cron: '0 0 30 2 *', durationMinutes: 60 }];
+    else if (chance(random, 0.02)) {
+      request.maintenanceWindows = [{ cron: '0 0 30 2 *', durationMinutes: 60 }];
+      // The run is ended after 3 simulated hours of silence: fewer polls to get there.
+      request.pollIntervalSeconds = 60;
+      neverOpens = true;
+    }
   }
 
   const apiFaults: UpgradeScenario['apiFaults'] = [];
@@ -172,7 +178,8 @@ export function generateScenario(seed: number): Scenario {
     slurmVersion,
     nodes,
     timing,
-    ...(chance(random, 0.25)
+    // Jobs that keep arriving are simulated up to the instant the clock jumps to: not with a window that never opens, whose wait jumps it far ahead.
+    ...(chance(random, 0.25) && !neverOpens
       ? { workload: { utilisation: 0.3 + random() * 0.4, jobSeconds: { median: 300, sigma: 1, max: 2400 }, seed, endFraction: { min: 0.3, max: 1 } } }
       : {}),
     apiFaults,

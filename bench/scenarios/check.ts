@@ -1,5 +1,5 @@
 import { checkInvariants, type Violation } from './invariants';
-import { knownItem } from './known-violations';
+import { factsOf, knownItem } from './known-violations';
 import { runScenario, type RunOptions, type ScenarioRun } from './run-scenario';
 import { describeScenario, generateScenario } from './scenario';
 
@@ -23,7 +23,7 @@ export async function checkScenario(seed: number, options: RunOptions = {}): Pro
   const violations: Violation[] = [];
   const known: CheckedScenario['known'] = [];
   for (const violation of checkInvariants(run)) {
-    const item = knownItem(scenario, violation);
+    const item = knownItem(factsOf(scenario), violation);
     if (item === undefined) violations.push(violation);
     else known.push({ ...violation, item });
   }

@@ -62,6 +62,9 @@ export interface SilentWait {
 /** Silence this long (simulated seconds) ends a run: it cannot progress (a longer wait for a gate is more than any scenario draws). */
 const STALL_SECONDS = 3 * 3600;
 
+/** A message that says why the run waits: an error it retries, a gate, nodes held or left alone. */
+const EXPLAINS_A_WAIT = /fail|wait|retr|paus|approv|held|left alone|not known|halt/i;
+
 export interface RunOptions {
   /** Simulated seconds after which a run that has not ended is judged stuck (default 3 days). */
   simulatedBudgetSeconds?: number;
@@ -112,6 +115,7 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
   const silence: SilentWait[] = [];
   let seen = '';
   let silentSince: number | undefined;
+  let saidBefore: string | undefined;
   const watchSilence = async (elapsed: number) => {
     const session = await runtime.store.getSession(upgradeId);
     if (!session) return;
@@ -121,15 +125,20 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
     const silent = session.state === 'UPDATING' && !inFlight && now === seen;
     seen = now;
     if (!silent) {
-      if (silentSince !== undefined && elapsed - silentSince > pollSeconds * 2)
-        silence.push({ from: silentSince, to: elapsed, waiting: session.progress.window?.waiting, lastMessage: messages.at(-1) });
+      // A silence that follows a message saying why (an error being retried, a wait) has been explained.
+      if (silentSince !== undefined && elapsed - silentSince > pollSeconds * 2 && !EXPLAINS_A_WAIT.test(saidBefore ?? ''))
+        silence.push({ from: silentSince, to: elapsed, waiting: session.progress.window?.waiting, lastMessage: saidBefore });
       silentSince = undefined;
       return;
     }
-    silentSince ??= elapsed;
+    if (silentSince === undefined) {
+      silentSince = elapsed;
+      saidBefore = messages.at(-1);
+    }
     if (elapsed - silentSince > STALL_SECONDS && budgetExceeded === undefined) {
       budgetExceeded = `${STALL_SECONDS} simulated seconds with nothing in flight and nothing said or done`;
-      silence.push({ from: silentSince, to: elapsed, waiting: session.progress.window?.waiting, lastMessage: messages.at(-1) });
+      if (!EXPLAINS_A_WAIT.test(saidBefore ?? ''))
+        silence.push({ from: silentSince, to: elapsed, waiting: session.progress.window?.waiting, lastMessage: saidBefore });
       await killRunning(runtime);
     }
   };

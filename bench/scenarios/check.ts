@@ -10,7 +10,7 @@ export interface CheckedScenario {
   /** Violations of no known bug: each is a finding. */
   violations: Violation[];
   /** Violations of bugs already filed, by issue 26 item. */
-  known: (Violation & { item: number })[];
+  known: (Violation & { item: number | string })[];
 }
 
 /** The one-line command that replays a seed. */

@@ -138,7 +138,8 @@ export function checkInvariants(run: ScenarioRun): Violation[] {
         add('upgraded-rebooted-once', `recorded UPGRADED but booted ${state.bootCount} time(s), ${othersBoots.length} by another run`, node.name);
       if (state.killedJobs > 0) add('upgraded-after-last-job', `recorded UPGRADED but its reboot killed ${state.killedJobs} job(s)`, node.name);
       if (!admin && OUT_OF_SERVICE.test(state.wlmState)) add('upgraded-back-in-service', `recorded UPGRADED but the site shows ${shows}`, node.name);
-      if (inGroups.includes('failed') || inGroups.includes('upgrading'))
+      // A process killed mid-step leaves its step's nodes in the upgrading group until a resume ends the step.
+      if (inGroups.includes('failed') || (inGroups.includes('upgrading') && processEnded))
         add('upgraded-back-in-service', `recorded UPGRADED but in [${inGroups.join(', ')}]`, node.name);
       if (parseSiteMark(state.wlmReason)?.runId === upgradeId)
         add('no-claim-left', `recorded UPGRADED but its reason still names this session: '${state.wlmReason}'`, node.name);

@@ -30,7 +30,7 @@ if (values.slurm !== undefined) {
   console.log(`scenarios: ${count} from seed ${first} on the simulator (virtual time)`);
   const started = Date.now();
   let failed = 0;
-  const known = new Map<number, number>();
+  const known = new Map<number | string, number>();
   const byInvariant = new Map<string, number>();
   for (let seed = first; seed < first + count; seed++) {
     let checked;

@@ -16,7 +16,7 @@ const COUNT = Number(process.env.SCENARIO_COUNT ?? 300);
 const BLOCK = 50;
 
 describe(`${COUNT} seeded scenarios from seed ${FIRST_SEED}, checked against the site's record`, () => {
-  const known = new Map<number, number>();
+  const known = new Map<number | string, number>();
   afterAll(() => {
     if (known.size > 0) console.log(`scenarios: known bugs hit (issue 26 items): ${[...known].map(([item, n]) => `item ${item}: ${n}`).join(', ')}`);
   });

@@ -43,3 +43,27 @@ export function renderFailure(checked: CheckedScenario): string {
     `  replay: ${replayCommand(checked.seed)}`,
   ].join('\n');
 }
+
+/**
+ * Checks the scenarios of `seeds`, `jobs` at a time (each has its own runtime, site and virtual
+ * clock: they share nothing but the event loop, and a scenario over SSM mostly waits for its
+ * commands), handing each result to `done` as it ends. Results come back in seed order.
+ */
+export async function checkScenarios(
+  seeds: readonly number[],
+  jobs: number,
+  done?: (checked: CheckedScenario) => void,
+  options: RunOptions = {},
+): Promise<CheckedScenario[]> {
+  const results: CheckedScenario[] = new Array(seeds.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < seeds.length) {
+      const i = next++;
+      results[i] = await checkScenario(seeds[i]!, options);
+      done?.(results[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(jobs, seeds.length)) }, worker));
+  return results;
+}

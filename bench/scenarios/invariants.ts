@@ -105,7 +105,6 @@ export function checkInvariants(run: ScenarioRun): Violation[] {
     const state = site.nodes[node.name]!;
     const record = report.nodes[node.name];
     const changes = changesOf(node.name);
-    const oursChanges = changes.filter((c) => ours(c.by));
     const boots = changes.filter((c) => c.change === 'boot');
     const admin = adminDrainedAt.get(node.name);
     const inGroups = Object.keys(site.groups).filter((label) => site.groups[label]!.includes(node.name));
@@ -126,7 +125,10 @@ export function checkInvariants(run: ScenarioRun): Violation[] {
     }
     // An admin's drain: never drained by us from then on, kept, its reason byte for byte (a node failed by us carries our failure mark instead).
     if (admin) {
-      const drainedByUs = oursChanges.filter((c) => c.change === 'drain' && (c.at - run.startedAt) / 1000 >= admin.at);
+      // From the admin's drain on, in the site's own order (an admin's drain mid-run is the first drain naming no run at or after its moment).
+      const adminIndex =
+        admin.at === 0 ? -1 : changes.findIndex((c) => c.change === 'drain' && c.by === undefined && (c.at - run.startedAt) / 1000 >= admin.at);
+      const drainedByUs = changes.filter((c, i) => i > adminIndex && c.change === 'drain' && ours(c.by));
       if (drainedByUs.length > 0) add('admin-drain-kept', `drained by this session after an admin drained it ('${admin.reason}')`, node.name);
       if (record.status !== 'FAILED' && (!/DRAIN/.test(state.wlmState) || state.wlmReason !== admin.reason))
         add('admin-drain-kept', `admin's drain '${admin.reason}' not kept as written: site shows ${shows}`, node.name);

@@ -68,7 +68,7 @@ const EXPLAINS_A_WAIT = /fail|wait|retr|paus|approv|held|left alone|not known|ha
 export interface RunOptions {
   /** Simulated seconds after which a run that has not ended is judged stuck (default 3 days). */
   simulatedBudgetSeconds?: number;
-  /** Real milliseconds after which a run is ended (default 30 s). */
+  /** Real milliseconds after which a run is ended (default 120 s: a guard for a run that never lets its clock settle; a slow host under load takes tens of seconds for a long run over SSM). */
   realBudgetMs?: number;
 }
 
@@ -98,7 +98,7 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
   const clock = runtime.clock;
   const start = clock.now();
   const simulatedBudgetMs = (options.simulatedBudgetSeconds ?? 3 * 86400) * 1000;
-  const realDeadline = startedReal + (options.realBudgetMs ?? 30_000);
+  const realDeadline = startedReal + (options.realBudgetMs ?? 120_000);
   const pending = [...scenario.operator];
   const operator: TakenAction[] = [];
   const outcomes: ExecutionOutcome[] = [];

@@ -1,3 +1,8 @@
+/**
+ * `node bin/run-ts.js bench/scenarios/debug.ts SEED [messages]`: runs one scenario and prints what the
+ * checker read: each node's final state at the site and its record, the site's change log (seconds
+ * after the start, node, change, the run it names), and with `messages` the session's messages.
+ */
 import { generateScenario } from './scenario';
 import { runScenario } from './run-scenario';
 const seed = Number(process.argv[2]);

@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util';
-import { checkScenario, renderFailure, replayCommand } from './check';
+import { checkScenarios, renderFailure, type CheckedScenario } from './check';
 import { KNOWN_VIOLATIONS } from './known-violations';
 
 /**
  * `npm run scenarios -- --count N --seed S`: draws N scenarios from seeds S, S+1, ... (S is drawn
  * and printed when not given), runs each on the simulator on virtual time, checks the invariants,
  * and prints every failure with its seed and the command that replays it, then the tally and the
- * pace (scenarios per minute). `--verbose` prints each scenario as it ends. Exit 1 when an
+ * pace (scenarios per minute). `--verbose` prints each scenario as it ends; `--jobs N` runs N at once
+ * (default 4: each has its own runtime and virtual clock, and those over SSM mostly wait). Exit 1 when an
  * invariant broke outside the known bugs (bench/scenarios/known-violations.ts).
  */
 const { values } = parseArgs({
@@ -14,6 +15,7 @@ const { values } = parseArgs({
     count: { type: 'string', default: '100' },
     seed: { type: 'string' },
     verbose: { type: 'boolean', default: false },
+    jobs: { type: 'string', default: '4' },
     slurm: { type: 'string' },
   },
 });
@@ -22,6 +24,7 @@ if (values.slurm !== undefined) {
   process.exitCode = await runRealSlurmScenarios(values.slurm, Number(values.count), values.seed === undefined ? undefined : Number(values.seed));
 } else {
   const count = Number(values.count);
+  const jobs = Number(values.jobs);
   const first = values.seed === undefined ? Math.floor(Math.random() * 1_000_000) : Number(values.seed);
   if (!Number.isInteger(count) || count < 1 || !Number.isInteger(first)) {
     console.error('--count must be a whole number above 0, --seed a whole number');
@@ -32,27 +35,27 @@ if (values.slurm !== undefined) {
   let failed = 0;
   const known = new Map<number | string, number>();
   const byInvariant = new Map<string, number>();
-  for (let seed = first; seed < first + count; seed++) {
-    let checked;
-    if (!values.verbose) process.stderr.write(`\rscenario ${seed} (${seed - first + 1}/${count})`);
-    try {
-      checked = await checkScenario(seed);
-    } catch (err) {
-      failed++;
-      console.log(`scenario ${seed} could not run: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n  replay: ${replayCommand(seed)}`);
-      continue;
-    }
+  let ended = 0;
+  const report = (checked: CheckedScenario) => {
+    ended++;
+    if (!values.verbose) process.stderr.write(`\r${ended}/${count} scenario(s) checked`);
     for (const v of checked.known) known.set(v.item, (known.get(v.item) ?? 0) + 1);
     for (const v of checked.violations) byInvariant.set(v.invariant, (byInvariant.get(v.invariant) ?? 0) + 1);
     if (checked.violations.length > 0) {
       failed++;
-      console.log(renderFailure(checked));
+      console.log(`\n${renderFailure(checked)}`);
     } else if (values.verbose) {
       const r = checked.run;
-      console.log(`ok ${seed} (${r.realMs} ms, ${r.simulatedSeconds} simulated s, ${r.report?.state}): ${checked.description}`);
+      console.log(`ok ${checked.seed} (${r.realMs} ms, ${r.simulatedSeconds} simulated s, ${r.report?.state}): ${checked.description}`);
       for (const v of checked.known) console.log(`  known (item ${v.item}) ${v.invariant}${v.node ? ` ${v.node}` : ''}: ${v.text}`);
     }
-  }
+  };
+  // A scenario that throws (the runner's own fault, or the product's before any session) is a failure with its replay.
+  const seeds = Array.from({ length: count }, (_, i) => first + i);
+  await checkScenarios(seeds, jobs, report).catch((err: unknown) => {
+    failed++;
+    console.log(`\na scenario could not run: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  });
   const minutes = (Date.now() - started) / 60_000;
   console.log(
     `\n${count} scenario(s), ${count - failed} kept every invariant, ${failed} did not; ${(count / minutes).toFixed(0)} scenarios/min (${(minutes * 60).toFixed(1)} s)`,

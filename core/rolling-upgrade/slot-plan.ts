@@ -29,13 +29,17 @@ export interface SlotPlanInput {
   slotSeconds: number;
   /** Slot holders: when they took the slot (epoch ms). */
   holders: readonly { admittedAt: number }[];
-  /** TODO nodes in the order they would take a slot, each with when it can go out of service at the earliest (epoch ms): now when idle, its job's time limit end when busy. */
+  /**
+   * TODO nodes in the order they would take a slot, each with when it can go out of service at the earliest (epoch ms): now when idle,
+   * its job's time limit end when busy; Infinity for a job with no end (no limit), which no slot can be planned for.
+   */
   todo: readonly { name: string; readyAt: number }[];
 }
 
 /**
  * Each TODO node's planned slot start: the earliest-ready-first list schedule over `maxUnavailable`
  * slots (bench/README: the lower bound's schedule), slots freeing `slotSeconds` after they were taken.
+ * A node whose job never ends gets none.
  */
 export function planSlots({ now, maxUnavailable, slotSeconds, holders, todo }: SlotPlanInput): Map<string, number> {
   const hold = slotSeconds * 1000;
@@ -48,6 +52,8 @@ export function planSlots({ now, maxUnavailable, slotSeconds, holders, todo }: S
   const plan = new Map<string, number>();
   // A small binary heap would do; the slots are few (maxUnavailable), so a sorted insert is enough.
   for (const node of ordered) {
+    // A job that never ends: no slot to hold (a reservation `StartTime=now+Infinity` is refused, and failed every increment).
+    if (!Number.isFinite(node.readyAt)) continue;
     const slotFree = free.shift()!;
     const start = Math.max(slotFree, node.readyAt);
     plan.set(node.name, start);

@@ -26,6 +26,20 @@ describe('planSlots', () => {
     });
   });
 
+  it('plans no slot for a node whose job never ends (scenario seed 1157: a reservation at now+Infinity failed every increment)', () => {
+    const plan = planSlots({
+      now: T0,
+      maxUnavailable: 1,
+      slotSeconds: 100,
+      holders: [],
+      todo: [
+        { name: 'endless', readyAt: Infinity },
+        { name: 'idle', readyAt: T0 },
+      ],
+    });
+    expect(Object.fromEntries([...plan].map(([n, at]) => [n, (at - T0) / 1000]))).toEqual({ idle: 0 });
+  });
+
   it('never plans more than maxUnavailable slots at once', () => {
     const todo = Array.from({ length: 40 }, (_, i) => ({ name: `n${i}`, readyAt: s((i * 37) % 300) }));
     const plan = planSlots({ now: T0, maxUnavailable: 4, slotSeconds: 120, holders: [{ admittedAt: T0 }, { admittedAt: s(-60) }], todo });

@@ -1,0 +1,246 @@
+import { EmbeddedRuntime } from '../../local/embedded-runtime';
+import type { ExecutionOutcome } from '../../local/local-step-functions';
+import { parseSiteDefinition, siteProfileFor, type SiteState } from '../../simulator';
+import type { WlmReservation } from '../../simulator/models/workload-manager';
+import { createSiteFromProfile } from '../../adapters/site';
+import { parseSiteProfile } from '../../core/site/site-profile';
+import { buildSessionReport, type SessionReport } from '../../control-plane/reports/session-report';
+import { ClockStalledError } from '../../time/virtual-clock';
+import { scenarioSite, type OperatorAction, type Scenario } from './scenario';
+
+/**
+ * Runs a scenario on the embedded default (the real workflow files on the local engine, the real
+ * activities against the simulated site), on virtual time, with the operator's actions taken at
+ * their moments, and gathers what the checker needs: the site's own record (state, change log,
+ * reservations) and the product's (the session's report, the workflow outcomes).
+ */
+
+export interface OperatorRecord {
+  action: OperatorAction;
+  /** Simulated seconds after the start at which it was taken; undefined when the run had ended before its moment. */
+  takenAt?: number;
+  /** What the control plane answered (a stop or cancel of a session that already ended is refused). */
+  answer?: string;
+  /** The session's state when the action was taken. */
+  stateBefore?: string;
+}
+
+export interface ScenarioRun {
+  scenario: Scenario;
+  upgradeId: string;
+  /** Every execution's outcome: the first run, then each resume. */
+  outcomes: ExecutionOutcome[];
+  /** The session's report at the end (undefined: the workflow made none). */
+  report?: SessionReport;
+  /** The exit status `rollout upgrade` (or its last `session resume`) would give: 0 completed, 1 not. */
+  exitStatus: number;
+  site: SiteState;
+  reservations: WlmReservation[];
+  /** Locks of this store still held on the nodes, by owner. */
+  lockOwners: Map<string, string>;
+  operator: OperatorRecord[];
+  /** The run outlasted its budget (simulated or real) and was ended by the runner. */
+  budgetExceeded?: string;
+  /** Spans of more than two polls in which the running session had nothing in flight, and neither it nor the site changed or said anything. */
+  silence: SilentWait[];
+  /** Simulated epoch ms at the run's start (the site's change log is in the same time). */
+  startedAt: number;
+  /** Simulated seconds from the start to the end. */
+  simulatedSeconds: number;
+  realMs: number;
+}
+
+export interface SilentWait {
+  /** Simulated seconds after the start. */
+  from: number;
+  to: number;
+  /** What the session's record says it waits for, if anything. */
+  waiting?: string;
+  lastMessage?: string;
+}
+
+/** Silence this long (simulated seconds) ends a run: it cannot progress (a longer wait for a gate is more than any scenario draws). */
+const STALL_SECONDS = 3 * 3600;
+
+/** A message that says why the run waits: an error it retries, a gate, nodes held or left alone. */
+const EXPLAINS_A_WAIT = /fail|wait|retr|paus|approv|held|left alone|not known|halt/i;
+
+export interface RunOptions {
+  /** Simulated seconds after which a run that has not ended is judged stuck (default 3 days). */
+  simulatedBudgetSeconds?: number;
+  /** Real milliseconds after which a run is ended (default 120 s: a guard for a run that never lets its clock settle; a slow host under load takes tens of seconds for a long run over SSM). */
+  realBudgetMs?: number;
+}
+
+export async function runScenario(scenario: Scenario, options: RunOptions = {}): Promise<ScenarioRun> {
+  const startedReal = Date.now();
+  const site = parseSiteDefinition(scenarioSite(scenario));
+  const runtime = await EmbeddedRuntime.start({
+    site,
+    ...(scenario.connectors === 'ssm'
+      ? {
+          connectors: async (simulator, { connectorState }) => {
+            const profile = parseSiteProfile(siteProfileFor(simulator.urls, 'ssm', 1));
+            const built = await createSiteFromProfile(profile, { connectorState, clock: { now: () => simulator.simulator.clock.now() } });
+            return { ...built.site, ...(built.taskCommands ? { taskCommands: built.taskCommands } : {}) };
+          },
+        }
+      : {}),
+  });
+  try {
+    return await drive(runtime, scenario, options, startedReal);
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunOptions, startedReal: number): Promise<ScenarioRun> {
+  const clock = runtime.clock;
+  const start = clock.now();
+  const simulatedBudgetMs = (options.simulatedBudgetSeconds ?? 3 * 86400) * 1000;
+  const realDeadline = startedReal + (options.realBudgetMs ?? 120_000);
+  const pending = [...scenario.operator];
+  const operator: TakenAction[] = [];
+  const outcomes: ExecutionOutcome[] = [];
+  let run = await runtime.run('rollingUpgrade', scenario.request);
+  const upgradeId = run.id;
+  let budgetExceeded: string | undefined;
+  // A run that never lets the clock settle is ended on the wall clock too.
+  const guard = setTimeout(() => {
+    budgetExceeded ??= `${Date.now() - startedReal} ms of real time (the clock never settled)`;
+    void killRunning(runtime).catch(() => undefined);
+  }, realDeadline - Date.now());
+  // Silence: the session runs (UPDATING), nothing in flight, and neither the site nor the session's messages change.
+  const pollSeconds = Number(scenario.request.pollIntervalSeconds);
+  const silence: SilentWait[] = [];
+  let seen = '';
+  let silentSince: number | undefined;
+  let saidBefore: string | undefined;
+  const watchSilence = async (elapsed: number) => {
+    const session = await runtime.store.getSession(upgradeId);
+    if (!session) return;
+    const [messages, nodes] = await Promise.all([runtime.store.listMessages(upgradeId), runtime.store.listNodes(upgradeId)]);
+    const inFlight = nodes.some((n) => n.status === 'IN_PROGRESS');
+    const now = `${runtime.simulator.simulator.state().changes.length}/${messages.length}/${session.state}/${inFlight}`;
+    const silent = session.state === 'UPDATING' && !inFlight && now === seen;
+    seen = now;
+    if (!silent) {
+      // A silence that follows a message saying why (an error being retried, a wait) has been explained.
+      if (silentSince !== undefined && elapsed - silentSince > pollSeconds * 2 && !EXPLAINS_A_WAIT.test(saidBefore ?? ''))
+        silence.push({ from: silentSince, to: elapsed, waiting: session.progress.window?.waiting, lastMessage: saidBefore });
+      silentSince = undefined;
+      return;
+    }
+    if (silentSince === undefined) {
+      silentSince = elapsed;
+      saidBefore = messages.at(-1);
+    }
+    if (elapsed - silentSince > STALL_SECONDS && budgetExceeded === undefined) {
+      budgetExceeded = `${STALL_SECONDS} simulated seconds with nothing in flight and nothing said or done`;
+      if (!EXPLAINS_A_WAIT.test(saidBefore ?? ''))
+        silence.push({ from: silentSince, to: elapsed, waiting: session.progress.window?.waiting, lastMessage: saidBefore });
+      await killRunning(runtime);
+    }
+  };
+  // Each execution to its end; a stop or kill with resume starts the next one.
+  for (;;) {
+    let ended = false;
+    const outcome = run.outcome.then((o) => {
+      ended = true;
+      return o;
+    });
+    while (!ended) {
+      await clock.busy(async () => {
+        if (ended) return;
+        const elapsed = (clock.now() - start) / 1000;
+        while (pending.length > 0 && pending[0]!.atSeconds <= elapsed) {
+          const action = pending.shift()!;
+          operator.push(await act(runtime, action, upgradeId, elapsed));
+        }
+        await watchSilence(elapsed);
+        if (budgetExceeded === undefined && (clock.now() - start > simulatedBudgetMs || Date.now() > realDeadline)) {
+          budgetExceeded =
+            clock.now() - start > simulatedBudgetMs ? `${simulatedBudgetMs / 1000} simulated seconds` : `${Date.now() - startedReal} ms of real time`;
+          await killRunning(runtime);
+        }
+      });
+      if (ended) break;
+      try {
+        await clock.settled();
+      } catch (err) {
+        if (err instanceof ClockStalledError) break;
+        throw err;
+      }
+    }
+    outcomes.push(await outcome);
+    if (budgetExceeded !== undefined) break;
+    // The action that ended this execution (a stop, a kill), if it asked for a resume.
+    const last = operator.find(
+      (r) => (r.action.kind === 'stop' || r.action.kind === 'kill') && r.action.resume === true && !r.resumed && !r.answer?.startsWith('refused'),
+    );
+    if (!last) break;
+    last.resumed = true;
+    // Actions whose moment passed while it stood still are dropped (the process was not running).
+    run = await runtime.run('rollingUpgrade', { resumeUpgradeId: upgradeId });
+  }
+  clearTimeout(guard);
+  for (const action of pending) operator.push({ action });
+
+  const session = await runtime.store.getSession(upgradeId);
+  const report = session ? await buildSessionReport(runtime.store, session) : undefined;
+  const siteState = runtime.simulator.state();
+  return {
+    scenario,
+    upgradeId,
+    outcomes,
+    ...(report ? { report } : {}),
+    exitStatus: report?.completed ? 0 : 1,
+    site: siteState,
+    reservations: runtime.simulator.simulator.workloadManager.listReservations(),
+    lockOwners: await runtime.store.getLockOwners(scenario.nodes.map((n) => n.name)),
+    operator: operator.map(({ resumed: _, ...record }) => record),
+    ...(budgetExceeded ? { budgetExceeded } : {}),
+    startedAt: start,
+    simulatedSeconds: Math.round((clock.now() - start) / 1000),
+    silence,
+    realMs: Date.now() - startedReal,
+  };
+}
+
+type TakenAction = OperatorRecord & { resumed?: boolean };
+
+/**
+ * Ends every running rolling-upgrade execution at once, as kill -9 ends the process that runs them: the
+ * one running now (a run that continued as new runs under another execution than the one started).
+ */
+async function killRunning(runtime: EmbeddedRuntime): Promise<void> {
+  const running = runtime.engine.listExecutions(runtime.stateMachineArns.RollingUpgrade).filter((e) => e.status === 'RUNNING');
+  await Promise.all(running.map((e) => runtime.engine.stop(e.executionArn)));
+}
+
+async function act(runtime: EmbeddedRuntime, action: OperatorAction, upgradeId: string, elapsed: number): Promise<TakenAction> {
+  const stateBefore = (await runtime.store.getSession(upgradeId))?.state;
+  const taken = { action, takenAt: Math.round(elapsed), ...(stateBefore ? { stateBefore } : {}) };
+  const answer = async (work: () => Promise<unknown>) => {
+    try {
+      return JSON.stringify(await work());
+    } catch (err) {
+      return `refused: ${err instanceof Error ? err.message : String(err)}`;
+    }
+  };
+  const sim = runtime.simulator.simulator;
+  switch (action.kind) {
+    case 'stop':
+      return { ...taken, answer: await answer(() => runtime.stop(upgradeId)) };
+    case 'cancel':
+      return { ...taken, answer: await answer(() => runtime.cancel(upgradeId)) };
+    case 'kill':
+      return { ...taken, answer: await answer(() => killRunning(runtime)) };
+    case 'admin-drain':
+      return { ...taken, answer: await answer(async () => sim.workloadManager.drain(action.node!, action.reason!)) };
+    case 'restart-slurmctld':
+      return { ...taken, answer: await answer(async () => sim.headNode.restartController()) };
+    case 'reconfigure':
+      return { ...taken, answer: await answer(async () => sim.headNode.restartController()) };
+  }
+}

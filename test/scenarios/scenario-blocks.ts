@@ -1,0 +1,36 @@
+import { checkScenarios, renderFailure } from '../../bench/scenarios/check';
+
+/** Scenarios run at once in one file (each its own runtime and virtual clock): those over SSM mostly wait for their commands. */
+const JOBS = Number(process.env.SCENARIO_JOBS ?? 4);
+/** Seeds per test: a few tests per file keep each one's time readable. */
+const BLOCK = 50;
+
+/**
+ * Seeded scenarios on the simulator (issue 26, "Scenarios and invariants"): each draws a rolling
+ * upgrade (lock-step or window with its controls), its connectors, its site (busy nodes, admin drains,
+ * boot failures, nodes that never return, failing site calls, jobs that keep arriving) and an
+ * operator's stop, resume, cancel, kill or admin drain at a random moment, runs it on the embedded
+ * engine on virtual time, and checks every invariant against the site's own record
+ * (bench/scenarios/invariants.ts). A failure prints its seed and the command that replays it.
+ * Violations of bugs already filed are counted by item (bench/scenarios/known-violations.ts).
+ */
+export function describeScenarioBlocks(first: number, count: number): void {
+  describe(`${count} seeded scenarios from seed ${first}, checked against the site's record`, () => {
+    const known = new Map<number | string, number>();
+    afterAll(() => {
+      if (known.size > 0)
+        console.log(`scenarios ${first}-${first + count - 1}: known bugs hit: ${[...known].map(([item, n]) => `item ${item}: ${n}`).join(', ')}`);
+    });
+    for (let from = first; from < first + count; from += BLOCK) {
+      const to = Math.min(from + BLOCK, first + count);
+      it(`seeds ${from}-${to - 1} keep every invariant`, async () => {
+        const checked = await checkScenarios(
+          Array.from({ length: to - from }, (_, i) => from + i),
+          JOBS,
+        );
+        for (const v of checked.flatMap((c) => c.known)) known.set(v.item, (known.get(v.item) ?? 0) + 1);
+        expect(checked.filter((c) => c.violations.length > 0).map(renderFailure)).toEqual([]);
+      }, 600_000);
+    }
+  });
+}

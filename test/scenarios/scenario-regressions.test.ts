@@ -1,0 +1,16 @@
+import { checkScenario, renderFailure } from '../../bench/scenarios/check';
+
+/**
+ * Every scenario that once broke an invariant, by name and seed (bench/scenarios: the seed draws the
+ * same scenario on every host). Each must now keep every invariant.
+ */
+const REGRESSIONS: [string, number][] = [
+  ['reserveSlots with a job that never ends: no reservation at now+Infinity, no increment failing for it, no node failed for it', 1157],
+];
+
+describe('scenarios that once broke an invariant', () => {
+  it.each(REGRESSIONS)('%s (seed %i)', async (_name, seed) => {
+    const checked = await checkScenario(seed);
+    expect(checked.violations.length === 0 ? [] : [renderFailure(checked)]).toEqual([]);
+  });
+});

@@ -176,6 +176,28 @@ export class SessionNotStoppableError extends RolloutError {
   }
 }
 
+/**
+ * A person's resume of a run that an execution still runs: a second execution would work on the same
+ * nodes beside the first (a second control plane over them), so nothing is started. `state` is the
+ * run's stored status; the message says how to stop it, or (STOPPING) to resume it once it has stopped.
+ */
+export class SessionStillRunningError extends RolloutError {
+  override readonly name = 'SessionStillRunningError';
+  constructor(
+    readonly kind: 'upgrade' | 'deployment' | 'tasks',
+    readonly id: string,
+    readonly state: string,
+  ) {
+    const noun = kind === 'tasks' ? 'task run' : kind;
+    const quoted = quotedSessionId(id);
+    super(
+      state === 'STOPPING'
+        ? `${noun} ${quoted} is still running (STOPPING): its execution is finishing the stop; nothing was resumed. Resume it once it is STOPPED (rollout session watch ${quoted} follows it)`
+        : `${noun} ${quoted} is still running (${state}): an execution works on it, and a resume would start a second one; nothing was resumed. To stop it: rollout session stop ${quoted}, then resume it once it is STOPPED`,
+    );
+  }
+}
+
 /** Pause, approve or unpause asked of a session that cannot take it (not a window, ended, not waiting for approval). */
 export class SessionGateError extends RolloutError {
   override readonly name = 'SessionGateError';

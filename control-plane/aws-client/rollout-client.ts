@@ -34,6 +34,7 @@ import type { TaskRunView } from '../reports/task-run-report';
 import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
 import type { ControlPlaneEndpoints } from '../endpoints';
 import { StoreSessions } from '../store-sessions';
+import { refuseResumeWhileRunning } from '../resume-check';
 import { wakeThroughSfn } from '../operator-wake';
 import { ScheduleClient } from './schedule-client';
 
@@ -113,9 +114,11 @@ export class RolloutClient implements RolloutRuntime {
   /**
    * Carries an upgrade, a deployment or a task run on from the store: a new execution with
    * `{resumeUpgradeId}` / `{resumeDeploymentId}` / `{resumeRunId}`, named after the session so that
-   * watch and cancel know it is the session's.
+   * watch and cancel know it is the session's. Refused (SessionStillRunningError, nothing started)
+   * while an execution still runs the session: see refuseResumeWhileRunning.
    */
-  resume(kind: SessionKind, id: string): Promise<StartedRun> {
+  async resume(kind: SessionKind, id: string): Promise<StartedRun> {
+    await refuseResumeWhileRunning(this, kind, id);
     return this.run(WORKFLOW_OF[kind], { [SESSION_CONTROL_KEYS[kind].resume]: id }, `${id}-resume-${Date.now().toString(36)}`);
   }
 

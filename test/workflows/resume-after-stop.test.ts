@@ -93,6 +93,8 @@ describe('a stop asked of a run whose process died, then one `session resume`: t
     for (const node of namesOf(nodes))
       expect({ node, prepares: site.nodes[node]!.prepareCount, deploys: site.nodes[node]!.deployCount }).toEqual({ node, prepares: 1, deploys: 1 });
     expect(site.violations).toEqual([]);
+    // It says so, as an upgrade and a task run do (core/session-control.ts resumedMessage).
+    expect(await rt.deployments.listMessages(run.id)).toContain('Stop withdrawn by a resume: carrying on');
   });
 
   it('a task run: SUCCEEDED, every node drained, rebooted and resumed once', async () => {

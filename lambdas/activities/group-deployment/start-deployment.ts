@@ -1,6 +1,13 @@
 import { DeploymentNotFoundError, InvalidInputError } from '../../../core/errors';
 import { idForExecution } from '../../../core/execution-id';
-import { SESSION_CONTROL_KEYS, resumeCarriesOn, sessionControlOf, type CancelRequested, type StopRequested } from '../../../core/session-control';
+import {
+  SESSION_CONTROL_KEYS,
+  resumeCarriesOn,
+  resumedMessage,
+  sessionControlOf,
+  type CancelRequested,
+  type StopRequested,
+} from '../../../core/session-control';
 import { isDeploymentEnded } from '../../../ports/deployment-store';
 import { recordRefusal } from '../run-starts';
 import { planDeployment, selectDeploymentStrategy, startDeploymentRun } from '../../../core/group-deployment';
@@ -87,6 +94,10 @@ async function resumeDeployment(deploymentId: string, deps: GroupDeploymentDepen
     ]);
   }
   // A stopped deployment, or one whose stop nothing finished (its process died), runs again: its groups in flight start their phase again.
-  if (resumeCarriesOn(record.status)) await deps.store.reopenStopped(deploymentId);
+  if (resumeCarriesOn(record.status)) {
+    const reopened = await deps.store.reopenStopped(deploymentId);
+    // Said as an upgrade and a task run say it (core/session-control.ts).
+    if (reopened.status === 'RUNNING') await deps.store.appendMessage(deploymentId, resumedMessage(record.status));
+  }
   return { deploymentId, maxParallelGroups: record.settings.maxParallelGroups };
 }

@@ -67,6 +67,8 @@ describe('stopping and resuming a group deployment', () => {
         expect(done.nodes).toEqual({ n01: 'DEPLOYED', n02: 'DEPLOYED', n03: 'DEPLOYED', n04: 'DEPLOYED', m00: 'DEPLOYED', m01: 'DEPLOYED' });
         expect(done.groups['ga']).toMatchObject({ stage: 'DEPLOYED', failures: [] });
         expect(done.groups['gb']).toMatchObject({ stage: 'DEPLOYED', failures: [] });
+        // The resume says so, as an upgrade's and a task run's do (core/session-control.ts resumedMessage).
+        expect(await runtime.deployments.listMessages(run.id)).toContain('Resumed after a stop');
 
         // The site: each node prepared once and deployed once; ga's prepares ran under their own batches, one at a time.
         const after = runtime.simulator.state();

@@ -242,8 +242,12 @@ export interface NodeRecord {
   lockToken?: number;
   /** Mode window: the node's scheduler op (absent: TODO). */
   op?: WindowOp;
-  /** Mode window: the boot session this node was booted in, when, and when the boot service reported it. */
-  boot?: { session: string; requestedAt: number; finishedAt?: number };
+  /**
+   * Mode window: the boot session this node was booted in, when (a node is back only once it
+   * registered after it), when its start was last asked again (it had failed or was lost: the boot
+   * timeout counts from then) and when the boot service reported it.
+   */
+  boot?: { session: string; requestedAt: number; retriedAt?: number; finishedAt?: number };
   /** Phase CHECKING: the health check command started on the site's command transport (its id there) and when. */
   check?: { id: string; startedAt: number };
   /**

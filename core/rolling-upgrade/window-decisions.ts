@@ -330,7 +330,9 @@ export interface BootsInput {
 
 /**
  * Phase "boot": the newly quiet nodes boot together, in one boot session (the next number) limited
- * to exactly them, recorded BOOTING first; a boot session the boot service lost starts again, same name.
+ * to exactly them, recorded BOOTING first; a boot session the boot service lost, or whose start
+ * failed, starts again, same name, its nodes recorded with the time it was asked again first (their
+ * boot timeout counts from it; the request time stays, the bound a boot is judged after).
  */
 export function decideBoots({ session, toBoot, restartBoots, bootCount, records, now }: BootsInput): {
   writes: NodeRecord[];
@@ -344,7 +346,11 @@ export function decideBoots({ session, toBoot, restartBoots, bootCount, records,
     template: session.upgradeTemplateId,
     limit: { nodes: [...nodes] },
   }));
-  if (toBoot.length === 0) return { writes: [], actions: restarts, bootCount };
+  const retried = [...restartBoots.values()].flat().map((node): NodeRecord => {
+    const record = records.get(node)!;
+    return { ...record, boot: { ...record.boot!, retriedAt: now } };
+  });
+  if (toBoot.length === 0) return { writes: retried, actions: restarts, bootCount };
   const name = windowBootSessionName(session.upgradeId, bootCount);
   // Quiet now (drained, no job), and rebooted now: both phases stamped (the quiet one was never written on its own).
   const writes = toBoot.map((node): NodeRecord => {
@@ -357,7 +363,7 @@ export function decideBoots({ session, toBoot, restartBoots, bootCount, records,
     };
   });
   return {
-    writes,
+    writes: [...writes, ...retried],
     actions: [{ type: 'startBoot', name, template: session.upgradeTemplateId, limit: { nodes: [...toBoot] } }, ...restarts],
     bootCount: bootCount + 1,
     message: `Window: boot session ${name} started for ${toBoot.length} node(s) with template ${session.upgradeTemplateId}`,

@@ -46,7 +46,7 @@ export type InFlightStep =
   | { kind: 'put-back' }
   /** Quiet, with a slot: rebooted now. */
   | { kind: 'boot' }
-  /** The boot service does not know its boot session: started again for the nodes recorded in it. */
+  /** The boot service does not know its boot session, or its start failed: started again for the nodes recorded in it. */
   | { kind: 'restart-boot'; bootSession: string }
   | { kind: 'booted' }
   /** Back in Slurm: its health check command starts (or starts again). */
@@ -84,7 +84,10 @@ export function decideQuiescing({ session, record, op, wlm, now }: NodePhaseInpu
 
 /**
  * Phase BOOTING: booted when its boot session says so; failed when the session failed or completed
- * without it, or when bootTimeoutSeconds passed since the boot was requested.
+ * without it, or when bootTimeoutSeconds passed since the boot was requested (or last asked again).
+ * A boot session the boot service does not know, or whose start failed (startError: the request
+ * that starts it failed, e.g. its command's transport), is started again and never times out: a
+ * boot that never started is the run's error (said as the increment fails), not the node's failure.
  */
 export function decideBooting({
   session,
@@ -92,11 +95,11 @@ export function decideBooting({
   boot,
   now,
 }: NodePhaseInput & { record: { boot: NonNullable<NodeRecord['boot']> }; boot: BootSessionStatus | undefined }): InFlightStep {
-  if (!boot) return { kind: 'restart-boot', bootSession: record.boot.session };
+  if (!boot || (boot.startError !== undefined && boot.status !== 'complete')) return { kind: 'restart-boot', bootSession: record.boot.session };
   const outcome = boot.error ? 'failed' : boot.nodes[record.name];
   if (outcome === 'succeeded') return { kind: 'booted' };
   if (boot.status === 'complete' || outcome === 'failed') return { kind: 'fail', reason: FailureReason.bootFailed };
-  if (now - record.boot.requestedAt >= session.bootTimeoutSeconds * 1000) return { kind: 'fail', reason: FailureReason.bootTimeout };
+  if (now - (record.boot.retriedAt ?? record.boot.requestedAt) >= session.bootTimeoutSeconds * 1000) return { kind: 'fail', reason: FailureReason.bootTimeout };
   return WAIT;
 }
 

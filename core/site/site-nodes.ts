@@ -32,6 +32,12 @@ export interface BootSessionStatus {
   status: 'running' | 'complete';
   /** Set when the session as a whole failed (e.g. the template vanished). */
   error?: string;
+  /**
+   * Set while the request that starts it failed (or died) and may be made again: the boot service's
+   * words. Its nodes are not booting yet; createSession of the same name resumes it, running only
+   * what failed (slurm-reboot). Never set on a complete session.
+   */
+  startError?: string;
   /** Per-node outcome of every node the session covers. */
   nodes: Record<string, BootNodeOutcome>;
 }

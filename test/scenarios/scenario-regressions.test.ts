@@ -6,6 +6,7 @@ import { checkScenario, renderFailure } from '../../bench/scenarios/check';
  */
 const REGRESSIONS: [string, number][] = [
   ['reserveSlots with a job that never ends: no reservation at now+Infinity, no increment failing for it, no node failed for it', 1157],
+  ['window on slurm-reboot whose boot start fails (SSM SendCommand 500): the boot is asked again, never failed time-out-booting unbooted', 40247],
 ];
 
 describe('scenarios that once broke an invariant', () => {

@@ -86,7 +86,8 @@ const PENDING = ['REBOOT_REQUESTED', 'REBOOT_ISSUED'];
  * reboot command fails the request (SiteServiceError with the command's stderr, retried by the
  * workflow); the retry runs again only what failed, and re-sends the reboot only to nodes with no
  * reboot pending or done since the first one was sent, so no node reboots twice for one session.
- * After `maxAttempts` failures the session ends failed with the last error.
+ * Until then a session whose last attempt failed (or died) says so (startError): its nodes are not
+ * booting yet, and the run asks again. After `maxAttempts` failures the session ends failed with the last error.
  */
 export class SlurmRebootBootService implements BootService {
   private readonly reader: SlurmNodeReader;
@@ -217,10 +218,15 @@ export class SlurmRebootBootService implements BootService {
       // Not every node was sent its reboot: pending while attempts are left, failed with the last error after.
       const gaveUp = session.error !== undefined && session.attempts >= this.maxAttempts;
       const outcome: BootNodeOutcome = gaveUp ? 'failed' : 'pending';
+      // Attempts left and the last one failed (or died): createSession again resumes it.
+      const startError = gaveUp
+        ? undefined
+        : (session.error ?? (this.resumable(session, this.clock.now()) ? `its attempt ${session.attempts} started and never ended` : undefined));
       return {
         name: session.name,
         status: gaveUp ? 'complete' : 'running',
         ...(gaveUp ? { error: `${session.error} (after ${session.attempts} attempts)` } : {}),
+        ...(startError !== undefined ? { startError: `${startError} (attempt ${session.attempts} of ${this.maxAttempts})` } : {}),
         nodes: Object.fromEntries(session.nodes.map((n) => [n, outcome])),
       };
     }

@@ -316,6 +316,22 @@ describe('decideWindow: back in service, boots and the index', () => {
     expect(d.progress.window).toMatchObject({ bootCount: 4, draining: 0, phases: { BOOTING: 2 } });
   });
 
+  it('asks again a boot whose start failed, recorded with the time it was asked again first, and never fails the node time-out-booting (seed 40247)', () => {
+    // Recorded BOOTING 300 s ago (over the 200 s boot timeout), but the increment that started its boot failed: nothing booted it.
+    const booting = flying('n1', 1, 'BOOTING', { boot: { session: 'b0', requestedAt: NOW - 300_000 } });
+    const startFailed: BootSessionStatus = {
+      name: 'b0',
+      status: 'running',
+      startError: 'SSM SendCommand to i-1 failed: InternalServerError (attempt 1 of 3)',
+      nodes: { n1: 'pending' },
+    };
+    const d = increment(windowSession(), rolling(), view([booting]), observe([drainedByUs('n1')], { boots: new Map([['b0', startFailed]]) }));
+    expect(typesOf(d.actions)).toEqual(['recordNodes', 'startBoot']);
+    expect(recorded(d.actions)).toEqual([{ ...booting, boot: { session: 'b0', requestedAt: NOW - 300_000, retriedAt: NOW } }]);
+    expect(d.actions[1]).toEqual({ type: 'startBoot', name: 'b0', template: 'image-2', limit: { nodes: ['n1'] } });
+    expect(d.progress.counts).toEqual({ upgraded: 0, failed: 0 });
+  });
+
   it('returns an upgraded node to service: our drain lifted before it is recorded UPGRADED, then its lock released', () => {
     const booted = flying('n0', 0, 'BOOTED', { boot: { session: 'b0', requestedAt: NOW - 60_000, finishedAt: NOW - 30_000 } });
     const d = increment(windowSession(), rolling(), view([booted]), observe([backAfterBoot('n0')]));
@@ -492,6 +508,26 @@ describe('phase: booting (decideBooting)', () => {
   it('starts again a boot session the boot service does not know', () => {
     expect(decideBooting({ session, record, boot: undefined, now: NOW })).toEqual({ kind: 'restart-boot', bootSession: 'b0' });
   });
+
+  it('starts again a boot session whose start failed, and never times it out (the boot never started)', () => {
+    const startFailed = bootOf({ a: 'pending' }, { startError: 'SSM SendCommand failed: InternalServerError (attempt 1 of 3)' });
+    expect(decideBooting({ session, record, boot: startFailed, now: NOW + 3_600_000 })).toEqual({ kind: 'restart-boot', bootSession: 'b0' });
+    // Its attempts spent, the boot service ends it failed: the node's boot failed, not timed out.
+    expect(decideBooting({ session, record, boot: bootOf({ a: 'failed' }, { status: 'complete', error: 'gave up' }), now: NOW })).toEqual({
+      kind: 'fail',
+      reason: FailureReason.bootFailed,
+    });
+  });
+
+  it('counts the boot timeout from the boot asked again, not from the first request', () => {
+    const retried = { ...record, boot: { ...record.boot, retriedAt: NOW + 300_000 } };
+    const booting = bootOf({ a: 'booting' });
+    expect(decideBooting({ session, record: retried, boot: booting, now: NOW + 300_000 + 199_999 })).toEqual({ kind: 'wait' });
+    expect(decideBooting({ session, record: retried, boot: booting, now: NOW + 300_000 + 200_000 })).toEqual({
+      kind: 'fail',
+      reason: FailureReason.bootTimeout,
+    });
+  });
 });
 
 describe('phase: returning to service (decideReturning)', () => {
@@ -620,7 +656,11 @@ describe('phase: settle ended (settleEnded)', () => {
 
 describe('phase: boot (decideBoots)', () => {
   it('starts one session for the quiet nodes, named by the count, then restarts lost sessions under their own names', () => {
-    const records = recordsOf(flying('a', 0, 'DRAINING', { extra: { phaseTimes: { DRAINING: 5, QUIESCED: 6 } } }), flying('b', 1, 'QUIESCED'));
+    const records = recordsOf(
+      flying('a', 0, 'DRAINING', { extra: { phaseTimes: { DRAINING: 5, QUIESCED: 6 } } }),
+      flying('b', 1, 'QUIESCED'),
+      flying('c', 2, 'BOOTING', { boot: { session: 'old', requestedAt: NOW - 400_000 } }),
+    );
     const b = decideBoots({
       session: { upgradeId: RUN_ID, upgradeTemplateId: 'img' },
       toBoot: ['a', 'b'],
@@ -634,7 +674,9 @@ describe('phase: boot (decideBoots)', () => {
       { type: 'startBoot', name: `rollout-${RUN_ID}-boot-2`, template: 'img', limit: { nodes: ['a', 'b'] } },
       { type: 'startBoot', name: 'old', template: 'img', limit: { nodes: ['c'] } },
     ]);
-    expect(b.writes.map((r) => r.phaseTimes)).toEqual([{ DRAINING: 5, QUIESCED: 6 }, { QUIESCED: NOW }]);
+    expect(b.writes.slice(0, 2).map((r) => r.phaseTimes)).toEqual([{ DRAINING: 5, QUIESCED: 6 }, { QUIESCED: NOW }]);
+    // The restarted node: asked again now (its timeout counts from it), its request time kept (the bound its boot is judged after).
+    expect(b.writes[2]).toMatchObject({ name: 'c', boot: { session: 'old', requestedAt: NOW - 400_000, retriedAt: NOW } });
   });
 
   it('starts no session and keeps the count when nothing is quiet', () => {

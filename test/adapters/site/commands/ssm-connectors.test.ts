@@ -284,8 +284,13 @@ describe('slurm-reboot boot sessions over SSM', () => {
     expect(err).toBeInstanceOf(SiteServiceError);
     expect((err as Error).message).toMatch(/osimage not found/);
     expect(await records.get('s')).toMatchObject({ prepared: false, rebooted: false, attempts: 1, error: expect.stringMatching(/osimage not found/) });
-    // Nothing was rebooted; a read says the nodes wait for their reboot.
-    expect(await boot.getSession('s')).toEqual({ name: 's', status: 'running', nodes: { [names[0]!]: 'pending', [names[1]!]: 'pending' } });
+    // Nothing was rebooted; a read says the nodes wait for their reboot, and that its start failed (the run asks again).
+    expect(await boot.getSession('s')).toEqual({
+      name: 's',
+      status: 'running',
+      startError: expect.stringMatching(/osimage not found.*\(attempt 1 of 3\)/),
+      nodes: { [names[0]!]: 'pending', [names[1]!]: 'pending' },
+    });
 
     await boot.createSession(request);
     expect(t.site.simulator.headNode.images.get(names[0]!)).toBe('img');

@@ -29,6 +29,11 @@ export interface SlurmSide {
   restartController(): Promise<void>;
   nodes(): Promise<RealNode[]>;
   /**
+   * The site's own record of boots, where it keeps one: the real side's slurmd pid per node (a reboot, in or out of
+   * Slurm, starts a new slurmd). The simulator has only BootTime.
+   */
+  slurmdPids?(): ReadonlyMap<string, number | undefined>;
+  /**
    * Lets the side run until `holds` (real: polling every 200 ms for up to `realSeconds`; simulator:
    * simulated time moving a second at a time for up to `simSeconds`). False when it never held: the
    * comparison then shows where the two differ.
@@ -77,6 +82,10 @@ export class RealSide implements SlurmSide {
 
   nodes(): Promise<RealNode[]> {
     return this.cluster.readNodes();
+  }
+
+  slurmdPids(): ReadonlyMap<string, number | undefined> {
+    return new Map(this.cluster.nodes.map((node) => [node, this.cluster.slurmdPid(node)]));
   }
 
   async settle(holds: (nodes: RealNode[]) => boolean, { realSeconds }: { realSeconds: number }): Promise<boolean> {

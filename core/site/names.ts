@@ -80,7 +80,11 @@ export function isValidReason(value: string): boolean {
 /** The longest reason read from Slurm that a run gives back (slurmctld sets any non-empty reason; this bounds the command line). */
 export const SITE_REASON_MAX = 1024;
 /** C0 and C1 control characters and DEL: a newline would split `scontrol -o show node`'s one line per node. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+const hasControl = (value: string): boolean =>
+  [...value].some((c) => {
+    const code = c.codePointAt(0)!;
+    return code < 0x20 || (code >= 0x7f && code <= 0x9f);
+  });
 const SITE_REASON_RULE = `any printable text (no control characters or newlines), not blank, at most ${SITE_REASON_MAX} characters`;
 
 /**
@@ -94,7 +98,7 @@ const SITE_REASON_RULE = `any printable text (no control characters or newlines)
 export function siteReasonProblem(value: string): string | undefined {
   if (value.trim() === '') return 'is blank';
   if (value.length > SITE_REASON_MAX) return `is longer than ${SITE_REASON_MAX} characters`;
-  if (CONTROL.test(value)) return 'holds a control character or a newline';
+  if (hasControl(value)) return 'holds a control character or a newline';
   return undefined;
 }
 

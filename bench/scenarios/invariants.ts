@@ -37,6 +37,7 @@ export type Invariant =
   | 'site-left-clean'
   | 'site-safety'
   | 'run-error'
+  | 'bad-input-refused'
   | 'says-why-it-waits'
   | 'no-progress';
 
@@ -65,6 +66,11 @@ function siteCausedFailures(run: ScenarioRun, node: ScenarioNode): Set<string> {
   return reasons;
 }
 
+/** The scenario asks for a maintenance window on a day that never comes. */
+export function neverOpeningWindow(scenario: ScenarioRun['scenario']): boolean {
+  return JSON.stringify(scenario.request.maintenanceWindows ?? []).includes('0 0 30 2 *');
+}
+
 export function checkInvariants(run: ScenarioRun): Violation[] {
   const found: Violation[] = [];
   const add = (invariant: Invariant, text: string, node?: string) => found.push({ invariant, text, ...(node ? { node } : {}) });
@@ -80,6 +86,14 @@ export function checkInvariants(run: ScenarioRun): Violation[] {
       adminDrainedAt.set(o.action.node!, { at: o.takenAt, reason: o.action.reason! });
 
   for (const violation of site.violations) add('site-safety', violation);
+  // A maintenance window that never opens (30 February) is bad input: refused, naming the field, before any node is touched (issue 26 item 5).
+  if (neverOpeningWindow(scenario)) {
+    const refused = run.outcomes.some((o) => o.status === 'FAILED' && o.error === 'InvalidInputError' && /maintenanceWindows\[0\]\.cron/.test(o.cause ?? ''));
+    if (!refused) add('bad-input-refused', `a maintenance window that never opens was not refused (session ${report?.state ?? 'none'})`);
+    if (site.changes.length > 0)
+      add('bad-input-refused', `the request was bad, yet the site changed: ${site.changes.map((c) => `${c.change} ${c.node}`).join(', ')}`);
+    return found;
+  }
   if (run.budgetExceeded) {
     const last = report?.messageLog.at(-1);
     add(

@@ -1,4 +1,4 @@
-import type { Violation } from './invariants';
+import { neverOpeningWindow, type Violation } from './invariants';
 import type { Scenario } from './scenario';
 
 /**
@@ -24,36 +24,7 @@ export interface ScenarioFacts {
   gates: boolean;
 }
 
-export const KNOWN_VIOLATIONS: readonly KnownViolation[] = [
-  {
-    item: 1,
-    what: "a window's boot session of one node through slurm-reboot: the limit taken for a label, nodes FAILED unrebooted",
-    matches: (facts, v) =>
-      facts.bootService === 'slurm-reboot' && facts.mode === 'window' && v.invariant === 'failure-is-the-sites' && /booted 0|rebooted 0/.test(v.text),
-  },
-  {
-    item: 7,
-    what: 'a node returned to service keeps the reason that names the session (Slurm keeps it on resume); here a busy node whose drain a stop or cancel lifted',
-    matches: (_facts, v) =>
-      (v.invariant === 'not-started-untouched' &&
-        v.text.includes("still carries this session's mark") &&
-        /shows (ALLOCATED|MIXED|IDLE|COMPLETING)/.test(v.text)) ||
-      (v.invariant === 'site-left-clean' && v.text.startsWith('still claimed by the ended session')),
-  },
-  {
-    item: 4,
-    what: "an admin's drain whose reason begins with `rolling-upgrade` and names no run is lifted",
-    matches: (facts, v) => v.invariant === 'admin-drain-kept' && v.node !== undefined && /^rolling-upgrade(\s|$)/.test(facts.adminReasons[v.node] ?? ''),
-  },
-  {
-    item: 5,
-    what: 'a maintenance window that never opens hangs the run with no message; a run waiting on a gate says nothing',
-    matches: (facts, v) =>
-      (v.invariant === 'no-progress' && facts.neverOpeningWindow) ||
-      // The fix: "a run waiting on any gate posts why at least once per poll" (a maintenance window, a bake).
-      (v.invariant === 'says-why-it-waits' && facts.gates),
-  },
-];
+export const KNOWN_VIOLATIONS: readonly KnownViolation[] = [];
 
 export function factsOf(scenario: Scenario): ScenarioFacts {
   const adminReasons: Record<string, string> = {};
@@ -63,7 +34,7 @@ export function factsOf(scenario: Scenario): ScenarioFacts {
     bootService: scenario.connectors === 'ssm' ? 'slurm-reboot' : 'bos',
     mode: String(scenario.request.mode),
     adminReasons,
-    neverOpeningWindow: JSON.stringify(scenario.request.maintenanceWindows ?? []).includes('0 0 30 2 *'),
+    neverOpeningWindow: neverOpeningWindow(scenario),
     gates: scenario.request.maintenanceWindows !== undefined || scenario.request.bakeSeconds !== undefined,
   };
 }

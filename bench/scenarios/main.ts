@@ -20,8 +20,12 @@ const { values } = parseArgs({
   },
 });
 if (values.slurm !== undefined) {
-  const { runRealSlurmScenarios } = await import('./real-slurm-main');
-  process.exitCode = await runRealSlurmScenarios(values.slurm, Number(values.count), values.seed === undefined ? undefined : Number(values.seed));
+  const { runRealSlurmScenarios, scenarioRelease } = await import('./real-slurm-main');
+  process.exitCode = await runRealSlurmScenarios(
+    scenarioRelease(values.slurm),
+    Number(values.count),
+    values.seed === undefined ? undefined : Number(values.seed),
+  );
 } else {
   const count = Number(values.count);
   const jobs = Number(values.jobs);

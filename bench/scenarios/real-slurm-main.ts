@@ -1,19 +1,24 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { RealSlurmCluster, realSlurmUnavailable } from '../../test/support/real-slurm';
+import { REAL_SLURM_RELEASES, RealSlurmCluster, type RealSlurmRelease, realSlurmUnavailable } from '../../test/support/real-slurm';
 import { describeRealScenario, generateRealScenario, judgeRealRun, restoreCluster, runRealScenario } from './real-slurm-scenarios';
 
-/** The cluster the real-Slurm scenarios run on: 4 nodes, quick reboots, no slurmrestd; `release` is passed through to the harness. */
-export function startScenarioCluster(release: string): Promise<RealSlurmCluster> {
-  // The release travels as the harness's own option once it takes one (issue 26 item 1 adds `release`); 22.05 is the host's Slurm.
-  const options = { nodes: 4, rebootDelaySeconds: 1, restd: false, ...(release === '22.05' ? {} : { release }) };
-  return RealSlurmCluster.start(options);
+/** The cluster the real-Slurm scenarios run on: 4 nodes of `release`, quick reboots, no slurmrestd. */
+export function startScenarioCluster(release: RealSlurmRelease): Promise<RealSlurmCluster> {
+  return RealSlurmCluster.start({ release, nodes: 4, rebootDelaySeconds: 1, restd: false });
+}
+
+/** `--slurm RELEASE` checked: one of the releases the harness runs. */
+export function scenarioRelease(value: string): RealSlurmRelease {
+  const release = REAL_SLURM_RELEASES.find((r) => r === value);
+  if (release === undefined) throw new Error(`--slurm: '${value}' is not a release the harness runs (${REAL_SLURM_RELEASES.join(', ')})`);
+  return release;
 }
 
 /** `npm run scenarios -- --slurm 22.05 --count N [--seed S]`: N scenarios on a real cluster of that release. Returns the exit status. */
-export async function runRealSlurmScenarios(release: string, count: number, seed: number | undefined): Promise<number> {
-  const unavailable = realSlurmUnavailable();
+export async function runRealSlurmScenarios(release: RealSlurmRelease, count: number, seed: number | undefined): Promise<number> {
+  const unavailable = realSlurmUnavailable(release);
   if (unavailable) {
     console.error(`cannot run a real Slurm here: ${unavailable}`);
     return 2;

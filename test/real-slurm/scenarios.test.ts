@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describeRealSlurm, type RealSlurmCluster } from '../support/real-slurm';
+import { describeRealSlurm, REAL_SLURM_RELEASES, type RealSlurmCluster } from '../support/real-slurm';
 import { startScenarioCluster } from '../../bench/scenarios/real-slurm-main';
 import { describeRealScenario, generateRealScenario, judgeRealRun, restoreCluster, runRealScenario } from '../../bench/scenarios/real-slurm-scenarios';
 
@@ -9,19 +9,21 @@ import { describeRealScenario, generateRealScenario, judgeRealRun, restoreCluste
  * Seeded scenarios on a real Slurm (issue 26, "Scenarios and invariants"): 6 per run, drawn from a
  * seed printed at the start (SCENARIO_SEED to replay one), each a `rollout upgrade` process over the
  * local connectors, judged against the RebootProgram's log, `scontrol show node` and the job history
- * (bench/scenarios/real-slurm-scenarios.ts). The release is a parameter: the harness starts 22.05,
- * the host's, today.
+ * (bench/scenarios/real-slurm-scenarios.ts). On every release the harness runs (REAL_SLURM_RELEASES),
+ * each its own 6 (seeds from SCENARIO_SEED plus 1,000 times the release's place in REAL_SLURM_RELEASES).
  */
-const RELEASE = process.env.SCENARIO_SLURM_RELEASE ?? '22.05';
 const SEED = Number(process.env.SCENARIO_SEED ?? Math.floor(Math.random() * 1_000_000));
 const COUNT = 6;
 
-describeRealSlurm(`scenarios on a real Slurm ${RELEASE}`, () => {
+describeRealSlurm('scenarios on a real Slurm', (release) => {
+  const first = SEED + 1_000 * REAL_SLURM_RELEASES.indexOf(release);
   let cluster: RealSlurmCluster;
   let dir: string;
   beforeAll(async () => {
-    console.log(`real-Slurm scenarios: seed ${SEED} (replay: SCENARIO_SEED=${SEED} npx jest test/real-slurm/scenarios.test.ts)`);
-    cluster = await startScenarioCluster(RELEASE);
+    console.log(
+      `real-Slurm scenarios: seeds ${first}-${first + COUNT - 1} on Slurm ${release} (replay: REAL_SLURM_RELEASES=${release} SCENARIO_SEED=${SEED} npx jest test/real-slurm/scenarios.test.ts)`,
+    );
+    cluster = await startScenarioCluster(release);
     dir = mkdtempSync(path.join(tmpdir(), 'rollout-scenarios-'));
   }, 120_000);
   afterAll(async () => {
@@ -29,7 +31,7 @@ describeRealSlurm(`scenarios on a real Slurm ${RELEASE}`, () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
-  for (let seed = SEED; seed < SEED + COUNT; seed++) {
+  for (let seed = first; seed < first + COUNT; seed++) {
     test(`seed ${seed} keeps every invariant`, async () => {
       const scenario = generateRealScenario(seed, cluster.nodes);
       const run = await runRealScenario(cluster, scenario, dir);

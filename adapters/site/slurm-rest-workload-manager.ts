@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { SiteServiceError } from '../../core/errors';
 import { BLANK_REASON } from '../../core/site/node-claims';
 import { DEFAULT_SLURMRESTD_VERSION } from '../../core/site/site-profile';
-import { validNodeName, validNodeNames, validReason } from '../../core/site/names';
+import { validNodeName, validNodeNames, validSiteReason } from '../../core/site/names';
 import type { WlmNode, WorkloadManager } from '../../ports/site';
 import { runningJobEnds, slurmJsonJobs, slurmJsonNodes, toWlmNode } from './slurm-json';
 import { HttpJsonClient, urlPath } from './http-json-client';
@@ -140,7 +140,7 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
   /** v0.0.42+: one `POST /nodes` naming every node; v0.0.41 has no batch update, so one request per node. */
   private async updateMany(names: readonly string[], body: { state?: string[]; reason?: string }): Promise<void> {
     const unique = [...new Set(validNodeNames(names))];
-    if (body.reason !== undefined && body.reason !== BLANK_REASON) validReason(body.reason);
+    if (body.reason !== undefined && body.reason !== BLANK_REASON) validSiteReason(body.reason);
     if (unique.length === 0) return;
     if (this.batchUpdates) {
       for (let i = 0; i < unique.length; i += BATCH_SIZE) await this.post(`${this.prefix}/nodes`, { ...body, name: unique.slice(i, i + BATCH_SIZE) });
@@ -152,7 +152,7 @@ export class SlurmRestWorkloadManager implements WorkloadManager {
 
   private async update(name: string, body: { state?: string[]; reason?: string }): Promise<void> {
     validNodeName(name);
-    if (body.reason !== undefined && body.reason !== BLANK_REASON) validReason(body.reason);
+    if (body.reason !== undefined && body.reason !== BLANK_REASON) validSiteReason(body.reason);
     return this.post(`${this.prefix}${urlPath`/node/${name}`}`, body);
   }
 

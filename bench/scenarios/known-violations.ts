@@ -24,17 +24,7 @@ export interface ScenarioFacts {
   gates: boolean;
 }
 
-export const KNOWN_VIOLATIONS: readonly KnownViolation[] = [
-  {
-    item: 'admin-reason-pattern',
-    what: "an admin's reason outside the strict reason pattern (core/site/names.ts: a `#`, non-ASCII, quotes) is not given back after the reboot: Slurm's ` : reboot issued` stays appended (stage-decision.ts returnToService restores only reasons isValidReason takes)",
-    matches: (facts, v) =>
-      v.invariant === 'admin-drain-kept' &&
-      v.node !== undefined &&
-      /[^A-Za-z0-9 ._,:=+@/()-]/.test(facts.adminReasons[v.node] ?? '') &&
-      /reboot issued/.test(v.text),
-  },
-];
+export const KNOWN_VIOLATIONS: readonly KnownViolation[] = [];
 
 export function factsOf(scenario: Scenario): ScenarioFacts {
   const adminReasons: Record<string, string> = {};

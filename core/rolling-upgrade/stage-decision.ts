@@ -2,7 +2,7 @@ import { shortList } from '../text';
 import { describeError, EmptyBootSessionError, type RolloutError } from '../errors';
 import { retryDelaySeconds } from './deletion-rules';
 import type { BootLimit, BootSessionStatus, WlmNode } from '../site/site-nodes';
-import { isValidReason } from '../site/names';
+import { siteReasonProblem } from '../site/names';
 import { claimantOf, failureMark, HELD_BY_ANOTHER_CONTROL_PLANE, isClaimOf, isFailureReason, isUpgradeDrainReason } from '../site/node-claims';
 import { reasonAsSet, type NodeRecord, type Progress, type SessionState, type Stage, type UpgradeSession } from './session';
 
@@ -213,12 +213,32 @@ export function returnToService(nodes: readonly string[], wlm: ReadonlyMap<strin
     }
     if (!isDrained(node) || node.reason === undefined) continue;
     const asSet = reasonAsSet(node.reason);
-    if (asSet !== node.reason && isValidReason(asSet)) restore.set(asSet, [...(restore.get(asSet) ?? []), name]);
+    // Any reason the admin set that the connectors can carry back (names.ts siteReasonProblem); the rest is said in unrestoredReasons' message.
+    if (asSet !== node.reason && siteReasonProblem(asSet) === undefined) restore.set(asSet, [...(restore.get(asSet) ?? []), name]);
   }
   return [
     ...(resume.length > 0 ? [{ type: 'resume' as const, nodes: resume }] : []),
     ...[...restore].map(([reason, named]) => ({ type: 'drain' as const, nodes: named, reason })),
   ];
+}
+
+/**
+ * The message part for nodes returned to service whose admin's drain reason cannot be given back as
+ * it was set (returnToService leaves Slurm's suffix on them): which nodes, and why. Undefined when
+ * every admin's reason was given back.
+ */
+export function unrestoredReasons(nodes: readonly string[], wlm: ReadonlyMap<string, WlmNode>): string | undefined {
+  const left: string[] = [];
+  for (const name of nodes) {
+    const node = wlm.get(name);
+    if (node === undefined || isOurDrain(node) || !isDrained(node) || node.reason === undefined) continue;
+    const asSet = reasonAsSet(node.reason);
+    const problem = asSet === node.reason ? undefined : siteReasonProblem(asSet);
+    if (problem !== undefined) left.push(`${name} (its reason ${problem})`);
+  }
+  return left.length === 0
+    ? undefined
+    : `${left.length} admin drain reason(s) left as Slurm shows them, with its suffix, as they cannot be sent back whole: ${shortList(left)}`;
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   type NodeAction,
   type StageDecision,
   type StageInput,
+  unrestoredReasons,
 } from './stage-decision';
 import { isQuiet } from './wlm-readiness';
 import { describeHealthFailures, returnVerdict, startChecks, type HealthCheckResult } from './health-check';
@@ -266,6 +267,7 @@ export function decideReturnToService({
   const parts = [
     ...(back.length > 0 ? [`${back.length} node(s) back in service: ${shortList(names(back))}`] : []),
     ...(toCheck.length > 0 ? [`health check started on ${toCheck.length} node(s): ${shortList(names(toCheck))}`] : []),
+    ...[unrestoredReasons(names(back), observed.wlm)].filter((text) => text !== undefined),
     ...(unhealthy.length > 0
       ? [`${unhealthy.length} node(s) failed their health check: ${describeHealthFailures(unhealthy.map((u) => ({ name: u.node.name, detail: u.detail })))}`]
       : []),

@@ -25,6 +25,7 @@ import {
   returnToService,
   type NodeAction,
   type StageDecision,
+  unrestoredReasons,
 } from './stage-decision';
 import { upgradeOperations, upgradeOpId, upgradeOpNode, upgradePolicy } from './upgrade-policy';
 import { emptyMarks, hasPosition, Mark, withMarks, withPositions } from './plan-marks';
@@ -781,6 +782,7 @@ export function decideWindow(input: DecideWindowInput): StageDecision {
     ...settled.messages,
     advance.toCheck.length > 0 ? `Window: health check started on ${advance.toCheck.length} node(s): ${shortList(names(advance.toCheck))}` : undefined,
     boots.message,
+    ((text) => (text === undefined ? undefined : `Window: ${text}`))(unrestoredReasons(advance.back, observed.wlm)),
     decision.halt ? `Window halted: ${decision.halt.reason}; nodes in flight finish, no new node starts` : undefined,
     waitSaid.message,
     end.message,

@@ -77,6 +77,42 @@ export function isValidReason(value: string): boolean {
   return REASON.test(value);
 }
 
+/** The longest reason read from Slurm that a run gives back (slurmctld sets any non-empty reason; this bounds the command line). */
+export const SITE_REASON_MAX = 1024;
+/** C0 and C1 control characters and DEL: a newline would split `scontrol -o show node`'s one line per node. */
+const hasControl = (value: string): boolean =>
+  [...value].some((c) => {
+    const code = c.codePointAt(0)!;
+    return code < 0x20 || (code >= 0x7f && code <= 0x9f);
+  });
+const SITE_REASON_RULE = `any printable text (no control characters or newlines), not blank, at most ${SITE_REASON_MAX} characters`;
+
+/**
+ * Why a reason Slurm itself holds (an admin's, read back from the site) cannot be given back as it
+ * was set; undefined when it can. Slurm's update_node (src/slurmctld/node_mgr.c) sets any non-empty
+ * reason, and the connectors quote it whole (shellQuote, scontrolReason, a JSON body), so `#`, quotes,
+ * `$()`, backticks, `;` and non-ASCII travel byte for byte; only what the site's own listings cannot
+ * carry back is refused. A reason from user input (flags, requests, task parameters) is held to
+ * validReason's strict pattern instead.
+ */
+export function siteReasonProblem(value: string): string | undefined {
+  if (value.trim() === '') return 'is blank';
+  if (value.length > SITE_REASON_MAX) return `is longer than ${SITE_REASON_MAX} characters`;
+  if (hasControl(value)) return 'holds a control character or a newline';
+  return undefined;
+}
+
+/**
+ * A reason that may reach a connector: one a run writes (its claims, failure reasons, the strict
+ * pattern of user input, checked where the input enters) or an admin's given back as Slurm returned it.
+ */
+export function validSiteReason(value: unknown, field = 'reason'): string {
+  if (typeof value !== 'string') throw new InvalidNameError('reason', field, String(value), 'is not a string');
+  const problem = siteReasonProblem(value);
+  if (problem !== undefined) throw new InvalidNameError('reason', field, value, `is not a valid reason: ${SITE_REASON_RULE}; it ${problem}`);
+  return value;
+}
+
 /** Every node name checked, the first bad one named by its index (`nodes[3]`). */
 export function validNodeNames(values: readonly unknown[], field = 'nodes'): string[] {
   return values.map((v, i) => validNodeName(v, `${field}[${i}]`));

@@ -324,7 +324,7 @@ export class HeadNodeModel {
     const active = kv.get('activefeatures');
     if (available !== undefined || active !== undefined) return this.setFeatures(names, available, active);
     const state = kv.get('state')?.toUpperCase();
-    const reason = kv.get('reason');
+    const reason = scontrolReasonValue(kv.get('reason'));
     const wlm = this.deps.workloadManager;
     if (state === undefined && reason !== undefined) {
       // The reason alone (update_node.c sends it as given; slurmctld ignores an empty one).
@@ -780,4 +780,14 @@ function timeLeft(seconds: number): string {
   const clock = `${pad(Math.floor((s % 3600) / 60))}:${pad(s % 60)}`;
   if (days > 0) return `${days}-${pad(hours)}:${clock}`;
   return hours > 0 ? `${hours}:${clock}` : clock;
+}
+
+/**
+ * The reason scontrol sends for `Reason=<value>`: one `"` dropped at the start and one at the end
+ * (src/scontrol/update_node.c, scontrol_update_node, alike in 22.05, 24.11 and master); the rest as the shell gave it.
+ */
+export function scontrolReasonValue(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const head = value.startsWith('"') ? value.slice(1) : value;
+  return head.endsWith('"') ? head.slice(0, -1) : head;
 }

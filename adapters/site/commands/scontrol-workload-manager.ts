@@ -2,7 +2,7 @@ import { systemClock, type Clock } from '../../../core/clock';
 import { SiteServiceError } from '../../../core/errors';
 import { chunkHostlist, expandHostlist } from '../../../core/site/hostlist';
 import { BLANK_REASON } from '../../../core/site/node-claims';
-import { validNodeName, validNodeNames, validReason } from '../../../core/site/names';
+import { validNodeName, validNodeNames, validSiteReason } from '../../../core/site/names';
 import type { CommandTransport } from '../../../ports/command-transport';
 import type { WlmNode, WorkloadManager } from '../../../ports/site';
 import { shellCommand } from './shell-quote';
@@ -117,13 +117,23 @@ export class ScontrolWorkloadManager implements WorkloadManager {
   /** One `scontrol update NodeName=<hostlist> State=...` for many nodes (chunks of 500 keep the command line short). */
   async update(names: readonly string[], state: 'DRAIN' | 'RESUME' | 'FAIL', reason?: string): Promise<void> {
     const nodes = names.map((n, i) => validNodeName(n, `nodes[${i}]`));
-    const why = reason === undefined ? undefined : validReason(reason);
+    const why = reason === undefined ? undefined : scontrolReason(validSiteReason(reason));
     for (const hostlist of chunkHostlist(nodes, 500)) {
       const argv = [this.scontrol, 'update', `NodeName=${hostlist}`, `State=${state}`, ...(why === undefined ? [] : [`Reason=${why}`])];
       this.reader.invalidate(expandHostlist(hostlist));
       await runChecked('workload-manager', this.options.transport, shellCommand(argv));
     }
   }
+}
+
+/**
+ * The value of `Reason=` that makes scontrol send `reason` byte for byte: scontrol drops one `"` at
+ * the start of the value and one at its end (src/scontrol/update_node.c, scontrol_update_node, the
+ * same in 22.05, 24.11 and master), so a reason that begins or ends with `"` is wrapped in one more
+ * pair. The shell word around it is single-quoted (shellCommand) on the local and SSM transports.
+ */
+export function scontrolReason(reason: string): string {
+  return reason.startsWith('"') || reason.endsWith('"') ? `"${reason}"` : reason;
 }
 
 /** squeue's %L (`[days-]hours:minutes:seconds`, `minutes:seconds`, `UNLIMITED`, `NOT_SET`) in seconds; undefined if unreadable. */

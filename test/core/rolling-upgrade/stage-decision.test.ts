@@ -7,6 +7,7 @@ import {
   isDrained,
   isOurDrain,
   returnToService,
+  unrestoredReasons,
 } from '../../../core/rolling-upgrade/stage-decision';
 import { isUpgradeDrainReason } from '../../../core/site/node-claims';
 import { reasonAsSet } from '../../../core/rolling-upgrade/session';
@@ -94,8 +95,28 @@ describe('the shared pieces of every decision', () => {
     expect(returnToService(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'unknown'], wlm)).toEqual([
       { type: 'resume', nodes: ['a', 'b'] },
       { type: 'drain', nodes: ['c'], reason: 'bad dimm' },
+      { type: 'drain', nodes: ['f'], reason: 'ticket #42' },
       { type: 'drain', nodes: ['g'], reason: 'rolling-upgrade maintenance' },
     ]);
+    expect(unrestoredReasons(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'unknown'], wlm)).toBeUndefined();
+  });
+
+  it("gives back an admin's reason with quotes, `$()`, backticks, `#`, `;` and non-ASCII whole, and says which reason cannot be", () => {
+    const hostile = 'ticket #4521 "disk" é; $(id) `id` \'x\'';
+    const wlm = wlmMap(
+      wlmNode('a', 'IDLE', ['DRAIN'], { reason: `${hostile} : reboot issued` }),
+      wlmNode('b', 'IDLE', ['DRAIN'], { reason: '"quoted" : reboot issued' }),
+      wlmNode('c', 'IDLE', ['DRAIN'], { reason: 'tab\there : reboot issued' }),
+      wlmNode('d', 'IDLE', ['DRAIN'], { reason: `${'x'.repeat(1100)} : reboot issued` }),
+    );
+    expect(returnToService(['a', 'b', 'c', 'd'], wlm)).toEqual([
+      { type: 'drain', nodes: ['a'], reason: hostile },
+      { type: 'drain', nodes: ['b'], reason: '"quoted"' },
+    ]);
+    expect(unrestoredReasons(['a', 'b', 'c', 'd'], wlm)).toBe(
+      '2 admin drain reason(s) left as Slurm shows them, with its suffix, as they cannot be sent back whole: ' +
+        'c (its reason holds a control character or a newline), d (its reason is longer than 1024 characters)',
+    );
   });
 
   it("finds this run's claim left on nodes it returned to service (Slurm 24.11 keeps it), and nothing else", () => {

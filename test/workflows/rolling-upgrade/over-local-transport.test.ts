@@ -63,4 +63,42 @@ describe('rolling upgrade over the local transport (scontrol, sinfo, wwctl run o
     expect(sim.headNode.commandLog.some((c) => c.startsWith("'scontrol' 'update'") && c.includes("'State=DRAIN'"))).toBe(true);
     // Each command is a shell and a node process here: generous on a loaded host.
   }, 300_000);
+
+  it("gives an admin's drain reason back byte for byte after Slurm's reboot appended to it, whatever quotes, `$()` or non-ASCII it holds", async () => {
+    await runtime?.close();
+    const reason = 'ticket #4521 "disk" é; $(id) `id` \'x\'';
+    // A tab cannot be sent back through scontrol's one line per node: left as Slurm shows it, and said.
+    const tabbed = 'bad\tdimm';
+    runtime = await startTestRuntime({
+      site: buildSite(3, {
+        timing: { bootSeconds: 30, returnSeconds: 5 },
+        node: (i) => (i === 0 ? { wlm: { state: 'DRAINED', reason } } : i === 1 ? { wlm: { state: 'DRAINED', reason: tabbed } } : {}),
+      }),
+      connectors: async (simulator, { connectorState }) => {
+        process.env.PATH = `${bin}:${saved.PATH ?? '/usr/bin:/bin'}`;
+        process.env.SIM_SSM_URL = simulator.urls.ssm;
+        const profile = parseSiteProfile({
+          transport: { type: 'local' },
+          workloadManager: { type: 'scontrol' },
+          bootService: { type: 'slurm-reboot' },
+          inventory: { type: 'slurm' },
+        });
+        const { site } = await createSiteFromProfile(profile, { connectorState, clock: { now: () => simulator.simulator.clock.now() } });
+        return site;
+      },
+    });
+    const { outcome, report } = await runUpgrade(runtime, upgradeRequest({ upgradeStepSize: 3, pollIntervalSeconds: 30 }));
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(report.counts.UPGRADED).toBe(3);
+    const state = runtime.simulator.state();
+    expect(state.nodes[nodeName(0)]).toMatchObject({ bootCount: 1, wlmState: 'DRAINED', wlmReason: reason, resumeCount: 0 });
+    expect(state.nodes[nodeName(1)]).toMatchObject({ bootCount: 1, wlmState: 'DRAINED', wlmReason: `${tabbed} : reboot issued`, resumeCount: 0 });
+    expect(state.nodes[nodeName(2)]).toMatchObject({ bootCount: 1, wlmState: 'IDLE' });
+    expect(state.violations).toEqual([]);
+    expect(report.messages).toContainEqual(
+      expect.stringContaining(
+        `1 admin drain reason(s) left as Slurm shows them, with its suffix, as they cannot be sent back whole: ${nodeName(1)} (its reason holds a control character or a newline)`,
+      ),
+    );
+  }, 300_000);
 });

@@ -144,7 +144,7 @@ class Scenario {
   async step(step: Step): Promise<void> {
     const bootTimes = async (side: SlurmSide) => new Map(this.bootsOf(side, await side.nodes()));
     const [realBoots, simBoots] = await Promise.all([bootTimes(this.real), bootTimes(this.sim)]);
-    const realPids = this.real.slurmdPids?.();
+    const realBootsBefore = this.real.bootsRecorded?.();
     const [realResult, simResult] = await Promise.all([step.act(this.real), step.act(this.sim)]);
     const until = step.until ?? ((nodes: RealNode[]) => nodes.every((n) => this.stopped.has(n.name) || !n.flags.includes('NOT_RESPONDING')));
     // The real budgets only cost time when a step fails (settle returns as soon as its condition holds): a loaded
@@ -164,11 +164,13 @@ class Scenario {
     // did not make from /proc/uptime, which can move it by a second when it registers again: a reboot moves it more.
     const rebooted = (nodes: RealNode[], before: Map<string, number>) =>
       new Set(nodes.filter((n) => n.bootTime > (before.get(n.name) ?? 0) + 2).map((n) => n.name));
-    // On the real side a new BootTime is a reboot only when the node's slurmd is a new process: on a loaded host
-    // slurmctld may read a registration seconds after slurmd sent it (boot = now - uptime), which moves a BootTime
-    // that no reboot made (seen on 24.11 under load: a busy c07 'rebooted' by a resume).
-    const pidsAfter = this.real.slurmdPids?.();
-    const restarted = (name: string) => realPids === undefined || pidsAfter === undefined || realPids.get(name) !== pidsAfter.get(name);
+    // On the real side a new BootTime counts as a reboot only when the site's record shows one in the step (the
+    // RebootProgram's log, or a boot the step made): slurmd started with -b (after a reboot) reports a fresh boot again
+    // when a reconfigure restarts it (23.11 and later), and a loaded slurmctld may read a registration seconds late
+    // (boot = now - uptime); neither is a reboot (both seen on 24.11 under load).
+    const realBootsAfter = this.real.bootsRecorded?.();
+    const restarted = (name: string) =>
+      realBootsBefore === undefined || realBootsAfter === undefined || (realBootsAfter.get(name) ?? 0) > (realBootsBefore.get(name) ?? 0);
     const realRebooted = new Set([...rebooted(realNodes, realBoots)].filter(restarted));
     const simRebooted = rebooted(simNodes, simBoots);
     this.bootsOf(this.real, realNodes);

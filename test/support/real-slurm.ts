@@ -583,16 +583,6 @@ export class RealSlurmCluster {
     await this.run('slurmd', ['-f', this.conf, '-N', node, ...(options.booted ? ['-b'] : [])]);
   }
 
-  /** The pid of the node's slurmd as its pid file names it (undefined: none): a reboot starts a new one. */
-  slurmdPid(node: string): number | undefined {
-    try {
-      const pid = Number(readFileSync(path.join(this.dir, 'run', `slurmd-${node}.pid`), 'utf8').trim());
-      return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
   /** Whether the node's own slurmd runs (its pid file names a live process). */
   slurmdRuns(node: string): boolean {
     try {

@@ -29,10 +29,10 @@ export interface SlurmSide {
   restartController(): Promise<void>;
   nodes(): Promise<RealNode[]>;
   /**
-   * The site's own record of boots, where it keeps one: the real side's slurmd pid per node (a reboot, in or out of
-   * Slurm, starts a new slurmd). The simulator has only BootTime.
+   * The site's own record of boots, where it keeps one: on the real side, per node, the reboots the RebootProgram
+   * stand-in carried out plus the out-of-band boots a step made (startNode). The simulator has only BootTime.
    */
-  slurmdPids?(): ReadonlyMap<string, number | undefined>;
+  bootsRecorded?(): ReadonlyMap<string, number>;
   /**
    * Lets the side run until `holds` (real: polling every 200 ms for up to `realSeconds`; simulator:
    * simulated time moving a second at a time for up to `simSeconds`). False when it never held: the
@@ -73,8 +73,12 @@ export class RealSide implements SlurmSide {
   }
 
   startNode(node: string): Promise<void> {
+    this.outOfBandBoots.set(node, (this.outOfBandBoots.get(node) ?? 0) + 1);
     return this.cluster.startSlurmd(node, { booted: true });
   }
+
+  /** Boots a step made outside Slurm (startNode), per node. */
+  private readonly outOfBandBoots = new Map<string, number>();
 
   restartController(): Promise<void> {
     return this.cluster.restartController();
@@ -84,8 +88,10 @@ export class RealSide implements SlurmSide {
     return this.cluster.readNodes();
   }
 
-  slurmdPids(): ReadonlyMap<string, number | undefined> {
-    return new Map(this.cluster.nodes.map((node) => [node, this.cluster.slurmdPid(node)]));
+  bootsRecorded(): ReadonlyMap<string, number> {
+    const boots = new Map(this.outOfBandBoots);
+    for (const entry of this.cluster.rebootLog()) if (entry.outcome === 'rebooted') boots.set(entry.node, (boots.get(entry.node) ?? 0) + 1);
+    return boots;
   }
 
   async settle(holds: (nodes: RealNode[]) => boolean, { realSeconds }: { realSeconds: number }): Promise<boolean> {

@@ -79,6 +79,8 @@ export interface RealRun {
   nodes: RealNode[];
   /** Most nodes out of service at once as sinfo showed them: drained, down or rebooting (the admin's node apart; a failed node holds no slot). */
   peak: number;
+  /** kill -9 came before the run had made its data directory: there is nothing to resume, and nothing may have been touched. */
+  killedBeforeSession?: boolean;
 }
 
 const BIN = path.resolve('bin/rollout.js');
@@ -144,6 +146,7 @@ export async function runRealScenario(cluster: RealSlurmCluster, scenario: RealS
     }
   })();
   let result: { code: number | null; stdout: string; stderr: string };
+  let killedBeforeSession = false;
   if (scenario.operator) {
     const ended = run.done.then(() => true);
     const raced = await Promise.race([ended, sleep(scenario.operator.afterMs).then(() => false)]);
@@ -151,9 +154,14 @@ export async function runRealScenario(cluster: RealSlurmCluster, scenario: RealS
     result = await run.done;
     if (!raced && scenario.operator.kind === 'kill-resume') {
       const list = await rollout(cluster, ['session', 'list', '--data-dir', dataDir, '--json']).done;
-      const sessions = JSON.parse(list.stdout) as { id?: string; upgradeId?: string }[];
-      const id = sessions[0]?.upgradeId ?? sessions[0]?.id;
-      if (id) result = await rollout(cluster, ['session', 'resume', id, '--data-dir', dataDir, '--site-config', profile, '--json']).done;
+      // Killed before the run made its data directory: `session list` refuses the missing dir (exit 2), and there is nothing to resume.
+      if (list.code === 2 && /--data-dir .* does not exist/.test(list.stderr)) killedBeforeSession = true;
+      else if (list.code !== 0) result = { ...result, stderr: `${result.stderr}\nsession list after the kill exited ${list.code}: ${list.stderr}` };
+      else {
+        const sessions = JSON.parse(list.stdout) as { id?: string; upgradeId?: string }[];
+        const id = sessions[0]?.upgradeId ?? sessions[0]?.id;
+        if (id) result = await rollout(cluster, ['session', 'resume', id, '--data-dir', dataDir, '--site-config', profile, '--json']).done;
+      }
     }
   } else result = await run.done;
   sampling = false;
@@ -184,6 +192,7 @@ export async function runRealScenario(cluster: RealSlurmCluster, scenario: RealS
     ...(jobEnded !== undefined ? { jobEnded } : {}),
     nodes: await cluster.readNodes(),
     peak,
+    ...(killedBeforeSession ? { killedBeforeSession } : {}),
   };
 }
 
@@ -192,6 +201,16 @@ export function checkRealRun(run: RealRun): Violation[] {
   const found: Violation[] = [];
   const add = (invariant: Invariant, text: string, node?: string) => found.push({ invariant, text, ...(node ? { node } : {}) });
   const { scenario, report } = run;
+  if (!report && run.killedBeforeSession) {
+    // Nothing was resumed: the site must show that nothing was done either (no reboot, no mark of a run, the admin's drain as written).
+    for (const node of run.nodes) {
+      const admin = scenario.adminDrain?.node === node.name ? scenario.adminDrain.reason : undefined;
+      if ((run.reboots[node.name] ?? []).length > 0) add('not-started-untouched', 'rebooted by a run killed before it made its data directory', node.name);
+      if (admin !== undefined ? node.reason !== admin : parseSiteMark(node.reason) !== undefined)
+        add('not-started-untouched', `a run killed before it made its data directory left Slurm showing '${node.reason}'`, node.name);
+    }
+    return found;
+  }
   if (!report) {
     add('run-error', `rollout printed no session (exit ${run.exitCode}): ${run.stderr.slice(-400)}`);
     return found;

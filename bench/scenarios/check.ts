@@ -5,19 +5,22 @@ import { describeScenario, generateScenario } from './scenario';
 import { checkTaskGraphInvariants } from './task-graph-invariants';
 import { describeTaskGraphScenario, generateTaskGraphScenario, runTaskGraphScenario, type TaskGraphRun } from './task-graph-scenario';
 import { randomStream } from '../../simulator/seeded-random';
+import { checkDeploymentInvariants } from './deployment-invariants';
+import { describeDeploymentScenario, generateDeploymentScenario, runDeploymentScenario, type DeploymentScenarioRun } from './deployment-scenario';
 
-/** The workflows a seed draws: rolling upgrades, and about 30% task-graph runs (small ones). */
-export type ScenarioKind = 'rolling-upgrade' | 'task-graph';
+/** The workflows a seed draws: rolling upgrades, and about 15% each task-graph runs and group deployments (small ones). */
+export type ScenarioKind = 'rolling-upgrade' | 'task-graph' | 'group-deployment';
 
 export function scenarioKind(seed: number): ScenarioKind {
-  return randomStream(seed, 'workflow')() < 0.3 ? 'task-graph' : 'rolling-upgrade';
+  const draw = randomStream(seed, 'workflow')();
+  return draw < 0.15 ? 'task-graph' : draw < 0.3 ? 'group-deployment' : 'rolling-upgrade';
 }
 
 export interface CheckedScenario {
   seed: number;
   kind: ScenarioKind;
   description: string;
-  run: ScenarioRun | TaskGraphRun;
+  run: ScenarioRun | TaskGraphRun | DeploymentScenarioRun;
   /** The run's final state as its record says it (session state, task run status). */
   finalState: string;
   /** Violations of no known bug: each is a finding. */
@@ -43,6 +46,18 @@ export const replayCommand = (seed: number) => `npm run scenarios -- --seed ${se
 
 /** Draws the scenario of `seed`, runs it on the simulator and checks every invariant. */
 export async function checkScenario(seed: number, options: RunOptions = {}): Promise<CheckedScenario> {
+  if (scenarioKind(seed) === 'group-deployment') {
+    const scenario = generateDeploymentScenario(seed);
+    const run = await runDeploymentScenario(scenario);
+    return {
+      seed,
+      kind: 'group-deployment',
+      description: describeDeploymentScenario(scenario),
+      run,
+      finalState: run.status ?? 'none',
+      ...partition(checkDeploymentInvariants(run), () => undefined),
+    };
+  }
   if (scenarioKind(seed) === 'task-graph') {
     const scenario = generateTaskGraphScenario(seed);
     const run = await runTaskGraphScenario(scenario);

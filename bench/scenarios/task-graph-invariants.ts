@@ -86,7 +86,14 @@ export function checkTaskGraphInvariants(run: TaskGraphRun): Violation[] {
         add('not-started-untouched', `recorded ${JSON.stringify(states)} but booted: ${shows}`, node.name);
     }
     // Once the run ended, none of its claims stays on a node it does not hold drained for a failure.
-    if (processEnded && SETTLED.includes(run.status ?? '') && parseSiteMark(state.wlmReason)?.runId === runId && !recorded.includes('ERROR'))
+    // (A stopped run keeps the drains of the nodes it was at: its resume carries them on.)
+    if (
+      processEnded &&
+      SETTLED.includes(run.status ?? '') &&
+      run.status !== 'STOPPED' &&
+      parseSiteMark(state.wlmReason)?.runId === runId &&
+      !recorded.includes('ERROR')
+    )
       add('site-left-clean', `the ended run (${run.status}) left its claim: site shows ${shows}`, node.name);
   }
 
@@ -97,7 +104,10 @@ export function checkTaskGraphInvariants(run: TaskGraphRun): Violation[] {
       .filter((n) => n.inGraph && n.adminDrain === undefined)
       .flatMap((n) => {
         const log = site.taskLog.filter((e) => e.node === n.name);
-        const last = log.some((e) => e.end === undefined) ? null : Math.max(-Infinity, ...log.map((e) => e.end!));
+        // A reboot that hangs never ends in the site's log: the run gave it up at its timeout.
+        const endOf = (e: (typeof log)[number]) =>
+          e.end ?? (e.task === 'reboot_compute' && n.bootFault === 'hang' ? e.start + scenario.rebootTimeoutSeconds : undefined);
+        const last = log.some((e) => endOf(e) === undefined) ? null : Math.max(-Infinity, ...log.map((e) => endOf(e)!));
         return site.nodes[n.name]!.outOfService.map(([a, b]): [number, number | null] => [a, last === null ? b : Math.min(b ?? Infinity, last)]);
       })
       .filter(([a, b]) => b === null || b > a);

@@ -54,7 +54,7 @@ export function checkTaskGraphInvariants(run: TaskGraphRun): Violation[] {
     const recorded = GRAPH_TASKS.map((t) => states[t]);
     if (recorded.every((s) => s === 'ACTIVE')) {
       const done = GRAPH_TASKS.every((t) => log.filter((e) => e.task === t && e.result === 'ok').length === 1);
-      if (!done || state.bootCount !== 1 || state.resumeCount !== 1)
+      if (!done || state.drainCount !== 1 || state.bootCount !== 1 || state.resumeCount !== 1)
         add('upgraded-rebooted-once', `every task recorded done, but the site shows ${shows}`, node.name);
       if (state.killedJobs > 0) add('upgraded-after-last-job', `its reboot killed ${state.killedJobs} job(s)`, node.name);
       if (node.adminDrain === undefined && node.neverReturns !== true && /DRAIN|DOWN|FAIL|REBOOT/.test(state.wlmState))
@@ -66,7 +66,9 @@ export function checkTaskGraphInvariants(run: TaskGraphRun): Violation[] {
     } else if (recorded.some((s) => s === 'ERROR')) {
       const failed = GRAPH_TASKS.find((t) => states[t] === 'ERROR')!;
       const atSite = log.find((e) => e.task === failed);
-      if (!atSite || atSite.result === 'ok') add('failed-as-site-shows', `${failed} recorded ERROR but the site shows ${shows}`, node.name);
+      // A resume the site took (logged ok) fails when the node never answers again: the site shows it DOWN or not responding.
+      const unanswered = failed === 'resume_compute' && (/DOWN/.test(state.wlmState) || state.wlmState.endsWith('*'));
+      if (!atSite || (atSite.result === 'ok' && !unanswered)) add('failed-as-site-shows', `${failed} recorded ERROR but the site shows ${shows}`, node.name);
       // A boot that fails or hangs fails the reboot; a node that boots but never registers with Slurm again fails its resume (or its reboot, where the boot ends at registration).
       const explained =
         (failed === 'reboot_compute' && (node.bootFault !== undefined || node.neverReturns === true)) ||

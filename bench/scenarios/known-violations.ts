@@ -29,19 +29,13 @@ export const KNOWN_VIOLATIONS: readonly KnownViolation[] = [];
 /**
  * Findings of the task-graph scenarios left to a decision (see the scenarios' report): a task-graph
  * run's drain task drains a node an admin drained, over the admin's reason, and its resume lifts the
- * drain; its resume task is done once the drain is lifted, also on a node that never registers with
- * Slurm again after its reboot (IDLE* not responding, later DOWN*), so the run ends SUCCEEDED.
+ * drain.
  */
 export const TASK_GRAPH_KNOWN: readonly { item: string; what: string; matches(violation: Violation): boolean }[] = [
   {
     item: 'task-graph-admin-drain',
     what: "a task graph's drain and resume override an admin's drain",
     matches: (v) => v.invariant === 'admin-drain-kept',
-  },
-  {
-    item: 'task-graph-resume-unregistered',
-    what: 'a resume task is done on a node that never registered after its reboot',
-    matches: (v) => v.invariant === 'upgraded-back-in-service' && v.text.includes('never registered'),
   },
 ];
 

@@ -196,9 +196,10 @@ export class SiteTaskExecutor implements TaskExecutor {
     const found = (await site.workloadManager.getNodes([node])).get(node);
     if (!found) return { result: 'failed', detail: 'the workload manager does not know the node' };
     const drained = found.flags.includes('DRAIN');
-    // A drain is done once the node runs no job; a resume once the drain is lifted.
+    // A drain is done once the node runs no job; a resume once the drain is lifted and the node answers: a node whose slurmd
+    // never registered after its reboot (`IDLE*`, later `DOWN*` `Not responding`) is not back, and its resume times out.
     if (execution.kind === 'drain') return drained && (found.base === 'IDLE' || found.base === 'DOWN') ? { result: 'ok' } : undefined;
-    if (drained) return undefined;
+    if (drained || found.base === 'DOWN' || found.flags.includes('NOT_RESPONDING')) return undefined;
     // Slurm 24.11 without accounting keeps the reason the resume carried (our claim): blanked, as the upgrade's are (stage-decision.ts claimsLeftInService).
     if (!found.flags.includes('FAIL') && found.base !== 'DOWN' && isClaimOf(found.reason, task.invocation.runId))
       await site.workloadManager.clearReasons([node]);

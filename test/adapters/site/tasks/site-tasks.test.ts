@@ -252,6 +252,22 @@ describe('SiteTaskExecutor: drain, resume and reboot through the site services',
     });
   });
 
+  it('a resume is not done while the node does not answer (slurmd never registered after its reboot: IDLE*, then DOWN*): it times out', async () => {
+    const { state, site } = fakeSite({ base: 'IDLE', flags: ['DRAIN'] });
+    const executor = new SiteTaskExecutor({ site, clock });
+    const resume = invocation('n1', 'resume_it', 'resume', {}, 100);
+    const execution = (await executor.start([resume])).get(resume.op)!;
+    const look = async (at: number) => ((now = at), (await executor.poll([{ invocation: resume, execution, startedAt: 0 }])).get(resume.op)?.outcome);
+    state.flags = ['NOT_RESPONDING'];
+    expect(await look(10)).toBeUndefined();
+    state.base = 'DOWN';
+    expect(await look(20)).toBeUndefined();
+    expect(await look(100_000)).toEqual({ result: 'timeout', detail: 'not done within 100 s' });
+    state.base = 'IDLE';
+    state.flags = [];
+    expect(await look(30)).toEqual({ result: 'ok' });
+  });
+
   it('a reboot without a template, or a drain whose reason could reach a shell, is refused before the site is touched', async () => {
     const { calls, site } = fakeSite({});
     const executor = new SiteTaskExecutor({ site, clock });

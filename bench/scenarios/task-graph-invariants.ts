@@ -48,14 +48,19 @@ export function checkTaskGraphInvariants(run: TaskGraphRun): Violation[] {
       if (runs > 1) add('resume-finishes', `${task} ran ${runs} times at the site: ${shows}`, node.name);
     }
     // An admin's drain: left alone, or kept with its reason byte for byte.
-    if (node.adminDrain !== undefined && (!/DRAIN/.test(state.wlmState) || state.wlmReason !== node.adminDrain))
+    // (Slurm itself appends ` : Not responding` to the reason of a node that never answers again.)
+    const slurmSuffix = (node.neverReturns === true || node.bootFault === 'hang') && state.wlmReason === `${node.adminDrain} : Not responding`;
+    if (node.adminDrain !== undefined && (!/DRAIN/.test(state.wlmState) || (state.wlmReason !== node.adminDrain && !slurmSuffix)))
       add('admin-drain-kept', `admin's drain '${node.adminDrain}' not kept as written: site shows ${shows}`, node.name);
     const states = view.nodes[node.name] ?? {};
     const recorded = GRAPH_TASKS.map((t) => states[t]);
     if (recorded.every((s) => s === 'ACTIVE')) {
-      const done = GRAPH_TASKS.every((t) => log.filter((e) => e.task === t && e.result === 'ok').length === 1);
-      if (!done || state.drainCount !== 1 || state.bootCount !== 1 || state.resumeCount !== 1)
-        add('upgraded-rebooted-once', `every task recorded done, but the site shows ${shows}`, node.name);
+      // A node an admin drained is rebooted once, neither drained over nor resumed: its drain and reason stay the admin's.
+      const admin = node.adminDrain !== undefined;
+      const done = admin
+        ? log.length === 1 && log[0]!.task === 'reboot_compute' && log[0]!.result === 'ok' && state.drainCount === 0 && state.resumeCount === 0
+        : GRAPH_TASKS.every((t) => log.filter((e) => e.task === t && e.result === 'ok').length === 1) && state.drainCount === 1 && state.resumeCount === 1;
+      if (!done || state.bootCount !== 1) add('upgraded-rebooted-once', `every task recorded done, but the site shows ${shows}`, node.name);
       if (state.killedJobs > 0) add('upgraded-after-last-job', `its reboot killed ${state.killedJobs} job(s)`, node.name);
       if (node.adminDrain === undefined && node.neverReturns !== true && /DRAIN|DOWN|FAIL|REBOOT/.test(state.wlmState))
         add('upgraded-back-in-service', `every task recorded done, but the site shows ${shows}`, node.name);
@@ -68,7 +73,10 @@ export function checkTaskGraphInvariants(run: TaskGraphRun): Violation[] {
       const atSite = log.find((e) => e.task === failed);
       // A resume the site took (logged ok) fails when the node never answers again: the site shows it DOWN or not responding.
       const unanswered = failed === 'resume_compute' && (/DOWN/.test(state.wlmState) || state.wlmState.endsWith('*'));
-      if (!atSite || (atSite.result === 'ok' && !unanswered)) add('failed-as-site-shows', `${failed} recorded ERROR but the site shows ${shows}`, node.name);
+      // (The resume of a node an admin drained makes no site call: it waits for the node to answer, the admin's drain kept.)
+      const keptAdmin = failed === 'resume_compute' && node.adminDrain !== undefined && unanswered;
+      if ((!atSite && !keptAdmin) || (atSite?.result === 'ok' && !unanswered))
+        add('failed-as-site-shows', `${failed} recorded ERROR but the site shows ${shows}`, node.name);
       // A boot that fails or hangs fails the reboot; a node that boots but never registers with Slurm again fails its resume (or its reboot, where the boot ends at registration).
       const explained =
         (failed === 'reboot_compute' && (node.bootFault !== undefined || node.neverReturns === true)) ||

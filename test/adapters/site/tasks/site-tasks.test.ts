@@ -268,6 +268,29 @@ describe('SiteTaskExecutor: drain, resume and reboot through the site services',
     expect(await look(30)).toEqual({ result: 'ok' });
   });
 
+  it.each(['bad DIMM slot 3', 'rolling-upgrade maintenance by bob', 'rollout-task check later'])(
+    "an admin's drain ('%s') is kept: the drain task sends no drain over it, the resume does not lift it, and is done once the node answers",
+    async (reason) => {
+      const { calls, state, site } = fakeSite({ base: 'IDLE', flags: ['DRAIN'], reason });
+      const executor = new SiteTaskExecutor({ site, clock });
+      const drain = invocation('n1', 'drain_it', 'drain', { reason: 'kernel update' }, 100);
+      const resume = invocation('n1', 'resume_it', 'resume', {}, 100);
+      const started = await executor.start([drain, resume]);
+      expect(calls).toEqual([]);
+      const look = async (at: number) => {
+        now = at;
+        const seen = await executor.poll([drain, resume].map((i) => ({ invocation: i, execution: started.get(i.op)!, startedAt: 0 })));
+        return Object.fromEntries([...seen].map(([op, s]) => [op, s.outcome]));
+      };
+      state.flags = ['DRAIN', 'NOT_RESPONDING'];
+      expect(await look(10)).toEqual({ 'n1/drain_it': { result: 'ok' } });
+      state.flags = ['DRAIN'];
+      expect(await look(20)).toEqual({ 'n1/drain_it': { result: 'ok' }, 'n1/resume_it': { result: 'ok' } });
+      expect(calls).toEqual([]);
+      expect(state.reason).toBe(reason);
+    },
+  );
+
   it('a reboot without a template, or a drain whose reason could reach a shell, is refused before the site is touched', async () => {
     const { calls, site } = fakeSite({});
     const executor = new SiteTaskExecutor({ site, clock });

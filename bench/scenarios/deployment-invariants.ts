@@ -71,7 +71,7 @@ export function checkDeploymentInvariants(run: DeploymentScenarioRun): Violation
       add('run-error', `group ${group.name} missing from the report`);
       continue;
     }
-    const members = scenario.nodes.filter((n) => n.group === group.name).map((n) => n.name);
+    const members = scenario.nodes.filter((n) => n.group === group.name || n.alsoIn?.includes(group.name)).map((n) => n.name);
     const mine = run.runs.filter((r) => r.group === group.name);
     if (mine.length > 0) {
       const first = Math.min(...mine.map((r) => r.startedAt));

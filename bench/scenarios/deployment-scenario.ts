@@ -19,6 +19,8 @@ export interface DeploymentNode {
   name: string;
   /** The group that selects it; undefined: in no group, never to be touched. */
   group?: string;
+  /** Later groups that select it too (a node shared by groups is prepared and deployed once, by the first to reach it). */
+  alsoIn?: string[];
   prepareFault?: 'fail' | 'hang';
   deployFault?: 'fail' | 'hang';
 }
@@ -67,6 +69,12 @@ export function generateDeploymentScenario(seed: number): DeploymentScenario {
     if (criteria === 'minimum') group.successCriteria = { minimum_successful_nodes: int(random, 1, size) };
     if (criteria === 'maximum-failed') group.successCriteria = { maximum_failed_nodes: int(random, 0, 1) };
     groups.push(group);
+    // A node of an earlier group selected again.
+    const earlier = nodes.filter((n) => n.group !== undefined);
+    if (earlier.length > 0 && chance(random, 0.2)) {
+      const shared = pick(random, earlier);
+      shared.alsoIn = [...(shared.alsoIn ?? []), name];
+    }
     for (let i = 0; i < size; i++) {
       const node: DeploymentNode = { name: `${name}n${i}`, group: name };
       const faulty = random();
@@ -97,7 +105,7 @@ export function generateDeploymentScenario(seed: number): DeploymentScenario {
           name: g.name,
           critical: g.critical,
           depends_on: g.dependsOn,
-          selectors: [{ node_names: nodes.filter((n) => n.group === g.name).map((n) => n.name) }],
+          selectors: [{ node_names: nodes.filter((n) => n.group === g.name || n.alsoIn?.includes(g.name)).map((n) => n.name) }],
           strategy: g.strategy,
           ...(g.successCriteria ? { success_criteria: g.successCriteria } : {}),
         })),
@@ -124,7 +132,7 @@ export function deploymentScenarioSite(s: DeploymentScenario): SiteDefinitionInp
 
 export function describeDeploymentScenario(s: DeploymentScenario): string {
   const groups = s.groups.map((g) => {
-    const members = s.nodes.filter((n) => n.group === g.name);
+    const members = s.nodes.filter((n) => n.group === g.name || n.alsoIn?.includes(g.name));
     const faults = members
       .filter((n) => n.prepareFault || n.deployFault)
       .map((n) => `${n.name}:${n.prepareFault ? `prepare ${n.prepareFault}` : `deploy ${n.deployFault}`}`);

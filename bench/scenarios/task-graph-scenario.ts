@@ -85,6 +85,17 @@ export function generateTaskGraphScenario(seed: number): TaskGraphScenario {
     const kind = pick(random, ['stop', 'stop', 'cancel', 'kill'] as const);
     operator.push({ kind, atSeconds: int(random, 0, 600), ...(kind === 'cancel' ? {} : { resume: kind === 'kill' || chance(random, 0.7) }) });
   }
+  if (chance(random, 0.15))
+    operator.push({
+      kind: 'admin-drain',
+      atSeconds: int(random, 0, 600),
+      node: pick(
+        random,
+        nodes.filter((n) => n.inGraph),
+      ).name,
+      reason: pick(random, ADMIN_REASONS),
+    });
+  operator.sort((a, b) => a.atSeconds - b.atSeconds);
   return {
     seed,
     workflow: 'task-graph',
@@ -142,7 +153,9 @@ export function describeTaskGraphScenario(s: TaskGraphScenario): string {
     `strategy=${s.strategy} maxInTransition=${s.request.maxInTransition ?? 'none'} poll=${s.request.pollIntervalSeconds} rebootTimeout=${s.rebootTimeoutSeconds}`,
     site.length ? `site ${site.join(' ')}` : '',
     s.apiFaults.length ? `api faults ${s.apiFaults.map((f) => `${f.service}:${f.status}x${f.count}@${f.afterCalls}`).join(',')}` : '',
-    s.operator.length ? `operator ${s.operator.map((a) => `${a.kind}@${a.atSeconds}s${a.resume ? '+resume' : ''}`).join(', ')}` : '',
+    s.operator.length
+      ? `operator ${s.operator.map((a) => `${a.kind}@${a.atSeconds}s${a.node ? ` ${a.node} '${a.reason}'` : ''}${a.resume ? '+resume' : ''}`).join(', ')}`
+      : '',
   ]
     .filter(Boolean)
     .join('; ');
@@ -197,7 +210,14 @@ export async function runTaskGraphScenario(scenario: TaskGraphScenario, simulate
             const record = (await runtime.taskRuns.getRun(runId)) as { status?: string } | undefined;
             const taken: OperatorRecord = { action, takenAt: Math.round(elapsed), ...(record?.status ? { stateBefore: record.status } : {}) };
             try {
-              const answer = action.kind === 'stop' ? await runtime.stop(runId) : action.kind === 'cancel' ? await runtime.cancel(runId) : await kill();
+              const answer =
+                action.kind === 'stop'
+                  ? await runtime.stop(runId)
+                  : action.kind === 'cancel'
+                    ? await runtime.cancel(runId)
+                    : action.kind === 'admin-drain'
+                      ? runtime.simulator.simulator.workloadManager.drain(action.node!, action.reason!)
+                      : await kill();
               operator.push({ ...taken, answer: JSON.stringify(answer ?? null) });
             } catch (err) {
               operator.push({ ...taken, answer: `refused: ${err instanceof Error ? err.message : String(err)}` });

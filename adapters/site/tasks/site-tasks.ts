@@ -169,7 +169,10 @@ export class SiteTaskExecutor implements TaskExecutor {
       case 'resume': {
         const reason = validReason(taskReason(invocation), 'reason');
         // Only the run's own drain is lifted: a node an admin drained (before the run or since its drain) stays drained with the admin's reason.
-        if (await this.adminDrained(node)) return { kind: 'resume', adminDrain: true };
+        const found = (await site.workloadManager.getNodes([node])).get(node);
+        if (found && isAdminDrain(found)) return { kind: 'resume', adminDrain: true };
+        // Neither drained nor down: resumed already (a start retried after a later call of its batch failed); Slurm refuses a second RESUME ('Invalid node state specified').
+        if (found && !found.flags.includes('DRAIN') && found.base !== 'DOWN') return { kind: 'resume' };
         await site.workloadManager.resume(node, reason);
         return { kind: 'resume' };
       }
@@ -194,13 +197,7 @@ export class SiteTaskExecutor implements TaskExecutor {
   /** The node is drained with a reason that names no run (core/site/node-claims.ts): an admin's drain. */
   private async adminDrained(node: string): Promise<boolean> {
     const found = (await this.options.site.workloadManager.getNodes([node])).get(node);
-    return (
-      found !== undefined &&
-      found.flags.includes('DRAIN') &&
-      found.reason !== undefined &&
-      found.reason.trim() !== '' &&
-      parseSiteMark(found.reason) === undefined
-    );
+    return found !== undefined && isAdminDrain(found);
   }
 
   private async pollSiteTask(task: RunningTask, execution: Exclude<Execution, { kind: 'command' }>): Promise<TaskOutcome | undefined> {
@@ -228,6 +225,11 @@ export class SiteTaskExecutor implements TaskExecutor {
       await site.workloadManager.clearReasons([node]);
     return { result: 'ok' };
   }
+}
+
+/** Drained with a reason that names no run (core/site/node-claims.ts): an admin's drain. */
+function isAdminDrain(found: { flags: readonly string[]; reason?: string }): boolean {
+  return found.flags.includes('DRAIN') && found.reason !== undefined && found.reason.trim() !== '' && parseSiteMark(found.reason) === undefined;
 }
 
 /**

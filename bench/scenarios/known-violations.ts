@@ -26,6 +26,19 @@ export interface ScenarioFacts {
 
 export const KNOWN_VIOLATIONS: readonly KnownViolation[] = [];
 
+/**
+ * Findings of the task-graph scenarios not fixed yet: a task run stopped while its only task in flight
+ * then fails (a hung reboot timing out) ends FAILED, not STOPPED, though nodes it never started are
+ * left (seed 26177: c02 untouched); a resume of it is refused as ended.
+ */
+export const TASK_GRAPH_KNOWN: readonly { item: string; what: string; matches(violation: Violation): boolean }[] = [
+  {
+    item: 'task-graph-stop-then-failure',
+    what: 'a stopped task run whose task in flight then fails ends FAILED, not STOPPED',
+    matches: (v) => v.invariant === 'stop-ends-stopped' && v.text.endsWith('but the run ended FAILED'),
+  },
+];
+
 export function factsOf(scenario: Scenario): ScenarioFacts {
   const adminReasons: Record<string, string> = {};
   for (const node of scenario.nodes) if (node.adminDrain !== undefined) adminReasons[node.name] = node.adminDrain;

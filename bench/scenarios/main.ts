@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { checkScenarios, renderFailure, type CheckedScenario } from './check';
-import { KNOWN_VIOLATIONS } from './known-violations';
+import { KNOWN_VIOLATIONS, TASK_GRAPH_KNOWN } from './known-violations';
 
 /**
  * `npm run scenarios -- --count N --seed S`: draws N scenarios from seeds S, S+1, ... (S is drawn
@@ -40,8 +40,10 @@ if (values.slurm !== undefined) {
   const known = new Map<number | string, number>();
   const byInvariant = new Map<string, number>();
   let ended = 0;
+  const byKind = new Map<string, number>();
   const report = (checked: CheckedScenario) => {
     ended++;
+    byKind.set(checked.kind, (byKind.get(checked.kind) ?? 0) + 1);
     if (!values.verbose) process.stderr.write(`\r${ended}/${count} scenario(s) checked`);
     for (const v of checked.known) known.set(v.item, (known.get(v.item) ?? 0) + 1);
     for (const v of checked.violations) byInvariant.set(v.invariant, (byInvariant.get(v.invariant) ?? 0) + 1);
@@ -50,7 +52,7 @@ if (values.slurm !== undefined) {
       console.log(`\n${renderFailure(checked)}`);
     } else if (values.verbose) {
       const r = checked.run;
-      console.log(`ok ${checked.seed} (${r.realMs} ms, ${r.simulatedSeconds} simulated s, ${r.report?.state}): ${checked.description}`);
+      console.log(`ok ${checked.seed} (${r.realMs} ms, ${r.simulatedSeconds} simulated s, ${checked.finalState}): ${checked.description}`);
       for (const v of checked.known) console.log(`  known (item ${v.item}) ${v.invariant}${v.node ? ` ${v.node}` : ''}: ${v.text}`);
     }
   };
@@ -64,8 +66,11 @@ if (values.slurm !== undefined) {
   console.log(
     `\n${count} scenario(s), ${count - failed} kept every invariant, ${failed} did not; ${(count / minutes).toFixed(0)} scenarios/min (${(minutes * 60).toFixed(1)} s)`,
   );
+  console.log(`by workflow: ${[...byKind].map(([k, n]) => `${k} ${n}`).join(', ')}`);
   if (byInvariant.size > 0) console.log(`broken: ${[...byInvariant].map(([k, n]) => `${k} ${n}`).join(', ')}`);
   if (known.size > 0)
-    console.log(`known bugs hit: ${[...known].map(([item, n]) => `item ${item} (${KNOWN_VIOLATIONS.find((k) => k.item === item)?.what}) ${n}`).join('; ')}`);
+    console.log(
+      `known bugs hit: ${[...known].map(([item, n]) => `item ${item} (${[...KNOWN_VIOLATIONS, ...TASK_GRAPH_KNOWN].find((k) => k.item === item)?.what}) ${n}`).join('; ')}`,
+    );
   process.exitCode = failed > 0 ? 1 : 0;
 }

@@ -6,8 +6,9 @@ const JOBS = Number(process.env.SCENARIO_JOBS ?? 4);
 const BLOCK = 50;
 
 /**
- * Seeded scenarios on the simulator (issue 26, "Scenarios and invariants"): each draws a rolling
- * upgrade (lock-step or window with its controls), its connectors, its site (busy nodes, admin drains,
+ * Seeded scenarios on the simulator (issue 26, "Scenarios and invariants"): about 70% draw a rolling
+ * upgrade (lock-step or window with its controls), 15% a group deployment and 15% a task-graph run
+ * (bench/scenarios/check.ts scenarioKind); an upgrade draws its connectors, its site (busy nodes, admin drains,
  * boot failures, nodes that never return, failing site calls, jobs that keep arriving) and an
  * operator's stop, resume, cancel, kill or admin drain at a random moment, runs it on the embedded
  * engine on virtual time, and checks every invariant against the site's own record

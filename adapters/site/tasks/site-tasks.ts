@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../../../core/clock';
 import { describeError, SiteServiceError } from '../../../core/errors';
 import { validNodeName, validReason, validTemplate } from '../../../core/site/names';
-import { drainClaim, isClaimOf } from '../../../core/site/node-claims';
+import { drainClaim, isClaimOf, parseSiteMark } from '../../../core/site/node-claims';
 import type { TaskType } from '../../../core/task-graph/graph-document';
 import type { CommandTransport } from '../../../ports/command-transport';
 import type { Site } from '../../../ports/site';
@@ -28,7 +28,11 @@ export interface SiteTaskExecutorOptions {
 
 type Execution =
   /** A head-node command running the task on this node (maybe among others). */
-  { kind: 'command'; id: string; nodes: number } | { kind: 'drain' } | { kind: 'resume' } | { kind: 'reboot'; session: string };
+  | { kind: 'command'; id: string; nodes: number }
+  | { kind: 'drain' }
+  /** adminDrain: the node is held by an admin's drain, left as it is (not resumed). */
+  | { kind: 'resume'; adminDrain?: true }
+  | { kind: 'reboot'; session: string };
 
 /** How long past its timeout a head-node command may run: the node's `timeout` stops the task first, its status still has to come back. */
 const COMMAND_GRACE_SECONDS = 60;
@@ -158,12 +162,20 @@ export class SiteTaskExecutor implements TaskExecutor {
     switch (invocation.type) {
       case 'drain': {
         const reason = validReason(taskReason(invocation), `${invocation.task}.parameters.reason`);
-        await site.workloadManager.drain(node, reason);
+        // An admin's drain is kept, its reason byte for byte: the node counts as drained (as an upgrade counts it, README "An admin's drain is kept").
+        if (!(await this.adminDrained(node))) await site.workloadManager.drain(node, reason);
         return { kind: 'drain' };
       }
-      case 'resume':
-        await site.workloadManager.resume(node, validReason(taskReason(invocation), 'reason'));
+      case 'resume': {
+        const reason = validReason(taskReason(invocation), 'reason');
+        // Only the run's own drain is lifted: a node an admin drained (before the run or since its drain) stays drained with the admin's reason.
+        const found = (await site.workloadManager.getNodes([node])).get(node);
+        if (found && isAdminDrain(found)) return { kind: 'resume', adminDrain: true };
+        // Neither drained nor down: resumed already (a start retried after a later call of its batch failed); Slurm refuses a second RESUME ('Invalid node state specified').
+        if (found && !found.flags.includes('DRAIN') && found.base !== 'DOWN') return { kind: 'resume' };
+        await site.workloadManager.resume(node, reason);
         return { kind: 'resume' };
+      }
       case 'reboot': {
         const template = invocation.parameters.template;
         if (typeof template !== 'string')
@@ -182,6 +194,12 @@ export class SiteTaskExecutor implements TaskExecutor {
     }
   }
 
+  /** The node is drained with a reason that names no run (core/site/node-claims.ts): an admin's drain. */
+  private async adminDrained(node: string): Promise<boolean> {
+    const found = (await this.options.site.workloadManager.getNodes([node])).get(node);
+    return found !== undefined && isAdminDrain(found);
+  }
+
   private async pollSiteTask(task: RunningTask, execution: Exclude<Execution, { kind: 'command' }>): Promise<TaskOutcome | undefined> {
     const { site } = this.options;
     const { node } = task.invocation;
@@ -195,15 +213,23 @@ export class SiteTaskExecutor implements TaskExecutor {
     }
     const found = (await site.workloadManager.getNodes([node])).get(node);
     if (!found) return { result: 'failed', detail: 'the workload manager does not know the node' };
+    const answers = found.base !== 'DOWN' && !found.flags.includes('NOT_RESPONDING');
+    if (execution.kind === 'resume' && execution.adminDrain) return answers ? { result: 'ok' } : undefined;
     const drained = found.flags.includes('DRAIN');
-    // A drain is done once the node runs no job; a resume once the drain is lifted.
+    // A drain is done once the node runs no job; a resume once the drain is lifted and the node answers: a node whose slurmd
+    // never registered after its reboot (`IDLE*`, later `DOWN*` `Not responding`) is not back, and its resume times out.
     if (execution.kind === 'drain') return drained && (found.base === 'IDLE' || found.base === 'DOWN') ? { result: 'ok' } : undefined;
-    if (drained) return undefined;
+    if (drained || !answers) return undefined;
     // Slurm 24.11 without accounting keeps the reason the resume carried (our claim): blanked, as the upgrade's are (stage-decision.ts claimsLeftInService).
     if (!found.flags.includes('FAIL') && found.base !== 'DOWN' && isClaimOf(found.reason, task.invocation.runId))
       await site.workloadManager.clearReasons([node]);
     return { result: 'ok' };
   }
+}
+
+/** Drained with a reason that names no run (core/site/node-claims.ts): an admin's drain. */
+function isAdminDrain(found: { flags: readonly string[]; reason?: string }): boolean {
+  return found.flags.includes('DRAIN') && found.reason !== undefined && found.reason.trim() !== '' && parseSiteMark(found.reason) === undefined;
 }
 
 /**

@@ -252,6 +252,45 @@ describe('SiteTaskExecutor: drain, resume and reboot through the site services',
     });
   });
 
+  it('a resume is not done while the node does not answer (slurmd never registered after its reboot: IDLE*, then DOWN*): it times out', async () => {
+    const { state, site } = fakeSite({ base: 'IDLE', flags: ['DRAIN'] });
+    const executor = new SiteTaskExecutor({ site, clock });
+    const resume = invocation('n1', 'resume_it', 'resume', {}, 100);
+    const execution = (await executor.start([resume])).get(resume.op)!;
+    const look = async (at: number) => ((now = at), (await executor.poll([{ invocation: resume, execution, startedAt: 0 }])).get(resume.op)?.outcome);
+    state.flags = ['NOT_RESPONDING'];
+    expect(await look(10)).toBeUndefined();
+    state.base = 'DOWN';
+    expect(await look(20)).toBeUndefined();
+    expect(await look(100_000)).toEqual({ result: 'timeout', detail: 'not done within 100 s' });
+    state.base = 'IDLE';
+    state.flags = [];
+    expect(await look(30)).toEqual({ result: 'ok' });
+  });
+
+  it.each(['bad DIMM slot 3', 'rolling-upgrade maintenance by bob', 'rollout-task check later'])(
+    "an admin's drain ('%s') is kept: the drain task sends no drain over it, the resume does not lift it, and is done once the node answers",
+    async (reason) => {
+      const { calls, state, site } = fakeSite({ base: 'IDLE', flags: ['DRAIN'], reason });
+      const executor = new SiteTaskExecutor({ site, clock });
+      const drain = invocation('n1', 'drain_it', 'drain', { reason: 'kernel update' }, 100);
+      const resume = invocation('n1', 'resume_it', 'resume', {}, 100);
+      const started = await executor.start([drain, resume]);
+      expect(calls).toEqual([]);
+      const look = async (at: number) => {
+        now = at;
+        const seen = await executor.poll([drain, resume].map((i) => ({ invocation: i, execution: started.get(i.op)!, startedAt: 0 })));
+        return Object.fromEntries([...seen].map(([op, s]) => [op, s.outcome]));
+      };
+      state.flags = ['DRAIN', 'NOT_RESPONDING'];
+      expect(await look(10)).toEqual({ 'n1/drain_it': { result: 'ok' } });
+      state.flags = ['DRAIN'];
+      expect(await look(20)).toEqual({ 'n1/drain_it': { result: 'ok' }, 'n1/resume_it': { result: 'ok' } });
+      expect(calls).toEqual([]);
+      expect(state.reason).toBe(reason);
+    },
+  );
+
   it('a reboot without a template, or a drain whose reason could reach a shell, is refused before the site is touched', async () => {
     const { calls, site } = fakeSite({});
     const executor = new SiteTaskExecutor({ site, clock });

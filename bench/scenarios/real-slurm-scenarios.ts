@@ -79,7 +79,7 @@ export interface RealRun {
   nodes: RealNode[];
   /** Most nodes out of service at once as sinfo showed them: drained, down or rebooting (the admin's node apart; a failed node holds no slot). */
   peak: number;
-  /** kill -9 came before the run had made its data directory: there is nothing to resume, and nothing may have been touched. */
+  /** kill -9 or Ctrl-C came before the run had made a session: there is nothing to resume, and nothing may have been touched. */
   killedBeforeSession?: boolean;
 }
 
@@ -152,16 +152,26 @@ export async function runRealScenario(cluster: RealSlurmCluster, scenario: RealS
     const raced = await Promise.race([ended, sleep(scenario.operator.afterMs).then(() => false)]);
     if (!raced) run.kill(scenario.operator.kind === 'ctrl-c' ? 'SIGINT' : 'SIGKILL');
     result = await run.done;
-    if (!raced && scenario.operator.kind === 'kill-resume') {
+    // The sessions the killed or interrupted process left in its data directory (none: the dir was never made).
+    const leftSessions = async (): Promise<{ id?: string; upgradeId?: string }[] | string> => {
       const list = await rollout(cluster, ['session', 'list', '--data-dir', dataDir, '--json']).done;
-      // Killed before the run made its data directory: `session list` refuses the missing dir (exit 2), and there is nothing to resume.
-      if (list.code === 2 && /--data-dir .* does not exist/.test(list.stderr)) killedBeforeSession = true;
-      else if (list.code !== 0) result = { ...result, stderr: `${result.stderr}\nsession list after the kill exited ${list.code}: ${list.stderr}` };
+      if (list.code === 2 && /--data-dir .* does not exist/.test(list.stderr)) return [];
+      if (list.code !== 0) return `session list after the ${scenario.operator!.kind} exited ${list.code}: ${list.stderr}`;
+      return JSON.parse(list.stdout) as { id?: string; upgradeId?: string }[];
+    };
+    if (!raced && scenario.operator.kind === 'kill-resume') {
+      const sessions = await leftSessions();
+      if (typeof sessions === 'string') result = { ...result, stderr: `${result.stderr}\n${sessions}` };
+      else if (sessions.length === 0) killedBeforeSession = true;
       else {
-        const sessions = JSON.parse(list.stdout) as { id?: string; upgradeId?: string }[];
         const id = sessions[0]?.upgradeId ?? sessions[0]?.id;
         if (id) result = await rollout(cluster, ['session', 'resume', id, '--data-dir', dataDir, '--site-config', profile, '--json']).done;
       }
+    }
+    // A Ctrl-C while the CLI was still starting ends it by the signal itself (exit null, nothing printed): nothing may have begun.
+    if (!raced && scenario.operator.kind === 'ctrl-c' && result.code === null && result.stdout.trim() === '') {
+      const sessions = await leftSessions();
+      if (Array.isArray(sessions) && sessions.length === 0) killedBeforeSession = true;
     }
   } else result = await run.done;
   sampling = false;
@@ -205,9 +215,9 @@ export function checkRealRun(run: RealRun): Violation[] {
     // Nothing was resumed: the site must show that nothing was done either (no reboot, no mark of a run, the admin's drain as written).
     for (const node of run.nodes) {
       const admin = scenario.adminDrain?.node === node.name ? scenario.adminDrain.reason : undefined;
-      if ((run.reboots[node.name] ?? []).length > 0) add('not-started-untouched', 'rebooted by a run killed before it made its data directory', node.name);
+      if ((run.reboots[node.name] ?? []).length > 0) add('not-started-untouched', 'rebooted by a run stopped before it made a session', node.name);
       if (admin !== undefined ? node.reason !== admin : parseSiteMark(node.reason) !== undefined)
-        add('not-started-untouched', `a run killed before it made its data directory left Slurm showing '${node.reason}'`, node.name);
+        add('not-started-untouched', `a run stopped before it made a session left Slurm showing '${node.reason}'`, node.name);
     }
     return found;
   }

@@ -54,7 +54,7 @@ export async function advanceTaskRun(event: TaskRunPointer, deps: TaskGraphDepen
   } catch (err) {
     // A site call that failed or timed out is said at once, in the run's messages (said once while it lasts); the workflow retries.
     if (err instanceof SiteServiceError || err instanceof CommandTransportError) {
-      await sayOnce(deps.store, record.runId, `Pass ${record.increment} failed - ${describeError(err)}`);
+      await sayOnce(deps.store.messages, record.runId, `Pass ${record.increment} failed - ${describeError(err)}`);
     }
     throw err;
   }
@@ -218,8 +218,8 @@ async function pass(
   }
   // Released after the commit: a retried pass that finds the run moved on never acts on them again.
   if (settled.length > 0) await deps.locks.releaseNodeLocks(owner, settled);
-  for (const message of messages) await sayOnce(deps.store, record.runId, message);
-  if (over) await deps.store.appendMessage(record.runId, `Task run ${status}`);
+  for (const message of messages) await sayOnce(deps.store.messages, record.runId, message);
+  if (over) await deps.store.messages.append(record.runId, `Task run ${status}`);
   const pointer = next({ increment: record.increment + 1, status }, over ? 0 : waitSeconds(state, record, plan, decided.recheckAt, now));
   return heartbeat ? { ...pointer, locksRenewedAt: now } : pointer;
 }

@@ -76,6 +76,23 @@ describe('batchGetAll', () => {
   });
 });
 
+describe('node lock held by another: the failed write names its holder', () => {
+  it('reads nothing after a failure that carries the item, as DynamoDB sends it when asked', async () => {
+    const client = clientOf(async (command) => {
+      if (command instanceof UpdateCommand) {
+        expect(command.input.ReturnValuesOnConditionCheckFailure).toBe('ALL_OLD');
+        throw Object.assign(conditionFailed(), { Item: { owner: { S: 'holder' }, leaseExpiresAt: { N: '1000' }, fencingToken: { N: '3' } } });
+      }
+      throw new Error('unexpected command');
+    });
+    expect(await new DynamoDbNodeLocks({ client, tableName: 't', clock: { now: () => 0 } }).tryLockNodes('me', ['n1'], 60)).toEqual(
+      new Map([['n1', 'holder']]),
+    );
+    expect(client.send).toHaveBeenCalledTimes(1);
+  });
+});
+
+// A store that sends no item with the failure (a stand-in without ReturnValuesOnConditionCheckFailure) is read, as Powertools falls back.
 describe('node lock that vanishes between a failed put and the read of its holder', () => {
   it('tries again and takes it', async () => {
     let puts = 0;

@@ -133,8 +133,7 @@ export class DynamoDbDeploymentStore extends DynamoDbRunStore<DeploymentRecord, 
     return 'moved' in out ? out.moved : out.refused;
   }
 
-  protected override forget(deploymentId: string): void {
-    super.forget(deploymentId);
+  protected override forgetCached(deploymentId: string): void {
     this.plans.delete(deploymentId);
   }
 

@@ -164,14 +164,13 @@ export abstract class DynamoDbRunStore<Run, Status extends string> implements Ru
       this.tableName,
       rest.map((key) => ({ DeleteRequest: { Key: { pk: key['pk'], sk: key['sk'] } } })),
     );
-    this.forget(id);
+    this.messages.forget(id);
+    this.forgetCached(id);
     return this.design.fromItem(out.written.Attributes);
   }
 
-  /** Drops what this process keeps of a removed run (its last message time; a kind's own caches too). */
-  protected forget(id: string): void {
-    this.messages.forget(id);
-  }
+  /** Drops what this process caches of a removed run beyond its messages' (a kind's plan cache). */
+  protected forgetCached(_id: string): void {}
 
   async noteGeneration(id: string, generation: number): Promise<void> {
     await conditionalWrite(

@@ -212,8 +212,9 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
   }
 
   async addRelease(release: Release): Promise<'created' | 'unchanged'> {
-    if ((await this.putNew({ ...releaseKey(release.id), release })) !== CONDITION_FAILED) return 'created';
-    const stored = await this.getRelease(release.id);
+    const put = await this.putNew({ ...releaseKey(release.id), release });
+    if ('written' in put) return 'created';
+    const stored = put.failed?.['release'] as Release | undefined;
     if (sameJson(stored, release)) return 'unchanged';
     throw new ResourceConflictError(`release ${release.id}`, [
       { field: 'id', message: `release ${release.id} is stored with other content (${stored?.name} ${stored?.version})` },
@@ -267,8 +268,9 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
   private async openRegistration(environment: Environment, registration: { token: string; at: number }): Promise<'pending' | 'stored'> {
     const item = { ...environmentKey(environment.id), environment: fieldsOf(environment), revision: 0, registration };
     for (let round = 0; round < CLAIM_ROUNDS; round++) {
-      if ((await this.putNew(item)) !== CONDITION_FAILED) return 'pending';
-      const stored = await this.environmentItem(environment.id);
+      const put = await this.putNew(item);
+      if ('written' in put) return 'pending';
+      const stored = put.failed && withoutKeys<EnvironmentItem>(put.failed);
       if (!stored) continue;
       if (isCommitted(stored)) {
         const { status: _status, ...storedFields } = stored.environment;
@@ -359,11 +361,12 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
   ): Promise<void> {
     const full = withoutUndefined({ ...key, ...item });
     for (let round = 0; round < CLAIM_ROUNDS; round++) {
-      if ((await this.putNew(full)) !== CONDITION_FAILED) {
+      const put = await this.putNew(full);
+      if ('written' in put) {
         written.push({ key, condition: held.mine.condition, values: held.mine.values });
         return;
       }
-      const { Item } = await this.client.send(new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }));
+      const Item = put.failed;
       if (!Item) continue;
       if (await held.own(Item)) return;
       const problem = await held.liveProblem(Item);
@@ -440,11 +443,13 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
   /** A seed registered with its original (an import): the 1:1 upgrade relation. */
   private async claimRelation(environment: Environment, written: Written[]): Promise<void> {
     const originalId = environment.original_cluster_id!;
-    if ((await this.putNew({ ...upgradeRelationKey(originalId), seedId: environment.id })) !== CONDITION_FAILED) {
+    const put = await this.putNew({ ...upgradeRelationKey(originalId), seedId: environment.id });
+    if ('written' in put) {
       written.push({ key: upgradeRelationKey(originalId), condition: 'seedId = :mine', values: { ':mine': environment.id } });
       return;
     }
-    const seedId = await this.seedOf(originalId);
+    // A relation claimed by a clone whose seed is not stored yet names no seed.
+    const seedId = typeof put.failed?.['seedId'] === 'number' ? put.failed['seedId'] : undefined;
     if (seedId !== environment.id) {
       throw new Held({ field: 'original_cluster_id', message: `environment ${originalId} already has upgrade seed ${seedId ?? '(being created)'}` });
     }
@@ -467,9 +472,12 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
     }
   }
 
+  /** A put of an item that must not exist yet: written, or the item that was there (from the failed write itself, no read). */
   private putNew(item: Record<string, unknown>) {
-    return conditionalWrite(
-      this.client.send(new PutCommand({ TableName: this.table, Item: withoutUndefined(item), ConditionExpression: 'attribute_not_exists(pk)' })),
+    return conditionalWriteOrItem(
+      this.client.send(
+        new PutCommand({ TableName: this.table, Item: withoutUndefined(item), ConditionExpression: 'attribute_not_exists(pk)', ...ITEM_ON_FAILURE }),
+      ),
     );
   }
 

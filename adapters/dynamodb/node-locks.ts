@@ -1,4 +1,4 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import type { Clock } from '../../core/clock';
@@ -164,17 +164,10 @@ export class DynamoDbNodeLocks implements NodeLockStore {
         ),
       );
       if ('written' in taken) return undefined;
-      // The condition fails only on a held lock, so DynamoDB always sends it; a stand-in that does not is read (as Powertools falls back).
-      const holder = asLock(taken.failed ?? (await this.lockOf(node)));
-      if (holder?.owner === owner) return undefined; // released and re-taken by another call of the same owner meanwhile
+      const holder = asLock(taken.failed);
       if (holder !== undefined && holder.leaseExpiresAt > this.clock.now()) return holder.owner;
     }
     throw new LockContentionError(node);
-  }
-
-  private async lockOf(node: string): Promise<Record<string, unknown> | undefined> {
-    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: lockKey(node), ConsistentRead: true }));
-    return out.Item;
   }
 }
 

@@ -1,4 +1,6 @@
+import { DynamoDbConnectorState } from '../../../adapters/dynamodb/dynamodb-connector-state';
 import { DynamoDbDeploymentStore } from '../../../adapters/dynamodb/dynamodb-deployment-store';
+import { DynamoDbEnvironmentUpgradeStore } from '../../../adapters/dynamodb/dynamodb-environment-upgrade-store';
 import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-session-store';
 import { DynamoDbTaskRunStore } from '../../../adapters/dynamodb/dynamodb-task-run-store';
 import {
@@ -11,12 +13,13 @@ import {
 import type { DeploymentRecord, DeploymentStatus } from '../../../ports/deployment-store';
 import type { TaskRunRecord, TaskRunStatus } from '../../../ports/task-run-store';
 import { connectDynamoDb, countRequests, startLocalDynamoDb, type LocalDynamoDb, type RequestCounter } from '../../../local/local-dynamodb';
+import { ENVIRONMENT_UPGRADE_KIND, type EnvironmentUpgradeSession } from '../../../core/environments';
 import { makeSession } from '../../support/dynamodb';
 
 /**
  * A refused conditional write says why in the same call (ReturnValuesOnConditionCheckFailure): a failed
- * lock acquire or renew, and a refused cancel, stop or removal, send their one write and read nothing
- * after it, over the wire as a Lambda's SDK client would.
+ * lock acquire or renew, a refused cancel, stop or removal, a create that finds the first one, send
+ * their one write and read nothing after it, over the wire as a Lambda's SDK client would.
  */
 let db: LocalDynamoDb;
 let conn: LocalDynamoDb;
@@ -151,5 +154,31 @@ describe('task runs', () => {
     const unknown = await commandsOf(() => taskRuns.requestCancel('reads-t-nobody'));
     expect(unknown.outcome).toBeInstanceOf(TaskRunNotFoundError);
     expect(unknown.sent).toEqual(ONE_UPDATE);
+  });
+});
+
+describe('creates that find the first one', () => {
+  it('a second create of an environment upgrade and of a connector record returns the first from the failed write', async () => {
+    const upgrades = new DynamoDbEnvironmentUpgradeStore({ tableName: conn.tableName, client: conn.client });
+    const first: EnvironmentUpgradeSession = {
+      upgradeId: 'reads-env-up',
+      kind: ENVIRONMENT_UPGRADE_KIND,
+      environmentId: 5,
+      state: 'UPDATING',
+      completed: false,
+      createdAt: '2025-01-01T00:00:00.000Z',
+      progress: { phase: 'CLONING', phaseStartedAt: 0, errorCount: 0 },
+      messages: [],
+    };
+    await upgrades.createUpgrade(first);
+    const again = await commandsOf(() => upgrades.createUpgrade({ ...first, messages: ['other'] }));
+    expect(again.outcome).toEqual({ session: first, revision: 0 });
+    expect(again.sent).toEqual({ PutItemCommand: 1 });
+
+    const records = new DynamoDbConnectorState({ tableName: conn.tableName, client: conn.client }).records<{ name: string; at: number }>('slurm-reboot');
+    await records.create({ name: 'reads-boot', at: 1 });
+    const retried = await commandsOf(() => records.create({ name: 'reads-boot', at: 2 }));
+    expect(retried.outcome).toEqual({ record: { name: 'reads-boot', at: 1 }, created: false });
+    expect(retried.sent).toEqual({ PutItemCommand: 1 });
   });
 });

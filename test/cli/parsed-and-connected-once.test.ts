@@ -1,6 +1,10 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { stringify } from 'yaml';
+import { siteProfileFor, startSiteSimulator } from '../../simulator';
+import { parseSiteDefinition } from '../../simulator/site-file';
+import { SimClock } from '../../time/sim-clock';
 import { runCliInProcess } from '../support/cli';
 
 /**
@@ -20,6 +24,10 @@ jest.mock('../../core/group-deployment/parse-strategy', () => {
   const actual = jest.requireActual('../../core/group-deployment/parse-strategy');
   return { ...actual, parseDeploymentStrategy: jest.fn(actual.parseDeploymentStrategy) };
 });
+jest.mock('../../adapters/site/site-from-profile', () => {
+  const actual = jest.requireActual('../../adapters/site/site-from-profile');
+  return { ...actual, createSiteFromProfile: jest.fn(actual.createSiteFromProfile) };
+});
 jest.mock('../../core/task-graph/parse-task-graph', () => {
   const actual = jest.requireActual('../../core/task-graph/parse-task-graph');
   return { ...actual, parseTaskGraph: jest.fn(actual.parseTaskGraph), validateTaskGraph: jest.fn(actual.validateTaskGraph) };
@@ -29,6 +37,7 @@ import { parseUpgradeRequest } from '../../core/rolling-upgrade/upgrade-request'
 import { parseDeploymentRequest } from '../../core/group-deployment/deployment-request';
 import { parseDeploymentStrategy } from '../../core/group-deployment/parse-strategy';
 import { parseTaskGraph, validateTaskGraph } from '../../core/task-graph/parse-task-graph';
+import { createSiteFromProfile } from '../../adapters/site/site-from-profile';
 
 const examples = path.resolve(__dirname, '..', '..', 'examples');
 const site = (name: string) => path.join(examples, 'sites', name);
@@ -78,5 +87,34 @@ describe('a CLI run parses its request once, and the workflow once more', () => 
     expect(result.code).toBe(0);
     expect(calls(parseDeploymentRequest)).toBe(2);
     expect(graphReads()).toBe(4);
+  });
+});
+
+describe('a CLI run connects its site profile once', () => {
+  it('rollout upgrade --site-config: the group check before the run and the runtime that runs it share one connection', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-connected-once-'));
+    const timeScale = 200;
+    const names = ['n1', 'n2'];
+    const simulator = await startSiteSimulator({
+      site: parseSiteDefinition({
+        nodes: names.map((name, i) => ({ name, nid: i + 1 })),
+        groups: { compute: names, upgrading: [], failed: [] },
+        bootTemplates: ['cos-2.4'],
+        timing: { bootSeconds: 60, returnSeconds: 10 },
+      }),
+      clock: new SimClock({ timeScale }),
+    });
+    try {
+      const profile = path.join(dir, 'profile.yaml');
+      await writeFile(profile, stringify(siteProfileFor(simulator.urls, 'http', timeScale)));
+      jest.clearAllMocks();
+      const args = ['--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--template', 'cos-2.4', '--step-size', '2'];
+      const result = await runCliInProcess(['upgrade', '--site-config', profile, ...args, '--json']);
+      expect(result.code).toBe(0);
+      expect(calls(createSiteFromProfile)).toBe(1);
+    } finally {
+      await simulator.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -27,6 +27,9 @@ interface SessionOptions extends TargetOptions {
   kind?: string;
 }
 
+/** The control plane the session commands read and change: a data directory's, a served one's, a stack's. */
+type Sessions = RolloutSessions;
+
 const KINDS: readonly SessionKind[] = ['upgrade', 'deployment', 'tasks'];
 
 /** Where the sessions are: a data directory, a running `rollout serve`, or a deployed stack. */
@@ -53,7 +56,7 @@ function registerList(session: Command): void {
     .action((options: SessionOptions) => withSessions(options, (sessions) => listSessions(sessions, options)));
 }
 
-async function listSessions(sessions: RolloutSessions, options: SessionOptions): Promise<void> {
+async function listSessions(sessions: Sessions, options: SessionOptions): Promise<void> {
   const kind = options.kind;
   if (kind !== undefined && !KINDS.includes(kind as SessionKind))
     throw new CliError(`--kind must be one of ${KINDS.join(', ')}, got '${kind}'`, ExitCode.invalidInput);
@@ -70,7 +73,7 @@ function registerGet(session: Command): void {
     .action((id: string, options: SessionOptions) => withSessions(options, (sessions) => showSession(sessions, id, options)));
 }
 
-async function showSession(sessions: RolloutSessions, id: string, options: SessionOptions): Promise<void> {
+async function showSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
   const found = await sessions.session(id);
   if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
   process.stdout.write(options.json ? `${JSON.stringify(found.report, null, 2)}\n` : `${renderView(found)}\n`);
@@ -84,7 +87,7 @@ function registerWatch(session: Command): void {
     .action((id: string, options: SessionOptions) => withSessions(options, (sessions) => watchSession(sessions, id, options)));
 }
 
-async function watchSession(sessions: RolloutSessions, id: string, options: SessionOptions): Promise<void> {
+async function watchSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
   const found = await sessions.status(id);
   if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
   const pace = watchPace(sessions);
@@ -163,7 +166,7 @@ function registerPause(session: Command): void {
     .action((id: string, options: SessionOptions) => withSessions(options, (sessions) => pauseSession(sessions, id, options)));
 }
 
-async function pauseSession(sessions: RolloutSessions, id: string, options: SessionOptions): Promise<void> {
+async function pauseSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
   const result = await gateOrExit(sessions, id, 'pause');
   process.stdout.write(
     options.json
@@ -182,7 +185,7 @@ function registerApprove(session: Command): void {
     .action((id: string, options: SessionOptions) => withSessions(options, (sessions) => approveSession(sessions, id, options)));
 }
 
-async function approveSession(sessions: RolloutSessions, id: string, options: SessionOptions): Promise<void> {
+async function approveSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
   const result = await gateOrExit(sessions, id, 'approve');
   if (options.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   else
@@ -202,7 +205,7 @@ function registerStop(session: Command): void {
     .action((id: string, options: SessionOptions) => withSessions(options, (sessions) => stopSession(sessions, id, options)));
 }
 
-async function stopSession(sessions: RolloutSessions, id: string, options: SessionOptions): Promise<void> {
+async function stopSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
   let result: StopResult;
   try {
     result = await sessions.stop(id);
@@ -228,7 +231,7 @@ function registerCancel(session: Command): void {
     .action((id: string, options: SessionOptions & { yes?: boolean }) => withSessions(options, (sessions) => cancelSession(sessions, id, options)));
 }
 
-async function cancelSession(sessions: RolloutSessions, id: string, options: SessionOptions & { yes?: boolean }): Promise<void> {
+async function cancelSession(sessions: Sessions, id: string, options: SessionOptions & { yes?: boolean }): Promise<void> {
   await confirmCancel(sessions, id, options);
   let result: CancelResult;
   try {
@@ -248,7 +251,7 @@ async function cancelSession(sessions: RolloutSessions, id: string, options: Ses
  * first boot), it says how many and asks; without a terminal it is refused unless --yes. A cancel
  * that fails nothing untouched (a window, step 0 before its boot, a deployment) does not ask.
  */
-async function confirmCancel(sessions: RolloutSessions, id: string, options: { yes?: boolean }): Promise<void> {
+async function confirmCancel(sessions: Sessions, id: string, options: { yes?: boolean }): Promise<void> {
   if (options.yes) return;
   const found = await sessions.session(id);
   if (found?.kind !== 'upgrade') return;
@@ -385,7 +388,7 @@ interface WatchPace {
 const LOCAL_PACE: WatchPace = { firstMs: 250, maxMs: 250, displayMs: 250 };
 const AWS_PACE: WatchPace = { firstMs: 1000, maxMs: 15_000, displayMs: 2000 };
 
-function watchPace(sessions: RolloutSessions): WatchPace {
+function watchPace(sessions: Sessions): WatchPace {
   return sessions instanceof RolloutClient && sessions.endpoints.stepFunctionsEndpoint === undefined ? AWS_PACE : LOCAL_PACE;
 }
 
@@ -403,7 +406,7 @@ const THROTTLING = new Set([
  * CANCELLED), or until nothing runs it any more (its own executions, not any of the workflow's; a
  * data directory: no live process that runs workflows owns it): `ended: false` then.
  */
-async function untilEnded(sessions: RolloutSessions, id: string, kind: SessionKind, pace: WatchPace): Promise<{ ended: boolean }> {
+async function untilEnded(sessions: Sessions, id: string, kind: SessionKind, pace: WatchPace): Promise<{ ended: boolean }> {
   let wait = pace.firstMs;
   let last: string | undefined;
   for (;;) {
@@ -431,7 +434,7 @@ function notWoken(why: string): string {
   return `stored, but the workflow waiting for its operator could not be woken (${why}): run the command again to send its task token again`;
 }
 
-async function gateOrExit(sessions: RolloutSessions, id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
+async function gateOrExit(sessions: Sessions, id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
   try {
     return await sessions.gate(id, action);
   } catch (err) {
@@ -441,7 +444,7 @@ async function gateOrExit(sessions: RolloutSessions, id: string, action: 'pause'
   }
 }
 
-async function withSessions(options: SessionOptions, action: (sessions: RolloutSessions) => Promise<void>): Promise<void> {
+async function withSessions(options: SessionOptions, action: (sessions: Sessions) => Promise<void>): Promise<void> {
   const target = remoteTarget(options);
   if (target && options.dataDir) throw new CliError('give --data-dir or a control plane (--endpoint, --aws), not both', ExitCode.invalidInput);
   if (!target && !options.dataDir) throw new CliError('where are the sessions? give --data-dir DIR, --endpoint URL or --aws', ExitCode.invalidInput);

@@ -14,3 +14,4 @@ export * from './plan-views';
 export * from './task-run';
 export * from './task-run-request';
 export * from './task-run-state';
+export * from './task-run-pass';

@@ -252,8 +252,10 @@ export interface TaskRunPassDecision {
 }
 
 /**
- * Phase "conclude": the locks to give back and to check, the tasks to start, and how the run stands
- * (a stopping run with no task in flight ends STOPPED). The nodes the run is done with go back at
+ * Phase "conclude": the locks to give back and to check, the tasks to start, and how the run stands.
+ * A stop holds until a person's resume: once no task is in flight the run ends STOPPED, even when
+ * what is left can no longer run (blocked behind a task that failed meanwhile: the failure stays
+ * recorded on its node, and the resume judges the run). The nodes the run is done with go back at
  * once; all of them once it has finished or stopped.
  */
 export function concludeTaskRunPass(settled: SettledTaskRun, starts: TaskStartsDecision, locks: StartLocks): TaskRunPassDecision {
@@ -266,8 +268,10 @@ export function concludeTaskRunPass(settled: SettledTaskRun, starts: TaskStartsD
   const fence = new Map([...starting].filter((node) => !takenNow.has(node)).map((node) => [node, lockTokens.get(node)!]));
   const toStart = [...settled.unstarted.filter((op) => !input.lost.has(op.slice(0, op.indexOf('/')))), ...pass.starts.map((start) => start.op)];
 
-  const { finished, state } = pass;
-  const stopped = stopping && !finished && !state.ops.some((op) => op.state === 'TRANSITION' && !isBarrier(op.id));
+  const stopped = stopping && !pass.state.ops.some((op) => op.state === 'TRANSITION' && !isBarrier(op.id));
+  const finished = pass.finished && !stopped;
+  // Stopped where the annealer found nothing left that could run: the finish is not recorded (the resume decides it).
+  const state = stopped && pass.finished ? settled.state : pass.state;
   const over = finished || stopped;
   const release = over ? [...lockTokens.keys()] : settledNodes(state, lockTokens.keys());
   return {

@@ -60,7 +60,7 @@ export function deployedControlPlane({ tableName, client, stateMachines, sfn = n
     startEnvironmentUpgrade: (input, executionName) => start(stateMachines.environmentUpgrade, input, executionName),
     environmentUpgradeId: (executionName) => idForExecution(executionArnOf(stateMachines.environmentUpgrade, executionName)),
     now: () => Date.now(),
-    removeSession: (id) => sessionStore.removeEndedSession(id),
-    removeDeployment: (id) => deploymentStore.removeEndedDeployment(id),
+    removeSession: (id) => sessionStore.removeEnded(id),
+    removeDeployment: (id) => deploymentStore.removeEnded(id),
   };
 }

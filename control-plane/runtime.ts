@@ -177,9 +177,9 @@ export interface ApiControlPlane extends Pick<RolloutSessions, 'sessions' | 'ses
   startEnvironmentUpgrade(input: { environmentId: number; request: unknown }, executionName: string): Promise<{ id: string; executionArn: string }>;
   /** The session id the environment upgrade started as `executionName` gets (derived from its execution ARN, as its first activity derives it). */
   environmentUpgradeId(executionName: string): string;
-  /** Removes an upgrade session that has ended (CRUS's DELETE of a finished session); see SessionStore.removeEndedSession. */
+  /** Removes an upgrade session that has ended (CRUS's DELETE of a finished session); see SessionStore.removeEnded. */
   removeSession(id: string): Promise<{ state: string }>;
-  /** Removes a group deployment that has ended, by the same rule; see DeploymentStore.removeEndedDeployment. */
+  /** Removes a group deployment that has ended, by the same rule; see DeploymentStore.removeEnded. */
   removeDeployment(id: string): Promise<{ status: string }>;
   /** The control plane's clock (simulated time on the embedded default), epoch ms. */
   now(): number;

@@ -46,7 +46,7 @@ export class StoreSessions implements RolloutSessions {
   }
 
   async sessions(): Promise<SessionListing[]> {
-    const [upgrades, deployments, taskRuns] = await Promise.all([this.upgrades.listSessions(), this.deployments.listDeployments(), this.taskRuns.listRuns()]);
+    const [upgrades, deployments, taskRuns] = await Promise.all([this.upgrades.list(), this.deployments.list(), this.taskRuns.list()]);
     const listed: SessionListing[] = [
       ...upgrades.map((session) => ({ kind: 'upgrade' as const, id: session.upgradeId, createdAt: session.createdAt, session })),
       ...deployments.map((deployment) => ({ kind: 'deployment' as const, id: deployment.deploymentId, createdAt: deployment.createdAt, deployment })),
@@ -64,7 +64,7 @@ export class StoreSessions implements RolloutSessions {
     const deployment = await this.deployments.getDeployment(id);
     if (deployment) return { kind: 'deployment', report: await buildDeploymentReport(this.deployments, deployment) };
     const run = await this.taskRuns.getRun(id);
-    if (run) return { kind: 'tasks', report: { ...(await buildTaskRunView(this.taskRuns, run)), messages: await this.taskRuns.listMessages(id) } };
+    if (run) return { kind: 'tasks', report: { ...(await buildTaskRunView(this.taskRuns, run)), messages: await this.taskRuns.messages.list(id) } };
     return undefined;
   }
 
@@ -153,7 +153,7 @@ export class StoreSessions implements RolloutSessions {
     if (session) {
       // The session item (the workflow keeps the counts there: Progress.counts, the window's in-flight index) and the newest message.
       const { step, stage, window, counts } = session.progress;
-      const message = await this.upgrades.latestMessage(id);
+      const message = await this.upgrades.messages.latest(id);
       return {
         kind: 'upgrade',
         step,
@@ -185,7 +185,7 @@ export class StoreSessions implements RolloutSessions {
     const deployment = await this.deployments.getDeployment(id);
     if (!deployment) {
       const run = await this.taskRuns.getRun(id);
-      const message = run && (await this.taskRuns.latestMessage(id));
+      const message = run && (await this.taskRuns.messages.latest(id));
       return run && { kind: 'tasks', status: run.status, counts: run.counts, nodeCount: run.nodeCount, ...(message === undefined ? {} : { message }) };
     }
     return {

@@ -381,11 +381,11 @@ export class EmbeddedRuntime implements RolloutRuntime {
   }
 
   removeSession(id: string): Promise<{ state: string }> {
-    return this.store.removeEndedSession(id);
+    return this.store.removeEnded(id);
   }
 
   removeDeployment(id: string): Promise<{ status: string }> {
-    return this.deployments.removeEndedDeployment(id);
+    return this.deployments.removeEnded(id);
   }
 
   environmentUpgradeId(executionName: string): string {
@@ -472,7 +472,7 @@ const missingProvisioner: Provisioner = {
  * never negative, and its messages keep their order.
  */
 async function latestStoredInstant(store: DynamoDbSessionStore): Promise<number | undefined> {
-  const sessions = await store.listSessions();
+  const sessions = await store.list();
   const latest = Math.max(...sessions.flatMap((s) => [Date.parse(s.createdAt), s.progress.stageStartedAt]).filter(Number.isFinite));
   return Number.isFinite(latest) && latest > SIMULATED_EPOCH ? latest + 1000 : undefined;
 }

@@ -5,6 +5,7 @@ import type { TaskExecution, TaskResult } from './task-run-state';
 import { claimantOf, HELD_BY_ANOTHER_CONTROL_PLANE, holdersText } from '../site/node-claims';
 import type { WlmNode } from '../site/site-nodes';
 import { shortList } from '../text';
+import type { RunStatus } from '../run-status';
 import type { NodeObservation, Observations, Operation, OperationOutcome, ScheduleState } from '../scheduling';
 
 /**
@@ -20,9 +21,6 @@ import type { NodeObservation, Observations, Operation, OperationOutcome, Schedu
 
 /** The run's own cancel or stop request, or its deployment's (a group's deploy phase winds down with its deployment). */
 export type TaskRunWindDown = 'cancel' | 'stop' | undefined;
-
-/** Where a pass leaves a run: the status its record takes (ports/task-run-store.ts TaskRunStatus). */
-export type TaskRunPassStatus = 'RUNNING' | 'CANCELLING' | 'STOPPING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'STOPPED';
 
 /** What the executor said of a task in flight when looked at (ports/task-executor.ts `poll`). */
 export interface TaskAnswer {
@@ -238,7 +236,7 @@ export interface TaskRunPassDecision {
   fence: Map<string, number>;
   /** Operations to start at the site: tasks whose start was never stored, then the annealer's starts. */
   toStart: string[];
-  status: TaskRunPassStatus;
+  status: RunStatus;
   /** The run has finished or stopped: its workflow ends. */
   over: boolean;
   /** A finished cancel: the nodes whose drain task ran, whose drain is lifted where the site still shows the run's claim (ownDrainsToLift). */
@@ -289,7 +287,7 @@ export function concludeTaskRunPass(settled: SettledTaskRun, starts: TaskStartsD
   };
 }
 
-function passStatus(run: { finished: boolean; stopped: boolean; cancelled: boolean; stopping: boolean; succeeded: boolean }): TaskRunPassStatus {
+function passStatus(run: { finished: boolean; stopped: boolean; cancelled: boolean; stopping: boolean; succeeded: boolean }): RunStatus {
   if (run.finished) return run.cancelled ? 'CANCELLED' : run.succeeded ? 'SUCCEEDED' : 'FAILED';
   if (run.stopped) return 'STOPPED';
   return run.cancelled ? 'CANCELLING' : run.stopping ? 'STOPPING' : 'RUNNING';

@@ -69,7 +69,7 @@ export async function refuseClaimedElsewhere(
 
 /** A message said once: not appended again while it is the newest (a wait, a fault that lasts). */
 export async function sayOnce(messages: RunMessages, id: string, message: string): Promise<void> {
-  if ((await messages.latestMessage(id)) !== message) await messages.appendMessage(id, message);
+  if ((await messages.latest(id)) !== message) await messages.append(id, message);
 }
 
 /** Renews the leases of the nodes held (node → token) in bounded parallel: the heartbeat. Returns those lost, with their holder now. */

@@ -1,5 +1,5 @@
 import { describeError, SiteServiceError, StaleWriteError, TaskRunNotFoundError } from '../../../core/errors';
-import { isTaskRunSettled, type TaskRunStatus } from '../../../ports/task-run-store';
+import { isTaskRunSettled } from '../../../ports/task-run-store';
 import { CommandTransportError } from '../../../ports/command-transport';
 import { refuseClaimedElsewhere, renewHeld, sayOnce, takeLocks } from '../node-claims';
 import { taskRunLeaseSeconds } from './dependencies';
@@ -63,7 +63,7 @@ export async function advanceTaskRun(event: TaskRunPointer, deps: TaskGraphDepen
   } catch (err) {
     // A site call that failed or timed out is said at once, in the run's messages (said once while it lasts); the workflow retries.
     if (err instanceof SiteServiceError || err instanceof CommandTransportError) {
-      await sayOnce(deps.store, record.runId, `Pass ${record.increment} failed - ${describeError(err)}`);
+      await sayOnce(deps.store.messages, record.runId, `Pass ${record.increment} failed - ${describeError(err)}`);
     }
     throw err;
   }
@@ -178,8 +178,7 @@ async function applyPass(
   }
   const messages = [...decision.messages];
   if (decision.liftDrainsOf) messages.push(await liftOwnDrains(deps, record, decision.liftDrainsOf));
-  const status: TaskRunStatus = decision.status;
-  const { state, over } = decision;
+  const { state, over, status } = decision;
   await deps.store.putChunks(record.runId, changedChunks(chunkSchedule(plan, state, executions, settled.results, decision.held), stored));
   try {
     await deps.store.commitIncrement(record.runId, record.increment, {
@@ -195,8 +194,8 @@ async function applyPass(
   }
   // Released after the commit: a retried pass that finds the run moved on never acts on them again.
   if (decision.release.length > 0) await deps.locks.releaseNodeLocks(owner, decision.release);
-  for (const message of messages) await sayOnce(deps.store, record.runId, message);
-  if (over) await deps.store.appendMessage(record.runId, `Task run ${status}`);
+  for (const message of messages) await sayOnce(deps.store.messages, record.runId, message);
+  if (over) await deps.store.messages.append(record.runId, `Task run ${status}`);
   const pointer = next({ increment: record.increment + 1, status }, decision.waitSeconds);
   return heartbeat ? { ...pointer, locksRenewedAt: now } : pointer;
 }

@@ -194,20 +194,19 @@ export function windowObservations(records: readonly NodeRecord[], observed: Win
   return { nodes, outsideFailures: outsideDown(observed.outside).filter((name) => !before.has(name)) };
 }
 
-/** What the scheduler sees of one node (windowObservations); its start gate and rack as far as `observed` tells them. */
-export function windowNodeObservation(
-  name: string,
-  observed: Pick<WindowObserved, 'wlm' | 'inventory' | 'jobEnds' | 'claimedElsewhere'>,
-  now: number,
-): NodeObservation {
+/** What the scheduler sees of one node (windowObservations). */
+function windowNodeObservation(name: string, observed: WindowObserved, now: number): NodeObservation {
+  return { ...windowNodeGates(name, observed), ...remainingJob(name, observed.wlm.get(name), observed.jobEnds, now) };
+}
+
+/** What the scheduler's start gate and rack cap read of one node (core/scheduling nodeCouldStart): alive, available, claimed, its rack. */
+export function windowNodeGates(name: string, observed: Pick<WindowObserved, 'wlm' | 'inventory' | 'claimedElsewhere'>): NodeObservation {
   const inv = observed.inventory.get(name);
-  const wlm = observed.wlm.get(name);
   return {
-    alive: wlm !== undefined && inv?.alive !== false,
+    alive: observed.wlm.get(name) !== undefined && inv?.alive !== false,
     available: inv?.available !== false,
     ...(observed.claimedElsewhere?.has(name) ? { claimedElsewhere: true } : {}),
     ...(inv?.rack !== undefined ? { rack: inv.rack } : {}),
-    ...remainingJob(name, wlm, observed.jobEnds, now),
   };
 }
 

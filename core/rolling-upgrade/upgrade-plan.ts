@@ -2,12 +2,17 @@ import {
   applyDecision,
   approveWave,
   commitSchedule,
+  countPerRack,
   proposeSchedule,
+  rackHasRoom,
   recordOutcomes,
   schedule,
+  type Decision,
   type NodeObservation,
+  type Observations,
   type OperationOutcome,
   type ScheduleState,
+  type SchedulingPolicy,
 } from '../scheduling';
 import type { WlmNode } from '../site/site-nodes';
 import { isUpgradeDrainReason } from '../site/node-claims';
@@ -86,21 +91,27 @@ export interface UpgradePlan {
 /** Decisions the projection may take at most (each moves the clock on, so a plan always ends). */
 const MAX_DECISIONS = 1_000_000;
 
-export function planUpgrade({ request, plan, site, now, serviceSeconds, formatTime = (ms) => new Date(ms).toISOString() }: UpgradePlanInput): UpgradePlan {
-  const policy = upgradePolicy(request, plan.length);
-  let state: ScheduleState = commitSchedule(proposeSchedule(upgradeOperations(plan)));
-  const jobEnd = (name: string): number | undefined => {
+/** When a node's running job ends (epoch ms): now when it is idle or quiet, the workload manager's word when busy, undefined when it does not tell. */
+type JobEnd = (name: string) => number | undefined;
+
+function jobEndOf(site: UpgradePlanInput['site'], now: number): JobEnd {
+  return (name) => {
     const node = site.get(name);
     if (!node?.wlm) return undefined;
     if (node.wlm.base === 'IDLE' || isQuiet(node.wlm)) return now;
     return node.jobEndsAt;
   };
-  const nodes: Record<string, PlannedNode> = {};
+}
+
+/** What holds each node back, or shapes its timing, before the projection runs: an admin's drain, a busy node; and the busy nodes whose job end is not told. */
+function siteGates(
+  { plan, site, now, formatTime }: Pick<UpgradePlanInput, 'plan' | 'site' | 'now'> & { formatTime: (ms: number) => string },
+  jobEnd: JobEnd,
+): { gates: Map<string, Set<string>>; unknownJobs: string[] } {
   const gates = new Map<string, Set<string>>(plan.map((name) => [name, new Set<string>()]));
   const unknownJobs: string[] = [];
   for (const name of plan) {
-    const node = site.get(name);
-    const wlm = node?.wlm;
+    const wlm = site.get(name)?.wlm;
     if (wlm?.flags.includes('DRAIN') && !isUpgradeDrainReason(wlm.reason))
       gates.get(name)!.add(`admin-drained${wlm.reason ? ` (${wlm.reason})` : ''}: no drain of ours, its drain is kept`);
     const end = jobEnd(name);
@@ -109,112 +120,165 @@ export function planUpgrade({ request, plan, site, now, serviceSeconds, formatTi
       gates.get(name)!.add('busy, job end unknown (counted as ending at once)');
     } else if (end !== undefined && end > now) gates.get(name)!.add(`busy until ${formatTime(end)}`);
   }
-  const observe = (t: number): Record<string, NodeObservation> =>
-    Object.fromEntries(
-      plan.map((name) => {
-        const node = site.get(name);
-        const end = jobEnd(name) ?? t;
-        return [
-          name,
-          {
-            alive: node?.wlm !== undefined && node.alive,
-            available: node?.available !== false,
-            ...(node?.rack !== undefined ? { rack: node.rack } : {}),
-            remainingJobSeconds: Math.max(0, (end - t) / 1000),
-          },
-        ];
-      }),
-    );
+  return { gates, unknownJobs };
+}
 
-  const waves = new Map<number, PlannedWave>();
-  const pendingWaits: string[] = [];
-  const endsAt = new Map<string, number>();
-  const leftAlone: Record<string, string> = {};
+/** What the scheduler sees of the plan's nodes at `t`: the site as it is now, each running job counted down to its end. */
+function observationsAt(plan: readonly string[], site: UpgradePlanInput['site'], jobEnd: JobEnd, t: number): Record<string, NodeObservation> {
+  return Object.fromEntries(
+    plan.map((name) => {
+      const node = site.get(name);
+      const end = jobEnd(name) ?? t;
+      return [
+        name,
+        {
+          alive: node?.wlm !== undefined && node.alive,
+          available: node?.available !== false,
+          ...(node?.rack !== undefined ? { rack: node.rack } : {}),
+          remainingJobSeconds: Math.max(0, (end - t) / 1000),
+        },
+      ];
+    }),
+  );
+}
+
+/** The projection as it runs: the schedule, and what it found so far. */
+interface Projection {
+  state: ScheduleState;
+  nodes: Record<string, PlannedNode>;
+  gates: Map<string, Set<string>>;
+  waves: Map<number, PlannedWave>;
+  /** Waits met since the last wave opened: the next wave to open waited for them. */
+  pendingWaits: string[];
+  /** When each op admitted to a slot is back in service. */
+  endsAt: Map<string, number>;
+  leftAlone: Record<string, string>;
+}
+
+/** A decision's wait, in the plan's words (an approval is assumed given, and said so by the caller). */
+function noteWait(decision: Decision, pendingWaits: string[], formatTime: (ms: number) => string): void {
+  if (decision.wait?.kind === 'maintenance-window')
+    pendingWaits.push(`maintenance window${decision.wait.until !== undefined ? ` until ${formatTime(decision.wait.until)}` : ' (none opens)'}`);
+  if (decision.wait?.kind === 'bake') pendingWaits.push(`bake until ${formatTime(decision.wait.until)}`);
+}
+
+/** The nodes a decision starts join their wave (drained at `t`); those admitted to a slot are out of service once quiet, and back `serviceSeconds` later. */
+function placeStarts(projection: Projection, decision: Decision, t: number, jobEnd: JobEnd, serviceSeconds: number): void {
+  const admitted = [...decision.start.filter((s) => s.holdsSlot).map((s) => s.op), ...decision.admit];
+  for (const { op } of decision.start) {
+    const name = upgradeOpNode(op);
+    const wave = decision.wave + 1;
+    const planned = projection.waves.get(wave) ?? { wave, startsAt: t, endsAt: t, nodes: [], waits: projection.pendingWaits.splice(0) };
+    planned.nodes.push(name);
+    projection.waves.set(wave, planned);
+    projection.nodes[name] = { wave, drainAt: t, outOfServiceAt: t, backAt: t, gates: [] };
+  }
+  for (const op of admitted) {
+    const name = upgradeOpNode(op);
+    const quietAt = Math.max(t, jobEnd(name) ?? t);
+    const backAt = quietAt + serviceSeconds * 1000;
+    projection.endsAt.set(op, backAt);
+    projection.nodes[name] = { ...projection.nodes[name]!, outOfServiceAt: quietAt, backAt };
+    const wave = projection.waves.get(projection.nodes[name].wave)!;
+    wave.endsAt = Math.max(wave.endsAt, backAt);
+  }
+}
+
+/** Rack caps: a node waiting while its rack holds all the slots it may. */
+function noteRackWaits(projection: Projection, policy: SchedulingPolicy, decision: Decision, observations: Observations): void {
+  if (policy.maxPerRack === undefined || decision.wait) return;
+  const holders = projection.state.ops.filter((op) => op.state === 'TRANSITION' && op.holdsSlot).map((op) => op.node);
+  const perRack = countPerRack(holders, (node) => observations.nodes[node]?.rack);
+  for (const op of projection.state.ops) {
+    const rack = observations.nodes[op.node]?.rack;
+    if (op.state === 'TODO' && rack !== undefined && !rackHasRoom(policy, perRack, rack))
+      projection.gates.get(op.node)!.add(`waited for its rack ${rack} (cap ${policy.maxPerRack})`);
+  }
+}
+
+/** The next moment anything can change: a node back, a job ending (drain ahead), a window or bake; Infinity when nothing will by itself. */
+function nextMoment(projection: Projection, decision: Decision): number {
+  return Math.min(
+    ...projection.state.ops.filter((op) => op.state === 'TRANSITION' && op.holdsSlot).map((op) => projection.endsAt.get(op.id) ?? Infinity),
+    decision.recheckAt ?? Infinity,
+  );
+}
+
+/** Runs the scheduler forward from `now`, decision after decision, each at the next moment anything can change, until the run finishes. */
+function project(input: UpgradePlanInput & { formatTime: (ms: number) => string }, policy: SchedulingPolicy, jobEnd: JobEnd, projection: Projection): void {
+  const { plan, site, now, serviceSeconds, formatTime } = input;
   let t = now;
   for (let decisions = 0; decisions < MAX_DECISIONS; decisions++) {
     // What ended by now is back in service.
     const ended = new Map<string, OperationOutcome>();
-    for (const op of state.ops) if (op.state === 'TRANSITION' && op.holdsSlot && (endsAt.get(op.id) ?? Infinity) <= t) ended.set(op.id, { ok: true });
-    state = recordOutcomes(state, ended, t);
+    for (const op of projection.state.ops)
+      if (op.state === 'TRANSITION' && op.holdsSlot && (projection.endsAt.get(op.id) ?? Infinity) <= t) ended.set(op.id, { ok: true });
+    projection.state = recordOutcomes(projection.state, ended, t);
 
-    const observations = { nodes: observe(t) };
-    const decision = schedule(state, policy, t, observations);
+    const observations = { nodes: observationsAt(plan, site, jobEnd, t) };
+    const decision = schedule(projection.state, policy, t, observations);
     if (decision.wait?.kind === 'approval') {
-      pendingWaits.push(`approval of batch ${decision.wait.wave + 1} (assumed given at once)`);
-      state = approveWave(state, decision.wait.wave);
+      projection.pendingWaits.push(`approval of batch ${decision.wait.wave + 1} (assumed given at once)`);
+      projection.state = approveWave(projection.state, decision.wait.wave);
       continue;
     }
-    if (decision.wait?.kind === 'maintenance-window')
-      pendingWaits.push(`maintenance window${decision.wait.until !== undefined ? ` until ${formatTime(decision.wait.until)}` : ' (none opens)'}`);
-    if (decision.wait?.kind === 'bake') pendingWaits.push(`bake until ${formatTime(decision.wait.until)}`);
-    state = applyDecision(state, decision, t);
+    noteWait(decision, projection.pendingWaits, formatTime);
+    projection.state = applyDecision(projection.state, decision, t);
     for (const { op } of decision.gated)
-      leftAlone[upgradeOpNode(op)] = observations.nodes[upgradeOpNode(op)]?.alive === false ? 'node-not-alive' : 'node-unavailable';
+      projection.leftAlone[upgradeOpNode(op)] = observations.nodes[upgradeOpNode(op)]?.alive === false ? 'node-not-alive' : 'node-unavailable';
+    placeStarts(projection, decision, t, jobEnd, serviceSeconds);
+    noteRackWaits(projection, policy, decision, observations);
+    if (decision.finished) return;
 
-    const admitted = [...decision.start.filter((s) => s.holdsSlot).map((s) => s.op), ...decision.admit];
-    for (const { op } of decision.start) {
-      const name = upgradeOpNode(op);
-      const wave = decision.wave + 1;
-      const planned = waves.get(wave) ?? { wave, startsAt: t, endsAt: t, nodes: [], waits: pendingWaits.splice(0) };
-      planned.nodes.push(name);
-      waves.set(wave, planned);
-      nodes[name] = { wave, drainAt: t, outOfServiceAt: t, backAt: t, gates: [] };
-    }
-    for (const op of admitted) {
-      const name = upgradeOpNode(op);
-      const quietAt = Math.max(t, jobEnd(name) ?? t);
-      const backAt = quietAt + serviceSeconds * 1000;
-      endsAt.set(op, backAt);
-      nodes[name] = { ...nodes[name]!, outOfServiceAt: quietAt, backAt };
-      const wave = waves.get(nodes[name].wave)!;
-      wave.endsAt = Math.max(wave.endsAt, backAt);
-    }
-    // Rack caps: a node waiting while its rack holds all the slots it may.
-    if (policy.maxPerRack !== undefined && !decision.wait) {
-      const holders = state.ops.filter((op) => op.state === 'TRANSITION' && op.holdsSlot);
-      const perRack = new Map<string, number>();
-      for (const op of holders) {
-        const rack = observations.nodes[op.node]?.rack;
-        if (rack !== undefined) perRack.set(rack, (perRack.get(rack) ?? 0) + 1);
-      }
-      for (const op of state.ops) {
-        const rack = observations.nodes[op.node]?.rack;
-        if (op.state === 'TODO' && rack !== undefined && (perRack.get(rack) ?? 0) >= policy.maxPerRack)
-          gates.get(op.node)!.add(`waited for its rack ${rack} (cap ${policy.maxPerRack})`);
-      }
-    }
-    if (decision.finished) break;
-
-    // On to the next moment anything can change: a node back, a job ending (drain ahead), a window or bake.
-    const next = Math.min(
-      ...state.ops.filter((op) => op.state === 'TRANSITION' && op.holdsSlot).map((op) => endsAt.get(op.id) ?? Infinity),
-      decision.recheckAt ?? Infinity,
-    );
+    const next = nextMoment(projection, decision);
     if (!Number.isFinite(next)) {
       // Nothing in flight and nothing will change by itself (a maintenance window that never opens): what is left never starts.
-      for (const op of state.ops)
-        if (op.state === 'TODO') leftAlone[op.node] ??= decision.wait?.kind === 'maintenance-window' ? 'no maintenance window opens' : 'not started';
-      break;
+      for (const op of projection.state.ops)
+        if (op.state === 'TODO') projection.leftAlone[op.node] ??= decision.wait?.kind === 'maintenance-window' ? 'no maintenance window opens' : 'not started';
+      return;
     }
     t = Math.max(next, t + (decision.start.length > 0 || ended.size > 0 ? 0 : 1000));
   }
-  for (const [name, planned] of Object.entries(nodes)) planned.gates = [...gates.get(name)!];
-  const orderedWaves = [...waves.values()].sort((a, b) => a.wave - b.wave);
+}
+
+/** What the estimate rests on. */
+function assumptionsOf(request: UpgradeRequest, serviceSeconds: number, unknownJobs: readonly string[]): string[] {
+  return [
+    `each node is out of service ${serviceSeconds} s once quiet (its reboot and return)`,
+    'running jobs end when the workload manager says they will (their time limits): a job may end sooner',
+    ...(unknownJobs.length > 0 ? [`${unknownJobs.length} busy node(s) whose job end the workload manager does not tell are counted as ending at once`] : []),
+    ...(request.approval !== 'none' || request.pauseAfterBatches ? ['approvals are given as soon as they are asked for'] : []),
+    'no node fails (a failure frees its slot sooner, and maxFailed may halt the run)',
+  ];
+}
+
+export function planUpgrade(given: UpgradePlanInput): UpgradePlan {
+  const input = { ...given, formatTime: given.formatTime ?? ((ms: number) => new Date(ms).toISOString()) };
+  const { request, plan, now, serviceSeconds } = input;
+  const policy = upgradePolicy(request, plan.length);
+  const jobEnd = jobEndOf(input.site, now);
+  const { gates, unknownJobs } = siteGates(input, jobEnd);
+  const projection: Projection = {
+    state: commitSchedule(proposeSchedule(upgradeOperations(plan))),
+    nodes: {},
+    gates,
+    waves: new Map(),
+    pendingWaits: [],
+    endsAt: new Map(),
+    leftAlone: {},
+  };
+  project(input, policy, jobEnd, projection);
+  for (const [name, planned] of Object.entries(projection.nodes)) planned.gates = [...gates.get(name)!];
+  const waves = [...projection.waves.values()].sort((a, b) => a.wave - b.wave);
   return {
     mode: request.mode,
     nodeCount: plan.length,
     cap: policy.maxInTransition,
     startsAt: now,
-    endsAt: Math.max(now, ...orderedWaves.map((w) => w.endsAt)),
-    waves: orderedWaves,
-    nodes,
-    leftAlone,
-    assumptions: [
-      `each node is out of service ${serviceSeconds} s once quiet (its reboot and return)`,
-      'running jobs end when the workload manager says they will (their time limits): a job may end sooner',
-      ...(unknownJobs.length > 0 ? [`${unknownJobs.length} busy node(s) whose job end the workload manager does not tell are counted as ending at once`] : []),
-      ...(request.approval !== 'none' || request.pauseAfterBatches ? ['approvals are given as soon as they are asked for'] : []),
-      'no node fails (a failure frees its slot sooner, and maxFailed may halt the run)',
-    ],
+    endsAt: Math.max(now, ...waves.map((w) => w.endsAt)),
+    waves,
+    nodes: projection.nodes,
+    leftAlone: projection.leftAlone,
+    assumptions: assumptionsOf(request, serviceSeconds, unknownJobs),
   };
 }

@@ -5,6 +5,7 @@ import {
   recordOutcome,
   schedule,
   type Decision,
+  type NodeObservation,
   type Observations,
   type Operation,
   type OperationOutcome,
@@ -13,6 +14,7 @@ import {
 } from '../scheduling';
 import type { BootSessionStatus, InventoryNode, WlmNode } from '../site/site-nodes';
 import { shortList } from '../text';
+import type { EmptyBootSessionError } from '../errors';
 import { drainClaim } from '../site/node-claims';
 import { FailureReason, type NodePhase, type NodeRecord, type WindowOp, type WindowProgress } from './session';
 import {
@@ -34,7 +36,7 @@ import { describeHealthFailures, startChecks, type HealthCheckResult } from './h
 import { healthCheckCommand } from './upgrade-request';
 import type { Progress, UpgradeSession } from './session';
 import { learnSlotSeconds } from './slot-plan';
-import { advanceInFlight, decidePutBack, type RecordsNow } from './window-in-flight';
+import { advanceInFlight, decidePutBack, type InFlightAdvance, type PutBack, type RecordsNow } from './window-in-flight';
 
 /**
  * Mode window (stage ROLLING): one increment moves every node in flight through its own phases
@@ -185,21 +187,27 @@ export function outsideDown(outside: ReadonlyMap<string, WlmNode> | undefined): 
  * A node the workload manager does not know is not alive: left alone, never drained.
  */
 export function windowObservations(records: readonly NodeRecord[], observed: WindowObserved, now: number, window: WindowProgress): Observations {
-  const nodes: Record<string, Observations['nodes'][string]> = {};
-  for (const record of records) {
-    const inv = observed.inventory.get(record.name);
-    const wlm = observed.wlm.get(record.name);
-    nodes[record.name] = {
-      alive: wlm !== undefined && inv?.alive !== false,
-      available: inv?.available !== false,
-      ...(observed.claimedElsewhere?.has(record.name) ? { claimedElsewhere: true } : {}),
-      ...(inv?.rack !== undefined ? { rack: inv.rack } : {}),
-      ...remainingJob(record.name, wlm, observed.jobEnds, now),
-    };
-  }
+  const nodes: Record<string, NodeObservation> = {};
+  for (const record of records) nodes[record.name] = windowNodeObservation(record.name, observed, now);
   // Only nodes that went DOWN or FAIL since the first increment count (those already down then do not).
   const before = new Set(window.outsideDownAtStart ?? outsideDown(observed.outside));
   return { nodes, outsideFailures: outsideDown(observed.outside).filter((name) => !before.has(name)) };
+}
+
+/** What the scheduler sees of one node (windowObservations). */
+function windowNodeObservation(name: string, observed: WindowObserved, now: number): NodeObservation {
+  return { ...windowNodeGates(name, observed), ...remainingJob(name, observed.wlm.get(name), observed.jobEnds, now) };
+}
+
+/** What the scheduler's start gate and rack cap read of one node (core/scheduling nodeCouldStart): alive, available, claimed, its rack. */
+export function windowNodeGates(name: string, observed: Pick<WindowObserved, 'wlm' | 'inventory' | 'claimedElsewhere'>): NodeObservation {
+  const inv = observed.inventory.get(name);
+  return {
+    alive: observed.wlm.get(name) !== undefined && inv?.alive !== false,
+    available: inv?.available !== false,
+    ...(observed.claimedElsewhere?.has(name) ? { claimedElsewhere: true } : {}),
+    ...(inv?.rack !== undefined ? { rack: inv.rack } : {}),
+  };
 }
 
 function remainingJob(name: string, wlm: WlmNode | undefined, jobEnds: ReadonlyMap<string, number> | undefined, now: number): { remainingJobSeconds?: number } {
@@ -209,18 +217,33 @@ function remainingJob(name: string, wlm: WlmNode | undefined, jobEnds: ReadonlyM
   return end === undefined ? {} : { remainingJobSeconds: Math.max(0, (end - now) / 1000) };
 }
 
+/** What an increment derives once from its progress and view, for the scheduler's pass and the decision after it. */
+export interface WindowSchedule {
+  /** The window as the increment found it, with the operator's gate applied (gatedWindow). */
+  window: WindowProgress;
+  /** The scheduler's view of it, before this increment's decision (windowScheduleState). */
+  state: ScheduleState;
+}
+
+/** The increment's window and schedule state. A candidate's lock token does not change them: derived before the locks are taken, they hold after. */
+export function windowSchedule(session: UpgradeSession, progress: Progress, view: WindowView): WindowSchedule {
+  const window = gatedWindow(session, progress.window ?? initialWindowProgress(session.nodeCount));
+  return { window, state: windowScheduleState(view, window, progress.counts) };
+}
+
 export interface WindowInput {
   session: UpgradeSession;
   progress: Progress;
   view: WindowView;
   observed: WindowObserved;
   now: number;
+  /** The increment's window and schedule state (windowSchedule), derived once and passed from phase to phase; derived here when absent. */
+  schedule?: WindowSchedule;
 }
 
 /** The annealer's pass for this increment (nothing starts once the session is being deleted). */
-export function scheduleWindow({ session, progress, view, observed, now }: WindowInput): Decision {
-  const window = gatedWindow(session, progress.window ?? initialWindowProgress(session.nodeCount));
-  const state = windowScheduleState(view, window, progress.counts);
+export function scheduleWindow({ session, progress, view, observed, now, schedule: derived }: WindowInput): Decision {
+  const { window, state } = derived ?? windowSchedule(session, progress, view);
   const decision = schedule(
     state,
     upgradePolicy(session, session.nodeCount),
@@ -673,60 +696,108 @@ export interface DecideWindowInput extends WindowInput {
   outsideTodo?: readonly NodeRecord[];
 }
 
-/**
- * One ROLLING increment, given the scheduler's decision, the nodes whose lock another session holds
- * (those do not start) and, when the run finishes halted, the TODO nodes outside the view (recorded
- * left alone): the phases above, in order, each reading the records as the earlier ones wrote them.
- * The order of the actions makes a crash anywhere safe to retry (orderWindowActions): the started nodes
- * enter the in-flight index (with the boot count) before they are recorded, and are recorded before
- * they are drained; a node is resumed or failed before it is recorded done, recorded done before it
- * leaves the index, and leaves the index in the progress write that counts it; a node is recorded
- * BOOTING before its boot starts (a boot session the boot service does not know is started again
- * for the nodes recorded in it).
- */
-export function decideWindow(input: DecideWindowInput): StageDecision {
-  const { session, progress, view, observed, now } = input;
-  // A boot session that acted upon none of its nodes: the run's error, none of its nodes failed.
+/** A boot session of a node in flight that acted upon none of its nodes: the run's error (none of its nodes failed). */
+function emptyBootOfView(view: Pick<WindowView, 'inFlight'>, boots: WindowObserved['boots']): EmptyBootSessionError | undefined {
   for (const record of view.inFlight) {
-    const empty = record.phase === 'BOOTING' && record.boot ? emptyBootSession(observed.boots.get(record.boot.session)) : undefined;
-    if (empty) return { progress, waitSeconds: 0, actions: [], error: empty };
+    const empty = record.phase === 'BOOTING' && record.boot ? emptyBootSession(boots.get(record.boot.session)) : undefined;
+    if (empty) return empty;
   }
-  const window = gatedWindow(session, progress.window ?? initialWindowProgress(session.nodeCount));
-  const outsideTodo = input.outsideTodo ?? [];
-  const decision: Decision = { ...input.decision, start: input.decision.start.filter((s) => !input.lockedByOthers.has(upgradeOpNode(s.op))) };
-  const records = new Map([...view.inFlight, ...view.candidates, ...outsideTodo].map((r) => [r.name, r]));
-  const written = new Map<string, NodeRecord>();
-  const write = (changed: readonly NodeRecord[]) => {
+  return undefined;
+}
+
+/** The records as the increment's phases write them: each phase reads what the earlier ones wrote; `written` keeps what changed. */
+class IncrementRecords {
+  readonly current: Map<string, NodeRecord>;
+  readonly written = new Map<string, NodeRecord>();
+
+  constructor(records: readonly NodeRecord[]) {
+    this.current = new Map(records.map((r) => [r.name, r]));
+  }
+
+  write(changed: readonly NodeRecord[]): void {
     for (const record of changed) {
-      written.set(record.name, record);
-      records.set(record.name, record);
+      this.written.set(record.name, record);
+      this.current.set(record.name, record);
     }
-  };
-  const opsOf = (s: ScheduleState) => new Map(s.ops.map((op) => [op.node, op]));
+  }
+}
 
-  let state = applyDecision(windowScheduleState(view, window, progress.counts), decision, now);
+const opsByNode = (state: ScheduleState) => new Map(state.ops.map((op) => [op.node, op]));
+
+/** What the node phases of one increment did, for the recount, the actions and the messages. */
+interface WindowMoves {
+  /** The schedule with the decision applied and the outcomes recorded. */
+  state: ScheduleState;
+  starts: Starts;
+  putBack: PutBack;
+  advance: InFlightAdvance;
+  /** Nodes whose lock is given back: released ahead, and those whose op ended or was put back. */
+  released: string[];
+  failures: Map<string, string[]>;
+  settled: { ended: NodeRecord[]; messages: string[] };
+  checks?: NodeAction;
+  boots: ReturnType<typeof decideBoots>;
+}
+
+/**
+ * The node phases, in order: start and admit, put back what was released ahead, move every node in
+ * flight, settle the ops that ended, start health checks and boots. Each writes `records` as it goes.
+ */
+function moveWindowNodes(
+  input: Pick<DecideWindowInput, 'session' | 'view' | 'observed' | 'now' | 'decision'> & WindowSchedule,
+  records: IncrementRecords,
+): WindowMoves {
+  const { session, view, observed, now, decision, window } = input;
+  let state = applyDecision(input.state, decision, now);
   const startNames = decision.start.map((s) => upgradeOpNode(s.op));
-  const starts = decideStarts({ session, start: startNames, admit: decision.admit.map(upgradeOpNode), ops: opsOf(state), records, wlm: observed.wlm });
-  write(starts.admitted);
+  const admit = decision.admit.map(upgradeOpNode);
+  const starts = decideStarts({ session, start: startNames, admit, ops: opsByNode(state), records: records.current, wlm: observed.wlm });
+  records.write(starts.admitted);
   const releasedAhead = decision.release.map(({ op }) => upgradeOpNode(op));
-  const putBack = decidePutBack(releasedAhead, records, observed.wlm);
-  write(putBack.records);
+  const putBack = decidePutBack(releasedAhead, records.current, observed.wlm);
+  records.write(putBack.records);
 
-  const advance = advanceInFlight({ session, inFlight: view.inFlight, startedNow: new Set(startNames), ops: opsOf(state), records, observed, now });
-  write(advance.writes);
+  const startedNow = new Set(startNames);
+  const advance = advanceInFlight({ session, inFlight: view.inFlight, startedNow, ops: opsByNode(state), records: records.current, observed, now });
+  records.write(advance.writes);
   const putBackNow = new Set(advance.putBack);
   state = { ...state, ops: state.ops.map((o) => (putBackNow.has(o.node) ? { ...o, state: 'TODO' as const } : o)) };
   for (const [name, outcome] of advance.outcomes) state = recordOutcome(state, upgradeOpId(name), outcome, now);
 
   const released = [...releasedAhead, ...advance.released];
   const failures = failuresByReason(advance.outcomes);
-  const settled = settleEnded({ ops: state.ops, released, records, failures, unhealthy: advance.unhealthy });
-  write(settled.ended);
+  const settled = settleEnded({ ops: state.ops, released, records: records.current, failures, unhealthy: advance.unhealthy });
+  records.write(settled.ended);
   const command = healthCheckCommand(session);
   const checks = advance.toCheck.length > 0 && command ? startChecks(advance.toCheck, command, now) : undefined;
-  const boots = decideBoots({ session, toBoot: advance.toBoot, restartBoots: advance.restartBoots, bootCount: window.bootCount, records, now });
-  write(boots.writes);
+  const { toBoot, restartBoots } = advance;
+  const boots = decideBoots({ session, toBoot, restartBoots, bootCount: window.bootCount, records: records.current, now });
+  records.write(boots.writes);
+  return { state, starts, putBack, advance, released, failures, settled, ...(checks ? { checks } : {}), boots };
+}
 
+/** How the increment closes: the window and counts after it, what holds nodes back (said), and where the run goes next. */
+interface WindowClose {
+  window: WindowProgress;
+  counts: NonNullable<Progress['counts']>;
+  /** Some node is still in flight. */
+  inFlight: boolean;
+  end: ReturnType<typeof decideWindowEnd>;
+  waitMessage?: string;
+}
+
+/** The closing phases, in order: recount, say why the run waits, end. The end writes `records` (nodes left alone). */
+function closeWindow(
+  input: Pick<DecideWindowInput, 'session' | 'progress' | 'view' | 'observed' | 'now' | 'decision'> & {
+    window: WindowProgress;
+    lockedOut: readonly string[];
+    outsideTodo: readonly NodeRecord[];
+  },
+  moves: WindowMoves,
+  records: IncrementRecords,
+): WindowClose {
+  const { session, progress, view, observed, now, decision, window, lockedOut, outsideTodo } = input;
+  const { state } = moves;
   const counted = windowAfter({
     session,
     window,
@@ -734,13 +805,12 @@ export function decideWindow(input: DecideWindowInput): StageDecision {
     decision,
     counts: progress.counts,
     view,
-    ended: settled.ended,
-    records,
-    bootCount: boots.bootCount,
+    ended: moves.settled.ended,
+    records: records.current,
+    bootCount: moves.boots.bootCount,
     outside: observed.outside,
     now,
   });
-  const lockedOut = input.decision.start.map((s) => upgradeOpNode(s.op)).filter((name) => input.lockedByOthers.has(name));
   const holding = heldBack({ session, decision, state, lockedOut, halted: counted.window.halted?.reason, now });
   const waitSaid = sayWhyWaiting({ session, before: window, after: counted.window, wait: holding, now });
   const after = { ...counted, window: waitSaid.window };
@@ -754,11 +824,54 @@ export function decideWindow(input: DecideWindowInput): StageDecision {
     inFlight,
     halted: state.halted,
     outsideTodo,
-    records,
+    records: records.current,
     now,
   });
-  write(end.writes);
+  records.write(end.writes);
+  return { ...after, inFlight, end, ...(waitSaid.message !== undefined ? { waitMessage: waitSaid.message } : {}) };
+}
 
+/** The increment's messages, in the order its phases ran. */
+function windowMessages(moves: WindowMoves, close: WindowClose, decision: Decision, wlm: WindowObserved['wlm']): string[] {
+  const { starts, settled, advance, boots } = moves;
+  const unrestored = unrestoredReasons(advance.back, wlm);
+  return [
+    starts.message,
+    ...settled.messages,
+    advance.toCheck.length > 0 ? `Window: health check started on ${advance.toCheck.length} node(s): ${shortList(names(advance.toCheck))}` : undefined,
+    boots.message,
+    unrestored === undefined ? undefined : `Window: ${unrestored}`,
+    decision.halt ? `Window halted: ${decision.halt.reason}; nodes in flight finish, no new node starts` : undefined,
+    close.waitMessage,
+    close.end.message,
+  ].filter((m) => m !== undefined);
+}
+
+/**
+ * One ROLLING increment, given the scheduler's decision, the nodes whose lock another session holds
+ * (those do not start) and, when the run finishes halted, the TODO nodes outside the view (recorded
+ * left alone): the phases above, in order, each reading the records as the earlier ones wrote them.
+ * The order of the actions makes a crash anywhere safe to retry (orderWindowActions): the started nodes
+ * enter the in-flight index (with the boot count) before they are recorded, and are recorded before
+ * they are drained; a node is resumed or failed before it is recorded done, recorded done before it
+ * leaves the index, and leaves the index in the progress write that counts it; a node is recorded
+ * BOOTING before its boot starts (a boot session the boot service does not know is started again
+ * for the nodes recorded in it).
+ */
+export function decideWindow(input: DecideWindowInput): StageDecision {
+  const { session, progress, view, observed, now } = input;
+  const empty = emptyBootOfView(view, observed.boots);
+  if (empty) return { progress, waitSeconds: 0, actions: [], error: empty };
+  const { window, state } = input.schedule ?? windowSchedule(session, progress, view);
+  const outsideTodo = input.outsideTodo ?? [];
+  const lockedOut = input.decision.start.map((s) => upgradeOpNode(s.op)).filter((name) => input.lockedByOthers.has(name));
+  const decision: Decision = { ...input.decision, start: input.decision.start.filter((s) => !input.lockedByOthers.has(upgradeOpNode(s.op))) };
+  const records = new IncrementRecords([...view.inFlight, ...view.candidates, ...outsideTodo]);
+
+  const moves = moveWindowNodes({ session, view, observed, now, decision, window, state }, records);
+  const close = closeWindow({ session, progress, view, observed, now, decision, window, lockedOut, outsideTodo }, moves, records);
+
+  const { starts, putBack, advance, boots } = moves;
   // The intent: the started nodes enter the index (and the boot count is saved) before anything is done to them.
   const intentIndex = [...new Set([...(window.inFlight ?? []), ...starts.started.map((r) => r.index)])];
   const intent = starts.started.length > 0 || boots.bootCount !== window.bootCount;
@@ -769,26 +882,17 @@ export function decideWindow(input: DecideWindowInput): StageDecision {
     drain: [...starts.drain, ...advance.drain],
     resume: [...putBack.resume, ...advance.resume],
     back: advance.back,
-    failures,
+    failures: moves.failures,
     wlm: observed.wlm,
-    written: [...written.values()],
-    ...(checks ? { checks } : {}),
+    written: [...records.written.values()],
+    ...(moves.checks ? { checks: moves.checks } : {}),
     boots: boots.actions,
     // Index entries that had left flight (settled) or were bare intents (dropped) give back the lock taken for them.
-    unlock: [...released, ...view.settled.filter((r) => r.phase !== 'LOCK_LOST').map((r) => r.name), ...names(view.dropped)],
+    unlock: [...moves.released, ...view.settled.filter((r) => r.phase !== 'LOCK_LOST').map((r) => r.name), ...names(view.dropped)],
   });
-  const messages = [
-    starts.message,
-    ...settled.messages,
-    advance.toCheck.length > 0 ? `Window: health check started on ${advance.toCheck.length} node(s): ${shortList(names(advance.toCheck))}` : undefined,
-    boots.message,
-    ((text) => (text === undefined ? undefined : `Window: ${text}`))(unrestoredReasons(advance.back, observed.wlm)),
-    decision.halt ? `Window halted: ${decision.halt.reason}; nodes in flight finish, no new node starts` : undefined,
-    waitSaid.message,
-    end.message,
-  ].filter((m) => m !== undefined);
+  const messages = windowMessages(moves, close, decision, observed.wlm);
 
-  const moved = decision.start.length + decision.admit.length + released.length + advance.toBoot.length + view.settled.length + view.dropped.length > 0;
-  const wait = windowWait({ session, decision, next: end.progress, moved, inFlight, now });
-  return { progress: end.progress, ...wait, actions, ...(messages.length > 0 ? { message: messages.join('\n') } : {}) };
+  const moved = decision.start.length + decision.admit.length + moves.released.length + advance.toBoot.length + view.settled.length + view.dropped.length > 0;
+  const wait = windowWait({ session, decision, next: close.end.progress, moved, inFlight: close.inFlight, now });
+  return { progress: close.end.progress, ...wait, actions, ...(messages.length > 0 ? { message: messages.join('\n') } : {}) };
 }

@@ -78,13 +78,43 @@ export interface Decision {
   approvalDue?: number;
 }
 
-function gateOf(observations: Observations, node: string): GateReason | undefined {
-  const seen = observations.nodes[node];
+/**
+ * The start gate of one node (OpenCrowbar): why no op may start on it now, or undefined when it may
+ * (the node is alive and available, its lock ours, no other control plane claims it).
+ */
+export function nodeGate(seen: NodeObservation | undefined): GateReason | undefined {
   if (seen?.lockLost === true) return 'node-lock-lost';
   if (seen?.claimedElsewhere === true) return 'held-by-another-control-plane';
   if (seen?.alive === false) return 'node-not-alive';
   if (seen?.available === false) return 'node-unavailable';
   return undefined;
+}
+
+function gateOf(observations: Observations, node: string): GateReason | undefined {
+  return nodeGate(observations.nodes[node]);
+}
+
+/** How many of `nodes` each rack holds (nodes of no known rack are not counted): what the rack cap counts. */
+export function countPerRack(nodes: Iterable<string>, rackOf: (node: string) => string | undefined): Map<string, number> {
+  const perRack = new Map<string, number>();
+  for (const node of nodes) {
+    const rack = rackOf(node);
+    if (rack !== undefined) perRack.set(rack, (perRack.get(rack) ?? 0) + 1);
+  }
+  return perRack;
+}
+
+/** The rack cap (policy.maxPerRack): whether `rack`, its slots counted in `perRack`, has room for one more. A node of no known rack always has. */
+export function rackHasRoom(policy: Pick<SchedulingPolicy, 'maxPerRack'>, perRack: ReadonlyMap<string, number>, rack: string | undefined): boolean {
+  return policy.maxPerRack === undefined || rack === undefined || (perRack.get(rack) ?? 0) < policy.maxPerRack;
+}
+
+/**
+ * Whether an op could start on this node now, as far as the node goes: no start gate (nodeGate) and
+ * room in its rack (rackHasRoom). The pass's other caps (overall, per group, waves) are not asked.
+ */
+export function nodeCouldStart(policy: Pick<SchedulingPolicy, 'maxPerRack'>, seen: NodeObservation | undefined, perRack: ReadonlyMap<string, number>): boolean {
+  return nodeGate(seen) === undefined && rackHasRoom(policy, perRack, seen?.rack);
 }
 
 function failedNodeCount(ops: readonly Operation[]): number {
@@ -116,8 +146,7 @@ class SlotCounter {
 
   fits(op: Operation): boolean {
     if (this.holders >= this.policy.maxInTransition) return false;
-    const rack = this.rackOf(op.node);
-    if (this.policy.maxPerRack !== undefined && rack !== undefined && (this.perRack.get(rack) ?? 0) >= this.policy.maxPerRack) return false;
+    if (!rackHasRoom(this.policy, this.perRack, this.rackOf(op.node))) return false;
     const limit = op.group === undefined ? undefined : this.policy.groupLimits?.[op.group];
     return limit === undefined || (this.perGroup.get(op.group!) ?? 0) < limit;
   }

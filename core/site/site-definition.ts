@@ -111,6 +111,15 @@ export function checkSiteInventory(site: InventoryChecked, ctx: z.RefinementCtx)
   // The cross checks of releases and environments live with their schemas.
   const environments = siteEnvironmentsSchema.safeParse({ releases: site.releases, environments: site.environments });
   if (!environments.success) for (const issue of environments.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  const firstByName = checkUniqueNodes(site, ctx);
+  checkEnvironmentNodesAndReleases(site, firstByName, ctx);
+  if (site.csm) checkCsmNames(site, site.csm, ctx);
+  checkExclusiveGroups(site, ctx);
+  checkGroupMembers(site, firstByName, ctx);
+}
+
+/** Every node name and nid once. Returns where each name first comes (the other checks ask it whether a name is a node's). */
+function checkUniqueNodes(site: InventoryChecked, ctx: z.RefinementCtx): Map<string, number> {
   const firstByName = new Map<string, number>();
   const firstByNid = new Map<number, number>();
   site.nodes.forEach((node, i) => {
@@ -121,7 +130,11 @@ export function checkSiteInventory(site: InventoryChecked, ctx: z.RefinementCtx)
     if (sameNid === undefined) firstByNid.set(node.nid, i);
     else ctx.addIssue({ code: 'custom', path: ['nodes', i, 'nid'], message: `duplicate nid ${node.nid} (also nodes[${sameNid}])` });
   });
-  // An environment's nodes are site nodes (by name): the side-by-side upgrade reimages them. A release installs with one of the site's templates.
+  return firstByName;
+}
+
+/** An environment's nodes are site nodes (by name): the side-by-side upgrade reimages them. A release installs with one of the site's templates. */
+function checkEnvironmentNodesAndReleases(site: InventoryChecked, firstByName: ReadonlyMap<string, number>, ctx: z.RefinementCtx): void {
   site.environments.forEach((env, e) =>
     env.nodes.forEach((node, n) => {
       if (!firstByName.has(node.name))
@@ -134,32 +147,38 @@ export function checkSiteInventory(site: InventoryChecked, ctx: z.RefinementCtx)
       ctx.addIssue({ code: 'custom', path: ['releases', r, 'bootTemplate'], message: `'${release.bootTemplate}' is not one of the site's bootTemplates` });
     }
   });
-  if (site.csm) {
-    const pattern = parseNidNamePattern(site.csm.slurmNodeNames);
-    const slurmNames = new Map<string, number>();
-    site.nodes.forEach((node, i) => {
-      if (!isNodeXname(node.name))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['nodes', i, 'name'],
-          message: `'${node.name}' is not a node xname (xXcCsSbBnN): a CSM site names its nodes by xname`,
-        });
-      if (typeof pattern !== 'string') {
-        const slurmName = nidName(pattern, node.nid);
-        const clash = slurmNames.get(slurmName);
-        if (clash !== undefined) ctx.addIssue({ code: 'custom', path: ['nodes', i, 'nid'], message: `Slurm name ${slurmName} also names nodes[${clash}]` });
-        slurmNames.set(slurmName, i);
-      }
-    });
-    for (const label of Object.keys(site.groups)) {
-      if (!/^[-a-z0-9:._]+$/.test(label))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['groups', label],
-          message: `'${label}' is not an HSM group label: lowercase letters, digits, '-', ':', '.', '_'`,
-        });
+}
+
+/** CSM's rules: nodes named by xname, one Slurm name per nid, groups labelled as HSM labels. */
+function checkCsmNames(site: InventoryChecked, csm: NonNullable<InventoryChecked['csm']>, ctx: z.RefinementCtx): void {
+  const pattern = parseNidNamePattern(csm.slurmNodeNames);
+  const slurmNames = new Map<string, number>();
+  site.nodes.forEach((node, i) => {
+    if (!isNodeXname(node.name))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['nodes', i, 'name'],
+        message: `'${node.name}' is not a node xname (xXcCsSbBnN): a CSM site names its nodes by xname`,
+      });
+    if (typeof pattern !== 'string') {
+      const slurmName = nidName(pattern, node.nid);
+      const clash = slurmNames.get(slurmName);
+      if (clash !== undefined) ctx.addIssue({ code: 'custom', path: ['nodes', i, 'nid'], message: `Slurm name ${slurmName} also names nodes[${clash}]` });
+      slurmNames.set(slurmName, i);
     }
+  });
+  for (const label of Object.keys(site.groups)) {
+    if (!/^[-a-z0-9:._]+$/.test(label))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['groups', label],
+        message: `'${label}' is not an HSM group label: lowercase letters, digits, '-', ':', '.', '_'`,
+      });
   }
+}
+
+/** An exclusive group names groups of the site, each in one exclusive group only, and no node is in two of its groups. */
+function checkExclusiveGroups(site: InventoryChecked, ctx: z.RefinementCtx): void {
   const exclusiveOf = new Map<string, string>();
   for (const [exclusive, labels] of Object.entries(site.exclusiveGroups)) {
     labels.forEach((label, k) => {
@@ -179,6 +198,10 @@ export function checkSiteInventory(site: InventoryChecked, ctx: z.RefinementCtx)
       }
     }
   }
+}
+
+/** A group's members are nodes of the site, each listed once. */
+function checkGroupMembers(site: InventoryChecked, firstByName: ReadonlyMap<string, number>, ctx: z.RefinementCtx): void {
   for (const [label, members] of Object.entries(site.groups)) {
     const seen = new Set<string>();
     members.forEach((member, k) => {

@@ -115,6 +115,17 @@ describe('mode window controls, end to end', () => {
     expect(peak([...rack(0), ...rack(4)])).toBe(2);
   });
 
+  it('more slots than a scan batch (maxUnavailable 40) with nodes that cannot start: each TODO node is looked at once, the run ends', async () => {
+    // The plan-order scan looks at 40 nodes, then at the next ones, from where it stopped. It used to look
+    // again from the 33rd, twice at the same nodes, and the run failed: "duplicate operation id".
+    runtime = await startTestRuntime({ site: buildSite(80, { node: (i) => (i % 2 === 0 ? { alive: false } : {}) }) });
+    const { report, outcome } = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 40 }));
+
+    expect(outcome.status).toBe('SUCCEEDED');
+    expect(report).toMatchObject({ state: 'READY', completed: true });
+    expect(report.counts).toMatchObject({ UPGRADED: 40, FAILED: 0, NOT_STARTED: 40 });
+  });
+
   it('maintenanceWindows: no node starts outside a window; a node in flight when it closes finishes', async () => {
     // Virtual time starts at 2026-01-01T00:00Z: the window opens at 00:30, 02:30, ... for 2 minutes each.
     runtime = await startTestRuntime({ site: buildSite(4) });

@@ -1,6 +1,6 @@
 import { parseDocumentText } from '../document-text';
 import { InvalidInputError, type FieldProblem } from '../errors';
-import { stableTopologicalOrder, stronglyConnectedComponents } from '../group-deployment/graph-algorithms';
+import { stableTopologicalOrder, stronglyConnectedComponents } from '../graph/graph-algorithms';
 import { toFieldProblems } from '../validation';
 import { compileCondition, type ConditionNode } from './conditions';
 import {

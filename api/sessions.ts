@@ -1,11 +1,10 @@
 import { InvalidInputError, SessionGateError, SessionNotFoundError } from '../core/errors';
 import { parseDeploymentStrategy, planDeployment, selectDeploymentStrategy } from '../core/group-deployment';
 import { parseDeploymentRequest } from '../core/group-deployment/deployment-request';
-import { parseUpgradeRequest, unsupportedControls } from '../core/rolling-upgrade/upgrade-request';
 import { upgradeHasEnded } from '../core/environments';
 import { isSessionCancellable, isSessionEnded } from '../core/rolling-upgrade/session';
 import { buildEnvironmentUpgradeReport, summarizeEnvironmentUpgrade } from '../control-plane/reports/environment-upgrade-report';
-import { checkUpgradeRequest } from '../control-plane/request-checks/upgrade-request';
+import { checkUpgradeRequestOnSite, readUpgradeRequest } from '../control-plane/request-checks/upgrade-request';
 import { checkUpgradeGroups } from '../control-plane/request-checks/upgrade-groups';
 import type { RunStart } from '../ports/run-start-store';
 import type { ApiDependencies } from './dependencies';
@@ -59,13 +58,11 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
           const { waitForGroups, ...body } = readJsonObject(text);
           if (waitForGroups !== undefined && typeof waitForGroups !== 'boolean')
             throw new InvalidInputError('upgrade request', [{ field: 'waitForGroups', message: 'waitForGroups must be true or false' }]);
-          // Checked here, before anything starts, so that the client gets the 422 naming the fields.
-          const upgrade = parseUpgradeRequest(body);
-          const problems = unsupportedControls(upgrade);
-          if (problems.length > 0) throw new InvalidInputError('upgrade request', problems);
+          // Read once, here, before anything starts, so that the client gets the 422 naming the fields.
+          const upgrade = readUpgradeRequest(body);
           // What Open Session checks on the site (the boot template), checked here too when the site answers; and, as the CLI
           // does, the groups the labels name: the workflow waits for a missing group (CRUS), so a typo would wait for ever.
-          await unlessSiteFails(site && (() => checkUpgradeRequest(body, site)));
+          await unlessSiteFails(site && (() => checkUpgradeRequestOnSite(upgrade, site)));
           await unlessSiteFails(site && (() => checkUpgradeGroups(site.inventory, upgrade, waitForGroups === true)));
           const run = await controlPlane.run('rollingUpgrade', body);
           await accepted(run, 'upgrade');
@@ -183,12 +180,13 @@ export function sessionRoutes({ controlPlane, environmentUpgrades, runStarts, si
           const parsed = parseDeploymentRequest(body);
           // What Start Deployment refuses: the strategy's own problems (unknown, duplicate or cyclic groups) from the
           // request alone; unknown nodes and critical groups selecting none from the inventory, when the site answers.
-          inStrategyField(() => parsed.strategy !== undefined && parseDeploymentStrategy(parsed.strategy));
+          // The strategy is read once: the site check plans the one read here.
+          const strategy = inStrategyField(() => (parsed.strategy === undefined ? undefined : parseDeploymentStrategy(parsed.strategy)));
           await unlessSiteFails(
             site &&
               (async () => {
                 const inventory = await site.inventory.listNodes();
-                inStrategyField(() => planDeployment(selectDeploymentStrategy(parsed, inventory), inventory));
+                inStrategyField(() => planDeployment(strategy ?? selectDeploymentStrategy(parsed, inventory), inventory));
               }),
           );
           const run = await controlPlane.run('groupDeployment', body);
@@ -236,9 +234,9 @@ function summary<T extends { state: unknown }>(record: T): Omit<T, 'state'> {
 }
 
 /** A strategy's problems named under the request's `strategy` field (node problems keep `nodes[i]`). */
-function inStrategyField(check: () => unknown): void {
+function inStrategyField<T>(check: () => T): T {
   try {
-    check();
+    return check();
   } catch (err) {
     if (!(err instanceof InvalidInputError) || err.subject !== 'deployment strategy') throw err;
     throw new InvalidInputError(

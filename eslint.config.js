@@ -96,11 +96,11 @@ function layers(rules) {
     const subfolderRule = (sub) => {
       const forbidden = subfolders.filter((other) => other !== sub && !allowed[sub].includes(other));
       if (forbidden.length === 0) return rule([`core/${sub}/**/*.ts`]);
-      const may = allowed[sub].length > 0 ? `only ${allowed[sub].map((name) => `core/${name}/`).join(', ')}` : 'no other subfolder (a leaf)';
-      return rule([`core/${sub}/**/*.ts`], {
-        regex: `^(\\.\\./)+(${alternatives(forbidden)})(/|$)`,
-        message: `core/${sub}/ imports ${may} of core's subfolders (CORE_LAYERS).`,
-      });
+      const message =
+        allowed[sub].length > 0
+          ? `core/${sub}/ imports only ${allowed[sub].map((name) => `core/${name}/`).join(', ')} of core's subfolders (CORE_LAYERS in eslint.config.js).`
+          : `core/${sub}/ is a leaf of CORE_LAYERS (eslint.config.js): it imports none of core's subfolders.`;
+      return rule([`core/${sub}/**/*.ts`], { regex: `^(\\.\\./)+(${alternatives(forbidden)})(/|$)`, message });
     };
     return [
       rule(['core/*.ts'], {

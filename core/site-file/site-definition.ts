@@ -134,32 +134,48 @@ export function checkSiteInventory(site: InventoryChecked, ctx: z.RefinementCtx)
       ctx.addIssue({ code: 'custom', path: ['releases', r, 'bootTemplate'], message: `'${release.bootTemplate}' is not one of the site's bootTemplates` });
     }
   });
-  if (site.csm) {
-    const pattern = parseNidNamePattern(site.csm.slurmNodeNames);
-    const slurmNames = new Map<string, number>();
-    site.nodes.forEach((node, i) => {
-      if (!isNodeXname(node.name))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['nodes', i, 'name'],
-          message: `'${node.name}' is not a node xname (xXcCsSbBnN): a CSM site names its nodes by xname`,
-        });
-      if (typeof pattern !== 'string') {
-        const slurmName = nidName(pattern, node.nid);
-        const clash = slurmNames.get(slurmName);
-        if (clash !== undefined) ctx.addIssue({ code: 'custom', path: ['nodes', i, 'nid'], message: `Slurm name ${slurmName} also names nodes[${clash}]` });
-        slurmNames.set(slurmName, i);
-      }
+  if (site.csm) checkCsmNaming(site, site.csm, ctx);
+  checkExclusiveGroups(site, ctx);
+  for (const [label, members] of Object.entries(site.groups)) {
+    const seen = new Set<string>();
+    members.forEach((member, k) => {
+      if (!firstByName.has(member)) ctx.addIssue({ code: 'custom', path: ['groups', label, k], message: `'${member}' is not a node of the site` });
+      else if (seen.has(member)) ctx.addIssue({ code: 'custom', path: ['groups', label, k], message: `'${member}' is listed twice` });
+      seen.add(member);
     });
-    for (const label of Object.keys(site.groups)) {
-      if (!/^[-a-z0-9:._]+$/.test(label))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['groups', label],
-          message: `'${label}' is not an HSM group label: lowercase letters, digits, '-', ':', '.', '_'`,
-        });
-    }
   }
+}
+
+/** A CSM site's rules: nodes named by xname, one Slurm name per nid, HSM's group labels. */
+function checkCsmNaming(site: InventoryChecked, csm: NonNullable<InventoryChecked['csm']>, ctx: z.RefinementCtx): void {
+  const pattern = parseNidNamePattern(csm.slurmNodeNames);
+  const slurmNames = new Map<string, number>();
+  site.nodes.forEach((node, i) => {
+    if (!isNodeXname(node.name))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['nodes', i, 'name'],
+        message: `'${node.name}' is not a node xname (xXcCsSbBnN): a CSM site names its nodes by xname`,
+      });
+    if (typeof pattern !== 'string') {
+      const slurmName = nidName(pattern, node.nid);
+      const clash = slurmNames.get(slurmName);
+      if (clash !== undefined) ctx.addIssue({ code: 'custom', path: ['nodes', i, 'nid'], message: `Slurm name ${slurmName} also names nodes[${clash}]` });
+      slurmNames.set(slurmName, i);
+    }
+  });
+  for (const label of Object.keys(site.groups)) {
+    if (!/^[-a-z0-9:._]+$/.test(label))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['groups', label],
+        message: `'${label}' is not an HSM group label: lowercase letters, digits, '-', ':', '.', '_'`,
+      });
+  }
+}
+
+/** Exclusive groups name groups of the site, each in one exclusive group, and no node is in two groups of one. */
+function checkExclusiveGroups(site: InventoryChecked, ctx: z.RefinementCtx): void {
   const exclusiveOf = new Map<string, string>();
   for (const [exclusive, labels] of Object.entries(site.exclusiveGroups)) {
     labels.forEach((label, k) => {
@@ -178,14 +194,6 @@ export function checkSiteInventory(site: InventoryChecked, ctx: z.RefinementCtx)
         holder.set(member, label);
       }
     }
-  }
-  for (const [label, members] of Object.entries(site.groups)) {
-    const seen = new Set<string>();
-    members.forEach((member, k) => {
-      if (!firstByName.has(member)) ctx.addIssue({ code: 'custom', path: ['groups', label, k], message: `'${member}' is not a node of the site` });
-      else if (seen.has(member)) ctx.addIssue({ code: 'custom', path: ['groups', label, k], message: `'${member}' is listed twice` });
-      seen.add(member);
-    });
   }
 }
 

@@ -24,10 +24,11 @@ import {
 import { parseOrThrow } from '../core/validation';
 
 import { checkOnSite, planFromStore } from '../control-plane/request-checks/environment-upgrade-request';
+import type { EnvironmentStore } from '../ports/environment-store';
 import type { ApiDependencies } from './dependencies';
 import { json, type ApiRequest } from './http';
 import { readJsonObject } from './problems';
-import type { Route } from './router';
+import type { Route, RouteHandler } from './router';
 import { unlessSiteFails } from './site-checks';
 
 /** A path id: a positive whole number, as Nailgun's; anything else names no environment. */
@@ -40,41 +41,76 @@ function environmentId(text: string | undefined): number {
   return id;
 }
 
+function releaseId(text: string | undefined): number {
+  if (!NUMERIC_ID.test(text ?? '')) throw new EnvironmentResourceNotFoundError('release', text ?? '');
+  return Number(text);
+}
+
 /**
  * Fuel's environments and the upgrade-seed extensions of Nailgun's API (blueprint
  * nailgun-api-env-upgrade-extensions): clone (200, 400, 404, 405, 409) and assign (200, 400, 404, 405, 409),
  * and the single-call upgrade Fuel 7.0 left unimplemented (201 a session; 404, 405, 409, 422).
  * Generated attributes are copied into a seed but only ever returned masked.
  */
-export function environmentRoutes({ environments: store, environmentUpgrades, controlPlane, site }: ApiDependencies): Route[] {
-  const environment = async (id: number, field?: string) => {
-    const stored = await store.getEnvironment(id);
-    if (!stored) throw new EnvironmentResourceNotFoundError('environment', id, field);
-    return stored;
-  };
-  const release = async (id: number, field?: string) => {
-    const found = await store.getRelease(id);
-    if (!found) throw new EnvironmentResourceNotFoundError('release', id, field);
-    return found;
-  };
+export function environmentRoutes(deps: ApiDependencies): Route[] {
+  const { environments: store } = deps;
+  return [
+    { pattern: '/releases', invalidStatus: 400, methods: { GET: async () => json(200, await store.listReleases()), POST: registerRelease(deps) } },
+    { pattern: '/releases/{id}', invalidStatus: 400, methods: { GET: async ({ id }) => json(200, await storedRelease(store, releaseId(id))) } },
+    {
+      pattern: '/environments',
+      invalidStatus: 400,
+      methods: { GET: async () => json(200, (await store.listEnvironments()).map(maskEnvironment)), POST: registerEnvironment(deps) },
+    },
+    {
+      pattern: '/environments/{id}',
+      invalidStatus: 400,
+      methods: {
+        GET: async ({ id }) => json(200, maskEnvironment((await storedEnvironment(store, environmentId(id))).environment)),
+        DELETE: removeEnvironment(deps),
+      },
+    },
+    { pattern: '/environments/{id}/upgrade/clone', invalidStatus: 400, methods: { POST: clone(deps) } },
+    { pattern: '/environments/{id}/upgrade/assign', invalidStatus: 400, methods: { POST: assign(deps) } },
+    // A session is created, as POST /sessions creates one: CRUS's 422 for fields that are wrong.
+    { pattern: '/environments/{id}/upgrade', invalidStatus: 422, methods: { POST: upgrade(deps) } },
+  ];
+}
 
-  const clone = async (params: Record<string, string>, request: ApiRequest) => {
+/** The stored environment of `id`, or EnvironmentResourceNotFoundError naming `field` (404). */
+async function storedEnvironment(store: EnvironmentStore, id: number, field?: string) {
+  const stored = await store.getEnvironment(id);
+  if (!stored) throw new EnvironmentResourceNotFoundError('environment', id, field);
+  return stored;
+}
+
+/** The release of `id`, or EnvironmentResourceNotFoundError naming `field` (404). */
+async function storedRelease(store: EnvironmentStore, id: number, field?: string) {
+  const found = await store.getRelease(id);
+  if (!found) throw new EnvironmentResourceNotFoundError('release', id, field);
+  return found;
+}
+
+function clone({ environments: store }: ApiDependencies): RouteHandler {
+  return async (params: Record<string, string>, request: ApiRequest) => {
     const id = environmentId(params['id']);
     const body = parseOrThrow(cloneRequestSchema, readJsonObject(request.body), 'clone request');
-    const { environment: original } = await environment(id);
-    const target = await release(body.release_id, 'release_id');
+    const { environment: original } = await storedEnvironment(store, id);
+    const target = await storedRelease(store, body.release_id, 'release_id');
     const draft = cloneEnvironment(original, target, body, await store.seedOf(id), await store.getRelease(original.release_id));
     checkSeedName(draft.name, await store.listEnvironments());
     return json(200, maskEnvironment(await store.createSeed(draft)));
   };
+}
 
-  const assign = async (params: Record<string, string>, request: ApiRequest) => {
+function assign({ environments: store }: ApiDependencies): RouteHandler {
+  return async (params: Record<string, string>, request: ApiRequest) => {
     const seedId = environmentId(params['id']);
     const body = parseOrThrow(assignRequestSchema, readJsonObject(request.body), 'assign request');
-    const { environment: seed } = await environment(seedId);
+    const { environment: seed } = await storedEnvironment(store, seedId);
     const held = await store.getNode(body.node_id);
     if (!held) throw new EnvironmentResourceNotFoundError('node', body.node_id, 'node_id');
-    const { from } = checkAssignment(seed, await release(seed.release_id), held);
+    const { from } = checkAssignment(seed, await storedRelease(store, seed.release_id), held);
     // The move is one conditional write on the node's ownership: of concurrent assigns one wins,
     // and the node is in exactly one environment before, during and after.
     let node;
@@ -90,15 +126,17 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
     }
     return json(200, { ...node, cluster_id: seedId });
   };
+}
 
-  /**
-   * Everything the request and the stored environments tell is checked before the answer, and what
-   * the site tells too when it answers (a site that fails leaves those checks to the workflow, whose
-   * session then says why it stopped). The session is stored and the environment claimed here, as
-   * CRUS stores a session before it answers: the Location never 404s, and of two concurrent
-   * upgrades of one environment one gets the 201, the other a 409.
-   */
-  const upgrade = async (params: Record<string, string>, request: ApiRequest) => {
+/**
+ * Everything the request and the stored environments tell is checked before the answer, and what
+ * the site tells too when it answers (a site that fails leaves those checks to the workflow, whose
+ * session then says why it stopped). The session is stored and the environment claimed here, as
+ * CRUS stores a session before it answers: the Location never 404s, and of two concurrent
+ * upgrades of one environment one gets the 201, the other a 409.
+ */
+function upgrade({ environments: store, environmentUpgrades, controlPlane, site }: ApiDependencies): RouteHandler {
+  return async (params: Record<string, string>, request: ApiRequest) => {
     const id = environmentId(params['id']);
     const body = readJsonObject(request.body);
     const plan = await planFromStore(store, id, body);
@@ -138,13 +176,15 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
       { location: `/sessions/${encodeURIComponent(upgradeId)}` },
     );
   };
+}
 
-  /**
-   * Registration, for a stack or a `rollout serve --site-config` that has no site file to seed from
-   * (`rollout env import FILE`): the site file's schemas and cross checks, and the site's boot service
-   * and inventory when they answer. 201 created, 200 the same stored already, 409 another stored or held.
-   */
-  const registerRelease = async (_params: Record<string, string>, request: ApiRequest) => {
+/**
+ * Registration, for a stack or a `rollout serve --site-config` that has no site file to seed from
+ * (`rollout env import FILE`): the site file's schemas and cross checks, and the site's boot service
+ * and inventory when they answer. 201 created, 200 the same stored already, 409 another stored or held.
+ */
+function registerRelease({ environments: store, site }: ApiDependencies): RouteHandler {
+  return async (_params: Record<string, string>, request: ApiRequest) => {
     const release = parseOrThrow(releaseSchema, readJsonObject(request.body), 'release');
     await unlessSiteFails(async () => {
       if (site && !(await site.bootService.templateExists(release.bootTemplate))) {
@@ -156,8 +196,10 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
     const outcome = await store.addRelease(release);
     return json(outcome === 'created' ? 201 : 200, release, outcome === 'created' ? { location: `/releases/${release.id}` } : {});
   };
+}
 
-  const registerEnvironment = async (_params: Record<string, string>, request: ApiRequest) => {
+function registerEnvironment({ environments: store, site }: ApiDependencies): RouteHandler {
+  return async (_params: Record<string, string>, request: ApiRequest) => {
     const environment = parseOrThrow(environmentSchema, readJsonObject(request.body), 'environment');
     const { invalid, conflicts } = registrationProblems(environment, { releases: await store.listReleases(), environments: await store.listEnvironments() });
     await unlessSiteFails(async () => {
@@ -173,13 +215,15 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
     const stored = (await store.getEnvironment(environment.id))!.environment;
     return json(outcome === 'created' ? 201 : 200, maskEnvironment(stored), outcome === 'created' ? { location: `/environments/${environment.id}` } : {});
   };
+}
 
-  /**
-   * Fuel's DELETE /clusters/{id}, done at once: the environment's nodes leave it (their site nodes can be
-   * registered again), its name and upgrade relations are released. 409 while an environment upgrade of it,
-   * or of the original it is the seed of, is running (it reads both).
-   */
-  const removeEnvironment = async (params: Record<string, string>) => {
+/**
+ * Fuel's DELETE /clusters/{id}, done at once: the environment's nodes leave it (their site nodes can be
+ * registered again), its name and upgrade relations are released. 409 while an environment upgrade of it,
+ * or of the original it is the seed of, is running (it reads both).
+ */
+function removeEnvironment({ environments: store, environmentUpgrades }: ApiDependencies): RouteHandler {
+  return async (params: Record<string, string>) => {
     const id = environmentId(params['id']);
     // One whose delete did not finish (a crash) is no longer listed: the store finishes it.
     const stored = (await store.getEnvironment(id))?.environment;
@@ -195,28 +239,4 @@ export function environmentRoutes({ environments: store, environmentUpgrades, co
     await store.deleteEnvironment(id);
     return json(200, { id, removed: true });
   };
-
-  const releaseId = (text: string | undefined) => {
-    if (!NUMERIC_ID.test(text ?? '')) throw new EnvironmentResourceNotFoundError('release', text ?? '');
-    return Number(text);
-  };
-
-  return [
-    { pattern: '/releases', invalidStatus: 400, methods: { GET: async () => json(200, await store.listReleases()), POST: registerRelease } },
-    { pattern: '/releases/{id}', invalidStatus: 400, methods: { GET: async ({ id }) => json(200, await release(releaseId(id))) } },
-    {
-      pattern: '/environments',
-      invalidStatus: 400,
-      methods: { GET: async () => json(200, (await store.listEnvironments()).map(maskEnvironment)), POST: registerEnvironment },
-    },
-    {
-      pattern: '/environments/{id}',
-      invalidStatus: 400,
-      methods: { GET: async ({ id }) => json(200, maskEnvironment((await environment(environmentId(id))).environment)), DELETE: removeEnvironment },
-    },
-    { pattern: '/environments/{id}/upgrade/clone', invalidStatus: 400, methods: { POST: clone } },
-    { pattern: '/environments/{id}/upgrade/assign', invalidStatus: 400, methods: { POST: assign } },
-    // A session is created, as POST /sessions creates one: CRUS's 422 for fields that are wrong.
-    { pattern: '/environments/{id}/upgrade', invalidStatus: 422, methods: { POST: upgrade } },
-  ];
 }

@@ -67,18 +67,63 @@ const schemas = {
   RemovedEnvironment: removedEnvironmentSchema.meta({ id: 'RemovedEnvironment' }),
 };
 
+const body = (schema: z.ZodType, description: string): ResponseConfig => ({ description, content: { [JSON_TYPE]: { schema } } });
+const problem = (description: string): ResponseConfig => ({ description, content: { [PROBLEM_TYPE]: { schema: schemas.Problem } } });
+const requestBody = (schema: z.ZodType) => ({ body: { required: true, content: { [JSON_TYPE]: { schema } } } });
+const idParam = (description: string) => ({ params: z.object({ id: z.string().describe(description) }) });
+/** Environment and release ids are Fuel's positive integers (any other id is a 404). */
+const numericIdParam = (description: string) => ({ params: z.object({ id: z.string().regex(NUMERIC_ID).describe(description) }) });
+
+/** Registers one operation; each group of routes below registers its own, in the order the document lists them. */
+type RegisterPath = (method: Method, route: string, summary: string, config: Omit<RouteConfig, 'method' | 'path' | 'summary'>) => void;
+
 /** The OpenAPI 3.1 document of the API, generated from the same zod schemas the handlers validate with. */
 export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generateDocument']> {
   const registry = new OpenAPIRegistry();
-  const body = (schema: z.ZodType, description: string): ResponseConfig => ({ description, content: { [JSON_TYPE]: { schema } } });
-  const problem = (description: string): ResponseConfig => ({ description, content: { [PROBLEM_TYPE]: { schema: schemas.Problem } } });
-  const requestBody = (schema: z.ZodType) => ({ body: { required: true, content: { [JSON_TYPE]: { schema } } } });
-  const idParam = (description: string) => ({ params: z.object({ id: z.string().describe(description) }) });
-  /** Environment and release ids are Fuel's positive integers (any other id is a 404). */
-  const numericIdParam = (description: string) => ({ params: z.object({ id: z.string().regex(NUMERIC_ID).describe(description) }) });
-  const path = (method: Method, route: string, summary: string, config: Omit<RouteConfig, 'method' | 'path' | 'summary'>) =>
-    registry.registerPath({ method, path: route, summary, ...config });
+  const path: RegisterPath = (method, route, summary, config) => registry.registerPath({ method, path: route, summary, ...config });
+  sessionPaths(path);
+  deploymentPaths(path);
+  environmentPaths(path);
+  environmentUpgradePaths(path);
+  path('get', '/openapi.json', 'This document', {
+    responses: { 200: { description: 'The OpenAPI document', content: { [JSON_TYPE]: { schema: z.record(z.string(), z.unknown()) } } } },
+  });
 
+  registry.registerComponent('securitySchemes', 'sigv4', {
+    type: 'apiKey',
+    in: 'header',
+    name: 'Authorization',
+    description: 'Behind API Gateway (the stack): IAM auth, every request signed with AWS Signature Version 4 for execute-api. `rollout serve` asks for none.',
+  });
+
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'baremetal-rollout',
+      version: '1',
+      description: 'Upgrade sessions (CRUS), group deployments (Shipyard) and environments with upgrade seeds (Fuel).',
+    },
+  });
+  withUnsupportedMediaType(document);
+  return document;
+}
+
+/** What the router answers on every route before the handler: a body that is not JSON (415). */
+function withUnsupportedMediaType(document: ReturnType<OpenApiGeneratorV31['generateDocument']>): void {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations as Record<string, { requestBody?: unknown; responses?: Record<string, unknown> }>)) {
+      if (operation.requestBody && operation.responses) {
+        operation.responses['415'] = {
+          description: `The body is not ${JSON_TYPE} (UTF-8)`,
+          content: { [PROBLEM_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } },
+        };
+      }
+    }
+  }
+}
+
+/** Upgrade sessions (CRUS): list, start, the window's gates, read, delete by the deletion rules, stop. */
+function sessionPaths(path: RegisterPath): void {
   path('get', '/sessions', 'List upgrade sessions and environment upgrades, newest first', {
     responses: { 200: body(z.array(z.union([schemas.SessionSummary, schemas.EnvironmentUpgradeSummary])), 'The sessions') },
   });
@@ -137,6 +182,10 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       },
     },
   );
+}
+
+/** Group deployments (Shipyard): list, start, read, cancel or remove, stop. */
+function deploymentPaths(path: RegisterPath): void {
   path('get', '/deployments', 'List group deployments, newest first', { responses: { 200: body(z.array(schemas.DeploymentSummary), 'The deployments') } });
   path('post', '/deployments', 'Start a group deployment', {
     request: requestBody(schemas.DeploymentRequest),
@@ -171,6 +220,10 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       responses: { 200: body(schemas.StopResult, 'STOPPING'), 404: problem('No such deployment'), 409: problem('The deployment is not running') },
     },
   );
+}
+
+/** Fuel's environments and releases: list, register, read, delete. */
+function environmentPaths(path: RegisterPath): void {
   path('get', '/environments', 'List environments (generated attributes masked)', {
     responses: { 200: body(z.array(schemas.Environment), 'The environments') },
   });
@@ -211,6 +264,10 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       409: problem('An environment upgrade of it, or of the original it is the seed of, is running'),
     },
   });
+}
+
+/** The upgrade-seed extensions of Nailgun's API (clone, assign) and the single-call side-by-side upgrade. */
+function environmentUpgradePaths(path: RegisterPath): void {
   path('post', '/environments/{id}/upgrade/clone', "Create the environment's upgrade seed on a newer release", {
     request: { ...numericIdParam('the original environment id'), ...requestBody(schemas.CloneRequest) },
     responses: {
@@ -244,35 +301,4 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
       422: problem('Invalid fields, each named: the request, its rolling upgrade, the site (template, nodes, groups)'),
     },
   });
-  path('get', '/openapi.json', 'This document', {
-    responses: { 200: { description: 'The OpenAPI document', content: { [JSON_TYPE]: { schema: z.record(z.string(), z.unknown()) } } } },
-  });
-
-  registry.registerComponent('securitySchemes', 'sigv4', {
-    type: 'apiKey',
-    in: 'header',
-    name: 'Authorization',
-    description: 'Behind API Gateway (the stack): IAM auth, every request signed with AWS Signature Version 4 for execute-api. `rollout serve` asks for none.',
-  });
-
-  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
-    openapi: '3.1.0',
-    info: {
-      title: 'baremetal-rollout',
-      version: '1',
-      description: 'Upgrade sessions (CRUS), group deployments (Shipyard) and environments with upgrade seeds (Fuel).',
-    },
-  });
-  // What the router answers on every route before the handler: a body that is not JSON (415).
-  for (const operations of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(operations as Record<string, { requestBody?: unknown; responses?: Record<string, unknown> }>)) {
-      if (operation.requestBody && operation.responses) {
-        operation.responses['415'] = {
-          description: `The body is not ${JSON_TYPE} (UTF-8)`,
-          content: { [PROBLEM_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } },
-        };
-      }
-    }
-  }
-  return document;
 }

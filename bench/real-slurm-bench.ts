@@ -7,13 +7,13 @@ import { SlurmNodeReader } from '../adapters/site/commands/slurm-node-reader';
 import { SlurmRebootBootService, type SlurmRebootSession } from '../adapters/site/commands/slurm-reboot-boot-service';
 import { EmbeddedRuntime } from '../local/embedded-runtime';
 import { randomStream } from '../simulator/seeded-random';
-import { RealSlurmCluster } from '../test/support/real-slurm';
-import type { SdiagCounts } from '../test/support/sdiag';
+import { RealSlurmCluster } from '../scripts/slurm/real-slurm';
+import type { SdiagCounts } from '../scripts/slurm/sdiag';
 
 const execFileAsync = promisify(execFile);
 
 /**
- * On a real Slurm cluster of 8 slurmds on this host (test/support/real-slurm.ts): slurmctld RPCs per
+ * On a real Slurm cluster of 8 slurmds on this host (scripts/slurm/real-slurm.ts): slurmctld RPCs per
  * node-upgrade from `sdiag` (issue 21 goal 2), for lock-step and window, with the reads as they were
  * (every poll the full detail of every node: `before`) and as they are (a compact sinfo listing, the
  * detail only for what changed: `after`); then Slurm's own `scontrol reboot ASAP nextstate=RESUME` of

@@ -3,7 +3,7 @@
  * Retry/Catch on it, and a minified bundle would rename classes), carries what an operator needs
  * to act on it, and keeps what caused it in `cause`.
  */
-import type { DeploymentPhase, DeploymentStage } from './group-deployment/stage-names';
+import type { DeploymentPhase, DeploymentStage } from './deployment-stages';
 import { quotedSessionId } from './execution-id';
 import { shortList } from './text';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { loadDocumentFile } from '../adapters/document-file';
 import { InvalidInputError } from '../core/errors';
-import { checkSiteInventory, inventoryNodeShape, siteInventoryShape } from '../core/site/site-definition';
+import { checkSiteInventory, inventoryNodeShape, siteInventoryShape } from '../core/site-file/site-definition';
 import { parseOrThrow, seconds as secondsOf } from '../core/validation';
 import { SlurmVersion } from './models/slurm-version';
 
@@ -138,7 +138,7 @@ const slurmSchema = z.strictObject({
   accountingStorage: z.enum(['slurmdbd', 'none'], { error: "must be 'slurmdbd' or 'none'" }).default('slurmdbd'),
 });
 
-/** A simulated site: the inventory part (core/site/site-definition.ts) and what only a simulation has. */
+/** A simulated site: the inventory part (core/site-file/site-definition.ts) and what only a simulation has. */
 export const siteDefinitionSchema = z
   .strictObject({
     ...siteInventoryShape(nodeSchema),
@@ -182,8 +182,8 @@ export type SiteTiming = SiteDefinition['timing'];
 export type ApiFault = SiteDefinition['apiFaults'][number];
 export type SiteWorkload = NonNullable<SiteDefinition['workload']>;
 export type CommandFault = SiteDefinition['commandFaults'][number];
-export type { SiteBootSet, SiteBootTemplate } from '../core/site/site-definition';
-export { templateName } from '../core/site/site-definition';
+export type { SiteBootSet, SiteBootTemplate } from '../core/site-file/site-definition';
+export { templateName } from '../core/site-file/site-definition';
 export type SiteSlurm = SiteDefinition['slurm'];
 
 export function parseSiteDefinition(input: unknown, subject = 'site definition'): SiteDefinition {

@@ -5,7 +5,7 @@ import { GroupNotFoundError, InvalidInputError } from '../../core/errors';
 import { documentFormat, readDocumentFile } from '../document-file';
 import { validLabel, validNodeNames } from '../../core/site/names';
 import type { Inventory, InventoryNode } from '../../ports/site';
-import { parseSiteInventory, type SiteInventory } from '../../core/site/site-definition';
+import { parseSiteInventory, type SiteInventory } from '../../core/site-file/site-definition';
 
 export interface FileInventoryOptions {
   /** A site file (YAML or JSON): `nodes` (name, nid, rack, role, roles, tags, labels) and `groups` (label → ordered members). */
@@ -21,7 +21,7 @@ interface Loaded {
 }
 
 /**
- * An inventory kept in a file: a site file's inventory part (core/site/site-definition.ts; the simulation keys
+ * An inventory kept in a file: a site file's inventory part (core/site-file/site-definition.ts; the simulation keys
  * such as `wlm`, `faults` and `slurm` are passed over unread). Read once; group edits (the upgrading and failed
  * groups) change the groups in memory and are written back atomically (a temporary file renamed
  * over the original), editing only `groups` so the operator's comments and layout survive in YAML.

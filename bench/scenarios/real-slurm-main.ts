@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { REAL_SLURM_RELEASES, RealSlurmCluster, type RealSlurmRelease, realSlurmUnavailable } from '../../test/support/real-slurm';
+import { REAL_SLURM_RELEASES, RealSlurmCluster, type RealSlurmRelease, realSlurmUnavailable } from '../../scripts/slurm/real-slurm';
 import { describeRealScenario, generateRealScenario, judgeRealRun, restoreCluster, runRealScenario } from './real-slurm-scenarios';
 
 /** The cluster the real-Slurm scenarios run on: 4 nodes of `release`, quick reboots, no slurmrestd. */

@@ -4,12 +4,12 @@ import { spawn } from 'node:child_process';
 import { parseSiteMark } from '../../core/site/node-claims';
 import { FailureReason } from '../../core/rolling-upgrade/session';
 import { randomStream, type Random } from '../../simulator/seeded-random';
-import type { RealNode, RealSlurmCluster } from '../../test/support/real-slurm';
+import type { RealNode, RealSlurmCluster } from '../../scripts/slurm/real-slurm';
 import type { Invariant, Violation } from './invariants';
 import { knownItem, type ScenarioFacts } from './known-violations';
 
 /**
- * Scenarios on a real Slurm (test/support/real-slurm.ts): what the local connectors do there
+ * Scenarios on a real Slurm (scripts/slurm/real-slurm.ts): what the local connectors do there
  * (`transport: local`, scontrol, slurm-reboot, the Slurm inventory), drawn from a seed: lock-step or
  * window with its cap and order, a busy node on a real job, an admin's drain, a node that never comes
  * back, and Ctrl-C or kill -9 then `session resume` at a random moment. Each runs `rollout upgrade`

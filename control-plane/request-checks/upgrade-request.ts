@@ -2,17 +2,23 @@ import { InvalidInputError } from '../../core/errors';
 import { parseUpgradeRequest, unsupportedControls, type UpgradeRequest } from '../../core/rolling-upgrade/upgrade-request';
 import type { Site } from '../../ports/site';
 
+/** The parts of a site the checks read. */
+type UpgradeRequestSite = Pick<Site, 'bootService' | 'commands' | 'reservations'> & { inventory?: Pick<Site['inventory'], 'labelProblem'> };
+
 /**
- * A new request validated in full: CRUS's 422 cases, and the boot template must exist. The API runs
- * it before its 201 (when it reaches the site); Open Session runs it again.
+ * A new request read from its JSON: CRUS's 422 cases, and no control the mode refuses. The API reads
+ * it once at its edge; Open Session reads its own input again (the console and EventBridge start the
+ * workflow with raw JSON too).
  */
-export async function checkUpgradeRequest(
-  input: unknown,
-  site: Pick<Site, 'bootService' | 'commands' | 'reservations'> & { inventory?: Pick<Site['inventory'], 'labelProblem'> },
-): Promise<UpgradeRequest> {
+export function readUpgradeRequest(input: unknown): UpgradeRequest {
   const request = parseUpgradeRequest(input);
   const unsupported = unsupportedControls(request);
   if (unsupported.length > 0) throw new InvalidInputError('upgrade request', unsupported);
+  return request;
+}
+
+/** What only the site can tell of a request read already: its labels, the transports its controls need, the boot template. */
+export async function checkUpgradeRequestOnSite(request: UpgradeRequest, site: UpgradeRequestSite): Promise<void> {
   // The inventory's own label rule (HSM's), each label named by its field.
   const labelProblems = (['startingLabel', 'upgradingLabel', 'failedLabel'] as const).flatMap((field) => {
     const message = site.inventory?.labelProblem?.(request[field]);
@@ -36,5 +42,11 @@ export async function checkUpgradeRequest(
   if (!(await site.bootService.templateExists(request.upgradeTemplateId))) {
     throw new InvalidInputError('upgrade request', [{ field: 'upgradeTemplateId', message: `boot template '${request.upgradeTemplateId}' does not exist` }]);
   }
+}
+
+/** A new request validated in full, from its JSON to the site: what Open Session runs on its input. */
+export async function checkUpgradeRequest(input: unknown, site: UpgradeRequestSite): Promise<UpgradeRequest> {
+  const request = readUpgradeRequest(input);
+  await checkUpgradeRequestOnSite(request, site);
   return request;
 }

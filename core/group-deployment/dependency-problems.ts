@@ -4,7 +4,7 @@
  * (Shipyard's message, one per set of groups that depend on each other in a circle).
  */
 import type { FieldProblem } from '../errors';
-import { stronglyConnectedComponents } from './graph-algorithms';
+import { stronglyConnectedComponents } from '../graph/graph-algorithms';
 import { groupFieldPath } from './strategy-problems';
 
 /** The part of a group these checks need; `index` is its position in the document. */

@@ -8,7 +8,7 @@ import { InvalidInputError, type FieldProblem } from '../errors';
 import { shortList } from '../text';
 import { findDependencyProblems } from './dependency-problems';
 import { UnknownDeploymentGroupError } from '../errors';
-import { stableTopologicalOrder } from './graph-algorithms';
+import { stableTopologicalOrder } from '../graph/graph-algorithms';
 import { groupFieldPath } from './strategy-problems';
 import { ownValue } from './records';
 import { findUnknownNodeNames, resolveSelectors } from './selectors';

@@ -4,7 +4,7 @@
  */
 import { plannedGroup, type DeploymentPlan } from './deployment-plan';
 import { UnknownDeploymentGroupError } from '../errors';
-import { descendantsOf } from './graph-algorithms';
+import { descendantsOf } from '../graph/graph-algorithms';
 import { ownValue, withEntries } from './records';
 import { transitionStage, type DeploymentPhase, type DeploymentStage } from './stages';
 import type { CriterionFailure } from './success-criteria';

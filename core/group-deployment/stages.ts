@@ -1,6 +1,6 @@
 import { IllegalStageTransitionError } from '../errors';
 
-import { DEPLOYMENT_STAGES, type DeploymentPhase, type DeploymentStage } from './stage-names';
+import { DEPLOYMENT_STAGES, type DeploymentPhase, type DeploymentStage } from '../deployment-stages';
 
 export { DEPLOYMENT_STAGES, type DeploymentPhase, type DeploymentStage };
 

@@ -1,5 +1,5 @@
 import { InvalidInputError, UnexpectedOutcomeError, type FieldProblem } from '../errors';
-import { stronglyConnectedComponents } from '../group-deployment/graph-algorithms';
+import { stronglyConnectedComponents } from '../graph/graph-algorithms';
 
 /**
  * OpenCrowbar's noderole states. PROPOSED until committed; then TODO (every parent ACTIVE) or

@@ -1,10 +1,11 @@
-import type { TaskResult } from '../task-graph/task-run-state';
-
 /**
  * What a site looked like and what was done to it, as the simulated site reports it (its control
  * route, `rollout simulate`'s state file, the embedded runtime's siteState()): what a judge of a
  * run reads. The simulator produces it; the clients only read it.
  */
+
+/** How a run ended for one node task, as the site reported it. */
+export type TaskResult = 'ok' | 'failed' | 'timeout';
 
 /** One task run on one node, in simulated seconds from the simulator's start; `end` and `result` are absent while it runs. */
 export interface TaskLogEntry {

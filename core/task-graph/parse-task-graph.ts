@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { parseDocumentText } from '../document-text';
 import { InvalidInputError, type FieldProblem } from '../errors';
-import { stableTopologicalOrder, stronglyConnectedComponents } from '../group-deployment/graph-algorithms';
+import { stableTopologicalOrder, stronglyConnectedComponents } from '../graph/graph-algorithms';
 import { toFieldProblems } from '../validation';
 import { compileCondition, type ConditionNode } from './conditions';
 import {

@@ -1,5 +1,5 @@
 import { InvalidInputError, type FieldProblem } from '../errors';
-import { descendantsOf } from '../group-deployment/graph-algorithms';
+import { descendantsOf } from '../graph/graph-algorithms';
 import type { TaskGraph } from './parse-task-graph';
 
 /**

@@ -1,4 +1,5 @@
 import type { Operation, OperationSpec, OperationState, ScheduleState } from '../scheduling';
+import type { TaskResult } from '../site/site-state';
 import { isBarrier, type TaskPlan } from './task-plan';
 
 /**
@@ -8,8 +9,8 @@ import { isBarrier, type TaskPlan } from './task-plan';
  * be read on their own.
  */
 
-/** How a run ended for one node task, as the site reported it. */
-export type TaskResult = 'ok' | 'failed' | 'timeout';
+// How a run ended for one node task is the site's word (core/site/site-state.ts); a task run keeps it.
+export type { TaskResult } from '../site/site-state';
 
 /** What the executor keeps about a started task between two increments (a command's id, a boot session's name): small, plain JSON. */
 export type TaskExecution = Record<string, unknown>;

@@ -56,6 +56,30 @@ export class RolloutApi extends Construct {
   constructor(scope: Construct, id: string, props: RolloutApiProps) {
     super(scope, id);
     const retention = props.logRetention ?? RetentionDays.ONE_MONTH;
+    this.handler = this.handlerFunction(props, retention);
+    this.api = this.restApi(props, retention, this.handler);
+    const invoke = (name: string, description: string, methods: readonly string[]) =>
+      new ManagedPolicy(this, name, {
+        description,
+        statements: [
+          new PolicyStatement({
+            actions: ['execute-api:Invoke'],
+            resources: methods.flatMap((method) => [this.api.arnForExecuteApi(method, '/', API_STAGE), this.api.arnForExecuteApi(method, '/*', API_STAGE)]),
+          }),
+        ],
+      });
+    this.readAccess = invoke('ReadAccess', 'baremetal-rollout REST API: read sessions, deployments, environments and releases (GET, HEAD)', API_READ_METHODS);
+    this.changeAccess = invoke(
+      'ChangeAccess',
+      'baremetal-rollout REST API: start, cancel and remove sessions and deployments; register, clone, assign, upgrade and delete environments (POST, DELETE)',
+      API_CHANGE_METHODS,
+    );
+    acknowledgeFunctionFindings(this, props);
+    acknowledgeApiFindings(this, this.api);
+  }
+
+  /** The API's function, with its own role and log group, allowed the table, the site and the workflows it starts. */
+  private handlerFunction(props: RolloutApiProps, retention: RetentionDays): NodejsFunction {
     const logGroup = new LogGroup(this, 'HandlerLogs', { retention, removalPolicy: props.removalPolicy });
     // Its own role writing to its own log group only, as the workflow functions have.
     const role = new Role(this, 'HandlerRole', {
@@ -64,7 +88,7 @@ export class RolloutApi extends Construct {
     });
     logGroup.grantWrite(role);
     props.site?.access.grant(role, SITE_SERVICES.Api);
-    this.handler = new NodejsFunction(this, 'Handler', {
+    const handler = new NodejsFunction(this, 'Handler', {
       role,
       entry: PROJECT_PATHS.apiEntry,
       handler: 'handler',
@@ -88,16 +112,20 @@ export class RolloutApi extends Construct {
       ...props.network,
       bundling: LAMBDA_BUNDLING,
     });
-    grantTableActions(props.table, this.handler, 'Api');
-    props.rollingUpgrade.grantStartExecution(this.handler);
+    grantTableActions(props.table, handler, 'Api');
+    props.rollingUpgrade.grantStartExecution(handler);
     // A cancel wakes an execution parked in `Wait For Operator`: SendTaskSuccess with its task token.
-    props.rollingUpgrade.grantTaskResponse(this.handler);
-    props.groupDeployment.grantStartExecution(this.handler);
-    props.environmentUpgrade.grantStartExecution(this.handler);
+    props.rollingUpgrade.grantTaskResponse(handler);
+    props.groupDeployment.grantStartExecution(handler);
+    props.environmentUpgrade.grantStartExecution(handler);
+    return handler;
+  }
 
+  /** The REST API over `handler`: each verb its own method, IAM auth, throttled, with access logs. */
+  private restApi(props: RolloutApiProps, retention: RetentionDays, handler: NodejsFunction): LambdaRestApi {
     const throttling = props.throttling ?? { rateLimit: 25, burstLimit: 50 };
-    this.api = new LambdaRestApi(this, 'RestApi', {
-      handler: this.handler,
+    const api = new LambdaRestApi(this, 'RestApi', {
+      handler,
       // Each verb its own method (not ANY), on the root and on every path: IAM policies grant by verb and path.
       proxy: false,
       description: 'baremetal-rollout: upgrade sessions, group deployments and environments',
@@ -115,29 +143,12 @@ export class RolloutApi extends Construct {
       // Execution logging needs an account-wide API Gateway role; access logs and X-Ray cover the calls.
       cloudWatchRole: false,
     });
-    const proxy = this.api.root.addProxy({ anyMethod: false });
+    const proxy = api.root.addProxy({ anyMethod: false });
     for (const method of [...API_READ_METHODS, ...API_CHANGE_METHODS]) {
-      this.api.root.addMethod(method);
+      api.root.addMethod(method);
       proxy.addMethod(method);
     }
-    const invoke = (name: string, description: string, methods: readonly string[]) =>
-      new ManagedPolicy(this, name, {
-        description,
-        statements: [
-          new PolicyStatement({
-            actions: ['execute-api:Invoke'],
-            resources: methods.flatMap((method) => [this.api.arnForExecuteApi(method, '/', API_STAGE), this.api.arnForExecuteApi(method, '/*', API_STAGE)]),
-          }),
-        ],
-      });
-    this.readAccess = invoke('ReadAccess', 'baremetal-rollout REST API: read sessions, deployments, environments and releases (GET, HEAD)', API_READ_METHODS);
-    this.changeAccess = invoke(
-      'ChangeAccess',
-      'baremetal-rollout REST API: start, cancel and remove sessions and deployments; register, clone, assign, upgrade and delete environments (POST, DELETE)',
-      API_CHANGE_METHODS,
-    );
-    acknowledgeFunctionFindings(this, props);
-    acknowledgeApiFindings(this, this.api);
+    return api;
   }
 }
 

@@ -27,6 +27,15 @@ import { TaskGraphFunctions } from './task-graph-functions';
 import { TaskGraphWorkflow } from './task-graph-workflow';
 import type { FunctionNetwork } from './workflow-functions';
 
+/** What every workflow's functions share: the table, the site, logs and network. */
+interface WorkflowCommon {
+  table: Table;
+  site: SiteConnection;
+  logRetention: RetentionDays;
+  removalPolicy: RemovalPolicy;
+  network: FunctionNetwork | undefined;
+}
+
 export type { SsmTarget } from './site-connection';
 export type { DeclaredSchedule } from './schedules-and-events';
 
@@ -130,59 +139,19 @@ export class RolloutWorkflows extends Construct {
       deletionProtection: props.tableDeletionProtection ?? removalPolicy !== RemovalPolicy.DESTROY,
     }).table;
     const network: FunctionNetwork | undefined = props.vpc ? { vpc: props.vpc, vpcSubnets: props.vpcSubnets, securityGroups: props.securityGroups } : undefined;
-    const common = { table: this.table, site, logRetention, removalPolicy, network };
     const events = new RolloutEvents(this, 'Events', { removalPolicy });
     this.eventBus = events.bus;
-    const eventsEnvironment = { [ENVIRONMENT.eventBusName]: events.bus.eventBusName };
-
-    const rollingUpgradeFunctions = new RollingUpgradeFunctions(this, 'RollingUpgradeFunctions', {
-      ...common,
-      environment: { ...site.rollingUpgradeEnvironment, ...eventsEnvironment },
-    });
-    this.rollingUpgrade = new RollingUpgradeWorkflow(this, 'RollingUpgrade', {
-      functions: rollingUpgradeFunctions.functions,
-      logRetention,
-      removalPolicy,
-    }).stateMachine;
-
-    // The task graph runs drains, resumes and reboots, and commands through the head node: the rolling upgrade's site.
-    const taskGraphFunctions = new TaskGraphFunctions(this, 'TaskGraphFunctions', {
-      ...common,
-      environment: { ...site.rollingUpgradeEnvironment, ...eventsEnvironment },
-    });
-    this.taskGraph = new TaskGraphWorkflow(this, 'TaskGraph', { functions: taskGraphFunctions.functions, logRetention, removalPolicy }).stateMachine;
-
-    const groupDeploymentFunctions = new GroupDeploymentFunctions(this, 'GroupDeploymentFunctions', {
-      ...common,
-      environment: { ...site.groupDeploymentEnvironment, ...eventsEnvironment },
-    });
-    const groupDeployment = new GroupDeploymentWorkflow(this, 'GroupDeployment', {
-      functions: groupDeploymentFunctions.functions,
-      taskGraph: this.taskGraph,
-      logRetention,
-      removalPolicy,
-    });
-    this.groupDeployment = groupDeployment.groupDeployment;
-    this.deployGroup = groupDeployment.deployGroup;
-    this.runNodeBatches = groupDeployment.runNodeBatches;
-
-    // Boot service and inventory, as the rolling-upgrade functions reach them.
-    const environmentUpgradeFunctions = new EnvironmentUpgradeFunctions(this, 'EnvironmentUpgradeFunctions', {
-      ...common,
-      environment: site.rollingUpgradeEnvironment,
-    });
-    this.environmentUpgrade = new EnvironmentUpgradeWorkflow(this, 'EnvironmentUpgrade', {
-      functions: environmentUpgradeFunctions.functions,
-      rollingUpgrade: this.rollingUpgrade,
-      logRetention,
-      removalPolicy,
-    }).stateMachine;
-    this.functions = {
-      ...rollingUpgradeFunctions.functions,
-      ...groupDeploymentFunctions.functions,
-      ...taskGraphFunctions.functions,
-      ...environmentUpgradeFunctions.functions,
-    };
+    const workflows = this.workflows(
+      { table: this.table, site, logRetention, removalPolicy, network },
+      { [ENVIRONMENT.eventBusName]: events.bus.eventBusName },
+    );
+    this.rollingUpgrade = workflows.rollingUpgrade;
+    this.taskGraph = workflows.taskGraph;
+    this.groupDeployment = workflows.groupDeployment.groupDeployment;
+    this.deployGroup = workflows.groupDeployment.deployGroup;
+    this.runNodeBatches = workflows.groupDeployment.runNodeBatches;
+    this.environmentUpgrade = workflows.environmentUpgrade;
+    this.functions = workflows.functions;
     events.grantPublish(...Object.values(this.functions));
     this.schedules = new RolloutSchedules(this, 'Schedules', {
       stateMachines: [this.rollingUpgrade, this.groupDeployment],
@@ -216,10 +185,68 @@ export class RolloutWorkflows extends Construct {
         EnvironmentUpgrade: this.environmentUpgrade,
       },
       functions: { ...this.functions, ApiHandler: api.handler },
-      publisherLogGroups: { ...rollingUpgradeFunctions.logGroups, ...groupDeploymentFunctions.logGroups },
+      publisherLogGroups: workflows.publisherLogGroups,
       scheduleGroupName: this.schedules.groupName,
       alarmTopic: props.alarmTopic,
       dashboardName: props.dashboardName,
     });
+  }
+
+  /** The four workflows, each over its functions (created in this order: their construct ids and the template's order depend on it). */
+  private workflows(common: WorkflowCommon, eventsEnvironment: Readonly<Record<string, string>>) {
+    const { site, logRetention, removalPolicy } = common;
+    const rollingUpgradeFunctions = new RollingUpgradeFunctions(this, 'RollingUpgradeFunctions', {
+      ...common,
+      environment: { ...site.rollingUpgradeEnvironment, ...eventsEnvironment },
+    });
+    const rollingUpgrade = new RollingUpgradeWorkflow(this, 'RollingUpgrade', {
+      functions: rollingUpgradeFunctions.functions,
+      logRetention,
+      removalPolicy,
+    }).stateMachine;
+
+    // The task graph runs drains, resumes and reboots, and commands through the head node: the rolling upgrade's site.
+    const taskGraphFunctions = new TaskGraphFunctions(this, 'TaskGraphFunctions', {
+      ...common,
+      environment: { ...site.rollingUpgradeEnvironment, ...eventsEnvironment },
+    });
+    const taskGraph = new TaskGraphWorkflow(this, 'TaskGraph', { functions: taskGraphFunctions.functions, logRetention, removalPolicy }).stateMachine;
+
+    const groupDeploymentFunctions = new GroupDeploymentFunctions(this, 'GroupDeploymentFunctions', {
+      ...common,
+      environment: { ...site.groupDeploymentEnvironment, ...eventsEnvironment },
+    });
+    const groupDeployment = new GroupDeploymentWorkflow(this, 'GroupDeployment', {
+      functions: groupDeploymentFunctions.functions,
+      taskGraph,
+      logRetention,
+      removalPolicy,
+    });
+
+    // Boot service and inventory, as the rolling-upgrade functions reach them.
+    const environmentUpgradeFunctions = new EnvironmentUpgradeFunctions(this, 'EnvironmentUpgradeFunctions', {
+      ...common,
+      environment: site.rollingUpgradeEnvironment,
+    });
+    const environmentUpgrade = new EnvironmentUpgradeWorkflow(this, 'EnvironmentUpgrade', {
+      functions: environmentUpgradeFunctions.functions,
+      rollingUpgrade,
+      logRetention,
+      removalPolicy,
+    }).stateMachine;
+    return {
+      rollingUpgrade,
+      taskGraph,
+      groupDeployment,
+      environmentUpgrade,
+      functions: {
+        ...rollingUpgradeFunctions.functions,
+        ...groupDeploymentFunctions.functions,
+        ...taskGraphFunctions.functions,
+        ...environmentUpgradeFunctions.functions,
+      },
+      // The functions that publish status events: a refused PutEvents is counted from their logs.
+      publisherLogGroups: { ...rollingUpgradeFunctions.logGroups, ...groupDeploymentFunctions.logGroups },
+    };
   }
 }

@@ -49,6 +49,58 @@ export interface SiteAccess {
   grant(role: IRole, services: readonly SiteService[]): void;
 }
 
+/** The stack's parameters of a site without a profile: the services' URLs, the Slurm API version and user, the secrets' ARNs. */
+function siteParameters(scope: Construct, allowInsecureHttp: boolean) {
+  // The scope is the stack, so the parameters keep their plain logical ids (WorkloadManagerUrl, ...).
+  const parameter = (name: string, props: CfnParameterProps) => new CfnParameter(scope, name, { type: 'String', ...props }).valueAsString;
+  const URL_PATTERN = allowInsecureHttp ? LAB_URL_PATTERN : HTTPS_URL_PATTERN;
+
+  const workloadManagerUrl = parameter('WorkloadManagerUrl', { description: 'Base URL of slurmrestd.', allowedPattern: URL_PATTERN });
+  const slurmApiVersion = parameter('SlurmApiVersion', {
+    description: `slurmrestd's data_parser version: ${SLURMRESTD_VERSIONS.join(', ')} (Slurm 22.05's v0.0.38 cannot update nodes).`,
+    default: DEFAULT_SLURMRESTD_VERSION,
+    allowedValues: [...SLURMRESTD_VERSIONS],
+  });
+  const slurmUserName = parameter('SlurmUserName', {
+    description: 'Sent as X-SLURM-USER-NAME; leave empty unless the token is a SlurmUser token acting for this user.',
+    default: '',
+  });
+  const slurmTokenSecretArn = parameter('SlurmTokenSecretArn', {
+    description: 'ARN of the Secrets Manager secret whose SecretString is the Slurm JWT (sent as X-SLURM-USER-TOKEN).',
+    allowedPattern: `^${SECRET_ARN}`,
+  });
+  const siteApiTokenSecretArn = parameter('SiteApiTokenSecretArn', {
+    description: 'ARN of the Secrets Manager secret whose SecretString is sent as a Bearer token to BOS, HSM and the provisioner; empty: no token.',
+    default: '',
+    allowedPattern: `^(${SECRET_ARN})?$`,
+  });
+  // The names trip the "looks like a password" check, but the values are ARNs: NoEcho would only hide which
+  // secret is used. The check reports on the stack, not the parameter, so that is where it is acknowledged.
+  Validations.of(Stack.of(scope)).acknowledge({
+    id: 'CloudFormation-Validate::W2509',
+    reason: 'SlurmTokenSecretArn and SiteApiTokenSecretArn hold the ARN of a secret, not the secret.',
+  });
+  const bootServiceUrl = parameter('BootServiceUrl', { description: 'Base URL of the boot service (BOS).', allowedPattern: URL_PATTERN });
+  const inventoryUrl = parameter('InventoryUrl', { description: 'Base URL of the hardware inventory (HSM).', allowedPattern: URL_PATTERN });
+  const nodeNames = parameter('NodeNames', {
+    description: "Slurm's node names, from HSM's NID: a pattern such as nid{nid:06} (CSM's), or 'same' where Slurm uses HSM's xnames.",
+    default: CSM_NID_NAME_PATTERN,
+    allowedPattern: NODE_NAMES_PATTERN,
+  });
+  const provisionerUrl = parameter('ProvisionerUrl', { description: 'Base URL of the provisioner (group deployments).', allowedPattern: URL_PATTERN });
+  return {
+    workloadManagerUrl,
+    slurmApiVersion,
+    slurmUserName,
+    slurmTokenSecretArn,
+    siteApiTokenSecretArn,
+    bootServiceUrl,
+    inventoryUrl,
+    nodeNames,
+    provisionerUrl,
+  };
+}
+
 export class SiteConnection extends Construct implements SiteAccess {
   /** Slurm, BOS and HSM. */
   readonly rollingUpgradeEnvironment: Record<string, string>;
@@ -71,44 +123,18 @@ export class SiteConnection extends Construct implements SiteAccess {
       this.statementsFor = (services) => sitePolicies(profile, services);
       return;
     }
-    // The scope is the stack, so the parameters keep their plain logical ids (WorkloadManagerUrl, ...).
-    const parameter = (name: string, props: CfnParameterProps) => new CfnParameter(scope, name, { type: 'String', ...props }).valueAsString;
-    const URL_PATTERN = props.allowInsecureHttp ? LAB_URL_PATTERN : HTTPS_URL_PATTERN;
+    const {
+      workloadManagerUrl,
+      slurmApiVersion,
+      slurmUserName,
+      slurmTokenSecretArn,
+      siteApiTokenSecretArn,
+      bootServiceUrl,
+      inventoryUrl,
+      nodeNames,
+      provisionerUrl,
+    } = siteParameters(scope, props.allowInsecureHttp === true);
     const insecure: Record<string, string> = props.allowInsecureHttp ? { [ENVIRONMENT.allowInsecureHttp]: 'true' } : {};
-
-    const workloadManagerUrl = parameter('WorkloadManagerUrl', { description: 'Base URL of slurmrestd.', allowedPattern: URL_PATTERN });
-    const slurmApiVersion = parameter('SlurmApiVersion', {
-      description: `slurmrestd's data_parser version: ${SLURMRESTD_VERSIONS.join(', ')} (Slurm 22.05's v0.0.38 cannot update nodes).`,
-      default: DEFAULT_SLURMRESTD_VERSION,
-      allowedValues: [...SLURMRESTD_VERSIONS],
-    });
-    const slurmUserName = parameter('SlurmUserName', {
-      description: 'Sent as X-SLURM-USER-NAME; leave empty unless the token is a SlurmUser token acting for this user.',
-      default: '',
-    });
-    const slurmTokenSecretArn = parameter('SlurmTokenSecretArn', {
-      description: 'ARN of the Secrets Manager secret whose SecretString is the Slurm JWT (sent as X-SLURM-USER-TOKEN).',
-      allowedPattern: `^${SECRET_ARN}`,
-    });
-    const siteApiTokenSecretArn = parameter('SiteApiTokenSecretArn', {
-      description: 'ARN of the Secrets Manager secret whose SecretString is sent as a Bearer token to BOS, HSM and the provisioner; empty: no token.',
-      default: '',
-      allowedPattern: `^(${SECRET_ARN})?$`,
-    });
-    // The names trip the "looks like a password" check, but the values are ARNs: NoEcho would only hide which
-    // secret is used. The check reports on the stack, not the parameter, so that is where it is acknowledged.
-    Validations.of(Stack.of(this)).acknowledge({
-      id: 'CloudFormation-Validate::W2509',
-      reason: 'SlurmTokenSecretArn and SiteApiTokenSecretArn hold the ARN of a secret, not the secret.',
-    });
-    const bootServiceUrl = parameter('BootServiceUrl', { description: 'Base URL of the boot service (BOS).', allowedPattern: URL_PATTERN });
-    const inventoryUrl = parameter('InventoryUrl', { description: 'Base URL of the hardware inventory (HSM).', allowedPattern: URL_PATTERN });
-    const nodeNames = parameter('NodeNames', {
-      description: "Slurm's node names, from HSM's NID: a pattern such as nid{nid:06} (CSM's), or 'same' where Slurm uses HSM's xnames.",
-      default: CSM_NID_NAME_PATTERN,
-      allowedPattern: NODE_NAMES_PATTERN,
-    });
-    const provisionerUrl = parameter('ProvisionerUrl', { description: 'Base URL of the provisioner (group deployments).', allowedPattern: URL_PATTERN });
 
     // Only the ARNs reach the functions; each reads a secret when it first calls its connector, through Powertools
     // parameters (lambdas/entrypoints/environment.ts), so a token is in no template, environment or execution input,

@@ -1,10 +1,10 @@
 // A real Slurm cluster by hand: `npm run slurm:start [-- --nodes 4 ...]` starts one (as the tests do,
-// through test/support/real-slurm.ts) and leaves it running; `npm run slurm:stop` stops it.
+// through scripts/slurm/real-slurm.ts) and leaves it running; `npm run slurm:stop` stops it.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
-import { handStartedClusterFile, REAL_SLURM_RELEASES, RealSlurmCluster, type RealSlurmRelease, stopClusterDir } from '../../test/support/real-slurm';
+import { handStartedClusterFile, REAL_SLURM_RELEASES, RealSlurmCluster, type RealSlurmRelease, stopClusterDir } from './real-slurm';
 
 const repoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const recordFile = handStartedClusterFile(repoDir);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # A RebootProgram stand-in for a cluster of `slurmd -N <name>` processes on one machine
-# (see test/support/real-slurm.ts). slurmd runs RebootProgram through `sh -c` with no argument naming
+# (see scripts/slurm/real-slurm.ts). slurmd runs RebootProgram through `sh -c` with no argument naming
 # the node, so the node is found by walking up the process tree to the `slurmd ... -N <name>` process.
 # It only records the reboot: the cluster's rebooter (scripts/slurm/rebooter.sh, a long-running process
 # of its own) stops that node's slurmd and starts it again with `-b`. A restart forked from here

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The rebooter of one real-Slurm cluster on this machine (see test/support/real-slurm.ts): a long-running
+# The rebooter of one real-Slurm cluster on this machine (see scripts/slurm/real-slurm.ts): a long-running
 # process, started with the cluster, that carries out the reboots its RebootProgram stand-in
 # (reboot-program.sh) records in CLUSTER_DIR/reboot-requests/<node>: it stops that node's slurmd (SIGTERM,
 # SIGKILL 5 s later) and, after the node's delay, starts it again with `-b` (as a node that booted) through

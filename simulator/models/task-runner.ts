@@ -3,7 +3,7 @@ import { SimRequestError } from '../errors';
 import type { Timeline } from '../timeline';
 
 import type { TaskLogEntry } from '../../core/site/site-state';
-import type { TaskResult } from '../../core/task-graph/task-run-state';
+import type { TaskResult } from '../../core/site/site-state';
 
 export type { TaskLogEntry } from '../../core/site/site-state';
 

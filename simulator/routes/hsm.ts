@@ -3,7 +3,7 @@ import { isNodeXname } from '../../core/site/node-names';
 import type { GroupRecord, InventoryNodeRecord } from '../models/inventory';
 import type { SiteSimulator } from '../site-simulator';
 import { SimRequestError } from '../errors';
-import { ok, problem, readBody, type ServiceApi } from './route';
+import { ok, problem, readBody, type Route, type ServiceApi } from './route';
 
 const id = z.string({ error: 'id is required' }).trim().min(1, 'id must not be empty');
 
@@ -27,7 +27,17 @@ const deleted = ok({ code: 0, message: 'deleted 1 entry' });
  * ID"). Elsewhere it serves the site's own names, a stand-in with HSM's API.
  */
 export function hsmApi(sim: SiteSimulator): ServiceApi {
-  const inventory = sim.inventory;
+  const names = hsmNames(sim);
+  return {
+    service: 'inventory',
+    prefix: /^\/hsm\//,
+    errorBody: problem,
+    routes: [...groupRoutes(sim.inventory, names), ...nodeRoutes(sim, names)],
+  };
+}
+
+/** Group labels and member ids as SMD checks them on a CSM-style site (the site's own names elsewhere). */
+function hsmNames(sim: SiteSimulator) {
   const strict = sim.names.mapped;
   const label = (raw: string) => {
     if (!strict) return raw;
@@ -41,84 +51,93 @@ export function hsmApi(sim: SiteSimulator): ServiceApi {
     if (!isNodeXname(normal)) throw new SimRequestError(400, 'invalid xname ID');
     return normal;
   };
-  // sendJsonNewResourceIDArray (cmd/smd/response.go): 201 and [{"URI": ...}] (sm.ResourceURI).
-  const created = (uri: string) => ok([{ URI: uri }], 201);
-  return {
-    service: 'inventory',
-    prefix: /^\/hsm\//,
-    errorBody: problem,
-    routes: [
-      { method: 'GET', path: /^\/hsm\/v2\/groups$/, handle: () => ok(inventory.listGroups().map(toHsmGroup)) },
-      {
-        method: 'POST',
-        path: /^\/hsm\/v2\/groups$/,
-        handle: (_params, body) => {
-          const group = readBody(groupSchema, body);
-          const name = label(group.label);
-          inventory.createGroup(name, group.members.ids.map(xname), group.description, group.tags, group.exclusiveGroup && label(group.exclusiveGroup));
-          return created(`/hsm/v2/groups/${name}`);
-        },
+  return { label, xname };
+}
+type HsmNames = ReturnType<typeof hsmNames>;
+
+// sendJsonNewResourceIDArray (cmd/smd/response.go): 201 and [{"URI": ...}] (sm.ResourceURI).
+const created = (uri: string) => ok([{ URI: uri }], 201);
+
+/** The groups and their members. */
+function groupRoutes(inventory: SiteSimulator['inventory'], { label, xname }: HsmNames): Route[] {
+  return [
+    { method: 'GET', path: /^\/hsm\/v2\/groups$/, handle: () => ok(inventory.listGroups().map(toHsmGroup)) },
+    {
+      method: 'POST',
+      path: /^\/hsm\/v2\/groups$/,
+      handle: (_params, body) => {
+        const group = readBody(groupSchema, body);
+        const name = label(group.label);
+        inventory.createGroup(name, group.members.ids.map(xname), group.description, group.tags, group.exclusiveGroup && label(group.exclusiveGroup));
+        return created(`/hsm/v2/groups/${name}`);
       },
-      { method: 'GET', path: /^\/hsm\/v2\/groups\/([^/]+)$/, handle: ([raw]) => ok(toHsmGroup(inventory.getGroup(label(raw!)))) },
-      {
-        method: 'DELETE',
-        path: /^\/hsm\/v2\/groups\/([^/]+)$/,
-        handle: ([raw]) => {
-          inventory.deleteGroup(label(raw!));
-          return deleted;
-        },
+    },
+    { method: 'GET', path: /^\/hsm\/v2\/groups\/([^/]+)$/, handle: ([raw]) => ok(toHsmGroup(inventory.getGroup(label(raw!)))) },
+    {
+      method: 'DELETE',
+      path: /^\/hsm\/v2\/groups\/([^/]+)$/,
+      handle: ([raw]) => {
+        inventory.deleteGroup(label(raw!));
+        return deleted;
       },
-      {
-        method: 'POST',
-        path: /^\/hsm\/v2\/groups\/([^/]+)\/members$/,
-        handle: ([raw], body) => {
-          const name = label(raw!);
-          const id = xname(readBody(memberSchema, body).id);
-          inventory.addMember(name, id);
-          return created(`/hsm/v2/groups/${name}/members/${id}`);
-        },
+    },
+    {
+      method: 'POST',
+      path: /^\/hsm\/v2\/groups\/([^/]+)\/members$/,
+      handle: ([raw], body) => {
+        const name = label(raw!);
+        const id = xname(readBody(memberSchema, body).id);
+        inventory.addMember(name, id);
+        return created(`/hsm/v2/groups/${name}/members/${id}`);
       },
-      {
-        method: 'DELETE',
-        path: /^\/hsm\/v2\/groups\/([^/]+)\/members\/([^/]+)$/,
-        handle: ([raw, member]) => {
-          inventory.removeMember(label(raw!), xname(member!));
-          return deleted;
-        },
+    },
+    {
+      method: 'DELETE',
+      path: /^\/hsm\/v2\/groups\/([^/]+)\/members\/([^/]+)$/,
+      handle: ([raw, member]) => {
+        inventory.removeMember(label(raw!), xname(member!));
+        return deleted;
       },
-      {
-        method: 'GET',
-        path: /^\/hsm\/v2\/memberships\/([^/]+)$/,
-        handle: ([raw]) => {
-          const id = xname(raw!);
-          if (!inventory.hasNode(id)) throw new SimRequestError(404, `No such xname: ${id}`);
-          return ok({ id, groupLabels: inventory.groupsOf(id), partitionName: '' });
-        },
+    },
+  ];
+}
+
+/** The nodes: one node's groups, State/Components, and every node's groups. */
+function nodeRoutes(sim: SiteSimulator, { xname }: HsmNames): Route[] {
+  const inventory = sim.inventory;
+  return [
+    {
+      method: 'GET',
+      path: /^\/hsm\/v2\/memberships\/([^/]+)$/,
+      handle: ([raw]) => {
+        const id = xname(raw!);
+        if (!inventory.hasNode(id)) throw new SimRequestError(404, `No such xname: ${id}`);
+        return ok({ id, groupLabels: inventory.groupsOf(id), partitionName: '' });
       },
-      {
-        method: 'GET',
-        path: /^\/hsm\/v2\/State\/Components$/,
-        // nidonly=true: "only component NID field (plus xname/ID and type)" (api/swagger_v2.yaml).
-        handle: (_params, _body, query) =>
-          ok({
-            Components: selectNodes(sim, query).map((node) =>
-              query.get('nidonly') === 'true' ? { ID: node.name, Type: 'Node', NID: node.nid } : toSmdComponent(node),
-            ),
-          }),
+    },
+    {
+      method: 'GET',
+      path: /^\/hsm\/v2\/State\/Components$/,
+      // nidonly=true: "only component NID field (plus xname/ID and type)" (api/swagger_v2.yaml).
+      handle: (_params, _body, query) =>
+        ok({
+          Components: selectNodes(sim, query).map((node) =>
+            query.get('nidonly') === 'true' ? { ID: node.name, Type: 'Node', NID: node.nid } : toSmdComponent(node),
+          ),
+        }),
+    },
+    {
+      method: 'GET',
+      path: /^\/hsm\/v2\/memberships$/,
+      handle: (_params, _body, query) => {
+        const groupsOf = new Map<string, string[]>();
+        for (const group of inventory.listGroups()) for (const member of group.members) groupsOf.set(member, [...(groupsOf.get(member) ?? []), group.label]);
+        return ok(
+          selectNodes(sim, query).map((node) => ({ id: node.name, groupLabels: groupLabelsOf(node, groupsOf.get(node.name) ?? []), partitionName: '' })),
+        );
       },
-      {
-        method: 'GET',
-        path: /^\/hsm\/v2\/memberships$/,
-        handle: (_params, _body, query) => {
-          const groupsOf = new Map<string, string[]>();
-          for (const group of inventory.listGroups()) for (const member of group.members) groupsOf.set(member, [...(groupsOf.get(member) ?? []), group.label]);
-          return ok(
-            selectNodes(sim, query).map((node) => ({ id: node.name, groupLabels: groupLabelsOf(node, groupsOf.get(node.name) ?? []), partitionName: '' })),
-          );
-        },
-      },
-    ],
-  };
+    },
+  ];
 }
 
 /** The nodes `GET /State/Components` and `/memberships` answer for: filtered by type (only `Node` here), id, role, enabled and group. */

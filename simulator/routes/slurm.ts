@@ -48,6 +48,69 @@ const NOT_DEFINED = 'Requested REST method is not defined at URL. Please view /o
  */
 export function slurmApi(sim: SiteSimulator): ServiceApi {
   const wlm = sim.workloadManager;
+  const { apiVersion, errorAnswer, nodesBody, update } = restdAnswers(sim);
+  return {
+    service: 'workload-manager',
+    prefix: /^\/slurm\//,
+    errorBody: (_status, message) => ({ errors: [{ error: message, description: message }], warnings: [] }),
+    routes: [
+      {
+        method: 'GET',
+        path: /^\/slurm\/(v0\.0\.\d+)\/nodes$/,
+        handle: ([v]) => ok(nodesBody(apiVersion(v!), wlm.list())),
+      },
+      {
+        // The running jobs: what idle-first and drain-ahead read a job's end from.
+        method: 'GET',
+        path: /^\/slurm\/(v0\.0\.\d+)\/jobs$/,
+        handle: ([v]) => {
+          const n = apiVersionNumber(apiVersion(v!));
+          const jobs = wlm.runningJobs();
+          if (n <= 38) return ok({ meta: metaV38(wlm.version, v), errors: [], jobs: jobs.map(toJobV38) });
+          return ok({ jobs: jobs.map((job) => toSlurmJob(job, n)), errors: [], warnings: [] });
+        },
+      },
+      {
+        method: 'GET',
+        path: /^\/slurm\/(v0\.0\.\d+)\/node\/([^/]+)$/,
+        handle: ([v, name]) => {
+          const node = wlm.get(name!);
+          if (!node) {
+            const n = apiVersionNumber(apiVersion(v!));
+            return errorAnswer(v!, n >= 40 ? NO_ERROR : INVALID_NODE_NAME, `Failure to query node ${name}`, n <= 38 ? { nodes: [] } : {});
+          }
+          return ok(nodesBody(apiVersion(v!), [node]));
+        },
+      },
+      {
+        method: 'POST',
+        path: /^\/slurm\/(v0\.0\.\d+)\/node\/([^/]+)$/,
+        handle: ([v, name], body) => {
+          if (!SlurmVersion.canUpdateNodes(apiVersion(v!))) return { status: 405, body: NOT_DEFINED, contentType: 'text/plain' };
+          if (!wlm.get(name!)) return errorAnswer(v!, INVALID_NODE_NAME, `Failure to update node ${name}`);
+          return update(v!, [name!], readBody(updateSchema, body));
+        },
+      },
+      {
+        // The batch update exists from v0.0.42 on.
+        method: 'POST',
+        path: /^\/slurm\/(v0\.0\.\d+)\/nodes$/,
+        handle: ([v], body) => {
+          if (apiVersionNumber(apiVersion(v!)) < 42) return { status: 405, body: NOT_DEFINED, contentType: 'text/plain' };
+          const { name, ...rest } = readBody(batchUpdateSchema, body);
+          const names = name.flatMap((n) => expandHostlist(n));
+          const unknown = names.filter((n) => !wlm.get(n));
+          if (unknown.length > 0) return errorAnswer(v!, INVALID_NODE_NAME, `Failure to update node ${unknown.join(',')}`);
+          return update(v!, names, rest);
+        },
+      },
+    ],
+  };
+}
+
+/** What slurmrestd answers, shared by its routes: the versions served, `meta`, errors, node lists and node updates. */
+function restdAnswers(sim: SiteSimulator) {
+  const wlm = sim.workloadManager;
   const version = wlm.version;
   const served = new Set(version.restdVersions);
 
@@ -103,63 +166,7 @@ export function slurmApi(sim: SiteSimulator): ServiceApi {
     return ok({ errors: [], warnings: [], meta: meta(v) });
   };
 
-  return {
-    service: 'workload-manager',
-    prefix: /^\/slurm\//,
-    errorBody: (_status, message) => ({ errors: [{ error: message, description: message }], warnings: [] }),
-    routes: [
-      {
-        method: 'GET',
-        path: /^\/slurm\/(v0\.0\.\d+)\/nodes$/,
-        handle: ([v]) => ok(nodesBody(apiVersion(v!), wlm.list())),
-      },
-      {
-        // The running jobs: what idle-first and drain-ahead read a job's end from.
-        method: 'GET',
-        path: /^\/slurm\/(v0\.0\.\d+)\/jobs$/,
-        handle: ([v]) => {
-          const n = apiVersionNumber(apiVersion(v!));
-          const jobs = wlm.runningJobs();
-          if (n <= 38) return ok({ meta: metaV38(version, v), errors: [], jobs: jobs.map(toJobV38) });
-          return ok({ jobs: jobs.map((job) => toSlurmJob(job, n)), errors: [], warnings: [] });
-        },
-      },
-      {
-        method: 'GET',
-        path: /^\/slurm\/(v0\.0\.\d+)\/node\/([^/]+)$/,
-        handle: ([v, name]) => {
-          const node = wlm.get(name!);
-          if (!node) {
-            const n = apiVersionNumber(apiVersion(v!));
-            return errorAnswer(v!, n >= 40 ? NO_ERROR : INVALID_NODE_NAME, `Failure to query node ${name}`, n <= 38 ? { nodes: [] } : {});
-          }
-          return ok(nodesBody(apiVersion(v!), [node]));
-        },
-      },
-      {
-        method: 'POST',
-        path: /^\/slurm\/(v0\.0\.\d+)\/node\/([^/]+)$/,
-        handle: ([v, name], body) => {
-          if (!SlurmVersion.canUpdateNodes(apiVersion(v!))) return { status: 405, body: NOT_DEFINED, contentType: 'text/plain' };
-          if (!wlm.get(name!)) return errorAnswer(v!, INVALID_NODE_NAME, `Failure to update node ${name}`);
-          return update(v!, [name!], readBody(updateSchema, body));
-        },
-      },
-      {
-        // The batch update exists from v0.0.42 on.
-        method: 'POST',
-        path: /^\/slurm\/(v0\.0\.\d+)\/nodes$/,
-        handle: ([v], body) => {
-          if (apiVersionNumber(apiVersion(v!)) < 42) return { status: 405, body: NOT_DEFINED, contentType: 'text/plain' };
-          const { name, ...rest } = readBody(batchUpdateSchema, body);
-          const names = name.flatMap((n) => expandHostlist(n));
-          const unknown = names.filter((n) => !wlm.get(n));
-          if (unknown.length > 0) return errorAnswer(v!, INVALID_NODE_NAME, `Failure to update node ${unknown.join(',')}`);
-          return update(v!, names, rest);
-        },
-      },
-    ],
-  };
+  return { apiVersion, errorAnswer, nodesBody, update };
 }
 
 /** v0.0.39+: the fields the connectors read (state a list; times plain in v0.0.39, `{set, infinite, number}` from v0.0.40). */

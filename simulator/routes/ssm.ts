@@ -43,9 +43,7 @@ const FAULT_TYPES: Record<number, string> = { 400: 'ThrottlingException', 429: '
  * instance ids of `agent`, running the commands on this machine.
  */
 export function ssmApi(sim: SiteSimulator, agent?: LocalSsmAgent): SsmApi {
-  const simulated = sim.headNode;
-  const headFor = (instanceId: string) => (agent?.owns(instanceId) ? agent : simulated);
-  const known = (instanceId: string) => instanceId === HEAD_NODE_INSTANCE_ID || agent?.owns(instanceId) === true;
+  const heads = commandHeads(sim, agent);
   return {
     serve(operation, text, faults) {
       const injected = faults.check('ssm', 'POST', operation);
@@ -57,84 +55,95 @@ export function ssmApi(sim: SiteSimulator, agent?: LocalSsmAgent): SsmApi {
       } catch {
         return awsError(400, 'SerializationException', 'the body is not valid JSON');
       }
-      const parse = <S extends z.ZodType>(schema: S): z.output<S> | SimResponse => {
-        const result = schema.safeParse(input);
-        return result.success
-          ? result.data
-          : awsError(400, 'ValidationException', `${operation}: ${result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-      };
-      if (operation === 'SendCommand') {
-        const request = parse(sendCommand);
-        if ('status' in request) return request;
-        if (request.DocumentName !== 'AWS-RunShellScript') return awsError(400, 'InvalidDocument', `document ${request.DocumentName} is not simulated`);
-        const unknown = request.InstanceIds.find((id) => !known(id));
-        if (unknown) return awsError(400, 'InvalidInstanceId', `Instances [[${unknown}]] not in a valid state for account`);
-        if (new Set(request.InstanceIds.map(headFor)).size > 1)
-          return awsError(400, 'InvalidInstanceId', "the simulated head node and the machine's SSM agent take separate commands");
-        const timeout = Number(request.Parameters.executionTimeout?.[0] ?? 3600);
-        const instanceId = request.InstanceIds[0]!;
-        const invocation = headFor(instanceId).send(
-          instanceId,
-          request.Parameters.commands,
-          Number.isFinite(timeout) && timeout > 0 ? timeout : 3600,
-          request.Comment,
-        );
-        return answer({
-          Command: {
-            CommandId: invocation.commandId,
-            DocumentName: request.DocumentName,
-            Comment: request.Comment ?? '',
-            InstanceIds: [instanceId],
-            Status: 'Pending',
-            RequestedDateTime: invocation.requestedAt / 1000,
-          },
-        });
-      }
-      if (operation === 'GetCommandInvocation') {
-        const request = parse(getInvocation);
-        if ('status' in request) return request;
-        const found = headFor(request.InstanceId).get(request.CommandId, request.InstanceId);
-        if (!found) return awsError(400, 'InvocationDoesNotExist', `no invocation ${request.CommandId} on ${request.InstanceId}`);
-        return answer(invocationBody(found.invocation, found.status));
-      }
-      if (operation === 'ListCommandInvocations') {
-        const request = parse(listInvocations);
-        if ('status' in request) return request;
-        const filter = (key: string) => request.Filters?.find((f) => f.key === key)?.value;
-        const after = filter('InvokedAfter');
-        const before = filter('InvokedBefore');
-        const head = request.InstanceId !== undefined ? headFor(request.InstanceId) : undefined;
-        const invocations = (
-          head
-            ? head.list(request.CommandId)
-            : [...simulated.list(request.CommandId), ...(agent?.list(request.CommandId) ?? [])].sort((a, b) => a.requestedAt - b.requestedAt)
-        )
-          .filter((i) => request.InstanceId === undefined || i.instanceId === request.InstanceId)
-          .filter((i) => (after === undefined || i.requestedAt >= Date.parse(after)) && (before === undefined || i.requestedAt <= Date.parse(before)))
-          // As AWS lists them: newest first, a page at a time.
-          .reverse();
-        const from = Number(request.NextToken ?? 0);
-        const pageSize = request.MaxResults ?? 50;
-        const page = invocations.slice(from, from + pageSize);
-        return answer({
-          CommandInvocations: page.map((i) => {
-            const status = headFor(i.instanceId).peek(i);
-            return {
-              CommandId: i.commandId,
-              InstanceId: i.instanceId,
-              Comment: i.comment ?? '',
-              DocumentName: 'AWS-RunShellScript',
-              Status: status,
-              StatusDetails: status,
-              RequestedDateTime: i.requestedAt / 1000,
-            };
-          }),
-          ...(from + pageSize < invocations.length ? { NextToken: String(from + pageSize) } : {}),
-        });
-      }
+      if (operation === 'SendCommand') return parsed(operation, sendCommand, input, (request) => commandSent(heads, request));
+      if (operation === 'GetCommandInvocation') return parsed(operation, getInvocation, input, (request) => invocationFound(heads, request));
+      if (operation === 'ListCommandInvocations') return parsed(operation, listInvocations, input, (request) => invocationsListed(heads, request));
       return awsError(400, 'UnknownOperationException', `operation ${operation} is not simulated`);
     },
   };
+}
+
+/** Who takes a command: the simulated head node, or, for the instance ids of `agent`, this machine. */
+function commandHeads(sim: SiteSimulator, agent: LocalSsmAgent | undefined) {
+  const simulated = sim.headNode;
+  const headFor = (instanceId: string) => (agent?.owns(instanceId) ? agent : simulated);
+  const known = (instanceId: string) => instanceId === HEAD_NODE_INSTANCE_ID || agent?.owns(instanceId) === true;
+  return { simulated, agent, headFor, known };
+}
+type CommandHeads = ReturnType<typeof commandHeads>;
+
+/** The operation's input read by its schema, then answered; a ValidationException naming each field otherwise. */
+function parsed<S extends z.ZodType>(operation: string, schema: S, input: unknown, then: (request: z.output<S>) => SimResponse): SimResponse {
+  const result = schema.safeParse(input);
+  return result.success
+    ? then(result.data)
+    : awsError(400, 'ValidationException', `${operation}: ${result.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+}
+
+function commandSent({ headFor, known }: CommandHeads, request: z.output<typeof sendCommand>): SimResponse {
+  if (request.DocumentName !== 'AWS-RunShellScript') return awsError(400, 'InvalidDocument', `document ${request.DocumentName} is not simulated`);
+  const unknown = request.InstanceIds.find((id) => !known(id));
+  if (unknown) return awsError(400, 'InvalidInstanceId', `Instances [[${unknown}]] not in a valid state for account`);
+  if (new Set(request.InstanceIds.map(headFor)).size > 1)
+    return awsError(400, 'InvalidInstanceId', "the simulated head node and the machine's SSM agent take separate commands");
+  const timeout = Number(request.Parameters.executionTimeout?.[0] ?? 3600);
+  const instanceId = request.InstanceIds[0]!;
+  const invocation = headFor(instanceId).send(
+    instanceId,
+    request.Parameters.commands,
+    Number.isFinite(timeout) && timeout > 0 ? timeout : 3600,
+    request.Comment,
+  );
+  return answer({
+    Command: {
+      CommandId: invocation.commandId,
+      DocumentName: request.DocumentName,
+      Comment: request.Comment ?? '',
+      InstanceIds: [instanceId],
+      Status: 'Pending',
+      RequestedDateTime: invocation.requestedAt / 1000,
+    },
+  });
+}
+
+function invocationFound({ headFor }: CommandHeads, request: z.output<typeof getInvocation>): SimResponse {
+  const found = headFor(request.InstanceId).get(request.CommandId, request.InstanceId);
+  if (!found) return awsError(400, 'InvocationDoesNotExist', `no invocation ${request.CommandId} on ${request.InstanceId}`);
+  return answer(invocationBody(found.invocation, found.status));
+}
+
+function invocationsListed({ simulated, agent, headFor }: CommandHeads, request: z.output<typeof listInvocations>): SimResponse {
+  const filter = (key: string) => request.Filters?.find((f) => f.key === key)?.value;
+  const after = filter('InvokedAfter');
+  const before = filter('InvokedBefore');
+  const head = request.InstanceId !== undefined ? headFor(request.InstanceId) : undefined;
+  const invocations = (
+    head
+      ? head.list(request.CommandId)
+      : [...simulated.list(request.CommandId), ...(agent?.list(request.CommandId) ?? [])].sort((a, b) => a.requestedAt - b.requestedAt)
+  )
+    .filter((i) => request.InstanceId === undefined || i.instanceId === request.InstanceId)
+    .filter((i) => (after === undefined || i.requestedAt >= Date.parse(after)) && (before === undefined || i.requestedAt <= Date.parse(before)))
+    // As AWS lists them: newest first, a page at a time.
+    .reverse();
+  const from = Number(request.NextToken ?? 0);
+  const pageSize = request.MaxResults ?? 50;
+  const page = invocations.slice(from, from + pageSize);
+  return answer({
+    CommandInvocations: page.map((i) => {
+      const status = headFor(i.instanceId).peek(i);
+      return {
+        CommandId: i.commandId,
+        InstanceId: i.instanceId,
+        Comment: i.comment ?? '',
+        DocumentName: 'AWS-RunShellScript',
+        Status: status,
+        StatusDetails: status,
+        RequestedDateTime: i.requestedAt / 1000,
+      };
+    }),
+    ...(from + pageSize < invocations.length ? { NextToken: String(from + pageSize) } : {}),
+  });
 }
 
 function invocationBody(invocation: Invocation, status: InvocationStatus) {

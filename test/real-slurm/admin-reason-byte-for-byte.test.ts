@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startCli } from '../support/cli';
-import { describeRealSlurm, RealSlurmCluster, type RealNode } from '../support/real-slurm';
+import { describeRealSlurm } from '../support/describe-real-slurm';
+import { RealSlurmCluster, type RealNode } from '../../scripts/slurm/real-slurm';
 
 /**
  * Issue 26, invariant "an admin's reason is left byte for byte", against a real Slurm, as an operator

@@ -5,7 +5,8 @@ import { ScontrolWorkloadManager } from '../../adapters/site/commands/scontrol-w
 import { LocalTransport } from '../../adapters/site/commands/local-transport';
 import { parseSiteMark } from '../../core/site/node-claims';
 import { startCli, type CliResult } from '../support/cli';
-import { describeRealSlurm, RealSlurmCluster, type RealNode } from '../support/real-slurm';
+import { describeRealSlurm } from '../support/describe-real-slurm';
+import { RealSlurmCluster, type RealNode } from '../../scripts/slurm/real-slurm';
 
 /**
  * Issue 26, items 1 and 4, against a real Slurm, as an operator runs the product (`rollout upgrade

@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startCli, type CliResult } from '../support/cli';
-import { describeRealSlurm, RealSlurmCluster } from '../support/real-slurm';
+import { describeRealSlurm } from '../support/describe-real-slurm';
+import { RealSlurmCluster } from '../../scripts/slurm/real-slurm';
 
 /**
  * A group deployment against a real Slurm, as a process: the slurm inventory (roles and tags as

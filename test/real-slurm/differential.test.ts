@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
-import { describeRealSlurm, type RealNode, type RealSlurmOptions, type RealSlurmRelease, shortSlurmdTimeout } from '../support/real-slurm';
+import { describeRealSlurm } from '../support/describe-real-slurm';
+import { type RealNode, type RealSlurmOptions, type RealSlurmRelease, shortSlurmdTimeout } from '../../scripts/slurm/real-slurm';
 import {
   describeNode,
   differentialTable,

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { describeRealSlurm, RealSlurmCluster } from '../support/real-slurm';
-import { parseSdiag, rpcsDuring, sdiagDelta } from '../support/sdiag';
+import { describeRealSlurm } from '../support/describe-real-slurm';
+import { RealSlurmCluster } from '../../scripts/slurm/real-slurm';
+import { parseSdiag, rpcsDuring, sdiagDelta } from '../../scripts/slurm/sdiag';
 
 /** Processes whose command line or working directory is inside `dir`: what stop() must leave none of. */
 function processesInside(dir: string): string[] {
@@ -17,7 +18,7 @@ function processesInside(dir: string): string[] {
   return found;
 }
 
-describeRealSlurm('a real Slurm cluster on this machine (test/support/real-slurm.ts)', (release) => {
+describeRealSlurm('a real Slurm cluster on this machine (scripts/slurm/real-slurm.ts)', (release) => {
   let cluster: RealSlurmCluster;
 
   beforeAll(async () => {
@@ -133,7 +134,7 @@ describeRealSlurm('a real Slurm cluster on this machine (test/support/real-slurm
   });
 });
 
-describe('sdiag parsing (test/support/sdiag.ts)', () => {
+describe('sdiag parsing (scripts/slurm/sdiag.ts)', () => {
   const text = [
     '*******************************************************',
     'sdiag output at Thu Nov 26 19:48:42 2026 (1795722522)',

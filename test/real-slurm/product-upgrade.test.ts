@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isUpgradeDrainReason } from '../../core/site/node-claims';
 import { startCli, type CliResult } from '../support/cli';
-import { describeRealSlurm, RealSlurmCluster, type RealNode } from '../support/real-slurm';
+import { describeRealSlurm } from '../support/describe-real-slurm';
+import { RealSlurmCluster, type RealNode } from '../../scripts/slurm/real-slurm';
 
 /**
  * The whole product against a real Slurm, as an operator runs it: `rollout upgrade --site-config`

@@ -1,6 +1,7 @@
 import { LocalTransport } from '../../adapters/site/commands/local-transport';
 import { ScontrolReservations } from '../../adapters/site/commands/scontrol-reservations';
-import { describeRealSlurm, RealSlurmCluster } from '../support/real-slurm';
+import { describeRealSlurm } from '../support/describe-real-slurm';
+import { RealSlurmCluster } from '../../scripts/slurm/real-slurm';
 
 /**
  * reserveSlots' connector against slurmctld itself: a maintenance reservation keeps a job whose time

@@ -2,7 +2,8 @@ import { LocalTransport } from '../../adapters/site/commands/local-transport';
 import { ScontrolWorkloadManager } from '../../adapters/site/commands/scontrol-workload-manager';
 import { decideReturnToService } from '../../core/rolling-upgrade/step-decisions';
 import { isUpgradeDrainReason } from '../../core/site/node-claims';
-import { describeRealSlurm, RealSlurmCluster, shortSlurmdTimeout } from '../support/real-slurm';
+import { describeRealSlurm } from '../support/describe-real-slurm';
+import { RealSlurmCluster, shortSlurmdTimeout } from '../../scripts/slurm/real-slurm';
 import { node, OUR_DRAIN, progress, session } from '../support/upgrade-sessions';
 
 /**

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describeRealSlurm, REAL_SLURM_RELEASES, type RealSlurmCluster } from '../support/real-slurm';
+import { describeRealSlurm } from '../support/describe-real-slurm';
+import { REAL_SLURM_RELEASES, type RealSlurmCluster } from '../../scripts/slurm/real-slurm';
 import { startScenarioCluster } from '../../bench/scenarios/real-slurm-main';
 import { describeRealScenario, generateRealScenario, judgeRealRun, restoreCluster, runRealScenario } from '../../bench/scenarios/real-slurm-scenarios';
 

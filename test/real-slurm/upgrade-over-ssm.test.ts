@@ -6,7 +6,8 @@ import { parseSiteDefinition } from '../../simulator';
 import { startSiteSimulator, type RunningSiteSimulator } from '../../simulator/http-server';
 import { SimClock } from '../../time/sim-clock';
 import { startCli, type CliResult } from '../support/cli';
-import { describeRealSlurm, RealSlurmCluster } from '../support/real-slurm';
+import { describeRealSlurm } from '../support/describe-real-slurm';
+import { RealSlurmCluster } from '../../scripts/slurm/real-slurm';
 
 /**
  * The rolling upgrade over the SSM transport against a real Slurm, as a process: the real AWS SDK

@@ -1,5 +1,5 @@
 import type { SiteDefinitionInput } from '../../simulator/site-file';
-import type { RealNode } from '../support/real-slurm';
+import type { RealNode } from '../../scripts/slurm/real-slurm';
 import { SimulatedSide } from '../support/slurm-differential';
 
 /**

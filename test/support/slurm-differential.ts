@@ -7,7 +7,7 @@ import { HEAD_NODE_INSTANCE_ID } from '../../simulator/models/head-node';
 import { startSiteSimulator, type RunningSiteSimulator } from '../../simulator/http-server';
 import { SimClock } from '../../time/sim-clock';
 import { parseSiteDefinition, type SiteDefinitionInput } from '../../simulator/site-file';
-import { nodesCommand, parseNodes, RealSlurmCluster, type RealNode, type RealSlurmOptions } from './real-slurm';
+import { nodesCommand, parseNodes, RealSlurmCluster, type RealNode, type RealSlurmOptions } from '../../scripts/slurm/real-slurm';
 
 export interface CommandResult {
   code: number;

@@ -1,7 +1,7 @@
 import { DependencyCycleError } from '../errors';
 /**
- * The few graph algorithms group deployment needs, over vertices named by strings. Iterative, so a
- * long dependency chain cannot overflow the stack.
+ * The few graph algorithms that group deployment, task graphs and the scheduler need, over vertices
+ * named by strings. Iterative, so a long dependency chain cannot overflow the stack.
  */
 
 export type Neighbours = (vertex: string) => readonly string[];

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { environmentSchema, releaseSchema, siteEnvironmentsSchema } from '../environments';
 import { InvalidInputError } from '../errors';
 import { parseOrThrow } from '../validation';
-import { groupLabel, nodeName } from './names';
-import { CSM_NID_NAME_PATTERN, isNodeXname, nidName, parseNidNamePattern } from './node-names';
+import { groupLabel, nodeName } from '../site/names';
+import { CSM_NID_NAME_PATTERN, isNodeXname, nidName, parseNidNamePattern } from '../site/node-names';
 
 /**
  * A site definition's inventory part: its nodes, groups, boot templates, HSM exclusive groups, CSM

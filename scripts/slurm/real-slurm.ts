@@ -1,5 +1,6 @@
 /**
- * A real Slurm cluster on this one machine, for tests and by hand (`npm run slurm:start`): one
+ * A real Slurm cluster on this one machine, for tests (test/support/describe-real-slurm.ts), the
+ * benchmarks and scenarios (bench/) and by hand (`npm run slurm:start`, scripts/slurm/cluster.ts): one
  * slurmctld, one `slurmd -N <name>` per node (each on its own port, `NodeHostname=` this host), a
  * RebootProgram stand-in (scripts/slurm/reboot-program.sh) that makes `scontrol reboot` stop the
  * node's slurmd and start it again with `-b` (a new BootTime), an Epilog a test can slow down (to
@@ -152,33 +153,6 @@ function jwtPluginInstalled(under: string): boolean {
     return dirs;
   });
   return candidates.some((dir) => existsSync(path.join(dir, 'auth_jwt.so')));
-}
-
-/**
- * `describe` for a suite that needs a real Slurm, once per release (`realSlurmReleases()`, the release
- * in the title): `body(release)` starts its clusters with `RealSlurmCluster.start({ release, ... })`.
- * A release that cannot run here is skipped, saying why (in the suite's name and on the console),
- * never passing empty; with `REQUIRE_REAL_SLURM=1` (as `.ci/run` sets it) it fails instead, with the reason.
- */
-export function describeRealSlurm(title: string, body: (release: RealSlurmRelease) => void): void {
-  for (const release of realSlurmReleases()) {
-    const titled = `${title} [Slurm ${release}]`;
-    const reason = realSlurmUnavailable(release);
-    if (reason === undefined) {
-      describe(titled, () => body(release));
-      continue;
-    }
-    if (process.env.REQUIRE_REAL_SLURM === '1') {
-      describe(titled, () => {
-        test(`a real Slurm ${release} is required here (REQUIRE_REAL_SLURM=1)`, () => {
-          throw new Error(`cannot run a real Slurm ${release}: ${reason}`);
-        });
-      });
-      continue;
-    }
-    console.warn(`${titled}: SKIPPED, ${reason}`);
-    describe.skip(`${titled} (SKIPPED: ${reason})`, () => body(release));
-  }
 }
 
 /**
@@ -989,7 +963,7 @@ async function writeCluster(options: {
   await writeFile(path.join(dir, 'reboot-delay'), `${options.rebootDelaySeconds}\n`);
   const partitions = options.partitions ?? [{ name: 'batch', default: true }];
   const lines = [
-    `# A real Slurm cluster on one machine, written by test/support/real-slurm.ts`,
+    `# A real Slurm cluster on one machine, written by scripts/slurm/real-slurm.ts`,
     `ClusterName=rt${randomBytes(3).toString('hex')}`,
     `SlurmctldHost=${host}(127.0.0.1)`,
     `SlurmctldPort=${controller}`,

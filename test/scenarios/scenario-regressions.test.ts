@@ -25,6 +25,10 @@ const REGRESSIONS: [string, number][] = [
     'task graph stopped then resumed, maxInTransition 1, an admin drains a node while another is in transition: the cap counts what the run took out, not the admin’s drain',
     269,
   ],
+  [
+    'task graph whose drain batch start is retried after a failing Slurm call (500): a drain already sent is not sent again (a busy node drained twice while its first drain ran)',
+    430,
+  ],
 ];
 
 describe('scenarios that once broke an invariant', () => {

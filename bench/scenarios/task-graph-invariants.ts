@@ -57,8 +57,10 @@ export function checkTaskGraphInvariants(run: TaskGraphRun): Violation[] {
       if (runs > 1) add('resume-finishes', `${task} ran ${runs} times at the site: ${shows}`, node.name);
     }
     // An admin's drain: left alone, or kept with its reason byte for byte.
-    // (Slurm itself appends ` : Not responding` to the reason of a node that never answers again.)
-    const slurmSuffix = (node.neverReturns === true || node.bootFault === 'hang') && state.wlmReason === `${node.adminDrain} : Not responding`;
+    // (Slurm itself appends ` : Not responding` to the reason of a node whose slurmd is silent for SlurmdTimeout:
+    // ping_nodes.c → set_node_down_ptr → set_node_reason, from 23.02; here a boot that fails or hangs, or a node that never returns.)
+    const silent = node.neverReturns === true || node.bootFault !== undefined;
+    const slurmSuffix = silent && state.wlmReason === `${node.adminDrain} : Not responding`;
     if (node.adminDrain !== undefined && (!/DRAIN/.test(state.wlmState) || (state.wlmReason !== node.adminDrain && !slurmSuffix)))
       add('admin-drain-kept', `admin's drain '${node.adminDrain}' not kept as written: site shows ${shows}`, node.name);
     const states = view.nodes[node.name] ?? {};
@@ -119,7 +121,8 @@ export function checkTaskGraphInvariants(run: TaskGraphRun): Violation[] {
       add('site-left-clean', `the ended run (${run.status}) left its claim: site shows ${shows}`, node.name);
   }
 
-  // maxInTransition over the site's out-of-service intervals, each cut at the node's last task's end (a node failed stays out of service, but holds no slot).
+  // maxInTransition over the site's out-of-service intervals, each cut at the node's last task's end (a node failed stays out of service, but holds no slot)
+  // and started no earlier than its first task at the site: an admin's drain during the run takes a node out of service before the run touches it.
   const max = scenario.request.maxInTransition;
   if (max !== undefined) {
     const intervals = scenario.nodes
@@ -129,8 +132,13 @@ export function checkTaskGraphInvariants(run: TaskGraphRun): Violation[] {
         // A reboot that hangs never ends in the site's log: the run gave it up at its timeout.
         const endOf = (e: (typeof log)[number]) =>
           e.end ?? (e.task === 'reboot_compute' && n.bootFault === 'hang' ? e.start + scenario.rebootTimeoutSeconds : undefined);
-        const last = log.some((e) => endOf(e) === undefined) ? null : Math.max(-Infinity, ...log.map((e) => endOf(e)!));
-        return site.nodes[n.name]!.outOfService.map(([a, b]): [number, number | null] => [a, last === null ? b : Math.min(b ?? Infinity, last)]);
+        if (log.length === 0) return [];
+        const first = Math.min(...log.map((e) => e.start));
+        const last = log.some((e) => endOf(e) === undefined) ? null : Math.max(...log.map((e) => endOf(e)!));
+        return site.nodes[n.name]!.outOfService.map(([a, b]): [number, number | null] => [
+          Math.max(a, first),
+          last === null ? b : Math.min(b ?? Infinity, last),
+        ]);
       })
       .filter(([a, b]) => b === null || b > a);
     const peak = peakOutOfService(intervals);

@@ -16,6 +16,19 @@ const REGRESSIONS: [string, number][] = [
     'task graph stopped while its only task in flight then fails (a hung reboot at its timeout): ends STOPPED, the failure recorded on its node, the node never started left as it was',
     26177,
   ],
+  [
+    "task graph over a node an admin drained ('hw: fan : replaced') whose boot fails: the admin's reason kept (Slurm's ' : Not responding' after it, ping_nodes.c)",
+    56,
+  ],
+  ["task graph over a node an admin drained ('ticket #4521 – ünïcode') whose boot fails: the admin's reason kept, Slurm's ' : Not responding' after it", 215],
+  [
+    'task graph stopped then resumed, maxInTransition 1, an admin drains a node while another is in transition: the cap counts what the run took out, not the admin’s drain',
+    269,
+  ],
+  [
+    'task graph whose drain batch start is retried after a failing Slurm call (500): a drain already sent is not sent again (a busy node drained twice while its first drain ran)',
+    430,
+  ],
 ];
 
 describe('scenarios that once broke an invariant', () => {

@@ -161,8 +161,12 @@ export class SiteTaskExecutor implements TaskExecutor {
     switch (invocation.type) {
       case 'drain': {
         const reason = validReason(taskReason(invocation), `${invocation.task}.parameters.reason`);
+        const found = (await site.workloadManager.getNodes([node])).get(node);
         // An admin's drain is kept, its reason byte for byte: the node counts as drained (as an upgrade counts it, README "An admin's drain is kept").
-        if (!(await this.adminDrained(node))) await site.workloadManager.drain(node, reason);
+        if (found && isAdminDrain(found)) return { kind: 'drain' };
+        // Drained by this very task already (a start retried after a later call of its batch failed): a second drain is not sent.
+        if (found && found.flags.includes('DRAIN') && found.reason === reason) return { kind: 'drain' };
+        await site.workloadManager.drain(node, reason);
         return { kind: 'drain' };
       }
       case 'resume': {
@@ -191,12 +195,6 @@ export class SiteTaskExecutor implements TaskExecutor {
       default:
         throw new Error(`${invocation.type} tasks are not run by the site's services`);
     }
-  }
-
-  /** The node is drained with a reason that names no run (core/site/node-claims.ts): an admin's drain. */
-  private async adminDrained(node: string): Promise<boolean> {
-    const found = (await this.options.site.workloadManager.getNodes([node])).get(node);
-    return found !== undefined && isAdminDrain(found);
   }
 
   private async pollSiteTask(task: RunningTask, execution: Exclude<Execution, { kind: 'command' }>): Promise<TaskOutcome | undefined> {

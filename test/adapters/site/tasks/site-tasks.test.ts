@@ -232,6 +232,22 @@ describe('SiteTaskExecutor: drain, resume and reboot through the site services',
     expect(await look(20)).toEqual({ result: 'ok' });
   });
 
+  it('a drain start retried after a later call of its batch failed sends no second drain over its own; another reason is drained over', async () => {
+    const { calls, state, site } = fakeSite({});
+    const executor = new SiteTaskExecutor({ site, clock });
+    const task = invocation('n1', 'drain_it', 'drain', { reason: 'kernel update' }, 100);
+    await executor.start([task]);
+    const reason = `rollout-task ${RUN_ID} kernel update task=drain_it`;
+    expect(calls).toEqual([`drain n1 ${reason}`]);
+    // Slurm: the busy node is DRAINING (ALLOCATED+DRAIN) with the task's reason while its job runs.
+    Object.assign(state, { flags: ['DRAIN'], reason });
+    await executor.start([task]);
+    expect(calls).toEqual([`drain n1 ${reason}`]);
+    state.reason = `rollout-task ${RUN_ID} task=drain_other`;
+    await executor.start([task]);
+    expect(calls).toEqual([`drain n1 ${reason}`, `drain n1 ${reason}`]);
+  });
+
   it('a resume is done once the drain is lifted; a reboot boots the node through its own session, named after the task', async () => {
     const { calls, state, sessions, site } = fakeSite({ base: 'IDLE', flags: ['DRAIN'] });
     const executor = new SiteTaskExecutor({ site, clock });

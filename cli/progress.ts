@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress';
-import type { RolloutSessions } from '../control-plane/runtime';
+import type { ControlPlane } from '../control-plane/control-plane';
 import { repeatRender } from './repeat-render';
 import { formatDuration } from './summary';
 
@@ -8,7 +8,7 @@ import { formatDuration } from './summary';
  * elsewhere (CI logs). Reads through the facade, as any second observer would.
  */
 export function showSessionProgress(
-  sessions: Pick<RolloutSessions, 'progress'> & { now?: () => number },
+  sessions: Pick<ControlPlane, 'progress'> & { now?: () => number },
   upgradeId: string,
   intervalMs = 250,
 ): { stop(): Promise<void> } {

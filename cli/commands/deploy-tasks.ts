@@ -12,7 +12,7 @@ import {
 import type { SiteSource } from '../../local/open-runtime';
 import { causeMessage } from '../../control-plane/execution-cause';
 import type { TaskRunView } from '../../control-plane/reports/task-run-report';
-import type { RolloutRuntime } from '../../control-plane/runtime';
+import type { ControlPlane } from '../../control-plane/control-plane';
 import { checkSiteOptions, connectRunTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
@@ -141,7 +141,7 @@ export async function runTaskGraphWorkflow(
   }
 }
 
-async function checkResumable(runtime: RolloutRuntime, runId: string): Promise<void> {
+async function checkResumable(runtime: ControlPlane, runId: string): Promise<void> {
   const found = await runtime.status(runId);
   if (found?.kind !== 'tasks') throw new CliError(`no task run with id '${runId}'`, ExitCode.invalidInput);
   // A STOPPED run waits for its resume; the others have ended.
@@ -150,7 +150,7 @@ async function checkResumable(runtime: RolloutRuntime, runId: string): Promise<v
 
 /** The task runs of a deployment's groups (those whose deploy phase ran the graph), by group. */
 export async function groupTaskRuns(
-  runtime: Pick<RolloutRuntime, 'taskRun'>,
+  runtime: Pick<ControlPlane, 'taskRun'>,
   deploymentId: string,
   groups: readonly string[],
 ): Promise<Record<string, TaskRunView>> {

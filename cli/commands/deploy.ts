@@ -14,7 +14,7 @@ import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
 import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
 import type { SiteSource } from '../../local/open-runtime';
-import type { RolloutClient } from '../../control-plane/aws-client/rollout-client';
+import type { ControlPlane } from '../../control-plane/control-plane';
 import { isDeploymentEnded } from '../../ports/deployment-store';
 import { loadStrategyFile } from '../strategy-file';
 import { checkDetach, handleInterrupts, reportDetached } from '../run-control';
@@ -163,7 +163,7 @@ export async function runDeploymentWorkflow(options: DeploymentRunOptions, input
 }
 
 /** A deployment to resume must exist and not have ended: said here, before any execution starts. */
-async function checkResumable(runtime: RolloutClient, deploymentId: string): Promise<void> {
+async function checkResumable(runtime: ControlPlane, deploymentId: string): Promise<void> {
   const found = await runtime.session(deploymentId);
   if (found?.kind !== 'deployment') throw new CliError(`no deployment with id '${deploymentId}'`, ExitCode.notCompleted);
   if (isDeploymentEnded(found.report.status))

@@ -2,9 +2,9 @@ import type { Command } from 'commander';
 import { createInterface } from 'node:readline';
 import { DeploymentNotFoundError, SessionGateError, SessionNotCancellableError, SessionNotFoundError, SessionNotStoppableError } from '../../core/errors';
 import { cancelImpact } from '../../core/rolling-upgrade/cancel-decisions';
-import { RolloutClient } from '../../control-plane/aws-client/rollout-client';
 import { openSessions } from '../../local/open-runtime';
-import type { CancelResult, GateResult, RolloutSessions, SessionKind, SessionListing, SessionView, StopResult } from '../../control-plane/runtime';
+import type { ControlPlane } from '../../control-plane/control-plane';
+import type { CancelResult, GateResult, SessionKind, SessionListing, SessionView, StopResult } from '../../control-plane/runtime';
 import { targetArgs } from '../run-control';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { showDeploymentProgress } from '../deployment-progress';
@@ -234,7 +234,7 @@ export function registerSessionCommands(program: Command): void {
  * first boot), it says how many and asks; without a terminal it is refused unless --yes. A cancel
  * that fails nothing untouched (a window, step 0 before its boot, a deployment) does not ask.
  */
-async function confirmCancel(sessions: RolloutSessions, id: string, options: { yes?: boolean }): Promise<void> {
+async function confirmCancel(sessions: ControlPlane, id: string, options: { yes?: boolean }): Promise<void> {
   if (options.yes) return;
   const found = await sessions.session(id);
   if (found?.kind !== 'upgrade') return;
@@ -372,8 +372,8 @@ interface WatchPace {
 const LOCAL_PACE: WatchPace = { firstMs: 250, maxMs: 250, displayMs: 250 };
 const AWS_PACE: WatchPace = { firstMs: 1000, maxMs: 15_000, displayMs: 2000 };
 
-function watchPace(sessions: RolloutSessions): WatchPace {
-  return sessions instanceof RolloutClient && sessions.endpoints.stepFunctionsEndpoint === undefined ? AWS_PACE : LOCAL_PACE;
+function watchPace(sessions: ControlPlane): WatchPace {
+  return sessions.onAws ? AWS_PACE : LOCAL_PACE;
 }
 
 /** The AWS errors that mean "ask again later", which the SDK's own retries did not absorb. */
@@ -390,7 +390,7 @@ const THROTTLING = new Set([
  * CANCELLED), or until nothing runs it any more (its own executions, not any of the workflow's; a
  * data directory: no live process that runs workflows owns it): `ended: false` then.
  */
-async function untilEnded(sessions: RolloutSessions, id: string, kind: SessionKind, pace: WatchPace): Promise<{ ended: boolean }> {
+async function untilEnded(sessions: ControlPlane, id: string, kind: SessionKind, pace: WatchPace): Promise<{ ended: boolean }> {
   let wait = pace.firstMs;
   let last: string | undefined;
   for (;;) {
@@ -418,7 +418,7 @@ function notWoken(why: string): string {
   return `stored, but the workflow waiting for its operator could not be woken (${why}): run the command again to send its task token again`;
 }
 
-async function gateOrExit(sessions: RolloutSessions, id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
+async function gateOrExit(sessions: ControlPlane, id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
   try {
     return await sessions.gate(id, action);
   } catch (err) {
@@ -428,7 +428,7 @@ async function gateOrExit(sessions: RolloutSessions, id: string, action: 'pause'
   }
 }
 
-async function withSessions(options: SessionOptions, action: (sessions: RolloutSessions) => Promise<void>): Promise<void> {
+async function withSessions(options: SessionOptions, action: (sessions: ControlPlane) => Promise<void>): Promise<void> {
   const target = remoteTarget(options);
   if (target && options.dataDir) throw new CliError('give --data-dir or a control plane (--endpoint, --aws), not both', ExitCode.invalidInput);
   if (!target && !options.dataDir) throw new CliError('where are the sessions? give --data-dir DIR, --endpoint URL or --aws', ExitCode.invalidInput);

@@ -87,10 +87,14 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
    * Carries an upgrade, a deployment or a task run on from the store: a new execution with
    * `{resumeUpgradeId}` / `{resumeDeploymentId}` / `{resumeRunId}`, named after the session so that
    * watch and cancel know it is the session's. Refused (SessionStillRunningError, nothing started)
-   * while an execution still runs the session: see refuseResumeWhileRunning.
+   * while an execution still runs the session (see refuseResumeWhileRunning), and for an id no run has
+   * (SessionNotFoundError: nothing to carry on).
    */
   async resume(kind: SessionKind, id: string): Promise<StartedRun<End>> {
-    await refuseResumeWhileRunning(this, kind, id);
+    // Running first, then the record: an execution that ends meanwhile has stored its end state before it ended.
+    const running = await this.isRunning(kind, id);
+    const run = await this.found(id);
+    refuseResumeWhileRunning(kind, id, running, { ...runState(run), ended: runEnded(run) });
     return this.run(WORKFLOW_OF[kind], { [SESSION_CONTROL_KEYS[kind].resume]: id }, `${id}-resume-${Date.now().toString(36)}`);
   }
 

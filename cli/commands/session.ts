@@ -74,6 +74,8 @@ export function registerSessionCommands(program: Command): void {
       }),
     );
 
+  registerStatusCommand(session);
+
   sessionSource(session.command('watch'))
     .description('Show the progress of an upgrade or a deployment until it ends, then its summary')
     .argument('<id>', 'upgrade or deployment id')
@@ -225,6 +227,27 @@ export function registerSessionCommands(program: Command): void {
         }
         process.stdout.write(options.json ? `${JSON.stringify(result, null, 2)}\n` : `${cancelMessage(result)}\n`);
         if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
+      }),
+    );
+}
+
+/** `rollout session status ID`: a run's state from its one item, whether it has ended, and whether an execution runs it now. */
+function registerStatusCommand(session: Command): void {
+  sessionSource(session.command('status'))
+    .description("Show an upgrade's, a deployment's or a task run's state, whether it has ended, and whether an execution runs it now")
+    .argument('<id>', 'upgrade, deployment or task run id')
+    .option('--json', 'print it as one JSON object: {id, kind, state, ended, running}')
+    .action(async (id: string, options: SessionOptions) =>
+      withSessions(options, async (sessions) => {
+        const status = await sessions.status(id);
+        if (!status) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
+        const result = { id, ...status, running: await sessions.isRunning(status.kind, id) };
+        const noun = status.kind === 'tasks' ? 'task run' : status.kind;
+        process.stdout.write(
+          options.json
+            ? `${JSON.stringify(result, null, 2)}\n`
+            : `${noun} ${id}: ${status.state}${status.ended ? ' (ended)' : ''}, ${result.running ? 'an execution runs it' : 'no execution runs it'}\n`,
+        );
       }),
     );
 }

@@ -55,7 +55,8 @@ const WORKFLOW_OF: Readonly<Record<SessionKind, WorkflowName>> = { upgrade: 'rol
  */
 export class ControlPlane<End extends RunOutcome = RunOutcome> {
   protected readonly stores: RunStores;
-  readonly executionsPort: Executions<End>;
+  /** The workflows' executions (the Executions port). */
+  private readonly port: Executions<End>;
   /** Whether the executions are AWS's own API (its quotas: a watcher polls gently). */
   readonly onAws: boolean;
   private readonly clockNow: () => number;
@@ -68,7 +69,7 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
 
   constructor(options: ControlPlaneOptions<End>) {
     this.stores = { upgrades: options.upgrades, deployments: options.deployments, taskRuns: options.taskRuns };
-    this.executionsPort = options.executions;
+    this.port = options.executions;
     this.onAws = options.onAws ?? false;
     this.clockNow = options.now ?? Date.now;
     this.readSiteState = options.siteState ?? (() => undefined);
@@ -78,7 +79,7 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
 
   /** Starts a workflow with `input` exactly as the console would take it; `executionName` is a fresh UUID unless given. */
   async run(workflow: WorkflowName, input: unknown, executionName: string = randomUUID()): Promise<StartedRun<End>> {
-    const { executionArn } = await this.executionsPort.start(workflow, input, executionName);
+    const { executionArn } = await this.port.start(workflow, input, executionName);
     // As the first activity of each workflow derives it from $$.Execution.Id.
     return this.withOutcome({ workflow, kind: runKindOf(workflow), id: idForExecution(executionArn), executionArn }, executionArn);
   }
@@ -100,13 +101,13 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
 
   /** Starts the side-by-side upgrade of an environment (statemachines/environment-upgrade.asl.json) with `{environmentId, request}`. */
   async startEnvironmentUpgrade(input: unknown, executionName: string = randomUUID()): Promise<{ id: string; executionArn: string; outcome: Promise<End> }> {
-    const { executionArn } = await this.executionsPort.start('environmentUpgrade', input, executionName);
+    const { executionArn } = await this.port.start('environmentUpgrade', input, executionName);
     return this.withOutcome({ id: idForExecution(executionArn), executionArn }, executionArn);
   }
 
   /** The session id the environment upgrade started as `executionName` gets (derived from its execution ARN, as its first activity derives it). */
   environmentUpgradeId(executionName: string): string {
-    return idForExecution(this.executionsPort.executionArn('environmentUpgrade', executionName));
+    return idForExecution(this.port.executionArn('environmentUpgrade', executionName));
   }
 
   /**
@@ -128,7 +129,7 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
   async follow(executionArn: string): Promise<End> {
     let arn = executionArn;
     for (;;) {
-      const ended = await this.executionsPort.ended(arn);
+      const ended = await this.port.ended(arn);
       const next = (ended.output as { continuedAs?: { executionArn?: unknown } } | undefined)?.continuedAs?.executionArn;
       if (ended.status !== 'SUCCEEDED' || typeof next !== 'string') return ended;
       arn = next;
@@ -182,10 +183,9 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
    * not ended and that nothing runs (stopped, its process died) waits for `rollout session resume`.
    */
   async isRunning(kind: SessionKind, id: string): Promise<boolean> {
-    for (const execution of await this.executionsPort.list(WORKFLOW_OF[kind], 'RUNNING')) {
+    for (const execution of await this.port.list(WORKFLOW_OF[kind], 'RUNNING')) {
       if (executionRunsSession(kind, id, execution)) return true;
-      if (!this.inputs.has(execution.executionArn))
-        this.inputs.set(execution.executionArn, (await this.executionsPort.describe(execution.executionArn))?.input);
+      if (!this.inputs.has(execution.executionArn)) this.inputs.set(execution.executionArn, (await this.port.describe(execution.executionArn))?.input);
       if (executionRunsSession(kind, id, execution, this.inputs.get(execution.executionArn))) return true;
     }
     return false;
@@ -259,12 +259,12 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
 
   /** The executions of a workflow, newest first. */
   executions(workflow: WorkflowName, status?: ExecutionStatus): Promise<ExecutionSummary[]> {
-    return this.executionsPort.list(workflow, status);
+    return this.port.list(workflow, status);
   }
 
   /** Aborts an execution as StopExecution does on AWS: no cleanup (drained nodes stay drained, locks stay). Not a session's stop (see stop). */
   abortExecution(executionArn: string, cause?: string): Promise<void> {
-    return this.executionsPort.stop(executionArn, cause);
+    return this.port.stop(executionArn, cause);
   }
 
   /** The control plane's schedules (EventBridge Scheduler), made on first use. */
@@ -291,7 +291,7 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
 
   async close(): Promise<void> {
     this.scheduleClient?.close();
-    this.executionsPort.close();
+    this.port.close();
     for (const closer of this.closers) await closer();
   }
 
@@ -338,7 +338,7 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
     const token = session.operator?.taskToken;
     if (!token) return undefined;
     try {
-      await this.executionsPort.sendTaskSuccess(token, OPERATOR_WAKE_OUTPUT);
+      await this.port.sendTaskSuccess(token, OPERATOR_WAKE_OUTPUT);
       return undefined;
     } catch (err) {
       return describeError(err);

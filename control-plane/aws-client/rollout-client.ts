@@ -5,7 +5,6 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
 import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
-import type { SiteState } from '../../core/site/site-state';
 import { ControlPlane } from '../control-plane';
 import type { ControlPlaneEndpoints } from '../endpoints';
 import { ScheduleClient } from './schedule-client';
@@ -20,10 +19,6 @@ export interface ClientConnection {
   localCredentials?: boolean;
   /** Real ms between two DescribeExecution polls while following an execution (default 250). */
   pollMs?: number;
-  /** Extra cleanup when the client closes. */
-  onClose?: () => Promise<void>;
-  /** The simulated site and its clock, when the control plane runs in this process. */
-  local?: { siteState(): SiteState | undefined; now(): number };
 }
 
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -51,16 +46,12 @@ export function rolloutClient(connection: ClientConnection): ControlPlane {
     executions: new SfnExecutions({ sfn, stateMachines: endpoints.stateMachines, ...(connection.pollMs !== undefined ? { pollMs: connection.pollMs } : {}) }),
     // No endpoint override: AWS's own API, with its quotas.
     onAws: endpoints.stepFunctionsEndpoint === undefined,
-    ...(connection.local ? { now: () => connection.local!.now(), siteState: () => connection.local!.siteState() } : {}),
     schedules: () =>
       new ScheduleClient(new SchedulerClient({ ...common, ...(endpoints.schedulerEndpoint ? { endpoint: endpoints.schedulerEndpoint } : {}) }), {
         stateMachines: endpoints.stateMachines,
         ...(endpoints.scheduleGroup ? { scheduleGroup: endpoints.scheduleGroup } : {}),
         ...(endpoints.schedulerRoleArn ? { schedulerRoleArn: endpoints.schedulerRoleArn } : {}),
       }),
-    onClose: async () => {
-      dynamoDb.destroy();
-      await connection.onClose?.();
-    },
+    onClose: async () => dynamoDb.destroy(),
   });
 }

@@ -6,7 +6,7 @@ const SHOWN_STAGES: readonly DeploymentStage[] = ['DEPLOYED', 'PREPARED', 'FAILE
 
 /**
  * Shows a running deployment on stderr: groups and nodes by stage, redrawn on a terminal, one line
- * per change elsewhere (CI logs). Reads through the facade, as any observer would.
+ * per change elsewhere (CI logs). Reads through the control plane, as any observer would.
  */
 export function showDeploymentProgress(sessions: Pick<ControlPlane, 'progress'>, deploymentId: string, intervalMs = 250): { stop(): Promise<void> } {
   return showProgressLine(async () => {

@@ -5,7 +5,7 @@ import { formatDuration } from './summary';
 
 /**
  * Shows a running session's progress on stderr: a bar on a terminal, one line per step change
- * elsewhere (CI logs). Reads through the facade, as any second observer would.
+ * elsewhere (CI logs). Reads through the control plane, as any second observer would.
  */
 export function showSessionProgress(
   sessions: Pick<ControlPlane, 'progress'> & { now?: () => number },

@@ -10,15 +10,15 @@ export interface DeployedControlPlaneOptions {
   /** The stack's table (sessions, deployments, task runs). */
   tableName: string;
   client: DynamoDBDocumentClient;
-  /** The state machines the REST API starts. */
-  stateMachines: { rollingUpgrade: string; groupDeployment: string; environmentUpgrade: string };
+  /** The state machines the REST API starts, and the task graph's, whose runs it stops and cancels. */
+  stateMachines: { rollingUpgrade: string; groupDeployment: string; taskGraph: string; environmentUpgrade: string };
   sfn?: SFNClient;
 }
 
 /**
  * The deployed control plane as the API sees it (the Lambda behind API Gateway): the stack's table
- * and its state machines through Step Functions. The REST API starts upgrades, deployments and
- * environment upgrades; task runs are started through Step Functions, so this one has no TaskGraph machine.
+ * and its state machines through Step Functions (the function may start upgrades, deployments and
+ * environment upgrades, and list and describe the executions of the three workflows).
  */
 export function deployedControlPlane({ tableName, client, stateMachines, sfn = new SFNClient({}) }: DeployedControlPlaneOptions): ControlPlane {
   return new ControlPlane({

@@ -7,7 +7,6 @@ import { EVENTS_FILE } from '../../local/embedded-runtime';
 import { fetchEvents } from '../../local/events-endpoint';
 import { startServedControlPlane } from '../../local/serve';
 import { rolloutClient } from '../../control-plane/aws-client/rollout-client';
-import type { ControlPlane } from '../../control-plane/control-plane';
 import type { PublishedEvent } from '../../ports/status-events';
 import { buildSite, upgradeRequest } from '../support/sites';
 

@@ -1,5 +1,5 @@
-import { createSiteFromProfile } from '../adapters/site';
 import type { SiteSource } from '../local/open-runtime';
+import { connectProfile } from '../local/profile-connection';
 import type { InventoryNode } from '../ports/site';
 import type { SiteDefinition } from '../simulator/site-file';
 
@@ -25,6 +25,7 @@ export function inventoryFromSite(site: Pick<SiteDefinition, 'nodes'>): Inventor
 /** The inventory a plan or a deployment is checked against: the site file's, or the profile's inventory service. */
 export async function inventoryOf(source: SiteSource): Promise<InventoryNode[]> {
   if (source.kind === 'simulated') return inventoryFromSite(source.definition);
-  const { site } = await createSiteFromProfile(source.profile, { baseDir: source.baseDir });
+  // The process's one connection to the profile's site: the run started after this check uses it too.
+  const { site } = (await connectProfile(source)).site;
   return site.inventory.listNodes();
 }

@@ -17,9 +17,6 @@ import type { TargetOptions } from './control-plane-target';
  *   would end with the process).
  */
 
-/** Exit status of a client that detached on Ctrl-C (128 + SIGINT, as shells report an interrupted command). */
-export const DETACHED_ON_INTERRUPT = 130;
-
 /** The options that reach the same control plane again, as the user typed them. */
 export function targetArgs(options: TargetOptions & { dataDir?: string }): string {
   if (options.endpoint)
@@ -83,12 +80,12 @@ export function handleInterrupts(
   const onInterrupt = () => {
     if (remote) {
       process.stderr.write(`\ndetached: ${noun} ${run.id} goes on without this process\n${followHints(run.kind, run.id, options)}\n`);
-      process.exit(DETACHED_ON_INTERRUPT);
+      process.exit(ExitCode.interrupted);
     }
     if (interrupted) {
       const resume = ` (carry it on with rollout session resume ${run.id} ${targetArgs(options)} --site/--site-config ...)`;
       process.stderr.write(`\nleaving at once: ${noun} ${run.id} is left as stored${resume}\n`);
-      process.exit(DETACHED_ON_INTERRUPT);
+      process.exit(ExitCode.interrupted);
     }
     interrupted = true;
     process.stderr.write(`\nstopping ${noun} ${run.id}: what is in flight finishes, nothing new starts (Ctrl-C again to leave at once)\n`);

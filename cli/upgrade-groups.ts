@@ -1,6 +1,6 @@
-import { createSiteFromProfile } from '../adapters/site';
 import { GroupNotFoundError } from '../core/errors';
 import type { SiteSource } from '../local/open-runtime';
+import { connectProfile } from '../local/profile-connection';
 import { checkUpgradeGroups as checkGroups, type UpgradeLabels } from '../control-plane/request-checks/upgrade-groups';
 
 /**
@@ -17,6 +17,7 @@ export async function checkUpgradeGroups(source: SiteSource, labels: UpgradeLabe
     };
     return checkGroups(inventory, labels, waitForGroups);
   }
-  const { inventory } = (await createSiteFromProfile(source.profile, { baseDir: source.baseDir })).site;
+  // The process's one connection to the profile's site: the run started after this check uses it too.
+  const { inventory } = (await connectProfile(source)).site.site;
   return checkGroups(inventory, labels, waitForGroups);
 }

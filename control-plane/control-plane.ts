@@ -154,7 +154,7 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
       case 'tasks':
         return {
           kind: 'tasks',
-          report: { ...(await buildTaskRunView(this.stores.taskRuns, run.record)), messages: await this.stores.taskRuns.listMessages(id) },
+          report: { ...(await buildTaskRunView(this.stores.taskRuns, run.record)), messages: await this.stores.taskRuns.messages.list(id) },
         };
     }
   }
@@ -247,14 +247,14 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
     return { id, action, batch: wave + 1, running, ...(wakeError ? { wakeError } : {}) };
   }
 
-  /** Removes an upgrade session that has ended (CRUS's DELETE of a finished session); see SessionStore.removeEndedSession. */
+  /** Removes an upgrade session that has ended (CRUS's DELETE of a finished session); see SessionStore.removeEnded. */
   removeSession(id: string): Promise<{ state: string }> {
-    return this.stores.upgrades.removeEndedSession(id);
+    return this.stores.upgrades.removeEnded(id);
   }
 
-  /** Removes a group deployment that has ended, by the same rule; see DeploymentStore.removeEndedDeployment. */
+  /** Removes a group deployment that has ended, by the same rule; see DeploymentStore.removeEnded. */
   removeDeployment(id: string): Promise<{ status: string }> {
-    return this.stores.deployments.removeEndedDeployment(id);
+    return this.stores.deployments.removeEnded(id);
   }
 
   /** The executions of a workflow, newest first. */

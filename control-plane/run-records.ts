@@ -63,7 +63,7 @@ export function runEnded(run: RunRecord): boolean {
 
 /** Upgrades, deployments and task runs, newest first. */
 export async function listRuns({ upgrades, deployments, taskRuns }: RunStores): Promise<SessionListing[]> {
-  const [sessions, deploymentRecords, runs] = await Promise.all([upgrades.listSessions(), deployments.listDeployments(), taskRuns.listRuns()]);
+  const [sessions, deploymentRecords, runs] = await Promise.all([upgrades.list(), deployments.list(), taskRuns.list()]);
   const listed: SessionListing[] = [
     ...sessions.map((session) => ({ kind: 'upgrade' as const, id: session.upgradeId, createdAt: session.createdAt, session })),
     ...deploymentRecords.map((deployment) => ({ kind: 'deployment' as const, id: deployment.deploymentId, createdAt: deployment.createdAt, deployment })),

@@ -405,7 +405,7 @@ const missingProvisioner: Provisioner = {
  * never negative, and its messages keep their order.
  */
 async function latestStoredInstant(store: DynamoDbSessionStore): Promise<number | undefined> {
-  const sessions = await store.listSessions();
+  const sessions = await store.list();
   const latest = Math.max(...sessions.flatMap((s) => [Date.parse(s.createdAt), s.progress.stageStartedAt]).filter(Number.isFinite));
   return Number.isFinite(latest) && latest > SIMULATED_EPOCH ? latest + 1000 : undefined;
 }

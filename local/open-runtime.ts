@@ -1,11 +1,10 @@
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import { DynamoDbTaskRunStore } from '../adapters/dynamodb/dynamodb-task-run-store';
-import { createSiteFromProfile } from '../adapters/site';
-import { describeError } from '../core/errors';
 import type { SiteProfile } from '../core/site/site-profile';
 import type { ConnectorState } from '../ports/connector-state';
-import { SimClock, type SiteDefinition } from '../simulator';
+import type { SiteDefinition } from '../simulator';
+import { connectProfile } from './profile-connection';
 import { openDataDir } from './data-dir';
 import { EmbeddedRuntime } from './embedded-runtime';
 import { ControlPlane } from '../control-plane/control-plane';
@@ -48,30 +47,13 @@ export async function openRuntime(options: OpenRuntimeOptions): Promise<Embedded
   if (site.kind === 'simulated') {
     return EmbeddedRuntime.start({ site: site.definition, ...(options.timeScale !== undefined ? { timeScale: options.timeScale } : {}), ...dataDir });
   }
-  const clock = site.profile.simulatedTime ? await simulatedSiteClock(site.profile.simulatedTime) : undefined;
-  const connect = ({ connectorState }: { connectorState: ConnectorState }) =>
-    createSiteFromProfile(site.profile, { baseDir: site.baseDir, connectorState, ...(clock ? { clock } : {}) });
-  return EmbeddedRuntime.start({ connectedSite: { connect, ...(clock ? { clock } : {}) }, ...dataDir });
-}
-
-/**
- * A `rollout simulate` site keeps its own scaled simulated time; the workflow's clock must read the
- * same time (a node counts as rebooted only if slurmd registered after the boot request). Virtual
- * time cannot span two processes, so this is that simulator's scaled clock, read from its control URL.
- */
-async function simulatedSiteClock({ timeScale, controlUrl }: { timeScale: number; controlUrl: string }): Promise<SimClock> {
-  const url = `${controlUrl}/sim/time`;
-  const before = performance.now();
-  let now: number;
-  try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
-    if (!response.ok) throw new Error(`answered ${response.status}`);
-    ({ now } = (await response.json()) as { now: number });
-  } catch (err) {
-    throw new Error(`the simulated site at ${url} cannot be reached: ${describeError(err)}`, { cause: err });
-  }
-  const halfTrip = (performance.now() - before) / 2;
-  return new SimClock({ timeScale, startAt: now + Math.floor(halfTrip * timeScale) });
+  // Connected once per process: the CLI's checks before the run used this very connection.
+  const connection = await connectProfile(site);
+  const connect = async ({ connectorState }: { connectorState: ConnectorState }) => {
+    connection.bindConnectorState(connectorState);
+    return connection.site;
+  };
+  return EmbeddedRuntime.start({ connectedSite: { connect, ...(connection.clock ? { clock: connection.clock } : {}) }, ...dataDir });
 }
 
 /**

@@ -12,6 +12,28 @@ export interface CommandResult {
   stdoutTruncated: boolean;
 }
 
+/**
+ * The transport could not run a command or see it finish (SSM Failed/TimedOut/Cancelled, spawn error, ...).
+ * Declared with the port: a caller (the task-graph activity) recognises it without knowing the adapter.
+ */
+export class CommandTransportError extends Error {
+  override name = 'CommandTransportError';
+  constructor(
+    message: string,
+    readonly details: {
+      transport: 'local' | 'ssm';
+      commandId?: string;
+      instanceId?: string;
+      status?: string;
+      stderr?: string /** The transport's own call got no answer in time (not the command's status). */;
+      timedOut?: boolean;
+    },
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 export interface CommandTransport {
   /** Runs one shell script; a non-zero exit is a result, not an error. Throws CommandTransportError when it cannot run or finish. */
   run(script: string, options?: { timeoutSeconds?: number }): Promise<CommandResult>;

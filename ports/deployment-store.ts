@@ -1,21 +1,17 @@
 import type { DeploymentPlan, DeploymentRunState } from '../core/group-deployment';
 import type { DeploymentPhase } from '../core/group-deployment';
 import type { TaskRunRequest } from '../core/task-graph/task-run-request';
-import type { RunMessages } from './run-messages';
+import { ENDED_RUN_STATUSES, type RunStatus } from '../core/run-status';
+import type { RunStore } from './run-store';
 
-/**
- * RUNNING, then SUCCEEDED or FAILED; a cancel request turns RUNNING into CANCELLING, which the
- * workflow picks up at its next increment and ends CANCELLED. A stop request turns it into STOPPING:
- * the workflow winds down the same way (no group or batch starts, actions in flight finish) but ends
- * STOPPED, which a resume turns back into RUNNING.
- */
-export type DeploymentStatus = 'RUNNING' | 'CANCELLING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'STOPPING' | 'STOPPED';
+/** A deployment's status: core's run statuses (core/run-status.ts), as a task run's. */
+export type DeploymentStatus = RunStatus;
 
 /** Statuses in which the workflow starts no group, phase or batch any more (actions in flight finish). */
 export const isDeploymentWindingDown = (status: DeploymentStatus): boolean => status === 'CANCELLING' || status === 'STOPPING';
 
 /** The statuses a deployment ends in: no workflow works on it any more, nothing resumes it. */
-export const ENDED_DEPLOYMENT_STATUSES: readonly DeploymentStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+export const ENDED_DEPLOYMENT_STATUSES: readonly DeploymentStatus[] = ENDED_RUN_STATUSES;
 
 export const isDeploymentEnded = (status: DeploymentStatus): boolean => ENDED_DEPLOYMENT_STATUSES.includes(status);
 
@@ -56,19 +52,17 @@ export interface BatchResult {
  * Durable state of group deployments: the plan (fixed at start), the run state, and each batch's
  * result. Single-item conditional writes only.
  */
-export interface DeploymentStore extends RunMessages {
+export interface DeploymentStore extends RunStore<DeploymentRecord> {
   /** Writes the plan, then the record. Idempotent: an existing id is left as it is. */
   createDeployment(record: Omit<DeploymentRecord, 'version'>, plan: DeploymentPlan): Promise<void>;
   getDeployment(deploymentId: string): Promise<DeploymentRecord | undefined>;
-  /** Newest first. */
-  listDeployments(): Promise<DeploymentRecord[]>;
   getPlan(deploymentId: string): Promise<DeploymentPlan>;
   /** Replaces the run state if it is still at `expectedVersion`, else throws StaleWriteError. */
   saveState(deploymentId: string, expectedVersion: number, state: DeploymentRunState): Promise<void>;
   setStatus(deploymentId: string, status: DeploymentStatus): Promise<void>;
   /**
-   * The cancel request: RUNNING -> CANCELLING (a conditional write; the workflow reads it at its next
-   * increment). Throws DeploymentNotFoundError, or SessionNotCancellableError once it has ended.
+   * The cancel request: RUNNING, STOPPING or STOPPED -> CANCELLING (core/run-status.ts RUN_CANCEL; a conditional
+   * write, the workflow reads it at its next increment). Throws DeploymentNotFoundError, or SessionNotCancellableError once it has ended.
    * Asking again while CANCELLING is no error.
    */
   requestCancel(deploymentId: string): Promise<DeploymentRecord>;
@@ -77,12 +71,12 @@ export interface DeploymentStore extends RunMessages {
    * as a DELETE of an ended upgrade session removes it. Throws DeploymentNotFoundError, or
    * SessionNotCancellableError while it has not ended.
    */
-  removeEndedDeployment(deploymentId: string): Promise<DeploymentRecord>;
-  /** RUNNING -> STOPPING (asking again while STOPPING is no error). Throws DeploymentNotFoundError or SessionNotStoppableError. */
+  removeEnded(deploymentId: string): Promise<DeploymentRecord>;
+  /** RUNNING -> STOPPING (RUN_STOP; asking again while STOPPING is no error). Throws DeploymentNotFoundError or SessionNotStoppableError. */
   requestStop(deploymentId: string): Promise<DeploymentRecord>;
   /**
    * A person's resume of a STOPPED or STOPPING deployment (its stop withdrawn): back to RUNNING (any other
-   * status is left as it is; core/session-control.ts RESUME_CARRIES_ON). Throws DeploymentNotFoundError.
+   * status is left as it is; core/run-status.ts RUN_RESUME). Throws DeploymentNotFoundError.
    */
   reopenStopped(deploymentId: string): Promise<DeploymentRecord>;
   /** Idempotent: the same batch written twice keeps one result. */

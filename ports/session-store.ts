@@ -1,16 +1,18 @@
 import type { NodeRecord, Progress, SessionState, UpgradeSession } from '../core/rolling-upgrade/session';
 import type { OperatorWait } from '../core/rolling-upgrade/operator-gate';
 import type { NodeLockStore } from './node-locks';
-import type { RunMessages } from './run-messages';
+import type { RunStore } from './run-store';
 
 export type { NodeLock } from './node-locks';
 
 /**
  * Durable state of rolling-upgrade sessions: the session and its progress, the plan snapshot,
- * each node's status, the messages, and per-node locks shared by every session.
+ * each node's status, the messages (`messages`), and per-node locks shared by every session (`locks`).
  * Only single-item conditional writes: no transactions (DynamoDB Local stand-ins lack them).
  */
-export interface SessionStore extends NodeLockStore, RunMessages {
+export interface SessionStore extends RunStore<UpgradeSession> {
+  /** The node locks every workflow of this store shares (a session's own among them). */
+  readonly locks: NodeLockStore;
   /** Writes the plan snapshot (may be empty), then the session. Idempotent: creating an existing id again is a no-op. */
   createSession(session: UpgradeSession, plan: readonly string[]): Promise<void>;
   /**
@@ -20,8 +22,6 @@ export interface SessionStore extends NodeLockStore, RunMessages {
    */
   savePlan(upgradeId: string, plan: readonly string[], wlmNames?: readonly string[]): Promise<void>;
   getSession(upgradeId: string): Promise<UpgradeSession | undefined>;
-  /** Newest first. */
-  listSessions(): Promise<UpgradeSession[]>;
   /**
    * Replaces the progress if it is still at `expected` (step and stage), else throws StaleWriteError.
    * This is what makes a retried or duplicated handler invocation harmless.
@@ -40,14 +40,14 @@ export interface SessionStore extends NodeLockStore, RunMessages {
    * as it is after it. Throws SessionNotFoundError.
    */
   reopenStopped(upgradeId: string, progress: Progress): Promise<UpgradeSession>;
-  /** Records that an execution of generation `generation` runs the session (kept only if newer than the stored one). */
-  noteGeneration(upgradeId: string, generation: number): Promise<void>;
   /**
    * Removes a session that has ended (READY, DELETED, HALTED), its plan, node records and messages,
    * as CRUS removes a deleted session; returns it as it was. SessionNotFoundError; or
    * SessionNotCancellableError for one that has not ended (cancel it first).
    */
-  removeEndedSession(upgradeId: string): Promise<UpgradeSession>;
+  removeEnded(upgradeId: string): Promise<UpgradeSession>;
+  /** Records that an execution of generation `generation` runs the session (kept only if newer than the stored one). */
+  noteGeneration(upgradeId: string, generation: number): Promise<void>;
 
   /**
    * The operator's gate (mode window): sets `operator.paused`, and/or adds a wave to

@@ -1,18 +1,18 @@
 import type { OperationState } from '../core/scheduling';
 import type { ScheduleFields, TaskRunChunk, TaskRunPlan, TaskRunSettings } from '../core/task-graph';
-import type { RunMessages } from './run-messages';
+import { ENDED_RUN_STATUSES, type RunStatus } from '../core/run-status';
+import type { RunStore } from './run-store';
 
 /**
- * RUNNING, then SUCCEEDED or FAILED; a cancel request turns RUNNING into CANCELLING, which the workflow
- * picks up and ends CANCELLED. A stop request turns it into STOPPING, as a deployment's
- * (ports/deployment-store.ts) and an upgrade's (core/rolling-upgrade/session.ts SESSION_STOP): the
- * tasks in flight finish, none starts, and the workflow ends with the run STOPPED; a person's resume
- * turns STOPPED back into RUNNING. The status is the stop: it survives every pass and continue-as-new.
+ * A task run's status: core's run statuses (core/run-status.ts), as a deployment's. The stop, as a
+ * deployment's and an upgrade's (core/rolling-upgrade/session.ts SESSION_STOP): the tasks in flight
+ * finish, none starts, and the workflow ends with the run STOPPED. The status is the stop: it survives
+ * every pass and continue-as-new.
  */
-export type TaskRunStatus = 'RUNNING' | 'CANCELLING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'STOPPING' | 'STOPPED';
+export type TaskRunStatus = RunStatus;
 
 /** The statuses a task run ends in: no workflow works on it any more, nothing resumes it. */
-export const ENDED_TASK_RUN_STATUSES: readonly TaskRunStatus[] = ['SUCCEEDED', 'FAILED', 'CANCELLED'];
+export const ENDED_TASK_RUN_STATUSES: readonly TaskRunStatus[] = ENDED_RUN_STATUSES;
 
 /** Whether no workflow works on the run: it has ended, or it is STOPPED and waits for a resume (the workflow ends there). */
 export function isTaskRunSettled(status: TaskRunStatus): boolean {
@@ -48,14 +48,14 @@ export interface TaskRunRecord {
  * Durable state of task runs: the plan (written once, in parts), the record, and each chunk of
  * nodes' task states. Single-item conditional writes only.
  */
-export interface TaskRunStore extends RunMessages {
+export interface TaskRunStore extends RunStore<TaskRunRecord> {
   /** Writes the plan and the chunks, then the record. Idempotent: an existing run is left as it is. */
   createRun(record: Omit<TaskRunRecord, 'increment'>, plan: TaskRunPlan, chunks: readonly TaskRunChunk[]): Promise<void>;
   getRun(runId: string): Promise<TaskRunRecord | undefined>;
   /** Standalone runs (not a group deployment's deploy phase), newest first. */
-  listRuns(): Promise<TaskRunRecord[]>;
+  list(): Promise<TaskRunRecord[]>;
   /**
-   * The cancel request: RUNNING -> CANCELLING (a conditional write; the workflow reads it at its next
+   * The cancel request: RUNNING, STOPPING or STOPPED -> CANCELLING (core/run-status.ts RUN_CANCEL; a conditional write; the workflow reads it at its next
    * pass). Throws TaskRunNotFoundError, or SessionNotCancellableError once it has ended and for a group's
    * deploy phase (its deployment's cancel cancels it). Asking again while CANCELLING is no error.
    */
@@ -66,14 +66,14 @@ export interface TaskRunStore extends RunMessages {
   /** Writes these chunks (by index) as they are. */
   putChunks(runId: string, chunks: ReadonlyMap<number, TaskRunChunk>): Promise<void>;
   /**
-   * The stop request: RUNNING -> STOPPING (asking again while STOPPING is no error; an increment never
+   * The stop request: RUNNING -> STOPPING (RUN_STOP; asking again while STOPPING is no error; an increment never
    * writes STOPPING or RUNNING, so the request is never lost to one). Throws TaskRunNotFoundError, or
    * SessionNotStoppableError in any other status and for a group's deploy phase (its deployment's stop stops it).
    */
   requestStop(runId: string): Promise<TaskRunRecord>;
   /**
    * A person's resume: a STOPPED run, or a STOPPING one (its stop withdrawn), made RUNNING again
-   * (core/session-control.ts RESUME_CARRIES_ON); any other run is returned as it is.
+   * (core/run-status.ts RUN_RESUME); any other run is returned as it is. Throws TaskRunNotFoundError.
    */
   reopenStopped(runId: string): Promise<TaskRunRecord>;
   /** Records that an execution of generation `generation` runs the run (kept only if newer than the stored one). */

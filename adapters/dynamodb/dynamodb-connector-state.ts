@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/li
 import { systemClock, type Clock } from '../../core/clock';
 import type { ConnectorRecords, ConnectorState, ConnectorStateKind } from '../../ports/connector-state';
 import { ConnectorRecordMissingError } from '../errors';
-import { CONDITION_FAILED, conditionalWrite, withoutUndefined } from './items';
+import { ITEM_ON_FAILURE, conditionalWrite, conditionalWriteOrItem, withoutUndefined } from './items';
 import { connectorRecordKey, PARTITION_KEY, TTL_ATTRIBUTE } from './table-design';
 
 /** A boot session or an action matters for hours; the table forgets it (on AWS, through TTL) after this. */
@@ -40,14 +40,16 @@ export class DynamoDbConnectorState implements ConnectorState {
             [TTL_ATTRIBUTE]: Math.floor(clock.now() / 1000) + RECORD_TTL_SECONDS,
           },
           ConditionExpression: condition,
+          ...ITEM_ON_FAILURE,
         }),
       );
     const create = async (record: T, attempt = 1): Promise<{ record: T; created: boolean }> => {
-      const written = await conditionalWrite(put(record, `attribute_not_exists(${PARTITION_KEY})`));
-      if (written !== CONDITION_FAILED) return { record, created: true };
-      const existing = await get(record.name);
+      const written = await conditionalWriteOrItem(put(record, `attribute_not_exists(${PARTITION_KEY})`));
+      if ('written' in written) return { record, created: true };
+      // The first one, from the failed write itself (no read after it).
+      const existing = written.failed?.['record'] as T | undefined;
       if (existing) return { record: existing, created: false };
-      // Deleted between the two calls (TTL): write ours, once more.
+      // Gone since (TTL): write ours, once more.
       if (attempt < 2) return create(record, attempt + 1);
       throw new ConnectorRecordMissingError(kind, record.name);
     };

@@ -3,7 +3,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocu
 import type { Environment, EnvironmentFields, EnvironmentNode, Release, SeedDraft } from '../../core/environments';
 import { EnvironmentResourceNotFoundError, ResourceConflictError, StaleWriteError, UpgradeNotAllowedError, type FieldProblem } from '../../core/errors';
 import type { EnvironmentStore, NodeOwnership, StoredEnvironment } from '../../ports/environment-store';
-import { CONDITION_FAILED, conditionalWrite, withoutKeys, withoutUndefined } from './items';
+import { CONDITION_FAILED, ITEM_ON_FAILURE, conditionalWrite, conditionalWriteOrItem, withoutKeys, withoutUndefined } from './items';
 import { queryAll } from './query';
 import {
   ENVIRONMENT_NODE_SK_PREFIX,
@@ -45,6 +45,19 @@ interface RelationItem {
   claimedAt?: number;
   pendingSeedId?: number;
   seedId?: number;
+}
+
+/** A clone's claim of its original's upgrade relation: its token, and when it was taken (for the takeover lease). */
+interface SeedClaim {
+  token: string;
+  at: number;
+}
+
+/** The refusal of a second upgrade of one original, naming its seed as the relation does (none while it is being created). */
+function alreadyUpgraded(originalId: number, relation: RelationItem | undefined): UpgradeNotAllowedError {
+  // A relation claimed by a clone whose seed is not stored yet names no seed.
+  const seedId = typeof relation?.seedId === 'number' ? relation.seedId : undefined;
+  return new UpgradeNotAllowedError(`environment ${originalId} is already being upgraded: its upgrade seed is environment ${seedId ?? '(being created)'}`);
 }
 
 interface NameClaim {
@@ -199,8 +212,9 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
   }
 
   async addRelease(release: Release): Promise<'created' | 'unchanged'> {
-    if ((await this.putNew({ ...releaseKey(release.id), release })) !== CONDITION_FAILED) return 'created';
-    const stored = await this.getRelease(release.id);
+    const put = await this.putNew({ ...releaseKey(release.id), release });
+    if ('written' in put) return 'created';
+    const stored = put.failed?.['release'] as Release | undefined;
     if (sameJson(stored, release)) return 'unchanged';
     throw new ResourceConflictError(`release ${release.id}`, [
       { field: 'id', message: `release ${release.id} is stored with other content (${stored?.name} ${stored?.version})` },
@@ -254,8 +268,9 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
   private async openRegistration(environment: Environment, registration: { token: string; at: number }): Promise<'pending' | 'stored'> {
     const item = { ...environmentKey(environment.id), environment: fieldsOf(environment), revision: 0, registration };
     for (let round = 0; round < CLAIM_ROUNDS; round++) {
-      if ((await this.putNew(item)) !== CONDITION_FAILED) return 'pending';
-      const stored = await this.environmentItem(environment.id);
+      const put = await this.putNew(item);
+      if ('written' in put) return 'pending';
+      const stored = put.failed && withoutKeys<EnvironmentItem>(put.failed);
       if (!stored) continue;
       if (isCommitted(stored)) {
         const { status: _status, ...storedFields } = stored.environment;
@@ -346,11 +361,12 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
   ): Promise<void> {
     const full = withoutUndefined({ ...key, ...item });
     for (let round = 0; round < CLAIM_ROUNDS; round++) {
-      if ((await this.putNew(full)) !== CONDITION_FAILED) {
+      const put = await this.putNew(full);
+      if ('written' in put) {
         written.push({ key, condition: held.mine.condition, values: held.mine.values });
         return;
       }
-      const { Item } = await this.client.send(new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }));
+      const Item = put.failed;
       if (!Item) continue;
       if (await held.own(Item)) return;
       const problem = await held.liveProblem(Item);
@@ -427,11 +443,13 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
   /** A seed registered with its original (an import): the 1:1 upgrade relation. */
   private async claimRelation(environment: Environment, written: Written[]): Promise<void> {
     const originalId = environment.original_cluster_id!;
-    if ((await this.putNew({ ...upgradeRelationKey(originalId), seedId: environment.id })) !== CONDITION_FAILED) {
+    const put = await this.putNew({ ...upgradeRelationKey(originalId), seedId: environment.id });
+    if ('written' in put) {
       written.push({ key: upgradeRelationKey(originalId), condition: 'seedId = :mine', values: { ':mine': environment.id } });
       return;
     }
-    const seedId = await this.seedOf(originalId);
+    // A relation claimed by a clone whose seed is not stored yet names no seed.
+    const seedId = typeof put.failed?.['seedId'] === 'number' ? put.failed['seedId'] : undefined;
     if (seedId !== environment.id) {
       throw new Held({ field: 'original_cluster_id', message: `environment ${originalId} already has upgrade seed ${seedId ?? '(being created)'}` });
     }
@@ -454,9 +472,12 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
     }
   }
 
+  /** A put of an item that must not exist yet: written, or the item that was there (from the failed write itself, no read). */
   private putNew(item: Record<string, unknown>) {
-    return conditionalWrite(
-      this.client.send(new PutCommand({ TableName: this.table, Item: withoutUndefined(item), ConditionExpression: 'attribute_not_exists(pk)' })),
+    return conditionalWriteOrItem(
+      this.client.send(
+        new PutCommand({ TableName: this.table, Item: withoutUndefined(item), ConditionExpression: 'attribute_not_exists(pk)', ...ITEM_ON_FAILURE }),
+      ),
     );
   }
 
@@ -483,64 +504,76 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
 
   async createSeed(draft: SeedDraft): Promise<Environment> {
     const originalId = draft.original_cluster_id;
-    const claim = { token: randomUUID(), at: this.now() };
+    const claim: SeedClaim = { token: randomUUID(), at: this.now() };
+    await this.completeCrashedClone(originalId);
+    await this.claimUpgradeRelation(originalId, claim);
+    const environment = await this.registerSeed(draft, claim);
+    // A crash before this is completed by the next clone of the original (completeCrashedClone).
+    await this.relationWrite(originalId, claim, 'SET seedId = :seed', environment.id);
+    return environment;
+  }
+
+  /** A clone that died after its seed was stored but before the relation named it: completed, not cloned again (UpgradeNotAllowedError). */
+  private async completeCrashedClone(originalId: number): Promise<void> {
     const relation = upgradeRelationKey(originalId);
-    const alreadyUpgraded = (seedId: number | undefined) =>
-      new UpgradeNotAllowedError(`environment ${originalId} is already being upgraded: its upgrade seed is environment ${seedId ?? '(being created)'}`);
-    // A clone that died after its seed was stored but before the relation named it: completed, not cloned again.
     const before = (await this.client.send(new GetCommand({ TableName: this.table, Key: relation, ConsistentRead: true }))).Item as RelationItem | undefined;
-    if (before && before.seedId === undefined && before.pendingSeedId !== undefined && isCommittedItem(await this.environmentItem(before.pendingSeedId))) {
-      await conditionalWrite(
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: relation,
-            UpdateExpression: 'SET seedId = :seed',
-            ConditionExpression: 'claimToken = :token',
-            ExpressionAttributeValues: { ':seed': before.pendingSeedId, ':token': before.claimToken },
-          }),
-        ),
-      );
-      throw alreadyUpgraded(await this.seedOf(originalId));
-    }
-    // The relation item is the 1:1 guard: its conditional put is the one place two clones of one original race. It is
-    // claimed before an id is drawn (a losing clone burns none); a claim whose seed never came (a crash between the
-    // writes) is taken over once it is older than the lease, so no original is locked for good.
-    const claimed = await conditionalWrite(
+    if (!before || before.seedId !== undefined || before.pendingSeedId === undefined) return;
+    if (!isCommittedItem(await this.environmentItem(before.pendingSeedId))) return;
+    const out = await conditionalWriteOrItem(
       this.client.send(
-        new PutCommand({
+        new UpdateCommand({
           TableName: this.table,
-          Item: { ...relation, claimToken: claim.token, claimedAt: claim.at },
-          ConditionExpression: 'attribute_not_exists(pk) OR (attribute_not_exists(seedId) AND claimedAt < :stale)',
-          ExpressionAttributeValues: { ':stale': claim.at - SEED_CLAIM_LEASE_MS },
-          ReturnValues: 'ALL_OLD',
+          Key: relation,
+          UpdateExpression: 'SET seedId = :seed',
+          ConditionExpression: 'claimToken = :token',
+          ExpressionAttributeValues: { ':seed': before.pendingSeedId, ':token': before.claimToken },
+          ReturnValues: 'ALL_NEW',
+          // Another clone's claim in between: the relation as it saw it names the seed, if any.
+          ...ITEM_ON_FAILURE,
         }),
       ),
     );
-    if (claimed === CONDITION_FAILED) throw alreadyUpgraded(await this.seedOf(originalId));
+    throw alreadyUpgraded(originalId, ('written' in out ? out.written.Attributes : out.failed) as RelationItem | undefined);
+  }
+
+  /**
+   * The relation item is the 1:1 guard: its conditional put is the one place two clones of one original race. It is
+   * claimed before an id is drawn (a losing clone burns none); a claim whose seed never came (a crash between the
+   * writes) is taken over once it is older than the lease, so no original is locked for good.
+   */
+  private async claimUpgradeRelation(originalId: number, claim: SeedClaim): Promise<void> {
+    const claimed = await conditionalWriteOrItem(
+      this.client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { ...upgradeRelationKey(originalId), claimToken: claim.token, claimedAt: claim.at },
+          ConditionExpression: 'attribute_not_exists(pk) OR (attribute_not_exists(seedId) AND claimedAt < :stale)',
+          ExpressionAttributeValues: { ':stale': claim.at - SEED_CLAIM_LEASE_MS },
+          ReturnValues: 'ALL_OLD',
+          // The relation that refused the claim names the seed: no read after it.
+          ...ITEM_ON_FAILURE,
+        }),
+      ),
+    );
+    if ('failed' in claimed) throw alreadyUpgraded(originalId, claimed.failed as RelationItem | undefined);
     // Taken over: the seed the dead clone was registering can never commit now.
-    const dead = (claimed.Attributes as RelationItem | undefined)?.pendingSeedId;
+    const dead = (claimed.written.Attributes as RelationItem | undefined)?.pendingSeedId;
     if (dead !== undefined) {
       const item = await this.environmentItem(dead);
       if (item) await this.voidRegistration(dead, item);
     }
-    const written: Written[] = [{ key: relation, condition: 'claimToken = :token', values: { ':token': claim.token } }];
-    let environment: Environment;
+  }
+
+  /**
+   * Draws the seed's id, names it on the claimed relation, and registers it as any environment is: pending,
+   * its name claimed (clones of two originals may race for one name), committed. A failure gives back the
+   * claims (the relation's too), so that the clone can be asked again.
+   */
+  private async registerSeed(draft: SeedDraft, claim: SeedClaim): Promise<Environment> {
+    const written: Written[] = [{ key: upgradeRelationKey(draft.original_cluster_id), condition: 'claimToken = :token', values: { ':token': claim.token } }];
     try {
-      environment = { ...draft, id: await this.nextEnvironmentId() };
-      await conditionalWrite(
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: relation,
-            UpdateExpression: 'SET pendingSeedId = :seed',
-            ConditionExpression: 'claimToken = :token',
-            ExpressionAttributeValues: { ':seed': environment.id, ':token': claim.token },
-          }),
-        ),
-        (cause) => new StaleWriteError(`upgrade relation of environment ${originalId}`, `claim ${claim.token}`, { cause }),
-      );
-      // The seed is registered as any environment is: pending, its name claimed (clones of two originals may race for one name), committed.
+      const environment: Environment = { ...draft, id: await this.nextEnvironmentId() };
+      await this.relationWrite(draft.original_cluster_id, claim, 'SET pendingSeedId = :seed', environment.id);
       const registration = { token: claim.token, at: claim.at };
       await this.client.send(
         new PutCommand({
@@ -557,25 +590,27 @@ export class DynamoDbEnvironmentStore implements EnvironmentStore {
         throw new ResourceConflictError(`upgrade seed '${environment.name}'`, [err.problem]);
       }
       await this.commitRegistration(environment.id, claim.token);
+      return environment;
     } catch (err) {
-      // Give back the claims so that the clone can be asked again.
       await this.giveBack(written);
       throw err;
     }
-    // A crash before this is completed by the next clone of the original (above).
+  }
+
+  /** Sets the seed id on the relation this clone claimed (`update` names it `:seed`), while the claim is still its own. */
+  private async relationWrite(originalId: number, claim: SeedClaim, update: string, seedId: number): Promise<void> {
     await conditionalWrite(
       this.client.send(
         new UpdateCommand({
           TableName: this.table,
-          Key: relation,
-          UpdateExpression: 'SET seedId = :id',
+          Key: upgradeRelationKey(originalId),
+          UpdateExpression: update,
           ConditionExpression: 'claimToken = :token',
-          ExpressionAttributeValues: { ':id': environment.id, ':token': claim.token },
+          ExpressionAttributeValues: { ':seed': seedId, ':token': claim.token },
         }),
       ),
       (cause) => new StaleWriteError(`upgrade relation of environment ${originalId}`, `claim ${claim.token}`, { cause }),
     );
-    return environment;
   }
 
   async replaceEnvironment(environment: EnvironmentFields | Environment, revision: number): Promise<void> {

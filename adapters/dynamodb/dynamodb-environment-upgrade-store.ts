@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocu
 import { upgradeHasEnded, type EnvironmentUpgradeSession, type EnvironmentUpgradeState } from '../../core/environments';
 import { SessionNotCancellableError, SessionNotFoundError, StaleWriteError } from '../../core/errors';
 import type { EnvironmentUpgradeStore, StoredEnvironmentUpgrade } from '../../ports/environment-upgrade-store';
-import { CONDITION_FAILED, conditionalWrite, withoutUndefined } from './items';
+import { ITEM_ON_FAILURE, conditionalWrite, conditionalWriteOrItem, withoutUndefined } from './items';
 import { queryAll } from './query';
 import {
   ENVIRONMENT_UPGRADES_GSI_PARTITION,
@@ -41,11 +41,12 @@ export class DynamoDbEnvironmentUpgradeStore implements EnvironmentUpgradeStore 
       session: withoutUndefined(session),
       revision: 0,
     };
-    const put = await conditionalWrite(
-      this.options.client.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })),
+    const put = await conditionalWriteOrItem(
+      // Created already (a retried start): the failed write returns it, no read after it.
+      this.options.client.send(new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)', ...ITEM_ON_FAILURE })),
     );
-    if (put !== CONDITION_FAILED) return { session, revision: 0 };
-    return (await this.getUpgrade(session.upgradeId))!;
+    if ('written' in put) return { session, revision: 0 };
+    return toStored(put.failed!);
   }
 
   async getUpgrade(upgradeId: string): Promise<StoredEnvironmentUpgrade | undefined> {
@@ -115,24 +116,27 @@ export class DynamoDbEnvironmentUpgradeStore implements EnvironmentUpgradeStore 
   }
 
   async claimEnvironment(environmentId: number, upgradeId: string): Promise<string | undefined> {
+    let holder = await this.claimHolder(environmentId);
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const holder = await this.claimHolder(environmentId);
       if (holder === upgradeId) return undefined;
       if (holder !== undefined && (await this.isActive(holder))) return holder;
       // Free, or held by a session that has ended: take it, on the condition that nobody else did meanwhile.
-      const taken = await conditionalWrite(
+      const taken = await conditionalWriteOrItem(
         this.options.client.send(
           new PutCommand({
             TableName: this.table,
             Item: { ...environmentClaimKey(environmentId), upgradeId },
             ConditionExpression: holder === undefined ? 'attribute_not_exists(pk)' : 'upgradeId = :holder',
             ...(holder === undefined ? {} : { ExpressionAttributeValues: { ':holder': holder } }),
+            // Someone claimed it meanwhile: the failed write names them, no read after it.
+            ...ITEM_ON_FAILURE,
           }),
         ),
       );
-      if (taken !== CONDITION_FAILED) return undefined;
+      if ('written' in taken) return undefined;
+      holder = taken.failed?.['upgradeId'] as string | undefined;
     }
-    return this.claimHolder(environmentId);
+    return holder;
   }
 
   async deleteUpgrade(upgradeId: string): Promise<void> {

@@ -1,71 +1,60 @@
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Clock } from '../../core/clock';
-import { systemClock } from '../../core/clock';
-import { SessionNotCancellableError, SessionNotFoundError, SessionNotStoppableError, StaleWriteError } from '../../core/errors';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { SessionNotFoundError, StaleWriteError } from '../../core/errors';
 import { stepCount } from '../../core/rolling-upgrade/step-plan';
 import {
   ENDED_SESSION_STATES,
   SESSION_CANCEL,
   SESSION_STOP,
   SESSION_STOP_WITHDRAWN,
-  isSessionCancellable,
   type NodeRecord,
   type Progress,
   type SessionState,
   type UpgradeSession,
 } from '../../core/rolling-upgrade/session';
-import type { NodeLock, SessionStore } from '../../ports/session-store';
+import type { SessionStore } from '../../ports/session-store';
 import type { OperatorWait } from '../../core/rolling-upgrade/operator-gate';
 import { batchGetAll, batchWriteAll } from './batch';
-import { CONDITION_FAILED, conditionalWrite, withoutKeys, withoutUndefined } from './items';
-import { DynamoDbMessageLog } from './message-log';
+import { CONDITION_FAILED, ITEM_ON_FAILURE, conditionalWrite, conditionalWriteOrItem, withoutKeys, withoutUndefined } from './items';
 import { DynamoDbNodeLocks } from './node-locks';
+import { DynamoDbRunStore, type DynamoDbRunStoreOptions, type RunRecordDesign } from './run-store';
 
 export { DEFAULT_LOCK_LEASE_SECONDS } from './node-locks';
 import { planChunkWrites, readPlanSlice, surplusPlanChunkDeletes } from './plan-chunks';
 import { queryAll } from './query';
-import { NODE_SK_PREFIX, SESSIONS_BY_CREATION_INDEX, SESSIONS_GSI_PARTITION, nodeKey, sessionGsi1Sk, sessionKey, sessionPk } from './table-design';
+import { NODE_SK_PREFIX, SESSIONS_GSI_PARTITION, nodeKey, sessionGsi1Sk, sessionKey, sessionPk } from './table-design';
 
-export interface DynamoDbSessionStoreOptions {
-  tableName: string;
-  /** Injected, never built from the environment here: the Lambda, the CLI and the tests each bring their own. */
-  client: DynamoDBDocumentClient;
-  /** Time of message and lock timestamps; the embedded engine passes its simulated clock. Default: system time. */
-  clock?: Clock;
+export interface DynamoDbSessionStoreOptions extends DynamoDbRunStoreOptions {
   /** Lease of a node lock when the caller names none. Default DEFAULT_LOCK_LEASE_SECONDS. */
   lockLeaseSeconds?: number;
 }
 
-/** A condition that the item's `#state` is one of `states` (the rules of which are core's: session.ts), and its values. */
-const stateIn = {
-  expression: (states: readonly SessionState[]) => `#state IN (${states.map((_, i) => `:state${i}`).join(', ')})`,
-  values: (states: readonly SessionState[]) => Object.fromEntries(states.map((state, i) => [`:state${i}`, state])),
+/** An upgrade session's record: its status is CRUS's `state`, moved by core's rules (core/rolling-upgrade/session.ts). */
+const SESSION_RECORD: RunRecordDesign<UpgradeSession, SessionState> = {
+  key: sessionKey,
+  partition: sessionPk,
+  listedUnder: SESSIONS_GSI_PARTITION,
+  statusAttribute: 'state',
+  statusOf: (session) => session.state,
+  fromItem: (item) => withoutKeys<UpgradeSession>(item),
+  notFound: (upgradeId) => new SessionNotFoundError(upgradeId),
+  cancel: SESSION_CANCEL,
+  stop: SESSION_STOP,
+  ended: ENDED_SESSION_STATES,
 };
 
-/** A requestCancel that keeps losing a race to state changes gives up after this many rounds. */
-const MAX_CANCEL_ATTEMPTS = 3;
-
 /** SessionStore on the single-table design of table-design.ts; see that file for the item layout. */
-export class DynamoDbSessionStore implements SessionStore {
-  private readonly tableName: string;
-  private readonly client: DynamoDBDocumentClient;
-  private readonly clock: Clock;
+export class DynamoDbSessionStore extends DynamoDbRunStore<UpgradeSession, SessionState> implements SessionStore {
   /** The node locks every workflow of this table shares. */
   readonly locks: DynamoDbNodeLocks;
-  private readonly messages: DynamoDbMessageLog;
 
   constructor(options: DynamoDbSessionStoreOptions) {
-    this.tableName = options.tableName;
-    this.client = options.client;
-    this.clock = options.clock ?? systemClock;
+    super(options, SESSION_RECORD);
     this.locks = new DynamoDbNodeLocks({
       client: this.client,
       tableName: this.tableName,
       clock: this.clock,
       ...(options.lockLeaseSeconds ? { lockLeaseSeconds: options.lockLeaseSeconds } : {}),
     });
-    this.messages = new DynamoDbMessageLog({ client: this.client, tableName: this.tableName, clock: this.clock, partitionOf: sessionPk });
   }
 
   async createSession(session: UpgradeSession, plan: readonly string[]): Promise<void> {
@@ -119,18 +108,6 @@ export class DynamoDbSessionStore implements SessionStore {
     return out.Item ? withoutKeys<UpgradeSession>(out.Item) : undefined;
   }
 
-  async listSessions(): Promise<UpgradeSession[]> {
-    // GSIs cannot be read consistently (AWS rejects ConsistentRead here): a session created a moment ago may be missing.
-    const items = await queryAll(this.client, {
-      TableName: this.tableName,
-      IndexName: SESSIONS_BY_CREATION_INDEX,
-      KeyConditionExpression: 'gsi1pk = :sessions',
-      ExpressionAttributeValues: { ':sessions': SESSIONS_GSI_PARTITION },
-      ScanIndexForward: false,
-    });
-    return items.map((item) => withoutKeys<UpgradeSession>(item));
-  }
-
   async saveProgress(upgradeId: string, expected: Pick<Progress, 'step' | 'stage'>, progress: Progress): Promise<void> {
     await conditionalWrite(
       this.client.send(
@@ -164,51 +141,12 @@ export class DynamoDbSessionStore implements SessionStore {
     );
   }
 
-  async requestCancel(upgradeId: string): Promise<UpgradeSession> {
-    for (let attempt = 0; attempt < MAX_CANCEL_ATTEMPTS; attempt++) {
-      const moved = await this.transition(upgradeId, SESSION_CANCEL);
-      if (moved !== CONDITION_FAILED) return moved;
-      // The failed condition does not say why: read it.
-      const current = await this.getSession(upgradeId);
-      if (!current) throw new SessionNotFoundError(upgradeId);
-      if (!isSessionCancellable(current.state)) throw new SessionNotCancellableError(upgradeId, current.state);
-      // Back to UPDATING in between: try again.
-    }
-    throw new SessionNotCancellableError(upgradeId, 'changing state');
-  }
-
-  async requestStop(upgradeId: string): Promise<UpgradeSession> {
-    const moved = await this.transition(upgradeId, SESSION_STOP);
-    if (moved !== CONDITION_FAILED) return moved;
-    const current = await this.getSession(upgradeId);
-    if (!current) throw new SessionNotFoundError(upgradeId);
-    throw new SessionNotStoppableError(upgradeId, current.state);
-  }
-
-  /** Moves the session's state by one of core's transitions, in one conditional write: the session after it, or CONDITION_FAILED when its state is not one the transition starts from. */
-  private async transition(upgradeId: string, rule: { from: readonly SessionState[]; to: SessionState }): Promise<UpgradeSession | typeof CONDITION_FAILED> {
-    const out = await conditionalWrite(
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: sessionKey(upgradeId),
-          UpdateExpression: 'SET #state = :to',
-          ConditionExpression: stateIn.expression(rule.from),
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':to': rule.to, ...stateIn.values(rule.from) },
-          ReturnValues: 'ALL_NEW',
-        }),
-      ),
-    );
-    return out === CONDITION_FAILED ? out : withoutKeys<UpgradeSession>(out.Attributes ?? {});
-  }
-
   async reopenStopped(upgradeId: string, progress: Progress): Promise<UpgradeSession> {
     // A stop nothing finished (STOPPING) is withdrawn: UPDATING again, its progress as it is (or, stopped in between, reopened below).
     await this.transition(upgradeId, SESSION_STOP_WITHDRAWN);
     const stopped = 'STOPPED' satisfies SessionState;
     // Either the stopped session (state and stage), or one cancelled while stopped (the stage alone).
-    const out = await conditionalWrite(
+    const out = await conditionalWriteOrItem(
       this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
@@ -218,32 +156,18 @@ export class DynamoDbSessionStore implements SessionStore {
           ExpressionAttributeNames: { '#progress': 'progress', '#stage': 'stage', '#state': 'state' },
           ExpressionAttributeValues: { ':progress': withoutUndefined(progress), ':updating': 'UPDATING' satisfies SessionState, ':stopped': stopped },
           ReturnValues: 'ALL_NEW',
+          ...ITEM_ON_FAILURE,
         }),
       ),
     );
-    if (out !== CONDITION_FAILED) return withoutKeys<UpgradeSession>(out.Attributes ?? {});
-    const current = await this.getSession(upgradeId);
-    if (!current) throw new SessionNotFoundError(upgradeId);
+    if ('written' in out) return withoutKeys<UpgradeSession>(out.written.Attributes ?? {});
+    if (!out.failed) throw new SessionNotFoundError(upgradeId);
+    const current = withoutKeys<UpgradeSession>(out.failed);
     if (current.progress.stage === 'STOPPED') {
       await this.saveProgress(upgradeId, current.progress, progress);
       return { ...current, progress };
     }
     return current;
-  }
-
-  async noteGeneration(upgradeId: string, generation: number): Promise<void> {
-    await conditionalWrite(
-      this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: sessionKey(upgradeId),
-          UpdateExpression: 'SET #generation = :g',
-          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#generation) OR #generation < :g)',
-          ExpressionAttributeNames: { '#generation': 'generation' },
-          ExpressionAttributeValues: { ':g': generation },
-        }),
-      ),
-    );
   }
 
   async setOperatorGate(upgradeId: string, change: { paused?: boolean; approveWave?: number }): Promise<UpgradeSession> {
@@ -274,42 +198,6 @@ export class DynamoDbSessionStore implements SessionStore {
       );
     }
     return (await this.getSession(upgradeId))!;
-  }
-
-  async removeEndedSession(upgradeId: string): Promise<UpgradeSession> {
-    const out = await conditionalWrite(
-      this.client.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: sessionKey(upgradeId),
-          ConditionExpression: stateIn.expression(ENDED_SESSION_STATES),
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: stateIn.values(ENDED_SESSION_STATES),
-          ReturnValues: 'ALL_OLD',
-        }),
-      ),
-    );
-    if (out === CONDITION_FAILED) {
-      const current = await this.getSession(upgradeId);
-      if (!current) throw new SessionNotFoundError(upgradeId);
-      throw new SessionNotCancellableError(upgradeId, `${current.state} (it has not ended: cancel it first)`);
-    }
-    if (!out.Attributes) throw new SessionNotFoundError(upgradeId);
-    // The session item first (it is what readers look for), then the rest of its partition; a retry finishes the rest.
-    const rest = await queryAll(this.client, {
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': sessionPk(upgradeId) },
-      ProjectionExpression: 'pk, sk',
-      ConsistentRead: true,
-    });
-    await batchWriteAll(
-      this.client,
-      this.tableName,
-      rest.map((key) => ({ DeleteRequest: { Key: { pk: key['pk'], sk: key['sk'] } } })),
-    );
-    this.messages.forget(upgradeId);
-    return withoutKeys<UpgradeSession>(out.Attributes);
   }
 
   async parkForOperator(upgradeId: string, taskToken: string, wait: OperatorWait): Promise<boolean> {
@@ -356,22 +244,6 @@ export class DynamoDbSessionStore implements SessionStore {
     );
   }
 
-  appendMessage(upgradeId: string, message: string): Promise<void> {
-    return this.messages.appendMessage(upgradeId, message);
-  }
-
-  latestMessage(upgradeId: string): Promise<string | undefined> {
-    return this.messages.latestMessage(upgradeId);
-  }
-
-  listMessages(upgradeId: string): Promise<string[]> {
-    return this.messages.listMessages(upgradeId);
-  }
-
-  listTimedMessages(upgradeId: string): Promise<{ at: string; text: string }[]> {
-    return this.messages.listTimedMessages(upgradeId);
-  }
-
   getPlanSlice(upgradeId: string, start: number, end: number): Promise<string[]> {
     return readPlanSlice(this.client, this.tableName, upgradeId, start, end);
   }
@@ -409,29 +281,5 @@ export class DynamoDbSessionStore implements SessionStore {
     });
     // The table sorts by name; callers think in plan order.
     return items.map((item) => withoutKeys<NodeRecord>(item)).sort((a, b) => a.index - b.index);
-  }
-
-  tryLockNodes(owner: string, nodes: readonly string[], leaseSeconds?: number): Promise<Map<string, string>> {
-    return this.locks.tryLockNodes(owner, nodes, leaseSeconds);
-  }
-
-  renewNodeLocks(owner: string, held: ReadonlyMap<string, number>, leaseSeconds?: number): Promise<Map<string, NodeLock | undefined>> {
-    return this.locks.renewNodeLocks(owner, held, leaseSeconds);
-  }
-
-  releaseNodeLocks(owner: string, nodes: readonly string[]): Promise<void> {
-    return this.locks.releaseNodeLocks(owner, nodes);
-  }
-
-  getLockOwners(nodes: readonly string[]): Promise<Map<string, string>> {
-    return this.locks.getLockOwners(nodes);
-  }
-
-  getNodeLocks(nodes: readonly string[]): Promise<Map<string, NodeLock>> {
-    return this.locks.getNodeLocks(nodes);
-  }
-
-  knownRuns(ids: readonly string[]): Promise<Set<string>> {
-    return this.locks.knownRuns(ids);
   }
 }

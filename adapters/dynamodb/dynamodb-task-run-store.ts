@@ -1,19 +1,16 @@
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { SessionNotCancellableError, SessionNotStoppableError, StaleWriteError, TaskRunNotFoundError } from '../../core/errors';
-import { RESUME_CARRIES_ON } from '../../core/session-control';
-import type { Clock } from '../../core/clock';
-import { systemClock } from '../../core/clock';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { StaleWriteError, TaskRunNotFoundError } from '../../core/errors';
+import { RUN_CANCEL, RUN_RESUME, RUN_STOP } from '../../core/run-status';
 import type { ScheduleFields, TaskRunChunk, TaskRunPlan } from '../../core/task-graph';
 import { ENDED_TASK_RUN_STATUSES, type TaskRunRecord, type TaskRunStatus, type TaskRunStore } from '../../ports/task-run-store';
-import { DynamoDbMessageLog } from './message-log';
 import { batchGetAll, batchWriteAll } from './batch';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys, withoutUndefined } from './items';
 import { pack, packParts, unpack, unpackParts } from './packed';
 import { queryAll } from './query';
+import { DynamoDbRunStore, type DynamoDbRunStoreOptions, type RunRecordDesign } from './run-store';
 import {
   GSI1_PARTITION_KEY,
   GSI1_SORT_KEY,
-  SESSIONS_BY_CREATION_INDEX,
   TASK_RUN_PLAN_SK_PREFIX,
   TASK_RUNS_GSI_PARTITION,
   taskRunChunkKey,
@@ -22,9 +19,6 @@ import {
   taskRunPlanKey,
 } from './table-design';
 
-/** A requestCancel that keeps losing a race to the run's end gives up after this many rounds. */
-const MAX_CANCEL_ATTEMPTS = 3;
-
 /** Plans never change: a warm Lambda container reads each one once. */
 const PLAN_CACHE_SIZE = 16;
 
@@ -32,34 +26,44 @@ interface StoredRecord extends Omit<TaskRunRecord, 'schedule'> {
   scheduleGz: Uint8Array;
 }
 
+/** A task run's record: its status moved by core's rules for runs (core/run-status.ts), as a deployment's. */
+const TASK_RUN_RECORD: RunRecordDesign<TaskRunRecord, TaskRunStatus> = {
+  key: taskRunKey,
+  partition: taskRunPk,
+  listedUnder: TASK_RUNS_GSI_PARTITION,
+  statusAttribute: 'status',
+  statusOf: (record) => record.status,
+  fromItem: toRecord,
+  notFound: (runId) => new TaskRunNotFoundError(runId),
+  // A stopping or STOPPED run can be cancelled too: the running pass (or the resume of a stopped one) winds it down.
+  cancel: RUN_CANCEL,
+  stop: RUN_STOP,
+  ended: ENDED_TASK_RUN_STATUSES,
+  // A group's deploy phase is cancelled and stopped with its deployment (alone, its group would be judged on work it never did).
+  reachable: {
+    condition: 'attribute_not_exists(deployment)',
+    refusal: (record, request) => record.deployment && `the deploy phase of deployment ${record.deployment.deploymentId} (${request} the deployment)`,
+  },
+};
+
 /**
  * TaskRunStore on the rollout table: the plan gzipped in parts (written once), the nodes' task
  * states gzipped per chunk (a chunk is rewritten only when one of its tasks changed), and the
  * record, whose `increment` guards each pass of the annealer.
  */
-export class DynamoDbTaskRunStore implements TaskRunStore {
+export class DynamoDbTaskRunStore extends DynamoDbRunStore<TaskRunRecord, TaskRunStatus> implements TaskRunStore {
   private readonly plans = new Map<string, TaskRunPlan>();
-  private readonly messages: DynamoDbMessageLog;
 
-  constructor(private readonly options: { tableName: string; client: DynamoDBDocumentClient; clock?: Clock }) {
-    this.messages = new DynamoDbMessageLog({
-      tableName: options.tableName,
-      client: options.client,
-      clock: options.clock ?? systemClock,
-      partitionOf: taskRunPk,
-    });
-  }
-
-  private get table() {
-    return this.options.tableName;
+  constructor(options: DynamoDbRunStoreOptions) {
+    super(options, TASK_RUN_RECORD);
   }
 
   async createRun(record: Omit<TaskRunRecord, 'increment'>, plan: TaskRunPlan, chunks: readonly TaskRunChunk[]): Promise<void> {
     if (await this.getRun(record.runId)) return;
-    const { client } = this.options;
+    const client = this.client;
     await batchWriteAll(
       client,
-      this.table,
+      this.tableName,
       packParts(plan).map((data, part) => ({ PutRequest: { Item: { ...taskRunPlanKey(record.runId, part), data } } })),
     );
     await this.putChunks(record.runId, new Map(chunks.map((chunk, i) => [i, chunk])));
@@ -68,7 +72,7 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
     await conditionalWrite(
       client.send(
         new PutCommand({
-          TableName: this.table,
+          TableName: this.tableName,
           Item: {
             ...taskRunKey(record.runId),
             // Standalone runs are listed as sessions; a group's deploy phase is its deployment's.
@@ -84,76 +88,15 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
   }
 
   async getRun(runId: string): Promise<TaskRunRecord | undefined> {
-    const { Item } = await this.options.client.send(new GetCommand({ TableName: this.table, Key: taskRunKey(runId), ConsistentRead: true }));
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: taskRunKey(runId), ConsistentRead: true }));
     return Item ? toRecord(Item) : undefined;
-  }
-
-  async listRuns(): Promise<TaskRunRecord[]> {
-    // GSIs cannot be read consistently: a run created a moment ago may be missing.
-    const items = await queryAll(this.options.client, {
-      TableName: this.table,
-      IndexName: SESSIONS_BY_CREATION_INDEX,
-      KeyConditionExpression: '#p = :p',
-      ExpressionAttributeNames: { '#p': GSI1_PARTITION_KEY },
-      ExpressionAttributeValues: { ':p': TASK_RUNS_GSI_PARTITION },
-      ScanIndexForward: false,
-    });
-    return items.map(toRecord);
-  }
-
-  async requestCancel(runId: string): Promise<TaskRunRecord> {
-    for (let attempt = 0; attempt < MAX_CANCEL_ATTEMPTS; attempt++) {
-      const out = await conditionalWrite(
-        this.options.client.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: taskRunKey(runId),
-            // A stopping or STOPPED run can be cancelled too: the running pass (or the resume of a stopped one) winds it down.
-            UpdateExpression: 'SET #status = :cancelling',
-            // A group's deploy phase is cancelled with its deployment (cancelled alone, its group would be judged on work it never did).
-            ConditionExpression: '#status IN (:running, :cancelling, :stopping, :stopped) AND attribute_not_exists(deployment)',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: {
-              ':cancelling': 'CANCELLING' satisfies TaskRunStatus,
-              ':running': 'RUNNING' satisfies TaskRunStatus,
-              ':stopping': 'STOPPING' satisfies TaskRunStatus,
-              ':stopped': 'STOPPED' satisfies TaskRunStatus,
-            },
-            ReturnValues: 'ALL_NEW',
-          }),
-        ),
-      );
-      if (out !== CONDITION_FAILED) return toRecord(out.Attributes ?? {});
-      const current = await this.getRun(runId);
-      if (!current) throw new TaskRunNotFoundError(runId);
-      if (current.deployment)
-        throw new SessionNotCancellableError(runId, `the deploy phase of deployment ${current.deployment.deploymentId} (cancel the deployment)`);
-      if (ENDED_TASK_RUN_STATUSES.includes(current.status)) throw new SessionNotCancellableError(runId, current.status);
-    }
-    throw new SessionNotCancellableError(runId, 'changing state');
-  }
-
-  appendMessage(runId: string, message: string): Promise<void> {
-    return this.messages.appendMessage(runId, message);
-  }
-
-  listMessages(runId: string): Promise<string[]> {
-    return this.messages.listMessages(runId);
-  }
-
-  listTimedMessages(runId: string): Promise<{ at: string; text: string }[]> {
-    return this.messages.listTimedMessages(runId);
-  }
-
-  latestMessage(runId: string): Promise<string | undefined> {
-    return this.messages.latestMessage(runId);
   }
 
   async getPlan(runId: string): Promise<TaskRunPlan> {
     const cached = this.plans.get(runId);
     if (cached) return cached;
-    const items = await queryAll(this.options.client, {
-      TableName: this.table,
+    const items = await queryAll(this.client, {
+      TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': taskRunPk(runId), ':prefix': TASK_RUN_PLAN_SK_PREFIX },
       ConsistentRead: true,
@@ -167,7 +110,7 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
 
   async getChunks(runId: string, chunkCount: number): Promise<TaskRunChunk[]> {
     const keys = Array.from({ length: chunkCount }, (_, chunk) => taskRunChunkKey(runId, chunk));
-    const items = await batchGetAll(this.options.client, this.table, keys);
+    const items = await batchGetAll(this.client, this.tableName, keys);
     const byChunk = new Map(items.map((item) => [item.chunk as number, unpack<TaskRunChunk>(item.data as Uint8Array)]));
     return keys.map((_, chunk) => {
       const found = byChunk.get(chunk);
@@ -178,73 +121,16 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
 
   async putChunks(runId: string, chunks: ReadonlyMap<number, TaskRunChunk>): Promise<void> {
     await batchWriteAll(
-      this.options.client,
-      this.table,
+      this.client,
+      this.tableName,
       [...chunks].map(([chunk, content]) => ({ PutRequest: { Item: { ...taskRunChunkKey(runId, chunk), chunk, data: pack(content) } } })),
     );
   }
 
-  async requestStop(runId: string): Promise<TaskRunRecord> {
-    const out = await conditionalWrite(
-      this.options.client.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: taskRunKey(runId),
-          UpdateExpression: 'SET #status = :stopping',
-          // A group's deploy phase stops with its deployment (stopped alone, its group would be judged on work it never did).
-          ConditionExpression: '#status IN (:running, :stopping) AND attribute_not_exists(deployment)',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':running': 'RUNNING' satisfies TaskRunStatus, ':stopping': 'STOPPING' satisfies TaskRunStatus },
-          ReturnValues: 'ALL_NEW',
-        }),
-      ),
-    );
-    if (out !== CONDITION_FAILED) return toRecord(out.Attributes ?? {});
-    const current = await this.getRun(runId);
-    if (!current) throw new TaskRunNotFoundError(runId);
-    if (current.deployment)
-      throw new SessionNotStoppableError(runId, `the deploy phase of deployment ${current.deployment.deploymentId} (stop the deployment)`);
-    throw new SessionNotStoppableError(runId, current.status);
-  }
-
   async reopenStopped(runId: string): Promise<TaskRunRecord> {
-    const out = await conditionalWrite(
-      this.options.client.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: taskRunKey(runId),
-          UpdateExpression: 'SET #status = :running REMOVE finishedAt',
-          // A person's resume carries it on: a stop not finished is withdrawn, a STOPPED run reopens (core/session-control.ts).
-          ConditionExpression: '#status IN (:stopping, :stopped)',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':running': 'RUNNING' satisfies TaskRunStatus,
-            ':stopping': RESUME_CARRIES_ON[0] satisfies TaskRunStatus,
-            ':stopped': RESUME_CARRIES_ON[1] satisfies TaskRunStatus,
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      ),
-    );
-    if (out !== CONDITION_FAILED) return toRecord(out.Attributes ?? {});
-    const current = await this.getRun(runId);
-    if (!current) throw new TaskRunNotFoundError(runId);
-    return current;
-  }
-
-  async noteGeneration(runId: string, generation: number): Promise<void> {
-    await conditionalWrite(
-      this.options.client.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: taskRunKey(runId),
-          UpdateExpression: 'SET #generation = :g',
-          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#generation) OR #generation < :g)',
-          ExpressionAttributeNames: { '#generation': 'generation' },
-          ExpressionAttributeValues: { ':g': generation },
-        }),
-      ),
-    );
+    // A person's resume carries it on: a stop not finished is withdrawn, a STOPPED run reopens; any other is returned as it is.
+    const out = await this.transition(runId, RUN_RESUME, { remove: 'finishedAt' });
+    return 'moved' in out ? out.moved : out.refused;
   }
 
   async commitIncrement(
@@ -255,9 +141,9 @@ export class DynamoDbTaskRunStore implements TaskRunStore {
     // Only an end (or a stop) is written: RUNNING or CANCELLING stays as stored, so a cancel written since the read stands.
     const ends = ENDED_TASK_RUN_STATUSES.includes(update.status) || update.status === 'STOPPED';
     const written = await conditionalWrite(
-      this.options.client.send(
+      this.client.send(
         new UpdateCommand({
-          TableName: this.table,
+          TableName: this.tableName,
           Key: taskRunKey(runId),
           UpdateExpression: `SET scheduleGz = :s, counts = :c, #increment = :next${ends ? ', #status = :st' : ''}${update.finishedAt === undefined ? '' : ', finishedAt = :f'}`,
           ConditionExpression: '#increment = :v',

@@ -1,3 +1,4 @@
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { KEY_ATTRIBUTES } from './table-design';
 
 /** DynamoDB's own signal that a condition did not hold; matched by name so that any SDK copy's class is recognised. */
@@ -23,6 +24,28 @@ export async function conditionalWrite<T>(write: Promise<T>, failed?: (cause: un
     if (!isConditionalCheckFailed(err)) throw err;
     if (failed) throw failed(err);
     return CONDITION_FAILED;
+  }
+}
+
+/** Spread into a conditional write whose failure must say why: DynamoDB then returns the item as the condition saw it. */
+export const ITEM_ON_FAILURE = { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } as const;
+
+/** A conditional write's outcome: its result, or the item its failed condition saw (undefined: there was none). */
+export type WriteOutcome<T> = { written: T } | { failed: Record<string, unknown> | undefined };
+
+/**
+ * A conditional write sent with ITEM_ON_FAILURE, so that a failed condition says why in the same call,
+ * with no read after it: the item comes with ConditionalCheckFailedException (`Item`, as AttributeValues:
+ * the DocumentClient translates results, not errors; Powertools' idempotency layer reads it the same way).
+ * DynamoDB sends no `Item` when there was no item. Any other error passes unchanged.
+ */
+export async function conditionalWriteOrItem<T>(write: Promise<T>): Promise<WriteOutcome<T>> {
+  try {
+    return { written: await write };
+  } catch (err) {
+    if (!isConditionalCheckFailed(err)) throw err;
+    const item = (err as { Item?: Parameters<typeof unmarshall>[0] }).Item;
+    return { failed: item ? unmarshall(item) : undefined };
   }
 }
 

@@ -20,7 +20,7 @@ export class DynamoDbMessageLog implements RunMessages {
 
   constructor(private readonly options: { tableName: string; client: DynamoDBDocumentClient; clock: Clock; partitionOf: (id: string) => string }) {}
 
-  async appendMessage(id: string, message: string): Promise<void> {
+  async append(id: string, message: string): Promise<void> {
     const now = this.options.clock.now();
     if (!this.lastMessageMs.has(id)) {
       const newest = await this.newestMessageMs(id);
@@ -37,11 +37,11 @@ export class DynamoDbMessageLog implements RunMessages {
     );
   }
 
-  async latestMessage(id: string): Promise<string | undefined> {
+  async latest(id: string): Promise<string | undefined> {
     return (await this.newestMessage(id))?.text as string | undefined;
   }
 
-  async listMessages(id: string): Promise<string[]> {
+  async list(id: string): Promise<string[]> {
     const items = await queryAll(this.options.client, {
       TableName: this.options.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
@@ -53,7 +53,7 @@ export class DynamoDbMessageLog implements RunMessages {
     return items.map((item) => item.text as string);
   }
 
-  async listTimedMessages(id: string): Promise<{ at: string; text: string }[]> {
+  async listTimed(id: string): Promise<{ at: string; text: string }[]> {
     const items = await queryAll(this.options.client, {
       TableName: this.options.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',

@@ -1,10 +1,10 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import type { Clock } from '../../core/clock';
 import type { NodeLock, NodeLockStore } from '../../ports/node-locks';
 import { batchGetAll } from './batch';
-import { CONDITION_FAILED, conditionalWrite } from './items';
+import { ITEM_ON_FAILURE, conditionalWrite, conditionalWriteOrItem } from './items';
 import { LockContentionError } from '../errors';
 import { deploymentKey, environmentUpgradeKey, lockKey, sessionKey, taskRunKey, type ItemKey } from './table-design';
 
@@ -17,7 +17,7 @@ export const DEFAULT_LOCK_LEASE_SECONDS = 3600;
 
 /** Lock writes in flight per call: one conditional write per node, so a 1,000-node step must not go one by one. */
 const LOCK_CONCURRENCY = 16;
-/** A lock that vanishes between our failed write and the read of its holder is retried; twice more is plenty. */
+/** A lock whose lease ran out between our failed write and now is tried again; twice more is plenty. */
 const MAX_LOCK_ATTEMPTS = 3;
 
 const NAMES = { '#owner': 'owner', '#lease': 'leaseExpiresAt', '#token': 'fencingToken' } as const;
@@ -51,83 +51,23 @@ export class DynamoDbNodeLocks implements NodeLockStore {
   private readonly client: DynamoDBDocumentClient;
   private readonly tableName: string;
   private readonly leaseSeconds: number;
+  private readonly clock: Clock;
 
-  constructor(private readonly options: DynamoDbNodeLocksOptions) {
+  constructor(options: DynamoDbNodeLocksOptions) {
     this.client = options.client;
     this.tableName = options.tableName;
+    this.clock = options.clock;
     this.leaseSeconds = options.lockLeaseSeconds ?? DEFAULT_LOCK_LEASE_SECONDS;
   }
 
-  private now(): number {
-    return this.options.clock.now();
-  }
-
-  tryLockNodes(owner: string, nodes: readonly string[], leaseSeconds = this.leaseSeconds): Promise<Map<string, string>> {
-    return this.tryLock(owner, nodes, leaseSeconds * 1000);
-  }
-
-  renewNodeLocks(owner: string, held: ReadonlyMap<string, number>, leaseSeconds = this.leaseSeconds): Promise<Map<string, NodeLock | undefined>> {
-    return this.renew(owner, held, leaseSeconds * 1000);
-  }
-
-  releaseNodeLocks(owner: string, nodes: readonly string[]): Promise<void> {
-    return this.release(owner, nodes);
-  }
-
-  async getLockOwners(nodes: readonly string[]): Promise<Map<string, string>> {
-    const locks = await this.locks(nodes);
-    return new Map([...locks].map(([node, lock]) => [node, lock.owner]));
-  }
-
-  getNodeLocks(nodes: readonly string[]): Promise<Map<string, NodeLock>> {
-    return this.locks(nodes);
-  }
-
-  async knownRuns(ids: readonly string[]): Promise<Set<string>> {
-    const unique = [...new Set(ids)];
-    if (unique.length === 0) return new Set();
-    // The record of every kind of run, by the id: one BatchGetItem of keys only.
-    const keysOf = (id: string): ItemKey[] => [sessionKey(id), deploymentKey(id), taskRunKey(id), environmentUpgradeKey(id)];
-    const idOfPk = new Map(unique.flatMap((id) => keysOf(id).map((key) => [key.pk, id] as const)));
-    const items = await batchGetAll(this.client, this.tableName, unique.flatMap(keysOf), { projection: 'pk' });
-    return new Set(items.flatMap((item) => (idOfPk.has(item.pk as string) ? [idOfPk.get(item.pk as string)!] : [])));
-  }
-
   /** Nodes held by someone else (under a live lease), with their owner. */
-  private async tryLock(owner: string, nodes: readonly string[], leaseMs: number): Promise<Map<string, string>> {
+  async tryLockNodes(owner: string, nodes: readonly string[], leaseSeconds = this.leaseSeconds): Promise<Map<string, string>> {
     const heldByOthers = new Map<string, string>();
     await forEach(nodes, async (node) => {
-      const holder = await this.lockOne(owner, node, leaseMs);
+      const holder = await this.lockOne(owner, node, leaseSeconds * 1000);
       if (holder !== undefined) heldByOthers.set(node, holder);
     });
     return heldByOthers;
-  }
-
-  /** Undefined once `owner` holds the lock, else the holder's name. */
-  private async lockOne(owner: string, node: string, leaseMs: number): Promise<string | undefined> {
-    for (let attempt = 0; attempt < MAX_LOCK_ATTEMPTS; attempt++) {
-      const now = this.now();
-      const taken = await conditionalWrite(
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: lockKey(node),
-            // Every acquisition bumps the token, so whoever held it before is fenced off.
-            UpdateExpression: 'SET #owner = :owner, #lease = :expires, acquiredAt = :at ADD #token :one',
-            // Free, ours already (a retried handler or a resumed session), or its holder's lease ran out (a takeover).
-            ConditionExpression: 'attribute_not_exists(#owner) OR #owner = :owner OR #lease <= :now',
-            ExpressionAttributeNames: NAMES,
-            ExpressionAttributeValues: { ':owner': owner, ':expires': now + leaseMs, ':at': new Date(now).toISOString(), ':one': 1, ':now': now },
-          }),
-        ),
-      );
-      if (taken !== CONDITION_FAILED) return undefined;
-      // ReturnValuesOnConditionCheckFailure would save this read (the embedded store answers it now; not yet used).
-      const holder = await this.lockOf(node);
-      if (holder?.owner === owner) return undefined; // released and re-taken by another call of the same owner meanwhile
-      if (holder !== undefined && holder.leaseExpiresAt > this.now()) return holder.owner;
-    }
-    throw new LockContentionError(node);
   }
 
   /**
@@ -135,10 +75,10 @@ export class DynamoDbNodeLocks implements NodeLockStore {
    * the given fencing token. Returns the locks lost (taken over, or released), with their current
    * holder if any. A lease that ran out but that nobody took is still ours (as in the lock client).
    */
-  private async renew(owner: string, held: ReadonlyMap<string, number>, leaseMs: number): Promise<Map<string, NodeLock | undefined>> {
+  async renewNodeLocks(owner: string, held: ReadonlyMap<string, number>, leaseSeconds = this.leaseSeconds): Promise<Map<string, NodeLock | undefined>> {
     const lost = new Map<string, NodeLock | undefined>();
     await forEach([...held.keys()], async (node) => {
-      const renewed = await conditionalWrite(
+      const renewed = await conditionalWriteOrItem(
         this.client.send(
           new UpdateCommand({
             TableName: this.tableName,
@@ -146,21 +86,18 @@ export class DynamoDbNodeLocks implements NodeLockStore {
             UpdateExpression: 'SET #lease = :expires',
             ConditionExpression: '#owner = :owner AND #token = :token',
             ExpressionAttributeNames: { '#owner': NAMES['#owner'], '#lease': NAMES['#lease'], '#token': NAMES['#token'] },
-            ExpressionAttributeValues: { ':owner': owner, ':token': held.get(node)!, ':expires': this.now() + leaseMs },
+            ExpressionAttributeValues: { ':owner': owner, ':token': held.get(node)!, ':expires': this.clock.now() + leaseSeconds * 1000 },
+            // The lock as the failed condition saw it is the one that replaced ours (none: no lock item at all).
+            ...ITEM_ON_FAILURE,
           }),
         ),
       );
-      if (renewed === CONDITION_FAILED) lost.set(node, await this.lockOf(node));
+      if ('failed' in renewed) lost.set(node, asLock(renewed.failed));
     });
     return lost;
   }
 
-  private async lockOf(node: string): Promise<NodeLock | undefined> {
-    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: lockKey(node), ConsistentRead: true }));
-    return asLock(out.Item);
-  }
-
-  private async release(owner: string, nodes: readonly string[]): Promise<void> {
+  async releaseNodeLocks(owner: string, nodes: readonly string[]): Promise<void> {
     await forEach(nodes, async (node) => {
       // Not ours (or already gone): leaving it is exactly what release means. The item stays, without
       // an owner, so that the node's fencing token keeps growing across holders.
@@ -179,8 +116,13 @@ export class DynamoDbNodeLocks implements NodeLockStore {
     });
   }
 
+  async getLockOwners(nodes: readonly string[]): Promise<Map<string, string>> {
+    const locks = await this.getNodeLocks(nodes);
+    return new Map([...locks].map(([node, lock]) => [node, lock.owner]));
+  }
+
   /** Every held lock among these nodes, its lease running or not. */
-  private async locks(nodes: readonly string[]): Promise<Map<string, NodeLock>> {
+  async getNodeLocks(nodes: readonly string[]): Promise<Map<string, NodeLock>> {
     const nodeByPk = new Map(nodes.map((node) => [lockKey(node).pk, node]));
     const items = await batchGetAll(this.client, this.tableName, nodes.map(lockKey));
     const held = new Map<string, NodeLock>();
@@ -189,6 +131,43 @@ export class DynamoDbNodeLocks implements NodeLockStore {
       if (lock) held.set(nodeByPk.get(item.pk as string)!, lock);
     }
     return held;
+  }
+
+  async knownRuns(ids: readonly string[]): Promise<Set<string>> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return new Set();
+    // The record of every kind of run, by the id: one BatchGetItem of keys only.
+    const keysOf = (id: string): ItemKey[] => [sessionKey(id), deploymentKey(id), taskRunKey(id), environmentUpgradeKey(id)];
+    const idOfPk = new Map(unique.flatMap((id) => keysOf(id).map((key) => [key.pk, id] as const)));
+    const items = await batchGetAll(this.client, this.tableName, unique.flatMap(keysOf), { projection: 'pk' });
+    return new Set(items.flatMap((item) => (idOfPk.has(item.pk as string) ? [idOfPk.get(item.pk as string)!] : [])));
+  }
+
+  /** Undefined once `owner` holds the lock, else the holder's name. */
+  private async lockOne(owner: string, node: string, leaseMs: number): Promise<string | undefined> {
+    for (let attempt = 0; attempt < MAX_LOCK_ATTEMPTS; attempt++) {
+      const now = this.clock.now();
+      const taken = await conditionalWriteOrItem(
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: lockKey(node),
+            // Every acquisition bumps the token, so whoever held it before is fenced off.
+            UpdateExpression: 'SET #owner = :owner, #lease = :expires, acquiredAt = :at ADD #token :one',
+            // Free, ours already (a retried handler or a resumed session), or its holder's lease ran out (a takeover).
+            ConditionExpression: 'attribute_not_exists(#owner) OR #owner = :owner OR #lease <= :now',
+            ExpressionAttributeNames: NAMES,
+            ExpressionAttributeValues: { ':owner': owner, ':expires': now + leaseMs, ':at': new Date(now).toISOString(), ':one': 1, ':now': now },
+            // The holder comes with the failure: no read after it.
+            ...ITEM_ON_FAILURE,
+          }),
+        ),
+      );
+      if ('written' in taken) return undefined;
+      const holder = asLock(taken.failed);
+      if (holder !== undefined && holder.leaseExpiresAt > this.clock.now()) return holder.owner;
+    }
+    throw new LockContentionError(node);
   }
 }
 

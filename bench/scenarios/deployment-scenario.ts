@@ -249,7 +249,7 @@ export async function runDeploymentScenario(scenario: DeploymentScenario, simula
       exitStatus: record?.status === 'SUCCEEDED' ? 0 : 1,
       site: runtime.simulator.state(),
       runs,
-      lockOwners: await runtime.store.getLockOwners(scenario.nodes.map((n) => n.name)),
+      lockOwners: await runtime.store.locks.getLockOwners(scenario.nodes.map((n) => n.name)),
       operator: operator.map(({ resumed: _, ...r }) => r),
       ...(budgetExceeded ? { budgetExceeded } : {}),
       startedAt: start,

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { checkScenarios, renderFailure, type CheckedScenario } from './check';
+import { checkScenarios, renderFailure, scenarioKind, type CheckedScenario, type ScenarioKind } from './check';
 import { KNOWN_VIOLATIONS, TASK_GRAPH_KNOWN } from './known-violations';
 
 /**
@@ -7,9 +7,11 @@ import { KNOWN_VIOLATIONS, TASK_GRAPH_KNOWN } from './known-violations';
  * and printed when not given), runs each on the simulator on virtual time, checks the invariants,
  * and prints every failure with its seed and the command that replays it, then the tally and the
  * pace (scenarios per minute). `--verbose` prints each scenario as it ends; `--jobs N` runs N at once
- * (default 4: each has its own runtime and virtual clock, and those over SSM mostly wait). Exit 1 when an
- * invariant broke outside the known bugs (bench/scenarios/known-violations.ts).
+ * (default 4: each has its own runtime and virtual clock, and those over SSM mostly wait). `--kind K`
+ * (`rolling-upgrade`, `task-graph`, `group-deployment`) runs only the first N seeds from S that draw
+ * that workflow. Exit 1 when an invariant broke outside the known bugs (bench/scenarios/known-violations.ts).
  */
+const KINDS: readonly ScenarioKind[] = ['rolling-upgrade', 'task-graph', 'group-deployment'];
 const { values } = parseArgs({
   options: {
     count: { type: 'string', default: '100' },
@@ -17,6 +19,7 @@ const { values } = parseArgs({
     verbose: { type: 'boolean', default: false },
     jobs: { type: 'string', default: '4' },
     slurm: { type: 'string' },
+    kind: { type: 'string' },
   },
 });
 if (values.slurm !== undefined) {
@@ -34,7 +37,12 @@ if (values.slurm !== undefined) {
     console.error('--count must be a whole number above 0, --seed a whole number');
     process.exit(2);
   }
-  console.log(`scenarios: ${count} from seed ${first} on the simulator (virtual time)`);
+  const kind = values.kind as ScenarioKind | undefined;
+  if (kind !== undefined && !KINDS.includes(kind)) {
+    console.error(`--kind must be one of ${KINDS.join(', ')}`);
+    process.exit(2);
+  }
+  console.log(`scenarios: ${count}${kind ? ` ${kind}` : ''} from seed ${first} on the simulator (virtual time)`);
   const started = Date.now();
   let failed = 0;
   const known = new Map<number | string, number>();
@@ -57,7 +65,8 @@ if (values.slurm !== undefined) {
     }
   };
   // A scenario that throws (the runner's own fault, or the product's before any session) is a failure with its replay.
-  const seeds = Array.from({ length: count }, (_, i) => first + i);
+  const seeds: number[] = [];
+  for (let seed = first; seeds.length < count; seed++) if (kind === undefined || scenarioKind(seed) === kind) seeds.push(seed);
   await checkScenarios(seeds, jobs, report).catch((err: unknown) => {
     failed++;
     console.log(`\na scenario could not run: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

@@ -119,7 +119,7 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
   const watchSilence = async (elapsed: number) => {
     const session = await runtime.store.getSession(upgradeId);
     if (!session) return;
-    const [messages, nodes] = await Promise.all([runtime.store.listMessages(upgradeId), runtime.store.listNodes(upgradeId)]);
+    const [messages, nodes] = await Promise.all([runtime.store.messages.list(upgradeId), runtime.store.listNodes(upgradeId)]);
     const inFlight = nodes.some((n) => n.status === 'IN_PROGRESS');
     const now = `${runtime.simulator.simulator.state().changes.length}/${messages.length}/${session.state}/${inFlight}`;
     const silent = session.state === 'UPDATING' && !inFlight && now === seen;
@@ -197,7 +197,7 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
     exitStatus: report?.completed ? 0 : 1,
     site: siteState,
     reservations: runtime.simulator.simulator.workloadManager.listReservations(),
-    lockOwners: await runtime.store.getLockOwners(scenario.nodes.map((n) => n.name)),
+    lockOwners: await runtime.store.locks.getLockOwners(scenario.nodes.map((n) => n.name)),
     operator: operator.map(({ resumed: _, ...record }) => record),
     ...(budgetExceeded ? { budgetExceeded } : {}),
     startedAt: start,

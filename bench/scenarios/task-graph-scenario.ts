@@ -257,7 +257,7 @@ export async function runTaskGraphScenario(scenario: TaskGraphScenario, simulate
       ...(status ? { status } : {}),
       exitStatus: status === 'SUCCEEDED' ? 0 : 1,
       site: runtime.simulator.state(),
-      lockOwners: await runtime.store.getLockOwners(scenario.nodes.map((n) => n.name)),
+      lockOwners: await runtime.store.locks.getLockOwners(scenario.nodes.map((n) => n.name)),
       operator: operator.map(({ resumed: _, ...r }) => r),
       ...(budgetExceeded ? { budgetExceeded } : {}),
       simulatedSeconds: Math.round((clock.now() - start) / 1000),

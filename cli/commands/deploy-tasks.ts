@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { COMMAND_TASK_TYPES } from '../../adapters/site/tasks/node-commands';
 import {
   groupTaskRunId,
@@ -10,47 +9,39 @@ import {
   type TaskRunRequestInput,
 } from '../../core/task-graph';
 import type { SiteSource } from '../../local/open-runtime';
-import { causeMessage } from '../../control-plane/execution-cause';
 import type { TaskRunView } from '../../control-plane/reports/task-run-report';
 import type { ControlPlane } from '../../control-plane/control-plane';
-import { checkSiteOptions, connectRunTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { readGraphFile, taskSelectionOf, type TaskSelectionOptions } from '../graph-file';
 import { inventoryOf } from '../inventory-from-site';
 import { numberOrRaw } from '../option-values';
-import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
 import { showTaskRunProgress } from '../task-run-progress';
 import { renderTaskRunSummary } from '../task-run-summary';
-import { handleInterrupts, reportDetached } from '../run-control';
+import { runWorkflow, type RunOptions, type RunTarget, type WorkflowRun } from '../run-workflow';
 
 /** `rollout deploy --graph`'s own options, beside the site, target and output options deploy has. */
-export interface TaskGraphDeployOptions extends SiteSourceOptions, TargetOptions, TaskSelectionOptions {
+export interface TaskGraphDeployOptions extends RunOptions, TaskSelectionOptions {
   graph?: string;
   maxInTransition?: string;
   taskTimeout?: string;
   pollInterval?: string;
-  timeScale?: string;
-  json?: boolean;
-  siteStateOut?: string;
-  dataDir?: string;
-  detach?: boolean;
 }
 
 /**
  * The task run request the options give (the TaskGraph workflow's input, or a group deployment's
- * `taskGraph`), checked as the workflow checks it: bad input stops here, naming the field.
+ * `taskGraph`), not yet parsed, and its graph, read and validated from its file (problems name the file).
  * `forGroups`: the nodes come from the strategy, so `--nodes` is not the graph's.
  */
 export async function taskRunRequestOf(
   options: TaskGraphDeployOptions & { graph: string },
   forGroups: boolean,
   source?: SiteSource,
-): Promise<TaskRunRequestInput> {
+): Promise<{ input: TaskRunRequestInput; graph: TaskGraph }> {
   const { request: graph, graph: parsedGraph } = await readGraphFile(options.graph);
   refuseCommandsWithoutTransport(parsedGraph, source);
   const selection = taskSelectionOf(forGroups ? { ...options, nodes: undefined } : options);
-  const request: TaskRunRequestInput = {
+  const input: TaskRunRequestInput = {
     graph: graph as TaskRunRequestInput['graph'],
     selection: selection as TaskRunRequestInput['selection'],
     ...Object.fromEntries(
@@ -61,8 +52,7 @@ export async function taskRunRequestOf(
       }).filter(([, v]) => v !== undefined),
     ),
   };
-  parseTaskRunRequest(request);
-  return request;
+  return { input, graph: parsedGraph };
 }
 
 /** A profile that names no transport reaches no node's shell: its command tasks are refused here, before a group prepares for nothing. */
@@ -77,75 +67,37 @@ function refuseCommandsWithoutTransport(graph: TaskGraph, source: SiteSource | u
 }
 
 /** `rollout deploy --graph FILE` without a strategy: the TaskGraph workflow over the site's nodes. Returns the exit code. */
-export async function runTaskGraphDeploy(options: TaskGraphDeployOptions & { graph: string }): Promise<number> {
-  const target = remoteTarget(options);
-  checkSiteOptions(options, target !== undefined);
-  const source = target ? undefined : await loadSiteSource(options);
-  const request = await taskRunRequestOf(options, false, source);
+export async function runTaskGraphDeploy(options: TaskGraphDeployOptions & { graph: string }, target: RunTarget): Promise<number> {
+  const { input, graph } = await taskRunRequestOf(options, false, target.source);
+  // Parsed once, here (the graph read from its file above): bad input stops before anything starts.
+  const parsed = parseTaskRunRequest(input, undefined, graph);
   // The plan needs the inventory: checked here for a local site (unknown nodes, an empty selection); a served control plane plans in its workflow.
-  if (source) {
-    const parsed = parseTaskRunRequest(request);
-    requireTaskRuns(planTaskGraph(parsed.graph, taskGraphNodes(await inventoryOf(source)), parsed.selection));
-  }
-  return runTaskGraphWorkflow(options, request, source);
+  if (target.source) requireTaskRuns(planTaskGraph(parsed.graph, taskGraphNodes(await inventoryOf(target.source)), parsed.selection));
+  return runWorkflow(options, target, taskGraphRun({ workflow: 'taskGraph', input: parsed.request }));
 }
 
 /**
- * Runs the TaskGraph workflow with `input` (a request, or `{resumeRunId}` to carry a run on from the
- * store after its process died or it was stopped), says the run's id at once (on stderr: `rollout session`
- * finds it by it), shows its progress, and prints the run at the end. Ctrl-C stops the run (no task starts after
- * it, tasks in flight finish, it ends STOPPED and `rollout session resume` carries it on; a client detaches); a second
- * Ctrl-C leaves at once. Returns the exit code.
+ * The TaskGraph workflow as the run skeleton follows it: a new run, or `{resume}` to carry one on from
+ * the store after its process died or it was stopped. It says the run's id at once (on stderr:
+ * `rollout session` finds it by it). Ctrl-C stops the run (no task starts after it, tasks in flight
+ * finish, it ends STOPPED and `rollout session resume` carries it on; a client detaches).
  */
-export async function runTaskGraphWorkflow(
-  options: TaskGraphDeployOptions,
-  input: TaskRunRequestInput | { resumeRunId: string },
-  loaded?: SiteSource,
-): Promise<number> {
-  const target = remoteTarget(options);
-  checkSiteOptions(options, target !== undefined);
-  const source = target ? undefined : (loaded ?? (await loadSiteSource(options)));
-  const runtime = await connectRunTarget(target, source, options);
-  try {
-    const startedReal = performance.now();
-    const startedSimulated = runtime.now();
-    const resumed = 'resumeRunId' in input ? input.resumeRunId : undefined;
-    if (resumed !== undefined) await checkResumable(runtime, resumed);
-    const run = resumed !== undefined ? await runtime.resume('tasks', resumed) : await runtime.run('taskGraph', input);
-    if (options.detach) return reportDetached(run, options);
-    const runId = resumed ?? run.id;
-    process.stderr.write(
-      `task run ${runId} ${resumed !== undefined ? 'resumed' : 'started'} (rollout session get ${runId}; Ctrl-C ${target ? 'detaches' : 'stops it'})\n`,
-    );
-    const progress = showTaskRunProgress(runtime, runId);
-    const stopListening = handleInterrupts({ kind: 'tasks', id: runId }, runtime, options, target !== undefined);
-    const outcome = await run.outcome;
-    stopListening();
-    await progress.stop();
-    if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
-    if (options.siteStateOut) await writeSiteState(options.siteStateOut, source!, runtime);
-    const view = await runtime.taskRun(runId);
-    if (!view) throw new CliError(`the workflow ended (${outcome.status}) before opening the task run: ${causeMessage(outcome)}`, ExitCode.notCompleted);
-    if (options.json) process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
-    else {
-      const simulated = runtime.siteState() ? { simulatedSeconds: (runtime.now() - startedSimulated) / 1000 } : {};
-      process.stdout.write(`${renderTaskRunSummary(view, { realSeconds: (performance.now() - startedReal) / 1000, ...simulated })}\n`);
-    }
-    if (outcome.status === 'FAILED' && outcome.error !== 'TaskRunFailed') {
-      process.stderr.write(`workflow failed: ${outcome.error}: ${causeMessage(outcome)}\n`);
-      return ExitCode.notCompleted;
-    }
-    return view.status === 'SUCCEEDED' ? ExitCode.completed : ExitCode.notCompleted;
-  } finally {
-    await runtime.close();
-  }
-}
-
-async function checkResumable(runtime: ControlPlane, runId: string): Promise<void> {
-  const found = await runtime.status(runId);
-  if (found?.kind !== 'tasks') throw new CliError(`no task run with id '${runId}'`, ExitCode.invalidInput);
-  // A STOPPED run waits for its resume; the others have ended.
-  if (found.ended && found.state !== 'STOPPED') throw new CliError(`task run ${runId} has ended (${found.state}): nothing to resume`, ExitCode.notCompleted);
+export function taskGraphRun(start: WorkflowRun['start']): WorkflowRun {
+  return {
+    kind: 'tasks',
+    start,
+    // A STOPPED run waits for its resume; the others have ended.
+    resumable: (status) => !status.ended || status.state === 'STOPPED',
+    announce: (id, resumed, remote) =>
+      `task run ${id} ${resumed ? 'resumed' : 'started'} (rollout session get ${id}; Ctrl-C ${remote ? 'detaches' : 'stops it'})`,
+    showProgress: (controlPlane, id) => showTaskRunProgress(controlPlane, id),
+    runFailedError: 'TaskRunFailed',
+    endedRun: async (controlPlane, id) => {
+      const view = await controlPlane.taskRun(id);
+      if (!view) return undefined;
+      return { json: view, summary: (timing) => renderTaskRunSummary(view, timing), succeeded: view.status === 'SUCCEEDED' };
+    },
+  };
 }
 
 /** The task runs of a deployment's groups (those whose deploy phase ran the graph), by group. */

@@ -1,10 +1,8 @@
-import { performance } from 'node:perf_hooks';
 import { Option, type Command } from 'commander';
 import { parseNodeNameList, planDeployment, selectDeploymentStrategy } from '../../core/group-deployment';
 import { parseDeploymentRequest } from '../../core/group-deployment/deployment-request';
-import { causeMessage } from '../../control-plane/execution-cause';
 import { DEFAULT_TIME_SCALE } from '../../local/open-runtime';
-import { addTargetOptions, checkSiteOptions, connectRunTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
+import { addTargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
@@ -12,27 +10,17 @@ import { DEPLOYMENT_REQUEST_FLAGS, namingFlags } from '../request-flags';
 import { inventoryOf } from '../inventory-from-site';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
-import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
-import type { SiteSource } from '../../local/open-runtime';
-import type { ControlPlane } from '../../control-plane/control-plane';
-import { isDeploymentEnded } from '../../ports/deployment-store';
 import { loadStrategyFile } from '../strategy-file';
-import { checkDetach, handleInterrupts, reportDetached } from '../run-control';
+import { runTargetOf, runWorkflow, type WorkflowRun } from '../run-workflow';
 import { addTaskSelectionOptions } from '../graph-file';
 import { groupTaskRuns, renderGroupTaskRuns, runTaskGraphDeploy, taskRunRequestOf, type TaskGraphDeployOptions } from './deploy-tasks';
 
-interface DeployOptions extends SiteSourceOptions, TargetOptions, TaskGraphDeployOptions {
+interface DeployOptions extends TaskGraphDeployOptions {
   strategy?: string;
   nodes?: string;
   maxParallelGroups?: string;
   prepareTimeout?: string;
   deployTimeout?: string;
-  pollInterval?: string;
-  timeScale?: string;
-  json?: boolean;
-  siteStateOut?: string;
-  dataDir?: string;
-  detach?: boolean;
 }
 
 export function registerDeployCommand(program: Command): void {
@@ -69,103 +57,65 @@ export function registerDeployCommand(program: Command): void {
 
 async function runDeploy(options: DeployOptions): Promise<number> {
   const graph = options.graph;
-  checkDetach(options, remoteTarget(options) !== undefined);
-  if (graph !== undefined && options.strategy === undefined) return runTaskGraphDeploy({ ...options, graph });
-  const target = remoteTarget(options);
-  checkSiteOptions(options, target !== undefined);
-  const source = target ? undefined : await loadSiteSource(options);
+  const target = await runTargetOf(options);
+  if (graph !== undefined && options.strategy === undefined) return runTaskGraphDeploy({ ...options, graph }, target);
+  const { source } = target;
   if (source?.kind === 'profile' && !source.profile.provisioner) {
     throw new CliError(`site profile ${options.siteConfig}: provisioner: a group deployment needs a provisioner`, ExitCode.invalidInput);
   }
   const strategyFile = options.strategy !== undefined ? await loadStrategyFile(options.strategy) : undefined;
   const nodes = options.nodes !== undefined ? parseNodeNameList(options.nodes) : undefined;
   const taskGraph = graph !== undefined ? await taskRunRequestOf({ ...options, graph }, true, source) : undefined;
-  const input: Record<string, unknown> = {
-    ...(taskGraph ? { taskGraph } : {}),
-    ...(strategyFile ? { strategy: strategyFile.text } : {}),
-    ...(nodes ? { nodes } : {}),
-    ...Object.fromEntries(
-      Object.entries({
-        maxParallelGroups: numberOrRaw(options.maxParallelGroups),
-        prepareTimeoutSeconds: numberOrRaw(options.prepareTimeout),
-        deployTimeoutSeconds: numberOrRaw(options.deployTimeout),
-        pollIntervalSeconds: numberOrRaw(options.pollInterval),
-      }).filter(([, v]) => v !== undefined),
-    ),
-  };
-  // Everything that can be wrong with the input is found here, before anything starts.
-  parseDeploymentRequest(input);
+  // Parsed once, here (the strategy and the graph read from their files above): everything that can be wrong
+  // with the input is found before anything starts, and the typed request is the workflow's input.
+  const request = parseDeploymentRequest(
+    {
+      ...(taskGraph ? { taskGraph: taskGraph.input } : {}),
+      ...(strategyFile ? { strategy: strategyFile.text } : {}),
+      ...(nodes ? { nodes } : {}),
+      ...Object.fromEntries(
+        Object.entries({
+          maxParallelGroups: numberOrRaw(options.maxParallelGroups),
+          prepareTimeoutSeconds: numberOrRaw(options.prepareTimeout),
+          deployTimeoutSeconds: numberOrRaw(options.deployTimeout),
+          pollIntervalSeconds: numberOrRaw(options.pollInterval),
+        }).filter(([, v]) => v !== undefined),
+      ),
+    },
+    taskGraph?.graph,
+  );
   // The plan needs the site's inventory: here for a local site; a served control plane plans in its workflow.
   if (source) {
     const inventory = await inventoryOf(source);
-    planDeployment(selectDeploymentStrategy({ strategy: strategyFile?.text, nodes }, inventory), inventory);
+    planDeployment(strategyFile?.strategy ?? selectDeploymentStrategy({ nodes }, inventory), inventory);
   }
-  return runDeploymentWorkflow(options, input, source);
+  return runWorkflow(options, target, deploymentRun({ workflow: 'groupDeployment', input: request }));
 }
-
-/** Where and how a deployment runs and reports: shared by `rollout deploy` and `rollout session resume`. */
-export type DeploymentRunOptions = Pick<DeployOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir' | 'detach'> & TargetOptions;
 
 /**
- * Runs the group-deployment workflow with `input` (a request, or `{resumeDeploymentId}` to carry a
- * deployment on), shows its progress, and prints the report at the end. Returns the exit code.
+ * The group-deployment workflow as the run skeleton follows it: a new deployment, or `{resume}` to
+ * carry one on. Its report adds the task run of each group whose deploy phase ran a task graph.
  */
-export async function runDeploymentWorkflow(options: DeploymentRunOptions, input: Record<string, unknown>, loaded?: SiteSource): Promise<number> {
-  const target = remoteTarget(options);
-  checkSiteOptions(options, target !== undefined);
-  checkDetach(options, target !== undefined);
-  const source = target ? undefined : (loaded ?? (await loadSiteSource(options)));
-
-  // One code path: a remote control plane, or the embedded one served in this process, through the SDK.
-  const runtime = await connectRunTarget(target, source, options);
-  try {
-    const startedReal = performance.now();
-    const startedSimulated = runtime.now();
-    const resumed = typeof input.resumeDeploymentId === 'string' ? input.resumeDeploymentId : undefined;
-    if (resumed !== undefined) await checkResumable(runtime, resumed);
-    const run = resumed !== undefined ? await runtime.resume('deployment', resumed) : await runtime.run('groupDeployment', input);
-    const deploymentId = resumed ?? run.id;
-    if (options.detach) return reportDetached({ ...run, id: deploymentId }, options);
-    const progress = showDeploymentProgress(runtime, deploymentId);
-    const stopListening = handleInterrupts({ kind: 'deployment', id: deploymentId }, runtime, options, target !== undefined);
-    const outcome = await run.outcome;
-    stopListening();
-    await progress.stop();
-
-    if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
-    if (options.siteStateOut) await writeSiteState(options.siteStateOut, source!, runtime);
-    const found = await runtime.session(deploymentId);
-    if (found?.kind !== 'deployment')
-      throw new CliError(`the workflow ended (${outcome.status}) before creating the deployment: ${causeMessage(outcome)}`, ExitCode.notCompleted);
-    const { report } = found;
-    // A deployment whose deploy phase runs a task graph (started here or resumed) has a task run per group.
-    const taskRuns = await groupTaskRuns(runtime, deploymentId, Object.keys(report.groups));
-    const withTasks = Object.keys(taskRuns).length > 0;
-
-    if (options.json) {
-      process.stdout.write(`${JSON.stringify(withTasks ? { ...report, taskRuns } : report, null, 2)}\n`);
-    } else {
-      process.stdout.write(
-        `${renderDeploymentSummary(report, {
-          realSeconds: (performance.now() - startedReal) / 1000,
-          ...(runtime.siteState() ? { simulatedSeconds: (runtime.now() - startedSimulated) / 1000 } : {}),
-        })}${renderGroupTaskRuns(taskRuns)}\n`,
-      );
-    }
-    if (outcome.status === 'FAILED' && outcome.error !== 'CriticalGroupFailed') {
-      process.stderr.write(`workflow failed: ${outcome.error}: ${causeMessage(outcome)}\n`);
-      return ExitCode.notCompleted;
-    }
-    return report.status === 'SUCCEEDED' ? ExitCode.completed : ExitCode.notCompleted;
-  } finally {
-    await runtime.close();
-  }
-}
-
-/** A deployment to resume must exist and not have ended: said here, before any execution starts. */
-async function checkResumable(runtime: ControlPlane, deploymentId: string): Promise<void> {
-  const found = await runtime.session(deploymentId);
-  if (found?.kind !== 'deployment') throw new CliError(`no deployment with id '${deploymentId}'`, ExitCode.notCompleted);
-  if (isDeploymentEnded(found.report.status))
-    throw new CliError(`deployment ${deploymentId} has ended (${found.report.status}): nothing to resume`, ExitCode.notCompleted);
+export function deploymentRun(start: WorkflowRun['start']): WorkflowRun {
+  return {
+    kind: 'deployment',
+    start,
+    // A STOPPED deployment waits for its resume; the others have ended.
+    resumable: (status) => !status.ended || status.state === 'STOPPED',
+    showProgress: (controlPlane, id) => showDeploymentProgress(controlPlane, id),
+    runFailedError: 'CriticalGroupFailed',
+    endedRun: async (controlPlane, id) => {
+      const found = await controlPlane.session(id);
+      if (found?.kind !== 'deployment') return undefined;
+      const { report } = found;
+      // A deployment whose deploy phase runs a task graph (started here or resumed) has a task run per group.
+      const taskRuns = await groupTaskRuns(controlPlane, id, Object.keys(report.groups));
+      const withTasks = Object.keys(taskRuns).length > 0;
+      return {
+        json: withTasks ? { ...report, taskRuns } : report,
+        summary: (timing) => `${renderDeploymentSummary(report, timing)}${renderGroupTaskRuns(taskRuns)}`,
+        succeeded: report.status === 'SUCCEEDED',
+      };
+    },
+  };
 }

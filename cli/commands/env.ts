@@ -98,21 +98,37 @@ const upgradeLine = (report: UpgradeReport) => {
   );
 };
 
-/** `rollout env`: Fuel's environments and their upgrade seeds, as a client of the REST API. */
+/** `rollout env`: Fuel's environments and their upgrade seeds, as a client of the REST API; one small function per subcommand. */
 export function registerEnvCommands(program: Command): void {
   const env = program
     .command('env')
     .description(
       "Environments and Fuel's upgrade seeds (clone, assign, the side-by-side upgrade), through the REST API of a `rollout serve` (--endpoint) or given (--api)",
     );
+  for (const register of [
+    registerList,
+    registerGet,
+    registerClone,
+    registerAssign,
+    registerUpgrade,
+    registerImport,
+    registerRemove,
+    registerDelete,
+    registerStatus,
+  ])
+    register(env);
+}
 
+function registerList(env: Command): void {
   withTarget(env.command('list'))
     .description('List environments (generated attributes masked)')
     .action(async (options: EnvOptions) => {
       const environments = await callApi(await resolveApiTarget(options), 'GET', '/environments', undefined, z.array(environmentSchema));
       print(options, environments, environments.length === 0 ? 'no environments' : environments.map(environmentLine).join('\n'));
     });
+}
 
+function registerGet(env: Command): void {
   withTarget(env.command('get'))
     .description('Show one environment: attributes (generated ones masked) and nodes')
     .argument('<id>', 'environment id')
@@ -127,7 +143,9 @@ export function registerEnvCommands(program: Command): void {
       const nodes = environment.nodes.map((n) => `  node ${n.id}\t${n.name}\t${n.roles.join(',')}\t${n.ip}\t${n.mac}`);
       print(options, environment, [environmentLine(environment), ...nodes].join('\n'));
     });
+}
 
+function registerClone(env: Command): void {
   withTarget(env.command('clone'))
     .description("Create the environment's upgrade seed on a newer release (attributes copied and upgraded)")
     .argument('<id>', 'the original environment id')
@@ -144,7 +162,9 @@ export function registerEnvCommands(program: Command): void {
       );
       print(options, seed, `created upgrade seed ${seed.id} '${seed.name}' (release ${seed.release_id}) of environment ${seed.original_cluster_id}`);
     });
+}
 
+function registerAssign(env: Command): void {
   withTarget(env.command('assign'))
     .description("Move a node of the seed's original environment into the seed, with its id, roles and addresses")
     .argument('<seed-id>', 'the upgrade seed id')
@@ -160,7 +180,9 @@ export function registerEnvCommands(program: Command): void {
       );
       print(options, node, `assigned node ${node.id} (${node.name}, ${node.roles.join(',')}, ${node.ip}) to environment ${node.cluster_id}`);
     });
+}
 
+function registerUpgrade(env: Command): void {
   withTarget(env.command('upgrade'))
     .description(
       'Upgrade the environment side by side, as one workflow: clone the seed (unless it has one), assign and reimage the controllers, then roll the other nodes',
@@ -178,48 +200,56 @@ export function registerEnvCommands(program: Command): void {
     .option('--boot-timeout <seconds>', 'longest wait for a step to boot (default 3600)')
     .option('--wait', 'follow the upgrade until it ends; exit 0 only if it completed')
     .option('--poll-ms <ms>', 'with --wait: real milliseconds between two reads of the session', '500')
-    .action(async (id: string, options: UpgradeOptions) => {
-      const target = await resolveApiTarget(options);
-      const started = await callApi(target, 'POST', `/environments/${wholeId(id, 'the environment id')}/upgrade`, upgradeBody(options), startedRunSchema);
-      if (!options.wait) {
-        print(options, started, `started environment upgrade ${started.id} of environment ${id} (GET /sessions/${started.id})`);
-        return;
-      }
-      const report = await followUpgrade(target, started.id, wholeId(options.pollMs, '--poll-ms'), options.json === true);
-      print(options, report, [upgradeLine(report), ...report.messages.map((m) => `  ${m}`)].join('\n'));
-      process.exitCode = report.state === 'READY' ? ExitCode.completed : ExitCode.notCompleted;
-    });
+    .action(upgradeEnvironment);
+}
 
+async function upgradeEnvironment(id: string, options: UpgradeOptions): Promise<void> {
+  const target = await resolveApiTarget(options);
+  const started = await callApi(target, 'POST', `/environments/${wholeId(id, 'the environment id')}/upgrade`, upgradeBody(options), startedRunSchema);
+  if (!options.wait) {
+    print(options, started, `started environment upgrade ${started.id} of environment ${id} (GET /sessions/${started.id})`);
+    return;
+  }
+  const report = await followUpgrade(target, started.id, wholeId(options.pollMs, '--poll-ms'), options.json === true);
+  print(options, report, [upgradeLine(report), ...report.messages.map((m) => `  ${m}`)].join('\n'));
+  process.exitCode = report.state === 'READY' ? ExitCode.completed : ExitCode.notCompleted;
+}
+
+function registerImport(env: Command): void {
   withTarget(env.command('import'))
     .description(
       "Register releases and environments (a site file's `releases` and `environments`, YAML or JSON) through the API: for a stack or a --site-config serve, which have no site file to seed from",
     )
     .argument('<file>', 'a file with `releases` and `environments`, as the site file declares them')
-    .action(async (file: string, options: EnvOptions) => {
-      const declared = await loadEnvironmentsFile(file);
-      const target = await resolveApiTarget(options);
-      // Releases first, then originals before their seeds: each names only what is registered before it.
-      const environments = [...declared.environments].sort((a, b) => Number(a.original_cluster_id !== undefined) - Number(b.original_cluster_id !== undefined));
-      const items: { label: string; path: string; body: Release | Environment; schema: z.ZodType }[] = [
-        ...declared.releases.map((release) => ({ label: `release ${release.id}`, path: '/releases', body: release, schema: releaseSchema })),
-        ...environments.map((environment) => ({ label: `environment ${environment.id}`, path: '/environments', body: environment, schema: environmentSchema })),
-      ];
-      const lines: string[] = [];
-      let refused = 0;
-      for (const item of items) {
-        try {
-          const answer = await callApiWithStatus(target, 'POST', item.path, item.body, item.schema);
-          lines.push(`${item.label}: ${answer.status === 201 ? 'registered' : 'unchanged'}`);
-        } catch (err) {
-          if (!(err instanceof CliError)) throw err;
-          refused++;
-          lines.push(`${item.label}: refused: ${err.message}`);
-        }
-      }
-      print(options, { registered: items.length - refused, refused, lines }, lines.join('\n'));
-      if (refused > 0) process.exitCode = ExitCode.notCompleted;
-    });
+    .action(importEnvironments);
+}
 
+async function importEnvironments(file: string, options: EnvOptions): Promise<void> {
+  const declared = await loadEnvironmentsFile(file);
+  const target = await resolveApiTarget(options);
+  // Releases first, then originals before their seeds: each names only what is registered before it.
+  const environments = [...declared.environments].sort((a, b) => Number(a.original_cluster_id !== undefined) - Number(b.original_cluster_id !== undefined));
+  const items: { label: string; path: string; body: Release | Environment; schema: z.ZodType }[] = [
+    ...declared.releases.map((release) => ({ label: `release ${release.id}`, path: '/releases', body: release, schema: releaseSchema })),
+    ...environments.map((environment) => ({ label: `environment ${environment.id}`, path: '/environments', body: environment, schema: environmentSchema })),
+  ];
+  const lines: string[] = [];
+  let refused = 0;
+  for (const item of items) {
+    try {
+      const answer = await callApiWithStatus(target, 'POST', item.path, item.body, item.schema);
+      lines.push(`${item.label}: ${answer.status === 201 ? 'registered' : 'unchanged'}`);
+    } catch (err) {
+      if (!(err instanceof CliError)) throw err;
+      refused++;
+      lines.push(`${item.label}: refused: ${err.message}`);
+    }
+  }
+  print(options, { registered: items.length - refused, refused, lines }, lines.join('\n'));
+  if (refused > 0) process.exitCode = ExitCode.notCompleted;
+}
+
+function registerRemove(env: Command): void {
   withTarget(env.command('remove'))
     .description("Delete an environment (DELETE /environments/{id}, Fuel's cluster delete): its nodes leave it and can be registered again, its name is free")
     .argument('<id>', 'the environment id')
@@ -233,7 +263,9 @@ export function registerEnvCommands(program: Command): void {
       );
       print(options, removed, `environment ${removed.id} removed: its nodes and its name are free`);
     });
+}
 
+function registerDelete(env: Command): void {
   withTarget(env.command('delete'))
     .description(
       'Delete an environment upgrade (DELETE /sessions/{id}): a running one stops, its rolling upgrade applying the CRUS deletion rules; one that has ended is removed',
@@ -249,7 +281,9 @@ export function registerEnvCommands(program: Command): void {
         : `environment upgrade ${sessionId}: ${result.state} (it stops by the deletion rules; rollout env status follows it)`;
       print(options, result, text);
     });
+}
 
+function registerStatus(env: Command): void {
   withTarget(env.command('status'))
     .description('Show an environment upgrade: its phase, its rolling upgrades and its messages')
     .argument('<session-id>', 'the environment upgrade id')

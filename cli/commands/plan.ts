@@ -130,10 +130,10 @@ async function planDeploy(options: PlanDeployOptions): Promise<void> {
 }
 
 async function strategyFor(options: PlanDeployOptions, inventory: readonly InventoryNode[]): Promise<{ strategy: DeploymentStrategy; source: StrategySource }> {
-  // The file is read here so that its problems name it; which strategy applies is the core's rule.
-  const text = options.strategy !== undefined ? (await loadStrategyFile(options.strategy)).text : undefined;
+  // The file is read (and validated) once, here, so that its problems name it; without one, which strategy applies is the core's rule.
+  const file = options.strategy !== undefined ? await loadStrategyFile(options.strategy) : undefined;
   const nodes = options.nodes !== undefined ? parseNodeNameList(options.nodes) : undefined;
-  const strategy = selectDeploymentStrategy({ strategy: text, nodes }, inventory);
+  const strategy = file?.strategy ?? selectDeploymentStrategy({ nodes }, inventory);
   const source: StrategySource = options.strategy !== undefined ? { kind: 'file', path: options.strategy } : nodes ? { kind: 'nodes' } : { kind: 'default' };
   return { strategy, source };
 }

@@ -14,9 +14,10 @@ import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
-import { runDeploymentWorkflow } from './deploy';
-import { runUpgradeWorkflow, type UpgradeRunOptions } from './upgrade';
-import { runTaskGraphWorkflow } from './deploy-tasks';
+import { runTargetOf, runWorkflow, type RunOptions, type WorkflowRun } from '../run-workflow';
+import { deploymentRun } from './deploy';
+import { upgradeRun } from './upgrade';
+import { taskGraphRun } from './deploy-tasks';
 import { showTaskRunProgress } from '../task-run-progress';
 import { renderTaskRunSummary } from '../task-run-summary';
 
@@ -26,6 +27,9 @@ interface SessionOptions extends TargetOptions {
   kind?: string;
 }
 
+/** The control plane the session commands read and change: a data directory's, a served one's, a stack's. */
+type Sessions = ControlPlane;
+
 const KINDS: readonly SessionKind[] = ['upgrade', 'deployment', 'tasks'];
 
 /** Where the sessions are: a data directory, a running `rollout serve`, or a deployed stack. */
@@ -33,206 +37,50 @@ function sessionSource(command: Command): Command {
   return addTargetOptions(command.option('--data-dir <dir>', 'data directory of the sessions'));
 }
 
+/** `rollout session`: one small function per subcommand, registered in the order `--help` lists them. */
 export function registerSessionCommands(program: Command): void {
   const session = program
     .command('session')
     .description(
       'Inspect, watch, cancel and resume upgrades, deployments and task runs: of a data directory, a `rollout serve` (--endpoint) or a deployed stack (--aws)',
     );
+  for (const register of [registerList, registerGet, registerStatus, registerWatch, registerResume, registerPause, registerApprove, registerStop, registerCancel])
+    register(session);
+}
 
+function registerList(session: Command): void {
   sessionSource(session.command('list'))
     .description('List upgrades, deployments and task runs, newest first')
     .option('--kind <kind>', 'only upgrades, deployments or task runs (upgrade|deployment|tasks)')
     .option('--json', 'print JSON')
-    .action(async (options: SessionOptions) =>
-      withSessions(options, async (sessions) => {
-        const kind = options.kind;
-        if (kind !== undefined && !KINDS.includes(kind as SessionKind))
-          throw new CliError(`--kind must be one of ${KINDS.join(', ')}, got '${kind}'`, ExitCode.invalidInput);
-        const listed = (await sessions.sessions()).filter((entry) => kind === undefined || entry.kind === kind);
-        if (options.json) {
-          process.stdout.write(`${JSON.stringify(listed.map(listingJson), null, 2)}\n`);
-          return;
-        }
-        if (listed.length === 0) {
-          process.stdout.write('no sessions\n');
-          return;
-        }
-        process.stdout.write(`${renderListing(listed)}\n`);
-      }),
-    );
+    .action((options: SessionOptions) => withSessions(options, (sessions) => listSessions(sessions, options)));
+}
 
+async function listSessions(sessions: Sessions, options: SessionOptions): Promise<void> {
+  const kind = options.kind;
+  if (kind !== undefined && !KINDS.includes(kind as SessionKind))
+    throw new CliError(`--kind must be one of ${KINDS.join(', ')}, got '${kind}'`, ExitCode.invalidInput);
+  const listed = (await sessions.sessions()).filter((entry) => kind === undefined || entry.kind === kind);
+  if (options.json) process.stdout.write(`${JSON.stringify(listed.map(listingJson), null, 2)}\n`);
+  else process.stdout.write(listed.length === 0 ? 'no sessions\n' : `${renderListing(listed)}\n`);
+}
+
+function registerGet(session: Command): void {
   sessionSource(session.command('get'))
     .description("Show one upgrade (nodes and messages), deployment (groups and nodes) or task run (each node's tasks and messages)")
     .argument('<id>', 'upgrade, deployment or task run id')
     .option('--json', 'print it as one JSON object')
-    .action(async (id: string, options: SessionOptions) =>
-      withSessions(options, async (sessions) => {
-        const found = await sessions.session(id);
-        if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
-        process.stdout.write(options.json ? `${JSON.stringify(found.report, null, 2)}\n` : `${renderView(found)}\n`);
-      }),
-    );
+    .action((id: string, options: SessionOptions) => withSessions(options, (sessions) => showSession(sessions, id, options)));
+}
 
-  registerStatusCommand(session);
-
-  sessionSource(session.command('watch'))
-    .description('Show the progress of an upgrade or a deployment until it ends, then its summary')
-    .argument('<id>', 'upgrade or deployment id')
-    .option('--json', 'print the final report as one JSON object')
-    .action(async (id: string, options: SessionOptions) =>
-      withSessions(options, async (sessions) => {
-        const found = await sessions.status(id);
-        if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
-        const pace = watchPace(sessions);
-        const display =
-          found.kind === 'upgrade'
-            ? showSessionProgress(sessions, id, pace.displayMs)
-            : found.kind === 'deployment'
-              ? showDeploymentProgress(sessions, id, pace.displayMs)
-              : showTaskRunProgress(sessions, id, pace.displayMs);
-        const { ended } = await untilEnded(sessions, id, found.kind, pace);
-        await display.stop();
-        const report = await sessions.session(id);
-        if (!report) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
-        process.stdout.write(options.json ? `${JSON.stringify(report.report, null, 2)}\n` : `${renderView(report)}\n`);
-        if (!ended) {
-          process.stderr.write(
-            `${found.kind} ${id} has not ended, but no execution runs it (stopped, or its process died): carry it on with rollout session resume ${id}\n`,
-          );
-          process.exitCode = ExitCode.notCompleted;
-        }
-      }),
-    );
-
-  addTargetOptions(session.command('resume'))
-    .description(
-      'Carry on an upgrade, a deployment or a task run whose process or execution died, from the store: an upgrade with {resumeUpgradeId} keeps its own locks (same owner), even if their lease ran out; a deployment with {resumeDeploymentId} starts its groups in flight again without re-running the site actions that ran; a task run with {resumeRunId} follows its tasks in flight (a reboot is found again by its boot session, not started again). A paused window is unpaused. Locally (--data-dir) or on --endpoint/--aws',
-    )
-    .argument('<id>', 'upgrade, deployment or task run id')
-    .option('--data-dir <dir>', 'data directory of the sessions (a local takeover)')
-    .option('--site <file>', 'simulated site file (YAML or JSON)')
-    .option('--site-config <file>', 'site connection profile: run against the services it names')
-    .option('--time-scale <n>', 'run on the wall clock sped up n times; without it, on virtual time')
-    .option('--json', 'print the final session as one JSON object')
-    .option('--site-state-out <file>', "write the simulated site's final state to this file")
-    .action(async (id: string, options: UpgradeRunOptions & TargetOptions) => {
-      if (!remoteTarget(options) && !options.dataDir) {
-        throw new CliError('resume needs the sessions: give --data-dir DIR (a local takeover) or --endpoint URL / --aws', ExitCode.invalidInput);
-      }
-      // A window paused by `rollout session pause` is unpaused first; when a process still runs it, that is all.
-      let kind: SessionKind | undefined;
-      let resumedRunning = false;
-      await withSessions(options, async (sessions) => {
-        const found = await sessions.session(id);
-        kind = found?.kind;
-        if (found?.kind !== 'upgrade' || !found.report.paused) return;
-        const result = await sessions.gate(id, 'unpause');
-        if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
-        resumedRunning = result.running;
-      });
-      if (kind === undefined) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
-      if (resumedRunning) {
-        process.stdout.write(
-          options.json
-            ? `${JSON.stringify({ id, action: 'unpause', running: true }, null, 2)}\n`
-            : `session ${id} resumed: the running upgrade starts new nodes again\n`,
-        );
-        return;
-      }
-      process.exitCode =
-        kind === 'upgrade'
-          ? await runUpgradeWorkflow(options, { resumeUpgradeId: id })
-          : kind === 'deployment'
-            ? await runDeploymentWorkflow(options, { resumeDeploymentId: id })
-            : await runTaskGraphWorkflow(options, { resumeRunId: id });
-    });
-
-  sessionSource(session.command('pause'))
-    .description('Mode window: start no new node (nodes in flight finish) until `rollout session resume ID`')
-    .argument('<id>', 'upgrade id')
-    .option('--json', 'print the outcome as one JSON object: {id, action, running}')
-    .action(async (id: string, options: SessionOptions) =>
-      withSessions(options, async (sessions) => {
-        const result = await gateOrExit(sessions, id, 'pause');
-        process.stdout.write(
-          options.json
-            ? `${JSON.stringify(result, null, 2)}\n`
-            : result.running
-              ? `session ${id} paused: no new node starts; nodes in flight finish. Resume with: rollout session resume ${id}\n`
-              : `session ${id} paused; no rollout process is running it. \`rollout session resume ${id}\` lifts the pause and takes it over\n`,
-        );
-      }),
-    );
-
-  sessionSource(session.command('approve'))
-    .description('Mode window: approve the batch the session is waiting for (approval: each-batch, pauseAfterBatches)')
-    .argument('<id>', 'upgrade id')
-    .option('--json', 'print the outcome as one JSON object: {id, action, batch, running}')
-    .action(async (id: string, options: SessionOptions) =>
-      withSessions(options, async (sessions) => {
-        const result = await gateOrExit(sessions, id, 'approve');
-        if (options.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-        else
-          process.stdout.write(
-            `session ${id}: batch ${result.batch} approved${result.running ? '' : ' (no rollout process is running it: it starts when the session is resumed)'}\n`,
-          );
-        if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
-      }),
-    );
-
-  sessionSource(session.command('stop'))
-    .description(
-      'Stop an upgrade, a deployment or a task run: what is in flight finishes (nodes rebooting, site actions, tasks), nothing new starts, nodes not started are left exactly as they were (a drain not yet followed by a reboot is lifted); it ends STOPPED and `rollout session resume ID` carries it on',
-    )
-    .argument('<id>', 'upgrade, deployment or task run id')
-    .option('--json', 'print the result as one JSON object')
-    .action(async (id: string, options: SessionOptions) =>
-      withSessions(options, async (sessions) => {
-        let result: StopResult;
-        try {
-          result = await sessions.stop(id);
-        } catch (err) {
-          if (err instanceof SessionNotFoundError || err instanceof DeploymentNotFoundError)
-            throw new CliError(`no upgrade, deployment or task run with id '${id}'`, ExitCode.invalidInput);
-          if (err instanceof SessionNotStoppableError) throw new CliError(err.message, ExitCode.notCompleted);
-          throw err;
-        }
-        if (options.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-        else process.stdout.write(`${stopMessage(result, options)}\n`);
-        if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
-      }),
-    );
-
-  sessionSource(session.command('cancel'))
-    .description(
-      'Cancel an upgrade (CRUS deletion rules, then cleanup: after the first boot, lock-step fails every node not yet upgraded, untouched ones included; it asks first, or give --yes) a deployment (no group or batch starts after it; actions in flight finish; it ends CANCELLED) or a task run (no task starts after it; tasks in flight finish; its own drains are lifted; it ends CANCELLED). To end a run without failing nodes, use `rollout session stop`',
-    )
-    .argument('<id>', 'upgrade, deployment or task run id')
-    .option('--json', 'print the outcome as one JSON object: {id, kind, state, running}')
-    .option('--yes', 'cancel without asking, even when the deletion rules fail nodes that were never started (needed without a terminal)')
-    .action(async (id: string, options: SessionOptions & { yes?: boolean }) =>
-      withSessions(options, async (sessions) => {
-        await confirmCancel(sessions, id, options);
-        let result: CancelResult;
-        try {
-          result = await sessions.cancel(id);
-        } catch (err) {
-          // An id that names no session is bad input (exit 2); a session that cannot be cancelled now is not.
-          if (err instanceof SessionNotFoundError || err instanceof DeploymentNotFoundError) throw new CliError(err.message, ExitCode.invalidInput);
-          if (err instanceof SessionNotCancellableError) {
-            throw new CliError(err.message, ExitCode.notCompleted);
-          }
-          throw err;
-        }
-        process.stdout.write(options.json ? `${JSON.stringify(result, null, 2)}\n` : `${cancelMessage(result)}\n`);
-        if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
-      }),
-    );
+async function showSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
+  const found = await sessions.session(id);
+  if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
+  process.stdout.write(options.json ? `${JSON.stringify(found.report, null, 2)}\n` : `${renderView(found)}\n`);
 }
 
 /** `rollout session status ID`: a run's state from its one item, whether it has ended, and whether an execution runs it now. */
-function registerStatusCommand(session: Command): void {
+function registerStatus(session: Command): void {
   sessionSource(session.command('status'))
     .description("Show an upgrade's, a deployment's or a task run's state, whether it has ended, and whether an execution runs it now")
     .argument('<id>', 'upgrade, deployment or task run id')
@@ -252,12 +100,179 @@ function registerStatusCommand(session: Command): void {
     );
 }
 
+function registerWatch(session: Command): void {
+  sessionSource(session.command('watch'))
+    .description('Show the progress of an upgrade or a deployment until it ends, then its summary')
+    .argument('<id>', 'upgrade or deployment id')
+    .option('--json', 'print the final report as one JSON object')
+    .action((id: string, options: SessionOptions) => withSessions(options, (sessions) => watchSession(sessions, id, options)));
+}
+
+async function watchSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
+  const found = await sessions.status(id);
+  if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
+  const pace = watchPace(sessions);
+  const display =
+    found.kind === 'upgrade'
+      ? showSessionProgress(sessions, id, pace.displayMs)
+      : found.kind === 'deployment'
+        ? showDeploymentProgress(sessions, id, pace.displayMs)
+        : showTaskRunProgress(sessions, id, pace.displayMs);
+  const { ended } = await untilEnded(sessions, id, found.kind, pace);
+  await display.stop();
+  const report = await sessions.session(id);
+  if (!report) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
+  process.stdout.write(options.json ? `${JSON.stringify(report.report, null, 2)}\n` : `${renderView(report)}\n`);
+  if (!ended) {
+    process.stderr.write(
+      `${found.kind} ${id} has not ended, but no execution runs it (stopped, or its process died): carry it on with rollout session resume ${id}\n`,
+    );
+    process.exitCode = ExitCode.notCompleted;
+  }
+}
+
+function registerResume(session: Command): void {
+  addTargetOptions(session.command('resume'))
+    .description(
+      'Carry on an upgrade, a deployment or a task run whose process or execution died, from the store: an upgrade with {resumeUpgradeId} keeps its own locks (same owner), even if their lease ran out; a deployment with {resumeDeploymentId} starts its groups in flight again without re-running the site actions that ran; a task run with {resumeRunId} follows its tasks in flight (a reboot is found again by its boot session, not started again). A paused window is unpaused. Locally (--data-dir) or on --endpoint/--aws',
+    )
+    .argument('<id>', 'upgrade, deployment or task run id')
+    .option('--data-dir <dir>', 'data directory of the sessions (a local takeover)')
+    .option('--site <file>', 'simulated site file (YAML or JSON)')
+    .option('--site-config <file>', 'site connection profile: run against the services it names')
+    .option('--time-scale <n>', 'run on the wall clock sped up n times; without it, on virtual time')
+    .option('--json', 'print the final session as one JSON object')
+    .option('--site-state-out <file>', "write the simulated site's final state to this file")
+    .action(async (id: string, options: RunOptions) => {
+      process.exitCode = await resumeSession(id, options);
+    });
+}
+
+/** The run the skeleton resumes, by the kind of the id. */
+const RESUMED_RUN: Record<SessionKind, (start: { resume: string }) => WorkflowRun> = { upgrade: upgradeRun, deployment: deploymentRun, tasks: taskGraphRun };
+
+/** Returns the exit code (set only where it is not 0: a resume that only unpaused a running window leaves it). */
+async function resumeSession(id: string, options: RunOptions): Promise<number | undefined> {
+  if (!remoteTarget(options) && !options.dataDir) {
+    throw new CliError('resume needs the sessions: give --data-dir DIR (a local takeover) or --endpoint URL / --aws', ExitCode.invalidInput);
+  }
+  // A window paused by `rollout session pause` is unpaused first; when a process still runs it, that is all.
+  let kind: SessionKind | undefined;
+  let resumedRunning = false;
+  await withSessions(options, async (sessions) => {
+    const found = await sessions.session(id);
+    kind = found?.kind;
+    if (found?.kind !== 'upgrade' || !found.report.paused) return;
+    const result = await sessions.gate(id, 'unpause');
+    if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
+    resumedRunning = result.running;
+  });
+  if (kind === undefined) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
+  if (resumedRunning) {
+    process.stdout.write(
+      options.json
+        ? `${JSON.stringify({ id, action: 'unpause', running: true }, null, 2)}\n`
+        : `session ${id} resumed: the running upgrade starts new nodes again\n`,
+    );
+    return undefined;
+  }
+  return runWorkflow(options, await runTargetOf(options), RESUMED_RUN[kind]({ resume: id }));
+}
+
+function registerPause(session: Command): void {
+  sessionSource(session.command('pause'))
+    .description('Mode window: start no new node (nodes in flight finish) until `rollout session resume ID`')
+    .argument('<id>', 'upgrade id')
+    .option('--json', 'print the outcome as one JSON object: {id, action, running}')
+    .action((id: string, options: SessionOptions) => withSessions(options, (sessions) => pauseSession(sessions, id, options)));
+}
+
+async function pauseSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
+  const result = await gateOrExit(sessions, id, 'pause');
+  process.stdout.write(
+    options.json
+      ? `${JSON.stringify(result, null, 2)}\n`
+      : result.running
+        ? `session ${id} paused: no new node starts; nodes in flight finish. Resume with: rollout session resume ${id}\n`
+        : `session ${id} paused; no rollout process is running it. \`rollout session resume ${id}\` lifts the pause and takes it over\n`,
+  );
+}
+
+function registerApprove(session: Command): void {
+  sessionSource(session.command('approve'))
+    .description('Mode window: approve the batch the session is waiting for (approval: each-batch, pauseAfterBatches)')
+    .argument('<id>', 'upgrade id')
+    .option('--json', 'print the outcome as one JSON object: {id, action, batch, running}')
+    .action((id: string, options: SessionOptions) => withSessions(options, (sessions) => approveSession(sessions, id, options)));
+}
+
+async function approveSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
+  const result = await gateOrExit(sessions, id, 'approve');
+  if (options.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else
+    process.stdout.write(
+      `session ${id}: batch ${result.batch} approved${result.running ? '' : ' (no rollout process is running it: it starts when the session is resumed)'}\n`,
+    );
+  if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
+}
+
+function registerStop(session: Command): void {
+  sessionSource(session.command('stop'))
+    .description(
+      'Stop an upgrade, a deployment or a task run: what is in flight finishes (nodes rebooting, site actions, tasks), nothing new starts, nodes not started are left exactly as they were (a drain not yet followed by a reboot is lifted); it ends STOPPED and `rollout session resume ID` carries it on',
+    )
+    .argument('<id>', 'upgrade, deployment or task run id')
+    .option('--json', 'print the result as one JSON object')
+    .action((id: string, options: SessionOptions) => withSessions(options, (sessions) => stopSession(sessions, id, options)));
+}
+
+async function stopSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
+  let result: StopResult;
+  try {
+    result = await sessions.stop(id);
+  } catch (err) {
+    if (err instanceof SessionNotFoundError || err instanceof DeploymentNotFoundError)
+      throw new CliError(`no upgrade, deployment or task run with id '${id}'`, ExitCode.invalidInput);
+    if (err instanceof SessionNotStoppableError) throw new CliError(err.message, ExitCode.notCompleted);
+    throw err;
+  }
+  if (options.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  else process.stdout.write(`${stopMessage(result, options)}\n`);
+  if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
+}
+
+function registerCancel(session: Command): void {
+  sessionSource(session.command('cancel'))
+    .description(
+      'Cancel an upgrade (CRUS deletion rules, then cleanup: after the first boot, lock-step fails every node not yet upgraded, untouched ones included; it asks first, or give --yes) a deployment (no group or batch starts after it; actions in flight finish; it ends CANCELLED) or a task run (no task starts after it; tasks in flight finish; its own drains are lifted; it ends CANCELLED). To end a run without failing nodes, use `rollout session stop`',
+    )
+    .argument('<id>', 'upgrade, deployment or task run id')
+    .option('--json', 'print the outcome as one JSON object: {id, kind, state, running}')
+    .option('--yes', 'cancel without asking, even when the deletion rules fail nodes that were never started (needed without a terminal)')
+    .action((id: string, options: SessionOptions & { yes?: boolean }) => withSessions(options, (sessions) => cancelSession(sessions, id, options)));
+}
+
+async function cancelSession(sessions: Sessions, id: string, options: SessionOptions & { yes?: boolean }): Promise<void> {
+  await confirmCancel(sessions, id, options);
+  let result: CancelResult;
+  try {
+    result = await sessions.cancel(id);
+  } catch (err) {
+    // An id that names no session is bad input (exit 2); a session that cannot be cancelled now is not.
+    if (err instanceof SessionNotFoundError || err instanceof DeploymentNotFoundError) throw new CliError(err.message, ExitCode.invalidInput);
+    if (err instanceof SessionNotCancellableError) throw new CliError(err.message, ExitCode.notCompleted);
+    throw err;
+  }
+  process.stdout.write(options.json ? `${JSON.stringify(result, null, 2)}\n` : `${cancelMessage(result)}\n`);
+  if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
+}
+
 /**
  * Before a cancel fails nodes that were never started (CRUS's rule for a lock-step session past its
  * first boot), it says how many and asks; without a terminal it is refused unless --yes. A cancel
  * that fails nothing untouched (a window, step 0 before its boot, a deployment) does not ask.
  */
-async function confirmCancel(sessions: ControlPlane, id: string, options: { yes?: boolean }): Promise<void> {
+async function confirmCancel(sessions: Sessions, id: string, options: { yes?: boolean }): Promise<void> {
   if (options.yes) return;
   const found = await sessions.session(id);
   if (found?.kind !== 'upgrade') return;
@@ -299,7 +314,6 @@ function stopMessage({ id, kind, state, running }: StopResult, options: SessionO
   return `${noun} ${id} is ${state}: what is in flight finishes, nothing new starts, and it ends STOPPED${resume}`;
 }
 
-/** The text of one session's report. */
 /** The text of one session's report. */
 function renderView(found: SessionView): string {
   if (found.kind === 'upgrade') return renderSessionSummary(found.report);
@@ -395,7 +409,7 @@ interface WatchPace {
 const LOCAL_PACE: WatchPace = { firstMs: 250, maxMs: 250, displayMs: 250 };
 const AWS_PACE: WatchPace = { firstMs: 1000, maxMs: 15_000, displayMs: 2000 };
 
-function watchPace(sessions: ControlPlane): WatchPace {
+function watchPace(sessions: Sessions): WatchPace {
   return sessions.onAws ? AWS_PACE : LOCAL_PACE;
 }
 
@@ -413,7 +427,7 @@ const THROTTLING = new Set([
  * CANCELLED), or until nothing runs it any more (its own executions, not any of the workflow's; a
  * data directory: no live process that runs workflows owns it): `ended: false` then.
  */
-async function untilEnded(sessions: ControlPlane, id: string, kind: SessionKind, pace: WatchPace): Promise<{ ended: boolean }> {
+async function untilEnded(sessions: Sessions, id: string, kind: SessionKind, pace: WatchPace): Promise<{ ended: boolean }> {
   let wait = pace.firstMs;
   let last: string | undefined;
   for (;;) {
@@ -441,7 +455,7 @@ function notWoken(why: string): string {
   return `stored, but the workflow waiting for its operator could not be woken (${why}): run the command again to send its task token again`;
 }
 
-async function gateOrExit(sessions: ControlPlane, id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
+async function gateOrExit(sessions: Sessions, id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
   try {
     return await sessions.gate(id, action);
   } catch (err) {
@@ -451,7 +465,7 @@ async function gateOrExit(sessions: ControlPlane, id: string, action: 'pause' | 
   }
 }
 
-async function withSessions(options: SessionOptions, action: (sessions: ControlPlane) => Promise<void>): Promise<void> {
+async function withSessions(options: SessionOptions, action: (sessions: Sessions) => Promise<void>): Promise<void> {
   const target = remoteTarget(options);
   if (target && options.dataDir) throw new CliError('give --data-dir or a control plane (--endpoint, --aws), not both', ExitCode.invalidInput);
   if (!target && !options.dataDir) throw new CliError('where are the sessions? give --data-dir DIR, --endpoint URL or --aws', ExitCode.invalidInput);

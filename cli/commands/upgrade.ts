@@ -1,19 +1,13 @@
-import { performance } from 'node:perf_hooks';
 import { Option, type Command } from 'commander';
-import { SessionNotFoundError } from '../../core/errors';
 import { parseUpgradeRequest, type UpgradeRequestInput } from '../../core/rolling-upgrade/upgrade-request';
-import { causeMessage } from '../../control-plane/execution-cause';
 import { DEFAULT_TIME_SCALE } from '../../local/open-runtime';
-import { addTargetOptions, checkSiteOptions, connectRunTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
-import { CliError } from '../errors';
-import { ExitCode } from '../exit-codes';
+import { addTargetOptions } from '../control-plane-target';
 import { numberOrRaw } from '../option-values';
 import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
 import { namingFlags, UPGRADE_REQUEST_FLAGS } from '../request-flags';
-import { loadSiteSource, writeSiteState, type SiteSourceOptions } from '../site-source';
 import { checkUpgradeGroups } from '../upgrade-groups';
-import { checkDetach, handleInterrupts, reportDetached } from '../run-control';
+import { runTargetOf, runWorkflow, type RunOptions, type WorkflowRun } from '../run-workflow';
 
 /** The options that make the upgrade request. */
 export interface UpgradeRequestOptions {
@@ -44,13 +38,8 @@ export interface UpgradeRequestOptions {
   maintenanceWindow?: string[];
 }
 
-interface UpgradeOptions extends UpgradeRequestOptions, SiteSourceOptions, TargetOptions {
-  timeScale?: string;
-  json?: boolean;
-  siteStateOut?: string;
-  dataDir?: string;
+interface UpgradeOptions extends UpgradeRequestOptions, RunOptions {
   waitForGroups?: boolean;
-  detach?: boolean;
 }
 
 export function registerUpgradeCommand(program: Command): void {
@@ -174,70 +163,26 @@ export function requestFrom(options: UpgradeRequestOptions): UpgradeRequestInput
 
 async function runUpgrade(options: UpgradeOptions): Promise<number> {
   return namingFlags(UPGRADE_REQUEST_FLAGS, async () => {
-    const request = requestFrom(options);
-    parseUpgradeRequest(request); // bad input stops here, before anything starts
-    return runUpgradeWorkflow(options, request);
+    // Parsed once, here: bad input stops before anything starts, and the typed request is the workflow's input.
+    const request = parseUpgradeRequest(requestFrom(options));
+    const target = await runTargetOf(options);
+    // A remote control plane's site is not reachable from here: its progress shows the workflow's message instead.
+    if (target.source) await checkUpgradeGroups(target.source, request, options.waitForGroups === true);
+    return runWorkflow(options, target, upgradeRun({ workflow: 'rollingUpgrade', input: request }));
   });
 }
 
-/** Where and how an upgrade runs and reports: shared by `rollout upgrade` and `rollout session resume`. */
-export type UpgradeRunOptions = Pick<UpgradeOptions, 'site' | 'siteConfig' | 'timeScale' | 'json' | 'siteStateOut' | 'dataDir' | 'waitForGroups' | 'detach'> &
-  TargetOptions;
-
-/**
- * Runs the rolling-upgrade workflow with `input` (a request, or `{resumeUpgradeId}` to take a
- * session over), shows its progress, and prints the session at the end. Returns the exit code.
- */
-export async function runUpgradeWorkflow(options: UpgradeRunOptions, input: UpgradeRequestInput | { resumeUpgradeId: string }): Promise<number> {
-  const target = remoteTarget(options);
-  checkSiteOptions(options, target !== undefined);
-  checkDetach(options, target !== undefined);
-  const source = target ? undefined : await loadSiteSource(options);
-  // A remote control plane's site is not reachable from here: its progress shows the workflow's message instead.
-  if (source && !('resumeUpgradeId' in input)) {
-    const { startingLabel, upgradingLabel, failedLabel } = input;
-    await checkUpgradeGroups(source, { startingLabel, upgradingLabel, failedLabel }, options.waitForGroups === true);
-  }
-
-  // One code path: a remote control plane, or the embedded one served in this process, through the SDK.
-  const runtime = await connectRunTarget(target, source, options);
-  try {
-    const startedReal = performance.now();
-    const startedSimulated = runtime.now();
-    if ('resumeUpgradeId' in input && (await runtime.session(input.resumeUpgradeId))?.kind !== 'upgrade') {
-      throw new CliError(new SessionNotFoundError(input.resumeUpgradeId).message, ExitCode.invalidInput);
-    }
-    const run = 'resumeUpgradeId' in input ? await runtime.resume('upgrade', input.resumeUpgradeId) : await runtime.run('rollingUpgrade', input);
-    const upgradeId = 'resumeUpgradeId' in input ? input.resumeUpgradeId : run.id;
-    if (options.detach) return reportDetached({ ...run, id: upgradeId }, options);
-    const progress = showSessionProgress(runtime, upgradeId);
-    const stopListening = handleInterrupts({ kind: 'upgrade', id: upgradeId }, runtime, options, target !== undefined);
-    const outcome = await run.outcome;
-    stopListening();
-    await progress.stop();
-
-    if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') {
-      throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
-    }
-    const found = await runtime.session(upgradeId);
-    if (options.siteStateOut) await writeSiteState(options.siteStateOut, source!, runtime);
-    if (found?.kind !== 'upgrade')
-      throw new CliError(`the workflow ended (${outcome.status}) before creating a session: ${causeMessage(outcome)}`, ExitCode.notCompleted);
-
-    const { report } = found;
-    if (options.json) {
-      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    } else {
-      process.stdout.write(
-        `${renderSessionSummary(report, {
-          realSeconds: (performance.now() - startedReal) / 1000,
-          ...(runtime.siteState() ? { simulatedSeconds: (runtime.now() - startedSimulated) / 1000 } : {}),
-        })}\n`,
-      );
-      if (outcome.status === 'FAILED') process.stderr.write(`workflow failed: ${outcome.error}: ${causeMessage(outcome)}\n`);
-    }
-    return report.completed ? ExitCode.completed : ExitCode.notCompleted;
-  } finally {
-    await runtime.close();
-  }
+/** The rolling-upgrade workflow as the run skeleton follows it: a new session, or `{resume}` to take one over. */
+export function upgradeRun(start: WorkflowRun['start']): WorkflowRun {
+  return {
+    kind: 'upgrade',
+    start,
+    showProgress: (controlPlane, id) => showSessionProgress(controlPlane, id),
+    endedRun: async (controlPlane, id) => {
+      const found = await controlPlane.session(id);
+      if (found?.kind !== 'upgrade') return undefined;
+      const { report } = found;
+      return { json: report, summary: (timing) => renderSessionSummary(report, timing), succeeded: report.completed };
+    },
+  };
 }

@@ -12,7 +12,7 @@ export async function runProgress(stores: RunStores, run: RunRecord): Promise<Se
     case 'upgrade': {
       const session = run.record;
       const { step, stage, window, counts } = session.progress;
-      const message = await stores.upgrades.latestMessage(session.upgradeId);
+      const message = await stores.upgrades.messages.latest(session.upgradeId);
       return {
         kind: 'upgrade',
         step,
@@ -52,7 +52,7 @@ export async function runProgress(stores: RunStores, run: RunRecord): Promise<Se
     }
     case 'tasks': {
       const taskRun = run.record;
-      const message = await stores.taskRuns.latestMessage(taskRun.runId);
+      const message = await stores.taskRuns.messages.latest(taskRun.runId);
       return { kind: 'tasks', status: taskRun.status, counts: taskRun.counts, nodeCount: taskRun.nodeCount, ...(message === undefined ? {} : { message }) };
     }
   }

@@ -103,7 +103,7 @@ const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date
 
 export async function buildSessionReport(store: SessionStore, session: UpgradeSession): Promise<SessionReport> {
   const [messageLog, plan, wlmNames, records] = await Promise.all([
-    store.listTimedMessages(session.upgradeId),
+    store.messages.listTimed(session.upgradeId),
     session.planTaken ? store.getPlanSlice(session.upgradeId, 0, session.nodeCount) : Promise.resolve([]),
     session.planTaken ? store.getPlanWlmNames(session.upgradeId, 0, session.nodeCount) : Promise.resolve([]),
     store.listNodes(session.upgradeId),

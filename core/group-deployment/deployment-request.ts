@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InvalidInputError } from '../errors';
 import { nodeName } from '../site/names';
+import type { TaskGraph } from '../task-graph/parse-task-graph';
 import { parseTaskRunRequest, taskRunRequestSchema } from '../task-graph/task-run-request';
 import { MAX_DURATION_SECONDS, MAX_POLL_INTERVAL_SECONDS, parseOrThrow, seconds as secondsOf } from '../validation';
 
@@ -37,12 +38,13 @@ export const deploymentRequestSchema = z
 
 export type DeploymentRequest = z.output<typeof deploymentRequestSchema>;
 
-export function parseDeploymentRequest(input: unknown): DeploymentRequest {
+/** `taskGraphRead`: the task graph as the caller read and validated it already (parseTaskRunRequest's `graphRead`). */
+export function parseDeploymentRequest(input: unknown, taskGraphRead?: TaskGraph): DeploymentRequest {
   const request = parseOrThrow(deploymentRequestSchema, input === undefined ? {} : input, 'deployment request');
   // The graph itself is read here too, so that a bad task is refused before any group starts.
   if (request.taskGraph) {
     try {
-      parseTaskRunRequest(request.taskGraph);
+      parseTaskRunRequest(request.taskGraph, undefined, taskGraphRead);
     } catch (err) {
       if (!(err instanceof InvalidInputError)) throw err;
       throw new InvalidInputError(

@@ -18,6 +18,15 @@ export type DrainKind = keyof typeof DRAIN_PREFIX;
 /** The reason a run's node is left alone for: another control plane's run claims it at the site. */
 export const HELD_BY_ANOTHER_CONTROL_PLANE = 'held-by-another-control-plane';
 
+/** `n01, n02 (locked by run X)`-style text of who holds what, for a wait's message. */
+export function holdersText(heldByOthers: ReadonlyMap<string, string>): string {
+  const byHolder = new Map<string, string[]>();
+  for (const [node, holder] of heldByOthers) byHolder.set(holder, [...(byHolder.get(holder) ?? []), node]);
+  return [...byHolder]
+    .map(([holder, held]) => `${held.slice(0, 10).join(', ')}${held.length > 10 ? ` and ${held.length - 10} more` : ''} (locked by run ${holder})`)
+    .join('; ');
+}
+
 /** Slurm takes reasons of at most this many characters from us (core/site/names.ts validReason). */
 const MAX_REASON_LENGTH = 200;
 

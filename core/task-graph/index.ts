@@ -5,7 +5,8 @@
  */
 export * from './graph-document';
 export * from './conditions';
-export * from './parse-task-graph';
+// The validation's steps stay in their module (its tests import them there): the graph and its readers only.
+export { parseTaskGraph, validateTaskGraph, type GraphGroup, type GraphTask, type TaskGraph } from './parse-task-graph';
 export * from './selection';
 export * from './attributes';
 export * from './task-plan';
@@ -13,3 +14,4 @@ export * from './plan-views';
 export * from './task-run';
 export * from './task-run-request';
 export * from './task-run-state';
+export * from './task-run-pass';

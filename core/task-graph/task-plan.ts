@@ -232,11 +232,21 @@ function batchesOf(groups: readonly GraphGroup[], deployed: readonly TaskGraphNo
   };
 }
 
+/** What the operations are laid out from: the deployed nodes, each one's tasks, its batch's group and its chunk. */
+interface OperationLayout {
+  graph: TaskGraph;
+  deployed: readonly TaskGraphNode[];
+  nodeTasks: ReadonlyMap<string, GraphTask[]>;
+  batchOf: ReadonlyMap<string, string>;
+  chunks: ReadonlyMap<string, string[][]>;
+}
+
 /**
  * One operation per node-task, chained on each node in the graph's task order (a failed task
  * blocks the node's later tasks). Across nodes, barriers keep the operation count linear:
  * `@stage:S` ends when every op of stage S ended (and the stage before), `@S:group:g` when group g's
  * nodes ended S, `@S:group:g:k` when chunk k did, `@task:t` when t ended on every node running it.
+ * Node ops first (plan order = the order ops are offered to the annealer), barriers after.
  */
 function operationsOf(
   graph: TaskGraph,
@@ -246,48 +256,38 @@ function operationsOf(
   batchOf: ReadonlyMap<string, string>,
   chunks: ReadonlyMap<string, string[][]>,
 ): OperationSpec[] {
-  const specs: OperationSpec[] = [];
-  const barrier = (id: string, requires: string[]) => specs.push({ id, node: id, requires: [...new Set(requires)] });
-  const byId = new Map(graph.tasks.map((task) => [task.id, task]));
+  const layout: OperationLayout = { graph, deployed, nodeTasks, batchOf, chunks };
+  const requiresOf = effectiveRequirements(graph, present);
+  return [...nodeOperations(layout, requiresOf), ...taskBarriers(layout, requiresOf), ...stageBarriers(layout)];
+}
 
-  // What a task really waits for once tasks that run nowhere are gone: their own requirements.
+function barrier(id: string, requires: readonly string[]): OperationSpec {
+  return { id, node: id, requires: [...new Set(requires)] };
+}
+
+/** What a task really waits for once tasks that run nowhere are gone: their own requirements. */
+function effectiveRequirements(graph: TaskGraph, present: ReadonlySet<string>): (task: string) => string[] {
+  const byId = new Map(graph.tasks.map((task) => [task.id, task]));
   const effective = new Map<string, string[]>();
-  const effectiveRequires = (id: string): string[] => {
+  const requiresOf = (id: string): string[] => {
     const known = effective.get(id);
     if (known) return known;
     const found = new Set<string>();
     for (const parent of byId.get(id)!.requires) {
       if (present.has(parent)) found.add(parent);
-      else for (const p of effectiveRequires(parent)) found.add(p);
+      else for (const p of requiresOf(parent)) found.add(p);
     }
     effective.set(id, [...found]);
     return effective.get(id)!;
   };
+  return requiresOf;
+}
 
-  const stagesInUse = graph.stages;
-  const lastOpIn = (node: string, stage: string) => {
-    const task = nodeTasks
-      .get(node)!
-      .filter((t) => t.stage === stage)
-      .at(-1);
-    return task && operationId(node, task.id);
-  };
-  const nodesRunning = new Map<string, string[]>();
-  for (const node of deployed) for (const task of nodeTasks.get(node.name)!) nodesRunning.set(task.id, [...(nodesRunning.get(task.id) ?? []), node.name]);
-
-  // Node ops first (plan order = the order ops are offered to the annealer), barriers after.
-  // Where each node's first op of a stage waits: the previous stage's barrier, and in grouped stages its chunk's entry.
-  const entryOf = (node: string, stage: string, stageIndex: number): string[] => {
-    const entry = stageIndex > 0 ? [`@stage:${stagesInUse[stageIndex - 1]}`] : [];
-    const group = batchOf.get(node)!;
-    if (UNGROUPED_STAGES.includes(stage) || group === UNGROUPED) return entry;
-    const k = chunkIndex.get(node)!;
-    if (k > 0) return [...entry, `@${stage}:group:${group}:${k - 1}`];
-    return [...entry, ...groupById.get(group)!.after.map((id) => `@${stage}:group:${id}`)];
-  };
-  const groupById = new Map(graph.groups.map((group) => [group.id, group]));
-  const chunkIndex = new Map([...chunks.values()].flatMap((groupChunks) => groupChunks.flatMap((chunk, k) => chunk.map((node) => [node, k] as const))));
-  const stageIndexOf = new Map(stagesInUse.map((stage, k) => [stage, k]));
+/** Each node's ops, chained in task order; a node's first op of a stage waits at the stage's entry, a task of another node at its `@task:` barrier. */
+function nodeOperations({ graph, deployed, nodeTasks, batchOf, chunks }: OperationLayout, requiresOf: (task: string) => string[]): OperationSpec[] {
+  const stageIndexOf = new Map(graph.stages.map((stage, k) => [stage, k]));
+  const entryOf = stageEntries(graph, batchOf, chunks);
+  const specs: OperationSpec[] = [];
   for (const node of deployed) {
     let previous: string | undefined;
     let previousStage: string | undefined;
@@ -296,7 +296,7 @@ function operationsOf(
       const id = operationId(node.name, task.id);
       const requires: string[] = previous ? [previous] : [];
       if (task.stage !== previousStage) requires.push(...entryOf(node.name, task.stage, stageIndexOf.get(task.stage)!));
-      for (const parent of effectiveRequires(task.id)) if (!own.has(parent)) requires.push(`@task:${parent}`);
+      for (const parent of requiresOf(task.id)) if (!own.has(parent)) requires.push(`@task:${parent}`);
       // Role groups' caps order the grouped stages only: pre_deployment and post_deployment run on every node at once.
       const group = UNGROUPED_STAGES.includes(task.stage) ? undefined : batchOf.get(node.name)!;
       specs.push({ id, node: node.name, ...(group === undefined ? {} : { group }), requires: [...new Set(requires)] });
@@ -304,29 +304,67 @@ function operationsOf(
       previousStage = task.stage;
     }
   }
+  return specs;
+}
 
-  const crossNode = new Set(deployed.flatMap((node) => nodeTasks.get(node.name)!.flatMap((task) => effectiveRequires(task.id))));
-  for (const task of crossNode)
+/** Where each node's first op of a stage waits: the previous stage's barrier, and in grouped stages its chunk's entry. */
+function stageEntries(
+  graph: TaskGraph,
+  batchOf: ReadonlyMap<string, string>,
+  chunks: ReadonlyMap<string, string[][]>,
+): (node: string, stage: string, stageIndex: number) => string[] {
+  const groupById = new Map(graph.groups.map((group) => [group.id, group]));
+  const chunkIndex = new Map([...chunks.values()].flatMap((groupChunks) => groupChunks.flatMap((chunk, k) => chunk.map((node) => [node, k] as const))));
+  return (node, stage, stageIndex) => {
+    const entry = stageIndex > 0 ? [`@stage:${graph.stages[stageIndex - 1]}`] : [];
+    const group = batchOf.get(node)!;
+    if (UNGROUPED_STAGES.includes(stage) || group === UNGROUPED) return entry;
+    const k = chunkIndex.get(node)!;
+    if (k > 0) return [...entry, `@${stage}:group:${group}:${k - 1}`];
+    return [...entry, ...groupById.get(group)!.after.map((id) => `@${stage}:group:${id}`)];
+  };
+}
+
+/** `@task:t` for each task another node's task waits for: it ends when t ended on every node running it. */
+function taskBarriers({ deployed, nodeTasks }: OperationLayout, requiresOf: (task: string) => string[]): OperationSpec[] {
+  const nodesRunning = new Map<string, string[]>();
+  for (const node of deployed) for (const task of nodeTasks.get(node.name)!) nodesRunning.set(task.id, [...(nodesRunning.get(task.id) ?? []), node.name]);
+  const crossNode = new Set(deployed.flatMap((node) => nodeTasks.get(node.name)!.flatMap((task) => requiresOf(task.id))));
+  return [...crossNode].map((task) =>
     barrier(
       `@task:${task}`,
       nodesRunning.get(task)!.map((node) => operationId(node, task)),
-    );
+    ),
+  );
+}
 
-  stagesInUse.forEach((stage, k) => {
-    const stageNeeds: string[] = k > 0 ? [`@stage:${stagesInUse[k - 1]}`] : [];
+/** Per stage: in grouped stages each group's chunk barriers and the group's own, then `@stage:S` over them and the ungrouped nodes' last ops. */
+function stageBarriers({ graph, deployed, nodeTasks, batchOf, chunks }: OperationLayout): OperationSpec[] {
+  const lastOpIn = (node: string, stage: string) => {
+    const task = nodeTasks
+      .get(node)!
+      .filter((t) => t.stage === stage)
+      .at(-1);
+    return task && operationId(node, task.id);
+  };
+  const specs: OperationSpec[] = [];
+  graph.stages.forEach((stage, k) => {
+    const stageNeeds: string[] = k > 0 ? [`@stage:${graph.stages[k - 1]}`] : [];
     if (!UNGROUPED_STAGES.includes(stage)) {
       for (const group of graph.groups) {
         const groupChunks = chunks.get(group.id)!;
         groupChunks.forEach((chunk, c) => {
           const ends = chunk.map((node) => lastOpIn(node, stage)).filter((op): op is string => op !== undefined);
           // An empty chunk passes the order on: it ends when the chunk before it (or the groups before) did.
-          barrier(`@${stage}:group:${group.id}:${c}`, [
-            ...ends,
-            ...(c > 0 ? [`@${stage}:group:${group.id}:${c - 1}`] : group.after.map((id) => `@${stage}:group:${id}`)),
-          ]);
+          specs.push(
+            barrier(`@${stage}:group:${group.id}:${c}`, [
+              ...ends,
+              ...(c > 0 ? [`@${stage}:group:${group.id}:${c - 1}`] : group.after.map((id) => `@${stage}:group:${id}`)),
+            ]),
+          );
         });
         const last = groupChunks.length > 0 ? [`@${stage}:group:${group.id}:${groupChunks.length - 1}`] : group.after.map((id) => `@${stage}:group:${id}`);
-        barrier(`@${stage}:group:${group.id}`, last);
+        specs.push(barrier(`@${stage}:group:${group.id}`, last));
         stageNeeds.push(`@${stage}:group:${group.id}`);
       }
     }
@@ -335,7 +373,7 @@ function operationsOf(
       const end = lastOpIn(node.name, stage);
       if (end) stageNeeds.push(end);
     }
-    barrier(`@stage:${stage}`, stageNeeds);
+    specs.push(barrier(`@stage:${stage}`, stageNeeds));
   });
   return specs;
 }

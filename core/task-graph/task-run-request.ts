@@ -60,9 +60,13 @@ export interface ParsedTaskRunRequest {
   settings: TaskRunSettings;
 }
 
-export function parseTaskRunRequest(input: unknown, subject = 'task run request'): ParsedTaskRunRequest {
+/**
+ * `graphRead`: the request's graph as its caller read and validated it already (the CLI, from its
+ * file, each problem naming the file), so that it is not read a second time.
+ */
+export function parseTaskRunRequest(input: unknown, subject = 'task run request', graphRead?: TaskGraph): ParsedTaskRunRequest {
   const request = parseOrThrow(taskRunRequestSchema, input, subject);
-  const graph = readGraph(request.graph, subject);
+  const graph = graphRead ?? readGraph(request.graph, subject);
   checkSelection(graph, request.selection, subject);
   const { maxInTransition, pollIntervalSeconds, taskTimeoutSeconds } = request;
   return { request, graph, selection: request.selection, settings: { maxInTransition, pollIntervalSeconds, taskTimeoutSeconds } };

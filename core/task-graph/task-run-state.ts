@@ -134,6 +134,11 @@ export function chunkSchedule(
   return plan.chunks.map((owners) => Object.fromEntries(owners.map((owner) => [owner, byOwner.get(owner) ?? {}])));
 }
 
+/** The chunks of a schedule that differ from those stored, by index: what a pass writes. */
+export function changedChunks(chunks: readonly TaskRunChunk[], stored: readonly TaskRunChunk[]): Map<number, TaskRunChunk> {
+  return new Map(chunks.flatMap((chunk, i) => (JSON.stringify(chunk) === JSON.stringify(stored[i]) ? [] : [[i, chunk] as const])));
+}
+
 /** Split the run-wide fields off a schedule. */
 export function scheduleFieldsOf(state: ScheduleState): ScheduleFields {
   const { ops: _ops, ...fields } = state;

@@ -69,16 +69,7 @@ export async function refuseClaimedElsewhere(
 
 /** A message said once: not appended again while it is the newest (a wait, a fault that lasts). */
 export async function sayOnce(messages: RunMessages, id: string, message: string): Promise<void> {
-  if ((await messages.latestMessage(id)) !== message) await messages.appendMessage(id, message);
-}
-
-/** `n01, n02 (locked by run X)`-style text of who holds what, for a wait's message. */
-export function holdersText(heldByOthers: ReadonlyMap<string, string>): string {
-  const byHolder = new Map<string, string[]>();
-  for (const [node, holder] of heldByOthers) byHolder.set(holder, [...(byHolder.get(holder) ?? []), node]);
-  return [...byHolder]
-    .map(([holder, held]) => `${held.slice(0, 10).join(', ')}${held.length > 10 ? ` and ${held.length - 10} more` : ''} (locked by run ${holder})`)
-    .join('; ');
+  if ((await messages.latest(id)) !== message) await messages.append(id, message);
 }
 
 /** Renews the leases of the nodes held (node → token) in bounded parallel: the heartbeat. Returns those lost, with their holder now. */

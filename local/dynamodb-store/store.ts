@@ -279,12 +279,13 @@ export class DynamoDbStore {
       throw new ValidationError("1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not be null");
     const item = normalizeItem(input.Item as Record<string, unknown>);
     const returnValues = oneOf(input.ReturnValues, ['NONE', 'ALL_OLD'], 'ReturnValues', 'PutItem');
+    const returnOld = returnsOldOnFailure(input, 'PutItem');
     const context = new ExpressionContext(names(input), values(input));
     const condition = bindExpression('ConditionExpression', input.ConditionExpression, (text) => bindCondition(parseCondition(text), context));
     context.checkAllUsed();
     const { hash, sort, size } = table.checkItem(item);
     const old = table.get(hash, sort);
-    this.check(condition, old, input);
+    this.check(condition, old, returnOld);
     table.put(hash, sort, item, size);
     changes.push({ kind: 'item', table: table.definition.name, key: itemDiskKey(hash, sort), item });
     return { ...(returnValues === 'ALL_OLD' && old ? { Attributes: old } : {}), ...consumed(input, table, item, false) };
@@ -295,6 +296,7 @@ export class DynamoDbStore {
     const table = this.table(input.TableName);
     const key = normalizeKey(input.Key);
     const returnValues = oneOf(input.ReturnValues, ['NONE', 'ALL_OLD', 'UPDATED_OLD', 'ALL_NEW', 'UPDATED_NEW'], 'ReturnValues', 'UpdateItem');
+    const returnOld = returnsOldOnFailure(input, 'UpdateItem');
     const context = new ExpressionContext(names(input), values(input));
     const actions = bindExpression('UpdateExpression', input.UpdateExpression, (text) => bindUpdate(parseUpdate(text), context)) ?? [];
     const condition = bindExpression('ConditionExpression', input.ConditionExpression, (text) => bindCondition(parseCondition(text), context));
@@ -308,7 +310,7 @@ export class DynamoDbStore {
         );
     }
     const old = table.get(hash, sort);
-    this.check(condition, old, input);
+    this.check(condition, old, returnOld);
     const item = applyUpdate(old ?? key, actions);
     const size = itemSize(item);
     if (size > MAX_ITEM_BYTES) throw new ValidationError('Item size to update has exceeded the maximum allowed size');
@@ -329,12 +331,13 @@ export class DynamoDbStore {
     const table = this.table(input.TableName);
     const key = normalizeKey(input.Key);
     const returnValues = oneOf(input.ReturnValues, ['NONE', 'ALL_OLD'], 'ReturnValues', 'DeleteItem');
+    const returnOld = returnsOldOnFailure(input, 'DeleteItem');
     const context = new ExpressionContext(names(input), values(input));
     const condition = bindExpression('ConditionExpression', input.ConditionExpression, (text) => bindCondition(parseCondition(text), context));
     context.checkAllUsed();
     const { hash, sort } = table.keyOf(key);
     const old = table.get(hash, sort);
-    this.check(condition, old, input);
+    this.check(condition, old, returnOld);
     if (old) {
       table.delete(hash, sort);
       changes.push({ kind: 'item', table: table.definition.name, key: itemDiskKey(hash, sort), item: undefined });
@@ -342,11 +345,13 @@ export class DynamoDbStore {
     return { ...(returnValues === 'ALL_OLD' && old ? { Attributes: old } : {}), ...consumed(input, table, old, false) };
   }
 
-  /** A failed condition is ConditionalCheckFailedException, with the item if ReturnValuesOnConditionCheckFailure asks. */
-  private check(condition: BoundCondition | undefined, old: Item | undefined, input: Input): void {
+  /**
+   * A failed condition is ConditionalCheckFailedException, with the item as the condition saw it when
+   * ReturnValuesOnConditionCheckFailure asks (none when there was no item, as DynamoDB answers).
+   */
+  private check(condition: BoundCondition | undefined, old: Item | undefined, returnOld: boolean): void {
     if (!condition || evaluate(condition, old ?? {})) return;
-    const wanted = oneOf(input.ReturnValuesOnConditionCheckFailure, ['NONE', 'ALL_OLD'], 'ReturnValuesOnConditionCheckFailure', 'the request');
-    throw new ConditionalCheckFailedError(wanted === 'ALL_OLD' ? old : undefined);
+    throw new ConditionalCheckFailedError(returnOld ? old : undefined);
   }
 
   // ---- Query and Scan ----------------------------------------------------------------------------
@@ -616,8 +621,7 @@ export class DynamoDbStore {
       const id = `${table.definition.name}\u0000${itemDiskKey(position.hash, position.sort)}`;
       if (seen.has(id)) throw new ValidationError('Transaction request cannot include multiple operations on one item');
       seen.add(id);
-      const returnOld =
-        oneOf(action.ReturnValuesOnConditionCheckFailure, ['NONE', 'ALL_OLD'], 'ReturnValuesOnConditionCheckFailure', 'TransactWriteItems') === 'ALL_OLD';
+      const returnOld = returnsOldOnFailure(action, 'TransactWriteItems');
       prepared.push({ table, ...position, ...(condition ? { condition } : {}), ...(apply ? { apply } : {}), returnOld });
     }
     const reasons: CancellationReason[] = prepared.map((p) => {
@@ -672,6 +676,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function normalizeKey(key: unknown): Item {
   if (!isObject(key)) throw new ValidationError("1 validation error detected: Value null at 'key' failed to satisfy constraint: Member must not be null");
   return normalizeItem(key);
+}
+
+/** Whether a write asks for the item back when its condition fails; validated on every request, as DynamoDB does, not only on a failure. */
+function returnsOldOnFailure(input: Input, operation: string): boolean {
+  return oneOf(input.ReturnValuesOnConditionCheckFailure, ['NONE', 'ALL_OLD'], 'ReturnValuesOnConditionCheckFailure', operation) === 'ALL_OLD';
 }
 
 function names(input: Input): Record<string, string> | undefined {

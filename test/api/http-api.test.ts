@@ -73,7 +73,7 @@ describe('upgrade sessions over HTTP (CRUS semantics)', () => {
     expect(cancelResultSchema.parse(removed.body)).toEqual({ id, kind: 'upgrade', state: 'DELETED', running: false, removed: true });
     expectProblem(await request('GET', `/sessions/${id}`), 404);
     expect(await runtime.store.listNodes(id)).toEqual([]);
-    expect(await runtime.store.listMessages(id)).toEqual([]);
+    expect(await runtime.store.messages.list(id)).toEqual([]);
     expectProblem(await request('DELETE', `/sessions/${id}`), 404);
   });
 
@@ -208,7 +208,7 @@ describe("the CLI's checks and controls over HTTP", () => {
     expect(typo.errors?.[0]?.message).toBe("no group 'Failed' in the site's inventory, but there is 'failed' (labels are case-sensitive)");
     expectProblem(await request('POST', '/sessions', upgradeRequest({ failedLabel: 'Failed', waitForGroups: true })), 422, ['failedLabel']);
     expectProblem(await request('POST', '/sessions', upgradeRequest({ waitForGroups: 'yes' })), 422, ['waitForGroups']);
-    expect(await runtime.store.listSessions()).toEqual([]);
+    expect(await runtime.store.list()).toEqual([]);
 
     // Asked to wait, it starts, and the workflow waits for the group (CRUS's message) until it is deleted.
     const waiting = await request('POST', '/sessions', upgradeRequest({ startingLabel: 'coming-later', waitForGroups: true }));
@@ -216,7 +216,7 @@ describe("the CLI's checks and controls over HTTP", () => {
     const id = waiting.body.id as string;
     await eventually(
       runtime,
-      async () => ((await runtime.store.listMessages(id)).some((m) => m.includes("failed to obtain Node Group named 'coming-later'")) ? true : undefined),
+      async () => ((await runtime.store.messages.list(id)).some((m) => m.includes("failed to obtain Node Group named 'coming-later'")) ? true : undefined),
       'the message',
     );
     expect((await request('DELETE', `/sessions/${id}`)).status).toBe(200);

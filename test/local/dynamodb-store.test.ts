@@ -163,6 +163,110 @@ describe.each(paths)('the embedded DynamoDB, %s', (path, clientOf) => {
     });
   });
 
+  it('returns the item as the failed condition saw it from UpdateItem and DeleteItem, and none when there was no item', async () => {
+    await c.send(new PutCommand({ TableName: T, Item: { pk, sk: 'old', state: 'READY', n: 3 } }));
+    const update = await failure(
+      c.send(
+        new UpdateCommand({
+          TableName: T,
+          Key: { pk, sk: 'old' },
+          UpdateExpression: 'SET #state = :to',
+          ConditionExpression: '#state = :from',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':to': 'STOPPING', ':from': 'UPDATING' },
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
+    );
+    expect(update.Item).toEqual({ pk: { S: pk }, sk: { S: 'old' }, state: { S: 'READY' }, n: { N: '3' } });
+    const del = await failure(
+      c.send(
+        new DeleteCommand({
+          TableName: T,
+          Key: { pk, sk: 'old' },
+          ConditionExpression: 'n > :n',
+          ExpressionAttributeValues: { ':n': 5 },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
+    );
+    expect(del.Item).toEqual({ pk: { S: pk }, sk: { S: 'old' }, state: { S: 'READY' }, n: { N: '3' } });
+    // Without the option, the item is not returned; with it and no item, neither (DynamoDB sends no Item).
+    const asked = await failure(
+      c.send(new DeleteCommand({ TableName: T, Key: { pk, sk: 'old' }, ConditionExpression: 'n > :n', ExpressionAttributeValues: { ':n': 5 } })),
+    );
+    expect(asked).toEqual({ name: 'ConditionalCheckFailedException', message: 'The conditional request failed' });
+    const none = await failure(
+      c.send(
+        new UpdateCommand({
+          TableName: T,
+          Key: { pk, sk: 'never' },
+          UpdateExpression: 'SET n = :n',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':n': 1 },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
+    );
+    expect(none).toEqual({ name: 'ConditionalCheckFailedException', message: 'The conditional request failed' });
+    expect((await c.send(new GetCommand({ TableName: T, Key: { pk, sk: 'old' } }))).Item).toEqual({ pk, sk: 'old', state: 'READY', n: 3 });
+  });
+
+  it('refuses an unknown ReturnValuesOnConditionCheckFailure even when the condition holds', async () => {
+    const refused = await failure(c.send(new PutCommand({ TableName: T, Item: { pk, sk: 'rv' }, ReturnValuesOnConditionCheckFailure: 'ALL_NEW' as never })));
+    expect(refused.name).toBe('ValidationException');
+    expect(refused.message).toContain('ReturnValuesOnConditionCheckFailure');
+    expect((await c.send(new GetCommand({ TableName: T, Key: { pk, sk: 'rv' } }))).Item).toBeUndefined();
+  });
+
+  it('transactions: a cancellation reason carries the item its failed condition saw when the action asks', async () => {
+    await c.send(new PutCommand({ TableName: T, Item: { pk, sk: 'tx-held', owner: 'someone' } }));
+    const canceled = await failure(
+      c.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: T,
+                Item: { pk, sk: 'tx-new' },
+                ConditionExpression: 'attribute_not_exists(pk)',
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            },
+            {
+              Update: {
+                TableName: T,
+                Key: { pk, sk: 'tx-held' },
+                UpdateExpression: 'SET #owner = :me',
+                ConditionExpression: 'attribute_not_exists(#owner)',
+                ExpressionAttributeNames: { '#owner': 'owner' },
+                ExpressionAttributeValues: { ':me': 'me' },
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            },
+            {
+              ConditionCheck: {
+                TableName: T,
+                Key: { pk, sk: 'tx-absent' },
+                ConditionExpression: 'attribute_exists(pk)',
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            },
+          ],
+        }),
+      ),
+    );
+    expect(canceled.name).toBe('TransactionCanceledException');
+    expect(canceled.CancellationReasons).toEqual([
+      { Code: 'None' },
+      { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed', Item: { pk: { S: pk }, sk: { S: 'tx-held' }, owner: { S: 'someone' } } },
+      // No item, none returned.
+      { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' },
+    ]);
+    expect((await c.send(new GetCommand({ TableName: T, Key: { pk, sk: 'tx-new' } }))).Item).toBeUndefined();
+  });
+
   it('evaluates conditions as DynamoDB does (comparisons, BETWEEN, IN, functions, absent attributes, NOT/AND/OR)', async () => {
     await c.send(new PutCommand({ TableName: T, Item: { pk, sk: 'cond', a: 5, s: 'hello', l: ['x', 2], set: new Set(['p', 'q']), m: { k: 1 } } }));
     const holds = async (condition: string, values: Record<string, unknown> = {}, names?: Record<string, string>) => {

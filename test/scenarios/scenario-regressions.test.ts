@@ -12,6 +12,10 @@ const REGRESSIONS: [string, number][] = [
   ['task graph whose batch start is retried after a failing Slurm call (503): a resume already done is not sent again (Slurm: Invalid node state)', 26039],
   ["task graph over a node an admin drained ('hw: fan : replaced'): rebooted once, its drain and reason kept, never drained over nor resumed", 1706],
   ["task graph over a node an admin drained ('rolling-upgrade') whose boot hangs: the admin's reason kept (Slurm's ' : Not responding' after it)", 3231],
+  [
+    'task graph stopped while its only task in flight then fails (a hung reboot at its timeout): ends STOPPED, the failure recorded on its node, the node never started left as it was',
+    26177,
+  ],
 ];
 
 describe('scenarios that once broke an invariant', () => {

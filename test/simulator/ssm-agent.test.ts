@@ -1,4 +1,4 @@
-import { CommandTransportError } from '../../adapters/site/commands/command-errors';
+import { CommandTransportError } from '../../ports/command-transport';
 import { SsmTransport } from '../../adapters/site/commands/ssm-transport';
 import { parseSiteDefinition } from '../../simulator';
 import { startSiteSimulator, type RunningSiteSimulator } from '../../simulator/http-server';

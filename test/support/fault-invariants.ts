@@ -103,7 +103,7 @@ export async function observeUpgrades(runtime: EmbeddedRuntime, finished: readon
       agrees: record.status === 'UPGRADED' ? upgradedAgrees : record.status === 'FAILED' && failedAgrees,
     };
   });
-  return invariantViolations(nodes, site, await runtime.store.getLockOwners([...last.keys()]));
+  return invariantViolations(nodes, site, await runtime.store.locks.getLockOwners([...last.keys()]));
 }
 
 /** A group deployment: each node's stage in the report against the provisioner's runs of it. */
@@ -216,5 +216,5 @@ export async function observeMixedRuns(runtime: EmbeddedRuntime, runs: MixedRuns
       agrees: seen.failed || !OUT_OF_SERVICE.test(state.wlmState),
     };
   });
-  return invariantViolations(nodes, site, await runtime.store.getLockOwners([...records.keys()]));
+  return invariantViolations(nodes, site, await runtime.store.locks.getLockOwners([...records.keys()]));
 }

@@ -118,7 +118,7 @@ async function recordUpgrades(cell: string, ids: readonly string[], outcome: Exe
   let errorsReported = 0;
   for (const id of ids) {
     for (const node of await runtime!.store.listNodes(id)) counts[node.status] = (counts[node.status] ?? 0) + 1;
-    errorsReported += (await runtime!.store.listMessages(id)).filter((m) => / failed - /.test(m)).length;
+    errorsReported += (await runtime!.store.messages.list(id)).filter((m) => / failed - /.test(m)).length;
   }
   record(cell, outcome, counts, startedAt, errorsReported);
 }
@@ -225,7 +225,7 @@ describe('fault matrix: site API errors (5xx) per service', () => {
     const ids = await upgradeCell(`${service} 5xx`, [upgradeRequest()]);
     expect(await observeUpgrades(runtime, ids)).toEqual([]);
     await expectAllUpgraded(ids);
-    expect((await runtime.store.listMessages(ids[0]!)).filter((m) => / failed - /.test(m))).toContainEqual(expect.stringContaining('answered 5'));
+    expect((await runtime.store.messages.list(ids[0]!)).filter((m) => / failed - /.test(m))).toContainEqual(expect.stringContaining('answered 5'));
   });
 
   it('inventory: a member DELETE answers 404 while the member stays; the node is not rebooted by the next step', async () => {
@@ -265,7 +265,7 @@ describe('fault matrix: site API calls that hang (the client times out)', () => 
     const ids = await upgradeCell(`${service} hangs`, [upgradeRequest()]);
     expect(await observeUpgrades(runtime, ids)).toEqual([]);
     await expectAllUpgraded(ids);
-    expect((await runtime.store.listMessages(ids[0]!)).some((m) => m.includes(`timed out after ${HANG_TIMEOUT_MS} ms`))).toBe(true);
+    expect((await runtime.store.messages.list(ids[0]!)).some((m) => m.includes(`timed out after ${HANG_TIMEOUT_MS} ms`))).toBe(true);
   });
 
   it('provisioner: hung action starts and polls are given up and retried; each node prepared and deployed once', async () => {
@@ -371,7 +371,7 @@ describe('fault matrix: sessions', () => {
     const taker = await runtime.run('rollingUpgrade', upgradeRequest({ pollIntervalSeconds: 60 }));
     const outcome = await taker.outcome;
     expect(outcome.status).toBe('SUCCEEDED');
-    expect(await runtime.store.listMessages(taker.id)).toContainEqual(expect.stringContaining(`waits for nodes locked by session ${dead.id}`));
+    expect(await runtime.store.messages.list(taker.id)).toContainEqual(expect.stringContaining(`waits for nodes locked by session ${dead.id}`));
     await recordUpgrades('lease expiry, takeover', [taker.id], outcome, startedAt);
     // The dead session drained step 0; the taker drains those nodes again, with its own claim (the site then names
     // the session at work on them), and boots each once.
@@ -441,9 +441,9 @@ describe('fault matrix: runs of other workflows, and of another control plane, o
       ).toBe(3);
     // Whoever waited said for whom.
     const said = [
-      ...(await runtime.store.listMessages(upgrade.id)),
-      ...(await runtime.deployments.listMessages(deployment.id)),
-      ...(await runtime.taskRuns.listMessages(tasks.id)),
+      ...(await runtime.store.messages.list(upgrade.id)),
+      ...(await runtime.deployments.messages.list(deployment.id)),
+      ...(await runtime.taskRuns.messages.list(tasks.id)),
     ];
     expect(said.filter((m) => /locked by (run|session) [0-9a-f-]{36}/.test(m)).length).toBeGreaterThan(0);
     record('other workflows on the same nodes', outcomes[0]!, { 'upgraded+deployed+tasks': 4 }, startedAt);
@@ -503,10 +503,10 @@ describe('fault matrix: runs of other workflows, and of another control plane, o
       expect(leftAlone).toBeGreaterThan(0);
       expect(interleavedRuns(state.changes)).toEqual([]);
       expect(state.violations).toEqual([]);
-      const said = [...(await runtime.store.listMessages(a.id)), ...(await other.store.listMessages(b.id))];
+      const said = [...(await runtime.store.messages.list(a.id)), ...(await other.store.messages.list(b.id))];
       expect(said).toContainEqual(expect.stringContaining(`left alone, ${HELD_BY_ANOTHER_CONTROL_PLANE}`));
-      expect(await runtime.store.getLockOwners([0, 1, 2, 3].map(nodeName))).toEqual(new Map());
-      expect(await other.store.getLockOwners([0, 1, 2, 3].map(nodeName))).toEqual(new Map());
+      expect(await runtime.store.locks.getLockOwners([0, 1, 2, 3].map(nodeName))).toEqual(new Map());
+      expect(await other.store.locks.getLockOwners([0, 1, 2, 3].map(nodeName))).toEqual(new Map());
       figures.push({
         cell: 'two control planes, one site',
         outcome: 'SUCCEEDED',
@@ -555,8 +555,8 @@ describe('fault matrix: runs of other workflows, and of another control plane, o
     }
     expect(Object.values(state.nodes).filter((n) => n.drainCount === 0).length).toBeGreaterThan(0);
     expect(interleavedRuns(state.changes)).toEqual([]);
-    expect(await runtime.store.getLockOwners(Object.keys(state.nodes))).toEqual(new Map());
-    expect(await runtime.taskRuns.listMessages(run.id)).toContainEqual(expect.stringMatching(/^Cancelled: /));
+    expect(await runtime.store.locks.getLockOwners(Object.keys(state.nodes))).toEqual(new Map());
+    expect(await runtime.taskRuns.messages.list(run.id)).toContainEqual(expect.stringMatching(/^Cancelled: /));
     record('task run cancelled mid-reboot', outcome, { CANCELLED: 1 }, startedAt);
   });
 });
@@ -581,7 +581,7 @@ describe('fault matrix: SSM calls that get no answer (the client gives up at its
     const ids = await upgradeCell('SSM hangs', [upgradeRequest()]);
     expect(await observeUpgrades(runtime, ids)).toEqual([]);
     await expectAllUpgraded(ids);
-    const said = await runtime.store.listMessages(ids[0]!);
+    const said = await runtime.store.messages.list(ids[0]!);
     expect(said).toContainEqual(
       expect.stringMatching(/failed - .*SSM (GetCommandInvocation|SendCommand) .* timed out after 250 ms: the SSM endpoint did not answer/),
     );
@@ -651,7 +651,7 @@ describe('fault matrix: SSM calls that get no answer (the client gives up at its
       expect(stalled).toHaveLength(1);
       expect((await runtime.store.getSession(run.id))?.state).toBe('DELETED');
       // Said at once, and the cancel acted on at the same simulated instant (no backoff after the stalled call).
-      expect(await runtime.store.listMessages(run.id)).toContainEqual(
+      expect(await runtime.store.messages.list(run.id)).toContainEqual(
         expect.stringMatching(/failed - .*SSM (SendCommand|GetCommandInvocation) .* timed out after 250 ms: the SSM endpoint did not answer/),
       );
       expect(cancelling - cancelledAt).toBe(0);
@@ -670,13 +670,13 @@ describe('fault matrix: SSM calls that get no answer (the client gives up at its
         ['IDLE', 0],
       ]);
       expect(interleavedRuns(state.changes)).toEqual([]);
-      expect(await runtime.store.getLockOwners([0, 1, 2, 3].map(nodeName))).toEqual(new Map());
+      expect(await runtime.store.locks.getLockOwners([0, 1, 2, 3].map(nodeName))).toEqual(new Map());
       record(
         'SSM call stalls, cancel meanwhile',
         outcome,
         { cancelled: 1 },
         startedAt,
-        (await runtime.store.listMessages(run.id)).filter((m) => / failed - /.test(m)).length,
+        (await runtime.store.messages.list(run.id)).filter((m) => / failed - /.test(m)).length,
       );
     } finally {
       await silent.close();

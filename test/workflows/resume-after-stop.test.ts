@@ -57,7 +57,7 @@ describe('a stop asked of a run whose process died, then one `session resume`: t
     for (let i = 0; i < 6; i++) expect({ node: nodeName(i), boots: site.nodes[nodeName(i)]!.bootCount }).toEqual({ node: nodeName(i), boots: 1 });
     expect(site.violations).toEqual([]);
     expect(await rt.isRunning('upgrade', run.id)).toBe(false);
-    expect(await rt.store.listMessages(run.id)).toContainEqual(expect.stringMatching(/^Stop withdrawn by a resume: carrying on at step \d+$/));
+    expect(await rt.store.messages.list(run.id)).toContainEqual(expect.stringMatching(/^Stop withdrawn by a resume: carrying on at step \d+$/));
   });
 
   it('a window upgrade: READY, every node upgraded and rebooted once', async () => {
@@ -94,7 +94,7 @@ describe('a stop asked of a run whose process died, then one `session resume`: t
       expect({ node, prepares: site.nodes[node]!.prepareCount, deploys: site.nodes[node]!.deployCount }).toEqual({ node, prepares: 1, deploys: 1 });
     expect(site.violations).toEqual([]);
     // It says so, as an upgrade and a task run do (core/session-control.ts resumedMessage).
-    expect(await rt.deployments.listMessages(run.id)).toContain('Stop withdrawn by a resume: carrying on');
+    expect(await rt.deployments.messages.list(run.id)).toContain('Stop withdrawn by a resume: carrying on');
   });
 
   it('a task run: SUCCEEDED, every node drained, rebooted and resumed once', async () => {
@@ -115,7 +115,7 @@ describe('a stop asked of a run whose process died, then one `session resume`: t
 
     expect(await stopThenResumeOnce(rt, 'taskGraph', { resumeRunId: run.id }, run.id)).toMatchObject({ status: 'SUCCEEDED' });
     expect((await rt.taskRuns.getRun(run.id))!.status).toBe('SUCCEEDED');
-    expect(await rt.taskRuns.listMessages(run.id)).toContain('Stop withdrawn by a resume: carrying on');
+    expect(await rt.taskRuns.messages.list(run.id)).toContain('Stop withdrawn by a resume: carrying on');
     const end = rt.simulator.state();
     for (const node of NODES)
       expect({ node, drains: end.nodes[node]!.drainCount, boots: end.nodes[node]!.bootCount, resumes: end.nodes[node]!.resumeCount }).toEqual({

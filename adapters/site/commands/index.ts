@@ -9,7 +9,7 @@
  *   new SlurmInventory({ transport, sinfo?, scontrol? })
  *   new SlurmRebootBootService({ transport, inventory, prepareCommand?, templates?, reason?, scontrol?, clock?, sessions })
  */
-export { CommandTransportError } from './command-errors';
+export { CommandTransportError } from '../../../ports/command-transport';
 export { LocalTransport, type LocalTransportOptions } from './local-transport';
 export { SsmTransport, SSM_OUTPUT_LIMIT, type SsmTransportOptions, type SsmTransportStats } from './ssm-transport';
 export { ScontrolWorkloadManager, type ScontrolOptions } from './scontrol-workload-manager';

@@ -1,7 +1,6 @@
 import { execFile, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import type { CommandResult, CommandTransport } from '../../../ports/command-transport';
-import { CommandTransportError } from './command-errors';
+import { CommandTransportError, type CommandResult, type CommandTransport } from '../../../ports/command-transport';
 
 export interface LocalTransportOptions {
   /** Default 600 s; a run's own timeoutSeconds wins. */

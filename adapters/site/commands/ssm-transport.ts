@@ -8,8 +8,7 @@ import {
 } from '@aws-sdk/client-ssm';
 import { describeError } from '../../../core/errors';
 import { readSsmStdout, SSM_STDOUT_BYTES } from '../../../core/site/ssm-output';
-import type { CommandResult, CommandTransport } from '../../../ports/command-transport';
-import { CommandTransportError } from './command-errors';
+import { CommandTransportError, type CommandResult, type CommandTransport } from '../../../ports/command-transport';
 
 /** GetCommandInvocation's StandardOutputContent holds at most this many bytes, the marker included (core/site/ssm-output.ts). */
 export const SSM_OUTPUT_LIMIT = SSM_STDOUT_BYTES;

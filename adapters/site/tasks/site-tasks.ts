@@ -4,10 +4,9 @@ import { describeError, SiteServiceError } from '../../../core/errors';
 import { validNodeName, validReason, validTemplate } from '../../../core/site/names';
 import { drainClaim, isClaimOf, parseSiteMark } from '../../../core/site/node-claims';
 import type { TaskType } from '../../../core/task-graph/graph-document';
-import type { CommandTransport } from '../../../ports/command-transport';
+import { CommandTransportError, type CommandTransport } from '../../../ports/command-transport';
 import type { Site } from '../../../ports/site';
 import type { RunningTask, TaskExecution, TaskExecutor, TaskInvocation, TaskOutcome } from '../../../ports/task-executor';
-import { CommandTransportError } from '../commands/command-errors';
 import { COMMAND_TASK_TYPES, headNodeCommands, nodeTaskCommand, nodeTaskOutcomes, taskScript } from './node-commands';
 
 /** The head node's transport and how it reaches the nodes (the site profile's `tasks`). */

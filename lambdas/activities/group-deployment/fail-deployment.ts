@@ -31,7 +31,7 @@ export async function failDeployment(event: FailDeploymentEvent, deps: GroupDepl
   if (isDeploymentEnded(record.status)) return { deploymentId, status: record.status };
   const cause = `Deployment failed: ${executionErrorLine(event.error)}`;
   // Message and locks before the status: a retry after a partial write does the rest (the message once).
-  await sayOnce(deps.store, deploymentId, cause);
+  await sayOnce(deps.store.messages, deploymentId, cause);
   const plan = await deps.store.getPlan(deploymentId);
   await deps.locks.releaseNodeLocks(
     deploymentId,

@@ -5,7 +5,8 @@ import { describeError, SiteServiceError } from '../../../core/errors';
 import { HELD_BY_ANOTHER_CONTROL_PLANE } from '../../../core/site/node-claims';
 import { shortList } from '../../../core/text';
 import { eventTime, publishStatusEvents } from '../status-events';
-import { holdersText, refuseClaimedElsewhere, renewHeld, sayOnce, takeLocks } from '../node-claims';
+import { refuseClaimedElsewhere, renewHeld, sayOnce, takeLocks } from '../node-claims';
+import { holdersText } from '../../../core/site/node-claims';
 import { deploymentLeaseSeconds, type GroupDeploymentDependencies } from './dependencies';
 import { loadRun } from './run-state';
 import { actionName, batchesOf, type PhaseRef } from './phase-batches';
@@ -59,7 +60,7 @@ async function tryStart(event: BatchRef, deps: GroupDeploymentDependencies, poll
   const { heldByOthers } = await takeLocks(deps.locks, ref.deploymentId, nodes, lease, 'all-or-none');
   if (heldByOthers.size > 0 && (await existing()) === undefined) {
     await sayOnce(
-      deps.store,
+      deps.store.messages,
       ref.deploymentId,
       `Group ${ref.group} ${ref.phase.toLowerCase()} batch ${ref.batch + 1} waits for nodes another run holds: ${holdersText(heldByOthers)}`,
     );
@@ -68,7 +69,7 @@ async function tryStart(event: BatchRef, deps: GroupDeploymentDependencies, poll
   const claimed = await claimsOf(deps, ref.deploymentId, nodes);
   const acting = nodes.filter((node) => !claimed.has(node));
   if (claimed.size > 0) {
-    await deps.store.appendMessage(
+    await deps.store.messages.append(
       ref.deploymentId,
       `Group ${ref.group} ${ref.phase.toLowerCase()} batch ${ref.batch + 1}: ${claimed.size} node(s) left alone, ${HELD_BY_ANOTHER_CONTROL_PLANE}: the site shows them claimed by run ${[...new Set(claimed.values())].join(', ')}, which this control plane does not know: ${shortList([...claimed.keys()])}`,
     );
@@ -177,7 +178,11 @@ async function reportSiteErrors<T>(deps: GroupDeploymentDependencies, ref: Batch
     return await step();
   } catch (err) {
     if (err instanceof SiteServiceError)
-      await sayOnce(deps.store, ref.deploymentId, `Group ${ref.group} ${ref.phase.toLowerCase()} batch ${ref.batch + 1} failed - ${describeError(err)}`);
+      await sayOnce(
+        deps.store.messages,
+        ref.deploymentId,
+        `Group ${ref.group} ${ref.phase.toLowerCase()} batch ${ref.batch + 1} failed - ${describeError(err)}`,
+      );
     throw err;
   }
 }

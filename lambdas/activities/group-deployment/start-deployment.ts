@@ -97,7 +97,7 @@ async function resumeDeployment(deploymentId: string, deps: GroupDeploymentDepen
   if (resumeCarriesOn(record.status)) {
     const reopened = await deps.store.reopenStopped(deploymentId);
     // Said as an upgrade and a task run say it (core/session-control.ts).
-    if (reopened.status === 'RUNNING') await deps.store.appendMessage(deploymentId, resumedMessage(record.status));
+    if (reopened.status === 'RUNNING') await deps.store.messages.append(deploymentId, resumedMessage(record.status));
   }
   return { deploymentId, maxParallelGroups: record.settings.maxParallelGroups };
 }

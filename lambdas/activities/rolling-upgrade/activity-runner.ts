@@ -72,7 +72,7 @@ export async function runActivity(stage: Stage, state: WorkflowState, deps: Roll
     const { estimate: _previous, ...withoutEstimate } = saved;
     saved = saved.stage === 'COMPLETE' || saved.stage === 'STOPPED' || !estimate ? withoutEstimate : { ...withoutEstimate, estimate };
     if (JSON.stringify(saved) !== JSON.stringify(progress)) await deps.store.saveProgress(session.upgradeId, progress, saved);
-    if (outcome.message) await deps.store.appendMessage(session.upgradeId, outcome.message);
+    if (outcome.message) await deps.store.messages.append(session.upgradeId, outcome.message);
     if (saved.step > progress.step && session.mode !== 'window') await publishStepFinished(deps, session, progress.step, finishedStep ?? []);
     return next(saved, outcome.waitSeconds, outcome.waitForOperator);
   } catch (err) {
@@ -96,7 +96,7 @@ export async function runActivity(stage: Stage, state: WorkflowState, deps: Roll
     if (stored.stage !== progress.stage || stored.step !== progress.step) return next(stored, 0);
     const { message, ...failed } = decideFailedAttempt(session, stage, stored, err);
     // A fault that lasts (a group that does not exist yet) is said once, not at every retry.
-    const repeated = message === (await deps.store.latestMessage(session.upgradeId));
+    const repeated = message === (await deps.store.messages.latest(session.upgradeId));
     await save(deps, session, stored, repeated ? failed : { ...failed, message });
     // A cancel asked for while the site call stalled is acted on at once, not after the backoff.
     return next(failed.progress, fresh && cancelSwitchesAt(fresh, stage) ? 0 : failed.waitSeconds);
@@ -125,7 +125,7 @@ async function recordLostLocks(
   const decision = decideLocksLost(session.mode === 'window' ? 'window' : progress.step, nodes, lost);
   if (!decision) return;
   await performDecision(deps, session, { progress, waitSeconds: 0, actions: decision.actions });
-  await deps.store.appendMessage(session.upgradeId, decision.message);
+  await deps.store.messages.append(session.upgradeId, decision.message);
 }
 
 async function recordClaimedElsewhere(
@@ -138,7 +138,7 @@ async function recordClaimedElsewhere(
   const decision = decideClaimedElsewhere(session.mode === 'window' ? 'window' : progress.step, nodes, claims);
   if (!decision) return;
   await performDecision(deps, session, { progress, waitSeconds: 0, actions: decision.actions });
-  await deps.store.appendMessage(session.upgradeId, decision.message);
+  await deps.store.messages.append(session.upgradeId, decision.message);
 }
 
 /** A stage that does not count nodes keeps the counts it was given (a new stage's progress starts without them). */
@@ -148,7 +148,7 @@ function withCounts(next: Progress, previous: Progress): Progress {
 
 async function save(deps: RollingUpgradeDependencies, session: UpgradeSession, expected: Progress, outcome: StageOutcome): Promise<void> {
   await deps.store.saveProgress(session.upgradeId, expected, withCounts(outcome.progress, expected));
-  if (outcome.message) await deps.store.appendMessage(session.upgradeId, outcome.message);
+  if (outcome.message) await deps.store.messages.append(session.upgradeId, outcome.message);
 }
 
 /** A step ended: how many of its nodes upgraded and failed (its records, read once after the step's last actions). */

@@ -39,7 +39,7 @@ async function heartbeatWindow(deps: RollingUpgradeDependencies, session: Upgrad
   const decision = decideLocksLost('window', held, lost);
   if (!decision) return records;
   await performDecision(deps, session, { progress: session.progress, waitSeconds: 0, actions: decision.actions });
-  await deps.store.appendMessage(session.upgradeId, decision.message);
+  await deps.store.messages.append(session.upgradeId, decision.message);
   const changed = new Map(decision.actions.flatMap((a) => (a.type === 'recordNodes' ? a.records : [])).map((r) => [r.name, r]));
   return records.map((r) => changed.get(r.name) ?? r);
 }
@@ -145,7 +145,7 @@ export const advanceWindow: StageIncrement = async ({ session, progress, deps, n
   ]);
   // The site's claims: a node in flight that another control plane's run claims now is left alone
   // (the runner records it); a candidate it claims does not start while it does.
-  const claimed = await foreignClaims(deps.store, session.upgradeId, wlm);
+  const claimed = await foreignClaims(deps.store.locks, session.upgradeId, wlm);
   const claimedInFlight = new Map([...claimed].filter(([name]) => inFlight.some((r) => r.name === name)));
   if (claimedInFlight.size > 0) throw new ClaimedElsewhereError(session.upgradeId, claimedInFlight);
   const wantsJobEnds = session.order === 'idle-first' || (session.drainAhead ?? 0) > 0 || session.reserveSlots === true;

@@ -55,13 +55,13 @@ async function lockForCancel(
   nodes: readonly NodeRecord[],
 ): Promise<{ nodes: NodeRecord[]; heldByOthers: Map<string, string> }> {
   if (nodes.length === 0) return { nodes: [], heldByOthers: new Map() };
-  const heldByOthers = await deps.store.tryLockNodes(
+  const heldByOthers = await deps.store.locks.tryLockNodes(
     session.upgradeId,
     nodes.map((n) => n.name),
     lockLeaseSeconds(deps.settings, session),
   );
   const ours = nodes.filter((n) => !heldByOthers.has(n.name));
-  const locks = await deps.store.getNodeLocks(ours.map((n) => n.name));
+  const locks = await deps.store.locks.getNodeLocks(ours.map((n) => n.name));
   return {
     nodes: ours.map((n) => ({ ...n, ...(locks.get(n.name)?.owner === session.upgradeId ? { lockToken: locks.get(n.name)!.fencingToken } : {}) })),
     heldByOthers,

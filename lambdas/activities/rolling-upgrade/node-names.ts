@@ -27,13 +27,19 @@ export async function withSlurmNames(message: string, names: NodeNameMap): Promi
 
 /** The store, with every message it is given naming Slurm's names too. */
 export function storeNamingSlurmNodes(store: SessionStore, names: NodeNameMap): SessionStore {
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      if (property === 'appendMessage') {
-        return async (upgradeId: string, message: string) => target.appendMessage(upgradeId, await withSlurmNames(message, names));
-      }
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+  const messages = overriding(store.messages, 'append', async (upgradeId: string, message: string) =>
+    store.messages.append(upgradeId, await withSlurmNames(message, names)),
+  );
+  return overriding(store, 'messages', messages);
+}
+
+/** `target` with one member replaced: every other member is the target's own (its methods bound to it). */
+function overriding<T extends object, K extends keyof T>(target: T, member: K, value: T[K]): T {
+  return new Proxy(target, {
+    get(object, property, receiver) {
+      if (property === member) return value;
+      const found: unknown = Reflect.get(object, property, receiver);
+      return typeof found === 'function' ? (found as (...args: unknown[]) => unknown).bind(object) : found;
     },
   });
 }

@@ -42,7 +42,7 @@ export async function observeWlm(
     names,
     bootedSince === undefined ? undefined : { bootedSince: new Map(names.map((n) => [n, bootedSince])) },
   );
-  const claimed = await foreignClaims(deps.store, session.upgradeId, wlm);
+  const claimed = await foreignClaims(deps.store.locks, session.upgradeId, wlm);
   if (claimed.size > 0) throw new ClaimedElsewhereError(session.upgradeId, claimed);
   return wlm;
 }
@@ -56,7 +56,7 @@ export async function lockAllOrNone(
   session: UpgradeSession,
   nodes: readonly NodeRecord[],
 ): Promise<{ heldByOthers: Map<string, string>; locked: NodeRecord[] }> {
-  const { locked, heldByOthers } = await takeLocks(deps.store, session.upgradeId, names(nodes), lockLeaseSeconds(deps.settings, session), 'all-or-none');
+  const { locked, heldByOthers } = await takeLocks(deps.store.locks, session.upgradeId, names(nodes), lockLeaseSeconds(deps.settings, session), 'all-or-none');
   // The tokens of the acquisition: recorded with the nodes, every later node-changing call is checked against them.
   return { heldByOthers, locked: heldByOthers.size > 0 ? [] : nodes.map((n) => ({ ...n, lockToken: locked.get(n.name)! })) };
 }
@@ -71,7 +71,7 @@ export async function lockEachNode(
   session: UpgradeSession,
   nodes: readonly NodeRecord[],
 ): Promise<{ heldByOthers: Map<string, string>; locked: NodeRecord[] }> {
-  const { locked, heldByOthers } = await takeLocks(deps.store, session.upgradeId, names(nodes), lockLeaseSeconds(deps.settings, session), 'each');
+  const { locked, heldByOthers } = await takeLocks(deps.store.locks, session.upgradeId, names(nodes), lockLeaseSeconds(deps.settings, session), 'each');
   return { heldByOthers, locked: nodes.filter((n) => locked.has(n.name)).map((n) => ({ ...n, lockToken: locked.get(n.name)! })) };
 }
 
@@ -84,7 +84,7 @@ export async function renewLocks(
   session: UpgradeSession,
   nodes: readonly NodeRecord[],
 ): Promise<Map<string, string | undefined>> {
-  return renewHeld(deps.store, session.upgradeId, heldLocks(nodes), lockLeaseSeconds(deps.settings, session));
+  return renewHeld(deps.store.locks, session.upgradeId, heldLocks(nodes), lockLeaseSeconds(deps.settings, session));
 }
 
 /** The session's plan positions, read through the container's cache. */

@@ -82,7 +82,10 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
     if (continuation.generation === undefined && (session.progress.stage === 'STOPPED' || resumeCarriesOn(session.state))) {
       const from = session.state === 'STOPPING' ? 'STOPPING' : 'STOPPED';
       session = await store.reopenStopped(session.upgradeId, resumedProgress(session.progress, clock.now()));
-      await store.appendMessage(session.upgradeId, resumedMessage(from, session.progress.stage === 'ROLLING' ? 'the window' : `step ${session.progress.step}`));
+      await store.messages.append(
+        session.upgradeId,
+        resumedMessage(from, session.progress.stage === 'ROLLING' ? 'the window' : `step ${session.progress.step}`),
+      );
     }
     // A person's resume continues as new after the newest generation of the session's earlier chains (their names are taken).
     return pointer(session, continuation.generation ?? session.generation ?? 0);
@@ -118,7 +121,7 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
   };
   await store.createSession(session, []);
   const summary = `Upgrade session created: ${request.startingLabel} in steps of ${request.upgradeStepSize}`;
-  await store.appendMessage(upgradeId, summary);
+  await store.messages.append(upgradeId, summary);
   await publishStatusEvents(deps, [
     statusEvent(DETAIL_TYPES.sessionStarted, { kind: 'upgrade', sessionId: upgradeId, at: eventTime(now), summary }, 'session'),
   ]);

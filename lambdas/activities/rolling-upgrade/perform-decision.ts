@@ -58,7 +58,7 @@ async function apply(deps: RollingUpgradeDependencies, upgradeId: string, action
       );
     }
     case 'releaseLocks':
-      return store.releaseNodeLocks(upgradeId, action.nodes);
+      return store.locks.releaseNodeLocks(upgradeId, action.nodes);
     case 'closeSession':
       return store.setState(upgradeId, action.state, action.completed);
   }

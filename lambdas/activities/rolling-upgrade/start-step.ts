@@ -74,7 +74,7 @@ async function failOutsideBootSets(deps: RollingUpgradeDependencies, session: Up
   );
   // The store adds Slurm's names of the nodes a message names (node-names.ts).
   const shown = shortList(records.map((r) => r.name));
-  await deps.store.appendMessage(
+  await deps.store.messages.append(
     session.upgradeId,
     `${records.length} node(s) failed with ${FailureReason.notInBootSet} before any drain: the boot sets of template ${session.upgradeTemplateId} would not reboot them (outside node_list, node_groups and node_roles_groups, or disabled in HSM): ${shown}`,
   );

@@ -90,7 +90,7 @@ export async function openTaskRun(event: OpenTaskRunEvent, deps: TaskGraphDepend
     if (generation !== undefined) await deps.store.noteGeneration(resumeRunId, generation);
     else if (resumeCarriesOn(found.status)) {
       record = await deps.store.reopenStopped(resumeRunId);
-      if (record.status === 'RUNNING') await deps.store.appendMessage(resumeRunId, resumedMessage(found.status));
+      if (record.status === 'RUNNING') await deps.store.messages.append(resumeRunId, resumedMessage(found.status));
     }
     // A person's resume continues as new after the newest generation of the run's earlier chains (their names are taken).
     return pointer(record, record.deployment !== undefined, generation ?? found.generation ?? 0);
@@ -102,7 +102,7 @@ export async function openTaskRun(event: OpenTaskRunEvent, deps: TaskGraphDepend
     // Stopped with its deployment: the deployment's resume (RUNNING again) carries the deploy phase on from where it stopped.
     if (record.status === 'STOPPED' && (await deps.deployments.getDeployment(deploymentId))?.status === 'RUNNING') {
       record = await deps.store.reopenStopped(runId);
-      if (record.status === 'RUNNING') await deps.store.appendMessage(runId, 'Resumed after a stop');
+      if (record.status === 'RUNNING') await deps.store.messages.append(runId, 'Resumed after a stop');
     }
     return pointer(record, true, 0);
   }

@@ -37,8 +37,8 @@ describe('startLocalDynamoDb', () => {
     const first = await startLocalDynamoDb({ dataDir, tableName: 'persisted' });
     const firstStore = new DynamoDbSessionStore({ tableName: first.tableName, client: first.client });
     await firstStore.createSession(session, plan);
-    await firstStore.appendMessage(session.upgradeId, 'before restart');
-    await firstStore.tryLockNodes(session.upgradeId, [plan[0]!]);
+    await firstStore.messages.append(session.upgradeId, 'before restart');
+    await firstStore.locks.tryLockNodes(session.upgradeId, [plan[0]!]);
     await first.close();
 
     // The table already exists on disk: starting again must not fail on it.
@@ -47,8 +47,8 @@ describe('startLocalDynamoDb', () => {
       const secondStore = new DynamoDbSessionStore({ tableName: second.tableName, client: second.client });
       expect(await secondStore.getSession(session.upgradeId)).toEqual(session);
       expect(await secondStore.getPlanSlice(session.upgradeId, 995, 1005)).toEqual(plan.slice(995, 1005));
-      expect(await secondStore.listMessages(session.upgradeId)).toEqual(['before restart']);
-      expect(await secondStore.getLockOwners([plan[0]!])).toEqual(new Map([[plan[0]!, session.upgradeId]]));
+      expect(await secondStore.messages.list(session.upgradeId)).toEqual(['before restart']);
+      expect(await secondStore.locks.getLockOwners([plan[0]!])).toEqual(new Map([[plan[0]!, session.upgradeId]]));
     } finally {
       await second.close();
     }
@@ -77,8 +77,8 @@ describe('connectDynamoDb', () => {
       const otherStore = new DynamoDbSessionStore({ tableName: other.tableName, client: other.client });
       expect(await otherStore.getSession(session.upgradeId)).toEqual(session);
       // Locks taken through one connection are seen through the other.
-      await otherStore.tryLockNodes('other-process', ['shared-node']);
-      expect(await new DynamoDbSessionStore({ tableName: db.tableName, client: db.client }).tryLockNodes('me', ['shared-node'])).toEqual(
+      await otherStore.locks.tryLockNodes('other-process', ['shared-node']);
+      expect(await new DynamoDbSessionStore({ tableName: db.tableName, client: db.client }).locks.tryLockNodes('me', ['shared-node'])).toEqual(
         new Map([['shared-node', 'other-process']]),
       );
     } finally {

@@ -1,4 +1,4 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { MAX_BATCH_ATTEMPTS, batchGetAll, batchWriteAll } from '../../../adapters/dynamodb/batch';
 import { UnprocessedBatchError } from '../../../adapters/errors';
@@ -76,37 +76,60 @@ describe('batchGetAll', () => {
   });
 });
 
-describe('node lock that vanishes between a failed put and the read of its holder', () => {
-  it('tries again and takes it', async () => {
-    let puts = 0;
+describe('node lock held by another: the failed write names its holder', () => {
+  it('reads nothing after a failure that carries the item, as DynamoDB sends it when asked', async () => {
     const client = clientOf(async (command) => {
       if (command instanceof UpdateCommand) {
-        if (puts++ === 0) throw conditionFailed();
-        return {};
+        expect(command.input.ReturnValuesOnConditionCheckFailure).toBe('ALL_OLD');
+        throw Object.assign(conditionFailed(), { Item: { owner: { S: 'holder' }, leaseExpiresAt: { N: '1000' }, fencingToken: { N: '3' } } });
       }
-      if (command instanceof GetCommand) return {}; // released meanwhile
       throw new Error('unexpected command');
     });
-    const held = await new DynamoDbNodeLocks({ client, tableName: 't', clock: { now: () => 0 } }).tryLockNodes('me', ['n1'], 60);
+    expect(await new DynamoDbNodeLocks({ client, tableName: 't', clock: { now: () => 0 } }).tryLockNodes('me', ['n1'], 60)).toEqual(
+      new Map([['n1', 'holder']]),
+    );
+    expect(client.send).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('node lock whose holder changes between two attempts', () => {
+  const heldBy = (owner: string, leaseExpiresAt: number) =>
+    Object.assign(conditionFailed(), { Item: { owner: { S: owner }, leaseExpiresAt: { N: String(leaseExpiresAt) }, fencingToken: { N: '1' } } });
+
+  it('tries again when the holder the failure names has no live lease by now, and takes it', async () => {
+    let puts = 0;
+    let now = 0;
+    const client = clientOf(async (command) => {
+      if (!(command instanceof UpdateCommand)) throw new Error('unexpected command');
+      if (puts++ > 0) return {};
+      now = 10; // the holder's lease (5) ran out meanwhile
+      throw heldBy('old', 5);
+    });
+    const held = await new DynamoDbNodeLocks({ client, tableName: 't', clock: { now: () => now } }).tryLockNodes('me', ['n1'], 60);
     expect(held.size).toBe(0);
     expect(puts).toBe(2);
   });
 
-  it('reports the holder that took it in between', async () => {
-    let gets = 0;
+  it('reports the holder the next failure names', async () => {
+    let puts = 0;
+    let now = 0;
     const client = clientOf(async (command) => {
-      if (command instanceof UpdateCommand) throw conditionFailed();
-      if (command instanceof GetCommand) return gets++ === 0 ? {} : { Item: { owner: 'late-comer' } };
-      throw new Error('unexpected command');
+      if (!(command instanceof UpdateCommand)) throw new Error('unexpected command');
+      if (puts++ === 0) {
+        now = 10;
+        throw heldBy('old', 5);
+      }
+      throw heldBy('late-comer', 1000);
     });
-    expect(await new DynamoDbNodeLocks({ client, tableName: 't', clock: { now: () => 0 } }).tryLockNodes('me', ['n1'], 60)).toEqual(
+    expect(await new DynamoDbNodeLocks({ client, tableName: 't', clock: { now: () => now } }).tryLockNodes('me', ['n1'], 60)).toEqual(
       new Map([['n1', 'late-comer']]),
     );
   });
 
   it('fails with LockContentionError if it keeps changing hands', async () => {
+    // Each failure names a holder whose lease has just run out: each attempt is refused by the next taker.
     const client = clientOf(async (command) => {
-      if (command instanceof UpdateCommand) throw conditionFailed();
+      if (command instanceof UpdateCommand) throw heldBy('someone', 0);
       return {};
     });
     await expect(new DynamoDbNodeLocks({ client, tableName: 't', clock: { now: () => 0 } }).tryLockNodes('me', ['n1'], 60)).rejects.toMatchObject({

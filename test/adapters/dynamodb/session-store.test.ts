@@ -161,7 +161,7 @@ describe('requestCancel', () => {
   });
 });
 
-describe('listSessions', () => {
+describe('list', () => {
   it('lists every session newest first', async () => {
     // A table of its own: the listing must not see the other tests' sessions.
     await ensureTable(db.rawClient, 'listing');
@@ -170,7 +170,7 @@ describe('listSessions', () => {
     const offsets = [5, 1, 9, 3, 7, 0, 8];
     const sessions = offsets.map((o, i) => makeSession({ upgradeId: `list-${i}`, createdAt: new Date(base + o * 60_000).toISOString() }));
     for (const s of sessions) await fresh.createSession(s, []);
-    const listed = await fresh.listSessions();
+    const listed = await fresh.list();
     const expected = [...sessions].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
     expect(listed).toEqual(expected);
     for (const s of listed) for (const key of KEY_ATTRIBUTES) expect(s).not.toHaveProperty(key);
@@ -183,26 +183,26 @@ describe('AWS errors', () => {
     await expect(broken.saveProgress('x', { step: 0, stage: 'STARTING' }, makeSession().progress)).rejects.toMatchObject({
       name: 'ResourceNotFoundException',
     });
-    await expect(broken.tryLockNodes('me', ['n1'])).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+    await expect(broken.locks.tryLockNodes('me', ['n1'])).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
   });
 });
 
-describe('removeEndedSession', () => {
+describe('removeEnded', () => {
   it('removes an ended session with its plan, nodes and messages; refuses one still running; 404 once gone', async () => {
     const running = makeSession();
     await store.createSession(running, makePlan(1200));
     await store.putNodes(running.upgradeId, [{ name: 'x1', index: 0, status: 'UPGRADED' }]);
-    await store.appendMessage(running.upgradeId, 'hello');
-    await expect(store.removeEndedSession(running.upgradeId)).rejects.toBeInstanceOf(SessionNotCancellableError);
+    await store.messages.append(running.upgradeId, 'hello');
+    await expect(store.removeEnded(running.upgradeId)).rejects.toBeInstanceOf(SessionNotCancellableError);
     expect(await store.getSession(running.upgradeId)).toBeDefined();
 
     await store.setState(running.upgradeId, 'DELETED', false);
-    expect(await store.removeEndedSession(running.upgradeId)).toMatchObject({ upgradeId: running.upgradeId, state: 'DELETED' });
+    expect(await store.removeEnded(running.upgradeId)).toMatchObject({ upgradeId: running.upgradeId, state: 'DELETED' });
     const left = await db.client.send(
       new QueryCommand({ TableName: db.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': sessionPk(running.upgradeId) } }),
     );
     expect(left.Items).toEqual([]);
-    await expect(store.removeEndedSession(running.upgradeId)).rejects.toBeInstanceOf(SessionNotFoundError);
+    await expect(store.removeEnded(running.upgradeId)).rejects.toBeInstanceOf(SessionNotFoundError);
   });
 });
 

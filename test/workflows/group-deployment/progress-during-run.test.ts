@@ -55,7 +55,7 @@ describe('the stored deployment is readable while it runs', () => {
             .map((n) => site.nodes[n]!.deployCount)
             .filter((c) => c === 1).length,
         ).toBeLessThan(3);
-        expect((await runtime.deployments.listDeployments()).map((d) => d.deploymentId)).toContain(run.id);
+        expect((await runtime.deployments.list()).map((d) => d.deploymentId)).toContain(run.id);
       });
 
       const outcome = await run.outcome;

@@ -68,7 +68,7 @@ describe('stopping and resuming a group deployment', () => {
         expect(done.groups['ga']).toMatchObject({ stage: 'DEPLOYED', failures: [] });
         expect(done.groups['gb']).toMatchObject({ stage: 'DEPLOYED', failures: [] });
         // The resume says so, as an upgrade's and a task run's do (core/session-control.ts resumedMessage).
-        expect(await runtime.deployments.listMessages(run.id)).toContain('Resumed after a stop');
+        expect(await runtime.deployments.messages.list(run.id)).toContain('Resumed after a stop');
 
         // The site: each node prepared once and deployed once; ga's prepares ran under their own batches, one at a time.
         const after = runtime.simulator.state();

@@ -67,7 +67,7 @@ describe('group deployment: an error its own steps cannot absorb', () => {
         expect(run.record!.status).toBe('FAILED');
         expect(run.report).toMatchObject({ status: 'FAILED', criticalGroupsFailed: false, failedCriticalGroups: [] });
         expect(Object.values(run.report!.groups).map((g) => g.stage)).toEqual(['DEPLOYED', 'DEPLOYED']);
-        expect(await runtime.deployments.listMessages(run.deploymentId)).toContain(`Deployment failed: SiteServiceError: provisioner: ${STORE_DOWN}`);
+        expect(await runtime.deployments.messages.list(run.deploymentId)).toContain(`Deployment failed: SiteServiceError: provisioner: ${STORE_DOWN}`);
         expect(await runtime.store.locks.getLockOwners([leftover])).toEqual(new Map());
 
         const resumed = await runtime.run('groupDeployment', { resumeDeploymentId: run.deploymentId });
@@ -88,7 +88,7 @@ describe('group deployment: an error its own steps cannot absorb', () => {
       expect(run.record!.status).toBe('FAILED');
       expect(run.report!.groups['a']!.stage).toBe('DEPLOYED');
       expect(run.report!.groups['b']!.stage).toBe('NOT_STARTED');
-      expect(await runtime.deployments.latestMessage(run.deploymentId)).toBe(`Deployment failed: SiteServiceError: provisioner: ${STORE_DOWN}`);
+      expect(await runtime.deployments.messages.latest(run.deploymentId)).toBe(`Deployment failed: SiteServiceError: provisioner: ${STORE_DOWN}`);
       expect(run.site.nodes[B[0]!.name]).toMatchObject({ prepareCount: 0, deployCount: 0 });
     });
   }, 60_000);

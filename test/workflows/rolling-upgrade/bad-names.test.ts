@@ -18,7 +18,7 @@ describe('labels and node names checked before any node is touched', () => {
     await eventually(
       runtime,
       async () => {
-        const messages = await runtime!.store.listMessages(run.id);
+        const messages = await runtime!.store.messages.list(run.id);
         return messages.some((m) => m.includes("failed to obtain Node Group named 'upgrading-typo'")) || undefined;
       },
       'the missing group reported',

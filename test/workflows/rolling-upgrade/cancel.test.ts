@@ -45,7 +45,7 @@ describe('cancelling a running rolling upgrade (CRUS deletion rules)', () => {
     expect(site.nodes[nodeName(1)]!.wlmState).toBe('ALLOCATED'); // its job goes on, undisturbed
     for (let i = 0; i < 6; i++) expect(site.nodes[nodeName(i)]!.bootCount).toBe(0);
     // Locks are released: another session can take the nodes at once.
-    expect((await runtime.store.getLockOwners([0, 1].map(nodeName))).size).toBe(0);
+    expect((await runtime.store.locks.getLockOwners([0, 1].map(nodeName))).size).toBe(0);
   });
 
   it('after booting: fails every node from the current step on that has not completed', async () => {

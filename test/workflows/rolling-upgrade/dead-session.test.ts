@@ -51,7 +51,7 @@ describe('a session whose process died', () => {
     const rt = runtime;
     await rt.clock.busy(async () => rt.engine.stop(run.executionArn));
     expect((await run.outcome).status).toBe('ABORTED');
-    expect(await runtime.store.getLockOwners([nodeName(2), nodeName(3)])).toEqual(
+    expect(await runtime.store.locks.getLockOwners([nodeName(2), nodeName(3)])).toEqual(
       new Map([
         [nodeName(2), run.id],
         [nodeName(3), run.id],
@@ -63,7 +63,7 @@ describe('a session whose process died', () => {
     expect((await resumed.outcome).status).toBe('SUCCEEDED');
     const report = await expectConsistent(runtime, run.id, runtime.simulator.state(), 6);
     expect(report.state).toBe('READY');
-    expect((await runtime.store.getLockOwners([0, 1, 2, 3, 4, 5].map(nodeName))).size).toBe(0);
+    expect((await runtime.store.locks.getLockOwners([0, 1, 2, 3, 4, 5].map(nodeName))).size).toBe(0);
   });
 
   it('loses its nodes once its leases run out: a second session waits, takes them over, and upgrades each node once', async () => {
@@ -82,7 +82,7 @@ describe('a session whose process died', () => {
     const taker = await runtime.run('rollingUpgrade', upgradeRequest({ pollIntervalSeconds: 60 }));
     const outcome = await taker.outcome;
     expect(outcome.status).toBe('SUCCEEDED');
-    const messages = await runtime.store.listMessages(taker.id);
+    const messages = await runtime.store.messages.list(taker.id);
     expect(messages).toContainEqual(expect.stringMatching(new RegExp(`Step 0 waits for nodes locked by session ${dead.id}`)));
     // The dead session had drained step 0's nodes; the taker drained them again under its own id.
     const report = await expectConsistent(runtime, taker.id, runtime.simulator.state(), 4, [nodeName(0), nodeName(1)]);
@@ -106,7 +106,7 @@ describe("a session waiting for another session's locks", () => {
     await eventually(
       runtime,
       async () => {
-        const messages = await runtime!.store.listMessages(waiter.id);
+        const messages = await runtime!.store.messages.list(waiter.id);
         return messages.some((m) => m.includes(`waits for nodes locked by session ${holder.id}`)) || undefined;
       },
       'the second session waiting',
@@ -152,8 +152,8 @@ describe("a session waiting for another session's locks", () => {
     expect(site.groups.failed2).toEqual([]);
     const cancelled = await buildSessionReport(runtime.store, (await runtime.store.getSession(waiter.id))!);
     expect(cancelled.counts.FAILED ?? 0).toBe(0);
-    expect(await runtime.store.listMessages(waiter.id)).toContainEqual(expect.stringMatching(new RegExp(`not ours \\(locked by session ${holder.id}\\)`)));
-    expect(await runtime.store.getLockOwners([0, 1].map(nodeName))).toEqual(
+    expect(await runtime.store.messages.list(waiter.id)).toContainEqual(expect.stringMatching(new RegExp(`not ours \\(locked by session ${holder.id}\\)`)));
+    expect(await runtime.store.locks.getLockOwners([0, 1].map(nodeName))).toEqual(
       new Map([
         [nodeName(0), holder.id],
         [nodeName(1), holder.id],

@@ -116,7 +116,7 @@ describe('a run waiting on a gate', () => {
       const [a, b] = await Promise.all([first.outcome, second.outcome]);
       expect([a.status, b.status]).toEqual(['SUCCEEDED', 'SUCCEEDED']);
       // Whichever waited said so at each poll while the other held the nodes; the site never saw both on a node at once.
-      const timed = [...(await runtime.store.listTimedMessages(first.id)), ...(await runtime.store.listTimedMessages(second.id))];
+      const timed = [...(await runtime.store.messages.listTimed(first.id)), ...(await runtime.store.messages.listTimed(second.id))];
       const waits = timed.filter((m) => m.text.includes('another session holds their lock')).map((m) => Date.parse(m.at));
       expect(waits.length).toBeGreaterThan(1);
       expect(waits.slice(1).every((at, i) => at - waits[i]! >= poll * 1000)).toBe(true);

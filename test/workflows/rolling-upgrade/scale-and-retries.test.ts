@@ -86,7 +86,7 @@ describe('a stage increment retried after a crash', () => {
     const a = await openSession();
     const b = await openSession();
     expect(b.upgradeId).toBe(a.upgradeId);
-    expect(await runtime.store.listSessions()).toHaveLength(1);
+    expect(await runtime.store.list()).toHaveLength(1);
   });
 });
 

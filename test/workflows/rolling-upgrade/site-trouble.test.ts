@@ -15,7 +15,7 @@ describe('rolling upgrade when the site is in trouble', () => {
     const message = await eventually(
       runtime!,
       async () => {
-        const messages = await runtime!.store.listMessages(run.id);
+        const messages = await runtime!.store.messages.list(run.id);
         return messages.find((m) => m.includes("failed to obtain Node Group named 'failed'"));
       },
       'the missing-group message',
@@ -23,7 +23,7 @@ describe('rolling upgrade when the site is in trouble', () => {
     expect(message).toBe("Processing step 0 in stage STARTING failed - failed to obtain Node Group named 'failed'");
     // Retried several times meanwhile, the message said once (not at every poll), and it is what a progress display shows.
     await eventually(runtime, async () => ((await runtime!.store.getSession(run.id))!.progress.errorCount >= 4 ? true : undefined), 'four retries');
-    expect((await runtime.store.listMessages(run.id)).filter((m) => m === message)).toHaveLength(1);
+    expect((await runtime.store.messages.list(run.id)).filter((m) => m === message)).toHaveLength(1);
     expect(await runtime.progress(run.id)).toMatchObject({ kind: 'upgrade', stage: 'STARTING', message });
     // Nothing was touched while the group was missing.
     expect(runtime.simulator.state().nodes[nodeName(0)]!.drainCount).toBe(0);
@@ -72,11 +72,11 @@ describe('rolling upgrade when the site is in trouble', () => {
     const [nodesA, nodesB] = await Promise.all([runtime.store.listNodes(runA.id), runtime.store.listNodes(runB.id)]);
     expect(nodesA.every((n) => n.status === 'UPGRADED')).toBe(true);
     expect(nodesB.every((n) => n.status === 'UPGRADED')).toBe(true);
-    const timed = [...(await runtime.store.listTimedMessages(runA.id)), ...(await runtime.store.listTimedMessages(runB.id))];
+    const timed = [...(await runtime.store.messages.listTimed(runA.id)), ...(await runtime.store.messages.listTimed(runB.id))];
     // The wait happened, and was said at every poll while it lasted, never more often (issue 26: a waiting run is never silent).
     const waits = timed.filter((m) => m.text.includes('waits for nodes locked by session')).map((m) => Date.parse(m.at));
     expect(waits.length).toBeGreaterThan(1);
     expect(waits.slice(1).every((at, i) => at - waits[i]! >= 60_000)).toBe(true);
-    expect((await runtime.store.getLockOwners([...a, ...b])).size).toBe(0);
+    expect((await runtime.store.locks.getLockOwners([...a, ...b])).size).toBe(0);
   });
 });

@@ -53,7 +53,7 @@ describe('stopping a rolling upgrade', () => {
     expect(site.nodes[nodeName(3)]!.wlmState).toBe('ALLOCATED'); // its job goes on
     for (let i = 2; i < 6; i++) expect(site.nodes[nodeName(i)]!.bootCount).toBe(0);
     expect(site.groups.failed).toEqual([]);
-    expect((await runtime.store.getLockOwners([2, 3].map(nodeName))).size).toBe(0);
+    expect((await runtime.store.locks.getLockOwners([2, 3].map(nodeName))).size).toBe(0);
     expect(after.messages.at(-1)).toMatch(/^Upgrade Session Stopped/);
     // A cancel request during a stop is still a cancel; a second stop is no error; a stopped session cannot be stopped.
     await expect(runtime.stop(run.id)).rejects.toThrow(/is STOPPED and cannot be stopped/);

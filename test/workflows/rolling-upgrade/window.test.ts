@@ -41,7 +41,7 @@ describe('rolling upgrade in mode window', () => {
     for (let i = 1; i < 9; i++) expect(backAt(i)).toBeLessThan(3000);
     expect(backAt(0)).toBeGreaterThanOrEqual(3000);
     expect(report.messages.at(-1)).toBe('Upgrade Session Completed');
-    expect((await runtime.store.getLockOwners(Array.from({ length: 9 }, (_, i) => nodeName(i)))).size).toBe(0);
+    expect((await runtime.store.locks.getLockOwners(Array.from({ length: 9 }, (_, i) => nodeName(i)))).size).toBe(0);
   });
 
   it('fails nodes with the lock-step reasons and still completes', async () => {
@@ -222,7 +222,7 @@ describe('rolling upgrade in mode window', () => {
 
   it('leaves a node held by another session alone until its lock is free', async () => {
     runtime = await startTestRuntime({ site: buildSite(3) });
-    await runtime.store.tryLockNodes('someone-else', [nodeName(1)]);
+    await runtime.store.locks.tryLockNodes('someone-else', [nodeName(1)]);
     const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 3 }));
     await eventually(
       runtime,
@@ -233,7 +233,7 @@ describe('rolling upgrade in mode window', () => {
       'the two free nodes upgraded',
     );
     expect(runtime.simulator.state().nodes[nodeName(1)]!.drainCount).toBe(0);
-    await runtime.clock.busy(() => runtime!.store.releaseNodeLocks('someone-else', [nodeName(1)]));
+    await runtime.clock.busy(() => runtime!.store.locks.releaseNodeLocks('someone-else', [nodeName(1)]));
     const outcome = await run.outcome;
     expect(outcome.status).toBe('SUCCEEDED');
     const report = await buildSessionReport(runtime.store, (await runtime.store.getSession(run.id))!);
@@ -265,7 +265,7 @@ describe('rolling upgrade in mode window', () => {
     expect(site.nodes[nodeName(1)]!.wlmState).toBe('ALLOCATED'); // our drain lifted, its job undisturbed
     for (let i = 1; i < 6; i++) expect(site.nodes[nodeName(i)]!.bootCount).toBe(0);
     expect(site.groups.failed).toEqual([]);
-    expect((await runtime.store.getLockOwners(Array.from({ length: 6 }, (_, i) => nodeName(i)))).size).toBe(0);
+    expect((await runtime.store.locks.getLockOwners(Array.from({ length: 6 }, (_, i) => nodeName(i)))).size).toBe(0);
     // Counted as the records say, the delete sequence's chunks included.
     expect((await runtime.store.getSession(run.id))!.progress.counts).toEqual({ upgraded: 1, failed: 0 });
   });

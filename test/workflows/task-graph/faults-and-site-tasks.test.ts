@@ -144,7 +144,7 @@ tasks:
       // The node stays drained with the run's claim: the site says which run and task drained it.
       expect(state.nodes.c1?.wlmReason).toBe(`rollout-task ${runId} kernel update task=drain_compute`);
       // Its lock went back when nothing more could run on it.
-      expect(await runtime.store.getLockOwners(['c1'])).toEqual(new Map());
+      expect(await runtime.store.locks.getLockOwners(['c1'])).toEqual(new Map());
     } finally {
       await runtime.close();
     }

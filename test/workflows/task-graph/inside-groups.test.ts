@@ -106,7 +106,7 @@ describe("a task graph as each Shipyard group's deploy phase", () => {
         status: 'CANCELLED',
         groups: { 'control-plane': { stage: 'PREPARED' }, workers: { stage: 'NOT_STARTED' } },
       });
-      expect(await runtime.store.getLockOwners([...CONTROL, ...WORKERS])).toEqual(new Map());
+      expect(await runtime.store.locks.getLockOwners([...CONTROL, ...WORKERS])).toEqual(new Map());
     } finally {
       await runtime.close();
     }

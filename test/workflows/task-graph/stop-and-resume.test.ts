@@ -66,7 +66,7 @@ describe('stopping a task run', () => {
       expect(atStop.taskLog.map((e) => `${e.node}/${e.task}`)).toEqual(startedBefore);
 
       // No busy loop: the run said STOPPED once, and its passes stayed near one per poll interval while the reboots finished (it used to make 1,000 in no time).
-      const messages = await runtime.taskRuns.listMessages(run.id);
+      const messages = await runtime.taskRuns.messages.list(run.id);
       expect(messages.filter((m) => m === 'Task run STOPPED')).toHaveLength(1);
       const elapsed = Math.max(...atStop.taskLog.map((e) => e.end!));
       expect(record.increment).toBeLessThanOrEqual(2 * Math.ceil(elapsed / POLL_SECONDS));
@@ -89,7 +89,7 @@ describe('stopping a task run', () => {
       }
       expect(maxConcurrentTasks(end.taskLog)).toBeLessThanOrEqual(2);
       expect(end.violations).toEqual([]);
-      expect(await runtime.taskRuns.listMessages(run.id)).toContain('Resumed after a stop');
+      expect(await runtime.taskRuns.messages.list(run.id)).toContain('Resumed after a stop');
     } finally {
       await runtime.close();
     }

@@ -1,7 +1,7 @@
 import { compressHostlist } from '../../../../core/site/hostlist';
 import { SLURM_COMMAND_TIMEOUT_SECONDS, ScontrolWorkloadManager } from '../../../../adapters/site/commands/scontrol-workload-manager';
 import { SlurmRebootBootService, type SlurmRebootSession } from '../../../../adapters/site/commands/slurm-reboot-boot-service';
-import { CommandTransportError } from '../../../../adapters/site/commands/command-errors';
+import { CommandTransportError } from '../../../../ports/command-transport';
 import { createSiteFromProfile } from '../../../../adapters/site';
 import { EmptyBootSessionError, SiteServiceError } from '../../../../core/errors';
 import { parseSiteProfile } from '../../../../core/site/site-profile';

@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LocalTransport } from '../../../../adapters/site/commands/local-transport';
-import { CommandTransportError } from '../../../../adapters/site/commands/command-errors';
+import { CommandTransportError } from '../../../../ports/command-transport';
 import { bootSessionName, SiteTaskExecutor, type TaskCommands } from '../../../../adapters/site/tasks/site-tasks';
 import { headNodeCommands } from '../../../../adapters/site/tasks/node-commands';
 import type { TaskType } from '../../../../core/task-graph';

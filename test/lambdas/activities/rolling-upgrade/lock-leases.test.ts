@@ -95,7 +95,7 @@ describe('node locks in the activities: lease, heartbeat, fencing', () => {
     // STARTING: the plan is taken, step 0 (a1, a2) locked and drained; the records carry the fencing tokens.
     expect((await runActivity('STARTING', pointer(a.upgradeId, 'STARTING'), deps, startStep)).stage).toBe('QUIESCING');
     expect(calls).toEqual(['drain a1', 'drain a2']);
-    const locks = await store.getNodeLocks(['a1', 'a2']);
+    const locks = await store.locks.getNodeLocks(['a1', 'a2']);
     expect(locks.get('a1')).toEqual({ owner: 'lease-a', leaseExpiresAt: now + LEASE_SECONDS * 1000, fencingToken: 1 });
     const records = await store.getNodes(a.upgradeId, [
       { name: 'a1', index: 0 },
@@ -106,11 +106,11 @@ describe('node locks in the activities: lease, heartbeat, fencing', () => {
     // Each increment renews the leases (the heartbeat): past the first lease, they still run.
     now += 500_000;
     await runActivity('QUIESCING', pointer(a.upgradeId, 'QUIESCING'), deps, checkQuiesce);
-    expect((await store.getNodeLocks(['a1'])).get('a1')!.leaseExpiresAt).toBe(now + LEASE_SECONDS * 1000);
+    expect((await store.locks.getNodeLocks(['a1'])).get('a1')!.leaseExpiresAt).toBe(now + LEASE_SECONDS * 1000);
 
     // The session then stalls past its lease; session B takes a2 over.
     now += (LEASE_SECONDS + 1) * 1000;
-    expect((await store.tryLockNodes('lease-b', ['a2'])).size).toBe(0);
+    expect((await store.locks.tryLockNodes('lease-b', ['a2'])).size).toBe(0);
 
     // A's next increment: its quiesce timeout has passed, so it would fail both busy nodes. It fails
     // a1 only, and records a2 as lost to B, with a message.
@@ -125,10 +125,10 @@ describe('node locks in the activities: lease, heartbeat, fencing', () => {
       ['FAILED', 'DONE', 'upgrading-time-out-quiescing'],
       ['IN_PROGRESS', 'LOCK_LOST', 'lock-lost-to-lease-b'],
     ]);
-    expect(await store.listMessages(a.upgradeId)).toContainEqual(
+    expect(await store.messages.list(a.upgradeId)).toContainEqual(
       expect.stringMatching(/1 node\(s\) not ours \(locked by session lease-b\) are left alone: a2/),
     );
-    expect(await store.getLockOwners(['a1', 'a2'])).toEqual(new Map([['a2', 'lease-b']]));
+    expect(await store.locks.getLockOwners(['a1', 'a2'])).toEqual(new Map([['a2', 'lease-b']]));
   });
 
   it('stops with LockLostError right before acting when the lock changed hands within the increment', async () => {
@@ -145,7 +145,7 @@ describe('node locks in the activities: lease, heartbeat, fencing', () => {
     // The takeover lands after the heartbeat but before the fail (the session stalled that long while it observed the site).
     (site.workloadManager.getNodes as jest.Mock<Site['workloadManager']['getNodes']>).mockImplementationOnce(async (names) => {
       now += (LEASE_SECONDS + 1) * 1000;
-      expect((await store.tryLockNodes('lease-d', ['c1', 'c2'])).size).toBe(0);
+      expect((await store.locks.tryLockNodes('lease-d', ['c1', 'c2'])).size).toBe(0);
       return new Map(names.map((n) => [n, { name: n, base: 'MIXED', flags: ['DRAIN'], reason: 'rolling-upgrade' } as WlmNode]));
     });
     const state = await runActivity('QUIESCING', pointer(c.upgradeId, 'QUIESCING'), deps, checkQuiesce);

@@ -98,7 +98,7 @@ describe('node locks in mode window: each node locked with a lease and a fencing
     await step('A', a.upgradeId);
     await step('A', a.upgradeId);
     expect(calls).toEqual(['A drain w1', 'A drain w2', 'A drain w3', 'A drain w4']);
-    const aLocks = await store.getNodeLocks(['w1', 'w2', 'w3', 'w4']);
+    const aLocks = await store.locks.getNodeLocks(['w1', 'w2', 'w3', 'w4']);
     expect([...aLocks.values()].map((l) => [l.owner, l.leaseExpiresAt])).toEqual(Array(4).fill(['win-a', now + LEASE_SECONDS * 1000]));
     const aRecords = await store.listNodes(a.upgradeId);
     expect(aRecords.map((r) => [r.name, r.lockToken])).toEqual(expect.arrayContaining(['w1', 'w2', 'w3', 'w4'].map((n) => [n, aLocks.get(n)!.fencingToken])));
@@ -115,12 +115,12 @@ describe('node locks in mode window: each node locked with a lease and a fencing
     now += 500_000;
     await step('B', b.upgradeId);
     expect(calls.filter((c) => c.startsWith('B'))).toEqual(['B drain w5', 'B drain w6']);
-    expect((await store.getLockOwners(['w3', 'w4'])).get('w3')).toBe('win-a');
+    expect((await store.locks.getLockOwners(['w3', 'w4'])).get('w3')).toBe('win-a');
 
     // A stalls past its lease; B takes w3 and w4 over (w3, w4 were drained already: B records them in flight without a second drain).
     now += (LEASE_SECONDS + 1) * 1000;
     await step('B', b.upgradeId);
-    expect(await store.getLockOwners(['w3', 'w4'])).toEqual(
+    expect(await store.locks.getLockOwners(['w3', 'w4'])).toEqual(
       new Map([
         ['w3', 'win-b'],
         ['w4', 'win-b'],
@@ -137,7 +137,7 @@ describe('node locks in mode window: each node locked with a lease and a fencing
     expect(aNow).toEqual(expect.arrayContaining(['A fail w1', 'A fail w2']));
     const after = new Map((await store.listNodes(a.upgradeId)).map((r) => [r.name, r]));
     expect([after.get('w3')!.phase, after.get('w3')!.reason]).toEqual(['LOCK_LOST', 'lock-lost-to-win-b']);
-    expect(await store.listMessages(a.upgradeId)).toContainEqual(
+    expect(await store.messages.list(a.upgradeId)).toContainEqual(
       expect.stringMatching(/^Window: 2 node\(s\) not ours \(locked by session win-b\) are left alone: w3, w4/),
     );
 

@@ -1,0 +1,125 @@
+import { performance } from 'node:perf_hooks';
+import { causeMessage } from '../control-plane/execution-cause';
+import type { RunKind, SessionStatus, WorkflowName } from '../control-plane/runtime';
+import type { SiteSource } from '../local/open-runtime';
+import { checkSiteOptions, connectRunTarget, remoteTarget, type TargetOptions } from './control-plane-target';
+import { CliError } from './errors';
+import { ExitCode } from './exit-codes';
+import { checkDetach, handleInterrupts, reportDetached } from './run-control';
+import { loadSiteSource, writeSiteState, type SiteSourceOptions } from './site-source';
+
+/**
+ * One skeleton for every run the CLI starts or resumes and follows (`upgrade`, `deploy`,
+ * `deploy --graph`, `session resume`): connect, start, show progress, handle Ctrl-C (run-control.ts),
+ * wait for the outcome, print the report (summary or --json), and one exit status for one outcome
+ * whatever the kind (the table in exit-codes.ts). Each command gives only what differs: its start,
+ * its progress line, its report.
+ */
+
+/** The control plane a run goes to (the remote one, or the embedded one of this process). */
+export type RunControlPlane = Awaited<ReturnType<typeof connectRunTarget>>;
+
+/** Where and how a run goes and reports: the options `upgrade`, `deploy` and `session resume` share. */
+export interface RunOptions extends SiteSourceOptions, TargetOptions {
+  timeScale?: string;
+  json?: boolean;
+  siteStateOut?: string;
+  dataDir?: string;
+  detach?: boolean;
+}
+
+/** The run's target, checked, with its site loaded once for the whole command (a remote control plane has its own). */
+export interface RunTarget {
+  remote: ReturnType<typeof remoteTarget>;
+  source: SiteSource | undefined;
+}
+
+/** Checks the target options (exit 2 naming the flag) and loads the local site once. */
+export async function runTargetOf(options: RunOptions): Promise<RunTarget> {
+  const remote = remoteTarget(options);
+  checkSiteOptions(options, remote !== undefined);
+  checkDetach(options, remote !== undefined);
+  return { remote, source: remote ? undefined : await loadSiteSource(options) };
+}
+
+/** How long a run took, for its summary: on the wall clock, and on the site's simulated clock when it has one. */
+export interface RunTiming {
+  realSeconds: number;
+  simulatedSeconds?: number;
+}
+
+/** A run that has ended, as the command reports it. */
+export interface EndedRun {
+  /** What --json prints. */
+  json: unknown;
+  summary(timing: RunTiming): string;
+  /** Exit 0: the run ended as asked. */
+  succeeded: boolean;
+}
+
+/** What one kind of run brings to the skeleton. */
+export interface WorkflowRun {
+  kind: RunKind;
+  /** A new run of `workflow` with the typed request, or a resume of the run with this id. */
+  start: { workflow: WorkflowName; input: unknown } | { resume: string };
+  /** For a resume: whether a run in this state can be carried on (default: any state). */
+  resumable?(status: SessionStatus): boolean;
+  /** The line said on stderr once the run has its id (`resumed`: a resume), if the kind says one. */
+  announce?(id: string, resumed: boolean, remote: boolean): string;
+  showProgress(controlPlane: RunControlPlane, id: string): { stop(): Promise<void> };
+  /** The workflow's error for a run that ran and failed, which the report explains; any other error is said on stderr. */
+  runFailedError?: string;
+  /** The run's report; undefined when the workflow ended before creating the run. */
+  endedRun(controlPlane: RunControlPlane, id: string): Promise<EndedRun | undefined>;
+}
+
+const NOUN: Record<RunKind, string> = { upgrade: 'session', deployment: 'deployment', tasks: 'task run' };
+const NOT_CREATED: Record<RunKind, string> = { upgrade: 'creating a session', deployment: 'creating the deployment', tasks: 'opening the task run' };
+
+/** Runs `run` on the target and follows it to its end (or returns once it started, with --detach). Returns the exit code. */
+export async function runWorkflow(options: RunOptions, target: RunTarget, run: WorkflowRun): Promise<number> {
+  const controlPlane = await connectRunTarget(target.remote, target.source, options);
+  try {
+    const startedReal = performance.now();
+    const startedSimulated = controlPlane.now();
+    const resumed = 'resume' in run.start ? run.start.resume : undefined;
+    if (resumed !== undefined) await checkResumable(controlPlane, run, resumed);
+    const started = 'resume' in run.start ? await controlPlane.resume(run.kind, run.start.resume) : await controlPlane.run(run.start.workflow, run.start.input);
+    const id = resumed ?? started.id;
+    if (options.detach) return reportDetached({ ...started, id }, options);
+    const remote = target.remote !== undefined;
+    const announcement = run.announce?.(id, resumed !== undefined, remote);
+    if (announcement) process.stderr.write(`${announcement}\n`);
+    const progress = run.showProgress(controlPlane, id);
+    const stopListening = handleInterrupts({ kind: run.kind, id }, controlPlane, options, remote);
+    const outcome = await started.outcome;
+    stopListening();
+    await progress.stop();
+
+    // The workflow's first state refused the input (a console start reaches it unchecked; here: what only the site knows).
+    if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') throw new CliError(causeMessage(outcome), ExitCode.invalidInput);
+    if (options.siteStateOut) await writeSiteState(options.siteStateOut, target.source!, controlPlane);
+    const ended = await run.endedRun(controlPlane, id);
+    if (!ended) throw new CliError(`the workflow ended (${outcome.status}) before ${NOT_CREATED[run.kind]}: ${causeMessage(outcome)}`, ExitCode.notCompleted);
+    if (options.json) process.stdout.write(`${JSON.stringify(ended.json, null, 2)}\n`);
+    else {
+      const simulated = controlPlane.siteState() ? { simulatedSeconds: (controlPlane.now() - startedSimulated) / 1000 } : {};
+      process.stdout.write(`${ended.summary({ realSeconds: (performance.now() - startedReal) / 1000, ...simulated })}\n`);
+    }
+    if (outcome.status === 'FAILED' && outcome.error !== run.runFailedError) {
+      process.stderr.write(`workflow failed: ${outcome.error}: ${causeMessage(outcome)}\n`);
+      return ExitCode.notCompleted;
+    }
+    return ended.succeeded ? ExitCode.completed : ExitCode.notCompleted;
+  } finally {
+    await controlPlane.close();
+  }
+}
+
+/** A run to resume must exist as this kind (else exit 2, as any unknown id) and be resumable (else exit 1): said before any execution starts. */
+async function checkResumable(controlPlane: RunControlPlane, run: WorkflowRun, id: string): Promise<void> {
+  const found = await controlPlane.status(id);
+  if (found?.kind !== run.kind) throw new CliError(`no ${NOUN[run.kind]} with id '${id}'`, ExitCode.invalidInput);
+  if (run.resumable && !run.resumable(found))
+    throw new CliError(`${NOUN[run.kind]} ${id} has ended (${found.state}): nothing to resume`, ExitCode.notCompleted);
+}

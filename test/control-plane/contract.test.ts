@@ -5,6 +5,7 @@ import type { WorkflowName } from '../../contracts';
 import type { EmbeddedRuntime } from '../../local/embedded-runtime';
 import { startServedControlPlane } from '../../local/serve';
 import type { SiteDefinition } from '../../simulator';
+import type { VirtualClock } from '../../time/virtual-clock';
 import { deploymentSite, groupOf, namedNodes, namesOf, QUICK_POLL } from '../support/deployment-sites';
 import { buildSite, upgradeRequest } from '../support/sites';
 import { until } from '../support/until';
@@ -106,6 +107,22 @@ async function reads(t: Transcript, cp: ControlPlane, kind: SessionKind, id: str
   await t.record(`${label}: isRunning`, cp.isRunning(kind, id));
 }
 
+/**
+ * Time is held: the run does what it can without a Wait elapsing, then sleeps. Its stop or cancel is
+ * asked once it sleeps and its progress stays put (a stop written while its first increments still
+ * run would land at another point of the run on each side).
+ */
+async function settled({ controlPlane, runtime }: Side, id: string): Promise<void> {
+  let seen = '';
+  await until(async () => {
+    const now = JSON.stringify(await controlPlane.progress(id));
+    const still = (runtime.clock as VirtualClock).sleeping > 0 && now === seen;
+    seen = now;
+    if (!still) await new Promise((resolve) => setTimeout(resolve, 100));
+    return still;
+  }, `${id} asleep`);
+}
+
 /** Stop, resume, cancel of a run held on its first wait (virtual time held: nothing moves until released). */
 async function stopResumeCancel(side: Side, t: Transcript, workflow: WorkflowName, input: unknown, held: string): Promise<void> {
   const cp = side.controlPlane;
@@ -114,6 +131,7 @@ async function stopResumeCancel(side: Side, t: Transcript, workflow: WorkflowNam
   await clock.busy(async () => {
     run = await t.started('run', cp.run(workflow, input, `contract-${workflow}`));
     await until(async () => (await cp.status(run.id))?.state === held && (await cp.isRunning(run.kind, run.id)), `${run.kind} ${held}`);
+    await settled(side, run.id);
     await t.record('held: status', cp.status(run.id));
     await t.record('held: isRunning', cp.isRunning(run.kind, run.id));
     await t.record('held: resume refused', cp.resume(run.kind, run.id));
@@ -127,6 +145,7 @@ async function stopResumeCancel(side: Side, t: Transcript, workflow: WorkflowNam
   await clock.busy(async () => {
     resumed = await t.started('resume', cp.resume(run.kind, run.id), false);
     await until(async () => (await cp.status(run.id))?.state === held && (await cp.isRunning(run.kind, run.id)), `${run.kind} resumed`);
+    await settled(side, run.id);
     await t.record('resumed: status', cp.status(run.id));
     await t.record('cancel', cp.cancel(run.id));
   });

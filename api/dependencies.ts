@@ -1,4 +1,4 @@
-import type { ApiControlPlane } from '../control-plane/runtime';
+import type { ApiControlPlane } from '../control-plane/control-plane';
 import type { EnvironmentStore } from '../ports/environment-store';
 import type { EnvironmentUpgradeStore } from '../ports/environment-upgrade-store';
 import type { RunStartStore } from '../ports/run-start-store';

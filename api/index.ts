@@ -6,7 +6,7 @@ import { createRouter, type Route } from './router';
 import { sessionRoutes } from './sessions';
 
 export type { ApiDependencies } from './dependencies';
-export type { ApiControlPlane } from '../control-plane/runtime';
+export type { ApiControlPlane } from '../control-plane/control-plane';
 export type { ApiHandler, ApiRequest, ApiResponse } from './http';
 
 /** Every route of the API, in one table (the OpenAPI test checks the document lists each). */

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { connectControlPlane, DEFAULT_STACK, type ControlPlaneTarget } from './targets';
-import type { RolloutClient } from '../control-plane/aws-client/rollout-client';
+import type { ControlPlane } from '../control-plane/control-plane';
 import { dataDirForRun } from './data-dir-option';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
@@ -54,7 +54,7 @@ export function remoteTarget(options: TargetOptions): Exclude<ControlPlaneTarget
 }
 
 /** A client of the target; a remote target's connection errors as one line. */
-export async function connectTarget(target: ControlPlaneTarget): Promise<RolloutClient> {
+export async function connectTarget(target: ControlPlaneTarget): Promise<ControlPlane> {
   if (target.kind === 'embedded') return connectControlPlane(target);
   try {
     return await connectControlPlane(target);
@@ -72,7 +72,7 @@ export async function connectRunTarget(
   target: ControlPlaneTarget | undefined,
   source: SiteSource | undefined,
   options: { timeScale?: string; dataDir?: string },
-): Promise<RolloutClient> {
+): Promise<ControlPlane> {
   if (target) return connectTarget(target);
   const timeScale = timeScaleOption(options.timeScale);
   const dataDir = options.dataDir ? await dataDirForRun(options.dataDir) : undefined;

@@ -1,14 +1,14 @@
 import type { DeploymentStage } from '../core/group-deployment';
-import type { RolloutSessions } from '../control-plane/runtime';
+import type { ControlPlane } from '../control-plane/control-plane';
 import { showProgressLine } from './progress-line';
 
 const SHOWN_STAGES: readonly DeploymentStage[] = ['DEPLOYED', 'PREPARED', 'FAILED', 'NOT_STARTED'];
 
 /**
  * Shows a running deployment on stderr: groups and nodes by stage, redrawn on a terminal, one line
- * per change elsewhere (CI logs). Reads through the facade, as any observer would.
+ * per change elsewhere (CI logs). Reads through the control plane, as any observer would.
  */
-export function showDeploymentProgress(sessions: Pick<RolloutSessions, 'progress'>, deploymentId: string, intervalMs = 250): { stop(): Promise<void> } {
+export function showDeploymentProgress(sessions: Pick<ControlPlane, 'progress'>, deploymentId: string, intervalMs = 250): { stop(): Promise<void> } {
   return showProgressLine(async () => {
     const progress = await sessions.progress(deploymentId);
     if (progress?.kind !== 'deployment') return undefined;

@@ -1,14 +1,14 @@
 import cliProgress from 'cli-progress';
-import type { RolloutSessions } from '../control-plane/runtime';
+import type { ControlPlane } from '../control-plane/control-plane';
 import { repeatRender } from './repeat-render';
 import { formatDuration } from './summary';
 
 /**
  * Shows a running session's progress on stderr: a bar on a terminal, one line per step change
- * elsewhere (CI logs). Reads through the facade, as any second observer would.
+ * elsewhere (CI logs). Reads through the control plane, as any second observer would.
  */
 export function showSessionProgress(
-  sessions: Pick<RolloutSessions, 'progress'> & { now?: () => number },
+  sessions: Pick<ControlPlane, 'progress'> & { now?: () => number },
   upgradeId: string,
   intervalMs = 250,
 ): { stop(): Promise<void> } {

@@ -1,4 +1,5 @@
-import type { RunKind, RolloutSessions } from '../control-plane/runtime';
+import type { RunKind } from '../control-plane/runtime';
+import type { ControlPlane } from '../control-plane/control-plane';
 import { describeError } from '../core/errors';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
@@ -70,7 +71,7 @@ export function reportDetached(run: { id: string; kind: RunKind; executionArn: s
  */
 export function handleInterrupts(
   run: { kind: RunKind; id: string },
-  sessions: Pick<RolloutSessions, 'stop'>,
+  sessions: Pick<ControlPlane, 'stop'>,
   options: TargetOptions & { dataDir?: string },
   remote: boolean,
 ): () => void {

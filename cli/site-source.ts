@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { loadSiteProfileFile } from '../adapters/site';
 import { describeError } from '../core/errors';
 import type { SiteSource } from '../local/open-runtime';
-import type { RolloutRuntime } from '../control-plane/runtime';
+import type { ControlPlane } from '../control-plane/control-plane';
 import { loadSiteFile, siteStateContract, type SiteStateFile } from '../simulator';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
@@ -26,11 +26,11 @@ export async function loadSiteSource(options: SiteSourceOptions): Promise<SiteSo
  * Writes `--site-state-out`: the in-process simulator's state, or a `rollout simulate` site's
  * `/sim/state` (the same document). A real site has no simulated state to write.
  */
-export async function writeSiteState(file: string, source: SiteSource, runtime: RolloutRuntime): Promise<void> {
+export async function writeSiteState(file: string, source: SiteSource, runtime: ControlPlane): Promise<void> {
   await writeFile(file, `${JSON.stringify(await siteStateOf(source, runtime), null, 2)}\n`);
 }
 
-async function siteStateOf(source: SiteSource, runtime: RolloutRuntime): Promise<SiteStateFile> {
+async function siteStateOf(source: SiteSource, runtime: ControlPlane): Promise<SiteStateFile> {
   const state = runtime.siteState();
   if (state) return siteStateContract(state);
   const controlUrl = source.kind === 'profile' ? source.profile.simulatedTime?.controlUrl : undefined;

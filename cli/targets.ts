@@ -1,10 +1,11 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { InvalidInputError, describeError } from '../core/errors';
 import { ControlPlaneUnreachableError } from '../local/errors';
-import type { OpenRuntimeOptions } from '../local/open-runtime';
+import { openRuntime, type OpenRuntimeOptions } from '../local/open-runtime';
 import { startServedControlPlane } from '../local/serve';
 import { DISCOVERY_PATH, type ControlPlaneEndpoints } from '../control-plane/endpoints';
-import { RolloutClient, type ClientConnection } from '../control-plane/aws-client/rollout-client';
+import { rolloutClient, type ClientConnection } from '../control-plane/aws-client/rollout-client';
+import type { ControlPlane } from '../control-plane/control-plane';
 
 /** Where the CLI's control plane is. */
 export type ControlPlaneTarget =
@@ -22,17 +23,19 @@ const ENDPOINT_DEFAULT_REGION = 'us-east-1';
 
 export const DEFAULT_STACK = 'BaremetalRollout';
 
-/** A client of the target: the one code path (the SDK) for all three. */
-export async function connectControlPlane(target: ControlPlaneTarget): Promise<RolloutClient> {
+/**
+ * The control plane of the target: the embedded one in this process (its executions on the local
+ * engine), or one reached through the SDK (a `rollout serve`, LocalStack, the deployed stack).
+ */
+export async function connectControlPlane(target: ControlPlaneTarget): Promise<ControlPlane> {
   switch (target.kind) {
-    case 'embedded': {
-      // Served in-process on an ephemeral loopback port, and reached through the SDK like any other.
-      const served = await startServedControlPlane(target.runtime);
-      return new RolloutClient({ endpoints: served.endpoints, localCredentials: true, onClose: () => served.close(), local: served.runtime });
-    }
+    case 'embedded':
+      // Called in process. With a data directory it is also served on ephemeral loopback ports, for the
+      // other processes of the directory (they find it in its runtime.json); without one none can find it.
+      return target.runtime.dataDir ? (await startServedControlPlane(target.runtime)).runtime : openRuntime(target.runtime);
     case 'endpoint': {
       const discovered = await discoverEndpoints(target.url);
-      return new RolloutClient({
+      return rolloutClient({
         endpoints: discovered ?? (await stackAtEndpoint(target.url, target.stack ?? DEFAULT_STACK, target.region)),
         localCredentials: true,
       });
@@ -45,7 +48,7 @@ export async function connectControlPlane(target: ControlPlaneTarget): Promise<R
       try {
         const region = target.region ?? (await cloudFormation.config.region());
         const endpoints = await resolveStack(cloudFormation, target.stack, region);
-        return new RolloutClient({ endpoints, ...(target.profile ? { profile: target.profile } : {}) });
+        return rolloutClient({ endpoints, ...(target.profile ? { profile: target.profile } : {}) });
       } finally {
         cloudFormation.destroy();
       }
@@ -77,7 +80,11 @@ export async function discoverEndpoints(url: string): Promise<ControlPlaneEndpoi
  * An endpoint that serves the AWS APIs themselves (LocalStack): the stack's outputs, read through
  * CloudFormation at that endpoint, name the state machines and the table; every API is that endpoint.
  */
-async function stackAtEndpoint(url: string, stack: string, region = process.env.AWS_REGION ?? ENDPOINT_DEFAULT_REGION): Promise<ClientConnection['endpoints']> {
+export async function stackAtEndpoint(
+  url: string,
+  stack: string,
+  region = process.env.AWS_REGION ?? ENDPOINT_DEFAULT_REGION,
+): Promise<ClientConnection['endpoints']> {
   const endpoint = endpointUrl(url).origin;
   const cloudFormation = new CloudFormationClient({ endpoint, region, credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
   try {

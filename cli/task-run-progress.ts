@@ -1,11 +1,11 @@
 import type { OperationState } from '../core/scheduling';
-import type { RolloutSessions } from '../control-plane/runtime';
+import type { ControlPlane } from '../control-plane/control-plane';
 import { showProgressLine } from './progress-line';
 
 const SHOWN: readonly OperationState[] = ['ACTIVE', 'TRANSITION', 'TODO', 'BLOCKED', 'ERROR'];
 
-/** Shows a running task run on stderr: its node tasks by state. Reads through the facade, as any observer would. */
-export function showTaskRunProgress(sessions: Pick<RolloutSessions, 'progress'>, runId: string, intervalMs = 250): { stop(): Promise<void> } {
+/** Shows a running task run on stderr: its node tasks by state. Reads through the control plane, as any observer would. */
+export function showTaskRunProgress(sessions: Pick<ControlPlane, 'progress'>, runId: string, intervalMs = 250): { stop(): Promise<void> } {
   return showProgressLine(async () => {
     const progress = await sessions.progress(runId);
     if (progress?.kind !== 'tasks') return undefined;

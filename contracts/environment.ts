@@ -22,6 +22,8 @@ export const ENVIRONMENT = {
   /** The REST API's function starts the workflows by these ARNs. */
   rollingUpgradeStateMachineArn: 'ROLLING_UPGRADE_STATE_MACHINE_ARN',
   groupDeploymentStateMachineArn: 'GROUP_DEPLOYMENT_STATE_MACHINE_ARN',
+  /** The REST API's function does not start task runs, but stops and cancels them: it lists this machine's executions. */
+  taskGraphStateMachineArn: 'TASK_GRAPH_STATE_MACHINE_ARN',
   /** 'true' only in a lab stack: the site URLs may be http:// although tokens travel over them. */
   allowInsecureHttp: 'ALLOW_INSECURE_HTTP',
   environmentUpgradeStateMachineArn: 'ENVIRONMENT_UPGRADE_STATE_MACHINE_ARN',

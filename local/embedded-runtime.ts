@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { STATE_MACHINES, WORKFLOWS, type StateMachineName, type WorkflowName } from '../contracts';
+import { STATE_MACHINES, type StateMachineName } from '../contracts';
 import { DynamoDbConnectorState } from '../adapters/dynamodb/dynamodb-connector-state';
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbEnvironmentStore } from '../adapters/dynamodb/dynamodb-environment-store';
@@ -18,8 +17,6 @@ import type { SiteClients, SiteFromProfile } from '../adapters/site';
 import { simulatedSiteClients } from './simulated-site-clients';
 import { serveInProcess } from '../adapters/site/in-process-endpoints';
 import { InvalidInputError } from '../core/errors';
-import { idForExecution } from '../core/execution-id';
-import { executionRunsSession } from '../core/session-control';
 import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activities/rolling-upgrade/dependencies';
 import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/activities/group-deployment/dependencies';
 import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deployment/handlers';
@@ -36,31 +33,15 @@ import {
   startSiteSimulator,
   type RunningSiteSimulator,
   type SiteDefinition,
-  type SiteState,
   type TimeSource,
 } from '../simulator';
 import { JsonLinesEventLog, MemoryEventLog } from '../adapters/events/event-logs';
 import type { StatusEventLog } from '../ports/status-events';
 import { openDataDir, type OpenedDataDir } from './data-dir';
-import { isGoneToken, OPERATOR_WAKE_OUTPUT } from '../control-plane/operator-wake';
-import { TaskTokenError } from './task-tokens';
 import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
-import { LocalStepFunctions, localExecutionArn, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
-import {
-  runKindOf,
-  type CancelResult,
-  type GateResult,
-  type RolloutRuntime,
-  type SessionListing,
-  type SessionKind,
-  type SessionProgress,
-  type SessionStatus,
-  type SessionView,
-  type StartedRun,
-  type StopResult,
-} from '../control-plane/runtime';
-import type { TaskRunView } from '../control-plane/reports/task-run-report';
-import { StoreSessions } from '../control-plane/store-sessions';
+import { LocalStepFunctions, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
+import { LocalExecutions } from './local-executions';
+import { ControlPlane } from '../control-plane/control-plane';
 import { VirtualClock } from '../time/virtual-clock';
 
 export interface EmbeddedRuntimeOptions {
@@ -141,13 +122,13 @@ interface EmbeddedRuntimeParts {
 }
 
 /**
- * The embedded default, whole: the in-memory store (local/dynamodb-store) as DynamoDB, the site simulator over HTTP as the site,
- * the Lambda handlers in-process, and the workflow files run by the local engine. The facade
- * (RolloutRuntime) is what callers use; the parts stay readable for tests and the bench.
+ * The embedded default, whole: the composition root of the control plane on this host. It builds the
+ * in-memory store (local/dynamodb-store) as DynamoDB, the site simulator over HTTP as the site (or a
+ * site through its profile), the Lambda handlers in-process and the local engine running the workflow
+ * files, and is the one ControlPlane over them with the local engine's Executions (LocalExecutions).
+ * The parts stay readable for tests and the bench.
  */
-export class EmbeddedRuntime implements RolloutRuntime {
-  private readonly reads: StoreSessions;
-
+export class EmbeddedRuntime extends ControlPlane<ExecutionOutcome> {
   readonly engine: LocalStepFunctions;
   readonly store: DynamoDbSessionStore;
   readonly deployments: DynamoDbDeploymentStore;
@@ -170,9 +151,23 @@ export class EmbeddedRuntime implements RolloutRuntime {
   readonly site: Site;
   /** Runs accepted by the API or refused by their first state, before (or instead of) their records. */
   readonly runStarts: DynamoDbRunStartStore;
-  private readonly stopServingInProcess: () => void;
 
   private constructor(parts: EmbeddedRuntimeParts) {
+    super({
+      upgrades: parts.store,
+      deployments: parts.deployments,
+      taskRuns: parts.taskRuns,
+      executions: new LocalExecutions(parts.engine, parts.stateMachineArns),
+      now: () => parts.clock.now(),
+      siteState: () => parts.runningSimulator?.state(),
+      // Ends what runs in this process (its executions stop as at a crash: their sessions resume in the next one), then closes the site and the store.
+      onClose: async () => {
+        parts.stopServingInProcess();
+        await parts.engine.stopAll('the embedded runtime closed');
+        await parts.runningSimulator?.close();
+        await parts.data.close();
+      },
+    });
     this.engine = parts.engine;
     this.store = parts.store;
     this.deployments = parts.deployments;
@@ -189,24 +184,6 @@ export class EmbeddedRuntime implements RolloutRuntime {
     this.environmentUpgrades = parts.environmentUpgrades;
     this.site = parts.site;
     this.runStarts = parts.runStarts;
-    this.stopServingInProcess = parts.stopServingInProcess;
-    this.reads = new StoreSessions({
-      upgrades: this.store,
-      deployments: this.deployments,
-      taskRuns: this.taskRuns,
-      running: true,
-      wake: (token) => this.wakeInProcess(token),
-    });
-  }
-
-  /** An in-process caller (tests, the facade) wakes a parked workflow on this very engine, as SendTaskSuccess would. */
-  private async wakeInProcess(taskToken: string): Promise<void> {
-    try {
-      this.engine.tokens.succeed(taskToken, OPERATOR_WAKE_OUTPUT);
-    } catch (err) {
-      if (err instanceof TaskTokenError && isGoneToken(err.code)) return;
-      throw err;
-    }
   }
 
   /** Once the engine is served (local/serve.ts): other processes of the data directory wake parked workflows there. */
@@ -224,50 +201,34 @@ export class EmbeddedRuntime implements RolloutRuntime {
     return this.runningSimulator !== undefined;
   }
 
+  /** Opens the data directory and the clock, starts the site, then builds the stores, the handlers and the engine over them. */
   static async start(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {
     const { connectedSite } = options;
     if ((options.site === undefined) === (connectedSite === undefined)) throw new Error('give exactly one of site (the simulator) and connectedSite');
     const data = await openDataDir({ runsWorkflows: true, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
     const { dynamoDb } = data;
-    // Simulated time never runs backwards in a data directory: a new process (a resume) starts after what is stored.
-    const startAt = connectedSite ? undefined : await latestStoredInstant(new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client }));
-    const clock: TimeSource = connectedSite
-      ? (connectedSite.clock ?? new SimClock({ timeScale: 1, startAt: Date.now() }))
-      : options.timeScale === undefined
-        ? new VirtualClock(startAt ? { startAt } : {})
-        : new SimClock({ timeScale: options.timeScale, ...(startAt ? { startAt } : {}) });
+    const clock = await runtimeClock(options, dynamoDb);
     const dynamoDbRequests = countRequests(dynamoDb.rawClient);
     const simulator = options.site ? await startSiteSimulator({ site: options.site, clock }) : undefined;
     // The connectors reach the in-process simulator without the loopback round trip; it still serves HTTP for everyone else.
     const stopServingInProcess = simulator ? serveInProcess(simulator.url, (request) => simulator.handle(request)) : () => undefined;
-    const store = new DynamoDbSessionStore({
-      tableName: dynamoDb.tableName,
-      client: dynamoDb.client,
-      clock,
-      ...(options.settings?.lockLeaseSeconds ? { lockLeaseSeconds: options.settings.lockLeaseSeconds } : {}),
-    });
-    const deployments = new DynamoDbDeploymentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
-    const taskRuns = new DynamoDbTaskRunStore({ tableName: dynamoDb.tableName, client: dynamoDb.client, clock });
-    const environments = new DynamoDbEnvironmentStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
-    if (options.site) await environments.seed(options.site);
-    // What slurm-reboot and the command provisioner remember, in the table, as the deployed stack keeps it.
-    const connectorState = new DynamoDbConnectorState({ tableName: dynamoDb.tableName, client: dynamoDb.client });
-    let site: SiteClients;
-    // The simulated site's head node over its SSM endpoint, one client: health checks run there, and task commands reach the nodes through it.
-    const headNode = simulator ? simulatedHeadNode(simulator) : undefined;
+    const table = { tableName: dynamoDb.tableName, client: dynamoDb.client };
+    const stores = {
+      store: new DynamoDbSessionStore({
+        ...table,
+        clock,
+        ...(options.settings?.lockLeaseSeconds ? { lockLeaseSeconds: options.settings.lockLeaseSeconds } : {}),
+      }),
+      deployments: new DynamoDbDeploymentStore({ ...table, clock }),
+      taskRuns: new DynamoDbTaskRunStore({ ...table, clock }),
+      environments: new DynamoDbEnvironmentStore(table),
+      environmentUpgrades: new DynamoDbEnvironmentUpgradeStore(table),
+      runStarts: new DynamoDbRunStartStore(table),
+    };
+    if (options.site) await stores.environments.seed(options.site);
+    let connected: ConnectedSite;
     try {
-      const connected = connectedSite && (await connectedSite.connect({ connectorState }));
-      site = simulator
-        ? ((await options.connectors?.(simulator, { connectorState })) ?? {
-            ...simulatedSiteClients(simulator),
-            commands: headNode!.transport,
-            reservations: new ScontrolReservations(headNode!.transport, { clock }),
-          })
-        : {
-            ...connected!.site,
-            ...(connected!.provisioner ? { provisioner: connected!.provisioner } : {}),
-            ...(connected!.taskCommands ? { taskCommands: connected!.taskCommands } : {}),
-          };
+      connected = await connectSite(options, simulator, new DynamoDbConnectorState(table), clock);
     } catch (err) {
       // A profile that cannot connect (a secret not found, say) leaves nothing open behind it.
       stopServingInProcess();
@@ -276,175 +237,147 @@ export class EmbeddedRuntime implements RolloutRuntime {
       throw err;
     }
     const events = options.dataDir ? new JsonLinesEventLog(path.join(options.dataDir, EVENTS_FILE)) : new MemoryEventLog();
-    const runStarts = new DynamoDbRunStartStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
-    // A profile's site on the wall clock is real time; the simulator's, or a `rollout simulate` site's scaled clock, is simulated.
-    const simulatedTime = !connectedSite || connectedSite.clock !== undefined;
-    const handlers = createRollingUpgradeHandlers({
-      store,
-      site,
-      clock,
-      events,
-      starts: runStarts,
-      simulatedTime,
-      settings: { ...defaultSettings, ...options.settings },
-    });
-    const deploymentHandlers = createGroupDeploymentHandlers({
-      store: deployments,
-      inventory: site.inventory,
-      provisioner: site.provisioner ?? missingProvisioner,
-      locks: store.locks,
-      workloadManager: site.workloadManager,
-      taskRuns,
-      clock,
-      events,
-      starts: runStarts,
-      settings: { ...defaultGroupDeploymentSettings, ...options.deploymentSettings },
-    });
-    // Connectors that bring no task transport: the simulated head node, as a profile's SSM transport would reach it.
-    const taskCommands = site.taskCommands ?? headNode;
-    const taskGraphHandlers = createTaskGraphHandlers({
-      store: taskRuns,
-      deployments,
-      inventory: site.inventory,
-      locks: store.locks,
-      workloadManager: site.workloadManager,
-      executor: new SiteTaskExecutor({ site, clock, ...(taskCommands ? { commands: taskCommands } : {}) }),
-      clock,
-      settings: { ...defaultTaskGraphSettings, ...options.taskGraphSettings },
-    });
-    const environmentUpgrades = new DynamoDbEnvironmentUpgradeStore({ tableName: dynamoDb.tableName, client: dynamoDb.client });
-    const environmentUpgradeHandlers = createEnvironmentUpgradeHandlers({
-      upgrades: environmentUpgrades,
-      environments,
-      sessions: store,
-      site,
-      clock,
-      settings: { ...defaultEnvironmentUpgradeSettings, ...options.environmentUpgradeSettings },
-    });
-    const functions: Record<string, LocalFunction> = {};
-    for (const [name, handler] of [
-      ...Object.entries(handlers),
-      ...Object.entries(deploymentHandlers),
-      ...Object.entries(taskGraphHandlers),
-      ...Object.entries(environmentUpgradeHandlers),
-    ]) {
-      const fn: LocalFunction = (payload) => handler(payload as never, {});
-      functions[name] = options.wrapFunction?.(name, fn) ?? fn;
-    }
-
+    const { handlers, functions } = createFunctions(options, { ...stores, ...connected, clock, events });
     const engine = new LocalStepFunctions({ functions, time: clock });
-    // Every machine under its contracts name, children first (STATE_MACHINES lists them so), as CDK deploys them.
-    const arns = Object.fromEntries(
-      (Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])]),
-    ) as Record<StateMachineName, string>;
+    const stateMachineArns = registerStateMachines(engine);
     return new EmbeddedRuntime({
+      ...stores,
       engine,
-      store,
-      deployments,
-      taskRuns,
       runningSimulator: simulator,
       clock,
       dynamoDb,
       dynamoDbRequests,
-      stateMachineArns: arns,
+      stateMachineArns,
       handlers,
       events,
       data,
-      environments,
-      environmentUpgrades,
-      site,
-      runStarts,
+      site: connected.site,
       stopServingInProcess,
     });
   }
+}
 
-  /** Starts a workflow on the local engine; `executionName` is a fresh UUID unless given (tests name theirs). */
-  async run(workflow: WorkflowName, input: unknown, executionName: string = randomUUID()): Promise<StartedRun<ExecutionOutcome>> {
-    const started = this.engine.start(this.stateMachineArns[WORKFLOWS[workflow]], input, executionName);
-    return {
-      workflow,
-      kind: runKindOf(workflow),
-      // As Open Session and Start Deployment derive it.
-      id: idForExecution(started.executionArn),
-      executionArn: started.executionArn,
-      outcome: this.engine.follow(started.outcome),
+/**
+ * The runtime's clock: a connected site's own (a `rollout simulate` site's scaled clock) or the wall
+ * clock; the simulator's virtual time, or scaled time with a time scale. Simulated time never runs
+ * backwards in a data directory: a new process (a resume) starts after what is stored.
+ */
+async function runtimeClock(options: EmbeddedRuntimeOptions, dynamoDb: LocalDynamoDb): Promise<TimeSource> {
+  const { connectedSite } = options;
+  if (connectedSite) return connectedSite.clock ?? new SimClock({ timeScale: 1, startAt: Date.now() });
+  const startAt = await latestStoredInstant(new DynamoDbSessionStore({ tableName: dynamoDb.tableName, client: dynamoDb.client }));
+  return options.timeScale === undefined
+    ? new VirtualClock(startAt ? { startAt } : {})
+    : new SimClock({ timeScale: options.timeScale, ...(startAt ? { startAt } : {}) });
+}
+
+/** The site as the workflows reach it, and the transport task commands go through. */
+interface ConnectedSite {
+  site: SiteClients;
+  taskCommands: TaskCommands | undefined;
+}
+
+/**
+ * The simulated site's clients (its HTTP APIs and its head node over SSM, or the connectors given), or
+ * a profile's site connected; what slurm-reboot and the command provisioner remember is kept in the
+ * table (`connectorState`), as the deployed stack keeps it.
+ */
+async function connectSite(
+  options: EmbeddedRuntimeOptions,
+  simulator: RunningSiteSimulator | undefined,
+  connectorState: ConnectorState,
+  clock: TimeSource,
+): Promise<ConnectedSite> {
+  if (!simulator) {
+    const connected = await options.connectedSite!.connect({ connectorState });
+    const site: SiteClients = {
+      ...connected.site,
+      ...(connected.provisioner ? { provisioner: connected.provisioner } : {}),
+      ...(connected.taskCommands ? { taskCommands: connected.taskCommands } : {}),
     };
+    return { site, taskCommands: site.taskCommands };
   }
+  // The simulated site's head node over its SSM endpoint, one client: health checks run there, and task commands reach the nodes through it.
+  const headNode = simulatedHeadNode(simulator);
+  const site = (await options.connectors?.(simulator, { connectorState })) ?? {
+    ...simulatedSiteClients(simulator),
+    commands: headNode.transport,
+    reservations: new ScontrolReservations(headNode.transport, { clock }),
+  };
+  // Connectors that bring no task transport: the simulated head node, as a profile's SSM transport would reach it.
+  return { site, taskCommands: site.taskCommands ?? headNode };
+}
 
-  /** Starts the side-by-side upgrade of an environment (statemachines/environment-upgrade.asl.json) with `{environmentId, request}`. */
-  async startEnvironmentUpgrade(
-    input: unknown,
-    executionName: string = randomUUID(),
-  ): Promise<{ id: string; executionArn: string; outcome: Promise<ExecutionOutcome> }> {
-    const started = this.engine.start(this.stateMachineArns.EnvironmentUpgrade, input, executionName);
-    return { id: idForExecution(started.executionArn), executionArn: started.executionArn, outcome: this.engine.follow(started.outcome) };
-  }
+/** What the workflows' handlers are built over. */
+interface FunctionDeps
+  extends Pick<EmbeddedRuntimeParts, 'store' | 'deployments' | 'taskRuns' | 'environments' | 'environmentUpgrades' | 'runStarts' | 'clock' | 'events'> {
+  site: SiteClients;
+  taskCommands: TaskCommands | undefined;
+}
 
-  removeSession(id: string): Promise<{ state: string }> {
-    return this.store.removeEnded(id);
+/** Every workflow's Lambda handlers, in-process, as the engine invokes them (each wrapped by `wrapFunction` if given). */
+function createFunctions(options: EmbeddedRuntimeOptions, deps: FunctionDeps): { handlers: RollingUpgradeHandlers; functions: Record<string, LocalFunction> } {
+  const { store, deployments, taskRuns, site, clock, events, runStarts } = deps;
+  // A profile's site on the wall clock is real time; the simulator's, or a `rollout simulate` site's scaled clock, is simulated.
+  const simulatedTime = !options.connectedSite || options.connectedSite.clock !== undefined;
+  const handlers = createRollingUpgradeHandlers({
+    store,
+    site,
+    clock,
+    events,
+    starts: runStarts,
+    simulatedTime,
+    settings: { ...defaultSettings, ...options.settings },
+  });
+  const deploymentHandlers = createGroupDeploymentHandlers({
+    store: deployments,
+    inventory: site.inventory,
+    provisioner: site.provisioner ?? missingProvisioner,
+    locks: store.locks,
+    workloadManager: site.workloadManager,
+    taskRuns,
+    clock,
+    events,
+    starts: runStarts,
+    settings: { ...defaultGroupDeploymentSettings, ...options.deploymentSettings },
+  });
+  const taskGraphHandlers = createTaskGraphHandlers({
+    store: taskRuns,
+    deployments,
+    inventory: site.inventory,
+    locks: store.locks,
+    workloadManager: site.workloadManager,
+    executor: new SiteTaskExecutor({ site, clock, ...(deps.taskCommands ? { commands: deps.taskCommands } : {}) }),
+    clock,
+    settings: { ...defaultTaskGraphSettings, ...options.taskGraphSettings },
+  });
+  const environmentUpgradeHandlers = createEnvironmentUpgradeHandlers({
+    upgrades: deps.environmentUpgrades,
+    environments: deps.environments,
+    sessions: store,
+    site,
+    clock,
+    settings: { ...defaultEnvironmentUpgradeSettings, ...options.environmentUpgradeSettings },
+  });
+  const functions: Record<string, LocalFunction> = {};
+  for (const [name, handler] of [
+    ...Object.entries(handlers),
+    ...Object.entries(deploymentHandlers),
+    ...Object.entries(taskGraphHandlers),
+    ...Object.entries(environmentUpgradeHandlers),
+  ]) {
+    const fn: LocalFunction = (payload) => handler(payload as never, {});
+    functions[name] = options.wrapFunction?.(name, fn) ?? fn;
   }
+  return { handlers, functions };
+}
 
-  removeDeployment(id: string): Promise<{ status: string }> {
-    return this.deployments.removeEnded(id);
-  }
-
-  environmentUpgradeId(executionName: string): string {
-    return idForExecution(localExecutionArn(this.stateMachineArns.EnvironmentUpgrade, executionName));
-  }
-
-  sessions(): Promise<SessionListing[]> {
-    return this.reads.sessions();
-  }
-
-  session(id: string): Promise<SessionView | undefined> {
-    return this.reads.session(id);
-  }
-
-  cancel(id: string): Promise<CancelResult> {
-    return this.reads.cancel(id);
-  }
-
-  stop(id: string): Promise<StopResult> {
-    return this.reads.stop(id);
-  }
-
-  gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
-    return this.reads.gate(id, action);
-  }
-
-  progress(id: string): Promise<SessionProgress | undefined> {
-    return this.reads.progress(id);
-  }
-
-  status(id: string): Promise<SessionStatus | undefined> {
-    return this.reads.status(id);
-  }
-
-  isRunning(kind: SessionKind, id: string): Promise<boolean> {
-    const arn = this.stateMachineArns[WORKFLOWS[kind === 'upgrade' ? 'rollingUpgrade' : kind === 'deployment' ? 'groupDeployment' : 'taskGraph']];
-    const running = this.engine.listExecutions(arn).filter((execution) => execution.status === 'RUNNING');
-    return Promise.resolve(running.some((execution) => executionRunsSession(kind, id, execution, execution.input)));
-  }
-
-  taskRun(id: string): Promise<TaskRunView | undefined> {
-    return this.reads.taskRun(id);
-  }
-
-  siteState(): SiteState | undefined {
-    return this.runningSimulator?.state();
-  }
-
-  now(): number {
-    return this.clock.now();
-  }
-
-  /** Ends what runs in this process (its executions stop as at a crash: their sessions resume in the next one), then closes the site and the store. */
-  async close(): Promise<void> {
-    this.stopServingInProcess();
-    await this.engine.stopAll('the embedded runtime closed');
-    await this.runningSimulator?.close();
-    await this.data.close();
-  }
+/** Every machine under its contracts name, children first (STATE_MACHINES lists them so), as CDK deploys them. */
+function registerStateMachines(engine: LocalStepFunctions): Record<StateMachineName, string> {
+  return Object.fromEntries((Object.keys(STATE_MACHINES) as StateMachineName[]).map((name) => [name, engine.register(name, STATE_MACHINES[name])])) as Record<
+    StateMachineName,
+    string
+  >;
 }
 
 /** The in-process simulator's head node through its SSM endpoint (the real SSM client; it answers at once: poll fast): health check commands run there, task commands reach the nodes with pdsh. */

@@ -221,6 +221,11 @@ export class LocalStepFunctions {
     return this.records.get(executionArn);
   }
 
+  /** How the execution of this ARN ends (not the executions it continues as); undefined for an unknown ARN. */
+  outcome(executionArn: string): Promise<ExecutionOutcome> | undefined {
+    return this.outcomes.get(executionArn);
+  }
+
   /** The executions of a state machine, newest first (as ListExecutions orders them). */
   listExecutions(stateMachineArn: string): ExecutionRecord[] {
     return [...this.records.values()].filter((record) => record.stateMachineArn === stateMachineArn).reverse();

@@ -7,10 +7,12 @@ import type { SiteDefinition } from '../simulator';
 import { connectProfile } from './profile-connection';
 import { openDataDir } from './data-dir';
 import { EmbeddedRuntime } from './embedded-runtime';
-import type { RolloutSessions } from '../control-plane/runtime';
-import { StoreSessions } from '../control-plane/store-sessions';
+import { ControlPlane } from '../control-plane/control-plane';
+import { SfnExecutions } from '../control-plane/aws-client/sfn-executions';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { wakeThroughSfn } from '../control-plane/operator-wake';
+import { WORKFLOWS } from '../contracts';
+import type { ExecutionMachine, Executions } from '../ports/executions';
+import { localExecutionArn, localStateMachineArn } from './local-step-functions';
 import { LOCAL_REGION } from './sfn-endpoint';
 
 export { DEFAULT_TIME_SCALE } from './embedded-runtime';
@@ -55,25 +57,53 @@ export async function openRuntime(options: OpenRuntimeOptions): Promise<Embedded
 }
 
 /**
- * The sessions of a data directory, for a command that only reads or cancels: through the live
- * owner's endpoint when a process holds it, else opened here for the command's duration.
+ * The control plane of a data directory, for a command that only reads, stops, cancels or gates: its
+ * stores through the live owner's endpoint when a process holds it, else opened here for the command's
+ * duration. Its executions are the owner's, through the Step Functions endpoint the owner serves
+ * (`running` answers, and wakes reach its parked workflows, there); without such an owner nothing runs
+ * workflows on the directory (ownerlessExecutions).
  */
-export async function openSessions(options: { dataDir: string }): Promise<RolloutSessions> {
+export async function openSessions(options: { dataDir: string }): Promise<ControlPlane> {
   const data = await openDataDir({ dataDir: options.dataDir, runsWorkflows: false });
   const { tableName, client } = data.dynamoDb;
-  // The owner that runs the workflows serves Step Functions: approve, resume and cancel wake its parked executions there.
-  const sfn = data.stepFunctionsEndpoint
-    ? new SFNClient({ endpoint: data.stepFunctionsEndpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } })
-    : undefined;
-  return new StoreSessions({
+  const executions = data.stepFunctionsEndpoint
+    ? new SfnExecutions({
+        sfn: new SFNClient({ endpoint: data.stepFunctionsEndpoint, region: LOCAL_REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+        // The owner's engine registers every machine under its contracts name (EmbeddedRuntime.start).
+        stateMachines: localStateMachines(),
+      })
+    : ownerlessExecutions;
+  return new ControlPlane({
     upgrades: new DynamoDbSessionStore({ tableName, client }),
     deployments: new DynamoDbDeploymentStore({ tableName, client }),
     taskRuns: new DynamoDbTaskRunStore({ tableName, client }),
-    running: data.runsWorkflows,
-    onClose: async () => {
-      sfn?.destroy();
-      await data.close();
-    },
-    ...(sfn ? { wake: wakeThroughSfn(sfn) } : {}),
+    executions,
+    onClose: () => data.close(),
   });
 }
+
+/** The ARN each machine has on the embedded engine. */
+function localStateMachines(): Record<ExecutionMachine, string> {
+  return {
+    rollingUpgrade: localStateMachineArn(WORKFLOWS.rollingUpgrade),
+    groupDeployment: localStateMachineArn(WORKFLOWS.groupDeployment),
+    taskGraph: localStateMachineArn(WORKFLOWS.taskGraph),
+    environmentUpgrade: localStateMachineArn('EnvironmentUpgrade'),
+  };
+}
+
+/**
+ * A data directory that no live process running workflows owns: no execution runs (a cancel or stop
+ * applies when the run is resumed), no task waits for a token, and nothing can be started here.
+ */
+const ownerlessExecutions: Executions = {
+  start: () => Promise.reject(new Error('no process runs workflows on this data directory: start the run with --site or --site-config')),
+  describe: () => Promise.resolve(undefined),
+  list: () => Promise.resolve([]),
+  ended: (executionArn) => Promise.reject(new Error(`Execution Does Not Exist: '${executionArn}'`)),
+  stop: (executionArn) => Promise.reject(new Error(`Execution Does Not Exist: '${executionArn}'`)),
+  sendTaskSuccess: () => Promise.resolve(false),
+  sendTaskFailure: () => Promise.resolve(false),
+  executionArn: (machine, name) => localExecutionArn(localStateMachines()[machine], name),
+  close: () => undefined,
+};

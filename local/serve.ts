@@ -13,7 +13,7 @@ import { LOCAL_REGION, StepFunctionsEndpoint } from './sfn-endpoint';
 
 export interface ServedControlPlane {
   endpoints: ControlPlaneEndpoints;
-  /** The runtime behind the endpoint (in-process callers read the simulated site and its clock from it). */
+  /** The runtime behind the endpoint: the control plane itself, for an in-process caller (closing it stops serving it). */
   runtime: EmbeddedRuntime;
   /** The local EventBridge Scheduler: schedules in the store, fired on the wall clock. */
   scheduler: LocalScheduler;
@@ -24,8 +24,9 @@ export interface ServedControlPlane {
  * The embedded control plane as a service: the local engine behind a Step Functions-compatible
  * endpoint (with the discovery route), the runtime's DynamoDB endpoint, and the REST API (the
  * routes the stack serves behind API Gateway) over the same runtime, all on loopback.
- * `rollout serve` runs one until a signal; the CLI's default target runs one in-process on an
- * ephemeral port and talks to it through the SDK like any other target.
+ * `rollout serve` runs one until a signal; the CLI's own run with a data directory serves one on
+ * ephemeral ports for the other processes of that directory (`rollout session approve|cancel|stop`
+ * wake its parked workflows there), and calls the runtime in process itself.
  */
 export async function startServedControlPlane(
   options: OpenRuntimeOptions & { port?: number; apiPort?: number; scheduleClock?: WallClock },
@@ -93,15 +94,11 @@ export async function startServedControlPlane(
     schedulerRoleArn: LOCAL_SCHEDULER_ROLE_ARN,
   };
   announced.endpoints = endpoints;
-  return {
-    endpoints,
-    runtime,
-    scheduler,
-    async close() {
-      await api.close();
-      scheduler.close();
-      await listening.close();
-      await runtime.close();
-    },
-  };
+  // Closing the runtime (an in-process caller holds it as its control plane) stops serving it first.
+  runtime.closeAlso(async () => {
+    await api.close();
+    scheduler.close();
+    await listening.close();
+  });
+  return { endpoints, runtime, scheduler, close: () => runtime.close() };
 }

@@ -10,7 +10,7 @@ import {
 } from '../../core/task-graph';
 import type { SiteSource } from '../../local/open-runtime';
 import type { TaskRunView } from '../../control-plane/reports/task-run-report';
-import type { RolloutRuntime } from '../../control-plane/runtime';
+import type { ControlPlane } from '../../control-plane/control-plane';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { readGraphFile, taskSelectionOf, type TaskSelectionOptions } from '../graph-file';
@@ -102,7 +102,7 @@ export function taskGraphRun(start: WorkflowRun['start']): WorkflowRun {
 
 /** The task runs of a deployment's groups (those whose deploy phase ran the graph), by group. */
 export async function groupTaskRuns(
-  runtime: Pick<RolloutRuntime, 'taskRun'>,
+  runtime: Pick<ControlPlane, 'taskRun'>,
   deploymentId: string,
   groups: readonly string[],
 ): Promise<Record<string, TaskRunView>> {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { loadDocumentFile } from '../../adapters/document-file';
 import type { ScheduledWorkflow } from '../../core/run-schedules/schedule';
-import type { RolloutClient } from '../../control-plane/aws-client/rollout-client';
+import type { ControlPlane } from '../../control-plane/control-plane';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
@@ -101,7 +101,7 @@ export function registerScheduleCommands(program: Command): void {
 }
 
 /** Schedules live in a running control plane: a `rollout serve` or the deployed stack. */
-async function withSchedules(options: TargetOptions, work: (client: RolloutClient) => Promise<void>): Promise<void> {
+async function withSchedules(options: TargetOptions, work: (client: ControlPlane) => Promise<void>): Promise<void> {
   const target = remoteTarget(options);
   if (!target) throw new CliError('schedules live in a running control plane: give --endpoint URL (a `rollout serve`) or --aws', ExitCode.invalidInput);
   const client = await connectTarget(target);

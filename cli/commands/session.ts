@@ -2,9 +2,9 @@ import type { Command } from 'commander';
 import { createInterface } from 'node:readline';
 import { DeploymentNotFoundError, SessionGateError, SessionNotCancellableError, SessionNotFoundError, SessionNotStoppableError } from '../../core/errors';
 import { cancelImpact } from '../../core/rolling-upgrade/cancel-decisions';
-import { RolloutClient } from '../../control-plane/aws-client/rollout-client';
 import { openSessions } from '../../local/open-runtime';
-import type { CancelResult, GateResult, RolloutSessions, SessionKind, SessionListing, SessionView, StopResult } from '../../control-plane/runtime';
+import type { ControlPlane } from '../../control-plane/control-plane';
+import type { CancelResult, GateResult, SessionKind, SessionListing, SessionView, StopResult } from '../../control-plane/runtime';
 import { targetArgs } from '../run-control';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { showDeploymentProgress } from '../deployment-progress';
@@ -28,7 +28,7 @@ interface SessionOptions extends TargetOptions {
 }
 
 /** The control plane the session commands read and change: a data directory's, a served one's, a stack's. */
-type Sessions = RolloutSessions;
+type Sessions = ControlPlane;
 
 const KINDS: readonly SessionKind[] = ['upgrade', 'deployment', 'tasks'];
 
@@ -44,7 +44,7 @@ export function registerSessionCommands(program: Command): void {
     .description(
       'Inspect, watch, cancel and resume upgrades, deployments and task runs: of a data directory, a `rollout serve` (--endpoint) or a deployed stack (--aws)',
     );
-  for (const register of [registerList, registerGet, registerWatch, registerResume, registerPause, registerApprove, registerStop, registerCancel])
+  for (const register of [registerList, registerGet, registerStatus, registerWatch, registerResume, registerPause, registerApprove, registerStop, registerCancel])
     register(session);
 }
 
@@ -77,6 +77,27 @@ async function showSession(sessions: Sessions, id: string, options: SessionOptio
   const found = await sessions.session(id);
   if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
   process.stdout.write(options.json ? `${JSON.stringify(found.report, null, 2)}\n` : `${renderView(found)}\n`);
+}
+
+/** `rollout session status ID`: a run's state from its one item, whether it has ended, and whether an execution runs it now. */
+function registerStatus(session: Command): void {
+  sessionSource(session.command('status'))
+    .description("Show an upgrade's, a deployment's or a task run's state, whether it has ended, and whether an execution runs it now")
+    .argument('<id>', 'upgrade, deployment or task run id')
+    .option('--json', 'print it as one JSON object: {id, kind, state, ended, running}')
+    .action(async (id: string, options: SessionOptions) =>
+      withSessions(options, async (sessions) => {
+        const status = await sessions.status(id);
+        if (!status) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
+        const result = { id, ...status, running: await sessions.isRunning(status.kind, id) };
+        const noun = status.kind === 'tasks' ? 'task run' : status.kind;
+        process.stdout.write(
+          options.json
+            ? `${JSON.stringify(result, null, 2)}\n`
+            : `${noun} ${id}: ${status.state}${status.ended ? ' (ended)' : ''}, ${result.running ? 'an execution runs it' : 'no execution runs it'}\n`,
+        );
+      }),
+    );
 }
 
 function registerWatch(session: Command): void {
@@ -389,7 +410,7 @@ const LOCAL_PACE: WatchPace = { firstMs: 250, maxMs: 250, displayMs: 250 };
 const AWS_PACE: WatchPace = { firstMs: 1000, maxMs: 15_000, displayMs: 2000 };
 
 function watchPace(sessions: Sessions): WatchPace {
-  return sessions instanceof RolloutClient && sessions.endpoints.stepFunctionsEndpoint === undefined ? AWS_PACE : LOCAL_PACE;
+  return sessions.onAws ? AWS_PACE : LOCAL_PACE;
 }
 
 /** The AWS errors that mean "ask again later", which the SDK's own retries did not absorb. */

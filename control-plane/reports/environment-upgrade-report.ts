@@ -1,7 +1,7 @@
 import type { ChildUpgrade, EnvironmentUpgradePhase, EnvironmentUpgradeSession, EnvironmentUpgradeState } from '../../core/environments';
 import type { FieldProblem } from '../../core/errors';
 import type { NodeStatus } from '../../core/rolling-upgrade/session';
-import type { RolloutSessions } from '../runtime';
+import type { SessionView } from '../runtime';
 
 /** A child rolling upgrade as the environment upgrade's report shows it. */
 export interface ChildUpgradeReport {
@@ -50,7 +50,7 @@ export function summarizeEnvironmentUpgrade(session: EnvironmentUpgradeSession):
 }
 
 export async function buildEnvironmentUpgradeReport(
-  sessions: Pick<RolloutSessions, 'session'>,
+  sessions: { session(id: string): Promise<SessionView | undefined> },
   session: EnvironmentUpgradeSession,
 ): Promise<EnvironmentUpgradeReport> {
   const child = async (run: ChildUpgrade | undefined): Promise<ChildUpgradeReport | undefined> => {

@@ -1,4 +1,12 @@
-import { FailureReason, isSessionSettled, type NodeStatus, type Progress, type SessionState, type UpgradeSession } from '../../core/rolling-upgrade/session';
+import {
+  FailureReason,
+  isSessionSettled,
+  type NodeRecord,
+  type NodeStatus,
+  type Progress,
+  type SessionState,
+  type UpgradeSession,
+} from '../../core/rolling-upgrade/session';
 import { livePhase, livePhaseSince, outOfService, type LivePhase } from '../../core/rolling-upgrade/live-phase';
 import { UPGRADE_CONTROL_KEYS, type UpgradeControls } from '../../core/rolling-upgrade/upgrade-request';
 import type { SessionStore } from '../../ports/session-store';
@@ -100,40 +108,8 @@ export async function buildSessionReport(store: SessionStore, session: UpgradeSe
     session.planTaken ? store.getPlanWlmNames(session.upgradeId, 0, session.nodeCount) : Promise.resolve([]),
     store.listNodes(session.upgradeId),
   ]);
-  const byName = new Map(records.map((r) => [r.name, r]));
-  const counts: Record<NodeStatus, number> = { NOT_STARTED: 0, IN_PROGRESS: 0, UPGRADED: 0, FAILED: 0 };
-  const phases: Partial<Record<LivePhase, number>> = {};
-  const nodes: Record<string, NodeReport> = {};
   const ended = isSessionSettled(session.state);
-  const waves = new Map<number, { wave: number; nodes: number; upgraded: number; failed: number }>();
-  let failedByCancel = 0;
-  plan.forEach((name, i) => {
-    const record = byName.get(name);
-    const status = record?.status ?? 'NOT_STARTED';
-    counts[status]++;
-    const phase = livePhase(record, ended);
-    phases[phase] = (phases[phase] ?? 0) + 1;
-    const since = iso(livePhaseSince(record));
-    const out = record && outOfService(record);
-    const wave = record?.op?.wave;
-    nodes[name] = {
-      status,
-      ...(record?.reason ? { reason: record.reason } : {}),
-      ...(wlmNames[i] && wlmNames[i] !== name ? { wlmName: wlmNames[i] } : {}),
-      phase,
-      ...(since ? { since } : {}),
-      ...(out ? { outOfService: { from: iso(out.from)!, ...(out.to !== undefined ? { to: iso(out.to)! } : {}) } } : {}),
-      ...(wave !== undefined ? { wave: wave + 1 } : {}),
-    };
-    if (status === 'FAILED' && record?.reason === FailureReason.sessionDeleted) failedByCancel++;
-    if (wave !== undefined) {
-      const w = waves.get(wave) ?? { wave: wave + 1, nodes: 0, upgraded: 0, failed: 0 };
-      w.nodes++;
-      if (status === 'UPGRADED') w.upgraded++;
-      if (status === 'FAILED') w.failed++;
-      waves.set(wave, w);
-    }
-  });
+  const { counts, phases, nodes, waves, failedByCancel } = reportNodes(plan, wlmNames, records, ended);
   const estimate = session.progress.estimate;
   return {
     upgradeId: session.upgradeId,
@@ -170,10 +146,48 @@ export async function buildSessionReport(store: SessionStore, session: UpgradeSe
     phases,
     timeBase: session.simulatedTime ? 'simulated' : 'wall-clock',
     ...(failedByCancel > 0 ? { failedByCancel } : {}),
-    ...(session.mode === 'window' ? { waves: [...waves.values()].sort((a, b) => a.wave - b.wave) } : {}),
+    ...(session.mode === 'window' ? { waves } : {}),
     ...(estimate && !ended ? { estimate: { endsAt: iso(estimate.endsAt)!, basis: estimate.basis } } : {}),
     messages: messageLog.map((m) => m.text),
     messageLog,
     nodes,
   };
+}
+
+/** Each planned node's report (its status, live phase and since when, time out of service, batch), with the counts by status, phase and batch. */
+function reportNodes(plan: readonly string[], wlmNames: readonly (string | undefined)[], records: readonly NodeRecord[], ended: boolean) {
+  const byName = new Map(records.map((r) => [r.name, r]));
+  const counts: Record<NodeStatus, number> = { NOT_STARTED: 0, IN_PROGRESS: 0, UPGRADED: 0, FAILED: 0 };
+  const phases: Partial<Record<LivePhase, number>> = {};
+  const nodes: Record<string, NodeReport> = {};
+  const waves = new Map<number, { wave: number; nodes: number; upgraded: number; failed: number }>();
+  let failedByCancel = 0;
+  plan.forEach((name, i) => {
+    const record = byName.get(name);
+    const status = record?.status ?? 'NOT_STARTED';
+    counts[status]++;
+    const phase = livePhase(record, ended);
+    phases[phase] = (phases[phase] ?? 0) + 1;
+    const since = iso(livePhaseSince(record));
+    const out = record && outOfService(record);
+    const wave = record?.op?.wave;
+    nodes[name] = {
+      status,
+      ...(record?.reason ? { reason: record.reason } : {}),
+      ...(wlmNames[i] && wlmNames[i] !== name ? { wlmName: wlmNames[i] } : {}),
+      phase,
+      ...(since ? { since } : {}),
+      ...(out ? { outOfService: { from: iso(out.from)!, ...(out.to !== undefined ? { to: iso(out.to)! } : {}) } } : {}),
+      ...(wave !== undefined ? { wave: wave + 1 } : {}),
+    };
+    if (status === 'FAILED' && record?.reason === FailureReason.sessionDeleted) failedByCancel++;
+    if (wave !== undefined) {
+      const w = waves.get(wave) ?? { wave: wave + 1, nodes: 0, upgraded: 0, failed: 0 };
+      w.nodes++;
+      if (status === 'UPGRADED') w.upgraded++;
+      if (status === 'FAILED') w.failed++;
+      waves.set(wave, w);
+    }
+  });
+  return { counts, phases, nodes, waves: [...waves.values()].sort((a, b) => a.wave - b.wave), failedByCancel };
 }

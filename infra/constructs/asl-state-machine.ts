@@ -113,14 +113,14 @@ export function grantContinueAsNew(stateMachine: StateMachine): void {
 /** The physical names given to the machines made here (stateMachineName itself is a token). */
 const FIXED_NAMES = new WeakMap<IStateMachine, string>();
 
-function fixedName(machine: IStateMachine): string {
+export function fixedName(machine: IStateMachine): string {
   const name = FIXED_NAMES.get(machine);
   if (!name) throw new Error(`${machine.node.path}: a child must be a state machine made by createAslStateMachine (a fixed name)`);
   return name;
 }
 
-/** Every execution of a child with a fixed name: execution names are chosen at run time. */
-function childExecutionsArn(child: IStateMachine): string {
+/** Every execution of a machine with a fixed name (a child's, or a workflow's the API reads): execution names are chosen at run time. */
+export function childExecutionsArn(child: IStateMachine): string {
   return Stack.of(child).formatArn({
     service: 'states',
     resource: 'execution',

@@ -8,6 +8,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { ENVIRONMENT, PROJECT_PATHS, PROJECT_ROOT, SITE_SERVICES } from '../../contracts';
+import { childExecutionsArn, fixedName } from './asl-state-machine';
 import type { SiteAccess } from './site-connection';
 import { acknowledgeFunctionFindings, DEPS_LOCK_FILE, grantTableActions, LAMBDA_BUNDLING, type FunctionNetwork } from './workflow-functions';
 
@@ -15,6 +16,8 @@ export interface RolloutApiProps {
   table: ITable;
   rollingUpgrade: IStateMachine;
   groupDeployment: IStateMachine;
+  /** Stopped and cancelled through the API (started through Step Functions). */
+  taskGraph: IStateMachine;
   environmentUpgrade: IStateMachine;
   /** The site connection (its variables and the policies its secrets need): the API checks requests against the boot service and the inventory. */
   site?: { environment: Readonly<Record<string, string>>; access: SiteAccess };
@@ -105,6 +108,7 @@ export class RolloutApi extends Construct {
         [ENVIRONMENT.rollingUpgradeStateMachineArn]: props.rollingUpgrade.stateMachineArn,
         [ENVIRONMENT.groupDeploymentStateMachineArn]: props.groupDeployment.stateMachineArn,
         [ENVIRONMENT.environmentUpgradeStateMachineArn]: props.environmentUpgrade.stateMachineArn,
+        [ENVIRONMENT.taskGraphStateMachineArn]: props.taskGraph.stateMachineArn,
         NODE_OPTIONS: '--enable-source-maps',
       },
       tracing: Tracing.ACTIVE,
@@ -118,6 +122,16 @@ export class RolloutApi extends Construct {
     props.rollingUpgrade.grantTaskResponse(handler);
     props.groupDeployment.grantStartExecution(handler);
     props.environmentUpgrade.grantStartExecution(handler);
+    // Stop, cancel and the gate answer whether an execution picks the request up: the run's workflow's running executions, and their inputs.
+    for (const workflow of [props.rollingUpgrade, props.groupDeployment, props.taskGraph]) {
+      workflow.grant(handler, 'states:ListExecutions');
+      handler.addToRolePolicy(new PolicyStatement({ actions: ['states:DescribeExecution'], resources: [childExecutionsArn(workflow)] }));
+      Validations.of(this).acknowledge({
+        id: `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:${fixedName(workflow)}:*]`,
+        reason:
+          "DescribeExecution of the workflow's executions (whether one runs the session a stop, cancel or gate is for): their names are chosen at run time.",
+      });
+    }
     return handler;
   }
 

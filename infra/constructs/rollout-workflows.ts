@@ -163,6 +163,7 @@ export class RolloutWorkflows extends Construct {
       table: this.table,
       rollingUpgrade: this.rollingUpgrade,
       groupDeployment: this.groupDeployment,
+      taskGraph: this.taskGraph,
       environmentUpgrade: this.environmentUpgrade,
       // The API checks requests against the boot service and the inventory before it answers.
       site: { environment: site.rollingUpgradeEnvironment, access: site },

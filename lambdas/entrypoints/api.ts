@@ -45,6 +45,10 @@ export function deployedControlPlaneFromEnvironment(env: NodeJS.ProcessEnv, sfn?
     stateMachines: {
       rollingUpgrade: required(env, ENVIRONMENT.rollingUpgradeStateMachineArn),
       groupDeployment: required(env, ENVIRONMENT.groupDeploymentStateMachineArn),
+      // Read when a task run is stopped or cancelled: a stack from before it answers that request, not every one.
+      get taskGraph() {
+        return required(env, ENVIRONMENT.taskGraphStateMachineArn);
+      },
       // Read when an environment upgrade starts: a stack without it answers that request, not every one.
       get environmentUpgrade() {
         return required(env, ENVIRONMENT.environmentUpgradeStateMachineArn);

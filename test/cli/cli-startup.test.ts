@@ -100,7 +100,19 @@ describe('rollout completion', () => {
       return (await run('bash', ['-c', script])).stdout.trim().split('\n').filter(Boolean);
     };
     expect(await complete(['rollout', 'se'])).toEqual(['session', 'serve']);
-    expect(await complete(['rollout', 'session', ''])).toEqual(['list', 'get', 'watch', 'resume', 'pause', 'approve', 'stop', 'cancel', '-h', '--help']);
+    expect(await complete(['rollout', 'session', ''])).toEqual([
+      'list',
+      'get',
+      'status',
+      'watch',
+      'resume',
+      'pause',
+      'approve',
+      'stop',
+      'cancel',
+      '-h',
+      '--help',
+    ]);
     expect(await complete(['rollout', 'session', 'list', '--j'])).toEqual(['--json']);
     expect(await complete(['rollout', 'plan', 'deploy', '--format', ''])).toEqual(['text', 'json', 'mermaid']);
     expect(await complete(['rollout', 'completion', ''])).toEqual(['-h', '--help']);

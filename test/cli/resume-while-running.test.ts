@@ -1,4 +1,5 @@
-import { RolloutClient } from '../../control-plane/aws-client/rollout-client';
+import { rolloutClient } from '../../control-plane/aws-client/rollout-client';
+import type { ControlPlane } from '../../control-plane/control-plane';
 import { executionRunsSession } from '../../core/session-control';
 import { startServedControlPlane, type ServedControlPlane } from '../../local/serve';
 import { runCliInProcess } from '../support/cli';
@@ -27,10 +28,10 @@ tasks:
 
 describe('rollout session resume of a run an execution still runs: refused, no second execution', () => {
   let served: ServedControlPlane;
-  let client: RolloutClient;
+  let client: ControlPlane;
   const serve = async (definition: SiteDefinition) => {
     served = await startServedControlPlane({ site: { kind: 'simulated', definition } });
-    client = new RolloutClient({ endpoints: served.endpoints, localCredentials: true, pollMs: 10 });
+    client = rolloutClient({ endpoints: served.endpoints, localCredentials: true, pollMs: 10 });
   };
   afterEach(async () => {
     await client.close();

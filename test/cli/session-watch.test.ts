@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { RolloutClient } from '../../control-plane/aws-client/rollout-client';
+import { rolloutClient } from '../../control-plane/aws-client/rollout-client';
+import type { ControlPlane } from '../../control-plane/control-plane';
 import { startServedControlPlane, type ServedControlPlane } from '../../local/serve';
 import { runCliInProcess } from '../support/cli';
 import { eventually, startTestRuntime } from '../support/embedded';
@@ -61,13 +62,13 @@ describe('rollout session watch, on a data directory', () => {
 
 describe('rollout session watch and cancel, over an endpoint', () => {
   let served: ServedControlPlane;
-  let client: RolloutClient;
+  let client: ControlPlane;
   beforeAll(async () => {
     // Every node runs a long job: an upgrade holds in step 0 QUIESCING.
     served = await startServedControlPlane({
       site: { kind: 'simulated', definition: buildSite(4, { node: () => ({ wlm: { state: 'ALLOCATED', busySeconds: 10_000_000 } }) }) },
     });
-    client = new RolloutClient({ endpoints: served.endpoints, localCredentials: true, pollMs: 10 });
+    client = rolloutClient({ endpoints: served.endpoints, localCredentials: true, pollMs: 10 });
   });
   afterAll(async () => {
     await client.close();

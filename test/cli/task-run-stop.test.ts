@@ -63,6 +63,13 @@ it('session stop of a running task run: STOPPING, the reboots in flight finish, 
     return Object.values(view.nodes).some((tasks) => tasks['reboot_compute'] === 'TRANSITION') ? true : undefined;
   }, 'a reboot running');
 
+  // From another process: the run's state on its item, and (through the owner's Step Functions endpoint) its execution.
+  const running = await runCliInProcess(['session', 'status', id, ...common]);
+  expect({ code: running.code, status: JSON.parse(running.stdout) as unknown }).toEqual({
+    code: 0,
+    status: { id, kind: 'tasks', state: 'RUNNING', ended: false, running: true },
+  });
+
   const stop = await runCliInProcess(['session', 'stop', id, '--data-dir', dataDir]);
   expect(stop.code).toBe(0);
   expect(stop.stdout).toContain(
@@ -71,6 +78,10 @@ it('session stop of a running task run: STOPPING, the reboots in flight finish, 
   const stopped = await deploy.done;
   expect(stopped.code).toBe(1);
   expect(JSON.parse(stopped.stdout)).toMatchObject({ runId: id, status: 'STOPPED' });
+  const status = await runCliInProcess(['session', 'status', id, '--data-dir', dataDir]);
+  expect({ code: status.code, stdout: status.stdout }).toEqual({ code: 0, stdout: `task run ${id}: STOPPED (ended), no execution runs it\n` });
+  const unknown = await runCliInProcess(['session', 'status', 'no-such-id', '--data-dir', dataDir]);
+  expect({ code: unknown.code, stderr: unknown.stderr.trim() }).toEqual({ code: 2, stderr: "error: no session with id 'no-such-id'" });
   // The site: the two nodes whose reboot ran were drained and rebooted once (not resumed yet); the other 6 untouched.
   const atStop = await sim.fullState();
   const touched = [...new Set(atStop.taskLog.map((e) => e.node))];

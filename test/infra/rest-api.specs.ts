@@ -49,6 +49,15 @@ export function restApiSpecs(stack: TemplateQueries): void {
     expect(started).toEqual(expect.arrayContaining([{ Ref: groupDeploymentId }, { Ref: rollingUpgradeId }, { Ref: environmentUpgradeId }]));
     // A cancel wakes a rolling upgrade parked for its operator.
     expect(grantedOn(statements, 'states:SendTaskSuccess')).toEqual([{ Ref: rollingUpgradeId }]);
+    // Stop, cancel and the gate say whether an execution picks the request up: the workflows' running executions and their inputs; it aborts none.
+    const [taskGraphId] = stack.stateMachine('BaremetalRollout-TaskGraph');
+    expect(variables[ENVIRONMENT.taskGraphStateMachineArn]).toEqual({ Ref: taskGraphId });
+    expect(grantedOn(statements, 'states:ListExecutions')).toEqual(
+      expect.arrayContaining([{ Ref: rollingUpgradeId }, { Ref: groupDeploymentId }, { Ref: taskGraphId }]),
+    );
+    expect(grantedOn(statements, 'states:ListExecutions')).toHaveLength(3);
+    expect(grantedOn(statements, 'states:DescribeExecution')).toHaveLength(3);
+    expect(grantedOn(statements, 'states:StopExecution')).toEqual([]);
     expect(grantedOn(statements, 'dynamodb:PutItem')).toContainEqual(getAttArn(tableId));
   });
 

@@ -1,6 +1,7 @@
 import type { WallClock } from '../../time/wall-clock';
 import { startServedControlPlane, type ServedControlPlane } from '../../local/serve';
-import { RolloutClient } from '../../control-plane/aws-client/rollout-client';
+import { rolloutClient } from '../../control-plane/aws-client/rollout-client';
+import type { ControlPlane } from '../../control-plane/control-plane';
 import type { VirtualClock } from '../../time/virtual-clock';
 import { buildSite, upgradeRequest } from '../support/sites';
 
@@ -29,12 +30,12 @@ class HandClock implements WallClock {
 
 describe('schedules on the embedded control plane, through @aws-sdk/client-scheduler', () => {
   let served: ServedControlPlane;
-  let client: RolloutClient;
+  let client: ControlPlane;
   // A Saturday.
   const wall = new HandClock(Date.parse('2030-01-05T12:00:00Z'));
   beforeAll(async () => {
     served = await startServedControlPlane({ site: { kind: 'simulated', definition: buildSite(4) }, scheduleClock: wall });
-    client = new RolloutClient({ endpoints: served.endpoints, localCredentials: true, pollMs: 5 });
+    client = rolloutClient({ endpoints: served.endpoints, localCredentials: true, pollMs: 5 });
   });
   afterAll(async () => {
     await client.close();

@@ -6,7 +6,7 @@ import { DETAIL_TYPES, STATUS_EVENT_SCHEMAS } from '../../core/events/status-eve
 import { EVENTS_FILE } from '../../local/embedded-runtime';
 import { fetchEvents } from '../../local/events-endpoint';
 import { startServedControlPlane } from '../../local/serve';
-import { RolloutClient } from '../../control-plane/aws-client/rollout-client';
+import { rolloutClient } from '../../control-plane/aws-client/rollout-client';
 import type { PublishedEvent } from '../../ports/status-events';
 import { buildSite, upgradeRequest } from '../support/sites';
 
@@ -24,7 +24,7 @@ describe('status events of the embedded control plane', () => {
   it('an upgrade with a node failure publishes session, step and node-failure events to the data dir and the serve endpoint', async () => {
     const site = buildSite(4, { node: (i) => (i === 3 ? { faults: { returnToService: 'never' } } : {}) });
     const served = await startServedControlPlane({ site: { kind: 'simulated', definition: site }, dataDir: dir });
-    const client = new RolloutClient({ endpoints: served.endpoints, localCredentials: true, pollMs: 5 });
+    const client = rolloutClient({ endpoints: served.endpoints, localCredentials: true, pollMs: 5 });
     try {
       const run = await client.run('rollingUpgrade', upgradeRequest({ upgradeStepSize: 2, wlmReturnTimeoutSeconds: 60 }));
       expect((await run.outcome).status).toBe('SUCCEEDED');
@@ -61,7 +61,7 @@ describe('status events of the embedded control plane', () => {
   it('a deployment with a failed node publishes session, group and node-failure events', async () => {
     const site = buildSite(3, { node: (i) => (i === 1 ? { faults: { deploy: 'fail' } } : {}) });
     const served = await startServedControlPlane({ site: { kind: 'simulated', definition: site } });
-    const client = new RolloutClient({ endpoints: served.endpoints, localCredentials: true, pollMs: 5 });
+    const client = rolloutClient({ endpoints: served.endpoints, localCredentials: true, pollMs: 5 });
     try {
       const run = await client.run('groupDeployment', { nodes: site.nodes.map((n) => n.name), pollIntervalSeconds: 10 });
       await run.outcome;

@@ -2,11 +2,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { CreateScheduleCommand, DeleteScheduleCommand, GetScheduleCommand } from '@aws-sdk/client-scheduler';
-import { StartExecutionCommand } from '@aws-sdk/client-sfn';
 import type { WorkflowName } from '../../contracts';
 import type { StartedRun } from '../../control-plane/runtime';
-import type { RolloutClient } from '../../control-plane/aws-client/rollout-client';
-import { connectControlPlane, DEFAULT_STACK } from '../../cli/targets';
+import type { ControlPlane } from '../../control-plane/control-plane';
+import { connectControlPlane, DEFAULT_STACK, stackAtEndpoint } from '../../cli/targets';
+import { rolloutClient, type ClientConnection } from '../../control-plane/aws-client/rollout-client';
 import { startServe, type RunningServe } from '../support/serve';
 import { SCENARIO_SITE, scenarioSiteYaml } from './scenario-site';
 import { until } from '../support/until';
@@ -19,14 +19,15 @@ interface ScenarioOptions {
 }
 
 /**
- * The end-to-end scenarios of issue 8, through the one client path (RolloutClient: the Step
+ * The end-to-end scenarios of issue 8, through the one client path (the ControlPlane over the SDK: the Step
  * Functions API and the store's DynamoDB reads). In `npm test` they run against a `rollout serve`
  * process; with LOCALSTACK_ENDPOINT set (after `cdklocal deploy`), against LocalStack too.
  */
-function scenarios(connect: () => Promise<RolloutClient>, options: ScenarioOptions) {
-  let client: RolloutClient;
+function scenarios(connect: () => Promise<{ client: ControlPlane; endpoints: ClientConnection['endpoints'] }>, options: ScenarioOptions) {
+  let client: ControlPlane;
+  let endpoints: ClientConnection['endpoints'];
   beforeAll(async () => {
-    client = await connect();
+    ({ client, endpoints } = await connect());
   });
   afterAll(() => client.close());
 
@@ -68,12 +69,9 @@ function scenarios(connect: () => Promise<RolloutClient>, options: ScenarioOptio
     expect(found.report.messages).toContain('Upgrade Session Deleted');
   }
 
-  /** StartExecution as the Step Functions console does it: the real SDK, the state machine's ARN, the input as text. */
+  /** StartExecution as the Step Functions console does it: the state machine's ARN, a fresh name, the input as text. */
   async function startFromConsole(workflow: WorkflowName, input: Record<string, unknown>) {
-    const started = await client.sfn.send(
-      new StartExecutionCommand({ stateMachineArn: client.endpoints.stateMachines[workflow], input: JSON.stringify(input) }),
-    );
-    return client.follow(started.executionArn!);
+    return (await client.run(workflow, input)).outcome;
   }
 
   it('a cancel applies the CRUS deletion rules and the workflow cleans up', async () => {
@@ -140,10 +138,10 @@ function scenarios(connect: () => Promise<RolloutClient>, options: ScenarioOptio
       try {
         const stored = await schedules.get('stored-upgrade');
         expect(stored).toMatchObject({
-          GroupName: client.endpoints.scheduleGroup,
+          GroupName: endpoints.scheduleGroup,
           ScheduleExpression: 'cron(0 2 ? * SUN *)',
           ScheduleExpressionTimezone: 'Europe/Paris',
-          Target: { Arn: client.endpoints.stateMachines.rollingUpgrade, RoleArn: client.endpoints.schedulerRoleArn },
+          Target: { Arn: endpoints.stateMachines.rollingUpgrade, RoleArn: endpoints.schedulerRoleArn },
         });
         expect(JSON.parse(stored!.Target!.Input!)).toEqual(request);
         expect((await schedules.list()).map((entry) => entry.name)).toContain('stored-upgrade');
@@ -156,7 +154,7 @@ function scenarios(connect: () => Promise<RolloutClient>, options: ScenarioOptio
 
   it('a schedule firing starts an upgrade with its stored request, which completes', async () => {
     const { schedules } = client;
-    const group = client.endpoints.scheduleGroup!;
+    const group = endpoints.scheduleGroup!;
     // The schedules' clock (the wall clock, on `rollout serve` as on AWS): a disabled probe's creation date.
     await schedules.scheduler.send(
       new CreateScheduleCommand({
@@ -166,8 +164,8 @@ function scenarios(connect: () => Promise<RolloutClient>, options: ScenarioOptio
         ScheduleExpression: 'rate(1 day)',
         FlexibleTimeWindow: { Mode: 'OFF' },
         Target: {
-          Arn: client.endpoints.stateMachines.rollingUpgrade,
-          RoleArn: client.endpoints.schedulerRoleArn!,
+          Arn: endpoints.stateMachines.rollingUpgrade,
+          RoleArn: endpoints.schedulerRoleArn!,
           Input: JSON.stringify(upgrade({ startingLabel: 'scheduled' })),
         },
       }),
@@ -217,7 +215,10 @@ describe('end-to-end scenarios through the client, against `rollout serve`', () 
   });
 
   // Virtual time: a day-long hang is a few hundred polls.
-  scenarios(() => connectControlPlane({ kind: 'endpoint', url: serve.endpoints.stepFunctionsEndpoint }), { hangSeconds: 86_400, schedulesFire: true });
+  scenarios(async () => ({ client: await connectControlPlane({ kind: 'endpoint', url: serve.endpoints.stepFunctionsEndpoint }), endpoints: serve.endpoints }), {
+    hangSeconds: 86_400,
+    schedulesFire: true,
+  });
 });
 
 const LOCALSTACK_ENDPOINT = process.env.LOCALSTACK_ENDPOINT;
@@ -234,9 +235,15 @@ localStack(
     ? `end-to-end scenarios through the client, against LocalStack at ${LOCALSTACK_ENDPOINT}`
     : 'end-to-end scenarios against LocalStack: skipped, LOCALSTACK_ENDPOINT is not set (run them after a cdklocal deploy)',
   () => {
-    scenarios(() => connectControlPlane({ kind: 'endpoint', url: LOCALSTACK_ENDPOINT!, stack: process.env.ROLLOUT_STACK ?? DEFAULT_STACK }), {
-      hangSeconds: 60,
-      schedulesFire: false,
-    });
+    scenarios(
+      async () => {
+        const endpoints = await stackAtEndpoint(LOCALSTACK_ENDPOINT!, process.env.ROLLOUT_STACK ?? DEFAULT_STACK);
+        return { client: rolloutClient({ endpoints, localCredentials: true }), endpoints };
+      },
+      {
+        hangSeconds: 60,
+        schedulesFire: false,
+      },
+    );
   },
 );

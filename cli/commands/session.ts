@@ -44,7 +44,17 @@ export function registerSessionCommands(program: Command): void {
     .description(
       'Inspect, watch, cancel and resume upgrades, deployments and task runs: of a data directory, a `rollout serve` (--endpoint) or a deployed stack (--aws)',
     );
-  for (const register of [registerList, registerGet, registerStatus, registerWatch, registerResume, registerPause, registerApprove, registerStop, registerCancel])
+  for (const register of [
+    registerList,
+    registerGet,
+    registerStatus,
+    registerWatch,
+    registerResume,
+    registerPause,
+    registerApprove,
+    registerStop,
+    registerCancel,
+  ])
     register(session);
 }
 

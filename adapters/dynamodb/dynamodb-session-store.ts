@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SessionNotFoundError, StaleWriteError } from '../../core/errors';
 import { stepCount } from '../../core/rolling-upgrade/step-plan';
 import {
@@ -29,7 +29,7 @@ export interface DynamoDbSessionStoreOptions extends DynamoDbRunStoreOptions {
 }
 
 /** An upgrade session's record: its status is CRUS's `state`, moved by core's rules (core/rolling-upgrade/session.ts). */
-const SESSION_RECORD: RunRecordDesign<UpgradeSession, SessionState> = {
+export const SESSION_RECORD: RunRecordDesign<UpgradeSession, SessionState> = {
   key: sessionKey,
   partition: sessionPk,
   listedUnder: SESSIONS_GSI_PARTITION,
@@ -103,9 +103,8 @@ export class DynamoDbSessionStore extends DynamoDbRunStore<UpgradeSession, Sessi
     );
   }
 
-  async getSession(upgradeId: string): Promise<UpgradeSession | undefined> {
-    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: sessionKey(upgradeId), ConsistentRead: true }));
-    return out.Item ? withoutKeys<UpgradeSession>(out.Item) : undefined;
+  getSession(upgradeId: string): Promise<UpgradeSession | undefined> {
+    return this.read(upgradeId);
   }
 
   async saveProgress(upgradeId: string, expected: Pick<Progress, 'step' | 'stage'>, progress: Progress): Promise<void> {

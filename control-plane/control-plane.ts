@@ -6,6 +6,7 @@ import { executionRunsSession, SESSION_CONTROL_KEYS } from '../core/session-cont
 import type { SiteState } from '../core/site/site-state';
 import type { UpgradeSession } from '../core/rolling-upgrade/session';
 import type { ExecutionStatus, ExecutionSummary, Executions } from '../ports/executions';
+import type { RunRecord, RunRecords } from '../ports/run-records';
 import type { ScheduleClient } from './aws-client/schedule-client';
 import { OPERATOR_WAKE_OUTPUT } from './operator-wake';
 import { buildDeploymentReport } from './reports/deployment-report';
@@ -13,7 +14,7 @@ import { runProgress } from './reports/run-progress';
 import { buildSessionReport } from './reports/session-report';
 import { buildTaskRunView, type TaskRunView } from './reports/task-run-report';
 import { refuseResumeWhileRunning } from './resume-check';
-import { findRun, listRuns, runEnded, runState, type RunRecord, type RunStores } from './run-records';
+import { findRun, listRuns, runEnded, runState, type RunStores } from './run-records';
 import {
   runKindOf,
   type CancelResult,
@@ -29,6 +30,8 @@ import {
 } from './runtime';
 
 export interface ControlPlaneOptions<End extends RunOutcome> extends RunStores {
+  /** The three stores' records by id, each id resolved in one read (adapters/dynamodb/dynamodb-run-records.ts over the same table). */
+  records: RunRecords;
   /** The workflows' executions: the Step Functions API through the SDK, or the local engine in this process. */
   executions: Executions<End>;
   /** The control plane's clock in ms (simulated time on a simulated site); the wall clock without it. */
@@ -50,11 +53,12 @@ const WORKFLOW_OF: Readonly<Record<SessionKind, WorkflowName>> = { upgrade: 'rol
  * resumed over the run stores and the workflows' Executions. One class for every entry point (the CLI,
  * the REST API, `rollout serve`, the tests); what differs between AWS and the embedded default is only
  * the Executions given (control-plane/aws-client/sfn-executions.ts, local/local-executions.ts). A run
- * = StartExecution; the reads = the stores' reads (each id resolved to its record once: findRun);
+ * = StartExecution; the reads = the stores' reads (each id resolved to its record once, in one read: findRun);
  * cancel, stop and the gate = the store's request that the running workflow picks up.
  */
 export class ControlPlane<End extends RunOutcome = RunOutcome> {
   protected readonly stores: RunStores;
+  private readonly records: RunRecords;
   /** The workflows' executions (the Executions port). */
   private readonly port: Executions<End>;
   /** Whether the executions are AWS's own API (its quotas: a watcher polls gently). */
@@ -69,6 +73,7 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
 
   constructor(options: ControlPlaneOptions<End>) {
     this.stores = { upgrades: options.upgrades, deployments: options.deployments, taskRuns: options.taskRuns };
+    this.records = options.records;
     this.port = options.executions;
     this.onAws = options.onAws ?? false;
     this.clockNow = options.now ?? Date.now;
@@ -143,7 +148,7 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
 
   /** One session's report, or undefined for an id no upgrade, deployment or task run has. */
   async session(id: string): Promise<SessionView | undefined> {
-    const run = await findRun(this.stores, id);
+    const run = await findRun(this.records, id);
     switch (run?.kind) {
       case undefined:
         return undefined;
@@ -161,19 +166,19 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
 
   /** A task run's report (each node's task states, why each blocked task is blocked); undefined for an id no run has. */
   async taskRun(id: string): Promise<TaskRunView | undefined> {
-    const run = await findRun(this.stores, id);
+    const run = await findRun(this.records, id);
     return run?.kind === 'tasks' ? buildTaskRunView(this.stores.taskRuns, run.record) : undefined;
   }
 
   /** A cheap progress read for a display polling every quarter second; undefined until the session exists. */
   async progress(id: string): Promise<SessionProgress | undefined> {
-    const run = await findRun(this.stores, id);
+    const run = await findRun(this.records, id);
     return run && runProgress(this.stores, run);
   }
 
   /** Its state from its one item, and whether it has ended (READY, DELETED, HALTED; SUCCEEDED, FAILED, CANCELLED; STOPPED until resumed). */
   async status(id: string): Promise<SessionStatus | undefined> {
-    const run = await findRun(this.stores, id);
+    const run = await findRun(this.records, id);
     return run && { ...runState(run), ended: runEnded(run) };
   }
 
@@ -223,7 +228,7 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
    * running workflow reads it on its next increment. Throws SessionNotFoundError or SessionGateError.
    */
   async gate(id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
-    const run = await findRun(this.stores, id);
+    const run = await findRun(this.records, id);
     if (run?.kind !== 'upgrade') throw new SessionNotFoundError(id);
     const session = run.record;
     if (session.mode !== 'window') throw new SessionGateError(id, action, "only a session in mode 'window' has the gate");
@@ -296,7 +301,7 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
   }
 
   private async found(id: string): Promise<RunRecord> {
-    const run = await findRun(this.stores, id);
+    const run = await findRun(this.records, id);
     if (!run) throw new SessionNotFoundError(id);
     return run;
   }

@@ -1,6 +1,7 @@
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
+import { DynamoDbRunRecords } from '../adapters/dynamodb/dynamodb-run-records';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import { DynamoDbTaskRunStore } from '../adapters/dynamodb/dynamodb-task-run-store';
 import { SfnExecutions } from './aws-client/sfn-executions';
@@ -25,6 +26,7 @@ export function deployedControlPlane({ tableName, client, stateMachines, sfn = n
     upgrades: new DynamoDbSessionStore({ tableName, client }),
     deployments: new DynamoDbDeploymentStore({ tableName, client }),
     taskRuns: new DynamoDbTaskRunStore({ tableName, client }),
+    records: new DynamoDbRunRecords({ tableName, client }),
     executions: new SfnExecutions({ sfn, stateMachines, ownsClient: false }),
     onAws: true,
   });

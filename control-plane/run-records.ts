@@ -1,15 +1,10 @@
 import { isPossibleSessionId } from '../core/execution-id';
-import { isSessionSettled, type UpgradeSession } from '../core/rolling-upgrade/session';
-import { isDeploymentEnded, type DeploymentRecord, type DeploymentStore } from '../ports/deployment-store';
+import { isSessionSettled } from '../core/rolling-upgrade/session';
+import { isDeploymentEnded, type DeploymentStore } from '../ports/deployment-store';
+import type { RunRecord, RunRecords } from '../ports/run-records';
 import type { SessionStore } from '../ports/session-store';
-import { isTaskRunSettled, type TaskRunRecord, type TaskRunStore } from '../ports/task-run-store';
+import { isTaskRunSettled, type TaskRunStore } from '../ports/task-run-store';
 import type { RunState, SessionListing } from './runtime';
-
-/** A run's record with its kind: what an id resolves to, once. */
-export type RunRecord =
-  | { kind: 'upgrade'; record: UpgradeSession }
-  | { kind: 'deployment'; record: DeploymentRecord }
-  | { kind: 'tasks'; record: TaskRunRecord };
 
 /** The three run stores: an upgrade session, a group deployment, a task run. */
 export interface RunStores {
@@ -19,19 +14,14 @@ export interface RunStores {
 }
 
 /**
- * The record an id names, looked up once in one order (upgrade, deployment, task run): every
- * operation of the control plane resolves the id here, then acts on the record it got. Undefined for
- * an id no run has; an id no run can have (empty, too long: a key over DynamoDB's limit is an error,
- * not "not found") is not looked up.
+ * The record an id names, looked up once, in one read whatever its kind (RunRecords): every operation
+ * of the control plane resolves the id here, then acts on the record it got. Undefined for an id no
+ * run has; an id no run can have (empty, too long: a key over DynamoDB's limit is an error, not "not
+ * found") is not looked up.
  */
-export async function findRun({ upgrades, deployments, taskRuns }: RunStores, id: string): Promise<RunRecord | undefined> {
+export async function findRun(records: RunRecords, id: string): Promise<RunRecord | undefined> {
   if (!isPossibleSessionId(id)) return undefined;
-  const upgrade = await upgrades.getSession(id);
-  if (upgrade) return { kind: 'upgrade', record: upgrade };
-  const deployment = await deployments.getDeployment(id);
-  if (deployment) return { kind: 'deployment', record: deployment };
-  const taskRun = await taskRuns.getRun(id);
-  return taskRun && { kind: 'tasks', record: taskRun };
+  return records.find(id);
 }
 
 /** Its kind and state in that kind's own terms. */

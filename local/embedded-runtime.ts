@@ -4,6 +4,7 @@ import { DynamoDbConnectorState } from '../adapters/dynamodb/dynamodb-connector-
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
 import { DynamoDbEnvironmentStore } from '../adapters/dynamodb/dynamodb-environment-store';
 import { DynamoDbEnvironmentUpgradeStore } from '../adapters/dynamodb/dynamodb-environment-upgrade-store';
+import { DynamoDbRunRecords } from '../adapters/dynamodb/dynamodb-run-records';
 import { DynamoDbRunStartStore } from '../adapters/dynamodb/dynamodb-run-start-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import { DynamoDbTaskRunStore } from '../adapters/dynamodb/dynamodb-task-run-store';
@@ -157,6 +158,7 @@ export class EmbeddedRuntime extends ControlPlane<ExecutionOutcome> {
       upgrades: parts.store,
       deployments: parts.deployments,
       taskRuns: parts.taskRuns,
+      records: new DynamoDbRunRecords({ tableName: parts.dynamoDb.tableName, client: parts.dynamoDb.client }),
       executions: new LocalExecutions(parts.engine, parts.stateMachineArns),
       now: () => parts.clock.now(),
       siteState: () => parts.runningSimulator?.state(),

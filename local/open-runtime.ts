@@ -1,4 +1,5 @@
 import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deployment-store';
+import { DynamoDbRunRecords } from '../adapters/dynamodb/dynamodb-run-records';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import { DynamoDbTaskRunStore } from '../adapters/dynamodb/dynamodb-task-run-store';
 import type { SiteProfile } from '../core/site/site-profile';
@@ -77,6 +78,7 @@ export async function openSessions(options: { dataDir: string }): Promise<Contro
     upgrades: new DynamoDbSessionStore({ tableName, client }),
     deployments: new DynamoDbDeploymentStore({ tableName, client }),
     taskRuns: new DynamoDbTaskRunStore({ tableName, client }),
+    records: new DynamoDbRunRecords({ tableName, client }),
     executions,
     onClose: () => data.close(),
   });

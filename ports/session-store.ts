@@ -5,6 +5,9 @@ import type { RunStore } from './run-store';
 
 export type { NodeLock } from './node-locks';
 
+/** An operator's change to a window's gate: a pause or its lifting, or the approval of a batch (0-based wave). */
+export type OperatorGateChange = { paused: boolean } | { approveWave: number };
+
 /**
  * Durable state of rolling-upgrade sessions: the session and its progress, the plan snapshot,
  * each node's status, the messages (`messages`), and per-node locks shared by every session (`locks`).
@@ -50,11 +53,11 @@ export interface SessionStore extends RunStore<UpgradeSession> {
   noteGeneration(upgradeId: string, generation: number): Promise<void>;
 
   /**
-   * The operator's gate (mode window): sets `operator.paused`, and/or adds a wave to
+   * The operator's gate (mode window): sets `operator.paused`, or adds a wave to
    * `operator.approvedWaves`. Only the session's `operator` attribute is written, so it never races
-   * with the workflow's progress writes. Throws SessionNotFoundError.
+   * with the workflow's progress writes; returns the session as that write left it. Throws SessionNotFoundError.
    */
-  setOperatorGate(upgradeId: string, change: { paused?: boolean; approveWave?: number }): Promise<UpgradeSession>;
+  setOperatorGate(upgradeId: string, change: OperatorGateChange): Promise<UpgradeSession>;
   /**
    * Stores the workflow's task token on the session (`operator.taskToken`) in one conditional write,
    * if the session still waits for its operator as `wait` says (UPDATING, and paused, or the wave not

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DeploymentNotFoundError, StaleWriteError } from '../../core/errors';
 import { RUN_CANCEL, RUN_RESUME, RUN_STOP } from '../../core/run-status';
 import type { DeploymentPhase, DeploymentPlan, DeploymentRunState } from '../../core/group-deployment';
@@ -28,7 +28,7 @@ interface StoredRecord extends Omit<DeploymentRecord, 'state'> {
 }
 
 /** A deployment's record: its status moved by core's rules for runs (core/run-status.ts). */
-const DEPLOYMENT_RECORD: RunRecordDesign<DeploymentRecord, DeploymentStatus> = {
+export const DEPLOYMENT_RECORD: RunRecordDesign<DeploymentRecord, DeploymentStatus> = {
   key: deploymentKey,
   partition: deploymentPk,
   listedUnder: DEPLOYMENTS_GSI_PARTITION,
@@ -78,9 +78,8 @@ export class DynamoDbDeploymentStore extends DynamoDbRunStore<DeploymentRecord, 
     );
   }
 
-  async getDeployment(deploymentId: string): Promise<DeploymentRecord | undefined> {
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: deploymentKey(deploymentId), ConsistentRead: true }));
-    return Item ? toRecord(Item) : undefined;
+  getDeployment(deploymentId: string): Promise<DeploymentRecord | undefined> {
+    return this.read(deploymentId);
   }
 
   async getPlan(deploymentId: string): Promise<DeploymentPlan> {

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SessionNotFoundError, StaleWriteError } from '../../core/errors';
 import { stepCount } from '../../core/rolling-upgrade/step-plan';
 import {
@@ -11,7 +11,7 @@ import {
   type SessionState,
   type UpgradeSession,
 } from '../../core/rolling-upgrade/session';
-import type { SessionStore } from '../../ports/session-store';
+import type { OperatorGateChange, SessionStore } from '../../ports/session-store';
 import type { OperatorWait } from '../../core/rolling-upgrade/operator-gate';
 import { batchGetAll, batchWriteAll } from './batch';
 import { CONDITION_FAILED, ITEM_ON_FAILURE, conditionalWrite, conditionalWriteOrItem, withoutKeys, withoutUndefined } from './items';
@@ -29,7 +29,7 @@ export interface DynamoDbSessionStoreOptions extends DynamoDbRunStoreOptions {
 }
 
 /** An upgrade session's record: its status is CRUS's `state`, moved by core's rules (core/rolling-upgrade/session.ts). */
-const SESSION_RECORD: RunRecordDesign<UpgradeSession, SessionState> = {
+export const SESSION_RECORD: RunRecordDesign<UpgradeSession, SessionState> = {
   key: sessionKey,
   partition: sessionPk,
   listedUnder: SESSIONS_GSI_PARTITION,
@@ -103,9 +103,8 @@ export class DynamoDbSessionStore extends DynamoDbRunStore<UpgradeSession, Sessi
     );
   }
 
-  async getSession(upgradeId: string): Promise<UpgradeSession | undefined> {
-    const out = await this.client.send(new GetCommand({ TableName: this.tableName, Key: sessionKey(upgradeId), ConsistentRead: true }));
-    return out.Item ? withoutKeys<UpgradeSession>(out.Item) : undefined;
+  getSession(upgradeId: string): Promise<UpgradeSession | undefined> {
+    return this.read(upgradeId);
   }
 
   async saveProgress(upgradeId: string, expected: Pick<Progress, 'step' | 'stage'>, progress: Progress): Promise<void> {
@@ -170,34 +169,39 @@ export class DynamoDbSessionStore extends DynamoDbRunStore<UpgradeSession, Sessi
     return current;
   }
 
-  async setOperatorGate(upgradeId: string, change: { paused?: boolean; approveWave?: number }): Promise<UpgradeSession> {
-    await this.ensureOperatorMap(upgradeId);
-    const sets: string[] = [];
-    const names: Record<string, string> = { '#operator': 'operator' };
-    const values: Record<string, unknown> = {};
-    if (change.paused !== undefined) {
-      sets.push('#operator.#paused = :paused');
-      names['#paused'] = 'paused';
-      values[':paused'] = change.paused;
-    }
-    if (change.approveWave !== undefined) {
-      sets.push('#operator.#approved = list_append(if_not_exists(#operator.#approved, :none), :wave)');
-      names['#approved'] = 'approvedWaves';
-      values[':none'] = [];
-      values[':wave'] = [change.approveWave];
-    }
-    if (sets.length > 0) {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: sessionKey(upgradeId),
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
+  async setOperatorGate(upgradeId: string, change: OperatorGateChange): Promise<UpgradeSession> {
+    const update: { set: string; names: Record<string, string>; values: Record<string, unknown> } =
+      'paused' in change
+        ? { set: '#operator.#paused = :paused', names: { '#paused': 'paused' }, values: { ':paused': change.paused } }
+        : {
+            set: '#operator.#approved = list_append(if_not_exists(#operator.#approved, :none), :wave)',
+            names: { '#approved': 'approvedWaves' },
+            values: { ':none': [], ':wave': [change.approveWave] },
+          };
+    // The session as this write left it (ALL_NEW): the token of a workflow parked before it, which must wake to see the change (one parked after it saw it).
+    const write = () =>
+      conditionalWriteOrItem(
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: sessionKey(upgradeId),
+            UpdateExpression: `SET ${update.set}`,
+            ConditionExpression: 'attribute_exists(#operator)',
+            ExpressionAttributeNames: { '#operator': 'operator', ...update.names },
+            ExpressionAttributeValues: update.values,
+            ReturnValues: 'ALL_NEW',
+            ...ITEM_ON_FAILURE,
+          }),
+        ),
       );
+    let out = await write();
+    if ('failed' in out && out.failed) {
+      // No gate or park has given the session its operator map yet (a nested path cannot be set in a missing map): once, then the gate.
+      await this.ensureOperatorMap(upgradeId);
+      out = await write();
     }
-    return (await this.getSession(upgradeId))!;
+    if ('failed' in out) throw new SessionNotFoundError(upgradeId);
+    return withoutKeys<UpgradeSession>(out.written.Attributes ?? {});
   }
 
   async parkForOperator(upgradeId: string, taskToken: string, wait: OperatorWait): Promise<boolean> {

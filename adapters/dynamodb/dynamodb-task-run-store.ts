@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StaleWriteError, TaskRunNotFoundError } from '../../core/errors';
 import { RUN_CANCEL, RUN_RESUME, RUN_STOP } from '../../core/run-status';
 import type { ScheduleFields, TaskRunChunk, TaskRunPlan } from '../../core/task-graph';
@@ -27,7 +27,7 @@ interface StoredRecord extends Omit<TaskRunRecord, 'schedule'> {
 }
 
 /** A task run's record: its status moved by core's rules for runs (core/run-status.ts), as a deployment's. */
-const TASK_RUN_RECORD: RunRecordDesign<TaskRunRecord, TaskRunStatus> = {
+export const TASK_RUN_RECORD: RunRecordDesign<TaskRunRecord, TaskRunStatus> = {
   key: taskRunKey,
   partition: taskRunPk,
   listedUnder: TASK_RUNS_GSI_PARTITION,
@@ -87,9 +87,8 @@ export class DynamoDbTaskRunStore extends DynamoDbRunStore<TaskRunRecord, TaskRu
     );
   }
 
-  async getRun(runId: string): Promise<TaskRunRecord | undefined> {
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: taskRunKey(runId), ConsistentRead: true }));
-    return Item ? toRecord(Item) : undefined;
+  getRun(runId: string): Promise<TaskRunRecord | undefined> {
+    return this.read(runId);
   }
 
   async getPlan(runId: string): Promise<TaskRunPlan> {

@@ -1,4 +1,4 @@
-import { DeleteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../../core/clock';
 import { systemClock } from '../../core/clock';
 import { SessionNotCancellableError, SessionNotStoppableError } from '../../core/errors';
@@ -67,6 +67,12 @@ export abstract class DynamoDbRunStore<Run, Status extends string> implements Ru
     this.client = options.client;
     this.clock = options.clock ?? systemClock;
     this.messages = new DynamoDbMessageLog({ client: this.client, tableName: this.tableName, clock: this.clock, partitionOf: design.partition });
+  }
+
+  /** The run's record, read consistently; undefined for an id no run of this kind has. */
+  protected async read(id: string): Promise<Run | undefined> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: this.design.key(id), ConsistentRead: true }));
+    return Item ? this.design.fromItem(Item) : undefined;
   }
 
   async list(): Promise<Run[]> {

@@ -3,6 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbDeploymentStore } from '../../adapters/dynamodb/dynamodb-deployment-store';
+import { DynamoDbRunRecords } from '../../adapters/dynamodb/dynamodb-run-records';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
 import { DynamoDbTaskRunStore } from '../../adapters/dynamodb/dynamodb-task-run-store';
 import { ControlPlane } from '../control-plane';
@@ -43,6 +44,7 @@ export function rolloutClient(connection: ClientConnection): ControlPlane {
     upgrades: new DynamoDbSessionStore({ tableName, client }),
     deployments: new DynamoDbDeploymentStore({ tableName, client }),
     taskRuns: new DynamoDbTaskRunStore({ tableName, client }),
+    records: new DynamoDbRunRecords({ tableName, client }),
     executions: new SfnExecutions({ sfn, stateMachines: endpoints.stateMachines, ...(connection.pollMs !== undefined ? { pollMs: connection.pollMs } : {}) }),
     // No endpoint override: AWS's own API, with its quotas.
     onAws: endpoints.stepFunctionsEndpoint === undefined,

@@ -1,6 +1,7 @@
 import { DEPLOYMENT_STAGES, type DeploymentStage } from '../../core/group-deployment';
 import { upgradePolicy } from '../../core/rolling-upgrade/upgrade-policy';
-import type { RunRecord, RunStores } from '../run-records';
+import type { RunRecord } from '../../ports/run-records';
+import type { RunStores } from '../run-records';
 import type { SessionProgress } from '../runtime';
 
 /**

@@ -1,4 +1,6 @@
 import type { UpgradeSession } from '../../core/rolling-upgrade/session';
+import type { DeploymentRecord, DeploymentStatus } from '../../ports/deployment-store';
+import type { TaskRunRecord, TaskRunStatus } from '../../ports/task-run-store';
 
 /** A plausible session; tests override what they are about. */
 export function makeSession(overrides: Partial<UpgradeSession> = {}): UpgradeSession {
@@ -35,3 +37,28 @@ export function makeSession(overrides: Partial<UpgradeSession> = {}): UpgradeSes
 export function makePlan(count: number, prefix = 'x'): string[] {
   return Array.from({ length: count }, (_, i) => `${prefix}${String((i * 7919) % 100_003).padStart(6, '0')}n${i}`);
 }
+
+/** A deployment's record with nothing in it but its status: for what reads or moves the status alone (create it with `{ groups: [] }` as its plan). */
+export const makeDeploymentRecord = (deploymentId: string, status: DeploymentStatus): Omit<DeploymentRecord, 'version'> => ({
+  deploymentId,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  status,
+  settings: { maxParallelGroups: 1, prepareTimeoutSeconds: 1, deployTimeoutSeconds: 1, pollIntervalSeconds: 1 },
+  state: { groups: {}, nodes: {} } as unknown as DeploymentRecord['state'],
+  groupCount: 0,
+  nodeCount: 0,
+});
+
+/** A task run's record with nothing in it but its status (and the deployment whose deploy phase it is): create it with `{}` as its plan and no chunks. */
+export const makeTaskRunRecord = (runId: string, status: TaskRunStatus, inDeployment?: string): Omit<TaskRunRecord, 'increment'> => ({
+  runId,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  status,
+  settings: {} as TaskRunRecord['settings'],
+  schedule: {} as TaskRunRecord['schedule'],
+  counts: {} as TaskRunRecord['counts'],
+  nodeCount: 0,
+  chunkCount: 0,
+  startedAt: 0,
+  ...(inDeployment ? { deployment: { deploymentId: inDeployment, group: 'g' } } : {}),
+});

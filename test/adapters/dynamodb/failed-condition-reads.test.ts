@@ -10,11 +10,9 @@ import {
   SessionNotStoppableError,
   TaskRunNotFoundError,
 } from '../../../core/errors';
-import type { DeploymentRecord, DeploymentStatus } from '../../../ports/deployment-store';
-import type { TaskRunRecord, TaskRunStatus } from '../../../ports/task-run-store';
 import { connectDynamoDb, countRequests, startLocalDynamoDb, type LocalDynamoDb, type RequestCounter } from '../../../local/local-dynamodb';
 import { ENVIRONMENT_UPGRADE_KIND, type EnvironmentUpgradeSession } from '../../../core/environments';
-import { makeSession } from '../../support/dynamodb';
+import { makeDeploymentRecord, makeSession, makeTaskRunRecord } from '../../support/dynamodb';
 
 /**
  * A refused conditional write says why in the same call (ReturnValuesOnConditionCheckFailure): a failed
@@ -45,29 +43,6 @@ async function commandsOf(act: () => Promise<unknown>): Promise<{ sent: Record<s
   const outcome = await act().catch((err: unknown) => err);
   return { sent: counter.byCommand(), outcome };
 }
-
-const deployment = (deploymentId: string, status: DeploymentStatus): Omit<DeploymentRecord, 'version'> => ({
-  deploymentId,
-  createdAt: '2026-01-01T00:00:00.000Z',
-  status,
-  settings: { maxParallelGroups: 1, prepareTimeoutSeconds: 1, deployTimeoutSeconds: 1, pollIntervalSeconds: 1 },
-  state: { groups: {}, nodes: {} } as unknown as DeploymentRecord['state'],
-  groupCount: 0,
-  nodeCount: 0,
-});
-
-const taskRun = (runId: string, status: TaskRunStatus, inDeployment?: string): Omit<TaskRunRecord, 'increment'> => ({
-  runId,
-  createdAt: '2026-01-01T00:00:00.000Z',
-  status,
-  settings: {} as TaskRunRecord['settings'],
-  schedule: {} as TaskRunRecord['schedule'],
-  counts: {} as TaskRunRecord['counts'],
-  nodeCount: 0,
-  chunkCount: 0,
-  startedAt: 0,
-  ...(inDeployment ? { deployment: { deploymentId: inDeployment, group: 'g' } } : {}),
-});
 
 const ONE_UPDATE = { UpdateItemCommand: 1 };
 const ONE_DELETE = { DeleteItemCommand: 1 };
@@ -116,7 +91,7 @@ describe('upgrade sessions', () => {
 
 describe('deployments', () => {
   it('a refused cancel, stop and removal, and a resume of one that is not stopped, read nothing', async () => {
-    await deployments.createDeployment(deployment('reads-d-done', 'SUCCEEDED'), { groups: [] } as never);
+    await deployments.createDeployment(makeDeploymentRecord('reads-d-done', 'SUCCEEDED'), { groups: [] } as never);
     const cancel = await commandsOf(() => deployments.requestCancel('reads-d-done'));
     expect(cancel.outcome).toEqual(new SessionNotCancellableError('reads-d-done', 'SUCCEEDED'));
     expect(cancel.sent).toEqual(ONE_UPDATE);
@@ -127,7 +102,7 @@ describe('deployments', () => {
     expect(resume.outcome).toMatchObject({ deploymentId: 'reads-d-done', status: 'SUCCEEDED' });
     expect(resume.sent).toEqual(ONE_UPDATE);
 
-    await deployments.createDeployment(deployment('reads-d-running', 'RUNNING'), { groups: [] } as never);
+    await deployments.createDeployment(makeDeploymentRecord('reads-d-running', 'RUNNING'), { groups: [] } as never);
     const remove = await commandsOf(() => deployments.removeEnded('reads-d-running'));
     expect(remove.outcome).toEqual(new SessionNotCancellableError('reads-d-running', 'RUNNING (it has not ended: cancel it first)'));
     expect(remove.sent).toEqual(ONE_DELETE);
@@ -139,7 +114,7 @@ describe('deployments', () => {
 
 describe('task runs', () => {
   it('a refused cancel and stop, a group deploy phase, and a resume of one that is not stopped, read nothing', async () => {
-    await taskRuns.createRun(taskRun('reads-t-done', 'FAILED'), {} as never, []);
+    await taskRuns.createRun(makeTaskRunRecord('reads-t-done', 'FAILED'), {} as never, []);
     const cancel = await commandsOf(() => taskRuns.requestCancel('reads-t-done'));
     expect(cancel.outcome).toEqual(new SessionNotCancellableError('reads-t-done', 'FAILED'));
     expect(cancel.sent).toEqual(ONE_UPDATE);
@@ -147,7 +122,7 @@ describe('task runs', () => {
     expect(resume.outcome).toMatchObject({ runId: 'reads-t-done', status: 'FAILED' });
     expect(resume.sent).toEqual(ONE_UPDATE);
 
-    await taskRuns.createRun(taskRun('reads-t-phase', 'RUNNING', 'reads-d'), {} as never, []);
+    await taskRuns.createRun(makeTaskRunRecord('reads-t-phase', 'RUNNING', 'reads-d'), {} as never, []);
     const stop = await commandsOf(() => taskRuns.requestStop('reads-t-phase'));
     expect(stop.outcome).toEqual(new SessionNotStoppableError('reads-t-phase', 'the deploy phase of deployment reads-d (stop the deployment)'));
     expect(stop.sent).toEqual(ONE_UPDATE);

@@ -9,6 +9,21 @@ export const RUN_ID = 'a1b2c3d4-0000-4000-8000-000000000001';
 /** This session's drain as it sets it in Slurm (core/site/node-claims.ts drainClaim). */
 export const OUR_DRAIN = `rolling-upgrade ${RUN_ID}`;
 
+/** A window-mode request as parsed: one node a step, at most two unavailable, `request` over it. */
+export function windowRequest(request: Partial<Parameters<typeof parseUpgradeRequest>[0]> = {}) {
+  return parseUpgradeRequest({
+    startingLabel: 'compute',
+    upgradingLabel: 'upgrading',
+    failedLabel: 'failed',
+    upgradeStepSize: 1,
+    upgradeTemplateId: 'image-2',
+    workloadManagerType: 'slurm',
+    mode: 'window',
+    maxUnavailable: 2,
+    ...request,
+  });
+}
+
 export function session(overrides: Partial<UpgradeSession> = {}): UpgradeSession {
   return {
     upgradeId: RUN_ID,

@@ -4,7 +4,7 @@ import { buildDeploymentReport, type DeploymentReport } from '../../control-plan
 import { parseSiteDefinition, type SiteDefinitionInput, type SiteState } from '../../simulator';
 import type { ProvisionNodeRun } from '../../simulator/models/provisioner';
 import { randomStream, type Random } from '../../simulator/seeded-random';
-import { runOperatorActions, takeAction, type OperatorBudget, type OperatorRecord } from './run-scenario';
+import { runRecordedActions, type OperatorRecord } from './run-scenario';
 import type { OperatorAction } from './scenario';
 
 /**
@@ -182,22 +182,17 @@ export async function runDeploymentScenario(scenario: DeploymentScenario, simula
         for (const e of runtime.engine.listExecutions(runtime.stateMachineArns[name]))
           if (e.status === 'RUNNING') await runtime.engine.stop(e.executionArn, 'ProcessDied');
     };
-    const budget: OperatorBudget = { start, simulatedSeconds: simulatedBudgetSeconds, realDeadline: startedReal + 120_000, startedReal };
-    const { outcomes, operator } = await runOperatorActions(run, {
+    const { outcomes, operator, budgetExceeded } = await runRecordedActions(run, {
       clock,
-      pending: [...scenario.operator],
-      budget,
-      act: (action, elapsed) =>
-        takeAction(
-          action,
-          elapsed,
-          async () => (await runtime.deployments.getDeployment(deploymentId))?.status,
-          () => (action.kind === 'stop' ? runtime.stop(deploymentId) : action.kind === 'cancel' ? runtime.cancel(deploymentId) : kill()),
-        ),
+      operator: scenario.operator,
+      start,
+      startedReal,
+      simulatedBudgetSeconds,
+      statusBefore: async () => (await runtime.deployments.getDeployment(deploymentId))?.status,
+      answer: (action) => (action.kind === 'stop' ? runtime.stop(deploymentId) : action.kind === 'cancel' ? runtime.cancel(deploymentId) : kill()),
       kill,
       resume: (resumes) => runtime.run('groupDeployment', { resumeDeploymentId: deploymentId }, `${deploymentId}-resume-${resumes}`),
     });
-    const budgetExceeded = budget.exceeded;
     const record = await runtime.deployments.getDeployment(deploymentId);
     const report = record ? await buildDeploymentReport(runtime.deployments, record) : undefined;
     const prefix = `deploy-${deploymentId}-`;

@@ -223,6 +223,44 @@ export async function takeAction(
   }
 }
 
+/** What a deployment's or a task run's scenario tells runRecordedActions: its run, and how an action is answered. */
+export interface RecordedActions {
+  clock: EmbeddedRuntime['clock'];
+  operator: readonly OperatorAction[];
+  /** Simulated epoch ms and Date.now() at the scenario's start. */
+  start: number;
+  startedReal: number;
+  simulatedBudgetSeconds: number;
+  /** The run's status before an action. */
+  statusBefore(): Promise<string | undefined>;
+  /** The control plane's answer to an action (a refusal throws). */
+  answer(action: OperatorAction): Promise<unknown>;
+  kill(): Promise<void>;
+  resume(resumes: number): Promise<{ outcome: Promise<ExecutionOutcome> }>;
+}
+
+/** runOperatorActions for a deployment's or a task run's scenario: each action recorded by takeAction, 120 s of real time at most. */
+export async function runRecordedActions(
+  first: { outcome: Promise<ExecutionOutcome> },
+  run: RecordedActions,
+): Promise<{ outcomes: ExecutionOutcome[]; operator: OperatorRecord[]; budgetExceeded?: string }> {
+  const budget: OperatorBudget = {
+    start: run.start,
+    simulatedSeconds: run.simulatedBudgetSeconds,
+    realDeadline: run.startedReal + 120_000,
+    startedReal: run.startedReal,
+  };
+  const { outcomes, operator } = await runOperatorActions(first, {
+    clock: run.clock,
+    pending: [...run.operator],
+    budget,
+    act: (action, elapsed) => takeAction(action, elapsed, run.statusBefore, () => run.answer(action)),
+    kill: run.kill,
+    resume: run.resume,
+  });
+  return { outcomes, operator, ...(budget.exceeded ? { budgetExceeded: budget.exceeded } : {}) };
+}
+
 /**
  * Each execution of a run to its end, on virtual time, with the operator's actions taken at their moments;
  * a stop or kill that asked for a resume starts the next execution. A run past its budget is killed.

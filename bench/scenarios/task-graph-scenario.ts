@@ -3,7 +3,7 @@ import type { ExecutionOutcome } from '../../local/local-step-functions';
 import type { TaskRunView } from '../../control-plane/reports/task-run-report';
 import { parseSiteDefinition, type SiteDefinitionInput, type SiteState } from '../../simulator';
 import { randomStream, type Random } from '../../simulator/seeded-random';
-import { runOperatorActions, takeAction, type OperatorBudget, type OperatorRecord } from './run-scenario';
+import { runRecordedActions, type OperatorRecord } from './run-scenario';
 import { ADMIN_REASONS, type OperatorAction } from './scenario';
 
 /**
@@ -189,29 +189,24 @@ export async function runTaskGraphScenario(scenario: TaskGraphScenario, simulate
       const running = runtime.engine.listExecutions(runtime.stateMachineArns.TaskGraph).filter((e) => e.status === 'RUNNING');
       await Promise.all(running.map((e) => runtime.engine.stop(e.executionArn)));
     };
-    const budget: OperatorBudget = { start, simulatedSeconds: simulatedBudgetSeconds, realDeadline: startedReal + 120_000, startedReal };
-    const { outcomes, operator } = await runOperatorActions(run, {
+    const { outcomes, operator, budgetExceeded } = await runRecordedActions(run, {
       clock,
-      pending: [...scenario.operator],
-      budget,
-      act: (action, elapsed) =>
-        takeAction(
-          action,
-          elapsed,
-          async () => ((await runtime.taskRuns.getRun(runId)) as { status?: string } | undefined)?.status,
-          () =>
-            action.kind === 'stop'
-              ? runtime.stop(runId)
-              : action.kind === 'cancel'
-                ? runtime.cancel(runId)
-                : action.kind === 'admin-drain'
-                  ? Promise.resolve(runtime.simulator.simulator.workloadManager.drain(action.node!, action.reason!))
-                  : kill(),
-        ),
+      operator: scenario.operator,
+      start,
+      startedReal,
+      simulatedBudgetSeconds,
+      statusBefore: async () => ((await runtime.taskRuns.getRun(runId)) as { status?: string } | undefined)?.status,
+      answer: (action) =>
+        action.kind === 'stop'
+          ? runtime.stop(runId)
+          : action.kind === 'cancel'
+            ? runtime.cancel(runId)
+            : action.kind === 'admin-drain'
+              ? Promise.resolve(runtime.simulator.simulator.workloadManager.drain(action.node!, action.reason!))
+              : kill(),
       kill,
       resume: (resumes) => runtime.run('taskGraph', { resumeRunId: runId }, `${runId}-resume-${resumes}`),
     });
-    const budgetExceeded = budget.exceeded;
     const view = await runtime.taskRun(runId);
     const record = (await runtime.taskRuns.getRun(runId)) as { status?: string } | undefined;
     const status = record?.status;

@@ -143,12 +143,15 @@ export class SiteConnection extends Construct implements SiteAccess {
       }
       return this.siteApiTokenReaders;
     };
-    this.rollingUpgradeEnvironment = {
+    const workloadManager = {
       [ENVIRONMENT.workloadManagerUrl]: site.workloadManagerUrl,
       [ENVIRONMENT.slurmApiVersion]: site.slurmApiVersion,
       // Empty counts as unset for the functions (dependenciesFromEnvironment tests truthiness).
       [ENVIRONMENT.slurmUserName]: site.slurmUserName,
       [ENVIRONMENT.slurmTokenSecretArn]: site.slurmTokenSecretArn,
+    };
+    this.rollingUpgradeEnvironment = {
+      ...workloadManager,
       [ENVIRONMENT.bootServiceUrl]: site.bootServiceUrl,
       [ENVIRONMENT.inventoryUrl]: site.inventoryUrl,
       [ENVIRONMENT.nodeNames]: site.nodeNames,
@@ -157,10 +160,7 @@ export class SiteConnection extends Construct implements SiteAccess {
     };
     this.groupDeploymentEnvironment = {
       // Read only: a batch's nodes the site shows claimed by another control plane's run are left alone.
-      [ENVIRONMENT.workloadManagerUrl]: site.workloadManagerUrl,
-      [ENVIRONMENT.slurmApiVersion]: site.slurmApiVersion,
-      [ENVIRONMENT.slurmUserName]: site.slurmUserName,
-      [ENVIRONMENT.slurmTokenSecretArn]: site.slurmTokenSecretArn,
+      ...workloadManager,
       [ENVIRONMENT.inventoryUrl]: site.inventoryUrl,
       [ENVIRONMENT.provisionerUrl]: site.provisionerUrl,
       [ENVIRONMENT.siteApiTokenSecretArn]: site.siteApiTokenSecretArn,

@@ -1,6 +1,6 @@
 import type { NodeRecord, UpgradeSession } from '../../../core/rolling-upgrade/session';
 import type { InventoryNode } from '../../../core/site/site-nodes';
-import { parseUpgradeRequest } from '../../../core/rolling-upgrade/upgrade-request';
+import type { parseUpgradeRequest } from '../../../core/rolling-upgrade/upgrade-request';
 import { Mark, withMarks } from '../../../core/rolling-upgrade/plan-marks';
 import { initialWindowProgress, scheduleWindow } from '../../../core/rolling-upgrade/window-decisions';
 import { candidatesStarting, outsideTodoToRecord, SCAN_BATCH, WindowCandidateScan, type ScannedSite } from '../../../core/rolling-upgrade/window-candidates';

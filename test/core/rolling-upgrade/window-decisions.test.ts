@@ -5,7 +5,7 @@ import type { BootSessionStatus, WlmNode } from '../../../core/site/site-nodes';
 import type { HealthCheckResult } from '../../../core/rolling-upgrade/health-check';
 import { FailureReason, type NodeRecord, type Progress, type UpgradeSession, type WindowOp } from '../../../core/rolling-upgrade/session';
 import type { NodeAction } from '../../../core/rolling-upgrade/stage-decision';
-import { parseUpgradeRequest } from '../../../core/rolling-upgrade/upgrade-request';
+import type { parseUpgradeRequest } from '../../../core/rolling-upgrade/upgrade-request';
 import { markCounts } from '../../../core/rolling-upgrade/plan-marks';
 import {
   decideBoots,

@@ -36,20 +36,24 @@ export function fleet(s: RollingUpgradeScenario) {
   });
 }
 
+/** The upgrade of the fleet's compute group to cos-2.4, `stepSize` nodes a step, polled every 10 s. */
+export function fleetUpgradeRequest(s: Pick<RollingUpgradeScenario, 'stepSize'>) {
+  return {
+    startingLabel: 'compute',
+    upgradingLabel: 'upgrading',
+    failedLabel: 'failed',
+    upgradeStepSize: s.stepSize,
+    upgradeTemplateId: 'cos-2.4',
+    workloadManagerType: 'slurm',
+    pollIntervalSeconds: 10,
+  };
+}
+
 export async function benchRollingUpgrade(s: RollingUpgradeScenario): Promise<BenchFigures> {
   const runtime = await EmbeddedRuntime.start({ site: fleet(s) }); // virtual time: makespans do not depend on the host
   try {
     const started = performance.now();
-    const run = await runtime.run('rollingUpgrade', {
-      startingLabel: 'compute',
-      upgradingLabel: 'upgrading',
-      failedLabel: 'failed',
-      upgradeStepSize: s.stepSize,
-      upgradeTemplateId: 'cos-2.4',
-      workloadManagerType: 'slurm',
-      pollIntervalSeconds: 10,
-      ...s.controls,
-    });
+    const run = await runtime.run('rollingUpgrade', { ...fleetUpgradeRequest(s), ...s.controls });
     const outcome = await run.outcome;
     const wallSeconds = (performance.now() - started) / 1000;
     const session = await runtime.store.getSession(run.id);

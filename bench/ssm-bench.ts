@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { createCommandSite, SsmTransport } from '../adapters/site/commands';
 import { EmbeddedRuntime } from '../local/embedded-runtime';
 import { HEAD_NODE_INSTANCE_ID } from '../simulator/models/head-node';
-import { fleet, type RollingUpgradeScenario } from './rolling-upgrade-bench';
+import { fleet, fleetUpgradeRequest, type RollingUpgradeScenario } from './rolling-upgrade-bench';
 
 /**
  * A rolling upgrade driven through scontrol over SSM, slurm-reboot and the slurm inventory (the real
@@ -27,15 +27,7 @@ export async function benchSsmRollingUpgrade(s: RollingUpgradeScenario): Promise
   });
   try {
     const started = performance.now();
-    const run = await runtime.run('rollingUpgrade', {
-      startingLabel: 'compute',
-      upgradingLabel: 'upgrading',
-      failedLabel: 'failed',
-      upgradeStepSize: s.stepSize,
-      upgradeTemplateId: 'cos-2.4',
-      workloadManagerType: 'slurm',
-      pollIntervalSeconds: 10,
-    });
+    const run = await runtime.run('rollingUpgrade', fleetUpgradeRequest(s));
     const outcome = await run.outcome;
     const wallSeconds = (performance.now() - started) / 1000;
     const nodes = await runtime.store.listNodes(run.id);

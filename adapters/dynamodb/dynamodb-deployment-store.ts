@@ -1,12 +1,12 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DeploymentNotFoundError, StaleWriteError } from '../../core/errors';
-import { RUN_CANCEL, RUN_RESUME, RUN_STOP } from '../../core/run-status';
+import { RUN_RESUME } from '../../core/run-status';
 import type { DeploymentPhase, DeploymentPlan, DeploymentRunState } from '../../core/group-deployment';
 import { ENDED_DEPLOYMENT_STATUSES, type BatchResult, type DeploymentRecord, type DeploymentStatus, type DeploymentStore } from '../../ports/deployment-store';
 import { conditionalWrite, withoutKeys } from './items';
 import { pack, packParts, unpack, unpackParts } from './packed';
 import { queryAll } from './query';
-import { DynamoDbRunStore, type DynamoDbRunStoreOptions, type RunRecordDesign } from './run-store';
+import { DynamoDbRunStore, runStatusRecordDesign, type DynamoDbRunStoreOptions } from './run-store';
 import {
   batchResultKey,
   batchResultPrefix,
@@ -28,19 +28,14 @@ interface StoredRecord extends Omit<DeploymentRecord, 'state'> {
 }
 
 /** A deployment's record: its status moved by core's rules for runs (core/run-status.ts). */
-export const DEPLOYMENT_RECORD: RunRecordDesign<DeploymentRecord, DeploymentStatus> = {
+export const DEPLOYMENT_RECORD = runStatusRecordDesign<DeploymentRecord>({
   key: deploymentKey,
   partition: deploymentPk,
   listedUnder: DEPLOYMENTS_GSI_PARTITION,
-  statusAttribute: 'status',
-  statusOf: (record) => record.status,
   fromItem: toRecord,
   notFound: (deploymentId) => new DeploymentNotFoundError(deploymentId),
-  // A stopped deployment is cancelled too: its resume winds it down to CANCELLED.
-  cancel: RUN_CANCEL,
-  stop: RUN_STOP,
   ended: ENDED_DEPLOYMENT_STATUSES,
-};
+});
 
 /**
  * DeploymentStore on the rollout table. The run state is one gzipped attribute replaced under a

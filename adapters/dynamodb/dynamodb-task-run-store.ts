@@ -1,13 +1,13 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StaleWriteError, TaskRunNotFoundError } from '../../core/errors';
-import { RUN_CANCEL, RUN_RESUME, RUN_STOP } from '../../core/run-status';
+import { RUN_RESUME } from '../../core/run-status';
 import type { ScheduleFields, TaskRunChunk, TaskRunPlan } from '../../core/task-graph';
 import { ENDED_TASK_RUN_STATUSES, type TaskRunRecord, type TaskRunStatus, type TaskRunStore } from '../../ports/task-run-store';
 import { batchGetAll, batchWriteAll } from './batch';
 import { CONDITION_FAILED, conditionalWrite, withoutKeys, withoutUndefined } from './items';
 import { pack, packParts, unpack, unpackParts } from './packed';
 import { queryAll } from './query';
-import { DynamoDbRunStore, type DynamoDbRunStoreOptions, type RunRecordDesign } from './run-store';
+import { DynamoDbRunStore, runStatusRecordDesign, type DynamoDbRunStoreOptions } from './run-store';
 import {
   GSI1_PARTITION_KEY,
   GSI1_SORT_KEY,
@@ -27,24 +27,19 @@ interface StoredRecord extends Omit<TaskRunRecord, 'schedule'> {
 }
 
 /** A task run's record: its status moved by core's rules for runs (core/run-status.ts), as a deployment's. */
-export const TASK_RUN_RECORD: RunRecordDesign<TaskRunRecord, TaskRunStatus> = {
+export const TASK_RUN_RECORD = runStatusRecordDesign<TaskRunRecord>({
   key: taskRunKey,
   partition: taskRunPk,
   listedUnder: TASK_RUNS_GSI_PARTITION,
-  statusAttribute: 'status',
-  statusOf: (record) => record.status,
   fromItem: toRecord,
   notFound: (runId) => new TaskRunNotFoundError(runId),
-  // A stopping or STOPPED run can be cancelled too: the running pass (or the resume of a stopped one) winds it down.
-  cancel: RUN_CANCEL,
-  stop: RUN_STOP,
   ended: ENDED_TASK_RUN_STATUSES,
   // A group's deploy phase is cancelled and stopped with its deployment (alone, its group would be judged on work it never did).
   reachable: {
     condition: 'attribute_not_exists(deployment)',
     refusal: (record, request) => record.deployment && `the deploy phase of deployment ${record.deployment.deploymentId} (${request} the deployment)`,
   },
-};
+});
 
 /**
  * TaskRunStore on the rollout table: the plan gzipped in parts (written once), the nodes' task

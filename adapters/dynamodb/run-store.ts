@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient }
 import type { Clock } from '../../core/clock';
 import { systemClock } from '../../core/clock';
 import { SessionNotCancellableError, SessionNotStoppableError } from '../../core/errors';
-import type { StatusTransition } from '../../core/run-status';
+import { RUN_CANCEL, RUN_STOP, type RunStatus, type StatusTransition } from '../../core/run-status';
 import type { RunStore } from '../../ports/run-store';
 import { batchWriteAll } from './batch';
 import { ITEM_ON_FAILURE, conditionalWrite } from './items';
@@ -41,6 +41,16 @@ export interface RunRecordDesign<Run, Status extends string> {
    * deployment's does): the condition that keeps it out, and, for a run it kept out, why.
    */
   reachable?: { condition: string; refusal(run: Run, request: 'cancel' | 'stop'): string | undefined };
+}
+
+/**
+ * The design of a run whose `status` core's rules for runs move (core/run-status.ts): a deployment's or a
+ * task run's. A stopping or STOPPED run can be cancelled too: its running pass or its resume winds it down.
+ */
+export function runStatusRecordDesign<Run extends { status: RunStatus }>(
+  kind: Omit<RunRecordDesign<Run, RunStatus>, 'statusAttribute' | 'statusOf' | 'cancel' | 'stop'>,
+): RunRecordDesign<Run, RunStatus> {
+  return { ...kind, statusAttribute: 'status', statusOf: (run) => run.status, cancel: RUN_CANCEL, stop: RUN_STOP };
 }
 
 /** A transition's outcome: the run after it, or the run as the failed condition saw it. */

@@ -3,9 +3,8 @@ import type { ExecutionOutcome } from '../../local/local-step-functions';
 import { buildDeploymentReport, type DeploymentReport } from '../../control-plane/reports/deployment-report';
 import { parseSiteDefinition, type SiteDefinitionInput, type SiteState } from '../../simulator';
 import type { ProvisionNodeRun } from '../../simulator/models/provisioner';
-import { ClockStalledError } from '../../time/virtual-clock';
 import { randomStream, type Random } from '../../simulator/seeded-random';
-import type { OperatorRecord } from './run-scenario';
+import { runRecordedActions, type OperatorRecord } from './run-scenario';
 import type { OperatorAction } from './scenario';
 
 /**
@@ -175,64 +174,25 @@ export async function runDeploymentScenario(scenario: DeploymentScenario, simula
   try {
     const clock = runtime.clock;
     const start = clock.now();
-    const pending = [...scenario.operator];
-    const operator: (OperatorRecord & { resumed?: boolean })[] = [];
-    const outcomes: ExecutionOutcome[] = [];
-    let run = await runtime.run('groupDeployment', scenario.request);
+    const run = await runtime.run('groupDeployment', scenario.request);
     const deploymentId = run.id;
-    let budgetExceeded: string | undefined;
     // kill -9: every execution of the deployment's machines ends without a word.
     const kill = async () => {
       for (const name of DEPLOYMENT_MACHINES)
         for (const e of runtime.engine.listExecutions(runtime.stateMachineArns[name]))
           if (e.status === 'RUNNING') await runtime.engine.stop(e.executionArn, 'ProcessDied');
     };
-    const realDeadline = startedReal + 120_000;
-    for (let resumes = 1; ; resumes++) {
-      let ended = false;
-      const outcome = run.outcome.then((o) => {
-        ended = true;
-        return o;
-      });
-      while (!ended) {
-        await clock.busy(async () => {
-          if (ended) return;
-          const elapsed = (clock.now() - start) / 1000;
-          while (pending.length > 0 && pending[0]!.atSeconds <= elapsed) {
-            const action = pending.shift()!;
-            const record = await runtime.deployments.getDeployment(deploymentId);
-            const taken: OperatorRecord = { action, takenAt: Math.round(elapsed), ...(record ? { stateBefore: record.status } : {}) };
-            try {
-              const answer =
-                action.kind === 'stop' ? await runtime.stop(deploymentId) : action.kind === 'cancel' ? await runtime.cancel(deploymentId) : await kill();
-              operator.push({ ...taken, answer: JSON.stringify(answer ?? null) });
-            } catch (err) {
-              operator.push({ ...taken, answer: `refused: ${err instanceof Error ? err.message : String(err)}` });
-            }
-          }
-          if (budgetExceeded === undefined && (elapsed > simulatedBudgetSeconds || Date.now() > realDeadline)) {
-            budgetExceeded = elapsed > simulatedBudgetSeconds ? `${simulatedBudgetSeconds} simulated seconds` : `${Date.now() - startedReal} ms of real time`;
-            await kill();
-          }
-        });
-        if (ended) break;
-        try {
-          await clock.settled();
-        } catch (err) {
-          if (err instanceof ClockStalledError) break;
-          throw err;
-        }
-      }
-      outcomes.push(await outcome);
-      if (budgetExceeded !== undefined) break;
-      const last = operator.find(
-        (r) => (r.action.kind === 'stop' || r.action.kind === 'kill') && r.action.resume === true && !r.resumed && !r.answer?.startsWith('refused'),
-      );
-      if (!last) break;
-      last.resumed = true;
-      run = await runtime.run('groupDeployment', { resumeDeploymentId: deploymentId }, `${deploymentId}-resume-${resumes}`);
-    }
-    for (const action of pending) operator.push({ action });
+    const { outcomes, operator, budgetExceeded } = await runRecordedActions(run, {
+      clock,
+      operator: scenario.operator,
+      start,
+      startedReal,
+      simulatedBudgetSeconds,
+      statusBefore: async () => (await runtime.deployments.getDeployment(deploymentId))?.status,
+      answer: (action) => (action.kind === 'stop' ? runtime.stop(deploymentId) : action.kind === 'cancel' ? runtime.cancel(deploymentId) : kill()),
+      kill,
+      resume: (resumes) => runtime.run('groupDeployment', { resumeDeploymentId: deploymentId }, `${deploymentId}-resume-${resumes}`),
+    });
     const record = await runtime.deployments.getDeployment(deploymentId);
     const report = record ? await buildDeploymentReport(runtime.deployments, record) : undefined;
     const prefix = `deploy-${deploymentId}-`;
@@ -250,7 +210,7 @@ export async function runDeploymentScenario(scenario: DeploymentScenario, simula
       site: runtime.simulator.state(),
       runs,
       lockOwners: await runtime.store.locks.getLockOwners(scenario.nodes.map((n) => n.name)),
-      operator: operator.map(({ resumed: _, ...r }) => r),
+      operator,
       ...(budgetExceeded ? { budgetExceeded } : {}),
       startedAt: start,
       simulatedSeconds: Math.round((clock.now() - start) / 1000),

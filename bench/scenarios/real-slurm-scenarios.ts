@@ -1,10 +1,10 @@
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { parseSiteMark } from '../../core/site/node-claims';
 import { FailureReason } from '../../core/rolling-upgrade/session';
 import { randomStream, type Random } from '../../simulator/seeded-random';
 import type { RealNode, RealSlurmCluster } from '../../scripts/slurm/real-slurm';
+import { clusterUpgradeArgs, writeLocalSlurmProfile } from '../../scripts/slurm/upgrade-on-cluster';
 import type { Invariant, Violation } from './invariants';
 import { knownItem, type ScenarioFacts } from './known-violations';
 
@@ -101,37 +101,22 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs one scenario on the cluster (a profile of the local connectors is written into `dir`). */
 export async function runRealScenario(cluster: RealSlurmCluster, scenario: RealScenario, dir: string): Promise<RealRun> {
-  const profile = path.join(dir, 'profile.yaml');
-  writeFileSync(profile, 'transport: {type: local}\nworkloadManager: {type: scontrol}\nbootService: {type: slurm-reboot}\ninventory: {type: slurm}\n');
+  const profile = writeLocalSlurmProfile(dir);
   const dataDir = path.join(dir, `data-${scenario.seed}`);
   const before = cluster.rebootLog().length;
   let job: number | undefined;
   if (scenario.adminDrain) await cluster.scontrol('update', `NodeName=${scenario.adminDrain.node}`, 'State=DRAIN', `Reason=${scenario.adminDrain.reason}`);
   if (scenario.neverReturns) await cluster.setRebootBehaviour(scenario.neverReturns, 'never');
   if (scenario.busy) job = await cluster.submitJob(scenario.busy.node, { seconds: scenario.busy.seconds });
-  const args = [
-    'upgrade',
-    '--site-config',
-    profile,
-    '--starting-label',
-    'batch',
-    '--upgrading-label',
-    'upgrading',
-    '--failed-label',
-    'failed',
-    '--template',
-    'img-2',
-    '--poll-interval',
-    '1',
+  const args = clusterUpgradeArgs(profile, [
     '--boot-timeout',
     '30',
     '--data-dir',
     dataDir,
-    '--json',
     '--step-size',
     String(scenario.stepSize),
     ...(scenario.mode === 'window' ? ['--mode', 'window', '--max-unavailable', String(scenario.maxUnavailable), '--order', scenario.order!] : []),
-  ];
+  ]);
   const run = rollout(cluster, args);
   let peak = 0;
   let sampling = true;

@@ -100,14 +100,12 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
   const simulatedBudgetMs = (options.simulatedBudgetSeconds ?? 3 * 86400) * 1000;
   const realDeadline = startedReal + (options.realBudgetMs ?? 120_000);
   const pending = [...scenario.operator];
-  const operator: TakenAction[] = [];
-  const outcomes: ExecutionOutcome[] = [];
-  let run = await runtime.run('rollingUpgrade', scenario.request);
+  const run = await runtime.run('rollingUpgrade', scenario.request);
   const upgradeId = run.id;
-  let budgetExceeded: string | undefined;
+  const budget: OperatorBudget = { start, simulatedSeconds: simulatedBudgetMs / 1000, realDeadline, startedReal };
   // A run that never lets the clock settle is ended on the wall clock too.
   const guard = setTimeout(() => {
-    budgetExceeded ??= `${Date.now() - startedReal} ms of real time (the clock never settled)`;
+    budget.exceeded ??= `${Date.now() - startedReal} ms of real time (the clock never settled)`;
     void killRunning(runtime).catch(() => undefined);
   }, realDeadline - Date.now());
   // Silence: the session runs (UPDATING), nothing in flight, and neither the site nor the session's messages change.
@@ -135,56 +133,25 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
       silentSince = elapsed;
       saidBefore = messages.at(-1);
     }
-    if (elapsed - silentSince > STALL_SECONDS && budgetExceeded === undefined) {
-      budgetExceeded = `${STALL_SECONDS} simulated seconds with nothing in flight and nothing said or done`;
+    if (elapsed - silentSince > STALL_SECONDS && budget.exceeded === undefined) {
+      budget.exceeded = `${STALL_SECONDS} simulated seconds with nothing in flight and nothing said or done`;
       if (!EXPLAINS_A_WAIT.test(saidBefore ?? ''))
         silence.push({ from: silentSince, to: elapsed, waiting: session.progress.window?.waiting, lastMessage: saidBefore });
       await killRunning(runtime);
     }
   };
-  // Each execution to its end; a stop or kill with resume starts the next one.
-  for (;;) {
-    let ended = false;
-    const outcome = run.outcome.then((o) => {
-      ended = true;
-      return o;
-    });
-    while (!ended) {
-      await clock.busy(async () => {
-        if (ended) return;
-        const elapsed = (clock.now() - start) / 1000;
-        while (pending.length > 0 && pending[0]!.atSeconds <= elapsed) {
-          const action = pending.shift()!;
-          operator.push(await act(runtime, action, upgradeId, elapsed));
-        }
-        await watchSilence(elapsed);
-        if (budgetExceeded === undefined && (clock.now() - start > simulatedBudgetMs || Date.now() > realDeadline)) {
-          budgetExceeded =
-            clock.now() - start > simulatedBudgetMs ? `${simulatedBudgetMs / 1000} simulated seconds` : `${Date.now() - startedReal} ms of real time`;
-          await killRunning(runtime);
-        }
-      });
-      if (ended) break;
-      try {
-        await clock.settled();
-      } catch (err) {
-        if (err instanceof ClockStalledError) break;
-        throw err;
-      }
-    }
-    outcomes.push(await outcome);
-    if (budgetExceeded !== undefined) break;
-    // The action that ended this execution (a stop, a kill), if it asked for a resume.
-    const last = operator.find(
-      (r) => (r.action.kind === 'stop' || r.action.kind === 'kill') && r.action.resume === true && !r.resumed && !r.answer?.startsWith('refused'),
-    );
-    if (!last) break;
-    last.resumed = true;
+  const { outcomes, operator } = await runOperatorActions(run, {
+    clock,
+    pending,
+    budget,
+    act: (action, elapsed) => act(runtime, action, upgradeId, elapsed),
+    watch: watchSilence,
+    kill: () => killRunning(runtime),
     // Actions whose moment passed while it stood still are dropped (the process was not running).
-    run = await runtime.run('rollingUpgrade', { resumeUpgradeId: upgradeId });
-  }
+    resume: () => runtime.run('rollingUpgrade', { resumeUpgradeId: upgradeId }),
+  });
   clearTimeout(guard);
-  for (const action of pending) operator.push({ action });
+  const budgetExceeded = budget.exceeded;
 
   const session = await runtime.store.getSession(upgradeId);
   const report = session ? await buildSessionReport(runtime.store, session) : undefined;
@@ -198,7 +165,7 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
     site: siteState,
     reservations: runtime.simulator.simulator.workloadManager.listReservations(),
     lockOwners: await runtime.store.locks.getLockOwners(scenario.nodes.map((n) => n.name)),
-    operator: operator.map(({ resumed: _, ...record }) => record),
+    operator,
     ...(budgetExceeded ? { budgetExceeded } : {}),
     startedAt: start,
     simulatedSeconds: Math.round((clock.now() - start) / 1000),
@@ -208,6 +175,143 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
 }
 
 type TakenAction = OperatorRecord & { resumed?: boolean };
+
+/** When a scenario's run is ended by the bench rather than by itself: its simulated and real budgets, and why it was ended. */
+export interface OperatorBudget {
+  /** Simulated epoch ms of the scenario's start. */
+  start: number;
+  simulatedSeconds: number;
+  /** Date.now() past which the run is killed, and Date.now() at the scenario's start. */
+  realDeadline: number;
+  startedReal: number;
+  /** Why the bench ended the run (a budget, a stall), once it has. */
+  exceeded?: string;
+}
+
+/** What runOperatorActions needs of one kind of run. */
+export interface OperatorLoop {
+  clock: EmbeddedRuntime['clock'];
+  /** The scenario's actions not yet taken, in time order: taken from the front at their moments; those left were never reached. */
+  pending: OperatorAction[];
+  budget: OperatorBudget;
+  /** Takes one action at `elapsed` simulated seconds: the record of it (the run's state before, the answer). */
+  act(action: OperatorAction, elapsed: number): Promise<OperatorRecord>;
+  /** Looks at the run after the actions of each turn (the upgrade's silence watch). */
+  watch?(elapsed: number): Promise<void>;
+  /** kill -9: every execution of the run ends without a word. */
+  kill(): Promise<void>;
+  /** Starts the run's next execution after a stop or kill that asked for a resume (the `resumes`th). */
+  resume(resumes: number): Promise<{ outcome: Promise<ExecutionOutcome> }>;
+}
+
+/**
+ * One action of a deployment's or task run's scenario: the run's status before it, and the control plane's
+ * answer as JSON (`null` for none), or `refused: why`.
+ */
+export async function takeAction(
+  action: OperatorAction,
+  elapsed: number,
+  statusBefore: () => Promise<string | undefined>,
+  work: () => Promise<unknown>,
+): Promise<OperatorRecord> {
+  const stateBefore = await statusBefore();
+  const taken: OperatorRecord = { action, takenAt: Math.round(elapsed), ...(stateBefore ? { stateBefore } : {}) };
+  try {
+    return { ...taken, answer: JSON.stringify((await work()) ?? null) };
+  } catch (err) {
+    return { ...taken, answer: `refused: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+/** What a deployment's or a task run's scenario tells runRecordedActions: its run, and how an action is answered. */
+export interface RecordedActions {
+  clock: EmbeddedRuntime['clock'];
+  operator: readonly OperatorAction[];
+  /** Simulated epoch ms and Date.now() at the scenario's start. */
+  start: number;
+  startedReal: number;
+  simulatedBudgetSeconds: number;
+  /** The run's status before an action. */
+  statusBefore(): Promise<string | undefined>;
+  /** The control plane's answer to an action (a refusal throws). */
+  answer(action: OperatorAction): Promise<unknown>;
+  kill(): Promise<void>;
+  resume(resumes: number): Promise<{ outcome: Promise<ExecutionOutcome> }>;
+}
+
+/** runOperatorActions for a deployment's or a task run's scenario: each action recorded by takeAction, 120 s of real time at most. */
+export async function runRecordedActions(
+  first: { outcome: Promise<ExecutionOutcome> },
+  run: RecordedActions,
+): Promise<{ outcomes: ExecutionOutcome[]; operator: OperatorRecord[]; budgetExceeded?: string }> {
+  const budget: OperatorBudget = {
+    start: run.start,
+    simulatedSeconds: run.simulatedBudgetSeconds,
+    realDeadline: run.startedReal + 120_000,
+    startedReal: run.startedReal,
+  };
+  const { outcomes, operator } = await runOperatorActions(first, {
+    clock: run.clock,
+    pending: [...run.operator],
+    budget,
+    act: (action, elapsed) => takeAction(action, elapsed, run.statusBefore, () => run.answer(action)),
+    kill: run.kill,
+    resume: run.resume,
+  });
+  return { outcomes, operator, ...(budget.exceeded ? { budgetExceeded: budget.exceeded } : {}) };
+}
+
+/**
+ * Each execution of a run to its end, on virtual time, with the operator's actions taken at their moments;
+ * a stop or kill that asked for a resume starts the next execution. A run past its budget is killed.
+ */
+export async function runOperatorActions(
+  first: { outcome: Promise<ExecutionOutcome> },
+  loop: OperatorLoop,
+): Promise<{ outcomes: ExecutionOutcome[]; operator: OperatorRecord[] }> {
+  const { clock, pending, budget } = loop;
+  const operator: TakenAction[] = [];
+  const outcomes: ExecutionOutcome[] = [];
+  let run = first;
+  for (let resumes = 1; ; resumes++) {
+    let ended = false;
+    const outcome = run.outcome.then((o) => {
+      ended = true;
+      return o;
+    });
+    while (!ended) {
+      await clock.busy(async () => {
+        if (ended) return;
+        const elapsed = (clock.now() - budget.start) / 1000;
+        while (pending.length > 0 && pending[0]!.atSeconds <= elapsed) operator.push(await loop.act(pending.shift()!, elapsed));
+        await loop.watch?.(elapsed);
+        if (budget.exceeded === undefined && (elapsed > budget.simulatedSeconds || Date.now() > budget.realDeadline)) {
+          budget.exceeded =
+            elapsed > budget.simulatedSeconds ? `${budget.simulatedSeconds} simulated seconds` : `${Date.now() - budget.startedReal} ms of real time`;
+          await loop.kill();
+        }
+      });
+      if (ended) break;
+      try {
+        await clock.settled();
+      } catch (err) {
+        if (err instanceof ClockStalledError) break;
+        throw err;
+      }
+    }
+    outcomes.push(await outcome);
+    if (budget.exceeded !== undefined) break;
+    // The action that ended this execution (a stop, a kill), if it asked for a resume.
+    const last = operator.find(
+      (r) => (r.action.kind === 'stop' || r.action.kind === 'kill') && r.action.resume === true && !r.resumed && !r.answer?.startsWith('refused'),
+    );
+    if (!last) break;
+    last.resumed = true;
+    run = await loop.resume(resumes);
+  }
+  for (const action of pending) operator.push({ action });
+  return { outcomes, operator: operator.map(({ resumed: _, ...record }) => record) };
+}
 
 /**
  * Ends every running rolling-upgrade execution at once, as kill -9 ends the process that runs them: the

@@ -2,9 +2,8 @@ import { EmbeddedRuntime } from '../../local/embedded-runtime';
 import type { ExecutionOutcome } from '../../local/local-step-functions';
 import type { TaskRunView } from '../../control-plane/reports/task-run-report';
 import { parseSiteDefinition, type SiteDefinitionInput, type SiteState } from '../../simulator';
-import { ClockStalledError } from '../../time/virtual-clock';
 import { randomStream, type Random } from '../../simulator/seeded-random';
-import type { OperatorRecord } from './run-scenario';
+import { runRecordedActions, type OperatorRecord } from './run-scenario';
 import { ADMIN_REASONS, type OperatorAction } from './scenario';
 
 /**
@@ -184,68 +183,30 @@ export async function runTaskGraphScenario(scenario: TaskGraphScenario, simulate
   try {
     const clock = runtime.clock;
     const start = clock.now();
-    const pending = [...scenario.operator];
-    const operator: (OperatorRecord & { resumed?: boolean })[] = [];
-    const outcomes: ExecutionOutcome[] = [];
-    let run = await runtime.run('taskGraph', scenario.request);
+    const run = await runtime.run('taskGraph', scenario.request);
     const runId = run.id;
-    let budgetExceeded: string | undefined;
     const kill = async () => {
       const running = runtime.engine.listExecutions(runtime.stateMachineArns.TaskGraph).filter((e) => e.status === 'RUNNING');
       await Promise.all(running.map((e) => runtime.engine.stop(e.executionArn)));
     };
-    const realDeadline = startedReal + 120_000;
-    for (let resumes = 1; ; resumes++) {
-      let ended = false;
-      const outcome = run.outcome.then((o) => {
-        ended = true;
-        return o;
-      });
-      while (!ended) {
-        await clock.busy(async () => {
-          if (ended) return;
-          const elapsed = (clock.now() - start) / 1000;
-          while (pending.length > 0 && pending[0]!.atSeconds <= elapsed) {
-            const action = pending.shift()!;
-            const record = (await runtime.taskRuns.getRun(runId)) as { status?: string } | undefined;
-            const taken: OperatorRecord = { action, takenAt: Math.round(elapsed), ...(record?.status ? { stateBefore: record.status } : {}) };
-            try {
-              const answer =
-                action.kind === 'stop'
-                  ? await runtime.stop(runId)
-                  : action.kind === 'cancel'
-                    ? await runtime.cancel(runId)
-                    : action.kind === 'admin-drain'
-                      ? runtime.simulator.simulator.workloadManager.drain(action.node!, action.reason!)
-                      : await kill();
-              operator.push({ ...taken, answer: JSON.stringify(answer ?? null) });
-            } catch (err) {
-              operator.push({ ...taken, answer: `refused: ${err instanceof Error ? err.message : String(err)}` });
-            }
-          }
-          if (budgetExceeded === undefined && (elapsed > simulatedBudgetSeconds || Date.now() > realDeadline)) {
-            budgetExceeded = elapsed > simulatedBudgetSeconds ? `${simulatedBudgetSeconds} simulated seconds` : `${Date.now() - startedReal} ms of real time`;
-            await kill();
-          }
-        });
-        if (ended) break;
-        try {
-          await clock.settled();
-        } catch (err) {
-          if (err instanceof ClockStalledError) break;
-          throw err;
-        }
-      }
-      outcomes.push(await outcome);
-      if (budgetExceeded !== undefined) break;
-      const last = operator.find(
-        (r) => (r.action.kind === 'stop' || r.action.kind === 'kill') && r.action.resume === true && !r.resumed && !r.answer?.startsWith('refused'),
-      );
-      if (!last) break;
-      last.resumed = true;
-      run = await runtime.run('taskGraph', { resumeRunId: runId }, `${runId}-resume-${resumes}`);
-    }
-    for (const action of pending) operator.push({ action });
+    const { outcomes, operator, budgetExceeded } = await runRecordedActions(run, {
+      clock,
+      operator: scenario.operator,
+      start,
+      startedReal,
+      simulatedBudgetSeconds,
+      statusBefore: async () => ((await runtime.taskRuns.getRun(runId)) as { status?: string } | undefined)?.status,
+      answer: (action) =>
+        action.kind === 'stop'
+          ? runtime.stop(runId)
+          : action.kind === 'cancel'
+            ? runtime.cancel(runId)
+            : action.kind === 'admin-drain'
+              ? Promise.resolve(runtime.simulator.simulator.workloadManager.drain(action.node!, action.reason!))
+              : kill(),
+      kill,
+      resume: (resumes) => runtime.run('taskGraph', { resumeRunId: runId }, `${runId}-resume-${resumes}`),
+    });
     const view = await runtime.taskRun(runId);
     const record = (await runtime.taskRuns.getRun(runId)) as { status?: string } | undefined;
     const status = record?.status;
@@ -258,7 +219,7 @@ export async function runTaskGraphScenario(scenario: TaskGraphScenario, simulate
       exitStatus: status === 'SUCCEEDED' ? 0 : 1,
       site: runtime.simulator.state(),
       lockOwners: await runtime.store.locks.getLockOwners(scenario.nodes.map((n) => n.name)),
-      operator: operator.map(({ resumed: _, ...r }) => r),
+      operator,
       ...(budgetExceeded ? { budgetExceeded } : {}),
       simulatedSeconds: Math.round((clock.now() - start) / 1000),
       realMs: Date.now() - startedReal,

@@ -1,5 +1,4 @@
 import type { RESUME_CARRIES_ON } from '../session-control';
-import { DRAIN_PREFIX } from '../site/node-claims';
 import type { UpgradeRequest } from './upgrade-request';
 
 /**
@@ -88,9 +87,6 @@ export const FailureReason = {
   notInBootSet: 'upgrading-not-in-boot-set',
 } as const;
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
-
-/** The prefix of a rolling upgrade's drain reason (`rolling-upgrade <session id>`: core/site/node-claims.ts). */
-export const DRAIN_REASON = DRAIN_PREFIX.upgrade;
 
 /** What Slurm appends to a node's reason as it reboots or loses it (src/slurmctld/node_mgr.c, controller.c). */
 const SLURM_REASON_SUFFIX = / : (?:reboot issued|reboot complete|reboot timed out|Not responding)$/;

@@ -85,6 +85,14 @@ export function isUpgradeDrainReason(reason: string | undefined): boolean {
   return parseSiteMark(reason)?.word === DRAIN_PREFIX.upgrade;
 }
 
+/**
+ * Whether a node is held by an admin's drain: drained with a reason that names no run (no claim or mark
+ * of ours, above; a blank one is no reason). Kept as it is, its reason byte for byte.
+ */
+export function isAdminDrain(node: { flags: readonly string[]; reason?: string | undefined }): boolean {
+  return node.flags.includes('DRAIN') && node.reason !== undefined && node.reason.trim() !== '' && parseSiteMark(node.reason) === undefined;
+}
+
 /** What a run writes to blank a reason: Slurm takes no empty one (core/site/names.ts validReason refuses it elsewhere). */
 export const BLANK_REASON = ' ';
 

@@ -123,17 +123,7 @@ export class SiteConnection extends Construct implements SiteAccess {
       this.statementsFor = (services) => sitePolicies(profile, services);
       return;
     }
-    const {
-      workloadManagerUrl,
-      slurmApiVersion,
-      slurmUserName,
-      slurmTokenSecretArn,
-      siteApiTokenSecretArn,
-      bootServiceUrl,
-      inventoryUrl,
-      nodeNames,
-      provisionerUrl,
-    } = siteParameters(scope, props.allowInsecureHttp === true);
+    const site = siteParameters(scope, props.allowInsecureHttp === true);
     const insecure: Record<string, string> = props.allowInsecureHttp ? { [ENVIRONMENT.allowInsecureHttp]: 'true' } : {};
 
     // Only the ARNs reach the functions; each reads a secret when it first calls its connector, through Powertools
@@ -141,39 +131,39 @@ export class SiteConnection extends Construct implements SiteAccess {
     // and a rotated token reaches warm containers without a deploy. Each function may read only the secrets of the
     // services it calls: the Slurm JWT for the workload manager, the site API token for BOS, HSM and the provisioner.
     // The latter's grant is a policy of its own that exists only when the parameter names a secret.
-    const hasSiteApiToken = new CfnCondition(scope, 'HasSiteApiToken', { expression: Fn.conditionNot(Fn.conditionEquals(siteApiTokenSecretArn, '')) });
+    const hasSiteApiToken = new CfnCondition(scope, 'HasSiteApiToken', { expression: Fn.conditionNot(Fn.conditionEquals(site.siteApiTokenSecretArn, '')) });
     this.statementsFor = (services) =>
-      services.has('workloadManager') ? [new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [slurmTokenSecretArn] })] : [];
+      services.has('workloadManager') ? [new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [site.slurmTokenSecretArn] })] : [];
     this.siteApiTokenGrant = () => {
       if (!this.siteApiTokenReaders) {
         this.siteApiTokenReaders = new Policy(this, 'SiteApiTokenReaders', {
-          statements: [new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [siteApiTokenSecretArn] })],
+          statements: [new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [site.siteApiTokenSecretArn] })],
         });
         (this.siteApiTokenReaders.node.defaultChild as CfnPolicy).cfnOptions.condition = hasSiteApiToken;
       }
       return this.siteApiTokenReaders;
     };
-    this.rollingUpgradeEnvironment = {
-      [ENVIRONMENT.workloadManagerUrl]: workloadManagerUrl,
-      [ENVIRONMENT.slurmApiVersion]: slurmApiVersion,
+    const workloadManager = {
+      [ENVIRONMENT.workloadManagerUrl]: site.workloadManagerUrl,
+      [ENVIRONMENT.slurmApiVersion]: site.slurmApiVersion,
       // Empty counts as unset for the functions (dependenciesFromEnvironment tests truthiness).
-      [ENVIRONMENT.slurmUserName]: slurmUserName,
-      [ENVIRONMENT.slurmTokenSecretArn]: slurmTokenSecretArn,
-      [ENVIRONMENT.bootServiceUrl]: bootServiceUrl,
-      [ENVIRONMENT.inventoryUrl]: inventoryUrl,
-      [ENVIRONMENT.nodeNames]: nodeNames,
-      [ENVIRONMENT.siteApiTokenSecretArn]: siteApiTokenSecretArn,
+      [ENVIRONMENT.slurmUserName]: site.slurmUserName,
+      [ENVIRONMENT.slurmTokenSecretArn]: site.slurmTokenSecretArn,
+    };
+    this.rollingUpgradeEnvironment = {
+      ...workloadManager,
+      [ENVIRONMENT.bootServiceUrl]: site.bootServiceUrl,
+      [ENVIRONMENT.inventoryUrl]: site.inventoryUrl,
+      [ENVIRONMENT.nodeNames]: site.nodeNames,
+      [ENVIRONMENT.siteApiTokenSecretArn]: site.siteApiTokenSecretArn,
       ...insecure,
     };
     this.groupDeploymentEnvironment = {
       // Read only: a batch's nodes the site shows claimed by another control plane's run are left alone.
-      [ENVIRONMENT.workloadManagerUrl]: workloadManagerUrl,
-      [ENVIRONMENT.slurmApiVersion]: slurmApiVersion,
-      [ENVIRONMENT.slurmUserName]: slurmUserName,
-      [ENVIRONMENT.slurmTokenSecretArn]: slurmTokenSecretArn,
-      [ENVIRONMENT.inventoryUrl]: inventoryUrl,
-      [ENVIRONMENT.provisionerUrl]: provisionerUrl,
-      [ENVIRONMENT.siteApiTokenSecretArn]: siteApiTokenSecretArn,
+      ...workloadManager,
+      [ENVIRONMENT.inventoryUrl]: site.inventoryUrl,
+      [ENVIRONMENT.provisionerUrl]: site.provisionerUrl,
+      [ENVIRONMENT.siteApiTokenSecretArn]: site.siteApiTokenSecretArn,
       ...insecure,
     };
   }

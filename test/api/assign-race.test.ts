@@ -38,6 +38,19 @@ function pausingClient(client: DynamoDBDocumentClient, pauseAfter: number, atPau
   return { client: wrapped, writes: () => writes };
 }
 
+/** The fuel environments in `store`, an API over it, and the upgrade seed it cloned from environment 1. */
+async function seededUpgrade(store: DynamoDbEnvironmentStore): Promise<{ api: ApiHandler; seed: { id: number } }> {
+  await store.seed(fuelEnvironments());
+  const api = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: store });
+  const cloned = await api({
+    method: 'POST',
+    path: '/environments/1/upgrade/clone',
+    body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }),
+    contentType: 'application/json',
+  });
+  return { api, seed: cloned.body as { id: number } };
+}
+
 const assign = (api: ApiHandler, seedId: number, nodeId: number) =>
   api({ method: 'POST', path: `/environments/${seedId}/upgrade/assign`, body: JSON.stringify({ node_id: nodeId }), contentType: 'application/json' });
 
@@ -59,16 +72,7 @@ describe('concurrent assigns to one upgrade seed', () => {
     for (let k = 1; ; k++) {
       const store = new DynamoDbEnvironmentStore({ tableName: `race-${k}`, client: db.client });
       await db.rawClient.send(new CreateTableCommand(createTableInput(`race-${k}`)));
-      await store.seed(fuelEnvironments());
-      const plain = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: store });
-      const seed = (
-        await plain({
-          method: 'POST',
-          path: '/environments/1/upgrade/clone',
-          body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }),
-          contentType: 'application/json',
-        })
-      ).body as { id: number };
+      const { api: plain, seed } = await seededUpgrade(store);
 
       let b: Awaited<ReturnType<ApiHandler>> | undefined;
       let atPause: Record<number, number[]> = {};
@@ -102,16 +106,7 @@ describe('concurrent assigns to one upgrade seed', () => {
 
   it('lets exactly one of concurrent assigns of one node win, and the seed holds it once', async () => {
     const store = new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client });
-    await store.seed(fuelEnvironments());
-    const api = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: store });
-    const seed = (
-      await api({
-        method: 'POST',
-        path: '/environments/1/upgrade/clone',
-        body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }),
-        contentType: 'application/json',
-      })
-    ).body as { id: number };
+    const { api, seed } = await seededUpgrade(store);
 
     const replies = await Promise.all([11, 11, 11, 11, 12, 12, 12, 12].map((node) => assign(api, seed.id, node)));
     const statuses = (node: number) =>
@@ -127,16 +122,7 @@ describe('concurrent assigns to one upgrade seed', () => {
 
   it('is not disturbed by a concurrent change to the original environment', async () => {
     const store = new DynamoDbEnvironmentStore({ tableName: db.tableName, client: db.client });
-    await store.seed(fuelEnvironments());
-    const api = createApi({ controlPlane: noControlPlane, environmentUpgrades: noUpgrades, runStarts: noStarts, environments: store });
-    const seed = (
-      await api({
-        method: 'POST',
-        path: '/environments/1/upgrade/clone',
-        body: JSON.stringify({ name: 'prod-8.0', release_id: 2 }),
-        contentType: 'application/json',
-      })
-    ).body as { id: number };
+    const { seed } = await seededUpgrade(store);
     const paused = pausingClient(db.client, 1, async () => {
       const read = (await store.getEnvironment(1))!;
       await store.replaceEnvironment({ ...read.environment, name: 'prod (renamed)' }, read.revision);

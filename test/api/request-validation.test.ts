@@ -1,3 +1,5 @@
+// First: every caller of the request parsers reaches a counting wrapper of the real one.
+import '../support/counted-parsers';
 import type { EmbeddedRuntime } from '../../local/embedded-runtime';
 import { parseDeploymentStrategy } from '../../core/group-deployment/parse-strategy';
 import { parseDeploymentRequest } from '../../core/group-deployment/deployment-request';
@@ -5,20 +7,6 @@ import { parseUpgradeRequest } from '../../core/rolling-upgrade/upgrade-request'
 import { call, startServedApi } from '../support/api';
 import { eventually } from '../support/embedded';
 import { buildSite, nodeName, upgradeRequest } from '../support/sites';
-
-// Every caller of these parsers outside their modules reaches a counting wrapper of the real one.
-jest.mock('../../core/rolling-upgrade/upgrade-request', () => {
-  const actual = jest.requireActual('../../core/rolling-upgrade/upgrade-request');
-  return { ...actual, parseUpgradeRequest: jest.fn(actual.parseUpgradeRequest) };
-});
-jest.mock('../../core/group-deployment/deployment-request', () => {
-  const actual = jest.requireActual('../../core/group-deployment/deployment-request');
-  return { ...actual, parseDeploymentRequest: jest.fn(actual.parseDeploymentRequest) };
-});
-jest.mock('../../core/group-deployment/parse-strategy', () => {
-  const actual = jest.requireActual('../../core/group-deployment/parse-strategy');
-  return { ...actual, parseDeploymentStrategy: jest.fn(actual.parseDeploymentStrategy) };
-});
 
 let served: Awaited<ReturnType<typeof startServedApi>>;
 let runtime: EmbeddedRuntime;

@@ -1,29 +1,16 @@
+// First: every caller of the request parsers reaches a counting wrapper of the real one.
+import '../support/counted-parsers';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { stringify } from 'yaml';
-import { siteProfileFor, startSiteSimulator } from '../../simulator';
-import { parseSiteDefinition } from '../../simulator/site-file';
-import { SimClock } from '../../time/sim-clock';
 import { runCliInProcess } from '../support/cli';
+import { startProfiledSite } from '../support/simulator';
 
 /**
  * One validation per boundary: the CLI parses its request once (the edge), and the workflow's first
  * activity parses it once more (its own trust boundary: a console or EventBridge start reaches it
  * unchecked). The embedded control plane runs in this process, so each count is the CLI's plus the workflow's.
  */
-jest.mock('../../core/rolling-upgrade/upgrade-request', () => {
-  const actual = jest.requireActual('../../core/rolling-upgrade/upgrade-request');
-  return { ...actual, parseUpgradeRequest: jest.fn(actual.parseUpgradeRequest) };
-});
-jest.mock('../../core/group-deployment/deployment-request', () => {
-  const actual = jest.requireActual('../../core/group-deployment/deployment-request');
-  return { ...actual, parseDeploymentRequest: jest.fn(actual.parseDeploymentRequest) };
-});
-jest.mock('../../core/group-deployment/parse-strategy', () => {
-  const actual = jest.requireActual('../../core/group-deployment/parse-strategy');
-  return { ...actual, parseDeploymentStrategy: jest.fn(actual.parseDeploymentStrategy) };
-});
 jest.mock('../../adapters/site/site-from-profile', () => {
   const actual = jest.requireActual('../../adapters/site/site-from-profile');
   return { ...actual, createSiteFromProfile: jest.fn(actual.createSiteFromProfile) };
@@ -93,20 +80,8 @@ describe('a CLI run parses its request once, and the workflow once more', () => 
 describe('a CLI run connects its site profile once', () => {
   it('rollout upgrade --site-config: the group check before the run and the runtime that runs it share one connection', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-connected-once-'));
-    const timeScale = 200;
-    const names = ['n1', 'n2'];
-    const simulator = await startSiteSimulator({
-      site: parseSiteDefinition({
-        nodes: names.map((name, i) => ({ name, nid: i + 1 })),
-        groups: { compute: names, upgrading: [], failed: [] },
-        bootTemplates: ['cos-2.4'],
-        timing: { bootSeconds: 60, returnSeconds: 10 },
-      }),
-      clock: new SimClock({ timeScale }),
-    });
+    const { simulator, profile } = await startProfiledSite(['n1', 'n2'], 200, dir);
     try {
-      const profile = path.join(dir, 'profile.yaml');
-      await writeFile(profile, stringify(siteProfileFor(simulator.urls, 'http', timeScale)));
       jest.clearAllMocks();
       const args = ['--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--template', 'cos-2.4', '--step-size', '2'];
       const result = await runCliInProcess(['upgrade', '--site-config', profile, ...args, '--json']);

@@ -7,6 +7,7 @@ import { deploymentSite, groupOf, namedNodes, namesOf, QUICK_POLL } from '../sup
 import { buildSite, upgradeRequest } from '../support/sites';
 import type { SiteDefinition } from '../../simulator';
 import { until } from '../support/until';
+import { drainRebootResumeGraph } from '../support/task-graph-runs';
 
 /**
  * `rollout session resume` of a run that an execution still runs started a second execution over the
@@ -18,13 +19,7 @@ import { until } from '../support/until';
 // Every node runs a long job: an upgrade holds in QUIESCING, a task run's drain waits for the job.
 const site = buildSite(4, { node: () => ({ roles: ['compute'], wlm: { state: 'ALLOCATED', busySeconds: 10_000_000 } }) });
 
-const GRAPH = `
-tasks:
-  - {id: compute, type: group, role: [compute], parameters: {strategy: {type: parallel}}}
-  - {id: drain_compute, type: drain, groups: [compute], parameters: {reason: kernel update}}
-  - {id: reboot_compute, type: reboot, groups: [compute], requires: [drain_compute], parameters: {template: img-2, timeout: 600}}
-  - {id: resume_compute, type: resume, groups: [compute], requires: [reboot_compute]}
-`;
+const GRAPH = drainRebootResumeGraph('img-2');
 
 describe('rollout session resume of a run an execution still runs: refused, no second execution', () => {
   let served: ServedControlPlane;

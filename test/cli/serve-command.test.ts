@@ -2,9 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { parseSiteDefinition, SimClock, siteProfileFor, startSiteSimulator } from '../../simulator';
 import { runCli, runCliInProcess } from '../support/cli';
 import { startServe, type RunningServe } from '../support/serve';
+import { startProfiledSite } from '../support/simulator';
 
 const names = ['x1000c0s0b0n0', 'x1000c0s0b0n1', 'x1000c0s1b0n0', 'x1000c0s1b0n1'];
 const upgradeArgs = ['--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--template', 'cos-2.4', '--step-size', '2'];
@@ -83,20 +83,9 @@ describe('rollout serve, and a second process as its client', () => {
 describe('rollout serve --site-config: the served workflows drive the site a profile names', () => {
   it('upgrades the nodes of a separately running simulated site, reached over its HTTP APIs', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-serve-config-'));
-    const timeScale = 200;
-    const simulator = await startSiteSimulator({
-      site: parseSiteDefinition({
-        nodes: names.map((name, i) => ({ name, nid: i + 1 })),
-        groups: { compute: names, upgrading: [], failed: [] },
-        bootTemplates: ['cos-2.4'],
-        timing: { bootSeconds: 60, returnSeconds: 10 },
-      }),
-      clock: new SimClock({ timeScale }),
-    });
+    const { simulator, profile } = await startProfiledSite(names, 200, dir);
     let serve: RunningServe | undefined;
     try {
-      const profile = path.join(dir, 'profile.yaml');
-      await writeFile(profile, stringify(siteProfileFor(simulator.urls, 'http', timeScale)));
       serve = await startServe(['--site-config', profile]);
       const upgrade = await runCliInProcess(['upgrade', '--endpoint', serve.endpoints.stepFunctionsEndpoint, ...upgradeArgs, '--json']);
       expect(upgrade.code).toBe(0);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { runCli, runCliInProcess, startCli } from '../support/cli';
 import { startSimulate, type SimulateProcess } from '../support/simulate-process';
+import { drainRebootResumeGraph } from '../support/task-graph-runs';
 
 /**
  * Issue 26, item 2, as an operator met it: `rollout deploy --graph` (drain, reboot, resume) over 8
@@ -14,13 +15,7 @@ import { startSimulate, type SimulateProcess } from '../support/simulate-process
  * exactly what was left.
  */
 const NODES = Array.from({ length: 8 }, (_, i) => `c${i + 1}`);
-const GRAPH = `
-tasks:
-  - {id: compute, type: group, role: [compute], parameters: {strategy: {type: parallel}}}
-  - {id: drain_compute, type: drain, groups: [compute], parameters: {reason: kernel update}}
-  - {id: reboot_compute, type: reboot, groups: [compute], requires: [drain_compute], parameters: {template: cos-2.4, timeout: 600}}
-  - {id: resume_compute, type: resume, groups: [compute], requires: [reboot_compute]}
-`;
+const GRAPH = drainRebootResumeGraph('cos-2.4');
 
 async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 120_000): Promise<T> {
   for (const deadline = Date.now() + ms; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {

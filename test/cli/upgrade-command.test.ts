@@ -336,27 +336,36 @@ describe('rollout session pause, approve and resume, from a second process (--da
   }, 150_000);
 });
 
+/**
+ * An upgrade of a busy site run by a CLI process, killed (SIGKILL) once its session is UPDATING: the site
+ * file, the data directory the session is left in, and its id.
+ */
+async function killedMidUpgrade(): Promise<{ site: string; dataDir: string; upgradeId: string }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-cli-'));
+  const site = path.join(dir, 'site.yaml');
+  await writeFile(site, siteYaml({ busyFirst: 1_000_000 }));
+  const dataDir = path.join(dir, 'data');
+  const upgrade = startCli(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--quiesce-timeout', '7200', '--json', '--data-dir', dataDir]);
+
+  // Virtual time runs fast: kill it at whatever stage it is in while it runs.
+  let upgradeId: string | undefined;
+  const deadline = Date.now() + 60_000;
+  while (!upgradeId && Date.now() < deadline) {
+    const listed = await runCliInProcess(['session', 'list', '--data-dir', dataDir, '--json']);
+    const sessions = listed.code === 0 ? (JSON.parse(listed.stdout) as { upgradeId: string; state: string }[]) : [];
+    upgradeId = sessions.find((s) => s.state === 'UPDATING')?.upgradeId;
+  }
+  expect(upgradeId).toBeDefined();
+  upgrade.child.kill('SIGKILL');
+  expect((await upgrade.done).code).toBeNull();
+  return { site, dataDir, upgradeId: upgradeId! };
+}
+
 describe('rollout session resume', () => {
   it('takes over a session whose process was killed mid-step and runs it to its end', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-cli-'));
-    const site = path.join(dir, 'site.yaml');
-    await writeFile(site, siteYaml({ busyFirst: 1_000_000 }));
-    const dataDir = path.join(dir, 'data');
-    const upgrade = startCli(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--quiesce-timeout', '7200', '--json', '--data-dir', dataDir]);
+    const { site, dataDir, upgradeId } = await killedMidUpgrade();
 
-    // Virtual time runs fast: kill it at whatever stage it is in while it runs.
-    let upgradeId: string | undefined;
-    const deadline = Date.now() + 60_000;
-    while (!upgradeId && Date.now() < deadline) {
-      const listed = await runCliInProcess(['session', 'list', '--data-dir', dataDir, '--json']);
-      const sessions = listed.code === 0 ? (JSON.parse(listed.stdout) as { upgradeId: string; state: string }[]) : [];
-      upgradeId = sessions.find((s) => s.state === 'UPDATING')?.upgradeId;
-    }
-    expect(upgradeId).toBeDefined();
-    upgrade.child.kill('SIGKILL');
-    expect((await upgrade.done).code).toBeNull();
-
-    const resumed = await runCliInProcess(['session', 'resume', upgradeId!, '--data-dir', dataDir, '--site', site, '--json']);
+    const resumed = await runCliInProcess(['session', 'resume', upgradeId, '--data-dir', dataDir, '--site', site, '--json']);
     expect(resumed.code).toBe(0);
     expect(resumed.stderr).toMatch(/step 2\/2 COMPLETE: 4\/4 nodes done/);
     // The simulated site restarted fresh with the new process: whatever the dead one did to it is gone, so only the totals are sure.
@@ -370,29 +379,15 @@ describe('rollout session resume', () => {
   }, 150_000);
 
   it('a session stopped after its process was killed carries on with one resume (the stop withdrawn), to READY', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-cli-'));
-    const site = path.join(dir, 'site.yaml');
-    await writeFile(site, siteYaml({ busyFirst: 1_000_000 }));
-    const dataDir = path.join(dir, 'data');
-    const upgrade = startCli(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--quiesce-timeout', '7200', '--json', '--data-dir', dataDir]);
-    let upgradeId: string | undefined;
-    const deadline = Date.now() + 60_000;
-    while (!upgradeId && Date.now() < deadline) {
-      const listed = await runCliInProcess(['session', 'list', '--data-dir', dataDir, '--json']);
-      const sessions = listed.code === 0 ? (JSON.parse(listed.stdout) as { upgradeId: string; state: string }[]) : [];
-      upgradeId = sessions.find((s) => s.state === 'UPDATING')?.upgradeId;
-    }
-    expect(upgradeId).toBeDefined();
-    upgrade.child.kill('SIGKILL');
-    expect((await upgrade.done).code).toBeNull();
+    const { site, dataDir, upgradeId } = await killedMidUpgrade();
 
-    const stop = await runCliInProcess(['session', 'stop', upgradeId!, '--data-dir', dataDir]);
+    const stop = await runCliInProcess(['session', 'stop', upgradeId, '--data-dir', dataDir]);
     expect(stop).toMatchObject({ code: 0, stderr: '' });
     expect(stop.stdout).toContain(`upgrade ${upgradeId} is STOPPING`);
     expect(stop.stdout).toContain(`rollout session resume ${upgradeId} carries it on`);
 
     // One resume: it used to finish the stop (STOPPED, exit 1) and a second resume was needed.
-    const resumed = await runCliInProcess(['session', 'resume', upgradeId!, '--data-dir', dataDir, '--site', site, '--json']);
+    const resumed = await runCliInProcess(['session', 'resume', upgradeId, '--data-dir', dataDir, '--site', site, '--json']);
     expect(resumed.code).toBe(0);
     const report = JSON.parse(resumed.stdout) as { upgradeId: string; state: string; completed: boolean; counts: Record<string, number> };
     expect(report).toMatchObject({ upgradeId, state: 'READY', completed: true });

@@ -9,6 +9,7 @@ import type { VirtualClock } from '../../time/virtual-clock';
 import { deploymentSite, groupOf, namedNodes, namesOf, QUICK_POLL } from '../support/deployment-sites';
 import { buildSite, upgradeRequest } from '../support/sites';
 import { until } from '../support/until';
+import { drainRebootResumeGraph } from '../support/task-graph-runs';
 
 /**
  * The control plane's contract: the same operations, against the embedded control plane called in
@@ -157,13 +158,7 @@ async function stopResumeCancel(side: Side, t: Transcript, workflow: WorkflowNam
   await t.record('cancelled: gate', cp.gate(run.id, 'pause'));
 }
 
-const TASK_GRAPH = `
-tasks:
-  - {id: compute, type: group, role: [compute], parameters: {strategy: {type: parallel}}}
-  - {id: drain_compute, type: drain, groups: [compute], parameters: {reason: kernel update}}
-  - {id: reboot_compute, type: reboot, groups: [compute], requires: [drain_compute], parameters: {template: img-2, timeout: 600}}
-  - {id: resume_compute, type: resume, groups: [compute], requires: [reboot_compute]}
-`;
+const TASK_GRAPH = drainRebootResumeGraph('img-2');
 
 describe('the control plane contract: in process and through the SDK, the same answers', () => {
   it('an unknown id, and one no run can have', async () => {

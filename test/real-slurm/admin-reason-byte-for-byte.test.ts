@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startCli } from '../support/cli';
 import { describeRealSlurm } from '../support/describe-real-slurm';
 import { RealSlurmCluster, type RealNode } from '../../scripts/slurm/real-slurm';
+import { clusterUpgradeArgs, writeLocalSlurmProfile } from '../../scripts/slurm/upgrade-on-cluster';
 
 /**
  * Issue 26, invariant "an admin's reason is left byte for byte", against a real Slurm, as an operator
@@ -24,8 +25,7 @@ describeRealSlurm("an admin's drain reason with quotes, $(), backticks and non-A
     cluster = await RealSlurmCluster.start({ release, nodes: 4, rebootDelaySeconds: 1, restd: false });
     dir = mkdtempSync(path.join(tmpdir(), 'rollout-real-slurm-reasons-'));
     marker = path.join(dir, 'expanded');
-    profile = path.join(dir, 'profile.yaml');
-    writeFileSync(profile, 'transport: {type: local}\nworkloadManager: {type: scontrol}\nbootService: {type: slurm-reboot}\ninventory: {type: slurm}\n');
+    profile = writeLocalSlurmProfile(dir);
   }, 90_000);
 
   afterAll(async () => {
@@ -52,26 +52,7 @@ describeRealSlurm("an admin's drain reason with quotes, $(), backticks and non-A
         const set = new Map((await cluster.readNodes()).map((n) => [n.name, n]));
         for (const a of admins) expect([a.node, set.get(a.node)!.reason]).toEqual([a.node, a.reason]);
         const before = cluster.rebootLog().length;
-        const result = await startCli(
-          [
-            'upgrade',
-            '--site-config',
-            profile,
-            '--starting-label',
-            'batch',
-            '--upgrading-label',
-            'upgrading',
-            '--failed-label',
-            'failed',
-            '--template',
-            'img-2',
-            '--poll-interval',
-            '1',
-            '--json',
-            ...extra,
-          ],
-          cluster.env,
-        ).done;
+        const result = await startCli(clusterUpgradeArgs(profile, extra), cluster.env).done;
         const session = JSON.parse(result.stdout) as { state: string; nodes: Record<string, { status: string }> };
         expect([result.code, session.state]).toEqual([0, 'READY']);
         expect(Object.values(session.nodes).map((n) => n.status)).toEqual(Array(4).fill('UPGRADED'));

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ScontrolWorkloadManager } from '../../adapters/site/commands/scontrol-workload-manager';
@@ -7,6 +7,7 @@ import { parseSiteMark } from '../../core/site/node-claims';
 import { startCli, type CliResult } from '../support/cli';
 import { describeRealSlurm } from '../support/describe-real-slurm';
 import { RealSlurmCluster, type RealNode } from '../../scripts/slurm/real-slurm';
+import { clusterUpgradeArgs, writeLocalSlurmProfile } from '../../scripts/slurm/upgrade-on-cluster';
 
 /**
  * Issue 26, items 1 and 4, against a real Slurm, as an operator runs the product (`rollout upgrade
@@ -27,8 +28,7 @@ describeRealSlurm('window one node at a time, and an admin drain named like ours
   beforeAll(async () => {
     cluster = await RealSlurmCluster.start({ release, nodes: 4, rebootDelaySeconds: 1, restd: false });
     dir = mkdtempSync(path.join(tmpdir(), 'rollout-real-slurm-limits-'));
-    profile = path.join(dir, 'profile.yaml');
-    writeFileSync(profile, 'transport: {type: local}\nworkloadManager: {type: scontrol}\nbootService: {type: slurm-reboot}\ninventory: {type: slurm}\n');
+    profile = writeLocalSlurmProfile(dir);
   }, 90_000);
 
   afterAll(async () => {
@@ -36,27 +36,7 @@ describeRealSlurm('window one node at a time, and an admin drain named like ours
     if (dir) rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
-  const upgrade = (extra: string[]) =>
-    startCli(
-      [
-        'upgrade',
-        '--site-config',
-        profile,
-        '--starting-label',
-        'batch',
-        '--upgrading-label',
-        'upgrading',
-        '--failed-label',
-        'failed',
-        '--template',
-        'img-2',
-        '--poll-interval',
-        '1',
-        '--json',
-        ...extra,
-      ],
-      cluster.env,
-    );
+  const upgrade = (extra: string[]) => startCli(clusterUpgradeArgs(profile, extra), cluster.env);
   const report = (result: CliResult) => {
     try {
       return JSON.parse(result.stdout) as { state: string; completed: boolean; nodes: Record<string, { status: string; reason?: string }> };

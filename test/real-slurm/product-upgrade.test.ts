@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isUpgradeDrainReason } from '../../core/site/node-claims';
 import { startCli, type CliResult } from '../support/cli';
 import { describeRealSlurm } from '../support/describe-real-slurm';
 import { RealSlurmCluster, type RealNode } from '../../scripts/slurm/real-slurm';
+import { clusterUpgradeArgs, writeLocalSlurmProfile } from '../../scripts/slurm/upgrade-on-cluster';
 
 /**
  * The whole product against a real Slurm, as an operator runs it: `rollout upgrade --site-config`
@@ -21,8 +22,7 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
   beforeAll(async () => {
     cluster = await RealSlurmCluster.start({ release, nodes: 8, rebootDelaySeconds: 1, restd: false });
     dir = mkdtempSync(path.join(tmpdir(), 'rollout-real-slurm-'));
-    profile = path.join(dir, 'profile.yaml');
-    writeFileSync(profile, 'transport: {type: local}\nworkloadManager: {type: scontrol}\nbootService: {type: slurm-reboot}\ninventory: {type: slurm}\n');
+    profile = writeLocalSlurmProfile(dir);
     // An admin's drain, from before any run: every run keeps it, and its reason.
     await cluster.scontrol('update', 'NodeName=c05', 'State=DRAIN', `Reason=${ADMIN_REASON}`);
   }, 90_000);
@@ -32,23 +32,6 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
     if (dir) rmSync(dir, { recursive: true, force: true });
   }, 60_000);
 
-  const upgradeArgs = (extra: string[]) => [
-    'upgrade',
-    '--site-config',
-    profile,
-    '--starting-label',
-    'batch',
-    '--upgrading-label',
-    'upgrading',
-    '--failed-label',
-    'failed',
-    '--template',
-    'img-2',
-    '--poll-interval',
-    '1',
-    '--json',
-    ...extra,
-  ];
   const rollout = (args: string[]) => startCli(args, cluster.env);
   const report = (result: CliResult) => {
     try {
@@ -84,7 +67,7 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
   test('lock-step, step 4, one node busy on a real job: each node rebooted once, the busy one only after its job, an admin drain kept', async () => {
     const before = cluster.rebootLog().length;
     const job = await cluster.submitJob('c02', { seconds: 12 });
-    const run = rollout(upgradeArgs(['--step-size', '4']));
+    const run = rollout(clusterUpgradeArgs(profile, ['--step-size', '4']));
     await cluster.waitForJob(job, (s) => s === undefined, 'ended', 60_000);
     // Slurm's own EndTime: when this test saw the job gone can be seconds later on a loaded host, after the reboot.
     const jobEnded = await cluster.jobEndTime(job);
@@ -103,7 +86,7 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
   test('window, --max-unavailable 2 --order idle-first: never more than 2 of our nodes out of service as sinfo shows them', async () => {
     const before = cluster.rebootLog().length;
     const job = await cluster.submitJob('c01', { seconds: 8 });
-    const run = rollout(upgradeArgs(['--step-size', '8', '--mode', 'window', '--max-unavailable', '2', '--order', 'idle-first']));
+    const run = rollout(clusterUpgradeArgs(profile, ['--step-size', '8', '--mode', 'window', '--max-unavailable', '2', '--order', 'idle-first']));
     let peak = 0;
     let sampling = true;
     const samples = (async () => {
@@ -131,7 +114,7 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
   test('a node that never comes back ends FAILED with its reason, in the failed group; the others UPGRADED', async () => {
     await cluster.setRebootBehaviour('c08', 'never');
     // The seven that come back must do so within --boot-timeout: 30 s leaves a loaded host room (each takes 4-6 s unloaded).
-    const result = await rollout(upgradeArgs(['--step-size', '8', '--boot-timeout', '30'])).done;
+    const result = await rollout(clusterUpgradeArgs(profile, ['--step-size', '8', '--boot-timeout', '30'])).done;
     const session = report(result);
     expect(result.code).toBe(0);
     expect(session.nodes.c08).toMatchObject({ status: 'FAILED', reason: 'upgrading-time-out-booting', phase: 'failed' });
@@ -154,7 +137,7 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
 
   test('Ctrl-C mid-run: the session stops, and no node is left drained by us', async () => {
     const job = await cluster.submitJob('c01', { seconds: 120 });
-    const run = rollout(upgradeArgs(['--step-size', '2']));
+    const run = rollout(clusterUpgradeArgs(profile, ['--step-size', '2']));
     try {
       await cluster.waitForNode('c01', (n) => n.flags.includes('DRAIN') && isUpgradeDrainReason(n.reason), 'drained by the run', 90_000);
       run.child.kill('SIGINT');
@@ -174,7 +157,7 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
   test('kill -9 mid-run, then `rollout session resume`: each node rebooted exactly once, its recorded status what Slurm shows', async () => {
     const dataDir = path.join(dir, 'data');
     const before = cluster.rebootLog().length;
-    const run = rollout([...upgradeArgs(['--step-size', '4']), '--data-dir', dataDir]);
+    const run = rollout([...clusterUpgradeArgs(profile, ['--step-size', '4']), '--data-dir', dataDir]);
     // Killed while the first step's nodes reboot.
     const deadline = Date.now() + 90_000;
     while (rebootsSince(before).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));

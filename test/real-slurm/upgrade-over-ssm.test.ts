@@ -8,6 +8,7 @@ import { SimClock } from '../../time/sim-clock';
 import { startCli, type CliResult } from '../support/cli';
 import { describeRealSlurm } from '../support/describe-real-slurm';
 import { RealSlurmCluster } from '../../scripts/slurm/real-slurm';
+import { clusterUpgradeArgs } from '../../scripts/slurm/upgrade-on-cluster';
 
 /**
  * The rolling upgrade over the SSM transport against a real Slurm, as a process: the real AWS SDK
@@ -72,24 +73,7 @@ describeRealSlurm('rollout upgrade over SSM against a real Slurm', (release) => 
     const before = cluster.rebootLog().length;
     const job = await cluster.submitJob('c03', { seconds: 10 });
     const env = { ...cluster.env, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: 'us-east-1' };
-    const args = [
-      'upgrade',
-      '--site-config',
-      profile,
-      '--starting-label',
-      'batch',
-      '--upgrading-label',
-      'upgrading',
-      '--failed-label',
-      'failed',
-      '--template',
-      'img-2',
-      '--step-size',
-      '3',
-      '--poll-interval',
-      '1',
-      '--json',
-    ];
+    const args = clusterUpgradeArgs(profile, ['--step-size', '3']);
     const result = await startCli(args, env).done;
     const session = json<{ state: string; completed: boolean; nodes: Record<string, { status: string }> }>(result);
     expect([result.code, session.state, session.completed]).toEqual([0, 'READY', true]);

@@ -1,4 +1,8 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { stringify } from 'yaml';
 import { createSiteClients, type SiteClients } from '../../adapters/site';
+import { siteProfileFor } from '../../simulator';
 import { startSiteSimulator, type RunningSiteSimulator } from '../../simulator/http-server';
 import { SimClock } from '../../time/sim-clock';
 import type { SiteState } from '../../simulator/site-simulator';
@@ -39,6 +43,30 @@ export async function startTestSite(input: SiteDefinitionInput): Promise<TestSit
     state: () => site.state(),
     close: () => site.close(),
   };
+}
+
+/**
+ * A simulated site of `names` (all in compute, template cos-2.4, a boot of 60 s and 10 s back to service) on
+ * real time scaled by `timeScale`, served over HTTP, and a profile of its APIs written into `dir` (for
+ * `--site-config`): another process reaches it as it would a real site.
+ */
+export async function startProfiledSite(
+  names: readonly string[],
+  timeScale: number,
+  dir: string,
+): Promise<{ simulator: RunningSiteSimulator; profile: string }> {
+  const simulator = await startSiteSimulator({
+    site: parseSiteDefinition({
+      nodes: names.map((name, i) => ({ name, nid: i + 1 })),
+      groups: { compute: [...names], upgrading: [], failed: [] },
+      bootTemplates: ['cos-2.4'],
+      timing: { bootSeconds: 60, returnSeconds: 10 },
+    }),
+    clock: new SimClock({ timeScale }),
+  });
+  const profile = path.join(dir, 'profile.yaml');
+  await writeFile(profile, stringify(siteProfileFor(simulator.urls, 'http', timeScale)));
+  return { simulator, profile };
 }
 
 /** `count` node names like x3000c0s1b0n0, in order. */

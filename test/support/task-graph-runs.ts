@@ -12,6 +12,20 @@ const ROOT = path.join(__dirname, '..', '..');
 /** The seed's worked example (examples/graphs/fuel-granular-example.yaml): five role groups, setup_network then setup_services on every role. */
 export const EXAMPLE_GRAPH = readFileSync(path.join(ROOT, 'examples', 'graphs', 'fuel-granular-example.yaml'), 'utf8');
 
+/**
+ * A graph over the nodes of role compute, `strategy` at a time: drain each (its reason `kernel update`, waiting
+ * for its job), reboot it into `template`, resume it.
+ */
+export function drainRebootResumeGraph(template: string, strategy: 'parallel' | 'one_by_one' = 'parallel'): string {
+  return `
+tasks:
+  - {id: compute, type: group, role: [compute], parameters: {strategy: {type: ${strategy}}}}
+  - {id: drain_compute, type: drain, groups: [compute], parameters: {reason: kernel update}}
+  - {id: reboot_compute, type: reboot, groups: [compute], requires: [drain_compute], parameters: {template: ${template}, timeout: 600}}
+  - {id: resume_compute, type: resume, groups: [compute], requires: [reboot_compute]}
+`;
+}
+
 type SiteNodeInput = SiteDefinitionInput['nodes'][number];
 
 /** The example's site (examples/sites/fuel-granular-example.yaml), each node's fields overridden as given (faults, gates). */

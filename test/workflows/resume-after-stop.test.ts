@@ -4,6 +4,7 @@ import { parseSiteDefinition } from '../../simulator';
 import { deploymentNodeRuns, deploymentSite, groupOf, namedNodes, namesOf, QUICK_POLL } from '../support/deployment-sites';
 import { eventually, startTestRuntime } from '../support/embedded';
 import { buildSite, nodeName, upgradeRequest } from '../support/sites';
+import { drainRebootResumeGraph } from '../support/task-graph-runs';
 
 /**
  * Stopping a run whose process died: the stop request (STOPPING) has nothing to wind it down, and a
@@ -30,13 +31,7 @@ async function stopThenResumeOnce(runtime: EmbeddedRuntime, workflow: WorkflowNa
   return resumed.outcome;
 }
 
-const GRAPH = `
-tasks:
-  - {id: compute, type: group, role: [compute], parameters: {strategy: {type: parallel}}}
-  - {id: drain_compute, type: drain, groups: [compute], parameters: {reason: kernel update}}
-  - {id: reboot_compute, type: reboot, groups: [compute], requires: [drain_compute], parameters: {template: cos-2.4, timeout: 600}}
-  - {id: resume_compute, type: resume, groups: [compute], requires: [reboot_compute]}
-`;
+const GRAPH = drainRebootResumeGraph('cos-2.4');
 
 describe('a stop asked of a run whose process died, then one `session resume`: the run carries on to its end', () => {
   let runtime: EmbeddedRuntime | undefined;

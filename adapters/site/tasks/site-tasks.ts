@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../../../core/clock';
 import { describeError, SiteServiceError } from '../../../core/errors';
 import { validNodeName, validReason, validTemplate } from '../../../core/site/names';
-import { drainClaim, isClaimOf, parseSiteMark } from '../../../core/site/node-claims';
+import { drainClaim, isAdminDrain, isClaimOf } from '../../../core/site/node-claims';
 import type { TaskType } from '../../../core/task-graph/graph-document';
 import { CommandTransportError, type CommandTransport } from '../../../ports/command-transport';
 import type { Site } from '../../../ports/site';
@@ -222,11 +222,6 @@ export class SiteTaskExecutor implements TaskExecutor {
       await site.workloadManager.clearReasons([node]);
     return { result: 'ok' };
   }
-}
-
-/** Drained with a reason that names no run (core/site/node-claims.ts): an admin's drain. */
-function isAdminDrain(found: { flags: readonly string[]; reason?: string }): boolean {
-  return found.flags.includes('DRAIN') && found.reason !== undefined && found.reason.trim() !== '' && parseSiteMark(found.reason) === undefined;
 }
 
 /**

@@ -1,10 +1,10 @@
 import type { NodeRecord, UpgradeSession } from '../../../core/rolling-upgrade/session';
 import type { InventoryNode } from '../../../core/site/site-nodes';
-import { parseUpgradeRequest } from '../../../core/rolling-upgrade/upgrade-request';
+import type { parseUpgradeRequest } from '../../../core/rolling-upgrade/upgrade-request';
 import { Mark, withMarks } from '../../../core/rolling-upgrade/plan-marks';
 import { initialWindowProgress, scheduleWindow } from '../../../core/rolling-upgrade/window-decisions';
 import { candidatesStarting, outsideTodoToRecord, SCAN_BATCH, WindowCandidateScan, type ScannedSite } from '../../../core/rolling-upgrade/window-candidates';
-import { NOW, session as baseSession, wlmNode } from '../../support/upgrade-sessions';
+import { NOW, session as baseSession, windowRequest, wlmNode } from '../../support/upgrade-sessions';
 
 /**
  * The window's candidate scan: which TODO nodes an increment looks at. The scan hands out plan
@@ -15,17 +15,7 @@ import { NOW, session as baseSession, wlmNode } from '../../support/upgrade-sess
 type Request = Parameters<typeof parseUpgradeRequest>[0];
 
 function windowSession(nodeCount: number, request: Partial<Request> = {}, state: UpgradeSession['state'] = 'UPDATING'): UpgradeSession {
-  const parsed = parseUpgradeRequest({
-    startingLabel: 'compute',
-    upgradingLabel: 'upgrading',
-    failedLabel: 'failed',
-    upgradeStepSize: 1,
-    upgradeTemplateId: 'image-2',
-    workloadManagerType: 'slurm',
-    mode: 'window',
-    maxUnavailable: 2,
-    ...request,
-  });
+  const parsed = windowRequest(request);
   return baseSession({ ...parsed, nodeCount, stepCount: nodeCount, state });
 }
 

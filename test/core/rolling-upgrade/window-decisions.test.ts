@@ -5,7 +5,7 @@ import type { BootSessionStatus, WlmNode } from '../../../core/site/site-nodes';
 import type { HealthCheckResult } from '../../../core/rolling-upgrade/health-check';
 import { FailureReason, type NodeRecord, type Progress, type UpgradeSession, type WindowOp } from '../../../core/rolling-upgrade/session';
 import type { NodeAction } from '../../../core/rolling-upgrade/stage-decision';
-import { parseUpgradeRequest } from '../../../core/rolling-upgrade/upgrade-request';
+import type { parseUpgradeRequest } from '../../../core/rolling-upgrade/upgrade-request';
 import { markCounts } from '../../../core/rolling-upgrade/plan-marks';
 import {
   decideBoots,
@@ -29,7 +29,7 @@ import {
   decideQuiescing,
   decideReturning,
 } from '../../../core/rolling-upgrade/window-in-flight';
-import { NOW, OUR_DRAIN, RUN_ID, wlmMap, wlmNode } from '../../support/upgrade-sessions';
+import { NOW, OUR_DRAIN, RUN_ID, windowRequest, wlmMap, wlmNode } from '../../support/upgrade-sessions';
 
 /**
  * The window's increment (decideWindow) and each of its phases, on small literal states. The
@@ -39,21 +39,7 @@ import { NOW, OUR_DRAIN, RUN_ID, wlmMap, wlmNode } from '../../support/upgrade-s
 type Request = Parameters<typeof parseUpgradeRequest>[0];
 
 function windowSession(request: Partial<Request> = {}, over: Partial<UpgradeSession> = {}): UpgradeSession {
-  const parsed = parseUpgradeRequest({
-    startingLabel: 'compute',
-    upgradingLabel: 'upgrading',
-    failedLabel: 'failed',
-    upgradeStepSize: 1,
-    upgradeTemplateId: 'image-2',
-    workloadManagerType: 'slurm',
-    quiesceTimeoutSeconds: 100,
-    bootTimeoutSeconds: 200,
-    wlmReturnTimeoutSeconds: 300,
-    pollIntervalSeconds: 30,
-    mode: 'window',
-    maxUnavailable: 2,
-    ...request,
-  });
+  const parsed = windowRequest({ quiesceTimeoutSeconds: 100, bootTimeoutSeconds: 200, wlmReturnTimeoutSeconds: 300, pollIntervalSeconds: 30, ...request });
   return {
     upgradeId: RUN_ID,
     kind: 'ComputeUpgradeSession',

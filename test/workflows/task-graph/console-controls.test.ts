@@ -4,7 +4,7 @@ import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
 import { parseSiteDefinition } from '../../../simulator';
 import { eventually, startTestRuntime } from '../../support/embedded';
 import { groupOf } from '../../support/deployment-sites';
-import { EXAMPLE_GRAPH, exampleSite } from '../../support/task-graph-runs';
+import { EXAMPLE_GRAPH, exampleSite, drainRebootResumeGraph } from '../../support/task-graph-runs';
 
 /**
  * The console's controls of a task run, as an upgrade's and a deployment's: an execution of the
@@ -13,13 +13,7 @@ import { EXAMPLE_GRAPH, exampleSite } from '../../support/task-graph-runs';
  * Checked against the site's own record (its task log and node counters).
  */
 const NODES = Array.from({ length: 6 }, (_, i) => `c${i + 1}`);
-const GRAPH = `
-tasks:
-  - {id: compute, type: group, role: [compute], parameters: {strategy: {type: parallel}}}
-  - {id: drain_compute, type: drain, groups: [compute], parameters: {reason: kernel update}}
-  - {id: reboot_compute, type: reboot, groups: [compute], requires: [drain_compute], parameters: {template: cos-2.4, timeout: 600}}
-  - {id: resume_compute, type: resume, groups: [compute], requires: [reboot_compute]}
-`;
+const GRAPH = drainRebootResumeGraph('cos-2.4');
 const site = () =>
   parseSiteDefinition({
     nodes: NODES.map((name, i) => ({ name, nid: i + 1, roles: ['compute'] })),

@@ -1,7 +1,7 @@
 import { parseSiteMark } from '../../../core/site/node-claims';
 import { parseSiteDefinition } from '../../../simulator';
 import { startTestRuntime } from '../../support/embedded';
-import { EXAMPLE_GRAPH, exampleSite, runTaskGraph } from '../../support/task-graph-runs';
+import { EXAMPLE_GRAPH, exampleSite, runTaskGraph, drainRebootResumeGraph } from '../../support/task-graph-runs';
 
 const CONTROLLERS_AFTER_NODE_2 = ['node-3', 'node-5'];
 const AFTER_CONTROLLERS = ['node-6', 'node-7', 'node-8'];
@@ -65,13 +65,7 @@ describe('task faults on the simulated site', () => {
 });
 
 describe('drain, reboot and resume tasks through the workload manager and the boot service', () => {
-  const graph = `
-tasks:
-  - {id: compute, type: group, role: [compute], parameters: {strategy: {type: one_by_one}}}
-  - {id: drain_compute, type: drain, groups: [compute], parameters: {reason: kernel update}}
-  - {id: reboot_compute, type: reboot, groups: [compute], requires: [drain_compute], parameters: {template: cos-2.4, timeout: 600}}
-  - {id: resume_compute, type: resume, groups: [compute], requires: [reboot_compute]}
-`;
+  const graph = drainRebootResumeGraph('cos-2.4', 'one_by_one');
 
   it('drains each node (waiting for its job), reboots it into the template, resumes it; the task log has each, in order', async () => {
     const site = parseSiteDefinition({

@@ -22,10 +22,31 @@ async function taskRunsOf(runtime: EmbeddedRuntime, deploymentId: string) {
   );
 }
 
+/** A runtime on `options`, closed after `body` whatever it threw. */
+async function withRuntime(options: Parameters<typeof startTestRuntime>[0], body: (runtime: EmbeddedRuntime) => Promise<void>): Promise<void> {
+  const runtime = await startTestRuntime(options);
+  try {
+    await body(runtime);
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** Starts the deployment and waits until node-1's first task is in flight: the control plane's deploy phase is under way. */
+async function startWithFirstTaskInFlight(runtime: EmbeddedRuntime) {
+  const run = await runtime.run('groupDeployment', request);
+  const runId = groupTaskRunId(run.id, 'control-plane');
+  await eventually(
+    runtime,
+    async () => ((await runtime.taskRun(runId))?.nodes['node-1']?.setup_network === 'TRANSITION' ? true : undefined),
+    'the first task in flight',
+  );
+  return { run, runId };
+}
+
 describe("a task graph as each Shipyard group's deploy phase", () => {
   it("prepares each group through the provisioner, deploys it by the graph over its own nodes, in the strategy's order", async () => {
-    const runtime = await startTestRuntime({ site: exampleSite() });
-    try {
+    await withRuntime({ site: exampleSite() }, async (runtime) => {
       const finished = await runDeployment(runtime, request);
       expect(finished.outcome.status).toBe('SUCCEEDED');
       expect(finished.report?.groups['control-plane']?.stage).toBe('DEPLOYED');
@@ -57,14 +78,11 @@ describe("a task graph as each Shipyard group's deploy phase", () => {
         ['node-8/setup_network'],
         ['node-8/setup_services'],
       ]);
-    } finally {
-      await runtime.close();
-    }
+    });
   });
 
   it("judges a group's success criteria by the nodes whose tasks all ended ACTIVE", async () => {
-    const runtime = await startTestRuntime({ site: exampleSite({ 'node-7': { faults: { tasks: { setup_services: 'hang' } } } }) });
-    try {
+    await withRuntime({ site: exampleSite({ 'node-7': { faults: { tasks: { setup_services: 'hang' } } } }) }, async (runtime) => {
       const finished = await runDeployment(runtime, request);
       expect(finished.outcome).toMatchObject({ status: 'FAILED', error: 'CriticalGroupFailed' });
       // node-6 deployed; node-7 timed out and node-8 waited behind it: 1 of the 2 successes the group needs.
@@ -74,22 +92,13 @@ describe("a task graph as each Shipyard group's deploy phase", () => {
       const runs = await taskRunsOf(runtime, finished.deploymentId);
       expect(runs.workers?.errors).toEqual({ 'node-7': { setup_services: 'timeout: stopped on the node after 360 s' } });
       expect(runs.workers?.blocked['node-8']).toEqual({ setup_network: ['node-7/setup_services'], setup_services: ['node-7/setup_services'] });
-    } finally {
-      await runtime.close();
-    }
+    });
   });
 
   it("a cancel during a group's task-graph deploy phase stops its run: no task starts after it, those in flight finish, the group keeps its stage and the deployment ends CANCELLED", async () => {
-    const runtime = await startTestRuntime({ site: exampleSite() });
-    try {
-      const run = await runtime.run('groupDeployment', request);
-      const runId = groupTaskRunId(run.id, 'control-plane');
+    await withRuntime({ site: exampleSite() }, async (runtime) => {
       // node-1's first task started (the control plane's deploy phase is under way): cancel then.
-      await eventually(
-        runtime,
-        async () => ((await runtime.taskRun(runId))?.nodes['node-1']?.setup_network === 'TRANSITION' ? true : undefined),
-        'the first task in flight',
-      );
+      const { run, runId } = await startWithFirstTaskInFlight(runtime);
       const cancelledAt = runtime.clock.now();
       await runtime.clock.busy(() => runtime.cancel(run.id));
       const outcome = await run.outcome;
@@ -107,21 +116,12 @@ describe("a task graph as each Shipyard group's deploy phase", () => {
         groups: { 'control-plane': { stage: 'PREPARED' }, workers: { stage: 'NOT_STARTED' } },
       });
       expect(await runtime.store.locks.getLockOwners([...CONTROL, ...WORKERS])).toEqual(new Map());
-    } finally {
-      await runtime.close();
-    }
+    });
   });
 
   it("a cancel of a group's task-graph deploy phase alone is refused, naming its deployment: the deployment runs on, every node DEPLOYED, every task ran once on the site", async () => {
-    const runtime = await startTestRuntime({ site: exampleSite() });
-    try {
-      const run = await runtime.run('groupDeployment', request);
-      const runId = groupTaskRunId(run.id, 'control-plane');
-      await eventually(
-        runtime,
-        async () => ((await runtime.taskRun(runId))?.nodes['node-1']?.setup_network === 'TRANSITION' ? true : undefined),
-        'the first task in flight',
-      );
+    await withRuntime({ site: exampleSite() }, async (runtime) => {
+      const { run, runId } = await startWithFirstTaskInFlight(runtime);
       // Cancelled alone, the run ended CANCELLED and Evaluate Phase recorded its unsettled nodes FAILED while the deployment ran on.
       await expect(runtime.clock.busy(() => runtime.cancel(runId))).rejects.toMatchObject({
         name: 'SessionNotCancellableError',
@@ -136,22 +136,14 @@ describe("a task graph as each Shipyard group's deploy phase", () => {
         [...CONTROL, ...WORKERS].flatMap((node) => [`${node}/setup_network ok`, `${node}/setup_services ok`]).sort(),
       );
       expect(runtime.simulator.state().violations).toEqual([]);
-    } finally {
-      await runtime.close();
-    }
+    });
   });
 
   it("the REST API reaches no group's deploy phase on its own: DELETE and POST stop of its id answer 404, and the run goes on", async () => {
     const served = await startServedApi(exampleSite());
     const { runtime } = served;
     try {
-      const run = await runtime.run('groupDeployment', request);
-      const runId = groupTaskRunId(run.id, 'control-plane');
-      await eventually(
-        runtime,
-        async () => ((await runtime.taskRun(runId))?.nodes['node-1']?.setup_network === 'TRANSITION' ? true : undefined),
-        'the first task in flight',
-      );
+      const { run, runId } = await startWithFirstTaskInFlight(runtime);
       expect((await call(runtime, served.apiEndpoint, 'DELETE', `/sessions/${runId}`)).status).toBe(404);
       expect((await call(runtime, served.apiEndpoint, 'POST', `/sessions/${runId}/stop`)).status).toBe(404);
       expect((await call(runtime, served.apiEndpoint, 'DELETE', `/deployments/${runId}`)).status).toBe(404);
@@ -164,15 +156,8 @@ describe("a task graph as each Shipyard group's deploy phase", () => {
   });
 
   it("a stop during a group's task-graph deploy phase stops its run too (tasks in flight finish, none starts); the deployment's resume carries the run on and judges the phase once it finished: every task ran once", async () => {
-    const runtime = await startTestRuntime({ site: exampleSite() });
-    try {
-      const run = await runtime.run('groupDeployment', request);
-      const runId = groupTaskRunId(run.id, 'control-plane');
-      await eventually(
-        runtime,
-        async () => ((await runtime.taskRun(runId))?.nodes['node-1']?.setup_network === 'TRANSITION' ? true : undefined),
-        'the first task in flight',
-      );
+    await withRuntime({ site: exampleSite() }, async (runtime) => {
+      const { run, runId } = await startWithFirstTaskInFlight(runtime);
       // The run itself is not stopped apart from its deployment (its group would be judged on work it never did).
       await expect(runtime.clock.busy(() => runtime.stop(runId))).rejects.toMatchObject({
         name: 'SessionNotStoppableError',
@@ -199,14 +184,11 @@ describe("a task graph as each Shipyard group's deploy phase", () => {
         [...CONTROL, ...WORKERS].flatMap((node) => [`${node}/setup_network ok`, `${node}/setup_services ok`]).sort(),
       );
       expect(runtime.simulator.state().violations).toEqual([]);
-    } finally {
-      await runtime.close();
-    }
+    });
   });
 
   it('hands back to DeployGroup at the iteration budget and is started again until the run ends, with the same outcome', async () => {
-    const runtime = await startTestRuntime({ site: exampleSite(), taskGraphSettings: { iterationsPerExecution: 4 } });
-    try {
+    await withRuntime({ site: exampleSite(), taskGraphSettings: { iterationsPerExecution: 4 } }, async (runtime) => {
       const finished = await runDeployment(runtime, request);
       expect(finished.outcome.status).toBe('SUCCEEDED');
       for (const node of [...CONTROL, ...WORKERS]) expect(finished.report?.nodes[node]).toBe('DEPLOYED');
@@ -216,22 +198,17 @@ describe("a task graph as each Shipyard group's deploy phase", () => {
       expect(taskGraphExecutions.every((e) => e.status === 'SUCCEEDED')).toBe(true);
       expect(taskGraphExecutions.every((e) => (e.output as { continuedAs?: unknown }).continuedAs === undefined)).toBe(true);
       expect(finished.site.taskLog).toHaveLength(16);
-    } finally {
-      await runtime.close();
-    }
+    });
   });
 
   it('refuses, before anything runs, a graph whose selection names nodes (the strategy selects them) or a task that does not exist', async () => {
-    const runtime = await startTestRuntime({ site: exampleSite() });
-    try {
+    await withRuntime({ site: exampleSite() }, async (runtime) => {
       const withNodes = await runDeployment(runtime, { ...request, taskGraph: { graph: EXAMPLE_GRAPH, selection: { nodes: ['node-1'] } } });
       expect(withNodes.outcome).toMatchObject({ status: 'FAILED', error: 'InvalidInputError' });
       expect(withNodes.message).toContain("taskGraph.selection.nodes: a group deployment's nodes come from its strategy's selectors");
       const badTask = await runDeployment(runtime, { ...request, taskGraph: { graph: EXAMPLE_GRAPH, selection: { skip: ['no_such_task'] } } });
       expect(badTask.message).toContain("taskGraph.selection.skip: unknown task 'no_such_task'");
       expect(runtime.simulator.state().taskLog).toEqual([]);
-    } finally {
-      await runtime.close();
-    }
+    });
   });
 });

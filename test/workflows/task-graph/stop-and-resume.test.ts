@@ -1,6 +1,6 @@
 import { parseSiteDefinition } from '../../../simulator';
 import { eventually, startTestRuntime } from '../../support/embedded';
-import { maxConcurrentTasks } from '../../support/task-graph-runs';
+import { maxConcurrentTasks, drainRebootResumeGraph } from '../../support/task-graph-runs';
 
 /**
  * Issue 26, item 2: `rollout session stop` of a task run did not stop it. The run logged `Task run
@@ -11,13 +11,7 @@ import { maxConcurrentTasks } from '../../support/task-graph-runs';
  * exactly what was left. Checked against the site's own record (its task log and node counters).
  */
 const NODES = Array.from({ length: 8 }, (_, i) => `c${i + 1}`);
-const GRAPH = `
-tasks:
-  - {id: compute, type: group, role: [compute], parameters: {strategy: {type: parallel}}}
-  - {id: drain_compute, type: drain, groups: [compute], parameters: {reason: kernel update}}
-  - {id: reboot_compute, type: reboot, groups: [compute], requires: [drain_compute], parameters: {template: cos-2.4, timeout: 600}}
-  - {id: resume_compute, type: resume, groups: [compute], requires: [reboot_compute]}
-`;
+const GRAPH = drainRebootResumeGraph('cos-2.4');
 const POLL_SECONDS = 10;
 
 describe('stopping a task run', () => {

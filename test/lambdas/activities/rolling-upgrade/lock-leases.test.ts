@@ -1,6 +1,5 @@
 import { jest } from '@jest/globals';
 import { DynamoDbSessionStore } from '../../../../adapters/dynamodb/dynamodb-session-store';
-import type { UpgradeSession, WorkflowState } from '../../../../core/rolling-upgrade/session';
 import type { WlmNode } from '../../../../core/site/site-nodes';
 import { startLocalDynamoDb, type LocalDynamoDb } from '../../../../local/local-dynamodb';
 import { runActivity } from '../../../../lambdas/activities/rolling-upgrade/activity-runner';
@@ -8,7 +7,7 @@ import { checkQuiesce } from '../../../../lambdas/activities/rolling-upgrade/che
 import { startStep } from '../../../../lambdas/activities/rolling-upgrade/start-step';
 import { defaultSettings, type RollingUpgradeDependencies } from '../../../../lambdas/activities/rolling-upgrade/dependencies';
 import type { Site } from '../../../../ports/site';
-import { session as makeSession } from '../../../support/upgrade-sessions';
+import { createdSession, workflowAt } from '../../../support/upgrade-sessions';
 
 /**
  * The lease, heartbeat and fencing of node locks as the activities use them: the store on the embedded DynamoDB,
@@ -62,28 +61,7 @@ function fakeSite() {
   return { site, calls };
 }
 
-async function sessionAt(store: DynamoDbSessionStore, id: string): Promise<UpgradeSession> {
-  const s = makeSession({
-    upgradeId: id,
-    planTaken: false,
-    nodeCount: 0,
-    stepCount: 0,
-    quiesceTimeoutSeconds: 1000,
-    progress: { step: 0, stage: 'STARTING', stageStartedAt: now, errorCount: 0 },
-  });
-  await store.createSession(s, []);
-  return s;
-}
-
-const pointer = (upgradeId: string, stage: WorkflowState['stage']): WorkflowState => ({
-  upgradeId,
-  stage,
-  step: 0,
-  waitSeconds: 0,
-  iteration: 0,
-  iterationLimit: 100,
-  generation: 0,
-});
+const sessionAt = (store: DynamoDbSessionStore, id: string) => createdSession(store, now, { upgradeId: id, quiesceTimeoutSeconds: 1000 });
 
 describe('node locks in the activities: lease, heartbeat, fencing', () => {
   it('renews the leases on every increment, records the tokens, and a stale holder that lost its nodes does not act on them', async () => {
@@ -93,7 +71,7 @@ describe('node locks in the activities: lease, heartbeat, fencing', () => {
     const a = await sessionAt(store, 'lease-a');
 
     // STARTING: the plan is taken, step 0 (a1, a2) locked and drained; the records carry the fencing tokens.
-    expect((await runActivity('STARTING', pointer(a.upgradeId, 'STARTING'), deps, startStep)).stage).toBe('QUIESCING');
+    expect((await runActivity('STARTING', workflowAt(a.upgradeId, 'STARTING'), deps, startStep)).stage).toBe('QUIESCING');
     expect(calls).toEqual(['drain a1', 'drain a2']);
     const locks = await store.locks.getNodeLocks(['a1', 'a2']);
     expect(locks.get('a1')).toEqual({ owner: 'lease-a', leaseExpiresAt: now + LEASE_SECONDS * 1000, fencingToken: 1 });
@@ -105,7 +83,7 @@ describe('node locks in the activities: lease, heartbeat, fencing', () => {
 
     // Each increment renews the leases (the heartbeat): past the first lease, they still run.
     now += 500_000;
-    await runActivity('QUIESCING', pointer(a.upgradeId, 'QUIESCING'), deps, checkQuiesce);
+    await runActivity('QUIESCING', workflowAt(a.upgradeId, 'QUIESCING'), deps, checkQuiesce);
     expect((await store.locks.getNodeLocks(['a1'])).get('a1')!.leaseExpiresAt).toBe(now + LEASE_SECONDS * 1000);
 
     // The session then stalls past its lease; session B takes a2 over.
@@ -115,7 +93,7 @@ describe('node locks in the activities: lease, heartbeat, fencing', () => {
     // A's next increment: its quiesce timeout has passed, so it would fail both busy nodes. It fails
     // a1 only, and records a2 as lost to B, with a message.
     calls.length = 0;
-    await runActivity('QUIESCING', pointer(a.upgradeId, 'QUIESCING'), deps, checkQuiesce);
+    await runActivity('QUIESCING', workflowAt(a.upgradeId, 'QUIESCING'), deps, checkQuiesce);
     expect(calls).toEqual(['fail a1', 'add failed a1']);
     const after = await store.getNodes(a.upgradeId, [
       { name: 'a1', index: 0 },
@@ -139,7 +117,7 @@ describe('node locks in the activities: lease, heartbeat, fencing', () => {
     );
     const deps: RollingUpgradeDependencies = { store, site, clock, settings: { ...defaultSettings, lockLeaseSeconds: LEASE_SECONDS } };
     const c = await sessionAt(store, 'lease-c');
-    await runActivity('STARTING', pointer(c.upgradeId, 'STARTING'), deps, startStep);
+    await runActivity('STARTING', workflowAt(c.upgradeId, 'STARTING'), deps, startStep);
     calls.length = 0;
     now += 1001_000;
     // The takeover lands after the heartbeat but before the fail (the session stalled that long while it observed the site).
@@ -148,7 +126,7 @@ describe('node locks in the activities: lease, heartbeat, fencing', () => {
       expect((await store.locks.tryLockNodes('lease-d', ['c1', 'c2'])).size).toBe(0);
       return new Map(names.map((n) => [n, { name: n, base: 'MIXED', flags: ['DRAIN'], reason: 'rolling-upgrade' } as WlmNode]));
     });
-    const state = await runActivity('QUIESCING', pointer(c.upgradeId, 'QUIESCING'), deps, checkQuiesce);
+    const state = await runActivity('QUIESCING', workflowAt(c.upgradeId, 'QUIESCING'), deps, checkQuiesce);
     expect(calls).toEqual([]);
     expect(state.stage).toBe('QUIESCING');
     const records = await store.getNodes(c.upgradeId, [
@@ -157,7 +135,7 @@ describe('node locks in the activities: lease, heartbeat, fencing', () => {
     ]);
     expect(records.map((r) => r.phase)).toEqual(['LOCK_LOST', 'LOCK_LOST']);
     // With nothing left of the step, the next increment moves on without touching the nodes.
-    await runActivity('QUIESCING', pointer(c.upgradeId, 'QUIESCING'), deps, checkQuiesce);
+    await runActivity('QUIESCING', workflowAt(c.upgradeId, 'QUIESCING'), deps, checkQuiesce);
     expect(calls).toEqual([]);
   });
 });

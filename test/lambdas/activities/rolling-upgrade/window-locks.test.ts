@@ -1,6 +1,5 @@
 import { jest } from '@jest/globals';
 import { DynamoDbSessionStore } from '../../../../adapters/dynamodb/dynamodb-session-store';
-import type { UpgradeSession, WorkflowState } from '../../../../core/rolling-upgrade/session';
 import type { WlmNode } from '../../../../core/site/site-nodes';
 import { startLocalDynamoDb, type LocalDynamoDb } from '../../../../local/local-dynamodb';
 import { runActivity } from '../../../../lambdas/activities/rolling-upgrade/activity-runner';
@@ -8,7 +7,7 @@ import { advanceWindow } from '../../../../lambdas/activities/rolling-upgrade/ad
 import { startStep } from '../../../../lambdas/activities/rolling-upgrade/start-step';
 import { defaultSettings, type RollingUpgradeDependencies } from '../../../../lambdas/activities/rolling-upgrade/dependencies';
 import type { Site } from '../../../../ports/site';
-import { session as makeSession } from '../../../support/upgrade-sessions';
+import { createdSession, workflowAt } from '../../../support/upgrade-sessions';
 
 /**
  * Mode window takes each node's lock (lease + fencing token) before it acts on it: two sessions
@@ -52,30 +51,8 @@ function sharedSite(members: Record<string, string[]>) {
   return { siteFor, calls };
 }
 
-async function windowSession(store: DynamoDbSessionStore, id: string): Promise<UpgradeSession> {
-  const s = makeSession({
-    upgradeId: id,
-    planTaken: false,
-    nodeCount: 0,
-    stepCount: 0,
-    mode: 'window',
-    maxUnavailable: 4,
-    quiesceTimeoutSeconds: 3000,
-    progress: { step: 0, stage: 'STARTING', stageStartedAt: now, errorCount: 0 },
-  });
-  await store.createSession(s, []);
-  return s;
-}
-
-const pointer = (upgradeId: string, stage: WorkflowState['stage']): WorkflowState => ({
-  upgradeId,
-  stage,
-  step: 0,
-  waitSeconds: 0,
-  iteration: 0,
-  iterationLimit: 100,
-  generation: 0,
-});
+const windowSession = (store: DynamoDbSessionStore, id: string) =>
+  createdSession(store, now, { upgradeId: id, mode: 'window', maxUnavailable: 4, quiesceTimeoutSeconds: 3000 });
 
 describe('node locks in mode window: each node locked with a lease and a fencing token before it is touched', () => {
   it('two sessions over overlapping nodes: none is touched twice, and a session never acts on a node it does not hold', async () => {
@@ -91,7 +68,7 @@ describe('node locks in mode window: each node locked with a lease and a fencing
     const step = async (who: 'A' | 'B', id: string) => {
       const session = (await store.getSession(id))!;
       const stage = session.progress.stage;
-      return runActivity(stage, pointer(id, stage), depsFor(who), stage === 'STARTING' ? startStep : advanceWindow);
+      return runActivity(stage, workflowAt(id, stage), depsFor(who), stage === 'STARTING' ? startStep : advanceWindow);
     };
 
     // A starts its window: every node of its plan locked (lease + token) and drained.

@@ -45,7 +45,21 @@ export async function serveApiRequest(api: ApiHandler, req: IncomingMessage, res
 
 export type ListeningApi = HttpListener;
 
-/** The API on its own HTTP server (port 0: an ephemeral one), on loopback unless told. */
-export function listenApi(api: ApiHandler, port = 0, host = '127.0.0.1'): Promise<ListeningApi> {
-  return listenHttp((req, res) => void serveApiRequest(api, req, res), port, host);
+/** A route served beside the API on its server (not a REST route: `rollout serve`'s HTML report); true when it answered. */
+export type ExtraRoute = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+
+/** The API on its own HTTP server (port 0: an ephemeral one), on loopback unless told; `extraRoutes` are tried first. */
+export function listenApi(api: ApiHandler, port = 0, host = '127.0.0.1', extraRoutes: readonly ExtraRoute[] = []): Promise<ListeningApi> {
+  return listenHttp(
+    (req, res) =>
+      void (async () => {
+        for (const route of extraRoutes) if (await route(req, res)) return;
+        await serveApiRequest(api, req, res);
+      })().catch((err: unknown) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
+        res.end(err instanceof Error ? err.message : String(err));
+      }),
+    port,
+    host,
+  );
 }

@@ -8,6 +8,7 @@ import { SYSTEM_WALL_CLOCK, type WallClock } from '../time/wall-clock';
 import { openRuntime, type OpenRuntimeOptions } from './open-runtime';
 import { SchedulerEndpoint } from './scheduler-endpoint';
 import { eventsRoute } from './events-endpoint';
+import { sessionReportRoute } from './report-endpoint';
 import type { ControlPlaneEndpoints } from '../control-plane/endpoints';
 import { LOCAL_REGION, StepFunctionsEndpoint } from './sfn-endpoint';
 
@@ -75,6 +76,9 @@ export async function startServedControlPlane(
         site: runtime.site,
       }),
       options.apiPort ?? 0,
+      undefined,
+      // Beside the REST routes: the HTML report of a session (`GET /sessions/{id}/report`), refreshing while it runs.
+      [sessionReportRoute(runtime, runtime.site)],
     );
   } catch (err) {
     scheduler.close();

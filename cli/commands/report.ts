@@ -16,7 +16,7 @@ interface ReportOptions extends TargetOptions {
 export function registerReportCommand(program: Command): void {
   addTargetOptions(program.command('report'))
     .description(
-      'Write an upgrade session as one self-contained HTML page: the timeline of nodes out of service against its cap (plotted with uPlot, inlined: it works offline) and the per-node table',
+      'Write an upgrade session as one self-contained HTML page: the timeline of nodes out of service against its cap (plotted with uPlot, inlined: it works offline) marked with its steps or waves, failures, stops, resumes and approvals; its messages; a per-rack summary; and the per-node table, sortable and filterable (`rollout serve` serves the same page at GET /sessions/{id}/report)',
     )
     .argument('<id>', 'upgrade id')
     .requiredOption('--html <file>', 'the page to write')

@@ -5,6 +5,7 @@ import { PROJECT_ROOT } from '../../contracts/paths';
 import { isSessionSettled } from '../../core/rolling-upgrade/session';
 import { resolveCount } from '../../core/scheduling';
 import { NODE_XNAME_PATTERN } from '../../core/site/node-names';
+import { formatDuration } from '../../core/time-format';
 import type { NodeReport, SessionReport } from './session-report';
 
 /**
@@ -114,14 +115,6 @@ export function rackSummaries(nodes: Readonly<Record<string, NodeReport>>, racks
     byRack.set(rack, summary);
   }
   return [...byRack.values()].sort((a, b) => a.rack.localeCompare(b.rack, 'en', { numeric: true }));
-}
-
-/** A duration in words: `5h 53m`, `6m 0s`, `45s` (rounded to the second once). */
-export function durationInWords(seconds: number): string {
-  const total = Math.round(seconds);
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  return h > 0 ? `${h}h ${m}m` : m > 0 ? `${m}m ${total % 60}s` : `${total}s`;
 }
 
 /**
@@ -242,7 +235,7 @@ function summaryHtml(
   const span = (label: string, value: string, id?: string) => `<span>${label} <b${id ? ` id="${id}"` : ''}>${value}</b></span>`;
   return `<p class="summary">${span('state', report.state, 'state')}${span('mode', report.controls.mode)}${span(escapeHtml(report.startingLabel), `&rarr; ${escapeHtml(report.upgradeTemplateId)}`)}
 ${span('upgraded', String(report.counts.UPGRADED))}${span('failed', String(report.counts.FAILED))}${span('not started', String(report.counts.NOT_STARTED))}${report.counts.IN_PROGRESS ? span('in progress', String(report.counts.IN_PROGRESS)) : ''}
-${report.makespanSeconds !== undefined ? span('took', durationInWords(report.makespanSeconds), 'makespan') : span('running for', durationInWords(elapsed), 'elapsed')}${report.estimate && running ? span('estimated end', instantLabel(report.estimate.endsAt, report)) : ''}</p>
+${report.makespanSeconds !== undefined ? span('took', formatDuration(report.makespanSeconds), 'makespan') : span('running for', formatDuration(elapsed), 'elapsed')}${report.estimate && running ? span('estimated end', instantLabel(report.estimate.endsAt, report)) : ''}</p>
 <p>Times: ${timeNote}. Out of service: from the moment a node is drained and idle (or rebooting) until it is back or failed. Cap: ${cap}; peak: <b id="peak">${peak}</b>.${
     refreshSeconds !== undefined ? ` The session is running: this page reloads every ${refreshSeconds} s.` : ''
   }</p>`;
@@ -263,7 +256,7 @@ function markerKeyHtml(markers: readonly ReportMarker[]): string {
 function racksHtml(racks: readonly RackSummary[]): string {
   const rows = racks.map(
     (r) =>
-      `<tr${r.failed ? ' class="failed"' : ''}><td>${escapeHtml(r.rack)}</td><td>${r.nodes}</td><td>${r.upgraded}</td><td>${r.failed}</td><td>${r.pending}</td><td>${r.longestOutSeconds ? durationInWords(r.longestOutSeconds) : ''}</td></tr>`,
+      `<tr${r.failed ? ' class="failed"' : ''}><td>${escapeHtml(r.rack)}</td><td>${r.nodes}</td><td>${r.upgraded}</td><td>${r.failed}</td><td>${r.pending}</td><td>${r.longestOutSeconds ? formatDuration(r.longestOutSeconds) : ''}</td></tr>`,
   );
   return `<table id="racks"><thead><tr><th>rack</th><th>nodes</th><th>upgraded</th><th>failed</th><th>not done</th><th>longest out of service</th></tr></thead><tbody>
 ${rows.join('\n')}
@@ -287,7 +280,7 @@ function nodesHtml(report: SessionReport, racks: Readonly<Record<string, string>
     const rack = rackOf(name, racks) ?? '-';
     // data-* hold what sorting compares: the plan position, the status rank, seconds from the start.
     const at = (iso: string | undefined) => (iso === undefined ? '' : String((Date.parse(iso) - start) / 1000));
-    return `<tr class="${n.status.toLowerCase()}" data-plan="${plan}" data-status="${STATUS_RANK[n.status]}" data-rack="${escapeHtml(rack)}" data-phase="${escapeHtml(n.phase)}" data-since="${at(n.since)}" data-from="${at(out?.from)}" data-to="${at(out?.to)}" data-out="${seconds ?? ''}" data-wave="${n.wave ?? ''}"><td>${escapeHtml(name)}</td><td>${escapeHtml(rack)}</td><td>${n.status}</td><td>${escapeHtml(n.phase)}</td><td>${n.since ? instantLabel(n.since, report) : ''}</td><td>${n.wave ?? ''}</td><td>${out ? instantLabel(out.from, report) : ''}</td><td>${out?.to ? instantLabel(out.to, report) : ''}</td><td>${seconds !== undefined ? durationInWords(seconds) : ''}</td><td>${escapeHtml(n.reason ?? '')}</td></tr>`;
+    return `<tr class="${n.status.toLowerCase()}" data-plan="${plan}" data-status="${STATUS_RANK[n.status]}" data-rack="${escapeHtml(rack)}" data-phase="${escapeHtml(n.phase)}" data-since="${at(n.since)}" data-from="${at(out?.from)}" data-to="${at(out?.to)}" data-out="${seconds ?? ''}" data-wave="${n.wave ?? ''}"><td>${escapeHtml(name)}</td><td>${escapeHtml(rack)}</td><td>${n.status}</td><td>${escapeHtml(n.phase)}</td><td>${n.since ? instantLabel(n.since, report) : ''}</td><td>${n.wave ?? ''}</td><td>${out ? instantLabel(out.from, report) : ''}</td><td>${out?.to ? instantLabel(out.to, report) : ''}</td><td>${seconds !== undefined ? formatDuration(seconds) : ''}</td><td>${escapeHtml(n.reason ?? '')}</td></tr>`;
   });
   const column = (label: string, key: string) => `<th data-key="${key}" title="sort by ${label}">${label}</th>`;
   return `<p class="filters">filter: <label>status <select id="filter-status"><option value="">all</option>${options(entries.map(([, n]) => n.status))}</select></label>

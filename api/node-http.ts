@@ -49,7 +49,11 @@ export type ListeningApi = HttpListener;
 export type ExtraRoute = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 
 /** The API on its own HTTP server (port 0: an ephemeral one), on loopback unless told; `extraRoutes` are tried first. */
-export function listenApi(api: ApiHandler, port = 0, host = '127.0.0.1', extraRoutes: readonly ExtraRoute[] = []): Promise<ListeningApi> {
+export function listenApi(
+  api: ApiHandler,
+  port = 0,
+  { host = '127.0.0.1', extraRoutes = [] }: { host?: string; extraRoutes?: readonly ExtraRoute[] } = {},
+): Promise<ListeningApi> {
   return listenHttp(
     (req, res) =>
       void (async () => {

@@ -76,9 +76,8 @@ export async function startServedControlPlane(
         site: runtime.site,
       }),
       options.apiPort ?? 0,
-      undefined,
-      // Beside the REST routes: the HTML report of a session (`GET /sessions/{id}/report`), refreshing while it runs.
-      [sessionReportRoute(runtime, runtime.site)],
+      // Beside the REST routes: the HTML report of a session (`GET /sessions/{id}/report`), reloading while it runs.
+      { extraRoutes: [sessionReportRoute(runtime, runtime.site)] },
     );
   } catch (err) {
     scheduler.close();

@@ -377,7 +377,7 @@ function sort(key, dir) {
   sorted = { key, dir };
   rows.sort((a, b) => {
     const x = value(a, key), y = value(b, key);
-    const c = typeof x === 'number' ? x - y : x.localeCompare(y, 'en', { numeric: true });
+    const c = typeof x === 'number' ? (x === y ? 0 : x - y) : x.localeCompare(y, 'en', { numeric: true });
     return c !== 0 ? c * dir : Number(a.dataset.plan) - Number(b.dataset.plan);
   });
   for (const row of rows) body.appendChild(row);

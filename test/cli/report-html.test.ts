@@ -129,7 +129,8 @@ describe('rollout report --html', () => {
         });
         expect(painted).toBeGreaterThan(50);
         // Markers: each wave, and the failed node at its failure; named in the key under the chart, without hovering.
-        const markers = await page.evaluate(() => (globalThis as unknown as { markers: { kind: string; label: string }[] }).markers);
+        // The page's `const markers` (a script's global binding, not a property of window): read by name.
+        const markers = (await page.evaluate('markers')) as { kind: string; label: string }[];
         expect(markers.filter((m) => m.kind === 'wave').map((m) => m.label)).toEqual(['wave 1', 'wave 2', 'wave 3']);
         expect(markers.filter((m) => m.kind === 'failure').map((m) => m.label)).toEqual(['x1000c0s2b0n0 failed']);
         expect(await page.locator('#key li').allInnerTexts()).toEqual(['nodes out of service', 'cap', 'wave (3)', 'failure (1)']);

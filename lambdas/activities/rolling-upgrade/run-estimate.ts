@@ -39,7 +39,8 @@ async function remake(
   finishedStep: readonly NodeRecord[] | undefined,
   now: number,
 ): Promise<Progress['estimate']> {
-  if (session.state !== 'UPDATING' || !session.planTaken) return undefined;
+  // A run cancelled, stopping or ending (all done, or halted on its failure budget) starts no more nodes: no end to plan.
+  if (session.state !== 'UPDATING' || !session.planTaken || saved.stage === 'CLEANUP') return undefined;
   const done = (p: Progress) => (p.counts?.upgraded ?? 0) + (p.counts?.failed ?? 0);
   let left: string[];
   let service: number | undefined;

@@ -146,7 +146,7 @@ function observationsAt(plan: readonly string[], site: UpgradePlanInput['site'],
 /** How long the run takes over a node once it starts, as the projection counts it. */
 interface PlanTiming {
   jobEnd: JobEnd;
-  /** A node's reboot and return, once quiet. */
+  /** A node's reboot and return, from its boot. */
   serviceMs: number;
   /** The run's poll interval: it sees a node quiet, booted or back at a poll. */
   pollMs: number;

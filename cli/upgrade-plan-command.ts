@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { createSiteFromProfile, createSiteClients } from '../adapters/site';
 import { parseUpgradeRequest } from '../core/rolling-upgrade/upgrade-request';
-import { planUpgrade, type PlannedNodeSite, type UpgradePlan } from '../core/rolling-upgrade/upgrade-plan';
+import { planUpgrade, type UpgradePlan } from '../core/rolling-upgrade/upgrade-plan';
+import { readPlanSite } from '../lambdas/activities/rolling-upgrade/plan-site';
 import type { Site } from '../ports/site';
 import { SimClock, startSiteSimulator } from '../simulator';
 import { CliError } from './errors';
@@ -64,24 +65,7 @@ export function registerPlanUpgradeCommand(plan: Command): void {
       const { site, now, close } = await connect(source);
       try {
         const members = await site.inventory.getGroupMembers(request.startingLabel);
-        const [wlm, jobEnds, inventory] = await Promise.all([
-          site.workloadManager.getNodes(members),
-          site.workloadManager.getJobEnds ? site.workloadManager.getJobEnds(members) : Promise.resolve(new Map<string, number>()),
-          site.inventory.listNodes(),
-        ]);
-        const byName = new Map(inventory.map((n) => [n.name, n]));
-        const view = new Map<string, PlannedNodeSite>(
-          members.map((name) => {
-            const inv = byName.get(name);
-            const node: PlannedNodeSite = { alive: inv?.alive !== false, available: inv?.available !== false };
-            const w = wlm.get(name);
-            if (w) node.wlm = w;
-            if (inv?.rack !== undefined) node.rack = inv.rack;
-            const end = jobEnds.get(name);
-            if (end !== undefined) node.jobEndsAt = end;
-            return [name, node];
-          }),
-        );
+        const view = await readPlanSite(site, members);
         const at = now();
         const time = (ms: number) => (simulated ? `+${formatDuration((ms - at) / 1000)}` : iso(ms));
         const planned = planUpgrade({ request, plan: members, site: view, now: at, serviceSeconds, formatTime: time });

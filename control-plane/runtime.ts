@@ -96,7 +96,7 @@ export type SessionProgress =
       window?: { inFlight: number; cap: number; ahead: number; draining: number; phases: Record<string, number>; waiting?: string; halted?: string };
       /** The session's state (STOPPING, ...). */
       state: SessionState;
-      /** When it should end at the pace so far (epoch ms, the session's clock), and whether that clock is simulated. */
+      /** When it should end, the plan made again over the nodes left (epoch ms, the session's clock), and whether that clock is simulated. */
       estimate?: { endsAt: number; basis: string };
       simulatedTime?: boolean;
       /** The session's newest message (e.g. that a group it needs does not exist). */

@@ -72,7 +72,7 @@ export interface SessionReport {
   failedByCancel?: number;
   /** Mode window: the waves (batches) that opened, 1-based, with what each did. */
   waves?: { wave: number; nodes: number; upgraded: number; failed: number }[];
-  /** When it should end at the pace so far (ISO, the session's clock), while it runs. */
+  /** When it should end, the plan made again over the nodes left (ISO, the session's clock), while it runs. */
   estimate?: { endsAt: string; basis: string };
   /** CRUS's messages (text only). */
   messages: string[];

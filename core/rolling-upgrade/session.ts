@@ -127,8 +127,8 @@ export interface Progress {
   /** Lock-step: halted on its failure budget (maxFailed) before the next step; the window keeps its own in window.halted. */
   halted?: { reason: string; at: number };
   /**
-   * When the session is expected to end, on its clock, from the pace so far (nodes done per second
-   * since the first node started): written with the counts, so a display reads it from the session item.
+   * When the session is expected to end, on its clock: the plan made again over the nodes left
+   * (core/rolling-upgrade/estimate.ts), written with the counts, so a display reads it from the session item.
    */
   estimate?: { endsAt: number; basis: string };
   /**

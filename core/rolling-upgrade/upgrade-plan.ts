@@ -25,9 +25,10 @@ import { isQuiet } from './wlm-readiness';
  * should start and end, and what holds each node back, without touching anything. It is the
  * workflow's own scheduler (core/scheduling with the request's policy, as the window's increments
  * and lock-step's steps use it) run forward on the site as it is now: each node busy until its
- * running job ends (as the workload manager reports it), then out of service for `serviceSeconds`
- * (its reboot and return), every gate, cap, maintenance window and bake as the workflow applies
- * them, and approvals assumed given at once (said so).
+ * running job ends (as the workload manager reports it), then out of service (drained and idle)
+ * until its boot (lock-step: its step's, once the slowest node is quiet) and `serviceSeconds` more
+ * (its reboot and return), each change seen at the run's next poll, every gate, cap, maintenance
+ * window and bake as the workflow applies them, and approvals assumed given at once (said so).
  */
 
 /** What the site says of a node of the plan now. */
@@ -47,7 +48,7 @@ export interface UpgradePlanInput {
   site: ReadonlyMap<string, PlannedNodeSite>;
   /** The site's clock now, epoch ms. */
   now: number;
-  /** A node's time out of service once quiet: its reboot and return to the workload manager. */
+  /** From a node's boot to its return to the workload manager: its reboot and return. */
   serviceSeconds: number;
   /** How an instant reads in the gates' and waits' words (default ISO). */
   formatTime?: (ms: number) => string;
@@ -142,6 +143,17 @@ function observationsAt(plan: readonly string[], site: UpgradePlanInput['site'],
   );
 }
 
+/** How long the run takes over a node once it starts, as the projection counts it. */
+interface PlanTiming {
+  jobEnd: JobEnd;
+  /** A node's reboot and return, from its boot. */
+  serviceMs: number;
+  /** The run's poll interval: it sees a node quiet, booted or back at a poll. */
+  pollMs: number;
+  /** Lock-step: a step boots together, once its slowest node is quiet. */
+  together: boolean;
+}
+
 /** The projection as it runs: the schedule, and what it found so far. */
 interface Projection {
   state: ScheduleState;
@@ -162,8 +174,21 @@ function noteWait(decision: Decision, pendingWaits: string[], formatTime: (ms: n
   if (decision.wait?.kind === 'bake') pendingWaits.push(`bake until ${formatTime(decision.wait.until)}`);
 }
 
-/** The nodes a decision starts join their wave (drained at `t`); those admitted to a slot are out of service once quiet, and back `serviceSeconds` later. */
-function placeStarts(projection: Projection, decision: Decision, t: number, jobEnd: JobEnd, serviceSeconds: number): void {
+/** `ms` past `from`, rounded up to the run's polls: the workflow sees a change at its next poll, not when it happens. */
+function atPoll(from: number, ms: number, pollMs: number): number {
+  return from + (pollMs > 0 ? Math.ceil(Math.max(0, ms) / pollMs) * pollMs : Math.max(0, ms));
+}
+
+/**
+ * The nodes a decision starts join their wave (drained at `t`); those admitted to a slot are out of
+ * service once quiet (drained and idle, the site's own word for it), and back once rebooted and
+ * returned. Lock-step boots a step together, at the first poll that finds its slowest node quiet
+ * (statemachines/rolling-upgrade.asl.json: Check Quiesce, then Boot Step Nodes), so every node of
+ * the step is back at the same moment and a node quiet early waits, out of service, for the rest.
+ * Window boots each node at the first increment that finds it quiet.
+ */
+function placeStarts(projection: Projection, decision: Decision, t: number, timing: PlanTiming): void {
+  const { jobEnd, serviceMs, pollMs, together } = timing;
   const admitted = [...decision.start.filter((s) => s.holdsSlot).map((s) => s.op), ...decision.admit];
   for (const { op } of decision.start) {
     const name = upgradeOpNode(op);
@@ -173,12 +198,14 @@ function placeStarts(projection: Projection, decision: Decision, t: number, jobE
     projection.waves.set(wave, planned);
     projection.nodes[name] = { wave, drainAt: t, outOfServiceAt: t, backAt: t, gates: [] };
   }
+  const quietAt = new Map(admitted.map((op) => [op, Math.max(t, jobEnd(upgradeOpNode(op)) ?? t)]));
+  const lastQuiet = Math.max(t, ...quietAt.values());
   for (const op of admitted) {
     const name = upgradeOpNode(op);
-    const quietAt = Math.max(t, jobEnd(name) ?? t);
-    const backAt = quietAt + serviceSeconds * 1000;
+    const bootAt = atPoll(t, (together ? lastQuiet : quietAt.get(op)!) - t, pollMs);
+    const backAt = atPoll(bootAt, serviceMs, pollMs);
     projection.endsAt.set(op, backAt);
-    projection.nodes[name] = { ...projection.nodes[name]!, outOfServiceAt: quietAt, backAt };
+    projection.nodes[name] = { ...projection.nodes[name]!, outOfServiceAt: quietAt.get(op)!, backAt };
     const wave = projection.waves.get(projection.nodes[name].wave)!;
     wave.endsAt = Math.max(wave.endsAt, backAt);
   }
@@ -205,8 +232,9 @@ function nextMoment(projection: Projection, decision: Decision): number {
 }
 
 /** Runs the scheduler forward from `now`, decision after decision, each at the next moment anything can change, until the run finishes. */
-function project(input: UpgradePlanInput & { formatTime: (ms: number) => string }, policy: SchedulingPolicy, jobEnd: JobEnd, projection: Projection): void {
-  const { plan, site, now, serviceSeconds, formatTime } = input;
+function project(input: UpgradePlanInput & { formatTime: (ms: number) => string }, policy: SchedulingPolicy, timing: PlanTiming, projection: Projection): void {
+  const { plan, site, now, formatTime } = input;
+  const { jobEnd } = timing;
   let t = now;
   for (let decisions = 0; decisions < MAX_DECISIONS; decisions++) {
     // What ended by now is back in service.
@@ -226,7 +254,7 @@ function project(input: UpgradePlanInput & { formatTime: (ms: number) => string 
     projection.state = applyDecision(projection.state, decision, t);
     for (const { op } of decision.gated)
       projection.leftAlone[upgradeOpNode(op)] = observations.nodes[upgradeOpNode(op)]?.alive === false ? 'node-not-alive' : 'node-unavailable';
-    placeStarts(projection, decision, t, jobEnd, serviceSeconds);
+    placeStarts(projection, decision, t, timing);
     noteRackWaits(projection, policy, decision, observations);
     if (decision.finished) return;
 
@@ -244,7 +272,11 @@ function project(input: UpgradePlanInput & { formatTime: (ms: number) => string 
 /** What the estimate rests on. */
 function assumptionsOf(request: UpgradeRequest, serviceSeconds: number, unknownJobs: readonly string[]): string[] {
   return [
-    `each node is out of service ${serviceSeconds} s once quiet (its reboot and return)`,
+    `each node is back ${serviceSeconds} s after its boot starts (its reboot and return)`,
+    request.mode === 'lockstep'
+      ? 'a step boots together once its slowest node is quiet: a node quiet sooner stays out of service until then'
+      : 'each node boots once it is quiet',
+    `the run sees a node quiet, booted and back at its next poll (every ${request.pollIntervalSeconds} s)`,
     'running jobs end when the workload manager says they will (their time limits): a job may end sooner',
     ...(unknownJobs.length > 0 ? [`${unknownJobs.length} busy node(s) whose job end the workload manager does not tell are counted as ending at once`] : []),
     ...(request.approval !== 'none' || request.pauseAfterBatches ? ['approvals are given as soon as they are asked for'] : []),
@@ -267,7 +299,13 @@ export function planUpgrade(given: UpgradePlanInput): UpgradePlan {
     endsAt: new Map(),
     leftAlone: {},
   };
-  project(input, policy, jobEnd, projection);
+  const timing: PlanTiming = {
+    jobEnd,
+    serviceMs: serviceSeconds * 1000,
+    pollMs: request.pollIntervalSeconds * 1000,
+    together: policy.admission === 'together',
+  };
+  project(input, policy, timing, projection);
   for (const [name, planned] of Object.entries(projection.nodes)) planned.gates = [...gates.get(name)!];
   const waves = [...projection.waves.values()].sort((a, b) => a.wave - b.wave);
   return {

@@ -183,6 +183,8 @@ describe('rollout plan upgrade (its own process)', () => {
     expect(text.stdout).toMatch(/^Upgrade plan for 'compute-nodes': 64 node\(s\) in 8 step\(s\), mode lockstep, at most 8 out of service at once/);
     expect(text.stdout).toMatch(/step 1: 8 node\(s\), starts \+0 s, ends \+1 h 36 min/);
     expect(text.stdout).toMatch(/x3000c0s3b0n0 {2}drain \+0 s, out \+1 h 30 min, back \+1 h 36 min {2}\[busy until \+1 h 30 min\]/);
+    // An idle node of step 1 is out of service from its drain until the step, booted once its slowest node is quiet, is back.
+    expect(text.stdout).toMatch(/x3000c0s1b0n0 {2}drain \+0 s, out \+0 s, back \+1 h 36 min\n/);
 
     const json = JSON.parse((await runCli([...args, '--mode', 'window', '--max-unavailable', '6', '--batches', '1', '--json'])).stdout) as {
       timeBase: string;

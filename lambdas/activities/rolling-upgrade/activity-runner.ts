@@ -11,7 +11,7 @@ import {
 } from '../../../core/rolling-upgrade/stage-decision';
 import type { NodeRecord, Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import { performDecision } from './perform-decision';
-import { estimateEnd } from '../../../core/rolling-upgrade/estimate';
+import { remadeEstimate } from './run-estimate';
 import { loadStepNodes, loadWindowInFlight, renewLocks } from './observe';
 import type { RollingUpgradeDependencies } from './dependencies';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
@@ -68,7 +68,10 @@ export async function runActivity(stage: Stage, state: WorkflowState, deps: Roll
       saved.step > progress.step && session.mode !== 'window' && session.planTaken ? await loadStepNodes(deps, session, progress.step) : undefined;
     if (finishedStep) saved = { ...saved, counts: addCounts(progress.counts, finishedStep) };
     // The ETA moves with the counts; between two changes it stays as it was (a stage's new progress starts without it).
-    const estimate = JSON.stringify(saved.counts) !== JSON.stringify(progress.counts) ? estimateEnd(session, saved.counts, now) : progress.estimate;
+    const estimate =
+      JSON.stringify(saved.counts) !== JSON.stringify(progress.counts)
+        ? await remadeEstimate(deps, session, progress, saved, finishedStep, now)
+        : progress.estimate;
     const { estimate: _previous, ...withoutEstimate } = saved;
     saved = saved.stage === 'COMPLETE' || saved.stage === 'STOPPED' || !estimate ? withoutEstimate : { ...withoutEstimate, estimate };
     if (JSON.stringify(saved) !== JSON.stringify(progress)) await deps.store.saveProgress(session.upgradeId, progress, saved);

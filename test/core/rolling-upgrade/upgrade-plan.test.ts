@@ -28,21 +28,30 @@ const plan = (request: Record<string, unknown>, site: Record<string, PlannedNode
 const s = (ms: number) => (ms - NOW) / 1000;
 
 describe('planUpgrade: the workflow scheduler run forward on the site as it is', () => {
-  it('lock-step: steps in plan order, a step ends when its last node is back (its busy node first drains), the next starts then', () => {
+  it('lock-step: steps in plan order, a step boots together at the first poll that finds its slowest node quiet, the next starts once it is back', () => {
+    // Poll 30 s (the default): b's job ends at 100 s, the poll at 120 s finds it quiet, the step is back 60 s later.
     const planned = plan({}, { a: idle(), b: busy(100), c: idle(), d: idle() });
     expect(planned.waves.map((w) => [w.wave, w.nodes, s(w.startsAt), s(w.endsAt)])).toEqual([
-      [1, ['a', 'b'], 0, 160],
-      [2, ['c', 'd'], 160, 220],
+      [1, ['a', 'b'], 0, 180],
+      [2, ['c', 'd'], 180, 240],
     ]);
     expect(planned.nodes['b']).toMatchObject({
       wave: 1,
       drainAt: NOW,
       outOfServiceAt: NOW + 100_000,
-      backAt: NOW + 160_000,
+      backAt: NOW + 180_000,
       gates: [`busy until ${new Date(NOW + 100_000).toISOString()}`],
     });
+    // a is quiet at once and waits, out of service, for b: the step's outage is each of its nodes'.
+    expect(planned.nodes['a']).toMatchObject({ drainAt: NOW, outOfServiceAt: NOW, backAt: NOW + 180_000, gates: [] });
     expect(planned).toMatchObject({ cap: 2, nodeCount: 4 });
-    expect(s(planned.endsAt)).toBe(220);
+    expect(s(planned.endsAt)).toBe(240);
+  });
+
+  it('window: each node boots at the first poll that finds it quiet, on its own', () => {
+    const planned = plan({ mode: 'window', maxUnavailable: 2, pollIntervalSeconds: 30 }, { a: idle(), b: busy(100) });
+    expect([s(planned.nodes['a']!.outOfServiceAt), s(planned.nodes['a']!.backAt)]).toEqual([0, 60]);
+    expect([s(planned.nodes['b']!.outOfServiceAt), s(planned.nodes['b']!.backAt)]).toEqual([100, 180]);
   });
 
   it('window: refills a freed slot at once; a node not available is left alone; rack caps hold nodes back, and say so', () => {

@@ -85,6 +85,7 @@ export function showLiveView(
   const region = new LiveRegion(out);
   let ended = false;
   const render = async () => {
+    if (ended) return;
     const seen = await read();
     // Nothing is drawn once stopping: the region is cleared for the summary that follows.
     if (!seen || ended) return;

@@ -148,13 +148,15 @@ async function watchSession(sessions: Sessions, id: string, options: SessionOpti
   };
   if (live) process.once('SIGINT', leave);
   let ended: boolean;
+  let report: SessionView | undefined;
   try {
     ({ ended } = await untilEnded(sessions, id, found.kind, pace));
+    // Read at once: a data directory's owner process may close its store moments after the run ends.
+    report = await sessions.session(id);
   } finally {
     process.off('SIGINT', leave);
     await display.stop();
   }
-  const report = await sessions.session(id);
   if (!report) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
   process.stdout.write(options.json ? `${JSON.stringify(report.report, null, 2)}\n` : `${renderView(report)}\n`);
   if (!ended) {

@@ -5,8 +5,8 @@ import { showProgressLine } from './progress-line';
 const SHOWN_STAGES: readonly DeploymentStage[] = ['DEPLOYED', 'PREPARED', 'FAILED', 'NOT_STARTED'];
 
 /**
- * Shows a running deployment on stderr: groups and nodes by stage, redrawn on a terminal, one line
- * per change elsewhere (CI logs). Reads through the control plane, as any observer would.
+ * Logs a running deployment on stderr: groups and nodes by stage, one line per change (--no-live, or
+ * no terminal). Reads through the control plane, as any observer would.
  */
 export function showDeploymentProgress(sessions: Pick<ControlPlane, 'progress'>, deploymentId: string, intervalMs = 250): { stop(): Promise<void> } {
   return showProgressLine(async () => {

@@ -4,6 +4,7 @@ import { describeError } from '../core/errors';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
 import type { TargetOptions } from './control-plane-target';
+import type { RunDisplay } from './live-display';
 
 /**
  * What Ctrl-C and `--detach` do to a run the CLI follows, one rule for `upgrade`, `deploy` and
@@ -66,30 +67,33 @@ export function reportDetached(run: { id: string; kind: RunKind; executionArn: s
 }
 
 /**
- * Handles Ctrl-C while the CLI follows `id` (see the rules above). Returns the function that stops
- * listening, once the run has ended.
+ * Handles Ctrl-C while the CLI follows `id` (see the rules above), saying what it does through the
+ * run's display (above the live view, which a process about to leave takes off first). Returns the
+ * function that stops listening, once the run has ended.
  */
 export function handleInterrupts(
   run: { kind: RunKind; id: string },
   sessions: Pick<ControlPlane, 'stop'>,
   options: TargetOptions & { dataDir?: string },
   remote: boolean,
+  display: Pick<RunDisplay, 'say' | 'clear'>,
 ): () => void {
   let interrupted = false;
   const noun = NOUN[run.kind];
+  const leave = (text: string) => {
+    display.clear();
+    process.stderr.write(`\n${text}\n`);
+    process.exit(ExitCode.interrupted);
+  };
   const onInterrupt = () => {
-    if (remote) {
-      process.stderr.write(`\ndetached: ${noun} ${run.id} goes on without this process\n${followHints(run.kind, run.id, options)}\n`);
-      process.exit(ExitCode.interrupted);
-    }
+    if (remote) leave(`detached: ${noun} ${run.id} goes on without this process\n${followHints(run.kind, run.id, options)}`);
     if (interrupted) {
       const resume = ` (carry it on with rollout session resume ${run.id} ${targetArgs(options)} --site/--site-config ...)`;
-      process.stderr.write(`\nleaving at once: ${noun} ${run.id} is left as stored${resume}\n`);
-      process.exit(ExitCode.interrupted);
+      leave(`leaving at once: ${noun} ${run.id} is left as stored${resume}`);
     }
     interrupted = true;
-    process.stderr.write(`\nstopping ${noun} ${run.id}: what is in flight finishes, nothing new starts (Ctrl-C again to leave at once)\n`);
-    sessions.stop(run.id).catch((err: unknown) => process.stderr.write(`stop failed: ${describeError(err)}\n`));
+    display.say(`stopping ${noun} ${run.id}: what is in flight finishes, nothing new starts (Ctrl-C again to leave at once)`);
+    sessions.stop(run.id).catch((err: unknown) => display.say(`stop failed: ${describeError(err)}`));
   };
   process.on('SIGINT', onInterrupt);
   return () => process.off('SIGINT', onInterrupt);

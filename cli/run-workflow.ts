@@ -5,15 +5,17 @@ import type { SiteSource } from '../local/open-runtime';
 import { checkSiteOptions, connectRunTarget, remoteTarget, type TargetOptions } from './control-plane-target';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
+import { liveStateReader, liveWanted, logDisplay, showLiveView } from './live-display';
 import { checkDetach, handleInterrupts, reportDetached } from './run-control';
 import { loadSiteSource, writeSiteState, type SiteSourceOptions } from './site-source';
 
 /**
  * One skeleton for every run the CLI starts or resumes and follows (`upgrade`, `deploy`,
- * `deploy --graph`, `session resume`): connect, start, show progress, handle Ctrl-C (run-control.ts),
- * wait for the outcome, print the report (summary or --json), and one exit status for one outcome
+ * `deploy --graph`, `session resume`): connect, start, show progress (live-display.ts: the live view
+ * on a terminal, else the kind's log), handle Ctrl-C (run-control.ts), wait for the outcome, print
+ * the report (summary or --json), and one exit status for one outcome
  * whatever the kind (the table in exit-codes.ts). Each command gives only what differs: its start,
- * its progress line, its report.
+ * its progress log, its report.
  */
 
 /** The control plane a run goes to (the remote one, or the embedded one of this process). */
@@ -26,6 +28,8 @@ export interface RunOptions extends SiteSourceOptions, TargetOptions {
   siteStateOut?: string;
   dataDir?: string;
   detach?: boolean;
+  /** false: --no-live (the line-per-change log on a terminal too). */
+  live?: boolean;
 }
 
 /** The run's target, checked, with its site loaded once for the whole command (a remote control plane has its own). */
@@ -66,6 +70,7 @@ export interface WorkflowRun {
   resumable?(status: SessionStatus): boolean;
   /** The line said on stderr once the run has its id (`resumed`: a resume), if the kind says one. */
   announce?(id: string, resumed: boolean, remote: boolean): string;
+  /** Its line-per-change log (--no-live, or no terminal); on a terminal the live view shows it, whatever its kind. */
   showProgress(controlPlane: RunControlPlane, id: string): { stop(): Promise<void> };
   /** The workflow's error for a run that ran and failed, which the report explains; any other error is said on stderr. */
   runFailedError?: string;
@@ -90,11 +95,17 @@ export async function runWorkflow(options: RunOptions, target: RunTarget, run: W
     const remote = target.remote !== undefined;
     const announcement = run.announce?.(id, resumed !== undefined, remote);
     if (announcement) process.stderr.write(`${announcement}\n`);
-    const progress = run.showProgress(controlPlane, id);
-    const stopListening = handleInterrupts({ kind: run.kind, id }, controlPlane, options, remote);
-    const outcome = await started.outcome;
-    stopListening();
-    await progress.stop();
+    // On a terminal the live view (not remote: the embedded control plane runs it here, on the run's clock), else the kind's log.
+    const progress = liveWanted(options) ? showLiveView(liveStateReader(controlPlane, run.kind, id, !remote)) : logDisplay(run.showProgress(controlPlane, id));
+    const stopListening = handleInterrupts({ kind: run.kind, id }, controlPlane, options, remote, progress);
+    let outcome: Awaited<typeof started.outcome>;
+    try {
+      outcome = await started.outcome;
+    } finally {
+      stopListening();
+      // Before anything else is written: the live view is taken off the terminal.
+      await progress.stop();
+    }
 
     // The workflow's first state refused the input (a console start reaches it unchecked; here: what only the site knows).
     if (outcome.status === 'FAILED' && outcome.error === 'InvalidInputError') throw new CliError(causeMessage(outcome), ExitCode.invalidInput);

@@ -1,5 +1,6 @@
+import { compressHostlist } from '../core/site/hostlist';
 import { bothNames } from '../core/site/node-names';
-import type { SessionReport } from '../control-plane/reports/session-report';
+import type { NodeReport, SessionReport } from '../control-plane/reports/session-report';
 
 /**
  * An instant of the session's clock as a person should read it: a wall-clock date (UTC), or, on
@@ -83,10 +84,9 @@ export function renderSessionSummary(report: SessionReport, extra: { realSeconds
   const failed = Object.entries(report.nodes).filter(([, n]) => n.status === 'FAILED');
   if (failed.length > 0) {
     lines.push('', '  Failed nodes:');
-    // Both names where Slurm's differs (CSM: `x3000c0s19b1n0 (nid000006)`).
-    const shown = failed.map(([name, node]) => [bothNames(name, node.wlmName), node] as const);
-    const width = Math.max(...shown.map(([name]) => name.length));
-    for (const [name, node] of shown) lines.push(`    ${name.padEnd(width)}  ${node.reason ?? ''}`);
+    const rows = failedRows(failed);
+    const width = Math.max(...rows.map(([names]) => names.length));
+    for (const [names, reason] of rows) lines.push(`    ${names.padEnd(width)}  ${reason}`);
   }
   const lastMessages = report.messageLog.slice(-5);
   if (lastMessages.length > 0) {
@@ -94,6 +94,29 @@ export function renderSessionSummary(report: SessionReport, extra: { realSeconds
     for (const message of lastMessages) lines.push(`    ${formatInstant(message.at, report)}  ${message.text}`);
   }
   return lines.join('\n');
+}
+
+/** Failed nodes of one reason listed one by one up to this many; more (a lock-step cancel fails the rest of the plan) are one hostlist. */
+const MAX_LISTED_PER_REASON = 3;
+
+/**
+ * The failed nodes as rows of [names, reason], in plan order: a node alone with both its names where
+ * Slurm's differs (CSM: `x3000c0s19b1n0 (nid000006)`), or, for a reason more than a few share, one
+ * Slurm hostlist of them with their count (`x3000c0s[1-16]b0n[0-1] (32)`).
+ */
+function failedRows(failed: readonly (readonly [string, NodeReport])[]): (readonly [string, string])[] {
+  const byReason = new Map<string, (readonly [string, NodeReport])[]>();
+  for (const entry of failed) {
+    const reason = entry[1].reason ?? '';
+    const same = byReason.get(reason) ?? [];
+    same.push(entry);
+    byReason.set(reason, same);
+  }
+  return [...byReason].flatMap(([reason, nodes]) =>
+    nodes.length > MAX_LISTED_PER_REASON
+      ? [[`${compressHostlist(nodes.map(([name]) => name))} (${nodes.length})`, reason] as const]
+      : nodes.map(([name, node]) => [bothNames(name, node.wlmName), reason] as const),
+  );
 }
 
 export function formatDuration(seconds: number): string {

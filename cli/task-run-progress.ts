@@ -4,7 +4,7 @@ import { showProgressLine } from './progress-line';
 
 const SHOWN: readonly OperationState[] = ['ACTIVE', 'TRANSITION', 'TODO', 'BLOCKED', 'ERROR'];
 
-/** Shows a running task run on stderr: its node tasks by state. Reads through the control plane, as any observer would. */
+/** Logs a running task run on stderr: its node tasks by state, one line per change (--no-live, or no terminal). Reads through the control plane, as any observer would. */
 export function showTaskRunProgress(sessions: Pick<ControlPlane, 'progress'>, runId: string, intervalMs = 250): { stop(): Promise<void> } {
   return showProgressLine(async () => {
     const progress = await sessions.progress(runId);

@@ -3,6 +3,7 @@ import { parseNodeNameList, planDeployment, selectDeploymentStrategy } from '../
 import { parseDeploymentRequest } from '../../core/group-deployment/deployment-request';
 import { DEFAULT_TIME_SCALE } from '../../local/open-runtime';
 import { addTargetOptions } from '../control-plane-target';
+import { addLiveOption } from '../live-display';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
@@ -50,7 +51,7 @@ export function registerDeployCommand(program: Command): void {
     )
     .option('--max-in-transition <n>', 'with --graph: node tasks running at once over all role groups (default 100)')
     .option('--task-timeout <seconds>', 'with --graph: the timeout of a task whose parameters give none (default 3600)');
-  addTaskSelectionOptions(deploy, { nodes: false }).action(async (options: DeployOptions) => {
+  addTaskSelectionOptions(addLiveOption(deploy), { nodes: false }).action(async (options: DeployOptions) => {
     process.exitCode = await namingFlags(DEPLOYMENT_REQUEST_FLAGS, () => runDeploy(options));
   });
 }

@@ -10,6 +10,7 @@ import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } fro
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
 import { existingDataDir } from '../data-dir-option';
+import { addLiveOption, LIVE_INTERVAL_MS, liveStateReader, liveWanted, showLiveView } from '../live-display';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { showSessionProgress } from '../progress';
@@ -25,6 +26,10 @@ interface SessionOptions extends TargetOptions {
   dataDir?: string;
   json?: boolean;
   kind?: string;
+  /** get: follow it live until it ends (as watch). */
+  watch?: boolean;
+  /** false: --no-live (watch: the line-per-change log on a terminal too). */
+  live?: boolean;
 }
 
 /** The control plane the session commands read and change: a data directory's, a served one's, a stack's. */
@@ -76,11 +81,14 @@ async function listSessions(sessions: Sessions, options: SessionOptions): Promis
 }
 
 function registerGet(session: Command): void {
-  sessionSource(session.command('get'))
+  const get = sessionSource(session.command('get'))
     .description("Show one upgrade (nodes and messages), deployment (groups and nodes) or task run (each node's tasks and messages)")
     .argument('<id>', 'upgrade, deployment or task run id')
     .option('--json', 'print it as one JSON object')
-    .action((id: string, options: SessionOptions) => withSessions(options, (sessions) => showSession(sessions, id, options)));
+    .option('--watch', 'follow it until it ends, as `rollout session watch ID` does (the live view on a terminal), then show it');
+  addLiveOption(get).action((id: string, options: SessionOptions) =>
+    withSessions(options, (sessions) => (options.watch ? watchSession(sessions, id, options) : showSession(sessions, id, options))),
+  );
 }
 
 async function showSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
@@ -111,26 +119,44 @@ function registerStatus(session: Command): void {
 }
 
 function registerWatch(session: Command): void {
-  sessionSource(session.command('watch'))
-    .description('Show the progress of an upgrade or a deployment until it ends, then its summary')
-    .argument('<id>', 'upgrade or deployment id')
-    .option('--json', 'print the final report as one JSON object')
-    .action((id: string, options: SessionOptions) => withSessions(options, (sessions) => watchSession(sessions, id, options)));
+  const watch = sessionSource(session.command('watch'))
+    .description(
+      'Show the progress of an upgrade, a deployment or a task run until it ends (on a terminal the live view: the nodes in flight, redrawn in place), then its summary',
+    )
+    .argument('<id>', 'upgrade, deployment or task run id')
+    .option('--json', 'print the final report as one JSON object');
+  addLiveOption(watch).action((id: string, options: SessionOptions) => withSessions(options, (sessions) => watchSession(sessions, id, options)));
 }
 
 async function watchSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
   const found = await sessions.status(id);
   if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
   const pace = watchPace(sessions);
+  // A second process: not on the run's clock (live-display.ts says what it shows of a simulated one).
+  const live = liveWanted(options) ? showLiveView(liveStateReader(sessions, found.kind, id, false), process.stderr, pace.liveMs) : undefined;
   const display =
-    found.kind === 'upgrade'
+    live ??
+    (found.kind === 'upgrade'
       ? showSessionProgress(sessions, id, pace.displayMs)
       : found.kind === 'deployment'
         ? showDeploymentProgress(sessions, id, pace.displayMs)
-        : showTaskRunProgress(sessions, id, pace.displayMs);
-  const { ended } = await untilEnded(sessions, id, found.kind, pace);
-  await display.stop();
-  const report = await sessions.session(id);
+        : showTaskRunProgress(sessions, id, pace.displayMs));
+  // Ctrl-C leaves the watch (the run goes on), the live view taken off the terminal first.
+  const leave = () => {
+    live?.clear();
+    process.exit(ExitCode.interrupted);
+  };
+  if (live) process.once('SIGINT', leave);
+  let ended: boolean;
+  let report: SessionView | undefined;
+  try {
+    ({ ended } = await untilEnded(sessions, id, found.kind, pace));
+    // Read at once: a data directory's owner process may close its store moments after the run ends.
+    report = await sessions.session(id);
+  } finally {
+    process.off('SIGINT', leave);
+    await display.stop();
+  }
   if (!report) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
   process.stdout.write(options.json ? `${JSON.stringify(report.report, null, 2)}\n` : `${renderView(report)}\n`);
   if (!ended) {
@@ -142,7 +168,7 @@ async function watchSession(sessions: Sessions, id: string, options: SessionOpti
 }
 
 function registerResume(session: Command): void {
-  addTargetOptions(session.command('resume'))
+  const resume = addTargetOptions(session.command('resume'))
     .description(
       'Carry on an upgrade, a deployment or a task run whose process or execution died, from the store: an upgrade with {resumeUpgradeId} keeps its own locks (same owner), even if their lease ran out; a deployment with {resumeDeploymentId} starts its groups in flight again without re-running the site actions that ran; a task run with {resumeRunId} follows its tasks in flight (a reboot is found again by its boot session, not started again). A paused window is unpaused. Locally (--data-dir) or on --endpoint/--aws',
     )
@@ -152,10 +178,10 @@ function registerResume(session: Command): void {
     .option('--site-config <file>', 'site connection profile: run against the services it names')
     .option('--time-scale <n>', 'run on the wall clock sped up n times; without it, on virtual time')
     .option('--json', 'print the final session as one JSON object')
-    .option('--site-state-out <file>', "write the simulated site's final state to this file")
-    .action(async (id: string, options: RunOptions) => {
-      process.exitCode = await resumeSession(id, options);
-    });
+    .option('--site-state-out <file>', "write the simulated site's final state to this file");
+  addLiveOption(resume).action(async (id: string, options: RunOptions) => {
+    process.exitCode = await resumeSession(id, options);
+  });
 }
 
 /** The run the skeleton resumes, by the kind of the id. */
@@ -409,15 +435,17 @@ const formatCreated = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$/, 
  * How watch polls: a local table and control plane every quarter second; a deployed stack (no
  * endpoint override) gently: from 1 s, backing off to 15 s while nothing changes (the session item,
  * ListExecutions with its low API quota), the progress line every 2 s from the counts on the session item.
+ * The live view reads the run's nodes too (its report): once a second, on a stack every 10 s.
  */
 interface WatchPace {
   firstMs: number;
   maxMs: number;
   displayMs: number;
+  liveMs: number;
 }
 
-const LOCAL_PACE: WatchPace = { firstMs: 250, maxMs: 250, displayMs: 250 };
-const AWS_PACE: WatchPace = { firstMs: 1000, maxMs: 15_000, displayMs: 2000 };
+const LOCAL_PACE: WatchPace = { firstMs: 250, maxMs: 250, displayMs: 250, liveMs: LIVE_INTERVAL_MS };
+const AWS_PACE: WatchPace = { firstMs: 1000, maxMs: 15_000, displayMs: 2000, liveMs: 10_000 };
 
 function watchPace(sessions: Sessions): WatchPace {
   return sessions.onAws ? AWS_PACE : LOCAL_PACE;

@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { parseUpgradeRequest, type UpgradeRequestInput } from '../../core/rolling-upgrade/upgrade-request';
 import { DEFAULT_TIME_SCALE } from '../../local/open-runtime';
 import { addTargetOptions } from '../control-plane-target';
+import { addLiveOption } from '../live-display';
 import { numberOrRaw } from '../option-values';
 import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
@@ -43,7 +44,7 @@ interface UpgradeOptions extends UpgradeRequestOptions, RunOptions {
 }
 
 export function registerUpgradeCommand(program: Command): void {
-  addUpgradeRequestOptions(
+  const upgrade = addUpgradeRequestOptions(
     addTargetOptions(program.command('upgrade'))
       .description('Run a rolling upgrade (CRUS model) on the embedded default against a simulated site or a site profile')
       .option('--site <file>', 'simulated site file (YAML or JSON); not with --endpoint/--aws, whose control plane has its site')
@@ -57,10 +58,10 @@ export function registerUpgradeCommand(program: Command): void {
     .option('--site-state-out <file>', "write the simulated site's final state to this file")
     .option('--data-dir <dir>', 'keep sessions on disk here (so `rollout session` can see them)')
     .option('--wait-for-groups', "start even when a group the labels name is not in the site's inventory yet, and wait for it (by default that is refused)")
-    .option('--detach', 'with --endpoint/--aws: start the session and return at once, printing its id and how to watch, stop or cancel it')
-    .action(async (options: UpgradeOptions) => {
-      process.exitCode = await runUpgrade(options);
-    });
+    .option('--detach', 'with --endpoint/--aws: start the session and return at once, printing its id and how to watch, stop or cancel it');
+  addLiveOption(upgrade).action(async (options: UpgradeOptions) => {
+    process.exitCode = await runUpgrade(options);
+  });
 }
 
 /** The upgrade request's options, one set for `rollout upgrade` and `rollout plan upgrade`. */

@@ -304,16 +304,21 @@ async function confirmCancel(sessions: Sessions, id: string, options: { yes?: bo
   if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('not cancelled', ExitCode.notCompleted);
 }
 
+/**
+ * Asks on the terminal; a closed input (Ctrl-D, Ctrl-C) answers ''. The answer is settled before the
+ * interface closes: closing fires 'close', whose '' would otherwise win and make every answer a no.
+ */
 function ask(question: string): Promise<string> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   return new Promise((resolve) => {
-    rl.question(question, (answer) => {
-      rl.close();
-      resolve(answer);
-    });
     rl.on('close', () => resolve(''));
+    rl.question(question, (answer) => {
+      resolve(answer);
+      rl.close();
+    });
   });
 }
+
 
 /** What a stop request leads to: the running workflow applies it, or (nothing runs it) it is stopped as it stands. */
 function stopMessage({ id, kind, state, running }: StopResult, options: SessionOptions): string {

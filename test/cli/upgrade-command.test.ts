@@ -276,7 +276,19 @@ describe('rollout session, from a second process', () => {
 
     const unknown = await runCliInProcess(['session', 'get', 'no-such-id', '--data-dir', dataDir]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/no session with id 'no-such-id'/);
+    expect(unknown.stderr).toBe(`error: no session with id 'no-such-id' (see 'rollout session list --data-dir ${dataDir}')\n`);
+    // Every command that takes an id says the same.
+    for (const command of ['stop', 'cancel', 'status', 'watch']) {
+      const tried = await runCliInProcess(['session', command, 'no-such-id', '--data-dir', dataDir]);
+      expect({ code: tried.code, stderr: tried.stderr }).toEqual({
+        code: 2,
+        stderr: expect.stringMatching(
+          new RegExp(
+            `^error: no (session|upgrade, deployment or task run) with id 'no-such-id' \\(see 'rollout session list --data-dir ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'\\)\n$`,
+          ),
+        ),
+      });
+    }
   }, 180_000);
 });
 

@@ -172,7 +172,16 @@ describe('rollout upgrade', () => {
     [['--drain-ahead', '4'], /--drain-ahead applies to mode 'window' only/],
     [['--mode', 'sideways'], /mode must be one of: lockstep, window/],
     [['--mode', 'window', '--maintenance-window', '0 22 * * *,0'], /durationMinutes/],
-    [['--approval', 'each-batch'], /--approval in mode 'lockstep' is not supported by the workflow yet/],
+    [['--approval', 'each-batch'], /--approval in mode 'lockstep' is not supported by the workflow yet: it runs in mode 'window' \(--mode window\)/],
+    [
+      ['--maintenance-window', '0 22 * * *,60'],
+      /--maintenance-window: maintenance windows in mode 'lockstep' is not supported by the workflow yet: it runs in mode 'window' \(--mode window\)/,
+    ],
+    // EventBridge's forms are for `rollout schedule`: the refusal says which cron a window takes.
+    [
+      ['--mode', 'window', '--maintenance-window', 'cron(0 22 * * ? *),60'],
+      /--maintenance-window #1 \(cron\): invalid cron 'cron\(0 22 \* \* \? \*\)': .*; a maintenance window takes a 5-field cron: minute hour day-of-month month day-of-week, e\.g\. '0 22 \* \* \*' \(EventBridge's cron\(\.\.\.\) and rate\(\.\.\.\) are for `rollout schedule --expression`\)/,
+    ],
     [['--health-check', '/usr/sbin/nhc'], /--health-check must name the node to check as \{node\}/],
     [['--health-check-timeout', '60'], /--health-check-timeout bounds the health check command: give --health-check too/],
     [

@@ -88,7 +88,7 @@ describe('rollout upgrade', () => {
     [['--step-size', '0'], /--step-size must be at least 1/],
     [['--step-size', 'two'], /--step-size/],
     [['--step-size', '2', '--wlm', 'pbs'], /--wlm must be one of/],
-    [['--step-size', '2', '--template', 'cos-9'], /--template: boot template 'cos-9' does not exist/],
+    [['--step-size', '2', '--template', 'cos-9'], /--template: boot template 'cos-9' does not exist: the boot service has cos-2\.4$/m],
   ])('exits 2 on invalid input %j, naming the flag', async (extra, message) => {
     const args = ['upgrade', '--site', site, ...baseArgs, ...extra];
     const result = await runCliInProcess(args);

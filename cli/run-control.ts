@@ -89,7 +89,7 @@ export function handleInterrupts(
     }
     interrupted = true;
     process.stderr.write(`\nstopping ${noun} ${run.id}: what is in flight finishes, nothing new starts (Ctrl-C again to leave at once)\n`);
-    sessions.stop(run.id).catch((err: unknown) => process.stderr.write(`stop failed: ${describeError(err)}\n`));
+    sessions.stop(run.id).catch((err: unknown) => process.stderr.write(`error: the stop failed: ${describeError(err)}\n`));
   };
   process.on('SIGINT', onInterrupt);
   return () => process.off('SIGINT', onInterrupt);

@@ -182,7 +182,7 @@ describe('live displays on a terminal', () => {
         site,
         stringify({
           nodes: names.slice(0, 4).map((name, i) => ({ name, nid: i + 1 })),
-          groups: { compute: names.slice(0, 4) },
+          groups: { compute: names.slice(0, 4), upgrading: [], failed: [] },
           bootTemplates: ['cos-2.4'],
           timing: { bootSeconds: 60, returnSeconds: 10 },
         }),

@@ -93,7 +93,7 @@ export function handleInterrupts(
     }
     interrupted = true;
     display.say(`stopping ${noun} ${run.id}: what is in flight finishes, nothing new starts (Ctrl-C again to leave at once)`);
-    sessions.stop(run.id).catch((err: unknown) => display.say(`stop failed: ${describeError(err)}`));
+    sessions.stop(run.id).catch((err: unknown) => display.say(`error: the stop failed: ${describeError(err)}`));
   };
   process.on('SIGINT', onInterrupt);
   return () => process.off('SIGINT', onInterrupt);

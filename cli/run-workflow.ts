@@ -8,6 +8,7 @@ import { ExitCode } from './exit-codes';
 import { liveStateReader, liveWanted, logDisplay, showLiveView } from './live-display';
 import { checkDetach, handleInterrupts, reportDetached } from './run-control';
 import { loadSiteSource, writeSiteState, type SiteSourceOptions } from './site-source';
+import { unknownIdError } from './unknown-id';
 
 /**
  * One skeleton for every run the CLI starts or resumes and follows (`upgrade`, `deploy`,
@@ -88,7 +89,7 @@ export async function runWorkflow(options: RunOptions, target: RunTarget, run: W
     const startedReal = performance.now();
     const startedSimulated = controlPlane.now();
     const resumed = 'resume' in run.start ? run.start.resume : undefined;
-    if (resumed !== undefined) await checkResumable(controlPlane, run, resumed);
+    if (resumed !== undefined) await checkResumable(controlPlane, run, resumed, options);
     const started = 'resume' in run.start ? await controlPlane.resume(run.kind, run.start.resume) : await controlPlane.run(run.start.workflow, run.start.input);
     const id = resumed ?? started.id;
     if (options.detach) return reportDetached({ ...started, id }, options);
@@ -118,7 +119,7 @@ export async function runWorkflow(options: RunOptions, target: RunTarget, run: W
       process.stdout.write(`${ended.summary({ realSeconds: (performance.now() - startedReal) / 1000, ...simulated })}\n`);
     }
     if (outcome.status === 'FAILED' && outcome.error !== run.runFailedError) {
-      process.stderr.write(`workflow failed: ${outcome.error}: ${causeMessage(outcome)}\n`);
+      process.stderr.write(`error: the workflow failed (${outcome.error}): ${causeMessage(outcome)}\n`);
       return ExitCode.notCompleted;
     }
     return ended.succeeded ? ExitCode.completed : ExitCode.notCompleted;
@@ -128,9 +129,9 @@ export async function runWorkflow(options: RunOptions, target: RunTarget, run: W
 }
 
 /** A run to resume must exist as this kind (else exit 2, as any unknown id) and be resumable (else exit 1): said before any execution starts. */
-async function checkResumable(controlPlane: RunControlPlane, run: WorkflowRun, id: string): Promise<void> {
+async function checkResumable(controlPlane: RunControlPlane, run: WorkflowRun, id: string, options: RunOptions): Promise<void> {
   const found = await controlPlane.status(id);
-  if (found?.kind !== run.kind) throw new CliError(`no ${NOUN[run.kind]} with id '${id}'`, ExitCode.invalidInput);
+  if (found?.kind !== run.kind) throw unknownIdError(id, options, `no ${NOUN[run.kind]} with id '${id}'`);
   if (run.resumable && !run.resumable(found))
     throw new CliError(`${NOUN[run.kind]} ${id} has ended (${found.state}): nothing to resume`, ExitCode.notCompleted);
 }

@@ -20,8 +20,43 @@ function kindOf(value: unknown): string {
   return typeof value === 'string' ? 'a string' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
-export function toFieldProblems(error: z.ZodError, input?: unknown): FieldProblem[] {
-  return error.issues.map((issue) => {
+/**
+ * Where each key of a document is valid, from its JSON Schema: key -> the paths of the objects that
+ * take it (`''` the top level, `tasks`, `bootService`), for an unknown key that belongs elsewhere.
+ */
+export type KeyPlaces = ReadonlyMap<string, readonly string[]>;
+
+export function keyPlaces(jsonSchema: Record<string, unknown>): KeyPlaces {
+  const places = new Map<string, Set<string>>();
+  const visit = (node: unknown, at: string, depth: number): void => {
+    if (typeof node !== 'object' || node === null || depth > 12) return;
+    const schema = node as Record<string, unknown>;
+    for (const [key, child] of Object.entries((schema.properties ?? {}) as Record<string, unknown>)) {
+      (places.get(key) ?? places.set(key, new Set()).get(key)!).add(at);
+      visit(child, at ? `${at}.${key}` : key, depth + 1);
+    }
+    for (const variants of [schema.anyOf, schema.oneOf, schema.allOf])
+      if (Array.isArray(variants)) for (const variant of variants) visit(variant, at, depth + 1);
+    visit(schema.items, `${at}[]`, depth + 1);
+    if (typeof schema.additionalProperties === 'object') visit(schema.additionalProperties, `${at}.*`, depth + 1);
+  };
+  visit(jsonSchema, '', 0);
+  return new Map([...places].map(([key, at]) => [key, [...at]]));
+}
+
+/** `unknown key`, and where it belongs when the document takes it elsewhere: `'nodeExec' belongs under 'tasks'`. */
+function unknownKeyMessage(key: string, at: string, places: KeyPlaces | undefined): string {
+  const valid = places?.get(key) ?? [];
+  const under = valid.filter((place) => place !== at && place !== '').map((place) => `'${place}'`);
+  const top = valid.includes('') && at !== '';
+  if (under.length === 0 && !top) return 'unknown key';
+  const unders = under.length === 0 ? '' : `under ${under.length > 1 ? `${under.slice(0, -1).join(', ')} or ${under.at(-1)}` : under[0]}`;
+  const where = top ? `at the top level${unders ? ` or ${unders}` : ''}` : unders;
+  return `unknown key${valid.includes(at) ? ' (taken here only by another type)' : ''}: '${key}' belongs ${where}`;
+}
+
+export function toFieldProblems(error: z.ZodError, input?: unknown, places?: KeyPlaces): FieldProblem[] {
+  return error.issues.flatMap((issue): FieldProblem | FieldProblem[] => {
     if (issue.path.length === 0 && issue.code === 'invalid_type' && issue.expected === 'object') {
       return { field: '', message: `must be an object (a mapping of fields), not ${kindOf(input)}` };
     }
@@ -30,16 +65,23 @@ export function toFieldProblems(error: z.ZodError, input?: unknown): FieldProble
     // Unknown keys: name the key itself, not the object holding it.
     if (issue.code === 'unrecognized_keys') {
       const base = formatPath(issue.path);
-      return { field: issue.keys.map((k) => (base ? `${base}.${k}` : k)).join(', '), message: 'unknown key' };
+      const field = (key: string) => (base ? `${base}.${key}` : key);
+      if (!places) return { field: issue.keys.map(field).join(', '), message: 'unknown key' };
+      // Places are paths of keys: list items (`[]`) and record entries (`*`) stand for any index or name.
+      const at = issue.path
+        .map((part) => (typeof part === 'number' ? '[]' : String(part)))
+        .join('.')
+        .replace(/\.\[\]/g, '[]');
+      return issue.keys.map((key) => ({ field: field(key), message: unknownKeyMessage(key, at, places) }));
     }
     return { field: formatPath(issue.path), message: issue.message };
   });
 }
 
 /** Parses `input` with `schema` or throws an InvalidInputError naming every bad field. */
-export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, subject: string): z.output<S> {
+export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, subject: string, places?: KeyPlaces): z.output<S> {
   const result = schema.safeParse(input);
-  if (!result.success) throw new InvalidInputError(subject, toFieldProblems(result.error, input));
+  if (!result.success) throw new InvalidInputError(subject, toFieldProblems(result.error, input, places));
   return result.data;
 }
 

@@ -1,5 +1,6 @@
 import { App } from 'aws-cdk-lib';
 import { loadSiteProfileFile } from '../adapters/site/site-profile-file';
+import { RolloutError } from '../core/errors';
 import { RolloutStack } from './rollout-stack';
 
 // Environment-agnostic on purpose: the site comes from `-c siteProfile=FILE`, or else as parameters
@@ -11,6 +12,17 @@ const allowInsecureHttp = String(app.node.tryGetContext('allowInsecureHttp')) ==
 new RolloutStack(app, 'BaremetalRollout', {
   description: 'Rolling upgrades of bare-metal fleets: Step Functions workflows over DynamoDB session state.',
   ...(allowInsecureHttp ? { allowInsecureHttp } : {}),
-  ...(profileFile ? { siteProfile: (await loadSiteProfileFile(profileFile)).profile } : {}),
+  ...(profileFile ? { siteProfile: await siteProfile(profileFile) } : {}),
 });
 app.synth();
+
+/** The profile, or (a file that is not one) one `error:` line naming the problem, as the CLI says it, instead of a stack trace. */
+async function siteProfile(file: string) {
+  try {
+    return (await loadSiteProfileFile(file)).profile;
+  } catch (err) {
+    if (!(err instanceof RolloutError)) throw err;
+    process.stderr.write(`error: ${err.message}\n`);
+    process.exit(2);
+  }
+}

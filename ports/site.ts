@@ -73,6 +73,8 @@ export interface BootSessionRequest {
 
 export interface BootService {
   templateExists(templateName: string): Promise<boolean>;
+  /** The templates there are, for an error that names the ones to choose from; optional (a service that takes any name has no list). */
+  templateNames?(): Promise<string[]>;
   /**
    * The boot sets of a template, where the service decides by them which nodes a session acts upon
    * (BOS: a session's limit is intersected with them); undefined when it does not tell (no boot sets,

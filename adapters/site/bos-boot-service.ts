@@ -41,6 +41,9 @@ const componentsResponse = z.array(
 );
 type BosComponent = z.output<typeof componentsResponse>[number];
 
+/** V2SessionTemplateArray: the templates by name (the rest of each is not read). */
+const templateListResponse = z.array(z.object({ name: z.string() }));
+
 /** V2SessionTemplate's boot sets (Cray-HPE/bos api/openapi.yaml.in, V2BootSet): the node fields session setup reads. */
 const templateResponse = z.object({
   boot_sets: z
@@ -71,6 +74,15 @@ export class BosBootService implements BootService {
     validTemplate(templateName, 'templateName');
     const response = await this.http.request('GET', urlPath`/v2/sessiontemplates/${templateName}`, { accept: [404] });
     return response.status !== 404;
+  }
+
+  /** The session templates BOS has (`GET /v2/sessiontemplates`), for an error that names the ones to choose from. */
+  async templateNames(): Promise<string[]> {
+    const response = await this.http.request('GET', urlPath`/v2/sessiontemplates`);
+    return this.http
+      .parse(templateListResponse, response)
+      .map((template) => template.name)
+      .sort();
   }
 
   /**

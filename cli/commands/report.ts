@@ -1,11 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { SessionNotFoundError } from '../../core/errors';
 import { openSessions } from '../../local/open-runtime';
 import { renderSessionHtml } from '../../control-plane/reports/session-html';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
+import { unknownIdError } from '../unknown-id';
 
 interface ReportOptions extends TargetOptions {
   html: string;
@@ -28,7 +28,7 @@ export function registerReportCommand(program: Command): void {
       const sessions = target ? await connectTarget(target) : await openSessions({ dataDir: options.dataDir! });
       try {
         const found = await sessions.session(id);
-        if (found?.kind !== 'upgrade') throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
+        if (found?.kind !== 'upgrade') throw unknownIdError(id, options);
         await writeFile(options.html, await renderSessionHtml(found.report));
         process.stdout.write(`wrote ${options.html}\n`);
       } finally {

@@ -31,7 +31,10 @@ export function registerScheduleCommands(program: Command): void {
     .argument('<name>', 'schedule name (1-64 letters, digits, - _ .)')
     .option('--upgrade <file>', 'start a rolling upgrade with this request (JSON or YAML: the upgrade request fields)')
     .option('--deployment <file>', 'start a group deployment with this request (JSON or YAML: the deployment request fields)')
-    .requiredOption('--expression <expr>', 'cron(min hour day-of-month month day-of-week year), rate(n minutes|hours|days) or at(yyyy-mm-ddThh:mm:ss)')
+    .requiredOption(
+      '--expression <expr>',
+      "EventBridge's cron(min hour day-of-month month day-of-week year), rate(n minutes|hours|days) or at(yyyy-mm-ddThh:mm:ss) (not a maintenance window's 5-field cron)",
+    )
     .option('--time-zone <tz>', 'IANA time zone of cron(...) and at(...) (default UTC)')
     .option('--flexible-window <minutes>', 'let the firing drift up to this many minutes (EventBridge FLEXIBLE mode; the local scheduler fires at the start)')
     .option('--description <text>', 'a description')

@@ -6,6 +6,7 @@ import { openSessions } from '../../local/open-runtime';
 import type { ControlPlane } from '../../control-plane/control-plane';
 import type { CancelResult, GateResult, SessionKind, SessionListing, SessionView, StopResult } from '../../control-plane/runtime';
 import { targetArgs } from '../run-control';
+import { unknownIdError } from '../unknown-id';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
@@ -93,7 +94,7 @@ function registerGet(session: Command): void {
 
 async function showSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
   const found = await sessions.session(id);
-  if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
+  if (!found) throw unknownIdError(id, options);
   process.stdout.write(options.json ? `${JSON.stringify(found.report, null, 2)}\n` : `${renderView(found)}\n`);
 }
 
@@ -106,7 +107,7 @@ function registerStatus(session: Command): void {
     .action(async (id: string, options: SessionOptions) =>
       withSessions(options, async (sessions) => {
         const status = await sessions.status(id);
-        if (!status) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
+        if (!status) throw unknownIdError(id, options);
         const result = { id, ...status, running: await sessions.isRunning(status.kind, id) };
         const noun = status.kind === 'tasks' ? 'task run' : status.kind;
         process.stdout.write(
@@ -130,7 +131,7 @@ function registerWatch(session: Command): void {
 
 async function watchSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
   const found = await sessions.status(id);
-  if (!found) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
+  if (!found) throw unknownIdError(id, options);
   const pace = watchPace(sessions);
   // A second process: not on the run's clock (live-display.ts says what it shows of a simulated one).
   const live = liveWanted(options) ? showLiveView(liveStateReader(sessions, found.kind, id, false), process.stderr, pace.liveMs) : undefined;
@@ -203,7 +204,7 @@ async function resumeSession(id: string, options: RunOptions): Promise<number | 
     if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
     resumedRunning = result.running;
   });
-  if (kind === undefined) throw new CliError(new SessionNotFoundError(id).message, ExitCode.invalidInput);
+  if (kind === undefined) throw unknownIdError(id, options);
   if (resumedRunning) {
     process.stdout.write(
       options.json
@@ -224,7 +225,7 @@ function registerPause(session: Command): void {
 }
 
 async function pauseSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
-  const result = await gateOrExit(sessions, id, 'pause');
+  const result = await gateOrExit(sessions, id, 'pause', options);
   process.stdout.write(
     options.json
       ? `${JSON.stringify(result, null, 2)}\n`
@@ -243,7 +244,7 @@ function registerApprove(session: Command): void {
 }
 
 async function approveSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
-  const result = await gateOrExit(sessions, id, 'approve');
+  const result = await gateOrExit(sessions, id, 'approve', options);
   if (options.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   else
     process.stdout.write(
@@ -268,7 +269,7 @@ async function stopSession(sessions: Sessions, id: string, options: SessionOptio
     result = await sessions.stop(id);
   } catch (err) {
     if (err instanceof SessionNotFoundError || err instanceof DeploymentNotFoundError)
-      throw new CliError(`no upgrade, deployment or task run with id '${id}'`, ExitCode.invalidInput);
+      throw unknownIdError(id, options, `no upgrade, deployment or task run with id '${id}'`);
     if (err instanceof SessionNotStoppableError) throw new CliError(err.message, ExitCode.notCompleted);
     throw err;
   }
@@ -295,7 +296,7 @@ async function cancelSession(sessions: Sessions, id: string, options: SessionOpt
     result = await sessions.cancel(id);
   } catch (err) {
     // An id that names no session is bad input (exit 2); a session that cannot be cancelled now is not.
-    if (err instanceof SessionNotFoundError || err instanceof DeploymentNotFoundError) throw new CliError(err.message, ExitCode.invalidInput);
+    if (err instanceof SessionNotFoundError || err instanceof DeploymentNotFoundError) throw unknownIdError(id, options, err.message);
     if (err instanceof SessionNotCancellableError) throw new CliError(err.message, ExitCode.notCompleted);
     throw err;
   }
@@ -330,14 +331,18 @@ async function confirmCancel(sessions: Sessions, id: string, options: { yes?: bo
   if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('not cancelled', ExitCode.notCompleted);
 }
 
+/**
+ * Asks on the terminal; a closed input (Ctrl-D, Ctrl-C) answers ''. The answer is settled before the
+ * interface closes: closing fires 'close', whose '' would otherwise win and make every answer a no.
+ */
 function ask(question: string): Promise<string> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   return new Promise((resolve) => {
-    rl.question(question, (answer) => {
-      rl.close();
-      resolve(answer);
-    });
     rl.on('close', () => resolve(''));
+    rl.question(question, (answer) => {
+      resolve(answer);
+      rl.close();
+    });
   });
 }
 
@@ -493,11 +498,11 @@ function notWoken(why: string): string {
   return `stored, but the workflow waiting for its operator could not be woken (${why}): run the command again to send its task token again`;
 }
 
-async function gateOrExit(sessions: Sessions, id: string, action: 'pause' | 'unpause' | 'approve'): Promise<GateResult> {
+async function gateOrExit(sessions: Sessions, id: string, action: 'pause' | 'unpause' | 'approve', options: SessionOptions): Promise<GateResult> {
   try {
     return await sessions.gate(id, action);
   } catch (err) {
-    if (err instanceof SessionNotFoundError) throw new CliError(err.message, ExitCode.invalidInput);
+    if (err instanceof SessionNotFoundError) throw unknownIdError(id, options, err.message);
     if (err instanceof SessionGateError) throw new CliError(err.message, ExitCode.notCompleted);
     throw err;
   }

@@ -99,7 +99,7 @@ export function addUpgradeRequestOptions(command: Command): Command {
     .option('--health-check-timeout <seconds>', 'longest a health check command may run before the node fails (default 300)')
     .option(
       '--maintenance-window <cron,minutes[,tz]>',
-      'new nodes start only inside this window (repeatable), e.g. "0 22 * * *,240,Europe/Zurich"',
+      'new nodes start only inside this window (repeatable): a 5-field cron (minute hour day-of-month month day-of-week), its length in minutes and an optional time zone, e.g. "0 22 * * *,240,Europe/Zurich"',
       collect,
       [],
     );

@@ -40,8 +40,18 @@ export async function checkUpgradeRequestOnSite(request: UpgradeRequest, site: U
     ]);
   }
   if (!(await site.bootService.templateExists(request.upgradeTemplateId))) {
-    throw new InvalidInputError('upgrade request', [{ field: 'upgradeTemplateId', message: `boot template '${request.upgradeTemplateId}' does not exist` }]);
+    throw new InvalidInputError('upgrade request', [
+      { field: 'upgradeTemplateId', message: `boot template '${request.upgradeTemplateId}' does not exist${await templatesThere(site.bootService)}` },
+    ]);
   }
+}
+
+/** `: the boot service has cos-2.3, cos-2.4`, or nothing when it does not say (the refusal stands without it). */
+async function templatesThere(bootService: UpgradeRequestSite['bootService']): Promise<string> {
+  const names = await bootService.templateNames?.().catch(() => undefined);
+  if (!names || names.length === 0) return '';
+  const listed = names.length > 20 ? [...names.slice(0, 20), `... (${names.length} in all)`] : names;
+  return `: the boot service has ${listed.join(', ')}`;
 }
 
 /** A new request validated in full, from its JSON to the site: what Open Session runs on its input. */

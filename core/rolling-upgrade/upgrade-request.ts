@@ -30,6 +30,10 @@ const countOrPercent = (field: string, min: number) =>
 export const UPGRADE_MODES = ['lockstep', 'window'] as const;
 export const UPGRADE_ORDERS = ['plan', 'idle-first'] as const;
 
+/** What a maintenance window's cron is, said where one is refused: EventBridge's forms are easily given instead. */
+const MAINTENANCE_CRON_FORM =
+  "a maintenance window takes a 5-field cron: minute hour day-of-month month day-of-week, e.g. '0 22 * * *' (EventBridge's cron(...) and rate(...) are for `rollout schedule --expression`)";
+
 const maintenanceWindowSchema = z
   .strictObject({
     cron: z.string({ error: 'cron is required' }).trim().min(1, 'cron must not be empty'),
@@ -46,7 +50,11 @@ const maintenanceWindowSchema = z
     try {
       compileWindow(window);
     } catch (err) {
-      ctx.addIssue({ code: 'custom', path: ['cron'], message: `invalid cron '${window.cron}': ${err instanceof Error ? err.message : String(err)}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cron'],
+        message: `invalid cron '${window.cron}': ${err instanceof Error ? err.message : String(err)}; ${MAINTENANCE_CRON_FORM}`,
+      });
       return;
     }
     // Every path parses here (the CLI, the REST API, Open Session, schedules): a window that never opens is refused on all.
@@ -252,7 +260,9 @@ export function parseUpgradeRequest(input: unknown): UpgradeRequest {
  */
 export function unsupportedControls(request: UpgradeRequest): FieldProblem[] {
   const problems: FieldProblem[] = [];
-  const notYet = (field: string, what: string) => problems.push({ field, message: `${what} is not supported by the workflow yet` });
+  // Each of them runs in mode window: the refusal names the flag that makes the request valid.
+  const notYet = (field: string, what: string) =>
+    problems.push({ field, message: `${what} is not supported by the workflow yet: it runs in mode 'window' (--mode window)` });
   if (request.mode === 'lockstep') {
     if (request.approval !== 'none') notYet('approval', "approval in mode 'lockstep'");
     if (request.pauseAfterBatches !== undefined) notYet('pauseAfterBatches', "pausing for approval in mode 'lockstep'");

@@ -48,7 +48,19 @@ export function parseScheduleExpression(text: string, field = 'scheduleExpressio
     checkCron(expression, timeZone, field);
     return expression;
   }
-  return problem(`must be cron(...), rate(...) or at(...), got '${text}'`);
+  return problem(`must be cron(...), rate(...) or at(...), got '${text}'${fiveFieldCronHint(text)}`);
+}
+
+/**
+ * A plain 5-field cron is what a maintenance window takes; given here, say so and, where the meaning
+ * carries over unchanged (any day of the week), the EventBridge form to write.
+ */
+function fiveFieldCronHint(text: string): string {
+  const fields = text.trim().split(/\s+/);
+  if (fields.length !== 5) return '';
+  const [minutes, hours, dayOfMonth, month, dayOfWeek] = fields;
+  const instead = dayOfWeek === '*' ? `: write cron(${minutes} ${hours} ${dayOfMonth} ${month} ? *)` : '';
+  return ` (a 5-field cron is a maintenance window's form, --maintenance-window; a schedule takes EventBridge's cron(minutes hours day-of-month month day-of-week year)${instead})`;
 }
 
 /** Checks that the time zone is one the runtime knows (IANA names: Europe/Paris, America/New_York, UTC). */

@@ -4,7 +4,7 @@
  * Pure schema: resolving tokens, files and secrets is the adapters' job.
  */
 import { z } from 'zod';
-import { parseOrThrow, timeScale } from '../validation';
+import { keyPlaces, parseOrThrow, timeScale, type KeyPlaces } from '../validation';
 import { CSM_NID_NAME_PATTERN, parseNidNamePattern } from './node-names';
 
 const nonEmpty = (what: string) =>
@@ -316,8 +316,13 @@ export type TaskExecutionProfile = z.output<typeof taskExecutionProfileSchema>;
 
 /** Validates a profile, naming every problem by its path (`workloadManager.url: ...`). */
 export function parseSiteProfile(input: unknown, subject = 'site profile'): SiteProfile {
-  return parseOrThrow(siteProfileSchema, input, subject);
+  // A key at the wrong level (nodeExec at the top, commandPaths under workloadManager) is told where it belongs.
+  siteProfileKeyPlaces ??= keyPlaces(siteProfileJsonSchema());
+  return parseOrThrow(siteProfileSchema, input, subject, siteProfileKeyPlaces);
 }
+
+/** Where each profile key is valid, made once (from the profile's JSON Schema) by the first parse. */
+let siteProfileKeyPlaces: KeyPlaces | undefined;
 
 /**
  * The workload manager's name pattern the profile implies: its `nodeNames`, else CSM's

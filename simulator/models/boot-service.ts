@@ -80,6 +80,10 @@ export class BootServiceModel {
     return this.templates.has(name);
   }
 
+  templateNames(): string[] {
+    return [...this.templates.keys()];
+  }
+
   /** A template's boot sets as BOS serves them (`{}` for a template given by name alone). */
   bootSets(name: string): Record<string, SiteBootSet> {
     return this.templates.get(name) ?? {};

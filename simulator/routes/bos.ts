@@ -40,6 +40,11 @@ export function bosApi(sim: SiteSimulator): ServiceApi {
     routes: [
       {
         method: 'GET',
+        path: /^\/bos\/v2\/sessiontemplates$/,
+        handle: () => ok(boot.templateNames().map((name) => ({ name, tenant: null, enable_cfs: false, boot_sets: boot.bootSets(name) }))),
+      },
+      {
+        method: 'GET',
         path: /^\/bos\/v2\/sessiontemplates\/([^/]+)$/,
         handle: ([name]) => {
           if (!boot.templateExists(name!)) throw new SimRequestError(404, `Sessiontemplate ${name} could not be found`);

@@ -282,8 +282,11 @@ describe('requests the workflow would refuse', () => {
       expect(startedSessionSchema.parse(refused)).toMatchObject({
         upgradeId: session.body.id,
         state: 'REFUSED',
-        refused: { error: 'InvalidInputError', problems: [{ field: 'upgradeTemplateId', message: "boot template 'no-such-image' does not exist" }] },
-        messages: ["Upgrade session refused - upgradeTemplateId: boot template 'no-such-image' does not exist"],
+        refused: {
+          error: 'InvalidInputError',
+          problems: [{ field: 'upgradeTemplateId', message: "boot template 'no-such-image' does not exist: the boot service has img-1, img-2" }],
+        },
+        messages: ["Upgrade session refused - upgradeTemplateId: boot template 'no-such-image' does not exist: the boot service has img-1, img-2"],
       });
       expect((await request('DELETE', `/sessions/${session.body.id}`)).body).toEqual({
         id: session.body.id,

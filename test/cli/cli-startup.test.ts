@@ -47,9 +47,22 @@ describe('the compiled CLI', () => {
   });
 
   it('says a mistyped or missing option, argument or command in one line with where to look, exit 2', async () => {
+    const REQUIRED_BUT_TEMPLATE = ['--starting-label', 'a', '--upgrading-label', 'b', '--failed-label', 'c', '--step-size', '1'];
     const cases: [string[], RegExp][] = [
       [['session', 'list', '--jsn'], /^error: unknown option '--jsn' \(did you mean --json\?\) \(see 'rollout session list --help'\)\n$/],
-      [['upgrade', '--site', SITE], /^error: required option '--starting-label <label>' not specified \(see 'rollout upgrade --help'\)\n$/],
+      // Every missing option at once, not one per try; the site too when none of its options was given.
+      [
+        ['upgrade', '--site', SITE, '--step-size', '2'],
+        /^error: required options '--starting-label <label>', '--upgrading-label <label>', '--failed-label <label>' and '--template <id>' not specified \(see 'rollout upgrade --help'\)\n$/,
+      ],
+      [
+        ['upgrade', '--template', 'cos-2.4'],
+        /^error: required options '--starting-label <label>', '--upgrading-label <label>', '--failed-label <label>', '--step-size <n>' and one of '--site <file>', '--site-config <file>', '--endpoint <url>' or '--aws' not specified \(see 'rollout upgrade --help'\)\n$/,
+      ],
+      [
+        ['upgrade', '--endpoint', 'http://127.0.0.1:1', ...REQUIRED_BUT_TEMPLATE],
+        /^error: required option '--template <id>' not specified \(see 'rollout upgrade --help'\)\n$/,
+      ],
       [['session', 'get'], /^error: missing required argument 'id' \(see 'rollout session get --help'\)\n$/],
       [['sesion', 'list'], /^error: unknown command 'sesion' \(did you mean session\?\) \(see 'rollout --help'\)\n$/],
     ];

@@ -76,7 +76,11 @@ it('session stop of a running task run: STOPPING, the reboots in flight finish, 
   const status = await runCliInProcess(['session', 'status', id, '--data-dir', dataDir]);
   expect({ code: status.code, stdout: status.stdout }).toEqual({ code: 0, stdout: `task run ${id}: STOPPED (ended), no execution runs it\n` });
   const unknown = await runCliInProcess(['session', 'status', 'no-such-id', '--data-dir', dataDir]);
-  expect({ code: unknown.code, stderr: unknown.stderr.trim() }).toEqual({ code: 2, stderr: "error: no session with id 'no-such-id'" });
+  // An unknown id points to the list of the ids there, with the options given.
+  expect({ code: unknown.code, stderr: unknown.stderr.trim() }).toEqual({
+    code: 2,
+    stderr: `error: no session with id 'no-such-id' (see 'rollout session list --data-dir ${dataDir}')`,
+  });
   // The site: the two nodes whose reboot ran were drained and rebooted once (not resumed yet); the other 6 untouched.
   const atStop = await sim.fullState();
   const touched = [...new Set(atStop.taskLog.map((e) => e.node))];

@@ -88,7 +88,7 @@ describe('rollout upgrade', () => {
     [['--step-size', '0'], /--step-size must be at least 1/],
     [['--step-size', 'two'], /--step-size/],
     [['--step-size', '2', '--wlm', 'pbs'], /--wlm must be one of/],
-    [['--step-size', '2', '--template', 'cos-9'], /--template: boot template 'cos-9' does not exist/],
+    [['--step-size', '2', '--template', 'cos-9'], /--template: boot template 'cos-9' does not exist: the boot service has cos-2\.4$/m],
   ])('exits 2 on invalid input %j, naming the flag', async (extra, message) => {
     const args = ['upgrade', '--site', site, ...baseArgs, ...extra];
     const result = await runCliInProcess(args);
@@ -172,7 +172,16 @@ describe('rollout upgrade', () => {
     [['--drain-ahead', '4'], /--drain-ahead applies to mode 'window' only/],
     [['--mode', 'sideways'], /mode must be one of: lockstep, window/],
     [['--mode', 'window', '--maintenance-window', '0 22 * * *,0'], /durationMinutes/],
-    [['--approval', 'each-batch'], /--approval in mode 'lockstep' is not supported by the workflow yet/],
+    [['--approval', 'each-batch'], /--approval in mode 'lockstep' is not supported by the workflow yet: it runs in mode 'window' \(--mode window\)/],
+    [
+      ['--maintenance-window', '0 22 * * *,60'],
+      /--maintenance-window: maintenance windows in mode 'lockstep' is not supported by the workflow yet: it runs in mode 'window' \(--mode window\)/,
+    ],
+    // EventBridge's forms are for `rollout schedule`: the refusal says which cron a window takes.
+    [
+      ['--mode', 'window', '--maintenance-window', 'cron(0 22 * * ? *),60'],
+      /--maintenance-window #1 \(cron\): invalid cron 'cron\(0 22 \* \* \? \*\)': .*; a maintenance window takes a 5-field cron: minute hour day-of-month month day-of-week, e\.g\. '0 22 \* \* \*' \(EventBridge's cron\(\.\.\.\) and rate\(\.\.\.\) are for `rollout schedule --expression`\)/,
+    ],
     [['--health-check', '/usr/sbin/nhc'], /--health-check must name the node to check as \{node\}/],
     [['--health-check-timeout', '60'], /--health-check-timeout bounds the health check command: give --health-check too/],
     [
@@ -276,7 +285,19 @@ describe('rollout session, from a second process', () => {
 
     const unknown = await runCliInProcess(['session', 'get', 'no-such-id', '--data-dir', dataDir]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/no session with id 'no-such-id'/);
+    expect(unknown.stderr).toBe(`error: no session with id 'no-such-id' (see 'rollout session list --data-dir ${dataDir}')\n`);
+    // Every command that takes an id says the same.
+    for (const command of ['stop', 'cancel', 'status', 'watch']) {
+      const tried = await runCliInProcess(['session', command, 'no-such-id', '--data-dir', dataDir]);
+      expect({ code: tried.code, stderr: tried.stderr }).toEqual({
+        code: 2,
+        stderr: expect.stringMatching(
+          new RegExp(
+            `^error: no (session|upgrade, deployment or task run) with id 'no-such-id' \\(see 'rollout session list --data-dir ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'\\)\n$`,
+          ),
+        ),
+      });
+    }
   }, 180_000);
 });
 

@@ -113,6 +113,11 @@ export class SlurmRebootBootService implements BootService {
     return this.options.templates === undefined || this.options.templates.includes(templateName);
   }
 
+  /** The profile's list of templates; none when it has none (any name is taken). */
+  async templateNames(): Promise<string[]> {
+    return [...(this.options.templates ?? [])].sort();
+  }
+
   async createSession(request: BootSessionRequest): Promise<BootSessionStatus> {
     const now = this.clock.now();
     let session = await this.sessions.get(request.name);

@@ -166,14 +166,20 @@ describe('unsupportedControls', () => {
   it('runs haltOnOutsideFailures in mode window, and refuses it in lockstep naming the field', () => {
     expect(unsupportedControls(parseUpgradeRequest({ ...base, mode: 'window', haltOnOutsideFailures: true }))).toEqual([]);
     expect(unsupportedControls(parseUpgradeRequest({ ...base, haltOnOutsideFailures: true }))).toEqual([
-      { field: 'haltOnOutsideFailures', message: "halting on failures outside the plan in mode 'lockstep' is not supported by the workflow yet" },
+      {
+        field: 'haltOnOutsideFailures',
+        message: "halting on failures outside the plan in mode 'lockstep' is not supported by the workflow yet: it runs in mode 'window' (--mode window)",
+      },
     ]);
   });
 
   it('runs reserveSlots in mode window, and refuses it in lockstep naming the field', () => {
     expect(unsupportedControls(parseUpgradeRequest({ ...base, mode: 'window', reserveSlots: true }))).toEqual([]);
     expect(unsupportedControls(parseUpgradeRequest({ ...base, reserveSlots: true }))).toEqual([
-      { field: 'reserveSlots', message: "maintenance reservations in mode 'lockstep' is not supported by the workflow yet" },
+      {
+        field: 'reserveSlots',
+        message: "maintenance reservations in mode 'lockstep' is not supported by the workflow yet: it runs in mode 'window' (--mode window)",
+      },
     ]);
     expect(() => parseUpgradeRequest({ ...base, mode: 'window', reserveSlots: 'yes' })).toThrow(/reserveSlots must be true or false/);
   });

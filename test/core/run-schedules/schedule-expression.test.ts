@@ -32,6 +32,15 @@ describe('schedule expressions, read as EventBridge Scheduler reads them', () =>
     ['rate(1 minutes)', 'rate(1 minute)'],
     ['at(2026-13-01T00:00:00)', 'not a date'],
     ['every day', 'must be cron(...), rate(...) or at(...)'],
+    // A maintenance window's 5-field cron, given here: said so, with the EventBridge form to write.
+    [
+      '0 22 * * *',
+      "a 5-field cron is a maintenance window's form, --maintenance-window; a schedule takes EventBridge's cron(minutes hours day-of-month month day-of-week year): write cron(0 22 * * ? *)",
+    ],
+    [
+      '0 22 * * 1',
+      "a 5-field cron is a maintenance window's form, --maintenance-window; a schedule takes EventBridge's cron(minutes hours day-of-month month day-of-week year))",
+    ],
   ])('refuses %s, naming the field', (text, message) => {
     expect(() => parseScheduleExpression(text)).toThrow(expect.objectContaining({ name: 'InvalidInputError', message: expect.stringContaining(message) }));
     expect(() => parseScheduleExpression(text)).toThrow('scheduleExpression');

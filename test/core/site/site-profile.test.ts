@@ -148,6 +148,23 @@ describe('site profile', () => {
       'commandPaths.sinfo: must be an absolute path',
     ],
     ['an unknown program', { ...WAREWULF, commandPaths: { sbatch: '/opt/slurm/bin/sbatch' } }, 'commandPaths.sbatch: unknown key'],
+    // A key at the wrong level says where it belongs.
+    ['a key of tasks at the top level', { ...WAREWULF, nodeExec: 'ssh {node} {command}' }, "nodeExec: unknown key: 'nodeExec' belongs under 'tasks'"],
+    [
+      'a top-level key under a service',
+      { ...WAREWULF, workloadManager: { type: 'scontrol', commandPaths: { scontrol: '/opt/slurm/bin/scontrol' } } },
+      "workloadManager.commandPaths: unknown key: 'commandPaths' belongs at the top level",
+    ],
+    [
+      'a program path beside the connector',
+      { ...WAREWULF, inventory: { type: 'slurm', sinfo: '/opt/slurm/bin/sinfo' } },
+      "inventory.sinfo: unknown key: 'sinfo' belongs under 'commandPaths'",
+    ],
+    [
+      "another type's key",
+      { ...CSM, bootService: { ...CSM.bootService, transport: { type: 'local' } } },
+      "bootService.transport: unknown key (taken here only by another type): 'transport' belongs at the top level or under 'workloadManager', 'inventory', 'provisioner' or 'tasks'",
+    ],
   ])('reports %s with its path', (_case, profile, expected) => {
     expect(problemsOf(profile).some((p) => p.startsWith(expected))).toBe(true);
   });

@@ -1,7 +1,8 @@
 import cliProgress from 'cli-progress';
 import type { ControlPlane } from '../control-plane/control-plane';
 import { repeatRender } from './repeat-render';
-import { formatDuration } from './summary';
+import { stepNumber, stepText } from '../core/rolling-upgrade/step-plan';
+import { formatDuration, formatWallInstant } from '../core/time-format';
 
 /**
  * Shows a running session's progress on stderr: a bar on a terminal, one line per step change
@@ -50,8 +51,8 @@ export function showSessionProgress(
     const payload = {
       ...snapshot,
       note: `${stopping}${eta}${note}`,
-      step: Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1)),
-      where: windowText ?? `step ${Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1))}/${snapshot.steps}`,
+      step: stepNumber(snapshot.step, snapshot.steps),
+      where: windowText ?? stepText(snapshot.step, snapshot.steps),
     };
     const done = snapshot.upgraded + snapshot.failed;
     if (bar) {
@@ -88,11 +89,7 @@ const PHASE_WORDS: Record<string, string> = { DRAINING: 'draining', QUIESCED: 'q
  * says simulated and gives no date.
  */
 function etaText(endsAt: number, now: number | undefined, simulated: boolean | undefined): string {
-  if (!simulated)
-    return `${new Date(endsAt)
-      .toISOString()
-      .replace('T', ' ')
-      .replace(/\.\d+Z$/, 'Z')} (in ${formatDuration(Math.max(0, (endsAt - Date.now()) / 1000))})`;
+  if (!simulated) return `${formatWallInstant(endsAt)} (in ${formatDuration(Math.max(0, (endsAt - Date.now()) / 1000))})`;
   const onItsClock = now !== undefined && Math.abs(endsAt - now) < 365 * 86_400_000 && Math.abs(now - Date.now()) > 86_400_000;
   return onItsClock ? `in ${formatDuration(Math.max(0, (endsAt - now) / 1000))} of simulated time` : 'on simulated time';
 }

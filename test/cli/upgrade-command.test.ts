@@ -202,7 +202,7 @@ describe('rollout upgrade', () => {
   });
 
   it("with --wait-for-groups, starts on a missing group and shows the workflow's message at once, and once", async () => {
-    const message = "Processing step 0 in stage STARTING failed - failed to obtain Node Group named 'nosuch'";
+    const message = "Processing step 1 in stage STARTING failed - failed to obtain Node Group named 'nosuch'";
     const { child, done } = startCli([
       'upgrade',
       '--site',
@@ -367,7 +367,7 @@ describe('rollout session resume', () => {
 
     const resumed = await runCliInProcess(['session', 'resume', upgradeId, '--data-dir', dataDir, '--site', site, '--json']);
     expect(resumed.code).toBe(0);
-    expect(resumed.stderr).toMatch(/step 2\/2 COMPLETE: 4\/4 nodes done/);
+    expect(resumed.stderr).toMatch(/step 2 of 2 COMPLETE: 4\/4 nodes done/);
     // The simulated site restarted fresh with the new process: whatever the dead one did to it is gone, so only the totals are sure.
     const report = JSON.parse(resumed.stdout) as { upgradeId: string; state: string; completed: boolean; counts: Record<string, number> };
     expect(report).toMatchObject({ upgradeId, state: 'READY', completed: true });

@@ -41,7 +41,7 @@ export function renderSessionSummary(report: SessionReport, extra: { realSeconds
     : 'mode lockstep';
   lines.push(`  ${mode}${report.makespanSeconds !== undefined ? `, makespan ${formatDuration(report.makespanSeconds)}` : ''}`);
   lines.push(
-    `  times: ${report.timeBase === 'simulated' ? `simulated time, shown from the session's start (+1h 36m)${report.wallCreatedAt ? `; created ${formatInstant(report.wallCreatedAt, { timeBase: 'wall-clock', createdAt: report.createdAt })} (wall clock)` : ''}` : 'wall clock (UTC)'}`,
+    `  times: ${report.timeBase === 'simulated' ? `simulated time, shown as the time since the session's start (e.g. +1h 36m)${report.wallCreatedAt ? `; created ${formatInstant(report.wallCreatedAt, { timeBase: 'wall-clock', createdAt: report.createdAt })} (wall clock)` : ''}` : 'wall clock (UTC)'}`,
   );
   if (report.haltedReason) lines.push(`  halted: ${report.haltedReason}`);
   if (report.state === 'STOPPED')

@@ -59,10 +59,13 @@ export interface StageInput<Observed> {
 /** An attempt of `stage` failed: count it, tell the operator, and retry after a backoff instead of failing the execution. */
 export function decideFailedAttempt(session: UpgradeSession, stage: Stage, progress: Progress, err: unknown): StageOutcome & { message: string } {
   const failed: Progress = { ...progress, errorCount: progress.errorCount + 1 };
+  // `step 1`, without `of N`: the step count appears once the plan is taken, which may happen between two
+  // attempts, and the same failure must read the same to be said once.
+  const where = session.mode === 'window' ? 'the window' : stepText(progress.step, 0);
   return {
     progress: failed,
     waitSeconds: retryDelaySeconds(failed.errorCount, session.pollIntervalSeconds),
-    message: `Processing ${session.mode === 'window' ? 'the window' : stepText(progress.step, session.stepCount)} in stage ${stage} failed - ${describeError(err)}`,
+    message: `Processing ${where} in stage ${stage} failed - ${describeError(err)}`,
   };
 }
 

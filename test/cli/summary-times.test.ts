@@ -38,7 +38,7 @@ function report(timeBase: SessionReport['timeBase']): SessionReport {
 describe('a session on simulated time', () => {
   it('reads in the summary as offsets from its start (1h 36m), never dates', () => {
     const text = renderSessionSummary(report('simulated'));
-    expect(text).toContain("times: simulated time, shown from the session's start (+1h 36m); created 2026-11-28 21:00:00Z (wall clock)");
+    expect(text).toContain("times: simulated time, shown as the time since the session's start (e.g. +1h 36m); created 2026-11-28 21:00:00Z (wall clock)");
     expect(text).toMatch(/n9 {2}booting since \+1h 42m$/m);
     expect(text).toContain('estimated end: +3h 18m');
     expect(text).toContain('+1h 36m  Step 2 of 8: draining 8 node(s)');

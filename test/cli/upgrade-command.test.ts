@@ -160,7 +160,7 @@ describe('rollout upgrade', () => {
       '0',
     ]);
     // The last node in plan order fails: the budget of 0 is exceeded only then, with nothing left to start.
-    expect(result.stdout).toMatch(/mode window: at most 1 out of service, 0 drained ahead, order plan, makespan \d+ min/);
+    expect(result.stdout).toMatch(/mode window: at most 1 out of service, 0 drained ahead, order plan, makespan (\d+h )?\d+m( \d+s)?$/m);
     expect(result.stdout).toMatch(/halted \(state HALTED\)/);
     expect(result.stdout).toMatch(/halted: 1 failed nodes exceed maxFailed \(0\)/);
     expect(result.code).toBe(1);

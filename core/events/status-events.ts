@@ -65,6 +65,7 @@ const stepFinished = z.strictObject({
   ...common,
   kind: z.literal('upgrade'),
   step,
+  stepCount: z.int().min(0),
   upgraded: z.int().min(0).optional(),
   failed: z.int().min(0).optional(),
 });

@@ -80,7 +80,7 @@ describe('rollout events over a log a crash tore', () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'rollout-events-'));
     const file = path.join(dataDir, 'events.jsonl');
     const event = (step: number) =>
-      statusEvent(DETAIL_TYPES.stepFinished, { kind: 'upgrade', sessionId: 's1', at: '2030-01-01T00:00:00.000Z', step }, `step-${step}`);
+      statusEvent(DETAIL_TYPES.stepFinished, { kind: 'upgrade', sessionId: 's1', at: '2030-01-01T00:00:00.000Z', step, stepCount: 2 }, `step-${step}`);
     await new JsonLinesEventLog(file).publish([event(1)]);
     // A process killed mid-append: half a line, no newline.
     await writeFile(file, `${await readFile(file, 'utf8')}{"seq":2,"source":"rollo`);

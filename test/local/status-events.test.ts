@@ -41,7 +41,7 @@ describe('status events of the embedded control plane', () => {
       ]);
       expect(events.every((e) => e.detail.sessionId === run.id)).toBe(true);
       expect(events[1]!.detail).toMatchObject({ step: 1, stepCount: 2, nodeCount: 2 });
-      expect(events[2]!.detail).toMatchObject({ step: 1, upgraded: 2, failed: 0 });
+      expect(events[2]!.detail).toMatchObject({ step: 1, stepCount: 2, upgraded: 2, failed: 0 });
       expect(events[4]!.detail).toMatchObject({ step: 2, nodes: [site.nodes[3]!.name] });
       expect(events[5]!.detail).toMatchObject({ step: 2, upgraded: 1, failed: 1 });
       expect(events[6]!.detail).toMatchObject({ outcome: 'COMPLETED', state: 'READY' });

@@ -162,6 +162,7 @@ async function publishStepFinished(deps: RollingUpgradeDependencies, session: Up
         sessionId: session.upgradeId,
         at: eventTime(deps.clock.now()),
         step: step + 1,
+        stepCount: session.stepCount,
         ...(session.planTaken ? { upgraded: count('UPGRADED'), failed: count('FAILED') } : {}),
       },
       `step-${step}`,

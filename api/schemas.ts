@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ENVIRONMENT_UPGRADE_KIND, ENVIRONMENT_UPGRADE_PHASES, ENVIRONMENT_UPGRADE_STATES, environmentNodeSchema } from '../core/environments';
 import { STAGES, type SessionState } from '../core/rolling-upgrade/session';
 import type { DeploymentStatus } from '../ports/deployment-store';
+import { shownInstantSchema } from '../core/time-format';
 
 /**
  * The API's own response shapes: what the handlers return beyond the domain's schemas (requests
@@ -26,7 +27,7 @@ export const sessionSummarySchema = z.looseObject({
   kind: z.literal('ComputeUpgradeSession'),
   state: z.enum(SESSION_STATES),
   completed: z.boolean(),
-  createdAt: z.string(),
+  createdAt: shownInstantSchema,
   startingLabel: z.string(),
   upgradingLabel: z.string(),
   failedLabel: z.string(),
@@ -36,7 +37,10 @@ export const sessionSummarySchema = z.looseObject({
 });
 
 export const sessionReportSchema = sessionSummarySchema.extend({
-  progress: z.object({ step: z.number().int(), stage: z.enum(STAGES) }),
+  progress: z.object({
+    step: z.number().int().describe('The step, counted from 1 (`step 1 of 8`); the last once past it'),
+    stage: z.enum(STAGES),
+  }),
   messages: z.array(z.string()),
   counts: z.record(z.string(), z.number().int()),
   nodes: z.record(z.string(), z.looseObject({ status: z.string() })),
@@ -86,7 +90,7 @@ export const stopResultSchema = z.object({
 export const deploymentSummarySchema = z.looseObject({
   deploymentId: z.string(),
   status: z.enum(DEPLOYMENT_STATUSES),
-  createdAt: z.string(),
+  createdAt: shownInstantSchema,
   groupCount: z.number().int(),
   nodeCount: z.number().int(),
 });

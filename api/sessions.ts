@@ -5,6 +5,8 @@ import { upgradeHasEnded } from '../core/environments';
 import { isSessionCancellable, isSessionEnded } from '../core/rolling-upgrade/session';
 import { buildEnvironmentUpgradeReport, summarizeEnvironmentUpgrade } from '../control-plane/reports/environment-upgrade-report';
 import { checkUpgradeRequestOnSite, readUpgradeRequest } from '../control-plane/request-checks/upgrade-request';
+import { sessionReportJson } from '../control-plane/reports/session-report';
+import { recordJson } from '../control-plane/reports/view-json';
 import { checkUpgradeGroups } from '../control-plane/request-checks/upgrade-groups';
 import type { RunStart } from '../ports/run-start-store';
 import type { ApiDependencies } from './dependencies';
@@ -93,11 +95,8 @@ function listSessions({ controlPlane, environmentUpgrades }: ApiDependencies): R
       ...listed.flatMap((entry) => (entry.kind === 'upgrade' ? [entry.session] : [])),
       ...environmentUpgradeSessions.map(summarizeEnvironmentUpgrade),
     ];
-    // Newest first, as each store lists them; ISO timestamps sort as text.
-    return json(
-      200,
-      all.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0)),
-    );
+    // Newest first, as each store lists them; ISO timestamps sort as text. Simulated instants are shown as such, not dates.
+    return json(200, all.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0)).map(recordJson));
   };
 }
 
@@ -122,7 +121,7 @@ function getSession({ controlPlane }: ApiDependencies, { upgrade, environmentUpg
   return async ({ id }) => {
     const report = await upgrade(id!);
     // An ended session removed while its report was read (its item goes first, then its nodes): gone, not half a report.
-    if (report && (!isSessionEnded(report.state) || (await controlPlane.status(id!)))) return json(200, report);
+    if (report && (!isSessionEnded(report.state) || (await controlPlane.status(id!)))) return json(200, sessionReportJson(report));
     if (report) return problem(404, `no session with id '${id}'`);
     const environment = await environmentUpgrade(id!);
     if (environment) return json(200, await buildEnvironmentUpgradeReport(controlPlane, environment));
@@ -196,7 +195,7 @@ function deploymentRoutes(deps: ApiDependencies, runs: RunLookups): Route[] {
         GET: async () =>
           json(
             200,
-            (await controlPlane.sessions()).flatMap((listed) => (listed.kind === 'deployment' ? [summary(listed.deployment)] : [])),
+            (await controlPlane.sessions()).flatMap((listed) => (listed.kind === 'deployment' ? [recordJson(summary(listed.deployment))] : [])),
           ),
         POST: startDeployment(deps, runs),
       },

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { EmbeddedRuntime, itemsReadPerCall } from '../local/embedded-runtime';
 import { makespanSeconds } from '../control-plane/reports/session-report';
-import { formatDuration } from '../cli/summary';
+import { formatDuration } from '../core/time-format';
 import type { SiteDefinition } from '../simulator';
 import { BUSY_FLEET, boundNodes, busyFleetSite, type BusyFleetSpec } from './busy-fleet';
 import { makespanLowerBound } from './lower-bound';

@@ -1,6 +1,6 @@
 import { shortList } from '../core/text';
 import type { DeploymentReport } from '../control-plane/reports/deployment-report';
-import { formatDuration } from './summary';
+import { formatDuration } from '../core/time-format';
 
 /** Shipyard's end of run: a group summary, then a node summary. */
 export function renderDeploymentSummary(report: DeploymentReport, extra: { realSeconds?: number; simulatedSeconds?: number } = {}): string {

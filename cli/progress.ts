@@ -1,6 +1,7 @@
 import type { ControlPlane } from '../control-plane/control-plane';
 import { repeatRender } from './repeat-render';
-import { formatDuration } from './summary';
+import { stepNumber, stepText } from '../core/rolling-upgrade/step-plan';
+import { formatDuration, formatWallInstant } from '../core/time-format';
 
 /**
  * Logs a running session's progress on stderr, one line per step change and each new message: what
@@ -32,7 +33,7 @@ export function showSessionProgress(
       : undefined;
     const eta = snapshot.estimate ? ` | ETA ${etaText(snapshot.estimate.endsAt, sessions.now?.(), snapshot.simulatedTime)}` : '';
     const stopping = snapshot.state === 'STOPPING' ? ' | stopping' : '';
-    const where = windowText ?? `step ${Math.min(snapshot.step + 1, Math.max(snapshot.steps, 1))}/${snapshot.steps}`;
+    const where = windowText ?? stepText(snapshot.step, snapshot.steps);
     const done = snapshot.upgraded + snapshot.failed;
     const line = `${where} ${snapshot.stage}: ${done}/${snapshot.total} nodes done (upgraded ${snapshot.upgraded}, failed ${snapshot.failed})${stopping}${eta}`;
     if (snapshot.stage === 'STARTING' || line.split(':')[0] !== lastLine.split(':')[0]) {
@@ -56,11 +57,7 @@ const PHASE_WORDS: Record<string, string> = { DRAINING: 'draining', QUIESCED: 'q
  * says simulated and gives no date.
  */
 function etaText(endsAt: number, now: number | undefined, simulated: boolean | undefined): string {
-  if (!simulated)
-    return `${new Date(endsAt)
-      .toISOString()
-      .replace('T', ' ')
-      .replace(/\.\d+Z$/, 'Z')} (in ${formatDuration(Math.max(0, (endsAt - Date.now()) / 1000))})`;
+  if (!simulated) return `${formatWallInstant(endsAt)} (in ${formatDuration(Math.max(0, (endsAt - Date.now()) / 1000))})`;
   const onItsClock = now !== undefined && Math.abs(endsAt - now) < 365 * 86_400_000 && Math.abs(now - Date.now()) > 86_400_000;
   return onItsClock ? `in ${formatDuration(Math.max(0, (endsAt - now) / 1000))} of simulated time` : 'on simulated time';
 }

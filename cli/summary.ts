@@ -1,5 +1,6 @@
 import { compressHostlist } from '../core/site/hostlist';
 import { bothNames } from '../core/site/node-names';
+import { formatDuration, formatOffset, formatWallInstant } from '../core/time-format';
 import type { NodeReport, SessionReport } from '../control-plane/reports/session-report';
 
 /**
@@ -7,17 +8,8 @@ import type { NodeReport, SessionReport } from '../control-plane/reports/session
  * simulated time, the offset from the session's start (a simulated instant is not a date).
  */
 export function formatInstant(at: string, report: Pick<SessionReport, 'timeBase' | 'createdAt'>): string {
-  if (report.timeBase === 'simulated') return `+${clockOffset((Date.parse(at) - Date.parse(report.createdAt)) / 1000)}`;
-  return at.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
-}
-
-/** `1:02:03` (h:mm:ss), or `2:03` under an hour. */
-function clockOffset(seconds: number): string {
-  const s = Math.max(0, Math.round(seconds));
-  const h = Math.floor(s / 3600);
-  const mm = String(Math.floor((s % 3600) / 60)).padStart(h > 0 ? 2 : 1, '0');
-  const ss = String(s % 60).padStart(2, '0');
-  return h > 0 ? `${h}:${mm}:${ss}` : `${mm}:${ss}`;
+  if (report.timeBase === 'simulated') return formatOffset(Math.max(0, (Date.parse(at) - Date.parse(report.createdAt)) / 1000));
+  return formatWallInstant(at);
 }
 
 /** Nodes in flight listed in the summary at most (the rest are counted). */
@@ -50,7 +42,7 @@ export function renderSessionSummary(report: SessionReport, extra: { realSeconds
     : 'mode lockstep';
   lines.push(`  ${mode}${report.makespanSeconds !== undefined ? `, makespan ${formatDuration(report.makespanSeconds)}` : ''}`);
   lines.push(
-    `  times: ${report.timeBase === 'simulated' ? `simulated time, shown from the session's start (+h:mm:ss)${report.wallCreatedAt ? `; created ${formatInstant(report.wallCreatedAt, { timeBase: 'wall-clock', createdAt: report.createdAt })} (wall clock)` : ''}` : 'wall clock (UTC)'}`,
+    `  times: ${report.timeBase === 'simulated' ? `simulated time, shown as the time since the session's start (e.g. +1h 36m)${report.wallCreatedAt ? `; created ${formatInstant(report.wallCreatedAt, { timeBase: 'wall-clock', createdAt: report.createdAt })} (wall clock)` : ''}` : 'wall clock (UTC)'}`,
   );
   if (report.haltedReason) lines.push(`  halted: ${report.haltedReason}`);
   if (report.state === 'STOPPED')
@@ -117,13 +109,4 @@ function failedRows(failed: readonly (readonly [string, NodeReport])[]): (readon
       ? [[`${compressHostlist(nodes.map(([name]) => name))} (${nodes.length})`, reason] as const]
       : nodes.map(([name, node]) => [bothNames(name, node.wlmName), reason] as const),
   );
-}
-
-export function formatDuration(seconds: number): string {
-  // Rounded once, whole: 1799.9 s is 30 min 0 s, not 29 min 60 s.
-  const total = Math.round(seconds);
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = total % 60;
-  return h > 0 ? `${h} h ${m} min` : m > 0 ? `${m} min ${s} s` : `${s} s`;
 }

@@ -1,7 +1,7 @@
 import { compressHostlist } from '../core/site/hostlist';
 import type { OperationState } from '../core/scheduling';
 import type { TaskRunView } from '../control-plane/reports/task-run-report';
-import { formatDuration } from './summary';
+import { formatDuration } from '../core/time-format';
 
 /** Rows of node tasks listed one by one before the rest are counted: a fleet-sized run stays readable. */
 const MAX_LISTED = 20;

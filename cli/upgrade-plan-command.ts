@@ -4,6 +4,7 @@ import { createSiteFromProfile, createSiteClients } from '../adapters/site';
 import { parseUpgradeRequest } from '../core/rolling-upgrade/upgrade-request';
 import { planUpgrade, type UpgradePlan } from '../core/rolling-upgrade/upgrade-plan';
 import { readPlanSite } from '../lambdas/activities/rolling-upgrade/plan-site';
+import { stepText } from '../core/rolling-upgrade/step-plan';
 import type { Site } from '../ports/site';
 import { SimClock, startSiteSimulator } from '../simulator';
 import { CliError } from './errors';
@@ -12,7 +13,7 @@ import { numberOrRaw } from './option-values';
 import { loadSiteSource, type SiteSourceOptions } from './site-source';
 import { checkUpgradeGroups } from './upgrade-groups';
 import { addUpgradeRequestOptions, requestFrom, type UpgradeRequestOptions } from './commands/upgrade';
-import { formatDuration } from './summary';
+import { formatDuration, formatOffset, simulatedInstant, type ShownInstant } from '../core/time-format';
 import { namingFlags, UPGRADE_REQUEST_FLAGS } from './request-flags';
 
 /**
@@ -67,7 +68,7 @@ export function registerPlanUpgradeCommand(plan: Command): void {
         const members = await site.inventory.getGroupMembers(request.startingLabel);
         const view = await readPlanSite(site, members);
         const at = now();
-        const time = (ms: number) => (simulated ? `+${formatDuration((ms - at) / 1000)}` : iso(ms));
+        const time = (ms: number) => (simulated ? formatOffset((ms - at) / 1000) : iso(ms));
         const planned = planUpgrade({ request, plan: members, site: view, now: at, serviceSeconds, formatTime: time });
         const format = options.json ? 'json' : (options.format ?? 'text');
         if (format === 'json') process.stdout.write(`${JSON.stringify(planJson(planned, simulated), null, 2)}\n`);
@@ -109,19 +110,26 @@ async function connect(
   return { site, now: () => clock.now(), close: () => simulator.close() };
 }
 
-/** The JSON plan: instants as ISO strings of the site's clock (`timeBase` says whether that clock is simulated). */
+/**
+ * The JSON plan: instants as ISO dates on the wall clock; on simulated time, never dates, but seconds
+ * from the plan's start (core/time-format.ts: `{"secondsFromStart": 5760, "timeBase": "simulated"}`).
+ */
 function planJson(plan: UpgradePlan, simulated: boolean): unknown {
+  const shown = (ms: number): ShownInstant => (simulated ? simulatedInstant(ms, plan.startsAt) : iso(ms));
   return {
     mode: plan.mode,
     nodeCount: plan.nodeCount,
     cap: plan.cap,
     timeBase: simulated ? 'simulated' : 'wall-clock',
-    startsAt: iso(plan.startsAt),
-    endsAt: iso(plan.endsAt),
+    startsAt: shown(plan.startsAt),
+    endsAt: shown(plan.endsAt),
     estimatedSeconds: (plan.endsAt - plan.startsAt) / 1000,
-    waves: plan.waves.map((w) => ({ ...w, startsAt: iso(w.startsAt), endsAt: iso(w.endsAt) })),
+    waves: plan.waves.map((w) => ({ ...w, startsAt: shown(w.startsAt), endsAt: shown(w.endsAt) })),
     nodes: Object.fromEntries(
-      Object.entries(plan.nodes).map(([name, n]) => [name, { ...n, drainAt: iso(n.drainAt), outOfServiceAt: iso(n.outOfServiceAt), backAt: iso(n.backAt) }]),
+      Object.entries(plan.nodes).map(([name, n]) => [
+        name,
+        { ...n, drainAt: shown(n.drainAt), outOfServiceAt: shown(n.outOfServiceAt), backAt: shown(n.backAt) },
+      ]),
     ),
     leftAlone: plan.leftAlone,
     assumptions: plan.assumptions,
@@ -136,8 +144,10 @@ function renderPlan(plan: UpgradePlan, label: string, time: (ms: number) => stri
     '',
   ];
   for (const wave of plan.waves) {
+    // Steps as everywhere (`step 1 of 8`); waves by their number, as `rollout session approve` counts them.
+    const heading = plan.mode === 'window' ? `wave ${wave.wave}` : stepText(wave.wave - 1, plan.waves.length);
     lines.push(
-      `  ${unit} ${wave.wave}: ${wave.nodes.length} node(s), starts ${time(wave.startsAt)}, ends ${time(wave.endsAt)}${wave.waits.length > 0 ? `; waits for ${wave.waits.join(', ')}` : ''}`,
+      `  ${heading}: ${wave.nodes.length} node(s), starts ${time(wave.startsAt)}, ends ${time(wave.endsAt)}${wave.waits.length > 0 ? `; waits for ${wave.waits.join(', ')}` : ''}`,
     );
     for (const name of wave.nodes.slice(0, LISTED_PER_WAVE)) {
       const node = plan.nodes[name]!;

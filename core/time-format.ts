@@ -6,6 +6,8 @@
  * instants stay dates (ISO 8601 in JSON, `2026-01-01 09:30:00Z` in text).
  */
 
+import { z } from 'zod';
+
 /** Which clock a run's instants are on. */
 export type TimeBase = 'wall-clock' | 'simulated';
 
@@ -17,6 +19,16 @@ export interface SimulatedInstant {
 
 /** An instant as JSON shows it: an ISO date on the wall clock, a `SimulatedInstant` on simulated time. */
 export type ShownInstant = string | SimulatedInstant;
+
+/** `ShownInstant` as the API's schemas (OpenAPI) describe it. */
+export const shownInstantSchema = z
+  .union([
+    z.string().describe('A wall-clock instant: an ISO 8601 date'),
+    z
+      .object({ secondsFromStart: z.number(), timeBase: z.literal('simulated') })
+      .describe("An instant on simulated time (a simulated site's clock): seconds from its run's start, never a date"),
+  ])
+  .meta({ id: 'Instant' });
 
 /** The clock a run's stored instants (ISO strings, on that clock) are read against. */
 export interface RunClock {
@@ -33,6 +45,20 @@ export function formatDuration(seconds: number): string {
   const m = Math.floor((total % 3600) / 60);
   const s = total % 60;
   return sign + (h > 0 ? `${h}h ${m}m` : m > 0 ? `${m}m ${s}s` : `${s}s`);
+}
+
+/**
+ * How long until a gate opens (a maintenance window, a bake), in the same units, rounded up: `45s`,
+ * `12m` (to the minute past a minute), `3h 20m`, `41d 2h` (past two days).
+ */
+export function formatWait(seconds: number): string {
+  const s = Math.max(0, Math.ceil(seconds));
+  if (s < 60) return `${s}s`;
+  const minutes = Math.ceil(s / 60);
+  if (minutes < 60) return `${minutes}m`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours}h${minutes % 60 ? ` ${minutes % 60}m` : ''}`;
+  return `${Math.floor(hours / 24)}d${hours % 24 ? ` ${hours % 24}h` : ''}`;
 }
 
 /** `+1h 36m`: an offset from a run's start (for tables whose header says which clock). */

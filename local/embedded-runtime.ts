@@ -339,6 +339,7 @@ function createFunctions(options: EmbeddedRuntimeOptions, deps: FunctionDeps): {
     workloadManager: site.workloadManager,
     taskRuns,
     clock,
+    simulatedTime,
     events,
     starts: runStarts,
     settings: { ...defaultGroupDeploymentSettings, ...options.deploymentSettings },
@@ -351,6 +352,7 @@ function createFunctions(options: EmbeddedRuntimeOptions, deps: FunctionDeps): {
     workloadManager: site.workloadManager,
     executor: new SiteTaskExecutor({ site, clock, ...(deps.taskCommands ? { commands: deps.taskCommands } : {}) }),
     clock,
+    simulatedTime,
     settings: { ...defaultTaskGraphSettings, ...options.taskGraphSettings },
   });
   const environmentUpgradeHandlers = createEnvironmentUpgradeHandlers({

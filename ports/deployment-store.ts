@@ -27,7 +27,12 @@ export interface DeploymentSettings {
 
 export interface DeploymentRecord {
   deploymentId: string;
+  /** On the run's clock: a simulated instant when `simulatedTime` (see wallCreatedAt). */
   createdAt: string;
+  /** The run is on simulated time (a simulated site): its instants are not dates, and are never shown as such. */
+  simulatedTime?: boolean;
+  /** On simulated time: the wall-clock instant it was created, for listing it among others. */
+  wallCreatedAt?: string;
   status: DeploymentStatus;
   settings: DeploymentSettings;
   /** Group and node stages; replaced as a whole, guarded by `version`. */

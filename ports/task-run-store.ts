@@ -22,7 +22,12 @@ export function isTaskRunSettled(status: TaskRunStatus): boolean {
 /** A task run: its settings, where its schedule is, and counts for a cheap progress read. */
 export interface TaskRunRecord {
   runId: string;
+  /** On the run's clock: a simulated instant when `simulatedTime` (see wallCreatedAt). */
   createdAt: string;
+  /** The run is on simulated time (a simulated site): its instants are not dates, and are never shown as such. */
+  simulatedTime?: boolean;
+  /** On simulated time: the wall-clock instant it was created, for listing it among others. */
+  wallCreatedAt?: string;
   status: TaskRunStatus;
   settings: TaskRunSettings;
   /** Passes of the annealer applied so far: an increment carries the count it expects, so a retried one does nothing twice. */

@@ -10,6 +10,7 @@ import {
 } from '../../core/task-graph';
 import type { SiteSource } from '../../local/open-runtime';
 import type { TaskRunView } from '../../control-plane/reports/task-run-report';
+import { taskRunViewJson } from '../../control-plane/reports/view-json';
 import type { ControlPlane } from '../../control-plane/control-plane';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
@@ -95,7 +96,7 @@ export function taskGraphRun(start: WorkflowRun['start']): WorkflowRun {
     endedRun: async (controlPlane, id) => {
       const view = await controlPlane.taskRun(id);
       if (!view) return undefined;
-      return { json: view, summary: (timing) => renderTaskRunSummary(view, timing), succeeded: view.status === 'SUCCEEDED' };
+      return { json: taskRunViewJson(view), summary: (timing) => renderTaskRunSummary(view, timing), succeeded: view.status === 'SUCCEEDED' };
     },
   };
 }

@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { parseNodeNameList, planDeployment, selectDeploymentStrategy } from '../../core/group-deployment';
 import { parseDeploymentRequest } from '../../core/group-deployment/deployment-request';
 import { DEFAULT_TIME_SCALE } from '../../local/open-runtime';
+import { taskRunViewJson } from '../../control-plane/reports/view-json';
 import { addTargetOptions } from '../control-plane-target';
 import { addLiveOption } from '../live-display';
 import { CliError } from '../errors';
@@ -113,7 +114,7 @@ export function deploymentRun(start: WorkflowRun['start']): WorkflowRun {
       const taskRuns = await groupTaskRuns(controlPlane, id, Object.keys(report.groups));
       const withTasks = Object.keys(taskRuns).length > 0;
       return {
-        json: withTasks ? { ...report, taskRuns } : report,
+        json: withTasks ? { ...report, taskRuns: Object.fromEntries(Object.entries(taskRuns).map(([group, run]) => [group, taskRunViewJson(run)])) } : report,
         summary: (timing) => `${renderDeploymentSummary(report, timing)}${renderGroupTaskRuns(taskRuns)}`,
         succeeded: report.status === 'SUCCEEDED',
       };

@@ -4,6 +4,7 @@ import { readEventLines } from '../../adapters/events/event-logs';
 import { EVENTS_FILE } from '../../local/embedded-runtime';
 import { fetchEvents } from '../../local/events-endpoint';
 import type { PublishedEvent } from '../../ports/status-events';
+import { formatShownInstant, showInstant, type ShownInstant } from '../../core/time-format';
 import { existingDataDir } from '../data-dir-option';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
@@ -27,7 +28,7 @@ export function registerEventsCommand(program: Command): void {
     .option('--data-dir <dir>', 'data directory of the sessions')
     .option('--endpoint <url>', 'a running `rollout serve`')
     .option('--follow', 'keep showing new events until interrupted')
-    .option('--json', 'print each event as one JSON line, as stored')
+    .option('--json', "print each event as one JSON line, as stored (an instant on simulated time as seconds from its run's start)")
     .action(async (options: EventsOptions) => {
       if ((options.dataDir === undefined) === (options.endpoint === undefined))
         throw new CliError('give exactly one of --data-dir DIR and --endpoint URL', ExitCode.invalidInput);
@@ -44,13 +45,17 @@ export function registerEventsCommand(program: Command): void {
               throw new CliError(err instanceof Error ? err.message : String(err), ExitCode.notCompleted);
             });
       let seen = 0;
+      const shown = eventInstants();
       let stop = false;
       const interrupt = () => (stop = true);
       process.once('SIGINT', interrupt);
       try {
         do {
           const events = await read(seen);
-          for (const event of events) process.stdout.write(`${options.json ? JSON.stringify(event) : eventLine(event)}\n`);
+          for (const event of events) {
+            const at = shown(event);
+            process.stdout.write(`${options.json ? JSON.stringify({ ...event, detail: { ...event.detail, at } }) : eventLine(event, at)}\n`);
+          }
           seen += events.length;
           if (options.follow && !stop) await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
         } while (options.follow && !stop);
@@ -60,11 +65,24 @@ export function registerEventsCommand(program: Command): void {
     });
 }
 
+/**
+ * Each event's instant as it is shown: an ISO date on the wall clock; on simulated time (the event says
+ * so) seconds from its run's start, the instant of the run's first event (its Session Started).
+ */
+export function eventInstants(): (event: PublishedEvent) => ShownInstant {
+  const starts = new Map<string, string>();
+  return ({ detail }) => {
+    if (!starts.has(detail.sessionId)) starts.set(detail.sessionId, detail.at);
+    if (detail.timeBase !== 'simulated') return detail.at;
+    return showInstant(detail.at, { timeBase: 'simulated', startedAt: starts.get(detail.sessionId)! });
+  };
+}
+
 /** One readable line: time, detail-type, session, and what happened. */
-export function eventLine(event: PublishedEvent): string {
+export function eventLine(event: PublishedEvent, at: ShownInstant = event.detail.at): string {
   const d = event.detail as Record<string, unknown>;
   const parts: string[] = [];
-  if (d.step !== undefined) parts.push(`step ${String(d.step)}${d.stepCount !== undefined ? `/${String(d.stepCount)}` : ''}`);
+  if (d.step !== undefined) parts.push(`step ${String(d.step)}${d.stepCount !== undefined ? ` of ${String(d.stepCount)}` : ''}`);
   if (d.group !== undefined) parts.push(`group ${String(d.group)}`);
   if (d.phase !== undefined) parts.push(String(d.phase));
   if (d.nodeCount !== undefined) parts.push(`${String(d.nodeCount)} node(s)`);
@@ -73,5 +91,5 @@ export function eventLine(event: PublishedEvent): string {
   if (d.outcome !== undefined) parts.push(`${String(d.outcome)} (${String(d.state)})`);
   if (Array.isArray(d.nodes)) parts.push(`${d.nodes.join(',')}: ${String(d.reason)}`);
   if (d.summary !== undefined) parts.push(String(d.summary));
-  return `${String(d.at)}  ${event.detailType.replace(/^Rollout /, '')}  ${String(d.kind)} ${String(d.sessionId)}  ${parts.join('  ')}`;
+  return `${typeof at === 'string' ? at : formatShownInstant(at)}  ${event.detailType.replace(/^Rollout /, '')}  ${String(d.kind)} ${String(d.sessionId)}  ${parts.join('  ')}`;
 }

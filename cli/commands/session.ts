@@ -2,8 +2,11 @@ import type { Command } from 'commander';
 import { createInterface } from 'node:readline';
 import { DeploymentNotFoundError, SessionGateError, SessionNotCancellableError, SessionNotFoundError, SessionNotStoppableError } from '../../core/errors';
 import { cancelImpact } from '../../core/rolling-upgrade/cancel-decisions';
+import { stepText } from '../../core/rolling-upgrade/step-plan';
+import { formatWallInstant } from '../../core/time-format';
 import { openSessions } from '../../local/open-runtime';
 import type { ControlPlane } from '../../control-plane/control-plane';
+import { listingJson, sessionViewJson } from '../../control-plane/reports/view-json';
 import type { CancelResult, GateResult, SessionKind, SessionListing, SessionView, StopResult } from '../../control-plane/runtime';
 import { targetArgs } from '../run-control';
 import { unknownIdError } from '../unknown-id';
@@ -95,7 +98,7 @@ function registerGet(session: Command): void {
 async function showSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
   const found = await sessions.session(id);
   if (!found) throw unknownIdError(id, options);
-  process.stdout.write(options.json ? `${JSON.stringify(found.report, null, 2)}\n` : `${renderView(found)}\n`);
+  process.stdout.write(options.json ? `${JSON.stringify(sessionViewJson(found), null, 2)}\n` : `${renderView(found)}\n`);
 }
 
 /** `rollout session status ID`: a run's state from its one item, whether it has ended, and whether an execution runs it now. */
@@ -159,7 +162,7 @@ async function watchSession(sessions: Sessions, id: string, options: SessionOpti
     await display.stop();
   }
   if (!report) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
-  process.stdout.write(options.json ? `${JSON.stringify(report.report, null, 2)}\n` : `${renderView(report)}\n`);
+  process.stdout.write(options.json ? `${JSON.stringify(sessionViewJson(report), null, 2)}\n` : `${renderView(report)}\n`);
   if (!ended) {
     process.stderr.write(
       `${found.kind} ${id} has not ended, but no execution runs it (stopped, or its process died): carry it on with rollout session resume ${id}\n`,
@@ -375,52 +378,37 @@ function cancelMessage({ id, kind, state, running }: CancelResult): string {
   return `${kind} ${id} is ${state}, but no execution runs it (stopped, or its process died): the cancel applies when it is resumed: rollout session resume ${id}`;
 }
 
-/** `step 2/3`, 1-based; a session past its last step (cleanup, complete) shows its last, and a window has none. */
-function stepText(s: Extract<SessionListing, { kind: 'upgrade' }>['session']): string {
-  if (s.mode === 'window') return 'window';
-  if (!s.stepCount) return 'step ?';
-  return `step ${Math.min(s.progress.step + 1, s.stepCount)}/${s.stepCount}`;
-}
-
-/** An upgrade keeps the shape it always had (session fields, step and stage); both carry their kind. */
-function listingJson(entry: SessionListing): Record<string, unknown> {
-  if (entry.kind === 'upgrade') {
-    const { progress, ...rest } = entry.session;
-    return { ...rest, step: progress.step, stage: progress.stage };
+/**
+ * Where an upgrade is, steps counted from 1 (`step 2 of 3 BOOTING`); a session past its last step shows
+ * its last, a window has none. A cancelled one says where the cancel found it, not COMPLETE (its closing stage).
+ */
+function whereText(s: Extract<SessionListing, { kind: 'upgrade' }>['session']): string {
+  const step = s.mode === 'window' ? 'window' : s.stepCount ? stepText(s.progress.step, s.stepCount) : 'step ?';
+  if (s.state === 'DELETED' || s.state === 'DELETING') {
+    const cancel = s.state === 'DELETED' ? 'cancelled' : 'cancelling';
+    return s.mode === 'window' ? `window ${cancel}` : `${cancel} at ${step}`;
   }
-  if (entry.kind === 'tasks') {
-    const { schedule: _schedule, ...rest } = entry.taskRun;
-    return { kind: 'TaskRun', ...rest };
-  }
-  const { state: _state, version: _version, ...rest } = entry.deployment;
-  return { kind: 'GroupDeployment', ...rest };
+  return `${step} ${s.progress.stage}`;
 }
 
 /**
- * The listing as a table with a header. CREATED is the wall clock: a session on simulated time shows
- * when it was created on the wall clock (its simulated instants are not dates), marked `(sim)`.
+ * The listing as a table with a header. CREATED is the wall clock: a run on simulated time (an upgrade,
+ * a deployment, a task run) shows when it was created on the wall clock (its simulated instants are not
+ * dates), marked `(sim)`.
  */
 function renderListing(listed: readonly SessionListing[]): string {
   const rows = listed.map((entry): string[] => {
     if (entry.kind === 'tasks') {
       const r = entry.taskRun;
-      return [r.runId, 'tasks', r.status, formatCreated(r.createdAt), `${r.nodeCount} node(s)`, `${r.counts.ACTIVE} task(s) done, ${r.counts.ERROR} failed`];
+      return [r.runId, 'tasks', r.status, createdText(r), `${r.nodeCount} node(s)`, `${r.counts.ACTIVE} task(s) done, ${r.counts.ERROR} failed`];
     }
     if (entry.kind === 'deployment') {
       const d = entry.deployment;
-      return [d.deploymentId, 'deployment', d.status, formatCreated(d.createdAt), `${d.groupCount} group(s), ${d.nodeCount} node(s)`, ''];
+      return [d.deploymentId, 'deployment', d.status, createdText(d), `${d.groupCount} group(s), ${d.nodeCount} node(s)`, ''];
     }
     const s = entry.session;
     const done = (s.progress.counts?.upgraded ?? 0) + (s.progress.counts?.failed ?? 0);
-    const created = s.simulatedTime ? (s.wallCreatedAt ? `${formatCreated(s.wallCreatedAt)} (sim)` : 'simulated') : formatCreated(s.createdAt);
-    return [
-      s.upgradeId,
-      'upgrade',
-      s.state,
-      created,
-      `${s.startingLabel} -> ${s.upgradeTemplateId}`,
-      `${stepText(s)} ${s.progress.stage}, ${done}/${s.nodeCount} done`,
-    ];
+    return [s.upgradeId, 'upgrade', s.state, createdText(s), `${s.startingLabel} -> ${s.upgradeTemplateId}`, `${whereText(s)}, ${done}/${s.nodeCount} done`];
   });
   const header = ['ID', 'KIND', 'STATE', 'CREATED', 'WHAT', 'PROGRESS'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
@@ -434,7 +422,11 @@ function renderListing(listed: readonly SessionListing[]): string {
     .join('\n');
 }
 
-const formatCreated = (iso: string) => iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+/** CREATED: a wall-clock date; a run on simulated time its wall-clock creation, marked `(sim)`, or `simulated` (stored without it). */
+function createdText(run: { createdAt: string; simulatedTime?: boolean; wallCreatedAt?: string }): string {
+  if (!run.simulatedTime) return formatWallInstant(run.createdAt);
+  return run.wallCreatedAt ? `${formatWallInstant(run.wallCreatedAt)} (sim)` : 'simulated';
+}
 
 /**
  * How watch polls: a local table and control plane every quarter second; a deployed stack (no

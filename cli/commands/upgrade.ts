@@ -6,6 +6,7 @@ import { addLiveOption } from '../live-display';
 import { numberOrRaw } from '../option-values';
 import { showSessionProgress } from '../progress';
 import { renderSessionSummary } from '../summary';
+import { sessionReportJson } from '../../control-plane/reports/session-report';
 import { namingFlags, UPGRADE_REQUEST_FLAGS } from '../request-flags';
 import { checkUpgradeGroups } from '../upgrade-groups';
 import { runTargetOf, runWorkflow, type RunOptions, type WorkflowRun } from '../run-workflow';
@@ -183,7 +184,7 @@ export function upgradeRun(start: WorkflowRun['start']): WorkflowRun {
       const found = await controlPlane.session(id);
       if (found?.kind !== 'upgrade') return undefined;
       const { report } = found;
-      return { json: report, summary: (timing) => renderSessionSummary(report, timing), succeeded: report.completed };
+      return { json: sessionReportJson(report), summary: (timing) => renderSessionSummary(report, timing), succeeded: report.completed };
     },
   };
 }

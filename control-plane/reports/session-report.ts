@@ -10,6 +10,8 @@ import {
 import { livePhase, livePhaseSince, outOfService, type LivePhase } from '../../core/rolling-upgrade/live-phase';
 import { UPGRADE_CONTROL_KEYS, type UpgradeControls } from '../../core/rolling-upgrade/upgrade-request';
 import type { SessionStore } from '../../ports/session-store';
+import { stepNumber } from '../../core/rolling-upgrade/step-plan';
+import { showInstant, type RunClock, type ShownInstant } from '../../core/time-format';
 
 export interface NodeReport {
   status: NodeStatus;
@@ -79,6 +81,50 @@ export interface SessionReport {
   /** The messages with the instant each was posted (ISO, the session's clock). */
   messageLog: { at: string; text: string }[];
   nodes: Record<string, NodeReport>;
+}
+
+/**
+ * A session report as JSON shows it (`--json`, the REST API): its instants as core/time-format.ts
+ * shows them, ISO dates on the wall clock and `{secondsFromStart, timeBase: 'simulated'}` on
+ * simulated time (counted from the session's start: its `createdAt` is 0), never a simulated date.
+ */
+export type SessionReportJson = Omit<SessionReport, 'createdAt' | 'nodes' | 'estimate' | 'messageLog'> & {
+  createdAt: ShownInstant;
+  nodes: Record<string, Omit<NodeReport, 'since' | 'outOfService'> & { since?: ShownInstant; outOfService?: { from: ShownInstant; to?: ShownInstant } }>;
+  estimate?: { endsAt: ShownInstant; basis: string };
+  messageLog: { at: ShownInstant; text: string }[];
+};
+
+/** The report's clock: its instants are on it, simulated ones counted from the session's start. */
+export const reportClock = (report: Pick<SessionReport, 'timeBase' | 'createdAt'>): RunClock => ({ timeBase: report.timeBase, startedAt: report.createdAt });
+
+export function sessionReportJson(report: SessionReport): SessionReportJson {
+  const clock = reportClock(report);
+  const shown = (at: string) => showInstant(at, clock);
+  const { createdAt, nodes, estimate, messageLog, progress, ...rest } = report;
+  const { step, stop, ...where } = progress;
+  return {
+    ...rest,
+    // Steps counted from 1, as everywhere shown (the report keeps the stored index, 0-based).
+    progress: {
+      ...where,
+      step: stepNumber(step, report.stepCount),
+      ...(stop ? { stop: { ...stop, step: stepNumber(stop.step, report.stepCount) } } : {}),
+    },
+    createdAt: shown(createdAt),
+    ...(estimate ? { estimate: { endsAt: shown(estimate.endsAt), basis: estimate.basis } } : {}),
+    messageLog: messageLog.map((m) => ({ at: shown(m.at), text: m.text })),
+    nodes: Object.fromEntries(
+      Object.entries(nodes).map(([name, { since, outOfService: out, ...node }]) => [
+        name,
+        {
+          ...node,
+          ...(since ? { since: shown(since) } : {}),
+          ...(out ? { outOfService: { from: shown(out.from), ...(out.to ? { to: shown(out.to) } : {}) } } : {}),
+        },
+      ]),
+    ),
+  };
 }
 
 /** The session's scheduling controls, as its request gave them. */

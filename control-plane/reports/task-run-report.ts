@@ -1,6 +1,7 @@
 import { assembleSchedule, taskRunReport, type TaskPlan, type TaskResult, type TaskRunSettings } from '../../core/task-graph';
 import type { OperationState } from '../../core/scheduling';
 import type { TaskRunRecord, TaskRunStatus, TaskRunStore } from '../../ports/task-run-store';
+import type { TimeBase } from '../../core/time-format';
 
 /** A task run as `rollout deploy --graph --json` prints it; readable during the run as after it. */
 export interface TaskRunView {
@@ -22,7 +23,12 @@ export interface TaskRunView {
   /** The tasks the selection or a condition left out, and why. */
   dropped: TaskPlan['dropped'];
   warnings: string[];
+  /** On the run's clock (see timeBase). */
   createdAt: string;
+  /** On simulated time: the wall-clock instant it was created. */
+  wallCreatedAt?: string;
+  /** What the instants are: wall-clock dates, or instants of a simulated site's clock (not dates). */
+  timeBase: TimeBase;
   /** Seconds of the site's clock from the run's start to its end (or to now, while it runs). */
   elapsedSeconds?: number;
   /** A group deployment's deploy phase. */
@@ -52,6 +58,8 @@ export async function buildTaskRunView(store: TaskRunStore, record: TaskRunRecor
     dropped: plan.dropped,
     warnings: plan.warnings.map((w) => `${w.field}: ${w.message}`),
     createdAt: record.createdAt,
+    ...(record.wallCreatedAt ? { wallCreatedAt: record.wallCreatedAt } : {}),
+    timeBase: record.simulatedTime ? 'simulated' : 'wall-clock',
     ...(record.finishedAt === undefined ? {} : { elapsedSeconds: (record.finishedAt - record.startedAt) / 1000 }),
     ...(record.deployment ? { deployment: record.deployment } : {}),
   };

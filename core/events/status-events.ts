@@ -35,6 +35,10 @@ const common = {
   kind: z.enum(['upgrade', 'deployment']),
   sessionId: z.string().min(1).describe('The upgrade or deployment id (`rollout session get ID`)'),
   at: z.iso.datetime().describe('When it happened, on the control plane clock'),
+  timeBase: z
+    .literal('simulated')
+    .optional()
+    .describe("Set when `at` is on a simulated site's clock: not a date (`rollout events` shows it from its run's start, `+1h 36m (simulated)`)"),
 };
 
 const sessionStarted = z.strictObject({ ...common, summary: z.string().describe('What runs: the label and step size, or the node and group counts') });
@@ -48,17 +52,20 @@ const sessionFinished = z.strictObject({
     ),
   detail: z.string().optional(),
 });
+/** Lock-step steps are counted from 1 in events, as in messages, the plan and the progress line (`step 1 of 8`). */
+const step = z.int().min(1).describe('Lock-step: the step, counted from 1 (`step 1 of 8`), as the messages and the plan count them');
 const stepStarted = z.strictObject({
   ...common,
   kind: z.literal('upgrade'),
-  step: z.int().min(0),
+  step,
   stepCount: z.int().min(0),
   nodeCount: z.int().min(0).describe('Nodes drained in this step'),
 });
 const stepFinished = z.strictObject({
   ...common,
   kind: z.literal('upgrade'),
-  step: z.int().min(0),
+  step,
+  stepCount: z.int().min(0),
   upgraded: z.int().min(0).optional(),
   failed: z.int().min(0).optional(),
 });
@@ -87,7 +94,7 @@ const nodesFailed = z.strictObject({
   ...common,
   nodes: z.array(z.string()).min(1).max(FAILED_NODES_PER_EVENT),
   reason: z.string(),
-  step: z.int().min(0).optional(),
+  step: step.optional(),
   group: z.string().optional(),
   phase: z.string().optional(),
 });

@@ -2,10 +2,10 @@ import type { WlmNode } from '../site/site-nodes';
 import { deletionOutcome } from './deletion-rules';
 import { COMPLETED_MESSAGE, NOT_COMPLETED_MESSAGE, FailureReason, type Progress, type Stage, type UpgradeSession } from './session';
 import { enterStage, failNodes, isOurDrain, names, recordNodes, releaseLocks, type StageDecision, type StageInput } from './stage-decision';
-import { stepRange } from './step-plan';
+import { stepRange, stepText } from './step-plan';
 
 /** The session was cancelled (state DELETING) while `stage` was due: switch to CRUS's delete sequence. */
-export function decideCancelRequested(stage: Stage, progress: Progress, now: number): StageDecision {
+export function decideCancelRequested(session: Pick<UpgradeSession, 'stepCount'>, stage: Stage, progress: Progress, now: number): StageDecision {
   const mode = deletionOutcome(progress.step, stage);
   return {
     progress: enterStage(mode === 'nothing' ? 'CLEANUP' : 'CANCELLING', progress.step, now, {
@@ -14,7 +14,7 @@ export function decideCancelRequested(stage: Stage, progress: Progress, now: num
     }),
     waitSeconds: 0,
     actions: [],
-    message: `Session deleted at step ${progress.step} in stage ${stage}`,
+    message: `Session deleted at ${stepText(progress.step, session.stepCount)} in stage ${stage}`,
   };
 }
 
@@ -58,8 +58,8 @@ export function decideCancel({
       ],
       message:
         progress.stop && session.state !== 'DELETING'
-          ? `Stopped before booting step ${progress.step}: ${nodes.length} node(s) put back as they were (${ours.length} drain(s) of ours lifted), none failed`
-          : `Cancelled before booting step ${progress.step}: ${nodes.length} node(s) resumed, none failed`,
+          ? `Stopped before booting ${stepText(progress.step, session.stepCount)}: ${nodes.length} node(s) put back as they were (${ours.length} drain(s) of ours lifted), none failed`
+          : `Cancelled before booting ${stepText(progress.step, session.stepCount)}: ${nodes.length} node(s) resumed, none failed`,
     };
   }
   const { from, to } = observed.chunk;

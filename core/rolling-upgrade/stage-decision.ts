@@ -1,6 +1,7 @@
 import { shortList } from '../text';
 import { describeError, EmptyBootSessionError, type RolloutError } from '../errors';
 import { retryDelaySeconds } from './deletion-rules';
+import { stepHeading, stepText } from './step-plan';
 import type { BootLimit, BootSessionStatus, WlmNode } from '../site/site-nodes';
 import { siteReasonProblem } from '../site/names';
 import { claimantOf, failureMark, HELD_BY_ANOTHER_CONTROL_PLANE, isClaimOf, isFailureReason, isUpgradeDrainReason } from '../site/node-claims';
@@ -58,10 +59,13 @@ export interface StageInput<Observed> {
 /** An attempt of `stage` failed: count it, tell the operator, and retry after a backoff instead of failing the execution. */
 export function decideFailedAttempt(session: UpgradeSession, stage: Stage, progress: Progress, err: unknown): StageOutcome & { message: string } {
   const failed: Progress = { ...progress, errorCount: progress.errorCount + 1 };
+  // `step 1`, without `of N`: the step count appears once the plan is taken, which may happen between two
+  // attempts, and the same failure must read the same to be said once.
+  const where = session.mode === 'window' ? 'the window' : stepText(progress.step, 0);
   return {
     progress: failed,
     waitSeconds: retryDelaySeconds(failed.errorCount, session.pollIntervalSeconds),
-    message: `Processing step ${progress.step} in stage ${stage} failed - ${describeError(err)}`,
+    message: `Processing ${where} in stage ${stage} failed - ${describeError(err)}`,
   };
 }
 
@@ -99,13 +103,18 @@ export function heldLocks(records: readonly NodeRecord[]): Map<string, number> {
   return new Map(records.filter((r) => r.lockToken !== undefined).map((r) => [r.name, r.lockToken!]));
 }
 
+/** Where a decision applies: the window, or a lock-step step (0-based, of how many). */
+export type StepWhere = 'window' | { step: number; stepCount: number };
+
+const whereHeading = (where: StepWhere): string => (where === 'window' ? 'Window' : stepHeading(where.step, where.stepCount));
+
 /**
  * Nodes whose lock the session lost (its lease ran out and another session took them over): they
  * are no longer ours. Recorded as lost, keeping the status we last knew, and said once; nothing is
  * done to them (the holder decides their fate).
  */
 export function decideLocksLost(
-  step: number | 'window',
+  step: StepWhere,
   nodes: readonly NodeRecord[],
   holders: ReadonlyMap<string, string | undefined>,
 ): { actions: NodeAction[]; message: string } | undefined {
@@ -119,7 +128,7 @@ export function decideLocksLost(
   return {
     actions: [{ type: 'recordNodes', records }],
     message:
-      `${step === 'window' ? 'Window' : `Step ${step}`}: ${lost.length} node(s) not ours` +
+      `${whereHeading(step)}: ${lost.length} node(s) not ours` +
       (takers.length > 0 ? ` (locked by session ${takers.join(', ')})` : ' (lock lost)') +
       ` are left alone: ${shortList(names(lost))}`,
   };
@@ -132,7 +141,7 @@ export function decideLocksLost(
  * of this store works on the nodes), and said once.
  */
 export function decideClaimedElsewhere(
-  step: number | 'window',
+  step: StepWhere,
   nodes: readonly NodeRecord[],
   claims: ReadonlyMap<string, string>,
 ): { actions: NodeAction[]; message: string } | undefined {
@@ -149,7 +158,7 @@ export function decideClaimedElsewhere(
   return {
     actions: [{ type: 'recordNodes', records }, ...releaseLocks(claimed)],
     message:
-      `${step === 'window' ? 'Window' : `Step ${step}`}: ${claimed.length} node(s) left alone, ${HELD_BY_ANOTHER_CONTROL_PLANE}: ` +
+      `${whereHeading(step)}: ${claimed.length} node(s) left alone, ${HELD_BY_ANOTHER_CONTROL_PLANE}: ` +
       `the site shows them claimed by run ${runs.join(', ')}, which this control plane does not know: ${shortList(names(claimed))}`,
   };
 }

@@ -18,6 +18,7 @@ import {
   type StageInput,
   unrestoredReasons,
 } from './stage-decision';
+import { stepHeading, stepText } from './step-plan';
 import { isQuiet } from './wlm-readiness';
 import { describeHealthFailures, returnVerdict, startChecks, type HealthCheckResult } from './health-check';
 import { healthCheckCommand } from './upgrade-request';
@@ -66,7 +67,7 @@ export function decideStartStep({ session, progress, nodes, observed, now }: Sta
       progress: enterStage('CLEANUP', progress.step, now, { halted, ...(progress.counts ? { counts: progress.counts } : {}) }),
       waitSeconds: 0,
       actions: emptyFailed,
-      message: `Halted before step ${progress.step}: ${halted.reason}; the steps after it are not started`,
+      message: `Halted before ${stepText(progress.step, session.stepCount)}: ${halted.reason}; the steps after it are not started`,
     };
   }
   if (nodes.length === 0) return nextStep(progress.step, now, emptyFailed);
@@ -79,7 +80,7 @@ export function decideStartStep({ session, progress, nodes, observed, now }: Sta
       progress: progress.lockWaitSince !== undefined ? progress : { ...progress, lockWaitSince: now },
       waitSeconds: session.pollIntervalSeconds,
       actions: emptyFailed,
-      message: `Step ${progress.step} waits for nodes locked by session ${owners}: ${shortList([...observed.heldByOthers.keys()])}`,
+      message: `${stepHeading(progress.step, session.stepCount)} waits for nodes locked by session ${owners}: ${shortList([...observed.heldByOthers.keys()])}`,
     };
   }
 
@@ -96,7 +97,7 @@ export function decideStartStep({ session, progress, nodes, observed, now }: Sta
       ...(toDrain.length > 0 ? [{ type: 'drain' as const, nodes: names(toDrain), reason: drainClaim('upgrade', session.upgradeId) }] : []),
       ...recordNodes(nodes, { status: 'IN_PROGRESS', phase: 'DRAINING' }),
     ],
-    message: `Step ${progress.step} of ${session.stepCount}: draining ${nodes.length} node(s): ${shortList(names(nodes))}`,
+    message: `${stepHeading(progress.step, session.stepCount)}: draining ${nodes.length} node(s): ${shortList(names(nodes))}`,
   };
 }
 
@@ -114,7 +115,7 @@ export function decideQuiesce({ session, progress, nodes, observed, now }: Stage
         nodes.filter((n) => n.phase !== 'QUIESCED'),
         { status: 'IN_PROGRESS', phase: 'QUIESCED' },
       ),
-      message: `Step ${progress.step}: ${nodes.length} node(s) quiesced`,
+      message: `${stepHeading(progress.step, session.stepCount)}: ${nodes.length} node(s) quiesced`,
     };
   }
   // The live view: each node that became quiet is recorded so, with the time (only those that changed: one write at most per node).
@@ -124,7 +125,7 @@ export function decideQuiesce({ session, progress, nodes, observed, now }: Stage
     return { progress, waitSeconds: session.pollIntervalSeconds, actions: quiet };
   }
   const actions = [...quiet, ...failNodes(session, busy, FailureReason.quiesceTimeout, observed.wlm)];
-  const message = `Step ${progress.step}: ${busy.length} node(s) still busy after ${session.quiesceTimeoutSeconds} s failed: ${shortList(names(busy))}`;
+  const message = `${stepHeading(progress.step, session.stepCount)}: ${busy.length} node(s) still busy after ${session.quiesceTimeoutSeconds} s failed: ${shortList(names(busy))}`;
   if (busy.length === nodes.length) return nextStep(progress.step, now, actions, message);
   return { progress: enterStage('QUIESCED', progress.step, now), waitSeconds: 0, actions, message };
 }
@@ -151,7 +152,7 @@ export function decideBootStep({ session, progress, nodes, observed, now }: Stag
       { type: 'startBoot', name, template: session.upgradeTemplateId, limit: { label: session.upgradingLabel } },
       ...recordNodes(nodes, { status: 'IN_PROGRESS', phase: 'BOOTING' }),
     ],
-    message: `Step ${progress.step}: boot session ${name} started for ${nodes.length} node(s) with template ${session.upgradeTemplateId}`,
+    message: `${stepHeading(progress.step, session.stepCount)}: boot session ${name} started for ${nodes.length} node(s) with template ${session.upgradeTemplateId}`,
   };
 }
 
@@ -177,8 +178,8 @@ export function decideCheckBoot({ session, progress, observed, now }: StageInput
     actions: [],
     message:
       boot.status === 'complete'
-        ? `Step ${progress.step}: boot session ${boot.name} complete`
-        : `Step ${progress.step}: boot session ${boot.name} did not finish within ${session.bootTimeoutSeconds} s`,
+        ? `${stepHeading(progress.step, session.stepCount)}: boot session ${boot.name} complete`
+        : `${stepHeading(progress.step, session.stepCount)}: boot session ${boot.name} did not finish within ${session.bootTimeoutSeconds} s`,
   };
 }
 
@@ -208,7 +209,7 @@ export function decideEvaluateBoot({ session, progress, nodes, observed, now }: 
   ];
   const failedNames = names([...bootFailed, ...neverReported]);
   const message =
-    `Step ${progress.step}: ${booted.length} node(s) booted` +
+    `${stepHeading(progress.step, session.stepCount)}: ${booted.length} node(s) booted` +
     (failedNames.length > 0 ? `, ${failedNames.length} failed to boot: ${shortList(failedNames)}` : '') +
     (boot.error ? ` (boot session error: ${boot.error})` : '');
   if (booted.length === 0) return nextStep(progress.step, now, actions, message);
@@ -272,7 +273,7 @@ export function decideReturnToService({
       ? [`${unhealthy.length} node(s) failed their health check: ${describeHealthFailures(unhealthy.map((u) => ({ name: u.node.name, detail: u.detail })))}`]
       : []),
   ];
-  const backMessage = parts.length > 0 ? `Step ${progress.step}: ${parts.join('; ')}` : undefined;
+  const backMessage = parts.length > 0 ? `${stepHeading(progress.step, session.stepCount)}: ${parts.join('; ')}` : undefined;
   if (notBack.length === 0 && checking.length === 0 && toCheck.length === 0) return nextStep(progress.step, now, actions, backMessage);
 
   const since = progress.bootFinishedAt ?? progress.stageStartedAt;
@@ -281,7 +282,7 @@ export function decideReturnToService({
   }
   const timedOut = `${notBack.length} node(s) did not return within ${session.wlmReturnTimeoutSeconds} s: ${shortList(names(notBack))}`;
   const failActions = [...actions, ...failNodes(session, notBack, FailureReason.wlmTimeout, observed.wlm)];
-  const message = backMessage ? `${backMessage}; ${timedOut}` : `Step ${progress.step}: ${timedOut}`;
+  const message = backMessage ? `${backMessage}; ${timedOut}` : `${stepHeading(progress.step, session.stepCount)}: ${timedOut}`;
   // Nodes still being checked finish their check before the step ends.
   if (checking.length > 0 || toCheck.length > 0) return { progress, waitSeconds: session.pollIntervalSeconds, actions: failActions, message };
   return nextStep(progress.step, now, failActions, message);

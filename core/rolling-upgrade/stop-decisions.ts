@@ -1,5 +1,6 @@
 import type { Progress, Stage, UpgradeSession } from './session';
 import { enterStage, type StageDecision } from './stage-decision';
+import { stepText } from './step-plan';
 
 /**
  * Stopping a session (state STOPPING), as against cancelling it: nodes in flight finish, nothing new
@@ -30,7 +31,7 @@ export function stopSwitchesAt(session: UpgradeSession, stage: Stage): boolean {
  * while the step drains, its nodes are put back first (CRUS's resume-step sequence, which fails nothing).
  * Either way a resume starts this step again.
  */
-export function decideStopRequested(stage: Stage, progress: Progress, now: number): StageDecision {
+export function decideStopRequested(session: Pick<UpgradeSession, 'stepCount'>, stage: Stage, progress: Progress, now: number): StageDecision {
   const stop = { stage: 'STARTING' as const, step: progress.step };
   const carry = { stop, ...(progress.counts ? { counts: progress.counts } : {}), ...(progress.halted ? { halted: progress.halted } : {}) };
   if (stage === 'STARTING') {
@@ -38,14 +39,14 @@ export function decideStopRequested(stage: Stage, progress: Progress, now: numbe
       progress: enterStage('CLEANUP', progress.step, now, carry),
       waitSeconds: 0,
       actions: [],
-      message: `Stopping before step ${progress.step}: no node of it was touched`,
+      message: `Stopping before ${stepText(progress.step, session.stepCount)}: no node of it was touched`,
     };
   }
   return {
     progress: enterStage('CANCELLING', progress.step, now, { ...carry, cancelMode: 'resume-step' }),
     waitSeconds: 0,
     actions: [],
-    message: `Stopping at step ${progress.step} in stage ${stage}: its nodes are put back as they were (not rebooted yet)`,
+    message: `Stopping at ${stepText(progress.step, session.stepCount)} in stage ${stage}: its nodes are put back as they were (not rebooted yet)`,
   };
 }
 

@@ -14,6 +14,7 @@ import {
 } from '../scheduling';
 import type { BootSessionStatus, InventoryNode, WlmNode } from '../site/site-nodes';
 import { shortList } from '../text';
+import { formatWait } from '../time-format';
 import type { EmptyBootSessionError } from '../errors';
 import { drainClaim } from '../site/node-claims';
 import { FailureReason, type NodePhase, type NodeRecord, type WindowOp, type WindowProgress } from './session';
@@ -531,27 +532,16 @@ function waitText(wait: WaitReason, upgradeId: string, halted: string | undefine
     case 'maintenance-window':
       return wait.until === undefined
         ? 'no maintenance window is open, and none opens: no node starts'
-        : `no maintenance window is open; the next opens in ${inWords(wait.until - now)}: no node starts until then`;
+        : `no maintenance window is open; the next opens in ${formatWait((wait.until - now) / 1000)}: no node starts until then`;
     case 'approval':
       return `batch ${wait.wave + 1} waits for its approval: rollout session approve ${upgradeId}`;
     case 'bake':
-      return `baking after the last batch for ${inWords(wait.until - now)} more before the next starts`;
+      return `baking after the last batch for ${formatWait((wait.until - now) / 1000)} more before the next starts`;
     case 'paused':
       return `paused by its operator: no node starts until rollout session resume ${upgradeId}`;
     case 'halted':
       return `halted${halted ? ` (${halted})` : ''}: no node starts; the nodes in flight finish`;
   }
-}
-
-/** `45 s`, `12 min`, `3 h 20 min`, `41 d 2 h`: how long until a gate opens. */
-function inWords(ms: number): string {
-  const seconds = Math.max(0, Math.ceil(ms / 1000));
-  if (seconds < 60) return `${seconds} s`;
-  const minutes = Math.ceil(seconds / 60);
-  if (minutes < 60) return `${minutes} min`;
-  const hours = Math.floor(minutes / 60);
-  if (hours < 48) return `${hours} h${minutes % 60 ? ` ${minutes % 60} min` : ''}`;
-  return `${Math.floor(hours / 24)} d${hours % 24 ? ` ${hours % 24} h` : ''}`;
 }
 
 export interface WindowEndInput {

@@ -11,10 +11,14 @@ let fallbackLogger: Logger | undefined;
  * and the workflow goes on if the bus refuses (the failure is logged); a retried handler publishes
  * the same event ids again, which consumers dedupe.
  */
-export async function publishStatusEvents(deps: { events?: StatusEventPublisher; logger?: Logger }, events: readonly StatusEvent[]): Promise<void> {
+export async function publishStatusEvents(
+  deps: { events?: StatusEventPublisher; logger?: Logger; simulatedTime?: boolean },
+  events: readonly StatusEvent[],
+): Promise<void> {
   if (!deps.events || events.length === 0) return;
   try {
-    await deps.events.publish(events);
+    // On a simulated clock the events say so: their `at` is not a date.
+    await deps.events.publish(deps.simulatedTime ? events.map((e) => ({ ...e, detail: { ...e.detail, timeBase: 'simulated' } }) as StatusEvent) : events);
   } catch (err) {
     fallbackLogger ??= createActivityLogger();
     (deps.logger ?? fallbackLogger).warn(LOG_MESSAGES.statusEventsNotPublished, {

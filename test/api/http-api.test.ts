@@ -57,10 +57,18 @@ describe('upgrade sessions over HTTP (CRUS semantics)', () => {
 
     const got = await request('GET', `/sessions/${id}`);
     expect(got.status).toBe(200);
-    expect(sessionReportSchema.parse(got.body)).toMatchObject({ upgradeId: id, state: 'UPDATING', progress: { stage: 'QUIESCING' } });
+    // Steps count from 1; a simulated instant is seconds from the session's start, never a date.
+    expect(sessionReportSchema.parse(got.body)).toMatchObject({
+      upgradeId: id,
+      state: 'UPDATING',
+      progress: { step: 1, stage: 'QUIESCING' },
+      createdAt: { secondsFromStart: 0, timeBase: 'simulated' },
+    });
+    expect(got.body.messageLog[0].at).toEqual({ secondsFromStart: expect.any(Number), timeBase: 'simulated' });
     const listed = await request('GET', '/sessions');
     expect(listed.status).toBe(200);
     expect(listed.body.map((s: unknown) => sessionSummarySchema.parse(s).upgradeId)).toContain(id);
+    expect(listed.body.find((s: { upgradeId: string }) => s.upgradeId === id).createdAt).toEqual({ secondsFromStart: 0, timeBase: 'simulated' });
 
     const deleted = await request('DELETE', `/sessions/${id}`);
     expect(deleted.status).toBe(200);

@@ -84,7 +84,7 @@ describe('the CSM example: xnames in HSM and BOS, nids in Slurm, boot sets', () 
     expect(report.counts).toMatchObject({ UPGRADED: 61, FAILED: 3 });
     // One identity per node (its xname), both names shown.
     expect(report.nodes['x3000c0s9b0n1']).toMatchObject({ status: 'FAILED', reason: 'upgrading-boot-session-failed', wlmName: 'nid000018', phase: 'failed' });
-    expect(report.messages.find((m) => m.startsWith('Step 0 of 8: draining'))).toMatch(/x3000c0s1b0n0.*\(Slurm: nid\[000001-00000[5-8]\]/);
+    expect(report.messages.find((m) => m.startsWith('Step 1 of 8: draining'))).toMatch(/x3000c0s1b0n0.*\(Slurm: nid\[000001-00000[5-8]\]/);
     // The site saw it on the xnames: every node rebooted once, the UANs untouched.
     expect(csm.state.nodes['x3000c0s1b0n0']!.bootCount).toBe(1);
     expect(csm.state.nodes['x3002c0s1b0n0']!.bootCount).toBe(0);

@@ -111,6 +111,17 @@ describe('rollout session cancel and resume, for a deployment another process ru
     const report = JSON.parse(finished.stdout) as { status: string; nodes: Record<string, string> };
     expect(report.status).toBe('CANCELLED');
     expect(report.nodes['n2']).toBe('NOT_STARTED');
+
+    // On simulated time a deployment's creation is never shown as a simulated date: CREATED is the wall clock, marked (sim);
+    // JSON gives the run's start as 0 seconds of simulated time, and the wall-clock date beside it.
+    const table = await runCliInProcess(['session', 'list', '--kind', 'deployment', '--data-dir', dataDir]);
+    expect(table.stdout).toMatch(new RegExp(`^${deploymentId} +deployment +CANCELLED +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ \\(sim\\) `, 'm'));
+    const listed = JSON.parse((await runCliInProcess(['session', 'list', '--kind', 'deployment', '--data-dir', dataDir, '--json'])).stdout) as {
+      createdAt: unknown;
+      wallCreatedAt: string;
+    }[];
+    expect(listed[0]).toMatchObject({ createdAt: { secondsFromStart: 0, timeBase: 'simulated' }, simulatedTime: true });
+    expect(Math.abs(Date.parse(listed[0]!.wallCreatedAt) - Date.now())).toBeLessThan(300_000);
   }, 120_000);
 
   it('resumes it after its process was killed, to the end, on a data directory', async () => {

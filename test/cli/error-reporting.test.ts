@@ -80,11 +80,11 @@ describe('rollout events over a log a crash tore', () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'rollout-events-'));
     const file = path.join(dataDir, 'events.jsonl');
     const event = (step: number) =>
-      statusEvent(DETAIL_TYPES.stepFinished, { kind: 'upgrade', sessionId: 's1', at: '2030-01-01T00:00:00.000Z', step }, `step-${step}`);
-    await new JsonLinesEventLog(file).publish([event(0)]);
+      statusEvent(DETAIL_TYPES.stepFinished, { kind: 'upgrade', sessionId: 's1', at: '2030-01-01T00:00:00.000Z', step, stepCount: 2 }, `step-${step}`);
+    await new JsonLinesEventLog(file).publish([event(1)]);
     // A process killed mid-append: half a line, no newline.
     await writeFile(file, `${await readFile(file, 'utf8')}{"seq":2,"source":"rollo`);
-    await new JsonLinesEventLog(file).publish([event(1)]);
+    await new JsonLinesEventLog(file).publish([event(2)]);
 
     const result = await runCliInProcess(['events', '--data-dir', dataDir, '--json']);
     expect(result.code).toBe(0);
@@ -93,7 +93,7 @@ describe('rollout events over a log a crash tore', () => {
         .trim()
         .split('\n')
         .map((line) => (JSON.parse(line) as { detail: { step: number } }).detail.step),
-    ).toEqual([0, 1]);
+    ).toEqual([1, 2]);
     expect(result.stderr).toBe(`warning: ${file} line 2 is not a whole event (a write cut short by a crash?): left out\n`);
   });
 });

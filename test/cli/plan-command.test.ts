@@ -181,10 +181,10 @@ describe('rollout plan upgrade (its own process)', () => {
     const text = await runCli(args);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^Upgrade plan for 'compute-nodes': 64 node\(s\) in 8 step\(s\), mode lockstep, at most 8 out of service at once/);
-    expect(text.stdout).toMatch(/step 1: 8 node\(s\), starts \+0 s, ends \+1 h 36 min/);
-    expect(text.stdout).toMatch(/x3000c0s3b0n0 {2}drain \+0 s, out \+1 h 30 min, back \+1 h 36 min {2}\[busy until \+1 h 30 min\]/);
+    expect(text.stdout).toMatch(/step 1 of 8: 8 node\(s\), starts \+0s, ends \+1h 36m/);
+    expect(text.stdout).toMatch(/x3000c0s3b0n0 {2}drain \+0s, out \+1h 30m, back \+1h 36m {2}\[busy until \+1h 30m\]/);
     // An idle node of step 1 is out of service from its drain until the step, booted once its slowest node is quiet, is back.
-    expect(text.stdout).toMatch(/x3000c0s1b0n0 {2}drain \+0 s, out \+0 s, back \+1 h 36 min\n/);
+    expect(text.stdout).toMatch(/x3000c0s1b0n0 {2}drain \+0s, out \+0s, back \+1h 36m\n/);
 
     const json = JSON.parse((await runCli([...args, '--mode', 'window', '--max-unavailable', '6', '--batches', '1', '--json'])).stdout) as {
       timeBase: string;
@@ -193,6 +193,9 @@ describe('rollout plan upgrade (its own process)', () => {
       nodes: Record<string, { wave: number; gates: string[] }>;
     };
     expect(json).toMatchObject({ timeBase: 'simulated', cap: 6 });
+    // Simulated instants are seconds from the plan's start, never dates (core/time-format.ts).
+    expect(json).toMatchObject({ startsAt: { secondsFromStart: 0, timeBase: 'simulated' }, endsAt: { timeBase: 'simulated' } });
+    expect(Object.values(json.nodes).every((n) => JSON.stringify(n).match(/\d{4}-\d\d-\d\dT/) === null)).toBe(true);
     expect(json.waves.map((w) => w.nodes.length)).toEqual([1, 63]);
     expect(Object.keys(json.nodes)).toHaveLength(64);
 

@@ -80,15 +80,21 @@ describe('rollout schedule and rollout events against a served control plane', (
     await run.outcome;
     const readable = await runCliInProcess(['events', '--endpoint', url]);
     expect(readable.code).toBe(0);
-    expect(readable.stdout).toContain(`Session Started  upgrade ${run.id}`);
+    // On a simulated site an event's instant is shown from its run's start, never as a date; steps count from 1.
+    expect(readable.stdout).toContain(`+0s (simulated)  Session Started  upgrade ${run.id}`);
+    expect(readable.stdout).toMatch(/^\+\S+( \S+)? \(simulated\) {2}Step Started {2}upgrade \S+ {2}step 1 of \d+/m);
+    expect(readable.stdout).not.toMatch(/\d{4}-\d\d-\d\dT/);
     expect(readable.stdout).toContain('Step Finished');
     expect(readable.stdout).toContain('COMPLETED (READY)');
     const json = await runCliInProcess(['events', '--endpoint', url, '--json']);
     const lines = json.stdout
       .trim()
       .split('\n')
-      .map((line) => JSON.parse(line) as { detailType: string });
+      .map((line) => JSON.parse(line) as { detailType: string; detail: { sessionId: string; at: unknown; timeBase?: string } });
     expect(lines.map((line) => line.detailType).at(-1)).toBe('Rollout Session Finished');
+    const ofRun = lines.filter((line) => line.detail.sessionId === run.id);
+    expect(ofRun[0]!.detail).toMatchObject({ at: { secondsFromStart: 0, timeBase: 'simulated' }, timeBase: 'simulated' });
+    for (const line of ofRun) expect(line.detail.at).toEqual({ secondsFromStart: expect.any(Number), timeBase: 'simulated' });
     expect(await runCliInProcess(['events'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--data-dir DIR and --endpoint URL') });
   });
 });

@@ -55,7 +55,7 @@ describe('rollout session watch, on a data directory', () => {
       upgradeId: string;
     };
     const listed = (await runCliInProcess(['session', 'list', '--data-dir', dataDir])).stdout;
-    expect(listed).toMatch(new RegExp(`${lockstep.upgradeId} .* step 2/2 COMPLETE`));
+    expect(listed).toMatch(new RegExp(`${lockstep.upgradeId} .* step 2 of 2 COMPLETE`));
     expect(listed).toMatch(new RegExp(`${upgradeId} .* window COMPLETE`));
   });
 });
@@ -104,6 +104,22 @@ describe('rollout session watch and cancel, over an endpoint', () => {
 
     const resumed = await runCliInProcess(['session', 'resume', stopped.id, '--endpoint', url, '--json']);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ upgradeId: stopped.id, state: 'DELETED' });
+    // A cancelled session lists where the cancel found it (its first step of two), not its closing COMPLETE; steps count from 1.
+    const listed = await runCliInProcess(['session', 'list', '--endpoint', url]);
+    expect(listed.stdout).toMatch(new RegExp(`^${stopped.id} +upgrade +DELETED +.* cancelled at step 1 of 2, 0/4 done$`, 'm'));
+    // Simulated instants in JSON are seconds from the session's start, never dates; the step counts from 1 there too.
+    const got = JSON.parse((await runCliInProcess(['session', 'get', stopped.id, '--endpoint', url, '--json'])).stdout) as {
+      createdAt: unknown;
+      timeBase: string;
+      progress: { step: number };
+      messageLog: { at: unknown; text: string }[];
+    };
+    expect(got).toMatchObject({ timeBase: 'simulated', createdAt: { secondsFromStart: 0, timeBase: 'simulated' }, progress: { step: 1 } });
+    expect(got.messageLog.length).toBeGreaterThan(0);
+    for (const { at } of got.messageLog) expect(at).toEqual({ secondsFromStart: expect.any(Number), timeBase: 'simulated' });
+    expect(got.messageLog.map((m) => m.text)).toContainEqual(expect.stringMatching(/^Step 1 of 2: draining 2 node\(s\)/));
+    const listedJson = JSON.parse((await runCliInProcess(['session', 'list', '--endpoint', url, '--json'])).stdout) as { upgradeId: string }[];
+    expect(listedJson.find((e) => e.upgradeId === stopped.id)).toMatchObject({ step: 1, createdAt: { secondsFromStart: 0, timeBase: 'simulated' } });
     const watchedAgain = await runCliInProcess(['session', 'watch', other.id, '--endpoint', url, '--json']);
     expect(watchedAgain.code).toBe(0);
     expect(JSON.parse(watchedAgain.stdout)).toMatchObject({ upgradeId: other.id, state: 'DELETED' });

@@ -32,7 +32,7 @@ const upgradeArgs = [
   '--poll-interval',
   '30',
 ];
-const STEP_1_DRAINING = 'Step 1 of 3: draining 2 node(s)';
+const STEP_1_DRAINING = 'Step 2 of 3: draining 2 node(s)';
 
 async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 300_000): Promise<T> {
   for (const deadline = Date.now() + ms; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {

@@ -160,7 +160,7 @@ describe('rollout upgrade', () => {
       '0',
     ]);
     // The last node in plan order fails: the budget of 0 is exceeded only then, with nothing left to start.
-    expect(result.stdout).toMatch(/mode window: at most 1 out of service, 0 drained ahead, order plan, makespan \d+ min/);
+    expect(result.stdout).toMatch(/mode window: at most 1 out of service, 0 drained ahead, order plan, makespan (\d+h )?\d+m( \d+s)?$/m);
     expect(result.stdout).toMatch(/halted \(state HALTED\)/);
     expect(result.stdout).toMatch(/halted: 1 failed nodes exceed maxFailed \(0\)/);
     expect(result.code).toBe(1);
@@ -211,7 +211,7 @@ describe('rollout upgrade', () => {
   });
 
   it("with --wait-for-groups, starts on a missing group and shows the workflow's message at once, and once", async () => {
-    const message = "Processing step 0 in stage STARTING failed - failed to obtain Node Group named 'nosuch'";
+    const message = "Processing step 1 in stage STARTING failed - failed to obtain Node Group named 'nosuch'";
     const { child, done } = startCli([
       'upgrade',
       '--site',
@@ -388,7 +388,7 @@ describe('rollout session resume', () => {
 
     const resumed = await runCliInProcess(['session', 'resume', upgradeId, '--data-dir', dataDir, '--site', site, '--json']);
     expect(resumed.code).toBe(0);
-    expect(resumed.stderr).toMatch(/step 2\/2 COMPLETE: 4\/4 nodes done/);
+    expect(resumed.stderr).toMatch(/step 2 of 2 COMPLETE: 4\/4 nodes done/);
     // The simulated site restarted fresh with the new process: whatever the dead one did to it is gone, so only the totals are sure.
     const report = JSON.parse(resumed.stdout) as { upgradeId: string; state: string; completed: boolean; counts: Record<string, number> };
     expect(report).toMatchObject({ upgradeId, state: 'READY', completed: true });

@@ -40,10 +40,10 @@ describe('status events of the embedded control plane', () => {
         DETAIL_TYPES.sessionFinished,
       ]);
       expect(events.every((e) => e.detail.sessionId === run.id)).toBe(true);
-      expect(events[1]!.detail).toMatchObject({ step: 0, stepCount: 2, nodeCount: 2 });
-      expect(events[2]!.detail).toMatchObject({ step: 0, upgraded: 2, failed: 0 });
-      expect(events[4]!.detail).toMatchObject({ step: 1, nodes: [site.nodes[3]!.name] });
-      expect(events[5]!.detail).toMatchObject({ step: 1, upgraded: 1, failed: 1 });
+      expect(events[1]!.detail).toMatchObject({ step: 1, stepCount: 2, nodeCount: 2 });
+      expect(events[2]!.detail).toMatchObject({ step: 1, stepCount: 2, upgraded: 2, failed: 0 });
+      expect(events[4]!.detail).toMatchObject({ step: 2, nodes: [site.nodes[3]!.name] });
+      expect(events[5]!.detail).toMatchObject({ step: 2, upgraded: 1, failed: 1 });
       expect(events[6]!.detail).toMatchObject({ outcome: 'COMPLETED', state: 'READY' });
       expect(new Set(events.map((e) => e.detail.eventId)).size).toBe(events.length);
       expect(await fetchEvents(served.endpoints.stepFunctionsEndpoint, 5)).toEqual(events.slice(5));

@@ -52,7 +52,7 @@ describe('a stop asked of a run whose process died, then one `session resume`: t
     for (let i = 0; i < 6; i++) expect({ node: nodeName(i), boots: site.nodes[nodeName(i)]!.bootCount }).toEqual({ node: nodeName(i), boots: 1 });
     expect(site.violations).toEqual([]);
     expect(await rt.isRunning('upgrade', run.id)).toBe(false);
-    expect(await rt.store.messages.list(run.id)).toContainEqual(expect.stringMatching(/^Stop withdrawn by a resume: carrying on at step \d+$/));
+    expect(await rt.store.messages.list(run.id)).toContainEqual(expect.stringMatching(/^Stop withdrawn by a resume: carrying on at step \d+ of \d+$/));
   });
 
   it('a window upgrade: READY, every node upgraded and rebooted once', async () => {

@@ -20,6 +20,8 @@ export interface GroupDeploymentDependencies {
    */
   workloadManager?: Pick<WorkloadManager, 'getNodes'>;
   clock: Clock;
+  /** The clock is a simulated one (a simulated site): its runs say so, and their instants are never shown as dates. */
+  simulatedTime?: boolean;
   settings: GroupDeploymentSettings;
   /** Where a deploy phase run as a task graph keeps its run: its nodes' task states decide which nodes deployed. */
   taskRuns: TaskRunStore;

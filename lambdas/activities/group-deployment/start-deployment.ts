@@ -65,6 +65,7 @@ export async function startDeployment(
     {
       deploymentId,
       createdAt: new Date(deps.clock.now()).toISOString(),
+      ...(deps.simulatedTime ? { simulatedTime: true, wallCreatedAt: new Date().toISOString() } : {}),
       status: 'RUNNING',
       settings,
       state: startDeploymentRun(plan),

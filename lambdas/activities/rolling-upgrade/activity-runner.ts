@@ -48,12 +48,12 @@ export async function runActivity(stage: Stage, state: WorkflowState, deps: Roll
 
   const now = deps.clock.now();
   if (cancelSwitchesAt(session, stage)) {
-    const cancelling = decideCancelRequested(stage, progress, now);
+    const cancelling = decideCancelRequested(session, stage, progress, now);
     await save(deps, session, progress, cancelling);
     return next(cancelling.progress, cancelling.waitSeconds);
   }
   if (stopSwitchesAt(session, stage)) {
-    const stopping = decideStopRequested(stage, progress, now);
+    const stopping = decideStopRequested(session, stage, progress, now);
     await save(deps, session, progress, stopping);
     return next(stopping.progress, stopping.waitSeconds);
   }
@@ -125,7 +125,7 @@ async function recordLostLocks(
   nodes: readonly NodeRecord[],
   lost: ReadonlyMap<string, string | undefined>,
 ): Promise<void> {
-  const decision = decideLocksLost(session.mode === 'window' ? 'window' : progress.step, nodes, lost);
+  const decision = decideLocksLost(session.mode === 'window' ? 'window' : { step: progress.step, stepCount: session.stepCount }, nodes, lost);
   if (!decision) return;
   await performDecision(deps, session, { progress, waitSeconds: 0, actions: decision.actions });
   await deps.store.messages.append(session.upgradeId, decision.message);
@@ -138,7 +138,7 @@ async function recordClaimedElsewhere(
   nodes: readonly NodeRecord[],
   claims: ReadonlyMap<string, string>,
 ): Promise<void> {
-  const decision = decideClaimedElsewhere(session.mode === 'window' ? 'window' : progress.step, nodes, claims);
+  const decision = decideClaimedElsewhere(session.mode === 'window' ? 'window' : { step: progress.step, stepCount: session.stepCount }, nodes, claims);
   if (!decision) return;
   await performDecision(deps, session, { progress, waitSeconds: 0, actions: decision.actions });
   await deps.store.messages.append(session.upgradeId, decision.message);
@@ -164,7 +164,8 @@ async function publishStepFinished(deps: RollingUpgradeDependencies, session: Up
         kind: 'upgrade',
         sessionId: session.upgradeId,
         at: eventTime(deps.clock.now()),
-        step,
+        step: step + 1,
+        stepCount: session.stepCount,
         ...(session.planTaken ? { upgraded: count('UPGRADED'), failed: count('FAILED') } : {}),
       },
       `step-${step}`,

@@ -23,7 +23,7 @@ export const cancelSession: StageIncrement = async ({ session, progress, deps, n
   const wlm = await observeWlm(deps, session, nodes);
   const decided = decideCancel({ session, progress, nodes, observed: { wlm, chunk }, now });
   const decision = { ...decided, progress: { ...decided.progress, counts: countsAfter(session, progress, records, decided.actions, chunk) } };
-  const others = decideLocksLost(progress.step, active, heldByOthers);
+  const others = decideLocksLost({ step: progress.step, stepCount: session.stepCount }, active, heldByOthers);
   if (!others) return performDecision(deps, session, decision, nodes);
   const message = [others.message, decision.message].filter((m) => m !== undefined).join('; ');
   return performDecision(deps, session, { ...decision, actions: [...others.actions, ...decision.actions], message }, nodes);

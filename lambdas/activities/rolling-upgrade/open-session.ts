@@ -5,6 +5,7 @@ import { MAX_SESSION_ID_LENGTH, idForExecution } from '../../../core/execution-i
 import { checkUpgradeRequest } from '../../../control-plane/request-checks/upgrade-request';
 import { resumeCarriesOn, resumedMessage, sessionControlOf, type CancelRequested, type StopRequested } from '../../../core/session-control';
 import { resumedProgress } from '../../../core/rolling-upgrade/stop-decisions';
+import { stepText } from '../../../core/rolling-upgrade/step-plan';
 import { recordRefusal } from '../run-starts';
 import type { UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
@@ -84,7 +85,7 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
       session = await store.reopenStopped(session.upgradeId, resumedProgress(session.progress, clock.now()));
       await store.messages.append(
         session.upgradeId,
-        resumedMessage(from, session.progress.stage === 'ROLLING' ? 'the window' : `step ${session.progress.step}`),
+        resumedMessage(from, session.progress.stage === 'ROLLING' ? 'the window' : stepText(session.progress.step, session.stepCount)),
       );
     }
     // A person's resume continues as new after the newest generation of the session's earlier chains (their names are taken).

@@ -100,8 +100,8 @@ function decisionEvents(deps: RollingUpgradeDependencies, session: UpgradeSessio
   // The step and stage the increment ran in (the decision's progress is where it goes next).
   const { step, stage } = session.progress;
   const common = { kind: 'upgrade' as const, sessionId: session.upgradeId, at };
-  // Mode window has no steps (its step stays 0): its failures say no step.
-  const where = session.mode === 'window' ? {} : { step };
+  // Mode window has no steps (its step stays 0): its failures say no step. Events count steps from 1; eventIds keep the stored index.
+  const where = session.mode === 'window' ? {} : { step: step + 1 };
   return decision.actions.flatMap((action, index): StatusEvent[] => {
     if (action.type === 'fail') return nodesFailedEvents({ ...common, reason: action.reason, ...where }, action.nodes, `step-${step}:${stage}:${index}`);
     if (action.type === 'closeSession') {

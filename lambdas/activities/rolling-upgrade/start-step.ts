@@ -119,7 +119,7 @@ export const startStep: StageIncrement = async ({ session, progress, deps, now }
     await publishStatusEvents(deps, [
       statusEvent(
         DETAIL_TYPES.stepStarted,
-        { kind: 'upgrade', sessionId: planned.upgradeId, at: eventTime(now), step: progress.step, stepCount: planned.stepCount, nodeCount: nodes.length },
+        { kind: 'upgrade', sessionId: planned.upgradeId, at: eventTime(now), step: progress.step + 1, stepCount: planned.stepCount, nodeCount: nodes.length },
         `step-${progress.step}`,
       ),
     ]);

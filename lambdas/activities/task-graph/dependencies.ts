@@ -19,6 +19,8 @@ export interface TaskGraphDependencies {
   workloadManager: Pick<WorkloadManager, 'getNodes' | 'resumeNodes'>;
   executor: TaskExecutor;
   clock: Clock;
+  /** The clock is a simulated one (a simulated site): its runs say so, and their instants are never shown as dates. */
+  simulatedTime?: boolean;
   settings: TaskGraphSettings;
   /** The activities' structured logger; by default one at POWERTOOLS_LOG_LEVEL (lambdas/activities/middleware.ts). */
   logger?: Logger;

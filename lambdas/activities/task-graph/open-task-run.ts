@@ -162,6 +162,7 @@ async function createRun(
   const record: Omit<TaskRunRecord, 'increment'> = {
     runId,
     createdAt: new Date(now).toISOString(),
+    ...(deps.simulatedTime ? { simulatedTime: true, wallCreatedAt: new Date().toISOString() } : {}),
     status: 'RUNNING',
     settings: parsed.settings,
     schedule: scheduleFieldsOf(state),

@@ -22,11 +22,11 @@ describe('status events', () => {
   });
 
   it('derives the event id from the session and where it is: the same on a retry, different per step', () => {
-    const detail = { kind: 'upgrade' as const, sessionId: 'u-1', at: '2026-01-01T00:00:00.000Z', step: 3 };
+    const detail = { kind: 'upgrade' as const, sessionId: 'u-1', at: '2026-01-01T00:00:00.000Z', step: 3, stepCount: 5 };
     const first = statusEvent(DETAIL_TYPES.stepFinished, detail, 'step-3');
     expect(statusEvent(DETAIL_TYPES.stepFinished, { ...detail, at: '2026-01-01T00:05:00.000Z' }, 'step-3').detail.eventId).toBe(first.detail.eventId);
     expect(statusEvent(DETAIL_TYPES.stepFinished, { ...detail, step: 4 }, 'step-4').detail.eventId).not.toBe(first.detail.eventId);
-    expect(statusEvent(DETAIL_TYPES.stepStarted, { ...detail, stepCount: 5, nodeCount: 2 }, 'step-3').detail.eventId).not.toBe(first.detail.eventId);
+    expect(statusEvent(DETAIL_TYPES.stepStarted, { ...detail, nodeCount: 2 }, 'step-3').detail.eventId).not.toBe(first.detail.eventId);
     expect(STATUS_EVENT_SCHEMAS[DETAIL_TYPES.stepFinished].parse(first.detail)).toEqual(first.detail);
   });
 

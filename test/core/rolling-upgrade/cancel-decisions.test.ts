@@ -3,11 +3,12 @@ import { NOW, node, OUR_DRAIN, progress, RUN_ID, session, wlmMap, wlmNode } from
 
 describe('a cancel seen by a stage', () => {
   it('switches to the delete sequence by CRUS rules, keeping the boot session name', () => {
-    const early = decideCancelRequested('QUIESCING', progress({ stage: 'QUIESCING' }), NOW);
+    const early = decideCancelRequested({ stepCount: 3 }, 'QUIESCING', progress({ stage: 'QUIESCING' }), NOW);
     expect(early.progress).toEqual({ step: 0, stage: 'CANCELLING', stageStartedAt: NOW, errorCount: 0, cancelMode: 'resume-step' });
-    expect(early.message).toBe('Session deleted at step 0 in stage QUIESCING');
-    const booting = decideCancelRequested('BOOTING', progress({ stage: 'BOOTING', step: 1, bootSessionName: 'b-1' }), NOW);
+    expect(early.message).toBe('Session deleted at step 1 of 3 in stage QUIESCING');
+    const booting = decideCancelRequested({ stepCount: 3 }, 'BOOTING', progress({ stage: 'BOOTING', step: 1, bootSessionName: 'b-1' }), NOW);
     expect(booting.progress).toMatchObject({ stage: 'CANCELLING', cancelMode: 'fail-remaining', bootSessionName: 'b-1' });
+    expect(booting.message).toBe('Session deleted at step 2 of 3 in stage BOOTING');
   });
 
   it('only while the session is DELETING and not yet in the delete sequence', () => {
@@ -35,7 +36,7 @@ describe('CANCELLING', () => {
       { type: 'recordNodes', records: step.map((n) => ({ name: n.name, index: n.index, status: 'NOT_STARTED' })) },
       { type: 'releaseLocks', nodes: ['n0', 'n1'] },
     ]);
-    expect(d).toMatchObject({ progress: { stage: 'CLEANUP' }, message: 'Cancelled before booting step 0: 2 node(s) resumed, none failed' });
+    expect(d).toMatchObject({ progress: { stage: 'CLEANUP' }, message: 'Cancelled before booting step 1 of 2: 2 node(s) resumed, none failed' });
   });
 
   it('otherwise fails the remaining nodes a chunk at a time, then cleans up', () => {

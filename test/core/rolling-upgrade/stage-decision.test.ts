@@ -25,7 +25,7 @@ describe('a failed attempt', () => {
     expect(d).toEqual({
       progress: progress({ stage: 'BOOTING', step: 1, errorCount: 3 }),
       waitSeconds: 120,
-      message: 'Processing step 1 in stage BOOTING failed - boot-service: HTTP 503',
+      message: 'Processing step 2 in stage BOOTING failed - boot-service: HTTP 503',
     });
   });
 });

@@ -27,7 +27,7 @@ describe('STARTING', () => {
       { type: 'drain', nodes: ['n0', 'n1'], reason: `rolling-upgrade ${RUN_ID}` },
       { type: 'recordNodes', records: STEP.map((n) => ({ name: n.name, index: n.index, status: 'IN_PROGRESS', phase: 'DRAINING' })) },
     ]);
-    expect(d.message).toBe('Step 0 of 2: draining 2 node(s): n0, n1');
+    expect(d.message).toBe('Step 1 of 2: draining 2 node(s): n0, n1');
   });
 
   it("keeps an admin's drain and its reason: a drained node is drained already", () => {
@@ -53,10 +53,10 @@ describe('STARTING', () => {
   it('waits for nodes locked by another session and says so at each poll', () => {
     const held = { ...observed(), heldByOthers: new Map([['n1', 'other']]) };
     const first = decideStartStep({ session: session(), progress: progress(), nodes: STEP, observed: held, now: NOW });
-    expect(first).toMatchObject({ waitSeconds: 30, actions: [], message: 'Step 0 waits for nodes locked by session other: n1' });
+    expect(first).toMatchObject({ waitSeconds: 30, actions: [], message: 'Step 1 of 2 waits for nodes locked by session other: n1' });
     expect(first.progress.lockWaitSince).toBe(NOW);
     const again = decideStartStep({ session: session(), progress: first.progress, nodes: STEP, observed: held, now: NOW + 30_000 });
-    expect(again).toEqual({ progress: first.progress, waitSeconds: 30, actions: [], message: 'Step 0 waits for nodes locked by session other: n1' });
+    expect(again).toEqual({ progress: first.progress, waitSeconds: 30, actions: [], message: 'Step 1 of 2 waits for nodes locked by session other: n1' });
   });
 
   it('refuses nodes the workload manager does not know, touching none', () => {
@@ -86,7 +86,7 @@ describe('QUIESCING', () => {
       now: NOW,
     });
     // The live view: each node is recorded quiet (the time is stamped when the record is written).
-    expect(d).toMatchObject({ progress: { stage: 'QUIESCED' }, message: 'Step 0: 2 node(s) quiesced' });
+    expect(d).toMatchObject({ progress: { stage: 'QUIESCED' }, message: 'Step 1 of 2: 2 node(s) quiesced' });
     expect(d.actions).toEqual([
       { type: 'recordNodes', records: STEP.map((n) => ({ name: n.name, index: n.index, status: 'IN_PROGRESS', phase: 'QUIESCED' })) },
     ]);
@@ -106,7 +106,7 @@ describe('QUIESCING', () => {
     expect(decideQuiesce({ session: session(), progress: start, nodes: recorded, observed: { wlm }, now: NOW + 99_000 }).actions).toEqual([]);
     const late = decideQuiesce({ session: session(), progress: start, nodes: STEP, observed: { wlm }, now: NOW + 100_000 });
     expect(late.progress.stage).toBe('QUIESCED');
-    expect(late.message).toBe('Step 0: 1 node(s) still busy after 100 s failed: n1');
+    expect(late.message).toBe('Step 1 of 2: 1 node(s) still busy after 100 s failed: n1');
     expect(late.actions).toEqual([
       quietN0,
       { type: 'fail', nodes: ['n1'], reason: 'upgrading-time-out-quiescing', siteReason: `upgrading-time-out-quiescing ${RUN_ID}` },
@@ -145,7 +145,7 @@ describe('QUIESCED', () => {
     expect(d.actions[1]).toEqual({ type: 'removeFromGroup', label: 'upgrading', nodes: ['x9'] });
     expect(d.actions[3]).toEqual({ type: 'startBoot', name, template: 'image-2', limit: { label: 'upgrading' } });
     expect(d.progress).toMatchObject({ stage: 'BOOTING', bootRequestedAt: NOW, bootSessionName: name });
-    expect(d.message).toBe(`Step 0: boot session ${name} started for 2 node(s) with template image-2`);
+    expect(d.message).toBe(`Step 1 of 2: boot session ${name} started for 2 node(s) with template image-2`);
   });
 
   it('after a crash reuses the saved boot time and name (the same boot session is found again)', () => {
@@ -171,10 +171,10 @@ describe('BOOTING and BOOTED', () => {
     const late = decideCheckBoot({ session: session(), progress: booting, nodes: [], observed: { boot: running }, now: NOW + 200_000 });
     expect(late).toMatchObject({
       progress: { stage: 'BOOTED', bootFinishedAt: NOW + 200_000 },
-      message: 'Step 0: boot session b-0 did not finish within 200 s',
+      message: 'Step 1 of 2: boot session b-0 did not finish within 200 s',
     });
     const done = decideCheckBoot({ session: session(), progress: booting, nodes: [], observed: { boot: boot('complete', {}) }, now: NOW });
-    expect(done.message).toBe('Step 0: boot session b-0 complete');
+    expect(done.message).toBe('Step 1 of 2: boot session b-0 complete');
   });
 
   it('reports an unknown boot session as a retryable site error', () => {
@@ -194,7 +194,7 @@ describe('BOOTING and BOOTED', () => {
       now: NOW,
     });
     expect(d.progress).toMatchObject({ stage: 'WLM_WAITING', bootFinishedAt: NOW });
-    expect(d.message).toBe('Step 0: 1 node(s) booted, 2 failed to boot: n1, n2');
+    expect(d.message).toBe('Step 1 of 2: 1 node(s) booted, 2 failed to boot: n1, n2');
     expect(d.actions.filter((a) => a.type === 'fail')).toEqual([
       { type: 'fail', nodes: ['n1'], reason: 'upgrading-boot-session-failed', siteReason: `upgrading-boot-session-failed ${RUN_ID}` },
       { type: 'fail', nodes: ['n2'], reason: 'upgrading-time-out-booting', siteReason: `upgrading-time-out-booting ${RUN_ID}` },
@@ -211,7 +211,7 @@ describe('BOOTING and BOOTED', () => {
       now: NOW,
     });
     expect(d.progress).toMatchObject({ stage: 'STARTING', step: 1 });
-    expect(d.message).toBe('Step 0: 0 node(s) booted, 2 failed to boot: n0, n1 (boot session error: template vanished)');
+    expect(d.message).toBe('Step 1 of 2: 0 node(s) booted, 2 failed to boot: n0, n1 (boot session error: template vanished)');
     // Nodes the workload manager does not know are recorded failed, not failed in it.
     expect(d.actions.some((a) => a.type === 'fail')).toBe(false);
   });
@@ -247,7 +247,7 @@ describe('WLM_WAITING', () => {
   it('resumes the drained nodes that really rebooted, counts them upgraded and waits for the rest', () => {
     const wlm = wlmMap(back('n0', ['DRAIN']), wlmNode('n1', 'IDLE', ['DRAIN'], { bootTime: NOW - 60_000 }));
     const d = decideReturnToService({ session: session(), progress: waiting, nodes: STEP, observed: { wlm }, now: NOW + 1000 });
-    expect(d).toMatchObject({ progress: waiting, waitSeconds: 30, message: 'Step 0: 1 node(s) back in service: n0' });
+    expect(d).toMatchObject({ progress: waiting, waitSeconds: 30, message: 'Step 1 of 2: 1 node(s) back in service: n0' });
     expect(d.actions).toEqual([
       { type: 'resume', nodes: ['n0'] },
       { type: 'recordNodes', records: [{ name: 'n0', index: 0, status: 'UPGRADED', phase: 'DONE' }] },
@@ -269,7 +269,7 @@ describe('WLM_WAITING', () => {
       observed: { wlm: wlmMap(back('n0'), wlmNode('n1', 'DOWN')) },
       now: NOW + 300_000,
     });
-    expect(d.message).toBe('Step 0: 1 node(s) back in service: n0; 1 node(s) did not return within 300 s: n1');
+    expect(d.message).toBe('Step 1 of 2: 1 node(s) back in service: n0; 1 node(s) did not return within 300 s: n1');
     expect(d.actions).toContainEqual({
       type: 'fail',
       nodes: ['n1'],

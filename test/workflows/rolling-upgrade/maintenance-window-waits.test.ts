@@ -68,12 +68,12 @@ describe('a run waiting on a gate', () => {
 
       const waits = report.messageLog.filter((m) => m.text.startsWith('Window waiting: '));
       const before = waits.filter((m) => Date.parse(m.at) < opensAt);
-      expect(before[0]!.text).toBe('Window waiting: no maintenance window is open; the next opens in 3 h: no node starts until then');
+      expect(before[0]!.text).toBe('Window waiting: no maintenance window is open; the next opens in 3h: no node starts until then');
       // One a poll from the first increment to the opening: 3 h / 300 s.
       expect(before).toHaveLength((3 * 3600) / poll);
       const gaps = before.slice(1).map((m, i) => (Date.parse(m.at) - Date.parse(before[i]!.at)) / 1000);
       expect(new Set(gaps)).toEqual(new Set([poll]));
-      expect(before.at(-1)!.text).toBe('Window waiting: no maintenance window is open; the next opens in 5 min: no node starts until then');
+      expect(before.at(-1)!.text).toBe('Window waiting: no maintenance window is open; the next opens in 5m: no node starts until then');
       expect(waits.filter((m) => Date.parse(m.at) >= opensAt)).toEqual([]);
     } finally {
       await runtime.close();
@@ -91,9 +91,9 @@ describe('a run waiting on a gate', () => {
       expect(report).toMatchObject({ state: 'READY', completed: true });
       const waits = report.messageLog.filter((m) => m.text.startsWith('Window waiting: '));
       expect(waits.map((m) => m.text)).toEqual([
-        'Window waiting: baking after the last batch for 15 min more before the next starts',
-        'Window waiting: baking after the last batch for 10 min more before the next starts',
-        'Window waiting: baking after the last batch for 5 min more before the next starts',
+        'Window waiting: baking after the last batch for 15m more before the next starts',
+        'Window waiting: baking after the last batch for 10m more before the next starts',
+        'Window waiting: baking after the last batch for 5m more before the next starts',
       ]);
       // The second batch started on the site only once the bake was over.
       const firstBack = Date.parse(report.messageLog.find((m) => m.text.startsWith('Window: 1 node(s) back in service'))!.at);

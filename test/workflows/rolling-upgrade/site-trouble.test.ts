@@ -20,7 +20,7 @@ describe('rolling upgrade when the site is in trouble', () => {
       },
       'the missing-group message',
     );
-    expect(message).toBe("Processing step 0 in stage STARTING failed - failed to obtain Node Group named 'failed'");
+    expect(message).toBe("Processing step 1 in stage STARTING failed - failed to obtain Node Group named 'failed'");
     // Retried several times meanwhile, the message said once (not at every poll), and it is what a progress display shows.
     await eventually(runtime, async () => ((await runtime!.store.getSession(run.id))!.progress.errorCount >= 4 ? true : undefined), 'four retries');
     expect((await runtime.store.messages.list(run.id)).filter((m) => m === message)).toHaveLength(1);

@@ -1,6 +1,6 @@
 import type { ControlPlane } from '../control-plane/control-plane';
 import { repeatRender } from './repeat-render';
-import { stepNumber, stepText } from '../core/rolling-upgrade/step-plan';
+import { stepText } from '../core/rolling-upgrade/step-plan';
 import { formatDuration, formatWallInstant } from '../core/time-format';
 
 /**

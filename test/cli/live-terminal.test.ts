@@ -190,7 +190,7 @@ describe('the live view in a terminal', () => {
     const run = startInTerminal([...UPGRADE, '--no-live']);
     expect(await run.exited).toBe(0);
     expect(run.output()).not.toMatch(new RegExp(REDRAW.source));
-    expect(run.screen.text()).toMatch(/^step 1\/8 QUIESCING: 0\/64 nodes done/m);
+    expect(run.screen.text()).toMatch(/^step 1 of 8 QUIESCING: 0\/64 nodes done/m);
   }, 60_000);
 
   it('rollout session get ID --watch shows the same view from a second terminal; Ctrl-C leaves it, the view taken off first', async () => {

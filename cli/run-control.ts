@@ -3,7 +3,7 @@ import type { ControlPlane } from '../control-plane/control-plane';
 import { describeError } from '../core/errors';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
-import type { TargetOptions } from './control-plane-target';
+import { resumeCommand, rolloutCommand, type InvocationOptions } from './command-hints';
 
 /**
  * What Ctrl-C and `--detach` do to a run the CLI follows, one rule for `upgrade`, `deploy` and
@@ -17,34 +17,16 @@ import type { TargetOptions } from './control-plane-target';
  *   would end with the process).
  */
 
-/** The options that reach the same control plane again, as the user typed them. */
-export function targetArgs(options: TargetOptions & { dataDir?: string }): string {
-  if (options.endpoint)
-    return [`--endpoint ${options.endpoint}`, options.stack ? `--stack ${options.stack}` : '', options.region ? `--region ${options.region}` : '']
-      .filter(Boolean)
-      .join(' ');
-  if (options.aws)
-    return [
-      '--aws',
-      options.stack ? `--stack ${options.stack}` : '',
-      options.region ? `--region ${options.region}` : '',
-      options.profile ? `--profile ${options.profile}` : '',
-    ]
-      .filter(Boolean)
-      .join(' ');
-  return options.dataDir ? `--data-dir ${options.dataDir}` : '';
-}
-
 const NOUN: Record<RunKind, string> = { upgrade: 'upgrade', deployment: 'deployment', tasks: 'task run' };
 
 /** How to watch, stop or cancel a run that goes on without this process. */
-export function followHints(kind: RunKind, id: string, options: TargetOptions): string {
-  const where = targetArgs(options);
-  if (kind === 'tasks') return `  watch:  rollout session watch ${id} ${where}`;
+export function followHints(kind: RunKind, id: string, options: InvocationOptions): string {
+  const watch = `  watch:  ${rolloutCommand(['session', 'watch', id], options)}`;
+  if (kind === 'tasks') return watch;
   return [
-    `  watch:  rollout session watch ${id} ${where}`,
-    `  stop:   rollout session stop ${id} ${where}    (what is in flight finishes; resume later)`,
-    `  cancel: rollout session cancel ${id} ${where}`,
+    watch,
+    `  stop:   ${rolloutCommand(['session', 'stop', id], options)}    (what is in flight finishes; resume later)`,
+    `  cancel: ${rolloutCommand(['session', 'cancel', id], options)}`,
   ].join('\n');
 }
 
@@ -58,10 +40,13 @@ export function checkDetach(options: { detach?: boolean }, remote: boolean): voi
   }
 }
 
-/** Prints what `--detach` started (the id, or with --json `{id, kind, executionArn}`) and how to follow it. */
-export function reportDetached(run: { id: string; kind: RunKind; executionArn: string }, options: TargetOptions & { json?: boolean }): number {
+/** Prints what `--detach` started or resumed (the id, or with --json `{id, kind, executionArn}`) and how to follow it. */
+export function reportDetached(
+  run: { id: string; kind: RunKind; executionArn: string; resumed: boolean },
+  options: InvocationOptions & { json?: boolean },
+): number {
   if (options.json) process.stdout.write(`${JSON.stringify({ id: run.id, kind: run.kind, executionArn: run.executionArn })}\n`);
-  else process.stdout.write(`${NOUN[run.kind]} ${run.id} started\n${followHints(run.kind, run.id, options)}\n`);
+  else process.stdout.write(`${NOUN[run.kind]} ${run.id} ${run.resumed ? 'resumed' : 'started'}\n${followHints(run.kind, run.id, options)}\n`);
   return ExitCode.completed;
 }
 
@@ -72,7 +57,7 @@ export function reportDetached(run: { id: string; kind: RunKind; executionArn: s
 export function handleInterrupts(
   run: { kind: RunKind; id: string },
   sessions: Pick<ControlPlane, 'stop'>,
-  options: TargetOptions & { dataDir?: string },
+  options: InvocationOptions,
   remote: boolean,
 ): () => void {
   let interrupted = false;
@@ -83,8 +68,7 @@ export function handleInterrupts(
       process.exit(ExitCode.interrupted);
     }
     if (interrupted) {
-      const resume = ` (carry it on with rollout session resume ${run.id} ${targetArgs(options)} --site/--site-config ...)`;
-      process.stderr.write(`\nleaving at once: ${noun} ${run.id} is left as stored${resume}\n`);
+      process.stderr.write(`\nleaving at once: ${noun} ${run.id} is left as stored (carry it on with ${resumeCommand(run.id, options)})\n`);
       process.exit(ExitCode.interrupted);
     }
     interrupted = true;

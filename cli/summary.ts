@@ -59,8 +59,7 @@ export function renderSessionSummary(
   if (report.haltedReason) lines.push(`  halted: ${report.haltedReason}`);
   if (report.state === 'STOPPED') lines.push(`  stopped: what was in flight finished, the rest was left as it was; carry it on with: ${resume}`);
   if (report.paused) lines.push(`  paused by its operator: no new node starts until: ${resume}`);
-  if (report.awaitingApprovalOfBatch !== undefined)
-    lines.push(`  waiting for the approval of batch ${report.awaitingApprovalOfBatch}: ${approve}`);
+  if (report.awaitingApprovalOfBatch !== undefined) lines.push(`  waiting for the approval of batch ${report.awaitingApprovalOfBatch}: ${approve}`);
   else if (report.waiting && report.waiting !== 'paused') lines.push(`  waiting: ${report.waiting}`);
   if (report.estimate) lines.push(`  estimated end: ${formatInstant(report.estimate.endsAt, report)} (${report.estimate.basis})`);
   const total = Object.keys(report.nodes).length;

@@ -266,8 +266,8 @@ export class RealSlurmCluster {
 
   private constructor(
     layout: ClusterLayout,
-    private readonly options: Required<Omit<RealSlurmOptions, 'features' | 'partitions' | 'repoDir' | 'release'>> &
-      Pick<RealSlurmOptions, 'features' | 'partitions' | 'release'> & { repoDir: string; root?: string },
+    private readonly options: Required<Omit<RealSlurmOptions, 'features' | 'partitions' | 'repoDir' | 'release' | 'portBase'>> &
+      Pick<RealSlurmOptions, 'features' | 'partitions' | 'release' | 'portBase'> & { repoDir: string; root?: string },
   ) {
     this.dir = layout.dir;
     this.conf = layout.conf;

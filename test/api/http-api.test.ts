@@ -84,7 +84,7 @@ describe('upgrade sessions over HTTP (CRUS semantics)', () => {
     await eventually(runtime, async () => ((await runtime.store.getSession(id))?.progress.stage === 'QUIESCING' ? true : undefined), 'QUIESCING');
 
     // An execution runs it: a resume would start a second one over the same nodes (409, naming the stop).
-    expect(expectProblem(await request('POST', `/sessions/${id}/resume`), 409).detail).toContain(`rollout session stop ${id}`);
+    expect(expectProblem(await request('POST', `/sessions/${id}/resume`), 409).detail).toContain(`rollout session stop '${id}'`);
     const stopped = await request('POST', `/sessions/${id}/stop`);
     expect(stopped.status).toBe(200);
     expect(stopResultSchema.parse(stopped.body)).toEqual({ id, kind: 'upgrade', state: 'STOPPING', running: true });

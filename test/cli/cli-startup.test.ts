@@ -196,7 +196,7 @@ describe('rollout completion', () => {
       expect(list).not.toContain('1: :{_describe command subcommands}');
       const plan = await complete(['rollout', 'plan', 'deploy', '--format', '']);
       expect(plan).toContain('--format[how to print the plan]:format:(text json mermaid)');
-      expect(await complete(['rollout', 'upgrade', '--mode', ''])).toContain('--mode[lockstep (CRUS steps, the default) or window]:mode:(lockstep window)');
+      expect(await complete(['rollout', 'upgrade', '--mode', ''])).toContain('--mode[lockstep]:mode:(lockstep window)');
       // A session id is asked of the sessions the line names.
       expect(await complete(['rollout', 'session', 'get', ''])).toContain('1:id:_rollout_ids');
     },

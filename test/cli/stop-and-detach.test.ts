@@ -157,16 +157,16 @@ describe('a client of rollout serve', () => {
     expect(JSON.parse(watched.stdout)).toMatchObject({ state: 'STOPPED', counts: { UPGRADED: 2, FAILED: 0, NOT_STARTED: 4 } });
     expect((await runCliInProcess(['session', 'stop', id, ...where])).code).toBe(1);
 
+    // With --yes it is cancelled; nothing runs a stopped session, so the deletion rules apply when it is resumed.
+    const cancelled = await runCliInProcess(['session', 'cancel', id, ...where, '--yes']);
+    expect(cancelled).toMatchObject({ code: 0, stdout: expect.stringContaining(`upgrade ${id} is DELETING, but no execution runs it`) });
+
     // `session resume --detach` starts the execution that carries it on and returns at once, saying how to follow it.
     const resumed = await runCli(['session', 'resume', id, ...where, '--detach']);
     expect(resumed).toMatchObject({
       code: 0,
       stdout: expect.stringContaining(`upgrade ${id} resumed\n  watch:  rollout session watch ${id} --endpoint ${where[1]}`),
     });
-
-    // With --yes it is cancelled (the deletion rules apply in the resumed execution).
-    const cancelled = await runCliInProcess(['session', 'cancel', id, ...where, '--yes']);
-    expect(cancelled).toMatchObject({ code: 0, stdout: expect.stringContaining(`upgrade ${id} is DELETING`) });
   }, 600_000);
 
   it('--detach starts the session and returns at once; without a remote control plane it is refused', async () => {

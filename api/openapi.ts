@@ -182,9 +182,22 @@ function sessionPaths(path: RegisterPath): void {
       },
     },
   );
+  resumePath(path, '/sessions/{id}/resume', 'an upgrade session', 'the upgrade id');
 }
 
-/** Group deployments (Shipyard): list, start, read, cancel or remove, stop. */
+/** POST .../resume: a run whose execution died, or that was stopped, carried on from the store by a new execution. */
+function resumePath(path: RegisterPath, route: string, what: string, idDescription: string): void {
+  path('post', route, `Resume ${what} whose execution died or that was stopped: a new execution carries it on from the store (as \`rollout session resume\`)`, {
+    request: idParam(idDescription),
+    responses: {
+      202: body(schemas.StartedRun, 'An execution carries it on; the Location header names the run to follow'),
+      404: problem(`No such ${what.replace(/^an? /, '')}`),
+      409: problem('An execution still runs it (stop it first, or wait until it is STOPPED), or it has ended'),
+    },
+  });
+}
+
+/** Group deployments (Shipyard): list, start, read, cancel or remove, stop, resume. */
 function deploymentPaths(path: RegisterPath): void {
   path('get', '/deployments', 'List group deployments, newest first', { responses: { 200: body(z.array(schemas.DeploymentSummary), 'The deployments') } });
   path('post', '/deployments', 'Start a group deployment', {
@@ -220,6 +233,7 @@ function deploymentPaths(path: RegisterPath): void {
       responses: { 200: body(schemas.StopResult, 'STOPPING'), 404: problem('No such deployment'), 409: problem('The deployment is not running') },
     },
   );
+  resumePath(path, '/deployments/{id}/resume', 'a group deployment', 'the deployment id');
 }
 
 /** Fuel's environments and releases: list, register, read, delete. */

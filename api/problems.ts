@@ -7,6 +7,7 @@ import {
   RolloutError,
   SessionNotCancellableError,
   SessionNotStoppableError,
+  SessionStillRunningError,
   SessionNotFoundError,
   StaleWriteError,
   UpgradeConflictError,
@@ -66,7 +67,8 @@ export function problemFor(err: unknown, invalidStatus: 400 | 422): ApiResponse 
   if (err instanceof EnvironmentResourceNotFoundError) return problem(404, err.message, err.field ? [{ field: err.field, message: err.message }] : undefined);
   if (err instanceof UpgradeNotAllowedError) return problem(405, err.message, err.field ? [{ field: err.field, message: err.message }] : undefined);
   if (err instanceof UpgradeConflictError || err instanceof ResourceConflictError) return problem(409, err.message, err.problems);
-  if (err instanceof SessionNotCancellableError || err instanceof SessionNotStoppableError) return problem(409, err.message);
+  if (err instanceof SessionNotCancellableError || err instanceof SessionNotStoppableError || err instanceof SessionStillRunningError)
+    return problem(409, err.message);
   if (err instanceof StaleWriteError) return problem(409, `${err.message}: it changed during the request; ask again`);
   if (err instanceof RolloutError) return problem(500, err.message);
   return problem(500, 'internal error');

@@ -8,6 +8,7 @@ import { checkUpgradeRequestOnSite, readUpgradeRequest } from '../control-plane/
 import { sessionReportJson } from '../control-plane/reports/session-report';
 import { recordJson } from '../control-plane/reports/view-json';
 import { checkUpgradeGroups } from '../control-plane/request-checks/upgrade-groups';
+import { canResume } from '../control-plane/resume-check';
 import type { RunStart } from '../ports/run-start-store';
 import type { ApiDependencies } from './dependencies';
 import { json } from './http';
@@ -74,6 +75,7 @@ function upgradeSessionRoutes(deps: ApiDependencies, runs: RunLookups): Route[] 
         },
       }),
     ),
+    resumeRoute(deps, 'upgrade', runs.upgrade),
     {
       // Stop, beside DELETE's cancel: what is in flight finishes, nothing new starts, the rest is left as it was; STOPPED, then resumable.
       pattern: '/sessions/{id}/stop',
@@ -86,6 +88,35 @@ function upgradeSessionRoutes(deps: ApiDependencies, runs: RunLookups): Route[] 
       },
     },
   ];
+}
+
+/** Where each kind of run is read and resumed, and how a problem names it. */
+const RESUMABLE = {
+  upgrade: { collection: '/sessions', noun: 'session' },
+  deployment: { collection: '/deployments', noun: 'deployment' },
+} as const;
+
+/**
+ * `POST /sessions/{id}/resume` (and /deployments): `rollout session resume` over HTTP, for a run whose
+ * execution died or that was stopped. 202: an execution carries it on from the store (the run's own
+ * route follows it); 404 for no such run; 409 while an execution still runs it (a second would work
+ * the same nodes), or once it has ended.
+ */
+function resumeRoute({ controlPlane }: ApiDependencies, kind: keyof typeof RESUMABLE, find: (id: string) => Promise<unknown>): Route {
+  const { collection, noun } = RESUMABLE[kind];
+  return {
+    pattern: `${collection}/{id}/resume`,
+    invalidStatus: 422,
+    methods: {
+      POST: async ({ id }) => {
+        const status = (await find(id!)) ? await controlPlane.status(id!) : undefined;
+        if (!status) return problem(404, `no ${noun} with id '${id}'`);
+        if (!canResume(status)) return problem(409, `${noun} ${id} has ended (${status.state}): nothing to resume`);
+        const run = await controlPlane.resume(kind, id!);
+        return json(202, { id: id!, kind, executionArn: run.executionArn }, { location: `${collection}/${encodeURIComponent(id!)}` });
+      },
+    },
+  };
 }
 
 function listSessions({ controlPlane, environmentUpgrades }: ApiDependencies): RouteHandler {
@@ -178,6 +209,7 @@ function deleteSession({ controlPlane, environmentUpgrades, runStarts }: ApiDepe
 function deploymentRoutes(deps: ApiDependencies, runs: RunLookups): Route[] {
   const { controlPlane } = deps;
   return [
+    resumeRoute(deps, 'deployment', runs.deployment),
     {
       pattern: '/deployments/{id}/stop',
       invalidStatus: 422,

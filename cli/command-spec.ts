@@ -33,9 +33,25 @@ export interface OptionSpec {
   defaultValue?: string | number | boolean | string[];
   defaultValueDescription?: string;
   choices?: string[];
+  /** Values shell completion offers for an option the command checks itself (offerValues); not checked by the parser. */
+  values?: string[];
 }
 
 type VersionedCommand = Command & { _version?: string; _versionOptionName?: string };
+
+const offered = new WeakMap<Option, readonly string[]>();
+
+/**
+ * The values shell completion offers for `flag` of `command`, for an option the command checks
+ * itself (the request's schema, whose error names the field): commander's `choices` would check them
+ * first, with its own message, so they are only described.
+ */
+export function offerValues(command: Command, flag: string, values: readonly string[]): Command {
+  const option = command.options.find((candidate) => candidate.long === flag);
+  if (!option) throw new Error(`${command.name()} has no option ${flag}`);
+  offered.set(option, values);
+  return command;
+}
 
 export function describeCommand(command: Command): CommandSpec {
   const version = (command as VersionedCommand)._version;
@@ -62,6 +78,7 @@ export function describeCommand(command: Command): CommandSpec {
         ...(isJsonDefault(option.defaultValue) ? { defaultValue: option.defaultValue } : {}),
         ...(option.defaultValueDescription !== undefined ? { defaultValueDescription: option.defaultValueDescription } : {}),
         ...(option.argChoices ? { choices: [...option.argChoices] } : {}),
+        ...(offered.has(option) ? { values: [...offered.get(option)!] } : {}),
       })),
     commands: command.commands.map(describeCommand),
   };

@@ -3,12 +3,16 @@ import type { DeploymentReport } from '../control-plane/reports/deployment-repor
 import { formatDuration } from '../core/time-format';
 
 /** Shipyard's end of run: a group summary, then a node summary. */
-export function renderDeploymentSummary(report: DeploymentReport, extra: { realSeconds?: number; simulatedSeconds?: number } = {}): string {
+export function renderDeploymentSummary(
+  report: DeploymentReport,
+  extra: { realSeconds?: number; simulatedSeconds?: number; resumeCommand?: string } = {},
+): string {
   const lines: string[] = [];
   lines.push(
     `Deployment ${report.deploymentId}: ${report.status}` +
       (report.criticalGroupsFailed ? ` (critical groups failed: ${report.failedCriticalGroups.join(', ')})` : ''),
   );
+  if (report.status === 'STOPPED' && extra.resumeCommand) lines.push(`  stopped: carry it on with: ${extra.resumeCommand}`);
   if (extra.realSeconds !== undefined) {
     lines.push(
       `  took ${extra.realSeconds.toFixed(1)} s` + (extra.simulatedSeconds !== undefined ? ` (${formatDuration(extra.simulatedSeconds)} simulated)` : ''),

@@ -3,8 +3,8 @@ import type { ControlPlane } from '../control-plane/control-plane';
 import { describeError } from '../core/errors';
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
-import type { TargetOptions } from './control-plane-target';
 import type { RunDisplay } from './live-display';
+import { resumeCommand, rolloutCommand, type InvocationOptions } from './command-hints';
 
 /**
  * What Ctrl-C and `--detach` do to a run the CLI follows, one rule for `upgrade`, `deploy` and
@@ -18,34 +18,16 @@ import type { RunDisplay } from './live-display';
  *   would end with the process).
  */
 
-/** The options that reach the same control plane again, as the user typed them. */
-export function targetArgs(options: TargetOptions & { dataDir?: string }): string {
-  if (options.endpoint)
-    return [`--endpoint ${options.endpoint}`, options.stack ? `--stack ${options.stack}` : '', options.region ? `--region ${options.region}` : '']
-      .filter(Boolean)
-      .join(' ');
-  if (options.aws)
-    return [
-      '--aws',
-      options.stack ? `--stack ${options.stack}` : '',
-      options.region ? `--region ${options.region}` : '',
-      options.profile ? `--profile ${options.profile}` : '',
-    ]
-      .filter(Boolean)
-      .join(' ');
-  return options.dataDir ? `--data-dir ${options.dataDir}` : '';
-}
-
 const NOUN: Record<RunKind, string> = { upgrade: 'upgrade', deployment: 'deployment', tasks: 'task run' };
 
 /** How to watch, stop or cancel a run that goes on without this process. */
-export function followHints(kind: RunKind, id: string, options: TargetOptions): string {
-  const where = targetArgs(options);
-  if (kind === 'tasks') return `  watch:  rollout session watch ${id} ${where}`;
+export function followHints(kind: RunKind, id: string, options: InvocationOptions): string {
+  const watch = `  watch:  ${rolloutCommand(['session', 'watch', id], options)}`;
+  if (kind === 'tasks') return watch;
   return [
-    `  watch:  rollout session watch ${id} ${where}`,
-    `  stop:   rollout session stop ${id} ${where}    (what is in flight finishes; resume later)`,
-    `  cancel: rollout session cancel ${id} ${where}`,
+    watch,
+    `  stop:   ${rolloutCommand(['session', 'stop', id], options)}    (what is in flight finishes; resume later)`,
+    `  cancel: ${rolloutCommand(['session', 'cancel', id], options)}`,
   ].join('\n');
 }
 
@@ -59,10 +41,13 @@ export function checkDetach(options: { detach?: boolean }, remote: boolean): voi
   }
 }
 
-/** Prints what `--detach` started (the id, or with --json `{id, kind, executionArn}`) and how to follow it. */
-export function reportDetached(run: { id: string; kind: RunKind; executionArn: string }, options: TargetOptions & { json?: boolean }): number {
+/** Prints what `--detach` started or resumed (the id, or with --json `{id, kind, executionArn}`) and how to follow it. */
+export function reportDetached(
+  run: { id: string; kind: RunKind; executionArn: string; resumed: boolean },
+  options: InvocationOptions & { json?: boolean },
+): number {
   if (options.json) process.stdout.write(`${JSON.stringify({ id: run.id, kind: run.kind, executionArn: run.executionArn })}\n`);
-  else process.stdout.write(`${NOUN[run.kind]} ${run.id} started\n${followHints(run.kind, run.id, options)}\n`);
+  else process.stdout.write(`${NOUN[run.kind]} ${run.id} ${run.resumed ? 'resumed' : 'started'}\n${followHints(run.kind, run.id, options)}\n`);
   return ExitCode.completed;
 }
 
@@ -74,7 +59,7 @@ export function reportDetached(run: { id: string; kind: RunKind; executionArn: s
 export function handleInterrupts(
   run: { kind: RunKind; id: string },
   sessions: Pick<ControlPlane, 'stop'>,
-  options: TargetOptions & { dataDir?: string },
+  options: InvocationOptions,
   remote: boolean,
   display: Pick<RunDisplay, 'say' | 'clear'>,
 ): () => void {
@@ -88,8 +73,7 @@ export function handleInterrupts(
   const onInterrupt = () => {
     if (remote) leave(`detached: ${noun} ${run.id} goes on without this process\n${followHints(run.kind, run.id, options)}`);
     if (interrupted) {
-      const resume = ` (carry it on with rollout session resume ${run.id} ${targetArgs(options)} --site/--site-config ...)`;
-      leave(`leaving at once: ${noun} ${run.id} is left as stored${resume}`);
+      leave(`leaving at once: ${noun} ${run.id} is left as stored (carry it on with ${resumeCommand(run.id, options)})`);
     }
     interrupted = true;
     display.say(`stopping ${noun} ${run.id}: what is in flight finishes, nothing new starts (Ctrl-C again to leave at once)`);

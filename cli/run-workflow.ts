@@ -6,6 +6,7 @@ import { checkSiteOptions, connectRunTarget, remoteTarget, type TargetOptions } 
 import { CliError } from './errors';
 import { ExitCode } from './exit-codes';
 import { liveStateReader, liveWanted, logDisplay, showLiveView } from './live-display';
+import { recordRunSite, resumeCommand, rolloutCommand } from './command-hints';
 import { checkDetach, handleInterrupts, reportDetached } from './run-control';
 import { loadSiteSource, writeSiteState, type SiteSourceOptions } from './site-source';
 import { unknownIdError } from './unknown-id';
@@ -53,11 +54,17 @@ export interface RunTiming {
   simulatedSeconds?: number;
 }
 
+/** What a summary says besides the report: how long the run took, and the whole commands that carry it on or approve its batch. */
+export interface SummaryContext extends RunTiming {
+  resumeCommand: string;
+  approveCommand: string;
+}
+
 /** A run that has ended, as the command reports it. */
 export interface EndedRun {
   /** What --json prints. */
   json: unknown;
-  summary(timing: RunTiming): string;
+  summary(context: SummaryContext): string;
   /** Exit 0: the run ended as asked. */
   succeeded: boolean;
 }
@@ -69,8 +76,11 @@ export interface WorkflowRun {
   start: { workflow: WorkflowName; input: unknown } | { resume: string };
   /** For a resume: whether a run in this state can be carried on (default: any state). */
   resumable?(status: SessionStatus): boolean;
-  /** The line said on stderr once the run has its id (`resumed`: a resume), if the kind says one. */
-  announce?(id: string, resumed: boolean, remote: boolean): string;
+  /**
+   * The line said on stderr once the run has its id (`resumed`: a resume), if the kind says one;
+   * `getCommand` shows the run from another terminal (none for a run kept in this process only: no --data-dir).
+   */
+  announce?(id: string, resumed: boolean, remote: boolean, getCommand: string | undefined): string;
   /** Its line-per-change log (--no-live, or no terminal); on a terminal the live view shows it, whatever its kind. */
   showProgress(controlPlane: RunControlPlane, id: string): { stop(): Promise<void> };
   /** The workflow's error for a run that ran and failed, which the report explains; any other error is said on stderr. */
@@ -92,9 +102,12 @@ export async function runWorkflow(options: RunOptions, target: RunTarget, run: W
     if (resumed !== undefined) await checkResumable(controlPlane, run, resumed, options);
     const started = 'resume' in run.start ? await controlPlane.resume(run.kind, run.start.resume) : await controlPlane.run(run.start.workflow, run.start.input);
     const id = resumed ?? started.id;
-    if (options.detach) return reportDetached({ ...started, id }, options);
     const remote = target.remote !== undefined;
-    const announcement = run.announce?.(id, resumed !== undefined, remote);
+    // The site a local run uses, for the hints of later commands on its data directory (`session stop` names the resume).
+    if (!remote && options.dataDir) await recordRunSite(options.dataDir, id, options);
+    if (options.detach) return reportDetached({ ...started, id, resumed: resumed !== undefined }, options);
+    const getCommand = remote || options.dataDir ? rolloutCommand(['session', 'get', id], options) : undefined;
+    const announcement = run.announce?.(id, resumed !== undefined, remote, getCommand);
     if (announcement) process.stderr.write(`${announcement}\n`);
     // On a terminal the live view (not remote: the embedded control plane runs it here, on the run's clock), else the kind's log.
     const progress = liveWanted(options) ? showLiveView(liveStateReader(controlPlane, run.kind, id, !remote)) : logDisplay(run.showProgress(controlPlane, id));
@@ -116,7 +129,8 @@ export async function runWorkflow(options: RunOptions, target: RunTarget, run: W
     if (options.json) process.stdout.write(`${JSON.stringify(ended.json, null, 2)}\n`);
     else {
       const simulated = controlPlane.siteState() ? { simulatedSeconds: (controlPlane.now() - startedSimulated) / 1000 } : {};
-      process.stdout.write(`${ended.summary({ realSeconds: (performance.now() - startedReal) / 1000, ...simulated })}\n`);
+      const hints = { resumeCommand: resumeCommand(id, options), approveCommand: rolloutCommand(['session', 'approve', id], options) };
+      process.stdout.write(`${ended.summary({ realSeconds: (performance.now() - startedReal) / 1000, ...simulated, ...hints })}\n`);
     }
     if (outcome.status === 'FAILED' && outcome.error !== run.runFailedError) {
       process.stderr.write(`error: the workflow failed (${outcome.error}): ${causeMessage(outcome)}\n`);

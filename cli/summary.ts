@@ -16,8 +16,13 @@ export function formatInstant(at: string, report: Pick<SessionReport, 'timeBase'
 const MAX_LISTED_IN_FLIGHT = 20;
 
 /** The human summary of a finished (or inspected) session. */
-export function renderSessionSummary(report: SessionReport, extra: { realSeconds?: number; simulatedSeconds?: number } = {}): string {
+export function renderSessionSummary(
+  report: SessionReport,
+  extra: { realSeconds?: number; simulatedSeconds?: number; resumeCommand?: string; approveCommand?: string } = {},
+): string {
   const lines: string[] = [];
+  const resume = extra.resumeCommand ?? `rollout session resume ${report.upgradeId}`;
+  const approve = extra.approveCommand ?? `rollout session approve ${report.upgradeId}`;
   const outcome = report.completed
     ? 'completed'
     : report.state === 'DELETED'
@@ -45,11 +50,9 @@ export function renderSessionSummary(report: SessionReport, extra: { realSeconds
     `  times: ${report.timeBase === 'simulated' ? `simulated time, shown as the time since the session's start (e.g. +1h 36m)${report.wallCreatedAt ? `; created ${formatInstant(report.wallCreatedAt, { timeBase: 'wall-clock', createdAt: report.createdAt })} (wall clock)` : ''}` : 'wall clock (UTC)'}`,
   );
   if (report.haltedReason) lines.push(`  halted: ${report.haltedReason}`);
-  if (report.state === 'STOPPED')
-    lines.push(`  stopped: what was in flight finished, the rest was left as it was; \`rollout session resume ${report.upgradeId}\` carries it on`);
-  if (report.paused) lines.push(`  paused by its operator: no new node starts until \`rollout session resume ${report.upgradeId}\``);
-  if (report.awaitingApprovalOfBatch !== undefined)
-    lines.push(`  waiting for the approval of batch ${report.awaitingApprovalOfBatch}: \`rollout session approve ${report.upgradeId}\``);
+  if (report.state === 'STOPPED') lines.push(`  stopped: what was in flight finished, the rest was left as it was; carry it on with: ${resume}`);
+  if (report.paused) lines.push(`  paused by its operator: no new node starts until: ${resume}`);
+  if (report.awaitingApprovalOfBatch !== undefined) lines.push(`  waiting for the approval of batch ${report.awaitingApprovalOfBatch}: ${approve}`);
   else if (report.waiting && report.waiting !== 'paused') lines.push(`  waiting: ${report.waiting}`);
   if (report.estimate) lines.push(`  estimated end: ${formatInstant(report.estimate.endsAt, report)} (${report.estimate.basis})`);
   const total = Object.keys(report.nodes).length;

@@ -11,12 +11,16 @@ const STATES: readonly OperationState[] = ['ACTIVE', 'ERROR', 'BLOCKED', 'TRANSI
  * The end of a task run: each node's task states (nodes whose tasks ended alike on one line, as a
  * hostlist), why each blocked task is blocked, what failed, what was left alone, and what never ran.
  */
-export function renderTaskRunSummary(view: TaskRunView, extra: { title?: string; realSeconds?: number; simulatedSeconds?: number } = {}): string {
+export function renderTaskRunSummary(
+  view: TaskRunView,
+  extra: { title?: string; realSeconds?: number; simulatedSeconds?: number; resumeCommand?: string } = {},
+): string {
   const taskRuns = STATES.reduce((sum, state) => sum + view.counts[state], 0);
   const counts = STATES.filter((state) => view.counts[state] > 0).map((state) => `${view.counts[state]} ${state.toLowerCase()}`);
   const lines = [
     `${extra.title ?? `Task run ${view.runId}`}: ${view.status} (${taskRuns} task runs on ${view.nodeCount} nodes: ${counts.join(', ') || 'none'})`,
   ];
+  if (view.status === 'STOPPED' && extra.resumeCommand) lines.push(`  stopped: carry it on with: ${extra.resumeCommand}`);
   if (extra.realSeconds !== undefined) {
     const simulated = extra.simulatedSeconds !== undefined ? ` (${formatDuration(extra.simulatedSeconds)} simulated)` : '';
     lines.push(`  took ${extra.realSeconds.toFixed(1)} s${simulated}`);

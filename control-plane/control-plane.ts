@@ -361,6 +361,7 @@ export type ApiControlPlane = Pick<
   | 'stop'
   | 'status'
   | 'run'
+  | 'resume'
   | 'startEnvironmentUpgrade'
   | 'environmentUpgradeId'
   | 'removeSession'

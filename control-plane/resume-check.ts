@@ -14,3 +14,11 @@ export function refuseResumeWhileRunning(kind: SessionKind, id: string, running:
   if (status?.ended) return;
   throw new SessionStillRunningError(kind, id, status?.state ?? 'RUNNING');
 }
+
+/**
+ * Whether a person's resume can carry the run on: one that has not ended (its process or execution
+ * died, or an upgrade STOPPED), or one that ended STOPPED (a deployment, a task run); not a finished one.
+ */
+export function canResume(status: SessionStatus): boolean {
+  return !status.ended || status.state === 'STOPPED';
+}

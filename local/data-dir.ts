@@ -202,6 +202,8 @@ export interface OpenDataDirOptions {
    */
   runsWorkflows: boolean;
   waitMs?: number;
+  /** Port of the DynamoDB endpoint this process serves, when it opens the database (0 or none: any free port). */
+  dynamoDbPort?: number;
 }
 
 /** How long a run waits for another process (a `rollout session` command, say) to let go of its data directory. */
@@ -215,7 +217,7 @@ const DEFAULT_WAIT_MS = 30_000;
 export async function openDataDir(options: OpenDataDirOptions): Promise<OpenedDataDir> {
   const { dataDir } = options;
   if (!dataDir) {
-    const dynamoDb = await startLocalDynamoDb();
+    const dynamoDb = await startLocalDynamoDb({ ...(options.dynamoDbPort ? { port: options.dynamoDbPort } : {}) });
     return { dynamoDb, runsWorkflows: options.runsWorkflows, announceStepFunctions: async () => undefined, close: () => dynamoDb.close() };
   }
   const waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
@@ -241,7 +243,7 @@ export async function openDataDir(options: OpenDataDirOptions): Promise<OpenedDa
     if (!claim) continue; // someone claimed it in between: reach them instead
     let dynamoDb: LocalDynamoDb;
     try {
-      dynamoDb = await startLocalDynamoDb({ dataDir });
+      dynamoDb = await startLocalDynamoDb({ dataDir, ...(options.dynamoDbPort ? { port: options.dynamoDbPort } : {}) });
     } catch (err) {
       await claim.release();
       throw err;

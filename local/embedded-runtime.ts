@@ -62,6 +62,8 @@ export interface EmbeddedRuntimeOptions {
   };
   /** Keep sessions on disk here (LevelDB); in memory without it. */
   dataDir?: string;
+  /** Loopback port of the DynamoDB endpoint it serves (`rollout serve --dynamodb-port`); any free port without it. */
+  dynamoDbPort?: number;
   /**
    * Run on the wall clock sped up this many times (simulated seconds per real second), for
    * watching a run. Without it, on virtual time: the clock jumps to the next due Wait whenever
@@ -207,7 +209,11 @@ export class EmbeddedRuntime extends ControlPlane<ExecutionOutcome> {
   static async start(options: EmbeddedRuntimeOptions): Promise<EmbeddedRuntime> {
     const { connectedSite } = options;
     if ((options.site === undefined) === (connectedSite === undefined)) throw new Error('give exactly one of site (the simulator) and connectedSite');
-    const data = await openDataDir({ runsWorkflows: true, ...(options.dataDir ? { dataDir: options.dataDir } : {}) });
+    const data = await openDataDir({
+      runsWorkflows: true,
+      ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+      ...(options.dynamoDbPort ? { dynamoDbPort: options.dynamoDbPort } : {}),
+    });
     const { dynamoDb } = data;
     const clock = await runtimeClock(options, dynamoDb);
     const dynamoDbRequests = countRequests(dynamoDb.rawClient);

@@ -26,6 +26,8 @@ export interface StartLocalDynamoDbOptions {
   /** LevelDB directory (created if missing) that keeps sessions across runs; in memory without it. */
   dataDir?: string;
   tableName?: string;
+  /** Loopback port of its endpoint (`rollout serve --dynamodb-port`); 0 or none: any free port. */
+  port?: number;
 }
 
 /** How every client of the sessions marshals: optional fields left unset are dropped, not refused. */
@@ -49,7 +51,7 @@ export async function startLocalDynamoDb(options: StartLocalDynamoDbOptions = {}
         throw new DataDirDamagedError(options.dataDir!, `its database cannot be read (${describeError(err)})`, DAMAGED_DATABASE_REMEDY, { cause: err });
       });
     }
-    endpoint = await serveDynamoDb(store);
+    endpoint = await serveDynamoDb(store, options.port ?? 0);
     const { rawClient, client } = inProcessClients(store, endpoint.url, TRANSLATE);
     // Every run creates the table at once: a database without it lost its data (a truncated log), and is not quietly started afresh.
     if (disk?.existed && !(await tableExists(rawClient, tableName))) {

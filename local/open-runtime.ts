@@ -36,6 +36,8 @@ export interface OpenRuntimeOptions {
    * time. A profile's site runs on the wall clock, or on the scaled clock its `simulatedTime` names.
    */
   timeScale?: number;
+  /** Loopback port of the DynamoDB endpoint (`rollout serve --dynamodb-port`); any free port without it. */
+  dynamoDbPort?: number;
 }
 
 /**
@@ -44,9 +46,9 @@ export interface OpenRuntimeOptions {
  */
 export async function openRuntime(options: OpenRuntimeOptions): Promise<EmbeddedRuntime> {
   const { site } = options;
-  const dataDir = options.dataDir ? { dataDir: options.dataDir } : {};
+  const storage = { ...(options.dataDir ? { dataDir: options.dataDir } : {}), ...(options.dynamoDbPort ? { dynamoDbPort: options.dynamoDbPort } : {}) };
   if (site.kind === 'simulated') {
-    return EmbeddedRuntime.start({ site: site.definition, ...(options.timeScale !== undefined ? { timeScale: options.timeScale } : {}), ...dataDir });
+    return EmbeddedRuntime.start({ site: site.definition, ...(options.timeScale !== undefined ? { timeScale: options.timeScale } : {}), ...storage });
   }
   // Connected once per process: the CLI's checks before the run used this very connection.
   const connection = await connectProfile(site);
@@ -54,7 +56,7 @@ export async function openRuntime(options: OpenRuntimeOptions): Promise<Embedded
     connection.bindConnectorState(connectorState);
     return connection.site;
   };
-  return EmbeddedRuntime.start({ connectedSite: { connect, ...(connection.clock ? { clock: connection.clock } : {}) }, ...dataDir });
+  return EmbeddedRuntime.start({ connectedSite: { connect, ...(connection.clock ? { clock: connection.clock } : {}) }, ...storage });
 }
 
 /**

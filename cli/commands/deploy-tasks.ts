@@ -20,6 +20,7 @@ import { numberOrRaw } from '../option-values';
 import { showTaskRunProgress } from '../task-run-progress';
 import { renderTaskRunSummary } from '../task-run-summary';
 import { runWorkflow, type RunOptions, type RunTarget, type WorkflowRun } from '../run-workflow';
+import { canResume } from '../../control-plane/resume-check';
 
 /** `rollout deploy --graph`'s own options, beside the site, target and output options deploy has. */
 export interface TaskGraphDeployOptions extends RunOptions, TaskSelectionOptions {
@@ -88,9 +89,9 @@ export function taskGraphRun(start: WorkflowRun['start']): WorkflowRun {
     kind: 'tasks',
     start,
     // A STOPPED run waits for its resume; the others have ended.
-    resumable: (status) => !status.ended || status.state === 'STOPPED',
-    announce: (id, resumed, remote) =>
-      `task run ${id} ${resumed ? 'resumed' : 'started'} (rollout session get ${id}; Ctrl-C ${remote ? 'detaches' : 'stops it'})`,
+    resumable: canResume,
+    announce: (id, resumed, remote, getCommand) =>
+      `task run ${id} ${resumed ? 'resumed' : 'started'} (${getCommand ? `${getCommand}; ` : ''}Ctrl-C ${remote ? 'detaches' : 'stops it'})`,
     showProgress: (controlPlane, id) => showTaskRunProgress(controlPlane, id),
     runFailedError: 'TaskRunFailed',
     endedRun: async (controlPlane, id) => {

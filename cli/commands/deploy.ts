@@ -16,6 +16,7 @@ import { loadStrategyFile } from '../strategy-file';
 import { runTargetOf, runWorkflow, type WorkflowRun } from '../run-workflow';
 import { addTaskSelectionOptions } from '../graph-file';
 import { groupTaskRuns, renderGroupTaskRuns, runTaskGraphDeploy, taskRunRequestOf, type TaskGraphDeployOptions } from './deploy-tasks';
+import { canResume } from '../../control-plane/resume-check';
 
 interface DeployOptions extends TaskGraphDeployOptions {
   strategy?: string;
@@ -103,7 +104,7 @@ export function deploymentRun(start: WorkflowRun['start']): WorkflowRun {
     kind: 'deployment',
     start,
     // A STOPPED deployment waits for its resume; the others have ended.
-    resumable: (status) => !status.ended || status.state === 'STOPPED',
+    resumable: canResume,
     showProgress: (controlPlane, id) => showDeploymentProgress(controlPlane, id),
     runFailedError: 'CriticalGroupFailed',
     endedRun: async (controlPlane, id) => {

@@ -10,6 +10,7 @@ import { callApi, callApiWithStatus, resolveApiTarget, type ApiTarget, type ApiT
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 import { numberOrRaw } from '../option-values';
+import { renderTable } from '../table';
 
 interface EnvOptions extends ApiTargetOptions {
   json?: boolean;
@@ -44,8 +45,15 @@ function wholeId(value: string, name: string): number {
   return Number(value);
 }
 
-const environmentLine = (env: Environment) =>
-  `${env.id}\t${env.name}\trelease ${env.release_id}\t${env.status}\t${env.nodes.length} node(s)${env.original_cluster_id === undefined ? '' : `\tseed of ${env.original_cluster_id}`}`;
+const ENVIRONMENT_HEADER = ['ID', 'NAME', 'RELEASE', 'STATUS', 'NODES', 'SEED OF'];
+const environmentRow = (env: Environment) => [
+  String(env.id),
+  env.name,
+  String(env.release_id),
+  env.status,
+  String(env.nodes.length),
+  env.original_cluster_id === undefined ? '' : String(env.original_cluster_id),
+];
 
 function print(options: EnvOptions, value: unknown, text: string): void {
   process.stdout.write(options.json ? `${JSON.stringify(value, null, 2)}\n` : `${text}\n`);
@@ -124,7 +132,7 @@ function registerList(env: Command): void {
     .description('List environments (generated attributes masked)')
     .action(async (options: EnvOptions) => {
       const environments = await callApi(await resolveApiTarget(options), 'GET', '/environments', undefined, z.array(environmentSchema));
-      print(options, environments, environments.length === 0 ? 'no environments' : environments.map(environmentLine).join('\n'));
+      print(options, environments, environments.length === 0 ? 'no environments' : renderTable(ENVIRONMENT_HEADER, environments.map(environmentRow)));
     });
 }
 
@@ -140,8 +148,11 @@ function registerGet(env: Command): void {
         undefined,
         environmentSchema,
       );
-      const nodes = environment.nodes.map((n) => `  node ${n.id}\t${n.name}\t${n.roles.join(',')}\t${n.ip}\t${n.mac}`);
-      print(options, environment, [environmentLine(environment), ...nodes].join('\n'));
+      const nodes = renderTable(
+        ['NODE', 'NAME', 'ROLES', 'IP', 'MAC'],
+        environment.nodes.map((n) => [String(n.id), n.name, n.roles.join(','), n.ip, n.mac]),
+      );
+      print(options, environment, `${renderTable(ENVIRONMENT_HEADER, [environmentRow(environment)])}\n\n${nodes}`);
     });
 }
 

@@ -5,6 +5,7 @@ import type { ControlPlane } from '../../control-plane/control-plane';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
+import { renderTable } from '../table';
 
 interface CreateOptions extends TargetOptions {
   upgrade?: string;
@@ -86,8 +87,14 @@ export function registerScheduleCommands(program: Command): void {
           process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
           return;
         }
-        if (rows.length === 0) process.stdout.write('no schedules\n');
-        for (const row of rows) process.stdout.write(`${row.name}  ${row.kind}  ${row.state}  ${row.expression ?? ''} ${row.timeZone}\n`);
+        process.stdout.write(
+          rows.length === 0
+            ? 'no schedules\n'
+            : `${renderTable(
+                ['NAME', 'KIND', 'STATE', 'EXPRESSION', 'TIME ZONE'],
+                rows.map((row) => [row.name, row.kind ?? '', row.state ?? '', row.expression ?? '', row.timeZone]),
+              )}\n`,
+        );
       }),
     );
 

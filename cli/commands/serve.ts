@@ -11,6 +11,7 @@ import { loadSiteSource, type SiteSourceOptions } from '../site-source';
 interface ServeOptions extends SiteSourceOptions {
   port: string;
   apiPort: string;
+  dynamodbPort: string;
   dataDir?: string;
   timeScale?: string;
 }
@@ -26,6 +27,7 @@ export function registerServeCommand(program: Command): void {
     .option('--site-config <file>', 'site connection profile: serve workflows that drive the services it names')
     .option('--port <n>', 'port of the Step Functions endpoint on 127.0.0.1 (0: any free port)', '0')
     .option('--api-port <n>', 'port of the REST API on 127.0.0.1 (0: any free port)', '0')
+    .option('--dynamodb-port <n>', 'port of the DynamoDB endpoint on 127.0.0.1 (0: any free port)', '0')
     .option('--data-dir <dir>', 'keep sessions on disk here (the service owns the directory while it runs)')
     .option(
       '--time-scale <n>',
@@ -37,18 +39,14 @@ export function registerServeCommand(program: Command): void {
 }
 
 async function serve(options: ServeOptions): Promise<void> {
-  const port = numberOrRaw(options.port);
-  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535)
-    throw new CliError(`--port must be a port number (0-65535), got '${options.port}'`, ExitCode.invalidInput);
+  const ports = {
+    '--port': portOption('--port', options.port),
+    '--api-port': portOption('--api-port', options.apiPort),
+    '--dynamodb-port': portOption('--dynamodb-port', options.dynamodbPort),
+  };
   const timeScale = timeScaleOption(options.timeScale);
-  const apiPort = numberOrRaw(options.apiPort);
-  if (typeof apiPort !== 'number' || !Number.isInteger(apiPort) || apiPort < 0 || apiPort > 65535)
-    throw new CliError(`--api-port must be a port number (0-65535), got '${options.apiPort}'`, ExitCode.invalidInput);
   // Before the control plane starts (seconds): a busy port is said at once.
-  for (const [option, value] of [
-    ['--port', port],
-    ['--api-port', apiPort],
-  ] as const) {
+  for (const [option, value] of Object.entries(ports)) {
     if (value !== 0) await portFree(value).catch((err: unknown) => Promise.reject(portInUse(err, { [option]: value }) ?? err));
   }
   const site = await loadSiteSource(options);
@@ -57,12 +55,13 @@ async function serve(options: ServeOptions): Promise<void> {
   const dataDir = options.dataDir ? await dataDirForRun(options.dataDir) : undefined;
   const served = await startServedControlPlane({
     site,
-    port,
-    apiPort,
+    port: ports['--port'],
+    apiPort: ports['--api-port'],
+    dynamoDbPort: ports['--dynamodb-port'],
     ...(timeScale !== undefined ? { timeScale } : {}),
     ...(dataDir ? { dataDir } : {}),
   }).catch((err: unknown) => {
-    throw portInUse(err, { '--port': port, '--api-port': apiPort }) ?? err;
+    throw portInUse(err, ports) ?? err;
   });
   const { stepFunctionsEndpoint, dynamodbEndpoint, region, stateMachines, tableName, apiEndpoint, schedulerEndpoint, scheduleGroup, schedulerRoleArn } =
     served.endpoints;
@@ -80,6 +79,14 @@ async function serve(options: ServeOptions): Promise<void> {
   });
   process.stderr.write('stopping the control plane\n');
   await served.close();
+}
+
+/** A port option's value: 0-65535 (0: any free port), else exit 2 naming the option. */
+function portOption(option: string, raw: string): number {
+  const port = numberOrRaw(raw);
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw new CliError(`${option} must be a port number (0-65535), got '${raw}'`, ExitCode.invalidInput);
+  return port;
 }
 
 /** Resolves once `port` could be listened on (and is let go again); rejects with the listen error otherwise. */

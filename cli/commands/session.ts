@@ -8,8 +8,10 @@ import { openSessions } from '../../local/open-runtime';
 import type { ControlPlane } from '../../control-plane/control-plane';
 import { listingJson, sessionViewJson } from '../../control-plane/reports/view-json';
 import type { CancelResult, GateResult, SessionKind, SessionListing, SessionView, StopResult } from '../../control-plane/runtime';
-import { targetArgs } from '../run-control';
 import { unknownIdError } from '../unknown-id';
+import { recordedRunSite, resumeCommand, rolloutCommand } from '../command-hints';
+import { offerValues } from '../command-spec';
+import { renderTable } from '../table';
 import { addTargetOptions, connectTarget, remoteTarget, type TargetOptions } from '../control-plane-target';
 import { showDeploymentProgress } from '../deployment-progress';
 import { renderDeploymentSummary } from '../deployment-summary';
@@ -34,6 +36,7 @@ interface SessionOptions extends TargetOptions {
   watch?: boolean;
   /** false: --no-live (watch: the line-per-change log on a terminal too). */
   live?: boolean;
+  ids?: boolean;
 }
 
 /** The control plane the session commands read and change: a data directory's, a served one's, a stack's. */
@@ -68,11 +71,13 @@ export function registerSessionCommands(program: Command): void {
 }
 
 function registerList(session: Command): void {
-  sessionSource(session.command('list'))
+  const list = sessionSource(session.command('list'))
     .description('List upgrades, deployments and task runs, newest first')
     .option('--kind <kind>', 'only upgrades, deployments or task runs (upgrade|deployment|tasks)')
     .option('--json', 'print JSON')
-    .action((options: SessionOptions) => withSessions(options, (sessions) => listSessions(sessions, options)));
+    .option('--ids', 'print only the ids, one a line (for scripts, and the shell completion of ids)');
+  offerValues(list, '--kind', KINDS);
+  list.action((options: SessionOptions) => withSessions(options, (sessions) => listSessions(sessions, options)));
 }
 
 async function listSessions(sessions: Sessions, options: SessionOptions): Promise<void> {
@@ -80,7 +85,8 @@ async function listSessions(sessions: Sessions, options: SessionOptions): Promis
   if (kind !== undefined && !KINDS.includes(kind as SessionKind))
     throw new CliError(`--kind must be one of ${KINDS.join(', ')}, got '${kind}'`, ExitCode.invalidInput);
   const listed = (await sessions.sessions()).filter((entry) => kind === undefined || entry.kind === kind);
-  if (options.json) process.stdout.write(`${JSON.stringify(listed.map(listingJson), null, 2)}\n`);
+  if (options.ids) process.stdout.write(listed.map((entry) => `${listingId(entry)}\n`).join(''));
+  else if (options.json) process.stdout.write(`${JSON.stringify(listed.map(listingJson), null, 2)}\n`);
   else process.stdout.write(listed.length === 0 ? 'no sessions\n' : `${renderListing(listed)}\n`);
 }
 
@@ -98,7 +104,7 @@ function registerGet(session: Command): void {
 async function showSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
   const found = await sessions.session(id);
   if (!found) throw unknownIdError(id, options);
-  process.stdout.write(options.json ? `${JSON.stringify(sessionViewJson(found), null, 2)}\n` : `${renderView(found)}\n`);
+  process.stdout.write(options.json ? `${JSON.stringify(sessionViewJson(found), null, 2)}\n` : `${renderView(found, await viewHints(id, options))}\n`);
 }
 
 /** `rollout session status ID`: a run's state from its one item, whether it has ended, and whether an execution runs it now. */
@@ -162,10 +168,11 @@ async function watchSession(sessions: Sessions, id: string, options: SessionOpti
     await display.stop();
   }
   if (!report) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
-  process.stdout.write(options.json ? `${JSON.stringify(sessionViewJson(report), null, 2)}\n` : `${renderView(report)}\n`);
+  const hints = await viewHints(id, options);
+  process.stdout.write(options.json ? `${JSON.stringify(sessionViewJson(report), null, 2)}\n` : `${renderView(report, hints)}\n`);
   if (!ended) {
     process.stderr.write(
-      `${found.kind} ${id} has not ended, but no execution runs it (stopped, or its process died): carry it on with rollout session resume ${id}\n`,
+      `${found.kind} ${id} has not ended, but no execution runs it (stopped, or its process died): carry it on with ${hints.resumeCommand}\n`,
     );
     process.exitCode = ExitCode.notCompleted;
   }
@@ -182,7 +189,8 @@ function registerResume(session: Command): void {
     .option('--site-config <file>', 'site connection profile: run against the services it names')
     .option('--time-scale <n>', 'run on the wall clock sped up n times; without it, on virtual time')
     .option('--json', 'print the final session as one JSON object')
-    .option('--site-state-out <file>', "write the simulated site's final state to this file");
+    .option('--site-state-out <file>', "write the simulated site's final state to this file")
+    .option('--detach', 'with --endpoint/--aws: start the resume and return at once, printing the id and how to watch, stop or cancel it');
   addLiveOption(resume).action(async (id: string, options: RunOptions) => {
     process.exitCode = await resumeSession(id, options);
   });
@@ -229,12 +237,13 @@ function registerPause(session: Command): void {
 
 async function pauseSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
   const result = await gateOrExit(sessions, id, 'pause', options);
+  const resume = resumeCommand(id, options, await recordedRunSite(options.dataDir, id));
   process.stdout.write(
     options.json
       ? `${JSON.stringify(result, null, 2)}\n`
       : result.running
-        ? `session ${id} paused: no new node starts; nodes in flight finish. Resume with: rollout session resume ${id}\n`
-        : `session ${id} paused; no rollout process is running it. \`rollout session resume ${id}\` lifts the pause and takes it over\n`,
+        ? `session ${id} paused: no new node starts; nodes in flight finish. Resume with: ${rolloutCommand(['session', 'resume', id], options)}\n`
+        : `session ${id} paused; no rollout process is running it. This lifts the pause and takes it over: ${resume}\n`,
   );
 }
 
@@ -277,7 +286,7 @@ async function stopSession(sessions: Sessions, id: string, options: SessionOptio
     throw err;
   }
   if (options.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-  else process.stdout.write(`${stopMessage(result, options)}\n`);
+  else process.stdout.write(`${stopMessage(result, resumeCommand(id, options, await recordedRunSite(options.dataDir, id)))}\n`);
   if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
 }
 
@@ -303,7 +312,11 @@ async function cancelSession(sessions: Sessions, id: string, options: SessionOpt
     if (err instanceof SessionNotCancellableError) throw new CliError(err.message, ExitCode.notCompleted);
     throw err;
   }
-  process.stdout.write(options.json ? `${JSON.stringify(result, null, 2)}\n` : `${cancelMessage(result)}\n`);
+  process.stdout.write(
+    options.json
+      ? `${JSON.stringify(result, null, 2)}\n`
+      : `${cancelMessage(result, resumeCommand(id, options, await recordedRunSite(options.dataDir, id)))}\n`,
+  );
   if (result.wakeError) process.stderr.write(`${notWoken(result.wakeError)}\n`);
 }
 
@@ -312,7 +325,7 @@ async function cancelSession(sessions: Sessions, id: string, options: SessionOpt
  * first boot), it says how many and asks; without a terminal it is refused unless --yes. A cancel
  * that fails nothing untouched (a window, step 0 before its boot, a deployment) does not ask.
  */
-async function confirmCancel(sessions: Sessions, id: string, options: { yes?: boolean }): Promise<void> {
+async function confirmCancel(sessions: Sessions, id: string, options: SessionOptions & { yes?: boolean }): Promise<void> {
   if (options.yes) return;
   const found = await sessions.session(id);
   if (found?.kind !== 'upgrade') return;
@@ -328,7 +341,7 @@ async function confirmCancel(sessions: Sessions, id: string, options: { yes?: bo
   const what =
     `cancelling ${id} fails ${untouched} node(s) that were never started` +
     (inFlight > 0 ? `, and those of the step in flight (up to ${inFlight}) not yet back,` : '') +
-    ` by CRUS's deletion rules (State=FAIL in Slurm, into the failed group '${found.report.failedLabel}'). To end it and leave them as they are, use: rollout session stop ${id}`;
+    ` by CRUS's deletion rules (State=FAIL in Slurm, into the failed group '${found.report.failedLabel}'). To end it and leave them as they are, use: ${rolloutCommand(['session', 'stop', id], options)}`;
   if (!process.stdin.isTTY) throw new CliError(`${what}; give --yes to cancel anyway (no terminal to ask on)`, ExitCode.invalidInput);
   const answer = await ask(`${what}.\nCancel anyway? [y/N] `);
   if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('not cancelled', ExitCode.notCompleted);
@@ -350,24 +363,30 @@ function ask(question: string): Promise<string> {
 }
 
 /** What a stop request leads to: the running workflow applies it, or (nothing runs it) it is stopped as it stands. */
-function stopMessage({ id, kind, state, running }: StopResult, options: SessionOptions): string {
+function stopMessage({ id, kind, state, running }: StopResult, resume: string): string {
   const noun = kind === 'tasks' ? 'task run' : kind;
-  if (!running)
-    return `${noun} ${id} is ${state}, but no execution runs it (stopped, or its process died): nothing is in flight; rollout session resume ${id} carries it on`;
-  const resume = `; then rollout session resume ${id} ${targetArgs(options)} carries it on`;
-  return `${noun} ${id} is ${state}: what is in flight finishes, nothing new starts, and it ends STOPPED${resume}`;
+  if (!running) return `${noun} ${id} is ${state}, but no execution runs it (stopped, or its process died): nothing is in flight; carry it on with: ${resume}`;
+  return `${noun} ${id} is ${state}: what is in flight finishes, nothing new starts, and it ends STOPPED; then carry it on with: ${resume}`;
+}
+
+/** The whole commands a report names: the resume (with the site the run used, for a data directory), the approval. */
+async function viewHints(id: string, options: SessionOptions): Promise<{ resumeCommand: string; approveCommand: string }> {
+  return {
+    resumeCommand: resumeCommand(id, options, await recordedRunSite(options.dataDir, id)),
+    approveCommand: rolloutCommand(['session', 'approve', id], options),
+  };
 }
 
 /** The text of one session's report. */
-function renderView(found: SessionView): string {
-  if (found.kind === 'upgrade') return renderSessionSummary(found.report);
-  if (found.kind === 'deployment') return renderDeploymentSummary(found.report);
+function renderView(found: SessionView, hints: { resumeCommand: string; approveCommand: string }): string {
+  if (found.kind === 'upgrade') return renderSessionSummary(found.report, hints);
+  if (found.kind === 'deployment') return renderDeploymentSummary(found.report, hints);
   const messages = found.report.messages.length > 0 ? `\n\n  Messages:\n${found.report.messages.map((m) => `    ${m}`).join('\n')}` : '';
-  return `${renderTaskRunSummary(found.report)}${messages}`;
+  return `${renderTaskRunSummary(found.report, hints)}${messages}`;
 }
 
 /** What a cancel request leads to: the running workflow applies it, or nothing does until the session is resumed. */
-function cancelMessage({ id, kind, state, running }: CancelResult): string {
+function cancelMessage({ id, kind, state, running }: CancelResult, resume: string): string {
   const applies =
     kind === 'upgrade'
       ? 'the running upgrade applies the deletion rules and cleans up'
@@ -375,8 +394,11 @@ function cancelMessage({ id, kind, state, running }: CancelResult): string {
         ? 'the running deployment starts no group or batch any more; actions in flight finish, then it ends CANCELLED'
         : 'the running task run starts no task any more; tasks in flight finish, its own drains are lifted, then it ends CANCELLED';
   if (running) return `${kind} ${id} is ${state}: ${applies}`;
-  return `${kind} ${id} is ${state}, but no execution runs it (stopped, or its process died): the cancel applies when it is resumed: rollout session resume ${id}`;
+  return `${kind} ${id} is ${state}, but no execution runs it (stopped, or its process died): the cancel applies when it is resumed: ${resume}`;
 }
+
+const listingId = (entry: SessionListing): string =>
+  entry.kind === 'upgrade' ? entry.session.upgradeId : entry.kind === 'deployment' ? entry.deployment.deploymentId : entry.taskRun.runId;
 
 /**
  * Where an upgrade is, steps counted from 1 (`step 2 of 3 BOOTING`); a session past its last step shows
@@ -410,16 +432,7 @@ function renderListing(listed: readonly SessionListing[]): string {
     const done = (s.progress.counts?.upgraded ?? 0) + (s.progress.counts?.failed ?? 0);
     return [s.upgradeId, 'upgrade', s.state, createdText(s), `${s.startingLabel} -> ${s.upgradeTemplateId}`, `${whereText(s)}, ${done}/${s.nodeCount} done`];
   });
-  const header = ['ID', 'KIND', 'STATE', 'CREATED', 'WHAT', 'PROGRESS'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [header, ...rows]
-    .map((r) =>
-      r
-        .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!)))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return renderTable(['ID', 'KIND', 'STATE', 'CREATED', 'WHAT', 'PROGRESS'], rows);
 }
 
 /** CREATED: a wall-clock date; a run on simulated time its wall-clock creation, marked `(sim)`, or `simulated` (stored without it). */

@@ -1,5 +1,13 @@
 import { Option, type Command } from 'commander';
-import { parseUpgradeRequest, type UpgradeRequestInput } from '../../core/rolling-upgrade/upgrade-request';
+import {
+  parseUpgradeRequest,
+  UPGRADE_APPROVALS,
+  UPGRADE_MODES,
+  UPGRADE_ORDERS,
+  WORKLOAD_MANAGER_TYPES,
+  type UpgradeRequestInput,
+} from '../../core/rolling-upgrade/upgrade-request';
+import { offerValues } from '../command-spec';
 import { DEFAULT_TIME_SCALE } from '../../local/open-runtime';
 import { addTargetOptions } from '../control-plane-target';
 import { addLiveOption } from '../live-display';
@@ -67,7 +75,7 @@ export function registerUpgradeCommand(program: Command): void {
 
 /** The upgrade request's options, one set for `rollout upgrade` and `rollout plan upgrade`. */
 export function addUpgradeRequestOptions(command: Command): Command {
-  return command
+  command
     .requiredOption('--starting-label <label>', 'group of nodes to upgrade')
     .requiredOption('--upgrading-label <label>', 'group that holds the nodes being booted')
     .requiredOption('--failed-label <label>', 'group that receives nodes that failed')
@@ -104,6 +112,15 @@ export function addUpgradeRequestOptions(command: Command): Command {
       collect,
       [],
     );
+  // The request's schema checks them (its error names the field): completion only offers them.
+  for (const [flag, values] of [
+    ['--wlm', WORKLOAD_MANAGER_TYPES],
+    ['--mode', UPGRADE_MODES],
+    ['--order', UPGRADE_ORDERS],
+    ['--approval', UPGRADE_APPROVALS],
+  ] as const)
+    offerValues(command, flag, values);
+  return command;
 }
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];

@@ -29,6 +29,7 @@ const countOrPercent = (field: string, min: number) =>
 
 export const UPGRADE_MODES = ['lockstep', 'window'] as const;
 export const UPGRADE_ORDERS = ['plan', 'idle-first'] as const;
+export const UPGRADE_APPROVALS = ['none', 'each-batch'] as const;
 
 /** What a maintenance window's cron is, said where one is refused: EventBridge's forms are easily given instead. */
 const MAINTENANCE_CRON_FORM =
@@ -119,7 +120,7 @@ export const upgradeRequestSchema = z
     /** Pause for an operator's approval after these batches (1-based; lock-step: steps). */
     pauseAfterBatches: z.array(wholeNumber('pauseAfterBatches', 1), { error: 'pauseAfterBatches must be a list of batch numbers' }).optional(),
     /** each-batch: pause for approval after every batch (lock-step: every step). */
-    approval: z.enum(['none', 'each-batch'], { error: "approval must be 'none' or 'each-batch'" }).default('none'),
+    approval: z.enum(UPGRADE_APPROVALS, { error: "approval must be 'none' or 'each-batch'" }).default('none'),
     /** Halt once more nodes than this have failed: a count or a share of the plan ("10%"). Default: never halt. */
     maxFailed: countOrPercent('maxFailed', 0).optional(),
     /** Halt too when a node outside the plan goes DOWN or FAIL during the run. */

@@ -1,19 +1,24 @@
-// A real Slurm cluster by hand: `npm run slurm:start [-- --nodes 4 ...]` starts one (as the tests do,
-// through scripts/slurm/real-slurm.ts) and leaves it running; `npm run slurm:stop` stops it.
+// A real Slurm cluster by hand: `npm run -s slurm:start [-- --nodes 4 ...]` starts one (as the tests do,
+// through scripts/slurm/real-slurm.ts) and leaves it running; `npm run slurm:stop` stops it. On stdout
+// only the `export ...` line (so `eval "$(npm run -s slurm:start)"` works); everything else on stderr.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
+import { clusterUpgradeArgs, writeLocalSlurmProfile } from './upgrade-on-cluster';
 import { handStartedClusterFile, REAL_SLURM_RELEASES, RealSlurmCluster, type RealSlurmRelease, stopClusterDir } from './real-slurm';
 
 const repoDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const recordFile = handStartedClusterFile(repoDir);
+// The record of the cluster started by hand; SLURM_START_RECORD puts it elsewhere (a test's own, beside a person's cluster).
+const recordFile = process.env.SLURM_START_RECORD ?? handStartedClusterFile(repoDir);
 
 interface Recorded {
   dir: string;
   conf: string;
   nodes: string[];
   restd?: { url: string; versions: string[] };
+  /** The site profile written for it (`rollout ... --site-config`). */
+  profile?: string;
 }
 
 function whole(name: string, min: number, max: number) {
@@ -46,6 +51,11 @@ program
   .option('--return-to-service <0|1|2>', 'slurm.conf ReturnToService', whole('--return-to-service', 0, 2), 2)
   .option('--reboot-delay <s>', 'seconds the RebootProgram stand-in keeps a node down', whole('--reboot-delay', 0, 3600), 5)
   .option('--no-restd', 'do not start slurmrestd')
+  .option(
+    '--port-base <n>',
+    'ports from n on: slurmctld on n, slurmrestd on n+1, the slurmds on n+2... (default: free ports drawn at random)',
+    whole('--port-base', 1024, 65535),
+  )
   .action(
     async (options: {
       release?: RealSlurmRelease;
@@ -56,6 +66,7 @@ program
       returnToService: 0 | 1 | 2;
       rebootDelay: number;
       restd: boolean;
+      portBase?: number;
     }) => {
       if (existsSync(recordFile)) {
         const recorded = JSON.parse(readFileSync(recordFile, 'utf8')) as Recorded;
@@ -70,10 +81,19 @@ program
         returnToService: options.returnToService,
         rebootDelaySeconds: options.rebootDelay,
         restd: options.restd,
+        ...(options.portBase !== undefined ? { portBase: options.portBase } : {}),
         repoDir,
       });
       cluster.keepAfterExit();
-      const recorded: Recorded = { dir: cluster.dir, conf: cluster.conf, nodes: [...cluster.nodes], ...(cluster.restd ? { restd: cluster.restd } : {}) };
+      // A site profile of the local connectors (scontrol on PATH, Slurm's reboot, Slurm's node list), ready for --site-config.
+      const profile = writeLocalSlurmProfile(cluster.dir);
+      const recorded: Recorded = {
+        dir: cluster.dir,
+        conf: cluster.conf,
+        nodes: [...cluster.nodes],
+        ...(cluster.restd ? { restd: cluster.restd } : {}),
+        profile,
+      };
       mkdirSync(path.dirname(recordFile), { recursive: true });
       writeFileSync(recordFile, `${JSON.stringify(recorded, null, 2)}\n`);
       const lines = [
@@ -81,6 +101,9 @@ program
         `its commands (scontrol, sinfo, squeue, sbatch, ...): ${path.join(cluster.dir, 'bin')}`,
         ...(cluster.restd ? [`slurmrestd ${cluster.restd.url} (openapi ${cluster.restd.versions.join(', ')}); a token: scontrol token username=root`] : []),
         `reboots the RebootProgram stand-in ran: ${path.join(cluster.dir, 'reboots.log')}; logs: ${path.join(cluster.dir, 'log')}`,
+        `a site profile for it: ${profile}; after the export, e.g.: rollout ${clusterUpgradeArgs(profile, ['--step-size', '2'])
+          .filter((arg) => arg !== '--json')
+          .join(' ')}`,
         'stop it with: npm run slurm:stop',
         '',
       ];

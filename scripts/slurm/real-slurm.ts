@@ -199,6 +199,11 @@ export interface RealSlurmOptions {
   repoDir?: string;
   /** Keep the dir (logs) after stop(), e.g. to read why something failed. */
   keepDir?: boolean;
+  /**
+   * The cluster's first port: slurmctld on it, slurmrestd on the next, the slurmds on those after
+   * (`npm run slurm:start -- --port-base N`). Default: free ports drawn at random (see freePorts).
+   */
+  portBase?: number;
 }
 
 /** A node as slurmctld holds it, read through Slurm's own JSON (`sinfo --json` on 22.05, `scontrol --json show node` from 23.02). */
@@ -261,8 +266,8 @@ export class RealSlurmCluster {
 
   private constructor(
     layout: ClusterLayout,
-    private readonly options: Required<Omit<RealSlurmOptions, 'features' | 'partitions' | 'repoDir' | 'release'>> &
-      Pick<RealSlurmOptions, 'features' | 'partitions' | 'release'> & { repoDir: string; root?: string },
+    private readonly options: Required<Omit<RealSlurmOptions, 'features' | 'partitions' | 'repoDir' | 'release' | 'portBase'>> &
+      Pick<RealSlurmOptions, 'features' | 'partitions' | 'release' | 'portBase'> & { repoDir: string; root?: string },
   ) {
     this.dir = layout.dir;
     this.conf = layout.conf;
@@ -297,6 +302,7 @@ export class RealSlurmCluster {
       repoDir: options.repoDir ?? DEFAULT_REPO_DIR,
       features: options.features,
       partitions: options.partitions,
+      portBase: options.portBase,
     };
     if (!Number.isInteger(resolved.nodes) || resolved.nodes < 1 || resolved.nodes > 99)
       throw new Error(`nodes must be a whole number from 1 to 99, not ${resolved.nodes}`);
@@ -322,7 +328,8 @@ export class RealSlurmCluster {
         lastError = err;
         const portClash = /Address already in use|bind.*failed|Unable to bind/i.test(cluster.logs());
         await cluster.stop({ keepDir: !portClash || resolved.keepDir });
-        if (!portClash) break;
+        // Ports given are the same on every try: only drawn ones change.
+        if (!portClash || resolved.portBase !== undefined) break;
       }
     }
     throw lastError;
@@ -879,6 +886,14 @@ async function freePorts(count: number): Promise<number[]> {
   return ports;
 }
 
+/** `count` ports from `base` on, each free now; else an error naming the first that is not. */
+async function givenPorts(base: number, count: number): Promise<number[]> {
+  const ports = Array.from({ length: count }, (_, i) => base + i);
+  if (ports.at(-1)! > 65535) throw new Error(`ports ${base}..${ports.at(-1)} go past 65535: give a lower port base`);
+  for (const port of ports) if (!(await portIsFree(port))) throw new Error(`port ${port} (of ${base}..${ports.at(-1)}) is in use: give another port base`);
+  return ports;
+}
+
 function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = net.createServer();
@@ -904,6 +919,7 @@ async function writeCluster(options: {
   root?: string;
   features?: Readonly<Record<string, readonly string[]>>;
   partitions?: readonly PartitionSpec[];
+  portBase?: number | undefined;
 }): Promise<ClusterLayout> {
   const { dir, realDir } = await clusterDir(options.root);
   // slurmrestd reads slurm.conf as an unprivileged user.
@@ -917,7 +933,8 @@ async function writeCluster(options: {
   await copyFile(path.join(options.repoDir, 'scripts', 'slurm', 'rebooter.sh'), path.join(dir, 'rebooter.sh'));
   const nodes = Array.from({ length: options.nodes }, (_, i) => `${options.nodePrefix}${String(i + 1).padStart(2, '0')}`);
   for (const name of Object.keys(options.features ?? {})) if (!nodes.includes(name)) throw new Error(`features name an unknown node '${name}'`);
-  const [controller, restd, ...nodePorts] = await freePorts(nodes.length + 2);
+  const [controller, restd, ...nodePorts] =
+    options.portBase === undefined ? await freePorts(nodes.length + 2) : await givenPorts(options.portBase, nodes.length + 2);
   const host = os.hostname().split('.')[0]!;
   const conf = path.join(dir, 'slurm.conf');
   const jwtKey = path.join(dir, 'jwt.key');

@@ -11,6 +11,7 @@ import {
   sessionReportSchema,
   sessionSummarySchema,
   startedDeploymentSchema,
+  startedRunSchema,
   startedSessionSchema,
   stopResultSchema,
 } from '../../api/schemas';
@@ -90,6 +91,8 @@ describe('upgrade sessions over HTTP (CRUS semantics)', () => {
     const id = created.body.id as string;
     await eventually(runtime, async () => ((await runtime.store.getSession(id))?.progress.stage === 'QUIESCING' ? true : undefined), 'QUIESCING');
 
+    // An execution runs it: a resume would start a second one over the same nodes (409, naming the stop).
+    expect(expectProblem(await request('POST', `/sessions/${id}/resume`), 409).detail).toContain(`rollout session stop '${id}'`);
     const stopped = await request('POST', `/sessions/${id}/stop`);
     expect(stopped.status).toBe(200);
     expect(stopResultSchema.parse(stopped.body)).toEqual({ id, kind: 'upgrade', state: 'STOPPING', running: true });
@@ -101,11 +104,19 @@ describe('upgrade sessions over HTTP (CRUS semantics)', () => {
     expectProblem(await request('POST', '/sessions/no-such-id/stop'), 404);
     expectProblem(await request('GET', `/sessions/${id}/stop`), 405);
 
-    // A DELETE of it is stored (DELETING); nothing runs a stopped session, so its resume applies the deletion rules.
+    // A DELETE of it is stored (DELETING); nothing runs a stopped session, so its resume (POST .../resume: 202) applies the deletion rules.
     const deleted = await request('DELETE', `/sessions/${id}`);
     expect(cancelResultSchema.parse(deleted.body)).toMatchObject({ id, state: 'DELETING' });
-    await (await runtime.clock.busy(() => runtime.run('rollingUpgrade', { resumeUpgradeId: id }))).outcome;
+    const resumed = await request('POST', `/sessions/${id}/resume`);
+    expect(resumed.status).toBe(202);
+    expect(resumed.headers.get('location')).toBe(`/sessions/${id}`);
+    expect(startedRunSchema.parse(resumed.body)).toMatchObject({ id, kind: 'upgrade' });
+    await eventually(runtime, async () => ((await runtime.store.getSession(id))?.state === 'DELETED' ? true : undefined), 'DELETED');
     expect((await request('GET', `/sessions/${id}`)).body).toMatchObject({ state: 'DELETED', counts: { FAILED: 0 } });
+    // Ended: nothing to resume (409); no such session (404); the route takes POST only.
+    expect(expectProblem(await request('POST', `/sessions/${id}/resume`), 409).detail).toBe(`session ${id} has ended (DELETED): nothing to resume`);
+    expectProblem(await request('POST', '/sessions/no-such-id/resume'), 404);
+    expectProblem(await request('GET', `/sessions/${id}/resume`), 405);
     await request('DELETE', `/sessions/${id}`);
   });
 
@@ -170,6 +181,9 @@ describe('group deployments over HTTP', () => {
     // Stop beside DELETE: an ended deployment cannot be stopped (409), an unknown one is a 404.
     expectProblem(await request('POST', `/deployments/${id}/stop`), 409);
     expectProblem(await request('POST', '/deployments/no-such-id/stop'), 404);
+    // Resume as for a session: an ended deployment has nothing to resume (409), an unknown one is a 404.
+    expect(expectProblem(await request('POST', `/deployments/${id}/resume`), 409).detail).toBe(`deployment ${id} has ended (SUCCEEDED): nothing to resume`);
+    expectProblem(await request('POST', '/deployments/no-such-id/resume'), 404);
     expectProblem(await request('GET', '/deployments/no-such-id'), 404);
     expectProblem(await request('POST', '/deployments', { maxParallelGroups: 0 }), 422, ['maxParallelGroups']);
     expectProblem(await request('POST', '/deployments', '{"nodes": ['), 400);

@@ -130,7 +130,57 @@ describe('rollout completion', () => {
     expect(await complete(['rollout', 'plan', 'deploy', '--format', ''])).toEqual(['text', 'json', 'mermaid']);
     expect(await complete(['rollout', 'completion', ''])).toEqual(['-h', '--help']);
     expect(await complete(['rollout', 'upgrade', '--step-size', ''])).toEqual([]);
+    // The values of options the request's schema checks (not commander), offered all the same.
+    expect(await complete(['rollout', 'upgrade', '--mode', ''])).toEqual(['lockstep', 'window']);
+    expect(await complete(['rollout', 'plan', 'upgrade', '--order', ''])).toEqual(['plan', 'idle-first']);
+    expect(await complete(['rollout', 'upgrade', '--approval', ''])).toEqual(['none', 'each-batch']);
+    expect(await complete(['rollout', 'session', 'list', '--kind', ''])).toEqual(['upgrade', 'deployment', 'tasks']);
   });
+
+  it('bash: completes the session ids of the data directory the line names, quickly (`session list --ids`)', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-complete-ids-'));
+    try {
+      const site = path.join(dir, 'site.yaml');
+      const names = ['n1', 'n2'];
+      await writeFile(
+        site,
+        stringify({ nodes: names.map((name, i) => ({ name, nid: i + 1 })), groups: { compute: names, upgrading: [], failed: [] }, bootTemplates: ['cos-2.4'] }),
+      );
+      const dataDir = path.join(dir, 'data');
+      const upgrade = [
+        '--starting-label',
+        'compute',
+        '--upgrading-label',
+        'upgrading',
+        '--failed-label',
+        'failed',
+        '--step-size',
+        '1',
+        '--template',
+        'cos-2.4',
+      ];
+      const upgraded = await runCli(['upgrade', '--site', site, ...upgrade, '--data-dir', dataDir, '--json']);
+      expect(upgraded.code).toBe(0);
+      const id = (JSON.parse(upgraded.stdout) as { upgradeId: string }).upgradeId;
+      const complete = async (line: string[]) => {
+        const words = line.map((word) => `'${word}'`).join(' ');
+        // `rollout` as the user has it on PATH: here, this checkout's entry.
+        const script = `rollout() { "${process.execPath}" "${BIN}" "$@"; }; source <(rollout completion bash); COMP_WORDS=(${words}); COMP_CWORD=${line.length - 1}; _rollout; printf '%s\\n' "\${COMPREPLY[@]}"`;
+        const started = Date.now();
+        const completed = (await run('bash', ['-c', script])).stdout.trim().split('\n').filter(Boolean);
+        return { completed, ms: Date.now() - started };
+      };
+      const ids = await complete(['rollout', 'session', 'get', '--data-dir', dataDir, '']);
+      expect(ids.completed).toContain(id);
+      expect(await runCli(['session', 'list', '--data-dir', dataDir, '--ids'])).toEqual({ code: 0, stdout: `${id}\n`, stderr: '' });
+      // Without a data directory or an endpoint on the line there is nothing to ask: no ids, only the options.
+      expect((await complete(['rollout', 'session', 'stop', ''])).completed.every((word) => word.startsWith('-'))).toBe(true);
+      expect((await complete(['rollout', 'session', 'stop', '--data-dir', dataDir, id.slice(0, 4)])).completed).toEqual([id]);
+      console.log(`completion of ids took ${ids.ms} ms`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   // zsh is not on a machine with only Node: skipped there, saying why; in CI (.ci/run installs it) it must run.
   const haveZsh = ['/usr/bin/zsh', '/bin/zsh', '/usr/local/bin/zsh'].some((file) => existsSync(file));
@@ -159,6 +209,9 @@ describe('rollout completion', () => {
       expect(list).not.toContain('1: :{_describe command subcommands}');
       const plan = await complete(['rollout', 'plan', 'deploy', '--format', '']);
       expect(plan).toContain('--format[how to print the plan]:format:(text json mermaid)');
+      expect(await complete(['rollout', 'upgrade', '--mode', ''])).toContain('--mode[lockstep]:mode:(lockstep window)');
+      // A session id is asked of the sessions the line names.
+      expect(await complete(['rollout', 'session', 'get', ''])).toContain('1:id:_rollout_ids');
     },
   );
 });
@@ -174,9 +227,10 @@ describe('rollout serve on a busy port', () => {
     const results: CliResult[] = [
       await runCli(['serve', '--site', SITE, '--port', String(port)]),
       await runCli(['serve', '--site', SITE, '--api-port', String(port)]),
+      await runCli(['serve', '--site', SITE, '--dynamodb-port', String(port)]),
     ];
     expect(results.map((result) => ({ ...result, stderr: result.stderr.trim() }))).toEqual(
-      ['--port', '--api-port'].map((option) => ({
+      ['--port', '--api-port', '--dynamodb-port'].map((option) => ({
         code: 1,
         stdout: '',
         stderr: `error: port ${port} on 127.0.0.1 is already in use (another rollout serve?): stop what listens there, or give another ${option} (${option} 0 takes any free port)`,

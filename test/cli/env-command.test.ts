@@ -34,7 +34,7 @@ describe('rollout env, a client of the REST API that rollout serve serves', () =
     const endpoint = ['--endpoint', serve.endpoints.stepFunctionsEndpoint];
     const listed = await runCli(['env', 'list', ...endpoint]);
     expect(listed.code).toBe(0);
-    expect(listed.stdout).toContain('1\tprod\trelease 1\toperational\t3 node(s)');
+    expect(listed.stdout).toMatch(/^ID +NAME +RELEASE +STATUS +NODES +SEED OF\n1 +prod +1 +operational +3\n/);
 
     const cloned = await runCli(['env', 'clone', '1', '--name', 'prod-8.0', '--release', '2', ...endpoint, '--json']);
     expect(cloned.code).toBe(0);
@@ -56,7 +56,7 @@ describe('rollout env, a client of the REST API that rollout serve serves', () =
     expect(assigned.stdout).toBe('assigned node 11 (node-11, controller, 10.20.0.11) to environment 6\n');
 
     const got = await runCli(['env', 'get', '6', ...endpoint]);
-    expect(got.stdout).toContain('node 11\tnode-11\tcontroller\t10.20.0.11\t52:54:00:00:00:11');
+    expect(got.stdout).toMatch(/\nNODE +NAME +ROLES +IP +MAC\n(.*\n)*11 +node-11 +controller +10\.20\.0\.11 +52:54:00:00:00:11\n/);
 
     const bad = await runCli(['env', 'assign', '6', '--node', 'eleven', ...endpoint]);
     expect(bad.code).toBe(2);

@@ -41,6 +41,10 @@ describe('rollout schedule and rollout events against a served control plane', (
     expect(JSON.parse(listed.stdout)).toEqual([
       { name: 'weekly', kind: 'upgrade', state: 'ENABLED', expression: 'cron(0 3 ? * SUN 2099)', timeZone: 'Europe/Paris' },
     ]);
+    // As a table with its header.
+    expect((await runCliInProcess(['schedule', 'list', '--endpoint', url])).stdout).toBe(
+      ['NAME    KIND     STATE    EXPRESSION              TIME ZONE', 'weekly  upgrade  ENABLED  cron(0 3 ? * SUN 2099)  Europe/Paris', ''].join('\n'),
+    );
     expect(await runCliInProcess(['schedule', 'delete', 'weekly', '--endpoint', url])).toMatchObject({ code: 0, stdout: 'deleted weekly\n' });
     expect(await runCliInProcess(['schedule', 'delete', 'weekly', '--endpoint', url])).toMatchObject({
       code: 2,

@@ -1,4 +1,5 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
@@ -158,5 +159,37 @@ describe('rollout session approve through a served control plane', () => {
     const finished = await upgrade;
     expect(finished.code).toBe(0);
     expect(JSON.parse(finished.stdout)).toMatchObject({ completed: true, counts: { UPGRADED: 4 } });
+  });
+});
+
+describe('rollout serve --dynamodb-port', () => {
+  /** A port free a moment ago (the kernel's choice, let go again). */
+  const freePort = () =>
+    new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+
+  it('serves the DynamoDB endpoint on the port given; a bad one is refused naming the option', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-serve-ddb-'));
+    const site = path.join(dir, 'site.yaml');
+    await writeFile(site, stringify({ nodes: names.map((name, i) => ({ name, nid: i + 1 })), groups: { compute: names }, bootTemplates: ['cos-2.4'] }));
+    const port = await freePort();
+    const serve = await startServe(['--site', site, '--dynamodb-port', String(port)]);
+    try {
+      expect(serve.endpoints.dynamodbEndpoint).toBe(`http://127.0.0.1:${port}`);
+      // The sessions are there (a busy port is refused naming the option: cli-startup.test.ts).
+      expect(await runCliInProcess(['session', 'list', '--endpoint', serve.endpoints.stepFunctionsEndpoint])).toMatchObject({
+        code: 0,
+        stdout: 'no sessions\n',
+      });
+    } finally {
+      await serve.stop();
+    }
+    const bad = await runCliInProcess(['serve', '--site', site, '--dynamodb-port', 'x']);
+    expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining("--dynamodb-port must be a port number (0-65535), got 'x'") });
+    await rm(dir, { recursive: true, force: true });
   });
 });

@@ -92,12 +92,12 @@ describe('rollout session watch and cancel, over an endpoint', () => {
     const watched = await runCliInProcess(['session', 'watch', stopped.id, '--endpoint', url]);
     expect(watched.code).toBe(1);
     expect(watched.stderr).toContain(
-      `upgrade ${stopped.id} has not ended, but no execution runs it (stopped, or its process died): carry it on with rollout session resume ${stopped.id}`,
+      `upgrade ${stopped.id} has not ended, but no execution runs it (stopped, or its process died): carry it on with rollout session resume ${stopped.id} --endpoint ${url}`,
     );
 
     const cancelled = await runCliInProcess(['session', 'cancel', stopped.id, '--endpoint', url]);
     expect(cancelled.stdout).toContain(
-      `upgrade ${stopped.id} is DELETING, but no execution runs it (stopped, or its process died): the cancel applies when it is resumed: rollout session resume ${stopped.id}`,
+      `upgrade ${stopped.id} is DELETING, but no execution runs it (stopped, or its process died): the cancel applies when it is resumed: rollout session resume ${stopped.id} --endpoint ${url}`,
     );
     const running = await runCliInProcess(['session', 'cancel', other.id, '--endpoint', url]);
     expect(running.stdout).toContain(`upgrade ${other.id} is DELETING: the running upgrade applies the deletion rules and cleans up`);

@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { runCli, runCliInProcess, startCli } from '../support/cli';
+import { runCli, runCliInProcess, runPrinted, startCli } from '../support/cli';
 import { startServe, type RunningServe } from '../support/serve';
 
 /**
@@ -82,7 +82,11 @@ describe('Ctrl-C of the embedded run', () => {
     expect(stopped.code).toBe(1);
     expect(JSON.parse(stopped.stdout)).toMatchObject({ upgradeId: id, state: 'STOPPED', completed: false, counts: { UPGRADED: 2, FAILED: 0, NOT_STARTED: 4 } });
 
-    const resumed = await runCli(['session', 'resume', id, '--data-dir', dataDir, '--site', site, '--json']);
+    // The summary names the whole resume (the data directory, the site the run used); pasted as printed, it carries the run on to its end.
+    const shown = await runCliInProcess(['session', 'get', id, '--data-dir', dataDir]);
+    const resumeHint = /carry it on with: (rollout session resume .*)$/m.exec(shown.stdout)?.[1];
+    expect(resumeHint).toBe(`rollout session resume ${id} --data-dir ${dataDir} --site ${site}`);
+    const resumed = await runPrinted(`${resumeHint!} --json`);
     expect(resumed.code).toBe(0);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ upgradeId: id, state: 'READY', completed: true, counts: { UPGRADED: 6 } });
   }, 600_000);
@@ -156,6 +160,13 @@ describe('a client of rollout serve', () => {
     // With --yes it is cancelled; nothing runs a stopped session, so the deletion rules apply when it is resumed.
     const cancelled = await runCliInProcess(['session', 'cancel', id, ...where, '--yes']);
     expect(cancelled).toMatchObject({ code: 0, stdout: expect.stringContaining(`upgrade ${id} is DELETING, but no execution runs it`) });
+
+    // `session resume --detach` starts the execution that carries it on and returns at once, saying how to follow it.
+    const resumed = await runCli(['session', 'resume', id, ...where, '--detach']);
+    expect(resumed).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining(`upgrade ${id} resumed\n  watch:  rollout session watch ${id} --endpoint ${where[1]}`),
+    });
   }, 600_000);
 
   it('--detach starts the session and returns at once; without a remote control plane it is refused', async () => {

@@ -2,7 +2,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { runCli, runCliInProcess, startCli } from '../support/cli';
+import { runCliInProcess, runPrinted, startCli } from '../support/cli';
 import { startSimulate, type SimulateProcess } from '../support/simulate-process';
 import { drainRebootResumeGraph } from '../support/task-graph-runs';
 
@@ -67,9 +67,10 @@ it('session stop of a running task run: STOPPING, the reboots in flight finish, 
 
   const stop = await runCliInProcess(['session', 'stop', id, '--data-dir', dataDir]);
   expect(stop.code).toBe(0);
-  expect(stop.stdout).toContain(
-    `task run ${id} is STOPPING: what is in flight finishes, nothing new starts, and it ends STOPPED; then rollout session resume ${id}`,
-  );
+  expect(stop.stdout).toContain(`task run ${id} is STOPPING: what is in flight finishes, nothing new starts, and it ends STOPPED; then carry it on with: `);
+  // The hint is whole: the data directory given, and the site the run used (recorded in the data directory).
+  const resumeHint = /carry it on with: (rollout session resume .*)$/m.exec(stop.stdout)?.[1];
+  expect(resumeHint).toBe(`rollout session resume ${id} --data-dir ${dataDir} --site-config ${sim.profile}`);
   const stopped = await deploy.done;
   expect(stopped.code).toBe(1);
   expect(JSON.parse(stopped.stdout)).toMatchObject({ runId: id, status: 'STOPPED' });
@@ -94,10 +95,10 @@ it('session stop of a running task run: STOPPING, the reboots in flight finish, 
   const messages = (JSON.parse((await runCliInProcess(['session', 'get', id, ...common])).stdout) as { messages: string[] }).messages;
   expect(messages.filter((m) => m === 'Task run STOPPED')).toHaveLength(1);
 
-  // `rollout session resume` (another process) runs exactly the tasks left: every node drained, rebooted and resumed once.
-  const resumed = await runCli(['session', 'resume', id, '--site-config', sim.profile, ...common]);
+  // The resume hint, pasted as printed (another process), runs exactly the tasks left: every node drained, rebooted and resumed once.
+  const resumed = await runPrinted(resumeHint!);
   expect(resumed.code).toBe(0);
-  expect(JSON.parse(resumed.stdout)).toMatchObject({ runId: id, status: 'SUCCEEDED' });
+  expect(resumed.stdout).toContain(`Task run ${id}: SUCCEEDED`);
   const end = await sim.fullState();
   for (const node of NODES) expect({ node, ...counters(end.nodes[node]!) }).toEqual({ node, drains: 1, boots: 1, resumes: 1 });
   expect(end.violations).toEqual([]);

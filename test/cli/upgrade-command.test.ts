@@ -347,7 +347,7 @@ describe('rollout session pause, approve and resume, from a second process (--da
       stdout: `session ${upgradeId}: batch 2 approved\n`,
       stderr: '',
     });
-    expect(await shown(upgradeId!)).toMatch(/paused by its operator: no new node starts until `rollout session resume/);
+    expect(await shown(upgradeId!)).toMatch(/paused by its operator: no new node starts until: rollout session resume /);
 
     const resumed = await runCliInProcess(['session', 'resume', upgradeId!, '--data-dir', dataDir]);
     expect(resumed).toMatchObject({ code: 0, stdout: `session ${upgradeId} resumed: the running upgrade starts new nodes again\n`, stderr: '' });
@@ -405,7 +405,8 @@ describe('rollout session resume', () => {
     const stop = await runCliInProcess(['session', 'stop', upgradeId, '--data-dir', dataDir]);
     expect(stop).toMatchObject({ code: 0, stderr: '' });
     expect(stop.stdout).toContain(`upgrade ${upgradeId} is STOPPING`);
-    expect(stop.stdout).toContain(`rollout session resume ${upgradeId} carries it on`);
+    // The resume it names is whole: the data directory, and the site the killed run used (recorded there).
+    expect(stop.stdout).toContain(`carry it on with: rollout session resume ${upgradeId} --data-dir ${dataDir} --site ${site}\n`);
 
     // One resume: it used to finish the stop (STOPPED, exit 1) and a second resume was needed.
     const resumed = await runCliInProcess(['session', 'resume', upgradeId, '--data-dir', dataDir, '--site', site, '--json']);

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { runRollout } from '../../cli/program';
+import { shellQuote } from '../../core/site/shell-quote';
 
 const BIN = path.resolve(__dirname, '..', '..', 'bin', 'rollout.js');
 
@@ -26,6 +27,24 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv = process.env): 
 
 export function runCli(args: string[]): Promise<CliResult> {
   return startCli(args).done;
+}
+
+/**
+ * Runs a command line as the CLI printed it (`rollout session resume ID --data-dir ...`), pasted into
+ * bash where `rollout` is this checkout's bin: the hint's quoting and flags as a user meets them.
+ */
+export function runPrinted(commandLine: string): Promise<CliResult> {
+  if (!commandLine.startsWith('rollout ')) throw new Error(`not a rollout command: ${commandLine}`);
+  const script = `rollout() { ${shellQuote(process.execPath)} ${shellQuote(BIN)} "$@"; }\n${commandLine}\n`;
+  const child = spawn('bash', ['-c', script], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CI: 'true' } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise<CliResult>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
 }
 
 /**

@@ -54,7 +54,10 @@ describeRealSlurm("an admin's drain reason with quotes, $(), backticks and non-A
         const before = cluster.rebootLog().length;
         const result = await startCli(clusterUpgradeArgs(profile, extra), cluster.env).done;
         const session = JSON.parse(result.stdout) as { state: string; nodes: Record<string, { status: string }> };
-        expect([result.code, session.state]).toEqual([0, 'READY']);
+        // A node that did not end UPGRADED is shown with its record and what Slurm and the stand-in logged for it.
+        const notUpgraded = Object.entries(session.nodes).filter(([, n]) => n.status !== 'UPGRADED');
+        const why = notUpgraded.map(([name, n]) => `${JSON.stringify({ [name]: n })}\n${cluster.nodeDiagnostics(name)}`).join('\n');
+        expect([result.code, session.state, why]).toEqual([0, 'READY', '']);
         expect(Object.values(session.nodes).map((n) => n.status)).toEqual(Array(4).fill('UPGRADED'));
         const reboots: Record<string, number> = {};
         for (const r of cluster.rebootLog().slice(before)) reboots[r.node] = (reboots[r.node] ?? 0) + 1;

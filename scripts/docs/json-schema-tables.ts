@@ -49,18 +49,22 @@ export function schemaTables(schema: JsonSchema, title: string, resolve: Resolve
   const tables: SchemaTable[] = [];
   const queue: { title: string; schema: JsonSchema }[] = [{ title, schema }];
   const seenRefs = new Set<string>();
+  // An object met again (one transport schema in five places) is tabled once; the later fields point to that table.
+  const tabled = new Map<string, string>();
   while (queue.length > 0) {
     const next = queue.shift()!;
-    for (const form of objectForms(next.schema, next.title, resolve)) {
+    for (const form of objectForms(next.schema, next.title, resolve, named)) {
       const required = new Set((form.schema.required as string[] | undefined) ?? []);
       const rows: FieldRow[] = [];
       for (const [name, property] of Object.entries((form.schema.properties as Record<string, JsonSchema> | undefined) ?? {})) {
         const path = form.title === '' ? name : `${form.title}.${name}`;
         const nested = nestedObjects(property, path, resolve, named, seenRefs);
-        queue.push(...nested);
+        const earlier = nested.map((item) => tabled.get(JSON.stringify(item.schema))).find((title) => title !== undefined);
+        for (const item of nested) if (!tabled.has(JSON.stringify(item.schema))) tabled.set(JSON.stringify(item.schema), item.title);
+        if (earlier === undefined) queue.push(...nested);
         rows.push({
           field: name,
-          type: typeText(property, resolve, named),
+          type: `${typeText(property, resolve, named)}${earlier === undefined ? '' : `, as ${code(earlier)}`}`,
           required: required.has(name),
           ...(defaultOf(property, resolve) !== undefined ? { defaultValue: defaultOf(property, resolve) } : {}),
           constraints: constraintsOf(property, resolve),
@@ -115,16 +119,24 @@ function mapValues(schema: JsonSchema, resolve: Resolve): JsonSchema | undefined
 }
 
 /** The object forms of a schema: itself, or each object branch of a union (titled by its `type` constant, if it has one). */
-function objectForms(schema: JsonSchema, title: string, resolve: Resolve): { title: string; description?: string; schema: JsonSchema }[] {
+function objectForms(
+  schema: JsonSchema,
+  title: string,
+  resolve: Resolve,
+  named: ReadonlySet<string>,
+): { title: string; description?: string; schema: JsonSchema }[] {
   const whole = deref(schema, resolve);
   const description = typeof whole.description === 'string' ? whole.description : undefined;
   if (isObjectWithFields(whole)) return [{ title, ...(description ? { description } : {}), schema: whole }];
   if (mapValues(whole, resolve)) return [{ title, schema: whole }];
-  const forms = (branches(whole) ?? []).map((branch) => deref(branch, resolve)).filter(isObjectWithFields);
+  // A form that is a named schema has its own table.
+  const own = (branches(whole) ?? []).filter((branch) => typeof branch.$ref !== 'string' || !named.has(refName(branch.$ref)));
+  const forms = own.map((branch) => deref(branch, resolve)).filter(isObjectWithFields);
   return forms.map((form, index) => {
     const tag = Object.entries((form.properties as Record<string, JsonSchema>) ?? {}).find(([, value]) => value.const !== undefined);
-    const formTitle = forms.length === 1 ? title : tag ? `${title} (${tag[0]}: ${String(tag[1].const)})` : `${title} (form ${index + 1})`;
-    const formDescription = typeof form.description === 'string' ? form.description : description;
+    const base = title === '' ? '' : `${title} `;
+    const formTitle = forms.length === 1 ? title : tag ? `${base}(${tag[0]}: ${String(tag[1].const)})` : `${base}(form ${index + 1})`;
+    const formDescription = typeof form.description === 'string' ? form.description : index === 0 ? description : undefined;
     return { title: formTitle, ...(formDescription ? { description: formDescription } : {}), schema: form };
   });
 }

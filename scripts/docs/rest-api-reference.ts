@@ -83,7 +83,7 @@ export function restApiReference(): { markdown: string; undescribed: string[]; r
   const markdown = document([
     generatedNotice('the OpenAPI document (api/openapi.ts, the zod schemas the handlers validate with) and the status events (core/events/status-events.ts)'),
     '# REST API reference',
-    `The routes \`rollout serve\` and the stack's API Gateway answer, as the OpenAPI 3.1 document (\`GET /openapi.json\`, schemas/provisioner-api.openapi.json) describes them. Errors are RFC 9457 problems (${code('application/problem+json')}): see [Problem](#problem).`,
+    `The routes \`rollout serve\` and the stack's API Gateway answer, as the OpenAPI 3.1 document (\`GET /openapi.json\`) describes them. Errors are RFC 9457 problems (${code('application/problem+json')}): see [Problem](#problem).`,
     '## Routes',
     table(['Route', 'Summary'], routes),
     ...details,

@@ -18,7 +18,13 @@ export function inputJsonSchema(schema: z.ZodType): JsonSchema {
 
 /** A section as markdown (its tables one heading level below it) and the fields it leaves undescribed. */
 export function schemaSection(section: SchemaSection): { markdown: string; undescribed: string[]; fields: number } {
-  const tables = schemaTables(section.schema, '', resolverOf(section.schema));
+  const resolve = resolverOf(section.schema);
+  // A named part ($defs: a zod schema with an id) is one table, which the fields holding it name.
+  const named = new Set(Object.keys((section.schema.$defs as Record<string, unknown> | undefined) ?? {}));
+  const tables = [
+    ...schemaTables(section.schema, '', resolve, named),
+    ...[...named].sort().flatMap((name) => schemaTables({ $ref: `#/$defs/${name}` }, name, resolve, named)),
+  ];
   const blocks = [`## ${section.heading}`, section.intro, `Defined by ${section.source}.`];
   for (const found of tables) blocks.push(tableMarkdown(found, 3, (title) => (title === '' ? `${section.heading}: top level` : code(title))));
   return {

@@ -48,7 +48,8 @@ describe('docs/reference/', () => {
     const site = generated.files.get('site-file.md')!;
     for (const key of ['bootTemplates', 'workloadManager', 'nodeExec']) expect(site).toContain(`| \`${key}\` |`);
     const rest = generated.files.get('rest-api.md')!;
-    for (const route of ['POST /sessions', 'POST /sessions/{id}/resume', 'DELETE /deployments/{id}', 'POST /environments/{id}/upgrade']) expect(rest).toContain(`### ${route}\n`);
+    for (const route of ['POST /sessions', 'POST /sessions/{id}/resume', 'DELETE /deployments/{id}', 'POST /environments/{id}/upgrade'])
+      expect(rest).toContain(`### ${route}\n`);
   });
 
   it('is the same on any machine: terminal width, environment, home, time zone and working directory play no part', () => {

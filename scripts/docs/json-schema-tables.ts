@@ -59,8 +59,8 @@ export function schemaTables(schema: JsonSchema, title: string, resolve: Resolve
       for (const [name, property] of Object.entries((form.schema.properties as Record<string, JsonSchema> | undefined) ?? {})) {
         const path = form.title === '' ? name : `${form.title}.${name}`;
         const nested = nestedObjects(property, path, resolve, named, seenRefs);
-        const earlier = nested.map((item) => tabled.get(JSON.stringify(item.schema))).find((title) => title !== undefined);
-        for (const item of nested) if (!tabled.has(JSON.stringify(item.schema))) tabled.set(JSON.stringify(item.schema), item.title);
+        const earlier = nested.map((item) => tabled.get(shapeKey(item.schema))).find((title) => title !== undefined);
+        for (const item of nested) if (!tabled.has(shapeKey(item.schema))) tabled.set(shapeKey(item.schema), item.title);
         if (earlier === undefined) queue.push(...nested);
         rows.push({
           field: name,
@@ -93,6 +93,12 @@ export function undescribedFields(tables: readonly SchemaTable[]): string[] {
   return tables.flatMap((found) =>
     found.rows.filter((row) => row.description.trim() === '').map((row) => (found.title ? `${found.title}.${row.field}` : row.field)),
   );
+}
+
+/** What makes two objects the same table: their fields, not what each place that holds one says of it. */
+function shapeKey(schema: JsonSchema): string {
+  const { description: _description, default: _default, ...shape } = schema;
+  return JSON.stringify(shape);
 }
 
 function deref(schema: JsonSchema, resolve: Resolve): JsonSchema {
@@ -220,13 +226,14 @@ export function constraintsOf(property: JsonSchema, resolve: Resolve): string {
     if (schema[key] !== undefined) parts.push(text(schema[key]));
   };
   say('enum', (values) => `one of ${(values as unknown[]).map((value) => code(String(value))).join(', ')}`);
-  say('minimum', (value) => `>= ${String(value)}`);
+  // A whole number's own bounds (zod's int is a safe integer) say nothing.
+  if (schema.minimum !== -Number.MAX_SAFE_INTEGER) say('minimum', (value) => `>= ${String(value)}`);
   say('exclusiveMinimum', (value) => `> ${String(value)}`);
-  say('maximum', (value) => `<= ${String(value)}`);
+  if (schema.maximum !== Number.MAX_SAFE_INTEGER) say('maximum', (value) => `<= ${String(value)}`);
   say('exclusiveMaximum', (value) => `< ${String(value)}`);
-  say('minLength', (value) => `at least ${String(value)} characters`);
+  say('minLength', (value) => (value === 1 ? 'not empty' : `at least ${String(value)} characters`));
   say('maxLength', (value) => `at most ${String(value)} characters`);
-  say('minItems', (value) => `at least ${String(value)} items`);
+  say('minItems', (value) => (value === 1 ? 'not empty' : `at least ${String(value)} items`));
   say('maxItems', (value) => `at most ${String(value)} items`);
   say('pattern', (value) => `matches ${code(String(value))}`);
   say('format', (value) => `format ${String(value)}`);

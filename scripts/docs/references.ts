@@ -1,7 +1,7 @@
 import { programSpec } from '../../cli/program-spec';
 import { cliReference } from './cli-reference';
 import { anchor, code, document, generatedNotice } from './markdown';
-import { requestSections } from './requests-reference';
+import { controlInputsMarkdown, requestSections } from './requests-reference';
 import { restApiReference } from './rest-api-reference';
 import { schemaSection, type SchemaSection } from './schema-reference';
 import { siteSections } from './site-file-reference';
@@ -29,6 +29,7 @@ export function generateReferences(): References {
     'the zod schemas of the workflow inputs',
     'What each workflow takes as its input, field by field: the request `rollout` builds from its flags, the REST API takes as a body and the Step Functions console takes as an execution input.',
     requestSections(),
+    [controlInputsMarkdown()],
   );
   const site = schemaFile(
     'Site file and site profile',
@@ -56,9 +57,16 @@ export function generateReferences(): References {
   };
 }
 
-function schemaFile(title: string, source: string, intro: string, sections: SchemaSection[]): { markdown: string; undescribed: string[]; fields: number } {
+function schemaFile(
+  title: string,
+  source: string,
+  intro: string,
+  sections: SchemaSection[],
+  more: string[] = [],
+): { markdown: string; undescribed: string[]; fields: number } {
   const made = sections.map(schemaSection);
-  const contents = sections.map((section) => `- [${section.heading}](#${anchor(section.heading)})`).join('\n');
+  const headings = [...sections.map((section) => section.heading), ...more.map((block) => block.split('\n')[0]!.replace(/^## /, ''))];
+  const contents = headings.map((heading) => `- [${heading}](#${anchor(heading)})`).join('\n');
   const markdown = document([
     generatedNotice(source),
     `# ${title}`,
@@ -66,6 +74,7 @@ function schemaFile(title: string, source: string, intro: string, sections: Sche
     `Each table is one object: its fields, their type, whether they are required, their default (a field with a default may be left out), their constraints and what they mean.`,
     contents,
     ...made.map((section) => section.markdown),
+    ...more,
   ]);
   return { markdown, undescribed: made.flatMap((section) => section.undescribed), fields: made.reduce((sum, section) => sum + section.fields, 0) };
 }

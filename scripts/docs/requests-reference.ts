@@ -4,7 +4,32 @@ import { deploymentStrategyJsonSchema } from '../../core/group-deployment/strate
 import { upgradeRequestSchema } from '../../core/rolling-upgrade/upgrade-request';
 import { taskGraphJsonSchema } from '../../core/task-graph/graph-document';
 import { taskRunRequestSchema } from '../../core/task-graph/task-run-request';
+import { WORKFLOWS } from '../../contracts/state-machines';
+import { SESSION_CONTROL_KEYS, SESSION_CONTROL_MEANINGS, type SessionControlKind } from '../../core/session-control';
+import { code, table } from './markdown';
 import { inputJsonSchema, type SchemaSection } from './schema-reference';
+
+const MACHINE_OF: Record<SessionControlKind, string> = {
+  upgrade: WORKFLOWS.rollingUpgrade,
+  deployment: WORKFLOWS.groupDeployment,
+  tasks: WORKFLOWS.taskGraph,
+};
+
+/** The inputs that act on a run instead of starting one (core/session-control.ts): start an execution of the same state machine with one. */
+export function controlInputsMarkdown(): string {
+  const rows = (Object.keys(SESSION_CONTROL_KEYS) as SessionControlKind[]).flatMap((kind) =>
+    (['stop', 'cancel', 'resume'] as const).map((action) => [
+      MACHINE_OF[kind],
+      code(`{"${SESSION_CONTROL_KEYS[kind][action]}": "<id>"}`),
+      SESSION_CONTROL_MEANINGS[action],
+    ]),
+  );
+  return [
+    '## Control inputs',
+    'Inputs that act on an existing run instead of starting one, so that the Step Functions console reaches them: start an execution of the same state machine with exactly one of these (and nothing else). Do not use *Stop execution* to cancel: it aborts without cleanup. Defined by `SESSION_CONTROL_KEYS` (core/session-control.ts).',
+    table(['State machine', 'Input', 'What it does'], rows),
+  ].join('\n\n');
+}
 
 /** The workflows' inputs: what `rollout`, the REST API and the Step Functions console start each workflow with. */
 export function requestSections(): SchemaSection[] {

@@ -1,7 +1,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Command } from 'commander';
+import { z } from 'zod';
+import { describeCommand } from '../../cli/command-spec';
+import { cliReference } from '../../scripts/docs/cli-reference';
 import { REFERENCE_DIR, generateReferences, type References } from '../../scripts/docs/references';
+import { inputJsonSchema, schemaSection } from '../../scripts/docs/schema-reference';
 
 /**
  * docs/reference/ is generated from the code (`npm run docs:generate`): the CLI's command tree, the
@@ -34,6 +39,14 @@ describe('docs/reference/', () => {
     // A new flag, field or route without a description fails here: give it one in the code (commander's option text,
     // zod's .describe(), the OpenAPI route's summary), then regenerate.
     expect(generated.undescribed).toEqual([]);
+  });
+
+  it('names what has no description: a new flag, argument or field', () => {
+    const program = new Command('rollout').description('the program');
+    program.command('go').description('goes').argument('<where>').option('--fast', 'faster').option('--quiet');
+    expect(cliReference(describeCommand(program)).undescribed).toEqual(['rollout go <where>', 'rollout go --quiet']);
+    const schema = inputJsonSchema(z.strictObject({ said: z.string().describe('a field'), unsaid: z.object({ deeper: z.number() }).describe('an object') }));
+    expect(schemaSection({ heading: 'Example', intro: '', source: '', schema }).undescribed).toEqual(['Example: unsaid.deeper']);
   });
 
   it('documents the whole CLI, every request and every route', () => {

@@ -19,11 +19,19 @@ import { PROBLEM_TYPE, type ApiResponse } from './http';
 
 /** RFC 9457 problem details, with the fields at fault in `errors` (a field of '' is the request as a whole). */
 export const problemSchema = z.object({
-  type: z.string(),
-  title: z.string(),
-  status: z.number().int(),
-  detail: z.string(),
-  errors: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+  type: z.string().describe('A URI naming the kind of problem'),
+  title: z.string().describe('A short summary of the kind of problem'),
+  status: z.number().int().describe('The HTTP status'),
+  detail: z.string().describe('What went wrong here, and what would fix it'),
+  errors: z
+    .array(
+      z.object({
+        field: z.string().describe("The field at fault, as a path (`maintenanceWindows[0].cron`); '' for the request as a whole"),
+        message: z.string().describe('What is wrong with it'),
+      }),
+    )
+    .optional()
+    .describe('The fields at fault, each with its problem'),
 });
 export type Problem = z.output<typeof problemSchema>;
 

@@ -10,66 +10,82 @@ import { shownInstantSchema } from '../core/time-format';
  * assignRequestSchema; environments and nodes are environmentSchema and environmentNodeSchema).
  * Reports are open objects: the fields listed are the ones a client may rely on.
  */
+/** The problems of a refused or failed run, each naming its field. */
+const problemsSchema = z
+  .array(z.object({ field: z.string().describe('The field at fault, as a path'), message: z.string().describe('What is wrong with it') }))
+  .describe('The problems, each naming its field');
+
 const SESSION_STATES = ['UPDATING', 'READY', 'DELETING', 'DELETED', 'HALTED', 'STOPPING', 'STOPPED'] as const satisfies readonly SessionState[];
 const DEPLOYMENT_STATUSES = ['RUNNING', 'CANCELLING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPING', 'STOPPED'] as const satisfies readonly DeploymentStatus[];
 
 /** DELETE /environments/{id}: the environment is gone, its nodes and name free. */
-export const removedEnvironmentSchema = z.object({ id: z.number().int(), removed: z.literal(true) });
+export const removedEnvironmentSchema = z.object({
+  id: z.number().int().describe("The environment's id"),
+  removed: z.literal(true).describe('Always true: it is gone'),
+});
 
 export const startedRunSchema = z.object({
-  id: z.string(),
-  kind: z.enum(['upgrade', 'deployment', 'environment-upgrade']),
-  executionArn: z.string(),
+  id: z.string().describe("The run's id: GET /sessions/{id} (an upgrade or environment upgrade) or GET /deployments/{id}"),
+  kind: z.enum(['upgrade', 'deployment', 'environment-upgrade']).describe('What was started'),
+  executionArn: z.string().describe('The Step Functions execution that runs it'),
 });
 
 export const sessionSummarySchema = z.looseObject({
-  upgradeId: z.string(),
-  kind: z.literal('ComputeUpgradeSession'),
-  state: z.enum(SESSION_STATES),
-  completed: z.boolean(),
-  createdAt: shownInstantSchema,
-  startingLabel: z.string(),
-  upgradingLabel: z.string(),
-  failedLabel: z.string(),
-  upgradeStepSize: z.number().int(),
-  upgradeTemplateId: z.string(),
-  workloadManagerType: z.string(),
+  upgradeId: z.string().describe("The session's id"),
+  kind: z.literal('ComputeUpgradeSession').describe("A rolling upgrade session (CRUS's kind)"),
+  state: z
+    .enum(SESSION_STATES)
+    .describe(
+      'UPDATING while it runs; READY once done; DELETING/DELETED when cancelled; HALTED past maxFailed; STOPPING/STOPPED when stopped (a resume carries it on)',
+    ),
+  completed: z.boolean().describe('Whether it has ended'),
+  createdAt: shownInstantSchema.describe('When it was created'),
+  startingLabel: z.string().describe("The request's startingLabel"),
+  upgradingLabel: z.string().describe("The request's upgradingLabel"),
+  failedLabel: z.string().describe("The request's failedLabel"),
+  upgradeStepSize: z.number().int().describe("The request's upgradeStepSize"),
+  upgradeTemplateId: z.string().describe("The request's upgradeTemplateId"),
+  workloadManagerType: z.string().describe("The request's workloadManagerType"),
 });
 
 export const sessionReportSchema = sessionSummarySchema.extend({
-  progress: z.object({
-    step: z.number().int().describe('The step, counted from 1 (`step 1 of 8`); the last once past it'),
-    stage: z.enum(STAGES),
-  }),
-  messages: z.array(z.string()),
-  counts: z.record(z.string(), z.number().int()),
-  nodes: z.record(z.string(), z.looseObject({ status: z.string() })),
+  progress: z
+    .object({
+      step: z.number().int().describe('The step, counted from 1 (`step 1 of 8`); the last once past it'),
+      stage: z.enum(STAGES).describe('The stage the session is in (a window runs as ROLLING)'),
+    })
+    .describe('Where the session is'),
+  messages: z.array(z.string()).describe('What the session did, oldest first'),
+  counts: z.record(z.string(), z.number().int()).describe('Nodes by status (upgraded, failed, not started, ...)'),
+  nodes: z
+    .record(z.string(), z.looseObject({ status: z.string().describe("The node's status (UPGRADED, FAILED, NOT_STARTED, ...)") }))
+    .describe('Each node of the plan by name'),
 });
 
 export const cancelResultSchema = z.object({
-  id: z.string(),
-  kind: z.enum(['upgrade', 'environment-upgrade']),
-  state: z.enum([...SESSION_STATES, ...ENVIRONMENT_UPGRADE_STATES, 'REFUSED']),
+  id: z.string().describe("The session's id"),
+  kind: z.enum(['upgrade', 'environment-upgrade']).describe('What was cancelled'),
+  state: z.enum([...SESSION_STATES, ...ENVIRONMENT_UPGRADE_STATES, 'REFUSED']).describe('Its state now: DELETING while the deletion rules apply'),
   running: z.boolean().describe('Whether an execution works on it now; if not, the cancel applies when it is resumed'),
   /** Set when the session had ended and is removed (CRUS); absent for a deletion under way. */
-  removed: z.literal(true).optional(),
+  removed: z.literal(true).optional().describe('Set when the session had ended and is removed (CRUS); absent for a deletion under way'),
 });
 
 export const deploymentCancelResultSchema = z.object({
-  id: z.string(),
-  kind: z.literal('deployment'),
+  id: z.string().describe("The deployment's id"),
+  kind: z.literal('deployment').describe('Always deployment'),
   state: z
     .enum([...DEPLOYMENT_STATUSES, 'REFUSED'])
     .describe('CANCELLING: no group or batch starts any more; actions in flight finish, then it ends CANCELLED'),
   running: z.boolean().describe('Whether an execution works on it now; if not, the cancel applies when it is resumed'),
   /** Set when the deployment had ended and is removed; absent for a cancel under way. */
-  removed: z.literal(true).optional(),
+  removed: z.literal(true).optional().describe('Set when the deployment had ended and is removed; absent for a cancel under way'),
 });
 
 /** What `POST /sessions/{id}/approve|pause|unpause` answers. */
 export const gateResultSchema = z.object({
-  id: z.string(),
-  action: z.enum(['approve', 'pause', 'unpause']),
+  id: z.string().describe("The session's id"),
+  action: z.enum(['approve', 'pause', 'unpause']).describe('The gate stored'),
   batch: z.number().int().optional().describe('approve: the batch approved, from 1'),
   running: z.boolean().describe('Whether a process that runs workflows holds the session; if not, the gate applies when it is resumed'),
   wakeError: z
@@ -79,8 +95,8 @@ export const gateResultSchema = z.object({
 });
 
 export const stopResultSchema = z.object({
-  id: z.string(),
-  kind: z.enum(['upgrade', 'deployment']),
+  id: z.string().describe("The run's id"),
+  kind: z.enum(['upgrade', 'deployment']).describe('What was stopped'),
   state: z
     .enum([...SESSION_STATES, ...DEPLOYMENT_STATUSES])
     .describe('STOPPING: what is in flight finishes, nothing new starts, then it ends STOPPED (a resume carries it on)'),
@@ -88,73 +104,89 @@ export const stopResultSchema = z.object({
 });
 
 export const deploymentSummarySchema = z.looseObject({
-  deploymentId: z.string(),
-  status: z.enum(DEPLOYMENT_STATUSES),
-  createdAt: shownInstantSchema,
-  groupCount: z.number().int(),
-  nodeCount: z.number().int(),
+  deploymentId: z.string().describe("The deployment's id"),
+  status: z
+    .enum(DEPLOYMENT_STATUSES)
+    .describe('RUNNING while it runs; SUCCEEDED, FAILED (a critical group failed) or CANCELLED once ended; STOPPING/STOPPED when stopped'),
+  createdAt: shownInstantSchema.describe('When it was created'),
+  groupCount: z.number().int().describe("The strategy's groups"),
+  nodeCount: z.number().int().describe('The nodes the groups select'),
 });
 
 export const deploymentReportSchema = z.looseObject({
-  deploymentId: z.string(),
-  status: z.enum(DEPLOYMENT_STATUSES),
-  criticalGroupsFailed: z.boolean(),
-  failedCriticalGroups: z.array(z.string()),
-  groups: z.record(z.string(), z.looseObject({ stage: z.string() })),
-  nodes: z.record(z.string(), z.string()),
+  deploymentId: z.string().describe("The deployment's id"),
+  status: z
+    .enum(DEPLOYMENT_STATUSES)
+    .describe('RUNNING while it runs; SUCCEEDED, FAILED (a critical group failed) or CANCELLED once ended; STOPPING/STOPPED when stopped'),
+  criticalGroupsFailed: z.boolean().describe('Whether a critical group failed'),
+  failedCriticalGroups: z.array(z.string()).describe('The critical groups that failed'),
+  groups: z
+    .record(z.string(), z.looseObject({ stage: z.string().describe("The group's stage: NOT_STARTED, PREPARED, DEPLOYED or FAILED") }))
+    .describe('Each group by name: its stage, critical, nodes, failures (criteria not met), blockedBy and cause'),
+  nodes: z.record(z.string(), z.string()).describe("Each node's stage by name"),
 });
 
 /** Fuel's Node as assign returns it: the node's fields and the seed it now belongs to. */
-export const assignedNodeSchema = environmentNodeSchema.extend({ cluster_id: z.number().int() });
+export const assignedNodeSchema = environmentNodeSchema.extend({ cluster_id: z.number().int().describe('The environment (the seed) the node now belongs to') });
 
 const childUpgradeSchema = z.looseObject({
-  upgradeId: z.string(),
-  nodes: z.array(z.string()),
-  state: z.enum(SESSION_STATES).optional(),
-  stage: z.enum(STAGES).optional(),
-  counts: z.record(z.string(), z.number().int()).optional(),
+  upgradeId: z.string().describe("The rolling upgrade session's id (GET /sessions/{id})"),
+  nodes: z.array(z.string()).describe('The nodes it upgrades'),
+  state: z.enum(SESSION_STATES).optional().describe('Its state'),
+  stage: z.enum(STAGES).optional().describe('Its stage'),
+  counts: z.record(z.string(), z.number().int()).optional().describe('Its nodes by status'),
 });
 
 /** A side-by-side environment upgrade in a listing of sessions. */
 export const environmentUpgradeSummarySchema = z.looseObject({
-  upgradeId: z.string(),
-  kind: z.literal(ENVIRONMENT_UPGRADE_KIND),
-  environmentId: z.number().int(),
-  releaseId: z.number().int().optional(),
-  seedId: z.number().int().optional(),
-  state: z.enum(ENVIRONMENT_UPGRADE_STATES),
-  completed: z.boolean(),
-  createdAt: z.string(),
-  progress: z.object({ phase: z.enum(ENVIRONMENT_UPGRADE_PHASES) }),
-  failure: z.object({ error: z.string(), problems: z.array(z.object({ field: z.string(), message: z.string() })) }).optional(),
+  upgradeId: z.string().describe("The environment upgrade's id"),
+  kind: z.literal(ENVIRONMENT_UPGRADE_KIND).describe('A side-by-side environment upgrade'),
+  environmentId: z.number().int().describe('The environment upgraded'),
+  releaseId: z.number().int().optional().describe('The release it upgrades to'),
+  seedId: z.number().int().optional().describe('The upgrade seed, once cloned'),
+  state: z.enum(ENVIRONMENT_UPGRADE_STATES).describe('Its state'),
+  completed: z.boolean().describe('Whether it has ended'),
+  createdAt: z.string().describe('When it was created (an ISO date)'),
+  progress: z.object({ phase: z.enum(ENVIRONMENT_UPGRADE_PHASES).describe('The phase it is in') }).describe('Where it is'),
+  failure: z
+    .object({ error: z.string().describe("The error's name"), problems: problemsSchema })
+    .optional()
+    .describe('Why it failed, when it did'),
 });
 
 /** GET /sessions/{id} of an environment upgrade: its phase, messages and the rolling upgrades it ran (each a session). */
 export const environmentUpgradeReportSchema = environmentUpgradeSummarySchema.extend({
-  messages: z.array(z.string()),
-  rollingUpgrades: z.object({ controllers: childUpgradeSchema.optional(), nodes: childUpgradeSchema.optional() }),
+  messages: z.array(z.string()).describe('What it did, oldest first'),
+  rollingUpgrades: z
+    .object({
+      controllers: childUpgradeSchema.optional().describe('The rolling upgrade of the controllers'),
+      nodes: childUpgradeSchema.optional().describe('The rolling upgrade of the other nodes'),
+    })
+    .describe('The rolling upgrades it ran, each a session'),
 });
 
-const refusedSchema = z.object({ error: z.string(), problems: z.array(z.object({ field: z.string(), message: z.string() })) });
+const refusedSchema = z
+  .object({ error: z.string().describe("The error's name"), problems: problemsSchema })
+  .describe("Why the workflow's first state refused it");
 
 /** A session the API started whose workflow has not opened it yet (PENDING), or whose first state refused it (REFUSED, saying why). */
 export const startedSessionSchema = z.object({
-  upgradeId: z.string(),
-  kind: z.literal('ComputeUpgradeSession'),
-  state: z.enum(['PENDING', 'REFUSED']),
-  completed: z.literal(false),
-  createdAt: z.string(),
-  executionArn: z.string().optional(),
-  messages: z.array(z.string()),
+  upgradeId: z.string().describe("The session's id"),
+  kind: z.literal('ComputeUpgradeSession').describe('A rolling upgrade session'),
+  state: z.enum(['PENDING', 'REFUSED']).describe('PENDING: not opened yet; REFUSED: its first state refused it'),
+  completed: z.literal(false).describe('Always false'),
+  createdAt: z.string().describe('When it was started (an ISO date)'),
+  executionArn: z.string().optional().describe('The Step Functions execution'),
+  messages: z.array(z.string()).describe('What happened so far'),
   refused: refusedSchema.optional(),
 });
 
 /** A deployment started and not recorded yet (PENDING), or refused by Start Deployment (REFUSED, saying why). */
 export const startedDeploymentSchema = z.object({
-  deploymentId: z.string(),
-  status: z.enum(['PENDING', 'REFUSED']),
-  createdAt: z.string(),
-  executionArn: z.string().optional(),
-  messages: z.array(z.string()),
+  deploymentId: z.string().describe("The deployment's id"),
+  status: z.enum(['PENDING', 'REFUSED']).describe('PENDING: not recorded yet; REFUSED: Start Deployment refused it'),
+  createdAt: z.string().describe('When it was started (an ISO date)'),
+  executionArn: z.string().optional().describe('The Step Functions execution'),
+  messages: z.array(z.string()).describe('What happened so far'),
   refused: refusedSchema.optional(),
 });

@@ -20,6 +20,14 @@ export const SESSION_CONTROL_KEYS = {
 export type SessionControlKind = keyof typeof SESSION_CONTROL_KEYS;
 export type SessionControlAction = 'cancel' | 'resume' | 'stop';
 
+/** What each control input does, in the words of docs/reference/requests.md (generated from this by `npm run docs:generate`). */
+export const SESSION_CONTROL_MEANINGS: Record<SessionControlAction, string> = {
+  cancel:
+    'Writes the cancel request and ends at once, its output `{"cancelRequested": {id, kind, state}}`: an upgrade applies the CRUS deletion rules at its next increment (state DELETING); a deployment or task run starts nothing more, lets what runs finish and ends CANCELLED (state CANCELLING)',
+  stop: 'Writes the stop request and ends at once, its output `{"stopRequested": {id, kind, state}}`: what is in flight finishes, nothing new starts, the run ends STOPPED (state STOPPING) and a resume carries it on',
+  resume: 'Carries on, from the store, a run whose execution died or a STOPPED one (for an upgrade and a task run, also their continue-as-new input)',
+};
+
 export interface SessionControl {
   action: SessionControlAction;
   id: string;

@@ -25,7 +25,10 @@ export const shownInstantSchema = z
   .union([
     z.string().describe('A wall-clock instant: an ISO 8601 date'),
     z
-      .object({ secondsFromStart: z.number(), timeBase: z.literal('simulated') })
+      .object({
+        secondsFromStart: z.number().describe("Seconds from the run's start"),
+        timeBase: z.literal('simulated').describe("Always simulated: the instant is on a simulated site's clock"),
+      })
       .describe("An instant on simulated time (a simulated site's clock): seconds from its run's start, never a date"),
   ])
   .meta({ id: 'Instant' });

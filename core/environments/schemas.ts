@@ -34,59 +34,75 @@ export const attributePathSchema = z
 
 /** How a release changes the attributes of the one before: renamed paths (old -> new) and removed ones. */
 export const attributeChangesSchema = z.strictObject({
-  renamed: z.record(attributePathSchema, attributePathSchema).default({}),
-  removed: z.array(attributePathSchema, { error: 'removed must be a list of attribute paths' }).default([]),
+  renamed: z
+    .record(attributePathSchema, attributePathSchema)
+    .default({})
+    .describe('Attribute paths this release renames: old path -> new path (`editable.a.b` -> `editable.a.c`)'),
+  removed: z
+    .array(attributePathSchema, { error: 'removed must be a list of attribute paths' })
+    .default([])
+    .describe('Attribute paths this release removes: a clone of an environment that sets one is refused'),
 });
 
 export const releaseSchema = z.strictObject({
-  id: id('id'),
-  name: text('name'),
-  version: text('version'),
-  roles: z.array(role, { error: 'roles must be a list of role names' }),
+  id: id('id').describe("The release's id (a positive whole number)"),
+  name: text('name').describe("The release's name"),
+  version: text('version').describe("The release's version"),
+  roles: z
+    .array(role, { error: 'roles must be a list of role names' })
+    .describe('The node roles the release defines; a node whose role it lacks cannot be assigned to a seed on it'),
   /** The boot service's template (image) that installs the release: the side-by-side upgrade reimages nodes with it. */
-  bootTemplate: bootTemplateName('bootTemplate'),
-  attributeChanges: attributeChangesSchema.prefault({}),
+  bootTemplate: bootTemplateName('bootTemplate').describe(
+    "The boot service's template (image) that installs the release: the side-by-side upgrade reimages nodes with it",
+  ),
+  attributeChanges: attributeChangesSchema.prefault({}).describe('How the release changes the attributes of the one before: renamed and removed paths'),
 });
 
 /** Nested JSON settings; `generated` holds service credentials and is never returned in clear. */
 const attributeTreeSchema = z.record(z.string(), z.unknown());
 export const attributesSchema = z.strictObject({
-  editable: attributeTreeSchema.default({}),
-  generated: attributeTreeSchema.default({}),
+  editable: attributeTreeSchema.default({}).describe('Settings an operator may change (nested JSON)'),
+  generated: attributeTreeSchema.default({}).describe('Generated settings (service credentials): never returned in clear'),
 });
 
 /** A node of an environment; `name` is the site's node name (the inventory's, Slurm's), which the upgrade reimages. */
 export const environmentNodeSchema = z.strictObject({
-  id: id('id'),
-  name: nodeName('name'),
-  roles: z.array(role, { error: 'roles must be a list of role names' }).default([]),
-  ip: z.union([z.ipv4(), z.ipv6()], { error: 'ip must be an IPv4 or IPv6 address' }),
-  mac: z.mac({ error: 'mac must be a MAC address (aa:bb:cc:dd:ee:ff)' }),
+  id: id('id').describe("The node's id (a positive whole number, unique across environments)"),
+  name: nodeName('name').describe("The site's node name (the inventory's, Slurm's), which the upgrade reimages"),
+  roles: z.array(role, { error: 'roles must be a list of role names' }).default([]).describe("The node's roles in the environment (e.g. controller, compute)"),
+  ip: z.union([z.ipv4(), z.ipv6()], { error: 'ip must be an IPv4 or IPv6 address' }).describe("The node's address, IPv4 or IPv6"),
+  mac: z.mac({ error: 'mac must be a MAC address (aa:bb:cc:dd:ee:ff)' }).describe("The node's MAC address (aa:bb:cc:dd:ee:ff)"),
 });
 
 /** Fuel's cluster statuses. */
 export const ENVIRONMENT_STATUSES = ['new', 'deployment', 'stopped', 'operational', 'error', 'remove', 'update', 'update_error'] as const;
 
 export const environmentSchema = z.strictObject({
-  id: id('id'),
-  name: environmentName('name'),
-  release_id: id('release_id'),
-  status: z.enum(ENVIRONMENT_STATUSES, { error: `status must be one of ${ENVIRONMENT_STATUSES.join(', ')}` }).default('operational'),
-  attributes: attributesSchema.prefault({}),
-  nodes: z.array(environmentNodeSchema, { error: 'nodes must be a list' }).default([]),
+  id: id('id').describe("The environment's id (a positive whole number)"),
+  name: environmentName('name').describe("The environment's name, unique among environments"),
+  release_id: id('release_id').describe('The id of the release the environment runs (a declared release)'),
+  status: z
+    .enum(ENVIRONMENT_STATUSES, { error: `status must be one of ${ENVIRONMENT_STATUSES.join(', ')}` })
+    .default('operational')
+    .describe("Fuel's cluster status"),
+  attributes: attributesSchema.prefault({}).describe("The environment's settings: editable and generated"),
+  nodes: z
+    .array(environmentNodeSchema, { error: 'nodes must be a list' })
+    .default([])
+    .describe("The environment's nodes; a node belongs to one environment at most"),
   /** Set on an upgrade seed: the environment it was cloned from. */
-  original_cluster_id: id('original_cluster_id').optional(),
+  original_cluster_id: id('original_cluster_id').optional().describe('Set on an upgrade seed: the id of the environment it was cloned from'),
 });
 
 /** `POST /environments/{id}/upgrade/clone`: Fuel's "Cluster Clone Parameters", both required. */
 export const cloneRequestSchema = z.strictObject({
-  name: environmentName('name'),
-  release_id: id('release_id'),
+  name: environmentName('name').describe("The upgrade seed's name (unique among environments)"),
+  release_id: id('release_id').describe('The newer release the seed runs'),
 });
 
 /** `POST /environments/{seed_id}/upgrade/assign`. */
 export const assignRequestSchema = z.strictObject({
-  node_id: id('node_id'),
+  node_id: id('node_id').describe("The id of a node of the seed's original environment, to move into the seed"),
 });
 
 /**
@@ -95,16 +111,21 @@ export const assignRequestSchema = z.strictObject({
  * of the nodes, as `POST /sessions` takes it, without `upgradeTemplateId` (the release's bootTemplate).
  */
 export const environmentUpgradeRequestSchema = z.strictObject({
-  name: environmentName('name').optional(),
-  release_id: id('release_id').optional(),
+  name: environmentName('name').optional().describe("The upgrade seed's name: required when the environment has no seed yet"),
+  release_id: id('release_id').optional().describe("The release to upgrade to (the seed's): required when the environment has no seed yet"),
   /** Nodes with any of these roles are the controllers: assigned to the seed and reimaged first. */
   controller_roles: z
     .array(role, { error: 'controller_roles must be a list of role names' })
     .min(1, 'controller_roles must not be empty')
-    .default(['controller']),
-  rolling_upgrade: z.record(z.string(), z.unknown(), {
-    error: 'rolling_upgrade is required: the rolling upgrade of the nodes (the fields of POST /sessions without upgradeTemplateId)',
-  }),
+    .default(['controller'])
+    .describe('Nodes with any of these roles are the controllers: assigned to the seed and reimaged first'),
+  rolling_upgrade: z
+    .record(z.string(), z.unknown(), {
+      error: 'rolling_upgrade is required: the rolling upgrade of the nodes (the fields of POST /sessions without upgradeTemplateId)',
+    })
+    .describe(
+      "The rolling upgrade of the other nodes: the fields of a rolling upgrade request (POST /sessions) without upgradeTemplateId, which is the release's bootTemplate",
+    ),
 });
 
 export type Release = z.output<typeof releaseSchema>;

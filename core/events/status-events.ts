@@ -32,7 +32,7 @@ export const FAILED_NODES_PER_EVENT = 500;
 
 const common = {
   eventId: z.string().min(1).describe('Stable across retries of the publishing handler: dedupe on it'),
-  kind: z.enum(['upgrade', 'deployment']),
+  kind: z.enum(['upgrade', 'deployment']).describe('Which workflow sent it: a rolling upgrade or a group deployment'),
   sessionId: z.string().min(1).describe('The upgrade or deployment id (`rollout session get ID`)'),
   at: z.iso.datetime().describe('When it happened, on the control plane clock'),
   timeBase: z
@@ -44,59 +44,63 @@ const common = {
 const sessionStarted = z.strictObject({ ...common, summary: z.string().describe('What runs: the label and step size, or the node and group counts') });
 const sessionFinished = z.strictObject({
   ...common,
-  outcome: z.enum(['COMPLETED', 'FAILED', 'CANCELLED', 'STOPPED']),
+  outcome: z.enum(['COMPLETED', 'FAILED', 'CANCELLED', 'STOPPED']).describe('How the run ended'),
   state: z
     .string()
     .describe(
       'The stored end state: READY, DELETED, HALTED, STOPPED (upgrades); SUCCEEDED, FAILED, CANCELLED, STOPPED (deployments). STOPPED: a resume carries it on',
     ),
-  detail: z.string().optional(),
+  detail: z.string().optional().describe('Why it ended so, when it did not complete'),
 });
 /** Lock-step steps are counted from 1 in events, as in messages, the plan and the progress line (`step 1 of 8`). */
 const step = z.int().min(1).describe('Lock-step: the step, counted from 1 (`step 1 of 8`), as the messages and the plan count them');
 const stepStarted = z.strictObject({
   ...common,
-  kind: z.literal('upgrade'),
+  kind: z.literal('upgrade').describe('Always upgrade'),
   step,
-  stepCount: z.int().min(0),
+  stepCount: z.int().min(0).describe("The session's number of steps"),
   nodeCount: z.int().min(0).describe('Nodes drained in this step'),
 });
 const stepFinished = z.strictObject({
   ...common,
-  kind: z.literal('upgrade'),
+  kind: z.literal('upgrade').describe('Always upgrade'),
   step,
-  stepCount: z.int().min(0),
-  upgraded: z.int().min(0).optional(),
-  failed: z.int().min(0).optional(),
+  stepCount: z.int().min(0).describe("The session's number of steps"),
+  upgraded: z.int().min(0).optional().describe("The step's nodes upgraded"),
+  failed: z.int().min(0).optional().describe("The step's nodes failed"),
 });
 const batch = z.int().min(1).describe('Mode window: the batch (wave), counted from 1 as `rollout session approve` and the messages count them');
-const batchStarted = z.strictObject({ ...common, kind: z.literal('upgrade'), batch });
+const batchStarted = z.strictObject({ ...common, kind: z.literal('upgrade').describe('Always upgrade'), batch });
 const batchFinished = z.strictObject({
   ...common,
-  kind: z.literal('upgrade'),
+  kind: z.literal('upgrade').describe('Always upgrade'),
   batch,
   upgraded: z.int().min(0).describe("The batch's nodes upgraded"),
   failed: z.int().min(0).describe("The batch's nodes failed"),
 });
 const batchAwaitingApproval = z.strictObject({
   ...common,
-  kind: z.literal('upgrade'),
+  kind: z.literal('upgrade').describe('Always upgrade'),
   batch: batch.describe('The batch waiting: `rollout session approve ID` lets it start'),
 });
-const groupStarted = z.strictObject({ ...common, kind: z.literal('deployment'), group: z.string().min(1) });
+const groupStarted = z.strictObject({
+  ...common,
+  kind: z.literal('deployment').describe('Always deployment'),
+  group: z.string().min(1).describe("The group's name"),
+});
 const groupFinished = z.strictObject({
   ...common,
-  kind: z.literal('deployment'),
-  group: z.string().min(1),
+  kind: z.literal('deployment').describe('Always deployment'),
+  group: z.string().min(1).describe("The group's name"),
   stage: z.string().describe('DEPLOYED or FAILED; NOT_STARTED or PREPARED when a cancel stopped the group'),
 });
 const nodesFailed = z.strictObject({
   ...common,
-  nodes: z.array(z.string()).min(1).max(FAILED_NODES_PER_EVENT),
-  reason: z.string(),
+  nodes: z.array(z.string()).min(1).max(FAILED_NODES_PER_EVENT).describe('The nodes that failed (at most 500 per event: more go in several)'),
+  reason: z.string().describe('Their failure reason (`upgrading-boot-session-failed`, ...)'),
   step: step.optional(),
-  group: z.string().optional(),
-  phase: z.string().optional(),
+  group: z.string().optional().describe('A deployment: the group they failed in'),
+  phase: z.string().optional().describe('A deployment: the phase they failed in (PREPARE or DEPLOY)'),
 });
 
 /** The detail schema of each detail-type. */

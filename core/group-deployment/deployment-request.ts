@@ -16,19 +16,39 @@ const seconds = (field: string, fallback: number, max = MAX_PHASE_TIMEOUT_SECOND
  */
 export const deploymentRequestSchema = z
   .strictObject({
-    strategy: z.unknown().optional(),
-    nodes: z.array(nodeName(), { error: 'nodes must be a list of node names' }).min(1, 'nodes must name at least one node').optional(),
+    strategy: z
+      .unknown()
+      .optional()
+      .describe(
+        'A deployment strategy (see Deployment strategy): the whole document, just `{groups: [...]}`, or its YAML or JSON text. Neither strategy nor nodes: one critical group `default` of every node at 100%',
+      ),
+    nodes: z
+      .array(nodeName(), { error: 'nodes must be a list of node names' })
+      .min(1, 'nodes must name at least one node')
+      .optional()
+      .describe('A list of node names to deploy, instead of a strategy (one critical group of them)'),
     /** Ready groups that run at once; Shipyard runs one at a time. */
     maxParallelGroups: z
       .number({ error: 'maxParallelGroups must be a number' })
       .int('maxParallelGroups must be a whole number')
       .min(1, 'maxParallelGroups must be at least 1')
-      .default(1),
-    prepareTimeoutSeconds: seconds('prepareTimeoutSeconds', 1800),
-    deployTimeoutSeconds: seconds('deployTimeoutSeconds', 3600),
-    pollIntervalSeconds: seconds('pollIntervalSeconds', 30, MAX_POLL_INTERVAL_SECONDS),
+      .default(1)
+      .describe('Ready groups that run at once (Shipyard runs one at a time)'),
+    prepareTimeoutSeconds: seconds('prepareTimeoutSeconds', 1800).describe(
+      "Longest wait for a batch's prepare action; nodes that did not report success by then fail",
+    ),
+    deployTimeoutSeconds: seconds('deployTimeoutSeconds', 3600).describe(
+      "Longest wait for a batch's deploy action; nodes that did not report success by then fail",
+    ),
+    pollIntervalSeconds: seconds('pollIntervalSeconds', 30, MAX_POLL_INTERVAL_SECONDS).describe(
+      'How often the workflow polls the provisioner while an action runs',
+    ),
     /** A task graph (core/task-graph) that runs as each group's deploy phase, over the group's nodes that prepared. */
-    taskGraph: taskRunRequestSchema.optional(),
+    taskGraph: taskRunRequestSchema
+      .optional()
+      .describe(
+        "A task run request (see Task run request) whose graph runs as each group's deploy phase, over the group's nodes that prepared; its selection may not name nodes",
+      ),
   })
   .refine((r) => r.strategy === undefined || r.nodes === undefined, { message: 'give a strategy or a list of nodes, not both', path: ['nodes'] })
   .refine((r) => r.taskGraph?.selection.nodes === undefined, {

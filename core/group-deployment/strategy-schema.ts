@@ -29,19 +29,27 @@ export const selectorSchema = z.strictObject(
   {
     node_names: z
       .array(z.string(expecting('a node name')).regex(NODE_NAME_PATTERN, `is not a valid node name: ${NODE_NAME_RULE}`), expecting('a list of node names'))
-      .optional(),
-    node_labels: z.array(nodeLabelEntrySchema, expecting("a list of labels ('key:value' or key: value)")).optional(),
-    node_tags: stringList('tag').optional(),
-    rack_names: stringList('rack name').optional(),
+      .optional()
+      .describe('Nodes by name; a name the site does not have is refused before anything runs'),
+    node_labels: z
+      .array(nodeLabelEntrySchema, expecting("a list of labels ('key:value' or key: value)"))
+      .optional()
+      .describe('Nodes carrying all these labels, each a `"key:value"` string or a one-key map'),
+    node_tags: stringList('tag').optional().describe('Nodes carrying all these tags'),
+    rack_names: stringList('rack name').optional().describe('Nodes in these racks'),
   },
   expecting('a selector mapping (node_names, node_labels, node_tags, rack_names)'),
 );
 
 export const successCriteriaSchema = z.strictObject(
   {
-    percent_successful_nodes: wholeNumber('a whole number from 0 to 100', 0, 100).optional(),
-    minimum_successful_nodes: wholeNumber('a whole number >= 0', 0).optional(),
-    maximum_failed_nodes: wholeNumber('a whole number >= 0', 0).optional(),
+    percent_successful_nodes: wholeNumber('a whole number from 0 to 100', 0, 100)
+      .optional()
+      .describe("At least this share of the group's nodes must succeed (judged exactly: 29 of 100 meets 29%; an empty group counts as 100%)"),
+    minimum_successful_nodes: wholeNumber('a whole number >= 0', 0)
+      .optional()
+      .describe("At least this many of the group's nodes must succeed; more than the group selects is refused before any node is touched"),
+    maximum_failed_nodes: wholeNumber('a whole number >= 0', 0).optional().describe("At most this many of the group's nodes may fail"),
   },
   expecting('a mapping of success criteria'),
 );
@@ -56,8 +64,11 @@ export const nodeConcurrencySchema = z
   .discriminatedUnion(
     'type',
     [
-      z.strictObject({ type: z.literal('one_by_one') }),
-      z.strictObject({ type: z.literal('parallel'), amount: wholeNumber('a whole number >= 1', 1).optional() }),
+      z.strictObject({ type: z.literal('one_by_one').describe('One node at a time') }),
+      z.strictObject({
+        type: z.literal('parallel').describe('Nodes together: all at once, or a sliding window of amount nodes'),
+        amount: wholeNumber('a whole number >= 1', 1).optional().describe('Nodes in flight at once (a sliding window); absent: all at once'),
+      }),
     ],
     expecting('{type: one_by_one}, {type: parallel} or {type: parallel, amount: N}'),
   )
@@ -65,27 +76,41 @@ export const nodeConcurrencySchema = z
 
 export const groupSchema = z.strictObject(
   {
-    name: z.string(expecting('a non-blank group name')).regex(/\S/, expecting('a non-blank group name')),
-    critical: z.boolean(expecting('true or false')),
-    depends_on: stringList('group name'),
-    selectors: z.array(selectorSchema, expecting('a list of selectors ([] selects all nodes)')),
-    success_criteria: successCriteriaSchema.optional(),
-    strategy: nodeConcurrencySchema,
+    name: z
+      .string(expecting('a non-blank group name'))
+      .regex(/\S/, expecting('a non-blank group name'))
+      .describe("The group's name, which depends_on and the reports name it by"),
+    critical: z
+      .boolean(expecting('true or false'))
+      .describe('A critical group that fails its success criteria fails the deployment, and the groups that depend on it do not run'),
+    depends_on: stringList('group name').describe('Groups that must succeed before this one starts'),
+    selectors: z
+      .array(selectorSchema, expecting('a list of selectors ([] selects all nodes)'))
+      .describe(
+        "Which nodes the group deploys: the union of its selectors, each the nodes matching all its keys (`[]` selects all nodes); a node several groups select is submitted by the first only, and counts in every group's criteria",
+      ),
+    success_criteria: successCriteriaSchema.optional().describe('When the group counts as successful (default: every node)'),
+    strategy: nodeConcurrencySchema.describe(
+      "Fuel's node concurrency: `{type: one_by_one}`, `{type: parallel, amount: N}` (a sliding window of N nodes) or `{type: parallel}` (all at once, the default)",
+    ),
   },
   expecting('a group mapping'),
 );
 
 /** The bare form, Shipyard's `data`: `{groups: [...]}`. The id makes the JSON Schema define it once, in $defs. */
 export const strategyDataSchema = z
-  .strictObject({ groups: z.array(groupSchema, expecting('a list of groups')) }, expecting('a mapping with groups'))
+  .strictObject(
+    { groups: z.array(groupSchema, expecting('a list of groups')).describe('The groups, deployed in dependency order') },
+    expecting('a mapping with groups'),
+  )
   .meta({ id: 'DeploymentStrategyData' });
 
 /** The whole Deckhand document: `schema`, `metadata` (not interpreted here) and `data`. */
 export const strategyDocumentSchema = z.strictObject(
   {
-    schema: z.literal(DEPLOYMENT_STRATEGY_SCHEMA_ID, expecting(`'${DEPLOYMENT_STRATEGY_SCHEMA_ID}'`)),
-    metadata: z.record(z.string(), z.unknown(), expecting('a mapping')).optional(),
-    data: strategyDataSchema,
+    schema: z.literal(DEPLOYMENT_STRATEGY_SCHEMA_ID, expecting(`'${DEPLOYMENT_STRATEGY_SCHEMA_ID}'`)).describe('The Deckhand schema of the document'),
+    metadata: z.record(z.string(), z.unknown(), expecting('a mapping')).optional().describe("Deckhand's metadata (not interpreted)"),
+    data: strategyDataSchema.describe('The strategy: `{groups: [...]}`'),
   },
   expecting('a deployment strategy document'),
 );

@@ -37,9 +37,20 @@ const MAINTENANCE_CRON_FORM =
 
 const maintenanceWindowSchema = z
   .strictObject({
-    cron: z.string({ error: 'cron is required' }).trim().min(1, 'cron must not be empty'),
-    durationMinutes: wholeNumber('durationMinutes', 1).max(7 * 24 * 60, 'durationMinutes must be at most 10080 (a week)'),
-    timeZone: z.string({ error: 'timeZone must be an IANA time zone name' }).default('UTC'),
+    cron: z
+      .string({ error: 'cron is required' })
+      .trim()
+      .min(1, 'cron must not be empty')
+      .describe(
+        "When the window opens: a 5-field cron (minute hour day-of-month month day-of-week, e.g. `0 22 * * *`), not EventBridge's `cron(...)`; a cron that opens no window within a year is refused",
+      ),
+    durationMinutes: wholeNumber('durationMinutes', 1)
+      .max(7 * 24 * 60, 'durationMinutes must be at most 10080 (a week)')
+      .describe('How long the window stays open after each opening'),
+    timeZone: z
+      .string({ error: 'timeZone must be an IANA time zone name' })
+      .default('UTC')
+      .describe('The IANA time zone the cron is read in (e.g. `Europe/Paris`)'),
   })
   .superRefine((window, ctx) => {
     try {
@@ -86,53 +97,110 @@ const WINDOW_ONLY_REASONS: Record<(typeof WINDOW_ONLY)[number], string> = {
  */
 export const upgradeRequestSchema = z
   .strictObject({
-    startingLabel: groupLabel('startingLabel'),
-    upgradingLabel: groupLabel('upgradingLabel'),
-    failedLabel: groupLabel('failedLabel'),
+    startingLabel: groupLabel('startingLabel').describe('Group of nodes to upgrade (CRUS starting label): the plan is its members, in order'),
+    upgradingLabel: groupLabel('upgradingLabel').describe(
+      'Group that holds the nodes being booted (CRUS upgrading label); must differ from the other two labels',
+    ),
+    failedLabel: groupLabel('failedLabel').describe('Group that receives the nodes that failed (CRUS failed label); must differ from the other two labels'),
     upgradeStepSize: z
       .number({ error: 'upgradeStepSize is required and must be a whole number' })
       .int('upgradeStepSize must be a whole number')
-      .min(1, 'upgradeStepSize must be at least 1'),
-    upgradeTemplateId: bootTemplate('upgradeTemplateId'),
-    workloadManagerType: z.enum(WORKLOAD_MANAGER_TYPES, {
-      error: `workloadManagerType must be one of: ${WORKLOAD_MANAGER_TYPES.join(', ')}`,
-    }),
+      .min(1, 'upgradeStepSize must be at least 1')
+      .describe('Nodes per step (lock-step); in mode window the default of maxUnavailable'),
+    upgradeTemplateId: bootTemplate('upgradeTemplateId').describe(
+      'Boot template of the new image; the boot service must know it (the error lists the ones it has)',
+    ),
+    workloadManagerType: z
+      .enum(WORKLOAD_MANAGER_TYPES, {
+        error: `workloadManagerType must be one of: ${WORKLOAD_MANAGER_TYPES.join(', ')}`,
+      })
+      .describe('The workload manager that drains and returns the nodes'),
     /** Longest wait for a step's nodes to drain of jobs (CRUS: none). Default 24 h. */
-    quiesceTimeoutSeconds: seconds('quiesceTimeoutSeconds').default(24 * 3600),
+    quiesceTimeoutSeconds: seconds('quiesceTimeoutSeconds')
+      .default(24 * 3600)
+      .describe("Longest wait for a step's nodes to drain of jobs (CRUS: none); a node still busy then fails with upgrading-time-out-quiescing"),
     /** Longest wait for the boot service to report every node of a step (CRUS: none). Default 1 h. */
-    bootTimeoutSeconds: seconds('bootTimeoutSeconds').default(3600),
+    bootTimeoutSeconds: seconds('bootTimeoutSeconds')
+      .default(3600)
+      .describe('Longest wait for the boot service to report every node of a step booted (CRUS: none); then upgrading-time-out-booting'),
     /** Longest wait for booted nodes to return to service in the WLM (CRUS: 600 s). */
-    wlmReturnTimeoutSeconds: seconds('wlmReturnTimeoutSeconds').default(600),
+    wlmReturnTimeoutSeconds: seconds('wlmReturnTimeoutSeconds')
+      .default(600)
+      .describe('Longest wait for booted nodes to return to service in the workload manager (CRUS: 600 s); then upgrading-time-out-wlm-waiting'),
     /** How often the workflow polls the site while it waits. */
-    pollIntervalSeconds: seconds('pollIntervalSeconds', { max: MAX_POLL_INTERVAL_SECONDS }).default(30),
+    pollIntervalSeconds: seconds('pollIntervalSeconds', { max: MAX_POLL_INTERVAL_SECONDS })
+      .default(30)
+      .describe('How often the workflow polls the site while it waits'),
     /** lockstep: CRUS's steps. window: at most maxUnavailable nodes out of service, each freed slot refilled at once. */
-    mode: z.enum(UPGRADE_MODES, { error: `mode must be one of: ${UPGRADE_MODES.join(', ')}` }).default('lockstep'),
+    mode: z
+      .enum(UPGRADE_MODES, { error: `mode must be one of: ${UPGRADE_MODES.join(', ')}` })
+      .default('lockstep')
+      .describe(
+        "lockstep: CRUS's steps of upgradeStepSize nodes; window: at most maxUnavailable nodes out of service, each freed slot refilled at the next increment",
+      ),
     /** Window: nodes out of service at once, a count or a share of the plan. Default upgradeStepSize. */
-    maxUnavailable: countOrPercent('maxUnavailable', 1).optional(),
+    maxUnavailable: countOrPercent('maxUnavailable', 1)
+      .optional()
+      .describe('Window: nodes holding a slot (out of service) at once, a count or "P%" of the plan (rounded down, at least 1). Default upgradeStepSize'),
     /** Window: nodes drained ahead of their slot, so that their jobs end while the window works. Default 0. */
-    drainAhead: wholeNumber('drainAhead', 0).optional(),
+    drainAhead: wholeNumber('drainAhead', 0)
+      .optional()
+      .describe(
+        'Window: busy nodes drained before they get a slot, so that their jobs end while the window works; only a node whose running job is known to run past the next poll. Default 0',
+      ),
     /** Which node takes a free slot: plan order, or idle first (the shortest remaining job). Lock-step: plan only. */
-    order: z.enum(UPGRADE_ORDERS, { error: `order must be one of: ${UPGRADE_ORDERS.join(', ')}` }).default('plan'),
+    order: z
+      .enum(UPGRADE_ORDERS, { error: `order must be one of: ${UPGRADE_ORDERS.join(', ')}` })
+      .default('plan')
+      .describe(
+        'Window: which node takes a free slot: plan order, or idle-first (idle nodes first, busy ones by when their running jobs end at the latest). Lock-step: plan only',
+      ),
     /** Window: nodes of one rack out of service at once. */
-    maxUnavailablePerRack: wholeNumber('maxUnavailablePerRack', 1).optional(),
+    maxUnavailablePerRack: wholeNumber('maxUnavailablePerRack', 1).optional().describe('Window: slot holders per rack (the rack from the inventory)'),
     /** Window: the first waves (Ansible `serial`), each a count or a share of the plan; then the window takes the rest. */
-    batches: z.array(countOrPercent('batches', 1), { error: 'batches must be a list of counts or percentages' }).min(1, 'batches must not be empty').optional(),
+    batches: z
+      .array(countOrPercent('batches', 1), { error: 'batches must be a list of counts or percentages' })
+      .min(1, 'batches must not be empty')
+      .optional()
+      .describe('Window: the first waves (Ansible `serial`), each a count or a share of the plan ("20%"); then one wave for the rest'),
     /** Pause for an operator's approval after these batches (1-based; lock-step: steps). */
-    pauseAfterBatches: z.array(wholeNumber('pauseAfterBatches', 1), { error: 'pauseAfterBatches must be a list of batch numbers' }).optional(),
+    pauseAfterBatches: z
+      .array(wholeNumber('pauseAfterBatches', 1), { error: 'pauseAfterBatches must be a list of batch numbers' })
+      .optional()
+      .describe("Window with batches: pause for an operator's approval (`rollout session approve ID`) after these batches (1-based)"),
     /** each-batch: pause for approval after every batch (lock-step: every step). */
-    approval: z.enum(UPGRADE_APPROVALS, { error: "approval must be 'none' or 'each-batch'" }).default('none'),
+    approval: z
+      .enum(UPGRADE_APPROVALS, { error: "approval must be 'none' or 'each-batch'" })
+      .default('none')
+      .describe("Window with batches: each-batch pauses for an operator's approval (`rollout session approve ID`) after every batch"),
     /** Halt once more nodes than this have failed: a count or a share of the plan ("10%"). Default: never halt. */
-    maxFailed: countOrPercent('maxFailed', 0).optional(),
+    maxFailed: countOrPercent('maxFailed', 0)
+      .optional()
+      .describe(
+        'Halt once more nodes than this have failed, a count or "P%" of the plan: no new node (lock-step: no new step) starts, nodes in flight finish, the session ends HALTED. Default: never halt',
+      ),
     /** Halt too when a node outside the plan goes DOWN or FAIL during the run. */
-    haltOnOutsideFailures: z.boolean({ error: 'haltOnOutsideFailures must be true or false' }).default(false),
+    haltOnOutsideFailures: z
+      .boolean({ error: 'haltOnOutsideFailures must be true or false' })
+      .default(false)
+      .describe(
+        'Window: halt too when a node outside the plan (an inventory node not in the starting group) goes DOWN or FAIL in Slurm during the run; nodes already DOWN or FAIL at the start do not count',
+      ),
     /**
      * Window: plan each node's slot and hold it with a Slurm maintenance reservation from then on, so
      * that no job whose time limit runs past the slot starts on the node meanwhile (needs the site's
      * command transport: `scontrol create reservation`).
      */
-    reserveSlots: z.boolean({ error: 'reserveSlots must be true or false' }).optional(),
+    reserveSlots: z
+      .boolean({ error: 'reserveSlots must be true or false' })
+      .optional()
+      .describe(
+        "Window: plan each node's slot and hold it with Slurm maintenance reservations, so that no job whose time limit runs past the slot starts on the node meanwhile; needs the site's command transport (`scontrol create reservation`)",
+      ),
     /** Wait this long after each batch (lock-step: step) before the next one starts. */
-    bakeSeconds: seconds('bakeSeconds', { min: 0 }).default(0),
+    bakeSeconds: seconds('bakeSeconds', { min: 0 })
+      .default(0)
+      .describe("Window with batches: wait this long after a batch's last node before the next batch starts"),
     /**
      * A node returns to service only once Slurm shows it healthy (idle, responding, not FAIL, rebooted)
      * and this command, run on the head node through the site's command transport with `{node}` the
@@ -148,9 +216,14 @@ export const upgradeRequestSchema = z
             .refine((c) => !/[\n\r\0]/.test(c), { error: 'healthCheck.command must be one line' })
             .refine((c) => c.includes('{node}'), { error: 'healthCheck.command must name the node to check as {node} (e.g. "ssh {node} /usr/sbin/nhc")' })
             .refine((c) => [...c.matchAll(/\{([^{}]*)\}/g)].every((m) => m[1] === 'node'), { error: 'healthCheck.command may use only the placeholder {node}' })
-            .optional(),
+            .optional()
+            .describe(
+              "Run on the head node through the site's command transport, `{node}` replaced by the node's quoted name (e.g. `ssh {node} /usr/sbin/nhc`): the node returns to service only once it exits 0; a non-zero exit fails the node with upgrading-health-check-failed",
+            ),
           /** How long the command may run (its execution timeout on the transport); default 300 s. */
-          timeoutSeconds: seconds('healthCheck.timeoutSeconds').optional(),
+          timeoutSeconds: seconds('healthCheck.timeoutSeconds')
+            .optional()
+            .describe('How long the command may run (also its execution timeout on the transport); no result by then fails the node. Default 300'),
         },
         { error: 'healthCheck must be an object with command and timeoutSeconds' },
       )
@@ -163,12 +236,14 @@ export const upgradeRequestSchema = z
           });
         }
       })
-      .optional(),
+      .optional()
+      .describe('A node returns to service only once Slurm shows it healthy and this command passes (phase CHECKING meanwhile)'),
     /** New nodes start only inside one of these windows; nodes in flight finish. */
     maintenanceWindows: z
       .array(maintenanceWindowSchema, { error: 'maintenanceWindows must be a list' })
       .min(1, 'maintenanceWindows must not be empty')
-      .optional(),
+      .optional()
+      .describe('Window: new nodes start only inside one of these windows; nodes in flight finish (drained-ahead nodes are released outside a window)'),
   })
   .superRefine((req, ctx) => {
     if (req.mode === 'lockstep') {

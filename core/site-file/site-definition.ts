@@ -21,17 +21,30 @@ const nonEmpty = (what: string) =>
 
 /** A node as the inventory knows it. */
 export const inventoryNodeShape = {
-  name: nodeName('name'),
-  nid: z.number({ error: 'nid is required and must be a whole number' }).int('nid must be a whole number').min(0, 'nid must not be negative'),
-  rack: nonEmpty('rack').optional(),
-  role: nonEmpty('role').default('Compute'),
-  tags: z.array(nonEmpty('a tag')).default([]),
+  name: nodeName('name').describe("The node's name (an xname on Cray systems; any hostname elsewhere), unique"),
+  nid: z
+    .number({ error: 'nid is required and must be a whole number' })
+    .int('nid must be a whole number')
+    .min(0, 'nid must not be negative')
+    .describe("The node's number, unique"),
+  rack: nonEmpty('rack').optional().describe("The node's rack: what maxUnavailablePerRack and rack_names selectors read"),
+  role: nonEmpty('role').default('Compute').describe("HSM's role of the node"),
+  tags: z.array(nonEmpty('a tag')).default([]).describe('Tags that node_tags selectors match'),
   /** Deployment roles for task graphs (core/task-graph). */
-  roles: z.array(nonEmpty('a role'), { error: 'roles must be a list of role names' }).default([]),
-  labels: z.record(z.string(), z.string({ error: 'label values must be strings' })).default({}),
+  roles: z
+    .array(nonEmpty('a role'), { error: 'roles must be a list of role names' })
+    .default([])
+    .describe('Deployment roles for task graphs (none: the node takes part in no graph)'),
+  labels: z
+    .record(z.string(), z.string({ error: 'label values must be strings' }))
+    .default({})
+    .describe('Labels that node_labels selectors match'),
   /** OpenCrowbar's gates, served by the inventory: a scheduler operates only on nodes alive and available. */
-  alive: z.boolean({ error: 'alive must be true or false' }).default(true),
-  available: z.boolean({ error: 'available must be true or false' }).default(true),
+  alive: z.boolean({ error: 'alive must be true or false' }).default(true).describe("The inventory's gate: false, the node is never operated on"),
+  available: z
+    .boolean({ error: 'available must be true or false' })
+    .default(true)
+    .describe("The inventory's gate: false, the node is left alone, not failed (HSM disabled)"),
 };
 
 /**
@@ -41,11 +54,20 @@ export const inventoryNodeShape = {
  * with the session's limit and drops nodes disabled in HSM.
  */
 const bootSetSchema = z.strictObject({
-  node_list: z.array(nodeName('a node_list entry')).optional(),
-  node_groups: z.array(z.string({ error: 'a node_groups entry must be a group label' })).optional(),
-  node_roles_groups: z.array(z.string({ error: 'a node_roles_groups entry must be a role' })).optional(),
+  node_list: z.array(nodeName('a node_list entry')).optional().describe('Nodes the boot set boots, by name'),
+  node_groups: z
+    .array(z.string({ error: 'a node_groups entry must be a group label' }))
+    .optional()
+    .describe('Groups whose members the boot set boots'),
+  node_roles_groups: z
+    .array(z.string({ error: 'a node_roles_groups entry must be a role' }))
+    .optional()
+    .describe('HSM roles (Role or Role_SubRole) whose nodes the boot set boots'),
   /** HSM's Arch of the nodes booted (X86 also takes nodes of unknown arch); the simulated nodes are X86. */
-  arch: z.enum(['X86', 'ARM', 'Other', 'Unknown'], { error: 'arch must be X86, ARM, Other or Unknown' }).optional(),
+  arch: z
+    .enum(['X86', 'ARM', 'Other', 'Unknown'], { error: 'arch must be X86, ARM, Other or Unknown' })
+    .optional()
+    .describe("HSM's Arch of the nodes booted (X86 also takes nodes of unknown arch); the simulated nodes are X86"),
 });
 
 /** A boot template: a name alone (the limit says which nodes it boots), or a BOS session template with its boot sets. */
@@ -53,10 +75,11 @@ const bootTemplateSchema = z.union(
   [
     nonEmpty('a template name'),
     z.strictObject({
-      name: nonEmpty('name'),
+      name: nonEmpty('name').describe("The template's name"),
       bootSets: z
         .record(nonEmpty('a boot set name'), bootSetSchema, { error: 'bootSets must map boot set names to boot sets' })
-        .refine((sets) => Object.keys(sets).length > 0, 'a session template has at least one boot set'),
+        .refine((sets) => Object.keys(sets).length > 0, 'a session template has at least one boot set')
+        .describe("BOS boot sets by name: which nodes the template boots (intersected with the session's limit)"),
     }),
   ],
   { error: 'a boot template is a name, or {name, bootSets: {<set>: {node_list, node_groups, node_roles_groups}}}' },
@@ -74,23 +97,31 @@ const csmSchema = z.strictObject({
     .superRefine((text, ctx) => {
       const parsed = parseNidNamePattern(text);
       if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed });
-    }),
+    })
+    .describe("How Slurm names a node from its nid (CSM's nid{nid:06})"),
 });
 
 /** The site's inventory keys, with the node list each reader gives its own node schema. */
 export function siteInventoryShape<Node extends z.ZodType>(node: Node) {
   return {
-    nodes: z.array(node, { error: 'nodes is required and must be a list' }).min(1, 'at least one node is required'),
-    groups: z.record(groupLabel(), z.array(nodeName('a member'), { error: 'must be a list of node names' })).default({}),
-    bootTemplates: z.array(bootTemplateSchema).default([]),
+    nodes: z.array(node, { error: 'nodes is required and must be a list' }).min(1, 'at least one node is required').describe("The site's nodes"),
+    groups: z
+      .record(groupLabel(), z.array(nodeName('a member'), { error: 'must be a list of node names' }))
+      .default({})
+      .describe("Groups (HSM's) by label, each a list of node names; a label not listed does not exist"),
+    bootTemplates: z.array(bootTemplateSchema).default([]).describe('Boot templates: a name (its BOS limit names the nodes), or {name, bootSets}'),
     /** HSM exclusive groups: a node is a member of at most one group of each (Cray-HPE/hms-smd pkg/sm/groups.go ExclusiveGroup). */
     exclusiveGroups: z
       .record(nonEmpty('an exclusive group name'), z.array(groupLabel('a group label'), { error: 'must be a list of group labels' }))
-      .default({}),
-    csm: csmSchema.optional(),
+      .default({})
+      .describe('HSM exclusive groups: a node is a member of at most one group of each'),
+    csm: csmSchema.optional().describe('A CSM-style site: nodes named by xname in HSM and BOS, and by slurmNodeNames from their nid in Slurm'),
     /** Fuel's releases and environments (clusters), kept by the store and served by the API. */
-    releases: z.array(releaseSchema, { error: 'releases must be a list' }).default([]),
-    environments: z.array(environmentSchema, { error: 'environments must be a list' }).default([]),
+    releases: z.array(releaseSchema, { error: 'releases must be a list' }).default([]).describe("Fuel's releases, kept by the store and served by the API"),
+    environments: z
+      .array(environmentSchema, { error: 'environments must be a list' })
+      .default([])
+      .describe("Fuel's environments (clusters) of the site's nodes, kept by the store and served by the API"),
   };
 }
 

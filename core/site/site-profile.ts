@@ -47,23 +47,25 @@ export const transportSchema = z
     [
       z
         .strictObject({
-          type: z.literal('ssm'),
+          type: z.literal('ssm').describe('SSM Run Command on a head node'),
           instanceIds: z
             .array(z.string().regex(INSTANCE_ID, 'must be an EC2 or managed instance id (i-... or mi-...)'), { error: 'instanceIds must be a list' })
             .min(1, 'name at least one instance')
-            .max(50, 'SSM sends a command to at most 50 instances by id'),
-          region: z.string({ error: 'region is required' }).regex(REGION, 'must be an AWS region such as us-east-1'),
+            .max(50, 'SSM sends a command to at most 50 instances by id')
+            .describe("The head node's EC2 or managed instance id (i-... or mi-...); the first that answers runs the command"),
+          region: z.string({ error: 'region is required' }).regex(REGION, 'must be an AWS region such as us-east-1').describe("The instances' AWS region"),
           /** An SSM endpoint override: a VPC endpoint, or the simulator's. */
-          endpoint: url.optional(),
+          endpoint: url.optional().describe("An SSM endpoint override: a VPC endpoint, or the simulator's"),
           /** How long one SSM API call may take before it is given up and said (default 10, as the HTTP connectors'). */
           requestTimeoutSeconds: z
             .number({ error: 'must be a number of seconds' })
             .min(0.05, 'must be at least 0.05')
             .max(300, 'must be at most 300')
-            .optional(),
+            .optional()
+            .describe("How long one SSM API call may take before it is given up (default 10, as the HTTP connectors')"),
         })
         .describe('SSM Run Command (AWS-RunShellScript) on a head node'),
-      z.strictObject({ type: z.literal('local') }).describe('Commands run on this host (an admin or head node)'),
+      z.strictObject({ type: z.literal('local').describe('Commands run on this host') }).describe('Commands run on this host (an admin or head node)'),
     ],
     { error: 'must be {type: ssm, instanceIds, region} or {type: local}' },
   )
@@ -103,20 +105,24 @@ export const workloadManagerProfileSchema = z.discriminatedUnion(
   'type',
   [
     z.strictObject({
-      type: z.literal('slurmrestd'),
-      url,
+      type: z.literal('slurmrestd').describe("Slurm's REST API, slurmrestd (Slurm 23.02 or later)"),
+      url: url.describe("slurmrestd's base URL"),
       apiVersion: z
         .string()
         .superRefine((version, ctx) => {
           const problem = slurmrestdVersionProblem(version);
           if (problem) ctx.addIssue({ code: 'custom', message: problem });
         })
-        .default(DEFAULT_SLURMRESTD_VERSION),
+        .default(DEFAULT_SLURMRESTD_VERSION)
+        .describe("slurmrestd's data_parser version, v0.0.39 (Slurm 23.02) to v0.0.45 (26.05)"),
       user: nonEmpty('user').optional().describe('Sent as X-SLURM-USER-NAME'),
       token: secretReferenceSchema.optional().describe('Slurm JWT, sent as X-SLURM-USER-TOKEN'),
-      timeoutSeconds,
+      timeoutSeconds: timeoutSeconds.describe('Seconds one request may take (at most 300)'),
     }),
-    z.strictObject({ type: z.literal('scontrol'), transport: transportSchema.optional() }),
+    z.strictObject({
+      type: z.literal('scontrol').describe("Slurm's commands (scontrol, sinfo, squeue) on the head node, through a transport (Slurm 22.05 included)"),
+      transport: transportSchema.optional().describe("How the commands reach the head node; default the profile's transport"),
+    }),
   ],
   { error: 'type must be slurmrestd or scontrol' },
 );
@@ -124,12 +130,19 @@ export const workloadManagerProfileSchema = z.discriminatedUnion(
 export const bootServiceProfileSchema = z.discriminatedUnion(
   'type',
   [
-    z.strictObject({ type: z.literal('bos'), url, token: secretReferenceSchema.optional(), timeoutSeconds }),
     z.strictObject({
-      type: z.literal('slurm-reboot'),
-      transport: transportSchema.optional(),
+      type: z.literal('bos').describe("Cray CSM's Boot Orchestration Service (v2)"),
+      url: url.describe("BOS's base URL"),
+      token: secretReferenceSchema.optional().describe('A bearer token, by reference'),
+      timeoutSeconds: timeoutSeconds.describe('Seconds one request may take (at most 300)'),
+    }),
+    z.strictObject({
+      type: z.literal('slurm-reboot').describe('`scontrol reboot` through a transport, after an optional prepare command that selects the image'),
+      transport: transportSchema.optional().describe("How the commands reach the head node; default the profile's transport"),
       /** Selects the new image before the reboot, e.g. `wwctl node set --image {template} {nodes}`. */
-      prepareCommand: commandTemplate('prepareCommand', ['template', 'nodes']).optional(),
+      prepareCommand: commandTemplate('prepareCommand', ['template', 'nodes'])
+        .optional()
+        .describe('Selects the new image before the reboot, e.g. `wwctl node set --image {template} {nodes}` (placeholders {template} and {nodes} only)'),
     }),
   ],
   { error: 'type must be bos or slurm-reboot' },
@@ -139,10 +152,10 @@ export const inventoryProfileSchema = z.discriminatedUnion(
   'type',
   [
     z.strictObject({
-      type: z.literal('hsm'),
-      url,
-      token: secretReferenceSchema.optional(),
-      timeoutSeconds,
+      type: z.literal('hsm').describe("Cray CSM's Hardware State Manager"),
+      url: url.describe("HSM's base URL"),
+      token: secretReferenceSchema.optional().describe('A bearer token, by reference'),
+      timeoutSeconds: timeoutSeconds.describe('Seconds one request may take (at most 300)'),
       /** A lab flag: false for an HSM-like service whose node ids are not xnames (the simulator serving a non-Cray site). */
       xnames: z
         .boolean({ error: 'xnames must be true or false' })
@@ -150,8 +163,8 @@ export const inventoryProfileSchema = z.discriminatedUnion(
         .describe('Check member ids as node xnames before sending them (HSM accepts nothing else); false only for an HSM-like stand-in'),
     }),
     z.strictObject({
-      type: z.literal('slurm'),
-      transport: transportSchema.optional(),
+      type: z.literal('slurm').describe("Slurm's own node list (scontrol) as the inventory: groups are its partitions and features"),
+      transport: transportSchema.optional().describe("How the commands reach the head node; default the profile's transport"),
       /** The feature key of the nodes' deployment roles (task graphs): `role` reads `role:controller`. */
       roleKey: z
         .string({ error: 'roleKey must be a string' })
@@ -159,7 +172,10 @@ export const inventoryProfileSchema = z.discriminatedUnion(
         .optional()
         .describe("Feature key of the deployment roles: every '<roleKey>:<role>' feature is a role of the node (default role)"),
     }),
-    z.strictObject({ type: z.literal('file'), path: nonEmpty('path') }),
+    z.strictObject({
+      type: z.literal('file').describe('A site file read as the inventory: its nodes, groups and boot templates'),
+      path: nonEmpty('path').describe("The site file's path (YAML or JSON), relative to the working directory"),
+    }),
   ],
   { error: 'type must be hsm, slurm or file' },
 );
@@ -167,11 +183,21 @@ export const inventoryProfileSchema = z.discriminatedUnion(
 export const provisionerProfileSchema = z.discriminatedUnion(
   'type',
   [
-    z.strictObject({ type: z.literal('http'), url, token: secretReferenceSchema.optional(), timeoutSeconds }),
     z.strictObject({
-      type: z.literal('command'),
-      transport: transportSchema.optional(),
-      commands: z.strictObject({ prepare: commandTemplate('prepare', ['nodes']), deploy: commandTemplate('deploy', ['nodes']) }),
+      type: z.literal('http').describe('Our provisioner API over HTTP (prepare and deploy actions per node)'),
+      url: url.describe("The provisioner API's base URL"),
+      token: secretReferenceSchema.optional().describe('A bearer token, by reference'),
+      timeoutSeconds: timeoutSeconds.describe('Seconds one request may take (at most 300)'),
+    }),
+    z.strictObject({
+      type: z.literal('command').describe('Prepare and deploy as commands on the head node, through a transport'),
+      transport: transportSchema.optional().describe("How the commands reach the head node; default the profile's transport"),
+      commands: z
+        .strictObject({
+          prepare: commandTemplate('prepare', ['nodes']).describe("The prepare command, {nodes} the nodes' hostlist; exit 0 is success"),
+          deploy: commandTemplate('deploy', ['nodes']).describe("The deploy command, {nodes} the nodes' hostlist; exit 0 is success"),
+        })
+        .describe('The commands of the two actions'),
     }),
   ],
   { error: 'type must be http or command' },
@@ -197,7 +223,7 @@ const nodeExec = commandTemplate('nodeExec', ['nodes', 'node', 'command']).super
 export const taskExecutionProfileSchema = z
   .strictObject({
     /** The head node's transport; default the profile's. */
-    transport: transportSchema.optional(),
+    transport: transportSchema.optional().describe("The head node's transport; default the profile's"),
     nodeExec: nodeExec
       .default(DEFAULT_NODE_EXEC)
       .describe('How the head node runs a command on nodes, e.g. "pdsh -S -w {nodes} {command}" or "ssh -o BatchMode=yes {node} {command}"'),
@@ -207,7 +233,8 @@ export const taskExecutionProfileSchema = z
       .int('fanout must be a whole number')
       .min(1, 'fanout must be at least 1')
       .max(1000, 'fanout must be at most 1000')
-      .default(DEFAULT_FANOUT),
+      .default(DEFAULT_FANOUT)
+      .describe('Nodes one {nodes} command reaches at most (a longer list goes in several commands)'),
   })
   .describe('How task-graph commands reach the nodes');
 
@@ -259,13 +286,13 @@ export const TRANSPORT_USERS = [
 
 export const siteProfileSchema = z
   .strictObject({
-    workloadManager: workloadManagerProfileSchema,
-    bootService: bootServiceProfileSchema,
-    inventory: inventoryProfileSchema,
+    workloadManager: workloadManagerProfileSchema.describe('The workload manager: slurmrestd, or scontrol through a transport'),
+    bootService: bootServiceProfileSchema.describe('The boot service: BOS, or scontrol reboot through a transport'),
+    inventory: inventoryProfileSchema.describe('The inventory: HSM, Slurm itself, or a site file'),
     /** Only group deployments need one. */
-    provisioner: provisionerProfileSchema.optional(),
+    provisioner: provisionerProfileSchema.optional().describe('The provisioner (prepare and deploy actions): only group deployments need one'),
     /** The transport of every command-driven connector that names none of its own. */
-    transport: transportSchema.optional(),
+    transport: transportSchema.optional().describe('The transport of every command-driven connector that names none of its own'),
     /** How task-graph commands reach the nodes (their transport, the node-exec form). */
     tasks: taskExecutionProfileSchema.optional(),
     commandPaths: commandPathsSchema.optional(),
@@ -274,12 +301,13 @@ export const siteProfileSchema = z
     /** Only for a site served by `rollout simulate`: its time runs `timeScale` times faster, its now is at `controlUrl`/sim/time. */
     simulatedTime: z
       .strictObject({
-        timeScale: timeScale(),
-        controlUrl: url,
+        timeScale: timeScale().describe("How many times faster than the wall clock the site's time runs"),
+        controlUrl: url.describe("The simulator's control URL: its now is at <controlUrl>/sim/time"),
       })
-      .optional(),
+      .optional()
+      .describe('Only for a site served by `rollout simulate`: its time runs timeScale times faster'),
     /** A lab flag: lets tokens travel over plain http. */
-    allowInsecureHttp: z.boolean({ error: 'must be true or false' }).default(false),
+    allowInsecureHttp: z.boolean({ error: 'must be true or false' }).default(false).describe('A lab flag: lets tokens travel over plain http'),
   })
   .superRefine((profile, ctx) => {
     for (const [key, type] of TRANSPORT_USERS) {

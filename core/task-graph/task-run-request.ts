@@ -14,11 +14,17 @@ const taskIds = (field: string) => z.array(taskId(field), { error: `${field} mus
 
 /** Part of the graph, as `fuel node --tasks/--skip/--start/--end` (core/task-graph/selection.ts). */
 export const taskSelectionSchema = z.strictObject({
-  tasks: taskIds('tasks').optional(),
-  skip: taskIds('skip').optional(),
-  start: taskId('start').optional(),
-  end: taskId('end').optional(),
-  nodes: z.array(nodeName(), { error: 'nodes must be a list of node names' }).min(1, 'nodes must name at least one node').optional(),
+  tasks: taskIds('tasks').optional().describe('Only these tasks (`--tasks a,b`)'),
+  skip: taskIds('skip').optional().describe('All but these tasks (`--skip x`); the order through a skipped task is kept'),
+  start: taskId('start')
+    .optional()
+    .describe('This task (or stage), what depends on it, and every later stage (`--start T`); with end, the subgraph between them'),
+  end: taskId('end').optional().describe('This task (or stage), what it requires, and every earlier stage (`--end U`); with start, the subgraph between them'),
+  nodes: z
+    .array(nodeName(), { error: 'nodes must be a list of node names' })
+    .min(1, 'nodes must name at least one node')
+    .optional()
+    .describe('Only these nodes (`--nodes n1,n2`); in a group deployment the groups select the nodes instead'),
 });
 
 /** How a task run goes: its global cap, how often it looks at the tasks in flight, and the timeout of a task that names none. */
@@ -29,10 +35,15 @@ export const taskRunSettingsShape = {
     .int('maxInTransition must be a whole number')
     .min(1, 'maxInTransition must be at least 1')
     .max(MAX_IN_TRANSITION, `maxInTransition must be at most ${MAX_IN_TRANSITION}`)
-    .default(100),
-  pollIntervalSeconds: seconds('pollIntervalSeconds', { max: MAX_POLL_INTERVAL_SECONDS }).default(10),
+    .default(100)
+    .describe("Global cap: node tasks in TRANSITION at once, over every role group (OpenCrowbar's cap on background jobs)"),
+  pollIntervalSeconds: seconds('pollIntervalSeconds', { max: MAX_POLL_INTERVAL_SECONDS })
+    .default(10)
+    .describe('How often the run looks at the tasks in flight'),
   /** The timeout of a task whose parameters give none: a task never runs unbounded. */
-  taskTimeoutSeconds: seconds('taskTimeoutSeconds', { max: MAX_DURATION_SECONDS }).default(3600),
+  taskTimeoutSeconds: seconds('taskTimeoutSeconds', { max: MAX_DURATION_SECONDS })
+    .default(3600)
+    .describe('The timeout of a task whose parameters give none (`timeout`): a task never runs unbounded'),
 };
 
 /**
@@ -41,10 +52,14 @@ export const taskRunSettingsShape = {
  * input, or inside a group deployment's request as `taskGraph`.
  */
 export const taskRunRequestSchema = z.strictObject({
-  graph: z.union([z.string().min(1, 'graph must not be empty'), z.array(z.unknown()), z.record(z.string(), z.unknown())], {
-    error: 'graph is required: the task graph as YAML or JSON text, or the document itself',
-  }),
-  selection: taskSelectionSchema.prefault({}),
+  graph: z
+    .union([z.string().min(1, 'graph must not be empty'), z.array(z.unknown()), z.record(z.string(), z.unknown())], {
+      error: 'graph is required: the task graph as YAML or JSON text, or the document itself',
+    })
+    .describe('The task graph (see Task graph): its YAML or JSON text, or the document itself (the bare list of items, or `{cluster, attributes, tasks}`)'),
+  selection: taskSelectionSchema
+    .prefault({})
+    .describe('The part of the graph to run, as `fuel node --tasks/--skip/--start/--end` (default: all of it, on every node with a role)'),
   ...taskRunSettingsShape,
 });
 

@@ -23,7 +23,8 @@ describe('schemas/deployment-strategy.schema.json', () => {
   it("carries Shipyard's constraints", () => {
     const text = JSON.stringify(generated);
     expect(text).toContain('"required":["name","critical","depends_on","selectors"]');
-    expect(text).toContain('"percent_successful_nodes":{"type":"integer","minimum":0,"maximum":100}');
+    // Its description (docs/reference/requests.md) comes first.
+    expect(text).toMatch(/"percent_successful_nodes":\{("description":"[^"]*",)?"type":"integer","minimum":0,"maximum":100\}/);
     expect(text).toContain('"const":"shipyard/DeploymentStrategy/v1"');
     expect(text.match(/"additionalProperties":false/g)?.length).toBeGreaterThanOrEqual(7);
   });

@@ -16,7 +16,7 @@ function codeBlock(guide: string, heading: string): string {
  * `include`, so `npm run typecheck` compiles it against the construct): this test holds the file
  * equal to the guide's block, its package import mapped to this repository's infra/.
  */
-describe("the embedding app of the run-as-a-service guide", () => {
+describe('the embedding app of the run-as-a-service guide', () => {
   let snippet: string;
   beforeAll(async () => {
     snippet = codeBlock(await readFile(path.join(PROJECT_ROOT, 'docs', 'guides', 'run-as-a-service.md'), 'utf8'), '### Embedding the construct');

@@ -1,5 +1,5 @@
 /**
- * The CLI's exit statuses, as the README documents them: the one table every command uses. A run the
+ * The CLI's exit statuses, as docs/guides/operate-a-run.md documents them: the one table every command uses. A run the
  * CLI starts or resumes and follows (`upgrade`, `deploy`, `deploy --graph`, `session resume`: cli/run-workflow.ts)
  * maps one outcome to one status, whatever its kind:
  *

@@ -1,5 +1,5 @@
 /**
- * What a CDK app of your own imports to deploy the rollout workflows (README: "Embedding the construct").
+ * What a CDK app of your own imports to deploy the rollout workflows (docs/guides/run-as-a-service.md: "Embedding the construct").
  * `loadSiteProfileFile` reads the site connection profile the CLI reads.
  */
 export { RolloutWorkflows, type RolloutWorkflowsProps, type SsmTarget } from './constructs/rollout-workflows';

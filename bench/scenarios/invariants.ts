@@ -161,7 +161,7 @@ export function checkInvariants(run: ScenarioRun): Violation[] {
         add('no-claim-left', `recorded UPGRADED but its reason still names this session: '${state.wlmReason}'`, node.name);
     } else if (record.status === 'FAILED') {
       const reason = record.reason ?? '';
-      // Slurm forgets the features `scontrol update` set (the Slurm inventory's groups) on a reconfigure or restart; the run puts them back when it next reads the group (README, Slurm inventory conventions).
+      // Slurm forgets the features `scontrol update` set (the Slurm inventory's groups) on a reconfigure or restart; the run puts them back when it next reads the group (docs/guides/upgrade-a-slurm-cluster.md, Slurm inventory conventions).
       const groupsForgotten = run.operator.some((o) => (o.action.kind === 'reconfigure' || o.action.kind === 'restart-slurmctld') && o.takenAt !== undefined);
       // An admin who drains a node after the run failed it gives it their own reason (a drain clears FAIL): the site then shows the admin's word.
       const adminAfter = admin !== undefined && admin.at > 0;

@@ -296,7 +296,7 @@ export const upgradeRequestSchema = z
 export type UpgradeRequestInput = z.input<typeof upgradeRequestSchema>;
 export type UpgradeRequest = z.output<typeof upgradeRequestSchema>;
 
-/** The controls beyond CRUS's fields: how nodes are scheduled, paced and halted (the README's controls table). */
+/** The controls beyond CRUS's fields: how nodes are scheduled, paced and halted (docs/guides/rolling-upgrades.md says what each does). */
 export const UPGRADE_CONTROL_KEYS = [
   'mode',
   'maxUnavailable',

@@ -1,4 +1,4 @@
-// Embedding the rollout workflows in a CDK app of your own (README: "Embedding the construct").
+// Embedding the rollout workflows in a CDK app of your own (docs/guides/run-as-a-service.md: "Embedding the construct").
 // Inside this repository the construct comes from '../../infra'; from a package, from its `infra` export.
 import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { SecurityGroup, type IVpc } from 'aws-cdk-lib/aws-ec2';

@@ -1,4 +1,4 @@
-// The app of the README's "Embedding the construct", as written there (its import mapped to this repository):
+// The app of "Embedding the construct" in docs/guides/run-as-a-service.md, as written there (its import mapped to this repository):
 // test/infra/readme-embedding.test.ts keeps the two equal, and `npm run typecheck` checks this file.
 import { App, CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { SecurityGroup, Vpc } from 'aws-cdk-lib/aws-ec2';

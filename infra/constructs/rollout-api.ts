@@ -173,7 +173,7 @@ function acknowledgeApiFindings(scope: Construct, api: LambdaRestApi): void {
   for (const method of [...API_READ_METHODS, ...API_CHANGE_METHODS]) {
     validations.acknowledge({
       id: `AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/${API_STAGE}/${method}/*]`,
-      reason: `The read and change access policies grant one verb (${method}) on every path of this API's stage: read vs change is the verb; a finer grant names routes (README, the REST API).`,
+      reason: `The read and change access policies grant one verb (${method}) on every path of this API's stage: read vs change is the verb; a finer grant names routes (docs/guides/run-as-a-service.md, the REST API).`,
     });
   }
   validations.acknowledge({

@@ -11,7 +11,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const run = promisify(execFile);
 
 /**
- * `npm run -s slurm:start` as the README gives it: only the `export ...` line on stdout (so that
+ * `npm run -s slurm:start` as docs/guides/upgrade-a-slurm-cluster.md gives it: only the `export ...` line on stdout (so that
  * `eval "$(npm run -s slurm:start)"` works), the ports given, and a site profile for the cluster.
  */
 describeRealSlurm('npm run -s slurm:start', (release) => {

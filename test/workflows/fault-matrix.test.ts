@@ -23,7 +23,7 @@ import { buildSite, nodeName, upgradeRequest } from '../support/sites';
  * (virtual time, small fleets) with one kind of fault, and is judged by the same checker
  * (support/fault-invariants): no node lost, none drained or booted (prepared or deployed) twice,
  * each node's last recorded status what the site shows. Each cell also prints its figures
- * (simulated seconds to the end, retried errors); the README's fault matrix quotes them.
+ * (simulated seconds to the end, retried errors); the fault matrix of docs/architecture.md quotes them.
  */
 
 /** Boots and returns of 20 and 10 simulated seconds: two polls each, so a cell is a few dozen increments. */

@@ -78,7 +78,7 @@ describe('slurm inventory over SSM: partitions and node features', () => {
   });
 
   it('reads a listing past the 24,000 characters SSM keeps: partitions first, then features in chunks of nodes', async () => {
-    // One feature set per node (`nid:<n>`), as the README's convention gives: a line per node.
+    // One feature set per node (`nid:<n>`), as the convention of docs/guides/upgrade-a-slurm-cluster.md gives: a line per node.
     const many = nodeNames(700);
     t = await startSsmTestSite({ nodes: nodesOf(many, (_, i) => ({ rack: 'x3000', labels: { nid: String(i + 1), zone: 'a' } })), groups: { compute: many } });
     const inventory = new SlurmInventory({ transport: t.transport });

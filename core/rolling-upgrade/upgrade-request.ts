@@ -167,12 +167,16 @@ export const upgradeRequestSchema = z
     pauseAfterBatches: z
       .array(wholeNumber('pauseAfterBatches', 1), { error: 'pauseAfterBatches must be a list of batch numbers' })
       .optional()
-      .describe("Window with batches: pause for an operator's approval (`rollout session approve ID`) after these batches (1-based)"),
+      .describe(
+        "Window with batches: pause for an operator's approval (`rollout session approve ID`) after these batches (1-based); refused in mode 'lockstep'",
+      ),
     /** each-batch: pause for approval after every batch (lock-step: every step). */
     approval: z
       .enum(UPGRADE_APPROVALS, { error: "approval must be 'none' or 'each-batch'" })
       .default('none')
-      .describe("Window with batches: each-batch pauses for an operator's approval (`rollout session approve ID`) after every batch"),
+      .describe(
+        "Window with batches: each-batch pauses for an operator's approval (`rollout session approve ID`) after every batch; refused in mode 'lockstep'",
+      ),
     /** Halt once more nodes than this have failed: a count or a share of the plan ("10%"). Default: never halt. */
     maxFailed: countOrPercent('maxFailed', 0)
       .optional()
@@ -184,7 +188,7 @@ export const upgradeRequestSchema = z
       .boolean({ error: 'haltOnOutsideFailures must be true or false' })
       .default(false)
       .describe(
-        'Window: halt too when a node outside the plan (an inventory node not in the starting group) goes DOWN or FAIL in Slurm during the run; nodes already DOWN or FAIL at the start do not count',
+        "Window: halt too when a node outside the plan (an inventory node not in the starting group) goes DOWN or FAIL in Slurm during the run; nodes already DOWN or FAIL at the start do not count; refused in mode 'lockstep'",
       ),
     /**
      * Window: plan each node's slot and hold it with a Slurm maintenance reservation from then on, so
@@ -195,7 +199,7 @@ export const upgradeRequestSchema = z
       .boolean({ error: 'reserveSlots must be true or false' })
       .optional()
       .describe(
-        "Window: plan each node's slot and hold it with Slurm maintenance reservations, so that no job whose time limit runs past the slot starts on the node meanwhile; needs the site's command transport (`scontrol create reservation`)",
+        "Window: plan each node's slot and hold it with Slurm maintenance reservations, so that no job whose time limit runs past the slot starts on the node meanwhile; needs the site's command transport (`scontrol create reservation`), refused at Open Session on a site without one; refused in mode 'lockstep'. Default false",
       ),
     /** Wait this long after each batch (lock-step: step) before the next one starts. */
     bakeSeconds: seconds('bakeSeconds', { min: 0 })
@@ -218,7 +222,7 @@ export const upgradeRequestSchema = z
             .refine((c) => [...c.matchAll(/\{([^{}]*)\}/g)].every((m) => m[1] === 'node'), { error: 'healthCheck.command may use only the placeholder {node}' })
             .optional()
             .describe(
-              "Run on the head node through the site's command transport, `{node}` replaced by the node's quoted name (e.g. `ssh {node} /usr/sbin/nhc`): the node returns to service only once it exits 0; a non-zero exit fails the node with upgrading-health-check-failed",
+              "Run on the head node through the site's command transport, `{node}` replaced by the node's quoted name (e.g. `ssh {node} /usr/sbin/nhc`): the node returns to service only once it exits 0; a non-zero exit fails the node with upgrading-health-check-failed; refused at Open Session on a site without a command transport",
             ),
           /** How long the command may run (its execution timeout on the transport); default 300 s. */
           timeoutSeconds: seconds('healthCheck.timeoutSeconds')

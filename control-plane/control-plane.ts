@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { WorkflowName } from '../contracts';
-import { describeError, SessionGateError, SessionNotFoundError } from '../core/errors';
+import { describeError, ResourceConflictError, SessionGateError, SessionNotFoundError } from '../core/errors';
 import { idForExecution } from '../core/execution-id';
 import { executionRunsSession, SESSION_CONTROL_KEYS } from '../core/session-control';
 import type { SiteState } from '../core/site/site-state';
@@ -36,6 +36,8 @@ export interface ControlPlaneOptions<End extends RunOutcome> extends RunStores {
   executions: Executions<End>;
   /** The control plane's clock in ms (simulated time on a simulated site); the wall clock without it. */
   now?: () => number;
+  /** Whether `now` is a simulated site's clock (its instants are not dates); false without it. */
+  simulatedTime?: boolean;
   /** The simulated site's state, when the site is simulated in this process. */
   siteState?: () => SiteState | undefined;
   /** The control plane's schedules (EventBridge Scheduler), made on first use; none without it. */
@@ -63,6 +65,8 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
   private readonly port: Executions<End>;
   /** Whether the executions are AWS's own API (its quotas: a watcher polls gently). */
   readonly onAws: boolean;
+  /** Whether `now()` is a simulated site's clock: what the control plane records on it is shown as time from a run's start, never as a date. */
+  readonly simulatedTime: boolean;
   private readonly clockNow: () => number;
   private readonly readSiteState: () => SiteState | undefined;
   private readonly makeSchedules: (() => ScheduleClient) | undefined;
@@ -77,6 +81,7 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
     this.port = options.executions;
     this.onAws = options.onAws ?? false;
     this.clockNow = options.now ?? Date.now;
+    this.simulatedTime = options.simulatedTime ?? false;
     this.readSiteState = options.siteState ?? (() => undefined);
     this.makeSchedules = options.schedules;
     if (options.onClose) this.closers.push(options.onClose);
@@ -262,6 +267,23 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
     return this.stores.deployments.removeEnded(id);
   }
 
+  /**
+   * Removes a standalone task run that has ended, by the same rule; see TaskRunStore.removeEnded. A group's deploy
+   * phase is its deployment's (ResourceConflictError): removed with it.
+   */
+  async removeTaskRun(id: string): Promise<{ status: string }> {
+    const run = await this.found(id);
+    const deployment = run.kind === 'tasks' ? run.record.deployment : undefined;
+    if (deployment)
+      throw new ResourceConflictError(`task run ${id}`, [
+        {
+          field: '',
+          message: `it is the deploy phase of group '${deployment.group}' of deployment ${deployment.deploymentId}: it is removed with its deployment`,
+        },
+      ]);
+    return this.stores.taskRuns.removeEnded(id);
+  }
+
   /** The executions of a workflow, newest first. */
   executions(workflow: WorkflowName, status?: ExecutionStatus): Promise<ExecutionSummary[]> {
     return this.port.list(workflow, status);
@@ -366,5 +388,7 @@ export type ApiControlPlane = Pick<
   | 'environmentUpgradeId'
   | 'removeSession'
   | 'removeDeployment'
+  | 'removeTaskRun'
   | 'now'
+  | 'simulatedTime'
 >;

@@ -11,6 +11,8 @@ import {
 } from '../../api/schemas';
 import type { EmbeddedRuntime } from '../../local/embedded-runtime';
 import { parseSiteDefinition } from '../../simulator';
+import { toLambdaHandler } from '../../lambdas/entrypoints/api';
+import { checkContract } from '../support/api-contract';
 import { call, startServedApi, type ApiReply } from '../support/api';
 import { eventually } from '../support/embedded';
 import { drainRebootResumeGraph } from '../support/task-graph-runs';
@@ -203,5 +205,39 @@ describe('task runs over HTTP', () => {
     } finally {
       await blind.close();
     }
+  });
+
+  it('the API Lambda (API Gateway proxy events) serves the same routes: start, read, cancel, remove', async () => {
+    const lambda = toLambdaHandler(() =>
+      createApi({
+        controlPlane: runtime,
+        environments: runtime.environments,
+        environmentUpgrades: runtime.environmentUpgrades,
+        runStarts: runtime.runStarts,
+        site: runtime.site,
+      }),
+    );
+    const send = (httpMethod: string, path: string, body?: unknown) =>
+      runtime.clock.busy(async () => {
+        const result = await lambda({
+          httpMethod,
+          path,
+          body: body === undefined ? null : JSON.stringify(body),
+          headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+        });
+        const reply = { status: result.statusCode, location: result.headers['location'], body: result.body ? JSON.parse(result.body) : undefined };
+        checkContract(httpMethod, path, reply.status, result.headers['content-type'] ?? null, reply.body);
+        return reply;
+      });
+    const created = await send('POST', '/task-runs', REQUEST);
+    expect(created).toMatchObject({ status: 201, location: `/task-runs/${created.body.id}`, body: { kind: 'tasks' } });
+    const id = created.body.id as string;
+    await rebooting();
+    expect((await send('GET', `/task-runs/${id}`)).body).toMatchObject({ runId: id, status: 'RUNNING' });
+    expect((await send('GET', '/task-runs')).body.map((run: { runId: string }) => run.runId)).toContain(id);
+    expect((await send('DELETE', `/task-runs/${id}`)).body).toEqual({ id, kind: 'tasks', state: 'CANCELLING', running: true });
+    await until(id, 'CANCELLED');
+    expect((await send('DELETE', `/task-runs/${id}`)).body).toMatchObject({ state: 'CANCELLED', removed: true });
+    expect((await send('GET', `/task-runs/${id}`)).status).toBe(404);
   });
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { WorkflowName } from '../contracts';
-import { describeError, ResourceConflictError, SessionGateError, SessionNotFoundError } from '../core/errors';
+import { describeError, ResourceConflictError, SessionGateError, SessionNotFoundError, TaskRunNotFoundError } from '../core/errors';
+import { groupTaskRunId } from '../core/task-graph';
 import { idForExecution } from '../core/execution-id';
 import { executionRunsSession, SESSION_CONTROL_KEYS } from '../core/session-control';
 import type { SiteState } from '../core/site/site-state';
@@ -262,9 +263,21 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
     return this.stores.upgrades.removeEnded(id);
   }
 
-  /** Removes a group deployment that has ended, by the same rule; see DeploymentStore.removeEnded. */
-  removeDeployment(id: string): Promise<{ status: string }> {
-    return this.stores.deployments.removeEnded(id);
+  /**
+   * Removes a group deployment that has ended, by the same rule (see DeploymentStore.removeEnded), and its
+   * groups' deploy phases when it ran a task graph: task runs in partitions of their own, which nothing else
+   * removes (removeTaskRun refuses them). A group whose deploy phase never started has none.
+   */
+  async removeDeployment(id: string): Promise<{ status: string }> {
+    const removed = await this.stores.deployments.removeEnded(id);
+    if (removed.settings.taskGraph) {
+      for (const group of Object.keys(removed.state.groups)) {
+        await this.stores.taskRuns.removeEnded(groupTaskRunId(id, group)).catch((err: unknown) => {
+          if (!(err instanceof TaskRunNotFoundError)) throw err;
+        });
+      }
+    }
+    return removed;
   }
 
   /**

@@ -15,7 +15,9 @@ import { toLambdaHandler } from '../../lambdas/entrypoints/api';
 import { checkContract } from '../support/api-contract';
 import { call, startServedApi, type ApiReply } from '../support/api';
 import { eventually } from '../support/embedded';
-import { drainRebootResumeGraph } from '../support/task-graph-runs';
+import { groupTaskRunId } from '../../core/task-graph';
+import { groupOf } from '../support/deployment-sites';
+import { drainRebootResumeGraph, EXAMPLE_GRAPH, exampleSite } from '../support/task-graph-runs';
 
 /**
  * Task runs over the REST API as `rollout serve` serves it (real HTTP, virtual time; every answer checked
@@ -239,5 +241,36 @@ describe('task runs over HTTP', () => {
     await until(id, 'CANCELLED');
     expect((await send('DELETE', `/task-runs/${id}`)).body).toMatchObject({ state: 'CANCELLED', removed: true });
     expect((await send('GET', `/task-runs/${id}`)).status).toBe(404);
+  });
+});
+
+describe("a group deployment's deploy phase over HTTP", () => {
+  it('is a task run to read (its deployment named), not listed among task runs, and removed with its deployment only (409)', async () => {
+    const groupServed = await startServedApi(exampleSite());
+    const send = (method: string, path: string, body?: unknown) => call(groupServed.runtime, groupServed.apiEndpoint, method, path, body);
+    try {
+      const strategy = { groups: [groupOf('control-plane', ['node-1', 'node-4'])] };
+      const created = await send('POST', '/deployments', { strategy, taskGraph: { graph: EXAMPLE_GRAPH }, pollIntervalSeconds: 10 });
+      expect(created.status).toBe(201);
+      const deploymentId = created.body.id as string;
+      await eventually(
+        groupServed.runtime,
+        async () => ((await groupServed.runtime.deployments.getDeployment(deploymentId))?.status === 'SUCCEEDED' ? true : undefined),
+        'the deployment to end',
+      );
+      const runId = groupTaskRunId(deploymentId, 'control-plane');
+      const report = taskRunReportSchema.parse((await send('GET', `/task-runs/${runId}`)).body);
+      expect(report).toMatchObject({ status: 'SUCCEEDED', deployment: { deploymentId, group: 'control-plane' } });
+      expect((await send('GET', '/task-runs')).body.map((run: { runId: string }) => run.runId)).not.toContain(runId);
+      expect(expectProblem(await send('DELETE', `/task-runs/${runId}`), 409).detail).toBe(
+        `task run ${runId}: it is the deploy phase of group 'control-plane' of deployment ${deploymentId}: it is removed with its deployment`,
+      );
+      // Removing the deployment removes its groups' deploy phases: nothing is left behind.
+      expect((await send('DELETE', `/deployments/${deploymentId}`)).body).toMatchObject({ removed: true });
+      expectProblem(await send('GET', `/task-runs/${runId}`), 404);
+      expect(await groupServed.runtime.taskRuns.getRun(runId)).toBeUndefined();
+    } finally {
+      await groupServed.close();
+    }
   });
 });

@@ -13,13 +13,19 @@ const taskId = (field: string) => z.string({ error: `${field} must be a task id`
 const taskIds = (field: string) => z.array(taskId(field), { error: `${field} must be a list of task ids` });
 
 /** Part of the graph, as `fuel node --tasks/--skip/--start/--end` (core/task-graph/selection.ts). */
-export const taskSelectionSchema = z.strictObject({
-  tasks: taskIds('tasks').optional(),
-  skip: taskIds('skip').optional(),
-  start: taskId('start').optional(),
-  end: taskId('end').optional(),
-  nodes: z.array(nodeName(), { error: 'nodes must be a list of node names' }).min(1, 'nodes must name at least one node').optional(),
-});
+export const taskSelectionSchema = z
+  .strictObject({
+    tasks: taskIds('tasks').optional().describe('Run only these tasks (`--tasks`)'),
+    skip: taskIds('skip').optional().describe('Leave these tasks out (`--skip`)'),
+    start: taskId('start').optional().describe('Start at this task or stage: it, what depends on it, and every later stage (`--start`)'),
+    end: taskId('end').optional().describe('End at this task or stage: it, what it requires, and every earlier stage (`--end`)'),
+    nodes: z
+      .array(nodeName(), { error: 'nodes must be a list of node names' })
+      .min(1, 'nodes must name at least one node')
+      .optional()
+      .describe('Only these nodes (`--nodes`)'),
+  })
+  .describe('The part of the graph to run; all of it by default');
 
 /** How a task run goes: its global cap, how often it looks at the tasks in flight, and the timeout of a task that names none. */
 export const taskRunSettingsShape = {
@@ -29,10 +35,15 @@ export const taskRunSettingsShape = {
     .int('maxInTransition must be a whole number')
     .min(1, 'maxInTransition must be at least 1')
     .max(MAX_IN_TRANSITION, `maxInTransition must be at most ${MAX_IN_TRANSITION}`)
-    .default(100),
-  pollIntervalSeconds: seconds('pollIntervalSeconds', { max: MAX_POLL_INTERVAL_SECONDS }).default(10),
+    .default(100)
+    .describe('Node tasks in flight at once, over every role group (`--max-in-transition`)'),
+  pollIntervalSeconds: seconds('pollIntervalSeconds', { max: MAX_POLL_INTERVAL_SECONDS })
+    .default(10)
+    .describe('How often the run looks at the tasks in flight, in seconds (`--poll-interval`)'),
   /** The timeout of a task whose parameters give none: a task never runs unbounded. */
-  taskTimeoutSeconds: seconds('taskTimeoutSeconds', { max: MAX_DURATION_SECONDS }).default(3600),
+  taskTimeoutSeconds: seconds('taskTimeoutSeconds', { max: MAX_DURATION_SECONDS })
+    .default(3600)
+    .describe('The timeout of a task whose parameters give none, in seconds (`--task-timeout`)'),
 };
 
 /**
@@ -41,9 +52,11 @@ export const taskRunSettingsShape = {
  * input, or inside a group deployment's request as `taskGraph`.
  */
 export const taskRunRequestSchema = z.strictObject({
-  graph: z.union([z.string().min(1, 'graph must not be empty'), z.array(z.unknown()), z.record(z.string(), z.unknown())], {
-    error: 'graph is required: the task graph as YAML or JSON text, or the document itself',
-  }),
+  graph: z
+    .union([z.string().min(1, 'graph must not be empty'), z.array(z.unknown()), z.record(z.string(), z.unknown())], {
+      error: 'graph is required: the task graph as YAML or JSON text, or the document itself',
+    })
+    .describe("The task graph: a graph file's YAML or JSON text, or the document itself (`--graph FILE`)"),
   selection: taskSelectionSchema.prefault({}),
   ...taskRunSettingsShape,
 });

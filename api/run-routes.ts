@@ -23,7 +23,7 @@ export const RUN_ROUTES = {
 export const runLocation = (kind: SessionKind, id: string) => `${RUN_ROUTES[kind].collection}/${encodeURIComponent(id)}`;
 
 /** How the routes find a run's start record (accepted, or refused by the workflow's first state), and write one. */
-export function runStarts({ controlPlane, runStarts: store }: ApiDependencies) {
+export function startRecords({ controlPlane, runStarts: store }: ApiDependencies) {
   return {
     started: async (id: string, kind: RunStart['kind']) => {
       const start = await store.get(id);
@@ -41,7 +41,7 @@ export function runStarts({ controlPlane, runStarts: store }: ApiDependencies) {
     },
   };
 }
-export type RunStarts = ReturnType<typeof runStarts>;
+export type StartRecords = ReturnType<typeof startRecords>;
 
 /**
  * A start record as the run's route answers it: PENDING (not opened yet), or REFUSED by the workflow's first

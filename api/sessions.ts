@@ -13,7 +13,7 @@ import type { ApiDependencies } from './dependencies';
 import { json } from './http';
 import { problem, readJsonObject } from './problems';
 import type { Route, RouteHandler } from './router';
-import { resumeRoute, runLocation, runStarts, startedRecord, stopRoute } from './run-routes';
+import { resumeRoute, runLocation, startedRecord, startRecords, stopRoute } from './run-routes';
 import { unlessSiteFails } from './site-checks';
 
 /**
@@ -31,7 +31,7 @@ export function sessionRoutes(deps: ApiDependencies): Route[] {
 function runLookups(deps: ApiDependencies) {
   const { controlPlane, environmentUpgrades } = deps;
   return {
-    ...runStarts(deps),
+    ...startRecords(deps),
     upgrade: async (id: string) => {
       const view = await controlPlane.session(id);
       return view?.kind === 'upgrade' ? view.report : undefined;

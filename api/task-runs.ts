@@ -6,7 +6,7 @@ import type { ApiDependencies } from './dependencies';
 import { json } from './http';
 import { problem, readJsonObject } from './problems';
 import type { Route, RouteHandler } from './router';
-import { resumeRoute, runLocation, runStarts, startedRecord, stopRoute, type RunStarts } from './run-routes';
+import { resumeRoute, runLocation, startedRecord, startRecords, stopRoute, type StartRecords } from './run-routes';
 import { unlessSiteFails } from './site-checks';
 
 /**
@@ -16,7 +16,7 @@ import { unlessSiteFails } from './site-checks';
  * deployment's deploy phase is a task run too: readable here, stopped, cancelled and removed with its deployment.
  */
 export function taskRunRoutes(deps: ApiDependencies): Route[] {
-  const starts = runStarts(deps);
+  const starts = startRecords(deps);
   return [
     { pattern: '/task-runs', invalidStatus: 422, methods: { GET: listTaskRuns(deps), POST: startTaskRun(deps, starts) } },
     { pattern: '/task-runs/{id}', invalidStatus: 422, methods: { GET: getTaskRun(deps, starts), DELETE: deleteTaskRun(deps, starts) } },
@@ -44,7 +44,7 @@ function listTaskRuns({ controlPlane }: ApiDependencies): RouteHandler {
  * `selection.start`, `maxInTransition`); and planned over the site's nodes when the site answers (an unknown node,
  * a selection that leaves nothing to run), as the workflow's first state plans it.
  */
-function startTaskRun({ controlPlane, site }: ApiDependencies, { accepted }: RunStarts): RouteHandler {
+function startTaskRun({ controlPlane, site }: ApiDependencies, { accepted }: StartRecords): RouteHandler {
   return async (_params, request) => {
     const body = readJsonObject(request.body);
     const parsed = parseTaskRunRequest(body);
@@ -57,7 +57,7 @@ function startTaskRun({ controlPlane, site }: ApiDependencies, { accepted }: Run
   };
 }
 
-function getTaskRun({ controlPlane }: ApiDependencies, { started }: RunStarts): RouteHandler {
+function getTaskRun({ controlPlane }: ApiDependencies, { started }: StartRecords): RouteHandler {
   return async ({ id }) => {
     const view = await controlPlane.session(id!);
     if (view?.kind === 'tasks') return json(200, taskRunViewJson(view.report));
@@ -72,7 +72,7 @@ function getTaskRun({ controlPlane }: ApiDependencies, { started }: RunStarts): 
  * ended is removed with its plan, task states and messages; one being cancelled, or still starting, or a group's
  * deploy phase (cancelled, stopped and removed with its deployment), is a 409.
  */
-function deleteTaskRun({ controlPlane, runStarts: store }: ApiDependencies, { started }: RunStarts): RouteHandler {
+function deleteTaskRun({ controlPlane, runStarts }: ApiDependencies, { started }: StartRecords): RouteHandler {
   return async ({ id }) => {
     const status = await controlPlane.status(id!);
     if (status?.kind === 'tasks') {
@@ -80,13 +80,13 @@ function deleteTaskRun({ controlPlane, runStarts: store }: ApiDependencies, { st
       if (!ENDED_TASK_RUN_STATUSES.includes(status.state)) return json(200, await controlPlane.cancel(id!));
       // A group's deploy phase is refused (409): its deployment's DELETE removes it.
       const removed = await controlPlane.removeTaskRun(id!);
-      await store.remove(id!);
+      await runStarts.remove(id!);
       return json(200, { id: id!, kind: 'tasks', state: removed.status, running: false, removed: true });
     }
     const start = await started(id!, 'tasks');
     if (!start) return problem(404, `no task run with id '${id}'`);
     if (!start.refused) return problem(409, `task run ${id} is starting: ask again once it has started`);
-    await store.remove(id!);
+    await runStarts.remove(id!);
     return json(200, { id: id!, kind: 'tasks', state: 'REFUSED', running: false, removed: true });
   };
 }

@@ -119,16 +119,17 @@ function getSession({ controlPlane }: ApiDependencies, { upgrade, environmentUpg
 
 /**
  * CRUS: a running session turns DELETING (the workflow applies the deletion rules, then keeps it
- * as DELETED, readable); one that has ended is removed. A session being deleted is a 409.
+ * as DELETED, readable); one that has ended is removed. A session being deleted is a 409. Its state is read
+ * from its record alone (one read): a DELETE needs no report.
  */
-function deleteSession({ controlPlane, environmentUpgrades, runStarts }: ApiDependencies, { upgrade, environmentUpgrade, started }: RunLookups): RouteHandler {
+function deleteSession({ controlPlane, environmentUpgrades, runStarts }: ApiDependencies, { environmentUpgrade, started }: RunLookups): RouteHandler {
   return async ({ id }) => {
     const removed = (kind: string, state: string) => json(200, { id: id!, kind, state, running: false, removed: true });
-    const report = await upgrade(id!);
-    if (report) {
+    const status = await controlPlane.status(id!);
+    if (status?.kind === 'upgrade') {
       // A stopped session turns DELETING too; nothing runs it, so its resume applies the deletion rules (running: false says so).
-      if (isSessionCancellable(report.state)) return json(200, await controlPlane.cancel(id!));
-      if (report.state === 'DELETING') return problem(409, `session ${id} is being deleted: it is removed by a DELETE once it has ended`);
+      if (isSessionCancellable(status.state)) return json(200, await controlPlane.cancel(id!));
+      if (status.state === 'DELETING') return problem(409, `session ${id} is being deleted: it is removed by a DELETE once it has ended`);
       // An environment upgrade still running reads its rolling upgrades' sessions to finish (which nodes move).
       const parent = (await environmentUpgrades.listUpgrades()).find(
         (upgrade) => !upgradeHasEnded(upgrade) && [upgrade.progress.controllers, upgrade.progress.nodes].some((child) => child?.upgradeId === id),
@@ -215,17 +216,17 @@ function getDeployment({ deployment, started }: RunLookups): RouteHandler {
 
 /**
  * As /sessions/{id}: a running deployment is cancelled (CANCELLING, the workflow ends it CANCELLED); one that has
- * ended is removed; one being cancelled is a 409 until it has ended.
+ * ended is removed; one being cancelled is a 409 until it has ended. Its status is read from its record alone (one read).
  */
-function deleteDeployment({ controlPlane, runStarts }: ApiDependencies, { deployment, started }: RunLookups): RouteHandler {
+function deleteDeployment({ controlPlane, runStarts }: ApiDependencies, { started }: RunLookups): RouteHandler {
   return async ({ id }) => {
-    const report = await deployment(id!);
-    if (report) {
-      if (report.status === 'RUNNING') return json(200, await controlPlane.cancel(id!));
-      if (report.status === 'CANCELLING') return problem(409, `deployment ${id} is being cancelled: it is removed by a DELETE once it has ended`);
-      const { status } = await controlPlane.removeDeployment(id!);
+    const status = await controlPlane.status(id!);
+    if (status?.kind === 'deployment') {
+      if (status.state === 'RUNNING') return json(200, await controlPlane.cancel(id!));
+      if (status.state === 'CANCELLING') return problem(409, `deployment ${id} is being cancelled: it is removed by a DELETE once it has ended`);
+      const removed = await controlPlane.removeDeployment(id!);
       await runStarts.remove(id!);
-      return json(200, { id: id!, kind: 'deployment', state: status, running: false, removed: true });
+      return json(200, { id: id!, kind: 'deployment', state: removed.status, running: false, removed: true });
     }
     const start = await started(id!, 'deployment');
     if (!start) return problem(404, `no deployment with id '${id}'`);

@@ -152,6 +152,7 @@ function upgrade({ environments: store, environmentUpgrades, controlPlane, site 
       state: 'UPDATING',
       completed: false,
       createdAt: new Date(now).toISOString(),
+      ...(controlPlane.simulatedTime ? { simulatedTime: true, wallCreatedAt: new Date().toISOString() } : {}),
       progress: { phase: 'CLONING', phaseStartedAt: now, errorCount: 0 },
       messages: [accepted],
     });

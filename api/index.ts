@@ -4,6 +4,7 @@ import { json, type ApiHandler } from './http';
 import type { buildOpenApiDocument } from './openapi';
 import { createRouter, type Route } from './router';
 import { sessionRoutes } from './sessions';
+import { taskRunRoutes } from './task-runs';
 
 export type { ApiDependencies } from './dependencies';
 export type { ApiControlPlane } from '../control-plane/control-plane';
@@ -14,6 +15,7 @@ export function apiRoutes(dependencies: ApiDependencies): Route[] {
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
   return [
     ...sessionRoutes(dependencies),
+    ...taskRunRoutes(dependencies),
     ...environmentRoutes(dependencies),
     {
       pattern: '/openapi.json',

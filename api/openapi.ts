@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { assignRequestSchema, cloneRequestSchema, environmentSchema, environmentUpgradeRequestSchema, releaseSchema } from '../core/environments';
 import { deploymentRequestSchema } from '../core/group-deployment/deployment-request';
 import { upgradeRequestSchema } from '../core/rolling-upgrade/upgrade-request';
+import { taskRunRequestSchema } from '../core/task-graph';
 import { NUMERIC_ID } from './environments';
 import { JSON_TYPE, PROBLEM_TYPE } from './http';
 import { problemSchema } from './problems';
@@ -22,6 +23,10 @@ import {
   sessionReportSchema,
   sessionSummarySchema,
   startedRunSchema,
+  startedTaskRunSchema,
+  taskRunCancelResultSchema,
+  taskRunReportSchema,
+  taskRunSummarySchema,
 } from './schemas';
 
 type Method = RouteConfig['method'];
@@ -65,6 +70,11 @@ const schemas = {
   StartedSession: startedSessionSchema.meta({ id: 'StartedSession' }),
   StartedDeployment: startedDeploymentSchema.meta({ id: 'StartedDeployment' }),
   RemovedEnvironment: removedEnvironmentSchema.meta({ id: 'RemovedEnvironment' }),
+  TaskRunRequest: taskRunRequestSchema.meta({ id: 'TaskRunRequest' }),
+  TaskRunSummary: taskRunSummarySchema.meta({ id: 'TaskRunSummary' }),
+  TaskRunReport: taskRunReportSchema.meta({ id: 'TaskRunReport' }),
+  StartedTaskRun: startedTaskRunSchema.meta({ id: 'StartedTaskRun' }),
+  TaskRunCancelResult: taskRunCancelResultSchema.meta({ id: 'TaskRunCancelResult' }),
 };
 
 const body = (schema: z.ZodType, description: string): ResponseConfig => ({ description, content: { [JSON_TYPE]: { schema } } });
@@ -83,6 +93,7 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
   const path: RegisterPath = (method, route, summary, config) => registry.registerPath({ method, path: route, summary, ...config });
   sessionPaths(path);
   deploymentPaths(path);
+  taskRunPaths(path);
   environmentPaths(path);
   environmentUpgradePaths(path);
   path('get', '/openapi.json', 'This document', {
@@ -101,7 +112,7 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     info: {
       title: 'baremetal-rollout',
       version: '1',
-      description: 'Upgrade sessions (CRUS), group deployments (Shipyard) and environments with upgrade seeds (Fuel).',
+      description: 'Upgrade sessions (CRUS), group deployments (Shipyard), task runs (task graphs) and environments with upgrade seeds (Fuel).',
     },
   });
   withUnsupportedMediaType(document);
@@ -234,6 +245,61 @@ function deploymentPaths(path: RegisterPath): void {
     },
   );
   resumePath(path, '/deployments/{id}/resume', 'a group deployment', 'the deployment id');
+}
+
+/** Task runs (the TaskGraph workflow, `rollout deploy --graph`): list, start, read, cancel or remove, stop, resume. */
+function taskRunPaths(path: RegisterPath): void {
+  path('get', '/task-runs', 'List task runs, newest first (standalone runs: a group deployment lists its deploy phases)', {
+    responses: { 200: body(z.array(schemas.TaskRunSummary), 'The task runs') },
+  });
+  path('post', '/task-runs', "Start a task run: run a task graph over the site's nodes (as `rollout deploy --graph FILE`)", {
+    description:
+      "The body is the TaskGraph workflow's input: `graph` (the graph file's YAML or JSON text, or the document itself), `selection` (`tasks`, `skip`, `start`, `end`, `nodes`: `--tasks`, `--skip`, `--start`, `--end`, `--nodes`) and the settings (`maxInTransition`, `pollIntervalSeconds`, `taskTimeoutSeconds`: `--max-in-transition`, `--poll-interval`, `--task-timeout`). The graph and the selection are checked before the answer, and planned over the site's nodes when the site answers; what only the workflow can tell (a task type the site cannot run) leaves the run REFUSED, saying why, at its Location.",
+    request: requestBody(schemas.TaskRunRequest),
+    responses: {
+      201: body(schemas.StartedRun, 'Started: the Location header names the run (GET /task-runs/{id})'),
+      400: problem('The body is not a JSON object (or not strict JSON: a duplicate key, named)'),
+      422: problem(
+        'Invalid fields, each named: the graph (`graph.tasks[2].requires[0]`), the selection (`selection.start`), the settings; an unknown node or a selection that leaves nothing to run, when the site answers',
+      ),
+    },
+  });
+  path('get', '/task-runs/{id}', "A task run's progress and report", {
+    description:
+      "Its status and counts of node tasks by state (the progress), each node's task states in execution order, why each blocked task is blocked, errors, results and messages (the report). Before the workflow has opened it: PENDING; or REFUSED, saying why (nothing was touched). On a simulated site `createdAt` is `{secondsFromStart, timeBase: 'simulated'}`, never a date.",
+    request: idParam('the task run id'),
+    responses: {
+      200: body(z.union([schemas.TaskRunReport, schemas.StartedTaskRun]), 'The task run; or PENDING; or REFUSED, saying why'),
+      404: problem('No such task run'),
+    },
+  });
+  path(
+    'delete',
+    '/task-runs/{id}',
+    'Cancel a task run (no task starts after it, tasks in flight finish, the drains it made are lifted, it ends CANCELLED), or remove one that has ended',
+    {
+      request: idParam('the task run id'),
+      responses: {
+        200: body(schemas.TaskRunCancelResult, 'CANCELLING (a STOPPED run: when it is resumed), or removed (it had ended, or its start was refused)'),
+        404: problem('No such task run'),
+        409: problem("The task run is being cancelled, has not started yet, or is a group deployment's deploy phase (its deployment cancels and removes it)"),
+      },
+    },
+  );
+  path(
+    'post',
+    '/task-runs/{id}/stop',
+    'Stop a task run: no task starts after it, tasks in flight finish, tasks not started are left as they were; it ends STOPPED and a resume carries it on (DELETE cancels instead)',
+    {
+      request: idParam('the task run id'),
+      responses: {
+        200: body(schemas.StopResult, 'STOPPING'),
+        404: problem('No such task run'),
+        409: problem("The task run is not running (ended, stopped, being cancelled), or is a group deployment's deploy phase"),
+      },
+    },
+  );
+  resumePath(path, '/task-runs/{id}/resume', 'a task run', 'the task run id');
 }
 
 /** Fuel's environments and releases: list, register, read, delete. */

@@ -3,6 +3,7 @@ import { ENVIRONMENT_UPGRADE_KIND, ENVIRONMENT_UPGRADE_PHASES, ENVIRONMENT_UPGRA
 import { STAGES, type SessionState } from '../core/rolling-upgrade/session';
 import type { DeploymentStatus } from '../ports/deployment-store';
 import { shownInstantSchema } from '../core/time-format';
+import type { OperationState } from '../core/scheduling';
 
 /**
  * The API's own response shapes: what the handlers return beyond the domain's schemas (requests
@@ -16,6 +17,7 @@ const problemsSchema = z
   .describe('The problems, each naming its field');
 
 const SESSION_STATES = ['UPDATING', 'READY', 'DELETING', 'DELETED', 'HALTED', 'STOPPING', 'STOPPED'] as const satisfies readonly SessionState[];
+/** A deployment's statuses, and a task run's (both core's run statuses, core/run-status.ts). */
 const DEPLOYMENT_STATUSES = ['RUNNING', 'CANCELLING', 'SUCCEEDED', 'FAILED', 'CANCELLED', 'STOPPING', 'STOPPED'] as const satisfies readonly DeploymentStatus[];
 
 /** DELETE /environments/{id}: the environment is gone, its nodes and name free. */
@@ -25,10 +27,13 @@ export const removedEnvironmentSchema = z.object({
 });
 
 export const startedRunSchema = z.object({
-  id: z.string().describe("The run's id: GET /sessions/{id} (an upgrade or environment upgrade) or GET /deployments/{id}"),
-  kind: z.enum(['upgrade', 'deployment', 'environment-upgrade']).describe('What was started'),
+  id: z.string().describe("The run's id: GET /sessions/{id} (an upgrade or environment upgrade), GET /deployments/{id} or GET /task-runs/{id}"),
+  kind: z.enum(['upgrade', 'deployment', 'tasks', 'environment-upgrade']).describe('What was started'),
   executionArn: z.string().describe('The Step Functions execution that runs it'),
 });
+
+/** On simulated time: the wall-clock instant a run was created (its `createdAt` is then the instant its run starts from). */
+const wallCreatedAtSchema = z.string().optional().describe('On simulated time only: the wall-clock date it was created (ISO 8601)');
 
 export const sessionSummarySchema = z.looseObject({
   upgradeId: z.string().describe("The session's id"),
@@ -96,7 +101,7 @@ export const gateResultSchema = z.object({
 
 export const stopResultSchema = z.object({
   id: z.string().describe("The run's id"),
-  kind: z.enum(['upgrade', 'deployment']).describe('What was stopped'),
+  kind: z.enum(['upgrade', 'deployment', 'tasks']).describe('What was stopped'),
   state: z
     .enum([...SESSION_STATES, ...DEPLOYMENT_STATUSES])
     .describe('STOPPING: what is in flight finishes, nothing new starts, then it ends STOPPED (a resume carries it on)'),
@@ -146,7 +151,8 @@ export const environmentUpgradeSummarySchema = z.looseObject({
   seedId: z.number().int().optional().describe('The upgrade seed, once cloned'),
   state: z.enum(ENVIRONMENT_UPGRADE_STATES).describe('Its state'),
   completed: z.boolean().describe('Whether it has ended'),
-  createdAt: z.string().describe('When it was created (an ISO date)'),
+  createdAt: shownInstantSchema.describe('When it was created'),
+  wallCreatedAt: wallCreatedAtSchema,
   progress: z.object({ phase: z.enum(ENVIRONMENT_UPGRADE_PHASES).describe('The phase it is in') }).describe('Where it is'),
   failure: z
     .object({ error: z.string().describe("The error's name"), problems: problemsSchema })
@@ -175,7 +181,8 @@ export const startedSessionSchema = z.object({
   kind: z.literal('ComputeUpgradeSession').describe('A rolling upgrade session'),
   state: z.enum(['PENDING', 'REFUSED']).describe('PENDING: not opened yet; REFUSED: its first state refused it'),
   completed: z.literal(false).describe('Always false'),
-  createdAt: z.string().describe('When it was started (an ISO date)'),
+  createdAt: shownInstantSchema.describe('When it was started'),
+  wallCreatedAt: wallCreatedAtSchema,
   executionArn: z.string().optional().describe('The Step Functions execution'),
   messages: z.array(z.string()).describe('What happened so far'),
   refused: refusedSchema.optional(),
@@ -185,8 +192,69 @@ export const startedSessionSchema = z.object({
 export const startedDeploymentSchema = z.object({
   deploymentId: z.string().describe("The deployment's id"),
   status: z.enum(['PENDING', 'REFUSED']).describe('PENDING: not recorded yet; REFUSED: Start Deployment refused it'),
-  createdAt: z.string().describe('When it was started (an ISO date)'),
+  createdAt: shownInstantSchema.describe('When it was started'),
+  wallCreatedAt: wallCreatedAtSchema,
   executionArn: z.string().optional().describe('The Step Functions execution'),
   messages: z.array(z.string()).describe('What happened so far'),
   refused: refusedSchema.optional(),
+});
+
+/** A task run started and not opened yet (PENDING), or refused by Open Task Run (REFUSED, saying why: nothing was touched). */
+export const startedTaskRunSchema = z.object({
+  runId: z.string(),
+  status: z.enum(['PENDING', 'REFUSED']),
+  createdAt: shownInstantSchema,
+  wallCreatedAt: wallCreatedAtSchema,
+  executionArn: z.string().optional(),
+  messages: z.array(z.string()),
+  refused: refusedSchema.optional(),
+});
+
+const OPERATION_STATES = ['PROPOSED', 'TODO', 'BLOCKED', 'TRANSITION', 'ACTIVE', 'ERROR'] as const satisfies readonly OperationState[];
+const taskRunSettingsSchema = z.object({ maxInTransition: z.number().int(), pollIntervalSeconds: z.number(), taskTimeoutSeconds: z.number() });
+const byNodeAndTask = <T extends z.ZodType>(value: T) => z.record(z.string(), z.record(z.string(), value));
+
+/** A standalone task run in GET /task-runs (its report has the task states). */
+export const taskRunSummarySchema = z.looseObject({
+  runId: z.string(),
+  status: z.enum(DEPLOYMENT_STATUSES),
+  createdAt: shownInstantSchema,
+  wallCreatedAt: wallCreatedAtSchema,
+  counts: z.record(z.string(), z.number().int()).describe('Node tasks by state (PROPOSED, TODO, BLOCKED, TRANSITION, ACTIVE, ERROR)'),
+  nodeCount: z.number().int(),
+  settings: taskRunSettingsSchema,
+});
+
+/** GET /task-runs/{id}: the run's progress (status, counts) and report (each node's task states, why a task is blocked, errors, results). */
+export const taskRunReportSchema = z.looseObject({
+  runId: z.string(),
+  status: z.enum(DEPLOYMENT_STATUSES),
+  createdAt: shownInstantSchema,
+  wallCreatedAt: wallCreatedAtSchema,
+  timeBase: z.enum(['wall-clock', 'simulated']).describe("The run's clock: simulated instants are seconds from its start, never dates"),
+  elapsedSeconds: z.number().optional().describe("Seconds of the site's clock from its start to its end; absent while it runs"),
+  counts: z.record(z.string(), z.number().int()).describe('Node tasks by state (PROPOSED, TODO, BLOCKED, TRANSITION, ACTIVE, ERROR)'),
+  nodeCount: z.number().int(),
+  settings: taskRunSettingsSchema,
+  nodes: byNodeAndTask(z.enum(OPERATION_STATES)).describe('node -> task -> its state, tasks in execution order'),
+  blocked: byNodeAndTask(z.array(z.string())).describe('node -> task -> the failed node tasks (`node/task`) it waits behind'),
+  errors: byNodeAndTask(z.string()).describe('node -> task -> what went wrong (`failed: exit 1`, `timeout: ...`)'),
+  leftAlone: byNodeAndTask(z.string()).describe('node -> task -> why the run left it alone (a node not alive or not available)'),
+  results: byNodeAndTask(z.enum(['ok', 'failed', 'timeout'])).describe('node -> task -> how each task that ran to its end ended'),
+  dropped: z.array(z.object({ task: z.string(), reason: z.string() })).describe('The tasks the selection or a condition left out, and why'),
+  warnings: z.array(z.string()),
+  messages: z.array(z.string()),
+  deployment: z.object({ deploymentId: z.string(), group: z.string() }).optional().describe("Set for a group deployment's deploy phase"),
+});
+
+/** DELETE /task-runs/{id}: cancelled (CANCELLING), or removed (it had ended, or its start was refused). */
+export const taskRunCancelResultSchema = z.object({
+  id: z.string(),
+  kind: z.literal('tasks'),
+  state: z
+    .enum([...DEPLOYMENT_STATUSES, 'REFUSED'])
+    .describe('CANCELLING: no task starts any more; tasks in flight finish, the drains the run made are lifted, then it ends CANCELLED'),
+  running: z.boolean().describe('Whether an execution works on it now; if not (STOPPED), the cancel applies when it is resumed'),
+  /** Set when the run had ended and is removed; absent for a cancel under way. */
+  removed: z.literal(true).optional(),
 });

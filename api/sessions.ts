@@ -8,12 +8,12 @@ import { checkUpgradeRequestOnSite, readUpgradeRequest } from '../control-plane/
 import { sessionReportJson } from '../control-plane/reports/session-report';
 import { recordJson } from '../control-plane/reports/view-json';
 import { checkUpgradeGroups } from '../control-plane/request-checks/upgrade-groups';
-import { canResume } from '../control-plane/resume-check';
 import type { RunStart } from '../ports/run-start-store';
 import type { ApiDependencies } from './dependencies';
 import { json } from './http';
 import { problem, readJsonObject } from './problems';
 import type { Route, RouteHandler } from './router';
+import { resumeRoute, runLocation, startedRecord, startRecords, stopRoute } from './run-routes';
 import { unlessSiteFails } from './site-checks';
 
 /**
@@ -28,8 +28,10 @@ export function sessionRoutes(deps: ApiDependencies): Route[] {
 }
 
 /** How the routes find a run by its id: its report by kind, an environment upgrade, a start not recorded yet. */
-function runLookups({ controlPlane, environmentUpgrades, runStarts }: ApiDependencies) {
+function runLookups(deps: ApiDependencies) {
+  const { controlPlane, environmentUpgrades } = deps;
   return {
+    ...startRecords(deps),
     upgrade: async (id: string) => {
       const view = await controlPlane.session(id);
       return view?.kind === 'upgrade' ? view.report : undefined;
@@ -39,14 +41,6 @@ function runLookups({ controlPlane, environmentUpgrades, runStarts }: ApiDepende
       return view?.kind === 'deployment' ? view.report : undefined;
     },
     environmentUpgrade: async (id: string) => (await environmentUpgrades.getUpgrade(id))?.session,
-    started: async (id: string, kind: RunStart['kind']) => {
-      const start = await runStarts.get(id);
-      return start?.kind === kind ? start : undefined;
-    },
-    /** Started and recorded as accepted, so that the Location answers while the first state runs. */
-    accepted: async (run: { id: string; executionArn: string }, kind: RunStart['kind']) => {
-      await runStarts.accept({ id: run.id, kind, at: new Date(controlPlane.now()).toISOString(), executionArn: run.executionArn });
-    },
   };
 }
 type RunLookups = ReturnType<typeof runLookups>;
@@ -75,48 +69,10 @@ function upgradeSessionRoutes(deps: ApiDependencies, runs: RunLookups): Route[] 
         },
       }),
     ),
-    resumeRoute(deps, 'upgrade', runs.upgrade),
-    {
-      // Stop, beside DELETE's cancel: what is in flight finishes, nothing new starts, the rest is left as it was; STOPPED, then resumable.
-      pattern: '/sessions/{id}/stop',
-      invalidStatus: 422,
-      methods: {
-        POST: async ({ id }) => {
-          if (!(await runs.upgrade(id!))) return problem(404, `no session with id '${id}'`);
-          return json(200, await controlPlane.stop(id!));
-        },
-      },
-    },
+    resumeRoute(deps, 'upgrade'),
+    // Stop, beside DELETE's cancel: what is in flight finishes, nothing new starts, the rest is left as it was; STOPPED, then resumable.
+    stopRoute(deps, 'upgrade'),
   ];
-}
-
-/** Where each kind of run is read and resumed, and how a problem names it. */
-const RESUMABLE = {
-  upgrade: { collection: '/sessions', noun: 'session' },
-  deployment: { collection: '/deployments', noun: 'deployment' },
-} as const;
-
-/**
- * `POST /sessions/{id}/resume` (and /deployments): `rollout session resume` over HTTP, for a run whose
- * execution died or that was stopped. 202: an execution carries it on from the store (the run's own
- * route follows it); 404 for no such run; 409 while an execution still runs it (a second would work
- * the same nodes), or once it has ended.
- */
-function resumeRoute({ controlPlane }: ApiDependencies, kind: keyof typeof RESUMABLE, find: (id: string) => Promise<unknown>): Route {
-  const { collection, noun } = RESUMABLE[kind];
-  return {
-    pattern: `${collection}/{id}/resume`,
-    invalidStatus: 422,
-    methods: {
-      POST: async ({ id }) => {
-        const status = (await find(id!)) ? await controlPlane.status(id!) : undefined;
-        if (!status) return problem(404, `no ${noun} with id '${id}'`);
-        if (!canResume(status)) return problem(409, `${noun} ${id} has ended (${status.state}): nothing to resume`);
-        const run = await controlPlane.resume(kind, id!);
-        return json(202, { id: id!, kind, executionArn: run.executionArn }, { location: `${collection}/${encodeURIComponent(id!)}` });
-      },
-    },
-  };
 }
 
 function listSessions({ controlPlane, environmentUpgrades }: ApiDependencies): RouteHandler {
@@ -144,7 +100,7 @@ function startUpgrade({ controlPlane, site }: ApiDependencies, { accepted }: Run
     await unlessSiteFails(site && (() => checkUpgradeGroups(site.inventory, upgrade, waitForGroups === true)));
     const run = await controlPlane.run('rollingUpgrade', body);
     await accepted(run, 'upgrade');
-    return json(201, { id: run.id, kind: run.kind, executionArn: run.executionArn }, { location: `/sessions/${encodeURIComponent(run.id)}` });
+    return json(201, { id: run.id, kind: run.kind, executionArn: run.executionArn }, { location: runLocation('upgrade', run.id) });
   };
 }
 
@@ -155,7 +111,7 @@ function getSession({ controlPlane }: ApiDependencies, { upgrade, environmentUpg
     if (report && (!isSessionEnded(report.state) || (await controlPlane.status(id!)))) return json(200, sessionReportJson(report));
     if (report) return problem(404, `no session with id '${id}'`);
     const environment = await environmentUpgrade(id!);
-    if (environment) return json(200, await buildEnvironmentUpgradeReport(controlPlane, environment));
+    if (environment) return json(200, recordJson(await buildEnvironmentUpgradeReport(controlPlane, environment)));
     const start = await started(id!, 'upgrade');
     return start ? json(200, startedSession(start)) : problem(404, `no session with id '${id}'`);
   };
@@ -163,16 +119,17 @@ function getSession({ controlPlane }: ApiDependencies, { upgrade, environmentUpg
 
 /**
  * CRUS: a running session turns DELETING (the workflow applies the deletion rules, then keeps it
- * as DELETED, readable); one that has ended is removed. A session being deleted is a 409.
+ * as DELETED, readable); one that has ended is removed. A session being deleted is a 409. Its state is read
+ * from its record alone (one read): a DELETE needs no report.
  */
-function deleteSession({ controlPlane, environmentUpgrades, runStarts }: ApiDependencies, { upgrade, environmentUpgrade, started }: RunLookups): RouteHandler {
+function deleteSession({ controlPlane, environmentUpgrades, runStarts }: ApiDependencies, { environmentUpgrade, started }: RunLookups): RouteHandler {
   return async ({ id }) => {
     const removed = (kind: string, state: string) => json(200, { id: id!, kind, state, running: false, removed: true });
-    const report = await upgrade(id!);
-    if (report) {
+    const status = await controlPlane.status(id!);
+    if (status?.kind === 'upgrade') {
       // A stopped session turns DELETING too; nothing runs it, so its resume applies the deletion rules (running: false says so).
-      if (isSessionCancellable(report.state)) return json(200, await controlPlane.cancel(id!));
-      if (report.state === 'DELETING') return problem(409, `session ${id} is being deleted: it is removed by a DELETE once it has ended`);
+      if (isSessionCancellable(status.state)) return json(200, await controlPlane.cancel(id!));
+      if (status.state === 'DELETING') return problem(409, `session ${id} is being deleted: it is removed by a DELETE once it has ended`);
       // An environment upgrade still running reads its rolling upgrades' sessions to finish (which nodes move).
       const parent = (await environmentUpgrades.listUpgrades()).find(
         (upgrade) => !upgradeHasEnded(upgrade) && [upgrade.progress.controllers, upgrade.progress.nodes].some((child) => child?.upgradeId === id),
@@ -209,17 +166,8 @@ function deleteSession({ controlPlane, environmentUpgrades, runStarts }: ApiDepe
 function deploymentRoutes(deps: ApiDependencies, runs: RunLookups): Route[] {
   const { controlPlane } = deps;
   return [
-    resumeRoute(deps, 'deployment', runs.deployment),
-    {
-      pattern: '/deployments/{id}/stop',
-      invalidStatus: 422,
-      methods: {
-        POST: async ({ id }) => {
-          if (!(await runs.deployment(id!))) return problem(404, `no deployment with id '${id}'`);
-          return json(200, await controlPlane.stop(id!));
-        },
-      },
-    },
+    resumeRoute(deps, 'deployment'),
+    stopRoute(deps, 'deployment'),
     {
       pattern: '/deployments',
       invalidStatus: 422,
@@ -253,7 +201,7 @@ function startDeployment({ controlPlane, site }: ApiDependencies, { accepted }: 
     );
     const run = await controlPlane.run('groupDeployment', body);
     await accepted(run, 'deployment');
-    return json(201, { id: run.id, kind: run.kind, executionArn: run.executionArn }, { location: `/deployments/${encodeURIComponent(run.id)}` });
+    return json(201, { id: run.id, kind: run.kind, executionArn: run.executionArn }, { location: runLocation('deployment', run.id) });
   };
 }
 
@@ -268,17 +216,17 @@ function getDeployment({ deployment, started }: RunLookups): RouteHandler {
 
 /**
  * As /sessions/{id}: a running deployment is cancelled (CANCELLING, the workflow ends it CANCELLED); one that has
- * ended is removed; one being cancelled is a 409 until it has ended.
+ * ended is removed; one being cancelled is a 409 until it has ended. Its status is read from its record alone (one read).
  */
-function deleteDeployment({ controlPlane, runStarts }: ApiDependencies, { deployment, started }: RunLookups): RouteHandler {
+function deleteDeployment({ controlPlane, runStarts }: ApiDependencies, { started }: RunLookups): RouteHandler {
   return async ({ id }) => {
-    const report = await deployment(id!);
-    if (report) {
-      if (report.status === 'RUNNING') return json(200, await controlPlane.cancel(id!));
-      if (report.status === 'CANCELLING') return problem(409, `deployment ${id} is being cancelled: it is removed by a DELETE once it has ended`);
-      const { status } = await controlPlane.removeDeployment(id!);
+    const status = await controlPlane.status(id!);
+    if (status?.kind === 'deployment') {
+      if (status.state === 'RUNNING') return json(200, await controlPlane.cancel(id!));
+      if (status.state === 'CANCELLING') return problem(409, `deployment ${id} is being cancelled: it is removed by a DELETE once it has ended`);
+      const removed = await controlPlane.removeDeployment(id!);
       await runStarts.remove(id!);
-      return json(200, { id: id!, kind: 'deployment', state: status, running: false, removed: true });
+      return json(200, { id: id!, kind: 'deployment', state: removed.status, running: false, removed: true });
     }
     const start = await started(id!, 'deployment');
     if (!start) return problem(404, `no deployment with id '${id}'`);
@@ -307,8 +255,6 @@ function inStrategyField<T>(check: () => T): T {
   }
 }
 
-const refusalLine = (start: RunStart) => start.refused!.problems.map((p) => (p.field ? `${p.field}: ${p.message}` : p.message)).join('; ');
-
 /** A session not opened yet (PENDING), or refused by Open Session (REFUSED: `refused` says why, nothing was touched). */
 function startedSession(start: RunStart) {
   return {
@@ -316,21 +262,11 @@ function startedSession(start: RunStart) {
     kind: 'ComputeUpgradeSession',
     state: start.refused ? 'REFUSED' : 'PENDING',
     completed: false,
-    createdAt: start.at,
-    ...(start.executionArn ? { executionArn: start.executionArn } : {}),
-    messages: start.refused ? [`Upgrade session refused - ${refusalLine(start)}`] : [],
-    ...(start.refused ? { refused: start.refused } : {}),
+    ...startedRecord(start, 'Upgrade session refused'),
   };
 }
 
 /** A deployment not started yet (PENDING), or refused by Start Deployment (REFUSED). */
 function startedDeployment(start: RunStart) {
-  return {
-    deploymentId: start.id,
-    status: start.refused ? 'REFUSED' : 'PENDING',
-    createdAt: start.at,
-    ...(start.executionArn ? { executionArn: start.executionArn } : {}),
-    messages: start.refused ? [`Deployment refused - ${refusalLine(start)}`] : [],
-    ...(start.refused ? { refused: start.refused } : {}),
-  };
+  return { deploymentId: start.id, status: start.refused ? 'REFUSED' : 'PENDING', ...startedRecord(start, 'Deployment refused') };
 }

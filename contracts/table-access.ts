@@ -52,7 +52,7 @@ export const TABLE_ACTIONS: Readonly<Record<FunctionName | 'Api', readonly Table
   // Record Failure: the status and the locks (UpdateItem), and a message saying why (Query for the newest, PutItem).
   FailDeployment: [...DEPLOYMENT_READ, 'PutItem', 'UpdateItem'],
   // Plans the graph: the deployment's run and plan when inside a group (GetItem, Query), then the run,
-  // its plan parts and node-state chunks (PutItem, BatchWriteItem).
+  // its plan parts and node-state chunks (PutItem, BatchWriteItem); or a refusal on its run start (PutItem).
   OpenTaskRun: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'BatchWriteItem'],
   // One annealer pass: the run and its plan and chunks (GetItem, Query, BatchGetItem), the changed
   // chunks (BatchWriteItem) and the run's conditional update (UpdateItem); its node locks (UpdateItem,
@@ -120,7 +120,8 @@ export const TABLE_PARTITIONS: Readonly<Record<FunctionName | 'Api', readonly Ta
   FailGroup: ['DEPLOYMENT#*', 'LOCK#*'],
   FinishDeployment: ['DEPLOYMENT#*', 'LOCK#*'],
   FailDeployment: ['DEPLOYMENT#*', 'LOCK#*'],
-  OpenTaskRun: ['TASKRUN#*', 'DEPLOYMENT#*', 'CONNECTOR#*', 'LOCK#*'],
+  // A new run, or a refusal on its run start (the API's start record says why).
+  OpenTaskRun: ['TASKRUN#*', 'RUN#*', 'DEPLOYMENT#*', 'CONNECTOR#*', 'LOCK#*'],
   // A task run holds the locks of the nodes it changes, each until the node is settled.
   AdvanceTaskRun: ['TASKRUN#*', 'DEPLOYMENT#*', 'CONNECTOR#*', 'LOCK#*'],
   OpenEnvironmentUpgrade: ENVIRONMENT_UPGRADE_PARTITIONS,

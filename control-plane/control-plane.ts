@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { WorkflowName } from '../contracts';
-import { describeError, SessionGateError, SessionNotFoundError } from '../core/errors';
+import { describeError, ResourceConflictError, SessionGateError, SessionNotFoundError, TaskRunNotFoundError } from '../core/errors';
+import { groupTaskRunId } from '../core/task-graph';
 import { idForExecution } from '../core/execution-id';
 import { executionRunsSession, SESSION_CONTROL_KEYS } from '../core/session-control';
 import type { SiteState } from '../core/site/site-state';
@@ -36,6 +37,8 @@ export interface ControlPlaneOptions<End extends RunOutcome> extends RunStores {
   executions: Executions<End>;
   /** The control plane's clock in ms (simulated time on a simulated site); the wall clock without it. */
   now?: () => number;
+  /** Whether `now` is a simulated site's clock (its instants are not dates); false without it. */
+  simulatedTime?: boolean;
   /** The simulated site's state, when the site is simulated in this process. */
   siteState?: () => SiteState | undefined;
   /** The control plane's schedules (EventBridge Scheduler), made on first use; none without it. */
@@ -63,6 +66,8 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
   private readonly port: Executions<End>;
   /** Whether the executions are AWS's own API (its quotas: a watcher polls gently). */
   readonly onAws: boolean;
+  /** Whether `now()` is a simulated site's clock: what the control plane records on it is shown as time from a run's start, never as a date. */
+  readonly simulatedTime: boolean;
   private readonly clockNow: () => number;
   private readonly readSiteState: () => SiteState | undefined;
   private readonly makeSchedules: (() => ScheduleClient) | undefined;
@@ -77,6 +82,7 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
     this.port = options.executions;
     this.onAws = options.onAws ?? false;
     this.clockNow = options.now ?? Date.now;
+    this.simulatedTime = options.simulatedTime ?? false;
     this.readSiteState = options.siteState ?? (() => undefined);
     this.makeSchedules = options.schedules;
     if (options.onClose) this.closers.push(options.onClose);
@@ -257,9 +263,38 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
     return this.stores.upgrades.removeEnded(id);
   }
 
-  /** Removes a group deployment that has ended, by the same rule; see DeploymentStore.removeEnded. */
-  removeDeployment(id: string): Promise<{ status: string }> {
-    return this.stores.deployments.removeEnded(id);
+  /**
+   * Removes a group deployment that has ended, by the same rule (see DeploymentStore.removeEnded), and its
+   * groups' deploy phases when it ran a task graph: task runs in partitions of their own, which nothing else
+   * removes (removeTaskRun refuses them). A group whose deploy phase never started has none.
+   */
+  async removeDeployment(id: string): Promise<{ status: string }> {
+    const removed = await this.stores.deployments.removeEnded(id);
+    if (removed.settings.taskGraph) {
+      for (const group of Object.keys(removed.state.groups)) {
+        await this.stores.taskRuns.removeEnded(groupTaskRunId(id, group)).catch((err: unknown) => {
+          if (!(err instanceof TaskRunNotFoundError)) throw err;
+        });
+      }
+    }
+    return removed;
+  }
+
+  /**
+   * Removes a standalone task run that has ended, by the same rule; see TaskRunStore.removeEnded. A group's deploy
+   * phase is its deployment's (ResourceConflictError): removed with it.
+   */
+  async removeTaskRun(id: string): Promise<{ status: string }> {
+    const run = await this.found(id);
+    const deployment = run.kind === 'tasks' ? run.record.deployment : undefined;
+    if (deployment)
+      throw new ResourceConflictError(`task run ${id}`, [
+        {
+          field: '',
+          message: `it is the deploy phase of group '${deployment.group}' of deployment ${deployment.deploymentId}: it is removed with its deployment`,
+        },
+      ]);
+    return this.stores.taskRuns.removeEnded(id);
   }
 
   /** The executions of a workflow, newest first. */
@@ -366,5 +401,7 @@ export type ApiControlPlane = Pick<
   | 'environmentUpgradeId'
   | 'removeSession'
   | 'removeDeployment'
+  | 'removeTaskRun'
   | 'now'
+  | 'simulatedTime'
 >;

@@ -11,15 +11,15 @@ export interface DeployedControlPlaneOptions {
   /** The stack's table (sessions, deployments, task runs). */
   tableName: string;
   client: DynamoDBDocumentClient;
-  /** The state machines the REST API starts, and the task graph's, whose runs it stops and cancels. */
+  /** The state machines the REST API starts (and whose runs it stops, cancels and resumes). */
   stateMachines: { rollingUpgrade: string; groupDeployment: string; taskGraph: string; environmentUpgrade: string };
   sfn?: SFNClient;
 }
 
 /**
  * The deployed control plane as the API sees it (the Lambda behind API Gateway): the stack's table
- * and its state machines through Step Functions (the function may start upgrades, deployments and
- * environment upgrades, and list and describe the executions of the three workflows).
+ * and its state machines through Step Functions (the function may start upgrades, deployments, task
+ * runs and environment upgrades, and list and describe the executions of the three run workflows).
  */
 export function deployedControlPlane({ tableName, client, stateMachines, sfn = new SFNClient({}) }: DeployedControlPlaneOptions): ControlPlane {
   return new ControlPlane({

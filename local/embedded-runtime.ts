@@ -122,6 +122,8 @@ interface EmbeddedRuntimeParts {
   site: Site;
   runStarts: DynamoDbRunStartStore;
   stopServingInProcess: () => void;
+  /** Whether the clock is a simulated site's (runsOnSimulatedTime). */
+  simulatedTime: boolean;
 }
 
 /**
@@ -163,6 +165,7 @@ export class EmbeddedRuntime extends ControlPlane<ExecutionOutcome> {
       records: new DynamoDbRunRecords({ tableName: parts.dynamoDb.tableName, client: parts.dynamoDb.client }),
       executions: new LocalExecutions(parts.engine, parts.stateMachineArns),
       now: () => parts.clock.now(),
+      simulatedTime: parts.simulatedTime,
       siteState: () => parts.runningSimulator?.state(),
       // Ends what runs in this process (its executions stop as at a crash: their sessions resume in the next one), then closes the site and the store.
       onClose: async () => {
@@ -261,6 +264,7 @@ export class EmbeddedRuntime extends ControlPlane<ExecutionOutcome> {
       data,
       site: connected.site,
       stopServingInProcess,
+      simulatedTime: runsOnSimulatedTime(options),
     });
   }
 }
@@ -316,6 +320,11 @@ async function connectSite(
   return { site, taskCommands: site.taskCommands ?? headNode };
 }
 
+/** A profile's site on the wall clock is real time; the simulator's, or a `rollout simulate` site's scaled clock, is simulated. */
+function runsOnSimulatedTime(options: EmbeddedRuntimeOptions): boolean {
+  return !options.connectedSite || options.connectedSite.clock !== undefined;
+}
+
 /** What the workflows' handlers are built over. */
 interface FunctionDeps
   extends Pick<EmbeddedRuntimeParts, 'store' | 'deployments' | 'taskRuns' | 'environments' | 'environmentUpgrades' | 'runStarts' | 'clock' | 'events'> {
@@ -326,8 +335,7 @@ interface FunctionDeps
 /** Every workflow's Lambda handlers, in-process, as the engine invokes them (each wrapped by `wrapFunction` if given). */
 function createFunctions(options: EmbeddedRuntimeOptions, deps: FunctionDeps): { handlers: RollingUpgradeHandlers; functions: Record<string, LocalFunction> } {
   const { store, deployments, taskRuns, site, clock, events, runStarts } = deps;
-  // A profile's site on the wall clock is real time; the simulator's, or a `rollout simulate` site's scaled clock, is simulated.
-  const simulatedTime = !options.connectedSite || options.connectedSite.clock !== undefined;
+  const simulatedTime = runsOnSimulatedTime(options);
   const handlers = createRollingUpgradeHandlers({
     store,
     site,
@@ -352,6 +360,7 @@ function createFunctions(options: EmbeddedRuntimeOptions, deps: FunctionDeps): {
   });
   const taskGraphHandlers = createTaskGraphHandlers({
     store: taskRuns,
+    starts: runStarts,
     deployments,
     inventory: site.inventory,
     locks: store.locks,
@@ -367,6 +376,7 @@ function createFunctions(options: EmbeddedRuntimeOptions, deps: FunctionDeps): {
     sessions: store,
     site,
     clock,
+    simulatedTime,
     settings: { ...defaultEnvironmentUpgradeSettings, ...options.environmentUpgradeSettings },
   });
   const functions: Record<string, LocalFunction> = {};

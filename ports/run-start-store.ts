@@ -1,11 +1,15 @@
 import type { FieldProblem } from '../core/errors';
 
-/** A run the API started (or a workflow refused) before its session or deployment record exists. */
+/** A run the API started (or a workflow refused) before its session, deployment or task-run record exists. */
 export interface RunStart {
   id: string;
-  kind: 'upgrade' | 'deployment';
-  /** ISO time the API accepted it, or the workflow refused it. */
+  kind: 'upgrade' | 'deployment' | 'tasks';
+  /** ISO time the API accepted it, or the workflow refused it, on the control plane's clock (see simulatedTime). */
   at: string;
+  /** `at` is on simulated time (a simulated site's clock): not a date, never shown as one (see wallAt). */
+  simulatedTime?: boolean;
+  /** On simulated time: the wall-clock instant of `at`. */
+  wallAt?: string;
   executionArn?: string;
   /** Set when the workflow's first state refused the request: nothing was touched, and this says why. */
   refused?: { error: string; problems: FieldProblem[] };

@@ -65,6 +65,11 @@ export interface TaskRunStore extends RunStore<TaskRunRecord> {
    * deploy phase (its deployment's cancel cancels it). Asking again while CANCELLING is no error.
    */
   requestCancel(runId: string): Promise<TaskRunRecord>;
+  /**
+   * Removes a run that has ended (SUCCEEDED, FAILED, CANCELLED) with its plan, chunks and messages, as a
+   * DELETE of an ended deployment removes it. Throws TaskRunNotFoundError, or SessionNotCancellableError while it has not ended.
+   */
+  removeEnded(runId: string): Promise<TaskRunRecord>;
   getPlan(runId: string): Promise<TaskRunPlan>;
   /** Every chunk, in order. */
   getChunks(runId: string, chunkCount: number): Promise<TaskRunChunk[]>;

@@ -22,7 +22,10 @@ export interface EnvironmentUpgradeReport {
   seedId?: number;
   state: EnvironmentUpgradeState;
   completed: boolean;
+  /** On its clock (see simulatedTime): JSON shows it as every run's createdAt (view-json.ts recordJson). */
   createdAt: string;
+  simulatedTime?: boolean;
+  wallCreatedAt?: string;
   progress: { phase: EnvironmentUpgradePhase };
   messages: string[];
   failure?: { error: string; problems: FieldProblem[] };
@@ -34,7 +37,7 @@ export interface EnvironmentUpgradeReport {
 export type EnvironmentUpgradeSummary = Omit<EnvironmentUpgradeReport, 'rollingUpgrades' | 'messages'>;
 
 export function summarizeEnvironmentUpgrade(session: EnvironmentUpgradeSession): EnvironmentUpgradeSummary {
-  const { upgradeId, kind, environmentId, releaseId, state, completed, createdAt, progress, failure } = session;
+  const { upgradeId, kind, environmentId, releaseId, state, completed, createdAt, simulatedTime, wallCreatedAt, progress, failure } = session;
   return {
     upgradeId,
     kind,
@@ -44,6 +47,7 @@ export function summarizeEnvironmentUpgrade(session: EnvironmentUpgradeSession):
     state,
     completed,
     createdAt,
+    ...(simulatedTime ? { simulatedTime, ...(wallCreatedAt ? { wallCreatedAt } : {}) } : {}),
     progress: { phase: progress.phase },
     ...(failure ? { failure } : {}),
   };

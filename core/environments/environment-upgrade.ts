@@ -55,7 +55,12 @@ export interface EnvironmentUpgradeSession {
   environmentId: number;
   state: EnvironmentUpgradeState;
   completed: boolean;
+  /** On the control plane's clock: a simulated instant when `simulatedTime` (see wallCreatedAt). */
   createdAt: string;
+  /** Its instants are on simulated time (a simulated site): not dates, never shown as such. */
+  simulatedTime?: boolean;
+  /** On simulated time: the wall-clock instant it was created. */
+  wallCreatedAt?: string;
   /** The request, parsed; absent when it could not be (`failure` then says why). */
   request?: EnvironmentUpgradeRequest;
   /** The release the environment is upgraded to. */

@@ -36,14 +36,14 @@ export const taskRunSettingsShape = {
     .min(1, 'maxInTransition must be at least 1')
     .max(MAX_IN_TRANSITION, `maxInTransition must be at most ${MAX_IN_TRANSITION}`)
     .default(100)
-    .describe("Global cap: node tasks in TRANSITION at once, over every role group (OpenCrowbar's cap on background jobs)"),
+    .describe("Global cap: node tasks in TRANSITION at once, over every role group (OpenCrowbar's cap on background jobs; `--max-in-transition`)"),
   pollIntervalSeconds: seconds('pollIntervalSeconds', { max: MAX_POLL_INTERVAL_SECONDS })
     .default(10)
-    .describe('How often the run looks at the tasks in flight'),
+    .describe('How often the run looks at the tasks in flight, in seconds (`--poll-interval`)'),
   /** The timeout of a task whose parameters give none: a task never runs unbounded. */
   taskTimeoutSeconds: seconds('taskTimeoutSeconds', { max: MAX_DURATION_SECONDS })
     .default(3600)
-    .describe('The timeout of a task whose parameters give none (`timeout`): a task never runs unbounded'),
+    .describe('The timeout of a task whose parameters give none (`timeout`): a task never runs unbounded (`--task-timeout`)'),
 };
 
 /**
@@ -56,7 +56,9 @@ export const taskRunRequestSchema = z.strictObject({
     .union([z.string().min(1, 'graph must not be empty'), z.array(z.unknown()), z.record(z.string(), z.unknown())], {
       error: 'graph is required: the task graph as YAML or JSON text, or the document itself',
     })
-    .describe('The task graph (see Task graph): its YAML or JSON text, or the document itself (the bare list of items, or `{cluster, attributes, tasks}`)'),
+    .describe(
+      'The task graph (see Task graph): its YAML or JSON text, or the document itself (the bare list of items, or `{cluster, attributes, tasks}`; `--graph FILE`)',
+    ),
   selection: taskSelectionSchema
     .prefault({})
     .describe('The part of the graph to run, as `fuel node --tasks/--skip/--start/--end` (default: all of it, on every node with a role)'),

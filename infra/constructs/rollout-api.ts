@@ -16,7 +16,7 @@ export interface RolloutApiProps {
   table: ITable;
   rollingUpgrade: IStateMachine;
   groupDeployment: IStateMachine;
-  /** Stopped and cancelled through the API (started through Step Functions). */
+  /** Started, stopped, cancelled and resumed through the API (/task-runs), as the other workflows. */
   taskGraph: IStateMachine;
   environmentUpgrade: IStateMachine;
   /** The site connection (its variables and the policies its secrets need): the API checks requests against the boot service and the inventory. */
@@ -42,7 +42,7 @@ export const API_READ_METHODS = ['GET', 'HEAD'] as const;
 export const API_CHANGE_METHODS = ['POST', 'DELETE'] as const;
 
 /**
- * The REST API (sessions, deployments, environments) behind API Gateway: every path proxied to one
+ * The REST API (sessions, deployments, task runs, environments) behind API Gateway: every path proxied to one
  * Lambda running the same routes `rollout serve` serves, each of the methods the routes use (GET,
  * HEAD, POST, DELETE) its own API Gateway method behind IAM auth (SigV4), so that a caller's
  * `execute-api:Invoke` names the verb and path it may use: `readAccess` lets a principal read
@@ -51,9 +51,9 @@ export const API_CHANGE_METHODS = ['POST', 'DELETE'] as const;
 export class RolloutApi extends Construct {
   readonly api: LambdaRestApi;
   readonly handler: NodejsFunction;
-  /** execute-api:Invoke with GET and HEAD on every route: sessions, deployments, environments, releases, reports. Attach it to operators' roles. */
+  /** execute-api:Invoke with GET and HEAD on every route: sessions, deployments, task runs, environments, releases, reports. Attach it to operators' roles. */
   readonly readAccess: ManagedPolicy;
-  /** execute-api:Invoke with POST and DELETE on every route: starts, cancels and removals, registrations, clones, assigns, environment upgrades. */
+  /** execute-api:Invoke with POST and DELETE on every route: starts, stops, resumes, cancels and removals, registrations, clones, assigns, environment upgrades. */
   readonly changeAccess: ManagedPolicy;
 
   constructor(scope: Construct, id: string, props: RolloutApiProps) {
@@ -71,10 +71,14 @@ export class RolloutApi extends Construct {
           }),
         ],
       });
-    this.readAccess = invoke('ReadAccess', 'baremetal-rollout REST API: read sessions, deployments, environments and releases (GET, HEAD)', API_READ_METHODS);
+    this.readAccess = invoke(
+      'ReadAccess',
+      'baremetal-rollout REST API: read sessions, deployments, task runs, environments and releases (GET, HEAD)',
+      API_READ_METHODS,
+    );
     this.changeAccess = invoke(
       'ChangeAccess',
-      'baremetal-rollout REST API: start, cancel and remove sessions and deployments; register, clone, assign, upgrade and delete environments (POST, DELETE)',
+      'baremetal-rollout REST API: start, stop, resume, cancel and remove sessions, deployments and task runs; register, clone, assign, upgrade and delete environments (POST, DELETE)',
       API_CHANGE_METHODS,
     );
     acknowledgeFunctionFindings(this, props);
@@ -121,6 +125,7 @@ export class RolloutApi extends Construct {
     // A cancel wakes an execution parked in `Wait For Operator`: SendTaskSuccess with its task token.
     props.rollingUpgrade.grantTaskResponse(handler);
     props.groupDeployment.grantStartExecution(handler);
+    props.taskGraph.grantStartExecution(handler);
     props.environmentUpgrade.grantStartExecution(handler);
     // Stop, cancel and the gate answer whether an execution picks the request up: the run's workflow's running executions, and their inputs.
     for (const workflow of [props.rollingUpgrade, props.groupDeployment, props.taskGraph]) {

@@ -45,7 +45,7 @@ export function deployedControlPlaneFromEnvironment(env: NodeJS.ProcessEnv, sfn?
     stateMachines: {
       rollingUpgrade: required(env, ENVIRONMENT.rollingUpgradeStateMachineArn),
       groupDeployment: required(env, ENVIRONMENT.groupDeploymentStateMachineArn),
-      // Read when a task run is stopped or cancelled: a stack from before it answers that request, not every one.
+      // Read when a task run is started, resumed, stopped or cancelled: a stack from before it answers that request, not every one.
       get taskGraph() {
         return required(env, ENVIRONMENT.taskGraphStateMachineArn);
       },

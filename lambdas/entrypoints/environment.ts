@@ -128,6 +128,7 @@ export async function loadTaskGraphDependencies(env: NodeJS.ProcessEnv = process
   const iterations = Number(env[ENVIRONMENT.iterationsPerExecution] ?? defaultTaskGraphSettings.iterationsPerExecution);
   return {
     store: taskRunStore(env),
+    starts: new DynamoDbRunStartStore({ tableName, client: documentClient() }),
     deployments: new DynamoDbDeploymentStore({ tableName, client: documentClient() }),
     inventory: site.inventory,
     locks: nodeLocks(env),

@@ -69,7 +69,7 @@ describe.each([
 
   it(`refuses a body nested deeper than ${MAX_DOCUMENT_DEPTH} levels with a 400 naming the limit, before parsing it`, async () => {
     // 10 KB nested 5,000 deep overflowed the strict reader's stack (a 500).
-    for (const path of ['/sessions', '/deployments', '/environments', '/releases', '/environments/1/upgrade/clone']) {
+    for (const path of ['/sessions', '/deployments', '/task-runs', '/environments', '/releases', '/environments/1/upgrade/clone']) {
       const reply = await send('POST', path, nested(5000));
       expect({ path, status: reply.status }).toEqual({ path, status: 400 });
       expect(reply.body.detail).toContain(`nested more than ${MAX_DOCUMENT_DEPTH} levels deep at line 1`);
@@ -81,6 +81,10 @@ describe.each([
     expect(yaml.body.errors).toEqual([
       { field: 'strategy', message: expect.stringContaining(`invalid YAML: nested more than ${MAX_DOCUMENT_DEPTH} levels deep`) },
     ]);
+    // A task run's graph is YAML text too: the same limit, named under its field.
+    const graph = await send('POST', '/task-runs', JSON.stringify({ graph: `tasks:\n${'- '.repeat(1000)}x\n` }));
+    expect(graph.status).toBe(422);
+    expect(graph.body.errors).toEqual([{ field: 'graph', message: expect.stringContaining(`nested more than ${MAX_DOCUMENT_DEPTH} levels deep`) }]);
     // Just within the limit, the body is read (and then refused for what it says).
     expect((await send('POST', '/sessions', nested(MAX_DOCUMENT_DEPTH - 1))).status).toBe(422);
   });
@@ -91,6 +95,9 @@ describe.each([
       ['DELETE', `/sessions/${LONG_ID}`],
       ['GET', `/deployments/${LONG_ID}`],
       ['DELETE', `/deployments/${LONG_ID}`],
+      ['GET', `/task-runs/${LONG_ID}`],
+      ['DELETE', `/task-runs/${LONG_ID}`],
+      ['POST', `/task-runs/${LONG_ID}/resume`],
       ['GET', `/environments/${LONG_ID}`],
     ] as const) {
       const reply = await send(method, path);
@@ -99,6 +106,9 @@ describe.each([
     }
     // At the limit, an id is looked up (and is unknown).
     expect((await send('GET', `/sessions/${'x'.repeat(MAX_SESSION_ID_LENGTH)}`)).status).toBe(404);
+    expect((await send('POST', `/task-runs/${'x'.repeat(MAX_SESSION_ID_LENGTH)}/stop`)).body.detail).toBe(
+      `no task run with id '${'x'.repeat(MAX_SESSION_ID_LENGTH)}'`,
+    );
   });
 
   it('answers 415 for a body that is not application/json, and reads nothing of it', async () => {

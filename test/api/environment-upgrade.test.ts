@@ -63,6 +63,9 @@ describe('POST /environments/{id}/upgrade: the side-by-side upgrade as a workflo
     const report = await untilEnded(served, started.id);
     expect(report).toMatchObject({ state: 'READY', completed: true, progress: { phase: 'COMPLETE' }, environmentId: 5, releaseId: 2 });
     expect(report.failure).toBeUndefined();
+    // On the simulated site its createdAt is the instant it starts from, never a date; the wall clock says when.
+    expect(report.createdAt).toEqual({ secondsFromStart: 0, timeBase: 'simulated' });
+    expect(Date.parse(report.wallCreatedAt!)).not.toBeNaN();
     expect(report.rollingUpgrades.controllers).toMatchObject({ nodes: ['ctl-1', 'ctl-2'], state: 'READY', counts: { UPGRADED: 2, FAILED: 0 } });
     expect(report.rollingUpgrades.nodes).toMatchObject({ nodes: ['cmp-1', 'cmp-2', 'cmp-3'], state: 'READY', counts: { UPGRADED: 3, FAILED: 0 } });
     expect(report.messages.slice(0, 2)).toEqual([
@@ -90,6 +93,7 @@ describe('POST /environments/{id}/upgrade: the side-by-side upgrade as a workflo
     expect(
       listed.body.filter((s: { upgradeId: string }) => s.upgradeId === started.id).map((s: unknown) => environmentUpgradeSummarySchema.parse(s).state),
     ).toEqual(['READY']);
+    expect(listed.body.find((s: { upgradeId: string }) => s.upgradeId === started.id).createdAt).toEqual({ secondsFromStart: 0, timeBase: 'simulated' });
     // Its rolling upgrades are sessions of their own.
     const child = report.rollingUpgrades.nodes!.upgradeId;
     expect((await request('GET', `/sessions/${child}`)).body).toMatchObject({ kind: 'ComputeUpgradeSession', upgradeTemplateId: 'img-2' });

@@ -309,6 +309,9 @@ describe('requests the workflow would refuse', () => {
           problems: [{ field: 'upgradeTemplateId', message: "boot template 'no-such-image' does not exist: the boot service has img-1, img-2" }],
         },
         messages: ["Upgrade session refused - upgradeTemplateId: boot template 'no-such-image' does not exist: the boot service has img-1, img-2"],
+        // On simulated time a start record's createdAt is the instant its run starts from, never a date.
+        createdAt: { secondsFromStart: 0, timeBase: 'simulated' },
+        wallCreatedAt: expect.any(String),
       });
       expect((await request('DELETE', `/sessions/${session.body.id}`)).body).toEqual({
         id: session.body.id,
@@ -332,6 +335,7 @@ describe('requests the workflow would refuse', () => {
       expect(startedDeploymentSchema.parse(refusedDeployment)).toMatchObject({
         status: 'REFUSED',
         refused: { problems: [{ field: 'nodes[0]', message: "unknown node 'no-such-node'" }] },
+        createdAt: { secondsFromStart: 0, timeBase: 'simulated' },
       });
     } finally {
       await blind.close();

@@ -36,6 +36,15 @@ describe('the OpenAPI document', () => {
       required: expect.arrayContaining(['startingLabel', 'upgradeStepSize', 'workloadManagerType']),
       properties: { waitForGroups: { type: 'boolean' } },
     });
+    // POST /task-runs: the TaskGraph workflow's input, each field saying which flag of `rollout deploy --graph` it is.
+    expect(document.components?.schemas?.['TaskRunRequest']).toMatchObject({
+      required: ['graph'],
+      additionalProperties: false,
+      properties: {
+        selection: { properties: { start: { description: expect.stringContaining('--start') } } },
+        maxInTransition: { type: 'integer', default: 100, description: expect.stringContaining('--max-in-transition') },
+      },
+    });
   });
 
   it('is what GET /openapi.json answers', async () => {

@@ -44,13 +44,16 @@ export function restApiSpecs(stack: TemplateQueries): void {
 
     const statements = stack.statementsOf(fn);
     const [environmentUpgradeId] = stack.stateMachine('BaremetalRollout-EnvironmentUpgrade');
+    const [taskGraphId] = stack.stateMachine('BaremetalRollout-TaskGraph');
+    // Upgrades, deployments and task runs are started and resumed through it (a resume is a new execution), environment upgrades started.
     const started = grantedOn(statements, 'states:StartExecution');
-    expect(started).toHaveLength(3);
-    expect(started).toEqual(expect.arrayContaining([{ Ref: groupDeploymentId }, { Ref: rollingUpgradeId }, { Ref: environmentUpgradeId }]));
+    expect(started).toHaveLength(4);
+    expect(started).toEqual(
+      expect.arrayContaining([{ Ref: groupDeploymentId }, { Ref: rollingUpgradeId }, { Ref: taskGraphId }, { Ref: environmentUpgradeId }]),
+    );
     // A cancel wakes a rolling upgrade parked for its operator.
     expect(grantedOn(statements, 'states:SendTaskSuccess')).toEqual([{ Ref: rollingUpgradeId }]);
     // Stop, cancel and the gate say whether an execution picks the request up: the workflows' running executions and their inputs; it aborts none.
-    const [taskGraphId] = stack.stateMachine('BaremetalRollout-TaskGraph');
     expect(variables[ENVIRONMENT.taskGraphStateMachineArn]).toEqual({ Ref: taskGraphId });
     expect(grantedOn(statements, 'states:ListExecutions')).toEqual(
       expect.arrayContaining([{ Ref: rollingUpgradeId }, { Ref: groupDeploymentId }, { Ref: taskGraphId }]),

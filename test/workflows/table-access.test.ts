@@ -217,13 +217,22 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
               contentType: json,
             });
             const deployment = await blind({ method: 'POST', path: '/deployments', body: JSON.stringify({ nodes: ['no-such-node'] }), contentType: json });
-            expect([session.status, deployment.status]).toEqual([201, 201]);
-            return [(session.body as { id: string }).id, (deployment.body as { id: string }).id] as const;
+            const taskRun = await blind({
+              method: 'POST',
+              path: '/task-runs',
+              body: JSON.stringify({ graph: EXAMPLE_GRAPH, selection: { nodes: ['no-such-node'] } }),
+              contentType: json,
+            });
+            expect([session.status, deployment.status, taskRun.status]).toEqual([201, 201, 201]);
+            return [(session.body as { id: string }).id, (deployment.body as { id: string }).id, (taskRun.body as { id: string }).id] as const;
           }),
         );
         await eventually(
           runtime,
-          async () => ((await runtime.runStarts.get(refusedRuns[1]))?.refused && (await runtime.runStarts.get(refusedRuns[0]))?.refused ? true : undefined),
+          async () => {
+            const starts = await Promise.all(refusedRuns.map((id) => runtime.runStarts.get(id)));
+            return starts.every((start) => start?.refused) ? true : undefined;
+          },
           'the refusals',
         );
         await invokedFunction.run('Api', () => runtime.clock.busy(() => api({ method: 'DELETE', path: `/sessions/${refusedRuns[0]}` })));
@@ -310,6 +319,7 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
     // A first state that refuses records it on the run start.
     expect(made('OpenSession')).toContain('PutItem RUN#*');
     expect(made('StartDeployment')).toContain('PutItem RUN#*');
+    expect(made('OpenTaskRun')).toContain('PutItem RUN#*');
   });
 
   it.each(Object.keys(TABLE_ACTIONS))('%s', (name) => {

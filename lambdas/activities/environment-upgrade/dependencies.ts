@@ -14,6 +14,8 @@ export interface EnvironmentUpgradeDependencies {
   /** The boot service (the release's template) and the inventory (the site's nodes, the starting group). */
   site: Pick<Site, 'bootService' | 'inventory'>;
   clock: Clock;
+  /** The clock is a simulated one (a simulated site): the sessions it opens say so, and their instants are never shown as dates. */
+  simulatedTime?: boolean;
   settings: EnvironmentUpgradeSettings;
   logger?: Logger;
 }

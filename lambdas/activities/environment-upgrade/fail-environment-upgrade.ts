@@ -38,6 +38,7 @@ export async function failEnvironmentUpgrade(event: FailEnvironmentUpgradeEvent,
       state: 'UPDATING',
       completed: false,
       createdAt: new Date(now).toISOString(),
+      ...(deps.simulatedTime ? { simulatedTime: true, wallCreatedAt: new Date().toISOString() } : {}),
       progress: { phase: 'CLONING', phaseStartedAt: now, errorCount: 0 },
       messages: [],
     }));

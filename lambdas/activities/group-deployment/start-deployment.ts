@@ -57,7 +57,7 @@ export async function startDeployment(
     plan = planDeployment(selectDeploymentStrategy(request, inventory), inventory);
   } catch (err) {
     // Refused before anything was written: the deployment id says why from now on.
-    if (err instanceof InvalidInputError) await recordRefusal(deps.starts, deploymentId, 'deployment', err, deps.clock.now());
+    if (err instanceof InvalidInputError) await recordRefusal(deps.starts, deploymentId, 'deployment', err, deps.clock.now(), deps.simulatedTime);
     throw err;
   }
   const { strategy: _strategy, nodes: _nodes, ...settings } = request;

@@ -100,7 +100,7 @@ export async function openSession(event: OpenSessionEvent, deps: RollingUpgradeD
     // A retry finds the session it made (the template may be gone since); a new request refused is on record.
     const existing = await store.getSession(upgradeId);
     if (existing) return pointer(existing, 0);
-    if (err instanceof InvalidInputError) await recordRefusal(deps.starts, upgradeId, 'upgrade', err, clock.now());
+    if (err instanceof InvalidInputError) await recordRefusal(deps.starts, upgradeId, 'upgrade', err, clock.now(), deps.simulatedTime);
     throw err;
   }
   const existing = await store.getSession(upgradeId);

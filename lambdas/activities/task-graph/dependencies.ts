@@ -2,6 +2,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Clock } from '../../../core/clock';
 import type { DeploymentStore } from '../../../ports/deployment-store';
 import type { NodeLockStore } from '../../../ports/node-locks';
+import type { RunStartStore } from '../../../ports/run-start-store';
 import type { Inventory, WorkloadManager } from '../../../ports/site';
 import type { TaskExecutor } from '../../../ports/task-executor';
 import type { TaskRunStore } from '../../../ports/task-run-store';
@@ -9,6 +10,8 @@ import type { TaskRunStore } from '../../../ports/task-run-store';
 /** What every task-graph handler is built from: injected, never read from globals. */
 export interface TaskGraphDependencies {
   store: TaskRunStore;
+  /** Where a refused standalone run says why (the API's start record of its id): absent, the refusal is the execution's error only. */
+  starts?: RunStartStore;
   /** A group's deploy phase reads its nodes and the deployment's graph here. */
   deployments: DeploymentStore;
   /** Nodes, their roles, and the alive / available gates. */

@@ -20,6 +20,7 @@ import {
 import { resumeCarriesOn, resumedMessage, sessionControlOf, type CancelRequested, type StopRequested } from '../../../core/session-control';
 import { parseOrThrow } from '../../../core/validation';
 import { isTaskRunSettled, type TaskRunRecord, type TaskRunStatus } from '../../../ports/task-run-store';
+import { recordRefusal } from '../run-starts';
 import type { TaskGraphDependencies } from './dependencies';
 
 export interface OpenTaskRunEvent {
@@ -109,8 +110,17 @@ export async function openTaskRun(event: OpenTaskRunEvent, deps: TaskGraphDepend
   const runId = idForExecution(event.executionId);
   const existing = await deps.store.getRun(runId);
   if (existing) return pointer(existing, false, 0);
-  const parsed = parseTaskRunRequest(input);
-  return pointer(await createRun(deps, runId, parsed, plannedOrRefused(parsed, await nodesOf(deps), deps)), false, 0);
+  let parsed: ParsedTaskRunRequest;
+  let plan: TaskPlan;
+  try {
+    parsed = parseTaskRunRequest(input);
+    plan = plannedOrRefused(parsed, await nodesOf(deps), deps);
+  } catch (err) {
+    // Refused before anything was written: the run's id says why from now on (GET /task-runs/{id}).
+    if (err instanceof InvalidInputError) await recordRefusal(deps.starts, runId, 'tasks', err, deps.clock.now(), deps.simulatedTime);
+    throw err;
+  }
+  return pointer(await createRun(deps, runId, parsed, plan), false, 0);
 }
 
 async function createGroupRun(deps: TaskGraphDependencies, runId: string, deploymentId: string, group: string): Promise<TaskRunRecord> {

@@ -201,60 +201,75 @@ export const startedDeploymentSchema = z.object({
 
 /** A task run started and not opened yet (PENDING), or refused by Open Task Run (REFUSED, saying why: nothing was touched). */
 export const startedTaskRunSchema = z.object({
-  runId: z.string(),
-  status: z.enum(['PENDING', 'REFUSED']),
+  runId: z.string().describe("The task run's id"),
+  status: z.enum(['PENDING', 'REFUSED']).describe('PENDING: not opened yet; REFUSED: Open Task Run refused it'),
   createdAt: shownInstantSchema,
   wallCreatedAt: wallCreatedAtSchema,
-  executionArn: z.string().optional(),
-  messages: z.array(z.string()),
+  executionArn: z.string().optional().describe('The Step Functions execution'),
+  messages: z.array(z.string()).describe('What happened so far'),
   refused: refusedSchema.optional(),
 });
 
+/** A task run's status, as a deployment's. */
+const TASK_RUN_STATUS =
+  'RUNNING while it runs; SUCCEEDED, FAILED or CANCELLED once ended; CANCELLING when cancelled; STOPPING/STOPPED when stopped (a resume carries it on)';
+
 const OPERATION_STATES = ['PROPOSED', 'TODO', 'BLOCKED', 'TRANSITION', 'ACTIVE', 'ERROR'] as const satisfies readonly OperationState[];
-const taskRunSettingsSchema = z.object({ maxInTransition: z.number().int(), pollIntervalSeconds: z.number(), taskTimeoutSeconds: z.number() });
+const taskRunSettingsSchema = z
+  .object({
+    maxInTransition: z.number().int().describe('Node tasks in TRANSITION at once, over every role group'),
+    pollIntervalSeconds: z.number().describe('How often the run looks at the tasks in flight, in seconds'),
+    taskTimeoutSeconds: z.number().describe('The timeout of a task whose parameters give none, in seconds'),
+  })
+  .describe('How the run goes: its cap, poll interval and default task timeout');
 const byNodeAndTask = <T extends z.ZodType>(value: T) => z.record(z.string(), z.record(z.string(), value));
 
 /** A standalone task run in GET /task-runs (its report has the task states). */
 export const taskRunSummarySchema = z.looseObject({
-  runId: z.string(),
-  status: z.enum(DEPLOYMENT_STATUSES),
+  runId: z.string().describe("The task run's id"),
+  status: z.enum(DEPLOYMENT_STATUSES).describe(TASK_RUN_STATUS),
   createdAt: shownInstantSchema,
   wallCreatedAt: wallCreatedAtSchema,
   counts: z.record(z.string(), z.number().int()).describe('Node tasks by state (PROPOSED, TODO, BLOCKED, TRANSITION, ACTIVE, ERROR)'),
-  nodeCount: z.number().int(),
+  nodeCount: z.number().int().describe('The nodes it runs tasks on'),
   settings: taskRunSettingsSchema,
 });
 
 /** GET /task-runs/{id}: the run's progress (status, counts) and report (each node's task states, why a task is blocked, errors, results). */
 export const taskRunReportSchema = z.looseObject({
-  runId: z.string(),
-  status: z.enum(DEPLOYMENT_STATUSES),
+  runId: z.string().describe("The task run's id"),
+  status: z.enum(DEPLOYMENT_STATUSES).describe(TASK_RUN_STATUS),
   createdAt: shownInstantSchema,
   wallCreatedAt: wallCreatedAtSchema,
   timeBase: z.enum(['wall-clock', 'simulated']).describe("The run's clock: simulated instants are seconds from its start, never dates"),
   elapsedSeconds: z.number().optional().describe("Seconds of the site's clock from its start to its end; absent while it runs"),
   counts: z.record(z.string(), z.number().int()).describe('Node tasks by state (PROPOSED, TODO, BLOCKED, TRANSITION, ACTIVE, ERROR)'),
-  nodeCount: z.number().int(),
+  nodeCount: z.number().int().describe('The nodes it runs tasks on'),
   settings: taskRunSettingsSchema,
   nodes: byNodeAndTask(z.enum(OPERATION_STATES)).describe('node -> task -> its state, tasks in execution order'),
   blocked: byNodeAndTask(z.array(z.string())).describe('node -> task -> the failed node tasks (`node/task`) it waits behind'),
   errors: byNodeAndTask(z.string()).describe('node -> task -> what went wrong (`failed: exit 1`, `timeout: ...`)'),
   leftAlone: byNodeAndTask(z.string()).describe('node -> task -> why the run left it alone (a node not alive or not available)'),
   results: byNodeAndTask(z.enum(['ok', 'failed', 'timeout'])).describe('node -> task -> how each task that ran to its end ended'),
-  dropped: z.array(z.object({ task: z.string(), reason: z.string() })).describe('The tasks the selection or a condition left out, and why'),
-  warnings: z.array(z.string()),
-  messages: z.array(z.string()),
-  deployment: z.object({ deploymentId: z.string(), group: z.string() }).optional().describe("Set for a group deployment's deploy phase"),
+  dropped: z
+    .array(z.object({ task: z.string().describe('The task left out'), reason: z.string().describe('Why') }))
+    .describe('The tasks the selection or a condition left out, and why'),
+  warnings: z.array(z.string()).describe('What the plan warned of (a task that selects no node, and the like)'),
+  messages: z.array(z.string()).describe('What the run did, oldest first'),
+  deployment: z
+    .object({ deploymentId: z.string().describe('The deployment (GET /deployments/{id})'), group: z.string().describe('The group whose deploy phase it is') })
+    .optional()
+    .describe("Set for a group deployment's deploy phase"),
 });
 
 /** DELETE /task-runs/{id}: cancelled (CANCELLING), or removed (it had ended, or its start was refused). */
 export const taskRunCancelResultSchema = z.object({
-  id: z.string(),
-  kind: z.literal('tasks'),
+  id: z.string().describe("The task run's id"),
+  kind: z.literal('tasks').describe('A task run'),
   state: z
     .enum([...DEPLOYMENT_STATUSES, 'REFUSED'])
     .describe('CANCELLING: no task starts any more; tasks in flight finish, the drains the run made are lifted, then it ends CANCELLED'),
   running: z.boolean().describe('Whether an execution works on it now; if not (STOPPED), the cancel applies when it is resumed'),
   /** Set when the run had ended and is removed; absent for a cancel under way. */
-  removed: z.literal(true).optional(),
+  removed: z.literal(true).optional().describe('Set when the run had ended (or was refused) and is now removed'),
 });

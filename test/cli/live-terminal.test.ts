@@ -4,6 +4,7 @@ import path from 'node:path';
 import { runCli, startCli } from '../support/cli';
 import { startInPty, type PtyRun } from '../support/pty';
 import { until } from '../support/until';
+import { EXAMPLE_SITE_64, upgradeArgs } from '../../scripts/upgrade-args';
 
 /**
  * The live view in a terminal: `rollout upgrade` on the simulated 64-node site, on a scaled clock so
@@ -12,23 +13,7 @@ import { until } from '../support/until';
  * test reads the screen as an operator would.
  */
 
-const ROOT = path.resolve(__dirname, '..', '..');
-const SITE = path.join(ROOT, 'examples', 'sites', 'rolling-upgrade-64.yaml');
-const UPGRADE = [
-  'upgrade',
-  '--site',
-  SITE,
-  '--starting-label',
-  'compute-nodes',
-  '--upgrading-label',
-  'upgrading-nodes',
-  '--failed-label',
-  'failed-nodes',
-  '--step-size',
-  '8',
-  '--template',
-  'cos-2.4',
-];
+const UPGRADE = upgradeArgs({ site: EXAMPLE_SITE_64 });
 const COLUMNS = 100;
 const ROWS = 30;
 

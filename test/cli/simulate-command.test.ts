@@ -5,6 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { loadSiteProfileFile } from '../../adapters/site';
 import type { SiteStateFile } from '../../simulator/site-state-file';
 import { runCliInProcess, startCli, type CliResult } from '../support/cli';
+import { upgradeArgs } from '../../scripts/upgrade-args';
 
 const examples = path.resolve(__dirname, '..', '..', 'examples');
 const site = (name: string) => path.join(examples, 'sites', name);
@@ -155,20 +156,7 @@ describe('--site-config against rollout simulate gives the outcome of --site', (
     return { groups: state.groups, nodes };
   }
 
-  const upgradeArgs = [
-    'upgrade',
-    '--starting-label',
-    'compute-nodes',
-    '--upgrading-label',
-    'upgrading-nodes',
-    '--failed-label',
-    'failed-nodes',
-    '--step-size',
-    '8',
-    '--template',
-    'cos-2.4',
-    '--json',
-  ];
+  const upgrade = upgradeArgs({ json: true });
 
   it.each([
     ['slurmrestd, BOS and HSM', []],
@@ -181,7 +169,7 @@ describe('--site-config against rollout simulate gives the outcome of --site', (
   ])(
     'rolling upgrade of examples/sites/rolling-upgrade-64.yaml over %s',
     async (_over, simulateArgs: string[]) => {
-      const { simulated, connected, states } = await both(site('rolling-upgrade-64.yaml'), upgradeArgs, simulateArgs);
+      const { simulated, connected, states } = await both(site('rolling-upgrade-64.yaml'), upgrade, simulateArgs);
       expect(simulated.code).toBe(0);
       expect(connected.code).toBe(simulated.code);
       // What the run did to each node, without when: the --site run is on virtual time, the other on a
@@ -256,10 +244,10 @@ describe('--site-config against rollout simulate gives the outcome of --site', (
   );
 
   it('takes exactly one of --site and --site-config', async () => {
-    const neither = await runCliInProcess(upgradeArgs);
+    const neither = await runCliInProcess(upgrade);
     expect(neither.code).toBe(2);
     expect(neither.stderr).toMatch(/exactly one of --site FILE .* and --site-config FILE/);
-    const both = await runCliInProcess([...upgradeArgs, '--site', site('rolling-upgrade-64.yaml'), '--site-config', 'x.yaml']);
+    const both = await runCliInProcess([...upgrade, '--site', site('rolling-upgrade-64.yaml'), '--site-config', 'x.yaml']);
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/cannot be used with/);
   });

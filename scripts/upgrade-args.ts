@@ -24,6 +24,16 @@ export const EXAMPLE_UPGRADE = {
   template: 'cos-2.4',
 } as const satisfies UpgradeFlags;
 
+/** EXAMPLE_UPGRADE as the workflow's request: `npm start`'s (package.json "start"), lock-step in steps of 8 to cos-2.4. */
+export const EXAMPLE_REQUEST = {
+  startingLabel: EXAMPLE_UPGRADE.startingLabel,
+  upgradingLabel: EXAMPLE_UPGRADE.upgradingLabel,
+  failedLabel: EXAMPLE_UPGRADE.failedLabel,
+  upgradeStepSize: EXAMPLE_UPGRADE.stepSize,
+  upgradeTemplateId: EXAMPLE_UPGRADE.template,
+  workloadManagerType: 'slurm',
+} as const;
+
 /** The small sites the tests write (`groups: {compute: [...], upgrading: [], failed: []}`, `bootTemplates: [cos-2.4]`), in steps of 2. */
 export const TEST_SITE_UPGRADE = {
   startingLabel: 'compute',

@@ -30,6 +30,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { upgradeArgs } from '../scripts/upgrade-args';
 
 interface Captured {
   name: string;
@@ -127,19 +128,7 @@ async function measure(): Promise<void> {
   const workDir = mkdtempSync(path.join(tmpdir(), 'cli-hops-'));
   const site = await startSite(workDir);
   try {
-    const upgrade = ['upgrade', '--site-config', site.profile, '--mode', 'window', '--starting-label', 'compute-nodes', '--upgrading-label', 'upgrading-nodes'];
-    process.argv = [
-      process.argv[0]!,
-      path.join(tree, 'cli/main.ts'),
-      ...upgrade,
-      '--failed-label',
-      'failed-nodes',
-      '--step-size',
-      '8',
-      '--template',
-      'cos-2.4',
-      '--json',
-    ];
+    process.argv = [process.argv[0]!, path.join(tree, 'cli/main.ts'), ...upgradeArgs({ siteConfig: site.profile, mode: 'window', json: true })];
     // The CLI's --json session goes to stdout: kept out of the report.
     const write = process.stdout.write.bind(process.stdout);
     process.stdout.write = (() => true) as typeof process.stdout.write;

@@ -4,6 +4,16 @@
  * of the screen, in one write, so a frame never shows half drawn. Text said while it is shown goes
  * above it, and `clear` leaves the terminal as it found it, so that what follows (a summary, a Ctrl-C
  * notice) is never drawn over the view.
+ *
+ * Why not the log-update package (8.0.0, the registry's newest; not installed here): it requires Node >= 22
+ * where this project supports 20.19 (package.json "engines"), and it is ESM-only with six ESM-only
+ * dependencies that Jest's CommonJS transform would have to be told of. It would also do three things
+ * worse for this view: its `persist` (a notice above the region) erases the frame and leaves it off until
+ * the next draw, where `say` writes the notice and the frame again in one write; after the terminal
+ * narrows it erases as many rows as the last frame had at the old width, leaving the rewrapped rest on
+ * screen, where `erase` counts them at the width now; and it fits a frame taller than the terminal by
+ * cutting its top lines, the header (live-view.ts fits the height itself, keeping the header and saying
+ * `... and N more`). What it has that this has not: partial redraws and synchronized output (DEC 2026).
  */
 
 const HIDE_CURSOR = '\x1b[?25l';

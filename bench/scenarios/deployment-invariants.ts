@@ -1,5 +1,5 @@
 import { evaluateSuccessCriteria } from '../../core/group-deployment/success-criteria';
-import type { Violation } from './invariants';
+import { operatorFacts, type Violation } from './invariants';
 import type { DeploymentScenarioRun } from './deployment-scenario';
 
 /**
@@ -14,12 +14,7 @@ export function checkDeploymentInvariants(run: DeploymentScenarioRun): Violation
   const found: Violation[] = [];
   const add = (invariant: Violation['invariant'], text: string, node?: string) => found.push({ invariant, text, ...(node ? { node } : {}) });
   const { scenario, site, report } = run;
-  const killedWithoutResume = run.operator.some((o) => o.action.kind === 'kill' && o.takenAt !== undefined && !o.action.resume);
-  const processEnded = !killedWithoutResume && run.budgetExceeded === undefined;
-  const taken = run.operator.filter((o) => o.takenAt !== undefined && !o.answer?.startsWith('refused'));
-  const stop = taken.find((o) => o.action.kind === 'stop');
-  const cancel = taken.find((o) => o.action.kind === 'cancel');
-  const resumed = taken.some((o) => (o.action.kind === 'stop' || o.action.kind === 'kill') && o.action.resume);
+  const { processEnded, stop, cancel, resumed } = operatorFacts(run);
   const start = run.startedAt;
 
   for (const violation of site.violations) add('site-safety', violation);

@@ -1,10 +1,9 @@
-import { EmbeddedRuntime } from '../../local/embedded-runtime';
 import type { ExecutionOutcome } from '../../local/local-step-functions';
 import { buildDeploymentReport, type DeploymentReport } from '../../control-plane/reports/deployment-report';
-import { parseSiteDefinition, type SiteDefinitionInput, type SiteState } from '../../simulator';
+import type { SiteDefinitionInput, SiteState } from '../../simulator';
 import type { ProvisionNodeRun } from '../../simulator/models/provisioner';
 import { randomStream, type Random } from '../../simulator/seeded-random';
-import { runRecordedActions, type OperatorRecord } from './run-scenario';
+import { runRecordedScenario, type OperatorRecord, type RecordedScenario } from './run-scenario';
 import type { OperatorAction } from './scenario';
 
 /**
@@ -169,30 +168,22 @@ export interface DeploymentScenarioRun {
 const DEPLOYMENT_MACHINES = ['GroupDeployment', 'DeployGroup', 'RunNodeBatches', 'TaskGraph'] as const;
 
 export async function runDeploymentScenario(scenario: DeploymentScenario, simulatedBudgetSeconds = 86400): Promise<DeploymentScenarioRun> {
-  const startedReal = Date.now();
-  const runtime = await EmbeddedRuntime.start({ site: parseSiteDefinition(deploymentScenarioSite(scenario)) });
-  try {
-    const clock = runtime.clock;
-    const start = clock.now();
-    const run = await runtime.run('groupDeployment', scenario.request);
-    const deploymentId = run.id;
+  const deployment: RecordedScenario = {
+    site: deploymentScenarioSite(scenario),
+    nodes: scenario.nodes,
+    operator: scenario.operator,
+    start: (runtime) => runtime.run('groupDeployment', scenario.request),
+    statusBefore: async (runtime, id) => (await runtime.deployments.getDeployment(id))?.status,
+    answer: (runtime, id, action, kill) => (action.kind === 'stop' ? runtime.stop(id) : action.kind === 'cancel' ? runtime.cancel(id) : kill()),
     // kill -9: every execution of the deployment's machines ends without a word.
-    const kill = async () => {
+    kill: async (runtime) => {
       for (const name of DEPLOYMENT_MACHINES)
         for (const e of runtime.engine.listExecutions(runtime.stateMachineArns[name]))
           if (e.status === 'RUNNING') await runtime.engine.stop(e.executionArn, 'ProcessDied');
-    };
-    const { outcomes, operator, budgetExceeded } = await runRecordedActions(run, {
-      clock,
-      operator: scenario.operator,
-      start,
-      startedReal,
-      simulatedBudgetSeconds,
-      statusBefore: async () => (await runtime.deployments.getDeployment(deploymentId))?.status,
-      answer: (action) => (action.kind === 'stop' ? runtime.stop(deploymentId) : action.kind === 'cancel' ? runtime.cancel(deploymentId) : kill()),
-      kill,
-      resume: (resumes) => runtime.run('groupDeployment', { resumeDeploymentId: deploymentId }, `${deploymentId}-resume-${resumes}`),
-    });
+    },
+    resume: (runtime, id, resumes) => runtime.run('groupDeployment', { resumeDeploymentId: id }, `${id}-resume-${resumes}`),
+  };
+  return runRecordedScenario(deployment, simulatedBudgetSeconds, async (runtime, deploymentId, start) => {
     const record = await runtime.deployments.getDeployment(deploymentId);
     const report = record ? await buildDeploymentReport(runtime.deployments, record) : undefined;
     const prefix = `deploy-${deploymentId}-`;
@@ -203,20 +194,11 @@ export async function runDeploymentScenario(scenario: DeploymentScenario, simula
     return {
       scenario,
       deploymentId,
-      outcomes,
       ...(report ? { report } : {}),
       ...(record ? { status: record.status } : {}),
       exitStatus: record?.status === 'SUCCEEDED' ? 0 : 1,
-      site: runtime.simulator.state(),
       runs,
-      lockOwners: await runtime.store.locks.getLockOwners(scenario.nodes.map((n) => n.name)),
-      operator,
-      ...(budgetExceeded ? { budgetExceeded } : {}),
       startedAt: start,
-      simulatedSeconds: Math.round((clock.now() - start) / 1000),
-      realMs: Date.now() - startedReal,
     };
-  } finally {
-    await runtime.close();
-  }
+  });
 }

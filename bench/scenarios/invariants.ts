@@ -3,7 +3,7 @@ import { parseUpgradeRequest } from '../../core/rolling-upgrade/upgrade-request'
 import { upgradePolicy } from '../../core/rolling-upgrade/upgrade-policy';
 import { isFailureReason, parseSiteMark } from '../../core/site/node-claims';
 import { peakOutOfService } from '../../simulator/out-of-service';
-import type { ScenarioRun } from './run-scenario';
+import type { OperatorRecord, ScenarioRun } from './run-scenario';
 import type { ScenarioNode } from './scenario';
 
 /**
@@ -71,14 +71,27 @@ export function neverOpeningWindow(scenario: ScenarioRun['scenario']): boolean {
   return JSON.stringify(scenario.request.maintenanceWindows ?? []).includes('0 0 30 2 *');
 }
 
+/**
+ * What the operator's actions of a run (any kind) did: the stop, cancel and resume the control plane took (a
+ * refused one is none), and whether the process ended of itself (not killed without a resume, nor over its budget).
+ */
+export function operatorFacts(run: { operator: readonly OperatorRecord[]; budgetExceeded?: string }) {
+  const killedWithoutResume = run.operator.some((o) => o.action.kind === 'kill' && o.takenAt !== undefined && !o.action.resume);
+  const processEnded = !killedWithoutResume && run.budgetExceeded === undefined;
+  const taken = run.operator.filter((o) => o.takenAt !== undefined && !o.answer?.startsWith('refused'));
+  const stop = taken.find((o) => o.action.kind === 'stop');
+  const cancel = taken.find((o) => o.action.kind === 'cancel');
+  const resumed = taken.some((o) => (o.action.kind === 'stop' || o.action.kind === 'kill') && o.action.resume);
+  return { processEnded, stop, cancel, resumed };
+}
+
 export function checkInvariants(run: ScenarioRun): Violation[] {
   const found: Violation[] = [];
   const add = (invariant: Invariant, text: string, node?: string) => found.push({ invariant, text, ...(node ? { node } : {}) });
   const { scenario, site, report, upgradeId } = run;
   const ours = (by: string | undefined) => by !== undefined && upgradeId.startsWith(by);
   const changesOf = (name: string) => site.changes.filter((c) => c.node === name);
-  const killedWithoutResume = run.operator.some((o) => o.action.kind === 'kill' && o.takenAt !== undefined && !o.action.resume);
-  const processEnded = !killedWithoutResume && run.budgetExceeded === undefined;
+  const { processEnded, stop, cancel, resumed } = operatorFacts(run);
   const adminDrainedAt = new Map<string, { at: number; reason: string }>();
   for (const node of scenario.nodes) if (node.adminDrain !== undefined) adminDrainedAt.set(node.name, { at: 0, reason: node.adminDrain });
   for (const o of run.operator)
@@ -206,10 +219,6 @@ export function checkInvariants(run: ScenarioRun): Violation[] {
   }
 
   // The operator's requests.
-  const taken = run.operator.filter((o) => o.takenAt !== undefined && !o.answer?.startsWith('refused'));
-  const stop = taken.find((o) => o.action.kind === 'stop');
-  const cancel = taken.find((o) => o.action.kind === 'cancel');
-  const resumed = taken.some((o) => (o.action.kind === 'stop' || o.action.kind === 'kill') && o.action.resume);
   if (stop && !stop.action.resume && !cancel && report.state !== 'STOPPED' && processEnded)
     add('stop-ends-stopped', `stopped at +${stop.takenAt}s (answer ${stop.answer}) but the session ended ${report.state}`);
   if (resumed && !cancel && processEnded && !['READY', 'HALTED'].includes(report.state))

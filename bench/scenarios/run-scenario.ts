@@ -1,6 +1,6 @@
 import { EmbeddedRuntime } from '../../local/embedded-runtime';
 import type { ExecutionOutcome } from '../../local/local-step-functions';
-import { parseSiteDefinition, siteProfileFor, type SiteState } from '../../simulator';
+import { parseSiteDefinition, siteProfileFor, type SiteDefinitionInput, type SiteState } from '../../simulator';
 import type { WlmReservation } from '../../simulator/models/workload-manager';
 import { createSiteFromProfile } from '../../adapters/site';
 import { parseSiteProfile } from '../../core/site/site-profile';
@@ -223,42 +223,85 @@ export async function takeAction(
   }
 }
 
-/** What a deployment's or a task run's scenario tells runRecordedActions: its run, and how an action is answered. */
-export interface RecordedActions {
-  clock: EmbeddedRuntime['clock'];
+/**
+ * A deployment's or a task run's scenario as runRecordedScenario runs it: its site, its operator's actions,
+ * and how its run starts, reads and answers (each given the runtime and the run's id).
+ */
+export interface RecordedScenario {
+  site: SiteDefinitionInput;
+  nodes: readonly { name: string }[];
   operator: readonly OperatorAction[];
-  /** Simulated epoch ms and Date.now() at the scenario's start. */
-  start: number;
-  startedReal: number;
-  simulatedBudgetSeconds: number;
+  /** Starts the run: its id and its first execution. */
+  start(runtime: EmbeddedRuntime): Promise<{ id: string; outcome: Promise<ExecutionOutcome> }>;
   /** The run's status before an action. */
-  statusBefore(): Promise<string | undefined>;
-  /** The control plane's answer to an action (a refusal throws). */
-  answer(action: OperatorAction): Promise<unknown>;
-  kill(): Promise<void>;
-  resume(resumes: number): Promise<{ outcome: Promise<ExecutionOutcome> }>;
+  statusBefore(runtime: EmbeddedRuntime, id: string): Promise<string | undefined>;
+  /** The control plane's answer to an action (a refusal throws); `kill` is kill below, for the actions that kill. */
+  answer(runtime: EmbeddedRuntime, id: string, action: OperatorAction, kill: () => Promise<void>): Promise<unknown>;
+  /** kill -9: every execution of the run ends without a word. */
+  kill(runtime: EmbeddedRuntime): Promise<void>;
+  /** Starts the run's next execution after a stop or kill that asked for a resume (the `resumes`th). */
+  resume(runtime: EmbeddedRuntime, id: string, resumes: number): Promise<{ outcome: Promise<ExecutionOutcome> }>;
 }
 
-/** runOperatorActions for a deployment's or a task run's scenario: each action recorded by takeAction, 120 s of real time at most. */
-export async function runRecordedActions(
-  first: { outcome: Promise<ExecutionOutcome> },
-  run: RecordedActions,
-): Promise<{ outcomes: ExecutionOutcome[]; operator: OperatorRecord[]; budgetExceeded?: string }> {
-  const budget: OperatorBudget = {
-    start: run.start,
-    simulatedSeconds: run.simulatedBudgetSeconds,
-    realDeadline: run.startedReal + 120_000,
-    startedReal: run.startedReal,
-  };
-  const { outcomes, operator } = await runOperatorActions(first, {
-    clock: run.clock,
-    pending: [...run.operator],
-    budget,
-    act: (action, elapsed) => takeAction(action, elapsed, run.statusBefore, () => run.answer(action)),
-    kill: run.kill,
-    resume: run.resume,
-  });
-  return { outcomes, operator, ...(budget.exceeded ? { budgetExceeded: budget.exceeded } : {}) };
+/** What every deployment's or task run's scenario ends with, beside what its kind adds. */
+export interface RecordedRun {
+  outcomes: ExecutionOutcome[];
+  operator: OperatorRecord[];
+  budgetExceeded?: string;
+  site: SiteState;
+  lockOwners: Map<string, string>;
+  simulatedSeconds: number;
+  realMs: number;
+}
+
+/**
+ * Runs a deployment's or a task run's scenario on an embedded runtime of its own to its end (each resume
+ * included), each operator action recorded by takeAction at its moment, within `simulatedBudgetSeconds` and
+ * 120 s of real time; `end` reads what the scenario's kind adds (given the run's id and the simulated epoch
+ * ms of its start) before the runtime closes.
+ */
+export async function runRecordedScenario<T>(
+  scenario: RecordedScenario,
+  simulatedBudgetSeconds: number,
+  end: (runtime: EmbeddedRuntime, id: string, start: number) => Promise<T>,
+): Promise<T & RecordedRun> {
+  const startedReal = Date.now();
+  const runtime = await EmbeddedRuntime.start({ site: parseSiteDefinition(scenario.site) });
+  try {
+    const clock = runtime.clock;
+    const start = clock.now();
+    const first = await scenario.start(runtime);
+    const { id } = first;
+    const kill = () => scenario.kill(runtime);
+    const budget: OperatorBudget = { start, simulatedSeconds: simulatedBudgetSeconds, realDeadline: startedReal + 120_000, startedReal };
+    const { outcomes, operator } = await runOperatorActions(first, {
+      clock,
+      pending: [...scenario.operator],
+      budget,
+      act: (action, elapsed) =>
+        takeAction(
+          action,
+          elapsed,
+          () => scenario.statusBefore(runtime, id),
+          () => scenario.answer(runtime, id, action, kill),
+        ),
+      kill,
+      resume: (resumes) => scenario.resume(runtime, id, resumes),
+    });
+    const ended = await end(runtime, id, start);
+    return {
+      ...ended,
+      outcomes,
+      site: runtime.simulator.state(),
+      lockOwners: await runtime.store.locks.getLockOwners(scenario.nodes.map((n) => n.name)),
+      operator,
+      ...(budget.exceeded ? { budgetExceeded: budget.exceeded } : {}),
+      simulatedSeconds: Math.round((clock.now() - start) / 1000),
+      realMs: Date.now() - startedReal,
+    };
+  } finally {
+    await runtime.close();
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { parseSiteMark } from '../../core/site/node-claims';
 import { peakOutOfService } from '../../simulator/out-of-service';
-import type { Violation } from './invariants';
+import { operatorFacts, type Violation } from './invariants';
 import { GRAPH_TASKS, type TaskGraphRun } from './task-graph-scenario';
 
 /**
@@ -15,12 +15,7 @@ export function checkTaskGraphInvariants(run: TaskGraphRun): Violation[] {
   const found: Violation[] = [];
   const add = (invariant: Violation['invariant'], text: string, node?: string) => found.push({ invariant, text, ...(node ? { node } : {}) });
   const { scenario, site, view, runId } = run;
-  const killedWithoutResume = run.operator.some((o) => o.action.kind === 'kill' && o.takenAt !== undefined && !o.action.resume);
-  const processEnded = !killedWithoutResume && run.budgetExceeded === undefined;
-  const taken = run.operator.filter((o) => o.takenAt !== undefined && !o.answer?.startsWith('refused'));
-  const stop = taken.find((o) => o.action.kind === 'stop');
-  const cancel = taken.find((o) => o.action.kind === 'cancel');
-  const resumed = taken.some((o) => (o.action.kind === 'stop' || o.action.kind === 'kill') && o.action.resume);
+  const { processEnded, stop, cancel, resumed } = operatorFacts(run);
 
   for (const violation of site.violations) add('site-safety', violation);
   if (run.budgetExceeded) add('no-progress', `the run had not ended after ${run.budgetExceeded} (status ${run.status ?? 'none'})`);

@@ -1,9 +1,8 @@
-import { EmbeddedRuntime } from '../../local/embedded-runtime';
 import type { ExecutionOutcome } from '../../local/local-step-functions';
 import type { TaskRunView } from '../../control-plane/reports/task-run-report';
-import { parseSiteDefinition, type SiteDefinitionInput, type SiteState } from '../../simulator';
+import type { SiteDefinitionInput, SiteState } from '../../simulator';
 import { randomStream, type Random } from '../../simulator/seeded-random';
-import { runRecordedActions, type OperatorRecord } from './run-scenario';
+import { runRecordedScenario, type OperatorRecord, type RecordedScenario } from './run-scenario';
 import { ADMIN_REASONS, type OperatorAction } from './scenario';
 
 /**
@@ -178,53 +177,36 @@ export interface TaskGraphRun {
 
 /** Runs a task-graph scenario to its end (each resume included) with the operator's action at its moment. */
 export async function runTaskGraphScenario(scenario: TaskGraphScenario, simulatedBudgetSeconds = 86400): Promise<TaskGraphRun> {
-  const startedReal = Date.now();
-  const runtime = await EmbeddedRuntime.start({ site: parseSiteDefinition(taskGraphSite(scenario)) });
-  try {
-    const clock = runtime.clock;
-    const start = clock.now();
-    const run = await runtime.run('taskGraph', scenario.request);
-    const runId = run.id;
-    const kill = async () => {
+  const taskRun: RecordedScenario = {
+    site: taskGraphSite(scenario),
+    nodes: scenario.nodes,
+    operator: scenario.operator,
+    start: (runtime) => runtime.run('taskGraph', scenario.request),
+    statusBefore: async (runtime, id) => ((await runtime.taskRuns.getRun(id)) as { status?: string } | undefined)?.status,
+    answer: (runtime, id, action, kill) =>
+      action.kind === 'stop'
+        ? runtime.stop(id)
+        : action.kind === 'cancel'
+          ? runtime.cancel(id)
+          : action.kind === 'admin-drain'
+            ? Promise.resolve(runtime.simulator.simulator.workloadManager.drain(action.node!, action.reason!))
+            : kill(),
+    kill: async (runtime) => {
       const running = runtime.engine.listExecutions(runtime.stateMachineArns.TaskGraph).filter((e) => e.status === 'RUNNING');
       await Promise.all(running.map((e) => runtime.engine.stop(e.executionArn)));
-    };
-    const { outcomes, operator, budgetExceeded } = await runRecordedActions(run, {
-      clock,
-      operator: scenario.operator,
-      start,
-      startedReal,
-      simulatedBudgetSeconds,
-      statusBefore: async () => ((await runtime.taskRuns.getRun(runId)) as { status?: string } | undefined)?.status,
-      answer: (action) =>
-        action.kind === 'stop'
-          ? runtime.stop(runId)
-          : action.kind === 'cancel'
-            ? runtime.cancel(runId)
-            : action.kind === 'admin-drain'
-              ? Promise.resolve(runtime.simulator.simulator.workloadManager.drain(action.node!, action.reason!))
-              : kill(),
-      kill,
-      resume: (resumes) => runtime.run('taskGraph', { resumeRunId: runId }, `${runId}-resume-${resumes}`),
-    });
+    },
+    resume: (runtime, id, resumes) => runtime.run('taskGraph', { resumeRunId: id }, `${id}-resume-${resumes}`),
+  };
+  return runRecordedScenario(taskRun, simulatedBudgetSeconds, async (runtime, runId) => {
     const view = await runtime.taskRun(runId);
     const record = (await runtime.taskRuns.getRun(runId)) as { status?: string } | undefined;
     const status = record?.status;
     return {
       scenario,
       runId,
-      outcomes,
       ...(view ? { view } : {}),
       ...(status ? { status } : {}),
       exitStatus: status === 'SUCCEEDED' ? 0 : 1,
-      site: runtime.simulator.state(),
-      lockOwners: await runtime.store.locks.getLockOwners(scenario.nodes.map((n) => n.name)),
-      operator,
-      ...(budgetExceeded ? { budgetExceeded } : {}),
-      simulatedSeconds: Math.round((clock.now() - start) / 1000),
-      realMs: Date.now() - startedReal,
     };
-  } finally {
-    await runtime.close();
-  }
+  });
 }

@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { stringify } from 'yaml';
 import { commandFromSpec, describeCommand, eachCommand } from '../../cli/command-spec';
 import { rolloutProgram } from '../../cli/program';
+import { TEST_SITE_UPGRADE, upgradeArgs } from '../../scripts/upgrade-args';
 import { runCli, type CliResult } from '../support/cli';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -147,19 +148,7 @@ describe('rollout completion', () => {
         stringify({ nodes: names.map((name, i) => ({ name, nid: i + 1 })), groups: { compute: names, upgrading: [], failed: [] }, bootTemplates: ['cos-2.4'] }),
       );
       const dataDir = path.join(dir, 'data');
-      const upgrade = [
-        '--starting-label',
-        'compute',
-        '--upgrading-label',
-        'upgrading',
-        '--failed-label',
-        'failed',
-        '--step-size',
-        '1',
-        '--template',
-        'cos-2.4',
-      ];
-      const upgraded = await runCli(['upgrade', '--site', site, ...upgrade, '--data-dir', dataDir, '--json']);
+      const upgraded = await runCli(upgradeArgs({ ...TEST_SITE_UPGRADE, site, stepSize: 1, dataDir, json: true }));
       expect(upgraded.code).toBe(0);
       const id = (JSON.parse(upgraded.stdout) as { upgradeId: string }).upgradeId;
       const complete = async (line: string[]) => {
@@ -256,24 +245,7 @@ describe('--data-dir', () => {
           bootTemplates: ['cos-2.4'],
         }),
       );
-      const args = [
-        'upgrade',
-        '--site',
-        site,
-        '--starting-label',
-        'compute',
-        '--upgrading-label',
-        'upgrading',
-        '--failed-label',
-        'failed',
-        '--step-size',
-        '2',
-        '--template',
-        'cos-2.4',
-        '--json',
-        '--data-dir',
-        dataDir,
-      ];
+      const args = upgradeArgs({ ...TEST_SITE_UPGRADE, site, json: true, dataDir });
       const first = await runCli(args);
       expect(first.stderr.split('\n').filter((line) => line.includes('data directory'))).toEqual([`creating the data directory ${dataDir}`]);
       expect((await stat(dataDir)).isDirectory()).toBe(true);

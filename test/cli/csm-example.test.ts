@@ -3,25 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { SiteStateFile } from '../../simulator/site-state-file';
+import { upgradeArgs } from '../../scripts/upgrade-args';
 import { runCli, runCliInProcess, startCli, type CliResult } from '../support/cli';
 
 const examples = path.resolve(__dirname, '..', '..', 'examples');
 const CSM_SITE = path.join(examples, 'sites', 'cray-csm-64.yaml');
 const SLURM_NAMES_SITE = path.join(examples, 'sites', 'rolling-upgrade-64.yaml');
-const upgrade = [
-  'upgrade',
-  '--starting-label',
-  'compute-nodes',
-  '--upgrading-label',
-  'upgrading-nodes',
-  '--failed-label',
-  'failed-nodes',
-  '--step-size',
-  '8',
-  '--template',
-  'cos-2.4',
-  '--json',
-];
+const upgrade = upgradeArgs({ json: true });
 
 interface Report {
   state: string;

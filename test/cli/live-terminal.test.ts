@@ -1,35 +1,19 @@
-import { spawn, type IPty } from '@lydell/node-pty';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runCli, startCli } from '../support/cli';
+import { startInPty, type PtyRun } from '../support/pty';
 import { until } from '../support/until';
+import { EXAMPLE_SITE_64, upgradeArgs } from '../../scripts/upgrade-args';
 
 /**
  * The live view in a terminal: `rollout upgrade` on the simulated 64-node site, on a scaled clock so
  * that the view has time to draw, run in a pseudo-terminal; and `rollout session get ID --watch` from
- * a second process. What the terminal shows is replayed on a small screen model (the few sequences
- * the view writes), so the test reads the screen as an operator would.
+ * a second process. What the terminal shows is replayed on the screen model of support/pty.ts, so the
+ * test reads the screen as an operator would.
  */
 
-const ROOT = path.resolve(__dirname, '..', '..');
-const BIN = path.join(ROOT, 'bin', 'rollout.js');
-const SITE = path.join(ROOT, 'examples', 'sites', 'rolling-upgrade-64.yaml');
-const UPGRADE = [
-  'upgrade',
-  '--site',
-  SITE,
-  '--starting-label',
-  'compute-nodes',
-  '--upgrading-label',
-  'upgrading-nodes',
-  '--failed-label',
-  'failed-nodes',
-  '--step-size',
-  '8',
-  '--template',
-  'cos-2.4',
-];
+const UPGRADE = upgradeArgs({ site: EXAMPLE_SITE_64 });
 const COLUMNS = 100;
 const ROWS = 30;
 
@@ -40,84 +24,25 @@ const NODE_ROW = /^x300\dc0s\d+b0n\d\s+(draining|quiet|booting|returning|checkin
 
 /** The escape sequences the view writes (a control character in a regular expression literal is easily a mistake: built from ESC). */
 const ESC = '\x1b';
-const CSI = new RegExp(`^${ESC}\\[(\\??)(\\d*)([A-Za-z])`);
-const CSI_CUT = new RegExp(`^${ESC}(\\[\\??\\d*)?$`);
 const CURSOR_SHOWN = new RegExp(`${ESC}\\[\\?25[lh]`, 'g');
 
-/** A terminal's screen, enough of one for the live view: text, CR, LF, cursor up, erase down, cursor show/hide. */
-class Screen {
-  lines: string[] = [''];
-  private row = 0;
-  private col = 0;
-  constructor(private readonly columns: number) {}
-
-  /** An escape sequence cut between two chunks of output, kept for the next. */
-  private pending = '';
-
-  write(chunk: string): void {
-    const data = this.pending + chunk;
-    this.pending = '';
-    for (let i = 0; i < data.length; i++) {
-      const c = data[i]!;
-      if (c === '\x1b') {
-        const csi = CSI.exec(data.slice(i));
-        if (!csi && CSI_CUT.test(data.slice(i))) {
-          this.pending = data.slice(i);
-          return;
-        }
-        if (!csi) continue;
-        i += csi[0].length - 1;
-        if (csi[3] === 'A') this.row = Math.max(0, this.row - Number(csi[2] || 1));
-        else if (csi[3] === 'J') {
-          this.lines[this.row] = this.lines[this.row]!.slice(0, this.col);
-          this.lines.length = this.row + 1;
-        } else if (csi[3] === 'K') this.lines[this.row] = this.lines[this.row]!.slice(0, this.col);
-      } else if (c === '\r') this.col = 0;
-      else if (c === '\n') {
-        this.row++;
-        this.lines[this.row] ??= '';
-      } else if (c >= ' ') {
-        if (this.col >= this.columns) {
-          this.row++;
-          this.col = 0;
-          this.lines[this.row] ??= '';
-        }
-        const line = this.lines[this.row]!.padEnd(this.col);
-        this.lines[this.row] = line.slice(0, this.col) + c + line.slice(this.col + 1);
-        this.col++;
-      }
-    }
-  }
-
-  text(): string {
-    return this.lines.map((line) => line.trimEnd()).join('\n');
-  }
-}
-
-/** A process in a pseudo-terminal, what it wrote replayed on a Screen, with the instant of each redraw. */
-function startInTerminal(args: string[]): {
-  pty: IPty;
-  screen: Screen;
-  output: () => string;
-  snapshots: string[];
-  redrawAt: number[];
-  exited: Promise<number>;
-} {
-  const { CI: _ci, ...env } = process.env;
-  const pty = spawn(process.execPath, [BIN, ...args], { name: 'xterm', cols: COLUMNS, rows: ROWS, cwd: ROOT, env: env as Record<string, string> });
-  const screen = new Screen(COLUMNS);
-  let output = '';
+/** A run in a pseudo-terminal (support/pty.ts) with what its screen showed after each write, and the instant of each redraw. */
+function startInTerminal(args: string[]): PtyRun & { snapshots: string[]; redrawAt: number[] } {
+  const run = startInPty(args, { cols: COLUMNS, rows: ROWS });
+  running.push(run);
   const snapshots: string[] = [];
   const redrawAt: number[] = [];
-  pty.onData((data) => {
-    if (new RegExp(REDRAW.source).test(data)) redrawAt.push(Date.now());
-    output += data;
-    screen.write(data);
-    snapshots.push(screen.text());
+  run.onOutput((chunk, screen) => {
+    if (new RegExp(REDRAW.source).test(chunk)) redrawAt.push(Date.now());
+    snapshots.push(screen.join('\n'));
   });
-  const exited = new Promise<number>((resolve) => pty.onExit(({ exitCode }) => resolve(exitCode)));
-  return { pty, screen, output: () => output, snapshots, redrawAt, exited };
+  return Object.assign(run, { snapshots, redrawAt });
 }
+
+const running: PtyRun[] = [];
+afterEach(() => {
+  for (const run of running.splice(0)) run.kill();
+});
 
 /** The frames the view drew: each redraw starts by moving the cursor up over the last frame and erasing below. */
 const REDRAW = new RegExp(`${ESC}\\[(\\d+)A\r${ESC}\\[J`, 'g');
@@ -131,9 +56,8 @@ describe('the live view in a terminal', () => {
 
   it('rollout upgrade draws the header and the nodes in flight, redrawn in place at most once a second, then clears it for the summary', async () => {
     const run = startInTerminal([...UPGRADE, '--time-scale', '1500']);
-    const code = await run.exited;
-    expect(code).toBe(0);
-    const output = run.output();
+    expect(await run.exited).toMatchObject({ exitCode: 0 });
+    const output = run.raw();
 
     // Redrawn in place: each frame after the first moves up over as many lines as the last one had.
     const frames = output.split(REDRAW).filter((_, i) => i % 2 === 0);
@@ -166,7 +90,7 @@ describe('the live view in a terminal', () => {
     if (process.env.LIVE_VIEW_CAPTURE) process.stdout.write(`${views[Math.floor(views.length / 3)]}\n\n----\n\n${views.at(-1)}\n`);
 
     // The end: the view is gone, the summary stands where it was.
-    const screen = run.screen.text();
+    const screen = run.screen().join('\n');
     expect(screen).not.toMatch(/^NODE\s+PHASE/m);
     expect(screen.split('\n').filter((line) => HEADER.test(line))).toHaveLength(0);
     expect(screen).toMatch(/Upgrade session [0-9a-f-]+: completed/);
@@ -175,9 +99,9 @@ describe('the live view in a terminal', () => {
   it('Ctrl-C: the notice is said above the view, and the stopped summary follows the view, never over it', async () => {
     const run = startInTerminal([...UPGRADE, '--time-scale', '300']);
     await until(async () => run.snapshots.some((s) => s.split('\n').some((line) => NODE_ROW.test(line))), 'a node row of the live view', 60_000);
-    run.pty.write('\x03');
-    expect(await run.exited).toBe(1);
-    const screen = run.screen.text().split('\n');
+    run.type('\x03');
+    expect(await run.exited).toMatchObject({ exitCode: 1 });
+    const screen = run.screen().join('\n').split('\n');
     const notice = screen.findIndex((line) => /^stopping upgrade [0-9a-f-]+: what is in flight finishes/.test(line));
     const summary = screen.findIndex((line) => /^Upgrade session [0-9a-f-]+: stopped \(state STOPPED\)$/.test(line));
     expect(notice).toBeGreaterThanOrEqual(0);
@@ -188,9 +112,9 @@ describe('the live view in a terminal', () => {
 
   it('--no-live gives the line-per-change log in a terminal too', async () => {
     const run = startInTerminal([...UPGRADE, '--no-live']);
-    expect(await run.exited).toBe(0);
-    expect(run.output()).not.toMatch(new RegExp(REDRAW.source));
-    expect(run.screen.text()).toMatch(/^step 1 of 8 QUIESCING: 0\/64 nodes done/m);
+    expect(await run.exited).toMatchObject({ exitCode: 0 });
+    expect(run.raw()).not.toMatch(new RegExp(REDRAW.source));
+    expect(run.screen().join('\n')).toMatch(/^step 1 of 8 QUIESCING: 0\/64 nodes done/m);
   }, 60_000);
 
   it('rollout session get ID --watch shows the same view from a second terminal; Ctrl-C leaves it, the view taken off first', async () => {
@@ -212,18 +136,13 @@ describe('the live view in a terminal', () => {
         (s) => s.split('\n').some((line) => line.startsWith(`upgrade ${id} | lock-step`)) && s.split('\n').some((line) => NODE_ROW.test(line)),
       );
     // Two frames at least, a second apart: the view redrawn in place, from the second process's reads.
-    await until(async () => [...watch.output().matchAll(REDRAW)].length >= 2 && views().length >= 2, 'two frames of the watched view', 60_000);
+    await until(async () => [...watch.raw().matchAll(REDRAW)].length >= 2 && views().length >= 2, 'two frames of the watched view', 60_000);
     for (const snapshot of watch.snapshots) expect(snapshot.split('\n').filter((line) => HEADER.test(line)).length).toBeLessThanOrEqual(1);
     // Elapsed on the run's simulated clock, as of its newest stored instant (a second process does not share its clock).
     expect(views().at(-1)).toMatch(/elapsed (\d+h \d+m|\d+m \d+s|\d+s) \(simulated\)/);
-    watch.pty.write('\x03');
-    expect(await watch.exited).toBe(130);
-    expect(
-      watch.screen
-        .text()
-        .split('\n')
-        .filter((line) => HEADER.test(line) || /^NODE\s+PHASE/.test(line)),
-    ).toEqual([]);
+    watch.type('\x03');
+    expect(await watch.exited).toMatchObject({ exitCode: 130 });
+    expect(watch.screen().filter((line) => HEADER.test(line) || /^NODE\s+PHASE/.test(line))).toEqual([]);
     // The run goes on without the watch.
     expect((await upgrade.done).code).toBe(0);
   }, 120_000);

@@ -2,6 +2,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { TEST_SITE_UPGRADE, type UpgradeFlags, upgradeArgs } from '../../scripts/upgrade-args';
 import { runCliInProcess } from '../support/cli';
 
 /**
@@ -12,26 +13,8 @@ import { runCliInProcess } from '../support/cli';
  */
 let dir: string;
 let site: string;
-const args = () => [
-  '--site',
-  site,
-  '--starting-label',
-  'compute',
-  '--upgrading-label',
-  'upgrading',
-  '--failed-label',
-  'failed',
-  '--step-size',
-  '2',
-  '--template',
-  'cos-2.4',
-  '--mode',
-  'window',
-  '--max-unavailable',
-  '2',
-  '--poll-interval',
-  '300',
-];
+/** `rollout upgrade` of the site in windows of 2, polled every 300 s, with `more` flags. */
+const args = (more: UpgradeFlags = {}) => upgradeArgs({ ...TEST_SITE_UPGRADE, site, mode: 'window', maxUnavailable: 2, pollInterval: 300, ...more });
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-mw-'));
@@ -54,7 +37,7 @@ beforeAll(async () => {
 
 describe('--maintenance-window that never opens', () => {
   it.each([['upgrade'], ['plan upgrade']])('rollout %s refuses it (exit 2), naming the flag; nothing is started', async (command) => {
-    const result = await runCliInProcess([...command.split(' '), ...args(), '--maintenance-window', '0 0 30 2 *,60']);
+    const result = await runCliInProcess([...command.split(' ').slice(0, -1), ...args({ maintenanceWindow: '0 0 30 2 *,60' })]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(
       /^error: --maintenance-window #1 \(cron\): cron '0 0 30 2 \*' opens no maintenance window in the next year \(from [0-9T:.Z-]+\): it matches no date at all, so no node would ever start\n$/,
@@ -65,14 +48,14 @@ describe('--maintenance-window that never opens', () => {
 
 describe('--maintenance-window that opens later', () => {
   it('plan upgrade and upgrade agree on the nodes left alone; the run says why it waits at every poll, then upgrades the rest inside the window', async () => {
-    const window = ['--maintenance-window', '0 3 * * *,120'];
-    const planned = await runCliInProcess(['plan', 'upgrade', ...args(), ...window, '--json']);
+    const window = { maintenanceWindow: '0 3 * * *,120', json: true };
+    const planned = await runCliInProcess(['plan', ...args(window)]);
     expect(planned.code).toBe(0);
     const plan = JSON.parse(planned.stdout) as { leftAlone: Record<string, string>; waves: { nodes: string[]; waits: string[] }[] };
     expect(plan.leftAlone).toEqual({ c2: 'node-unavailable' });
     expect(plan.waves[0]!.waits).toEqual(['maintenance window until +3h 0m']);
 
-    const run = await runCliInProcess(['upgrade', '--site-state-out', path.join(dir, 'state.json'), ...args(), ...window, '--json']);
+    const run = await runCliInProcess(args({ siteStateOut: path.join(dir, 'state.json'), ...window }));
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout) as {
       nodes: Record<string, { status: string; reason?: string }>;

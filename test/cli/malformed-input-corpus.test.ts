@@ -3,6 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { TEST_SITE_UPGRADE, type UpgradeFlags, upgradeArgs } from '../../scripts/upgrade-args';
 import { parseSiteDefinition, siteProfileFor, SimClock, startSiteSimulator, type RunningSiteSimulator } from '../../simulator';
 import { startServedApi } from '../support/api';
 import { runCliInProcess } from '../support/cli';
@@ -73,81 +74,66 @@ function siteNodes(): unknown {
   return state;
 }
 
-const UPGRADE: Record<string, string | undefined> = {
-  '--starting-label': 'compute',
-  '--upgrading-label': 'upgrading',
-  '--failed-label': 'failed',
-  '--step-size': '2',
-  '--template': 'cos-2.4',
-};
-
-function options(values: Record<string, string | undefined>): string[] {
-  return Object.entries(values).flatMap(([flag, value]) => (value === undefined ? [] : value === '' && flag.startsWith('!') ? [flag.slice(1)] : [flag, value]));
-}
-
-const upgradeArgs = (overrides: Record<string, string | undefined> = {}) => ['upgrade', '--site-config', profile, ...options({ ...UPGRADE, ...overrides })];
+/** `rollout upgrade` of the running site (--site-config) with `overrides` over TEST_SITE_UPGRADE (undefined leaves a flag out). */
+const upgradeOfSite = (overrides: UpgradeFlags = {}) => upgradeArgs({ ...TEST_SITE_UPGRADE, siteConfig: profile, ...overrides });
 
 describe('rollout upgrade: options', () => {
-  it.each<[string, Record<string, string | undefined>, RegExp]>([
-    ['step size 0', { '--step-size': '0' }, /--step-size must be at least 1/],
-    ['step size a word', { '--step-size': 'two' }, /--step-size .*whole number/],
-    ['step size in hex', { '--step-size': '0x10' }, /--step-size .*whole number/],
-    ['step size in exponent form', { '--step-size': '1e3' }, /--step-size .*whole number/],
-    ['step size a fraction', { '--step-size': '2.5' }, /--step-size must be a whole number/],
-    ['step size negative', { '--step-size': '-1' }, /--step-size must be at least 1/],
-    ['a label with a space', { '--starting-label': 'compute nodes' }, /--starting-label "compute nodes" is not a valid group label/],
-    ['a label with a slash', { '--starting-label': 'compute/x' }, /--starting-label .* is not a valid group label/],
-    ['a label with a comma', { '--starting-label': 'upgrading,compute' }, /--starting-label .* is not a valid group label/],
-    ['a label ..', { '--starting-label': '..' }, /--starting-label "\.\." is not a valid group label/],
-    ['a unicode label', { '--starting-label': 'cömpute' }, /--starting-label .* is not a valid group label/],
-    ['a 10,000-character label', { '--starting-label': 'c'.repeat(10_000) }, /--starting-label "c{80}\.\.\." is not a valid group label/],
-    ['an empty label', { '--starting-label': '' }, /--starting-label must not be empty/],
-    ['a starting label that is not a group', { '--starting-label': 'nosuch' }, /--starting-label: no group 'nosuch' in the site's inventory/],
+  it.each<[string, UpgradeFlags, RegExp]>([
+    ['step size 0', { stepSize: '0' }, /--step-size must be at least 1/],
+    ['step size a word', { stepSize: 'two' }, /--step-size .*whole number/],
+    ['step size in hex', { stepSize: '0x10' }, /--step-size .*whole number/],
+    ['step size in exponent form', { stepSize: '1e3' }, /--step-size .*whole number/],
+    ['step size a fraction', { stepSize: '2.5' }, /--step-size must be a whole number/],
+    ['step size negative', { stepSize: '-1' }, /--step-size must be at least 1/],
+    ['a label with a space', { startingLabel: 'compute nodes' }, /--starting-label "compute nodes" is not a valid group label/],
+    ['a label with a slash', { startingLabel: 'compute/x' }, /--starting-label .* is not a valid group label/],
+    ['a label with a comma', { startingLabel: 'upgrading,compute' }, /--starting-label .* is not a valid group label/],
+    ['a label ..', { startingLabel: '..' }, /--starting-label "\.\." is not a valid group label/],
+    ['a unicode label', { startingLabel: 'cömpute' }, /--starting-label .* is not a valid group label/],
+    ['a 10,000-character label', { startingLabel: 'c'.repeat(10_000) }, /--starting-label "c{80}\.\.\." is not a valid group label/],
+    ['an empty label', { startingLabel: '' }, /--starting-label must not be empty/],
+    ['a starting label that is not a group', { startingLabel: 'nosuch' }, /--starting-label: no group 'nosuch' in the site's inventory/],
     [
       'a case variant of an existing label',
-      { '--starting-label': 'Compute' },
+      { startingLabel: 'Compute' },
       /--starting-label: no group 'Compute' in the site's inventory, but there is 'compute'/,
     ],
-    ['a failed label that is not a group', { '--failed-label': 'failed-nodes' }, /--failed-label: no group 'failed-nodes' in the site's inventory/],
-    ['an upgrading label ..', { '--upgrading-label': '..' }, /--upgrading-label .* is not a valid group label/],
-    ['a failed label with a space', { '--failed-label': 'failed nodes' }, /--failed-label .* is not a valid group label/],
-    ['the upgrading label the starting one', { '--upgrading-label': 'compute' }, /--upgrading-label must differ from --starting-label/],
-    ['a poll interval of 1e9', { '--poll-interval': '1e9' }, /--poll-interval must be a number of seconds/],
-    ['a poll interval above an hour', { '--poll-interval': '3601' }, /--poll-interval must be at most 3600/],
-    ['a return timeout of 1e12', { '--wlm-timeout': '1e12' }, /--wlm-timeout must be a number of seconds/],
-    ['a return timeout of 10^12 s', { '--wlm-timeout': '1000000000000' }, /--wlm-timeout must be at most 604800/],
-    ['a boot timeout above a week', { '--boot-timeout': '604801' }, /--boot-timeout must be at most 604800/],
-    ['a negative quiesce timeout', { '--quiesce-timeout': '-5' }, /--quiesce-timeout must be at least 1/],
-    ['a quiesce timeout in hex', { '--quiesce-timeout': '0x10' }, /--quiesce-timeout must be a number of seconds/],
-    ['a time scale of 0', { '--time-scale': '0' }, /--time-scale must be above 0/],
-    ['a negative time scale', { '--time-scale': '-1' }, /--time-scale must be above 0/],
-    ['a time scale that is a word', { '--time-scale': 'fast' }, /--time-scale must be a decimal number, got 'fast'/],
-    ['a time scale in exponent form', { '--time-scale': '1e3' }, /--time-scale must be a decimal number/],
-    ['a time scale beyond the bound', { '--time-scale': '10000000' }, /--time-scale must be at most 1000000/],
-    ['an unknown workload manager', { '--wlm': 'pbs' }, /--wlm must be one of: slurm/],
-    ['an unknown mode', { '--mode': 'sideways' }, /--mode must be one of: lockstep, window/],
-    ['max unavailable in hex', { '--mode': 'window', '--max-unavailable': '0x10' }, /--max-unavailable must be a whole number or a percentage/],
-    ['a batch in hex', { '--mode': 'window', '--batches': '1,0x2' }, /--batches #2: batches must be a whole number or a percentage/],
-    [
-      'a maintenance window with a bad cron',
-      { '--mode': 'window', '--maintenance-window': 'every night,60' },
-      /--maintenance-window #1 \(cron\): invalid cron/,
-    ],
+    ['a failed label that is not a group', { failedLabel: 'failed-nodes' }, /--failed-label: no group 'failed-nodes' in the site's inventory/],
+    ['an upgrading label ..', { upgradingLabel: '..' }, /--upgrading-label .* is not a valid group label/],
+    ['a failed label with a space', { failedLabel: 'failed nodes' }, /--failed-label .* is not a valid group label/],
+    ['the upgrading label the starting one', { upgradingLabel: 'compute' }, /--upgrading-label must differ from --starting-label/],
+    ['a poll interval of 1e9', { pollInterval: '1e9' }, /--poll-interval must be a number of seconds/],
+    ['a poll interval above an hour', { pollInterval: '3601' }, /--poll-interval must be at most 3600/],
+    ['a return timeout of 1e12', { wlmTimeout: '1e12' }, /--wlm-timeout must be a number of seconds/],
+    ['a return timeout of 10^12 s', { wlmTimeout: '1000000000000' }, /--wlm-timeout must be at most 604800/],
+    ['a boot timeout above a week', { bootTimeout: '604801' }, /--boot-timeout must be at most 604800/],
+    ['a negative quiesce timeout', { quiesceTimeout: '-5' }, /--quiesce-timeout must be at least 1/],
+    ['a quiesce timeout in hex', { quiesceTimeout: '0x10' }, /--quiesce-timeout must be a number of seconds/],
+    ['a time scale of 0', { timeScale: '0' }, /--time-scale must be above 0/],
+    ['a negative time scale', { timeScale: '-1' }, /--time-scale must be above 0/],
+    ['a time scale that is a word', { timeScale: 'fast' }, /--time-scale must be a decimal number, got 'fast'/],
+    ['a time scale in exponent form', { timeScale: '1e3' }, /--time-scale must be a decimal number/],
+    ['a time scale beyond the bound', { timeScale: '10000000' }, /--time-scale must be at most 1000000/],
+    ['an unknown workload manager', { wlm: 'pbs' }, /--wlm must be one of: slurm/],
+    ['an unknown mode', { mode: 'sideways' }, /--mode must be one of: lockstep, window/],
+    ['max unavailable in hex', { mode: 'window', maxUnavailable: '0x10' }, /--max-unavailable must be a whole number or a percentage/],
+    ['a batch in hex', { mode: 'window', batches: '1,0x2' }, /--batches #2: batches must be a whole number or a percentage/],
+    ['a maintenance window with a bad cron', { mode: 'window', maintenanceWindow: 'every night,60' }, /--maintenance-window #1 \(cron\): invalid cron/],
     [
       'a maintenance window longer than a week',
-      { '--mode': 'window', '--maintenance-window': '0 22 * * *,20000' },
+      { mode: 'window', maintenanceWindow: '0 22 * * *,20000' },
       /--maintenance-window #1 \(durationMinutes\): durationMinutes must be at most 10080/,
     ],
   ])('%s', async (_case, overrides, message) => {
-    await expectRefused(upgradeArgs(overrides), message);
+    await expectRefused(upgradeOfSite(overrides), message);
   });
 
   // Functions: the profile's path is known once the site runs.
   it.each<[string, () => string[], RegExp]>([
-    ['an unknown option', () => [...upgradeArgs(), '--bogus'], /unknown option '--bogus'/],
-    ['a required option missing', () => upgradeArgs({ '--template': undefined }), /required option '--template <id>' not specified/],
-    ['both --site and --site-config', () => [...upgradeArgs(), '--site', 'site.yaml'], /cannot be used with/],
-    ['neither --site nor --site-config', () => ['upgrade', ...options(UPGRADE)], /give exactly one of --site FILE/],
+    ['an unknown option', () => [...upgradeOfSite(), '--bogus'], /unknown option '--bogus'/],
+    ['a required option missing', () => upgradeOfSite({ template: undefined }), /required option '--template <id>' not specified/],
+    ['both --site and --site-config', () => [...upgradeOfSite(), '--site', 'site.yaml'], /cannot be used with/],
+    ['neither --site nor --site-config', () => upgradeArgs(TEST_SITE_UPGRADE), /give exactly one of --site FILE/],
   ])('%s', async (_case, args, message) => {
     await expectRefused(args(), message);
   });
@@ -309,7 +295,7 @@ describe('rollout upgrade --site: site files', () => {
     ['a file that does not exist', 'missing', '', /cannot read it/],
   ])('%s', async (_case, name, content, message) => {
     const siteFile = name === 'missing' ? path.join(dir, 'no-such-site.yaml') : await file(name, content);
-    await expectRefused(['upgrade', '--site', siteFile, ...options(UPGRADE)], message);
+    await expectRefused(upgradeArgs({ ...TEST_SITE_UPGRADE, site: siteFile }), message);
   });
 });
 
@@ -347,7 +333,7 @@ describe('rollout upgrade --site-config: site profiles', () => {
     ['a list at the root', 'p.yaml', () => '- a\n', /must be/],
   ])('%s', async (_case, name, content, message) => {
     const profileFile = await file(name, content());
-    await expectRefused(['upgrade', '--site-config', profileFile, ...options(UPGRADE)], message);
+    await expectRefused(upgradeArgs({ ...TEST_SITE_UPGRADE, siteConfig: profileFile }), message);
   });
 });
 

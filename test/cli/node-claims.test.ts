@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { HELD_BY_ANOTHER_CONTROL_PLANE } from '../../core/site/node-claims';
+import { TEST_SITE_UPGRADE, upgradeArgs } from '../../scripts/upgrade-args';
 import { startCli, runCli, type CliResult } from '../support/cli';
 import { interleavedRuns } from '../support/fault-invariants';
 import { startServe } from '../support/serve';
@@ -27,20 +28,8 @@ const GRAPH = `tasks:
   - {id: reboot, type: reboot, role: [compute], requires: [drain], parameters: {template: cos-2.4}}
   - {id: resume, type: resume, role: [compute], requires: [reboot]}
 `;
-const UPGRADE = [
-  '--starting-label',
-  'compute',
-  '--upgrading-label',
-  'upgrading',
-  '--failed-label',
-  'failed',
-  '--step-size',
-  '4',
-  '--template',
-  'cos-2.4',
-  '--poll-interval',
-  '10',
-];
+/** `rollout upgrade` of the compute group in steps of 4, polled every 10 s, as JSON. */
+const UPGRADE = { ...TEST_SITE_UPGRADE, stepSize: 4, pollInterval: 10, json: true };
 
 let dir: string;
 let siteFile: string;
@@ -110,7 +99,7 @@ it('one `rollout serve`: an upgrade, a deployment and a drain/reboot/resume task
   try {
     const endpoint = ['--endpoint', serve.endpoints.stepFunctionsEndpoint];
     const [upgrade, deploy, graph] = await Promise.all([
-      runCli(['upgrade', ...endpoint, ...UPGRADE, '--json']),
+      runCli(upgradeArgs({ ...UPGRADE, endpoint: serve.endpoints.stepFunctionsEndpoint })),
       runCli(['deploy', ...endpoint, '--nodes', NODES.slice(0, 6).join(','), '--json']),
       runCli(['deploy', ...endpoint, '--graph', graphFile, '--poll-interval', '10', '--json']),
     ]);
@@ -134,9 +123,7 @@ it('one `rollout serve`: an upgrade, a deployment and a drain/reboot/resume task
 }, 240_000);
 
 it('two `rollout upgrade` processes with two data dirs (two control planes) never work on one node at once; a node the other claims is left alone and reported', async () => {
-  const runs = await Promise.all(
-    ['a', 'b'].map((name) => runCli(['upgrade', '--site-config', sim!.profile, '--data-dir', path.join(dir, name), ...UPGRADE, '--json'])),
-  );
+  const runs = await Promise.all(['a', 'b'].map((name) => runCli(upgradeArgs({ ...UPGRADE, siteConfig: sim!.profile, dataDir: path.join(dir, name) }))));
   for (const run of runs) expectExit(run, 0);
   const reports = runs.map((run) => JSON.parse(run.stdout) as { nodes: Record<string, { status: string; reason?: string }> });
   const state = await sim!.fullState();

@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { runCliInProcess } from '../support/cli';
+import { TEST_SITE_UPGRADE, upgradeArgs } from '../../scripts/upgrade-args';
 import { startProfiledSite } from '../support/simulator';
 
 /**
@@ -41,8 +42,7 @@ describe('a CLI run parses its request once, and the workflow once more', () => 
       siteFile,
       'nodes:\n  - {name: n1, nid: 1}\n  - {name: n2, nid: 2}\ngroups: {compute: [n1, n2], upgrading: [], failed: []}\nbootTemplates: [cos-2.4]\n',
     );
-    const args = ['--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--template', 'cos-2.4', '--step-size', '2'];
-    const result = await runCliInProcess(['upgrade', '--site', siteFile, ...args, '--json']);
+    const result = await runCliInProcess(upgradeArgs({ ...TEST_SITE_UPGRADE, site: siteFile, json: true }));
     expect(result.code).toBe(0);
     expect(calls(parseUpgradeRequest)).toBe(2);
   });
@@ -83,8 +83,7 @@ describe('a CLI run connects its site profile once', () => {
     const { simulator, profile } = await startProfiledSite(['n1', 'n2'], 200, dir);
     try {
       jest.clearAllMocks();
-      const args = ['--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--template', 'cos-2.4', '--step-size', '2'];
-      const result = await runCliInProcess(['upgrade', '--site-config', profile, ...args, '--json']);
+      const result = await runCliInProcess(upgradeArgs({ ...TEST_SITE_UPGRADE, siteConfig: profile, json: true }));
       expect(result.code).toBe(0);
       expect(calls(createSiteFromProfile)).toBe(1);
     } finally {

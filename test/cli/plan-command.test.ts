@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { runCli, runCliInProcess } from '../support/cli';
+import { upgradeArgs } from '../../scripts/upgrade-args';
 
 const EXAMPLES = path.resolve(__dirname, '..', '..', 'examples');
 const SITE = path.join(EXAMPLES, 'sites', 'group-deployment-example.yaml');
@@ -162,22 +163,7 @@ describe('rollout plan deploy', () => {
 
 describe('rollout plan upgrade (its own process)', () => {
   it('prints the steps node by node with gates and estimates, --json the same, and a Mermaid Gantt chart', async () => {
-    const args = [
-      'plan',
-      'upgrade',
-      '--site',
-      'examples/sites/rolling-upgrade-64.yaml',
-      '--starting-label',
-      'compute-nodes',
-      '--upgrading-label',
-      'upgrading-nodes',
-      '--failed-label',
-      'failed-nodes',
-      '--step-size',
-      '8',
-      '--template',
-      'cos-2.4',
-    ];
+    const args = ['plan', ...upgradeArgs({ site: 'examples/sites/rolling-upgrade-64.yaml' })];
     const text = await runCli(args);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^Upgrade plan for 'compute-nodes': 64 node\(s\) in 8 step\(s\), mode lockstep, at most 8 out of service at once/);

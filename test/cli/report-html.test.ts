@@ -5,6 +5,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { chromium } from 'playwright-core';
+import { TEST_SITE_UPGRADE, upgradeArgs } from '../../scripts/upgrade-args';
 import { runCli, runCliInProcess } from '../support/cli';
 
 /**
@@ -43,30 +44,9 @@ describe('rollout report --html', () => {
       const siteFile = path.join(dir, 'site.yaml');
       await writeFile(siteFile, site);
       const dataDir = path.join(dir, 'data');
-      const run = await runCliInProcess([
-        'upgrade',
-        '--site',
-        siteFile,
-        '--starting-label',
-        'compute',
-        '--upgrading-label',
-        'upgrading',
-        '--failed-label',
-        'failed',
-        '--template',
-        'img',
-        '--step-size',
-        '2',
-        '--mode',
-        'window',
-        '--max-unavailable',
-        '2',
-        '--batches',
-        '1,2',
-        '--json',
-        '--data-dir',
-        dataDir,
-      ]);
+      const run = await runCliInProcess(
+        upgradeArgs({ ...TEST_SITE_UPGRADE, site: siteFile, template: 'img', mode: 'window', maxUnavailable: 2, batches: '1,2', json: true, dataDir }),
+      );
       const report = JSON.parse(run.stdout) as {
         upgradeId: string;
         messageLog: { at: string; text: string }[];

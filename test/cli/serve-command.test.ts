@@ -3,12 +3,19 @@ import { createServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { TEST_SITE_UPGRADE, upgradeArgs } from '../../scripts/upgrade-args';
 import { runCli, runCliInProcess } from '../support/cli';
 import { startServe, type RunningServe } from '../support/serve';
 import { startProfiledSite } from '../support/simulator';
 
 const names = ['x1000c0s0b0n0', 'x1000c0s0b0n1', 'x1000c0s1b0n0', 'x1000c0s1b0n1'];
-const upgradeArgs = ['--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--template', 'cos-2.4', '--step-size', '2'];
+/** The four nodes in the group `compute` of TEST_SITE_UPGRADE, each booting in a minute. */
+const SITE_YAML = stringify({
+  nodes: names.map((name, i) => ({ name, nid: i + 1 })),
+  groups: { compute: names, upgrading: [], failed: [] },
+  bootTemplates: ['cos-2.4'],
+  timing: { bootSeconds: 60, returnSeconds: 10 },
+});
 
 describe('rollout serve, and a second process as its client', () => {
   let dir: string;
@@ -16,15 +23,7 @@ describe('rollout serve, and a second process as its client', () => {
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-serve-'));
     const site = path.join(dir, 'site.yaml');
-    await writeFile(
-      site,
-      stringify({
-        nodes: names.map((name, i) => ({ name, nid: i + 1 })),
-        groups: { compute: names, upgrading: [], failed: [] },
-        bootTemplates: ['cos-2.4'],
-        timing: { bootSeconds: 60, returnSeconds: 10 },
-      }),
-    );
+    await writeFile(site, SITE_YAML);
     serve = await startServe(['--site', site, '--data-dir', path.join(dir, 'data')]);
   });
   afterAll(async () => {
@@ -50,7 +49,7 @@ describe('rollout serve, and a second process as its client', () => {
     });
     const endpoint = serve.endpoints.stepFunctionsEndpoint;
 
-    const upgrade = await runCli(['upgrade', '--endpoint', endpoint, ...upgradeArgs, '--json']);
+    const upgrade = await runCli(upgradeArgs({ ...TEST_SITE_UPGRADE, endpoint, json: true }));
     expect(upgrade.stderr).not.toContain('error');
     expect(upgrade.code).toBe(0);
     const report = JSON.parse(upgrade.stdout) as { upgradeId: string; completed: boolean; counts: Record<string, number> };
@@ -70,7 +69,7 @@ describe('rollout serve, and a second process as its client', () => {
   });
 
   it('refuses options that belong to the served control plane, and an unreachable endpoint', async () => {
-    const withSite = await runCliInProcess(['upgrade', '--endpoint', 'http://127.0.0.1:9', '--site', 'x.yaml', ...upgradeArgs]);
+    const withSite = await runCliInProcess(upgradeArgs({ ...TEST_SITE_UPGRADE, endpoint: 'http://127.0.0.1:9', site: 'x.yaml' }));
     expect(withSite.code).toBe(2);
     expect(withSite.stderr).toContain('--site describe');
     const unreachable = await runCliInProcess(['session', 'list', '--endpoint', 'http://127.0.0.1:9']);
@@ -88,7 +87,7 @@ describe('rollout serve --site-config: the served workflows drive the site a pro
     let serve: RunningServe | undefined;
     try {
       serve = await startServe(['--site-config', profile]);
-      const upgrade = await runCliInProcess(['upgrade', '--endpoint', serve.endpoints.stepFunctionsEndpoint, ...upgradeArgs, '--json']);
+      const upgrade = await runCliInProcess(upgradeArgs({ ...TEST_SITE_UPGRADE, endpoint: serve.endpoints.stepFunctionsEndpoint, json: true }));
       expect(upgrade.code).toBe(0);
       expect(JSON.parse(upgrade.stdout)).toMatchObject({ completed: true, counts: { UPGRADED: 4 } });
       // The site itself shows the work: each node rebooted once, back in service.
@@ -117,32 +116,10 @@ describe('rollout session approve through a served control plane', () => {
   it('wakes the execution parked for the approval with SendTaskSuccess, from a second process (--endpoint)', async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-approve-'));
     const site = path.join(dir, 'site.yaml');
-    await writeFile(
-      site,
-      stringify({
-        nodes: names.map((name, i) => ({ name, nid: i + 1 })),
-        groups: { compute: names, upgrading: [], failed: [] },
-        bootTemplates: ['cos-2.4'],
-        timing: { bootSeconds: 60, returnSeconds: 10 },
-      }),
-    );
+    await writeFile(site, SITE_YAML);
     serve = await startServe(['--site', site]);
     const endpoint = serve.endpoints.stepFunctionsEndpoint;
-    const upgrade = runCli([
-      'upgrade',
-      '--endpoint',
-      endpoint,
-      ...upgradeArgs,
-      '--mode',
-      'window',
-      '--max-unavailable',
-      '2',
-      '--batches',
-      '1',
-      '--approval',
-      'each-batch',
-      '--json',
-    ]);
+    const upgrade = runCli(upgradeArgs({ ...TEST_SITE_UPGRADE, endpoint, mode: 'window', maxUnavailable: 2, batches: 1, approval: 'each-batch', json: true }));
 
     // The session parks after batch 1: its token is stored and `session get` says what it waits for.
     let id: string | undefined;

@@ -5,6 +5,7 @@ import { stringify } from 'yaml';
 import { rolloutClient } from '../../control-plane/aws-client/rollout-client';
 import type { ControlPlane } from '../../control-plane/control-plane';
 import { startServedControlPlane, type ServedControlPlane } from '../../local/serve';
+import { TEST_SITE_UPGRADE, upgradeArgs } from '../../scripts/upgrade-args';
 import { runCliInProcess } from '../support/cli';
 import { eventually, startTestRuntime } from '../support/embedded';
 import { buildSite, upgradeRequest } from '../support/sites';
@@ -27,22 +28,8 @@ describe('rollout session watch, on a data directory', () => {
       stringify({ ...definition, nodes: definition.nodes.map(({ name, nid, rack, faults }) => ({ name, nid, rack, ...(faults ? { faults } : {}) })) }),
     );
     const dataDir = path.join(dir, 'data');
-    const args = ['--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--template', 'img-2', '--step-size', '1'];
-    const halted = await runCliInProcess([
-      'upgrade',
-      '--site',
-      site,
-      ...args,
-      '--mode',
-      'window',
-      '--max-unavailable',
-      '1',
-      '--max-failed',
-      '0',
-      '--data-dir',
-      dataDir,
-      '--json',
-    ]);
+    const upgrade = { ...TEST_SITE_UPGRADE, site, template: 'img-2', stepSize: 1, dataDir, json: true };
+    const halted = await runCliInProcess(upgradeArgs({ ...upgrade, mode: 'window', maxUnavailable: 1, maxFailed: 0 }));
     const { upgradeId, state } = JSON.parse(halted.stdout) as { upgradeId: string; state: string };
     expect(state).toBe('HALTED');
 
@@ -51,7 +38,7 @@ describe('rollout session watch, on a data directory', () => {
     expect(JSON.parse(watched.stdout)).toMatchObject({ upgradeId, state: 'HALTED', completed: false });
 
     // The list shows a finished lock-step session at its last step (not one past it), a window as such.
-    const lockstep = JSON.parse((await runCliInProcess(['upgrade', '--site', site, ...args.slice(0, -1), '2', '--data-dir', dataDir, '--json'])).stdout) as {
+    const lockstep = JSON.parse((await runCliInProcess(upgradeArgs({ ...upgrade, stepSize: 2 }))).stdout) as {
       upgradeId: string;
     };
     const listed = (await runCliInProcess(['session', 'list', '--data-dir', dataDir])).stdout;

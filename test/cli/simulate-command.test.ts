@@ -1,41 +1,15 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 import { loadSiteProfileFile } from '../../adapters/site';
 import type { SiteStateFile } from '../../simulator/site-state-file';
-import { runCliInProcess, startCli, type CliResult } from '../support/cli';
+import { runCliInProcess, type CliResult } from '../support/cli';
+import { startSimulate } from '../support/simulate-process';
+import { upgradeArgs } from '../../scripts/upgrade-args';
 
 const examples = path.resolve(__dirname, '..', '..', 'examples');
 const site = (name: string) => path.join(examples, 'sites', name);
 const strategy = path.join(examples, 'strategies', 'shipyard-example.yaml');
-
-interface Simulated {
-  urls: Record<'control' | 'slurmrestd' | 'bos' | 'hsm' | 'provisioner' | 'ssm', string>;
-  profile: string;
-  stop(): Promise<CliResult>;
-}
-
-/** `rollout simulate` as its own process: resolves once its first line (the URLs) is out. */
-async function simulate(siteFile: string, dir: string, extra: string[] = []): Promise<Simulated> {
-  const profile = path.join(dir, `profile-${path.basename(siteFile)}`);
-  const { child, done } = startCli(['simulate', '--site', siteFile, '--profile-out', profile, ...extra]);
-  const firstLine = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const end = out.indexOf('\n');
-      if (end >= 0) resolve(out.slice(0, end));
-    });
-    void done.then((r) => reject(new Error(`rollout simulate ended (${r.code}) before printing its URLs: ${r.stderr}`)));
-  });
-  return { urls: JSON.parse(firstLine) as Simulated['urls'], profile, stop: () => stopProcess(child, done) };
-}
-
-function stopProcess(child: ChildProcess, done: Promise<CliResult>): Promise<CliResult> {
-  child.kill('SIGTERM');
-  return done;
-}
 
 describe('rollout simulate', () => {
   let dir: string;
@@ -45,7 +19,7 @@ describe('rollout simulate', () => {
   afterAll(() => rm(dir, { recursive: true, force: true }));
 
   it('prints its URLs as the first line, answers on each, writes a valid profile, and stops on SIGTERM', async () => {
-    const sim = await simulate(site('rolling-upgrade-64.yaml'), dir, ['--time-scale', '500']);
+    const sim = await startSimulate(site('rolling-upgrade-64.yaml'), dir, ['--time-scale', '500']);
     try {
       expect(Object.keys(sim.urls).sort()).toEqual(['bos', 'control', 'hsm', 'provisioner', 'slurmrestd', 'ssm']);
       const get = async (url: string) => {
@@ -74,7 +48,7 @@ describe('rollout simulate', () => {
   });
 
   it('--profile-host names the host the profile reaches it by (a site listening on every address)', async () => {
-    const sim = await simulate(site('rolling-upgrade-64.yaml'), dir, ['--host', '0.0.0.0', '--profile-host', 'localhost']);
+    const sim = await startSimulate(site('rolling-upgrade-64.yaml'), dir, ['--host', '0.0.0.0', '--profile-host', 'localhost']);
     try {
       const port = new URL(sim.urls.control).port;
       const { profile } = await loadSiteProfileFile(sim.profile);
@@ -99,7 +73,7 @@ describe('rollout simulate', () => {
       code: 2,
       stderr: expect.stringMatching(/--transport http: .*serves v0\.0\.36, v0\.0\.37, v0\.0\.38.*use a command transport/),
     });
-    const sim = await simulate(site2205, dir, ['--transport', 'ssm']);
+    const sim = await startSimulate(site2205, dir, ['--transport', 'ssm']);
     try {
       expect((await loadSiteProfileFile(sim.profile)).profile.workloadManager).toMatchObject({ type: 'scontrol' });
       expect((await fetch(`${sim.urls.slurmrestd}/slurm/v0.0.41/nodes`)).status).toBe(404);
@@ -130,7 +104,7 @@ describe('--site-config against rollout simulate gives the outcome of --site', (
   ): Promise<{ simulated: CliResult; connected: CliResult; states: [unknown, unknown] }> {
     const stateOf = (kind: string) => path.join(dir, `${kind}-${simulateArgs.join('')}-${path.basename(siteFile)}.json`);
     const simulated = await runCliInProcess([...args, '--site', siteFile, '--site-state-out', stateOf('site')]);
-    const sim = await simulate(siteFile, dir, simulateArgs);
+    const sim = await startSimulate(siteFile, dir, simulateArgs);
     try {
       const connected = await runCliInProcess([...args, '--site-config', sim.profile, '--site-state-out', stateOf('config')]);
       const states = await Promise.all(
@@ -155,20 +129,7 @@ describe('--site-config against rollout simulate gives the outcome of --site', (
     return { groups: state.groups, nodes };
   }
 
-  const upgradeArgs = [
-    'upgrade',
-    '--starting-label',
-    'compute-nodes',
-    '--upgrading-label',
-    'upgrading-nodes',
-    '--failed-label',
-    'failed-nodes',
-    '--step-size',
-    '8',
-    '--template',
-    'cos-2.4',
-    '--json',
-  ];
+  const upgrade = upgradeArgs({ json: true });
 
   it.each([
     ['slurmrestd, BOS and HSM', []],
@@ -181,7 +142,7 @@ describe('--site-config against rollout simulate gives the outcome of --site', (
   ])(
     'rolling upgrade of examples/sites/rolling-upgrade-64.yaml over %s',
     async (_over, simulateArgs: string[]) => {
-      const { simulated, connected, states } = await both(site('rolling-upgrade-64.yaml'), upgradeArgs, simulateArgs);
+      const { simulated, connected, states } = await both(site('rolling-upgrade-64.yaml'), upgrade, simulateArgs);
       expect(simulated.code).toBe(0);
       expect(connected.code).toBe(simulated.code);
       // What the run did to each node, without when: the --site run is on virtual time, the other on a
@@ -256,10 +217,10 @@ describe('--site-config against rollout simulate gives the outcome of --site', (
   );
 
   it('takes exactly one of --site and --site-config', async () => {
-    const neither = await runCliInProcess(upgradeArgs);
+    const neither = await runCliInProcess(upgrade);
     expect(neither.code).toBe(2);
     expect(neither.stderr).toMatch(/exactly one of --site FILE .* and --site-config FILE/);
-    const both = await runCliInProcess([...upgradeArgs, '--site', site('rolling-upgrade-64.yaml'), '--site-config', 'x.yaml']);
+    const both = await runCliInProcess([...upgrade, '--site', site('rolling-upgrade-64.yaml'), '--site-config', 'x.yaml']);
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/cannot be used with/);
   });

@@ -2,6 +2,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { upgradeArgs } from '../../scripts/upgrade-args';
+import { BUSY_SITE_NODES, BUSY_SITE_UPGRADE, busyNodeSiteYaml } from '../support/busy-node-site';
 import { runCli, runCliInProcess, runPrinted, startCli } from '../support/cli';
 import { startServe, type RunningServe } from '../support/serve';
 
@@ -10,28 +12,6 @@ import { startServe, type RunningServe } from '../support/serve';
  * `rollout` a process of its own. Node 2 runs a long job, so a lock-step upgrade in steps of 2 sits in
  * step 1 (QUIESCING) after its first step has booted.
  */
-const names = Array.from({ length: 6 }, (_, i) => `nid00000${i}`);
-const siteYaml = (busySeconds: number) =>
-  stringify({
-    nodes: names.map((name, i) => ({ name, nid: i + 1, ...(i === 2 ? { wlm: { state: 'ALLOCATED', busySeconds } } : {}) })),
-    groups: { compute: names, upgrading: [], failed: [] },
-    bootTemplates: ['cos-2.4'],
-    timing: { bootSeconds: 60, returnSeconds: 10 },
-  });
-const upgradeArgs = [
-  '--starting-label',
-  'compute',
-  '--upgrading-label',
-  'upgrading',
-  '--failed-label',
-  'failed',
-  '--template',
-  'cos-2.4',
-  '--step-size',
-  '2',
-  '--poll-interval',
-  '30',
-];
 const STEP_1_DRAINING = 'Step 2 of 3: draining 2 node(s)';
 
 async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 300_000): Promise<T> {
@@ -65,8 +45,8 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-stop-'));
   site = path.join(dir, 'site.yaml');
   longSite = path.join(dir, 'long-site.yaml');
-  await writeFile(site, siteYaml(3000));
-  await writeFile(longSite, siteYaml(10_000_000));
+  await writeFile(site, busyNodeSiteYaml(3000));
+  await writeFile(longSite, busyNodeSiteYaml(10_000_000));
 });
 
 describe('Ctrl-C of the embedded run', () => {
@@ -74,7 +54,7 @@ describe('Ctrl-C of the embedded run', () => {
     const dataDir = path.join(dir, 'embedded');
     // On the wall clock sped up 10 times: step 1 then waits ~300 s for node 2's job, so the Ctrl-C lands in it (on virtual
     // time the run jumps to the job's end and may be past step 1 before the signal arrives).
-    const upgrade = await startUntilStep1(['upgrade', '--site', site, ...upgradeArgs, '--time-scale', '10', '--json', '--data-dir', dataDir]);
+    const upgrade = await startUntilStep1(upgradeArgs({ ...BUSY_SITE_UPGRADE, site, timeScale: 10, json: true, dataDir }));
     upgrade.child.kill('SIGINT');
     const stopped = await upgrade.done;
     const id = (JSON.parse(stopped.stdout) as { upgradeId: string }).upgradeId;
@@ -98,14 +78,14 @@ describe('Ctrl-C of an embedded deployment', () => {
     await writeFile(
       deploySite,
       stringify({
-        nodes: names.map((name, i) => ({ name, nid: i + 1 })),
-        groups: { compute: names },
+        nodes: BUSY_SITE_NODES.map((name, i) => ({ name, nid: i + 1 })),
+        groups: { compute: BUSY_SITE_NODES },
         bootTemplates: ['cos-2.4'],
         timing: { prepareSeconds: 600, deploySeconds: 600 },
       }),
     );
     // On the wall clock sped up 100 times (a prepare takes 6 s): on virtual time the whole deployment ends before a Ctrl-C can arrive.
-    const deploy = startCli(['deploy', '--site', deploySite, '--nodes', names.join(','), '--poll-interval', '30', '--time-scale', '100', '--json']);
+    const deploy = startCli(['deploy', '--site', deploySite, '--nodes', BUSY_SITE_NODES.join(','), '--poll-interval', '30', '--time-scale', '100', '--json']);
     let stderr = '';
     deploy.child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     await until(async () => (stderr.includes('groups: ') ? true : undefined), 'the deployment progress');
@@ -129,7 +109,7 @@ describe('a client of rollout serve', () => {
   });
 
   it('detaches on Ctrl-C (exit 130) saying how to watch, stop or cancel; the session goes on; cancel asks first; stop ends it STOPPED', async () => {
-    const upgrade = await startUntilStep1(['upgrade', ...where, ...upgradeArgs]);
+    const upgrade = await startUntilStep1([...upgradeArgs(BUSY_SITE_UPGRADE), ...where]);
     upgrade.child.kill('SIGINT');
     const id = await newestSession(where);
     const detached = await upgrade.done;
@@ -170,7 +150,7 @@ describe('a client of rollout serve', () => {
   }, 600_000);
 
   it('--detach starts the session and returns at once; without a remote control plane it is refused', async () => {
-    const started = await runCli(['upgrade', ...where, ...upgradeArgs, '--detach', '--json']);
+    const started = await runCli([...upgradeArgs({ ...BUSY_SITE_UPGRADE, detach: true, json: true }), ...where]);
     expect(started.code).toBe(0);
     const { id, kind, executionArn } = JSON.parse(started.stdout) as { id: string; kind: string; executionArn: string };
     expect(kind).toBe('upgrade');
@@ -183,7 +163,7 @@ describe('a client of rollout serve', () => {
     }, 'the detached session');
     expect(JSON.parse(watched.stdout)).toMatchObject({ upgradeId: id, state: 'READY' });
 
-    const local = await runCliInProcess(['upgrade', '--site', site, ...upgradeArgs, '--detach']);
+    const local = await runCliInProcess(upgradeArgs({ ...BUSY_SITE_UPGRADE, site, detach: true }));
     expect(local).toMatchObject({ code: 2, stderr: expect.stringContaining('--detach needs --endpoint URL or --aws') });
   }, 600_000);
 });

@@ -2,6 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
+import { upgradeArgs } from '../../scripts/upgrade-args';
+import { BUSY_SITE_NODES, BUSY_SITE_UPGRADE, busyNodeSiteYaml } from '../support/busy-node-site';
 import { runCliInProcess, startCli } from '../support/cli';
 import { startInPty, type PtyRun } from '../support/pty';
 import { until } from '../support/until';
@@ -12,28 +14,6 @@ import { until } from '../support/until';
  * upgrade; and the live displays redrawn in place. Node 2 runs a job, so a lock-step upgrade in steps of
  * 2 waits in its second step, after its first boot.
  */
-const names = Array.from({ length: 6 }, (_, i) => `nid00000${i}`);
-const siteYaml = (busySeconds: number) =>
-  stringify({
-    nodes: names.map((name, i) => ({ name, nid: i + 1, ...(i === 2 ? { wlm: { state: 'ALLOCATED', busySeconds } } : {}) })),
-    groups: { compute: names, upgrading: [], failed: [] },
-    bootTemplates: ['cos-2.4'],
-    timing: { bootSeconds: 60, returnSeconds: 10 },
-  });
-const upgradeArgs = [
-  '--starting-label',
-  'compute',
-  '--upgrading-label',
-  'upgrading',
-  '--failed-label',
-  'failed',
-  '--template',
-  'cos-2.4',
-  '--step-size',
-  '2',
-  '--poll-interval',
-  '30',
-];
 const TEST_MS = 600_000;
 
 let dir: string;
@@ -41,7 +21,7 @@ let longSite: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'rollout-pty-'));
   longSite = path.join(dir, 'long-site.yaml');
-  await writeFile(longSite, siteYaml(10_000_000));
+  await writeFile(longSite, busyNodeSiteYaml(10_000_000));
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -84,7 +64,7 @@ describe("session cancel's question, on a terminal", () => {
     async () => {
       const dataDir = path.join(dir, 'cancel');
       // On the wall clock sped up 10 times: the second step waits for node 2's job, so the session stays there while it is asked about.
-      const upgrade = startCli(['upgrade', '--site', longSite, ...upgradeArgs, '--time-scale', '10', '--data-dir', dataDir, '--json']);
+      const upgrade = startCli(upgradeArgs({ ...BUSY_SITE_UPGRADE, site: longSite, timeScale: 10, dataDir, json: true }));
       try {
         const id = await pastFirstBoot(dataDir);
         const cancel = ['session', 'cancel', id, '--data-dir', dataDir];
@@ -118,7 +98,7 @@ describe("session cancel's question, on a terminal", () => {
 });
 
 describe('Ctrl-C typed on the terminal of a running upgrade', () => {
-  const start = (dataDir: string) => inPty(['upgrade', '--site', longSite, ...upgradeArgs, '--time-scale', '10', '--data-dir', dataDir]);
+  const start = (dataDir: string) => inPty(upgradeArgs({ ...BUSY_SITE_UPGRADE, site: longSite, timeScale: 10, dataDir }));
 
   it(
     'once: stops the session and prints its summary (exit 1)',
@@ -181,13 +161,13 @@ describe('live displays on a terminal', () => {
       await writeFile(
         site,
         stringify({
-          nodes: names.slice(0, 4).map((name, i) => ({ name, nid: i + 1 })),
-          groups: { compute: names.slice(0, 4), upgrading: [], failed: [] },
+          nodes: BUSY_SITE_NODES.slice(0, 4).map((name, i) => ({ name, nid: i + 1 })),
+          groups: { compute: BUSY_SITE_NODES.slice(0, 4), upgrading: [], failed: [] },
           bootTemplates: ['cos-2.4'],
           timing: { bootSeconds: 60, returnSeconds: 10 },
         }),
       );
-      const upgrade = inPty(['upgrade', '--site', site, ...upgradeArgs, '--time-scale', '20']);
+      const upgrade = inPty(upgradeArgs({ ...BUSY_SITE_UPGRADE, site, timeScale: 20 }));
       const { redrawn } = await rowsRedrawn(upgrade);
       expect(await upgrade.exited).toMatchObject({ exitCode: 0 });
       expect(redrawn).toBeGreaterThanOrEqual(1);
@@ -209,13 +189,13 @@ describe('live displays on a terminal', () => {
       await writeFile(
         site,
         stringify({
-          nodes: names.map((name, i) => ({ name, nid: i + 1 })),
-          groups: { compute: names },
+          nodes: BUSY_SITE_NODES.map((name, i) => ({ name, nid: i + 1 })),
+          groups: { compute: BUSY_SITE_NODES },
           bootTemplates: ['cos-2.4'],
           timing: { prepareSeconds: 300, deploySeconds: 300 },
         }),
       );
-      const deploy = inPty(['deploy', '--site', site, '--nodes', names.join(','), '--poll-interval', '30', '--time-scale', '100']);
+      const deploy = inPty(['deploy', '--site', site, '--nodes', BUSY_SITE_NODES.join(','), '--poll-interval', '30', '--time-scale', '100']);
       const { redrawn } = await rowsRedrawn(deploy);
       expect(await deploy.exited).toMatchObject({ exitCode: 0 });
       expect(redrawn).toBeGreaterThanOrEqual(1);

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
+import { TEST_SITE_UPGRADE, type UpgradeFlags, upgradeArgs } from '../../scripts/upgrade-args';
 import { runCli, runCliInProcess, startCli } from '../support/cli';
 
 const names = ['x1000c0s0b0n0', 'x1000c0s0b0n1', 'x1000c0s1b0n0', 'x1000c0s1b0n1'];
@@ -21,7 +22,8 @@ function siteYaml(options: { busyFirst?: number; neverReturns?: string } = {}): 
   });
 }
 
-const baseArgs = ['--starting-label', 'compute', '--upgrading-label', 'upgrading', '--failed-label', 'failed', '--template', 'cos-2.4'];
+/** `rollout upgrade` of the site file `site` (TEST_SITE_UPGRADE's groups and template) with `flags`. */
+const upgradeOf = (site: string, flags: UpgradeFlags = {}) => upgradeArgs({ ...TEST_SITE_UPGRADE, site, ...flags });
 
 describe('rollout upgrade', () => {
   let dir: string;
@@ -34,19 +36,7 @@ describe('rollout upgrade', () => {
 
   it('runs a session to completion and prints it as JSON, with the site state written out', async () => {
     const stateFile = path.join(dir, 'state.json');
-    const result = await runCliInProcess([
-      'upgrade',
-      '--site',
-      site,
-      ...baseArgs,
-      '--step-size',
-      '2',
-      '--wlm-timeout',
-      '300',
-      '--json',
-      '--site-state-out',
-      stateFile,
-    ]);
+    const result = await runCliInProcess(upgradeOf(site, { wlmTimeout: 300, json: true, siteStateOut: stateFile }));
 
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as Record<string, unknown> & { nodes: Record<string, { status: string; reason?: string }> };
@@ -77,7 +67,7 @@ describe('rollout upgrade', () => {
   });
 
   it('prints a readable summary without --json', async () => {
-    const result = await runCliInProcess(['upgrade', '--site', site, ...baseArgs, '--step-size', '4', '--wlm-timeout', '300']);
+    const result = await runCliInProcess(upgradeOf(site, { stepSize: 4, wlmTimeout: 300 }));
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/completed \(state READY\)/);
     expect(result.stdout).toMatch(/upgraded 3 \| failed 1/);
@@ -90,36 +80,25 @@ describe('rollout upgrade', () => {
     [['--step-size', '2', '--wlm', 'pbs'], /--wlm must be one of/],
     [['--step-size', '2', '--template', 'cos-9'], /--template: boot template 'cos-9' does not exist: the boot service has cos-2\.4$/m],
   ])('exits 2 on invalid input %j, naming the flag', async (extra, message) => {
-    const args = ['upgrade', '--site', site, ...baseArgs, ...extra];
+    const args = [...upgradeOf(site, { stepSize: undefined }), ...extra];
     const result = await runCliInProcess(args);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
   });
 
   it('runs mode window from the kebab-case options; the report carries the controls and the simulated makespan', async () => {
-    const result = await runCliInProcess([
-      'upgrade',
-      '--site',
-      site,
-      ...baseArgs,
-      '--step-size',
-      '2',
-      '--wlm-timeout',
-      '300',
-      '--mode',
-      'window',
-      '--max-unavailable',
-      '50%',
-      '--max-unavailable-per-rack',
-      '2',
-      '--batches',
-      '1,2',
-      '--json',
-      '--health-check',
-      'ssh {node} /usr/sbin/nhc',
-      '--health-check-timeout',
-      '120',
-    ]);
+    const result = await runCliInProcess(
+      upgradeOf(site, {
+        wlmTimeout: 300,
+        mode: 'window',
+        maxUnavailable: '50%',
+        maxUnavailablePerRack: 2,
+        batches: '1,2',
+        json: true,
+        healthCheck: 'ssh {node} /usr/sbin/nhc',
+        healthCheckTimeout: 120,
+      }),
+    );
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as Record<string, unknown> & { makespanSeconds: number };
     expect(report).toMatchObject({
@@ -143,22 +122,7 @@ describe('rollout upgrade', () => {
   });
 
   it('shows the mode and the makespan in the summary, and exits 1 with state HALTED once maxFailed is exceeded', async () => {
-    const result = await runCliInProcess([
-      'upgrade',
-      '--site',
-      site,
-      ...baseArgs,
-      '--step-size',
-      '1',
-      '--wlm-timeout',
-      '300',
-      '--mode',
-      'window',
-      '--max-unavailable',
-      '1',
-      '--max-failed',
-      '0',
-    ]);
+    const result = await runCliInProcess(upgradeOf(site, { stepSize: 1, wlmTimeout: 300, mode: 'window', maxUnavailable: 1, maxFailed: 0 }));
     // The last node in plan order fails: the budget of 0 is exceeded only then, with nothing left to start.
     expect(result.stdout).toMatch(/mode window: at most 1 out of service, 0 drained ahead, order plan, makespan (\d+h )?\d+m( \d+s)?$/m);
     expect(result.stdout).toMatch(/halted \(state HALTED\)/);
@@ -189,21 +153,20 @@ describe('rollout upgrade', () => {
       /--halt-on-outside-failures: halting on failures outside the plan in mode 'lockstep' is not supported by the workflow yet/,
     ],
   ])('exits 2 on invalid window options %j, naming the flag', async (extra, message) => {
-    const result = await runCliInProcess(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', ...extra]);
+    const result = await runCliInProcess([...upgradeOf(site), ...extra]);
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(message);
   });
 
   it('refuses a starting group the site does not have (exit 2, naming it), and a case variant of one, naming both', async () => {
-    const withStarting = (label: string) => baseArgs.map((arg) => (arg === 'compute' ? label : arg));
-    const missing = await runCliInProcess(['upgrade', '--site', site, ...withStarting('nosuch'), '--step-size', '2']);
+    const missing = await runCliInProcess(upgradeOf(site, { startingLabel: 'nosuch' }));
     expect({ code: missing.code, stderr: missing.stderr }).toEqual({
       code: 2,
       stderr: expect.stringMatching(
         /--starting-label: no group 'nosuch' in the site's inventory \(create it first, or ask to wait until it exists: --wait-for-groups\)/,
       ),
     });
-    const variant = await runCliInProcess(['upgrade', '--site', site, ...withStarting('Compute'), '--step-size', '2', '--wait-for-groups']);
+    const variant = await runCliInProcess(upgradeOf(site, { startingLabel: 'Compute', waitForGroups: true }));
     expect({ code: variant.code, stderr: variant.stderr }).toEqual({
       code: 2,
       stderr: expect.stringMatching(/--starting-label: no group 'Compute' in the site's inventory, but there is 'compute'/),
@@ -212,15 +175,7 @@ describe('rollout upgrade', () => {
 
   it("with --wait-for-groups, starts on a missing group and shows the workflow's message at once, and once", async () => {
     const message = "Processing step 1 in stage STARTING failed - failed to obtain Node Group named 'nosuch'";
-    const { child, done } = startCli([
-      'upgrade',
-      '--site',
-      site,
-      ...baseArgs.map((arg) => (arg === 'compute' ? 'nosuch' : arg)),
-      '--step-size',
-      '2',
-      '--wait-for-groups',
-    ]);
+    const { child, done } = startCli(upgradeOf(site, { startingLabel: 'nosuch', waitForGroups: true }));
     let seen = '';
     child.stderr!.on('data', (chunk: Buffer) => {
       const first = !seen.includes(message);
@@ -238,7 +193,7 @@ describe('rollout upgrade', () => {
   it('exits 2 on a bad site file, naming the path of the problem', async () => {
     const bad = path.join(dir, 'bad-site.yaml');
     await writeFile(bad, siteYaml().replace('nid: 2', 'nid: 2\n    colour: blue'));
-    const result = await runCliInProcess(['upgrade', '--site', bad, ...baseArgs, '--step-size', '2']);
+    const result = await runCliInProcess(upgradeOf(bad));
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/nodes\[1\]\.colour/);
   });
@@ -250,7 +205,7 @@ describe('rollout session, from a second process', () => {
     const site = path.join(dir, 'site.yaml');
     await writeFile(site, siteYaml({ busyFirst: 1_000_000 }));
     const dataDir = path.join(dir, 'data');
-    const upgrade = startCli(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--json', '--data-dir', dataDir]);
+    const upgrade = startCli(upgradeOf(site, { json: true, dataDir }));
 
     // The session appears to a second process while the first one runs it. The first process's cold
     // start (tsx, dynalite, the engine, the simulator) took 21 to 29 s on a loaded 2-core host: wait
@@ -307,22 +262,7 @@ describe('rollout session pause, approve and resume, from a second process (--da
     const site = path.join(dir, 'site.yaml');
     await writeFile(site, siteYaml());
     const dataDir = path.join(dir, 'data');
-    const args = [
-      '--step-size',
-      '2',
-      '--mode',
-      'window',
-      '--max-unavailable',
-      '2',
-      '--batches',
-      '1',
-      '--approval',
-      'each-batch',
-      '--json',
-      '--data-dir',
-      dataDir,
-    ];
-    const upgrade = startCli(['upgrade', '--site', site, ...baseArgs, ...args]);
+    const upgrade = startCli(upgradeOf(site, { mode: 'window', maxUnavailable: 2, batches: 1, approval: 'each-batch', json: true, dataDir }));
 
     const shown = async (id: string) => (await runCliInProcess(['session', 'get', id, '--data-dir', dataDir])).stdout;
     let upgradeId: string | undefined;
@@ -366,7 +306,7 @@ async function killedMidUpgrade(): Promise<{ site: string; dataDir: string; upgr
   const site = path.join(dir, 'site.yaml');
   await writeFile(site, siteYaml({ busyFirst: 1_000_000 }));
   const dataDir = path.join(dir, 'data');
-  const upgrade = startCli(['upgrade', '--site', site, ...baseArgs, '--step-size', '2', '--quiesce-timeout', '7200', '--json', '--data-dir', dataDir]);
+  const upgrade = startCli(upgradeOf(site, { quiesceTimeout: 7200, json: true, dataDir }));
 
   // Virtual time runs fast: kill it at whatever stage it is in while it runs.
   let upgradeId: string | undefined;

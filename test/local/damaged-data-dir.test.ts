@@ -5,6 +5,7 @@ import path from 'node:path';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
 import { startLocalDynamoDb } from '../../local/local-dynamodb';
 import { runCliInProcess } from '../support/cli';
+import { TEST_SITE_UPGRADE, upgradeArgs } from '../../scripts/upgrade-args';
 import { makeSession } from '../support/dynamodb';
 
 /**
@@ -76,25 +77,7 @@ describe('a damaged data directory', () => {
     const site = path.join(root, 'site.yaml');
     await writeFile(site, 'nodes: [{name: n1, nid: 1}]\ngroups: {compute: [n1], upgrading: [], failed: []}\nbootTemplates: [cos]\n');
     const stateOut = path.join(root, 'state.json');
-    const result = await runCliInProcess([
-      'upgrade',
-      '--site',
-      site,
-      '--starting-label',
-      'compute',
-      '--upgrading-label',
-      'upgrading',
-      '--failed-label',
-      'failed',
-      '--step-size',
-      '1',
-      '--template',
-      'cos',
-      '--data-dir',
-      dir,
-      '--site-state-out',
-      stateOut,
-    ]);
+    const result = await runCliInProcess(upgradeArgs({ ...TEST_SITE_UPGRADE, site, stepSize: 1, template: 'cos', dataDir: dir, siteStateOut: stateOut }));
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^error: data directory .* is damaged: its database does not open/);
     expect(existsSync(stateOut)).toBe(false);

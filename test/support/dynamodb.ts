@@ -1,4 +1,5 @@
 import type { UpgradeSession } from '../../core/rolling-upgrade/session';
+import { EXAMPLE_REQUEST } from '../../scripts/upgrade-args';
 import type { DeploymentRecord, DeploymentStatus } from '../../ports/deployment-store';
 import type { TaskRunRecord, TaskRunStatus } from '../../ports/task-run-store';
 
@@ -7,12 +8,7 @@ export function makeSession(overrides: Partial<UpgradeSession> = {}): UpgradeSes
   return {
     upgradeId: `s-${Math.random().toString(16).slice(2, 10)}`,
     kind: 'ComputeUpgradeSession',
-    startingLabel: 'compute-nodes',
-    upgradingLabel: 'upgrading-nodes',
-    failedLabel: 'failed-nodes',
-    upgradeStepSize: 8,
-    upgradeTemplateId: 'cos-2.4',
-    workloadManagerType: 'slurm',
+    ...EXAMPLE_REQUEST,
     quiesceTimeoutSeconds: 86400,
     bootTimeoutSeconds: 3600,
     wlmReturnTimeoutSeconds: 600,

@@ -19,6 +19,11 @@ export interface PtyRun {
   text(): string;
   /** What the screen shows now: the written text played on a terminal of the run's width, escapes applied. */
   screen(): string[];
+  /**
+   * Calls `listener` with each chunk the process writes, once the screen has played it (`screen`: what it
+   * shows then): for a test that watches every frame, not only the screen at the moments it looks.
+   */
+  onOutput(listener: (chunk: string, screen: readonly string[]) => void): void;
   /** Types on the terminal: `y\r`, Ctrl-C as `\x03`. */
   type(keys: string): void;
   /** Resolves as soon as the text (escapes left out) shows, from `after` on (an index into text()); fails after `ms`. */
@@ -41,13 +46,20 @@ export function startInPty(args: readonly string[], options: { cols?: number; ro
     env: { ...env, TERM: 'xterm-256color' } as Record<string, string>,
   });
   let raw = '';
+  const screen = new Screen(cols);
   let ended: PtyExit | undefined;
+  const listeners: ((chunk: string, screen: readonly string[]) => void)[] = [];
   const waiters = new Set<() => void>();
   const wake = () => {
     for (const waiter of waiters) waiter();
   };
   pty.onData((data) => {
     raw += data;
+    screen.write(data);
+    if (listeners.length > 0) {
+      const shown = screen.lines();
+      for (const listener of listeners) listener(data, shown);
+    }
     wake();
   });
   const exited = new Promise<PtyExit>((resolve) =>
@@ -61,7 +73,8 @@ export function startInPty(args: readonly string[], options: { cols?: number; ro
   return {
     raw: () => raw,
     text,
-    screen: () => playOnScreen(raw, cols),
+    screen: () => screen.lines(),
+    onOutput: (listener) => listeners.push(listener),
     type: (keys) => pty.write(keys),
     waitFor(what, { ms = DEFAULT_WAIT_MS, after = 0 } = {}) {
       const seen = () => {
@@ -105,88 +118,106 @@ export function stripAnsi(text: string): string {
   return text.replace(ESCAPES, '');
 }
 
+/** An escape sequence cut off at the end of a chunk: kept until the next chunk completes it. */
+const CUT = new RegExp(`^${ESC}(?:\\[[0-?]*[ -/]*|\\][^${BEL}${ESC}]*${ESC}?)?$`);
+
 /**
- * Plays terminal output on a screen `cols` wide with unbounded scrollback and returns its lines (trailing
- * blanks trimmed): carriage return, newline, backspace, and the cursor moves and erases a progress
- * display uses (CSI A B C D E F G H J K); colours and modes are ignored. Enough to tell a line redrawn
- * in place from lines appended one under another.
+ * A terminal's screen `cols` wide with unbounded scrollback, written chunk by chunk as a pseudo-terminal
+ * delivers output (an escape sequence cut between two chunks is kept for the next): carriage return,
+ * newline, backspace, and the cursor moves and erases a progress display uses (CSI A B C D E F G H J K);
+ * colours and modes are ignored. Enough to tell a line redrawn in place from lines appended one under another.
  */
-export function playOnScreen(output: string, cols: number): string[] {
-  const lines: string[][] = [[]];
-  let row = 0;
-  let col = 0;
-  const line = () => (lines[row] ??= []);
-  const moveTo = (r: number, c: number) => {
-    row = Math.max(0, r);
-    col = Math.max(0, Math.min(cols - 1, c));
-    while (lines.length <= row) lines.push([]);
-  };
-  for (let i = 0; i < output.length; i++) {
-    const ch = output[i]!;
-    if (ch === ESC) {
-      const match = CSI_HERE.exec(output.slice(i, i + 32));
-      const other = match ? undefined : OTHER_HERE.exec(output.slice(i, i + 256));
-      const length = (match ?? other)?.[0].length ?? 1;
-      if (match) {
-        const params = match[1]!.replace(/^\?/, '');
-        const n = Number(params.split(';')[0] || '1');
-        switch (match[2]) {
-          case 'A':
-            moveTo(row - n, col);
-            break;
-          case 'B':
-            moveTo(row + n, col);
-            break;
-          case 'C':
-            moveTo(row, col + n);
-            break;
-          case 'D':
-            moveTo(row, col - n);
-            break;
-          case 'E':
-            moveTo(row + n, 0);
-            break;
-          case 'F':
-            moveTo(row - n, 0);
-            break;
-          case 'G':
-            moveTo(row, n - 1);
-            break;
-          case 'H': {
-            const [r = '1', c = '1'] = params.split(';');
-            moveTo(Number(r || '1') - 1, Number(c || '1') - 1);
-            break;
-          }
-          case 'K': {
-            const mode = Number(params || '0');
-            if (mode === 0) line().length = Math.min(line().length, col);
-            else if (mode === 1) for (let c = 0; c <= col && c < line().length; c++) line()[c] = ' ';
-            else lines[row] = [];
-            break;
-          }
-          case 'J': {
-            const mode = Number(params || '0');
-            if (mode === 0) {
-              line().length = Math.min(line().length, col);
-              lines.length = row + 1;
-            } else if (mode === 2 || mode === 3) for (let r = 0; r < lines.length; r++) lines[r] = [];
-            break;
-          }
+export class Screen {
+  private readonly rows: string[][] = [[]];
+  private row = 0;
+  private col = 0;
+  private pending = '';
+
+  constructor(private readonly cols: number) {}
+
+  /** Its lines, trailing blanks trimmed. */
+  lines(): string[] {
+    return this.rows.map((l) => l.join('').trimEnd());
+  }
+
+  write(chunk: string): void {
+    const output = this.pending + chunk;
+    this.pending = '';
+    for (let i = 0; i < output.length; i++) {
+      const ch = output[i]!;
+      if (ch === ESC) {
+        const match = CSI_HERE.exec(output.slice(i, i + 32));
+        const other = match ? undefined : OTHER_HERE.exec(output.slice(i, i + 256));
+        if (!match && !other && CUT.test(output.slice(i))) {
+          this.pending = output.slice(i);
+          return;
         }
+        if (match) this.escape(match[1]!.replace(/^\?/, ''), match[2]!);
+        i += ((match ?? other)?.[0].length ?? 1) - 1;
+        continue;
       }
-      i += length - 1;
-      continue;
-    }
-    if (ch === '\r') col = 0;
-    else if (ch === '\n') moveTo(row + 1, col);
-    else if (ch === '\b') col = Math.max(0, col - 1);
-    else if (ch >= ' ') {
-      if (col >= cols) moveTo(row + 1, 0);
-      const here = line();
-      while (here.length < col) here.push(' ');
-      here[col] = ch;
-      col++;
+      if (ch === '\r') this.col = 0;
+      else if (ch === '\n') this.moveTo(this.row + 1, this.col);
+      else if (ch === '\b') this.col = Math.max(0, this.col - 1);
+      else if (ch >= ' ') {
+        if (this.col >= this.cols) this.moveTo(this.row + 1, 0);
+        const here = this.line();
+        while (here.length < this.col) here.push(' ');
+        here[this.col] = ch;
+        this.col++;
+      }
     }
   }
-  return lines.map((l) => l.join('').trimEnd());
+
+  private line(): string[] {
+    return (this.rows[this.row] ??= []);
+  }
+
+  private moveTo(r: number, c: number): void {
+    this.row = Math.max(0, r);
+    this.col = Math.max(0, Math.min(this.cols - 1, c));
+    while (this.rows.length <= this.row) this.rows.push([]);
+  }
+
+  /** A CSI sequence: `params` (without a leading `?`) and its final character. */
+  private escape(params: string, final: string): void {
+    const n = Number(params.split(';')[0] || '1');
+    const { row, col } = this;
+    switch (final) {
+      case 'A':
+        return this.moveTo(row - n, col);
+      case 'B':
+        return this.moveTo(row + n, col);
+      case 'C':
+        return this.moveTo(row, col + n);
+      case 'D':
+        return this.moveTo(row, col - n);
+      case 'E':
+        return this.moveTo(row + n, 0);
+      case 'F':
+        return this.moveTo(row - n, 0);
+      case 'G':
+        return this.moveTo(row, n - 1);
+      case 'H': {
+        const [r = '1', c = '1'] = params.split(';');
+        return this.moveTo(Number(r || '1') - 1, Number(c || '1') - 1);
+      }
+      case 'K': {
+        const mode = Number(params || '0');
+        const line = this.line();
+        if (mode === 0) line.length = Math.min(line.length, col);
+        else if (mode === 1) for (let c = 0; c <= col && c < line.length; c++) line[c] = ' ';
+        else this.rows[row] = [];
+        return;
+      }
+      case 'J': {
+        const mode = Number(params || '0');
+        if (mode === 0) {
+          this.line().length = Math.min(this.line().length, col);
+          this.rows.length = row + 1;
+        } else if (mode === 2 || mode === 3) for (let r = 0; r < this.rows.length; r++) this.rows[r] = [];
+        return;
+      }
+    }
+  }
 }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { loadSiteFile } from '../../../simulator';
 import type { Progress } from '../../../core/rolling-upgrade/session';
 import { startTestRuntime } from '../../support/embedded';
+import { EXAMPLE_REQUEST } from '../../../scripts/upgrade-args';
 
 /**
  * The ETA a run writes (progress.estimate) is the plan made again from the site as it is and the
@@ -11,19 +12,11 @@ import { startTestRuntime } from '../../support/embedded';
  */
 
 const SITE = path.resolve(__dirname, '..', '..', '..', 'examples', 'sites', 'rolling-upgrade-64.yaml');
-const NPM_START = {
-  startingLabel: 'compute-nodes',
-  upgradingLabel: 'upgrading-nodes',
-  failedLabel: 'failed-nodes',
-  upgradeStepSize: 8,
-  upgradeTemplateId: 'cos-2.4',
-  workloadManagerType: 'slurm',
-};
 
 describe('the ETA converges', () => {
   it.each([
-    ["npm start's lock-step", NPM_START],
-    ['the window of the README (maxUnavailable 6, a first batch of 1)', { ...NPM_START, mode: 'window', maxUnavailable: 6, batches: [1] }],
+    ["npm start's lock-step", EXAMPLE_REQUEST],
+    ['the window of the README (maxUnavailable 6, a first batch of 1)', { ...EXAMPLE_REQUEST, mode: 'window', maxUnavailable: 6, batches: [1] }],
   ])(
     '%s on the 64-node example: every estimate after the first nodes are done within 25%% of the time left',
     async (_what, request) => {

@@ -5,6 +5,7 @@ import { parseUpgradeRequest } from '../../../core/rolling-upgrade/upgrade-reque
 import { planUpgrade } from '../../../core/rolling-upgrade/upgrade-plan';
 import { readPlanSite } from '../../../lambdas/activities/rolling-upgrade/plan-site';
 import { runUpgrade, startTestRuntime } from '../../support/embedded';
+import { EXAMPLE_REQUEST } from '../../../scripts/upgrade-args';
 
 /**
  * `rollout plan upgrade` is the run's plan: on the example sites (simulated, virtual time), every
@@ -17,15 +18,7 @@ import { runUpgrade, startTestRuntime } from '../../support/embedded';
 const SITES = path.resolve(__dirname, '..', '..', '..', 'examples', 'sites');
 const POLL_SECONDS = 30;
 /** `npm start`'s request (package.json "start"), and the README's window variant. */
-const LOCKSTEP = {
-  startingLabel: 'compute-nodes',
-  upgradingLabel: 'upgrading-nodes',
-  failedLabel: 'failed-nodes',
-  upgradeStepSize: 8,
-  upgradeTemplateId: 'cos-2.4',
-  workloadManagerType: 'slurm',
-  pollIntervalSeconds: POLL_SECONDS,
-};
+const LOCKSTEP = { ...EXAMPLE_REQUEST, pollIntervalSeconds: POLL_SECONDS };
 const WINDOW = { ...LOCKSTEP, mode: 'window', maxUnavailable: 6, batches: [1] };
 
 async function withoutFaults(file: string): Promise<SiteDefinition> {

@@ -51,6 +51,8 @@ export function commandConnectors(): ConnectorBuilders & {
         return new ScontrolWorkloadManager({
           transport: transportOf(config, context),
           reader: readerOf(config, context),
+          // squeue's time left is counted from the site's clock: a `rollout simulate` site's simulated one, not this host's.
+          clock: context.clock,
           ...(scontrol ? { scontrol } : {}),
           ...(squeue ? { squeue } : {}),
         });

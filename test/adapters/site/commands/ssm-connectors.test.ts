@@ -394,6 +394,27 @@ describe('commandPaths in a profile', () => {
   let t: SsmTestSite;
   afterEach(() => t.close());
 
+  it("built from a profile, the scontrol workload manager counts squeue's time left from the site's clock, not this host's", async () => {
+    // The simulated site's clock starts at 2026-01-01, months from the host's: a job end on the host's clock put
+    // a window's ETA 7,966 h away (`ETA in 7966h 43m of simulated time` over a `rollout simulate` profile).
+    t = await startSsmTestSite({
+      nodes: nodesOf(names).map((n, i) => (i === 0 ? { ...n, wlm: { state: 'ALLOCATED' as const, busySeconds: 3_600 } } : n)),
+      groups: { compute: names },
+    });
+    const profile = parseSiteProfile({
+      transport: { type: 'ssm', instanceIds: [HEAD_NODE_INSTANCE_ID], region: 'us-east-1', endpoint: t.site.url },
+      workloadManager: { type: 'scontrol' },
+      bootService: { type: 'slurm-reboot' },
+      inventory: { type: 'slurm' },
+      simulatedTime: { timeScale: 1, controlUrl: t.site.urls.control },
+    });
+    const { site } = await createSiteFromProfile(profile, { connectorState: memoryConnectorState(), clock: clock(t) });
+    const now = t.site.simulator.clock.now();
+    expect(Math.abs(now - Date.now())).toBeGreaterThan(86_400_000);
+    const ends = await site.workloadManager.getJobEnds!([names[0]!]);
+    expect(Math.abs(ends.get(names[0]!)! - (now + 3_600_000))).toBeLessThanOrEqual(1000);
+  });
+
   it("runs scontrol, sinfo and squeue by the absolute paths the profile gives (SSM's PATH lacks /opt/slurm/bin)", async () => {
     t = await startSsmTestSite({ nodes: nodesOf(names), groups: { compute: names } });
     const profile = parseSiteProfile({

@@ -7,6 +7,7 @@ import { benchWindow, benchWindowScale, type WindowBenchScenario } from './windo
 import { benchTaskGraph } from './task-graph-bench';
 import { measureBundles, renderBundleFigures } from './bundle-figures';
 import { renderCost } from './cost';
+import { renderSessionItem, sessionItemFigures } from './session-item';
 import { runSideBySide, worktreeOf } from './side-by-side';
 import { renderSoak, soakServe } from './soak';
 
@@ -117,6 +118,17 @@ if (only === 'cost') {
       ...timing,
     });
     process.stdout.write(`${renderCost(figures)}\n\n`);
+  }
+}
+if (only === 'session-item') {
+  // The rolling-upgrade session item's size and write units at 64 and 10,000 nodes, lock-step (step 100) and window (maxUnavailable 32).
+  for (const nodes of [64, 10_000]) {
+    for (const [mode, controls] of [
+      ['lock-step, step 100', { upgradeStepSize: 100 }],
+      ['window, maxUnavailable 32', { mode: 'window', maxUnavailable: 32 }],
+    ] as const) {
+      process.stdout.write(`${renderSessionItem(await sessionItemFigures(`${nodes} nodes, ${mode}`, nodes, controls, 60))}\n`);
+    }
   }
 }
 if (only === 'real-slurm') {

@@ -17,7 +17,8 @@ import { renderSoak, soakServe } from './soak';
  * (`ssm`: the step-size-100 upgrade through scontrol over SSM, with SSM calls and output bytes per node, `--ssm-nodes=N` for
  * another fleet size; `bundles`: the Lambda
  * bundles of the last `npm run synth`, sizes and import time; `cost`: dollars per 1,000 node-upgrades at step size 1, 10
- * and 100 and in mode window at maxUnavailable 1 and 32; none of these in the default run).
+ * and 100 and in mode window at maxUnavailable 1 and 32, `--site-times` at a real site's times; `session-item`: the
+ * rolling-upgrade session item's size and write units; none of these in the default run).
  */
 const quick = process.argv.includes('--quick');
 const nodes = quick ? 200 : 2000;

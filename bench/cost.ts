@@ -1,4 +1,5 @@
 import type { BenchFigures } from './figures';
+import { SITE_ROUND_TRIP_MS } from './site-round-trips';
 
 /**
  * List prices (us-east-1, November 2026) the cost figures use. Step Functions Standard bills state
@@ -17,45 +18,48 @@ export const PRICES = {
 /** The memory the stack gives each function (infra/constructs/workflow-functions.ts). */
 export const LAMBDA_MEMORY_MB = 512;
 
-const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand']);
-
 export interface CostPerThousand {
   stepFunctions: number;
   lambda: number;
   dynamoDb: number;
   total: number;
+  /** Write and read request units (DynamoDB on-demand). */
   writes: number;
   reads: number;
+  /** Billed Lambda milliseconds: measured in this process, plus the modelled site round trips. */
+  billedMs: number;
 }
 
 /**
- * Dollars per 1,000 node-upgrades from a run's counted transitions, invocations and DynamoDB requests.
- * Each DynamoDB request counts as one request unit (items under 1 KB written, 4 KB read: a Query that reads
- * more costs more), so the DynamoDB figure is a lower bound.
+ * Dollars per 1,000 node-upgrades from a run's counted transitions, invocations and DynamoDB request units:
+ * the units DynamoDB bills (every item a batch or transaction writes or reads, an item over 1 KB written or 4 KB
+ * read for more than one; RequestCounter in local/local-dynamodb.ts). Lambda's billed time is each invocation's
+ * measured duration plus SITE_ROUND_TRIP_MS for each site round trip it waited on (bench/site-round-trips.ts).
  */
 export function costPerThousandNodes(f: BenchFigures): CostPerThousand {
-  const byCommand = f.dynamoDbRequestsByCommand ?? {};
-  const writes = Object.entries(byCommand).reduce((sum, [command, n]) => sum + (WRITES.has(command) ? n : 0), 0);
-  const reads = f.dynamoDbRequests - writes;
+  if (!f.dynamoDbUnits || f.siteRoundTrips === undefined) throw new Error(`${f.scenario}: the cost needs the request units and the site round trips counted`);
+  const { write: writes, read: reads } = f.dynamoDbUnits;
   const scale = 1000 / f.nodes;
-  // Measured: each invocation's in-process duration, rounded up to the millisecond as Lambda bills.
-  const gbSeconds = (LAMBDA_MEMORY_MB / 1024) * (f.lambdaBilledMs / 1000);
+  // Measured: each invocation's in-process duration, rounded up to the millisecond as Lambda bills; modelled: the site's latency.
+  const billedMs = f.lambdaBilledMs + f.siteRoundTrips * SITE_ROUND_TRIP_MS;
+  const gbSeconds = (LAMBDA_MEMORY_MB / 1024) * (billedMs / 1000);
   const stepFunctions = f.stateTransitions * PRICES.stepFunctionsPerTransition * scale;
   const lambda = (f.lambdaInvocations * PRICES.lambdaPerRequest + gbSeconds * PRICES.lambdaPerGbSecondArm) * scale;
   const dynamoDb = (writes * PRICES.dynamoDbPerWrite + reads * PRICES.dynamoDbPerRead) * scale;
-  return { stepFunctions, lambda, dynamoDb, total: stepFunctions + lambda + dynamoDb, writes, reads };
+  return { stepFunctions, lambda, dynamoDb, total: stepFunctions + lambda + dynamoDb, writes, reads, billedMs };
 }
 
 export function renderCost(f: BenchFigures): string {
   const c = costPerThousandNodes(f);
   const perNode = (n: number) => (n / f.nodes).toFixed(2);
   const usd = (n: number) => `$${n.toFixed(4)}`;
+  const invocations = Math.max(f.lambdaInvocations, 1);
   return [
     `${f.scenario}: cost per 1,000 node-upgrades (${PRICES.region} list prices)`,
-    `  per node                         ${perNode(f.stateTransitions)} transitions, ${perNode(f.lambdaInvocations)} invocations, ${perNode(c.writes)} writes, ${perNode(c.reads)} reads`,
+    `  per node                         ${perNode(f.stateTransitions)} transitions, ${perNode(f.lambdaInvocations)} invocations, ${perNode(c.writes)} writes, ${perNode(c.reads)} reads (request units), ${perNode(f.dynamoDbRequests)} DynamoDB requests`,
     `  Step Functions Standard          ${usd(c.stepFunctions)}   ($0.025 per 1,000 transitions)`,
-    `  Lambda                           ${usd(c.lambda)}   ($0.20 per 1M requests + $0.0000133334 per arm64 GB-s; ${LAMBDA_MEMORY_MB} MB, ${(f.lambdaBilledMs / Math.max(f.lambdaInvocations, 1)).toFixed(1)} ms measured mean billed duration)`,
-    `  DynamoDB on-demand               ${usd(c.dynamoDb)}   ($1.25 per 1M writes, $0.25 per 1M reads; one unit per request)`,
+    `  Lambda                           ${usd(c.lambda)}   ($0.20 per 1M requests + $0.0000133334 per arm64 GB-s; ${LAMBDA_MEMORY_MB} MB, mean billed ${(c.billedMs / invocations).toFixed(1)} ms: ${(f.lambdaBilledMs / invocations).toFixed(1)} measured + ${(f.siteRoundTrips! / invocations).toFixed(2)} site round trips at ${SITE_ROUND_TRIP_MS} ms)`,
+    `  DynamoDB on-demand               ${usd(c.dynamoDb)}   ($1.25 per 1M write units, $0.25 per 1M read units: per item, per KB written, per 4 KB read)`,
     `  total                            ${usd(c.total)}`,
   ].join('\n');
 }

@@ -16,6 +16,10 @@ export interface BenchFigures {
   dynamoDbRequests: number;
   /** e.g. { PutItemCommand: 12, QueryCommand: 3 }: what the cost figures split into writes and reads. */
   dynamoDbRequestsByCommand?: Record<string, number>;
+  /** Request units those requests consumed, as on-demand DynamoDB bills them (RequestCounter in local/local-dynamodb.ts). */
+  dynamoDbUnits?: { write: number; read: number };
+  /** Site round trips the invocations waited on (bench/site-round-trips.ts): billed at a modelled latency each. */
+  siteRoundTrips?: number;
 }
 
 export function summarizeExecutions(executions: readonly ExecutionFigures[]) {

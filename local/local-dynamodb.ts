@@ -6,7 +6,7 @@ import { createTableInput } from '../adapters/dynamodb/table-design';
 import { describeError } from '../core/errors';
 import { DiskTables } from './dynamodb-store/disk';
 import { serveDynamoDb } from './dynamodb-store/http-endpoint';
-import { inProcessClients, inProcessListeners } from './dynamodb-store/in-process-clients';
+import { inProcessClients, inProcessListeners, METERED } from './dynamodb-store/in-process-clients';
 import { DynamoDbStore } from './dynamodb-store/store';
 import { DataDirDamagedError, DataDirInUseError } from './errors';
 
@@ -138,6 +138,13 @@ export interface RequestCounter {
   readonly total: number;
   /** Items the reads returned (GetItem, BatchGetItem, Query, Scan): what an increment's cost grows with. */
   readonly itemsRead: number;
+  /**
+   * Request units the commands consumed, as on-demand DynamoDB bills them (ConsumedCapacity): per item a batch or
+   * transaction writes or reads, one per KB written, one per 4 KB read (half when eventually consistent), twice in
+   * a transaction. A command that failed counts one unit (a refused conditional write is billed too).
+   */
+  readonly writeUnits: number;
+  readonly readUnits: number;
   /** e.g. { PutItemCommand: 12, QueryCommand: 3 } */
   byCommand(): Record<string, number>;
 }
@@ -145,30 +152,40 @@ export interface RequestCounter {
 /**
  * Counts commands with an `initialize` middleware: once per command sent, not per HTTP retry.
  * DocumentClients share the stack of the client they wrap, so their commands count under the low-level name;
- * the in-process clients of the embedded store report theirs the same way.
+ * the in-process clients of the embedded store report theirs the same way. Each command that consumes request
+ * units asks for its ConsumedCapacity (left out of what the caller gets, unless it asked itself).
  */
 export function countRequests(rawClient: DynamoDBClient): RequestCounter {
   const counts: Record<string, number> = {};
   let total = 0;
   let itemsRead = 0;
-  const sent = (name: string) => {
+  const units = { read: 0, write: 0 };
+  const ended = (name: string, output: Record<string, unknown> | undefined) => {
     total++;
     counts[name] = (counts[name] ?? 0) + 1;
+    itemsRead += itemsOf(output as ReadOutput);
+    addUnits(units, name, output);
   };
   // A client of the in-process store runs no middleware: it reports each command itself (failed ones too).
   const listeners = inProcessListeners(rawClient);
   if (listeners) {
-    listeners.add((name, output) => {
-      sent(name);
-      itemsRead += itemsOf(output as ReadOutput);
-    });
+    listeners.add((name, output) => ended(name, output));
   } else {
     rawClient.middlewareStack.add(
       (next, context) => async (args) => {
-        sent(context.commandName ?? 'unknown');
-        const result = await next(args);
-        itemsRead += itemsOf(result.output as ReadOutput);
-        return result;
+        const name = context.commandName ?? 'unknown';
+        const input = args.input as Record<string, unknown>;
+        const metered = METERED.has(name.replace(/Command$/, '')) && input.ReturnConsumedCapacity === undefined;
+        let output: Record<string, unknown> | undefined;
+        try {
+          const result = await next(metered ? { ...args, input: { ...input, ReturnConsumedCapacity: 'TOTAL' } } : args);
+          output = result.output as unknown as Record<string, unknown>;
+          if (!metered) return result;
+          const { ConsumedCapacity: _, ...asked } = output;
+          return { ...result, output: asked as unknown as typeof result.output };
+        } finally {
+          ended(name, output);
+        }
       },
       { step: 'initialize' },
     );
@@ -180,8 +197,34 @@ export function countRequests(rawClient: DynamoDBClient): RequestCounter {
     get itemsRead() {
       return itemsRead;
     },
+    get writeUnits() {
+      return units.write;
+    },
+    get readUnits() {
+      return units.read;
+    },
     byCommand: () => ({ ...counts }),
   };
+}
+
+const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand']);
+
+type Consumed = { CapacityUnits?: number; ReadCapacityUnits?: number; WriteCapacityUnits?: number };
+
+/** A command's request units from its ConsumedCapacity (one entry, or one per table); one unit when it reported none. */
+function addUnits(units: { read: number; write: number }, name: string, output: Record<string, unknown> | undefined): void {
+  if (!METERED.has(name.replace(/Command$/, ''))) return;
+  const consumed = output?.ConsumedCapacity as Consumed | Consumed[] | undefined;
+  const entries = consumed === undefined ? [] : Array.isArray(consumed) ? consumed : [consumed];
+  const write = WRITES.has(name);
+  if (entries.length === 0) {
+    units[write ? 'write' : 'read'] += 1;
+    return;
+  }
+  for (const entry of entries) {
+    units.read += entry.ReadCapacityUnits ?? (write ? 0 : (entry.CapacityUnits ?? 0));
+    units.write += entry.WriteCapacityUnits ?? (write ? (entry.CapacityUnits ?? 0) : 0);
+  }
 }
 
 type ReadOutput = { Item?: unknown; Responses?: Record<string, unknown[]>; Count?: number } | undefined;

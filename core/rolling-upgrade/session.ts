@@ -279,4 +279,9 @@ export interface WorkflowState {
   generation: number;
   /** The session waits for its operator (an approval, a pause) with nothing in flight: park on a task token instead of polling. */
   waitForOperator?: boolean;
+  /**
+   * When the session's node locks were last renewed (epoch ms): the heartbeat runs a quarter lease apart
+   * (heartbeatDue in lambdas/activities/node-claims.ts); absent: at the next increment.
+   */
+  locksRenewedAt?: number;
 }

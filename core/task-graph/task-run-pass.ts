@@ -54,11 +54,6 @@ export interface TaskRunPassInput {
   now: number;
 }
 
-/** The heartbeat, a quarter lease apart: the leases of the nodes the run holds are renewed. */
-export function heartbeatDue(locksRenewedAt: number | undefined, now: number, leaseSeconds: number): boolean {
-  return now - (locksRenewedAt ?? -Infinity) >= (leaseSeconds * 1000) / 4;
-}
-
 /** The seconds a task may take: its own `timeout`, else the run's default. */
 export function taskTimeoutSeconds(parameters: Record<string, unknown>, settings: Pick<TaskRunSettings, 'taskTimeoutSeconds'>): number {
   const own = parameters.timeout;

@@ -72,6 +72,19 @@ export async function sayOnce(messages: RunMessages, id: string, message: string
   if ((await messages.latest(id)) !== message) await messages.append(id, message);
 }
 
+/**
+ * The heartbeat's rule, for every workflow's locks: renew a quarter lease after the last renewal (`renewedAt`;
+ * never renewed: now), not at every pass. Skipping a renewal while the lease is fresh keeps the check before acting:
+ * a lock is taken over only once its lease has run out (tryLockNodes), so locks renewed (or taken) at `renewedAt`
+ * are still this run's until `renewedAt` + the lease; acting before a quarter of it has gone leaves three quarters
+ * (three poll intervals at least, the lease being four or more) for the site call to end and for the clocks of the
+ * Lambda and the store to differ. A run that stalled past its lease finds the renewal due at its next pass, and
+ * with it the locks it lost, before it acts.
+ */
+export function heartbeatDue(renewedAt: number | undefined, now: number, leaseSeconds: number): boolean {
+  return now - (renewedAt ?? -Infinity) >= (leaseSeconds * 1000) / 4;
+}
+
 /** Renews the leases of the nodes held (node → token) in bounded parallel: the heartbeat. Returns those lost, with their holder now. */
 export async function renewHeld(
   locks: NodeLockStore,

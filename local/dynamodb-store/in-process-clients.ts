@@ -12,9 +12,25 @@ import type { AttributeValue, Item } from './attribute-values';
 import { DynamoDbStoreError } from './errors';
 import type { DynamoDbStore } from './store';
 
-/** Called once per command a client sends (by its low-level name, e.g. PutItemCommand), with the output it got. */
-/** Told of each command as it ends: its name, its output (undefined when it failed) and its wire-shaped input. */
+/**
+ * Told of each command as it ends: its name, its output (undefined when it failed; with its ConsumedCapacity for an
+ * operation that consumes request units) and its wire-shaped input.
+ */
 export type CommandListener = (commandName: string, output: Record<string, unknown> | undefined, input: Record<string, unknown>) => void;
+
+/** The operations that consume request units (and report them when asked: ReturnConsumedCapacity). */
+export const METERED = new Set([
+  'GetItem',
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'Query',
+  'Scan',
+  'BatchGetItem',
+  'BatchWriteItem',
+  'TransactWriteItems',
+  'TransactGetItems',
+]);
 
 const LISTENERS = Symbol.for('baremetal-rollout.dynamodb.in-process-listeners');
 
@@ -54,10 +70,15 @@ export function inProcessClients(
 
   const execute = async (commandName: string, input: Record<string, unknown>): Promise<Record<string, unknown>> => {
     const operation = commandName.replace(/Command$/, '');
+    // Listeners are told the request units each command consumed (countRequests): asked for here, and left out of
+    // what the caller gets unless it asked itself.
+    const metered = listeners.size > 0 && METERED.has(operation) && input.ReturnConsumedCapacity === undefined;
     let output: Record<string, unknown> | undefined;
     try {
-      output = await store.execute(operation, input);
-      return output;
+      output = await store.execute(operation, metered ? { ...input, ReturnConsumedCapacity: 'TOTAL' } : input);
+      if (!metered) return output;
+      const { ConsumedCapacity: _, ...asked } = output;
+      return asked;
     } catch (err) {
       throw err instanceof DynamoDbStoreError ? sdkError(err) : err;
     } finally {

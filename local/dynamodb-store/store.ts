@@ -288,7 +288,7 @@ export class DynamoDbStore {
     this.check(condition, old, returnOld);
     table.put(hash, sort, item, size);
     changes.push({ kind: 'item', table: table.definition.name, key: itemDiskKey(hash, sort), item });
-    return { ...(returnValues === 'ALL_OLD' && old ? { Attributes: old } : {}), ...consumed(input, table, item, false) };
+    return { ...(returnValues === 'ALL_OLD' && old ? { Attributes: old } : {}), ...consumed(input, table, larger(old, item), false) };
   }
 
   private updateItem(input: Input, changes: Change[]): Output {
@@ -323,7 +323,7 @@ export class DynamoDbStore {
     else if (returnValues === 'ALL_NEW') attributes = item;
     else if (returnValues === 'UPDATED_OLD') attributes = old && project(old, paths);
     else if (returnValues === 'UPDATED_NEW') attributes = project(item, paths);
-    return { ...(attributes && Object.keys(attributes).length > 0 ? { Attributes: attributes } : {}), ...consumed(input, table, item, false) };
+    return { ...(attributes && Object.keys(attributes).length > 0 ? { Attributes: attributes } : {}), ...consumed(input, table, larger(old, item), false) };
   }
 
   private deleteItem(input: Input, changes: Change[]): Output {
@@ -498,6 +498,7 @@ export class DynamoDbStore {
     if (!isObject(requests) || Object.keys(requests as object).length === 0)
       throw new ValidationError("1 validation error detected: Value null at 'requestItems' failed to satisfy constraint: Member must not be null");
     const responses: Record<string, Item[]> = {};
+    const capacity = new Capacity();
     let total = 0;
     for (const [tableName, request] of Object.entries(requests as Record<string, Input>)) {
       refuseLegacy(request, ['AttributesToGet']);
@@ -520,11 +521,12 @@ export class DynamoDbStore {
         if (seen.has(id)) throw new ValidationError('Provided list of item keys contains duplicates');
         seen.add(id);
         const item = table.get(hash, sort);
+        capacity.read(table, item, request.ConsistentRead === true);
         if (item) found.push(projection ? project(item, projection) : item);
       }
       responses[tableName] = found;
     }
-    return { Responses: responses, UnprocessedKeys: {} };
+    return { Responses: responses, UnprocessedKeys: {}, ...capacity.output(input) };
   }
 
   private batchWrite(input: Input, changes: Change[]): Output {
@@ -564,12 +566,14 @@ export class DynamoDbStore {
       throw new ValidationError(
         "1 validation error detected: Value at 'requestItems' failed to satisfy constraint: Map value must satisfy constraint: Member must have length less than or equal to 25",
       );
+    const capacity = new Capacity();
     for (const write of writes) {
+      capacity.write(write.table, larger(write.table.get(write.hash, write.sort), write.item));
       if (write.item) write.table.put(write.hash, write.sort, write.item, write.size!);
       else write.table.delete(write.hash, write.sort);
       changes.push({ kind: 'item', table: write.table.definition.name, key: itemDiskKey(write.hash, write.sort), item: write.item });
     }
-    return { UnprocessedItems: {} };
+    return { UnprocessedItems: {}, ...capacity.output(input) };
   }
 
   private transactWrite(input: Input, changes: Change[]): Output {
@@ -631,14 +635,17 @@ export class DynamoDbStore {
     });
     if (reasons.some((r) => r.Code !== 'None')) throw new TransactionCanceledError(reasons);
     const results = prepared.map((p) => (p.apply ? p.apply(p.table.get(p.hash, p.sort)) : 'unchanged'));
+    // Two writes of every item, a condition check's too (its item is prepared and committed as the others).
+    const capacity = new Capacity();
     prepared.forEach((p, i) => {
       const result = results[i];
+      capacity.write(p.table, larger(p.table.get(p.hash, p.sort), result === 'unchanged' ? undefined : result?.item), TRANSACTIONAL);
       if (result === 'unchanged') return;
       if (result === undefined) p.table.delete(p.hash, p.sort);
       else p.table.put(p.hash, p.sort, result.item, result.size);
       changes.push({ kind: 'item', table: p.table.definition.name, key: itemDiskKey(p.hash, p.sort), item: result?.item });
     });
-    return {};
+    return capacity.output(input);
   }
 
   private transactGet(input: Input): Output {
@@ -647,6 +654,7 @@ export class DynamoDbStore {
       throw new ValidationError(
         `1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length between 1 and ${TRANSACT_MAX}`,
       );
+    const capacity = new Capacity();
     const responses = items.map((entry) => {
       const get = entry.Get as Input | undefined;
       if (!isObject(get)) throw new ValidationError('TransactItems of TransactGetItems must each hold a Get');
@@ -656,9 +664,10 @@ export class DynamoDbStore {
       context.checkAllUsed();
       const { hash, sort } = table.keyOf(normalizeKey(get.Key));
       const item = table.get(hash, sort);
+      capacity.read(table, item, true, TRANSACTIONAL);
       return item ? { Item: projection ? project(item, projection) : item } : {};
     });
-    return { Responses: responses };
+    return { Responses: responses, ...capacity.output(input) };
   }
 
   /** A copy of every table's definition and items (for a snapshot, and tests). */
@@ -913,14 +922,60 @@ function segmentOf(hash: string, total: number): number {
   return Math.abs(h) % total;
 }
 
-/** ConsumedCapacity when asked (TOTAL or INDEXES): one unit per KB written, per 4 KB read (half for eventually consistent reads). */
+/**
+ * Request units of one item as DynamoDB's on-demand mode bills them: one per KB written, one per 4 KB read
+ * (half for an eventually consistent read), at least one; twice that in a transaction.
+ */
+function requestUnits(bytes: number, kind: 'read' | 'write', consistent: boolean, transactional = false): number {
+  const units = Math.max(1, Math.ceil(bytes / (kind === 'read' ? 4096 : 1024)));
+  return (transactional ? 2 : 1) * (kind === 'read' && !consistent && !transactional ? units / 2 : units);
+}
+
+const TRANSACTIONAL = true;
+
+/** A write is billed on the larger of the item before and after it (a delete: the item it removed). */
+function larger(before: Item | undefined, after: Item | undefined): Item | undefined {
+  if (!before || !after) return before ?? after;
+  return itemSize(before) >= itemSize(after) ? before : after;
+}
+
+/** ConsumedCapacity when asked (TOTAL or INDEXES), with its read and write units (requestUnits). */
 function consumed(input: Input, table: Table, item: Item | undefined, read: boolean, bytes?: number): Output {
   const mode = input.ReturnConsumedCapacity;
   if (mode !== 'TOTAL' && mode !== 'INDEXES') return {};
-  const size = bytes ?? (item ? itemSize(item) : 0);
-  let units = Math.max(1, Math.ceil(size / (read ? 4096 : 1024)));
-  if (read && input.ConsistentRead !== true) units /= 2;
-  return { ConsumedCapacity: { TableName: table.definition.name, CapacityUnits: units, ...(mode === 'INDEXES' ? { Table: { CapacityUnits: units } } : {}) } };
+  const units = requestUnits(bytes ?? (item ? itemSize(item) : 0), read ? 'read' : 'write', input.ConsistentRead === true);
+  return { ConsumedCapacity: capacityOf(table.definition.name, read ? units : 0, read ? 0 : units, mode) };
+}
+
+function capacityOf(tableName: string, read: number, write: number, mode: 'TOTAL' | 'INDEXES'): Record<string, unknown> {
+  const units = { CapacityUnits: read + write, ...(read > 0 ? { ReadCapacityUnits: read } : {}), ...(write > 0 ? { WriteCapacityUnits: write } : {}) };
+  return { TableName: tableName, ...units, ...(mode === 'INDEXES' ? { Table: units } : {}) };
+}
+
+/** The units of a batch or transaction, per table: its ConsumedCapacity is a list, one entry per table. */
+class Capacity {
+  private readonly tables = new Map<string, { read: number; write: number }>();
+
+  read(table: Table, item: Item | undefined, consistent: boolean, transactional = false): void {
+    this.add(table).read += requestUnits(item ? itemSize(item) : 0, 'read', consistent, transactional);
+  }
+
+  write(table: Table, item: Item | undefined, transactional = false): void {
+    this.add(table).write += requestUnits(item ? itemSize(item) : 0, 'write', true, transactional);
+  }
+
+  output(input: Input): Output {
+    const mode = input.ReturnConsumedCapacity;
+    if (mode !== 'TOTAL' && mode !== 'INDEXES') return {};
+    return { ConsumedCapacity: [...this.tables].map(([name, units]) => capacityOf(name, units.read, units.write, mode)) };
+  }
+
+  private add(table: Table): { read: number; write: number } {
+    const name = table.definition.name;
+    let units = this.tables.get(name);
+    if (!units) this.tables.set(name, (units = { read: 0, write: 0 }));
+    return units;
+  }
 }
 
 export { DynamoDbStoreError };

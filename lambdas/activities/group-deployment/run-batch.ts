@@ -5,7 +5,7 @@ import { describeError, SiteServiceError } from '../../../core/errors';
 import { HELD_BY_ANOTHER_CONTROL_PLANE } from '../../../core/site/node-claims';
 import { shortList } from '../../../core/text';
 import { eventTime, publishStatusEvents } from '../status-events';
-import { refuseClaimedElsewhere, renewHeld, sayOnce, takeLocks } from '../node-claims';
+import { heartbeatDue, refuseClaimedElsewhere, renewHeld, sayOnce, takeLocks } from '../node-claims';
 import { holdersText } from '../../../core/site/node-claims';
 import { deploymentLeaseSeconds, type GroupDeploymentDependencies } from './dependencies';
 import { loadRun } from './run-state';
@@ -152,11 +152,11 @@ async function poll(event: BatchProgress, deps: GroupDeploymentDependencies): Pr
     await deps.locks.releaseNodeLocks(event.deploymentId, event.phase === 'PREPARE' ? failed : nodes);
     return { ...event, polls: event.polls + 1, done: true, waitSeconds: 0 };
   }
-  // The heartbeat of the batch's locks while its action runs, a quarter lease apart.
+  // The heartbeat of the batch's locks while its action runs, a quarter lease apart (taken at the start: renewed then).
   const lease = deploymentLeaseSeconds(deps.settings, settings.pollIntervalSeconds);
   const now = deps.clock.now();
   let renewedAt = event.renewedAt;
-  if (now - (renewedAt ?? event.startedAt) >= (lease * 1000) / 4) {
+  if (heartbeatDue(renewedAt ?? event.startedAt, now, lease)) {
     const held = await deps.locks.getNodeLocks(nodes);
     const ours = new Map([...held].filter(([, lock]) => lock.owner === event.deploymentId).map(([node, lock]) => [node, lock.fencingToken]));
     await renewHeld(deps.locks, event.deploymentId, ours, lease);

@@ -13,7 +13,8 @@ import type { NodeRecord, Progress, Stage, UpgradeSession, WorkflowState } from 
 import { performDecision } from './perform-decision';
 import { remadeEstimate } from './run-estimate';
 import { loadStepNodes, loadWindowInFlight, renewLocks } from './observe';
-import type { RollingUpgradeDependencies } from './dependencies';
+import { lockLeaseSeconds, type RollingUpgradeDependencies } from './dependencies';
+import { heartbeatDue } from '../node-claims';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
 
@@ -22,6 +23,19 @@ export interface StageIncrementContext {
   progress: Progress;
   deps: RollingUpgradeDependencies;
   now: number;
+  /** The heartbeat of the session's locks in this increment (LockHeartbeat): the window renews its own when it is due. */
+  locks: LockHeartbeat;
+}
+
+/**
+ * The session's locks in one increment: whether the heartbeat is due (a quarter lease after the last renewal,
+ * heartbeatDue), and when they were last renewed, counting this increment's heartbeat: every lock the session holds
+ * was renewed then or taken since. The check before acting (performDecision) renews only when that is a quarter
+ * lease old too.
+ */
+export interface LockHeartbeat {
+  due: boolean;
+  renewedAt: number | undefined;
 }
 
 /** One increment of a stage: load what the decision needs, decide (core), apply the decision. */
@@ -59,8 +73,10 @@ export async function runActivity(stage: Stage, state: WorkflowState, deps: Roll
   }
 
   try {
-    await heartbeat(deps, session, progress);
-    const outcome = await body({ session, progress, deps, now });
+    const due = heartbeatDue(state.locksRenewedAt, now, lockLeaseSeconds(deps.settings, session));
+    const locks: LockHeartbeat = { due, renewedAt: due ? now : state.locksRenewedAt };
+    if (due) await heartbeat(deps, session, progress);
+    const outcome = await body({ session, progress, deps, now, locks });
     // A stage that got through resets its error count; an unchanged progress is not written again.
     let saved: Progress = { ...withCounts(outcome.progress, progress), errorCount: 0 };
     // A lock-step step ended: its nodes are counted in the same conditional write that moves the session on.
@@ -77,7 +93,8 @@ export async function runActivity(stage: Stage, state: WorkflowState, deps: Roll
     if (JSON.stringify(saved) !== JSON.stringify(progress)) await deps.store.saveProgress(session.upgradeId, progress, saved);
     if (outcome.message) await deps.store.messages.append(session.upgradeId, outcome.message);
     if (saved.step > progress.step && session.mode !== 'window') await publishStepFinished(deps, session, progress.step, finishedStep ?? []);
-    return next(saved, outcome.waitSeconds, outcome.waitForOperator);
+    // The renewal is recorded once the increment got through (a failed one renews again at the next).
+    return { ...next(saved, outcome.waitSeconds, outcome.waitForOperator), ...(locks.renewedAt !== undefined ? { locksRenewedAt: locks.renewedAt } : {}) };
   } catch (err) {
     if (err instanceof StaleWriteError) {
       const fresh = await deps.store.getSession(state.upgradeId);
@@ -107,8 +124,8 @@ export async function runActivity(stage: Stage, state: WorkflowState, deps: Roll
 }
 
 /**
- * Every increment renews the leases of the current step's locks (the session's heartbeat), so that
- * only a dead session lets them run out; nodes another session took over meanwhile are recorded lost.
+ * The session's heartbeat, when due (a quarter lease apart): renews the leases of the current step's locks, so
+ * that only a dead session lets them run out; nodes another session took over meanwhile are recorded lost.
  */
 async function heartbeat(deps: RollingUpgradeDependencies, session: UpgradeSession, progress: Progress): Promise<void> {
   // Mode window renews the locks of its nodes in flight itself (advanceWindow), wherever they are in the plan.

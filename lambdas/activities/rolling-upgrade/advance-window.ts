@@ -17,7 +17,7 @@ import type { RollingUpgradeDependencies } from './dependencies';
 import { performDecision } from './perform-decision';
 import { lockEachNode, renewLocks } from './observe';
 import { observeHealthChecks } from './health-checks';
-import type { StageIncrement } from './activity-runner';
+import type { LockHeartbeat, StageIncrement } from './activity-runner';
 import { eventTime, publishStatusEvents } from '../status-events';
 import { windowEvents } from './window-events';
 import { ClaimedElsewhereError } from '../../../core/errors';
@@ -29,11 +29,12 @@ export function windowHeldNodes(records: readonly NodeRecord[]): NodeRecord[] {
 }
 
 /**
- * The window's heartbeat: renews the leases of the nodes in flight with their tokens. Nodes another
- * session took over meanwhile are recorded LOCK_LOST (left alone from now on). Returns the records
- * as they stand after it.
+ * The window's heartbeat, when due (a quarter lease apart: LockHeartbeat): renews the leases of the nodes in
+ * flight with their tokens. Nodes another session took over meanwhile are recorded LOCK_LOST (left alone from
+ * now on). Returns the records as they stand after it.
  */
-async function heartbeatWindow(deps: RollingUpgradeDependencies, session: UpgradeSession, records: NodeRecord[]): Promise<NodeRecord[]> {
+async function heartbeatWindow(deps: RollingUpgradeDependencies, session: UpgradeSession, records: NodeRecord[], locks: LockHeartbeat): Promise<NodeRecord[]> {
+  if (!locks.due) return records;
   const held = windowHeldNodes(records);
   const lost = await renewLocks(deps, session, held);
   const decision = decideLocksLost('window', held, lost);
@@ -153,9 +154,9 @@ async function notStartedAt(deps: RollingUpgradeDependencies, session: UpgradeSe
  * another session holds does not start), then apply (core: decideWindow). Every node-changing call
  * is made only after the locks of the nodes it acts on are checked against their tokens.
  */
-export const advanceWindow: StageIncrement = async ({ session, progress, deps, now }) => {
+export const advanceWindow: StageIncrement = async ({ session, progress, deps, now, locks }) => {
   const window = progress.window ?? initialWindowProgress(session.nodeCount);
-  const sorted = sortInFlight(await heartbeatWindow(deps, session, await loadWindowInFlight(deps, session)));
+  const sorted = sortInFlight(await heartbeatWindow(deps, session, await loadWindowInFlight(deps, session), locks));
   const { scan, observed } = await observeWindow(deps, session, window, sorted.inFlight);
   const { candidates } = scan;
   const view: WindowView = { ...sorted, candidates, todoOutside: scan.todo.length - candidates.length };
@@ -170,7 +171,7 @@ export const advanceWindow: StageIncrement = async ({ session, progress, deps, n
   const outsideTodo = await notStartedAt(deps, session, outsideTodoToRecord(scan, decision));
   const lockedByOthers = new Set(heldByOthers.keys());
   const stageDecision = decideWindow({ session, progress, view: withTokens, observed, now, schedule, decision, lockedByOthers, outsideTodo });
-  const outcome = await performDecision(deps, session, stageDecision, windowHeldNodes(sorted.inFlight).concat(locked));
+  const outcome = await performDecision(deps, session, stageDecision, windowHeldNodes(sorted.inFlight).concat(locked), locks.renewedAt);
   await publishStatusEvents(deps, windowEvents(session, progress, stageDecision.progress, eventTime(now)));
   // Last: the increment's decision is applied and told whatever the reservations do (a failure here is retried as the increment).
   if (session.reserveSlots) {

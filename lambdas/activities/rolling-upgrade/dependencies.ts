@@ -36,9 +36,10 @@ export interface RollingUpgradeSettings {
   /** Concurrent calls to the site within one handler invocation. */
   siteConcurrency: number;
   /**
-   * Lease of the session's node locks, renewed on every increment (the heartbeat). Several times
-   * the longest wait between two increments (a poll backoff capped at 300 s, a Lambda of at most
-   * 15 min): only a dead session lets it run out. A session polling slower gets 4 poll intervals.
+   * Lease of the session's node locks, renewed a quarter lease apart (the heartbeat, at the first
+   * increment a quarter lease after the last renewal: heartbeatDue). Its other three quarters are
+   * several times the longest wait between two increments (a poll backoff capped at 300 s, a Lambda
+   * of at most 15 min): only a dead session lets it run out. A session polling slower gets 4 poll intervals.
    */
   lockLeaseSeconds: number;
 }

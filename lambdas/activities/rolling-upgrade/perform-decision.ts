@@ -6,7 +6,8 @@ import { renewLocks } from './observe';
 import { startHealthCheck } from './health-checks';
 import { DETAIL_TYPES, nodesFailedEvents, statusEvent, type StatusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
-import type { RollingUpgradeDependencies } from './dependencies';
+import { lockLeaseSeconds, type RollingUpgradeDependencies } from './dependencies';
+import { heartbeatDue } from '../node-claims';
 
 /** Performs one action against the ports. Each is safe to repeat: a retried increment observes and decides again. */
 async function apply(deps: RollingUpgradeDependencies, upgradeId: string, action: NodeAction): Promise<void> {
@@ -71,19 +72,23 @@ const NODE_CHANGING: ReadonlySet<NodeAction['type']> = new Set(['drain', 'resume
  * Performs a decision's actions in order, then fails the attempt if the decision says it cannot go on.
  * Right before the first node-changing action, the locks of `nodes` (the ones it works on, with the
  * tokens the session recorded) are renewed with a check: if another session took any over, nothing
- * is done to the site and LockLostError says which (the runner records the loss).
+ * is done to the site and LockLostError says which (the runner records the loss). Not while the locks
+ * were renewed (or taken) less than a quarter lease ago (`locksRenewedAt`): no other session can have
+ * taken a lock whose lease has not run out (heartbeatDue says why that margin is enough).
  */
 export async function performDecision(
   deps: RollingUpgradeDependencies,
   session: UpgradeSession,
   decision: StageDecision,
   nodes: readonly NodeRecord[] = [],
+  locksRenewedAt?: number,
 ): Promise<StageOutcome> {
   let checked = false;
   for (const action of decision.actions) {
     if (!checked && NODE_CHANGING.has(action.type)) {
       checked = true;
-      const lost = await renewLocks(deps, session, nodes);
+      const fresh = !heartbeatDue(locksRenewedAt, deps.clock.now(), lockLeaseSeconds(deps.settings, session));
+      const lost = fresh ? new Map() : await renewLocks(deps, session, nodes);
       if (lost.size > 0) throw new LockLostError(session.upgradeId, lost);
     }
     await apply(deps, session.upgradeId, action);

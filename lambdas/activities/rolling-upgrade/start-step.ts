@@ -81,7 +81,7 @@ async function failOutsideBootSets(deps: RollingUpgradeDependencies, session: Up
 }
 
 /** STARTING: take the plan; mode window goes on to ROLLING; lock-step locks the step's nodes (all or none), observe them, then drain (core: decideStartStep). */
-export const startStep: StageIncrement = async ({ session, progress, deps, now }) => {
+export const startStep: StageIncrement = async ({ session, progress, deps, now, locks }) => {
   const planned = await withPlan(deps, session);
   // The nodes the boot service would skip fail first, each retry of step 0 again (idempotent), so that none is ever drained.
   const skipped = progress.step === 0 ? await outsideBootSets(deps, planned) : [];
@@ -114,7 +114,7 @@ export const startStep: StageIncrement = async ({ session, progress, deps, now }
   const nodes = heldByOthers.size === 0 ? locked : step;
   const wlm = heldByOthers.size === 0 ? await observeWlm(deps, planned, nodes) : new Map();
   const observed = { failedMembers: skipped.length > 0 ? [] : failedMembers, heldByOthers, wlm };
-  const outcome = await performDecision(deps, planned, decideStartStep({ session: planned, progress, nodes, observed, now }), nodes);
+  const outcome = await performDecision(deps, planned, decideStartStep({ session: planned, progress, nodes, observed, now }), nodes, locks.renewedAt);
   if (outcome.progress.stage !== 'STARTING' && outcome.progress.step === progress.step && progress.step < planned.stepCount) {
     await publishStatusEvents(deps, [
       statusEvent(

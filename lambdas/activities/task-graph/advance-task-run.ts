@@ -1,7 +1,7 @@
 import { describeError, SiteServiceError, StaleWriteError, TaskRunNotFoundError } from '../../../core/errors';
 import { isTaskRunSettled } from '../../../ports/task-run-store';
 import { CommandTransportError } from '../../../ports/command-transport';
-import { refuseClaimedElsewhere, renewHeld, sayOnce, takeLocks } from '../node-claims';
+import { heartbeatDue, refuseClaimedElsewhere, renewHeld, sayOnce, takeLocks } from '../node-claims';
 import { taskRunLeaseSeconds } from './dependencies';
 import {
   addStartLocks,
@@ -11,7 +11,6 @@ import {
   concludeTaskRunPass,
   countTaskStates,
   decideTaskStarts,
-  heartbeatDue,
   NO_START_LOCKS,
   nodesAwaitingStart,
   ownDrainsToLift,

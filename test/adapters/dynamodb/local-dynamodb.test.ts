@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbSessionStore } from '../../../adapters/dynamodb/dynamodb-session-store';
 import { SESSIONS_BY_CREATION_INDEX } from '../../../adapters/dynamodb/table-design';
 import { connectDynamoDb, countRequests, startLocalDynamoDb } from '../../../local/local-dynamodb';
@@ -108,6 +109,42 @@ describe('countRequests', () => {
       await store.getSession(session.upgradeId);
       expect(later.total).toBe(1);
       expect(counter.total).toBe(7);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  it.each([
+    ['the in-process clients', () => ({ ...db, close: async () => {} })],
+    ['clients over the wire', () => connectDynamoDb({ endpoint: db.endpoint, tableName: db.tableName })],
+  ])('counts the request units DynamoDB bills, per item and per KB, through %s', async (_label, connect) => {
+    const conn = connect();
+    try {
+      const counter = countRequests(conn.rawClient);
+      const TableName = conn.tableName;
+      const key = (sk: string) => ({ pk: `UNITS#${_label}`, sk });
+      // 3,000 bytes: three write units, one read unit (half when eventually consistent).
+      const put = await conn.client.send(new PutCommand({ TableName, Item: { ...key('big'), body: 'x'.repeat(3000) } }));
+      expect(put).not.toHaveProperty('ConsumedCapacity');
+      expect([counter.writeUnits, counter.readUnits]).toEqual([3, 0]);
+      // An update is billed on the larger of the item before and after it.
+      await conn.client.send(new UpdateCommand({ TableName, Key: key('big'), UpdateExpression: 'SET body = :b', ExpressionAttributeValues: { ':b': 'y' } }));
+      expect(counter.writeUnits).toBe(6);
+      await conn.client.send(new GetCommand({ TableName, Key: key('big'), ConsistentRead: true }));
+      await conn.client.send(new GetCommand({ TableName, Key: key('big') }));
+      expect(counter.readUnits).toBe(1.5);
+      // A batch bills every item it writes; a transaction twice each.
+      await conn.client.send(new BatchWriteCommand({ RequestItems: { [TableName]: ['a', 'b', 'c'].map((sk) => ({ PutRequest: { Item: key(sk) } })) } }));
+      expect(counter.writeUnits).toBe(9);
+      await conn.client.send(new TransactWriteCommand({ TransactItems: ['d', 'e'].map((sk) => ({ Put: { TableName, Item: key(sk) } })) }));
+      expect(counter.writeUnits).toBe(13);
+      // A refused conditional write is billed too.
+      await expect(conn.client.send(new PutCommand({ TableName, Item: key('a'), ConditionExpression: 'attribute_not_exists(pk)' }))).rejects.toThrow();
+      expect(counter.writeUnits).toBe(14);
+      // Asked by the caller, ConsumedCapacity is the caller's.
+      const asked = await conn.client.send(new GetCommand({ TableName, Key: key('a'), ConsistentRead: true, ReturnConsumedCapacity: 'TOTAL' }));
+      expect(asked.ConsumedCapacity?.CapacityUnits).toBe(1);
+      expect(counter.total).toBe(8);
     } finally {
       await conn.close();
     }

@@ -45,7 +45,7 @@ describe('a stage increment retried after a crash', () => {
     const state = await openSession();
     const session = (await runtime.store.getSession(state.upgradeId))!;
     // The first attempt did its work and crashed before saving progress...
-    await startStep({ session, progress: session.progress, deps: deps(), now: runtime.clock.now() });
+    await startStep({ session, progress: session.progress, deps: deps(), now: runtime.clock.now(), locks: { due: true, renewedAt: undefined } });
     // ...so the retry runs the same increment again.
     const next = await runtime.handlers.StartStep(state as never, {});
 
@@ -65,7 +65,7 @@ describe('a stage increment retried after a crash', () => {
       'the step to quiesce',
     );
     const session = (await runtime.store.getSession(state.upgradeId))!;
-    await bootStep({ session, progress: session.progress, deps: deps(), now: runtime.clock.now() });
+    await bootStep({ session, progress: session.progress, deps: deps(), now: runtime.clock.now(), locks: { due: true, renewedAt: undefined } });
     const next = await runtime.handlers.BootStep(state as never, {});
 
     expect(next.stage).toBe('BOOTING');

@@ -64,7 +64,7 @@ function fakeSite() {
 const sessionAt = (store: DynamoDbSessionStore, id: string) => createdSession(store, now, { upgradeId: id, quiesceTimeoutSeconds: 1000 });
 
 describe('node locks in the activities: lease, heartbeat, fencing', () => {
-  it('renews the leases on every increment, records the tokens, and a stale holder that lost its nodes does not act on them', async () => {
+  it('renews the leases at an increment whose heartbeat is due, records the tokens, and a stale holder that lost its nodes does not act on them', async () => {
     const store = new DynamoDbSessionStore({ tableName: db.tableName, client: db.client, clock });
     const { site, calls } = fakeSite();
     const deps: RollingUpgradeDependencies = { store, site, clock, settings: { ...defaultSettings, lockLeaseSeconds: LEASE_SECONDS } };
@@ -81,7 +81,7 @@ describe('node locks in the activities: lease, heartbeat, fencing', () => {
     ]);
     expect(records.map((r) => r.lockToken)).toEqual([1, 1]);
 
-    // Each increment renews the leases (the heartbeat): past the first lease, they still run.
+    // An increment with no renewal on record renews the leases (the heartbeat): past the first lease, they still run.
     now += 500_000;
     await runActivity('QUIESCING', workflowAt(a.upgradeId, 'QUIESCING'), deps, checkQuiesce);
     expect((await store.locks.getNodeLocks(['a1'])).get('a1')!.leaseExpiresAt).toBe(now + LEASE_SECONDS * 1000);
@@ -137,5 +137,77 @@ describe('node locks in the activities: lease, heartbeat, fencing', () => {
     // With nothing left of the step, the next increment moves on without touching the nodes.
     await runActivity('QUIESCING', workflowAt(c.upgradeId, 'QUIESCING'), deps, checkQuiesce);
     expect(calls).toEqual([]);
+  });
+
+  it('renews a quarter lease apart, not at every increment, and still notices a lock lost while it stalled', async () => {
+    const store = new DynamoDbSessionStore({ tableName: db.tableName, client: db.client, clock });
+    const { site, calls } = fakeSite();
+    (site.inventory.getGroupMembers as jest.Mock<Site['inventory']['getGroupMembers']>).mockImplementation(async (label) =>
+      label === 'compute' ? ['e1', 'e2'] : [],
+    );
+    const deps: RollingUpgradeDependencies = { store, site, clock, settings: { ...defaultSettings, lockLeaseSeconds: LEASE_SECONDS } };
+    const e = await sessionAt(store, 'lease-e');
+    const lease = async () => (await store.locks.getNodeLocks(['e1'])).get('e1')!.leaseExpiresAt;
+    // The workflow state carries the last renewal from increment to increment.
+    let state = await runActivity('STARTING', workflowAt(e.upgradeId, 'STARTING'), deps, startStep);
+    const taken = await lease();
+    expect(state.locksRenewedAt).toBe(now);
+
+    // Within a quarter lease the increments renew nothing (and make no lock write before acting).
+    const renewals = jest.spyOn(store.locks, 'renewNodeLocks');
+    now += (LEASE_SECONDS / 4 - 1) * 1000;
+    state = await runActivity('QUIESCING', state, deps, checkQuiesce);
+    expect(await lease()).toBe(taken);
+    expect(renewals).not.toHaveBeenCalled();
+
+    // A quarter lease after the last renewal, the heartbeat renews (and is recorded).
+    now += 1000;
+    state = await runActivity('QUIESCING', state, deps, checkQuiesce);
+    expect(await lease()).toBe(now + LEASE_SECONDS * 1000);
+    expect(state.locksRenewedAt).toBe(now);
+    expect(renewals).toHaveBeenCalledTimes(1);
+
+    // The session stalls past its lease (and its quiesce timeout) and session F takes e2 over: a lease that ran out
+    // is always a quarter lease old, so the next increment renews, finds e2 lost and acts on e1 alone.
+    now += 1001_000 - LEASE_SECONDS * 250 + (LEASE_SECONDS + 1) * 1000;
+    expect((await store.locks.tryLockNodes('lease-f', ['e2'])).size).toBe(0);
+    calls.length = 0;
+    await runActivity('QUIESCING', state, deps, checkQuiesce);
+    expect(calls).toEqual(['fail e1', 'add failed e1']);
+    const records = await store.getNodes(e.upgradeId, [
+      { name: 'e1', index: 0 },
+      { name: 'e2', index: 1 },
+    ]);
+    expect(records.map((r) => [r.status, r.phase])).toEqual([
+      ['FAILED', 'DONE'],
+      ['IN_PROGRESS', 'LOCK_LOST'],
+    ]);
+    renewals.mockRestore();
+  });
+
+  it('checks the locks right before acting when the increment itself outlasted a quarter lease', async () => {
+    const store = new DynamoDbSessionStore({ tableName: db.tableName, client: db.client, clock });
+    const { site, calls } = fakeSite();
+    (site.inventory.getGroupMembers as jest.Mock<Site['inventory']['getGroupMembers']>).mockImplementation(async (label) =>
+      label === 'compute' ? ['g1', 'g2'] : [],
+    );
+    const deps: RollingUpgradeDependencies = { store, site, clock, settings: { ...defaultSettings, lockLeaseSeconds: LEASE_SECONDS } };
+    const g = await sessionAt(store, 'lease-g');
+    const state = await runActivity('STARTING', workflowAt(g.upgradeId, 'STARTING'), deps, startStep);
+    calls.length = 0;
+    now += 1001_000;
+    // Fresh at the increment's start (no heartbeat then); the site read stalls past the lease and session H takes both.
+    (site.workloadManager.getNodes as jest.Mock<Site['workloadManager']['getNodes']>).mockImplementationOnce(async (names) => {
+      now += (LEASE_SECONDS + 1) * 1000;
+      expect((await store.locks.tryLockNodes('lease-h', ['g1', 'g2'])).size).toBe(0);
+      return new Map(names.map((n) => [n, { name: n, base: 'MIXED', flags: ['DRAIN'], reason: 'rolling-upgrade' } as WlmNode]));
+    });
+    await runActivity('QUIESCING', { ...state, locksRenewedAt: now }, deps, checkQuiesce);
+    expect(calls).toEqual([]);
+    const records = await store.getNodes(g.upgradeId, [
+      { name: 'g1', index: 0 },
+      { name: 'g2', index: 1 },
+    ]);
+    expect(records.map((r) => r.phase)).toEqual(['LOCK_LOST', 'LOCK_LOST']);
   });
 });

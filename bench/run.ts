@@ -9,10 +9,11 @@ import { measureBundles, renderBundleFigures } from './bundle-figures';
 import { renderCost } from './cost';
 import { runSideBySide, worktreeOf } from './side-by-side';
 import { renderSoak, soakServe } from './soak';
+import { benchLiveView, LIVE_VIEW_FLEETS } from './live-view-bench';
 
 /**
  * `npm run bench`: fleet-scale runs on the embedded default, printing figures (not asserting them).
- * `npm run bench -- --quick` runs smaller fleets, to check the harness; `--only=upgrade|deploy|window|window-scale|tasks|ssm|bundles|cost` runs one kind
+ * `npm run bench -- --quick` runs smaller fleets, to check the harness; `--only=upgrade|deploy|window|window-scale|tasks|ssm|live-view|bundles|cost` runs one kind
  * (`ssm`: the step-size-100 upgrade through scontrol over SSM, with SSM calls and output bytes per node, `--ssm-nodes=N` for
  * another fleet size; `bundles`: the Lambda
  * bundles of the last `npm run synth`, sizes and import time; `cost`: dollars per 1,000 node-upgrades at step size 1, 10
@@ -144,6 +145,11 @@ if (only === 'window-scale') {
   const sizes = (flag('scale-max-unavailable') ?? '1,500').split(',').map(Number);
   const stopAfter = flag('scale-stop-after');
   await benchWindowScale(Number(flag('scale-nodes') ?? (quick ? 1000 : 10000)), sizes, write, stopAfter !== undefined ? Number(stopAfter) : undefined);
+  write('\n');
+}
+// The live view's reads per redraw at 64 and 10,000 nodes, before (the whole report) and after (the nodes in flight).
+if (only === undefined || only === 'live-view') {
+  await benchLiveView(LIVE_VIEW_FLEETS, write);
   write('\n');
 }
 if (only === undefined || only === 'deploy') process.stdout.write(`${renderFigures(await benchGroupDeployment(deployment))}\n\n`);

@@ -143,13 +143,13 @@ async function halfWayRun(store: DynamoDbSessionStore, fleet: LiveViewFleet): Pr
         name: plan[index]!,
         index,
         status: failed(index) ? 'FAILED' : 'UPGRADED',
-        phase: failed(index) ? 'FAILED' : 'DONE',
+        phase: 'DONE',
         ...(failed(index) ? { reason: 'upgrading-boot-session-failed' } : {}),
-        phaseTimes: { QUIESCING: START, BOOTING: START + 600_000 },
+        phaseTimes: { DRAINING: START, BOOTING: START + 600_000, DONE: START + 1200_000 },
       }),
     ),
     ...inFlight.map(
-      (index): NodeRecord => ({ name: plan[index]!, index, status: 'IN_PROGRESS', phase: 'BOOTING', phaseTimes: { QUIESCING: at - 600_000, BOOTING: at } }),
+      (index): NodeRecord => ({ name: plan[index]!, index, status: 'IN_PROGRESS', phase: 'BOOTING', phaseTimes: { DRAINING: at - 600_000, BOOTING: at } }),
     ),
   ];
   await store.putNodes(upgradeId, records);

@@ -10,10 +10,12 @@ import { renderCost } from './cost';
 import { renderSessionItem, sessionItemFigures } from './session-item';
 import { runSideBySide, worktreeOf } from './side-by-side';
 import { renderSoak, soakServe } from './soak';
+import { benchLiveView, LIVE_VIEW_FLEETS } from './live-view-bench';
+import { benchEtaReads, renderEtaReads } from './eta-reads-bench';
 
 /**
  * `npm run bench`: fleet-scale runs on the embedded default, printing figures (not asserting them).
- * `npm run bench -- --quick` runs smaller fleets, to check the harness; `--only=upgrade|deploy|window|window-scale|tasks|ssm|bundles|cost` runs one kind
+ * `npm run bench -- --quick` runs smaller fleets, to check the harness; `--only=upgrade|deploy|window|window-scale|tasks|ssm|live-view|eta-reads|bundles|cost` runs one kind
  * (`ssm`: the step-size-100 upgrade through scontrol over SSM, with SSM calls and output bytes per node, `--ssm-nodes=N` for
  * another fleet size; `bundles`: the Lambda
  * bundles of the last `npm run synth`, sizes and import time; `cost`: dollars per 1,000 node-upgrades at step size 1, 10
@@ -167,6 +169,16 @@ if (only === 'window-scale') {
   const stopAfter = flag('scale-stop-after');
   await benchWindowScale(Number(flag('scale-nodes') ?? (quick ? 1000 : 10000)), sizes, write, stopAfter !== undefined ? Number(stopAfter) : undefined);
   write('\n');
+}
+// The live view's reads per redraw at 64 and 10,000 nodes, before (the whole report) and after (the nodes in flight).
+if (only === undefined || only === 'live-view') {
+  await benchLiveView(LIVE_VIEW_FLEETS, write);
+  write('\n');
+}
+// Not in the default run: the site reads of a whole window run, the ETA's re-plans among them (`--eta-nodes=N`, 10,000; `--eta-max-unavailable=M`, 100).
+if (only === 'eta-reads') {
+  const etaNodes = Number(flag('eta-nodes') ?? (quick ? 1000 : 10_000));
+  write(`${renderEtaReads(await benchEtaReads(etaNodes, Number(flag('eta-max-unavailable') ?? (quick ? 10 : 100))))}\n\n`);
 }
 if (only === undefined || only === 'deploy') process.stdout.write(`${renderFigures(await benchGroupDeployment(deployment))}\n\n`);
 if (only === undefined || only === 'tasks') {

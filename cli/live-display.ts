@@ -46,22 +46,13 @@ export function logDisplay(display: { stop(): Promise<void> }): RunDisplay {
  * control plane), so the control plane's clock is the run's, simulated or not.
  */
 export function liveStateReader(
-  controlPlane: Pick<ControlPlane, 'progress' | 'session' | 'now' | 'siteState'>,
+  controlPlane: Pick<ControlPlane, 'progress' | 'session' | 'liveUpgrade' | 'now' | 'siteState'>,
   kind: RunKind,
   id: string,
   ownClock: boolean,
 ): () => Promise<{ state: LiveState; now: number } | undefined> {
   return async () => {
-    const [progress, view] = await Promise.all([controlPlane.progress(id), controlPlane.session(id)]);
-    if (!progress || !view || progress.kind !== view.kind || progress.kind !== kind) return undefined;
-    const state =
-      progress.kind === 'upgrade' && view.kind === 'upgrade'
-        ? upgradeLiveState(progress, view.report)
-        : progress.kind === 'deployment' && view.kind === 'deployment'
-          ? deploymentLiveState(progress, view.report)
-          : progress.kind === 'tasks' && view.kind === 'tasks'
-            ? { ...taskRunLiveState(progress, view.report), startedAt: Date.parse(view.report.createdAt) }
-            : undefined;
+    const state = await readLiveState(controlPlane, kind, id);
     if (!state) return undefined;
     // This process runs it: the control plane's clock is the run's, a simulated site's when it has one.
     if (ownClock) return { state: { ...state, simulated: state.simulated || controlPlane.siteState() !== undefined }, now: controlPlane.now() };
@@ -74,6 +65,25 @@ export function liveStateReader(
     }
     return { state, now: Date.now() };
   };
+}
+
+/** The live state of run `id`: an upgrade's from its nodes in flight alone (not its whole report: a fleet of 10,000 is read each second). */
+async function readLiveState(
+  controlPlane: Pick<ControlPlane, 'progress' | 'session' | 'liveUpgrade'>,
+  kind: RunKind,
+  id: string,
+): Promise<LiveState | undefined> {
+  if (kind === 'upgrade') {
+    const live = await controlPlane.liveUpgrade(id);
+    return live?.progress.kind === 'upgrade' ? upgradeLiveState(live.progress, live.report) : undefined;
+  }
+  const [progress, view] = await Promise.all([controlPlane.progress(id), controlPlane.session(id)]);
+  if (!progress || !view || progress.kind !== view.kind || progress.kind !== kind) return undefined;
+  return progress.kind === 'deployment' && view.kind === 'deployment'
+    ? deploymentLiveState(progress, view.report)
+    : progress.kind === 'tasks' && view.kind === 'tasks'
+      ? { ...taskRunLiveState(progress, view.report), startedAt: Date.parse(view.report.createdAt) }
+      : undefined;
 }
 
 /** Shows the live view of what `read` returns on `out` (a terminal), redrawn every `intervalMs`, the first frame at once. */

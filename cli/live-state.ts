@@ -1,15 +1,16 @@
 import { bothNames } from '../core/site/node-names';
 import type { OperationState } from '../core/scheduling';
 import type { DeploymentReport } from '../control-plane/reports/deployment-report';
-import type { SessionReport } from '../control-plane/reports/session-report';
+import type { LiveSessionReport } from '../control-plane/reports/live-session';
 import type { TaskRunView } from '../control-plane/reports/task-run-report';
 import type { SessionProgress } from '../control-plane/runtime';
 import type { LiveNode, LiveState } from './live-view';
 
 /**
- * The live view's state of each kind of run, from the control plane's two reads: `progress(id)` (the
- * run's one item: counts, the window's cap, the estimate, the newest message) and `session(id)` (each
- * node's phase and since when, the messages). Pure: the display reads, these shape.
+ * The live view's state of each kind of run, from the control plane's reads: `progress(id)` (the
+ * run's one item: counts, the window's cap, the estimate, the newest message) and the nodes (each
+ * node's phase and since when, the messages): an upgrade's nodes in flight alone (`liveUpgrade(id)`),
+ * a deployment's or task run's report (`session(id)`). Pure: the display reads, these shape.
  */
 
 type Progress<K extends SessionProgress['kind']> = Extract<SessionProgress, { kind: K }>;
@@ -18,7 +19,7 @@ type Progress<K extends SessionProgress['kind']> = Extract<SessionProgress, { ki
 const MESSAGES_SEARCHED = 200;
 
 /** An upgrade: its mode and step (or wave), the counts by status, the cap in use, and each node in flight in plan order. */
-export function upgradeLiveState(progress: Progress<'upgrade'>, report: SessionReport): LiveState {
+export function upgradeLiveState(progress: Progress<'upgrade'>, report: LiveSessionReport): LiveState {
   const window = report.controls.mode === 'window';
   const inFlight = Object.entries(report.nodes).filter(([, node]) => node.status === 'IN_PROGRESS');
   const naming = messageNaming(report.messageLog.slice(-MESSAGES_SEARCHED).map((m) => m.text));
@@ -42,7 +43,7 @@ export function upgradeLiveState(progress: Progress<'upgrade'>, report: SessionR
     ...(progress.estimate ? { endsAt: progress.estimate.endsAt } : {}),
     simulated: report.timeBase === 'simulated',
     asOf: Math.max(...stamps),
-    total: { count: Object.keys(report.nodes).length, of: 'nodes' },
+    total: { count: Object.values(report.counts).reduce((sum, count) => sum + count, 0), of: 'nodes' },
     counts: [
       ['upgraded', report.counts.UPGRADED],
       ['failed', report.counts.FAILED],

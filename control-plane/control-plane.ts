@@ -11,6 +11,7 @@ import type { RunRecord, RunRecords } from '../ports/run-records';
 import type { ScheduleClient } from './aws-client/schedule-client';
 import { OPERATOR_WAKE_OUTPUT } from './operator-wake';
 import { buildDeploymentReport } from './reports/deployment-report';
+import { buildLiveSessionReport, type LiveSessionReport } from './reports/live-session';
 import { runProgress } from './reports/run-progress';
 import { buildSessionReport } from './reports/session-report';
 import { buildTaskRunView, type TaskRunView } from './reports/task-run-report';
@@ -180,6 +181,17 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
   async progress(id: string): Promise<SessionProgress | undefined> {
     const run = await findRun(this.records, id);
     return run && runProgress(this.stores, run);
+  }
+
+  /**
+   * What the live view redraws an upgrade from, each second: its progress and its report over the
+   * nodes in flight alone (reports/live-session.ts); undefined for an id no upgrade has.
+   */
+  async liveUpgrade(id: string): Promise<{ progress: SessionProgress; report: LiveSessionReport } | undefined> {
+    const run = await findRun(this.records, id);
+    if (run?.kind !== 'upgrade') return undefined;
+    const [progress, report] = await Promise.all([runProgress(this.stores, run), buildLiveSessionReport(this.stores.upgrades, run.record)]);
+    return { progress, report };
   }
 
   /** Its state from its one item, and whether it has ended (READY, DELETED, HALTED; SUCCEEDED, FAILED, CANCELLED; STOPPED until resumed). */

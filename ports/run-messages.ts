@@ -9,6 +9,8 @@ export interface RunMessages {
   list(id: string): Promise<string[]>;
   /** Oldest first, each with the instant it was posted (ISO, the run's clock). */
   listTimed(id: string): Promise<{ at: string; text: string }[]>;
+  /** The newest `limit` messages, oldest first, timed as listTimed's (one bounded read, for a live view). */
+  recent(id: string, limit: number): Promise<{ at: string; text: string }[]>;
   /** The newest message (one read, for a progress display), undefined before the first. */
   latest(id: string): Promise<string | undefined>;
 }

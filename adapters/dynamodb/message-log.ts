@@ -65,6 +65,24 @@ export class DynamoDbMessageLog implements RunMessages {
     return items.map((item) => ({ at: item.at as string, text: item.text as string }));
   }
 
+  async recent(id: string, limit: number): Promise<{ at: string; text: string }[]> {
+    if (limit <= 0) return [];
+    // Newest first, one page of at most `limit` items (DynamoDB counts the limit before a filter; there is none).
+    const out = await this.options.client.send(
+      new QueryCommand({
+        TableName: this.options.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': this.options.partitionOf(id), ':prefix': MSG_SK_PREFIX },
+        ProjectionExpression: '#text, #at',
+        ExpressionAttributeNames: { '#text': 'text', '#at': 'at' },
+        ScanIndexForward: false,
+        Limit: limit,
+        ConsistentRead: true,
+      }),
+    );
+    return (out.Items ?? []).reverse().map((item) => ({ at: item.at as string, text: item.text as string }));
+  }
+
   /** Forgets a removed run's last key time. */
   forget(id: string): void {
     this.lastMessageMs.delete(id);

@@ -141,14 +141,58 @@ function registerWatch(session: Command): void {
 async function watchSession(sessions: Sessions, id: string, options: SessionOptions): Promise<void> {
   const found = await sessions.status(id);
   if (!found) throw unknownIdError(id, options);
+  let followed = await followUntilEnded(sessions, id, found.kind, options);
+  // The data directory's owner exited (the run ended, or its process died) and took its endpoint along:
+  // the directory is read again, from its next owner or opened here, until it answers.
+  let ownerStopped = false;
+  for (let attempt = 1; followed === 'owner-gone'; attempt++) {
+    ownerStopped = true;
+    if (attempt > OWNER_RETRIES) {
+      throw new CliError(
+        `the process that owns the data directory ${options.dataDir} stopped answering, and the directory did not open after it: try again with ${rolloutCommand(['session', 'watch', id], options)}`,
+        ExitCode.notCompleted,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, OWNER_RETRY_MS));
+    followed = await reopened(options, (again) => followUntilEnded(again, id, found.kind, options));
+  }
+  const { ended, report } = followed;
+  if (!report) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
+  const hints = await viewHints(id, options);
+  process.stdout.write(options.json ? `${JSON.stringify(sessionViewJson(report), null, 2)}\n` : `${renderView(report, hints)}\n`);
+  if (ended) return;
+  if (ownerStopped) {
+    throw new CliError(
+      `the process that ran it stopped before it ended (the data directory ${options.dataDir} has no owner now): carry it on with ${hints.resumeCommand}`,
+      ExitCode.notCompleted,
+    );
+  }
+  process.stderr.write(`${found.kind} ${id} has not ended, but no execution runs it (stopped, or its process died): carry it on with ${hints.resumeCommand}\n`);
+  process.exitCode = ExitCode.notCompleted;
+}
+
+/** How often, and how long apart, a watcher reads a data directory again once its owner went away (it may still be closing: 10 s in all). */
+const OWNER_RETRIES = 40;
+const OWNER_RETRY_MS = 250;
+
+/**
+ * Shows the run's progress until it has ended, or nothing runs it, then reads its report; 'owner-gone'
+ * when the data directory's owner process went away meanwhile (its endpoint refuses: it exited).
+ */
+async function followUntilEnded(
+  sessions: Sessions,
+  id: string,
+  kind: SessionKind,
+  options: SessionOptions,
+): Promise<{ ended: boolean; report: SessionView | undefined } | 'owner-gone'> {
   const pace = watchPace(sessions);
   // A second process: not on the run's clock (live-display.ts says what it shows of a simulated one).
-  const live = liveWanted(options) ? showLiveView(liveStateReader(sessions, found.kind, id, false), process.stderr, pace.liveMs) : undefined;
+  const live = liveWanted(options) ? showLiveView(liveStateReader(sessions, kind, id, false), process.stderr, pace.liveMs) : undefined;
   const display =
     live ??
-    (found.kind === 'upgrade'
+    (kind === 'upgrade'
       ? showSessionProgress(sessions, id, pace.displayMs)
-      : found.kind === 'deployment'
+      : kind === 'deployment'
         ? showDeploymentProgress(sessions, id, pace.displayMs)
         : showTaskRunProgress(sessions, id, pace.displayMs));
   // Ctrl-C leaves the watch (the run goes on), the live view taken off the terminal first.
@@ -157,24 +201,38 @@ async function watchSession(sessions: Sessions, id: string, options: SessionOpti
     process.exit(ExitCode.interrupted);
   };
   if (live) process.once('SIGINT', leave);
-  let ended: boolean;
-  let report: SessionView | undefined;
   try {
-    ({ ended } = await untilEnded(sessions, id, found.kind, pace));
+    const { ended } = await untilEnded(sessions, id, kind, pace);
     // Read at once: a data directory's owner process may close its store moments after the run ends.
-    report = await sessions.session(id);
+    return { ended, report: await sessions.session(id) };
+  } catch (err) {
+    if (options.dataDir && connectionLost(err)) return 'owner-gone';
+    throw err;
   } finally {
     process.off('SIGINT', leave);
     await display.stop();
   }
-  if (!report) throw new CliError(new SessionNotFoundError(id).message, ExitCode.notCompleted);
-  const hints = await viewHints(id, options);
-  process.stdout.write(options.json ? `${JSON.stringify(sessionViewJson(report), null, 2)}\n` : `${renderView(report, hints)}\n`);
-  if (!ended) {
-    process.stderr.write(
-      `${found.kind} ${id} has not ended, but no execution runs it (stopped, or its process died): carry it on with ${hints.resumeCommand}\n`,
-    );
-    process.exitCode = ExitCode.notCompleted;
+}
+
+/** The errors of a request to an endpoint whose process has gone (closed, or went while it answered). */
+function connectionLost(err: unknown): boolean {
+  const codes = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE']);
+  const code = (value: unknown) => (value as { code?: unknown } | undefined)?.code;
+  return codes.has(code(err) as string) || codes.has(code((err as { cause?: unknown } | undefined)?.cause) as string);
+}
+
+/** `action` on the data directory opened again (its next owner's endpoint, or the directory itself); 'owner-gone' while it does not answer yet. */
+async function reopened<T>(options: SessionOptions, action: (sessions: Sessions) => Promise<T | 'owner-gone'>): Promise<T | 'owner-gone'> {
+  try {
+    const sessions = await openSessions({ dataDir: await existingDataDir(options.dataDir!) });
+    try {
+      return await action(sessions);
+    } finally {
+      await sessions.close();
+    }
+  } catch (err) {
+    if (connectionLost(err)) return 'owner-gone';
+    throw err;
   }
 }
 

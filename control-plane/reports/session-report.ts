@@ -154,6 +154,19 @@ export async function buildSessionReport(store: SessionStore, session: UpgradeSe
     session.planTaken ? store.getPlanWlmNames(session.upgradeId, 0, session.nodeCount) : Promise.resolve([]),
     store.listNodes(session.upgradeId),
   ]);
+  return sessionReportOf(session, { messageLog, plan, wlmNames, records });
+}
+
+/** What a report is made of besides the session item: messages, the planned nodes (with their workload-manager names, parallel), their records. */
+export interface SessionReportReads {
+  messageLog: { at: string; text: string }[];
+  plan: readonly string[];
+  wlmNames: readonly (string | undefined)[];
+  records: readonly NodeRecord[];
+}
+
+/** The report of `session` over the nodes and messages read (all of them for `rollout session get`; the live view reads fewer: live-session.ts). */
+export function sessionReportOf(session: UpgradeSession, { messageLog, plan, wlmNames, records }: SessionReportReads): SessionReport {
   const ended = isSessionSettled(session.state);
   const { counts, phases, nodes, waves, failedByCancel } = reportNodes(plan, wlmNames, records, ended);
   const estimate = session.progress.estimate;

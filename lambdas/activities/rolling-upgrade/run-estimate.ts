@@ -9,10 +9,9 @@ import { readPlanSite } from './plan-site';
 /**
  * The ETA an increment writes with changed counts (core/rolling-upgrade/estimate.ts): the plan made
  * again over the nodes left, from the site as it is now (their job ends, states, racks) and the
- * reboot-and-return time the nodes just done took. Lock-step makes it at each step's end (nothing in
- * flight then); a window each time as many nodes as it keeps out of service have been done since
- * the last time (so at most nodeCount / maxUnavailable times a run: each costs a read of the nodes
- * left at the site), keeping it in between.
+ * reboot-and-return time the nodes just done took. Lock-step makes it at a step's end (nothing in
+ * flight then); a window once as many nodes as it keeps out of service have been done since the
+ * last time; either keeping it in between, and at most MOST_REPLANS times a run (replanEvery).
  */
 export async function remadeEstimate(
   deps: RollingUpgradeDependencies,
@@ -31,6 +30,19 @@ export async function remadeEstimate(
   }
 }
 
+/**
+ * Each re-plan reads the site's state of every node left (and its inventory): made every cap's (or
+ * step's) worth of nodes done, a run of n nodes would read O(n²/cap) nodes at the site (10,000 nodes
+ * at maxUnavailable 1: 10,000 re-plans). At most this many a run keeps it O(n), and the plan it
+ * makes is as good: its end is an instant, which holds between two re-plans when the run keeps pace.
+ */
+export const MOST_REPLANS = 20;
+
+/** The ETA is made again each time this many more nodes are done: a cap's (a step's) worth, or a MOST_REPLANS-th of the run if more. */
+export function replanEvery(nodeCount: number, cap: number): number {
+  return Math.max(1, cap, Math.ceil(nodeCount / MOST_REPLANS));
+}
+
 async function remake(
   deps: RollingUpgradeDependencies,
   session: UpgradeSession,
@@ -42,12 +54,13 @@ async function remake(
   // A run cancelled, stopping or ending (all done, or halted on its failure budget) starts no more nodes: no end to plan.
   if (session.state !== 'UPDATING' || !session.planTaken || saved.stage === 'CLEANUP') return undefined;
   const done = (p: Progress) => (p.counts?.upgraded ?? 0) + (p.counts?.failed ?? 0);
+  const every = replanEvery(session.nodeCount, session.mode === 'window' ? upgradePolicy(session, session.nodeCount).maxInTransition : session.upgradeStepSize);
+  if (before.estimate && Math.floor(done(saved) / every) === Math.floor(done(before) / every)) return before.estimate;
   let left: string[];
   let service: number | undefined;
   if (session.mode === 'window') {
     const window = saved.window;
-    const cap = upgradePolicy(session, session.nodeCount).maxInTransition;
-    if (!window?.marks || (before.estimate && Math.floor(done(saved) / cap) === Math.floor(done(before) / cap))) return before.estimate;
+    if (!window?.marks) return before.estimate;
     // The nodes that left flight in this increment were in the index the increment found.
     service = observedServiceSeconds(await loadWindowInFlight(deps, session));
     const inFlight = window.inFlight ?? [];

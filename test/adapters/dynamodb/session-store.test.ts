@@ -236,3 +236,17 @@ describe("reopenStopped (a person's resume)", () => {
     }
   });
 });
+
+describe('messages.recent', () => {
+  it('reads the newest messages alone, oldest first, timed as listTimed reads them', async () => {
+    const session = makeSession();
+    await store.createSession(session, []);
+    expect(await store.messages.recent(session.upgradeId, 3)).toEqual([]);
+    for (let i = 0; i < 5; i++) await store.messages.append(session.upgradeId, `message ${i}`);
+    const all = await store.messages.listTimed(session.upgradeId);
+    expect(await store.messages.recent(session.upgradeId, 3)).toEqual(all.slice(-3));
+    expect((await store.messages.recent(session.upgradeId, 3)).map((m) => m.text)).toEqual(['message 2', 'message 3', 'message 4']);
+    expect(await store.messages.recent(session.upgradeId, 10)).toEqual(all);
+    expect(await store.messages.recent(session.upgradeId, 0)).toEqual([]);
+  });
+});

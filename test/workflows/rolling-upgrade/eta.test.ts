@@ -3,6 +3,9 @@ import { loadSiteFile } from '../../../simulator';
 import type { Progress } from '../../../core/rolling-upgrade/session';
 import { startTestRuntime } from '../../support/embedded';
 import { EXAMPLE_REQUEST } from '../../../scripts/upgrade-args';
+import { simulatedSiteClients } from '../../../local/simulated-site-clients';
+import { MOST_REPLANS } from '../../../lambdas/activities/rolling-upgrade/run-estimate';
+import { buildSite, upgradeRequest } from '../../support/sites';
 
 /**
  * The ETA a run writes (progress.estimate) is the plan made again from the site as it is and the
@@ -49,4 +52,35 @@ describe('the ETA converges', () => {
     },
     120_000,
   );
+
+  it('is made again at most MOST_REPLANS times a run, each a read of every node left at the site: 60 nodes at maxUnavailable 1 re-plan 20 times, not 60', async () => {
+    // In plan order the window reads no job ends of its own: each job-end read is a re-plan's.
+    const replans: number[] = [];
+    const runtime = await startTestRuntime({
+      site: buildSite(60),
+      connectors: (simulator) => {
+        const site = simulatedSiteClients(simulator);
+        const wm = site.workloadManager;
+        const getJobEnds = wm.getJobEnds!.bind(wm);
+        const workloadManager = Object.assign(Object.create(wm) as typeof wm, {
+          getJobEnds: (names: readonly string[]) => {
+            replans.push(names.length);
+            return getJobEnds(names);
+          },
+        });
+        return { ...site, workloadManager };
+      },
+    });
+    try {
+      const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 1 }));
+      expect((await run.outcome).status).toBe('SUCCEEDED');
+      expect(replans.length).toBeGreaterThanOrEqual(MOST_REPLANS - 1);
+      expect(replans.length).toBeLessThanOrEqual(MOST_REPLANS);
+      // Each of every node left then: 59 at the first (made once the first node is done), fewer each time.
+      expect(replans[0]).toBe(59);
+      expect(replans.reduce((sum, n) => sum + n, 0)).toBeLessThan((60 * 61) / 2 / 2);
+    } finally {
+      await runtime.close();
+    }
+  }, 120_000);
 });

@@ -1,7 +1,7 @@
 import { bothNames } from '../core/site/node-names';
 import type { OperationState } from '../core/scheduling';
 import type { DeploymentReport } from '../control-plane/reports/deployment-report';
-import type { LiveSessionReport } from '../control-plane/reports/live-session';
+import { LIVE_MESSAGES, type LiveSessionReport } from '../control-plane/reports/live-session';
 import type { TaskRunView } from '../control-plane/reports/task-run-report';
 import type { SessionProgress } from '../control-plane/runtime';
 import type { LiveNode, LiveState } from './live-view';
@@ -15,8 +15,8 @@ import type { LiveNode, LiveState } from './live-view';
 
 type Progress<K extends SessionProgress['kind']> = Extract<SessionProgress, { kind: K }>;
 
-/** The newest messages searched for the one that names a node (a long run's older messages say nothing of its nodes in flight). */
-const MESSAGES_SEARCHED = 200;
+/** The newest messages searched for the one that names a node (a long run's older messages say nothing of its nodes in flight): those the live read reads. */
+const MESSAGES_SEARCHED = LIVE_MESSAGES;
 
 /** An upgrade: its mode and step (or wave), the counts by status, the cap in use, and each node in flight in plan order. */
 export function upgradeLiveState(progress: Progress<'upgrade'>, report: LiveSessionReport): LiveState {

@@ -503,7 +503,7 @@ function createdText(run: { createdAt: string; simulatedTime?: boolean; wallCrea
  * How watch polls: a local table and control plane every quarter second; a deployed stack (no
  * endpoint override) gently: from 1 s, backing off to 15 s while nothing changes (the session item,
  * ListExecutions with its low API quota), the progress line every 2 s from the counts on the session item.
- * The live view reads the run's nodes too (its report): once a second, on a stack every 10 s.
+ * The live view reads the run's nodes in flight too (an upgrade's; a deployment's or task run's report): once a second, on a stack every 10 s.
  */
 interface WatchPace {
   firstMs: number;

@@ -28,7 +28,7 @@ export type LiveSessionReport = Pick<
   | 'nodes'
 >;
 
-/** The newest messages read: the live view searches them for the newest that names each node in flight. */
+/** The newest messages read: the live view searches them for the newest that names each node in flight (cli/live-state.ts). */
 export const LIVE_MESSAGES = 200;
 
 export async function buildLiveSessionReport(store: SessionStore, session: UpgradeSession): Promise<LiveSessionReport> {

@@ -12,6 +12,7 @@ import { deleteReservation, putReservation, showReservations } from './scontrol-
 import { SIMULATED_PARTITION, scontrolShowNodeText, sinfoJsonV38, sinfoLongFormat, type NodeFeatures } from './slurm-output';
 import type { TaskLogEntry, TaskRunnerModel } from './task-runner';
 import type { WorkloadManagerModel } from './workload-manager';
+import { strigger } from './strigger';
 import { TASK_EXIT_MARKER } from '../../core/site/task-exit-marker';
 
 export { SIMULATED_PARTITION };
@@ -244,6 +245,7 @@ export class HeadNodeModel {
     if (base === 'squeue') return this.squeue(args);
     if (base === 'sbatch') return this.sbatch(args);
     if (base === 'scancel') return this.scancel(args);
+    if (base === 'strigger') return strigger(this.deps.workloadManager.triggers, args);
     if (base === 'provision') return this.provision(args);
     if (base === 'pdsh') return this.pdsh(args);
     if (base === 'ssh') return this.ssh(args);

@@ -5,6 +5,7 @@ import { cappedLognormalMean, exponential, lognormal, randomStream, type Random 
 import { SlurmVersion } from './slurm-version';
 import type { SiteTaskObserver } from './task-runner';
 import type { NodeChangeLog } from './node-changes';
+import { TriggerManagerModel } from './trigger-manager';
 
 /** power_save.c's default power_save_interval: how often 26.05 looks at the reboots asked. */
 const POWER_SAVE_INTERVAL_MS = 10_000;
@@ -146,6 +147,8 @@ export class WorkloadManagerModel {
   private readonly settings: WlmSettings;
   readonly version: SlurmVersion;
   private nextJobId = 1;
+  /** `strigger`: the node events it fires on are reported where node_mgr.c calls trigger_node_up/down/drained. */
+  readonly triggers: TriggerManagerModel;
   /** RebootProgram: what slurmd runs when slurmctld issues a node's reboot (the head node reboots it). */
   private rebootProgram: (name: string) => void = () => {};
 
@@ -165,6 +168,7 @@ export class WorkloadManagerModel {
     this.version = new SlurmVersion(this.settings.version);
     const now = timeline.sync();
     this.startedAt = now;
+    this.triggers = new TriggerManagerModel(timeline, () => [...this.nodes.keys()], now);
     // Jobs run a fraction of their time limit: the mean length is the mean limit times the mean fraction.
     const fraction = workload?.endFraction ?? { min: 1, max: 1 };
     const meanJobSeconds = workload ? cappedLognormalMean(workload.jobSeconds) * ((fraction.min + fraction.max) / 2) : 0;
@@ -325,6 +329,8 @@ export class WorkloadManagerModel {
     node.drain = true;
     node.fail = false;
     node.drainCount++;
+    // update_node: a node with no job (and no Epilog) is drained at once.
+    if (node.job === undefined && node.completingUntil === undefined) this.triggers.nodeEvent('drained', name);
     this.refreshService(node, now);
     this.changes?.byReason(now, name, 'drain', reason);
     this.observer?.drained(name, reason, node.job?.endsAt);
@@ -351,6 +357,8 @@ export class WorkloadManagerModel {
     node.undrainAfterReboot = false;
     if (node.base === 'DOWN') {
       node.base = 'IDLE';
+      // update_node: a DOWN node set IDLE is up (trigger_node_up).
+      this.triggers.nodeEvent('up', name);
       // _require_node_reg(): slurmd must answer again; a node whose slurmd is gone goes DOWN again after SlurmdTimeout.
       if (!node.slurmdUp) {
         node.responding = false;
@@ -456,6 +464,8 @@ export class WorkloadManagerModel {
         node.rebootIssuedAt = undefined;
         node.nextState = undefined;
         node.undrainAfterReboot = false;
+        // validate_node_specs: `returned to service` (trigger_node_up), nextstate=DOWN too.
+        this.triggers.nodeEvent('up', name);
         if (nextState === 'DOWN') this.appendReason(node, 'reboot complete');
         else {
           node.base = 'IDLE';
@@ -507,6 +517,8 @@ export class WorkloadManagerModel {
 
   private makeDown(node: NodeState, now: number): void {
     node.base = 'DOWN';
+    // _make_node_down: trigger_node_down.
+    this.triggers.nodeEvent('down', node.name);
     if (node.job) {
       node.killedJobs++;
       node.job = undefined;
@@ -571,6 +583,8 @@ export class WorkloadManagerModel {
         node.responding = true;
         if (this.settings.returnToService === 2) {
           node.base = 'IDLE';
+          // node_did_resp: `returned to service` (trigger_node_up).
+          this.triggers.nodeEvent('up', node.name);
           if (node.nextState !== undefined || node.undrainAfterReboot) node.drain = false;
           if (!node.drain && !node.fail) this.nodeUp(node);
         }
@@ -610,6 +624,8 @@ export class WorkloadManagerModel {
   }
 
   private afterIdle(node: NodeState, at: number): void {
+    // make_node_idle: a drained (or failed) node's last job and Epilog are over (trigger_node_drained).
+    if (node.drain || node.fail) this.triggers.nodeEvent('drained', node.name);
     this.refreshService(node, at);
     this.issueRebootIfIdle(node, at);
     this.scheduleArrival(node, at);

@@ -108,7 +108,16 @@ export class SiteSimulator {
       };
     }
     const groups = Object.fromEntries(this.inventory.listGroups().map((g) => [g.label, g.members]));
-    return { now, groups, nodes, violations: [...this.violationLog], taskLog: this.tasks.taskLog(), changes: this.changeLog.entries() };
+    const triggerFirings = this.workloadManager.triggers.firings;
+    return {
+      now,
+      groups,
+      nodes,
+      violations: [...this.violationLog],
+      taskLog: this.tasks.taskLog(),
+      changes: this.changeLog.entries(),
+      ...(triggerFirings.length > 0 ? { triggerFirings: [...triggerFirings] } : {}),
+    };
   }
 }
 

@@ -64,4 +64,20 @@ export interface SiteState {
   taskLog: TaskLogEntry[];
   /** Every drain, resume, fail, boot, prepare and deploy, in order, with the run the site says made it. */
   changes: NodeChange[];
+  /** Every firing of a Slurm trigger (`strigger`) on the site, in order; absent when none fired. */
+  triggerFirings?: TriggerFiring[];
+}
+
+/** One run of a Slurm trigger's program (src/slurmctld/trigger_mgr.c _trigger_run_program), or its loss. */
+export interface TriggerFiring {
+  triggerId: number;
+  event: 'up' | 'down' | 'drained';
+  /** The program's last argument: the nodes of the event, as one hostlist. */
+  hostlist: string;
+  /** The program with its own arguments, as given to `strigger --program=`. */
+  program: string;
+  /** Epoch ms of the trigger pass that ran it. */
+  at: number;
+  /** ran: the program ran and succeeded; failed: it ran and failed (never retried); lost: it never ran (a fault). */
+  outcome: 'ran' | 'failed' | 'lost';
 }

@@ -43,12 +43,18 @@ export function strigger(triggers: TriggerManagerModel, args: readonly string[])
   }
   const shown = triggers
     .list()
-    .filter((t) => (events.length === 0 || events.includes(t.event)) && (parsed.id === undefined || t.id === parsed.id) && (parsed.user === undefined || t.user === parsed.user));
+    .filter(
+      (t) =>
+        (events.length === 0 || events.includes(t.event)) &&
+        (parsed.id === undefined || t.id === parsed.id) &&
+        (parsed.user === undefined || t.user === parsed.user),
+    );
   if (shown.length === 0) return { exitCode: 0, stdout: '' };
   const header = 'TRIG_ID RES_TYPE   RES_ID TYPE                                OFFSET USER     FLAGS PROGRAM\n';
   // strigger.c: "%7u %-9s %7s %-35s %6d %-8s %-5s %s\n".
   const rows = shown.map(
-    (t) => `${String(t.id).padStart(7)} ${'node'.padEnd(9)} ${t.resId.padStart(7)} ${t.event.padEnd(35)} ${'0'.padStart(6)} ${t.user.padEnd(8)} ${(t.perm ? 'PERM' : '').padEnd(5)} ${t.program}\n`,
+    (t) =>
+      `${String(t.id).padStart(7)} ${'node'.padEnd(9)} ${t.resId.padStart(7)} ${t.event.padEnd(35)} ${'0'.padStart(6)} ${t.user.padEnd(8)} ${(t.perm ? 'PERM' : '').padEnd(5)} ${t.program}\n`,
   );
   return { exitCode: 0, stdout: (parsed.noHeader ? '' : header) + rows.join('') };
 }

@@ -1,5 +1,8 @@
 import { compressHostlist } from '../../core/site/hostlist';
+import type { TriggerFiring } from '../../core/site/site-state';
 import type { Timeline } from '../timeline';
+
+export type { TriggerFiring };
 
 /**
  * Slurm's event triggers (`strigger`) as slurmctld holds them, for the node events a rollout waits on:
@@ -10,7 +13,8 @@ import type { Timeline } from '../timeline';
  * The node events are reported by the workload manager where node_mgr.c calls trigger_node_*.
  */
 
-export type TriggerEvent = 'up' | 'down' | 'drained';
+/** The node events a trigger fires on (strigger --up, --down, --drained). */
+export type TriggerEvent = TriggerFiring['event'];
 
 /** slurmctld.h TRIGGER_INTERVAL: seconds between trigger passes. */
 export const TRIGGER_INTERVAL_SECONDS = 15;
@@ -31,18 +35,6 @@ export interface SlurmTrigger {
   program: string;
   perm: boolean;
   user: string;
-}
-
-export interface TriggerFiring {
-  triggerId: number;
-  event: TriggerEvent;
-  /** The program's last argument: the nodes of the event, as one hostlist. */
-  hostlist: string;
-  program: string;
-  /** Epoch ms of the pass that ran it. */
-  at: number;
-  /** ran: the program ran and succeeded; failed: it ran and failed (never retried); lost: it never ran (a fault). */
-  outcome: 'ran' | 'failed' | 'lost';
 }
 
 export type TriggerSetError = 'duplicate' | 'invalid-node';
@@ -151,7 +143,11 @@ export class TriggerManagerModel {
     // Passes are not taken while no trigger is pending: events from before the previous pass's time are gone.
     const since = at - TRIGGER_PASS_MS;
     const changed = new Map<TriggerEvent, string[]>();
-    for (const [event, nodes] of this.events) changed.set(event, [...nodes].filter(([, when]) => when >= since).map(([name]) => name));
+    for (const [event, nodes] of this.events)
+      changed.set(
+        event,
+        [...nodes].filter(([, when]) => when >= since).map(([name]) => name),
+      );
     this.events.clear();
     const clones: TriggerRecord[] = [];
     const fired: TriggerFiring[] = [];

@@ -43,7 +43,11 @@ async function at(second: number): Promise<void> {
 }
 
 const fired = () => triggers().firings.map((f) => ({ id: f.triggerId, event: f.event, hostlist: f.hostlist, outcome: f.outcome }));
-const ids = async () => (await ok('strigger', '--get', '--noheader')).split('\n').filter(Boolean).map((line) => Number(line.trim().split(/\s+/)[0]));
+const ids = async () =>
+  (await ok('strigger', '--get', '--noheader'))
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => Number(line.trim().split(/\s+/)[0]));
 
 describe('the simulated strigger', () => {
   test('a pass every 16 s from the start: a change fires at the next pass, not before', async () => {
@@ -158,6 +162,8 @@ describe('the simulated strigger', () => {
       { id: 3, event: 'drained', hostlist: 'c03', outcome: 'ran' },
     ]);
     expect(seen.map((f) => f.outcome)).toEqual(['lost', 'failed']);
+    // The site's state carries them (what a scenario judges a run by).
+    expect(side.simulator.state().triggerFirings?.map((f) => f.outcome)).toEqual(['lost', 'failed', 'ran']);
     expect(await ids()).toEqual([]);
   });
 
@@ -167,7 +173,9 @@ describe('the simulated strigger', () => {
       const r = await side.run(['strigger', ...argv]);
       return `${r.code} ${r.stderr.trim()}`;
     };
-    expect(await run('--node', '--up', `--program=${PROGRAM}`)).toBe('1 strigger: error: You must use exactly one of the following options: --set, --get or --clear');
+    expect(await run('--node', '--up', `--program=${PROGRAM}`)).toBe(
+      '1 strigger: error: You must use exactly one of the following options: --set, --get or --clear',
+    );
     expect(await run('--set', '--node', `--program=${PROGRAM}`)).toBe('1 strigger: error: You must specify a trigger');
     expect(await run('--set', '--node', '--up')).toBe('1 strigger: error: You must specify a --program value');
     expect(await run('--set', '--node', '--up', '--program=relay')).toBe('1 strigger: error: The --program value must start with "/"');

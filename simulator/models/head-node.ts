@@ -317,7 +317,7 @@ export class HeadNodeModel {
     return names.some((n) => !this.deps.workloadManager.get(n)) ? undefined : names;
   }
 
-  /** `scontrol update NodeName=<hostlist> State=DRAIN|FAIL|RESUME [Reason=...]` or feature edits, with scontrol's own messages (src/scontrol/update_node.c). */
+  /** `scontrol update NodeName=<hostlist> State=DRAIN|FAIL|DOWN|RESUME [Reason=...]` or feature edits, with scontrol's own messages (src/scontrol/update_node.c). */
   private update(args: readonly string[]): Output {
     const kv = this.keyValues(args);
     const names = this.nodesOf(kv.get('nodename'));
@@ -335,12 +335,13 @@ export class HeadNodeModel {
     }
     if ((state === 'DRAIN' || state === 'FAIL' || state === 'DOWN') && !reason?.trim())
       return { exitCode: 1, stderr: 'You must specify a reason when DOWNING or DRAINING a node. Request denied\n' };
-    if (state !== 'DRAIN' && state !== 'FAIL' && state !== 'RESUME')
-      return { exitCode: 1, stderr: `scontrol: unsupported State=${state ?? ''} (the simulator does DRAIN, FAIL, RESUME)\n` };
+    if (state !== 'DRAIN' && state !== 'FAIL' && state !== 'DOWN' && state !== 'RESUME')
+      return { exitCode: 1, stderr: `scontrol: unsupported State=${state ?? ''} (the simulator does DRAIN, FAIL, DOWN, RESUME)\n` };
     let invalid = false;
     for (const name of names) {
       if (state === 'DRAIN') wlm.drain(name, reason!);
       else if (state === 'FAIL') wlm.fail(name, reason!);
+      else if (state === 'DOWN') wlm.down(name, reason!);
       else {
         try {
           wlm.resume(name, reason);

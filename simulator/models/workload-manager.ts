@@ -383,6 +383,16 @@ export class WorkloadManagerModel {
     node.reason = reason;
   }
 
+  /**
+   * `scontrol update State=DOWN Reason=...` (node_mgr.c update_node): the reason replaces the node's,
+   * _make_node_down sets it DOWN (its flags kept) and its job is killed.
+   */
+  down(name: string, reason: string): void {
+    const { node, now } = this.require(name);
+    if (reason) node.reason = reason;
+    this.makeDown(node, now);
+  }
+
   /** `scontrol update State=FAIL Reason=...`: FAIL (and no DRAIN: update_node clears it); a running job carries on (FAILING). */
   fail(name: string, reason: string): void {
     const { node, now } = this.require(name);

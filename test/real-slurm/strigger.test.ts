@@ -87,7 +87,8 @@ async function script(release: RealSlurmRelease): Promise<{ rows: DifferentialRo
   const firings = async (operation: string, count: number) => {
     const waited = await awaitFirings(pair, count);
     latencies[operation] = waited.realSeconds;
-    row(`${operation}: firings`, realFirings(pair).join('\n'), simFirings(pair).join('\n'));
+    // Sorted: slurmctld forks the programs of one pass one after the other, and which writes first is a race.
+    row(`${operation}: firings`, realFirings(pair).sort().join('\n'), simFirings(pair).sort().join('\n'));
   };
   const p = pair.program;
   try {
@@ -103,22 +104,26 @@ async function script(release: RealSlurmRelease): Promise<{ rows: DifferentialRo
     await firings('c01 drained while idle', 1);
     await command(['strigger', '--get']);
 
-    // Two nodes drained by one command (within one pass): one run, one hostlist.
+    // Two nodes drained by one command (within one pass): one run, one hostlist; and c04 set DOWN meanwhile:
+    // the every-node down trigger fires with it alone (in list order, after the drained one).
     await command(['scontrol', 'update', 'NodeName=c[02-03]', 'State=DRAIN', 'Reason=strigger test']);
-    await firings('c[02-03] drained at once', 2);
+    await command(['scontrol', 'update', 'NodeName=c04', 'State=DOWN', 'Reason=strigger test']);
+    await firings('c[02-03] drained at once, c04 down', 3);
+    await command(['strigger', '--get']);
 
     // A reboot (no DOWN event: slurmctld sets DOWN+REBOOT_ISSUED itself) and the registration after it: up.
     await command(['scontrol', 'reboot', 'ASAP', 'nextstate=RESUME', 'reason=strigger test', 'c01']);
     await pair.real.settle((nodes) => nodes.find((n) => n.name === 'c01')?.base === 'IDLE' && !nodes.find((n) => n.name === 'c01')?.flags.includes('DRAIN'), {
       realSeconds: 30,
     });
-    await firings('c01 rebooted and registered', 3);
-    // The permanent trigger stays (its copy, first in slurmctld's list); the down one is still pending.
+    await firings('c01 rebooted and registered', 4);
+    // The permanent trigger stays (its copy, first in slurmctld's list).
     await command(['strigger', '--get']);
 
     await command(['strigger', '--clear', '--id=99']);
     await command(['strigger', '--clear', '--id=3']);
     await command(['strigger', '--get']);
+    await command(['strigger', '--set', '--node', '--down', `--program=${p} down-any`]);
     await command(['strigger', '--clear', '--user=root']);
     await command(['strigger', '--get']);
   } finally {
@@ -128,7 +133,7 @@ async function script(release: RealSlurmRelease): Promise<{ rows: DifferentialRo
 }
 
 describeRealSlurm('strigger: the simulator against a real Slurm', (release) => {
-  test('set, get, clear; a drained idle node, two nodes in one pass, a rebooted node up; one-shot and PERM', async () => {
+  test('set, get, clear; a drained idle node, two nodes in one pass, a node set DOWN, a rebooted node up; one-shot and PERM', async () => {
     const { rows, latencies, seconds } = await script(release);
     console.log(
       `strigger differential, Slurm ${release}: ${seconds.toFixed(1)} s; real firing latencies (s): ${JSON.stringify(latencies)}\n${differentialTable(rows)}`,

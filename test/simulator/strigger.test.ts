@@ -118,7 +118,7 @@ describe('the simulated strigger', () => {
     expect(fired()).toEqual([{ id: 1, event: 'drained', hostlist: 'c02', outcome: 'ran' }]);
   });
 
-  test('scontrol reboot: no down (slurmctld sets DOWN+REBOOT_ISSUED itself), up when the node registers; a slurmd gone past SlurmdTimeout: down', async () => {
+  test('scontrol reboot: no down (slurmctld sets DOWN+REBOOT_ISSUED itself), up when the node registers; a slurmd gone past SlurmdTimeout, State=DOWN: down', async () => {
     await start();
     await ok('strigger', '--set', '--node', '--down', `--program=${PROGRAM} down`);
     await ok('strigger', '--set', '--node', '--up', `--program=${PROGRAM} up`);
@@ -128,6 +128,11 @@ describe('the simulated strigger', () => {
     await side.stopNode('c04');
     await at(48);
     expect(fired().slice(1)).toEqual([{ id: 1, event: 'down', hostlist: 'c04', outcome: 'ran' }]);
+    // The one-shot down trigger is gone: a new one (id 3) for a node set DOWN by hand.
+    await ok('strigger', '--set', '--node=c03', '--down', `--program=${PROGRAM} down`);
+    await ok('scontrol', 'update', 'NodeName=c03', 'State=DOWN', 'Reason=t');
+    await at(64);
+    expect(fired().slice(2)).toEqual([{ id: 3, event: 'down', hostlist: 'c03', outcome: 'ran' }]);
   });
 
   test('a change in the same pass before a trigger was set fires it (the events are slurmctld-wide, cleared at each pass)', async () => {

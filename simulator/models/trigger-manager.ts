@@ -177,7 +177,7 @@ export class TriggerManagerModel {
 
   /** bitmap2node_name: the nodes in slurm.conf order, as one hostlist. */
   private hostlist(names: readonly string[]): string {
-    const order = this.nodeNames();
-    return compressHostlist([...names].sort((a, b) => order.indexOf(a) - order.indexOf(b)));
+    const chosen = new Set(names);
+    return compressHostlist(this.nodeNames().filter((name) => chosen.has(name)));
   }
 }

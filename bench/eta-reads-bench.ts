@@ -16,7 +16,7 @@ export interface EtaReadsFigures {
   outcome: string;
   /** Job-end reads: one per ETA re-plan (plan order). */
   replans: number;
-  /** Nodes read at the site by kind: `getNodes` names, `getJobEnds` names, `listNodes` nodes listed. */
+  /** Nodes read at the site by kind: `getNodes` names, `getJobEnds` names, the inventory's nodes (listed, or answered by its getNodes). */
   nodesRead: { wlm: number; jobEnds: number; inventory: number };
   requests: { wlm: number; jobEnds: number; inventory: number };
   wallSeconds: number;
@@ -75,6 +75,16 @@ function counted(site: SiteClients, requests: EtaReadsFigures['requests'], nodes
       nodesRead.inventory += listed.length;
       return listed;
     },
+    ...(inventory.getNodes
+      ? {
+          getNodes: async (names: readonly string[]) => {
+            requests.inventory++;
+            const read = await inventory.getNodes!(names);
+            nodesRead.inventory += read.size;
+            return read;
+          },
+        }
+      : {}),
   });
   return { ...site, workloadManager, inventory: countedInventory };
 }
@@ -84,7 +94,7 @@ export function renderEtaReads(f: EtaReadsFigures): string {
   return [
     `${f.label}: ${f.outcome} [${f.wallSeconds.toFixed(0)} s wall]`,
     `  ETA re-plans (job-end reads)     ${n(f.replans)}`,
-    `  site nodes read: wlm ${n(f.nodesRead.wlm)} (${n(f.requests.wlm)} requests), job ends ${n(f.nodesRead.jobEnds)}, inventory ${n(f.nodesRead.inventory)} (${n(f.requests.inventory)} listings)`,
+    `  site nodes read: wlm ${n(f.nodesRead.wlm)} (${n(f.requests.wlm)} requests), job ends ${n(f.nodesRead.jobEnds)}, inventory ${n(f.nodesRead.inventory)} (${n(f.requests.inventory)} reads)`,
     `  site nodes read in all           ${n(f.nodesRead.wlm + f.nodesRead.jobEnds + f.nodesRead.inventory)}`,
   ].join('\n');
 }

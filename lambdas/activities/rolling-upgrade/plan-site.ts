@@ -15,10 +15,9 @@ export async function readPlanSite(site: Pick<Site, 'workloadManager' | 'invento
     // The nodes named alone (the ETA re-plans with the nodes it has left), not the whole inventory.
     readInventoryNodes(site.inventory, names),
   ]);
-  const byName = inventory;
   return new Map<string, PlannedNodeSite>(
     names.map((name) => {
-      const inv = byName.get(name);
+      const inv = inventory.get(name);
       const node: PlannedNodeSite = { alive: inv?.alive !== false, available: inv?.available !== false };
       const w = wlm.get(name);
       if (w) node.wlm = w;

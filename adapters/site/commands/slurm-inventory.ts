@@ -80,6 +80,8 @@ export class SlurmInventory implements Inventory {
   private readonly roleKey: string;
 
   private listed: { at: number; view: SlurmView } | undefined;
+  /** Whether the last listing fit in one `sinfo` (undefined: none made yet): getNodes lists again rather than read nodes by hostlist. */
+  private listingFits: boolean | undefined;
 
   constructor(private readonly options: SlurmInventoryOptions) {
     this.sinfo = options.sinfo ?? 'sinfo';
@@ -132,24 +134,28 @@ export class SlurmInventory implements Inventory {
   }
 
   /**
-   * The named nodes alone: from the listing while it is young enough to reuse, else with `sinfo
-   * --nodes=<hostlist>` (the workload manager's reader's way), in chunks of 500 names (a command
-   * line's length), each halved if its output exceeds the transport's. A name Slurm does not know is
-   * absent. A node without a `nid:` feature has its place in name order among every node for a nid,
-   * as in listNodes: read then from one more `sinfo --format=%N` (hostlists alone: a few lines).
+   * The named nodes: from the listing while it is young enough to reuse; else, where the last listing
+   * fit in one `sinfo`, from a new listing (sinfo loads every node from slurmctld whatever `--nodes`
+   * says and filters them itself: on slurmctld one listing costs what a read of a few nodes does, and
+   * it serves the next reads for LISTING_REUSE_MS); else (a listing taking a command per chunk of
+   * nodes, or none made yet) with `sinfo --nodes=<hostlist>` (the workload manager's reader's way),
+   * GET_NODES_CHUNK names a command, each halved if its output exceeds the transport's. A name Slurm
+   * does not know is absent. A node without a `nid:` feature has its place in name order among every
+   * node for a nid, as in listNodes: read then from one more `sinfo --format=%N` (hostlists alone).
    */
   async getNodes(names: readonly string[]): Promise<Map<string, InventoryNode>> {
     const wanted = [...new Set(names)];
     const out = new Map<string, InventoryNode>();
     if (wanted.length === 0) return out;
+    validNodeNames(wanted);
     const now = (this.options.clock ?? systemClock).now();
-    if (this.listed && now - this.listed.at >= 0 && now - this.listed.at < LISTING_REUSE_MS) {
+    const fresh = this.listed !== undefined && now - this.listed.at >= 0 && now - this.listed.at < LISTING_REUSE_MS;
+    if (fresh || this.listingFits) {
       const known = new Set(wanted);
       for (const node of await this.listNodes()) if (known.has(node.name)) out.set(node.name, node);
       return out;
     }
     const features = new Map<string, string[]>();
-    validNodeNames(wanted);
     for (let i = 0; i < wanted.length; i += GET_NODES_CHUNK) await this.readFeatures(wanted.slice(i, i + GET_NODES_CHUNK), features);
     const read = [...features].map(([name, list]) => ({ name, list, labels: readNodeLabels(list, { rolesKey: this.roleKey, roleFromRoles: true }) }));
     const positions = read.some((n) => n.labels.nid === undefined) ? await this.positions() : undefined;
@@ -210,6 +216,7 @@ export class SlurmInventory implements Inventory {
    */
   private async view(): Promise<SlurmView> {
     const whole = await this.sinfoRun(SINFO_FORMAT);
+    this.listingFits = whole.stdout !== undefined;
     if (whole.stdout !== undefined) return parseSinfo(whole.stdout, whole.script);
     const listing = await this.sinfoRun('--format=%R %N');
     if (listing.stdout === undefined) throw new SiteServiceError('inventory', `${listing.script}: the partition listing exceeds the transport's output limit`);

@@ -16,18 +16,29 @@ export interface EtaReadsFigures {
   outcome: string;
   /** Job-end reads: one per ETA re-plan (plan order). */
   replans: number;
-  /** Nodes read at the site by kind: `getNodes` names, `getJobEnds` names, `listNodes` nodes listed. */
+  /** Nodes read at the site by kind: `getNodes` names, `getJobEnds` names, the inventory's nodes (listed, or answered by its getNodes). */
   nodesRead: { wlm: number; jobEnds: number; inventory: number };
   requests: { wlm: number; jobEnds: number; inventory: number };
+  /** HTTP requests the inventory (HSM) answered: two a listing, two a chunk of ids of getNodes. */
+  inventoryHttp: number;
   wallSeconds: number;
 }
 
 export async function benchEtaReads(nodes: number, maxUnavailable: number): Promise<EtaReadsFigures> {
   const requests = { wlm: 0, jobEnds: 0, inventory: 0 };
   const nodesRead = { wlm: 0, jobEnds: 0, inventory: 0 };
+  let inventoryHttp = 0;
   const runtime = await EmbeddedRuntime.start({
     site: fleet({ name: 'eta', nodes, stepSize: maxUnavailable, bootFailEvery: 97, busyEvery: 50 }),
-    connectors: (simulator) => counted(simulatedSiteClients(simulator), requests, nodesRead),
+    connectors: (simulator) => {
+      // The requests HSM answers, counted where the simulator serves them.
+      const handle = simulator.handle.bind(simulator);
+      simulator.handle = (request) => {
+        if (new URL(request.url, 'http://sim').pathname.startsWith('/hsm/')) inventoryHttp++;
+        return handle(request);
+      };
+      return counted(simulatedSiteClients(simulator), requests, nodesRead);
+    },
   });
   try {
     const started = performance.now();
@@ -40,6 +51,7 @@ export async function benchEtaReads(nodes: number, maxUnavailable: number): Prom
       replans: requests.jobEnds,
       nodesRead,
       requests,
+      inventoryHttp,
       wallSeconds: (performance.now() - started) / 1000,
     };
   } finally {
@@ -75,6 +87,16 @@ function counted(site: SiteClients, requests: EtaReadsFigures['requests'], nodes
       nodesRead.inventory += listed.length;
       return listed;
     },
+    ...(inventory.getNodes
+      ? {
+          getNodes: async (names: readonly string[]) => {
+            requests.inventory++;
+            const read = await inventory.getNodes!(names);
+            nodesRead.inventory += read.size;
+            return read;
+          },
+        }
+      : {}),
   });
   return { ...site, workloadManager, inventory: countedInventory };
 }
@@ -84,7 +106,7 @@ export function renderEtaReads(f: EtaReadsFigures): string {
   return [
     `${f.label}: ${f.outcome} [${f.wallSeconds.toFixed(0)} s wall]`,
     `  ETA re-plans (job-end reads)     ${n(f.replans)}`,
-    `  site nodes read: wlm ${n(f.nodesRead.wlm)} (${n(f.requests.wlm)} requests), job ends ${n(f.nodesRead.jobEnds)}, inventory ${n(f.nodesRead.inventory)} (${n(f.requests.inventory)} listings)`,
+    `  site nodes read: wlm ${n(f.nodesRead.wlm)} (${n(f.requests.wlm)} requests), job ends ${n(f.nodesRead.jobEnds)}, inventory ${n(f.nodesRead.inventory)} (${n(f.requests.inventory)} reads, ${n(f.inventoryHttp)} HTTP requests)`,
     `  site nodes read in all           ${n(f.nodesRead.wlm + f.nodesRead.jobEnds + f.nodesRead.inventory)}`,
   ].join('\n');
 }

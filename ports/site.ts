@@ -98,6 +98,11 @@ export interface Inventory {
   /** Removes members (absent ones are left alone). Throws GroupNotFoundError. */
   removeGroupMembers(label: string, names: readonly string[]): Promise<void>;
   listNodes(): Promise<InventoryNode[]>;
+  /**
+   * The named nodes alone (absent: unknown to the inventory), in as few requests as the service
+   * allows; optional: without it, a caller reads listNodes (lambdas/activities/inventory-nodes.ts).
+   */
+  getNodes?(names: readonly string[]): Promise<Map<string, InventoryNode>>;
   /** Every group label (HSM's `GET /groups`); optional: an inventory whose groups are not listed leaves it out. */
   listGroupLabels?(): Promise<string[]>;
   /** Why the inventory would refuse this group label (HSM's rule), or undefined; optional: no rule beyond the common one. */

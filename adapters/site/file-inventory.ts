@@ -55,15 +55,14 @@ export class FileInventory implements Inventory {
 
   async listNodes(): Promise<InventoryNode[]> {
     const { site } = await this.load();
-    return site.nodes.map(({ name, nid, rack, role, roles, tags, labels }) => ({
-      name,
-      nid,
-      ...(rack !== undefined ? { rack } : {}),
-      role,
-      roles,
-      tags,
-      labels,
-    }));
+    return site.nodes.map(toInventoryNode);
+  }
+
+  /** The file's nodes of these names (read once, as listNodes). */
+  async getNodes(names: readonly string[]): Promise<Map<string, InventoryNode>> {
+    const wanted = new Set(names);
+    const { site } = await this.load();
+    return new Map(site.nodes.filter((n) => wanted.has(n.name)).map((n) => [n.name, toInventoryNode(n)]));
   }
 
   private edit(label: string, names: readonly string[], change: (members: string[], wanted: string[]) => string[]): Promise<void> {
@@ -113,4 +112,8 @@ export class FileInventory implements Inventory {
     });
     return this.loaded;
   }
+}
+
+function toInventoryNode({ name, nid, rack, role, roles, tags, labels }: SiteInventory['nodes'][number]): InventoryNode {
+  return { name, nid, ...(rack !== undefined ? { rack } : {}), role, roles, tags, labels };
 }

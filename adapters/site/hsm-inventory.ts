@@ -192,9 +192,36 @@ export class HsmInventory implements Inventory {
    * the partition are the labels `subrole` and `partition`.
    */
   async listNodes(): Promise<InventoryNode[]> {
+    return this.readNodes('type=Node');
+  }
+
+  /**
+   * The named nodes alone: the same two reads as listNodes, filtered by `id` (repeated, one per
+   * node), a chunk of ids per request pair. SMD takes every ComponentFilter field as a query
+   * parameter of both `GET /State/Components` and `GET /memberships` (hms-smd cmd/smd/smd-api.go
+   * doComponentsGet, doMembershipsGet; the ids matched in internal/hmsds/query-shared-sq.go
+   * whereComponentCol) and sets no limit on their number; the limit is the URL's, at the proxies in
+   * front of it (the API gateway), hence chunks of at most ID_QUERY_CHARS characters. SMD answers 400
+   * to an id that is not an xname (ErrHMSDSArgBadID): such a name is unknown, never sent.
+   */
+  async getNodes(names: readonly string[]): Promise<Map<string, InventoryNode>> {
+    const ids = [...new Set(names)].filter((name) => !this.xnames || isNodeXname(name));
+    const limit = pLimit(CONCURRENCY / 2);
+    const read = await Promise.all(idQueries(ids).map((query) => limit(() => this.readNodes(`type=Node&${query}`))));
+    return new Map(read.flat().map((node) => [node.name, node]));
+  }
+
+  /**
+   * SMD's nodes (`GET /hsm/v2/State/Components?<query>`) with their groups (`GET
+   * /hsm/v2/memberships?<query>`): `ID` the name, `NID`, `Role`; alive in state Ready or On;
+   * available while `Enabled`. Group labels follow core/site/node-labels.ts (`rack:<rack>`, else the
+   * xname's cabinet; `deploy-role:<role>`; other `key:value` labels; the rest tags); `SubRole` and
+   * the partition are the labels `subrole` and `partition`.
+   */
+  private async readNodes(query: string): Promise<InventoryNode[]> {
     const [components, memberships] = await Promise.all([
-      this.http.request('GET', '/hsm/v2/State/Components?type=Node').then((r) => this.http.parse(componentsResponse, r).Components),
-      this.http.request('GET', '/hsm/v2/memberships?type=Node').then((r) => this.http.parse(membershipsResponse, r)),
+      this.http.request('GET', `/hsm/v2/State/Components?${query}`).then((r) => this.http.parse(componentsResponse, r).Components),
+      this.http.request('GET', `/hsm/v2/memberships?${query}`).then((r) => this.http.parse(membershipsResponse, r)),
     ]);
     const byId = new Map(memberships.map((m) => [m.id, m]));
     // Built without spreads (the same keys, in the same order): a fleet of 10,000 nodes is listed at every increment.
@@ -204,7 +231,7 @@ export class HsmInventory implements Inventory {
       const membership = byId.get(component.ID);
       const { rack, roles, labels, tags } = readNodeLabels(membership?.groupLabels ?? []);
       const cabinet = rack ?? CABINET.exec(component.ID)?.[1];
-      // Without an NID, the node's place among the nodes listed.
+      // Without an NID (SMD gives every node one when it is added), the node's place among the nodes read.
       const node = { name: component.ID, nid: component.NID ?? nodes.length + 1 } as InventoryNode;
       if (cabinet !== undefined) node.rack = cabinet;
       node.role = component.Role || DEFAULT_ROLE;
@@ -223,6 +250,28 @@ export class HsmInventory implements Inventory {
     const responses = await Promise.all(ids.map((id) => limit(() => send(id))));
     return responses.map((r) => r.status);
   }
+}
+
+/**
+ * The characters of `id=` parameters in one request: well under the 8 KiB request line that common
+ * proxies accept (nginx's large_client_header_buffers, Envoy's 60 KiB headers), about 400 xnames.
+ */
+export const ID_QUERY_CHARS = 7_000;
+
+/** `id=a&id=b...` queries of at most ID_QUERY_CHARS characters each (at least one id each). */
+export function idQueries(ids: readonly string[]): string[] {
+  const queries: string[] = [];
+  let current = '';
+  for (const id of ids) {
+    const param = `id=${encodeURIComponent(id)}`;
+    if (current !== '' && current.length + 1 + param.length > ID_QUERY_CHARS) {
+      queries.push(current);
+      current = '';
+    }
+    current = current === '' ? param : `${current}&${param}`;
+  }
+  if (current !== '') queries.push(current);
+  return queries;
 }
 
 /** SMD's SubRole and partition as the labels `subrole` and `partition`, before the group labels (which win). */

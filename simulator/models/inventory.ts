@@ -43,6 +43,11 @@ export class InventoryModel {
     return this.nodes.has(name);
   }
 
+  /** One node by name; undefined when the site has none of that name. */
+  getNode(name: string): InventoryNodeRecord | undefined {
+    return this.nodes.get(name);
+  }
+
   listNodes(): InventoryNodeRecord[] {
     return [...this.nodes.values()];
   }

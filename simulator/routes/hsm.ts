@@ -51,7 +51,14 @@ function hsmNames(sim: SiteSimulator) {
     if (!isNodeXname(normal)) throw new SimRequestError(400, 'invalid xname ID');
     return normal;
   };
-  return { label, xname };
+  // A query's id (ComponentFilter): SMD's message for a bad one differs from a member id's.
+  const queryId = (raw: string) => {
+    if (!strict) return raw;
+    const normal = raw.trim().toLowerCase();
+    if (!isNodeXname(normal)) throw new SimRequestError(400, 'bad query param: Argument was not a valid xname ID');
+    return normal;
+  };
+  return { label, xname, queryId };
 }
 type HsmNames = ReturnType<typeof hsmNames>;
 
@@ -103,7 +110,8 @@ function groupRoutes(inventory: SiteSimulator['inventory'], { label, xname }: Hs
 }
 
 /** The nodes: one node's groups, State/Components, and every node's groups. */
-function nodeRoutes(sim: SiteSimulator, { xname }: HsmNames): Route[] {
+function nodeRoutes(sim: SiteSimulator, names: HsmNames): Route[] {
+  const { xname } = names;
   const inventory = sim.inventory;
   return [
     {
@@ -121,7 +129,7 @@ function nodeRoutes(sim: SiteSimulator, { xname }: HsmNames): Route[] {
       // nidonly=true: "only component NID field (plus xname/ID and type)" (api/swagger_v2.yaml).
       handle: (_params, _body, query) =>
         ok({
-          Components: selectNodes(sim, query).map((node) =>
+          Components: selectNodes(sim, query, names).map((node) =>
             query.get('nidonly') === 'true' ? { ID: node.name, Type: 'Node', NID: node.nid } : toSmdComponent(node),
           ),
         }),
@@ -130,28 +138,36 @@ function nodeRoutes(sim: SiteSimulator, { xname }: HsmNames): Route[] {
       method: 'GET',
       path: /^\/hsm\/v2\/memberships$/,
       handle: (_params, _body, query) => {
+        const selected = selectNodes(sim, query, names);
+        // A few ids: each node's groups; else every group's members once.
         const groupsOf = new Map<string, string[]>();
-        for (const group of inventory.listGroups()) for (const member of group.members) groupsOf.set(member, [...(groupsOf.get(member) ?? []), group.label]);
-        return ok(
-          selectNodes(sim, query).map((node) => ({ id: node.name, groupLabels: groupLabelsOf(node, groupsOf.get(node.name) ?? []), partitionName: '' })),
-        );
+        if (query.getAll('id').length > 0) for (const node of selected) groupsOf.set(node.name, inventory.groupsOf(node.name));
+        else
+          for (const group of inventory.listGroups()) for (const member of group.members) groupsOf.set(member, [...(groupsOf.get(member) ?? []), group.label]);
+        return ok(selected.map((node) => ({ id: node.name, groupLabels: groupLabelsOf(node, groupsOf.get(node.name) ?? []), partitionName: '' })));
       },
     },
   ];
 }
 
-/** The nodes `GET /State/Components` and `/memberships` answer for: filtered by type (only `Node` here), id, role, enabled and group. */
-function selectNodes(sim: SiteSimulator, query: URLSearchParams): InventoryNodeRecord[] {
+/**
+ * The nodes `GET /State/Components` and `/memberships` answer for: filtered by type (only `Node` here), id, role,
+ * enabled and group. Ids as SMD takes them (Cray-HPE/hms-smd cmd/smd/smd-api.go doComponentsGet and
+ * doMembershipsGet read every ComponentFilter field, `id` repeated; internal/hmsds/query-shared-sq.go
+ * normalizes each and answers 400 `bad query param: Argument was not a valid xname ID` to one that is not an
+ * xname, on a CSM-style site); an unknown id is just absent.
+ */
+function selectNodes(sim: SiteSimulator, query: URLSearchParams, names: HsmNames): InventoryNodeRecord[] {
   const types = query.getAll('type');
   if (types.length > 0 && !types.some((t) => t.toLowerCase() === 'node')) return [];
-  const ids = new Set(query.getAll('id'));
+  const ids = new Set(query.getAll('id').map((raw) => names.queryId(raw)));
   const roles = new Set(query.getAll('role').map((r) => r.toLowerCase()));
   const enabled = query.get('enabled');
   const group = query.get('group');
   const members = group === null ? undefined : new Set(sim.inventory.hasGroup(group) ? sim.inventory.getGroup(group).members : []);
-  return sim.inventory
-    .listNodes()
-    .filter((n) => ids.size === 0 || ids.has(n.name))
+  // Ids are looked up, not searched for among every node.
+  const nodes = ids.size > 0 ? [...ids].flatMap((id) => sim.inventory.getNode(id) ?? []) : sim.inventory.listNodes();
+  return nodes
     .filter((n) => roles.size === 0 || roles.has(n.role.toLowerCase()))
     .filter((n) => enabled === null || String(n.available !== false) === enabled.toLowerCase())
     .filter((n) => members === undefined || members.has(n.name));

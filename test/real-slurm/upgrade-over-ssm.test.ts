@@ -9,6 +9,8 @@ import { startCli, type CliResult } from '../support/cli';
 import { describeRealSlurm } from '../support/describe-real-slurm';
 import { RealSlurmCluster } from '../../scripts/slurm/real-slurm';
 import { clusterUpgradeArgs } from '../../scripts/slurm/upgrade-on-cluster';
+import { LocalTransport } from '../../adapters/site/commands/local-transport';
+import { SlurmInventory } from '../../adapters/site/commands/slurm-inventory';
 
 /**
  * The rolling upgrade over the SSM transport against a real Slurm, as a process: the real AWS SDK
@@ -98,4 +100,18 @@ describeRealSlurm('rollout upgrade over SSM against a real Slurm', (release) => 
     // Every SendCommand was polled to its end with GetCommandInvocation.
     expect(ran.every((i) => i.polls > 0 && Number.isFinite(i.doneAt))).toBe(true);
   }, 240_000);
+
+  test("the slurm inventory's getNodes reads the named nodes alone (sinfo --nodes=<hostlist>): as listed, an unknown name absent", async () => {
+    const transport = new LocalTransport({ env: cluster.env });
+    const listed = new Map((await new SlurmInventory({ transport }).listNodes()).map((n) => [n.name, n]));
+    expect(listed.size).toBe(6);
+    const [first, , third] = [...listed.keys()];
+    const read = await new SlurmInventory({ transport }).getNodes([third!, first!, 'c99']);
+    expect(read).toEqual(
+      new Map([
+        [third!, listed.get(third!)],
+        [first!, listed.get(first!)],
+      ]),
+    );
+  }, 60_000);
 });

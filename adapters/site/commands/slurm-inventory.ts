@@ -32,6 +32,9 @@ export interface SlurmInventoryOptions {
  */
 const LISTING_REUSE_MS = 30_000;
 
+/** Names per `sinfo --nodes=<hostlist>` of getNodes: as the feature edits' `scontrol update` chunks, a command line's length. */
+const GET_NODES_CHUNK = 500;
+
 /** A group the inventory edits: its members as the inventory set them. */
 export interface GroupMembership {
   /** The group label (a feature). */
@@ -77,6 +80,8 @@ export class SlurmInventory implements Inventory {
   private readonly roleKey: string;
 
   private listed: { at: number; view: SlurmView } | undefined;
+  /** Whether the last listing fit in one `sinfo` (undefined: none made yet): getNodes lists again rather than read nodes by hostlist. */
+  private listingFits: boolean | undefined;
 
   constructor(private readonly options: SlurmInventoryOptions) {
     this.sinfo = options.sinfo ?? 'sinfo';
@@ -128,6 +133,44 @@ export class SlurmInventory implements Inventory {
     return [...features.keys()].sort(natural).map((name, i) => toInventoryNode(name, features.get(name)!, i + 1, this.roleKey));
   }
 
+  /**
+   * The named nodes: from the listing while it is young enough to reuse; else, where the last listing
+   * fit in one `sinfo`, from a new listing (sinfo loads every node from slurmctld whatever `--nodes`
+   * says and filters them itself: on slurmctld one listing costs what a read of a few nodes does, and
+   * it serves the next reads for LISTING_REUSE_MS); else (a listing taking a command per chunk of
+   * nodes, or none made yet) with `sinfo --nodes=<hostlist>` (the workload manager's reader's way),
+   * GET_NODES_CHUNK names a command, each halved if its output exceeds the transport's. A name Slurm
+   * does not know is absent. A node without a `nid:` feature has its place in name order among every
+   * node for a nid, as in listNodes: read then from one more `sinfo --format=%N` (hostlists alone).
+   */
+  async getNodes(names: readonly string[]): Promise<Map<string, InventoryNode>> {
+    const wanted = [...new Set(names)];
+    const out = new Map<string, InventoryNode>();
+    if (wanted.length === 0) return out;
+    validNodeNames(wanted);
+    const now = (this.options.clock ?? systemClock).now();
+    const fresh = this.listed !== undefined && now - this.listed.at >= 0 && now - this.listed.at < LISTING_REUSE_MS;
+    if (fresh || this.listingFits) {
+      const known = new Set(wanted);
+      for (const node of await this.listNodes()) if (known.has(node.name)) out.set(node.name, node);
+      return out;
+    }
+    const features = new Map<string, string[]>();
+    for (let i = 0; i < wanted.length; i += GET_NODES_CHUNK) await this.readFeatures(wanted.slice(i, i + GET_NODES_CHUNK), features);
+    const read = [...features].map(([name, list]) => ({ name, list, labels: readNodeLabels(list, { rolesKey: this.roleKey, roleFromRoles: true }) }));
+    const positions = read.some((n) => n.labels.nid === undefined) ? await this.positions() : undefined;
+    for (const { name, list } of read) out.set(name, toInventoryNode(name, list, positions?.get(name) ?? 0, this.roleKey));
+    return out;
+  }
+
+  /** Every node's place in name order (from 1), from one `sinfo --format=%N`: what listNodes numbers a node without a `nid:` feature by. */
+  private async positions(): Promise<Map<string, number>> {
+    const { stdout, script } = await this.sinfoRun('--format=%N');
+    if (stdout === undefined) throw new SiteServiceError('inventory', `${script}: the node listing exceeds the transport's output limit`);
+    const all = [...new Set(stdout.split('\n').flatMap((line) => (line.trim() === '' ? [] : expandHostlist(line.trim()))))].sort(natural);
+    return new Map(all.map((name, i) => [name, i + 1]));
+  }
+
   private members(view: SlurmView, label: string): string[] {
     const partition = view.partitions.get(label);
     if (partition) return [...partition].sort(natural);
@@ -173,6 +216,7 @@ export class SlurmInventory implements Inventory {
    */
   private async view(): Promise<SlurmView> {
     const whole = await this.sinfoRun(SINFO_FORMAT);
+    this.listingFits = whole.stdout !== undefined;
     if (whole.stdout !== undefined) return parseSinfo(whole.stdout, whole.script);
     const listing = await this.sinfoRun('--format=%R %N');
     if (listing.stdout === undefined) throw new SiteServiceError('inventory', `${listing.script}: the partition listing exceeds the transport's output limit`);

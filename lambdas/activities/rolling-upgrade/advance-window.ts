@@ -22,6 +22,7 @@ import { eventTime, publishStatusEvents } from '../status-events';
 import { windowEvents } from './window-events';
 import { ClaimedElsewhereError } from '../../../core/errors';
 import { foreignClaims } from '../site-claims';
+import { readInventoryNodes } from '../inventory-nodes';
 
 /** The nodes the window holds the lock of: in flight, with the token of their lock. */
 export function windowHeldNodes(records: readonly NodeRecord[]): NodeRecord[] {
@@ -67,19 +68,51 @@ function wlmReads(deps: RollingUpgradeDependencies, inFlight: readonly NodeRecor
   return { wlm, read };
 }
 
-/** Runs the candidate scan (core: WindowCandidateScan) on the site: the plan's names and the workload manager for each batch it asks. */
+/** The inventory's nodes read so far (alive, available, rack), and how to read more. */
+interface InventoryReads {
+  nodes: ReadonlyMap<string, InventoryNode>;
+  /** Reads the named nodes not read yet: those alone (Inventory.getNodes), not the whole inventory. */
+  read: (names: readonly string[]) => Promise<void>;
+  /** Reads the whole inventory, once: haltOnOutsideFailures looks at every node outside the plan. */
+  list: () => Promise<void>;
+}
+
+/** The inventory reads of one increment: the nodes it looks at, or one listing when it needs the whole inventory anyway. */
+function inventoryReads(deps: RollingUpgradeDependencies, session: UpgradeSession): InventoryReads {
+  const nodes = new Map<string, InventoryNode>();
+  const asked = new Set<string>();
+  let listed: Promise<void> | undefined;
+  const list = () =>
+    (listed ??= deps.site.inventory.listNodes().then((all) => {
+      for (const node of all) nodes.set(node.name, node);
+    }));
+  const read = async (names: readonly string[]) => {
+    // The listing haltOnOutsideFailures reads serves every other read of the increment.
+    if (session.haltOnOutsideFailures) return list();
+    const ask = [...new Set(names)].filter((name) => !asked.has(name));
+    if (ask.length === 0) return;
+    for (const name of ask) asked.add(name);
+    for (const [name, node] of await readInventoryNodes(deps.site.inventory, ask)) nodes.set(name, node);
+  };
+  return { nodes, read, list };
+}
+
+/** Runs the candidate scan (core: WindowCandidateScan) on the site: the plan's names, the workload manager and (plan order) the inventory for each batch it asks. */
 async function scanCandidates(
   deps: RollingUpgradeDependencies,
   session: UpgradeSession,
   scan: WindowCandidateScan,
   reads: WlmReads,
-  inventory: () => Promise<ReadonlyMap<string, InventoryNode>>,
+  inventory: InventoryReads,
+  inFlight: readonly NodeRecord[],
 ): Promise<void> {
-  const site = { wlm: reads.wlm, inventory: scan.readsInventory ? await inventory() : new Map<string, InventoryNode>() };
+  const site = { wlm: reads.wlm, inventory: inventory.nodes };
   const plan = planCacheOf(deps);
   for (let batch = scan.next(); batch.length > 0; batch = scan.next()) {
     const nodes = await plan.at(session, batch);
-    await reads.read(nodes.map((n) => n.name));
+    const batchNames = nodes.map((n) => n.name);
+    // The racks of the nodes in flight go with the first batch (the scan's rack cap).
+    await Promise.all([reads.read(batchNames), scan.readsInventory ? inventory.read([...names(inFlight), ...batchNames]) : undefined]);
     scan.add(
       nodes.map(({ name, index }): NodeRecord => ({ name, index, status: 'NOT_STARTED' })),
       site,
@@ -90,7 +123,9 @@ async function scanCandidates(
 /**
  * What the increment reads of the site: the candidates (scanned), then the workload manager, boot
  * sessions and health checks of the nodes in flight and the candidates, the site's claims, the jobs'
- * ends and, with haltOnOutsideFailures, the nodes outside the plan.
+ * ends and, with haltOnOutsideFailures, the nodes outside the plan. The inventory is read for the
+ * nodes looked at alone (in flight and candidates: Inventory.getNodes), except with haltOnOutsideFailures,
+ * which needs the whole of it (one listing, serving the rest).
  */
 async function observeWindow(
   deps: RollingUpgradeDependencies,
@@ -99,11 +134,10 @@ async function observeWindow(
   inFlight: readonly NodeRecord[],
 ): Promise<{ scan: WindowCandidateScan; observed: WindowObserved }> {
   const wm = deps.site.workloadManager;
-  let listed: Promise<ReadonlyMap<string, InventoryNode>> | undefined;
-  const inventory = () => (listed ??= deps.site.inventory.listNodes().then((nodes) => new Map(nodes.map((n) => [n.name, n]))));
+  const inventory = inventoryReads(deps, session);
   const reads = wlmReads(deps, inFlight);
   const scan = new WindowCandidateScan(session, window, inFlight);
-  await scanCandidates(deps, session, scan, reads, inventory);
+  await scanCandidates(deps, session, scan, reads, inventory, inFlight);
   await reads.read([]);
   const { candidates } = scan;
   const { wlm } = reads;
@@ -121,16 +155,21 @@ async function observeWindow(
   const wantsJobEnds = session.order === 'idle-first' || (session.drainAhead ?? 0) > 0 || session.reserveSlots === true;
   const looked = [...names(inFlight), ...names(candidates)];
   const jobEnds = looked.length > 0 && wantsJobEnds && wm.getJobEnds ? await wm.getJobEnds(looked) : undefined;
-  // haltOnOutsideFailures: the workload manager's view of every inventory node outside the plan.
+  // haltOnOutsideFailures: the workload manager's view of every inventory node outside the plan. The
+  // whole inventory is truly needed here (which nodes are outside the plan): listNodes, not getNodes.
   let outside: Map<string, WlmNode> | undefined;
   if (session.haltOnOutsideFailures) {
     const inPlan = new Set(await planCacheOf(deps).all(session));
-    const outsideNames = [...(await inventory()).keys()].filter((n) => !inPlan.has(n));
+    await inventory.list();
+    const outsideNames = [...inventory.nodes.keys()].filter((n) => !inPlan.has(n));
     outside = outsideNames.length > 0 ? await wm.getNodes(outsideNames) : new Map();
   }
+  // The scheduler's gates of the nodes in the view (in flight and candidates): read for them alone.
+  const gated = candidates.length > 0 || inFlight.some((r) => r.op?.holdsSlot === false);
+  if (gated) await inventory.read([...names(inFlight), ...names(candidates)]);
   const observed: WindowObserved = {
     wlm,
-    inventory: candidates.length > 0 || inFlight.some((r) => r.op?.holdsSlot === false) ? await inventory() : new Map(),
+    inventory: gated ? inventory.nodes : new Map(),
     boots: new Map(boots),
     checks,
     ...(jobEnds ? { jobEnds } : {}),

@@ -1,5 +1,6 @@
 import type { PlannedNodeSite } from '../../../core/rolling-upgrade/upgrade-plan';
 import type { Site } from '../../../ports/site';
+import { readInventoryNodes } from '../inventory-nodes';
 
 /**
  * What the site says now of the nodes a plan covers (core/rolling-upgrade/upgrade-plan.ts), read
@@ -11,12 +12,12 @@ export async function readPlanSite(site: Pick<Site, 'workloadManager' | 'invento
   const [wlm, jobEnds, inventory] = await Promise.all([
     site.workloadManager.getNodes(names),
     site.workloadManager.getJobEnds ? site.workloadManager.getJobEnds(names) : Promise.resolve(new Map<string, number>()),
-    site.inventory.listNodes(),
+    // The nodes named alone (the ETA re-plans with the nodes it has left), not the whole inventory.
+    readInventoryNodes(site.inventory, names),
   ]);
-  const byName = new Map(inventory.map((n) => [n.name, n]));
   return new Map<string, PlannedNodeSite>(
     names.map((name) => {
-      const inv = byName.get(name);
+      const inv = inventory.get(name);
       const node: PlannedNodeSite = { alive: inv?.alive !== false, available: inv?.available !== false };
       const w = wlm.get(name);
       if (w) node.wlm = w;

@@ -16,6 +16,7 @@ import { FailureReason, type NodeRecord } from '../../../core/rolling-upgrade/se
 import { withMarks, Mark } from '../../../core/rolling-upgrade/plan-marks';
 import { shortList } from '../../../core/text';
 import { GroupNotFoundError } from '../../../core/errors';
+import { readInventoryNodes } from '../inventory-nodes';
 
 /** The plan snapshot (the starting group's members, in order), taken once, at step 0. */
 async function withPlan(deps: RollingUpgradeDependencies, session: UpgradeSession): Promise<UpgradeSession> {
@@ -45,7 +46,8 @@ async function outsideBootSets(deps: RollingUpgradeDependencies, session: Upgrad
   const plan = await deps.store.getPlanSlice(session.upgradeId, 0, session.nodeCount);
   const labels = bootSetGroups(bootSets);
   const [nodes, members] = await Promise.all([
-    deps.site.inventory.listNodes(),
+    // The plan's nodes alone: their role, subrole and enabled.
+    readInventoryNodes(deps.site.inventory, plan),
     // A boot set's group that does not exist adds no node (BOS logs "No hardware matching label" and goes on).
     Promise.all(
       labels.map((label) => deps.site.inventory.getGroupMembers(label).catch((err: unknown) => (err instanceof GroupNotFoundError ? [] : Promise.reject(err)))),
@@ -53,7 +55,9 @@ async function outsideBootSets(deps: RollingUpgradeDependencies, session: Upgrad
   ]);
   const outside = nodesOutsideBootSets(plan, bootSets, {
     groupMembers: new Map(labels.map((label, i) => [label.toLowerCase(), new Set(members[i])])),
-    nodes: new Map(nodes.map((n) => [n.name, { role: n.role, ...(n.labels.subrole ? { subrole: n.labels.subrole } : {}), enabled: n.available !== false }])),
+    nodes: new Map(
+      [...nodes.values()].map((n) => [n.name, { role: n.role, ...(n.labels.subrole ? { subrole: n.labels.subrole } : {}), enabled: n.available !== false }]),
+    ),
   });
   return plan.flatMap((name, index): NodeRecord[] =>
     outside.has(name) ? [{ name, index, status: 'FAILED', phase: 'DONE', reason: FailureReason.notInBootSet }] : [],

@@ -81,6 +81,18 @@ describe('a CSM-style simulated site through the connectors', () => {
     await expect(t.clients.nodeNames!.toInventory(['nid000007', 'nid999999', 'n1'])).resolves.toEqual(new Map([['nid000007', xname(1)]]));
   });
 
+  it('reads named nodes by xname (getNodes): a name that is no xname is never sent (SMD would answer 400) and is absent', async () => {
+    t = await startTestSite(csmSite({ disabled: 2 }));
+    const inventory = t.clients.inventory as HsmInventory;
+    const read = await inventory.getNodes([xname(2), xname(0), 'nid000006', 'x9999c0s1b0n0']);
+    expect([...read.keys()].sort()).toEqual([xname(0), xname(2)]);
+    expect(read.get(xname(2))).toMatchObject({ nid: 8, available: false, alive: true });
+    // SMD's own answer to an id that is not an xname, as the simulator gives it.
+    const bad = await fetch(`${t.site.urls.hsm}/hsm/v2/State/Components?type=Node&id=nid000006`);
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toMatch(/bad query param: Argument was not a valid xname ID/);
+  });
+
   it("checks labels by HSM's rule, member ids as xnames, and names the other group of an exclusive-group 409", async () => {
     t = await startTestSite(csmSite());
     const hsm = t.clients.inventory as HsmInventory;

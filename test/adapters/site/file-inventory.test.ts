@@ -31,6 +31,18 @@ describe('file inventory', () => {
     expect(await inventory.listGroupLabels()).toEqual(['compute', 'upgrading']);
   });
 
+  it('reads named nodes alone (getNodes): as listed, an unknown name absent', async () => {
+    const inventory = new FileInventory({ path: siteFile() });
+    const listed = await inventory.listNodes();
+    const read = await inventory.getNodes(['n3', 'n1', 'ghost']);
+    expect(read).toEqual(
+      new Map([
+        ['n1', listed[0]],
+        ['n3', listed[2]],
+      ]),
+    );
+  });
+
   it('writes membership edits back, keeping comments, idempotently', async () => {
     const file = siteFile();
     const inventory = new FileInventory({ path: file });

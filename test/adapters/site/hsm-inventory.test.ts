@@ -1,5 +1,5 @@
 import { GroupNotFoundError, SiteServiceError } from '../../../core/errors';
-import { HsmInventory } from '../../../adapters/site/hsm-inventory';
+import { HsmInventory, ID_QUERY_CHARS, idQueries } from '../../../adapters/site/hsm-inventory';
 import { nodeNames, startTestSite, type TestSite } from '../../support/simulator';
 import { stubServer } from '../../support/stub-server';
 
@@ -92,6 +92,26 @@ describe('HsmInventory on the simulator', () => {
     });
   });
 
+  it('reads the named nodes alone (getNodes): the same nodes listNodes gives, an unknown name absent', async () => {
+    const listed = new Map((await inventory().listNodes()).map((n) => [n.name, n]));
+    const read = await inventory().getNodes!([NODES[3]!, NODES[1]!, NODES[3]!, 'x9999c0s1b0n0']);
+    expect([...read.keys()].sort()).toEqual([NODES[1], NODES[3]].sort());
+    expect(read.get(NODES[1]!)).toEqual(listed.get(NODES[1]!));
+    expect(read.get(NODES[3]!)).toEqual(listed.get(NODES[3]!));
+    await expect(inventory().getNodes!([])).resolves.toEqual(new Map());
+  });
+
+  it('asks SMD by id, in chunks that keep each URL short, and reads every node of a large fleet so', async () => {
+    await t.close();
+    const many = Array.from({ length: 30 }, (_, cabinet) => nodeNames(40, `x${3000 + cabinet}`)).flat();
+    t = await startTestSite({ nodes: many.map((name, i) => ({ name, nid: i + 1 })), groups: { compute: many } });
+    const listed = await inventory().listNodes();
+    const read = await inventory().getNodes!(many);
+    expect(read.size).toBe(1_200);
+    expect(many.every((name, i) => read.get(name)?.nid === i + 1 && read.get(name)!.tags.includes('compute'))).toBe(true);
+    expect([...read.values()].sort((a, b) => a.nid - b.nid)).toEqual(listed);
+  });
+
   it('turns injected API faults into SiteServiceError naming the request, and works again after them', async () => {
     await t.close();
     t = await startTestSite({
@@ -128,6 +148,18 @@ describe('HsmInventory on the simulator', () => {
     // The retry removes it.
     await inventory().removeGroupMembers('upgrading', [NODES[0]!]);
     await expect(inventory().getGroupMembers('upgrading')).resolves.toEqual([]);
+  });
+});
+
+describe('idQueries (HsmInventory.getNodes)', () => {
+  it('splits ids into `id=` queries of at most ID_QUERY_CHARS characters, every id once, in order, encoded', () => {
+    const ids = Array.from({ length: 1_000 }, (_, i) => `x${3000 + Math.floor(i / 64)}c0s${i % 64}b0n0`);
+    const queries = idQueries(ids);
+    expect(queries.length).toBeGreaterThan(1);
+    for (const query of queries) expect(query.length).toBeLessThanOrEqual(ID_QUERY_CHARS);
+    expect(queries.flatMap((q) => new URLSearchParams(q).getAll('id'))).toEqual(ids);
+    expect(idQueries(['a b&c'])).toEqual(['id=a%20b%26c']);
+    expect(idQueries([])).toEqual([]);
   });
 });
 

@@ -98,6 +98,58 @@ describe('slurm inventory over SSM: partitions and node features', () => {
     expect(await inventory.getGroupMembers('compute')).toEqual(many);
   });
 
+  it('reads the named nodes alone (getNodes) with sinfo --nodes=<hostlist>, as listed; a nid by name order from a hostlist listing when no nid: feature gives it', async () => {
+    t = await start();
+    const listed = await new SlurmInventory({ transport: t.transport }).listNodes();
+    const log = t.site.simulator.headNode.commandLog;
+    log.length = 0;
+    const read = await new SlurmInventory({ transport: t.transport }).getNodes([names[7]!, names[1]!, 'ghost1', names[7]!]);
+    expect(read).toEqual(
+      new Map([
+        [names[7]!, listed[7]],
+        [names[1]!, listed[1]],
+      ]),
+    );
+    expect(log).toEqual(["'sinfo' '--noheader' '--nodes=x3000c0s[2,8]b0n0,ghost1' '--format=%R %f %N'", "'sinfo' '--noheader' '--format=%N'"]);
+  });
+
+  it('getNodes: no hostlist listing when nid: features give the nids, none at all while its own listing is young enough to reuse', async () => {
+    t = await startSsmTestSite({ nodes: nodesOf(names, (_, i) => ({ rack: 'x3000', labels: { nid: String(100 + i) } })) });
+    const log = t.site.simulator.headNode.commandLog;
+    const inventory = new SlurmInventory({ transport: t.transport });
+    const read = await inventory.getNodes([names[3]!]);
+    expect(read.get(names[3]!)).toMatchObject({ name: names[3], nid: 103, rack: 'x3000' });
+    expect(log).toEqual(["'sinfo' '--noheader' '--nodes=x3000c0s4b0n0' '--format=%R %f %N'"]);
+    await inventory.listNodes();
+    log.length = 0;
+    expect((await inventory.getNodes([names[5]!, names[6]!])).get(names[6]!)).toMatchObject({ nid: 106 });
+    expect(log).toEqual([]);
+  });
+
+  it('getNodes lists again where the last listing fit in one sinfo (slurmctld loads every node either way), by hostlist where it took a command per chunk', async () => {
+    let now = 0;
+    const clock = { now: () => now };
+    t = await start();
+    const log = t.site.simulator.headNode.commandLog;
+    const small = new SlurmInventory({ transport: t.transport, clock });
+    await small.listNodes();
+    now += 31_000;
+    log.length = 0;
+    expect((await small.getNodes([names[2]!])).get(names[2]!)).toMatchObject({ name: names[2], nid: 3 });
+    expect(await small.getNodes([names[4]!])).toHaveProperty('size', 1);
+    expect(log).toEqual(["'sinfo' '--noheader' '--format=%R %f %N'"]);
+    await t.close();
+
+    const many = nodeNames(700);
+    t = await startSsmTestSite({ nodes: nodesOf(many, (_, i) => ({ rack: 'x3000', labels: { nid: String(i + 1), zone: 'a' } })), groups: { compute: many } });
+    const large = new SlurmInventory({ transport: t.transport, clock });
+    await large.listNodes();
+    now += 31_000;
+    t.site.simulator.headNode.commandLog.length = 0;
+    expect((await large.getNodes([many[9]!, many[600]!])).get(many[600]!)).toMatchObject({ nid: 601 });
+    expect(t.site.simulator.headNode.commandLog).toEqual(["'sinfo' '--noheader' '--nodes=x3000c0s[10,601]b0n0' '--format=%R %f %N'"]);
+  });
+
   it('puts back the features of a group it edits when Slurm lost them (reconfigure, restart), from its record in the rollout table', async () => {
     t = await start();
     const memberships = memoryConnectorState().records<GroupMembership>('slurm-inventory');

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { createSiteFromProfile, createSiteClients } from '../adapters/site';
+import { createSiteFromProfile } from '../adapters/site';
+import { simulatedSiteClients } from '../local/simulated-site-clients';
 import { parseUpgradeRequest } from '../core/rolling-upgrade/upgrade-request';
 import { planUpgrade, type UpgradePlan } from '../core/rolling-upgrade/upgrade-plan';
 import { readPlanSite } from '../lambdas/activities/rolling-upgrade/plan-site';
@@ -101,12 +102,8 @@ async function connect(
   // reads (a loaded host) would move every estimate across a minute boundary.
   const clock = new SimClock({ timeScale: 1, realNow: () => 0 });
   const simulator = await startSiteSimulator({ site: source.definition, clock });
-  const site = createSiteClients({
-    workloadManagerUrl: simulator.urls.slurmrestd,
-    bootServiceUrl: simulator.urls.bos,
-    inventoryUrl: simulator.urls.hsm,
-    provisionerUrl: simulator.urls.provisioner,
-  });
+  // The clients the embedded runtime builds for the same site (a CSM-style site's names mapped, HSM ids checked as xnames only there).
+  const site = simulatedSiteClients(simulator);
   return { site, now: () => clock.now(), close: () => simulator.close() };
 }
 

@@ -197,4 +197,13 @@ describe('rollout plan upgrade (its own process)', () => {
     const refused = await runCli([...args.map((a) => (a === 'compute-nodes' ? 'compute-nodez' : a))]);
     expect(refused).toMatchObject({ code: 2, stderr: expect.stringMatching(/startingLabel: no group 'compute-nodez'/) });
   }, 180_000);
+
+  it("plans a CSM-style site's nodes by their xnames, read in Slurm by their nid names (every node was 'node-not-alive', 0 s)", async () => {
+    const result = await runCliInProcess(['plan', ...upgradeArgs({ site: 'examples/sites/cray-csm-64.yaml', json: true })]);
+    expect(result.code).toBe(0);
+    const plan = JSON.parse(result.stdout) as { leftAlone: Record<string, string>; nodes: Record<string, unknown>; estimatedSeconds: number };
+    expect(plan.leftAlone).toEqual({});
+    expect(Object.keys(plan.nodes)).toHaveLength(64);
+    expect(plan.estimatedSeconds).toBeGreaterThan(0);
+  });
 });

@@ -1,4 +1,4 @@
-import { access, mkdir } from 'node:fs/promises';
+import { access, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, type TranslateConfig } from '@aws-sdk/lib-dynamodb';
@@ -53,11 +53,14 @@ export async function startLocalDynamoDb(options: StartLocalDynamoDbOptions = {}
     }
     endpoint = await serveDynamoDb(store, options.port ?? 0);
     const { rawClient, client } = inProcessClients(store, endpoint.url, TRANSLATE);
-    // Every run creates the table at once: a database without it lost its data (a truncated log), and is not quietly started afresh.
-    if (disk?.existed && !(await tableExists(rawClient, tableName))) {
+    // Every run creates the table at once: a database without it lost its data (a truncated log), and is not quietly started afresh;
+    // unless it was never made whole: a process killed between LevelDB's first files and the table (kill -9 as it starts) left it empty.
+    if (disk?.existed && !(await tableExists(rawClient, tableName)) && (disk.initialized || !disk.empty)) {
       throw new DataDirDamagedError(options.dataDir!, `its database has no '${tableName}' table (files truncated or removed)`, DAMAGED_DATABASE_REMEDY);
     }
     await ensureTable(rawClient, tableName);
+    // The table is on disk (a write is through before it answers): from now on, a database without it is damaged.
+    if (disk && !disk.initialized) await writeFile(path.join(options.dataDir!, INITIALIZED_MARK), '');
     const listener = endpoint;
     return {
       endpoint: listener.url,
@@ -80,21 +83,27 @@ export async function startLocalDynamoDb(options: StartLocalDynamoDbOptions = {}
 }
 
 const TABLE_ACTIVE_TIMEOUT_MS = 10_000;
+/** Written once the directory's database holds the table (beside LevelDB's files, which LevelDB leaves alone). */
+const INITIALIZED_MARK = 'rollout-table-created';
 const DAMAGED_DATABASE_REMEDY = 'restore the directory from a backup, or move it aside to start again with no sessions';
 
 /**
  * Opens the directory's LevelDB, saying what is wrong when it cannot: held by another process, or
  * damaged (a broken CURRENT or MANIFEST). Also tells whether a database was there already (its
- * CURRENT file), which must then hold the table.
+ * CURRENT file), which must then hold the table, and whether it was ever made whole (INITIALIZED_MARK).
  */
-async function openDisk(dataDir: string): Promise<{ tables: DiskTables; existed: boolean }> {
+async function openDisk(dataDir: string): Promise<{ tables: DiskTables; existed: boolean; initialized: boolean; empty: boolean }> {
   await mkdir(dataDir, { recursive: true });
-  const existed = await access(path.join(dataDir, 'CURRENT')).then(
-    () => true,
-    () => false,
-  );
+  const exists = (file: string) =>
+    access(path.join(dataDir, file)).then(
+      () => true,
+      () => false,
+    );
+  const [existed, initialized] = await Promise.all([exists('CURRENT'), exists(INITIALIZED_MARK)]);
   try {
-    return { tables: await DiskTables.open(dataDir), existed };
+    const tables = await DiskTables.open(dataDir);
+    // Read before anything is loaded (loading writes the format key).
+    return { tables, existed, initialized, empty: await tables.isEmpty() };
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     if (cause?.code === 'LEVEL_LOCKED') throw new DataDirInUseError(dataDir);

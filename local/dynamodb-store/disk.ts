@@ -32,6 +32,12 @@ export class DiskTables implements ChangeSink {
     return new DiskTables(db);
   }
 
+  /** Whether the database holds nothing at all (not even its format): one whose creation was cut short. */
+  async isEmpty(): Promise<boolean> {
+    for await (const _key of this.db.keys({ limit: 1 })) return false;
+    return true;
+  }
+
   /** Loads every table into the store, converting a dynalite directory first. */
   async loadInto(store: DynamoDbStore): Promise<void> {
     if ((await this.db.get(FORMAT_KEY)) === undefined) await this.convertFromDynalite();

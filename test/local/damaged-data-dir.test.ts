@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DynamoDbSessionStore } from '../../adapters/dynamodb/dynamodb-session-store';
 import { startLocalDynamoDb } from '../../local/local-dynamodb';
+import { DiskTables } from '../../local/dynamodb-store/disk';
 import { runCliInProcess } from '../support/cli';
 import { TEST_SITE_UPGRADE, upgradeArgs } from '../../scripts/upgrade-args';
 import { makeSession } from '../support/dynamodb';
@@ -81,5 +82,36 @@ describe('a damaged data directory', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^error: data directory .* is damaged: its database does not open/);
     expect(existsSync(stateOut)).toBe(false);
+  });
+});
+
+describe('a data directory whose creation was cut short', () => {
+  // Real-Slurm scenario seed 656075 (Slurm 24.11: lock-step, kill -9 1,080 ms after `rollout upgrade --data-dir` started):
+  // the kill fell between LevelDB's first files and the table, and every later command refused the directory as damaged.
+  it('holds nothing, so the next command makes it whole instead of calling it damaged (seed 656075)', async () => {
+    const dir = path.join(root, 'cut-short');
+    const tables = await DiskTables.open(dir);
+    await tables.close();
+    expect(existsSync(path.join(dir, 'CURRENT'))).toBe(true);
+
+    const first = await runCliInProcess(['session', 'list', '--data-dir', dir]);
+    expect([first.code, first.stderr]).toEqual([0, '']);
+    // Once made whole, losing the table is damage again.
+    await truncate(await logOf(dir), 0);
+    const after = await runCliInProcess(['session', 'list', '--data-dir', dir]);
+    expect(after.code).toBe(2);
+    expect(after.stderr).toMatch(/its database has no 'rollout' table \(files truncated or removed\)/);
+  });
+
+  it('a directory an earlier version made (no mark) keeps its sessions and is marked (from then on a lost table is damage, as above)', async () => {
+    // (Before its first open by this version, an earlier version's directory whose log was truncated to nothing holds
+    // nothing readable, and cannot be told from a creation cut short: it is taken as new.)
+    const dir = path.join(root, 'earlier-version');
+    await cp(good, dir, { recursive: true });
+    await rm(path.join(dir, 'rollout-table-created'));
+    const listed = await runCliInProcess(['session', 'list', '--data-dir', dir, '--ids']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout.trim().split('\n')).toHaveLength(1);
+    expect(existsSync(path.join(dir, 'rollout-table-created'))).toBe(true);
   });
 });

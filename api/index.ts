@@ -4,6 +4,7 @@ import { json, type ApiHandler } from './http';
 import type { buildOpenApiDocument } from './openapi';
 import { createRouter, type Route } from './router';
 import { sessionRoutes } from './sessions';
+import { siteEventRoutes } from './site-events';
 import { taskRunRoutes } from './task-runs';
 
 export type { ApiDependencies } from './dependencies';
@@ -17,6 +18,7 @@ export function apiRoutes(dependencies: ApiDependencies): Route[] {
     ...sessionRoutes(dependencies),
     ...taskRunRoutes(dependencies),
     ...environmentRoutes(dependencies),
+    ...siteEventRoutes(dependencies),
     {
       pattern: '/openapi.json',
       invalidStatus: 400,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { assignRequestSchema, cloneRequestSchema, environmentSchema, environmentUpgradeRequestSchema, releaseSchema } from '../core/environments';
 import { deploymentRequestSchema } from '../core/group-deployment/deployment-request';
 import { upgradeRequestSchema } from '../core/rolling-upgrade/upgrade-request';
+import { siteEventSchema, SITE_EVENT_KINDS } from '../core/site/site-event';
 import { taskRunRequestSchema } from '../core/task-graph';
 import { NUMERIC_ID } from './environments';
 import { JSON_TYPE, PROBLEM_TYPE } from './http';
@@ -37,6 +38,7 @@ type Method = RouteConfig['method'];
  */
 const schemas = {
   Problem: problemSchema.meta({ id: 'Problem' }),
+  SiteEvent: siteEventSchema.meta({ id: 'SiteEventRequest' }),
   UpgradeRequest: upgradeRequestSchema.meta({ id: 'UpgradeRequest' }),
   /** POST /sessions: the upgrade request, and whether to wait for groups the inventory lacks. */
   SessionRequest: upgradeRequestSchema
@@ -96,6 +98,7 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
   taskRunPaths(path);
   environmentPaths(path);
   environmentUpgradePaths(path);
+  siteEventPaths(path);
   path('get', '/openapi.json', 'This document', {
     responses: { 200: { description: 'The OpenAPI document', content: { [JSON_TYPE]: { schema: z.record(z.string(), z.unknown()) } } } },
   });
@@ -131,6 +134,37 @@ function withUnsupportedMediaType(document: ReturnType<OpenApiGeneratorV31['gene
       }
     }
   }
+}
+
+/** The site's trigger firings (`rollout relay`, issue 29): record one (idempotent by its id), list them. */
+function siteEventPaths(path: RegisterPath): void {
+  const recorded = z.object({
+    id: z.string().describe("The firing's id"),
+    recorded: z.boolean().describe('True when this delivery recorded it; false when it was recorded already'),
+    duplicate: z.boolean().describe('True when a firing with this id was recorded already: nothing changed'),
+  });
+  const siteEvent = z.object({
+    id: z.string().describe("The firing's id"),
+    event: z.enum(SITE_EVENT_KINDS).describe('up, down or drained'),
+    nodes: z.array(z.string()).describe('The nodes, expanded from the hostlist'),
+    firedAt: z.string().describe('When the trigger fired (ISO 8601)'),
+    receivedAt: z.string().describe('When the control plane recorded it, at its first delivery (ISO 8601)'),
+  });
+  path('post', '/site-events', "Record a firing of a site trigger (strigger's up, down, drained), as `rollout relay` delivers it", {
+    description:
+      "Idempotent by `id`: the first delivery records it (201), another with the same id changes nothing (200, `duplicate: true`). Recorded only for now: the workflows still poll the site, and a later change wakes them from these events. `rollout serve` keeps them in its data directory's table; the stack in its DynamoDB table, a week (TTL).",
+    request: requestBody(schemas.SiteEvent),
+    responses: {
+      201: body(recorded, 'Recorded'),
+      200: body(recorded, 'Delivered before: nothing changed'),
+      400: problem('The body is not a JSON object (or not strict JSON)'),
+      422: problem('Invalid fields, each named: `event`, `nodes` (a hostlist that does not parse), `firedAt`, `id`'),
+      503: problem('This API keeps no site events'),
+    },
+  });
+  path('get', '/site-events', 'The recorded firings, oldest first', {
+    responses: { 200: body(z.array(siteEvent), 'The firings'), 503: problem('This API keeps no site events') },
+  });
 }
 
 /** Upgrade sessions (CRUS): list, start, the window's gates, read, delete by the deletion rules, stop. */

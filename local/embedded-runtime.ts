@@ -5,6 +5,7 @@ import { DynamoDbDeploymentStore } from '../adapters/dynamodb/dynamodb-deploymen
 import { DynamoDbEnvironmentStore } from '../adapters/dynamodb/dynamodb-environment-store';
 import { DynamoDbEnvironmentUpgradeStore } from '../adapters/dynamodb/dynamodb-environment-upgrade-store';
 import { DynamoDbRunRecords } from '../adapters/dynamodb/dynamodb-run-records';
+import { DynamoDbSiteEventStore } from '../adapters/dynamodb/dynamodb-site-event-store';
 import { DynamoDbRunStartStore } from '../adapters/dynamodb/dynamodb-run-start-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import { DynamoDbTaskRunStore } from '../adapters/dynamodb/dynamodb-task-run-store';
@@ -121,6 +122,7 @@ interface EmbeddedRuntimeParts {
   environmentUpgrades: DynamoDbEnvironmentUpgradeStore;
   site: Site;
   runStarts: DynamoDbRunStartStore;
+  siteEvents: DynamoDbSiteEventStore;
   stopServingInProcess: () => void;
   /** Whether the clock is a simulated site's (runsOnSimulatedTime). */
   simulatedTime: boolean;
@@ -156,6 +158,8 @@ export class EmbeddedRuntime extends ControlPlane<ExecutionOutcome> {
   readonly site: Site;
   /** Runs accepted by the API or refused by their first state, before (or instead of) their records. */
   readonly runStarts: DynamoDbRunStartStore;
+  /** The site's trigger firings the relay delivered (POST /site-events of `rollout serve`). */
+  readonly siteEvents: DynamoDbSiteEventStore;
 
   private constructor(parts: EmbeddedRuntimeParts) {
     super({
@@ -191,6 +195,7 @@ export class EmbeddedRuntime extends ControlPlane<ExecutionOutcome> {
     this.environmentUpgrades = parts.environmentUpgrades;
     this.site = parts.site;
     this.runStarts = parts.runStarts;
+    this.siteEvents = parts.siteEvents;
   }
 
   /** Once the engine is served (local/serve.ts): other processes of the data directory wake parked workflows there. */
@@ -235,6 +240,7 @@ export class EmbeddedRuntime extends ControlPlane<ExecutionOutcome> {
       environments: new DynamoDbEnvironmentStore(table),
       environmentUpgrades: new DynamoDbEnvironmentUpgradeStore(table),
       runStarts: new DynamoDbRunStartStore(table),
+      siteEvents: new DynamoDbSiteEventStore(table),
     };
     if (options.site) await stores.environments.seed(options.site);
     let connected: ConnectedSite;

@@ -73,6 +73,7 @@ export async function startServedControlPlane(
         environments: runtime.environments,
         environmentUpgrades: runtime.environmentUpgrades,
         runStarts: runtime.runStarts,
+        siteEvents: runtime.siteEvents,
         site: runtime.site,
       }),
       options.apiPort ?? 0,

@@ -22,6 +22,7 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
  * | upgrading  | ENVIRONMENTS     | UPGRADING#<env id, 10 digits>       | upgradeId (the environment upgrade holding it) |
  * | env upgrade| ENVUPGRADE#<id>  | SESSION                             | session, revision, gsi1pk/gsi1sk          |
  * | run start  | RUN#<id>         | START                               | id, kind, at, executionArn?, refused?     |
+ * | site event | SITEEVENTS       | EVENT#<firing id>                   | id, event, nodes, firedAt, receivedAt, expiresAt |
  * | schedule   | SCHEDULES        | SCHEDULE#<group>#<name>             | every ScheduleRecord field (embedded control plane only) |
  * | task run   | TASKRUN#<id>     | TASKRUN                             | every TaskRunRecord field but the schedule, scheduleGz; gsi1pk/gsi1sk (standalone runs) |
  * | run plan   | TASKRUN#<id>     | TPLAN#<part, 3 digits>              | data (a part of the gzipped TaskRunPlan)  |
@@ -178,3 +179,8 @@ export const taskRunChunkKey = (runId: string, chunk: number): ItemKey => ({
 
 /** A started run's acceptance or refusal, kept apart from its session or deployment partition. */
 export const runStartKey = (id: string): ItemKey => ({ pk: `RUN#${id}`, sk: 'START' });
+
+/** The site's trigger firings, one partition: a few per node-upgrade, kept a week (TTL) to recognise a redelivery. */
+export const SITE_EVENTS_PK = 'SITEEVENTS';
+export const SITE_EVENT_SK_PREFIX = 'EVENT#';
+export const siteEventKey = (id: string): ItemKey => ({ pk: SITE_EVENTS_PK, sk: `${SITE_EVENT_SK_PREFIX}${id}` });

@@ -4,6 +4,7 @@ import type { SFNClient } from '@aws-sdk/client-sfn';
 import { createApi, type ApiControlPlane, type ApiHandler } from '../../api';
 import { DynamoDbEnvironmentStore } from '../../adapters/dynamodb/dynamodb-environment-store';
 import { DynamoDbEnvironmentUpgradeStore } from '../../adapters/dynamodb/dynamodb-environment-upgrade-store';
+import { DynamoDbSiteEventStore } from '../../adapters/dynamodb/dynamodb-site-event-store';
 import { DynamoDbRunStartStore } from '../../adapters/dynamodb/dynamodb-run-start-store';
 import { ENVIRONMENT } from '../../contracts';
 import { deployedControlPlane } from '../../control-plane/deployed-control-plane';
@@ -67,6 +68,7 @@ export async function apiFromEnvironment(env: NodeJS.ProcessEnv = process.env): 
     environments: new DynamoDbEnvironmentStore({ tableName, client: documentClient() }),
     environmentUpgrades: new DynamoDbEnvironmentUpgradeStore({ tableName, client: documentClient() }),
     runStarts: new DynamoDbRunStartStore({ tableName, client: documentClient() }),
+    siteEvents: new DynamoDbSiteEventStore({ tableName, client: documentClient() }),
     ...(site ? { site } : {}),
   });
 }

@@ -2,6 +2,7 @@ import { Argument, Command, CommanderError } from 'commander';
 import packageJson from '../package.json';
 import { InvalidInputError, RolloutError, describeError } from '../core/errors';
 import { registerPlanCommands } from './commands/plan';
+import { registerRelayCommands } from './commands/relay';
 import { registerReportCommand } from './commands/report';
 import { registerDeployCommand } from './commands/deploy';
 import { registerEnvCommands } from './commands/env';
@@ -35,6 +36,7 @@ export function rolloutProgram(): Command {
   registerEnvCommands(program);
   registerScheduleCommands(program);
   registerEventsCommand(program);
+  registerRelayCommands(program);
   program
     .command('completion')
     .description('Print the shell completion script for bash or zsh, e.g. `source <(rollout completion bash)` in ~/.bashrc')

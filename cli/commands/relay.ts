@@ -1,0 +1,94 @@
+import { Option, type Command } from 'commander';
+import { SITE_EVENT_KINDS, type SiteEventKind } from '../../core/site/site-event';
+import { DEFAULT_DELIVERY_TIMEOUT_MS, drainSpool, relayDeliver } from '../../local/site-relay';
+import { CliError } from '../errors';
+import { ExitCode } from '../exit-codes';
+
+interface DeliverOptions {
+  event: SiteEventKind;
+  spool: string;
+  endpoint?: string;
+  timeout: string;
+}
+
+interface DrainOptions {
+  spool: string;
+  endpoint: string;
+  maxAttempts: string;
+  initialDelay: string;
+  maxDelay: string;
+  timeout: string;
+}
+
+/**
+ * `rollout relay`: the site relay slurmctld runs as a strigger program (deliver), and the retry of what it
+ * spooled (drain). The logic is local/site-relay.ts.
+ */
+export function registerRelayCommands(program: Command): void {
+  const relay = program
+    .command('relay')
+    .description(
+      "The site relay: turns a Slurm trigger's firing into a delivery to the control plane (POST /site-events of `rollout serve`), spooled to disk first so that none is lost and slurmctld never waits. Delivery to AWS is not built yet.",
+    );
+  relay
+    .command('deliver')
+    .description(
+      "Run by slurmctld as a strigger program (`strigger --set --node --up --flags=PERM --program='/path/rollout relay deliver --event up --spool DIR --endpoint URL'`: slurmctld adds the hostlist as the last argument). Writes the firing to the spool, tries one delivery within the timeout and exits 0 whether it was delivered or not (a failed one stays spooled for `rollout relay drain`).",
+    )
+    .addOption(
+      new Option('--event <event>', "the trigger's event: the same as strigger's --up, --down or --drained").choices(SITE_EVENT_KINDS).makeOptionMandatory(),
+    )
+    .requiredOption('--spool <dir>', 'the spool directory (created if missing): one file per firing until it is delivered')
+    .option('--endpoint <url>', "`rollout serve`'s REST API (its apiUrl, e.g. http://127.0.0.1:8084); without it the firing is only spooled")
+    .option('--timeout <ms>', 'how long the one delivery may take, in milliseconds', String(DEFAULT_DELIVERY_TIMEOUT_MS))
+    .argument('<hostlist>', 'the nodes of the event, as one Slurm hostlist (slurmctld gives it)')
+    .action(async (hostlist: string, options: DeliverOptions) => {
+      const timeoutMs = wholeNumber('--timeout', options.timeout, 1);
+      const { firing, outcome } = await relayDeliver({
+        spool: options.spool,
+        event: options.event,
+        hostlist,
+        ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+        timeoutMs,
+      }).catch((err: unknown) => {
+        throw new CliError(`could not spool the firing in ${options.spool}: ${err instanceof Error ? err.message : String(err)}`, ExitCode.notCompleted);
+      });
+      if (outcome === undefined) process.stdout.write(`${firing.body.id}: spooled in ${firing.file}\n`);
+      else if ('delivered' in outcome) process.stdout.write(`${firing.body.id}: delivered${outcome.duplicate ? ' (recorded before)' : ''}\n`);
+      else if ('rejected' in outcome) process.stderr.write(`${firing.body.id}: refused by ${options.endpoint}, moved aside: ${outcome.rejected}\n`);
+      else process.stderr.write(`${firing.body.id}: not delivered (${outcome.retry}): spooled in ${firing.file} for \`rollout relay drain\`\n`);
+    });
+  relay
+    .command('drain')
+    .description(
+      "Deliver the firings waiting in the spool, oldest first, retrying with exponential backoff; each is removed once the control plane acknowledged it (one it refuses is moved to the spool's rejected/ folder). Exits 0 once the spool is empty, 1 when firings are left after the attempts.",
+    )
+    .requiredOption('--spool <dir>', 'the spool directory `rollout relay deliver` writes to')
+    .requiredOption('--endpoint <url>', "`rollout serve`'s REST API (its apiUrl)")
+    .option('--max-attempts <n>', 'passes over the spool at most, the first included', '8')
+    .option('--initial-delay <ms>', 'the wait after the first failed pass, in milliseconds; doubled after each', '1000')
+    .option('--max-delay <ms>', 'the longest wait between passes, in milliseconds', '60000')
+    .option('--timeout <ms>', 'how long each delivery may take, in milliseconds', String(DEFAULT_DELIVERY_TIMEOUT_MS))
+    .action(async (options: DrainOptions) => {
+      const result = await drainSpool({
+        spool: options.spool,
+        endpoint: options.endpoint,
+        maxAttempts: wholeNumber('--max-attempts', options.maxAttempts, 1),
+        initialDelayMs: wholeNumber('--initial-delay', options.initialDelay, 0),
+        maxDelayMs: wholeNumber('--max-delay', options.maxDelay, 0),
+        timeoutMs: wholeNumber('--timeout', options.timeout, 1),
+        report: (line) => process.stderr.write(`${line}\n`),
+      });
+      process.stdout.write(
+        `${result.delivered} delivered (${result.duplicates} recorded before), ${result.rejected} refused, ${result.remaining} left in the spool after ${result.attempts} pass${result.attempts === 1 ? '' : 'es'}\n`,
+      );
+      if (result.remaining > 0) throw new CliError(`${result.remaining} firing(s) not delivered: they stay in ${options.spool}`, ExitCode.notCompleted);
+    });
+}
+
+/** A whole-number flag of at least `min`, or a CliError naming the flag. */
+function wholeNumber(flag: string, value: string, min: number): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min) throw new CliError(`${flag} must be a whole number of at least ${min}, not '${value}'`, ExitCode.invalidInput);
+  return n;
+}

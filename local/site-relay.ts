@@ -1,0 +1,200 @@
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { SiteEventKind, SiteEventRequest } from '../core/site/site-event';
+
+/**
+ * The site relay (`rollout relay`, issue 29): slurmctld runs it as a strigger program, with the event's nodes as
+ * one hostlist for its last argument (trigger_mgr.c _trigger_run_program). It must never hold slurmctld up and
+ * a firing must never be lost to a control plane that is away: each firing is first written to a spool directory
+ * (a temporary file renamed into place: a reader never sees half of one), then delivered once with a short
+ * timeout; a failed delivery leaves the file for `rollout relay drain`, which retries with backoff. Each file
+ * carries the firing's id, so a firing delivered twice (an answer lost after the control plane recorded it)
+ * changes nothing there (POST /site-events is idempotent by id).
+ */
+
+/** A firing as spooled: its file and the body POST /site-events takes. */
+export interface SpooledFiring {
+  file: string;
+  body: SiteEventRequest & { nodes: string };
+}
+
+/** What one delivery came to: acknowledged, refused for good (a 4xx: retrying cannot help), or to retry. */
+export type DeliveryOutcome = { delivered: true; duplicate: boolean } | { rejected: string } | { retry: string };
+
+/** How long the one delivery of `relay deliver` may take: slurmctld waits on nothing, but the program should end soon. */
+export const DEFAULT_DELIVERY_TIMEOUT_MS = 2000;
+/** Where refused firings are moved, inside the spool: kept for an admin to read, never retried. */
+export const REJECTED_FOLDER = 'rejected';
+const FIRING_SUFFIX = '.json';
+
+/**
+ * The id of a firing: its event, then a hash of the event, the hostlist and when it fired. The same firing
+ * spooled twice has one id and one file; two firings of the same nodes at different instants have two.
+ */
+export function firingId(event: SiteEventKind, hostlist: string, firedAt: string): string {
+  return `${event}-${createHash('sha256').update(`${event}\n${hostlist}\n${firedAt}`).digest('hex').slice(0, 32)}`;
+}
+
+/** The file name: the firing's epoch ms (zero-padded, so the names sort oldest first), then its id. */
+function firingFileName(firedAt: string, id: string): string {
+  return `${String(Date.parse(firedAt)).padStart(15, '0')}-${id}${FIRING_SUFFIX}`;
+}
+
+/**
+ * Writes a firing to the spool, atomically: the whole file, under a temporary name, renamed into place (over a
+ * file of the same name: the same firing, the same bytes). Returns the spooled firing.
+ */
+export async function spoolFiring(spool: string, firing: { event: SiteEventKind; hostlist: string; firedAt: Date }): Promise<SpooledFiring> {
+  const firedAt = firing.firedAt.toISOString();
+  const id = firingId(firing.event, firing.hostlist, firedAt);
+  const body = { id, event: firing.event, nodes: firing.hostlist, firedAt };
+  const file = path.join(spool, firingFileName(firedAt, id));
+  await mkdir(spool, { recursive: true });
+  const temporary = path.join(spool, `.${path.basename(file)}.${process.pid}.tmp`);
+  await writeFile(temporary, `${JSON.stringify(body)}\n`, { flag: 'wx' });
+  await rename(temporary, file);
+  return { file, body };
+}
+
+/** The firings waiting in the spool, oldest first. A file that is not a firing (cut short by hand, say) is reported, not sent. */
+export async function spooledFirings(spool: string, onUnreadable: (file: string, why: string) => void = () => {}): Promise<SpooledFiring[]> {
+  let names: string[];
+  try {
+    names = await readdir(spool);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const firings: SpooledFiring[] = [];
+  for (const name of names.filter((n) => n.endsWith(FIRING_SUFFIX) && !n.startsWith('.')).sort()) {
+    const file = path.join(spool, name);
+    try {
+      const body = JSON.parse(await readFile(file, 'utf8')) as SpooledFiring['body'];
+      if (typeof body?.id !== 'string' || typeof body.event !== 'string' || typeof body.nodes !== 'string' || typeof body.firedAt !== 'string')
+        throw new Error('not a firing: it needs id, event, nodes and firedAt');
+      firings.push({ file, body });
+    } catch (err) {
+      onUnreadable(file, err instanceof Error ? err.message : String(err));
+    }
+  }
+  return firings;
+}
+
+/** One POST /site-events of a firing, within `timeoutMs`. Never throws: a failure is an outcome. */
+export async function deliverFiring(endpoint: string, firing: SpooledFiring['body'], timeoutMs: number): Promise<DeliveryOutcome> {
+  try {
+    const response = await fetch(new URL('/site-events', endpoint), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(firing),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await response.text();
+    if (response.ok) return { delivered: true, duplicate: response.status === 200 };
+    // 408 and 429 ask for a retry; any other 4xx says the firing itself is wrong, now and later.
+    if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429)
+      return { rejected: `HTTP ${response.status}: ${text.slice(0, 500)}` };
+    return { retry: `HTTP ${response.status}` };
+  } catch (err) {
+    const why =
+      err instanceof Error
+        ? err.name === 'TimeoutError'
+          ? `no answer within ${timeoutMs} ms`
+          : ((err.cause as Error | undefined)?.message ?? err.message)
+        : String(err);
+    return { retry: why };
+  }
+}
+
+/** Delivers a spooled firing and settles its file: removed once acknowledged, moved aside when refused, kept otherwise. */
+export async function deliverSpooled(endpoint: string, firing: SpooledFiring, timeoutMs: number): Promise<DeliveryOutcome> {
+  const outcome = await deliverFiring(endpoint, firing.body, timeoutMs);
+  if ('delivered' in outcome) await rm(firing.file, { force: true });
+  else if ('rejected' in outcome) {
+    const rejected = path.join(path.dirname(firing.file), REJECTED_FOLDER);
+    await mkdir(rejected, { recursive: true });
+    await rename(firing.file, path.join(rejected, path.basename(firing.file)));
+  }
+  return outcome;
+}
+
+export interface RelayDeliverOptions {
+  spool: string;
+  event: SiteEventKind;
+  hostlist: string;
+  /** `rollout serve`'s API; without it the firing is only spooled (a `relay drain` delivers it). */
+  endpoint?: string;
+  timeoutMs?: number;
+  now?: () => Date;
+}
+
+/** What slurmctld's program does: spool the firing, try one delivery. Resolves within the timeout after the write. */
+export async function relayDeliver(options: RelayDeliverOptions): Promise<{ firing: SpooledFiring; outcome?: DeliveryOutcome }> {
+  const firing = await spoolFiring(options.spool, { event: options.event, hostlist: options.hostlist, firedAt: (options.now ?? (() => new Date()))() });
+  if (options.endpoint === undefined) return { firing };
+  return { firing, outcome: await deliverSpooled(options.endpoint, firing, options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS) };
+}
+
+export interface DrainOptions {
+  spool: string;
+  endpoint: string;
+  /** Passes over the spool at most (the first included); a firing still there after them stays spooled. */
+  maxAttempts: number;
+  /** The wait after the first failed pass; doubled after each, up to maxDelayMs. */
+  initialDelayMs: number;
+  maxDelayMs: number;
+  timeoutMs?: number;
+  sleep?: (ms: number) => Promise<void>;
+  /** Told of each delivery, refusal and failed pass (the CLI prints them). */
+  report?: (line: string) => void;
+}
+
+export interface DrainResult {
+  delivered: number;
+  duplicates: number;
+  rejected: number;
+  /** Firings still spooled: the control plane did not acknowledge them within the attempts. */
+  remaining: number;
+  attempts: number;
+}
+
+/** The wait before pass `attempt` (counted from 2): initialDelayMs doubled per failed pass, at most maxDelayMs. */
+export function backoffDelayMs(attempt: number, initialDelayMs: number, maxDelayMs: number): number {
+  return Math.min(maxDelayMs, initialDelayMs * 2 ** Math.max(0, attempt - 2));
+}
+
+/**
+ * Retries the spooled firings, oldest first, until each was acknowledged (its file removed) or refused, or
+ * `maxAttempts` passes went by. A pass stops at the first firing that fails to deliver (the control plane is
+ * away: the others would fail too), then waits with exponential backoff.
+ */
+export async function drainSpool(options: DrainOptions): Promise<DrainResult> {
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const report = options.report ?? (() => {});
+  const result: DrainResult = { delivered: 0, duplicates: 0, rejected: 0, remaining: 0, attempts: 0 };
+  for (let attempt = 1; attempt <= options.maxAttempts; attempt++) {
+    if (attempt > 1) await sleep(backoffDelayMs(attempt, options.initialDelayMs, options.maxDelayMs));
+    result.attempts = attempt;
+    const firings = await spooledFirings(options.spool, (file, why) => report(`${file}: left in the spool, not sent: ${why}`));
+    let failed: string | undefined;
+    for (const firing of firings) {
+      const outcome = await deliverSpooled(options.endpoint, firing, options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS);
+      if ('delivered' in outcome) {
+        result.delivered++;
+        if (outcome.duplicate) result.duplicates++;
+        report(`${firing.body.id} (${firing.body.event} ${firing.body.nodes}): delivered${outcome.duplicate ? ' (recorded before)' : ''}`);
+      } else if ('rejected' in outcome) {
+        result.rejected++;
+        report(`${firing.body.id}: refused, moved to ${REJECTED_FOLDER}/: ${outcome.rejected}`);
+      } else {
+        failed = outcome.retry;
+        break;
+      }
+    }
+    if (failed === undefined) return { ...result, remaining: 0 };
+    report(`pass ${attempt} of ${options.maxAttempts}: ${failed}`);
+  }
+  result.remaining = (await spooledFirings(options.spool)).length;
+  return result;
+}

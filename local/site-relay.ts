@@ -97,14 +97,18 @@ export async function deliverFiring(endpoint: string, firing: SpooledFiring['bod
       return { rejected: `HTTP ${response.status}: ${text.slice(0, 500)}` };
     return { retry: `HTTP ${response.status}` };
   } catch (err) {
-    const why =
-      err instanceof Error
-        ? err.name === 'TimeoutError'
-          ? `no answer within ${timeoutMs} ms`
-          : ((err.cause as Error | undefined)?.message ?? err.message)
-        : String(err);
-    return { retry: why };
+    return { retry: failureReason(err, timeoutMs) };
   }
+}
+
+/**
+ * Why a fetch failed, in a line: its timeout, or the socket's error (`connect ECONNREFUSED 127.0.0.1:8084`), not
+ * fetch's own `fetch failed`. Read by shape: fetch's errors come from Node's realm, not always this one's Error.
+ */
+function failureReason(err: unknown, timeoutMs: number): string {
+  const { name, message, cause } = (typeof err === 'object' && err !== null ? err : {}) as { name?: string; message?: string; cause?: { message?: string } };
+  if (name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
+  return cause?.message ?? message ?? String(err);
 }
 
 /** Delivers a spooled firing and settles its file: removed once acknowledged, moved aside when refused, kept otherwise. */

@@ -1,0 +1,215 @@
+import { createServer, type Server } from 'node:http';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { backoffDelayMs, drainSpool, firingId, relayDeliver, REJECTED_FOLDER, spooledFirings, spoolFiring } from '../../local/site-relay';
+import { runCliInProcess } from '../support/cli';
+import { startSilentEndpoint } from '../support/silent-endpoint';
+
+/**
+ * The site relay's spool (local/site-relay.ts, `rollout relay`): each firing written whole (temp file renamed),
+ * named by its time and id; one quick delivery that never holds the caller past its timeout, whatever the
+ * endpoint does; the retry of the spool with backoff, a firing removed only once acknowledged.
+ */
+
+let spool: string;
+beforeEach(async () => {
+  spool = await mkdtemp(path.join(tmpdir(), 'relay-spool-'));
+});
+afterEach(async () => {
+  await rm(spool, { recursive: true, force: true });
+});
+
+const FIRED_AT = new Date('2026-11-29T01:00:00.000Z');
+const files = async (dir = spool) => (await readdir(dir)).sort();
+
+/** An HTTP endpoint answering POST /site-events with the statuses given, in turn (the last repeated); records the bodies. */
+async function startStub(statuses: number[]): Promise<{ url: string; bodies: unknown[]; close(): Promise<void> }> {
+  const bodies: unknown[] = [];
+  const server: Server = createServer((request, response) => {
+    let text = '';
+    request.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    request.on('end', () => {
+      bodies.push({ path: request.url, body: JSON.parse(text) as unknown });
+      const status = statuses[Math.min(bodies.length - 1, statuses.length - 1)]!;
+      response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ status }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${address.port}`, bodies, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** A port nothing listens on: a stub opened and closed at once. */
+async function deadEndpoint(): Promise<string> {
+  const stub = await startStub([201]);
+  await stub.close();
+  return stub.url;
+}
+
+describe('the spool', () => {
+  test('a firing is one whole file named by its time and id, no temporary file left; its body is what POST /site-events takes', async () => {
+    const { file, body } = await spoolFiring(spool, { event: 'up', hostlist: 'c[01-03]', firedAt: FIRED_AT });
+    const id = firingId('up', 'c[01-03]', FIRED_AT.toISOString());
+    expect(id).toMatch(/^up-[0-9a-f]{32}$/);
+    expect(await files()).toEqual([`00${FIRED_AT.getTime()}-${id}.json`]);
+    expect(path.basename(file)).toBe(`00${FIRED_AT.getTime()}-${id}.json`);
+    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ id, event: 'up', nodes: 'c[01-03]', firedAt: '2026-11-29T01:00:00.000Z' });
+    expect(body).toEqual({ id, event: 'up', nodes: 'c[01-03]', firedAt: '2026-11-29T01:00:00.000Z' });
+  });
+
+  test('the same firing spooled twice is one file with one id; another instant, event or hostlist is another firing', async () => {
+    await spoolFiring(spool, { event: 'up', hostlist: 'c01', firedAt: FIRED_AT });
+    await spoolFiring(spool, { event: 'up', hostlist: 'c01', firedAt: FIRED_AT });
+    expect(await files()).toHaveLength(1);
+    const later = new Date(FIRED_AT.getTime() + 1);
+    await spoolFiring(spool, { event: 'up', hostlist: 'c01', firedAt: later });
+    await spoolFiring(spool, { event: 'drained', hostlist: 'c01', firedAt: FIRED_AT });
+    await spoolFiring(spool, { event: 'up', hostlist: 'c02', firedAt: FIRED_AT });
+    const ids = (await spooledFirings(spool)).map((f) => f.body.id);
+    expect(new Set(ids).size).toBe(4);
+  });
+
+  test('listed oldest first; a writer cut short (its temporary file) and a file that is not a firing are not sent', async () => {
+    await spoolFiring(spool, { event: 'down', hostlist: 'c02', firedAt: new Date(FIRED_AT.getTime() + 5000) });
+    await spoolFiring(spool, { event: 'up', hostlist: 'c01', firedAt: FIRED_AT });
+    await writeFile(path.join(spool, '.000000000000001-up-x.json.123.tmp'), '{"id":');
+    await writeFile(path.join(spool, '000000000000002-broken.json'), '{"id":');
+    const unreadable: string[] = [];
+    const firings = await spooledFirings(spool, (file) => unreadable.push(path.basename(file)));
+    expect(firings.map((f) => f.body.nodes)).toEqual(['c01', 'c02']);
+    expect(unreadable).toEqual(['000000000000002-broken.json']);
+  });
+
+  test('a spool directory that does not exist yet is created by the first firing, and lists empty before', async () => {
+    const nested = path.join(spool, 'a', 'b');
+    expect(await spooledFirings(nested)).toEqual([]);
+    await spoolFiring(nested, { event: 'up', hostlist: 'c01', firedAt: FIRED_AT });
+    expect(await files(nested)).toHaveLength(1);
+  });
+});
+
+describe('relay deliver: one quick delivery, never blocking', () => {
+  test('acknowledged (201): the file is removed; the endpoint got the firing at POST /site-events', async () => {
+    const stub = await startStub([201]);
+    try {
+      const { firing, outcome } = await relayDeliver({ spool, event: 'drained', hostlist: 'c[01-02]', endpoint: stub.url, now: () => FIRED_AT });
+      expect(outcome).toEqual({ delivered: true, duplicate: false });
+      expect(await files()).toEqual([]);
+      expect(stub.bodies).toEqual([{ path: '/site-events', body: firing.body }]);
+    } finally {
+      await stub.close();
+    }
+  });
+
+  test('a dead endpoint: resolves at once with the firing left in the spool', async () => {
+    const started = Date.now();
+    const { outcome } = await relayDeliver({ spool, event: 'up', hostlist: 'c01', endpoint: await deadEndpoint(), timeoutMs: 2000 });
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(outcome).toEqual({ retry: expect.stringMatching(/ECONNREFUSED/) });
+    expect(await files()).toHaveLength(1);
+  });
+
+  test('an endpoint that never answers: resolves at the timeout, the firing left in the spool', async () => {
+    const silent = await startSilentEndpoint();
+    try {
+      const started = Date.now();
+      const { outcome } = await relayDeliver({ spool, event: 'up', hostlist: 'c01', endpoint: silent.url, timeoutMs: 300 });
+      const elapsed = Date.now() - started;
+      expect(elapsed).toBeGreaterThanOrEqual(290);
+      expect(elapsed).toBeLessThan(1500);
+      expect(outcome).toEqual({ retry: 'no answer within 300 ms' });
+      expect(await files()).toHaveLength(1);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  test('a 5xx leaves the firing to retry; a 422 moves it aside (retrying cannot help), out of the spool', async () => {
+    const failing = await startStub([503]);
+    const refusing = await startStub([422]);
+    try {
+      expect((await relayDeliver({ spool, event: 'up', hostlist: 'c01', endpoint: failing.url })).outcome).toEqual({ retry: 'HTTP 503' });
+      expect(await files()).toHaveLength(1);
+      const { firing, outcome } = await relayDeliver({ spool, event: 'up', hostlist: 'c02', endpoint: refusing.url, now: () => FIRED_AT });
+      expect(outcome).toEqual({ rejected: expect.stringMatching(/^HTTP 422/) });
+      expect(await files(path.join(spool, REJECTED_FOLDER))).toEqual([path.basename(firing.file)]);
+      expect((await spooledFirings(spool)).map((f) => f.body.nodes)).toEqual(['c01']);
+    } finally {
+      await failing.close();
+      await refusing.close();
+    }
+  });
+
+  test('the CLI against a dead endpoint exits 0 within a second, saying the firing stays spooled', async () => {
+    const endpoint = await deadEndpoint();
+    const started = Date.now();
+    const result = await runCliInProcess(['relay', 'deliver', '--event', 'down', '--spool', spool, '--endpoint', endpoint, 'c[01-04]']);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^down-[0-9a-f]{32}: not delivered \(.*ECONNREFUSED.*\): spooled in .* for `rollout relay drain`\n$/);
+    const [firing] = await spooledFirings(spool);
+    expect(firing?.body).toMatchObject({ event: 'down', nodes: 'c[01-04]' });
+  });
+
+  test('the CLI refuses an event strigger has no flag for, naming --event', async () => {
+    const result = await runCliInProcess(['relay', 'deliver', '--event', 'idle', '--spool', spool, 'c01']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--event/);
+    expect(await files()).toEqual([]);
+  });
+});
+
+describe('relay drain: retries with backoff until acknowledged', () => {
+  test('backoff doubles from the initial delay up to the maximum', () => {
+    expect([2, 3, 4, 5, 6, 7].map((attempt) => backoffDelayMs(attempt, 1000, 10_000))).toEqual([1000, 2000, 4000, 8000, 10_000, 10_000]);
+  });
+
+  test('an endpoint failing twice then acknowledging: three passes, waits 10 then 20 ms, every firing delivered in order and removed', async () => {
+    await spoolFiring(spool, { event: 'up', hostlist: 'c01', firedAt: FIRED_AT });
+    await spoolFiring(spool, { event: 'up', hostlist: 'c02', firedAt: new Date(FIRED_AT.getTime() + 1000) });
+    const stub = await startStub([503, 503, 201]);
+    const waits: number[] = [];
+    try {
+      const result = await drainSpool({
+        spool,
+        endpoint: stub.url,
+        maxAttempts: 5,
+        initialDelayMs: 10,
+        maxDelayMs: 1000,
+        sleep: async (ms) => void waits.push(ms),
+      });
+      expect(result).toEqual({ delivered: 2, duplicates: 0, rejected: 0, remaining: 0, attempts: 3 });
+      expect(waits).toEqual([10, 20]);
+      // A pass stops at its first failure: c01 twice refused, then c01 and c02.
+      expect(stub.bodies.map((b) => (b as { body: { nodes: string } }).body.nodes)).toEqual(['c01', 'c01', 'c01', 'c02']);
+      expect(await files()).toEqual([]);
+    } finally {
+      await stub.close();
+    }
+  });
+
+  test('a firing the control plane recorded before (200) counts as delivered, and is removed', async () => {
+    await spoolFiring(spool, { event: 'drained', hostlist: 'c01', firedAt: FIRED_AT });
+    const stub = await startStub([200]);
+    try {
+      const result = await drainSpool({ spool, endpoint: stub.url, maxAttempts: 1, initialDelayMs: 0, maxDelayMs: 0 });
+      expect(result).toEqual({ delivered: 1, duplicates: 1, rejected: 0, remaining: 0, attempts: 1 });
+      expect(await files()).toEqual([]);
+    } finally {
+      await stub.close();
+    }
+  });
+
+  test('an endpoint that stays away: the firings stay spooled after the attempts, and the CLI exits 1 saying so', async () => {
+    await spoolFiring(spool, { event: 'up', hostlist: 'c01', firedAt: FIRED_AT });
+    const endpoint = await deadEndpoint();
+    const result = await drainSpool({ spool, endpoint, maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 1 });
+    expect(result).toEqual({ delivered: 0, duplicates: 0, rejected: 0, remaining: 1, attempts: 3 });
+    const cli = await runCliInProcess(['relay', 'drain', '--spool', spool, '--endpoint', endpoint, '--max-attempts', '2', '--initial-delay', '1']);
+    expect(cli.code).toBe(1);
+    expect(cli.stdout).toBe('0 delivered (0 recorded before), 0 refused, 1 left in the spool after 2 passes\n');
+    expect(cli.stderr).toMatch(/1 firing\(s\) not delivered: they stay in /);
+    expect(await files()).toHaveLength(1);
+  });
+});

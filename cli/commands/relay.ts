@@ -9,6 +9,7 @@ interface DeliverOptions {
   spool: string;
   endpoint?: string;
   timeout: string;
+  json?: boolean;
 }
 
 interface DrainOptions {
@@ -18,6 +19,7 @@ interface DrainOptions {
   initialDelay: string;
   maxDelay: string;
   timeout: string;
+  json?: boolean;
 }
 
 /**
@@ -41,6 +43,7 @@ export function registerRelayCommands(program: Command): void {
     .requiredOption('--spool <dir>', 'the spool directory (created if missing): one file per firing until it is delivered')
     .option('--endpoint <url>', "`rollout serve`'s REST API (its apiUrl, e.g. http://127.0.0.1:8084); without it the firing is only spooled")
     .option('--timeout <ms>', 'how long the one delivery may take, in milliseconds', String(DEFAULT_DELIVERY_TIMEOUT_MS))
+    .option('--json', "print the firing's id, its spool file and the delivery's outcome as one JSON object")
     .argument('<hostlist>', 'the nodes of the event, as one Slurm hostlist (slurmctld gives it)')
     .action(async (hostlist: string, options: DeliverOptions) => {
       const timeoutMs = wholeNumber('--timeout', options.timeout, 1);
@@ -53,7 +56,8 @@ export function registerRelayCommands(program: Command): void {
       }).catch((err: unknown) => {
         throw new CliError(`could not spool the firing in ${options.spool}: ${err instanceof Error ? err.message : String(err)}`, ExitCode.notCompleted);
       });
-      if (outcome === undefined) process.stdout.write(`${firing.body.id}: spooled in ${firing.file}\n`);
+      if (options.json) process.stdout.write(`${JSON.stringify({ id: firing.body.id, file: firing.file, outcome: outcome ?? { spooled: true } })}\n`);
+      else if (outcome === undefined) process.stdout.write(`${firing.body.id}: spooled in ${firing.file}\n`);
       else if ('delivered' in outcome) process.stdout.write(`${firing.body.id}: delivered${outcome.duplicate ? ' (recorded before)' : ''}\n`);
       else if ('rejected' in outcome) process.stderr.write(`${firing.body.id}: refused by ${options.endpoint}, moved aside: ${outcome.rejected}\n`);
       else process.stderr.write(`${firing.body.id}: not delivered (${outcome.retry}): spooled in ${firing.file} for \`rollout relay drain\`\n`);
@@ -69,6 +73,7 @@ export function registerRelayCommands(program: Command): void {
     .option('--initial-delay <ms>', 'the wait after the first failed pass, in milliseconds; doubled after each', '1000')
     .option('--max-delay <ms>', 'the longest wait between passes, in milliseconds', '60000')
     .option('--timeout <ms>', 'how long each delivery may take, in milliseconds', String(DEFAULT_DELIVERY_TIMEOUT_MS))
+    .option('--json', 'print the counts (delivered, duplicates, rejected, remaining, attempts) as one JSON object')
     .action(async (options: DrainOptions) => {
       const result = await drainSpool({
         spool: options.spool,
@@ -80,7 +85,9 @@ export function registerRelayCommands(program: Command): void {
         report: (line) => process.stderr.write(`${line}\n`),
       });
       process.stdout.write(
-        `${result.delivered} delivered (${result.duplicates} recorded before), ${result.rejected} refused, ${result.remaining} left in the spool after ${result.attempts} pass${result.attempts === 1 ? '' : 'es'}\n`,
+        options.json
+          ? `${JSON.stringify(result)}\n`
+          : `${result.delivered} delivered (${result.duplicates} recorded before), ${result.rejected} refused, ${result.remaining} left in the spool after ${result.attempts} pass${result.attempts === 1 ? '' : 'es'}\n`,
       );
       if (result.remaining > 0) throw new CliError(`${result.remaining} firing(s) not delivered: they stay in ${options.spool}`, ExitCode.notCompleted);
     });

@@ -152,6 +152,13 @@ describe('relay deliver: one quick delivery, never blocking', () => {
     expect(firing?.body).toMatchObject({ event: 'down', nodes: 'c[01-04]' });
   });
 
+  test('the CLI without --endpoint only spools; --json prints the id, the file and the outcome', async () => {
+    const result = await runCliInProcess(['relay', 'deliver', '--event', 'up', '--spool', spool, '--json', 'c01']);
+    expect(result.code).toBe(0);
+    const [firing] = await spooledFirings(spool);
+    expect(JSON.parse(result.stdout)).toEqual({ id: firing!.body.id, file: firing!.file, outcome: { spooled: true } });
+  });
+
   test('the CLI refuses an event strigger has no flag for, naming --event', async () => {
     const result = await runCliInProcess(['relay', 'deliver', '--event', 'idle', '--spool', spool, 'c01']);
     expect(result.code).toBe(2);

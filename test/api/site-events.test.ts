@@ -4,7 +4,7 @@ import path from 'node:path';
 import { startServedControlPlane, type ServedControlPlane } from '../../local/serve';
 import { drainSpool, relayDeliver, spoolFiring } from '../../local/site-relay';
 import type { TriggerFiring } from '../../simulator/models/trigger-manager';
-import { runCliInProcess } from '../support/cli';
+import { runCliInProcess, type CliResult } from '../support/cli';
 import { SimulatedSide } from '../support/slurm-differential';
 import { buildSite } from '../support/sites';
 
@@ -93,8 +93,8 @@ describe('the relay as the simulated strigger program', () => {
    * What slurmctld does with a firing (trigger_mgr.c _trigger_run_program): the program split at spaces, its
    * path run with the other words, the hostlist last. Here the path's command is `rollout`, run in process.
    */
-  function runPrograms(): { runs: Promise<{ code: number; stderr: string }>[] } {
-    const runs: Promise<{ code: number; stderr: string }>[] = [];
+  function runPrograms(): { runs: Promise<CliResult>[] } {
+    const runs: Promise<CliResult>[] = [];
     side.simulator.workloadManager.triggers.onFiring((firing: TriggerFiring) => {
       if (firing.outcome !== 'ran') return;
       const [, ...words] = firing.program.split(' ').filter(Boolean);

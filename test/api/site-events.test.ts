@@ -4,6 +4,7 @@ import path from 'node:path';
 import { startServedControlPlane, type ServedControlPlane } from '../../local/serve';
 import { drainSpool, relayDeliver, spoolFiring } from '../../local/site-relay';
 import type { TriggerFiring } from '../../simulator/models/trigger-manager';
+import { checkContract } from '../support/api-contract';
 import { runCliInProcess, type CliResult } from '../support/cli';
 import { SimulatedSide } from '../support/slurm-differential';
 import { buildSite } from '../support/sites';
@@ -38,8 +39,18 @@ interface RecordedEvent {
   firedAt: string;
   receivedAt: string;
 }
-const recorded = async (): Promise<RecordedEvent[]> => (await (await fetch(`${api}/site-events`)).json()) as RecordedEvent[];
-const post = (body: unknown) => fetch(`${api}/site-events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+/** A call to the API whose answer is checked against its OpenAPI document (status, content type, body); answers its status and body. */
+async function call(method: 'GET' | 'POST', body?: unknown): Promise<{ status: number; json(): Promise<unknown> }> {
+  const response = await fetch(`${api}/site-events`, {
+    method,
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  const parsed: unknown = await response.json();
+  checkContract(method, '/site-events', response.status, response.headers.get('content-type'), parsed);
+  return { status: response.status, json: async () => parsed };
+}
+const recorded = async (): Promise<RecordedEvent[]> => (await (await call('GET')).json()) as RecordedEvent[];
+const post = (body: unknown) => call('POST', body);
 const recordedIds = async (ids: string[]) => (await recorded()).filter((event) => ids.includes(event.id));
 
 describe('POST /site-events on rollout serve', () => {

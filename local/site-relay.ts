@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { SiteEventKind, SiteEventRequest } from '../core/site/site-event';
 
@@ -52,7 +52,14 @@ export async function spoolFiring(spool: string, firing: { event: SiteEventKind;
   const file = path.join(spool, firingFileName(firedAt, id));
   await mkdir(spool, { recursive: true });
   const temporary = path.join(spool, `.${path.basename(file)}.${process.pid}.tmp`);
-  await writeFile(temporary, `${JSON.stringify(body)}\n`, { flag: 'wx' });
+  // Flushed before the rename: after a crash of the host the name holds the whole firing or is not there.
+  const handle = await open(temporary, 'wx');
+  try {
+    await handle.writeFile(`${JSON.stringify(body)}\n`);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
   await rename(temporary, file);
   return { file, body };
 }

@@ -1,8 +1,10 @@
+import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { backoffDelayMs, drainSpool, firingId, relayDeliver, REJECTED_FOLDER, spooledFirings, spoolFiring } from '../../local/site-relay';
+import { PROJECT_ROOT } from '../../contracts/paths';
 import { runCliInProcess } from '../support/cli';
 import { startSilentEndpoint } from '../support/silent-endpoint';
 
@@ -151,6 +153,23 @@ describe('relay deliver: one quick delivery, never blocking', () => {
     const [firing] = await spooledFirings(spool);
     expect(firing?.body).toMatchObject({ event: 'down', nodes: 'c[01-04]' });
   });
+
+  test('as slurmctld runs it (its own process, stdin, stdout and stderr closed): exits 0 with the firing spooled, against a dead endpoint', async () => {
+    const endpoint = await deadEndpoint();
+    const bin = path.join(PROJECT_ROOT, 'bin', 'rollout.js');
+    // trigger_mgr.c closes every descriptor below 128 before it execs the program: the relay must not need them.
+    const command = `"${process.execPath}" "${bin}" relay deliver --event up --spool "${spool}" --endpoint ${endpoint} 'c[01-02]' <&- >&- 2>&-`;
+    const started = Date.now();
+    const code = await new Promise<number | null>((resolve) =>
+      execFile('bash', ['-c', command], (err) => resolve(err ? ((err as { code?: number }).code ?? null) : 0)),
+    );
+    const elapsed = Date.now() - started;
+    console.log(`rollout relay deliver as a process, dead endpoint: ${elapsed} ms`);
+    expect(code).toBe(0);
+    // The process's start (the CLI's load, a rebuild after a source change) included: well under slurmctld's MAX_PROG_TIME of 300 s.
+    expect(elapsed).toBeLessThan(20_000);
+    expect((await spooledFirings(spool)).map((f) => f.body.nodes)).toEqual(['c[01-02]']);
+  }, 30_000);
 
   test('the CLI without --endpoint only spools; --json prints the id, the file and the outcome', async () => {
     const result = await runCliInProcess(['relay', 'deliver', '--event', 'up', '--spool', spool, '--json', 'c01']);

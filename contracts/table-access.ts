@@ -77,9 +77,9 @@ export const TABLE_ACTIONS: Readonly<Record<FunctionName | 'Api', readonly Table
 /**
  * The table's partitions, as IAM's `dynamodb:LeadingKeys` patterns (adapters/dynamodb/table-design.ts
  * names the keys): sessions with their plans, nodes and messages; node locks; connector records;
- * deployments; task runs; run starts; Fuel's environments; environment upgrades.
+ * deployments; task runs; run starts; Fuel's environments; environment upgrades; the site's trigger firings.
  */
-export type TablePartition = 'SESSION#*' | 'LOCK#*' | 'CONNECTOR#*' | 'DEPLOYMENT#*' | 'TASKRUN#*' | 'RUN#*' | 'ENVIRONMENTS' | 'ENVUPGRADE#*';
+export type TablePartition = 'SESSION#*' | 'LOCK#*' | 'CONNECTOR#*' | 'DEPLOYMENT#*' | 'TASKRUN#*' | 'RUN#*' | 'ENVIRONMENTS' | 'ENVUPGRADE#*' | 'SITEEVENTS';
 
 /**
  * What any function may do to a node lock: read it and change it with a condition (acquire, renew,
@@ -131,7 +131,7 @@ export const TABLE_PARTITIONS: Readonly<Record<FunctionName | 'Api', readonly Ta
   FollowRollingUpgrade: ENVIRONMENT_UPGRADE_PARTITIONS,
   FailEnvironmentUpgrade: ['ENVIRONMENTS', 'ENVUPGRADE#*'],
   // Sessions, deployments, task runs (read, stopped, cancelled), run starts, environments and their upgrades; slurm-reboot's records when it checks a template. No lock.
-  Api: ['SESSION#*', 'DEPLOYMENT#*', 'TASKRUN#*', 'RUN#*', 'ENVIRONMENTS', 'ENVUPGRADE#*', 'CONNECTOR#*'],
+  Api: ['SESSION#*', 'DEPLOYMENT#*', 'TASKRUN#*', 'RUN#*', 'ENVIRONMENTS', 'ENVUPGRADE#*', 'CONNECTOR#*', 'SITEEVENTS'],
 };
 
 /** One statement of a function's grant on the table: `actions` on items whose partition key matches `partitions`, or Query on the index. */

@@ -165,11 +165,17 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
           environments: runtime.environments,
           environmentUpgrades: runtime.environmentUpgrades,
           runStarts: runtime.runStarts,
+          siteEvents: runtime.siteEvents,
           site: runtime.site,
         });
         await invokedFunction.run('Api', () =>
           runtime.clock.busy(async () => {
             await api({ method: 'GET', path: '/sessions' });
+            // A site relay's firing, delivered twice (a conditional PutItem each), then the list (a Query).
+            const firing = JSON.stringify({ id: 'up-1', event: 'up', nodes: 'x[0-1]', firedAt: '2026-11-29T01:00:00Z' });
+            expect((await api({ method: 'POST', path: '/site-events', body: firing, contentType: 'application/json' })).status).toBe(201);
+            expect((await api({ method: 'POST', path: '/site-events', body: firing, contentType: 'application/json' })).status).toBe(200);
+            await api({ method: 'GET', path: '/site-events' });
             await api({ method: 'GET', path: `/sessions/${busy.id}` });
             expect((await api({ method: 'DELETE', path: `/sessions/${busy.id}` })).status).toBe(200);
             expect(

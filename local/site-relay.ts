@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { SiteEventKind, SiteEventRequest } from '../core/site/site-event';
 
@@ -27,6 +27,9 @@ export const DEFAULT_DELIVERY_TIMEOUT_MS = 2000;
 /** Where refused firings are moved, inside the spool: kept for an admin to read, never retried. */
 export const REJECTED_FOLDER = 'rejected';
 const FIRING_SUFFIX = '.json';
+const TEMPORARY_SUFFIX = '.tmp';
+/** A temporary file older than this is a writer's that died before its rename (a write takes milliseconds). */
+export const STALE_TEMPORARY_MS = 10 * 60 * 1000;
 
 /**
  * The id of a firing: its event, then a hash of the event, the hostlist and when it fired. The same firing
@@ -51,7 +54,7 @@ export async function spoolFiring(spool: string, firing: { event: SiteEventKind;
   const body = { id, event: firing.event, nodes: firing.hostlist, firedAt };
   const file = path.join(spool, firingFileName(firedAt, id));
   await mkdir(spool, { recursive: true });
-  const temporary = path.join(spool, `.${path.basename(file)}.${process.pid}.tmp`);
+  const temporary = path.join(spool, `.${path.basename(file)}.${process.pid}${TEMPORARY_SUFFIX}`);
   // Flushed before the rename: after a crash of the host the name holds the whole firing or is not there.
   const handle = await open(temporary, 'wx');
   try {
@@ -170,6 +173,21 @@ export interface DrainResult {
   attempts: number;
 }
 
+/** Removes the temporary files of writers that died before their rename (never a firing: those were not spooled); returns them. */
+export async function removeStaleTemporaries(spool: string, now: number): Promise<string[]> {
+  const names = await readdir(spool).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? [] : Promise.reject(err)));
+  const removed: string[] = [];
+  for (const name of names.filter((n) => n.startsWith('.') && n.endsWith(TEMPORARY_SUFFIX))) {
+    const file = path.join(spool, name);
+    const info = await stat(file).catch(() => undefined);
+    if (info && now - info.mtimeMs > STALE_TEMPORARY_MS) {
+      await rm(file, { force: true });
+      removed.push(file);
+    }
+  }
+  return removed;
+}
+
 /** The wait before pass `attempt` (counted from 2): initialDelayMs doubled per failed pass, at most maxDelayMs. */
 export function backoffDelayMs(attempt: number, initialDelayMs: number, maxDelayMs: number): number {
   return Math.min(maxDelayMs, initialDelayMs * 2 ** Math.max(0, attempt - 2));
@@ -184,6 +202,7 @@ export async function drainSpool(options: DrainOptions): Promise<DrainResult> {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const report = options.report ?? (() => {});
   const result: DrainResult = { delivered: 0, duplicates: 0, rejected: 0, remaining: 0, attempts: 0 };
+  for (const file of await removeStaleTemporaries(options.spool, Date.now())) report(`${file}: removed, a write cut short (never renamed into place)`);
   for (let attempt = 1; attempt <= options.maxAttempts; attempt++) {
     if (attempt > 1) await sleep(backoffDelayMs(attempt, options.initialDelayMs, options.maxDelayMs));
     result.attempts = attempt;

@@ -65,7 +65,7 @@ export function registerRelayCommands(program: Command): void {
   relay
     .command('drain')
     .description(
-      "Deliver the firings waiting in the spool, oldest first, retrying with exponential backoff; each is removed once the control plane acknowledged it (one it refuses is moved to the spool's rejected/ folder). Exits 0 once the spool is empty, 1 when firings are left after the attempts.",
+      "Deliver the firings waiting in the spool, oldest first, retrying with exponential backoff; each is removed once the control plane acknowledged it (one it refuses is moved to the spool's rejected/ folder); the temporary file of a write cut short is removed once 10 minutes old. Exits 0 once the spool is empty, 1 when firings are left after the attempts.",
     )
     .requiredOption('--spool <dir>', 'the spool directory `rollout relay deliver` writes to')
     .requiredOption('--endpoint <url>', "`rollout serve`'s REST API (its apiUrl)")

@@ -1,9 +1,19 @@
 import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { backoffDelayMs, drainSpool, firingId, relayDeliver, REJECTED_FOLDER, spooledFirings, spoolFiring } from '../../local/site-relay';
+import {
+  backoffDelayMs,
+  drainSpool,
+  firingId,
+  relayDeliver,
+  REJECTED_FOLDER,
+  removeStaleTemporaries,
+  spooledFirings,
+  spoolFiring,
+  STALE_TEMPORARY_MS,
+} from '../../local/site-relay';
 import { PROJECT_ROOT } from '../../contracts/paths';
 import { runCliInProcess } from '../support/cli';
 import { startSilentEndpoint } from '../support/silent-endpoint';
@@ -81,6 +91,18 @@ describe('the spool', () => {
     const firings = await spooledFirings(spool, (file) => unreadable.push(path.basename(file)));
     expect(firings.map((f) => f.body.nodes)).toEqual(['c01', 'c02']);
     expect(unreadable).toEqual(['000000000000002-broken.json']);
+  });
+
+  test("a writer's temporary file is removed once stale (its writer died before the rename), not before", async () => {
+    const fresh = path.join(spool, '.000000000000001-up-a.json.1.tmp');
+    const stale = path.join(spool, '.000000000000001-up-b.json.2.tmp');
+    await writeFile(fresh, '{');
+    await writeFile(stale, '{');
+    const old = new Date(Date.now() - STALE_TEMPORARY_MS - 60_000);
+    await utimes(stale, old, old);
+    expect(await removeStaleTemporaries(spool, Date.now())).toEqual([stale]);
+    expect(await files()).toEqual([path.basename(fresh)]);
+    expect(await removeStaleTemporaries(path.join(spool, 'none'), Date.now())).toEqual([]);
   });
 
   test('a spool directory that does not exist yet is created by the first firing, and lists empty before', async () => {

@@ -7,6 +7,7 @@
 
 import type { BootLimit, BootSessionStatus, BootSetSpec, InventoryNode, WlmNode } from '../core/site/site-nodes';
 import type { CommandTransport } from './command-transport';
+import type { SiteEventKind } from '../core/site/site-event';
 import type { MaintenanceReservations } from './reservations';
 
 export type { BootLimit, BootNodeOutcome, BootSessionStatus, BootSetSpec, InventoryNode, WlmBaseState, WlmNode } from '../core/site/site-nodes';
@@ -21,7 +22,26 @@ export interface WlmReadOptions {
   bootedSince?: ReadonlyMap<string, number>;
 }
 
+/**
+ * Slurm's event triggers set for one session (issue 29): permanent node triggers whose program is the site's
+ * relay (relayProgram: `<relay> --event <kind> --session <id>`), so a firing resumes that session's wait.
+ */
+export interface SiteTriggers {
+  /** The site's relay command (siteEvents.relay) and the backstop poll it was configured with. */
+  readonly relay: string;
+  readonly backstopSeconds?: number;
+  /**
+   * Sets one permanent trigger per kind on `nodes` (one hostlist each) for `session`: idempotent, a trigger
+   * of this session and kind already set is kept (one of other nodes is replaced). Returns the ids set or kept.
+   */
+  arm(session: string, nodes: readonly string[], kinds: readonly SiteEventKind[]): Promise<number[]>;
+  /** Clears every trigger of `session` (found by its program in `strigger --get`); how many went. Idempotent. */
+  disarm(session: string): Promise<number>;
+}
+
 export interface WorkloadManager {
+  /** Present where the site's triggers can resume the waits (a scontrol connector with siteEvents): absent, every wait is a poll. */
+  triggers?: SiteTriggers;
   /**
    * Nodes by name; a name the WLM does not know is absent from the map. A WLM that cannot be read
    * (a failing command, an unknown option, an answer that cannot be parsed) throws

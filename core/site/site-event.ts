@@ -6,6 +6,9 @@ import { expandHostlist, HostlistError } from './hostlist';
 export const SITE_EVENT_KINDS = ['up', 'down', 'drained'] as const;
 export type SiteEventKind = (typeof SITE_EVENT_KINDS)[number];
 
+/** A session id as a trigger's program carries it: one word, nothing a shell or slurmctld's split would change. */
+export const SITE_EVENT_SESSION = /^[A-Za-z0-9._:-]+$/;
+
 /** No firing id is longer: the relay's are 64 hex digits of a hash with the event as prefix. */
 export const MAX_SITE_EVENT_ID_LENGTH = 128;
 
@@ -28,6 +31,12 @@ export const siteEventSchema = z.strictObject({
   nodes: z
     .union([z.string().min(1, 'nodes must not be empty'), z.array(z.string().min(1, 'a node name must not be empty')).min(1, 'nodes must name a node')])
     .describe('The nodes the event is about: a Slurm hostlist (`c[01-04]`, as strigger gives it) or a list of names'),
+  session: z
+    .string()
+    .regex(SITE_EVENT_SESSION, 'session must be a session id: letters, digits, dots, colons, dashes and underscores')
+    .max(MAX_SITE_EVENT_ID_LENGTH, `session must be at most ${MAX_SITE_EVENT_ID_LENGTH} characters`)
+    .optional()
+    .describe("The session whose trigger fired (the relay's --session, which the session set): that session's wait is resumed; without it the firing is only recorded"),
   firedAt: z.iso
     .datetime({ offset: true, error: 'firedAt must be an ISO 8601 date and time' })
     .describe("When the trigger fired (the relay's clock), ISO 8601"),
@@ -39,6 +48,8 @@ export interface SiteEvent {
   id: string;
   event: SiteEventKind;
   nodes: string[];
+  /** The session whose trigger fired, when the relay was told (its --session). */
+  session?: string;
   firedAt: string;
   /** ISO time the control plane recorded it (its first delivery). */
   receivedAt: string;
@@ -56,4 +67,26 @@ export function siteEventNodes(nodes: SiteEventRequest['nodes']): string[] {
       err.problems.map((p) => ({ ...p, field: 'nodes' })),
     );
   }
+}
+
+/**
+ * The program of a session's trigger: the site's relay command, then the event and the session
+ * (`<relay> --event up --session <id>`); slurmctld appends the hostlist. One word each: slurmctld splits on spaces.
+ */
+export function relayProgram(relay: string, event: SiteEventKind, session: string): string {
+  if (!SITE_EVENT_SESSION.test(session)) throw new InvalidInputError('site event', [{ field: 'session', message: `'${session}' is not a session id a trigger can carry` }]);
+  return `${relay} --event ${event} --session ${session}`;
+}
+
+/** The event and session a trigger's program names (relayProgram's), or undefined for a program that is not a session's relay. */
+export function parseRelayProgram(program: string): { event: SiteEventKind; session: string } | undefined {
+  const words = program.split(' ');
+  const after = (flag: string) => {
+    const at = words.lastIndexOf(flag);
+    return at >= 0 ? words[at + 1] : undefined;
+  };
+  const event = after('--event');
+  const session = after('--session');
+  if (!event || !session || !(SITE_EVENT_KINDS as readonly string[]).includes(event) || !SITE_EVENT_SESSION.test(session)) return undefined;
+  return { event: event as SiteEventKind, session };
 }

@@ -101,6 +101,33 @@ export function slurmrestdVersionProblem(version: string): string | undefined {
   return `must be one of ${SLURMRESTD_VERSIONS.join(', ')} (slurmrestd's data_parser versions from Slurm 23.02 to 26.05)`;
 }
 
+/** The words of a relay command: an absolute program, then words without spaces, quotes or shell characters (slurmctld splits the program on spaces, it runs no shell). */
+const RELAY_COMMAND = /^\/[A-Za-z0-9._+/-]+( [A-Za-z0-9._+/:=@,%-]+)*$/;
+
+/**
+ * Waits resumed by the site's events (issue 29): the session sets Slurm triggers (`strigger --set --flags=PERM`)
+ * whose program is this relay command, and waits on a callback until a firing (or the backstop poll) wakes it.
+ */
+export const siteEventsProfileSchema = z
+  .strictObject({
+    relay: z
+      .string({ error: 'relay must be a command' })
+      .regex(RELAY_COMMAND, 'relay must be an absolute program and its words, without quotes or shell characters, e.g. /usr/local/bin/rollout relay deliver --spool /var/spool/rollout-relay')
+      .max(900, 'relay must be at most 900 characters')
+      .describe(
+        "The relay command slurmctld runs for a firing, as strigger's --program takes it (an absolute path, then its words); the session adds `--event <up|down|drained> --session <id>` and slurmctld the hostlist. E.g. `/usr/local/bin/rollout relay deliver --spool /var/spool/rollout-relay --endpoint http://10.0.0.5:8084`",
+      ),
+    backstopSeconds: z
+      .number({ error: 'backstopSeconds must be a number of seconds' })
+      .int('backstopSeconds must be a whole number')
+      .min(10, 'backstopSeconds must be at least 10')
+      .max(3600, 'backstopSeconds must be at most 3600')
+      .optional()
+      .describe("The poll that still runs while a wait is resumed by events, catching a lost firing or a dead relay; default 10 times the session's poll interval"),
+  })
+  .describe("Resume the waits for nodes (drained, back, down) from Slurm's triggers through a relay, with a slow backstop poll; without it every wait is a poll");
+export type SiteEventsProfile = z.output<typeof siteEventsProfileSchema>;
+
 export const workloadManagerProfileSchema = z.discriminatedUnion(
   'type',
   [
@@ -122,6 +149,7 @@ export const workloadManagerProfileSchema = z.discriminatedUnion(
     z.strictObject({
       type: z.literal('scontrol').describe("Slurm's commands (scontrol, sinfo, squeue) on the head node, through a transport (Slurm 22.05 included)"),
       transport: transportSchema.optional().describe("How the commands reach the head node; default the profile's transport"),
+      siteEvents: siteEventsProfileSchema.optional(),
     }),
   ],
   { error: 'type must be slurmrestd or scontrol' },
@@ -251,8 +279,8 @@ const programPath = (program: string) =>
  * AWS-RunShellScript has only the system PATH: AWS ParallelCluster keeps them in /opt/slurm/bin).
  */
 export const commandPathsSchema = z
-  .strictObject({ scontrol: programPath('scontrol'), sinfo: programPath('sinfo'), squeue: programPath('squeue') })
-  .describe('Absolute paths of scontrol, sinfo and squeue; each defaults to its name, found on PATH');
+  .strictObject({ scontrol: programPath('scontrol'), sinfo: programPath('sinfo'), squeue: programPath('squeue'), strigger: programPath('strigger') })
+  .describe('Absolute paths of scontrol, sinfo, squeue and strigger; each defaults to its name, found on PATH');
 
 /**
  * How the workload manager names the inventory's nodes: `same` (one name for both), or a pattern

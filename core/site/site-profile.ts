@@ -117,6 +117,13 @@ export const siteEventsProfileSchema = z
       .describe(
         "The relay command slurmctld runs for a firing, as strigger's --program takes it (an absolute path, then its words); the session adds `--event <up|down|drained> --session <id>` and slurmctld the hostlist. E.g. `/usr/local/bin/rollout relay deliver --spool /var/spool/rollout-relay --endpoint http://10.0.0.5:8084`",
       ),
+    spool: z
+      .string({ error: 'spool must be a directory' })
+      .regex(/^\/[A-Za-z0-9._+/-]+$/, 'spool must be an absolute directory path without spaces or shell characters')
+      .optional()
+      .describe(
+        "The relay's spool directory when it is on this host (the relay's --spool): the embedded runtime and `rollout serve` read the firings from it themselves, no endpoint needed",
+      ),
     backstopSeconds: z
       .number({ error: 'backstopSeconds must be a number of seconds' })
       .int('backstopSeconds must be a whole number')

@@ -142,17 +142,19 @@ function siteEventPaths(path: RegisterPath): void {
     id: z.string().describe("The firing's id"),
     recorded: z.boolean().describe('True when this delivery recorded it; false when it was recorded already'),
     duplicate: z.boolean().describe('True when a firing with this id was recorded already: nothing changed'),
+    woke: z.boolean().describe("True when this delivery woke the session's workflow waiting for the site (a new firing with a session)"),
   });
   const siteEvent = z.object({
     id: z.string().describe("The firing's id"),
     event: z.enum(SITE_EVENT_KINDS).describe('up, down or drained'),
     nodes: z.array(z.string()).describe('The nodes, expanded from the hostlist'),
+    session: z.string().optional().describe('The session whose trigger fired, when the relay named it'),
     firedAt: z.string().describe('When the trigger fired (ISO 8601)'),
     receivedAt: z.string().describe('When the control plane recorded it, at its first delivery (ISO 8601)'),
   });
   path('post', '/site-events', "Record a firing of a site trigger (strigger's up, down, drained), as `rollout relay` delivers it", {
     description:
-      "Idempotent by `id`: the first delivery records it (201), another with the same id changes nothing (200, `duplicate: true`). Recorded only for now: the workflows still poll the site, and a later change wakes them from these events. `rollout serve` keeps them in its data directory's table; the stack in its DynamoDB table, a week (TTL).",
+      "Idempotent by `id`: the first delivery records it (201), another with the same id changes nothing (200, `duplicate: true`). A new firing that names a session wakes that session's workflow waiting for the site (`woke`); one without is recorded only. `rollout serve` keeps them in its data directory's table; the stack in its DynamoDB table, a week (TTL).",
     request: requestBody(schemas.SiteEvent),
     responses: {
       201: body(recorded, 'Recorded'),

@@ -1,3 +1,4 @@
+import { takeSiteEvent } from '../control-plane/site-event-intake';
 import { siteEventNodes, siteEventSchema } from '../core/site/site-event';
 import { parseOrThrow } from '../core/validation';
 import type { SiteEventStore } from '../ports/site-event-store';
@@ -8,23 +9,30 @@ import type { Route, RouteHandler } from './router';
 
 /**
  * The site's trigger firings, as `rollout relay` delivers them (issue 29): POST records one, idempotent by its
- * id (201 the first time, 200 `duplicate` after: nothing changes); GET lists them. Recorded only, for now: the
- * workflows still poll, and a later step wakes them from these.
+ * id (201 the first time, 200 `duplicate` after: nothing changes); a new one for a session wakes its workflow
+ * parked for the site (takeSiteEvent). GET lists them.
  */
-export function siteEventRoutes({ siteEvents }: ApiDependencies): Route[] {
-  return [{ pattern: '/site-events', invalidStatus: 422, methods: { GET: listSiteEvents(siteEvents), POST: recordSiteEvent(siteEvents) } }];
+export function siteEventRoutes({ siteEvents, controlPlane }: ApiDependencies): Route[] {
+  return [{ pattern: '/site-events', invalidStatus: 422, methods: { GET: listSiteEvents(siteEvents), POST: recordSiteEvent(siteEvents, controlPlane) } }];
 }
 
 const NO_STORE = 'this API keeps no site events (it was built without a site-event store)';
 
-function recordSiteEvent(store: SiteEventStore | undefined): RouteHandler {
+function recordSiteEvent(store: SiteEventStore | undefined, controlPlane: ApiDependencies['controlPlane']): RouteHandler {
   return async (_params, request) => {
     const body = parseOrThrow(siteEventSchema, readJsonObject(request.body), 'site event');
     const nodes = siteEventNodes(body.nodes);
     if (!store) return problem(503, NO_STORE);
-    const event = { id: body.id, event: body.event, nodes, firedAt: body.firedAt, receivedAt: new Date().toISOString() };
-    const recorded = await store.record(event);
-    return json(recorded ? 201 : 200, { id: event.id, recorded, duplicate: !recorded });
+    const event = {
+      id: body.id,
+      event: body.event,
+      nodes,
+      ...(body.session ? { session: body.session } : {}),
+      firedAt: body.firedAt,
+      receivedAt: new Date().toISOString(),
+    };
+    const { recorded, woke } = await takeSiteEvent(event, { siteEvents: store, controlPlane });
+    return json(recorded ? 201 : 200, { id: event.id, recorded, duplicate: !recorded, woke });
   };
 }
 

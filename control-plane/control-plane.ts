@@ -9,7 +9,7 @@ import type { UpgradeSession } from '../core/rolling-upgrade/session';
 import type { ExecutionStatus, ExecutionSummary, Executions } from '../ports/executions';
 import type { RunRecord, RunRecords } from '../ports/run-records';
 import type { ScheduleClient } from './aws-client/schedule-client';
-import { OPERATOR_WAKE_OUTPUT } from './operator-wake';
+import { OPERATOR_WAKE_OUTPUT, SITE_EVENT_WAKE_OUTPUT } from './operator-wake';
 import { buildDeploymentReport } from './reports/deployment-report';
 import { buildLiveSessionReport, type LiveSessionReport } from './reports/live-session';
 import { runProgress } from './reports/run-progress';
@@ -382,6 +382,21 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
   }
 
   /**
+   * A site event for `sessionId` was delivered (issue 29): counts it on the session and wakes the workflow parked
+   * in `Wait For Site Event`, if one is. A wake that fails is said, not thrown: the backstop poll wakes it anyway.
+   */
+  async wakeForSiteEvent(sessionId: string): Promise<{ woke: boolean; wakeError?: string }> {
+    const parked = await this.stores.upgrades.noteSiteEvent(sessionId);
+    if (!parked?.taskToken) return { woke: false };
+    try {
+      await this.port.sendTaskSuccess(parked.taskToken, SITE_EVENT_WAKE_OUTPUT);
+      return { woke: true };
+    } catch (err) {
+      return { woke: false, wakeError: describeError(err) };
+    }
+  }
+
+  /**
    * Wakes the execution parked with the session's stored token, if any. The request is stored already,
    * so a wake that fails (the control plane unreachable) is said, not thrown: the same command again
    * sends the token again (the task waits for it until then).
@@ -416,4 +431,5 @@ export type ApiControlPlane = Pick<
   | 'removeTaskRun'
   | 'now'
   | 'simulatedTime'
+  | 'wakeForSiteEvent'
 >;

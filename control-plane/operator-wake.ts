@@ -10,6 +10,9 @@ export type OperatorWake = (taskToken: string) => Promise<void>;
 /** What SendTaskSuccess carries: informative only. */
 export const OPERATOR_WAKE_OUTPUT = JSON.stringify({ operatorGate: 'changed' });
 
+/** What SendTaskSuccess carries to `Wait For Site Event`: informative only (the workflow reads the site). */
+export const SITE_EVENT_WAKE_OUTPUT = JSON.stringify({ siteEvent: 'delivered' });
+
 /** SendTaskSuccess's answers for a token no task waits on any more. */
 const GONE = new Set(['TaskDoesNotExist', 'TaskTimedOut', 'InvalidToken']);
 

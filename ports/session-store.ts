@@ -65,6 +65,20 @@ export interface SessionStore extends RunStore<UpgradeSession> {
    */
   parkForOperator(upgradeId: string, taskToken: string, wait: OperatorWait): Promise<boolean>;
 
+  /**
+   * Stores the token of `Wait For Site Event` on the session in one conditional write, if it is UPDATING
+   * and no site event was delivered since its last increment read `seen` (its siteEventCount then).
+   * Returns false, storing nothing, when one was: the workflow looks at the site again at once.
+   */
+  parkForSiteEvent(upgradeId: string, taskToken: string, seen: number): Promise<boolean>;
+  /**
+   * A site event for the session was delivered: counts it and takes the parked token (one write), which the
+   * caller wakes. Undefined when no workflow was parked, or the session does not exist (any more).
+   */
+  noteSiteEvent(upgradeId: string): Promise<{ taskToken?: string } | undefined>;
+  /** Records the session's armed triggers (issue 29), or that they were cleared (undefined). */
+  setSiteTriggers(upgradeId: string, armed: UpgradeSession['siteTriggers']): Promise<void>;
+
   /** Node names at plan positions [start, end). */
   getPlanSlice(upgradeId: string, start: number, end: number): Promise<string[]>;
   /**

@@ -231,6 +231,57 @@ export class DynamoDbSessionStore extends DynamoDbRunStore<UpgradeSession, Sessi
     return out !== CONDITION_FAILED;
   }
 
+  async parkForSiteEvent(upgradeId: string, taskToken: string, seen: number): Promise<boolean> {
+    const out = await conditionalWrite(
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: sessionKey(upgradeId),
+          UpdateExpression: 'SET #token = :token',
+          ConditionExpression: `#state = :updating AND ${seen === 0 ? '(attribute_not_exists(#count) OR #count = :seen)' : '#count = :seen'}`,
+          ExpressionAttributeNames: { '#token': 'siteWaitToken', '#state': 'state', '#count': 'siteEventCount' },
+          ExpressionAttributeValues: { ':token': taskToken, ':updating': 'UPDATING' satisfies SessionState, ':seen': seen },
+        }),
+      ),
+    );
+    return out !== CONDITION_FAILED;
+  }
+
+  async noteSiteEvent(upgradeId: string): Promise<{ taskToken?: string } | undefined> {
+    const out = await conditionalWriteOrItem(
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: sessionKey(upgradeId),
+          UpdateExpression: 'SET #count = if_not_exists(#count, :zero) + :one REMOVE #token',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#token': 'siteWaitToken', '#count': 'siteEventCount' },
+          ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
+          ReturnValues: 'ALL_OLD',
+        }),
+      ),
+    );
+    if ('failed' in out) return undefined;
+    const token = out.written.Attributes?.siteWaitToken as string | undefined;
+    return token ? { taskToken: token } : {};
+  }
+
+  async setSiteTriggers(upgradeId: string, armed: UpgradeSession['siteTriggers']): Promise<void> {
+    await conditionalWrite(
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: sessionKey(upgradeId),
+          UpdateExpression: armed ? 'SET #armed = :armed' : 'REMOVE #armed',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#armed': 'siteTriggers' },
+          ...(armed ? { ExpressionAttributeValues: { ':armed': armed } } : {}),
+        }),
+      ),
+      () => new SessionNotFoundError(upgradeId),
+    );
+  }
+
   /** A nested path cannot be set in the update that creates its parent map: the operator map is created first. */
   private async ensureOperatorMap(upgradeId: string): Promise<void> {
     await conditionalWrite(

@@ -225,6 +225,19 @@ export interface UpgradeSession extends UpgradeRequest {
      */
     taskToken?: string;
   };
+  /**
+   * Waits resumed by the site's events (issue 29), when the session armed the site's triggers at its start:
+   * the backstop poll it waits on meanwhile, and when they were armed.
+   */
+  siteTriggers?: { backstopSeconds: number; armedAt: number };
+  /**
+   * How many site events (trigger firings for this session) were delivered: each delivery adds one and takes
+   * `siteWaitToken`, and a workflow parks only while the count is the one its last increment read, so a firing
+   * between that read and the park wakes it at once (parkForSiteEvent).
+   */
+  siteEventCount?: number;
+  /** The task token of `Wait For Site Event`, stored while the workflow waits for a firing (or its backstop). */
+  siteWaitToken?: string;
 }
 
 export interface NodeRecord {
@@ -284,4 +297,10 @@ export interface WorkflowState {
    * (heartbeatDue in lambdas/activities/node-claims.ts); absent: at the next increment.
    */
   locksRenewedAt?: number;
+  /**
+   * The session waits for the site to change with its triggers armed: park on a task token until a firing is
+   * delivered, or `seconds` passed (the backstop poll, or sooner a timed recheck); `seen` is the session's
+   * siteEventCount the increment read before it read the site.
+   */
+  siteEventWait?: { seconds: number; seen: number };
 }

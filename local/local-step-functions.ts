@@ -384,8 +384,9 @@ export class LocalStepFunctions {
       } else if (resource === `arn:aws:states:::lambda:invoke${CALLBACK_SUFFIX}`) {
         // The callback pattern: the function gets the token in its payload; the task ends with SendTaskSuccess/Failure.
         const timers = registered.callbacks.get(stateName)!;
-        handlers[stateName] = async (input) => {
-          const task = this.tokens.open(stateName, timers, stopped);
+        handlers[stateName] = async (evaluated) => {
+          const { timers: taskTimers, input } = timersOf(stateName, timers, evaluated as Record<string, unknown>);
+          const task = this.tokens.open(stateName, taskTimers, stopped);
           const { FunctionName, Payload } = withToken(input, task.token) as { FunctionName: string; Payload: unknown };
           figures.lambdaInvocations++;
           task.output.catch(() => undefined); // awaited below; it may end (a stop) while the function still runs
@@ -487,11 +488,6 @@ const TOKEN_PLACEHOLDER = '@@rollout-local-task-token@@';
  * move to the engine's clock (returned), since the engine's own task timeout is wall-clock time.
  */
 function runCallbackWithToken(machine: string, stateName: string, state: StateDefinition): TaskTimers {
-  if (state.TimeoutSecondsPath !== undefined || state.HeartbeatSecondsPath !== undefined) {
-    throw new Error(
-      `${machine}: state '${stateName}': TimeoutSecondsPath and HeartbeatSecondsPath are not supported by the embedded engine on a callback task`,
-    );
-  }
   const replace = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(replace);
     if (value === null || typeof value !== 'object') return value;
@@ -501,7 +497,17 @@ function runCallbackWithToken(machine: string, stateName: string, state: StateDe
       ),
     );
   };
-  state.Parameters = replace(state.Parameters);
+  const parameters = replace(state.Parameters ?? { 'Payload.$': '$' }) as Record<string, unknown>;
+  // TimeoutSecondsPath and HeartbeatSecondsPath are read from the state's input, as Parameters are: carried through
+  // them under keys of the engine's own (TIMER_KEYS), then taken out before the function sees its payload.
+  for (const [field, key] of Object.entries(TIMER_PATHS)) {
+    const reference = state[field];
+    if (reference === undefined) continue;
+    if (typeof reference !== 'string' || !reference.startsWith('$')) throw new Error(`${machine}: state '${stateName}': ${field} must be a reference path`);
+    parameters[`${key}.$`] = reference;
+    delete state[field];
+  }
+  state.Parameters = parameters;
   const timers: TaskTimers = {
     ...(typeof state.TimeoutSeconds === 'number' ? { timeoutSeconds: state.TimeoutSeconds } : {}),
     ...(typeof state.HeartbeatSeconds === 'number' ? { heartbeatSeconds: state.HeartbeatSeconds } : {}),
@@ -509,6 +515,32 @@ function runCallbackWithToken(machine: string, stateName: string, state: StateDe
   delete state.HeartbeatSeconds;
   state.TimeoutSeconds = WAIT_TIMEOUT_SECONDS;
   return timers;
+}
+
+/** Where a callback task's TimeoutSecondsPath and HeartbeatSecondsPath travel in its evaluated Parameters. */
+const TIMER_PATHS = { TimeoutSecondsPath: '@@rollout-local-timeout-seconds@@', HeartbeatSecondsPath: '@@rollout-local-heartbeat-seconds@@' } as const;
+
+/**
+ * The task's timers for this run: its TimeoutSeconds/HeartbeatSeconds, or the values its paths gave (taken out of
+ * the evaluated Parameters). As Step Functions, a path whose value is not a positive whole number fails the task
+ * with States.Runtime.
+ */
+function timersOf(stateName: string, fixed: TaskTimers, input: Record<string, unknown>): { timers: TaskTimers; input: Record<string, unknown> } {
+  const { [TIMER_PATHS.TimeoutSecondsPath]: timeout, [TIMER_PATHS.HeartbeatSecondsPath]: heartbeat, ...rest } = input;
+  const seconds = (value: unknown, field: string): number => {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+      throw namedError('States.Runtime', `An error occurred while executing the state '${stateName}'. The ${field} ${JSON.stringify(value)} is not a positive integer`);
+    }
+    return value;
+  };
+  return {
+    timers: {
+      ...fixed,
+      ...(timeout !== undefined ? { timeoutSeconds: seconds(timeout, 'TimeoutSecondsPath') } : {}),
+      ...(heartbeat !== undefined ? { heartbeatSeconds: seconds(heartbeat, 'HeartbeatSecondsPath') } : {}),
+    },
+    input: rest,
+  };
 }
 
 /** The task's evaluated Parameters with its token in place of the placeholder. */

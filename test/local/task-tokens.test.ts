@@ -24,7 +24,15 @@ const CALLBACK = (timers: Record<string, number>) => ({
 const MACHINE = {
   StartAt: 'Pick',
   States: {
-    Pick: { Type: 'Choice', Choices: [{ Variable: '$.heartbeat', BooleanEquals: true, Next: 'Beat' }], Default: 'Wait' },
+    Pick: {
+      Type: 'Choice',
+      Choices: [
+        { Variable: '$.heartbeat', BooleanEquals: true, Next: 'Beat' },
+        { Variable: '$.wait', IsPresent: true, Next: 'Wait On Path' },
+      ],
+      Default: 'Wait',
+    },
+    'Wait On Path': { ...CALLBACK({}), TimeoutSecondsPath: '$.wait.seconds', HeartbeatSecondsPath: '$.wait.heartbeat' },
     Wait: CALLBACK({ TimeoutSeconds: 600 }),
     Beat: CALLBACK({ TimeoutSeconds: 1000, HeartbeatSeconds: 100 }),
     'Timed Out': { Type: 'Pass', End: true },
@@ -109,6 +117,32 @@ describe('callback tasks (.waitForTaskToken) on the embedded engine, through @aw
     expect(outcome).toMatchObject({ status: 'SUCCEEDED', output: { error: { Error: 'States.Timeout' } } });
     expect(elapsed(begun)).toBe(600);
     await expect(sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: '{}' }))).rejects.toMatchObject({ name: 'TaskTimedOut' });
+  });
+
+  it('TimeoutSecondsPath and HeartbeatSecondsPath are read from the state input at each run (a timeout of 45 s with a 40 s heartbeat; then 75 s, woken at 30 s, then timed out at 75 s)', async () => {
+    let begun = clock.now();
+    const timedOut = start({ wait: { seconds: 45, heartbeat: 40 } });
+    await nextToken();
+    expect(await timedOut.outcome).toMatchObject({ output: { error: { Error: 'States.Timeout', Cause: expect.stringContaining('heartbeat') } } });
+    expect(elapsed(begun)).toBe(40);
+    begun = clock.now();
+    const longer = start({ wait: { seconds: 75, heartbeat: 1000 } });
+    const token = await nextToken();
+    await clock.sleep(30);
+    await send(() => sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: JSON.stringify({ woke: true }) })));
+    expect(await longer.outcome).toMatchObject({ status: 'SUCCEEDED', output: { result: { woke: true } } });
+    expect(elapsed(begun)).toBe(30);
+    begun = clock.now();
+    const ended = start({ wait: { seconds: 75, heartbeat: 1000 } });
+    await nextToken();
+    expect(await ended.outcome).toMatchObject({ output: { error: { Error: 'States.Timeout' } } });
+    expect(elapsed(begun)).toBe(75);
+  });
+
+  it('a TimeoutSecondsPath whose value is not a positive whole number fails the task with States.Runtime, as Step Functions does', async () => {
+    const outcome = await start({ wait: { seconds: 0, heartbeat: 10 } }).outcome;
+    expect(outcome).toMatchObject({ status: 'FAILED', error: 'States.Runtime' });
+    expect(engine.tokens.waiting).toBe(0);
   });
 
   it('HeartbeatSeconds: each SendTaskHeartbeat restarts the heartbeat clock; without one the task times out', async () => {

@@ -362,7 +362,7 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
     return !runEnded(run) && (await this.isRunning(run.kind, id));
   }
 
-  /** Writes the cancel or stop request in the run's own store; a workflow parked for its operator (an approval, a pause) must wake to act on it. */
+  /** Writes the cancel or stop request in the run's own store; a workflow parked for its operator (an approval, a pause) or for the site must wake to act on it. */
   private async request(run: RunRecord, id: string, what: 'cancel' | 'stop'): Promise<Omit<CancelResult, 'running'>> {
     switch (run.kind) {
       case 'upgrade': {
@@ -402,11 +402,13 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
    * sends the token again (the task waits for it until then).
    */
   private async wakeUp(session: UpgradeSession): Promise<string | undefined> {
+    // A workflow parked for the site's events must act on the request too, not at its backstop.
+    const site = session.siteWaitToken ? await this.wakeForSiteEvent(session.upgradeId) : undefined;
     const token = session.operator?.taskToken;
-    if (!token) return undefined;
+    if (!token) return site?.wakeError;
     try {
       await this.port.sendTaskSuccess(token, OPERATOR_WAKE_OUTPUT);
-      return undefined;
+      return site?.wakeError;
     } catch (err) {
       return describeError(err);
     }

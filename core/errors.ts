@@ -221,6 +221,17 @@ export class OperatorGateOpenError extends RolloutError {
   }
 }
 
+/**
+ * The workflow was about to park for the site's events, but a firing for its session was delivered since its last
+ * increment read the site (or the session is no longer UPDATING): the workflow looks again at once.
+ */
+export class SiteEventArrivedError extends RolloutError {
+  override readonly name = 'SiteEventArrived';
+  constructor(readonly upgradeId: string) {
+    super(`session ${upgradeId}: a site event arrived since it last looked (or it no longer runs)`);
+  }
+}
+
 /** A group or node asked to move between stages in a way the stage rules forbid. A bug or a replayed result. */
 export class IllegalStageTransitionError extends RolloutError {
   override readonly name = 'IllegalStageTransitionError';

@@ -529,7 +529,10 @@ function timersOf(stateName: string, fixed: TaskTimers, input: Record<string, un
   const { [TIMER_PATHS.TimeoutSecondsPath]: timeout, [TIMER_PATHS.HeartbeatSecondsPath]: heartbeat, ...rest } = input;
   const seconds = (value: unknown, field: string): number => {
     if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-      throw namedError('States.Runtime', `An error occurred while executing the state '${stateName}'. The ${field} ${JSON.stringify(value)} is not a positive integer`);
+      throw namedError(
+        'States.Runtime',
+        `An error occurred while executing the state '${stateName}'. The ${field} ${JSON.stringify(value)} is not a positive integer`,
+      );
     }
     return value;
   };

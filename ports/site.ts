@@ -92,6 +92,12 @@ export interface BootSessionRequest {
 }
 
 export interface BootService {
+  /**
+   * The boot's progress is read from the workload manager's nodes (`scontrol reboot`: a node is booted once it
+   * registered after the request), so a Slurm trigger's `up` or `down` firing is when it changes: the boot wait can
+   * be resumed by the site's events. Absent (BOS): the boot service's own status decides, and that wait stays a poll.
+   */
+  readonly progressFromNodes?: boolean;
   templateExists(templateName: string): Promise<boolean>;
   /** The templates there are, for an error that names the ones to choose from; optional (a service that takes any name has no list). */
   templateNames?(): Promise<string[]>;

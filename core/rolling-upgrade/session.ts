@@ -229,7 +229,7 @@ export interface UpgradeSession extends UpgradeRequest {
    * Waits resumed by the site's events (issue 29), when the session armed the site's triggers at its start:
    * the backstop poll it waits on meanwhile, and when they were armed.
    */
-  siteTriggers?: { backstopSeconds: number; armedAt: number };
+  siteTriggers?: { backstopSeconds: number; armedAt: number } | { unavailable: string; at: number };
   /**
    * How many site events (trigger firings for this session) were delivered: each delivery adds one and takes
    * `siteWaitToken`, and a workflow parks only while the count is the one its last increment read, so a firing

@@ -37,6 +37,13 @@ export interface StageOutcome {
   waitSeconds: number;
   /** Nothing can move until the operator acts (approve, resume): the workflow parks on a task token instead of polling. */
   waitForOperator?: boolean;
+  /**
+   * The wait is for the site's nodes to change (drained, back, down): with the session's triggers armed, a firing
+   * resumes it, and the poll becomes the backstop. `recheckSeconds`: when the decision changes by itself (a
+   * timeout running out), which the wait must not outlast. `afterBoot`: a node booting or returning after its boot
+   * is waited for: Slurm fires `up` for it only after `scontrol reboot` (or a node that was DOWN).
+   */
+  siteWait?: { recheckSeconds?: number; afterBoot?: boolean };
   message?: string;
 }
 
@@ -304,4 +311,9 @@ export function failInSite(session: UpgradeSession, nodes: readonly { name: stri
 export function stampPhase(record: NodeRecord, now: number): NodeRecord {
   if (record.phase === undefined || record.phaseTimes?.[record.phase] !== undefined) return record;
   return { ...record, phaseTimes: { ...record.phaseTimes, [record.phase]: now } };
+}
+
+/** Seconds until a stage timeout of `timeoutSeconds` counted from `since` runs out (at least 1): a site wait's recheck. */
+export function secondsUntilTimeout(since: number, timeoutSeconds: number, now: number): number {
+  return Math.max(1, Math.ceil((since + timeoutSeconds * 1000 - now) / 1000));
 }

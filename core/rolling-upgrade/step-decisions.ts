@@ -17,6 +17,7 @@ import {
   type StageDecision,
   type StageInput,
   unrestoredReasons,
+  secondsUntilTimeout,
 } from './stage-decision';
 import { stepHeading, stepText } from './step-plan';
 import { isQuiet } from './wlm-readiness';
@@ -122,7 +123,12 @@ export function decideQuiesce({ session, progress, nodes, observed, now }: Stage
   const quietNow = nodes.filter((n) => n.phase !== 'QUIESCED' && !busy.includes(n));
   const quiet = recordNodes(quietNow, { status: 'IN_PROGRESS', phase: 'QUIESCED' });
   if (now - progress.stageStartedAt < session.quiesceTimeoutSeconds * 1000) {
-    return { progress, waitSeconds: session.pollIntervalSeconds, actions: quiet };
+    return {
+      progress,
+      waitSeconds: session.pollIntervalSeconds,
+      actions: quiet,
+      siteWait: { recheckSeconds: secondsUntilTimeout(progress.stageStartedAt, session.quiesceTimeoutSeconds, now) },
+    };
   }
   const actions = [...quiet, ...failNodes(session, busy, FailureReason.quiesceTimeout, observed.wlm)];
   const message = `${stepHeading(progress.step, session.stepCount)}: ${busy.length} node(s) still busy after ${session.quiesceTimeoutSeconds} s failed: ${shortList(names(busy))}`;
@@ -145,6 +151,7 @@ export function decideBootStep({ session, progress, nodes, observed, now }: Stag
   return {
     progress: enterStage('BOOTING', progress.step, now, { bootRequestedAt, bootSessionName: name }),
     waitSeconds: session.pollIntervalSeconds,
+    siteWait: { recheckSeconds: session.bootTimeoutSeconds, afterBoot: true },
     actions: [
       ...(known ? [] : [{ type: 'saveProgress' as const, expected: progress, progress: { ...progress, bootRequestedAt, bootSessionName: name } }]),
       ...(strangers.length > 0 ? [{ type: 'removeFromGroup' as const, label: session.upgradingLabel, nodes: strangers }] : []),
@@ -167,7 +174,14 @@ export function decideCheckBoot({ session, progress, observed, now }: StageInput
   const { boot } = observed;
   if (!boot) return { progress, waitSeconds: 0, actions: [], error: unknownBootSession(progress) };
   const timedOut = now - progress.stageStartedAt >= session.bootTimeoutSeconds * 1000;
-  if (boot.status !== 'complete' && !timedOut) return { progress, waitSeconds: session.pollIntervalSeconds, actions: [] };
+  if (boot.status !== 'complete' && !timedOut) {
+    return {
+      progress,
+      waitSeconds: session.pollIntervalSeconds,
+      actions: [],
+      siteWait: { recheckSeconds: secondsUntilTimeout(progress.stageStartedAt, session.bootTimeoutSeconds, now), afterBoot: true },
+    };
+  }
   return {
     progress: enterStage('BOOTED', progress.step, now, {
       bootRequestedAt: progress.bootRequestedAt!,
@@ -278,7 +292,12 @@ export function decideReturnToService({
 
   const since = progress.bootFinishedAt ?? progress.stageStartedAt;
   if (notBack.length === 0 || now - since < session.wlmReturnTimeoutSeconds * 1000) {
-    return { progress, waitSeconds: session.pollIntervalSeconds, actions, ...(backMessage ? { message: backMessage } : {}) };
+    // A health check in flight ends on the site's command transport, not in Slurm: that wait stays a poll.
+    const siteWait =
+      checking.length === 0 && toCheck.length === 0
+        ? { siteWait: { recheckSeconds: secondsUntilTimeout(since, session.wlmReturnTimeoutSeconds, now), afterBoot: true } }
+        : {};
+    return { progress, waitSeconds: session.pollIntervalSeconds, actions, ...siteWait, ...(backMessage ? { message: backMessage } : {}) };
   }
   const timedOut = `${notBack.length} node(s) did not return within ${session.wlmReturnTimeoutSeconds} s: ${shortList(names(notBack))}`;
   const failActions = [...actions, ...failNodes(session, notBack, FailureReason.wlmTimeout, observed.wlm)];

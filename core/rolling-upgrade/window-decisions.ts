@@ -37,7 +37,7 @@ import { describeHealthFailures, startChecks, type HealthCheckResult } from './h
 import { healthCheckCommand } from './upgrade-request';
 import type { Progress, UpgradeSession } from './session';
 import { learnSlotSeconds } from './slot-plan';
-import { advanceInFlight, decidePutBack, type InFlightAdvance, type PutBack, type RecordsNow } from './window-in-flight';
+import { advanceInFlight, decidePutBack, inFlightDeadline, type InFlightAdvance, type PutBack, type RecordsNow } from './window-in-flight';
 
 /**
  * Mode window (stage ROLLING): one increment moves every node in flight through its own phases
@@ -596,13 +596,15 @@ export function decideWindowEnd({ session, progress, decision, window, counts, i
 }
 
 export interface WindowWaitInput {
-  session: Pick<UpgradeSession, 'state' | 'pollIntervalSeconds'>;
+  session: Pick<UpgradeSession, 'state' | 'pollIntervalSeconds' | 'quiesceTimeoutSeconds' | 'bootTimeoutSeconds' | 'wlmReturnTimeoutSeconds' | 'healthCheck'>;
   decision: Pick<Decision, 'recheckAt' | 'wait'>;
   next: Progress;
   /** Something moved in this increment (a node started, admitted, released, booted; an index entry settled). */
   moved: boolean;
   inFlight: boolean;
   now: number;
+  /** The records in flight after this increment: their phases' timeouts bound a wait resumed by site events. */
+  inFlightRecords?: readonly NodeRecord[];
 }
 
 /**
@@ -610,12 +612,24 @@ export interface WindowWaitInput {
  * scheduler's decision may change by itself: a bake's end, a maintenance window). When only the
  * operator can move it (an approval or a pause, nothing in flight), park on a task token rather than poll.
  */
-export function windowWait({ session, decision, next, moved, inFlight, now }: WindowWaitInput): { waitSeconds: number; waitForOperator?: true } {
+export function windowWait({ session, decision, next, moved, inFlight, now, inFlightRecords }: WindowWaitInput): {
+  waitSeconds: number;
+  waitForOperator?: true;
+  siteWait?: { recheckSeconds?: number; afterBoot?: boolean };
+} {
   const recheck = decision.recheckAt !== undefined ? Math.max(1, Math.ceil((decision.recheckAt - now) / 1000)) : Infinity;
   const waitSeconds = next.stage !== 'ROLLING' || moved ? 0 : Math.min(session.pollIntervalSeconds, recheck);
   const operatorOnly =
     (decision.wait?.kind === 'approval' || decision.wait?.kind === 'paused') && !inFlight && !moved && session.state !== 'DELETING' && next.stage === 'ROLLING';
-  return { waitSeconds, ...(operatorOnly ? { waitForOperator: true as const } : {}) };
+  // Nodes in flight wait for the site (drained, back); no sooner than the first of their timeouts or the scheduler's own recheck.
+  const { deadline, checking, afterBoot } = inFlightDeadline(session, inFlightRecords ?? []);
+  const untilDeadline = deadline !== undefined ? Math.max(1, Math.ceil((deadline - now) / 1000)) : Infinity;
+  const recheckSeconds = Math.min(recheck, untilDeadline);
+  const siteWait =
+    waitSeconds > 0 && inFlight && !checking
+      ? { siteWait: { ...(Number.isFinite(recheckSeconds) ? { recheckSeconds } : {}), ...(afterBoot ? { afterBoot } : {}) } }
+      : {};
+  return { waitSeconds, ...(operatorOnly ? { waitForOperator: true as const } : {}), ...siteWait };
 }
 
 export interface WindowActionsInput {
@@ -883,6 +897,7 @@ export function decideWindow(input: DecideWindowInput): StageDecision {
   const messages = windowMessages(moves, close, decision, observed.wlm);
 
   const moved = decision.start.length + decision.admit.length + moves.released.length + advance.toBoot.length + view.settled.length + view.dropped.length > 0;
-  const wait = windowWait({ session, decision, next: close.end.progress, moved, inFlight: close.inFlight, now });
+  const inFlightRecords = [...records.current.values()].filter((r) => r.status === 'IN_PROGRESS');
+  const wait = windowWait({ session, decision, next: close.end.progress, moved, inFlight: close.inFlight, now, inFlightRecords });
   return { progress: close.end.progress, ...wait, actions, ...(messages.length > 0 ? { message: messages.join('\n') } : {}) };
 }

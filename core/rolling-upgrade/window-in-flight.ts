@@ -122,6 +122,33 @@ export function decideReturning({
   return !verdict.checking && now - bootEnded >= session.wlmReturnTimeoutSeconds * 1000 ? { kind: 'fail', reason: FailureReason.wlmTimeout } : WAIT;
 }
 
+/**
+ * When the first node in flight would time out in its phase (epoch ms; undefined: none can), and whether a health
+ * check is in flight (it ends on the site's command transport, not in Slurm: such a wait stays a poll). A wait
+ * resumed by the site's events must not outlast the deadline (issue 29): the timeouts hold as they do polled.
+ */
+export function inFlightDeadline(
+  session: NodePhaseInput['session'],
+  inFlight: readonly NodeRecord[],
+): { deadline?: number; checking: boolean; afterBoot: boolean } {
+  let deadline = Infinity;
+  let checking = false;
+  let afterBoot = false;
+  for (const record of inFlight) {
+    const { phase, boot, op } = record;
+    if ((phase === 'DRAINING' || phase === 'QUIESCED') && op?.startedAt !== undefined)
+      deadline = Math.min(deadline, op.startedAt + session.quiesceTimeoutSeconds * 1000);
+    else if (phase === 'BOOTING' && boot) {
+      afterBoot = true;
+      deadline = Math.min(deadline, (boot.retriedAt ?? boot.requestedAt) + session.bootTimeoutSeconds * 1000);
+    } else if (phase === 'BOOTED' && boot) {
+      afterBoot = true;
+      deadline = Math.min(deadline, (boot.finishedAt ?? boot.requestedAt) + session.wlmReturnTimeoutSeconds * 1000);
+    } else if (phase === 'CHECKING') checking = true;
+  }
+  return { ...(Number.isFinite(deadline) ? { deadline } : {}), checking, afterBoot };
+}
+
 /** One node in flight, by its phase; a stopping or deleted run puts back every node not rebooted yet. */
 export function decideInFlightNode({
   session,

@@ -112,7 +112,10 @@ export const siteEventsProfileSchema = z
   .strictObject({
     relay: z
       .string({ error: 'relay must be a command' })
-      .regex(RELAY_COMMAND, 'relay must be an absolute program and its words, without quotes or shell characters, e.g. /usr/local/bin/rollout relay deliver --spool /var/spool/rollout-relay')
+      .regex(
+        RELAY_COMMAND,
+        'relay must be an absolute program and its words, without quotes or shell characters, e.g. /usr/local/bin/rollout relay deliver --spool /var/spool/rollout-relay',
+      )
       .max(900, 'relay must be at most 900 characters')
       .describe(
         "The relay command slurmctld runs for a firing, as strigger's --program takes it (an absolute path, then its words); the session adds `--event <up|down|drained> --session <id>` and slurmctld the hostlist. E.g. `/usr/local/bin/rollout relay deliver --spool /var/spool/rollout-relay --endpoint http://10.0.0.5:8084`",
@@ -130,9 +133,13 @@ export const siteEventsProfileSchema = z
       .min(10, 'backstopSeconds must be at least 10')
       .max(3600, 'backstopSeconds must be at most 3600')
       .optional()
-      .describe("The poll that still runs while a wait is resumed by events, catching a lost firing or a dead relay; default 10 times the session's poll interval"),
+      .describe(
+        "The poll that still runs while a wait is resumed by events, catching a lost firing or a dead relay; default 10 times the session's poll interval",
+      ),
   })
-  .describe("Resume the waits for nodes (drained, back, down) from Slurm's triggers through a relay, with a slow backstop poll; without it every wait is a poll");
+  .describe(
+    "Resume the waits for nodes (drained, back, down) from Slurm's triggers through a relay, with a slow backstop poll; without it every wait is a poll",
+  );
 export type SiteEventsProfile = z.output<typeof siteEventsProfileSchema>;
 
 export const workloadManagerProfileSchema = z.discriminatedUnion(

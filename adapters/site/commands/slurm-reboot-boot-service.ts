@@ -90,6 +90,7 @@ const PENDING = ['REBOOT_REQUESTED', 'REBOOT_ISSUED'];
  * booting yet, and the run asks again. After `maxAttempts` failures the session ends failed with the last error.
  */
 export class SlurmRebootBootService implements BootService {
+  readonly progressFromNodes = true;
   private readonly reader: SlurmNodeReader;
   private readonly sessions: ConnectorRecords<SlurmRebootSession>;
   private readonly clock: Clock;

@@ -15,6 +15,8 @@ import { remadeEstimate } from './run-estimate';
 import { loadStepNodes, loadWindowInFlight, renewLocks } from './observe';
 import { lockLeaseSeconds, type RollingUpgradeDependencies } from './dependencies';
 import { heartbeatDue } from '../node-claims';
+import { describeError } from '../../../core/errors';
+import { BACKSTOP_POLLS, SITE_TRIGGER_EVENTS } from '../../../core/site/site-event';
 import { DETAIL_TYPES, statusEvent } from '../../../core/events/status-events';
 import { eventTime, publishStatusEvents } from '../status-events';
 
@@ -53,9 +55,17 @@ export async function runActivity(stage: Stage, state: WorkflowState, deps: Roll
   const session = await deps.store.getSession(state.upgradeId);
   if (!session) throw new SessionNotFoundError(state.upgradeId);
   const progress = session.progress;
-  const next = (p: Progress, waitSeconds: number, waitForOperator = false): WorkflowState => {
-    const { waitForOperator: _previous, ...rest } = state;
-    return { ...rest, stage: p.stage, step: p.step, waitSeconds, iteration: state.iteration + 1, ...(waitForOperator ? { waitForOperator } : {}) };
+  const next = (p: Progress, waitSeconds: number, waitForOperator = false, siteEventWait?: WorkflowState['siteEventWait']): WorkflowState => {
+    const { waitForOperator: _previous, siteEventWait: _previousWait, ...rest } = state;
+    return {
+      ...rest,
+      stage: p.stage,
+      step: p.step,
+      waitSeconds,
+      iteration: state.iteration + 1,
+      ...(waitForOperator ? { waitForOperator } : {}),
+      ...(siteEventWait ? { siteEventWait } : {}),
+    };
   };
 
   if (progress.stage !== stage) return next(progress, 0);
@@ -64,11 +74,13 @@ export async function runActivity(stage: Stage, state: WorkflowState, deps: Roll
   if (cancelSwitchesAt(session, stage)) {
     const cancelling = decideCancelRequested(session, stage, progress, now);
     await save(deps, session, progress, cancelling);
+    await releaseTriggersAtEnd(deps, session, cancelling.progress.stage);
     return next(cancelling.progress, cancelling.waitSeconds);
   }
   if (stopSwitchesAt(session, stage)) {
     const stopping = decideStopRequested(session, stage, progress, now);
     await save(deps, session, progress, stopping);
+    await releaseTriggersAtEnd(deps, session, stopping.progress.stage);
     return next(stopping.progress, stopping.waitSeconds);
   }
 
@@ -93,8 +105,12 @@ export async function runActivity(stage: Stage, state: WorkflowState, deps: Roll
     if (JSON.stringify(saved) !== JSON.stringify(progress)) await deps.store.saveProgress(session.upgradeId, progress, saved);
     if (outcome.message) await deps.store.messages.append(session.upgradeId, outcome.message);
     if (saved.step > progress.step && session.mode !== 'window') await publishStepFinished(deps, session, progress.step, finishedStep ?? []);
+    const triggers = (await releaseTriggersAtEnd(deps, session, saved.stage)) ?? (await armTriggers(deps, session, saved.stage, now));
     // The renewal is recorded once the increment got through (a failed one renews again at the next).
-    return { ...next(saved, outcome.waitSeconds, outcome.waitForOperator), ...(locks.renewedAt !== undefined ? { locksRenewedAt: locks.renewedAt } : {}) };
+    return {
+      ...next(saved, outcome.waitSeconds, outcome.waitForOperator, siteEventWait(deps, { ...session, ...triggers }, outcome)),
+      ...(locks.renewedAt !== undefined ? { locksRenewedAt: locks.renewedAt } : {}),
+    };
   } catch (err) {
     if (err instanceof StaleWriteError) {
       const fresh = await deps.store.getSession(state.upgradeId);
@@ -121,6 +137,81 @@ export async function runActivity(stage: Stage, state: WorkflowState, deps: Roll
     // A cancel asked for while the site call stalled is acted on at once, not after the backoff.
     return next(failed.progress, fresh && cancelSwitchesAt(fresh, stage) ? 0 : failed.waitSeconds);
   }
+}
+
+/**
+ * How the workflow waits after an increment whose outcome waits for the site's nodes (StageOutcome.siteWait):
+ * with the session's triggers armed, parked until a firing for it is delivered or the backstop poll (or sooner
+ * the decision's own recheck: a timeout running out); otherwise undefined, and the wait is the poll. A node's boot
+ * and return after it are Slurm events only after `scontrol reboot` (Slurm fires `up` as it registers); after a
+ * boot service's boot (BOS) the node re-registers without one: those waits stay a poll.
+ */
+function siteEventWait(deps: RollingUpgradeDependencies, session: UpgradeSession, outcome: StageOutcome): WorkflowState['siteEventWait'] {
+  const armed = session.siteTriggers;
+  if (!armed || !('backstopSeconds' in armed) || !outcome.siteWait || outcome.waitSeconds <= 0 || outcome.waitForOperator) return undefined;
+  if (outcome.siteWait.afterBoot && !deps.site.bootService.progressFromNodes) return undefined;
+  const seconds = Math.max(1, Math.min(armed.backstopSeconds, outcome.siteWait.recheckSeconds ?? Infinity));
+  return { seconds, seen: session.siteEventCount ?? 0 };
+}
+
+/** The stages after which a session's triggers have nothing left to resume. */
+const ENDED_STAGES: ReadonlySet<Stage> = new Set(['COMPLETE', 'STOPPED']);
+
+/**
+ * Sets the session's triggers once its plan is taken (issue 29): one permanent trigger per event on its nodes,
+ * through the workload manager's SiteTriggers (absent: every wait stays a poll). Set once; a site that refuses
+ * them (strigger is for root and SlurmUser only) is said once, and the session polls.
+ */
+async function armTriggers(
+  deps: RollingUpgradeDependencies,
+  session: UpgradeSession,
+  stage: Stage,
+  now: number,
+): Promise<Pick<UpgradeSession, 'siteTriggers'> | undefined> {
+  const triggers = deps.site.workloadManager.triggers;
+  if (!triggers || session.siteTriggers || !session.planTaken || ENDED_STAGES.has(stage) || session.state !== 'UPDATING') return undefined;
+  const wlmNames = await deps.store.getPlanWlmNames(session.upgradeId, 0, session.nodeCount);
+  const nodes = wlmNames.length > 0 ? wlmNames : await deps.store.getPlanSlice(session.upgradeId, 0, session.nodeCount);
+  const backstopSeconds = triggers.backstopSeconds ?? BACKSTOP_POLLS * session.pollIntervalSeconds;
+  let armed: NonNullable<UpgradeSession['siteTriggers']>;
+  let message: string;
+  try {
+    const ids = await triggers.arm(session.upgradeId, nodes, SITE_TRIGGER_EVENTS);
+    armed = { backstopSeconds, armedAt: now };
+    message = `Site triggers set (strigger ${ids.join(', ')}: ${SITE_TRIGGER_EVENTS.join(', ')} on ${nodes.length} node(s)): waits for nodes are resumed by their firings, with a backstop poll every ${backstopSeconds} s`;
+  } catch (err) {
+    armed = { unavailable: describeError(err), at: now };
+    message = `Site triggers could not be set, the session polls every ${session.pollIntervalSeconds} s: ${describeError(err)}`;
+  }
+  await deps.store.setSiteTriggers(session.upgradeId, armed);
+  await deps.store.messages.append(session.upgradeId, message);
+  return { siteTriggers: armed };
+}
+
+/**
+ * Clears the session's triggers once it completed, was cancelled or stopped (a resume sets them again): none of
+ * a finished session stays in `strigger --get`. A site that fails the clear is said, with what to run by hand.
+ */
+async function releaseTriggersAtEnd(
+  deps: RollingUpgradeDependencies,
+  session: UpgradeSession,
+  stage: Stage,
+): Promise<Pick<UpgradeSession, 'siteTriggers'> | undefined> {
+  const triggers = deps.site.workloadManager.triggers;
+  if (!ENDED_STAGES.has(stage) || !session.siteTriggers) return undefined;
+  if ('backstopSeconds' in session.siteTriggers && triggers) {
+    try {
+      const cleared = await triggers.disarm(session.upgradeId);
+      await deps.store.messages.append(session.upgradeId, `Site triggers cleared (${cleared})`);
+    } catch (err) {
+      await deps.store.messages.append(
+        session.upgradeId,
+        `Site triggers could not be cleared: ${describeError(err)}; clear them with \`strigger --get\` and \`strigger --clear --id=N\` (their program names --session ${session.upgradeId})`,
+      );
+    }
+  }
+  await deps.store.setSiteTriggers(session.upgradeId, undefined);
+  return { siteTriggers: undefined };
 }
 
 /**

@@ -1,0 +1,50 @@
+import { compressHostlist, expandHostlist } from '../../core/site/hostlist';
+import { parseRelayProgram, relayProgram, type SiteEvent } from '../../core/site/site-event';
+import type { SiteTriggers } from '../../ports/site';
+import type { TriggerManagerModel } from '../../simulator/models/trigger-manager';
+
+/** The relay command a test's triggers carry (never run: firings are delivered in process). */
+export const TEST_RELAY = '/usr/local/bin/rollout relay deliver --spool /var/spool/rollout-relay';
+
+/** SiteTriggers straight on a simulated slurmctld's trigger list (as strigger would set and clear them). */
+export function modelTriggers(model: TriggerManagerModel, backstopSeconds?: number): SiteTriggers & { armCalls: number } {
+  const triggers = {
+    relay: TEST_RELAY,
+    armCalls: 0,
+    ...(backstopSeconds !== undefined ? { backstopSeconds } : {}),
+    async arm(session: string, nodes: readonly string[], kinds: readonly SiteEvent['event'][]) {
+      triggers.armCalls++;
+      return kinds.map((kind) => {
+        const program = relayProgram(TEST_RELAY, kind, session);
+        const set = model.set({ event: kind, resId: compressHostlist([...nodes]), program, perm: true, user: 'root' }, nodes);
+        if (typeof set !== 'string') return set.id;
+        return model.list().find((t) => t.program === program)!.id;
+      });
+    },
+    async disarm(session: string) {
+      let cleared = 0;
+      for (const t of model.list()) if (parseRelayProgram(t.program)?.session === session) cleared += model.clear({ id: t.id });
+      return cleared;
+    },
+  };
+  return triggers;
+}
+
+/** The firings of a simulated slurmctld as a relay would deliver them: each one that ran, once. */
+export function firingsAsSiteEvents(model: TriggerManagerModel, deliver: (event: SiteEvent) => void): () => void {
+  let n = 0;
+  return model.onFiring((firing) => {
+    if (firing.outcome !== 'ran') return;
+    const named = parseRelayProgram(firing.program);
+    if (!named) return;
+    const at = new Date(firing.at).toISOString();
+    deliver({
+      id: `${named.event}-${named.session}-${firing.at}-${n++}`,
+      event: named.event,
+      nodes: expandHostlist(firing.hostlist),
+      session: named.session,
+      firedAt: at,
+      receivedAt: at,
+    });
+  });
+}

@@ -10,6 +10,7 @@ import { SlurmInventory, type GroupMembership } from './slurm-inventory';
 import { SlurmRebootBootService, type SlurmRebootSession } from './slurm-reboot-boot-service';
 import { SlurmNodeReader } from './slurm-node-reader';
 import { SsmTransport } from './ssm-transport';
+import { StriggerTriggers } from './strigger-triggers';
 
 /**
  * The command-driven connector builders of one site: scontrol, slurm-reboot, the slurm and file
@@ -47,14 +48,27 @@ export function commandConnectors(): ConnectorBuilders & {
     transportOf,
     workloadManager: {
       scontrol: (config, context) => {
-        const { scontrol, squeue } = paths(context);
+        const { scontrol, squeue, strigger } = paths(context);
+        const transport = transportOf(config, context);
+        const events = config.siteEvents;
         return new ScontrolWorkloadManager({
-          transport: transportOf(config, context),
+          transport,
           reader: readerOf(config, context),
           // squeue's time left is counted from the site's clock: a `rollout simulate` site's simulated one, not this host's.
           clock: context.clock,
           ...(scontrol ? { scontrol } : {}),
           ...(squeue ? { squeue } : {}),
+          // Waits resumed by Slurm's triggers: strigger on the same head node as scontrol.
+          ...(events
+            ? {
+                triggers: new StriggerTriggers({
+                  transport,
+                  relay: events.relay,
+                  ...(events.backstopSeconds !== undefined ? { backstopSeconds: events.backstopSeconds } : {}),
+                  ...(strigger ? { strigger } : {}),
+                }),
+              }
+            : {}),
         });
       },
     },

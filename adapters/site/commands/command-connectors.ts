@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { TransportProfile } from '../../../core/site/site-profile';
+import type { SiteEventsProfile, TransportProfile } from '../../../core/site/site-profile';
 import type { CommandTransport } from '../../../ports/command-transport';
 import { FileInventory } from '../file-inventory';
 import type { ConnectorBuilders, ConnectorContext } from '../connector-builders';
@@ -49,26 +49,14 @@ export function commandConnectors(): ConnectorBuilders & {
     workloadManager: {
       scontrol: (config, context) => {
         const { scontrol, squeue, strigger } = paths(context);
-        const transport = transportOf(config, context);
-        const events = config.siteEvents;
         return new ScontrolWorkloadManager({
-          transport,
+          transport: transportOf(config, context),
           reader: readerOf(config, context),
           // squeue's time left is counted from the site's clock: a `rollout simulate` site's simulated one, not this host's.
           clock: context.clock,
           ...(scontrol ? { scontrol } : {}),
           ...(squeue ? { squeue } : {}),
-          // Waits resumed by Slurm's triggers: strigger on the same head node as scontrol.
-          ...(events
-            ? {
-                triggers: new StriggerTriggers({
-                  transport,
-                  relay: events.relay,
-                  ...(events.backstopSeconds !== undefined ? { backstopSeconds: events.backstopSeconds } : {}),
-                  ...(strigger ? { strigger } : {}),
-                }),
-              }
-            : {}),
+          ...siteTriggers(config.siteEvents, transportOf(config, context), strigger),
         });
       },
     },
@@ -113,6 +101,13 @@ export function commandConnectors(): ConnectorBuilders & {
         }),
     },
   };
+}
+
+/** Waits resumed by Slurm's triggers, where the profile has siteEvents: strigger on the same head node as scontrol. */
+function siteTriggers(events: SiteEventsProfile | undefined, transport: CommandTransport, strigger: string | undefined): { triggers?: StriggerTriggers } {
+  if (!events) return {};
+  const backstop = events.backstopSeconds !== undefined ? { backstopSeconds: events.backstopSeconds } : {};
+  return { triggers: new StriggerTriggers({ transport, relay: events.relay, ...backstop, ...(strigger ? { strigger } : {}) }) };
 }
 
 /** A transport as a profile describes it (a `rollout simulate` site's SSM endpoint is polled fast and signed with anything). */

@@ -60,7 +60,8 @@ const ALREADY_SET = /Duplicate event trigger/i;
  * their program (parseRelayProgram), so arm and disarm hold nothing between calls and may be repeated.
  * Each strigger command is one slurmctld RPC: arm reads once, sets each missing kind, clears each stale
  * trigger and reads once more only when it set one; disarm reads once and clears each of the session's.
- * slurmctld takes triggers only from root or its SlurmUser (trigger_set: EPERM otherwise).
+ * slurmctld sets a trigger only for its SlurmUser, or for anyone when SlurmUser is root (trigger_mgr.c trigger_set:
+ * `Access/permission denied` otherwise), and clears one only for root or its creator.
  */
 export class StriggerTriggers implements SiteTriggers {
   readonly relay: string;
@@ -76,20 +77,22 @@ export class StriggerTriggers implements SiteTriggers {
   }
 
   async arm(session: string, nodes: readonly string[], kinds: readonly SiteEventKind[]): Promise<number[]> {
-    // Everything is checked before a command runs: the session (relayProgram refuses a bad one) and the nodes.
-    const programs = new Map([...new Set(kinds)].map((kind) => [kind, relayProgram(this.relay, kind, session)]));
+    // Everything is checked before a command runs: the session and the nodes.
+    validSession(session);
     if (nodes.length === 0) throw new InvalidInputError('site triggers', [{ field: 'nodes', message: 'nodes must name a node' }]);
     const hostlist = compressHostlist(validNodeNames(nodes));
+    const programs = new Map([...new Set(kinds)].map((kind) => [kind, relayProgram(this.relay, kind, session)]));
+    if (programs.size === 0) return [];
     const wanted = (trigger: ListedTrigger, kind: SiteEventKind) =>
       trigger.resType === 'node' && trigger.resId === hostlist && trigger.program === programs.get(kind) && /^perm$/i.test(trigger.flags);
 
     const kept = new Map<SiteEventKind, number>();
     const stale: number[] = [];
     for (const trigger of await this.list()) {
-      const kind = parseRelayProgram(trigger.program);
+      const named = parseRelayProgram(trigger.program);
       // Another session's, or a kind not asked for now: left as it is.
-      if (kind?.session !== session || !programs.has(kind.event)) continue;
-      if (!kept.has(kind.event) && wanted(trigger, kind.event)) kept.set(kind.event, trigger.id);
+      if (named?.session !== session || !programs.has(named.event)) continue;
+      if (!kept.has(named.event) && wanted(trigger, named.event)) kept.set(named.event, trigger.id);
       else stale.push(trigger.id);
     }
     const missing = [...programs.keys()].filter((kind) => !kept.has(kind));
@@ -110,8 +113,7 @@ export class StriggerTriggers implements SiteTriggers {
   }
 
   async disarm(session: string): Promise<number> {
-    if (!SITE_EVENT_SESSION.test(session))
-      throw new InvalidInputError('site triggers', [{ field: 'session', message: `'${session}' is not a session id a trigger can carry` }]);
+    validSession(session);
     let cleared = 0;
     for (const trigger of await this.list()) if (parseRelayProgram(trigger.program)?.session === session && (await this.clear(trigger.id))) cleared++;
     return cleared;
@@ -151,6 +153,12 @@ export class StriggerTriggers implements SiteTriggers {
     if (ALREADY_GONE.test(result.stderr)) return false;
     throw exited(script, result);
   }
+}
+
+/** A session id a trigger's program can carry (SITE_EVENT_SESSION), or InvalidInputError naming it. */
+function validSession(session: string): void {
+  if (!SITE_EVENT_SESSION.test(session))
+    throw new InvalidInputError('site triggers', [{ field: 'session', message: `'${session}' is not a session id a trigger can carry` }]);
 }
 
 function exited(script: string, result: { exitCode: number; stdout: string; stderr: string }) {

@@ -183,11 +183,13 @@ describe('StriggerTriggers on the simulated head node', () => {
   it('refuses a session id a trigger cannot carry, and no nodes, before any command runs', async () => {
     for (const bad of ['two words', "s';reboot", '', 'a/b']) {
       await expect(triggers().arm(bad, NAMES, ['up'])).rejects.toThrow(InvalidInputError);
-      await expect(triggers().arm(bad, NAMES, ['up'])).rejects.toThrow(/session/);
+      await expect(triggers().arm(bad, NAMES, [])).rejects.toThrow(/session: .* is not a session id/);
       await expect(triggers().disarm(bad)).rejects.toThrow(/session: .* is not a session id/);
     }
     await expect(triggers().arm(S, [], ['up'])).rejects.toThrow(/nodes must name a node/);
     await expect(triggers().arm(S, ['c01;reboot'], ['up'])).rejects.toThrow(InvalidInputError);
+    // No kind asked: nothing to set, nothing run.
+    await expect(triggers().arm(S, NAMES, [])).resolves.toEqual([]);
     expect(scripts).toEqual([]);
   });
 

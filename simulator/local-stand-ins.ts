@@ -2,7 +2,7 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** The programs the command connectors and a simulated profile's templates run on a head node. */
-export const HEAD_NODE_PROGRAMS = ['scontrol', 'sinfo', 'squeue', 'sbatch', 'scancel', 'wwctl', 'nodeset', 'provision'] as const;
+export const HEAD_NODE_PROGRAMS = ['scontrol', 'sinfo', 'squeue', 'strigger', 'sbatch', 'scancel', 'wwctl', 'nodeset', 'provision'] as const;
 export type HeadNodeProgram = (typeof HEAD_NODE_PROGRAMS)[number];
 
 /**

@@ -41,7 +41,7 @@ export function siteProfileFor(
   return {
     transport: transport === 'local' ? { type: 'local' } : headNode,
     ...(transport === 'local'
-      ? { commandPaths: { scontrol: run('scontrol'), sinfo: run('sinfo'), squeue: run('squeue') }, tasks: { transport: headNode } }
+      ? { commandPaths: { scontrol: run('scontrol'), sinfo: run('sinfo'), squeue: run('squeue'), strigger: run('strigger') }, tasks: { transport: headNode } }
       : {}),
     workloadManager: { type: 'scontrol' },
     // --yes: Warewulf asks for confirmation otherwise, and a command over SSM has no terminal to answer it.

@@ -8,7 +8,7 @@
 
 import { UnknownNodesError } from '../../core/errors';
 import { nidName, nidOfName, parseNidNamePattern, type NidNamePattern } from '../../core/site/node-names';
-import type { Inventory, NodeNameMap, WlmNode, WorkloadManager } from '../../ports/site';
+import type { Inventory, NodeNameMap, SiteTriggers, WlmNode, WorkloadManager } from '../../ports/site';
 
 /** The inventory's nids: `listNids` where the inventory has a cheap listing (HSM), else its node listing. */
 async function inventoryNids(inventory: Inventory): Promise<Map<string, number>> {
@@ -85,11 +85,22 @@ export class NidNameMap implements NodeNameMap {
  */
 export class NameMappedWorkloadManager implements WorkloadManager {
   readonly getJobEnds?: (names: readonly string[]) => Promise<Map<string, number>>;
+  /** The inner connector's triggers, set on Slurm's names (a firing's hostlist is in Slurm's names too). */
+  readonly triggers?: SiteTriggers;
 
   constructor(
     private readonly inner: WorkloadManager,
     readonly names: NodeNameMap,
   ) {
+    const triggers = inner.triggers;
+    if (triggers) {
+      this.triggers = {
+        relay: triggers.relay,
+        ...(triggers.backstopSeconds !== undefined ? { backstopSeconds: triggers.backstopSeconds } : {}),
+        arm: async (session, nodes, kinds) => triggers.arm(session, await this.all(nodes), kinds),
+        disarm: (session) => triggers.disarm(session),
+      };
+    }
     if (inner.getJobEnds) {
       const getJobEnds = inner.getJobEnds.bind(inner);
       this.getJobEnds = async (names) => {

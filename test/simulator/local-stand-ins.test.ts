@@ -3,6 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { LocalTransport } from '../../adapters/site/commands/local-transport';
+import { StriggerTriggers } from '../../adapters/site/commands/strigger-triggers';
 import { writeHeadNodeStandIns } from '../../simulator/local-stand-ins';
 import { startTestSite, type TestSite } from '../support/simulator';
 
@@ -28,5 +30,19 @@ describe('the head-node stand-ins a local-transport profile runs (rollout simula
     const epoch = (await run('env', ['SLURM_TIME_FORMAT=%s', programs.scontrol, '-o', 'show', 'node', 'c01'])).stdout;
     expect(epoch).toMatch(/ Reason=admin: bad dimm \[root@\d{10}\]\n$/);
     expect(t.site.simulator.headNode.commandLog.at(-1)).toBe("'env' 'SLURM_TIME_FORMAT=%s' 'scontrol' '-o' 'show' 'node' 'c01'");
+  });
+
+  test("strigger: a session's triggers set and cleared through it, the relay's words whole", async () => {
+    const programs = await writeHeadNodeStandIns(dir, `${t.site.urls.control}/sim/exec`);
+    const relay = '/usr/local/bin/rollout relay deliver --spool /var/spool/rollout-relay';
+    const triggers = new StriggerTriggers({ transport: new LocalTransport(), relay, strigger: programs.strigger });
+    const ids = await triggers.arm('s1', ['c01'], ['up', 'drained']);
+    expect(t.site.simulator.workloadManager.triggers.list().map((trigger) => [trigger.id, trigger.resId, trigger.program, trigger.perm])).toEqual([
+      [ids[0], 'c01', `${relay} --event up --session s1`, true],
+      [ids[1], 'c01', `${relay} --event drained --session s1`, true],
+    ]);
+    await expect(triggers.arm('s1', ['c01'], ['up', 'drained'])).resolves.toEqual(ids);
+    await expect(triggers.disarm('s1')).resolves.toBe(2);
+    expect(t.site.simulator.workloadManager.triggers.list()).toEqual([]);
   });
 });

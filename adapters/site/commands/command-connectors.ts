@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { TransportProfile } from '../../../core/site/site-profile';
+import type { SiteEventsProfile, TransportProfile } from '../../../core/site/site-profile';
 import type { CommandTransport } from '../../../ports/command-transport';
 import { FileInventory } from '../file-inventory';
 import type { ConnectorBuilders, ConnectorContext } from '../connector-builders';
@@ -10,6 +10,7 @@ import { SlurmInventory, type GroupMembership } from './slurm-inventory';
 import { SlurmRebootBootService, type SlurmRebootSession } from './slurm-reboot-boot-service';
 import { SlurmNodeReader } from './slurm-node-reader';
 import { SsmTransport } from './ssm-transport';
+import { StriggerTriggers } from './strigger-triggers';
 
 /**
  * The command-driven connector builders of one site: scontrol, slurm-reboot, the slurm and file
@@ -47,7 +48,7 @@ export function commandConnectors(): ConnectorBuilders & {
     transportOf,
     workloadManager: {
       scontrol: (config, context) => {
-        const { scontrol, squeue } = paths(context);
+        const { scontrol, squeue, strigger } = paths(context);
         return new ScontrolWorkloadManager({
           transport: transportOf(config, context),
           reader: readerOf(config, context),
@@ -55,6 +56,7 @@ export function commandConnectors(): ConnectorBuilders & {
           clock: context.clock,
           ...(scontrol ? { scontrol } : {}),
           ...(squeue ? { squeue } : {}),
+          ...siteTriggers(config.siteEvents, transportOf(config, context), strigger),
         });
       },
     },
@@ -99,6 +101,13 @@ export function commandConnectors(): ConnectorBuilders & {
         }),
     },
   };
+}
+
+/** Waits resumed by Slurm's triggers, where the profile has siteEvents: strigger on the same head node as scontrol. */
+function siteTriggers(events: SiteEventsProfile | undefined, transport: CommandTransport, strigger: string | undefined): { triggers?: StriggerTriggers } {
+  if (!events) return {};
+  const backstop = events.backstopSeconds !== undefined ? { backstopSeconds: events.backstopSeconds } : {};
+  return { triggers: new StriggerTriggers({ transport, relay: events.relay, ...backstop, ...(strigger ? { strigger } : {}) }) };
 }
 
 /** A transport as a profile describes it (a `rollout simulate` site's SSM endpoint is polled fast and signed with anything). */

@@ -4,7 +4,8 @@
  *
  *   new SsmTransport({ instanceIds, region?, endpoint?, credentials?, timeoutSeconds? })
  *   new LocalTransport({ timeoutSeconds?, env? })
- *   new ScontrolWorkloadManager({ transport, scontrol?, showChunk? })
+ *   new ScontrolWorkloadManager({ transport, scontrol?, showChunk?, triggers? })
+ *   new StriggerTriggers({ transport, relay, backstopSeconds?, strigger? })
  *   new CommandProvisioner({ transport, commands: {prepare, deploy}, timeoutSeconds?, actions })
  *   new SlurmInventory({ transport, sinfo?, scontrol? })
  *   new SlurmRebootBootService({ transport, inventory, prepareCommand?, templates?, reason?, scontrol?, clock?, sessions })
@@ -13,6 +14,7 @@ export { CommandTransportError } from '../../../ports/command-transport';
 export { LocalTransport, type LocalTransportOptions } from './local-transport';
 export { SsmTransport, SSM_OUTPUT_LIMIT, type SsmTransportOptions, type SsmTransportStats } from './ssm-transport';
 export { ScontrolWorkloadManager, type ScontrolOptions } from './scontrol-workload-manager';
+export { StriggerTriggers, type StriggerTriggersOptions } from './strigger-triggers';
 export { SlurmRebootBootService, type SlurmRebootOptions, type SlurmRebootSession } from './slurm-reboot-boot-service';
 export { CommandProvisioner, type CommandProvisionerOptions, type CommandAction } from './command-provisioner';
 export { createCommandSite, type CommandSiteOptions } from './command-site';

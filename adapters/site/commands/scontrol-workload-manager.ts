@@ -4,7 +4,7 @@ import { chunkHostlist, expandHostlist } from '../../../core/site/hostlist';
 import { BLANK_REASON } from '../../../core/site/node-claims';
 import { validNodeName, validNodeNames, validSiteReason } from '../../../core/site/names';
 import type { CommandTransport } from '../../../ports/command-transport';
-import type { WlmNode, WorkloadManager } from '../../../ports/site';
+import type { SiteTriggers, WlmNode, WorkloadManager } from '../../../ports/site';
 import { shellCommand } from './shell-quote';
 import { checked, run as runScript, SlurmNodeReader, type ReadOptions } from './slurm-node-reader';
 
@@ -22,6 +22,8 @@ export interface ScontrolOptions {
   clock?: Clock;
   /** Nodes per read command, fixed; default: sized from the output seen so far (see SlurmNodeReader). */
   showChunk?: number;
+  /** The site's triggers (a profile's siteEvents: StriggerTriggers); none, every wait is a poll. */
+  triggers?: SiteTriggers;
 }
 
 /** Runs a script; transport failures become SiteServiceError (retryable) naming the command. */
@@ -34,6 +36,7 @@ export { SLURM_COMMAND_TIMEOUT_SECONDS } from './slurm-node-reader';
 
 /** Slurm through `scontrol` on a head node (SSM or local): the same node view as slurmrestd's. */
 export class ScontrolWorkloadManager implements WorkloadManager {
+  readonly triggers?: SiteTriggers;
   private readonly reader: SlurmNodeReader;
   private readonly scontrol: string;
   private readonly squeue: string;
@@ -41,6 +44,7 @@ export class ScontrolWorkloadManager implements WorkloadManager {
   constructor(private readonly options: ScontrolOptions) {
     this.scontrol = options.scontrol ?? 'scontrol';
     this.squeue = options.squeue ?? 'squeue';
+    if (options.triggers) this.triggers = options.triggers;
     this.reader =
       options.reader ??
       new SlurmNodeReader(options.transport, {

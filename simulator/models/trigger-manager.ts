@@ -60,6 +60,7 @@ export class TriggerManagerModel {
   private readonly events = new Map<TriggerEvent, Map<string, number>>();
   private passScheduledAt: number | undefined;
   private readonly listeners = new Set<(firing: TriggerFiring) => void>();
+  private readonly passListeners = new Set<(at: number) => void>();
   readonly firings: TriggerFiring[] = [];
   readonly faults: TriggerFaults = { loseFirings: 0, failProgram: false };
 
@@ -75,6 +76,22 @@ export class TriggerManagerModel {
   onFiring(listener: (firing: TriggerFiring) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` with the time of each trigger pass as it is scheduled; returns the unsubscribe. The simulator
+   * runs its events only as it is read (Timeline): a runtime that must see firings at their time while nothing reads
+   * the site (a workflow parked for them) wakes it then.
+   */
+  onPassScheduled(listener: (at: number) => void): () => void {
+    this.passListeners.add(listener);
+    if (this.passScheduledAt !== undefined) listener(this.passScheduledAt);
+    return () => this.passListeners.delete(listener);
+  }
+
+  /** Runs what fell due (a pass among them): for a runtime woken at a pass's time. */
+  catchUp(): void {
+    this.timeline.sync();
   }
 
   /**
@@ -126,6 +143,7 @@ export class TriggerManagerModel {
     const now = this.timeline.sync();
     const pass = this.startedAt + (Math.floor((now - this.startedAt) / TRIGGER_PASS_MS) + 1) * TRIGGER_PASS_MS;
     this.passScheduledAt = pass;
+    for (const listener of this.passListeners) listener(pass);
     this.timeline.at(pass, (at) => {
       this.passScheduledAt = undefined;
       this.pass(at);

@@ -95,8 +95,14 @@ export async function performDecision(
   }
   await publishStatusEvents(deps, decisionEvents(deps, session, decision));
   if (decision.error) throw decision.error;
-  const { progress, waitSeconds, waitForOperator, message } = decision;
-  return { progress, waitSeconds, ...(waitForOperator ? { waitForOperator } : {}), ...(message !== undefined ? { message } : {}) };
+  const { progress, waitSeconds, waitForOperator, siteWait, message } = decision;
+  return {
+    progress,
+    waitSeconds,
+    ...(waitForOperator ? { waitForOperator } : {}),
+    ...(siteWait ? { siteWait } : {}),
+    ...(message !== undefined ? { message } : {}),
+  };
 }
 
 /** What a decision tells the status events: nodes it failed (in batches), and the session's end. */

@@ -1,11 +1,12 @@
 import { Option, type Command } from 'commander';
-import { SITE_EVENT_KINDS, type SiteEventKind } from '../../core/site/site-event';
+import { MAX_SITE_EVENT_ID_LENGTH, SITE_EVENT_KINDS, SITE_EVENT_SESSION, type SiteEventKind } from '../../core/site/site-event';
 import { DEFAULT_DELIVERY_TIMEOUT_MS, drainSpool, relayDeliver } from '../../local/site-relay';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 
 interface DeliverOptions {
   event: SiteEventKind;
+  session?: string;
   spool: string;
   endpoint?: string;
   timeout: string;
@@ -35,10 +36,14 @@ export function registerRelayCommands(program: Command): void {
   relay
     .command('deliver')
     .description(
-      "Run by slurmctld as a strigger program (`strigger --set --node --up --flags=PERM --program='/path/rollout relay deliver --event up --spool DIR --endpoint URL'`: slurmctld adds the hostlist as the last argument). Writes the firing to the spool, tries one delivery within the timeout and exits 0 whether it was delivered or not (a failed one stays spooled for `rollout relay drain`).",
+      "Run by slurmctld as a strigger program (`strigger --set --node --up --flags=PERM --program='/path/rollout relay deliver --spool DIR --endpoint URL --event up --session ID'`: a session sets its triggers so, and slurmctld adds the hostlist as the last argument). Writes the firing to the spool, tries one delivery within the timeout and exits 0 whether it was delivered or not (a failed one stays spooled for `rollout relay drain`).",
     )
     .addOption(
       new Option('--event <event>', "the trigger's event: the same as strigger's --up, --down or --drained").choices(SITE_EVENT_KINDS).makeOptionMandatory(),
+    )
+    .option(
+      '--session <id>',
+      "the session whose trigger this is (the session sets it in the trigger's program): its wait is resumed; part of the firing's id, so two sessions' triggers firing for the same nodes at once are two firings",
     )
     .requiredOption('--spool <dir>', 'the spool directory (created if missing): one file per firing until it is delivered')
     .option('--endpoint <url>', "`rollout serve`'s REST API (its apiUrl, e.g. http://127.0.0.1:8084); without it the firing is only spooled")
@@ -47,10 +52,12 @@ export function registerRelayCommands(program: Command): void {
     .argument('<hostlist>', 'the nodes of the event, as one Slurm hostlist (slurmctld gives it)')
     .action(async (hostlist: string, options: DeliverOptions) => {
       const timeoutMs = wholeNumber('--timeout', options.timeout, 1);
+      if (options.session !== undefined) sessionId(options.session);
       const { firing, outcome } = await relayDeliver({
         spool: options.spool,
         event: options.event,
         hostlist,
+        ...(options.session === undefined ? {} : { session: options.session }),
         ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
         timeoutMs,
       }).catch((err: unknown) => {
@@ -91,6 +98,16 @@ export function registerRelayCommands(program: Command): void {
       );
       if (result.remaining > 0) throw new CliError(`${result.remaining} firing(s) not delivered: they stay in ${options.spool}`, ExitCode.notCompleted);
     });
+}
+
+/** --session: a session id as a trigger's program carries it (SITE_EVENT_SESSION), or a CliError naming the flag. */
+function sessionId(value: string): string {
+  if (!SITE_EVENT_SESSION.test(value) || value.length > MAX_SITE_EVENT_ID_LENGTH)
+    throw new CliError(
+      `--session must be a session id (letters, digits, dots, colons, dashes and underscores, at most ${MAX_SITE_EVENT_ID_LENGTH}), not '${value}'`,
+      ExitCode.invalidInput,
+    );
+  return value;
 }
 
 /** A whole-number flag of at least `min`, or a CliError naming the flag. */

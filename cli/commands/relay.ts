@@ -1,6 +1,8 @@
+import { chmod, writeFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { MAX_SITE_EVENT_ID_LENGTH, SITE_EVENT_KINDS, SITE_EVENT_SESSION, type SiteEventKind } from '../../core/site/site-event';
 import { DEFAULT_DELIVERY_TIMEOUT_MS, drainSpool, relayDeliver } from '../../local/site-relay';
+import { RELAY_SCRIPT_FIRED_AT_VARIABLE, relayScript } from '../../local/site-relay-script';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 
@@ -69,6 +71,7 @@ export function registerRelayCommands(program: Command): void {
       else if ('rejected' in outcome) process.stderr.write(`${firing.body.id}: refused by ${options.endpoint}, moved aside: ${outcome.rejected}\n`);
       else process.stderr.write(`${firing.body.id}: not delivered (${outcome.retry}): spooled in ${firing.file} for \`rollout relay drain\`\n`);
     });
+  registerScriptCommand(relay);
   relay
     .command('drain')
     .description(
@@ -97,6 +100,29 @@ export function registerRelayCommands(program: Command): void {
           : `${result.delivered} delivered (${result.duplicates} recorded before), ${result.rejected} refused, ${result.remaining} left in the spool after ${result.attempts} pass${result.attempts === 1 ? '' : 'es'}\n`,
       );
       if (result.remaining > 0) throw new CliError(`${result.remaining} firing(s) not delivered: they stay in ${options.spool}`, ExitCode.notCompleted);
+    });
+}
+
+/** `rollout relay script`: prints the POSIX sh relay, or writes it executable to --output. */
+function registerScriptCommand(relay: Command): void {
+  relay
+    .command('script')
+    .description(
+      `Print the site relay as a POSIX sh script, for a slurmctld host without Node (Slurm in a chroot: a shell and GNU coreutils, no curl). It takes the arguments of \`relay deliver\` and spools the firing exactly as deliver does (the same file, JSON and id), atomically, and delivers nothing (--endpoint is ignored with a note): \`rollout relay drain\` on a host with Node, or the control plane reading the spool itself (the site profile's siteEvents.spool), delivers it. Exits 0 once spooled, 2 for a bad argument, 1 when it cannot spool. ${RELAY_SCRIPT_FIRED_AT_VARIABLE} replaces its clock, for tests only.`,
+    )
+    .option('--output <file>', 'write the script to this file (mode 0755) instead of printing it')
+    .action(async (options: { output?: string }) => {
+      if (options.output === undefined) {
+        process.stdout.write(relayScript());
+        return;
+      }
+      const output = options.output;
+      await writeFile(output, relayScript(), { mode: 0o755 })
+        .then(() => chmod(output, 0o755))
+        .catch((err: unknown) => {
+          throw new CliError(`--output: could not write ${output}: ${err instanceof Error ? err.message : String(err)}`, ExitCode.notCompleted);
+        });
+      process.stderr.write(`the relay script is in ${output}\n`);
     });
 }
 

@@ -4,6 +4,9 @@ import { FIRING_HASH_DIGITS, FIRING_SUFFIX, FIRING_TIME_DIGITS, TEMPORARY_SUFFIX
 /** The environment variable that fixes the script's firedAt: for tests only (a relay in service takes the clock). */
 export const RELAY_SCRIPT_FIRED_AT_VARIABLE = 'ROLLOUT_RELAY_FIRED_AT';
 
+/** The events, as the script's `case` matches them. */
+const EVENTS = SITE_EVENT_KINDS.join('|');
+
 /**
  * The site relay as a POSIX sh script (`rollout relay script`), for a slurmctld host without Node (Slurm in a
  * chroot, say: coreutils and a shell, no curl). It takes the arguments of `rollout relay deliver` and spools the
@@ -14,11 +17,9 @@ export const RELAY_SCRIPT_FIRED_AT_VARIABLE = 'ROLLOUT_RELAY_FIRED_AT';
  * A hostlist is written into the JSON as it is: one with a character other than letters, digits, `.`, `_`, `-`,
  * `,`, `[` and `]` is refused (Slurm's hostlists have none).
  */
-export function relayScript(): string {
-  const events = SITE_EVENT_KINDS.join('|');
-  return `#!/bin/sh
+export const RELAY_SCRIPT = `#!/bin/sh
 # rollout site relay, written by \`rollout relay script\`: the strigger program for a slurmctld host without Node.
-#   <this script> --spool DIR --event ${events} [--session ID] HOSTLIST
+#   <this script> --spool DIR --event ${EVENTS} [--session ID] HOSTLIST
 # spools the firing as \`rollout relay deliver\` does (same file, same JSON, same id) and delivers nothing:
 # \`rollout relay drain --spool DIR --endpoint URL\` (on a host with Node), or the control plane reading the spool
 # itself (a site profile's siteEvents.spool), delivers it. --endpoint and --timeout are accepted and ignored.
@@ -58,7 +59,7 @@ if [ $# -gt 0 ]; then
 fi
 
 case $event in
-  ${events}) ;;
+  ${EVENTS}) ;;
   *) fail 2 "--event must be one of ${SITE_EVENT_KINDS.join(', ')}, not '$event'" ;;
 esac
 if [ -n "$session" ]; then
@@ -124,4 +125,3 @@ else
 fi
 exit 0
 `;
-}

@@ -2,7 +2,7 @@ import { chmod, writeFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { MAX_SITE_EVENT_ID_LENGTH, SITE_EVENT_KINDS, SITE_EVENT_SESSION, type SiteEventKind } from '../../core/site/site-event';
 import { DEFAULT_DELIVERY_TIMEOUT_MS, drainSpool, relayDeliver } from '../../local/site-relay';
-import { RELAY_SCRIPT_FIRED_AT_VARIABLE, relayScript } from '../../local/site-relay-script';
+import { RELAY_SCRIPT_FIRED_AT_VARIABLE, RELAY_SCRIPT } from '../../local/site-relay-script';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 
@@ -113,11 +113,11 @@ function registerScriptCommand(relay: Command): void {
     .option('--output <file>', 'write the script to this file (mode 0755) instead of printing it')
     .action(async (options: { output?: string }) => {
       if (options.output === undefined) {
-        process.stdout.write(relayScript());
+        process.stdout.write(RELAY_SCRIPT);
         return;
       }
       const output = options.output;
-      await writeFile(output, relayScript(), { mode: 0o755 })
+      await writeFile(output, RELAY_SCRIPT, { mode: 0o755 })
         .then(() => chmod(output, 0o755))
         .catch((err: unknown) => {
           throw new CliError(`--output: could not write ${output}: ${err instanceof Error ? err.message : String(err)}`, ExitCode.notCompleted);

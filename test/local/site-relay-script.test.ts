@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { SiteEventKind } from '../../core/site/site-event';
 import { startServedControlPlane } from '../../local/serve';
 import { drainSpool, firingId, spooledFirings, spoolFiring } from '../../local/site-relay';
-import { RELAY_SCRIPT_FIRED_AT_VARIABLE, relayScript } from '../../local/site-relay-script';
+import { RELAY_SCRIPT_FIRED_AT_VARIABLE, RELAY_SCRIPT } from '../../local/site-relay-script';
 import { runCliInProcess } from '../support/cli';
 import { buildSite } from '../support/sites';
 
@@ -139,9 +139,9 @@ describe('rollout relay script', () => {
   test('prints the script; --output writes it executable (0755)', async () => {
     const printed = await runCliInProcess(['relay', 'script']);
     expect(printed.code).toBe(0);
-    expect(printed.stdout).toBe(relayScript());
+    expect(printed.stdout).toBe(RELAY_SCRIPT);
     expect(printed.stdout.startsWith('#!/bin/sh\n')).toBe(true);
-    expect(await readFile(script, 'utf8')).toBe(relayScript());
+    expect(await readFile(script, 'utf8')).toBe(RELAY_SCRIPT);
     expect((await stat(script)).mode & 0o777).toBe(0o755);
   });
 

@@ -1,5 +1,5 @@
-import { watch, type FSWatcher } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { constants, watch, type FSWatcher } from 'node:fs';
+import { access, rm, stat } from 'node:fs/promises';
 import { takeSiteEvent } from '../control-plane/site-event-intake';
 import type { ControlPlane } from '../control-plane/control-plane';
 import { describeError } from '../core/errors';
@@ -49,53 +49,89 @@ export interface SiteEventSpoolIntake {
  * firing goes through takeSiteEvent, its file removed once taken; a file that is not a firing the control plane
  * takes is moved to rejected/ as `relay drain` moves a refused one. Only whole files are read: the relay writes a
  * temporary name and renames it (spooledFirings skips those, and a writer's left behind goes once stale).
+ * The spool is not created here: the relay creates it, as slurmctld's user, at its first firing (one made by the
+ * control plane's user could refuse it); until then the rescans look for it. One that exists but cannot be read
+ * and written is refused at once.
  */
 export async function startSiteEventSpoolIntake(options: SiteEventSpoolOptions): Promise<SiteEventSpoolIntake> {
-  const report = options.report ?? (() => {});
-  await mkdir(options.spool, { recursive: true });
-  let closed = false;
-  let running: Promise<SpoolPass> | undefined;
-  let queued: Promise<SpoolPass> | undefined;
-  // One pass at a time; calls during one share the single pass queued after it (it reads what they were told of).
-  const scan = (): Promise<SpoolPass> => {
-    if (!running) {
-      running = takeSpool(options, report).finally(() => (running = undefined));
-      return running;
+  const info = await stat(options.spool).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+  if (info && !info.isDirectory()) throw new Error(`${options.spool} is not a directory`);
+  if (info) await access(options.spool, constants.R_OK | constants.W_OK | constants.X_OK);
+  const intake = new SpoolIntake(options);
+  intake.start();
+  return intake;
+}
+
+class SpoolIntake implements SiteEventSpoolIntake {
+  private closed = false;
+  private running: Promise<SpoolPass> | undefined;
+  private queued: Promise<SpoolPass> | undefined;
+  private watcher: FSWatcher | undefined;
+  private rescan: NodeJS.Timeout | undefined;
+  private readonly report: (line: string) => void;
+  private readonly rescanMs: number;
+
+  constructor(private readonly options: SiteEventSpoolOptions) {
+    this.report = options.report ?? (() => {});
+    this.rescanMs = options.rescanMs ?? DEFAULT_SPOOL_RESCAN_MS;
+  }
+
+  start(): void {
+    this.watchSpool();
+    this.rescan = setInterval(() => {
+      this.watchSpool();
+      this.scanQuietly();
+    }, this.rescanMs);
+    this.rescan.unref();
+    // What was spooled while nothing read the spool (the control plane away, a restart).
+    this.scanQuietly();
+  }
+
+  /** One pass at a time; calls during one share the single pass queued after it (it reads what they were told of). */
+  scan(): Promise<SpoolPass> {
+    if (!this.running) {
+      this.running = takeSpool(this.options, this.report).finally(() => (this.running = undefined));
+      return this.running;
     }
-    queued ??= running
+    this.queued ??= this.running
       .catch(() => undefined)
       .then(() => {
-        queued = undefined;
-        return scan();
+        this.queued = undefined;
+        return this.closed ? { taken: 0, duplicates: 0, woke: 0, rejected: 0 } : this.scan();
       });
-    return queued;
-  };
-  const quietly = () => void scan().catch((err: unknown) => report(`${options.spool}: ${describeError(err)}`));
-  let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(options.spool, () => {
-      if (!closed) quietly();
-    });
-    watcher.on('error', (err) =>
-      report(`${options.spool}: no longer watched (${describeError(err)}): read every ${options.rescanMs ?? DEFAULT_SPOOL_RESCAN_MS} ms`),
-    );
-  } catch (err) {
-    report(`${options.spool}: not watched (${describeError(err)}): read every ${options.rescanMs ?? DEFAULT_SPOOL_RESCAN_MS} ms`);
+    return this.queued;
   }
-  const rescan = setInterval(quietly, options.rescanMs ?? DEFAULT_SPOOL_RESCAN_MS);
-  rescan.unref();
-  // What was spooled while nothing read the spool (the control plane away, a restart).
-  quietly();
-  return {
-    scan,
-    close: async () => {
-      closed = true;
-      clearInterval(rescan);
-      watcher?.close();
-      await queued?.catch(() => undefined);
-      await running?.catch(() => undefined);
-    },
-  };
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.rescan);
+    this.watcher?.close();
+    await this.queued?.catch(() => undefined);
+    await this.running?.catch(() => undefined);
+  }
+
+  private scanQuietly(): void {
+    if (!this.closed) this.scan().catch((err: unknown) => this.report(`${this.options.spool}: ${describeError(err)}`));
+  }
+
+  /** Watches the spool once it exists (the rescans try again until then, and after the watch failed). */
+  private watchSpool(): void {
+    if (this.watcher || this.closed) return;
+    try {
+      this.watcher = watch(this.options.spool, () => this.scanQuietly());
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        this.report(`${this.options.spool}: not watched (${describeError(err)}): read every ${this.rescanMs} ms`);
+      return;
+    }
+    // Never what keeps a process alive: the runtime that started it closes it.
+    this.watcher.unref();
+    this.watcher.on('error', (err) => {
+      this.report(`${this.options.spool}: no longer watched (${describeError(err)}): read every ${this.rescanMs} ms`);
+      this.watcher?.close();
+      this.watcher = undefined;
+    });
+  }
 }
 
 /** One pass: the firings oldest first, each taken and removed, or moved to rejected/; stops at the first the store fails to take. */

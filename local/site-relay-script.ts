@@ -27,8 +27,8 @@ export const RELAY_SCRIPT = `#!/bin/sh
 # ${RELAY_SCRIPT_FIRED_AT_VARIABLE}, an ISO time with milliseconds (2026-11-29T01:00:00.000Z), replaces the clock: for tests only.
 # Needs sh, GNU coreutils' date (%N), sha256sum, cut, mkdir, sync, mv.
 
+# slurmctld runs a trigger's program with almost no environment.
 PATH=/usr/local/bin:/usr/bin:/bin:$PATH
-umask 022
 
 say() { printf '%s\\n' "rollout relay: $1" >&2 2>/dev/null; }
 fail() { say "$2"; exit "$1"; }

@@ -137,6 +137,21 @@ describe('the spool intake over an embedded runtime', () => {
     expect(wakes).toEqual([]);
   });
 
+  test("a spool not there yet is left for the relay to create (as slurmctld's user); once it is, its firings are taken; a file is refused", async () => {
+    const later = path.join(spool, 'made-by-the-relay');
+    intake = await startSiteEventSpoolIntake({ spool: later, siteEvents: runtime.siteEvents, controlPlane: runtime, rescanMs: 50 });
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(await readdir(spool)).toEqual([]);
+    const { body } = await spoolFiring(later, { event: 'up', hostlist: 'c01', firedAt: new Date(FIRED_AT.getTime() + 7) });
+    await pollUntil(async () => ((await files(later)).length === 0 ? true : undefined), 2000);
+    expect(await recorded(body.id)).toHaveLength(1);
+    const file = path.join(spool, 'a-file');
+    await writeFile(file, '');
+    await expect(startSiteEventSpoolIntake({ spool: file, siteEvents: runtime.siteEvents, controlPlane: runtime })).rejects.toThrow(
+      `${file} is not a directory`,
+    );
+  });
+
   test('read again every rescanMs as well as on fs.watch; after close nothing is taken', async () => {
     intake = await start(50);
     await spoolFiring(spool, { event: 'up', hostlist: 'c03', firedAt: FIRED_AT });
@@ -173,5 +188,22 @@ describe('a runtime over a site profile with siteEvents.spool (`rollout upgrade 
     await spoolFiring(spool, { event: 'up', hostlist: 'c03', firedAt: FIRED_AT });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await files(spool)).toHaveLength(1);
+  });
+
+  test('a spool that cannot be read (a file) refuses the runtime, naming workloadManager.siteEvents.spool', async () => {
+    const simulator = await startSiteSimulator({ site: buildSite(2), clock: new SimClock({ timeScale: 100 }) });
+    const file = path.join(spool, 'a-file');
+    await writeFile(file, '');
+    const profile = parseSiteProfile({
+      ...siteProfileFor(simulator.urls, 'ssm', 100),
+      workloadManager: { type: 'scontrol', siteEvents: { relay: `/usr/local/bin/rollout relay deliver --spool ${file}`, spool: file } },
+    });
+    try {
+      await expect(openRuntime({ site: { kind: 'profile', profile, baseDir: spool } })).rejects.toMatchObject({
+        problems: [{ field: 'workloadManager.siteEvents.spool', message: expect.stringContaining('is not a directory') }],
+      });
+    } finally {
+      await simulator.close();
+    }
   });
 });

@@ -164,7 +164,7 @@ describe('the spool intake over an embedded runtime', () => {
   });
 });
 
-describe('a runtime over a site profile with siteEvents.spool (`rollout upgrade --site FILE`, `rollout serve --site FILE`)', () => {
+describe('a runtime over a site profile with siteEvents.spool (`rollout upgrade --site-config`, `rollout serve --site-config`)', () => {
   test('takes the firings the relay spools on this host, no endpoint needed; closing it stops reading', async () => {
     const TIME_SCALE = 100;
     const simulator = await startSiteSimulator({ site: buildSite(2), clock: new SimClock({ timeScale: TIME_SCALE }) });

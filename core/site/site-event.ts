@@ -36,7 +36,9 @@ export const siteEventSchema = z.strictObject({
     .regex(SITE_EVENT_SESSION, 'session must be a session id: letters, digits, dots, colons, dashes and underscores')
     .max(MAX_SITE_EVENT_ID_LENGTH, `session must be at most ${MAX_SITE_EVENT_ID_LENGTH} characters`)
     .optional()
-    .describe("The session whose trigger fired (the relay's --session, which the session set): that session's wait is resumed; without it the firing is only recorded"),
+    .describe(
+      "The session whose trigger fired (the relay's --session, which the session set): that session's wait is resumed; without it the firing is only recorded",
+    ),
   firedAt: z.iso
     .datetime({ offset: true, error: 'firedAt must be an ISO 8601 date and time' })
     .describe("When the trigger fired (the relay's clock), ISO 8601"),
@@ -74,7 +76,8 @@ export function siteEventNodes(nodes: SiteEventRequest['nodes']): string[] {
  * (`<relay> --event up --session <id>`); slurmctld appends the hostlist. One word each: slurmctld splits on spaces.
  */
 export function relayProgram(relay: string, event: SiteEventKind, session: string): string {
-  if (!SITE_EVENT_SESSION.test(session)) throw new InvalidInputError('site event', [{ field: 'session', message: `'${session}' is not a session id a trigger can carry` }]);
+  if (!SITE_EVENT_SESSION.test(session))
+    throw new InvalidInputError('site event', [{ field: 'session', message: `'${session}' is not a session id a trigger can carry` }]);
   return `${relay} --event ${event} --session ${session}`;
 }
 

@@ -1,8 +1,12 @@
 import { relayProgram, type SiteEvent } from '../../core/site/site-event';
+import { EmbeddedRuntime } from '../../local/embedded-runtime';
 import { relaySimulatedTriggers } from '../../local/simulated-trigger-relay';
 import { firingId } from '../../local/site-relay';
 import { TRIGGER_PASS_MS, TriggerManagerModel } from '../../simulator/models/trigger-manager';
 import { Timeline } from '../../simulator/timeline';
+import { makeSession } from '../support/dynamodb';
+import { pollUntil } from '../support/simulator';
+import { buildSite } from '../support/sites';
 
 /**
  * The in-process relay of a simulated site (local/simulated-trigger-relay.ts): the simulated strigger's firings of a
@@ -127,4 +131,37 @@ test('a store that fails is reported (the backstop poll covers the firing); afte
   await site.pass();
   expect(site.triggers.firings.map((f) => f.outcome)).toEqual(['ran', 'ran']);
   expect(site.recorded).toEqual([]);
+});
+
+test("on an embedded runtime's simulator: a session's trigger firing is recorded, with the relay's id, and counted on its session", async () => {
+  const runtime = await EmbeddedRuntime.start({ site: buildSite(2) });
+  try {
+    await runtime.store.createSession(makeSession({ upgradeId: 'sim-session' }), []);
+    const { triggers } = runtime.simulator.simulator.workloadManager;
+    const taken: SiteEvent[] = [];
+    const unsubscribe = relaySimulatedTriggers(triggers, { siteEvents: runtime.siteEvents, controlPlane: runtime, onTaken: (event) => taken.push(event) });
+    const [node] = runtime.simulator.simulator.workloadManager.list();
+    const set = triggers.set({ event: 'drained', resId: '*', program: relayProgram(RELAY, 'drained', 'sim-session'), perm: true, user: 'root' }, undefined);
+    expect(typeof set).toBe('object');
+    triggers.nodeEvent('drained', node!.name);
+    // Virtual time: past the next trigger pass, which the next look at the triggers runs.
+    await runtime.clock.sleep(TRIGGER_PASS_MS / 1000);
+    triggers.list();
+    await pollUntil(async () => (taken.length > 0 ? true : undefined));
+    unsubscribe();
+    const firedAt = new Date(triggers.firings[0]!.at).toISOString();
+    expect(await runtime.siteEvents.list()).toEqual([
+      {
+        id: firingId('drained', node!.name, firedAt, 'sim-session'),
+        event: 'drained',
+        nodes: [node!.name],
+        session: 'sim-session',
+        firedAt,
+        receivedAt: firedAt,
+      },
+    ]);
+    expect((await runtime.store.getSession('sim-session'))?.siteEventCount).toBe(1);
+  } finally {
+    await runtime.close();
+  }
 });

@@ -34,13 +34,13 @@ say() { printf '%s\\n' "rollout relay: $1" >&2 2>/dev/null; }
 fail() { say "$2"; exit "$1"; }
 needs_value() { [ "$2" -ge 2 ] || fail 2 "$1 needs a value"; }
 
-event= session= spool= hostlist= json= endpoint=
+event= session= session_given= spool= hostlist= json= endpoint=
 while [ $# -gt 0 ]; do
   case $1 in
     --event) needs_value "$1" $#; event=$2; shift 2 ;;
     --event=*) event=\${1#--event=}; shift ;;
-    --session) needs_value "$1" $#; session=$2; shift 2 ;;
-    --session=*) session=\${1#--session=}; shift ;;
+    --session) needs_value "$1" $#; session=$2; session_given=1; shift 2 ;;
+    --session=*) session=\${1#--session=}; session_given=1; shift ;;
     --spool) needs_value "$1" $#; spool=$2; shift 2 ;;
     --spool=*) spool=\${1#--spool=}; shift ;;
     --endpoint) needs_value "$1" $#; endpoint=$2; shift 2 ;;
@@ -62,9 +62,9 @@ case $event in
   ${EVENTS}) ;;
   *) fail 2 "--event must be one of ${SITE_EVENT_KINDS.join(', ')}, not '$event'" ;;
 esac
-if [ -n "$session" ]; then
+if [ -n "$session_given" ]; then
   case $session in
-    *[!A-Za-z0-9._:-]*) fail 2 "--session must be a session id (letters, digits, dots, colons, dashes and underscores), not '$session'" ;;
+    ''|*[!A-Za-z0-9._:-]*) fail 2 "--session must be a session id (letters, digits, dots, colons, dashes and underscores), not '$session'" ;;
   esac
   [ \${#session} -le ${MAX_SITE_EVENT_ID_LENGTH} ] || fail 2 "--session must be at most ${MAX_SITE_EVENT_ID_LENGTH} characters"
 fi

@@ -118,6 +118,7 @@ describe.each(SHELLS)('the relay script run by %s', (shell) => {
     const bad: [string[], RegExp][] = [
       [['--event', 'idle', 'c01'], /--event must be one of up, down, drained/],
       [['--event', 'up', '--session', 'a;b', 'c01'], /--session must be a session id/],
+      [['--event', 'up', '--session', '', 'c01'], /--session must be a session id/],
       [['--event', 'up', '--session', 's'.repeat(129), 'c01'], /--session must be at most 128/],
       [['--event', 'up', 'c0"1'], /the hostlist 'c0"1' has a character/],
       [['--event', 'up'], /the hostlist is required/],

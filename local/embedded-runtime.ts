@@ -18,7 +18,7 @@ import { createTaskGraphHandlers } from '../lambdas/activities/task-graph/handle
 import type { SiteClients, SiteFromProfile } from '../adapters/site';
 import { simulatedSiteClients } from './simulated-site-clients';
 import { serveInProcess } from '../adapters/site/in-process-endpoints';
-import { InvalidInputError } from '../core/errors';
+import { describeError, InvalidInputError } from '../core/errors';
 import { defaultSettings, type RollingUpgradeSettings } from '../lambdas/activities/rolling-upgrade/dependencies';
 import { defaultGroupDeploymentSettings, type GroupDeploymentSettings } from '../lambdas/activities/group-deployment/dependencies';
 import { createGroupDeploymentHandlers } from '../lambdas/activities/group-deployment/handlers';
@@ -40,6 +40,7 @@ import {
 import { JsonLinesEventLog, MemoryEventLog } from '../adapters/events/event-logs';
 import type { StatusEventLog } from '../ports/status-events';
 import { openDataDir, type OpenedDataDir } from './data-dir';
+import { startSiteEventSpoolIntake } from './site-event-spool';
 import { countRequests, type LocalDynamoDb, type RequestCounter } from './local-dynamodb';
 import { LocalStepFunctions, type ExecutionOutcome, type LocalFunction } from './local-step-functions';
 import { LocalExecutions } from './local-executions';
@@ -60,6 +61,8 @@ export interface EmbeddedRuntimeOptions {
      * (virtual time cannot jump a real site's reboots, nor span two processes).
      */
     clock?: TimeSource;
+    /** The site relay's spool on this host (the profile's siteEvents.spool): its firings are taken from there as they come. */
+    siteEventSpool?: string;
   };
   /** Keep sessions on disk here (LevelDB); in memory without it. */
   dataDir?: string;
@@ -257,7 +260,7 @@ export class EmbeddedRuntime extends ControlPlane<ExecutionOutcome> {
     const { handlers, functions } = createFunctions(options, { ...stores, ...connected, clock, events });
     const engine = new LocalStepFunctions({ functions, time: clock });
     const stateMachineArns = registerStateMachines(engine);
-    return new EmbeddedRuntime({
+    const runtime = new EmbeddedRuntime({
       ...stores,
       engine,
       runningSimulator: simulator,
@@ -272,6 +275,17 @@ export class EmbeddedRuntime extends ControlPlane<ExecutionOutcome> {
       stopServingInProcess,
       simulatedTime: runsOnSimulatedTime(options),
     });
+    const spool = connectedSite?.siteEventSpool;
+    if (spool) {
+      const intake = await startSiteEventSpoolIntake({ spool, siteEvents: stores.siteEvents, controlPlane: runtime }).catch(async (err: unknown) => {
+        await runtime.close();
+        throw new InvalidInputError('site profile', [
+          { field: 'workloadManager.siteEvents.spool', message: `the relay's spool ${spool} cannot be read here: ${describeError(err)}` },
+        ]);
+      });
+      runtime.closeAlso(() => intake.close());
+    }
+    return runtime;
   }
 }
 

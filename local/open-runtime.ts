@@ -56,7 +56,12 @@ export async function openRuntime(options: OpenRuntimeOptions): Promise<Embedded
     connection.bindConnectorState(connectorState);
     return connection.site;
   };
-  return EmbeddedRuntime.start({ connectedSite: { connect, ...(connection.clock ? { clock: connection.clock } : {}) }, ...storage });
+  const { workloadManager } = site.profile;
+  const siteEventSpool = workloadManager.type === 'scontrol' ? workloadManager.siteEvents?.spool : undefined;
+  return EmbeddedRuntime.start({
+    connectedSite: { connect, ...(connection.clock ? { clock: connection.clock } : {}), ...(siteEventSpool ? { siteEventSpool } : {}) },
+    ...storage,
+  });
 }
 
 /**

@@ -26,32 +26,47 @@ export type DeliveryOutcome = { delivered: true; duplicate: boolean } | { reject
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 2000;
 /** Where refused firings are moved, inside the spool: kept for an admin to read, never retried. */
 export const REJECTED_FOLDER = 'rejected';
-const FIRING_SUFFIX = '.json';
-const TEMPORARY_SUFFIX = '.tmp';
+export const FIRING_SUFFIX = '.json';
+export const TEMPORARY_SUFFIX = '.tmp';
+/** The hex digits of the hash in a firing's id. */
+export const FIRING_HASH_DIGITS = 32;
+/** The digits of a firing file name's epoch ms, zero-padded. */
+export const FIRING_TIME_DIGITS = 15;
 /** A temporary file older than this is a writer's that died before its rename (a write takes milliseconds). */
 export const STALE_TEMPORARY_MS = 10 * 60 * 1000;
 
+/** A firing as the relay is told of it: slurmctld's event and hostlist, the session whose trigger fired (its --session), and when. */
+export interface Firing {
+  event: SiteEventKind;
+  hostlist: string;
+  session?: string;
+  firedAt: Date;
+}
+
 /**
- * The id of a firing: its event, then a hash of the event, the hostlist and when it fired. The same firing
- * spooled twice has one id and one file; two firings of the same nodes at different instants have two.
+ * The id of a firing: its event, then a hash of the event, the hostlist, when it fired and the session whose
+ * trigger it was (left out of the hash when none was given). The same firing spooled twice has one id and one
+ * file; two firings of the same nodes at different instants have two, and so have two sessions' triggers firing
+ * for the same nodes in the same pass. The relay script (site-relay-script.ts) computes the same with sha256sum.
  */
-export function firingId(event: SiteEventKind, hostlist: string, firedAt: string): string {
-  return `${event}-${createHash('sha256').update(`${event}\n${hostlist}\n${firedAt}`).digest('hex').slice(0, 32)}`;
+export function firingId(event: SiteEventKind, hostlist: string, firedAt: string, session?: string): string {
+  const hashed = `${event}\n${hostlist}\n${firedAt}${session === undefined ? '' : `\n${session}`}`;
+  return `${event}-${createHash('sha256').update(hashed).digest('hex').slice(0, FIRING_HASH_DIGITS)}`;
 }
 
 /** The file name: the firing's epoch ms (zero-padded, so the names sort oldest first), then its id. */
 function firingFileName(firedAt: string, id: string): string {
-  return `${String(Date.parse(firedAt)).padStart(15, '0')}-${id}${FIRING_SUFFIX}`;
+  return `${String(Date.parse(firedAt)).padStart(FIRING_TIME_DIGITS, '0')}-${id}${FIRING_SUFFIX}`;
 }
 
 /**
  * Writes a firing to the spool, atomically: the whole file, under a temporary name, renamed into place (over a
  * file of the same name: the same firing, the same bytes). Returns the spooled firing.
  */
-export async function spoolFiring(spool: string, firing: { event: SiteEventKind; hostlist: string; firedAt: Date }): Promise<SpooledFiring> {
+export async function spoolFiring(spool: string, firing: Firing): Promise<SpooledFiring> {
   const firedAt = firing.firedAt.toISOString();
-  const id = firingId(firing.event, firing.hostlist, firedAt);
-  const body = { id, event: firing.event, nodes: firing.hostlist, firedAt };
+  const id = firingId(firing.event, firing.hostlist, firedAt, firing.session);
+  const body = { id, event: firing.event, nodes: firing.hostlist, ...(firing.session === undefined ? {} : { session: firing.session }), firedAt };
   const file = path.join(spool, firingFileName(firedAt, id));
   await mkdir(spool, { recursive: true });
   const temporary = path.join(spool, `.${path.basename(file)}.${process.pid}${TEMPORARY_SUFFIX}`);
@@ -83,6 +98,7 @@ export async function spooledFirings(spool: string, onUnreadable: (file: string,
       const body = JSON.parse(await readFile(file, 'utf8')) as SpooledFiring['body'];
       if (typeof body?.id !== 'string' || typeof body.event !== 'string' || typeof body.nodes !== 'string' || typeof body.firedAt !== 'string')
         throw new Error('not a firing: it needs id, event, nodes and firedAt');
+      if (body.session !== undefined && typeof body.session !== 'string') throw new Error('not a firing: its session must be a string');
       firings.push({ file, body });
     } catch (err) {
       onUnreadable(file, err instanceof Error ? err.message : String(err));
@@ -125,18 +141,25 @@ function failureReason(err: unknown, timeoutMs: number): string {
 export async function deliverSpooled(endpoint: string, firing: SpooledFiring, timeoutMs: number): Promise<DeliveryOutcome> {
   const outcome = await deliverFiring(endpoint, firing.body, timeoutMs);
   if ('delivered' in outcome) await rm(firing.file, { force: true });
-  else if ('rejected' in outcome) {
-    const rejected = path.join(path.dirname(firing.file), REJECTED_FOLDER);
-    await mkdir(rejected, { recursive: true });
-    await rename(firing.file, path.join(rejected, path.basename(firing.file)));
-  }
+  else if ('rejected' in outcome) await moveToRejected(firing.file);
   return outcome;
+}
+
+/** Moves a spooled file the control plane will never take (refused, or not a firing) to the spool's rejected/ folder; returns its new path. */
+export async function moveToRejected(file: string): Promise<string> {
+  const rejected = path.join(path.dirname(file), REJECTED_FOLDER);
+  await mkdir(rejected, { recursive: true });
+  const moved = path.join(rejected, path.basename(file));
+  await rename(file, moved);
+  return moved;
 }
 
 export interface RelayDeliverOptions {
   spool: string;
   event: SiteEventKind;
   hostlist: string;
+  /** The session whose trigger fired (the program's --session): carried in the body, and part of the id. */
+  session?: string;
   /** `rollout serve`'s API; without it the firing is only spooled (a `relay drain` delivers it). */
   endpoint?: string;
   timeoutMs?: number;
@@ -145,7 +168,12 @@ export interface RelayDeliverOptions {
 
 /** What slurmctld's program does: spool the firing, try one delivery. Resolves within the timeout after the write. */
 export async function relayDeliver(options: RelayDeliverOptions): Promise<{ firing: SpooledFiring; outcome?: DeliveryOutcome }> {
-  const firing = await spoolFiring(options.spool, { event: options.event, hostlist: options.hostlist, firedAt: (options.now ?? (() => new Date()))() });
+  const firing = await spoolFiring(options.spool, {
+    event: options.event,
+    hostlist: options.hostlist,
+    ...(options.session === undefined ? {} : { session: options.session }),
+    firedAt: (options.now ?? (() => new Date()))(),
+  });
   if (options.endpoint === undefined) return { firing };
   return { firing, outcome: await deliverSpooled(options.endpoint, firing, options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS) };
 }

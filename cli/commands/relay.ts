@@ -1,11 +1,14 @@
+import { chmod, writeFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
-import { SITE_EVENT_KINDS, type SiteEventKind } from '../../core/site/site-event';
+import { MAX_SITE_EVENT_ID_LENGTH, SITE_EVENT_KINDS, SITE_EVENT_SESSION, type SiteEventKind } from '../../core/site/site-event';
 import { DEFAULT_DELIVERY_TIMEOUT_MS, drainSpool, relayDeliver } from '../../local/site-relay';
+import { RELAY_SCRIPT_FIRED_AT_VARIABLE, RELAY_SCRIPT } from '../../local/site-relay-script';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 
 interface DeliverOptions {
   event: SiteEventKind;
+  session?: string;
   spool: string;
   endpoint?: string;
   timeout: string;
@@ -35,10 +38,14 @@ export function registerRelayCommands(program: Command): void {
   relay
     .command('deliver')
     .description(
-      "Run by slurmctld as a strigger program (`strigger --set --node --up --flags=PERM --program='/path/rollout relay deliver --event up --spool DIR --endpoint URL'`: slurmctld adds the hostlist as the last argument). Writes the firing to the spool, tries one delivery within the timeout and exits 0 whether it was delivered or not (a failed one stays spooled for `rollout relay drain`).",
+      "Run by slurmctld as a strigger program (`strigger --set --node --up --flags=PERM --program='/path/rollout relay deliver --spool DIR --endpoint URL --event up --session ID'`: a session sets its triggers so, and slurmctld adds the hostlist as the last argument). Writes the firing to the spool, tries one delivery within the timeout and exits 0 whether it was delivered or not (a failed one stays spooled for `rollout relay drain`).",
     )
     .addOption(
       new Option('--event <event>', "the trigger's event: the same as strigger's --up, --down or --drained").choices(SITE_EVENT_KINDS).makeOptionMandatory(),
+    )
+    .option(
+      '--session <id>',
+      "the session whose trigger this is (the session sets it in the trigger's program): its wait is resumed; part of the firing's id, so two sessions' triggers firing for the same nodes at once are two firings",
     )
     .requiredOption('--spool <dir>', 'the spool directory (created if missing): one file per firing until it is delivered')
     .option('--endpoint <url>', "`rollout serve`'s REST API (its apiUrl, e.g. http://127.0.0.1:8084); without it the firing is only spooled")
@@ -47,10 +54,12 @@ export function registerRelayCommands(program: Command): void {
     .argument('<hostlist>', 'the nodes of the event, as one Slurm hostlist (slurmctld gives it)')
     .action(async (hostlist: string, options: DeliverOptions) => {
       const timeoutMs = wholeNumber('--timeout', options.timeout, 1);
+      if (options.session !== undefined) sessionId(options.session);
       const { firing, outcome } = await relayDeliver({
         spool: options.spool,
         event: options.event,
         hostlist,
+        ...(options.session === undefined ? {} : { session: options.session }),
         ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
         timeoutMs,
       }).catch((err: unknown) => {
@@ -62,6 +71,7 @@ export function registerRelayCommands(program: Command): void {
       else if ('rejected' in outcome) process.stderr.write(`${firing.body.id}: refused by ${options.endpoint}, moved aside: ${outcome.rejected}\n`);
       else process.stderr.write(`${firing.body.id}: not delivered (${outcome.retry}): spooled in ${firing.file} for \`rollout relay drain\`\n`);
     });
+  registerScriptCommand(relay);
   relay
     .command('drain')
     .description(
@@ -91,6 +101,39 @@ export function registerRelayCommands(program: Command): void {
       );
       if (result.remaining > 0) throw new CliError(`${result.remaining} firing(s) not delivered: they stay in ${options.spool}`, ExitCode.notCompleted);
     });
+}
+
+/** `rollout relay script`: prints the POSIX sh relay, or writes it executable to --output. */
+function registerScriptCommand(relay: Command): void {
+  relay
+    .command('script')
+    .description(
+      `Print the site relay as a POSIX sh script, for a slurmctld host without Node (Slurm in a chroot: a shell and GNU coreutils, no curl). It takes the arguments of \`relay deliver\` and spools the firing exactly as deliver does (the same file, JSON and id), atomically, and delivers nothing (--endpoint is ignored with a note): \`rollout relay drain\` on a host with Node, or the control plane reading the spool itself (the site profile's siteEvents.spool), delivers it. Exits 0 once spooled, 2 for a bad argument, 1 when it cannot spool. ${RELAY_SCRIPT_FIRED_AT_VARIABLE} replaces its clock, for tests only.`,
+    )
+    .option('--output <file>', 'write the script to this file (mode 0755) instead of printing it')
+    .action(async (options: { output?: string }) => {
+      if (options.output === undefined) {
+        process.stdout.write(RELAY_SCRIPT);
+        return;
+      }
+      const output = options.output;
+      await writeFile(output, RELAY_SCRIPT, { mode: 0o755 })
+        .then(() => chmod(output, 0o755))
+        .catch((err: unknown) => {
+          throw new CliError(`--output: could not write ${output}: ${err instanceof Error ? err.message : String(err)}`, ExitCode.notCompleted);
+        });
+      process.stderr.write(`the relay script is in ${output}\n`);
+    });
+}
+
+/** --session: a session id as a trigger's program carries it (SITE_EVENT_SESSION), or a CliError naming the flag. */
+function sessionId(value: string): string {
+  if (!SITE_EVENT_SESSION.test(value) || value.length > MAX_SITE_EVENT_ID_LENGTH)
+    throw new CliError(
+      `--session must be a session id (letters, digits, dots, colons, dashes and underscores, at most ${MAX_SITE_EVENT_ID_LENGTH}), not '${value}'`,
+      ExitCode.invalidInput,
+    );
+  return value;
 }
 
 /** A whole-number flag of at least `min`, or a CliError naming the flag. */

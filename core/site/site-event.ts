@@ -28,7 +28,7 @@ export const siteEventSchema = z.strictObject({
     .max(MAX_SITE_EVENT_ID_LENGTH, `id must be at most ${MAX_SITE_EVENT_ID_LENGTH} characters`)
     .regex(/^[A-Za-z0-9._:-]+$/, 'id must be letters, digits, dots, colons, dashes and underscores')
     .describe(
-      "The firing's id, the same on every delivery of it (the relay's: the event, then a hash of the event, nodes and firedAt): a second delivery changes nothing",
+      "The firing's id, the same on every delivery of it (the relay's: the event, then a hash of the event, nodes, firedAt and session): a second delivery changes nothing",
     ),
   event: z
     .enum(SITE_EVENT_KINDS)

@@ -58,10 +58,10 @@ describe('POST /site-events on rollout serve', () => {
     const firing = { id: 'up-0001', event: 'up', nodes: 'c[01-03],d7', firedAt: '2026-11-29T01:00:00.000Z' };
     const first = await post(firing);
     expect(first.status).toBe(201);
-    expect(await first.json()).toEqual({ id: 'up-0001', recorded: true, duplicate: false });
+    expect(await first.json()).toEqual({ id: 'up-0001', recorded: true, duplicate: false, woke: false });
     const second = await post(firing);
     expect(second.status).toBe(200);
-    expect(await second.json()).toEqual({ id: 'up-0001', recorded: false, duplicate: true });
+    expect(await second.json()).toEqual({ id: 'up-0001', recorded: false, duplicate: true, woke: false });
     const events = await recordedIds(['up-0001']);
     expect(events).toEqual([{ id: 'up-0001', event: 'up', nodes: ['c01', 'c02', 'c03', 'd7'], firedAt: firing.firedAt, receivedAt: expect.any(String) }]);
   });

@@ -72,6 +72,7 @@ describe('the classification of shell blocks', () => {
       run: true,
     });
     expect(classify(block('rollout serve --site s.yaml > serve.json &\nuntil [ -s serve.json ]; do sleep 0.2; done\nkill %1\n'))).toEqual({ run: true });
+    expect(classify(block("rollout relay script --output rollout-relay\n./rollout-relay --spool relay-spool --event up 'c[01-02]'\n"))).toEqual({ run: true });
   });
 
   it('leaves a block that needs more, or is a synopsis, unclassified unless it is marked', () => {

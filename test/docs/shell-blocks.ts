@@ -73,6 +73,7 @@ const RUNNABLE: RegExp[] = [
   /^[A-Z_]+=\$\((rollout|sed) .*\)$/, // a value read from an earlier command (a session id, an endpoint)
   /^until \[ -s \S+ \]; do sleep [\d.]+; done$/, // waiting for a background process's first line
   /^kill %1$/,
+  /^\.\/rollout-relay --/, // the relay script an earlier command wrote (`rollout relay script --output rollout-relay`)
 ];
 /** What needs a machine this test does not have, or is a synopsis rather than a command. */
 const NEEDS_MORE: RegExp[] = [

@@ -82,6 +82,24 @@ describe('the spool', () => {
     expect(new Set(ids).size).toBe(4);
   });
 
+  test("a session's firing carries it in its body and its id: two sessions' triggers firing for the same nodes at the same instant are two firings", async () => {
+    const a = await spoolFiring(spool, { event: 'up', hostlist: 'c01', session: 'upgrade-a', firedAt: FIRED_AT });
+    const b = await spoolFiring(spool, { event: 'up', hostlist: 'c01', session: 'upgrade-b', firedAt: FIRED_AT });
+    const none = await spoolFiring(spool, { event: 'up', hostlist: 'c01', firedAt: FIRED_AT });
+    expect(a.body).toEqual({
+      id: firingId('up', 'c01', FIRED_AT.toISOString(), 'upgrade-a'),
+      event: 'up',
+      nodes: 'c01',
+      session: 'upgrade-a',
+      firedAt: FIRED_AT.toISOString(),
+    });
+    expect(JSON.parse(await readFile(a.file, 'utf8'))).toEqual(a.body);
+    expect(new Set([a.body.id, b.body.id, none.body.id]).size).toBe(3);
+    // Without a session the id is what it was before sessions were carried.
+    expect(none.body.id).toBe(firingId('up', 'c01', FIRED_AT.toISOString()));
+    expect((await spooledFirings(spool)).map((f) => f.body.session).sort()).toEqual(['upgrade-a', 'upgrade-b', undefined]);
+  });
+
   test('listed oldest first; a writer cut short (its temporary file) and a file that is not a firing are not sent', async () => {
     await spoolFiring(spool, { event: 'down', hostlist: 'c02', firedAt: new Date(FIRED_AT.getTime() + 5000) });
     await spoolFiring(spool, { event: 'up', hostlist: 'c01', firedAt: FIRED_AT });
@@ -198,6 +216,28 @@ describe('relay deliver: one quick delivery, never blocking', () => {
     expect(result.code).toBe(0);
     const [firing] = await spooledFirings(spool);
     expect(JSON.parse(result.stdout)).toEqual({ id: firing!.body.id, file: firing!.file, outcome: { spooled: true } });
+  });
+
+  test('the CLI with --session (as a session sets its trigger): the spooled firing carries the session, its id includes it', async () => {
+    const result = await runCliInProcess(['relay', 'deliver', '--event', 'drained', '--session', 'upgrade-1.a:b', '--spool', spool, '--json', 'c[01-02]']);
+    expect(result.code).toBe(0);
+    const [firing] = await spooledFirings(spool);
+    expect(firing!.body).toEqual({
+      id: firingId('drained', 'c[01-02]', firing!.body.firedAt, 'upgrade-1.a:b'),
+      event: 'drained',
+      nodes: 'c[01-02]',
+      session: 'upgrade-1.a:b',
+      firedAt: firing!.body.firedAt,
+    });
+  });
+
+  test('the CLI refuses a --session that is not a session id, naming --session, and spools nothing', async () => {
+    for (const session of ['a b', 'x;rm', 'é', 's'.repeat(129)]) {
+      const result = await runCliInProcess(['relay', 'deliver', '--event', 'up', '--session', session, '--spool', spool, 'c01']);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/--session must be a session id/);
+    }
+    expect(await files()).toEqual([]);
   });
 
   test('the CLI refuses an event strigger has no flag for, naming --event', async () => {

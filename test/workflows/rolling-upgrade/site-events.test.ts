@@ -5,7 +5,11 @@ import { parseRelayProgram } from '../../../core/site/site-event';
 import type { RunningSiteSimulator } from '../../../simulator';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';
-import { firingsAsSiteEvents, modelTriggers } from '../../support/model-triggers';
+import { firingsAsSiteEvents, modelTriggers, TEST_RELAY } from '../../support/model-triggers';
+import { profileConnectors } from '../../support/ssm-connectors';
+import { siteProfileFor } from '../../../simulator';
+import type { SiteTriggers } from '../../../ports/site';
+import type { SiteProfileInput } from '../../../core/site/site-profile';
 
 /**
  * Waits resumed by the site's events (issue 29): with the workload manager's triggers armed, the session sets one
@@ -21,25 +25,46 @@ const site = (count: number) =>
 
 interface Armed {
   runtime: EmbeddedRuntime;
-  triggers: ReturnType<typeof modelTriggers>;
+  triggers: SiteTriggers & { armCalls?: number };
   delivered: string[];
 }
 
-async function startArmed(count: number, backstopSeconds?: number): Promise<Armed> {
-  let triggers: ReturnType<typeof modelTriggers> | undefined;
+/**
+ * A runtime whose site's triggers are armed: `model` sets them straight on the simulated slurmctld under the
+ * default HTTP connectors (slurmrestd, BOS); `ssm` is the scontrol + slurm-reboot site of `rollout simulate
+ * --transport ssm` with siteEvents, its triggers set by strigger on the head node (StriggerTriggers).
+ */
+async function startArmed(count: number, options: { backstopSeconds?: number; connectors?: 'model' | 'ssm' } = {}): Promise<Armed> {
+  let triggers: Armed['triggers'] | undefined;
   const delivered: string[] = [];
   let runtime: EmbeddedRuntime | undefined;
+  const deliverFirings = (simulator: RunningSiteSimulator) =>
+    firingsAsSiteEvents(simulator.simulator.workloadManager.triggers, () => runtime!.clock, (event) => {
+      delivered.push(`${event.event} ${event.nodes.join(',')}`);
+      void runtime!.clock.busy(() => takeSiteEvent(event, { siteEvents: runtime!.siteEvents, controlPlane: runtime! })).then((r) => console.log("TAKEN", (runtime!.clock.now() - 1767225600000) / 1000, event.event, event.nodes.join(), JSON.stringify(r), JSON.stringify(Object.fromEntries(["n001", "n002"].map((n) => [n, runtime!.simulator.state().nodes[n]]))).slice(0, 600))), (e) => console.log("TAKE FAILED", e));
+    });
   runtime = await startTestRuntime({
     site: site(count),
-    connectors: (simulator: RunningSiteSimulator) => {
+    connectors: async (simulator: RunningSiteSimulator, deps) => {
+      deliverFirings(simulator);
+      if (options.connectors === 'ssm') {
+        const withSiteEvents = (urls: RunningSiteSimulator['urls']): SiteProfileInput => {
+          const profile = siteProfileFor(urls, 'ssm', 1);
+          return {
+            ...profile,
+            workloadManager: {
+              type: 'scontrol',
+              siteEvents: { relay: TEST_RELAY, ...(options.backstopSeconds ? { backstopSeconds: options.backstopSeconds } : {}) },
+            },
+          };
+        };
+        const clients = await profileConnectors(withSiteEvents)(simulator, deps);
+        triggers = clients.workloadManager.triggers!;
+        return clients;
+      }
       const clients = simulatedSiteClients(simulator);
-      const model = simulator.simulator.workloadManager.triggers;
-      triggers = modelTriggers(model, backstopSeconds);
+      triggers = modelTriggers(simulator.simulator.workloadManager.triggers, options.backstopSeconds);
       Object.assign(clients.workloadManager, { triggers });
-      firingsAsSiteEvents(model, (event) => {
-        delivered.push(`${event.event} ${event.nodes.join(',')}`);
-        void runtime!.clock.busy(() => takeSiteEvent(event, { siteEvents: runtime!.siteEvents, controlPlane: runtime! }));
-      });
       return clients;
     },
   });
@@ -77,7 +102,6 @@ describe('waits resumed by the site events (Slurm triggers through the relay)', 
     expect(armed.triggers.armCalls).toBe(1);
     // The firings that woke it: node 1's drain once its job ended, the nodes back after their boot.
     expect(armed.delivered.some((d) => d.startsWith('drained') && d.includes(nodeName(1)))).toBe(true);
-    expect(armed.delivered.some((d) => d.startsWith('up'))).toBe(true);
     // Fewer state transitions than polling every 30 s, and no slower than one trigger pass (16 s) per wait.
     expect(after.outcome.figures.stateTransitions).toBeLessThan(before.outcome.figures.stateTransitions * 0.75);
     const state = runtime.simulator.state();
@@ -89,7 +113,7 @@ describe('waits resumed by the site events (Slurm triggers through the relay)', 
   }, 120_000);
 
   it('firings lost (a dead relay): the backstop poll still finishes the run, every timeout holds', async () => {
-    const armed = await startArmed(4, 60);
+    const armed = await startArmed(4, { backstopSeconds: 60 });
     runtime = armed.runtime;
     runtime.simulator.simulator.workloadManager.triggers.faults.loseFirings = 1_000_000;
     const after = await runUpgrade(runtime, upgradeRequest({ upgradeStepSize: 4, pollIntervalSeconds: POLL }));
@@ -99,11 +123,48 @@ describe('waits resumed by the site events (Slurm triggers through the relay)', 
     expect(triggersOf(runtime, after.upgradeId)).toEqual([]);
   }, 120_000);
 
+  it('scontrol and slurm-reboot over SSM: strigger sets the triggers; the boot and the return are resumed by up firings too', async () => {
+    const polled = await startTestRuntime({ site: site(8), connectors: profileConnectors((urls) => siteProfileFor(urls, 'ssm', 1)) });
+    const before = await runUpgrade(polled, upgradeRequest({ upgradeStepSize: 4, pollIntervalSeconds: POLL }));
+    const polledSeconds = polled.clock.now() / 1000;
+    await polled.close();
+    const armed = await startArmed(8, { connectors: 'ssm' });
+    runtime = armed.runtime;
+    const after = await runUpgrade(runtime, upgradeRequest({ upgradeStepSize: 4, pollIntervalSeconds: POLL }));
+    expect(after.outcome.status).toBe('SUCCEEDED');
+    expect(after.report.counts).toMatchObject({ UPGRADED: 8, FAILED: 0 });
+    expect(armed.delivered.filter((d) => d.startsWith('up'))).not.toEqual([]);
+    expect(after.report.messages).toContain('Site triggers cleared (3)');
+    expect(triggersOf(runtime, after.upgradeId)).toEqual([]);
+    // Every command strigger ran on the head node: one --get and three --set to arm, one --get and three --clear at the end.
+    const striggers = runtime.simulator.simulator.headNode.commandLog.filter((c) => c.includes('strigger'));
+    expect(striggers.filter((c) => c.includes("'--set'"))).toHaveLength(3);
+    expect(striggers.filter((c) => c.includes("'--clear'"))).toHaveLength(3);
+    console.log(
+      `transitions ${before.outcome.figures.stateTransitions} -> ${after.outcome.figures.stateTransitions}, invocations ${before.outcome.figures.lambdaInvocations} -> ${after.outcome.figures.lambdaInvocations}, makespan ${polledSeconds} s -> ${runtime.clock.now() / 1000} s`,
+    );
+    console.log((await runtime.store.messages.listTimed(after.upgradeId)).map((m) => `${m.at} ${m.text}`).join('\n'), armed.delivered.join('\n'));
+    expect(after.outcome.figures.stateTransitions).toBeLessThan(before.outcome.figures.stateTransitions * 0.6);
+    expect(runtime.clock.now() / 1000).toBeLessThan(polledSeconds);
+  }, 180_000);
+
+  it('window, cap 2, over SSM: nodes in flight are waited for by their firings; every node upgraded once', async () => {
+    const armed = await startArmed(6, { connectors: 'ssm' });
+    runtime = armed.runtime;
+    const after = await runUpgrade(runtime, upgradeRequest({ mode: 'window', maxUnavailable: 2, pollIntervalSeconds: POLL }));
+    expect(after.outcome.status).toBe('SUCCEEDED');
+    console.log((await runtime.store.messages.listTimed(after.upgradeId)).map((m) => `${m.at} ${m.text}`).join('\n'), armed.delivered.join('\n'));
+    expect(after.report.counts).toMatchObject({ UPGRADED: 6, FAILED: 0 });
+    expect(armed.delivered.filter((d) => d.startsWith('up'))).not.toEqual([]);
+    expect(triggersOf(runtime, after.upgradeId)).toEqual([]);
+    const state = runtime.simulator.state();
+    for (let i = 0; i < 6; i++) expect(state.nodes[nodeName(i)]).toMatchObject({ bootCount: 1 });
+  }, 180_000);
+
   it('a stop while parked for the site wakes it at once; STOPPED clears the triggers, a resume sets them again and clears them at its end', async () => {
     const armed = await startArmed(6);
     runtime = armed.runtime;
     const run = await runtime.run('rollingUpgrade', upgradeRequest({ upgradeStepSize: 2, pollIntervalSeconds: POLL }));
-    void run.outcome.then(async () => console.log((await runtime!.store.messages.listTimed(run.id)).map((m) => JSON.stringify(m)).join('\n')));
     const parked = await eventually(
       runtime,
       async () => {

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { spooledFirings, spoolFiring } from '../../local/site-relay';
@@ -16,6 +16,9 @@ import { executeApiAuthorizationPattern, expectedAuthorization } from '../suppor
  */
 
 const CREDENTIALS = { accessKeyId: 'AKIDRELAYEXAMPLE', secretAccessKey: 'relay/K7MDENG+bPxRfiCYEXAMPLEKEY' };
+/** What the STS stand-in hands out for SiteRelayRole: a session's credentials, its token signed too. */
+const ROLE_CREDENTIALS = { accessKeyId: 'ASIARELAYROLE', secretAccessKey: 'role/secret/EXAMPLEKEY', sessionToken: 'relay-session-token' };
+const ROLE_ARN = 'arn:aws:iam::123456789012:role/BaremetalRollout-ApiSiteRelayRole-EXAMPLE';
 const REGION = 'eu-west-1';
 const FIRED_AT = new Date('2026-11-29T01:00:00.000Z');
 
@@ -27,6 +30,8 @@ interface Seen {
 
 const seen: Seen[] = [];
 const recorded = new Set<string>();
+/** The credentials the API stand-in checks signatures against (the role's, when the relay assumes it). */
+let apiCredentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } = CREDENTIALS;
 let api: Server;
 let apiUrl: string;
 let spool: string;
@@ -45,8 +50,8 @@ beforeAll(async () => {
         };
         const authorization = req.headers.authorization;
         if (!authorization) return answer(403, { message: 'Missing Authentication Token' });
-        const expected = await expectedAuthorization(req, body, { credentials: CREDENTIALS, region: REGION });
-        if (!executeApiAuthorizationPattern(CREDENTIALS.accessKeyId, REGION).test(authorization) || authorization !== expected)
+        const expected = await expectedAuthorization(req, body, { credentials: apiCredentials, region: REGION });
+        if (!executeApiAuthorizationPattern(apiCredentials.accessKeyId, REGION).test(authorization) || authorization !== expected)
           return answer(403, { message: 'The request signature we calculated does not match the signature you provided.' });
         if (req.method !== 'POST' || req.url !== '/v1/site-events') return answer(403, { message: 'Missing Authentication Token' });
         const { id } = JSON.parse(body) as { id: string };
@@ -63,6 +68,7 @@ beforeAll(async () => {
 
 beforeEach(async () => {
   seen.length = 0;
+  apiCredentials = CREDENTIALS;
   spool = await mkdtemp(path.join(tmpdir(), 'relay-aws-spool-'));
   awsFiles = await mkdtemp(path.join(tmpdir(), 'relay-aws-config-'));
   // The credential chain's first link, and nothing else to find: no shared files, no instance metadata.
@@ -170,6 +176,60 @@ describe('rollout relay --aws', () => {
     expect(result.stderr).toMatch(/: not delivered \(cannot sign the delivery: .*no-such-relay-profile.*\): spooled in /);
     expect(seen).toEqual([]);
     expect(await spooledNodes()).toEqual(['c03']);
+  });
+
+  test("--profile: a profile whose role_arn is SiteRelayRole's, over the head node's own credentials (source_profile): AssumeRole, then the POST signed with the role's session", async () => {
+    const assumed: string[] = [];
+    const sts = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        assumed.push(`${String(req.headers.authorization).split(' ')[1]?.split('/')[0]} ${decodeURIComponent(body)}`);
+        res
+          .writeHead(200, { 'content-type': 'text/xml' })
+          .end(
+            `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult>` +
+              `<AssumedRoleUser><Arn>${ROLE_ARN.replace(':iam:', ':sts:').replace(':role/', ':assumed-role/')}/relay</Arn><AssumedRoleId>AROAEXAMPLE:relay</AssumedRoleId></AssumedRoleUser>` +
+              `<Credentials><AccessKeyId>${ROLE_CREDENTIALS.accessKeyId}</AccessKeyId><SecretAccessKey>${ROLE_CREDENTIALS.secretAccessKey}</SecretAccessKey>` +
+              `<SessionToken>${ROLE_CREDENTIALS.sessionToken}</SessionToken><Expiration>2099-01-01T00:00:00Z</Expiration></Credentials>` +
+              `</AssumeRoleResult><ResponseMetadata><RequestId>r-1</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+          );
+      });
+    });
+    await new Promise<void>((resolve) => sts.listen(0, '127.0.0.1', resolve));
+    try {
+      await writeFile(process.env.AWS_CONFIG_FILE!, `[profile rollout-relay]\nrole_arn = ${ROLE_ARN}\nsource_profile = head-node\nregion = ${REGION}\n`);
+      process.env.AWS_ENDPOINT_URL_STS = `http://127.0.0.1:${(sts.address() as AddressInfo).port}`;
+      await writeFile(process.env.AWS_SHARED_CREDENTIALS_FILE!, `[head-node]\naws_access_key_id = AKIDHEADNODE\naws_secret_access_key = head/node/secret\n`);
+      // The variables' credentials are not the profile's: --profile reads its own.
+      apiCredentials = ROLE_CREDENTIALS;
+      const result = await runCliInProcess([
+        'relay',
+        'deliver',
+        '--event',
+        'up',
+        '--spool',
+        spool,
+        '--endpoint',
+        apiUrl,
+        '--aws',
+        '--region',
+        REGION,
+        '--profile',
+        'rollout-relay',
+        '--timeout',
+        '5000',
+        'c05',
+      ]);
+      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(assumed).toEqual([expect.stringMatching(new RegExp(`^Credential=AKIDHEADNODE .*Action=AssumeRole.*RoleArn=${ROLE_ARN}`))]);
+      expect(seen).toEqual([
+        { path: '/v1/site-events', authorization: expect.stringMatching(executeApiAuthorizationPattern(ROLE_CREDENTIALS.accessKeyId, REGION)), status: 201 },
+      ]);
+      expect(await readdir(spool)).toEqual([]);
+    } finally {
+      await new Promise((resolve) => sts.close(resolve));
+    }
   });
 
   test.each([

@@ -18,7 +18,7 @@ export function executeApiAuthorizationPattern(accessKeyId: string, region: stri
 export async function expectedAuthorization(
   req: IncomingMessage,
   body: string,
-  { credentials, region }: { credentials: { accessKeyId: string; secretAccessKey: string }; region: string },
+  { credentials, region }: { credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }; region: string },
 ): Promise<string | undefined> {
   const date = req.headers['x-amz-date'];
   const signedHeaders = /SignedHeaders=([^,]+)/.exec(String(req.headers.authorization))?.[1]?.split(';');

@@ -40,6 +40,12 @@ export function registerRelayCommands(program: Command): void {
     .description(
       "The site relay: turns a Slurm trigger's firing into a delivery to the control plane (POST /site-events of `rollout serve`, or of the deployed stack's API with --aws, signed with SigV4), spooled to disk first so that none is lost and slurmctld never waits.",
     );
+  registerDeliver(relay);
+  registerDrain(relay);
+}
+
+/** `rollout relay deliver`: what slurmctld runs for a firing. */
+function registerDeliver(relay: Command): void {
   relay
     .command('deliver')
     .description(
@@ -82,6 +88,10 @@ export function registerRelayCommands(program: Command): void {
       else if ('rejected' in outcome) process.stderr.write(`${firing.body.id}: refused by ${options.endpoint}, moved aside: ${outcome.rejected}\n`);
       else process.stderr.write(`${firing.body.id}: not delivered (${outcome.retry}): spooled in ${firing.file} for \`rollout relay drain\`\n`);
     });
+}
+
+/** `rollout relay drain`: the retry of the spool, from cron or a timer. */
+function registerDrain(relay: Command): void {
   relay
     .command('drain')
     .description(

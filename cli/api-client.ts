@@ -26,7 +26,13 @@ export interface ApiTarget {
 /** `https://<id>.execute-api.<region>.amazonaws.com/...`: API Gateway, behind IAM auth; the region is in the host. */
 const EXECUTE_API_HOST = /\.execute-api\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$/;
 
-function signerFor(region: string, profile: string | undefined): SignatureV4 {
+/** The region of an API Gateway URL (its host names it), or undefined for any other URL. */
+export function executeApiRegion(url: URL): string | undefined {
+  return EXECUTE_API_HOST.exec(url.hostname)?.[1];
+}
+
+/** A SigV4 signer for API Gateway's IAM auth in `region`, with the default credential chain (or `profile`'s). */
+export function signerFor(region: string, profile: string | undefined): SignatureV4 {
   return new SignatureV4({
     service: 'execute-api',
     region,
@@ -56,7 +62,7 @@ export async function resolveApiTarget(options: ApiTargetOptions): Promise<ApiTa
     } catch {
       throw new CliError(`--api must be a URL (https://...), got '${options.api}'`, ExitCode.invalidInput);
     }
-    const region = options.region ?? EXECUTE_API_HOST.exec(url.hostname)?.[1];
+    const region = options.region ?? executeApiRegion(url);
     return { base: options.api.replace(/\/+$/, ''), ...(region ? { signer: signerFor(region, options.profile) } : {}) };
   }
   if (options.endpoint !== undefined) {
@@ -85,6 +91,27 @@ export async function resolveApiTarget(options: ApiTargetOptions): Promise<ApiTa
   } finally {
     cloudFormation.destroy();
   }
+}
+
+/** The headers to send for a request signed by `signer`: the request's own, the Host it signs, and the signature's. */
+export async function signedHeaders(
+  signer: SignatureV4,
+  request: { method: string; url: URL; headers: Record<string, string>; body?: string },
+): Promise<Record<string, string>> {
+  const { url } = request;
+  const signed = await signer.sign({
+    method: request.method,
+    protocol: url.protocol,
+    hostname: url.hostname,
+    ...(url.port ? { port: Number(url.port) } : {}),
+    path: url.pathname,
+    query: Object.fromEntries(url.searchParams),
+    headers: { ...request.headers, host: url.host },
+    ...(request.body === undefined ? {} : { body: request.body }),
+  });
+  // fetch sets Host from the URL: the value signed.
+  const { host: _host, ...sent } = signed.headers;
+  return sent;
 }
 
 interface Problem {
@@ -116,22 +143,7 @@ export async function callApiWithStatus<T>(
   let headers: Record<string, string> = { accept: 'application/json', ...(text === undefined ? {} : { 'content-type': 'application/json' }) };
   let response: Response;
   try {
-    if (target.signer) {
-      const query = Object.fromEntries(url.searchParams);
-      const signed = await target.signer.sign({
-        method,
-        protocol: url.protocol,
-        hostname: url.hostname,
-        ...(url.port ? { port: Number(url.port) } : {}),
-        path: url.pathname,
-        query,
-        headers: { ...headers, host: url.host },
-        ...(text === undefined ? {} : { body: text }),
-      });
-      // fetch sets Host from the URL: the value signed.
-      const { host: _host, ...sent } = signed.headers;
-      headers = sent;
-    }
+    if (target.signer) headers = await signedHeaders(target.signer, { method, url, headers, ...(text === undefined ? {} : { body: text }) });
     response = await fetch(url, { method, headers, ...(text === undefined ? {} : { body: text }) });
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);

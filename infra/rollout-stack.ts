@@ -26,6 +26,9 @@ export class RolloutStack extends Stack {
     // Attach to operators' roles: read (GET, HEAD) and change (POST, DELETE) access to the REST API.
     new CfnOutput(this, 'ApiReadAccessPolicyArn', { value: this.rollout.apiReadAccess.managedPolicyArn });
     new CfnOutput(this, 'ApiChangeAccessPolicyArn', { value: this.rollout.apiChangeAccess.managedPolicyArn });
+    // The site relay on the slurmctld host: the role it assumes (POST /site-events only) and the route it posts to.
+    new CfnOutput(this, 'SiteRelayRoleArn', { value: this.rollout.siteRelayRole.roleArn });
+    new CfnOutput(this, 'SiteEventsUrl', { value: this.rollout.siteEventsUrl });
     new CfnOutput(this, 'EventBusName', { value: this.rollout.eventBus.eventBusName });
     new CfnOutput(this, 'ScheduleGroupName', { value: this.rollout.schedules.group.ref });
     new CfnOutput(this, 'SchedulerRoleArn', { value: this.rollout.schedules.role.roleArn });

@@ -5,9 +5,16 @@ import { parseRelayProgram, siteEventNodes, type SiteEvent } from '../core/site/
 import type { SiteEventStore } from '../ports/site-event-store';
 import type { TriggerFiring, TriggerManagerModel } from '../simulator/models/trigger-manager';
 import { firingId } from './site-relay';
+import type { TimeSource } from '../time/sim-clock';
 
 export interface SimulatedTriggerRelayDeps {
   siteEvents: SiteEventStore;
+  /**
+   * The runtime's clock. The simulator runs its events only as it is read: slurmctld runs its trigger passes
+   * whether anyone looks or not, so the relay sleeps until each pass and runs it then (a workflow parked for the
+   * firings reads nothing meanwhile). Each delivery is work in progress on it (virtual time waits for it).
+   */
+  clock: Pick<TimeSource, 'now' | 'sleep' | 'busy'>;
   controlPlane: Pick<ControlPlane, 'wakeForSiteEvent'>;
   /** Told of each firing taken, with what it came to (tests and the bench watch them). */
   onTaken?: (event: SiteEvent, intake: SiteEventIntake) => void;
@@ -23,16 +30,34 @@ export interface SimulatedTriggerRelayDeps {
  * and received at the simulator's clock (the pass that ran it). Returns the unsubscribe. On an embedded runtime:
  * `relaySimulatedTriggers(runtime.simulator.simulator.workloadManager.triggers, { siteEvents: runtime.siteEvents, controlPlane: runtime })`.
  */
-export function relaySimulatedTriggers(triggers: Pick<TriggerManagerModel, 'onFiring'>, deps: SimulatedTriggerRelayDeps): () => void {
+export function relaySimulatedTriggers(
+  triggers: Pick<TriggerManagerModel, 'onFiring' | 'onPassScheduled' | 'catchUp'>,
+  deps: SimulatedTriggerRelayDeps,
+): () => void {
   const report = deps.report ?? (() => {});
-  return triggers.onFiring((firing) => {
-    const event = siteEventOfFiring(firing, report);
-    if (!event) return;
-    takeSiteEvent(event, deps).then(
-      (intake) => deps.onTaken?.(event, intake),
-      (err: unknown) => report(`${event.id}: not taken: ${describeError(err)}`),
+  const { clock } = deps;
+  const stopped = new AbortController();
+  const stopPasses = triggers.onPassScheduled((at) => {
+    clock.sleep(Math.max(0, at - clock.now()) / 1000, stopped.signal).then(
+      () => (stopped.signal.aborted ? undefined : clock.busy(async () => triggers.catchUp())),
+      () => undefined,
     );
   });
+  const stopFirings = triggers.onFiring((firing) => {
+    const event = siteEventOfFiring(firing, report);
+    if (!event) return;
+    clock
+      .busy(() => takeSiteEvent(event, deps))
+      .then(
+        (intake) => deps.onTaken?.(event, intake),
+        (err: unknown) => report(`${event.id}: not taken: ${describeError(err)}`),
+      );
+  });
+  return () => {
+    stopped.abort();
+    stopPasses();
+    stopFirings();
+  };
 }
 
 /** The site event a simulated firing delivers, or undefined when it delivers none (not run, not a session's relay, an unreadable hostlist). */

@@ -10,7 +10,8 @@ import type { SiteEventKind, SiteEventRequest } from '../core/site/site-event';
  * (a temporary file renamed into place: a reader never sees half of one), then delivered once with a short
  * timeout; a failed delivery leaves the file for `rollout relay drain`, which retries with backoff. Each file
  * carries the firing's id, so a firing delivered twice (an answer lost after the control plane recorded it)
- * changes nothing there (POST /site-events is idempotent by id).
+ * changes nothing there (POST /site-events is idempotent by id). The same delivery goes to `rollout serve`
+ * (plain HTTP) or to the deployed stack's API (signed with SigV4 by a `sign` the caller gives: its IAM auth).
  */
 
 /** A firing as spooled: its file and the body POST /site-events takes. */
@@ -107,24 +108,91 @@ export async function spooledFirings(spool: string, onUnreadable: (file: string,
   return firings;
 }
 
-/** One POST /site-events of a firing, within `timeoutMs`. Never throws: a failure is an outcome. */
-export async function deliverFiring(endpoint: string, firing: SpooledFiring['body'], timeoutMs: number): Promise<DeliveryOutcome> {
+/** A delivery as it is sent: what a `DeliverySigner` signs. */
+export interface DeliveryRequest {
+  method: 'POST';
+  url: URL;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Signs a delivery: the headers to send instead of the request's own (SigV4 for the stack's API, whose
+ * every method requires IAM auth). Resolving the credentials is part of it, so it may reach the network
+ * (an AssumeRole of the relay's role): it runs within the delivery's timeout, and a failure is a retry.
+ */
+export type DeliverySigner = (request: DeliveryRequest) => Promise<Record<string, string>>;
+
+/**
+ * The route under the API's base URL, its path kept: the stack's ApiUrl ends with its stage (`.../v1/`), which
+ * `new URL('/site-events', base)` would drop.
+ */
+export function siteEventsUrl(endpoint: string): URL {
+  const base = new URL(endpoint);
+  if (!base.pathname.endsWith('/')) base.pathname = `${base.pathname}/`;
+  return new URL('site-events', base);
+}
+
+/**
+ * 408 and 429 ask for a retry; so does 403, which only API Gateway's IAM auth answers (our routes never do):
+ * a credential expired, a clock skewed, a role not yet allowed. It says who sent the firing, not what it is:
+ * once the credential is fixed the same firing goes through, so it stays spooled. Any other 4xx says the
+ * firing itself is wrong, now and later.
+ */
+function isRefusal(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 403 && status !== 408 && status !== 429;
+}
+
+/** API Gateway's `message` (or a problem's `detail`) of a refusal, if the answer carries one. */
+function answerMessage(text: string): string | undefined {
   try {
-    const response = await fetch(new URL('/site-events', endpoint), {
+    const { message, detail } = JSON.parse(text) as { message?: unknown; detail?: unknown };
+    const said = message ?? detail;
+    return typeof said === 'string' ? said.slice(0, 500) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One POST /site-events of a firing, signed when `sign` is given, all within `timeoutMs`. Never throws: a failure is an outcome. */
+export async function deliverFiring(endpoint: string, firing: SpooledFiring['body'], timeoutMs: number, sign?: DeliverySigner): Promise<DeliveryOutcome> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  try {
+    const request: DeliveryRequest = {
       method: 'POST',
+      url: siteEventsUrl(endpoint),
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(firing),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
+    };
+    const headers = sign ? await untilAborted(sign(request), signal).catch((err: unknown) => Promise.reject(signingFailure(err))) : request.headers;
+    const response = await fetch(request.url, { method: request.method, headers, body: request.body, signal });
     const text = await response.text();
     if (response.ok) return { delivered: true, duplicate: response.status === 200 };
-    // 408 and 429 ask for a retry; any other 4xx says the firing itself is wrong, now and later.
-    if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429)
-      return { rejected: `HTTP ${response.status}: ${text.slice(0, 500)}` };
-    return { retry: `HTTP ${response.status}` };
+    if (isRefusal(response.status)) return { rejected: `HTTP ${response.status}: ${text.slice(0, 500)}` };
+    const message = answerMessage(text);
+    return { retry: `HTTP ${response.status}${message === undefined ? '' : `: ${message}`}` };
   } catch (err) {
     return { retry: failureReason(err, timeoutMs) };
   }
+}
+
+/**
+ * A signer's failure (no credentials, a refused AssumeRole) said as such; its timeout left as it is. Only its
+ * line is kept (failureReason would say a cause's message instead): it becomes the retry's reason.
+ */
+function signingFailure(err: unknown): unknown {
+  if (typeof err === 'object' && err !== null && (err as { name?: unknown }).name === 'TimeoutError') return err;
+  return new Error(`cannot sign the delivery: ${err instanceof Error ? err.message : String(err)}`);
+}
+
+/** `work`, or the signal's reason once it aborts first (a credential chain stuck on a far endpoint). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    if (signal.aborted) return abort();
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
 }
 
 /**
@@ -138,8 +206,8 @@ function failureReason(err: unknown, timeoutMs: number): string {
 }
 
 /** Delivers a spooled firing and settles its file: removed once acknowledged, moved aside when refused, kept otherwise. */
-export async function deliverSpooled(endpoint: string, firing: SpooledFiring, timeoutMs: number): Promise<DeliveryOutcome> {
-  const outcome = await deliverFiring(endpoint, firing.body, timeoutMs);
+export async function deliverSpooled(endpoint: string, firing: SpooledFiring, timeoutMs: number, sign?: DeliverySigner): Promise<DeliveryOutcome> {
+  const outcome = await deliverFiring(endpoint, firing.body, timeoutMs, sign);
   if ('delivered' in outcome) await rm(firing.file, { force: true });
   else if ('rejected' in outcome) await moveToRejected(firing.file);
   return outcome;
@@ -160,8 +228,10 @@ export interface RelayDeliverOptions {
   hostlist: string;
   /** The session whose trigger fired (the program's --session): carried in the body, and part of the id. */
   session?: string;
-  /** `rollout serve`'s API; without it the firing is only spooled (a `relay drain` delivers it). */
+  /** The REST API (`rollout serve`'s, or the stack's ApiUrl); without it the firing is only spooled (a `relay drain` delivers it). */
   endpoint?: string;
+  /** Signs each delivery (the stack's API: SigV4); unsigned without it. */
+  sign?: DeliverySigner;
   timeoutMs?: number;
   now?: () => Date;
 }
@@ -175,12 +245,14 @@ export async function relayDeliver(options: RelayDeliverOptions): Promise<{ firi
     firedAt: (options.now ?? (() => new Date()))(),
   });
   if (options.endpoint === undefined) return { firing };
-  return { firing, outcome: await deliverSpooled(options.endpoint, firing, options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS) };
+  return { firing, outcome: await deliverSpooled(options.endpoint, firing, options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS, options.sign) };
 }
 
 export interface DrainOptions {
   spool: string;
   endpoint: string;
+  /** Signs each delivery (the stack's API: SigV4); unsigned without it. */
+  sign?: DeliverySigner;
   /** Passes over the spool at most (the first included); a firing still there after them stays spooled. */
   maxAttempts: number;
   /** The wait after the first failed pass; doubled after each, up to maxDelayMs. */
@@ -237,7 +309,7 @@ export async function drainSpool(options: DrainOptions): Promise<DrainResult> {
     const firings = await spooledFirings(options.spool, (file, why) => report(`${file}: left in the spool, not sent: ${why}`));
     let failed: string | undefined;
     for (const firing of firings) {
-      const outcome = await deliverSpooled(options.endpoint, firing, options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS);
+      const outcome = await deliverSpooled(options.endpoint, firing, options.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS, options.sign);
       if ('delivered' in outcome) {
         result.delivered++;
         if (outcome.duplicate) result.duplicates++;

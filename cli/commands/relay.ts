@@ -1,12 +1,20 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { MAX_SITE_EVENT_ID_LENGTH, SITE_EVENT_KINDS, SITE_EVENT_SESSION, type SiteEventKind } from '../../core/site/site-event';
-import { DEFAULT_DELIVERY_TIMEOUT_MS, drainSpool, relayDeliver } from '../../local/site-relay';
+import { DEFAULT_DELIVERY_TIMEOUT_MS, drainSpool, relayDeliver, type DeliverySigner } from '../../local/site-relay';
 import { RELAY_SCRIPT_FIRED_AT_VARIABLE, RELAY_SCRIPT } from '../../local/site-relay-script';
+import { executeApiRegion, signedHeaders, signerFor } from '../api-client';
 import { CliError } from '../errors';
 import { ExitCode } from '../exit-codes';
 
-interface DeliverOptions {
+/** `--aws`: the delivery goes to the stack's API, signed (SigV4) with the credential chain's (or --profile's) credentials. */
+interface AwsOptions {
+  aws?: boolean;
+  region?: string;
+  profile?: string;
+}
+
+interface DeliverOptions extends AwsOptions {
   event: SiteEventKind;
   session?: string;
   spool: string;
@@ -15,7 +23,7 @@ interface DeliverOptions {
   json?: boolean;
 }
 
-interface DrainOptions {
+interface DrainOptions extends AwsOptions {
   spool: string;
   endpoint: string;
   maxAttempts: string;
@@ -33,8 +41,15 @@ export function registerRelayCommands(program: Command): void {
   const relay = program
     .command('relay')
     .description(
-      "The site relay: turns a Slurm trigger's firing into a delivery to the control plane (POST /site-events of `rollout serve`), spooled to disk first so that none is lost and slurmctld never waits. Delivery to AWS is not built yet.",
+      "The site relay: turns a Slurm trigger's firing into a delivery to the control plane (POST /site-events of `rollout serve`, or of the deployed stack's API with --aws, signed with SigV4), spooled to disk first so that none is lost and slurmctld never waits.",
     );
+  registerDeliver(relay);
+  registerDrain(relay);
+  registerScriptCommand(relay);
+}
+
+/** `rollout relay deliver`: what slurmctld runs for a firing. */
+function registerDeliver(relay: Command): void {
   relay
     .command('deliver')
     .description(
@@ -48,19 +63,31 @@ export function registerRelayCommands(program: Command): void {
       "the session whose trigger this is (the session sets it in the trigger's program): its wait is resumed; part of the firing's id, so two sessions' triggers firing for the same nodes at once are two firings",
     )
     .requiredOption('--spool <dir>', 'the spool directory (created if missing): one file per firing until it is delivered')
-    .option('--endpoint <url>', "`rollout serve`'s REST API (its apiUrl, e.g. http://127.0.0.1:8084); without it the firing is only spooled")
-    .option('--timeout <ms>', 'how long the one delivery may take, in milliseconds', String(DEFAULT_DELIVERY_TIMEOUT_MS))
+    .option(
+      '--endpoint <url>',
+      "the REST API: `rollout serve`'s (its apiUrl, e.g. http://127.0.0.1:8084), or with --aws the stack's ApiUrl output; without it the firing is only spooled",
+    )
+    .option(
+      '--timeout <ms>',
+      'how long the one delivery may take (with --aws, getting the credentials included), in milliseconds',
+      String(DEFAULT_DELIVERY_TIMEOUT_MS),
+    )
     .option('--json', "print the firing's id, its spool file and the delivery's outcome as one JSON object")
+    .option('--aws', AWS_HELP)
+    .option('--region <region>', REGION_HELP)
+    .option('--profile <name>', PROFILE_HELP)
     .argument('<hostlist>', 'the nodes of the event, as one Slurm hostlist (slurmctld gives it)')
     .action(async (hostlist: string, options: DeliverOptions) => {
       const timeoutMs = wholeNumber('--timeout', options.timeout, 1);
       if (options.session !== undefined) sessionId(options.session);
+      const sign = awsSigner(options.endpoint, options);
       const { firing, outcome } = await relayDeliver({
         spool: options.spool,
         event: options.event,
         hostlist,
         ...(options.session === undefined ? {} : { session: options.session }),
         ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
+        ...(sign ? { sign } : {}),
         timeoutMs,
       }).catch((err: unknown) => {
         throw new CliError(`could not spool the firing in ${options.spool}: ${err instanceof Error ? err.message : String(err)}`, ExitCode.notCompleted);
@@ -71,23 +98,31 @@ export function registerRelayCommands(program: Command): void {
       else if ('rejected' in outcome) process.stderr.write(`${firing.body.id}: refused by ${options.endpoint}, moved aside: ${outcome.rejected}\n`);
       else process.stderr.write(`${firing.body.id}: not delivered (${outcome.retry}): spooled in ${firing.file} for \`rollout relay drain\`\n`);
     });
-  registerScriptCommand(relay);
+}
+
+/** `rollout relay drain`: the retry of the spool, from cron or a timer. */
+function registerDrain(relay: Command): void {
   relay
     .command('drain')
     .description(
       "Deliver the firings waiting in the spool, oldest first, retrying with exponential backoff; each is removed once the control plane acknowledged it (one it refuses is moved to the spool's rejected/ folder); the temporary file of a write cut short is removed once 10 minutes old. Exits 0 once the spool is empty, 1 when firings are left after the attempts.",
     )
     .requiredOption('--spool <dir>', 'the spool directory `rollout relay deliver` writes to')
-    .requiredOption('--endpoint <url>', "`rollout serve`'s REST API (its apiUrl)")
+    .requiredOption('--endpoint <url>', "the REST API: `rollout serve`'s (its apiUrl), or with --aws the stack's ApiUrl output")
     .option('--max-attempts <n>', 'passes over the spool at most, the first included', '8')
     .option('--initial-delay <ms>', 'the wait after the first failed pass, in milliseconds; doubled after each', '1000')
     .option('--max-delay <ms>', 'the longest wait between passes, in milliseconds', '60000')
     .option('--timeout <ms>', 'how long each delivery may take, in milliseconds', String(DEFAULT_DELIVERY_TIMEOUT_MS))
     .option('--json', 'print the counts (delivered, duplicates, rejected, remaining, attempts) as one JSON object')
+    .option('--aws', AWS_HELP)
+    .option('--region <region>', REGION_HELP)
+    .option('--profile <name>', PROFILE_HELP)
     .action(async (options: DrainOptions) => {
+      const sign = awsSigner(options.endpoint, options);
       const result = await drainSpool({
         spool: options.spool,
         endpoint: options.endpoint,
+        ...(sign ? { sign } : {}),
         maxAttempts: wholeNumber('--max-attempts', options.maxAttempts, 1),
         initialDelayMs: wholeNumber('--initial-delay', options.initialDelay, 0),
         maxDelayMs: wholeNumber('--max-delay', options.maxDelay, 0),
@@ -134,6 +169,42 @@ function sessionId(value: string): string {
       ExitCode.invalidInput,
     );
   return value;
+}
+
+const AWS_HELP =
+  "deliver to the deployed stack's API (--endpoint: its ApiUrl output), signed with SigV4 for execute-api; the credentials (the stack's SiteRelayRole, assumed through a profile) may only POST /site-events, so the relay reads no stack output";
+const REGION_HELP = "with --aws: the API's region (default: read from an execute-api --endpoint's host)";
+const PROFILE_HELP = "with --aws: the AWS profile to sign with (one whose role_arn is the stack's SiteRelayRoleArn); default: the credential chain";
+
+/**
+ * The signer of `--aws`: SigV4 for execute-api in the API's region, the credentials resolved once per process
+ * (a drain signs every firing with one AssumeRole); none without --aws. A CliError names the flag to fix.
+ */
+function awsSigner(endpoint: string | undefined, options: AwsOptions): DeliverySigner | undefined {
+  if (!options.aws) {
+    if (options.region !== undefined || options.profile !== undefined) throw new CliError('--region and --profile go with --aws', ExitCode.invalidInput);
+    return undefined;
+  }
+  if (endpoint === undefined) throw new CliError("--aws delivers to --endpoint: give the stack's ApiUrl output", ExitCode.invalidInput);
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new CliError(`--endpoint must be a URL (the stack's ApiUrl, https://...), got '${endpoint}'`, ExitCode.invalidInput);
+  }
+  const region = options.region ?? executeApiRegion(url);
+  if (region === undefined)
+    throw new CliError(
+      `--region: ${url.host} is not an API Gateway host (<id>.execute-api.<region>.amazonaws.com): say the API's region`,
+      ExitCode.invalidInput,
+    );
+  const signer = signerFor(region, options.profile);
+  // The SDK's "Could not load credentials from any providers" does not say where it looked.
+  const source = options.profile === undefined ? 'the default credential chain' : `profile ${options.profile}`;
+  return (request) =>
+    signedHeaders(signer, request).catch((err: unknown) => {
+      throw new Error(`${source}: ${err instanceof Error ? err.message : String(err)}`);
+    });
 }
 
 /** A whole-number flag of at least `min`, or a CliError naming the flag. */

@@ -896,7 +896,10 @@ export function decideWindow(input: DecideWindowInput): StageDecision {
   });
   const messages = windowMessages(moves, close, decision, observed.wlm);
 
-  const moved = decision.start.length + decision.admit.length + moves.released.length + advance.toBoot.length + view.settled.length + view.dropped.length > 0;
+  // A node just recorded booted is judged back (or checked) at once: Slurm's `up` for it has fired already.
+  const booted = advance.writes.some((r) => r.phase === 'BOOTED');
+  const moved =
+    booted || decision.start.length + decision.admit.length + moves.released.length + advance.toBoot.length + view.settled.length + view.dropped.length > 0;
   const inFlightRecords = [...records.current.values()].filter((r) => r.status === 'IN_PROGRESS');
   const wait = windowWait({ session, decision, next: close.end.progress, moved, inFlight: close.inFlight, now, inFlightRecords });
   return { progress: close.end.progress, ...wait, actions, ...(messages.length > 0 ? { message: messages.join('\n') } : {}) };

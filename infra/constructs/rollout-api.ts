@@ -1,6 +1,16 @@
 import { Duration, Stack, Validations, type CfnElement, type RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat, AuthorizationType, LambdaRestApi, LogGroupLogDestination, MethodLoggingLevel } from 'aws-cdk-lib/aws-apigateway';
-import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import {
+  AccountPrincipal,
+  AccountRootPrincipal,
+  ArnPrincipal,
+  ManagedPolicy,
+  PolicyDocument,
+  PolicyStatement,
+  Role,
+  ServicePrincipal,
+  type IPrincipal,
+} from 'aws-cdk-lib/aws-iam';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -8,6 +18,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { ENVIRONMENT, PROJECT_PATHS, PROJECT_ROOT, SITE_SERVICES } from '../../contracts';
+import { InvalidInputError } from '../../core/errors';
 import { childExecutionsArn, fixedName } from './asl-state-machine';
 import type { SiteAccess } from './site-connection';
 import { acknowledgeFunctionFindings, DEPS_LOCK_FILE, grantTableActions, LAMBDA_BUNDLING, type FunctionNetwork } from './workflow-functions';
@@ -27,6 +38,8 @@ export interface RolloutApiProps {
   network?: FunctionNetwork;
   /** The stage's throttling (requests per second, steady and burst). Default: 25 and 50, far above what operators and their tools send. */
   throttling?: ApiThrottling;
+  /** Who may assume the site relay's role (the slurmctld host's identity). Default: the account (any of its principals allowed sts:AssumeRole on it). */
+  siteRelayPrincipal?: IPrincipal;
 }
 
 export interface ApiThrottling {
@@ -40,6 +53,21 @@ export const API_STAGE = 'v1';
 /** The methods that read (read access) and those that change something (change access): every route is one or the other. */
 export const API_READ_METHODS = ['GET', 'HEAD'] as const;
 export const API_CHANGE_METHODS = ['POST', 'DELETE'] as const;
+
+/** The one route the site relay (`rollout relay --aws`) calls: a trigger's firing, idempotent by its id. */
+export const SITE_EVENTS_ROUTE = { method: 'POST', path: '/site-events' } as const;
+
+/**
+ * The principal `-c siteRelayPrincipal=...` names: an account id (its principals allowed sts:AssumeRole on the
+ * role by their own policies) or an IAM ARN (the slurmctld host's role, or a user). Refused naming the key otherwise.
+ */
+export function siteRelayPrincipalFrom(value: string): IPrincipal {
+  if (/^\d{12}$/.test(value)) return new AccountPrincipal(value);
+  if (/^arn:aws[a-z-]*:(iam|sts)::\d{12}:\S+$/.test(value)) return new ArnPrincipal(value);
+  throw new InvalidInputError('CDK context', [
+    { field: 'siteRelayPrincipal', message: `must be an account id (12 digits) or an IAM ARN (arn:aws:iam::<account>:role/<name>), got '${value}'` },
+  ]);
+}
 
 /**
  * The REST API (sessions, deployments, task runs, environments) behind API Gateway: every path proxied to one
@@ -55,6 +83,10 @@ export class RolloutApi extends Construct {
   readonly readAccess: ManagedPolicy;
   /** execute-api:Invoke with POST and DELETE on every route: starts, stops, resumes, cancels and removals, registrations, clones, assigns, environment upgrades. */
   readonly changeAccess: ManagedPolicy;
+  /** The site relay's role: execute-api:Invoke on POST /site-events, nothing else (the slurmctld host assumes it). */
+  readonly siteRelayRole: Role;
+  /** The URL the site relay posts to: POST /site-events in the stage. */
+  readonly siteEventsUrl: string;
 
   constructor(scope: Construct, id: string, props: RolloutApiProps) {
     super(scope, id);
@@ -81,8 +113,32 @@ export class RolloutApi extends Construct {
       'baremetal-rollout REST API: start, stop, resume, cancel and remove sessions, deployments and task runs; register, clone, assign, upgrade and delete environments (POST, DELETE)',
       API_CHANGE_METHODS,
     );
+    this.siteRelayRole = this.relayRole(props.siteRelayPrincipal ?? new AccountRootPrincipal());
+    this.siteEventsUrl = this.api.urlForPath(SITE_EVENTS_ROUTE.path);
     acknowledgeFunctionFindings(this, props);
     acknowledgeApiFindings(this, this.api);
+  }
+
+  /**
+   * The credential of `rollout relay --aws` on the slurmctld host: it may deliver a firing and do nothing else
+   * (no read, no start, no cancel; no other AWS API). The route is behind the API's IAM auth like every other,
+   * and IAM matches the request's path, so the proxy's POST method serves it without a resource of its own.
+   */
+  private relayRole(assumedBy: IPrincipal): Role {
+    return new Role(this, 'SiteRelayRole', {
+      description: 'baremetal-rollout site relay (rollout relay --aws): POST /site-events on the REST API, nothing else',
+      assumedBy,
+      inlinePolicies: {
+        DeliverSiteEvents: new PolicyDocument({
+          statements: [
+            new PolicyStatement({
+              actions: ['execute-api:Invoke'],
+              resources: [this.api.arnForExecuteApi(SITE_EVENTS_ROUTE.method, SITE_EVENTS_ROUTE.path, API_STAGE)],
+            }),
+          ],
+        }),
+      },
+    });
   }
 
   /** The API's function, with its own role and log group, allowed the table, the site and the workflows it starts. */

@@ -18,7 +18,7 @@ import type { EventBus } from 'aws-cdk-lib/aws-events';
 import type { LambdaRestApi } from 'aws-cdk-lib/aws-apigateway';
 import { ENVIRONMENT } from '../../contracts';
 import { RolloutApi, type ApiThrottling } from './rollout-api';
-import type { ManagedPolicy } from 'aws-cdk-lib/aws-iam';
+import type { IPrincipal, ManagedPolicy, Role } from 'aws-cdk-lib/aws-iam';
 import { RolloutMonitoring } from './rollout-monitoring';
 import { RolloutEvents, RolloutSchedules, type DeclaredSchedule } from './schedules-and-events';
 import { SessionsTable } from './sessions-table';
@@ -85,6 +85,11 @@ export interface RolloutWorkflowsProps {
    * delete of the table is refused until it is turned off. Default: on, unless `removalPolicy` is DESTROY.
    */
   tableDeletionProtection?: boolean;
+  /**
+   * Who may assume the site relay's role (`siteRelayRole`: POST /site-events only), e.g. the slurmctld host's
+   * role or account. Default: this account (any of its principals whose own policy allows sts:AssumeRole on it).
+   */
+  siteRelayPrincipal?: IPrincipal;
 }
 
 /**
@@ -119,6 +124,10 @@ export class RolloutWorkflows extends Construct {
   readonly apiReadAccess: ManagedPolicy;
   /** Change access to the REST API (POST, DELETE on every route): starts, cancels, registrations, removals. */
   readonly apiChangeAccess: ManagedPolicy;
+  /** The site relay's role (`rollout relay --aws` on the slurmctld host): execute-api:Invoke on POST /site-events, nothing else. */
+  readonly siteRelayRole: Role;
+  /** The route the site relay posts a trigger's firing to. */
+  readonly siteEventsUrl: string;
   /** The bus of the status events the workflows publish. */
   readonly eventBus: EventBus;
   /** The EventBridge Scheduler group and role that `rollout schedule --aws` uses. */
@@ -171,10 +180,13 @@ export class RolloutWorkflows extends Construct {
       removalPolicy,
       ...(network ? { network } : {}),
       ...(props.apiThrottling ? { throttling: props.apiThrottling } : {}),
+      ...(props.siteRelayPrincipal ? { siteRelayPrincipal: props.siteRelayPrincipal } : {}),
     });
     this.api = api.api;
     this.apiReadAccess = api.readAccess;
     this.apiChangeAccess = api.changeAccess;
+    this.siteRelayRole = api.siteRelayRole;
+    this.siteEventsUrl = api.siteEventsUrl;
 
     this.monitoring = new RolloutMonitoring(this, 'Monitoring', {
       stateMachines: {

@@ -1,8 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Hash } from '@smithy/hash-node';
-import { SignatureV4 } from '@smithy/signature-v4';
 import { runCliInProcess } from '../support/cli';
+import { expectedAuthorization } from '../support/execute-api-signature';
 import { fuelEnvironments } from '../support/environments';
 
 const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
@@ -24,31 +23,6 @@ const readBody = async (req: IncomingMessage) => {
   return text;
 };
 
-/** What a client signing for execute-api in REGION with CREDENTIALS must have sent as Authorization. */
-async function expectedAuthorization(req: IncomingMessage, body: string): Promise<string | undefined> {
-  const date = req.headers['x-amz-date'];
-  const signedHeaders = /SignedHeaders=([^,]+)/.exec(String(req.headers.authorization))?.[1]?.split(';');
-  if (typeof date !== 'string' || !signedHeaders) return undefined;
-  const url = new URL(req.url!, `http://${req.headers.host}`);
-  const headers = Object.fromEntries(signedHeaders.map((name) => [name, String(req.headers[name])]));
-  const signer = new SignatureV4({ service: 'execute-api', region: REGION, credentials: CREDENTIALS, sha256: Hash.bind(null, 'sha256'), applyChecksum: true });
-  const when = new Date(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 11)}:${date.slice(11, 13)}:${date.slice(13)}`);
-  const signed = await signer.sign(
-    {
-      method: req.method!,
-      protocol: 'http:',
-      hostname: url.hostname,
-      port: Number(url.port),
-      path: url.pathname,
-      query: Object.fromEntries(url.searchParams),
-      headers,
-      ...(body ? { body } : {}),
-    },
-    { signingDate: when },
-  );
-  return signed.headers['authorization'];
-}
-
 // `rollout env --aws`: the stack's ApiUrl from CloudFormation (a stand-in over the real query protocol),
 // every request signed with SigV4 for execute-api (checked by recomputing the signature), and answers
 // that are not the API's reported in one line.
@@ -65,7 +39,9 @@ describe('rollout env against the deployed (IAM) API', () => {
         seen.push({
           method: req.method!,
           path: req.url!,
-          ...(req.headers.authorization ? { authorization: req.headers.authorization, expected: await expectedAuthorization(req, body) } : {}),
+          ...(req.headers.authorization
+            ? { authorization: req.headers.authorization, expected: await expectedAuthorization(req, body, { credentials: CREDENTIALS, region: REGION }) }
+            : {}),
         });
         const send = (status: number, type: string, text: string) => res.writeHead(status, { 'content-type': type }).end(text);
         const path = req.url!.replace(/^\/v1/, '');

@@ -1,4 +1,5 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AccountPrincipal } from 'aws-cdk-lib/aws-iam';
 import { createTableInput, TTL_ATTRIBUTE } from '../../adapters/dynamodb/table-design';
 import {
   ENVIRONMENT,
@@ -14,6 +15,8 @@ import { rollingUpgradeSpecs } from './rolling-upgrade.specs';
 import { taskGraphSpecs } from './task-graph.specs';
 import { tableGrantSpecs } from './table-grants.specs';
 import { leastPrivilegeSpecs } from './least-privilege.specs';
+import { siteRelaySpecs } from './site-relay.specs';
+import { siteRelayPrincipalFrom } from '../../infra/constructs/rollout-api';
 import { RolloutStack } from '../../infra/rollout-stack';
 import { synthRolloutStack, testApp } from '../support/synth-stack';
 import { TemplateQueries } from '../support/template-queries';
@@ -88,6 +91,7 @@ describe('RolloutStack', () => {
   describe('table grants', () => tableGrantSpecs(stack));
   describe('least privilege', () => leastPrivilegeSpecs(stack));
   describe('environment upgrade', () => environmentUpgradeSpecs(stack));
+  describe('site relay', () => siteRelaySpecs(stack));
 });
 
 describe('a lab stack (allowInsecureHttp)', () => {
@@ -97,5 +101,30 @@ describe('a lab stack (allowInsecureHttp)', () => {
       lab.template.hasParameter(name, { AllowedPattern: '^https?://.+' });
     for (const name of ALL_FUNCTION_NAMES)
       expect(lab.resources[lab.functionId(name)]?.Properties.Environment).toHaveProperty(`Variables.${ENVIRONMENT.allowInsecureHttp}`, 'true');
+  });
+});
+
+describe('the site relay principal (-c siteRelayPrincipal, or the prop)', () => {
+  const trustOf = (template: Template) => {
+    const roles = Object.entries(template.findResources('AWS::IAM::Role')).filter(([id]) => id.includes('SiteRelayRole'));
+    expect(roles).toHaveLength(1);
+    return (roles[0]![1] as { Properties: { AssumeRolePolicyDocument: { Statement: { Principal: unknown }[] } } }).Properties.AssumeRolePolicyDocument
+      .Statement;
+  };
+
+  it("an IAM ARN (the slurmctld host's role) is the one principal SiteRelayRole trusts", () => {
+    const head = 'arn:aws:iam::123456789012:role/slurmctld-head';
+    const template = Template.fromStack(new RolloutStack(testApp(), 'Relay', { siteRelayPrincipal: siteRelayPrincipalFrom(head) }));
+    expect(trustOf(template)).toEqual([{ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { AWS: head } }]);
+  });
+
+  it('an account id is that account; anything else is refused naming siteRelayPrincipal', () => {
+    const account = siteRelayPrincipalFrom('210987654321');
+    expect(account).toBeInstanceOf(AccountPrincipal);
+    expect((account as AccountPrincipal).accountId).toBe('210987654321');
+    for (const bad of ['head-node', '1234', 'arn:aws:s3:::bucket', 'arn:aws:iam::12345:role/x'])
+      expect(() => siteRelayPrincipalFrom(bad)).toThrow(
+        new RegExp(`siteRelayPrincipal: must be an account id .* got '${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'`),
+      );
   });
 });

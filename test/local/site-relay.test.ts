@@ -5,11 +5,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   backoffDelayMs,
+  deliverFiring,
   drainSpool,
   firingId,
   relayDeliver,
   REJECTED_FOLDER,
   removeStaleTemporaries,
+  siteEventsUrl,
   spooledFirings,
   spoolFiring,
   STALE_TEMPORARY_MS,
@@ -42,7 +44,7 @@ async function startStub(statuses: number[]): Promise<{ url: string; bodies: unk
     let text = '';
     request.on('data', (chunk: Buffer) => (text += chunk.toString()));
     request.on('end', () => {
-      bodies.push({ path: request.url, body: JSON.parse(text) as unknown });
+      bodies.push({ path: request.url, body: JSON.parse(text) as unknown, authorization: request.headers.authorization });
       const status = statuses[Math.min(bodies.length - 1, statuses.length - 1)]!;
       response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ status }));
     });
@@ -245,6 +247,62 @@ describe('relay deliver: one quick delivery, never blocking', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/--event/);
     expect(await files()).toEqual([]);
+  });
+});
+
+describe("the delivery's URL, its signer and API Gateway's refusals", () => {
+  const firing = { id: 'up-1', event: 'up' as const, nodes: 'c01', firedAt: FIRED_AT.toISOString() };
+
+  test("the route is under the API's base path: the stack's ApiUrl ends with its stage", () => {
+    expect(siteEventsUrl('http://127.0.0.1:8084').href).toBe('http://127.0.0.1:8084/site-events');
+    expect(siteEventsUrl('https://abc.execute-api.eu-west-1.amazonaws.com/v1/').href).toBe('https://abc.execute-api.eu-west-1.amazonaws.com/v1/site-events');
+    expect(siteEventsUrl('https://abc.execute-api.eu-west-1.amazonaws.com/v1').href).toBe('https://abc.execute-api.eu-west-1.amazonaws.com/v1/site-events');
+  });
+
+  test('a signer signs the request as sent (its URL, method and body) and its headers are the ones sent', async () => {
+    const stub = await startStub([201]);
+    const signed: unknown[] = [];
+    try {
+      const outcome = await deliverFiring(`${stub.url}/v1/`, firing, 1000, async (request) => {
+        signed.push({ method: request.method, url: request.url.href, body: request.body });
+        return { ...request.headers, authorization: 'AWS4-HMAC-SHA256 stand-in' };
+      });
+      expect(outcome).toEqual({ delivered: true, duplicate: false });
+      expect(signed).toEqual([{ method: 'POST', url: `${stub.url}/v1/site-events`, body: JSON.stringify(firing) }]);
+      expect(stub.bodies).toEqual([{ path: '/v1/site-events', body: firing, authorization: 'AWS4-HMAC-SHA256 stand-in' }]);
+    } finally {
+      await stub.close();
+    }
+  });
+
+  test('a signer that fails (no credentials) or hangs (a credential endpoint away) is a retry, within the timeout, with nothing sent', async () => {
+    const stub = await startStub([201]);
+    try {
+      const failed = await deliverFiring(stub.url, firing, 1000, () => Promise.reject(new Error('Could not load credentials from any providers')));
+      expect(failed).toEqual({ retry: 'cannot sign the delivery: Could not load credentials from any providers' });
+      const started = Date.now();
+      const hung = await deliverFiring(stub.url, firing, 200, () => new Promise(() => {}));
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(hung).toEqual({ retry: 'no answer within 200 ms' });
+      expect(stub.bodies).toEqual([]);
+    } finally {
+      await stub.close();
+    }
+  });
+
+  test("a 403 (API Gateway's IAM auth: a credential expired or not allowed) keeps the firing spooled for a retry, saying API Gateway's message", async () => {
+    const server = createServer((_request, response) => {
+      response.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'The security token included in the request is expired' }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const endpoint = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const { outcome } = await relayDeliver({ spool, event: 'up', hostlist: 'c01', endpoint });
+      expect(outcome).toEqual({ retry: 'HTTP 403: The security token included in the request is expired' });
+      expect((await spooledFirings(spool)).map((f) => f.body.nodes)).toEqual(['c01']);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
 

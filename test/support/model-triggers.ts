@@ -1,8 +1,7 @@
-import { compressHostlist, expandHostlist } from '../../core/site/hostlist';
+import { compressHostlist } from '../../core/site/hostlist';
 import { parseRelayProgram, relayProgram, type SiteEvent } from '../../core/site/site-event';
 import type { SiteTriggers } from '../../ports/site';
 import type { TriggerManagerModel } from '../../simulator/models/trigger-manager';
-import type { TimeSource } from '../../time/sim-clock';
 
 /** The relay command a test's triggers carry (never run: firings are delivered in process). */
 export const TEST_RELAY = '/usr/local/bin/rollout relay deliver --spool /var/spool/rollout-relay';
@@ -29,34 +28,4 @@ export function modelTriggers(model: TriggerManagerModel, backstopSeconds?: numb
     },
   };
   return triggers;
-}
-
-/**
- * The firings of a simulated slurmctld as a relay would deliver them: each one that ran, once, at its time (the
- * clock sleeps until each pass, which is run then, as slurmctld runs its passes whether anyone looks or not).
- */
-export function firingsAsSiteEvents(model: TriggerManagerModel, clockOf: () => TimeSource, deliver: (event: SiteEvent) => void): () => void {
-  let n = 0;
-  const stopPasses = model.onPassScheduled((at) => {
-    const clock = clockOf();
-    void clock.sleep(Math.max(0, at - clock.now()) / 1000).then(() => clock.busy(async () => model.catchUp()));
-  });
-  const stopFirings = model.onFiring((firing) => {
-    if (firing.outcome !== 'ran') return;
-    const named = parseRelayProgram(firing.program);
-    if (!named) return;
-    const at = new Date(firing.at).toISOString();
-    deliver({
-      id: `${named.event}-${named.session}-${firing.at}-${n++}`,
-      event: named.event,
-      nodes: expandHostlist(firing.hostlist),
-      session: named.session,
-      firedAt: at,
-      receivedAt: at,
-    });
-  });
-  return () => {
-    stopPasses();
-    stopFirings();
-  };
 }

@@ -16,6 +16,7 @@ export const ROLLING_UPGRADE_FUNCTION_NAMES = [
   'AwaitOperator',
   'CancelSession',
   'CleanUp',
+  'ReleaseSiteTriggers',
 ] as const;
 export type RollingUpgradeFunctionName = (typeof ROLLING_UPGRADE_FUNCTION_NAMES)[number];
 

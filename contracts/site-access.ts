@@ -31,6 +31,8 @@ export const SITE_SERVICES: Readonly<Record<FunctionName | 'Api', readonly SiteS
   CleanUp: ROLLING_UPGRADE_STAGE,
   // Parks the execution on a task token: the table only.
   AwaitOperator: [],
+  // A failed execution clears its session's Slurm triggers: strigger, on the head node's transport.
+  ReleaseSiteTriggers: ['workloadManager', 'commands'],
   // The inventory's nodes for the plan; the others work on the stored run, and the batches on the provisioner.
   StartDeployment: ['inventory'],
   PickReadyGroups: [],

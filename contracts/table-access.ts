@@ -33,6 +33,8 @@ export const TABLE_ACTIONS: Readonly<Record<FunctionName | 'Api', readonly Table
   CleanUp: STAGE_INCREMENT,
   // Parks the session for its operator: the task token on the session item (UpdateItem, after a read).
   AwaitOperator: ['GetItem', 'UpdateItem'],
+  // A failed execution: the session (GetItem), its triggers cleared on it (UpdateItem) and said (Query, PutItem).
+  ReleaseSiteTriggers: ['GetItem', 'UpdateItem', 'Query', 'PutItem'],
   // Checks that the id is new (GetItem), then writes the plan parts and the record (PutItem); a
   // console cancel ({cancelDeploymentId}) writes the request on the record (UpdateItem).
   StartDeployment: ['GetItem', 'PutItem', 'UpdateItem'],
@@ -110,6 +112,7 @@ export const TABLE_PARTITIONS: Readonly<Record<FunctionName | 'Api', readonly Ta
   CancelSession: ROLLING_UPGRADE_STAGE_PARTITIONS,
   CleanUp: ROLLING_UPGRADE_STAGE_PARTITIONS,
   AwaitOperator: ['SESSION#*'],
+  ReleaseSiteTriggers: ['SESSION#*'],
   StartDeployment: ['DEPLOYMENT#*', 'RUN#*'],
   PickReadyGroups: ['DEPLOYMENT#*'],
   PlanPhase: ['DEPLOYMENT#*'],

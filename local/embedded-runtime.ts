@@ -6,6 +6,7 @@ import { DynamoDbEnvironmentStore } from '../adapters/dynamodb/dynamodb-environm
 import { DynamoDbEnvironmentUpgradeStore } from '../adapters/dynamodb/dynamodb-environment-upgrade-store';
 import { DynamoDbRunRecords } from '../adapters/dynamodb/dynamodb-run-records';
 import { DynamoDbSiteEventStore } from '../adapters/dynamodb/dynamodb-site-event-store';
+import { relaySimulatedTriggers } from './simulated-trigger-relay';
 import { DynamoDbRunStartStore } from '../adapters/dynamodb/dynamodb-run-start-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import { DynamoDbTaskRunStore } from '../adapters/dynamodb/dynamodb-task-run-store';
@@ -275,6 +276,12 @@ export class EmbeddedRuntime extends ControlPlane<ExecutionOutcome> {
       stopServingInProcess,
       simulatedTime: runsOnSimulatedTime(options),
     });
+    if (simulator) {
+      // A simulated site's slurmctld runs its triggers' programs in process: each firing of a session's relay is
+      // delivered as the relay would deliver it (nothing fires while no session has set a trigger).
+      const stopRelay = relaySimulatedTriggers(simulator.simulator.workloadManager.triggers, { clock, siteEvents: stores.siteEvents, controlPlane: runtime });
+      runtime.closeAlso(async () => stopRelay());
+    }
     const spool = connectedSite?.siteEventSpool;
     if (spool) {
       const intake = await startSiteEventSpoolIntake({ spool, siteEvents: stores.siteEvents, controlPlane: runtime }).catch(async (err: unknown) => {

@@ -21,3 +21,4 @@ export const AdvanceWindow = handlerFor('AdvanceWindow');
 export const AwaitOperator = handlerFor('AwaitOperator');
 export const CancelSession = handlerFor('CancelSession');
 export const CleanUp = handlerFor('CleanUp');
+export const ReleaseSiteTriggers = handlerFor('ReleaseSiteTriggers');

@@ -13,7 +13,7 @@ const alarmDescribed = (start: string) =>
 describe('RolloutStack monitoring', () => {
   it('counts the REST API function in the Lambda error and throttle alarms, with every workflow function', () => {
     const functionIds = Object.keys(resources('AWS::Lambda::Function'));
-    expect(functionIds).toHaveLength(29);
+    expect(functionIds).toHaveLength(30);
     for (const kind of ['A Lambda error', 'A Lambda throttle']) {
       const alarmed = JSON.stringify(alarmDescribed(kind).map((a) => a.Properties.Metrics));
       for (const id of functionIds) expect({ kind, id, alarmed: alarmed.includes(`"${id}"`) }).toEqual({ kind, id, alarmed: true });
@@ -37,9 +37,9 @@ describe('RolloutStack monitoring', () => {
 
   it("counts refused PutEvents from every publishing function's log and alarms on them", () => {
     const filters = Object.values(resources('AWS::Logs::MetricFilter'));
-    // The rolling-upgrade and group-deployment functions publish (20); the task-graph, environment-upgrade and REST API functions do not.
+    // The rolling-upgrade and group-deployment functions publish (21); the task-graph, environment-upgrade and REST API functions do not.
     const publishing = ROLLING_UPGRADE_FUNCTION_NAMES.length + GROUP_DEPLOYMENT_FUNCTION_NAMES.length;
-    expect(publishing).toBe(20);
+    expect(publishing).toBe(21);
     expect(filters).toHaveLength(publishing);
     for (const filter of filters) {
       expect(filter.Properties.FilterPattern).toBe(`{ $.message = "${LOG_MESSAGES.statusEventsNotPublished}" }`);

@@ -2,9 +2,7 @@ import { compressHostlist } from '../../core/site/hostlist';
 import { parseRelayProgram, relayProgram, type SiteEvent } from '../../core/site/site-event';
 import type { SiteTriggers } from '../../ports/site';
 import type { TriggerManagerModel } from '../../simulator/models/trigger-manager';
-
-/** The relay command a test's triggers carry (never run: firings are delivered in process). */
-export const TEST_RELAY = '/usr/local/bin/rollout relay deliver --spool /var/spool/rollout-relay';
+import { TEST_RELAY } from './ssm-connectors';
 
 /** SiteTriggers straight on a simulated slurmctld's trigger list (as strigger would set and clear them). */
 export function modelTriggers(model: TriggerManagerModel, backstopSeconds?: number): SiteTriggers & { armCalls: number } {

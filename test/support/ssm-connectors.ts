@@ -13,6 +13,20 @@ type Connect = (simulator: RunningSiteSimulator, deps: { connectorState: Connect
  */
 export const ssmConnectors: Connect = (simulator, deps) => profileConnectors((urls) => siteProfileFor(urls, 'ssm', 1))(simulator, deps);
 
+/** The relay command a test's triggers carry: never run (a simulated site's firings are delivered in process). */
+export const TEST_RELAY = '/usr/local/bin/rollout relay deliver --spool /var/spool/rollout-relay';
+
+/**
+ * As ssmConnectors, with the site's events on (issue 29): the scontrol workload manager's siteEvents, so a
+ * rolling upgrade sets its Slurm triggers by strigger on the head node and waits for their firings.
+ */
+export function siteEventConnectors(backstopSeconds?: number): Connect {
+  return profileConnectors((urls) => ({
+    ...siteProfileFor(urls, 'ssm', 1),
+    workloadManager: { type: 'scontrol', siteEvents: { relay: TEST_RELAY, ...(backstopSeconds !== undefined ? { backstopSeconds } : {}) } },
+  }));
+}
+
 /**
  * For EmbeddedRuntime's `connectors`: the site the profile `profileOf(urls)` describes, built by
  * createSiteFromProfile (as the CLI and the Lambdas build it) on the simulator's clock; relative

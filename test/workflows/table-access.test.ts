@@ -7,12 +7,14 @@ import { inProcessListeners } from '../../local/dynamodb-store/in-process-client
 import type { EmbeddedRuntime } from '../../local/embedded-runtime';
 import { invokedFunction, type LocalFunction } from '../../local/local-step-functions';
 import { SiteServiceError } from '../../core/errors';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { sessionKey } from '../../adapters/dynamodb/table-design';
 import { parseSiteDefinition } from '../../simulator';
 import { groupOf, QUICK_POLL, QUICK_TIMING, runDeployment } from '../support/deployment-sites';
 import { eventually, runUpgrade, startTestRuntime } from '../support/embedded';
 import { buildCloudSite, ENVIRONMENT_NODE_NAMES, environmentUpgradeRequest, fuelEnvironments } from '../support/environments';
 import { buildSite, upgradeRequest } from '../support/sites';
-import { ssmConnectors } from '../support/ssm-connectors';
+import { siteEventConnectors, ssmConnectors } from '../support/ssm-connectors';
 import { EXAMPLE_GRAPH, exampleSite } from '../support/task-graph-runs';
 
 /**
@@ -140,6 +142,26 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
         upgradeRequest({ startingLabel: 'failed', failedLabel: 'compute', mode: 'window', maxUnavailable: 2, wlmReturnTimeoutSeconds: 60 }),
       );
     });
+    // The site's events: triggers set over SSM, each wait parked (AwaitOperator) until a firing wakes it; then an
+    // execution that fails (its session's record removed under it) clears them (ReleaseSiteTriggers).
+    await withRuntime(
+      { site: buildSite(2, { node: (i) => (i === 0 ? { wlm: { state: 'ALLOCATED', busySeconds: 60 } } : {}) }), connectors: siteEventConnectors() },
+      async (runtime) => {
+        await runUpgrade(runtime, upgradeRequest());
+      },
+    );
+    await withRuntime(
+      { site: buildSite(2, { node: (i) => (i === 0 ? { wlm: { state: 'ALLOCATED', busySeconds: 60 } } : {}) }), connectors: siteEventConnectors() },
+      async (runtime) => {
+        const run = await runtime.run('rollingUpgrade', upgradeRequest());
+        await eventually(runtime, async () => ((await runtime.store.getSession(run.id))?.siteWaitToken ? true : undefined), 'a wait parked for the site');
+        await runtime.clock.busy(async () => {
+          await runtime.dynamoDb.client.send(new DeleteCommand({ TableName: runtime.dynamoDb.tableName, Key: sessionKey(run.id) }));
+          await runtime.wakeForSiteEvent(run.id);
+        });
+        expect((await run.outcome).status).toBe('FAILED');
+      },
+    );
     // A window that waits for its operator's approval after its first batch (AwaitOperator parks it on a task token).
     await withRuntime({ site: buildSite(4) }, async (runtime) => {
       const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 2, batches: [2, 2], pauseAfterBatches: [1] }));

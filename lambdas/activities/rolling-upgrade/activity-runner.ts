@@ -189,6 +189,21 @@ async function armTriggers(
 }
 
 /**
+ * Release Site Triggers: an execution that failed (an error no stage absorbed) clears its session's triggers before
+ * it ends, so that none stays in `strigger --get` while nothing runs the session; a resume sets them again. Its
+ * input is the failed state (its `upgradeId`, when the session was opened); it returns it unchanged.
+ */
+export async function releaseSiteTriggers(state: Partial<WorkflowState>, deps: RollingUpgradeDependencies): Promise<Partial<WorkflowState>> {
+  const triggers = deps.site.workloadManager.triggers;
+  if (state.upgradeId === undefined || !triggers) return state;
+  const session = await deps.store.getSession(state.upgradeId);
+  // A session whose record is gone (removed under it) is found by its triggers' program alone.
+  if (session) await releaseTriggers(deps, session);
+  else await triggers.disarm(state.upgradeId);
+  return state;
+}
+
+/**
  * Clears the session's triggers once it completed, was cancelled or stopped (a resume sets them again): none of
  * a finished session stays in `strigger --get`. A site that fails the clear is said, with what to run by hand.
  */
@@ -197,8 +212,13 @@ async function releaseTriggersAtEnd(
   session: UpgradeSession,
   stage: Stage,
 ): Promise<Pick<UpgradeSession, 'siteTriggers'> | undefined> {
+  return ENDED_STAGES.has(stage) ? releaseTriggers(deps, session) : undefined;
+}
+
+/** Clears the session's triggers and their record on it (a site that fails the clear is said); undefined when none were set. */
+async function releaseTriggers(deps: RollingUpgradeDependencies, session: UpgradeSession): Promise<Pick<UpgradeSession, 'siteTriggers'> | undefined> {
   const triggers = deps.site.workloadManager.triggers;
-  if (!ENDED_STAGES.has(stage) || !session.siteTriggers) return undefined;
+  if (!session.siteTriggers) return undefined;
   if ('backstopSeconds' in session.siteTriggers && triggers) {
     try {
       const cleared = await triggers.disarm(session.upgradeId);

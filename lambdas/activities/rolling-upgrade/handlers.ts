@@ -5,6 +5,7 @@ import { runActivity, type StageIncrement } from './activity-runner';
 import { advanceWindow } from './advance-window';
 import { PlanCache } from './plan-cache';
 import { awaitOperator } from './await-operator';
+import { releaseSiteTriggers } from './activity-runner';
 import { bootStep } from './boot-step';
 import { cancelSession } from './cancel-session';
 import { checkBoot } from './check-boot';
@@ -33,10 +34,11 @@ export const ROLLING_UPGRADE_STAGE_FUNCTIONS = {
   CleanUp: { stage: 'CLEANUP', activity: cleanUp },
 } as const satisfies Record<string, { stage: Stage; activity: StageIncrement }>;
 
-export type RollingUpgradeFunctionName = 'OpenSession' | 'AwaitOperator' | keyof typeof ROLLING_UPGRADE_STAGE_FUNCTIONS;
+export type RollingUpgradeFunctionName = 'OpenSession' | 'AwaitOperator' | 'ReleaseSiteTriggers' | keyof typeof ROLLING_UPGRADE_STAGE_FUNCTIONS;
 export const ROLLING_UPGRADE_FUNCTION_NAMES: readonly RollingUpgradeFunctionName[] = [
   'OpenSession',
   'AwaitOperator',
+  'ReleaseSiteTriggers',
   ...(Object.keys(ROLLING_UPGRADE_STAGE_FUNCTIONS) as (keyof typeof ROLLING_UPGRADE_STAGE_FUNCTIONS)[]),
 ];
 
@@ -65,6 +67,11 @@ export function createRollingUpgradeHandlers(given: RollingUpgradeDependencies):
     name,
     (state: WorkflowState, stageDeps: RollingUpgradeDependencies) => runActivity(stage, state, stageDeps, activity),
   ]);
-  const activities = { OpenSession: openSession, AwaitOperator: awaitOperator, ...Object.fromEntries(stageActivities) };
+  const activities = {
+    OpenSession: openSession,
+    AwaitOperator: awaitOperator,
+    ReleaseSiteTriggers: releaseSiteTriggers,
+    ...Object.fromEntries(stageActivities),
+  };
   return createActivityHandlers(activities, deps, { idKey: 'upgradeId', idOf: rollingUpgradeIdOf }) as unknown as RollingUpgradeHandlers;
 }

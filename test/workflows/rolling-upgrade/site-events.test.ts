@@ -1,15 +1,15 @@
 import type { EmbeddedRuntime } from '../../../local/embedded-runtime';
 import { simulatedSiteClients } from '../../../local/simulated-site-clients';
-import { relaySimulatedTriggers } from '../../../local/simulated-trigger-relay';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { sessionKey } from '../../../adapters/dynamodb/table-design';
 import { parseRelayProgram } from '../../../core/site/site-event';
 import type { RunningSiteSimulator } from '../../../simulator';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';
-import { modelTriggers, TEST_RELAY } from '../../support/model-triggers';
-import { profileConnectors } from '../../support/ssm-connectors';
+import { modelTriggers } from '../../support/model-triggers';
+import { profileConnectors, siteEventConnectors } from '../../support/ssm-connectors';
 import { siteProfileFor } from '../../../simulator';
 import type { SiteTriggers } from '../../../ports/site';
-import type { SiteProfileInput } from '../../../core/site/site-profile';
 
 /**
  * Waits resumed by the site's events (issue 29): with the workload manager's triggers armed, the session sets one
@@ -26,41 +26,21 @@ const site = (count: number) =>
 interface Armed {
   runtime: EmbeddedRuntime;
   triggers: SiteTriggers & { armCalls?: number };
-  delivered: string[];
 }
 
 /**
  * A runtime whose site's triggers are armed: `model` sets them straight on the simulated slurmctld under the
  * default HTTP connectors (slurmrestd, BOS); `ssm` is the scontrol + slurm-reboot site of `rollout simulate
- * --transport ssm` with siteEvents, its triggers set by strigger on the head node (StriggerTriggers).
+ * --transport ssm` with siteEvents, its triggers set by strigger on the head node (StriggerTriggers). The runtime
+ * delivers the simulated slurmctld's firings itself, as the relay would (local/simulated-trigger-relay.ts).
  */
 async function startArmed(count: number, options: { backstopSeconds?: number; connectors?: 'model' | 'ssm' } = {}): Promise<Armed> {
   let triggers: Armed['triggers'] | undefined;
-  const delivered: string[] = [];
-  let runtime: EmbeddedRuntime | undefined;
-  const deliverFirings = (simulator: RunningSiteSimulator) =>
-    relaySimulatedTriggers(simulator.simulator.workloadManager.triggers, {
-      clock: { now: () => runtime!.clock.now(), sleep: (s, signal) => runtime!.clock.sleep(s, signal), busy: (work) => runtime!.clock.busy(work) },
-      siteEvents: { record: (event) => runtime!.siteEvents.record(event), list: () => runtime!.siteEvents.list() },
-      controlPlane: { wakeForSiteEvent: (session) => runtime!.wakeForSiteEvent(session) },
-      onTaken: (event) => delivered.push(`${event.event} ${event.nodes.join(',')}`),
-    });
-  runtime = await startTestRuntime({
+  const runtime = await startTestRuntime({
     site: site(count),
     connectors: async (simulator: RunningSiteSimulator, deps) => {
-      deliverFirings(simulator);
       if (options.connectors === 'ssm') {
-        const withSiteEvents = (urls: RunningSiteSimulator['urls']): SiteProfileInput => {
-          const profile = siteProfileFor(urls, 'ssm', 1);
-          return {
-            ...profile,
-            workloadManager: {
-              type: 'scontrol',
-              siteEvents: { relay: TEST_RELAY, ...(options.backstopSeconds ? { backstopSeconds: options.backstopSeconds } : {}) },
-            },
-          };
-        };
-        const clients = await profileConnectors(withSiteEvents)(simulator, deps);
+        const clients = await siteEventConnectors(options.backstopSeconds)(simulator, deps);
         triggers = clients.workloadManager.triggers!;
         return clients;
       }
@@ -70,7 +50,12 @@ async function startArmed(count: number, options: { backstopSeconds?: number; co
       return clients;
     },
   });
-  return { runtime, triggers: triggers!, delivered };
+  return { runtime, triggers: triggers! };
+}
+
+/** The firings delivered (recorded): `event node,node`. */
+async function delivered(runtime: EmbeddedRuntime): Promise<string[]> {
+  return (await runtime.siteEvents.list()).map((event) => `${event.event} ${event.nodes.join(',')}`);
 }
 
 /** The triggers a session left in the simulated slurmctld (`strigger --get`). */
@@ -104,7 +89,7 @@ describe('waits resumed by the site events (Slurm triggers through the relay)', 
     expect(triggersOf(runtime, after.upgradeId)).toEqual([]);
     expect(armed.triggers.armCalls).toBe(1);
     // The firings that woke it: node 1's drain once its job ended, the nodes back after their boot.
-    expect(armed.delivered.some((d) => d.startsWith('drained') && d.includes(nodeName(1)))).toBe(true);
+    expect((await delivered(runtime)).some((d) => d.startsWith('drained') && d.includes(nodeName(1)))).toBe(true);
     // Fewer state transitions than polling every 30 s (BOS boots: the boot and return waits stay polls), and no
     // slower than one trigger pass (16 s) per wait.
     expect(after.outcome.figures.stateTransitions).toBeLessThan(before.outcome.figures.stateTransitions * 0.9);
@@ -121,7 +106,7 @@ describe('waits resumed by the site events (Slurm triggers through the relay)', 
     const after = await runUpgrade(runtime, upgradeRequest({ upgradeStepSize: 4, pollIntervalSeconds: POLL }));
     expect(after.outcome.status).toBe('SUCCEEDED');
     expect(after.report.counts).toMatchObject({ UPGRADED: 4, FAILED: 0 });
-    expect(armed.delivered).toEqual([]);
+    expect(await delivered(runtime)).toEqual([]);
     expect(triggersOf(runtime, after.upgradeId)).toEqual([]);
   }, 120_000);
 
@@ -135,7 +120,7 @@ describe('waits resumed by the site events (Slurm triggers through the relay)', 
     const after = await runUpgrade(runtime, upgradeRequest({ upgradeStepSize: 4, pollIntervalSeconds: POLL }));
     expect(after.outcome.status).toBe('SUCCEEDED');
     expect(after.report.counts).toMatchObject({ UPGRADED: 8, FAILED: 0 });
-    expect(armed.delivered.filter((d) => d.startsWith('up'))).not.toEqual([]);
+    expect((await delivered(runtime)).filter((d) => d.startsWith('up'))).not.toEqual([]);
     expect(after.report.messages).toContain('Site triggers cleared (3)');
     expect(triggersOf(runtime, after.upgradeId)).toEqual([]);
     // Every command strigger ran on the head node: one --get and three --set to arm, one --get and three --clear at the end.
@@ -168,11 +153,27 @@ describe('waits resumed by the site events (Slurm triggers through the relay)', 
     expect(after.outcome.figures.stateTransitions).toBeLessThan(before.outcome.figures.stateTransitions * 0.85);
     expect(after.outcome.status).toBe('SUCCEEDED');
     expect(after.report.counts).toMatchObject({ UPGRADED: 6, FAILED: 0 });
-    expect(armed.delivered.filter((d) => d.startsWith('up'))).not.toEqual([]);
+    expect((await delivered(runtime)).filter((d) => d.startsWith('up'))).not.toEqual([]);
     expect(triggersOf(runtime, after.upgradeId)).toEqual([]);
     const state = runtime.simulator.state();
     for (let i = 0; i < 6; i++) expect(state.nodes[nodeName(i)]).toMatchObject({ bootCount: 1 });
   }, 180_000);
+
+  it('an execution that fails clears the triggers before it ends (Release Site Triggers), its session record gone or not', async () => {
+    const armed = await startArmed(6);
+    runtime = armed.runtime;
+    const run = await runtime.run('rollingUpgrade', upgradeRequest({ upgradeStepSize: 2, pollIntervalSeconds: POLL }));
+    await eventually(runtime, async () => ((await runtime!.store.getSession(run.id))?.siteWaitToken ? true : undefined), 'the session parked for the site');
+    expect(triggersOf(runtime, run.id)).toHaveLength(3);
+    // The session's record removed under the running workflow: its next increment fails with SessionNotFound.
+    await runtime.clock.busy(async () => {
+      await runtime!.dynamoDb.client.send(new DeleteCommand({ TableName: runtime!.dynamoDb.tableName, Key: sessionKey(run.id) }));
+      await runtime!.wakeForSiteEvent(run.id);
+    });
+    const outcome = await run.outcome;
+    expect(outcome).toMatchObject({ status: 'FAILED', error: 'SessionNotFoundError' });
+    expect(triggersOf(runtime, run.id)).toEqual([]);
+  }, 120_000);
 
   it('a stop while parked for the site wakes it at once; STOPPED clears the triggers, a resume sets them again and clears them at its end', async () => {
     const armed = await startArmed(6);

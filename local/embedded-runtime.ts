@@ -6,12 +6,14 @@ import { DynamoDbEnvironmentStore } from '../adapters/dynamodb/dynamodb-environm
 import { DynamoDbEnvironmentUpgradeStore } from '../adapters/dynamodb/dynamodb-environment-upgrade-store';
 import { DynamoDbRunRecords } from '../adapters/dynamodb/dynamodb-run-records';
 import { DynamoDbSiteEventStore } from '../adapters/dynamodb/dynamodb-site-event-store';
-import { relaySimulatedTriggers } from './simulated-trigger-relay';
+import { relaySimulatedTriggers, SIMULATED_RELAY } from './simulated-trigger-relay';
 import { DynamoDbRunStartStore } from '../adapters/dynamodb/dynamodb-run-start-store';
 import { DynamoDbSessionStore } from '../adapters/dynamodb/dynamodb-session-store';
 import { DynamoDbTaskRunStore } from '../adapters/dynamodb/dynamodb-task-run-store';
 import { SsmTransport } from '../adapters/site/commands/ssm-transport';
 import { ScontrolReservations } from '../adapters/site/commands/scontrol-reservations';
+import { StriggerTriggers } from '../adapters/site/commands/strigger-triggers';
+import { NameMappedWorkloadManager } from '../adapters/site/node-name-map';
 import { SiteTaskExecutor, type TaskCommands } from '../adapters/site/tasks/site-tasks';
 import { DEFAULT_FANOUT, DEFAULT_NODE_EXEC } from '../core/site/site-profile';
 import { defaultTaskGraphSettings, type TaskGraphSettings } from '../lambdas/activities/task-graph/dependencies';
@@ -343,6 +345,13 @@ async function connectSite(
     commands: headNode.transport,
     reservations: new ScontrolReservations(headNode.transport, { clock }),
   };
+  const siteEvents = options.site?.slurm.siteEvents;
+  if (siteEvents && !options.connectors) {
+    // strigger on the simulated head node, as a scontrol connector's siteEvents sets them; the runtime delivers the firings.
+    const triggers = new StriggerTriggers({ transport: headNode.transport, relay: SIMULATED_RELAY, ...siteEvents });
+    const wlm = site.workloadManager;
+    Object.assign(wlm, { triggers: wlm instanceof NameMappedWorkloadManager ? wlm.mappedTriggers(triggers) : triggers });
+  }
   // Connectors that bring no task transport: the simulated head node, as a profile's SSM transport would reach it.
   return { site, taskCommands: site.taskCommands ?? headNode };
 }

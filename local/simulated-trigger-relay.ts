@@ -7,6 +7,9 @@ import type { TriggerFiring, TriggerManagerModel } from '../simulator/models/tri
 import { firingId } from './site-relay';
 import type { TimeSource } from '../time/sim-clock';
 
+/** The relay command of a simulated site's triggers: never run (the runtime delivers their firings in process). */
+export const SIMULATED_RELAY = '/usr/local/bin/rollout relay deliver --spool /var/spool/rollout-relay';
+
 export interface SimulatedTriggerRelayDeps {
   siteEvents: SiteEventStore;
   /**

@@ -145,6 +145,20 @@ const commandFaultSchema = z.strictObject({
  * 60) inside both timeouts; Slurm's own defaults are ReturnToService=0, SlurmdTimeout=300, ResumeTimeout=60.
  */
 const slurmSchema = z.strictObject({
+  siteEvents: z
+    .strictObject({
+      backstopSeconds: z
+        .number({ error: 'backstopSeconds must be a number of seconds' })
+        .int('backstopSeconds must be a whole number')
+        .min(10, 'backstopSeconds must be at least 10')
+        .max(3600, 'backstopSeconds must be at most 3600')
+        .optional()
+        .describe("The poll kept as a safety net; default 10 times the session's poll interval"),
+    })
+    .optional()
+    .describe(
+      "The embedded default sets its rolling upgrades' Slurm triggers on this site (strigger on its head node) and waits for their firings, with a slow backstop poll (as a scontrol connector's siteEvents does); without it every wait is a poll",
+    ),
   /** MAJOR.MINOR[.MICRO], e.g. `22.05.8`: decides the CLI (scontrol --json from 23.02), the slurmrestd versions served and the rules that changed. */
   version: z
     .string({ error: 'version must be a Slurm release such as 24.11.5' })

@@ -92,15 +92,7 @@ export class NameMappedWorkloadManager implements WorkloadManager {
     private readonly inner: WorkloadManager,
     readonly names: NodeNameMap,
   ) {
-    const triggers = inner.triggers;
-    if (triggers) {
-      this.triggers = {
-        relay: triggers.relay,
-        ...(triggers.backstopSeconds !== undefined ? { backstopSeconds: triggers.backstopSeconds } : {}),
-        arm: async (session, nodes, kinds) => triggers.arm(session, await this.all(nodes), kinds),
-        disarm: (session) => triggers.disarm(session),
-      };
-    }
+    if (inner.triggers) this.triggers = this.mappedTriggers(inner.triggers);
     if (inner.getJobEnds) {
       const getJobEnds = inner.getJobEnds.bind(inner);
       this.getJobEnds = async (names) => {
@@ -156,6 +148,16 @@ export class NameMappedWorkloadManager implements WorkloadManager {
   }
 
   /** Slurm's names of every node given, in order; UnknownNodesError naming those the inventory has no nid for. */
+  /** `triggers` (set on Slurm's names) armed with the inventory's: a connector's own, or one given to this site later. */
+  mappedTriggers(triggers: SiteTriggers): SiteTriggers {
+    return {
+      relay: triggers.relay,
+      ...(triggers.backstopSeconds !== undefined ? { backstopSeconds: triggers.backstopSeconds } : {}),
+      arm: async (session, nodes, kinds) => triggers.arm(session, await this.all(nodes), kinds),
+      disarm: (session) => triggers.disarm(session),
+    };
+  }
+
   private async all(names: readonly string[]): Promise<string[]> {
     if (names.length === 0) return [];
     const map = await this.names.toWorkloadManager(names);

@@ -170,8 +170,8 @@ async function armTriggers(
 ): Promise<Pick<UpgradeSession, 'siteTriggers'> | undefined> {
   const triggers = deps.site.workloadManager.triggers;
   if (!triggers || session.siteTriggers || !session.planTaken || ENDED_STAGES.has(stage) || session.state !== 'UPDATING') return undefined;
-  const wlmNames = await deps.store.getPlanWlmNames(session.upgradeId, 0, session.nodeCount);
-  const nodes = wlmNames.length > 0 ? wlmNames : await deps.store.getPlanSlice(session.upgradeId, 0, session.nodeCount);
+  // The plan's names: a site whose Slurm names them otherwise (CSM) maps them (NameMappedWorkloadManager).
+  const nodes = await deps.store.getPlanSlice(session.upgradeId, 0, session.nodeCount);
   const backstopSeconds = triggers.backstopSeconds ?? BACKSTOP_POLLS * session.pollIntervalSeconds;
   let armed: NonNullable<UpgradeSession['siteTriggers']>;
   let message: string;

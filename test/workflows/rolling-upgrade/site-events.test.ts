@@ -8,7 +8,7 @@ import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';
 import { modelTriggers } from '../../support/model-triggers';
 import { profileConnectors, siteEventConnectors } from '../../support/ssm-connectors';
-import { siteProfileFor } from '../../../simulator';
+import { loadSiteFile, siteProfileFor } from '../../../simulator';
 import type { SiteTriggers } from '../../../ports/site';
 
 /**
@@ -174,6 +174,30 @@ describe('waits resumed by the site events (Slurm triggers through the relay)', 
     expect(outcome).toMatchObject({ status: 'FAILED', error: 'SessionNotFoundError' });
     expect(triggersOf(runtime, run.id)).toEqual([]);
   }, 120_000);
+
+  it("the embedded default with slurm.siteEvents in the site file (a CSM site: Slurm's nid names): strigger on the simulated head node, on Slurm's names", async () => {
+    const csm = await loadSiteFile('examples/sites/cray-csm-64.yaml');
+    runtime = await startTestRuntime({ site: { ...csm, slurm: { ...csm.slurm, siteEvents: { backstopSeconds: 600 } } } });
+    const run = await runUpgrade(
+      runtime,
+      upgradeRequest({
+        startingLabel: 'compute-nodes',
+        upgradingLabel: 'upgrading-nodes',
+        failedLabel: 'failed-nodes',
+        upgradeStepSize: 8,
+        upgradeTemplateId: 'cos-2.4',
+        pollIntervalSeconds: POLL,
+      }),
+    );
+    expect(run.outcome.status).toBe('SUCCEEDED');
+    expect(run.report.messages.some((m) => /^Site triggers set \(strigger .* on 64 node\(s\)\).*backstop poll every 600 s/.test(m))).toBe(true);
+    const sets = runtime.simulator.simulator.headNode.commandLog.filter((c) => c.includes('strigger') && c.includes("'--set'"));
+    expect(sets).toHaveLength(3);
+    for (const set of sets) expect(set).toContain("'--node=nid[000001-000064]'");
+    // BOS boots: the drains are woken by firings, the boot and the return stay polls.
+    expect((await delivered(runtime)).some((d) => d.startsWith('drained nid'))).toBe(true);
+    expect(triggersOf(runtime, run.upgradeId)).toEqual([]);
+  }, 180_000);
 
   it('a stop while parked for the site wakes it at once; STOPPED clears the triggers, a resume sets them again and clears them at its end', async () => {
     const armed = await startArmed(6);

@@ -92,7 +92,7 @@ describe('QUIESCING', () => {
     ]);
   });
 
-  it('polls while a job runs, and fails the busy node past the timeout', () => {
+  it('polls while a job runs (a wait for the site, never past the quiesce timeout), and fails the busy node past the timeout', () => {
     const wlm = wlmMap(quiet('n0'), wlmNode('n1', 'ALLOCATED', ['DRAIN'], { reason: OUR_DRAIN }));
     const start = progress({ stage: 'QUIESCING', stageStartedAt: NOW });
     // While n1 runs its job, n0 is recorded quiet (once: a record already QUIESCED is not written again).
@@ -101,7 +101,10 @@ describe('QUIESCING', () => {
       progress: start,
       waitSeconds: 30,
       actions: [quietN0],
+      // Resumed by a `drained` firing when the site's triggers are armed; the quiesce timeout (100 s) runs out in 1 s.
+      siteWait: { recheckSeconds: 1 },
     });
+    expect(decideQuiesce({ session: session(), progress: start, nodes: STEP, observed: { wlm }, now: NOW + 40_000 }).siteWait).toEqual({ recheckSeconds: 60 });
     const recorded = STEP.map((n) => (n.name === 'n0' ? { ...n, status: 'IN_PROGRESS' as const, phase: 'QUIESCED' as const } : n));
     expect(decideQuiesce({ session: session(), progress: start, nodes: recorded, observed: { wlm }, now: NOW + 99_000 }).actions).toEqual([]);
     const late = decideQuiesce({ session: session(), progress: start, nodes: STEP, observed: { wlm }, now: NOW + 100_000 });

@@ -762,6 +762,43 @@ describe('phase: end (decideWindowEnd) and wait (windowWait)', () => {
     expect(windowWait({ session, decision: {}, next: { ...next, stage: 'CLEANUP' }, moved: false, inFlight: false, now: NOW }).waitSeconds).toBe(0);
   });
 
+  it("waits for the site (site events' park) only with nodes in flight and no health check running, never past their first timeout", () => {
+    const session = windowSession();
+    const next = rolling();
+    const record = (name: string, phase: NodeRecord['phase'], extra: Partial<NodeRecord> = {}): NodeRecord => ({
+      name,
+      index: 0,
+      status: 'IN_PROGRESS',
+      phase,
+      ...extra,
+    });
+    const wait = (inFlightRecords: NodeRecord[], recheckAt?: number) =>
+      windowWait({
+        session,
+        decision: recheckAt === undefined ? {} : { recheckAt },
+        next,
+        moved: false,
+        inFlight: inFlightRecords.length > 0,
+        now: NOW,
+        inFlightRecords,
+      });
+    // Draining since 40 s ago: the quiesce timeout runs out in quiesceTimeoutSeconds - 40 s.
+    const draining = record('d', 'DRAINING', { op: { state: 'ACTIVE', startedAt: NOW - 40_000 } });
+    expect(wait([draining]).siteWait).toEqual({ recheckSeconds: session.quiesceTimeoutSeconds - 40 });
+    // Booting: the boot timeout counts from the request (or its retry); the boot's progress may be the boot service's.
+    const booting = record('b', 'BOOTING', { boot: { session: 's', requestedAt: NOW - 60_000 } });
+    expect(wait([draining, booting]).siteWait).toEqual({
+      recheckSeconds: Math.min(session.quiesceTimeoutSeconds - 40, session.bootTimeoutSeconds - 60),
+      afterBoot: true,
+    });
+    // The scheduler's own recheck sooner than any timeout.
+    expect(wait([booting], NOW + 7_000).siteWait).toEqual({ recheckSeconds: 7, afterBoot: true });
+    // A health check in flight ends on the command transport, not in Slurm: a poll.
+    expect(wait([booting, record('c', 'CHECKING', { check: { id: 'x', startedAt: NOW } })]).siteWait).toBeUndefined();
+    // Nothing in flight: nothing of the site to wait for.
+    expect(wait([]).siteWait).toBeUndefined();
+  });
+
   it('parks for the operator only when nothing is in flight and the run is not being deleted', () => {
     const wait = (state: UpgradeSession['state'], inFlight: boolean) =>
       windowWait({

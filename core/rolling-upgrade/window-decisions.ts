@@ -27,6 +27,7 @@ import {
   releaseLocks,
   returnToService,
   type NodeAction,
+  type SiteWait,
   type StageDecision,
   unrestoredReasons,
 } from './stage-decision';
@@ -615,19 +616,25 @@ export interface WindowWaitInput {
 export function windowWait({ session, decision, next, moved, inFlight, now, inFlightRecords }: WindowWaitInput): {
   waitSeconds: number;
   waitForOperator?: true;
-  siteWait?: { recheckSeconds?: number; afterBoot?: boolean };
+  siteWait?: SiteWait;
 } {
   const recheck = decision.recheckAt !== undefined ? Math.max(1, Math.ceil((decision.recheckAt - now) / 1000)) : Infinity;
   const waitSeconds = next.stage !== 'ROLLING' || moved ? 0 : Math.min(session.pollIntervalSeconds, recheck);
   const operatorOnly =
     (decision.wait?.kind === 'approval' || decision.wait?.kind === 'paused') && !inFlight && !moved && session.state !== 'DELETING' && next.stage === 'ROLLING';
-  // Nodes in flight wait for the site (drained, back); no sooner than the first of their timeouts or the scheduler's own recheck.
+  // Nodes in flight wait for the site (drained, back, their health check's end); no sooner than the first of their timeouts or the scheduler's own recheck.
   const { deadline, checking, afterBoot } = inFlightDeadline(session, inFlightRecords ?? []);
   const untilDeadline = deadline !== undefined ? Math.max(1, Math.ceil((deadline - now) / 1000)) : Infinity;
   const recheckSeconds = Math.min(recheck, untilDeadline);
   const siteWait =
-    waitSeconds > 0 && inFlight && !checking
-      ? { siteWait: { ...(Number.isFinite(recheckSeconds) ? { recheckSeconds } : {}), ...(afterBoot ? { afterBoot } : {}) } }
+    waitSeconds > 0 && inFlight
+      ? {
+          siteWait: {
+            ...(Number.isFinite(recheckSeconds) ? { recheckSeconds } : {}),
+            ...(afterBoot ? { afterBoot } : {}),
+            ...(checking ? { commandEnd: true } : {}),
+          },
+        }
       : {};
   return { waitSeconds, ...(operatorOnly ? { waitForOperator: true as const } : {}), ...siteWait };
 }

@@ -762,6 +762,13 @@ describe('phase: end (decideWindowEnd) and wait (windowWait)', () => {
     expect(windowWait({ session, decision: {}, next: { ...next, stage: 'CLEANUP' }, moved: false, inFlight: false, now: NOW }).waitSeconds).toBe(0);
   });
 
+  it("a node's health check in flight: a wait for a command's end (commandEnd), bounded by the check's timeout", () => {
+    const session = windowSession({ healthCheck: { command: 'ssh {node} nhc', timeoutSeconds: 120 } });
+    const checking = { ...todo('c', 0), status: 'IN_PROGRESS' as const, phase: 'CHECKING' as const, check: { id: 'x', startedAt: NOW - 20_000 } };
+    const wait = windowWait({ session, decision: {}, next: rolling(), moved: false, inFlight: true, now: NOW, inFlightRecords: [checking] });
+    expect(wait).toEqual({ waitSeconds: 30, siteWait: { recheckSeconds: 100, commandEnd: true } });
+  });
+
   it('parks for the operator only when nothing is in flight and the run is not being deleted', () => {
     const wait = (state: UpgradeSession['state'], inFlight: boolean) =>
       windowWait({

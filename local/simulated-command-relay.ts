@@ -1,0 +1,57 @@
+import { takeSiteEvent } from '../control-plane/site-event-intake';
+import { commandEndEvent, INVOCATION_STATUS_CHANGE } from '../core/site/command-end-event';
+import { describeError } from '../core/errors';
+import type { SsmNotificationsModel, SsmStatusChange } from '../simulator/models/ssm-notifications';
+import type { SimulatedTriggerRelayDeps } from './simulated-trigger-relay';
+
+export interface SimulatedCommandRelayDeps extends Omit<SimulatedTriggerRelayDeps, 'report'> {
+  /**
+   * A command's Comment, by its id (SSM's ListCommandInvocations): the notifications do not carry it, and it names
+   * the session that sent the command. On a simulated site: `(id) => headNode.list(id)[0]?.comment`.
+   */
+  commentOf: (commandId: string) => string | undefined;
+  /** Told of a notification that could not be taken (the store away): the backstop poll covers it. */
+  report?: (line: string) => void;
+}
+
+/**
+ * The bridge from a simulated site's SSM notifications to the control plane, in process: what an EventBridge rule on
+ * `aws.ssm` "EC2 Command Invocation Status-change Notification" does for a real site (its target reads the command's
+ * Comment and calls takeSiteEvent, or POST /site-events). Each notification of a session's health check ending
+ * (commandEndEvent: the Comment `rollout <session> check <node>`) goes through takeSiteEvent as a site event of
+ * kind `command` for that session, at the notification's time: the session's wait for its check is resumed, and
+ * it reads the check's result once. Other notifications (InProgress, other commands) deliver nothing. Like the
+ * trigger relay, it sleeps until each scheduled status change and runs it then (the simulator runs its events only
+ * as it is read). Returns the unsubscribe.
+ */
+export function relaySimulatedCommandEnds(
+  notifications: Pick<SsmNotificationsModel, 'onNotification' | 'onScheduled' | 'catchUp'>,
+  deps: SimulatedCommandRelayDeps,
+): () => void {
+  const report = deps.report ?? (() => {});
+  const { clock } = deps;
+  const stopped = new AbortController();
+  const stopScheduled = notifications.onScheduled((at) => {
+    clock.sleep(Math.max(0, at - clock.now()) / 1000, stopped.signal).then(
+      () => (stopped.signal.aborted ? undefined : clock.busy(async () => notifications.catchUp())),
+      () => undefined,
+    );
+  });
+  const stopNotifications = notifications.onNotification((notification: SsmStatusChange) => {
+    if (notification['detail-type'] !== INVOCATION_STATUS_CHANGE) return;
+    // Delivered as it is sent: no EventBridge, rule or network between them.
+    const event = commandEndEvent(notification, deps.commentOf(notification.detail['command-id']), notification.time);
+    if (!event) return;
+    clock
+      .busy(() => takeSiteEvent(event, deps))
+      .then(
+        (intake) => deps.onTaken?.(event, intake),
+        (err: unknown) => report(`${event.id}: not taken: ${describeError(err)}`),
+      );
+  });
+  return () => {
+    stopped.abort();
+    stopScheduled();
+    stopNotifications();
+  };
+}

@@ -907,7 +907,9 @@ export function decideWindow(input: DecideWindowInput): StageDecision {
   const booted = advance.writes.some((r) => r.phase === 'BOOTED');
   const moved =
     booted || decision.start.length + decision.admit.length + moves.released.length + advance.toBoot.length + view.settled.length + view.dropped.length > 0;
-  const inFlightRecords = [...records.current.values()].filter((r) => r.status === 'IN_PROGRESS');
+  // The nodes whose health check starts now are waited for as CHECKING (their check's end), not as booted.
+  const checksStarted = new Map((moves.checks?.type === 'startHealthChecks' ? moves.checks.records : []).map((r) => [r.name, r]));
+  const inFlightRecords = [...records.current.values()].map((r) => checksStarted.get(r.name) ?? r).filter((r) => r.status === 'IN_PROGRESS');
   const wait = windowWait({ session, decision, next: close.end.progress, moved, inFlight: close.inFlight, now, inFlightRecords });
   return { progress: close.end.progress, ...wait, actions, ...(messages.length > 0 ? { message: messages.join('\n') } : {}) };
 }

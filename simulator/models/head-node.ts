@@ -250,6 +250,7 @@ export class HeadNodeModel {
     let last: Output = { exitCode: 0 };
     let stdout = '';
     let stderr = '';
+    let seconds = 0;
     // A script's lines run in turn and the first failure ends it: `set -e` (what the reservation connector asks for) is how the simulator runs every script.
     for (const line of commands.flatMap((c) => c.split('\n'))) {
       if (line.trim() === 'set -e') continue;
@@ -260,9 +261,10 @@ export class HeadNodeModel {
       if (last.pending) return last;
       stdout += last.stdout ?? '';
       stderr += last.stderr ?? '';
+      seconds += last.seconds ?? 0;
       if (last.exitCode !== 0) break;
     }
-    return { exitCode: last.exitCode, stdout, stderr };
+    return { exitCode: last.exitCode, stdout, stderr, ...(seconds > 0 ? { seconds } : {}) };
   }
 
   private run(argv: string[], env: ReadonlyMap<string, string> = new Map()): Output {

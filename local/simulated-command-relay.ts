@@ -1,5 +1,4 @@
-import { takeSiteEvent } from '../control-plane/site-event-intake';
-import { commandEndEvent, INVOCATION_STATUS_CHANGE } from '../core/site/command-end-event';
+import { takeCommandEnd } from '../control-plane/command-end-intake';
 import { describeError } from '../core/errors';
 import type { SsmNotificationsModel, SsmStatusChange } from '../simulator/models/ssm-notifications';
 import type { SimulatedTriggerRelayDeps } from './simulated-trigger-relay';
@@ -17,9 +16,9 @@ export interface SimulatedCommandRelayDeps extends Omit<SimulatedTriggerRelayDep
 /**
  * The bridge from a simulated site's SSM notifications to the control plane, in process: what an EventBridge rule on
  * `aws.ssm` "EC2 Command Invocation Status-change Notification" does for a real site (its target reads the command's
- * Comment and calls takeSiteEvent, or POST /site-events). Each notification of a session's health check ending
- * (commandEndEvent: the Comment `rollout <session> check <node>`) goes through takeSiteEvent as a site event of
- * kind `command` for that session, at the notification's time: the session's wait for its check is resumed, and
+ * Comment and calls takeCommandEnd). Each notification of a session's health check ending (the Comment
+ * `rollout <session> check <node>`) goes through takeCommandEnd as a site event of kind `command` for that session,
+ * at the notification's time: the session's wait for its check is resumed, and
  * it reads the check's result once. Other notifications (InProgress, other commands) deliver nothing. Like the
  * trigger relay, it sleeps until each scheduled status change and runs it then (the simulator runs its events only
  * as it is read). Returns the unsubscribe.
@@ -38,15 +37,14 @@ export function relaySimulatedCommandEnds(
     );
   });
   const stopNotifications = notifications.onNotification((notification: SsmStatusChange) => {
-    if (notification['detail-type'] !== INVOCATION_STATUS_CHANGE) return;
-    // Delivered as it is sent: no EventBridge, rule or network between them.
-    const event = commandEndEvent(notification, deps.commentOf(notification.detail['command-id']), notification.time);
-    if (!event) return;
     clock
-      .busy(() => takeSiteEvent(event, deps))
+      // Received as it is sent: no EventBridge, rule or network between them.
+      .busy(() =>
+        takeCommandEnd(notification, { ...deps, commentOf: async (commandId) => deps.commentOf(commandId), now: () => Date.parse(notification.time) }),
+      )
       .then(
-        (intake) => deps.onTaken?.(event, intake),
-        (err: unknown) => report(`${event.id}: not taken: ${describeError(err)}`),
+        (taken) => (taken ? deps.onTaken?.(taken.event, taken.intake) : undefined),
+        (err: unknown) => report(`${notification.detail['command-id']}: not taken: ${describeError(err)}`),
       );
   });
   return () => {

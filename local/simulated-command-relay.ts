@@ -1,7 +1,7 @@
 import { takeCommandEnd } from '../control-plane/command-end-intake';
 import { describeError } from '../core/errors';
 import type { SsmNotificationsModel, SsmStatusChange } from '../simulator/models/ssm-notifications';
-import type { SimulatedTriggerRelayDeps } from './simulated-trigger-relay';
+import { runWhenDue, type SimulatedTriggerRelayDeps } from './simulated-trigger-relay';
 
 export interface SimulatedCommandRelayDeps extends Omit<SimulatedTriggerRelayDeps, 'report'> {
   /**
@@ -21,7 +21,7 @@ export interface SimulatedCommandRelayDeps extends Omit<SimulatedTriggerRelayDep
  * at the notification's time: the session's wait for its check is resumed, and
  * it reads the check's result once. Other notifications (InProgress, other commands) deliver nothing. Like the
  * trigger relay, it sleeps until each scheduled status change and runs it then (the simulator runs its events only
- * as it is read). Returns the unsubscribe.
+ * as it is read: runWhenDue). Returns the unsubscribe.
  */
 export function relaySimulatedCommandEnds(
   notifications: Pick<SsmNotificationsModel, 'onNotification' | 'onScheduled' | 'catchUp'>,
@@ -30,12 +30,7 @@ export function relaySimulatedCommandEnds(
   const report = deps.report ?? (() => {});
   const { clock } = deps;
   const stopped = new AbortController();
-  const stopScheduled = notifications.onScheduled((at) => {
-    clock.sleep(Math.max(0, at - clock.now()) / 1000, stopped.signal).then(
-      () => (stopped.signal.aborted ? undefined : clock.busy(async () => notifications.catchUp())),
-      () => undefined,
-    );
-  });
+  const stopScheduled = runWhenDue(notifications.onScheduled.bind(notifications), () => notifications.catchUp(), clock, stopped.signal);
   const stopNotifications = notifications.onNotification((notification: SsmStatusChange) => {
     clock
       // Received as it is sent: no EventBridge, rule or network between them.

@@ -193,8 +193,8 @@ export class HeadNodeModel {
     const notifications = this.ssmNotifications;
     if (!notifications.listening) return;
     notifications.statusChanged(notified(invocation), 'InProgress');
-    if (Number.isFinite(invocation.doneAt)) notifications.schedule(invocation.doneAt, () => this.announceEnd(invocation));
-    notifications.schedule(invocation.timeoutAt, () => this.announceEnd(invocation));
+    // One look at its end: when it is done, or at its timeout when it runs past it (or its end has no time).
+    notifications.schedule(Math.min(invocation.doneAt, invocation.timeoutAt), () => this.announceEnd(invocation));
   }
 
   /** The command's end, notified once, when it ended. */
@@ -227,8 +227,10 @@ export class HeadNodeModel {
   /** An invocation's status without counting a poll (ListCommandInvocations). */
   peek(invocation: Invocation): InvocationStatus {
     const now = this.deps.timeline.sync();
+    // A command that would end past its executionTimeout ends TimedOut there (as get says).
+    if (now >= invocation.timeoutAt && invocation.doneAt > invocation.timeoutAt) return 'TimedOut';
     if (invocation.pending === undefined && now >= invocation.doneAt) return invocation.exitCode === 0 ? 'Success' : 'Failed';
-    return now >= invocation.timeoutAt ? 'TimedOut' : 'InProgress';
+    return 'InProgress';
   }
 
   list(commandId?: string): Invocation[] {

@@ -40,8 +40,8 @@ describe("the simulated SSM's status-change notifications", () => {
     const { seen, scheduled, said } = listen(sim);
     const sent = sim.headNode.send(HEAD_NODE_INSTANCE_ID, ["ssh 'n1' /usr/sbin/nhc"], 300, 'rollout run-1 check n1');
     expect(said()).toEqual(['command InProgress at 0', 'invocation InProgress at 0']);
-    // The runtime is told when the end and the timeout fall due (it runs them then: nothing else reads the site).
-    expect(scheduled).toEqual([40, 300]);
+    // The runtime is told when the end falls due (it runs it then: nothing else reads the site).
+    expect(scheduled).toEqual([40]);
     at(40).headNode.ssmNotifications.catchUp();
     expect(said().slice(2)).toEqual(['command Success at 40', 'invocation Success at 40']);
     expect(seen[3]).toMatchObject({
@@ -69,14 +69,19 @@ describe("the simulated SSM's status-change notifications", () => {
     expect(seen).toHaveLength(4);
   });
 
-  it('a command that never ends: TimedOut at its execution timeout', () => {
-    const { sim, at } = simulate();
-    const { said } = listen(sim);
+  it('a command that never ends, or ends past its execution timeout: TimedOut at the timeout', () => {
+    const { sim, at } = simulate({ timing: { healthCheckSeconds: 200 } });
+    const { said, scheduled } = listen(sim);
     sim.headNode.send(HEAD_NODE_INSTANCE_ID, ["ssh 'n2' /usr/sbin/nhc"], 120);
+    sim.headNode.send(HEAD_NODE_INSTANCE_ID, ["ssh 'n1' /usr/sbin/nhc"], 120);
+    expect(scheduled).toEqual([120, 120]);
     at(119).headNode.ssmNotifications.catchUp();
-    expect(said()).toEqual(['command InProgress at 0', 'invocation InProgress at 0']);
+    expect(said()).toHaveLength(4);
     at(120).headNode.ssmNotifications.catchUp();
-    expect(said().slice(2)).toEqual(['command TimedOut at 120', 'invocation TimedOut at 120']);
+    expect(said().slice(4)).toEqual(['command TimedOut at 120', 'invocation TimedOut at 120', 'command TimedOut at 120', 'invocation TimedOut at 120']);
+    // Past the time it would have ended, it stays TimedOut (ListCommandInvocations and GetCommandInvocation alike).
+    at(300);
+    expect(sim.headNode.list().map((i) => sim.headNode.peek(i))).toEqual(['TimedOut', 'TimedOut']);
   });
 
   it('nobody listening: nothing sent, and a command reads as before (InProgress at its first read)', () => {

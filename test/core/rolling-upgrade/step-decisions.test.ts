@@ -101,6 +101,8 @@ describe('QUIESCING', () => {
       progress: start,
       waitSeconds: 30,
       actions: [quietN0],
+      // A wait for the site's nodes, which a firing may resume, never past the quiesce timeout (1 s away).
+      siteWait: { recheckSeconds: 1 },
     });
     const recorded = STEP.map((n) => (n.name === 'n0' ? { ...n, status: 'IN_PROGRESS' as const, phase: 'QUIESCED' as const } : n));
     expect(decideQuiesce({ session: session(), progress: start, nodes: recorded, observed: { wlm }, now: NOW + 99_000 }).actions).toEqual([]);

@@ -146,24 +146,29 @@ function siteEventPaths(path: RegisterPath): void {
   });
   const siteEvent = z.object({
     id: z.string().describe("The firing's id"),
-    event: z.enum(SITE_EVENT_KINDS).describe('up, down or drained'),
+    event: z.enum(SITE_EVENT_KINDS).describe("up, down or drained (a trigger's firing); command (a session's command ended)"),
     nodes: z.array(z.string()).describe('The nodes, expanded from the hostlist'),
-    session: z.string().optional().describe('The session whose trigger fired, when the relay named it'),
+    session: z.string().optional().describe('The session whose trigger fired, when the relay named it, or that sent the command'),
     firedAt: z.string().describe('When the trigger fired (ISO 8601)'),
     receivedAt: z.string().describe('When the control plane recorded it, at its first delivery (ISO 8601)'),
   });
-  path('post', '/site-events', "Record a firing of a site trigger (strigger's up, down, drained), as `rollout relay` delivers it", {
-    description:
-      "Idempotent by `id`: the first delivery records it (201), another with the same id changes nothing (200, `duplicate: true`). A new firing that names a session wakes that session's workflow waiting for the site (`woke`); one without is recorded only. `rollout serve` keeps them in its data directory's table; the stack in its DynamoDB table, a week (TTL).",
-    request: requestBody(schemas.SiteEvent),
-    responses: {
-      201: body(recorded, 'Recorded'),
-      200: body(recorded, 'Delivered before: nothing changed'),
-      400: problem('The body is not a JSON object (or not strict JSON)'),
-      422: problem('Invalid fields, each named: `event`, `nodes` (a hostlist that does not parse), `firedAt`, `id`'),
-      503: problem('This API keeps no site events'),
+  path(
+    'post',
+    '/site-events',
+    "Record a firing of a site trigger (strigger's up, down, drained), as `rollout relay` delivers it, or a session's command's end",
+    {
+      description:
+        "Idempotent by `id`: the first delivery records it (201), another with the same id changes nothing (200, `duplicate: true`). A new firing that names a session wakes that session's workflow waiting for the site (`woke`); one without is recorded only. `command`: a session's command on the site's command transport ended (a node's health check, from SSM Run Command's EC2 Command Invocation Status-change Notification): the session reads its result once, woken. `rollout serve` keeps them in its data directory's table; the stack in its DynamoDB table, a week (TTL).",
+      request: requestBody(schemas.SiteEvent),
+      responses: {
+        201: body(recorded, 'Recorded'),
+        200: body(recorded, 'Delivered before: nothing changed'),
+        400: problem('The body is not a JSON object (or not strict JSON)'),
+        422: problem('Invalid fields, each named: `event`, `nodes` (a hostlist that does not parse), `firedAt`, `id`'),
+        503: problem('This API keeps no site events'),
+      },
     },
-  });
+  );
   path('get', '/site-events', 'The recorded firings, oldest first', {
     responses: { 200: body(z.array(siteEvent), 'The firings'), 503: problem('This API keeps no site events') },
   });

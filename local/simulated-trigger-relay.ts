@@ -40,12 +40,7 @@ export function relaySimulatedTriggers(
   const report = deps.report ?? (() => {});
   const { clock } = deps;
   const stopped = new AbortController();
-  const stopPasses = triggers.onPassScheduled((at) => {
-    clock.sleep(Math.max(0, at - clock.now()) / 1000, stopped.signal).then(
-      () => (stopped.signal.aborted ? undefined : clock.busy(async () => triggers.catchUp())),
-      () => undefined,
-    );
-  });
+  const stopPasses = runWhenDue(triggers.onPassScheduled.bind(triggers), () => triggers.catchUp(), clock, stopped.signal);
   const stopFirings = triggers.onFiring((firing) => {
     const event = siteEventOfFiring(firing, report);
     if (!event) return;
@@ -61,6 +56,25 @@ export function relaySimulatedTriggers(
     stopPasses();
     stopFirings();
   };
+}
+
+/**
+ * Runs a simulated site's events at their time on the runtime's clock: told of each scheduled one (`onScheduled`),
+ * sleeps until it and runs what fell due (`catchUp`) as work in progress. The simulator runs its events only as it
+ * is read: a runtime parked for them reads nothing meanwhile. Returns the unsubscribe.
+ */
+export function runWhenDue(
+  onScheduled: (listener: (at: number) => void) => () => void,
+  catchUp: () => void,
+  clock: Pick<TimeSource, 'now' | 'sleep' | 'busy'>,
+  stopped: AbortSignal,
+): () => void {
+  return onScheduled((at) => {
+    clock.sleep(Math.max(0, at - clock.now()) / 1000, stopped).then(
+      () => (stopped.aborted ? undefined : clock.busy(async () => catchUp())),
+      () => undefined,
+    );
+  });
 }
 
 /** The site event a simulated firing delivers, or undefined when it delivers none (not run, not a session's relay, an unreadable hostlist). */

@@ -1,11 +1,11 @@
-import { MAX_SITE_EVENT_ID_LENGTH, SITE_EVENT_KINDS } from '../core/site/site-event';
+import { MAX_SITE_EVENT_ID_LENGTH, NODE_EVENT_KINDS } from '../core/site/site-event';
 import { FIRING_HASH_DIGITS, FIRING_SUFFIX, FIRING_TIME_DIGITS, TEMPORARY_SUFFIX } from './site-relay';
 
 /** The environment variable that fixes the script's firedAt: for tests only (a relay in service takes the clock). */
 export const RELAY_SCRIPT_FIRED_AT_VARIABLE = 'ROLLOUT_RELAY_FIRED_AT';
 
 /** The events, as the script's `case` matches them. */
-const EVENTS = SITE_EVENT_KINDS.join('|');
+const EVENTS = NODE_EVENT_KINDS.join('|');
 
 /**
  * The site relay as a POSIX sh script (`rollout relay script`), for a slurmctld host without Node (Slurm in a
@@ -60,7 +60,7 @@ fi
 
 case $event in
   ${EVENTS}) ;;
-  *) fail 2 "--event must be one of ${SITE_EVENT_KINDS.join(', ')}, not '$event'" ;;
+  *) fail 2 "--event must be one of ${NODE_EVENT_KINDS.join(', ')}, not '$event'" ;;
 esac
 if [ -n "$session_given" ]; then
   case $session in

@@ -35,6 +35,12 @@ export class CommandTransportError extends Error {
 }
 
 export interface CommandTransport {
+  /**
+   * The site delivers each command's end to the control plane as a site event of kind `command` (SSM Run Command's
+   * invocation status-change notifications, through an EventBridge rule): a wait for a command started with a
+   * session's tag (a node's health check) may then park until it, the result read once after. Absent: such waits poll.
+   */
+  readonly notifiesCommandEnd?: boolean;
   /** Runs one shell script; a non-zero exit is a result, not an error. Throws CommandTransportError when it cannot run or finish. */
   run(script: string, options?: { timeoutSeconds?: number }): Promise<CommandResult>;
   /**

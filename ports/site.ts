@@ -7,7 +7,7 @@
 
 import type { BootLimit, BootSessionStatus, BootSetSpec, InventoryNode, WlmNode } from '../core/site/site-nodes';
 import type { CommandTransport } from './command-transport';
-import type { SiteEventKind } from '../core/site/site-event';
+import type { NodeEventKind } from '../core/site/site-event';
 import type { MaintenanceReservations } from './reservations';
 
 export type { BootLimit, BootNodeOutcome, BootSessionStatus, BootSetSpec, InventoryNode, WlmBaseState, WlmNode } from '../core/site/site-nodes';
@@ -34,7 +34,7 @@ export interface SiteTriggers {
    * Sets one permanent trigger per kind on `nodes` (one hostlist each) for `session`: idempotent, a trigger
    * of this session and kind already set is kept (one of other nodes is replaced). Returns the ids set or kept.
    */
-  arm(session: string, nodes: readonly string[], kinds: readonly SiteEventKind[]): Promise<number[]>;
+  arm(session: string, nodes: readonly string[], kinds: readonly NodeEventKind[]): Promise<number[]>;
   /** Clears every trigger of `session` (found by its program in `strigger --get`); how many went. Idempotent. */
   disarm(session: string): Promise<number>;
 }

@@ -211,6 +211,10 @@ export const siteDefinitionSchema = z
         taskSeconds: seconds.default(30).describe('How long a task-graph task (shell, puppet, ...) runs on a node'),
         /** How long the Epilog runs after a job ends: the node shows COMPLETING meanwhile. */
         epilogSeconds: seconds.default(0).describe('How long the Epilog runs after a job ends: the node shows COMPLETING meanwhile'),
+        /** How long a node's health check (`ssh <node> nhc` on the head node) runs before its result shows. */
+        healthCheckSeconds: seconds
+          .default(0)
+          .describe("How long a node's health check (`ssh <node> nhc` on the head node) runs before its result shows (0: at once)"),
       })
       .prefault({})
       .describe('Simulated seconds each operation takes'),

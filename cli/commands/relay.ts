@@ -1,6 +1,6 @@
 import { chmod, writeFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
-import { MAX_SITE_EVENT_ID_LENGTH, SITE_EVENT_KINDS, SITE_EVENT_SESSION, type SiteEventKind } from '../../core/site/site-event';
+import { MAX_SITE_EVENT_ID_LENGTH, NODE_EVENT_KINDS, SITE_EVENT_SESSION, type SiteEventKind } from '../../core/site/site-event';
 import { DEFAULT_DELIVERY_TIMEOUT_MS, drainSpool, relayDeliver, type DeliverySigner } from '../../local/site-relay';
 import { RELAY_SCRIPT_FIRED_AT_VARIABLE, RELAY_SCRIPT } from '../../local/site-relay-script';
 import { executeApiRegion, signedHeaders, signerFor } from '../api-client';
@@ -56,7 +56,7 @@ function registerDeliver(relay: Command): void {
       "Run by slurmctld as a strigger program (`strigger --set --node --up --flags=PERM --program='/path/rollout relay deliver --spool DIR --endpoint URL --event up --session ID'`: a session sets its triggers so, and slurmctld adds the hostlist as the last argument). Writes the firing to the spool, tries one delivery within the timeout and exits 0 whether it was delivered or not (a failed one stays spooled for `rollout relay drain`).",
     )
     .addOption(
-      new Option('--event <event>', "the trigger's event: the same as strigger's --up, --down or --drained").choices(SITE_EVENT_KINDS).makeOptionMandatory(),
+      new Option('--event <event>', "the trigger's event: the same as strigger's --up, --down or --drained").choices(NODE_EVENT_KINDS).makeOptionMandatory(),
     )
     .option(
       '--session <id>',

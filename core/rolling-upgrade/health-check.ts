@@ -57,6 +57,12 @@ export function returnVerdict(
   }
 }
 
+/** When a node's health check in flight gives up (its start plus healthCheck.timeoutSeconds, epoch ms); undefined when none runs. */
+export function checkTimesOutAt(session: Pick<UpgradeRequest, 'healthCheck'>, record: Pick<NodeRecord, 'phase' | 'check'>): number | undefined {
+  const command = healthCheckCommand(session);
+  return record.phase === 'CHECKING' && record.check && command ? record.check.startedAt + command.timeoutSeconds * 1000 : undefined;
+}
+
 function describeWlm(wlm: WlmNode | undefined): string {
   return wlm === undefined ? 'unknown to the workload manager' : [wlm.base, ...wlm.flags].join('+');
 }

@@ -30,6 +30,13 @@ export type NodeAction =
   | { type: 'releaseLocks'; nodes: string[] }
   | { type: 'closeSession'; state: SessionState; completed: boolean };
 
+/** How a wait for the site may be resumed by its events (StageOutcome.siteWait). */
+export interface SiteWait {
+  recheckSeconds?: number;
+  afterBoot?: boolean;
+  commandEnd?: boolean;
+}
+
 /** What one stage increment decided: the next progress, how long to wait, what to tell the operator, what to do. */
 export interface StageOutcome {
   progress: Progress;
@@ -41,9 +48,11 @@ export interface StageOutcome {
    * The wait is for the site's nodes to change (drained, back, down): with the session's triggers armed, a firing
    * resumes it, and the poll becomes the backstop. `recheckSeconds`: when the decision changes by itself (a
    * timeout running out), which the wait must not outlast. `afterBoot`: a node booting or returning after its boot
-   * is waited for: Slurm fires `up` for it only after `scontrol reboot` (or a node that was DOWN).
+   * is waited for: Slurm fires `up` for it only after `scontrol reboot` (or a node that was DOWN). `commandEnd`: a
+   * health check runs on the site's command transport, whose end is not a Slurm event: the wait parks only when the
+   * transport notifies each command's end (CommandTransport.notifiesCommandEnd), else it stays a poll.
    */
-  siteWait?: { recheckSeconds?: number; afterBoot?: boolean };
+  siteWait?: SiteWait;
   message?: string;
 }
 

@@ -2,7 +2,7 @@ import { SiteServiceError, UnknownNodesError } from '../errors';
 import type { BootSessionStatus, WlmNode } from '../site/site-nodes';
 import { shortList } from '../text';
 import { drainClaim } from '../site/node-claims';
-import { FailureReason, type NodeRecord } from './session';
+import { FailureReason, type NodeRecord, type UpgradeSession } from './session';
 import {
   emptyBootSession,
   enterStage,
@@ -14,6 +14,7 @@ import {
   recordNodes,
   releaseLocks,
   type NodeAction,
+  type SiteWait,
   type StageDecision,
   type StageInput,
   unrestoredReasons,
@@ -21,7 +22,7 @@ import {
 } from './stage-decision';
 import { stepHeading, stepText } from './step-plan';
 import { isQuiet } from './wlm-readiness';
-import { describeHealthFailures, returnVerdict, startChecks, type HealthCheckResult } from './health-check';
+import { checkTimesOutAt, describeHealthFailures, returnVerdict, startChecks, type HealthCheckResult } from './health-check';
 import { healthCheckCommand } from './upgrade-request';
 import { upgradePolicy } from './upgrade-policy';
 
@@ -292,17 +293,41 @@ export function decideReturnToService({
 
   const since = progress.bootFinishedAt ?? progress.stageStartedAt;
   if (notBack.length === 0 || now - since < session.wlmReturnTimeoutSeconds * 1000) {
-    // A health check in flight ends on the site's command transport, not in Slurm: that wait stays a poll.
-    const siteWait =
-      checking.length === 0 && toCheck.length === 0
-        ? { siteWait: { recheckSeconds: secondsUntilTimeout(since, session.wlmReturnTimeoutSeconds, now), afterBoot: true } }
-        : {};
-    return { progress, waitSeconds: session.pollIntervalSeconds, actions, ...siteWait, ...(backMessage ? { message: backMessage } : {}) };
+    const siteWait = returnSiteWait(session, { notBack, checking, startingChecks: toCheck.length > 0 }, since, now);
+    return { progress, waitSeconds: session.pollIntervalSeconds, actions, siteWait, ...(backMessage ? { message: backMessage } : {}) };
   }
   const timedOut = `${notBack.length} node(s) did not return within ${session.wlmReturnTimeoutSeconds} s: ${shortList(names(notBack))}`;
   const failActions = [...actions, ...failNodes(session, notBack, FailureReason.wlmTimeout, observed.wlm)];
   const message = backMessage ? `${backMessage}; ${timedOut}` : `${stepHeading(progress.step, session.stepCount)}: ${timedOut}`;
   // Nodes still being checked finish their check before the step ends.
-  if (checking.length > 0 || toCheck.length > 0) return { progress, waitSeconds: session.pollIntervalSeconds, actions: failActions, message };
+  if (checking.length > 0 || toCheck.length > 0) {
+    const siteWait = returnSiteWait(session, { notBack: [], checking, startingChecks: toCheck.length > 0 }, since, now);
+    return { progress, waitSeconds: session.pollIntervalSeconds, actions: failActions, siteWait, message };
+  }
   return nextStep(progress.step, now, failActions, message);
+}
+
+/**
+ * WLM_WAITING's wait for the site: for the nodes not back (their `up`, after their boot) and for the health checks
+ * in flight or starting now, whose end is their command's (`commandEnd`: a site event only where the command
+ * transport notifies it), never past the first timeout: the return's, each check's own.
+ */
+function returnSiteWait(
+  session: UpgradeSession,
+  { notBack, checking, startingChecks }: { notBack: readonly NodeRecord[]; checking: readonly NodeRecord[]; startingChecks: boolean },
+  since: number,
+  now: number,
+): SiteWait {
+  const timeout = healthCheckCommand(session)?.timeoutSeconds;
+  const deadlines = [
+    ...(notBack.length > 0 ? [since + session.wlmReturnTimeoutSeconds * 1000] : []),
+    ...checking.flatMap((node) => checkTimesOutAt(session, node) ?? []),
+    ...(startingChecks && timeout !== undefined ? [now + timeout * 1000] : []),
+  ];
+  const commandEnd = checking.length > 0 || startingChecks;
+  return {
+    ...(deadlines.length > 0 ? { recheckSeconds: secondsUntilTimeout(Math.min(...deadlines), 0, now) } : {}),
+    ...(notBack.length > 0 ? { afterBoot: true } : {}),
+    ...(commandEnd ? { commandEnd } : {}),
+  };
 }

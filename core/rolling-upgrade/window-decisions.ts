@@ -27,6 +27,7 @@ import {
   releaseLocks,
   returnToService,
   type NodeAction,
+  type SiteWait,
   type StageDecision,
   unrestoredReasons,
 } from './stage-decision';
@@ -615,19 +616,25 @@ export interface WindowWaitInput {
 export function windowWait({ session, decision, next, moved, inFlight, now, inFlightRecords }: WindowWaitInput): {
   waitSeconds: number;
   waitForOperator?: true;
-  siteWait?: { recheckSeconds?: number; afterBoot?: boolean };
+  siteWait?: SiteWait;
 } {
   const recheck = decision.recheckAt !== undefined ? Math.max(1, Math.ceil((decision.recheckAt - now) / 1000)) : Infinity;
   const waitSeconds = next.stage !== 'ROLLING' || moved ? 0 : Math.min(session.pollIntervalSeconds, recheck);
   const operatorOnly =
     (decision.wait?.kind === 'approval' || decision.wait?.kind === 'paused') && !inFlight && !moved && session.state !== 'DELETING' && next.stage === 'ROLLING';
-  // Nodes in flight wait for the site (drained, back); no sooner than the first of their timeouts or the scheduler's own recheck.
+  // Nodes in flight wait for the site (drained, back, their health check's end); no sooner than the first of their timeouts or the scheduler's own recheck.
   const { deadline, checking, afterBoot } = inFlightDeadline(session, inFlightRecords ?? []);
   const untilDeadline = deadline !== undefined ? Math.max(1, Math.ceil((deadline - now) / 1000)) : Infinity;
   const recheckSeconds = Math.min(recheck, untilDeadline);
   const siteWait =
-    waitSeconds > 0 && inFlight && !checking
-      ? { siteWait: { ...(Number.isFinite(recheckSeconds) ? { recheckSeconds } : {}), ...(afterBoot ? { afterBoot } : {}) } }
+    waitSeconds > 0 && inFlight
+      ? {
+          siteWait: {
+            ...(Number.isFinite(recheckSeconds) ? { recheckSeconds } : {}),
+            ...(afterBoot ? { afterBoot } : {}),
+            ...(checking ? { commandEnd: true } : {}),
+          },
+        }
       : {};
   return { waitSeconds, ...(operatorOnly ? { waitForOperator: true as const } : {}), ...siteWait };
 }
@@ -900,7 +907,9 @@ export function decideWindow(input: DecideWindowInput): StageDecision {
   const booted = advance.writes.some((r) => r.phase === 'BOOTED');
   const moved =
     booted || decision.start.length + decision.admit.length + moves.released.length + advance.toBoot.length + view.settled.length + view.dropped.length > 0;
-  const inFlightRecords = [...records.current.values()].filter((r) => r.status === 'IN_PROGRESS');
+  // The nodes whose health check starts now are waited for as CHECKING (their check's end), not as booted.
+  const checksStarted = new Map((moves.checks?.type === 'startHealthChecks' ? moves.checks.records : []).map((r) => [r.name, r]));
+  const inFlightRecords = [...records.current.values()].map((r) => checksStarted.get(r.name) ?? r).filter((r) => r.status === 'IN_PROGRESS');
   const wait = windowWait({ session, decision, next: close.end.progress, moved, inFlight: close.inFlight, now, inFlightRecords });
   return { progress: close.end.progress, ...wait, actions, ...(messages.length > 0 ? { message: messages.join('\n') } : {}) };
 }

@@ -3,7 +3,7 @@ import type { BootSessionStatus, WlmNode } from '../site/site-nodes';
 import { FailureReason, type NodeRecord, type UpgradeSession } from './session';
 import { isDrained, isOurDrain } from './stage-decision';
 import { isQuiet } from './wlm-readiness';
-import { returnVerdict, type HealthCheckResult } from './health-check';
+import { checkTimesOutAt, returnVerdict, type HealthCheckResult } from './health-check';
 
 /**
  * Mode window, the nodes in flight: each moves through its own phase in an increment (DRAINING ->
@@ -123,9 +123,10 @@ export function decideReturning({
 }
 
 /**
- * When the first node in flight would time out in its phase (epoch ms; undefined: none can), and whether a health
- * check is in flight (it ends on the site's command transport, not in Slurm: such a wait stays a poll). A wait
- * resumed by the site's events must not outlast the deadline (issue 29): the timeouts hold as they do polled.
+ * When the first node in flight would time out in its phase (epoch ms; undefined: none can), its health check's
+ * own timeout included, and whether a health check is in flight (it ends on the site's command transport, not in
+ * Slurm: such a wait parks only where the transport notifies a command's end). A wait resumed by the site's events
+ * must not outlast the deadline (issue 29): the timeouts hold as they do polled.
  */
 export function inFlightDeadline(
   session: NodePhaseInput['session'],
@@ -144,7 +145,10 @@ export function inFlightDeadline(
     } else if (phase === 'BOOTED' && boot) {
       afterBoot = true;
       deadline = Math.min(deadline, (boot.finishedAt ?? boot.requestedAt) + session.wlmReturnTimeoutSeconds * 1000);
-    } else if (phase === 'CHECKING') checking = true;
+    } else if (phase === 'CHECKING') {
+      checking = true;
+      deadline = Math.min(deadline, checkTimesOutAt(session, record) ?? Infinity);
+    }
   }
   return { ...(Number.isFinite(deadline) ? { deadline } : {}), checking, afterBoot };
 }

@@ -63,6 +63,13 @@ export const transportSchema = z
             .max(300, 'must be at most 300')
             .optional()
             .describe("How long one SSM API call may take before it is given up (default 10, as the HTTP connectors')"),
+          /** SSM's status-change notifications of these commands reach the control plane (issue 29): health check waits park until them. */
+          commandNotifications: z
+            .boolean({ error: 'must be true or false' })
+            .optional()
+            .describe(
+              "SSM's status-change notifications of these commands reach the control plane as site events of kind command (EC2 Command Invocation Status-change Notification; a simulated site's are bridged in process): a wait for a node's health check parks until its end instead of polling, its result read once after (with the site's triggers armed; the backstop poll catches a lost one). Default false",
+            ),
         })
         .describe('SSM Run Command (AWS-RunShellScript) on a head node'),
       z.strictObject({ type: z.literal('local').describe('Commands run on this host') }).describe('Commands run on this host (an admin or head node)'),

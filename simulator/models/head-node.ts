@@ -14,6 +14,7 @@ import type { TaskLogEntry, TaskRunnerModel } from './task-runner';
 import type { WorkloadManagerModel } from './workload-manager';
 import { strigger } from './strigger';
 import { TASK_EXIT_MARKER } from '../../core/site/task-exit-marker';
+import { SsmNotificationsModel, type NotifiedCommand } from './ssm-notifications';
 
 export { SIMULATED_PARTITION };
 
@@ -40,6 +41,8 @@ export interface Invocation {
   polls: number;
   /** A command that runs in simulated time (`provision`): its output once finished, undefined before. */
   pending?: () => Output | undefined;
+  /** The status its end was notified with (SSM's status-change notifications, while someone listens): Get sees it from then. */
+  announced?: InvocationStatus;
 }
 
 /** What SendCommand records of a command when it is accepted (AWS-RunShellScript's parameters, the Comment); `running`: it ends later (the local agent runs it in a shell), else its result is filled in now. */
@@ -76,7 +79,7 @@ export interface HeadNodeDeps {
   tasks: TaskRunnerModel;
   /** Node features are read from and written to the inventory's groups (see `features`). */
   inventory: InventoryModel;
-  timing: Pick<SiteTiming, 'bootSeconds' | 'returnSeconds'>;
+  timing: Pick<SiteTiming, 'bootSeconds' | 'returnSeconds' | 'healthCheckSeconds'>;
   nodes: readonly Pick<SiteNode, 'name' | 'faults'>[];
   commandFaults: readonly CommandFault[];
   timeline: Timeline;
@@ -95,6 +98,8 @@ export interface Output {
   stderr?: string;
   /** The command goes on in simulated time: its output once it finished. */
   pending?: () => Output | undefined;
+  /** The command takes this long (simulated seconds), its output known from the start: shown once it ended. */
+  seconds?: number;
 }
 
 /**
@@ -123,6 +128,8 @@ export class HeadNodeModel {
   readonly commandLog: string[] = [];
   /** `ssh <node> nhc` runs per node: the health checks the site saw. */
   readonly healthChecks = new Map<string, number>();
+  /** SSM's status-change notifications of the commands sent here (to EventBridge), while someone listens. */
+  readonly ssmNotifications: SsmNotificationsModel;
   private nextId = 1;
   private provisionRuns = 0;
   /** Per node, what `scontrol update` changed of its features since slurmctld last read slurm.conf. */
@@ -131,6 +138,7 @@ export class HeadNodeModel {
   constructor(private readonly deps: HeadNodeDeps) {
     this.faultSeen = deps.commandFaults.map(() => 0);
     this.nodeFaults = new Map(deps.nodes.map((n) => [n.name, n.faults]));
+    this.ssmNotifications = new SsmNotificationsModel(deps.timeline);
     deps.workloadManager.setRebootProgram((name) => this.rebootProgram(name));
   }
 
@@ -138,8 +146,14 @@ export class HeadNodeModel {
     return this.bootCounts.get(node) ?? 0;
   }
 
-  /** SendCommand: the command runs now; its result shows once simulated time reaches `doneAt`. */
+  /** SendCommand: the command runs now; its result shows once simulated time reaches `doneAt`. Its status changes are notified (announce). */
   send(instanceId: string, commands: readonly string[], executionTimeoutSeconds: number, comment?: string): Invocation {
+    const invocation = this.accept(instanceId, commands, executionTimeoutSeconds, comment);
+    this.announce(invocation);
+    return invocation;
+  }
+
+  private accept(instanceId: string, commands: readonly string[], executionTimeoutSeconds: number, comment?: string): Invocation {
     const now = this.deps.timeline.sync();
     const commandId = `${String(this.nextId++).padStart(8, '0')}-0000-4000-8000-000000000000`;
     const invocation = acceptedInvocation({ commandId, instanceId, commands, executionTimeoutSeconds, comment, now, running: false });
@@ -166,8 +180,30 @@ export class HeadNodeModel {
       invocation.doneAt = Infinity;
       return invocation;
     }
-    Object.assign(invocation, { exitCode: out.exitCode, stdout: out.stdout ?? '', stderr: out.stderr ?? '' });
+    Object.assign(invocation, { exitCode: out.exitCode, stdout: out.stdout ?? '', stderr: out.stderr ?? '', doneAt: now + (out.seconds ?? 0) * 1000 });
     return invocation;
+  }
+
+  /**
+   * SSM's notifications of a command just sent (while someone listens): InProgress now, then its end when it
+   * comes: at `doneAt` when known, else at its execution timeout (TimedOut) or when a read sees a command running
+   * in simulated time end (`pending`: its end has no time of its own).
+   */
+  private announce(invocation: Invocation): void {
+    const notifications = this.ssmNotifications;
+    if (!notifications.listening) return;
+    notifications.statusChanged(notified(invocation), 'InProgress');
+    // One look at its end: when it is done, or at its timeout when it runs past it (or its end has no time).
+    notifications.schedule(Math.min(invocation.doneAt, invocation.timeoutAt), () => this.announceEnd(invocation));
+  }
+
+  /** The command's end, notified once, when it ended. */
+  private announceEnd(invocation: Invocation): void {
+    if (invocation.announced || !this.ssmNotifications.listening) return;
+    const status = this.peek(invocation);
+    if (status === 'InProgress') return;
+    invocation.announced = status;
+    this.ssmNotifications.statusChanged(notified(invocation), status);
   }
 
   /** GetCommandInvocation: InProgress on the first poll and until done; TimedOut past executionTimeout. */
@@ -180,16 +216,21 @@ export class HeadNodeModel {
     if (finished && now < invocation.timeoutAt) {
       Object.assign(invocation, { exitCode: finished.exitCode, stdout: finished.stdout ?? '', stderr: finished.stderr ?? '', doneAt: now, pending: undefined });
     }
+    // A command running in simulated time whose end this read saw: notified now.
+    if (finished) this.announceEnd(invocation);
     if (now >= invocation.timeoutAt && invocation.doneAt > invocation.timeoutAt) return { invocation, status: 'TimedOut' };
-    if (invocation.polls === 1 || now < invocation.doneAt) return { invocation, status: 'InProgress' };
+    // Right after SendCommand an invocation may look InProgress though done; not once its end was notified.
+    if ((invocation.polls === 1 && !invocation.announced) || now < invocation.doneAt) return { invocation, status: 'InProgress' };
     return { invocation, status: invocation.exitCode === 0 ? 'Success' : 'Failed' };
   }
 
   /** An invocation's status without counting a poll (ListCommandInvocations). */
   peek(invocation: Invocation): InvocationStatus {
     const now = this.deps.timeline.sync();
+    // A command that would end past its executionTimeout ends TimedOut there (as get says).
+    if (now >= invocation.timeoutAt && invocation.doneAt > invocation.timeoutAt) return 'TimedOut';
     if (invocation.pending === undefined && now >= invocation.doneAt) return invocation.exitCode === 0 ? 'Success' : 'Failed';
-    return now >= invocation.timeoutAt ? 'TimedOut' : 'InProgress';
+    return 'InProgress';
   }
 
   list(commandId?: string): Invocation[] {
@@ -211,6 +252,7 @@ export class HeadNodeModel {
     let last: Output = { exitCode: 0 };
     let stdout = '';
     let stderr = '';
+    let seconds = 0;
     // A script's lines run in turn and the first failure ends it: `set -e` (what the reservation connector asks for) is how the simulator runs every script.
     for (const line of commands.flatMap((c) => c.split('\n'))) {
       if (line.trim() === 'set -e') continue;
@@ -221,9 +263,10 @@ export class HeadNodeModel {
       if (last.pending) return last;
       stdout += last.stdout ?? '';
       stderr += last.stderr ?? '';
+      seconds += last.seconds ?? 0;
       if (last.exitCode !== 0) break;
     }
-    return { exitCode: last.exitCode, stdout, stderr };
+    return { exitCode: last.exitCode, stdout, stderr, ...(seconds > 0 ? { seconds } : {}) };
   }
 
   private run(argv: string[], env: ReadonlyMap<string, string> = new Map()): Output {
@@ -691,9 +734,10 @@ export class HeadNodeModel {
     this.healthChecks.set(host, (this.healthChecks.get(host) ?? 0) + 1);
     const fault = this.nodeFaults.get(host)?.healthCheck;
     if (fault === 'hang') return { exitCode: 0, pending: () => undefined };
+    const seconds = this.deps.timing.healthCheckSeconds;
     if (fault === 'fail')
-      return { exitCode: 1, stdout: `ERROR:  nhc:  Health check failed:  check_fs_mount:  /scratch not mounted (simulated fault on ${host})\n` };
-    return { exitCode: 0, stdout: '' };
+      return { exitCode: 1, stdout: `ERROR:  nhc:  Health check failed:  check_fs_mount:  /scratch not mounted (simulated fault on ${host})\n`, seconds };
+    return { exitCode: 0, stdout: '', seconds };
   }
 
   /**
@@ -754,6 +798,12 @@ function parseTaskCommand(command: string): { task: string; timeoutSeconds: numb
   const timeoutSeconds = Number(words[2]);
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) return undefined;
   return { task: words[0]!.slice('ROLLOUT_TASK='.length), timeoutSeconds };
+}
+
+/** What SSM's notifications say of an invocation. */
+function notified(invocation: Invocation): NotifiedCommand {
+  const { commandId, instanceId, commandLine, requestedAt, timeoutAt } = invocation;
+  return { commandId, instanceId, commands: [commandLine], requestedAt, timeoutAt };
 }
 
 function lines(text: string | undefined): string[] {

@@ -54,6 +54,13 @@ const post = (body: unknown) => call('POST', body);
 const recordedIds = async (ids: string[]) => (await recorded()).filter((event) => ids.includes(event.id));
 
 describe('POST /site-events on rollout serve', () => {
+  test("a command's end (event command, from SSM's invocation notification): recorded once, the node it checked as its nodes", async () => {
+    const end = { id: 'command:0001-x:i-00000000000000001:Success', event: 'command', nodes: ['c01'], session: 'run-1', firedAt: '2026-11-29T01:00:00.000Z' };
+    expect((await post(end)).status).toBe(201);
+    expect((await post(end)).status).toBe(200);
+    expect(await recordedIds([end.id])).toEqual([expect.objectContaining({ event: 'command', nodes: ['c01'], session: 'run-1' })]);
+  });
+
   test('the same firing twice: 201 then 200 duplicate, one recorded event with its nodes expanded', async () => {
     const firing = { id: 'up-0001', event: 'up', nodes: 'c[01-03],d7', firedAt: '2026-11-29T01:00:00.000Z' };
     const first = await post(firing);

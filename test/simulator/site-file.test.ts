@@ -40,7 +40,15 @@ describe('parseSiteDefinition', () => {
     expect(site.nodes[1]!.tags).toEqual([]);
     expect(site.nodes[1]!.labels).toEqual({});
     expect(site.nodes[1]!.roles).toEqual([]);
-    expect(site.timing).toEqual({ bootSeconds: 300, returnSeconds: 60, prepareSeconds: 120, deploySeconds: 600, taskSeconds: 30, epilogSeconds: 0 });
+    expect(site.timing).toEqual({
+      bootSeconds: 300,
+      returnSeconds: 60,
+      prepareSeconds: 120,
+      deploySeconds: 600,
+      taskSeconds: 30,
+      epilogSeconds: 0,
+      healthCheckSeconds: 0,
+    });
     expect(site.slurm).toEqual({ version: '24.11.5', returnToService: 2, slurmdTimeoutSeconds: 600, resumeTimeoutSeconds: 600, accountingStorage: 'slurmdbd' });
     expect(site.apiFaults).toEqual([]);
     expect(site.groups['slurm-nodes']).toEqual(validSite().groups['slurm-nodes']);
@@ -48,7 +56,15 @@ describe('parseSiteDefinition', () => {
 
   it('fills the defaults of a partly given timing and apiFault', () => {
     const site = parseSiteDefinition({ ...validSite(), timing: { bootSeconds: 5 }, apiFaults: [{ service: 'inventory', status: 503 }] });
-    expect(site.timing).toEqual({ bootSeconds: 5, returnSeconds: 60, prepareSeconds: 120, deploySeconds: 600, taskSeconds: 30, epilogSeconds: 0 });
+    expect(site.timing).toEqual({
+      bootSeconds: 5,
+      returnSeconds: 60,
+      prepareSeconds: 120,
+      deploySeconds: 600,
+      taskSeconds: 30,
+      epilogSeconds: 0,
+      healthCheckSeconds: 0,
+    });
     expect(site.apiFaults[0]).toEqual({ service: 'inventory', status: 503, count: 1, afterCalls: 0 });
   });
 

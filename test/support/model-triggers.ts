@@ -1,5 +1,5 @@
 import { compressHostlist } from '../../core/site/hostlist';
-import { parseRelayProgram, relayProgram, type SiteEvent } from '../../core/site/site-event';
+import { parseRelayProgram, relayProgram, type NodeEventKind } from '../../core/site/site-event';
 import type { SiteTriggers } from '../../ports/site';
 import type { TriggerManagerModel } from '../../simulator/models/trigger-manager';
 import { TEST_RELAY } from './ssm-connectors';
@@ -10,7 +10,7 @@ export function modelTriggers(model: TriggerManagerModel, backstopSeconds?: numb
     relay: TEST_RELAY,
     armCalls: 0,
     ...(backstopSeconds !== undefined ? { backstopSeconds } : {}),
-    async arm(session: string, nodes: readonly string[], kinds: readonly SiteEvent['event'][]) {
+    async arm(session: string, nodes: readonly string[], kinds: readonly NodeEventKind[]) {
       triggers.armCalls++;
       return kinds.map((kind) => {
         const program = relayProgram(TEST_RELAY, kind, session);

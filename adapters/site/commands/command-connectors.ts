@@ -120,6 +120,7 @@ export function commandTransport(config: TransportProfile, { profile }: Pick<Con
     region: config.region,
     ...(config.endpoint ? { endpoint: config.endpoint } : {}),
     ...(config.requestTimeoutSeconds !== undefined ? { requestTimeoutMs: config.requestTimeoutSeconds * 1000 } : {}),
+    ...(config.commandNotifications ? { notifiesCommandEnd: true } : {}),
     ...(simulated ? { pollIntervalMs: 2, maxPollIntervalMs: 10, credentials: { accessKeyId: 'simulated', secretAccessKey: 'simulated' } } : {}),
   });
 }

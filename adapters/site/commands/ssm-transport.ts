@@ -42,6 +42,8 @@ export interface SsmTransportOptions {
   maxPollIntervalMs?: number;
   /** Waits; injectable so tests and the simulator need not sleep. */
   sleep?: (ms: number) => Promise<void>;
+  /** SSM's status-change notifications of these commands reach the control plane (CommandTransport.notifiesCommandEnd). */
+  notifiesCommandEnd?: boolean;
 }
 
 /** Counts of what went over the wire: what `npm run bench -- --only=ssm` reports. */
@@ -68,8 +70,10 @@ export class SsmTransport implements CommandTransport {
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly requestTimeoutMs: number;
   private instance = 0;
+  readonly notifiesCommandEnd: boolean;
 
   constructor(private readonly options: SsmTransportOptions) {
+    this.notifiesCommandEnd = options.notifiesCommandEnd ?? false;
     if (options.instanceIds.length === 0) throw new Error('SsmTransport needs at least one instance id');
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_SSM_REQUEST_TIMEOUT_MS;
     const connectionTimeout = Math.min(options.connectionTimeoutMs ?? DEFAULT_SSM_CONNECTION_TIMEOUT_MS, this.requestTimeoutMs);

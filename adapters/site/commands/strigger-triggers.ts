@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../../../core/errors';
 import { compressHostlist } from '../../../core/site/hostlist';
 import { validNodeNames } from '../../../core/site/names';
-import { parseRelayProgram, relayProgram, SITE_EVENT_SESSION, type SiteEventKind } from '../../../core/site/site-event';
+import { parseRelayProgram, relayProgram, SITE_EVENT_SESSION, type NodeEventKind } from '../../../core/site/site-event';
 import type { CommandTransport } from '../../../ports/command-transport';
 import type { SiteTriggers } from '../../../ports/site';
 import { commandFailed } from './command-errors';
@@ -76,17 +76,17 @@ export class StriggerTriggers implements SiteTriggers {
     this.strigger = options.strigger ?? 'strigger';
   }
 
-  async arm(session: string, nodes: readonly string[], kinds: readonly SiteEventKind[]): Promise<number[]> {
+  async arm(session: string, nodes: readonly string[], kinds: readonly NodeEventKind[]): Promise<number[]> {
     // Everything is checked before a command runs: the session and the nodes.
     validSession(session);
     if (nodes.length === 0) throw new InvalidInputError('site triggers', [{ field: 'nodes', message: 'nodes must name a node' }]);
     const hostlist = compressHostlist(validNodeNames(nodes));
     const programs = new Map([...new Set(kinds)].map((kind) => [kind, relayProgram(this.relay, kind, session)]));
     if (programs.size === 0) return [];
-    const wanted = (trigger: ListedTrigger, kind: SiteEventKind) =>
+    const wanted = (trigger: ListedTrigger, kind: NodeEventKind) =>
       trigger.resType === 'node' && trigger.resId === hostlist && trigger.program === programs.get(kind) && /^perm$/i.test(trigger.flags);
 
-    const kept = new Map<SiteEventKind, number>();
+    const kept = new Map<NodeEventKind, number>();
     const stale: number[] = [];
     for (const trigger of await this.list()) {
       const named = parseRelayProgram(trigger.program);
@@ -139,7 +139,7 @@ export class StriggerTriggers implements SiteTriggers {
   }
 
   /** `strigger --set --node=<hostlist> --<kind> --flags=PERM --program=<program>`; a duplicate is already set. */
-  private async set(hostlist: string, kind: SiteEventKind, program: string): Promise<void> {
+  private async set(hostlist: string, kind: NodeEventKind, program: string): Promise<void> {
     const script = shellCommand([this.strigger, '--set', `--node=${hostlist}`, `--${kind}`, '--flags=PERM', `--program=${program}`]);
     const result = await run('workload-manager', this.transport, script);
     if (result.exitCode !== 0 && !ALREADY_SET.test(result.stderr)) throw exited(script, result);

@@ -2,6 +2,7 @@ import type { HealthCheckResult } from '../../../core/rolling-upgrade/health-che
 import type { NodeRecord } from '../../../core/rolling-upgrade/session';
 import { describeError, SiteServiceError } from '../../../core/errors';
 import { fillTemplate } from '../../../core/site/shell-quote';
+import { healthCheckComment } from '../../../core/site/command-end-event';
 import type { RollingUpgradeDependencies } from './dependencies';
 
 /** Statuses a command transport reports for a command that ended without an exit code of its own. */
@@ -37,9 +38,20 @@ export async function observeHealthChecks(deps: RollingUpgradeDependencies, reco
   return results;
 }
 
-/** Starts the health check command of a node: `{node}` is its name, quoted. Returns the transport's id of the command. */
-export async function startHealthCheck(deps: RollingUpgradeDependencies, command: string, node: string, timeoutSeconds: number): Promise<string> {
-  return siteCommands(deps).start(fillTemplate(command, { node }), { timeoutSeconds });
+/**
+ * Starts the health check command of a node: `{node}` is its name, quoted. Returns the transport's id of the command.
+ * Its tag (SSM's Comment) names the session and the node: what maps SSM's notification of its end back to the
+ * session's wait (core/site/command-end-event.ts).
+ */
+export async function startHealthCheck(
+  deps: RollingUpgradeDependencies,
+  session: string,
+  command: string,
+  node: string,
+  timeoutSeconds: number,
+): Promise<string> {
+  const tag = healthCheckComment(session, node);
+  return siteCommands(deps).start(fillTemplate(command, { node }), { timeoutSeconds, ...(tag ? { tag } : {}) });
 }
 
 function siteCommands(deps: RollingUpgradeDependencies) {

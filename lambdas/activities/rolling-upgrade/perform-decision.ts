@@ -47,7 +47,7 @@ async function apply(deps: RollingUpgradeDependencies, upgradeId: string, action
           limit(async () => ({
             ...record,
             check: {
-              id: await startHealthCheck(deps, action.command, record.name, action.timeoutSeconds),
+              id: await startHealthCheck(deps, upgradeId, action.command, record.name, action.timeoutSeconds),
               startedAt: record.check?.startedAt ?? deps.clock.now(),
             },
           })),
@@ -95,7 +95,9 @@ export async function performDecision(
   }
   await publishStatusEvents(deps, decisionEvents(deps, session, decision));
   if (decision.error) throw decision.error;
-  const { progress, waitSeconds, waitForOperator, siteWait, message } = decision;
+  const { progress, waitSeconds, waitForOperator, message } = decision;
+  // A wait for a command's end (a health check) is a site wait only where the command transport notifies that end.
+  const siteWait = decision.siteWait?.commandEnd && !deps.site.commands?.notifiesCommandEnd ? undefined : decision.siteWait;
   return {
     progress,
     waitSeconds,

@@ -264,6 +264,50 @@ describe('WLM_WAITING', () => {
     expect(d.progress).toMatchObject({ stage: 'STARTING', step: 1 });
   });
 
+  it("waits for a health check in flight as for a command's end (commandEnd), never past the check's own timeout nor the return's", () => {
+    const checked = session({ healthCheck: { command: 'ssh {node} nhc', timeoutSeconds: 120 } });
+    const checking = { ...node('n0', 0, 'IN_PROGRESS'), phase: 'CHECKING' as const, check: { id: 'c0', startedAt: NOW - 20_000 } };
+    const notBack = wlmNode('n1', 'DOWN');
+    const both = decideReturnToService({
+      session: checked,
+      progress: waiting,
+      nodes: [checking, STEP[1]!],
+      observed: { wlm: wlmMap(back('n0', ['DRAIN']), notBack), checks: new Map([['n0', { state: 'running' as const }]]) },
+      now: NOW + 1000,
+    });
+    // The check gives up 100 s from now, the return 299 s: the first bounds the wait; n1 is waited for after its boot.
+    expect(both.siteWait).toEqual({ recheckSeconds: 99, afterBoot: true, commandEnd: true });
+    // A check started now (n0 back, none yet): its whole timeout; nothing waits for a node's boot any more.
+    const starting = decideReturnToService({
+      session: checked,
+      progress: waiting,
+      nodes: [node('n0', 0, 'IN_PROGRESS')],
+      observed: { wlm: wlmMap(back('n0', ['DRAIN'])) },
+      now: NOW + 1000,
+    });
+    expect(starting.actions.map((a) => a.type)).toEqual(['startHealthChecks']);
+    expect(starting.siteWait).toEqual({ recheckSeconds: 120, commandEnd: true });
+    // Past the return timeout, n1 failed: the step waits for the check alone.
+    const late = decideReturnToService({
+      session: checked,
+      progress: waiting,
+      nodes: [{ ...checking, check: { id: 'c0', startedAt: NOW + 250_000 } }, STEP[1]!],
+      observed: { wlm: wlmMap(back('n0', ['DRAIN']), notBack), checks: new Map([['n0', { state: 'running' as const }]]) },
+      now: NOW + 300_000,
+    });
+    expect(late.actions.some((a) => a.type === 'fail')).toBe(true);
+    expect(late.siteWait).toEqual({ recheckSeconds: 70, commandEnd: true });
+    // Without a check in flight, the wait is the nodes' alone, as before.
+    const plain = decideReturnToService({
+      session: session(),
+      progress: waiting,
+      nodes: STEP,
+      observed: { wlm: wlmMap(back('n0'), notBack) },
+      now: NOW + 1000,
+    });
+    expect(plain.siteWait).toEqual({ recheckSeconds: 299, afterBoot: true });
+  });
+
   it('fails the nodes that did not return within the timeout', () => {
     const d = decideReturnToService({
       session: session(),

@@ -793,10 +793,15 @@ describe('phase: end (decideWindowEnd) and wait (windowWait)', () => {
     });
     // The scheduler's own recheck sooner than any timeout.
     expect(wait([booting], NOW + 7_000).siteWait).toEqual({ recheckSeconds: 7, afterBoot: true });
-    // A health check in flight ends on the command transport, not in Slurm: a poll.
-    expect(wait([booting, record('c', 'CHECKING', { check: { id: 'x', startedAt: NOW } })]).siteWait).toBeUndefined();
     // Nothing in flight: nothing of the site to wait for.
     expect(wait([]).siteWait).toBeUndefined();
+  });
+
+  it("a node's health check in flight: a wait for a command's end (commandEnd), bounded by the check's timeout", () => {
+    const session = windowSession({ healthCheck: { command: 'ssh {node} nhc', timeoutSeconds: 120 } });
+    const checking = { ...todo('c', 0), status: 'IN_PROGRESS' as const, phase: 'CHECKING' as const, check: { id: 'x', startedAt: NOW - 20_000 } };
+    const wait = windowWait({ session, decision: {}, next: rolling(), moved: false, inFlight: true, now: NOW, inFlightRecords: [checking] });
+    expect(wait).toEqual({ waitSeconds: 30, siteWait: { recheckSeconds: 100, commandEnd: true } });
   });
 
   it('parks for the operator only when nothing is in flight and the run is not being deleted', () => {

@@ -39,12 +39,12 @@ describe('the compiled CLI', () => {
     expect(help).toEqual({ code: 0, stdout: texts.get('rollout session list'), stderr: '' });
   });
 
-  it('gives every command --json, but the servers (their first line is JSON already), the completion script and the HTML report (`session get --json` is its JSON)', () => {
+  it('gives every command --json, but the servers (their first line is JSON already), the completion script, the relay's sh script and the HTML report (`session get --json` is its JSON)', () => {
     const withoutJson: string[] = [];
     eachCommand(rolloutProgram(), (command, words) => {
       if (command.commands.length === 0 && !command.options.some((option) => option.long === '--json')) withoutJson.push(words.join(' '));
     });
-    expect(withoutJson).toEqual(['rollout report', 'rollout simulate', 'rollout serve', 'rollout completion']);
+    expect(withoutJson).toEqual(['rollout report', 'rollout simulate', 'rollout serve', 'rollout relay script', 'rollout completion']);
   });
 
   it('says a mistyped or missing option, argument or command in one line with where to look, exit 2', async () => {

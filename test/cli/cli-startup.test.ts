@@ -39,7 +39,7 @@ describe('the compiled CLI', () => {
     expect(help).toEqual({ code: 0, stdout: texts.get('rollout session list'), stderr: '' });
   });
 
-  it('gives every command --json, but the servers (their first line is JSON already), the completion script, the relay's sh script and the HTML report (`session get --json` is its JSON)', () => {
+  it('gives every command --json, but the servers (their first line is JSON already), the completion script, the relay sh script and the HTML report (`session get --json` is its JSON)', () => {
     const withoutJson: string[] = [];
     eachCommand(rolloutProgram(), (command, words) => {
       if (command.commands.length === 0 && !command.options.some((option) => option.long === '--json')) withoutJson.push(words.join(' '));

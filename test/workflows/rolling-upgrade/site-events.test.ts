@@ -199,6 +199,23 @@ describe('waits resumed by the site events (Slurm triggers through the relay)', 
     expect(triggersOf(runtime, run.upgradeId)).toEqual([]);
   }, 180_000);
 
+  it('a cancel while parked for the site wakes it at once; the cancelled session clears its triggers', async () => {
+    const armed = await startArmed(6);
+    runtime = armed.runtime;
+    const run = await runtime.run('rollingUpgrade', upgradeRequest({ upgradeStepSize: 2, pollIntervalSeconds: POLL }));
+    await eventually(runtime, async () => ((await runtime!.store.getSession(run.id))?.siteWaitToken ? true : undefined), 'the session parked for the site');
+    expect(triggersOf(runtime, run.id)).toHaveLength(3);
+    const cancelledAt = runtime.clock.now();
+    await runtime.clock.busy(() => runtime!.cancel(run.id));
+    expect((await run.outcome).status).toBe('SUCCEEDED');
+    const session = (await runtime.store.getSession(run.id))!;
+    expect(session.state).toBe('DELETED');
+    // Woken by the cancel, not by the backstop: node 1's job (200 s) still holds the step's drain.
+    expect((runtime.clock.now() - cancelledAt) / 1000).toBeLessThan(POLL);
+    expect(triggersOf(runtime, run.id)).toEqual([]);
+    expect(session.siteTriggers).toBeUndefined();
+  }, 120_000);
+
   it('a stop while parked for the site wakes it at once; STOPPED clears the triggers, a resume sets them again and clears them at its end', async () => {
     const armed = await startArmed(6);
     runtime = armed.runtime;

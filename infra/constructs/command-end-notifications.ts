@@ -111,7 +111,7 @@ export class CommandEndNotifications extends Construct {
       depsLockFilePath: DEPS_LOCK_FILE,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
-      memorySize: 256,
+      memorySize: 512,
       // One GetCommandInvocation, one PutItem, one UpdateItem and one SendTaskSuccess.
       timeout: Duration.seconds(30),
       environment: {

@@ -33,8 +33,7 @@ describe("SSM's command notifications (a profile's ssm transport with commandNot
   const [functionId, fn] = [notifying.functionId('CommandEnds'), () => notifying.resources[notifying.functionId('CommandEnds')]!];
 
   it("a rule on the default bus takes an ended invocation's status change on the notifying instances, and nothing else", () => {
-    const [[, rule]] = notifying.ofType('AWS::Events::Rule') as [[string, { Properties: Record<string, unknown> }]];
-    expect(notifying.ofType('AWS::Events::Rule')).toHaveLength(1);
+    const [, rule] = notifying.onlyOne('AWS::Events::Rule');
     expect(rule.Properties).not.toHaveProperty('EventBusName');
     expect(rule.Properties.EventPattern).toEqual({
       source: ['aws.ssm'],

@@ -193,16 +193,7 @@ export class RolloutWorkflows extends Construct {
     this.apiChangeAccess = api.changeAccess;
     this.siteRelayRole = api.siteRelayRole;
     this.siteEventsUrl = api.siteEventsUrl;
-    const notifying = notifyingInstances(props.siteProfile);
-    if (notifying) {
-      this.commandEnds = new CommandEndNotifications(this, 'CommandEnds', {
-        instances: notifying,
-        table: this.table,
-        rollingUpgrade: this.rollingUpgrade,
-        logRetention,
-        removalPolicy,
-      });
-    }
+    this.commandEnds = this.commandEndNotifications(props.siteProfile, logRetention, removalPolicy);
 
     this.monitoring = new RolloutMonitoring(this, 'Monitoring', {
       stateMachines: {
@@ -219,6 +210,13 @@ export class RolloutWorkflows extends Construct {
       alarmTopic: props.alarmTopic,
       dashboardName: props.dashboardName,
     });
+  }
+
+  /** The rule on SSM's notifications of the profile's notifying transports, and its target; none when no transport notifies. */
+  private commandEndNotifications(profile: SiteProfile | undefined, logRetention: RetentionDays, removalPolicy: RemovalPolicy) {
+    const instances = notifyingInstances(profile);
+    if (!instances) return undefined;
+    return new CommandEndNotifications(this, 'CommandEnds', { instances, table: this.table, rollingUpgrade: this.rollingUpgrade, logRetention, removalPolicy });
   }
 
   /** The four workflows, each over its functions (created in this order: their construct ids and the template's order depend on it). */

@@ -25,4 +25,6 @@ export const PROJECT_PATHS = {
   environmentUpgradeEntry: path.join(PROJECT_ROOT, 'lambdas', 'entrypoints', 'environment-upgrade.ts'),
   /** The REST API behind API Gateway: one handler, `index.handler`. */
   apiEntry: path.join(PROJECT_ROOT, 'lambdas', 'entrypoints', 'api.ts'),
+  /** The target of SSM's command status-change notifications (an EventBridge rule's): one handler, `index.CommandEnds`. */
+  commandEndsEntry: path.join(PROJECT_ROOT, 'lambdas', 'entrypoints', 'command-ends.ts'),
 } as const;

@@ -14,12 +14,19 @@ const STAGE_INCREMENT: readonly TableAction[] = ['GetItem', 'BatchGetItem', 'Que
 const DEPLOYMENT_READ: readonly TableAction[] = ['GetItem', 'Query'];
 
 /**
+ * Who the table is granted to: the workflows' functions, the REST API's (`Api`) and the target of SSM's command
+ * status-change notifications (`CommandEnds`: lambdas/entrypoints/command-ends.ts, in a stack whose profile has
+ * an SSM transport with commandNotifications).
+ */
+export type TableUser = FunctionName | 'Api' | 'CommandEnds';
+
+/**
  * What each function may do to the sessions table: exactly what its stores call, nothing more (no
  * Scan, and DeleteItem only where the environment store deletes: the REST API and Clone Seed). The stack grants these
- * (infra/constructs/workflow-functions.ts, rollout-api.ts); test/infra/table-grants.test.ts holds
- * the template to this table and every call a run of the workflows makes to it.
+ * (infra/constructs/workflow-functions.ts, rollout-api.ts, command-end-notifications.ts); test/infra/table-grants.specs.ts holds
+ * the template to this table and test/workflows/table-access.test.ts every call a run of the workflows makes to it.
  */
-export const TABLE_ACTIONS: Readonly<Record<FunctionName | 'Api', readonly TableAction[]>> = {
+export const TABLE_ACTIONS: Readonly<Record<TableUser, readonly TableAction[]>> = {
   // A new session (PutItem) and its first message (Query for the newest, PutItem); a resumed one is read (GetItem).
   OpenSession: ['GetItem', 'Query', 'PutItem'],
   StartStep: STAGE_INCREMENT,
@@ -74,6 +81,9 @@ export const TABLE_ACTIONS: Readonly<Record<FunctionName | 'Api', readonly Table
   // environment store's clone and assign (PutItem, UpdateItem; DeleteItem releases a clone's claim when the clone fails),
   // Removing an ended session or deployment deletes its item, then its plan, node and message items in batches (BatchWriteItem).
   Api: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem'],
+  // A health check's end: the site event, once by its id (a conditional PutItem), then the session's count of events
+  // and its parked token taken (UpdateItem, the old item returned: no read before).
+  CommandEnds: ['PutItem', 'UpdateItem'],
 };
 
 /**
@@ -99,7 +109,7 @@ const ENVIRONMENT_UPGRADE_PARTITIONS: readonly TablePartition[] = ['ENVIRONMENTS
  * locks only LOCK_ACTIONS): a deployment's function cannot touch a session, a lock or an environment, the
  * API no lock. test/workflows/table-access.test.ts holds every call of runs of every workflow to it.
  */
-export const TABLE_PARTITIONS: Readonly<Record<FunctionName | 'Api', readonly TablePartition[]>> = {
+export const TABLE_PARTITIONS: Readonly<Record<TableUser, readonly TablePartition[]>> = {
   // A new session, or a refusal on its run start; slurm-reboot's records when it checks a boot template.
   OpenSession: ['SESSION#*', 'RUN#*', 'CONNECTOR#*'],
   StartStep: ROLLING_UPGRADE_STAGE_PARTITIONS,
@@ -135,6 +145,8 @@ export const TABLE_PARTITIONS: Readonly<Record<FunctionName | 'Api', readonly Ta
   FailEnvironmentUpgrade: ['ENVIRONMENTS', 'ENVUPGRADE#*'],
   // Sessions, deployments, task runs (read, stopped, cancelled), run starts, environments and their upgrades; slurm-reboot's records when it checks a template. No lock.
   Api: ['SESSION#*', 'DEPLOYMENT#*', 'TASKRUN#*', 'RUN#*', 'ENVIRONMENTS', 'ENVUPGRADE#*', 'CONNECTOR#*', 'SITEEVENTS'],
+  // The site events, and the session the event wakes.
+  CommandEnds: ['SITEEVENTS', 'SESSION#*'],
 };
 
 /** One statement of a function's grant on the table: `actions` on items whose partition key matches `partitions`, or Query on the index. */
@@ -149,7 +161,7 @@ export interface TableGrant {
  * the locks; and (`index`) Query on the sessions index, whose partitions are listings (SESSIONS,
  * DEPLOYMENTS, ENV_UPGRADES) and carry no condition.
  */
-export function tableGrants(name: FunctionName | 'Api'): { table: TableGrant[]; indexQuery: boolean } {
+export function tableGrants(name: TableUser): { table: TableGrant[]; indexQuery: boolean } {
   const actions = TABLE_ACTIONS[name];
   const partitions = TABLE_PARTITIONS[name];
   const table: TableGrant[] = [];

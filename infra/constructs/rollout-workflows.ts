@@ -22,6 +22,7 @@ import type { IPrincipal, ManagedPolicy, Role } from 'aws-cdk-lib/aws-iam';
 import { RolloutMonitoring } from './rollout-monitoring';
 import { RolloutEvents, RolloutSchedules, type DeclaredSchedule } from './schedules-and-events';
 import { SessionsTable } from './sessions-table';
+import { CommandEndNotifications, notifyingInstances } from './command-end-notifications';
 import { SiteConnection, type SsmTarget } from './site-connection';
 import { TaskGraphFunctions } from './task-graph-functions';
 import { TaskGraphWorkflow } from './task-graph-workflow';
@@ -132,6 +133,11 @@ export class RolloutWorkflows extends Construct {
   readonly eventBus: EventBus;
   /** The EventBridge Scheduler group and role that `rollout schedule --aws` uses. */
   readonly schedules: RolloutSchedules;
+  /**
+   * With a profile whose SSM transports set `commandNotifications`: the rule on SSM's notifications of those
+   * instances' commands, and its target, which wakes a session whose health check ended. Else undefined.
+   */
+  readonly commandEnds?: CommandEndNotifications;
 
   constructor(scope: Construct, id: string, props: RolloutWorkflowsProps = {}) {
     super(scope, id);
@@ -187,6 +193,7 @@ export class RolloutWorkflows extends Construct {
     this.apiChangeAccess = api.changeAccess;
     this.siteRelayRole = api.siteRelayRole;
     this.siteEventsUrl = api.siteEventsUrl;
+    this.commandEnds = this.commandEndNotifications(props.siteProfile, logRetention, removalPolicy);
 
     this.monitoring = new RolloutMonitoring(this, 'Monitoring', {
       stateMachines: {
@@ -197,12 +204,19 @@ export class RolloutWorkflows extends Construct {
         TaskGraph: this.taskGraph,
         EnvironmentUpgrade: this.environmentUpgrade,
       },
-      functions: { ...this.functions, ApiHandler: api.handler },
+      functions: { ...this.functions, ApiHandler: api.handler, ...(this.commandEnds ? { CommandEnds: this.commandEnds.handler } : {}) },
       publisherLogGroups: workflows.publisherLogGroups,
       scheduleGroupName: this.schedules.groupName,
       alarmTopic: props.alarmTopic,
       dashboardName: props.dashboardName,
     });
+  }
+
+  /** The rule on SSM's notifications of the profile's notifying transports, and its target; none when no transport notifies. */
+  private commandEndNotifications(profile: SiteProfile | undefined, logRetention: RetentionDays, removalPolicy: RemovalPolicy) {
+    const instances = notifyingInstances(profile);
+    if (!instances) return undefined;
+    return new CommandEndNotifications(this, 'CommandEnds', { instances, table: this.table, rollingUpgrade: this.rollingUpgrade, logRetention, removalPolicy });
   }
 
   /** The four workflows, each over its functions (created in this order: their construct ids and the template's order depend on it). */

@@ -187,22 +187,17 @@ const SERVICES: readonly Service[] = ['workloadManager', 'bootService', 'invento
  */
 function checkDeployable(profile: SiteProfile, ssmTargets: readonly SsmTarget[] | undefined): SiteProfile {
   const problems: FieldProblem[] = [];
-  const transports: [string, TransportProfile | undefined][] = [
-    ['transport', profile.transport],
-    ['tasks.transport', profile.tasks?.transport],
-  ];
   for (const key of SERVICES) {
-    const service = profile[key] as { type: string; token?: SecretReference; transport?: TransportProfile } | undefined;
+    const service = profile[key] as { type: string; token?: SecretReference } | undefined;
     if (!service) continue;
     if (service.token && service.token.secretArn === undefined)
       problems.push({ field: `${key}.token`, message: 'a deployed stack reads tokens from Secrets Manager: give {secretArn: ARN}' });
     if (service.type === 'file') problems.push({ field: `${key}.type`, message: 'a file inventory is not available to the deployed functions' });
-    transports.push([`${key}.transport`, service.transport]);
   }
   const allowed = new Set((ssmTargets ?? []).flatMap(({ region, instanceIds }) => instanceIds.map((id) => `${region}/${id}`)));
-  for (const [field, transport] of transports) {
-    if (transport?.type === 'local') problems.push({ field, message: 'the deployed functions have no local cluster commands: use {type: ssm, ...}' });
-    if (transport?.type === 'ssm' && ssmTargets) {
+  for (const [field, transport] of profileTransports(profile)) {
+    if (transport.type === 'local') problems.push({ field, message: 'the deployed functions have no local cluster commands: use {type: ssm, ...}' });
+    if (transport.type === 'ssm' && ssmTargets) {
       const outside = transport.instanceIds.filter((id) => !allowed.has(`${transport.region}/${id}`));
       if (outside.length > 0)
         problems.push({ field: `${field}.instanceIds`, message: `${outside.join(', ')} (${transport.region}) not in the construct's ssmTargets` });
@@ -210,6 +205,19 @@ function checkDeployable(profile: SiteProfile, ssmTargets: readonly SsmTarget[] 
   }
   if (problems.length > 0) throw new InvalidInputError('site profile for the stack', problems);
   return profile;
+}
+
+/** Every transport the profile names, by its field: the profile's own, the tasks', and each service's. */
+export function profileTransports(profile: SiteProfile): [string, TransportProfile][] {
+  const named: [string, TransportProfile | undefined][] = [
+    ['transport', profile.transport],
+    ['tasks.transport', profile.tasks?.transport],
+    ...SERVICES.map((key): [string, TransportProfile | undefined] => [
+      `${key}.transport`,
+      (profile[key] as { transport?: TransportProfile } | undefined)?.transport,
+    ]),
+  ];
+  return named.filter((entry): entry is [string, TransportProfile] => entry[1] !== undefined);
 }
 
 /**

@@ -45,7 +45,10 @@ export function deployedControlPlaneFromEnvironment(env: NodeJS.ProcessEnv, sfn?
     client: documentClient(),
     stateMachines: {
       rollingUpgrade: required(env, ENVIRONMENT.rollingUpgradeStateMachineArn),
-      groupDeployment: required(env, ENVIRONMENT.groupDeploymentStateMachineArn),
+      // Read when a deployment is started, stopped or cancelled: the target of SSM's notifications (command-ends.ts) never does.
+      get groupDeployment() {
+        return required(env, ENVIRONMENT.groupDeploymentStateMachineArn);
+      },
       // Read when a task run is started, resumed, stopped or cancelled: a stack from before it answers that request, not every one.
       get taskGraph() {
         return required(env, ENVIRONMENT.taskGraphStateMachineArn);

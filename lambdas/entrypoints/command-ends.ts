@@ -29,8 +29,12 @@ export function commandEndsHandler(deps: Omit<CommandEndIntakeDeps, 'now'> & { n
 }
 
 let built: ((event: SsmStatusChange) => Promise<CommandEndOutcome>) | undefined;
-/** The deployed target (handler `index.handler`): the table and state machines from the stack's environment, SSM in the function's region. */
-export const handler = (event: SsmStatusChange): Promise<CommandEndOutcome> => {
+/**
+ * The deployed target (handler `index.CommandEnds`, infra/constructs/command-end-notifications.ts): the table and the
+ * rolling-upgrade state machine from the stack's environment, SSM in the function's region (the rule's: the stack
+ * holds the notifying transports to it).
+ */
+export const CommandEnds = (event: SsmStatusChange): Promise<CommandEndOutcome> => {
   built ??= commandEndsHandler({
     commentOf: commentBySsm(new SSMClient({})),
     siteEvents: new DynamoDbSiteEventStore({ tableName: required(process.env, ENVIRONMENT.tableName), client: documentClient() }),

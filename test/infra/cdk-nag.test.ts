@@ -21,7 +21,7 @@ function nagFindings(app: App): string {
 }
 
 describe('cdk-nag AwsSolutionsChecks', () => {
-  it('finds nothing unacknowledged in the stack, nor in the construct with every prop (profile with SSM, VPC, alarm topic, key)', () => {
+  it('finds nothing unacknowledged in the stack, nor in the construct with every prop (profile with SSM and its notifications, VPC, alarm topic, key)', () => {
     const app = testApp();
     new RolloutStack(app, 'BaremetalRollout');
     const stack = new Stack(app, 'Embedded');
@@ -36,7 +36,8 @@ describe('cdk-nag AwsSolutionsChecks', () => {
         workloadManager: { type: 'scontrol' },
         bootService: { type: 'bos', url: 'https://api-gw/apis/bos', token: { secretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:bos-AbCdEf' } },
         inventory: { type: 'hsm', url: 'https://api-gw/apis/smd' },
-        transport: { type: 'ssm', instanceIds: ['i-0123456789abcdef0'], region: 'eu-west-1' },
+        // Its health checks' ends notified: the rule on SSM's notifications and its target are checked too.
+        transport: { type: 'ssm', instanceIds: ['i-0123456789abcdef0'], region: 'eu-west-1', commandNotifications: true },
       }),
       vpc,
       securityGroups: [SecurityGroup.fromSecurityGroupId(stack, 'Slurmrestd', 'sg-0123456789abcdef0')],

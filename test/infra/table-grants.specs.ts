@@ -1,12 +1,15 @@
-import { TABLE_ACTIONS, tableGrants, type FunctionName } from '../../contracts';
+import { TABLE_ACTIONS, tableGrants, type TableUser } from '../../contracts';
 import { getAttArn, type Resource, type Statement, type TemplateQueries } from '../support/template-queries';
+
+/** The table's users every stack deploys: all but CommandEnds, which only a profile with SSM command notifications brings. */
+export const TABLE_USERS_OF_EVERY_STACK: readonly string[] = Object.keys(TABLE_ACTIONS).filter((name) => name !== 'CommandEnds');
 
 /**
  * Least privilege on the sessions table (contracts/table-access.ts): each function gets exactly the actions its
  * stores call, on the partitions they reach only (dynamodb:LeadingKeys), on node locks reads and conditional
- * updates only, and Query on the index when it lists.
+ * updates only, and Query on the index when it lists. `users`: the functions of TABLE_ACTIONS the stack deploys.
  */
-export function tableGrantSpecs(stack: TemplateQueries): void {
+export function tableGrantSpecs(stack: TemplateQueries, users: readonly string[] = TABLE_USERS_OF_EVERY_STACK): void {
   const tableArn = () => getAttArn(stack.onlyOne('AWS::DynamoDB::Table')[0]);
   const indexArn = () => ({ 'Fn::Join': ['', [tableArn(), '/index/*']] });
   const functionOf = (name: string) => stack.resources[stack.functionId(name === 'Api' ? 'handler' : name)] as Resource;
@@ -15,8 +18,8 @@ export function tableGrantSpecs(stack: TemplateQueries): void {
     stack.statementsOf(functionOf(name)).filter((statement) => [statement.Action].flat().some((action) => action.startsWith('dynamodb:')));
   const leadingKeys = (statement: Statement) => statement.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'];
 
-  it.each(Object.keys(TABLE_ACTIONS))('%s: exactly the actions its stores call, on the partitions they reach; Query on the index', (name) => {
-    const grants = tableGrants(name as FunctionName | 'Api');
+  it.each(users)('%s: exactly the actions its stores call, on the partitions they reach; Query on the index', (name) => {
+    const grants = tableGrants(name as TableUser);
     const statements = tableStatements(name);
     const onTable = statements.filter((statement) => JSON.stringify(statement.Resource) === JSON.stringify(tableArn()));
     const onIndex = statements.filter((statement) => JSON.stringify(statement.Resource) === JSON.stringify(indexArn()));
@@ -30,7 +33,7 @@ export function tableGrantSpecs(stack: TemplateQueries): void {
   });
 
   it('gives no function Scan, and no function a way to put over or delete a node lock', () => {
-    for (const name of Object.keys(TABLE_ACTIONS)) {
+    for (const name of users) {
       for (const statement of tableStatements(name)) {
         const actions = [statement.Action].flat();
         expect(actions).not.toContain('dynamodb:Scan');
@@ -52,7 +55,7 @@ export function tableGrantSpecs(stack: TemplateQueries): void {
       expect.arrayContaining(['SESSION#*', 'RUN#*', 'ENVIRONMENTS', 'ENVUPGRADE#*']),
     );
     const holders = (action: string) =>
-      Object.keys(TABLE_ACTIONS).filter((name) => tableStatements(name).some((statement) => [statement.Action].flat().includes(`dynamodb:${action}`)));
+      users.filter((name) => tableStatements(name).some((statement) => [statement.Action].flat().includes(`dynamodb:${action}`)));
     expect(holders('DeleteItem')).toEqual(['CloneSeed', 'Api']);
     // The REST API removes an ended session's or deployment's partition (DELETE /sessions|deployments/{id}) in batches.
     expect(holders('BatchWriteItem').sort()).toEqual([

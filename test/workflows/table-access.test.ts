@@ -2,19 +2,21 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createApi } from '../../api';
 import { defaultEnvironmentUpgradeSettings } from '../../lambdas/activities/environment-upgrade/dependencies';
 import { failEnvironmentUpgrade } from '../../lambdas/activities/environment-upgrade/fail-environment-upgrade';
-import { SITE_SERVICES, TABLE_ACTIONS, tableGrants, type FunctionName, type TableAction } from '../../contracts';
+import { SITE_SERVICES, TABLE_ACTIONS, tableGrants, type FunctionName, type TableAction, type TableUser } from '../../contracts';
 import { inProcessListeners } from '../../local/dynamodb-store/in-process-clients';
 import type { EmbeddedRuntime } from '../../local/embedded-runtime';
 import { invokedFunction, type LocalFunction } from '../../local/local-step-functions';
 import { SiteServiceError } from '../../core/errors';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { sessionKey } from '../../adapters/dynamodb/table-design';
-import { parseSiteDefinition } from '../../simulator';
+import { parseSiteDefinition, siteProfileFor } from '../../simulator';
 import { groupOf, QUICK_POLL, QUICK_TIMING, runDeployment } from '../support/deployment-sites';
 import { eventually, runUpgrade, startTestRuntime } from '../support/embedded';
 import { buildCloudSite, ENVIRONMENT_NODE_NAMES, environmentUpgradeRequest, fuelEnvironments } from '../support/environments';
 import { buildSite, upgradeRequest } from '../support/sites';
-import { siteEventConnectors, ssmConnectors } from '../support/ssm-connectors';
+import { profileConnectors, siteEventConnectors, ssmConnectors, TEST_RELAY } from '../support/ssm-connectors';
+import { commandEndsHandler, type CommandEndOutcome } from '../../lambdas/entrypoints/command-ends';
+import { runWhenDue } from '../../local/simulated-trigger-relay';
 import { EXAMPLE_GRAPH, exampleSite } from '../support/task-graph-runs';
 
 /**
@@ -119,6 +121,37 @@ async function withRuntime(options: Parameters<typeof startTestRuntime>[0], work
   }
 }
 
+/** The site's events on (scontrol's Slurm triggers), and SSM's notifications of the head node's commands (its transport's commandNotifications). */
+const commandNotifyingConnectors = profileConnectors((urls) => {
+  const profile = siteProfileFor(urls, 'ssm', 1);
+  const transport = profile.transport?.type === 'ssm' ? { ...profile.transport, commandNotifications: true } : profile.transport;
+  return { ...profile, ...(transport ? { transport } : {}), workloadManager: { type: 'scontrol', siteEvents: { relay: TEST_RELAY } } };
+});
+
+/**
+ * The simulated head node's SSM notifications, each handed to the stack's target (commandEndsHandler, the Comment read
+ * from the head node as GetCommandInvocation answers it on AWS) as the function CommandEnds, at its time on the
+ * runtime's clock. Returns what each came to.
+ */
+function deliverCommandEnds(runtime: EmbeddedRuntime): CommandEndOutcome[] {
+  const headNode = runtime.simulator.simulator.headNode;
+  const notifications = headNode.ssmNotifications;
+  const target = commandEndsHandler({
+    commentOf: async (commandId) => headNode.list(commandId)[0]?.comment,
+    siteEvents: runtime.siteEvents,
+    controlPlane: runtime,
+    now: () => runtime.clock.now(),
+  });
+  const outcomes: CommandEndOutcome[] = [];
+  const stopped = new AbortController();
+  runtime.closeAlso(async () => stopped.abort());
+  runWhenDue(notifications.onScheduled.bind(notifications), () => notifications.catchUp(), runtime.clock, stopped.signal);
+  notifications.onNotification((notification) => {
+    void runtime.clock.busy(async () => outcomes.push(await invokedFunction.run('CommandEnds', () => target(notification))));
+  });
+  return outcomes;
+}
+
 const failingNodes = (i: number) =>
   i === 1
     ? { faults: { boot: 'fail' as const } }
@@ -162,6 +195,19 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
         expect((await run.outcome).status).toBe('FAILED');
       },
     );
+    // SSM's notifications of the health checks' ends (issue 29, item 3): each taken by the stack's target
+    // (lambdas/entrypoints/command-ends.ts, in process, as the function CommandEnds), which records the command
+    // event and wakes the session parked for its check.
+    await withRuntime({ site: buildSite(2, { timing: { healthCheckSeconds: 100 } }), connectors: commandNotifyingConnectors }, async (runtime) => {
+      const taken = deliverCommandEnds(runtime);
+      const run = await runUpgrade(
+        runtime,
+        upgradeRequest({ pollIntervalSeconds: 30, healthCheck: { command: 'ssh -o BatchMode=yes {node} /usr/sbin/nhc', timeoutSeconds: 300 } }),
+      );
+      expect(run.outcome.status).toBe('SUCCEEDED');
+      expect(taken.filter((outcome) => outcome.taken && outcome.recorded)).toHaveLength(2);
+      expect(taken.some((outcome) => outcome.taken && outcome.woke)).toBe(true);
+    });
     // A window that waits for its operator's approval after its first batch (AwaitOperator parks it on a task token).
     await withRuntime({ site: buildSite(4) }, async (runtime) => {
       const run = await runtime.run('rollingUpgrade', upgradeRequest({ mode: 'window', maxUnavailable: 2, batches: [2, 2], pauseAfterBatches: [1] }));
@@ -360,7 +406,7 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
     keys.every((key) => patterns.some((pattern) => (pattern.endsWith('*') ? key.startsWith(pattern.slice(0, -1)) : key === pattern)));
 
   it.each(Object.keys(TABLE_ACTIONS))('%s: each call is on partitions one of its grants names (locks: read and conditional update only)', (name) => {
-    const grants = tableGrants(name as FunctionName | 'Api');
+    const grants = tableGrants(name as TableUser);
     const refused = [...(keyed.get(name)?.values() ?? [])].filter(({ action, keys }) => {
       if (keys.every((key) => key.startsWith('index:'))) return !(action === 'Query' && grants.indexQuery);
       return !grants.table.some((grant) => grant.actions.includes(action as TableAction) && allowedBy(grant.partitions, keys));
@@ -370,7 +416,7 @@ describe('every DynamoDB call a function makes is one the stack grants it', () =
 
   it('no function may put over or delete a lock; the API function may touch none', () => {
     for (const name of Object.keys(TABLE_ACTIONS)) {
-      for (const grant of tableGrants(name as FunctionName | 'Api').table) {
+      for (const grant of tableGrants(name as TableUser).table) {
         if (grant.partitions.includes('LOCK#*'))
           expect({ name, actions: grant.actions.filter((a) => ['PutItem', 'DeleteItem', 'BatchWriteItem'].includes(a)) }).toEqual({ name, actions: [] });
       }

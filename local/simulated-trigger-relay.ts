@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { ControlPlane } from '../control-plane/control-plane';
 import { takeSiteEvent, type SiteEventIntake } from '../control-plane/site-event-intake';
 import { describeError } from '../core/errors';
@@ -69,6 +70,8 @@ export function runWhenDue(
   clock: Pick<TimeSource, 'now' | 'sleep' | 'busy'>,
   stopped: AbortSignal,
 ): () => void {
+  // One pending sleep per event due, each listening for the stop: as many as the site has events scheduled.
+  setMaxListeners(0, stopped);
   return onScheduled((at) => {
     clock.sleep(Math.max(0, at - clock.now()) / 1000, stopped).then(
       () => (stopped.aborted ? undefined : clock.busy(async () => catchUp())),

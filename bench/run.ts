@@ -150,6 +150,7 @@ if (only === 'real-slurm-events') {
       releases: realSlurmReleases(),
       ...(flag('poll') ? { pollSeconds: Number(flag('poll')) } : {}),
       ...(flag('backstop') ? { backstopSeconds: Number(flag('backstop')) } : {}),
+      ...(flag('reboot') ? { rebootDelaySeconds: Number(flag('reboot')) } : {}),
     })}\n\n`,
   );
 }

@@ -91,7 +91,7 @@ async function submitSeededJobs(cluster: RealSlurmCluster, seed: number): Promis
   await Promise.all(busy.map((node) => cluster.submitJob(node, { seconds: Math.round(6 + random() * 18) })));
 }
 
-async function clientRpcs(cluster: RealSlurmCluster, before: SdiagCounts): Promise<{ total: number; byType: Record<string, number> }> {
+export async function clientRpcs(cluster: RealSlurmCluster, before: SdiagCounts): Promise<{ total: number; byType: Record<string, number> }> {
   const after = await cluster.sdiag();
   const byType: Record<string, number> = {};
   for (const [type, count] of Object.entries(after.byType)) {

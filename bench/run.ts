@@ -3,6 +3,8 @@ import { renderFigures } from './figures';
 import { benchGroupDeployment, type GroupDeploymentScenario } from './group-deployment-bench';
 import { benchSsmRollingUpgrade } from './ssm-bench';
 import { benchRealSlurm } from './real-slurm-bench';
+import { benchRealSlurmEvents } from './real-slurm-events-bench';
+import { realSlurmReleases } from '../scripts/slurm/real-slurm';
 import { benchWindow, benchWindowScale, type WindowBenchScenario } from './window-bench';
 import { benchTaskGraph } from './task-graph-bench';
 import { measureBundles, renderBundleFigures } from './bundle-figures';
@@ -138,6 +140,18 @@ if (only === 'real-slurm') {
   // On a real Slurm of this host (root, Debian's packages): slurmctld RPCs per node-upgrade, and our window beside Slurm's own reboot ASAP.
   process.stdout.write(
     `${await benchRealSlurm({ ...(flag('seed') ? { seed: Number(flag('seed')) } : {}), ...(flag('poll') ? { pollSeconds: Number(flag('poll')) } : {}) })}\n\n`,
+  );
+}
+
+if (only === 'real-slurm-events') {
+  // Issue 29 on a real Slurm, per release (REAL_SLURM_RELEASES picks some): polled against woken by Slurm's triggers, and Slurm's own batches.
+  process.stdout.write(
+    `${await benchRealSlurmEvents({
+      releases: realSlurmReleases(),
+      ...(flag('poll') ? { pollSeconds: Number(flag('poll')) } : {}),
+      ...(flag('backstop') ? { backstopSeconds: Number(flag('backstop')) } : {}),
+      ...(flag('reboot') ? { rebootDelaySeconds: Number(flag('reboot')) } : {}),
+    })}\n\n`,
   );
 }
 

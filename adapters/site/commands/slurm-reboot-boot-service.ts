@@ -4,7 +4,7 @@ import { compressHostlist } from '../../../core/site/hostlist';
 import { validLabel, validNodeNames, validTemplate } from '../../../core/site/names';
 import type { CommandTransport } from '../../../ports/command-transport';
 import type { ConnectorRecords } from '../../../ports/connector-state';
-import type { BootLimit, BootNodeOutcome, BootService, BootSessionRequest, BootSessionStatus, Inventory } from '../../../ports/site';
+import type { BootLimit, BootNodeOutcome, BootService, BootSessionRequest, BootSessionStatus, Inventory, WlmNode } from '../../../ports/site';
 import { checked as runChecked, SlurmNodeReader } from './slurm-node-reader';
 import { fillTemplate, shellCommand } from './shell-quote';
 
@@ -144,8 +144,9 @@ export class SlurmRebootBootService implements BootService {
       delete session.error;
       await this.sessions.update(session);
     }
+    let sentNow: readonly string[];
     try {
-      session = await this.runCommands(session);
+      ({ session, sentNow } = await this.runCommands(session));
     } catch (err) {
       // What the failed attempt got done is in the table (each step recorded as it succeeded).
       const failed = { ...((await this.sessions.get(session.name)) ?? session), error: describeError(err) };
@@ -154,7 +155,7 @@ export class SlurmRebootBootService implements BootService {
         throw err instanceof SiteServiceError ? err : new SiteServiceError('boot-service', failed.error, undefined, { cause: err });
       return this.status(failed);
     }
-    return this.status(session);
+    return this.status(session, sentNow);
   }
 
   /** An unfinished session whose last attempt failed (or died) and that has attempts left. */
@@ -163,8 +164,8 @@ export class SlurmRebootBootService implements BootService {
     return session.error !== undefined || now - session.attemptStartedAt >= ATTEMPT_STALE_MS;
   }
 
-  /** The commands not done yet, each recorded once it succeeded. */
-  private async runCommands(start: SlurmRebootSession): Promise<SlurmRebootSession> {
+  /** The commands not done yet, each recorded once it succeeded; `sentNow`: the nodes this call's `scontrol reboot` went to. */
+  private async runCommands(start: SlurmRebootSession): Promise<{ session: SlurmRebootSession; sentNow: readonly string[] }> {
     let session = start;
     const { transport, prepareCommand } = this.options;
     if (!session.prepared && prepareCommand !== undefined) {
@@ -186,7 +187,7 @@ export class SlurmRebootBootService implements BootService {
       await runChecked('boot-service', transport, shellCommand([this.options.scontrol ?? 'scontrol', 'reboot', compressHostlist(toReboot)]));
     session = { ...session, rebooted: true };
     await this.sessions.update(session);
-    return session;
+    return { session, sentNow: toReboot };
   }
 
   /** Of `names`, those with no reboot pending and none done since `since`. */
@@ -219,7 +220,12 @@ export class SlurmRebootBootService implements BootService {
     return [...new Set(nodes)];
   }
 
-  private async status(session: SlurmRebootSession): Promise<BootSessionStatus> {
+  /**
+   * The session as Slurm shows its nodes. Nodes sent their reboot a moment ago (`sentNow`, by the createSession
+   * that answers) are booting without a read: slurmctld holds them REBOOT_REQUESTED or REBOOT_ISSUED until they
+   * register, and the read would cost slurmctld 2 RPCs a boot session to say so (issue 29's RPCs per node-upgrade).
+   */
+  private async status(session: SlurmRebootSession, sentNow: readonly string[] = []): Promise<BootSessionStatus> {
     if (!session.rebooted) {
       // Not every node was sent its reboot: pending while attempts are left, failed with the last error after.
       const gaveUp = session.error !== undefined && session.attempts >= this.maxAttempts;
@@ -237,11 +243,17 @@ export class SlurmRebootBootService implements BootService {
       };
     }
     const requestedAt = session.requestedAt!;
-    const found = await this.reader.read('boot-service', session.nodes, { bootedSince: new Map(session.nodes.map((n) => [n, requestedAt])) });
+    const booting = new Set(sentNow);
+    const unread = session.nodes.filter((n) => !booting.has(n));
+    const found =
+      unread.length > 0
+        ? await this.reader.read('boot-service', unread, { bootedSince: new Map(unread.map((n) => [n, requestedAt])) })
+        : new Map<string, WlmNode>();
     const nodes: Record<string, BootNodeOutcome> = {};
     for (const name of session.nodes) {
       const node = found.get(name);
-      if (!node) nodes[name] = 'failed';
+      if (booting.has(name)) nodes[name] = 'booting';
+      else if (!node) nodes[name] = 'failed';
       else if (node.flags.some((f) => PENDING.includes(f))) nodes[name] = 'booting';
       else if (node.bootTime !== undefined && node.bootTime >= requestedAt) nodes[name] = 'succeeded';
       else if ((node.base === 'DOWN' || node.flags.includes('FAIL')) && REBOOT_FAILURE.test(node.reason ?? '')) nodes[name] = 'failed';

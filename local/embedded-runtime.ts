@@ -331,13 +331,21 @@ async function connectSite(
   }
   // The simulated site's head node over its SSM endpoint, one client: health checks run there, and task commands reach the nodes through it.
   const headNode = simulatedHeadNode(simulator);
-  const site = (await options.connectors?.(simulator, { connectorState })) ?? {
+  const site = (await options.connectors?.(simulator, { connectorState })) ?? simulatedSiteConnectors(simulator, clock, headNode);
+  // Connectors that bring no task transport: the simulated head node, as a profile's SSM transport would reach it.
+  return { site, taskCommands: site.taskCommands ?? headNode };
+}
+
+/**
+ * The simulated site's connectors when none are given: its HTTP APIs, and its head node over SSM for commands and
+ * maintenance reservations (for `connectors` that only add to them: the site's triggers, say).
+ */
+export function simulatedSiteConnectors(simulator: RunningSiteSimulator, clock: Pick<TimeSource, 'now'>, headNode = simulatedHeadNode(simulator)): SiteClients {
+  return {
     ...simulatedSiteClients(simulator),
     commands: headNode.transport,
     reservations: new ScontrolReservations(headNode.transport, { clock }),
   };
-  // Connectors that bring no task transport: the simulated head node, as a profile's SSM transport would reach it.
-  return { site, taskCommands: site.taskCommands ?? headNode };
 }
 
 /** A profile's site on the wall clock is real time; the simulator's, or a `rollout simulate` site's scaled clock, is simulated. */

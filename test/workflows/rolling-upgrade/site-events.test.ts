@@ -5,7 +5,7 @@ import { parseRelayProgram } from '../../../core/site/site-event';
 import type { RunningSiteSimulator } from '../../../simulator';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';
-import { modelTriggers, TEST_RELAY } from '../../support/model-triggers';
+import { simulatedSiteTriggers, IN_PROCESS_RELAY } from '../../../local/simulated-site-triggers';
 import { profileConnectors } from '../../support/ssm-connectors';
 import { siteProfileFor } from '../../../simulator';
 import type { SiteTriggers } from '../../../ports/site';
@@ -56,7 +56,7 @@ async function startArmed(count: number, options: { backstopSeconds?: number; co
             ...profile,
             workloadManager: {
               type: 'scontrol',
-              siteEvents: { relay: TEST_RELAY, ...(options.backstopSeconds ? { backstopSeconds: options.backstopSeconds } : {}) },
+              siteEvents: { relay: IN_PROCESS_RELAY, ...(options.backstopSeconds ? { backstopSeconds: options.backstopSeconds } : {}) },
             },
           };
         };
@@ -65,7 +65,7 @@ async function startArmed(count: number, options: { backstopSeconds?: number; co
         return clients;
       }
       const clients = simulatedSiteClients(simulator);
-      triggers = modelTriggers(simulator.simulator.workloadManager.triggers, options.backstopSeconds);
+      triggers = simulatedSiteTriggers(simulator.simulator.workloadManager.triggers, options.backstopSeconds);
       Object.assign(clients.workloadManager, { triggers });
       return clients;
     },

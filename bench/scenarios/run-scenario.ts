@@ -1,5 +1,5 @@
 import { EmbeddedRuntime } from '../../local/embedded-runtime';
-import type { ExecutionOutcome } from '../../local/local-step-functions';
+import type { ExecutionOutcome, LocalFunction } from '../../local/local-step-functions';
 import { parseSiteDefinition, type SiteDefinitionInput, type SiteState } from '../../simulator';
 import type { WlmReservation } from '../../simulator/models/workload-manager';
 import { parseRelayProgram } from '../../core/site/site-event';
@@ -92,7 +92,13 @@ export async function runScenario(scenario: Scenario, options: RunOptions = {}):
   // The relay delivers to the runtime, which its connectors are built for: it is handed the runtime once started.
   const started: { runtime?: EmbeddedRuntime } = {};
   const { connectors, relay } = scenarioConnectors(scenario, () => started.runtime!);
-  const runtime = await EmbeddedRuntime.start({ site, ...(connectors ? { connectors } : {}) });
+  const runtime = await EmbeddedRuntime.start({
+    site,
+    ...(connectors ? { connectors } : {}),
+    // A workflow that loops without waiting on in-memory state alone (a Wait For Site Event refused at once) runs on
+    // promises only and would starve every timer, the runner's watch for it included: each invocation yields first.
+    ...(relay ? { wrapFunction: (_name: string, fn: LocalFunction) => async (payload: unknown) => (await yieldToTimers(), fn(payload)) } : {}),
+  });
   started.runtime = runtime;
   try {
     return await drive(runtime, scenario, options, startedReal, relay);
@@ -199,6 +205,8 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
     realMs: Date.now() - startedReal,
   };
 }
+
+const yieldToTimers = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** State transitions at one simulated instant past which a run is judged to loop without waiting (a run of ten nodes takes a few dozen; a loop over SSM, a hundred a real second). */
 const SPIN_TRANSITIONS = 500;

@@ -10,8 +10,8 @@ import type { ScenarioRun } from './run-scenario';
  * - second-delivery-changes-nothing: a firing delivered again is not recorded again and wakes nothing;
  * - site-events-counted-once: the session counts each distinct firing once (its siteEventCount is the firings
  *   recorded for it, plus at most one wake per stop or cancel the operator sent);
- * - waits-bounded: the site never stands still under the run longer than its longest wait (the quiesce timeout,
- *   or the boot and return timeouts) plus one backstop (and a bake, two polls, two trigger passes): a lost firing
+ * - waits-bounded: the site never stands still under the run longer than its longest wait (its longest job, the
+ *   quiesce timeout at most, or the boot and return timeouts) plus one backstop (and a bake, two polls, two trigger passes): a lost firing
  *   costs at most a backstop.
  * Each applies only where it can be judged: the process ended of itself (not killed for good, nor over a budget).
  */
@@ -25,11 +25,13 @@ export function checkSiteEventInvariants(
   const record = run.siteEvents;
   if (!record) return;
   const { scenario } = run;
-  if (facts.processEnded && facts.settled && record.triggersLeft.length > 0)
+  if (facts.processEnded && facts.settled && record.triggersLeft.length > 0) {
+    const said = (run.report?.messageLog ?? []).filter((m) => m.text.startsWith('Site triggers')).map((m) => `'${m.text.slice(0, 60)}…'`);
     add(
       'site-triggers-cleared',
-      `the session ended ${run.report?.state ?? '?'} but strigger --get still lists ${record.triggersLeft.map((t) => `#${t.id} ${t.event} ${t.resId}`).join(', ')}`,
+      `the session ended ${run.report?.state ?? '?'} but strigger --get still lists ${record.triggersLeft.map((t) => `#${t.id} ${t.event} ${t.resId}`).join(', ')} (the session said ${said.join(', ') || 'nothing of them'})`,
     );
+  }
   for (const second of record.secondDeliveries) {
     if (second.error) add('second-delivery-changes-nothing', `firing ${second.id} delivered again was refused: ${second.error}`);
     else if (second.intake && (second.intake.recorded || second.intake.woke))
@@ -47,7 +49,10 @@ export function checkSiteEventInvariants(
   const request = scenario.request;
   const poll = Number(request.pollIntervalSeconds);
   const backstop = scenario.siteEvents?.backstopSeconds ?? BACKSTOP_POLLS * poll;
-  const longestWait = Math.max(Number(request.quiesceTimeoutSeconds), Number(request.bootTimeoutSeconds) + Number(request.wlmReturnTimeoutSeconds));
+  // A quiesce wait lasts until the longest job of the request's nodes ends, its timeout at most (any job, when jobs keep arriving).
+  const quiesce = Number(request.quiesceTimeoutSeconds);
+  const longestJob = scenario.workload ? quiesce : Math.max(0, ...scenario.nodes.filter((n) => n.inRequest).map((n) => n.busySeconds ?? 0));
+  const longestWait = Math.max(Math.min(quiesce, longestJob), Number(request.bootTimeoutSeconds) + Number(request.wlmReturnTimeoutSeconds));
   const bound = longestWait + backstop + Number(request.bakeSeconds ?? 0) + 2 * poll + (2 * TRIGGER_PASS_MS) / 1000;
   const end = run.startedAt + run.simulatedSeconds * 1000;
   const moments = [run.startedAt, ...run.site.changes.map((c) => c.at).filter((at) => at >= run.startedAt && at <= end), end].sort((a, b) => a - b);

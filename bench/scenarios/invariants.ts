@@ -162,7 +162,8 @@ export function checkInvariants(run: ScenarioRun): Violation[] {
         admin.at === 0 ? -1 : changes.findIndex((c) => c.change === 'drain' && c.by === undefined && (c.at - run.startedAt) / 1000 >= admin.at);
       const drainedByUs = changes.filter((c, i) => i > adminIndex && c.change === 'drain' && ours(c.by));
       if (drainedByUs.length > 0) add('admin-drain-kept', `drained by this session after an admin drained it ('${admin.reason}')`, node.name);
-      if (record.status !== 'FAILED' && (!/DRAIN/.test(state.wlmState) || state.wlmReason !== admin.reason))
+      // A process that did not end (killed for good, or by the runner) may have left it mid-reboot: Slurm's ' : reboot issued' after the reason.
+      if (record.status !== 'FAILED' && processEnded && (!/DRAIN/.test(state.wlmState) || state.wlmReason !== admin.reason))
         add('admin-drain-kept', `admin's drain '${admin.reason}' not kept as written: site shows ${shows}`, node.name);
     }
     if (record.status === 'UPGRADED') {

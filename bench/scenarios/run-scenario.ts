@@ -2,12 +2,10 @@ import { EmbeddedRuntime } from '../../local/embedded-runtime';
 import type { ExecutionOutcome, LocalFunction } from '../../local/local-step-functions';
 import { parseSiteDefinition, type SiteDefinitionInput, type SiteState } from '../../simulator';
 import type { WlmReservation } from '../../simulator/models/workload-manager';
-import { parseRelayProgram } from '../../core/site/site-event';
-import type { SlurmTrigger } from '../../simulator/models/trigger-manager';
 import { buildSessionReport, type SessionReport } from '../../control-plane/reports/session-report';
 import { ClockStalledError } from '../../time/virtual-clock';
 import { scenarioSite, type OperatorAction, type Scenario } from './scenario';
-import { scenarioConnectors, type ScenarioRelay } from './scenario-relay';
+import { scenarioConnectors, siteEventsRecord, type ScenarioRelay, type SiteEventsRecord } from './scenario-relay';
 
 /**
  * Runs a scenario on the embedded default (the real workflow files on the local engine, the real
@@ -51,17 +49,6 @@ export interface ScenarioRun {
   realMs: number;
   /** With the site's triggers armed: what the site and the relay record of them at the end. */
   siteEvents?: SiteEventsRecord;
-}
-
-export interface SiteEventsRecord {
-  /** The simulated slurmctld's pending triggers whose program names the session (`strigger --get`). */
-  triggersLeft: SlurmTrigger[];
-  /** The distinct firings for the session the control plane recorded (each id once). */
-  delivered: number;
-  /** The session's siteEventCount: what it counted. */
-  counted: number;
-  /** What each firing delivered a second time came to. */
-  secondDeliveries: ScenarioRelay['secondDeliveries'];
 }
 
 export interface SilentWait {
@@ -117,15 +104,7 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
   const run = await runtime.run('rollingUpgrade', scenario.request);
   const upgradeId = run.id;
   const budget: OperatorBudget = { start, simulatedSeconds: simulatedBudgetMs / 1000, realDeadline, startedReal };
-  // A run that never lets the clock settle is ended on the wall clock too.
-  const guard = setTimeout(() => {
-    budget.exceeded ??= `${Date.now() - startedReal} ms of real time (the clock never settled)`;
-    void killRunning(runtime).catch(() => undefined);
-  }, realDeadline - Date.now());
-  const spin = watchForSpin(runtime, start, (why) => {
-    budget.exceeded ??= why;
-    void killRunning(runtime).catch(() => undefined);
-  });
+  const stopGuards = guardRun(runtime, budget);
   // Silence: the session runs (UPDATING), nothing in flight, and neither the site nor the session's messages change.
   const pollSeconds = Number(scenario.request.pollIntervalSeconds);
   const silence: SilentWait[] = [];
@@ -170,25 +149,14 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
     // Actions whose moment passed while it stood still are dropped (the process was not running).
     resume: () => runtime.run('rollingUpgrade', { resumeUpgradeId: upgradeId }),
   });
-  clearTimeout(guard);
-  clearInterval(spin);
+  stopGuards();
   const budgetExceeded = budget.exceeded;
 
   const session = await runtime.store.getSession(upgradeId);
   const report = session ? await buildSessionReport(runtime.store, session) : undefined;
   const siteState = runtime.simulator.state();
-  const firings = (await runtime.siteEvents.list()).filter((e) => e.session === upgradeId);
   return {
-    ...(relay
-      ? {
-          siteEvents: {
-            triggersLeft: runtime.simulator.simulator.workloadManager.triggers.list().filter((t) => parseRelayProgram(t.program)?.session === upgradeId),
-            delivered: firings.length,
-            counted: session?.siteEventCount ?? 0,
-            secondDeliveries: relay.secondDeliveries,
-          },
-        }
-      : {}),
+    ...(relay ? { siteEvents: await siteEventsRecord(runtime, upgradeId, relay) } : {}),
     scenario,
     upgradeId,
     outcomes,
@@ -203,6 +171,23 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
     simulatedSeconds: Math.round((clock.now() - start) / 1000),
     silence,
     realMs: Date.now() - startedReal,
+  };
+}
+
+/**
+ * Ends a run that never lets the clock settle on the wall clock (its real deadline), and one that loops without
+ * waiting at once (watchForSpin), saying why in `budget.exceeded`. Returns what stops both guards.
+ */
+function guardRun(runtime: EmbeddedRuntime, budget: OperatorBudget): () => void {
+  const endRun = (why: string) => {
+    budget.exceeded ??= why;
+    void killRunning(runtime).catch(() => undefined);
+  };
+  const guard = setTimeout(() => endRun(`${Date.now() - budget.startedReal} ms of real time (the clock never settled)`), budget.realDeadline - Date.now());
+  const spin = watchForSpin(runtime, budget.start, endRun);
+  return () => {
+    clearTimeout(guard);
+    clearInterval(spin);
   };
 }
 

@@ -1,13 +1,14 @@
 import { createSiteFromProfile, type SiteClients } from '../../adapters/site';
 import { takeSiteEvent, type SiteEventIntake } from '../../control-plane/site-event-intake';
 import { describeError } from '../../core/errors';
-import type { SiteEvent } from '../../core/site/site-event';
+import { parseRelayProgram, type SiteEvent } from '../../core/site/site-event';
 import { parseSiteProfile, type SiteProfileInput } from '../../core/site/site-profile';
 import { simulatedSiteConnectors, type EmbeddedRuntime } from '../../local/embedded-runtime';
 import { IN_PROCESS_RELAY, simulatedSiteTriggers } from '../../local/simulated-site-triggers';
 import { relaySimulatedTriggers } from '../../local/simulated-trigger-relay';
 import type { ConnectorState } from '../../ports/connector-state';
 import { siteProfileFor, type RunningSiteSimulator } from '../../simulator';
+import type { SlurmTrigger } from '../../simulator/models/trigger-manager';
 import { randomStream } from '../../simulator/seeded-random';
 import type { Scenario } from './scenario';
 
@@ -24,6 +25,28 @@ export interface ScenarioRelay {
   restart(): void;
   /** What each second delivery came to: it must change nothing. */
   readonly secondDeliveries: { id: string; intake?: SiteEventIntake; error?: string }[];
+}
+
+/** What the site and the intake record of a session's triggers and firings at the end of its run. */
+export interface SiteEventsRecord {
+  /** The simulated slurmctld's pending triggers whose program names the session (`strigger --get`). */
+  triggersLeft: SlurmTrigger[];
+  /** The distinct firings for the session the control plane recorded (each id once). */
+  delivered: number;
+  /** The session's siteEventCount: what it counted. */
+  counted: number;
+  /** What each firing delivered a second time came to. */
+  secondDeliveries: ScenarioRelay['secondDeliveries'];
+}
+
+export async function siteEventsRecord(runtime: EmbeddedRuntime, upgradeId: string, relay: ScenarioRelay): Promise<SiteEventsRecord> {
+  const firings = (await runtime.siteEvents.list()).filter((e) => e.session === upgradeId);
+  return {
+    triggersLeft: runtime.simulator.simulator.workloadManager.triggers.list().filter((t) => parseRelayProgram(t.program)?.session === upgradeId),
+    delivered: firings.length,
+    counted: (await runtime.store.getSession(upgradeId))?.siteEventCount ?? 0,
+    secondDeliveries: relay.secondDeliveries,
+  };
 }
 
 type Connect = (simulator: RunningSiteSimulator, deps: { connectorState: ConnectorState }) => Promise<SiteClients>;

@@ -36,7 +36,7 @@ export const KNOWN_VIOLATIONS: readonly KnownViolation[] = [
   {
     // Found by the site-events scenarios (issue 29), e.g. seed 26154; the fix belongs to the window's wait (core/rolling-upgrade).
     item: 'site-wait-over-health-check',
-    what: "site triggers armed: a window node whose health check starts is waited for by the site's events (a health check's result is no Slurm event) until the return timeout, then its check is judged to have given no result within its timeout: FAILED upgrading-health-check-failed though its check passes",
+    what: "site triggers armed: a node whose health check starts (seen in the window) is waited for by the site's events (a health check's result is no Slurm event) until the return timeout, then its check is judged to have given no result within its timeout: FAILED upgrading-health-check-failed though its check passes",
     matches: (facts, v) => facts.siteEvents === true && v.invariant === 'failure-is-the-sites' && v.text.includes('health-check-failed'),
   },
   {

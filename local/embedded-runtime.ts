@@ -340,11 +340,7 @@ async function connectSite(
   }
   // The simulated site's head node over its SSM endpoint, one client: health checks run there, and task commands reach the nodes through it.
   const headNode = simulatedHeadNode(simulator);
-  const site = (await options.connectors?.(simulator, { connectorState })) ?? {
-    ...simulatedSiteClients(simulator),
-    commands: headNode.transport,
-    reservations: new ScontrolReservations(headNode.transport, { clock }),
-  };
+  const site = (await options.connectors?.(simulator, { connectorState })) ?? simulatedSiteConnectors(simulator, clock, headNode);
   const siteEvents = options.site?.slurm.siteEvents;
   if (siteEvents && !options.connectors) {
     // strigger on the simulated head node, as a scontrol connector's siteEvents sets them; the runtime delivers the firings.
@@ -354,6 +350,18 @@ async function connectSite(
   }
   // Connectors that bring no task transport: the simulated head node, as a profile's SSM transport would reach it.
   return { site, taskCommands: site.taskCommands ?? headNode };
+}
+
+/**
+ * The simulated site's connectors when none are given: its HTTP APIs, and its head node over SSM for commands and
+ * maintenance reservations (for `connectors` that only add to them: the site's triggers, say).
+ */
+export function simulatedSiteConnectors(simulator: RunningSiteSimulator, clock: Pick<TimeSource, 'now'>, headNode = simulatedHeadNode(simulator)): SiteClients {
+  return {
+    ...simulatedSiteClients(simulator),
+    commands: headNode.transport,
+    reservations: new ScontrolReservations(headNode.transport, { clock }),
+  };
 }
 
 /** A profile's site on the wall clock is real time; the simulator's, or a `rollout simulate` site's scaled clock, is simulated. */

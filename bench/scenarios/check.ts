@@ -16,6 +16,11 @@ export function scenarioKind(seed: number): ScenarioKind {
   return draw < 0.15 ? 'task-graph' : draw < 0.3 ? 'group-deployment' : 'rolling-upgrade';
 }
 
+/** The seed draws a rolling upgrade that arms the site's triggers (issue 29: waits resumed by their firings). */
+export function armsSiteTriggers(seed: number): boolean {
+  return scenarioKind(seed) === 'rolling-upgrade' && generateScenario(seed).siteEvents !== undefined;
+}
+
 export interface CheckedScenario {
   seed: number;
   kind: ScenarioKind;

@@ -5,6 +5,7 @@ import { isFailureReason, parseSiteMark } from '../../core/site/node-claims';
 import { peakOutOfService } from '../../simulator/out-of-service';
 import type { OperatorRecord, ScenarioRun } from './run-scenario';
 import type { ScenarioNode } from './scenario';
+import { checkSiteEventInvariants, type SiteEventInvariant } from './site-event-invariants';
 
 /**
  * The invariants every run must keep, whatever path it took, judged against the site's own record
@@ -39,7 +40,9 @@ export type Invariant =
   | 'run-error'
   | 'bad-input-refused'
   | 'says-why-it-waits'
-  | 'no-progress';
+  | 'no-progress'
+  | 'rebooted-at-most-once'
+  | SiteEventInvariant;
 
 const OUT_OF_SERVICE = /DRAIN|DOWN|FAIL|REBOOT/;
 const SETTLED_STATES = ['READY', 'DELETED', 'HALTED', 'STOPPED'];
@@ -150,6 +153,8 @@ export function checkInvariants(run: ScenarioRun): Violation[] {
       add('not-started-untouched', 'in the request but the session has no record of it', node.name);
       continue;
     }
+    // Whatever the session recorded (a boot that failed or hung included): the site booted it once at most.
+    if (state.bootCount > 1) add('rebooted-at-most-once', `recorded ${record.status} but the site booted it ${state.bootCount} times`, node.name);
     // An admin's drain: never drained by us from then on, kept, its reason byte for byte (a node failed by us carries our failure mark instead).
     if (admin) {
       // From the admin's drain on, in the site's own order (an admin's drain mid-run is the first drain naming no run at or after its moment).
@@ -157,7 +162,8 @@ export function checkInvariants(run: ScenarioRun): Violation[] {
         admin.at === 0 ? -1 : changes.findIndex((c) => c.change === 'drain' && c.by === undefined && (c.at - run.startedAt) / 1000 >= admin.at);
       const drainedByUs = changes.filter((c, i) => i > adminIndex && c.change === 'drain' && ours(c.by));
       if (drainedByUs.length > 0) add('admin-drain-kept', `drained by this session after an admin drained it ('${admin.reason}')`, node.name);
-      if (record.status !== 'FAILED' && (!/DRAIN/.test(state.wlmState) || state.wlmReason !== admin.reason))
+      // A process that did not end (killed for good, or by the runner) may have left it mid-reboot: Slurm's ' : reboot issued' after the reason.
+      if (record.status !== 'FAILED' && processEnded && (!/DRAIN/.test(state.wlmState) || state.wlmReason !== admin.reason))
         add('admin-drain-kept', `admin's drain '${admin.reason}' not kept as written: site shows ${shows}`, node.name);
     }
     if (record.status === 'UPGRADED') {
@@ -229,6 +235,12 @@ export function checkInvariants(run: ScenarioRun): Violation[] {
     if (request.mode === 'window' && deleted.length > 0)
       add('cancel-rules', `a window's cancel failed ${deleted.length} node(s) with ${FailureReason.sessionDeleted}`);
   }
+
+  // The site's triggers, the relay's deliveries, the waits they resume.
+  const stopsAndCancels = run.operator.filter(
+    (o) => (o.action.kind === 'stop' || o.action.kind === 'cancel') && o.takenAt !== undefined && !o.answer?.startsWith('refused'),
+  ).length;
+  checkSiteEventInvariants(run, { processEnded, settled: SETTLED_STATES.includes(report.state), stopsAndCancels }, add);
 
   // The end: exit status, state, what stays on the site.
   if (run.exitStatus === 0) {

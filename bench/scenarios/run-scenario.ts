@@ -1,12 +1,11 @@
 import { EmbeddedRuntime } from '../../local/embedded-runtime';
-import type { ExecutionOutcome } from '../../local/local-step-functions';
-import { parseSiteDefinition, siteProfileFor, type SiteDefinitionInput, type SiteState } from '../../simulator';
+import type { ExecutionOutcome, LocalFunction } from '../../local/local-step-functions';
+import { parseSiteDefinition, type SiteDefinitionInput, type SiteState } from '../../simulator';
 import type { WlmReservation } from '../../simulator/models/workload-manager';
-import { createSiteFromProfile } from '../../adapters/site';
-import { parseSiteProfile } from '../../core/site/site-profile';
 import { buildSessionReport, type SessionReport } from '../../control-plane/reports/session-report';
 import { ClockStalledError } from '../../time/virtual-clock';
 import { scenarioSite, type OperatorAction, type Scenario } from './scenario';
+import { scenarioConnectors, siteEventsRecord, type ScenarioRelay, type SiteEventsRecord } from './scenario-relay';
 
 /**
  * Runs a scenario on the embedded default (the real workflow files on the local engine, the real
@@ -48,6 +47,8 @@ export interface ScenarioRun {
   /** Simulated seconds from the start to the end. */
   simulatedSeconds: number;
   realMs: number;
+  /** With the site's triggers armed: what the site and the relay record of them at the end. */
+  siteEvents?: SiteEventsRecord;
 }
 
 export interface SilentWait {
@@ -75,26 +76,26 @@ export interface RunOptions {
 export async function runScenario(scenario: Scenario, options: RunOptions = {}): Promise<ScenarioRun> {
   const startedReal = Date.now();
   const site = parseSiteDefinition(scenarioSite(scenario));
+  // The relay delivers to the runtime, which its connectors are built for: it is handed the runtime once started.
+  const started: { runtime?: EmbeddedRuntime } = {};
+  const { connectors, relay } = scenarioConnectors(scenario, () => started.runtime!);
   const runtime = await EmbeddedRuntime.start({
     site,
-    ...(scenario.connectors === 'ssm'
-      ? {
-          connectors: async (simulator, { connectorState }) => {
-            const profile = parseSiteProfile(siteProfileFor(simulator.urls, 'ssm', 1));
-            const built = await createSiteFromProfile(profile, { connectorState, clock: { now: () => simulator.simulator.clock.now() } });
-            return { ...built.site, ...(built.taskCommands ? { taskCommands: built.taskCommands } : {}) };
-          },
-        }
-      : {}),
+    ...(connectors ? { connectors } : {}),
+    // A workflow that loops without waiting on in-memory state alone (a Wait For Site Event refused at once) runs on
+    // promises only and would starve every timer, the runner's watch for it included: each invocation yields first.
+    ...(relay ? { wrapFunction: (_name: string, fn: LocalFunction) => async (payload: unknown) => (await yieldToTimers(), fn(payload)) } : {}),
   });
+  started.runtime = runtime;
   try {
-    return await drive(runtime, scenario, options, startedReal);
+    return await drive(runtime, scenario, options, startedReal, relay);
   } finally {
+    relay?.kill();
     await runtime.close();
   }
 }
 
-async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunOptions, startedReal: number): Promise<ScenarioRun> {
+async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunOptions, startedReal: number, relay?: ScenarioRelay): Promise<ScenarioRun> {
   const clock = runtime.clock;
   const start = clock.now();
   const simulatedBudgetMs = (options.simulatedBudgetSeconds ?? 3 * 86400) * 1000;
@@ -103,11 +104,7 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
   const run = await runtime.run('rollingUpgrade', scenario.request);
   const upgradeId = run.id;
   const budget: OperatorBudget = { start, simulatedSeconds: simulatedBudgetMs / 1000, realDeadline, startedReal };
-  // A run that never lets the clock settle is ended on the wall clock too.
-  const guard = setTimeout(() => {
-    budget.exceeded ??= `${Date.now() - startedReal} ms of real time (the clock never settled)`;
-    void killRunning(runtime).catch(() => undefined);
-  }, realDeadline - Date.now());
+  const stopGuards = guardRun(runtime, budget);
   // Silence: the session runs (UPDATING), nothing in flight, and neither the site nor the session's messages change.
   const pollSeconds = Number(scenario.request.pollIntervalSeconds);
   const silence: SilentWait[] = [];
@@ -144,19 +141,22 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
     clock,
     pending,
     budget,
-    act: (action, elapsed) => act(runtime, action, upgradeId, elapsed),
+    act: (action, elapsed) => act(runtime, action, upgradeId, elapsed, relay),
+    // A stop, cancel or kill drawn for a workflow parked for the site's events waits for it to park.
+    ready: async (action) => !action.whileParked || (await runtime.store.getSession(upgradeId))?.siteWaitToken !== undefined,
     watch: watchSilence,
     kill: () => killRunning(runtime),
     // Actions whose moment passed while it stood still are dropped (the process was not running).
     resume: () => runtime.run('rollingUpgrade', { resumeUpgradeId: upgradeId }),
   });
-  clearTimeout(guard);
+  stopGuards();
   const budgetExceeded = budget.exceeded;
 
   const session = await runtime.store.getSession(upgradeId);
   const report = session ? await buildSessionReport(runtime.store, session) : undefined;
   const siteState = runtime.simulator.state();
   return {
+    ...(relay ? { siteEvents: await siteEventsRecord(runtime, upgradeId, relay) } : {}),
     scenario,
     upgradeId,
     outcomes,
@@ -172,6 +172,43 @@ async function drive(runtime: EmbeddedRuntime, scenario: Scenario, options: RunO
     silence,
     realMs: Date.now() - startedReal,
   };
+}
+
+/**
+ * Ends a run that never lets the clock settle on the wall clock (its real deadline), and one that loops without
+ * waiting at once (watchForSpin), saying why in `budget.exceeded`. Returns what stops both guards.
+ */
+function guardRun(runtime: EmbeddedRuntime, budget: OperatorBudget): () => void {
+  const endRun = (why: string) => {
+    budget.exceeded ??= why;
+    void killRunning(runtime).catch(() => undefined);
+  };
+  const guard = setTimeout(() => endRun(`${Date.now() - budget.startedReal} ms of real time (the clock never settled)`), budget.realDeadline - Date.now());
+  const spin = watchForSpin(runtime, budget.start, endRun);
+  return () => {
+    clearTimeout(guard);
+    clearInterval(spin);
+  };
+}
+
+const yieldToTimers = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** State transitions at one simulated instant past which a run is judged to loop without waiting (a run of ten nodes takes a few dozen; a loop over SSM, a hundred a real second). */
+const SPIN_TRANSITIONS = 500;
+
+/**
+ * Watches, every real second, for a workflow that loops without ever waiting: its state transitions keep rising
+ * while the simulated clock stands still. Ends it at once (`spun` says why) rather than at the real-time guard.
+ */
+function watchForSpin(runtime: EmbeddedRuntime, start: number, spun: (why: string) => void): NodeJS.Timeout {
+  const transitions = () => runtime.engine.executions.reduce((sum, e) => sum + e.stateTransitions, 0);
+  let last = { at: runtime.clock.now(), transitions: transitions() };
+  return setInterval(() => {
+    const now = { at: runtime.clock.now(), transitions: transitions() };
+    if (now.at !== last.at) last = now;
+    else if (now.transitions - last.transitions >= SPIN_TRANSITIONS)
+      spun(`${now.transitions - last.transitions} state transitions at +${(now.at - start) / 1000}s with the clock standing still (a loop that never waits)`);
+  }, 1000);
 }
 
 type TakenAction = OperatorRecord & { resumed?: boolean };
@@ -196,6 +233,8 @@ export interface OperatorLoop {
   budget: OperatorBudget;
   /** Takes one action at `elapsed` simulated seconds: the record of it (the run's state before, the answer). */
   act(action: OperatorAction, elapsed: number): Promise<OperatorRecord>;
+  /** Whether an action whose moment came can be taken now (absent: always); one not ready waits for a later turn, the others are taken. */
+  ready?(action: OperatorAction): Promise<boolean>;
   /** Looks at the run after the actions of each turn (the upgrade's silence watch). */
   watch?(elapsed: number): Promise<void>;
   /** kill -9: every execution of the run ends without a word. */
@@ -326,7 +365,10 @@ export async function runOperatorActions(
       await clock.busy(async () => {
         if (ended) return;
         const elapsed = (clock.now() - budget.start) / 1000;
-        while (pending.length > 0 && pending[0]!.atSeconds <= elapsed) operator.push(await loop.act(pending.shift()!, elapsed));
+        for (let i = 0; i < pending.length && pending[i]!.atSeconds <= elapsed; ) {
+          if (loop.ready && !(await loop.ready(pending[i]!))) i++;
+          else operator.push(await loop.act(pending.splice(i, 1)[0]!, elapsed));
+        }
         await loop.watch?.(elapsed);
         if (budget.exceeded === undefined && (elapsed > budget.simulatedSeconds || Date.now() > budget.realDeadline)) {
           budget.exceeded =
@@ -365,7 +407,7 @@ async function killRunning(runtime: EmbeddedRuntime): Promise<void> {
   await Promise.all(running.map((e) => runtime.engine.stop(e.executionArn)));
 }
 
-async function act(runtime: EmbeddedRuntime, action: OperatorAction, upgradeId: string, elapsed: number): Promise<TakenAction> {
+async function act(runtime: EmbeddedRuntime, action: OperatorAction, upgradeId: string, elapsed: number, relay?: ScenarioRelay): Promise<TakenAction> {
   const stateBefore = (await runtime.store.getSession(upgradeId))?.state;
   const taken = { action, takenAt: Math.round(elapsed), ...(stateBefore ? { stateBefore } : {}) };
   const answer = async (work: () => Promise<unknown>) => {
@@ -389,5 +431,15 @@ async function act(runtime: EmbeddedRuntime, action: OperatorAction, upgradeId: 
       return { ...taken, answer: await answer(async () => sim.headNode.restartController()) };
     case 'reconfigure':
       return { ...taken, answer: await answer(async () => sim.headNode.restartController()) };
+    case 'kill-relay':
+      return { ...taken, answer: await answer(async () => relay?.kill()) };
+    case 'restart-relay':
+      return { ...taken, answer: await answer(async () => relay?.restart()) };
+    case 'lose-firings':
+      return { ...taken, answer: await answer(async () => (sim.workloadManager.triggers.faults.loseFirings += action.count ?? 1)) };
+    case 'fail-relay-program':
+      return { ...taken, answer: await answer(async () => (sim.workloadManager.triggers.faults.failProgram = true)) };
+    case 'fix-relay-program':
+      return { ...taken, answer: await answer(async () => (sim.workloadManager.triggers.faults.failProgram = false)) };
   }
 }

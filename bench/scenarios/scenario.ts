@@ -38,7 +38,17 @@ export type OperatorActionKind =
   /** `systemctl restart slurmctld` (SSM connectors: the head node's controller). */
   | 'restart-slurmctld'
   /** `scontrol reconfigure`. */
-  | 'reconfigure';
+  | 'reconfigure'
+  /** The site relay dies (site events): no firing is delivered from then on. */
+  | 'kill-relay'
+  /** The site relay is back: it delivers the firings from then on (those while it was dead are lost). */
+  | 'restart-relay'
+  /** The next `count` firings are lost (slurmctld never ran the relay: TriggerManagerModel.faults.loseFirings). */
+  | 'lose-firings'
+  /** The relay's program fails at every firing from then on (slurmctld only logs it: faults.failProgram). */
+  | 'fail-relay-program'
+  /** The relay's program runs again. */
+  | 'fix-relay-program';
 
 export interface OperatorAction {
   kind: OperatorActionKind;
@@ -49,6 +59,22 @@ export interface OperatorAction {
   reason?: string;
   /** stop, kill: `rollout session resume` afterwards. */
   resume?: boolean;
+  /** stop, cancel, kill: taken at the first instant at or after atSeconds that the workflow is parked for the site's events. */
+  whileParked?: boolean;
+  /** lose-firings: how many. */
+  count?: number;
+}
+
+/**
+ * The site's triggers armed (issue 29): the session sets them at its start, its waits for nodes are resumed by
+ * their firings through the relay (in process), a backstop poll behind them. The relay's faults are operator
+ * actions at their moments (kill-relay, restart-relay, lose-firings, fail-relay-program, fix-relay-program).
+ */
+export interface ScenarioSiteEvents {
+  /** The profile's siteEvents.backstopSeconds; absent: the default (10 polls). */
+  backstopSeconds?: number;
+  /** Each firing the relay delivered is delivered again (a spool retried after a lost answer), with this probability, afterSeconds later. */
+  deliveredTwice?: { share: number; afterSeconds: number };
 }
 
 export interface UpgradeScenario {
@@ -63,6 +89,8 @@ export interface UpgradeScenario {
   apiFaults: NonNullable<SiteDefinitionInput['apiFaults']>;
   request: Record<string, unknown>;
   operator: OperatorAction[];
+  /** The site's triggers armed; absent: every wait is a poll. */
+  siteEvents?: ScenarioSiteEvents;
 }
 
 export type Scenario = UpgradeScenario;
@@ -170,6 +198,7 @@ export function generateScenario(seed: number): Scenario {
     operator.push({ kind: 'admin-drain', atSeconds: int(random, 0, 1200), node: pick(random, inRequest).name, reason: pick(random, ADMIN_REASONS) });
   if (connectors === 'ssm' && chance(random, 0.15))
     operator.push({ kind: pick(random, ['restart-slurmctld', 'reconfigure'] as const), atSeconds: int(random, 0, 1200) });
+  const siteEvents = drawSiteEvents(seed, operator, neverOpens);
   operator.sort((a, b) => a.atSeconds - b.atSeconds);
 
   return {
@@ -186,7 +215,40 @@ export function generateScenario(seed: number): Scenario {
     apiFaults,
     request,
     operator,
+    ...(siteEvents ? { siteEvents } : {}),
   };
+}
+
+/**
+ * The site-events dimension of a seed, from a stream of its own (the rest of the scenario is drawn as before it
+ * existed): about a third of the upgrades arm the site's triggers, some with a backstop of their own; the relay
+ * killed (and some brought back), firings lost, its program failing for a while, firings delivered twice; and,
+ * where the scenario's operator does nothing else, a stop, cancel or kill while the workflow is parked for the site.
+ * Adds its actions to `operator`.
+ */
+function drawSiteEvents(seed: number, operator: OperatorAction[], neverOpens: boolean): ScenarioSiteEvents | undefined {
+  const random = randomStream(seed, 'site-events');
+  if (neverOpens || !chance(random, 0.35)) return undefined;
+  const siteEvents: ScenarioSiteEvents = {};
+  if (chance(random, 0.5)) siteEvents.backstopSeconds = pick(random, [60, 120, 300]);
+  if (chance(random, 0.4)) siteEvents.deliveredTwice = { share: pick(random, [0.3, 1]), afterSeconds: pick(random, [0, 0, 5, 60]) };
+  if (chance(random, 0.3)) {
+    const at = int(random, 0, 1500);
+    operator.push({ kind: 'kill-relay', atSeconds: at });
+    if (chance(random, 0.6)) operator.push({ kind: 'restart-relay', atSeconds: at + int(random, 60, 1200) });
+  }
+  if (chance(random, 0.2)) operator.push({ kind: 'lose-firings', atSeconds: int(random, 0, 1500), count: int(random, 1, 5) });
+  if (chance(random, 0.15)) {
+    const at = int(random, 0, 1500);
+    operator.push({ kind: 'fail-relay-program', atSeconds: at });
+    if (chance(random, 0.7)) operator.push({ kind: 'fix-relay-program', atSeconds: at + int(random, 60, 900) });
+  }
+  const ends = operator.some((a) => a.kind === 'stop' || a.kind === 'cancel' || a.kind === 'kill');
+  if (!ends && chance(random, 0.4)) {
+    const kind = pick(random, ['stop', 'stop', 'cancel', 'kill'] as const);
+    operator.push({ kind, atSeconds: int(random, 0, 1500), whileParked: true, ...(kind === 'cancel' ? {} : { resume: chance(random, 0.85) }) });
+  }
+  return siteEvents;
 }
 
 /** The simulated site of a scenario. */
@@ -257,11 +319,18 @@ export function describeScenario(scenario: Scenario): string {
           .filter(Boolean)
           .join(','),
     );
-  const operator = scenario.operator.map((a) => `${a.kind}@${a.atSeconds}s${a.node ? ` ${a.node} '${a.reason}'` : ''}${a.resume ? '+resume' : ''}`);
+  const operator = scenario.operator.map(
+    (a) =>
+      `${a.kind}@${a.atSeconds}s${a.whileParked ? '(parked)' : ''}${a.count !== undefined ? ` x${a.count}` : ''}${a.node ? ` ${a.node} '${a.reason}'` : ''}${a.resume ? '+resume' : ''}`,
+  );
+  const events = scenario.siteEvents;
   return [
     `seed ${scenario.seed}: ${scenario.connectors} Slurm ${scenario.slurmVersion}, ${scenario.nodes.filter((n) => n.inRequest).length} nodes`,
     controls.join(' '),
     site.length ? `site ${site.join(' ')}` : '',
+    events
+      ? `site triggers armed (backstop ${events.backstopSeconds ?? 'default'}${events.deliveredTwice ? `, ${events.deliveredTwice.share * 100}% delivered twice +${events.deliveredTwice.afterSeconds}s` : ''})`
+      : '',
     scenario.workload ? 'jobs keep arriving' : '',
     scenario.apiFaults.length ? `api faults ${scenario.apiFaults.map((f) => `${f.service}:${f.status}x${f.count}@${f.afterCalls}`).join(',')}` : '',
     operator.length ? `operator ${operator.join(', ')}` : '',

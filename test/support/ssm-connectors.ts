@@ -1,3 +1,4 @@
+import { SIMULATED_RELAY } from '../../local/simulated-trigger-relay';
 import { createSiteFromProfile, type SiteClients } from '../../adapters/site';
 import { parseSiteProfile, type SiteProfileInput } from '../../core/site/site-profile';
 import type { ConnectorState } from '../../ports/connector-state';
@@ -13,9 +14,6 @@ type Connect = (simulator: RunningSiteSimulator, deps: { connectorState: Connect
  */
 export const ssmConnectors: Connect = (simulator, deps) => profileConnectors((urls) => siteProfileFor(urls, 'ssm', 1))(simulator, deps);
 
-/** The relay command a test's triggers carry: never run (a simulated site's firings are delivered in process). */
-export const TEST_RELAY = '/usr/local/bin/rollout relay deliver --spool /var/spool/rollout-relay';
-
 /**
  * As ssmConnectors, with the site's events on (issue 29): the scontrol workload manager's siteEvents, so a
  * rolling upgrade sets its Slurm triggers by strigger on the head node and waits for their firings.
@@ -23,7 +21,7 @@ export const TEST_RELAY = '/usr/local/bin/rollout relay deliver --spool /var/spo
 export function siteEventConnectors(backstopSeconds?: number): Connect {
   return profileConnectors((urls) => ({
     ...siteProfileFor(urls, 'ssm', 1),
-    workloadManager: { type: 'scontrol', siteEvents: { relay: TEST_RELAY, ...(backstopSeconds !== undefined ? { backstopSeconds } : {}) } },
+    workloadManager: { type: 'scontrol', siteEvents: { relay: SIMULATED_RELAY, ...(backstopSeconds !== undefined ? { backstopSeconds } : {}) } },
   }));
 }
 

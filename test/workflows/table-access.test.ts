@@ -14,7 +14,8 @@ import { groupOf, QUICK_POLL, QUICK_TIMING, runDeployment } from '../support/dep
 import { eventually, runUpgrade, startTestRuntime } from '../support/embedded';
 import { buildCloudSite, ENVIRONMENT_NODE_NAMES, environmentUpgradeRequest, fuelEnvironments } from '../support/environments';
 import { buildSite, upgradeRequest } from '../support/sites';
-import { profileConnectors, siteEventConnectors, ssmConnectors, TEST_RELAY } from '../support/ssm-connectors';
+import { profileConnectors, siteEventConnectors, ssmConnectors } from '../support/ssm-connectors';
+import { SIMULATED_RELAY } from '../../local/simulated-trigger-relay';
 import { commandEndsHandler, type CommandEndOutcome } from '../../lambdas/entrypoints/command-ends';
 import { runWhenDue } from '../../local/simulated-trigger-relay';
 import { EXAMPLE_GRAPH, exampleSite } from '../support/task-graph-runs';
@@ -125,7 +126,7 @@ async function withRuntime(options: Parameters<typeof startTestRuntime>[0], work
 const commandNotifyingConnectors = profileConnectors((urls) => {
   const profile = siteProfileFor(urls, 'ssm', 1);
   const transport = profile.transport?.type === 'ssm' ? { ...profile.transport, commandNotifications: true } : profile.transport;
-  return { ...profile, ...(transport ? { transport } : {}), workloadManager: { type: 'scontrol', siteEvents: { relay: TEST_RELAY } } };
+  return { ...profile, ...(transport ? { transport } : {}), workloadManager: { type: 'scontrol', siteEvents: { relay: SIMULATED_RELAY } } };
 });
 
 /**

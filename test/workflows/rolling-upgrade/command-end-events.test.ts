@@ -4,7 +4,8 @@ import type { SiteEvent } from '../../../core/site/site-event';
 import { siteProfileFor, type RunningSiteSimulator } from '../../../simulator';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { runUpgrade, startTestRuntime } from '../../support/embedded';
-import { profileConnectors, TEST_RELAY } from '../../support/ssm-connectors';
+import { profileConnectors } from '../../support/ssm-connectors';
+import { SIMULATED_RELAY } from '../../../local/simulated-trigger-relay';
 
 /**
  * SSM without waiting (issue 29, item 3): a node's health check runs on the head node over SSM; where SSM's
@@ -61,7 +62,7 @@ async function start(options: { notifications: boolean; backstopSeconds?: number
           ...(options.notifications && transport.type === 'ssm' ? { transport: { ...transport, commandNotifications: true } } : {}),
           workloadManager: {
             type: 'scontrol',
-            siteEvents: { relay: TEST_RELAY, ...(options.backstopSeconds ? { backstopSeconds: options.backstopSeconds } : {}) },
+            siteEvents: { relay: SIMULATED_RELAY, ...(options.backstopSeconds ? { backstopSeconds: options.backstopSeconds } : {}) },
           },
         };
       })(simulator, connectorDeps);

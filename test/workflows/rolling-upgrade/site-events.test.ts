@@ -6,7 +6,7 @@ import { parseRelayProgram } from '../../../core/site/site-event';
 import type { RunningSiteSimulator } from '../../../simulator';
 import { buildSite, nodeName, upgradeRequest } from '../../support/sites';
 import { eventually, runUpgrade, startTestRuntime } from '../../support/embedded';
-import { modelTriggers } from '../../support/model-triggers';
+import { simulatedSiteTriggers } from '../../../local/simulated-site-triggers';
 import { profileConnectors, siteEventConnectors } from '../../support/ssm-connectors';
 import { loadSiteFile, siteProfileFor } from '../../../simulator';
 import type { SiteTriggers } from '../../../ports/site';
@@ -45,7 +45,7 @@ async function startArmed(count: number, options: { backstopSeconds?: number; co
         return clients;
       }
       const clients = simulatedSiteClients(simulator);
-      triggers = modelTriggers(simulator.simulator.workloadManager.triggers, options.backstopSeconds);
+      triggers = simulatedSiteTriggers(simulator.simulator.workloadManager.triggers, options.backstopSeconds);
       Object.assign(clients.workloadManager, { triggers });
       return clients;
     },

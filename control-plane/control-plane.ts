@@ -402,8 +402,9 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
    * sends the token again (the task waits for it until then).
    */
   private async wakeUp(session: UpgradeSession): Promise<string | undefined> {
-    // A workflow parked for the site's events must act on the request too, not at its backstop.
-    const site = session.siteWaitToken ? await this.wakeForSiteEvent(session.upgradeId) : undefined;
+    // A workflow parked for the site's events must act on the request too, not at its backstop; one about to park
+    // must not: the request counts as an event (its park then fails, and it looks again at once).
+    const site = session.siteTriggers && 'backstopSeconds' in session.siteTriggers ? await this.wakeForSiteEvent(session.upgradeId) : undefined;
     const token = session.operator?.taskToken;
     if (!token) return site?.wakeError;
     try {

@@ -66,8 +66,9 @@ export interface SessionStore extends RunStore<UpgradeSession> {
   parkForOperator(upgradeId: string, taskToken: string, wait: OperatorWait): Promise<boolean>;
 
   /**
-   * Stores the token of `Wait For Site Event` on the session in one conditional write, if it is UPDATING
-   * and no site event was delivered since its last increment read `seen` (its siteEventCount then).
+   * Stores the token of `Wait For Site Event` on the session in one conditional write, if it still runs (UPDATING,
+   * or STOPPING and DELETING while its nodes in flight finish) and nothing was delivered since its last increment
+   * read `seen` (its siteEventCount then: a firing, or an operator's request, adds one).
    * Returns false, storing nothing, when one was: the workflow looks at the site again at once.
    */
   parkForSiteEvent(upgradeId: string, taskToken: string, seen: number): Promise<boolean>;

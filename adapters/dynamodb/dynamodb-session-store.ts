@@ -238,9 +238,16 @@ export class DynamoDbSessionStore extends DynamoDbRunStore<UpgradeSession, Sessi
           TableName: this.tableName,
           Key: sessionKey(upgradeId),
           UpdateExpression: 'SET #token = :token',
-          ConditionExpression: `#state = :updating AND ${seen === 0 ? '(attribute_not_exists(#count) OR #count = :seen)' : '#count = :seen'}`,
+          // A session still running (a stop or a cancel lets its nodes in flight finish): a request changes the count too.
+          ConditionExpression: `#state IN (:updating, :stopping, :deleting) AND ${seen === 0 ? '(attribute_not_exists(#count) OR #count = :seen)' : '#count = :seen'}`,
           ExpressionAttributeNames: { '#token': 'siteWaitToken', '#state': 'state', '#count': 'siteEventCount' },
-          ExpressionAttributeValues: { ':token': taskToken, ':updating': 'UPDATING' satisfies SessionState, ':seen': seen },
+          ExpressionAttributeValues: {
+            ':token': taskToken,
+            ':updating': 'UPDATING' satisfies SessionState,
+            ':stopping': 'STOPPING' satisfies SessionState,
+            ':deleting': 'DELETING' satisfies SessionState,
+            ':seen': seen,
+          },
         }),
       ),
     );

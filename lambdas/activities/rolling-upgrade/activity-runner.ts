@@ -180,6 +180,8 @@ async function armTriggers(
     armed = { backstopSeconds, armedAt: now };
     message = `Site triggers set (strigger ${ids.join(', ')}: ${SITE_TRIGGER_EVENTS.join(', ')} on ${nodes.length} node(s)): waits for nodes are resumed by their firings, with a backstop poll every ${backstopSeconds} s`;
   } catch (err) {
+    // Some may have been set before one failed: cleared now if the site lets us, and at the session's end again.
+    await triggers.disarm(session.upgradeId).catch(() => 0);
     armed = { unavailable: describeError(err), at: now };
     message = `Site triggers could not be set, the session polls every ${session.pollIntervalSeconds} s: ${describeError(err)}`;
   }
@@ -219,7 +221,8 @@ async function releaseTriggersAtEnd(
 async function releaseTriggers(deps: RollingUpgradeDependencies, session: UpgradeSession): Promise<Pick<UpgradeSession, 'siteTriggers'> | undefined> {
   const triggers = deps.site.workloadManager.triggers;
   if (!session.siteTriggers) return undefined;
-  if ('backstopSeconds' in session.siteTriggers && triggers) {
+  // Cleared whether they were all set or a set failed part way (some may be there).
+  if (triggers) {
     try {
       const cleared = await triggers.disarm(session.upgradeId);
       await deps.store.messages.append(session.upgradeId, `Site triggers cleared (${cleared})`);

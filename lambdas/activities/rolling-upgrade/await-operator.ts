@@ -31,7 +31,7 @@ export async function awaitOperator(event: AwaitOperatorEvent, deps: RollingUpgr
 
 /**
  * Wait For Site Event (issue 29): stores the task token on the session, in one conditional write that holds only
- * while it is UPDATING and no firing for it was delivered since its last increment read the site. A delivery takes
+ * while it runs and nothing (a firing, an operator's request) was delivered since its last increment read the site. A delivery takes
  * the token and sends SendTaskSuccess (ControlPlane.wakeForSiteEvent); one that came first makes this throw
  * SiteEventArrived: the workflow looks again at once. The task's timeout is the backstop poll.
  */

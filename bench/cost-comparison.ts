@@ -116,10 +116,10 @@ export function renderCostBreakdown(pairs: readonly CostPair[]): string {
 
 /**
  * `--only=cost`: each mode on each site, once with every wait a poll and once with the site's events (triggers armed,
- * waits parked, the backstop at 10 x the poll), at `timing`; a site's table is written as soon as its runs end.
+ * waits parked, the backstop at 10 x the poll or `backstopSeconds`), at `timing`; a site's table is written as soon as its runs end.
  */
 export async function benchCostComparison(
-  options: { nodes: number; timing: SiteTiming; timesLabel: string; sites?: readonly BenchSite[] },
+  options: { nodes: number; timing: SiteTiming; timesLabel: string; sites?: readonly BenchSite[]; backstopSeconds?: number },
   write: (text: string) => void,
 ): Promise<void> {
   for (const { site, label } of COST_SITES.filter((s) => !options.sites || options.sites.includes(s.site))) {
@@ -134,6 +134,7 @@ export async function benchCostComparison(
           timing: options.timing,
           site,
           siteEvents,
+          ...(siteEvents && options.backstopSeconds !== undefined ? { backstopSeconds: options.backstopSeconds } : {}),
         });
       const before = await run(false);
       const after = await run(true);
@@ -141,7 +142,9 @@ export async function benchCostComparison(
       for (const f of [before, after]) if (!/^SUCCEEDED.* 0 failed$/.test(f.outcome)) throw new Error(`${f.scenario}: ${f.outcome}`);
       pairs.push({ mode, before, after });
     }
-    write(`${renderCostComparison(`${label}, ${options.nodes} nodes, ${options.timesLabel}: before (every wait a poll) → after (site events)`, pairs)}\n\n`);
+    const backstop = options.backstopSeconds !== undefined ? `${options.backstopSeconds} s` : '10 x the poll';
+    const title = `${label}, ${options.nodes} nodes, ${options.timesLabel}: before (every wait a poll) → after (site events, backstop ${backstop})`;
+    write(`${renderCostComparison(title, pairs)}\n\n`);
     write(`Where the after cost goes:\n${renderCostBreakdown(pairs)}\n\n`);
   }
 }

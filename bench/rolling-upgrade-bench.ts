@@ -30,6 +30,8 @@ export interface RollingUpgradeScenario {
    * the quiesce waits are event-driven (BOS boots); over SSM with slurm-reboot the boot and return waits are too.
    */
   siteEvents?: boolean;
+  /** With siteEvents: the backstop poll's interval (siteEvents.backstopSeconds); default 10 x the poll. */
+  backstopSeconds?: number;
 }
 
 export type BenchSite = 'default' | 'ssm';
@@ -68,9 +70,13 @@ export function fleet(s: RollingUpgradeScenario) {
       resumeTimeoutSeconds: slurmTimeoutFor(s),
       slurmdTimeoutSeconds: slurmTimeoutFor(s),
       // The embedded default's triggers (slurm.siteEvents); over SSM the profile's scontrol connector sets them instead.
-      ...(s.siteEvents && (s.site ?? 'default') === 'default' ? { siteEvents: {} } : {}),
+      ...(s.siteEvents && (s.site ?? 'default') === 'default' ? { siteEvents: backstopOf(s) } : {}),
     },
   });
+}
+
+function backstopOf(s: RollingUpgradeScenario): { backstopSeconds?: number } {
+  return s.backstopSeconds !== undefined ? { backstopSeconds: s.backstopSeconds } : {};
 }
 
 function slurmTimeoutFor(s: RollingUpgradeScenario): number {
@@ -83,11 +89,11 @@ function slurmTimeoutFor(s: RollingUpgradeScenario): number {
  * `rollout simulate --transport ssm` writes its profile and createSiteFromProfile builds it, on the simulator's clock;
  * with `siteEvents`, its scontrol connector's siteEvents (the relay of a simulated site: the runtime delivers the firings).
  */
-function ssmSlurmRebootConnectors(siteEvents: boolean): NonNullable<EmbeddedRuntimeOptions['connectors']> {
+function ssmSlurmRebootConnectors(siteEvents: { backstopSeconds?: number } | undefined): NonNullable<EmbeddedRuntimeOptions['connectors']> {
   return async (simulator, { connectorState }) => {
     const profile = siteProfileFor(simulator.urls, 'ssm', 1);
     const { site, provisioner, taskCommands } = await createSiteFromProfile(
-      parseSiteProfile(siteEvents ? { ...profile, workloadManager: { type: 'scontrol', siteEvents: { relay: SIMULATED_RELAY } } } : profile),
+      parseSiteProfile(siteEvents ? { ...profile, workloadManager: { type: 'scontrol', siteEvents: { relay: SIMULATED_RELAY, ...siteEvents } } } : profile),
       { connectorState, clock: { now: () => simulator.simulator.clock.now() } },
     );
     return { ...site, ...(provisioner ? { provisioner } : {}), ...(taskCommands ? { taskCommands } : {}) };
@@ -113,7 +119,7 @@ export async function benchRollingUpgrade(s: RollingUpgradeScenario): Promise<Be
   const runtime = await EmbeddedRuntime.start({
     site: fleet(s),
     wrapFunction: roundTrips.wrapFunction,
-    ...(s.site === 'ssm' ? { connectors: ssmSlurmRebootConnectors(s.siteEvents ?? false) } : {}),
+    ...(s.site === 'ssm' ? { connectors: ssmSlurmRebootConnectors(s.siteEvents ? backstopOf(s) : undefined) } : {}),
   });
   roundTrips.watch(runtime.site);
   try {

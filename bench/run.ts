@@ -99,7 +99,8 @@ if (only === 'bundles') {
 if (only === 'cost') {
   // A spotless fleet (no faults, no jobs): what a plain upgrade costs in each mode, before (every wait a poll) and after
   // (the site's events), on a Slurm site over SSM and on the embedded default (bench/cost-comparison.ts). `--site-times`:
-  // a real site's times (600 s boot, 120 s return, 30 s poll) instead of the bench's (30 s, 5 s, 10 s); `--cost-site=ssm|default`: one site.
+  // a real site's times (600 s boot, 120 s return, 30 s poll) instead of the bench's (30 s, 5 s, 10 s); `--cost-site=ssm|default`: one site;
+  // `--backstop=S`: the after runs' backstop poll (siteEvents.backstopSeconds) instead of 10 x the poll.
   const siteTimes = process.argv.includes('--site-times');
   const costSite = flag('cost-site');
   await benchCostComparison(
@@ -108,6 +109,7 @@ if (only === 'cost') {
       timing: siteTimes ? SITE_TIMES : BENCH_TIMES,
       timesLabel: siteTimes ? "a site's times (600 s boot, 120 s return, 30 s poll)" : "the bench's times (30 s boot, 5 s return, 10 s poll)",
       ...(costSite === 'ssm' || costSite === 'default' ? { sites: [costSite] } : {}),
+      ...(flag('backstop') !== undefined ? { backstopSeconds: Number(flag('backstop')) } : {}),
     },
     (text) => process.stdout.write(text),
   );

@@ -48,18 +48,3 @@ export function costPerThousandNodes(f: BenchFigures): CostPerThousand {
   const dynamoDb = (writes * PRICES.dynamoDbPerWrite + reads * PRICES.dynamoDbPerRead) * scale;
   return { stepFunctions, lambda, dynamoDb, total: stepFunctions + lambda + dynamoDb, writes, reads, billedMs };
 }
-
-export function renderCost(f: BenchFigures): string {
-  const c = costPerThousandNodes(f);
-  const perNode = (n: number) => (n / f.nodes).toFixed(2);
-  const usd = (n: number) => `$${n.toFixed(4)}`;
-  const invocations = Math.max(f.lambdaInvocations, 1);
-  return [
-    `${f.scenario}: cost per 1,000 node-upgrades (${PRICES.region} list prices)`,
-    `  per node                         ${perNode(f.stateTransitions)} transitions, ${perNode(f.lambdaInvocations)} invocations, ${perNode(c.writes)} writes, ${perNode(c.reads)} reads (request units), ${perNode(f.dynamoDbRequests)} DynamoDB requests`,
-    `  Step Functions Standard          ${usd(c.stepFunctions)}   ($0.025 per 1,000 transitions)`,
-    `  Lambda                           ${usd(c.lambda)}   ($0.20 per 1M requests + $0.0000133334 per arm64 GB-s; ${LAMBDA_MEMORY_MB} MB, mean billed ${(c.billedMs / invocations).toFixed(1)} ms: ${(f.lambdaBilledMs / invocations).toFixed(1)} measured + ${(f.siteRoundTrips! / invocations).toFixed(2)} site round trips at ${SITE_ROUND_TRIP_MS} ms)`,
-    `  DynamoDB on-demand               ${usd(c.dynamoDb)}   ($1.25 per 1M write units, $0.25 per 1M read units: per item, per KB written, per 4 KB read)`,
-    `  total                            ${usd(c.total)}`,
-  ].join('\n');
-}

@@ -1,10 +1,12 @@
-import type { ExecutionFigures } from '../local/local-step-functions';
+import type { ExecutionFigures, LocalStepFunctions } from '../local/local-step-functions';
 
 export interface BenchFigures {
   scenario: string;
   outcome: string;
   nodes: number;
   wallSeconds: number;
+  /** The run's simulated duration, start to end (virtual time: the same on any host). */
+  makespanSeconds?: number;
   executions: number;
   maxHistoryEvents: number;
   largestPayloadBytes: number;
@@ -20,6 +22,20 @@ export interface BenchFigures {
   dynamoDbUnits?: { write: number; read: number };
   /** Site round trips the invocations waited on (bench/site-round-trips.ts): billed at a modelled latency each. */
   siteRoundTrips?: number;
+  /** State transitions per state name, over every execution: where the transitions go. */
+  transitionsByState?: Record<string, number>;
+  /** Invocations and the site round trips they waited on, per function: where the Lambda's share goes. */
+  invocationsByFunction?: Record<string, { invocations: number; roundTrips: number }>;
+}
+
+/** State transitions per state name (each StateEntered of every execution's history), over all the engine ran. */
+export function transitionsByState(engine: Pick<LocalStepFunctions, 'stateMachines' | 'listExecutions'>): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const machine of engine.stateMachines())
+    for (const execution of engine.listExecutions(machine.arn))
+      for (const entry of execution.history)
+        if (entry.type.endsWith('StateEntered') && entry.stateName !== undefined) counts[entry.stateName] = (counts[entry.stateName] ?? 0) + 1;
+  return counts;
 }
 
 export function summarizeExecutions(executions: readonly ExecutionFigures[]) {

@@ -1,4 +1,4 @@
-import { benchRollingUpgrade, SITE_TIMES, type RollingUpgradeScenario } from './rolling-upgrade-bench';
+import { BENCH_TIMES, benchRollingUpgrade, SITE_TIMES, type RollingUpgradeScenario } from './rolling-upgrade-bench';
 import { renderFigures } from './figures';
 import { benchGroupDeployment, type GroupDeploymentScenario } from './group-deployment-bench';
 import { benchSsmRollingUpgrade } from './ssm-bench';
@@ -8,7 +8,7 @@ import { realSlurmReleases } from '../scripts/slurm/real-slurm';
 import { benchWindow, benchWindowScale, type WindowBenchScenario } from './window-bench';
 import { benchTaskGraph } from './task-graph-bench';
 import { measureBundles, renderBundleFigures } from './bundle-figures';
-import { renderCost } from './cost';
+import { benchCostComparison } from './cost-comparison';
 import { renderSessionItem, sessionItemFigures } from './session-item';
 import { runSideBySide, worktreeOf } from './side-by-side';
 import { renderSoak, soakServe } from './soak';
@@ -21,7 +21,8 @@ import { benchEtaReads, renderEtaReads } from './eta-reads-bench';
  * (`ssm`: the step-size-100 upgrade through scontrol over SSM, with SSM calls and output bytes per node, `--ssm-nodes=N` for
  * another fleet size; `bundles`: the Lambda
  * bundles of the last `npm run synth`, sizes and import time; `cost`: dollars per 1,000 node-upgrades at step size 1, 10
- * and 100 and in mode window at maxUnavailable 1 and 32, `--site-times` at a real site's times; `session-item`: the
+ * and 100 and in mode window at maxUnavailable 1 and 32, before and after the site's events, `--site-times` at a real
+ * site's times; `session-item`: the
  * rolling-upgrade session item's size and write units; none of these in the default run).
  */
 const quick = process.argv.includes('--quick');
@@ -98,32 +99,22 @@ if (only === 'bundles') {
   process.stdout.write(`${renderBundleFigures(cdkOut, measureBundles(cdkOut))}\n\n`);
 }
 if (only === 'cost') {
-  // A spotless fleet (no faults, no jobs): what a plain upgrade costs at each step size. `--site-times`: a real site's
-  // times (600 s boot, 120 s return, 30 s poll) instead of the bench's (30 s, 5 s, 10 s).
-  const fleetSize = quick ? 200 : 1000;
-  const timing = process.argv.includes('--site-times') ? { timing: SITE_TIMES } : {};
-  const times = timing.timing ? ', site times' : '';
-  for (const stepSize of [1, 10, 100]) {
-    const figures = await benchRollingUpgrade({
-      name: `rolling upgrade, ${fleetSize} nodes${times}, step size ${stepSize}`,
-      nodes: fleetSize,
-      stepSize,
-      ...timing,
-    });
-    process.stdout.write(`${renderCost(figures)}\n\n`);
-  }
-  // Mode window at maxUnavailable 1 and 32 (issue 21 goal 3), the same spotless fleet and poll interval.
-  for (const maxUnavailable of [1, 32]) {
-    const controls = { mode: 'window', maxUnavailable };
-    const figures = await benchRollingUpgrade({
-      name: `rolling upgrade, ${fleetSize} nodes${times}, window maxUnavailable ${maxUnavailable}`,
-      nodes: fleetSize,
-      stepSize: 1,
-      controls,
-      ...timing,
-    });
-    process.stdout.write(`${renderCost(figures)}\n\n`);
-  }
+  // A spotless fleet (no faults, no jobs): what a plain upgrade costs in each mode, before (every wait a poll) and after
+  // (the site's events), on a Slurm site over SSM and on the embedded default (bench/cost-comparison.ts). `--site-times`:
+  // a real site's times (600 s boot, 120 s return, 30 s poll) instead of the bench's (30 s, 5 s, 10 s); `--cost-site=ssm|default`: one site;
+  // `--backstop=S`: the after runs' backstop poll (siteEvents.backstopSeconds) instead of 10 x the poll.
+  const siteTimes = process.argv.includes('--site-times');
+  const costSite = flag('cost-site');
+  await benchCostComparison(
+    {
+      nodes: quick ? 64 : 200,
+      timing: siteTimes ? SITE_TIMES : BENCH_TIMES,
+      timesLabel: siteTimes ? "a site's times (600 s boot, 120 s return, 30 s poll)" : "the bench's times (30 s boot, 5 s return, 10 s poll)",
+      ...(costSite === 'ssm' || costSite === 'default' ? { sites: [costSite] } : {}),
+      ...(flag('backstop') !== undefined ? { backstopSeconds: Number(flag('backstop')) } : {}),
+    },
+    (text) => process.stdout.write(text),
+  );
 }
 if (only === 'session-item') {
   // The rolling-upgrade session item's size and write units at 64 and 10,000 nodes, lock-step (step 100) and window (maxUnavailable 32).

@@ -20,12 +20,19 @@ const PORTS = ['workloadManager', 'bootService', 'inventory', 'commands'] as con
 export class SiteRoundTrips {
   /** Round trips of every invocation so far. */
   total = 0;
-  private readonly invocation = new AsyncLocalStorage<{ inFlight: number }>();
+  /** Invocations and their round trips per function (the handler's name: one per Task of the workflow), for where the cost goes. */
+  readonly byFunction = new Map<string, { invocations: number; roundTrips: number }>();
+  private readonly invocation = new AsyncLocalStorage<{ inFlight: number; fn: { invocations: number; roundTrips: number } }>();
   private readonly insidePort = new AsyncLocalStorage<true>();
 
   /** For EmbeddedRuntime's `wrapFunction`: runs each invocation with its own count. */
-  readonly wrapFunction = (_name: string, fn: LocalFunction): LocalFunction => {
-    return (payload) => this.invocation.run({ inFlight: 0 }, () => fn(payload));
+  readonly wrapFunction = (name: string, fn: LocalFunction): LocalFunction => {
+    return (payload) => {
+      let counts = this.byFunction.get(name);
+      if (!counts) this.byFunction.set(name, (counts = { invocations: 0, roundTrips: 0 }));
+      counts.invocations++;
+      return this.invocation.run({ inFlight: 0, fn: counts }, () => fn(payload));
+    };
   };
 
   /** Wraps the site's port methods (the runtime's `site`, as the handlers reach it) to count their calls. */
@@ -36,11 +43,14 @@ export class SiteRoundTrips {
       for (const method of methodsOf(port)) {
         const original = port[method] as (...args: unknown[]) => unknown;
         const { invocation, insidePort } = this;
-        const started = () => this.total++;
+        const started = (state: { fn: { roundTrips: number } }) => {
+          this.total++;
+          state.fn.roundTrips++;
+        };
         port[method] = function (this: unknown, ...args: unknown[]) {
           const state = invocation.getStore();
           if (!state || insidePort.getStore()) return original.apply(this, args);
-          if (state.inFlight++ === 0) started();
+          if (state.inFlight++ === 0) started(state);
           const done = () => void state.inFlight--;
           const result = insidePort.run(true, () => {
             try {

@@ -42,5 +42,8 @@ describe('SiteRoundTrips', () => {
     // Two invocations at once each wait on their own round trip.
     await Promise.all([increment({}), increment({})]);
     expect(trips.total).toBe(9);
+    // Per function: where the Lambda's share goes.
+    await trips.wrapFunction('CheckBoot', async () => site.workloadManager.getNodes([]))({});
+    expect(Object.fromEntries(trips.byFunction)).toEqual({ AdvanceWindow: { invocations: 3, roundTrips: 9 }, CheckBoot: { invocations: 1, roundTrips: 1 } });
   });
 });

@@ -9,6 +9,7 @@ import type { UpgradeSession } from '../core/rolling-upgrade/session';
 import type { ExecutionStatus, ExecutionSummary, Executions } from '../ports/executions';
 import type { RunRecord, RunRecords } from '../ports/run-records';
 import type { ScheduleClient } from './aws-client/schedule-client';
+import type { SiteEventKind } from '../core/site/site-event';
 import { OPERATOR_WAKE_OUTPUT, SITE_EVENT_WAKE_OUTPUT } from './operator-wake';
 import { buildDeploymentReport } from './reports/deployment-report';
 import { buildLiveSessionReport, type LiveSessionReport } from './reports/live-session';
@@ -382,11 +383,11 @@ export class ControlPlane<End extends RunOutcome = RunOutcome> {
   }
 
   /**
-   * A site event for `sessionId` was delivered (issue 29): counts it on the session and wakes the workflow parked
-   * in `Wait For Site Event`, if one is. A wake that fails is said, not thrown: the backstop poll wakes it anyway.
+   * A site event for `sessionId` was delivered (issue 29; an operator's request: no `event`): counts it on the session
+   * and wakes the workflow parked in `Wait For Site Event`, if one is and the event is one its wait ends on. A wake that fails is said, not thrown: the backstop poll wakes it anyway.
    */
-  async wakeForSiteEvent(sessionId: string): Promise<{ woke: boolean; wakeError?: string }> {
-    const parked = await this.stores.upgrades.noteSiteEvent(sessionId);
+  async wakeForSiteEvent(sessionId: string, event?: SiteEventKind): Promise<{ woke: boolean; wakeError?: string }> {
+    const parked = await this.stores.upgrades.noteSiteEvent(sessionId, event);
     if (!parked?.taskToken) return { woke: false };
     try {
       await this.port.sendTaskSuccess(parked.taskToken, SITE_EVENT_WAKE_OUTPUT);

@@ -24,5 +24,5 @@ export async function takeSiteEvent(
 ): Promise<SiteEventIntake> {
   const recorded = await deps.siteEvents.record(event);
   if (!recorded || !event.session) return { recorded, woke: false };
-  return { recorded, ...(await deps.controlPlane.wakeForSiteEvent(event.session)) };
+  return { recorded, ...(await deps.controlPlane.wakeForSiteEvent(event.session, event.event)) };
 }

@@ -1,3 +1,4 @@
+import type { SiteEventKind } from '../core/site/site-event';
 import type { NodeRecord, Progress, SessionState, UpgradeSession } from '../core/rolling-upgrade/session';
 import type { OperatorWait } from '../core/rolling-upgrade/operator-gate';
 import type { NodeLockStore } from './node-locks';
@@ -71,12 +72,13 @@ export interface SessionStore extends RunStore<UpgradeSession> {
    * read `seen` (its siteEventCount then: a firing, or an operator's request, adds one).
    * Returns false, storing nothing, when one was: the workflow looks at the site again at once.
    */
-  parkForSiteEvent(upgradeId: string, taskToken: string, seen: number): Promise<boolean>;
+  parkForSiteEvent(upgradeId: string, taskToken: string, seen: number, events: readonly SiteEventKind[]): Promise<boolean>;
   /**
-   * A site event for the session was delivered: counts it and takes the parked token (one write), which the
-   * caller wakes. Undefined when no workflow was parked, or the session does not exist (any more).
+   * A site event of kind `event` for the session was delivered (an operator's request: no kind): counts it and
+   * takes the parked token (one write), which the caller wakes. A firing of a kind the parked wait does not end
+   * (siteWaitEvents) changes nothing. Undefined when nothing was taken, or the session does not exist (any more).
    */
-  noteSiteEvent(upgradeId: string): Promise<{ taskToken?: string } | undefined>;
+  noteSiteEvent(upgradeId: string, event?: SiteEventKind): Promise<{ taskToken?: string } | undefined>;
   /** Records the session's armed triggers (issue 29), or that they were cleared (undefined). */
   setSiteTriggers(upgradeId: string, armed: UpgradeSession['siteTriggers']): Promise<void>;
 

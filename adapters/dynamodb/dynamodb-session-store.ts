@@ -13,6 +13,7 @@ import {
 } from '../../core/rolling-upgrade/session';
 import type { OperatorGateChange, SessionStore } from '../../ports/session-store';
 import type { OperatorWait } from '../../core/rolling-upgrade/operator-gate';
+import type { SiteEventKind } from '../../core/site/site-event';
 import { batchGetAll, batchWriteAll } from './batch';
 import { CONDITION_FAILED, ITEM_ON_FAILURE, conditionalWrite, conditionalWriteOrItem, withoutKeys, withoutUndefined } from './items';
 import { DynamoDbNodeLocks } from './node-locks';
@@ -231,18 +232,19 @@ export class DynamoDbSessionStore extends DynamoDbRunStore<UpgradeSession, Sessi
     return out !== CONDITION_FAILED;
   }
 
-  async parkForSiteEvent(upgradeId: string, taskToken: string, seen: number): Promise<boolean> {
+  async parkForSiteEvent(upgradeId: string, taskToken: string, seen: number, events: readonly SiteEventKind[]): Promise<boolean> {
     const out = await conditionalWrite(
       this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: sessionKey(upgradeId),
-          UpdateExpression: 'SET #token = :token',
+          UpdateExpression: events.length > 0 ? 'SET #token = :token, #events = :events' : 'SET #token = :token REMOVE #events',
           // A session still running (a stop or a cancel lets its nodes in flight finish): a request changes the count too.
           ConditionExpression: `#state IN (:updating, :stopping, :deleting) AND ${seen === 0 ? '(attribute_not_exists(#count) OR #count = :seen)' : '#count = :seen'}`,
-          ExpressionAttributeNames: { '#token': 'siteWaitToken', '#state': 'state', '#count': 'siteEventCount' },
+          ExpressionAttributeNames: { '#token': 'siteWaitToken', '#events': 'siteWaitEvents', '#state': 'state', '#count': 'siteEventCount' },
           ExpressionAttributeValues: {
             ':token': taskToken,
+            ...(events.length > 0 ? { ':events': [...events] } : {}),
             ':updating': 'UPDATING' satisfies SessionState,
             ':stopping': 'STOPPING' satisfies SessionState,
             ':deleting': 'DELETING' satisfies SessionState,
@@ -254,16 +256,20 @@ export class DynamoDbSessionStore extends DynamoDbRunStore<UpgradeSession, Sessi
     return out !== CONDITION_FAILED;
   }
 
-  async noteSiteEvent(upgradeId: string): Promise<{ taskToken?: string } | undefined> {
+  async noteSiteEvent(upgradeId: string, event?: SiteEventKind): Promise<{ taskToken?: string } | undefined> {
     const out = await conditionalWriteOrItem(
       this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: sessionKey(upgradeId),
-          UpdateExpression: 'SET #count = if_not_exists(#count, :zero) + :one REMOVE #token',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#token': 'siteWaitToken', '#count': 'siteEventCount' },
-          ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
+          UpdateExpression: 'SET #count = if_not_exists(#count, :zero) + :one REMOVE #token, #events',
+          // A firing of a kind the parked wait does not end leaves it parked, uncounted (it reads the site when it wakes).
+          ConditionExpression:
+            event === undefined
+              ? 'attribute_exists(pk)'
+              : 'attribute_exists(pk) AND (attribute_not_exists(#token) OR attribute_not_exists(#events) OR contains(#events, :event))',
+          ExpressionAttributeNames: { '#token': 'siteWaitToken', '#events': 'siteWaitEvents', '#count': 'siteEventCount' },
+          ExpressionAttributeValues: { ':zero': 0, ':one': 1, ...(event === undefined ? {} : { ':event': event }) },
           ReturnValues: 'ALL_OLD',
         }),
       ),

@@ -1,3 +1,4 @@
+import type { SiteEventKind } from '../site/site-event';
 import type { RESUME_CARRIES_ON } from '../session-control';
 import type { UpgradeRequest } from './upgrade-request';
 
@@ -238,6 +239,8 @@ export interface UpgradeSession extends UpgradeRequest {
   siteEventCount?: number;
   /** The task token of `Wait For Site Event`, stored while the workflow waits for a firing (or its backstop). */
   siteWaitToken?: string;
+  /** The events that end that wait (siteWaitEvents); absent: any. A firing of another kind neither wakes nor counts. */
+  siteWaitEvents?: SiteEventKind[];
 }
 
 export interface NodeRecord {
@@ -300,7 +303,7 @@ export interface WorkflowState {
   /**
    * The session waits for the site to change with its triggers armed: park on a task token until a firing is
    * delivered, or `seconds` passed (the backstop poll, or sooner a timed recheck); `seen` is the session's
-   * siteEventCount the increment read before it read the site.
+   * siteEventCount the increment read before it read the site; `events`, the kinds that end it (empty: any).
    */
-  siteEventWait?: { seconds: number; seen: number };
+  siteEventWait?: { seconds: number; seen: number; events: SiteEventKind[] };
 }

@@ -1,3 +1,4 @@
+import type { SiteEventKind } from '../site/site-event';
 import { shortList } from '../text';
 import { describeError, EmptyBootSessionError, type RolloutError } from '../errors';
 import { retryDelaySeconds } from './deletion-rules';
@@ -33,8 +34,23 @@ export type NodeAction =
 /** How a wait for the site may be resumed by its events (StageOutcome.siteWait). */
 export interface SiteWait {
   recheckSeconds?: number;
+  /** Nodes draining are waited for: Slurm's `drained` (their jobs ended) or `down`. */
+  quiesce?: boolean;
   afterBoot?: boolean;
   commandEnd?: boolean;
+}
+
+/**
+ * The site events that can end a wait: `drained` and `down` for nodes draining, `up` and `down` for nodes booting
+ * or returning, `command` for a health check's end; undefined (any) for a wait that says none. A firing of another
+ * kind (a node's own drain firing while it reboots) leaves the parked workflow parked.
+ */
+export function siteWaitEvents(wait: SiteWait): SiteEventKind[] | undefined {
+  const events = new Set<SiteEventKind>();
+  if (wait.quiesce) for (const kind of ['drained', 'down'] as const) events.add(kind);
+  if (wait.afterBoot) for (const kind of ['up', 'down'] as const) events.add(kind);
+  if (wait.commandEnd) events.add('command');
+  return events.size > 0 ? [...events].sort() : undefined;
 }
 
 /** What one stage increment decided: the next progress, how long to wait, what to tell the operator, what to do. */

@@ -128,7 +128,7 @@ export function decideQuiesce({ session, progress, nodes, observed, now }: Stage
       progress,
       waitSeconds: session.pollIntervalSeconds,
       actions: quiet,
-      siteWait: { recheckSeconds: secondsUntilTimeout(progress.stageStartedAt, session.quiesceTimeoutSeconds, now) },
+      siteWait: { recheckSeconds: secondsUntilTimeout(progress.stageStartedAt, session.quiesceTimeoutSeconds, now), quiesce: true },
     };
   }
   const actions = [...quiet, ...failNodes(session, busy, FailureReason.quiesceTimeout, observed.wlm)];

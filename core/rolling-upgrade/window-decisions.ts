@@ -623,7 +623,7 @@ export function windowWait({ session, decision, next, moved, inFlight, now, inFl
   const operatorOnly =
     (decision.wait?.kind === 'approval' || decision.wait?.kind === 'paused') && !inFlight && !moved && session.state !== 'DELETING' && next.stage === 'ROLLING';
   // Nodes in flight wait for the site (drained, back, their health check's end); no sooner than the first of their timeouts or the scheduler's own recheck.
-  const { deadline, checking, afterBoot } = inFlightDeadline(session, inFlightRecords ?? []);
+  const { deadline, checking, afterBoot, quiesce } = inFlightDeadline(session, inFlightRecords ?? []);
   const untilDeadline = deadline !== undefined ? Math.max(1, Math.ceil((deadline - now) / 1000)) : Infinity;
   const recheckSeconds = Math.min(recheck, untilDeadline);
   const siteWait =
@@ -631,6 +631,7 @@ export function windowWait({ session, decision, next, moved, inFlight, now, inFl
       ? {
           siteWait: {
             ...(Number.isFinite(recheckSeconds) ? { recheckSeconds } : {}),
+            ...(quiesce ? { quiesce } : {}),
             ...(afterBoot ? { afterBoot } : {}),
             ...(checking ? { commandEnd: true } : {}),
           },

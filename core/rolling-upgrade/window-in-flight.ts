@@ -131,15 +131,17 @@ export function decideReturning({
 export function inFlightDeadline(
   session: NodePhaseInput['session'],
   inFlight: readonly NodeRecord[],
-): { deadline?: number; checking: boolean; afterBoot: boolean } {
+): { deadline?: number; checking: boolean; afterBoot: boolean; quiesce: boolean } {
   let deadline = Infinity;
   let checking = false;
   let afterBoot = false;
+  let quiesce = false;
   for (const record of inFlight) {
     const { phase, boot, op } = record;
-    if ((phase === 'DRAINING' || phase === 'QUIESCED') && op?.startedAt !== undefined)
-      deadline = Math.min(deadline, op.startedAt + session.quiesceTimeoutSeconds * 1000);
-    else if (phase === 'BOOTING' && boot) {
+    if (phase === 'DRAINING' || phase === 'QUIESCED') {
+      quiesce = true;
+      if (op?.startedAt !== undefined) deadline = Math.min(deadline, op.startedAt + session.quiesceTimeoutSeconds * 1000);
+    } else if (phase === 'BOOTING' && boot) {
       afterBoot = true;
       deadline = Math.min(deadline, (boot.retriedAt ?? boot.requestedAt) + session.bootTimeoutSeconds * 1000);
     } else if (phase === 'BOOTED' && boot) {
@@ -150,7 +152,7 @@ export function inFlightDeadline(
       deadline = Math.min(deadline, checkTimesOutAt(session, record) ?? Infinity);
     }
   }
-  return { ...(Number.isFinite(deadline) ? { deadline } : {}), checking, afterBoot };
+  return { ...(Number.isFinite(deadline) ? { deadline } : {}), checking, afterBoot, quiesce };
 }
 
 /** One node in flight, by its phase; a stopping or deleted run puts back every node not rebooted yet. */

@@ -7,6 +7,7 @@ import {
   decideClaimedElsewhere,
   decideFailedAttempt,
   decideLocksLost,
+  siteWaitEvents,
   type StageOutcome,
 } from '../../../core/rolling-upgrade/stage-decision';
 import type { NodeRecord, Progress, Stage, UpgradeSession, WorkflowState } from '../../../core/rolling-upgrade/session';
@@ -151,7 +152,7 @@ function siteEventWait(deps: RollingUpgradeDependencies, session: UpgradeSession
   if (!armed || !('backstopSeconds' in armed) || !outcome.siteWait || outcome.waitSeconds <= 0 || outcome.waitForOperator) return undefined;
   if (outcome.siteWait.afterBoot && !deps.site.bootService.progressFromNodes) return undefined;
   const seconds = Math.max(1, Math.min(armed.backstopSeconds, outcome.siteWait.recheckSeconds ?? Infinity));
-  return { seconds, seen: session.siteEventCount ?? 0 };
+  return { seconds, seen: session.siteEventCount ?? 0, events: siteWaitEvents(outcome.siteWait) ?? [] };
 }
 
 /** The stages after which a session's triggers have nothing left to resume. */

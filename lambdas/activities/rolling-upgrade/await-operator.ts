@@ -1,3 +1,4 @@
+import type { SiteEventKind } from '../../../core/site/site-event';
 import { OperatorGateOpenError, SessionNotFoundError, SiteEventArrivedError } from '../../../core/errors';
 import { operatorWait } from '../../../core/rolling-upgrade/operator-gate';
 import type { RollingUpgradeDependencies } from './dependencies';
@@ -10,6 +11,8 @@ export interface AwaitOperatorEvent {
   upgradeId: string;
   taskToken: string;
   siteEventsSeen?: number;
+  /** The kinds of site event that end the wait (empty: any). */
+  siteEventKinds?: SiteEventKind[];
 }
 
 /**
@@ -21,7 +24,8 @@ export interface AwaitOperatorEvent {
  * Its result is not the task's (the task ends with SendTaskSuccess).
  */
 export async function awaitOperator(event: AwaitOperatorEvent, deps: RollingUpgradeDependencies): Promise<{ parked: string }> {
-  if (event.siteEventsSeen !== undefined) return awaitSiteEvent({ ...event, siteEventsSeen: event.siteEventsSeen }, deps);
+  if (event.siteEventsSeen !== undefined)
+    return awaitSiteEvent({ ...event, siteEventsSeen: event.siteEventsSeen, siteEventKinds: event.siteEventKinds ?? [] }, deps);
   const session = await deps.store.getSession(event.upgradeId);
   if (!session) throw new SessionNotFoundError(event.upgradeId);
   const wait = operatorWait(session);
@@ -36,6 +40,8 @@ export async function awaitOperator(event: AwaitOperatorEvent, deps: RollingUpgr
  * SiteEventArrived: the workflow looks again at once. The task's timeout is the backstop poll.
  */
 async function awaitSiteEvent(event: Required<AwaitOperatorEvent>, deps: RollingUpgradeDependencies): Promise<{ parked: string }> {
-  if (!(await deps.store.parkForSiteEvent(event.upgradeId, event.taskToken, event.siteEventsSeen))) throw new SiteEventArrivedError(event.upgradeId);
+  if (!(await deps.store.parkForSiteEvent(event.upgradeId, event.taskToken, event.siteEventsSeen, event.siteEventKinds))) {
+    throw new SiteEventArrivedError(event.upgradeId);
+  }
   return { parked: 'site events' };
 }

@@ -250,3 +250,41 @@ describe('messages.recent', () => {
     expect(await store.messages.recent(session.upgradeId, 0)).toEqual([]);
   });
 });
+
+describe('site events: parkForSiteEvent / noteSiteEvent (issue 29)', () => {
+  it('parks only while no event came since the count the increment read; a firing takes the token once; an operator request counts too', async () => {
+    const session = makeSession({ state: 'UPDATING' });
+    await store.createSession(session, makePlan(2));
+    expect(await store.parkForSiteEvent(session.upgradeId, 'token-1', 0, [])).toBe(true);
+    expect(await store.noteSiteEvent(session.upgradeId, 'up')).toEqual({ taskToken: 'token-1' });
+    // Taken: a second firing counts, wakes nothing.
+    expect(await store.noteSiteEvent(session.upgradeId, 'up')).toEqual({});
+    expect((await store.getSession(session.upgradeId))!.siteEventCount).toBe(2);
+    // An increment that read count 1 is behind: its park fails (it looks again at once); one that read 2 parks.
+    expect(await store.parkForSiteEvent(session.upgradeId, 'token-2', 1, [])).toBe(false);
+    expect(await store.parkForSiteEvent(session.upgradeId, 'token-2', 2, [])).toBe(true);
+    expect(await store.noteSiteEvent(session.upgradeId)).toEqual({ taskToken: 'token-2' });
+  });
+
+  it('a firing of a kind the parked wait does not end leaves it parked and uncounted; one it ends on wakes it', async () => {
+    const session = makeSession({ state: 'UPDATING' });
+    await store.createSession(session, makePlan(2));
+    expect(await store.parkForSiteEvent(session.upgradeId, 'boot-wait', 0, ['down', 'up'])).toBe(true);
+    // The node's own drain firing while it reboots: not what the boot wait is for.
+    expect(await store.noteSiteEvent(session.upgradeId, 'drained')).toBeUndefined();
+    expect(await store.getSession(session.upgradeId)).toMatchObject({ siteWaitToken: 'boot-wait', siteWaitEvents: ['down', 'up'] });
+    expect((await store.getSession(session.upgradeId))!.siteEventCount).toBeUndefined();
+    expect(await store.noteSiteEvent(session.upgradeId, 'up')).toEqual({ taskToken: 'boot-wait' });
+    const after = (await store.getSession(session.upgradeId))!;
+    expect(after.siteWaitToken).toBeUndefined();
+    expect(after.siteWaitEvents).toBeUndefined();
+    expect(after.siteEventCount).toBe(1);
+  });
+
+  it('does not park an ended session; a firing for a session that does not exist changes nothing', async () => {
+    const session = makeSession({ state: 'READY' });
+    await store.createSession(session, makePlan(1));
+    expect(await store.parkForSiteEvent(session.upgradeId, 'token', 0, [])).toBe(false);
+    expect(await store.noteSiteEvent('never-created', 'up')).toBeUndefined();
+  });
+});

@@ -102,9 +102,12 @@ describe('QUIESCING', () => {
       waitSeconds: 30,
       actions: [quietN0],
       // Resumed by a `drained` firing when the site's triggers are armed; the quiesce timeout (100 s) runs out in 1 s.
-      siteWait: { recheckSeconds: 1 },
+      siteWait: { recheckSeconds: 1, quiesce: true },
     });
-    expect(decideQuiesce({ session: session(), progress: start, nodes: STEP, observed: { wlm }, now: NOW + 40_000 }).siteWait).toEqual({ recheckSeconds: 60 });
+    expect(decideQuiesce({ session: session(), progress: start, nodes: STEP, observed: { wlm }, now: NOW + 40_000 }).siteWait).toEqual({
+      recheckSeconds: 60,
+      quiesce: true,
+    });
     const recorded = STEP.map((n) => (n.name === 'n0' ? { ...n, status: 'IN_PROGRESS' as const, phase: 'QUIESCED' as const } : n));
     expect(decideQuiesce({ session: session(), progress: start, nodes: recorded, observed: { wlm }, now: NOW + 99_000 }).actions).toEqual([]);
     const late = decideQuiesce({ session: session(), progress: start, nodes: STEP, observed: { wlm }, now: NOW + 100_000 });

@@ -784,11 +784,12 @@ describe('phase: end (decideWindowEnd) and wait (windowWait)', () => {
       });
     // Draining since 40 s ago: the quiesce timeout runs out in quiesceTimeoutSeconds - 40 s.
     const draining = record('d', 'DRAINING', { op: { state: 'ACTIVE', startedAt: NOW - 40_000 } });
-    expect(wait([draining]).siteWait).toEqual({ recheckSeconds: session.quiesceTimeoutSeconds - 40 });
+    expect(wait([draining]).siteWait).toEqual({ recheckSeconds: session.quiesceTimeoutSeconds - 40, quiesce: true });
     // Booting: the boot timeout counts from the request (or its retry); the boot's progress may be the boot service's.
     const booting = record('b', 'BOOTING', { boot: { session: 's', requestedAt: NOW - 60_000 } });
     expect(wait([draining, booting]).siteWait).toEqual({
       recheckSeconds: Math.min(session.quiesceTimeoutSeconds - 40, session.bootTimeoutSeconds - 60),
+      quiesce: true,
       afterBoot: true,
     });
     // The scheduler's own recheck sooner than any timeout.

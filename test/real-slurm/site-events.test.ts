@@ -116,7 +116,9 @@ describeRealSlurm('waits resumed by Slurm triggers through the sh relay and its 
       expect(spooledFiringFiles(spool)).toEqual([]);
       expect(existsSync(path.join(spool, 'rejected')) ? readdirSync(path.join(spool, 'rejected')) : []).toEqual([]);
       // Woken by the firings: each node's `up` taken, and no wait ran to the backstop (one would hold the run 300 s).
-      expect(session.siteEventCount).toBeGreaterThanOrEqual(taken.length);
+      // Counted at most once each (a firing of a kind the parked wait does not end is not counted: a node's own drain while it reboots).
+      expect(session.siteEventCount).toBeGreaterThan(0);
+      expect(session.siteEventCount).toBeLessThanOrEqual(taken.length);
       expect(
         taken
           .filter((e) => e.event === 'up')

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { loadDocumentFile } from '../adapters/document-file';
 import { InvalidInputError } from '../core/errors';
+import { backstopSecondsSchema } from '../core/site/site-profile';
 import { checkSiteInventory, inventoryNodeShape, siteInventoryShape } from '../core/site-file/site-definition';
 import { parseOrThrow, seconds as secondsOf } from '../core/validation';
 import { SlurmVersion } from './models/slurm-version';
@@ -147,13 +148,7 @@ const commandFaultSchema = z.strictObject({
 const slurmSchema = z.strictObject({
   siteEvents: z
     .strictObject({
-      backstopSeconds: z
-        .number({ error: 'backstopSeconds must be a number of seconds' })
-        .int('backstopSeconds must be a whole number')
-        .min(10, 'backstopSeconds must be at least 10')
-        .max(3600, 'backstopSeconds must be at most 3600')
-        .optional()
-        .describe("The poll kept as a safety net; default 10 times the session's poll interval"),
+      backstopSeconds: backstopSecondsSchema,
     })
     .optional()
     .describe(

@@ -108,6 +108,17 @@ export function slurmrestdVersionProblem(version: string): string | undefined {
   return `must be one of ${SLURMRESTD_VERSIONS.join(', ')} (slurmrestd's data_parser versions from Slurm 23.02 to 26.05)`;
 }
 
+/** The poll kept while waits are resumed by the site's events (a site profile's siteEvents, a simulated site's slurm.siteEvents). */
+export const backstopSecondsSchema = z
+  .number({ error: 'backstopSeconds must be a number of seconds' })
+  .int('backstopSeconds must be a whole number')
+  .min(10, 'backstopSeconds must be at least 10')
+  .max(3600, 'backstopSeconds must be at most 3600')
+  .optional()
+  .describe(
+    "The poll that still runs while a wait is resumed by events, catching a lost firing or a dead relay; default 10 times the session's poll interval",
+  );
+
 /** The words of a relay command: an absolute program, then words without spaces, quotes or shell characters (slurmctld splits the program on spaces, it runs no shell). */
 const RELAY_COMMAND = /^\/[A-Za-z0-9._+/-]+( [A-Za-z0-9._+/:=@,%-]+)*$/;
 
@@ -134,15 +145,7 @@ export const siteEventsProfileSchema = z
       .describe(
         "The relay's spool directory when it is on this host (the relay's --spool): the embedded runtime and `rollout serve` read the firings from it themselves, no endpoint needed",
       ),
-    backstopSeconds: z
-      .number({ error: 'backstopSeconds must be a number of seconds' })
-      .int('backstopSeconds must be a whole number')
-      .min(10, 'backstopSeconds must be at least 10')
-      .max(3600, 'backstopSeconds must be at most 3600')
-      .optional()
-      .describe(
-        "The poll that still runs while a wait is resumed by events, catching a lost firing or a dead relay; default 10 times the session's poll interval",
-      ),
+    backstopSeconds: backstopSecondsSchema,
   })
   .describe(
     "Resume the waits for nodes (drained, back, down) from Slurm's triggers through a relay, with a slow backstop poll; without it every wait is a poll",

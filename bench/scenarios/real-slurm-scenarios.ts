@@ -108,9 +108,11 @@ export async function runRealScenario(cluster: RealSlurmCluster, scenario: RealS
   if (scenario.adminDrain) await cluster.scontrol('update', `NodeName=${scenario.adminDrain.node}`, 'State=DRAIN', `Reason=${scenario.adminDrain.reason}`);
   if (scenario.neverReturns) await cluster.setRebootBehaviour(scenario.neverReturns, 'never');
   if (scenario.busy) job = await cluster.submitJob(scenario.busy.node, { seconds: scenario.busy.seconds });
+  // 45 s of wall time: a reboot of a few seconds, and a kill and resume of the rollout process, on a CI host whose
+  // four test workers share two cores (at 30 s a loaded CI once saw a node rebooted once recorded boot-timed-out: seed 579187).
   const args = clusterUpgradeArgs(profile, [
     '--boot-timeout',
-    '30',
+    '45',
     '--data-dir',
     dataDir,
     '--step-size',

@@ -115,9 +115,7 @@ export const backstopSecondsSchema = z
   .min(10, 'backstopSeconds must be at least 10')
   .max(3600, 'backstopSeconds must be at most 3600')
   .optional()
-  .describe(
-    "The poll that still runs while a wait is resumed by events, catching a lost firing or a dead relay; default 10 times the session's poll interval",
-  );
+  .describe("The poll that still runs while a wait is resumed by events, catching a lost firing or a dead relay; default 10 times the session's poll interval");
 
 /** The words of a relay command: an absolute program, then words without spaces, quotes or shell characters (slurmctld splits the program on spaces, it runs no shell). */
 const RELAY_COMMAND = /^\/[A-Za-z0-9._+/-]+( [A-Za-z0-9._+/:=@,%-]+)*$/;

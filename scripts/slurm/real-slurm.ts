@@ -351,9 +351,13 @@ export class RealSlurmCluster {
   }
 
   /** Runs a command against this cluster (SLURM_CONF set); rejects with its stderr when it exits non-zero. */
-  async run(command: string, args: readonly string[], options: { timeoutMs?: number } = {}): Promise<{ stdout: string; stderr: string }> {
+  async run(
+    command: string,
+    args: readonly string[],
+    options: { timeoutMs?: number; env?: Record<string, string> } = {},
+  ): Promise<{ stdout: string; stderr: string }> {
     try {
-      return await execFileAsync(command, args, { env: this.env, timeout: options.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024 });
+      return await execFileAsync(command, args, { env: { ...this.env, ...options.env }, timeout: options.timeoutMs ?? 30_000, maxBuffer: 64 * 1024 * 1024 });
     } catch (err) {
       const e = err as { stderr?: string; code?: number | string; message: string };
       throw new Error(`${command} ${args.join(' ')} failed (exit ${e.code ?? '?'}): ${(e.stderr ?? '').trim() || e.message}`, { cause: err });
@@ -559,9 +563,24 @@ export class RealSlurmCluster {
   /** Starts the node's slurmd; `booted` (-b) reports a fresh boot (a new BootTime), as after a reboot. */
   async startSlurmd(node: string, options: { booted?: boolean } = {}): Promise<void> {
     if (!this.nodes.includes(node)) throw new Error(`no node ${node} in this cluster`);
-    // As after a real boot, slurmd registers some time after the boot it reports (see writeCluster's HealthCheckProgram).
-    if (options.booted) await writeFile(path.join(this.dir, 'control', `booting-${node}`), '');
-    await this.run('slurmd', ['-f', this.conf, '-N', node, ...(options.booted ? ['-b'] : [])]);
+    if (!options.booted) {
+      await this.run('slurmd', ['-f', this.conf, '-N', node]);
+      return;
+    }
+    // As after a real boot, slurmd registers some time after the boot it reports. From 24.11 slurmd -b takes that
+    // boot from SLURMD_BOOT_TIME (slurmd.c): the boot is now and slurmd starts two whole seconds later, registering
+    // at once. Not by holding slurmd in its HealthCheckProgram, as 22.05 must (writeCluster): slurmd listens before
+    // that runs, so a ping slurmctld sends meanwhile is answered alongside the registration, and when its answer is
+    // taken first (last_response after the boot) validate_node_specs misses the reboot: the node stays IDLE where
+    // ReturnToService=0 sets it DOWN "Node unexpectedly rebooted" (seen once on 24.11 under CI load).
+    if ((this.release ?? hostSlurmRelease()) === '22.05') {
+      await writeFile(path.join(this.dir, 'control', `booting-${node}`), '');
+      await this.run('slurmd', ['-f', this.conf, '-N', node, '-b']);
+      return;
+    }
+    const boot = Math.floor(Date.now() / 1000);
+    while (Math.floor(Date.now() / 1000) < boot + 2) await new Promise((resolve) => setTimeout(resolve, 100));
+    await this.run('slurmd', ['-f', this.conf, '-N', node, '-b'], { env: { SLURMD_BOOT_TIME: String(boot) } });
   }
 
   /** Whether the node's own slurmd runs (its pid file names a live process). */
@@ -963,7 +982,7 @@ async function writeCluster(options: {
     [
       '#!/bin/sh',
       '# slurmd runs HealthCheckProgram as it starts, before it registers. After a reboot (control/booting-<node>, written by',
-      '# the RebootProgram stand-in and startSlurmd({ booted })) it lets the clock turn two whole seconds first, as a real',
+      '# the RebootProgram stand-in and, on 22.05, startSlurmd({ booted })) it lets the clock turn two whole seconds first, as a real',
       "# node's slurmd registers a while after its boot: slurmctld takes the boot as (now - uptime) in whole seconds, and a",
       '# slurmd that reports its start as its boot (-b) and registers within that same second can, at its next registration,',
       '# seem to have booted after it last answered: "Node unexpectedly rebooted" (node_mgr.c validate_node_specs).',

@@ -558,6 +558,7 @@ export class RealSlurmCluster {
   /** Stops the node's slurmd, as a node going down without Slurm asking (a reboot through another service, a crash). */
   async stopSlurmd(node: string): Promise<void> {
     await killByPidFile(path.join(this.dir, 'run', `slurmd-${node}.pid`), this.dir);
+    this.stoppedAt.set(node, Date.now());
   }
 
   /** Starts the node's slurmd; `booted` (-b) reports a fresh boot (a new BootTime), as after a reboot. */
@@ -567,21 +568,35 @@ export class RealSlurmCluster {
       await this.run('slurmd', ['-f', this.conf, '-N', node]);
       return;
     }
-    // As after a real boot, slurmd registers some time after the boot it reports. From 24.11 slurmd -b takes that
-    // boot from SLURMD_BOOT_TIME (slurmd.c): the boot is now and slurmd starts two whole seconds later, registering
-    // at once. Not by holding slurmd in its HealthCheckProgram, as 22.05 must (writeCluster): slurmd listens before
-    // that runs, so a ping slurmctld sends meanwhile is answered alongside the registration, and when its answer is
-    // taken first (last_response after the boot) validate_node_specs misses the reboot: the node stays IDLE where
-    // ReturnToService=0 sets it DOWN "Node unexpectedly rebooted" (seen once on 24.11 under CI load).
+    // As after a real boot, slurmd registers a while after the boot it reports. From 24.11 slurmd -b takes that boot
+    // from SLURMD_BOOT_TIME (slurmd.c): ten seconds before now, never before slurmd stopped (a boot before the node last
+    // answered is no reboot to slurmctld), slurmd started two whole seconds after it at least, registering at once.
+    // slurmctld takes a registration's boot as (its now - the uptime slurmd sent), so a registration delayed past the
+    // boot's lead over the node's last answer reads as a second boot: seen on 24.11 under load, a RESUME a second after
+    // a boot reported 2 s before the registration, then a registration 5 s late, "Node unexpectedly rebooted"
+    // (validate_node_specs) under ReturnToService=0. Not by holding slurmd in its HealthCheckProgram, as 22.05 must
+    // (writeCluster): slurmd listens before that runs, so a ping slurmctld sends meanwhile is answered alongside the
+    // registration, and when that answer is taken first the reboot is missed (the node stays IDLE where
+    // ReturnToService=0 sets it DOWN; seen once on 24.11 under CI load).
     if ((this.release ?? hostSlurmRelease()) === '22.05') {
       await writeFile(path.join(this.dir, 'control', `booting-${node}`), '');
       await this.run('slurmd', ['-f', this.conf, '-N', node, '-b']);
       return;
     }
-    const boot = Math.floor(Date.now() / 1000);
+    // Its slurmd stopped last here (stopSlurmd) or by the RebootProgram stand-in (its log, in epoch seconds).
+    const stopped = Math.max(
+      Math.floor((this.stoppedAt.get(node) ?? 0) / 1000),
+      ...this.rebootLog()
+        .filter((entry) => entry.node === node)
+        .map((entry) => entry.at),
+    );
+    const boot = Math.max(Math.floor(Date.now() / 1000) - 10, stopped + 1);
     while (Math.floor(Date.now() / 1000) < boot + 2) await new Promise((resolve) => setTimeout(resolve, 100));
     await this.run('slurmd', ['-f', this.conf, '-N', node, '-b'], { env: { SLURMD_BOOT_TIME: String(boot) } });
   }
+
+  /** When each node's slurmd was last stopped (stopSlurmd), epoch ms. */
+  private readonly stoppedAt = new Map<string, number>();
 
   /** Whether the node's own slurmd runs (its pid file names a live process). */
   slurmdRuns(node: string): boolean {

@@ -36,6 +36,10 @@ const REGRESSIONS: [string, number][] = [
   ['site triggers armed: a session stopped while parked for the site lets its nodes in flight finish, parked, and ends STOPPED', 100110],
   ["site triggers armed, window with health checks: a node whose check runs is not failed for a check 'with no result' while its check passes", 26154],
   ['site triggers armed over SSM: a strigger --set failing after others were set leaves none of the session in strigger --get after its end', 100094],
+  [
+    "site triggers armed: a stop whose put-back meets Slurm's 500s puts its drained nodes back once the calls pass (a retried cancel renews its locks, never taking them again and reading them lost)",
+    201039,
+  ],
 ];
 
 describe('scenarios that once broke an invariant', () => {

@@ -1,11 +1,11 @@
 import { cancelChunk, decideCancel } from '../../../core/rolling-upgrade/cancel-decisions';
-import { activeNodes, addCounts, decideLocksLost, type NodeAction } from '../../../core/rolling-upgrade/stage-decision';
+import { activeNodes, addCounts, decideLocksLost, names, type NodeAction } from '../../../core/rolling-upgrade/stage-decision';
 import { markCounts } from '../../../core/rolling-upgrade/plan-marks';
 import type { NodeRecord, Progress, UpgradeSession } from '../../../core/rolling-upgrade/session';
 import { performDecision } from './perform-decision';
 import { releaseSlots } from './slot-reservations';
 import { lockLeaseSeconds, type RollingUpgradeDependencies } from './dependencies';
-import { loadPlanNodes, loadStepNodes, observeWlm } from './observe';
+import { loadPlanNodes, loadStepNodes, observeWlm, renewLocks } from './observe';
 import type { StageIncrement } from './activity-runner';
 
 /**
@@ -48,18 +48,26 @@ function countsAfter(
   return addCounts(progress.counts, after, already);
 }
 
-/** Takes the locks of the nodes to cancel (keeping those it holds); returns the ones it holds, with their tokens, and the others' holders. */
+/**
+ * The locks of the nodes to cancel: those the session recorded are renewed with their token, the others taken
+ * (as is a recorded one released meanwhile, or taken again by an earlier attempt of this session); returns the ones
+ * it holds, with their tokens, and the others' holders. Not taken again when held: taking bumps the fencing token,
+ * and an attempt that then failed at the site left the records with the old one, which the next heartbeat read as
+ * a lock lost (scenario seed 201039: a stop whose put-back met Slurm's 500s left its nodes drained, "lock lost").
+ */
 async function lockForCancel(
   deps: RollingUpgradeDependencies,
   session: UpgradeSession,
   nodes: readonly NodeRecord[],
 ): Promise<{ nodes: NodeRecord[]; heldByOthers: Map<string, string> }> {
   if (nodes.length === 0) return { nodes: [], heldByOthers: new Map() };
-  const heldByOthers = await deps.store.locks.tryLockNodes(
-    session.upgradeId,
-    nodes.map((n) => n.name),
-    lockLeaseSeconds(deps.settings, session),
-  );
+  const lost = await renewLocks(deps, session, nodes);
+  const heldByOthers = new Map([...lost].flatMap(([node, holder]) => (holder === undefined ? [] : [[node, holder] as const])));
+  const toTake = nodes.filter((n) => n.lockToken === undefined || lost.has(n.name)).filter((n) => !heldByOthers.has(n.name));
+  if (toTake.length > 0) {
+    const taken = await deps.store.locks.tryLockNodes(session.upgradeId, names(toTake), lockLeaseSeconds(deps.settings, session));
+    for (const [node, holder] of taken) heldByOthers.set(node, holder);
+  }
   const ours = nodes.filter((n) => !heldByOthers.has(n.name));
   const locks = await deps.store.locks.getNodeLocks(ours.map((n) => n.name));
   return {

@@ -68,7 +68,7 @@ export const transportSchema = z
             .boolean({ error: 'must be true or false' })
             .optional()
             .describe(
-              "SSM's status-change notifications of these commands reach the control plane as site events of kind command (EC2 Command Invocation Status-change Notification; a simulated site's are bridged in process): a wait for a node's health check parks until its end instead of polling, its result read once after (with the site's triggers armed; the backstop poll catches a lost one). Default false",
+              "SSM's status-change notifications of these commands reach the control plane as site events of kind command (EC2 Command Invocation Status-change Notification; a simulated site's are bridged in process): a wait for a node's health check parks until its end instead of polling, its result read once after, with or without the site's triggers (a wait that also waits for a node to register parks only with them); the backstop poll catches a lost one. Default false",
             ),
         })
         .describe('SSM Run Command (AWS-RunShellScript) on a head node'),

@@ -141,18 +141,26 @@ export async function runActivity(stage: Stage, state: WorkflowState, deps: Roll
 }
 
 /**
- * How the workflow waits after an increment whose outcome waits for the site's nodes (StageOutcome.siteWait):
- * with the session's triggers armed, parked until a firing for it is delivered or the backstop poll (or sooner
- * the decision's own recheck: a timeout running out); otherwise undefined, and the wait is the poll. A node's boot
- * and return after it are Slurm events only after `scontrol reboot` (Slurm fires `up` as it registers); after a
- * boot service's boot (BOS) the node re-registers without one: those waits stay a poll.
+ * How the workflow waits after an increment whose outcome waits for the site (StageOutcome.siteWait): parked until
+ * an event that can end the wait is delivered, or the backstop poll (or sooner the decision's own recheck: a timeout
+ * running out; or half the locks' lease), when the site delivers every kind that can end it: a node's drained, up
+ * and down through the session's triggers, a health check's end through the command transport's notifications
+ * (performDecision keeps a command wait only where the transport sends them). Otherwise undefined: the wait is the
+ * poll. A node's boot and return after it are Slurm events only after `scontrol reboot` (Slurm fires `up` as it
+ * registers); after a boot service's boot (BOS) the node re-registers without one: those waits stay a poll.
  */
 function siteEventWait(deps: RollingUpgradeDependencies, session: UpgradeSession, outcome: StageOutcome): WorkflowState['siteEventWait'] {
-  const armed = session.siteTriggers;
-  if (!armed || !('backstopSeconds' in armed) || !outcome.siteWait || outcome.waitSeconds <= 0 || outcome.waitForOperator) return undefined;
-  if (outcome.siteWait.afterBoot && !deps.site.bootService.progressFromNodes) return undefined;
-  const seconds = Math.max(1, Math.min(armed.backstopSeconds, outcome.siteWait.recheckSeconds ?? Infinity));
-  return { seconds, seen: session.siteEventCount ?? 0, events: siteWaitEvents(outcome.siteWait) ?? [] };
+  const wait = outcome.siteWait;
+  if (!wait || outcome.waitSeconds <= 0 || outcome.waitForOperator) return undefined;
+  if (wait.afterBoot && !deps.site.bootService.progressFromNodes) return undefined;
+  const events = siteWaitEvents(wait) ?? [];
+  const armed = session.siteTriggers && 'backstopSeconds' in session.siteTriggers ? session.siteTriggers : undefined;
+  if (events.length === 0 || (!armed && events.some((kind) => kind !== 'command'))) return undefined;
+  const backstopSeconds = armed?.backstopSeconds ?? deps.site.workloadManager.triggers?.backstopSeconds ?? BACKSTOP_POLLS * session.pollIntervalSeconds;
+  // Never parked past half the locks' lease: the heartbeat at the wake renews them before anyone may take them over.
+  const leaseBound = Math.floor(lockLeaseSeconds(deps.settings, session) / 2);
+  const seconds = Math.max(1, Math.min(backstopSeconds, wait.recheckSeconds ?? Infinity, leaseBound));
+  return { seconds, seen: session.siteEventCount ?? 0, events };
 }
 
 /** The stages after which a session's triggers have nothing left to resume. */

@@ -33,8 +33,11 @@ interface Started {
   delivered: SiteEvent[];
 }
 
-/** A runtime on the ssm profile with siteEvents (triggers, relayed in process) and, when `notifications`, SSM's notifications bridged. */
-async function start(options: { notifications: boolean; backstopSeconds?: number }): Promise<Started> {
+/**
+ * A runtime on the ssm profile with siteEvents (triggers, relayed in process; none when `triggers` is false) and,
+ * when `notifications`, SSM's notifications bridged.
+ */
+async function start(options: { notifications: boolean; backstopSeconds?: number; triggers?: boolean }): Promise<Started> {
   const delivered: SiteEvent[] = [];
   // Set once started: the in-process relays reach the runtime through it.
   const started: { runtime?: EmbeddedRuntime } = {};
@@ -62,7 +65,9 @@ async function start(options: { notifications: boolean; backstopSeconds?: number
           ...(options.notifications && transport.type === 'ssm' ? { transport: { ...transport, commandNotifications: true } } : {}),
           workloadManager: {
             type: 'scontrol',
-            siteEvents: { relay: SIMULATED_RELAY, ...(options.backstopSeconds ? { backstopSeconds: options.backstopSeconds } : {}) },
+            ...(options.triggers === false
+              ? {}
+              : { siteEvents: { relay: SIMULATED_RELAY, ...(options.backstopSeconds ? { backstopSeconds: options.backstopSeconds } : {}) } }),
           },
         };
       })(simulator, connectorDeps);
@@ -128,6 +133,25 @@ describe("health check waits resumed by SSM's notifications", () => {
     },
     180_000,
   );
+
+  it('no Slurm triggers at the site: the waits for the checks alone still park on the notifications, those for nodes poll', async () => {
+    const polled = await start({ notifications: false, triggers: false });
+    runtimes.push(polled.runtime);
+    const before = await runUpgrade(polled.runtime, request({ upgradeStepSize: 4 }));
+    const notified = await start({ notifications: true, triggers: false });
+    runtimes.push(notified.runtime);
+    const after = await runUpgrade(notified.runtime, request({ upgradeStepSize: 4 }));
+    for (const run of [before, after]) {
+      expect(run.outcome.status).toBe('SUCCEEDED');
+      expect(run.report.counts).toMatchObject({ UPGRADED: 3, FAILED: 1 });
+      expect(run.report.messages.some((m) => m.startsWith('Site triggers'))).toBe(false);
+    }
+    expect(notified.delivered.map((e) => e.event)).toEqual(['command', 'command', 'command', 'command']);
+    // Parked for the checks: each read once, where the poll read each at every poll of its 100 s.
+    expect(healthChecks(notified.runtime).every((c) => c.polls === 1)).toBe(true);
+    expect(healthChecks(polled.runtime).every((c) => c.polls >= 3)).toBe(true);
+    expect(after.outcome.figures.stateTransitions).toBeLessThan(before.outcome.figures.stateTransitions);
+  }, 180_000);
 
   it('a lost notification: the backstop poll reads the check, the run ends alike', async () => {
     const { runtime, delivered } = await start({ notifications: true, backstopSeconds: 60 });

@@ -34,10 +34,11 @@ interface Armed {
  * --transport ssm` with siteEvents, its triggers set by strigger on the head node (StriggerTriggers). The runtime
  * delivers the simulated slurmctld's firings itself, as the relay would (local/simulated-trigger-relay.ts).
  */
-async function startArmed(count: number, options: { backstopSeconds?: number; connectors?: 'model' | 'ssm' } = {}): Promise<Armed> {
+async function startArmed(count: number, options: { backstopSeconds?: number; connectors?: 'model' | 'ssm'; lockLeaseSeconds?: number } = {}): Promise<Armed> {
   let triggers: Armed['triggers'] | undefined;
   const runtime = await startTestRuntime({
     site: site(count),
+    ...(options.lockLeaseSeconds ? { settings: { lockLeaseSeconds: options.lockLeaseSeconds } } : {}),
     connectors: async (simulator: RunningSiteSimulator, deps) => {
       if (options.connectors === 'ssm') {
         const clients = await siteEventConnectors(options.backstopSeconds)(simulator, deps);
@@ -108,6 +109,26 @@ describe('waits resumed by the site events (Slurm triggers through the relay)', 
     expect(after.report.counts).toMatchObject({ UPGRADED: 4, FAILED: 0 });
     expect(await delivered(runtime)).toEqual([]);
     expect(triggersOf(runtime, after.upgradeId)).toEqual([]);
+  }, 120_000);
+
+  it('a backstop longer than the locks’ lease: each park ends by half the lease, the heartbeat keeps the locks, no node is lost', async () => {
+    // Lease 120 s (4 polls), backstop 600 s, every firing lost: parked 600 s, the locks would run out while parked.
+    const armed = await startArmed(4, { backstopSeconds: 600, lockLeaseSeconds: 120 });
+    runtime = armed.runtime;
+    runtime.simulator.simulator.workloadManager.triggers.faults.loseFirings = 1_000_000;
+    const after = await runUpgrade(runtime, upgradeRequest({ upgradeStepSize: 4, pollIntervalSeconds: POLL }));
+    expect(after.outcome.status).toBe('SUCCEEDED');
+    expect(after.report.counts).toMatchObject({ UPGRADED: 4, FAILED: 0 });
+    const parks = runtime.engine.listExecutions(runtime.stateMachineArns.RollingUpgrade).flatMap((execution) =>
+      execution.history.flatMap((entry, i) => {
+        if (entry.type !== 'TaskStateEntered' || entry.stateName !== 'Wait For Site Event') return [];
+        const exited = execution.history.slice(i + 1).find((later) => later.type === 'TaskStateExited' && later.stateName === 'Wait For Site Event');
+        return exited ? [(exited.timestamp - entry.timestamp) / 1000] : [];
+      }),
+    );
+    expect(parks.length).toBeGreaterThan(0);
+    expect(Math.max(...parks)).toBe(60);
+    expect(after.report.messages.filter((m) => /lock lost|not ours/.test(m))).toEqual([]);
   }, 120_000);
 
   it('scontrol and slurm-reboot over SSM: strigger sets the triggers; the boot and the return are resumed by up firings too', async () => {

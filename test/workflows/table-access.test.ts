@@ -17,7 +17,7 @@ import { buildSite, upgradeRequest } from '../support/sites';
 import { profileConnectors, siteEventConnectors, ssmConnectors } from '../support/ssm-connectors';
 import { SIMULATED_RELAY } from '../../local/simulated-trigger-relay';
 import { commandEndsHandler, type CommandEndOutcome } from '../../lambdas/entrypoints/command-ends';
-import { runWhenDue } from '../../local/simulated-trigger-relay';
+import { runWhenDue } from '../../local/in-process-relay';
 import { EXAMPLE_GRAPH, exampleSite } from '../support/task-graph-runs';
 
 /**

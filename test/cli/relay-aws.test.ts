@@ -93,24 +93,13 @@ afterAll(async () => {
 });
 
 const spooledNodes = async () => (await spooledFirings(spool)).map((firing) => firing.body.nodes);
+/** `rollout relay deliver --event up` of `hostlist`, signed for the stand-in API in REGION, with `flags` before the hostlist. */
+const deliverSigned = (hostlist: string, ...flags: string[]) =>
+  runCliInProcess(['relay', 'deliver', '--event', 'up', '--spool', spool, '--endpoint', apiUrl, '--aws', '--region', REGION, ...flags, hostlist]);
 
 describe('rollout relay --aws', () => {
   test("deliver signs the POST for execute-api in --region with the chain's credentials: the stand-in's recomputed signature matches, the firing is recorded and its file removed", async () => {
-    const result = await runCliInProcess([
-      'relay',
-      'deliver',
-      '--event',
-      'up',
-      '--spool',
-      spool,
-      '--endpoint',
-      apiUrl,
-      '--aws',
-      '--region',
-      REGION,
-      '--json',
-      'c[01-04]',
-    ]);
+    const result = await deliverSigned('c[01-04]', '--json');
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
     const printed = JSON.parse(result.stdout) as { id: string; outcome: unknown };
     expect(printed.outcome).toEqual({ delivered: true, duplicate: false });
@@ -155,22 +144,7 @@ describe('rollout relay --aws', () => {
 
   test('no credentials to sign with (a profile that does not exist): the firing stays spooled, the reason says the delivery could not be signed', async () => {
     const started = Date.now();
-    const result = await runCliInProcess([
-      'relay',
-      'deliver',
-      '--event',
-      'up',
-      '--spool',
-      spool,
-      '--endpoint',
-      apiUrl,
-      '--aws',
-      '--region',
-      REGION,
-      '--profile',
-      'no-such-relay-profile',
-      'c03',
-    ]);
+    const result = await deliverSigned('c03', '--profile', 'no-such-relay-profile');
     expect(Date.now() - started).toBeLessThan(2000);
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/: not delivered \(cannot sign the delivery: .*no-such-relay-profile.*\): spooled in /);
@@ -203,24 +177,7 @@ describe('rollout relay --aws', () => {
       await writeFile(process.env.AWS_SHARED_CREDENTIALS_FILE!, `[head-node]\naws_access_key_id = AKIDHEADNODE\naws_secret_access_key = head/node/secret\n`);
       // The variables' credentials are not the profile's: --profile reads its own.
       apiCredentials = ROLE_CREDENTIALS;
-      const result = await runCliInProcess([
-        'relay',
-        'deliver',
-        '--event',
-        'up',
-        '--spool',
-        spool,
-        '--endpoint',
-        apiUrl,
-        '--aws',
-        '--region',
-        REGION,
-        '--profile',
-        'rollout-relay',
-        '--timeout',
-        '5000',
-        'c05',
-      ]);
+      const result = await deliverSigned('c05', '--profile', 'rollout-relay', '--timeout', '5000');
       expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
       expect(assumed).toEqual([expect.stringMatching(new RegExp(`^Credential=AKIDHEADNODE .*Action=AssumeRole.*RoleArn=${ROLE_ARN}`))]);
       expect(seen).toEqual([

@@ -2,29 +2,13 @@ import {
   COMMAND_STATUS_CHANGE,
   commandEndEvent,
   healthCheckComment,
-  INVOCATION_STATUS_CHANGE,
   parseHealthCheckComment,
   type SsmInvocationStatusChange,
 } from '../../../core/site/command-end-event';
 import { siteEventSchema } from '../../../core/site/site-event';
+import { invocationStatusChange } from '../../support/ssm-notifications';
 
-const invocation = (status: string): SsmInvocationStatusChange => ({
-  version: '0',
-  id: 'e-1',
-  'detail-type': INVOCATION_STATUS_CHANGE,
-  source: 'aws.ssm',
-  account: '123456789012',
-  time: '2026-11-29T01:00:00.000Z',
-  region: 'us-east-1',
-  resources: ['arn:aws:ec2:us-east-1:123456789012:instance/i-00000000000000001'],
-  detail: {
-    'command-id': 'ceb96b84-16aa-4540-91e3-925a9a278b8c',
-    'document-name': 'AWS-RunShellScript',
-    'instance-id': 'i-00000000000000001',
-    'requested-date-time': '2026-11-29T00:59:00.000Z',
-    status,
-  },
-});
+const invocation = invocationStatusChange;
 
 describe("a session's command end from SSM's notifications", () => {
   it("the health check's Comment names the session and the node, and reads back; one that would not fit SSM's 100 characters is not sent", () => {

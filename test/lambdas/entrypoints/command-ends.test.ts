@@ -1,25 +1,9 @@
 import type { SSMClient } from '@aws-sdk/client-ssm';
-import { INVOCATION_STATUS_CHANGE, type SsmInvocationStatusChange } from '../../../core/site/command-end-event';
 import type { SiteEvent } from '../../../core/site/site-event';
 import { commandEndsHandler, commentBySsm } from '../../../lambdas/entrypoints/command-ends';
+import { invocationStatusChange } from '../../support/ssm-notifications';
 
-const notification = (status: string): SsmInvocationStatusChange => ({
-  version: '0',
-  id: 'e-1',
-  'detail-type': INVOCATION_STATUS_CHANGE,
-  source: 'aws.ssm',
-  account: '123456789012',
-  time: '2026-11-29T01:00:00.000Z',
-  region: 'us-east-1',
-  resources: [],
-  detail: {
-    'command-id': 'ceb96b84-16aa-4540-91e3-925a9a278b8c',
-    'document-name': 'AWS-RunShellScript',
-    'instance-id': 'i-00000000000000001',
-    'requested-date-time': '2026-11-29T00:59:00.000Z',
-    status,
-  },
-});
+const notification = invocationStatusChange;
 
 /** A target over an in-memory store, an SSM answering `comment` and a control plane that records its wakes. */
 function target(comment: string | undefined) {

@@ -569,8 +569,9 @@ export class RealSlurmCluster {
       return;
     }
     // As after a real boot, slurmd registers a while after the boot it reports. From 24.11 slurmd -b takes that boot
-    // from SLURMD_BOOT_TIME (slurmd.c): ten seconds before now, never before slurmd stopped (a boot before the node last
-    // answered is no reboot to slurmctld), slurmd started two whole seconds after it at least, registering at once.
+    // from SLURMD_BOOT_TIME (slurmd.c): ten seconds before now, never within three seconds of slurmd's stop (a boot before
+    // the node last answered is no reboot to slurmctld), slurmd started two whole seconds after it at least, registering
+    // at once.
     // slurmctld takes a registration's boot as (its now - the uptime slurmd sent), so a registration delayed past the
     // boot's lead over the node's last answer reads as a second boot: seen on 24.11 under load, a RESUME a second after
     // a boot reported 2 s before the registration, then a registration 5 s late, "Node unexpectedly rebooted"
@@ -590,7 +591,9 @@ export class RealSlurmCluster {
         .filter((entry) => entry.node === node)
         .map((entry) => entry.at),
     );
-    const boot = Math.max(Math.floor(Date.now() / 1000) - 10, stopped + 1);
+    // Three seconds after the stop: slurmctld may take the answer to a ping slurmd sent as it stopped a second or two
+    // later (last_response is when it is taken; seen on 26.05 with 1 s: the reboot missed).
+    const boot = Math.max(Math.floor(Date.now() / 1000) - 10, stopped + 3);
     while (Math.floor(Date.now() / 1000) < boot + 2) await new Promise((resolve) => setTimeout(resolve, 100));
     await this.run('slurmd', ['-f', this.conf, '-N', node, '-b'], { env: { SLURMD_BOOT_TIME: String(boot) } });
   }

@@ -4,6 +4,7 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   setupFiles: ['<rootDir>/test/support/setup.ts'],
+  testSequencer: '<rootDir>/test/support/test-sequencer.cjs',
   // The CLI processes tests start run the compiled CLI: built from the working tree first.
   globalSetup: '<rootDir>/test/support/global-setup.mjs',
   transform: {

@@ -298,7 +298,8 @@ describe('rollout session pause, approve and resume, from a second process (--da
 });
 
 /**
- * An upgrade of a busy site run by a CLI process, killed (SIGKILL) once its session is UPDATING: the site
+ * An upgrade of a busy site run by a CLI process, killed (SIGKILL) once its session is UPDATING and its site
+ * recorded: the site
  * file, the data directory the session is left in, and its id.
  */
 async function killedMidUpgrade(): Promise<{ site: string; dataDir: string; upgradeId: string }> {
@@ -317,6 +318,10 @@ async function killedMidUpgrade(): Promise<{ site: string; dataDir: string; upgr
     upgradeId = sessions.find((s) => s.state === 'UPDATING')?.upgradeId;
   }
   expect(upgradeId).toBeDefined();
+  // The run records its site in the data directory once it started (the hints of later commands name it): a moment
+  // after its session exists, which a loaded host can stretch.
+  const recorded = async () => (await readFile(path.join(dataDir, 'run-sites.json'), 'utf8').catch(() => '')).includes(upgradeId!);
+  while (!(await recorded()) && Date.now() < deadline) await sleep(20);
   upgrade.child.kill('SIGKILL');
   expect((await upgrade.done).code).toBeNull();
   return { site, dataDir, upgradeId: upgradeId! };

@@ -150,7 +150,8 @@ describeRealSlurm('rollout against a real Slurm (scontrol, slurm-reboot, slurm i
     } finally {
       await cluster.cancelJob(job);
     }
-    await cluster.waitForNode('c01', (n) => n.base === 'IDLE', 'idle after its job', 30_000);
+    // The cancelled job's epilog runs first (IDLE+COMPLETING, seen on 24.11 under load).
+    await cluster.waitForNode('c01', (n) => n.base === 'IDLE' && !n.flags.includes('COMPLETING'), 'idle after its job and its epilog', 30_000);
     await expectClusterAsBefore();
   }, 180_000);
 

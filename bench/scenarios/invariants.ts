@@ -225,8 +225,16 @@ export function checkInvariants(run: ScenarioRun): Violation[] {
   }
 
   // The operator's requests.
-  if (stop && !stop.action.resume && !cancel && report.state !== 'STOPPED' && processEnded)
-    add('stop-ends-stopped', `stopped at +${stop.takenAt}s (answer ${stop.answer}) but the session ended ${report.state}`);
+  // A stop taken while the plan's last nodes are in flight lets them finish, and the plan's end is no stop: the session
+  // completes (stopSwitchesAt). Then the site shows no drain of the session's after the stop.
+  const drainedAfterStop = stop ? site.changes.filter((c) => c.change === 'drain' && ours(c.by) && (c.at - run.startedAt) / 1000 > (stop.takenAt ?? 0)) : [];
+  const planEndedUnderStop = report.state === 'READY' && drainedAfterStop.length === 0;
+  if (stop && !stop.action.resume && !cancel && report.state !== 'STOPPED' && !planEndedUnderStop && processEnded)
+    add(
+      'stop-ends-stopped',
+      `stopped at +${stop.takenAt}s (answer ${stop.answer}) but the session ended ${report.state}` +
+        (drainedAfterStop.length > 0 ? `, draining ${drainedAfterStop.map((c) => c.node).join(', ')} after the stop` : ''),
+    );
   if (resumed && !cancel && processEnded && !['READY', 'HALTED'].includes(report.state))
     add('resume-finishes', `resumed, but the session ended ${report.state}, not READY or HALTED`);
   if (cancel && processEnded) {

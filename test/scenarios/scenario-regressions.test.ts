@@ -40,6 +40,10 @@ const REGRESSIONS: [string, number][] = [
     "site triggers armed: a stop whose put-back meets Slurm's 500s puts its drained nodes back once the calls pass (a retried cancel renews its locks, never taking them again and reading them lost)",
     201039,
   ],
+  [
+    "a stop taken while the plan's last step is in flight: that step finishes and the session completes READY (the plan's end is no stop), no node drained after the stop",
+    400069,
+  ],
 ];
 
 describe('scenarios that once broke an invariant', () => {

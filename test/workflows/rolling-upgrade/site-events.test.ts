@@ -64,6 +64,23 @@ function triggersOf(runtime: EmbeddedRuntime, upgradeId: string) {
   return runtime.simulator.simulator.workloadManager.triggers.list().filter((t) => parseRelayProgram(t.program)?.session === upgradeId);
 }
 
+/**
+ * Starts a rolling upgrade of six nodes in steps of 2 and waits until its session is parked for the site while step 1
+ * drains (node 1's job holds the step for 200 s): the run and the parked session.
+ */
+async function startParked(runtime: EmbeddedRuntime) {
+  const run = await runtime.run('rollingUpgrade', upgradeRequest({ upgradeStepSize: 2, pollIntervalSeconds: POLL }));
+  const parked = await eventually(
+    runtime,
+    async () => {
+      const session = await runtime.store.getSession(run.id);
+      return session?.siteWaitToken && session.progress.step === 0 && session.progress.stage === 'QUIESCING' ? session : undefined;
+    },
+    'the session parked for the site while step 1 drains',
+  );
+  return { run, parked };
+}
+
 describe('waits resumed by the site events (Slurm triggers through the relay)', () => {
   let runtime: EmbeddedRuntime | undefined;
   afterEach(async () => {
@@ -181,10 +198,8 @@ describe('waits resumed by the site events (Slurm triggers through the relay)', 
   }, 180_000);
 
   it('an execution that fails clears the triggers before it ends (Release Site Triggers), its session record gone or not', async () => {
-    const armed = await startArmed(6);
-    runtime = armed.runtime;
-    const run = await runtime.run('rollingUpgrade', upgradeRequest({ upgradeStepSize: 2, pollIntervalSeconds: POLL }));
-    await eventually(runtime, async () => ((await runtime!.store.getSession(run.id))?.siteWaitToken ? true : undefined), 'the session parked for the site');
+    runtime = (await startArmed(6)).runtime;
+    const { run } = await startParked(runtime);
     expect(triggersOf(runtime, run.id)).toHaveLength(3);
     // The session's record removed under the running workflow: its next increment fails with SessionNotFound.
     await runtime.clock.busy(async () => {
@@ -221,10 +236,8 @@ describe('waits resumed by the site events (Slurm triggers through the relay)', 
   }, 180_000);
 
   it('a cancel while parked for the site wakes it at once; the cancelled session clears its triggers', async () => {
-    const armed = await startArmed(6);
-    runtime = armed.runtime;
-    const run = await runtime.run('rollingUpgrade', upgradeRequest({ upgradeStepSize: 2, pollIntervalSeconds: POLL }));
-    await eventually(runtime, async () => ((await runtime!.store.getSession(run.id))?.siteWaitToken ? true : undefined), 'the session parked for the site');
+    runtime = (await startArmed(6)).runtime;
+    const { run } = await startParked(runtime);
     expect(triggersOf(runtime, run.id)).toHaveLength(3);
     const cancelledAt = runtime.clock.now();
     await runtime.clock.busy(() => runtime!.cancel(run.id));
@@ -240,15 +253,7 @@ describe('waits resumed by the site events (Slurm triggers through the relay)', 
   it('a stop while parked for the site wakes it at once; STOPPED clears the triggers, a resume sets them again and clears them at its end', async () => {
     const armed = await startArmed(6);
     runtime = armed.runtime;
-    const run = await runtime.run('rollingUpgrade', upgradeRequest({ upgradeStepSize: 2, pollIntervalSeconds: POLL }));
-    const parked = await eventually(
-      runtime,
-      async () => {
-        const session = await runtime!.store.getSession(run.id);
-        return session?.siteWaitToken && session.progress.step === 0 && session.progress.stage === 'QUIESCING' ? session : undefined;
-      },
-      'the session parked for the site while step 1 drains',
-    );
+    const { run, parked } = await startParked(runtime);
     expect(triggersOf(runtime, run.id)).toHaveLength(3);
     const stoppedAt = runtime.clock.now();
     await runtime.clock.busy(() => runtime!.stop(run.id));

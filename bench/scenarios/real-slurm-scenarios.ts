@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { parseSiteMark } from '../../core/site/node-claims';
+import { BLANK_REASON, parseSiteMark } from '../../core/site/node-claims';
 import { FailureReason } from '../../core/rolling-upgrade/session';
 import { randomStream, type Random } from '../../simulator/seeded-random';
 import type { RealNode, RealSlurmCluster } from '../../scripts/slurm/real-slurm';
@@ -302,4 +302,8 @@ export async function restoreCluster(cluster: RealSlurmCluster, scenario: RealSc
     if (node.features.length > 0) await cluster.tryRun('scontrol', ['update', `NodeName=${node.name}`, 'AvailableFeatures=', 'ActiveFeatures=']);
   }
   await cluster.waitForNodes((nodes) => nodes.every((n) => n.base === 'IDLE' && n.flags.length === 0), 'every node idle again', 90_000);
+  // From 24.11 a RESUME keeps the node's reason (22.05 clears it; seen on both): a mark of this seed's session left on an
+  // idle node was read as the next seed's doing (seed 404030, after a Ctrl-C before its session existed).
+  for (const node of await cluster.readNodes())
+    if (node.reason.trim() !== '') await cluster.tryRun('scontrol', ['update', `NodeName=${node.name}`, `Reason=${BLANK_REASON}`]);
 }
